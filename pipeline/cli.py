@@ -1,0 +1,82 @@
+"""`python -m pipeline`: a thin shell over the engine (CONTRACT §5).
+
+Each command parses its arguments, calls one domain function, prints the result, and turns
+our errors into one line on stderr and an exit code: 0 ok, 2 usage, 3 conflict, 4 not found.
+Command groups live in small modules that each provide `register(subparsers)`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from pipeline.errors import IncidentIQError
+
+COMMAND_MODULES = ("pipeline.cli_records",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse exits 2 with usage; keep it to one clear line
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m pipeline", description="IncidentIQ Workbench engine")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def emit(args: argparse.Namespace, data, human: Callable[[object], str]) -> None:
+    """Print one JSON document with --json, human text otherwise."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    else:
+        text = human(data)
+        if text:
+            sys.stdout.write(text.rstrip("\n") + "\n")
+
+
+def engine_from_env(**kwargs):
+    """The engine for INCIDENTIQ_DATA_DIR (opened lazily so `--help` stays fast)."""
+    from pipeline.engine import open_engine
+
+    return open_engine(**kwargs)
+
+
+def parse_set(values: list[str] | None) -> dict:
+    """`--set FIELD=JSON` pairs into a dict; a bad pair is a usage error."""
+    from pipeline.errors import UsageError
+
+    edits = {}
+    for item in values or []:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--set expects FIELD=JSON, got {item!r}")
+        try:
+            edits[name.strip()] = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--set {name}: value is not JSON ({exc.msg}); quote strings, e.g. {name}='\"text\"'") from exc
+    return edits
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except IncidentIQError as exc:
+        sys.stderr.write(f"error: {exc.message}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+
+
+def path_arg(text: str) -> Path:
+    return Path(text)

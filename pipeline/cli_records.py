@@ -1,0 +1,120 @@
+"""`ingest`, `list`, `show`, `deadletters`."""
+from __future__ import annotations
+
+from pipeline.cli import emit, engine_from_env, path_arg
+from pipeline.state import STATUSES
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ingest", help="read events from a JSONL file or folder and run new incidents to the approval gate")
+    p.add_argument("path", type=path_arg)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_ingest)
+
+    p = sub.add_parser("list", help="incidents, newest first")
+    p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_list)
+
+    p = sub.add_parser("show", help="one incident")
+    p.add_argument("incident_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("deadletters", help="rejected input lines with position and reason")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_deadletters)
+
+
+def cmd_ingest(args) -> int:
+    from pipeline.errors import UsageError
+    from pipeline.runner import ingest_path
+
+    if not args.path.exists():
+        raise UsageError(f"no such file or folder: {args.path}")
+    engine = engine_from_env()
+    counts = ingest_path(engine, args.path).as_json()
+    emit(args, counts, lambda c: (f"{c['events']} events stored, {c['rejected']} rejected, "
+                                  f"{c['incidents_new']} new incidents, {c['incidents_updated']} updated"))
+    return 0
+
+
+LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
+               "created_at", "updated_at", "sla_deadline", "title")
+
+
+def cmd_list(args) -> int:
+    engine = engine_from_env(sync_knowledge=False)
+    rows = [{k: r[k] for k in LIST_FIELDS} for r in engine.records.incidents(status=args.status)]
+    emit(args, rows, _list_text)
+    return 0
+
+
+def _list_text(rows) -> str:
+    if not rows:
+        return "no incidents"
+    lines = [f"{'INCIDENT':<22} {'STATUS':<18} {'SEVERITY':<9} {'CATEGORY':<22} {'CONF':>5} {'EVENTS':>6}  SERVICE"]
+    for r in rows:
+        conf = f"{r['confidence']:.2f}" if r["confidence"] is not None else "-"
+        lines.append(f"{r['incident_id']:<22} {r['status']:<18} {r['severity']:<9} {(r['category'] or '-'):<22} "
+                     f"{conf:>5} {r['event_count']:>6}  {r['service']}")
+    return "\n".join(lines)
+
+
+def show_incident(engine, incident_id: str) -> dict:
+    """The `show` document (CONTRACT §5)."""
+    row = engine.records.incident(incident_id)
+    summary = row["summary"]
+    rca = summary.get("rca")
+    pending = None
+    if row["status"] == "awaiting_approval" and row["pending_interrupt_id"]:
+        pending = {"interrupt_id": row["pending_interrupt_id"], "checkpoint_id": row["pending_checkpoint_id"]}
+    fixes = engine.records.fixes(incident_id)
+    return {
+        **{k: row[k] for k in LIST_FIELDS},
+        "first_seen": row["first_seen"], "last_seen": row["last_seen"], "closed_at": row["closed_at"],
+        "revisions": row["revisions"], "last_error": row["last_error"],
+        "rca": {k: rca.get(k) for k in ("category", "root_cause", "confidence", "evidence", "doc_ids")} if rca else None,
+        "recommendation": summary.get("recommendation"),
+        "pending": pending,
+        "decision": summary.get("decision"),
+        "fix": fixes[-1]["proposal"] if fixes else summary.get("fix"),
+        "similar_docs": summary.get("similar_docs", []),
+    }
+
+
+def cmd_show(args) -> int:
+    engine = engine_from_env(sync_knowledge=False)
+    doc = show_incident(engine, args.incident_id)
+    emit(args, doc, _show_text)
+    return 0
+
+
+def _show_text(d) -> str:
+    lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
+             f"  {d['title']}"]
+    if d["rca"]:
+        lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f})")
+        lines.append(f"  {d['rca']['root_cause']}")
+        lines += [f"  - {e}" for e in d["rca"].get("evidence") or []]
+    if d["recommendation"]:
+        lines.append(f"Recommendation: {d['recommendation']['action']}")
+    if d["pending"]:
+        lines.append(f"Pending: interrupt {d['pending']['interrupt_id']} at checkpoint {d['pending']['checkpoint_id']}")
+    if d["decision"]:
+        lines.append(f"Decision: {d['decision']['action']} by {d['decision']['reviewer']}")
+    if d["fix"]:
+        lines.append("Fix proposal:")
+        lines += [f"  - {s}" for s in d["fix"].get("plan", [])]
+        if d["fix"].get("diff"):
+            lines.append(d["fix"]["diff"])
+    if d["last_error"]:
+        lines.append(f"Last error: {d['last_error']}")
+    return "\n".join(lines)
+
+
+def cmd_deadletters(args) -> int:
+    engine = engine_from_env(sync_knowledge=False)
+    rows = engine.records.dead_letters()
+    emit(args, rows, lambda rs: "\n".join(f"{r['position']}: {r['reason']}" for r in rs) or "no dead letters")
+    return 0

@@ -1,0 +1,114 @@
+"""Settings, each declared once with its default and help text (CONTRACT §6).
+
+Secrets (API keys, tokens) are read when needed through `secret()` and are never
+stored on the Settings object, so they cannot leak into checkpoints, records or logs.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: str | None
+    help: str
+    secret: bool = False
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index"),
+    Setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`"),
+    Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
+    Setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint"),
+    Setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. gpt-4o-mini)"),
+    Setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or `openai:MODEL`"),
+    Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
+    Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
+    Setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events"),
+    Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility"),
+    Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident"),
+    Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered"),
+    Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source"),
+    Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
+    Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def raw(name: str) -> str | None:
+    """The configured value of a non-secret setting (environment first, then default)."""
+    setting = _BY_NAME[name]
+    if setting.secret:
+        raise KeyError(f"{name} is a secret; read it with secret()")
+    value = os.environ.get(name)
+    return value if value not in (None, "") else setting.default
+
+
+def secret(name: str) -> str | None:
+    """A secret, read at the moment it is needed and never cached."""
+    if not _BY_NAME[name].secret:
+        raise KeyError(f"{name} is not a secret")
+    value = os.environ.get(name)
+    if value:
+        return value
+    return _streamlit_secret(name)
+
+
+def _streamlit_secret(name: str) -> str | None:
+    try:
+        import streamlit as st  # only present in the web app
+
+        if st.runtime.exists():
+            return st.secrets.get(name)  # type: ignore[no-any-return]
+    except (ImportError, FileNotFoundError, KeyError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A snapshot of the non-secret settings; build with `Settings.from_env()`."""
+
+    data_dir: Path
+    source: str
+    model: str | None
+    base_url: str | None
+    embeddings: str
+    splunk_url: str | None
+    splunk_query: str
+    code_fix_min_confidence: float
+    reopen_minutes: float
+    max_event_bytes: int
+    poll_interval: float
+    demo_speed: float
+    repo_dir: Path
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        values = dict(
+            data_dir=Path(raw("INCIDENTIQ_DATA_DIR")),
+            source=raw("INCIDENTIQ_SOURCE"),
+            model=raw("INCIDENTIQ_MODEL"),
+            base_url=raw("OPENAI_BASE_URL"),
+            embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
+            splunk_url=raw("SPLUNK_URL"),
+            splunk_query=raw("SPLUNK_QUERY"),
+            code_fix_min_confidence=float(raw("CODE_FIX_MIN_CONFIDENCE")),
+            reopen_minutes=float(raw("INCIDENTIQ_REOPEN_MINUTES")),
+            max_event_bytes=int(raw("INCIDENTIQ_MAX_EVENT_BYTES")),
+            poll_interval=float(raw("INCIDENTIQ_POLL_INTERVAL")),
+            demo_speed=float(raw("INCIDENTIQ_DEMO_SPEED")),
+            repo_dir=Path(raw("INCIDENTIQ_REPO_DIR")),
+        )
+        values.update(overrides)
+        return cls(**values)
+
+    @property
+    def uses_model(self) -> bool:
+        """True when an OpenAI-compatible chat model is configured."""
+        return bool(self.model and (secret("OPENAI_API_KEY") or self.base_url))

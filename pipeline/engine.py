@@ -1,0 +1,65 @@
+"""The engine of one data dir: records, checkpoints, knowledge base, analyst and graph, built once
+per process and shared by the runner, the review service, the poller and the web app."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from langgraph.graph.state import CompiledStateGraph
+
+from pipeline import checkpoints
+from pipeline.analysis import Analyst, OfflineAnalyst
+from pipeline.config import Settings
+from pipeline.embeddings import embedder_from_setting
+from pipeline.graph import build_graph
+from pipeline.knowledge import DEFAULT_DOCS_DIR, KnowledgeBase
+from pipeline.nodes import Deps
+from pipeline.records import Records
+
+
+@dataclass
+class Engine:
+    settings: Settings
+    records: Records
+    kb: KnowledgeBase
+    analyst: Analyst
+    graph: CompiledStateGraph
+
+    @property
+    def deps(self) -> Deps:
+        return Deps(records=self.records, kb=self.kb, analyst=self.analyst,
+                    code_fix_min_confidence=self.settings.code_fix_min_confidence,
+                    repo_dir=self.settings.repo_dir)
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.settings.data_dir / "checkpoints.sqlite"
+
+    @property
+    def records_path(self) -> Path:
+        return self.settings.data_dir / "app.sqlite3"
+
+
+def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
+                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True) -> Engine:
+    """Open (creating if needed) the stores of a data dir and compile the graph."""
+    settings = settings or Settings.from_env()
+    data_dir = Path(settings.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    records = Records(data_dir / "app.sqlite3")
+    embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
+    kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
+    if sync_knowledge:
+        kb.sync()
+    if analyst is None:
+        analyst = _configured_analyst(settings, kb)
+    graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))
+    return Engine(settings=settings, records=records, kb=kb, analyst=analyst, graph=graph)
+
+
+def _configured_analyst(settings: Settings, kb: KnowledgeBase) -> Analyst:
+    if settings.uses_model:
+        from pipeline.model_analyst import ModelAnalyst
+
+        return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url)
+    return OfflineAnalyst(kb)

@@ -1,0 +1,110 @@
+"""The one error hierarchy of IncidentIQ.
+
+    IncidentIQError
+    ├── UsageError                 misuse: bad arguments or input          (CLI exit 2)
+    │   ├── InvalidEvent           a log line that cannot become an event
+    │   └── InvalidEdit            a state edit the schema refuses
+    ├── NotFound                   (CLI exit 4)
+    │   ├── IncidentNotFound
+    │   └── CheckpointNotFound
+    ├── Conflict                   the incident is not waiting for that (CLI exit 3)
+    │   ├── StaleInterrupt         the reviewer saw an older analysis
+    │   ├── NotAwaitingApproval
+    │   └── RevisionLimitReached
+    └── RuntimeFailure             the outside world failed (runtime branch)
+        ├── StorageError           sqlite / chroma
+        ├── AnalystError           the chat model timed out, failed or answered invalidly
+        └── SourceError            the log source (file, Splunk) failed
+
+Third-party exceptions are translated into these at one boundary each (records,
+knowledge, analyst, sources); nothing above that boundary catches `Exception`.
+"""
+from __future__ import annotations
+
+
+class IncidentIQError(Exception):
+    """Base of every error this product raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(IncidentIQError):
+    exit_code = 2
+
+
+class InvalidEvent(UsageError):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InvalidEdit(UsageError):
+    def __init__(self, message: str, *, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(IncidentIQError):
+    exit_code = 4
+
+
+class IncidentNotFound(NotFound):
+    def __init__(self, incident_id: str):
+        super().__init__(f"incident {incident_id} not found")
+        self.incident_id = incident_id
+
+
+class CheckpointNotFound(NotFound):
+    def __init__(self, incident_id: str, checkpoint_id: str):
+        super().__init__(f"checkpoint {checkpoint_id} not found in {incident_id}")
+        self.incident_id = incident_id
+        self.checkpoint_id = checkpoint_id
+
+
+class Conflict(IncidentIQError):
+    exit_code = 3
+
+
+class NotAwaitingApproval(Conflict):
+    def __init__(self, incident_id: str, status: str):
+        super().__init__(f"{incident_id} is not awaiting approval (status: {status})")
+        self.incident_id = incident_id
+        self.status = status
+
+
+class StaleInterrupt(Conflict):
+    def __init__(self, incident_id: str, expected: str, pending: str | None):
+        super().__init__(
+            f"{incident_id}: the analysis you reviewed ({expected}) is no longer pending "
+            f"(now: {pending or 'none'}); reload and review again"
+        )
+        self.incident_id = incident_id
+        self.expected = expected
+        self.pending = pending
+
+
+class RevisionLimitReached(Conflict):
+    def __init__(self, incident_id: str, limit: int):
+        super().__init__(f"{incident_id} already had {limit} revisions; approve or reject it")
+        self.incident_id = incident_id
+        self.limit = limit
+
+
+class RuntimeFailure(IncidentIQError):
+    pass
+
+
+class StorageError(RuntimeFailure):
+    pass
+
+
+class AnalystError(RuntimeFailure):
+    pass
+
+
+class SourceError(RuntimeFailure):
+    pass

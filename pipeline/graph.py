@@ -1,0 +1,39 @@
+"""The incident graph (ARCHITECTURE.md):
+
+START → intake ─┬→ retrieval ─┬→ rca → recommend → approval ⏸ → route ─┬→ code_fix → END
+                └→ rag ───────┘                       ▲                ├→ END
+                                                      └── revise ◄─────┘
+"""
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from pipeline import nodes
+from pipeline.nodes import Deps
+from pipeline.state import IncidentState
+
+NODE_NAMES = ("intake", "retrieval", "rag", "rca", "recommend", "approval", "revise", "code_fix")
+
+
+def build_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
+    """Compile the incident graph against a checkpointer (one per process, shared)."""
+    builder = StateGraph(IncidentState, context_schema=Deps)
+    for name in NODE_NAMES:
+        builder.add_node(name, getattr(nodes, name))
+    builder.add_edge(START, "intake")
+    builder.add_edge("intake", "retrieval")
+    builder.add_edge("intake", "rag")
+    builder.add_edge(["retrieval", "rag"], "rca")
+    builder.add_edge("rca", "recommend")
+    builder.add_edge("recommend", "approval")
+    builder.add_conditional_edges("approval", nodes.route_after_approval, ["code_fix", "revise", END])
+    builder.add_edge("revise", "approval")
+    builder.add_edge("code_fix", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+def thread_config(incident_id: str) -> dict:
+    """The thread config: addresses the newest checkpoint of the incident's run."""
+    return {"configurable": {"thread_id": incident_id}}

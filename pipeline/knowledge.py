@@ -1,0 +1,190 @@
+"""The knowledge base: curated error docs in `knowledge/docs`, indexed in a persistent Chroma
+collection under the data dir. Only docs whose text changed are re-embedded."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from pipeline.embeddings import Embedder
+from pipeline.errors import StorageError, UsageError
+from pipeline.state import CATEGORIES, SEVERITIES, ErrorDoc
+
+DEFAULT_DOCS_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "docs"
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.S)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One curated error doc as written in knowledge/docs."""
+
+    doc_id: str
+    title: str
+    category: str
+    severity: str
+    signatures: tuple[str, ...]
+    root_cause: str
+    remediation: tuple[str, ...]
+    fix_hints: tuple[dict, ...]
+    systems: tuple[str, ...]
+    body: str
+    path: str
+    patterns: tuple[re.Pattern, ...] = field(repr=False, default=())
+
+    @property
+    def text(self) -> str:
+        """What gets embedded."""
+        return "\n".join([self.title, " ".join(self.signatures), self.root_cause, self.body])
+
+    @property
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+
+    def matched_signatures(self, evidence_text: str) -> list[str]:
+        """Signatures of this doc found in the evidence (case-insensitive)."""
+        return [sig for sig, pat in zip(self.signatures, self.patterns) if pat.search(evidence_text)]
+
+    def as_error_doc(self, *, score: float = 0.0, matched: list[str] | None = None) -> ErrorDoc:
+        return ErrorDoc(doc_id=self.doc_id, title=self.title, category=self.category, severity=self.severity,
+                        score=round(score, 4), signatures=list(self.signatures), matched_signatures=matched or [],
+                        root_cause=self.root_cause, remediation=list(self.remediation),
+                        fix_hints=[dict(h) for h in self.fix_hints])
+
+
+def _pattern(signature: str) -> re.Pattern:
+    if signature.startswith("re:"):
+        return re.compile(signature[3:], re.I)
+    return re.compile(re.escape(signature), re.I)
+
+
+def parse_doc(path: Path) -> Doc:
+    """Parse one markdown doc with YAML front matter; a clear UsageError when malformed."""
+    text = path.read_text(encoding="utf-8")
+    match = _FRONT_MATTER.match(text)
+    if not match:
+        raise UsageError(f"{path}: missing YAML front matter")
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: invalid front matter: {exc}") from exc
+    missing = [k for k in ("id", "title", "category", "signatures", "root_cause") if not meta.get(k)]
+    if missing:
+        raise UsageError(f"{path}: missing {', '.join(missing)}")
+    if meta["category"] not in CATEGORIES or meta["category"] == "unknown":
+        raise UsageError(f"{path}: unknown category {meta['category']!r}")
+    severity = meta.get("severity", "medium")
+    if severity not in SEVERITIES:
+        raise UsageError(f"{path}: unknown severity {severity!r}")
+    signatures = tuple(str(s) for s in meta["signatures"])
+    try:
+        patterns = tuple(_pattern(s) for s in signatures)
+    except re.error as exc:
+        raise UsageError(f"{path}: bad signature regex: {exc}") from exc
+    return Doc(doc_id=str(meta["id"]), title=str(meta["title"]), category=meta["category"], severity=severity,
+               signatures=signatures, root_cause=" ".join(str(meta["root_cause"]).split()),
+               remediation=tuple(str(s) for s in meta.get("remediation") or ()),
+               fix_hints=tuple(meta.get("fix_hints") or ()), systems=tuple(meta.get("systems") or ()),
+               body=match.group(2).strip(), path=str(path), patterns=patterns)
+
+
+def load_docs(docs_dir: Path = DEFAULT_DOCS_DIR) -> list[Doc]:
+    """Every doc under docs_dir, sorted by id; duplicate ids are an error."""
+    docs = [parse_doc(p) for p in sorted(Path(docs_dir).rglob("*.md")) if p.name.lower() != "readme.md"]
+    seen: dict[str, str] = {}
+    for doc in docs:
+        if doc.doc_id in seen:
+            raise UsageError(f"duplicate doc id {doc.doc_id!r} in {doc.path} and {seen[doc.doc_id]}")
+        seen[doc.doc_id] = doc.path
+    return sorted(docs, key=lambda d: d.doc_id)
+
+
+@dataclass
+class SyncReport:
+    embedded: list[str]
+    removed: list[str]
+    unchanged: int
+
+
+class KnowledgeBase:
+    """Docs plus their Chroma index. `search` returns docs with similarity scores in [0, 1]."""
+
+    def __init__(self, *, index_dir: Path | str | None, embedder: Embedder, docs_dir: Path = DEFAULT_DOCS_DIR):
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        self.embedder = embedder
+        self.docs_dir = Path(docs_dir)
+        self.docs = load_docs(self.docs_dir)
+        self.by_id = {d.doc_id: d for d in self.docs}
+        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        try:
+            if index_dir is None:
+                self._client = chromadb.EphemeralClient(settings=chroma_settings)
+            else:
+                Path(index_dir).mkdir(parents=True, exist_ok=True)
+                self._client = chromadb.PersistentClient(path=str(index_dir), settings=chroma_settings)
+            # one collection per embedder: switching embeddings re-indexes into a fresh space
+            name = "error_docs_" + re.sub(r"[^a-zA-Z0-9_-]", "_", embedder.name)[:50]
+            self._collection = self._client.get_or_create_collection(
+                name=name, embedding_function=None, metadata={"hnsw:space": "cosine"})
+        except Exception as exc:  # chromadb raises many types; this is its one boundary
+            raise StorageError(f"knowledge index: {exc}") from exc
+
+    def sync(self, progress: Callable[[float, str], None] | None = None) -> SyncReport:
+        """Embed new or changed docs, drop removed ones; an unchanged corpus embeds nothing."""
+        try:
+            existing = self._collection.get(include=["metadatas"])
+        except Exception as exc:
+            raise StorageError(f"knowledge index: {exc}") from exc
+        indexed = {i: (m or {}).get("hash") for i, m in zip(existing["ids"], existing["metadatas"])}
+        changed = [d for d in self.docs if indexed.get(d.doc_id) != d.content_hash]
+        removed = [i for i in indexed if i not in self.by_id]
+        batch = 16
+        try:
+            if removed:
+                self._collection.delete(ids=removed)
+            for start in range(0, len(changed), batch):
+                chunk = changed[start:start + batch]
+                self._collection.upsert(
+                    ids=[d.doc_id for d in chunk],
+                    embeddings=self.embedder.embed([d.text for d in chunk]),
+                    documents=[d.text for d in chunk],
+                    metadatas=[{"hash": d.content_hash, "category": d.category, "title": d.title} for d in chunk],
+                )
+                if progress:
+                    progress(min(1.0, (start + len(chunk)) / len(changed)), chunk[-1].doc_id)
+        except Exception as exc:
+            raise StorageError(f"knowledge index: {exc}") from exc
+        if progress and not changed:
+            progress(1.0, "up to date")
+        return SyncReport(embedded=[d.doc_id for d in changed], removed=removed,
+                          unchanged=len(self.docs) - len(changed))
+
+    def search(self, text: str, *, k: int = 5) -> list[tuple[str, float]]:
+        """(doc_id, similarity) of the k nearest docs, best first."""
+        if not text.strip() or not self.docs:
+            return []
+        try:
+            result = self._collection.query(query_embeddings=self.embedder.embed([text]),
+                                            n_results=min(k, len(self.docs)), include=["distances"])
+        except Exception as exc:
+            raise StorageError(f"knowledge index: {exc}") from exc
+        ids, distances = result["ids"][0], result["distances"][0]
+        return [(i, max(0.0, 1.0 - float(d))) for i, d in zip(ids, distances) if i in self.by_id]
+
+    def count(self) -> int:
+        return self._collection.count()
+
+    def describe(self) -> list[dict]:
+        """Docs for the knowledge page."""
+        return [{"doc_id": d.doc_id, "title": d.title, "category": d.category, "severity": d.severity,
+                 "signatures": list(d.signatures), "systems": list(d.systems)} for d in self.docs]
+
+
+def stats_json(kb: KnowledgeBase) -> str:
+    return json.dumps({"docs": len(kb.docs), "indexed": kb.count()})

@@ -1,0 +1,149 @@
+"""The graph's nodes: plain functions named like the node, returning partial updates.
+
+Dependencies arrive through the run's context (`Deps`), never module globals. Nothing before
+`interrupt()` in `approval` has side effects: it re-runs from its first line on resume.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from pipeline.analysis import Analyst, find_similar, severity_for
+from pipeline.errors import UsageError
+from pipeline.fixes import propose
+from pipeline.knowledge import KnowledgeBase
+from pipeline.records import Records
+from pipeline.state import MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent
+
+WINDOW_BEFORE = timedelta(minutes=5)
+WINDOW_AFTER = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What nodes may use: stores, knowledge base, analyst and a few settings."""
+
+    records: Records
+    kb: KnowledgeBase
+    analyst: Analyst
+    code_fix_min_confidence: float = 0.5
+    repo_dir: Path = Path("samples/pos-backend")
+
+
+def intake(state: IncidentState) -> dict:
+    """Normalise the triggering evidence: order, service and title."""
+    evidence = sorted(state.evidence, key=lambda e: e.time)
+    first = evidence[0] if evidence else None
+    update: dict = {"events": [NodeEvent(node="intake", detail=f"{len(evidence)} triggering events")]}
+    if first is not None:
+        update["service"] = state.service if state.service != "unknown" else first.service
+        update["title"] = state.title or first.message.splitlines()[0][:120]
+    return update
+
+
+def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """The log window around the evidence: the service's and the hosts' events, errors or not."""
+    if not state.evidence:
+        return {"log_window": [], "events": [NodeEvent(node="retrieval", detail="no evidence")]}
+    start = min(e.time for e in state.evidence) - WINDOW_BEFORE
+    end = max(e.time for e in state.evidence) + WINDOW_AFTER
+    window = runtime.context.records.log_window(service=state.service, start=start, end=end,
+                                                hosts={e.host for e in state.evidence if e.host})
+    return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
+
+
+def rag(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """Similar error docs from the knowledge base."""
+    docs = find_similar(runtime.context.kb, state.evidence)
+    return {"similar_docs": docs,
+            "events": [NodeEvent(node="rag", detail=", ".join(f"{d.doc_id}:{d.score:.2f}" for d in docs[:3]))]}
+
+
+def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """Root cause, category and confidence, and the incident's severity."""
+    result = runtime.context.analyst.rca(state)
+    doc = runtime.context.kb.by_id.get(result.doc_ids[0]) if result.doc_ids else None
+    severity = severity_for(state.evidence, state.service, doc.severity if doc else None)
+    return {"rca": result, "severity": severity,
+            "events": [NodeEvent(node="rca", detail=f"{result.category} @ {result.confidence:.2f}")]}
+
+
+def recommend(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """The proposed action."""
+    rec = runtime.context.analyst.recommend(state)
+    return {"recommendation": rec, "decision": None, "events": [NodeEvent(node="recommend", detail=rec.action[:80])]}
+
+
+def approval_payload(state: IncidentState) -> dict:
+    """What the reviewer sees at the gate (JSON only)."""
+    return {
+        "incident_id": state.incident_id,
+        "service": state.service,
+        "severity": state.severity,
+        "rca": state.rca.model_dump(mode="json") if state.rca else None,
+        "recommendation": state.recommendation.model_dump(mode="json") if state.recommendation else None,
+        "similar_docs": [{"doc_id": d.doc_id, "score": d.score} for d in state.similar_docs],
+        "revisions_left": MAX_REVISIONS - state.revisions,
+    }
+
+
+def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
+    """Approved incidents get a code fix only when the RCA is confident and the severity not low."""
+    return (state.rca is not None and state.rca.category != "unknown"
+            and state.rca.confidence >= min_confidence and state.severity != "low")
+
+
+def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """The human gate: pause until a reviewer decides."""
+    answer = interrupt(approval_payload(state))
+    decision = ApprovalDecision.model_validate(answer)
+    update: dict = {"decision": decision, "events": [NodeEvent(node="approval", detail=f"{decision.action} by {decision.reviewer}")]}
+    if decision.action == "approve":
+        update["outcome"] = None if fix_eligible(state, runtime.context.code_fix_min_confidence) else "not_eligible"
+    elif decision.action == "reject":
+        update["outcome"] = "rejected"
+    elif decision.action == "expire":
+        update["outcome"] = "expired"
+    else:
+        if state.revisions >= MAX_REVISIONS:
+            raise UsageError(f"{state.incident_id}: revision limit of {MAX_REVISIONS} reached")
+        update["feedback"] = [*state.feedback, decision.note or ""]
+    return update
+
+
+def route_after_approval(state: IncidentState) -> Literal["code_fix", "revise", "__end__"]:
+    """Where an answered gate leads."""
+    decision = state.decision
+    if decision is None:
+        raise ValueError(f"{state.incident_id}: routed after approval without a decision")
+    if decision.action == "revise":
+        return "revise"
+    if decision.action == "approve" and state.outcome is None:
+        return "code_fix"
+    return "__end__"
+
+
+def revise(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """Redo the recommendation with the reviewer's feedback."""
+    feedback = state.feedback[-1] if state.feedback else None
+    rec = runtime.context.analyst.recommend(state, feedback=feedback)
+    return {"recommendation": rec, "revisions": state.revisions + 1,
+            "events": [NodeEvent(node="revise", detail=f"revision {state.revisions + 1}")]}
+
+
+def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """Propose a fix and record it exactly once per approved decision."""
+    deps = runtime.context
+    doc = deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca and state.rca.doc_ids else None
+    key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
+    proposal = propose(state, doc, deps.repo_dir)
+    recorded, created = deps.records.record_fix_once(idempotency_key=key, incident_id=state.incident_id,
+                                                     proposal=proposal)
+    fix = FixProposal.model_validate({k: recorded[k] for k in ("plan", "diff", "target_file", "idempotency_key", "attempt")})
+    detail = f"attempt {fix.attempt}" + ("" if created else " (already recorded)")
+    return {"fix": fix, "outcome": "fixed", "events": [NodeEvent(node="code_fix", detail=detail)]}

@@ -1,0 +1,521 @@
+"""The records store (`app.sqlite3`): incidents, events, dead letters, cursors, fixes, audit.
+
+Indexed for the inbox; every connection uses WAL and a busy timeout. sqlite3 errors are
+translated into StorageError here and nowhere else.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from pipeline import correlation
+from pipeline.errors import IncidentNotFound, StorageError
+from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
+
+BUSY_TIMEOUT_MS = 30_000
+SLA_HOURS = {"critical": 1, "high": 4, "medium": 24, "low": 72}
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS incidents (
+    incident_id TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    service TEXT NOT NULL,
+    status TEXT NOT NULL,
+    severity TEXT NOT NULL DEFAULT 'medium',
+    category TEXT,
+    confidence REAL,
+    event_count INTEGER NOT NULL DEFAULT 0,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    closed_at TEXT,
+    sla_deadline TEXT NOT NULL,
+    pending_interrupt_id TEXT,
+    pending_checkpoint_id TEXT,
+    revisions INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_error TEXT,
+    summary TEXT NOT NULL DEFAULT '{}',
+    claim_owner TEXT,
+    claimed_at TEXT
+);
+CREATE INDEX IF NOT EXISTS incidents_inbox ON incidents(status, sla_deadline);
+CREATE INDEX IF NOT EXISTS incidents_fingerprint ON incidents(fingerprint, created_at);
+CREATE INDEX IF NOT EXISTS incidents_updated ON incidents(updated_at);
+CREATE INDEX IF NOT EXISTS incidents_service ON incidents(service);
+CREATE INDEX IF NOT EXISTS incidents_category ON incidents(category);
+
+CREATE TABLE IF NOT EXISTS events (
+    event_id TEXT PRIMARY KEY,
+    incident_id TEXT,
+    time TEXT NOT NULL,
+    service TEXT NOT NULL,
+    host TEXT,
+    level TEXT,
+    exception TEXT,
+    message TEXT NOT NULL,
+    body TEXT NOT NULL,
+    source TEXT NOT NULL,
+    position TEXT NOT NULL,
+    merged INTEGER NOT NULL DEFAULT 0,
+    stored_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_incident ON events(incident_id, merged);
+CREATE INDEX IF NOT EXISTS events_service_time ON events(service, time);
+CREATE INDEX IF NOT EXISTS events_stored ON events(stored_at);
+
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    position TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE(source, position)
+);
+
+CREATE TABLE IF NOT EXISTS cursors (
+    source TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS fixes (
+    idempotency_key TEXT PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    proposal TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fixes_incident ON fixes(incident_id);
+
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    action TEXT NOT NULL,
+    at TEXT NOT NULL,
+    checkpoint_before TEXT,
+    checkpoint_after TEXT,
+    before TEXT NOT NULL DEFAULT '{}',
+    after TEXT NOT NULL DEFAULT '{}',
+    note TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_incident ON audit(incident_id, at);
+CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
+"""
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def sla_deadline(created_at: datetime, severity: str) -> datetime:
+    """When a reviewer must have decided, by severity."""
+    return created_at + timedelta(hours=SLA_HOURS.get(severity, 24))
+
+
+@dataclass
+class IngestCounts:
+    """What one store call added (CONTRACT §5 `ingest --json`)."""
+
+    events: int = 0
+    rejected: int = 0
+    incidents_new: set[str] = field(default_factory=set)
+    incidents_updated: set[str] = field(default_factory=set)
+
+    def add(self, other: "IngestCounts") -> None:
+        self.events += other.events
+        self.rejected += other.rejected
+        self.incidents_new |= other.incidents_new
+        self.incidents_updated |= other.incidents_updated - self.incidents_new
+
+    def as_json(self) -> dict:
+        return {
+            "events": self.events,
+            "rejected": self.rejected,
+            "incidents_new": len(self.incidents_new),
+            "incidents_updated": len(self.incidents_updated - self.incidents_new),
+        }
+
+
+def opens_incident(event: LogEvent) -> bool:
+    """Errors open incidents; INFO/WARN lines are kept as context for log windows."""
+    if event.level in ("ERROR", "FATAL"):
+        return True
+    return event.level is None and bool(event.exception or event.stack)
+
+
+def process_owner() -> str:
+    """An owner token for claims: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process that took a claim still runs (claims of other hosts count as alive)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Records:
+    """Our queryable records. Accepts a path or ":memory:"."""
+
+    def __init__(self, path: Path | str):
+        self.path = str(path)
+        if self.path == ":memory:":
+            self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            self._keepalive = self._connect()
+        else:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._uri = None
+        self._local = threading.local()
+        try:
+            self.conn.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StorageError(f"records store {self.path}: {exc}") from exc
+
+    # -- connections -------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self._uri:
+                conn = sqlite3.connect(self._uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+            else:
+                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       isolation_level=None, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open records store {self.path}: {exc}") from exc
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: writers serialise here, across threads and processes."""
+        conn = self.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StorageError(f"records store: {exc}") from exc
+
+    def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        try:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+        except sqlite3.Error as exc:
+            raise StorageError(f"records store: {exc}") from exc
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- events and correlation --------------------------------------------------------
+    def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
+        """Store events and dead letters and advance the source cursor in one transaction.
+
+        Each event is stored once (by event_id); an error event joins the open incident of its
+        fingerprint or opens a new one; other events are kept as context for log windows.
+        """
+        from pipeline.events import DeadLetter
+
+        counts = IngestCounts()
+        stamp = iso(now())
+        with self.transaction() as conn:
+            for item in items:
+                if isinstance(item, DeadLetter):
+                    cur = conn.execute(
+                        "INSERT OR IGNORE INTO dead_letters(source, position, reason, raw, created_at)"
+                        " VALUES (?,?,?,?,?)",
+                        (item.source, item.position, item.reason, item.raw, stamp),
+                    )
+                    counts.rejected += cur.rowcount
+                    continue
+                self._store_event(conn, item, reopen_minutes, counts, stamp)
+            if cursor is not None:
+                conn.execute(
+                    "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
+                    " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    (cursor[0], cursor[1], stamp),
+                )
+        counts.incidents_updated -= counts.incidents_new
+        return counts
+
+    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> None:
+        if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
+            return  # seen before: it already counted where it belongs
+        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if opens_incident(event) else None
+        conn.execute(
+            "INSERT INTO events(event_id, incident_id, time, service, host, level,"
+            " exception, message, body, source, position, stored_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (event.event_id, incident, iso(event.time), event.service, event.host, event.level,
+             event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp),
+        )
+        counts.events += 1
+        if incident is not None:
+            conn.execute(
+                "UPDATE incidents SET event_count = event_count + 1,"
+                " first_seen = min(first_seen, ?), last_seen = max(last_seen, ?), updated_at = ?"
+                " WHERE incident_id = ?",
+                (iso(event.time), iso(event.time), stamp, incident),
+            )
+
+    def _correlate(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> str:
+        fp = correlation.fingerprint(event)
+        row = conn.execute(
+            "SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint = ?"
+            " ORDER BY created_at DESC LIMIT 1",
+            (fp,),
+        ).fetchone()
+        if row is not None:
+            closed_at = parse_iso(row["closed_at"])
+            within_reopen = closed_at is not None and now() < closed_at + timedelta(minutes=reopen_minutes)
+            if row["status"] in OPEN_STATUSES or within_reopen:
+                counts.incidents_updated.add(row["incident_id"])
+                return row["incident_id"]
+        new_id = correlation.incident_id(fp, event.time)
+        conn.execute(
+            "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
+            " first_seen, last_seen, created_at, updated_at, sla_deadline)"
+            " VALUES (?,?,?,?, 'analyzing', 'medium', ?,?,?,?,?)",
+            (new_id, fp, correlation.title(event), event.service, iso(event.time), iso(event.time),
+             stamp, stamp, iso(sla_deadline(now(), "medium"))),
+        )
+        counts.incidents_new.add(new_id)
+        return new_id
+
+    def cursor(self, source: str) -> str | None:
+        rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))
+        return rows[0]["value"] if rows else None
+
+    def set_cursor(self, source: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
+                " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (source, value, iso(now())),
+            )
+
+    def events_of(self, incident_id: str, *, only_unmerged: bool = False, limit: int | None = None) -> list[LogEvent]:
+        sql = "SELECT body FROM events WHERE incident_id = ?"
+        if only_unmerged:
+            sql += " AND merged = 0"
+        sql += " ORDER BY time"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, (incident_id,))]
+
+    def has_unmerged(self, incident_id: str) -> bool:
+        return bool(self.query("SELECT 1 FROM events WHERE incident_id = ? AND merged = 0 LIMIT 1", (incident_id,)))
+
+    def mark_merged(self, event_ids: Iterable[str]) -> None:
+        ids = list(event_ids)
+        with self.transaction() as conn:
+            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = ?", [(i,) for i in ids])
+
+    def log_window(self, *, service: str, start: datetime, end: datetime, hosts: Iterable[str] = (),
+                   limit: int = 60) -> list[LogEvent]:
+        """Events of the service (or on the same hosts) between start and end, oldest first."""
+        hosts = [h for h in hosts if h]
+        sql = "SELECT body FROM events WHERE time BETWEEN ? AND ? AND (service = ?"
+        params: list = [iso(start), iso(end), service]
+        if hosts:
+            sql += f" OR host IN ({','.join('?' * len(hosts))})"
+            params += hosts
+        sql += ") ORDER BY time LIMIT ?"
+        params.append(limit)
+        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, params)]
+
+    # -- incidents -----------------------------------------------------------------------
+    def incident(self, incident_id: str) -> dict:
+        rows = self.query("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,))
+        if not rows:
+            raise IncidentNotFound(incident_id)
+        return _incident_dict(rows[0])
+
+    def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
+                  order: str = "newest", limit: int | None = None, offset: int = 0) -> list[dict]:
+        """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
+        sql = "SELECT * FROM incidents"
+        where, params = [], []
+        if status:
+            statuses = [status] if isinstance(status, str) else list(status)
+            where.append(f"status IN ({','.join('?' * len(statuses))})")
+            params += statuses
+        if search:
+            where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
+            params += [f"%{search}%"] * 4
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if order == "inbox":
+            sql += (" ORDER BY sla_deadline ASC, CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1"
+                    " WHEN 'medium' THEN 2 ELSE 3 END, created_at ASC")
+        else:
+            sql += " ORDER BY created_at DESC, incident_id DESC"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [limit, offset]
+        return [_incident_dict(r) for r in self.query(sql, params)]
+
+    def status_counts(self) -> dict[str, int]:
+        return {r["status"]: r["n"] for r in self.query("SELECT status, count(*) AS n FROM incidents GROUP BY status")}
+
+    def incidents_needing_work(self) -> list[str]:
+        """Incidents whose run must start, continue, merge new evidence, or be retried."""
+        stamp = iso(now())
+        rows = self.query(
+            "SELECT incident_id FROM incidents WHERE status IN ('analyzing', 'in_revision')"
+            " OR (status = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
+            " OR (status = 'awaiting_approval' AND EXISTS (SELECT 1 FROM events e"
+            "     WHERE e.incident_id = incidents.incident_id AND e.merged = 0))"
+            " ORDER BY created_at",
+            (stamp,),
+        )
+        return [r["incident_id"] for r in rows]
+
+    def update_incident(self, incident_id: str, **values) -> None:
+        """Write record fields (status and the fields derived from the run)."""
+        if not values:
+            return
+        if "summary" in values and not isinstance(values["summary"], str):
+            values["summary"] = json.dumps(values["summary"], default=str)
+        values["updated_at"] = iso(now())
+        if values.get("status") in CLOSED_STATUSES:
+            values.setdefault("closed_at", values["updated_at"])
+        cols = ", ".join(f"{k} = ?" for k in values)
+        with self.transaction() as conn:
+            cur = conn.execute(f"UPDATE incidents SET {cols} WHERE incident_id = ?", (*values.values(), incident_id))
+            if cur.rowcount == 0:
+                raise IncidentNotFound(incident_id)
+
+    # -- claims: one actor drives a thread at a time ------------------------------------
+    def claim(self, incident_id: str, owner: str, *, statuses: Iterable[str] | None = None,
+              interrupt_id: str | None = None, set_status: str | None = None) -> bool:
+        """Compare-and-set: take the incident's run for `owner` if free (or held by a dead process)
+        and, when given, only if its status is one of `statuses` and its pending interrupt matches."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT status, pending_interrupt_id, claim_owner FROM incidents WHERE incident_id = ?",
+                               (incident_id,)).fetchone()
+            if row is None:
+                raise IncidentNotFound(incident_id)
+            if row["claim_owner"] and row["claim_owner"] != owner and owner_alive(row["claim_owner"]):
+                return False
+            if statuses is not None and row["status"] not in tuple(statuses):
+                return False
+            if interrupt_id is not None and row["pending_interrupt_id"] != interrupt_id:
+                return False
+            sets = "claim_owner = ?, claimed_at = ?"
+            params: list = [owner, iso(now())]
+            if set_status:
+                sets += ", status = ?"
+                params.append(set_status)
+            conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = ?", (*params, incident_id))
+            return True
+
+    def release(self, incident_id: str, owner: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE incidents SET claim_owner = NULL, claimed_at = NULL"
+                         " WHERE incident_id = ? AND claim_owner = ?", (incident_id, owner))
+
+    # -- fixes ---------------------------------------------------------------------------
+    def record_fix_once(self, *, idempotency_key: str, incident_id: str, proposal: dict) -> tuple[dict, bool]:
+        """Record a fix proposal under its key; a second call returns the first one unchanged."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT proposal FROM fixes WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
+            if row:
+                return json.loads(row["proposal"]), False
+            attempt = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = ?", (incident_id,)).fetchone()[0] + 1
+            proposal = {**proposal, "attempt": attempt, "idempotency_key": idempotency_key}
+            conn.execute("INSERT INTO fixes(idempotency_key, incident_id, attempt, proposal, created_at)"
+                         " VALUES (?,?,?,?,?)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(now())))
+            return proposal, True
+
+    def fixes(self, incident_id: str | None = None) -> list[dict]:
+        sql, params = "SELECT * FROM fixes", []
+        if incident_id:
+            sql += " WHERE incident_id = ?"
+            params.append(incident_id)
+        sql += " ORDER BY created_at"
+        return [{**dict(r), "proposal": json.loads(r["proposal"])} for r in self.query(sql, params)]
+
+    # -- dead letters ------------------------------------------------------------------
+    def dead_letters(self, *, limit: int | None = None) -> list[dict]:
+        sql = "SELECT source, position, reason, raw, created_at FROM dead_letters ORDER BY id"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [dict(r) for r in self.query(sql)]
+
+    # -- audit ---------------------------------------------------------------------------
+    def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
+                  checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
+                  conn: sqlite3.Connection | None = None) -> None:
+        args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
+                " before, after, note) VALUES (?,?,?,?,?,?,?,?,?)",
+                (incident_id, reviewer, action, iso(now()), checkpoint_before, checkpoint_after,
+                 json.dumps(before, default=str), json.dumps(after, default=str), note))
+        if conn is not None:
+            conn.execute(*args)
+            return
+        with self.transaction() as c:
+            c.execute(*args)
+
+    def audit(self, incident_id: str | None = None) -> list[dict]:
+        sql, params = "SELECT * FROM audit", []
+        if incident_id:
+            sql += " WHERE incident_id = ?"
+            params.append(incident_id)
+        sql += " ORDER BY id"
+        return [{**dict(r), "before": json.loads(r["before"]), "after": json.loads(r["after"])}
+                for r in self.query(sql, params)]
+
+
+def _incident_dict(row: sqlite3.Row) -> dict:
+    d = dict(row)
+    d["summary"] = json.loads(d.get("summary") or "{}")
+    return d

@@ -1,0 +1,200 @@
+"""Drives incidents' runs (shared by `ingest` and the poller): start new runs to the approval
+gate, continue runs a crash cut off, merge new evidence into paused runs, retry failed runs,
+and keep the records in step with the checkpoints.
+
+Every graph invocation on a thread happens under a claim on the incident in the records
+store, so no two actors (threads or processes) ever drive one thread at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+from langgraph.types import StateSnapshot
+
+from pipeline.engine import Engine
+from pipeline.errors import RuntimeFailure
+from pipeline.events import DeadLetter, iter_paths, read_jsonl
+from pipeline.graph import thread_config
+from pipeline.records import IngestCounts, iso, now, process_owner, sla_deadline
+from pipeline.state import IncidentState
+
+MAX_ATTEMPTS = 5
+BATCH_LINES = 500
+
+
+@dataclass
+class RunReport:
+    advanced: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def snapshot(engine: Engine, incident_id: str) -> StateSnapshot:
+    return engine.graph.get_state(thread_config(incident_id))
+
+
+def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot | None = None, **extra) -> dict:
+    """Write the record fields that follow from the run's newest checkpoint; returns them."""
+    snap = snap or snapshot(engine, incident_id)
+    if not snap.values:
+        return {}
+    state = IncidentState.model_validate(snap.values)
+    row = engine.records.incident(incident_id)
+    values: dict = {
+        "severity": state.severity,
+        "category": state.rca.category if state.rca else None,
+        "confidence": state.rca.confidence if state.rca else None,
+        "revisions": state.revisions,
+        "summary": summary_of(state),
+        "pending_interrupt_id": None,
+        "pending_checkpoint_id": None,
+    }
+    if snap.next == ("approval",) and snap.interrupts:
+        values["status"] = "awaiting_approval"
+        values["pending_interrupt_id"] = snap.interrupts[0].id
+        values["pending_checkpoint_id"] = snap.config["configurable"]["checkpoint_id"]
+    elif not snap.next and state.outcome:
+        values["status"] = state.outcome
+    elif snap.next:
+        values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
+    if row["severity"] != state.severity:
+        values["sla_deadline"] = iso(sla_deadline(_parse(row["created_at"]), state.severity))
+    values.update(extra)
+    engine.records.update_incident(incident_id, **values)
+    return values
+
+
+def _parse(text: str):
+    from pipeline.records import parse_iso
+
+    return parse_iso(text)
+
+
+def summary_of(state: IncidentState) -> dict:
+    """What lists and `show` need without opening the checkpoint."""
+    return {
+        "title": state.title,
+        "rca": state.rca.model_dump(mode="json") if state.rca else None,
+        "recommendation": state.recommendation.model_dump(mode="json") if state.recommendation else None,
+        "decision": state.decision.model_dump(mode="json") if state.decision else None,
+        "fix": state.fix.model_dump(mode="json") if state.fix else None,
+        "similar_docs": [{"doc_id": d.doc_id, "title": d.title, "category": d.category, "score": d.score}
+                         for d in state.similar_docs],
+        "errors": state.errors[-3:],
+    }
+
+
+def initial_state(engine: Engine, incident_id: str) -> IncidentState:
+    row = engine.records.incident(incident_id)
+    evidence = engine.records.events_of(incident_id)
+    return IncidentState(incident_id=incident_id, fingerprint=row["fingerprint"], service=row["service"],
+                         title=row["title"], evidence=evidence)
+
+
+def advance(engine: Engine, incident_id: str) -> bool:
+    """Move one incident's run as far as it can go without a human. False if another actor has it."""
+    owner = process_owner()
+    if not engine.records.claim(incident_id, owner):
+        return False
+    try:
+        _advance_claimed(engine, incident_id)
+    except RuntimeFailure as exc:
+        _record_failure(engine, incident_id, exc)
+    finally:
+        engine.records.release(incident_id, owner)
+    return True
+
+
+def _advance_claimed(engine: Engine, incident_id: str) -> None:
+    cfg = thread_config(incident_id)
+    snap = engine.graph.get_state(cfg)
+    merged_ids: list[str] = []
+    if not snap.values:
+        state = initial_state(engine, incident_id)
+        merged_ids = [e.event_id for e in state.evidence]
+        engine.graph.invoke(state, cfg, context=engine.deps)
+    elif snap.next == ("approval",) and snap.interrupts:
+        new = engine.records.events_of(incident_id, only_unmerged=True)
+        if new:
+            # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
+            engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
+            engine.graph.invoke(None, cfg, context=engine.deps)
+            merged_ids = [e.event_id for e in new]
+    elif snap.next:
+        engine.graph.invoke(None, cfg, context=engine.deps)  # a run a crash cut off
+    record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None)
+    if merged_ids:
+        engine.records.mark_merged(merged_ids)
+
+
+def _record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
+    row = engine.records.incident(incident_id)
+    attempts = row["attempts"] + 1
+    retry_at = now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
+    engine.records.update_incident(
+        incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
+        next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else "9999-12-31T00:00:00+00:00")
+
+
+def run_pending(engine: Engine, *, limit: int | None = None) -> RunReport:
+    """Advance every incident that needs work (new, cut off, new evidence, retry due)."""
+    report = RunReport()
+    for incident_id in engine.records.incidents_needing_work()[:limit]:
+        if advance(engine, incident_id):
+            status = engine.records.incident(incident_id)["status"]
+            (report.failed if status == "failed" else report.advanced).append(incident_id)
+        else:
+            report.skipped.append(incident_id)
+    return report
+
+
+def ingest_path(engine: Engine, path: Path) -> IngestCounts:
+    """Read events from a JSONL file or folder, store them once, and run what needs running."""
+    counts = IngestCounts()
+    for file in iter_paths(Path(path)):
+        counts.add(ingest_file(engine, file))
+    run_pending(engine)
+    return counts
+
+
+def ingest_file(engine: Engine, file: Path) -> IngestCounts:
+    """Store one file's new lines in batches; the cursor advances with each stored batch."""
+    counts = IngestCounts()
+    source = f"file:{file.resolve()}"
+    start = _resume_offset(engine.records.cursor(source), file)
+    batch: list = []
+    offset = start
+    reader = read_jsonl(file, start=start, max_bytes=engine.settings.max_event_bytes, final=True)
+    for end, item in reader:
+        batch.append(item)
+        offset = end
+        if len(batch) >= BATCH_LINES:
+            counts.add(engine.records.store_batch(batch, cursor=(source, _cursor(file, offset)),
+                                                  reopen_minutes=engine.settings.reopen_minutes))
+            batch = []
+    offset = max(offset, getattr(reader, "offset", offset))
+    counts.add(engine.records.store_batch(batch, cursor=(source, _cursor(file, offset)),
+                                          reopen_minutes=engine.settings.reopen_minutes))
+    return counts
+
+
+def _cursor(file: Path, offset: int) -> str:
+    stat = file.stat()
+    return f"{stat.st_ino}:{offset}"
+
+
+def _resume_offset(cursor: str | None, file: Path) -> int:
+    """Where to continue: the stored offset, unless the file was replaced or truncated."""
+    if not cursor:
+        return 0
+    inode, _, offset = cursor.partition(":")
+    stat = file.stat()
+    if str(stat.st_ino) != inode or int(offset) > stat.st_size:
+        return 0  # another file now, or truncated: event ids keep a re-read free of duplicates
+    return int(offset)
+
+
+__all__ = ["advance", "run_pending", "ingest_path", "ingest_file", "record_from_snapshot", "snapshot",
+           "summary_of", "DeadLetter"]

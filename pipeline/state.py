@@ -1,0 +1,180 @@
+"""The graph's state and the records it carries, as Pydantic models.
+
+These classes, and nothing else, are revived from checkpoints (see checkpoints.py).
+"""
+from __future__ import annotations
+
+import operator
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CATEGORIES: tuple[str, ...] = (
+    "null_reference", "db_pool_exhausted", "db_deadlock", "db_schema_mismatch",
+    "upstream_timeout", "upstream_rate_limited", "upstream_auth_failure", "tls_certificate",
+    "dns_resolution", "connection_refused", "out_of_memory", "disk_full", "config_missing",
+    "serialization_error", "data_integrity", "concurrency_conflict", "resource_exhaustion",
+    "queue_backlog", "dependency_mismatch", "unknown",
+)
+Category = Literal[
+    "null_reference", "db_pool_exhausted", "db_deadlock", "db_schema_mismatch",
+    "upstream_timeout", "upstream_rate_limited", "upstream_auth_failure", "tls_certificate",
+    "dns_resolution", "connection_refused", "out_of_memory", "disk_full", "config_missing",
+    "serialization_error", "data_integrity", "concurrency_conflict", "resource_exhaustion",
+    "queue_backlog", "dependency_mismatch", "unknown",
+]
+Severity = Literal["low", "medium", "high", "critical"]
+SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
+Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+Outcome = Literal["fixed", "not_eligible", "rejected", "expired"]
+
+OPEN_STATUSES = ("analyzing", "awaiting_approval", "in_revision", "failed")
+CLOSED_STATUSES = ("fixed", "not_eligible", "rejected", "expired")
+STATUSES = OPEN_STATUSES + CLOSED_STATUSES
+MAX_REVISIONS = 2
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LogEvent(_Model):
+    """One normalised log event (CONTRACT §1)."""
+
+    event_id: str
+    time: datetime
+    message: str
+    service: str = "unknown"
+    host: str | None = None
+    level: Level | None = None
+    exception: str | None = None
+    stack: str | None = None
+    trace_id: str | None = None
+    fields: dict = Field(default_factory=dict)
+    source: str = ""
+    position: str = ""
+
+
+class ErrorDoc(_Model):
+    """A knowledge-base error doc as retrieved for one incident."""
+
+    doc_id: str
+    title: str
+    category: Category
+    severity: Severity = "medium"
+    score: float = 0.0
+    signatures: list[str] = Field(default_factory=list)
+    matched_signatures: list[str] = Field(default_factory=list)
+    root_cause: str = ""
+    remediation: list[str] = Field(default_factory=list)
+    fix_hints: list[dict] = Field(default_factory=list)
+
+
+class RCA(_Model):
+    """Root-cause analysis: one category, a cause, a calibrated confidence and its evidence."""
+
+    category: Category
+    root_cause: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[str] = Field(default_factory=list)
+    doc_ids: list[str] = Field(default_factory=list)
+    analyst: str = "offline"
+
+
+class Recommendation(_Model):
+    """What the analyst proposes to do about the incident."""
+
+    action: str
+    steps: list[str] = Field(default_factory=list)
+    risk: Severity = "medium"
+    revision: int = 0
+    feedback: str | None = None
+
+
+class ApprovalDecision(_Model):
+    """A reviewer's answer to the approval gate."""
+
+    action: Literal["approve", "reject", "revise", "expire"]
+    reviewer: str
+    note: str | None = None
+    interrupt_id: str | None = None
+    decided_at: datetime | None = None
+
+
+class FixProposal(_Model):
+    """A proposed code fix: a plan, and a unified diff when the evidence names a file."""
+
+    plan: list[str] = Field(default_factory=list)
+    diff: str | None = None
+    target_file: str | None = None
+    idempotency_key: str
+    attempt: int = 1
+
+
+class NodeEvent(_Model):
+    """A trace line: which node ran and what it noted."""
+
+    node: str
+    detail: str = ""
+
+
+EVIDENCE_HEAD = 10
+EVIDENCE_TAIL = 40
+
+
+def merge_evidence(left: list[LogEvent], right: list[LogEvent]) -> list[LogEvent]:
+    """Append new evidence once per event, keeping the first and the latest events.
+
+    A noisy incident can gather thousands of events; the state keeps a bounded sample
+    (the records store keeps them all) so checkpoints stay small.
+    """
+    seen = {e.event_id for e in left}
+    merged = list(left)
+    for event in right:
+        if event.event_id not in seen:
+            seen.add(event.event_id)
+            merged.append(event)
+    merged.sort(key=lambda e: e.time)
+    if len(merged) > EVIDENCE_HEAD + EVIDENCE_TAIL:
+        merged = merged[:EVIDENCE_HEAD] + merged[-EVIDENCE_TAIL:]
+    return merged
+
+
+class IncidentState(_Model):
+    """The state of one incident's run; thread_id = incident_id."""
+
+    incident_id: str
+    fingerprint: str = ""
+    service: str = "unknown"
+    title: str = ""
+    evidence: Annotated[list[LogEvent], merge_evidence] = Field(default_factory=list)
+    severity: Severity = "medium"
+    log_window: list[LogEvent] = Field(default_factory=list)
+    similar_docs: list[ErrorDoc] = Field(default_factory=list)
+    rca: RCA | None = None
+    recommendation: Recommendation | None = None
+    decision: ApprovalDecision | None = None
+    revisions: int = Field(default=0, ge=0, le=MAX_REVISIONS)
+    feedback: list[str] = Field(default_factory=list)
+    fix: FixProposal | None = None
+    outcome: Outcome | None = None
+    errors: Annotated[list[str], operator.add] = Field(default_factory=list)
+    events: Annotated[list[NodeEvent], operator.add] = Field(default_factory=list)
+
+
+STATE_CLASSES: tuple[type[BaseModel], ...] = (
+    IncidentState, LogEvent, ErrorDoc, RCA, Recommendation, ApprovalDecision, FixProposal, NodeEvent,
+)
+
+# Fields a reviewer may edit on a paused incident (review.edit / fork).
+EDITABLE_FIELDS: dict[str, str] = {
+    "rca.category": "root-cause category",
+    "rca.root_cause": "root cause",
+    "rca.confidence": "confidence in [0, 1]",
+    "rca.evidence": "evidence lines",
+    "recommendation.action": "recommended action",
+    "recommendation.steps": "recommended steps",
+    "recommendation.risk": "risk",
+    "severity": "severity",
+}
