@@ -57,7 +57,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["pending_checkpoint_id"] = snap.config["configurable"]["checkpoint_id"]
     elif not snap.next and state.outcome:
         values["status"] = state.outcome
-    elif snap.next:
+    elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
     if row["severity"] != state.severity:
         values["sla_deadline"] = iso(sla_deadline(_parse(row["created_at"]), state.severity))
@@ -122,8 +122,9 @@ def _advance_claimed(engine: Engine, incident_id: str) -> None:
             engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
             engine.graph.invoke(None, cfg, context=engine.deps)
             merged_ids = [e.event_id for e in new]
-    elif snap.next:
-        engine.graph.invoke(None, cfg, context=engine.deps)  # a run a crash cut off
+    elif snap.next or snap.tasks:
+        # a run a crash cut off; finished tasks' writes are kept and not run again
+        engine.graph.invoke(None, cfg, context=engine.deps)
     record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None)
     if merged_ids:
         engine.records.mark_merged(merged_ids)
