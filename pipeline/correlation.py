@@ -1,0 +1,106 @@
+"""Fingerprints: which events are the same problem (CONTRACT §2).
+
+Events share a fingerprint when they differ only in variable parts of the message (numbers,
+ids, addresses, quoted values, paths, query strings, timestamps); `template` masks those parts.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime, timezone
+
+from pipeline.state import LogEvent
+
+TITLE_CHARS = 120
+# Only the head of a message is templated: it carries the meaning, and it bounds the regex
+# work on a 256 KiB line of hostile input.
+TEMPLATE_CHARS = 2_000
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_HEXDIGIT = r"[0-9A-Fa-f]"
+_IPV6 = rf"(?=[0-9A-Fa-f:]*\d)(?:{_HEXDIGIT}{{1,4}}|:)(?::{_HEXDIGIT}{{0,4}}){{2,7}}"
+
+# Order matters: each mask runs on the output of the ones before it, so the wider shapes go
+# first (a timestamp would otherwise be chewed into numbers, an IP into decimals, a UUID into
+# hex runs). Placeholders contain no digits, slashes or quotes, so later masks leave them alone.
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), placeholder) for pattern, placeholder in (
+        # Quoted values first: whatever a quote holds is a value, whatever it looks like.
+        # An apostrophe inside a word ("can't") opens nothing.
+        (r'"(?:[^"\\\n]|\\.)*"', "<STR>"),
+        (r"(?<!\w)'[^'\n]*'(?!\w)", "<STR>"),
+        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
+         r"(?:Z|[+-]\d{2}:?\d{2}|\b)", "<TS>"),
+        (r"\b\d{4}/\d{2}/\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?", "<TS>"),
+        (rf"\b{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?:\.\d+)?", "<TS>"),
+        (r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<TS>"),
+        (rf"\b{_HEXDIGIT}{{8}}-(?:{_HEXDIGIT}{{4}}-){{3}}{_HEXDIGIT}{{12}}\b", "<UUID>"),
+        (r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<EMAIL>"),
+        (r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?\b", "<IP>"),
+        (rf"\[{_IPV6}\](?::\d{{1,5}})?|(?<![\w:]){_IPV6}(?![\w:])", "<IP>"),
+        # A query string after a URL or route: ?key=... up to the next space, leaving the
+        # punctuation that ends a clause ("...?id=5: dial tcp").
+        (r"\?[^\s?#<>]*=[^\s#<>]*?(?=[:,.;)\]]*(?:\s|$))", "?<QUERY>"),
+        # File paths: they end in a file name with an extension (an API route such as
+        # /api/orders names the failing endpoint, which is meaning, so it stays).
+        (r"(?<![\w.:/~@%+-])(?:~|\.{1,2})?(?:/[\w.@%+-]+)+\.[A-Za-z][\w.]*", "<PATH>"),
+        # Windows folders may hold spaces ("Program Files"); only the file name ends at one.
+        (r"\b[A-Za-z]:\\(?:[^\\\n:*?<>|]+\\)*[^\\\s:*?<>|]+", "<PATH>"),
+        (r"\b0[xX][0-9A-Fa-f]+\b", "<HEX>"),
+        # Long hex runs are ids; an id that happens to be all digits must mask like its siblings.
+        (r"(?<![\w.])(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]{8,}(?![\w]|\.\d)", "<HEX>"),
+        # Durations before ids, so 30000ms stays a number. Go prints 1m30.5s.
+        (r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h|d))+(?!\w)", "<NUM>"),
+        # Tokens, keys, ULIDs, request ids: runs mixing letters and digits.
+        (r"(?<![\w+/=.-])(?=[\w+/=-]*\d)(?=[\w+/=-]*[A-Za-z])"
+         r"[A-Za-z0-9][\w+/-]{19,}={0,2}(?![\w+/=-])", "<TOKEN>"),
+        (r"(?<!\w)(?=\w*\d)(?=\w*[A-Za-z])\w{6,}(?!\w)", "<ID>"),
+        # Sizes keep no unit either: humanised sizes switch from MB to GB. Versions (1.2.3) are
+        # one number, so 1.2.3 and 1.2.4 mask alike.
+        (r"(?<![\w.])[-+]?\d+(?:\.\d+)*(?:[eE][-+]?\d+)?(?:[KMGTP]i?B|[kKMG]b|B|%)?(?!\w)", "<NUM>"),
+        (r"\s+", " "),
+    )
+)
+
+
+def template(message: str) -> str:
+    """The message's first TEMPLATE_CHARS characters, variable parts masked (<NUM>, <IP>...)."""
+    message = message[:TEMPLATE_CHARS]
+    for pattern, placeholder in _MASKS:
+        message = pattern.sub(placeholder, message)
+    return message.strip()
+
+
+def fingerprint(event: LogEvent) -> str:
+    """What makes two events the same problem: service, exception and message template."""
+    key = f"{event.service}|{event.exception or ''}|{template(_first_line(event.message))}"
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
+
+
+def incident_id(fingerprint: str, opened_at: datetime) -> str:
+    """INC-<yyyymmdd>-<6 hex>, the same for the same fingerprint and opening instant."""
+    opened_at = _as_utc(opened_at)
+    # The full instant, not just the date: an incident reopened the same day is another one.
+    digest = hashlib.sha1(f"{fingerprint}|{opened_at.isoformat()}".encode("utf-8")).hexdigest()
+    return f"INC-{opened_at:%Y%m%d}-{digest[:6]}"
+
+
+def title(event: LogEvent) -> str:
+    """A short human title: the exception's short name and the message template."""
+    text = template(_first_line(event.message))
+    if event.exception:
+        short = re.split(r"[.$:\\/]", event.exception.strip())[-1] or event.exception
+        if short not in text.split(":")[0]:  # don't repeat "KeyError: KeyError ..."
+            text = f"{short}: {text}"
+    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def _first_line(message: str) -> str:
+    return next((line for line in message.splitlines() if line.strip()), "")
+
+
+def _as_utc(moment: datetime) -> datetime:
+    # Naive datetimes are taken as UTC, like the event times they come from.
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
