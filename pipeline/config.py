@@ -34,6 +34,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source"),
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
+    Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
+            "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
