@@ -1,0 +1,220 @@
+"""The analyst backed by an OpenAI-compatible chat model (langchain-openai).
+
+This module is the model's one boundary: every openai / httpx / langchain / pydantic error a
+call can raise becomes an `AnalystError` here, with a short message that carries neither the key
+nor the prompt, so the runner marks the run `failed` and shows why. The answer is asked for as
+structured output and validated twice: by the answer schema (same category type and confidence
+bounds as the state models) and then as the `RCA` / `Recommendation` the graph stores.
+
+The chat client is built per call with the key read at that moment (`config.secret`), so no
+client, and no key, outlives the call or sits in a module global, the engine or a checkpoint.
+"""
+from __future__ import annotations
+
+from typing import Literal, TypeVar
+
+import httpx
+import openai
+from langchain_core.exceptions import LangChainException, ModelRefusalError, OutputParserException
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from pipeline import config, prompts
+from pipeline.errors import AnalystError
+from pipeline.fixes import file_refs
+from pipeline.knowledge import KnowledgeBase
+from pipeline.state import RCA, Category, ErrorDoc, IncidentState, Recommendation, Severity
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RETRIES = 2
+PLACEHOLDER_KEY = "not-needed"  # local endpoints (vLLM, Ollama...) take any key; the client needs one
+UNKNOWN_MAX_CONFIDENCE = 0.3
+MAX_EVIDENCE_ITEMS = 8
+MAX_STEPS = 10
+ITEM_CHARS = 500
+
+StructuredMethod = Literal["json_schema", "function_calling"]
+Answer = TypeVar("Answer", bound=BaseModel)
+
+# What a model call can raise: the SDK's and the transport's errors, langchain's (refusals,
+# parser errors), and the validation of the answer (pydantic; json and "no parsed field" are
+# ValueErrors). Nothing else is caught.
+MODEL_ERRORS: tuple[type[BaseException], ...] = (
+    openai.OpenAIError, httpx.HTTPError, LangChainException, ValidationError, ValueError,
+)
+
+
+class RCAAnswer(BaseModel):
+    """The root-cause analysis of one incident."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    category: Category = Field(description="one of the categories offered in the prompt")
+    root_cause: str = Field(min_length=1, description="what caused the errors, grounded in the evidence")
+    confidence: float = Field(ge=0.0, le=1.0, description="probability in [0, 1] that the category is right")
+    evidence: list[str] = Field(description="short quotes or facts from the log lines the answer rests on")
+    doc_ids: list[str] = Field(description="ids of the retrieved docs relied on")
+
+
+class RecommendationAnswer(BaseModel):
+    """The action proposed for one incident."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: str = Field(min_length=1, description="the one thing to do first")
+    steps: list[str] = Field(description="ordered, concrete steps")
+    risk: Severity = Field(description="risk of leaving the incident as it is")
+
+
+class FixPlanAnswer(BaseModel):
+    """The plan of a code or configuration fix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan: list[str] = Field(description="ordered steps, ending with how to verify the fix")
+
+
+class ModelAnalyst:
+    """Analyst backed by an OpenAI-compatible chat model; see the module docstring."""
+
+    def __init__(self, *, kb: KnowledgeBase, model: str, base_url: str | None,
+                 timeout: float = DEFAULT_TIMEOUT, max_retries: int = DEFAULT_MAX_RETRIES,
+                 method: StructuredMethod = "json_schema"):
+        self.kb = kb
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.method = method
+        self.name = f"model:{model}"
+
+    def rca(self, state: IncidentState) -> RCA:
+        """Ask the model for the RCA; it may only name a retrieved doc's category, or unknown."""
+        categories = allowed_categories(state.similar_docs)
+        answer = self._ask(RCAAnswer, prompts.rca_messages(state, categories))
+        if answer.category not in categories:
+            raise AnalystError(f"model answered category {answer.category!r}, which no retrieved doc "
+                               f"supports (allowed: {', '.join(categories)})")
+        confidence = answer.confidence
+        if answer.category == "unknown":
+            # CONTRACT §3: an RCA without support says so with a low confidence
+            confidence = min(confidence, UNKNOWN_MAX_CONFIDENCE)
+        return _validated(RCA, category=answer.category, root_cause=prompts.clip(answer.root_cause, 2_000),
+                          confidence=round(confidence, 2), evidence=_items(answer.evidence, MAX_EVIDENCE_ITEMS),
+                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs),
+                          analyst=self.name)
+
+    def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
+        """Ask the model for the action and steps; feedback (a reviewer's) is addressed as data."""
+        answer = self._ask(RecommendationAnswer, prompts.recommend_messages(state, feedback))
+        return _validated(Recommendation, action=prompts.clip(answer.action, 1_000),
+                          steps=_items(answer.steps, MAX_STEPS), risk=answer.risk,
+                          revision=state.revisions + (1 if feedback else 0), feedback=feedback)
+
+    def fix_plan(self, state: IncidentState) -> list[str]:
+        """Ask the model for a code-fix plan (steps a developer applies by hand)."""
+        files = [f"{ref.path}:{ref.line}" for ref in file_refs(state)]
+        return _items(self._ask(FixPlanAnswer, prompts.fix_plan_messages(state, files)).plan, MAX_STEPS)
+
+    def _chat(self) -> ChatOpenAI:
+        key = config.secret("OPENAI_API_KEY") or (PLACEHOLDER_KEY if self.base_url else None)
+        if not key:
+            raise AnalystError("OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured")
+        # chat completions, not the Responses API: it is what OpenAI-compatible servers speak
+        return ChatOpenAI(model=self.model, base_url=self.base_url, api_key=SecretStr(key),
+                          timeout=self.timeout, max_retries=self.max_retries, use_responses_api=False)
+
+    def _ask(self, schema: type[Answer], messages: list[tuple[str, str]]) -> Answer:
+        runnable = self._chat().with_structured_output(schema, method=self.method)
+        try:
+            answer = runnable.invoke(messages)
+        except MODEL_ERRORS as exc:
+            raise analyst_error(exc, timeout=self.timeout, retries=self.max_retries) from exc
+        if not isinstance(answer, schema):
+            # a tool call whose arguments were not JSON parses to None rather than raising
+            raise AnalystError(f"model answer could not be parsed (no valid {schema.__name__})")
+        return answer
+
+
+def allowed_categories(docs: list[ErrorDoc]) -> list[str]:
+    """The categories the model may answer: the retrieved docs', best first, then unknown."""
+    out: list[str] = []
+    for doc in docs:
+        if doc.category not in out:
+            out.append(doc.category)
+    return [*out, "unknown"]
+
+
+def cited_doc_ids(category: str, cited: list[str], docs: list[ErrorDoc]) -> list[str]:
+    """Cited ids that were retrieved, the answer's category first; the best doc of it if none cited.
+
+    The rca node and code_fix read `doc_ids[0]` as the doc the cause rests on, so it must be a
+    retrieved doc of the answered category; `unknown` rests on no doc.
+    """
+    if category == "unknown":
+        return []
+    by_id = {d.doc_id: d for d in docs}
+    known = list(dict.fromkeys(i for i in cited if i in by_id))
+    ordered = [i for i in known if by_id[i].category == category] + [i for i in known if by_id[i].category != category]
+    if not ordered or by_id[ordered[0]].category != category:
+        best = next(d.doc_id for d in docs if d.category == category)
+        ordered = [best] + [i for i in ordered if i != best]
+    return ordered
+
+
+# the endpoint's own error text is left out: a 401 body may echo part of the key
+_STATUS_HINTS = {401: " (check OPENAI_API_KEY)", 403: " (check OPENAI_API_KEY)",
+                 404: " (check INCIDENTIQ_MODEL and OPENAI_BASE_URL)"}
+
+
+def analyst_error(exc: BaseException, *, timeout: float, retries: int) -> AnalystError:
+    """The AnalystError for a failed model call: short, without key, prompt or answer text."""
+    if isinstance(exc, openai.APITimeoutError):
+        message = f"model request timed out after {timeout:g}s ({retries} retries)"
+    elif isinstance(exc, openai.APIStatusError):
+        again = f" after {retries} retries" if exc.status_code >= 500 or exc.status_code == 429 else ""
+        message = f"model endpoint answered HTTP {exc.status_code}{again}{_STATUS_HINTS.get(exc.status_code, '')}"
+    elif isinstance(exc, openai.APIConnectionError):
+        message = f"could not connect to the model endpoint ({retries} retries)"
+    elif isinstance(exc, ModelRefusalError):
+        message = "model refused to answer"
+    elif isinstance(exc, ValidationError) and any(e["type"] == "json_invalid" for e in exc.errors()):
+        message = "model answer could not be parsed (invalid JSON)"
+    elif isinstance(exc, ValidationError):
+        message = f"model answer failed validation: {_problems(exc)}"
+    elif isinstance(exc, httpx.HTTPError):
+        message = f"model endpoint transport error ({type(exc).__name__})"
+    elif isinstance(exc, (OutputParserException, ValueError)):
+        # json errors and "no parsed field" are ValueErrors; their text quotes the answer
+        message = f"model answer could not be parsed ({type(exc).__name__})"
+    else:
+        message = f"model call failed ({type(exc).__name__})"
+    return AnalystError(_scrub(message))
+
+
+def _problems(exc: ValidationError) -> str:
+    # field and reason only: pydantic's text quotes the input (the model's answer) and, for a
+    # category, all twenty allowed values
+    parts = []
+    for e in exc.errors()[:3]:
+        where = ".".join(str(p) for p in e["loc"]) or "answer"
+        reason = "not an allowed value" if e["type"] == "literal_error" else prompts.clip(e["msg"], 100)
+        parts.append(f"{where}: {reason}")
+    return "; ".join(parts)
+
+
+def _scrub(text: str) -> str:
+    # belt and braces: none of the messages above quotes the key, but an endpoint's echo might
+    key = config.secret("OPENAI_API_KEY")
+    return text.replace(key, "***") if key and len(key) >= 6 else text
+
+
+def _items(values: list[str], limit: int) -> list[str]:
+    return [prompts.clip(v.strip(), ITEM_CHARS) for v in values if v and v.strip()][:limit]
+
+
+def _validated(model: type[Answer], **values) -> Answer:
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        raise analyst_error(exc, timeout=0, retries=0) from exc

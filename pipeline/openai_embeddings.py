@@ -1,0 +1,55 @@
+"""OpenAI-compatible embeddings for teams with an endpoint (INCIDENTIQ_EMBEDDINGS=openai:MODEL).
+
+The embedder's name carries the model, and the knowledge base keeps one Chroma collection per
+embedder name, so switching models (or back to `offline`) indexes into a fresh collection
+instead of mixing vector spaces. Like the chat model, the client is built per call with the key
+read at that moment; errors become `AnalystError` here (the knowledge base reports them as a
+storage failure of its index).
+"""
+from __future__ import annotations
+
+import httpx
+import openai
+from langchain_openai import OpenAIEmbeddings
+from pydantic import SecretStr
+
+from pipeline import config
+from pipeline.errors import AnalystError, UsageError
+from pipeline.model_analyst import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, PLACEHOLDER_KEY, analyst_error
+
+EMBEDDING_ERRORS: tuple[type[BaseException], ...] = (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible `/embeddings` endpoint."""
+
+    def __init__(self, *, model: str, base_url: str | None, timeout: float = DEFAULT_TIMEOUT,
+                 max_retries: int = DEFAULT_MAX_RETRIES):
+        if not model:
+            raise UsageError("INCIDENTIQ_EMBEDDINGS=openai:MODEL needs a model name")
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.name = f"openai-{model}"
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        if not texts:
+            return []
+        key = config.secret("OPENAI_API_KEY") or (PLACEHOLDER_KEY if self.base_url else None)
+        if not key:
+            raise AnalystError("OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured")
+        # plain strings, not tiktoken token ids: tiktoken would download its vocabulary, and
+        # OpenAI-compatible servers expect text
+        client = OpenAIEmbeddings(model=self.model, base_url=self.base_url, api_key=SecretStr(key),
+                                  check_embedding_ctx_length=False, timeout=self.timeout,
+                                  max_retries=self.max_retries)
+        try:
+            vectors = client.embed_documents(texts)
+        except EMBEDDING_ERRORS as exc:
+            raise AnalystError(f"embeddings ({self.model}): "
+                               f"{analyst_error(exc, timeout=self.timeout, retries=self.max_retries).message}") from exc
+        if len(vectors) != len(texts):
+            raise AnalystError(f"embeddings ({self.model}): {len(vectors)} vectors for {len(texts)} texts")
+        return vectors

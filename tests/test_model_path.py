@@ -1,0 +1,311 @@
+"""The model path: a real pipeline against a real HTTP server on loopback speaking the OpenAI
+chat-completions protocol (tests/openai_stub.py), with tool-call and json_schema answers,
+injected 500s, timeouts, invalid answers, and a key that must never be stored or logged."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+from langchain_core.exceptions import ModelRefusalError, OutputParserException
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
+
+from pipeline import checkpoints, runner
+from pipeline.engine import open_engine
+from pipeline.errors import AnalystError, RuntimeFailure
+from pipeline.graph import thread_config
+from pipeline.model_analyst import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error
+from pipeline.state import IncidentState
+from tests.conftest import ROOT, make_settings
+from tests.openai_stub import OpenAIStub, Reply, Request
+
+KEY = "sk-iiq-test-9f3c2a7b41d0e8KEYCANARY"
+
+HIKARI = [
+    {"_time": f"2026-11-28T10:00:0{i}Z", "service": "checkout-api", "host": "co-1", "level": "ERROR",
+     "message": f"HikariPool-1 - Connection is not available, request timed out after 3000{i}ms.",
+     "exception": "java.sql.SQLTransientConnectionException"}
+    for i in range(1, 4)
+]
+
+
+def write_jsonl(path: Path, events: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def offered(request: Request) -> tuple[list[str], list[tuple[str, str]]]:
+    """The categories and (doc_id, category) pairs a prompt offers."""
+    text = request.text()
+    block = text.split("Categories you may answer", 1)[1].split("\n\n", 1)[0]
+    categories = re.findall(r"^- (\w+)$", block, re.M)
+    docs = re.findall(r"- doc_id: (\S+)\n  category: (\S+)", text)
+    return categories, docs
+
+
+def careful_analyst(request: Request) -> dict:
+    """A scripted model that answers the best offered category and cites its doc."""
+    categories, docs = offered(request)
+    category = categories[0]
+    return {"category": category, "root_cause": f"The pool is exhausted ({category}).", "confidence": 0.8,
+            "evidence": ["HikariPool-1 - Connection is not available"],
+            "doc_ids": [d for d, c in docs if c == category][:1] + ["not-a-retrieved-doc"]}
+
+
+RECOMMENDATION = {"action": "Raise the pool size and find the connection leak.",
+                  "steps": ["Check active connections", "Raise maximumPoolSize"], "risk": "high"}
+
+
+@pytest.fixture
+def stub():
+    with OpenAIStub() as server:
+        server.answers["RCAAnswer"] = careful_analyst
+        server.answers["RecommendationAnswer"] = RECOMMENDATION
+        server.answers["FixPlanAnswer"] = {"plan": ["Set maximumPoolSize in application.yml", "Load test"]}
+        yield server
+
+
+@pytest.fixture
+def model_engine(data_dir, stub, monkeypatch):
+    """An engine whose analyst is the chat model behind the loopback server."""
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    eng = open_engine(make_settings(data_dir, model="test-model", base_url=stub.base_url))
+    yield eng
+    eng.records.close()
+    checkpoints.close_all()
+
+
+def ingest_one(engine, tmp_path, events=HIKARI) -> str:
+    runner.ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
+    rows = engine.records.incidents()
+    assert len(rows) == 1
+    return rows[0]["incident_id"]
+
+
+def state_of(engine, incident_id) -> IncidentState:
+    return IncidentState.model_validate(engine.graph.get_state(thread_config(incident_id)).values)
+
+
+def test_configured_model_is_the_analyst(model_engine):
+    assert isinstance(model_engine.analyst, ModelAnalyst)
+    assert model_engine.analyst.name == "model:test-model"
+
+
+def test_model_rca_pauses_at_approval_with_json_schema_answer(model_engine, stub, tmp_path):
+    inc = ingest_one(model_engine, tmp_path)
+    row = model_engine.records.incident(inc)
+    assert row["status"] == "awaiting_approval"
+    rca = state_of(model_engine, inc).rca
+    assert (rca.category, rca.analyst, rca.confidence) == ("db_pool_exhausted", "model:test-model", 0.8)
+    retrieved = {d.doc_id for d in state_of(model_engine, inc).similar_docs}
+    assert rca.doc_ids and set(rca.doc_ids) <= retrieved  # the invented doc id was dropped
+    requests = stub.chat_requests()
+    assert [r.schema_name for r in requests] == ["RCAAnswer", "RecommendationAnswer"]
+    assert {r.mode for r in requests} == {"json_schema"}
+    assert requests[0].headers["authorization"] == f"Bearer {KEY}"  # the key was read at call time
+    assert state_of(model_engine, inc).recommendation.action == RECOMMENDATION["action"]
+
+
+def test_tool_call_answers_work_too(model_engine, stub, tmp_path):
+    model_engine.analyst.method = "function_calling"
+    inc = ingest_one(model_engine, tmp_path)
+    assert model_engine.records.incident(inc)["status"] == "awaiting_approval"
+    assert state_of(model_engine, inc).rca.category == "db_pool_exhausted"
+    assert {r.mode for r in stub.chat_requests()} == {"tools"}
+
+
+def test_unknown_answer_keeps_low_confidence_and_no_doc(model_engine, stub, tmp_path):
+    stub.answers["RCAAnswer"] = {"category": "unknown", "root_cause": "Not enough evidence.", "confidence": 0.9,
+                                 "evidence": [], "doc_ids": ["java-hikari-pool-exhausted"]}
+    inc = ingest_one(model_engine, tmp_path)
+    rca = state_of(model_engine, inc).rca
+    assert (rca.category, rca.confidence, rca.doc_ids) == ("unknown", 0.3, [])
+    assert model_engine.records.incident(inc)["status"] == "awaiting_approval"
+
+
+def show_json(data_dir: Path, incident_id: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "INCIDENTIQ_MODEL", "OPENAI_BASE_URL")}
+    env["INCIDENTIQ_DATA_DIR"] = str(data_dir)
+    out = subprocess.run([sys.executable, "-m", "pipeline", "show", incident_id, "--json"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.timeout(120)
+def test_http_500_fails_the_run_visibly_and_a_later_retry_succeeds(model_engine, stub, tmp_path, data_dir):
+    stub.standing = Reply(status=500)
+    inc = ingest_one(model_engine, tmp_path)
+    assert len(stub.chat_requests()) == 3  # one call, two bounded retries
+    shown = show_json(data_dir, inc)
+    assert shown["status"] == "failed"
+    assert shown["last_error"] == "AnalystError: model endpoint answered HTTP 500 after 2 retries"
+    assert shown["pending"] is None and shown["decision"] is None
+
+    stub.standing = Reply()  # the endpoint is healthy again
+    assert runner.advance(model_engine, inc)
+    shown = show_json(data_dir, inc)
+    assert shown["status"] == "awaiting_approval" and shown["last_error"] is None
+    assert shown["rca"]["category"] == "db_pool_exhausted" and shown["pending"]["interrupt_id"]
+
+
+def test_timeout_fails_the_run_within_the_bound(model_engine, stub, tmp_path):
+    model_engine.analyst.timeout = 0.3
+    model_engine.analyst.max_retries = 1
+    stub.standing = Reply(delay=1.5)
+    started = time.monotonic()
+    inc = ingest_one(model_engine, tmp_path)
+    assert time.monotonic() - started < 8
+    row = model_engine.records.incident(inc)
+    assert row["status"] == "failed"
+    assert row["last_error"] == "AnalystError: model request timed out after 0.3s (1 retries)"
+    assert row["attempts"] == 1 and row["next_attempt_at"]
+
+
+def test_unreachable_endpoint_fails_the_run(model_engine, tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model_engine.analyst.base_url = f"http://127.0.0.1:{port}/v1"  # nothing listens there now
+    model_engine.analyst.max_retries = 0
+    inc = ingest_one(model_engine, tmp_path)
+    row = model_engine.records.incident(inc)
+    assert (row["status"], row["last_error"]) == ("failed", "AnalystError: could not connect to the model endpoint (0 retries)")
+
+
+INVALID = {
+    "not_a_category": (Reply(answer={"category": "approve", "root_cause": "x", "confidence": 0.9,
+                                     "evidence": [], "doc_ids": []}), "category"),
+    "confidence_out_of_range": (Reply(answer={"category": "db_pool_exhausted", "root_cause": "x", "confidence": 7,
+                                              "evidence": [], "doc_ids": []}), "confidence"),
+    "category_no_doc_supports": (Reply(answer={"category": "disk_full", "root_cause": "x", "confidence": 0.9,
+                                               "evidence": [], "doc_ids": []}), "no retrieved doc supports"),
+    "malformed_json": (Reply(content='{"category": "db_pool_exh'), "could not be parsed"),
+    "refusal": (Reply(refusal="I can't help with that."), "refused"),
+}
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling"])
+@pytest.mark.parametrize("case", list(INVALID))
+def test_invalid_answer_fails_the_run_visibly(model_engine, stub, tmp_path, case, method):
+    reply, fragment = INVALID[case]
+    model_engine.analyst.method = method
+    stub.standing = reply
+    inc = ingest_one(model_engine, tmp_path)
+    row = model_engine.records.incident(inc)
+    assert row["status"] == "failed"
+    assert row["last_error"].startswith("AnalystError: ")
+    assert fragment in row["last_error"]
+    assert len(row["last_error"]) < 300
+    assert len(stub.chat_requests()) == 1  # an invalid answer is not retried by the client
+
+
+def test_failing_model_does_not_stop_other_incidents(model_engine, stub, tmp_path):
+    events = HIKARI + [{"_time": "2026-11-28T10:05:00Z", "service": "disk-writer", "level": "ERROR",
+                        "message": "write /var/spool/receipts/r1.pdf: no space left on device"}]
+    stub.queue(Reply(status=500), Reply(status=500), Reply(status=500))
+    runner.ingest_path(model_engine, write_jsonl(tmp_path / "events.jsonl", events))
+    statuses = sorted(r["status"] for r in model_engine.records.incidents())
+    assert statuses == ["awaiting_approval", "failed"]
+
+
+def test_error_mapping_covers_the_sdk_failures():
+    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    try:
+        RCAAnswer.model_validate({"category": "approve"})
+    except ValidationError as exc:
+        validation = exc
+    cases = {
+        openai.APITimeoutError(request=request): "timed out after 30s (2 retries)",
+        openai.InternalServerError("boom", response=httpx.Response(500, request=request), body=None):
+            "HTTP 500 after 2 retries",
+        openai.APIStatusError("boom", response=httpx.Response(503, request=request), body=None): "HTTP 503",
+        openai.AuthenticationError(f"bad key {KEY}", response=httpx.Response(401, request=request), body=None):
+            "HTTP 401 (check OPENAI_API_KEY)",
+        openai.APIConnectionError(request=request): "could not connect",
+        validation: "failed validation: category: not an allowed value",
+        OutputParserException("bad"): "could not be parsed",
+        json.JSONDecodeError("bad", "{", 0): "could not be parsed",
+        ModelRefusalError("no"): "refused",
+        httpx.ReadTimeout("slow", request=request): "transport error",
+        openai.LengthFinishReasonError(completion=ChatCompletion.model_construct(usage=None)): "model call failed",
+    }
+    for exc, fragment in cases.items():
+        assert isinstance(exc, MODEL_ERRORS), exc  # caught at the boundary
+        error = analyst_error(exc, timeout=30, retries=2)
+        assert isinstance(error, AnalystError) and isinstance(error, RuntimeFailure)
+        assert fragment in error.message, (exc, error.message)
+        assert KEY not in error.message and "boom" not in error.message
+
+
+def test_missing_key_without_base_url_is_an_analyst_error(model_engine, monkeypatch):
+    analyst = ModelAnalyst(kb=model_engine.kb, model="test-model", base_url=None)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(AnalystError, match="OPENAI_API_KEY is not set"):
+        analyst._chat()
+
+
+def test_local_endpoint_without_key_uses_a_placeholder(model_engine, stub, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    inc = ingest_one(model_engine, tmp_path)
+    assert model_engine.records.incident(inc)["status"] == "awaiting_approval"
+    assert stub.chat_requests()[0].headers["authorization"] == "Bearer not-needed"
+
+
+def test_revision_feedback_reaches_the_prompt_as_reviewer_data(model_engine, stub, tmp_path):
+    inc = ingest_one(model_engine, tmp_path)
+    state = state_of(model_engine, inc)
+    rec = model_engine.analyst.recommend(state, feedback="Do not restart the database during trading hours")
+    assert (rec.revision, rec.feedback) == (1, "Do not restart the database during trading hours")
+    prompt = stub.chat_requests()[-1].text()
+    feedback_block = prompt.split("<reviewer_feedback>", 1)[1].split("</reviewer_feedback>", 1)[0]
+    assert "Do not restart the database during trading hours" in feedback_block
+
+
+def test_fix_plan_comes_from_the_model(model_engine, stub, tmp_path):
+    inc = ingest_one(model_engine, tmp_path)
+    plan = model_engine.analyst.fix_plan(state_of(model_engine, inc))
+    assert plan == ["Set maximumPoolSize in application.yml", "Load test"]
+    assert stub.chat_requests()[-1].schema_name == "FixPlanAnswer"
+
+
+def _stored_bytes(data_dir: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(data_dir.rglob("*")) if p.is_file())
+
+
+@pytest.mark.timeout(120)
+def test_api_key_never_reaches_checkpoints_records_or_logs(data_dir, stub, tmp_path, monkeypatch, caplog, capfd):
+    caplog.set_level(logging.DEBUG)  # openai and httpx log requests at DEBUG
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    engine = open_engine(make_settings(data_dir, model="test-model", base_url=stub.base_url,
+                                       embeddings="openai:test-embedding"))
+    try:
+        stub.queue(Reply(status=500), Reply(status=500), Reply(status=500))  # a failure path too
+        inc = ingest_one(engine, tmp_path)
+        assert engine.records.incident(inc)["status"] == "failed"
+        runner.advance(engine, inc)
+        assert engine.records.incident(inc)["status"] == "awaiting_approval"
+    finally:
+        engine.records.close()
+        checkpoints.close_all()
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in stub.requests)  # the key was in use
+    assert any(r.path.endswith("/embeddings") for r in stub.requests)
+    stored = _stored_bytes(data_dir)
+    assert b"checkpoints" in b"".join(p.name.encode() for p in data_dir.iterdir()) and len(stored) > 10_000
+    assert KEY.encode() not in stored
+    assert "KEYCANARY" not in caplog.text
+    out, err = capfd.readouterr()
+    assert "KEYCANARY" not in out + err
+    assert any("chat/completions" in r.getMessage() for r in caplog.records)  # logging was on
