@@ -15,7 +15,7 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli_records",)
+COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review")
 
 
 class _Parser(argparse.ArgumentParser):

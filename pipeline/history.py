@@ -1,0 +1,306 @@
+"""An incident's checkpoint history as a reviewer reads it: entries with field-level changes,
+branch lanes and the current branch, the checkpoint tree, and what a replay would re-run.
+
+SqliteSaver's history generator holds the saver's lock until it is exhausted, so every listing
+here is turned into a list at once and nothing keeps a generator across calls.
+"""
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass
+
+from langgraph.types import StateSnapshot
+from pydantic_core import to_jsonable_python
+
+from pipeline.engine import Engine
+from pipeline.errors import CheckpointNotFound
+from pipeline.graph import NODE_NAMES, thread_config
+
+GATE = "approval"
+TRACE_FIELD = "events"
+
+
+def checkpoint_config(incident_id: str, checkpoint_id: str) -> dict:
+    """The config addressing one past checkpoint (replay and fork start there, nothing else)."""
+    return {"configurable": {"thread_id": incident_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+
+
+def checkpoint_id_of(snap: StateSnapshot | None) -> str | None:
+    if snap is None or not snap.config:
+        return None
+    return snap.config["configurable"].get("checkpoint_id")
+
+
+def parent_id_of(snap: StateSnapshot) -> str | None:
+    return snap.parent_config["configurable"]["checkpoint_id"] if snap.parent_config else None
+
+
+# -- state as JSON and its field-level diff ------------------------------------------------
+def state_json(values: dict) -> dict:
+    """Checkpoint values (our Pydantic objects) as plain JSON data."""
+    return {k: to_jsonable_python(v) for k, v in (values or {}).items()}
+
+
+def _summarise(field: str, value):
+    # evidence and log windows run to dozens of events: a diff shows how many, not each one
+    if value is None:
+        return None
+    if field in ("evidence", "log_window"):
+        return len(value)
+    if field == "similar_docs":
+        return [f"{d['doc_id']} ({d['score']:.2f})" for d in value]
+    return value
+
+
+def flatten(state: dict) -> dict:
+    """Dotted field → value, nested dicts expanded, big lists summarised, the trace left out."""
+    out: dict = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict) and value:
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        else:
+            out[prefix] = value
+
+    for key, value in state.items():
+        if key == TRACE_FIELD:
+            continue
+        walk(key, _summarise(key, value))
+    return out
+
+
+def diff(before: dict, after: dict) -> list[dict]:
+    """Field-level changes between two states given as JSON (see `state_json`)."""
+    b, a = flatten(before), flatten(after)
+    fields = list(a) + [k for k in b if k not in a]
+    return [{"field": f, "before": b.get(f), "after": a.get(f)} for f in fields if b.get(f) != a.get(f)]
+
+
+def trace_added(before: dict, after: dict) -> list[str]:
+    """The node trace lines a checkpoint added to its parent's."""
+    old, new = before.get(TRACE_FIELD) or [], after.get(TRACE_FIELD) or []
+    added = new[len(old):] if new[:len(old)] == old else new
+    return [f"{e['node']}: {e['detail']}" if e.get("detail") else e["node"] for e in added]
+
+
+# -- the graph's shape: what runs after a checkpoint --------------------------------------
+@dataclass(frozen=True)
+class Flow:
+    """Where each node leads, read from the compiled graph."""
+
+    static: dict[str, tuple[str, ...]]
+    after_gate: frozenset[str]
+
+    @classmethod
+    def of(cls, engine: Engine) -> "Flow":
+        return _flow_of(engine.graph)
+
+    @classmethod
+    def from_graph(cls, graph) -> "Flow":
+        static: dict[str, list[str]] = defaultdict(list)
+        conditional: dict[str, list[str]] = defaultdict(list)
+        for edge in graph.get_graph().edges:
+            (conditional if edge.conditional else static)[edge.source].append(edge.target)
+        reachable, todo = set(), list(conditional[GATE])
+        while todo:  # everything the gate's answer can lead to, up to the gate again
+            node = todo.pop()
+            if node in reachable or node == GATE:
+                continue
+            reachable.add(node)
+            todo += static.get(node, []) + conditional.get(node, [])
+        return cls(static={k: tuple(sorted(v)) for k, v in static.items()}, after_gate=frozenset(reachable))
+
+    def writers_of(self, next_nodes: tuple[str, ...]) -> list[str]:
+        """Nodes whose output leads exactly to `next_nodes` (the as_node that keeps a run on course)."""
+        want = tuple(sorted(next_nodes))
+        return [n for n in NODE_NAMES if self.static.get(n) == want]
+
+    def rerun(self, next_nodes: tuple[str, ...]) -> list[str]:
+        """Nodes that run from `next_nodes` on until the gate stops the run (gate included)."""
+        order, seen, frontier = [], set(), [n for n in next_nodes]
+        while frontier:
+            node = frontier.pop(0)
+            if node in seen or node == "__end__":
+                continue
+            seen.add(node)
+            if node != "__start__":
+                order.append(node)
+            if node != GATE:
+                frontier += list(self.static.get(node, ()))
+        return order
+
+
+@functools.lru_cache(maxsize=8)
+def _flow_of(graph) -> Flow:
+    return Flow.from_graph(graph)
+
+
+# -- lineage: ids and parents only, cheap enough for every call ----------------------------
+@dataclass
+class Lineage:
+    parent: dict[str, str | None]
+    order: list[str]  # oldest first (checkpoint ids are time-ordered)
+    lane: dict[str, int]
+    current: set[str]
+
+    @property
+    def head(self) -> str | None:
+        return self.order[-1] if self.order else None
+
+    @property
+    def branches(self) -> int:
+        return max(self.lane.values(), default=-1) + 1
+
+    def ancestors(self, checkpoint_id: str) -> list[str]:
+        chain, node = [], checkpoint_id
+        while node is not None:
+            chain.append(node)
+            node = self.parent.get(node)
+        return chain
+
+
+def lineage(engine: Engine, incident_id: str) -> Lineage:
+    """Checkpoint ids and parents of the thread, lanes for branches, and the current branch."""
+    saver = engine.graph.checkpointer
+    # ids and parents straight from the saver's table: listing through the saver would
+    # deserialise every checkpoint just to draw lanes
+    with saver.cursor(transaction=False) as cur:
+        cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (incident_id,))
+        rows = cur.fetchall()
+    parent = {cid: pid for cid, pid in rows}
+    lane: dict[str, int] = {}
+    has_child: set[str] = set()
+    lanes = 0
+    for cid, pid in rows:
+        if pid is None or pid not in lane:
+            lane[cid] = 0 if lanes == 0 else lanes
+            lanes = max(lanes, lane[cid] + 1)
+        elif pid in has_child:  # the parent already continued elsewhere: this starts a branch
+            lane[cid] = lanes
+            lanes += 1
+        else:
+            lane[cid] = lane[pid]
+        if pid is not None:
+            has_child.add(pid)
+    order = [cid for cid, _ in rows]
+    current: set[str] = set()
+    node = order[-1] if order else None
+    while node is not None:
+        current.add(node)
+        node = parent.get(node)
+    return Lineage(parent=parent, order=order, lane=lane, current=current)
+
+
+# -- history entries -----------------------------------------------------------------------
+def human_actions(audit_rows: list[dict], line: Lineage) -> dict[str, str]:
+    """checkpoint id → the human action that created it, from the audit log's before/after ids."""
+    made_by: dict[str, str] = {}
+    for row in audit_rows:
+        node, floor = row.get("checkpoint_after"), row.get("checkpoint_before") or ""
+        while node is not None and node > floor and node not in made_by:
+            made_by[node] = row["action"]
+            node = line.parent.get(node)
+    return made_by
+
+
+def writes_by(snap: StateSnapshot, parent: StateSnapshot | None, flow: Flow) -> list[str]:
+    source = (snap.metadata or {}).get("source")
+    if source == "loop" and parent is not None:
+        ran = [t.name for t in parent.tasks if t.result is not None]
+        return ran or list(parent.next)
+    if source == "update":
+        return flow.writers_of(snap.next)[:1]
+    return []  # input, or a fork: the copy a replay starts from
+
+
+def entry(snap: StateSnapshot, parent: StateSnapshot | None, *, line: Lineage, flow: Flow,
+          made_by: dict[str, str]) -> dict:
+    """One history entry (see review_api: history)."""
+    cid = checkpoint_id_of(snap)
+    raised = [t for t in snap.tasks if t.interrupts]
+    before, after = state_json(parent.values if parent else {}), state_json(snap.values)
+    paused = any(t.result is None for t in raised)
+    return {
+        "checkpoint_id": cid,
+        "parent_checkpoint_id": parent_id_of(snap),
+        "step": (snap.metadata or {}).get("step"),
+        "source": (snap.metadata or {}).get("source"),
+        "next": list(snap.next),
+        "created_at": snap.created_at,
+        "writes_by": writes_by(snap, parent, flow),
+        "interrupt_id": raised[0].interrupts[0].id if raised else None,
+        "is_paused": paused,
+        "is_pending": paused and cid == line.head,
+        "branch": line.lane.get(cid, 0),
+        "on_current_branch": cid in line.current,
+        "human_action": made_by.get(cid),
+        "changes": diff(before, after),
+        "trace": trace_added(before, after),
+    }
+
+
+def snapshots(engine: Engine, incident_id: str, *, limit: int | None, before: str | None) -> list[StateSnapshot]:
+    """History snapshots newest first, as a list (the generator is exhausted here, never kept)."""
+    before_cfg = checkpoint_config(incident_id, before) if before else None
+    return list(engine.graph.get_state_history(thread_config(incident_id), limit=limit, before=before_cfg))
+
+
+def snapshot_at(engine: Engine, incident_id: str, checkpoint_id: str, line: Lineage | None = None) -> StateSnapshot:
+    """The snapshot of one checkpoint of the incident, or CheckpointNotFound."""
+    line = line or lineage(engine, incident_id)
+    if checkpoint_id not in line.parent:
+        raise CheckpointNotFound(incident_id, checkpoint_id)
+    return engine.graph.get_state(checkpoint_config(incident_id, checkpoint_id))
+
+
+def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: Lineage,
+            made_by: dict[str, str]) -> list[dict]:
+    """History entries for snapshots, each diffed against its parent's values."""
+    flow = Flow.of(engine)
+    by_id = {checkpoint_id_of(s): s for s in snaps}
+    out = []
+    for snap in snaps:
+        pid = parent_id_of(snap)
+        parent = None
+        if pid is not None:
+            parent = by_id.get(pid)
+            if parent is None:  # the parent is on another page or branch
+                parent = by_id[pid] = engine.graph.get_state(checkpoint_config(incident_id, pid))
+        out.append(entry(snap, parent, line=line, flow=flow, made_by=made_by))
+    return out
+
+
+def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Lineage) -> dict:
+    """What a replay or fork from `snap` would run again, and whether it may."""
+    flow = Flow.of(engine)
+    nxt = tuple(snap.next)
+    nodes = flow.rerun(nxt)
+    includes_code_fix = "code_fix" in nodes
+    past_gate = sorted(set(nxt) & flow.after_gate)
+    plan = {
+        "checkpoint_id": checkpoint_id_of(snap),
+        "nodes": nodes,
+        "includes_code_fix": includes_code_fix,
+        "pauses_at_approval": GATE in nodes,
+        "allowed": bool(nxt) and not past_gate,
+        "reason": None,
+        "suggested_checkpoint": None,
+    }
+    if not nxt:
+        plan["reason"] = "the run had ended at this checkpoint: there is nothing to run again"
+    elif past_gate:
+        plan["reason"] = (f"this checkpoint is past the approval gate: running {', '.join(past_gate)} again would "
+                          "reuse the old decision without a new approval; replay from the gate instead")
+    else:
+        plan["reason"] = ("re-runs " + ", ".join(nodes) + "; the approval gate fires again, so code_fix cannot run "
+                          "without a new approval")
+    if not plan["allowed"]:
+        for cid in line.ancestors(checkpoint_id_of(snap))[1:]:
+            cand = engine.graph.get_state(checkpoint_config(incident_id, cid))
+            if tuple(cand.next) == (GATE,):
+                plan["suggested_checkpoint"] = cid
+                break
+    return plan

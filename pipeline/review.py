@@ -1,0 +1,403 @@
+"""The review service: what reviewers read and do, shared by the web pages, the CLI and the tests,
+so every path through the product has the same guarantees.
+
+Every action that moves a run is guarded twice: first an atomic claim in the records store
+(compare-and-set on status and pending interrupt, across threads and processes), then a check
+against the checkpoint itself. Only the claim's winner touches the graph; it always answers
+through the thread config, never an old checkpoint's config, and it releases the claim in
+`finally`. LangGraph has no per-thread lock and, after `update_state` on a paused thread, feeds a
+plain resume to a fresh interrupt nobody saw: both are why nothing here runs without the claim.
+"""
+from __future__ import annotations
+
+from pydantic import ValidationError
+from langgraph.types import Command, StateSnapshot
+
+from pipeline import history
+from pipeline.audit_export import export_audit
+from pipeline.engine import Engine
+from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, StaleInterrupt,
+                             UsageError)
+from pipeline.graph import thread_config
+from pipeline.history import checkpoint_id_of, state_json
+from pipeline.records import now, process_owner
+from pipeline.runner import record_from_snapshot
+from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
+                            IncidentState, LogEvent)
+
+EVIDENCE_LIMIT = 500
+# an edit lands as the output of one of these nodes: `recommend` keeps the gate where it is,
+# `rca` means "as if the analysis had said this" and redoes the recommendation from it
+EDIT_AS_NODES = ("recommend", "rca")
+# replay and fork may start while the incident waits, after it ended, or after a failed run,
+# never while a run is moving
+REPLAYABLE = ("awaiting_approval", "failed", *CLOSED_STATUSES)
+
+
+def _required(value: str | None, what: str) -> str:
+    if value is None or not str(value).strip():
+        raise UsageError(f"{what} is required")
+    return str(value).strip()
+
+
+def evidence_row(event: LogEvent) -> dict:
+    """An event as the incident page lists it."""
+    return {"time": event.time.isoformat(), "service": event.service, "host": event.host, "level": event.level,
+            "message": event.message, "exception": event.exception, "stack": event.stack,
+            "trace_id": event.trace_id, "event_id": event.event_id}
+
+
+def check_edit_fields(edits: dict | None) -> dict:
+    """Edits must name editable fields; anything else is refused before any state is read."""
+    if not edits:
+        raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
+    for field in edits:
+        if field not in EDITABLE_FIELDS:
+            raise InvalidEdit(f"{field} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}", field=field)
+    return edits
+
+
+def edited_values(state: IncidentState, edits: dict) -> dict:
+    """The top-level state values after applying dotted edits, validated strictly by the state schema."""
+    check_edit_fields(edits)
+    data = state.model_dump()
+    for field, value in edits.items():
+        top, _, sub = field.partition(".")
+        if sub:
+            if data.get(top) is None:
+                raise InvalidEdit(f"{field}: there is no {top} to edit at this point of the run", field=field)
+            data[top][sub] = value
+        else:
+            data[top] = value
+    try:
+        edited = IncidentState.model_validate(data, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = ".".join(str(p) for p in errors[0]["loc"]) if errors else None
+        message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+        raise InvalidEdit(f"invalid edit: {message}", field=first) from exc
+    return {top: getattr(edited, top) for top in dict.fromkeys(f.partition(".")[0] for f in edits)}
+
+
+def _values_at(state: IncidentState | None, fields) -> dict:
+    data = state.model_dump(mode="json") if state else {}
+    out = {}
+    for field in fields:
+        value = data
+        for part in field.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out[field] = value
+    return out
+
+
+class _Claim:
+    """The claim on one incident for one action: released in `finally`, records kept in step."""
+
+    def __init__(self, service: "ReviewService", incident_id: str, status_before: str):
+        self.service = service
+        self.incident_id = incident_id
+        self.status_before = status_before
+        self.owner = process_owner()
+        self.expected: str | None = None
+        self.finished = False
+
+    def finish(self, *, action: str, reviewer: str, before: StateSnapshot, note: str | None = None,
+               before_values: dict | None = None, after_values: dict | None = None, **record_extra) -> dict:
+        """Write the record from the new checkpoint and the audit entry of the action."""
+        engine = self.service.engine
+        after = engine.graph.get_state(thread_config(self.incident_id))
+        values = record_from_snapshot(engine, self.incident_id, after, **record_extra)
+        self.finished = True
+        changes = history.diff(state_json(before.values), state_json(after.values))
+        audit_before = {"status": self.status_before, **{c["field"]: c["before"] for c in changes}}
+        audit_after = {"status": values.get("status") or engine.records.incident(self.incident_id)["status"],
+                       **{c["field"]: c["after"] for c in changes}}
+        audit_before.update(before_values or {})
+        audit_after.update(after_values or {})
+        engine.records.add_audit(incident_id=self.incident_id, reviewer=reviewer, action=action,
+                                 checkpoint_before=checkpoint_id_of(before), checkpoint_after=checkpoint_id_of(after),
+                                 before=audit_before, after=audit_after, note=note)
+        return values
+
+    def close(self) -> None:
+        records = self.service.engine.records
+        try:
+            if not self.finished:  # refused or failed midway: the record follows the checkpoint again
+                record_from_snapshot(self.service.engine, self.incident_id)
+        finally:
+            records.release(self.incident_id, self.owner)
+
+
+class ReviewService:
+    """Reads for the reviewer's pages and the guarded actions (see notes/review_api.md)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.records = engine.records
+        self.graph = engine.graph
+
+    # -- reads ---------------------------------------------------------------------------
+    def inbox(self, *, status: str | list[str] | None = None, search: str | None = None,
+              limit: int = 200, offset: int = 0) -> list[dict]:
+        """Incidents for the inbox, by SLA deadline then severity (records store only)."""
+        return self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset)
+
+    def counts(self) -> dict[str, int]:
+        """Incidents per status, every status present."""
+        counts = {s: 0 for s in STATUSES}
+        counts.update(self.records.status_counts())
+        return counts
+
+    def incident(self, incident_id: str) -> dict:
+        """The `show` document plus the state, evidence, log window, similar docs and what may be edited."""
+        from pipeline.cli_records import show_incident
+
+        doc = show_incident(self.engine, incident_id)
+        snap = self.graph.get_state(thread_config(incident_id))
+        state = IncidentState.model_validate(snap.values) if snap.values else None
+        doc["state"] = state.model_dump(mode="json") if state else None
+        doc["evidence"] = [evidence_row(e) for e in self.records.events_of(incident_id, limit=EVIDENCE_LIMIT)]
+        doc["log_window"] = [evidence_row(e) for e in state.log_window] if state else []
+        doc["similar_docs"] = [d.model_dump(mode="json") for d in state.similar_docs] if state else []
+        doc["revisions_left"] = MAX_REVISIONS - (state.revisions if state else 0)
+        doc["editable_fields"] = dict(EDITABLE_FIELDS)
+        doc["head_checkpoint_id"] = checkpoint_id_of(snap) if snap.values else None
+        return doc
+
+    def history(self, incident_id: str, *, limit: int = 50, before: str | None = None) -> list[dict]:
+        """Checkpoints newest first with field-level changes, lanes and the current branch; paged."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        if before is not None and before not in line.parent:
+            history.snapshot_at(self.engine, incident_id, before, line)  # raises CheckpointNotFound
+        snaps = history.snapshots(self.engine, incident_id, limit=limit, before=before)
+        made_by = history.human_actions(self.records.audit(incident_id), line)
+        return history.entries(self.engine, incident_id, snaps, line, made_by)
+
+    def checkpoint(self, incident_id: str, checkpoint_id: str) -> dict:
+        """One checkpoint: its history entry, the full state there and its changes."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
+        made_by = history.human_actions(self.records.audit(incident_id), line)
+        item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
+        return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+
+    def tree(self, incident_id: str) -> dict:
+        """Every checkpoint with its parent edges, the current branch and the number of branches."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        snaps = history.snapshots(self.engine, incident_id, limit=None, before=None)
+        made_by = history.human_actions(self.records.audit(incident_id), line)
+        nodes = history.entries(self.engine, incident_id, snaps, line, made_by)
+        edges = [[n["parent_checkpoint_id"], n["checkpoint_id"]] for n in nodes if n["parent_checkpoint_id"]]
+        return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
+                "branches": line.branches}
+
+    def rerun_plan(self, incident_id: str, checkpoint_id: str) -> dict:
+        """The nodes a replay or fork from the checkpoint runs again, and whether it may run."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
+        return history.rerun_plan(self.engine, incident_id, snap, line)
+
+    def audit(self, incident_id: str | None = None) -> list[dict]:
+        """Every human action, oldest first."""
+        if incident_id:
+            self.records.incident(incident_id)
+        return self.records.audit(incident_id)
+
+    def export_audit(self, incident_id: str | None = None, *, fmt: str = "json") -> str:
+        """The audit log as JSON or CSV text."""
+        return export_audit(self.audit(incident_id), fmt=fmt)
+
+    # -- decisions -----------------------------------------------------------------------
+    def approve(self, incident_id: str, *, reviewer: str, expect_interrupt: str | None = None,
+                note: str | None = None, edits: dict | None = None) -> dict:
+        """Approve the pending analysis (with `edits`: correct it first, audited as one change)."""
+        if edits:
+            check_edit_fields(edits)
+        return self._decide(incident_id, action="approve", reviewer=reviewer, note=note,
+                            expect=expect_interrupt, edits=edits, set_status="analyzing")
+
+    def reject(self, incident_id: str, *, reviewer: str, reason: str, expect_interrupt: str | None = None) -> dict:
+        """Reject the pending analysis; the run ends without a fix."""
+        reason = _required(reason, "a reason for the rejection")
+        return self._decide(incident_id, action="reject", reviewer=reviewer, note=reason,
+                            expect=expect_interrupt, set_status="analyzing")
+
+    def revise(self, incident_id: str, *, reviewer: str, feedback: str, expect_interrupt: str | None = None) -> dict:
+        """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS times)."""
+        feedback = _required(feedback, "feedback for the revision")
+        return self._decide(incident_id, action="revise", reviewer=reviewer, note=feedback,
+                            expect=expect_interrupt, set_status="in_revision")
+
+    def _decide(self, incident_id: str, *, action: str, reviewer: str, note: str | None, expect: str | None,
+                set_status: str, edits: dict | None = None) -> dict:
+        reviewer = _required(reviewer, "reviewer")
+        row = self.records.incident(incident_id)
+        if action == "revise" and row["revisions"] >= MAX_REVISIONS:
+            raise RevisionLimitReached(incident_id, MAX_REVISIONS)
+        claim = self._claim_paused(incident_id, row, expect=expect, set_status=set_status)
+        try:
+            snap = self._paused_snapshot(incident_id, claim.expected)
+            state = IncidentState.model_validate(snap.values)
+            if action == "revise" and state.revisions >= MAX_REVISIONS:
+                raise RevisionLimitReached(incident_id, MAX_REVISIONS)
+            interrupt_id = claim.expected
+            before_values = after_values = None
+            if edits:
+                values = edited_values(state, edits)
+                interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
+                after_values = {"edited": list(edits)}
+            decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
+                                        decided_at=now())
+            self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
+                              context=self.engine.deps)
+            claim.finish(action=action, reviewer=reviewer, before=snap, note=note,
+                         before_values=before_values, after_values=after_values)
+        finally:
+            claim.close()
+        return self.incident(incident_id)
+
+    # -- state edits -----------------------------------------------------------------------
+    def edit(self, incident_id: str, *, reviewer: str, edits: dict, as_node: str | None = None,
+             expect_interrupt: str | None = None) -> dict:
+        """Correct fields of a paused incident; it stays paused at approval with a new interrupt."""
+        reviewer = _required(reviewer, "reviewer")
+        check_edit_fields(edits)
+        as_node = as_node or "recommend"
+        if as_node not in EDIT_AS_NODES:
+            raise UsageError(f"--as-node must be one of {', '.join(EDIT_AS_NODES)} (got {as_node!r})")
+        if as_node == "rca" and any(f.startswith("recommendation.") for f in edits):
+            raise UsageError("as_node rca redoes the recommendation: edit recommendation.* with as_node recommend")
+        row = self.records.incident(incident_id)
+        claim = self._claim_paused(incident_id, row, expect=expect_interrupt, set_status="analyzing")
+        try:
+            snap = self._paused_snapshot(incident_id, claim.expected)
+            state = IncidentState.model_validate(snap.values)
+            values = edited_values(state, edits)
+            if all(getattr(state, k) == v for k, v in values.items()):
+                raise InvalidEdit("the edit changes nothing: every field already has that value",
+                                  field=next(iter(edits)))
+            self._write_edit(incident_id, values, as_node=as_node)
+            claim.finish(action="edit", reviewer=reviewer, before=snap,
+                         note=None if as_node == "recommend" else f"as_node={as_node}")
+        finally:
+            claim.close()
+        return self.incident(incident_id)
+
+    def _write_edit(self, incident_id: str, values: dict, *, as_node: str) -> str:
+        """Write validated values as a new `update` checkpoint and pause at the gate again.
+
+        update_state on a paused thread keeps `next` at approval but drops the pending interrupt;
+        re-invoking lets approval raise a fresh one, so the incident is paused (with a new id)
+        the moment the claim is released. Returns the new interrupt id.
+        """
+        cfg = thread_config(incident_id)
+        self.graph.update_state(cfg, values, as_node=as_node)
+        self.graph.invoke(None, cfg, context=self.engine.deps)
+        return self._require_paused(incident_id).interrupts[0].id
+
+    # -- time travel -----------------------------------------------------------------------
+    def replay(self, incident_id: str, *, checkpoint_id: str, reviewer: str) -> dict:
+        """Re-run from a past checkpoint on a new branch; the gate fires again (no old answer reused)."""
+        reviewer = _required(reviewer, "reviewer")
+        target, plan = self._replayable(incident_id, checkpoint_id)
+        claim = self._claim_any(incident_id)
+        try:
+            before = self.graph.get_state(thread_config(incident_id))
+            self.graph.invoke(None, target.config, context=self.engine.deps)
+            self._require_paused(incident_id)
+            claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None,
+                         note=f"replayed from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+        finally:
+            claim.close()
+        return self.incident(incident_id)
+
+    def fork(self, incident_id: str, *, checkpoint_id: str, reviewer: str, edits: dict) -> dict:
+        """Branch from a past checkpoint with edited values and run the branch to the gate.
+
+        The audit's before/after hold the edited fields as they were at that checkpoint and as
+        edited, plus what else differs between the old and the new head.
+        """
+        reviewer = _required(reviewer, "reviewer")
+        check_edit_fields(edits)
+        target, plan = self._replayable(incident_id, checkpoint_id)
+        if not target.values:
+            raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit", field=next(iter(edits)))
+        state = IncidentState.model_validate(target.values)
+        values = edited_values(state, edits)  # refused here: nothing is written for an invalid fork
+        writers = history.Flow.of(self.engine).writers_of(tuple(target.next))
+        claim = self._claim_any(incident_id)
+        try:
+            before = self.graph.get_state(thread_config(incident_id))
+            fork_cfg = self.graph.update_state(target.config, values, as_node=writers[0] if writers else None)
+            self.graph.invoke(None, fork_cfg, context=self.engine.deps)
+            self._require_paused(incident_id)
+            edited = state.model_copy(update=values)
+            claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None,
+                         before_values=_values_at(state, edits), after_values=_values_at(edited, edits),
+                         note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+        finally:
+            claim.close()
+        return self.incident(incident_id)
+
+    def _replayable(self, incident_id: str, checkpoint_id: str) -> tuple[StateSnapshot, dict]:
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        target = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
+        plan = history.rerun_plan(self.engine, incident_id, target, line)
+        if not plan["allowed"]:
+            hint = f" (e.g. checkpoint {plan['suggested_checkpoint']})" if plan["suggested_checkpoint"] else ""
+            raise UsageError(f"cannot re-run from {checkpoint_id}: {plan['reason']}{hint}")
+        return target, plan
+
+    # -- guards ------------------------------------------------------------------------------
+    def _claim_paused(self, incident_id: str, row: dict, *, expect: str | None, set_status: str) -> _Claim:
+        """Claim an incident paused at approval with the interrupt the reviewer saw (or the current one)."""
+        expected = expect or row["pending_interrupt_id"]
+        if expect is None and (row["status"] != "awaiting_approval" or not expected):
+            raise NotAwaitingApproval(incident_id, row["status"])
+        claim = _Claim(self, incident_id, "awaiting_approval")
+        claim.expected = expected
+        if not self.records.claim(incident_id, claim.owner, statuses=("awaiting_approval",),
+                                  interrupt_id=expected, set_status=set_status):
+            raise self._lost(incident_id, expect)
+        return claim
+
+    def _claim_any(self, incident_id: str) -> _Claim:
+        """Claim an incident for a replay or fork: waiting, ended or failed, and not in use."""
+        row = self.records.incident(incident_id)
+        claim = _Claim(self, incident_id, row["status"])
+        if not self.records.claim(incident_id, claim.owner, statuses=REPLAYABLE, set_status="analyzing"):
+            now_row = self.records.incident(incident_id)
+            if now_row["status"] not in REPLAYABLE:
+                raise Conflict(f"{incident_id} is {now_row['status']}: its run is moving; "
+                               "replay or fork once it pauses at approval or ends")
+            raise Conflict(f"{incident_id} is in use by another reviewer or the pipeline; try again")
+        return claim
+
+    def _lost(self, incident_id: str, expect: str | None) -> Conflict:
+        """The conflict for a claim that was refused, read from the record as it is now."""
+        row = self.records.incident(incident_id)
+        if expect is not None and row["pending_interrupt_id"] != expect:
+            return StaleInterrupt(incident_id, expect, row["pending_interrupt_id"])
+        if row["status"] != "awaiting_approval":
+            return NotAwaitingApproval(incident_id, row["status"])
+        return NotAwaitingApproval(incident_id, "awaiting_approval, but another reviewer or the pipeline "
+                                                "is acting on it right now")
+
+    def _paused_snapshot(self, incident_id: str, expected: str) -> StateSnapshot:
+        """The checkpoint must agree with the record: paused at approval on the expected interrupt."""
+        snap = self._require_paused(incident_id)
+        pending = snap.interrupts[0].id
+        if pending != expected:
+            raise StaleInterrupt(incident_id, expected, pending)
+        return snap
+
+    def _require_paused(self, incident_id: str) -> StateSnapshot:
+        snap = self.graph.get_state(thread_config(incident_id))
+        if tuple(snap.next) != (history.GATE,) or not snap.interrupts:
+            raise NotAwaitingApproval(incident_id, "its run is not paused at approval")
+        return snap
