@@ -160,13 +160,14 @@ def event_line(event: LogEvent, count: int = 1, *, limit: int = EVENT_CHARS) -> 
     head = f"{event.time.isoformat()} {event.level or '-'} {where}"
     if event.exception:
         head += f" {event.exception}:"
-    line = f"{head} {event.message}"
+    # each part gets its own share, so a long message does not hide the stack's top frames
+    line = f"{head} {clip(event.message, limit // 2)}"
     if count > 1:
         line += f" (×{count})"
     if event.stack:
-        line += "\n  stack: " + "\n  ".join(event.stack.splitlines()[:STACK_LINES])
+        line += "\n  stack: " + "\n  ".join(clip(s, 160) for s in event.stack.splitlines()[:STACK_LINES])
     if event.fields:
-        line += "\n  fields: " + json.dumps(event.fields, default=str, ensure_ascii=False)
+        line += "\n  fields: " + clip(json.dumps(event.fields, default=str, ensure_ascii=False), 160)
     return clip(defang(line), limit)
 
 
