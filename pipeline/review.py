@@ -10,25 +10,22 @@ plain resume to a fresh interrupt nobody saw: both are why nothing here runs wit
 """
 from __future__ import annotations
 
-from pydantic import ValidationError
 from langgraph.types import Command, StateSnapshot
 
 from pipeline import history
 from pipeline.audit_export import export_audit
 from pipeline.engine import Engine
+from pipeline.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, StaleInterrupt,
                              UsageError)
 from pipeline.graph import thread_config
 from pipeline.history import checkpoint_id_of, state_json
-from pipeline.records import now, process_owner
-from pipeline.runner import record_from_snapshot
+from pipeline.records import now, owner_alive, process_owner
+from pipeline.runner import advance, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
 
 EVIDENCE_LIMIT = 500
-# an edit lands as the output of one of these nodes: `recommend` keeps the gate where it is,
-# `rca` means "as if the analysis had said this" and redoes the recommendation from it
-EDIT_AS_NODES = ("recommend", "rca")
 # replay and fork may start while the incident waits, after it ended, or after a failed run,
 # never while a run is moving
 REPLAYABLE = ("awaiting_approval", "failed", *CLOSED_STATUSES)
@@ -45,49 +42,6 @@ def evidence_row(event: LogEvent) -> dict:
     return {"time": event.time.isoformat(), "service": event.service, "host": event.host, "level": event.level,
             "message": event.message, "exception": event.exception, "stack": event.stack,
             "trace_id": event.trace_id, "event_id": event.event_id}
-
-
-def check_edit_fields(edits: dict | None) -> dict:
-    """Edits must name editable fields; anything else is refused before any state is read."""
-    if not edits:
-        raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
-    for field in edits:
-        if field not in EDITABLE_FIELDS:
-            raise InvalidEdit(f"{field} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}", field=field)
-    return edits
-
-
-def edited_values(state: IncidentState, edits: dict) -> dict:
-    """The top-level state values after applying dotted edits, validated strictly by the state schema."""
-    check_edit_fields(edits)
-    data = state.model_dump()
-    for field, value in edits.items():
-        top, _, sub = field.partition(".")
-        if sub:
-            if data.get(top) is None:
-                raise InvalidEdit(f"{field}: there is no {top} to edit at this point of the run", field=field)
-            data[top][sub] = value
-        else:
-            data[top] = value
-    try:
-        edited = IncidentState.model_validate(data, strict=True)
-    except ValidationError as exc:
-        errors = exc.errors()
-        first = ".".join(str(p) for p in errors[0]["loc"]) if errors else None
-        message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
-        raise InvalidEdit(f"invalid edit: {message}", field=first) from exc
-    return {top: getattr(edited, top) for top in dict.fromkeys(f.partition(".")[0] for f in edits)}
-
-
-def _values_at(state: IncidentState | None, fields) -> dict:
-    data = state.model_dump(mode="json") if state else {}
-    out = {}
-    for field in fields:
-        value = data
-        for part in field.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        out[field] = value
-    return out
 
 
 class _Claim:
@@ -337,7 +291,7 @@ class ReviewService:
             self._require_paused(incident_id)
             edited = state.model_copy(update=values)
             claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None,
-                         before_values=_values_at(state, edits), after_values=_values_at(edited, edits),
+                         before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
         finally:
             claim.close()
@@ -361,8 +315,12 @@ class ReviewService:
             raise NotAwaitingApproval(incident_id, row["status"])
         claim = _Claim(self, incident_id, "awaiting_approval")
         claim.expected = expected
-        if not self.records.claim(incident_id, claim.owner, statuses=("awaiting_approval",),
-                                  interrupt_id=expected, set_status=set_status):
+
+        def take() -> bool:
+            return self.records.claim(incident_id, claim.owner, statuses=("awaiting_approval",),
+                                      interrupt_id=expected, set_status=set_status)
+
+        if not take() and not (self._recover_dead_claim(incident_id) and take()):
             raise self._lost(incident_id, expect)
         return claim
 
@@ -370,13 +328,56 @@ class ReviewService:
         """Claim an incident for a replay or fork: waiting, ended or failed, and not in use."""
         row = self.records.incident(incident_id)
         claim = _Claim(self, incident_id, row["status"])
-        if not self.records.claim(incident_id, claim.owner, statuses=REPLAYABLE, set_status="analyzing"):
+
+        def take() -> bool:
+            return self.records.claim(incident_id, claim.owner, statuses=REPLAYABLE, set_status="analyzing")
+
+        if not take() and not (self._recover_dead_claim(incident_id) and take()):
             now_row = self.records.incident(incident_id)
             if now_row["status"] not in REPLAYABLE:
                 raise Conflict(f"{incident_id} is {now_row['status']}: its run is moving; "
                                "replay or fork once it pauses at approval or ends")
             raise Conflict(f"{incident_id} is in use by another reviewer or the pipeline; try again")
         return claim
+
+    def _recover_dead_claim(self, incident_id: str) -> bool:
+        """Finish what an actor killed while holding the incident left behind; True if there was one.
+
+        The runner continues a cut-off run from its checkpoint (code_fix records its fix once per
+        decision, so a second pass returns the first record) and puts the record back in step. A
+        decision the dead process had applied but not yet audited is audited here, under the
+        reviewer named in the decision.
+        """
+        row = self.records.incident(incident_id)
+        if not row["claim_owner"] or owner_alive(row["claim_owner"]):
+            return False
+        if not advance(self.engine, incident_id):
+            return False
+        head = self.graph.get_state(thread_config(incident_id))
+        decision = IncidentState.model_validate(head.values).decision if head.values else None
+        if decision is not None and decision.interrupt_id:
+            audited = any(r["after"].get("decision.interrupt_id") == decision.interrupt_id
+                          for r in self.records.audit(incident_id))
+            if not audited:
+                self._audit_recovered(incident_id, head, decision)
+        return True
+
+    def _audit_recovered(self, incident_id: str, head: StateSnapshot, decision: ApprovalDecision) -> None:
+        line = history.lineage(self.engine, incident_id)
+        gate = None
+        for cid in line.ancestors(checkpoint_id_of(head)):
+            snap = self.graph.get_state(history.checkpoint_config(incident_id, cid))
+            if any(i.id == decision.interrupt_id for t in snap.tasks for i in t.interrupts):
+                gate = snap
+                break
+        changes = history.diff(state_json(gate.values if gate else {}), state_json(head.values))
+        status = self.records.incident(incident_id)["status"]
+        self.records.add_audit(
+            incident_id=incident_id, reviewer=decision.reviewer, action=decision.action,
+            checkpoint_before=checkpoint_id_of(gate), checkpoint_after=checkpoint_id_of(head),
+            before={"status": "awaiting_approval", **{c["field"]: c["before"] for c in changes}},
+            after={"status": status, **{c["field"]: c["after"] for c in changes}},
+            note=(decision.note + " | " if decision.note else "") + "completed after the deciding process died")
 
     def _lost(self, incident_id: str, expect: str | None) -> Conflict:
         """The conflict for a claim that was refused, read from the record as it is now."""

@@ -1,0 +1,56 @@
+"""Reviewer edits of an incident's state: dotted editable fields, validated strictly by the state
+schema before anything is written, so a refused edit leaves no checkpoint behind."""
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from pipeline.errors import InvalidEdit, UsageError
+from pipeline.state import EDITABLE_FIELDS, IncidentState
+
+# an edit lands as the output of one of these nodes: `recommend` keeps the gate where it is,
+# `rca` means "as if the analysis had said this" and redoes the recommendation from it
+EDIT_AS_NODES = ("recommend", "rca")
+
+
+def check_edit_fields(edits: dict | None) -> dict:
+    """Edits must name editable fields; anything else is refused before any state is read."""
+    if not edits:
+        raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
+    for field in edits:
+        if field not in EDITABLE_FIELDS:
+            raise InvalidEdit(f"{field} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}", field=field)
+    return edits
+
+
+def edited_values(state: IncidentState, edits: dict) -> dict:
+    """The top-level state values after applying dotted edits, validated strictly by the state schema."""
+    check_edit_fields(edits)
+    data = state.model_dump()
+    for field, value in edits.items():
+        top, _, sub = field.partition(".")
+        if sub:
+            if data.get(top) is None:
+                raise InvalidEdit(f"{field}: there is no {top} to edit at this point of the run", field=field)
+            data[top][sub] = value
+        else:
+            data[top] = value
+    try:
+        edited = IncidentState.model_validate(data, strict=True)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = ".".join(str(p) for p in errors[0]["loc"]) if errors else None
+        message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+        raise InvalidEdit(f"invalid edit: {message}", field=first) from exc
+    return {top: getattr(edited, top) for top in dict.fromkeys(f.partition(".")[0] for f in edits)}
+
+
+def values_at(state: IncidentState | None, fields) -> dict:
+    """The JSON values of dotted fields in a state (None where absent), for the audit log."""
+    data = state.model_dump(mode="json") if state else {}
+    out = {}
+    for field in fields:
+        value = data
+        for part in field.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out[field] = value
+    return out
