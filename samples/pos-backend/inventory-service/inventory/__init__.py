@@ -1,0 +1,1 @@
+"""inventory-service: store stock levels and reservations for in-flight checkouts."""
