@@ -1,0 +1,39 @@
+"""IncidentIQ Workbench: `streamlit run app.py`.
+
+The entrypoint declares the pages, opens the runtime of the data dir once per process (engine,
+review service, and the background poller of INCIDENTIQ_SOURCE, `demo` by default) and draws
+the sidebar every page shares.
+"""
+import pipeline  # noqa: F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph is imported)
+
+import streamlit as st
+
+from pipeline.errors import IncidentIQError
+from workbench import session
+from workbench.evidence_view import escape_markdown
+from workbench.health import poller_light
+
+st.set_page_config(page_title="IncidentIQ Workbench", page_icon=":material/emergency:", layout="wide")
+
+PAGES = [
+    st.Page("pages/inbox.py", title="Inbox", icon=":material/inbox:", default=True),
+    st.Page("pages/incident.py", title="Incident", icon=":material/troubleshoot:", url_path="incident"),
+    st.Page("pages/knowledge.py", title="Knowledge", icon=":material/menu_book:", url_path="knowledge"),
+    st.Page("pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
+]
+navigation = st.navigation(PAGES)
+
+try:
+    workbench = session.workbench()
+except IncidentIQError as exc:
+    st.error(f"The workbench could not open its data dir: {exc.message}")
+    st.stop()
+
+with st.sidebar:
+    st.markdown("**Reviewer**")
+    session.reviewer_widget()
+    st.divider()
+    poller_light(workbench)
+    st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")
+
+navigation.run()

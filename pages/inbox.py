@@ -1,0 +1,101 @@
+"""Inbox: incidents awaiting a decision first, by SLA deadline and severity; refreshed in place."""
+from datetime import datetime, timezone
+
+import streamlit as st
+
+from pipeline.workbench_queries import overdue_count
+from workbench import session
+from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
+
+REFRESH_SECONDS = 5
+INCIDENT_PAGE = "pages/incident.py"
+
+workbench = session.workbench()
+
+
+def _back_to_first_page() -> None:
+    st.session_state["inbox_page"] = 1
+
+
+def _open_selected_row() -> None:
+    rows = st.session_state["inbox_table"].selection.rows
+    shown = st.session_state.get("inbox_shown_ids") or []
+    if rows and rows[0] < len(shown):
+        st.session_state["inbox_open"] = shown[rows[0]]
+
+
+def _open_chosen() -> None:
+    st.session_state["inbox_open"] = st.session_state.get("inbox_pick")
+
+
+def _counts_row(counts: dict[str, int], overdue: int) -> None:
+    cols = st.columns(len(FILTERS))
+    for col, label in zip(cols, [*FILTERS][:-1]):
+        col.metric(label.capitalize(), filter_count(counts, label))
+    cols[-1].metric("Overdue (open)", overdue)
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def inbox() -> None:
+    opening = st.session_state.pop("inbox_open", None)
+    if opening:
+        st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
+    now = datetime.now(timezone.utc)
+    counts = workbench.review.counts()
+    _counts_row(counts, overdue_count(workbench.engine.records, now))
+
+    left, right = st.columns([3, 2])
+    with left:
+        label = st.segmented_control("Show", list(FILTERS), default="awaiting", required=True, key="inbox_filter",
+                                     persist_state="session", on_change=_back_to_first_page)
+    with right:
+        search = st.text_input("Search", key="inbox_search", persist_state="session", on_change=_back_to_first_page,
+                               placeholder="service, category or incident id").strip()
+    page = int(st.session_state.get("inbox_page") or 1)
+    statuses = list(FILTERS[label]) or None
+    rows = workbench.review.inbox(status=statuses, search=search or None, limit=PAGE_SIZE + 1,
+                                  offset=(page - 1) * PAGE_SIZE)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
+
+    if not rows:
+        st.info("No incidents here." if not search else "No incident matches this search.")
+    else:
+        frame = inbox_frame(rows, now)
+        st.dataframe(
+            highlight_overdue(frame), key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
+            hide_index=True, column_order=COLUMNS, width="stretch",
+            column_config={
+                "incident_id": st.column_config.TextColumn("Incident"),
+                "confidence": st.column_config.ProgressColumn("Confidence", min_value=0.0, max_value=1.0,
+                                                              format="%.2f"),
+                "events": st.column_config.NumberColumn("Events"),
+                "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
+                "title": st.column_config.TextColumn("Title", width="large"),
+            })
+        total = filter_count(counts, label) if not search else None
+        first = (page - 1) * PAGE_SIZE + 1
+        shown = f"{first}–{first + len(rows) - 1}" + (f" of {total}" if total is not None else "")
+        st.caption(f"Showing {shown} · overdue rows are tinted red · select a row to open it · "
+                   f"refreshes every {REFRESH_SECONDS}s")
+
+    nav, pick = st.columns([1, 2])
+    with nav:
+        prev_col, page_col, next_col = st.columns(3)
+        if prev_col.button("◀", key="inbox_prev", disabled=page <= 1, help="previous page"):
+            st.session_state["inbox_page"] = page - 1
+            st.rerun(scope="fragment")
+        page_col.markdown(f"page {page}")
+        if next_col.button("▶", key="inbox_next", disabled=not more, help="next page"):
+            st.session_state["inbox_page"] = page + 1
+            st.rerun(scope="fragment")
+    with pick:
+        if rows:
+            a, b = st.columns([3, 1], vertical_alignment="bottom")
+            a.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick")
+            b.button("Open", key="inbox_open_button", on_click=_open_chosen)
+
+
+st.title("Inbox")
+inbox()

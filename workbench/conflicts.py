@@ -1,0 +1,31 @@
+"""Saying what changed when a decision meets a newer state than the page showed."""
+from __future__ import annotations
+
+
+def shown_marker(doc: dict) -> dict:
+    """What the page showed the reviewer, kept to explain a later conflict."""
+    pending = doc.get("pending") or {}
+    return {"interrupt_id": pending.get("interrupt_id"), "status": doc.get("status"),
+            "event_count": doc.get("event_count"), "revisions": doc.get("revisions"),
+            "updated_at": doc.get("updated_at")}
+
+
+def what_changed(shown: dict, now: dict, audit: list[dict]) -> str:
+    """One sentence on why the incident is no longer the one the reviewer decided on."""
+    later = [a for a in audit if shown.get("updated_at") is None or str(a.get("at")) > str(shown["updated_at"])]
+    decision = now.get("decision")
+    if now.get("status") != "awaiting_approval":
+        if decision and decision.get("reviewer"):
+            return (f"{decision['reviewer']} already decided ({decision.get('action')}); "
+                    f"the incident is now {now.get('status')}.")
+        return f"the incident is no longer awaiting approval; it is now {now.get('status')}."
+    new_events = (now.get("event_count") or 0) - (shown.get("event_count") or 0)
+    if new_events > 0:
+        return (f"new evidence ({new_events} more event{'s' if new_events != 1 else ''}) re-ran the analysis; "
+                "review the new analysis below.")
+    if (now.get("revisions") or 0) > (shown.get("revisions") or 0):
+        return "a revision was requested and the recommendation was redone; review it below."
+    if later:
+        last = later[-1]
+        return f"{last.get('reviewer')} acted on it ({last.get('action')}) since you opened it; review it again below."
+    return "the analysis was re-run since you opened it; review the new analysis below."

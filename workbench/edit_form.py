@@ -1,0 +1,91 @@
+"""A form generated from the editable fields of the state (pipeline.state.EDITABLE_FIELDS).
+
+Widget kinds follow the schema: choices for Literal fields, a bounded number for confidence,
+one line per item for lists, a text area for text. Only changed fields become edits.
+"""
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+
+import streamlit as st
+from pydantic import BaseModel
+
+from pipeline.state import EDITABLE_FIELDS, IncidentState
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    description: str
+    kind: str  # choice | number | lines | text
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+
+
+def _model_of(annotation) -> type[BaseModel]:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if args else annotation
+
+
+def field_specs() -> list[FieldSpec]:
+    """One spec per editable field, its widget kind read from the state schema."""
+    specs = []
+    for name, description in EDITABLE_FIELDS.items():
+        model: type[BaseModel] = IncidentState
+        *parents, leaf = name.split(".")
+        for part in parents:
+            model = _model_of(model.model_fields[part].annotation)
+        info = model.model_fields[leaf]
+        annotation = info.annotation
+        if typing.get_origin(annotation) is typing.Literal:
+            specs.append(FieldSpec(name, description, "choice", choices=tuple(typing.get_args(annotation))))
+        elif typing.get_origin(annotation) is list:
+            specs.append(FieldSpec(name, description, "lines"))
+        elif annotation in (float, int):
+            low = next((m.ge for m in info.metadata if hasattr(m, "ge")), None)
+            high = next((m.le for m in info.metadata if hasattr(m, "le")), None)
+            specs.append(FieldSpec(name, description, "number", low=low, high=high))
+        else:
+            specs.append(FieldSpec(name, description, "text"))
+    return specs
+
+
+def current_value(state: dict, name: str):
+    """The value of a dotted field in a state dict; None when a parent is missing."""
+    value = state
+    for part in name.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def editable_now(state: dict) -> list[FieldSpec]:
+    """Fields that exist in this state (an incident not yet analysed has no rca to edit)."""
+    return [s for s in field_specs() if "." not in s.name or isinstance(state.get(s.name.split(".")[0]), dict)]
+
+
+def render_fields(state: dict, *, key: str) -> dict:
+    """Widgets for every editable field, prefilled from `state`; returns the fields that changed."""
+    edits = {}
+    for spec in editable_now(state):
+        value = current_value(state, spec.name)
+        widget_key = f"{key}_{spec.name}"
+        label = f"{spec.name} — {spec.description}"
+        if spec.kind == "choice":
+            index = spec.choices.index(value) if value in spec.choices else 0
+            new = st.selectbox(label, spec.choices, index=index, key=widget_key)
+        elif spec.kind == "number":
+            new = st.number_input(label, min_value=spec.low, max_value=spec.high, step=0.05,
+                                  value=float(value if value is not None else spec.low or 0.0), key=widget_key)
+            new = round(float(new), 4)
+        elif spec.kind == "lines":
+            text = st.text_area(label, value="\n".join(value or []), key=widget_key, help="one item per line")
+            new = [line.strip() for line in text.splitlines() if line.strip()]
+        else:
+            new = st.text_area(label, value=value or "", key=widget_key)
+        if new != value:
+            edits[spec.name] = new
+    return edits

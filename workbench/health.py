@@ -1,0 +1,50 @@
+"""The poller's health light in the sidebar, read from what the poller records (operations.py)."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import streamlit as st
+
+from pipeline.operations import poller_status
+from workbench.evidence_view import escape_markdown
+from workbench.inbox_view import duration
+from workbench.runtime import Workbench
+
+LAG_WARN_SECONDS = 120
+
+
+def light(workbench: Workbench, status: list[dict]) -> tuple[str, str, str]:
+    """(color, headline, detail) for the sidebar: green polling, orange lagging or standing by,
+    red failing, gray off or stopped."""
+    if workbench.poller is None:
+        if workbench.poller_error:
+            return "red", "Poller not started", workbench.poller_error
+        return "gray", "Poller off", "INCIDENTIQ_POLLER=off: showing what is in the data dir"
+    row = next((r for r in status if r["source"] == workbench.source), None)
+    if not workbench.poller.alive:
+        return "red", "Poller stopped", (row or {}).get("last_error") or "the poller thread ended"
+    if row is None:
+        return "orange", "Poller starting", f"source {workbench.source}"
+    last = row.get("last_poll_at")
+    ago = f"last poll {duration(datetime.now(timezone.utc) - datetime.fromisoformat(last))} ago" if last else "no poll yet"
+    if row["state"] == "error":
+        return "red", "Poller failing", f"{ago}; {row.get('last_error') or 'see Operations'}"
+    if row["state"] == "standby":
+        return "orange", "Poller standing by", "another process polls this data dir"
+    lag = row.get("lag_seconds")
+    if lag is not None and lag > LAG_WARN_SECONDS:
+        return "orange", "Poller lagging", f"{ago}; {duration_text(lag)} behind the source"
+    return "green", f"Polling {workbench.source}", ago
+
+
+def duration_text(seconds: float) -> str:
+    from datetime import timedelta
+
+    return duration(timedelta(seconds=seconds))
+
+
+def poller_light(workbench: Workbench) -> None:
+    """Draw the light; its text may quote a source error, so it is escaped."""
+    color, headline, detail = light(workbench, poller_status(workbench.engine.records))
+    st.markdown(f":{color}[●] **{headline}**")
+    st.caption(escape_markdown(detail))

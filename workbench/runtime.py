@@ -1,0 +1,69 @@
+"""The workbench's runtime for one data dir: engine, review service and the background poller.
+
+Built once per process (the web app caches it with st.cache_resource) and stopped through
+`stop_workbench` when that cache entry is released. Should a reload ever build a second
+runtime in the same process, the poller lease (pipeline/lease.py) keeps the second poller on
+standby, so two never work one data dir. Nothing here imports Streamlit: the poller thread
+must never call st.*.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.config import Settings
+from pipeline.engine import Engine, open_engine
+from pipeline.errors import IncidentIQError
+from pipeline.poller import Poller
+from pipeline.review import ReviewService
+from pipeline.sources import open_source
+
+OFF = ("off", "0", "false", "no")
+
+
+@dataclass
+class Workbench:
+    engine: Engine
+    review: ReviewService
+    poller: Poller | None = None  # None when INCIDENTIQ_POLLER=off or the source could not open
+    poller_error: str | None = None  # why the poller is not running, when it should be
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.engine.settings.data_dir)
+
+    @property
+    def source(self) -> str:
+        return self.engine.settings.source
+
+
+def poller_enabled(mode: str) -> bool:
+    """INCIDENTIQ_POLLER: anything but off/0/false/no runs the poller."""
+    return mode.strip().lower() not in OFF
+
+
+def open_workbench(*, data_dir: str, source: str, poller_mode: str) -> Workbench:
+    """Open the data dir's engine and review service and, unless disabled, start the poller.
+
+    A source that cannot open (a bad INCIDENTIQ_SOURCE, Splunk without a URL) leaves the
+    workbench usable on what the data dir holds, with the reason shown in the sidebar.
+    """
+    settings = Settings.from_env(data_dir=Path(data_dir), source=source)
+    engine = open_engine(settings)
+    workbench = Workbench(engine=engine, review=ReviewService(engine))
+    if poller_enabled(poller_mode):
+        try:
+            poller = Poller(engine, open_source(settings.source, settings), settings.poll_interval)
+        except IncidentIQError as exc:
+            workbench.poller_error = exc.message
+        else:
+            poller.start()
+            workbench.poller = poller
+    return workbench
+
+
+def stop_workbench(workbench: Workbench) -> None:
+    """Stop the poller and wait for it (it releases its lease); the cache's on_release."""
+    if workbench.poller is not None:
+        workbench.poller.stop()
+        workbench.poller = None
