@@ -63,10 +63,11 @@ def _weight(signature: str) -> float:
 def find_similar(kb: KnowledgeBase, events: list[LogEvent], *, k: int = 5) -> list[ErrorDoc]:
     """Docs for the rag node: retrieval similarity combined with signature evidence, best first."""
     text = evidence_text(events)
+    lowered = text.lower()
     similarities = dict(kb.search(query_text(events), k=max(k, 8)))
     scored: dict[str, tuple[float, list[str]]] = {}
     for doc in kb.docs:
-        matched = doc.matched_signatures(text)
+        matched = doc.matched_signatures(text, lowered=lowered)
         sim = similarities.get(doc.doc_id, 0.0)
         if matched or doc.doc_id in similarities:
             support = sum(_weight(s) for s in matched)
@@ -103,10 +104,11 @@ class OfflineAnalyst:
 
     def rca(self, state: IncidentState) -> RCA:
         text = evidence_text(state.evidence)
+        lowered = text.lower()
         by_category: dict[str, float] = defaultdict(float)
         best: dict[str, tuple[float, Doc, list[str]]] = {}
         for doc in self.kb.docs:
-            matched = doc.matched_signatures(text)
+            matched = doc.matched_signatures(text, lowered=lowered)
             if not matched:
                 continue
             support = sum(_weight(s) for s in matched)
@@ -126,11 +128,11 @@ class OfflineAnalyst:
         runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
         _, doc, matched = best[category]
         margin = (support - runner_up) / support
-        hits = sum(1 for e in state.evidence if doc.matched_signatures(evidence_text([e])))
-        coverage = hits / max(1, len(state.evidence))
+        per_event = [set(doc.matched_signatures(evidence_text([e]))) for e in state.evidence]
+        coverage = sum(1 for found in per_event if found) / max(1, len(per_event))
         confidence = 0.35 + 0.25 * min(1.0, support / 3.0) + 0.25 * margin + 0.1 * coverage
         confidence = round(max(0.05, min(0.97, confidence)), 2)
-        evidence = [f"signature {s!r} found in {sum(1 for e in state.evidence if s in doc.matched_signatures(evidence_text([e])))}"
+        evidence = [f"signature {s!r} found in {sum(1 for found in per_event if s in found)}"
                     f" of {len(state.evidence)} events" for s in matched[:4]]
         evidence.append(f"matches doc {doc.doc_id}: {doc.title}")
         if runner_up:

@@ -34,7 +34,7 @@ class Doc:
     systems: tuple[str, ...]
     body: str
     path: str
-    patterns: tuple[re.Pattern, ...] = field(repr=False, default=())
+    patterns: tuple[re.Pattern | None, ...] = field(repr=False, default=())  # None: a literal
 
     @property
     def text(self) -> str:
@@ -45,21 +45,32 @@ class Doc:
     def content_hash(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()[:16]
 
-    def matched_signatures(self, evidence_text: str) -> list[str]:
-        """Signatures of this doc found in the evidence (case-insensitive)."""
-        return [sig for sig, pat in zip(self.signatures, self.patterns) if pat.search(evidence_text)]
+    def matched_signatures(self, evidence_text: str, *, lowered: str | None = None) -> list[str]:
+        """Signatures of this doc found in the evidence (case-insensitive).
+
+        Literal signatures are substring tests on the lowered text (pass `lowered` when checking
+        many docs against one text); only `re:` signatures run a regex.
+        """
+        lowered = evidence_text.lower() if lowered is None else lowered
+        found = []
+        for sig, pat in zip(self.signatures, self.patterns):
+            if pat is None:
+                if sig.lower() in lowered:
+                    found.append(sig)
+            elif pat.search(evidence_text):
+                found.append(sig)
+        return found
 
     def as_error_doc(self, *, score: float = 0.0, matched: list[str] | None = None) -> ErrorDoc:
+        # the state keeps what the analyst saw (cause, remediation, matched signatures); the full
+        # doc stays in the knowledge base, so every checkpoint does not re-serialise it
         return ErrorDoc(doc_id=self.doc_id, title=self.title, category=self.category, severity=self.severity,
-                        score=round(score, 4), signatures=list(self.signatures), matched_signatures=matched or [],
-                        root_cause=self.root_cause, remediation=list(self.remediation),
-                        fix_hints=[dict(h) for h in self.fix_hints])
+                        score=round(score, 4), matched_signatures=matched or [],
+                        root_cause=self.root_cause, remediation=list(self.remediation))
 
 
-def _pattern(signature: str) -> re.Pattern:
-    if signature.startswith("re:"):
-        return re.compile(signature[3:], re.I)
-    return re.compile(re.escape(signature), re.I)
+def _pattern(signature: str) -> re.Pattern | None:
+    return re.compile(signature[3:], re.I) if signature.startswith("re:") else None
 
 
 def parse_doc(path: Path) -> Doc:

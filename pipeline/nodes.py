@@ -22,6 +22,7 @@ from pipeline.state import MAX_REVISIONS, ApprovalDecision, FixProposal, Inciden
 
 WINDOW_BEFORE = timedelta(minutes=5)
 WINDOW_AFTER = timedelta(minutes=2)
+LOG_WINDOW_LIMIT = 40
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     start = min(e.time for e in state.evidence) - WINDOW_BEFORE
     end = max(e.time for e in state.evidence) + WINDOW_AFTER
     window = runtime.context.records.log_window(service=state.service, start=start, end=end,
-                                                hosts={e.host for e in state.evidence if e.host})
+                                                hosts={e.host for e in state.evidence if e.host}, limit=LOG_WINDOW_LIMIT)
     return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
 
 

@@ -75,6 +75,7 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_incident ON events(incident_id, merged);
 CREATE INDEX IF NOT EXISTS events_service_time ON events(service, time);
 CREATE INDEX IF NOT EXISTS events_stored ON events(stored_at);
+CREATE INDEX IF NOT EXISTS events_host_time ON events(host, time);
 
 CREATE TABLE IF NOT EXISTS dead_letters (
     id INTEGER PRIMARY KEY,
@@ -361,14 +362,16 @@ class Records:
 
     def log_window(self, *, service: str, start: datetime, end: datetime, hosts: Iterable[str] = (),
                    limit: int = 60) -> list[LogEvent]:
-        """Events of the service (or on the same hosts) between start and end, oldest first."""
-        hosts = [h for h in hosts if h]
-        sql = "SELECT body FROM events WHERE time BETWEEN ? AND ? AND (service = ?"
-        params: list = [iso(start), iso(end), service]
+        """Events of the service or on the same hosts between start and end, oldest first."""
+        hosts = sorted(h for h in hosts if h)
+        # two indexed lookups joined by UNION: an OR across columns would scan the table
+        sql = "SELECT event_id, time, body FROM events WHERE service = ? AND time BETWEEN ? AND ?"
+        params: list = [service, iso(start), iso(end)]
         if hosts:
-            sql += f" OR host IN ({','.join('?' * len(hosts))})"
-            params += hosts
-        sql += ") ORDER BY time LIMIT ?"
+            sql += (" UNION SELECT event_id, time, body FROM events"
+                    f" WHERE host IN ({','.join('?' * len(hosts))}) AND time BETWEEN ? AND ?")
+            params += [*hosts, iso(start), iso(end)]
+        sql += " ORDER BY time LIMIT ?"
         params.append(limit)
         return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, params)]
 
@@ -419,10 +422,10 @@ class Records:
         )
         return [r["incident_id"] for r in rows]
 
-    def update_incident(self, incident_id: str, **values) -> None:
-        """Write record fields (status and the fields derived from the run)."""
-        if not values:
-            return
+    def update_incident(self, incident_id: str, *, release_owner: str | None = None,
+                        merged_event_ids: Iterable[str] = (), **values) -> None:
+        """Write record fields (status and the fields derived from the run) in one transaction,
+        optionally marking merged evidence and releasing the writer's claim with them."""
         if "summary" in values and not isinstance(values["summary"], str):
             values["summary"] = json.dumps(values["summary"], default=str)
         values["updated_at"] = iso(now())
@@ -433,6 +436,10 @@ class Records:
             cur = conn.execute(f"UPDATE incidents SET {cols} WHERE incident_id = ?", (*values.values(), incident_id))
             if cur.rowcount == 0:
                 raise IncidentNotFound(incident_id)
+            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = ?", [(i,) for i in merged_event_ids])
+            if release_owner:
+                conn.execute("UPDATE incidents SET claim_owner = NULL, claimed_at = NULL"
+                             " WHERE incident_id = ? AND claim_owner = ?", (incident_id, release_owner))
 
     # -- claims: one actor drives a thread at a time ------------------------------------
     def claim(self, incident_id: str, owner: str, *, statuses: Iterable[str] | None = None,

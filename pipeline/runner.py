@@ -99,15 +99,15 @@ def advance(engine: Engine, incident_id: str) -> bool:
     if not engine.records.claim(incident_id, owner):
         return False
     try:
-        _advance_claimed(engine, incident_id)
+        _advance_claimed(engine, incident_id, owner)
     except RuntimeFailure as exc:
         _record_failure(engine, incident_id, exc)
     finally:
-        engine.records.release(incident_id, owner)
+        engine.records.release(incident_id, owner)  # a no-op when the final write released it
     return True
 
 
-def _advance_claimed(engine: Engine, incident_id: str) -> None:
+def _advance_claimed(engine: Engine, incident_id: str, owner: str) -> None:
     cfg = thread_config(incident_id)
     snap = engine.graph.get_state(cfg)
     merged_ids: list[str] = []
@@ -125,9 +125,8 @@ def _advance_claimed(engine: Engine, incident_id: str) -> None:
     elif snap.next or snap.tasks:
         # a run a crash cut off; finished tasks' writes are kept and not run again
         engine.graph.invoke(None, cfg, context=engine.deps)
-    record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None)
-    if merged_ids:
-        engine.records.mark_merged(merged_ids)
+    record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None,
+                         merged_event_ids=merged_ids, release_owner=owner)
 
 
 def _record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:

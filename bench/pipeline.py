@@ -1,0 +1,134 @@
+"""Benchmark: incidents to the approval pause per second, against a bare graph of the same shape.
+
+Runs N incidents (default 500) through the real pipeline with the offline analyzer (records,
+log window, Chroma retrieval, RCA, recommendation, checkpoints) and, in the same run, N threads
+through a bare LangGraph graph with the same nodes and edges as no-ops, on the same kind of
+SqliteSaver. Prints both rates and the ratio (goal: >= 0.5).
+
+    .venv/bin/python bench/pipeline.py [--incidents 500]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, TypedDict
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pipeline  # noqa: E402,F401  (strict msgpack before langgraph loads)
+from langgraph.graph import END, START, StateGraph  # noqa: E402
+from langgraph.types import interrupt  # noqa: E402
+
+from pipeline import checkpoints  # noqa: E402
+from pipeline.config import Settings  # noqa: E402
+from pipeline.engine import open_engine  # noqa: E402
+from pipeline.runner import ingest_path  # noqa: E402
+
+KINDS = [
+    ("java.sql.SQLTransientConnectionException", "HikariPool-1 - Connection is not available, request timed out after 30000ms."),
+    ("org.postgresql.util.PSQLException", "ERROR: deadlock detected Detail: Process 4242 waits for ShareLock on transaction 1234"),
+    ("AttributeError", "'NoneType' object has no attribute 'quantity'"),
+    ("Error", "connect ECONNREFUSED 10.0.0.12:5432"),
+    ("OSError", "[Errno 28] No space left on device"),
+    ("javax.net.ssl.SSLHandshakeException", "PKIX path building failed: unable to find valid certification path"),
+    ("AxiosError", "Request failed with status code 429"),
+    ("", "flux capacitor reported an unexpected state"),
+]
+
+
+def write_events(path: Path, incidents: int) -> None:
+    with path.open("w") as out:
+        for k in range(incidents):
+            exc, message = KINDS[k % len(KINDS)]
+            for j in range(3):
+                out.write(json.dumps({
+                    "_time": f"2026-11-28T{(k // 60) % 24:02d}:{k % 60:02d}:{j:02d}Z",
+                    "service": f"svc-{k}", "host": f"host-{k % 7}", "level": "ERROR",
+                    "exception": exc or None, "message": f"{message} (job {1000 * k + j})"}) + "\n")
+
+
+class Bare(TypedDict, total=False):
+    incident_id: str
+    errors: Annotated[list, operator.add]
+    events: Annotated[list, operator.add]
+    decision: dict
+
+
+def _noop(state):
+    return {"events": [1]}
+
+
+def _approval(state):
+    return {"decision": interrupt({"incident_id": state["incident_id"]})}
+
+
+def bare_graph(saver):
+    g = StateGraph(Bare)
+    for name in ("intake", "retrieval", "rag", "rca", "recommend", "revise", "code_fix"):
+        g.add_node(name, _noop)
+    g.add_node("approval", _approval)
+    g.add_edge(START, "intake")
+    g.add_edge("intake", "retrieval")
+    g.add_edge("intake", "rag")
+    g.add_edge(["retrieval", "rag"], "rca")
+    g.add_edge("rca", "recommend")
+    g.add_edge("recommend", "approval")
+    g.add_conditional_edges("approval", lambda s: END, ["code_fix", "revise", END])
+    g.add_edge("revise", "approval")
+    g.add_edge("code_fix", END)
+    return g.compile(checkpointer=saver)
+
+
+def run_bare(work: Path, n: int) -> float:
+    graph = bare_graph(checkpoints.saver_for(work / "bare.sqlite"))
+    start = time.perf_counter()
+    for k in range(n):
+        graph.invoke({"incident_id": f"INC-{k}"}, {"configurable": {"thread_id": f"INC-{k}"}})
+    return time.perf_counter() - start
+
+
+def run_pipeline(work: Path, n: int) -> tuple[float, int]:
+    events = work / "events.jsonl"
+    write_events(events, n)
+    engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend"))
+    start = time.perf_counter()
+    ingest_path(engine, events)
+    elapsed = time.perf_counter() - start
+    paused = len(engine.records.incidents(status="awaiting_approval"))
+    return elapsed, paused
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--incidents", type=int, default=500)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the median of each side counts")
+    args = parser.parse_args()
+    bare_runs, our_runs = [], []
+    for round_no in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            bare_runs.append(run_bare(work, args.incidents))
+            ours_s, paused = run_pipeline(work, args.incidents)
+            our_runs.append(ours_s)
+            checkpoints.close_all()
+        if paused != args.incidents:
+            print(f"error: {paused} of {args.incidents} incidents reached the approval pause", file=sys.stderr)
+            return 1
+        print(f"round {round_no + 1}: bare {bare_runs[-1]:.2f} s, pipeline {ours_s:.2f} s")
+    bare_s, ours_s = statistics.median(bare_runs), statistics.median(our_runs)
+    bare_rate, ours_rate = args.incidents / bare_s, args.incidents / ours_s
+    print(f"bare graph : {args.incidents} runs to the pause in {bare_s:.2f} s = {bare_rate:.1f} incidents/s")
+    print(f"pipeline   : {args.incidents} incidents (ingest + analysis) to the pause in {ours_s:.2f} s = {ours_rate:.1f} incidents/s")
+    print(f"ratio      : {ours_rate / bare_rate:.2f} of the bare graph (goal >= 0.50)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,76 @@
+"""The knowledge index: persistent, offline, and re-embeds only what changed."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pipeline.embeddings import HashedNgramEmbedder
+from pipeline.errors import UsageError
+from pipeline.knowledge import DEFAULT_DOCS_DIR, KnowledgeBase, load_docs
+from pipeline.state import CATEGORIES
+
+
+class CountingEmbedder(HashedNgramEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += len(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def docs_copy(tmp_path):
+    target = tmp_path / "docs"
+    shutil.copytree(DEFAULT_DOCS_DIR, target)
+    return target
+
+
+def test_every_category_has_a_doc():
+    covered = {d.category for d in load_docs()}
+    assert covered == set(CATEGORIES) - {"unknown"}
+
+
+def test_unchanged_corpus_embeds_nothing_on_restart(tmp_path, docs_copy):
+    first = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
+    assert len(first.sync().embedded) == len(first.docs)
+    restarted = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
+    report = restarted.sync()
+    assert report.embedded == [] and restarted.embedder.calls == 0
+    assert restarted.count() == len(restarted.docs)
+
+
+def test_only_the_changed_doc_is_re_embedded_and_removed_docs_leave(tmp_path, docs_copy):
+    KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy).sync()
+    paths = sorted(docs_copy.rglob("*.md"))
+    changed, removed = paths[0], paths[1]
+    changed.write_text(changed.read_text() + "\nA new note for on-call.\n")
+    removed_id = removed.stem
+    removed.unlink()
+    kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
+    report = kb.sync()
+    assert report.embedded == [changed.stem] and kb.embedder.calls == 1
+    assert report.removed == [removed_id]
+    assert kb.count() == len(kb.docs)
+
+
+def test_search_finds_the_doc_whose_words_the_error_uses(tmp_path):
+    kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=HashedNgramEmbedder())
+    kb.sync()
+    hits = kb.search("HikariPool-1 - Connection is not available, request timed out after 30000ms", k=3)
+    assert hits and kb.by_id[hits[0][0]].category == "db_pool_exhausted"
+    assert all(0.0 <= score <= 1.0 for _, score in hits)
+
+
+def test_embeddings_are_deterministic_across_instances():
+    a = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])
+    b = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])
+    assert a == b and abs(sum(x * x for x in a[0]) - 1.0) < 1e-5
+
+
+def test_a_malformed_doc_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.md").write_text("---\nid: bad\ntitle: x\ncategory: not_a_category\nsignatures: [a]\nroot_cause: r\n---\nbody")
+    with pytest.raises(UsageError, match="unknown category"):
+        load_docs(tmp_path)
