@@ -1,0 +1,101 @@
+"""Editing a paused incident: validated by the state schema, a new `update` checkpoint, still paused
+at approval (with a new interrupt), and refused edits leave no checkpoint behind."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.review import ReviewService
+from tests.review_support import by_category, checkpoint_count, cli, pending
+
+
+def test_edit_keeps_incident_paused_at_approval_with_edited_values(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    old = pending(paused_engine, inc)
+    code, _, err = cli(capsys, "edit", inc, "--reviewer", "ann", "--set", "rca.confidence=0.7",
+                       "--set", 'recommendation.action="Find the connection leak first"')
+    assert code == 0, err
+    doc = ReviewService(paused_engine).incident(inc)
+    assert doc["status"] == "awaiting_approval"
+    assert doc["pending"]["interrupt_id"] != old  # the edit re-armed the gate
+    assert doc["rca"]["confidence"] == 0.7 and doc["recommendation"]["action"] == "Find the connection leak first"
+    head = ReviewService(paused_engine).history(inc, limit=1)[0]
+    assert head["source"] == "update" and head["is_pending"] and head["human_action"] == "edit"
+    assert head["next"] == ["approval"] and head["writes_by"] == ["recommend"]
+    assert {"field": "rca.confidence", "before": 0.95, "after": 0.7} in head["changes"]
+
+
+def test_approval_with_the_interrupt_seen_before_an_edit_is_refused(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    old = pending(paused_engine, inc)
+    assert cli(capsys, "edit", inc, "--reviewer", "ann", "--set", 'severity="high"')[0] == 0
+    code, _, err = cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", old)
+    assert code == 3 and "no longer pending" in err
+    assert paused_engine.records.fixes(inc) == []
+    new = pending(paused_engine, inc)
+    assert cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", new)[0] == 0
+    doc = ReviewService(paused_engine).incident(inc)
+    assert doc["status"] == "fixed" and doc["severity"] == "high" and doc["decision"]["interrupt_id"] == new
+    assert len(paused_engine.records.fixes(inc)) == 1
+
+
+@pytest.mark.parametrize("assignment, field", [
+    ('rca.confidence="high"', "rca.confidence"),         # wrong type
+    ('rca.confidence="0.8"', "rca.confidence"),          # a string is not a number, even this one
+    ("rca.confidence=1.5", "rca.confidence"),            # out of range
+    ("rca.confidence=-0.1", "rca.confidence"),
+    ('title="hello"', "title"),                          # not an editable field
+    ('rca.owner="db team"', "rca.owner"),                # unknown field
+    ('severity="urgent"', "severity"),                   # not a severity
+    ('rca.category="cosmic_rays"', "rca.category"),      # not a category
+    ('rca.evidence="one line"', "rca.evidence"),         # a list is expected
+    ("rca.confidence=oops", "rca.confidence"),           # not JSON at all
+])
+def test_invalid_edits_exit_2_and_leave_no_checkpoint(paused_engine, capsys, assignment, field):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    before_row = paused_engine.records.incident(inc)
+    before_count = checkpoint_count(paused_engine, inc)
+    code, out, err = cli(capsys, "edit", inc, "--reviewer", "ann", "--set", assignment)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and field in err
+    assert checkpoint_count(paused_engine, inc) == before_count
+    after_row = paused_engine.records.incident(inc)
+    assert (after_row["status"], after_row["pending_interrupt_id"], after_row["claim_owner"]) == \
+        ("awaiting_approval", before_row["pending_interrupt_id"], None)
+    assert paused_engine.records.audit(inc) == []
+
+
+def test_edit_that_changes_nothing_is_refused(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    count = checkpoint_count(paused_engine, inc)
+    code, _, err = cli(capsys, "edit", inc, "--reviewer", "ann", "--set", 'severity="critical"')
+    assert code == 2 and "changes nothing" in err
+    assert checkpoint_count(paused_engine, inc) == count
+
+
+def test_edit_as_rca_redoes_the_recommendation_from_the_edited_analysis(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    code, _, err = cli(capsys, "edit", inc, "--reviewer", "ann", "--as-node", "rca", "--set", 'severity="medium"')
+    assert code == 0, err
+    doc = ReviewService(paused_engine).incident(inc)
+    assert doc["status"] == "awaiting_approval" and doc["recommendation"]["risk"] == "medium"
+    newest = ReviewService(paused_engine).history(inc, limit=2)
+    assert [h["source"] for h in newest] == ["loop", "update"]
+    assert newest[1]["writes_by"] == ["rca"] and newest[0]["writes_by"] == ["recommend"]
+    assert {h["human_action"] for h in newest} == {"edit"}
+
+
+def test_edit_with_an_as_node_that_would_leave_the_gate_exits_2(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    count = checkpoint_count(paused_engine, inc)
+    code, _, err = cli(capsys, "edit", inc, "--reviewer", "ann", "--as-node", "approval", "--set", 'severity="high"')
+    assert code == 2 and "--as-node" in err
+    assert checkpoint_count(paused_engine, inc) == count
+
+
+def test_edit_of_a_decided_incident_exits_3_and_writes_nothing(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    assert cli(capsys, "reject", inc, "--reviewer", "ann", "--reason", "dup")[0] == 0
+    count = checkpoint_count(paused_engine, inc)
+    code, _, err = cli(capsys, "edit", inc, "--reviewer", "bob", "--set", 'severity="high"')
+    assert code == 3 and "rejected" in err
+    assert checkpoint_count(paused_engine, inc) == count
