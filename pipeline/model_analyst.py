@@ -37,10 +37,14 @@ StructuredMethod = Literal["json_schema", "function_calling"]
 Answer = TypeVar("Answer", bound=BaseModel)
 
 # What a model call can raise: the SDK's and the transport's errors, langchain's (refusals,
-# parser errors), and the validation of the answer (pydantic; json and "no parsed field" are
-# ValueErrors). Nothing else is caught.
+# parser errors), the validation of the answer (pydantic; json and "no parsed field" are
+# ValueErrors), and what the SDK and langchain raise on a malformed 200 response from an
+# OpenAI-compatible server (no choices: IndexError; a null message: AttributeError/TypeError).
+# Only third-party code runs inside the call; nothing else is caught.
+MALFORMED_RESPONSE_ERRORS: tuple[type[BaseException], ...] = (LookupError, AttributeError, TypeError)
 MODEL_ERRORS: tuple[type[BaseException], ...] = (
     openai.OpenAIError, httpx.HTTPError, LangChainException, ValidationError, ValueError,
+    *MALFORMED_RESPONSE_ERRORS,
 )
 
 
@@ -182,6 +186,8 @@ def analyst_error(exc: BaseException, *, timeout: float, retries: int) -> Analys
         message = "model answer could not be parsed (invalid JSON)"
     elif isinstance(exc, ValidationError):
         message = f"model answer failed validation: {_problems(exc)}"
+    elif isinstance(exc, MALFORMED_RESPONSE_ERRORS):
+        message = f"model endpoint sent a malformed response ({type(exc).__name__})"
     elif isinstance(exc, httpx.HTTPError):
         message = f"model endpoint transport error ({type(exc).__name__})"
     elif isinstance(exc, (OutputParserException, ValueError)):

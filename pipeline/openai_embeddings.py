@@ -8,16 +8,13 @@ storage failure of its index).
 """
 from __future__ import annotations
 
-import httpx
-import openai
 from langchain_openai import OpenAIEmbeddings
 from pydantic import SecretStr
 
 from pipeline import config
 from pipeline.errors import AnalystError, UsageError
-from pipeline.model_analyst import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, PLACEHOLDER_KEY, analyst_error
-
-EMBEDDING_ERRORS: tuple[type[BaseException], ...] = (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError)
+from pipeline.model_analyst import (DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, PLACEHOLDER_KEY,
+                                    analyst_error)
 
 
 class OpenAIEmbedder:
@@ -47,9 +44,11 @@ class OpenAIEmbedder:
                                   max_retries=self.max_retries)
         try:
             vectors = client.embed_documents(texts)
-        except EMBEDDING_ERRORS as exc:
+        except MODEL_ERRORS as exc:  # the same boundary as the chat model's
             raise AnalystError(f"embeddings ({self.model}): "
                                f"{analyst_error(exc, timeout=self.timeout, retries=self.max_retries).message}") from exc
         if len(vectors) != len(texts):
             raise AnalystError(f"embeddings ({self.model}): {len(vectors)} vectors for {len(texts)} texts")
+        if not all(isinstance(v, list) and v for v in vectors) or len({len(v) for v in vectors}) != 1:
+            raise AnalystError(f"embeddings ({self.model}): the endpoint sent empty or ragged vectors")
         return vectors

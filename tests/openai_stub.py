@@ -32,6 +32,7 @@ class Reply:
     content: str | None = None  # raw assistant content instead of the scripted answer
     refusal: str | None = None
     answer: dict | None = None  # overrides the scripted answer for this request
+    body: object | None = None  # a whole response body, sent as is (malformed responses)
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,8 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
                 time.sleep(reply.delay)
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": "injected failure", "type": "server_error"}})
+            elif reply.body is not None:
+                self._send(200, reply.body)
             elif self.path.endswith("/embeddings"):
                 self._send(200, _embeddings(body))
             elif self.path.endswith("/chat/completions"):
@@ -196,7 +199,7 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
 
-        def _send(self, status: int, payload: dict) -> None:
+        def _send(self, status: int, payload: object) -> None:
             data = json.dumps(payload).encode()
             try:
                 self.send_response(status)

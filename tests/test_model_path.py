@@ -193,6 +193,13 @@ INVALID = {
                                                "evidence": [], "doc_ids": []}), "no retrieved doc supports"),
     "malformed_json": (Reply(content='{"category": "db_pool_exh'), "could not be parsed"),
     "refusal": (Reply(refusal="I can't help with that."), "refused"),
+    "no_choices": (Reply(body={"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}),
+                   "malformed response"),
+    "no_answer": (Reply(body={"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                              "choices": [{"index": 0, "finish_reason": "stop",
+                                           "message": {"role": "assistant", "content": None}}]}),
+                  "could not be parsed"),
+    "not_an_object": (Reply(body=[1, 2]), "model"),
 }
 
 
@@ -240,6 +247,9 @@ def test_error_mapping_covers_the_sdk_failures():
         ModelRefusalError("no"): "refused",
         httpx.ReadTimeout("slow", request=request): "transport error",
         openai.LengthFinishReasonError(completion=ChatCompletion.model_construct(usage=None)): "model call failed",
+        IndexError("list index out of range"): "malformed response (IndexError)",
+        AttributeError("'NoneType' object has no attribute 'get'"): "malformed response",
+        TypeError("'NoneType' object is not iterable"): "malformed response",
     }
     for exc, fragment in cases.items():
         assert isinstance(exc, MODEL_ERRORS), exc  # caught at the boundary

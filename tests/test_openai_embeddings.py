@@ -86,6 +86,14 @@ def test_endpoint_failure_is_a_runtime_failure_without_the_key(data_dir, stub):
     assert KEY not in indexed.value.message
 
 
+@pytest.mark.parametrize("body", [{"object": "list", "data": None}, [1, 2],
+                                  {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": None}]}])
+def test_malformed_embeddings_response_is_an_analyst_error(stub, body):
+    stub.standing = Reply(body=body)
+    with pytest.raises(AnalystError, match="malformed response|could not be parsed|empty or ragged"):
+        OpenAIEmbedder(model="test-embedding", base_url=stub.base_url, max_retries=0).embed(["x"])
+
+
 def test_pipeline_runs_on_endpoint_embeddings(data_dir, stub, tmp_path, monkeypatch):
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
     engine = open_engine(make_settings(data_dir, embeddings="openai:test-embedding", base_url=stub.base_url))
