@@ -319,3 +319,36 @@ def test_api_key_never_reaches_checkpoints_records_or_logs(data_dir, stub, tmp_p
     out, err = capfd.readouterr()
     assert "KEYCANARY" not in out + err
     assert any("chat/completions" in r.getMessage() for r in caplog.records)  # logging was on
+
+
+def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_path):
+    from pipeline.review import ReviewService
+
+    inc = ingest_one(model_engine, tmp_path)
+    review = ReviewService(model_engine)
+    stub.answers["RecommendationAnswer"] = {**RECOMMENDATION, "action": "Revised: raise the pool size off-peak."}
+    pending = model_engine.records.incident(inc)["pending_interrupt_id"]
+    review.revise(inc, reviewer="ann", feedback="Not during trading hours", expect_interrupt=pending)
+    row = model_engine.records.incident(inc)
+    assert row["status"] == "awaiting_approval" and row["revisions"] == 1
+    rec = state_of(model_engine, inc).recommendation
+    assert (rec.action, rec.revision, rec.feedback) == ("Revised: raise the pool size off-peak.", 1,
+                                                        "Not during trading hours")
+    assert "Not during trading hours" in stub.chat_requests()[-1].text()
+    review.approve(inc, reviewer="ann", expect_interrupt=row["pending_interrupt_id"])
+    assert model_engine.records.incident(inc)["status"] == "fixed"
+
+
+def test_model_failure_during_a_revision_is_an_error_and_the_run_resumes_later(model_engine, stub, tmp_path):
+    from pipeline.review import ReviewService
+
+    inc = ingest_one(model_engine, tmp_path)
+    stub.standing = Reply(status=500)
+    with pytest.raises(AnalystError, match="HTTP 500"):
+        ReviewService(model_engine).revise(inc, reviewer="ann", feedback="Smaller change please")
+    assert model_engine.records.incident(inc)["status"] == "in_revision"
+    stub.standing = Reply()
+    report = runner.run_pending(model_engine)
+    assert report.advanced == [inc]
+    row = model_engine.records.incident(inc)
+    assert (row["status"], row["revisions"]) == ("awaiting_approval", 1)
