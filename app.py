@@ -2,7 +2,9 @@
 
 The entrypoint declares the pages, opens the runtime of the data dir once per process (engine,
 review service, and the background poller of INCIDENTIQ_SOURCE, `demo` by default) and draws
-the sidebar every page shares.
+the sidebar every page shares. The pages live in `app_pages/`: with a folder named `pages/`,
+Streamlit's first run of a process would execute a page requested by URL (/incident?...)
+without this script, so without the runtime's sidebar.
 """
 import pipeline  # noqa: F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph is imported)
 
@@ -16,10 +18,10 @@ from workbench.health import poller_light
 st.set_page_config(page_title="IncidentIQ Workbench", page_icon=":material/emergency:", layout="wide")
 
 PAGES = [
-    st.Page("pages/inbox.py", title="Inbox", icon=":material/inbox:", default=True),
-    st.Page("pages/incident.py", title="Incident", icon=":material/troubleshoot:", url_path="incident"),
-    st.Page("pages/knowledge.py", title="Knowledge", icon=":material/menu_book:", url_path="knowledge"),
-    st.Page("pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
+    st.Page("app_pages/inbox.py", title="Inbox", icon=":material/inbox:", default=True),
+    st.Page("app_pages/incident.py", title="Incident", icon=":material/troubleshoot:", url_path="incident"),
+    st.Page("app_pages/knowledge.py", title="Knowledge", icon=":material/menu_book:", url_path="knowledge"),
+    st.Page("app_pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
 ]
 navigation = st.navigation(PAGES)
 

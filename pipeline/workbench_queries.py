@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from pipeline.records import Records, iso, now
 from pipeline.state import OPEN_STATUSES
@@ -13,3 +14,56 @@ def overdue_count(records: Records, at: datetime | None = None) -> int:
     rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
                          (*OPEN_STATUSES, iso(at or now())))
     return int(rows[0]["n"])
+
+
+def dead_letter_count(records: Records) -> int:
+    """How many input lines were rejected, in total."""
+    return int(records.query("SELECT count(*) AS n FROM dead_letters")[0]["n"])
+
+
+def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list[dict]:
+    """Events stored and incidents opened per time bucket (minute or hour, UTC) since `since`."""
+    width = {"minute": 16, "hour": 13}[bucket]
+    stamp = iso(since)
+    events = records.query(f"SELECT substr(stored_at, 1, {width}) AS bucket, count(*) AS n FROM events"
+                           " WHERE stored_at >= ? GROUP BY bucket", (stamp,))
+    opened = records.query(f"SELECT substr(created_at, 1, {width}) AS bucket, count(*) AS n FROM incidents"
+                           " WHERE created_at >= ? GROUP BY bucket", (stamp,))
+    out: dict[str, dict] = {}
+    for kind, rows in (("events", events), ("incidents", opened)):
+        for r in rows:
+            out.setdefault(r["bucket"], {"bucket": r["bucket"], "events": 0, "incidents": 0})[kind] = r["n"]
+    return [out[k] for k in sorted(out)]
+
+
+DECISIONS = ("approve", "reject", "revise")
+
+
+def decisions(records: Records, since: datetime | None = None) -> list[dict]:
+    """Reviewer decisions (approve / reject / revise), oldest first, with how long the incident had
+    waited since it was opened and its severity."""
+    marks = ",".join("?" * len(DECISIONS))
+    sql = (f"SELECT a.incident_id, a.action, a.reviewer, a.at, i.created_at, i.severity FROM audit a"
+           f" JOIN incidents i ON i.incident_id = a.incident_id WHERE a.action IN ({marks})")
+    params: list = list(DECISIONS)
+    if since is not None:
+        sql += " AND a.at >= ?"
+        params.append(iso(since))
+    rows = records.query(sql + " ORDER BY a.at", params)
+    out = []
+    for r in rows:
+        waited = (datetime.fromisoformat(r["at"]) - datetime.fromisoformat(r["created_at"])).total_seconds()
+        out.append({**dict(r), "waited_seconds": max(0.0, waited)})
+    return out
+
+
+def storage_sizes(data_dir: Path) -> dict[str, int]:
+    """Bytes on disk of the records store, the checkpoint store (with their WAL files) and the index."""
+    def size(name: str) -> int:
+        return sum((data_dir / f"{name}{suffix}").stat().st_size
+                   for suffix in ("", "-wal", "-shm") if (data_dir / f"{name}{suffix}").exists())
+
+    index = data_dir / "knowledge-index"
+    index_bytes = sum(p.stat().st_size for p in index.rglob("*") if p.is_file()) if index.exists() else 0
+    return {"app.sqlite3": size("app.sqlite3"), "checkpoints.sqlite": size("checkpoints.sqlite"),
+            "knowledge-index": index_bytes}

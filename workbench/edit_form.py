@@ -67,25 +67,41 @@ def editable_now(state: dict) -> list[FieldSpec]:
     return [s for s in field_specs() if "." not in s.name or isinstance(state.get(s.name.split(".")[0]), dict)]
 
 
-def render_fields(state: dict, *, key: str) -> dict:
-    """Widgets for every editable field, prefilled from `state`; returns the fields that changed."""
-    edits = {}
+def render_fields(state: dict, *, key: str) -> None:
+    """Widgets for every editable field, prefilled from `state` (read them with `collect_edits`)."""
     for spec in editable_now(state):
         value = current_value(state, spec.name)
         widget_key = f"{key}_{spec.name}"
         label = f"{spec.name} — {spec.description}"
         if spec.kind == "choice":
             index = spec.choices.index(value) if value in spec.choices else 0
-            new = st.selectbox(label, spec.choices, index=index, key=widget_key)
+            st.selectbox(label, spec.choices, index=index, key=widget_key)
         elif spec.kind == "number":
-            new = st.number_input(label, min_value=spec.low, max_value=spec.high, step=0.05,
-                                  value=float(value if value is not None else spec.low or 0.0), key=widget_key)
-            new = round(float(new), 4)
+            st.number_input(label, min_value=spec.low, max_value=spec.high, step=0.05,
+                            value=float(value if value is not None else spec.low or 0.0), key=widget_key)
         elif spec.kind == "lines":
-            text = st.text_area(label, value="\n".join(value or []), key=widget_key, help="one item per line")
-            new = [line.strip() for line in text.splitlines() if line.strip()]
+            st.text_area(label, value="\n".join(value or []), key=widget_key, help="one item per line")
         else:
-            new = st.text_area(label, value=value or "", key=widget_key)
-        if new != value:
+            st.text_area(label, value=value or "", key=widget_key)
+
+
+def field_value(spec: FieldSpec, raw):
+    """A widget's value as the state stores it."""
+    if spec.kind == "number":
+        return round(float(raw), 4)
+    if spec.kind == "lines":
+        return [line.strip() for line in str(raw or "").splitlines() if line.strip()]
+    return raw
+
+
+def collect_edits(state: dict, *, key: str) -> dict:
+    """The fields whose widgets (drawn by `render_fields` with the same key) differ from `state`."""
+    edits = {}
+    for spec in editable_now(state):
+        widget_key = f"{key}_{spec.name}"
+        if widget_key not in st.session_state:
+            continue
+        new = field_value(spec, st.session_state[widget_key])
+        if new != current_value(state, spec.name):
             edits[spec.name] = new
     return edits

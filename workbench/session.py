@@ -65,3 +65,22 @@ def reported(container=None) -> Iterator[None]:
         where.warning(exc.message, icon="⚠️")
     except IncidentIQError as exc:
         where.error(exc.message, icon="🚫")
+
+
+def flash(scope: str, kind: str, text: str) -> None:
+    """Keep a message for the next time `show_flashes(scope)` runs (callbacks run before the page)."""
+    st.session_state.setdefault("app_flash", {}).setdefault(scope, []).append((kind, text))
+
+
+def show_flashes(scope: str) -> None:
+    """Show and forget the messages kept for `scope`; their text is escaped (it may quote data)."""
+    from workbench.evidence_view import escape_markdown
+
+    for kind, text in st.session_state.get("app_flash", {}).pop(scope, []):
+        getattr(st, kind)(escape_markdown(text))
+
+
+def report_error(scope: str, exc: IncidentIQError, *, doing: str) -> None:
+    """Keep one of our errors as a message: conflicts as warnings, the rest as errors."""
+    kind = "warning" if isinstance(exc, Conflict) else "error"
+    flash(scope, kind, f"{doing} failed: {exc.message}")

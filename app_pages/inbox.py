@@ -8,7 +8,7 @@ from workbench import session
 from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
 
 REFRESH_SECONDS = 5
-INCIDENT_PAGE = "pages/incident.py"
+INCIDENT_PAGE = "app_pages/incident.py"
 
 workbench = session.workbench()
 

@@ -1,0 +1,93 @@
+"""Knowledge: the curated error docs, what retrieval returns for any text, re-indexing, and the
+latest evaluation figures."""
+from datetime import datetime, timezone
+
+import pandas as pd
+import streamlit as st
+
+from pipeline.analysis import find_similar
+from pipeline.errors import IncidentIQError
+from pipeline.state import LogEvent
+from workbench import session
+from workbench.eval_view import HEADLINES, confusion_figure, latest_eval
+
+workbench = session.workbench()
+kb = workbench.engine.kb
+
+st.title("Knowledge")
+docs = kb.describe()
+cols = st.columns(3)
+cols[0].metric("Error docs", len(docs))
+cols[1].metric("Indexed", kb.count())
+cols[2].metric("Categories covered", len({d["category"] for d in docs}))
+
+st.subheader("Error docs")
+frame = pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"], "severity": d["severity"],
+                       "signatures": " · ".join(d["signatures"]), "systems": ", ".join(d["systems"])} for d in docs])
+category = st.selectbox("Category", ["all", *sorted({d["category"] for d in docs})], key="knowledge_category")
+if category != "all":
+    frame = frame[frame["category"] == category]
+st.dataframe(frame, hide_index=True, width="stretch", key="knowledge_docs",
+             column_config={"signatures": st.column_config.TextColumn("signatures", width="large")})
+
+st.subheader("Search")
+query = st.text_area("Any text: a log line, an exception, a stack trace", key="knowledge_query",
+                     placeholder="e.g. HikariPool-1 - Connection is not available, request timed out after 30000ms")
+k = st.slider("Results", 1, 10, 5, key="knowledge_k")
+if query.strip():
+    try:
+        nearest = kb.search(query, k=k)
+        probe = LogEvent(event_id="knowledge-search", time=datetime.now(timezone.utc), message=query)
+        ranked = find_similar(kb, [probe], k=k)
+    except IncidentIQError as exc:
+        st.error(exc.message)
+    else:
+        left, right = st.columns(2)
+        with left:
+            st.caption("Nearest docs by embedding similarity (kb.search)")
+            st.dataframe(pd.DataFrame([{"doc": doc_id, "title": kb.by_id[doc_id].title,
+                                        "category": kb.by_id[doc_id].category, "similarity": score}
+                                       for doc_id, score in nearest]),
+                         hide_index=True, width="stretch", key="knowledge_nearest",
+                         column_config={"similarity": st.column_config.ProgressColumn(
+                             "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
+        with right:
+            st.caption("What the rag node retrieves for this text (similarity + signatures found)")
+            st.dataframe(pd.DataFrame([{"doc": d.doc_id, "category": d.category, "similarity": d.score,
+                                        "signatures found": " · ".join(d.matched_signatures)} for d in ranked]),
+                         hide_index=True, width="stretch", key="knowledge_ranked",
+                         column_config={"similarity": st.column_config.ProgressColumn(
+                             "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
+
+st.subheader("Index")
+st.caption("Embeds the docs whose text changed since the last index and drops removed ones.")
+if st.button("Re-index", key="knowledge_reindex"):
+    bar = st.progress(0.0, text="checking the index…")
+    try:
+        report = kb.sync(progress=lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"))
+    except IncidentIQError as exc:
+        st.error(exc.message)
+    else:
+        bar.progress(1.0, text="done")
+        st.success(f"{len(report.embedded)} docs embedded, {len(report.removed)} removed, "
+                   f"{report.unchanged} unchanged.")
+
+st.subheader("Latest evaluation")
+found = latest_eval(workbench.data_dir)
+if found is None:
+    st.info("No evaluation yet: run `python -m pipeline eval`.")
+else:
+    path, report = found
+    st.caption(f"{path.name} · analyst {report.get('analyst', '?')} · generated {report.get('generated_at', '?')}")
+    splits = report.get("splits") or {}
+    for name, figures in splits.items():
+        st.markdown(f"**{name}** · {figures.get('cases', '?')} cases")
+        cols = st.columns(len(HEADLINES))
+        for col, (field, label) in zip(cols, HEADLINES):
+            value = figures.get(field)
+            col.metric(label, f"{value:.2f}" if isinstance(value, (int, float)) else "—")
+    with_confusion = [(n, f["confusion"]) for n, f in splits.items() if f.get("confusion")]
+    if with_confusion:
+        name, confusion = with_confusion[0]
+        with st.expander(f"Confusion ({name} split)"):
+            st.plotly_chart(confusion_figure(confusion), key="knowledge_confusion")

@@ -1,0 +1,115 @@
+"""Operations: the poller per source, arrivals, decisions and how long they took, SLA, dead
+letters and the size of the stores."""
+from datetime import datetime, timedelta, timezone
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+from pipeline import workbench_queries as queries
+from pipeline.operations import metrics_series, poller_status
+from workbench import session
+from workbench.inbox_view import duration
+
+WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timedelta(hours=24), "hour"),
+           "last 7 days": (timedelta(days=7), "hour")}
+DEAD_LETTERS_SHOWN = 500
+
+workbench = session.workbench()
+
+
+def _round(value):
+    return round(value, 1) if isinstance(value, (int, float)) else None
+
+
+records = workbench.engine.records
+now = datetime.now(timezone.utc)
+
+st.title("Operations")
+window = st.segmented_control("Window", list(WINDOWS), default="last 24 hours", required=True,
+                              key="operations_window", persist_state="session")
+span, bucket = WINDOWS[window]
+since = now - span
+
+counts = workbench.review.counts()
+tiles = st.columns(5)
+tiles[0].metric("Open incidents", sum(counts.get(s, 0) for s in ("analyzing", "awaiting_approval",
+                                                                  "in_revision", "failed")))
+tiles[1].metric("Awaiting approval", counts.get("awaiting_approval", 0))
+tiles[2].metric("SLA overdue", queries.overdue_count(records, now))
+tiles[3].metric("Failed runs", counts.get("failed", 0))
+tiles[4].metric("Dead letters", queries.dead_letter_count(records))
+
+st.subheader("Pollers")
+status = poller_status(records)
+if not status:
+    st.info("No poller has run on this data dir yet." + ("" if workbench.poller else
+                                                          " This web app runs none (INCIDENTIQ_POLLER=off)."))
+else:
+    def ago(stamp):
+        return duration(now - datetime.fromisoformat(stamp)) + " ago" if stamp else "never"
+
+    st.dataframe(pd.DataFrame([{
+        "source": s["source"], "state": s["state"], "last poll": ago(s.get("last_poll_at")),
+        "lag (s)": _round(s.get("lag_seconds")), "latency (ms)": _round(s.get("latency_ms")), "polls": s.get("polls"),
+        "errors": s.get("errors"), "events read": s.get("events_read"), "dead letters": s.get("dead_letters"),
+        "last error": s.get("last_error") or "", "last error at": (s.get("last_error_at") or "")[:19],
+    } for s in status]), hide_index=True, width="stretch", key="operations_pollers")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Arrivals")
+    arrivals = pd.DataFrame(queries.arrivals(records, since, bucket=bucket), columns=["bucket", "events", "incidents"])
+    if arrivals.empty:
+        st.caption("Nothing arrived in this window.")
+    else:
+        arrivals["time"] = pd.to_datetime(arrivals["bucket"])
+        long = arrivals.melt(id_vars="time", value_vars=["events", "incidents"], var_name="what", value_name="count")
+        # events outnumber incidents by far: one panel each, with its own scale
+        fig = px.bar(long, x="time", y="count", color="what", facet_row="what",
+                     labels={"time": f"per {bucket} (UTC)"})
+        fig.update_yaxes(matches=None, title=None)
+        fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+        fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False)
+        st.plotly_chart(fig, key="operations_arrivals")
+    polls = pd.DataFrame(metrics_series(records, since))
+    if not polls.empty:
+        polls["time"] = pd.to_datetime(polls["at"])
+        fig = px.line(polls, x="time", y="latency_ms", color="source", labels={"latency_ms": "poll latency (ms)"})
+        fig.update_layout(height=220, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+        st.plotly_chart(fig, key="operations_latency")
+with right:
+    st.subheader("Decisions")
+    decided = pd.DataFrame(queries.decisions(records, since))
+    if decided.empty:
+        st.caption("No decision in this window.")
+    else:
+        decided["time"] = pd.to_datetime(decided["at"]).dt.floor("min" if bucket == "minute" else "h")
+        per = decided.groupby(["time", "action"]).size().reset_index(name="decisions")
+        fig = px.bar(per, x="time", y="decisions", color="action", labels={"time": f"per {bucket} (UTC)"},
+                     color_discrete_map={"approve": "#54a24b", "reject": "#e45756", "revise": "#b279a2"})
+        fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, legend_title=None)
+        st.plotly_chart(fig, key="operations_decisions")
+        decided["minutes to decision"] = decided["waited_seconds"] / 60
+        fig = px.histogram(decided, x="minutes to decision", color="action", nbins=30,
+                           color_discrete_map={"approve": "#54a24b", "reject": "#e45756", "revise": "#b279a2"})
+        fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, legend_title=None)
+        st.plotly_chart(fig, key="operations_time_to_decision")
+        st.caption(f"Median time to decision: {duration(timedelta(seconds=float(decided['waited_seconds'].median())))}")
+
+st.subheader("Dead letters")
+dead = records.dead_letters(limit=DEAD_LETTERS_SHOWN)
+if not dead:
+    st.caption("No input line was rejected.")
+else:
+    st.dataframe(pd.DataFrame([{"at": d["created_at"][:19], "source": d["source"], "position": d["position"],
+                                "reason": d["reason"], "line": d["raw"][:500]} for d in dead]),
+                 hide_index=True, width="stretch", key="operations_dead_letters",
+                 column_config={"line": st.column_config.TextColumn("line", width="large")})
+    st.caption(f"The first {min(len(dead), DEAD_LETTERS_SHOWN)} rejected lines, oldest first.")
+
+st.subheader("Storage")
+sizes = queries.storage_sizes(workbench.data_dir)
+cols = st.columns(len(sizes))
+for col, (name, size) in zip(cols, sizes.items()):
+    col.metric(name, f"{size / 1_048_576:.1f} MiB")

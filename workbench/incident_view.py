@@ -1,0 +1,160 @@
+"""The read-only parts of the incident page: header, evidence, RCA, recommendation, fix, audit.
+
+Everything that comes from logs or the analyst is shown as text (st.text, st.code, dataframes)
+or escaped before it reaches a markdown-rendering element.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from workbench.evidence_view import (EVIDENCE_COLUMNS, escape_markdown, evidence_frame, highlight_triggers,
+                                     plain_label, with_stack)
+from workbench.inbox_view import sla_text
+
+STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
+                 "fixed": "green", "not_eligible": "gray", "rejected": "gray", "expired": "gray"}
+SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
+STACKS_SHOWN = 20
+
+
+def header(doc: dict) -> None:
+    """Id, title, status, severity, service, first/last seen, event count and SLA."""
+    st.title(doc["incident_id"])
+    st.markdown(f"##### {escape_markdown(doc.get('title') or '')}")
+    badges = st.container(horizontal=True)
+    badges.badge(doc["status"].replace("_", " "), color=STATUS_COLORS.get(doc["status"], "blue"))
+    badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
+    badges.badge(f"service {escape_markdown(doc['service'])}", color="blue", icon=":material/dns:")
+    now = datetime.now(timezone.utc)
+    cols = st.columns(4)
+    cols[0].metric("Events", doc["event_count"])
+    cols[1].metric("First seen (UTC)", _short_time(doc.get("first_seen")))
+    cols[2].metric("Last seen (UTC)", _short_time(doc.get("last_seen")))
+    cols[3].metric("SLA", sla_text(doc, now))
+    if doc.get("last_error"):
+        st.error(escape_markdown(f"The run failed and will be retried: {doc['last_error']}"))
+
+
+def _short_time(value: str | None) -> str:
+    return str(value or "—")[:19].replace("T", " ")
+
+
+def evidence(doc: dict) -> None:
+    """The log window as a table with the incident's own events tinted, and their stack traces."""
+    frame = evidence_frame(doc.get("log_window") or [], doc.get("evidence") or [])
+    st.caption(f"{int(frame['trigger'].sum())} triggering events (tinted) in a window of {len(frame)} log lines")
+    st.dataframe(highlight_triggers(frame), hide_index=True, width="stretch", key="incident_evidence_table",
+                 column_order=EVIDENCE_COLUMNS,
+                 column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event"),
+                                "message": st.column_config.TextColumn("Message", width="large")})
+    stacks = with_stack(doc.get("evidence") or []) or with_stack(doc.get("log_window") or [])
+    for event in stacks[:STACKS_SHOWN]:
+        label = f"Stack trace · {str(event.get('time'))[11:19]} · {event.get('host') or '?'} · {event.get('exception') or 'error'}"
+        with st.expander(plain_label(label)):
+            st.code(event["stack"], language=None, wrap_lines=True)
+    if len(stacks) > STACKS_SHOWN:
+        st.caption(f"{len(stacks) - STACKS_SHOWN} more distinct stack traces not shown")
+
+
+def confidence_gauge(confidence: float, threshold: float) -> go.Figure:
+    """The RCA's confidence, with the code-fix threshold marked."""
+    fig = go.Figure(go.Indicator(
+        mode="gauge+number", value=round(confidence * 100), number={"suffix": "%"},
+        gauge={"axis": {"range": [0, 100]}, "bar": {"color": "#4c78a8"},
+               "steps": [{"range": [0, threshold * 100], "color": "#f3f3f3"}],
+               "threshold": {"line": {"color": "#e45756", "width": 3}, "value": threshold * 100}},
+        title={"text": "confidence", "font": {"size": 14}}))
+    fig.update_layout(height=190, margin={"l": 20, "r": 20, "t": 40, "b": 0})
+    return fig
+
+
+def rca(doc: dict, *, code_fix_min_confidence: float) -> None:
+    """Category, root cause, confidence gauge, the evidence it rests on and the similar docs."""
+    st.subheader("Root cause analysis")
+    found = doc.get("rca")
+    if not found:
+        st.info("No analysis yet: the run has not reached the RCA.")
+        return
+    left, right = st.columns([3, 2])
+    with left:
+        st.badge(found["category"], color="violet", icon=":material/category:")
+        st.text(found["root_cause"])
+        st.caption("Evidence it rests on")
+        for line in found.get("evidence") or []:
+            st.text(f"• {line}")
+    with right:
+        st.plotly_chart(confidence_gauge(found["confidence"], code_fix_min_confidence), key="incident_gauge",
+                        config={"displayModeBar": False})
+        st.caption(f"The red mark is the code-fix threshold ({code_fix_min_confidence:.2f}).")
+    similar_docs(doc.get("similar_docs") or [])
+
+
+def similar_docs(docs: list[dict]) -> None:
+    st.caption("Similar error docs (retrieval similarity)")
+    if not docs:
+        st.text("none")
+        return
+    st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"],
+                                "score": d["score"], "matched signatures": len(d.get("matched_signatures") or [])}
+                               for d in docs]),
+                 hide_index=True, width="stretch", key="incident_similar_table",
+                 column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
+                                                                         format="%.2f")})
+    for d in docs:
+        with st.expander(plain_label(f"{d['doc_id']} · {d['score']:.2f} · {d['title']}")):
+            if d.get("matched_signatures"):
+                st.caption("Signatures found in the evidence")
+                st.code("\n".join(d["matched_signatures"]), language=None)
+            st.text(d.get("root_cause") or "")
+            for step in d.get("remediation") or []:
+                st.text(f"• {step}")
+
+
+def recommendation(doc: dict) -> None:
+    st.subheader("Recommendation")
+    rec = doc.get("recommendation")
+    if not rec:
+        st.info("No recommendation yet.")
+        return
+    st.text(rec["action"])
+    for i, step in enumerate(rec.get("steps") or [], 1):
+        st.text(f"{i}. {step}")
+    st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
+    if rec.get("feedback"):
+        st.caption("Reviewer feedback this revision answers")
+        st.text(rec["feedback"])
+
+
+def fix(doc: dict) -> None:
+    """The fix proposal, its diff rendered as a diff."""
+    proposal = doc.get("fix")
+    if not proposal:
+        return
+    st.subheader("Fix proposal")
+    for step in proposal.get("plan") or []:
+        st.text(f"• {step}")
+    if proposal.get("diff"):
+        st.caption(f"Proposed change to {proposal.get('target_file') or 'the code'}")
+        st.code(proposal["diff"], language="diff")
+    else:
+        st.caption("No diff: the evidence names no file in the source tree.")
+
+
+def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:
+    """Every human action on this incident, with its before/after values."""
+    if not rows:
+        st.info("No human action yet.")
+        return
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "reviewer": r["reviewer"], "action": r["action"],
+                           "note": r.get("note") or "", "before": json.dumps(r.get("before"), default=str),
+                           "after": json.dumps(r.get("after"), default=str),
+                           "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
+    st.dataframe(frame, hide_index=True, width="stretch", key="incident_audit_table")
+    if export_csv is not None:
+        st.download_button("Download audit (CSV)", export_csv, file_name=f"{incident_id}-audit.csv", mime="text/csv",
+                           key="incident_audit_download", on_click="ignore")
