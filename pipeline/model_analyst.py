@@ -84,7 +84,7 @@ class ModelAnalyst:
     def __init__(self, *, kb: KnowledgeBase, model: str, base_url: str | None,
                  timeout: float = DEFAULT_TIMEOUT, max_retries: int = DEFAULT_MAX_RETRIES,
                  method: StructuredMethod = "json_schema"):
-        self.kb = kb
+        self.kb = kb  # the prompts use the retrieved docs in the state; kept for the seam's shape
         self.model = model
         self.base_url = base_url
         self.timeout = timeout
