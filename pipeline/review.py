@@ -310,6 +310,8 @@ class ReviewService:
     # -- guards ------------------------------------------------------------------------------
     def _claim_paused(self, incident_id: str, row: dict, *, expect: str | None, set_status: str) -> _Claim:
         """Claim an incident paused at approval with the interrupt the reviewer saw (or the current one)."""
+        if row["claim_owner"] and self._recover_dead_claim(incident_id):
+            row = self.records.incident(incident_id)
         expected = expect or row["pending_interrupt_id"]
         if expect is None and (row["status"] != "awaiting_approval" or not expected):
             raise NotAwaitingApproval(incident_id, row["status"])
