@@ -128,3 +128,17 @@ def test_service_requires_a_reviewer(paused_engine):
     inc = by_category(paused_engine, "db_pool_exhausted")
     with pytest.raises(UsageError):
         ReviewService(paused_engine).approve(inc, reviewer="")
+
+
+def test_incident_document_carries_state_evidence_and_what_may_be_edited(paused_engine):
+    service = ReviewService(paused_engine)
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    doc = service.incident(inc)
+    assert doc["pending"]["interrupt_id"] == pending(paused_engine, inc)
+    assert doc["state"]["incident_id"] == inc and doc["state"]["rca"]["category"] == "db_pool_exhausted"
+    assert len(doc["evidence"]) == doc["event_count"] == 3
+    assert set(doc["evidence"][0]) >= {"time", "host", "level", "message", "exception", "stack", "trace_id", "event_id"}
+    assert doc["log_window"] and doc["similar_docs"][0]["doc_id"]
+    assert doc["revisions_left"] == 2 and "rca.confidence" in doc["editable_fields"]
+    assert service.counts()["awaiting_approval"] == 4
+    assert [r["incident_id"] for r in service.inbox(search="checkout")] == [inc]

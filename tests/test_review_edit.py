@@ -99,3 +99,27 @@ def test_edit_of_a_decided_incident_exits_3_and_writes_nothing(paused_engine, ca
     code, _, err = cli(capsys, "edit", inc, "--reviewer", "bob", "--set", 'severity="high"')
     assert code == 3 and "rejected" in err
     assert checkpoint_count(paused_engine, inc) == count
+
+
+def test_a_resume_after_a_raw_state_update_is_refused_not_swallowed(paused_engine):
+    """LangGraph keeps `next` at approval after update_state but drops the pending interrupt, and would
+    feed a plain resume to a fresh interrupt nobody saw; the checkpoint check refuses it instead."""
+    from pipeline.errors import Conflict
+    from pipeline.graph import thread_config
+    from pipeline.runner import run_pending
+
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    seen = pending(paused_engine, inc)
+    cfg = thread_config(inc)
+    paused_engine.graph.update_state(cfg, {"severity": "high"}, as_node="recommend")  # bypassing the service
+    snap = paused_engine.graph.get_state(cfg)
+    assert snap.next == ("approval",) and snap.interrupts == ()
+
+    with pytest.raises(Conflict):
+        ReviewService(paused_engine).approve(inc, reviewer="ann", expect_interrupt=seen)
+    assert paused_engine.graph.get_state(cfg).values["decision"] is None
+    assert paused_engine.records.fixes(inc) == [] and paused_engine.records.audit(inc) == []
+    assert paused_engine.records.incident(inc)["status"] == "analyzing"  # the record follows the checkpoint
+
+    run_pending(paused_engine)  # the runner re-arms the gate
+    assert pending(paused_engine, inc) != seen

@@ -170,3 +170,18 @@ def test_replay_of_unknown_checkpoint_exits_4(paused_engine, capsys):
     inc = by_category(paused_engine, "db_pool_exhausted")
     code, _, err = cli(capsys, "replay", inc, "--checkpoint", "nope", "--reviewer", "ann")
     assert code == 4 and "nope" in err
+
+
+def test_replay_of_an_incident_in_use_exits_3(paused_engine, capsys):
+    from pipeline.records import process_owner
+
+    service = ReviewService(paused_engine)
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    at_recommend = _at(service.history(inc), ["recommend"])["checkpoint_id"]
+    owner = process_owner()
+    assert paused_engine.records.claim(inc, owner)
+    count = checkpoint_count(paused_engine, inc)
+    code, _, err = cli(capsys, "replay", inc, "--checkpoint", at_recommend, "--reviewer", "ann")
+    assert code == 3 and "in use" in err
+    assert checkpoint_count(paused_engine, inc) == count
+    paused_engine.records.release(inc, owner)
