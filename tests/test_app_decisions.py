@@ -1,0 +1,146 @@
+"""Decisions through the incident page's widgets (AppTest): each one changes the records, and a
+decision on an analysis that changed since the page showed it is refused and explained."""
+import json
+
+from pipeline.review import ReviewService
+from pipeline.runner import ingest_path
+from tests.app_harness import app, as_reviewer, open_incident, said, texts  # noqa: F401  (fixture)
+
+
+def _by_service(engine, service: str) -> str:
+    return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
+
+
+def _key(engine, incident_id: str, action: str) -> str:
+    interrupt = engine.records.incident(incident_id)["pending_interrupt_id"]
+    return f"incident_{interrupt[:12]}_{action}"
+
+
+def _decisions(engine, incident_id: str, action: str) -> list[dict]:
+    return [a for a in engine.records.audit(incident_id) if a["action"] == action]
+
+
+def test_approve_records_the_reviewer_and_shows_the_fix_proposal(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    app.button(key=_key(paused_engine, incident, "approve")).click().run()
+    assert not app.exception
+    assert paused_engine.records.incident(incident)["status"] == "fixed"
+    assert [a["reviewer"] for a in _decisions(paused_engine, incident, "approve")] == ["alice"]
+    assert "Approval recorded for alice" in said(app, "success")
+    assert "Fix proposal" in [h.value for h in app.subheader]
+
+
+def test_no_decision_without_a_reviewer_name(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    assert app.button(key=_key(paused_engine, incident, "approve")).disabled
+    assert "Enter your name in the sidebar" in texts(app)
+
+
+def test_reject_needs_a_reason_then_ends_the_run(app, paused_engine):
+    incident = _by_service(paused_engine, "promo-engine")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    key = _key(paused_engine, incident, "reject")
+    app.button(key=key).click().run()
+    assert "a reason for the rejection is required" in said(app, "error")
+    assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
+    app.text_area(key=key.replace("_reject", "_reason")).input("not an incident: a promo misconfiguration")
+    app.button(key=key).click().run()
+    assert paused_engine.records.incident(incident)["status"] == "rejected"
+    assert _decisions(paused_engine, incident, "reject")[0]["note"] == "not an incident: a promo misconfiguration"
+
+
+def test_request_changes_redoes_the_recommendation_with_the_feedback(app, paused_engine):
+    incident = _by_service(paused_engine, "loyalty-service")
+    before = paused_engine.records.incident(incident)["pending_interrupt_id"]
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    key = _key(paused_engine, incident, "revise")
+    app.text_area(key=key.replace("_revise", "_feedback")).input("add a circuit breaker step")
+    app.button(key=key).click().run()
+    row = paused_engine.records.incident(incident)
+    assert row["status"] == "awaiting_approval" and row["revisions"] == 1
+    assert row["pending_interrupt_id"] != before
+    assert "add a circuit breaker step" in row["summary"]["recommendation"]["action"]
+    assert app.button(key=_key(paused_engine, incident, "revise")).label == "Request changes (1 left)"
+
+
+def test_edit_then_approve_applies_the_edits_with_the_decision(app, paused_engine):
+    incident = _by_service(paused_engine, "loyalty-service")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    key = _key(paused_engine, incident, "edit_approve")
+    field = key.replace("_edit_approve", "_field_rca.confidence")
+    app.number_input(key=field).set_value(0.55)
+    app.button(key=key).click().run()
+    row = paused_engine.records.incident(incident)
+    assert row["confidence"] == 0.55
+    assert row["status"] in ("fixed", "not_eligible")
+    assert _decisions(paused_engine, incident, "approve")[0]["after"]["rca.confidence"] == 0.55
+
+
+def test_state_editor_saves_an_update_checkpoint_shown_in_the_history(app, paused_engine):
+    incident = _by_service(paused_engine, "inventory-service")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
+    form = f"incident_state_{interrupt[:12]}"
+    app.text_area(key=f"{form}_recommendation.action").input("Guard the stock lookup against a missing item")
+    app.button(key=f"{form}_save").click().run()
+    assert not app.error, [e.value for e in app.error]
+    history = ReviewService(paused_engine).history(incident, limit=5)
+    assert "update" in [h["source"] for h in history]
+    assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
+    assert paused_engine.records.incident(incident)["summary"]["recommendation"]["action"] == \
+        "Guard the stock lookup against a missing item"
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    update = next(h for h in history if h["source"] == "update")
+    assert any(update["checkpoint_id"][-8:] in option for option in picker.options)
+
+
+def test_an_edit_the_service_refuses_shows_its_message_and_writes_nothing(app, paused_engine):
+    incident = _by_service(paused_engine, "inventory-service")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    checkpoints = len(ReviewService(paused_engine).history(incident, limit=100))
+    interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
+    form = f"incident_state_{interrupt[:12]}"
+    app.text_area(key=f"{form}_recommendation.action").input("something else")
+    app.radio(key=f"{form}_as_node").set_value("rca")
+    app.button(key=f"{form}_save").click().run()
+    assert "as_node rca redoes the recommendation" in said(app, "error")
+    assert len(ReviewService(paused_engine).history(incident, limit=100)) == checkpoints
+
+
+def test_a_stale_approval_after_new_evidence_is_refused_and_says_why(app, paused_engine, tmp_path):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    stale_key = _key(paused_engine, incident, "approve")
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps({"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3",
+                                "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
+                                "message": "HikariPool-1 - Connection is not available, request timed out after 30001ms."})
+                    + "\n")
+    ingest_path(paused_engine, more)  # the analysis re-runs and pauses with a new interrupt
+    app.button(key=stale_key).click().run()
+    assert not app.exception
+    warning = said(app, "warning")
+    assert "Approval not applied: new evidence (1 more event) re-ran the analysis" in warning
+    assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
+    assert not _decisions(paused_engine, incident, "approve")
+    assert app.button(key=_key(paused_engine, incident, "approve"))  # the new analysis can be decided
+
+
+def test_an_approval_after_another_reviewer_decided_names_them(app, paused_engine):
+    incident = _by_service(paused_engine, "promo-engine")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    stale_key = _key(paused_engine, incident, "approve")
+    ReviewService(paused_engine).reject(incident, reviewer="bob", reason="duplicate")
+    app.button(key=stale_key).click().run()
+    assert "bob already decided (reject)" in said(app, "warning")
+    assert [a["reviewer"] for a in paused_engine.records.audit(incident)] == ["bob"]

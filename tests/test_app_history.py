@@ -1,0 +1,105 @@
+"""Time travel on the incident page (AppTest): selecting a checkpoint shows its diff; replay and
+fork through the buttons, after a confirmation that names what runs again."""
+from pipeline.review import ReviewService
+from tests.app_harness import app, as_reviewer, open_incident, said  # noqa: F401  (fixture)
+from workbench.timeline import timeline_figure
+
+
+def _incident(engine) -> str:
+    return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == "checkout-api")
+
+
+def _written_by(engine, incident_id: str, node: str) -> dict:
+    return next(h for h in ReviewService(engine).history(incident_id, limit=100) if h["writes_by"] == [node])
+
+
+def _pick(at, incident_id: str, checkpoint_id: str):
+    picker = at.selectbox(key=f"incident_history_pick_{incident_id}")
+    option = next(o for o in picker.options if checkpoint_id[-8:] in o)
+    return picker.select(option).run()
+
+
+def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused_engine):
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
+    diff = next(d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"])
+    changed = dict(zip(diff["field"], diff["after"]))
+    assert changed["rca.category"] == "db_pool_exhausted"
+    assert changed["severity"] == "critical"
+    assert "recommendation.action" not in changed  # written by the next checkpoint, not this one
+
+
+def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused_engine):
+    incident = _incident(paused_engine)
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
+    app.button(key="incident_replay").click().run()
+    confirm = said(app, "warning")
+    assert "runs again: recommend → approval" in confirm
+    assert "code_fix is not among them" in confirm
+    assert not [a for a in paused_engine.records.audit(incident) if a["action"] == "replay"]  # not yet
+    app.button(key="incident_confirm_yes").click().run()
+    assert not app.exception
+    tree = ReviewService(paused_engine).tree(incident)
+    assert tree["branches"] == 2
+    assert [a["reviewer"] for a in paused_engine.records.audit(incident) if a["action"] == "replay"] == ["alice"]
+    assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
+    assert "Replay from" in said(app, "success")
+
+
+def test_cancelling_a_replay_changes_nothing(app, paused_engine):
+    incident = _incident(paused_engine)
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
+    app.button(key="incident_replay").click().run()
+    app.button(key="incident_confirm_no").click().run()
+    assert ReviewService(paused_engine).tree(incident)["branches"] == 1
+    assert paused_engine.records.audit(incident) == []
+
+
+def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engine):
+    incident = _incident(paused_engine)
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    checkpoint = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, checkpoint)
+    form = f"incident_fork_{checkpoint[-12:]}"
+    app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
+    app.button(key=f"{form}_submit").click().run()
+    assert "rca.confidence = 0.42" in said(app, "warning")
+    app.button(key="incident_confirm_yes").click().run()
+    assert not app.exception
+    assert ReviewService(paused_engine).tree(incident)["branches"] == 2
+    assert paused_engine.records.incident(incident)["confidence"] == 0.42
+    fork = [a for a in paused_engine.records.audit(incident) if a["action"] == "fork"]
+    assert fork and fork[0]["after"]["rca.confidence"] == 0.42
+
+
+def test_a_checkpoint_past_the_gate_cannot_be_replayed_and_says_why(app, paused_engine):
+    incident = _incident(paused_engine)
+    ReviewService(paused_engine).approve(incident, reviewer="bob")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "approval")["checkpoint_id"])
+    assert "past the approval gate" in said(app, "info")
+    assert "incident_replay" not in [b.key for b in app.button]
+    app.button(key="incident_pick_suggested").click().run()
+    assert app.button(key="incident_replay")
+
+
+def test_timeline_draws_one_lane_per_branch_and_marks_paused_points(paused_engine):
+    incident = _incident(paused_engine)
+    review = ReviewService(paused_engine)
+    review.replay(incident, checkpoint_id=_written_by(paused_engine, incident, "rca")["checkpoint_id"],
+                  reviewer="alice")
+    tree = review.tree(incident)
+    fig = timeline_figure(tree)
+    lanes = {y for trace in fig.data if trace.mode and "markers" in trace.mode for y in trace.y if y is not None}
+    assert {0, 1} <= lanes
+    paused = next(t for t in fig.data if t.name == "paused at approval")
+    assert len(paused.x) == sum(1 for n in tree["nodes"] if n["is_paused"])
+    human = next(t for t in fig.data if t.name == "human action")
+    assert len(human.x) >= 1

@@ -1,0 +1,99 @@
+"""Knowledge and operations pages, log text shown literally, and the runtime's poller lifecycle
+(AppTest from app.py)."""
+import json
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipeline import lease
+from pipeline.runner import ingest_path
+from tests.app_harness import APP, TIMEOUT, app, as_reviewer, open_incident, said, texts  # noqa: F401
+from tests.conftest import FIXTURES
+
+HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"
+
+
+def test_knowledge_lists_every_doc_and_searches_with_scores(app, paused_engine):
+    app.switch_page("app_pages/knowledge.py").run()
+    docs = next(d.value for d in app.dataframe if "signatures" in d.value.columns)
+    assert len(docs) == len(paused_engine.kb.docs)
+    app.text_area(key="knowledge_query").input("HikariPool-1 - Connection is not available, request timed out "
+                                               "after 30000ms").run()
+    ranked = next(d.value for d in app.dataframe if "signatures found" in d.value.columns)
+    assert ranked.iloc[0]["category"] == "db_pool_exhausted"
+    assert 0.0 < ranked.iloc[0]["similarity"] <= 1.0
+
+
+def test_reindex_reports_what_it_embedded(app):
+    app.switch_page("app_pages/knowledge.py").run()
+    app.button(key="knowledge_reindex").click().run()
+    assert not app.exception
+    assert "0 docs embedded, 0 removed" in said(app, "success")
+
+
+def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine, tmp_path):
+    from pipeline.review import ReviewService
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"_time": "2026-11-28T11:00:00Z", "message": "ok line", "level": "INFO"}\nnot json at all\n')
+    ingest_path(paused_engine, bad)
+    incident = paused_engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
+    ReviewService(paused_engine).approve(incident, reviewer="bob")
+    app.switch_page("app_pages/operations.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    dead = next(d.value for d in app.dataframe if "reason" in d.value.columns)
+    assert list(dead["line"]) == ["not json at all"]
+    assert "invalid JSON" in dead.iloc[0]["reason"]
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Dead letters"] == "1"
+    assert metrics["Awaiting approval"] == "3"
+    assert float(metrics["app.sqlite3"].split()[0]) > 0
+    assert "Median time to decision" in texts(app)
+
+
+def test_log_text_is_shown_literally_never_as_markdown_or_html(app, paused_engine, tmp_path):
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_text(json.dumps({"_time": "2026-11-28T12:00:00Z", "service": "web-[shop](http://evil.example)",
+                                   "level": "ERROR", "message": HOSTILE, "stack": HOSTILE}) + "\n")
+    ingest_path(paused_engine, hostile)
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if "evil" in r["service"])
+    app.run()
+    inbox = app.dataframe(key="inbox_table").value
+    assert HOSTILE in list(inbox["title"])  # a dataframe cell: text
+    open_incident(app, incident)
+    rendered = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error", "success", "title")
+                for e in getattr(app, kind)] + [e.label for e in app.expander]
+    assert not [r for r in rendered if "](http" in r or "<script>" in r or "**now**" in r]
+    assert HOSTILE in texts(app)  # shown, as text (the escapes removed for reading)
+    evidence = next(d.value for d in app.dataframe if "trigger" in d.value.columns)
+    assert HOSTILE in list(evidence["message"])
+    assert HOSTILE in [c.value for c in app.code]  # its stack trace, in a code block
+
+
+@pytest.mark.timeout(120)
+def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_released(data_dir, monkeypatch):
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "on")
+    monkeypatch.setenv("INCIDENTIQ_SOURCE", f"file:{FIXTURES / 'small.jsonl'}")
+    monkeypatch.setenv("INCIDENTIQ_POLL_INTERVAL", "0.2")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    workbench = session.workbench()
+    try:
+        assert workbench.poller is not None and workbench.poller.alive
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(workbench.review.inbox(status="awaiting_approval")) < 4:
+            time.sleep(0.2)
+        at.run()
+        assert len(at.dataframe(key="inbox_table").value) == 4
+        assert "Polling file:" in texts(at)
+        AppTest.from_file(APP, default_timeout=TIMEOUT).run()  # a second session shares the runtime
+        assert session.workbench() is workbench
+    finally:
+        poller = workbench.poller
+        session._runtime.clear()
+    assert not poller.alive
+    held = lease.holder(workbench.engine.records)
+    assert held is None or not held["live"]
