@@ -14,14 +14,16 @@ def _every_action(engine) -> dict[str, str]:
     """Edit, revise and approve one incident, reject another, then replay and fork the first."""
     service = ReviewService(engine)
     pool, null_ref = by_category(engine, "db_pool_exhausted"), by_category(engine, "null_reference")
+    row = engine.records.incident(pool)
     service.edit(pool, reviewer="ann", edits={"rca.confidence": 0.8})
     service.revise(pool, reviewer="ann", feedback="mention the leak detector")
     service.approve(pool, reviewer="bob", note="go")
     service.reject(null_ref, reviewer="cy", reason="fixed upstream already")
     gate = next(h for h in service.history(pool, limit=100) if h["next"] == ["recommend"])["checkpoint_id"]
     service.replay(pool, checkpoint_id=gate, reviewer="dee")
+    assert row["severity"] != "high"
     service.fork(pool, checkpoint_id=gate, reviewer="eve", edits={"severity": "high"})
-    return {"pool": pool, "null_ref": null_ref}
+    return {"pool": pool, "null_ref": null_ref, "confidence": row["confidence"], "severity": row["severity"]}
 
 
 def test_audit_csv_lists_every_action_with_before_and_after(paused_engine, capsys):
@@ -37,12 +39,12 @@ def test_audit_csv_lists_every_action_with_before_and_after(paused_engine, capsy
         before, after = json.loads(row["before"]), json.loads(row["after"])
         assert before != after and "status" in before and "status" in after
     by_action = {r["action"]: (json.loads(r["before"]), json.loads(r["after"]), r) for r in rows}
-    assert by_action["edit"][0]["rca.confidence"] == 0.95 and by_action["edit"][1]["rca.confidence"] == 0.8
+    assert by_action["edit"][0]["rca.confidence"] == ids["confidence"] and by_action["edit"][1]["rca.confidence"] == 0.8
     assert by_action["revise"][1]["revisions"] == 1
     assert by_action["approve"][1]["status"] == "fixed" and by_action["approve"][2]["note"] == "go"
     assert by_action["reject"][1]["status"] == "rejected" and by_action["reject"][2]["incident_id"] == ids["null_ref"]
     assert (by_action["replay"][0]["status"], by_action["replay"][1]["status"]) == ("fixed", "awaiting_approval")
-    assert (by_action["fork"][0]["severity"], by_action["fork"][1]["severity"]) == ("critical", "high")
+    assert (by_action["fork"][0]["severity"], by_action["fork"][1]["severity"]) == (ids["severity"], "high")
 
 
 def test_audit_json_of_one_incident_holds_only_its_actions(paused_engine, capsys):

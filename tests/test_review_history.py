@@ -109,6 +109,8 @@ def test_fork_runs_the_edited_branch_to_the_gate_and_answers_go_to_the_new_branc
     service = ReviewService(paused_engine)
     inc = by_category(paused_engine, "db_pool_exhausted")
     original = pending(paused_engine, inc)
+    analysed = paused_engine.records.incident(inc)["severity"]
+    assert analysed != "high"
     at_recommend = _at(service.history(inc), ["recommend"])["checkpoint_id"]
 
     code, _, err = cli(capsys, "fork", inc, "--checkpoint", at_recommend, "--reviewer", "ann",
@@ -123,11 +125,11 @@ def test_fork_runs_the_edited_branch_to_the_gate_and_answers_go_to_the_new_branc
     assert tree["branches"] == 2
     forked = next(n for n in tree["nodes"] if n["source"] == "update")
     assert forked["parent_checkpoint_id"] == at_recommend and forked["human_action"] == "fork"
-    assert {"field": "severity", "before": "critical", "after": "high"} in forked["changes"]
+    assert {"field": "severity", "before": analysed, "after": "high"} in forked["changes"]
     abandoned = next(n for n in tree["nodes"] if n["interrupt_id"] == original)
     assert abandoned["is_paused"] and not abandoned["is_pending"] and not abandoned["on_current_branch"]
     entry = paused_engine.records.audit(inc)[-1]
-    assert entry["action"] == "fork" and entry["before"]["severity"] == "critical" and entry["after"]["severity"] == "high"
+    assert entry["action"] == "fork" and entry["before"]["severity"] == analysed and entry["after"]["severity"] == "high"
 
     # the original pause can no longer be answered; the fork's can
     assert cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", original)[0] == 3
