@@ -199,7 +199,11 @@ def human_actions(audit_rows: list[dict], line: Lineage) -> dict[str, str]:
     """checkpoint id → the human action that created it, from the audit log's before/after ids."""
     made_by: dict[str, str] = {}
     for row in audit_rows:
-        node, floor = row.get("checkpoint_after"), row.get("checkpoint_before") or ""
+        node, floor = row.get("checkpoint_after"), row.get("checkpoint_before")
+        if floor is None:  # nothing to walk back to: only the checkpoint the action ended on
+            if node is not None:
+                made_by.setdefault(node, row["action"])
+            continue
         while node is not None and node > floor and node not in made_by:
             made_by[node] = row["action"]
             node = line.parent.get(node)

@@ -47,7 +47,7 @@ def evidence_row(event: LogEvent) -> dict:
 class _Claim:
     """The claim on one incident for one action: released in `finally`, records kept in step."""
 
-    def __init__(self, service: "ReviewService", incident_id: str, status_before: str):
+    def __init__(self, service: "ReviewService", incident_id: str, *, status_before: str):
         self.service = service
         self.incident_id = incident_id
         self.status_before = status_before
@@ -199,7 +199,7 @@ class ReviewService:
             if action == "revise" and state.revisions >= MAX_REVISIONS:
                 raise RevisionLimitReached(incident_id, MAX_REVISIONS)
             interrupt_id = claim.expected
-            before_values = after_values = None
+            after_values = None
             if edits:
                 values = edited_values(state, edits)
                 interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
@@ -208,8 +208,7 @@ class ReviewService:
                                         decided_at=now())
             self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
                               context=self.engine.deps)
-            claim.finish(action=action, reviewer=reviewer, before=snap, note=note,
-                         before_values=before_values, after_values=after_values)
+            claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()
         return self.incident(incident_id)
@@ -315,7 +314,7 @@ class ReviewService:
         expected = expect or row["pending_interrupt_id"]
         if expect is None and (row["status"] != "awaiting_approval" or not expected):
             raise NotAwaitingApproval(incident_id, row["status"])
-        claim = _Claim(self, incident_id, "awaiting_approval")
+        claim = _Claim(self, incident_id, status_before="awaiting_approval")
         claim.expected = expected
 
         def take() -> bool:
@@ -329,7 +328,7 @@ class ReviewService:
     def _claim_any(self, incident_id: str) -> _Claim:
         """Claim an incident for a replay or fork: waiting, ended or failed, and not in use."""
         row = self.records.incident(incident_id)
-        claim = _Claim(self, incident_id, row["status"])
+        claim = _Claim(self, incident_id, status_before=row["status"])
 
         def take() -> bool:
             return self.records.claim(incident_id, claim.owner, statuses=REPLAYABLE, set_status="analyzing")
