@@ -15,7 +15,7 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review")
+COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review", "pipeline.cli_poll")
 
 
 class _Parser(argparse.ArgumentParser):

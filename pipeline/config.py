@@ -28,6 +28,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
     Setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events"),
+    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events"),
+    Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads"),
     Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility"),
     Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident"),
     Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered"),

@@ -21,6 +21,7 @@ from pipeline.records import IngestCounts, iso, now, process_owner, sla_deadline
 from pipeline.state import IncidentState
 
 MAX_ATTEMPTS = 5
+NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
 BATCH_LINES = 500
 
 
@@ -95,47 +96,86 @@ def initial_state(engine: Engine, incident_id: str) -> IncidentState:
 
 def advance(engine: Engine, incident_id: str) -> bool:
     """Move one incident's run as far as it can go without a human. False if another actor has it."""
+    return advance_run(engine, incident_id) is not None
+
+
+def advance_run(engine: Engine, incident_id: str) -> str | None:
+    """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
+    or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
     if not engine.records.claim(incident_id, owner):
-        return False
+        return None
     try:
-        _advance_claimed(engine, incident_id, owner)
-    except RuntimeFailure as exc:
-        _record_failure(engine, incident_id, exc)
+        row = engine.records.incident(incident_id)
+        if row["attempts"] >= MAX_ATTEMPTS:
+            _give_up(engine, incident_id, row)
+            return "gave_up"
+        # counted before the run, so a run that takes its process down with it counts too
+        engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
+        snap = snapshot(engine, incident_id)
+        try:
+            kind = _advance_claimed(engine, incident_id, owner, snap)
+        except RuntimeFailure as exc:
+            _record_failure(engine, incident_id, exc)
+            kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
+        return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
         engine.records.release(incident_id, owner)  # a no-op when the final write released it
-    return True
 
 
-def _advance_claimed(engine: Engine, incident_id: str, owner: str) -> None:
+def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot) -> str:
+    # Events count as merged once they are in the run's checkpointed input: a crash after that
+    # resumes the run with them, a crash before it starts over from every stored event.
     cfg = thread_config(incident_id)
-    snap = engine.graph.get_state(cfg)
     merged_ids: list[str] = []
+    kind = "idle"
     if not snap.values:
         state = initial_state(engine, incident_id)
-        merged_ids = [e.event_id for e in state.evidence]
+        engine.records.mark_merged(e.event_id for e in state.evidence)
         engine.graph.invoke(state, cfg, context=engine.deps)
+        kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
-        new = engine.records.events_of(incident_id, only_unmerged=True)
+        unmerged = engine.records.events_of(incident_id, only_unmerged=True)
+        # events already in the paused state are no news: re-running for them would pause twice
+        known = _evidence_ids(snap)
+        new = [e for e in unmerged if e.event_id not in known]
+        merged_ids = [e.event_id for e in unmerged]
         if new:
             # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
             engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
+            engine.records.mark_merged(merged_ids)
             engine.graph.invoke(None, cfg, context=engine.deps)
-            merged_ids = [e.event_id for e in new]
+            kind = "merged"
     elif snap.next or snap.tasks:
         # a run a crash cut off; finished tasks' writes are kept and not run again
         engine.graph.invoke(None, cfg, context=engine.deps)
+        known = _evidence_ids(snapshot(engine, incident_id))
+        merged_ids = [e.event_id for e in engine.records.events_of(incident_id, only_unmerged=True)
+                      if e.event_id in known]  # merged into the state before the crash, not yet marked
+        kind = "resumed"
     record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None,
                          merged_event_ids=merged_ids, release_owner=owner)
+    return kind
+
+
+def _evidence_ids(snap: StateSnapshot) -> set[str]:
+    return {e.event_id for e in IncidentState.model_validate(snap.values).evidence} if snap.values else set()
 
 
 def _record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
-    row = engine.records.incident(incident_id)
-    attempts = row["attempts"] + 1
+    attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
     retry_at = now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
         incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
-        next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else "9999-12-31T00:00:00+00:00")
+        next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)
+
+
+def _give_up(engine: Engine, incident_id: str, row: dict) -> None:
+    """After MAX_ATTEMPTS runs that failed or were cut off (the process died, or a bug raised),
+    stop retrying: the incident shows as failed with the last error until a person acts on it."""
+    error = row["last_error"] or (f"the run did not finish in {row['attempts']} attempts: its process died"
+                                  " or it hit an unexpected error (see the poller's status)")
+    engine.records.update_incident(incident_id, status="failed", last_error=error, next_attempt_at=NEVER)
 
 
 def run_pending(engine: Engine, *, limit: int | None = None) -> RunReport:
@@ -196,5 +236,5 @@ def _resume_offset(cursor: str | None, file: Path) -> int:
     return int(offset)
 
 
-__all__ = ["advance", "run_pending", "ingest_path", "ingest_file", "record_from_snapshot", "snapshot",
+__all__ = ["advance", "advance_run", "run_pending", "ingest_path", "ingest_file", "record_from_snapshot", "snapshot",
            "summary_of", "DeadLetter"]

@@ -1,0 +1,85 @@
+"""`poll [--once] [--interval S]`: the configured source's poller in the foreground (CONTRACT §5).
+
+Ctrl-C or SIGTERM stop it after the current step and release the lease, so another poller
+(the web app's) takes over at once; a second Ctrl-C stops it hard.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from datetime import datetime
+
+from pipeline.cli import emit, engine_from_env
+
+
+def register(sub) -> None:
+    p = sub.add_parser("poll", help="run the configured source's poller in the foreground (the web app runs the same one)")
+    p.add_argument("--once", action="store_true", help="poll once, print what it did and exit (exit 3 if another poller works this data dir)")
+    p.add_argument("--interval", type=float, metavar="S", help="seconds between polls (default: INCIDENTIQ_POLL_INTERVAL)")
+    p.add_argument("--json", action="store_true", help="with --once: print the poll report as JSON")
+    p.set_defaults(handler=cmd_poll)
+
+
+def cmd_poll(args) -> int:
+    from pipeline.errors import Conflict, UsageError
+    from pipeline.poller import Poller
+    from pipeline.sources import open_source
+
+    if args.interval is not None and not args.interval > 0:
+        raise UsageError("--interval must be a positive number of seconds")
+    engine = engine_from_env()
+    poller = Poller(engine, open_source(engine.settings.source, engine.settings), args.interval)
+    if args.once:
+        try:
+            report = poller.poll_once()
+        finally:
+            poller.close()
+        if report.standby:
+            raise Conflict(f"another poller ({report.holder}) is working on this data dir")
+        emit(args, report.as_json(), _report_text)
+        return 0
+    stop = threading.Event()
+    _stop_on_signals(stop)
+    sys.stderr.write(f"polling {poller.source.name} every {poller.interval:g}s into "
+                     f"{engine.settings.data_dir} (Ctrl-C to stop)\n")
+    poller.run_forever(stop, on_report=_printer())
+    sys.stderr.write("stopped\n")
+    return 0
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    def handle(signum, _frame):
+        stop.set()
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C stops hard
+
+    signal.signal(signal.SIGINT, handle)
+    signal.signal(signal.SIGTERM, handle)
+
+
+def _printer():
+    """Prints polls that did something, errors, and changes between working and standing by."""
+    last = {"state": None}
+
+    def show(report) -> None:
+        state = "standby" if report.standby else "error" if report.error else "running"
+        stamp = datetime.now().strftime("%H:%M:%S")
+        if report.error:
+            sys.stderr.write(f"{stamp} error: {report.error}\n")
+        elif state != last["state"] and report.standby:
+            sys.stdout.write(f"{stamp} standby: another poller ({report.holder}) works this data dir; waiting\n")
+        elif report.busy or (state != last["state"] and last["state"] is not None):
+            sys.stdout.write(f"{stamp} {_report_text(report.as_json())}\n")
+        sys.stdout.flush()
+        last["state"] = state
+
+    return show
+
+
+def _report_text(r: dict) -> str:
+    if r["standby"]:
+        return f"standby: another poller ({r['holder']}) works this data dir"
+    runs = ", ".join(f"{r[f'runs_{k}']} {k}" for k in ("started", "resumed", "merged", "retried", "failed")
+                     if r[f"runs_{k}"])
+    return (f"{r['source']}: {r['events']} events, {r['rejected']} rejected, {r['incidents_new']} new incidents, "
+            f"{r['incidents_updated']} updated; runs: {runs or 'none'} ({r['latency_ms']:.0f} ms)")

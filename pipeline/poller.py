@@ -1,0 +1,218 @@
+"""The poller: reads new events from the configured source every few seconds, stores them,
+and advances every incident that needs work (new runs, cut-off runs, new evidence, retries).
+
+The web app runs it in a background thread (`start()` / `stop()`), the CLI in the foreground
+(`run_forever`). One poller works a data dir at a time (see lease.py); the others stand by and
+take over when it stops or dies. Its state, last error and counters are written to the records
+store after every poll (see operations.py), so a failing poller is visible, never silent.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import timedelta
+from typing import Callable
+
+from pipeline import lease, operations, runner
+from pipeline.engine import Engine
+from pipeline.errors import IncidentIQError
+from pipeline.operations import PollReport
+from pipeline.records import now, process_owner
+from pipeline.sources import Source
+
+LEASE_INTERVALS = 5  # the lease outlives this many missed polls...
+LEASE_MIN_SECONDS = 30.0  # ...and never less: a long graph run must not lose it mid-poll
+MAX_BACKOFF_SECONDS = 60.0
+MAX_BATCHES_PER_POLL = 20  # then runs get their turn; the rest is read on the next poll at once
+PRUNE_EVERY_SECONDS = 3600.0
+
+
+class Poller:
+    """Polls one source for one engine; see the module docstring."""
+
+    def __init__(self, engine: Engine, source: Source, interval: float | None = None, *,
+                 owner: str | None = None, max_backoff: float = MAX_BACKOFF_SECONDS):
+        self.engine = engine
+        self.source = source
+        self.interval = float(interval if interval is not None else engine.settings.poll_interval)
+        self.owner = owner or process_owner()
+        self.max_backoff = max_backoff
+        self.cursor_key = f"source:{source.name}"
+        self.state = "stopped"
+        self.failures = 0  # consecutive failed polls, for the backoff
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._renewed_at = 0.0
+        self._pruned_at = 0.0
+        operations.ensure_schema(engine.records)
+
+    @property
+    def lease_ttl(self) -> float:
+        return max(self.interval * LEASE_INTERVALS, LEASE_MIN_SECONDS)
+
+    # -- one poll ------------------------------------------------------------------------
+    def poll_once(self) -> PollReport:
+        """One poll: hold the lease, store what the source has, advance incidents; raises our
+        errors after recording them (the loop in `run_forever` retries with backoff)."""
+        report, error = self._poll()
+        if error is not None:
+            raise error
+        return report
+
+    def _poll(self) -> tuple[PollReport, IncidentIQError | None]:
+        records = self.engine.records
+        started = time.monotonic()
+        report = PollReport(source=self.source.name)
+        if not lease.acquire(records, self.owner, source=self.source.name, ttl=self.lease_ttl):
+            current = lease.holder(records)
+            report.standby, report.holder = True, current["owner"] if current else None
+            self._set_state("standby", next_in=self.interval)
+            return report, None
+        self._renewed_at = time.monotonic()
+        error: IncidentIQError | None = None
+        try:
+            self._read_and_store(report)
+            self._advance_incidents(report)
+        except IncidentIQError as exc:
+            # the source, the store or a run failed: nothing is lost (the cursor did not move
+            # past unstored events); record it where the operations page looks, and retry
+            error = exc
+            report.error = f"{type(exc).__name__}: {exc.message}"[:1000]
+        report.latency_ms = (time.monotonic() - started) * 1000
+        self.failures = self.failures + 1 if error else 0
+        delay = self.next_delay(report)
+        operations.record_poll(records, report)
+        if error:
+            # keep the lease through the backoff, so a standby does not take over only to fail alike
+            lease.acquire(records, self.owner, source=self.source.name, ttl=delay + self.lease_ttl)
+        self._set_state("error" if error else "running", next_in=delay, error=report.error)
+        self._prune_now_and_then()
+        return report, error
+
+    def _read_and_store(self, report: PollReport) -> None:
+        records, settings = self.engine.records, self.engine.settings
+        cursor = records.cursor(self.cursor_key)
+        for _ in range(MAX_BATCHES_PER_POLL):
+            batch = self.source.read(cursor)
+            if batch.items or batch.cursor is not None:
+                # events, dead letters and the cursor that covers them: one transaction
+                report.counts.add(records.store_batch(
+                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None,
+                    reopen_minutes=settings.reopen_minutes))
+            if batch.cursor is not None:
+                cursor = batch.cursor
+            report.lag_seconds, report.more = batch.lag_seconds, batch.more
+            if not batch.more or not self._keep_going():
+                return
+
+    def _advance_incidents(self, report: PollReport) -> None:
+        engine = self.engine
+        for incident_id in engine.records.incidents_needing_work():
+            if not self._keep_going():
+                return
+            kind = runner.advance_run(engine, incident_id)
+            if kind in ("started", "resumed", "merged", "retried"):
+                setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
+            if kind is not None and engine.records.incident(incident_id)["status"] == "failed":
+                report.runs_failed += 1
+
+    def _keep_going(self) -> bool:
+        """Between batches and runs: stop when asked, and keep the lease fresh."""
+        if self._stop.is_set():
+            return False
+        if time.monotonic() - self._renewed_at > self.lease_ttl / 3:
+            if not lease.acquire(self.engine.records, self.owner, source=self.source.name, ttl=self.lease_ttl):
+                return False  # taken over (we were thought dead): let the new owner work
+            self._renewed_at = time.monotonic()
+        return True
+
+    def next_delay(self, report: PollReport) -> float:
+        """Seconds until the next poll: at once when the source has more, backoff after errors."""
+        if report.error:
+            return min(self.max_backoff, self.interval * 2 ** self.failures)
+        if report.more:
+            return 0.0
+        return self.interval
+
+    def _set_state(self, state: str, *, next_in: float = 0.0, error: str | None = None) -> None:
+        self.state = state
+        operations.set_poller_state(self.engine.records, owner=self.owner, source=self.source.name, state=state,
+                                    stale_after=next_in + self.lease_ttl,
+                                    next_poll_at=now() + timedelta(seconds=next_in), error=error)
+
+    def _prune_now_and_then(self) -> None:
+        if time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
+            operations.prune(self.engine.records)
+            self._pruned_at = time.monotonic()
+
+    # -- the loop ------------------------------------------------------------------------
+    def run_forever(self, stop_event: threading.Event | None = None, *,
+                    on_report: Callable[[PollReport], None] | None = None) -> None:
+        """Poll until `stop_event` is set; errors of ours are recorded and retried with backoff.
+
+        Anything else is a bug: it is recorded as `crashed` with its message and raised, so it
+        shows on the operations page and in the log instead of being retried forever.
+        """
+        self._stop = stop_event or self._stop
+        try:
+            while not self._stop.is_set():
+                report = self._poll_guarded()
+                if on_report is not None:
+                    on_report(report)
+                delay = self.interval if report.standby else self.next_delay(report)
+                self._stop.wait(delay)
+        finally:
+            self._finish(sys.exc_info()[1])
+
+    def _poll_guarded(self) -> PollReport:
+        """The loop boundary: a poll whose own bookkeeping failed (the store is locked or
+        broken) is still a failed poll to retry, not the end of the poller."""
+        try:
+            return self._poll()[0]
+        except IncidentIQError as exc:
+            self.failures += 1
+            report = PollReport(source=self.source.name, error=f"{type(exc).__name__}: {exc.message}"[:1000])
+            try:
+                self._set_state("error", next_in=self.next_delay(report), error=report.error)
+            except IncidentIQError:
+                pass  # the store is what failed; the next poll tries again
+            return report
+
+    def _finish(self, exc: BaseException | None) -> None:
+        """Release the lease and record how the loop ended."""
+        crashed = exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit))
+        error = f"{type(exc).__name__}: {exc}"[:1000] if crashed else None
+        try:
+            lease.release(self.engine.records, self.owner)
+            self._set_state("crashed" if crashed else "stopped", error=error)
+        except IncidentIQError:
+            pass  # the store is unusable; the lease expires, or dies with this process
+
+    def close(self) -> None:
+        """After `poll_once` calls: give up the lease and record the poller as stopped."""
+        lease.release(self.engine.records, self.owner)
+        self._set_state("stopped")
+
+    # -- background thread (web app) -----------------------------------------------------
+    def start(self) -> None:
+        """Run the loop in a daemon thread (it never touches Streamlit); idempotent."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.run_forever, args=(self._stop,),
+                                        name=f"incidentiq-poller-{self.source.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 30.0) -> bool:
+        """Ask the loop to stop after the current step and wait; True once it has stopped."""
+        self._stop.set()
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the background thread runs."""
+        return self._thread is not None and self._thread.is_alive()

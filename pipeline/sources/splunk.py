@@ -1,0 +1,225 @@
+"""`splunk`: Splunk's REST export endpoint, polled in overlapping time windows.
+
+Each read asks for `[previous window end - overlap, now)`. Events indexed late (their `_time`
+falls in a window already read) are caught by the next read as long as they show up within the
+overlap; content event ids make the re-read ones free. The token is read at call time through
+`config.secret` and only ever put in the Authorization header. httpx errors are translated into
+SourceError here and nowhere else.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Callable
+
+import httpx
+
+from pipeline import config
+from pipeline.config import Settings
+from pipeline.errors import InvalidEvent, SourceError, UsageError
+from pipeline.events import DeadLetter, normalize
+from pipeline.sources import Batch, Item, SourceAuthError
+
+EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
+SOURCE = "splunk"
+EXCERPT_CHARS = 2_000
+# Splunk's own bookkeeping fields: some change from one search to the next (_serial,
+# splunk_server), and none belong to the event, so they never reach its content id.
+_SPLUNK_FIELDS = {"linecount", "punct", "splunk_server", "splunk_server_group", "index", "timestartpos",
+                  "timeendpos", "eventtype", "tag", "tag::eventtype"}
+_TIME_KEYS = ("_time", "time", "timestamp", "@timestamp")
+_SERVICE_KEYS = ("service", "app", "sourcetype")
+_MESSAGE_KEYS = ("message", "msg")
+
+
+class SplunkSource:
+    """Polls a Splunk search through /services/search(/v2)/jobs/export."""
+
+    name = SOURCE
+
+    def __init__(self, *, url: str, query: str, overlap: float = 300.0, lookback: float = 900.0,
+                 max_window: float = 3600.0, timeout: float = 30.0, verify: bool = True,
+                 token: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.time):
+        if not url:
+            raise UsageError("SPLUNK_URL is not set (e.g. https://splunk.example.com:8089)")
+        self.url = url.rstrip("/")
+        query = query.strip()
+        self.query = query if query.startswith(("search ", "|")) else f"search {query}"
+        self.overlap = overlap
+        self.lookback = lookback
+        # a window must reach past the overlap, or catching up would never move forward
+        self.max_window = max(max_window, 2 * overlap, 60.0)
+        self.timeout = timeout
+        self.verify = verify
+        self._token = token or (lambda: config.secret("SPLUNK_TOKEN"))
+        self.clock = clock
+        self._paths = list(EXPORT_PATHS)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "SplunkSource":
+        """The source configured by SPLUNK_URL, SPLUNK_QUERY and SPLUNK_OVERLAP_SECONDS."""
+        return cls(url=settings.splunk_url or "", query=settings.splunk_query,
+                   overlap=float(config.raw("SPLUNK_OVERLAP_SECONDS")),
+                   lookback=float(config.raw("SPLUNK_LOOKBACK_SECONDS")))
+
+    def read(self, cursor: str | None) -> Batch:
+        """Results of the next window: from the last window's end less the overlap, up to now."""
+        now = self.clock()
+        previous_end = _load(cursor)
+        start = int(previous_end - self.overlap if previous_end is not None else now - self.lookback)
+        end = int(now)
+        more = False
+        if end - start > self.max_window:
+            end, more = int(start + self.max_window), True  # catching up after downtime: in slices
+        if end <= start:
+            return Batch(lag_seconds=0.0)
+        items = self._export(start, end)
+        return Batch(items=items, cursor=json.dumps({"latest": end}), more=more, lag_seconds=max(0.0, now - end))
+
+    def _export(self, earliest: int, latest: int) -> list[Item]:
+        token = self._token()
+        if not token:
+            raise SourceAuthError("SPLUNK_TOKEN is not set")
+        form = {"search": self.query, "output_mode": "json",
+                "earliest_time": str(earliest), "latest_time": str(latest)}
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
+        try:
+            with httpx.Client(timeout=timeout, verify=self.verify) as client:
+                while True:
+                    path = self._paths[0]
+                    with client.stream("POST", self.url + path, data=form,
+                                       headers={"Authorization": f"Bearer {token}"}) as response:
+                        if response.status_code == 404 and len(self._paths) > 1:
+                            self._paths.pop(0)  # an older Splunk: the v1 export path
+                            continue
+                        _check(response, self.url + path)
+                        return self._results(response.iter_lines())
+        except httpx.TimeoutException as exc:
+            raise SourceError(f"Splunk did not answer within {self.timeout:g}s ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise SourceError(f"Splunk request failed: {type(exc).__name__}: {exc}") from None
+
+    def _results(self, lines) -> list[Item]:
+        items: list[Item] = []
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                items.append(_dead(line, f"invalid JSON: {exc}"))
+                continue
+            if not isinstance(obj, dict):
+                items.append(_dead(line, "not a JSON object"))
+            elif "result" in obj:
+                if obj.get("preview") is True:
+                    continue  # partial results of a running search; the final rows follow
+                items.append(_result_item(obj["result"], line))
+            elif isinstance(obj.get("messages"), list):
+                errors = [m.get("text", "") for m in obj["messages"] if isinstance(m, dict)
+                          and m.get("type") in ("ERROR", "FATAL")]
+                if errors:
+                    # a failed or partial search (a peer down): do not move past this window
+                    raise SourceError(f"Splunk search error: {'; '.join(errors)[:300]}")
+            else:
+                items.append(_dead(line, "not a Splunk result line (no 'result')"))
+        return items
+
+
+def event_object(result: dict) -> dict:
+    """A Splunk result (all values strings) → a log object for `events.normalize`.
+
+    A `_raw` holding JSON is the event itself, with `_time`, `host`, `sourcetype` and `source`
+    filling what it lacks; otherwise `_raw` is the message and the extracted fields come along.
+    """
+    meta = {k: _single(v) for k, v in result.items()
+            if k in ("_time", "_raw") or not (k.startswith("_") or k.startswith("date_") or k in _SPLUNK_FIELDS)}
+    raw = meta.get("_raw")
+    parsed = _json_object(raw) if isinstance(raw, str) else None
+    if parsed is None:
+        if any(meta.get(k) for k in _MESSAGE_KEYS):
+            meta.pop("_raw", None)  # the extracted message is the cleaner text
+        return meta
+    obj = dict(parsed)
+    if not any(obj.get(k) is not None for k in _TIME_KEYS) and "_time" in meta:
+        obj["_time"] = meta["_time"]
+    if not any(obj.get(k) for k in _SERVICE_KEYS) and meta.get("sourcetype"):
+        obj["sourcetype"] = meta["sourcetype"]
+    for key in ("host", "source"):
+        if obj.get(key) is None and meta.get(key) is not None:
+            obj[key] = meta[key]
+    return obj
+
+
+def _result_item(result, line: str) -> Item:
+    if not isinstance(result, dict):
+        return _dead(line, "result is not a JSON object")
+    position = _position(result, line)
+    try:
+        return normalize(event_object(result), source=SOURCE, position=position)
+    except InvalidEvent as exc:
+        return DeadLetter(SOURCE, position, exc.reason, line[:EXCERPT_CHARS])
+
+
+def _position(result: dict, line: str) -> str:
+    """Where the event lives in Splunk (bucket and address), stable across searches."""
+    if result.get("_cd"):
+        return f"splunk:{result.get('_bkt', '')}:{result['_cd']}"
+    return f"splunk:{hashlib.sha1(line.encode('utf-8')).hexdigest()[:16]}"
+
+
+def _dead(line: str, reason: str) -> DeadLetter:
+    return DeadLetter(SOURCE, f"splunk:{hashlib.sha1(line.encode('utf-8')).hexdigest()[:16]}",
+                      reason, line[:EXCERPT_CHARS])
+
+
+def _single(value):
+    # A multivalue field arrives as a list of strings; its first value names the event.
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value[0]
+    return value
+
+
+def _json_object(text: str) -> dict | None:
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _check(response: httpx.Response, url: str) -> None:
+    """Turn an error status into our errors, with Splunk's own message when it sent one."""
+    status = response.status_code
+    if status < 400:
+        return
+    response.read()
+    detail = _message(response.text)
+    if status in (401, 403):
+        raise SourceAuthError(f"Splunk refused the token (HTTP {status}) at {url}: check SPLUNK_TOKEN"
+                              + (f" ({detail})" if detail else ""))
+    if status >= 500:
+        raise SourceError(f"Splunk server error (HTTP {status})" + (f": {detail}" if detail else ""))
+    raise SourceError(f"Splunk refused the search (HTTP {status})" + (f": {detail}" if detail else ""))
+
+
+def _message(body: str) -> str:
+    try:
+        messages = json.loads(body).get("messages") or []
+        return "; ".join(str(m.get("text", "")) for m in messages if isinstance(m, dict))[:300]
+    except (ValueError, AttributeError):
+        return body.strip().splitlines()[0][:300] if body.strip() else ""
+
+
+def _load(cursor: str | None) -> float | None:
+    if not cursor:
+        return None
+    try:
+        return float(json.loads(cursor)["latest"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SourceError(f"unreadable Splunk cursor ({exc})") from exc

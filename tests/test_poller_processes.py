@@ -1,0 +1,186 @@
+"""`python -m pipeline poll` as real processes: one poller per data dir, clean stops, and
+SIGKILL at random points never loses, duplicates or double-pauses anything."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipeline import lease
+from pipeline.graph import thread_config
+from pipeline.operations import poller_status
+from pipeline.records import Records
+from pipeline.runner import ingest_path
+from tests.conftest import FIXTURES, ROOT
+
+SERVICES = ("checkout-api", "inventory-service", "payments-gateway", "loyalty-service", "receipts-worker")
+PROBLEMS = (
+    ("HikariPool-1 - Connection is not available, request timed out after {n}ms.", "java.sql.SQLTransientConnectionException"),
+    ("Deadlock found when trying to get lock on table orders_{s}; try restarting transaction", "DeadlockLoserDataAccessException"),
+    ("Read timed out calling partner endpoint after {n}ms", "java.net.SocketTimeoutException"),
+    ("'NoneType' object has no attribute 'sku' while pricing basket {n}", "AttributeError"),
+    ("No space left on device while writing /var/spool/receipts/{n}.pdf", "OSError"),
+    ("certificate verify failed: certificate has expired for host partner-{s}.example.com", "SSLError"),
+)
+
+
+def write_day(path: Path, *, per_incident: int = 20, seed: int = 7) -> None:
+    """A few hundred lines (two of the file source's batches): 30 kinds of errors, context
+    lines, and a few malformed ones."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(per_incident * len(SERVICES) * len(PROBLEMS)):
+        svc, (text, exc) = SERVICES[i % len(SERVICES)], PROBLEMS[(i // len(SERVICES)) % len(PROBLEMS)]
+        lines.append({"_time": f"2026-11-28T09:{i // 60 % 60:02d}:{i % 60:02d}Z", "service": svc, "host": f"{svc}-1",
+                      "level": "ERROR", "message": text.format(n=rng.randint(1000, 99999), s=svc), "exception": exc})
+    out = [json.dumps(line) for line in lines]
+    for k in range(0, len(out), 12):
+        out.insert(k, json.dumps({"_time": "2026-11-28T09:00:00Z", "service": "checkout-api", "level": "INFO",
+                                  "message": f"GET /health 200 in {k}ms"}))
+    for k in (40, 150, 260):
+        out.insert(k, "{broken json line " + str(k))
+    path.write_text("\n".join(out) + "\n")
+
+
+def poll_env(data_dir: Path, log: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
+    env.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_SOURCE=f"file:{log}", PYTHONPATH=str(ROOT),
+               INCIDENTIQ_REPO_DIR=str(ROOT / "samples" / "pos-backend"))
+    return env
+
+
+def start_poller(env: dict, interval: float = 0.2) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pipeline", "poll", "--interval", str(interval)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(condition, timeout: float = 60.0, step: float = 0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
+def scalar(records: Records, sql: str) -> int:
+    return records.query(sql)[0][0]
+
+
+def pid_of(owner: str | None) -> int | None:
+    return int(owner.split(":")[1]) if owner else None
+
+
+@pytest.fixture
+def polled_dir(tmp_path, engine) -> Path:
+    """A second data dir with the same knowledge index (the `engine` fixture's dir is the oracle)."""
+    d = tmp_path / "polled"
+    shutil.copytree(engine.settings.data_dir / "knowledge-index", d / "knowledge-index")
+    return d
+
+
+@pytest.mark.timeout(120)
+def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop(polled_dir, tmp_path):
+    log = tmp_path / "app.jsonl"
+    shutil.copy(FIXTURES / "small.jsonl", log)
+    env = poll_env(polled_dir, log)
+    first = start_poller(env)
+    records = None
+    try:
+        records = Records(polled_dir / "app.sqlite3")
+        wait_for(lambda: scalar(records, "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'") == 4)
+        second = start_poller(env)
+        try:
+            standby = wait_for(lambda: [p for s in poller_status(records) for p in s["pollers"]
+                                        if p["state"] == "standby" and p["live"]])
+            assert pid_of(standby[0]["owner"]) == second.pid
+            assert pid_of(lease.holder(records)["owner"]) == first.pid
+            with log.open("a") as f:
+                f.write(json.dumps({"_time": "2026-11-28T10:09:00Z", "service": "checkout-api", "level": "ERROR",
+                                    "message": "HikariPool-1 - Connection is not available, request timed out after 30999ms.",
+                                    "exception": "java.sql.SQLTransientConnectionException"}) + "\n")
+            wait_for(lambda: scalar(records, "SELECT count(*) FROM events") == 11)
+            first.send_signal(signal.SIGTERM)
+            assert first.wait(timeout=30) == 0
+            holder = wait_for(lambda: lease.holder(records))  # the standby takes over at its next poll
+            assert pid_of(holder["owner"]) == second.pid
+            with log.open("a") as f:
+                f.write(json.dumps({"_time": "2026-11-28T10:10:00Z", "service": "promo-engine", "level": "ERROR",
+                                    "message": "coupon service returned malformed payload"}) + "\n")
+            wait_for(lambda: scalar(records, "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'") == 5)
+            assert scalar(records, "SELECT count(*) FROM events") == 12
+            assert scalar(records, "SELECT sum(event_count) FROM incidents") == 11  # 12 less the INFO line
+        finally:
+            second.send_signal(signal.SIGTERM)
+            assert second.wait(timeout=30) == 0
+        assert lease.holder(records) is None
+        assert poller_status(records)[0]["state"] == "stopped"
+    finally:
+        if first.poll() is None:
+            first.kill()
+        if records is not None:
+            records.close()
+
+
+@pytest.mark.timeout(180)
+def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(engine, polled_dir, tmp_path):
+    log = tmp_path / "day.jsonl"
+    write_day(log)
+    oracle = ingest_path(engine, log).as_json()  # the same input, ingested once without interruptions
+    expected_ids = {r["event_id"] for r in engine.records.query("SELECT event_id FROM events")}
+    expected_incidents = {r["incident_id"]: r["event_count"] for r in engine.records.incidents()}
+    assert oracle["incidents_new"] == 30 and oracle["rejected"] == 3 and len(expected_ids) > 500
+
+    env = poll_env(polled_dir, log)
+    rng = random.Random(int(os.environ.get("KILL_SEED", "20261128")))
+    records = Records(polled_dir / "app.sqlite3")
+    paused = "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'"
+    kill_points = []
+    try:
+        for round_no in range(4):
+            proc = start_poller(env)
+            try:
+                if round_no == 0:
+                    # after the first batch is stored: during the second one, or just after it
+                    wait_for(lambda: scalar(records, "SELECT count(*) FROM events"), step=0.005)
+                    time.sleep(rng.uniform(0.0, 0.05))
+                else:
+                    target = min(29, scalar(records, paused) + rng.randint(1, 6))
+                    wait_for(lambda: scalar(records, paused) >= target or proc.poll() is not None)
+                    time.sleep(rng.uniform(0.0, 0.08))  # between, or in the middle of, graph steps
+                kill_points.append((round_no, scalar(records, "SELECT count(*) FROM events"), scalar(records, paused)))
+            finally:
+                proc.kill()
+                proc.wait()
+        done = subprocess.run([sys.executable, "-m", "pipeline", "poll", "--once", "--json"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        print("kill points (round, events stored, incidents paused):", kill_points)
+
+        assert {r["event_id"] for r in records.query("SELECT event_id FROM events")} == expected_ids
+        assert scalar(records, "SELECT count(*) FROM dead_letters") == 3
+        rows = records.incidents()
+        assert {r["incident_id"]: r["event_count"] for r in rows} == expected_incidents
+        assert {r["status"] for r in rows} == {"awaiting_approval"} and {r["attempts"] for r in rows} == {0}
+        assert scalar(records, "SELECT count(*) FROM events WHERE incident_id IS NOT NULL AND merged = 0") == 0
+        from pipeline import checkpoints
+        from pipeline.graph import build_graph
+
+        graph = build_graph(checkpoints.saver_for(polled_dir / "checkpoints.sqlite"))
+        for row in rows:
+            history = list(graph.get_state_history(thread_config(row["incident_id"])))
+            pauses = [s for s in history if s.next == ("approval",)]
+            assert len(pauses) == 1, (row["incident_id"], [(s.metadata["source"], s.next) for s in history])
+            assert pauses[0].interrupts[0].id == row["pending_interrupt_id"]
+            assert not [s for s in history if s.metadata["source"] == "update"]
+    finally:
+        records.close()

@@ -1,0 +1,255 @@
+"""The Splunk source against a loopback server speaking Splunk's export endpoint."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs
+
+import pytest
+
+from pipeline.errors import SourceError
+from pipeline.events import DeadLetter
+from pipeline.operations import poller_status
+from pipeline.poller import Poller
+from pipeline.sources import SourceAuthError
+from pipeline.sources.splunk import SplunkSource
+
+TOKEN = "tok-3f9a-very-secret"
+T0 = 1_800_000_000  # 2027-01-15T08:00:00Z, the fake "now" of the source's clock
+
+
+class FakeSplunk:
+    """Splunk's /services/search/(v2/)jobs/export: bearer token, time window, JSON lines."""
+
+    def __init__(self, *, v2: bool = True):
+        self.token = TOKEN
+        self.v2 = v2
+        self.events: list[dict] = []  # {"t": epoch, "visible": bool, "result": {...}}
+        self.faults: list[str] = []  # applied to the next requests, one each: 500, slow, malformed
+        self.requests: list[tuple[str, dict]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode()).items()}
+                fake.requests.append((self.path, form))
+                if self.path == "/services/search/v2/jobs/export" and not fake.v2:
+                    return self._reply(404, [{"messages": [{"type": "ERROR", "text": "Not Found"}]}])
+                if self.headers.get("Authorization") != f"Bearer {fake.token}":
+                    return self._reply(401, [{"messages": [{"type": "WARN", "text": "call not properly authenticated"}]}])
+                fault = fake.faults.pop(0) if fake.faults else None
+                if fault == "500":
+                    return self._reply(500, [{"messages": [{"type": "ERROR", "text": "Search process crashed"}]}])
+                if fault == "slow":
+                    time.sleep(1.5)
+                lo, hi = float(form["earliest_time"]), float(form["latest_time"])
+                lines = [{"preview": False, "offset": i, "result": e["result"]}
+                         for i, e in enumerate(e for e in fake.events if e["visible"] and lo <= e["t"] < hi)]
+                if fault == "malformed":
+                    lines.insert(min(1, len(lines)), "{this is not json")
+                self._reply(200, lines)
+
+            def _reply(self, status, lines):
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                for item in lines:
+                    self.wfile.write(((item if isinstance(item, str) else json.dumps(item)) + "\n").encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def add(self, t: float, message: str, *, raw_json: bool = True, visible: bool = True, n: int = 0) -> dict:
+        """An event as Splunk returns it: every value a string, plus its bookkeeping fields."""
+        stamp = datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
+        body = {"time": stamp, "service": "checkout-api", "level": "ERROR", "message": message,
+                "exception": "java.net.SocketTimeoutException"}
+        result = {"_bkt": "main~42~7D1F", "_cd": f"42:{1000 + len(self.events)}", "_indextime": str(int(t) + 1),
+                  "_serial": str(n), "_si": ["idx-1", "main"], "_sourcetype": "checkout:json", "_time": stamp,
+                  "host": "co-1", "index": "main", "linecount": "1", "source": "/var/log/checkout/app.log",
+                  "sourcetype": "checkout:json", "splunk_server": "idx-1"}
+        if raw_json:
+            result["_raw"] = json.dumps(body)
+            result.update({"level": "ERROR", "service": "checkout-api", "message": message})  # KV_MODE=json
+        else:
+            result["_raw"] = f"{stamp} ERROR [main] {message}"
+            result.update({"log_level": "ERROR", "exception": "java.net.SocketTimeoutException"})
+        event = {"t": t, "visible": visible, "result": result}
+        self.events.append(event)
+        return event
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Clock:
+    def __init__(self):
+        self.now = float(T0)
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def splunk():
+    fake = FakeSplunk()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def token(monkeypatch):
+    monkeypatch.setenv("SPLUNK_TOKEN", TOKEN)
+    return TOKEN
+
+
+def source_for(fake: FakeSplunk, clock: Clock, **kw) -> SplunkSource:
+    return SplunkSource(url=fake.url, query="index=main log_level=ERROR", overlap=300, lookback=900,
+                        timeout=0.5, clock=clock, **kw)
+
+
+def test_results_are_read_with_the_bearer_token_and_mapped_onto_the_event_schema(splunk, token):
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    splunk.add(T0 - 90, "Read timed out calling payments after 30001ms", raw_json=False)
+    batch = source_for(splunk, Clock()).read(None)
+    path, form = splunk.requests[-1]
+    assert path == "/services/search/v2/jobs/export"
+    assert form == {"search": "search index=main log_level=ERROR", "output_mode": "json",
+                    "earliest_time": str(T0 - 900), "latest_time": str(T0)}
+    json_raw, text_raw = batch.items
+    assert (json_raw.service, json_raw.host, json_raw.level) == ("checkout-api", "co-1", "ERROR")
+    assert json_raw.exception == "java.net.SocketTimeoutException"
+    assert json_raw.message == "Read timed out calling payments after 30000ms"
+    assert json_raw.time == datetime.fromtimestamp(T0 - 100, tz=timezone.utc)
+    assert json_raw.fields == {"source": "/var/log/checkout/app.log"}  # no Splunk bookkeeping
+    assert text_raw.service == "checkout:json" and text_raw.level == "ERROR"  # sourcetype, log_level
+    assert text_raw.message.endswith("after 30001ms") and text_raw.exception == "java.net.SocketTimeoutException"
+    assert json.loads(batch.cursor) == {"latest": T0}
+
+
+def test_an_event_has_the_same_id_whichever_search_returns_it(splunk, token):
+    event = splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    first = source_for(splunk, Clock()).read(None).items[0]
+    event["result"].update({"_serial": "17", "splunk_server": "idx-2", "_si": ["idx-2", "main"]})
+    again = source_for(splunk, Clock()).read(None).items[0]
+    assert first.event_id == again.event_id
+
+
+def test_a_late_indexed_event_is_caught_by_the_next_overlapping_window(engine, splunk, token):
+    clock = Clock()
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    late = splunk.add(T0 - 50, "Read timed out calling payments after 30002ms", visible=False)
+    poller = Poller(engine, source_for(splunk, clock), interval=0.05)
+    assert poller.poll_once().counts.events == 1
+    late["visible"] = True  # indexed after the first window was read
+    clock.now += 60
+    second = poller.poll_once()
+    assert second.counts.events == 1  # the late one; the overlap's re-read is deduplicated
+    assert splunk.requests[-1][1]["earliest_time"] == str(T0 - 300)
+    assert engine.records.query("SELECT count(*) AS n FROM events")[0]["n"] == 2
+    assert [r["event_count"] for r in engine.records.incidents()] == [2]
+
+
+def test_a_refused_token_is_an_auth_error_in_the_status_and_polling_goes_on(engine, splunk, token, monkeypatch):
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    monkeypatch.setenv("SPLUNK_TOKEN", "expired-token")
+    poller = Poller(engine, source_for(splunk, Clock()), interval=0.05)
+    with pytest.raises(SourceAuthError, match="HTTP 401"):
+        poller.poll_once()
+    status = poller_status(engine.records)[0]
+    assert status["state"] == "error" and "HTTP 401" in status["last_error"] and status["last_error_at"]
+    monkeypatch.setenv("SPLUNK_TOKEN", TOKEN)  # read at call time: no restart needed
+    assert poller.poll_once().counts.events == 1
+    status = poller_status(engine.records)[0]
+    assert status["state"] == "running" and status["consecutive_errors"] == 0 and status["errors"] == 1
+    poller.close()
+    for name in ("app.sqlite3", "app.sqlite3-wal"):
+        stored = engine.settings.data_dir / name
+        assert not stored.exists() or b"tok-3f9a" not in stored.read_bytes()  # the token is never stored
+
+
+def test_a_missing_token_is_an_auth_error_without_a_request(splunk, monkeypatch):
+    monkeypatch.delenv("SPLUNK_TOKEN", raising=False)
+    with pytest.raises(SourceAuthError, match="SPLUNK_TOKEN is not set"):
+        source_for(splunk, Clock()).read(None)
+    assert splunk.requests == []
+
+
+def test_server_errors_and_timeouts_move_nothing_and_the_next_poll_reads_the_window(engine, splunk, token):
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    splunk.faults = ["500", "slow"]
+    poller = Poller(engine, source_for(splunk, Clock()), interval=0.05)
+    with pytest.raises(SourceError, match="HTTP 500.*Search process crashed"):
+        poller.poll_once()
+    with pytest.raises(SourceError, match="did not answer within 0.5s"):
+        poller.poll_once()
+    assert engine.records.cursor(poller.cursor_key) is None
+    assert poller.poll_once().counts.events == 1
+    assert poller_status(engine.records)[0]["errors"] == 2
+
+
+def test_a_malformed_line_is_a_dead_letter_and_the_other_results_are_stored(engine, splunk, token):
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    splunk.add(T0 - 90, "Read timed out calling payments after 30001ms")
+    splunk.faults = ["malformed"]
+    report = Poller(engine, source_for(splunk, Clock()), interval=0.05).poll_once()
+    assert (report.counts.events, report.counts.rejected) == (2, 1)
+    (dead,) = engine.records.dead_letters()
+    assert dead["source"] == "splunk" and dead["raw"] == "{this is not json" and "invalid JSON" in dead["reason"]
+
+
+def test_a_result_without_a_time_is_a_dead_letter_at_its_splunk_address(splunk, token):
+    event = splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    del event["result"]["_time"]
+    event["result"]["_raw"] = "no timestamp here"
+    (dead,) = source_for(splunk, Clock()).read(None).items
+    assert isinstance(dead, DeadLetter) and dead.position == "splunk:main~42~7D1F:42:1000"
+    assert "_time" in dead.reason
+
+
+def test_an_older_splunk_without_the_v2_path_is_asked_on_the_v1_path(token):
+    fake = FakeSplunk(v2=False)
+    try:
+        fake.add(T0 - 100, "Read timed out calling payments after 30000ms")
+        src = source_for(fake, Clock())
+        assert len(src.read(None).items) == 1
+        assert len(src.read(None).items) == 1
+        assert [p for p, _ in fake.requests] == ["/services/search/v2/jobs/export",
+                                                 "/services/search/jobs/export", "/services/search/jobs/export"]
+    finally:
+        fake.close()
+
+
+def test_catching_up_after_downtime_reads_in_slices(splunk, token):
+    clock = Clock()
+    src = source_for(splunk, clock, max_window=600)
+    clock.now += 3 * 3600  # three hours after the last window ended at T0
+    batch = src.read(json.dumps({"latest": T0}))
+    assert splunk.requests[-1][1]["earliest_time"] == str(T0 - 300)
+    assert batch.more and json.loads(batch.cursor)["latest"] == T0 - 300 + 600
+    assert batch.lag_seconds == pytest.approx(3 * 3600 - 300)
+
+
+def test_the_background_poller_survives_errors_and_records_them(engine, splunk, token):
+    splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
+    splunk.faults = ["500", "500", "malformed"]
+    poller = Poller(engine, source_for(splunk, Clock()), interval=0.02, max_backoff=0.1)
+    poller.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not engine.records.incidents(status="awaiting_approval"):
+            time.sleep(0.05)
+    finally:
+        assert poller.stop(timeout=20)
+    status = poller_status(engine.records)[0]
+    assert engine.records.incidents(status="awaiting_approval")
+    assert status["errors"] == 2 and status["dead_letters"] == 1 and status["state"] == "stopped"
+    assert "HTTP 500" in status["last_error"]
