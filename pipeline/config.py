@@ -24,6 +24,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
     Setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint"),
     Setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. gpt-4o-mini)"),
+    Setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings request times out (then 2 retries)"),
+    Setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured answers: `json_schema` or `function_calling`"),
     Setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or `openai:MODEL`"),
     Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
@@ -73,6 +75,41 @@ def _streamlit_secret(name: str) -> str | None:
     return None
 
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _number(name: str, kind: type, *, minimum: float | None = None, maximum: float | None = None):
+    """A numeric setting, or a clear UsageError naming the setting."""
+    from pipeline.errors import UsageError
+
+    text = raw(name)
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"{name} must be a {'whole number' if kind is int else 'number'}, got {text!r}") from None
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise UsageError(f"{name} must be {bounds}, got {text!r}")
+    return value
+
+
+def _choice(name: str, choices: tuple[str, ...]) -> str:
+    from pipeline.errors import UsageError
+
+    value = raw(name)
+    if value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _project_path(text: str) -> Path:
+    """A relative path from the working directory, or else from the project (for the defaults)."""
+    path = Path(text)
+    if path.is_absolute() or path.exists():
+        return path
+    return PROJECT_ROOT / path
+
+
 @dataclass(frozen=True)
 class Settings:
     """A snapshot of the non-secret settings; build with `Settings.from_env()`."""
@@ -90,6 +127,8 @@ class Settings:
     poll_interval: float
     demo_speed: float
     repo_dir: Path
+    model_timeout: float = 30.0
+    model_output: str = "json_schema"
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -99,15 +138,17 @@ class Settings:
             source=raw("INCIDENTIQ_SOURCE"),
             model=raw("INCIDENTIQ_MODEL"),
             base_url=raw("OPENAI_BASE_URL"),
+            model_timeout=_number("INCIDENTIQ_MODEL_TIMEOUT", float, minimum=0.1),
+            model_output=_choice("INCIDENTIQ_MODEL_OUTPUT", ("json_schema", "function_calling")),
             embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
             splunk_url=raw("SPLUNK_URL"),
             splunk_query=raw("SPLUNK_QUERY"),
-            code_fix_min_confidence=float(raw("CODE_FIX_MIN_CONFIDENCE")),
-            reopen_minutes=float(raw("INCIDENTIQ_REOPEN_MINUTES")),
-            max_event_bytes=int(raw("INCIDENTIQ_MAX_EVENT_BYTES")),
-            poll_interval=float(raw("INCIDENTIQ_POLL_INTERVAL")),
-            demo_speed=float(raw("INCIDENTIQ_DEMO_SPEED")),
-            repo_dir=Path(raw("INCIDENTIQ_REPO_DIR")),
+            code_fix_min_confidence=_number("CODE_FIX_MIN_CONFIDENCE", float, minimum=0.0, maximum=1.0),
+            reopen_minutes=_number("INCIDENTIQ_REOPEN_MINUTES", float, minimum=0.0),
+            max_event_bytes=_number("INCIDENTIQ_MAX_EVENT_BYTES", int, minimum=1024),
+            poll_interval=_number("INCIDENTIQ_POLL_INTERVAL", float, minimum=0.05),
+            demo_speed=_number("INCIDENTIQ_DEMO_SPEED", float, minimum=0.001),
+            repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
         )
         values.update(overrides)
         return cls(**values)

@@ -61,5 +61,6 @@ def _configured_analyst(settings: Settings, kb: KnowledgeBase) -> Analyst:
     if settings.uses_model:
         from pipeline.model_analyst import ModelAnalyst
 
-        return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url)
+        return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
+                            timeout=settings.model_timeout, method=settings.model_output)
     return OfflineAnalyst(kb)
