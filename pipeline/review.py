@@ -16,12 +16,12 @@ from pipeline import history
 from pipeline.audit_export import export_audit
 from pipeline.engine import Engine
 from pipeline.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
-from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, StaleInterrupt,
+from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure, StaleInterrupt,
                              UsageError)
 from pipeline.graph import thread_config
 from pipeline.history import checkpoint_id_of, state_json
 from pipeline.records import now, owner_alive, process_owner
-from pipeline.runner import advance, record_from_snapshot
+from pipeline.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
 
@@ -206,8 +206,16 @@ class ReviewService:
                 after_values = {"edited": list(edits)}
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
                                         decided_at=now())
-            self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
-                              context=self.engine.deps)
+            try:
+                self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
+                                  context=self.engine.deps)
+            except RuntimeFailure as exc:
+                # the decision is in the checkpoint: audit it, mark the run failed (the poller retries it
+                # from there), and tell the reviewer
+                claim.finish(action=action, reviewer=reviewer, before=snap, after_values=after_values,
+                             note=f"{note or ''} [run failed after the decision: {exc.message}]".strip())
+                record_failure(self.engine, incident_id, exc)
+                raise
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()

@@ -116,7 +116,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
         except RuntimeFailure as exc:
-            _record_failure(engine, incident_id, exc)
+            record_failure(engine, incident_id, exc)
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
@@ -162,7 +162,8 @@ def _evidence_ids(snap: StateSnapshot) -> set[str]:
     return {e.event_id for e in IncidentState.model_validate(snap.values).evidence} if snap.values else set()
 
 
-def _record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
+def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
+    """Mark a run failed with its error and schedule a bounded retry with backoff."""
     attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
     retry_at = now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(

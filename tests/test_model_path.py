@@ -346,8 +346,13 @@ def test_model_failure_during_a_revision_is_an_error_and_the_run_resumes_later(m
     stub.standing = Reply(status=500)
     with pytest.raises(AnalystError, match="HTTP 500"):
         ReviewService(model_engine).revise(inc, reviewer="ann", feedback="Smaller change please")
-    assert model_engine.records.incident(inc)["status"] == "in_revision"
+    failed = model_engine.records.incident(inc)
+    assert failed["status"] == "failed" and "HTTP 500" in failed["last_error"]
+    audit = model_engine.records.audit(inc)
+    assert [(a["action"], a["reviewer"]) for a in audit] == [("revise", "ann")]  # the decision is not lost
+    assert "run failed" in audit[0]["note"]
     stub.standing = Reply()
+    model_engine.records.update_incident(inc, next_attempt_at=None)  # the retry is due now
     report = runner.run_pending(model_engine)
     assert report.advanced == [inc]
     row = model_engine.records.incident(inc)
