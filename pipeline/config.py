@@ -6,6 +6,7 @@ stored on the Settings object, so they cannot leak into checkpoints, records or 
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
     Setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events"),
+    Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle"),
     Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events"),
     Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads"),
     Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility"),
@@ -55,23 +57,28 @@ def raw(name: str) -> str | None:
 
 
 def secret(name: str) -> str | None:
-    """A secret, read at the moment it is needed and never cached."""
+    """A secret, read at the moment it is needed and never cached: the environment first, then
+    `.streamlit/secrets.toml` (read as a file, so the poller thread never calls Streamlit)."""
     if not _BY_NAME[name].secret:
         raise KeyError(f"{name} is not a secret")
     value = os.environ.get(name)
     if value:
         return value
-    return _streamlit_secret(name)
+    return _secrets_file_value(name)
 
 
-def _streamlit_secret(name: str) -> str | None:
-    try:
-        import streamlit as st  # only present in the web app
+SECRETS_FILES = (Path(".streamlit") / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml")
 
-        if st.runtime.exists():
-            return st.secrets.get(name)  # type: ignore[no-any-return]
-    except (ImportError, FileNotFoundError, KeyError):
-        return None
+
+def _secrets_file_value(name: str) -> str | None:
+    for path in SECRETS_FILES:
+        try:
+            with path.open("rb") as handle:
+                value = tomllib.load(handle).get(name)
+        except (FileNotFoundError, PermissionError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(value, str) and value:
+            return value
     return None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from pathlib import Path
 from typing import Callable
 
 import httpx
@@ -39,7 +40,7 @@ class SplunkSource:
     name = SOURCE
 
     def __init__(self, *, url: str, query: str, overlap: float = 300.0, lookback: float = 900.0,
-                 max_window: float = 3600.0, timeout: float = 30.0, verify: bool = True,
+                 max_window: float = 3600.0, timeout: float = 30.0, verify: bool | str = True,
                  token: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.time):
         if not url:
             raise UsageError("SPLUNK_URL is not set (e.g. https://splunk.example.com:8089)")
@@ -61,7 +62,8 @@ class SplunkSource:
         """The source configured by SPLUNK_URL, SPLUNK_QUERY and SPLUNK_OVERLAP_SECONDS."""
         return cls(url=settings.splunk_url or "", query=settings.splunk_query,
                    overlap=float(config.raw("SPLUNK_OVERLAP_SECONDS")),
-                   lookback=float(config.raw("SPLUNK_LOOKBACK_SECONDS")))
+                   lookback=float(config.raw("SPLUNK_LOOKBACK_SECONDS")),
+                   verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")))
 
     def read(self, cursor: str | None) -> Batch:
         """Results of the next window: from the last window's end less the overlap, up to now."""
@@ -223,3 +225,17 @@ def _load(cursor: str | None) -> float | None:
         return float(json.loads(cursor)["latest"])
     except (ValueError, KeyError, TypeError) as exc:
         raise SourceError(f"unreadable Splunk cursor ({exc})") from exc
+
+
+def _verify_setting(text: str) -> bool | str:
+    """SPLUNK_VERIFY_TLS: true, false, or a CA bundle path (httpx's `verify`)."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    if not Path(text).is_file():
+        from pipeline.errors import UsageError
+
+        raise UsageError(f"SPLUNK_VERIFY_TLS must be true, false or a CA bundle file, got {text!r}")
+    return text
