@@ -1,13 +1,19 @@
 """The analyst seam behind rca, recommend and code_fix, and the offline analyzer.
 
 The offline analyzer is deterministic and grounded: a category is named only when a curated
-doc's signatures are found in the evidence; retrieval similarity alone never names a cause.
-Its confidence rises with the number and specificity of matched signatures and falls when
-another category is nearly as well supported.
+doc's signatures are found in the evidence (messages, exceptions, stack traces and the error
+fields of structured logs); retrieval similarity alone never names a cause. Specific evidence
+outweighs generic evidence (a pool-acquire timeout beats a bare timeout). Its confidence rises
+with the strength of the evidence and the share of error events carrying it, and falls when
+another category is nearly as well supported. Its quality is measured by `python -m pipeline
+eval` (pipeline/evaluation.py).
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from pipeline.knowledge import Doc, KnowledgeBase
@@ -26,38 +32,214 @@ class Analyst(Protocol):
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation: ...
 
 
-def evidence_text(events: list[LogEvent]) -> str:
-    """The text signatures are matched against: exceptions, messages and stack traces."""
+# Structured fields loggers put the error in: Go's zap/logrus `error`, pino's `err`, ECS
+# `error.message`, SDK `Code`/`statusCode`, Kubernetes events' `reason`. Keys compare without
+# case, `_`, `-` or `.`; other fields (ids, paths, durations) would only add noise.
+ERROR_FIELDS = frozenset({
+    "error", "err", "errors", "errormessage", "errmsg", "errormsg", "cause", "rootcause", "reason",
+    "detail", "details", "description", "code", "errorcode", "sqlstate", "errno", "status", "statuscode",
+    "httpstatus", "httpstatuscode", "exitcode", "signal", "exceptionmessage", "excinfo", "failure",
+})
+STACK_HEAD = 2500
+STACK_TAIL = 1500
+
+
+def _field_key(key: str) -> str:
+    return key.lower().replace("_", "").replace("-", "").replace(".", "")
+
+
+def _error_fields(fields: dict) -> list[str]:
     parts = []
-    for e in events:
-        parts.append(e.exception or "")
-        parts.append(e.message)
-        if e.stack:
-            parts.append(e.stack[:4000])
-        for key in ("error_code", "sqlstate", "code", "errno", "http_status", "status", "reason"):
-            if key in e.fields:
-                parts.append(f"{key}={e.fields[key]}")
+    for key, value in fields.items():
+        if _field_key(key) not in ERROR_FIELDS:
+            continue
+        if isinstance(value, dict):  # {"error": {"message": ..., "code": ...}}: one level down
+            parts += [f"{key}.{k}={v}" for k, v in value.items() if isinstance(v, (str, int, float))]
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            # SQLSTATE as databases print it, so `SQLSTATE 40P01` signatures match a structured field
+            parts.append(f"SQLSTATE {value}" if _field_key(key) == "sqlstate" else f"{key}={value}")
+    return parts
+
+
+def _stack_excerpt(stack: str) -> str:
+    # the root cause sits at either end (Python's last line, Java's last "Caused by:") and in the
+    # "Caused by:" lines between: keep those when a deep trace is cut
+    if len(stack) <= STACK_HEAD + STACK_TAIL:
+        return stack
+    middle = stack[STACK_HEAD:-STACK_TAIL]
+    causes = [line for line in middle.splitlines() if line.startswith(("Caused by:", "During handling", "The above"))
+              or (line and not line[0].isspace() and ":" in line)]
+    return "\n".join([stack[:STACK_HEAD], *causes[:20], stack[-STACK_TAIL:]])
+
+
+def event_text(e: LogEvent) -> str:
+    """The text of one event that signatures are matched against."""
+    parts = [e.exception or "", e.message]
+    if e.exception and not e.message.startswith(e.exception):
+        # loggers split "ExcClass: text" into two fields; signatures are written as printed
+        short = e.exception.rsplit(".", 1)[-1]
+        parts.append(f"{e.exception}: {e.message.splitlines()[0]}")
+        if short != e.exception:
+            parts.append(f"{short}: {e.message.splitlines()[0]}")
+    if e.fields:
+        parts += _error_fields(e.fields)
+    if e.stack:
+        parts.append(_stack_excerpt(e.stack))
     return "\n".join(p for p in parts if p)
 
 
+def evidence_text(events: list[LogEvent]) -> str:
+    """The text signatures are matched against: exceptions, messages, error fields and stack traces."""
+    return "\n".join(event_text(e) for e in events)
+
+
 def query_text(events: list[LogEvent], limit: int = 6) -> str:
-    """A compact retrieval query: distinct exception/message lines and the top stack lines."""
+    """A compact retrieval query: distinct exception/message/error-field lines and the top stack lines."""
     seen, lines = set(), []
     for e in events:
-        for line in (e.exception, e.message.splitlines()[0] if e.message else "", *(e.stack or "").splitlines()[:3]):
+        first = e.message.splitlines()[0] if e.message else ""
+        fields = _error_fields(e.fields) if e.fields else []
+        for line in (e.exception, first, *fields, *(e.stack or "").splitlines()[:3]):
             if line and line not in seen:
                 seen.add(line)
-                lines.append(line)
+                lines.append(line[:500])
         if len(lines) >= limit * 3:
             break
     return "\n".join(lines)
 
 
-def _weight(signature: str) -> float:
-    # a regex or a long literal is more specific than a short fragment
-    if signature.startswith("re:"):
-        return 1.5
-    return 1.0 + min(len(signature), 60) / 60
+@lru_cache(maxsize=8192)
+def evidence_weight(matched_text: str) -> float:
+    """How specific a piece of matched evidence is: longer text weighs more (up to 50 characters),
+    and an exception class or error code (ENOSPC, 40P01, OOMKilled) counts as specific however short."""
+    text = matched_text.strip()
+    weight = 0.6 + 1.4 * min(len(text), 50) / 50
+    if any(_code_like(token) for token in text.split()):
+        weight = max(weight, 1.3)
+    return round(weight, 3)
+
+
+def doc_support(doc: Doc, text: str, lowered: str) -> tuple[float, list[str]]:
+    """A doc's signatures found in the text (as Doc.matched_signatures finds them) and their summed weight.
+
+    A regex weighs what it actually matched, so `acquire conn: context deadline exceeded` counts
+    as the long, specific match it is and `\\bEPIPE\\b` as the short token it is. A regex runs
+    only when the literal text it requires is present: this is the hot path of every incident.
+    """
+    matched, total = [], 0.0
+    for signature, pattern in zip(doc.signatures, doc.patterns):
+        if pattern is None:
+            if _lowered(signature) in lowered:
+                matched.append(signature)
+                total += evidence_weight(signature)
+            continue
+        required = _required_literal(signature)
+        if required and required not in lowered:
+            continue
+        found = pattern.search(text)
+        if found:
+            matched.append(signature)
+            total += evidence_weight(found.group(0))
+    return total, matched
+
+
+@lru_cache(maxsize=8192)
+def _lowered(signature: str) -> str:
+    return signature.lower()
+
+
+_QUANTIFIERS = "?*{"
+_CLASS_ESCAPES = "dDwWsSbBAZ"
+
+
+@lru_cache(maxsize=8192)
+def _required_literal(signature: str) -> str | None:
+    """The longest run of plain text a `re:` signature needs (lowered), or None when unsure.
+
+    Text inside groups, classes or before an optional quantifier is not required; a top-level
+    alternation makes nothing required.
+    """
+    pattern, runs, run, depth, i = signature[3:], [], "", 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        literal = None
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            literal = None if nxt in _CLASS_ESCAPES or nxt.isdigit() else nxt
+            i += 2
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            i = len(pattern) if end < 0 else end + 1
+        elif c == "{":
+            end = pattern.find("}", i)
+            i = len(pattern) if end < 0 else end + 1
+        else:
+            i += 1
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == "|" and depth == 0:
+                return None
+            elif c not in ".^$+" and c not in _QUANTIFIERS:
+                literal = c
+        if literal is not None and depth == 0:
+            following = pattern[i] if i < len(pattern) else ""
+            if following in _QUANTIFIERS:
+                runs.append(run)  # the quantified character may be absent
+                run = ""
+            elif following == "+":
+                runs.append(run + literal)  # present, but maybe repeated
+                run = ""
+            else:
+                run += literal
+        else:
+            runs.append(run)
+            run = ""
+    runs.append(run)
+    best = max(runs, key=len).lower()
+    return best if len(best) >= 3 else None
+
+
+def _code_like(token: str) -> bool:
+    token = token.strip("'\"():,[]")
+    if len(token) < 5:
+        return False
+    letters, digits = any(c.isalpha() for c in token), any(c.isdigit() for c in token)
+    capitals = sum(c.isupper() for c in token)
+    return ((letters and digits) or (token.isupper() and len(token) >= 6) or "_" in token or "$" in token
+            or (capitals >= 2 and any(c.islower() for c in token)) or ("." in token.strip(".") and letters))
+
+
+@dataclass(frozen=True)
+class Support:
+    """The signature evidence for one category: its best doc and how strongly the evidence matches."""
+
+    category: str
+    score: float
+    doc: Doc
+    matched: tuple[str, ...]
+
+
+def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
+    """Every category some doc's signatures match in `text`, strongest first.
+
+    A category's score is its best doc's summed signature weights plus a quarter of what its
+    other docs add: corroboration counts, but many weak docs do not outweigh one strong one.
+    """
+    lowered = text.lower()
+    per_category: dict[str, list[tuple[float, Doc, list[str]]]] = defaultdict(list)
+    for doc in kb.docs:
+        support, matched = doc_support(doc, text, lowered)
+        if matched:
+            per_category[doc.category].append((support, doc, matched))
+    result = []
+    for category, found in per_category.items():
+        found.sort(key=lambda t: (-t[0], t[1].doc_id))
+        best, doc, matched = found[0]
+        score = best + 0.25 * sum(t[0] for t in found[1:])
+        result.append(Support(category=category, score=round(score, 3), doc=doc, matched=tuple(matched)))
+    return sorted(result, key=lambda s: (-s.score, s.category))
 
 
 def find_similar(kb: KnowledgeBase, events: list[LogEvent], *, k: int = 5) -> list[ErrorDoc]:
@@ -67,14 +249,32 @@ def find_similar(kb: KnowledgeBase, events: list[LogEvent], *, k: int = 5) -> li
     similarities = dict(kb.search(query_text(events), k=max(k, 8)))
     scored: dict[str, tuple[float, list[str]]] = {}
     for doc in kb.docs:
-        matched = doc.matched_signatures(text, lowered=lowered)
+        support, matched = doc_support(doc, text, lowered)
         sim = similarities.get(doc.doc_id, 0.0)
         if matched or doc.doc_id in similarities:
-            support = sum(_weight(s) for s in matched)
             scored[doc.doc_id] = (sim + 0.6 * support, matched)
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
     return [kb.by_id[doc_id].as_error_doc(score=similarities.get(doc_id, 0.0), matched=matched)
             for doc_id, (_, matched) in ranked]
+
+
+def calibrated_confidence(support: float, runner_up: float, *, coverage: float) -> float:
+    """Confidence in the best-supported category.
+
+    Rises with the strength of its signature evidence (saturating at a score of 4: a few specific
+    signatures) and with the share of error events that carry it; shrinks towards half when
+    another category is nearly as well supported. Capped at 0.95: signatures are never proof.
+    """
+    strength = min(1.0, support / 4.0)
+    margin = (support - runner_up) / support if support > 0 else 0.0
+    confidence = (0.25 + 0.6 * strength + 0.15 * coverage) * (0.55 + 0.45 * margin)
+    return round(max(0.05, min(0.95, confidence)), 2)
+
+
+def _error_coverage(events: list[LogEvent], per_event: list[set[str]]) -> float:
+    # INFO/WARN context lines need not carry the cause; the error events should
+    errors = [found for e, found in zip(events, per_event) if e.level in ("ERROR", "FATAL", None)] or per_event
+    return sum(1 for found in errors if found) / max(1, len(errors))
 
 
 def severity_for(events: list[LogEvent], service: str, doc_severity: str | None) -> str:
@@ -103,42 +303,33 @@ class OfflineAnalyst:
         self.kb = kb
 
     def rca(self, state: IncidentState) -> RCA:
-        text = evidence_text(state.evidence)
-        lowered = text.lower()
-        by_category: dict[str, float] = defaultdict(float)
-        best: dict[str, tuple[float, Doc, list[str]]] = {}
-        for doc in self.kb.docs:
-            matched = doc.matched_signatures(text, lowered=lowered)
-            if not matched:
-                continue
-            support = sum(_weight(s) for s in matched)
-            by_category[doc.category] = max(by_category[doc.category], support)
-            if doc.category not in best or support > best[doc.category][0]:
-                best[doc.category] = (support, doc, matched)
-        if not by_category:
-            top = state.similar_docs[0] if state.similar_docs else None
-            note = f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence" if top else "no similar doc"
-            return RCA(category="unknown", confidence=round(min(0.3, 0.1 + (top.score if top else 0) * 0.2), 2),
-                       root_cause="No known cause is supported by the evidence: no curated error signature "
-                                  "matches these events.",
-                       evidence=[note] + [f"message: {e.message.splitlines()[0][:200]}" for e in state.evidence[:2]],
-                       doc_ids=[], analyst=self.name)
-        ranked = sorted(by_category.items(), key=lambda kv: -kv[1])
-        category, support = ranked[0]
-        runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
-        _, doc, matched = best[category]
-        margin = (support - runner_up) / support
-        per_event = [set(doc.matched_signatures(evidence_text([e]))) for e in state.evidence]
-        coverage = sum(1 for found in per_event if found) / max(1, len(per_event))
-        confidence = 0.35 + 0.25 * min(1.0, support / 3.0) + 0.25 * margin + 0.1 * coverage
-        confidence = round(max(0.05, min(0.97, confidence)), 2)
+        supports = category_support(self.kb, evidence_text(state.evidence))
+        if not supports:
+            return self._unknown(state)
+        top = supports[0]
+        runner_up = supports[1] if len(supports) > 1 else None
+        per_event = [set(top.doc.matched_signatures(event_text(e))) for e in state.evidence]
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
+                                           coverage=_error_coverage(state.evidence, per_event))
         evidence = [f"signature {s!r} found in {sum(1 for found in per_event if s in found)}"
-                    f" of {len(state.evidence)} events" for s in matched[:4]]
-        evidence.append(f"matches doc {doc.doc_id}: {doc.title}")
+                    f" of {len(state.evidence)} events" for s in top.matched[:4]]
+        evidence.append(f"matches doc {top.doc.doc_id}: {top.doc.title}")
         if runner_up:
-            evidence.append(f"also consistent with {ranked[1][0]} (weaker support)")
-        return RCA(category=category, root_cause=doc.root_cause, confidence=confidence, evidence=evidence,
-                   doc_ids=[doc.doc_id], analyst=self.name)
+            closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
+            evidence.append(f"also consistent with {runner_up.category} ({closeness} supported: "
+                            f"{runner_up.score:.1f} against {top.score:.1f})")
+        return RCA(category=top.category, root_cause=top.doc.root_cause, confidence=confidence, evidence=evidence,
+                   doc_ids=[top.doc.doc_id], analyst=self.name)
+
+    def _unknown(self, state: IncidentState) -> RCA:
+        top = state.similar_docs[0] if state.similar_docs else None
+        note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
+                if top else "no similar doc")
+        return RCA(category="unknown", confidence=round(min(0.3, 0.1 + (top.score if top else 0) * 0.2), 2),
+                   root_cause="No known cause is supported by the evidence: no curated error signature "
+                              "matches these events.",
+                   evidence=[note] + [f"message: {e.message.splitlines()[0][:200]}" for e in state.evidence[:2]],
+                   doc_ids=[], analyst=self.name)
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca

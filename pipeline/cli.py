@@ -15,7 +15,7 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review", "pipeline.cli_poll")
+COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review", "pipeline.cli_poll", "pipeline.cli_eval")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,203 @@
+"""Measured analysis quality: the labelled incidents of knowledge/eval run through the real pipeline.
+
+Each case is a burst of log events and the category a correct RCA names. The events are stored
+in a fresh data dir's records (so the log window is real), and the case becomes exactly one
+incident: one IncidentState holding all its events, run on its own thread (the case id) to the
+approval pause with the engine's context, like any incident. Production ingest would split a
+case whose events have different fingerprints; the eval asks one question per case instead.
+
+Figures, per split (`tune`, `holdout`, `all`):
+- accuracy: predicted category == expected, over every case (`unknown` included);
+- accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
+  over the cases whose expected category is not `unknown` (no doc declares `unknown`);
+- unknown_recall / unknown_precision: expected `unknown` predicted `unknown`, and the reverse;
+- confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
+- confusion: {expected: {predicted: count}}.
+
+The held-out half is reported only in aggregate: per-case rows are kept for the tuning half,
+so whoever tunes the analyzer never reads which held-out cases it gets wrong.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline import checkpoints
+from pipeline.config import Settings
+from pipeline.engine import Engine, open_engine
+from pipeline.errors import InvalidEvent, UsageError
+from pipeline.events import normalize
+from pipeline.graph import thread_config
+from pipeline.records import opens_incident
+from pipeline.state import CATEGORIES, IncidentState
+
+EVAL_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "eval"
+DEFAULT_CASES = EVAL_DIR / "cases.jsonl"
+COMMITTED_LATEST = EVAL_DIR / "latest.json"
+SPLITS = ("tune", "holdout")
+DETAILED_SPLITS = ("tune",)  # per-case rows; the held-out half stays aggregate-only
+TOP_K = 3
+
+
+@dataclass(frozen=True)
+class EvalCase:
+    """One labelled incident. `note` is for people and never reaches the analyzer."""
+
+    case_id: str
+    expected: str
+    split: str
+    events: tuple[dict, ...]
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    split: str
+    expected: str
+    predicted: str
+    confidence: float
+    top_doc_categories: list[str] = field(default_factory=list)
+    top_doc_ids: list[str] = field(default_factory=list)
+
+    @property
+    def right(self) -> bool:
+        return self.predicted == self.expected
+
+
+def load_cases(path: Path = DEFAULT_CASES, *, split: str = "all", limit: int | None = None) -> list[EvalCase]:
+    """The cases of a JSONL file, optionally only one split and only the first `limit` of it."""
+    if split not in (*SPLITS, "all"):
+        raise UsageError(f"--split must be tune, holdout or all, not {split!r}")
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"no such eval file: {path}")
+    cases = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            case = EvalCase(case_id=str(raw["id"]), expected=raw["expected"], split=raw["split"],
+                            events=tuple(raw["events"]))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}:{number}: not an eval case ({exc})") from exc
+        if case.expected not in CATEGORIES or case.split not in SPLITS or not case.events:
+            raise UsageError(f"{path}:{number}: bad expected/split/events in {case.case_id}")
+        if split in ("all", case.split):
+            cases.append(case)
+    return cases[:limit] if limit else cases
+
+
+def case_state(engine: Engine, case: EvalCase) -> IncidentState:
+    """Store the case's events in the records and build its one incident's state from all of them."""
+    try:
+        events = [normalize(obj, source=f"eval:{case.case_id}", position=str(i)) for i, obj in enumerate(case.events)]
+    except InvalidEvent as exc:
+        raise UsageError(f"eval case {case.case_id}: {exc.reason}") from exc
+    engine.records.store_batch(events, cursor=None, reopen_minutes=engine.settings.reopen_minutes)
+    events.sort(key=lambda e: e.time)
+    opener = next((e for e in events if opens_incident(e)), events[0])
+    return IncidentState(incident_id=case.case_id, service=opener.service, evidence=events)
+
+
+def run_case(engine: Engine, case: EvalCase) -> CaseResult:
+    """Run one case to the approval pause on its own thread and read what the analyst concluded."""
+    config = thread_config(case.case_id)
+    engine.graph.invoke(case_state(engine, case), config, context=engine.deps)
+    snap = engine.graph.get_state(config)
+    state = IncidentState.model_validate(snap.values)
+    if snap.next != ("approval",) or state.rca is None:
+        raise UsageError(f"eval case {case.case_id} did not reach the approval pause: {state.errors[-1:]}")
+    top = state.similar_docs[:TOP_K]
+    return CaseResult(case_id=case.case_id, split=case.split, expected=case.expected,
+                      predicted=state.rca.category, confidence=state.rca.confidence,
+                      top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top])
+
+
+def figures(results: list[CaseResult]) -> dict:
+    """The quality figures of a set of case results (see module docstring)."""
+    n = len(results)
+    known = [r for r in results if r.expected != "unknown"]
+    expected_unknown = [r for r in results if r.expected == "unknown"]
+    predicted_unknown = [r for r in results if r.predicted == "unknown"]
+    right = [r.confidence for r in results if r.right]
+    wrong = [r.confidence for r in results if not r.right]
+    confusion: dict[str, dict[str, int]] = defaultdict(Counter)
+    for r in results:
+        confusion[r.expected][r.predicted] += 1
+    return {
+        "cases": n,
+        "right": len(right),
+        "accuracy": _ratio(len(right), n),
+        "accuracy_at_3": _ratio(sum(r.expected in r.top_doc_categories for r in known), len(known)),
+        "accuracy_at_3_cases": len(known),
+        "unknown_recall": _ratio(sum(r.predicted == "unknown" for r in expected_unknown), len(expected_unknown)),
+        "unknown_precision": _ratio(sum(r.expected == "unknown" for r in predicted_unknown), len(predicted_unknown)),
+        "unknown_cases": len(expected_unknown),
+        "confidence_right": _mean(right),
+        "confidence_wrong": _mean(wrong),
+        "calibration_gap": round(_mean(right) - _mean(wrong), 3) if right and wrong else None,
+        "confusion": {exp: dict(sorted(row.items())) for exp, row in sorted(confusion.items())},
+    }
+
+
+def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_model: bool = False) -> dict:
+    """Run the cases in a fresh temp data dir; the report holds figures per split present."""
+    if not cases:
+        raise UsageError("no eval cases selected")
+    base = settings or Settings.from_env()
+    with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
+        # the offline analyzer unless asked otherwise: the committed figures are the offline ones
+        overrides = {} if use_model else {"model": None, "embeddings": "offline"}
+        run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
+        engine = open_engine(run_settings)
+        try:
+            started = time.perf_counter()
+            results = [run_case(engine, case) for case in cases]
+            seconds = time.perf_counter() - started
+            analyst = engine.analyst.name
+        finally:
+            engine.records.close()
+            checkpoints.close_all()
+    splits = {s: figures([r for r in results if r.split == s]) for s in SPLITS if any(r.split == s for r in results)}
+    if len(splits) > 1:
+        splits["all"] = figures(results)
+    return {
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "analyst": analyst,
+        "seconds": round(seconds, 2),
+        "splits": splits,
+        "misses": [_row(r) for r in results if r.split in DETAILED_SPLITS and not r.right],
+        "results": [_row(r) for r in results if r.split in DETAILED_SPLITS],
+    }
+
+
+def write_latest(report: dict, path: Path) -> Path:
+    """Merge a report into a latest-figures file: splits not run this time keep their figures."""
+    path = Path(path)
+    previous = json.loads(path.read_text()) if path.is_file() else {}
+    splits = dict(previous.get("splits") or {})
+    for name, values in report["splits"].items():
+        splits[name] = {**values, "generated_at": report["generated_at"]}
+    latest = {"generated_at": report["generated_at"], "analyst": report["analyst"], "splits": splits}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(latest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _row(r: CaseResult) -> dict:
+    return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "confidence": r.confidence,
+            "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids}
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
