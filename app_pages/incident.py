@@ -35,6 +35,7 @@ incident_id = st.query_params.get("incident") or st.session_state.get("incident_
 if not incident_id:
     picker()
     st.stop()
+session.wait_while_acting(incident_id)  # a second click's run shows the first click's result
 try:
     doc = review.incident(incident_id)
 except NotFound as exc:

@@ -2,10 +2,13 @@
 
 Every decision names the interrupt the page showed, so a decision on an analysis that has since
 changed is refused and explained. A decision is sent at most once per interrupt from a browser
-session: the marker is set before the review service is called, so a double click (two reruns)
-sends one decision; the service's claim stops anything that still gets through.
+session: the marker is set before the review service is called, so a double click (two runs, two
+threads with Streamlit's fast reruns) sends one decision; the service's claim stops anything
+that still gets through.
 """
 from __future__ import annotations
+
+import threading
 
 import streamlit as st
 
@@ -14,8 +17,9 @@ from pipeline.review import ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, render_fields
+from workbench.evidence_view import escape_markdown
 
-SCOPE = "incident_decision"
+_SUBMITTING = threading.Lock()
 LABELS = {"approve": "Approval", "reject": "Rejection", "revise": "Request for changes",
           "edit_approve": "Edit-then-approve"}
 
@@ -29,66 +33,76 @@ def remember_shown(doc: dict) -> None:
     st.session_state[_shown_key(doc["incident_id"])] = shown_marker(doc)
 
 
-def _submitted() -> dict:
-    return st.session_state.setdefault("incident_submitted", {})
-
-
 def decide(review: ReviewService, incident_id: str, action: str, state: dict | None, form_key: str) -> None:
-    """Callback of the decision buttons: send one decision for the interrupt the page showed."""
-    shown = st.session_state.get(_shown_key(incident_id)) or {}
+    """Callback of the decision buttons: send one decision for the interrupt the page showed.
+
+    Everything it needs from session state is read first (see workbench.session).
+    """
+    values = st.session_state
+    shown = dict(values.get(_shown_key(incident_id)) or {})
+    submitted = values.setdefault("incident_submitted", {})
+    outcomes = values.setdefault("incident_outcome", {})
+    acting = session.acting_registry()
+    reviewer = session.reviewer()
+    inputs = {"note": (values.get(f"{form_key}_note") or "").strip() or None,
+              "reason": values.get(f"{form_key}_reason") or "",
+              "feedback": values.get(f"{form_key}_feedback") or "",
+              "edits": collect_edits(state or {}, key=f"{form_key}_field") if action == "edit_approve" else None}
+    # no Streamlit from here on
+    outcome = _decide(review, incident_id, action, shown=shown, reviewer=reviewer, inputs=inputs,
+                      submitted=submitted, acting=acting)
+    if outcome is not None:
+        outcomes[incident_id] = outcome
+
+
+def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: str | None,
+            inputs: dict, submitted: dict, acting: dict) -> tuple[str, str] | None:
+    """Send the decision; the (kind, text) message the panel keeps showing, or None for a repeat."""
     interrupt_id = shown.get("interrupt_id")
     label = LABELS[action]
     if not interrupt_id:
-        session.flash(SCOPE, "warning", f"{label} not sent: the page showed no pending analysis.")
-        return
-    if interrupt_id in _submitted():
-        session.flash(SCOPE, "info", f"{label} not sent again: a decision on this analysis was already submitted.")
-        return
-    reviewer = session.reviewer()
+        return "warning", f"{label} not sent: the page showed no pending analysis."
     if not reviewer:
-        session.flash(SCOPE, "error", f"{label} not sent: enter your name in the sidebar first.")
-        return
-    values = st.session_state
-    _submitted()[interrupt_id] = action
+        return "error", f"{label} not sent: enter your name in the sidebar first."
+    if action == "edit_approve" and not inputs["edits"]:
+        return "error", "Edit-then-approve not sent: no field was changed. Change a field, or use Approve."
+    with _SUBMITTING:
+        if interrupt_id in submitted:
+            return None  # a second click on the same analysis: the first one's message stays
+        submitted[interrupt_id] = action
     try:
-        if action == "approve":
-            doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
-                                 note=(values.get(f"{form_key}_note") or "").strip() or None)
-        elif action == "reject":
-            doc = review.reject(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
-                                reason=values.get(f"{form_key}_reason") or "")
-        elif action == "revise":
-            doc = review.revise(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
-                                feedback=values.get(f"{form_key}_feedback") or "")
-        else:
-            edits = collect_edits(state or {}, key=f"{form_key}_field")
-            if not edits:
-                del _submitted()[interrupt_id]
-                session.flash(SCOPE, "error", "Edit-then-approve not sent: no field was changed. "
-                                              "Change a field, or use Approve.")
-                return
-            doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, edits=edits)
+        with session.acting_on(acting, incident_id):
+            if action == "approve":
+                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, note=inputs["note"])
+            elif action == "reject":
+                doc = review.reject(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                                    reason=inputs["reason"])
+            elif action == "revise":
+                doc = review.revise(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                                    feedback=inputs["feedback"])
+            else:
+                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                                     edits=inputs["edits"])
     except Conflict as exc:
-        now_doc = review.incident(incident_id)
-        reason = what_changed(shown, now_doc, review.audit(incident_id))
-        session.flash(SCOPE, "warning", f"{label} not applied: {reason} ({exc.message})")
-        return
+        reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
+        return "warning", f"{label} not applied: {reason} ({exc.message})"
     except IncidentIQError as exc:
-        del _submitted()[interrupt_id]  # nothing was decided: let the reviewer correct and retry
-        session.flash(SCOPE, "error", f"{label} not sent: {exc.message}")
-        return
-    session.flash(SCOPE, "success", f"{label} recorded for {reviewer}; the incident is now "
-                                    f"{doc['status'].replace('_', ' ')}.")
+        submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
+        return "error", f"{label} not sent: {exc.message}"
+    return "success", f"{label} recorded for {reviewer}; the incident is now {doc['status'].replace('_', ' ')}."
 
 
 def panel(review: ReviewService, doc: dict) -> None:
     """The panel, shown only while the incident is paused at the approval gate."""
-    session.show_flashes(SCOPE)
+    outcome = st.session_state.get("incident_outcome", {}).get(doc["incident_id"])
+    if outcome:
+        getattr(st, outcome[0])(escape_markdown(outcome[1]))
     pending = doc.get("pending")
     if doc["status"] != "awaiting_approval" or not pending:
         decision = doc.get("decision")
         if decision:
-            st.info(f"Decided: {decision['action']} by {decision['reviewer']}.", icon=":material/gavel:")
+            st.info(escape_markdown(f"Decided: {decision['action']} by {decision['reviewer']}."),
+                    icon=":material/gavel:")
         else:
             st.caption("No decision is pending: the panel appears when the run pauses at approval.")
         return
@@ -97,7 +111,7 @@ def panel(review: ReviewService, doc: dict) -> None:
     incident_id = doc["incident_id"]
     form_key = f"incident_{interrupt_id[:12]}"
     reviewer = session.reviewer()
-    done = _submitted().get(interrupt_id)
+    done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
     st.caption(f"Deciding on analysis {interrupt_id[:12]} · {doc.get('revisions_left', 0)} revision(s) left")
     if done:
         st.info("Your decision on this analysis was submitted.")

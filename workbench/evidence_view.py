@@ -1,6 +1,7 @@
 """Log text as the reviewer sees it: tables and literal text, never markdown or HTML."""
 from __future__ import annotations
 
+import html
 import re
 
 import pandas as pd
@@ -12,6 +13,12 @@ _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
 def escape_markdown(text: str) -> str:
     """Text that Streamlit's markdown shows literally (links, emphasis and tags stay text)."""
     return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
+
+
+def text_heading(text: str, level: int = 5) -> str:
+    """An HTML heading showing `text` literally, for st.html: markdown would turn a URL inside a
+    log line into a link even with every markdown character escaped (GFM autolinks)."""
+    return f"<h{level} style='margin:0 0 0.5rem 0'>{html.escape(str(text))}</h{level}>"
 
 
 def plain_label(text: str, limit: int = 90) -> str:

@@ -67,12 +67,10 @@ def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -
 
 
 def _ask(action: str, incident_id: str, checkpoint_id: str, state: dict | None, form_key: str | None) -> None:
-    edits = None
-    if action == "fork":
-        edits = collect_edits(state or {}, key=form_key)
-        if not edits:
-            session.flash(SCOPE, "error", "Fork not started: change at least one field (or use Replay).")
-            return
+    edits = collect_edits(state or {}, key=form_key) if action == "fork" else None
+    if action == "fork" and not edits:
+        session.message_box(SCOPE).append(("error", "Fork not started: change at least one field (or use Replay)."))
+        return
     st.session_state[CONFIRM_KEY] = {"incident_id": incident_id, "action": action,
                                      "checkpoint_id": checkpoint_id, "edits": edits}
 
@@ -82,26 +80,32 @@ def _cancel() -> None:
 
 
 def _confirmed(review: ReviewService) -> None:
-    ask = st.session_state.pop(CONFIRM_KEY, None)
-    if not ask:
-        return
+    """Callback of the confirmation: replay or fork (session state read first, see workbench.session)."""
+    messages = session.message_box(SCOPE)
+    picks = st.session_state.setdefault("incident_history_next_pick", {})
+    acting = session.acting_registry()
     reviewer = session.reviewer()
+    ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
+    if not ask or ask["incident_id"] in acting:
+        return  # a second click: the first one acts
+    action = ask["action"].capitalize()
     if not reviewer:
-        session.flash(SCOPE, "error", f"{ask['action'].capitalize()} not started: enter your name in the sidebar.")
+        messages.append(("error", f"{action} not started: enter your name in the sidebar."))
         return
     incident_id, checkpoint_id = ask["incident_id"], ask["checkpoint_id"]
     try:
-        if ask["action"] == "replay":
-            doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer)
-        else:
-            doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
+        with session.acting_on(acting, incident_id):
+            if ask["action"] == "replay":
+                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer)
+            else:
+                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
     except IncidentIQError as exc:
-        session.report_error(SCOPE, exc, doing=ask["action"].capitalize())
+        messages.append(session.error_message(exc, doing=action))
         return
     if doc.get("head_checkpoint_id"):
-        st.session_state[_pick_key(incident_id)] = doc["head_checkpoint_id"]
-    session.flash(SCOPE, "success", f"{ask['action'].capitalize()} from {checkpoint_id[-8:]} done by {reviewer}: "
-                                    f"a new branch, now {doc['status'].replace('_', ' ')}.")
+        picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
+    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: "
+                                f"a new branch, now {doc['status'].replace('_', ' ')}."))
 
 
 def _select(incident_id: str, checkpoint_id: str) -> None:
@@ -110,7 +114,7 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
 
 def history(review: ReviewService, incident_id: str) -> None:
     """The timeline, the selected checkpoint's state and diff, and replay / fork from it."""
-    session.show_flashes(SCOPE)
+    session.show_messages(SCOPE)
     tree = review.tree(incident_id)
     entries = sorted(tree["nodes"], key=lambda e: e["checkpoint_id"], reverse=True)
     if not entries:
@@ -122,6 +126,9 @@ def history(review: ReviewService, incident_id: str) -> None:
     if clicked and clicked != st.session_state.get("incident_timeline_applied"):
         st.session_state["incident_timeline_applied"] = clicked  # a new click moves the picker once
         st.session_state[pick_key] = clicked
+    next_pick = st.session_state.get("incident_history_next_pick", {}).pop(incident_id, None)
+    if next_pick in by_id:
+        st.session_state[pick_key] = next_pick
     if st.session_state.get(pick_key) not in by_id:
         st.session_state[pick_key] = entries[0]["checkpoint_id"]
     selected = st.session_state[pick_key]

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from workbench.evidence_view import (EVIDENCE_COLUMNS, escape_markdown, evidence_frame, highlight_triggers,
-                                     plain_label, with_stack)
+                                     plain_label, text_heading, with_stack)
 from workbench.inbox_view import sla_text
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -25,19 +25,25 @@ STACKS_SHOWN = 20
 def header(doc: dict) -> None:
     """Id, title, status, severity, service, first/last seen, event count and SLA."""
     st.title(doc["incident_id"])
-    st.markdown(f"##### {escape_markdown(doc.get('title') or '')}")
-    badges = st.container(horizontal=True)
+    st.html(text_heading(doc.get("title") or ""))
+    badges = st.container(horizontal=True, vertical_alignment="center")
     badges.badge(doc["status"].replace("_", " "), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
-    badges.badge(f"service {escape_markdown(doc['service'])}", color="blue", icon=":material/dns:")
+    badges.text(f"service {doc['service']}")
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
     cols[0].metric("Events", doc["event_count"])
-    cols[1].metric("First seen (UTC)", _short_time(doc.get("first_seen")))
-    cols[2].metric("Last seen (UTC)", _short_time(doc.get("last_seen")))
-    cols[3].metric("SLA", sla_text(doc, now))
+    cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
+    cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
+    cols[3].metric("SLA", sla_text(doc, now), help=f"due {_short_time(doc.get('sla_deadline'))} UTC")
+    st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
+               f"opened {_short_time(doc.get('created_at'))} UTC")
     if doc.get("last_error"):
         st.error(escape_markdown(f"The run failed and will be retried: {doc['last_error']}"))
+
+
+def _clock(value: str | None) -> str:
+    return str(value or "—")[11:19] or "—"
 
 
 def _short_time(value: str | None) -> str:
@@ -53,9 +59,10 @@ def evidence(doc: dict) -> None:
                  column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event"),
                                 "message": st.column_config.TextColumn("Message", width="large")})
     stacks = with_stack(doc.get("evidence") or []) or with_stack(doc.get("log_window") or [])
-    for event in stacks[:STACKS_SHOWN]:
-        label = f"Stack trace · {str(event.get('time'))[11:19]} · {event.get('host') or '?'} · {event.get('exception') or 'error'}"
-        with st.expander(plain_label(label)):
+    for number, event in enumerate(stacks[:STACKS_SHOWN], 1):
+        # the label is markdown: it names the trace by number and time, the log text goes inside
+        with st.expander(f"Stack trace {number} · {str(event.get('time'))[11:19]} UTC"):
+            st.text(f"{event.get('exception') or 'error'} on {event.get('host') or 'an unknown host'}")
             st.code(event["stack"], language=None, wrap_lines=True)
     if len(stacks) > STACKS_SHOWN:
         st.caption(f"{len(stacks) - STACKS_SHOWN} more distinct stack traces not shown")
@@ -65,11 +72,11 @@ def confidence_gauge(confidence: float, threshold: float) -> go.Figure:
     """The RCA's confidence, with the code-fix threshold marked."""
     fig = go.Figure(go.Indicator(
         mode="gauge+number", value=round(confidence * 100), number={"suffix": "%"},
-        gauge={"axis": {"range": [0, 100]}, "bar": {"color": "#4c78a8"},
+        gauge={"axis": {"range": [0, 100], "tickvals": [0, 25, 50, 75, 100]}, "bar": {"color": "#4c78a8"},
                "steps": [{"range": [0, threshold * 100], "color": "#f3f3f3"}],
                "threshold": {"line": {"color": "#e45756", "width": 3}, "value": threshold * 100}},
         title={"text": "confidence", "font": {"size": 14}}))
-    fig.update_layout(height=190, margin={"l": 20, "r": 20, "t": 40, "b": 0})
+    fig.update_layout(height=190, margin={"l": 30, "r": 30, "t": 40, "b": 0})
     return fig
 
 

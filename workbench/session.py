@@ -3,6 +3,7 @@ and showing our errors as messages (never a traceback)."""
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -13,6 +14,7 @@ from pipeline.errors import Conflict, IncidentIQError
 from workbench.runtime import Workbench, open_workbench, stop_workbench
 
 REVIEWER_KEY = "app_reviewer_name"
+ACTING_KEY = "app_acting"
 
 
 @st.cache_resource(show_spinner="Opening the data dir…", max_entries=1, on_release=stop_workbench)
@@ -55,32 +57,53 @@ def reviewer_widget() -> None:
                   help="Every decision, edit, replay and fork is recorded in the audit trail under this name.")
 
 
-@contextlib.contextmanager
-def reported(container=None) -> Iterator[None]:
-    """Run an action; our errors become a message in the page (conflicts as a warning)."""
-    where = container or st
-    try:
-        yield
-    except Conflict as exc:
-        where.warning(exc.message, icon="⚠️")
-    except IncidentIQError as exc:
-        where.error(exc.message, icon="🚫")
+# Callbacks that act (decide, edit, replay, fork) read everything they need from st.session_state
+# first and then touch only plain objects. With Streamlit's fast reruns a second click starts a
+# new run in another thread while the first callback is still acting, and in the first run every
+# later st.* call *and every session-state access* raises StopException: a decision already sent
+# would then lose its message, or a marker set without its decision would block the retry.
 
 
-def flash(scope: str, kind: str, text: str) -> None:
-    """Keep a message for the next time `show_flashes(scope)` runs (callbacks run before the page)."""
-    st.session_state.setdefault("app_flash", {}).setdefault(scope, []).append((kind, text))
+def message_box(scope: str) -> list:
+    """The list of (kind, text) messages kept for `scope`; get it before acting, append after."""
+    return st.session_state.setdefault("app_flash", {}).setdefault(scope, [])
 
 
-def show_flashes(scope: str) -> None:
-    """Show and forget the messages kept for `scope`; their text is escaped (it may quote data)."""
+def show_messages(scope: str) -> None:
+    """Show the messages kept for `scope` and empty the list in place (an acting callback may
+    still hold it). Their text is escaped: it may quote data."""
     from workbench.evidence_view import escape_markdown
 
-    for kind, text in st.session_state.get("app_flash", {}).pop(scope, []):
+    box = message_box(scope)
+    shown, box[:] = list(box), []
+    for kind, text in shown:
         getattr(st, kind)(escape_markdown(text))
 
 
-def report_error(scope: str, exc: IncidentIQError, *, doing: str) -> None:
-    """Keep one of our errors as a message: conflicts as warnings, the rest as errors."""
-    kind = "warning" if isinstance(exc, Conflict) else "error"
-    flash(scope, kind, f"{doing} failed: {exc.message}")
+def error_message(exc: IncidentIQError, *, doing: str) -> tuple[str, str]:
+    """One of our errors as a message: conflicts as warnings, the rest as errors."""
+    return ("warning" if isinstance(exc, Conflict) else "error"), f"{doing} failed: {exc.message}"
+
+
+def acting_registry() -> dict:
+    """Incidents this browser session is acting on right now (get it before acting)."""
+    return st.session_state.setdefault(ACTING_KEY, {})
+
+
+@contextlib.contextmanager
+def acting_on(registry: dict, incident_id: str) -> Iterator[None]:
+    """Mark an action on the incident as running; the page waits for it (`wait_while_acting`)
+    instead of drawing a half-changed incident in a second click's run."""
+    registry[incident_id] = time.monotonic()
+    try:
+        yield
+    finally:
+        registry.pop(incident_id, None)
+
+
+def wait_while_acting(incident_id: str, timeout: float = 120.0) -> None:
+    """Return once no action of this session on the incident is running (or after `timeout`)."""
+    registry = acting_registry()
+    deadline = time.monotonic() + timeout
+    while incident_id in registry and time.monotonic() < deadline:
+        time.sleep(0.05)

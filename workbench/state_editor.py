@@ -15,31 +15,37 @@ AS_NODES = {"recommend": "keep it as the analysis and recommendation to approve"
 
 
 def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dict, form_key: str) -> None:
+    """Callback of "Save edits" (session state read first, see workbench.session)."""
+    messages = session.message_box(SCOPE)
+    acting = session.acting_registry()
     reviewer = session.reviewer()
-    if not reviewer:
-        session.flash(SCOPE, "error", "Edits not saved: enter your name in the sidebar first.")
-        return
     edits = collect_edits(state, key=form_key)
-    if not edits:
-        session.flash(SCOPE, "info", "Nothing to save: no field was changed.")
-        return
     as_node = st.session_state.get(f"{form_key}_as_node") or "recommend"
+    if incident_id in acting:
+        return  # a second click while the first one saves
+    if not reviewer:
+        messages.append(("error", "Edits not saved: enter your name in the sidebar first."))
+        return
+    if not edits:
+        messages.append(("info", "Nothing to save: no field was changed."))
+        return
     try:
-        doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=as_node,
-                          expect_interrupt=interrupt_id)
+        with session.acting_on(acting, incident_id):
+            doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=as_node,
+                              expect_interrupt=interrupt_id)
     except InvalidEdit as exc:
         where = f" ({exc.field})" if exc.field else ""
-        session.flash(SCOPE, "error", f"Edits not saved{where}: {exc.message}")
+        messages.append(("error", f"Edits not saved{where}: {exc.message}"))
         return
     except IncidentIQError as exc:
-        session.report_error(SCOPE, exc, doing="Saving the edits")
+        messages.append(session.error_message(exc, doing="Saving the edits"))
         return
-    session.flash(SCOPE, "success", f"Saved {', '.join(edits)} as a new update checkpoint "
-                                    f"({(doc.get('head_checkpoint_id') or '')[-8:]}); it is in the history.")
+    messages.append(("success", f"Saved {', '.join(edits)} as a new update checkpoint "
+                                f"({(doc.get('head_checkpoint_id') or '')[-8:]}); it is in the history."))
 
 
 def editor(review: ReviewService, doc: dict) -> None:
-    session.show_flashes(SCOPE)
+    session.show_messages(SCOPE)
     state = doc.get("state")
     if not state:
         st.info("No state yet: the run has not started.")
