@@ -89,8 +89,19 @@ def event_text(e: LogEvent) -> str:
 
 
 def evidence_text(events: list[LogEvent]) -> str:
-    """The text signatures are matched against: exceptions, messages, error fields and stack traces."""
-    return "\n".join(event_text(e) for e in events)
+    """The text signatures are matched against: exceptions, messages, error fields and stack traces.
+
+    Each distinct line appears once: a burst repeats the same trace many times, and matching the
+    copies again would only cost time (this is the hot path of every incident).
+    """
+    seen: set[str] = set()
+    lines: list[str] = []
+    for event in events:
+        for line in event_text(event).splitlines():
+            if line not in seen:
+                seen.add(line)
+                lines.append(line)
+    return "\n".join(lines)
 
 
 def query_text(events: list[LogEvent], limit: int = 6) -> str:
@@ -221,18 +232,30 @@ class Support:
     matched: tuple[str, ...]
 
 
+@lru_cache(maxsize=64)
+def signature_matches(kb: KnowledgeBase, text: str) -> tuple[tuple[Doc, float, tuple[str, ...]], ...]:
+    """(doc, support, matched signatures) of every doc whose signatures the text carries.
+
+    Cached per text: the rag and rca nodes of one incident ask about the same evidence.
+    """
+    lowered = text.lower()
+    found = []
+    for doc in kb.docs:
+        support, matched = doc_support(doc, text, lowered)
+        if matched:
+            found.append((doc, support, tuple(matched)))
+    return tuple(found)
+
+
 def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
     """Every category some doc's signatures match in `text`, strongest first.
 
     A category's score is its best doc's summed signature weights plus a quarter of what its
     other docs add: corroboration counts, but many weak docs do not outweigh one strong one.
     """
-    lowered = text.lower()
-    per_category: dict[str, list[tuple[float, Doc, list[str]]]] = defaultdict(list)
-    for doc in kb.docs:
-        support, matched = doc_support(doc, text, lowered)
-        if matched:
-            per_category[doc.category].append((support, doc, matched))
+    per_category: dict[str, list[tuple[float, Doc, tuple[str, ...]]]] = defaultdict(list)
+    for doc, support, matched in signature_matches(kb, text):
+        per_category[doc.category].append((support, doc, matched))
     result = []
     for category, found in per_category.items():
         found.sort(key=lambda t: (-t[0], t[1].doc_id))
@@ -244,15 +267,12 @@ def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
 
 def find_similar(kb: KnowledgeBase, events: list[LogEvent], *, k: int = 5) -> list[ErrorDoc]:
     """Docs for the rag node: retrieval similarity combined with signature evidence, best first."""
-    text = evidence_text(events)
-    lowered = text.lower()
+    matches = {doc.doc_id: (support, matched) for doc, support, matched in signature_matches(kb, evidence_text(events))}
     similarities = dict(kb.search(query_text(events), k=max(k, 8)))
     scored: dict[str, tuple[float, list[str]]] = {}
-    for doc in kb.docs:
-        support, matched = doc_support(doc, text, lowered)
-        sim = similarities.get(doc.doc_id, 0.0)
-        if matched or doc.doc_id in similarities:
-            scored[doc.doc_id] = (sim + 0.6 * support, matched)
+    for doc_id in matches.keys() | similarities.keys():
+        support, matched = matches.get(doc_id, (0.0, ()))
+        scored[doc_id] = (similarities.get(doc_id, 0.0) + 0.6 * support, list(matched))
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
     return [kb.by_id[doc_id].as_error_doc(score=similarities.get(doc_id, 0.0), matched=matched)
             for doc_id, (_, matched) in ranked]
