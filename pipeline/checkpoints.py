@@ -60,3 +60,16 @@ def close_all() -> None:
         for saver in _savers.values():
             saver.conn.close()
         _savers.clear()
+
+
+def latest_checkpoint_id(saver: SqliteSaver, thread_id: str) -> str | None:
+    """The newest checkpoint id of a thread, read without deserialising its state.
+
+    SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this is the one place that
+    relies on its table layout besides history.lineage.
+    """
+    with saver.cursor(transaction=False) as cur:
+        cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                    " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
+        row = cur.fetchone()
+    return row[0] if row else None

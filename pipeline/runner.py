@@ -13,6 +13,7 @@ from pathlib import Path
 
 from langgraph.types import StateSnapshot
 
+from pipeline import checkpoints
 from pipeline.engine import Engine
 from pipeline.errors import RuntimeFailure
 from pipeline.events import DeadLetter, iter_paths, read_jsonl
@@ -129,10 +130,11 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     cfg = thread_config(incident_id)
     merged_ids: list[str] = []
     kind = "idle"
+    after: StateSnapshot | _RunEnd | None = None
     if not snap.values:
         state = initial_state(engine, incident_id)
         engine.records.mark_merged(e.event_id for e in state.evidence)
-        engine.graph.invoke(state, cfg, context=engine.deps)
+        after = _run_end(engine, incident_id, engine.graph.invoke(state, cfg, context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
         unmerged = engine.records.events_of(incident_id, only_unmerged=True)
@@ -144,7 +146,7 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
             engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
             engine.records.mark_merged(merged_ids)
-            engine.graph.invoke(None, cfg, context=engine.deps)
+            after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
             kind = "merged"
     elif snap.next or snap.tasks:
         # a run a crash cut off; finished tasks' writes are kept and not run again
@@ -153,9 +155,30 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         merged_ids = [e.event_id for e in engine.records.events_of(incident_id, only_unmerged=True)
                       if e.event_id in known]  # merged into the state before the crash, not yet marked
         kind = "resumed"
-    record_from_snapshot(engine, incident_id, attempts=0, next_attempt_at=None, last_error=None,
+    record_from_snapshot(engine, incident_id, after, attempts=0, next_attempt_at=None, last_error=None,
                          merged_event_ids=merged_ids, release_owner=owner)
     return kind
+
+
+@dataclass(frozen=True)
+class _RunEnd:
+    """What the record needs of a run that just returned, without re-loading its checkpoint."""
+
+    values: dict
+    next: tuple
+    interrupts: tuple
+    config: dict
+    tasks: tuple = ()
+
+
+def _run_end(engine: Engine, incident_id: str, output: dict) -> _RunEnd:
+    # invoke returns at the approval interrupt (the graph's only one) or at END
+    interrupts = tuple(output.get("__interrupt__", ()))
+    values = {k: v for k, v in output.items() if k != "__interrupt__"}
+    checkpoint_id = checkpoints.latest_checkpoint_id(engine.graph.checkpointer, incident_id)
+    return _RunEnd(values=values, next=("approval",) if interrupts else (), interrupts=interrupts,
+                   config={"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
+                                            "checkpoint_id": checkpoint_id}})
 
 
 def _evidence_ids(snap: StateSnapshot) -> set[str]:
