@@ -65,13 +65,18 @@ def inbox() -> None:
         frame = inbox_frame(rows, now)
         st.dataframe(
             highlight_overdue(frame), key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
-            hide_index=True, column_order=COLUMNS, width="stretch",
+            hide_index=True, column_order=COLUMNS, width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config={
                 "incident_id": st.column_config.TextColumn("Incident"),
+                "service": st.column_config.TextColumn("Service"),
+                "severity": st.column_config.TextColumn("Severity"),
+                "category": st.column_config.TextColumn("Category"),
                 "confidence": st.column_config.ProgressColumn("Confidence", min_value=0.0, max_value=1.0,
                                                               format="%.2f"),
                 "events": st.column_config.NumberColumn("Events"),
+                "age": st.column_config.TextColumn("Age"),
                 "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
+                "status": st.column_config.TextColumn("Status"),
                 "title": st.column_config.TextColumn("Title", width="large"),
             })
         total = filter_count(counts, label) if not search else None
@@ -80,21 +85,18 @@ def inbox() -> None:
         st.caption(f"Showing {shown} · overdue rows are tinted red · select a row to open it · "
                    f"refreshes every {REFRESH_SECONDS}s")
 
-    nav, pick = st.columns([1, 2])
-    with nav:
-        prev_col, page_col, next_col = st.columns(3)
-        if prev_col.button("◀", key="inbox_prev", disabled=page <= 1, help="previous page"):
-            st.session_state["inbox_page"] = page - 1
-            st.rerun(scope="fragment")
-        page_col.markdown(f"page {page}")
-        if next_col.button("▶", key="inbox_next", disabled=not more, help="next page"):
-            st.session_state["inbox_page"] = page + 1
-            st.rerun(scope="fragment")
-    with pick:
-        if rows:
-            a, b = st.columns([3, 1], vertical_alignment="bottom")
-            a.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick")
-            b.button("Open", key="inbox_open_button", on_click=_open_chosen)
+    bar = st.container(horizontal=True, vertical_alignment="bottom")
+    if bar.button("Previous", key="inbox_prev", icon=":material/chevron_left:", disabled=page <= 1):
+        st.session_state["inbox_page"] = page - 1
+        st.rerun(scope="fragment")
+    bar.markdown(f"page {page}")
+    if bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
+                  disabled=not more):
+        st.session_state["inbox_page"] = page + 1
+        st.rerun(scope="fragment")
+    if rows:
+        bar.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick", width=260)
+        bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
 
 
 st.title("Inbox")

@@ -18,7 +18,9 @@ def escape_markdown(text: str) -> str:
 def text_heading(text: str, level: int = 5) -> str:
     """An HTML heading showing `text` literally, for st.html: markdown would turn a URL inside a
     log line into a link even with every markdown character escaped (GFM autolinks)."""
-    return f"<h{level} style='margin:0 0 0.5rem 0'>{html.escape(str(text))}</h{level}>"
+    return (f"<div role='heading' aria-level='{level}' style='font-size:1.15rem;font-weight:600;"
+            f"line-height:1.4;white-space:normal;overflow-wrap:anywhere;margin:0 0 0.25rem 0'>"
+            f"{html.escape(str(text))}</div>")
 
 
 def plain_label(text: str, limit: int = 90) -> str:
@@ -40,7 +42,7 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
         events.setdefault(e["event_id"], e)
     rows = [{
         "trigger": event_id in triggers,
-        "time": str(e.get("time") or ""),
+        "time": str(e.get("time") or "")[:23].replace("T", " "),
         "host": e.get("host") or "",
         "level": e.get("level") or "",
         "service": e.get("service") or "",

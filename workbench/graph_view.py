@@ -28,8 +28,6 @@ def graph_dot(graph: CompiledStateGraph, *, current: list[str] | tuple[str, ...]
             attrs.append('fillcolor="#ff8c00", fontcolor="white", penwidth=2')
         elif name in visited:
             attrs.append('color="#6c63ff", penwidth=2')
-        if name == "approval":
-            attrs.append(f"xlabel={_quote('⏸ human')}")
         lines.append(f"  {_quote(name)} [{', '.join(attrs)}];")
     for edge in drawable.edges:
         style = ' [style=dashed]' if edge.conditional else ""

@@ -59,13 +59,17 @@ def evidence(doc: dict) -> None:
                  column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event"),
                                 "message": st.column_config.TextColumn("Message", width="large")})
     stacks = with_stack(doc.get("evidence") or []) or with_stack(doc.get("log_window") or [])
-    for number, event in enumerate(stacks[:STACKS_SHOWN], 1):
-        # the label is markdown: it names the trace by number and time, the log text goes inside
-        with st.expander(f"Stack trace {number} · {str(event.get('time'))[11:19]} UTC"):
-            st.text(f"{event.get('exception') or 'error'} on {event.get('host') or 'an unknown host'}")
-            st.code(event["stack"], language=None, wrap_lines=True)
-    if len(stacks) > STACKS_SHOWN:
-        st.caption(f"{len(stacks) - STACKS_SHOWN} more distinct stack traces not shown")
+    if stacks:
+        with st.expander(f"Stack traces ({len(stacks)} distinct)", expanded=len(stacks) == 1):
+            # options are plain text (not markdown), so log text may name them
+            chosen = st.selectbox("Stack trace of", range(len(stacks)), key="incident_stack_pick",
+                                  format_func=lambda i: _event_name(stacks[i]))
+            st.code(stacks[chosen]["stack"], language=None, wrap_lines=True)
+
+
+def _event_name(event: dict) -> str:
+    return (f"{str(event.get('time'))[11:23]} · {event.get('host') or '?'} · "
+            f"{event.get('exception') or event.get('level') or 'error'}")
 
 
 def confidence_gauge(confidence: float, threshold: float) -> go.Figure:
@@ -92,8 +96,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float) -> None:
         st.badge(found["category"], color="violet", icon=":material/category:")
         st.text(found["root_cause"])
         st.caption("Evidence it rests on")
-        for line in found.get("evidence") or []:
-            st.text(f"• {line}")
+        st.text("\n".join(f"• {line}" for line in found.get("evidence") or []) or "none")
     with right:
         st.plotly_chart(confidence_gauge(found["confidence"], code_fix_min_confidence), key="incident_gauge",
                         config={"displayModeBar": False})
@@ -106,20 +109,24 @@ def similar_docs(docs: list[dict]) -> None:
     if not docs:
         st.text("none")
         return
-    st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"],
-                                "score": d["score"], "matched signatures": len(d.get("matched_signatures") or [])}
+    st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "score": d["score"], "category": d["category"],
+                                "signatures found": len(d.get("matched_signatures") or []), "title": d["title"]}
                                for d in docs]),
                  hide_index=True, width="stretch", key="incident_similar_table",
                  column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
                                                                          format="%.2f")})
-    for d in docs:
-        with st.expander(plain_label(f"{d['doc_id']} · {d['score']:.2f} · {d['title']}")):
-            if d.get("matched_signatures"):
-                st.caption("Signatures found in the evidence")
-                st.code("\n".join(d["matched_signatures"]), language=None)
-            st.text(d.get("root_cause") or "")
-            for step in d.get("remediation") or []:
-                st.text(f"• {step}")
+    with st.expander("What the similar docs say"):
+        chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
+                              format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
+        doc = docs[chosen]
+        st.text(doc["title"])
+        if doc.get("matched_signatures"):
+            st.caption("Signatures found in the evidence")
+            st.code("\n".join(doc["matched_signatures"]), language=None)
+        st.text(doc.get("root_cause") or "")
+        if doc.get("remediation"):
+            st.caption("Remediation")
+            st.text("\n".join(f"• {step}" for step in doc["remediation"]))
 
 
 def recommendation(doc: dict) -> None:
@@ -129,8 +136,8 @@ def recommendation(doc: dict) -> None:
         st.info("No recommendation yet.")
         return
     st.text(rec["action"])
-    for i, step in enumerate(rec.get("steps") or [], 1):
-        st.text(f"{i}. {step}")
+    if rec.get("steps"):
+        st.text("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1)))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")
@@ -143,8 +150,8 @@ def fix(doc: dict) -> None:
     if not proposal:
         return
     st.subheader("Fix proposal")
-    for step in proposal.get("plan") or []:
-        st.text(f"• {step}")
+    if proposal.get("plan"):
+        st.text("\n".join(f"• {step}" for step in proposal["plan"]))
     if proposal.get("diff"):
         st.caption(f"Proposed change to {proposal.get('target_file') or 'the code'}")
         st.code(proposal["diff"], language="diff")

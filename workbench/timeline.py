@@ -23,11 +23,11 @@ def checkpoint_caption(entry: dict) -> str:
     """One line naming a checkpoint for pickers: step, writer, time, branch and markers."""
     marks = []
     if entry.get("is_pending"):
-        marks.append("⏸ waiting")
+        marks.append("waiting for approval")
     elif entry.get("is_paused"):
-        marks.append("⏸")
+        marks.append("paused")
     if entry.get("human_action"):
-        marks.append(f"👤 {entry['human_action']}")
+        marks.append(f"by a human: {entry['human_action']}")
     when = str(entry.get("created_at") or "")[11:19]
     branch = f"branch {entry.get('branch', 0)}" + (" (current)" if entry.get("on_current_branch") else "")
     return (f"step {entry.get('step')} · {label_of(entry)} · {when} · {branch} · {entry['checkpoint_id'][-8:]}"
