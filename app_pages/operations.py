@@ -13,9 +13,17 @@ from workbench.inbox_view import duration
 
 WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timedelta(hours=24), "hour"),
            "last 7 days": (timedelta(days=7), "hour")}
+FREQ = {"minute": "min", "hour": "h"}
 DEAD_LETTERS_SHOWN = 500
 
 workbench = session.workbench()
+
+
+def _every_bucket(frame: pd.DataFrame, since: datetime, until: datetime, bucket: str) -> pd.DataFrame:
+    """Counts per bucket over the whole window, empty buckets as 0 (a sparse series misdraws)."""
+    full = pd.date_range(pd.Timestamp(since).floor(FREQ[bucket]), pd.Timestamp(until).floor(FREQ[bucket]),
+                         freq=FREQ[bucket], name="time")
+    return frame.reindex(full, fill_value=0)
 
 
 def _round(value):
@@ -63,7 +71,8 @@ with left:
     if arrivals.empty:
         st.caption("Nothing arrived in this window.")
     else:
-        arrivals["time"] = pd.to_datetime(arrivals["bucket"])
+        arrivals["time"] = pd.to_datetime(arrivals["bucket"], utc=True)
+        arrivals = _every_bucket(arrivals.set_index("time")[["events", "incidents"]], since, now, bucket).reset_index()
         long = arrivals.melt(id_vars="time", value_vars=["events", "incidents"], var_name="what", value_name="count")
         # events outnumber incidents by far: one panel each, with its own scale
         fig = px.bar(long, x="time", y="count", color="what", facet_row="what",
@@ -84,8 +93,10 @@ with right:
     if decided.empty:
         st.caption("No decision in this window.")
     else:
-        decided["time"] = pd.to_datetime(decided["at"]).dt.floor("min" if bucket == "minute" else "h")
-        per = decided.groupby(["time", "action"]).size().reset_index(name="decisions")
+        decided["time"] = pd.to_datetime(decided["at"], utc=True).dt.floor(FREQ[bucket])
+        per = (_every_bucket(decided.groupby(["time", "action"]).size().unstack("action", fill_value=0),
+                             since, now, bucket)
+               .reset_index().melt(id_vars="time", var_name="action", value_name="decisions"))
         fig = px.bar(per, x="time", y="decisions", color="action", labels={"time": f"per {bucket} (UTC)"},
                      color_discrete_map={"approve": "#54a24b", "reject": "#e45756", "revise": "#b279a2"})
         fig.update_layout(height=260, margin={"l": 10, "r": 10, "t": 10, "b": 10}, legend_title=None)

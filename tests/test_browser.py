@@ -44,11 +44,16 @@ def _free_port() -> int:
 
 @pytest.fixture
 def server(paused_engine, tmp_path):
-    """`streamlit run app.py` on the paused engine's data dir, poller off; yields its base URL."""
+    """`streamlit run app.py` on the paused engine's data dir, poller off; yields its base URL and
+    the incidents the journey uses."""
+    journey = {"incident": _by_service(paused_engine, "checkout-api")}
     hostile = tmp_path / "hostile.jsonl"
     hostile.write_text(json.dumps({"_time": "2026-11-28T12:00:00Z", "service": "web-shop", "level": "ERROR",
                                    "message": HOSTILE}) + "\n")
     ingest_path(paused_engine, hostile)
+    journey["hostile"] = _by_service(paused_engine, "web-shop")
+    if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
+        ingest_path(paused_engine, ROOT / "samples" / "pos-day.jsonl")  # a fuller inbox to show
     port = _free_port()
     env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(paused_engine.settings.data_dir), "INCIDENTIQ_POLLER": "off",
            "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
@@ -69,7 +74,7 @@ def server(paused_engine, tmp_path):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()}")
                 time.sleep(0.3)
-        yield base
+        yield {**journey, "url": base}
     finally:
         proc.terminate()
         try:
@@ -77,6 +82,10 @@ def server(paused_engine, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+def _by_service(engine, service: str) -> str:
+    return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
 
 
 def settle(page, timeout: float = 60) -> None:
@@ -92,10 +101,11 @@ def settle(page, timeout: float = 60) -> None:
     raise AssertionError("the app did not finish its run")
 
 
-def shoot(page, name: str) -> None:
+def shoot(page, name: str, element=None) -> None:
+    """With INCIDENTIQ_SCREENSHOTS=1, save the page (or one element of it) for the README."""
     if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+        (element or page).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
 @contextlib.contextmanager
@@ -117,6 +127,8 @@ def button(page, name: str):
 def choose(page, label: str, text: str) -> None:
     """Pick the option containing `text` in the selectbox labelled `label` (typing filters it)."""
     box = page.get_by_label(label, exact=True).first
+    if text in box.input_value():
+        return  # already chosen (the list would not open for its own value)
     box.click()
     box.fill(text)
     page.get_by_role("option").filter(has_text=text).first.click()
@@ -127,8 +139,7 @@ def choose(page, label: str, text: str) -> None:
 def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, paused_engine):
     from playwright.sync_api import expect, sync_playwright
 
-    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
-    hostile = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "web-shop")
+    incident, hostile, url = server["incident"], server["hostile"], server["url"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -136,7 +147,7 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             with artifacts_on_failure(page, "browser-journey"):
-                page.goto(server)
+                page.goto(url)
                 expect(page.get_by_text("Open incident")).to_be_visible(timeout=60_000)
                 settle(page)
                 expect(page.get_by_text("Awaiting", exact=True)).to_be_visible()
@@ -162,7 +173,8 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 assert row["status"] == "fixed"
                 assert [a["reviewer"] for a in paused_engine.records.audit(incident)
                         if a["action"] == "approve"] == ["alice"]
-                page.set_viewport_size({"width": 1400, "height": 1600})
+                page.set_viewport_size({"width": 1400, "height": 2200})
+                settle(page)
                 shoot(page, "incident")
 
                 page.get_by_role("tab", name="History & time travel").click()
@@ -176,9 +188,9 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 settle(page)
                 expect(page.locator("text=branch 1").first).to_be_attached()
                 assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
-                shoot(page, "history")
+                shoot(page, "history", page.get_by_test_id("stTabs").last)
 
-                page.goto(f"{server}/incident?incident={hostile}")
+                page.goto(f"{url}/incident?incident={hostile}")
                 expect(page.get_by_role("heading", name=hostile)).to_be_visible(timeout=30_000)
                 settle(page)
                 expect(page.get_by_text(HOSTILE).first).to_be_visible()  # literal, tags and link included
@@ -189,7 +201,7 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                     "[...document.scripts].some(s => s.textContent.includes('document.cookie'))")
 
                 page.set_viewport_size({"width": 1400, "height": 1000})
-                page.goto(f"{server}/operations")
+                page.goto(f"{url}/operations")
                 expect(page.get_by_text("Storage")).to_be_visible(timeout=30_000)
                 settle(page)
                 shoot(page, "operations")

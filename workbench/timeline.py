@@ -73,8 +73,9 @@ def timeline_figure(tree: dict, *, selected: str | None = None, spacing: str = "
                                  marker={"symbol": "circle-open", "size": 26, "color": "#000000",
                                          "line": {"width": 2}}, hoverinfo="skip"))
     lanes = sorted(set(lane.values())) or [0]
-    current = {e.get("branch", 0) for e in entries if e.get("on_current_branch")}
-    fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" ◀ current" if b in current else "") for b in lanes],
+    head = max((e["checkpoint_id"] for e in entries), default=None)  # ids are time-ordered
+    current = lane.get(head)
+    fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" (current)" if b == current else "") for b in lanes],
                      range=[max(lanes) + 0.6, min(lanes) - 0.6], title=None, zeroline=False)
     fig.update_xaxes(title="time (UTC)" if spacing == "time" else "checkpoint order", showgrid=False)
     fig.update_layout(height=170 + 70 * len(lanes), margin={"l": 10, "r": 10, "t": 30, "b": 10},
