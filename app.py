@@ -31,11 +31,13 @@ except IncidentIQError as exc:
     st.error(f"The workbench could not open its data dir: {exc.message}")
     st.stop()
 
-with st.sidebar:
-    st.markdown("**Reviewer**")
-    session.reviewer_widget()
-    st.divider()
-    poller_light(workbench)
-    st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")
-
-navigation.run()
+try:
+    with st.sidebar:
+        st.markdown("**Reviewer**")
+        session.reviewer_widget()
+        st.divider()
+        poller_light(workbench)
+        st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")
+    navigation.run()
+except IncidentIQError as exc:  # anything of ours a page did not handle: a message, not a traceback
+    st.error(escape_markdown(exc.message))

@@ -3,6 +3,7 @@ from datetime import datetime, timezone
 
 import streamlit as st
 
+from pipeline.errors import IncidentIQError
 from pipeline.workbench_queries import overdue_count
 from workbench import session
 from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
@@ -40,6 +41,13 @@ def inbox() -> None:
     opening = st.session_state.pop("inbox_open", None)
     if opening:
         st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
+    try:
+        _inbox()
+    except IncidentIQError as exc:  # a refresh runs this alone, outside app.py's guard
+        st.error(exc.message)
+
+
+def _inbox() -> None:
     now = datetime.now(timezone.utc)
     counts = workbench.review.counts()
     _counts_row(counts, overdue_count(workbench.engine.records, now))

@@ -144,3 +144,42 @@ def test_an_approval_after_another_reviewer_decided_names_them(app, paused_engin
     app.button(key=stale_key).click().run()
     assert "bob already decided (reject)" in said(app, "warning")
     assert [a["reviewer"] for a in paused_engine.records.audit(incident)] == ["bob"]
+
+
+def test_with_streamlit_auth_the_signed_in_user_is_the_reviewer(paused_engine, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_harness import APP, TIMEOUT
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.user = {"is_logged_in": True, "email": "ann@example.com", "name": "Ann"}
+    try:
+        at.run()
+        assert not [t for t in at.sidebar.text_input if t.key == "app_reviewer_name"]  # no name to type
+        incident = _by_service(paused_engine, "checkout-api")
+        open_incident(at, incident)
+        at.button(key=_key(paused_engine, incident, "approve")).click().run()
+        assert [a["reviewer"] for a in _decisions(paused_engine, incident, "approve")] == ["ann@example.com"]
+    finally:
+        session._runtime.clear()
+
+
+def test_with_streamlit_auth_a_signed_out_user_cannot_decide(paused_engine, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app_harness import APP, TIMEOUT
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.user = {"is_logged_in": False}
+    try:
+        at.run()
+        assert at.sidebar.button(key="app_login").label == "Log in to decide"
+        incident = _by_service(paused_engine, "checkout-api")
+        open_incident(at, incident)
+        assert at.button(key=_key(paused_engine, incident, "approve")).disabled
+    finally:
+        session._runtime.clear()

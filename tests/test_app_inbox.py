@@ -43,3 +43,13 @@ def test_opening_an_incident_from_the_inbox_shows_its_page(app, paused_engine):
 def test_an_unknown_incident_is_a_message_not_a_traceback(app):
     open_incident(app, "INC-20990101-ffffff")
     assert any("not found" in e.value for e in app.error)
+
+
+def test_the_reviewers_filter_and_search_survive_a_visit_to_an_incident(app, paused_engine):
+    app.button_group(key="inbox_filter").set_value("all").run()
+    app.text_input(key="inbox_search").input("inventory").run()
+    open_incident(app, paused_ids(paused_engine)[0])
+    app.switch_page("app_pages/inbox.py").run()
+    assert app.button_group(key="inbox_filter").value == "all"
+    assert app.text_input(key="inbox_search").value == "inventory"
+    assert [paused_engine.records.incident(i)["service"] for i in _listed(app)] == ["inventory-service"]
