@@ -78,7 +78,8 @@ def show_incident(engine, incident_id: str) -> dict:
         "recommendation": summary.get("recommendation"),
         "pending": pending,
         "decision": summary.get("decision"),
-        "fix": fixes[-1]["proposal"] if fixes else summary.get("fix"),
+        # after a replay the newest fix record belongs to another branch: show it only once fixed
+        "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fixed" else summary.get("fix"),
         "similar_docs": summary.get("similar_docs", []),
     }
 

@@ -168,14 +168,28 @@ def opens_incident(event: LogEvent) -> bool:
 
 
 def process_owner() -> str:
-    """An owner token for claims: host, pid and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """An owner token for claims: host, pid, the process's start time and a random part."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_process_start(pid) or 0}:{uuid.uuid4().hex[:8]}"
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces; fields after its closing parenthesis are plain
+    return stat.rsplit(")", 1)[-1].split()[19]
 
 
 def owner_alive(owner: str) -> bool:
-    """Whether the process that took a claim still runs (claims of other hosts count as alive)."""
-    host, _, rest = owner.partition(":")
-    pid_text = rest.partition(":")[0]
+    """Whether the process that took a claim still runs (claims of other hosts count as alive).
+
+    A container restart brings back the same host name and small pids: the start time in the token
+    tells the dead owner from a new process that happens to have its pid.
+    """
+    host, pid_text, start, *_ = (owner.split(":") + ["", "", ""])[:4]
     if host != socket.gethostname() or not pid_text.isdigit():
         return True
     try:
@@ -184,7 +198,8 @@ def owner_alive(owner: str) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    current = _process_start(int(pid_text))
+    return not (start.isdigit() and start != "0" and current is not None and current != start)
 
 
 class Records:
@@ -321,6 +336,12 @@ class Records:
                 counts.incidents_updated.add(row["incident_id"])
                 return row["incident_id"]
         new_id = correlation.incident_id(fp, event.time)
+        salt = 0
+        while conn.execute("SELECT 1 FROM incidents WHERE incident_id = ?", (new_id,)).fetchone():
+            # an earlier incident of this fingerprint opened at the very same instant (a backfilled
+            # host's log): derive another id rather than fail the whole batch
+            salt += 1
+            new_id = correlation.incident_id(f"{fp}:{salt}", event.time)
         conn.execute(
             "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"

@@ -10,14 +10,17 @@ plain resume to a fresh interrupt nobody saw: both are why nothing here runs wit
 """
 from __future__ import annotations
 
+import contextlib
+
 from langgraph.types import Command, StateSnapshot
+from pydantic import ValidationError
 
 from pipeline import history
 from pipeline.audit_export import export_audit
 from pipeline.engine import Engine
 from pipeline.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
-from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure, StaleInterrupt,
-                             UsageError)
+from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
+                             StaleInterrupt, UsageError)
 from pipeline.graph import thread_config
 from pipeline.history import checkpoint_id_of, state_json
 from pipeline.records import now, owner_alive, process_owner
@@ -60,6 +63,8 @@ class _Claim:
         """Write the record from the new checkpoint and the audit entry of the action."""
         engine = self.service.engine
         after = engine.graph.get_state(thread_config(self.incident_id))
+        # a person acting on the run ends any earlier run of failures: retries start afresh
+        record_extra = {"attempts": 0, "next_attempt_at": None, "last_error": None, **record_extra}
         values = record_from_snapshot(engine, self.incident_id, after, **record_extra)
         self.finished = True
         changes = history.diff(state_json(before.values), state_json(after.values))
@@ -206,20 +211,28 @@ class ReviewService:
                 after_values = {"edited": list(edits)}
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
                                         decided_at=now())
-            try:
+            # the decision is in the checkpoint even if the run then fails: it is audited either way
+            with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
+                                          after_values=after_values):
                 self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
                                   context=self.engine.deps)
-            except RuntimeFailure as exc:
-                # the decision is in the checkpoint: audit it, mark the run failed (the poller retries it
-                # from there), and tell the reviewer
-                claim.finish(action=action, reviewer=reviewer, before=snap, after_values=after_values,
-                             note=f"{note or ''} [run failed after the decision: {exc.message}]".strip())
-                record_failure(self.engine, incident_id, exc)
-                raise
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()
         return self.incident(incident_id)
+
+    @contextlib.contextmanager
+    def _audited_on_failure(self, claim: _Claim, *, action: str, reviewer: str, before: StateSnapshot,
+                            note: str | None = None, **audit):
+        """When the run fails after a person's change was written, audit the change (noting the
+        failure), mark the run failed for the poller to retry, and re-raise."""
+        try:
+            yield
+        except RuntimeFailure as exc:
+            claim.finish(action=action, reviewer=reviewer, before=before, closed_at=None,
+                         note=f"{note or ''} [run failed after the change: {exc.message}]".strip(), **audit)
+            record_failure(self.engine, claim.incident_id, exc)
+            raise
 
     # -- state edits -----------------------------------------------------------------------
     def edit(self, incident_id: str, *, reviewer: str, edits: dict, as_node: str | None = None,
@@ -241,9 +254,10 @@ class ReviewService:
             if all(getattr(state, k) == v for k, v in values.items()):
                 raise InvalidEdit("the edit changes nothing: every field already has that value",
                                   field=next(iter(edits)))
-            self._write_edit(incident_id, values, as_node=as_node)
-            claim.finish(action="edit", reviewer=reviewer, before=snap,
-                         note=None if as_node == "recommend" else f"as_node={as_node}")
+            note = None if as_node == "recommend" else f"as_node={as_node}"
+            with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
+                self._write_edit(incident_id, values, as_node=as_node)
+            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note)
         finally:
             claim.close()
         return self.incident(incident_id)
@@ -268,10 +282,11 @@ class ReviewService:
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
-            self.graph.invoke(None, target.config, context=self.engine.deps)
+            note = f"replayed from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
+            with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
+                self.graph.invoke(None, target.config, context=self.engine.deps)
             self._require_paused(incident_id)
-            claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None,
-                         note=f"replayed from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+            claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note)
         finally:
             claim.close()
         return self.incident(incident_id)
@@ -285,21 +300,24 @@ class ReviewService:
         reviewer = _required(reviewer, "reviewer")
         check_edit_fields(edits)
         target, plan = self._replayable(incident_id, checkpoint_id)
-        if not target.values:
-            raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit", field=next(iter(edits)))
-        state = IncidentState.model_validate(target.values)
+        try:
+            state = IncidentState.model_validate(target.values or {})
+        except ValidationError:
+            raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit (it is the run's input);"
+                              " fork from a later checkpoint", field=next(iter(edits))) from None
         values = edited_values(state, edits)  # refused here: nothing is written for an invalid fork
         writers = history.Flow.of(self.engine).writers_of(tuple(target.next))
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
-            fork_cfg = self.graph.update_state(target.config, values, as_node=writers[0] if writers else None)
-            self.graph.invoke(None, fork_cfg, context=self.engine.deps)
-            self._require_paused(incident_id)
             edited = state.model_copy(update=values)
-            claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None,
-                         before_values=values_at(state, edits), after_values=values_at(edited, edits),
+            audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+            with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
+                fork_cfg = self.graph.update_state(target.config, values, as_node=writers[0] if writers else None)
+                self.graph.invoke(None, fork_cfg, context=self.engine.deps)
+            self._require_paused(incident_id)
+            claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None, **audit)
         finally:
             claim.close()
         return self.incident(incident_id)

@@ -7,6 +7,7 @@ store, so no two actors (threads or processes) ever drive one thread at once.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -15,7 +16,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RuntimeFailure
+from pipeline.errors import RuntimeFailure, UsageError
 from pipeline.events import DeadLetter, iter_paths, read_jsonl
 from pipeline.graph import thread_config
 from pipeline.records import IngestCounts, iso, now, process_owner, sla_deadline
@@ -144,8 +145,11 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         merged_ids = [e.event_id for e in unmerged]
         if new:
             # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
+            # the record stops offering the old analysis first: a crash mid-merge leaves the
+            # incident 'analyzing' (so the runner finishes it), never paused at a dead interrupt
+            engine.records.update_incident(incident_id, status="analyzing", pending_interrupt_id=None,
+                                           pending_checkpoint_id=None, merged_event_ids=merged_ids)
             engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
-            engine.records.mark_merged(merged_ids)
             after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
             kind = "merged"
     elif snap.next or snap.tasks:
@@ -217,7 +221,10 @@ def run_pending(engine: Engine, *, limit: int | None = None) -> RunReport:
 def ingest_path(engine: Engine, path: Path) -> IngestCounts:
     """Read events from a JSONL file or folder, store them once, and run what needs running."""
     counts = IngestCounts()
-    for file in iter_paths(Path(path)):
+    files = iter_paths(Path(path))
+    if not files:
+        raise UsageError(f"no log files (.jsonl, .json, .log) in {path}")
+    for file in files:
         counts.add(ingest_file(engine, file))
     run_pending(engine)
     return counts
@@ -244,20 +251,28 @@ def ingest_file(engine: Engine, file: Path) -> IngestCounts:
     return counts
 
 
+HEAD_BYTES = 256
+
+
 def _cursor(file: Path, offset: int) -> str:
-    stat = file.stat()
-    return f"{stat.st_ino}:{offset}"
+    """inode, a hash of the file's first bytes, and the offset read up to."""
+    return f"{file.stat().st_ino}:{_head(file)}:{offset}"
+
+
+def _head(file: Path) -> str:
+    with file.open("rb") as handle:
+        return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()[:12]
 
 
 def _resume_offset(cursor: str | None, file: Path) -> int:
-    """Where to continue: the stored offset, unless the file was replaced or truncated."""
-    if not cursor:
+    """Where to continue: the stored offset, unless the file was replaced, rewritten or truncated."""
+    parts = (cursor or "").split(":")
+    if len(parts) != 3 or not parts[2].isdigit():
         return 0
-    inode, _, offset = cursor.partition(":")
-    stat = file.stat()
-    if str(stat.st_ino) != inode or int(offset) > stat.st_size:
-        return 0  # another file now, or truncated: event ids keep a re-read free of duplicates
-    return int(offset)
+    inode, head, offset = parts[0], parts[1], int(parts[2])
+    if str(file.stat().st_ino) != inode or offset > file.stat().st_size or head != _head(file):
+        return 0  # another file now, rewritten in place, or truncated: event ids keep a re-read free of duplicates
+    return offset
 
 
 __all__ = ["advance", "advance_run", "run_pending", "ingest_path", "ingest_file", "record_from_snapshot", "snapshot",
