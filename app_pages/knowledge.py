@@ -60,7 +60,8 @@ if query.strip():
                              "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
 
 st.subheader("Index")
-st.caption("Embeds the docs whose text changed since the last index and drops removed ones.")
+st.caption("Embeds the docs (as loaded when the app started) whose text is not in the index yet and drops "
+           "removed ones. Docs edited on disk are read at the next start of the app.")
 if st.button("Re-index", key="knowledge_reindex"):
     bar = st.progress(0.0, text="checking the index…")
     try:

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline import lease
 from pipeline.runner import ingest_path
-from tests.app_harness import APP, TIMEOUT, app, as_reviewer, open_incident, said, texts  # noqa: F401
+from tests.app_harness import APP, TIMEOUT, app, open_incident, said, texts  # noqa: F401
 from tests.conftest import FIXTURES
 
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"

@@ -1,7 +1,7 @@
 """The poller's health light in the sidebar, read from what the poller records (operations.py)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
@@ -38,13 +38,14 @@ def light(workbench: Workbench, status: list[dict]) -> tuple[str, str, str]:
 
 
 def duration_text(seconds: float) -> str:
-    from datetime import timedelta
-
     return duration(timedelta(seconds=seconds))
 
 
 def poller_light(workbench: Workbench) -> None:
-    """Draw the light; its text may quote a source error, so it is escaped."""
+    """Draw the light; an error's text (it may quote what the source sent) is shown as text."""
     color, headline, detail = light(workbench, poller_status(workbench.engine.records))
-    st.markdown(f":{color}[●] **{headline}**")
-    st.caption(escape_markdown(detail))
+    st.markdown(f":{color}[●] **{escape_markdown(headline)}**")
+    if color == "red":
+        st.code(detail, language=None, wrap_lines=True)
+    else:
+        st.caption(escape_markdown(detail))

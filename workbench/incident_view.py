@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from workbench.evidence_view import (EVIDENCE_COLUMNS, escape_markdown, evidence_frame, highlight_triggers,
-                                     plain_label, text_heading, with_stack)
+from workbench.evidence_view import (EVIDENCE_COLUMNS, evidence_frame, highlight_triggers,
+                                     text_heading, with_stack)
 from workbench.inbox_view import sla_text
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -39,7 +39,8 @@ def header(doc: dict) -> None:
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
                f"opened {_short_time(doc.get('created_at'))} UTC")
     if doc.get("last_error"):
-        st.error(escape_markdown(f"The run failed and will be retried: {doc['last_error']}"))
+        st.error("The run failed; the poller retries it. The error:")
+        st.code(doc["last_error"], language=None, wrap_lines=True)  # may quote model or log text
 
 
 def _clock(value: str | None) -> str:
