@@ -38,6 +38,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident"),
     Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered"),
     Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source"),
+    Setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident awaiting approval gathers "
+            "before its analysis re-runs (`ingest` merges at once)"),
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
@@ -134,6 +136,7 @@ class Settings:
     poll_interval: float
     demo_speed: float
     repo_dir: Path
+    merge_delay: float = 30.0
     model_timeout: float = 30.0
     model_output: str = "json_schema"
     extra: dict = field(default_factory=dict)
@@ -154,6 +157,7 @@ class Settings:
             reopen_minutes=_number("INCIDENTIQ_REOPEN_MINUTES", float, minimum=0.0),
             max_event_bytes=_number("INCIDENTIQ_MAX_EVENT_BYTES", int, minimum=1024),
             poll_interval=_number("INCIDENTIQ_POLL_INTERVAL", float, minimum=0.05),
+            merge_delay=_number("INCIDENTIQ_MERGE_DELAY", float, minimum=0.0),
             demo_speed=_number("INCIDENTIQ_DEMO_SPEED", float, minimum=0.001),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
         )

@@ -108,7 +108,7 @@ class Poller:
 
     def _advance_incidents(self, report: PollReport) -> None:
         engine = self.engine
-        for incident_id in engine.records.incidents_needing_work():
+        for incident_id in engine.records.incidents_needing_work(merge_delay=engine.settings.merge_delay):
             if not self._keep_going():
                 return
             kind = runner.advance_run(engine, incident_id)

@@ -430,16 +430,21 @@ class Records:
     def status_counts(self) -> dict[str, int]:
         return {r["status"]: r["n"] for r in self.query("SELECT status, count(*) AS n FROM incidents GROUP BY status")}
 
-    def incidents_needing_work(self) -> list[str]:
-        """Incidents whose run must start, continue, merge new evidence, or be retried."""
-        stamp = iso(now())
+    def incidents_needing_work(self, *, merge_delay: float = 0.0) -> list[str]:
+        """Incidents whose run must start, continue, merge new evidence, or be retried.
+
+        New evidence for an incident awaiting approval is merged once its oldest unmerged event has
+        waited `merge_delay` seconds: a noisy incident then re-runs its analysis (and replaces the
+        reviewer's pending interrupt) at most that often, instead of on every poll.
+        """
+        stamp = now()
         rows = self.query(
             "SELECT incident_id FROM incidents WHERE status IN ('analyzing', 'in_revision')"
             " OR (status = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
             " OR (status = 'awaiting_approval' AND EXISTS (SELECT 1 FROM events e"
-            "     WHERE e.incident_id = incidents.incident_id AND e.merged = 0))"
+            "     WHERE e.incident_id = incidents.incident_id AND e.merged = 0 AND e.stored_at <= ?))"
             " ORDER BY created_at",
-            (stamp,),
+            (iso(stamp), iso(stamp - timedelta(seconds=merge_delay))),
         )
         return [r["incident_id"] for r in rows]
 

@@ -206,10 +206,10 @@ def _give_up(engine: Engine, incident_id: str, row: dict) -> None:
     engine.records.update_incident(incident_id, status="failed", last_error=error, next_attempt_at=NEVER)
 
 
-def run_pending(engine: Engine, *, limit: int | None = None) -> RunReport:
+def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float = 0.0) -> RunReport:
     """Advance every incident that needs work (new, cut off, new evidence, retry due)."""
     report = RunReport()
-    for incident_id in engine.records.incidents_needing_work()[:limit]:
+    for incident_id in engine.records.incidents_needing_work(merge_delay=merge_delay)[:limit]:
         if advance(engine, incident_id):
             status = engine.records.incident(incident_id)["status"]
             (report.failed if status == "failed" else report.advanced).append(incident_id)

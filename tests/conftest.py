@@ -25,6 +25,8 @@ _INDEX_CACHE: dict[str, Path] = {}
 
 def make_settings(data_dir: Path, **overrides) -> Settings:
     """Settings for a temp data dir, with the repo's sample source tree."""
+    # evidence merges at once in tests unless a test asks for the poller's delay
+    overrides.setdefault("merge_delay", 0.0)
     return Settings.from_env(data_dir=data_dir, repo_dir=ROOT / "samples" / "pos-backend", **overrides)
 
 
