@@ -100,3 +100,21 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
     assert not poller.alive
     held = lease.holder(workbench.engine.records)
     assert held is None or not held["live"]
+
+
+def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
+    from pipeline.operations import poller_status
+    from workbench.health import light
+    from workbench.runtime import open_workbench, stop_workbench
+
+    (tmp_path / "rel.jsonl").write_bytes((FIXTURES / "small.jsonl").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    workbench = open_workbench(data_dir=str(data_dir), source="file:rel.jsonl", poller_mode="on")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not poller_status(workbench.engine.records):
+            time.sleep(0.1)
+        color, headline, _ = light(workbench, poller_status(workbench.engine.records))
+    finally:
+        stop_workbench(workbench)
+    assert headline != "Poller starting" and color in ("green", "orange")
