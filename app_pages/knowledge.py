@@ -60,12 +60,13 @@ if query.strip():
                              "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
 
 st.subheader("Index")
-st.caption("Embeds the docs (as loaded when the app started) whose text is not in the index yet and drops "
-           "removed ones. Docs edited on disk are read at the next start of the app.")
+st.caption("Re-reads the docs from knowledge/docs, embeds the new and edited ones and drops removed ones; "
+           "an unchanged corpus embeds nothing.")
 if st.button("Re-index", key="knowledge_reindex"):
     bar = st.progress(0.0, text="checking the index…")
     try:
-        report = kb.sync(progress=lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"))
+        report = kb.sync(progress=lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"),
+                         reload=True)
     except IncidentIQError as exc:
         st.error(exc.message)
     else:

@@ -232,12 +232,17 @@ class Support:
     matched: tuple[str, ...]
 
 
-@lru_cache(maxsize=64)
 def signature_matches(kb: KnowledgeBase, text: str) -> tuple[tuple[Doc, float, tuple[str, ...]], ...]:
     """(doc, support, matched signatures) of every doc whose signatures the text carries.
 
     Cached per text: the rag and rca nodes of one incident ask about the same evidence.
     """
+    return _signature_matches(kb, kb.generation, text)
+
+
+@lru_cache(maxsize=64)
+def _signature_matches(kb: KnowledgeBase, generation: int,
+                       text: str) -> tuple[tuple[Doc, float, tuple[str, ...]], ...]:
     lowered = text.lower()
     found = []
     for doc in kb.docs:

@@ -130,6 +130,7 @@ class KnowledgeBase:
 
         self.embedder = embedder
         self.docs_dir = Path(docs_dir)
+        self.generation = 0  # bumped when the docs are re-read, so caches keyed on it go stale
         self.docs = load_docs(self.docs_dir)
         self.by_id = {d.doc_id: d for d in self.docs}
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
@@ -146,8 +147,18 @@ class KnowledgeBase:
         except Exception as exc:  # chromadb raises many types; this is its one boundary
             raise StorageError(f"knowledge index: {exc}") from exc
 
-    def sync(self, progress: Callable[[float, str], None] | None = None) -> SyncReport:
-        """Embed new or changed docs, drop removed ones; an unchanged corpus embeds nothing."""
+    def reload(self) -> None:
+        """Re-read the docs from disk (a malformed doc is a UsageError and changes nothing)."""
+        docs = load_docs(self.docs_dir)
+        # swapped whole: a run reading the old lists meanwhile keeps a consistent view
+        self.docs, self.by_id = docs, {d.doc_id: d for d in docs}
+        self.generation += 1
+
+    def sync(self, progress: Callable[[float, str], None] | None = None, *, reload: bool = False) -> SyncReport:
+        """Embed new or changed docs, drop removed ones; an unchanged corpus embeds nothing.
+        With `reload`, the docs are re-read from disk first (docs edited while the app runs)."""
+        if reload:
+            self.reload()
         try:
             existing = self._collection.get(include=["metadatas"])
         except Exception as exc:

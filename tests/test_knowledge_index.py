@@ -74,3 +74,18 @@ def test_a_malformed_doc_is_a_clear_error(tmp_path):
     (tmp_path / "bad.md").write_text("---\nid: bad\ntitle: x\ncategory: not_a_category\nsignatures: [a]\nroot_cause: r\n---\nbody")
     with pytest.raises(UsageError, match="unknown category"):
         load_docs(tmp_path)
+
+
+def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_copy):
+    from pipeline.analysis import signature_matches
+
+    kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
+    kb.sync()
+    text = "FluxCapacitorOverloadError: flux capacitor at 1.21 gigawatts"
+    assert signature_matches(kb, text) == ()
+    path = next(p for p in sorted(docs_copy.rglob("*.md")) if "resource_exhaustion" in p.parts)
+    path.write_text(path.read_text().replace("signatures:\n", "signatures:\n  - FluxCapacitorOverloadError\n", 1))
+    kb.embedder.calls = 0
+    report = kb.sync(reload=True)
+    assert report.embedded == [path.stem] and kb.embedder.calls == 1
+    assert [doc.doc_id for doc, _, _ in signature_matches(kb, text)] == [path.stem]
