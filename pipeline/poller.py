@@ -49,7 +49,13 @@ class Poller:
 
     @property
     def lease_ttl(self) -> float:
-        return max(self.interval * LEASE_INTERVALS, LEASE_MIN_SECONDS)
+        """Longer than the longest step between renewals: a model-backed run may spend three
+        timeouts (a call and two retries) in each of rca and recommend before the next renewal."""
+        ttl = max(self.interval * LEASE_INTERVALS, LEASE_MIN_SECONDS)
+        model_timeout = getattr(self.engine.analyst, "timeout", None)
+        if model_timeout:
+            ttl = max(ttl, 6 * model_timeout + LEASE_MIN_SECONDS)
+        return ttl
 
     # -- one poll ------------------------------------------------------------------------
     def poll_once(self) -> PollReport:

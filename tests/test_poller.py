@@ -220,3 +220,13 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
     finally:
         engine.records.close()
         checkpoints.close_all()
+
+
+def test_the_lease_outlasts_a_slow_model_backed_run(engine, tmp_path):
+    from pipeline.model_analyst import ModelAnalyst
+
+    offline = Poller(engine, FileSource(tmp_path / "x.jsonl", max_bytes=engine.settings.max_event_bytes), interval=2)
+    assert offline.lease_ttl == 30
+    engine.analyst = ModelAnalyst(kb=engine.kb, model="m", base_url="http://127.0.0.1:9/v1", timeout=30)
+    slow = Poller(engine, FileSource(tmp_path / "x.jsonl", max_bytes=engine.settings.max_event_bytes), interval=2)
+    assert slow.lease_ttl >= 6 * 30  # rca and recommend, each a call and two retries
