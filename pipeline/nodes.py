@@ -143,8 +143,13 @@ def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     doc = deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca and state.rca.doc_ids else None
     key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
     proposal = propose(state, doc, deps.repo_dir)
+    model_plan = getattr(deps.analyst, "fix_plan", None)
+    if model_plan is not None:
+        # the model writes the plan; the diff stays the deterministic one grounded in the source tree
+        proposal["plan"] = model_plan(state) + [step for step in proposal["plan"] if step.startswith("Hint (")]
     recorded, created = deps.records.record_fix_once(idempotency_key=key, incident_id=state.incident_id,
                                                      proposal=proposal)
-    fix = FixProposal.model_validate({k: recorded[k] for k in ("plan", "diff", "target_file", "idempotency_key", "attempt")})
+    fields = ("plan", "diff", "target_file", "idempotency_key", "attempt")
+    fix = FixProposal.model_validate({k: recorded[k] for k in fields})
     detail = f"attempt {fix.attempt}" + ("" if created else " (already recorded)")
     return {"fix": fix, "outcome": "fixed", "events": [NodeEvent(node="code_fix", detail=detail)]}

@@ -337,6 +337,9 @@ def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_p
     assert "Not during trading hours" in stub.chat_requests()[-1].text()
     review.approve(inc, reviewer="ann", expect_interrupt=row["pending_interrupt_id"])
     assert model_engine.records.incident(inc)["status"] == "fixed"
+    fix = model_engine.records.fixes(inc)[0]["proposal"]
+    assert fix["plan"][:2] == ["Set maximumPoolSize in application.yml", "Load test"]  # the model's plan
+    assert stub.chat_requests()[-1].schema_name == "FixPlanAnswer"
 
 
 def test_model_failure_during_a_revision_is_an_error_and_the_run_resumes_later(model_engine, stub, tmp_path):
