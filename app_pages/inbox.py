@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from pipeline.workbench_queries import overdue_count
+from pipeline.store.inbox import overdue_count
 from workbench import session
 from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
 

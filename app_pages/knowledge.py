@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from pipeline.analysis import find_similar
+from pipeline.analyst.offline import find_similar
 from pipeline.errors import IncidentIQError
 from pipeline.state import LogEvent
 from workbench import session

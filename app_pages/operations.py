@@ -6,8 +6,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from pipeline import workbench_queries as queries
-from pipeline.operations import metrics_series, poller_status
+from pipeline.store import inbox as queries
+from pipeline.operations.metrics import metrics_series, poller_status
 from workbench import session
 from workbench.inbox_view import duration
 

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402,F401
 
-from pipeline.records import Records, iso  # noqa: E402
+from pipeline.store.records import Records, iso  # noqa: E402
 from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
-from pipeline.workbench_queries import overdue_count  # noqa: E402
+from pipeline.store.inbox import overdue_count  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 
 STATUS_MIX = ["awaiting_approval"] * 8 + ["in_revision", "failed", "analyzing"] + \

@@ -13,7 +13,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402,F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph loads)
-from pipeline import checkpoints  # noqa: E402
+from pipeline.store import checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
@@ -35,8 +35,8 @@ def data_dir(tmp_path, tmp_path_factory) -> Path:
     """A temp data dir whose knowledge index is copied from one built once per session."""
     d = tmp_path / "data"
     if "index" not in _INDEX_CACHE:
-        from pipeline.embeddings import HashedNgramEmbedder
-        from pipeline.knowledge import KnowledgeBase
+        from pipeline.knowledge.embeddings import HashedNgramEmbedder
+        from pipeline.knowledge.index import KnowledgeBase
 
         base = tmp_path_factory.mktemp("kb") / "knowledge-index"
         KnowledgeBase(index_dir=base, embedder=HashedNgramEmbedder()).sync()
@@ -60,7 +60,7 @@ def engine(data_dir, monkeypatch):
 @pytest.fixture
 def paused_engine(engine):
     """An engine with the incidents of tests/fixtures/small.jsonl paused at approval."""
-    from pipeline.runner import ingest_path
+    from pipeline.engine.runner import ingest_path
 
     ingest_path(engine, FIXTURES / "small.jsonl")
     return engine

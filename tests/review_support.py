@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from pipeline.cli import main
-from pipeline.graph import thread_config
+from pipeline.engine.graph import thread_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

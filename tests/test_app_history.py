@@ -1,6 +1,6 @@
 """Time travel on the incident page (AppTest): selecting a checkpoint shows its diff; replay and
 fork through the buttons, after a confirmation that names what runs again."""
-from pipeline.review import ReviewService
+from pipeline.review.service import ReviewService
 from tests.app_harness import app, as_reviewer, open_incident, said  # noqa: F401  (fixture)
 from workbench.timeline import timeline_figure
 

@@ -23,7 +23,7 @@ def test_search_narrows_the_inbox_to_matching_incidents(app, paused_engine):
 
 
 def test_decided_filter_shows_closed_incidents_only(app, paused_engine):
-    from pipeline.review import ReviewService
+    from pipeline.review.service import ReviewService
 
     first = paused_ids(paused_engine)[0]
     ReviewService(paused_engine).reject(first, reviewer="bob", reason="noise")

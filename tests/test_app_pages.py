@@ -7,8 +7,8 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline import lease
-from pipeline.runner import ingest_path
+from pipeline.store import lease
+from pipeline.engine.runner import ingest_path
 from tests.app_harness import APP, TIMEOUT, app, open_incident, said, texts  # noqa: F401
 from tests.conftest import FIXTURES
 
@@ -34,7 +34,7 @@ def test_reindex_reports_what_it_embedded(app):
 
 
 def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine, tmp_path):
-    from pipeline.review import ReviewService
+    from pipeline.review.service import ReviewService
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"_time": "2026-11-28T11:00:00Z", "message": "ok line", "level": "INFO"}\nnot json at all\n')
@@ -103,7 +103,7 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
 
 
 def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
-    from pipeline.operations import poller_status
+    from pipeline.operations.metrics import poller_status
     from workbench.health import light
     from workbench.runtime import open_workbench, stop_workbench
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.runner import ingest_path
+from pipeline.engine.runner import ingest_path
 from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -8,8 +8,8 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_PYDANTIC_V2
 
-from pipeline import checkpoints
-from pipeline.graph import thread_config
+from pipeline.store import checkpoints
+from pipeline.engine.graph import thread_config
 from pipeline.state import (
     RCA, ApprovalDecision, ErrorDoc, FixProposal, IncidentState, LogEvent, NodeEvent, Recommendation, STATE_CLASSES,
 )

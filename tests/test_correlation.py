@@ -4,7 +4,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.correlation import fingerprint, incident_id, template, title
+from pipeline.ingest.correlation import fingerprint, incident_id, template, title
 from pipeline.state import LogEvent
 
 OPENED = datetime(2026, 11, 28, 10, 1, 2, tzinfo=timezone.utc)

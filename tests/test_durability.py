@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.graph import thread_config
+from pipeline.engine.graph import thread_config
 from tests.conftest import FIXTURES, ROOT, make_settings
 
 SERVICES = ["checkout-api", "inventory-service", "loyalty-service", "payments-gateway", "receipts-worker"]

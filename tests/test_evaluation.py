@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.analysis import OfflineAnalyst, calibrated_confidence, doc_support
-from pipeline.embeddings import HashedNgramEmbedder
-from pipeline.evaluation import COMMITTED_LATEST, CaseResult, figures
-from pipeline.events import normalize
-from pipeline.knowledge import KnowledgeBase
+from pipeline.analyst.offline import OfflineAnalyst, calibrated_confidence, doc_support
+from pipeline.knowledge.embeddings import HashedNgramEmbedder
+from pipeline.analyst.evaluation import COMMITTED_LATEST, CaseResult, figures
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import IncidentState
 from tests.test_durability import cli
 

@@ -5,7 +5,7 @@ from datetime import datetime, timezone
 import pytest
 
 from pipeline.errors import InvalidEvent, UsageError
-from pipeline.events import DeadLetter, iter_paths, normalize, parse_line, read_jsonl
+from pipeline.ingest.events import DeadLetter, iter_paths, normalize, parse_line, read_jsonl
 from pipeline.state import LogEvent
 
 LIMIT = 256 * 1024

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from langgraph.types import Command
 
-from pipeline.graph import NODE_NAMES, thread_config
-from pipeline.runner import record_from_snapshot
+from pipeline.engine.graph import NODE_NAMES, thread_config
+from pipeline.engine.runner import record_from_snapshot
 from pipeline.state import IncidentState
 from tests.conftest import paused_ids
 

@@ -5,9 +5,9 @@ import shutil
 
 import pytest
 
-from pipeline.embeddings import HashedNgramEmbedder
+from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.errors import UsageError
-from pipeline.knowledge import DEFAULT_DOCS_DIR, KnowledgeBase, load_docs
+from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase, load_docs
 from pipeline.state import CATEGORIES
 
 
@@ -77,7 +77,7 @@ def test_a_malformed_doc_is_a_clear_error(tmp_path):
 
 
 def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_copy):
-    from pipeline.analysis import signature_matches
+    from pipeline.analyst.offline import signature_matches
 
     kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
     kb.sync()

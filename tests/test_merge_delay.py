@@ -5,8 +5,8 @@ import dataclasses
 import json
 from datetime import timedelta
 
-from pipeline.poller import Poller
-from pipeline.records import iso, now
+from pipeline.operations.poller import Poller
+from pipeline.store.records import iso, now
 from pipeline.sources.file import FileSource
 from tests.review_support import by_category, pending
 

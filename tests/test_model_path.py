@@ -20,11 +20,12 @@ from langchain_core.exceptions import ModelRefusalError, OutputParserException
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from pipeline import checkpoints, runner
+from pipeline.store import checkpoints
+from pipeline.engine import runner
 from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure
-from pipeline.graph import thread_config
-from pipeline.model_analyst import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error
+from pipeline.engine.graph import thread_config
+from pipeline.analyst.model import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error
 from pipeline.state import IncidentState
 from tests.conftest import ROOT, make_settings
 from tests.openai_stub import OpenAIStub, Reply, Request
@@ -322,7 +323,7 @@ def test_api_key_never_reaches_checkpoints_records_or_logs(data_dir, stub, tmp_p
 
 
 def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_path):
-    from pipeline.review import ReviewService
+    from pipeline.review.service import ReviewService
 
     inc = ingest_one(model_engine, tmp_path)
     review = ReviewService(model_engine)
@@ -343,7 +344,7 @@ def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_p
 
 
 def test_model_failure_during_a_revision_is_an_error_and_the_run_resumes_later(model_engine, stub, tmp_path):
-    from pipeline.review import ReviewService
+    from pipeline.review.service import ReviewService
 
     inc = ingest_one(model_engine, tmp_path)
     stub.standing = Reply(status=500)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import checkpoints, runner
-from pipeline.embeddings import HashedNgramEmbedder, embedder_from_setting
+from pipeline.store import checkpoints
+from pipeline.engine import runner
+from pipeline.knowledge.embeddings import HashedNgramEmbedder, embedder_from_setting
 from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError
-from pipeline.knowledge import KnowledgeBase
-from pipeline.openai_embeddings import OpenAIEmbedder
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
 from tests.conftest import make_settings
 from tests.openai_stub import EMBEDDING_DIM, OpenAIStub, Reply, fake_embedding
 from tests.test_model_path import HIKARI, KEY, write_jsonl

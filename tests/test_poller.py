@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import lease
+from pipeline.store import lease
 from pipeline.errors import Conflict, StaleInterrupt
-from pipeline.graph import thread_config
-from pipeline.operations import metrics_series, poller_status
-from pipeline.poller import Poller
-from pipeline.records import now
-from pipeline.review import ReviewService
+from pipeline.engine.graph import thread_config
+from pipeline.operations.metrics import metrics_series, poller_status
+from pipeline.operations.poller import Poller
+from pipeline.store.records import now
+from pipeline.review.service import ReviewService
 from pipeline.sources import Batch
 from pipeline.sources.file import FileSource
 from tests.conftest import FIXTURES, paused_ids
@@ -192,10 +192,10 @@ def test_poll_once_from_the_cli_refuses_while_another_poller_works(engine, log, 
 def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, log):
     """A bug that kills every run of one incident: each try is counted before it runs, so the
     incident ends `failed` with its error after MAX_ATTEMPTS instead of blocking the poller."""
-    from pipeline import checkpoints
-    from pipeline.analysis import OfflineAnalyst
+    from pipeline.store import checkpoints
+    from pipeline.analyst.offline import OfflineAnalyst
     from pipeline.engine import open_engine
-    from pipeline.runner import MAX_ATTEMPTS
+    from pipeline.engine.runner import MAX_ATTEMPTS
     from tests.conftest import make_settings
 
     class DyingAnalyst(OfflineAnalyst):
@@ -223,7 +223,7 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
 
 
 def test_the_lease_outlasts_a_slow_model_backed_run(engine, tmp_path):
-    from pipeline.model_analyst import ModelAnalyst
+    from pipeline.analyst.model import ModelAnalyst
 
     offline = Poller(engine, FileSource(tmp_path / "x.jsonl", max_bytes=engine.settings.max_event_bytes), interval=2)
     assert offline.lease_ttl == 30

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import lease
-from pipeline.graph import thread_config
-from pipeline.operations import poller_status
-from pipeline.records import Records
-from pipeline.runner import ingest_path
+from pipeline.store import lease
+from pipeline.engine.graph import thread_config
+from pipeline.operations.metrics import poller_status
+from pipeline.store.records import Records
+from pipeline.engine.runner import ingest_path
 from tests.conftest import FIXTURES, ROOT
 
 SERVICES = ("checkout-api", "inventory-service", "payments-gateway", "loyalty-service", "receipts-worker")
@@ -172,8 +172,8 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(e
         assert {r["incident_id"]: r["event_count"] for r in rows} == expected_incidents
         assert {r["status"] for r in rows} == {"awaiting_approval"} and {r["attempts"] for r in rows} == {0}
         assert scalar(records, "SELECT count(*) FROM events WHERE incident_id IS NOT NULL AND merged = 0") == 0
-        from pipeline import checkpoints
-        from pipeline.graph import build_graph
+        from pipeline.store import checkpoints
+        from pipeline.engine.graph import build_graph
 
         graph = build_graph(checkpoints.saver_for(polled_dir / "checkpoints.sqlite"))
         for row in rows:

@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from pipeline import checkpoints, runner
-from pipeline.cli_records import show_incident
+from pipeline.store import checkpoints
+from pipeline.engine import runner
+from pipeline.cli.records import show_incident
 from pipeline.engine import open_engine
-from pipeline.graph import thread_config
+from pipeline.engine.graph import thread_config
 from tests.conftest import make_settings
 from tests.openai_stub import OpenAIStub
 from tests.test_model_path import HIKARI, KEY, RECOMMENDATION, careful_analyst, state_of, write_jsonl

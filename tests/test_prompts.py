@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from pipeline import prompts
+from pipeline.analyst import prompts
 from pipeline.state import RCA, ErrorDoc, IncidentState, LogEvent
 
 T0 = datetime(2026, 11, 28, 10, tzinfo=timezone.utc)

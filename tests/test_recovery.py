@@ -8,13 +8,13 @@ from datetime import timedelta
 
 import pytest
 
-from pipeline import records as records_module
-from pipeline.analysis import OfflineAnalyst
+from pipeline.store import records as records_module
+from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.errors import AnalystError
-from pipeline.graph import thread_config
-from pipeline.records import iso, now
-from pipeline.review import ReviewService
-from pipeline.runner import MAX_ATTEMPTS, advance_run, ingest_path, run_pending
+from pipeline.engine.graph import thread_config
+from pipeline.store.records import iso, now
+from pipeline.review.service import ReviewService
+from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, ingest_path, run_pending
 from tests.conftest import FIXTURES
 from tests.review_support import by_category, cli, pending
 

@@ -6,7 +6,7 @@ import io
 import json
 from datetime import datetime
 
-from pipeline.review import ReviewService
+from pipeline.review.service import ReviewService
 from tests.review_support import by_category, cli
 
 

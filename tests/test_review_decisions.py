@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.errors import RevisionLimitReached, UsageError
-from pipeline.review import ReviewService
+from pipeline.review.service import ReviewService
 from tests.review_support import by_category, cli, pending
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.review import ReviewService
+from pipeline.review.service import ReviewService
 from tests.review_support import by_category, checkpoint_count, cli, pending
 
 
@@ -108,8 +108,8 @@ def test_a_resume_after_a_raw_state_update_is_refused_not_swallowed(paused_engin
     """LangGraph keeps `next` at approval after update_state but drops the pending interrupt, and would
     feed a plain resume to a fresh interrupt nobody saw; the checkpoint check refuses it instead."""
     from pipeline.errors import Conflict
-    from pipeline.graph import thread_config
-    from pipeline.runner import run_pending
+    from pipeline.engine.graph import thread_config
+    from pipeline.engine.runner import run_pending
 
     inc = by_category(paused_engine, "db_pool_exhausted")
     seen = pending(paused_engine, inc)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import Conflict
-from pipeline.records import process_owner
-from pipeline.review import ReviewService
-from pipeline.runner import ingest_path
+from pipeline.store.records import process_owner
+from pipeline.review.service import ReviewService
+from pipeline.engine.runner import ingest_path
 from tests.conftest import FIXTURES, paused_ids
 from tests.review_support import ROOT, by_category, child_env, cli, pending, run_child
 
@@ -26,7 +26,9 @@ from tests.review_support import ROOT, by_category, child_env, cli, pending, run
 RACER = r"""
 import contextlib, io, json, os, sys, time
 import pipeline
-from pipeline import cli, cli_review, engine
+from pipeline import cli
+from pipeline.cli import review as cli_review
+from pipeline import engine
 opened = engine.open_engine(sync_knowledge=False)
 cli_review.engine_from_env = lambda **kwargs: opened
 print("ready", flush=True)
@@ -45,8 +47,8 @@ HOLDER = r"""
 import sys, time
 import pipeline
 from pipeline.engine import open_engine
-from pipeline.records import process_owner
-from pipeline.runner import ingest_path
+from pipeline.store.records import process_owner
+from pipeline.engine.runner import ingest_path
 engine = open_engine(sync_knowledge=False)
 ingest_path(engine, sys.argv[1])
 incident = next(r["incident_id"] for r in engine.records.incidents() if r["category"] == "db_pool_exhausted")
@@ -59,7 +61,8 @@ time.sleep(600)
 MID_FIX = r"""
 import sys, time
 import pipeline
-from pipeline import cli, records
+from pipeline import cli
+from pipeline.store import records
 original = records.Records.record_fix_once
 def record_then_hang(self, **kwargs):
     result = original(self, **kwargs)

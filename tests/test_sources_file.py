@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import SourceError
-from pipeline.events import DeadLetter
+from pipeline.ingest.events import DeadLetter
 from pipeline.sources import open_source
 from pipeline.sources.file import FileSource
 from tests.conftest import make_settings

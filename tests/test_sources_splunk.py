@@ -11,9 +11,9 @@ from urllib.parse import parse_qs
 import pytest
 
 from pipeline.errors import SourceError
-from pipeline.events import DeadLetter
-from pipeline.operations import poller_status
-from pipeline.poller import Poller
+from pipeline.ingest.events import DeadLetter
+from pipeline.operations.metrics import poller_status
+from pipeline.operations.poller import Poller
 from pipeline.sources import SourceAuthError
 from pipeline.sources.splunk import SplunkSource
 

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
-from pipeline.operations import poller_status
+from pipeline.operations.metrics import poller_status
 from workbench.evidence_view import escape_markdown
 from workbench.inbox_view import duration
 from workbench.runtime import Workbench

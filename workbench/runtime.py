@@ -2,7 +2,7 @@
 
 Built once per process (the web app caches it with st.cache_resource) and stopped through
 `stop_workbench` when that cache entry is released. Should a reload ever build a second
-runtime in the same process, the poller lease (pipeline/lease.py) keeps the second poller on
+runtime in the same process, the poller lease (pipeline/store/lease.py) keeps the second poller on
 standby, so two never work one data dir. Nothing here imports Streamlit: the poller thread
 must never call st.*.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 from pipeline.config import Settings
 from pipeline.engine import Engine, open_engine
 from pipeline.errors import IncidentIQError
-from pipeline.poller import Poller
-from pipeline.review import ReviewService
+from pipeline.operations.poller import Poller
+from pipeline.review.service import ReviewService
 from pipeline.sources import open_source
 
 OFF = ("off", "0", "false", "no")

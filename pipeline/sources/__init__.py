@@ -14,7 +14,7 @@ from typing import Protocol, Union
 
 from pipeline.config import Settings
 from pipeline.errors import SourceError, UsageError
-from pipeline.events import DeadLetter
+from pipeline.ingest.events import DeadLetter
 from pipeline.state import LogEvent
 
 Item = Union[LogEvent, DeadLetter]

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.errors import SourceError, UsageError
-from pipeline.events import read_jsonl
-from pipeline.records import opens_incident
+from pipeline.ingest.events import read_jsonl
+from pipeline.store.records import opens_incident
 from pipeline.sources import Batch, Item
 from pipeline.state import LogEvent
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.errors import SourceError
-from pipeline.events import iter_paths, read_jsonl
+from pipeline.ingest.events import iter_paths, read_jsonl
 from pipeline.sources import Batch, Item
 
 BATCH_LINES = 500

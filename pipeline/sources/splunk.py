@@ -19,7 +19,7 @@ import httpx
 from pipeline import config
 from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
-from pipeline.events import DeadLetter, normalize
+from pipeline.ingest.events import DeadLetter, normalize
 from pipeline.sources import Batch, Item, SourceAuthError
 
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")

@@ -12,8 +12,8 @@ import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from pipeline import lease
-from pipeline.records import IngestCounts, Records, iso, now, owner_alive, parse_iso
+from pipeline.store import lease
+from pipeline.store.records import IngestCounts, Records, iso, now, owner_alive, parse_iso
 
 RETENTION = timedelta(days=7)
 SERIES_LIMIT = 5_000

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.knowledge import Doc
+from pipeline.knowledge.index import Doc
 from pipeline.state import IncidentState
 
 # (path, line) references as Java, Python, Node and Go print them in stack traces

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from pipeline import config
 from pipeline.errors import AnalystError, UsageError
-from pipeline.model_analyst import (DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, PLACEHOLDER_KEY,
+from pipeline.analyst.model import (DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, PLACEHOLDER_KEY,
                                     analyst_error)
 
 

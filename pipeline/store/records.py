@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from pipeline import correlation
+from pipeline.ingest import correlation
 from pipeline.errors import IncidentNotFound, StorageError
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 
@@ -278,7 +278,7 @@ class Records:
         Each event is stored once (by event_id); an error event joins the open incident of its
         fingerprint or opens a new one; other events are kept as context for log windows.
         """
-        from pipeline.events import DeadLetter
+        from pipeline.ingest.events import DeadLetter
 
         counts = IngestCounts()
         stamp = iso(now())

@@ -10,8 +10,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from pipeline import nodes
-from pipeline.nodes import Deps
+from pipeline.engine import nodes
+from pipeline.engine.nodes import Deps
 from pipeline.state import IncidentState
 
 NODE_NAMES = ("intake", "retrieval", "rag", "rca", "recommend", "approval", "revise", "code_fix")

@@ -13,11 +13,11 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.analysis import Analyst, find_similar, severity_for
+from pipeline.analyst.offline import Analyst, find_similar, severity_for
 from pipeline.errors import UsageError
-from pipeline.fixes import propose
-from pipeline.knowledge import KnowledgeBase
-from pipeline.records import Records
+from pipeline.analyst.fixes import propose
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.store.records import Records
 from pipeline.state import MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent
 
 WINDOW_BEFORE = timedelta(minutes=5)

@@ -27,16 +27,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pipeline import checkpoints
+from pipeline.store import checkpoints
 from pipeline.config import Settings
 from pipeline.engine import Engine, open_engine
 from pipeline.errors import InvalidEvent, UsageError
-from pipeline.events import normalize
-from pipeline.graph import thread_config
-from pipeline.records import opens_incident
+from pipeline.ingest.events import normalize
+from pipeline.engine.graph import thread_config
+from pipeline.store.records import opens_incident
 from pipeline.state import CATEGORIES, IncidentState
 
-EVAL_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "eval"
+EVAL_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "eval"
 DEFAULT_CASES = EVAL_DIR / "cases.jsonl"
 COMMITTED_LATEST = EVAL_DIR / "latest.json"
 SPLITS = ("tune", "holdout")

@@ -14,11 +14,13 @@ import time
 from datetime import timedelta
 from typing import Callable
 
-from pipeline import lease, operations, runner
+from pipeline.store import lease
+from pipeline.operations import metrics as operations
+from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.errors import IncidentIQError
-from pipeline.operations import PollReport
-from pipeline.records import now, process_owner
+from pipeline.operations.metrics import PollReport
+from pipeline.store.records import now, process_owner
 from pipeline.sources import Source
 
 LEASE_INTERVALS = 5  # the lease outlives this many missed polls...

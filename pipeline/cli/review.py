@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from pipeline.audit_export import FORMATS
+from pipeline.review.audit import FORMATS
 from pipeline.cli import emit, engine_from_env, parse_set
 
 
@@ -71,7 +71,7 @@ def _decision_args(p) -> None:
 
 
 def _service():
-    from pipeline.review import ReviewService
+    from pipeline.review.service import ReviewService
 
     return ReviewService(engine_from_env(sync_knowledge=False))
 

@@ -19,10 +19,11 @@ from langchain_core.exceptions import LangChainException, ModelRefusalError, Out
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from pipeline import config, prompts
+from pipeline import config
+from pipeline.analyst import prompts
 from pipeline.errors import AnalystError
-from pipeline.fixes import file_refs
-from pipeline.knowledge import KnowledgeBase
+from pipeline.analyst.fixes import file_refs
+from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import RCA, Category, ErrorDoc, IncidentState, Recommendation, Severity
 
 DEFAULT_TIMEOUT = 30.0

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from langgraph.types import StateSnapshot
 
-from pipeline import checkpoints
+from pipeline.store import checkpoints
 from pipeline.engine import Engine
 from pipeline.errors import RuntimeFailure, UsageError
-from pipeline.events import DeadLetter, iter_paths, read_jsonl
-from pipeline.graph import thread_config
-from pipeline.records import IngestCounts, iso, now, process_owner, sla_deadline
+from pipeline.ingest.events import DeadLetter, iter_paths, read_jsonl
+from pipeline.engine.graph import thread_config
+from pipeline.store.records import IngestCounts, iso, now, process_owner, sla_deadline
 from pipeline.state import IncidentState
 
 MAX_ATTEMPTS = 5
@@ -70,7 +70,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
 
 
 def _parse(text: str):
-    from pipeline.records import parse_iso
+    from pipeline.store.records import parse_iso
 
     return parse_iso(text)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.records import Records, iso, now
+from pipeline.store.records import Records, iso, now
 from pipeline.state import OPEN_STATUSES
 
 

@@ -26,7 +26,7 @@ def register(sub) -> None:
 def cmd_eval(args) -> int:
     from pipeline.config import Settings
     from pipeline.errors import UsageError
-    from pipeline.evaluation import COMMITTED_LATEST, DEFAULT_CASES, evaluate, load_cases, write_latest
+    from pipeline.analyst.evaluation import COMMITTED_LATEST, DEFAULT_CASES, evaluate, load_cases, write_latest
 
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number of cases")

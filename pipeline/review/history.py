@@ -15,7 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
-from pipeline.graph import NODE_NAMES, thread_config
+from pipeline.engine.graph import NODE_NAMES, thread_config
 
 GATE = "approval"
 TRACE_FIELD = "events"

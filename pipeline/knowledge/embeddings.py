@@ -77,7 +77,7 @@ def embedder_from_setting(setting: str, *, base_url: str | None = None) -> Embed
     if setting in ("", "offline"):
         return HashedNgramEmbedder()
     if setting.startswith("openai:"):
-        from pipeline.openai_embeddings import OpenAIEmbedder
+        from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
 
         return OpenAIEmbedder(model=setting.split(":", 1)[1], base_url=base_url)
     from pipeline.errors import UsageError

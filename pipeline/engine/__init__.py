@@ -7,14 +7,14 @@ from pathlib import Path
 
 from langgraph.graph.state import CompiledStateGraph
 
-from pipeline import checkpoints
-from pipeline.analysis import Analyst, OfflineAnalyst
+from pipeline.store import checkpoints
+from pipeline.analyst.offline import Analyst, OfflineAnalyst
 from pipeline.config import Settings
-from pipeline.embeddings import embedder_from_setting
-from pipeline.graph import build_graph
-from pipeline.knowledge import DEFAULT_DOCS_DIR, KnowledgeBase
-from pipeline.nodes import Deps
-from pipeline.records import Records
+from pipeline.knowledge.embeddings import embedder_from_setting
+from pipeline.engine.graph import build_graph
+from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
+from pipeline.engine.nodes import Deps
+from pipeline.store.records import Records
 
 
 @dataclass
@@ -59,7 +59,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
 
 def _configured_analyst(settings: Settings, kb: KnowledgeBase) -> Analyst:
     if settings.uses_model:
-        from pipeline.model_analyst import ModelAnalyst
+        from pipeline.analyst.model import ModelAnalyst
 
         return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
                             timeout=settings.model_timeout, method=settings.model_output)

@@ -15,7 +15,7 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli_records", "pipeline.cli_review", "pipeline.cli_poll", "pipeline.cli_eval")
+COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.poll", "pipeline.cli.eval")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -11,11 +11,11 @@ from typing import Callable
 
 import yaml
 
-from pipeline.embeddings import Embedder
+from pipeline.knowledge.embeddings import Embedder
 from pipeline.errors import StorageError, UsageError
 from pipeline.state import CATEGORIES, SEVERITIES, ErrorDoc
 
-DEFAULT_DOCS_DIR = Path(__file__).resolve().parent.parent / "knowledge" / "docs"
+DEFAULT_DOCS_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "docs"
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.S)
 
 

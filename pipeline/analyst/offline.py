@@ -6,7 +6,7 @@ fields of structured logs); retrieval similarity alone never names a cause. Spec
 outweighs generic evidence (a pool-acquire timeout beats a bare timeout). Its confidence rises
 with the strength of the evidence and the share of error events carrying it, and falls when
 another category is nearly as well supported. Its quality is measured by `python -m pipeline
-eval` (pipeline/evaluation.py).
+eval` (pipeline/analyst/evaluation.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-from pipeline.knowledge import Doc, KnowledgeBase
+from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.state import RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Recommendation
 
 CRITICAL_PATH_WORDS = ("checkout", "payment", "pos", "order", "register")

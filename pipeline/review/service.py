@@ -15,16 +15,16 @@ import contextlib
 from langgraph.types import Command, StateSnapshot
 from pydantic import ValidationError
 
-from pipeline import history
-from pipeline.audit_export import export_audit
+from pipeline.review import history
+from pipeline.review.audit import export_audit
 from pipeline.engine import Engine
-from pipeline.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
+from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
                              StaleInterrupt, UsageError)
-from pipeline.graph import thread_config
-from pipeline.history import checkpoint_id_of, state_json
-from pipeline.records import now, owner_alive, process_owner
-from pipeline.runner import advance, record_failure, record_from_snapshot
+from pipeline.engine.graph import thread_config
+from pipeline.review.history import checkpoint_id_of, state_json
+from pipeline.store.records import now, owner_alive, process_owner
+from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
 
@@ -109,7 +109,7 @@ class ReviewService:
 
     def incident(self, incident_id: str) -> dict:
         """The `show` document plus the state, evidence, log window, similar docs and what may be edited."""
-        from pipeline.cli_records import show_incident
+        from pipeline.cli.records import show_incident
 
         doc = show_incident(self.engine, incident_id)
         snap = self.graph.get_state(thread_config(incident_id))

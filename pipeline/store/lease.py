@@ -9,7 +9,7 @@ from __future__ import annotations
 import weakref
 from datetime import timedelta
 
-from pipeline.records import Records, iso, now, owner_alive, parse_iso
+from pipeline.store.records import Records, iso, now, owner_alive, parse_iso
 
 SCOPE = "data_dir"
 

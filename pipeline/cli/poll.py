@@ -23,7 +23,7 @@ def register(sub) -> None:
 
 def cmd_poll(args) -> int:
     from pipeline.errors import Conflict, UsageError
-    from pipeline.poller import Poller
+    from pipeline.operations.poller import Poller
     from pipeline.sources import open_source
 
     if args.interval is not None and not args.interval > 0:
