@@ -41,6 +41,12 @@ _LEVELS = {
     "EMERG": "FATAL", "EMERGENCY": "FATAL", "ALERT": "FATAL",
 }
 _EPOCH = re.compile(r"[+-]?\d+(?:\.\d*)?")
+# Past this depth an event's fields break the stores and serialisers downstream (msgpack and
+# pydantic recurse); real structured logs nest a handful of levels.
+MAX_FIELD_DEPTH = 64
+# Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
+# SLA deadlines) overflows datetime.
+MIN_YEAR, MAX_YEAR = 1970, 2999
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ def normalize(obj: dict, *, source: str = "", position: str = "") -> LogEvent:
     """One decoded log object → LogEvent, applying the aliases of CONTRACT §1."""
     if not isinstance(obj, dict):
         raise InvalidEvent(f"not a JSON object: {_json_type(obj)}")
+    _check_storable(obj)
     rest = dict(obj)
     raw_time = _take(rest, _ALIASES["time"])
     raw_message = _take(rest, _ALIASES["message"])
@@ -203,7 +210,42 @@ def _take(rest: dict, names: tuple[str, ...]) -> Any:
     return None
 
 
+def _check_storable(obj: dict) -> None:
+    """Refuse what would fail later, when stored or run: deep nesting and lone surrogates
+    (JSON `\\ud800` escapes decode to text that cannot be encoded as UTF-8)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            _check_text(value)
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_FIELD_DEPTH:
+            raise InvalidEvent(f"nested deeper than {MAX_FIELD_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key)
+                stack.append((item, depth + 1))
+        else:
+            stack.extend((item, depth + 1) for item in value)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidEvent(f"lone surrogate {text[error.start]!a} (not valid Unicode text)") from None
+
+
 def _parse_time(value: Any) -> datetime:
+    parsed = _parse_any_time(value)
+    if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+        raise InvalidEvent(f"time out of range (years {MIN_YEAR}-{MAX_YEAR}): {_show(value)}")
+    return parsed
+
+
+def _parse_any_time(value: Any) -> datetime:
     epoch = value
     if isinstance(value, str) and _EPOCH.fullmatch(value.strip()):
         epoch = float(value)  # Splunk sends epoch seconds as strings
