@@ -16,7 +16,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RuntimeFailure, UsageError
+from pipeline.errors import RunCrashed, RuntimeFailure, UsageError
 from pipeline.ingest.events import DeadLetter, iter_paths, read_jsonl
 from pipeline.engine.graph import thread_config
 from pipeline.store.records import IngestCounts, iso, now, process_owner, sla_deadline
@@ -119,6 +119,12 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             kind = _advance_claimed(engine, incident_id, owner, snap)
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
+            kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
+        except Exception as exc:  # noqa: BLE001 - the per-incident boundary, see below
+            # A bug one incident's evidence reaches (a KeyError in the analyst, an overflow on its
+            # times) must not stop the other incidents: it is recorded on this incident, counted
+            # toward MAX_ATTEMPTS like any failure, and shown with its type to whoever looks.
+            record_failure(engine, incident_id, RunCrashed(exc))
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
