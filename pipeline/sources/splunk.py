@@ -61,8 +61,8 @@ class SplunkSource:
     def from_settings(cls, settings: Settings) -> "SplunkSource":
         """The source configured by SPLUNK_URL, SPLUNK_QUERY and SPLUNK_OVERLAP_SECONDS."""
         return cls(url=settings.splunk_url or "", query=settings.splunk_query,
-                   overlap=float(config.raw("SPLUNK_OVERLAP_SECONDS")),
-                   lookback=float(config.raw("SPLUNK_LOOKBACK_SECONDS")),
+                   overlap=float(config.number("SPLUNK_OVERLAP_SECONDS")),
+                   lookback=float(config.number("SPLUNK_LOOKBACK_SECONDS")),
                    verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")))
 
     def read(self, cursor: str | None) -> Batch:
