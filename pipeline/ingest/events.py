@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError, UsageError
 from pipeline.state import LogEvent
 
@@ -41,9 +42,7 @@ _LEVELS = {
     "EMERG": "FATAL", "EMERGENCY": "FATAL", "ALERT": "FATAL",
 }
 _EPOCH = re.compile(r"[+-]?\d+(?:\.\d*)?")
-# Past this depth an event's fields break the stores and serialisers downstream (msgpack and
-# pydantic recurse); real structured logs nest a handful of levels.
-MAX_FIELD_DEPTH = 64
+MAX_FIELD_DEPTH = storable.MAX_DEPTH
 # Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
 # SLA deadlines) overflows datetime.
 MIN_YEAR, MAX_YEAR = 1970, 2999
@@ -211,31 +210,9 @@ def _take(rest: dict, names: tuple[str, ...]) -> Any:
 
 
 def _check_storable(obj: dict) -> None:
-    """Refuse what would fail later, when stored or run: deep nesting and lone surrogates
-    (JSON `\\ud800` escapes decode to text that cannot be encoded as UTF-8)."""
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, str):
-            _check_text(value)
-            continue
-        if not isinstance(value, (dict, list)):
-            continue
-        if depth > MAX_FIELD_DEPTH:
-            raise InvalidEvent(f"nested deeper than {MAX_FIELD_DEPTH} levels")
-        if isinstance(value, dict):
-            for key, item in value.items():
-                _check_text(key)
-                stack.append((item, depth + 1))
-        else:
-            stack.extend((item, depth + 1) for item in value)
-
-
-def _check_text(text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        raise InvalidEvent(f"lone surrogate {text[error.start]!a} (not valid Unicode text)") from None
+    reason = storable.problem(obj, max_depth=MAX_FIELD_DEPTH)
+    if reason:
+        raise InvalidEvent(reason)
 
 
 def _parse_time(value: Any) -> datetime:
