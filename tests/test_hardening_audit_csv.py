@@ -20,7 +20,7 @@ def test_cells_starting_a_formula_are_quoted_in_csv_only(paused_engine, text):
     inc = paused_ids(paused_engine)[0]
     review.reject(inc, reviewer=text, reason=text)
     rows = paused_engine.records.audit(inc)
-    (row,) = list(csv.DictReader(io.StringIO(export_audit(rows, fmt="csv"))))
+    (row,) = list(csv.DictReader(io.StringIO(export_audit(rows, fmt="csv"), newline="")))
     for column in ("reviewer", "note"):
         assert row[column] == "'" + text, (column, row[column])
     assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row.values())
@@ -40,5 +40,5 @@ def test_tab_and_carriage_return_starts_are_quoted_too():
     # the review service trims reviewer names and reasons; rows from elsewhere may still hold them
     rows = [{"id": 1, "at": "2026-11-28T10:00:00+00:00", "incident_id": "INC-1", "reviewer": "\t=1+1",
              "action": "reject", "before": {}, "after": {}, "note": "\r=2"}]
-    (row,) = list(csv.DictReader(io.StringIO(export_audit(rows, fmt="csv"))))
+    (row,) = list(csv.DictReader(io.StringIO(export_audit(rows, fmt="csv"), newline="")))
     assert row["reviewer"] == "'\t=1+1" and row["note"] == "'\r=2"
