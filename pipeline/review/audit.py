@@ -21,7 +21,9 @@ def export_audit(rows: list[dict], *, fmt: str = "json") -> str:
         return json.dumps([{c: row.get(c) for c in COLUMNS} for row in rows], indent=2, default=str)
     if fmt == "csv":
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        # RFC 4180 line ends: the writer then quotes any cell holding a CR or LF, so a reason cannot
+        # start a row of its own in a reader
+        writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(COLUMNS)
         for row in rows:
             writer.writerow([_cell(json.dumps(row.get(c), sort_keys=True, default=str) if c in ("before", "after")
