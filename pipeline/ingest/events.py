@@ -183,8 +183,17 @@ def iter_paths(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise UsageError(f"no such file or folder: {path}")
-    found = (p for p in path.rglob("*") if p.suffix in _LOG_SUFFIXES and p.is_file())
+    found = (p for p in path.rglob("*") if p.suffix in _LOG_SUFFIXES and p.is_file() and _inside(p, path))
     return sorted(found, key=lambda p: p.relative_to(path).parts)
+
+
+def _inside(file: Path, folder: Path) -> bool:
+    """Whether a file found in a folder really is in it: a symlink to a file elsewhere (say
+    /etc/shadow named app.log) would put that file's lines in the records and the dead letters."""
+    try:
+        return file.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a dangling link or a link loop
+        return False
 
 
 def _take(rest: dict, names: tuple[str, ...]) -> Any:
