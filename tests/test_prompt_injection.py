@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.store import checkpoints
 from pipeline.engine import runner
-from pipeline.cli.records import show_incident
+from pipeline.review.documents import incident_document
 from pipeline.engine import open_engine
 from pipeline.engine.graph import thread_config
 from tests.conftest import make_settings
@@ -37,7 +37,7 @@ def assert_paused_without_decision(engine, incident_id: str) -> dict:
     snap = engine.graph.get_state(thread_config(incident_id))
     assert snap.next == ("approval",) and snap.interrupts
     assert snap.values.get("decision") is None and snap.values.get("outcome") is None
-    shown = show_incident(engine, incident_id)
+    shown = incident_document(engine.records, incident_id)
     assert shown["status"] == "awaiting_approval"
     assert shown["pending"]["interrupt_id"] == snap.interrupts[0].id
     assert shown["decision"] is None and shown["fix"] is None

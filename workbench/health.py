@@ -1,11 +1,10 @@
-"""The poller's health light in the sidebar, read from what the poller records (operations.py)."""
+"""The poller's health light in the sidebar, read from what the poller records (OperationsService.poller_status)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
-from pipeline.operations.metrics import poller_status
 from workbench.evidence_view import escape_markdown
 from workbench.inbox_view import duration
 from workbench.runtime import Workbench
@@ -44,7 +43,7 @@ def duration_text(seconds: float) -> str:
 
 def poller_light(workbench: Workbench) -> None:
     """Draw the light; an error's text (it may quote what the source sent) is shown as text."""
-    color, headline, detail = light(workbench, poller_status(workbench.engine.records))
+    color, headline, detail = light(workbench, workbench.operations.poller_status())
     st.markdown(f":{color}[●] **{escape_markdown(headline)}**")
     if color == "red":
         st.code(detail, language=None, wrap_lines=True)
