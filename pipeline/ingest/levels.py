@@ -46,7 +46,7 @@ for _level, _names in {
 # Single letters: glog/klog (I W E F), logcat (V D I W E F A). Logcat's "S" (silent) is never
 # a record's level, so it stays unknown.
 
-_ROUND_DOWN = re.compile(r"^\s*<?\s*([A-Za-z]+)\s*>?\s*[:\]]?\s*$")
+_DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
 
 # Keyword inference for a line with no level: the most severe match wins. Word boundaries so
 # "errorless" or "terror" do not count; "0 errors" and "no error" still do (a line that talks
@@ -88,7 +88,7 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
     if found is not None:
         return found
     # "[ERROR]", "<warn>", "ERROR:" and the like.
-    bare = _ROUND_DOWN.match(text)
+    bare = _DECORATED.match(text)
     if bare is not None:
         return _NAMES.get(bare.group(1).lower())
     return None

@@ -184,6 +184,7 @@ class TemplateMiner:
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=max_children,
                             parametrize_numeric_tokens=True, param_str=_WILDCARD)
         self._ids: dict[int, str] = {}        # cluster id -> template id, given at creation
+        self._cluster_of: dict[str, int] = {}  # and back
         self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
         self._by_key: dict[tuple[str, ...], int] = {}
         if self._path is not None and self._path.exists():
@@ -198,6 +199,7 @@ class TemplateMiner:
             cluster, change = self._drain.add_log_message(masked)
             if change == "cluster_created":
                 self._ids[cluster.cluster_id] = self._new_id(masked)
+                self._cluster_of[self._ids[cluster.cluster_id]] = cluster.cluster_id
             root = self._find(cluster.cluster_id)
             if change != "none":
                 root = self._index(cluster)
@@ -216,10 +218,8 @@ class TemplateMiner:
     def group_of(self, cluster_template_id: str) -> str:
         """The id a template id answers with now (ids of joined clusters lead to the oldest)."""
         with self._lock:
-            for cluster_id, tid in self._ids.items():
-                if tid == cluster_template_id:
-                    return self._ids[self._find(cluster_id)]
-        return cluster_template_id
+            cluster_id = self._cluster_of.get(cluster_template_id)
+            return cluster_template_id if cluster_id is None else self._ids[self._find(cluster_id)]
 
     def templates(self) -> dict[str, str]:
         """Every live template id → its current template text."""
@@ -236,9 +236,8 @@ class TemplateMiner:
         # From the text that created the cluster, so two miners fed the same first message
         # agree; a suffix keeps ids unique in the unlikely case of a repeat.
         base = "T" + hashlib.sha1(masked.encode("utf-8")).hexdigest()[:12]
-        taken = set(self._ids.values())
         tid, n = base, 1
-        while tid in taken:
+        while tid in self._cluster_of:
             n += 1
             tid = f"{base}-{n}"
         return tid
@@ -305,6 +304,7 @@ class TemplateMiner:
             cluster.size = size
             self._drain.id_to_cluster[cluster_id] = cluster
             self._ids[cluster_id] = tid
+            self._cluster_of[tid] = cluster_id
         self._drain.clusters_counter = state["clusters_counter"]
         self._parent = {a: b for a, b in state["parent"]}
         self._by_key = {(n, tuple(key)): root for n, key, root in state["keys"]}
