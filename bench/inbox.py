@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402,F401
 
-from pipeline.store.records import Records, iso  # noqa: E402
+from pipeline.clock import iso  # noqa: E402
+from pipeline.store.records import Records  # noqa: E402
 from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
 from pipeline.store.inbox import overdue_count  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402

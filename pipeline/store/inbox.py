@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.store.records import Records, iso, now
+from pipeline.clock import iso
+from pipeline.store.records import Records
 from pipeline.state import OPEN_STATUSES
 
 
@@ -12,7 +13,7 @@ def overdue_count(records: Records, at: datetime | None = None) -> int:
     """Open incidents past their SLA deadline (served by the incidents_inbox index)."""
     marks = ",".join("?" * len(OPEN_STATUSES))
     rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
-                         (*OPEN_STATUSES, iso(at or now())))
+                         (*OPEN_STATUSES, iso(at or records.clock.now())))
     return int(rows[0]["n"])
 
 
