@@ -62,7 +62,8 @@ class IngestCounts:
 class Records:
     """Our queryable records. Accepts a path or ":memory:".
 
-    `clock` stamps and compares every time the store writes (default: the system clock);
+    `clock` stamps and compares every time the store writes (default: the system clock); the
+    engine reads the time through `records.clock` too, and a test may set it on an open store.
     `migrations` is the schema to bring the file up to (tests pass their own list).
     """
 
@@ -81,11 +82,6 @@ class Records:
             self.schema_version = schema.migrate(self.conn, where=self.path, migrations=migrations)
         except sqlite3.Error as exc:
             raise StorageError(f"records store {self.path}: cannot bring its schema up to date: {exc}") from exc
-
-    def now(self) -> datetime:
-        """The store's clock."""
-        return self.clock.now()
-
     # -- connections -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         try:
