@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import Conflict
-from pipeline.store.records import process_owner
+from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.engine.runner import ingest_path
 from tests.conftest import FIXTURES, paused_ids
@@ -47,7 +47,7 @@ HOLDER = r"""
 import sys, time
 import pipeline
 from pipeline.engine import open_engine
-from pipeline.store.records import process_owner
+from pipeline.store.owners import process_owner
 from pipeline.engine.runner import ingest_path
 engine = open_engine(sync_knowledge=False)
 ingest_path(engine, sys.argv[1])

@@ -14,6 +14,7 @@ from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
+from pipeline.clock import Clock
 from pipeline.store.records import Records
 
 
@@ -41,12 +42,15 @@ class Engine:
 
 
 def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
-                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True) -> Engine:
-    """Open (creating if needed) the stores of a data dir and compile the graph."""
+                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True,
+                clock: Clock | None = None) -> Engine:
+    """Open (creating if needed) the stores of a data dir and compile the graph.
+
+    `clock` is the engine's time (`engine.records.clock`; default: the system clock)."""
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    records = Records(data_dir / "app.sqlite3")
+    records = Records(data_dir / "app.sqlite3", clock=clock)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:

@@ -19,7 +19,10 @@ from pipeline.engine import Engine
 from pipeline.errors import RuntimeFailure, UsageError
 from pipeline.ingest.events import DeadLetter, iter_paths, read_jsonl
 from pipeline.engine.graph import thread_config
-from pipeline.store.records import IngestCounts, iso, now, process_owner, sla_deadline
+from pipeline.clock import iso, parse_iso
+from pipeline.review.sla import sla_deadline
+from pipeline.store.owners import process_owner
+from pipeline.store.records import IngestCounts
 from pipeline.state import IncidentState
 
 MAX_ATTEMPTS = 5
@@ -63,16 +66,10 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
     if row["severity"] != state.severity:
-        values["sla_deadline"] = iso(sla_deadline(_parse(row["created_at"]), state.severity))
+        values["sla_deadline"] = iso(sla_deadline(parse_iso(row["created_at"]), state.severity))
     values.update(extra)
     engine.records.update_incident(incident_id, **values)
     return values
-
-
-def _parse(text: str):
-    from pipeline.store.records import parse_iso
-
-    return parse_iso(text)
 
 
 def summary_of(state: IncidentState) -> dict:
@@ -192,7 +189,7 @@ def _evidence_ids(snap: StateSnapshot) -> set[str]:
 def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
     """Mark a run failed with its error and schedule a bounded retry with backoff."""
     attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
-    retry_at = now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
+    retry_at = engine.records.clock.now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
         incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
         next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)

@@ -26,7 +26,7 @@ from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, Revisio
                              StaleInterrupt, UsageError)
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
-from pipeline.store.records import now, owner_alive, process_owner
+from pipeline.store.owners import owner_alive, process_owner
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
@@ -224,7 +224,7 @@ class ReviewService:
                 interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
                 after_values = {"edited": list(edits)}
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
-                                        decided_at=now())
+                                        decided_at=self.records.clock.now())
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):
