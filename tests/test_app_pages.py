@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
-from pipeline.engine.runner import ingest_path
+from pipeline.ingest.files import ingest_path
 from tests.app_harness import APP, TIMEOUT, app, open_incident, said, texts  # noqa: F401
 from tests.conftest import FIXTURES
 

@@ -13,7 +13,8 @@ from pipeline.errors import AnalystError
 from pipeline.engine.graph import thread_config
 from pipeline.clock import ManualClock
 from pipeline.review.service import ReviewService
-from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, ingest_path, run_pending
+from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, run_pending
+from pipeline.ingest.files import ingest_path
 from tests.conftest import FIXTURES
 from tests.review_support import by_category, cli, pending
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from langgraph.graph.state import CompiledStateGraph
 
 from pipeline.store import checkpoints
-from pipeline.analyst.offline import Analyst, OfflineAnalyst
+from pipeline.analyst.offline import OfflineAnalyst
+from pipeline.analyst.protocol import Analyst
 from pipeline.config import Settings
 from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
@@ -30,6 +31,7 @@ class Engine:
     def deps(self) -> Deps:
         return Deps(records=self.records, kb=self.kb, analyst=self.analyst,
                     code_fix_min_confidence=self.settings.code_fix_min_confidence,
+                    critical_services=self.settings.critical_services,
                     repo_dir=self.settings.repo_dir)
 
     @property
