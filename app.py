@@ -1,7 +1,7 @@
 """IncidentIQ Workbench: `streamlit run app.py`.
 
-The entrypoint declares the pages, opens the runtime of the data dir once per process (engine,
-review service, and the background poller of INCIDENTIQ_SOURCE, `demo` by default) and draws
+The entrypoint declares the pages, opens the runtime of the data dir once per process (the
+services the pages go through, and the background poller of INCIDENTIQ_SOURCE, `demo` by default) and draws
 the sidebar every page shares. The pages live in `app_pages/`: with a folder named `pages/`,
 Streamlit's first run of a process would execute a page requested by URL (/incident?...)
 without this script, so without the runtime's sidebar.

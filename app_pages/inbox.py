@@ -4,7 +4,6 @@ from datetime import datetime, timezone
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from pipeline.store.inbox import overdue_count
 from workbench import session
 from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
 
@@ -50,7 +49,7 @@ def inbox() -> None:
 def _inbox() -> None:
     now = datetime.now(timezone.utc)
     counts = workbench.review.counts()
-    _counts_row(counts, overdue_count(workbench.engine.records, now))
+    _counts_row(counts, workbench.review.overdue_count(now))
 
     left, right = st.columns([3, 2])
     with left:

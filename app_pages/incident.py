@@ -57,7 +57,7 @@ with side:
         st.subheader("Decision")
         panel(review, doc)
 with main:
-    rca(doc, code_fix_min_confidence=workbench.engine.settings.code_fix_min_confidence)
+    rca(doc, code_fix_min_confidence=review.code_fix_min_confidence)
     recommendation(doc)
     fix(doc)
 
@@ -76,10 +76,10 @@ with graph_tab:
     trace = [e.get("node") for e in (doc.get("state") or {}).get("events") or []]
     newest = review.history(incident_id, limit=1)
     current = (newest[0]["next"] or ["__end__"]) if newest else ["__start__"]
-    st.graphviz_chart(graph_dot(workbench.engine.graph, current=current, visited=trace))
+    st.graphviz_chart(graph_dot(review.flow(), current=current, visited=trace))
     st.caption("Orange: where the run stands now. Outlined: nodes that ran. Dashed: the router's choices.")
     with st.expander("Mermaid source"):
-        st.code(graph_mermaid(workbench.engine.graph), language=None)
+        st.code(graph_mermaid(review.flow()), language=None)
 with audit_tab:
     rows = review.audit(incident_id)
     audit(rows, review.export_audit(incident_id, fmt="csv") if rows else None, incident_id)

@@ -1,24 +1,20 @@
 """Knowledge: the curated error docs, what retrieval returns for any text, re-indexing, and the
 latest evaluation figures."""
-from datetime import datetime, timezone
-
 import pandas as pd
 import streamlit as st
 
-from pipeline.analyst.offline import find_similar
 from pipeline.errors import IncidentIQError
-from pipeline.state import LogEvent
 from workbench import session
 from workbench.eval_view import HEADLINES, confusion_figure, latest_eval
 
 workbench = session.workbench()
-kb = workbench.engine.kb
+knowledge = workbench.knowledge
 
 st.title("Knowledge")
-docs = kb.describe()
+docs = knowledge.docs()
 cols = st.columns(3)
 cols[0].metric("Error docs", len(docs))
-cols[1].metric("Indexed", kb.count())
+cols[1].metric("Indexed", knowledge.indexed_count())
 cols[2].metric("Categories covered", len({d["category"] for d in docs}))
 
 st.subheader("Error docs")
@@ -36,18 +32,16 @@ query = st.text_area("Any text: a log line, an exception, a stack trace", key="k
 k = st.slider("Results", 1, 10, 5, key="knowledge_k")
 if query.strip():
     try:
-        nearest = kb.search(query, k=k)
-        probe = LogEvent(event_id="knowledge-search", time=datetime.now(timezone.utc), message=query)
-        ranked = find_similar(kb, [probe], k=k)
+        nearest = knowledge.nearest(query, k=k)
+        ranked = knowledge.retrieve(query, k=k)
     except IncidentIQError as exc:
         st.error(exc.message)
     else:
         left, right = st.columns(2)
         with left:
-            st.caption("Nearest docs by embedding similarity (kb.search)")
-            st.dataframe(pd.DataFrame([{"doc": doc_id, "title": kb.by_id[doc_id].title,
-                                        "category": kb.by_id[doc_id].category, "similarity": score}
-                                       for doc_id, score in nearest]),
+            st.caption("Nearest docs by embedding similarity alone")
+            st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"],
+                                        "similarity": d["similarity"]} for d in nearest]),
                          hide_index=True, width="stretch", key="knowledge_nearest",
                          column_config={"similarity": st.column_config.ProgressColumn(
                              "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
@@ -65,8 +59,7 @@ st.caption("Re-reads the docs from knowledge/docs, embeds the new and edited one
 if st.button("Re-index", key="knowledge_reindex"):
     bar = st.progress(0.0, text="checking the index…")
     try:
-        report = kb.sync(progress=lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"),
-                         reload=True)
+        report = knowledge.reindex(lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"))
     except IncidentIQError as exc:
         st.error(exc.message)
     else:

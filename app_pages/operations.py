@@ -6,8 +6,6 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from pipeline.store import inbox as queries
-from pipeline.operations.metrics import metrics_series, poller_status
 from workbench import session
 from workbench.inbox_view import duration
 
@@ -30,7 +28,7 @@ def _round(value):
     return round(value, 1) if isinstance(value, (int, float)) else None
 
 
-records = workbench.engine.records
+operations = workbench.operations
 now = datetime.now(timezone.utc)
 
 st.title("Operations")
@@ -44,12 +42,12 @@ tiles = st.columns(5)
 tiles[0].metric("Open incidents", sum(counts.get(s, 0) for s in ("analyzing", "awaiting_approval",
                                                                   "in_revision", "failed")))
 tiles[1].metric("Awaiting approval", counts.get("awaiting_approval", 0))
-tiles[2].metric("SLA overdue", queries.overdue_count(records, now))
+tiles[2].metric("SLA overdue", operations.overdue_count(now))
 tiles[3].metric("Failed runs", counts.get("failed", 0))
-tiles[4].metric("Dead letters", queries.dead_letter_count(records))
+tiles[4].metric("Dead letters", operations.dead_letter_count())
 
 st.subheader("Pollers")
-status = poller_status(records)
+status = operations.poller_status()
 if not status:
     st.info("No poller has run on this data dir yet." + ("" if workbench.poller else
                                                           " This web app runs none (INCIDENTIQ_POLLER=off)."))
@@ -67,7 +65,7 @@ else:
 left, right = st.columns(2)
 with left:
     st.subheader("Arrivals")
-    arrivals = pd.DataFrame(queries.arrivals(records, since, bucket=bucket), columns=["bucket", "events", "incidents"])
+    arrivals = pd.DataFrame(operations.arrivals(since, bucket=bucket), columns=["bucket", "events", "incidents"])
     if arrivals.empty:
         st.caption("Nothing arrived in this window.")
     else:
@@ -81,7 +79,7 @@ with left:
         fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
         fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=False)
         st.plotly_chart(fig, key="operations_arrivals")
-    polls = pd.DataFrame(metrics_series(records, since))
+    polls = pd.DataFrame(operations.poll_series(since))
     if not polls.empty:
         polls["time"] = pd.to_datetime(polls["at"])
         fig = px.line(polls, x="time", y="latency_ms", color="source", labels={"latency_ms": "poll latency (ms)"})
@@ -89,7 +87,7 @@ with left:
         st.plotly_chart(fig, key="operations_latency")
 with right:
     st.subheader("Decisions")
-    decided = pd.DataFrame(queries.decisions(records, since))
+    decided = pd.DataFrame(operations.decisions(since))
     if decided.empty:
         st.caption("No decision in this window.")
     else:
@@ -109,7 +107,7 @@ with right:
         st.caption(f"Median time to decision: {duration(timedelta(seconds=float(decided['waited_seconds'].median())))}")
 
 st.subheader("Dead letters")
-dead = records.dead_letters(limit=DEAD_LETTERS_SHOWN)
+dead = operations.dead_letters(limit=DEAD_LETTERS_SHOWN)
 if not dead:
     st.caption("No input line was rejected.")
 else:
@@ -120,7 +118,7 @@ else:
     st.caption(f"The first {min(len(dead), DEAD_LETTERS_SHOWN)} rejected lines, oldest first.")
 
 st.subheader("Storage")
-sizes = queries.storage_sizes(workbench.data_dir)
+sizes = operations.storage_sizes()
 cols = st.columns(len(sizes))
 for col, (name, size) in zip(cols, sizes.items()):
     col.metric(name, f"{size / 1_048_576:.1f} MiB")

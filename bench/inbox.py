@@ -25,9 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 import pipeline  # noqa: E402,F401
 
-from pipeline.store.records import Records, iso  # noqa: E402
+from pipeline.clock import iso  # noqa: E402
+from pipeline.store.records import Records  # noqa: E402
 from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
-from pipeline.store.inbox import overdue_count  # noqa: E402
+from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 
 STATUS_MIX = ["awaiting_approval"] * 8 + ["in_revision", "failed", "analyzing"] + \
@@ -69,17 +70,6 @@ def median_ms(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def plans(records: Records, fn) -> list[tuple[str, str]]:
-    statements: list[str] = []
-    records.conn.set_trace_callback(statements.append)
-    try:
-        fn()
-    finally:
-        records.conn.set_trace_callback(None)
-    return [(sql, " | ".join(r["detail"] for r in records.query("EXPLAIN QUERY PLAN " + sql)))
-            for sql in statements if sql.lstrip().upper().startswith("SELECT")]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--incidents", type=int, default=10_000)
@@ -108,7 +98,7 @@ def main() -> None:
             overdue_count(records, now)
             inbox_frame(inbox(status=list(FILTERS["awaiting"]), limit=None), now)
 
-        for sql, plan in plans(records, refresh) + plans(records, lambda: refresh(FILTERS["decided"]))[2:]:
+        for sql, plan in query_plans(records, refresh) + query_plans(records, lambda: refresh(FILTERS["decided"]))[2:]:
             print(f"plan: {plan}\n      for {sql[:110]}")
         results = {
             "inbox refresh, awaiting, page 1": median_ms(refresh, args.repeat),

@@ -29,7 +29,7 @@ from langgraph.types import interrupt  # noqa: E402
 from pipeline.store import checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.engine import open_engine  # noqa: E402
-from pipeline.engine.runner import ingest_path  # noqa: E402
+from pipeline.ingest.files import ingest_path  # noqa: E402
 
 KINDS = [
     ("java.sql.SQLTransientConnectionException", "HikariPool-1 - Connection is not available, request timed out after 30000ms."),

@@ -20,6 +20,7 @@ class Setting:
     secret: bool = False
     kind: type | None = None  # int or float for a numeric setting...
     bounds: tuple[float, float] | None = None  # ...and its inclusive, finite range
+    demo: str | None = None  # the value when INCIDENTIQ_SOURCE=demo and the setting is unset
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -39,6 +40,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events",
             kind=float, bounds=(0, 86400)),
     Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float, bounds=(0, 2592000)),
+    Setting("INCIDENTIQ_CRITICAL_SERVICES", "", "comma-separated names or glob patterns of services whose "
+            "incidents are raised one severity step (from high); each pattern is matched against the whole "
+            "service name and each of its `-`/`_`/`.`-separated words, never a substring: `pos` matches "
+            "`pos-api`, not `postgres-primary`",
+            demo="checkout*,payment*,order*,pos,register*"),
     Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility", kind=float, bounds=(0, 1)),
     Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident",
             kind=float, bounds=(0, 525600)),
@@ -64,6 +70,16 @@ def raw(name: str) -> str | None:
         raise KeyError(f"{name} is a secret; read it with secret()")
     value = os.environ.get(name)
     return value if value not in (None, "") else setting.default
+
+
+def critical_services(source: str) -> tuple[str, ...]:
+    """INCIDENTIQ_CRITICAL_SERVICES as lowered patterns; the demo's own list for the demo source."""
+    setting = _BY_NAME["INCIDENTIQ_CRITICAL_SERVICES"]
+    text = os.environ.get(setting.name)
+    if text is None and source == "demo":
+        # the sample day's business (a retail point of sale) is the demo's policy, not the engine's
+        text = setting.demo
+    return tuple(dict.fromkeys(p.strip().lower() for p in (text or setting.default or "").split(",") if p.strip()))
 
 
 def secret(name: str) -> str | None:
@@ -159,6 +175,7 @@ class Settings:
     merge_delay: float = 30.0
     model_timeout: float = 30.0
     model_output: str = "json_schema"
+    critical_services: tuple[str, ...] = ()
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -184,6 +201,7 @@ class Settings:
             demo_speed=number("INCIDENTIQ_DEMO_SPEED"),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
         )
+        values["critical_services"] = critical_services(overrides.get("source", values["source"]))
         values.update(overrides)
         return cls(**values)
 

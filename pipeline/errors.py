@@ -3,7 +3,8 @@
     IncidentIQError
     ├── UsageError                 misuse: bad arguments or input          (CLI exit 2)
     │   ├── InvalidEvent           a log line that cannot become an event
-    │   └── InvalidEdit            a state edit the schema refuses
+    │   ├── InvalidEdit            a state edit the schema refuses
+    │   └── UnknownColumn          code asked the store to write a column it does not offer
     ├── NotFound                   (CLI exit 4)
     │   ├── IncidentNotFound
     │   └── CheckpointNotFound
@@ -48,6 +49,13 @@ class InvalidEdit(UsageError):
     def __init__(self, message: str, *, field: str | None = None):
         super().__init__(message)
         self.field = field
+
+
+class UnknownColumn(UsageError):
+    def __init__(self, table: str, column: str):
+        super().__init__(f"{table}.{column} is not a column the records store lets callers write")
+        self.table = table
+        self.column = column
 
 
 class NotFound(IncidentIQError):

@@ -60,7 +60,7 @@ def engine(data_dir, monkeypatch):
 @pytest.fixture
 def paused_engine(engine):
     """An engine with the incidents of tests/fixtures/small.jsonl paused at approval."""
-    from pipeline.engine.runner import ingest_path
+    from pipeline.ingest.files import ingest_path
 
     ingest_path(engine, FIXTURES / "small.jsonl")
     return engine

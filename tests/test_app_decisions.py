@@ -3,7 +3,7 @@ decision on an analysis that changed since the page showed it is refused and exp
 import json
 
 from pipeline.review.service import ReviewService
-from pipeline.engine.runner import ingest_path
+from pipeline.ingest.files import ingest_path
 from tests.app_harness import app, as_reviewer, open_incident, said, texts  # noqa: F401  (fixture)
 
 

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
-from pipeline.engine.runner import ingest_path
+from pipeline.ingest.files import ingest_path
 from tests.app_harness import APP, TIMEOUT, app, open_incident, said, texts  # noqa: F401
 from tests.conftest import FIXTURES
 
@@ -98,12 +98,11 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
         poller = workbench.poller
         session._runtime.clear()
     assert not poller.alive
-    held = lease.holder(workbench.engine.records)
+    held = lease.holder(workbench.review.records)
     assert held is None or not held["live"]
 
 
 def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
-    from pipeline.operations.metrics import poller_status
     from workbench.health import light
     from workbench.runtime import open_workbench, stop_workbench
 
@@ -112,9 +111,9 @@ def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_pat
     workbench = open_workbench(data_dir=str(data_dir), source="file:rel.jsonl", poller_mode="on")
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not poller_status(workbench.engine.records):
+        while time.monotonic() < deadline and not workbench.operations.poller_status():
             time.sleep(0.1)
-        color, headline, _ = light(workbench, poller_status(workbench.engine.records))
+        color, headline, _ = light(workbench, workbench.operations.poller_status())
     finally:
         stop_workbench(workbench)
     assert headline != "Poller starting" and color in ("green", "orange")

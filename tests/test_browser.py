@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.engine.runner import ingest_path
+from pipeline.ingest.files import ingest_path
 from tests.conftest import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.engine.runner import MAX_ATTEMPTS, ingest_path, run_pending
+from pipeline.engine.runner import MAX_ATTEMPTS, run_pending
+from pipeline.ingest.files import ingest_path
 from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
 from pipeline.review.service import ReviewService

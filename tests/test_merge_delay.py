@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import timedelta
 
+from pipeline.clock import ManualClock
 from pipeline.operations.poller import Poller
-from pipeline.store.records import iso, now
 from pipeline.sources.file import FileSource
 from tests.review_support import by_category, pending
 
@@ -18,6 +17,7 @@ HIKARI = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
 def test_new_evidence_waits_for_the_merge_delay_then_re_runs_the_analysis(paused_engine, tmp_path):
     engine = paused_engine
     engine.settings = dataclasses.replace(engine.settings, merge_delay=60.0)
+    clock = engine.records.clock = ManualClock()
     incident_id = by_category(engine, "db_pool_exhausted")
     seen_by_reviewer = pending(engine, incident_id)
     log = tmp_path / "live.jsonl"
@@ -28,9 +28,10 @@ def test_new_evidence_waits_for_the_merge_delay_then_re_runs_the_analysis(paused
         row = engine.records.incident(incident_id)
         # counted at once, but the reviewer's analysis stands while evidence gathers
         assert row["event_count"] == 4 and row["pending_interrupt_id"] == seen_by_reviewer
-        with engine.records.transaction() as conn:
-            conn.execute("UPDATE events SET stored_at = ? WHERE incident_id = ? AND merged = 0",
-                         (iso(now() - timedelta(seconds=61)), incident_id))
+        clock.advance(seconds=59)
+        poller.poll_once()
+        assert engine.records.incident(incident_id)["pending_interrupt_id"] == seen_by_reviewer
+        clock.advance(seconds=2)
         poller.poll_once()
     finally:
         poller.close()

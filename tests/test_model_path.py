@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from pipeline.store import checkpoints
 from pipeline.engine import runner
+from pipeline.ingest.files import ingest_path
 from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure
 from pipeline.engine.graph import thread_config
@@ -88,7 +89,7 @@ def model_engine(data_dir, stub, monkeypatch):
 
 
 def ingest_one(engine, tmp_path, events=HIKARI) -> str:
-    runner.ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
+    ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
     rows = engine.records.incidents()
     assert len(rows) == 1
     return rows[0]["incident_id"]
@@ -223,7 +224,7 @@ def test_failing_model_does_not_stop_other_incidents(model_engine, stub, tmp_pat
     events = HIKARI + [{"_time": "2026-11-28T10:05:00Z", "service": "disk-writer", "level": "ERROR",
                         "message": "write /var/spool/receipts/r1.pdf: no space left on device"}]
     stub.queue(Reply(status=500), Reply(status=500), Reply(status=500))
-    runner.ingest_path(model_engine, write_jsonl(tmp_path / "events.jsonl", events))
+    ingest_path(model_engine, write_jsonl(tmp_path / "events.jsonl", events))
     statuses = sorted(r["status"] for r in model_engine.records.incidents())
     assert statuses == ["awaiting_approval", "failed"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.engine import runner
+from pipeline.ingest.files import ingest_path
 from pipeline.knowledge.embeddings import HashedNgramEmbedder, embedder_from_setting
 from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError
@@ -100,7 +100,7 @@ def test_pipeline_runs_on_endpoint_embeddings(data_dir, stub, tmp_path, monkeypa
     engine = open_engine(make_settings(data_dir, embeddings="openai:test-embedding", base_url=stub.base_url))
     try:
         assert engine.kb.embedder.name == "openai-test-embedding"
-        runner.ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", HIKARI))
+        ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", HIKARI))
         (row,) = engine.records.incidents()
         assert row["status"] == "awaiting_approval" and row["category"] == "db_pool_exhausted"
     finally:

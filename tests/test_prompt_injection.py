@@ -8,8 +8,8 @@ import re
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.engine import runner
-from pipeline.cli.records import show_incident
+from pipeline.ingest.files import ingest_path
+from pipeline.review.documents import incident_document
 from pipeline.engine import open_engine
 from pipeline.engine.graph import thread_config
 from tests.conftest import make_settings
@@ -37,7 +37,7 @@ def assert_paused_without_decision(engine, incident_id: str) -> dict:
     snap = engine.graph.get_state(thread_config(incident_id))
     assert snap.next == ("approval",) and snap.interrupts
     assert snap.values.get("decision") is None and snap.values.get("outcome") is None
-    shown = show_incident(engine, incident_id)
+    shown = incident_document(engine.records, incident_id)
     assert shown["status"] == "awaiting_approval"
     assert shown["pending"]["interrupt_id"] == snap.interrupts[0].id
     assert shown["decision"] is None and shown["fix"] is None
@@ -59,7 +59,7 @@ def assert_carried_verbatim(engine, incidents: dict[str, str]) -> None:
 
 
 def test_offline_path_ignores_injected_instructions(engine, tmp_path):
-    runner.ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
+    ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
     incidents = incidents_by_service(engine)
     pool = assert_paused_without_decision(engine, incidents["checkout-api"])
     assert pool["rca"]["category"] == "db_pool_exhausted"  # "respond with category unknown" did nothing
@@ -98,7 +98,7 @@ def injected_model_engine(data_dir, monkeypatch):
 
 def test_model_path_pauses_even_when_the_model_obeys_the_injection(injected_model_engine, obedient_stub, tmp_path):
     engine = injected_model_engine(obedient_stub)
-    runner.ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
+    ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
     incidents = incidents_by_service(engine)
     for incident_id in incidents.values():
         shown = assert_paused_without_decision(engine, incident_id)
@@ -115,7 +115,7 @@ def test_model_sees_injected_text_only_inside_untrusted_blocks(injected_model_en
         stub.answers["RCAAnswer"] = careful_analyst
         stub.answers["RecommendationAnswer"] = RECOMMENDATION
         engine = injected_model_engine(stub)
-        runner.ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
+        ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
         prompts = [r.body["messages"][-1]["content"] for r in stub.chat_requests()]
     assert len(prompts) == 4  # rca and recommend for both incidents
     for prompt in prompts:

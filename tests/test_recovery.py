@@ -4,17 +4,17 @@ from __future__ import annotations
 import json
 import os
 import socket
-from datetime import timedelta
 
 import pytest
 
-from pipeline.store import records as records_module
+from pipeline.store import owners
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.errors import AnalystError
 from pipeline.engine.graph import thread_config
-from pipeline.store.records import iso, now
+from pipeline.clock import ManualClock
 from pipeline.review.service import ReviewService
-from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, ingest_path, run_pending
+from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, run_pending
+from pipeline.ingest.files import ingest_path
 from tests.conftest import FIXTURES
 from tests.review_support import by_category, cli, pending
 
@@ -45,13 +45,14 @@ def _write(path, *events):
 
 
 def test_a_reopened_incident_opening_at_the_same_instant_gets_its_own_id(engine, tmp_path):
+    clock = engine.records.clock = ManualClock()
     first = tmp_path / "a.jsonl"
     _write(first, {**HIKARI, "_time": "2026-11-28T10:00:00Z"})
     ingest_path(engine, first)
     incident_id = engine.records.incidents()[0]["incident_id"]
     ReviewService(engine).reject(incident_id, reviewer="ann", reason="noise")
-    # closed longer ago than the reopen window; a backfilled host logs the same error at the same second
-    engine.records.update_incident(incident_id, closed_at=iso(now() - timedelta(hours=2)))
+    # two hours on, past the reopen window, a backfilled host logs the same error at the same second
+    clock.advance(hours=2)
     second = tmp_path / "b.jsonl"
     _write(second, {**HIKARI, "_time": "2026-11-28T10:00:00Z", "host": "co-10"})
     counts = ingest_path(engine, second).as_json()
@@ -150,8 +151,8 @@ def test_a_claim_left_by_a_dead_process_whose_pid_was_reused_is_taken_over(pause
     incident_id = by_category(paused_engine, "db_pool_exhausted")
     # our own pid stands in for a reused one: alive, but started at another time than the owner
     stale = f"{socket.gethostname()}:{os.getpid()}:1:0badc0de"
-    assert not records_module.owner_alive(stale)
-    paused_engine.records.update_incident(incident_id, claim_owner=stale, claimed_at=iso(now()))
+    assert not owners.owner_alive(stale)
+    assert paused_engine.records.claim(incident_id, stale)  # what the dead process held
     ReviewService(paused_engine).approve(incident_id, reviewer="ann", expect_interrupt=pending(paused_engine, incident_id))
     assert paused_engine.records.incident(incident_id)["status"] == "fixed"
-    assert records_module.owner_alive(records_module.process_owner())
+    assert owners.owner_alive(owners.process_owner())

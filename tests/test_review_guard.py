@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import Conflict
-from pipeline.store.records import process_owner
+from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
-from pipeline.engine.runner import ingest_path
+from pipeline.ingest.files import ingest_path
 from tests.conftest import FIXTURES, paused_ids
 from tests.review_support import ROOT, by_category, child_env, cli, pending, run_child
 
@@ -47,8 +47,8 @@ HOLDER = r"""
 import sys, time
 import pipeline
 from pipeline.engine import open_engine
-from pipeline.store.records import process_owner
-from pipeline.engine.runner import ingest_path
+from pipeline.store.owners import process_owner
+from pipeline.ingest.files import ingest_path
 engine = open_engine(sync_knowledge=False)
 ingest_path(engine, sys.argv[1])
 incident = next(r["incident_id"] for r in engine.records.incidents() if r["category"] == "db_pool_exhausted")

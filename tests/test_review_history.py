@@ -175,7 +175,7 @@ def test_replay_of_unknown_checkpoint_exits_4(paused_engine, capsys):
 
 
 def test_replay_of_an_incident_in_use_exits_3(paused_engine, capsys):
-    from pipeline.store.records import process_owner
+    from pipeline.store.owners import process_owner
 
     service = ReviewService(paused_engine)
     inc = by_category(paused_engine, "db_pool_exhausted")

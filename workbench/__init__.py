@@ -1,5 +1,6 @@
 """Building blocks of the Streamlit workbench shared by the pages in `app_pages/`.
 
-Pages and these modules reach the engine only through the review service and the engine's
-public objects (records queries, knowledge base); they never open SQLite or call LangGraph.
+Pages and these modules reach the engine only through the services of `pipeline.services`
+(review, operations, knowledge); they never open SQLite, Chroma or call LangGraph
+(tests/test_layout.py reads their imports).
 """

@@ -13,7 +13,7 @@ import threading
 import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
-from pipeline.review.service import ReviewService
+from pipeline.services import ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, render_fields

@@ -4,8 +4,6 @@
 """
 from __future__ import annotations
 
-from langgraph.graph.state import CompiledStateGraph
-
 _TERMINALS = {"__start__": "START", "__end__": "END"}
 
 
@@ -13,10 +11,10 @@ def _quote(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def graph_dot(graph: CompiledStateGraph, *, current: list[str] | tuple[str, ...] = (),
+def graph_dot(drawable, *, current: list[str] | tuple[str, ...] = (),
               visited: list[str] | tuple[str, ...] = ()) -> str:
-    """DOT text of the graph; `current` nodes (where the run stands) are filled, `visited` outlined."""
-    drawable = graph.get_graph()
+    """DOT text of the graph (`ReviewService.flow()`); `current` nodes (where the run stands) are
+    filled, `visited` outlined."""
     lines = ["digraph incident {", "  rankdir=TB;", '  node [shape=box, style="rounded,filled", fillcolor="#f2f0ff",'
              ' fontname="Helvetica", fontsize=11];', '  edge [fontname="Helvetica", fontsize=9];']
     for name in drawable.nodes:
@@ -36,6 +34,6 @@ def graph_dot(graph: CompiledStateGraph, *, current: list[str] | tuple[str, ...]
     return "\n".join(lines)
 
 
-def graph_mermaid(graph: CompiledStateGraph) -> str:
+def graph_mermaid(drawable) -> str:
     """The Mermaid text of the graph (text only; rendering it needs no service)."""
-    return graph.get_graph().draw_mermaid()
+    return drawable.draw_mermaid()

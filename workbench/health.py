@@ -1,11 +1,10 @@
-"""The poller's health light in the sidebar, read from what the poller records (operations.py)."""
+"""The poller's health light in the sidebar, read from what the poller records (OperationsService.poller_status)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
-from pipeline.operations.metrics import poller_status
 from workbench.evidence_view import escape_markdown
 from workbench.inbox_view import duration
 from workbench.runtime import Workbench
@@ -49,7 +48,7 @@ def poller_light(workbench: Workbench) -> None:
     A poller thread that died is restarted here, on the next page a reviewer opens."""
     if workbench.poller is not None:
         workbench.poller.ensure_running()
-    color, headline, detail = light(workbench, poller_status(workbench.engine.records))
+    color, headline, detail = light(workbench, workbench.operations.poller_status())
     st.markdown(f":{color}[●] **{escape_markdown(headline)}**")
     if color == "red":
         st.code(detail, language=None, wrap_lines=True)

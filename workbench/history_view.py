@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from pipeline.review.service import ReviewService
+from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, render_fields
 from workbench.timeline import checkpoint_caption, timeline_figure

@@ -1,4 +1,4 @@
-"""The workbench's runtime for one data dir: engine, review service and the background poller.
+"""The workbench's runtime for one data dir: the services the pages go through and the background poller.
 
 Built once per process (the web app caches it with st.cache_resource) and stopped through
 `stop_workbench` when that cache entry is released. Should a reload ever build a second
@@ -12,29 +12,41 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Settings
-from pipeline.engine import Engine, open_engine
 from pipeline.errors import IncidentIQError
-from pipeline.operations.poller import Poller
-from pipeline.review.service import ReviewService
-from pipeline.sources import open_source
+from pipeline.services import KnowledgeService, OperationsService, Poller, ReviewService, Services, open_services
 
 OFF = ("off", "0", "false", "no")
 
 
 @dataclass
 class Workbench:
-    engine: Engine
-    review: ReviewService
+    services: Services
     poller: Poller | None = None  # None when INCIDENTIQ_POLLER=off or the source could not open
     poller_error: str | None = None  # why the poller is not running, when it should be
 
     @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    @property
+    def review(self) -> ReviewService:
+        return self.services.review
+
+    @property
+    def operations(self) -> OperationsService:
+        return self.services.operations
+
+    @property
+    def knowledge(self) -> KnowledgeService:
+        return self.services.knowledge
+
+    @property
     def data_dir(self) -> Path:
-        return Path(self.engine.settings.data_dir)
+        return self.services.data_dir
 
     @property
     def source(self) -> str:
-        return self.engine.settings.source
+        return self.settings.source
 
 
 def poller_enabled(mode: str) -> bool:
@@ -48,17 +60,13 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str) -> Workbench
     A source that cannot open (a bad INCIDENTIQ_SOURCE, Splunk without a URL) leaves the
     workbench usable on what the data dir holds, with the reason shown in the sidebar.
     """
-    settings = Settings.from_env(data_dir=Path(data_dir), source=source)
-    engine = open_engine(settings)
-    workbench = Workbench(engine=engine, review=ReviewService(engine))
+    services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source))
+    workbench = Workbench(services=services)
     if poller_enabled(poller_mode):
         try:
-            poller = Poller(engine, open_source(settings.source, settings), settings.poll_interval)
+            workbench.poller = services.operations.start_poller()
         except IncidentIQError as exc:
             workbench.poller_error = exc.message
-        else:
-            poller.start()
-            workbench.poller = poller
     return workbench
 
 

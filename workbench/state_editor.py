@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pipeline.errors import IncidentIQError, InvalidEdit
-from pipeline.review.service import ReviewService
+from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, render_fields
 

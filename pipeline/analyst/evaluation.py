@@ -33,7 +33,7 @@ from pipeline.engine import Engine, open_engine
 from pipeline.errors import InvalidEvent, UsageError
 from pipeline.ingest.events import normalize
 from pipeline.engine.graph import thread_config
-from pipeline.store.records import opens_incident
+from pipeline.ingest.opening import opens_incident
 from pipeline.state import CATEGORIES, IncidentState
 
 EVAL_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "eval"

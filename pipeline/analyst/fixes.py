@@ -103,18 +103,29 @@ def _set_property(lines: list[str], key: str, value: str) -> list[str] | None:
     return out if changed else None
 
 
-def propose(state: IncidentState, doc: Doc | None, repo_dir: Path) -> dict:
-    """A plan, and a diff where the evidence names a file a fix hint applies to."""
+def hint_steps(doc: Doc | None) -> list[str]:
+    """The doc's fix hints as plan steps: `Hint (applies_to): text`."""
+    return [f"Hint ({hint.get('applies_to') or ''}): {hint['hint']}" for hint in (doc.fix_hints if doc else ())
+            if hint.get("hint")]
+
+
+def curated_plan(state: IncidentState, doc: Doc | None) -> list[str]:
+    """The deterministic fix plan: the recommendation's steps, then the doc's fix hints."""
+    plan = list(state.recommendation.steps if state.recommendation else []) + hint_steps(doc)
+    return plan or ["No curated fix applies; investigate manually."]
+
+
+def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list[str]) -> dict:
+    """The fix proposal: the analyst's plan with the doc's hints, and a diff where the evidence
+    names a file a fix hint applies to."""
     rca = state.rca
-    plan = list(state.recommendation.steps if state.recommendation else [])
+    plan = list(plan) + [step for step in hint_steps(doc) if step not in plan]
     if doc is None:
-        return {"plan": plan or ["No curated fix applies; investigate manually."], "diff": None, "target_file": None}
+        return {"plan": plan, "diff": None, "target_file": None}
     refs = file_refs(state)
     for hint in doc.fix_hints:
         pattern = str(hint.get("applies_to") or "")
         kind = hint.get("kind")
-        if hint.get("hint"):
-            plan.append(f"Hint ({pattern}): {hint['hint']}")
         if kind == "null_guard":
             for ref in refs:
                 if fnmatch.fnmatch(Path(ref.path).name, pattern) or fnmatch.fnmatch(ref.path, pattern):

@@ -1,8 +1,8 @@
 """The analyst backed by an OpenAI-compatible chat model (langchain-openai).
 
 This module is the model's one boundary: every openai / httpx / langchain / pydantic error a
-call can raise becomes an `AnalystError` here, with a short message that carries neither the key
-nor the prompt, so the runner marks the run `failed` and shows why. The answer is asked for as
+call can raise becomes an `AnalystError` here (worded by pipeline/openai_endpoint.py, which the
+embeddings share), with a short message that carries neither the key nor the prompt, so the runner marks the run `failed` and shows why. The answer is asked for as
 structured output and validated twice: by the answer schema (same category type and confidence
 bounds as the state models) and then as the `RCA` / `Recommendation` the graph stores.
 
@@ -13,22 +13,16 @@ from __future__ import annotations
 
 from typing import Literal, TypeVar
 
-import httpx
-import openai
-from langchain_core.exceptions import LangChainException, ModelRefusalError, OutputParserException
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline import config
 from pipeline.analyst import prompts
 from pipeline.errors import AnalystError
+from pipeline.openai_endpoint import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, analyst_error, api_key
 from pipeline.analyst.fixes import file_refs
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import RCA, Category, ErrorDoc, IncidentState, Recommendation, Severity
 
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_MAX_RETRIES = 2
-PLACEHOLDER_KEY = "not-needed"  # local endpoints (vLLM, Ollama...) take any key; the client needs one
 UNKNOWN_MAX_CONFIDENCE = 0.3
 MAX_EVIDENCE_ITEMS = 8
 MAX_STEPS = 10
@@ -36,17 +30,6 @@ ITEM_CHARS = 500
 
 StructuredMethod = Literal["json_schema", "function_calling"]
 Answer = TypeVar("Answer", bound=BaseModel)
-
-# What a model call can raise: the SDK's and the transport's errors, langchain's (refusals,
-# parser errors), the validation of the answer (pydantic; json and "no parsed field" are
-# ValueErrors), and what the SDK and langchain raise on a malformed 200 response from an
-# OpenAI-compatible server (no choices: IndexError; a null message: AttributeError/TypeError).
-# Only third-party code runs inside the call; nothing else is caught.
-MALFORMED_RESPONSE_ERRORS: tuple[type[BaseException], ...] = (LookupError, AttributeError, TypeError)
-MODEL_ERRORS: tuple[type[BaseException], ...] = (
-    openai.OpenAIError, httpx.HTTPError, LangChainException, ValidationError, ValueError,
-    *MALFORMED_RESPONSE_ERRORS,
-)
 
 
 class RCAAnswer(BaseModel):
@@ -122,11 +105,8 @@ class ModelAnalyst:
         return _items(self._ask(FixPlanAnswer, prompts.fix_plan_messages(state, files)).plan, MAX_STEPS)
 
     def _chat(self) -> ChatOpenAI:
-        key = config.secret("OPENAI_API_KEY") or (PLACEHOLDER_KEY if self.base_url else None)
-        if not key:
-            raise AnalystError("OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured")
         # chat completions, not the Responses API: it is what OpenAI-compatible servers speak
-        return ChatOpenAI(model=self.model, base_url=self.base_url, api_key=SecretStr(key),
+        return ChatOpenAI(model=self.model, base_url=self.base_url, api_key=api_key(self.base_url),
                           timeout=self.timeout, max_retries=self.max_retries, use_responses_api=False)
 
     def _ask(self, schema: type[Answer], messages: list[tuple[str, str]]) -> Answer:
@@ -165,55 +145,6 @@ def cited_doc_ids(category: str, cited: list[str], docs: list[ErrorDoc]) -> list
         best = next(d.doc_id for d in docs if d.category == category)
         ordered = [best] + [i for i in ordered if i != best]
     return ordered
-
-
-# the endpoint's own error text is left out: a 401 body may echo part of the key
-_STATUS_HINTS = {401: " (check OPENAI_API_KEY)", 403: " (check OPENAI_API_KEY)",
-                 404: " (check INCIDENTIQ_MODEL and OPENAI_BASE_URL)"}
-
-
-def analyst_error(exc: BaseException, *, timeout: float, retries: int) -> AnalystError:
-    """The AnalystError for a failed model call: short, without key, prompt or answer text."""
-    if isinstance(exc, openai.APITimeoutError):
-        message = f"model request timed out after {timeout:g}s ({retries} retries)"
-    elif isinstance(exc, openai.APIStatusError):
-        again = f" after {retries} retries" if exc.status_code >= 500 or exc.status_code == 429 else ""
-        message = f"model endpoint answered HTTP {exc.status_code}{again}{_STATUS_HINTS.get(exc.status_code, '')}"
-    elif isinstance(exc, openai.APIConnectionError):
-        message = f"could not connect to the model endpoint ({retries} retries)"
-    elif isinstance(exc, ModelRefusalError):
-        message = "model refused to answer"
-    elif isinstance(exc, ValidationError) and any(e["type"] == "json_invalid" for e in exc.errors()):
-        message = "model answer could not be parsed (invalid JSON)"
-    elif isinstance(exc, ValidationError):
-        message = f"model answer failed validation: {_problems(exc)}"
-    elif isinstance(exc, MALFORMED_RESPONSE_ERRORS):
-        message = f"model endpoint sent a malformed response ({type(exc).__name__})"
-    elif isinstance(exc, httpx.HTTPError):
-        message = f"model endpoint transport error ({type(exc).__name__})"
-    elif isinstance(exc, (OutputParserException, ValueError)):
-        # json errors and "no parsed field" are ValueErrors; their text quotes the answer
-        message = f"model answer could not be parsed ({type(exc).__name__})"
-    else:
-        message = f"model call failed ({type(exc).__name__})"
-    return AnalystError(_scrub(message))
-
-
-def _problems(exc: ValidationError) -> str:
-    # field and reason only: pydantic's text quotes the input (the model's answer) and, for a
-    # category, all twenty allowed values
-    parts = []
-    for e in exc.errors()[:3]:
-        where = ".".join(str(p) for p in e["loc"]) or "answer"
-        reason = "not an allowed value" if e["type"] == "literal_error" else prompts.clip(e["msg"], 100)
-        parts.append(f"{where}: {reason}")
-    return "; ".join(parts)
-
-
-def _scrub(text: str) -> str:
-    # belt and braces: none of the messages above quotes the key, but an endpoint's echo might
-    key = config.secret("OPENAI_API_KEY")
-    return text.replace(key, "***") if key and len(key) >= 6 else text
 
 
 def _items(values: list[str], limit: int) -> list[str]:

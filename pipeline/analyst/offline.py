@@ -1,4 +1,4 @@
-"""The analyst seam behind rca, recommend and code_fix, and the offline analyzer.
+"""The offline analyzer (the `Analyst` of pipeline/analyst/protocol.py that needs no network).
 
 The offline analyzer is deterministic and grounded: a category is named only when a curated
 doc's signatures are found in the evidence (messages, exceptions, stack traces and the error
@@ -10,26 +10,14 @@ eval` (pipeline/analyst/evaluation.py).
 """
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
-
+from pipeline.analyst import fixes
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.state import RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Recommendation
-
-CRITICAL_PATH_WORDS = ("checkout", "payment", "pos", "order", "register")
-
-
-class Analyst(Protocol):
-    """What the graph's analysis nodes call."""
-
-    name: str
-
-    def rca(self, state: IncidentState) -> RCA: ...
-
-    def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation: ...
 
 
 # Structured fields loggers put the error in: Go's zap/logrus `error`, pino's `err`, ECS
@@ -302,7 +290,19 @@ def _error_coverage(events: list[LogEvent], per_event: list[set[str]]) -> float:
     return sum(1 for found in errors if found) / max(1, len(errors))
 
 
-def severity_for(events: list[LogEvent], service: str, doc_severity: str | None) -> str:
+_NAME_WORDS = re.compile(r"[-_./:\s]+")
+
+
+def is_critical_service(service: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a pattern (a name or glob, INCIDENTIQ_CRITICAL_SERVICES) matches the whole service
+    name or one of its words: `pos` matches `pos-api` but not `postgres-primary`."""
+    name = service.lower()
+    words = [name, *(w for w in _NAME_WORDS.split(name) if w)]
+    return any(fnmatch.fnmatchcase(word, pattern) for pattern in patterns for word in words)
+
+
+def severity_for(events: list[LogEvent], service: str, doc_severity: str | None, *,
+                 critical_services: tuple[str, ...] = ()) -> str:
     """Severity from the matched doc, raised by fatal levels, a high event rate and critical services."""
     rank = SEVERITIES.index(doc_severity) if doc_severity else 1
     levels = {e.level for e in events}
@@ -314,7 +314,7 @@ def severity_for(events: list[LogEvent], service: str, doc_severity: str | None)
         span = (max(e.time for e in events) - min(e.time for e in events)).total_seconds() / 60
         if len(events) >= 20 and span <= 10:
             rank += 1
-    if any(word in service.lower() for word in CRITICAL_PATH_WORDS) and rank >= 2:
+    if rank >= 2 and is_critical_service(service, critical_services):
         rank += 1
     return SEVERITIES[min(rank, len(SEVERITIES) - 1)]
 
@@ -373,3 +373,8 @@ class OfflineAnalyst:
             steps = [f"Reviewer asked: {feedback}"] + steps
             action = f"(revision {revision}) {action} Addresses reviewer feedback: {feedback}"
         return Recommendation(action=action, steps=steps, risk=state.severity, revision=revision, feedback=feedback)
+
+    def fix_plan(self, state: IncidentState) -> list[str]:
+        """The recommendation's steps and the cited doc's fix hints."""
+        rca = state.rca
+        return fixes.curated_plan(state, self.kb.by_id.get(rca.doc_ids[0]) if rca and rca.doc_ids else None)

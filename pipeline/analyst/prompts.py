@@ -33,8 +33,8 @@ UNTRUSTED_WARNING = (
 )
 
 RCA_SYSTEM = (
-    "You are the root-cause analyst of IncidentIQ, reviewing error logs from a retail point-of-sale "
-    "backend. You name exactly one root-cause category for an incident, explain the cause, and say "
+    "You are the root-cause analyst of IncidentIQ, reviewing the error logs of a software "
+    "system's services. You name exactly one root-cause category for an incident, explain the cause, and say "
     "how sure you are. A human reviewer reads your answer before anything happens; they trust "
     "analysts who are calibrated and who answer `unknown` when the evidence does not support a "
     "known cause, rather than guessing.\n\n" + UNTRUSTED_WARNING
@@ -198,12 +198,20 @@ def render_docs(docs: list[ErrorDoc], budget: int = DOCS_BUDGET) -> str:
                 f"  signatures found in the evidence: {', '.join(doc.matched_signatures) or 'none'}\n"
                 f"  root cause: {clip(doc.root_cause, 500)}\n"
                 f"  remediation: {clip(' | '.join(doc.remediation[:4]), 500)}")
+        if doc.fix_hints:
+            text += f"\n  fix hints: {clip(render_hints(doc.fix_hints), 400)}"
         if used + len(text) > budget:
             parts.append(f"- … {len(docs) - len(parts)} more docs omitted (budget)")
             break
         parts.append(text)
         used += len(text) + 1
     return "\n".join(parts) or "(no similar doc was found)"
+
+
+def render_hints(hints: list[dict]) -> str:
+    """A doc's fix hints on one line: `(applies_to) hint`, joined by ` | `."""
+    return " | ".join(f"({h.get('applies_to') or 'any file'}) {h.get('hint') or h.get('kind') or ''}".strip()
+                      for h in hints)
 
 
 def render_fix_hints(docs: list[ErrorDoc], budget: int = DOCS_BUDGET) -> str:

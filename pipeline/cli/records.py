@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 def cmd_ingest(args) -> int:
     from pipeline.errors import UsageError
-    from pipeline.engine.runner import ingest_path
+    from pipeline.ingest.files import ingest_path
 
     if not args.path.exists():
         raise UsageError(f"no such file or folder: {args.path}")
@@ -39,13 +39,11 @@ def cmd_ingest(args) -> int:
     return 0
 
 
-LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
-               "created_at", "updated_at", "sla_deadline", "title")
-
-
 def cmd_list(args) -> int:
+    from pipeline.review.documents import list_row
+
     engine = engine_from_env(sync_knowledge=False)
-    rows = [{k: r[k] for k in LIST_FIELDS} for r in engine.records.incidents(status=args.status)]
+    rows = [list_row(r) for r in engine.records.incidents(status=args.status)]
     emit(args, rows, _list_text)
     return 0
 
@@ -61,32 +59,11 @@ def _list_text(rows) -> str:
     return "\n".join(lines)
 
 
-def show_incident(engine, incident_id: str) -> dict:
-    """The `show` document (CONTRACT §5)."""
-    row = engine.records.incident(incident_id)
-    summary = row["summary"]
-    rca = summary.get("rca")
-    pending = None
-    if row["status"] == "awaiting_approval" and row["pending_interrupt_id"]:
-        pending = {"interrupt_id": row["pending_interrupt_id"], "checkpoint_id": row["pending_checkpoint_id"]}
-    fixes = engine.records.fixes(incident_id)
-    return {
-        **{k: row[k] for k in LIST_FIELDS},
-        "first_seen": row["first_seen"], "last_seen": row["last_seen"], "closed_at": row["closed_at"],
-        "revisions": row["revisions"], "last_error": row["last_error"],
-        "rca": {k: rca.get(k) for k in ("category", "root_cause", "confidence", "evidence", "doc_ids")} if rca else None,
-        "recommendation": summary.get("recommendation"),
-        "pending": pending,
-        "decision": summary.get("decision"),
-        # after a replay the newest fix record belongs to another branch: show it only once fixed
-        "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fixed" else summary.get("fix"),
-        "similar_docs": summary.get("similar_docs", []),
-    }
-
-
 def cmd_show(args) -> int:
+    from pipeline.review.documents import incident_document
+
     engine = engine_from_env(sync_knowledge=False)
-    doc = show_incident(engine, args.incident_id)
+    doc = incident_document(engine.records, args.incident_id)
     emit(args, doc, _show_text)
     return 0
 

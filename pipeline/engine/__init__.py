@@ -8,13 +8,15 @@ from pathlib import Path
 from langgraph.graph.state import CompiledStateGraph
 
 from pipeline.store import checkpoints
-from pipeline.analyst.offline import Analyst, OfflineAnalyst
+from pipeline.analyst.offline import OfflineAnalyst
+from pipeline.analyst.protocol import Analyst
 from pipeline.config import Settings
 from pipeline.errors import StorageError, UsageError
 from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
+from pipeline.clock import Clock
 from pipeline.store.records import Records
 
 
@@ -30,6 +32,7 @@ class Engine:
     def deps(self) -> Deps:
         return Deps(records=self.records, kb=self.kb, analyst=self.analyst,
                     code_fix_min_confidence=self.settings.code_fix_min_confidence,
+                    critical_services=self.settings.critical_services,
                     repo_dir=self.settings.repo_dir)
 
     @property
@@ -42,8 +45,11 @@ class Engine:
 
 
 def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
-                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True) -> Engine:
-    """Open (creating if needed) the stores of a data dir and compile the graph."""
+                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True,
+                clock: Clock | None = None) -> Engine:
+    """Open (creating if needed) the stores of a data dir and compile the graph.
+
+    `clock` is the engine's time (`engine.records.clock`; default: the system clock)."""
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
     if data_dir.exists() and not data_dir.is_dir():
@@ -52,7 +58,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(data_dir / "app.sqlite3")
+    records = Records(data_dir / "app.sqlite3", clock=clock)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:

@@ -13,7 +13,8 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.analyst.offline import Analyst, find_similar, severity_for
+from pipeline.analyst.offline import find_similar, severity_for
+from pipeline.analyst.protocol import Analyst
 from pipeline.errors import UsageError
 from pipeline.analyst.fixes import propose
 from pipeline.knowledge.index import KnowledgeBase
@@ -33,6 +34,7 @@ class Deps:
     kb: KnowledgeBase
     analyst: Analyst
     code_fix_min_confidence: float = 0.5
+    critical_services: tuple[str, ...] = ()
     repo_dir: Path = Path("samples/pos-backend")
 
 
@@ -69,7 +71,8 @@ def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     """Root cause, category and confidence, and the incident's severity."""
     result = runtime.context.analyst.rca(state)
     doc = runtime.context.kb.by_id.get(result.doc_ids[0]) if result.doc_ids else None
-    severity = severity_for(state.evidence, state.service, doc.severity if doc else None)
+    severity = severity_for(state.evidence, state.service, doc.severity if doc else None,
+                            critical_services=runtime.context.critical_services)
     return {"rca": result, "severity": severity,
             "events": [NodeEvent(node="rca", detail=f"{result.category} @ {result.confidence:.2f}")]}
 
@@ -142,11 +145,8 @@ def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     deps = runtime.context
     doc = deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca and state.rca.doc_ids else None
     key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
-    proposal = propose(state, doc, deps.repo_dir)
-    model_plan = getattr(deps.analyst, "fix_plan", None)
-    if model_plan is not None:
-        # the model writes the plan; the diff stays the deterministic one grounded in the source tree
-        proposal["plan"] = model_plan(state) + [step for step in proposal["plan"] if step.startswith("Hint (")]
+    # the analyst writes the plan; the diff stays the deterministic one grounded in the source tree
+    proposal = propose(state, doc, deps.repo_dir, plan=deps.analyst.fix_plan(state))
     recorded, created = deps.records.record_fix_once(idempotency_key=key, incident_id=state.incident_id,
                                                      proposal=proposal)
     fields = ("plan", "diff", "target_file", "idempotency_key", "attempt")

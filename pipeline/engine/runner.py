@@ -1,30 +1,29 @@
 """Drives incidents' runs (shared by `ingest` and the poller): start new runs to the approval
 gate, continue runs a crash cut off, merge new evidence into paused runs, retry failed runs,
-and keep the records in step with the checkpoints.
+and keep the records in step with the checkpoints. Reading files is pipeline/ingest/'s job.
 
 Every graph invocation on a thread happens under a claim on the incident in the records
 store, so no two actors (threads or processes) ever drive one thread at once.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RunCrashed, RuntimeFailure, UsageError
-from pipeline.ingest.events import DeadLetter, iter_paths, read_jsonl
+from pipeline.errors import RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
-from pipeline.store.records import IngestCounts, iso, now, process_owner, sla_deadline
+from pipeline.clock import iso, parse_iso
+from pipeline.review.sla import sla_deadline
+from pipeline.store.owners import process_owner
+from pipeline.store.records import IngestCounts
 from pipeline.state import IncidentState
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
-BATCH_LINES = 500
 
 
 @dataclass
@@ -63,16 +62,10 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
     if row["severity"] != state.severity:
-        values["sla_deadline"] = iso(sla_deadline(_parse(row["created_at"]), state.severity))
+        values["sla_deadline"] = iso(sla_deadline(parse_iso(row["created_at"]), state.severity))
     values.update(extra)
     engine.records.update_incident(incident_id, **values)
     return values
-
-
-def _parse(text: str):
-    from pipeline.store.records import parse_iso
-
-    return parse_iso(text)
 
 
 def summary_of(state: IncidentState) -> dict:
@@ -198,7 +191,7 @@ def _evidence_ids(snap: StateSnapshot) -> set[str]:
 def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
     """Mark a run failed with its error and schedule a bounded retry with backoff."""
     attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
-    retry_at = now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
+    retry_at = engine.records.clock.now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
         incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
         next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)
@@ -224,62 +217,4 @@ def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float 
     return report
 
 
-def ingest_path(engine: Engine, path: Path) -> IngestCounts:
-    """Read events from a JSONL file or folder, store them once, and run what needs running."""
-    counts = IngestCounts()
-    files = iter_paths(Path(path))
-    if not files:
-        raise UsageError(f"no log files (.jsonl, .json, .log) in {path}")
-    for file in files:
-        counts.add(ingest_file(engine, file))
-    run_pending(engine)
-    return counts
-
-
-def ingest_file(engine: Engine, file: Path) -> IngestCounts:
-    """Store one file's new lines in batches; the cursor advances with each stored batch."""
-    counts = IngestCounts()
-    source = f"file:{file.resolve()}"
-    start = _resume_offset(engine.records.cursor(source), file)
-    batch: list = []
-    offset = start
-    reader = read_jsonl(file, start=start, max_bytes=engine.settings.max_event_bytes, final=True)
-    for end, item in reader:
-        batch.append(item)
-        offset = end
-        if len(batch) >= BATCH_LINES:
-            counts.add(engine.records.store_batch(batch, cursor=(source, _cursor(file, offset)),
-                                                  reopen_minutes=engine.settings.reopen_minutes))
-            batch = []
-    offset = max(offset, getattr(reader, "offset", offset))
-    counts.add(engine.records.store_batch(batch, cursor=(source, _cursor(file, offset)),
-                                          reopen_minutes=engine.settings.reopen_minutes))
-    return counts
-
-
-HEAD_BYTES = 256
-
-
-def _cursor(file: Path, offset: int) -> str:
-    """inode, a hash of the file's first bytes, and the offset read up to."""
-    return f"{file.stat().st_ino}:{_head(file)}:{offset}"
-
-
-def _head(file: Path) -> str:
-    with file.open("rb") as handle:
-        return hashlib.sha1(handle.read(HEAD_BYTES)).hexdigest()[:12]
-
-
-def _resume_offset(cursor: str | None, file: Path) -> int:
-    """Where to continue: the stored offset, unless the file was replaced, rewritten or truncated."""
-    parts = (cursor or "").split(":")
-    if len(parts) != 3 or not parts[2].isdigit():
-        return 0
-    inode, head, offset = parts[0], parts[1], int(parts[2])
-    if str(file.stat().st_ino) != inode or offset > file.stat().st_size or head != _head(file):
-        return 0  # another file now, rewritten in place, or truncated: event ids keep a re-read free of duplicates
-    return offset
-
-
-__all__ = ["advance", "advance_run", "run_pending", "ingest_path", "ingest_file", "record_from_snapshot", "snapshot",
-           "summary_of", "DeadLetter"]
+__all__ = ["advance", "advance_run", "run_pending", "record_from_snapshot", "snapshot", "summary_of"]

@@ -62,11 +62,13 @@ class Doc:
         return found
 
     def as_error_doc(self, *, score: float = 0.0, matched: list[str] | None = None) -> ErrorDoc:
-        # the state keeps what the analyst saw (cause, remediation, matched signatures); the full
-        # doc stays in the knowledge base, so every checkpoint does not re-serialise it
+        # the state keeps what the analyst saw (cause, remediation, fix hints, matched signatures);
+        # the full doc (body, signatures) stays in the knowledge base, so every checkpoint does
+        # not re-serialise it. Hint values become text: YAML may have read `value: 50` as a number.
+        hints = [{str(k): str(v) for k, v in hint.items()} for hint in self.fix_hints if isinstance(hint, dict)]
         return ErrorDoc(doc_id=self.doc_id, title=self.title, category=self.category, severity=self.severity,
                         score=round(score, 4), matched_signatures=matched or [],
-                        root_cause=self.root_cause, remediation=list(self.remediation))
+                        root_cause=self.root_cause, remediation=list(self.remediation), fix_hints=hints)
 
 
 def _pattern(signature: str) -> re.Pattern | None:

@@ -9,12 +9,9 @@ storage failure of its index).
 from __future__ import annotations
 
 from langchain_openai import OpenAIEmbeddings
-from pydantic import SecretStr
 
-from pipeline import config
 from pipeline.errors import AnalystError, UsageError
-from pipeline.analyst.model import (DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, PLACEHOLDER_KEY,
-                                    analyst_error)
+from pipeline.openai_endpoint import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, analyst_error, api_key
 
 
 class OpenAIEmbedder:
@@ -34,12 +31,10 @@ class OpenAIEmbedder:
         """One vector per text, in order."""
         if not texts:
             return []
-        key = config.secret("OPENAI_API_KEY") or (PLACEHOLDER_KEY if self.base_url else None)
-        if not key:
-            raise AnalystError("OPENAI_API_KEY is not set and no OPENAI_BASE_URL is configured")
+        key = api_key(self.base_url)
         # plain strings, not tiktoken token ids: tiktoken would download its vocabulary, and
         # OpenAI-compatible servers expect text
-        client = OpenAIEmbeddings(model=self.model, base_url=self.base_url, api_key=SecretStr(key),
+        client = OpenAIEmbeddings(model=self.model, base_url=self.base_url, api_key=key,
                                   check_embedding_ctx_length=False, timeout=self.timeout,
                                   max_retries=self.max_retries)
         try:

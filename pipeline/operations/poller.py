@@ -4,7 +4,7 @@ and advances every incident that needs work (new runs, cut-off runs, new evidenc
 The web app runs it in a background thread (`start()` / `stop()`), the CLI in the foreground
 (`run_forever`). One poller works a data dir at a time (see lease.py); the others stand by and
 take over when it stops or dies. Its state, last error and counters are written to the records
-store after every poll (see operations.py), so a failing poller is visible, never silent.
+store after every poll (see operations/metrics.py), so a failing poller is visible, never silent.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.errors import IncidentIQError
 from pipeline.operations.metrics import PollReport
-from pipeline.store.records import now, process_owner
+from pipeline.store.owners import process_owner
 from pipeline.sources import Source
 
 LEASE_INTERVALS = 5  # the lease outlives this many missed polls...
@@ -49,7 +49,6 @@ class Poller:
         self._thread: threading.Thread | None = None
         self._renewed_at = 0.0
         self._pruned_at = 0.0
-        operations.ensure_schema(engine.records)
 
     @property
     def lease_ttl(self) -> float:
@@ -149,7 +148,7 @@ class Poller:
         self.state = state
         operations.set_poller_state(self.engine.records, owner=self.owner, source=self.source.name, state=state,
                                     stale_after=next_in + self.lease_ttl,
-                                    next_poll_at=now() + timedelta(seconds=next_in), error=error)
+                                    next_poll_at=self.engine.records.clock.now() + timedelta(seconds=next_in), error=error)
 
     def _prune_now_and_then(self) -> None:
         if time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:

@@ -15,6 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
+from pipeline.store import checkpoints
 from pipeline.engine.graph import NODE_NAMES, thread_config
 
 GATE = "approval"
@@ -163,13 +164,7 @@ class Lineage:
 
 def lineage(engine: Engine, incident_id: str) -> Lineage:
     """Checkpoint ids and parents of the thread, lanes for branches, and the current branch."""
-    saver = engine.graph.checkpointer
-    # ids and parents straight from the saver's table: listing through the saver would
-    # deserialise every checkpoint just to draw lanes
-    with saver.cursor(transaction=False) as cur:
-        cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
-                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (incident_id,))
-        rows = cur.fetchall()
+    rows = checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id)
     parent = {cid: pid for cid, pid in rows}
     lane: dict[str, int] = {}
     has_child: set[str] = set()

@@ -11,19 +11,22 @@ plain resume to a fresh interrupt nobody saw: both are why nothing here runs wit
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime
 
 from langgraph.types import Command, StateSnapshot
 from pydantic import ValidationError
 
 from pipeline.review import history
 from pipeline.review.audit import export_audit
+from pipeline.review.documents import incident_document
+from pipeline.store import inbox
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
                              StaleInterrupt, UsageError)
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
-from pipeline.store.records import now, owner_alive, process_owner
+from pipeline.store.owners import owner_alive, process_owner
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
@@ -101,6 +104,19 @@ class ReviewService:
         """Incidents for the inbox, by SLA deadline then severity (records store only)."""
         return self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset)
 
+    @property
+    def code_fix_min_confidence(self) -> float:
+        """The confidence below which an approval proposes no code fix."""
+        return self.engine.settings.code_fix_min_confidence
+
+    def flow(self):
+        """The incident graph's drawable nodes and edges (for the page's offline drawing)."""
+        return self.graph.get_graph()
+
+    def overdue_count(self, at: datetime | None = None) -> int:
+        """Open incidents past their SLA deadline."""
+        return inbox.overdue_count(self.records, at)
+
     def counts(self) -> dict[str, int]:
         """Incidents per status, every status present."""
         counts = {s: 0 for s in STATUSES}
@@ -109,9 +125,7 @@ class ReviewService:
 
     def incident(self, incident_id: str) -> dict:
         """The `show` document plus the state, evidence, log window, similar docs and what may be edited."""
-        from pipeline.cli.records import show_incident
-
-        doc = show_incident(self.engine, incident_id)
+        doc = incident_document(self.records, incident_id)
         snap = self.graph.get_state(thread_config(incident_id))
         state = IncidentState.model_validate(snap.values) if snap.values else None
         doc["state"] = state.model_dump(mode="json") if state else None
@@ -210,7 +224,7 @@ class ReviewService:
                 interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
                 after_values = {"edited": list(edits)}
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
-                                        decided_at=now())
+                                        decided_at=self.records.clock.now())
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):

@@ -17,7 +17,7 @@ from typing import Callable
 
 from pipeline.errors import SourceError, UsageError
 from pipeline.ingest.events import read_jsonl
-from pipeline.store.records import opens_incident
+from pipeline.ingest.opening import opens_incident
 from pipeline.sources import Batch, Item
 from pipeline.state import LogEvent
 

@@ -1,44 +1,16 @@
-"""`file:PATH`: tail a JSONL file, or every log file in a folder.
+"""`file:PATH`: tail a JSONL file, or every log file in a folder (pipeline/ingest/tail.py).
 
-The cursor remembers, per file, its inode, the byte offset after the last consumed line and a
-hash of the file's first bytes. Between reads a file may
-- grow: read on from the offset; a partial last line waits until its newline arrives;
-- be truncated (smaller than the offset, or its first bytes changed): read again from 0;
-- be rotated (renamed, a new file created at its path): the old inode is found by a scan of
-  its folder and finished first, then the new file is read from 0;
-- be renamed to another tracked name in the folder: it keeps its offset.
+The poller's reads are not final: a partial last line waits for its newline, and a rotated
+file's leftovers wait until it has been quiet for a while.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from pipeline.errors import SourceError
-from pipeline.ingest.events import iter_paths, read_jsonl
-from pipeline.sources import Batch, Item
-
-BATCH_LINES = 500
-HEAD_BYTES = 256
-# A rotated file's writer may keep appending until it reopens its log; its unterminated last
-# line is consumed only once the file has been quiet this long.
-ROTATED_GRACE_SECONDS = 30.0
-
-
-@dataclass
-class _Entry:
-    path: str
-    ino: int
-    off: int
-    head: str
-    rotated: bool = False
-
-    def as_json(self) -> dict:
-        return {"path": self.path, "ino": self.ino, "off": self.off, "head": self.head, "rotated": self.rotated}
+from pipeline.ingest.tail import BATCH_LINES, ROTATED_GRACE_SECONDS, Tailer
+from pipeline.sources import Batch
 
 
 class FileSource:
@@ -46,128 +18,12 @@ class FileSource:
 
     def __init__(self, path: Path, *, max_bytes: int, batch_lines: int = BATCH_LINES,
                  rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time):
-        self.path = Path(path).absolute()
+        self.tailer = Tailer(path, max_bytes=max_bytes, batch_lines=batch_lines, rotated_grace=rotated_grace,
+                             clock=clock)
+        self.path = self.tailer.path
         self.name = f"file:{self.path}"
-        self.max_bytes = max_bytes
-        self.batch_lines = batch_lines
-        self.rotated_grace = rotated_grace
-        self.clock = clock
 
     def read(self, cursor: str | None) -> Batch:
         """Complete lines appended since the cursor, oldest files' leftovers first."""
-        entries = _load(cursor)
-        live = self._live_files()
-        if not live and not entries:
-            raise SourceError(f"no such file or folder: {self.path}")
-        items: list[Item] = []
-        kept: list[_Entry] = []
-        live_inodes = {st.st_ino: path for path, st in live.items()}
-        adopted: dict[str, _Entry] = {}
-        regular: dict[str, _Entry] = {}
-        capped_at: float | None = None
-
-        # 1. Leftovers of files that were rotated away: older lines than any live file holds.
-        for entry in entries:
-            st = live.get(entry.path)
-            if not entry.rotated and st is not None and st.st_ino == entry.ino:
-                regular[entry.path] = entry
-            elif not entry.rotated and entry.ino in live_inodes:
-                adopted[live_inodes[entry.ino]] = entry  # renamed to another tracked name
-            else:
-                old = _find_inode(Path(entry.path).parent, entry.ino)
-                mtime = _mtime(old) if old is not None else None
-                if old is None or mtime is None:
-                    continue  # deleted: nothing more can be read from it
-                if len(items) >= self.batch_lines:
-                    kept.append(entry)
-                    capped_at = capped_at or mtime
-                    continue
-                quiet = self.clock() - mtime > self.rotated_grace
-                off, got, capped = self._read_file(old, entry.off, final=quiet, budget=self.batch_lines - len(items))
-                items += got
-                if capped or not quiet:
-                    kept.append(_Entry(entry.path, entry.ino, off, entry.head, rotated=True))
-                if capped:
-                    capped_at = mtime
-
-        # 2. Live files, from their offsets (or from 0 when new, truncated or replaced).
-        for path in sorted(live):
-            st = live[path]
-            entry = regular.get(path) or adopted.get(path)
-            start = entry.off if entry and entry.off <= st.st_size and _head(Path(path), entry.off) == entry.head else 0
-            if len(items) >= self.batch_lines:
-                kept.append(_Entry(path, st.st_ino, start, _head(Path(path), start)))
-                if st.st_size > start:
-                    capped_at = capped_at or st.st_mtime
-                continue
-            off, got, capped = self._read_file(Path(path), start, final=False, budget=self.batch_lines - len(items))
-            items += got
-            kept.append(_Entry(path, st.st_ino, off, _head(Path(path), off)))
-            if capped:
-                capped_at = capped_at or st.st_mtime
-
-        new_cursor = json.dumps({"files": [e.as_json() for e in kept]}, sort_keys=True)
-        lag = 0.0 if capped_at is None else max(0.0, self.clock() - capped_at)
-        return Batch(items=items, cursor=None if new_cursor == cursor else new_cursor,
-                     more=capped_at is not None, lag_seconds=lag)
-
-    def _live_files(self) -> dict[str, os.stat_result]:
-        if not self.path.exists():
-            return {}  # a file between rotation and re-creation, or not created yet
-        files = {}
-        for p in iter_paths(self.path):
-            try:
-                files[str(p.absolute())] = p.stat()
-            except FileNotFoundError:
-                continue  # rotated away between listing and stat: found by inode next time
-        return files
-
-    def _read_file(self, path: Path, start: int, *, final: bool, budget: int) -> tuple[int, list[Item], bool]:
-        """Up to `budget` items from `start`; returns the offset after them and whether capped."""
-        reader = read_jsonl(path, start=start, max_bytes=self.max_bytes, final=final)
-        got: list[Item] = []
-        for _end, item in reader:
-            got.append(item)
-            if len(got) >= budget:
-                return reader.offset, got, True
-        return reader.offset, got, False
-
-
-def _load(cursor: str | None) -> list[_Entry]:
-    if not cursor:
-        return []
-    try:
-        data = json.loads(cursor)
-        return [_Entry(str(e["path"]), int(e["ino"]), int(e["off"]), str(e["head"]), bool(e.get("rotated")))
-                for e in data["files"]]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SourceError(f"unreadable file cursor ({exc}); reset it to re-read from the start") from exc
-
-
-def _head(path: Path, offset: int) -> str:
-    """A hash of the file's first bytes (up to `offset`): a changed head means a new file."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(min(offset, HEAD_BYTES))
-    except OSError:
-        return ""
-    return hashlib.sha1(data).hexdigest()[:16]
-
-
-def _mtime(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return None
-
-
-def _find_inode(folder: Path, ino: int) -> Path | None:
-    """The file in `folder` that has inode `ino`, wherever it was renamed to."""
-    try:
-        with os.scandir(folder) as it:
-            for entry in it:
-                if entry.is_file(follow_symlinks=False) and entry.inode() == ino:
-                    return Path(entry.path)
-    except OSError:
-        return None
-    return None
+        tail = self.tailer.read(cursor)
+        return Batch(items=tail.items, cursor=tail.cursor, more=tail.more, lag_seconds=tail.lag_seconds)

@@ -65,11 +65,23 @@ def close_all() -> None:
 def latest_checkpoint_id(saver: SqliteSaver, thread_id: str) -> str | None:
     """The newest checkpoint id of a thread, read without deserialising its state.
 
-    SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this is the one place that
-    relies on its table layout besides history.lineage.
+    SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this module is the one
+    place that relies on its table layout.
     """
     with saver.cursor(transaction=False) as cur:
         cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
                     " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
         row = cur.fetchone()
     return row[0] if row else None
+
+
+def checkpoint_parents(saver: SqliteSaver, thread_id: str) -> list[tuple[str, str | None]]:
+    """(checkpoint id, parent id) of every checkpoint of a thread, oldest first.
+
+    Straight from the saver's table: listing through the saver would deserialise every checkpoint
+    just to draw the history's lanes.
+    """
+    with saver.cursor(transaction=False) as cur:
+        cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        return [(cid, pid) for cid, pid in cur.fetchall()]

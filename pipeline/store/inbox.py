@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
-from pipeline.store.records import Records, iso, now
+from pipeline.clock import iso
+from pipeline.store.records import Records
 from pipeline.state import OPEN_STATUSES
 
 
@@ -12,7 +14,7 @@ def overdue_count(records: Records, at: datetime | None = None) -> int:
     """Open incidents past their SLA deadline (served by the incidents_inbox index)."""
     marks = ",".join("?" * len(OPEN_STATUSES))
     rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
-                         (*OPEN_STATUSES, iso(at or now())))
+                         (*OPEN_STATUSES, iso(at or records.clock.now())))
     return int(rows[0]["n"])
 
 
@@ -67,3 +69,16 @@ def storage_sizes(data_dir: Path) -> dict[str, int]:
     index_bytes = sum(p.stat().st_size for p in index.rglob("*") if p.is_file()) if index.exists() else 0
     return {"app.sqlite3": size("app.sqlite3"), "checkpoints.sqlite": size("checkpoints.sqlite"),
             "knowledge-index": index_bytes}
+
+
+def query_plans(records: Records, read: Callable[[], object]) -> list[tuple[str, str]]:
+    """The SELECTs `read` runs on this thread's connection, each with SQLite's query plan
+    (the inbox benchmark checks that the inbox query uses its index)."""
+    statements: list[str] = []
+    records.conn.set_trace_callback(statements.append)
+    try:
+        read()
+    finally:
+        records.conn.set_trace_callback(None)
+    return [(sql, " | ".join(r["detail"] for r in records.query("EXPLAIN QUERY PLAN " + sql)))
+            for sql in statements if sql.lstrip().upper().startswith("SELECT")]

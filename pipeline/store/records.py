@@ -7,133 +7,32 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import socket
 import sqlite3
 import threading
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
+from pipeline.clock import Clock, SystemClock, iso, parse_iso
+from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
 from pipeline.ingest import correlation
-from pipeline.errors import IncidentNotFound, StorageError
+from pipeline.ingest.opening import opens_incident
+from pipeline.review.sla import DEFAULT_SEVERITY, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
+from pipeline.store import schema
+from pipeline.store.owners import owner_alive
 
 BUSY_TIMEOUT_MS = 30_000
-SLA_HOURS = {"critical": 1, "high": 4, "medium": 24, "low": 72}
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS incidents (
-    incident_id TEXT PRIMARY KEY,
-    fingerprint TEXT NOT NULL,
-    title TEXT NOT NULL DEFAULT '',
-    service TEXT NOT NULL,
-    status TEXT NOT NULL,
-    severity TEXT NOT NULL DEFAULT 'medium',
-    category TEXT,
-    confidence REAL,
-    event_count INTEGER NOT NULL DEFAULT 0,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    closed_at TEXT,
-    sla_deadline TEXT NOT NULL,
-    pending_interrupt_id TEXT,
-    pending_checkpoint_id TEXT,
-    revisions INTEGER NOT NULL DEFAULT 0,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at TEXT,
-    last_error TEXT,
-    summary TEXT NOT NULL DEFAULT '{}',
-    claim_owner TEXT,
-    claimed_at TEXT
-);
-CREATE INDEX IF NOT EXISTS incidents_inbox ON incidents(status, sla_deadline);
-CREATE INDEX IF NOT EXISTS incidents_fingerprint ON incidents(fingerprint, created_at);
-CREATE INDEX IF NOT EXISTS incidents_updated ON incidents(updated_at);
-CREATE INDEX IF NOT EXISTS incidents_service ON incidents(service);
-CREATE INDEX IF NOT EXISTS incidents_category ON incidents(category);
-
-CREATE TABLE IF NOT EXISTS events (
-    event_id TEXT PRIMARY KEY,
-    incident_id TEXT,
-    time TEXT NOT NULL,
-    service TEXT NOT NULL,
-    host TEXT,
-    level TEXT,
-    exception TEXT,
-    message TEXT NOT NULL,
-    body TEXT NOT NULL,
-    source TEXT NOT NULL,
-    position TEXT NOT NULL,
-    merged INTEGER NOT NULL DEFAULT 0,
-    stored_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_incident ON events(incident_id, merged);
-CREATE INDEX IF NOT EXISTS events_service_time ON events(service, time);
-CREATE INDEX IF NOT EXISTS events_stored ON events(stored_at);
-CREATE INDEX IF NOT EXISTS events_host_time ON events(host, time);
-
-CREATE TABLE IF NOT EXISTS dead_letters (
-    id INTEGER PRIMARY KEY,
-    source TEXT NOT NULL,
-    position TEXT NOT NULL,
-    reason TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    UNIQUE(source, position)
-);
-
-CREATE TABLE IF NOT EXISTS cursors (
-    source TEXT PRIMARY KEY,
-    value TEXT NOT NULL,
-    updated_at TEXT NOT NULL
-);
-
-CREATE TABLE IF NOT EXISTS fixes (
-    idempotency_key TEXT PRIMARY KEY,
-    incident_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    proposal TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS fixes_incident ON fixes(incident_id);
-
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY,
-    incident_id TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    action TEXT NOT NULL,
-    at TEXT NOT NULL,
-    checkpoint_before TEXT,
-    checkpoint_after TEXT,
-    before TEXT NOT NULL DEFAULT '{}',
-    after TEXT NOT NULL DEFAULT '{}',
-    note TEXT
-);
-CREATE INDEX IF NOT EXISTS audit_incident ON audit(incident_id, at);
-CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
-"""
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def parse_iso(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
-
-
-def sla_deadline(created_at: datetime, severity: str) -> datetime:
-    """When a reviewer must have decided, by severity."""
-    return created_at + timedelta(hours=SLA_HOURS.get(severity, 24))
+# what update_incident may write; the rest is the store's own (ids, counts and times of events,
+# updated_at) or the claim's (claim_owner, claimed_at: see claim / release). closed_at is stamped
+# when a status closes the incident; callers only clear it (a replay or fork reopens a run).
+WRITABLE_INCIDENT_COLUMNS = frozenset({
+    "status", "severity", "category", "confidence", "sla_deadline", "pending_interrupt_id",
+    "pending_checkpoint_id", "revisions", "attempts", "next_attempt_at", "last_error", "summary", "closed_at",
+})
 
 
 @dataclass
@@ -160,53 +59,18 @@ class IngestCounts:
         }
 
 
-def opens_incident(event: LogEvent) -> bool:
-    """Errors open incidents; INFO/WARN lines are kept as context for log windows."""
-    if event.level in ("ERROR", "FATAL"):
-        return True
-    return event.level is None and bool(event.exception or event.stack)
-
-
-def process_owner() -> str:
-    """An owner token for claims: host, pid, the process's start time and a random part."""
-    pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_process_start(pid) or 0}:{uuid.uuid4().hex[:8]}"
-
-
-def _process_start(pid: int) -> str | None:
-    """The start time of a process in clock ticks since boot (Linux), to tell a reused pid apart."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # the command name (field 2) may hold spaces; fields after its closing parenthesis are plain
-    return stat.rsplit(")", 1)[-1].split()[19]
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the process that took a claim still runs (claims of other hosts count as alive).
-
-    A container restart brings back the same host name and small pids: the start time in the token
-    tells the dead owner from a new process that happens to have its pid.
-    """
-    host, pid_text, start, *_ = (owner.split(":") + ["", "", ""])[:4]
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return True
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    current = _process_start(int(pid_text))
-    return not (start.isdigit() and start != "0" and current is not None and current != start)
-
-
 class Records:
-    """Our queryable records. Accepts a path or ":memory:"."""
+    """Our queryable records. Accepts a path or ":memory:".
 
-    def __init__(self, path: Path | str):
+    `clock` stamps and compares every time the store writes (default: the system clock); the
+    engine reads the time through `records.clock` too, and a test may set it on an open store.
+    `migrations` is the schema to bring the file up to (tests pass their own list).
+    """
+
+    def __init__(self, path: Path | str, *, clock: Clock | None = None,
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
         self.path = str(path)
+        self.clock: Clock = clock or SystemClock()
         if self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
@@ -215,10 +79,9 @@ class Records:
             self._uri = None
         self._local = threading.local()
         try:
-            self.conn.executescript(SCHEMA)
+            self.schema_version = schema.migrate(self.conn, where=self.path, migrations=migrations)
         except sqlite3.Error as exc:
-            raise StorageError(f"records store {self.path}: {exc}") from exc
-
+            raise StorageError(f"records store {self.path}: cannot bring its schema up to date: {exc}") from exc
     # -- connections -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -281,7 +144,7 @@ class Records:
         from pipeline.ingest.events import DeadLetter
 
         counts = IngestCounts()
-        stamp = iso(now())
+        stamp = iso(self.clock.now())
         with self.transaction() as conn:
             for item in items:
                 if isinstance(item, DeadLetter):
@@ -326,7 +189,7 @@ class Records:
         ).fetchone()
         if row is not None:
             closed_at = parse_iso(row["closed_at"])
-            within_reopen = closed_at is not None and now() < closed_at + timedelta(minutes=reopen_minutes)
+            within_reopen = closed_at is not None and self.clock.now() < closed_at + timedelta(minutes=reopen_minutes)
             if row["status"] in OPEN_STATUSES or within_reopen:
                 counts.incidents_updated.add(row["incident_id"])
                 return row["incident_id"]
@@ -340,9 +203,9 @@ class Records:
         conn.execute(
             "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"
-            " VALUES (?,?,?,?, 'analyzing', 'medium', ?,?,?,?,?)",
-            (new_id, fp, correlation.title(event), event.service, iso(event.time), iso(event.time),
-             stamp, stamp, iso(sla_deadline(now(), "medium"))),
+            " VALUES (?,?,?,?, 'analyzing', ?, ?,?,?,?,?)",
+            (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
+             iso(event.time), stamp, stamp, iso(sla_deadline(parse_iso(stamp), DEFAULT_SEVERITY))),
         )
         counts.incidents_new.add(new_id)
         return new_id
@@ -356,7 +219,7 @@ class Records:
             conn.execute(
                 "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
                 " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                (source, value, iso(now())),
+                (source, value, iso(self.clock.now())),
             )
 
     def events_of(self, incident_id: str, *, only_unmerged: bool = False, limit: int | None = None) -> list[LogEvent]:
@@ -432,7 +295,7 @@ class Records:
         waited `merge_delay` seconds: a noisy incident then re-runs its analysis (and replaces the
         reviewer's pending interrupt) at most that often, instead of on every poll.
         """
-        stamp = now()
+        stamp = self.clock.now()
         rows = self.query(
             "SELECT incident_id FROM incidents WHERE status IN ('analyzing', 'in_revision')"
             " OR (status = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
@@ -446,10 +309,15 @@ class Records:
     def update_incident(self, incident_id: str, *, release_owner: str | None = None,
                         merged_event_ids: Iterable[str] = (), **values) -> None:
         """Write record fields (status and the fields derived from the run) in one transaction,
-        optionally marking merged evidence and releasing the writer's claim with them."""
+        optionally marking merged evidence and releasing the writer's claim with them.
+
+        Only WRITABLE_INCIDENT_COLUMNS may be written: a column name reaches the SQL text."""
+        unknown = sorted(set(values) - WRITABLE_INCIDENT_COLUMNS)
+        if unknown:
+            raise UnknownColumn("incidents", unknown[0])
         if "summary" in values and not isinstance(values["summary"], str):
             values["summary"] = json.dumps(values["summary"], default=str)
-        values["updated_at"] = iso(now())
+        values["updated_at"] = iso(self.clock.now())
         if values.get("status") in CLOSED_STATUSES:
             values.setdefault("closed_at", values["updated_at"])
         cols = ", ".join(f"{k} = ?" for k in values)
@@ -479,7 +347,7 @@ class Records:
             if interrupt_id is not None and row["pending_interrupt_id"] != interrupt_id:
                 return False
             sets = "claim_owner = ?, claimed_at = ?"
-            params: list = [owner, iso(now())]
+            params: list = [owner, iso(self.clock.now())]
             if set_status:
                 sets += ", status = ?"
                 params.append(set_status)
@@ -501,7 +369,7 @@ class Records:
             attempt = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = ?", (incident_id,)).fetchone()[0] + 1
             proposal = {**proposal, "attempt": attempt, "idempotency_key": idempotency_key}
             conn.execute("INSERT INTO fixes(idempotency_key, incident_id, attempt, proposal, created_at)"
-                         " VALUES (?,?,?,?,?)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(now())))
+                         " VALUES (?,?,?,?,?)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(self.clock.now())))
             return proposal, True
 
     def fixes(self, incident_id: str | None = None) -> list[dict]:
@@ -525,7 +393,7 @@ class Records:
                   conn: sqlite3.Connection | None = None) -> None:
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
                 " before, after, note) VALUES (?,?,?,?,?,?,?,?,?)",
-                (incident_id, reviewer, action, iso(now()), checkpoint_before, checkpoint_after,
+                (incident_id, reviewer, action, iso(self.clock.now()), checkpoint_before, checkpoint_after,
                  json.dumps(before, default=str), json.dumps(after, default=str), note))
         if conn is not None:
             conn.execute(*args)

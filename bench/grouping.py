@@ -1,0 +1,171 @@
+"""Benchmark: template grouping accuracy (GA) on Loghub-2k, the miner against today's masking.
+
+For each system folder (X/X_2k.log_structured.csv with Loghub's ground truth), the `Content`
+column goes through a fresh `pipeline.ingest.templates.TemplateMiner` and, in the same run,
+through today's `template()` of pipeline correlation (the baseline: a line's group is its
+masked text). GA: a line counts as right when the set of lines in its predicted group equals
+the set of lines sharing its ground-truth EventId. Prints GA per system, the means and the
+ratio; goal: mean >= 0.90, no system below 0.70.
+
+`--raw` also parses each raw X_2k.log through pipeline.ingest.formats (records joined by
+pipeline.ingest.multiline), reports how many records came out in which format and how many
+messages equal Loghub's Content, and the miner's GA on the messages the parser extracted.
+
+    .venv/bin/python bench/grouping.py [DIR ...] [--raw] [--json]
+
+DIR defaults to ../shared/data/loghub-2k beside the repo (or $INCIDENTIQ_LOGHUB_DIR): a folder
+of system folders, or system folders themselves.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Callable, Hashable, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pipeline.ingest.formats import SourceParser  # noqa: E402
+from pipeline.ingest.multiline import MultilineJoiner  # noqa: E402
+from pipeline.ingest.templates import TemplateMiner  # noqa: E402
+
+try:  # the correlation module is moving into pipeline.ingest; take it wherever it is
+    from pipeline.ingest.correlation import template as baseline_template  # type: ignore
+except ImportError:
+    from pipeline.correlation import template as baseline_template  # noqa: E402
+
+DEFAULT_DIR = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
+GOAL_MEAN, GOAL_MIN = 0.90, 0.70
+
+
+def grouping_accuracy(predicted: Sequence[Hashable], truth: Sequence[Hashable]) -> float:
+    """Share of lines whose predicted group holds exactly the lines of their true group."""
+    if len(predicted) != len(truth):
+        raise ValueError(f"{len(predicted)} predictions for {len(truth)} lines")
+    if not truth:
+        return 1.0
+    by_pred: dict[Hashable, set[int]] = collections.defaultdict(set)
+    by_true: dict[Hashable, set[int]] = collections.defaultdict(set)
+    for i, (p, t) in enumerate(zip(predicted, truth)):
+        by_pred[p].add(i)
+        by_true[t].add(i)
+    right = sum(len(lines) for t, lines in by_true.items()
+                if by_pred[predicted[next(iter(lines))]] == lines)
+    return right / len(truth)
+
+
+def mine(messages: Sequence[str]) -> list[str]:
+    """Group ids from a fresh miner; ids are resolved after all lines, as clusters join."""
+    miner = TemplateMiner(None)
+    ids = [miner.add(m).template_id for m in messages]
+    return [miner.group_of(i) for i in ids]
+
+
+def baseline(messages: Sequence[str]) -> list[str]:
+    return [baseline_template(m) for m in messages]
+
+
+def systems(dirs: Sequence[Path]) -> list[Path]:
+    found: list[Path] = []
+    for d in dirs:
+        if not d.is_dir():
+            raise SystemExit(f"no such folder: {d}")
+        if list(d.glob("*_structured.csv")):
+            found.append(d)
+        else:
+            found.extend(sorted(p for p in d.iterdir() if p.is_dir() and list(p.glob("*_structured.csv"))))
+    if not found:
+        raise SystemExit(f"no Loghub structured CSV under {', '.join(map(str, dirs))}")
+    return found
+
+
+def load(system: Path) -> tuple[list[str], list[str]]:
+    csv_path = next(system.glob("*_structured.csv"))
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [r["Content"] for r in rows], [r["EventId"] for r in rows]
+
+
+def parse_raw(system: Path) -> tuple[list[str], collections.Counter]:
+    raw = next(system.glob("*.log"))
+    lines = raw.read_bytes().decode("utf-8").splitlines()
+    parser = SourceParser()
+    parser.detect(lines)
+    joiner = MultilineJoiner()
+    messages, formats = [], collections.Counter()
+    for record in joiner.join(enumerate(lines)):
+        parsed = parser.parse(record.text)
+        formats[parsed.format] += 1
+        messages.append(parsed.message)
+    return messages, formats
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_DIR])
+    ap.add_argument("--raw", action="store_true", help="also parse the raw .log files")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+    args = ap.parse_args(argv)
+
+    results = []
+    for system in systems(args.dirs):
+        content, truth = load(system)
+        row = {"system": system.name, "lines": len(truth), "events": len(set(truth)),
+               "baseline": grouping_accuracy(baseline(content), truth),
+               "miner": grouping_accuracy(mine(content), truth)}
+        if args.raw:
+            messages, formats = parse_raw(system)
+            row["raw_formats"] = dict(formats)
+            row["raw_records"] = len(messages)
+            if len(messages) == len(truth):
+                row["raw_equal_content"] = sum(m.strip() == c.strip() for m, c in zip(messages, content))
+                row["raw_miner"] = grouping_accuracy(mine(messages), truth)
+            else:
+                row["raw_equal_content"] = None
+                row["raw_miner"] = None
+        results.append(row)
+
+    mean_base = statistics.fmean(r["baseline"] for r in results)
+    mean_miner = statistics.fmean(r["miner"] for r in results)
+    summary = {"systems": results, "mean_baseline": mean_base, "mean_miner": mean_miner,
+               "ratio": mean_miner / mean_base if mean_base else None,
+               "min_miner": min(r["miner"] for r in results),
+               "goal": {"mean": GOAL_MEAN, "min": GOAL_MIN}}
+    summary["goal_met"] = mean_miner >= GOAL_MEAN and summary["min_miner"] >= GOAL_MIN
+    if args.raw:
+        raw = [r["raw_miner"] for r in results if r["raw_miner"] is not None]
+        summary["mean_raw_miner"] = statistics.fmean(raw) if raw else None
+
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    head = f"{'system':<12}{'lines':>6}{'events':>7}{'baseline':>10}{'miner':>8}"
+    if args.raw:
+        head += f"{'raw GA':>8}  {'msg=Content':>11}  formats"
+    print(head)
+    for r in results:
+        line = f"{r['system']:<12}{r['lines']:>6}{r['events']:>7}{r['baseline']:>10.3f}{r['miner']:>8.3f}"
+        if args.raw:
+            ga = "n/a" if r["raw_miner"] is None else f"{r['raw_miner']:.3f}"
+            eq = "n/a" if r["raw_equal_content"] is None else f"{r['raw_equal_content']}/{r['lines']}"
+            fm = ", ".join(f"{k} {v}" for k, v in sorted(r["raw_formats"].items(), key=lambda kv: -kv[1]))
+            line += f"{ga:>8}  {eq:>11}  {fm}"
+        print(line)
+    tail = f"{'mean':<25}{mean_base:>10.3f}{mean_miner:>8.3f}"
+    if args.raw and summary["mean_raw_miner"] is not None:
+        tail += f"{summary['mean_raw_miner']:>8.3f}"
+    print(tail)
+    ratio = f"{summary['ratio']:.2f}x" if summary["ratio"] else "n/a"
+    print(f"miner/baseline: {ratio}; lowest system {summary['min_miner']:.3f}; goal (mean >= "
+          f"{GOAL_MEAN}, none below {GOAL_MIN}): {'met' if summary['goal_met'] else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

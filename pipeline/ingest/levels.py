@@ -1,0 +1,121 @@
+"""Log levels: every common spelling and number → DEBUG / INFO / WARN / ERROR / FATAL.
+
+    normalize_level("warning")  -> "WARN"
+    normalize_level(50)         -> "ERROR"   (bunyan/pino numbers, 10..60)
+    normalize_level(3, scheme="syslog") -> "ERROR"  (syslog severities, 0..7)
+    infer_level("Connection refused, giving up")  -> "ERROR"   (no level field: keywords)
+
+`normalize_level` answers None when the value is not a level it knows (an empty string, an
+unknown word, a number outside every scheme); callers keep the raw value for the reviewer
+rather than guessing. `infer_level` answers None when no keyword speaks for a level.
+
+Numbers: a small number (0..7) is read as a syslog severity, since that is what GELF and syslog
+send; 10..60 as bunyan/pino (10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal), and
+values between those steps round down to the step below (pino custom levels, 35 -> INFO).
+Pass `scheme="syslog"` or `scheme="bunyan"` when the source's scheme is known.
+
+Syslog severities: 0 emerg, 1 alert, 2 crit → FATAL (the system or a component is down or
+about to be); 3 err → ERROR; 4 warning → WARN; 5 notice, 6 info → INFO; 7 debug → DEBUG.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+LEVELS: tuple[Level, ...] = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+
+_SYSLOG: dict[int, Level] = {0: "FATAL", 1: "FATAL", 2: "FATAL", 3: "ERROR", 4: "WARN",
+                             5: "INFO", 6: "INFO", 7: "DEBUG"}
+_BUNYAN: tuple[tuple[int, Level], ...] = ((60, "FATAL"), (50, "ERROR"), (40, "WARN"),
+                                          (30, "INFO"), (20, "DEBUG"), (10, "DEBUG"))
+
+_NAMES: dict[str, Level] = {}
+for _level, _names in {
+    "DEBUG": ("debug", "dbg", "trace", "trc", "verbose", "verb", "vrb", "fine", "finer", "finest",
+              "all", "d", "v", "t", "debug1", "debug2", "debug3", "debug4", "debug5"),
+    "INFO": ("info", "inf", "information", "informational", "notice", "note", "ntc", "config",
+             "log", "i", "n"),
+    "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
+    "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure"),
+    "FATAL": ("fatal", "ftl", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
+              "f", "a", "wtf", "assert", "dpanic"),
+}.items():
+    for _name in _names:
+        _NAMES[_name] = _level  # type: ignore[assignment]
+# Single letters: glog/klog (I W E F), logcat (V D I W E F A). Logcat's "S" (silent) is never
+# a record's level, so it stays unknown.
+
+_DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
+
+# Keyword inference for a line with no level: the most severe match wins. Word boundaries so
+# "errorless" or "terror" do not count; "0 errors" and "no error" still do (a line that talks
+# about errors is worth a reviewer's look, and these are only guesses for lines with no level).
+_KEYWORDS: tuple[tuple[Level, re.Pattern[str]], ...] = (
+    ("FATAL", re.compile(r"\b(?:fatal|panic(?:ked)?|emerg(?:ency)?|critical|crit|segfault"
+                         r"|segmentation fault|core dumped|kernel panic|out of memory|oom[- ]?kill(?:ed|er)?)\b",
+                         re.I)),
+    ("ERROR", re.compile(r"\b(?:errors?|err|exceptions?|fail(?:s|ed|ure|ures|ing)?|severe"
+                         r"|denied|refused|unreachable|timed? ?out|timeout|abort(?:ed|ing)?"
+                         r"|cannot|can't|could not|couldn't|unable to|traceback"
+                         r"|[A-Z]\w*(?:Exception|Error))\b", re.I)),
+    ("WARN", re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retries|degraded)\b", re.I)),
+    ("DEBUG", re.compile(r"\b(?:debug|trace)\b", re.I)),
+)
+
+
+def normalize_level(value: object, *, scheme: str | None = None) -> Level | None:
+    """A level field's value → DEBUG/INFO/WARN/ERROR/FATAL, or None when not a known level.
+
+    `scheme` is "syslog" (0..7) or "bunyan" (10..60, pino too) when the source's numbers are
+    known; without it small numbers are syslog and larger ones bunyan. Strings of digits are
+    numbers ("3" from a syslog priority field, "50" from a text export).
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        return _from_number(value, scheme)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return _from_number(int(text), scheme)
+    found = _NAMES.get(text.lower())
+    if found is not None:
+        return found
+    # "[ERROR]", "<warn>", "ERROR:" and the like.
+    bare = _DECORATED.match(text)
+    if bare is not None:
+        return _NAMES.get(bare.group(1).lower())
+    return None
+
+
+def infer_level(text: str, *, default: Level | None = None) -> Level | None:
+    """A guess from keywords for a line that carries no level; `default` when none matches."""
+    head = text[:2_000]
+    for level, pattern in _KEYWORDS:
+        if pattern.search(head):
+            return level
+    return default
+
+
+def at_least(level: Level | None, floor: Level) -> bool:
+    """Whether `level` is `floor` or more severe (None is never)."""
+    return level is not None and LEVELS.index(level) >= LEVELS.index(floor)
+
+
+def _from_number(number: int, scheme: str | None) -> Level | None:
+    if scheme not in (None, "syslog", "bunyan"):
+        raise ValueError(f"unknown level scheme: {scheme!r} (expected 'syslog' or 'bunyan')")
+    if scheme == "syslog" or (scheme is None and 0 <= number <= 7):
+        return _SYSLOG.get(number)
+    if number < 10:
+        return None
+    for step, level in _BUNYAN:
+        if number >= step:
+            return level if number < 100 else None
+    return None

@@ -1,0 +1,178 @@
+"""Multi-line records: join continuation lines (stack traces and the like) to their event.
+
+    joiner = MultilineJoiner()
+    for offset, line in lines:
+        for record in joiner.feed(offset, line):
+            handle(record.position, record.text)      # position of the record's first line
+    for record in joiner.flush():                     # at the end of a one-shot read only
+        handle(record.position, record.text)
+
+A line continues the record before it when it is:
+
+- indented (a Java ``\\tat ...`` frame, a Python frame, any indented detail);
+- a Java frame or trailer without indentation: ``at x.Y(Z.java:1)``, ``... 12 more``,
+  ``... 3 common frames omitted``, ``Caused by: ...``, ``Suppressed: ...``;
+- an exception line right after a log line (``java.lang.IllegalStateException: boom``);
+- a Python traceback: ``Traceback (most recent call last):``, its frames, and the unindented
+  ``ValueError: ...`` line that closes it; chained tracebacks ("During handling of the above
+  exception..." / "The above exception was the direct cause...") stay in the same record;
+- a Go panic's dump: ``goroutine 1 [running]:`` and every line after it up to the next line
+  that starts a record (Go prints function names unindented);
+- a blank line followed by a continuation (blank lines that nothing follows are dropped).
+
+A line that starts a record (by default: one that opens with a timestamp, a syslog priority, a
+glog header, a bracketed time or a level word; or a `starts_record` predicate, such as a
+`formats.SourceParser` that knows the source's format) is never a continuation unless it is
+indented. JSON lines are never joined: each is a record, and nothing joins to one.
+
+The last record is held back, since the next line may continue it: it comes out when a line
+starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
+saving `pending_position` (the first line of the held-back record, None when nothing is held)
+as where to resume, so the record is read whole next time. A record longer than `max_lines`
+lines or `max_chars` characters is cut there: the rest starts a new record, so memory stays
+bounded whatever the input.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+MAX_LINES = 1_000
+MAX_CHARS = 256 * 1024
+
+_INDENTED = re.compile(r"^[ \t]+\S")
+_JAVA_TRAILER = re.compile(
+    r"^(?:at [\w$.<>/\[\]-]+\(.*\)$|\.\.\. \d+ (?:more|common frames omitted)$"
+    r"|(?:Caused by|Suppressed|Wrapped by):\s)")
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)(?::\s.*)?$")
+_PY_TRACEBACK = "Traceback (most recent call last):"
+_PY_CHAIN = re.compile(r"^(?:During handling of the above exception, another exception occurred:"
+                       r"|The above exception was the direct cause of the following exception:)$")
+_PY_FINAL = re.compile(r"^[A-Za-z_][\w.]*(?::\s.*|:)?$")
+_GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]*\]:$")
+_HEAD = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{4}/\d{2}/\d{2} \d{2}:\d{2}|\d{2}/\d{2}/\d{2} \d{2}:\d{2}"
+    r"|\d{6} \d{6}|<\d{1,3}>|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\[[^\]]*\d{2}:\d{2}:\d{2}"
+    r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d+ "
+    r"|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b[:\s\]])")
+
+
+def looks_like_record_start(line: str) -> bool:
+    """The default guess of whether a line opens a new record (timestamp or level first)."""
+    return bool(_HEAD.match(line)) or _is_json(line)
+
+
+def _is_json(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("{") and stripped.endswith("}")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A complete record: where its first line was, its lines joined by \\n, their count."""
+
+    position: Any
+    text: str
+    lines: int
+    last_position: Any
+
+
+class MultilineJoiner:
+    """Stateful joiner: feed (position, line); complete records come out (see module doc)."""
+
+    def __init__(self, *, starts_record: Callable[[str], bool] | None = None,
+                 max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS):
+        self._starts = starts_record or looks_like_record_start
+        self._max_lines = max_lines
+        self._max_chars = max_chars
+        self._lines: list[str] = []
+        self._first: Any = None
+        self._last: Any = None
+        self._chars = 0
+        self._blanks: list[str] = []
+        self._json = False
+        self._state = "plain"  # plain | traceback | traceback-frames | goroutine
+
+    @property
+    def pending_position(self) -> Any:
+        """Position of the held-back record's first line (resume there), or None."""
+        return self._first if self._lines else None
+
+    def feed(self, position: Any, line: str) -> list[Record]:
+        """Take one line (its newline optional); the records it completes, oldest first."""
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            if self._lines and not self._json:
+                self._blanks.append(line)
+            return []
+        out: list[Record] = []
+        if self._lines and self._continues(line):
+            if self._chars + len(line) + 1 > self._max_chars or len(self._lines) >= self._max_lines:
+                out.append(self._emit())
+                self._start(position, line)
+            else:
+                self._lines.extend(self._blanks)
+                self._blanks = []
+                self._lines.append(line)
+                self._chars += len(line) + 1
+                self._last = position
+            self._advance(line)
+            return out
+        if self._lines:
+            out.append(self._emit())
+        self._start(position, line)
+        self._advance(line)
+        return out
+
+    def flush(self) -> list[Record]:
+        """Release the held-back record (end of a file read once, or a tailer giving up on it)."""
+        return [self._emit()] if self._lines else []
+
+    def join(self, lines: Iterable[tuple[Any, str]]) -> Iterator[Record]:
+        """Every record of `lines`, the last one flushed: for one-shot reads."""
+        for position, line in lines:
+            yield from self.feed(position, line)
+        yield from self.flush()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _start(self, position: Any, line: str) -> None:
+        self._lines = [line]
+        self._first = self._last = position
+        self._chars = len(line)
+        self._blanks = []
+        self._json = _is_json(line)
+        self._state = "plain"
+
+    def _emit(self) -> Record:
+        record = Record(self._first, "\n".join(self._lines), len(self._lines), self._last)
+        self._lines, self._blanks, self._first, self._last, self._chars = [], [], None, None, 0
+        self._state = "plain"
+        return record
+
+    def _continues(self, line: str) -> bool:
+        if self._json or _is_json(line):
+            return False
+        if _INDENTED.match(line):
+            return True
+        stripped = line.strip()
+        if stripped == _PY_TRACEBACK or _PY_CHAIN.match(stripped) or _GOROUTINE.match(stripped):
+            return True
+        if self._starts(line):
+            return False
+        if _JAVA_TRAILER.match(stripped) or _EXCEPTION_LINE.match(stripped):
+            return True
+        if self._state == "traceback-frames" and _PY_FINAL.match(stripped):
+            return True  # the exception line that closes a traceback
+        return self._state == "goroutine"
+
+    def _advance(self, line: str) -> None:
+        stripped = line.strip()
+        if stripped == _PY_TRACEBACK:
+            self._state = "traceback"
+        elif _GOROUTINE.match(stripped):
+            self._state = "goroutine"
+        elif self._state in ("traceback", "traceback-frames"):
+            self._state = "traceback-frames" if _INDENTED.match(line) else "plain"

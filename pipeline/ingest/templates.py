@@ -1,0 +1,323 @@
+"""Message templates: which log lines are the same kind of event, mined online with Drain.
+
+A message is first *masked*: the parts that vary between two occurrences of the same event
+(numbers, ids, addresses, host names, paths, URLs, durations, sizes, timestamps...) become
+placeholders such as ``<NUM>`` or ``<IP>``. The masked text goes through Drain (the ``drain3``
+package's prefix-tree clusterer), which also generalises the variable words no mask catches
+(user names, file names...) into ``<*>``. A last pass joins clusters whose templates have the
+same constant words and differ only in how many masked or generalised tokens they hold
+("0 bytes sent" and "1190 bytes (1.16 KB) sent").
+
+    miner = TemplateMiner(state_dir)          # or TemplateMiner(None) for memory only
+    miner.template_id("Connection from 10.0.0.1 closed")   # -> "T3f9c0a1b2d4e"
+    miner.template_of("Connection from 10.0.0.1 closed")   # -> "Connection from <IP> closed"
+
+`template_id` is stable: it is given to a cluster when the cluster is created and never
+changes while the cluster lives, even as its template text generalises; clusters joined by the
+last pass answer with the id of the oldest one. The state (Drain's tree, the clusters, the
+joins) is saved as plain JSON under `state_dir` after every change, written atomically, so a
+miner started on the same directory goes on with the same ids. One process should own a state
+directory at a time (the poller's lease ensures that); within a process the miner is
+thread-safe.
+
+One configuration serves every log: there are no per-source rules.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from drain3.drain import Drain, LogCluster, Node
+
+STATE_FILE = "templates.json"
+STATE_VERSION = 1
+# Only the head of a message is templated: it carries the meaning and it bounds the regex
+# work on a huge line of hostile input.
+TEMPLATE_CHARS = 2_000
+
+# Drain's knobs, one setting for all logs (see bench/grouping.py for how they were chosen).
+SIM_TH = 0.8
+DEPTH = 4
+MAX_CHILDREN = 100
+
+_WILDCARD = "<*>"
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+          r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)(?:day|sday|nesday|rsday|urday)?"
+_HEX = r"[0-9A-Fa-f]"
+_IPV6 = rf"(?=[0-9A-Fa-f:]*\d)(?:{_HEX}{{1,4}}|:)(?::{_HEX}{{0,4}}){{2,7}}"
+# Top-level domains that end a host name. Java packages start with com/org/net, host names end
+# with them; two-letter country codes are allowed except common file extensions.
+_GTLD = ("com|net|org|edu|gov|mil|int|info|biz|io|dev|app|cloud|local|localdomain|internal"
+         "|lan|arpa|corp|home|online|site|tech|xyz|asia|mobi|name|pro|aero|coop|museum|travel")
+_NOT_CCTLD = "py|js|ts|so|gz|sh|md|rb|go|cc|hh|pl|ps|rs|cs|vb|db|hs|ml|el|xz|bz|tf|mk|id"
+_HOST = (rf"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+"
+         rf"(?:(?:{_GTLD})|(?!(?:{_NOT_CCTLD})\b)[a-z]{{2}})(?::\d{{1,5}})?(?![\w-]|\.\w)")
+
+# Order matters: each mask runs on the output of the ones before it, so the wider shapes go
+# first (a URL holds a host and a path, a timestamp holds numbers). Placeholders hold no digits,
+# dots, slashes or colons, so later masks leave them alone.
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, flags), placeholder) for pattern, placeholder, flags in (
+        (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+", "<URL>", 0),
+        # Timestamps: ISO 8601 and its cousins, syslog and C's asctime, dd/Mon/yyyy:HH:MM:SS.
+        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
+         r"(?:Z|[+-]\d{2}:?\d{2}\b)?", "<TS>", 0),
+        (r"\b\d{2,4}/\d{2}/\d{2,4}(?:[ T:]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)?\b", "<TS>", 0),
+        (rf"\b\d{{1,2}}/{_MONTH}/\d{{4}}(?::\d{{2}}:\d{{2}}:\d{{2}})?(?: [+-]\d{{4}})?", "<TS>", 0),
+        (rf"\b(?:{_WEEKDAY},? +)?{_MONTH} +\d{{1,2}}(?:,? +\d{{4}})?"
+         rf"(?: +\d{{1,2}}:\d{{2}}(?::\d{{2}}(?:\.\d+)?)?)?(?: +[A-Z]{{3,4}})?(?: +\d{{4}})?\b", "<TS>", 0),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<TS>", 0),
+        (rf"\b{_WEEKDAY}\b", "<TS>", 0),
+        (rf"\b{_HEX}{{8}}-(?:{_HEX}{{4}}-){{3}}{_HEX}{{12}}\b", "<UUID>", 0),
+        (r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<EMAIL>", 0),
+        (_HOST, "<HOST>", 0),
+        # A lowercase name with a port is a host too, even a single label ("wpad:80").
+        (r"(?<![^\s(\[/@'\"])[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}(?![\w.:])", "<HOST>", 0),
+        (r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]|\.\d)", "<IP>", 0),
+        (rf"\[{_IPV6}\](?::\d{{1,5}})?|(?<![\w:]){_IPV6}(?![\w:])", "<IP>", 0),
+        # File paths, with or without an extension: two or more /segments, or ~/ ./ ../ ones.
+        (r"(?<![\w.:/~@%+<>-])(?:~|\.{1,2})?(?:/[\w.@%+=,:*-]*[\w@%+=*-]){2,}/?", "<PATH>", 0),
+        (r"(?<![\w.:/~@%+<>-])(?:~|\.{1,2})/[\w.@%+=,:-]*[\w@%+=-]", "<PATH>", 0),
+        # Windows folders may hold spaces ("Program Files"); only the file name ends at one.
+        (r"\b[A-Za-z]:\\(?:[^\\\n:*?<>|]+\\)*[^\\\s:*?<>|]*", "<PATH>", 0),
+        # Durations and sizes, unit attached or after one space ("12ms", "3.5 s", "<1 sec").
+        (r"(?<![\w.])[<>~]?[-+]?(?:\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?|mins?"
+         r"|minutes?|h|hrs?|hours?|days?|m)(?![\w/]))+", "<DUR>", 0),
+        (r"(?<![\w.])[-+]?\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|[kKMGT]b?|B|bytes?)(?![\w/])", "<SIZE>", 0),
+        (r"\b0[xX][0-9A-Fa-f]+\b", "<HEX>", 0),
+        # Long hex runs are ids (all digits is a number, below).
+        (r"(?<![\w.-])(?=[0-9A-Fa-f]*\d)(?=[0-9A-Fa-f]*[A-Fa-f])[0-9A-Fa-f]{8,}(?![\w]|\.\d)", "<HEX>", 0),
+        # Numbers: signed, decimal, dotted (1.2.3), exponent, percentages; inside identifiers
+        # after _ - # = : or a letter run (blk_-123, appattempt_1445_0020, tty2, CPU#0).
+        (r"(?<![A-Za-z0-9.])[-+]?\d+(?:[._]\d+)*(?:[eE][-+]?\d+)?%?(?![A-Za-z0-9]|\.\d)", "<NUM>", 0),
+        # ...but an upper-case name with a number is a name (SOCKS5, HTTP2, IPV6), not an id.
+        (r"(?<=[A-Za-z])(?<!\b[A-Z])(?<!\b[A-Z]{2})(?<!\b[A-Z]{3})(?<!\b[A-Z]{4})(?<!\b[A-Z]{5})"
+         r"\d+(?:[._]\d+)*(?![A-Za-z0-9]|\.\d)", "<NUM>", 0),
+        (r"\s+", " ", 0),
+        # A list of ids is one value however long it is: "delete blk_1 blk_2 blk_3".
+        (r"(?<!\S)(\S*<[A-Z]+>\S*)(?: \1)+(?!\S)", r"\1", 0),
+    )
+)
+_PLACEHOLDER = re.compile(r"<[A-Z]+>|<\*>")
+# "user=<*>": a key that stays when its value is generalised.
+_KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
+# A token that is only placeholders and punctuation carries no constant word.
+_VARIABLE_TOKEN = re.compile(r"^(?:<[A-Z]+>|<\*>|[^\w<>])*(?:<[A-Z]+>|<\*>)(?:<[A-Z]+>|<\*>|[^\w<>])*$"
+                             r"|^[(\[{'\"]+[)\]}'\"]+[,;:.]?$")
+# Upper-case words are names of states, protocols, verbs (ERROR, HTTPS, SOCKS5, GET): two
+# messages that differ in one are different events, however alike the rest.
+_ENUM_WORD = re.compile(r"^[A-Z][A-Z0-9_]{2,}[,;:.]?$")
+
+
+def mask(message: str) -> str:
+    """The message's first TEMPLATE_CHARS characters with variable parts as placeholders."""
+    text = message[:TEMPLATE_CHARS]
+    for pattern, placeholder in _MASKS:
+        text = pattern.sub(placeholder, text)
+    return text.strip()
+
+
+def _constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The template's constant words, in order: what joins clusters in the last pass."""
+    return tuple(_PLACEHOLDER.sub(_WILDCARD, t) for t in tokens if not _VARIABLE_TOKEN.match(t))
+
+
+class _Drain(Drain):
+    """Drain that keeps a token's key when it generalises the value: user=a, user=b -> user=<*>."""
+
+    def get_seq_distance(self, seq1, seq2, include_params):
+        if not seq1:
+            return 1.0, 0
+        sim = params = 0
+        for t1, t2 in zip(seq1, seq2):
+            if t1 == self.param_str:
+                params += 1
+            elif t1 == t2:
+                sim += 1
+            elif t1.endswith(self.param_str) and t2.startswith(t1[:-len(self.param_str)]):
+                params += 1
+            elif _ENUM_WORD.match(t1) and _ENUM_WORD.match(t2):
+                return 0.0, 0
+        if include_params:
+            sim += params
+        return sim / len(seq1), params
+
+    def create_template(self, seq1, seq2):
+        out = list(seq2)
+        for i, (t1, t2) in enumerate(zip(seq1, seq2)):
+            if t1 == t2 or t2 == self.param_str:
+                continue
+            key = _KEY_PREFIX.match(t2)
+            if key and t1.startswith(key.group()):
+                out[i] = key.group() + self.param_str
+            else:
+                out[i] = self.param_str
+        return out
+
+
+@dataclass(frozen=True)
+class Template:
+    """What the miner says about one message."""
+
+    template_id: str
+    template: str
+    masked: str
+
+
+class TemplateMiner:
+    """Online template miner; see the module docstring."""
+
+    def __init__(self, state_dir: str | os.PathLike | None = None, *, sim_th: float = SIM_TH,
+                 depth: int = DEPTH, max_children: int = MAX_CHILDREN,
+                 join_variable_runs: bool = True):
+        self._lock = threading.RLock()
+        self._path = Path(state_dir) / STATE_FILE if state_dir is not None else None
+        self._join = join_variable_runs
+        self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=max_children,
+                            parametrize_numeric_tokens=True, param_str=_WILDCARD)
+        self._ids: dict[int, str] = {}        # cluster id -> template id, given at creation
+        self._cluster_of: dict[str, int] = {}  # and back
+        self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
+        self._by_key: dict[tuple[str, ...], int] = {}
+        if self._path is not None and self._path.exists():
+            self._load()
+
+    # -- public API --------------------------------------------------------------------------
+
+    def add(self, message: str) -> Template:
+        """Learn from one message and say its template (its id never changes afterwards)."""
+        masked = mask(message)
+        with self._lock:
+            cluster, change = self._drain.add_log_message(masked)
+            if change == "cluster_created":
+                self._ids[cluster.cluster_id] = self._new_id(masked)
+                self._cluster_of[self._ids[cluster.cluster_id]] = cluster.cluster_id
+            root = self._find(cluster.cluster_id)
+            if change != "none":
+                root = self._index(cluster)
+                self._save()
+            owner = self._drain.id_to_cluster[root]
+            return Template(self._ids[root], self._text(cluster, owner), masked)
+
+    def template_id(self, message: str) -> str:
+        """The stable id of the message's template (learning from the message)."""
+        return self.add(message).template_id
+
+    def template_of(self, message: str) -> str:
+        """The message's template text, placeholders for variable parts (learning from it)."""
+        return self.add(message).template
+
+    def group_of(self, cluster_template_id: str) -> str:
+        """The id a template id answers with now (ids of joined clusters lead to the oldest)."""
+        with self._lock:
+            cluster_id = self._cluster_of.get(cluster_template_id)
+            return cluster_template_id if cluster_id is None else self._ids[self._find(cluster_id)]
+
+    def templates(self) -> dict[str, str]:
+        """Every live template id → its current template text."""
+        with self._lock:
+            out: dict[str, str] = {}
+            for cluster_id, cluster in sorted(self._drain.id_to_cluster.items()):
+                root = self._find(cluster_id)
+                out.setdefault(self._ids[root], cluster.get_template())
+            return out
+
+    # -- clusters and joins ------------------------------------------------------------------
+
+    def _new_id(self, masked: str) -> str:
+        # From the text that created the cluster, so two miners fed the same first message
+        # agree; a suffix keeps ids unique in the unlikely case of a repeat.
+        base = "T" + hashlib.sha1(masked.encode("utf-8")).hexdigest()[:12]
+        tid, n = base, 1
+        while tid in self._cluster_of:
+            n += 1
+            tid = f"{base}-{n}"
+        return tid
+
+    def _find(self, cluster_id: int) -> int:
+        while cluster_id in self._parent:
+            cluster_id = self._parent[cluster_id]
+        return cluster_id
+
+    def _index(self, cluster: LogCluster) -> int:
+        root = self._find(cluster.cluster_id)
+        if not self._join:
+            return root
+        key = (len(cluster.log_template_tokens) if not _constant_key(cluster.log_template_tokens)
+               else None, _constant_key(cluster.log_template_tokens))
+        other = self._by_key.get(key)
+        if other is None:
+            self._by_key[key] = root
+            return root
+        other = self._find(other)
+        if other != root:
+            older, newer = sorted((other, root))
+            self._parent[newer] = older
+            root = older
+        self._by_key[key] = root
+        return root
+
+    @staticmethod
+    def _text(cluster: LogCluster, owner: LogCluster) -> str:
+        return owner.get_template() if owner is not cluster else cluster.get_template()
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def _save(self) -> None:
+        if self._path is None:
+            return
+        state = {
+            "version": STATE_VERSION,
+            "clusters_counter": self._drain.clusters_counter,
+            "clusters": [[c.cluster_id, list(c.log_template_tokens), c.size, self._ids[c.cluster_id]]
+                         for c in self._drain.id_to_cluster.values()],
+            "parent": [[a, b] for a, b in self._parent.items()],
+            "keys": [[key[0], list(key[1]), root] for key, root in self._by_key.items()],
+            "tree": _dump_node(self._drain.root_node),
+        }
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".templates-", dir=self._path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(state, out, separators=(",", ":"))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, self._path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _load(self) -> None:
+        state = json.loads(self._path.read_text(encoding="utf-8"))
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"{self._path}: unknown template state version {state.get('version')!r}")
+        for cluster_id, tokens, size, tid in state["clusters"]:
+            cluster = LogCluster(tokens, cluster_id)
+            cluster.size = size
+            self._drain.id_to_cluster[cluster_id] = cluster
+            self._ids[cluster_id] = tid
+            self._cluster_of[tid] = cluster_id
+        self._drain.clusters_counter = state["clusters_counter"]
+        self._parent = {a: b for a, b in state["parent"]}
+        self._by_key = {(n, tuple(key)): root for n, key, root in state["keys"]}
+        self._drain.root_node = _load_node(state["tree"])
+
+
+def _dump_node(node: Node) -> dict:
+    return {"ids": list(node.cluster_ids),
+            "children": {token: _dump_node(child) for token, child in node.key_to_child_node.items()}}
+
+
+def _load_node(data: dict) -> Node:
+    node = Node()
+    node.cluster_ids = list(data["ids"])
+    node.key_to_child_node = {token: _load_node(child) for token, child in data["children"].items()}
+    return node

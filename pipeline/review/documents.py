@@ -1,0 +1,37 @@
+"""The incident documents that `list`, `show` and the pages share (CONTRACT §5), read from the
+records store alone: no checkpoint is opened for them."""
+from __future__ import annotations
+
+from pipeline.store.records import Records
+
+LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
+               "created_at", "updated_at", "sla_deadline", "title")
+RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids")
+
+
+def list_row(row: dict) -> dict:
+    """One incident as `list --json` prints it."""
+    return {k: row[k] for k in LIST_FIELDS}
+
+
+def incident_document(records: Records, incident_id: str) -> dict:
+    """The `show` document: record fields, RCA, recommendation, pending interrupt, decision, fix."""
+    row = records.incident(incident_id)
+    summary = row["summary"]
+    rca = summary.get("rca")
+    pending = None
+    if row["status"] == "awaiting_approval" and row["pending_interrupt_id"]:
+        pending = {"interrupt_id": row["pending_interrupt_id"], "checkpoint_id": row["pending_checkpoint_id"]}
+    fixes = records.fixes(incident_id)
+    return {
+        **list_row(row),
+        "first_seen": row["first_seen"], "last_seen": row["last_seen"], "closed_at": row["closed_at"],
+        "revisions": row["revisions"], "last_error": row["last_error"],
+        "rca": {k: rca.get(k) for k in RCA_FIELDS} if rca else None,
+        "recommendation": summary.get("recommendation"),
+        "pending": pending,
+        "decision": summary.get("decision"),
+        # after a replay the newest fix record belongs to another branch: show it only once fixed
+        "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fixed" else summary.get("fix"),
+        "similar_docs": summary.get("similar_docs", []),
+    }

@@ -1,0 +1,40 @@
+"""The services the workbench's pages go through, built once per process for one data dir.
+
+Pages and workbench components import only this module, `pipeline.errors`, `pipeline.state`
+and `pipeline.config` (tests/test_layout.py reads their imports): what lies behind the
+services (stores, the graph, the knowledge index, the analyst) can change without a page
+changing with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.analyst.offline import find_similar
+from pipeline.config import Settings
+from pipeline.engine import open_engine
+from pipeline.knowledge.service import KnowledgeService
+from pipeline.operations.poller import Poller
+from pipeline.operations.service import OperationsService
+from pipeline.review.service import ReviewService
+
+__all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService"]
+
+
+@dataclass
+class Services:
+    settings: Settings
+    review: ReviewService
+    operations: OperationsService
+    knowledge: KnowledgeService
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.settings.data_dir)
+
+
+def open_services(settings: Settings | None = None) -> Services:
+    """Open (creating if needed) the data dir's stores and index, and the services over them."""
+    engine = open_engine(settings)
+    return Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
+                    knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar))

@@ -1,0 +1,236 @@
+"""The schema of app.sqlite3, as ordered migrations; `PRAGMA user_version` says which ran.
+
+Opening a records store applies the pending migrations in one IMMEDIATE transaction, so two
+processes opening one data dir at once migrate it once. A migration is never edited after a
+release: a change to the schema is a new migration at the end of the list.
+
+Migration 1 is the schema as it stood before versioning (every table with IF NOT EXISTS): a data
+dir from that release has user_version 0 and its tables in place; migration 1 adopts it as it is,
+creating only the tables it had not needed yet (the operations tables and the lease were created
+on a poller's first use).
+"""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Sequence
+
+from pipeline.errors import StorageError
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    why: str
+    statements: tuple[str, ...]
+
+
+def _statements(sql: str) -> tuple[str, ...]:
+    # our DDL has no ';' inside literals; executescript would commit the open transaction
+    return tuple(s.strip() for s in sql.split(";") if s.strip())
+
+
+V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS incidents (
+    incident_id TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    service TEXT NOT NULL,
+    status TEXT NOT NULL,
+    severity TEXT NOT NULL DEFAULT 'medium',
+    category TEXT,
+    confidence REAL,
+    event_count INTEGER NOT NULL DEFAULT 0,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    closed_at TEXT,
+    sla_deadline TEXT NOT NULL,
+    pending_interrupt_id TEXT,
+    pending_checkpoint_id TEXT,
+    revisions INTEGER NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_error TEXT,
+    summary TEXT NOT NULL DEFAULT '{}',
+    claim_owner TEXT,
+    claimed_at TEXT
+);
+CREATE INDEX IF NOT EXISTS incidents_inbox ON incidents(status, sla_deadline);
+CREATE INDEX IF NOT EXISTS incidents_fingerprint ON incidents(fingerprint, created_at);
+CREATE INDEX IF NOT EXISTS incidents_updated ON incidents(updated_at);
+CREATE INDEX IF NOT EXISTS incidents_service ON incidents(service);
+CREATE INDEX IF NOT EXISTS incidents_category ON incidents(category);
+
+CREATE TABLE IF NOT EXISTS events (
+    event_id TEXT PRIMARY KEY,
+    incident_id TEXT,
+    time TEXT NOT NULL,
+    service TEXT NOT NULL,
+    host TEXT,
+    level TEXT,
+    exception TEXT,
+    message TEXT NOT NULL,
+    body TEXT NOT NULL,
+    source TEXT NOT NULL,
+    position TEXT NOT NULL,
+    merged INTEGER NOT NULL DEFAULT 0,
+    stored_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_incident ON events(incident_id, merged);
+CREATE INDEX IF NOT EXISTS events_service_time ON events(service, time);
+CREATE INDEX IF NOT EXISTS events_stored ON events(stored_at);
+CREATE INDEX IF NOT EXISTS events_host_time ON events(host, time);
+
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    position TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    raw TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE(source, position)
+);
+
+CREATE TABLE IF NOT EXISTS cursors (
+    source TEXT PRIMARY KEY,
+    value TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS fixes (
+    idempotency_key TEXT PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    proposal TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fixes_incident ON fixes(incident_id);
+
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    action TEXT NOT NULL,
+    at TEXT NOT NULL,
+    checkpoint_before TEXT,
+    checkpoint_after TEXT,
+    before TEXT NOT NULL DEFAULT '{}',
+    after TEXT NOT NULL DEFAULT '{}',
+    note TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_incident ON audit(incident_id, at);
+CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
+
+CREATE TABLE IF NOT EXISTS pollers (
+    owner TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    state TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    heartbeat_at TEXT NOT NULL,
+    stale_after TEXT NOT NULL,
+    next_poll_at TEXT,
+    last_error TEXT,
+    last_error_at TEXT
+);
+
+CREATE TABLE IF NOT EXISTS source_stats (
+    source TEXT PRIMARY KEY,
+    polls INTEGER NOT NULL DEFAULT 0,
+    errors INTEGER NOT NULL DEFAULT 0,
+    events_read INTEGER NOT NULL DEFAULT 0,
+    dead_letters INTEGER NOT NULL DEFAULT 0,
+    incidents_opened INTEGER NOT NULL DEFAULT 0,
+    incidents_updated INTEGER NOT NULL DEFAULT 0,
+    runs_started INTEGER NOT NULL DEFAULT 0,
+    runs_failed INTEGER NOT NULL DEFAULT 0,
+    runs_retried INTEGER NOT NULL DEFAULT 0,
+    consecutive_errors INTEGER NOT NULL DEFAULT 0,
+    last_poll_at TEXT,
+    last_ok_at TEXT,
+    last_latency_ms REAL,
+    lag_seconds REAL,
+    last_error TEXT,
+    last_error_at TEXT
+);
+
+CREATE TABLE IF NOT EXISTS poll_metrics (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    source TEXT NOT NULL,
+    events INTEGER NOT NULL,
+    dead_letters INTEGER NOT NULL,
+    opened INTEGER NOT NULL,
+    updated INTEGER NOT NULL,
+    runs_started INTEGER NOT NULL,
+    runs_failed INTEGER NOT NULL,
+    runs_retried INTEGER NOT NULL,
+    latency_ms REAL NOT NULL,
+    lag_seconds REAL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS poll_metrics_at ON poll_metrics(at);
+
+CREATE TABLE IF NOT EXISTS poller_lease (
+    scope TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    source TEXT NOT NULL,
+    acquired_at TEXT NOT NULL,
+    renewed_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "the schema before versioning: records, operations and the poller lease",
+              _statements(V1_SCHEMA)),
+)
+
+
+def latest(migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    return migrations[-1].version if migrations else 0
+
+
+def version_of(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, *, where: str, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Apply the pending migrations in one IMMEDIATE transaction; returns the version reached.
+
+    `conn` must be in autocommit mode (isolation_level=None). Raises StorageError for a data dir
+    written by newer code, whose schema this code does not know.
+    """
+    _check_order(migrations)
+    target = latest(migrations)
+    if _check_version(version_of(conn), target, where) == target:
+        return target  # the common case: nothing to do, no write lock taken
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # read again under the write lock: another process may have migrated meanwhile
+        current = _check_version(version_of(conn), target, where)
+        for migration in migrations:
+            if migration.version > current:
+                for statement in migration.statements:
+                    conn.execute(statement)
+        # user_version lives in the database header and commits with the transaction
+        conn.execute(f"PRAGMA user_version = {int(target)}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return target
+
+
+def _check_version(current: int, target: int, where: str) -> int:
+    if current > target:
+        raise StorageError(f"records store {where} is at schema version {current}, newer than this version"
+                           f" of IncidentIQ knows (up to {target}): upgrade IncidentIQ to open it")
+    return current
+
+
+def _check_order(migrations: Sequence[Migration]) -> None:
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migrations must be numbered 1, 2, 3, ... in order; got {versions}")

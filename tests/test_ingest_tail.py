@@ -1,0 +1,99 @@
+"""`ingest` and the `file:PATH` source share one tailer and one cursor format; cursors written by
+the old `ingest` (`inode:head:offset`) still resume where they stopped."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from pipeline.ingest.files import ingest_file, ingest_path
+from pipeline.ingest.tail import Tailer
+from pipeline.sources.file import FileSource
+
+MAX = 262_144
+
+
+def line(n: int) -> str:
+    return json.dumps({"_time": f"2026-11-28T10:00:{n:02d}Z", "service": "checkout-api", "level": "ERROR",
+                       "message": f"payment declined for order {n}"}) + "\n"
+
+
+def old_cursor(file: Path, offset: int) -> str:
+    """What the old `ingest` stored: inode, sha1 of the first 256 bytes as they were, offset."""
+    return f"{file.stat().st_ino}:{hashlib.sha1(file.read_bytes()[:256]).hexdigest()[:12]}:{offset}"
+
+
+def store_old_cursor(engine, file: Path, value: str) -> None:
+    engine.records.store_batch([], cursor=(f"file:{file.resolve()}", value), reopen_minutes=30)
+
+
+def test_a_data_dir_ingested_by_the_old_ingest_neither_re_reads_nor_loses_lines(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text("".join(line(n) for n in range(1, 11)))  # > 256 bytes
+    done = len("".join(line(n) for n in range(1, 6)))
+    store_old_cursor(engine, log, old_cursor(log, done))  # as if lines 1-5 were ingested before the upgrade
+    with log.open("a") as f:
+        f.write(line(11))
+    counts = ingest_path(engine, log)
+    assert counts.events == 6  # lines 6-11, not 1-5 again
+    cursor = engine.records.cursor(f"file:{log.resolve()}")
+    assert json.loads(cursor)["files"][0]["off"] == log.stat().st_size  # converted to the shared format
+    assert ingest_path(engine, log).events == 0
+
+
+def test_an_old_cursor_of_a_short_file_that_grew_since_still_resumes(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text(line(1))  # shorter than the 256 bytes the old head hashed
+    store_old_cursor(engine, log, old_cursor(log, log.stat().st_size))
+    with log.open("a") as f:
+        f.write(line(2) + line(3))
+    assert ingest_file(engine, log).events == 2
+
+
+def test_an_old_cursor_of_a_file_rewritten_in_place_reads_it_again(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text(line(1) + line(2))
+    cursor = old_cursor(log, log.stat().st_size)
+    with log.open("r+") as f:
+        f.write(line(7) + line(8))  # same inode, same size, other content
+    store_old_cursor(engine, log, cursor)
+    assert ingest_file(engine, log).events == 2
+
+
+def test_ingest_reads_a_partial_last_line_and_the_poller_waits_for_its_newline(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text(line(1) + line(2).rstrip("\n"))
+    polled = FileSource(log, max_bytes=MAX).read(None)
+    assert len(polled.items) == 1
+    assert len(Tailer(log, max_bytes=MAX, final=True).read(None).items) == 2
+    assert ingest_file(engine, log).events == 2
+
+
+def test_a_file_ingested_then_tailed_by_the_poller_is_not_read_again(engine, tmp_path):
+    log = (tmp_path / "app.jsonl").resolve()
+    log.write_text(line(1) + line(2))
+    ingest_file(engine, log)
+    source = FileSource(log, max_bytes=MAX)
+    cursor = engine.records.cursor(source.name)  # the same key and format
+    assert cursor and source.read(cursor).items == []
+    with log.open("a") as f:
+        f.write(line(3))
+    assert [i.message for i in source.read(cursor).items] == ["payment declined for order 3"]
+
+
+def test_ingest_stores_a_big_file_batch_by_batch_and_ends_at_its_end(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text("".join(line(n) for n in range(1, 8)))
+    assert ingest_file(engine, log, batch_lines=2).events == 7
+    assert json.loads(engine.records.cursor(f"file:{log.resolve()}"))["files"][0]["off"] == log.stat().st_size
+
+
+def test_ingest_finishes_a_rotated_file_before_the_new_one(engine, tmp_path):
+    log = tmp_path / "app.jsonl"
+    log.write_text(line(1))
+    ingest_file(engine, log)
+    with log.open("a") as f:
+        f.write(line(2))
+    log.rename(tmp_path / "app.jsonl.1")  # rotated: not a log suffix, found only by its inode
+    log.write_text(line(3))
+    assert ingest_file(engine, log).events == 2

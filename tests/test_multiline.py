@@ -1,0 +1,102 @@
+"""Stack traces join the event they belong to; a partial last record waits."""
+from __future__ import annotations
+
+from pipeline.ingest.multiline import MultilineJoiner
+
+JAVA = """2024-01-02 03:04:05,123 ERROR [main] com.acme.Svc: order failed
+java.lang.IllegalStateException: boom
+\tat com.acme.Svc.run(Svc.java:10)
+\tat java.base/java.lang.Thread.run(Thread.java:833)
+Caused by: java.io.IOException: disk
+\tat com.acme.Io.write(Io.java:3)
+\t... 12 more""".splitlines()
+
+PYTHON = """2024-01-02 03:04:06,000 ERROR root: handler crashed
+Traceback (most recent call last):
+  File "app.py", line 3, in <module>
+    main()
+ValueError: bad value
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "app.py", line 5, in <module>
+KeyError: 'x'""".splitlines()
+
+GO = """panic: runtime error: index out of range [5] with length 3
+
+goroutine 1 [running]:
+main.main()
+\t/tmp/x.go:8 +0x1d
+exit status 2""".splitlines()
+
+NEXT = "2024-01-02 03:04:07,000 INFO next event"
+
+
+def _records(lines):
+    return list(MultilineJoiner().join(enumerate(lines)))
+
+
+def test_a_java_stack_trace_joins_its_log_line():
+    records = _records(JAVA + [NEXT])
+    assert [r.text for r in records] == ["\n".join(JAVA), NEXT]
+    assert records[0].position == 0 and records[0].lines == 7 and records[1].position == 7
+
+
+def test_a_python_traceback_with_its_exception_line_and_chain_is_one_record():
+    records = _records(PYTHON + [NEXT])
+    assert len(records) == 2
+    assert records[0].text.startswith("2024-01-02 03:04:06,000 ERROR root")
+    assert records[0].text.endswith("KeyError: 'x'")
+    assert "ValueError: bad value" in records[0].text
+    assert records[1].text == NEXT
+
+
+def test_a_go_panic_dump_is_one_record():
+    records = _records(GO + [NEXT])
+    assert len(records) == 2 and records[0].text.endswith("exit status 2")
+    assert "main.main()" in records[0].text
+
+
+def test_the_last_record_is_held_back_until_the_next_one_starts():
+    joiner = MultilineJoiner()
+    out = [r for i, line in enumerate(JAVA[:3]) for r in joiner.feed(i, line)]
+    assert out == []  # the trace may still be growing
+    assert joiner.pending_position == 0
+    out = [r for i, line in enumerate(JAVA[3:], start=3) for r in joiner.feed(i, line)]
+    assert out == []
+    done = joiner.feed(7, NEXT)
+    assert [r.text for r in done] == ["\n".join(JAVA)]
+    assert joiner.pending_position == 7
+
+
+def test_flush_releases_the_held_back_record():
+    joiner = MultilineJoiner()
+    for i, line in enumerate(PYTHON[:3]):
+        joiner.feed(i, line)
+    flushed = joiner.flush()
+    assert [r.text for r in flushed] == ["\n".join(PYTHON[:3])]
+    assert joiner.pending_position is None and joiner.flush() == []
+
+
+def test_json_lines_are_never_joined():
+    lines = ['{"msg": "a"}', '  {"msg": "indented"}', "\tat not.a.Frame(X.java:1)", '{"msg": "b"}']
+    assert [r.text for r in _records(lines)] == lines
+
+
+def test_lines_that_start_records_stay_apart():
+    lines = ["Jun 14 15:16:01 combo sshd[1]: a", "Jun 14 15:16:02 combo sshd[1]: b",
+             "[Sun Dec 04 04:47:44 2005] [error] c", "081109 203615 148 INFO dfs.X: d"]
+    assert [r.text for r in _records(lines)] == lines
+
+
+def test_newlines_and_trailing_blank_lines_are_not_kept():
+    records = _records(["2024-01-02 03:04:05 ERROR x\r\n", "\tat a.B(C.java:1)\n", "", ""])
+    assert [r.text for r in records] == ["2024-01-02 03:04:05 ERROR x\n\tat a.B(C.java:1)"]
+
+
+def test_a_huge_record_is_cut_so_memory_stays_bounded():
+    joiner = MultilineJoiner(max_lines=3)
+    lines = ["2024-01-02 03:04:05 ERROR x"] + ["\tat a.B(C.java:1)"] * 5
+    records = list(joiner.join(enumerate(lines)))
+    assert [r.lines for r in records] == [3, 3]

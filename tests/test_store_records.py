@@ -1,0 +1,90 @@
+"""The records store writes only the columns it offers, and reads the time from its clock."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pipeline.clock import ManualClock, iso
+from pipeline.errors import UnknownColumn, UsageError
+from pipeline.state import LogEvent
+from pipeline.store import operations
+from pipeline.store.records import Records
+
+T0 = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
+
+
+def error_event(n: int, at: datetime) -> LogEvent:
+    return LogEvent(event_id=f"e{n}", time=at, level="ERROR", service="checkout-api",
+                    exception="java.sql.SQLTransientConnectionException", message="HikariPool-1 - timed out")
+
+
+@pytest.fixture
+def clock():
+    return ManualClock(T0)
+
+
+@pytest.fixture
+def records(clock):
+    store = Records(":memory:", clock=clock)
+    yield store
+    store.close()
+
+
+def test_an_unknown_incident_column_is_refused_by_name_and_nothing_is_written(records):
+    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    (row,) = records.incidents()
+    with pytest.raises(UnknownColumn, match="incidents.status = 'fixed' --") as caught:
+        records.update_incident(row["incident_id"], severity="high", **{"status = 'fixed' --": "x"})
+    assert isinstance(caught.value, UsageError) and caught.value.column == "status = 'fixed' --"
+    assert records.incident(row["incident_id"])["severity"] == "medium"
+
+
+@pytest.mark.parametrize("column", ["updated_at", "claimed_at", "claim_owner", "event_count", "fingerprint"])
+def test_columns_the_store_keeps_itself_are_not_writable(records, column):
+    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    (row,) = records.incidents()
+    with pytest.raises(UnknownColumn, match=f"incidents.{column}"):
+        records.update_incident(row["incident_id"], **{column: "x"})
+
+
+def test_an_unknown_poll_counter_is_refused_by_name(records):
+    with pytest.raises(UnknownColumn, match="source_stats.polls = 0, errors"):
+        operations.add_poll(records, source="demo", increments={"polls = 0, errors": 1}, latency_ms=1.0,
+                            lag_seconds=None, error=None)
+    assert operations.source_stats(records) == {}
+
+
+def test_times_the_store_writes_come_from_its_clock(records, clock):
+    records.store_batch([error_event(1, T0 - timedelta(hours=3))], cursor=("source:demo", "1"), reopen_minutes=30)
+    (row,) = records.incidents()
+    assert row["created_at"] == row["updated_at"] == iso(T0)
+    assert row["sla_deadline"] == iso(T0 + timedelta(hours=24))  # medium until analysed
+    clock.advance(minutes=5)
+    records.update_incident(row["incident_id"], status="rejected")
+    closed = records.incident(row["incident_id"])
+    assert closed["updated_at"] == closed["closed_at"] == iso(T0 + timedelta(minutes=5))
+
+
+def test_the_reopen_window_is_measured_on_the_clock(records, clock):
+    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    (first,) = records.incidents()
+    records.update_incident(first["incident_id"], status="rejected")
+    clock.advance(minutes=29)
+    joined = records.store_batch([error_event(2, clock.now())], cursor=None, reopen_minutes=30)
+    assert joined.incidents_updated == {first["incident_id"]} and not joined.incidents_new
+    clock.advance(minutes=2)  # 31 minutes after it closed
+    opened = records.store_batch([error_event(3, clock.now())], cursor=None, reopen_minutes=30)
+    assert len(opened.incidents_new) == 1 and first["incident_id"] not in opened.incidents_new
+
+
+def test_new_evidence_of_a_paused_incident_waits_the_merge_delay_on_the_clock(records, clock):
+    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    (row,) = records.incidents()
+    records.mark_merged(["e1"])
+    records.update_incident(row["incident_id"], status="awaiting_approval")
+    records.store_batch([error_event(2, T0)], cursor=None, reopen_minutes=30)
+    clock.advance(seconds=59)
+    assert records.incidents_needing_work(merge_delay=60) == []
+    clock.advance(seconds=1)
+    assert records.incidents_needing_work(merge_delay=60) == [row["incident_id"]]
