@@ -13,7 +13,7 @@ from pipeline.engine.runner import MAX_ATTEMPTS, run_pending
 from pipeline.ingest.files import ingest_path
 from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
-from pipeline.review.service import ReviewService
+from pipeline.services import OperationsService, ReviewService, Services
 from pipeline.sources.file import FileSource
 from tests.conftest import FIXTURES, paused_ids
 from workbench.health import light
@@ -98,7 +98,9 @@ def test_a_dead_poller_thread_shows_red_and_is_restarted_by_the_health_light(eng
     log = tmp_path / "app.jsonl"
     log.write_bytes((FIXTURES / "small.jsonl").read_bytes())
     poller = Poller(engine, KillingSource(log, max_bytes=engine.settings.max_event_bytes), interval=0.01)
-    workbench = Workbench(engine=engine, review=ReviewService(engine), poller=poller)
+    services = Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
+                        knowledge=None)
+    workbench = Workbench(services=services, poller=poller)
     poller.start()
     try:
         assert wait_for(lambda: not poller.alive)
