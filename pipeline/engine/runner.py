@@ -98,6 +98,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
     or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
+    previous_owner = engine.records.incident(incident_id)["claim_owner"]  # a dead one, if we take over
     if not engine.records.claim(incident_id, owner):
         return None
     try:
@@ -105,6 +106,12 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         if row["attempts"] >= MAX_ATTEMPTS:
             _give_up(engine, incident_id, row)
             return "gave_up"
+        if previous_owner:
+            # taken over from a dead process: a reviewer's change it wrote but did not audit is
+            # audited now, before the run moves on from it
+            from pipeline.review.changes import audit_orphaned_changes
+
+            audit_orphaned_changes(engine, incident_id)
         # counted before the run, so a run that takes its process down with it counts too
         engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
         snap = snapshot(engine, incident_id)
