@@ -19,11 +19,20 @@ def check_edit_fields(edits: dict | None) -> dict:
         raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
     for field, value in edits.items():
         if field not in EDITABLE_FIELDS:
-            raise InvalidEdit(f"{field} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}", field=field)
+            raise InvalidEdit(f"{_shown(field)} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}",
+                              field=field)
         reason = storable.problem(value)
         if reason:
             raise InvalidEdit(f"{field}: {reason}", field=field)
     return edits
+
+
+def _shown(field: str) -> str:
+    """A field name as typed, or quoted when it holds what would break a one-line message."""
+    if field.isprintable() and len(field) <= 60:
+        return field
+    shown = ascii(field)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def edited_values(state: IncidentState, edits: dict) -> dict:
