@@ -8,7 +8,7 @@ from datetime import timedelta
 from pipeline.operations.poller import Poller
 from pipeline.store.records import iso, now
 from pipeline.sources.file import FileSource
-from tests.review_support import by_category, pending
+from tests.support import by_category, pending
 
 HIKARI = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",

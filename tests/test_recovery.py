@@ -15,8 +15,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.store.records import iso, now
 from pipeline.review.service import ReviewService
 from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, ingest_path, run_pending
-from tests.conftest import FIXTURES
-from tests.review_support import by_category, cli, pending
+from tests.support import by_category, cli, pending
 
 HIKARI = {"service": "checkout-api", "host": "co-9", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",
