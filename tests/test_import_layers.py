@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 PACKAGE = ROOT / "pipeline"
 # What the engine is built from: none of it may reach up to what drives the engine.
