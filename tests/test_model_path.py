@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -25,8 +24,8 @@ from pipeline.ingest.files import ingest_path
 from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure
 from pipeline.analyst.model import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error
-from tests.openai_stub import OpenAIStub, Reply
-from tests.support import HIKARI, KEY, ROOT, ingest_one, make_settings, state_of, write_jsonl
+from tests.openai_stub import Reply
+from tests.support import HIKARI, KEY, RECOMMENDATION, ROOT, ingest_one, make_settings, state_of, write_jsonl
 
 def test_configured_model_is_the_analyst(model_engine):
     assert isinstance(model_engine.analyst, ModelAnalyst)
