@@ -40,7 +40,7 @@ def test_knowledge_says_plainly_when_this_data_dir_has_no_evaluation(app):
 
 
 def test_knowledge_shows_the_data_dirs_latest_evaluation(app, paused_engine):
-    from pipeline.analyst.evaluation import CaseResult, figures, write_latest
+    from pipeline.evaluation import CaseResult, figures, write_latest
 
     tune = figures([CaseResult("t-1", "tune", "disk_full", "disk_full", 0.9, ["disk_full"]),
                     CaseResult("t-2", "tune", "unknown", "dns_resolution", 0.4, ["dns_resolution"])])

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.analyst.offline import OfflineAnalyst, calibrated_confidence, doc_support
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.analyst.evaluation import EVAL_DIR, SPLIT_CHOICES, CaseResult, figures, load_cases
+from pipeline.evaluation import EVAL_DIR, SPLIT_CHOICES, CaseResult, figures, load_cases
 from pipeline.cli import eval as eval_cli
 from pipeline.errors import UsageError
 from pipeline.ingest.events import normalize
@@ -55,11 +55,15 @@ def test_eval_command_prints_the_figures_and_writes_only_under_the_data_dir(tmp_
 
 
 def test_the_committed_set_is_one_file_per_split():
-    assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) >= ["holdout-2026-11.jsonl", "tune.jsonl"]
+    assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) == ["holdout-2026-11.jsonl", "holdout-2026-12.jsonl",
+                                                                "tune.jsonl"]
     tune, holdout = load_cases(EVAL_DIR, split="tune"), load_cases(EVAL_DIR, split="holdout")
+    fresh = load_cases(EVAL_DIR, split="holdout2")
     assert len(tune) == 61 and {c.split for c in tune} == {"tune"}
     assert len(holdout) == 62 and {c.split for c in holdout} == {"holdout"}
-    assert not {c.case_id for c in tune} & {c.case_id for c in holdout}
+    assert len(fresh) == 84 and {c.split for c in fresh} == {"holdout2"}
+    ids = [c.case_id for c in (*tune, *holdout, *fresh)]
+    assert len(ids) == len(set(ids))
 
 
 EVENT = {"_time": "2026-11-28T10:00:00Z", "service": "pos", "level": "ERROR"}

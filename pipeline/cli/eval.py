@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
 
-SPLIT_CHOICES = ("tune", "holdout", "holdout2", "all")  # pipeline.analyst.evaluation.SPLIT_CHOICES, kept light
+SPLIT_CHOICES = ("tune", "holdout", "holdout2", "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
 def cmd_eval(args) -> int:
     from pipeline.config import Settings
     from pipeline.errors import UsageError
-    from pipeline.analyst.evaluation import EVAL_DIR, evaluate, load_cases, write_latest
+    from pipeline.evaluation import EVAL_DIR, evaluate, load_cases, write_latest
 
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number of cases")
@@ -53,7 +53,7 @@ def _fmt(value) -> str:
 
 
 def _text(report: dict) -> str:
-    from pipeline.analyst.evaluation import SPLIT_TITLES
+    from pipeline.evaluation import SPLIT_TITLES
 
     splits = report["splits"]
     total = sum(s["cases"] for name, s in splits.items() if name != "all")

@@ -17,7 +17,7 @@ from pipeline.engine import Engine
 from pipeline.errors import RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
-from pipeline.review.sla import sla_deadline
+from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
 from pipeline.state import IncidentState
 

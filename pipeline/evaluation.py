@@ -42,7 +42,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.ingest.opening import opens_incident
 from pipeline.state import CATEGORIES, IncidentState
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "eval"
+EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
 SPLITS = ("tune", "holdout", "holdout2")
 SPLIT_CHOICES = (*SPLITS, "all")
@@ -221,11 +221,23 @@ def write_latest(report: dict, *, data_dir: Path) -> Path:
     previous = json.loads(path.read_text()) if path.is_file() else {}
     splits = dict(previous.get("splits") or {})
     for name, values in report["splits"].items():
-        splits[name] = {**values, "generated_at": report["generated_at"]}
+        splits[name] = {**values, "generated_at": report["generated_at"], "title": SPLIT_TITLES.get(name, name)}
     latest = {"generated_at": report["generated_at"], "analyst": report["analyst"], "splits": splits}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(latest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
+
+
+def latest_report(data_dir: Path) -> dict | None:
+    """This data dir's eval report (with its `path`), or None when `eval` has not run here or left
+    no readable report. Only the data dir: the repository carries no figures, so nobody is shown
+    another machine's run."""
+    path = Path(data_dir) / REPORT_NAME
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return {**report, "path": str(path)} if isinstance(report, dict) else None
 
 
 def _row(r: CaseResult) -> dict:
