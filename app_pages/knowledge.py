@@ -1,11 +1,13 @@
 """Knowledge: the curated error docs, what retrieval returns for any text, re-indexing, and the
 latest evaluation figures."""
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from workbench import session
-from workbench.eval_view import HEADLINES, confusion_figure, latest_eval
+from workbench.eval_view import HEADLINES, NO_REPORT, confusion_figure, split_title
 from workbench.evidence_view import escape_markdown
 
 workbench = session.workbench()
@@ -69,15 +71,15 @@ if st.button("Re-index", key="knowledge_reindex"):
                    f"{report.unchanged} unchanged.")
 
 st.subheader("Latest evaluation")
-found = latest_eval(workbench.data_dir)
-if found is None:
-    st.info("No evaluation yet: run `python -m pipeline eval`.")
+report = knowledge.latest_evaluation()
+if report is None:
+    st.info(NO_REPORT)
 else:
-    path, report = found
-    st.caption(f"{path.name} · analyst {report.get('analyst', '?')} · generated {report.get('generated_at', '?')}")
+    st.caption(f"{Path(report['path']).name} · analyst {report.get('analyst', '?')} · generated {report.get('generated_at', '?')}")
     splits = report.get("splits") or {}
     for name, figures in splits.items():
-        st.markdown(f"**{name}** · {figures.get('cases', '?')} cases")
+        ran = f" · run {figures['generated_at']}" if figures.get("generated_at") else ""
+        st.markdown(f"**{split_title(name, figures)}** · {figures.get('cases', '?')} cases{ran}")
         cols = st.columns(len(HEADLINES))
         for col, (field, label) in zip(cols, HEADLINES):
             value = figures.get(field)

@@ -8,11 +8,13 @@ changing with it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pipeline.analyst.offline import find_similar
 from pipeline.config import Settings
 from pipeline.engine import open_engine
+from pipeline.evaluation import latest_report
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.operations.poller import Poller
 from pipeline.operations.service import OperationsService
@@ -37,4 +39,5 @@ def open_services(settings: Settings | None = None) -> Services:
     """Open (creating if needed) the data dir's stores and index, and the services over them."""
     engine = open_engine(settings)
     return Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
-                    knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar))
+                    knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar,
+                                              latest_evaluation=partial(latest_report, engine.settings.data_dir)))

@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh engine on a temp data dir, and one with a few incidents paused at approval."""
+"""Shared fixtures: a fresh engine on a temp data dir, one with a few incidents paused at approval,
+and the workbench app on it. Plain helpers live in tests/support.py."""
 from __future__ import annotations
 
 import os
@@ -8,26 +9,18 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pipeline  # noqa: E402,F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph loads)
 from pipeline.store import checkpoints  # noqa: E402
-from pipeline.config import Settings  # noqa: E402
+from tests.openai_stub import OpenAIStub  # noqa: E402
+from tests.support import APP, FIXTURES, KEY, RECOMMENDATION, TIMEOUT, careful_analyst, make_settings  # noqa: E402
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):
     os.environ.pop(_name, None)
 
 _INDEX_CACHE: dict[str, Path] = {}
-
-
-def make_settings(data_dir: Path, **overrides) -> Settings:
-    """Settings for a temp data dir, with the repo's sample source tree."""
-    # evidence merges at once in tests unless a test asks for the poller's delay
-    overrides.setdefault("merge_delay", 0.0)
-    return Settings.from_env(data_dir=data_dir, repo_dir=ROOT / "samples" / "pos-backend", **overrides)
 
 
 @pytest.fixture
@@ -66,5 +59,37 @@ def paused_engine(engine):
     return engine
 
 
-def paused_ids(engine) -> list[str]:
-    return [r["incident_id"] for r in engine.records.incidents(status="awaiting_approval")]
+@pytest.fixture
+def app(paused_engine, monkeypatch):
+    """The workbench app (AppTest from app.py) on the paused engine's data dir, first run done, poller off."""
+    from streamlit.testing.v1 import AppTest
+
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, [e.value for e in at.exception]
+    yield at
+    session._runtime.clear()  # releases the cached runtime (stops a poller had one started)
+
+
+@pytest.fixture
+def stub():
+    with OpenAIStub() as server:
+        server.answers["RCAAnswer"] = careful_analyst
+        server.answers["RecommendationAnswer"] = RECOMMENDATION
+        server.answers["FixPlanAnswer"] = {"plan": ["Set maximumPoolSize in application.yml", "Load test"]}
+        yield server
+
+
+@pytest.fixture
+def model_engine(data_dir, stub, monkeypatch):
+    """An engine whose analyst is the chat model behind the loopback server."""
+    from pipeline.engine import open_engine
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    eng = open_engine(make_settings(data_dir, model="test-model", base_url=stub.base_url))
+    yield eng
+    eng.records.close()
+    checkpoints.close_all()

@@ -13,7 +13,7 @@ from pipeline.analyst.protocol import Analyst
 from pipeline.engine.graph import thread_config
 from pipeline.engine.runner import record_from_snapshot
 from pipeline.state import IncidentState
-from tests.test_model_path import ingest_one, model_engine, stub  # noqa: F401 - fixtures
+from tests.support import ingest_one
 
 PROTOCOL_METHODS = ("rca", "recommend", "fix_plan")
 HIKARI_HINT = "Raise the pool size moderately if the database has headroom"

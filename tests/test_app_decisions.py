@@ -4,7 +4,7 @@ import json
 
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.app_harness import app, as_reviewer, open_incident, said, texts  # noqa: F401  (fixture)
+from tests.support import as_reviewer, open_incident, said, texts
 
 
 def _by_service(engine, service: str) -> str:
@@ -149,7 +149,7 @@ def test_an_approval_after_another_reviewer_decided_names_them(app, paused_engin
 def test_with_streamlit_auth_the_signed_in_user_is_the_reviewer(paused_engine, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from tests.app_harness import APP, TIMEOUT
+    from tests.support import APP, TIMEOUT
     from workbench import session
 
     monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
@@ -169,7 +169,7 @@ def test_with_streamlit_auth_the_signed_in_user_is_the_reviewer(paused_engine, m
 def test_with_streamlit_auth_a_signed_out_user_cannot_decide(paused_engine, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from tests.app_harness import APP, TIMEOUT
+    from tests.support import APP, TIMEOUT
     from workbench import session
 
     monkeypatch.setenv("INCIDENTIQ_POLLER", "off")

@@ -1,7 +1,7 @@
 """Time travel on the incident page (AppTest): selecting a checkpoint shows its diff; replay and
 fork through the buttons, after a confirmation that names what runs again."""
 from pipeline.review.service import ReviewService
-from tests.app_harness import app, as_reviewer, open_incident, said  # noqa: F401  (fixture)
+from tests.support import as_reviewer, open_incident, said
 from workbench.timeline import timeline_figure
 
 

@@ -1,6 +1,5 @@
 """The inbox page through AppTest: what a reviewer sees first and how an incident is opened."""
-from tests.app_harness import app, open_incident, texts  # noqa: F401  (fixture)
-from tests.conftest import paused_ids
+from tests.support import open_incident, paused_ids, texts
 
 
 def _listed(at) -> list[str]:

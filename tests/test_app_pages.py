@@ -9,8 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
 from pipeline.ingest.files import ingest_path
-from tests.app_harness import APP, TIMEOUT, app, open_incident, said, texts  # noqa: F401
-from tests.conftest import FIXTURES
+from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts
 
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"
 
@@ -31,6 +30,27 @@ def test_reindex_reports_what_it_embedded(app):
     app.button(key="knowledge_reindex").click().run()
     assert not app.exception
     assert "0 docs embedded, 0 removed" in said(app, "success")
+
+
+def test_knowledge_says_plainly_when_this_data_dir_has_no_evaluation(app):
+    app.switch_page("app_pages/knowledge.py").run()
+    assert not app.exception
+    assert "No evaluation run yet in this data dir — run `python -m pipeline eval`" in said(app, "info")
+    assert not [m for m in app.metric if m.label == "accuracy"]
+
+
+def test_knowledge_shows_the_data_dirs_latest_evaluation(app, paused_engine):
+    from pipeline.evaluation import CaseResult, figures, write_latest
+
+    tune = figures([CaseResult("t-1", "tune", "disk_full", "disk_full", 0.9, ["disk_full"]),
+                    CaseResult("t-2", "tune", "unknown", "dns_resolution", 0.4, ["dns_resolution"])])
+    write_latest({"generated_at": "2026-12-01T09:00:00+00:00", "analyst": "offline", "splits": {"tune": tune}},
+                 data_dir=paused_engine.settings.data_dir)
+    app.switch_page("app_pages/knowledge.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "No evaluation run yet" not in texts(app)
+    assert "**tune · tuning set** · 2 cases · run 2026-12-01T09:00:00+00:00" in texts(app)
+    assert [m.value for m in app.metric if m.label == "accuracy"] == ["0.50"]
 
 
 def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine, tmp_path):

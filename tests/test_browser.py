@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"

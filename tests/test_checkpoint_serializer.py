@@ -13,7 +13,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.state import (
     RCA, ApprovalDecision, ErrorDoc, FixProposal, IncidentState, LogEvent, NodeEvent, Recommendation, STATE_CLASSES,
 )
-from tests.conftest import paused_ids
+from tests.support import paused_ids
 
 T = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 EVENT = LogEvent(event_id="e1", time=T, message="boom", service="svc", fields={"k": [1, 2]})

@@ -1,10 +1,9 @@
 import re
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.ingest.correlation import fingerprint, incident_id, template, title
+from pipeline.ingest.correlation import TEMPLATE_CHARS, fingerprint, incident_id, template, title
 from pipeline.state import LogEvent
 
 OPENED = datetime(2026, 11, 28, 10, 1, 2, tzinfo=timezone.utc)
@@ -220,8 +219,8 @@ def test_title_is_short():
     assert len(title(e)) <= 120 and title(e).startswith("UpstreamError: upstream failed")
 
 
+@pytest.mark.timeout(60)  # the guard: a backtracking mask on 256 KiB would run for far longer
 @pytest.mark.parametrize("unit", ['\\"', "1.", "a1_-+/", "/a", "a:"])
-def test_a_hostile_256k_line_is_templated_quickly(unit):
-    started = time.perf_counter()
-    template(unit * (256 * 1024 // len(unit)))
-    assert time.perf_counter() - started < 1.0
+def test_a_hostile_256k_line_is_templated_from_its_head_only(unit):
+    line = unit * (256 * 1024 // len(unit))
+    assert template(line) == template(line[:TEMPLATE_CHARS])

@@ -5,7 +5,7 @@ import argparse
 
 from pipeline.cli import build_parser
 from pipeline.config import SETTINGS
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.engine.graph import thread_config
-from tests.conftest import FIXTURES, ROOT, make_settings
+from tests.support import FIXTURES, ROOT, make_settings, run_cli as cli
 
 SERVICES = ["checkout-api", "inventory-service", "loyalty-service", "payments-gateway", "receipts-worker"]
 MESSAGES = [
@@ -23,12 +23,6 @@ MESSAGES = [
     ("Error", "connect ECONNREFUSED 10.0.0.{i}:5432"),
     ("OSError", "[Errno 28] No space left on device: '/var/receipts/{i}/r-{n}.pdf'"),
 ]
-
-
-def cli(data_dir: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=240, **kwargs)
 
 
 def write_many_incidents(path: Path, incidents: int, per_incident: int = 3) -> int:

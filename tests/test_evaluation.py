@@ -9,11 +9,13 @@ import pytest
 
 from pipeline.analyst.offline import OfflineAnalyst, calibrated_confidence, doc_support
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.analyst.evaluation import COMMITTED_LATEST, CaseResult, figures
+from pipeline.evaluation import EVAL_DIR, SPLIT_CHOICES, CaseResult, figures, load_cases
+from pipeline.cli import eval as eval_cli
+from pipeline.errors import UsageError
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import IncidentState
-from tests.test_durability import cli
+from tests.support import run_cli as cli
 
 START = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 
@@ -29,21 +31,114 @@ def rca(analyst, *events: dict):
     return analyst.rca(IncidentState(incident_id="INC-test", evidence=evidence))
 
 
-def test_eval_command_prints_the_figures_and_keeps_the_committed_ones(tmp_path):
-    committed = COMMITTED_LATEST.read_bytes() if COMMITTED_LATEST.exists() else None
-    result = cli(tmp_path / "data", "eval", "--split", "tune", "--limit", "10", "--json")
+def _snapshot(directory) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_eval_command_prints_the_figures_and_writes_only_under_the_data_dir(tmp_path):
+    repo_eval = _snapshot(EVAL_DIR)
+    result = cli(tmp_path / "data", "eval", "--split", "tune", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     tune = report["splits"]["tune"]
-    assert tune["cases"] == 10 and report["analyst"] == "offline"
+    assert tune["cases"] == 61 and report["analyst"] == "offline"
     for key in ("accuracy", "accuracy_at_3", "unknown_recall", "calibration_gap", "confidence_right",
                 "confidence_wrong", "confusion"):
         assert key in tune
-    assert 0.0 <= tune["accuracy"] <= 1.0 and sum(map(sum, (r.values() for r in tune["confusion"].values()))) == 10
-    latest = json.loads((tmp_path / "data" / "eval-latest.json").read_text())
-    assert latest["splits"]["tune"]["cases"] == 10
-    # a quick subset never replaces the figures of the whole set that the README and the app show
-    assert (COMMITTED_LATEST.read_bytes() if COMMITTED_LATEST.exists() else None) == committed
+    assert 0.0 <= tune["accuracy"] <= 1.0 and sum(map(sum, (r.values() for r in tune["confusion"].values()))) == 61
+    assert len(report["results"]) == 61  # the tuning set has its per-case rows
+    written = tmp_path / "data" / "eval-latest.json"
+    assert report["written"] == [str(written)]
+    assert json.loads(written.read_text())["splits"]["tune"]["cases"] == 61
+    # a full run of a committed split leaves the repository as it was: no figures are committed by a run
+    assert _snapshot(EVAL_DIR) == repo_eval and "latest.json" not in repo_eval
+
+
+def test_the_committed_set_is_one_file_per_split():
+    assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) == ["holdout-2026-11.jsonl", "holdout-2026-12.jsonl",
+                                                                "tune.jsonl"]
+    tune, holdout = load_cases(EVAL_DIR, split="tune"), load_cases(EVAL_DIR, split="holdout")
+    fresh = load_cases(EVAL_DIR, split="holdout2")
+    assert len(tune) == 61 and {c.split for c in tune} == {"tune"}
+    assert len(holdout) == 62 and {c.split for c in holdout} == {"holdout"}
+    assert len(fresh) == 84 and {c.split for c in fresh} == {"holdout2"}
+    ids = [c.case_id for c in (*tune, *holdout, *fresh)]
+    assert len(ids) == len(set(ids))
+
+
+EVENT = {"_time": "2026-11-28T10:00:00Z", "service": "pos", "level": "ERROR"}
+
+
+def _case(case_id: str, split: str, expected: str, message: str) -> dict:
+    return {"id": case_id, "expected": expected, "split": split, "events": [{**EVENT, "message": message}]}
+
+
+def _write(path, *rows: dict):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def eval_dir(tmp_path):
+    """An eval dir laid out like knowledge/eval, with a synthetic fresh hold-out file."""
+    d = tmp_path / "eval"
+    d.mkdir()
+    _write(d / "tune.jsonl", _case("t-1", "tune", "disk_full", "write /var/spool/x: no space left on device"),
+           _case("t-2", "tune", "unknown", "basket total did not add up"))
+    _write(d / "holdout-2026-11.jsonl", _case("h-1", "holdout", "dns_resolution", "flux capacitor misaligned"))
+    _write(d / "holdout-2026-12.jsonl",
+           _case("f-1", "holdout2", "disk_full", "OSError: [Errno 28] No space left on device: '/var/receipts/1.pdf'"),
+           _case("f-2", "holdout2", "out_of_memory", "container receipt-writer terminated: reason OOMKilled, exit code 137"))
+    return d
+
+
+def test_a_new_holdout_file_is_discovered_as_its_own_split(eval_dir):
+    assert [c.case_id for c in load_cases(eval_dir, split="holdout2")] == ["f-1", "f-2"]
+    assert [c.case_id for c in load_cases(eval_dir, split="holdout")] == ["h-1"]
+    assert [c.case_id for c in load_cases(eval_dir, split="all")] == ["t-1", "t-2", "h-1", "f-1", "f-2"]
+
+
+def test_holdout2_without_its_file_is_refused_plainly(eval_dir):
+    (eval_dir / "holdout-2026-12.jsonl").unlink()
+    with pytest.raises(UsageError, match="no holdout2 cases"):
+        load_cases(eval_dir, split="holdout2")
+
+
+def test_a_split_cannot_leak_across_files(eval_dir):
+    _write(eval_dir / "extra.jsonl", _case("x-1", "holdout2", "disk_full", "no space left on device"))
+    with pytest.raises(UsageError, match="holdout2"):
+        load_cases(eval_dir, split="tune")
+
+
+def test_a_file_holds_one_split(eval_dir):
+    _write(eval_dir / "tune.jsonl", _case("t-1", "tune", "disk_full", "no space left on device"),
+           _case("t-9", "holdout", "disk_full", "no space left on device"))
+    with pytest.raises(UsageError, match="one split"):
+        load_cases(eval_dir)
+
+
+def test_case_ids_are_unique_across_files(eval_dir):
+    _write(eval_dir / "holdout-2026-11.jsonl", _case("t-1", "holdout", "dns_resolution", "flux capacitor misaligned"))
+    with pytest.raises(UsageError, match="t-1 appears twice"):
+        load_cases(eval_dir)
+
+
+def test_the_command_offers_every_split():
+    assert eval_cli.SPLIT_CHOICES == SPLIT_CHOICES == ("tune", "holdout", "holdout2", "all")
+
+
+def test_holdouts_stay_aggregate_only_in_every_output(eval_dir, tmp_path):
+    data = tmp_path / "data"
+    result = cli(data, "eval", "--cases", str(eval_dir), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert list(report["splits"]) == ["tune", "holdout", "holdout2", "all"]
+    assert report["splits"]["holdout2"]["cases"] == 2 and report["splits"]["all"]["cases"] == 5
+    assert [r["id"] for r in report["results"]] == ["t-1", "t-2"]
+    printed = result.stdout + cli(data, "eval", "--cases", str(eval_dir)).stdout
+    saved = (data / "eval-latest.json").read_text()
+    for held_out in ("h-1", "f-1", "f-2"):
+        assert held_out not in printed and held_out not in saved
 
 
 def test_eval_human_output_has_the_table_and_the_confusion(tmp_path):
@@ -84,6 +179,10 @@ def test_figures_define_accuracy_at_3_unknown_recall_and_the_calibration_gap():
     assert fig["unknown_recall"] == 0.5 and fig["unknown_precision"] == 1.0
     assert fig["confidence_right"] == 0.5 and fig["confidence_wrong"] == 0.45 and fig["calibration_gap"] == 0.05
     assert fig["confusion"]["upstream_timeout"] == {"db_pool_exhausted": 1}
+    # both misses named a cause; only the 0.5 one reaches the default code-fix threshold
+    assert fig["wrong_named"] == 2 and fig["wrong_named_max_confidence"] == 0.5
+    assert fig["wrong_named_above_fix_threshold"] == 1
+    assert figures(results, fix_threshold=0.6)["wrong_named_above_fix_threshold"] == 0
 
 
 def test_nothing_matching_is_unknown_with_low_confidence(analyst):

@@ -12,17 +12,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 PACKAGE = ROOT / "pipeline"
 # What the engine is built from: none of it may reach up to what drives the engine.
-LOWER = ("sources", "store", "knowledge", "analyst", "state", "errors", "config", "openai_endpoint")
+LOWER = ("sources", "store", "knowledge", "analyst", "state", "errors", "config", "openai_endpoint", "sla", "clock")
 UPPER = ("engine", "review", "cli", "operations")
 # Known upward imports, each a debt, not a rule (the list may only shrink):
-KNOWN_UPWARD = {
-    # the eval harness runs whole incidents through the engine; it belongs with cli/operations
-    ("pipeline.analyst.evaluation", "engine"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _module(path: Path) -> str:

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import FIXTURES
-from tests.test_durability import cli
+from tests.support import FIXTURES, run_cli as cli
 
 VALID = [
     {"_time": "2026-11-28T10:00:00Z", "service": "checkout-api", "level": "ERROR",

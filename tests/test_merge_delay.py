@@ -7,7 +7,7 @@ import json
 from pipeline.clock import ManualClock
 from pipeline.operations.poller import Poller
 from pipeline.sources.file import FileSource
-from tests.review_support import by_category, pending
+from tests.support import by_category, pending
 
 HIKARI = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",

@@ -11,9 +11,8 @@ from pipeline.engine import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
-from tests.conftest import make_settings
 from tests.openai_stub import EMBEDDING_DIM, OpenAIStub, Reply, fake_embedding
-from tests.test_model_path import HIKARI, KEY, write_jsonl
+from tests.support import HIKARI, KEY, make_settings, write_jsonl
 
 
 @pytest.fixture

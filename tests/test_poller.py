@@ -22,7 +22,7 @@ from pipeline.clock import now
 from pipeline.review.service import ReviewService
 from pipeline.sources import Batch
 from pipeline.sources.file import FileSource
-from tests.conftest import FIXTURES, paused_ids
+from tests.support import FIXTURES, paused_ids
 
 HIKARI = ("HikariPool-1 - Connection is not available, request timed out after {ms}ms.",
           "java.sql.SQLTransientConnectionException")
@@ -197,7 +197,7 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
     from pipeline.analyst.offline import OfflineAnalyst
     from pipeline.engine import open_engine
     from pipeline.engine.runner import MAX_ATTEMPTS
-    from tests.conftest import make_settings
+    from tests.support import make_settings
 
     class DyingAnalyst(OfflineAnalyst):
         def rca(self, state):

@@ -19,7 +19,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
 from pipeline.ingest.files import ingest_path
-from tests.conftest import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT
 
 SERVICES = ("checkout-api", "inventory-service", "payments-gateway", "loyalty-service", "receipts-worker")
 PROBLEMS = (

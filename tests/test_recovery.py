@@ -15,8 +15,7 @@ from pipeline.clock import ManualClock
 from pipeline.review.service import ReviewService
 from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, run_pending
 from pipeline.ingest.files import ingest_path
-from tests.conftest import FIXTURES
-from tests.review_support import by_category, cli, pending
+from tests.support import by_category, cli, pending
 
 HIKARI = {"service": "checkout-api", "host": "co-9", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",

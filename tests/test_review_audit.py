@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 
 from pipeline.review.service import ReviewService
-from tests.review_support import by_category, cli
+from tests.support import by_category, cli
 
 
 def _every_action(engine) -> dict[str, str]:

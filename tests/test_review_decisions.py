@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.errors import RevisionLimitReached, UsageError
 from pipeline.review.service import ReviewService
-from tests.review_support import by_category, cli, pending
+from tests.support import by_category, cli, pending
 
 
 def test_approve_eligible_incident_ends_fixed_with_one_fix_record(paused_engine, capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.review.service import ReviewService
-from tests.review_support import by_category, checkpoint_count, cli, pending
+from tests.support import by_category, checkpoint_count, cli, pending
 
 
 def test_edit_keeps_incident_paused_at_approval_with_edited_values(paused_engine, capsys):

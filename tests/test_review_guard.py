@@ -17,8 +17,7 @@ from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.conftest import FIXTURES, paused_ids
-from tests.review_support import ROOT, by_category, child_env, cli, pending, run_child
+from tests.support import FIXTURES, ROOT, by_category, child_env, cli, paused_ids, pending, run_child
 
 # one approver process: opens the data dir once, then per round reads the round's start file and
 # CLI arguments from stdin, spins until the file appears, runs the real command and reports

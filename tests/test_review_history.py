@@ -6,7 +6,7 @@ import json
 import threading
 
 from pipeline.review.service import ReviewService
-from tests.review_support import by_category, checkpoint_count, cli, pending
+from tests.support import by_category, checkpoint_count, cli, pending
 
 
 def _at(history: list[dict], next_nodes: list[str]) -> dict:

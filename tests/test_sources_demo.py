@@ -8,7 +8,7 @@ import pytest
 from pipeline.errors import SourceError
 from pipeline.sources import open_source
 from pipeline.sources.demo import DEFAULT_SAMPLE, DemoSource
-from tests.conftest import make_settings
+from tests.support import make_settings
 
 MAX = 262_144
 

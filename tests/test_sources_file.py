@@ -11,7 +11,7 @@ from pipeline.errors import SourceError
 from pipeline.ingest.events import DeadLetter
 from pipeline.sources import open_source
 from pipeline.sources.file import FileSource
-from tests.conftest import make_settings
+from tests.support import make_settings
 
 MAX = 262_144
 

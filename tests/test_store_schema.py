@@ -14,7 +14,7 @@ from pipeline.operations.metrics import poller_status
 from pipeline.store import lease
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS, Migration, latest
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 # The records schema exactly as the release before versioning created it (records.py's SCHEMA,
 # copied literally; the operations tables and the lease were created later, on a poller's first use).

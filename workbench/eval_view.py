@@ -1,30 +1,17 @@
-"""The latest evaluation figures for the knowledge page, read from the file the eval run writes."""
+"""The latest evaluation figures for the knowledge page, read from the report `eval` writes."""
 from __future__ import annotations
-
-import json
-from pathlib import Path
 
 import plotly.graph_objects as go
 
-# `python -m pipeline eval` writes <data dir>/eval-latest.json; a full offline run of the committed
-# set also writes knowledge/eval/latest.json, which ships with the repository
-COMMITTED = Path(__file__).resolve().parent.parent / "knowledge" / "eval" / "latest.json"
 HEADLINES = (("accuracy", "accuracy"), ("accuracy_at_3", "accuracy@3"), ("unknown_recall", "unknown recall"),
              ("unknown_precision", "unknown precision"), ("calibration_gap", "calibration gap"))
+NO_REPORT = "No evaluation run yet in this data dir — run `python -m pipeline eval`."
 
 
-def latest_eval(data_dir: Path) -> tuple[Path, dict] | None:
-    """The newest readable eval report: this data dir's, else the committed one."""
-    candidates = [p for p in (Path(data_dir) / "eval-latest.json", COMMITTED) if p.is_file()]
-    candidates.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    for path in candidates:
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue
-        if isinstance(report, dict):
-            return path, report
-    return None
+def split_title(name: str, figures: dict) -> str:
+    """`holdout · hold-out 2026-11 (contaminated)`: the split's name and what it is."""
+    title = figures.get("title")
+    return f"{name} · {title}" if title and title != name else name
 
 
 def confusion_figure(confusion: dict[str, dict[str, int]]) -> go.Figure:

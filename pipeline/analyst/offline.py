@@ -6,7 +6,7 @@ fields of structured logs); retrieval similarity alone never names a cause. Spec
 outweighs generic evidence (a pool-acquire timeout beats a bare timeout). Its confidence rises
 with the strength of the evidence and the share of error events carrying it, and falls when
 another category is nearly as well supported. Its quality is measured by `python -m pipeline
-eval` (pipeline/analyst/evaluation.py).
+eval` (pipeline/evaluation.py).
 """
 from __future__ import annotations
 

@@ -17,9 +17,8 @@ from pipeline.engine import Engine
 from pipeline.errors import RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
-from pipeline.review.sla import sla_deadline
+from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
-from pipeline.store.records import IngestCounts
 from pipeline.state import IncidentState
 
 MAX_ATTEMPTS = 5

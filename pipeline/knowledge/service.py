@@ -11,11 +11,13 @@ Retrieve = Callable[..., list[ErrorDoc]]  # (kb, events, *, k) -> docs, best fir
 
 
 class KnowledgeService:
-    """The knowledge base as reviewers see it; `retrieve` is what the rag node runs."""
+    """The knowledge base as reviewers see it; `retrieve` is what the rag node runs, and
+    `latest_evaluation` reads how well the analyst did on the labelled incidents."""
 
-    def __init__(self, *, kb: KnowledgeBase, retrieve: Retrieve):
+    def __init__(self, *, kb: KnowledgeBase, retrieve: Retrieve, latest_evaluation: Callable[[], dict | None]):
         self.kb = kb
         self._retrieve = retrieve
+        self._latest_evaluation = latest_evaluation
 
     def docs(self) -> list[dict]:
         return self.kb.describe()
@@ -39,3 +41,7 @@ class KnowledgeService:
     def reindex(self, progress: Callable[[float, str], None] | None = None) -> SyncReport:
         """Re-read the docs folder, embed new and edited docs, drop removed ones."""
         return self.kb.sync(progress=progress, reload=True)
+
+    def latest_evaluation(self) -> dict | None:
+        """The data dir's latest `eval` report (figures per split, with each split's title), or None."""
+        return self._latest_evaluation()

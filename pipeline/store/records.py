@@ -19,7 +19,7 @@ from pipeline.clock import Clock, SystemClock, iso, parse_iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import opens_incident
-from pipeline.review.sla import DEFAULT_SEVERITY, sla_deadline
+from pipeline.sla import DEFAULT_SEVERITY, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import schema
 from pipeline.store.owners import owner_alive

@@ -6,16 +6,24 @@ incident: one IncidentState holding all its events, run on its own thread (the c
 approval pause with the engine's context, like any incident. Production ingest would split a
 case whose events have different fingerprints; the eval asks one question per case instead.
 
-Figures, per split (`tune`, `holdout`, `all`):
+The set lives in knowledge/eval, one file per split, each case naming its split: `tune.jsonl`
+(`tune`, the only half anyone tunes on), `holdout-2026-11.jsonl` (`holdout`, the first hold-out,
+now contaminated: see knowledge/eval/README.md) and `holdout-2026-12.jsonl` (`holdout2`, the fresh
+hold-out). The loader discovers every `*.jsonl` there, so a split exists once its file does.
+
+Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
 - unknown_recall / unknown_precision: expected `unknown` predicted `unknown`, and the reverse;
 - confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
+- wrong_named: wrong answers naming a category (not `unknown`), their highest confidence, and how
+  many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
 - confusion: {expected: {predicted: count}}.
 
-The held-out half is reported only in aggregate: per-case rows are kept for the tuning half,
-so whoever tunes the analyzer never reads which held-out cases it gets wrong.
+Hold-outs are reported only in aggregate: per-case rows are kept for the tuning half, so whoever
+tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
+the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
 
@@ -36,11 +44,12 @@ from pipeline.engine.graph import thread_config
 from pipeline.ingest.opening import opens_incident
 from pipeline.state import CATEGORIES, IncidentState
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "eval"
-DEFAULT_CASES = EVAL_DIR / "cases.jsonl"
-COMMITTED_LATEST = EVAL_DIR / "latest.json"
-SPLITS = ("tune", "holdout")
-DETAILED_SPLITS = ("tune",)  # per-case rows; the held-out half stays aggregate-only
+EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
+REPORT_NAME = "eval-latest.json"  # under the data dir
+SPLITS = ("tune", "holdout", "holdout2")
+SPLIT_CHOICES = (*SPLITS, "all")
+SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12"}
+DETAILED_SPLITS = ("tune",)  # per-case rows; every hold-out stays aggregate-only
 TOP_K = 3
 
 
@@ -69,13 +78,45 @@ class CaseResult:
         return self.predicted == self.expected
 
 
-def load_cases(path: Path = DEFAULT_CASES, *, split: str = "all", limit: int | None = None) -> list[EvalCase]:
-    """The cases of a JSONL file, optionally only one split and only the first `limit` of it."""
-    if split not in (*SPLITS, "all"):
-        raise UsageError(f"--split must be tune, holdout or all, not {split!r}")
-    path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"no such eval file: {path}")
+def load_cases(source: Path = EVAL_DIR, *, split: str = "all", limit: int | None = None) -> list[EvalCase]:
+    """The cases of an eval dir (every `*.jsonl` in it) or of one file, optionally of one split and
+    only the first `limit` of it; tune first, then the hold-outs in order."""
+    if split not in SPLIT_CHOICES:
+        raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
+    source = Path(source)
+    if source.is_dir():
+        files = sorted(source.glob("*.jsonl"))
+    elif source.is_file():
+        files = [source]
+    else:
+        raise UsageError(f"no such eval file or directory: {source}")
+    cases: list[EvalCase] = []
+    file_of_split: dict[str, Path] = {}
+    for path in files:
+        found = _read_cases(path)
+        # in a directory one file is one split, so a hold-out is sealed in its own file
+        if source.is_dir():
+            names = {c.split for c in found}
+            if len(names) > 1:
+                raise UsageError(f"{path}: one file holds one split, this one holds {', '.join(sorted(names))}")
+            for name in names:
+                if name in file_of_split:
+                    raise UsageError(f"split {name!r} is in both {file_of_split[name].name} and {path.name}")
+                file_of_split[name] = path
+        cases += found
+    seen: set[str] = set()
+    for case in cases:
+        if case.case_id in seen:  # the case id is the thread id: two cases would share one run
+            raise UsageError(f"{source}: case id {case.case_id} appears twice")
+        seen.add(case.case_id)
+    selected = [c for c in cases if split in ("all", c.split)]
+    if not selected:
+        raise UsageError(f"no {split} cases in {source}" + (": no file there holds that split" if source.is_dir() else ""))
+    selected.sort(key=lambda c: SPLITS.index(c.split))  # stable: each file keeps its own order
+    return selected[:limit] if limit else selected
+
+
+def _read_cases(path: Path) -> list[EvalCase]:
     cases = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -88,9 +129,8 @@ def load_cases(path: Path = DEFAULT_CASES, *, split: str = "all", limit: int | N
             raise UsageError(f"{path}:{number}: not an eval case ({exc})") from exc
         if case.expected not in CATEGORIES or case.split not in SPLITS or not case.events:
             raise UsageError(f"{path}:{number}: bad expected/split/events in {case.case_id}")
-        if split in ("all", case.split):
-            cases.append(case)
-    return cases[:limit] if limit else cases
+        cases.append(case)
+    return cases
 
 
 def case_state(engine: Engine, case: EvalCase) -> IncidentState:
@@ -119,7 +159,7 @@ def run_case(engine: Engine, case: EvalCase) -> CaseResult:
                       top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top])
 
 
-def figures(results: list[CaseResult]) -> dict:
+def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     """The quality figures of a set of case results (see module docstring)."""
     n = len(results)
     known = [r for r in results if r.expected != "unknown"]
@@ -127,6 +167,8 @@ def figures(results: list[CaseResult]) -> dict:
     predicted_unknown = [r for r in results if r.predicted == "unknown"]
     right = [r.confidence for r in results if r.right]
     wrong = [r.confidence for r in results if not r.right]
+    # a wrong *named* cause is the costly miss: confident enough, it makes code_fix eligible
+    wrong_named = [r.confidence for r in results if not r.right and r.predicted != "unknown"]
     confusion: dict[str, dict[str, int]] = defaultdict(Counter)
     for r in results:
         confusion[r.expected][r.predicted] += 1
@@ -142,6 +184,9 @@ def figures(results: list[CaseResult]) -> dict:
         "confidence_right": _mean(right),
         "confidence_wrong": _mean(wrong),
         "calibration_gap": round(_mean(right) - _mean(wrong), 3) if right and wrong else None,
+        "wrong_named": len(wrong_named),
+        "wrong_named_max_confidence": round(max(wrong_named), 3) if wrong_named else None,
+        "wrong_named_above_fix_threshold": sum(c >= fix_threshold for c in wrong_named),
         "confusion": {exp: dict(sorted(row.items())) for exp, row in sorted(confusion.items())},
     }
 
@@ -152,7 +197,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
         raise UsageError("no eval cases selected")
     base = settings or Settings.from_env()
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
-        # the offline analyzer unless asked otherwise: the committed figures are the offline ones
+        # the offline analyzer unless asked otherwise: the README's figures are the offline ones
         overrides = {} if use_model else {"model": None, "embeddings": "offline"}
         run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
         engine = open_engine(run_settings)
@@ -164,9 +209,11 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
         finally:
             engine.records.close()
             checkpoints.close_all()
-    splits = {s: figures([r for r in results if r.split == s]) for s in SPLITS if any(r.split == s for r in results)}
+    threshold = run_settings.code_fix_min_confidence
+    splits = {s: figures([r for r in results if r.split == s], fix_threshold=threshold)
+              for s in SPLITS if any(r.split == s for r in results)}
     if len(splits) > 1:
-        splits["all"] = figures(results)
+        splits["all"] = figures(results, fix_threshold=threshold)
     return {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "analyst": analyst,
@@ -177,17 +224,29 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
     }
 
 
-def write_latest(report: dict, path: Path) -> Path:
-    """Merge a report into a latest-figures file: splits not run this time keep their figures."""
-    path = Path(path)
+def write_latest(report: dict, *, data_dir: Path) -> Path:
+    """Merge a report into <data dir>/eval-latest.json: splits not run this time keep their figures."""
+    path = Path(data_dir) / REPORT_NAME
     previous = json.loads(path.read_text()) if path.is_file() else {}
     splits = dict(previous.get("splits") or {})
     for name, values in report["splits"].items():
-        splits[name] = {**values, "generated_at": report["generated_at"]}
+        splits[name] = {**values, "generated_at": report["generated_at"], "title": SPLIT_TITLES.get(name, name)}
     latest = {"generated_at": report["generated_at"], "analyst": report["analyst"], "splits": splits}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(latest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return path
+
+
+def latest_report(data_dir: Path) -> dict | None:
+    """This data dir's eval report (with its `path`), or None when `eval` has not run here or left
+    no readable report. Only the data dir: the repository carries no figures, so nobody is shown
+    another machine's run."""
+    path = Path(data_dir) / REPORT_NAME
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return {**report, "path": str(path)} if isinstance(report, dict) else None
 
 
 def _row(r: CaseResult) -> dict:

@@ -1,0 +1,181 @@
+"""Plain helpers the tests share (fixtures live in conftest.py): paths and settings, the CLI in this
+process and in a child process, small readers of the stores, driving the workbench through AppTest,
+and the scripted answers of the model-path tests. Test modules import from here, never from each
+other or from conftest."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipeline.cli import main
+from pipeline.config import Settings
+from pipeline.engine.graph import thread_config
+from pipeline.state import IncidentState
+
+if TYPE_CHECKING:  # streamlit loads only for the tests that drive the app
+    from streamlit.testing.v1 import AppTest
+
+    from tests.openai_stub import Request
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLE_REPO = ROOT / "samples" / "pos-backend"
+
+
+def make_settings(data_dir: Path, **overrides) -> Settings:
+    """Settings for a temp data dir, with the repo's sample source tree."""
+    # evidence merges at once in tests unless a test asks for the poller's delay
+    overrides.setdefault("merge_delay", 0.0)
+    return Settings.from_env(data_dir=data_dir, repo_dir=SAMPLE_REPO, **overrides)
+
+
+# -- the CLI -------------------------------------------------------------------------------------
+
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """Run `python -m pipeline ARGS` in this process: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse refusing the arguments, as `python -m pipeline` would exit
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def cli_json(capsys, *args: str):
+    code, out, err = cli(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def child_env(data_dir: Path) -> dict:
+    return {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+
+
+def run_child(data_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `python -m pipeline ARGS` in a new process on the data dir."""
+    return subprocess.run([sys.executable, "-m", "pipeline", *map(str, args)], cwd=ROOT, env=child_env(data_dir),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def run_cli(data_dir: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    """Run `python -m pipeline ARGS` in a new process on the data dir and the sample source tree."""
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_REPO_DIR": str(SAMPLE_REPO)}
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=240, **kwargs)
+
+
+# -- the stores ----------------------------------------------------------------------------------
+
+def paused_ids(engine) -> list[str]:
+    return [r["incident_id"] for r in engine.records.incidents(status="awaiting_approval")]
+
+
+def pending(engine, incident_id: str) -> str:
+    """The interrupt id the incident waits on (from the record)."""
+    row = engine.records.incident(incident_id)
+    assert row["status"] == "awaiting_approval", row["status"]
+    return row["pending_interrupt_id"]
+
+
+def checkpoint_count(engine, incident_id: str) -> int:
+    return len(list(engine.graph.get_state_history(thread_config(incident_id))))
+
+
+def by_category(engine, category: str) -> str:
+    return next(r["incident_id"] for r in engine.records.incidents() if r["category"] == category)
+
+
+def state_of(engine, incident_id) -> IncidentState:
+    return IncidentState.model_validate(engine.graph.get_state(thread_config(incident_id)).values)
+
+
+def write_jsonl(path: Path, events: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+# -- the workbench through AppTest (the `app` fixture is in conftest.py) -----------------------------
+
+APP = str(ROOT / "app.py")
+INCIDENT_PAGE = "app_pages/incident.py"
+TIMEOUT = 60
+
+
+def as_reviewer(at: AppTest, name: str) -> AppTest:
+    """Type the reviewer's name in the sidebar, as a person would."""
+    return at.sidebar.text_input(key="app_reviewer_name").input(name).run()
+
+
+def open_incident(at: AppTest, incident_id: str) -> AppTest:
+    at.switch_page(INCIDENT_PAGE)
+    at.query_params["incident"] = incident_id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page says in messages, text, markdown and captions, for assertions
+    (markdown escapes removed: `as\\_node` reads `as_node`)."""
+    parts = []
+    for kind in ("success", "info", "warning", "error", "text", "markdown", "caption", "title", "code"):
+        parts += [str(e.value) for e in getattr(at, kind)]
+    return unescape("\n".join(parts))
+
+
+def said(at: AppTest, kind: str) -> str:
+    """The messages of one kind (success, info, warning, error), markdown escapes removed."""
+    return unescape(" ".join(str(e.value) for e in getattr(at, kind)))
+
+
+def unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+# -- the model path (tests/openai_stub.py is the server) -----------------------------------------
+
+KEY = "sk-iiq-test-9f3c2a7b41d0e8KEYCANARY"
+
+HIKARI = [
+    {"_time": f"2026-11-28T10:00:0{i}Z", "service": "checkout-api", "host": "co-1", "level": "ERROR",
+     "message": f"HikariPool-1 - Connection is not available, request timed out after 3000{i}ms.",
+     "exception": "java.sql.SQLTransientConnectionException"}
+    for i in range(1, 4)
+]
+
+RECOMMENDATION = {"action": "Raise the pool size and find the connection leak.",
+                  "steps": ["Check active connections", "Raise maximumPoolSize"], "risk": "high"}
+
+
+def offered(request: Request) -> tuple[list[str], list[tuple[str, str]]]:
+    """The categories and (doc_id, category) pairs a prompt offers."""
+    text = request.text()
+    block = text.split("Categories you may answer", 1)[1].split("\n\n", 1)[0]
+    categories = re.findall(r"^- (\w+)$", block, re.M)
+    docs = re.findall(r"- doc_id: (\S+)\n  category: (\S+)", text)
+    return categories, docs
+
+
+def careful_analyst(request: Request) -> dict:
+    """A scripted model that answers the best offered category and cites its doc."""
+    categories, docs = offered(request)
+    category = categories[0]
+    return {"category": category, "root_cause": f"The pool is exhausted ({category}).", "confidence": 0.8,
+            "evidence": ["HikariPool-1 - Connection is not available"],
+            "doc_ids": [d for d, c in docs if c == category][:1] + ["not-a-retrieved-doc"]}
+
+
+def ingest_one(engine, tmp_path, events=HIKARI) -> str:
+    """Ingest one incident's events and return its id."""
+    from pipeline.ingest.files import ingest_path
+
+    ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
+    rows = engine.records.incidents()
+    assert len(rows) == 1
+    return rows[0]["incident_id"]
