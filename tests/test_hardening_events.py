@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from pipeline.ingest.events import MAX_FIELD_DEPTH, DeadLetter, read_jsonl
-from tests.test_durability import cli
+from tests.support import run_cli as cli
 
 GOOD = {"_time": "2026-11-28T10:00:00Z", "level": "ERROR", "service": "checkout-api",
         "message": "NullPointerException at CartService.total(CartService.java:88)"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.review.service import ReviewService
-from tests.app_harness import app, as_reviewer, open_incident  # noqa: F401  (fixture)
-from tests.conftest import ROOT
+from tests.support import as_reviewer, open_incident
+from tests.support import ROOT
 
 HOSTILE = "see [the runbook](https://evil.example/x) ![p](https://evil.example/p.png) <img src=x>"
 

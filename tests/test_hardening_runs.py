@@ -15,7 +15,7 @@ from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
 from pipeline.services import OperationsService, ReviewService, Services
 from pipeline.sources.file import FileSource
-from tests.conftest import FIXTURES, paused_ids
+from tests.support import FIXTURES, paused_ids
 from workbench.health import light
 from workbench.runtime import Workbench
 
