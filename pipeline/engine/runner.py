@@ -14,8 +14,9 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RunCrashed, RuntimeFailure
+from pipeline.errors import RunCrashed, RuntimeFailure, StorageError
 from pipeline.engine.graph import thread_config
+from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
 from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
@@ -111,11 +112,16 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             from pipeline.review.changes import audit_orphaned_changes
 
             audit_orphaned_changes(engine, incident_id)
+        snap = snapshot(engine, incident_id)
         # counted before the run, so a run that takes its process down with it counts too
         engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
-        snap = snapshot(engine, incident_id)
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
+        except StorageError:
+            # a store (locked, damaged), not this incident, failed: the poll fails and is retried,
+            # and the attempt does not count toward giving the incident up
+            engine.records.update_incident(incident_id, attempts=row["attempts"])
+            raise
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
@@ -214,6 +220,7 @@ def _give_up(engine: Engine, incident_id: str, row: dict) -> None:
 def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float = 0.0) -> RunReport:
     """Advance every incident that needs work (new, cut off, new evidence, retry due)."""
     report = RunReport()
+    recover_lost_runs(engine)
     for incident_id in engine.records.incidents_needing_work(merge_delay=merge_delay)[:limit]:
         if advance(engine, incident_id):
             status = engine.records.incident(incident_id)["status"]
