@@ -14,10 +14,11 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RunCrashed, RuntimeFailure, StorageError
+from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
+from pipeline.redaction import redact
 from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
 from pipeline.state import IncidentState
@@ -117,9 +118,9 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
-        except StorageError:
-            # a store (locked, damaged), not this incident, failed: the poll fails and is retried,
-            # and the attempt does not count toward giving the incident up
+        except CheckpointStoreError:
+            # the checkpoint store (locked, damaged), not this incident, failed: the poll fails and
+            # is retried, and the attempt does not count toward giving the incident up
             engine.records.update_incident(incident_id, attempts=row["attempts"])
             raise
         except RuntimeFailure as exc:
@@ -205,7 +206,7 @@ def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> Non
     attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
     retry_at = engine.records.clock.now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
-        incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
+        incident_id, status="failed", attempts=attempts, last_error=redact(f"{type(exc).__name__}: {exc.message}")[:2000],
         next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)
 
 

@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from pipeline.errors import StorageError
+from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
 
 BUSY_TIMEOUT_MS = 30_000
@@ -35,7 +35,7 @@ def serializer() -> JsonPlusSerializer:
 
 
 class CheckpointStore(SqliteSaver):
-    """SqliteSaver on one file, opened on first use, whose errors are our StorageError.
+    """SqliteSaver on one file, opened on first use, whose errors are our CheckpointStoreError (a StorageError).
 
     This is the checkpoint store's one boundary: sqlite3 errors (a lock held past the busy
     timeout, a damaged or foreign file) leave every public method as StorageError, so nothing
@@ -82,21 +82,21 @@ class CheckpointStore(SqliteSaver):
             raise self.damaged("; ".join(problems[:3]))
         return conn
 
-    def damaged(self, detail: str) -> StorageError:
-        return StorageError(
+    def damaged(self, detail: str) -> CheckpointStoreError:
+        return CheckpointStoreError(
             f"the checkpoint store {self.path} is damaged ({detail}). Stop the poller and the web app, move the"
             f" file aside (mv {self.path} {self.path}.damaged) and run `python -m pipeline poll --once`: the records"
             " store keeps every event, so paused incidents are analysed again and decided ones keep their record")
 
-    def translated(self, exc: sqlite3.Error) -> StorageError:
+    def translated(self, exc: sqlite3.Error) -> CheckpointStoreError:
         """Our error for a sqlite3 error of this file."""
         text = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-            return StorageError(f"the checkpoint store {self.path} is locked by another process"
+            return CheckpointStoreError(f"the checkpoint store {self.path} is locked by another process"
                                 f" (waited {self.busy_timeout_ms / 1000:g}s): {text}; it is tried again")
         if not isinstance(exc, sqlite3.OperationalError) and isinstance(exc, sqlite3.DatabaseError):
             return self.damaged(text)  # "file is not a database", "database disk image is malformed"
-        return StorageError(f"the checkpoint store {self.path}: {text}")
+        return CheckpointStoreError(f"the checkpoint store {self.path}: {text}")
 
     def close(self) -> None:
         with self._open_lock:
