@@ -48,6 +48,17 @@ SETTINGS: tuple[Setting, ...] = (
             "before its analysis re-runs (`ingest` merges at once)"),
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
+    Setting("INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first lines), "
+            "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, "
+            "`text`, or `custom` (INCIDENTIQ_LOG_PATTERN)"),
+    Setting("INCIDENTIQ_LOG_PATTERN", None, "a regex with named groups `message` (required), `time`, `level`, `service`, "
+            "`host` for lines of your own format; tried first on every line"),
+    Setting("INCIDENTIQ_SOURCE_TZ", "UTC", "time zone of log times written without an offset (an IANA name such as "
+            "`Europe/Berlin`, or `UTC`)"),
+    Setting("INCIDENTIQ_OPEN_LEVEL", "ERROR", "the lowest level that opens an incident: `WARN`, `ERROR` or `FATAL` "
+            "(lower levels are kept as context for log windows)"),
+    Setting("INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a WARN line that carries a known error signature (one of the "
+            "knowledge base's docs) opens an incident too; `off`: only the level decides"),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
             "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
 )
@@ -127,6 +138,34 @@ def _choice(name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _log_reading() -> dict:
+    """INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ, checked here so a bad one fails at start."""
+    import re
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from pipeline.errors import UsageError
+    from pipeline.ingest.formats import FORMATS
+
+    fmt = _choice("INCIDENTIQ_LOG_FORMAT", ("auto", *FORMATS))
+    pattern = raw("INCIDENTIQ_LOG_PATTERN")
+    if pattern is not None:
+        try:
+            groups = re.compile(pattern).groupindex
+        except re.error as exc:
+            raise UsageError(f"INCIDENTIQ_LOG_PATTERN is not a valid regex: {exc}") from None
+        if "message" not in groups:
+            raise UsageError("INCIDENTIQ_LOG_PATTERN needs a named group 'message', e.g. (?P<message>.*)")
+    elif fmt == "custom":
+        raise UsageError("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
+    tz = raw("INCIDENTIQ_SOURCE_TZ").strip()
+    if tz.upper() not in ("UTC", "Z"):
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {tz!r}") from None
+    return {"log_format": None if fmt == "auto" else fmt, "log_pattern": pattern, "source_tz": tz}
+
+
 def _project_path(text: str) -> Path:
     """A relative path from the working directory, or else from the project (for the defaults)."""
     path = Path(text)
@@ -156,6 +195,11 @@ class Settings:
     model_timeout: float = 30.0
     model_output: str = "json_schema"
     critical_services: tuple[str, ...] = ()
+    log_format: str | None = None  # None: detected per file
+    log_pattern: str | None = None
+    source_tz: str = "UTC"
+    open_level: str = "ERROR"
+    open_signatures: bool = True
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -177,6 +221,9 @@ class Settings:
             merge_delay=_number("INCIDENTIQ_MERGE_DELAY", float, minimum=0.0),
             demo_speed=_number("INCIDENTIQ_DEMO_SPEED", float, minimum=0.001),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
+            open_level=_choice("INCIDENTIQ_OPEN_LEVEL", ("WARN", "ERROR", "FATAL")),
+            open_signatures=_choice("INCIDENTIQ_OPEN_SIGNATURES", ("on", "off")) == "on",
+            **_log_reading(),
         )
         values["critical_services"] = critical_services(overrides.get("source", values["source"]))
         values.update(overrides)

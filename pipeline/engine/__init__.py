@@ -16,6 +16,7 @@ from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
 from pipeline.clock import Clock
+from pipeline.ingest.opening import OpeningRule
 from pipeline.store.records import Records
 
 
@@ -57,6 +58,9 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:
         kb.sync()
+    records.opening = OpeningRule.of(
+        floor=settings.open_level,
+        signatures=[s for doc in kb.docs for s in doc.signatures] if settings.open_signatures else ())
     if analyst is None:
         analyst = _configured_analyst(settings, kb)
     graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))

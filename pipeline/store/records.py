@@ -18,7 +18,8 @@ from typing import Iterable, Iterator, Sequence
 from pipeline.clock import Clock, SystemClock, iso, parse_iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
 from pipeline.ingest import correlation
-from pipeline.ingest.opening import opens_incident
+from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
+from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import schema
@@ -65,12 +66,18 @@ class Records:
     `clock` stamps and compares every time the store writes (default: the system clock); the
     engine reads the time through `records.clock` too, and a test may set it on an open store.
     `migrations` is the schema to bring the file up to (tests pass their own list).
+    `opening` is the rule that says which events open incidents (the engine sets the configured one).
     """
 
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
-                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS,
+                 opening: OpeningRule = DEFAULT_RULE):
         self.path = str(path)
         self.clock: Clock = clock or SystemClock()
+        self.opening = opening
+        # the template miner as of `_miner_revision` of template_state (None: load it)
+        self._miner: TemplateMiner | None = None
+        self._miner_revision: int | None = None
         if self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
@@ -138,14 +145,17 @@ class Records:
     def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
         """Store events and dead letters and advance the source cursor in one transaction.
 
-        Each event is stored once (by event_id); an error event joins the open incident of its
-        fingerprint or opens a new one; other events are kept as context for log windows.
+        Each event is stored once (by event_id); an event the opening rule picks joins the open
+        incident of its fingerprint or opens a new one; other events are kept as context for log
+        windows. Fingerprints come from the template miner, whose state is read (when another
+        process changed it) and written in this same transaction, under the lock that correlates.
         """
         from pipeline.ingest.events import DeadLetter
 
         counts = IngestCounts()
         stamp = iso(self.clock.now())
-        with self.transaction() as conn:
+        with self.transaction() as conn, self._templates(conn, stamp):
+            content_ids = self._has_content_ids(conn)
             for item in items:
                 if isinstance(item, DeadLetter):
                     cur = conn.execute(
@@ -155,7 +165,7 @@ class Records:
                     )
                     counts.rejected += cur.rowcount
                     continue
-                self._store_event(conn, item, reopen_minutes, counts, stamp)
+                self._store_event(conn, item, reopen_minutes, counts, stamp, content_ids)
             if cursor is not None:
                 conn.execute(
                     "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
@@ -165,10 +175,14 @@ class Records:
         counts.incidents_updated -= counts.incidents_new
         return counts
 
-    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> None:
+    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str,
+                     content_ids: bool) -> None:
         if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
             return  # seen before: it already counted where it belongs
-        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if opens_incident(event) else None
+        if content_ids and event._content_id and conn.execute(
+                "SELECT 1 FROM events WHERE event_id = ?", (event._content_id,)).fetchone():
+            return  # stored by an older version, under the id its content hashed to
+        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
         conn.execute(
             "INSERT INTO events(event_id, incident_id, time, service, host, level,"
             " exception, message, body, source, position, stored_at)"
@@ -186,11 +200,16 @@ class Records:
             )
 
     def _correlate(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> str:
-        fp = correlation.fingerprint(event)
+        template_id = self._miner.add(correlation.first_line(event.message)).template_id
+        fp = correlation.fingerprint(event, template_id=template_id)
+        # clusters the miner joined since an incident opened still lead to it, and so does the
+        # masked fingerprint incidents had before the miner
+        known = [correlation.fingerprint(event, template_id=t) for t in self._miner.group_members(template_id)]
+        known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
         row = conn.execute(
-            "SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint = ?"
+            f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({','.join('?' * len(known))})"
             " ORDER BY created_at DESC LIMIT 1",
-            (fp,),
+            known,
         ).fetchone()
         if row is not None:
             closed_at = parse_iso(row["closed_at"])
@@ -214,6 +233,38 @@ class Records:
         )
         counts.incidents_new.add(new_id)
         return new_id
+
+    @contextlib.contextmanager
+    def _templates(self, conn: sqlite3.Connection, stamp: str) -> Iterator[TemplateMiner]:
+        """The miner, current with template_state (inside the caller's transaction), saved back
+        when it learned something; forgotten when the transaction fails, so it is read again."""
+        row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
+        revision = row["revision"] if row else 0
+        if self._miner is None or self._miner_revision != revision:
+            state = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone() if row else None
+            self._miner = TemplateMiner.from_state(json.loads(state["state"]) if state else None)
+            self._miner_revision = revision
+        learned = self._miner.revision
+        try:
+            yield self._miner
+            if self._miner.revision != learned:
+                conn.execute(
+                    "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, ?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
+                    " updated_at = excluded.updated_at",
+                    (revision + 1, json.dumps(self._miner.state(), separators=(",", ":")), stamp))
+                self._miner_revision = revision + 1
+        except BaseException:
+            self._miner, self._miner_revision = None, None
+            raise
+
+    def _has_content_ids(self, conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
+
+    def templates(self) -> dict[str, str]:
+        """Every template the miner knows: id → template text (as last saved by any process)."""
+        rows = self.query("SELECT state FROM template_state WHERE id = 1")
+        return TemplateMiner.from_state(json.loads(rows[0]["state"]) if rows else None).templates()
 
     def cursor(self, source: str) -> str | None:
         rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))

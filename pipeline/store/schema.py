@@ -182,9 +182,27 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 );
 """
 
+V2_TEMPLATES = """
+CREATE TABLE template_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE store_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO store_meta(key, value) SELECT 'content_ids', 'yes' WHERE EXISTS (SELECT 1 FROM events)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
+    # events are identified by position now; a data dir that holds events has them under content
+    # ids, which store_batch keeps checking (store_meta 'content_ids') so a re-read adds nothing
+    Migration(2, "the template miner's state, shared by every process on the data dir; where event ids"
+                 " by content may still be found", _statements(V2_TEMPLATES)),
 )
 
 
