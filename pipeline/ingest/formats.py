@@ -590,7 +590,9 @@ def parse_bracket_time(text: str, opts: ParseOptions) -> ParsedRecord | None:
         time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"]), opts)
     except ValueError:
         return None
-    return _text_record("bracket-time", m["msg"], rest, time=time, service=m["program"])
+    # the program is the client whose traffic the tool handled, not who wrote the line: one failing
+    # proxy is one problem whichever browser met it, so it is a field, not the service
+    return _text_record("bracket-time", m["msg"], rest, time=time, fields={"program": m["program"]})
 
 
 def _log4j_time(m: re.Match[str], opts: ParseOptions) -> datetime | None:
