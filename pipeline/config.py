@@ -49,7 +49,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
     Setting("INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first lines), "
-            "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, "
+            "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, `logcat`, "
             "`text`, or `custom` (INCIDENTIQ_LOG_PATTERN)"),
     Setting("INCIDENTIQ_LOG_PATTERN", None, "a regex with named groups `message` (required), `time`, `level`, `service`, "
             "`host` for lines of your own format; tried first on every line"),
