@@ -181,3 +181,37 @@ def test_an_older_data_dir_is_not_duplicated_when_its_file_is_read_again(tmp_pat
                       old.model_dump_json(), old.source, old.position, "2026-11-28T10:00:00+00:00"))
         conn.execute("INSERT OR IGNORE INTO store_meta(key, value) VALUES ('content_ids', 'yes')")
     assert ingest_path(engine, path).as_json()["events"] == 0
+
+
+# -- Splunk ----------------------------------------------------------------------------------------
+
+def splunk_lines(results: list[dict]) -> list[str]:
+    base = {"host": "co-1", "source": "/var/log/app.log", "sourcetype": "checkout"}
+    return [json.dumps({"preview": False, "result": {**base, **r}}) for r in results]
+
+
+def test_splunk_results_of_a_stack_trace_indexed_line_by_line_join_their_first_line():
+    from pipeline.sources.splunk import SplunkSource
+
+    source = SplunkSource(url="http://splunk.invalid:8089", query="index=main")
+    t = "2026-11-28T10:00:00.000+00:00"
+    items = source._results(splunk_lines([
+        {"_bkt": "main~1", "_cd": "1:12", "_time": t, "_raw": "\tat com.shop.Pay.charge(Pay.java:42)"},
+        {"_bkt": "main~1", "_cd": "1:10", "_time": t, "_raw": "2026-11-28 10:00:00,001 ERROR [main] com.shop.Pay: charge failed"},
+        {"_bkt": "main~1", "_cd": "1:11", "_time": t, "_raw": "java.lang.IllegalStateException: gone"},
+    ]))
+    assert len(items) == 1 and isinstance(items[0], LogEvent)
+    event = items[0]
+    assert event.level == "ERROR" and event.message == "charge failed"
+    assert event.exception == "java.lang.IllegalStateException" and "Pay.java:42" in event.stack
+
+
+def test_identical_splunk_results_without_an_address_are_two_events_and_the_same_in_the_next_window():
+    from pipeline.sources.splunk import SplunkSource
+
+    source = SplunkSource(url="http://splunk.invalid:8089", query="index=main")
+    same = {"_time": "2026-11-28T10:00:00.000+00:00", "_indextime": "1795860001", "_raw": "ERROR disk full on /data"}
+    first = source._results(splunk_lines([{**same, "_serial": "0"}, {**same, "_serial": "1"}]))
+    again = source._results(splunk_lines([{**same, "_serial": "5"}, {**same, "_serial": "9"}]))  # overlap re-read
+    assert len({e.event_id for e in first}) == 2
+    assert {e.event_id for e in first} == {e.event_id for e in again}
