@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from pipeline.ingest.grouping import load, systems
+from pipeline.ingest.grouping import load
 from pipeline.ingest.opening import OpeningRule
 from pipeline.ingest.reading import LogFile
 from pipeline.state import LogEvent
@@ -215,3 +215,17 @@ def test_identical_splunk_results_without_an_address_are_two_events_and_the_same
     again = source._results(splunk_lines([{**same, "_serial": "5"}, {**same, "_serial": "9"}]))  # overlap re-read
     assert len({e.event_id for e in first}) == 2
     assert {e.event_id for e in first} == {e.event_id for e in again}
+
+
+def test_json_that_cannot_be_stored_is_a_dead_letter_and_the_lines_after_it_are_read(tmp_path):
+    path = tmp_path / "app.jsonl"
+    deep = "{\"a\":" * 100 + "1" + "}" * 100
+    path.write_text('{"_time":"2026-11-28T10:00:00Z","level":"error","message":"half \\ud800 a char"}\n'
+                    f'{{"_time":"2026-11-28T10:00:01Z","level":"error","message":"deep","x":{deep}}}\n'
+                    '{"_time":"9999-01-01T00:00:00Z","level":"error","message":"clock garbage"}\n'
+                    '{"_time":"2026-11-28T10:00:03Z","level":"error","message":"fine"}\n')
+    items = LogFile(path, max_bytes=262_144).read(0, final=True, settled=True, budget=100).items
+    kinds = [type(i).__name__ for i in items]
+    assert kinds == ["DeadLetter", "DeadLetter", "LogEvent", "LogEvent"], items
+    assert "surrogate" in items[0].reason and "nested deeper" in items[1].reason
+    assert items[2].fields["time_raw"].startswith("9999") and items[2].time.year < 3000

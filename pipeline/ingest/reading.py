@@ -18,17 +18,15 @@ releases it once the read is `final` (ingest) or the file has been quiet for `se
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Union
 
-from pydantic_core import PydanticSerializationError
-
+from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
 from pipeline.ingest import identity
-from pipeline.ingest.events import DeadLetter, _excerpt, normalize
+from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
 from pipeline.state import LogEvent
@@ -36,7 +34,6 @@ from pipeline.state import LogEvent
 Item = Union[LogEvent, DeadLetter]
 _CHUNK = 64 * 1024
 SAMPLE_BYTES = 64 * 1024
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -77,6 +74,9 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
     elif parsed.level is None and parsed.level_name is not None:
         fields["level_inferred"] = True
     time = parsed.time
+    if time is not None and not MIN_YEAR <= time.year <= MAX_YEAR:
+        fields.setdefault("time_raw", time.isoformat())  # clock or parser garbage: read as no time
+        time = None
     if time is None:
         time, why = fallback_time or (datetime.now(timezone.utc), "read time")
         fields["time_inferred"] = why
@@ -87,17 +87,14 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
                          host=parsed.host, level=parsed.level_name, exception=parsed.exception,
                          stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,
                          source=source, position=position)
-        body = event.model_dump_json()
-    except (PydanticSerializationError, RecursionError, ValueError) as exc:
+    except ValueError as exc:
         raise InvalidEvent(f"cannot be stored: {str(exc).splitlines()[0][:120]}") from None
-    if _SURROGATE.search(body) or "\\ud8" in body.lower() or _lone_escape(body):
-        raise InvalidEvent("contains a lone UTF-16 surrogate (not text)")
+    # nothing reaches the store that its serialisers cannot take (see pipeline/storable.py)
+    problem = storable.problem([event.message, event.stack, event.exception, event.service, event.host,
+                                event.trace_id, event.fields], max_depth=storable.MAX_DEPTH + 1)
+    if problem:
+        raise InvalidEvent(problem)
     return event
-
-
-def _lone_escape(body: str) -> bool:
-    # JSON escapes such as "\udc00" decode to half a character, which is not text
-    return bool(re.search(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", body))
 
 
 def content_id_of(text: str) -> str | None:
