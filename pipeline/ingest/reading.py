@@ -90,8 +90,8 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
     except ValueError as exc:
         raise InvalidEvent(f"cannot be stored: {str(exc).splitlines()[0][:120]}") from None
     # nothing reaches the store that its serialisers cannot take (see pipeline/storable.py)
-    problem = storable.problem([event.message, event.stack, event.exception, event.service, event.host,
-                                event.trace_id, event.fields], max_depth=storable.MAX_DEPTH + 1)
+    problem = storable.problem(event.fields) or storable.problem(
+        [event.message, event.stack, event.exception, event.service, event.host, event.trace_id])
     if problem:
         raise InvalidEvent(problem)
     return event
@@ -237,8 +237,8 @@ class LogFile:
                                       fallback_time=state["last_time"] or self._mtime())
         except InvalidEvent as error:
             return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))
-        if parsed.time is not None:
-            state["last_time"] = (parsed.time, "previous record")
+        if "time_inferred" not in event.fields:
+            state["last_time"] = (event.time, "previous record")
         if parsed.format == "json":
             event._content_id = content_id_of(record.text)
         return event

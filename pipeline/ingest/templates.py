@@ -66,6 +66,11 @@ _HOST = (rf"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+"
 # dots, slashes or colons, so later masks leave them alone.
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, flags), placeholder) for pattern, placeholder, flags in (
+        # Whatever a quote holds is one value, however many words (a user's note, a SQL text),
+        # when it follows "=" or ":" or opens with a space before it; an apostrophe in a word
+        # ("can't") opens nothing.
+        (r'(?<=[=:\s])"(?:[^"\\\n]|\\.){0,500}"(?=[\s,;.)\]]|$)', "<STR>", 0),
+        (r"(?<=[=:\s])'[^'\n]{0,500}'(?=[\s,;.)\]]|$)", "<STR>", 0),
         (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+", "<URL>", 0),
         # Timestamps: ISO 8601 and its cousins, syslog and C's asctime, dd/Mon/yyyy:HH:MM:SS.
         (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
