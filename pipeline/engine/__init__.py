@@ -52,7 +52,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    records = Records(data_dir / "app.sqlite3", clock=clock)
+    records = Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:

@@ -19,7 +19,7 @@ from pipeline.clock import Clock, SystemClock, iso, parse_iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import opens_incident
-from pipeline.sla import DEFAULT_SEVERITY, sla_deadline
+from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import schema
 from pipeline.store.owners import owner_alive
@@ -68,9 +68,13 @@ class Records:
     """
 
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
-                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS,
+                 sla_hours: dict[str, float] | None = None, sla_from: str = "first_seen"):
         self.path = str(path)
         self.clock: Clock = clock or SystemClock()
+        # the SLA policy a new incident's first deadline is computed with (the runner keeps it in step)
+        self.sla_hours = dict(sla_hours or SLA_HOURS)
+        self.sla_from = sla_from
         if self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
@@ -210,10 +214,16 @@ class Records:
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"
             " VALUES (?,?,?,?, 'analyzing', ?, ?,?,?,?,?)",
             (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
-             iso(event.time), stamp, stamp, iso(sla_deadline(parse_iso(stamp), DEFAULT_SEVERITY))),
+             iso(event.time), stamp, stamp, iso(self.sla_deadline_of(first_seen=event.time, opened=parse_iso(stamp),
+                                                                      severity=DEFAULT_SEVERITY))),
         )
         counts.incidents_new.add(new_id)
         return new_id
+
+    def sla_deadline_of(self, *, first_seen: datetime, opened: datetime, severity: str) -> datetime:
+        """An incident's SLA deadline under this store's policy."""
+        return sla_deadline(sla_base(first_seen=first_seen, opened=opened, sla_from=self.sla_from), severity,
+                            self.sla_hours)
 
     def cursor(self, source: str) -> str | None:
         rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))
