@@ -58,8 +58,9 @@ SETTINGS: tuple[Setting, ...] = (
             "`admin`) or groups the roles file maps"),
     Setting("INCIDENTIQ_ROLES_FILE", None, "a TOML or JSON file mapping users, emails and groups to roles "
             "(`[roles]` table: `\"ann@example.com\" = \"reviewer\"`, `\"group:sre\" = \"admin\"`)"),
-    Setting("INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person no claim or mapping names; unset: `reviewer` "
-            "with demo sign-in, `viewer` with oidc"),
+    Setting("INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person no claim or mapping names; unset: `admin` "
+            "while neither a roles file nor oidc is configured (a typed name proves nothing, so a lower role would "
+            "hide features without protecting them), `viewer` otherwise"),
     Setting("INCIDENTIQ_TOKENS_FILE", None, "a TOML or JSON file of API tokens for the CLI (`[[tokens]]` with "
             "`name`, `sha256`, `role`, optional `user` and `expires`): only hashes, made by `python -m pipeline token`"),
     Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
@@ -304,7 +305,9 @@ class Settings:
     @property
     def role_for_unknown(self) -> str:
         """The role of a person no claim or mapping names (INCIDENTIQ_DEFAULT_ROLE)."""
-        return self.default_role or ("reviewer" if self.auth == "demo" else "viewer")
+        if self.default_role:
+            return self.default_role
+        return "admin" if self.auth == "demo" and self.roles_file is None else "viewer"
 
     @property
     def uses_model(self) -> bool:

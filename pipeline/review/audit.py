@@ -8,7 +8,7 @@ import json
 from pipeline.errors import UsageError
 
 COLUMNS = ("id", "at", "incident_id", "reviewer", "action", "checkpoint_before", "checkpoint_after",
-           "before", "after", "note")
+           "before", "after", "note", "auth")
 FORMATS = ("json", "csv")
 
 

@@ -277,10 +277,14 @@ class Records:
         return _incident_dict(rows[0])
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
-                  order: str = "newest", limit: int | None = None, offset: int = 0) -> list[dict]:
+                  order: str = "newest", limit: int | None = None, offset: int = 0,
+                  assignee: str | None = None) -> list[dict]:
         """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
         sql = "SELECT * FROM incidents"
         where, params = [], []
+        if assignee:
+            where.append("assignee = ?")
+            params.append(assignee)
         if status:
             statuses = [status] if isinstance(status, str) else list(status)
             where.append(f"status IN ({','.join('?' * len(statuses))})")
@@ -405,11 +409,12 @@ class Records:
     # -- audit ---------------------------------------------------------------------------
     def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
                   checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
-                  conn: sqlite3.Connection | None = None) -> None:
+                  auth: str | None = None, conn: sqlite3.Connection | None = None) -> None:
+        """One audit entry; `auth` says how `reviewer` was authenticated (oidc, demo, cli, token, system)."""
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
-                " before, after, note) VALUES (?,?,?,?,?,?,?,?,?)",
+                " before, after, note, auth) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (incident_id, reviewer, action, iso(self.clock.now()), checkpoint_before, checkpoint_after,
-                 json.dumps(before, default=str), json.dumps(after, default=str), note))
+                 json.dumps(before, default=str), json.dumps(after, default=str), note, auth))
         if conn is not None:
             conn.execute(*args)
             return
