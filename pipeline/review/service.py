@@ -96,7 +96,7 @@ class _Claim:
                               before=audit_before, after=audit_after, note=note, conn=conn)
             kind = NOTIFIED_DECISIONS.get(action)
             if kind and notify:
-                self.service._notify(conn, kind, self.incident_id, event_key=f"{self.incident_id}:{self.expected}",
+                self.service.notify(conn, kind, self.incident_id, event_key=f"{self.incident_id}:{self.expected}",
                                      facts={"action": action, "status": audit_after["status"], "why": note,
                                             "by": [a["by"] for a in self.approvals] or [reviewer.id]})
         return values
@@ -247,14 +247,14 @@ class ReviewService:
             who.require(action)
             yield who
         except Refused as exc:
-            self._audit_refusal(incident_id, action, actor, reviewer, exc.message)
+            self.audit_refusal(incident_id, action, actor, reviewer, exc.message)
             raise
         except NotAwaitingApproval as exc:
             if exc.status == "expired":
-                self._audit_refusal(incident_id, action, actor, reviewer, exc.message)
+                self.audit_refusal(incident_id, action, actor, reviewer, exc.message)
             raise
 
-    def _audit_refusal(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None,
+    def audit_refusal(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None,
                        reason: str) -> None:
         try:
             row = self.records.incident(incident_id)
@@ -266,8 +266,8 @@ class ReviewService:
                                checkpoint_after=row["pending_checkpoint_id"], before={"status": row["status"]},
                                after={"status": row["status"]}, note=reason)
 
-    def _notify(self, conn, kind: str, incident_id: str, *, event_key: str, facts: dict) -> None:
-        """Write the event's notifications to the outbox inside the caller's transaction."""
+    def notify(self, conn, kind: str, incident_id: str, *, event_key: str, facts: dict) -> None:
+        """Write an event's notifications to the outbox inside the caller's transaction (no targets: none)."""
         targets = notify_targets()
         if not targets:
             return
