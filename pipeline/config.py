@@ -82,7 +82,7 @@ SETTINGS: tuple[Setting, ...] = (
             "`opened` (when the incident was opened here; the demo's default, whose sample day is in the past)",
             demo="opened"),
     Setting("INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours past the SLA deadline (after escalation) before the "
-            "poller expires an incident through the gate as `system`; `0` never expires"),
+            "poller expires an incident through the gate as `system`; `0` never expires", kind=float, bounds=(0.0, 8760.0)),
     Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated incoming-webhook URLs (Slack or Teams format) told "
             "of new critical incidents, escalations, expiries and decisions; a secret: only hosts are shown",
             secret=True),
@@ -315,7 +315,7 @@ class Settings:
             sla_hours=_sla_hours(),
             sla_from=_demo_aware_choice("INCIDENTIQ_SLA_FROM", ("first_seen", "opened"),
                                         overrides.get("source", values["source"])),
-            expire_after_hours=_number("INCIDENTIQ_EXPIRE_AFTER_HOURS", float, minimum=0.0),
+            expire_after_hours=number("INCIDENTIQ_EXPIRE_AFTER_HOURS"),
         )
         values.update(overrides)
         return cls(**values)

@@ -19,8 +19,13 @@ def actor_of(engine, args):
     """The CLI's actor for a command's arguments (raises Refused for a bad token or --as without admin)."""
     from pipeline.review.identity import cli_actor
 
+    from pipeline.errors import UsageError
+
     token = getattr(args, "token", None) or secret("INCIDENTIQ_TOKEN")
-    as_user = getattr(args, "as_user", None) or getattr(args, "reviewer", None)
+    as_user = getattr(args, "as_user", None)
+    as_user = as_user if as_user is not None else getattr(args, "reviewer", None)
+    if as_user is not None and not as_user.strip():
+        raise UsageError("--as (or --reviewer) needs a name")
     return cli_actor(engine.settings, as_user=as_user, token=token, now=engine.records.clock.now())
 
 
