@@ -32,7 +32,8 @@ def run(engine: Engine, *, review: ReviewService | None = None, limit: int = BAT
     records = engine.records
     done = Escalations()
     for row in escalation.to_announce(records, limit=limit):
-        if _mark(review, row, "announced_at", "announce", kind="critical", note="new critical incident"):
+        # an announcement changes nothing about the incident: stamped and notified, not audited
+        if _mark(review, row, "announced_at", None, kind="critical", note="new critical incident"):
             done.announced.append(row["incident_id"])
     now = records.clock.now()
     for row in escalation.to_escalate(records, now=now, limit=limit):
@@ -51,11 +52,14 @@ def run(engine: Engine, *, review: ReviewService | None = None, limit: int = BAT
     return done
 
 
-def _mark(review: ReviewService, row: dict, column: str, action: str, *, kind: str, note: str) -> bool:
+def _mark(review: ReviewService, row: dict, column: str, action: str | None, *, kind: str, note: str) -> bool:
     records = review.records
     incident_id = row["incident_id"]
 
     def then(conn, stamp: str) -> None:
+        if action is None:
+            review.notify(conn, kind, incident_id, event_key=incident_id, facts={"due": _short(row["sla_deadline"])})
+            return
         records.add_audit(conn=conn, incident_id=incident_id, reviewer=SYSTEM.id, auth=SYSTEM.auth, action=action,
                           checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
                           before={"status": row["status"], column: None},

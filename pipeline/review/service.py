@@ -242,16 +242,17 @@ class ReviewService:
     def _acting(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None):
         """Resolve who acts and check their role; a refusal (role, identity, the two-person rule, a
         decision after expiry) is audited as `refused:<action>` and re-raised; nothing else changes."""
+        who: Actor | None = actor
         try:
             who = self.actor_of(actor, reviewer)
             who.require(action)
             yield who
         except Refused as exc:
-            self.audit_refusal(incident_id, action, actor, reviewer, exc.message)
+            self.audit_refusal(incident_id, action, who, reviewer, exc.message)
             raise
         except NotAwaitingApproval as exc:
             if exc.status == "expired":
-                self.audit_refusal(incident_id, action, actor, reviewer, exc.message)
+                self.audit_refusal(incident_id, action, who, reviewer, exc.message)
             raise
 
     def audit_refusal(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None,
