@@ -69,6 +69,34 @@ SETTINGS: tuple[Setting, ...] = (
             "knowledge base's docs) opens an incident too; `off`: only the level decides"),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
             "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
+    # -- who may decide (docs/CONTRACT.md §6) --
+    Setting("INCIDENTIQ_AUTH", "demo", "web app sign-in: `demo` (a typed name, no sign-in: anyone may act as anyone; "
+            "for demos and a single trusted desk) or `oidc` (st.login against the configured provider; typed names "
+            "are refused)"),
+    Setting("INCIDENTIQ_ROLES_CLAIM", "roles", "the ID-token claim whose values name roles (`viewer`, `reviewer`, "
+            "`admin`) or groups the roles file maps"),
+    Setting("INCIDENTIQ_ROLES_FILE", None, "a TOML or JSON file mapping users, emails and groups to roles "
+            "(`[roles]` table: `\"ann@example.com\" = \"reviewer\"`, `\"group:sre\" = \"admin\"`)"),
+    Setting("INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person no claim or mapping names; unset: `admin` "
+            "while neither a roles file nor oidc is configured (a typed name proves nothing, so a lower role would "
+            "hide features without protecting them), `viewer` otherwise"),
+    Setting("INCIDENTIQ_TOKENS_FILE", None, "a TOML or JSON file of API tokens for the CLI (`[[tokens]]` with "
+            "`name`, `sha256`, `role`, optional `user` and `expires`): only hashes, made by `python -m pipeline token`"),
+    Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
+            secret=True),
+    Setting("INCIDENTIQ_TWO_PERSON", "critical,changes_files", "which approvals need two distinct reviewers: "
+            "comma-separated `critical` (severity critical), `high` (high or critical), `changes_files` (the fix "
+            "proposal would change files), or `off`"),
+    Setting("INCIDENTIQ_SLA_HOURS", "critical=1,high=4,medium=24,low=72", "hours a reviewer has to decide, "
+            "per severity, from the SLA base (INCIDENTIQ_SLA_FROM)"),
+    Setting("INCIDENTIQ_SLA_FROM", "first_seen", "the SLA base: `first_seen` (the first error's time) or "
+            "`opened` (when the incident was opened here; the demo's default, whose sample day is in the past)",
+            demo="opened"),
+    Setting("INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours past the SLA deadline (after escalation) before the "
+            "poller expires an incident through the gate as `system`; `0` never expires", kind=float, bounds=(0.0, 8760.0)),
+    Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated incoming-webhook URLs (Slack or Teams format) told "
+            "of new critical incidents, escalations, expiries and decisions; a secret: only hosts are shown",
+            secret=True),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -186,6 +214,72 @@ def _log_reading() -> dict:
     return {"log_format": None if fmt == "auto" else fmt, "log_pattern": pattern, "source_tz": tz}
 
 
+def _optional_path(name: str) -> Path | None:
+    text = raw(name)
+    return Path(text).expanduser() if text else None
+
+
+def _optional_choice(name: str, choices: tuple[str, ...]) -> str | None:
+    from pipeline.errors import UsageError
+
+    value = raw(name)
+    if value is not None and value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _demo_aware_choice(name: str, choices: tuple[str, ...], source: str) -> str:
+    from pipeline.errors import UsageError
+
+    setting = _BY_NAME[name]
+    value = os.environ.get(name) or (setting.demo if source == "demo" and setting.demo else setting.default)
+    if value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+TWO_PERSON_RULES = ("critical", "high", "changes_files")
+
+
+def _two_person() -> tuple[str, ...]:
+    from pipeline.errors import UsageError
+
+    text = raw("INCIDENTIQ_TWO_PERSON") or ""
+    rules = tuple(dict.fromkeys(r.strip().lower() for r in text.split(",") if r.strip()))
+    if rules in ((), ("off",)):
+        return ()
+    unknown = [r for r in rules if r not in TWO_PERSON_RULES]
+    if unknown:
+        raise UsageError(f"INCIDENTIQ_TWO_PERSON: unknown rule {unknown[0]!r}; use "
+                         f"{', '.join(TWO_PERSON_RULES)} or off")
+    return rules
+
+
+def _sla_hours() -> tuple[tuple[str, float], ...]:
+    """INCIDENTIQ_SLA_HOURS as (severity, hours) for every severity; unnamed ones keep their default."""
+    from pipeline.errors import UsageError
+
+    text = raw("INCIDENTIQ_SLA_HOURS") or ""
+    hours = dict(pair.split("=") for pair in _BY_NAME["INCIDENTIQ_SLA_HOURS"].default.split(","))
+    for pair in (p.strip() for p in text.split(",") if p.strip()):
+        severity, sep, value = pair.partition("=")
+        severity = severity.strip().lower()
+        if not sep or severity not in hours:
+            raise UsageError(f"INCIDENTIQ_SLA_HOURS: expected SEVERITY=HOURS with a severity of "
+                             f"{', '.join(hours)}, got {pair!r}")
+        hours[severity] = value.strip()
+    out = []
+    for severity, value in hours.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not number > 0:
+            raise UsageError(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
+        out.append((severity, number))
+    return tuple(out)
+
+
 def _project_path(text: str) -> Path:
     """A relative path from the working directory, or else from the project (for the defaults)."""
     path = Path(text)
@@ -220,6 +314,15 @@ class Settings:
     source_tz: str = "UTC"
     open_level: str = "ERROR"
     open_signatures: bool = True
+    auth: str = "demo"
+    roles_claim: str = "roles"
+    roles_file: Path | None = None
+    default_role: str | None = None
+    tokens_file: Path | None = None
+    two_person: tuple[str, ...] = ("critical", "changes_files")
+    sla_hours: tuple[tuple[str, float], ...] = (("critical", 1.0), ("high", 4.0), ("medium", 24.0), ("low", 72.0))
+    sla_from: str = "first_seen"
+    expire_after_hours: float = 0.0
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -249,8 +352,32 @@ class Settings:
             **_log_reading(),
         )
         values["critical_services"] = critical_services(overrides.get("source", values["source"]))
+        values.update(
+            auth=_choice("INCIDENTIQ_AUTH", ("demo", "oidc")),
+            roles_claim=raw("INCIDENTIQ_ROLES_CLAIM"),
+            roles_file=_optional_path("INCIDENTIQ_ROLES_FILE"),
+            default_role=_optional_choice("INCIDENTIQ_DEFAULT_ROLE", ("viewer", "reviewer", "admin")),
+            tokens_file=_optional_path("INCIDENTIQ_TOKENS_FILE"),
+            two_person=_two_person(),
+            sla_hours=_sla_hours(),
+            sla_from=_demo_aware_choice("INCIDENTIQ_SLA_FROM", ("first_seen", "opened"),
+                                        overrides.get("source", values["source"])),
+            expire_after_hours=number("INCIDENTIQ_EXPIRE_AFTER_HOURS"),
+        )
         values.update(overrides)
         return cls(**values)
+
+    @property
+    def sla(self) -> dict[str, float]:
+        """Hours to decide, per severity."""
+        return dict(self.sla_hours)
+
+    @property
+    def role_for_unknown(self) -> str:
+        """The role of a person no claim or mapping names (INCIDENTIQ_DEFAULT_ROLE)."""
+        if self.default_role:
+            return self.default_role
+        return "admin" if self.auth == "demo" and self.roles_file is None else "viewer"
 
     @property
     def uses_model(self) -> bool:

@@ -102,6 +102,9 @@ class ApprovalDecision(_Model):
     note: str | None = None
     interrupt_id: str | None = None
     decided_at: datetime | None = None
+    # who approved, [{by, name, auth, at}]: two people under the two-person rule (review/policy.py)
+    approvals: list[dict] = Field(default_factory=list)
+    auth: str | None = None  # how `reviewer` signed in: oidc, demo, cli, token, system
 
 
 class FixProposal(_Model):

@@ -59,7 +59,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(data_dir / "app.sqlite3", clock=clock)
+    records = Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:

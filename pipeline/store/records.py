@@ -20,7 +20,7 @@ from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
 from pipeline.ingest.templates import TemplateMiner
-from pipeline.sla import DEFAULT_SEVERITY, sla_deadline
+from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import schema
 from pipeline.store.owners import owner_alive
@@ -71,13 +71,17 @@ class Records:
 
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
                  migrations: Sequence[schema.Migration] = schema.MIGRATIONS,
-                 opening: OpeningRule = DEFAULT_RULE):
+                 opening: OpeningRule = DEFAULT_RULE, sla_hours: dict[str, float] | None = None,
+                 sla_from: str = "first_seen"):
         self.path = str(path)
         self.clock: Clock = clock or SystemClock()
         self.opening = opening
         # the template miner as of `_miner_revision` of template_state (None: load it)
         self._miner: TemplateMiner | None = None
         self._miner_revision: int | None = None
+        # the SLA policy a new incident's first deadline is computed with (the runner keeps it in step)
+        self.sla_hours = dict(sla_hours or SLA_HOURS)
+        self.sla_from = sla_from
         if self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
@@ -224,7 +228,8 @@ class Records:
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"
             " VALUES (?,?,?,?, 'analyzing', ?, ?,?,?,?,?)",
             (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
-             iso(event.time), stamp, stamp, iso(sla_deadline(parse_iso(stamp), DEFAULT_SEVERITY))),
+             iso(event.time), stamp, stamp, iso(self.sla_deadline_of(first_seen=event.time, opened=parse_iso(stamp),
+                                                                      severity=DEFAULT_SEVERITY))),
         )
         counts.incidents_new.add(new_id)
         return new_id
@@ -260,6 +265,11 @@ class Records:
         """Every template the miner knows: id → template text (as last saved by any process)."""
         rows = self.query("SELECT state FROM template_state WHERE id = 1")
         return TemplateMiner.from_state(json.loads(rows[0]["state"]) if rows else None).templates()
+
+    def sla_deadline_of(self, *, first_seen: datetime, opened: datetime, severity: str) -> datetime:
+        """An incident's SLA deadline under this store's policy."""
+        return sla_deadline(sla_base(first_seen=first_seen, opened=opened, sla_from=self.sla_from), severity,
+                            self.sla_hours)
 
     def cursor(self, source: str) -> str | None:
         rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))
@@ -313,10 +323,14 @@ class Records:
         return _incident_dict(rows[0])
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
-                  order: str = "newest", limit: int | None = None, offset: int = 0) -> list[dict]:
+                  order: str = "newest", limit: int | None = None, offset: int = 0,
+                  assignee: str | None = None) -> list[dict]:
         """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
         sql = "SELECT * FROM incidents"
         where, params = [], []
+        if assignee:
+            where.append("assignee = ?")
+            params.append(assignee)
         if status:
             statuses = [status] if isinstance(status, str) else list(status)
             where.append(f"status IN ({','.join('?' * len(statuses))})")
@@ -441,11 +455,12 @@ class Records:
     # -- audit ---------------------------------------------------------------------------
     def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
                   checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
-                  conn: sqlite3.Connection | None = None) -> None:
+                  auth: str | None = None, conn: sqlite3.Connection | None = None) -> None:
+        """One audit entry; `auth` says how `reviewer` was authenticated (oidc, demo, cli, token, system)."""
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
-                " before, after, note) VALUES (?,?,?,?,?,?,?,?,?)",
+                " before, after, note, auth) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (incident_id, reviewer, action, iso(self.clock.now()), checkpoint_before, checkpoint_after,
-                 json.dumps(before, default=str), json.dumps(after, default=str), note))
+                 json.dumps(before, default=str), json.dumps(after, default=str), note, auth))
         if conn is not None:
             conn.execute(*args)
             return
