@@ -18,7 +18,7 @@ LOST_DECIDED = ("its checkpoints were lost (checkpoints.sqlite was replaced): th
                 " its history, replay and fork are not available")
 NEVER = "9999-12-31T00:00:00+00:00"  # runner.NEVER (the runner imports this module)
 # reviewer actions that decide a run, and those that open it again
-DECIDING, REOPENING = ("approve", "reject"), ("revise", "replay", "fork")
+DECIDING, REOPENING = ("approve", "reject", "expire"), ("revise", "replay", "fork")
 
 
 def recover_lost_runs(engine: Engine) -> list[str]:
