@@ -52,13 +52,13 @@ def test_offline_analyst_writes_the_fix_plan_of_an_approved_incident(paused_engi
     assert plan[:len(state.recommendation.steps)] == state.recommendation.steps
     assert plan[:len(paused_engine.analyst.fix_plan(paused))] == paused_engine.analyst.fix_plan(paused)
     assert any(step.startswith("Hint (application.yml):") for step in plan)
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
 
 
 def test_model_analyst_writes_the_fix_plan_and_the_curated_hints_follow(model_engine, stub, tmp_path):  # noqa: F811
     inc = ingest_one(model_engine, tmp_path)
     state = _approve(model_engine, inc)
-    assert model_engine.records.incident(inc)["status"] == "fixed"
+    assert model_engine.records.incident(inc)["status"] == "fix_proposed"
     assert state.fix.plan[:2] == ["Set maximumPoolSize in application.yml", "Load test"]
     assert any(HIKARI_HINT in step for step in state.fix.plan[2:])
     fix_request = stub.chat_requests()[-1]

@@ -265,7 +265,7 @@ def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_p
                                                         "Not during trading hours")
     assert "Not during trading hours" in stub.chat_requests()[-1].text()
     review.approve(inc, reviewer="ann", expect_interrupt=row["pending_interrupt_id"])
-    assert model_engine.records.incident(inc)["status"] == "fixed"
+    assert model_engine.records.incident(inc)["status"] == "fix_proposed"
     fix = model_engine.records.fixes(inc)[0]["proposal"]
     assert fix["plan"][:2] == ["Set maximumPoolSize in application.yml", "Load test"]  # the model's plan
     assert stub.chat_requests()[-1].schema_name == "FixPlanAnswer"

@@ -17,7 +17,7 @@ from workbench.evidence_view import (EVIDENCE_COLUMNS, evidence_frame, highlight
 from workbench.inbox_view import sla_text
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
-                 "fixed": "green", "not_eligible": "gray", "rejected": "gray", "expired": "gray"}
+                 "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray"}
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
 

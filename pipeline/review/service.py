@@ -23,7 +23,7 @@ from pipeline.store import inbox
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
-                             StaleInterrupt, UsageError)
+                             StaleInterrupt, StaleProposal, UsageError)
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
@@ -32,6 +32,11 @@ from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STA
                             IncidentState, LogEvent)
 
 EVIDENCE_LIMIT = 500
+
+
+def to_json(value):
+    """A state object (or None) as JSON data."""
+    return value.model_dump(mode="json") if value is not None else None
 # replay and fork may start while the incident waits, after it ended, or after a failed run,
 # never while a run is moving
 REPLAYABLE = ("awaiting_approval", "failed", *CLOSED_STATUSES)
@@ -167,12 +172,40 @@ class ReviewService:
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
                 "branches": line.branches}
 
-    def rerun_plan(self, incident_id: str, checkpoint_id: str) -> dict:
-        """The nodes a replay or fork from the checkpoint runs again, and whether it may run."""
+    def rerun_plan(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
+                   with_current_evidence: bool = False) -> dict:
+        """What a replay (or, with `edits`, a fork) from the checkpoint would do, before it does it:
+        the nodes that run again, whether it may run, whether it continues the current branch
+        (`kind` rerun) or starts a new one (`branch`), which evidence the analysis will rest on
+        against what the incident has now (`evidence`, `newer_evidence`), and plain `warnings`."""
         self.records.incident(incident_id)
+        if edits:
+            check_edit_fields(edits)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        return history.rerun_plan(self.engine, incident_id, snap, line)
+        return history.rerun_plan(self.engine, incident_id, snap, line, edits=edits,
+                                  with_current_evidence=with_current_evidence)
+
+    def revisions(self, incident_id: str) -> list[dict]:
+        """Each request for changes with the analysis before and after it: `rca`, `recommendation` and
+        `proposal` as they were when the reviewer asked, and as the re-analysis answered (the next
+        revision's before, or the incident as it is now), with their field-level changes."""
+        self.records.incident(incident_id)
+        snap = self.graph.get_state(thread_config(incident_id))
+        if not snap.values:
+            return []
+        state = IncidentState.model_validate(snap.values)
+        parts = ("rca", "recommendation", "proposal")
+        current = {k: to_json(getattr(state, k)) for k in parts}
+        out = []
+        for n, entry in enumerate(state.revision_log):
+            later = state.revision_log[n + 1] if n + 1 < len(state.revision_log) else None
+            before = {k: to_json(getattr(entry, k)) for k in parts}
+            after = {k: to_json(getattr(later, k)) for k in parts} if later else current
+            out.append({"revision": entry.revision, "feedback": entry.feedback, "reviewer": entry.reviewer,
+                        "requests": state.feedback[:entry.revision], "before": before, "after": after,
+                        "changes": history.diff(before, after)})
+        return out
 
     def audit(self, incident_id: str | None = None) -> list[dict]:
         """Every human action, oldest first."""
@@ -186,12 +219,15 @@ class ReviewService:
 
     # -- decisions -----------------------------------------------------------------------
     def approve(self, incident_id: str, *, reviewer: str, expect_interrupt: str | None = None,
-                note: str | None = None, edits: dict | None = None) -> dict:
-        """Approve the pending analysis (with `edits`: correct it first, audited as one change)."""
+                note: str | None = None, edits: dict | None = None, expect_proposal: str | None = None) -> dict:
+        """Approve the pending analysis and its fix proposal (with `edits`: correct it first, audited
+        as one change). The decision carries the proposal's hash; with `expect_proposal`, an approval
+        of a proposal that is no longer the pending one is refused (StaleProposal, exit 3)."""
         if edits:
             check_edit_fields(edits)
         return self._decide(incident_id, action="approve", reviewer=reviewer, note=note,
-                            expect=expect_interrupt, edits=edits, set_status="analyzing")
+                            expect=expect_interrupt, edits=edits, set_status="analyzing",
+                            expect_proposal=expect_proposal)
 
     def reject(self, incident_id: str, *, reviewer: str, reason: str, expect_interrupt: str | None = None) -> dict:
         """Reject the pending analysis; the run ends without a fix."""
@@ -206,7 +242,7 @@ class ReviewService:
                             expect=expect_interrupt, set_status="in_revision")
 
     def _decide(self, incident_id: str, *, action: str, reviewer: str, note: str | None, expect: str | None,
-                set_status: str, edits: dict | None = None) -> dict:
+                set_status: str, edits: dict | None = None, expect_proposal: str | None = None) -> dict:
         reviewer = _required(reviewer, "reviewer")
         row = self.records.incident(incident_id)
         if action == "revise" and row["revisions"] >= MAX_REVISIONS:
@@ -223,8 +259,15 @@ class ReviewService:
                 values = edited_values(state, edits)
                 interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
                 after_values = {"edited": list(edits)}
+                state = IncidentState.model_validate(self.graph.get_state(thread_config(incident_id)).values)
+            proposal_hash = state.proposal.hash if state.proposal else None
+            if expect_proposal is not None and expect_proposal != (proposal_hash or ""):
+                raise StaleProposal(incident_id, expect_proposal, proposal_hash)
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
-                                        decided_at=self.records.clock.now())
+                                        decided_at=self.records.clock.now(),
+                                        proposal_hash=proposal_hash if action == "approve" else None)
+            if action == "approve":
+                after_values = {**(after_values or {}), "proposal_hash": proposal_hash}
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):
@@ -289,16 +332,26 @@ class ReviewService:
         return self._require_paused(incident_id).interrupts[0].id
 
     # -- time travel -----------------------------------------------------------------------
-    def replay(self, incident_id: str, *, checkpoint_id: str, reviewer: str) -> dict:
-        """Re-run from a past checkpoint on a new branch; the gate fires again (no old answer reused)."""
+    def replay(self, incident_id: str, *, checkpoint_id: str, reviewer: str,
+               with_current_evidence: bool = False) -> dict:
+        """Re-run from a past checkpoint (from the newest one: a re-run on the current branch; from an
+        older one: a new branch); the gate fires again (no old answer reused). With
+        `with_current_evidence`, the incident's events stored since are merged in first (as the runner
+        merges new evidence, as intake's output), so the whole analysis re-runs on them."""
         reviewer = _required(reviewer, "reviewer")
-        target, plan = self._replayable(incident_id, checkpoint_id)
+        target, plan = self._replayable(incident_id, checkpoint_id, with_current_evidence=with_current_evidence)
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
-            note = f"replayed from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
+            note = (f"{plan['label']}: re-ran {', '.join(plan['nodes'])}"
+                    + ("; with the current evidence" if with_current_evidence else "")
+                    + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
-                self.graph.invoke(None, target.config, context=self.engine.deps)
+                start = target.config
+                if with_current_evidence:
+                    events = self.records.events_of(incident_id)
+                    start = self.graph.update_state(target.config, {"evidence": events}, as_node="intake")
+                self.graph.invoke(None, start, context=self.engine.deps)
             self._require_paused(incident_id)
             claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note)
         finally:
@@ -313,22 +366,24 @@ class ReviewService:
         """
         reviewer = _required(reviewer, "reviewer")
         check_edit_fields(edits)
-        target, plan = self._replayable(incident_id, checkpoint_id)
+        target, plan = self._replayable(incident_id, checkpoint_id, edits=edits)
         try:
             state = IncidentState.model_validate(target.values or {})
         except ValidationError:
             raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit (it is the run's input);"
                               " fork from a later checkpoint", field=next(iter(edits))) from None
         values = edited_values(state, edits)  # refused here: nothing is written for an invalid fork
-        writers = history.Flow.of(self.engine).writers_of(tuple(target.next))
+        # an edit of the analysis re-runs what depends on it (recommend, propose_fix): see fork_as_node
+        as_node, _ = history.fork_as_node(edits, history.Flow.of(self.engine), tuple(target.next))
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
             edited = state.model_copy(update=values)
             audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
-                         note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+                         note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
+                              + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
-                fork_cfg = self.graph.update_state(target.config, values, as_node=writers[0] if writers else None)
+                fork_cfg = self.graph.update_state(target.config, values, as_node=as_node)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
             claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None, **audit)
@@ -336,11 +391,13 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def _replayable(self, incident_id: str, checkpoint_id: str) -> tuple[StateSnapshot, dict]:
+    def _replayable(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
+                    with_current_evidence: bool = False) -> tuple[StateSnapshot, dict]:
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         target = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        plan = history.rerun_plan(self.engine, incident_id, target, line)
+        plan = history.rerun_plan(self.engine, incident_id, target, line, edits=edits,
+                                  with_current_evidence=with_current_evidence)
         if not plan["allowed"]:
             hint = f" (e.g. checkpoint {plan['suggested_checkpoint']})" if plan["suggested_checkpoint"] else ""
             raise UsageError(f"cannot re-run from {checkpoint_id}: {plan['reason']}{hint}")

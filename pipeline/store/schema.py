@@ -182,9 +182,19 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 );
 """
 
+# 0.2 renames the closed statuses of approved incidents: an approval records a fix *proposal*
+# (`fix_proposed`, was `fixed`), or nothing when no code fix is eligible (`approved`, was
+# `not_eligible`). The audit log keeps the words it was written with: it is history.
+V2_STATUS_NAMES = """
+UPDATE incidents SET status = 'fix_proposed' WHERE status = 'fixed';
+UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
+    Migration(2, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
+              _statements(V2_STATUS_NAMES)),
 )
 
 
