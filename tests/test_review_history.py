@@ -66,7 +66,7 @@ def test_rerun_plan_names_the_nodes_until_the_gate(paused_engine):
     inc = by_category(paused_engine, "db_pool_exhausted")
     fanned_out = _at(service.history(inc), ["retrieval", "rag"])
     plan = service.rerun_plan(inc, fanned_out["checkpoint_id"])
-    assert plan["nodes"] == ["retrieval", "rag", "rca", "recommend", "approval"]
+    assert plan["nodes"] == ["retrieval", "rag", "rca", "recommend", "propose_fix", "approval"]
     assert plan["allowed"] and plan["pauses_at_approval"] and not plan["includes_code_fix"]
 
 
@@ -92,7 +92,7 @@ def test_replay_branches_pauses_again_and_never_runs_code_fix_without_a_new_appr
     assert tree["current"][0] == row["pending_checkpoint_id"] and before_recommend in tree["current"]
     branch = [n for n in tree["nodes"] if n["branch"] == 1]
     assert {n["human_action"] for n in branch} == {"replay"}
-    assert sorted(n["source"] for n in branch) == ["fork", "loop"]
+    assert sorted(n["source"] for n in branch) == ["fork", "loop", "loop"]  # recommend, propose_fix
     assert [before_recommend, branch[-1]["checkpoint_id"]] in tree["edges"]
     last = paused_engine.records.audit(inc)[-1]
     assert last["action"] == "replay" and last["before"]["status"] == "fix_proposed"

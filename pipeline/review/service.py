@@ -27,6 +27,7 @@ from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, Revisio
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
+from pipeline.engine.nodes import not_eligible_reason
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
@@ -140,6 +141,7 @@ class ReviewService:
         doc["revisions_left"] = MAX_REVISIONS - (state.revisions if state else 0)
         doc["editable_fields"] = dict(EDITABLE_FIELDS)
         doc["head_checkpoint_id"] = checkpoint_id_of(snap) if snap.values else None
+        doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence) or None) if state else None
         return doc
 
     def history(self, incident_id: str, *, limit: int = 50, before: str | None = None) -> list[dict]:
