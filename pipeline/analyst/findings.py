@@ -97,9 +97,11 @@ FRAME_RULES = (
     re.compile(r"at ((?!(?:java|javax|jdk|sun|kotlin|scala|org\.springframework|org\.apache|org\.hibernate|com\.zaxxer|"
                r"io\.netty|io\.lettuce|reactor|com\.mysql|org\.postgresql|com\.fasterxml|com\.google|io\.grpc|"
                r"okhttp3|feign)\.)[\w$.]+)\(([\w$.-]+\.(?:java|kt|scala)):(\d+)\)"),
-    re.compile(r'File "([^"]+\.py)", line (\d+)'),
-    re.compile(r"(?<![\w@./-])([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)"),
-    re.compile(r"(?<![\w@./-])([\w@./-]+\.go):(\d+)"),
+    re.compile(r'File "([^"\n]+\.py)", line (\d+)'),
+    # a path match starts only where a path token starts: otherwise a long run of path characters
+    # is rescanned from each of its positions, quadratic in the line
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)"),
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.go):(\d+)"),
 )
 LIBRARY_PATH = re.compile(r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|node:internal|"
                            r"^internal/|pkg/mod/|/go/src/|^<")

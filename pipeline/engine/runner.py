@@ -14,7 +14,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RuntimeFailure
+from pipeline.errors import RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
 from pipeline.sla import sla_deadline
@@ -99,6 +99,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
     or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
+    previous_owner = engine.records.incident(incident_id)["claim_owner"]  # a dead one, if we take over
     if not engine.records.claim(incident_id, owner):
         return None
     try:
@@ -106,6 +107,12 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         if row["attempts"] >= MAX_ATTEMPTS:
             _give_up(engine, incident_id, row)
             return "gave_up"
+        if previous_owner:
+            # taken over from a dead process: a reviewer's change it wrote but did not audit is
+            # audited now, before the run moves on from it
+            from pipeline.review.changes import audit_orphaned_changes
+
+            audit_orphaned_changes(engine, incident_id)
         # counted before the run, so a run that takes its process down with it counts too
         engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
         snap = snapshot(engine, incident_id)
@@ -113,6 +120,12 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             kind = _advance_claimed(engine, incident_id, owner, snap)
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
+            kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
+        except Exception as exc:  # noqa: BLE001 - the per-incident boundary, see below
+            # A bug one incident's evidence reaches (a KeyError in the analyst, an overflow on its
+            # times) must not stop the other incidents: it is recorded on this incident, counted
+            # toward MAX_ATTEMPTS like any failure, and shown with its type to whoever looks.
+            record_failure(engine, incident_id, RunCrashed(exc))
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
