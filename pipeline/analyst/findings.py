@@ -63,6 +63,8 @@ RULES: tuple[Rule, ...] = (
     _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host"),
     _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port"),
     _rule(rf"https?://(?P<h>{_HOST})", h="host"),
+    _rule(rf"host='(?P<h>{_HOST})', port=(?P<p>\d+)", h="host", p="port"),  # Python requests / urllib3
+    _rule(rf"(?P<h>{_HOST}) could not be resolved", h="host"),
     _rule(r"\b(?:port|ECONNREFUSED [\d.]+:)\s?(?P<p>\d{2,5})\b", p="port"),
     # pools
     _rule(r"total=(?P<a>\d+), active=(?P<b>\d+), idle=(?P<c>\d+), waiting=(?P<d>\d+)",

@@ -162,4 +162,16 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
         codes = ", ".join(f"{k} {v}" for k, v in (("SQLSTATE", get("sqlstate")), ("error", get("error_code"))) if v)
         return "Transactions deadlock or time out waiting for locks" + (f" ({codes})" if codes else "") + \
             (f" on {_code(table)}" if table else "") + "."
-    return None
+    return where_it_fails(findings)
+
+
+def where_it_fails(findings: list[Finding]) -> str | None:
+    """The generic concrete sentence: what is raised, where, and the entities it names."""
+    error = first(findings, "class")
+    where = first(findings, "file_line")
+    named = [f"{f.kind.replace('_', ' ')} {_code(f.value)}" for f in findings
+             if f.kind not in ("class", "file_line", "pool_waiting") and not f.kind.startswith("pool_")][:3]
+    if not (error or where or named):
+        return None
+    head = f"{_code(error.rsplit('.', 1)[-1])} is raised" if error else "The errors occur"
+    return head + (f" at {_code(where)}" if where else "") + (f" ({', '.join(named)})" if named else "") + "."
