@@ -319,6 +319,20 @@ def severity_for(events: list[LogEvent], service: str, doc_severity: str | None,
     return SEVERITIES[min(rank, len(SEVERITIES) - 1)]
 
 
+def cause_doc(kb: KnowledgeBase, state: IncidentState) -> Doc | None:
+    """The doc the RCA's cause rests on: its first cited doc when that doc is of the RCA's category;
+    after a reviewer changed the category (edit, fork), the best retrieved doc of the new one, or none.
+    A recommendation or a fix drawn from a doc of another category would contradict the analysis."""
+    rca = state.rca
+    if rca is None or rca.category == "unknown":
+        return None
+    cited = [kb.by_id[i] for i in rca.doc_ids if i in kb.by_id]
+    for doc in cited + [kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in kb.by_id]:
+        if doc.category == rca.category:
+            return doc
+    return next((d for d in kb.docs if d.category == rca.category), None)
+
+
 class OfflineAnalyst:
     """Deterministic analyst grounded in the retrieved docs and the evidence; needs no network.
 
@@ -394,7 +408,7 @@ class OfflineAnalyst:
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca
-        doc = self.kb.by_id.get(rca.doc_ids[0]) if rca and rca.doc_ids else None
+        doc = cause_doc(self.kb, state)
         if doc is None:
             steps = ["Collect more context: widen the log window and check recent deploys and config changes.",
                      "Reproduce the failing request in staging with the trace ids from the evidence.",
@@ -417,7 +431,7 @@ class OfflineAnalyst:
         """Steps a developer does by hand beside the diff: the cited doc's fix hints (the diff's own
         step is written by pipeline/analyst/fixes.py from the change itself)."""
         rca = state.rca
-        return fixes.curated_plan(state, self.kb.by_id.get(rca.doc_ids[0]) if rca and rca.doc_ids else None)
+        return fixes.curated_plan(state, cause_doc(self.kb, state))
 
 
 REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3

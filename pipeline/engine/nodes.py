@@ -14,7 +14,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.analyst.offline import find_similar, severity_for
+from pipeline.analyst.offline import cause_doc, find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
 from pipeline.errors import UsageError
 from pipeline.analyst.fixes import facts_of, propose
@@ -100,7 +100,7 @@ def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     if not fix_eligible(state, deps.code_fix_min_confidence):
         return {"proposal": None, "events": [NodeEvent(node="propose_fix", detail=not_eligible_reason(
             state, deps.code_fix_min_confidence))]}
-    doc = deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca.doc_ids else None
+    doc = cause_doc(deps.kb, state)
     # the analyst writes the by-hand steps; the diff and its step stay the deterministic ones
     # grounded in the source tree, so the plan cannot claim a change the diff does not make
     values = propose(state, doc, deps.repo_dir, plan=deps.analyst.fix_plan(state), facts=facts_of(state))
@@ -195,7 +195,7 @@ def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
     shown = state.proposal
     if shown is None:  # a 0.1 thread approved without a proposal on screen (see _paused_before_proposals)
-        shown = FixProposal(**propose(state, deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca.doc_ids else None,
+        shown = FixProposal(**propose(state, cause_doc(deps.kb, state),
                                       deps.repo_dir, plan=deps.analyst.fix_plan(state), facts=facts_of(state)))
     proposal = shown.model_dump(mode="json", include={"plan", "diff", "target_file", "hash", "change"})
     recorded, created = deps.records.record_fix_once(idempotency_key=key, incident_id=state.incident_id,
