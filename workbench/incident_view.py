@@ -161,8 +161,9 @@ def fix(doc: dict) -> None:
             st.subheader("Fix proposal")
             st.caption(f"None: {doc['fix_ineligible_reason']}. An approval records the analysis only.")
         return
-    st.subheader("Fix proposal (recorded, not applied)" if recorded else "Fix proposal (approving approves this)")
-    st.caption(f"proposal {str(proposal.get('hash') or '')[:12]}")
+    st.subheader("Fix proposal")
+    st.caption(("Recorded on approval; nothing was applied to any repository" if recorded
+                else "Approving approves exactly this proposal") + f" · proposal {str(proposal.get('hash') or '')[:12]}")
     if proposal.get("plan"):
         st.text("\n".join(f"• {step}" for step in proposal["plan"]))
     if proposal.get("diff"):
