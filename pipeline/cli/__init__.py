@@ -15,7 +15,8 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.poll", "pipeline.cli.eval")
+COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
+                   "pipeline.cli.eval", "pipeline.cli.grouping")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,6 +17,7 @@ from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
 from pipeline.clock import Clock
+from pipeline.ingest.opening import OpeningRule
 from pipeline.store.records import Records
 
 
@@ -58,11 +59,14 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(data_dir / "app.sqlite3", clock=clock)
+    records = Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:
         kb.sync()
+    records.opening = OpeningRule.of(
+        floor=settings.open_level,
+        signatures=[s for doc in kb.docs for s in doc.signatures] if settings.open_signatures else ())
     if analyst is None:
         analyst = _configured_analyst(settings, kb)
     graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))

@@ -182,10 +182,74 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 );
 """
 
+V2_TEMPLATES = """
+CREATE TABLE template_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE store_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO store_meta(key, value) SELECT 'content_ids', 'yes' WHERE EXISTS (SELECT 1 FROM events)
+"""
+
+# issue 14: who decides, and what happens when nobody does
+V3_DECIDERS = """
+ALTER TABLE audit ADD COLUMN auth TEXT;
+ALTER TABLE incidents ADD COLUMN assignee TEXT;
+ALTER TABLE incidents ADD COLUMN assigned_at TEXT;
+ALTER TABLE incidents ADD COLUMN escalated_at TEXT;
+ALTER TABLE incidents ADD COLUMN announced_at TEXT;
+CREATE INDEX incidents_assignee ON incidents(assignee, status);
+CREATE INDEX incidents_to_escalate ON incidents(sla_deadline)
+    WHERE status = 'awaiting_approval' AND escalated_at IS NULL;
+CREATE INDEX incidents_to_announce ON incidents(created_at)
+    WHERE severity = 'critical' AND announced_at IS NULL;
+CREATE TABLE approvals (
+    incident_id TEXT NOT NULL,
+    interrupt_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    actor_name TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (incident_id, interrupt_id, actor_id)
+);
+CREATE TABLE comments (
+    id INTEGER PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    author TEXT NOT NULL,
+    author_name TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX comments_incident ON comments(incident_id, id);
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    incident_id TEXT,
+    target_id TEXT NOT NULL,
+    target_host TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    sender TEXT,
+    sending_since TEXT,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+);
+CREATE INDEX outbox_due ON outbox(status, next_attempt_at)
+
 # 0.2 renames the closed statuses of approved incidents: an approval records a fix *proposal*
 # (`fix_proposed`, was `fixed`), or nothing when no code fix is eligible (`approved`, was
 # `not_eligible`). The audit log keeps the words it was written with: it is history.
-V2_STATUS_NAMES = """
+V4_STATUS_NAMES = """
 UPDATE incidents SET status = 'fix_proposed' WHERE status = 'fixed';
 UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
 """
@@ -193,8 +257,14 @@ UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
-    Migration(2, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
-              _statements(V2_STATUS_NAMES)),
+    # events are identified by position now; a data dir that holds events has them under content
+    # ids, which store_batch keeps checking (store_meta 'content_ids') so a re-read adds nothing
+    Migration(2, "the template miner's state, shared by every process on the data dir; where event ids"
+                 " by content may still be found", _statements(V2_TEMPLATES)),
+    Migration(3, "who decides: the actor's sign-in in the audit, assignment, escalation, partial approvals,"
+                 " comments and the notification outbox", _statements(V3_DECIDERS)),
+    Migration(4, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
+              _statements(V4_STATUS_NAMES)),
 )
 
 
