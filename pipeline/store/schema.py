@@ -245,6 +245,7 @@ CREATE TABLE outbox (
     sent_at TEXT
 );
 CREATE INDEX outbox_due ON outbox(status, next_attempt_at)
+"""
 
 # 0.2 renames the closed statuses of approved incidents: an approval records a fix *proposal*
 # (`fix_proposed`, was `fixed`), or nothing when no code fix is eligible (`approved`, was
