@@ -32,7 +32,7 @@ from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 
 STATUS_MIX = ["awaiting_approval"] * 8 + ["in_revision", "failed", "analyzing"] + \
-             ["fixed", "rejected", "not_eligible", "expired"] * 2
+             ["fix_proposed", "rejected", "approved", "expired"] * 2
 
 
 def _name(k: int) -> str:

@@ -10,6 +10,7 @@
     │   └── CheckpointNotFound
     ├── Conflict                   the incident is not waiting for that (CLI exit 3)
     │   ├── StaleInterrupt         the reviewer saw an older analysis
+    │   ├── StaleProposal          the fix proposal changed since the reviewer saw it
     │   ├── NotAwaitingApproval
     │   └── RevisionLimitReached
     ├── Refused                    who asks may not do that, or not now (CLI exit 3; audited)
@@ -97,6 +98,17 @@ class StaleInterrupt(Conflict):
         super().__init__(
             f"{incident_id}: the analysis you reviewed ({expected}) is no longer pending "
             f"(now: {pending or 'none'}); reload and review again"
+        )
+        self.incident_id = incident_id
+        self.expected = expected
+        self.pending = pending
+
+
+class StaleProposal(Conflict):
+    def __init__(self, incident_id: str, expected: str, pending: str | None):
+        super().__init__(
+            f"{incident_id}: the fix proposal you reviewed ({expected[:12]}) is no longer the pending one "
+            f"(now: {pending[:12] if pending else 'none'}); reload and review again"
         )
         self.incident_id = incident_id
         self.expected = expected

@@ -157,7 +157,7 @@ def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str
     if len({f["idempotency_key"] for f in fixes}) != len(fixes) or len(fixes) > len(approvals):
         problems.append(f"fixes: {len(fixes)} for {len(approvals)} approvals")
     for row in conn.execute("SELECT incident_id, status FROM incidents WHERE status IN"
-                            " ('fixed', 'not_eligible', 'rejected')"):
+                            " ('fix_proposed', 'approved', 'rejected')"):
         if not any(inc == row["incident_id"] for inc, _ in decided):
             problems.append(f"{row['incident_id']} is {row['status']} without an audited decision")
     return problems

@@ -41,7 +41,8 @@ def test_model_rca_pauses_at_approval_with_json_schema_answer(model_engine, stub
     retrieved = {d.doc_id for d in state_of(model_engine, inc).similar_docs}
     assert rca.doc_ids and set(rca.doc_ids) <= retrieved  # the invented doc id was dropped
     requests = stub.chat_requests()
-    assert [r.schema_name for r in requests] == ["RCAAnswer", "RecommendationAnswer"]
+    # the fix plan is asked for before the gate: the reviewer approves a proposal they saw
+    assert [r.schema_name for r in requests] == ["RCAAnswer", "RecommendationAnswer", "FixPlanAnswer"]
     assert {r.mode for r in requests} == {"json_schema"}
     assert requests[0].headers["authorization"] == f"Bearer {KEY}"  # the key was read at call time
     assert state_of(model_engine, inc).recommendation.action == RECOMMENDATION["action"]
@@ -57,7 +58,7 @@ def test_tool_call_answers_work_too(model_engine, stub, tmp_path):
 
 def test_unknown_answer_keeps_low_confidence_and_no_doc(model_engine, stub, tmp_path):
     stub.answers["RCAAnswer"] = {"category": "unknown", "root_cause": "Not enough evidence.", "confidence": 0.9,
-                                 "evidence": [], "doc_ids": ["java-hikari-pool-exhausted"]}
+                                 "evidence": [], "doc_ids": ["java-hikari-pool-exhausted"], "findings": []}
     inc = ingest_one(model_engine, tmp_path)
     rca = state_of(model_engine, inc).rca
     assert (rca.category, rca.confidence, rca.doc_ids) == ("unknown", 0.3, [])
@@ -116,9 +117,9 @@ def test_unreachable_endpoint_falls_back_to_the_offline_analyst(model_engine, tm
 
 INVALID = {
     "not_a_category": (Reply(answer={"category": "approve", "root_cause": "x", "confidence": 0.9,
-                                     "evidence": [], "doc_ids": []}), "category"),
+                                     "evidence": [], "doc_ids": [], "findings": []}), "category"),
     "confidence_out_of_range": (Reply(answer={"category": "db_pool_exhausted", "root_cause": "x", "confidence": 7,
-                                              "evidence": [], "doc_ids": []}), "confidence"),
+                                              "evidence": [], "doc_ids": [], "findings": []}), "confidence"),
     "malformed_json": (Reply(content='{"category": "db_pool_exh'), "could not be parsed"),
     "refusal": (Reply(refusal="I can't help with that."), "refused"),
     "no_choices": (Reply(body={"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}),
@@ -263,11 +264,12 @@ def test_reviewer_revise_and_approve_on_the_model_path(model_engine, stub, tmp_p
     rec = state_of(model_engine, inc).recommendation
     assert (rec.action, rec.revision, rec.feedback) == ("Revised: raise the pool size off-peak.", 1,
                                                         "Not during trading hours")
-    assert "Not during trading hours" in stub.chat_requests()[-1].text()
+    rec_request = next(r for r in reversed(stub.chat_requests()) if r.schema_name == "RecommendationAnswer")
+    assert "Not during trading hours" in rec_request.text()
     review.approve(inc, reviewer="ann", expect_interrupt=row["pending_interrupt_id"])
-    assert model_engine.records.incident(inc)["status"] == "fixed"
+    assert model_engine.records.incident(inc)["status"] == "fix_proposed"
     fix = model_engine.records.fixes(inc)[0]["proposal"]
-    assert fix["plan"][:2] == ["Set maximumPoolSize in application.yml", "Load test"]  # the model's plan
+    assert fix["plan"][1:3] == ["Set maximumPoolSize in application.yml", "Load test"]  # the model's plan
     assert stub.chat_requests()[-1].schema_name == "FixPlanAnswer"
 
 

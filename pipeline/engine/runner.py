@@ -78,6 +78,8 @@ def summary_of(state: IncidentState) -> dict:
         "recommendation": state.recommendation.model_dump(mode="json") if state.recommendation else None,
         "decision": state.decision.model_dump(mode="json") if state.decision else None,
         "fix": state.fix.model_dump(mode="json") if state.fix else None,
+        "proposal": state.proposal.model_dump(mode="json") if state.proposal else None,
+        "requests": list(state.feedback),
         "similar_docs": [{"doc_id": d.doc_id, "title": d.title, "category": d.category, "score": d.score}
                          for d in state.similar_docs],
         "errors": state.errors[-3:],

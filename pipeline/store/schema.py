@@ -247,6 +247,14 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox(status, next_attempt_at)
 """
 
+# 0.2 renames the closed statuses of approved incidents: an approval records a fix *proposal*
+# (`fix_proposed`, was `fixed`), or nothing when no code fix is eligible (`approved`, was
+# `not_eligible`). The audit log keeps the words it was written with: it is history.
+V4_STATUS_NAMES = """
+UPDATE incidents SET status = 'fix_proposed' WHERE status = 'fixed';
+UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
@@ -256,6 +264,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " by content may still be found", _statements(V2_TEMPLATES)),
     Migration(3, "who decides: the actor's sign-in in the audit, assignment, escalation, partial approvals,"
                  " comments and the notification outbox", _statements(V3_DECIDERS)),
+    Migration(4, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
+              _statements(V4_STATUS_NAMES)),
 )
 
 
