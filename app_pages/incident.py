@@ -1,5 +1,11 @@
-"""Incident: the analysis to review, the decision panel while paused, the evidence, time travel
-through the checkpoint history, the state editor, the graph and the audit trail."""
+"""Incident: the analysis to review (findings and the log lines they rest on first), the decision
+panel beside it with the fix proposal an approval approves, and, one at a time (only the open tab
+is computed), the evidence window, time travel, the state editor, the graph and the audit trail.
+
+The page follows the incident: when its state changes elsewhere (another reviewer decides, new
+evidence re-runs the analysis) an open page redraws within LIVE_SECONDS."""
+from datetime import timedelta
+
 import streamlit as st
 
 from pipeline.errors import IncidentIQError, NotFound
@@ -8,8 +14,12 @@ from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.history_view import history
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
+from workbench.provenance import edited_by
 from workbench.state_editor import editor
 from workbench.evidence_view import escape_markdown
+
+LIVE_SECONDS = 4
+TABS = ["Evidence", "History & time travel", "State", "Graph", "Audit trail"]
 
 workbench = session.workbench()
 review = workbench.review
@@ -17,6 +27,32 @@ review = workbench.review
 
 def _open(incident_id: str) -> None:
     st.query_params["incident"] = incident_id
+
+
+def _back() -> None:
+    """Callback of Back: forget the incident, so neither the URL nor the next visit reopens it."""
+    st.session_state.pop("incident_current", None)
+    st.query_params.pop("incident", None)
+
+
+def _seen(doc: dict) -> tuple:
+    """What the page drew, to notice a change made elsewhere."""
+    pending = doc.get("pending") or {}
+    return (doc.get("status"), doc.get("updated_at"), pending.get("interrupt_id"), doc.get("event_count"),
+            doc.get("revisions"), len(doc.get("approvals") or []), len(doc.get("comments") or []))
+
+
+@st.fragment(run_every=timedelta(seconds=LIVE_SECONDS))
+def follow(incident_id: str, drawn: tuple) -> None:
+    """Redraw the page when the incident changed since it was drawn (records store only: cheap)."""
+    if incident_id in session.acting_registry():
+        return  # this session's own action is running; its result redraws the page
+    try:
+        now = _seen(review.document(incident_id))
+    except IncidentIQError:
+        return  # the next full run says what is wrong
+    if now != drawn:
+        st.rerun()
 
 
 def picker(message: str | None = None) -> None:
@@ -50,37 +86,46 @@ st.session_state["incident_current"] = incident_id
 if st.query_params.get("incident") != incident_id:
     st.query_params["incident"] = incident_id
 
-st.page_link("app_pages/inbox.py", label="Back to the inbox", icon=":material/arrow_back:")
+if st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary",
+             on_click=_back):
+    st.switch_page("app_pages/inbox.py")
+follow(incident_id, _seen(doc))
 header(doc)
-main, side = st.columns([3, 2], gap="large")
+audit_rows = review.audit(incident_id)
+edited = edited_by(audit_rows)
+main, side = st.columns([3, 2], gap="medium")
 with side:
     with st.container(border=True):
         st.subheader("Decision")
-        panel(review, doc)
+        panel(review, doc, audit_rows=audit_rows)
 with main:
-    rca(doc, code_fix_min_confidence=review.code_fix_min_confidence)
-    recommendation(doc)
+    rca(doc, code_fix_min_confidence=review.code_fix_min_confidence, edited=edited)
+    recommendation(doc, edited=edited)
     fix(doc)
 
-evidence_tab, history_tab, state_tab, graph_tab, audit_tab = st.tabs(
-    ["Evidence", "History & time travel", "State", "Graph", "Audit trail"], key="incident_tabs")
-with evidence_tab:
-    evidence(doc)
-with history_tab:
-    try:
-        history(review, incident_id)
-    except IncidentIQError as exc:
-        st.error(escape_markdown(exc.message))
-with state_tab:
-    editor(review, doc)
-with graph_tab:
-    trace = [e.get("node") for e in (doc.get("state") or {}).get("events") or []]
-    newest = review.history(incident_id, limit=1)
-    current = (newest[0]["next"] or ["__end__"]) if newest else ["__start__"]
-    st.graphviz_chart(graph_dot(review.flow(), current=current, visited=trace))
-    st.caption("Orange: where the run stands now. Outlined: nodes that ran. Dashed: the router's choices.")
-    with st.expander("Mermaid source"):
-        st.code(graph_mermaid(review.flow()), language=None)
-with audit_tab:
-    rows = review.audit(incident_id)
-    audit(rows, review.export_audit(incident_id, fmt="csv") if rows else None, incident_id)
+# tracked tabs: only the open one runs, and the choice is kept per incident across reruns
+tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
+if tabs["Evidence"].open:
+    with tabs["Evidence"]:
+        evidence(doc)
+if tabs["History & time travel"].open:
+    with tabs["History & time travel"]:
+        try:
+            history(review, incident_id)
+        except IncidentIQError as exc:
+            st.error(escape_markdown(exc.message))
+if tabs["State"].open:
+    with tabs["State"]:
+        editor(review, doc)
+if tabs["Graph"].open:
+    with tabs["Graph"]:
+        trace = [e.get("node") for e in (doc.get("state") or {}).get("events") or []]
+        newest = review.history(incident_id, limit=1)
+        current = (newest[0]["next"] or ["__end__"]) if newest else ["__start__"]
+        st.graphviz_chart(graph_dot(review.flow(), current=current, visited=trace))
+        st.caption("Orange: where the run stands now. Outlined: nodes that ran. Dashed: the router's choices.")
+        with st.expander("Mermaid source"):
+            st.code(graph_mermaid(review.flow()), language=None)
+if tabs["Audit trail"].open:
+    with tabs["Audit trail"]:
+        audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)

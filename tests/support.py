@@ -120,6 +120,14 @@ def open_incident(at: AppTest, incident_id: str) -> AppTest:
     return at
 
 
+def open_tab(at: AppTest, incident_id: str, label: str) -> AppTest:
+    """Open one of the incident page's tabs (only the open one is computed), as a click would."""
+    at.session_state[f"incident_tab_{incident_id}"] = label
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def texts(at: AppTest) -> str:
     """Everything the page says in messages, text, markdown and captions, for assertions
     (markdown escapes removed: `as\\_node` reads `as_node`)."""

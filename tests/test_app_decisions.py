@@ -4,7 +4,7 @@ import json
 
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.support import as_reviewer, open_incident, said, texts
+from tests.support import as_reviewer, open_incident, open_tab, said, texts
 
 
 def _by_service(engine, service: str) -> str:
@@ -86,6 +86,7 @@ def test_state_editor_saves_an_update_checkpoint_shown_in_the_history(app, pause
     incident = _by_service(paused_engine, "inventory-service")
     as_reviewer(app, "alice")
     open_incident(app, incident)
+    open_tab(app, incident, "State")
     interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
     form = f"incident_state_{interrupt[:12]}"
     app.text_area(key=f"{form}_recommendation.action").input("Guard the stock lookup against a missing item")
@@ -96,23 +97,28 @@ def test_state_editor_saves_an_update_checkpoint_shown_in_the_history(app, pause
     assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
     assert paused_engine.records.incident(incident)["summary"]["recommendation"]["action"] == \
         "Guard the stock lookup against a missing item"
+    open_tab(app, incident, "History & time travel")
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
     update = next(h for h in history if h["source"] == "update")
     assert any(update["checkpoint_id"][-8:] in option for option in picker.options)
 
 
 def test_an_edit_the_service_refuses_shows_its_message_and_writes_nothing(app, paused_engine):
+    # the form is the one edit form: the service refuses an edit of an analysis someone else has
+    # since decided, and the State tab says so without writing a checkpoint
     incident = _by_service(paused_engine, "inventory-service")
     as_reviewer(app, "alice")
     open_incident(app, incident)
-    checkpoints = len(ReviewService(paused_engine).history(incident, limit=100))
+    open_tab(app, incident, "State")
     interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
     form = f"incident_state_{interrupt[:12]}"
+    ReviewService(paused_engine).reject(incident, reviewer="bob", reason="duplicate")
+    checkpoints = len(ReviewService(paused_engine).history(incident, limit=100))
     app.text_area(key=f"{form}_recommendation.action").input("something else")
-    app.radio(key=f"{form}_as_node").set_value("rca")
     app.button(key=f"{form}_save").click().run()
-    assert "as_node rca redoes the recommendation" in said(app, "error")
+    assert "Saving the edits failed" in said(app, "warning")
     assert len(ReviewService(paused_engine).history(incident, limit=100)) == checkpoints
+    assert [a["action"] for a in paused_engine.records.audit(incident)] == ["reject"]
 
 
 def test_a_stale_approval_after_new_evidence_is_refused_and_says_why(app, paused_engine, tmp_path):

@@ -1,7 +1,7 @@
 """Time travel on the incident page (AppTest): selecting a checkpoint shows its diff; replay and
 fork through the buttons, after a confirmation that names what runs again."""
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, open_incident, said
+from tests.support import as_reviewer, open_incident, open_tab, said
 from workbench.timeline import timeline_figure
 
 
@@ -14,6 +14,7 @@ def _written_by(engine, incident_id: str, node: str) -> dict:
 
 
 def _pick(at, incident_id: str, checkpoint_id: str):
+    open_tab(at, incident_id, "History & time travel")
     picker = at.selectbox(key=f"incident_history_pick_{incident_id}")
     option = next(o for o in picker.options if checkpoint_id[-8:] in o)
     return picker.select(option).run()

@@ -7,7 +7,8 @@ def shown_marker(doc: dict) -> dict:
     pending = doc.get("pending") or {}
     return {"interrupt_id": pending.get("interrupt_id"), "status": doc.get("status"),
             "event_count": doc.get("event_count"), "revisions": doc.get("revisions"),
-            "updated_at": doc.get("updated_at")}
+            "updated_at": doc.get("updated_at"),
+            "proposal_hash": (doc.get("proposal") or {}).get("hash") or ""}
 
 
 def what_changed(shown: dict, now: dict, audit: list[dict]) -> str:
@@ -23,6 +24,10 @@ def what_changed(shown: dict, now: dict, audit: list[dict]) -> str:
     if new_events > 0:
         return (f"new evidence ({new_events} more event{'s' if new_events != 1 else ''}) re-ran the analysis; "
                 "review the new analysis below.")
+    now_hash = (now.get("proposal") or {}).get("hash") or ""
+    if "proposal_hash" in shown and now_hash != shown["proposal_hash"]:
+        return (f"the fix proposal changed since you saw it ({shown['proposal_hash'][:12] or 'none'} → "
+                f"{now_hash[:12] or 'none'}); review the new proposal below.")
     if (now.get("revisions") or 0) > (shown.get("revisions") or 0):
         return "a revision was requested and the recommendation was redone; review it below."
     if later:

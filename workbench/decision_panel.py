@@ -1,14 +1,19 @@
-"""The decision panel of a paused incident: approve, reject, request changes, edit then approve.
+"""The decision panel of a paused incident: approve (beside the fix proposal it approves), reject,
+request changes (with every request and what each revision changed), edit then approve.
 
-Every decision names the interrupt the page showed, so a decision on an analysis that has since
-changed is refused and explained. A decision is sent at most once per interrupt from a browser
+Every decision names the interrupt and the fix proposal the page showed, so a decision on an
+analysis or a proposal that has since changed is refused and explained. A refused action keeps
+the reviewer on the tab they were on, its message there. A decision is sent at most once per interrupt from a browser
 session: the marker is set before the review service is called, so a double click (two runs, two
 threads with Streamlit's fast reruns) sends one decision; the service's claim stops anything
 that still gets through.
 """
 from __future__ import annotations
 
+import json
 import threading
+
+import pandas as pd
 
 import streamlit as st
 
@@ -16,12 +21,19 @@ from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
-from workbench.edit_form import collect_edits, render_fields
+from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
+from workbench.incident_view import proposal_view
+from workbench.provenance import decision_lines, status_words
 
 _SUBMITTING = threading.Lock()
 LABELS = {"approve": "Approval", "reject": "Rejection", "revise": "Request for changes",
           "edit_approve": "Edit-then-approve"}
+TABS = {"approve": "Approve", "reject": "Reject", "revise": "Request changes", "edit_approve": "Edit & approve"}
+
+
+def _tab_key(interrupt_id: str) -> str:
+    return f"incident_{interrupt_id[:12]}_tab"
 
 
 def _shown_key(incident_id: str) -> str:
@@ -44,6 +56,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
     outcomes = values.setdefault("incident_outcome", {})
     acting = session.acting_registry()
     reviewer = session.reviewer()
+    values[_tab_key(shown.get("interrupt_id") or "")] = TABS[action]  # a refusal keeps this tab open
     inputs = {"note": (values.get(f"{form_key}_note") or "").strip() or None,
               "reason": values.get(f"{form_key}_reason") or "",
               "feedback": values.get(f"{form_key}_feedback") or "",
@@ -52,7 +65,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
     outcome = _decide(review, incident_id, action, shown=shown, reviewer=reviewer, inputs=inputs,
                       submitted=submitted, acting=acting)
     if outcome is not None:
-        outcomes[incident_id] = outcome
+        outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"))
 
 
 def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: str | None,
@@ -73,7 +86,8 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     try:
         with session.acting_on(acting, incident_id):
             if action == "approve":
-                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, note=inputs["note"])
+                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, note=inputs["note"],
+                                     expect_proposal=shown.get("proposal_hash") or "")
             elif action == "reject":
                 doc = review.reject(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
                                     reason=inputs["reason"])
@@ -82,29 +96,73 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
                                     feedback=inputs["feedback"])
             else:
                 doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
-                                     edits=inputs["edits"])
+                                     edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
     except Conflict as exc:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
         return "warning", f"{label} not applied: {reason} ({exc.message})"
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    return "success", f"{label} recorded for {reviewer}; the incident is now {doc['status'].replace('_', ' ')}."
+    return "success", f"{label} recorded for {reviewer}; the incident is now {status_words(doc['status'])}."
 
 
-def panel(review: ReviewService, doc: dict) -> None:
-    """The panel, shown only while the incident is paused at the approval gate."""
+def _message(outcome) -> None:
+    getattr(st, outcome[0])(escape_markdown(outcome[1]))
+
+
+def decided(doc: dict, audit_rows: list[dict]) -> None:
+    """What was decided, by whom and why, and who edited the analysis before it."""
+    lines = decision_lines(doc, audit_rows)
+    if doc.get("decision"):
+        st.info(escape_markdown(f"{status_words(doc['status']).capitalize()}."), icon=":material/gavel:")
+    elif doc["status"] == "awaiting_approval":
+        st.caption("The run is pausing at approval; the panel appears in a moment.")
+    else:
+        st.caption(f"No decision is pending ({status_words(doc['status'])}): the panel appears when the run "
+                   "pauses at approval.")
+    if lines:
+        st.text("\n".join(lines))  # plain text: names, notes and reasons are people's words
+
+
+def revisions_view(revisions: list[dict], requests: list) -> None:
+    """Every request for changes, and what each re-analysis changed: before and after side by side."""
+    if not revisions and not requests:
+        return
+    st.caption(f"Requests so far ({len(requests or revisions)})")
+    asked = [r.get("feedback") for r in revisions] or list(requests)
+    st.text("\n".join(f"{n}. {text}" for n, text in enumerate(asked, 1)))
+    for rev in revisions:
+        with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(rev['changes'])} fields)",
+                         expanded=rev is revisions[-1]):
+            st.text(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}")
+            if rev["changes"]:
+                st.dataframe(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
+                                            "after": _text(c["after"])} for c in rev["changes"]]),
+                             hide_index=True, width="stretch", key=f"incident_revision_{rev['revision']}",
+                             column_config={"before": st.column_config.TextColumn(width="large"),
+                                            "after": st.column_config.TextColumn(width="large")})
+            else:
+                st.caption("The re-analysis changed nothing.")
+
+
+def _text(value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return json.dumps(value, default=str)
+
+
+def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = None) -> None:
+    """The panel: while paused at the approval gate, the four decisions (the fix proposal beside
+    Approve); otherwise what was decided, by whom and why."""
+    audit_rows = audit_rows or []
     outcome = st.session_state.get("incident_outcome", {}).get(doc["incident_id"])
-    if outcome:
-        getattr(st, outcome[0])(escape_markdown(outcome[1]))
     pending = doc.get("pending")
     if doc["status"] != "awaiting_approval" or not pending:
-        decision = doc.get("decision")
-        if decision:
-            st.info(escape_markdown(f"Decided: {decision['action']} by {decision['reviewer']}."),
-                    icon=":material/gavel:")
-        else:
-            st.caption("No decision is pending: the panel appears when the run pauses at approval.")
+        if outcome:
+            _message(outcome)
+        decided(doc, audit_rows)
         return
     remember_shown(doc)
     interrupt_id = pending["interrupt_id"]
@@ -113,29 +171,57 @@ def panel(review: ReviewService, doc: dict) -> None:
     reviewer = session.reviewer()
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
     st.caption(f"Deciding on analysis {interrupt_id[:12]} · {doc.get('revisions_left', 0)} revision(s) left")
+    in_tab = outcome[2] if outcome and len(outcome) > 3 and outcome[3] == interrupt_id else None
+    if outcome and not in_tab:
+        _message(outcome)  # about an earlier analysis (a revision's result, a conflict): above the tabs
     if done:
         st.info("Your decision on this analysis was submitted.")
     elif not reviewer:
         st.info("Enter your name in the sidebar to decide.", icon=":material/person:")
+    if doc.get("approvals"):
+        st.text("Approved so far by " + ", ".join(str(a.get("by")) for a in doc["approvals"])
+                + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})")
+    edits_lines = decision_lines({}, audit_rows)
+    if edits_lines:
+        st.text("\n".join(edits_lines))
     disabled = bool(done) or not reviewer
-    approve_tab, reject_tab, revise_tab, edit_tab = st.tabs(["Approve", "Reject", "Request changes", "Edit & approve"])
-    with approve_tab, st.form(f"{form_key}_approve_form", border=False):
-        st.text_input("Note (optional)", key=f"{form_key}_note")
-        st.form_submit_button("Approve", type="primary", disabled=disabled, key=f"{form_key}_approve",
-                              on_click=decide, args=(review, incident_id, "approve", None, form_key))
-    with reject_tab, st.form(f"{form_key}_reject_form", border=False):
+    # tracked tabs: a rerun (a refused Reject, a message) keeps the one the reviewer is on
+    tabs = st.tabs(list(TABS.values()), key=_tab_key(interrupt_id), on_change="rerun")
+    here = dict(zip(TABS, tabs))
+    if in_tab:
+        with here[in_tab]:
+            _message(outcome)  # a refusal stays where it happened, on the tab still open
+    proposal = doc.get("proposal")
+    with here["approve"]:
+        if proposal:
+            st.markdown(f"**Fix proposal** `{escape_markdown(str(proposal.get('hash') or '')[:12])}`")
+            st.caption("Approving approves exactly this proposal (its hash is recorded with the decision); "
+                       "it is a proposal for a person to apply: nothing is changed in any repository.")
+            proposal_view(proposal)
+        else:
+            st.caption(f"No fix proposal: {doc.get('fix_ineligible_reason') or 'no code fix is eligible'}. "
+                       "An approval records the analysis only.")
+        with st.form(f"{form_key}_approve_form", border=False):
+            st.text_input("Note (optional)", key=f"{form_key}_note")
+            st.form_submit_button("Approve this proposal" if proposal else "Approve", type="primary",
+                                  disabled=disabled, key=f"{form_key}_approve",
+                                  on_click=decide, args=(review, incident_id, "approve", None, form_key))
+    with here["reject"], st.form(f"{form_key}_reject_form", border=False):
         st.text_area("Reason", key=f"{form_key}_reason", placeholder="why this analysis is wrong or not actionable")
         st.form_submit_button("Reject", disabled=disabled, key=f"{form_key}_reject",
                               on_click=decide, args=(review, incident_id, "reject", None, form_key))
-    with revise_tab, st.form(f"{form_key}_revise_form", border=False):
-        left = doc.get("revisions_left", 0)
-        st.text_area("Feedback", key=f"{form_key}_feedback", placeholder="what the recommendation should change")
-        st.form_submit_button(f"Request changes ({left} left)", disabled=disabled or left <= 0,
-                              key=f"{form_key}_revise",
-                              on_click=decide, args=(review, incident_id, "revise", None, form_key))
-    with edit_tab, st.form(f"{form_key}_edit_form", border=False):
-        st.caption("Correct the analysis, then approve it as corrected (one audited change).")
-        render_fields(doc.get("state") or {}, key=f"{form_key}_field")
-        st.form_submit_button("Save edits and approve", type="primary", disabled=disabled,
-                              key=f"{form_key}_edit_approve",
-                              on_click=decide, args=(review, incident_id, "edit_approve", doc.get("state"), form_key))
+    with here["revise"]:
+        if doc.get("revisions") or doc.get("requests"):
+            revisions_view(review.revisions(incident_id), doc.get("requests") or [])
+        with st.form(f"{form_key}_revise_form", border=False):
+            left = doc.get("revisions_left", 0)
+            st.text_area("Feedback", key=f"{form_key}_feedback", placeholder="what the analysis should change")
+            st.caption("The analysis (RCA, recommendation, fix proposal) is redone with every request so far.")
+            st.form_submit_button(f"Request changes ({left} left)", disabled=disabled or left <= 0,
+                                  key=f"{form_key}_revise",
+                                  on_click=decide, args=(review, incident_id, "revise", None, form_key))
+    with here["edit_approve"]:
+        edit_form(doc.get("state") or {}, key=f"{form_key}_field", mode="approve",
+                  submit_label="Save edits and approve", on_submit=decide,
+                  args=(review, incident_id, "edit_approve", doc.get("state"), form_key), disabled=disabled,
+                  submit_key=f"{form_key}_edit_approve")

@@ -105,3 +105,43 @@ def collect_edits(state: dict, *, key: str) -> dict:
         if new != current_value(state, spec.name):
             edits[spec.name] = new
     return edits
+
+
+# -- the one edit form: the decision panel's Edit & approve, the State tab and a fork all use it ----
+
+WHAT_EDITS_DO = ("An edit of the analysis (rca.*, severity) re-runs recommend and propose_fix from it; an edit "
+                 "of the recommendation keeps it as edited and derives the fix proposal again.")
+AFTER = {
+    "approve": "Edit & approve saves the edits as one audited change and approves at once: the recommendation is "
+               "kept as shown (not redone), the fix proposal is derived again from the corrected analysis and that "
+               "proposal is the one recorded. The RCA is marked human-edited.",
+    "edit": "Save edits writes one audited change (an update checkpoint in the history); the incident then waits "
+            "for approval again with the new analysis and proposal to review. The RCA is marked human-edited.",
+    "fork": "Fork applies the edits at that checkpoint on a new branch (the current one stays in the history as "
+            "abandoned) and runs it to the approval gate, which needs a new decision.",
+}
+
+
+def lands_as(edits: dict) -> str:
+    """The node an edit is saved as, the rule forks follow: the analysis alone as `rca` (so the
+    recommendation is redone from it), anything touching the recommendation as `recommend`."""
+    touched = {name.partition(".")[0] for name in edits}
+    return "recommend" if "recommendation" in touched else "rca"
+
+
+def edit_form(state: dict, *, key: str, mode: str, submit_label: str, on_submit, args: tuple,
+              disabled: bool = False, primary: bool = True, submit_key: str | None = None) -> None:
+    """The editable fields of `state` in a form, what saving does (`mode`: approve, edit or fork),
+    and the submit button; its callback reads the edits with `collect_edits(state, key=key)`."""
+    with st.form(f"{key}_form", border=False):
+        st.caption(WHAT_EDITS_DO)
+        render_fields(state, key=key)
+        st.caption(AFTER[mode])
+        st.form_submit_button(submit_label, type="primary" if primary else "secondary", disabled=disabled,
+                              key=submit_key or f"{key}_submit", on_click=on_submit, args=args)
+
+
+def refusal(exc, *, doing: str) -> str:
+    """The same sentence for an edit the service refused, wherever it was made."""
+    where = f" ({exc.field})" if getattr(exc, "field", None) else ""
+    return f"{doing} not done{where}: {exc.message}"

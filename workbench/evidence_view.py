@@ -8,6 +8,10 @@ import pandas as pd
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
+_PLACEHOLDER = re.compile(r"<(?:NUM|STR|HEX|ID|UUID|IP|HOST|PATH|URL|DURATION|SIZE|TIME|TS|\*|[A-Z_]{2,12})>")
+# a finding's own characters stand out; the rest of a quoted match is tinted lightly
+_MARKS = {2: "background:#ffd54f;color:#000;border-radius:2px;padding:0 1px;font-weight:600",
+          1: "background:rgba(255,213,79,0.28);color:inherit"}
 
 
 def escape_markdown(text: str) -> str:
@@ -72,3 +76,87 @@ def with_stack(events: list[dict]) -> list[dict]:
             seen.add(stack)
             out.append(e)
     return out
+
+
+def display_title(doc: dict) -> str:
+    """The incident's title in the log's words: its first event's first line, else the template
+    with the miner's placeholders (`<NUM>`, `<STR>`, ...) shown as `…`."""
+    for event in doc.get("evidence") or []:
+        line = str(event.get("message") or "").strip().splitlines()
+        if line:
+            exception = str(event.get("exception") or "").rsplit(".", 1)[-1]
+            return f"{exception}: {line[0]}" if exception and exception not in line[0] else line[0]
+    return _PLACEHOLDER.sub("…", str(doc.get("title") or doc.get("incident_id") or ""))
+
+
+def marked_segments(text: str, strong: list[tuple[int, int]], light: list[tuple[int, int]]) -> list[tuple[str, int]]:
+    """`text` cut into (piece, level) runs: 2 inside a `strong` span, 1 inside a `light` one, else 0.
+    Spans may overlap and may run past the text (they are clipped)."""
+    levels = [0] * len(text)
+    for spans, level in ((light, 1), (strong, 2)):
+        for start, end in spans:
+            for i in range(max(0, start), min(len(text), end)):
+                levels[i] = max(levels[i], level)
+    runs: list[tuple[str, int]] = []
+    for char, level in zip(text, levels):
+        if runs and runs[-1][1] == level:
+            runs[-1] = (runs[-1][0] + char, level)
+        else:
+            runs.append((char, level))
+    return runs
+
+
+def marked_html(text: str, strong: list[tuple[int, int]], light: list[tuple[int, int]] = ()) -> str:
+    """A log line as HTML for st.html: every piece escaped here, the matched spans wrapped in
+    <mark>; the text itself can add no element, link or style."""
+    body = "".join(html.escape(piece) if not level else f"<mark style='{_MARKS[level]}'>{html.escape(piece)}</mark>"
+                   for piece, level in marked_segments(str(text), list(strong), list(light)))
+    return (f"<div style='font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.85rem;white-space:pre-wrap;"
+            f"overflow-wrap:anywhere;line-height:1.45'>{body}</div>")
+
+
+def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
+    """The log lines the RCA rests on, one per distinct text (deduplicated, with how many events
+    said it), each with the spans of its findings (`strong`) and of its matched signatures (`light`)."""
+    by_id = {e.get("event_id"): e for e in events}
+    strong: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for finding in rca.get("findings") or []:
+        for span in finding.get("spans") or []:
+            strong.setdefault((span.get("event_id"), span.get("field")), []).append((span["start"], span["end"]))
+    lines, seen = [], {}
+    for quote in rca.get("quotes") or []:
+        text = str(quote.get("text") or "")
+        key = (quote.get("field"), text)
+        spans = [tuple(s) for s in quote.get("spans") or []]
+        mine = strong.get((quote.get("event_id"), quote.get("field")), [])
+        light = [s for s in spans if s not in mine]
+        if key in seen:
+            seen[key]["count"] += int(quote.get("count") or 1)
+            continue
+        event = by_id.get(quote.get("event_id")) or {}
+        seen[key] = {"text": text, "field": quote.get("field") or "message", "count": int(quote.get("count") or 1),
+                     "strong": mine, "light": light, "time": str(event.get("time") or "")[:19].replace("T", " "),
+                     "host": event.get("host") or ""}
+        lines.append(seen[key])
+    if not lines:  # an RCA without quotes (older records): the incident's own lines, deduplicated
+        for event in events:
+            text = str(event.get("message") or "")
+            if ("message", text) in seen:
+                seen[("message", text)]["count"] += 1
+                continue
+            seen[("message", text)] = {"text": text, "field": "message", "count": 1, "light": [],
+                                       "strong": strong.get((event.get("event_id"), "message"), []),
+                                       "time": str(event.get("time") or "")[:19].replace("T", " "),
+                                       "host": event.get("host") or ""}
+            lines.append(seen[("message", text)])
+    return lines
+
+
+def findings_frame(rca: dict) -> pd.DataFrame:
+    """The RCA's concrete findings as rows of text: what, the value, how many events show it, where."""
+    rows = [{"finding": str(f.get("kind") or "").replace("_", " "), "value": str(f.get("value") or ""),
+             "events": len(f.get("event_ids") or []),
+             "seen in": ", ".join(sorted({s.get("field") or "message" for s in f.get("spans") or []})) or "—",
+             "from": f.get("source") or ""}
+            for f in rca.get("findings") or []]
+    return pd.DataFrame(rows, columns=["finding", "value", "events", "seen in", "from"])

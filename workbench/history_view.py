@@ -10,8 +10,9 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.edit_form import collect_edits, render_fields
+from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
+from workbench.provenance import status_words
 from workbench.timeline import checkpoint_caption, timeline_figure
 
 SCOPE = "incident_history"
@@ -53,21 +54,55 @@ def changes_frame(changes: list[dict]) -> pd.DataFrame:
                          for c in changes], columns=["field", "before", "after"])
 
 
+def _when(value) -> str:
+    return str(value or "?")[:19].replace("T", " ")
+
+
+def evidence_text(plan: dict) -> str:
+    """Which evidence the branch is analysed on, against what the incident has now."""
+    basis = plan.get("evidence") or {}
+    then, now = basis.get("at_checkpoint") or {}, basis.get("now") or {}
+    if plan.get("with_current_evidence"):
+        return (f"Evidence: all {now.get('events')} events the incident has now (newest {_when(now.get('newest_event_at'))} "
+                "UTC) are merged in first, so the whole analysis re-runs on them.")
+    text = (f"Evidence: {then.get('events')} events up to {_when(then.get('newest_event_at'))} UTC (as at this "
+            f"checkpoint); the incident now has {now.get('events')}")
+    if basis.get("newer_evidence"):
+        return text + f", {basis.get('newer_events')} of them newer: the branch will not see those."
+    return text + ": nothing newer."
+
+
+FORK_EFFECTS = {
+    "reruns_dependents": "The edit lands where its field is written, so the nodes after it re-run from it.",
+    "keeps_recommendation": "The edit sets the analysis and the recommendation: recommend does not re-run, the fix "
+                            "proposal is derived again.",
+    "as_is": "The edit lands before the nodes that write those fields: they run again and may overwrite it.",
+}
+
+
 def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -> str:
-    """The confirmation: what will run again and whether code_fix is among it."""
+    """The confirmation: rerun or new branch, what will run again (and whether code_fix is among
+    it), which evidence the analysis will rest on, and what an edit makes re-run."""
     nodes = " → ".join(plan["nodes"]) or "nothing"
-    text = f"{action.capitalize()} from checkpoint {checkpoint_id[-8:]} runs again: {nodes}."
+    if plan.get("kind") == "rerun":
+        head = f"{action.capitalize()} from the newest checkpoint {checkpoint_id[-8:]} is a re-run on the current branch"
+    else:
+        head = (f"{action.capitalize()} from checkpoint {checkpoint_id[-8:]} starts a new branch (the current one "
+                "stays in the history as abandoned)")
+    text = f"{head}; it runs again: {nodes}."
     if plan["includes_code_fix"]:
         text += " code_fix IS among them: a fix proposal may be recorded again."
     else:
         text += " code_fix is not among them"
         text += ": the approval gate fires again and needs a new decision." if plan["pauses_at_approval"] else "."
+    if plan.get("fork_effect"):
+        text += " " + FORK_EFFECTS.get(plan["fork_effect"], "")
     if edits:
         text += " With edits: " + "; ".join(f"{k} = {_as_text(v)}" for k, v in edits.items())
-    if plan.get("label"):
-        text += f" It is a {plan['label']}."
+    text += " " + evidence_text(plan)
     for warning in plan.get("warnings") or []:
-        text += f" Note: {warning}."
+        if "newer events" not in warning:  # the evidence sentence above says it
+            text += f" Note: {warning}."
     return text
 
 
@@ -78,6 +113,14 @@ def _ask(action: str, incident_id: str, checkpoint_id: str, state: dict | None, 
         return
     st.session_state[CONFIRM_KEY] = {"incident_id": incident_id, "action": action,
                                      "checkpoint_id": checkpoint_id, "edits": edits}
+
+
+def _current_evidence(review: ReviewService) -> None:
+    """Callback of "Replay with current evidence": the confirmed replay, on every stored event."""
+    ask = st.session_state.get(CONFIRM_KEY)
+    if ask:
+        ask["with_current_evidence"] = True
+    _confirmed(review)
 
 
 def _cancel() -> None:
@@ -101,7 +144,8 @@ def _confirmed(review: ReviewService) -> None:
     try:
         with session.acting_on(acting, incident_id):
             if ask["action"] == "replay":
-                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer)
+                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer,
+                                    with_current_evidence=bool(ask.get("with_current_evidence")))
             else:
                 doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
     except IncidentIQError as exc:
@@ -109,8 +153,11 @@ def _confirmed(review: ReviewService) -> None:
         return
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
-    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: "
-                                f"{ask.get('label') or 'done'}, now {doc['status'].replace('_', ' ')}."))
+    what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
+    if ask.get("with_current_evidence"):
+        what += f" on the current evidence ({doc.get('event_count')} events)"
+    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: {what}, "
+                                f"now {status_words(doc['status'])}."))
 
 
 def _select(incident_id: str, checkpoint_id: str) -> None:
@@ -138,12 +185,21 @@ def history(review: ReviewService, incident_id: str) -> None:
         st.session_state[pick_key] = entries[0]["checkpoint_id"]
     selected = st.session_state[pick_key]
 
-    spacing = st.segmented_control("Spacing", ["time", "order"], default="order", required=True,
-                                   key="incident_history_spacing", persist_state="session",
-                                   help="order: one step apart, easier to read when a run took milliseconds")
-    st.plotly_chart(timeline_figure(tree, selected=selected, spacing=spacing), key=_chart_key(incident_id),
-                    on_select="rerun", selection_mode="points", config={"displayModeBar": False})
-    st.caption(f"{len(entries)} checkpoints on {tree['branches']} branch(es). Click a point or pick a checkpoint.")
+    controls = st.container(horizontal=True, vertical_alignment="center")
+    with controls:
+        spacing = st.segmented_control("Spacing", ["order", "time"], default="order", required=True,
+                                       key="incident_history_spacing", persist_state="session",
+                                       help="order: one step apart (a run takes milliseconds); time: real time")
+        collapse = st.toggle("Live branch only", key=f"incident_history_collapse_{incident_id}",
+                             value=tree["branches"] > 3, help="hide the abandoned branches")
+    st.plotly_chart(timeline_figure(tree, selected=selected, spacing=spacing, collapse=collapse),
+                    key=_chart_key(incident_id), on_select="rerun", selection_mode="points",
+                    config={"displayModeBar": True, "displaylogo": False, "scrollZoom": False,
+                            "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage", "autoScale2d"]})
+    hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
+    st.caption(f"{len(entries)} checkpoints on {tree['branches']} branch(es)"
+               + (f", {hidden} on abandoned branches hidden" if hidden else "")
+               + ". Drag to zoom, double-click to reset; click a point or pick a checkpoint.")
     st.selectbox("Checkpoint", list(by_id), key=pick_key, format_func=lambda cid: checkpoint_caption(by_id[cid]))
 
     detail = review.checkpoint(incident_id, selected)
@@ -175,7 +231,7 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
     if ask and ask["incident_id"] == incident_id and ask["checkpoint_id"] == checkpoint_id:
         if ask.get("edits"):  # a fork's plan depends on what it edits (upstream edits re-run recommend)
             plan = review.rerun_plan(incident_id, checkpoint_id, edits=ask["edits"])
-        ask["label"] = plan.get("label")
+        ask["label"], ask["kind"] = plan.get("label"), plan.get("kind")
         with st.container(border=True):
             # the plan as escaped text and the edits (which may quote log text) as code: never
             # markdown, whose links and remote images would be live in a confirmation
@@ -184,20 +240,23 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
                 st.caption("With edits:")
                 st.code("\n".join(f"{k} = {_as_text(v)}" for k, v in ask["edits"].items()), language=None,
                         wrap_lines=True)
-            yes, no = st.columns(2)
-            yes.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",
-                       on_click=_confirmed, args=(review,))
-            no.button("Cancel", key="incident_confirm_no", on_click=_cancel)
+            buttons = st.container(horizontal=True)
+            buttons.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",
+                           on_click=_confirmed, args=(review,))
+            basis = plan.get("evidence") or {}
+            if ask["action"] == "replay" and basis.get("newer_evidence"):
+                buttons.button(f"Replay with current evidence ({basis['now']['events']} events)",
+                               key="incident_confirm_current", on_click=_current_evidence, args=(review,))
+            buttons.button("Cancel", key="incident_confirm_no", on_click=_cancel)
         return
     reviewer = session.reviewer()
     if not reviewer:
         st.caption("Enter your name in the sidebar to replay or fork.")
-    st.caption(plan["reason"])
-    st.button("Replay from here…", key="incident_replay", disabled=not reviewer, on_click=_ask,
-              args=("replay", incident_id, checkpoint_id, None, None))
+    st.caption(plan["reason"] + ". " + evidence_text(plan))
+    st.button("Re-run from here…" if plan.get("kind") == "rerun" else "Replay from here…", key="incident_replay",
+              disabled=not reviewer, on_click=_ask, args=("replay", incident_id, checkpoint_id, None, None),
+              help="from the newest checkpoint: a re-run on the current branch; from an older one: a new branch")
     form_key = f"incident_fork_{checkpoint_id[-12:]}"
     with st.expander("Fork from here with edits"):
-        with st.form(f"{form_key}_form", border=False):
-            render_fields(state, key=form_key)
-            st.form_submit_button("Fork from here…", disabled=not reviewer, key=f"{form_key}_submit",
-                                  on_click=_ask, args=("fork", incident_id, checkpoint_id, state, form_key))
+        edit_form(state, key=form_key, mode="fork", submit_label="Fork from here…", on_submit=_ask,
+                  args=("fork", incident_id, checkpoint_id, state, form_key), disabled=not reviewer, primary=False)

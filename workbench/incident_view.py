@@ -1,4 +1,5 @@
-"""The read-only parts of the incident page: header, evidence, RCA, recommendation, fix, audit.
+"""The read-only parts of the incident page: header, RCA with findings and quoted evidence,
+recommendation, recorded fix, evidence window and audit.
 
 Everything that comes from logs or the analyst is shown as text (st.text, st.code, dataframes)
 or escaped before it reaches a markdown-rendering element.
@@ -12,32 +13,38 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from workbench.evidence_view import (EVIDENCE_COLUMNS, evidence_frame, highlight_triggers,
-                                     text_heading, with_stack)
+from workbench.evidence_view import (EVIDENCE_COLUMNS, display_title, evidence_frame, findings_frame,
+                                     highlight_triggers, marked_html, quoted_lines, text_heading, with_stack)
 from workbench.inbox_view import sla_text
+from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
                  "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray"}
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
+QUOTES_SHOWN = 8
 
 
 def header(doc: dict) -> None:
-    """Id, title, status, severity, service, first/last seen, event count and SLA."""
+    """Id, title (in the log's words), status, severity, service, first/last seen, event count and SLA."""
     st.title(doc["incident_id"])
-    st.html(text_heading(doc.get("title") or ""))
+    st.html(text_heading(display_title(doc)))
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(doc["status"].replace("_", " "), color=STATUS_COLORS.get(doc["status"], "blue"))
+    badges.badge(status_words(doc["status"]), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
     badges.text(f"service {doc['service']}")
+    if doc.get("assignee"):
+        badges.text(f"on it: {doc['assignee']}")
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
     cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
-    cols[3].metric("SLA", sla_text(doc, now), help=f"due {_short_time(doc.get('sla_deadline'))} UTC")
+    cols[3].metric("SLA", sla_text(doc, now),
+                   help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted from the first event seen")
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
-               f"opened {_short_time(doc.get('created_at'))} UTC")
+               f"opened {_short_time(doc.get('created_at'))} UTC · SLA due {_short_time(doc.get('sla_deadline'))} UTC "
+               "(from first seen)")
     if doc.get("last_error"):
         st.error("The run failed; the poller retries it. The error:")
         st.code(doc["last_error"], language=None, wrap_lines=True)  # may quote model or log text
@@ -73,59 +80,113 @@ def _event_name(event: dict) -> str:
             f"{event.get('exception') or event.get('level') or 'error'}")
 
 
+def confidence_color(confidence: float) -> str:
+    """A sequential scale: red and orange for low confidence, green then blue for high."""
+    for bound, color in ((0.3, "#d9534f"), (0.5, "#f0883e"), (0.8, "#4caf50")):
+        if confidence < bound:
+            return color
+    return "#2b7bb9"
+
+
 def confidence_gauge(confidence: float, threshold: float) -> go.Figure:
-    """The RCA's confidence, with the code-fix threshold marked."""
+    """The RCA's confidence, coloured on the sequential scale, with the code-fix threshold marked."""
     fig = go.Figure(go.Indicator(
         mode="gauge+number", value=round(confidence * 100), number={"suffix": "%"},
-        gauge={"axis": {"range": [0, 100], "tickvals": [0, 25, 50, 75, 100]}, "bar": {"color": "#4c78a8"},
+        gauge={"axis": {"range": [0, 100], "tickvals": [0, 25, 50, 75, 100]},
+               "bar": {"color": confidence_color(confidence)},
                "steps": [{"range": [0, threshold * 100], "color": "#f3f3f3"}],
-               "threshold": {"line": {"color": "#e45756", "width": 3}, "value": threshold * 100}},
+               "threshold": {"line": {"color": "#333333", "width": 3}, "value": threshold * 100}},
         title={"text": "confidence", "font": {"size": 14}}))
-    fig.update_layout(height=190, margin={"l": 30, "r": 30, "t": 40, "b": 0})
+    fig.update_layout(height=170, margin={"l": 25, "r": 25, "t": 35, "b": 0})
     return fig
 
 
-def rca(doc: dict, *, code_fix_min_confidence: float) -> None:
-    """Category, root cause, confidence gauge, the evidence it rests on and the similar docs."""
-    st.subheader("Root cause analysis")
+def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | None = None) -> None:
+    """Category, root cause and confidence; the concrete findings; the log lines the analysis rests
+    on with the findings highlighted; the similar docs. `edited` marks fields a person changed."""
+    edited = edited or {}
     found = doc.get("rca")
+    st.subheader("Root cause analysis")
     if not found:
         st.info("No analysis yet: the run has not reached the RCA.")
         return
     if found.get("warning"):
         # plain text: the warning names what the model answered
         st.text(f"⚠ {found['warning']}")
+    human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
     left, right = st.columns([3, 2])
     with left:
-        st.badge(found["category"], color="violet", icon=":material/category:")
-        st.text(f"Analyst: {found.get('analyst') or 'offline'}")
+        badges = st.container(horizontal=True, vertical_alignment="center")
+        badges.badge(found["category"], color="violet", icon=":material/category:")
+        if human:
+            badges.badge("human-edited", color="orange", icon=":material/edit:")
+        badges.text(f"analyst: {found.get('analyst') or 'offline'}")
+        if human:
+            st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
         st.text(found["root_cause"])
-        if found.get("findings"):
-            st.caption("Findings")
-            st.text("\n".join(f"• {f['kind']}: {f['value']} ({len(f.get('event_ids') or [])} events)"
-                              for f in found["findings"]))
-        st.caption("Evidence it rests on (log lines)")
-        st.text("\n".join(f"• {line}" for line in found.get("evidence") or []) or "none")
-        if found.get("notes"):
-            st.caption(" · ".join(found["notes"]))
     with right:
         st.plotly_chart(confidence_gauge(found["confidence"], code_fix_min_confidence), key="incident_gauge",
-                        config={"displayModeBar": False})
-        st.caption(f"The red mark is the code-fix threshold ({code_fix_min_confidence:.2f}).")
+                        config={"displayModeBar": False, "staticPlot": True})
+        st.caption(f"The dark mark is the code-fix threshold ({code_fix_min_confidence:.2f}).")
+    findings(found)
+    quoted_evidence(found, doc.get("evidence") or [])
+    if found.get("notes"):
+        st.caption("Analyst notes")
+        st.text("\n".join(f"• {note}" for note in found["notes"]))
     similar_docs(doc.get("similar_docs") or [])
 
 
-def similar_docs(docs: list[dict]) -> None:
-    st.caption("Similar error docs (retrieval similarity)")
-    if not docs:
-        st.text("none")
+def findings(found: dict) -> None:
+    """The RCA's concrete findings (column, table, key, host, file:line, pool, timeout …) as a table."""
+    frame = findings_frame(found)
+    st.markdown("**Findings**")
+    if frame.empty:
+        st.caption("No concrete finding: the analysis names no value the log lines show.")
         return
-    st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "score": d["score"], "category": d["category"],
-                                "signatures found": len(d.get("matched_signatures") or []), "title": d["title"]}
+    st.dataframe(frame, hide_index=True, width="stretch", key="incident_findings_table",
+                 column_config={"finding": st.column_config.TextColumn(width="small"),
+                                "value": st.column_config.TextColumn(width="large"),
+                                "events": st.column_config.NumberColumn(width="small", help="events that show it"),
+                                "seen in": st.column_config.TextColumn(width="small"),
+                                "from": st.column_config.TextColumn(width="small", help="where the analyst found it")})
+    if found.get("dropped_findings"):
+        st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
+
+
+def quoted_evidence(found: dict, events: list[dict]) -> None:
+    """The log lines the analysis rests on, whole and deduplicated, findings highlighted (escaped HTML)."""
+    lines = quoted_lines(found, events)
+    st.markdown(f"**Evidence it rests on** ({len(lines)} distinct log line{'s' if len(lines) != 1 else ''})")
+    if not lines:
+        st.caption("none")
+        return
+    st.caption("Highlighted: the findings (bold) and the matched error signatures (tinted).")
+    for line in lines[:QUOTES_SHOWN]:
+        with st.container(border=True):
+            where = " · ".join(x for x in (line["time"], line["host"], line["field"]) if x)
+            st.caption(f"{where} · ×{line['count']}")
+            st.html(marked_html(line["text"], line["strong"], line["light"]))
+    if len(lines) > QUOTES_SHOWN:
+        st.caption(f"{len(lines) - QUOTES_SHOWN} more distinct lines are in the Evidence tab.")
+
+
+def similar_docs(docs: list[dict]) -> None:
+    st.markdown("**Similar error docs** (retrieval similarity, best first)")
+    if not docs:
+        st.caption("none")
+        return
+    docs = sorted(docs, key=lambda d: d["score"], reverse=True)
+    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"], "category": d["category"],
+                                "signatures": len(d.get("matched_signatures") or []), "title": d["title"]}
                                for d in docs]),
                  hide_index=True, width="stretch", key="incident_similar_table",
                  column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
-                                                                         format="%.2f")})
+                                                                         format="%.2f", color="auto", width="small"),
+                                "doc": st.column_config.TextColumn(width="medium"),
+                                "category": st.column_config.TextColumn(width="medium"),
+                                "signatures": st.column_config.NumberColumn(width="small",
+                                                                            help="signatures found in the evidence"),
+                                "title": st.column_config.TextColumn(width="large")})
     with st.expander("What the similar docs say"):
         chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
                               format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
@@ -140,12 +201,16 @@ def similar_docs(docs: list[dict]) -> None:
             st.text("\n".join(f"• {step}" for step in doc["remediation"]))
 
 
-def recommendation(doc: dict) -> None:
+def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     st.subheader("Recommendation")
     rec = doc.get("recommendation")
     if not rec:
         st.info("No recommendation yet.")
         return
+    human = sorted(f for f in edited or {} if f.startswith("recommendation."))
+    if human:
+        st.badge("human-edited", color="orange", icon=":material/edit:")
+        st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
     st.text(rec["action"])
     if rec.get("steps"):
         st.text("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1)))
@@ -155,24 +220,26 @@ def recommendation(doc: dict) -> None:
         st.text(rec["feedback"])
 
 
-def fix(doc: dict) -> None:
-    """The fix proposal, its diff rendered as a diff: before approval the one an approval approves,
-    after it the recorded one (the same hash). A proposal is never said to have fixed anything."""
-    recorded = doc.get("fix")
-    proposal = recorded or (doc.get("proposal") if doc.get("status") == "awaiting_approval" else None)
-    if not proposal:
-        if doc.get("status") == "awaiting_approval" and doc.get("fix_ineligible_reason"):
-            st.subheader("Fix proposal")
-            st.caption(f"None: {doc['fix_ineligible_reason']}. An approval records the analysis only.")
-        return
-    st.subheader("Fix proposal")
-    st.caption(("Recorded on approval; nothing was applied to any repository" if recorded
-                else "Approving approves exactly this proposal") + f" · proposal {str(proposal.get('hash') or '')[:12]}")
+def proposal_view(proposal: dict) -> None:
+    """A fix proposal: its plan, its diff rendered as a diff and the file it changes."""
     if proposal.get("plan"):
         st.text("\n".join(f"• {step}" for step in proposal["plan"]))
     if proposal.get("diff"):
         st.caption(f"Proposed change to {proposal.get('target_file') or 'the code'}")
-        st.code(proposal["diff"], language="diff")
+        st.code(proposal["diff"], language="diff", wrap_lines=True)
+
+
+def fix(doc: dict) -> None:
+    """After approval, the recorded fix proposal (the approved hash). Before it, the pending
+    proposal is shown beside the Approve button (workbench.decision_panel). A proposal is never
+    said to have fixed anything."""
+    recorded = doc.get("fix")
+    if not recorded:
+        return
+    st.subheader("Fix proposal")
+    st.caption(f"Recorded on approval — proposal {str(recorded.get('hash') or '')[:12]}; "
+               "nothing was applied to any repository.")
+    proposal_view(recorded)
 
 
 def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:

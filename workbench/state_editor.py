@@ -1,5 +1,5 @@
-"""The state editor: the current state as JSON, and a form for the editable fields of a paused
-incident; saving writes an `update` checkpoint that the history then shows."""
+"""The state editor: the current state as JSON, and the one edit form (workbench.edit_form) for a
+paused incident; saving writes an `update` checkpoint that the history then shows."""
 from __future__ import annotations
 
 import streamlit as st
@@ -7,11 +7,9 @@ import streamlit as st
 from pipeline.errors import IncidentIQError, InvalidEdit
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.edit_form import collect_edits, render_fields
+from workbench.edit_form import collect_edits, edit_form, lands_as, refusal
 
 SCOPE = "incident_state"
-AS_NODES = {"recommend": "keep it as the analysis and recommendation to approve",
-            "rca": "treat it as the analysis and redo the recommendation from it"}
 
 
 def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dict, form_key: str) -> None:
@@ -20,7 +18,6 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
     acting = session.acting_registry()
     reviewer = session.reviewer()
     edits = collect_edits(state, key=form_key)
-    as_node = st.session_state.get(f"{form_key}_as_node") or "recommend"
     if incident_id in acting:
         return  # a second click while the first one saves
     if not reviewer:
@@ -31,11 +28,10 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
         return
     try:
         with session.acting_on(acting, incident_id):
-            doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=as_node,
+            doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=lands_as(edits),
                               expect_interrupt=interrupt_id)
     except InvalidEdit as exc:
-        where = f" ({exc.field})" if exc.field else ""
-        messages.append(("error", f"Edits not saved{where}: {exc.message}"))
+        messages.append(("error", refusal(exc, doing="Saving the edits")))
         return
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing="Saving the edits"))
@@ -61,11 +57,8 @@ def editor(review: ReviewService, doc: dict) -> None:
                     "fork from one of its checkpoints in History.")
             return
         form_key = f"incident_state_{pending['interrupt_id'][:12]}"
-        with st.form(f"{form_key}_form"):
+        with st.container(border=True):
             st.caption("Editable fields")
-            render_fields(state, key=form_key)
-            st.radio("Save the edit as", list(AS_NODES), format_func=lambda n: f"{n}: {AS_NODES[n]}",
-                     key=f"{form_key}_as_node")
-            st.form_submit_button("Save edits", disabled=not session.reviewer(), key=f"{form_key}_save",
-                                  on_click=_save, args=(review, doc["incident_id"], pending["interrupt_id"], state,
-                                                        form_key))
+            edit_form(state, key=form_key, mode="edit", submit_label="Save edits", on_submit=_save,
+                      args=(review, doc["incident_id"], pending["interrupt_id"], state, form_key),
+                      disabled=not session.reviewer(), submit_key=f"{form_key}_save")

@@ -1,0 +1,79 @@
+"""Who changed the analysis a reviewer is looking at, and what a status means in words.
+
+Read from the audit trail (every human action, oldest first): the page marks fields a person
+edited and says who decided what, so an approval of an edited RCA is never mistaken for the
+analyst's own answer.
+"""
+from __future__ import annotations
+
+# a proposal is never said to have fixed anything: nothing is applied to any repository
+STATUS_WORDS = {
+    "analyzing": "analysing",
+    "awaiting_approval": "awaiting approval",
+    "in_revision": "in revision — re-analysing with the request",
+    "fix_proposed": "approved — fix proposed (not applied)",
+    "approved": "approved — no code fix proposed",
+    "rejected": "rejected",
+    "expired": "expired — no decision before the SLA and grace",
+    "failed": "failed — the poller retries it",
+}
+EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "forked with"}
+_NOT_FIELDS = {"status", "change_id", "edited", "approvals", "proposal_hash", "approvals_needed"}
+
+
+def status_words(status: str) -> str:
+    """The status as a reviewer reads it."""
+    return STATUS_WORDS.get(status, status.replace("_", " "))
+
+
+def _edited(row: dict) -> list[str]:
+    after = row.get("after") or {}
+    if row["action"] == "approve":
+        return list(after.get("edited") or [])  # an approval without edits changed no field
+    if row["action"] in ("edit", "fork"):
+        return [f for f in after if f not in _NOT_FIELDS and not f.startswith(("proposal", "events", "trace"))]
+    return []
+
+
+def edits(audit: list[dict]) -> list[dict]:
+    """Each human edit of the analysis: who, when, how (edited, edited and approved, forked) and which fields."""
+    out = []
+    for row in audit:
+        fields = _edited(row)
+        if fields:
+            out.append({"by": row["reviewer"], "at": str(row.get("at") or "")[:19].replace("T", " "),
+                        "how": EDITING_ACTIONS[row["action"]], "fields": fields})
+    return out
+
+
+def edited_by(audit: list[dict]) -> dict[str, str]:
+    """Field → the person who edited it last (for the human-edited marks)."""
+    marks: dict[str, str] = {}
+    for edit in edits(audit):
+        for field in edit["fields"]:
+            marks[field] = edit["by"]
+    return marks
+
+
+def decision_lines(doc: dict, audit: list[dict]) -> list[str]:
+    """The decision in sentences: who decided what, why (a rejection's reason, an approval's note),
+    which proposal an approval approved, and every edit of the analysis before it."""
+    lines = []
+    decision = doc.get("decision") or {}
+    if decision:
+        action = {"approve": "Approved", "reject": "Rejected", "revise": "Changes requested",
+                  "expire": "Expired"}.get(decision.get("action"), str(decision.get("action")))
+        people = [a.get("by") for a in decision.get("approvals") or []] or [decision.get("reviewer")]
+        line = f"{action} by {' and '.join(str(p) for p in people)}"
+        if decision.get("decided_at"):
+            line += f" at {str(decision['decided_at'])[:19].replace('T', ' ')} UTC"
+        lines.append(line + ".")
+        if decision.get("note"):
+            lines.append(("Reason: " if decision.get("action") == "reject" else "Note: ") + str(decision["note"]))
+        if decision.get("proposal_hash"):
+            lines.append(f"Approved fix proposal {decision['proposal_hash'][:12]} (recorded, not applied).")
+        elif decision.get("action") == "approve":
+            lines.append("No code fix was eligible: the approval records the analysis only.")
+    for edit in edits(audit):
+        lines.append(f"{edit['by']} {edit['how']} {', '.join(edit['fields'])} at {edit['at']} UTC.")
+    return lines
