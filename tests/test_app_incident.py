@@ -1,0 +1,233 @@
+"""The incident page as a demanding reviewer reads it (AppTest): findings and the log lines they rest
+on, the fix proposal beside Approve (and the approval naming it), revisions, status words,
+provenance of edits, tab memory, lazy tabs, time travel that says which evidence it uses, Back."""
+import json
+import re
+
+from pipeline.ingest.files import ingest_path
+from pipeline.review.service import ReviewService
+from tests.support import as_reviewer, open_incident, open_tab, said, texts
+from workbench.conflicts import what_changed
+
+
+def _by_service(engine, service: str) -> str:
+    return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
+
+
+def _form(engine, incident_id: str) -> str:
+    return f"incident_{engine.records.incident(incident_id)['pending_interrupt_id'][:12]}"
+
+
+def _tab(at, label: str):
+    return next(t for t in at.tabs if t.label == label)
+
+
+def _frame(at, *columns: str):
+    """The dataframe whose columns start with `columns` (display tables carry no key in AppTest)."""
+    return next(d.value for d in at.dataframe if list(d.value.columns)[:len(columns)] == list(columns))
+
+
+def _html(at) -> list[str]:
+    return [h.proto.body for h in at.get("html")]
+
+
+def test_findings_and_the_quoted_log_lines_come_first_with_the_finding_highlighted(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    findings = _frame(app, "finding", "value")
+    assert ("pool name", "HikariPool-1") in set(zip(findings["finding"], findings["value"]))
+    assert "30000ms" in set(findings["value"])
+    lines = [b for b in _html(app) if "<mark" in b]
+    # three events say the same line: it is shown once, whole, with the pool's name marked
+    assert len(lines) == 1
+    assert re.search(r"<mark[^>]*>HikariPool-1</mark>", lines[0])
+    assert "request timed out after" in re.sub(r"<[^>]+>", "", lines[0])
+    assert "×3" in texts(app)
+    headings = [h.value for h in app.subheader]
+    assert headings.index("Root cause analysis") < headings.index("Recommendation")
+
+
+def test_the_title_is_the_first_events_words_not_the_template(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    assert "<NUM>" in paused_engine.records.incident(incident)["title"]
+    open_incident(app, incident)
+    heading = _html(app)[0]
+    assert "HikariPool-1 - Connection is not available, request timed out after 30000ms." in heading
+    assert "NUM" not in heading and "&lt;" not in heading
+
+
+def test_similar_docs_are_sorted_by_score_best_first(app, paused_engine):
+    open_incident(app, _by_service(paused_engine, "checkout-api"))
+    scores = list(_frame(app, "score", "doc")["score"])
+    assert len(scores) > 1 and scores == sorted(scores, reverse=True)
+
+
+def test_approve_shows_the_proposal_with_its_hash_and_the_approval_records_that_hash(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    proposal = ReviewService(paused_engine).incident(incident)["proposal"]
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    approve_tab = _tab(app, "Approve")
+    assert any(proposal["hash"][:12] in m.value for m in approve_tab.markdown)
+    assert proposal["diff"].strip() in [c.value.strip() for c in approve_tab.code]
+    button = app.button(key=f"{_form(paused_engine, incident)}_approve")
+    assert button.label == "Approve this proposal"
+    button.click().run()
+    approval = next(a for a in paused_engine.records.audit(incident) if a["action"] == "approve")
+    assert approval["after"]["proposal_hash"] == proposal["hash"]
+    assert "approved — fix proposed (not applied)" in said(app, "success")
+    assert not re.search(r"\bfixed\b", texts(app))
+    assert "Fix proposal" in [h.value for h in app.subheader]  # the recorded one, same hash
+    assert proposal["hash"][:12] in texts(app)
+
+
+def test_a_proposal_that_changed_since_it_was_shown_is_named_in_the_conflict():
+    shown = {"interrupt_id": "i1", "status": "awaiting_approval", "event_count": 3, "revisions": 0,
+             "updated_at": "2026-11-28T10:00:00", "proposal_hash": "a" * 64}
+    now = {"status": "awaiting_approval", "event_count": 3, "revisions": 0, "proposal": {"hash": "b" * 64}}
+    assert what_changed(shown, now, []) == ("the fix proposal changed since you saw it (aaaaaaaaaaaa → bbbbbbbbbbbb); "
+                                            "review the new proposal below.")
+
+
+def test_a_refused_reject_keeps_the_reject_tab_open_with_the_error_there(app, paused_engine):
+    incident = _by_service(paused_engine, "promo-engine")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    form = _form(paused_engine, incident)
+    app.button(key=f"{form}_reject").click().run()
+    assert app.session_state[f"{form}_tab"] == "Reject"
+    assert "a reason for the rejection is required" in " ".join(e.value for e in _tab(app, "Reject").error)
+    assert not _tab(app, "Approve").error
+    assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
+
+
+def test_a_rejection_shows_its_reason_and_who_rejected(app, paused_engine):
+    incident = _by_service(paused_engine, "promo-engine")
+    ReviewService(paused_engine).reject(incident, reviewer="bob", reason="not an incident: a promo typo")
+    open_incident(app, incident)
+    said_here = texts(app)
+    assert "Rejected by bob" in said_here
+    assert "Reason: not an incident: a promo typo" in said_here
+
+
+def test_request_changes_lists_every_request_and_what_each_revision_changed(app, paused_engine):
+    incident = _by_service(paused_engine, "loyalty-service")
+    review = ReviewService(paused_engine)
+    review.revise(incident, reviewer="bob", feedback="add a circuit breaker step")
+    open_incident(app, incident)
+    revise_tab = _tab(app, "Request changes")
+    assert "1. add a circuit breaker step" in "\n".join(t.value for t in revise_tab.text)
+    diff = _frame(app, "field", "before", "after")
+    assert list(diff.columns) == ["field", "before", "after"]
+    action = diff[diff["field"] == "recommendation.action"].iloc[0]
+    assert "add a circuit breaker step" in action["after"] and "add a circuit breaker step" not in action["before"]
+
+
+def test_an_edit_marks_the_rca_human_edited_and_names_who(app, paused_engine):
+    incident = _by_service(paused_engine, "inventory-service")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    assert "Edited by a person" not in texts(app)
+    open_tab(app, incident, "State")
+    form = f"incident_state_{paused_engine.records.incident(incident)['pending_interrupt_id'][:12]}"
+    app.number_input(key=f"{form}_rca.confidence").set_value(0.41)
+    app.button(key=f"{form}_save").click().run()
+    assert paused_engine.records.incident(incident)["confidence"] == 0.41
+    said_here = texts(app)
+    assert "Edited by a person: rca.confidence (alice)" in said_here
+    assert "alice edited rca.confidence" in said_here  # the decision panel's provenance
+
+
+def test_only_the_open_tab_is_computed_and_the_choice_is_kept(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    picker = f"incident_history_pick_{incident}"
+    assert picker not in [s.key for s in app.selectbox]  # History not computed while closed
+    open_tab(app, incident, "History & time travel")
+    assert picker in [s.key for s in app.selectbox]
+    assert "incident_evidence_table" not in [d.key for d in app.dataframe]
+    app.run()  # another rerun (a message, a live refresh) stays on History
+    assert picker in [s.key for s in app.selectbox]
+
+
+def test_back_forgets_the_incident(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    app.button(key="incident_back").click().run()
+    assert "incident" not in app.query_params
+    assert "incident_current" not in app.session_state
+    assert not [t for t in app.title if t.value == incident]
+
+
+def _rca_checkpoint(engine, incident_id: str) -> str:
+    return next(h for h in ReviewService(engine).history(incident_id, limit=100) if h["writes_by"] == ["rca"])[
+        "checkpoint_id"]
+
+
+def test_replay_says_which_evidence_the_branch_uses_and_offers_the_current_evidence(app, paused_engine, tmp_path):
+    incident = _by_service(paused_engine, "checkout-api")
+    checkpoint = _rca_checkpoint(paused_engine, incident)
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps({"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3",
+                                "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
+                                "message": "HikariPool-1 - Connection is not available, request timed out after 30001ms."})
+                    + "\n")
+    ingest_path(paused_engine, more)  # 4 events now; the rca checkpoint's analysis saw 3
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    picker.select(next(o for o in picker.options if checkpoint[-8:] in o)).run()
+    app.button(key="incident_replay").click().run()
+    confirm = said(app, "warning")
+    assert "starts a new branch" in confirm
+    assert "Evidence: 3 events up to 2026-11-28 10:00:05 UTC" in confirm
+    assert "the incident now has 4, 1 of them newer: the branch will not see those" in confirm
+    current = app.button(key="incident_confirm_current")
+    assert current.label == "Replay with current evidence (4 events)"
+    current.click().run()
+    assert not app.exception
+    replay = next(a for a in paused_engine.records.audit(incident) if a["action"] == "replay")
+    assert replay["reviewer"] == "alice"
+    assert len(ReviewService(paused_engine).incident(incident)["state"]["evidence"]) == 4
+    assert "a new branch on the current evidence (4 events)" in said(app, "success")
+
+
+def test_replay_from_the_newest_checkpoint_is_labelled_a_rerun(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    assert app.button(key="incident_replay").label == "Re-run from here…"
+    app.button(key="incident_replay").click().run()
+    assert "is a re-run on the current branch" in said(app, "warning")
+
+
+def test_a_fork_that_edits_the_analysis_says_which_nodes_re_run(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    checkpoint = next(h for h in ReviewService(paused_engine).history(incident, limit=100)
+                      if h["writes_by"] == ["recommend"])["checkpoint_id"]
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    picker.select(next(o for o in picker.options if checkpoint[-8:] in o)).run()
+    form = f"incident_fork_{checkpoint[-12:]}"
+    app.selectbox(key=f"{form}_rca.category").select("db_deadlock")
+    app.button(key=f"{form}_submit").click().run()
+    confirm = said(app, "warning")
+    assert "runs again: recommend → propose_fix → approval" in confirm
+    assert "the nodes after it re-run from it" in confirm
+
+
+def test_the_three_editors_are_one_form_with_the_same_words(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    from workbench.edit_form import WHAT_EDITS_DO
+
+    assert WHAT_EDITS_DO in [c.value for c in _tab(app, "Edit & approve").caption]
+    open_tab(app, incident, "State")
+    assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and State
+    open_tab(app, incident, "History & time travel")
+    assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and Fork
