@@ -93,7 +93,7 @@ follow(incident_id, _seen(doc))
 header(doc)
 audit_rows = review.audit(incident_id)
 edited = edited_by(audit_rows)
-main, side = st.columns([3, 2], gap="medium")
+main, side = st.columns([5, 4], gap="medium")
 with side:
     with st.container(border=True):
         st.subheader("Decision")

@@ -128,6 +128,15 @@ def open_tab(at: AppTest, incident_id: str, label: str) -> AppTest:
     return at
 
 
+def choose_decision(at: AppTest, engine, incident_id: str, label: str) -> AppTest:
+    """Choose one of the decision panel's decisions (Approve, Reject, Changes, Edit), as a click would."""
+    interrupt = engine.records.incident(incident_id)["pending_interrupt_id"]
+    at.session_state[f"incident_{interrupt[:12]}_tab"] = label
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def texts(at: AppTest) -> str:
     """Everything the page says in messages, text, markdown and captions, for assertions
     (markdown escapes removed: `as\\_node` reads `as_node`)."""

@@ -4,7 +4,7 @@ import json
 
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.support import as_reviewer, open_incident, open_tab, said, texts
+from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
 
 
 def _by_service(engine, service: str) -> str:
@@ -43,6 +43,7 @@ def test_reject_needs_a_reason_then_ends_the_run(app, paused_engine):
     incident = _by_service(paused_engine, "promo-engine")
     as_reviewer(app, "alice")
     open_incident(app, incident)
+    choose_decision(app, paused_engine, incident, "Reject")
     key = _key(paused_engine, incident, "reject")
     app.button(key=key).click().run()
     assert "a reason for the rejection is required" in said(app, "error")
@@ -58,6 +59,7 @@ def test_request_changes_redoes_the_recommendation_with_the_feedback(app, paused
     before = paused_engine.records.incident(incident)["pending_interrupt_id"]
     as_reviewer(app, "alice")
     open_incident(app, incident)
+    choose_decision(app, paused_engine, incident, "Changes")
     key = _key(paused_engine, incident, "revise")
     app.text_area(key=key.replace("_revise", "_feedback")).input("add a circuit breaker step")
     app.button(key=key).click().run()
@@ -65,6 +67,7 @@ def test_request_changes_redoes_the_recommendation_with_the_feedback(app, paused
     assert row["status"] == "awaiting_approval" and row["revisions"] == 1
     assert row["pending_interrupt_id"] != before
     assert "add a circuit breaker step" in row["summary"]["recommendation"]["action"]
+    choose_decision(app, paused_engine, incident, "Changes")  # the new analysis opens on Approve
     assert app.button(key=_key(paused_engine, incident, "revise")).label == "Request changes (1 left)"
 
 
@@ -72,6 +75,7 @@ def test_edit_then_approve_applies_the_edits_with_the_decision(app, paused_engin
     incident = _by_service(paused_engine, "loyalty-service")
     as_reviewer(app, "alice")
     open_incident(app, incident)
+    choose_decision(app, paused_engine, incident, "Edit")
     key = _key(paused_engine, incident, "edit_approve")
     field = key.replace("_edit_approve", "_field_rca.confidence")
     app.number_input(key=field).set_value(0.55)

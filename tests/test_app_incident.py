@@ -6,7 +6,7 @@ import re
 
 from pipeline.ingest.files import ingest_path
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, open_incident, open_tab, said, texts
+from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
 from workbench.conflicts import what_changed
 
 
@@ -16,10 +16,6 @@ def _by_service(engine, service: str) -> str:
 
 def _form(engine, incident_id: str) -> str:
     return f"incident_{engine.records.incident(incident_id)['pending_interrupt_id'][:12]}"
-
-
-def _tab(at, label: str):
-    return next(t for t in at.tabs if t.label == label)
 
 
 def _frame(at, *columns: str):
@@ -67,9 +63,8 @@ def test_approve_shows_the_proposal_with_its_hash_and_the_approval_records_that_
     proposal = ReviewService(paused_engine).incident(incident)["proposal"]
     as_reviewer(app, "alice")
     open_incident(app, incident)
-    approve_tab = _tab(app, "Approve")
-    assert any(proposal["hash"][:12] in m.value for m in approve_tab.markdown)
-    assert proposal["diff"].strip() in [c.value.strip() for c in approve_tab.code]
+    assert any(proposal["hash"][:12] in m.value for m in app.markdown)
+    assert proposal["diff"].strip() in [c.value.strip() for c in app.code]
     button = app.button(key=f"{_form(paused_engine, incident)}_approve")
     assert button.label == "Approve this proposal"
     button.click().run()
@@ -94,10 +89,12 @@ def test_a_refused_reject_keeps_the_reject_tab_open_with_the_error_there(app, pa
     as_reviewer(app, "alice")
     open_incident(app, incident)
     form = _form(paused_engine, incident)
+    choose_decision(app, paused_engine, incident, "Reject")
     app.button(key=f"{form}_reject").click().run()
     assert app.session_state[f"{form}_tab"] == "Reject"
-    assert "a reason for the rejection is required" in " ".join(e.value for e in _tab(app, "Reject").error)
-    assert not _tab(app, "Approve").error
+    assert "a reason for the rejection is required" in said(app, "error")
+    assert app.button(key=f"{form}_reject")  # still on Reject, its reason field there to fill
+    assert f"{form}_approve" not in [b.key for b in app.button]
     assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
 
 
@@ -115,8 +112,8 @@ def test_request_changes_lists_every_request_and_what_each_revision_changed(app,
     review = ReviewService(paused_engine)
     review.revise(incident, reviewer="bob", feedback="add a circuit breaker step")
     open_incident(app, incident)
-    revise_tab = _tab(app, "Request changes")
-    assert "1. add a circuit breaker step" in "\n".join(t.value for t in revise_tab.text)
+    choose_decision(app, paused_engine, incident, "Changes")
+    assert "1. add a circuit breaker step" in "\n".join(t.value for t in app.text)
     diff = _frame(app, "field", "before", "after")
     assert list(diff.columns) == ["field", "before", "after"]
     action = diff[diff["field"] == "recommendation.action"].iloc[0]
@@ -226,7 +223,8 @@ def test_the_three_editors_are_one_form_with_the_same_words(app, paused_engine):
     open_incident(app, incident)
     from workbench.edit_form import WHAT_EDITS_DO
 
-    assert WHAT_EDITS_DO in [c.value for c in _tab(app, "Edit & approve").caption]
+    choose_decision(app, paused_engine, incident, "Edit")
+    assert WHAT_EDITS_DO in [c.value for c in app.caption]
     open_tab(app, incident, "State")
     assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and State
     open_tab(app, incident, "History & time travel")

@@ -29,7 +29,8 @@ from workbench.provenance import decision_lines, status_words
 _SUBMITTING = threading.Lock()
 LABELS = {"approve": "Approval", "reject": "Rejection", "revise": "Request for changes",
           "edit_approve": "Edit-then-approve"}
-TABS = {"approve": "Approve", "reject": "Reject", "revise": "Request changes", "edit_approve": "Edit & approve"}
+# short labels: the four fit beside the analysis from a 1024 px window
+TABS = {"approve": "Approve", "reject": "Reject", "revise": "Changes", "edit_approve": "Edit"}
 
 
 def _tab_key(interrupt_id: str) -> str:
@@ -185,43 +186,59 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     if edits_lines:
         st.text("\n".join(edits_lines))
     disabled = bool(done) or not reviewer
-    # tracked tabs: a rerun (a refused Reject, a message) keeps the one the reviewer is on
-    tabs = st.tabs(list(TABS.values()), key=_tab_key(interrupt_id), on_change="rerun")
-    here = dict(zip(TABS, tabs))
+    # one decision at a time, chosen with a segmented control (it wraps in a narrow panel, tabs
+    # would scroll); the choice is session state: a rerun (a refused Reject) keeps it
+    st.session_state.setdefault(_tab_key(interrupt_id), TABS["approve"])
+    choice = st.segmented_control("Decision", list(TABS.values()), required=True, key=_tab_key(interrupt_id),
+                                  label_visibility="collapsed")
+    action = next((a for a, label in TABS.items() if label == choice), "approve")
     if in_tab:
-        with here[in_tab]:
-            _message(outcome)  # a refusal stays where it happened, on the tab still open
+        _message(outcome)  # a refusal stays where it happened: its decision is still the chosen one
+    DRAW[action](review, doc, form_key, disabled)
+
+
+def _approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> None:
+    """The fix proposal an approval approves, with its hash, right above the button."""
     proposal = doc.get("proposal")
-    with here["approve"]:
-        if proposal:
-            st.markdown(f"**Fix proposal** `{escape_markdown(str(proposal.get('hash') or '')[:12])}`")
-            st.caption("Approving approves exactly this proposal (its hash is recorded with the decision); "
-                       "it is a proposal for a person to apply: nothing is changed in any repository.")
-            proposal_view(proposal)
-        else:
-            st.caption(f"No fix proposal: {doc.get('fix_ineligible_reason') or 'no code fix is eligible'}. "
-                       "An approval records the analysis only.")
-        with st.form(f"{form_key}_approve_form", border=False):
-            st.text_input("Note (optional)", key=f"{form_key}_note")
-            st.form_submit_button("Approve this proposal" if proposal else "Approve", type="primary",
-                                  disabled=disabled, key=f"{form_key}_approve",
-                                  on_click=decide, args=(review, incident_id, "approve", None, form_key))
-    with here["reject"], st.form(f"{form_key}_reject_form", border=False):
+    if proposal:
+        st.markdown(f"**Fix proposal** `{escape_markdown(str(proposal.get('hash') or '')[:12])}`")
+        st.caption("Approving approves exactly this proposal (its hash is recorded with the decision); "
+                   "it is a proposal for a person to apply: nothing is changed in any repository.")
+        proposal_view(proposal)
+    else:
+        st.caption(f"No fix proposal: {doc.get('fix_ineligible_reason') or 'no code fix is eligible'}. "
+                   "An approval records the analysis only.")
+    with st.form(f"{form_key}_approve_form", border=False):
+        st.text_input("Note (optional)", key=f"{form_key}_note")
+        st.form_submit_button("Approve this proposal" if proposal else "Approve", type="primary",
+                              disabled=disabled, key=f"{form_key}_approve",
+                              on_click=decide, args=(review, doc["incident_id"], "approve", None, form_key))
+
+
+def _reject(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> None:
+    with st.form(f"{form_key}_reject_form", border=False):
         st.text_area("Reason", key=f"{form_key}_reason", placeholder="why this analysis is wrong or not actionable")
         st.form_submit_button("Reject", disabled=disabled, key=f"{form_key}_reject",
-                              on_click=decide, args=(review, incident_id, "reject", None, form_key))
-    with here["revise"]:
-        if doc.get("revisions") or doc.get("requests"):
-            revisions_view(review.revisions(incident_id), doc.get("requests") or [])
-        with st.form(f"{form_key}_revise_form", border=False):
-            left = doc.get("revisions_left", 0)
-            st.text_area("Feedback", key=f"{form_key}_feedback", placeholder="what the analysis should change")
-            st.caption("The analysis (RCA, recommendation, fix proposal) is redone with every request so far.")
-            st.form_submit_button(f"Request changes ({left} left)", disabled=disabled or left <= 0,
-                                  key=f"{form_key}_revise",
-                                  on_click=decide, args=(review, incident_id, "revise", None, form_key))
-    with here["edit_approve"]:
-        edit_form(doc.get("state") or {}, key=f"{form_key}_field", mode="approve",
-                  submit_label="Save edits and approve", on_submit=decide,
-                  args=(review, incident_id, "edit_approve", doc.get("state"), form_key), disabled=disabled,
-                  submit_key=f"{form_key}_edit_approve")
+                              on_click=decide, args=(review, doc["incident_id"], "reject", None, form_key))
+
+
+def _revise(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> None:
+    if doc.get("revisions") or doc.get("requests"):
+        revisions_view(review.revisions(doc["incident_id"]), doc.get("requests") or [])
+    with st.form(f"{form_key}_revise_form", border=False):
+        left = doc.get("revisions_left", 0)
+        st.text_area("Feedback", key=f"{form_key}_feedback", placeholder="what the analysis should change")
+        st.caption("The analysis (RCA, recommendation, fix proposal) is redone with every request so far.")
+        st.form_submit_button(f"Request changes ({left} left)", disabled=disabled or left <= 0,
+                              key=f"{form_key}_revise",
+                              on_click=decide, args=(review, doc["incident_id"], "revise", None, form_key))
+
+
+def _edit_approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> None:
+    edit_form(doc.get("state") or {}, key=f"{form_key}_field", mode="approve",
+              submit_label="Save edits and approve", on_submit=decide,
+              args=(review, doc["incident_id"], "edit_approve", doc.get("state"), form_key), disabled=disabled,
+              submit_key=f"{form_key}_edit_approve")
+
+
+DRAW = {"approve": _approve, "reject": _reject, "revise": _revise, "edit_approve": _edit_approve}

@@ -10,7 +10,6 @@ import json
 from datetime import datetime, timezone
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from workbench.evidence_view import (EVIDENCE_COLUMNS, display_title, evidence_frame, findings_frame,
@@ -40,7 +39,9 @@ def header(doc: dict) -> None:
     cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
-    cols[3].metric("SLA", sla_text(doc, now),
+    sla = sla_text(doc, now)  # "2h 3m left", "overdue 5m" or "decided": the number fits a narrow column
+    label = "SLA overdue by" if sla.startswith("overdue") else ("SLA left" if sla.endswith(" left") else "SLA")
+    cols[3].metric(label, sla.removeprefix("overdue ").removesuffix(" left"),
                    help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted from the first event seen")
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
                f"opened {_short_time(doc.get('created_at'))} UTC · SLA due {_short_time(doc.get('sla_deadline'))} UTC "
@@ -88,17 +89,17 @@ def confidence_color(confidence: float) -> str:
     return "#2b7bb9"
 
 
-def confidence_gauge(confidence: float, threshold: float) -> go.Figure:
-    """The RCA's confidence, coloured on the sequential scale, with the code-fix threshold marked."""
-    fig = go.Figure(go.Indicator(
-        mode="gauge+number", value=round(confidence * 100), number={"suffix": "%"},
-        gauge={"axis": {"range": [0, 100], "tickvals": [0, 25, 50, 75, 100]},
-               "bar": {"color": confidence_color(confidence)},
-               "steps": [{"range": [0, threshold * 100], "color": "#f3f3f3"}],
-               "threshold": {"line": {"color": "#333333", "width": 3}, "value": threshold * 100}},
-        title={"text": "confidence", "font": {"size": 14}}))
-    fig.update_layout(height=170, margin={"l": 25, "r": 25, "t": 35, "b": 0})
-    return fig
+def confidence_bar(confidence: float, threshold: float) -> str:
+    """The RCA's confidence as a bar on the sequential scale with the code-fix threshold marked
+    (HTML for st.html; only numbers go in)."""
+    pct, mark = round(confidence * 100), round(threshold * 100)
+    return (f"<div style='display:flex;align-items:center;gap:0.6rem;font-size:0.9rem'>"
+            f"<span>confidence <b>{pct}%</b></span>"
+            f"<div style='position:relative;flex:1;min-width:120px;max-width:320px;height:10px;background:#eceff3;"
+            f"border-radius:5px'><div style='width:{pct}%;height:100%;background:{confidence_color(confidence)};"
+            f"border-radius:5px'></div><div title='code-fix threshold' style='position:absolute;left:{mark}%;"
+            f"top:-3px;width:2px;height:16px;background:#333'></div></div>"
+            f"<span style='color:#777;font-size:0.8rem'>code fix from {threshold:.2f}</span></div>")
 
 
 def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | None = None) -> None:
@@ -114,20 +115,15 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         # plain text: the warning names what the model answered
         st.text(f"⚠ {found['warning']}")
     human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
-    left, right = st.columns([3, 2])
-    with left:
-        badges = st.container(horizontal=True, vertical_alignment="center")
-        badges.badge(found["category"], color="violet", icon=":material/category:")
-        if human:
-            badges.badge("human-edited", color="orange", icon=":material/edit:")
-        badges.text(f"analyst: {found.get('analyst') or 'offline'}")
-        if human:
-            st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
-        st.text(found["root_cause"])
-    with right:
-        st.plotly_chart(confidence_gauge(found["confidence"], code_fix_min_confidence), key="incident_gauge",
-                        config={"displayModeBar": False, "staticPlot": True})
-        st.caption(f"The dark mark is the code-fix threshold ({code_fix_min_confidence:.2f}).")
+    badges = st.container(horizontal=True, vertical_alignment="center")
+    badges.badge(found["category"], color="violet", icon=":material/category:")
+    if human:
+        badges.badge("human-edited", color="orange", icon=":material/edit:")
+    badges.text(f"analyst: {found.get('analyst') or 'offline'}")
+    st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
+    if human:
+        st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
+    st.text(found["root_cause"])
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [])
     if found.get("notes"):

@@ -1,0 +1,233 @@
+"""Browser journeys of the review controls (issue 13), one app process for the module: the findings
+highlighted in the log line, the fix proposal with its hash beside Approve, a refused Reject that
+keeps its tab, a page that follows a decision made elsewhere, Back, the toolbar in viewer mode,
+and a layout that holds at 1024 and 1440 px (screenshots with INCIDENTIQ_SCREENSHOTS=1).
+
+Started like tests/test_browser.py: `streamlit run app.py` on a loopback port, headless Chromium.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from pipeline.ingest.files import ingest_path
+from pipeline.review.service import ReviewService
+from pipeline.store import checkpoints
+from tests.support import FIXTURES, ROOT, make_settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync"]
+
+if not CHROMIUM.exists() and not os.environ.get("CI"):
+    pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
+pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The app on a data dir with the small fixture's incidents paused at approval, its engine
+    (for a second reviewer acting in another process' place) and one browser."""
+    from pipeline.engine import open_engine
+    from playwright.sync_api import sync_playwright
+
+    tmp = tmp_path_factory.mktemp("review-ui")
+    engine = open_engine(make_settings(tmp / "data"))
+    ingest_path(engine, FIXTURES / "small.jsonl")
+    ids = {r["service"]: r["incident_id"] for r in engine.records.incidents()}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(tmp / "data"), "INCIDENTIQ_POLLER": "off",
+           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
+    log = open(tmp / "streamlit.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp / "streamlit.log").read_text())
+                time.sleep(0.3)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+            yield {"url": url, "ids": ids, "engine": engine, "browser": browser}
+            browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        engine.records.close()
+        checkpoints.close_all()
+
+
+@pytest.fixture
+def page(site, request):
+    page = site["browser"].new_page(viewport={"width": 1440, "height": 1000})
+    try:
+        yield page
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)  # the last state of each journey, for a failure's post-mortem
+        page.screenshot(path=str(ARTIFACTS / f"review-{request.node.name}.png"), full_page=True)
+        page.close()
+
+
+def settle(page, timeout: float = 60) -> None:
+    page.wait_for_timeout(300)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
+                and page.locator('[data-testid="stSkeleton"]').count() == 0):
+            page.wait_for_timeout(300)
+            return
+        page.wait_for_timeout(150)
+    raise AssertionError("the app did not finish its run")
+
+
+def shoot(page, name: str) -> None:
+    if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def open_incident(page, site, service: str, *, name: str | None = None) -> str:
+    from playwright.sync_api import expect
+
+    incident = site["ids"][service]
+    page.goto(f"{site['url']}/incident?incident={incident}")
+    expect(page.get_by_role("heading", name=incident)).to_be_visible(timeout=60_000)
+    settle(page)
+    if name:
+        page.get_by_label("Your name", exact=True).fill(name)
+        page.get_by_label("Your name", exact=True).press("Enter")
+        settle(page)
+    return incident
+
+
+def button(page, text: str):
+    return page.locator('button[data-testid^="stBaseButton"]').filter(has_text=re.compile(rf"^\s*{re.escape(text)}\s*$"))
+
+
+def segment(page, text: str):
+    """One choice of the decision panel's segmented control."""
+    return page.get_by_test_id("stButtonGroup").locator("button").filter(
+        has_text=re.compile(rf"^\s*{re.escape(text)}\s*$"))
+
+
+@pytest.mark.timeout(120)
+def test_the_finding_is_highlighted_in_the_log_line_and_the_proposal_hash_is_beside_approve(page, site):
+    from playwright.sync_api import expect
+
+    open_incident(page, site, "checkout-api")
+    expect(page.locator("mark", has_text="HikariPool-1").first).to_be_visible()
+    expect(page.get_by_text("Evidence it rests on")).to_be_visible()
+    proposal = ReviewService(site["engine"]).incident(site["ids"]["checkout-api"])["proposal"]
+    panel = page.get_by_test_id("stColumn").filter(has=button(page, "Approve this proposal")).last
+    expect(panel.get_by_text(proposal["hash"][:12])).to_be_visible()
+    expect(panel.get_by_text("maximum-pool-size: 30").first).to_be_visible()  # the diff, beside the button
+    assert page.locator("text=<NUM>").count() == 0
+    shoot(page, "incident-review")
+
+
+@pytest.mark.timeout(120)
+def test_a_refused_reject_keeps_the_reviewer_on_the_reject_tab(page, site):
+    from playwright.sync_api import expect
+
+    open_incident(page, site, "promo-engine", name="alice")
+    reject = segment(page, "Reject")
+    reject.click()
+    settle(page)
+    page.get_by_test_id("stForm").get_by_role("button", name="Reject", exact=True).click()
+    settle(page)
+    # still on Reject (its reason field there), the error beside it, not back on Approve
+    expect(reject).to_have_attribute("aria-checked", "true")
+    expect(page.get_by_text("a reason for the rejection is required")).to_be_visible()
+    expect(page.get_by_label("Reason", exact=True)).to_be_visible()
+    assert button(page, "Approve this proposal").count() == 0
+    assert site["engine"].records.incident(site["ids"]["promo-engine"])["status"] == "awaiting_approval"
+
+
+@pytest.mark.timeout(120)
+def test_an_open_page_follows_a_decision_made_by_someone_else(page, site):
+    from playwright.sync_api import expect
+
+    incident = open_incident(page, site, "loyalty-service")
+    expect(button(page, "Approve this proposal").or_(button(page, "Approve"))).to_be_visible()
+    ReviewService(site["engine"]).reject(incident, reviewer="bob", reason="a duplicate of another incident")
+    # no reload: the page's live check notices the change and redraws
+    expect(page.get_by_text("Rejected by bob")).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("Reason: a duplicate of another incident")).to_be_visible()
+
+
+@pytest.mark.timeout(120)
+def test_the_timeline_opens_on_order_spacing_with_the_live_branch_marked(page, site):
+    from playwright.sync_api import expect
+
+    open_incident(page, site, "checkout-api")
+    page.get_by_role("tab", name="History & time travel").click()
+    settle(page)
+    expect(page.get_by_label("Checkpoint", exact=True).first).to_be_visible()
+    expect(page.locator(".js-plotly-plot").filter(has_text="checkpoint order")).to_be_visible()
+    expect(page.get_by_text("live head").first).to_be_attached()
+    expect(page.get_by_text("Re-run from here…").or_(page.get_by_text("Replay from here…")).first).to_be_visible()
+    shoot(page, "history-timeline")
+
+
+@pytest.mark.timeout(120)
+def test_back_leaves_no_incident_in_the_url(page, site):
+    open_incident(page, site, "checkout-api")
+    page.get_by_role("button", name=re.compile("Back to the inbox")).click()
+    settle(page)
+    page.wait_for_function("() => !location.search.includes('incident=')", timeout=15_000)
+    assert "incident=" not in page.url
+
+
+@pytest.mark.timeout(120)
+def test_the_toolbar_has_no_deploy_and_no_developer_menu(page, site):
+    page.goto(site["url"])
+    settle(page)
+    assert page.get_by_text("Deploy", exact=True).count() == 0
+    menu = page.get_by_test_id("stMainMenu")
+    if menu.count():
+        menu.click()
+        page.wait_for_timeout(300)
+        assert page.get_by_text("Clear cache").count() == 0
+        assert page.get_by_text("Record a screencast").count() == 0
+        page.keyboard.press("Escape")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_incident_page_fits_from_1024_px(page, site, width):
+    page.set_viewport_size({"width": width, "height": 1100})
+    open_incident(page, site, "inventory-service")
+    strip = page.get_by_role("tablist").bounding_box()
+    for tab in ("Evidence", "History & time travel", "State", "Graph", "Audit trail"):
+        box = page.get_by_role("tab", name=tab, exact=True).bounding_box()
+        assert box and box["x"] >= strip["x"] and box["x"] + box["width"] <= strip["x"] + strip["width"] + 1, tab
+    panel = page.get_by_test_id("stButtonGroup").bounding_box()
+    for choice in ("Approve", "Reject", "Changes", "Edit"):  # each decision fully inside the panel
+        box = segment(page, choice).bounding_box()
+        assert box["x"] >= panel["x"] and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, choice
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # nothing cut off to the side
+    shoot(page, f"incident-{width}")
