@@ -18,6 +18,8 @@
     │   └── UnknownIdentity        an unknown or expired token, an unknown role
     └── RuntimeFailure             the outside world failed (runtime branch)
         ├── StorageError           sqlite / chroma
+        │   └── CheckpointStoreError   checkpoints.sqlite locked, damaged or unreadable: the poll
+        │                              fails and is retried, the incident is not charged
         ├── AnalystError           the chat model timed out, failed or answered invalidly
         ├── SourceError            the log source (file, Splunk) failed
         └── RunCrashed             one incident's run hit an unexpected error (a bug), recorded
@@ -143,6 +145,10 @@ class RuntimeFailure(IncidentIQError):
 
 
 class StorageError(RuntimeFailure):
+    pass
+
+
+class CheckpointStoreError(StorageError):
     pass
 
 

@@ -82,6 +82,10 @@ class RCA(_Model):
     evidence: list[str] = Field(default_factory=list)
     doc_ids: list[str] = Field(default_factory=list)
     analyst: str = "offline"
+    # false when the model named a category no retrieved doc supports: kept for the reviewer,
+    # its confidence capped and never eligible for a code fix; `warning` says why
+    supported: bool = True
+    warning: str | None = None
 
 
 class Recommendation(_Model):

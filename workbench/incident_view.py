@@ -92,9 +92,13 @@ def rca(doc: dict, *, code_fix_min_confidence: float) -> None:
     if not found:
         st.info("No analysis yet: the run has not reached the RCA.")
         return
+    if found.get("warning"):
+        # plain text: the warning names what the model answered
+        st.text(f"⚠ {found['warning']}")
     left, right = st.columns([3, 2])
     with left:
         st.badge(found["category"], color="violet", icon=":material/category:")
+        st.text(f"Analyst: {found.get('analyst') or 'offline'}")
         st.text(found["root_cause"])
         st.caption("Evidence it rests on")
         st.text("\n".join(f"• {line}" for line in found.get("evidence") or []) or "none")

@@ -80,17 +80,18 @@ class ModelAnalyst:
         """Ask the model for the RCA; it may only name a retrieved doc's category, or unknown."""
         categories = allowed_categories(state.similar_docs)
         answer = self._ask(RCAAnswer, prompts.rca_messages(state, categories))
-        if answer.category not in categories:
-            raise AnalystError(f"model answered category {answer.category!r}, which no retrieved doc "
-                               f"supports (allowed: {', '.join(categories)})")
+        # a category no retrieved doc supports is kept for the reviewer to judge, flagged, and
+        # rests on no doc (code_fix reads doc_ids[0] as the doc of the category)
+        supported = answer.category in categories
         confidence = answer.confidence
-        if answer.category == "unknown":
+        if answer.category == "unknown" or not supported:
             # CONTRACT §3: an RCA without support says so with a low confidence
             confidence = min(confidence, UNKNOWN_MAX_CONFIDENCE)
         return _validated(RCA, category=answer.category, root_cause=prompts.clip(answer.root_cause, 2_000),
                           confidence=round(confidence, 2), evidence=_items(answer.evidence, MAX_EVIDENCE_ITEMS),
-                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs),
-                          analyst=self.name)
+                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs) if supported else [],
+                          analyst=self.name, supported=supported,
+                          warning=None if supported else unsupported_warning(answer.category, categories))
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         """Ask the model for the action and steps; feedback (a reviewer's) is addressed as data."""
@@ -119,6 +120,12 @@ class ModelAnalyst:
             # a tool call whose arguments were not JSON parses to None rather than raising
             raise AnalystError(f"model answer could not be parsed (no valid {schema.__name__})")
         return answer
+
+
+def unsupported_warning(category: str, allowed: list[str]) -> str:
+    return (f"Unsupported: the model named {category}, which no retrieved doc supports (retrieved: "
+            f"{', '.join(allowed)}). Check the evidence before approving; its confidence is capped at "
+            f"{UNKNOWN_MAX_CONFIDENCE} and no code fix is proposed for it.")
 
 
 def allowed_categories(docs: list[ErrorDoc]) -> list[str]:

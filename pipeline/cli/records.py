@@ -71,7 +71,9 @@ def _show_text(d) -> str:
     lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
              f"  {d['title']}"]
     if d["rca"]:
-        lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f})")
+        lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f}, analyst {d['rca']['analyst']})")
+        if d["rca"].get("warning"):
+            lines.append(f"  Warning: {d['rca']['warning']}")
         lines.append(f"  {d['rca']['root_cause']}")
         lines += [f"  - {e}" for e in d["rca"].get("evidence") or []]
     if d["recommendation"]:

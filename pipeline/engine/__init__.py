@@ -68,15 +68,17 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         floor=settings.open_level,
         signatures=[s for doc in kb.docs for s in doc.signatures] if settings.open_signatures else ())
     if analyst is None:
-        analyst = _configured_analyst(settings, kb)
+        analyst = _configured_analyst(settings, kb, records.clock)
     graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))
     return Engine(settings=settings, records=records, kb=kb, analyst=analyst, graph=graph)
 
 
-def _configured_analyst(settings: Settings, kb: KnowledgeBase) -> Analyst:
+def _configured_analyst(settings: Settings, kb: KnowledgeBase, clock: Clock) -> Analyst:
     if settings.uses_model:
-        from pipeline.analyst.model import ModelAnalyst
+        from pipeline.analyst.fallback import Breaker, FallbackModelAnalyst
 
-        return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
-                            timeout=settings.model_timeout, method=settings.model_output)
+        breaker = Breaker(failures=settings.model_breaker_failures, cooldown=settings.model_breaker_seconds,
+                          clock=clock)
+        return FallbackModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
+                                    timeout=settings.model_timeout, method=settings.model_output, breaker=breaker)
     return OfflineAnalyst(kb)

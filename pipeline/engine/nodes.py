@@ -98,7 +98,7 @@ def approval_payload(state: IncidentState) -> dict:
 
 def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
     """Approved incidents get a code fix only when the RCA is confident and the severity not low."""
-    return (state.rca is not None and state.rca.category != "unknown"
+    return (state.rca is not None and state.rca.category != "unknown" and state.rca.supported
             and state.rca.confidence >= min_confidence and state.severity != "low")
 
 

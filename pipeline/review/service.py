@@ -381,8 +381,12 @@ class ReviewService:
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):
+                # durability "sync": the decision's checkpoint is committed before code_fix records
+                # a fix. With LangGraph's default ("async") a loaded machine could record the fix
+                # while the decision was still being written, and a kill then lost the decision
+                # (a later reviewer approved again, and the first approval was never audited)
                 self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
-                                  context=self.engine.deps)
+                                  context=self.engine.deps, durability="sync")
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()
