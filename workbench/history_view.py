@@ -89,7 +89,7 @@ def _confirmed(review: ReviewService) -> None:
     messages = session.message_box(SCOPE)
     picks = st.session_state.setdefault("incident_history_next_pick", {})
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
     if not ask or ask["incident_id"] in acting:
         return  # a second click: the first one acts
@@ -101,15 +101,15 @@ def _confirmed(review: ReviewService) -> None:
     try:
         with session.acting_on(acting, incident_id):
             if ask["action"] == "replay":
-                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer)
+                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, actor=reviewer)
             else:
-                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
+                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, actor=reviewer, edits=ask["edits"])
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
-    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: "
+    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer.id}: "
                                 f"{ask.get('label') or 'done'}, now {doc['status'].replace('_', ' ')}."))
 
 
@@ -189,15 +189,15 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
                        on_click=_confirmed, args=(review,))
             no.button("Cancel", key="incident_confirm_no", on_click=_cancel)
         return
-    reviewer = session.reviewer()
-    if not reviewer:
-        st.caption("Enter your name in the sidebar to replay or fork.")
+    blocked = session.blocked("replay")
+    if blocked:
+        st.caption(blocked)
     st.caption(plan["reason"])
-    st.button("Replay from here…", key="incident_replay", disabled=not reviewer, on_click=_ask,
+    st.button("Replay from here…", key="incident_replay", disabled=bool(blocked), on_click=_ask,
               args=("replay", incident_id, checkpoint_id, None, None))
     form_key = f"incident_fork_{checkpoint_id[-12:]}"
     with st.expander("Fork from here with edits"):
         with st.form(f"{form_key}_form", border=False):
             render_fields(state, key=form_key)
-            st.form_submit_button("Fork from here…", disabled=not reviewer, key=f"{form_key}_submit",
+            st.form_submit_button("Fork from here…", disabled=bool(blocked), key=f"{form_key}_submit",
                                   on_click=_ask, args=("fork", incident_id, checkpoint_id, state, form_key))
