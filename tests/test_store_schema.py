@@ -112,7 +112,8 @@ CREATE INDEX IF NOT EXISTS audit_incident ON audit(incident_id, at);
 CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
 """
 
-WITH_ASSIGNEE = (*MIGRATIONS, Migration(2, "who picked the incident up", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",)))
+NEXT = latest() + 1  # the number a new migration gets
+WITH_ASSIGNEE = (*MIGRATIONS, Migration(NEXT, "who picked the incident up", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",)))
 
 
 def user_version(path) -> int:
@@ -164,31 +165,31 @@ def test_a_new_migration_applies_once_to_a_version_1_data_dir(tmp_path):
     old = Records(path)
     old.set_cursor("source:demo", "7")
     old.close()
-    assert user_version(path) == 1 and "assignee" not in columns(path, "incidents")
+    assert user_version(path) == latest() and "assignee" not in columns(path, "incidents")
 
     for _ in range(2):  # the second open finds nothing to do (a second ALTER would fail)
         records = Records(path, migrations=WITH_ASSIGNEE)
-        assert records.schema_version == 2 and records.cursor("source:demo") == "7"
+        assert records.schema_version == NEXT and records.cursor("source:demo") == "7"
         records.close()
-    assert user_version(path) == 2 and columns(path, "incidents")[-1] == "assignee"
+    assert user_version(path) == NEXT and columns(path, "incidents")[-1] == "assignee"
 
 
 def test_a_data_dir_written_by_newer_code_is_refused(tmp_path):
     path = tmp_path / "app.sqlite3"
     Records(path, migrations=WITH_ASSIGNEE).close()
-    with pytest.raises(StorageError, match="schema version 2, newer than .* knows \\(up to 1\\)"):
+    with pytest.raises(StorageError, match=f"schema version {NEXT}, newer than .* knows \\(up to {latest()}\\)"):
         Records(path)
-    assert user_version(path) == 2  # refused, not rewritten
+    assert user_version(path) == NEXT  # refused, not rewritten
 
 
 def test_a_failing_migration_leaves_the_data_dir_at_its_old_version(tmp_path):
     path = tmp_path / "app.sqlite3"
     Records(path).close()
-    broken = (*MIGRATIONS, Migration(2, "half a change", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",
+    broken = (*MIGRATIONS, Migration(NEXT, "half a change", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",
                                                           "ALTER TABLE no_such_table ADD COLUMN x TEXT")))
     with pytest.raises(StorageError, match="no_such_table"):
         Records(path, migrations=broken)
-    assert user_version(path) == 1 and "assignee" not in columns(path, "incidents")
+    assert user_version(path) == latest() and "assignee" not in columns(path, "incidents")
 
 
 OPENER = r"""
@@ -196,9 +197,9 @@ import sys, time
 from pathlib import Path
 import pipeline
 from pipeline.store.records import Records
-from pipeline.store.schema import MIGRATIONS, Migration
+from pipeline.store.schema import MIGRATIONS, Migration, latest
 # a migration that is slow (it fills a table) and not idempotent (ALTER TABLE): a second run would fail
-slow = Migration(2, "slow", (
+slow = Migration(latest() + 1, "slow", (
     "CREATE TABLE filler AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 300000) SELECT x FROM n",
     "ALTER TABLE incidents ADD COLUMN assignee TEXT"))
 start = Path(sys.argv[2])
@@ -217,7 +218,7 @@ def test_two_processes_opening_one_data_dir_at_once_migrate_it_once(tmp_path):
     time.sleep(1.5)  # both imported and spinning on the start file
     start.touch()
     results = [child.communicate(timeout=60) for child in children]
-    assert [(child.returncode, out.strip()) for child, (out, _) in zip(children, results)] == [(0, "2"), (0, "2")], \
+    assert [(child.returncode, out.strip()) for child, (out, _) in zip(children, results)] == [(0, str(NEXT)), (0, str(NEXT))], \
         [err for _, err in results]
     assert columns(path, "incidents").count("assignee") == 1
     with sqlite3.connect(path) as conn:

@@ -291,7 +291,8 @@ class Records:
         return [_incident_dict(r) for r in self.query(sql, params)]
 
     def status_counts(self) -> dict[str, int]:
-        return {r["status"]: r["n"] for r in self.query("SELECT status, count(*) AS n FROM incidents GROUP BY status")}
+        """Incidents per status, from the counts the triggers of migration 2 keep (a few rows)."""
+        return {r["status"]: r["n"] for r in self.query("SELECT status, n FROM incident_counts WHERE n > 0")}
 
     def incidents_needing_work(self, *, merge_delay: float = 0.0) -> list[str]:
         """Incidents whose run must start, continue, merge new evidence, or be retried.
@@ -301,11 +302,16 @@ class Records:
         reviewer's pending interrupt) at most that often, instead of on every poll.
         """
         stamp = self.clock.now()
+        # three indexed reads joined by UNION (an OR across them would scan every incident): the
+        # moving statuses, failed runs due a retry, and the paused incidents among those with
+        # unmerged events (the events_unmerged partial index holds only those)
         rows = self.query(
-            "SELECT incident_id FROM incidents WHERE status IN ('analyzing', 'in_revision')"
-            " OR (status = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
-            " OR (status = 'awaiting_approval' AND EXISTS (SELECT 1 FROM events e"
-            "     WHERE e.incident_id = incidents.incident_id AND e.merged = 0 AND e.stored_at <= ?))"
+            "SELECT incident_id, created_at FROM incidents WHERE status IN ('analyzing', 'in_revision')"
+            " UNION SELECT incident_id, created_at FROM incidents WHERE status = 'failed'"
+            "   AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            " UNION SELECT i.incident_id, i.created_at FROM incidents i WHERE i.incident_id IN"
+            "   (SELECT e.incident_id FROM events e WHERE e.merged = 0 AND e.incident_id IS NOT NULL"
+            "    AND e.stored_at <= ?) AND i.status = 'awaiting_approval'"
             " ORDER BY created_at",
             (iso(stamp), iso(stamp - timedelta(seconds=merge_delay))),
         )

@@ -23,6 +23,10 @@ class Migration:
     version: int
     why: str
     statements: tuple[str, ...]
+    # statements run only when this SQLite build has the named extension ("fts5"); without it the
+    # store falls back to slower plain SQL for what they would have served
+    optional: tuple[str, ...] = ()
+    optional_needs: str | None = None
 
 
 def _statements(sql: str) -> tuple[str, ...]:
@@ -182,10 +186,56 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 );
 """
 
+# the inbox's sort orders, as SQL shared by the index and the queries that must match it
+SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END)")
+
+V2_INBOX = (
+    # every inbox view is one index range read in order (keyset pages, no sort, no OFFSET scan)
+    "DROP INDEX IF EXISTS incidents_inbox",
+    f"CREATE INDEX incidents_queue ON incidents(status, sla_deadline, {SEVERITY_RANK}, created_at, incident_id)",
+    "CREATE INDEX incidents_newest ON incidents(created_at, incident_id)",
+    "CREATE INDEX incidents_closed ON incidents(closed_at, incident_id) WHERE closed_at IS NOT NULL",
+    "DROP INDEX IF EXISTS incidents_service",
+    "CREATE INDEX incidents_service ON incidents(service, created_at, incident_id)",
+    # the poller's question "which paused incidents have new evidence" reads only unmerged events
+    "CREATE INDEX events_unmerged ON events(incident_id, stored_at) WHERE merged = 0 AND incident_id IS NOT NULL",
+    # per-status counts kept by triggers, so the inbox's counts read a handful of rows
+    "CREATE TABLE incident_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "INSERT INTO incident_counts(status, n) SELECT status, count(*) FROM incidents GROUP BY status",
+    "CREATE TRIGGER incident_counts_insert AFTER INSERT ON incidents BEGIN"
+    " INSERT INTO incident_counts(status, n) VALUES (new.status, 1)"
+    " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER incident_counts_delete AFTER DELETE ON incidents BEGIN"
+    " UPDATE incident_counts SET n = n - 1 WHERE status = old.status; END",
+    "CREATE TRIGGER incident_counts_status AFTER UPDATE OF status ON incidents WHEN new.status IS NOT old.status"
+    " BEGIN UPDATE incident_counts SET n = n - 1 WHERE status = old.status;"
+    " INSERT INTO incident_counts(status, n) VALUES (new.status, 1)"
+    " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
+)
+V2_SEARCH = (
+    # substring search (trigram tokens) over what the inbox's search box names; an incident's id,
+    # service and title never change after it opens, so only inserts and deletes need a trigger
+    "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, title, tokenize='trigram')",
+    "INSERT INTO incidents_search(incident_id, service, title) SELECT incident_id, service, title FROM incidents",
+    "CREATE TRIGGER incidents_search_insert AFTER INSERT ON incidents BEGIN"
+    " INSERT INTO incidents_search(incident_id, service, title) VALUES (new.incident_id, new.service, new.title); END",
+    "CREATE TRIGGER incidents_search_delete AFTER DELETE ON incidents BEGIN"
+    " DELETE FROM incidents_search WHERE incidents_search MATCH 'incident_id:\"' || old.incident_id || '\"'"
+    " AND incident_id = old.incident_id; END",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
+    Migration(2, "inbox views served by indexes: keyset orders, counts kept by triggers, trigram search",
+              V2_INBOX, optional=V2_SEARCH, optional_needs="fts5"),
 )
+
+
+def has_extension(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether this SQLite build was compiled with an extension (fts5)."""
+    options = {row[0] for row in conn.execute("PRAGMA compile_options")}
+    return f"ENABLE_{name.upper()}" in options
 
 
 def latest(migrations: Sequence[Migration] = MIGRATIONS) -> int:
@@ -214,6 +264,9 @@ def migrate(conn: sqlite3.Connection, *, where: str, migrations: Sequence[Migrat
             if migration.version > current:
                 for statement in migration.statements:
                     conn.execute(statement)
+                if migration.optional and has_extension(conn, migration.optional_needs or ""):
+                    for statement in migration.optional:
+                        conn.execute(statement)
         # user_version lives in the database header and commits with the transaction
         conn.execute(f"PRAGMA user_version = {int(target)}")
     except BaseException:
