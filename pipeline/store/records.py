@@ -311,11 +311,11 @@ class Records:
             "   AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
             " UNION SELECT i.incident_id, i.created_at FROM incidents i WHERE i.incident_id IN"
             "   (SELECT e.incident_id FROM events e WHERE e.merged = 0 AND e.incident_id IS NOT NULL"
-            "    AND e.stored_at <= ?) AND i.status = 'awaiting_approval'"
-            " ORDER BY created_at",
+            "    AND e.stored_at <= ?) AND i.status = 'awaiting_approval'",
             (iso(stamp), iso(stamp - timedelta(seconds=merge_delay))),
         )
-        return [r["incident_id"] for r in rows]
+        # sorted here: an ORDER BY would make SQLite walk every incident by created_at instead
+        return [r["incident_id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["incident_id"]))]
 
     def update_incident(self, incident_id: str, *, release_owner: str | None = None,
                         merged_event_ids: Iterable[str] = (), **values) -> None:

@@ -213,12 +213,19 @@ V2_INBOX = (
     " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
 )
 V2_SEARCH = (
-    # substring search (trigram tokens) over what the inbox's search box names; an incident's id,
-    # service and title never change after it opens, so only inserts and deletes need a trigger
-    "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, title, tokenize='trigram')",
-    "INSERT INTO incidents_search(incident_id, service, title) SELECT incident_id, service, title FROM incidents",
+    # substring search (trigram tokens) over what the inbox's search box names. The search table's
+    # own rowid keeps the order incidents opened in (newest first = rowid descending, read straight
+    # off the index); a row is found by its incident id through the index itself
+    "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, category, title, tokenize='trigram')",
+    "INSERT INTO incidents_search(incident_id, service, category, title)"
+    " SELECT incident_id, service, coalesce(category, ''), title FROM incidents ORDER BY created_at, incident_id",
     "CREATE TRIGGER incidents_search_insert AFTER INSERT ON incidents BEGIN"
-    " INSERT INTO incidents_search(incident_id, service, title) VALUES (new.incident_id, new.service, new.title); END",
+    " INSERT INTO incidents_search(incident_id, service, category, title)"
+    " VALUES (new.incident_id, new.service, coalesce(new.category, ''), new.title); END",
+    "CREATE TRIGGER incidents_search_category AFTER UPDATE OF category ON incidents"
+    " WHEN new.category IS NOT old.category BEGIN"
+    " UPDATE incidents_search SET category = coalesce(new.category, '')"
+    " WHERE incidents_search MATCH 'incident_id:\"' || old.incident_id || '\"' AND incident_id = old.incident_id; END",
     "CREATE TRIGGER incidents_search_delete AFTER DELETE ON incidents BEGIN"
     " DELETE FROM incidents_search WHERE incidents_search MATCH 'incident_id:\"' || old.incident_id || '\"'"
     " AND incident_id = old.incident_id; END",

@@ -27,6 +27,16 @@ def match_expression(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def matching_ids_sql() -> str:
-    """A subquery of the incident ids whose id, service or title contains the phrase (one `?`)."""
-    return "SELECT incident_id FROM incidents_search WHERE incidents_search MATCH ?"
+def newest_matches(records: Records, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
+    """(search rowid, incident id) of matches, newest first, before a rowid (a page's cursor).
+
+    FTS5 walks a phrase's matches in rowid order and stops at LIMIT, so a page costs the same
+    whether the text matches ten incidents or a million.
+    """
+    sql = "SELECT rowid, incident_id FROM incidents_search WHERE incidents_search MATCH ?"
+    params: list = [match_expression(text)]
+    if before is not None:
+        sql += " AND rowid < ?"
+        params.append(int(before))
+    rows = records.query(sql + " ORDER BY rowid DESC LIMIT ?", (*params, int(limit)))
+    return [(r[0], r[1]) for r in rows]

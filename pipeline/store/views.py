@@ -10,7 +10,8 @@
 
 A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
 page costs the same at row 50 as at row 500,000. Search uses the trigram FTS5 table when this
-SQLite build has it (migration 2) and the text has at least three characters; otherwise a LIKE scan.
+SQLite build has it (migration 2) and the text has at least three characters, newest first in the
+order incidents opened; otherwise a LIKE scan (slow on a large store, same answers).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from pipeline.errors import UsageError
-from pipeline.state import CATEGORIES, CLOSED_STATUSES
+from pipeline.state import CLOSED_STATUSES
 from pipeline.store import search as fulltext
 from pipeline.store.records import Records, _incident_dict
 from pipeline.store.schema import SEVERITY_RANK
@@ -55,9 +56,12 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     where: list[str] = []
     params: list = []
     search = (search or "").strip() or None
+    if search and fulltext.usable(records, search):
+        return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit)
     if search:
         order = NEWEST
-        where.append(_search_condition(records, search, params))
+        where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
+        params += [f"%{search}%"] * 4
         if service:
             where.append("service = ?")
             params.append(service)
@@ -90,20 +94,34 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     return Page(rows=[{k: v for k, v in dict(r).items() if not k.startswith("_k")} for r in rows], next_cursor=cursor)
 
 
-def _search_condition(records: Records, text: str, params: list) -> str:
-    # category is one of a few fixed names: matched here, then read through its index
-    categories = [c for c in CATEGORIES if text.lower() in c]
-    clauses = []
-    if fulltext.usable(records, text):
-        clauses.append(f"incident_id IN ({fulltext.matching_ids_sql()})")
-        params.append(fulltext.match_expression(text))
-    else:
-        clauses.append("(incident_id LIKE ? OR service LIKE ? OR title LIKE ?)")
-        params += [f"%{text}%"] * 3
-    if categories:
-        clauses.append(f"category IN ({','.join('?' * len(categories))})")
-        params += categories
-    return "(" + " OR ".join(clauses) + ")"
+SEARCH_BATCH = 200
+
+
+def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
+                 after: str | None, limit: int) -> Page:
+    # matches come newest first off the search index in batches; filters apply to each batch
+    before = _decode(after, 1)[0] if after is not None else None
+    found: list[tuple[int, dict]] = []
+    while len(found) <= limit:
+        batch = fulltext.newest_matches(records, text, before=before, limit=SEARCH_BATCH)
+        if not batch:
+            break
+        sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({','.join('?' * len(batch))})"
+        params: list = [incident_id for _, incident_id in batch]
+        if statuses:
+            sql += f" AND status IN ({','.join('?' * len(statuses))})"
+            params += statuses
+        if service:
+            sql += " AND service = ?"
+            params.append(service)
+        by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
+        found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
+        before = batch[-1][0]
+        if len(batch) < SEARCH_BATCH:
+            break
+    more = len(found) > limit
+    found = found[:limit]
+    return Page(rows=[row for _, row in found], next_cursor=json.dumps([found[-1][0]]) if more and found else None)
 
 
 def _decode(cursor: str, width: int) -> list:
