@@ -97,24 +97,27 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
     or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
-    if not engine.records.claim(incident_id, owner):
+    # the attempt is counted with the claim, before the run, so a run that takes its process
+    # down with it counts too
+    row = engine.records.claim_run(incident_id, owner, max_attempts=MAX_ATTEMPTS)
+    if row is None:
         return None
+    released = False
     try:
-        row = engine.records.incident(incident_id)
         if row["attempts"] >= MAX_ATTEMPTS:
             _give_up(engine, incident_id, row)
             return "gave_up"
-        # counted before the run, so a run that takes its process down with it counts too
-        engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
         snap = snapshot(engine, incident_id)
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
+            released = True  # the final write released the claim with the record
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
-        engine.records.release(incident_id, owner)  # a no-op when the final write released it
+        if not released:
+            engine.records.release(incident_id, owner)
 
 
 def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot) -> str:

@@ -77,7 +77,10 @@ class Records:
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._uri = None
-        self._local = threading.local()
+        # one connection per store per process, shared by every thread under this lock: LangGraph
+        # runs nodes on fresh threads, and a connection per thread meant a new one per incident
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.path, migrations=migrations)
         except sqlite3.Error as exc:
@@ -102,37 +105,40 @@ class Records:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
+        """The store's one connection (use it under `transaction()` or `query()`, which lock it)."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            return self._conn
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: writers serialise here, across threads and processes."""
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._lock:
+            conn = self.conn
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise StorageError(f"records store: {exc}") from exc
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StorageError(f"records store: {exc}") from exc
 
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
         try:
-            return self.conn.execute(sql, tuple(params)).fetchall()
+            with self._lock:
+                return self.conn.execute(sql, tuple(params)).fetchall()
         except sqlite3.Error as exc:
             raise StorageError(f"records store: {exc}") from exc
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     # -- events and correlation --------------------------------------------------------
     def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
@@ -364,6 +370,22 @@ class Records:
                 params.append(set_status)
             conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = ?", (*params, incident_id))
             return True
+
+    def claim_run(self, incident_id: str, owner: str, *, max_attempts: int) -> dict | None:
+        """Claim the incident's run for `owner` (see `claim`) and count one more attempt at it, in
+        one transaction; returns the row as it was before, or None when another actor has it.
+        At `max_attempts` nothing is counted: the caller gives up on the run."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone()
+            if row is None:
+                raise IncidentNotFound(incident_id)
+            if row["claim_owner"] and row["claim_owner"] != owner and owner_alive(row["claim_owner"]):
+                return None
+            attempts = row["attempts"] + (1 if row["attempts"] < max_attempts else 0)
+            conn.execute("UPDATE incidents SET claim_owner = ?, claimed_at = ?, attempts = ?, updated_at = ?"
+                         " WHERE incident_id = ?",
+                         (owner, iso(self.clock.now()), attempts, iso(self.clock.now()), incident_id))
+            return _incident_dict(row)
 
     def release(self, incident_id: str, owner: str) -> None:
         with self.transaction() as conn:
