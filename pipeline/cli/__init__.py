@@ -49,6 +49,15 @@ def engine_from_env(**kwargs):
     return open_engine(**kwargs)
 
 
+def records_from_env():
+    """The records store of INCIDENTIQ_DATA_DIR alone: for commands that only read records (list,
+    show, deadletters), which then start without the graph, the knowledge index or Chroma."""
+    from pipeline.config import Settings
+    from pipeline.store.records import Records
+
+    return Records(Settings.from_env().data_dir / "app.sqlite3")
+
+
 def parse_set(values: list[str] | None) -> dict:
     """`--set FIELD=JSON` pairs into a dict; a bad pair is a usage error."""
     from pipeline.errors import UsageError

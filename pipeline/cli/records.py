@@ -1,7 +1,7 @@
 """`ingest`, `list`, `show`, `deadletters`."""
 from __future__ import annotations
 
-from pipeline.cli import emit, engine_from_env, path_arg
+from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
 from pipeline.state import STATUSES
 
 
@@ -42,8 +42,7 @@ def cmd_ingest(args) -> int:
 def cmd_list(args) -> int:
     from pipeline.review.documents import list_row
 
-    engine = engine_from_env(sync_knowledge=False)
-    rows = [list_row(r) for r in engine.records.incidents(status=args.status)]
+    rows = [list_row(r) for r in records_from_env().incidents(status=args.status)]
     emit(args, rows, _list_text)
     return 0
 
@@ -62,8 +61,7 @@ def _list_text(rows) -> str:
 def cmd_show(args) -> int:
     from pipeline.review.documents import incident_document
 
-    engine = engine_from_env(sync_knowledge=False)
-    doc = incident_document(engine.records, args.incident_id)
+    doc = incident_document(records_from_env(), args.incident_id)
     emit(args, doc, _show_text)
     return 0
 
@@ -92,7 +90,6 @@ def _show_text(d) -> str:
 
 
 def cmd_deadletters(args) -> int:
-    engine = engine_from_env(sync_knowledge=False)
-    rows = engine.records.dead_letters()
+    rows = records_from_env().dead_letters()
     emit(args, rows, lambda rs: "\n".join(f"{r['position']}: {r['reason']}" for r in rs) or "no dead letters")
     return 0
