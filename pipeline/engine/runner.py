@@ -19,7 +19,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
 from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
-from pipeline.state import IncidentState
+from pipeline.state import IncidentState, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -81,11 +81,13 @@ def summary_of(state: IncidentState) -> dict:
     }
 
 
-def initial_state(engine: Engine, incident_id: str) -> IncidentState:
+def initial_state(engine: Engine, incident_id: str, events: list | None = None) -> IncidentState:
     row = engine.records.incident(incident_id)
-    evidence = engine.records.events_of(incident_id)
+    # the run's input is checkpointed as given: pass the bounded sample the state keeps (first and
+    # latest events), not every event of a noisy incident (the records store keeps them all)
+    events = engine.records.events_of(incident_id) if events is None else events
     return IncidentState(incident_id=incident_id, fingerprint=row["fingerprint"], service=row["service"],
-                         title=row["title"], evidence=evidence)
+                         title=row["title"], evidence=merge_evidence([], events))
 
 
 def advance(engine: Engine, incident_id: str) -> bool:
@@ -128,8 +130,10 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     kind = "idle"
     after: StateSnapshot | _RunEnd | None = None
     if not snap.values:
-        state = initial_state(engine, incident_id)
-        engine.records.mark_merged(e.event_id for e in state.evidence)
+        events = engine.records.events_of(incident_id)
+        state = initial_state(engine, incident_id, events)
+        # every stored event is in the run now, sampled or not: none of them is news to merge later
+        engine.records.mark_merged(e.event_id for e in events)
         after = _run_end(engine, incident_id, engine.graph.invoke(state, cfg, context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
@@ -144,7 +148,9 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             # incident 'analyzing' (so the runner finishes it), never paused at a dead interrupt
             engine.records.update_incident(incident_id, status="analyzing", pending_interrupt_id=None,
                                            pending_checkpoint_id=None, merged_event_ids=merged_ids)
-            engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
+            # the reducer keeps the first and the latest events of the union: the same as of the
+            # union with new's own first and latest, which is all the checkpointed write carries
+            engine.graph.update_state(cfg, {"evidence": merge_evidence([], new)}, as_node="intake")
             after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
             kind = "merged"
     elif snap.next or snap.tasks:
