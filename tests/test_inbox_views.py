@@ -139,3 +139,17 @@ def test_the_poll_query_finds_paused_incidents_with_new_evidence_only(records):
     assert set(records.incidents_needing_work()) == moving | {paused}
     assert records.incidents_needing_work() == sorted(
         records.incidents_needing_work(), key=lambda i: records.incident(i)["created_at"])
+
+
+def test_a_store_of_the_previous_schema_is_searchable_after_migrating(tmp_path):
+    path = tmp_path / "app.sqlite3"
+    old = Records(path, clock=ManualClock(T0), migrations=MIGRATIONS[:1])
+    ids = seeded(old)
+    old.close()
+    records = Records(path, clock=ManualClock(T0))
+    assert [r["incident_id"] for r in views.inbox_page(records, search=ids[7][-6:], limit=5).rows] == [ids[7]]
+    assert len(views.inbox_page(records, search="svc-a", limit=100).rows) == 12
+    assert records.status_counts() == {r["status"]: r["n"] for r in records.query(
+        "SELECT status, count(*) AS n FROM incidents GROUP BY status")}
+    records.update_incident(ids[7], category="db_deadlock")  # its search row follows it
+    assert ids[7] in [r["incident_id"] for r in views.inbox_page(records, search="deadlock", limit=100).rows]

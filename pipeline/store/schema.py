@@ -190,6 +190,7 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END)")
 
 V2_INBOX = (
+    "ALTER TABLE incidents ADD COLUMN search_rowid INTEGER",  # see V2_SEARCH
     # every inbox view is one index range read in order (keyset pages, no sort, no OFFSET scan)
     "DROP INDEX IF EXISTS incidents_inbox",
     f"CREATE INDEX incidents_queue ON incidents(status, sla_deadline, {SEVERITY_RANK}, created_at, incident_id)",
@@ -215,20 +216,23 @@ V2_INBOX = (
 V2_SEARCH = (
     # substring search (trigram tokens) over what the inbox's search box names. The search table's
     # own rowid keeps the order incidents opened in (newest first = rowid descending, read straight
-    # off the index); a row is found by its incident id through the index itself
+    # off the index); incidents.search_rowid points at an incident's row there, because finding it
+    # by its id through the trigram index reads the long lists of trigrams every id shares
     "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, category, title, tokenize='trigram')",
-    "INSERT INTO incidents_search(incident_id, service, category, title)"
-    " SELECT incident_id, service, coalesce(category, ''), title FROM incidents ORDER BY created_at, incident_id",
+    "UPDATE incidents SET search_rowid = ranked.n FROM (SELECT incident_id,"
+    " row_number() OVER (ORDER BY created_at, incident_id) AS n FROM incidents) AS ranked"
+    " WHERE ranked.incident_id = incidents.incident_id",
+    "INSERT INTO incidents_search(rowid, incident_id, service, category, title)"
+    " SELECT search_rowid, incident_id, service, coalesce(category, ''), title FROM incidents",
     "CREATE TRIGGER incidents_search_insert AFTER INSERT ON incidents BEGIN"
     " INSERT INTO incidents_search(incident_id, service, category, title)"
-    " VALUES (new.incident_id, new.service, coalesce(new.category, ''), new.title); END",
+    " VALUES (new.incident_id, new.service, coalesce(new.category, ''), new.title);"
+    " UPDATE incidents SET search_rowid = last_insert_rowid() WHERE rowid = new.rowid; END",
     "CREATE TRIGGER incidents_search_category AFTER UPDATE OF category ON incidents"
     " WHEN new.category IS NOT old.category BEGIN"
-    " UPDATE incidents_search SET category = coalesce(new.category, '')"
-    " WHERE incidents_search MATCH 'incident_id:\"' || old.incident_id || '\"' AND incident_id = old.incident_id; END",
+    " UPDATE incidents_search SET category = coalesce(new.category, '') WHERE rowid = new.search_rowid; END",
     "CREATE TRIGGER incidents_search_delete AFTER DELETE ON incidents BEGIN"
-    " DELETE FROM incidents_search WHERE incidents_search MATCH 'incident_id:\"' || old.incident_id || '\"'"
-    " AND incident_id = old.incident_id; END",
+    " DELETE FROM incidents_search WHERE rowid = old.search_rowid; END",
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
