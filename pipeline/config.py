@@ -48,6 +48,8 @@ SETTINGS: tuple[Setting, ...] = (
             "before its analysis re-runs (`ingest` merges at once)"),
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
+    Setting("INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
+            "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay"),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
             "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
 )
@@ -153,6 +155,7 @@ class Settings:
     demo_speed: float
     repo_dir: Path
     merge_delay: float = 30.0
+    retention_days: float = 30.0
     model_timeout: float = 30.0
     model_output: str = "json_schema"
     critical_services: tuple[str, ...] = ()
@@ -175,6 +178,7 @@ class Settings:
             max_event_bytes=_number("INCIDENTIQ_MAX_EVENT_BYTES", int, minimum=1024),
             poll_interval=_number("INCIDENTIQ_POLL_INTERVAL", float, minimum=0.05),
             merge_delay=_number("INCIDENTIQ_MERGE_DELAY", float, minimum=0.0),
+            retention_days=_number("INCIDENTIQ_RETENTION_DAYS", float, minimum=0.0),
             demo_speed=_number("INCIDENTIQ_DEMO_SPEED", float, minimum=0.001),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
         )

@@ -15,7 +15,8 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.poll", "pipeline.cli.eval")
+COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.poll", "pipeline.cli.eval",
+                   "pipeline.cli.prune")
 
 
 class _Parser(argparse.ArgumentParser):

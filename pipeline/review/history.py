@@ -15,7 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
-from pipeline.store import checkpoints
+from pipeline.store import checkpoints, retention
 from pipeline.engine.graph import NODE_NAMES, thread_config
 
 GATE = "approval"
@@ -155,8 +155,9 @@ class Lineage:
         return max(self.lane.values(), default=-1) + 1
 
     def ancestors(self, checkpoint_id: str) -> list[str]:
+        """The checkpoint and its ancestors that are still stored (retention may have removed some)."""
         chain, node = [], checkpoint_id
-        while node is not None:
+        while node is not None and node in self.parent:
             chain.append(node)
             node = self.parent.get(node)
         return chain
@@ -251,7 +252,7 @@ def snapshot_at(engine: Engine, incident_id: str, checkpoint_id: str, line: Line
     """The snapshot of one checkpoint of the incident, or CheckpointNotFound."""
     line = line or lineage(engine, incident_id)
     if checkpoint_id not in line.parent:
-        raise CheckpointNotFound(incident_id, checkpoint_id)
+        raise CheckpointNotFound(incident_id, checkpoint_id, pruned_at=retention.pruned_at(engine.records, incident_id))
     return engine.graph.get_state(checkpoint_config(incident_id, checkpoint_id))
 
 
@@ -264,7 +265,7 @@ def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: 
     for snap in snaps:
         pid = parent_id_of(snap)
         parent = None
-        if pid is not None:
+        if pid is not None and pid in line.parent:  # else retention removed it: nothing to diff against
             parent = by_id.get(pid)
             if parent is None:  # the parent is on another page or branch
                 parent = by_id[pid] = engine.graph.get_state(checkpoint_config(incident_id, pid))

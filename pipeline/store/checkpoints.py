@@ -1,6 +1,7 @@
 """The checkpoint store: one SqliteSaver per process whose serializer revives only our classes."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -9,6 +10,7 @@ from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from pipeline.errors import StorageError
 from pipeline.state import STATE_CLASSES
 
 BUSY_TIMEOUT_MS = 30_000
@@ -85,3 +87,74 @@ def checkpoint_parents(saver: SqliteSaver, thread_id: str) -> list[tuple[str, st
         cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
                     " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
         return [(cid, pid) for cid, pid in cur.fetchall()]
+
+
+# -- history without deserialising states ------------------------------------------------------
+def checkpoint_rows(saver: SqliteSaver, thread_id: str) -> list[dict]:
+    """Every checkpoint of a thread, oldest first: id, parent id and metadata (source, step), and
+    whether the checkpoint has an interrupt among its pending writes (the approval gate paused
+    there). The states stay serialised: the history's tree and lanes need none of them."""
+    with saver.cursor(transaction=False) as cur:
+        cur.execute(
+            "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata,"
+            " EXISTS (SELECT 1 FROM writes w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''"
+            "         AND w.checkpoint_id = c.checkpoint_id AND w.channel = '__interrupt__') AS paused"
+            " FROM checkpoints c WHERE c.thread_id = ? AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id",
+            (thread_id,))
+        rows = cur.fetchall()
+    out = []
+    for cid, pid, metadata, paused in rows:
+        meta = _metadata(saver, metadata)
+        out.append({"checkpoint_id": cid, "parent_checkpoint_id": pid, "source": meta.get("source"),
+                    "step": meta.get("step"), "paused": bool(paused)})
+    return out
+
+
+def _metadata(saver: SqliteSaver, blob) -> dict:
+    # SqliteSaver stores metadata as JSON text (bytes); a few hundred bytes, never the state
+    if blob is None:
+        return {}
+    try:
+        return json.loads(blob)
+    except (TypeError, ValueError):
+        return {}
+
+
+# -- retention -----------------------------------------------------------------------------
+def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
+    """Delete a thread's checkpoints (and their pending writes) except `keep`; returns how many
+    went. One transaction under the saver's lock, so no run reads a half-pruned thread."""
+    with saver.lock:
+        conn = saver.conn
+        ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread_id,))]
+        gone = [(thread_id, cid) for cid in ids if cid not in keep]
+        if not gone:
+            return 0
+        try:
+            conn.executemany("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            conn.executemany("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            conn.commit()
+        except sqlite3.Error as exc:
+            conn.rollback()
+            raise StorageError(f"checkpoint store: cannot prune {thread_id}: {exc}") from exc
+        return len(gone)
+
+
+def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
+    """Give the pages pruning freed back to the file system (SQLite: incremental vacuum). The
+    first time, with `full`, one VACUUM switches the file to incremental mode (it rewrites the
+    whole file: the `prune` command does it, the poller never)."""
+    with saver.lock:
+        conn = saver.conn
+        try:
+            conn.commit()
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                if not full:
+                    return
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                conn.execute("VACUUM")
+            else:
+                conn.execute("PRAGMA incremental_vacuum")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise StorageError(f"checkpoint store: cannot shrink the file: {exc}") from exc

@@ -127,6 +127,12 @@ class Records:
             except sqlite3.Error as exc:
                 raise StorageError(f"records store: {exc}") from exc
 
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held for this thread, outside any transaction (VACUUM needs that)."""
+        with self._lock:
+            yield self.conn
+
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
         try:
             with self._lock:

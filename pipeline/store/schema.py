@@ -191,6 +191,7 @@ SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 
 
 V2_INBOX = (
     "ALTER TABLE incidents ADD COLUMN search_rowid INTEGER",  # see V2_SEARCH
+    "ALTER TABLE incidents ADD COLUMN pruned_at TEXT",  # when retention compacted its history
     # every inbox view is one index range read in order (keyset pages, no sort, no OFFSET scan)
     "DROP INDEX IF EXISTS incidents_inbox",
     f"CREATE INDEX incidents_queue ON incidents(status, sla_deadline, {SEVERITY_RANK}, created_at, incident_id)",
@@ -238,7 +239,8 @@ V2_SEARCH = (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
-    Migration(2, "inbox views served by indexes: keyset orders, counts kept by triggers, trigram search",
+    Migration(2, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
+              " when retention compacted an incident",
               V2_INBOX, optional=V2_SEARCH, optional_needs="fts5"),
 )
 
