@@ -45,11 +45,11 @@ def kept_checkpoints(rows: list[dict]) -> set[str]:
     if not rows:
         return set()
     parent = {r["checkpoint_id"]: r["parent_checkpoint_id"] for r in rows}
-    paused = {r["checkpoint_id"] for r in rows if r["paused"]}
+    gates = {r["checkpoint_id"] for r in rows if r["interrupts"]}
     head = rows[-1]["checkpoint_id"]
     keep, node = {head}, head
     while node in parent:
-        if node in paused:
+        if node in gates:
             keep.add(node)
         node = parent[node]
     return keep

@@ -165,7 +165,11 @@ class Lineage:
 
 def lineage(engine: Engine, incident_id: str) -> Lineage:
     """Checkpoint ids and parents of the thread, lanes for branches, and the current branch."""
-    rows = checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id)
+    return lineage_of(checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id))
+
+
+def lineage_of(rows: list[tuple[str, str | None]]) -> Lineage:
+    """The lineage of (checkpoint id, parent id) pairs, oldest first."""
     parent = {cid: pid for cid, pid in rows}
     lane: dict[str, int] = {}
     has_child: set[str] = set()
@@ -270,6 +274,34 @@ def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: 
             if parent is None:  # the parent is on another page or branch
                 parent = by_id[pid] = engine.graph.get_state(checkpoint_config(incident_id, pid))
         out.append(entry(snap, parent, line=line, flow=flow, made_by=made_by))
+    return out
+
+
+def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Lineage,
+                 made_by: dict[str, str]) -> list[dict]:
+    """History entries for the tree (in the order of `rows`), from checkpoint metadata and pending writes:
+    no state is deserialised (an `update` checkpoint, made by a person, is read to name the node
+    it wrote as). Field changes and the trace are in `checkpoint()` for the one selected."""
+    flow = Flow.of(engine)
+    ran = {r["checkpoint_id"]: r["ran"] for r in rows}
+    out = []
+    for r in rows:
+        cid, pid, source = r["checkpoint_id"], r["parent_checkpoint_id"], r["source"]
+        if source == "loop" and pid in ran:
+            order = ("__start__", *NODE_NAMES)  # the graph's order, as the snapshot lists tasks
+            writes = sorted(ran[pid], key=lambda n: order.index(n) if n in order else len(order))
+        elif source == "update":
+            writes = flow.writers_of(tuple(engine.graph.get_state(checkpoint_config(incident_id, cid)).next))[:1]
+        else:
+            writes = []
+        out.append({
+            "checkpoint_id": cid, "parent_checkpoint_id": pid, "step": r["step"], "source": source,
+            "created_at": r["created_at"], "writes_by": writes,
+            "interrupt_id": r["interrupts"][0] if r["interrupts"] else None,
+            "is_paused": r["paused"], "is_pending": r["paused"] and cid == line.head,
+            "branch": line.lane.get(cid, 0), "on_current_branch": cid in line.current,
+            "human_action": made_by.get(cid),
+        })
     return out
 
 

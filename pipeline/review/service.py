@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from pipeline.review import history
 from pipeline.review.audit import export_audit
 from pipeline.review.documents import incident_document
-from pipeline.store import inbox, views
+from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
@@ -165,16 +165,19 @@ class ReviewService:
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
         return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
 
-    def tree(self, incident_id: str) -> dict:
-        """Every checkpoint with its parent edges, the current branch and the number of branches."""
+    def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
+        """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
+        the number of branches and `total`; read from checkpoint metadata, no state deserialised
+        (a checkpoint's changes and state: `checkpoint()`)."""
         self.records.incident(incident_id)
-        line = history.lineage(self.engine, incident_id)
-        snaps = history.snapshots(self.engine, incident_id, limit=None, before=None)
+        rows = checkpoints.checkpoint_rows(self.graph.checkpointer, incident_id)
+        line = history.lineage_of([(r["checkpoint_id"], r["parent_checkpoint_id"]) for r in rows])
+        shown = rows[-limit:] if limit else rows
         made_by = history.human_actions(self.records.audit(incident_id), line)
-        nodes = history.entries(self.engine, incident_id, snaps, line, made_by)
+        nodes = history.tree_entries(self.engine, incident_id, shown, line, made_by)[::-1]  # newest first
         edges = [[n["parent_checkpoint_id"], n["checkpoint_id"]] for n in nodes if n["parent_checkpoint_id"]]
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
-                "branches": line.branches}
+                "branches": line.branches, "total": len(rows)}
 
     def rerun_plan(self, incident_id: str, checkpoint_id: str) -> dict:
         """The nodes a replay or fork from the checkpoint runs again, and whether it may run."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from langgraph.checkpoint.serde import _msgpack
@@ -90,27 +92,59 @@ def checkpoint_parents(saver: SqliteSaver, thread_id: str) -> list[tuple[str, st
 
 
 # -- history without deserialising states ------------------------------------------------------
+SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__", "__scheduled__")
+
+
 def checkpoint_rows(saver: SqliteSaver, thread_id: str) -> list[dict]:
-    """Every checkpoint of a thread, oldest first: id, parent id and metadata (source, step), and
-    whether the checkpoint has an interrupt among its pending writes (the approval gate paused
-    there). The states stay serialised: the history's tree and lanes need none of them."""
-    with saver.cursor(transaction=False) as cur:
-        cur.execute(
-            "SELECT c.checkpoint_id, c.parent_checkpoint_id, c.metadata,"
-            " EXISTS (SELECT 1 FROM writes w WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = ''"
-            "         AND w.checkpoint_id = c.checkpoint_id AND w.channel = '__interrupt__') AS paused"
-            " FROM checkpoints c WHERE c.thread_id = ? AND c.checkpoint_ns = '' ORDER BY c.checkpoint_id",
-            (thread_id,))
+    """Every checkpoint of a thread, oldest first, read without deserialising a state: id, parent
+    id, source and step (its metadata), when it was made (from its time-ordered id), the nodes
+    whose writes are pending on it (`ran`: finished tasks, by node name), and the interrupts raised
+    there (`interrupts`: ids) with whether the interrupted task is still waiting (`paused`)."""
+    with saver.cursor(transaction=False) as cur:  # holds the saver's lock
+        cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
         rows = cur.fetchall()
+        cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
+                    " CASE WHEN channel = '__interrupt__' THEN type END,"
+                    " CASE WHEN channel = '__interrupt__' THEN value END"
+                    " FROM writes WHERE thread_id = ? AND checkpoint_ns = ''", (thread_id,))
+        writes = cur.fetchall()
+    tasks: dict[str, dict[str, dict]] = {}
+    for cid, task_id, task_path, channel, kind, value in writes:
+        task = tasks.setdefault(cid, {}).setdefault(task_id, {"node": _node_of(task_path), "result": False,
+                                                              "interrupts": []})
+        if channel == "__interrupt__":
+            task["interrupts"] += [getattr(i, "id", None) for i in saver.serde.loads_typed((kind, value)) or ()]
+        elif channel not in SPECIAL_CHANNELS:
+            task["result"] = True
     out = []
-    for cid, pid, metadata, paused in rows:
-        meta = _metadata(saver, metadata)
+    for cid, pid, metadata in rows:
+        meta = _metadata(metadata)
+        pending = tasks.get(cid, {}).values()
         out.append({"checkpoint_id": cid, "parent_checkpoint_id": pid, "source": meta.get("source"),
-                    "step": meta.get("step"), "paused": bool(paused)})
+                    "step": meta.get("step"), "created_at": created_at(cid),
+                    "ran": sorted({t["node"] for t in pending if t["result"] and t["node"]}),
+                    "interrupts": [i for t in pending for i in t["interrupts"] if i],
+                    "paused": any(t["interrupts"] and not t["result"] for t in pending)})
     return out
 
 
-def _metadata(saver: SqliteSaver, blob) -> dict:
+def _node_of(task_path: str | None) -> str | None:
+    # task_path reads "~__pregel_pull, rca" for a node's task ("__start__" for the input's)
+    return task_path.split(",")[-1].strip() or None if task_path else None
+
+
+def created_at(checkpoint_id: str) -> str:
+    """When a checkpoint was made, from its uuid6 id (to about 10 microseconds of its `ts`)."""
+    value = uuid.UUID(checkpoint_id).int
+    ticks = ((value >> 96) << 28) | (((value >> 80) & 0xFFFF) << 12) | ((value >> 64) & 0x0FFF)
+    return (_GREGORIAN + timedelta(microseconds=ticks // 10)).isoformat()
+
+
+_GREGORIAN = datetime(1582, 10, 15, tzinfo=timezone.utc)
+
+
+def _metadata(blob) -> dict:
     # SqliteSaver stores metadata as JSON text (bytes); a few hundred bytes, never the state
     if blob is None:
         return {}
