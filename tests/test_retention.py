@@ -23,7 +23,7 @@ def _decide_two(engine) -> tuple[str, str, list[str]]:
 
 def _gate(engine, incident_id: str) -> str:
     rows = checkpoints.checkpoint_rows(engine.graph.checkpointer, incident_id)
-    return [r["checkpoint_id"] for r in rows if r["interrupts"]][-1]
+    return [r["checkpoint_id"] for r in rows if r["raised"]][-1]
 
 
 def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engine):
@@ -44,7 +44,7 @@ def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engin
                {k: row[k] for k in ("status", "summary", "event_count", "category")}
         rows = checkpoints.checkpoint_rows(engine.graph.checkpointer, incident_id)
         assert rows[-1]["checkpoint_id"] == head[incident_id]  # the end
-        assert all(r["interrupts"] for r in rows[:-1]) and any(r["interrupts"] for r in rows)  # and only gates
+        assert all(r["raised"] for r in rows[:-1]) and any(r["raised"] for r in rows)  # and only gates
     assert engine.records.audit() == audit_before
     assert before[approved]["status"] == "fixed" and len(engine.records.fixes(approved)) == 1
     assert {i: checkpoint_count(engine, i) for i in paused} == paused_counts  # open incidents untouched
@@ -55,7 +55,7 @@ def test_history_and_replay_after_pruning_say_what_is_gone(paused_engine, capsys
     engine = paused_engine
     approved, rejected, _ = _decide_two(engine)
     gone = [r["checkpoint_id"] for r in checkpoints.checkpoint_rows(engine.graph.checkpointer, rejected)
-            if not r["interrupts"]][0]
+            if not r["raised"]][0]
     prune(engine, days=0)
 
     code, out, _ = cli(capsys, "history", rejected, "--json")

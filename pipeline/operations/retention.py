@@ -45,7 +45,7 @@ def kept_checkpoints(rows: list[dict]) -> set[str]:
     if not rows:
         return set()
     parent = {r["checkpoint_id"]: r["parent_checkpoint_id"] for r in rows}
-    gates = {r["checkpoint_id"] for r in rows if r["interrupts"]}
+    gates = {r["checkpoint_id"] for r in rows if r["raised"]}
     head = rows[-1]["checkpoint_id"]
     keep, node = {head}, head
     while node in parent:

@@ -283,20 +283,19 @@ def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Linea
     no state is deserialised (an `update` checkpoint, made by a person, is read to name the node
     it wrote as). Field changes and the trace are in `checkpoint()` for the one selected."""
     flow = Flow.of(engine)
-    ran = {r["checkpoint_id"]: r["ran"] for r in rows}
+    order = ("__start__", *NODE_NAMES)  # the graph's order, as the snapshot lists tasks
     out = []
     for r in rows:
         cid, pid, source = r["checkpoint_id"], r["parent_checkpoint_id"], r["source"]
-        if source == "loop" and pid in ran:
-            order = ("__start__", *NODE_NAMES)  # the graph's order, as the snapshot lists tasks
-            writes = sorted(ran[pid], key=lambda n: order.index(n) if n in order else len(order))
+        if source == "loop" and pid in line.parent:
+            writes = sorted(r["parent_ran"], key=lambda n: order.index(n) if n in order else len(order))
         elif source == "update":
             writes = flow.writers_of(tuple(engine.graph.get_state(checkpoint_config(incident_id, cid)).next))[:1]
         else:
             writes = []
         out.append({
             "checkpoint_id": cid, "parent_checkpoint_id": pid, "step": r["step"], "source": source,
-            "created_at": r["created_at"], "writes_by": writes,
+            "created_at": checkpoints.created_at(cid), "writes_by": writes,
             "interrupt_id": r["interrupts"][0] if r["interrupts"] else None,
             "is_paused": r["paused"], "is_pending": r["paused"] and cid == line.head,
             "branch": line.lane.get(cid, 0), "on_current_branch": cid in line.current,

@@ -161,7 +161,7 @@ class ReviewService:
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        made_by = history.human_actions(self.records.audit(incident_id), line)
+        made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
         return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
 
@@ -170,14 +170,13 @@ class ReviewService:
         the number of branches and `total`; read from checkpoint metadata, no state deserialised
         (a checkpoint's changes and state: `checkpoint()`)."""
         self.records.incident(incident_id)
-        rows = checkpoints.checkpoint_rows(self.graph.checkpointer, incident_id)
-        line = history.lineage_of([(r["checkpoint_id"], r["parent_checkpoint_id"]) for r in rows])
-        shown = rows[-limit:] if limit else rows
-        made_by = history.human_actions(self.records.audit(incident_id), line)
+        line = history.lineage(self.engine, incident_id)
+        shown = checkpoints.checkpoint_rows(self.graph.checkpointer, incident_id, newest=limit)
+        made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         nodes = history.tree_entries(self.engine, incident_id, shown, line, made_by)[::-1]  # newest first
         edges = [[n["parent_checkpoint_id"], n["checkpoint_id"]] for n in nodes if n["parent_checkpoint_id"]]
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
-                "branches": line.branches, "total": len(rows)}
+                "branches": line.branches, "total": len(line.order)}
 
     def rerun_plan(self, incident_id: str, checkpoint_id: str) -> dict:
         """The nodes a replay or fork from the checkpoint runs again, and whether it may run."""

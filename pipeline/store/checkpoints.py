@@ -95,37 +95,55 @@ def checkpoint_parents(saver: SqliteSaver, thread_id: str) -> list[tuple[str, st
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__", "__scheduled__")
 
 
-def checkpoint_rows(saver: SqliteSaver, thread_id: str) -> list[dict]:
-    """Every checkpoint of a thread, oldest first, read without deserialising a state: id, parent
-    id, source and step (its metadata), when it was made (from its time-ordered id), the nodes
-    whose writes are pending on it (`ran`: finished tasks, by node name), and the interrupts raised
-    there (`interrupts`: ids) with whether the interrupted task is still waiting (`paused`)."""
+def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = None) -> list[dict]:
+    """The checkpoints of a thread, oldest first, read without deserialising a state: id, parent
+    id, source and step (its metadata), the nodes whose writes are pending on it (`ran`: finished
+    tasks, by node name; `parent_ran` the same of its parent: what ran to make it), whether an interrupt was raised there (`raised`, with its `interrupts`
+    ids) and whether the interrupted task is still waiting (`paused`). With `newest`, only the
+    newest that many (the ids and parents of all are `checkpoint_parents`)."""
     with saver.cursor(transaction=False) as cur:  # holds the saver's lock
-        cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        if newest:
+            cur.execute("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT ?)"
+                        " ORDER BY checkpoint_id", (thread_id, int(newest)))
+        else:
+            cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
         rows = cur.fetchall()
-        cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
-                    " CASE WHEN channel = '__interrupt__' THEN type END,"
-                    " CASE WHEN channel = '__interrupt__' THEN value END"
-                    " FROM writes WHERE thread_id = ? AND checkpoint_ns = ''", (thread_id,))
-        writes = cur.fetchall()
+        # the pending writes of these checkpoints and of their parents (what ran to make them)
+        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        writes = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
+                        " CASE WHEN channel = '__interrupt__' THEN type END,"
+                        " CASE WHEN channel = '__interrupt__' THEN value END"
+                        f" FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN"
+                        f" ({','.join('?' * len(chunk))})", (thread_id, *chunk))
+            writes += cur.fetchall()
+    shown = {cid for cid, _, _ in rows}
     tasks: dict[str, dict[str, dict]] = {}
     for cid, task_id, task_path, channel, kind, value in writes:
         task = tasks.setdefault(cid, {}).setdefault(task_id, {"node": _node_of(task_path), "result": False,
-                                                              "interrupts": []})
+                                                              "raised": False, "interrupts": []})
         if channel == "__interrupt__":
-            task["interrupts"] += [getattr(i, "id", None) for i in saver.serde.loads_typed((kind, value)) or ()]
+            task["raised"] = True
+            if cid in shown:
+                task["interrupts"] += [getattr(i, "id", None) for i in saver.serde.loads_typed((kind, value)) or ()]
         elif channel not in SPECIAL_CHANNELS:
             task["result"] = True
+    def ran(cid: str | None) -> list[str]:
+        return sorted({t["node"] for t in tasks.get(cid, {}).values() if t["result"] and t["node"]})
+
     out = []
     for cid, pid, metadata in rows:
         meta = _metadata(metadata)
         pending = tasks.get(cid, {}).values()
         out.append({"checkpoint_id": cid, "parent_checkpoint_id": pid, "source": meta.get("source"),
-                    "step": meta.get("step"), "created_at": created_at(cid),
-                    "ran": sorted({t["node"] for t in pending if t["result"] and t["node"]}),
+                    "step": meta.get("step"), "ran": ran(cid), "parent_ran": ran(pid),
+                    "raised": any(t["raised"] for t in pending),
                     "interrupts": [i for t in pending for i in t["interrupts"] if i],
-                    "paused": any(t["interrupts"] and not t["result"] for t in pending)})
+                    "paused": any(t["raised"] and not t["result"] for t in pending)})
     return out
 
 

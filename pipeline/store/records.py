@@ -450,6 +450,13 @@ class Records:
                 for r in self.query(sql, params)]
 
 
+    def audit_checkpoints(self, incident_id: str) -> list[dict]:
+        """The incident's audit entries as action and checkpoints before and after only, oldest
+        first (what the history needs to mark human actions, without the values)."""
+        return [dict(r) for r in self.query("SELECT action, checkpoint_before, checkpoint_after FROM audit"
+                                            " WHERE incident_id = ? ORDER BY id", (incident_id,))]
+
+
 def _incident_dict(row: sqlite3.Row) -> dict:
     d = dict(row)
     d["summary"] = json.loads(d.get("summary") or "{}")
