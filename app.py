@@ -8,6 +8,8 @@ without this script, so without the runtime's sidebar.
 """
 import pipeline  # noqa: F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph is imported)
 
+from pathlib import Path
+
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
@@ -15,7 +17,9 @@ from workbench import session
 from workbench.evidence_view import escape_markdown
 from workbench.health import poller_light
 
-st.set_page_config(page_title="IncidentIQ Workbench", page_icon=":material/emergency:", layout="wide")
+# a local image: a :material/...: page icon makes the browser fetch the favicon from a font CDN
+st.set_page_config(page_title="IncidentIQ Workbench", page_icon=str(Path(__file__).parent / "workbench" / "icon.png"),
+                   layout="wide")
 
 PAGES = [
     st.Page("app_pages/inbox.py", title="Inbox", icon=":material/inbox:", default=True),

@@ -6,6 +6,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
+from workbench.evidence_view import escape_markdown
 
 REFRESH_SECONDS = 5
 INCIDENT_PAGE = "app_pages/incident.py"
@@ -50,7 +51,7 @@ def inbox() -> None:
     try:
         _inbox()
     except IncidentIQError as exc:  # a refresh runs this alone, outside app.py's guard
-        st.error(exc.message)
+        st.error(escape_markdown(exc.message))
 
 
 def _inbox() -> None:

@@ -9,6 +9,7 @@ from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.history_view import history
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.state_editor import editor
+from workbench.evidence_view import escape_markdown
 
 workbench = session.workbench()
 review = workbench.review
@@ -22,7 +23,7 @@ def picker(message: str | None = None) -> None:
     """Choose an incident when the page was opened without one (or with an unknown one)."""
     st.title("Incident")
     if message:
-        st.error(message)
+        st.error(escape_markdown(message))
     recent = review.inbox_page(limit=200)["rows"]
     if not recent:
         st.info("No incidents yet.")
@@ -43,7 +44,7 @@ except NotFound as exc:
     picker(exc.message)
     st.stop()
 except IncidentIQError as exc:
-    st.error(exc.message)
+    st.error(escape_markdown(exc.message))
     st.stop()
 st.session_state["incident_current"] = incident_id
 if st.query_params.get("incident") != incident_id:
@@ -69,7 +70,7 @@ with history_tab:
     try:
         history(review, incident_id)
     except IncidentIQError as exc:
-        st.error(exc.message)
+        st.error(escape_markdown(exc.message))
 with state_tab:
     editor(review, doc)
 with graph_tab:

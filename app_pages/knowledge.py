@@ -8,6 +8,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.eval_view import HEADLINES, NO_REPORT, confusion_figure, split_title
+from workbench.evidence_view import escape_markdown
 
 workbench = session.workbench()
 knowledge = workbench.knowledge
@@ -37,7 +38,7 @@ if query.strip():
         nearest = knowledge.nearest(query, k=k)
         ranked = knowledge.retrieve(query, k=k)
     except IncidentIQError as exc:
-        st.error(exc.message)
+        st.error(escape_markdown(exc.message))
     else:
         left, right = st.columns(2)
         with left:
@@ -63,7 +64,7 @@ if st.button("Re-index", key="knowledge_reindex"):
     try:
         report = knowledge.reindex(lambda fraction, doc_id: bar.progress(fraction, text=f"embedded {doc_id}"))
     except IncidentIQError as exc:
-        st.error(exc.message)
+        st.error(escape_markdown(exc.message))
     else:
         bar.progress(1.0, text="done")
         st.success(f"{len(report.embedded)} docs embedded, {len(report.removed)} removed, "

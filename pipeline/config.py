@@ -5,6 +5,7 @@ stored on the Settings object, so they cannot leak into checkpoints, records or 
 """
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ class Setting:
     default: str | None
     help: str
     secret: bool = False
+    kind: type | None = None  # int or float for a numeric setting...
+    bounds: tuple[float, float] | None = None  # ...and its inclusive, finite range
     demo: str | None = None  # the value when INCIDENTIQ_SOURCE=demo and the setting is unset
 
 
@@ -26,30 +29,36 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
     Setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint"),
     Setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. gpt-4o-mini)"),
-    Setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings request times out (then 2 retries)"),
+    Setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings request times out (then 2 retries)",
+            kind=float, bounds=(0.1, 600)),
     Setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured answers: `json_schema` or `function_calling`"),
     Setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or `openai:MODEL`"),
     Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
     Setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events"),
     Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle"),
-    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events"),
-    Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads"),
+    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events",
+            kind=float, bounds=(0, 86400)),
+    Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float, bounds=(0, 2592000)),
     Setting("INCIDENTIQ_CRITICAL_SERVICES", "", "comma-separated names or glob patterns of services whose "
             "incidents are raised one severity step (from high); each pattern is matched against the whole "
             "service name and each of its `-`/`_`/`.`-separated words, never a substring: `pos` matches "
             "`pos-api`, not `postgres-primary`",
             demo="checkout*,payment*,order*,pos,register*"),
-    Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility"),
-    Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident"),
-    Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered"),
-    Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source"),
+    Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility", kind=float, bounds=(0, 1)),
+    Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident",
+            kind=float, bounds=(0, 525600)),
+    Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered",
+            kind=int, bounds=(1024, 16777216)),
+    Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source", kind=float, bounds=(0.05, 3600)),
     Setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident awaiting approval gathers "
-            "before its analysis re-runs (`ingest` merges at once)"),
-    Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays"),
+            "before its analysis re-runs (`ingest` merges at once)", kind=float, bounds=(0, 86400)),
+    Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays",
+            kind=float, bounds=(0.001, 1000000)),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
     Setting("INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
-            "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay"),
+            "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay",
+            kind=float, bounds=(0, 36500)),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
             "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
 )
@@ -105,19 +114,31 @@ def _secrets_file_value(name: str) -> str | None:
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _number(name: str, kind: type, *, minimum: float | None = None, maximum: float | None = None):
-    """A numeric setting, or a clear UsageError naming the setting."""
+def number(name: str) -> float | int:
+    """A numeric setting within its declared finite range, or a one-line UsageError naming it
+    (`inf`, `nan`, `1e300` and huge integers are refused here, not by an OverflowError later)."""
     from pipeline.errors import UsageError
 
+    setting = _BY_NAME[name]
+    kind, (low, high) = setting.kind, setting.bounds
     text = raw(name)
     try:
         value = kind(text)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a {'whole number' if kind is int else 'number'}, got {text!r}") from None
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise UsageError(f"{name} must be {bounds}, got {text!r}")
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"{name} must be a {'whole number' if kind is int else 'number'} "
+                         f"between {_plain(low)} and {_plain(high)}, got {_shown(text)}") from None
+    if not (math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"{name} must be between {_plain(low)} and {_plain(high)}, got {_shown(text)}")
     return value
+
+
+def _plain(bound: float) -> str:
+    return f"{bound:g}" if bound < 1e6 else str(int(bound))
+
+
+def _shown(text: str | None) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 def _choice(name: str, choices: tuple[str, ...]) -> str:
@@ -163,23 +184,26 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
+        for setting in SETTINGS:  # every numeric setting, read here or by a source later
+            if setting.bounds is not None:
+                number(setting.name)
         values = dict(
             data_dir=Path(raw("INCIDENTIQ_DATA_DIR")),
             source=raw("INCIDENTIQ_SOURCE"),
             model=raw("INCIDENTIQ_MODEL"),
             base_url=raw("OPENAI_BASE_URL"),
-            model_timeout=_number("INCIDENTIQ_MODEL_TIMEOUT", float, minimum=0.1),
+            model_timeout=number("INCIDENTIQ_MODEL_TIMEOUT"),
             model_output=_choice("INCIDENTIQ_MODEL_OUTPUT", ("json_schema", "function_calling")),
             embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
             splunk_url=raw("SPLUNK_URL"),
             splunk_query=raw("SPLUNK_QUERY"),
-            code_fix_min_confidence=_number("CODE_FIX_MIN_CONFIDENCE", float, minimum=0.0, maximum=1.0),
-            reopen_minutes=_number("INCIDENTIQ_REOPEN_MINUTES", float, minimum=0.0),
-            max_event_bytes=_number("INCIDENTIQ_MAX_EVENT_BYTES", int, minimum=1024),
-            poll_interval=_number("INCIDENTIQ_POLL_INTERVAL", float, minimum=0.05),
-            merge_delay=_number("INCIDENTIQ_MERGE_DELAY", float, minimum=0.0),
-            retention_days=_number("INCIDENTIQ_RETENTION_DAYS", float, minimum=0.0),
-            demo_speed=_number("INCIDENTIQ_DEMO_SPEED", float, minimum=0.001),
+            code_fix_min_confidence=number("CODE_FIX_MIN_CONFIDENCE"),
+            reopen_minutes=number("INCIDENTIQ_REOPEN_MINUTES"),
+            max_event_bytes=number("INCIDENTIQ_MAX_EVENT_BYTES"),
+            poll_interval=number("INCIDENTIQ_POLL_INTERVAL"),
+            merge_delay=number("INCIDENTIQ_MERGE_DELAY"),
+            retention_days=number("INCIDENTIQ_RETENTION_DAYS"),
+            demo_speed=number("INCIDENTIQ_DEMO_SPEED"),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
         )
         values["critical_services"] = critical_services(overrides.get("source", values["source"]))

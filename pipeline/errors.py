@@ -15,7 +15,9 @@
     └── RuntimeFailure             the outside world failed (runtime branch)
         ├── StorageError           sqlite / chroma
         ├── AnalystError           the chat model timed out, failed or answered invalidly
-        └── SourceError            the log source (file, Splunk) failed
+        ├── SourceError            the log source (file, Splunk) failed
+        └── RunCrashed             one incident's run hit an unexpected error (a bug), recorded
+                                   on that incident so the other incidents keep going
 
 Third-party exceptions are translated into these at one boundary each (records,
 knowledge, analyst, sources); nothing above that boundary catches `Exception`.
@@ -118,3 +120,11 @@ class AnalystError(RuntimeFailure):
 
 class SourceError(RuntimeFailure):
     pass
+
+
+class RunCrashed(RuntimeFailure):
+    """A run raised something that is not ours; carries the original's type and message."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(f"{type(error).__name__}: {error}"[:2000])
+        self.error_type = type(error).__name__

@@ -17,6 +17,8 @@ Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one 
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
 - unknown_recall / unknown_precision: expected `unknown` predicted `unknown`, and the reverse;
 - confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
+- wrong_named: wrong answers naming a category (not `unknown`), their highest confidence, and how
+  many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
 - confusion: {expected: {predicted: count}}.
 
 Hold-outs are reported only in aggregate: per-case rows are kept for the tuning half, so whoever
@@ -157,7 +159,7 @@ def run_case(engine: Engine, case: EvalCase) -> CaseResult:
                       top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top])
 
 
-def figures(results: list[CaseResult]) -> dict:
+def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     """The quality figures of a set of case results (see module docstring)."""
     n = len(results)
     known = [r for r in results if r.expected != "unknown"]
@@ -165,6 +167,8 @@ def figures(results: list[CaseResult]) -> dict:
     predicted_unknown = [r for r in results if r.predicted == "unknown"]
     right = [r.confidence for r in results if r.right]
     wrong = [r.confidence for r in results if not r.right]
+    # a wrong *named* cause is the costly miss: confident enough, it makes code_fix eligible
+    wrong_named = [r.confidence for r in results if not r.right and r.predicted != "unknown"]
     confusion: dict[str, dict[str, int]] = defaultdict(Counter)
     for r in results:
         confusion[r.expected][r.predicted] += 1
@@ -180,6 +184,9 @@ def figures(results: list[CaseResult]) -> dict:
         "confidence_right": _mean(right),
         "confidence_wrong": _mean(wrong),
         "calibration_gap": round(_mean(right) - _mean(wrong), 3) if right and wrong else None,
+        "wrong_named": len(wrong_named),
+        "wrong_named_max_confidence": round(max(wrong_named), 3) if wrong_named else None,
+        "wrong_named_above_fix_threshold": sum(c >= fix_threshold for c in wrong_named),
         "confusion": {exp: dict(sorted(row.items())) for exp, row in sorted(confusion.items())},
     }
 
@@ -202,9 +209,11 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
         finally:
             engine.records.close()
             checkpoints.close_all()
-    splits = {s: figures([r for r in results if r.split == s]) for s in SPLITS if any(r.split == s for r in results)}
+    threshold = run_settings.code_fix_min_confidence
+    splits = {s: figures([r for r in results if r.split == s], fix_threshold=threshold)
+              for s in SPLITS if any(r.split == s for r in results)}
     if len(splits) > 1:
-        splits["all"] = figures(results)
+        splits["all"] = figures(results, fix_threshold=threshold)
     return {
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "analyst": analyst,

@@ -179,6 +179,10 @@ def test_figures_define_accuracy_at_3_unknown_recall_and_the_calibration_gap():
     assert fig["unknown_recall"] == 0.5 and fig["unknown_precision"] == 1.0
     assert fig["confidence_right"] == 0.5 and fig["confidence_wrong"] == 0.45 and fig["calibration_gap"] == 0.05
     assert fig["confusion"]["upstream_timeout"] == {"db_pool_exhausted": 1}
+    # both misses named a cause; only the 0.5 one reaches the default code-fix threshold
+    assert fig["wrong_named"] == 2 and fig["wrong_named_max_confidence"] == 0.5
+    assert fig["wrong_named_above_fix_threshold"] == 1
+    assert figures(results, fix_threshold=0.6)["wrong_named_above_fix_threshold"] == 0
 
 
 def test_nothing_matching_is_unknown_with_low_confidence(analyst):

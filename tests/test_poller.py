@@ -190,8 +190,9 @@ def test_poll_once_from_the_cli_refuses_while_another_poller_works(engine, log, 
 
 
 def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, log):
-    """A bug that kills every run of one incident: each try is counted before it runs, so the
-    incident ends `failed` with its error after MAX_ATTEMPTS instead of blocking the poller."""
+    """A bug that kills every run of one incident: each try is recorded on that incident and
+    counted, the other incidents and the poller keep going, and after MAX_ATTEMPTS it ends
+    `failed` with its error instead of being retried forever."""
     from pipeline.store import checkpoints
     from pipeline.analyst.offline import OfflineAnalyst
     from pipeline.engine import open_engine
@@ -208,15 +209,19 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
     engine.analyst = DyingAnalyst(engine.kb)
     try:
         poller = file_poller(engine, log)
-        for _ in range(MAX_ATTEMPTS):
-            with pytest.raises(KeyError):
-                poller.poll_once()
-        report = poller.poll_once()
+        report = poller.poll_once()  # does not raise: the bug is this incident's, not the poller's
         assert report.runs_failed == 1
-        promo = next(r for r in engine.records.incidents() if r["service"] == "promo-engine")
-        assert promo["status"] == "failed" and "did not finish in 5 attempts" in promo["last_error"]
         assert engine.records.status_counts() == {"awaiting_approval": 3, "failed": 1}
+        promo = next(r for r in engine.records.incidents() if r["service"] == "promo-engine")
+        assert "RunCrashed: KeyError" in promo["last_error"] and promo["attempts"] == 1
+        for _ in range(MAX_ATTEMPTS - 1):
+            engine.records.update_incident(promo["incident_id"], next_attempt_at=None)  # retry due now
+            assert poller.poll_once().runs_failed == 1
+        promo = engine.records.incident(promo["incident_id"])
+        assert promo["status"] == "failed" and promo["attempts"] == MAX_ATTEMPTS
+        assert "a bug that only this incident" in promo["last_error"]
         assert promo["incident_id"] not in engine.records.incidents_needing_work()
+        assert engine.records.status_counts() == {"awaiting_approval": 3, "failed": 1}
     finally:
         engine.records.close()
         checkpoints.close_all()

@@ -23,6 +23,8 @@ def light(workbench: Workbench, status: list[dict]) -> tuple[str, str, str]:
     row = next((r for r in status if r["source"] == workbench.poller.source.name), None)
     if not workbench.poller.alive:
         return "red", "Poller stopped", (row or {}).get("last_error") or "the poller thread ended"
+    if workbench.poller.restarts and (row is None or row["state"] != "running"):
+        return "red", f"Poller restarted {workbench.poller.restarts}×", workbench.poller.last_crash or ""
     if row is None:
         return "orange", "Poller starting", f"source {workbench.source}"
     last = row.get("last_poll_at")
@@ -42,7 +44,10 @@ def duration_text(seconds: float) -> str:
 
 
 def poller_light(workbench: Workbench) -> None:
-    """Draw the light; an error's text (it may quote what the source sent) is shown as text."""
+    """Draw the light; an error's text (it may quote what the source sent) is shown as text.
+    A poller thread that died is restarted here, on the next page a reviewer opens."""
+    if workbench.poller is not None:
+        workbench.poller.ensure_running()
     color, headline, detail = light(workbench, workbench.operations.poller_status())
     st.markdown(f":{color}[●] **{escape_markdown(headline)}**")
     if color == "red":

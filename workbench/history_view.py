@@ -11,6 +11,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, render_fields
+from workbench.evidence_view import escape_markdown
 from workbench.timeline import checkpoint_caption, timeline_figure
 
 SCOPE = "incident_history"
@@ -182,7 +183,13 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
     ask = st.session_state.get(CONFIRM_KEY)
     if ask and ask["incident_id"] == incident_id and ask["checkpoint_id"] == checkpoint_id:
         with st.container(border=True):
-            st.warning(plan_text(ask["action"], checkpoint_id, plan, ask.get("edits")), icon=":material/history:")
+            # the plan as escaped text and the edits (which may quote log text) as code: never
+            # markdown, whose links and remote images would be live in a confirmation
+            st.warning(escape_markdown(plan_text(ask["action"], checkpoint_id, plan, None)), icon=":material/history:")
+            if ask.get("edits"):
+                st.caption("With edits:")
+                st.code("\n".join(f"{k} = {_as_text(v)}" for k, v in ask["edits"].items()), language=None,
+                        wrap_lines=True)
             yes, no = st.columns(2)
             yes.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",
                        on_click=_confirmed, args=(review,))

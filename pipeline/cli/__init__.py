@@ -72,6 +72,8 @@ def parse_set(values: list[str] | None) -> dict:
             edits[name.strip()] = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--set {name}: value is not JSON ({exc.msg}); quote strings, e.g. {name}='\"text\"'") from exc
+        except RecursionError:
+            raise UsageError(f"--set {name}: value is nested too deeply") from None
     return edits
 
 

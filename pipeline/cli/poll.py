@@ -43,7 +43,7 @@ def cmd_poll(args) -> int:
     _stop_on_signals(stop)
     sys.stderr.write(f"polling {poller.source.name} every {poller.interval:g}s into "
                      f"{engine.settings.data_dir} (Ctrl-C to stop)\n")
-    poller.run_forever(stop, on_report=_printer())
+    poller.run_supervised(stop, on_report=_printer())
     sys.stderr.write("stopped\n")
     return 0
 

@@ -113,11 +113,14 @@ def cmd_edit(args) -> int:
     return 0
 
 
+MAX_HISTORY_LIMIT = 10_000
+
+
 def cmd_history(args) -> int:
     from pipeline.errors import UsageError
 
-    if args.limit < 1:
-        raise UsageError("--limit must be at least 1")
+    if not 1 <= args.limit <= MAX_HISTORY_LIMIT:
+        raise UsageError(f"--limit must be between 1 and {MAX_HISTORY_LIMIT}")
     rows = _service().history(args.incident_id, limit=args.limit, before=args.before)
     emit(args, rows, _history_text)
     return 0

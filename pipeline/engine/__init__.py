@@ -12,6 +12,7 @@ from pipeline.store import checkpoints
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
 from pipeline.config import Settings
+from pipeline.errors import StorageError, UsageError
 from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
@@ -83,7 +84,12 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     (unsynced) when first used."""
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
     records = Records(data_dir / "app.sqlite3", clock=clock)
 
     def open_kb() -> KnowledgeBase:

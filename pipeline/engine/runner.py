@@ -14,7 +14,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RuntimeFailure
+from pipeline.errors import RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
 from pipeline.sla import sla_deadline
@@ -100,7 +100,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
     # the attempt is counted with the claim, before the run, so a run that takes its process
-    # down with it counts too
+    # down with it counts too; the row is as it was before (its owner a dead one, if we take over)
     row = engine.records.claim_run(incident_id, owner, max_attempts=MAX_ATTEMPTS)
     if row is None:
         return None
@@ -109,12 +109,24 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         if row["attempts"] >= MAX_ATTEMPTS:
             _give_up(engine, incident_id, row)
             return "gave_up"
+        if row["claim_owner"]:
+            # taken over from a dead process: a reviewer's change it wrote but did not audit is
+            # audited now, before the run moves on from it
+            from pipeline.review.changes import audit_orphaned_changes
+
+            audit_orphaned_changes(engine, incident_id)
         snap = snapshot(engine, incident_id)
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
             released = True  # the final write released the claim with the record
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
+            kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
+        except Exception as exc:  # noqa: BLE001 - the per-incident boundary, see below
+            # A bug one incident's evidence reaches (a KeyError in the analyst, an overflow on its
+            # times) must not stop the other incidents: it is recorded on this incident, counted
+            # toward MAX_ATTEMPTS like any failure, and shown with its type to whoever looks.
+            record_failure(engine, incident_id, RunCrashed(exc))
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:

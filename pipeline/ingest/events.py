@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError, UsageError
 from pipeline.state import LogEvent
 
@@ -41,6 +42,10 @@ _LEVELS = {
     "EMERG": "FATAL", "EMERGENCY": "FATAL", "ALERT": "FATAL",
 }
 _EPOCH = re.compile(r"[+-]?\d+(?:\.\d*)?")
+MAX_FIELD_DEPTH = storable.MAX_DEPTH
+# Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
+# SLA deadlines) overflows datetime.
+MIN_YEAR, MAX_YEAR = 1970, 2999
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ def normalize(obj: dict, *, source: str = "", position: str = "") -> LogEvent:
     """One decoded log object → LogEvent, applying the aliases of CONTRACT §1."""
     if not isinstance(obj, dict):
         raise InvalidEvent(f"not a JSON object: {_json_type(obj)}")
+    _check_storable(obj)
     rest = dict(obj)
     raw_time = _take(rest, _ALIASES["time"])
     raw_message = _take(rest, _ALIASES["message"])
@@ -177,8 +183,17 @@ def iter_paths(path: Path) -> list[Path]:
         return [path]
     if not path.is_dir():
         raise UsageError(f"no such file or folder: {path}")
-    found = (p for p in path.rglob("*") if p.suffix in _LOG_SUFFIXES and p.is_file())
+    found = (p for p in path.rglob("*") if p.suffix in _LOG_SUFFIXES and p.is_file() and _inside(p, path))
     return sorted(found, key=lambda p: p.relative_to(path).parts)
+
+
+def _inside(file: Path, folder: Path) -> bool:
+    """Whether a file found in a folder really is in it: a symlink to a file elsewhere (say
+    /etc/shadow named app.log) would put that file's lines in the records and the dead letters."""
+    try:
+        return file.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a dangling link or a link loop
+        return False
 
 
 def _take(rest: dict, names: tuple[str, ...]) -> Any:
@@ -203,7 +218,20 @@ def _take(rest: dict, names: tuple[str, ...]) -> Any:
     return None
 
 
+def _check_storable(obj: dict) -> None:
+    reason = storable.problem(obj, max_depth=MAX_FIELD_DEPTH)
+    if reason:
+        raise InvalidEvent(reason)
+
+
 def _parse_time(value: Any) -> datetime:
+    parsed = _parse_any_time(value)
+    if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+        raise InvalidEvent(f"time out of range (years {MIN_YEAR}-{MAX_YEAR}): {_show(value)}")
+    return parsed
+
+
+def _parse_any_time(value: Any) -> datetime:
     epoch = value
     if isinstance(value, str) and _EPOCH.fullmatch(value.strip()):
         epoch = float(value)  # Splunk sends epoch seconds as strings

@@ -1,0 +1,1 @@
+"""The curated error docs, their persistent Chroma index and embeddings, and KnowledgeService."""

@@ -1,0 +1,1 @@
+"""Running the engine unattended: the poller, its status and metrics, and OperationsService."""

@@ -45,6 +45,8 @@ class Poller:
         self.cursor_key = f"source:{source.name}"
         self.state = "stopped"
         self.failures = 0  # consecutive failed polls, for the backoff
+        self.restarts = 0  # times the supervisor restarted the loop after a bug ended it
+        self.last_crash: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._renewed_at = 0.0
@@ -189,6 +191,29 @@ class Poller:
                 pass  # the store is what failed; the next poll tries again
             return report
 
+    def run_supervised(self, stop_event: threading.Event | None = None, *,
+                       on_report: Callable[[PollReport], None] | None = None) -> None:
+        """`run_forever`, restarted with backoff whenever a bug ends it: the crash is recorded
+        (state `crashed`, its error) and counted in `restarts`, and polling goes on, so one bad
+        input or a dependency's surprise cannot stop ingestion for good."""
+        self._stop = stop_event or self._stop
+        while not self._stop.is_set():
+            try:
+                self.run_forever(self._stop, on_report=on_report)
+            except Exception as exc:  # noqa: BLE001 - run_forever recorded it; this loop only restarts
+                self.restarts += 1
+                self.last_crash = f"{type(exc).__name__}: {exc}"[:1000]
+                self._stop.wait(min(self.max_backoff, self.interval * 2 ** min(self.restarts, 10)))
+
+    def ensure_running(self) -> bool:
+        """Restart the background thread if it ended without being asked to; True if it did."""
+        if self._thread is None or self._thread.is_alive() or self._stop.is_set():
+            return False
+        self.restarts += 1
+        self.last_crash = self.last_crash or "the poller thread ended"
+        self.start()
+        return True
+
     def _finish(self, exc: BaseException | None) -> None:
         """Release the lease and record how the loop ended."""
         crashed = exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit))
@@ -210,7 +235,7 @@ class Poller:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.run_forever, args=(self._stop,),
+        self._thread = threading.Thread(target=self.run_supervised, args=(self._stop,),
                                         name=f"incidentiq-poller-{self.source.name}", daemon=True)
         self._thread.start()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from pipeline import storable
 from pipeline.errors import InvalidEdit, UsageError
 from pipeline.state import EDITABLE_FIELDS, IncidentState
 
@@ -16,10 +17,22 @@ def check_edit_fields(edits: dict | None) -> dict:
     """Edits must name editable fields; anything else is refused before any state is read."""
     if not edits:
         raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
-    for field in edits:
+    for field, value in edits.items():
         if field not in EDITABLE_FIELDS:
-            raise InvalidEdit(f"{field} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}", field=field)
+            raise InvalidEdit(f"{_shown(field)} is not an editable field; editable: {', '.join(EDITABLE_FIELDS)}",
+                              field=field)
+        reason = storable.problem(value)
+        if reason:
+            raise InvalidEdit(f"{field}: {reason}", field=field)
     return edits
+
+
+def _shown(field: str) -> str:
+    """A field name as typed, or quoted when it holds what would break a one-line message."""
+    if field.isprintable() and len(field) <= 60:
+        return field
+    shown = ascii(field)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def edited_values(state: IncidentState, edits: dict) -> dict:
@@ -39,7 +52,10 @@ def edited_values(state: IncidentState, edits: dict) -> dict:
     except ValidationError as exc:
         errors = exc.errors()
         first = ".".join(str(p) for p in errors[0]["loc"]) if errors else None
-        message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+        # at most a few, on one line: a huge wrong list would otherwise make a huge message
+        message = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:3])
+        message += f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
+        message = " ".join(message.split())
         raise InvalidEdit(f"invalid edit: {message}", field=first) from exc
     return {top: getattr(edited, top) for top in dict.fromkeys(f.partition(".")[0] for f in edits)}
 

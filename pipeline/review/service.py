@@ -16,7 +16,7 @@ from datetime import datetime
 from langgraph.types import Command, StateSnapshot
 from pydantic import ValidationError
 
-from pipeline.review import history
+from pipeline.review import changes, history
 from pipeline.review.audit import export_audit
 from pipeline.review.documents import incident_document
 from pipeline.store import checkpoints, inbox, views
@@ -232,8 +232,9 @@ class ReviewService:
             after_values = None
             if edits:
                 values = edited_values(state, edits)
-                interrupt_id = self._write_edit(incident_id, values, as_node="recommend")
-                after_values = {"edited": list(edits)}
+                interrupt_id, change_id = self._write_edit(incident_id, values, as_node="recommend",
+                                                           reviewer=reviewer, fields=edits)
+                after_values = {"edited": list(edits), "change_id": change_id}
             decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
                                         decided_at=self.records.clock.now())
             # the decision is in the checkpoint even if the run then fails: it is audited either way
@@ -281,23 +282,25 @@ class ReviewService:
                                   field=next(iter(edits)))
             note = None if as_node == "recommend" else f"as_node={as_node}"
             with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
-                self._write_edit(incident_id, values, as_node=as_node)
-            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note)
+                _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer, fields=edits)
+            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note, after_values={"change_id": change_id})
         finally:
             claim.close()
         return self.incident(incident_id)
 
-    def _write_edit(self, incident_id: str, values: dict, *, as_node: str) -> str:
+    def _write_edit(self, incident_id: str, values: dict, *, as_node: str, reviewer: str,
+                    fields) -> tuple[str, str]:
         """Write validated values as a new `update` checkpoint and pause at the gate again.
 
         update_state on a paused thread keeps `next` at approval but drops the pending interrupt;
         re-invoking lets approval raise a fresh one, so the incident is paused (with a new id)
-        the moment the claim is released. Returns the new interrupt id.
+        the moment the claim is released. Returns the new interrupt id and the change's id.
         """
         cfg = thread_config(incident_id)
-        self.graph.update_state(cfg, values, as_node=as_node)
+        change_cfg, change_id = changes.change_config(cfg, action="edit", reviewer=reviewer, fields=fields)
+        self.graph.update_state(change_cfg, values, as_node=as_node)
         self.graph.invoke(None, cfg, context=self.engine.deps)
-        return self._require_paused(incident_id).interrupts[0].id
+        return self._require_paused(incident_id).interrupts[0].id, change_id
 
     # -- time travel -----------------------------------------------------------------------
     def replay(self, incident_id: str, *, checkpoint_id: str, reviewer: str) -> dict:
@@ -339,9 +342,12 @@ class ReviewService:
             audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
-                fork_cfg = self.graph.update_state(target.config, values, as_node=writers[0] if writers else None)
+                change_cfg, change_id = changes.change_config(target.config, action="fork", reviewer=reviewer,
+                                                              fields=edits)
+                fork_cfg = self.graph.update_state(change_cfg, values, as_node=writers[0] if writers else None)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
+            audit["after_values"] = {**audit["after_values"], "change_id": change_id}
             claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None, **audit)
         finally:
             claim.close()

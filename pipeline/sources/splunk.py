@@ -20,7 +20,7 @@ from pipeline import config
 from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
 from pipeline.ingest.events import DeadLetter, normalize
-from pipeline.sources import Batch, Item, SourceAuthError
+from pipeline.sources import Batch, Item, SourceAuthError, redaction
 
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
 SOURCE = "splunk"
@@ -61,8 +61,8 @@ class SplunkSource:
     def from_settings(cls, settings: Settings) -> "SplunkSource":
         """The source configured by SPLUNK_URL, SPLUNK_QUERY and SPLUNK_OVERLAP_SECONDS."""
         return cls(url=settings.splunk_url or "", query=settings.splunk_query,
-                   overlap=float(config.raw("SPLUNK_OVERLAP_SECONDS")),
-                   lookback=float(config.raw("SPLUNK_LOOKBACK_SECONDS")),
+                   overlap=float(config.number("SPLUNK_OVERLAP_SECONDS")),
+                   lookback=float(config.number("SPLUNK_LOOKBACK_SECONDS")),
                    verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")))
 
     def read(self, cursor: str | None) -> Batch:
@@ -76,7 +76,11 @@ class SplunkSource:
             end, more = int(start + self.max_window), True  # catching up after downtime: in slices
         if end <= start:
             return Batch(lag_seconds=0.0)
-        items = self._export(start, end)
+        secrets = redaction.configured_secrets(self._token())
+        try:
+            items = [redaction.redacted_item(item, secrets) for item in self._export(start, end)]
+        except SourceError as exc:
+            raise redaction.redacted_error(exc, secrets) from None
         return Batch(items=items, cursor=json.dumps({"latest": end}), more=more, lag_seconds=max(0.0, now - end))
 
     def _export(self, earliest: int, latest: int) -> list[Item]:

@@ -160,12 +160,7 @@ class Records:
         with self.transaction() as conn:
             for item in items:
                 if isinstance(item, DeadLetter):
-                    cur = conn.execute(
-                        "INSERT OR IGNORE INTO dead_letters(source, position, reason, raw, created_at)"
-                        " VALUES (?,?,?,?,?)",
-                        (item.source, item.position, item.reason, item.raw, stamp),
-                    )
-                    counts.rejected += cur.rowcount
+                    counts.rejected += _store_dead_letter(conn, item, stamp)
                     continue
                 self._store_event(conn, item, reopen_minutes, counts, stamp)
             if cursor is not None:
@@ -449,12 +444,27 @@ class Records:
         return [{**dict(r), "before": json.loads(r["before"]), "after": json.loads(r["after"])}
                 for r in self.query(sql, params)]
 
-
     def audit_checkpoints(self, incident_id: str) -> list[dict]:
         """The incident's audit entries as action and checkpoints before and after only, oldest
         first (what the history needs to mark human actions, without the values)."""
         return [dict(r) for r in self.query("SELECT action, checkpoint_before, checkpoint_after FROM audit"
                                             " WHERE incident_id = ? ORDER BY id", (incident_id,))]
+
+
+def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
+    """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
+    is no news, but a different line at an offset used before (the file was rewritten or rotated
+    under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
+    # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
+    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = ?"
+                        " AND (position = ? OR (position > ? AND position < ?))",
+                        (item.source, item.position, f"{item.position}#", f"{item.position}#~")).fetchall()
+    if any(r["raw"] == item.raw and r["reason"] == item.reason for r in rows):
+        return 0
+    position = item.position if not rows else f"{item.position}#{len(rows) + 1}"
+    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES (?,?,?,?,?)",
+                 (item.source, position, item.reason, item.raw, stamp))
+    return 1
 
 
 def _incident_dict(row: sqlite3.Row) -> dict:

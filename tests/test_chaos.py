@@ -1,0 +1,150 @@
+"""Chaos (issue 10): real `python -m pipeline` processes SIGKILLed at random points and stores held
+locked by a second process, across ingest, decisions, replay and fork; then the invariants. Seeded
+and bounded (a dozen rounds, well under 2 minutes on 2 cores); the figures are reported as a warning."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from tests.support import FIXTURES, ROOT
+
+ROUNDS = 12
+SEED = 20261128
+
+
+class ChaosFigures(UserWarning):
+    """The chaos suite's figures, shown in the warnings summary."""
+
+
+def start(data_dir: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
+    return subprocess.Popen([sys.executable, "-m", "pipeline", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    proc = start(data_dir, *args)
+    out, err = proc.communicate(timeout=240)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def hold_lock(path: Path, seconds: float) -> subprocess.Popen:
+    """A second process holding an EXCLUSIVE transaction on a store for a while."""
+    code = (f"import sqlite3, time; c = sqlite3.connect({str(path)!r}, isolation_level=None, timeout=30);"
+            f" c.execute('BEGIN EXCLUSIVE'); time.sleep({seconds}); c.execute('ROLLBACK')")
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def lines_for(round_no: int) -> list[str]:
+    """Each round appends a few new error lines (new and existing fingerprints) and a bad one."""
+    out = []
+    for j in range(3):
+        out.append(json.dumps({"_time": f"2026-11-28T11:{round_no:02d}:{j:02d}Z", "service": f"svc-{(round_no + j) % 4}",
+                               "level": "ERROR", "exception": "java.lang.NullPointerException",
+                               "message": f"NullPointerException in step {j} [op {chr(97 + round_no % 5)}x]"}))
+    out.append('{"_time": "2026-11-28T11:00:00Z", "message": "bad \\ud800 ' + str(round_no) + '"}')
+    return out
+
+
+def paused(data_dir: Path) -> list[dict]:
+    result = run(data_dir, "list", "--status", "awaiting_approval", "--json")
+    return json.loads(result.stdout) if result.returncode == 0 else []
+
+
+def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
+    rng = random.Random(SEED)
+    log = tmp_path / "chaos.jsonl"
+    log.write_bytes((FIXTURES / "small.jsonl").read_bytes())
+    assert run(data_dir, "ingest", str(log)).returncode == 0
+    figures = {"rounds": 0, "kills": 0, "locks": 0, "commands": 0, "exit_codes": {}}
+    good_lines = {line for line in log.read_text().splitlines() if line.strip()}
+    bad_lines = 0
+    for round_no in range(ROUNDS):
+        new = lines_for(round_no)
+        with log.open("a") as f:
+            f.write("\n".join(new) + "\n")
+        good_lines |= set(new[:3])
+        bad_lines += 1
+        waiting = paused(data_dir)
+        choice = rng.choice(["ingest", "approve", "reject", "edit", "fork", "replay"])
+        args = ["ingest", str(log)]
+        if waiting and choice != "ingest":
+            inc = rng.choice(waiting)["incident_id"]
+            if choice == "approve":
+                args = ["approve", inc, "--reviewer", "chaos", "--set", 'rca.root_cause="chaos edit"']
+            elif choice == "reject":
+                args = ["reject", inc, "--reviewer", "chaos", "--reason", "chaos"]
+            elif choice == "edit":
+                args = ["edit", inc, "--reviewer", "chaos", "--set", f'recommendation.action="act {round_no}"']
+            else:
+                rows = json.loads(run(data_dir, "history", inc, "--json").stdout)
+                target = next((r for r in rows if r.get("writes_by") == ["rca"]), None)
+                if target is not None:
+                    args = [choice, inc, "--checkpoint", target["checkpoint_id"], "--reviewer", "chaos"]
+                    if choice == "fork":
+                        args += ["--set", f'rca.root_cause="fork {round_no}"']
+        locker = None
+        if rng.random() < 0.4:
+            store = rng.choice(["app.sqlite3", "checkpoints.sqlite"])
+            locker = hold_lock(data_dir / store, rng.uniform(0.5, 2.0))
+            figures["locks"] += 1
+        proc = start(data_dir, *args)
+        figures["commands"] += 1
+        if rng.random() < 0.6:
+            time.sleep(rng.uniform(0.3, 4.0))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                figures["kills"] += 1
+        _, err = proc.communicate(timeout=240)
+        assert "Traceback" not in err, err[-2000:]
+        figures["exit_codes"][str(proc.returncode)] = figures["exit_codes"].get(str(proc.returncode), 0) + 1
+        if locker is not None:
+            locker.wait(timeout=30)
+        figures["rounds"] += 1
+
+    # recovery: one more ingest continues every cut-off run; decisions' dead claims are taken over
+    final = run(data_dir, "ingest", str(log), "--json")
+    assert final.returncode == 0, final.stderr
+    violations = invariants(data_dir, good_lines, bad_lines)
+    figures["invariant violations"] = len(violations)
+    warnings.warn(ChaosFigures(f"chaos: {json.dumps(figures, sort_keys=True)}"))
+    assert violations == []
+
+
+def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str]:
+    problems = []
+    for store in ("app.sqlite3", "checkpoints.sqlite"):
+        with sqlite3.connect(data_dir / store) as conn:
+            if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+                problems.append(f"{store}: integrity_check failed")
+    conn = sqlite3.connect(data_dir / "app.sqlite3")
+    conn.row_factory = sqlite3.Row
+    events = conn.execute("SELECT count(*), count(DISTINCT event_id) FROM events").fetchone()
+    if events[0] != events[1] or events[0] != len(good_lines):
+        problems.append(f"events: {events[0]} stored ({events[1]} distinct) for {len(good_lines)} good lines")
+    letters = conn.execute("SELECT count(*) FROM dead_letters").fetchone()[0]
+    if letters != bad_lines:
+        problems.append(f"dead letters: {letters} for {bad_lines} bad lines")
+    for row in conn.execute("SELECT incident_id, status, claim_owner FROM incidents"):
+        if row["status"] == "analyzing":
+            problems.append(f"{row['incident_id']} left analyzing")
+    audit = [dict(r) for r in conn.execute("SELECT * FROM audit")]
+    decided = {(a["incident_id"], json.loads(a["after"]).get("decision.interrupt_id")) for a in audit
+               if a["action"] in ("approve", "reject")}
+    approvals = [a for a in audit if a["action"] == "approve"]
+    fixes = conn.execute("SELECT incident_id, idempotency_key FROM fixes").fetchall()
+    if len({f["idempotency_key"] for f in fixes}) != len(fixes) or len(fixes) > len(approvals):
+        problems.append(f"fixes: {len(fixes)} for {len(approvals)} approvals")
+    for row in conn.execute("SELECT incident_id, status FROM incidents WHERE status IN"
+                            " ('fixed', 'not_eligible', 'rejected')"):
+        if not any(inc == row["incident_id"] for inc, _ in decided):
+            problems.append(f"{row['incident_id']} is {row['status']} without an audited decision")
+    return problems

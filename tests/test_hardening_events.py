@@ -1,0 +1,61 @@
+"""Issue 10, items 1-2: no log line can stop ingestion, break a run, or hide its neighbours."""
+from __future__ import annotations
+
+import json
+
+from pipeline.ingest.events import MAX_FIELD_DEPTH, DeadLetter, read_jsonl
+from tests.support import run_cli as cli
+
+GOOD = {"_time": "2026-11-28T10:00:00Z", "level": "ERROR", "service": "checkout-api",
+        "message": "NullPointerException at CartService.total(CartService.java:88)"}
+
+
+def nested(depth: int):
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def hostile_lines() -> list[str]:
+    return [
+        json.dumps(GOOD),
+        '{"_time": "2026-11-28T10:00:01Z", "level": "ERROR", "service": "x", "message": "bad \\ud800 text"}',
+        '{"_time": "2026-11-28T10:00:01Z", "level": "ERROR", "service": "x", "message": "ok", "k\\udfff": 1}',
+        json.dumps({"_time": "2026-11-28T10:00:02Z", "level": "ERROR", "service": "y", "message": "deep",
+                    "extra": nested(300)}),
+        json.dumps({"_time": "2026-11-28T10:00:03Z", "level": "INFO", "service": "checkout-api",
+                    "message": "info deep", "extra": nested(210)}),
+        json.dumps({"_time": "0001-01-01T00:00:00Z", "level": "ERROR", "service": "z", "message": "year one"}),
+        json.dumps({"_time": "9999-12-31T23:59:00Z", "level": "ERROR", "service": "w", "message": "year 9999"}),
+        json.dumps({"_time": 253402300000, "level": "ERROR", "service": "w", "message": "epoch past 9999"}),
+        json.dumps({**GOOD, "_time": "2026-11-28T10:00:09Z", "service": "cart", "extra": nested(MAX_FIELD_DEPTH - 1)}),
+    ]
+
+
+def test_lines_that_would_fail_when_stored_are_dead_lettered_and_neighbours_run(tmp_path, data_dir):
+    source = tmp_path / "hostile.jsonl"
+    source.write_text("\n".join(hostile_lines()) + "\n")
+    first = cli(data_dir, "ingest", str(source), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == {"events": 2, "rejected": 7, "incidents_new": 2, "incidents_updated": 0}
+    again = cli(data_dir, "ingest", str(source), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["events"] == 0
+    listed = json.loads(cli(data_dir, "list", "--json").stdout)
+    assert sorted(i["status"] for i in listed) == ["awaiting_approval", "awaiting_approval"]
+    assert not any(i["incident_id"].startswith("INC-1") for i in listed)
+    reasons = [d["reason"] for d in json.loads(cli(data_dir, "deadletters", "--json").stdout)]
+    assert sum("surrogate" in r for r in reasons) == 2
+    assert sum("nested deeper" in r for r in reasons) == 2
+    assert sum("time out of range" in r for r in reasons) == 3
+
+
+def test_each_rejection_is_one_line_naming_the_cause(tmp_path):
+    source = tmp_path / "hostile.jsonl"
+    source.write_text("\n".join(hostile_lines()) + "\n")
+    items = [item for _, item in read_jsonl(source, max_bytes=262144, final=True)]
+    letters = [i for i in items if isinstance(i, DeadLetter)]
+    assert len(letters) == 7 and len(items) == 9
+    assert all("\n" not in d.reason and len(d.reason) < 200 for d in letters)
+    assert all(d.raw.encode("utf-8") for d in letters)  # storable as text
