@@ -13,6 +13,8 @@ messages equal Loghub's Content, and the miner's GA on the messages the parser e
 
     .venv/bin/python bench/grouping.py [DIR ...] [--raw] [--json]
 
+GA and the Loghub loading live in pipeline/ingest/grouping.py, shared with `python -m pipeline grouping`.
+
 DIR defaults to ../shared/data/loghub-2k beside the repo (or $INCIDENTIQ_LOGHUB_DIR): a folder
 of system folders, or system folders themselves.
 """
@@ -20,76 +22,31 @@ from __future__ import annotations
 
 import argparse
 import collections
-import csv
 import json
 import os
 import statistics
 import sys
 from pathlib import Path
-from typing import Callable, Hashable, Sequence
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.ingest.formats import SourceParser  # noqa: E402
+from pipeline.ingest.grouping import GOAL_MEAN, GOAL_MIN, baseline, grouping_accuracy, mine  # noqa: E402,F401
+from pipeline.ingest.grouping import load as load_labelled, systems as labelled_systems  # noqa: E402
 from pipeline.ingest.multiline import MultilineJoiner  # noqa: E402
-from pipeline.ingest.templates import TemplateMiner  # noqa: E402
-
-try:  # the correlation module is moving into pipeline.ingest; take it wherever it is
-    from pipeline.ingest.correlation import template as baseline_template  # type: ignore
-except ImportError:
-    from pipeline.correlation import template as baseline_template  # noqa: E402
 
 DEFAULT_DIR = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
-GOAL_MEAN, GOAL_MIN = 0.90, 0.70
-
-
-def grouping_accuracy(predicted: Sequence[Hashable], truth: Sequence[Hashable]) -> float:
-    """Share of lines whose predicted group holds exactly the lines of their true group."""
-    if len(predicted) != len(truth):
-        raise ValueError(f"{len(predicted)} predictions for {len(truth)} lines")
-    if not truth:
-        return 1.0
-    by_pred: dict[Hashable, set[int]] = collections.defaultdict(set)
-    by_true: dict[Hashable, set[int]] = collections.defaultdict(set)
-    for i, (p, t) in enumerate(zip(predicted, truth)):
-        by_pred[p].add(i)
-        by_true[t].add(i)
-    right = sum(len(lines) for t, lines in by_true.items()
-                if by_pred[predicted[next(iter(lines))]] == lines)
-    return right / len(truth)
-
-
-def mine(messages: Sequence[str]) -> list[str]:
-    """Group ids from a fresh miner; ids are resolved after all lines, as clusters join."""
-    miner = TemplateMiner(None)
-    ids = [miner.add(m).template_id for m in messages]
-    return [miner.group_of(i) for i in ids]
-
-
-def baseline(messages: Sequence[str]) -> list[str]:
-    return [baseline_template(m) for m in messages]
 
 
 def systems(dirs: Sequence[Path]) -> list[Path]:
-    found: list[Path] = []
-    for d in dirs:
-        if not d.is_dir():
-            raise SystemExit(f"no such folder: {d}")
-        if list(d.glob("*_structured.csv")):
-            found.append(d)
-        else:
-            found.extend(sorted(p for p in d.iterdir() if p.is_dir() and list(p.glob("*_structured.csv"))))
-    if not found:
-        raise SystemExit(f"no Loghub structured CSV under {', '.join(map(str, dirs))}")
-    return found
+    return labelled_systems(dirs)
 
 
 def load(system: Path) -> tuple[list[str], list[str]]:
-    csv_path = next(system.glob("*_structured.csv"))
-    with open(csv_path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [r["Content"] for r in rows], [r["EventId"] for r in rows]
+    log = load_labelled(system)
+    return log.contents, log.event_ids
 
 
 def parse_raw(system: Path) -> tuple[list[str], collections.Counter]:

@@ -59,8 +59,47 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
             "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay",
             kind=float, bounds=(0, 36500)),
+    Setting("INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first lines), "
+            "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, `logcat`, "
+            "`text`, or `custom` (INCIDENTIQ_LOG_PATTERN)"),
+    Setting("INCIDENTIQ_LOG_PATTERN", None, "a regex with named groups `message` (required), `time`, `level`, `service`, "
+            "`host` for lines of your own format; tried first on every line"),
+    Setting("INCIDENTIQ_SOURCE_TZ", "UTC", "time zone of log times written without an offset (an IANA name such as "
+            "`Europe/Berlin`, or `UTC`)"),
+    Setting("INCIDENTIQ_OPEN_LEVEL", "ERROR", "the lowest level that opens an incident: `WARN`, `ERROR` or `FATAL` "
+            "(lower levels are kept as context for log windows)"),
+    Setting("INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a WARN line that carries a known error signature (one of the "
+            "knowledge base's docs) opens an incident too; `off`: only the level decides"),
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
             "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
+    # -- who may decide (docs/CONTRACT.md §6) --
+    Setting("INCIDENTIQ_AUTH", "demo", "web app sign-in: `demo` (a typed name, no sign-in: anyone may act as anyone; "
+            "for demos and a single trusted desk) or `oidc` (st.login against the configured provider; typed names "
+            "are refused)"),
+    Setting("INCIDENTIQ_ROLES_CLAIM", "roles", "the ID-token claim whose values name roles (`viewer`, `reviewer`, "
+            "`admin`) or groups the roles file maps"),
+    Setting("INCIDENTIQ_ROLES_FILE", None, "a TOML or JSON file mapping users, emails and groups to roles "
+            "(`[roles]` table: `\"ann@example.com\" = \"reviewer\"`, `\"group:sre\" = \"admin\"`)"),
+    Setting("INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person no claim or mapping names; unset: `admin` "
+            "while neither a roles file nor oidc is configured (a typed name proves nothing, so a lower role would "
+            "hide features without protecting them), `viewer` otherwise"),
+    Setting("INCIDENTIQ_TOKENS_FILE", None, "a TOML or JSON file of API tokens for the CLI (`[[tokens]]` with "
+            "`name`, `sha256`, `role`, optional `user` and `expires`): only hashes, made by `python -m pipeline token`"),
+    Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
+            secret=True),
+    Setting("INCIDENTIQ_TWO_PERSON", "critical,changes_files", "which approvals need two distinct reviewers: "
+            "comma-separated `critical` (severity critical), `high` (high or critical), `changes_files` (the fix "
+            "proposal would change files), or `off`"),
+    Setting("INCIDENTIQ_SLA_HOURS", "critical=1,high=4,medium=24,low=72", "hours a reviewer has to decide, "
+            "per severity, from the SLA base (INCIDENTIQ_SLA_FROM)"),
+    Setting("INCIDENTIQ_SLA_FROM", "first_seen", "the SLA base: `first_seen` (the first error's time) or "
+            "`opened` (when the incident was opened here; the demo's default, whose sample day is in the past)",
+            demo="opened"),
+    Setting("INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours past the SLA deadline (after escalation) before the "
+            "poller expires an incident through the gate as `system`; `0` never expires", kind=float, bounds=(0.0, 8760.0)),
+    Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated incoming-webhook URLs (Slack or Teams format) told "
+            "of new critical incidents, escalations, expiries and decisions; a secret: only hosts are shown",
+            secret=True),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -150,6 +189,100 @@ def _choice(name: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _log_reading() -> dict:
+    """INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ, checked here so a bad one fails at start."""
+    import re
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from pipeline.errors import UsageError
+    from pipeline.ingest.formats import FORMATS
+
+    fmt = _choice("INCIDENTIQ_LOG_FORMAT", ("auto", *FORMATS))
+    pattern = raw("INCIDENTIQ_LOG_PATTERN")
+    if pattern is not None:
+        try:
+            groups = re.compile(pattern).groupindex
+        except re.error as exc:
+            raise UsageError(f"INCIDENTIQ_LOG_PATTERN is not a valid regex: {exc}") from None
+        if "message" not in groups:
+            raise UsageError("INCIDENTIQ_LOG_PATTERN needs a named group 'message', e.g. (?P<message>.*)")
+    elif fmt == "custom":
+        raise UsageError("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
+    tz = raw("INCIDENTIQ_SOURCE_TZ").strip()
+    if tz.upper() not in ("UTC", "Z"):
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {tz!r}") from None
+    return {"log_format": None if fmt == "auto" else fmt, "log_pattern": pattern, "source_tz": tz}
+
+
+def _optional_path(name: str) -> Path | None:
+    text = raw(name)
+    return Path(text).expanduser() if text else None
+
+
+def _optional_choice(name: str, choices: tuple[str, ...]) -> str | None:
+    from pipeline.errors import UsageError
+
+    value = raw(name)
+    if value is not None and value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def _demo_aware_choice(name: str, choices: tuple[str, ...], source: str) -> str:
+    from pipeline.errors import UsageError
+
+    setting = _BY_NAME[name]
+    value = os.environ.get(name) or (setting.demo if source == "demo" and setting.demo else setting.default)
+    if value not in choices:
+        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+TWO_PERSON_RULES = ("critical", "high", "changes_files")
+
+
+def _two_person() -> tuple[str, ...]:
+    from pipeline.errors import UsageError
+
+    text = raw("INCIDENTIQ_TWO_PERSON") or ""
+    rules = tuple(dict.fromkeys(r.strip().lower() for r in text.split(",") if r.strip()))
+    if rules in ((), ("off",)):
+        return ()
+    unknown = [r for r in rules if r not in TWO_PERSON_RULES]
+    if unknown:
+        raise UsageError(f"INCIDENTIQ_TWO_PERSON: unknown rule {unknown[0]!r}; use "
+                         f"{', '.join(TWO_PERSON_RULES)} or off")
+    return rules
+
+
+def _sla_hours() -> tuple[tuple[str, float], ...]:
+    """INCIDENTIQ_SLA_HOURS as (severity, hours) for every severity; unnamed ones keep their default."""
+    from pipeline.errors import UsageError
+
+    text = raw("INCIDENTIQ_SLA_HOURS") or ""
+    hours = dict(pair.split("=") for pair in _BY_NAME["INCIDENTIQ_SLA_HOURS"].default.split(","))
+    for pair in (p.strip() for p in text.split(",") if p.strip()):
+        severity, sep, value = pair.partition("=")
+        severity = severity.strip().lower()
+        if not sep or severity not in hours:
+            raise UsageError(f"INCIDENTIQ_SLA_HOURS: expected SEVERITY=HOURS with a severity of "
+                             f"{', '.join(hours)}, got {pair!r}")
+        hours[severity] = value.strip()
+    out = []
+    for severity, value in hours.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not number > 0:
+            raise UsageError(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
+        out.append((severity, number))
+    return tuple(out)
+
+
 def _project_path(text: str) -> Path:
     """A relative path from the working directory, or else from the project (for the defaults)."""
     path = Path(text)
@@ -180,6 +313,20 @@ class Settings:
     model_timeout: float = 30.0
     model_output: str = "json_schema"
     critical_services: tuple[str, ...] = ()
+    log_format: str | None = None  # None: detected per file
+    log_pattern: str | None = None
+    source_tz: str = "UTC"
+    open_level: str = "ERROR"
+    open_signatures: bool = True
+    auth: str = "demo"
+    roles_claim: str = "roles"
+    roles_file: Path | None = None
+    default_role: str | None = None
+    tokens_file: Path | None = None
+    two_person: tuple[str, ...] = ("critical", "changes_files")
+    sla_hours: tuple[tuple[str, float], ...] = (("critical", 1.0), ("high", 4.0), ("medium", 24.0), ("low", 72.0))
+    sla_from: str = "first_seen"
+    expire_after_hours: float = 0.0
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -205,10 +352,37 @@ class Settings:
             retention_days=number("INCIDENTIQ_RETENTION_DAYS"),
             demo_speed=number("INCIDENTIQ_DEMO_SPEED"),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
+            open_level=_choice("INCIDENTIQ_OPEN_LEVEL", ("WARN", "ERROR", "FATAL")),
+            open_signatures=_choice("INCIDENTIQ_OPEN_SIGNATURES", ("on", "off")) == "on",
+            **_log_reading(),
         )
         values["critical_services"] = critical_services(overrides.get("source", values["source"]))
+        values.update(
+            auth=_choice("INCIDENTIQ_AUTH", ("demo", "oidc")),
+            roles_claim=raw("INCIDENTIQ_ROLES_CLAIM"),
+            roles_file=_optional_path("INCIDENTIQ_ROLES_FILE"),
+            default_role=_optional_choice("INCIDENTIQ_DEFAULT_ROLE", ("viewer", "reviewer", "admin")),
+            tokens_file=_optional_path("INCIDENTIQ_TOKENS_FILE"),
+            two_person=_two_person(),
+            sla_hours=_sla_hours(),
+            sla_from=_demo_aware_choice("INCIDENTIQ_SLA_FROM", ("first_seen", "opened"),
+                                        overrides.get("source", values["source"])),
+            expire_after_hours=number("INCIDENTIQ_EXPIRE_AFTER_HOURS"),
+        )
         values.update(overrides)
         return cls(**values)
+
+    @property
+    def sla(self) -> dict[str, float]:
+        """Hours to decide, per severity."""
+        return dict(self.sla_hours)
+
+    @property
+    def role_for_unknown(self) -> str:
+        """The role of a person no claim or mapping names (INCIDENTIQ_DEFAULT_ROLE)."""
+        if self.default_role:
+            return self.default_role
+        return "admin" if self.auth == "demo" and self.roles_file is None else "viewer"
 
     @property
     def uses_model(self) -> bool:

@@ -12,6 +12,10 @@
     │   ├── StaleInterrupt         the reviewer saw an older analysis
     │   ├── NotAwaitingApproval
     │   └── RevisionLimitReached
+    ├── Refused                    who asks may not do that, or not now (CLI exit 3; audited)
+    │   ├── NotPermitted           the actor's roles do not allow the action
+    │   ├── SameApprover           the second approval came from the first approver
+    │   └── UnknownIdentity        an unknown or expired token, an unknown role
     └── RuntimeFailure             the outside world failed (runtime branch)
         ├── StorageError           sqlite / chroma
         ├── AnalystError           the chat model timed out, failed or answered invalidly
@@ -104,6 +108,36 @@ class RevisionLimitReached(Conflict):
         super().__init__(f"{incident_id} already had {limit} revisions; approve or reject it")
         self.incident_id = incident_id
         self.limit = limit
+
+
+class Refused(IncidentIQError):
+    """An action refused for who asked (roles, the two-person rule, identity); nothing changed."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, action: str | None = None):
+        super().__init__(message)
+        self.action = action
+
+
+class NotPermitted(Refused):
+    def __init__(self, actor: str, action: str, roles: tuple[str, ...]):
+        have = ", ".join(roles) or "none"
+        super().__init__(f"{actor} may not {action} (roles: {have})", action=action)
+        self.actor = actor
+        self.roles = roles
+
+
+class SameApprover(Refused):
+    def __init__(self, incident_id: str, actor: str):
+        super().__init__(f"{incident_id}: {actor} already approved this analysis; a second person must approve",
+                         action="approve")
+        self.incident_id = incident_id
+        self.actor = actor
+
+
+class UnknownIdentity(Refused):
+    pass
 
 
 class RuntimeFailure(IncidentIQError):

@@ -18,9 +18,12 @@ from pipeline.evaluation import latest_report
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.operations.poller import Poller
 from pipeline.operations.service import OperationsService
+from pipeline.review.identity import ROLES, Actor, actor_from_claims, demo_actor
 from pipeline.review.service import ReviewService
 
-__all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService"]
+# pages build their Actor here: from st.user's claims (oidc) or the typed demo name
+__all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
+           "Actor", "ROLES", "actor_from_claims", "demo_actor"]
 
 
 @dataclass

@@ -8,7 +8,7 @@ import operator
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 CATEGORIES: tuple[str, ...] = (
     "null_reference", "db_pool_exhausted", "db_deadlock", "db_schema_mismatch",
@@ -54,6 +54,8 @@ class LogEvent(_Model):
     fields: dict = Field(default_factory=dict)
     source: str = ""
     position: str = ""
+    # the content hash older versions used as event_id; never serialised (see ingest/identity.py)
+    _content_id: str | None = PrivateAttr(default=None)
 
 
 class ErrorDoc(_Model):
@@ -100,6 +102,9 @@ class ApprovalDecision(_Model):
     note: str | None = None
     interrupt_id: str | None = None
     decided_at: datetime | None = None
+    # who approved, [{by, name, auth, at}]: two people under the two-person rule (review/policy.py)
+    approvals: list[dict] = Field(default_factory=list)
+    auth: str | None = None  # how `reviewer` signed in: oidc, demo, cli, token, system
 
 
 class FixProposal(_Model):

@@ -19,6 +19,10 @@ from tests.support import APP, FIXTURES, KEY, RECOMMENDATION, TIMEOUT, careful_a
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):
     os.environ.pop(_name, None)
+# one approval opens the gate unless a test asks for the two-person rule (tests/test_two_person.py),
+# and no test tells a webhook anything unless it sets one (child processes inherit both)
+os.environ["INCIDENTIQ_TWO_PERSON"] = "off"
+os.environ.pop("INCIDENTIQ_NOTIFY_URLS", None)
 
 _INDEX_CACHE: dict[str, Path] = {}
 

@@ -57,15 +57,15 @@ def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine,
     from pipeline.review.service import ReviewService
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"_time": "2026-11-28T11:00:00Z", "message": "ok line", "level": "INFO"}\nnot json at all\n')
+    bad.write_bytes(b'{"_time": "2026-11-28T11:00:00Z", "message": "ok line", "level": "INFO"}\nnot \xff text at all\n')
     ingest_path(paused_engine, bad)
     incident = paused_engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
     ReviewService(paused_engine).approve(incident, reviewer="bob")
     app.switch_page("app_pages/operations.py").run()
     assert not app.exception, [e.value for e in app.exception]
     dead = next(d.value for d in app.dataframe if "reason" in d.value.columns)
-    assert list(dead["line"]) == ["not json at all"]
-    assert "invalid JSON" in dead.iloc[0]["reason"]
+    assert list(dead["line"]) == ["not \ufffd text at all"]
+    assert "invalid UTF-8" in dead.iloc[0]["reason"]
     metrics = {m.label: m.value for m in app.metric}
     assert metrics["Dead letters"] == "1"
     assert metrics["Awaiting approval"] == "3"

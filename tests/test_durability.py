@@ -26,10 +26,12 @@ MESSAGES = [
 
 
 def write_many_incidents(path: Path, incidents: int, per_incident: int = 3) -> int:
-    """Distinct fingerprints: each (service, message kind, variant word) is one incident."""
+    """Distinct fingerprints: each (service, message kind) is one incident. A variant word in the
+    message does not make another one (the template miner generalises it), so past 25 incidents the
+    service names take a round number."""
     lines = []
     for k in range(incidents):
-        service = SERVICES[k % len(SERVICES)]
+        service = f"{SERVICES[k % len(SERVICES)]}-{k // 25}"
         exc, template = MESSAGES[(k // len(SERVICES)) % len(MESSAGES)]
         for j in range(per_incident):
             message = template.format(n=1000 + j, i=k) + f" [op {'abcdefghijklmnopqrstuvwxyz'[k % 26]}{k // 26}x]"

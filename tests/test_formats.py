@@ -212,8 +212,9 @@ def test_go_standard_log():
 
 def test_bracketed_year_less_time_with_program():
     r = _one("[10.30 16:49:06] chrome.exe *64 - proxy.example.com:5070 open through proxy", year=2016)
-    assert (r.format, r.time, r.service, r.message) == (
+    assert (r.format, r.time, r.fields["program"], r.message) == (
         "bracket-time", _t(2016, 10, 30, 16, 49, 6), "chrome.exe *64", "proxy.example.com:5070 open through proxy")
+    assert r.service is None  # the program is the proxied client, not the writer of the log
 
 
 def test_a_user_pattern_with_named_groups():

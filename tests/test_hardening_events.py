@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from pipeline.ingest.events import MAX_FIELD_DEPTH, DeadLetter, read_jsonl
 from tests.support import run_cli as cli
@@ -38,17 +39,24 @@ def test_lines_that_would_fail_when_stored_are_dead_lettered_and_neighbours_run(
     source.write_text("\n".join(hostile_lines()) + "\n")
     first = cli(data_dir, "ingest", str(source), "--json")
     assert first.returncode == 0, first.stderr
-    assert json.loads(first.stdout) == {"events": 2, "rejected": 7, "incidents_new": 2, "incidents_updated": 0}
+    # out-of-range times are unreadable times (CONTRACT §1): those lines are events at the time of
+    # the line before them, so three more incidents, none dated in year 1 or 9999
+    assert json.loads(first.stdout) == {"events": 5, "rejected": 4, "incidents_new": 5, "incidents_updated": 0}
     again = cli(data_dir, "ingest", str(source), "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["events"] == 0
     listed = json.loads(cli(data_dir, "list", "--json").stdout)
-    assert sorted(i["status"] for i in listed) == ["awaiting_approval", "awaiting_approval"]
-    assert not any(i["incident_id"].startswith("INC-1") for i in listed)
+    assert sorted(i["status"] for i in listed) == ["awaiting_approval"] * 5
+    years = [i["incident_id"].split("-")[1][:-4] for i in listed]  # INC-<yyyymmdd>-<hex>
+    assert all(len(y) == 4 and 1970 <= int(y) <= 2999 for y in years), years
     reasons = [d["reason"] for d in json.loads(cli(data_dir, "deadletters", "--json").stdout)]
     assert sum("surrogate" in r for r in reasons) == 2
     assert sum("nested deeper" in r for r in reasons) == 2
-    assert sum("time out of range" in r for r in reasons) == 3
+    with sqlite3.connect(data_dir / "app.sqlite3") as conn:
+        kept = [json.loads(body)["fields"] for (body,) in conn.execute(
+            "SELECT body FROM events WHERE message IN ('year one', 'year 9999')")]
+    assert sorted(str(f["time_raw"])[:4] for f in kept) == ["0001", "9999"]
+    assert all(f["time_inferred"] == "previous record" for f in kept)
 
 
 def test_each_rejection_is_one_line_naming_the_cause(tmp_path):

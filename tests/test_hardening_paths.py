@@ -37,16 +37,19 @@ def test_the_file_tailer_does_not_follow_a_symlink_out_of_its_folder(engine, tmp
     os.symlink(outside, folder / "evil.log")
     Poller(engine, FileSource(folder, max_bytes=engine.settings.max_event_bytes), interval=0.05).poll_once()
     assert engine.records.dead_letters() == []
+    # plain text is an event now, so the secret would show there had it been read
+    assert "SECRET-CONTENT" not in json.dumps([dict(r) for r in engine.records.query("SELECT * FROM events")])
 
 
 def test_a_new_bad_line_at_an_offset_used_before_is_dead_lettered(engine, tmp_path):
     log = tmp_path / "app.jsonl"
-    log.write_text("not json, first version\n")
+    # not text (invalid UTF-8): what is still a dead letter now that any text line is an event
+    log.write_bytes(b"not \xff text, first version\n")
     ingest_path(engine, log)
-    log.write_text("{broken, second version\n")  # rewritten in place: same path, same offset 0
+    log.write_bytes(b"{broken \xfe, second version\n")  # rewritten in place: same path, same offset 0
     ingest_path(engine, log)
-    log.write_text("not json, first version\n")  # the first line again: already a dead letter
+    log.write_bytes(b"not \xff text, first version\n")  # the first line again: already a dead letter
     ingest_path(engine, log)
     letters = engine.records.dead_letters()
-    assert [d["raw"] for d in letters] == ["not json, first version", "{broken, second version"]
+    assert [d["raw"] for d in letters] == ["not \ufffd text, first version", "{broken \ufffd, second version"]
     assert all(d["position"].startswith(f"{log}@0") for d in letters)

@@ -46,7 +46,7 @@ def write_day(path: Path, *, per_incident: int = 20, seed: int = 7) -> None:
         out.insert(k, json.dumps({"_time": "2026-11-28T09:00:00Z", "service": "checkout-api", "level": "INFO",
                                   "message": f"GET /health 200 in {k}ms"}))
     for k in (40, 150, 260):
-        out.insert(k, "{broken json line " + str(k))
+        out.insert(k, "{broken json line \x00" + str(k))  # not text (a NUL): a dead letter
     path.write_text("\n".join(out) + "\n")
 
 

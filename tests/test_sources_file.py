@@ -162,13 +162,15 @@ def test_a_folder_is_tailed_file_by_file_and_a_rename_within_it_keeps_its_offset
     assert sorted(numbers(got)) == [3, 4]
 
 
-def test_bad_lines_become_dead_letters_with_their_position(tmp_path):
+def test_lines_that_are_not_text_become_dead_letters_with_their_position(tmp_path):
     log = tmp_path / "app.jsonl"
-    write(log, line(1) + "{not json\n" + line(2))
+    write(log, line(1) + "{not json\n" + "bin\x00ary\n" + line(2))
     got, _ = drain(FileSource(log, max_bytes=MAX), None)
     dead = [i for i in got if isinstance(i, DeadLetter)]
-    assert len(got) == 3 and len(dead) == 1
-    assert dead[0].position == f"{log.absolute()}@{len(line(1))}" and "invalid JSON" in dead[0].reason
+    assert len(got) == 4 and len(dead) == 1
+    assert dead[0].position == f"{log.absolute()}@{len(line(1)) + len('{not json') + 1}" and "NUL" in dead[0].reason
+    # text that is not JSON is still an event: the line is its message
+    assert [i.message for i in got if not isinstance(i, DeadLetter)][1] == "{not json"
 
 
 def test_big_backlogs_come_in_batches_that_say_more_is_ready(tmp_path):

@@ -59,7 +59,8 @@ def test_times_the_store_writes_come_from_its_clock(records, clock):
     records.store_batch([error_event(1, T0 - timedelta(hours=3))], cursor=("source:demo", "1"), reopen_minutes=30)
     (row,) = records.incidents()
     assert row["created_at"] == row["updated_at"] == iso(T0)
-    assert row["sla_deadline"] == iso(T0 + timedelta(hours=24))  # medium until analysed
+    # medium until analysed, counted from the first error (3 hours before it was stored)
+    assert row["sla_deadline"] == iso(T0 - timedelta(hours=3) + timedelta(hours=24))
     clock.advance(minutes=5)
     records.update_incident(row["incident_id"], status="rejected")
     closed = records.incident(row["incident_id"])

@@ -112,8 +112,9 @@ CREATE INDEX IF NOT EXISTS audit_incident ON audit(incident_id, at);
 CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
 """
 
-NEXT = latest() + 1  # the number a new migration gets
-WITH_ASSIGNEE = (*MIGRATIONS, Migration(NEXT, "who picked the incident up", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",)))
+# a next migration, numbered after whatever the release has
+NEXT = latest() + 1
+WITH_PROBE = (*MIGRATIONS, Migration(NEXT, "a probe column", ("ALTER TABLE incidents ADD COLUMN probe TEXT",)))
 
 
 def user_version(path) -> int:
@@ -160,23 +161,23 @@ def test_a_data_dir_of_the_release_before_versioning_opens_with_its_rows(previou
     records.close()
 
 
-def test_a_new_migration_applies_once_to_a_version_1_data_dir(tmp_path):
+def test_a_new_migration_applies_once_to_a_data_dir_at_the_current_version(tmp_path):
     path = tmp_path / "app.sqlite3"
     old = Records(path)
     old.set_cursor("source:demo", "7")
     old.close()
-    assert user_version(path) == latest() and "assignee" not in columns(path, "incidents")
+    assert user_version(path) == latest() and "probe" not in columns(path, "incidents")
 
     for _ in range(2):  # the second open finds nothing to do (a second ALTER would fail)
-        records = Records(path, migrations=WITH_ASSIGNEE)
+        records = Records(path, migrations=WITH_PROBE)
         assert records.schema_version == NEXT and records.cursor("source:demo") == "7"
         records.close()
-    assert user_version(path) == NEXT and columns(path, "incidents")[-1] == "assignee"
+    assert user_version(path) == NEXT and columns(path, "incidents")[-1] == "probe"
 
 
 def test_a_data_dir_written_by_newer_code_is_refused(tmp_path):
     path = tmp_path / "app.sqlite3"
-    Records(path, migrations=WITH_ASSIGNEE).close()
+    Records(path, migrations=WITH_PROBE).close()
     with pytest.raises(StorageError, match=f"schema version {NEXT}, newer than .* knows \\(up to {latest()}\\)"):
         Records(path)
     assert user_version(path) == NEXT  # refused, not rewritten
@@ -185,11 +186,11 @@ def test_a_data_dir_written_by_newer_code_is_refused(tmp_path):
 def test_a_failing_migration_leaves_the_data_dir_at_its_old_version(tmp_path):
     path = tmp_path / "app.sqlite3"
     Records(path).close()
-    broken = (*MIGRATIONS, Migration(NEXT, "half a change", ("ALTER TABLE incidents ADD COLUMN assignee TEXT",
+    broken = (*MIGRATIONS, Migration(NEXT, "half a change", ("ALTER TABLE incidents ADD COLUMN probe TEXT",
                                                           "ALTER TABLE no_such_table ADD COLUMN x TEXT")))
     with pytest.raises(StorageError, match="no_such_table"):
         Records(path, migrations=broken)
-    assert user_version(path) == latest() and "assignee" not in columns(path, "incidents")
+    assert user_version(path) == latest() and "probe" not in columns(path, "incidents")
 
 
 OPENER = r"""
@@ -201,7 +202,7 @@ from pipeline.store.schema import MIGRATIONS, Migration, latest
 # a migration that is slow (it fills a table) and not idempotent (ALTER TABLE): a second run would fail
 slow = Migration(latest() + 1, "slow", (
     "CREATE TABLE filler AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 300000) SELECT x FROM n",
-    "ALTER TABLE incidents ADD COLUMN assignee TEXT"))
+    "ALTER TABLE incidents ADD COLUMN probe TEXT"))
 start = Path(sys.argv[2])
 while not start.exists():
     time.sleep(0.001)
@@ -220,6 +221,6 @@ def test_two_processes_opening_one_data_dir_at_once_migrate_it_once(tmp_path):
     results = [child.communicate(timeout=60) for child in children]
     assert [(child.returncode, out.strip()) for child, (out, _) in zip(children, results)] == [(0, str(NEXT)), (0, str(NEXT))], \
         [err for _, err in results]
-    assert columns(path, "incidents").count("assignee") == 1
+    assert columns(path, "incidents").count("probe") == 1
     with sqlite3.connect(path) as conn:
         assert conn.execute("SELECT count(*) FROM filler").fetchone()[0] == 300000

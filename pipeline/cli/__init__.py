@@ -15,8 +15,8 @@ from typing import Callable
 
 from pipeline.errors import IncidentIQError
 
-COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.poll", "pipeline.cli.eval",
-                   "pipeline.cli.prune")
+COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
+                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,9 +54,9 @@ def records_from_env():
     """The records store of INCIDENTIQ_DATA_DIR alone: for commands that only read records (list,
     show, deadletters), which then start without the graph, the knowledge index or Chroma."""
     from pipeline.config import Settings
-    from pipeline.store.records import Records
+    from pipeline.store.records import open_records
 
-    return Records(Settings.from_env().data_dir / "app.sqlite3")
+    return open_records(Settings.from_env())
 
 
 def parse_set(values: list[str] | None) -> dict:

@@ -59,9 +59,9 @@ def _list_text(rows) -> str:
 
 
 def cmd_show(args) -> int:
-    from pipeline.review.documents import incident_document
+    from pipeline.review.service import ReviewService
 
-    doc = incident_document(records_from_env(), args.incident_id)
+    doc = ReviewService(engine_from_env(sync_knowledge=False)).document(args.incident_id)
     emit(args, doc, _show_text)
     return 0
 
@@ -77,6 +77,13 @@ def _show_text(d) -> str:
         lines.append(f"Recommendation: {d['recommendation']['action']}")
     if d["pending"]:
         lines.append(f"Pending: interrupt {d['pending']['interrupt_id']} at checkpoint {d['pending']['checkpoint_id']}")
+        got = ", ".join(f"{a['by']} at {a['at'][:19]}" for a in d.get("approvals") or [])
+        lines.append(f"Approvals: {len(d.get('approvals') or [])} of {d.get('approvals_needed', 1)}"
+                     + (f" ({got})" if got else ""))
+    if d.get("assignee"):
+        lines.append(f"On it: {d['assignee']}")
+    if d.get("escalated_at"):
+        lines.append(f"Escalated at {d['escalated_at'][:19]} (SLA deadline {d['sla_deadline'][:19]} passed)")
     if d["decision"]:
         lines.append(f"Decision: {d['decision']['action']} by {d['decision']['reviewer']}")
     if d["fix"]:
@@ -86,6 +93,8 @@ def _show_text(d) -> str:
             lines.append(d["fix"]["diff"])
     if d["last_error"]:
         lines.append(f"Last error: {d['last_error']}")
+    for c in d.get("comments") or []:
+        lines.append(f"Comment by {c['by']} at {c['at'][:19]}: {c['text']}")
     return "\n".join(lines)
 
 

@@ -1,6 +1,8 @@
 """`approve`, `reject`, `revise`, `edit`, `history`, `replay`, `fork`, `audit` (CONTRACT §5).
 
-Each command calls one ReviewService method; conflicts exit 3, bad input 2, unknown ids 4.
+Each command calls one ReviewService method; conflicts and refusals exit 3, bad input 2, unknown
+ids 4. Who acts is the CLI's actor (pipeline/cli/identity.py): `--token` / INCIDENTIQ_TOKEN, else the
+local operator `cli:<os user>`, optionally `--as` a named person (`--reviewer` is the old name).
 """
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 
 from pipeline.review.audit import FORMATS
 from pipeline.cli import emit, engine_from_env, parse_set
+from pipeline.cli.identity import acting, identity_args
 
 
 def register(sub) -> None:
@@ -44,14 +47,14 @@ def register(sub) -> None:
     p = sub.add_parser("replay", help="re-run from a past checkpoint (the approval gate fires again)")
     p.add_argument("incident_id")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--reviewer", required=True)
+    identity_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_replay)
 
     p = sub.add_parser("fork", help="branch from a past checkpoint with edited values and run the branch")
     p.add_argument("incident_id")
     p.add_argument("--checkpoint", required=True)
-    p.add_argument("--reviewer", required=True)
+    identity_args(p)
     p.add_argument("--set", action="append", metavar="FIELD=JSON", required=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_fork)
@@ -64,7 +67,7 @@ def register(sub) -> None:
 
 def _decision_args(p) -> None:
     p.add_argument("incident_id")
-    p.add_argument("--reviewer", required=True)
+    identity_args(p)
     p.add_argument("--expect-interrupt", dest="expect_interrupt", metavar="ID",
                    help="the interrupt you reviewed; a different pending one exits 3")
     p.add_argument("--json", action="store_true")
@@ -74,6 +77,14 @@ def _service():
     from pipeline.review.service import ReviewService
 
     return ReviewService(engine_from_env(sync_knowledge=False))
+
+
+def _partial_text(doc) -> str:
+    got, needed = len(doc.get("approvals") or []), doc.get("approvals_needed") or 1
+    if doc["status"] == "awaiting_approval" and got and got < needed:
+        return f"; approval {got} of {needed} recorded ({', '.join(a['by'] for a in doc['approvals'])}):" \
+               " a second reviewer must approve"
+    return ""
 
 
 def _outcome_text(doc) -> str:
@@ -86,29 +97,36 @@ def _outcome_text(doc) -> str:
 
 
 def cmd_approve(args) -> int:
-    doc = _service().approve(args.incident_id, reviewer=args.reviewer, expect_interrupt=args.expect_interrupt,
-                             note=args.note, edits=parse_set(args.set) or None)
-    emit(args, doc, _outcome_text)
+    service = _service()
+    with acting(service, args, "approve") as actor:
+        doc = service.approve(args.incident_id, actor=actor, expect_interrupt=args.expect_interrupt,
+                              note=args.note, edits=parse_set(args.set) or None)
+    emit(args, doc, lambda d: _outcome_text(d) + _partial_text(d))
     return 0
 
 
 def cmd_reject(args) -> int:
-    doc = _service().reject(args.incident_id, reviewer=args.reviewer, reason=args.reason,
-                            expect_interrupt=args.expect_interrupt)
+    service = _service()
+    with acting(service, args, "reject") as actor:
+        doc = service.reject(args.incident_id, actor=actor, reason=args.reason, expect_interrupt=args.expect_interrupt)
     emit(args, doc, _outcome_text)
     return 0
 
 
 def cmd_revise(args) -> int:
-    doc = _service().revise(args.incident_id, reviewer=args.reviewer, feedback=args.feedback,
-                            expect_interrupt=args.expect_interrupt)
+    service = _service()
+    with acting(service, args, "revise") as actor:
+        doc = service.revise(args.incident_id, actor=actor, feedback=args.feedback,
+                             expect_interrupt=args.expect_interrupt)
     emit(args, doc, lambda d: _outcome_text(d) + f"; {d['revisions_left']} revision(s) left")
     return 0
 
 
 def cmd_edit(args) -> int:
-    doc = _service().edit(args.incident_id, reviewer=args.reviewer, edits=parse_set(args.set),
-                          as_node=args.as_node, expect_interrupt=args.expect_interrupt)
+    service = _service()
+    with acting(service, args, "edit") as actor:
+        doc = service.edit(args.incident_id, actor=actor, edits=parse_set(args.set), as_node=args.as_node,
+                           expect_interrupt=args.expect_interrupt)
     emit(args, doc, _outcome_text)
     return 0
 
@@ -140,14 +158,17 @@ def _history_text(rows) -> str:
 
 
 def cmd_replay(args) -> int:
-    doc = _service().replay(args.incident_id, checkpoint_id=args.checkpoint, reviewer=args.reviewer)
+    service = _service()
+    with acting(service, args, "replay") as actor:
+        doc = service.replay(args.incident_id, checkpoint_id=args.checkpoint, actor=actor)
     emit(args, doc, _outcome_text)
     return 0
 
 
 def cmd_fork(args) -> int:
-    doc = _service().fork(args.incident_id, checkpoint_id=args.checkpoint, reviewer=args.reviewer,
-                          edits=parse_set(args.set))
+    service = _service()
+    with acting(service, args, "fork") as actor:
+        doc = service.fork(args.incident_id, checkpoint_id=args.checkpoint, actor=actor, edits=parse_set(args.set))
     emit(args, doc, _outcome_text)
     return 0
 

@@ -12,13 +12,13 @@ from pipeline.store import checkpoints
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
 from pipeline.config import Settings
-from pipeline.errors import StorageError, UsageError
 from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
 from pipeline.clock import Clock
-from pipeline.store.records import Records
+from pipeline.ingest.opening import OpeningRule
+from pipeline.store.records import Records, open_records
 
 
 class Engine:
@@ -84,13 +84,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     (unsynced) when first used."""
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
-    if data_dir.exists() and not data_dir.is_dir():
-        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(data_dir / "app.sqlite3", clock=clock)
+    records = open_records(settings, clock=clock)
 
     def open_kb() -> KnowledgeBase:
         embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
@@ -100,6 +94,12 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     engine = Engine(settings=settings, records=records, graph=graph, open_kb=open_kb, analyst=analyst)
     if sync_knowledge:
         engine.kb.sync()
+    if settings.open_signatures:
+        # the docs' signatures (parsed from the docs; Chroma stays closed until a search needs it)
+        records.opening = OpeningRule.of(floor=settings.open_level,
+                                         signatures=[s for doc in engine.kb.docs for s in doc.signatures])
+    else:
+        records.opening = OpeningRule.of(floor=settings.open_level, signatures=())
     return engine
 
 

@@ -17,7 +17,6 @@ from pipeline.engine import Engine
 from pipeline.errors import RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.clock import iso, parse_iso
-from pipeline.sla import sla_deadline
 from pipeline.store.owners import process_owner
 from pipeline.state import IncidentState, merge_evidence
 
@@ -60,8 +59,10 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["status"] = state.outcome
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
-    if row["severity"] != state.severity:
-        values["sla_deadline"] = iso(sla_deadline(parse_iso(row["created_at"]), state.severity))
+    deadline = iso(engine.records.sla_deadline_of(first_seen=parse_iso(row["first_seen"]),
+                                                  opened=parse_iso(row["created_at"]), severity=state.severity))
+    if row["sla_deadline"] != deadline:  # the severity changed, or earlier evidence moved first_seen
+        values["sla_deadline"] = deadline
     values.update(extra)
     engine.records.update_incident(incident_id, **values)
     return values

@@ -1,7 +1,10 @@
 """Fingerprints: which events are the same problem (CONTRACT §2).
 
-Events share a fingerprint when they differ only in variable parts of the message (numbers,
-ids, addresses, quoted values, paths, query strings, timestamps); `template` masks those parts.
+Events share a fingerprint when they share service, exception and message template. The store
+passes the template id the miner (`templates.TemplateMiner`, Drain over masks) gives the
+message's first line; without one, `template` masks the variable parts (numbers, ids,
+addresses, quoted values, paths, query strings, timestamps) as fingerprints were made before
+the miner, which the store still matches so incidents opened then keep their evidence.
 """
 from __future__ import annotations
 
@@ -71,9 +74,11 @@ def template(message: str) -> str:
     return message.strip()
 
 
-def fingerprint(event: LogEvent) -> str:
-    """What makes two events the same problem: service, exception and message template."""
-    key = f"{event.service}|{event.exception or ''}|{template(_first_line(event.message))}"
+def fingerprint(event: LogEvent, *, template_id: str | None = None) -> str:
+    """What makes two events the same problem: service, exception and message template
+    (the miner's template id when given, else the masked first line)."""
+    shape = f"tid:{template_id}" if template_id is not None else template(_first_line(event.message))
+    key = f"{event.service}|{event.exception or ''}|{shape}"
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
 
 
@@ -93,6 +98,11 @@ def title(event: LogEvent) -> str:
         if short not in text.split(":")[0]:  # don't repeat "KeyError: KeyError ..."
             text = f"{short}: {text}"
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+
+
+def first_line(message: str) -> str:
+    """The line of a message that is templated: its first non-blank one."""
+    return _first_line(message)
 
 
 def _first_line(message: str) -> str:

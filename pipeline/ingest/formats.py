@@ -15,6 +15,7 @@ Formats known (names as in `ParsedRecord.format`):
 - ``glog`` (Go's klog/glog: ``I0102 15:04:05.000000 1234 file.go:12] msg``) and ``golog``
   (Go's standard log: ``2009/11/10 23:00:00 msg``).
 - ``bracket-time`` (``[10.30 16:49:06] program - msg``, as Windows proxy tools write).
+- ``logcat`` (Android's threadtime: ``11-28 10:00:00.123  123  456 E Tag: msg``).
 - ``custom``: a regex with named groups time/level/message/service/host, given as `pattern`.
 - ``text``: anything else that is text: the line is the message, the level a keyword guess.
 
@@ -443,6 +444,9 @@ _GLOG = re.compile(
 _BRACKET_TIME = re.compile(
     r"^\[(?P<mo>\d{1,2})\.(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})\] (?P<program>.+?) - (?P<msg>.*)$",
     re.S)
+_LOGCAT = re.compile(
+    r"^(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}) +(?P<pid>\d+) +(?P<tid>\d+)"
+    r" (?P<level>[VDIWEFA]) (?P<tag>[^:]*?) ?: (?P<msg>.*)$", re.S)
 # log4j & co: a date, a level, then optional thread, logger and separators.
 _L4J_DATE = (r"(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
              r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?")
@@ -590,7 +594,22 @@ def parse_bracket_time(text: str, opts: ParseOptions) -> ParsedRecord | None:
         time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"]), opts)
     except ValueError:
         return None
-    return _text_record("bracket-time", m["msg"], rest, time=time, service=m["program"])
+    # the program is the client whose traffic the tool handled, not who wrote the line: one failing
+    # proxy is one problem whichever browser met it, so it is a field, not the service
+    return _text_record("bracket-time", m["msg"], rest, time=time, fields={"program": m["program"]})
+
+
+def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
+    first, rest = _split_first(text)
+    m = _LOGCAT.match(first)
+    if not m:
+        return None
+    try:
+        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
+    except ValueError:
+        return None
+    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"],
+                        fields={"pid": m["pid"], "tid": m["tid"], "tag": m["tag"].strip()})
 
 
 def _log4j_time(m: re.Match[str], opts: ParseOptions) -> datetime | None:
@@ -663,6 +682,7 @@ PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "nginx": parse_nginx,
     "glog": parse_glog,
     "bracket-time": parse_bracket_time,
+    "logcat": parse_logcat,
     "log4j": parse_log4j,
     "syslog": parse_syslog,
     "golog": parse_golog,

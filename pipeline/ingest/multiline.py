@@ -100,6 +100,11 @@ class MultilineJoiner:
         """Position of the held-back record's first line (resume there), or None."""
         return self._first if self._lines else None
 
+    @property
+    def pending_can_grow(self) -> bool:
+        """Whether a later line could still join the held-back record (nothing joins a JSON line)."""
+        return bool(self._lines) and not self._json
+
     def feed(self, position: Any, line: str) -> list[Record]:
         """Take one line (its newline optional); the records it completes, oldest first."""
         line = line.rstrip("\r\n")

@@ -8,6 +8,10 @@ hash of the file's first bytes. Between reads a file may
 - be rotated (renamed, a new file created at its path): the old inode is found by a scan of
   its folder and finished first, then the new file is read from 0;
 - be renamed to another tracked name in the folder: it keeps its offset.
+Records are read by `reading.LogFile` (any text format, continuation lines joined): the last
+record of a growing file is held back (the offset stays at its first line) until the next record
+starts or the file has been quiet for `settle` seconds, so a stack trace still being written is
+never cut in two.
 A cursor in the format `ingest` wrote before (`inode:head:offset`) is read and converted.
 """
 from __future__ import annotations
@@ -22,7 +26,8 @@ from pathlib import Path
 from typing import Callable, Union
 
 from pipeline.errors import SourceError
-from pipeline.ingest.events import DeadLetter, iter_paths, read_jsonl
+from pipeline.ingest.events import DeadLetter, iter_paths
+from pipeline.ingest.reading import LogFile, Parsing
 from pipeline.state import LogEvent
 
 Item = Union[LogEvent, DeadLetter]
@@ -31,6 +36,8 @@ HEAD_BYTES = 256
 # A rotated file's writer may keep appending until it reopens its log; its unterminated last
 # line is consumed only once the file has been quiet this long.
 ROTATED_GRACE_SECONDS = 30.0
+# A record's continuation lines (a stack trace) are written within moments of its first line.
+SETTLE_SECONDS = 2.0
 
 
 @dataclass
@@ -59,8 +66,12 @@ class Tailer:
     """Tails a JSONL file or a folder of them; see the module docstring."""
 
     def __init__(self, path: Path, *, max_bytes: int, final: bool = False, batch_lines: int = BATCH_LINES,
-                 rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time):
+                 rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time,
+                 parsing: Parsing | None = None, settle: float = SETTLE_SECONDS):
         self.path = Path(path).absolute()
+        self.parsing = parsing or Parsing()
+        self.settle = settle
+        self._files: dict[str, LogFile] = {}
         self.max_bytes = max_bytes
         self.final = final
         self.batch_lines = batch_lines
@@ -139,13 +150,13 @@ class Tailer:
 
     def _read_file(self, path: Path, start: int, *, final: bool, budget: int) -> tuple[int, list[Item], bool]:
         """Up to `budget` items from `start`; returns the offset after them and whether capped."""
-        reader = read_jsonl(path, start=start, max_bytes=self.max_bytes, final=final)
-        got: list[Item] = []
-        for _end, item in reader:
-            got.append(item)
-            if len(got) >= budget:
-                return reader.offset, got, True
-        return reader.offset, got, False
+        log = self._files.get(str(path))
+        if log is None:
+            log = self._files[str(path)] = LogFile(path, max_bytes=self.max_bytes, parsing=self.parsing)
+        mtime = _mtime(path)
+        settled = final or (mtime is not None and self.clock() - mtime > self.settle)
+        read = log.read(start, final=final, settled=settled, budget=budget)
+        return read.offset, read.items, read.capped
 
 
 def _load(cursor: str | None, path: Path) -> list[_Entry]:

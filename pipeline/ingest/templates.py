@@ -66,6 +66,11 @@ _HOST = (rf"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+"
 # dots, slashes or colons, so later masks leave them alone.
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, flags), placeholder) for pattern, placeholder, flags in (
+        # Whatever a quote holds is one value, however many words (a user's note, a SQL text),
+        # when it follows "=" or ":" or opens with a space before it; an apostrophe in a word
+        # ("can't") opens nothing.
+        (r'(?<=[=:\s])"(?:[^"\\\n]|\\.){0,500}"(?=[\s,;.)\]]|$)', "<STR>", 0),
+        (r"(?<=[=:\s])'[^'\n]{0,500}'(?=[\s,;.)\]]|$)", "<STR>", 0),
         (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+", "<URL>", 0),
         # Timestamps: ISO 8601 and its cousins, syslog and C's asctime, dd/Mon/yyyy:HH:MM:SS.
         (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
@@ -187,6 +192,7 @@ class TemplateMiner:
         self._cluster_of: dict[str, int] = {}  # and back
         self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
         self._by_key: dict[tuple[str, ...], int] = {}
+        self._revision = 0
         if self._path is not None and self._path.exists():
             self._load()
 
@@ -271,18 +277,44 @@ class TemplateMiner:
 
     # -- persistence -------------------------------------------------------------------------
 
+    @property
+    def revision(self) -> int:
+        """How many times the miner has changed since it was made or loaded (a cheap change check)."""
+        return self._revision
+
+    def state(self) -> dict:
+        """Everything the miner knows, as plain JSON-able data (see `load_state`)."""
+        with self._lock:
+            return {
+                "version": STATE_VERSION,
+                "clusters_counter": self._drain.clusters_counter,
+                "clusters": [[c.cluster_id, list(c.log_template_tokens), c.size, self._ids[c.cluster_id]]
+                             for c in self._drain.id_to_cluster.values()],
+                "parent": [[a, b] for a, b in self._parent.items()],
+                "keys": [[key[0], list(key[1]), root] for key, root in self._by_key.items()],
+                "tree": _dump_node(self._drain.root_node),
+            }
+
+    @classmethod
+    def from_state(cls, state: dict | None, **options) -> "TemplateMiner":
+        """A memory-only miner that goes on from `state` (None: a fresh one)."""
+        miner = cls(None, **options)
+        if state is not None:
+            miner._load_state(state, where="template state")
+        return miner
+
+    def group_members(self, template_id: str) -> list[str]:
+        """Every template id that answers with the same id as `template_id` now, oldest first."""
+        with self._lock:
+            root = self.group_of(template_id)
+            return sorted({tid for cid, tid in self._ids.items() if self._ids[self._find(cid)] == root},
+                          key=lambda tid: self._cluster_of[tid])
+
     def _save(self) -> None:
+        self._revision += 1
         if self._path is None:
             return
-        state = {
-            "version": STATE_VERSION,
-            "clusters_counter": self._drain.clusters_counter,
-            "clusters": [[c.cluster_id, list(c.log_template_tokens), c.size, self._ids[c.cluster_id]]
-                         for c in self._drain.id_to_cluster.values()],
-            "parent": [[a, b] for a, b in self._parent.items()],
-            "keys": [[key[0], list(key[1]), root] for key, root in self._by_key.items()],
-            "tree": _dump_node(self._drain.root_node),
-        }
+        state = self.state()
         self._path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".templates-", dir=self._path.parent)
         try:
@@ -296,9 +328,11 @@ class TemplateMiner:
             raise
 
     def _load(self) -> None:
-        state = json.loads(self._path.read_text(encoding="utf-8"))
+        self._load_state(json.loads(self._path.read_text(encoding="utf-8")), where=str(self._path))
+
+    def _load_state(self, state: dict, *, where: str) -> None:
         if state.get("version") != STATE_VERSION:
-            raise ValueError(f"{self._path}: unknown template state version {state.get('version')!r}")
+            raise ValueError(f"{where}: unknown template state version {state.get('version')!r}")
         for cluster_id, tokens, size, tid in state["clusters"]:
             cluster = LogCluster(tokens, cluster_id)
             cluster.size = size

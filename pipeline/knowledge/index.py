@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -129,25 +130,39 @@ class KnowledgeBase:
 
     def __init__(self, *, index_dir: Path | str | None, embedder: Embedder, docs_dir: Path = DEFAULT_DOCS_DIR,
                  vector_cache_max_docs: int = VECTOR_CACHE_MAX_DOCS):
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
         self.embedder = embedder
         self.docs_dir = Path(docs_dir)
+        self.index_dir = index_dir
         self.vector_cache_max_docs = vector_cache_max_docs
         self.generation = 0  # bumped when the docs are re-read, so caches keyed on it go stale
         self.docs = load_docs(self.docs_dir)
         self.by_id = {d.doc_id: d for d in self.docs}
+        self._open_collection = None
+        self._lock = threading.Lock()
+
+    @property
+    def _collection(self):
+        # Chroma is imported and opened on first use: reading the docs (their signatures, fix hints)
+        # needs none of it, and importing it costs about a second
+        with self._lock:
+            if self._open_collection is None:
+                self._open_collection = self._connect()
+            return self._open_collection
+
+    def _connect(self):
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         try:
-            if index_dir is None:
+            if self.index_dir is None:
                 self._client = chromadb.EphemeralClient(settings=chroma_settings)
             else:
-                Path(index_dir).mkdir(parents=True, exist_ok=True)
-                self._client = chromadb.PersistentClient(path=str(index_dir), settings=chroma_settings)
+                Path(self.index_dir).mkdir(parents=True, exist_ok=True)
+                self._client = chromadb.PersistentClient(path=str(self.index_dir), settings=chroma_settings)
             # one collection per embedder: switching embeddings re-indexes into a fresh space
-            name = "error_docs_" + re.sub(r"[^a-zA-Z0-9_-]", "_", embedder.name)[:50]
-            self._collection = self._client.get_or_create_collection(
+            name = "error_docs_" + re.sub(r"[^a-zA-Z0-9_-]", "_", self.embedder.name)[:50]
+            return self._client.get_or_create_collection(
                 name=name, embedding_function=None, metadata={"hnsw:space": "cosine"})
         except Exception as exc:  # chromadb raises many types; this is its one boundary
             raise StorageError(f"knowledge index: {exc}") from exc

@@ -14,6 +14,8 @@ import time
 from datetime import timedelta
 from typing import Callable
 
+from pipeline.notifications import sender
+from pipeline.operations import escalation
 from pipeline.store import lease
 from pipeline.operations import metrics as operations
 from pipeline.operations import retention
@@ -85,6 +87,11 @@ class Poller:
         try:
             self._read_and_store(report)
             self._advance_incidents(report)
+            if self._keep_going():
+                # nobody decided: announce, escalate, expire; then tell the webhooks (a failing
+                # webhook is retried from the outbox, it never fails the poll)
+                escalation.run(self.engine)
+                sender.deliver_due(self.engine.records)
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move
             # past unstored events); record it where the operations page looks, and retry

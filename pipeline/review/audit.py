@@ -8,7 +8,7 @@ import json
 from pipeline.errors import UsageError
 
 COLUMNS = ("id", "at", "incident_id", "reviewer", "action", "checkpoint_before", "checkpoint_after",
-           "before", "after", "note")
+           "before", "after", "note", "auth")
 FORMATS = ("json", "csv")
 # A spreadsheet runs a cell starting with one of these as a formula (`=HYPERLINK(...)` in a reason or
 # a reviewer name); OWASP's rule: prefix such a cell with a quote, in CSV only (JSON stays exact).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipeline.store.records import Records
 
 LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
-               "created_at", "updated_at", "sla_deadline", "title")
+               "created_at", "updated_at", "sla_deadline", "title", "assignee", "escalated_at")
 RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids")
 
 

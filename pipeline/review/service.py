@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
+from pipeline.clock import iso
+
 from langgraph.types import Command, StateSnapshot
 from pydantic import ValidationError
 
@@ -22,8 +24,14 @@ from pipeline.review.documents import incident_document
 from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
-from pipeline.errors import (Conflict, InvalidEdit, NotAwaitingApproval, RevisionLimitReached, RuntimeFailure,
-                             StaleInterrupt, UsageError)
+from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitingApproval, Refused,
+                             RevisionLimitReached, RuntimeFailure, SameApprover, StaleInterrupt, UsageError)
+from pipeline.notifications import messages
+from pipeline.notifications.targets import targets as notify_targets
+from pipeline.review.identity import SYSTEM, Actor, demo_actor
+from pipeline.review.policy import approvals_needed
+from pipeline.store import approvals as approvals_store
+from pipeline.store import assignments, outbox
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
@@ -35,6 +43,8 @@ EVIDENCE_LIMIT = 500
 # replay and fork may start while the incident waits, after it ended, or after a failed run,
 # never while a run is moving
 REPLAYABLE = ("awaiting_approval", "failed", *CLOSED_STATUSES)
+COMMENT_LIMIT = 4000
+NOTIFIED_DECISIONS = {"approve": "decision", "reject": "decision", "revise": "decision", "expire": "expiry"}
 
 
 def _required(value: str | None, what: str) -> str:
@@ -59,11 +69,14 @@ class _Claim:
         self.status_before = status_before
         self.owner = process_owner()
         self.expected: str | None = None
+        self.approvals: list[dict] = []
         self.finished = False
 
-    def finish(self, *, action: str, reviewer: str, before: StateSnapshot, note: str | None = None,
-               before_values: dict | None = None, after_values: dict | None = None, **record_extra) -> dict:
-        """Write the record from the new checkpoint and the audit entry of the action."""
+    def finish(self, *, action: str, reviewer: Actor, before: StateSnapshot, note: str | None = None,
+               before_values: dict | None = None, after_values: dict | None = None, notify: bool = True,
+               **record_extra) -> dict:
+        """Write the record from the new checkpoint and the audit entry of the action (with the
+        notification it causes, in the same transaction)."""
         engine = self.service.engine
         after = engine.graph.get_state(thread_config(self.incident_id))
         # a person acting on the run ends any earlier run of failures: retries start afresh
@@ -76,9 +89,16 @@ class _Claim:
                        **{c["field"]: c["after"] for c in changes}}
         audit_before.update(before_values or {})
         audit_after.update(after_values or {})
-        engine.records.add_audit(incident_id=self.incident_id, reviewer=reviewer, action=action,
-                                 checkpoint_before=checkpoint_id_of(before), checkpoint_after=checkpoint_id_of(after),
-                                 before=audit_before, after=audit_after, note=note)
+        records = engine.records
+        with records.transaction() as conn:
+            records.add_audit(incident_id=self.incident_id, reviewer=reviewer.id, action=action, auth=reviewer.auth,
+                              checkpoint_before=checkpoint_id_of(before), checkpoint_after=checkpoint_id_of(after),
+                              before=audit_before, after=audit_after, note=note, conn=conn)
+            kind = NOTIFIED_DECISIONS.get(action)
+            if kind and notify:
+                self.service.notify(conn, kind, self.incident_id, event_key=f"{self.incident_id}:{self.expected}",
+                                     facts={"action": action, "status": audit_after["status"], "why": note,
+                                            "by": [a["by"] for a in self.approvals] or [reviewer.id]})
         return values
 
     def close(self) -> None:
@@ -100,9 +120,34 @@ class ReviewService:
 
     # -- reads ---------------------------------------------------------------------------
     def inbox(self, *, status: str | list[str] | None = None, search: str | None = None,
-              limit: int = 200, offset: int = 0) -> list[dict]:
-        """Incidents for the inbox, by SLA deadline then severity (records store only)."""
-        return self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset)
+              limit: int = 200, offset: int = 0, assignee: str | None = None) -> list[dict]:
+        """Incidents for the inbox, by SLA deadline then severity (records store only), each with its
+        `approvals` (of the pending analysis), `approvals_needed`, `assignee` and `escalated_at`."""
+        rows = self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset,
+                                      assignee=assignee)
+        given = approvals_store.approvals_of(self.records, rows)
+        for row in rows:
+            row["approvals"] = given.get(row["incident_id"], [])
+            row["approvals_needed"] = self.approvals_needed(row)
+        return rows
+
+    def approvals_needed(self, incident: dict | str) -> int:
+        """1 or 2: the approvals the incident (a record row or an id) needs (review/policy.py)."""
+        row = self.records.incident(incident) if isinstance(incident, str) else incident
+        kb = self.engine.kb
+        return approvals_needed(row, self.engine.settings,
+                                doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+
+    def document(self, incident_id: str) -> dict:
+        """The `show` document with who is on it, the approvals so far and needed, and the comments."""
+        doc = incident_document(self.records, incident_id)
+        row = self.records.incident(incident_id)
+        pending = doc["pending"]["interrupt_id"] if doc["pending"] else None
+        doc.update(assignee=row["assignee"], assigned_at=row["assigned_at"], escalated_at=row["escalated_at"],
+                   approvals=approvals_store.approvals_for(self.records, incident_id, pending),
+                   approvals_needed=self.approvals_needed(row),
+                   comments=assignments.comments(self.records, incident_id))
+        return doc
 
     def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
                    search: str | None = None, after: str | None = None, limit: int = 50) -> dict:
@@ -134,7 +179,7 @@ class ReviewService:
 
     def incident(self, incident_id: str) -> dict:
         """The `show` document plus the state, evidence, log window, similar docs and what may be edited."""
-        doc = incident_document(self.records, incident_id)
+        doc = self.document(incident_id)
         snap = self.graph.get_state(thread_config(incident_id))
         state = IncidentState.model_validate(snap.values) if snap.values else None
         doc["state"] = state.model_dump(mode="json") if state else None
@@ -195,34 +240,135 @@ class ReviewService:
         """The audit log as JSON or CSV text."""
         return export_audit(self.audit(incident_id), fmt=fmt)
 
-    # -- decisions -----------------------------------------------------------------------
-    def approve(self, incident_id: str, *, reviewer: str, expect_interrupt: str | None = None,
-                note: str | None = None, edits: dict | None = None) -> dict:
-        """Approve the pending analysis (with `edits`: correct it first, audited as one change)."""
-        if edits:
-            check_edit_fields(edits)
-        return self._decide(incident_id, action="approve", reviewer=reviewer, note=note,
-                            expect=expect_interrupt, edits=edits, set_status="analyzing")
+    # -- who acts ------------------------------------------------------------------------------
+    def actor_of(self, actor: Actor | None, reviewer: str | None) -> Actor:
+        """The actor of an action: given, or (compatibility) a typed name as a demo sign-in."""
+        if actor is not None:
+            if reviewer is not None and reviewer != actor.id:
+                raise UsageError("give an actor or a reviewer name, not both")
+            return actor
+        return demo_actor(reviewer, self.engine.settings)
 
-    def reject(self, incident_id: str, *, reviewer: str, reason: str, expect_interrupt: str | None = None) -> dict:
-        """Reject the pending analysis; the run ends without a fix."""
-        reason = _required(reason, "a reason for the rejection")
-        return self._decide(incident_id, action="reject", reviewer=reviewer, note=reason,
+    @contextlib.contextmanager
+    def _acting(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None):
+        """Resolve who acts and check their role; a refusal (role, identity, the two-person rule, a
+        decision after expiry) is audited as `refused:<action>` and re-raised; nothing else changes."""
+        who: Actor | None = actor
+        try:
+            who = self.actor_of(actor, reviewer)
+            who.require(action)
+            yield who
+        except Refused as exc:
+            self.audit_refusal(incident_id, action, who, reviewer, exc.message)
+            raise
+        except NotAwaitingApproval as exc:
+            if exc.status == "expired":
+                self.audit_refusal(incident_id, action, who, reviewer, exc.message)
+            raise
+
+    def audit_refusal(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None,
+                       reason: str) -> None:
+        try:
+            row = self.records.incident(incident_id)
+        except IncidentNotFound:
+            return  # nothing to attach the refusal to; the caller gets not-found
+        who = actor.id if actor else f"unverified:{(reviewer or '').strip() or '?'}"
+        self.records.add_audit(incident_id=incident_id, reviewer=who, action=f"refused:{action}",
+                               auth=actor.auth if actor else None, checkpoint_before=row["pending_checkpoint_id"],
+                               checkpoint_after=row["pending_checkpoint_id"], before={"status": row["status"]},
+                               after={"status": row["status"]}, note=reason)
+
+    def notify(self, conn, kind: str, incident_id: str, *, event_key: str, facts: dict) -> None:
+        """Write an event's notifications to the outbox inside the caller's transaction (no targets: none)."""
+        targets = notify_targets()
+        if not targets:
+            return
+        row = dict(conn.execute("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone())
+        outbox.enqueue(conn, rows=messages.rows_for(kind, incident=row, event_key=event_key, facts=facts,
+                                                    targets=targets), now=self.records.clock.now())
+
+    # -- decisions -----------------------------------------------------------------------
+    def approve(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
+                expect_interrupt: str | None = None, note: str | None = None, edits: dict | None = None) -> dict:
+        """Approve the pending analysis (with `edits`: correct it first, audited as one change).
+
+        Under the two-person rule the first approval is recorded as partial (the run stays paused
+        on the same interrupt) and the second, by another person, opens the gate with both."""
+        with self._acting(incident_id, "approve", actor, reviewer) as who:
+            if edits:
+                check_edit_fields(edits)
+            row = self.records.incident(incident_id)
+            if row["claim_owner"] and self._recover_dead_claim(incident_id):
+                row = self.records.incident(incident_id)
+            if self.approvals_needed(row) <= 1:
+                return self._decide(incident_id, action="approve", actor=who, note=note, expect=expect_interrupt,
+                                    edits=edits, set_status="analyzing")
+            if edits:
+                # the edit is a new analysis: approvals count for it, not for the one before
+                doc = self.edit(incident_id, actor=who, edits=edits, expect_interrupt=expect_interrupt)
+                expect_interrupt = doc["pending"]["interrupt_id"]
+                row = self.records.incident(incident_id)
+                if self.approvals_needed(row) <= 1:
+                    return self._decide(incident_id, action="approve", actor=who, note=note,
+                                        expect=expect_interrupt, set_status="analyzing")
+            return self._approve_in_turn(incident_id, row, who, expect=expect_interrupt, note=note)
+
+    def _approve_in_turn(self, incident_id: str, row: dict, who: Actor, *, expect: str | None,
+                         note: str | None) -> dict:
+        expected = expect or row["pending_interrupt_id"]
+        if expect is None and (row["status"] != "awaiting_approval" or not expected):
+            raise NotAwaitingApproval(incident_id, row["status"])
+        claim = _Claim(self, incident_id, status_before="awaiting_approval")
+        claim.expected = expected
+        needed = self.approvals_needed(row)
+        audit = dict(incident_id=incident_id, reviewer=who.id, auth=who.auth, action="approve_partial",
+                     checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
+                     before={"status": "awaiting_approval"},
+                     after={"status": "awaiting_approval", "approvals_needed": needed}, note=note)
+        turn = approvals_store.take_turn(self.records, incident_id, interrupt_id=expected, actor_id=who.id,
+                                         actor_name=who.name, auth=who.auth, needed=needed, owner=claim.owner,
+                                         set_status="analyzing", audit=audit)
+        if turn.kind == "lost":
+            if row["claim_owner"] is None and self._recover_dead_claim(incident_id):
+                return self._approve_in_turn(incident_id, self.records.incident(incident_id), who, expect=expect,
+                                             note=note)
+            raise self._lost(incident_id, expect)
+        if turn.kind == "same":
+            raise SameApprover(incident_id, who.id)
+        if turn.kind == "partial":
+            return self.incident(incident_id)
+        claim.approvals = turn.approvals
+        return self._decide(incident_id, action="approve", actor=who, note=note, expect=expected,
+                            set_status="analyzing", claim=claim)
+
+    def reject(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
+               reason: str, expect_interrupt: str | None = None) -> dict:
+        """Reject the pending analysis; the run ends without a fix (one reviewer suffices)."""
+        with self._acting(incident_id, "reject", actor, reviewer) as who:
+            reason = _required(reason, "a reason for the rejection")
+            return self._decide(incident_id, action="reject", actor=who, note=reason,
+                                expect=expect_interrupt, set_status="analyzing")
+
+    def revise(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
+               feedback: str, expect_interrupt: str | None = None) -> dict:
+        """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS times)."""
+        with self._acting(incident_id, "revise", actor, reviewer) as who:
+            feedback = _required(feedback, "feedback for the revision")
+            return self._decide(incident_id, action="revise", actor=who, note=feedback,
+                                expect=expect_interrupt, set_status="in_revision")
+
+    def expire(self, incident_id: str, *, expect_interrupt: str | None = None, why: str | None = None) -> dict:
+        """Close a paused incident whose SLA and grace passed, through the gate, as `system`."""
+        return self._decide(incident_id, action="expire", actor=SYSTEM, note=why or "SLA and grace passed",
                             expect=expect_interrupt, set_status="analyzing")
 
-    def revise(self, incident_id: str, *, reviewer: str, feedback: str, expect_interrupt: str | None = None) -> dict:
-        """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS times)."""
-        feedback = _required(feedback, "feedback for the revision")
-        return self._decide(incident_id, action="revise", reviewer=reviewer, note=feedback,
-                            expect=expect_interrupt, set_status="in_revision")
-
-    def _decide(self, incident_id: str, *, action: str, reviewer: str, note: str | None, expect: str | None,
-                set_status: str, edits: dict | None = None) -> dict:
-        reviewer = _required(reviewer, "reviewer")
+    def _decide(self, incident_id: str, *, action: str, actor: Actor, note: str | None, expect: str | None,
+                set_status: str, edits: dict | None = None, claim: _Claim | None = None) -> dict:
+        reviewer = actor
         row = self.records.incident(incident_id)
         if action == "revise" and row["revisions"] >= MAX_REVISIONS:
             raise RevisionLimitReached(incident_id, MAX_REVISIONS)
-        claim = self._claim_paused(incident_id, row, expect=expect, set_status=set_status)
+        claim = claim or self._claim_paused(incident_id, row, expect=expect, set_status=set_status)
         try:
             snap = self._paused_snapshot(incident_id, claim.expected)
             state = IncidentState.model_validate(snap.values)
@@ -233,10 +379,16 @@ class ReviewService:
             if edits:
                 values = edited_values(state, edits)
                 interrupt_id, change_id = self._write_edit(incident_id, values, as_node="recommend",
-                                                           reviewer=reviewer, fields=edits)
+                                                           reviewer=reviewer.id, fields=edits)
                 after_values = {"edited": list(edits), "change_id": change_id}
-            decision = ApprovalDecision(action=action, reviewer=reviewer, note=note, interrupt_id=interrupt_id,
-                                        decided_at=self.records.clock.now())
+            now = self.records.clock.now()
+            approvals = claim.approvals or ([{"by": actor.id, "name": actor.name, "auth": actor.auth,
+                                              "at": iso(now)}] if action == "approve" else [])
+            claim.approvals = approvals
+            decision = ApprovalDecision(action=action, reviewer=reviewer.id, note=note, interrupt_id=interrupt_id,
+                                        decided_at=now, approvals=approvals, auth=actor.auth)
+            if len(approvals) > 1:
+                after_values = {**(after_values or {}), "approvals": approvals}
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):
@@ -248,23 +400,62 @@ class ReviewService:
         return self.incident(incident_id)
 
     @contextlib.contextmanager
-    def _audited_on_failure(self, claim: _Claim, *, action: str, reviewer: str, before: StateSnapshot,
+    def _audited_on_failure(self, claim: _Claim, *, action: str, reviewer: Actor, before: StateSnapshot,
                             note: str | None = None, **audit):
         """When the run fails after a person's change was written, audit the change (noting the
         failure), mark the run failed for the poller to retry, and re-raise."""
         try:
             yield
         except RuntimeFailure as exc:
-            claim.finish(action=action, reviewer=reviewer, before=before, closed_at=None,
+            claim.finish(action=action, reviewer=reviewer, before=before, closed_at=None, notify=False,
                          note=f"{note or ''} [run failed after the change: {exc.message}]".strip(), **audit)
             record_failure(self.engine, claim.incident_id, exc)
             raise
 
+    # -- who is on it, and what people said ----------------------------------------------------
+    def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
+        """Put a person on an open incident ("on it: ann"); audited."""
+        with self._acting(incident_id, "assign", actor, reviewer) as who:
+            assignee = _required(to, "who to assign (--to)")
+            row = self.records.incident(incident_id)
+            if row["status"] in CLOSED_STATUSES:
+                raise Conflict(f"{incident_id} is {row['status']}: only open incidents are assigned")
+            assignments.set_assignee(self.records, incident_id, assignee, audit=dict(
+                incident_id=incident_id, reviewer=who.id, auth=who.auth, action="assign",
+                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"]))
+        return self.document(incident_id)
+
+    def unassign(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None) -> dict:
+        """Take the incident off whoever had it; audited."""
+        with self._acting(incident_id, "unassign", actor, reviewer) as who:
+            row = self.records.incident(incident_id)
+            assignments.set_assignee(self.records, incident_id, None, audit=dict(
+                incident_id=incident_id, reviewer=who.id, auth=who.auth, action="unassign",
+                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"]))
+        return self.document(incident_id)
+
+    def comment(self, incident_id: str, *, text: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
+        """Add a plain-text comment to the incident (stored, in the document and the audit)."""
+        with self._acting(incident_id, "comment", actor, reviewer) as who:
+            text = _required(text, "the comment's text (--text)")
+            if len(text) > COMMENT_LIMIT:
+                raise UsageError(f"a comment holds at most {COMMENT_LIMIT} characters (got {len(text)})")
+            row = self.records.incident(incident_id)
+            return assignments.add_comment(self.records, incident_id, author=who.id, author_name=who.name,
+                                           auth=who.auth, text=text, audit=dict(
+                incident_id=incident_id, reviewer=who.id, auth=who.auth, action="comment", note=text,
+                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
+                before={}, after={"comments": "+1"}))
+
     # -- state edits -----------------------------------------------------------------------
-    def edit(self, incident_id: str, *, reviewer: str, edits: dict, as_node: str | None = None,
-             expect_interrupt: str | None = None) -> dict:
+    def edit(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None, edits: dict,
+             as_node: str | None = None, expect_interrupt: str | None = None) -> dict:
         """Correct fields of a paused incident; it stays paused at approval with a new interrupt."""
-        reviewer = _required(reviewer, "reviewer")
+        with self._acting(incident_id, "edit", actor, reviewer) as who:
+            return self._edit(incident_id, who, edits=edits, as_node=as_node, expect_interrupt=expect_interrupt)
+
+    def _edit(self, incident_id: str, reviewer: Actor, *, edits: dict, as_node: str | None,
+              expect_interrupt: str | None) -> dict:
         check_edit_fields(edits)
         as_node = as_node or "recommend"
         if as_node not in EDIT_AS_NODES:
@@ -282,7 +473,7 @@ class ReviewService:
                                   field=next(iter(edits)))
             note = None if as_node == "recommend" else f"as_node={as_node}"
             with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
-                _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer, fields=edits)
+                _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer.id, fields=edits)
             claim.finish(action="edit", reviewer=reviewer, before=snap, note=note, after_values={"change_id": change_id})
         finally:
             claim.close()
@@ -303,9 +494,13 @@ class ReviewService:
         return self._require_paused(incident_id).interrupts[0].id, change_id
 
     # -- time travel -----------------------------------------------------------------------
-    def replay(self, incident_id: str, *, checkpoint_id: str, reviewer: str) -> dict:
+    def replay(self, incident_id: str, *, checkpoint_id: str, actor: Actor | None = None,
+               reviewer: str | None = None) -> dict:
         """Re-run from a past checkpoint on a new branch; the gate fires again (no old answer reused)."""
-        reviewer = _required(reviewer, "reviewer")
+        with self._acting(incident_id, "replay", actor, reviewer) as who:
+            return self._replay(incident_id, checkpoint_id=checkpoint_id, reviewer=who)
+
+    def _replay(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor) -> dict:
         target, plan = self._replayable(incident_id, checkpoint_id)
         claim = self._claim_any(incident_id)
         try:
@@ -319,13 +514,18 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def fork(self, incident_id: str, *, checkpoint_id: str, reviewer: str, edits: dict) -> dict:
+    def fork(self, incident_id: str, *, checkpoint_id: str, actor: Actor | None = None, reviewer: str | None = None,
+             edits: dict) -> dict:
+        """Branch from a past checkpoint with edited values and run the branch to the gate."""
+        with self._acting(incident_id, "fork", actor, reviewer) as who:
+            return self._fork(incident_id, checkpoint_id=checkpoint_id, reviewer=who, edits=edits)
+
+    def _fork(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor, edits: dict) -> dict:
         """Branch from a past checkpoint with edited values and run the branch to the gate.
 
         The audit's before/after hold the edited fields as they were at that checkpoint and as
         edited, plus what else differs between the old and the new head.
         """
-        reviewer = _required(reviewer, "reviewer")
         check_edit_fields(edits)
         target, plan = self._replayable(incident_id, checkpoint_id)
         try:
@@ -342,7 +542,7 @@ class ReviewService:
             audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
-                change_cfg, change_id = changes.change_config(target.config, action="fork", reviewer=reviewer,
+                change_cfg, change_id = changes.change_config(target.config, action="fork", reviewer=reviewer.id,
                                                               fields=edits)
                 fork_cfg = self.graph.update_state(change_cfg, values, as_node=writers[0] if writers else None)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)

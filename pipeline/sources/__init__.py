@@ -3,8 +3,8 @@
 A source is stateless between reads except for its cursor: `read(cursor)` returns the items
 found after that cursor and the cursor that covers them. The poller stores both in one
 transaction (`Records.store_batch`), so the cursor only moves once the events it covers are
-stored, and a crash re-reads at most what was not stored; content event ids make that re-read
-free of duplicates.
+stored, and a crash re-reads at most what was not stored; event ids by position
+(pipeline/ingest/identity.py) make that re-read free of duplicates.
 """
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def open_source(spec: str, settings: Settings) -> Source:
     if spec.startswith("file:") and spec[5:].strip():
         from pipeline.sources.file import FileSource
 
-        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes)
+        from pipeline.ingest.reading import parsing_of
+
+        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_of(settings))
     if spec == "splunk":
         from pipeline.sources.splunk import SplunkSource
 

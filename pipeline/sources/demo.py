@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from pipeline.errors import SourceError, UsageError
-from pipeline.ingest.events import read_jsonl
+from pipeline.ingest.reading import LogFile
 from pipeline.ingest.opening import opens_incident
 from pipeline.sources import Batch, Item
 from pipeline.state import LogEvent
@@ -40,6 +40,8 @@ class DemoSource:
         self.batch_lines = batch_lines
         self.clock = clock
         self._anchor: tuple[float, datetime] | None = None  # (wall time, sample time) pinned together
+        # read as `ingest` reads it, so the demo and `ingest samples/pos-day.jsonl` store the same events
+        self._log = LogFile(self.path, max_bytes=max_bytes)
 
     def read(self, cursor: str | None) -> Batch:
         """The sample lines that are due by now on the replay clock."""
@@ -50,9 +52,9 @@ class DemoSource:
         items: list[Item] = []
         lag = 0.0
         more = False
-        reader = read_jsonl(self.path, start=offset, max_bytes=self.max_bytes, final=True)
+        scan = self._log.scan(offset, final=True, settled=True)
         reached_end = True
-        for end, item in reader:
+        for item, end in scan:
             if isinstance(item, LogEvent):
                 if self._anchor is None:
                     self._anchor = (now, last_time or self._first_error_time(offset) or item.time)
@@ -67,13 +69,14 @@ class DemoSource:
             if len(items) >= self.batch_lines:
                 more, reached_end = True, False
                 break
+        scan.close()
         if reached_end:
-            offset = reader.offset  # trailing blank lines too
+            offset = self._log.resume  # trailing blank lines too
         new_cursor = json.dumps({"offset": offset, "last_time": last_time.isoformat() if last_time else None})
         return Batch(items=items, cursor=None if new_cursor == cursor else new_cursor, more=more, lag_seconds=lag)
 
     def _first_error_time(self, offset: int) -> datetime | None:
-        for _end, item in read_jsonl(self.path, start=offset, max_bytes=self.max_bytes, final=True):
+        for item, _end in LogFile(self.path, max_bytes=self.max_bytes).scan(offset, final=True, settled=True):
             if isinstance(item, LogEvent) and opens_incident(item):
                 return item.time
         return None

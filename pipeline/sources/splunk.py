@@ -2,7 +2,10 @@
 
 Each read asks for `[previous window end - overlap, now)`. Events indexed late (their `_time`
 falls in a window already read) are caught by the next read as long as they show up within the
-overlap; content event ids make the re-read ones free. The token is read at call time through
+overlap; event ids by Splunk address (`_bkt`/`_cd`, pipeline/ingest/identity.py) make the re-read
+ones free. A plain-text `_raw` is parsed like a file's line (pipeline/ingest/formats.py), and
+results of one host and source that continue the one before them (a stack trace indexed one line
+per event) join it, within a window. The token is read at call time through
 `config.secret` and only ever put in the Authorization header. httpx errors are translated into
 SourceError here and nowhere else.
 """
@@ -19,7 +22,10 @@ import httpx
 from pipeline import config
 from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
+from pipeline.ingest import identity
 from pipeline.ingest.events import DeadLetter, normalize
+from pipeline.ingest.formats import SourceParser, parse_time
+from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, redaction
 
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
@@ -108,6 +114,7 @@ class SplunkSource:
 
     def _results(self, lines) -> list[Item]:
         items: list[Item] = []
+        results: list[tuple[dict, str]] = []
         for line in lines:
             line = line.strip()
             if not line:
@@ -122,7 +129,10 @@ class SplunkSource:
             elif "result" in obj:
                 if obj.get("preview") is True:
                     continue  # partial results of a running search; the final rows follow
-                items.append(_result_item(obj["result"], line))
+                if isinstance(obj["result"], dict):
+                    results.append((obj["result"], line))
+                else:
+                    items.append(_dead(line, "result is not a JSON object"))
             elif isinstance(obj.get("messages"), list):
                 errors = [m.get("text", "") for m in obj["messages"] if isinstance(m, dict)
                           and m.get("type") in ("ERROR", "FATAL")]
@@ -131,7 +141,7 @@ class SplunkSource:
                     raise SourceError(f"Splunk search error: {'; '.join(errors)[:300]}")
             else:
                 items.append(_dead(line, "not a Splunk result line (no 'result')"))
-        return items
+        return items + _events(results)
 
 
 def event_object(result: dict) -> dict:
@@ -159,14 +169,76 @@ def event_object(result: dict) -> dict:
     return obj
 
 
-def _result_item(result, line: str) -> Item:
-    if not isinstance(result, dict):
-        return _dead(line, "result is not a JSON object")
+def _events(results: list[tuple[dict, str]]) -> list[Item]:
+    """Results → items, oldest first; continuation results join the result they continue."""
+    def order(pair):
+        result = pair[0]
+        offset = str(result.get("_cd", "")).rpartition(":")[2]
+        moment = parse_time(result.get("_time"))
+        return (moment.timestamp() if moment else 0.0, int(offset) if offset.isdigit() else 0)
+
+    items: list[Item] = []
+    joiners: dict[tuple, MultilineJoiner] = {}
+    seen: dict[tuple, int] = {}
+    parser = SourceParser()
+    for result, line in sorted(results, key=order):
+        raw = result.get("_raw")
+        if not isinstance(raw, str) or not raw.strip():
+            items.append(_result_item(result, line, seen, parser))
+            continue
+        key = (str(result.get("host", "")), str(result.get("source", "")))
+        joiner = joiners.setdefault(key, MultilineJoiner())
+        for record in joiner.feed((result, line), raw):
+            items.append(_joined_item(record, seen, parser))
+    for joiner in joiners.values():
+        for record in joiner.flush():
+            items.append(_joined_item(record, seen, parser))
+    return items
+
+
+def _joined_item(record, seen: dict, parser: SourceParser) -> Item:
+    result, line = record.position
+    if record.lines > 1:
+        result = {**result, "_raw": record.text}
+    return _result_item(result, line, seen, parser)
+
+
+def _result_item(result: dict, line: str, seen: dict, parser: SourceParser) -> Item:
     position = _position(result, line)
+    raw = result.get("_raw") if isinstance(result.get("_raw"), str) else ""
+    key = (raw, str(result.get("_time", "")), str(result.get("_indextime", "")), str(result.get("host", "")),
+           str(result.get("source", "")))
+    seen[key] = seen.get(key, 0) + 1
+    event_id = identity.splunk_event_id(
+        bucket=result.get("_bkt"), address=result.get("_cd"), raw=key[0], time=key[1], indextime=key[2],
+        host=key[3], source=key[4], occurrence=seen[key])
     try:
-        return normalize(event_object(result), source=SOURCE, position=position)
+        event = normalize(event_object(result), source=SOURCE, position=position)
+        if raw and _json_object(raw) is None:
+            event = _with_text_parsed(event, raw, parser)
     except InvalidEvent as exc:
         return DeadLetter(SOURCE, position, exc.reason, line[:EXCERPT_CHARS])
+    content = event.event_id
+    event = event.model_copy(update={"event_id": event_id})
+    event._content_id = content
+    return event
+
+
+def _with_text_parsed(event, raw: str, parser: SourceParser):
+    """A plain-text `_raw` read like a file's line: its level, exception and stack trace."""
+    parsed = parser.parse(raw)
+    update: dict = {}
+    if parsed.format != "text" and parsed.message:
+        update["message"] = parsed.message
+    if event.level is None and parsed.level_name is not None:
+        update["level"] = parsed.level_name
+    if event.exception is None and parsed.exception:
+        update["exception"] = parsed.exception
+    if event.stack is None and parsed.stack:
+        update["stack"] = parsed.stack
+        update.setdefault("message", parsed.message or raw.split("\n", 1)[0])
+    return event.model_copy(update=update) if update else event
+
 
 
 def _position(result: dict, line: str) -> str:

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, SystemClock, iso, parse_iso
-from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
+from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.ingest import correlation
-from pipeline.ingest.opening import opens_incident
-from pipeline.sla import DEFAULT_SEVERITY, sla_deadline
+from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
+from pipeline.ingest.templates import TemplateMiner
+from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import schema
 from pipeline.store.owners import owner_alive
@@ -65,12 +66,22 @@ class Records:
     `clock` stamps and compares every time the store writes (default: the system clock); the
     engine reads the time through `records.clock` too, and a test may set it on an open store.
     `migrations` is the schema to bring the file up to (tests pass their own list).
+    `opening` is the rule that says which events open incidents (the engine sets the configured one).
     """
 
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
-                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS,
+                 opening: OpeningRule = DEFAULT_RULE, sla_hours: dict[str, float] | None = None,
+                 sla_from: str = "first_seen"):
         self.path = str(path)
         self.clock: Clock = clock or SystemClock()
+        self.opening = opening
+        # the template miner as of `_miner_revision` of template_state (None: load it)
+        self._miner: TemplateMiner | None = None
+        self._miner_revision: int | None = None
+        # the SLA policy a new incident's first deadline is computed with (the runner keeps it in step)
+        self.sla_hours = dict(sla_hours or SLA_HOURS)
+        self.sla_from = sla_from
         if self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
@@ -150,19 +161,22 @@ class Records:
     def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
         """Store events and dead letters and advance the source cursor in one transaction.
 
-        Each event is stored once (by event_id); an error event joins the open incident of its
-        fingerprint or opens a new one; other events are kept as context for log windows.
+        Each event is stored once (by event_id); an event the opening rule picks joins the open
+        incident of its fingerprint or opens a new one; other events are kept as context for log
+        windows. Fingerprints come from the template miner, whose state is read (when another
+        process changed it) and written in this same transaction, under the lock that correlates.
         """
         from pipeline.ingest.events import DeadLetter
 
         counts = IngestCounts()
         stamp = iso(self.clock.now())
-        with self.transaction() as conn:
+        with self.transaction() as conn, self._templates(conn, stamp):
+            content_ids = self._has_content_ids(conn)
             for item in items:
                 if isinstance(item, DeadLetter):
                     counts.rejected += _store_dead_letter(conn, item, stamp)
                     continue
-                self._store_event(conn, item, reopen_minutes, counts, stamp)
+                self._store_event(conn, item, reopen_minutes, counts, stamp, content_ids)
             if cursor is not None:
                 conn.execute(
                     "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
@@ -172,10 +186,14 @@ class Records:
         counts.incidents_updated -= counts.incidents_new
         return counts
 
-    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> None:
+    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str,
+                     content_ids: bool) -> None:
         if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
             return  # seen before: it already counted where it belongs
-        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if opens_incident(event) else None
+        if content_ids and event._content_id and conn.execute(
+                "SELECT 1 FROM events WHERE event_id = ?", (event._content_id,)).fetchone():
+            return  # stored by an older version, under the id its content hashed to
+        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
         conn.execute(
             "INSERT INTO events(event_id, incident_id, time, service, host, level,"
             " exception, message, body, source, position, stored_at)"
@@ -193,11 +211,16 @@ class Records:
             )
 
     def _correlate(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> str:
-        fp = correlation.fingerprint(event)
+        template_id = self._miner.add(correlation.first_line(event.message)).template_id
+        fp = correlation.fingerprint(event, template_id=template_id)
+        # clusters the miner joined since an incident opened still lead to it, and so does the
+        # masked fingerprint incidents had before the miner
+        known = [correlation.fingerprint(event, template_id=t) for t in self._miner.group_members(template_id)]
+        known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
         row = conn.execute(
-            "SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint = ?"
+            f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({','.join('?' * len(known))})"
             " ORDER BY created_at DESC LIMIT 1",
-            (fp,),
+            known,
         ).fetchone()
         if row is not None:
             closed_at = parse_iso(row["closed_at"])
@@ -217,10 +240,48 @@ class Records:
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"
             " VALUES (?,?,?,?, 'analyzing', ?, ?,?,?,?,?)",
             (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
-             iso(event.time), stamp, stamp, iso(sla_deadline(parse_iso(stamp), DEFAULT_SEVERITY))),
+             iso(event.time), stamp, stamp, iso(self.sla_deadline_of(first_seen=event.time, opened=parse_iso(stamp),
+                                                                      severity=DEFAULT_SEVERITY))),
         )
         counts.incidents_new.add(new_id)
         return new_id
+
+    @contextlib.contextmanager
+    def _templates(self, conn: sqlite3.Connection, stamp: str) -> Iterator[TemplateMiner]:
+        """The miner, current with template_state (inside the caller's transaction), saved back
+        when it learned something; forgotten when the transaction fails, so it is read again."""
+        row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
+        revision = row["revision"] if row else 0
+        if self._miner is None or self._miner_revision != revision:
+            state = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone() if row else None
+            self._miner = TemplateMiner.from_state(json.loads(state["state"]) if state else None)
+            self._miner_revision = revision
+        learned = self._miner.revision
+        try:
+            yield self._miner
+            if self._miner.revision != learned:
+                conn.execute(
+                    "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, ?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
+                    " updated_at = excluded.updated_at",
+                    (revision + 1, json.dumps(self._miner.state(), separators=(",", ":")), stamp))
+                self._miner_revision = revision + 1
+        except BaseException:
+            self._miner, self._miner_revision = None, None
+            raise
+
+    def _has_content_ids(self, conn: sqlite3.Connection) -> bool:
+        return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
+
+    def templates(self) -> dict[str, str]:
+        """Every template the miner knows: id → template text (as last saved by any process)."""
+        rows = self.query("SELECT state FROM template_state WHERE id = 1")
+        return TemplateMiner.from_state(json.loads(rows[0]["state"]) if rows else None).templates()
+
+    def sla_deadline_of(self, *, first_seen: datetime, opened: datetime, severity: str) -> datetime:
+        """An incident's SLA deadline under this store's policy."""
+        return sla_deadline(sla_base(first_seen=first_seen, opened=opened, sla_from=self.sla_from), severity,
+                            self.sla_hours)
 
     def cursor(self, source: str) -> str | None:
         rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))
@@ -274,10 +335,14 @@ class Records:
         return _incident_dict(rows[0])
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
-                  order: str = "newest", limit: int | None = None, offset: int = 0) -> list[dict]:
+                  order: str = "newest", limit: int | None = None, offset: int = 0,
+                  assignee: str | None = None) -> list[dict]:
         """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
         sql = "SELECT * FROM incidents"
         where, params = [], []
+        if assignee:
+            where.append("assignee = ?")
+            params.append(assignee)
         if status:
             statuses = [status] if isinstance(status, str) else list(status)
             where.append(f"status IN ({','.join('?' * len(statuses))})")
@@ -298,7 +363,7 @@ class Records:
         return [_incident_dict(r) for r in self.query(sql, params)]
 
     def status_counts(self) -> dict[str, int]:
-        """Incidents per status, from the counts the triggers of migration 2 keep (a few rows)."""
+        """Incidents per status, from the counts the triggers of migration 4 keep (a few rows)."""
         return {r["status"]: r["n"] for r in self.query("SELECT status, n FROM incident_counts WHERE n > 0")}
 
     def incidents_needing_work(self, *, merge_delay: float = 0.0) -> list[str]:
@@ -424,11 +489,12 @@ class Records:
     # -- audit ---------------------------------------------------------------------------
     def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
                   checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
-                  conn: sqlite3.Connection | None = None) -> None:
+                  auth: str | None = None, conn: sqlite3.Connection | None = None) -> None:
+        """One audit entry; `auth` says how `reviewer` was authenticated (oidc, demo, cli, token, system)."""
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
-                " before, after, note) VALUES (?,?,?,?,?,?,?,?,?)",
+                " before, after, note, auth) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (incident_id, reviewer, action, iso(self.clock.now()), checkpoint_before, checkpoint_after,
-                 json.dumps(before, default=str), json.dumps(after, default=str), note))
+                 json.dumps(before, default=str), json.dumps(after, default=str), note, auth))
         if conn is not None:
             conn.execute(*args)
             return
@@ -465,6 +531,19 @@ def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
     conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES (?,?,?,?,?)",
                  (item.source, position, item.reason, item.raw, stamp))
     return 1
+
+
+def open_records(settings, *, clock: Clock | None = None) -> Records:
+    """The records store of a data dir (`Settings`), creating the folder; a data dir that is a
+    file is a UsageError, one that cannot be created a StorageError."""
+    data_dir = Path(settings.data_dir)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
+    return Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
 
 
 def _incident_dict(row: sqlite3.Row) -> dict:

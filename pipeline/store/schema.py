@@ -186,11 +186,76 @@ CREATE TABLE IF NOT EXISTS poller_lease (
 );
 """
 
+V2_TEMPLATES = """
+CREATE TABLE template_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    revision INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE store_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+INSERT INTO store_meta(key, value) SELECT 'content_ids', 'yes' WHERE EXISTS (SELECT 1 FROM events)
+"""
+
+# issue 14: who decides, and what happens when nobody does
+V3_DECIDERS = """
+ALTER TABLE audit ADD COLUMN auth TEXT;
+ALTER TABLE incidents ADD COLUMN assignee TEXT;
+ALTER TABLE incidents ADD COLUMN assigned_at TEXT;
+ALTER TABLE incidents ADD COLUMN escalated_at TEXT;
+ALTER TABLE incidents ADD COLUMN announced_at TEXT;
+CREATE INDEX incidents_assignee ON incidents(assignee, status);
+CREATE INDEX incidents_to_escalate ON incidents(sla_deadline)
+    WHERE status = 'awaiting_approval' AND escalated_at IS NULL;
+CREATE INDEX incidents_to_announce ON incidents(created_at)
+    WHERE severity = 'critical' AND announced_at IS NULL;
+CREATE TABLE approvals (
+    incident_id TEXT NOT NULL,
+    interrupt_id TEXT NOT NULL,
+    actor_id TEXT NOT NULL,
+    actor_name TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (incident_id, interrupt_id, actor_id)
+);
+CREATE TABLE comments (
+    id INTEGER PRIMARY KEY,
+    incident_id TEXT NOT NULL,
+    author TEXT NOT NULL,
+    author_name TEXT NOT NULL,
+    auth TEXT NOT NULL,
+    text TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX comments_incident ON comments(incident_id, id);
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    idempotency_key TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    incident_id TEXT,
+    target_id TEXT NOT NULL,
+    target_host TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    sender TEXT,
+    sending_since TEXT,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+);
+CREATE INDEX outbox_due ON outbox(status, next_attempt_at)
+"""
+
 # the inbox's sort orders, as SQL shared by the index and the queries that must match it
 SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END)")
 
-V2_INBOX = (
-    "ALTER TABLE incidents ADD COLUMN search_rowid INTEGER",  # see V2_SEARCH
+V4_INBOX = (
+    "ALTER TABLE incidents ADD COLUMN search_rowid INTEGER",  # see V4_SEARCH
     "ALTER TABLE incidents ADD COLUMN pruned_at TEXT",  # when retention compacted its history
     # every inbox view is one index range read in order (keyset pages, no sort, no OFFSET scan)
     "DROP INDEX IF EXISTS incidents_inbox",
@@ -214,7 +279,7 @@ V2_INBOX = (
     " INSERT INTO incident_counts(status, n) VALUES (new.status, 1)"
     " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
 )
-V2_SEARCH = (
+V4_SEARCH = (
     # substring search (trigram tokens) over what the inbox's search box names. The search table's
     # own rowid keeps the order incidents opened in (newest first = rowid descending, read straight
     # off the index); incidents.search_rowid points at an incident's row there, because finding it
@@ -239,9 +304,16 @@ V2_SEARCH = (
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
-    Migration(2, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
-              " when retention compacted an incident",
-              V2_INBOX, optional=V2_SEARCH, optional_needs="fts5"),
+    # events are identified by position now; a data dir that holds events has them under content
+    # ids, which store_batch keeps checking (store_meta 'content_ids') so a re-read adds nothing
+    Migration(2, "the template miner's state, shared by every process on the data dir; where event ids"
+                 " by content may still be found", _statements(V2_TEMPLATES)),
+    Migration(3, "who decides: the actor's sign-in in the audit, assignment, escalation, partial approvals,"
+                 " comments and the notification outbox", _statements(V3_DECIDERS)),
+    # issue 12: every inbox view one index read; retention
+    Migration(4, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
+                 " when retention compacted an incident",
+              V4_INBOX, optional=V4_SEARCH, optional_needs="fts5"),
 )
 
 

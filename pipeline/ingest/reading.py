@@ -1,0 +1,259 @@
+"""A log file's bytes → events and dead letters (CONTRACT §1).
+
+Each line is decoded (only what is not text is refused: NUL bytes, invalid UTF-8, binary, or a
+line over the size limit, each a dead letter with its position and reason); continuation lines
+join the record they belong to (`multiline`); each record is parsed in the format its file
+writes (`formats`: detected from the file's first lines, or fixed by INCIDENTIQ_LOG_FORMAT) and
+becomes a LogEvent whose id is its position (`identity`). A record that no format knows is still
+an event: its text is the message and its level a keyword guess.
+
+A record without a time takes the time of the record before it in the file (or, for the first
+one read, the file's modification time), and says so in `fields["time_inferred"]`; a time it held
+that could not be read is kept as `fields["time_raw"]`.
+
+The last record of a read is held back while its file may still be growing (its continuation
+lines may not be written yet): `read_records` then resumes at that record's first line, and
+releases it once the read is `final` (ingest) or the file has been quiet for `settle` seconds.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Union
+
+from pipeline import storable
+from pipeline.errors import InvalidEvent, SourceError
+from pipeline.ingest import identity
+from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
+from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
+from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
+from pipeline.state import LogEvent
+
+Item = Union[LogEvent, DeadLetter]
+_CHUNK = 64 * 1024
+SAMPLE_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Parsing:
+    """How a source's records are read: INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ."""
+
+    format: str | None = None  # None (`auto`): detected per file from its first lines
+    pattern: str | None = None
+    timezone: str | None = None
+
+    def __post_init__(self):
+        if self.format is not None and self.format not in FORMATS:
+            raise ValueError(f"unknown log format {self.format!r}")
+
+    def parser(self, sample: list[str] | None = None) -> SourceParser:
+        """A parser for one source; its format detected from `sample` unless fixed."""
+        parser = SourceParser(format=self.format, timezone=self.timezone, pattern=self.pattern)
+        if parser.format is None:
+            if self.pattern is not None:
+                parser.format = "custom"  # a user's pattern says what the lines are
+            else:
+                parser.detect(sample or [])
+        return parser
+
+
+def parsing_of(settings) -> Parsing:
+    """The Parsing a Settings snapshot asks for."""
+    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz)
+
+
+def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position: str, event_id: str,
+                      fallback_time: tuple[datetime, str] | None = None) -> LogEvent:
+    """A parsed record → LogEvent (InvalidEvent when it cannot be stored as text)."""
+    fields = dict(parsed.fields)
+    fields["format"] = parsed.format
+    if parsed.level is not None and parsed.level_name is None:
+        fields["level_raw"] = parsed.level  # kept for the reviewer, as events.normalize does
+    elif parsed.level is None and parsed.level_name is not None:
+        fields["level_inferred"] = True
+    time = parsed.time
+    if time is not None and not MIN_YEAR <= time.year <= MAX_YEAR:
+        fields.setdefault("time_raw", time.isoformat())  # clock or parser garbage: read as no time
+        time = None
+    if time is None:
+        time, why = fallback_time or (datetime.now(timezone.utc), "read time")
+        fields["time_inferred"] = why
+    first_line = text.split("\n", 1)[0].strip()
+    message = parsed.message.strip() or first_line or text.strip()
+    try:
+        event = LogEvent(event_id=event_id, time=time, message=message, service=parsed.service or "unknown",
+                         host=parsed.host, level=parsed.level_name, exception=parsed.exception,
+                         stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,
+                         source=source, position=position)
+    except ValueError as exc:
+        raise InvalidEvent(f"cannot be stored: {str(exc).splitlines()[0][:120]}") from None
+    # nothing reaches the store that its serialisers cannot take (see pipeline/storable.py)
+    problem = storable.problem(event.fields) or storable.problem(
+        [event.message, event.stack, event.exception, event.service, event.host, event.trace_id])
+    if problem:
+        raise InvalidEvent(problem)
+    return event
+
+
+def content_id_of(text: str) -> str | None:
+    """The content id older versions gave a JSON line (None for any other line)."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        return normalize(json.loads(stripped)).event_id
+    except (InvalidEvent, ValueError, RecursionError, TypeError, AttributeError):
+        return None
+
+
+@dataclass
+class FileRead:
+    """What one read of a file delivered and where the next read resumes."""
+
+    items: list[Item] = field(default_factory=list)
+    offset: int = 0
+    capped: bool = False
+
+
+class LogFile:
+    """One log file: its identity, its parser (format detected once) and reads from an offset."""
+
+    def __init__(self, path: Path, *, max_bytes: int, parsing: Parsing | None = None):
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.parsing = parsing or Parsing()
+        self._parser: SourceParser | None = None
+        self._parser_key: str | None = None
+        self.resume = 0  # where the last scan says the next read starts
+
+    def identity(self) -> str:
+        """The file's identity (see pipeline/ingest/identity.py)."""
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(identity.HEAD_BYTES)
+        except OSError as error:
+            raise SourceError(f"cannot read {self.path}: {error.strerror}") from None
+        return identity.file_identity(head.split(b"\n", 1)[0].removesuffix(b"\r"))
+
+    def parser(self, file_identity: str) -> SourceParser:
+        # detected once per file identity: a truncated log may be a new format
+        if self._parser is None or self._parser_key != file_identity:
+            self._parser = self.parsing.parser(self._sample())
+            self._parser_key = file_identity
+        return self._parser
+
+    def _sample(self) -> list[str]:
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read(SAMPLE_BYTES)
+        except OSError:
+            return []
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        return lines[:-1] if len(data) == SAMPLE_BYTES else lines  # the last may be cut short
+
+    def read(self, start: int, *, final: bool, settled: bool, budget: int) -> FileRead:
+        """Records from byte `start`, at most `budget` items; see the module doc for held-back ones."""
+        out = FileRead(offset=start)
+        scan = self.scan(start, final=final, settled=settled)
+        for item, after in scan:
+            out.items.append(item)
+            out.offset = after
+            if len(out.items) >= budget:
+                out.capped = True
+                scan.close()
+                return out
+        out.offset = self.resume
+        return out
+
+    def scan(self, start: int, *, final: bool, settled: bool) -> Iterator[tuple[Item, int]]:
+        """(item, offset to resume after it) for each record from byte `start`; once exhausted,
+        `resume` is where the next read starts (a held-back record's first line, or the end)."""
+        file_id = self.identity()
+        parser = self.parser(file_id)
+        starts = _starts_record(parser)
+        joiner = MultilineJoiner(starts_record=starts)
+        source = str(self.path)
+        state: dict = {"last_time": None}
+        self.resume = start
+        try:
+            file = open(self.path, "rb")
+        except OSError as error:
+            raise SourceError(f"cannot read {self.path}: {error.strerror}") from None
+        with file:
+            file.seek(start)
+            offset = start
+            partial = False
+            while True:
+                line_start = offset
+                head = file.readline(self.max_bytes + 1)
+                size, last = len(head), head
+                while last and not last.endswith(b"\n") and size > self.max_bytes:
+                    last = file.readline(_CHUNK)
+                    size += len(last)
+                if size == 0:
+                    break
+                terminated = last.endswith(b"\n")
+                if not terminated and not final:
+                    partial = True  # still being written: read it whole next time
+                    break
+                offset = line_start + size
+                content_size = size - 1 if terminated else size
+                position = f"{self.path}@{line_start}"
+                if content_size > self.max_bytes:
+                    reason = f"line of {content_size} bytes exceeds the limit of {self.max_bytes}"
+                    dead = DeadLetter(source, position, reason, _excerpt(head, total=content_size))
+                else:
+                    content = head[:content_size].removesuffix(b"\r")
+                    try:
+                        text = decode_line(content)
+                    except InvalidEvent as error:
+                        dead = DeadLetter(source, position, error.reason, _excerpt(content))
+                    else:
+                        for record in joiner.feed((line_start, content), text):
+                            yield self._event(record, parser, file_id, source, state), line_start
+                        continue
+                # a refused line ends the record before it: what follows is not its continuation
+                for record in joiner.flush():
+                    yield self._event(record, parser, file_id, source, state), line_start
+                joiner = MultilineJoiner(starts_record=starts)
+                yield dead, offset
+            pending = joiner.pending_position
+            if pending is not None and joiner.pending_can_grow and (partial or not (final or settled)):
+                self.resume = pending[0]  # the held-back record is read again, whole, next time
+                return
+            for record in joiner.flush():
+                yield self._event(record, parser, file_id, source, state), offset
+            self.resume = offset
+
+    def _event(self, record: Record, parser: SourceParser, file_id: str, source: str, state: dict) -> Item:
+        offset, first_line = record.position
+        position = f"{self.path}@{offset}"
+        try:
+            parsed = parser.parse(record.text)
+            event = event_from_record(parsed, text=record.text, source=source, position=position,
+                                      event_id=identity.file_event_id(file_id, offset, first_line),
+                                      fallback_time=state["last_time"] or self._mtime())
+        except InvalidEvent as error:
+            return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))
+        if "time_inferred" not in event.fields:
+            state["last_time"] = (event.time, "previous record")
+        if parsed.format == "json":
+            event._content_id = content_id_of(record.text)
+        return event
+
+    def _mtime(self) -> tuple[datetime, str] | None:
+        try:
+            return datetime.fromtimestamp(self.path.stat().st_mtime, tz=timezone.utc), "file modified"
+        except OSError:
+            return None
+
+
+def _starts_record(parser: SourceParser):
+    """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    own = PARSERS.get(parser.format or "")
+    if own is None:
+        return looks_like_record_start
+    options = parser.options
+    return lambda line: looks_like_record_start(line) or own(line, options) is not None

@@ -1,0 +1,51 @@
+"""The two-person rule: how many distinct reviewers must approve an incident before its gate opens.
+
+One function decides it, for the documents, the inbox and the decision itself, from the incident's
+record (no checkpoint is opened): two approvals when a configured rule (INCIDENTIQ_TWO_PERSON)
+matches, else one. Maker-checker is the norm where a fix touches production.
+
+`changes_files` means the fix proposal would change files. Until the proposal is computed before
+the gate, it is read from what makes one: the RCA is eligible for code_fix (a known category,
+confident enough, severity not low) and the matched doc carries fix hints (a diff or a
+set_property change); a record that already holds a proposal answers by its diff.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from pipeline.config import Settings
+
+TWO = 2
+
+
+def approvals_needed(incident: dict, settings: Settings, *, doc_hints: Callable[[str], list]) -> int:
+    """1 or 2: the approvals an incident (its record) needs before the gate opens.
+
+    `doc_hints(doc_id)` returns the fix hints of a knowledge-base doc (empty when unknown)."""
+    rules = settings.two_person
+    if not rules:
+        return 1
+    severity = incident.get("severity")
+    if "critical" in rules and severity == "critical":
+        return TWO
+    if "high" in rules and severity in ("high", "critical"):
+        return TWO
+    if "changes_files" in rules and proposal_changes_files(incident, settings, doc_hints=doc_hints):
+        return TWO
+    return 1
+
+
+def proposal_changes_files(incident: dict, settings: Settings, *, doc_hints: Callable[[str], list]) -> bool:
+    """Whether approving would lead to a fix proposal that changes files."""
+    summary = incident.get("summary") or {}
+    proposal = summary.get("fix_proposal") or summary.get("proposal")
+    if isinstance(proposal, dict):  # computed before the gate: its diff says it
+        return bool(proposal.get("diff"))
+    rca = summary.get("rca") or {}
+    eligible = (rca.get("category") not in (None, "unknown")
+                and float(rca.get("confidence") or 0.0) >= settings.code_fix_min_confidence
+                and incident.get("severity") != "low")
+    if not eligible:
+        return False
+    doc_ids = rca.get("doc_ids") or []
+    return bool(doc_ids and doc_hints(doc_ids[0]))

@@ -1,0 +1,42 @@
+"""Who is on an incident (assignee) and what people said about it (comments), each change audited
+in the same transaction."""
+from __future__ import annotations
+
+from pipeline.clock import iso
+from pipeline.errors import IncidentNotFound
+from pipeline.store.records import Records
+
+
+def set_assignee(records: Records, incident_id: str, assignee: str | None, *, audit: dict) -> str | None:
+    """Assign (or, with None, unassign) the incident; returns who had it before."""
+    stamp = iso(records.clock.now())
+    with records.transaction() as conn:
+        row = conn.execute("SELECT assignee FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone()
+        if row is None:
+            raise IncidentNotFound(incident_id)
+        conn.execute("UPDATE incidents SET assignee = ?, assigned_at = ? WHERE incident_id = ?",
+                     (assignee, stamp if assignee else None, incident_id))
+        records.add_audit(conn=conn, **{**audit, "before": {"assignee": row["assignee"]},
+                                        "after": {"assignee": assignee}})
+        return row["assignee"]
+
+
+def add_comment(records: Records, incident_id: str, *, author: str, author_name: str, auth: str, text: str,
+                audit: dict) -> dict:
+    """Store a plain-text comment (rendered inert by the UI) and audit it; returns it."""
+    stamp = iso(records.clock.now())
+    with records.transaction() as conn:
+        if conn.execute("SELECT 1 FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone() is None:
+            raise IncidentNotFound(incident_id)
+        cur = conn.execute("INSERT INTO comments(incident_id, author, author_name, auth, text, at)"
+                           " VALUES (?,?,?,?,?,?)", (incident_id, author, author_name, auth, text, stamp))
+        records.add_audit(conn=conn, **audit)
+    return {"id": cur.lastrowid, "by": author, "name": author_name, "auth": auth, "text": text, "at": stamp}
+
+
+def comments(records: Records, incident_id: str, *, limit: int = 200) -> list[dict]:
+    """The incident's comments, oldest first."""
+    rows = records.query("SELECT id, author, author_name, auth, text, at FROM comments WHERE incident_id = ?"
+                         " ORDER BY id LIMIT ?", (incident_id, limit))
+    return [{"id": r["id"], "by": r["author"], "name": r["author_name"], "auth": r["auth"], "text": r["text"],
+             "at": r["at"]} for r in rows]

@@ -1,0 +1,102 @@
+"""The notification outbox: one row per (notification, target), written in the same transaction as
+the event that causes it, and delivered later with retries (pipeline/notifications/sender.py).
+
+A row holds the target's id (a hash of its URL) and host, never the URL: webhook URLs carry
+their secret in the path. Delivery is at-least-once: a row is taken (`sending`, with the sender's
+owner token) before the POST and marked `sent` after it; a sender killed in between leaves it
+`sending` under a dead owner, and the next sender sends it again with the same idempotency key.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta
+
+from pipeline.clock import iso
+from pipeline.store.owners import owner_alive
+from pipeline.store.records import Records
+
+STATUSES = ("pending", "sending", "sent", "failed", "dropped")
+
+
+def enqueue(conn: sqlite3.Connection, *, rows: list[dict], now: datetime) -> int:
+    """Write outbox rows (key, kind, incident_id, target_id, target_host, payload) inside the caller's
+    transaction; a key already there is kept as it is. Returns how many were new."""
+    added = 0
+    for row in rows:
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO outbox(idempotency_key, kind, incident_id, target_id, target_host, payload,"
+            " next_attempt_at, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (row["key"], row["kind"], row.get("incident_id"), row["target_id"], row["target_host"],
+             json.dumps(row["payload"], default=str), iso(now), iso(now)))
+        added += cur.rowcount
+    return added
+
+
+def due(records: Records, *, limit: int, stale_after: float) -> list[dict]:
+    """Rows to send now: pending and due, or left `sending` by a dead sender or for too long."""
+    now = records.clock.now()
+    rows = records.query(
+        "SELECT * FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) OR status = 'sending'"
+        " ORDER BY id LIMIT ?", (iso(now), limit * 4))
+    out = []
+    for r in rows:
+        if r["status"] == "sending":
+            since = datetime.fromisoformat(r["sending_since"])
+            if owner_alive(r["sender"] or "") and since > now - timedelta(seconds=stale_after):
+                continue
+        out.append(_row(r))
+    return out[:limit]
+
+
+def take(records: Records, row_id: int, *, owner: str, stale_after: float) -> bool:
+    """Compare-and-set a row to `sending` for `owner`; False when another live sender has it."""
+    now = records.clock.now()
+    with records.transaction() as conn:
+        r = conn.execute("SELECT status, sender, sending_since FROM outbox WHERE id = ?", (row_id,)).fetchone()
+        if r is None or r["status"] not in ("pending", "sending"):
+            return False
+        if r["status"] == "sending" and r["sender"] != owner and owner_alive(r["sender"] or "") and \
+                datetime.fromisoformat(r["sending_since"]) > now - timedelta(seconds=stale_after):
+            return False
+        conn.execute("UPDATE outbox SET status = 'sending', sender = ?, sending_since = ? WHERE id = ?",
+                     (owner, iso(now), row_id))
+        return True
+
+
+def mark_sent(records: Records, row_id: int, *, owner: str) -> None:
+    with records.transaction() as conn:
+        conn.execute("UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, last_error = NULL"
+                     " WHERE id = ? AND sender = ?", (iso(records.clock.now()), row_id, owner))
+
+
+def mark_failed(records: Records, row_id: int, *, owner: str, error: str, retry_at: datetime | None) -> None:
+    """A failed attempt: retried at `retry_at`, or given up (`failed`) when it is None."""
+    with records.transaction() as conn:
+        conn.execute("UPDATE outbox SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?,"
+                     " sender = NULL, sending_since = NULL WHERE id = ? AND sender = ?",
+                     ("pending" if retry_at else "failed", error[:500],
+                      iso(retry_at or records.clock.now()), row_id, owner))
+
+
+def drop(records: Records, row_id: int, *, reason: str) -> None:
+    """A row whose target is no longer configured: kept, never sent."""
+    with records.transaction() as conn:
+        conn.execute("UPDATE outbox SET status = 'dropped', last_error = ? WHERE id = ?", (reason[:500], row_id))
+
+
+def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) -> list[dict]:
+    """The newest outbox rows (for `notifications` and the operations page)."""
+    sql, params = "SELECT * FROM outbox", []
+    if incident_id:
+        sql += " WHERE incident_id = ?"
+        params.append(incident_id)
+    sql += " ORDER BY id DESC LIMIT ?"
+    params.append(limit)
+    return [_row(r) for r in records.query(sql, params)]
+
+
+def _row(r) -> dict:
+    d = dict(r)
+    d["payload"] = json.loads(d["payload"])
+    return d
