@@ -27,7 +27,7 @@ from pipeline.store.schema import SEVERITY_RANK
 
 LIST_COLUMNS = ("incident_id, title, service, status, severity, category, confidence, event_count, first_seen,"
                 " last_seen, created_at, updated_at, closed_at, sla_deadline, pending_interrupt_id, revisions,"
-                " last_error")
+                " last_error, assignee, escalated_at, summary")
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,20 @@ BY_SERVICE = _Order(("created_at", "incident_id"), True, "incidents_service")
 
 
 def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str | None = None,
-               search: str | None = None, after: str | None = None, limit: int = 50) -> Page:
-    """One page of the inbox view the filters name, starting after `after` (a page's next_cursor)."""
+               search: str | None = None, after: str | None = None, limit: int = 50,
+               assignee: str | None = None) -> Page:
+    """One page of the inbox view the filters name, starting after `after` (a page's next_cursor);
+    `assignee` narrows any view to one person's incidents."""
     statuses = tuple(statuses or ())
     where: list[str] = []
     params: list = []
+    if assignee:
+        where.append("assignee = ?")
+        params.append(assignee)
     search = (search or "").strip() or None
     if search and fulltext.usable(records, search):
-        return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit)
+        return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit,
+                            assignee=assignee)
     if search:
         order = NEWEST
         where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
@@ -98,7 +104,7 @@ SEARCH_BATCH = 200
 
 
 def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
-                 after: str | None, limit: int) -> Page:
+                 after: str | None, limit: int, assignee: str | None = None) -> Page:
     # matches come newest first off the search index in batches; filters apply to each batch
     before = _decode(after, 1)[0] if after is not None else None
     found: list[tuple[int, dict]] = []
@@ -114,6 +120,9 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
         if service:
             sql += " AND service = ?"
             params.append(service)
+        if assignee:
+            sql += " AND assignee = ?"
+            params.append(assignee)
         by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
         found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
         before = batch[-1][0]
@@ -135,5 +144,5 @@ def _decode(cursor: str, width: int) -> list:
 
 
 def page_rows(page: Page) -> list[dict]:
-    """The page's rows as incident dicts (the shape Records.incidents returns, without the summary)."""
-    return [_incident_dict({**r, "summary": "{}"}) for r in page.rows]
+    """The page's rows as incident dicts (the shape Records.incidents returns: summary parsed)."""
+    return [_incident_dict(r) for r in page.rows]
