@@ -264,8 +264,11 @@ V4_INBOX = (
     "CREATE INDEX incidents_closed ON incidents(closed_at, incident_id) WHERE closed_at IS NOT NULL",
     "DROP INDEX IF EXISTS incidents_service",
     "CREATE INDEX incidents_service ON incidents(service, created_at, incident_id)",
-    # the poller's question "which paused incidents have new evidence" reads only unmerged events
+    # the poller's question "which paused incidents have new evidence" reads only unmerged events,
+    # and its answers come off covering indexes (no row of a large table read at random)
     "CREATE INDEX events_unmerged ON events(incident_id, stored_at) WHERE merged = 0 AND incident_id IS NOT NULL",
+    "CREATE INDEX incidents_retry ON incidents(status, next_attempt_at, created_at, incident_id)",
+    "CREATE INDEX incidents_work ON incidents(incident_id, status, created_at)",
     # per-status counts kept by triggers, so the inbox's counts read a handful of rows
     "CREATE TABLE incident_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
     "INSERT INTO incident_counts(status, n) SELECT status, count(*) FROM incidents GROUP BY status",
