@@ -59,11 +59,20 @@ def _list_text(rows) -> str:
 
 
 def cmd_show(args) -> int:
-    from pipeline.review.service import ReviewService
+    from pipeline.config import Settings
+    from pipeline.review.documents import show_document
 
-    doc = ReviewService(engine_from_env(sync_knowledge=False)).document(args.incident_id)
+    # the records alone (no graph, no Chroma); the docs are read only if a policy asks for hints
+    doc = show_document(records_from_env(), Settings.from_env(), args.incident_id, doc_hints=_doc_hints)
     emit(args, doc, _show_text)
     return 0
+
+
+def _doc_hints(doc_id: str) -> list:
+    from pipeline.knowledge.index import load_docs
+
+    docs = {d.doc_id: d for d in load_docs()}
+    return list(docs[doc_id].fix_hints) if doc_id in docs else []
 
 
 def _show_text(d) -> str:

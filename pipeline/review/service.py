@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from pipeline.review import changes, history
 from pipeline.review.audit import export_audit
-from pipeline.review.documents import incident_document
+from pipeline.review.documents import incident_document, show_document
 from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
@@ -140,29 +140,9 @@ class ReviewService:
 
     def document(self, incident_id: str) -> dict:
         """The `show` document with who is on it, the approvals so far and needed, and the comments."""
-        doc = incident_document(self.records, incident_id)
-        row = self.records.incident(incident_id)
-        pending = doc["pending"]["interrupt_id"] if doc["pending"] else None
-        doc.update(assignee=row["assignee"], assigned_at=row["assigned_at"], escalated_at=row["escalated_at"],
-                   approvals=approvals_store.approvals_for(self.records, incident_id, pending),
-                   approvals_needed=self.approvals_needed(row),
-                   comments=assignments.comments(self.records, incident_id))
-        return doc
-
-    def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
-                   search: str | None = None, after: str | None = None, limit: int = 50,
-                   assignee: str | None = None) -> dict:
-        """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to pass as `after` (None at
-        the end). Every view is one index range read, as fast on page 1,000 as on page 1."""
-        statuses = [status] if isinstance(status, str) else list(status or ())
-        page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
-                                limit=limit, assignee=assignee)
-        rows = views.page_rows(page)
-        given = approvals_store.approvals_of(self.records, rows)
-        for row in rows:
-            row["approvals"] = given.get(row["incident_id"], [])
-            row["approvals_needed"] = self.approvals_needed(row)
-        return {"rows": rows, "next_cursor": page.next_cursor}
+        kb = self.engine.kb
+        return show_document(self.records, self.engine.settings, incident_id,
+                             doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
 
     @property
     def code_fix_min_confidence(self) -> float:
