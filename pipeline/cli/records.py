@@ -69,8 +69,13 @@ def cmd_show(args) -> int:
 
 
 def _doc_hints(doc_id: str) -> list:
-    from pipeline.knowledge.index import load_docs
+    from pipeline.knowledge.index import DEFAULT_DOCS_DIR, load_docs, parse_doc
 
+    # a doc's file is named by its id: parse that one, and all of them only if it is not so
+    for path in DEFAULT_DOCS_DIR.glob(f"*/{doc_id}.md"):
+        doc = parse_doc(path)
+        if doc.doc_id == doc_id:
+            return list(doc.fix_hints)
     docs = {d.doc_id: d for d in load_docs()}
     return list(docs[doc_id].fix_hints) if doc_id in docs else []
 
