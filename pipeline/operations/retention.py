@@ -7,8 +7,10 @@ INCIDENTIQ_RETENTION_DAYS ago (default 30) is compacted, once:
   the approval gate (with the interrupt and the answer) and the last checkpoint (the end). The
   history still shows how it was decided; replay from the gate stays possible.
 - removed: every other checkpoint (the steps between, other branches from replays and forks),
-  and the bodies of its events beyond the sample the state keeps (the first 10 and the latest
-  40); its event count stays. Events that belong to no incident (context for log windows) go once
+  the log window and similar docs inside the kept ones (the events stay in the records store,
+  the docs with their scores in the record's summary), and the bodies of
+  its events beyond the sample the state keeps (the first 10 and the latest 40); its event count
+  stays. Events that belong to no incident (context for log windows) go once
   they are older than the same number of days.
 Paused and open incidents are never touched. Asking for a removed checkpoint (history, replay,
 fork) is refused as not found (exit 4) with the date of the compaction. Afterwards both files
@@ -72,6 +74,10 @@ def prune(engine: Engine, *, days: float | None = None, limit: int | None = None
         try:
             keep = kept_checkpoints(checkpoints.checkpoint_rows(saver, incident_id))
             report.checkpoints_removed += checkpoints.prune_thread(saver, incident_id, keep=keep)
+            # the log window's events stay in the records store, the similar docs in the record's summary
+            for checkpoint_id in keep:
+                checkpoints.compact_checkpoint(saver, incident_id, checkpoint_id,
+                                               cleared={"log_window": [], "similar_docs": []})
             report.events_removed += retention.compact_events(records, incident_id, head=EVIDENCE_HEAD,
                                                               tail=EVIDENCE_TAIL)
             report.incidents.append(incident_id)

@@ -192,6 +192,36 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
         return len(gone)
 
 
+def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+    """Rewrite a kept checkpoint with some channels set to the given values (retention empties the
+    log window: the records store has those events); its id, parent and metadata stay. False
+    when the checkpoint is not there."""
+    with saver.lock:
+        row = saver.conn.execute("SELECT parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints"
+                                 " WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                                 (thread_id, checkpoint_id)).fetchone()
+    if row is None:
+        return False
+    parent, kind, blob, metadata = row
+    checkpoint = saver.serde.loads_typed((kind, blob))
+    values = checkpoint.get("channel_values") or {}
+    changed = {k: v for k, v in cleared.items() if k in values and values[k] != v}
+    if not changed:
+        return True
+    checkpoint["channel_values"] = {**values, **changed}
+    new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
+    with saver.lock:
+        try:
+            saver.conn.execute("UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ?"
+                               " AND checkpoint_ns = '' AND checkpoint_id = ?",
+                               (new_kind, new_blob, thread_id, checkpoint_id))
+            saver.conn.commit()
+        except sqlite3.Error as exc:
+            saver.conn.rollback()
+            raise StorageError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
+    return True
+
+
 def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
     """Give the pages pruning freed back to the file system (SQLite: incremental vacuum). The
     first time, with `full`, one VACUUM switches the file to incremental mode (it rewrites the
