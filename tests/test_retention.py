@@ -45,6 +45,9 @@ def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engin
         rows = checkpoints.checkpoint_rows(engine.graph.checkpointer, incident_id)
         assert rows[-1]["checkpoint_id"] == head[incident_id]  # the end
         assert all(r["raised"] for r in rows[:-1]) and any(r["raised"] for r in rows)  # and only gates
+        state = engine.graph.get_state(thread_config(incident_id)).values
+        assert state["log_window"] == [] and state["similar_docs"] == []  # in the records, not twice
+        assert state["rca"].category == row["category"] and state["decision"] is not None
     assert engine.records.audit() == audit_before
     assert before[approved]["status"] == "fixed" and len(engine.records.fixes(approved)) == 1
     assert {i: checkpoint_count(engine, i) for i in paused} == paused_counts  # open incidents untouched
