@@ -154,3 +154,14 @@ def test_a_store_of_the_previous_schema_is_searchable_after_migrating(tmp_path):
         "SELECT status, count(*) AS n FROM incidents GROUP BY status")}
     records.update_incident(ids[7], category="db_deadlock")  # its search row follows it
     assert ids[7] in [r["incident_id"] for r in views.inbox_page(records, search="deadlock", limit=100).rows]
+
+
+def test_the_review_service_pages_the_awaiting_view_as_the_inbox_lists_it(paused_engine):
+    from pipeline.review.service import ReviewService
+
+    service = ReviewService(paused_engine)
+    listed = [r["incident_id"] for r in service.inbox(status="awaiting_approval")]
+    first = service.inbox_page(status="awaiting_approval", limit=3)
+    second = service.inbox_page(status="awaiting_approval", limit=3, after=first["next_cursor"])
+    assert [r["incident_id"] for r in first["rows"] + second["rows"]] == listed and second["next_cursor"] is None
+    assert all(r["approvals_needed"] in (1, 2) and r["approvals"] == [] for r in first["rows"])

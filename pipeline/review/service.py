@@ -144,6 +144,22 @@ class ReviewService:
         return show_document(self.records, self.engine.settings, incident_id,
                              doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
 
+    def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
+                   search: str | None = None, after: str | None = None, limit: int = 50,
+                   assignee: str | None = None) -> dict:
+        """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to
+        pass as `after` (None at the end). Every view is one index range read, as fast on page
+        1,000 as on page 1."""
+        statuses = [status] if isinstance(status, str) else list(status or ())
+        page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
+                                limit=limit, assignee=assignee)
+        rows = views.page_rows(page)
+        given = approvals_store.approvals_of(self.records, rows)
+        for row in rows:
+            row["approvals"] = given.get(row["incident_id"], [])
+            row["approvals_needed"] = self.approvals_needed(row)
+        return {"rows": rows, "next_cursor": page.next_cursor}
+
     @property
     def code_fix_min_confidence(self) -> float:
         """The confidence below which an approval proposes no code fix."""
