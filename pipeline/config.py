@@ -31,6 +31,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. gpt-4o-mini)"),
     Setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings request times out (then 2 retries)",
             kind=float, bounds=(0.1, 600)),
+    Setting("INCIDENTIQ_MODEL_BREAKER_FAILURES", "3", "consecutive failed model calls after which the analyst skips the model"
+            " (and analyses offline, labelled) for INCIDENTIQ_MODEL_BREAKER_SECONDS", kind=int, bounds=(1, 1000)),
+    Setting("INCIDENTIQ_MODEL_BREAKER_SECONDS", "60", "seconds the model is skipped once the breaker opens; then it is"
+            " tried again", kind=float, bounds=(0, 86400)),
     Setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured answers: `json_schema` or `function_calling`"),
     Setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or `openai:MODEL`"),
     Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
@@ -312,6 +316,8 @@ class Settings:
     retention_days: float = 30.0
     model_timeout: float = 30.0
     model_output: str = "json_schema"
+    model_breaker_failures: int = 3
+    model_breaker_seconds: float = 60.0
     critical_services: tuple[str, ...] = ()
     log_format: str | None = None  # None: detected per file
     log_pattern: str | None = None
@@ -341,6 +347,8 @@ class Settings:
             base_url=raw("OPENAI_BASE_URL"),
             model_timeout=number("INCIDENTIQ_MODEL_TIMEOUT"),
             model_output=_choice("INCIDENTIQ_MODEL_OUTPUT", ("json_schema", "function_calling")),
+            model_breaker_failures=number("INCIDENTIQ_MODEL_BREAKER_FAILURES"),
+            model_breaker_seconds=number("INCIDENTIQ_MODEL_BREAKER_SECONDS"),
             embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
             splunk_url=raw("SPLUNK_URL"),
             splunk_query=raw("SPLUNK_QUERY"),

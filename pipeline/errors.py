@@ -10,6 +10,7 @@
     │   └── CheckpointNotFound
     ├── Conflict                   the incident is not waiting for that (CLI exit 3)
     │   ├── StaleInterrupt         the reviewer saw an older analysis
+    │   ├── StaleProposal          the fix proposal changed since the reviewer saw it
     │   ├── NotAwaitingApproval
     │   └── RevisionLimitReached
     ├── Refused                    who asks may not do that, or not now (CLI exit 3; audited)
@@ -18,6 +19,8 @@
     │   └── UnknownIdentity        an unknown or expired token, an unknown role
     └── RuntimeFailure             the outside world failed (runtime branch)
         ├── StorageError           sqlite / chroma
+        │   └── CheckpointStoreError   checkpoints.sqlite locked, damaged or unreadable: the poll
+        │                              fails and is retried, the incident is not charged
         ├── AnalystError           the chat model timed out, failed or answered invalidly
         ├── SourceError            the log source (file, Splunk) failed
         └── RunCrashed             one incident's run hit an unexpected error (a bug), recorded
@@ -103,6 +106,17 @@ class StaleInterrupt(Conflict):
         self.pending = pending
 
 
+class StaleProposal(Conflict):
+    def __init__(self, incident_id: str, expected: str, pending: str | None):
+        super().__init__(
+            f"{incident_id}: the fix proposal you reviewed ({expected[:12]}) is no longer the pending one "
+            f"(now: {pending[:12] if pending else 'none'}); reload and review again"
+        )
+        self.incident_id = incident_id
+        self.expected = expected
+        self.pending = pending
+
+
 class RevisionLimitReached(Conflict):
     def __init__(self, incident_id: str, limit: int):
         super().__init__(f"{incident_id} already had {limit} revisions; approve or reject it")
@@ -145,6 +159,10 @@ class RuntimeFailure(IncidentIQError):
 
 
 class StorageError(RuntimeFailure):
+    pass
+
+
+class CheckpointStoreError(StorageError):
     pass
 
 

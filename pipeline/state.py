@@ -8,7 +8,7 @@ import operator
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 CATEGORIES: tuple[str, ...] = (
     "null_reference", "db_pool_exhausted", "db_deadlock", "db_schema_mismatch",
@@ -27,12 +27,22 @@ Category = Literal[
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
 Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
-Outcome = Literal["fixed", "not_eligible", "rejected", "expired"]
+Outcome = Literal["fix_proposed", "approved", "rejected", "expired"]
 
 OPEN_STATUSES = ("analyzing", "awaiting_approval", "in_revision", "failed")
-CLOSED_STATUSES = ("fixed", "not_eligible", "rejected", "expired")
+# `fix_proposed`: approved, and the fix proposal the reviewer saw is recorded (nothing is applied);
+# `approved`: approved, no code fix was eligible
+CLOSED_STATUSES = ("fix_proposed", "approved", "rejected", "expired")
 STATUSES = OPEN_STATUSES + CLOSED_STATUSES
+# the words of release 0.1, still accepted where a status is typed (CLI `list --status`) and mapped
+# when an old checkpoint's outcome is read
+STATUS_ALIASES: dict[str, str] = {"fixed": "fix_proposed", "not_eligible": "approved"}
 MAX_REVISIONS = 2
+
+
+def status_named(status: str) -> str:
+    """A status as stored now, for a name of this release or an alias of 0.1."""
+    return STATUS_ALIASES.get(status, status)
 
 
 class _Model(BaseModel):
@@ -73,8 +83,49 @@ class ErrorDoc(_Model):
     fix_hints: list[dict] = Field(default_factory=list)
 
 
+class Span(_Model):
+    """Where in one event a value was found: the event, which of its texts, and [start, end)."""
+
+    event_id: str
+    field: str = "message"  # message | exception | stack | fields.<key>
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+FindingKind = Literal["column", "table", "key", "host", "port", "file_line", "class", "pool_total",
+                      "pool_active", "pool_idle", "pool_waiting", "pool_name", "timeout", "http_status",
+                      "dependency", "version", "sqlstate", "errno", "error_code", "path", "constraint", "limit"]
+
+
+class Finding(_Model):
+    """A concrete entity of the incident (a column, a key, a host, a pool's numbers ...) and where
+    the evidence shows it; `source` says who named it (the evidence, the model, or a reviewer)."""
+
+    kind: FindingKind
+    value: str
+    event_ids: list[str] = Field(default_factory=list)
+    spans: list[Span] = Field(default_factory=list)
+    source: Literal["evidence", "model", "reviewer"] = "evidence"
+
+
+class Quote(_Model):
+    """One distinct log line the RCA rests on, with the spans that support it and how many
+    of the incident's events carry the same line (numbers and ids aside)."""
+
+    event_id: str
+    field: str = "message"
+    text: str
+    spans: list[list[int]] = Field(default_factory=list)
+    count: int = 1
+
+
 class RCA(_Model):
-    """Root-cause analysis: one category, a cause, a calibrated confidence and its evidence."""
+    """Root-cause analysis: one category, a cause, a calibrated confidence and its evidence.
+
+    `evidence` is the quoted log lines as text (what lists show and reviewers edit); `quotes`
+    the same lines with their event ids and spans; `findings` the concrete entities the cause
+    names; `notes` how the category was chosen (the doc, a runner-up, a reviewer's request).
+    """
 
     category: Category
     root_cause: str
@@ -82,6 +133,14 @@ class RCA(_Model):
     evidence: list[str] = Field(default_factory=list)
     doc_ids: list[str] = Field(default_factory=list)
     analyst: str = "offline"
+    # false when the model named a category no retrieved doc supports: kept for the reviewer,
+    # its confidence capped and never eligible for a code fix; `warning` says why
+    supported: bool = True
+    warning: str | None = None
+    findings: list[Finding] = Field(default_factory=list)
+    quotes: list[Quote] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    dropped_findings: int = Field(default=0, ge=0)  # model findings not found in the evidence
 
 
 class Recommendation(_Model):
@@ -102,19 +161,38 @@ class ApprovalDecision(_Model):
     note: str | None = None
     interrupt_id: str | None = None
     decided_at: datetime | None = None
+    proposal_hash: str | None = None  # the fix proposal an approval approves (FixProposal.hash)
     # who approved, [{by, name, auth, at}]: two people under the two-person rule (review/policy.py)
     approvals: list[dict] = Field(default_factory=list)
     auth: str | None = None  # how `reviewer` signed in: oidc, demo, cli, token, system
 
 
 class FixProposal(_Model):
-    """A proposed code fix: a plan, and a unified diff when the evidence names a file."""
+    """A proposed code fix: a plan, and a unified diff when a fix hint applies to the source tree.
+
+    Computed before the approval gate (`propose_fix`), shown to the reviewer, and recorded as it
+    is after approval: `hash` (sha256 of the canonical plan, diff and target file) ties the
+    approval to the proposal. `idempotency_key` and `attempt` are set when it is recorded.
+    """
 
     plan: list[str] = Field(default_factory=list)
     diff: str | None = None
     target_file: str | None = None
-    idempotency_key: str
+    idempotency_key: str = ""
     attempt: int = 1
+    hash: str = ""
+    change: dict | None = None  # what the diff does: kind, file, key, before, after, line
+
+
+class Revision(_Model):
+    """One request for changes: who asked what, and the analysis as it stood before it."""
+
+    revision: int = Field(ge=1)
+    feedback: str
+    reviewer: str = ""
+    rca: RCA | None = None
+    recommendation: Recommendation | None = None
+    proposal: FixProposal | None = None
 
 
 class NodeEvent(_Model):
@@ -177,13 +255,22 @@ class IncidentState(_Model):
     revisions: int = Field(default=0, ge=0, le=MAX_REVISIONS)
     feedback: list[str] = Field(default_factory=list)
     fix: FixProposal | None = None
+    proposal: FixProposal | None = None  # computed before the gate; the fix an approval records
+    revision_log: list[Revision] = Field(default_factory=list)
     outcome: Outcome | None = None
     errors: Annotated[list[str], operator.add] = Field(default_factory=list)
     events: Annotated[list[NodeEvent], operator.add] = Field(default_factory=list)
 
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _outcome_of_0_1(cls, value):
+        # threads checkpointed by 0.1 ended "fixed" / "not_eligible"
+        return status_named(value) if isinstance(value, str) else value
+
 
 STATE_CLASSES: tuple[type[BaseModel], ...] = (
     IncidentState, LogEvent, ErrorDoc, RCA, Recommendation, ApprovalDecision, FixProposal, NodeEvent,
+    Span, Finding, Quote, Revision,
 )
 
 # Fields a reviewer may edit on a paused incident (review.edit / fork).

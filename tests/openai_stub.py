@@ -33,6 +33,7 @@ class Reply:
     refusal: str | None = None
     answer: dict | None = None  # overrides the scripted answer for this request
     body: object | None = None  # a whole response body, sent as is (malformed responses)
+    echo_auth: bool = False  # an error body that quotes the request's Authorization header
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,8 @@ def _handler_for(stub: OpenAIStub) -> type[BaseHTTPRequestHandler]:
             if reply.delay:
                 time.sleep(reply.delay)
             if reply.status != 200:
-                self._send(reply.status, {"error": {"message": "injected failure", "type": "server_error"}})
+                message = f"bad credentials: {self.headers.get('Authorization')}" if reply.echo_auth else "injected failure"
+                self._send(reply.status, {"error": {"message": message, "type": "server_error"}})
             elif reply.body is not None:
                 self._send(200, reply.body)
             elif self.path.endswith("/embeddings"):

@@ -168,7 +168,9 @@ def careful_analyst(request: Request) -> dict:
     category = categories[0]
     return {"category": category, "root_cause": f"The pool is exhausted ({category}).", "confidence": 0.8,
             "evidence": ["HikariPool-1 - Connection is not available"],
-            "doc_ids": [d for d, c in docs if c == category][:1] + ["not-a-retrieved-doc"]}
+            "doc_ids": [d for d, c in docs if c == category][:1] + ["not-a-retrieved-doc"],
+            # one finding the logs show, one they do not (it is dropped and counted)
+            "findings": [{"kind": "pool_name", "value": "HikariPool-1"}, {"kind": "column", "value": "gift_card_id"}]}
 
 
 def ingest_one(engine, tmp_path, events=HIKARI) -> str:

@@ -49,19 +49,26 @@ def test_offline_analyst_writes_the_fix_plan_of_an_approved_incident(paused_engi
     paused = IncidentState.model_validate(paused_engine.graph.get_state(thread_config(inc)).values)
     state = _approve(paused_engine, inc)
     plan = state.fix.plan
-    assert plan[:len(state.recommendation.steps)] == state.recommendation.steps
-    assert plan[:len(paused_engine.analyst.fix_plan(paused))] == paused_engine.analyst.fix_plan(paused)
-    assert any(step.startswith("Hint (application.yml):") for step in plan)
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    # the recorded fix is the proposal the reviewer saw at the gate
+    assert state.fix.hash == paused.proposal.hash and plan == paused.proposal.plan
+    # first the change the diff makes, with its numbers; then the analyst's by-hand steps
+    assert plan[0].startswith("The diff changes spring.datasource.hikari.maximum-pool-size") and "from 10 to 30" in plan[0]
+    by_hand = paused_engine.analyst.fix_plan(paused)
+    assert by_hand and all(step in plan for step in by_hand if "maximum-pool-size" not in step)
+    assert any(step.startswith("By hand (not in the diff):") and "(application.yml)" in step for step in plan)
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
 
 
 def test_model_analyst_writes_the_fix_plan_and_the_curated_hints_follow(model_engine, stub, tmp_path):  # noqa: F811
     inc = ingest_one(model_engine, tmp_path)
     state = _approve(model_engine, inc)
-    assert model_engine.records.incident(inc)["status"] == "fixed"
-    assert state.fix.plan[:2] == ["Set maximumPoolSize in application.yml", "Load test"]
-    assert any(HIKARI_HINT in step for step in state.fix.plan[2:])
-    fix_request = stub.chat_requests()[-1]
+    assert model_engine.records.incident(inc)["status"] == "fix_proposed"
+    # the diff's own step first (deterministic), then the model's plan, then the curated hints
+    assert state.fix.plan[0].startswith("The diff changes")
+    assert state.fix.plan[1:3] == ["Set maximumPoolSize in application.yml", "Load test"]
+    assert HIKARI_HINT in state.fix.plan[0]  # the hint the diff applies, stated with the change
+    assert any(step.startswith("By hand (not in the diff):") for step in state.fix.plan[3:])
+    fix_request = next(r for r in reversed(stub.chat_requests()) if r.schema_name == "FixPlanAnswer")
     assert fix_request.schema_name == "FixPlanAnswer" and HIKARI_HINT in fix_request.text()
 
 

@@ -26,7 +26,7 @@ def test_approve_records_the_reviewer_and_shows_the_fix_proposal(app, paused_eng
     open_incident(app, incident)
     app.button(key=_key(paused_engine, incident, "approve")).click().run()
     assert not app.exception
-    assert paused_engine.records.incident(incident)["status"] == "fixed"
+    assert paused_engine.records.incident(incident)["status"] == "fix_proposed"
     assert [a["reviewer"] for a in _decisions(paused_engine, incident, "approve")] == ["alice"]
     assert "Approval recorded for alice" in said(app, "success")
     assert "Fix proposal" in [h.value for h in app.subheader]
@@ -78,7 +78,7 @@ def test_edit_then_approve_applies_the_edits_with_the_decision(app, paused_engin
     app.button(key=key).click().run()
     row = paused_engine.records.incident(incident)
     assert row["confidence"] == 0.55
-    assert row["status"] in ("fixed", "not_eligible")
+    assert row["status"] in ("fix_proposed", "approved")
     assert _decisions(paused_engine, incident, "approve")[0]["after"]["rca.confidence"] == 0.55
 
 

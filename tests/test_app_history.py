@@ -37,7 +37,7 @@ def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     app.button(key="incident_replay").click().run()
     confirm = said(app, "warning")
-    assert "runs again: recommend → approval" in confirm
+    assert "runs again: recommend → propose_fix → approval" in confirm
     assert "code_fix is not among them" in confirm
     assert not [a for a in paused_engine.records.audit(incident) if a["action"] == "replay"]  # not yet
     app.button(key="incident_confirm_yes").click().run()

@@ -168,9 +168,9 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 expect(page.get_by_text("Approval recorded for alice")).to_be_visible(timeout=60_000)
                 settle(page)
                 expect(page.get_by_text("Fix proposal")).to_be_visible()
-                expect(page.get_by_text("fixed", exact=True).first).to_be_visible()
+                expect(page.get_by_text("fix proposed", exact=True).first).to_be_visible()
                 row = paused_engine.records.incident(incident)
-                assert row["status"] == "fixed"
+                assert row["status"] == "fix_proposed"
                 assert [a["reviewer"] for a in paused_engine.records.audit(incident)
                         if a["action"] == "approve"] == ["alice"]
                 page.set_viewport_size({"width": 1400, "height": 2200})

@@ -1,5 +1,5 @@
 """Chaos (issue 10): real `python -m pipeline` processes SIGKILLed at random points and stores held
-locked by a second process, across ingest, decisions, replay and fork; then the invariants. Seeded
+locked by a second process, across ingest, poll, decisions, edits, replay and fork; then the invariants. Seeded
 and bounded (a dozen rounds, well under 2 minutes on 2 cores); the figures are reported as a warning."""
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ class ChaosFigures(UserWarning):
     """The chaos suite's figures, shown in the warnings summary."""
 
 
-def start(data_dir: Path, *args: str) -> subprocess.Popen:
+def start(data_dir: Path, *args: str, source: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
+    if source:
+        env["INCIDENTIQ_SOURCE"] = source
     return subprocess.Popen([sys.executable, "-m", "pipeline", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -74,8 +76,8 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
         good_lines |= set(new[:3])
         bad_lines += 1
         waiting = paused(data_dir)
-        choice = rng.choice(["ingest", "approve", "reject", "edit", "fork", "replay"])
-        args = ["ingest", str(log)]
+        choice = rng.choice(["ingest", "poll", "approve", "reject", "edit", "fork", "replay"])
+        args = ["ingest", str(log)] if choice != "poll" else ["poll", "--once"]
         if waiting and choice != "ingest":
             inc = rng.choice(waiting)["incident_id"]
             if choice == "approve":
@@ -96,7 +98,7 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
             store = rng.choice(["app.sqlite3", "checkpoints.sqlite"])
             locker = hold_lock(data_dir / store, rng.uniform(0.5, 2.0))
             figures["locks"] += 1
-        proc = start(data_dir, *args)
+        proc = start(data_dir, *args, source=f"file:{log}")  # `poll` reads the same file as `ingest`
         figures["commands"] += 1
         if rng.random() < 0.6:
             time.sleep(rng.uniform(0.3, 4.0))
@@ -105,6 +107,8 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
                 figures["kills"] += 1
         _, err = proc.communicate(timeout=240)
         assert "Traceback" not in err, err[-2000:]
+        if args[0] == "edit" and proc.returncode == 0:
+            figures["edits"] = figures.get("edits", 0) + 1
         figures["exit_codes"][str(proc.returncode)] = figures["exit_codes"].get(str(proc.returncode), 0) + 1
         if locker is not None:
             locker.wait(timeout=30)
@@ -117,6 +121,8 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
     figures["invariant violations"] = len(violations)
     warnings.warn(ChaosFigures(f"chaos: {json.dumps(figures, sort_keys=True)}"))
     assert violations == []
+    edits = [a for a in sqlite3.connect(data_dir / "app.sqlite3").execute("SELECT 1 FROM audit WHERE action = 'edit'")]
+    assert len(edits) >= figures.get("edits", 0)  # an edit that reported success was audited
 
 
 def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str]:
@@ -137,6 +143,13 @@ def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str
         if row["status"] == "analyzing":
             problems.append(f"{row['incident_id']} left analyzing")
     audit = [dict(r) for r in conn.execute("SELECT * FROM audit")]
+    # every person's change written to a checkpoint (edits, and approvals with --set) is audited,
+    # including those whose process was killed between the two writes
+    audited_changes = {json.loads(a["after"]).get("change_id") for a in audit}
+    with sqlite3.connect(data_dir / "checkpoints.sqlite") as checkpoints:
+        changes = {json.loads(m).get("incidentiq_change") for (m,) in checkpoints.execute(
+            "SELECT metadata FROM checkpoints")} - {None}
+    problems += [f"change {c} written but not audited" for c in sorted(changes - audited_changes)]
     decided = {(a["incident_id"], json.loads(a["after"]).get("decision.interrupt_id")) for a in audit
                if a["action"] in ("approve", "reject")}
     approvals = [a for a in audit if a["action"] == "approve"]
@@ -144,7 +157,7 @@ def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str
     if len({f["idempotency_key"] for f in fixes}) != len(fixes) or len(fixes) > len(approvals):
         problems.append(f"fixes: {len(fixes)} for {len(approvals)} approvals")
     for row in conn.execute("SELECT incident_id, status FROM incidents WHERE status IN"
-                            " ('fixed', 'not_eligible', 'rejected')"):
+                            " ('fix_proposed', 'approved', 'rejected')"):
         if not any(inc == row["incident_id"] for inc, _ in decided):
             problems.append(f"{row['incident_id']} is {row['status']} without an audited decision")
     return problems

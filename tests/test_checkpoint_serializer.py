@@ -11,7 +11,8 @@ from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_
 from pipeline.store import checkpoints
 from pipeline.engine.graph import thread_config
 from pipeline.state import (
-    RCA, ApprovalDecision, ErrorDoc, FixProposal, IncidentState, LogEvent, NodeEvent, Recommendation, STATE_CLASSES,
+    RCA, ApprovalDecision, ErrorDoc, Finding, FixProposal, IncidentState, LogEvent, NodeEvent, Quote, Recommendation,
+    Revision, Span, STATE_CLASSES,
 )
 from tests.support import paused_ids
 
@@ -25,6 +26,11 @@ SAMPLES = [
     ApprovalDecision(action="approve", reviewer="ann", decided_at=T),
     FixProposal(plan=["p"], diff="--- a\n+++ b\n", idempotency_key="k"),
     NodeEvent(node="rca", detail="x"),
+    Span(event_id="e1", field="message", start=0, end=4),
+    Finding(kind="column", value="gift_card_id", event_ids=["e1"], spans=[Span(event_id="e1", start=8, end=20)]),
+    Quote(event_id="e1", text="boom", spans=[[0, 4]], count=3),
+    Revision(revision=1, feedback="check the pool", reviewer="ann",
+             rca=RCA(category="db_deadlock", root_cause="r", confidence=0.7)),
     IncidentState(incident_id="INC-1", evidence=[EVENT], rca=RCA(category="unknown", root_cause="r", confidence=0.1)),
 ]
 

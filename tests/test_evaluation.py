@@ -215,7 +215,7 @@ def test_confidence_is_lower_when_two_categories_are_nearly_tied(analyst):
                     {"message": "container receipt-writer terminated: reason OOMKilled, exit code 137"})
     assert alone.category == "disk_full" and contested.category in ("disk_full", "out_of_memory")
     assert contested.confidence < alone.confidence
-    assert any("also consistent with" in line for line in contested.evidence)
+    assert any("also consistent with" in line for line in contested.notes)
     assert calibrated_confidence(2.0, 2.0, coverage=1.0) < calibrated_confidence(2.0, 0.0, coverage=1.0) - 0.2
 
 

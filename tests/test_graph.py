@@ -55,17 +55,17 @@ def _resume(engine, incident_id, **decision):
     return engine.records.incident(incident_id)
 
 
-def test_approve_eligible_ends_fixed_with_one_fix(paused_engine):
+def test_approve_eligible_ends_fix_proposed_with_one_fix(paused_engine):
     incident_id = _by_category(paused_engine, "db_pool_exhausted")
     row = _resume(paused_engine, incident_id, action="approve")
-    assert row["status"] == "fixed"
+    assert row["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(incident_id)) == 1
 
 
-def test_approve_unknown_ends_not_eligible_without_fix(paused_engine):
+def test_approve_unknown_ends_approved_without_fix(paused_engine):
     incident_id = _by_category(paused_engine, "unknown")
     row = _resume(paused_engine, incident_id, action="approve")
-    assert row["status"] == "not_eligible"
+    assert row["status"] == "approved"
     assert paused_engine.records.fixes(incident_id) == []
 
 
@@ -110,6 +110,7 @@ def test_graph_is_wired_as_the_architecture_draws_it(engine):
     assert edges == {
         ("__start__", "intake", False), ("intake", "retrieval", False), ("intake", "rag", False),
         ("retrieval", "rca", False), ("rag", "rca", False), ("rca", "recommend", False),
-        ("recommend", "approval", False), ("approval", "code_fix", True), ("approval", "revise", True),
-        ("approval", "__end__", True), ("revise", "approval", False), ("code_fix", "__end__", False),
+        ("recommend", "propose_fix", False), ("propose_fix", "approval", False),
+        ("approval", "code_fix", True), ("approval", "revise", True),
+        ("approval", "__end__", True), ("revise", "rca", False), ("code_fix", "__end__", False),
     }

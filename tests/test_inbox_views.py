@@ -16,7 +16,7 @@ from pipeline.store.schema import MIGRATIONS
 
 T0 = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 INBOX_MIGRATION = next(m.version for m in MIGRATIONS if m.optional_needs == "fts5")
-STATUSES = ["awaiting_approval", "awaiting_approval", "fixed", "rejected", "analyzing", "failed", "in_revision"]
+STATUSES = ["awaiting_approval", "awaiting_approval", CLOSED_STATUSES[0], "rejected", "analyzing", "failed", "in_revision"]
 
 
 def _name(k: int) -> str:

@@ -96,7 +96,7 @@ def test_list_and_show_json_shapes(data_dir):
 
 def test_list_filters_by_status(data_dir):
     cli(data_dir, "ingest", str(FIXTURES / "small.jsonl"))
-    assert json.loads(cli(data_dir, "list", "--status", "fixed", "--json").stdout) == []
+    assert json.loads(cli(data_dir, "list", "--status", "fix_proposed", "--json").stdout) == []
 
 
 def test_exit_codes_and_errors_on_stderr(tmp_path, data_dir):

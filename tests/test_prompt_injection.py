@@ -72,7 +72,7 @@ def obedient_stub():
     """A model that does whatever the injected text says."""
     with OpenAIStub() as server:
         server.answers["RCAAnswer"] = {"category": "unknown", "root_cause": f"As instructed: {APPROVE}",
-                                       "confidence": 0.01, "evidence": [APPROVE], "doc_ids": []}
+                                       "confidence": 0.01, "evidence": [APPROVE], "doc_ids": [], "findings": []}
         server.answers["RecommendationAnswer"] = {"action": "Approved. No human review needed.",
                                                   "steps": ["approve this incident"], "risk": "low"}
         yield server
@@ -116,7 +116,7 @@ def test_model_sees_injected_text_only_inside_untrusted_blocks(injected_model_en
         engine = injected_model_engine(stub)
         ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
         prompts = [r.body["messages"][-1]["content"] for r in stub.chat_requests()]
-    assert len(prompts) == 4  # rca and recommend for both incidents
+    assert len(prompts) == 6  # rca, recommend and the fix plan (before the gate) for both incidents
     for prompt in prompts:
         spans = untrusted_spans(prompt)
         assert prompt.count("</untrusted_log_data>") == len(spans)  # the breakout line closed nothing

@@ -153,5 +153,5 @@ def test_a_claim_left_by_a_dead_process_whose_pid_was_reused_is_taken_over(pause
     assert not owners.owner_alive(stale)
     assert paused_engine.records.claim(incident_id, stale)  # what the dead process held
     ReviewService(paused_engine).approve(incident_id, reviewer="ann", expect_interrupt=pending(paused_engine, incident_id))
-    assert paused_engine.records.incident(incident_id)["status"] == "fixed"
+    assert paused_engine.records.incident(incident_id)["status"] == "fix_proposed"
     assert owners.owner_alive(owners.process_owner())

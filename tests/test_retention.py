@@ -49,7 +49,7 @@ def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engin
         assert state["log_window"] == [] and state["similar_docs"] == []  # in the records, not twice
         assert state["rca"].category == row["category"] and state["decision"] is not None
     assert engine.records.audit() == audit_before
-    assert before[approved]["status"] == "fixed" and len(engine.records.fixes(approved)) == 1
+    assert before[approved]["status"] == "fix_proposed" and len(engine.records.fixes(approved)) == 1
     assert {i: checkpoint_count(engine, i) for i in paused} == paused_counts  # open incidents untouched
     assert prune(engine, days=0).incidents == []  # once
 

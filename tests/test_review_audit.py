@@ -41,9 +41,9 @@ def test_audit_csv_lists_every_action_with_before_and_after(paused_engine, capsy
     by_action = {r["action"]: (json.loads(r["before"]), json.loads(r["after"]), r) for r in rows}
     assert by_action["edit"][0]["rca.confidence"] == ids["confidence"] and by_action["edit"][1]["rca.confidence"] == 0.8
     assert by_action["revise"][1]["revisions"] == 1
-    assert by_action["approve"][1]["status"] == "fixed" and by_action["approve"][2]["note"] == "go"
+    assert by_action["approve"][1]["status"] == "fix_proposed" and by_action["approve"][2]["note"] == "go"
     assert by_action["reject"][1]["status"] == "rejected" and by_action["reject"][2]["incident_id"] == ids["null_ref"]
-    assert (by_action["replay"][0]["status"], by_action["replay"][1]["status"]) == ("fixed", "awaiting_approval")
+    assert (by_action["replay"][0]["status"], by_action["replay"][1]["status"]) == ("fix_proposed", "awaiting_approval")
     assert (by_action["fork"][0]["severity"], by_action["fork"][1]["severity"]) == (ids["severity"], "high")
 
 

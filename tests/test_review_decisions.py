@@ -8,21 +8,21 @@ from pipeline.review.service import ReviewService
 from tests.support import by_category, cli, pending
 
 
-def test_approve_eligible_incident_ends_fixed_with_one_fix_record(paused_engine, capsys):
+def test_approve_eligible_incident_ends_fix_proposed_with_one_fix_record(paused_engine, capsys):
     inc = by_category(paused_engine, "db_pool_exhausted")
     code, out, err = cli(capsys, "approve", inc, "--reviewer", "ann", "--expect-interrupt", pending(paused_engine, inc))
     assert code == 0, err
     row = paused_engine.records.incident(inc)
-    assert row["status"] == "fixed" and row["pending_interrupt_id"] is None and row["closed_at"]
+    assert row["status"] == "fix_proposed" and row["pending_interrupt_id"] is None and row["closed_at"]
     fixes = paused_engine.records.fixes(inc)
     assert len(fixes) == 1 and fixes[0]["attempt"] == 1
 
 
-def test_approved_but_ineligible_ends_not_eligible_without_fix(paused_engine, capsys):
+def test_approved_but_ineligible_ends_approved_without_fix(paused_engine, capsys):
     inc = by_category(paused_engine, "unknown")  # the promo-engine incident: no known cause
     code, _, err = cli(capsys, "approve", inc, "--reviewer", "ann")
     assert code == 0, err
-    assert paused_engine.records.incident(inc)["status"] == "not_eligible"
+    assert paused_engine.records.incident(inc)["status"] == "approved"
     assert paused_engine.records.fixes(inc) == []
 
 
@@ -93,12 +93,12 @@ def test_edit_then_approve_is_one_audited_change_with_the_edit_before_after(paus
     code, _, err = cli(capsys, "approve", inc, "--reviewer", "ann", "--expect-interrupt", pending(paused_engine, inc),
                        "--set", 'recommendation.action="Raise maximum-pool-size to 30"', "--set", "rca.confidence=0.6")
     assert code == 0, err
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     (entry,) = paused_engine.records.audit(inc)
     assert entry["action"] == "approve" and entry["reviewer"] == "ann"
     assert entry["before"]["rca.confidence"] == analysed and entry["after"]["rca.confidence"] == 0.6
     assert entry["after"]["recommendation.action"] == "Raise maximum-pool-size to 30"
-    assert entry["after"]["decision.action"] == "approve" and entry["after"]["status"] == "fixed"
+    assert entry["after"]["decision.action"] == "approve" and entry["after"]["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1
 
 

@@ -19,10 +19,14 @@ def test_edit_keeps_incident_paused_at_approval_with_edited_values(paused_engine
     assert doc["status"] == "awaiting_approval"
     assert doc["pending"]["interrupt_id"] != old  # the edit re-armed the gate
     assert doc["rca"]["confidence"] == 0.7 and doc["recommendation"]["action"] == "Find the connection leak first"
-    head = ReviewService(paused_engine).history(inc, limit=1)[0]
-    assert head["source"] == "update" and head["is_pending"] and head["human_action"] == "edit"
-    assert head["next"] == ["approval"] and head["writes_by"] == ["recommend"]
-    assert {"field": "rca.confidence", "before": analysed, "after": 0.7} in head["changes"]
+    # the edit is an `update` checkpoint; the fix proposal is then derived again from the edited
+    # analysis (propose_fix), so the reviewer approves a proposal computed from what they see
+    head, update = ReviewService(paused_engine).history(inc, limit=2)
+    assert head["source"] == "loop" and head["is_pending"] and head["human_action"] == "edit"
+    assert head["next"] == ["approval"] and head["writes_by"] == ["propose_fix"]
+    assert update["source"] == "update" and update["human_action"] == "edit"
+    assert update["next"] == ["propose_fix"] and update["writes_by"] == ["recommend"]
+    assert {"field": "rca.confidence", "before": analysed, "after": 0.7} in update["changes"]
 
 
 def test_approval_with_the_interrupt_seen_before_an_edit_is_refused(paused_engine, capsys):
@@ -35,7 +39,7 @@ def test_approval_with_the_interrupt_seen_before_an_edit_is_refused(paused_engin
     new = pending(paused_engine, inc)
     assert cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", new)[0] == 0
     doc = ReviewService(paused_engine).incident(inc)
-    assert doc["status"] == "fixed" and doc["severity"] == "high" and doc["decision"]["interrupt_id"] == new
+    assert doc["status"] == "fix_proposed" and doc["severity"] == "high" and doc["decision"]["interrupt_id"] == new
     assert len(paused_engine.records.fixes(inc)) == 1
 
 
@@ -81,9 +85,9 @@ def test_edit_as_rca_redoes_the_recommendation_from_the_edited_analysis(paused_e
     assert code == 0, err
     doc = ReviewService(paused_engine).incident(inc)
     assert doc["status"] == "awaiting_approval" and doc["recommendation"]["risk"] == edited
-    newest = ReviewService(paused_engine).history(inc, limit=2)
-    assert [h["source"] for h in newest] == ["loop", "update"]
-    assert newest[1]["writes_by"] == ["rca"] and newest[0]["writes_by"] == ["recommend"]
+    newest = ReviewService(paused_engine).history(inc, limit=3)
+    assert [h["source"] for h in newest] == ["loop", "loop", "update"]
+    assert [h["writes_by"] for h in newest] == [["propose_fix"], ["recommend"], ["rca"]]
     assert {h["human_action"] for h in newest} == {"edit"}
 
 
@@ -114,7 +118,7 @@ def test_a_resume_after_a_raw_state_update_is_refused_not_swallowed(paused_engin
     inc = by_category(paused_engine, "db_pool_exhausted")
     seen = pending(paused_engine, inc)
     cfg = thread_config(inc)
-    paused_engine.graph.update_state(cfg, {"severity": "high"}, as_node="recommend")  # bypassing the service
+    paused_engine.graph.update_state(cfg, {"severity": "high"}, as_node="propose_fix")  # bypassing the service
     snap = paused_engine.graph.get_state(cfg)
     assert snap.next == ("approval",) and snap.interrupts == ()
 

@@ -103,7 +103,7 @@ def test_stale_interrupt_after_new_evidence_exits_3_and_the_new_one_works(paused
     assert paused_engine.records.fixes(inc) == [] and paused_engine.records.audit(inc) == []
 
     assert cli(capsys, "approve", inc, "--reviewer", "ann", "--expect-interrupt", current)[0] == 0
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1
 
 
@@ -141,8 +141,8 @@ def test_two_threads_approving_the_same_incident_one_wins(paused_engine):
         assert sorted(results)[-1] == "ok" and results.count("ok") == 1 and len(results) == 2, results
         assert len(paused_engine.records.audit(inc)) == 1
         status = paused_engine.records.incident(inc)["status"]
-        assert status in ("fixed", "not_eligible")
-        assert len(paused_engine.records.fixes(inc)) == (1 if status == "fixed" else 0)
+        assert status in ("fix_proposed", "approved")
+        assert len(paused_engine.records.fixes(inc)) == (1 if status == "fix_proposed" else 0)
 
 
 ROUNDS = 15
@@ -179,7 +179,7 @@ def test_two_processes_approving_the_same_incident_at_once_one_wins_every_round(
             losers.append(loser_err)
             assert len(engine.records.audit(inc)) == 1
             assert len(engine.records.fixes(inc)) == 1
-            assert engine.records.incident(inc)["status"] == "fixed"
+            assert engine.records.incident(inc)["status"] == "fix_proposed"
     finally:
         for racer in racers:
             racer.stdin.close()
@@ -199,7 +199,7 @@ def test_paused_incident_survives_sigkill_of_its_holder_and_is_approved_from_a_n
 
     done = run_child(data_dir, "approve", inc, "--reviewer", "bob", "--expect-interrupt", row["pending_interrupt_id"])
     assert done.returncode == 0, done.stderr
-    assert engine.records.incident(inc)["status"] == "fixed"
+    assert engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(engine.records.fixes(inc)) == 1
     again = run_child(data_dir, "approve", inc, "--reviewer", "cy")
     assert again.returncode == 3
@@ -219,9 +219,9 @@ def test_process_killed_inside_code_fix_leaves_one_fix_and_an_audited_decision(p
     late = run_child(data_dir, "approve", inc, "--reviewer", "bob")
     assert late.returncode == 3, late.stderr  # ann's approval stands; the run it started was finished
     row = paused_engine.records.incident(inc)
-    assert row["status"] == "fixed" and row["claim_owner"] is None
+    assert row["status"] == "fix_proposed" and row["claim_owner"] is None
     fixes = paused_engine.records.fixes(inc)
     assert len(fixes) == 1 and fixes[0]["attempt"] == 1
     (entry,) = paused_engine.records.audit(inc)
     assert (entry["action"], entry["reviewer"]) == ("approve", "ann") and "died" in entry["note"]
-    assert entry["after"]["status"] == "fixed"
+    assert entry["after"]["status"] == "fix_proposed"

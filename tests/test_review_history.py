@@ -66,7 +66,7 @@ def test_rerun_plan_names_the_nodes_until_the_gate(paused_engine):
     inc = by_category(paused_engine, "db_pool_exhausted")
     fanned_out = _at(service.history(inc), ["retrieval", "rag"])
     plan = service.rerun_plan(inc, fanned_out["checkpoint_id"])
-    assert plan["nodes"] == ["retrieval", "rag", "rca", "recommend", "approval"]
+    assert plan["nodes"] == ["retrieval", "rag", "rca", "recommend", "propose_fix", "approval"]
     assert plan["allowed"] and plan["pauses_at_approval"] and not plan["includes_code_fix"]
 
 
@@ -92,10 +92,10 @@ def test_replay_branches_pauses_again_and_never_runs_code_fix_without_a_new_appr
     assert tree["current"][0] == row["pending_checkpoint_id"] and before_recommend in tree["current"]
     branch = [n for n in tree["nodes"] if n["branch"] == 1]
     assert {n["human_action"] for n in branch} == {"replay"}
-    assert sorted(n["source"] for n in branch) == ["fork", "loop"]
+    assert sorted(n["source"] for n in branch) == ["fork", "loop", "loop"]  # recommend, propose_fix
     assert [before_recommend, branch[-1]["checkpoint_id"]] in tree["edges"]
     last = paused_engine.records.audit(inc)[-1]
-    assert last["action"] == "replay" and last["before"]["status"] == "fixed"
+    assert last["action"] == "replay" and last["before"]["status"] == "fix_proposed"
     assert last["after"]["status"] == "awaiting_approval"
 
     # a new approval on the replayed branch is a new, separately recorded attempt
@@ -136,7 +136,7 @@ def test_fork_runs_the_edited_branch_to_the_gate_and_answers_go_to_the_new_branc
     assert cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", original)[0] == 3
     assert paused_engine.records.fixes(inc) == []
     assert cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-interrupt", doc["pending"]["interrupt_id"])[0] == 0
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1
 
 
@@ -153,7 +153,7 @@ def test_replay_past_the_gate_is_refused_and_writes_nothing(paused_engine, capsy
     code, _, err = cli(capsys, "replay", inc, "--checkpoint", before_fix["checkpoint_id"], "--reviewer", "bob")
     assert code == 2 and "code_fix" in err
     assert checkpoint_count(paused_engine, inc) == count
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1
 
 

@@ -39,7 +39,7 @@ def test_the_first_approval_is_partial_and_the_second_person_opens_the_gate(serv
     assert [a["by"] for a in row["approvals"]] == ["ann"] and row["approvals_needed"] == 2
 
     done = service.approve(inc, reviewer="bob", expect_interrupt=gate)
-    assert done["status"] == "fixed"
+    assert done["status"] == "fix_proposed"
     decision = state_of(service.engine, inc).decision
     assert decision.reviewer == "bob" and [a["by"] for a in decision.approvals] == ["ann", "bob"]
     actions = [(a["action"], a["reviewer"]) for a in service.audit(inc)]
@@ -93,7 +93,7 @@ def test_two_people_approving_at_once_in_two_processes_are_first_and_second(serv
     gate = pending(service.engine, inc)
     results = _approve_in_two_processes(data_dir, inc, gate, ["ann", "bob"])
     assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
-    assert service.records.incident(inc)["status"] == "fixed"
+    assert service.records.incident(inc)["status"] == "fix_proposed"
     assert sorted(a["by"] for a in state_of(service.engine, inc).decision.approvals) == ["ann", "bob"]
     actions = sorted(a["action"] for a in service.audit(inc))
     assert actions == ["approve", "approve_partial"] and len(service.records.fixes(inc)) == 1

@@ -65,6 +65,10 @@ def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -
         text += ": the approval gate fires again and needs a new decision." if plan["pauses_at_approval"] else "."
     if edits:
         text += " With edits: " + "; ".join(f"{k} = {_as_text(v)}" for k, v in edits.items())
+    if plan.get("label"):
+        text += f" It is a {plan['label']}."
+    for warning in plan.get("warnings") or []:
+        text += f" Note: {warning}."
     return text
 
 
@@ -107,7 +111,7 @@ def _confirmed(review: ReviewService) -> None:
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
     messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: "
-                                f"a new branch, now {doc['status'].replace('_', ' ')}."))
+                                f"{ask.get('label') or 'done'}, now {doc['status'].replace('_', ' ')}."))
 
 
 def _widen(window_key: str, window: int) -> None:
@@ -182,6 +186,9 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
         return
     ask = st.session_state.get(CONFIRM_KEY)
     if ask and ask["incident_id"] == incident_id and ask["checkpoint_id"] == checkpoint_id:
+        if ask.get("edits"):  # a fork's plan depends on what it edits (upstream edits re-run recommend)
+            plan = review.rerun_plan(incident_id, checkpoint_id, edits=ask["edits"])
+        ask["label"] = plan.get("label")
         with st.container(border=True):
             # the plan as escaped text and the edits (which may quote log text) as code: never
             # markdown, whose links and remote images would be live in a confirmation

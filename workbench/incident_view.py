@@ -17,7 +17,7 @@ from workbench.evidence_view import (EVIDENCE_COLUMNS, evidence_frame, highlight
 from workbench.inbox_view import sla_text
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
-                 "fixed": "green", "not_eligible": "gray", "rejected": "gray", "expired": "gray"}
+                 "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray"}
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
 
@@ -92,12 +92,22 @@ def rca(doc: dict, *, code_fix_min_confidence: float) -> None:
     if not found:
         st.info("No analysis yet: the run has not reached the RCA.")
         return
+    if found.get("warning"):
+        # plain text: the warning names what the model answered
+        st.text(f"⚠ {found['warning']}")
     left, right = st.columns([3, 2])
     with left:
         st.badge(found["category"], color="violet", icon=":material/category:")
+        st.text(f"Analyst: {found.get('analyst') or 'offline'}")
         st.text(found["root_cause"])
-        st.caption("Evidence it rests on")
+        if found.get("findings"):
+            st.caption("Findings")
+            st.text("\n".join(f"• {f['kind']}: {f['value']} ({len(f.get('event_ids') or [])} events)"
+                              for f in found["findings"]))
+        st.caption("Evidence it rests on (log lines)")
         st.text("\n".join(f"• {line}" for line in found.get("evidence") or []) or "none")
+        if found.get("notes"):
+            st.caption(" · ".join(found["notes"]))
     with right:
         st.plotly_chart(confidence_gauge(found["confidence"], code_fix_min_confidence), key="incident_gauge",
                         config={"displayModeBar": False})
@@ -146,18 +156,23 @@ def recommendation(doc: dict) -> None:
 
 
 def fix(doc: dict) -> None:
-    """The fix proposal, its diff rendered as a diff."""
-    proposal = doc.get("fix")
+    """The fix proposal, its diff rendered as a diff: before approval the one an approval approves,
+    after it the recorded one (the same hash). A proposal is never said to have fixed anything."""
+    recorded = doc.get("fix")
+    proposal = recorded or (doc.get("proposal") if doc.get("status") == "awaiting_approval" else None)
     if not proposal:
+        if doc.get("status") == "awaiting_approval" and doc.get("fix_ineligible_reason"):
+            st.subheader("Fix proposal")
+            st.caption(f"None: {doc['fix_ineligible_reason']}. An approval records the analysis only.")
         return
     st.subheader("Fix proposal")
+    st.caption(("Recorded on approval; nothing was applied to any repository" if recorded
+                else "Approving approves exactly this proposal") + f" · proposal {str(proposal.get('hash') or '')[:12]}")
     if proposal.get("plan"):
         st.text("\n".join(f"• {step}" for step in proposal["plan"]))
     if proposal.get("diff"):
         st.caption(f"Proposed change to {proposal.get('target_file') or 'the code'}")
         st.code(proposal["diff"], language="diff")
-    else:
-        st.caption("No diff: the evidence names no file in the source tree.")
 
 
 def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:

@@ -7,24 +7,16 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.analyst.findings import FRAME_RULES, LIBRARY_PATH
 from pipeline.knowledge.index import Doc
 from pipeline.state import IncidentState
 
-# (path, line) references as Java, Python, Node and Go print them in stack traces. A path match
-# starts only where a path token starts (the lookbehinds): otherwise a long run of path characters
-# is rescanned from each of its positions, quadratic in the line (a 60,000-character message took
-# 80 s while its approval held the incident's claim).
-_PATH_START = r"(?<![\w@./$-])"
-_FRAME_PATTERNS = (
-    re.compile(r"\(([\w$.-]+\.(?:java|kt|scala)):(\d+)\)"),
-    re.compile(r'File "([^"\n]+\.py)", line (\d+)'),
-    re.compile(_PATH_START + r"([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)(?::\d+)?"),
-    re.compile(_PATH_START + r"([\w@./-]+\.go):(\d+)"),
-)
 _COMMENT = {".java": "//", ".kt": "//", ".js": "//", ".ts": "//", ".go": "//", ".py": "#"}
 
 
@@ -35,14 +27,20 @@ class FileRef:
 
 
 def file_refs(state: IncidentState) -> list[FileRef]:
-    """Files and lines named in the evidence, in order of first appearance."""
+    """Files and lines of the application's code named in the evidence (library frames left out),
+    in order of first appearance."""
     refs: list[FileRef] = []
+    seen: set[str] = set()
     for event in state.evidence:
         text = "\n".join(filter(None, [event.message, event.stack]))
-        for pattern in _FRAME_PATTERNS:
-            for path, line in pattern.findall(text):
+        if text in seen:  # a burst repeats its trace
+            continue
+        seen.add(text)
+        for pattern in FRAME_RULES:
+            for match in pattern.finditer(text):
+                path, line = match.group(match.lastindex - 1), match.group(match.lastindex)
                 ref = FileRef(path, int(line))
-                if ref not in refs:
+                if not LIBRARY_PATH.search(path) and ref not in refs:
                     refs.append(ref)
     return refs
 
@@ -89,39 +87,110 @@ def _null_guard(lines: list[str], line_no: int, suffix: str) -> list[str] | None
     return lines[: line_no - 1] + guard + lines[line_no - 1:]
 
 
-def _set_property(lines: list[str], key: str, value: str) -> list[str] | None:
+def _set_property(lines: list[str], key: str, value: str) -> tuple[list[str], int, str] | None:
+    """The lines with the property set, the (1-based) line changed and its old value; None if unchanged."""
     leaf = key.split(".")[-1]
     pattern = re.compile(rf"^(\s*(?:{re.escape(key)}|{re.escape(leaf)})\s*[:=]\s*)(\S.*?)(\s*)$")
-    out, changed = [], False
-    for line in lines:
+    out, changed, old = [], 0, ""
+    for number, line in enumerate(lines, 1):
         m = pattern.match(line.rstrip("\n"))
         if m and not changed and m.group(2).strip("\"'") != str(value):
             out.append(f"{m.group(1)}{value}{m.group(3)}\n")
-            changed = True
+            changed, old = number, m.group(2).strip("\"'").rstrip(";")
         else:
             out.append(line)
-    return out if changed else None
+    return (out, changed, old) if changed else None
 
 
-def hint_steps(doc: Doc | None) -> list[str]:
-    """The doc's fix hints as plan steps: `Hint (applies_to): text`."""
-    return [f"Hint ({hint.get('applies_to') or ''}): {hint['hint']}" for hint in (doc.fix_hints if doc else ())
-            if hint.get("hint")]
+def hint_steps(doc: Doc | None, *, skip: dict | None = None) -> list[str]:
+    """The doc's fix hints as by-hand plan steps, leaving out the hint the diff applies (`skip`)."""
+    return [f"By hand (not in the diff): {hint['hint']} ({hint.get('applies_to') or 'any file'})"
+            for hint in (doc.fix_hints if doc else ()) if hint.get("hint") and hint != skip]
 
 
 def curated_plan(state: IncidentState, doc: Doc | None) -> list[str]:
-    """The deterministic fix plan: the recommendation's steps, then the doc's fix hints."""
-    plan = list(state.recommendation.steps if state.recommendation else []) + hint_steps(doc)
-    return plan or ["No curated fix applies; investigate manually."]
+    """The offline analyst's part of a fix plan: the doc's fix hints, to apply by hand.
+
+    The recommendation's remediation stays in the recommendation: its order ("fix the leak, only
+    then size the pool") is not the diff's, and a plan that says one thing while its diff does
+    another cannot be approved in good conscience.
+    """
+    return hint_steps(doc)
 
 
-def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list[str]) -> dict:
-    """The fix proposal: the analyst's plan with the doc's hints, and a diff where the evidence
-    names a file a fix hint applies to."""
-    rca = state.rca
-    plan = list(plan) + [step for step in hint_steps(doc) if step not in plan]
+def sha256_of(plan: list[str], diff: str | None, target_file: str | None) -> str:
+    """The proposal's hash: sha256 of canonical JSON of its plan, diff and target file."""
+    canonical = json.dumps({"plan": list(plan), "diff": diff, "target_file": target_file},
+                           sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def facts_of(state: IncidentState) -> list[str]:
+    """The RCA's findings as the numbers and names a change rests on (pool stats first)."""
+    found = state.rca.findings if state.rca else []
+    pool = {f.kind[5:]: f.value for f in reversed(found) if f.kind.startswith("pool_") and f.kind != "pool_name"}
+    waiting = [int(f.value) for f in found if f.kind == "pool_waiting" and f.value.isdigit()]
+    if waiting:
+        pool["waiting"] = str(max(waiting))
+    facts = []
+    if pool:
+        facts.append("the pool at " + ", ".join(f"{k}={pool[k]}" for k in ("total", "active", "idle", "waiting")
+                                                 if k in pool))
+    for f in found:
+        if f.kind in ("column", "table", "key", "host", "port", "timeout", "http_status", "limit", "constraint") \
+                and len(facts) < 4:
+            facts.append(f"{f.kind.replace('_', ' ')} {f.value}")
+    return facts
+
+
+def _change_step(change: dict, facts: list[str]) -> str:
+    grounds = f" The evidence shows {'; '.join(facts)}." if facts else ""
+    if change["kind"] == "set_property":
+        return (f"The diff changes {change['key']} in {change['file']} from {change['before']} to {change['after']}"
+                f" (line {change['line']}): {change['hint']}.{grounds}")
+    return (f"The diff adds a null guard in {change['file']} before line {change['line']}, where the evidence "
+            f"shows the failure ({change['ref']}): {change['hint']}.{grounds}")
+
+
+def _no_diff_step(doc: Doc | None, refs: list[FileRef], category: str | None) -> str:
     if doc is None:
-        return {"plan": plan, "diff": None, "target_file": None}
+        return "No diff: no known cause, so no fix hint applies; nothing in the source tree is changed."
+    named = f"{refs[0].path}:{refs[0].line}" if refs else None
+    if named:
+        return (f"No diff: no machine-applicable fix hint of doc {doc.doc_id} applies to {named}, which the "
+                f"evidence names; that file is not changed by this proposal.")
+    return f"No diff: the fix hints of doc {doc.doc_id} ({category}) apply to no file of the source tree."
+
+
+def _verify_step(state: IncidentState) -> str:
+    quote = state.rca.quotes[0].text if state.rca and state.rca.quotes else None
+    if not quote:
+        return "Verify: after the change, the errors of this incident stop."
+    quote = quote if len(quote) <= 120 else quote[:119] + "…"
+    return f"Verify: after the change, the errors of this incident stop (no more \"{quote}\")."
+
+
+def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list[str],
+            facts: list[str] | None = None) -> dict:
+    """The fix proposal: one change (a diff) when a fix hint applies to the source tree, and a plan
+    whose first step states exactly that change with the evidence's numbers (or says plainly that
+    there is no diff); then the analyst's steps and the hints to apply by hand; then how to verify."""
+    facts = list(facts or [])
+    change, diff, target = _first_change(state, doc, repo_dir)
+    steps = [_change_step(change, facts) if change else _no_diff_step(doc, file_refs(state),
+                                                                     state.rca.category if state.rca else None)]
+    skip = change.get("hint_ref") if change else None
+    by_hand = [step for step in plan if step not in steps] + [s for s in hint_steps(doc, skip=skip) if s not in plan]
+    steps += by_hand + [_verify_step(state)]
+    if change:
+        change = {k: v for k, v in change.items() if k != "hint_ref"}
+    return {"plan": steps, "diff": diff, "target_file": target, "change": change,
+            "hash": sha256_of(steps, diff, target)}
+
+
+def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path) -> tuple[dict | None, str | None, str | None]:
+    if doc is None:
+        return None, None, None
     refs = file_refs(state)
     for hint in doc.fix_hints:
         pattern = str(hint.get("applies_to") or "")
@@ -135,8 +204,10 @@ def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list
                     before = path.read_text(encoding="utf-8").splitlines(keepends=True)
                     after = _null_guard(before, ref.line, path.suffix)
                     if after:
-                        return {"plan": plan, "diff": _diff(repo_dir, path, before, after),
-                                "target_file": path.relative_to(repo_dir).as_posix()}
+                        rel = path.relative_to(repo_dir).as_posix()
+                        change = {"kind": "null_guard", "file": rel, "line": ref.line, "ref": f"{ref.path}:{ref.line}",
+                                  "hint": hint.get("hint") or "guard the null value", "hint_ref": hint}
+                        return change, _diff(repo_dir, path, before, after), rel
         elif kind == "set_property" and hint.get("key"):
             named = [r.path for r in refs]
             configs = [p for p in sorted(repo_dir.rglob("*")) if p.is_file() and fnmatch.fnmatch(p.name, pattern)] \
@@ -145,10 +216,12 @@ def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list
             configs.sort(key=lambda p: (state.service not in p.parts, p.name not in named))
             for path in configs:
                 before = path.read_text(encoding="utf-8").splitlines(keepends=True)
-                after = _set_property(before, str(hint["key"]), str(hint.get("value", "")))
-                if after:
-                    return {"plan": plan, "diff": _diff(repo_dir, path, before, after),
-                            "target_file": path.relative_to(repo_dir).as_posix()}
-    if rca and rca.category != "unknown" and refs:
-        plan.append(f"Evidence points at {refs[0].path}:{refs[0].line}; no machine-applicable hint matched it.")
-    return {"plan": plan, "diff": None, "target_file": None}
+                edited = _set_property(before, str(hint["key"]), str(hint.get("value", "")))
+                if edited:
+                    after, line, old = edited
+                    rel = path.relative_to(repo_dir).as_posix()
+                    change = {"kind": "set_property", "file": rel, "line": line, "key": str(hint["key"]),
+                              "before": old, "after": str(hint.get("value", "")),
+                              "hint": hint.get("hint") or "set the property", "hint_ref": hint}
+                    return change, _diff(repo_dir, path, before, after), rel
+    return None, None, None

@@ -21,7 +21,8 @@ from pipeline.errors import AnalystError
 from pipeline.openai_endpoint import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, analyst_error, api_key
 from pipeline.analyst.fixes import file_refs
 from pipeline.knowledge.index import KnowledgeBase
-from pipeline.state import RCA, Category, ErrorDoc, IncidentState, Recommendation, Severity
+from pipeline.analyst.findings import locate
+from pipeline.state import RCA, Category, ErrorDoc, Finding, FindingKind, IncidentState, Recommendation, Severity
 
 UNKNOWN_MAX_CONFIDENCE = 0.3
 MAX_EVIDENCE_ITEMS = 8
@@ -30,6 +31,15 @@ ITEM_CHARS = 500
 
 StructuredMethod = Literal["json_schema", "function_calling"]
 Answer = TypeVar("Answer", bound=BaseModel)
+
+
+class FindingAnswer(BaseModel):
+    """One concrete entity the evidence names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: FindingKind = Field(description="what the value is: column, table, key, host, port, file_line, ...")
+    value: str = Field(min_length=1, description="the value exactly as it appears in the log lines")
 
 
 class RCAAnswer(BaseModel):
@@ -42,6 +52,9 @@ class RCAAnswer(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0, description="probability in [0, 1] that the category is right")
     evidence: list[str] = Field(description="short quotes or facts from the log lines the answer rests on")
     doc_ids: list[str] = Field(description="ids of the retrieved docs relied on")
+    findings: list[FindingAnswer] = Field(description="the concrete entities (column, key, host, file:line, "
+                                                      "pool numbers, status code, ...) the cause names, "
+                                                      "copied exactly from the log lines")
 
 
 class RecommendationAnswer(BaseModel):
@@ -80,20 +93,24 @@ class ModelAnalyst:
         """Ask the model for the RCA; it may only name a retrieved doc's category, or unknown."""
         categories = allowed_categories(state.similar_docs)
         answer = self._ask(RCAAnswer, prompts.rca_messages(state, categories))
-        if answer.category not in categories:
-            raise AnalystError(f"model answered category {answer.category!r}, which no retrieved doc "
-                               f"supports (allowed: {', '.join(categories)})")
+        # a category no retrieved doc supports is kept for the reviewer to judge, flagged, and
+        # rests on no doc (code_fix reads doc_ids[0] as the doc of the category)
+        supported = answer.category in categories
         confidence = answer.confidence
-        if answer.category == "unknown":
+        if answer.category == "unknown" or not supported:
             # CONTRACT §3: an RCA without support says so with a low confidence
             confidence = min(confidence, UNKNOWN_MAX_CONFIDENCE)
+        kept, dropped = grounded_findings(answer.findings, state)
         return _validated(RCA, category=answer.category, root_cause=prompts.clip(answer.root_cause, 2_000),
                           confidence=round(confidence, 2), evidence=_items(answer.evidence, MAX_EVIDENCE_ITEMS),
-                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs),
-                          analyst=self.name)
+                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs) if supported else [],
+                          analyst=self.name, supported=supported,
+                          warning=None if supported else unsupported_warning(answer.category, categories),
+                          findings=kept, dropped_findings=dropped)
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
-        """Ask the model for the action and steps; feedback (a reviewer's) is addressed as data."""
+        """Ask the model for the action and steps; feedback (every request of the reviewers, the
+        newest last) is addressed as data."""
         answer = self._ask(RecommendationAnswer, prompts.recommend_messages(state, feedback))
         return _validated(Recommendation, action=prompts.clip(answer.action, 1_000),
                           steps=_items(answer.steps, MAX_STEPS), risk=answer.risk,
@@ -119,6 +136,32 @@ class ModelAnalyst:
             # a tool call whose arguments were not JSON parses to None rather than raising
             raise AnalystError(f"model answer could not be parsed (no valid {schema.__name__})")
         return answer
+
+
+def unsupported_warning(category: str, allowed: list[str]) -> str:
+    return (f"Unsupported: the model named {category}, which no retrieved doc supports (retrieved: "
+            f"{', '.join(allowed)}). Check the evidence before approving; its confidence is capped at "
+            f"{UNKNOWN_MAX_CONFIDENCE} and no code fix is proposed for it.")
+
+
+MAX_FINDINGS = 12
+
+
+def grounded_findings(answers: list[FindingAnswer], state: IncidentState) -> tuple[list[Finding], int]:
+    """The model's findings whose value occurs verbatim in the evidence, located there; and how many
+    were dropped because nothing in the evidence shows them (a finding must be seen, not guessed)."""
+    kept: list[Finding] = []
+    dropped = 0
+    for answer in answers[:MAX_FINDINGS]:
+        value = answer.value.strip()
+        event_ids, spans = locate(value, state.evidence)
+        if not event_ids:
+            dropped += 1
+            continue
+        if not any((f.kind, f.value) == (answer.kind, value) for f in kept):
+            kept.append(Finding(kind=answer.kind, value=value, event_ids=event_ids, spans=spans, source="model"))
+    dropped += max(0, len(answers) - MAX_FINDINGS)
+    return kept, dropped
 
 
 def allowed_categories(docs: list[ErrorDoc]) -> list[str]:

@@ -15,9 +15,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from pipeline.analyst import fixes
+from pipeline.analyst import findings, fixes, quotes
 from pipeline.knowledge.index import Doc, KnowledgeBase
-from pipeline.state import RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Recommendation
+from pipeline.state import CATEGORIES, RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Quote, Recommendation
 
 
 # Structured fields loggers put the error in: Go's zap/logrus `error`, pino's `err`, ECS
@@ -319,8 +319,28 @@ def severity_for(events: list[LogEvent], service: str, doc_severity: str | None,
     return SEVERITIES[min(rank, len(SEVERITIES) - 1)]
 
 
+def cause_doc(kb: KnowledgeBase, state: IncidentState) -> Doc | None:
+    """The doc the RCA's cause rests on: its first cited doc when that doc is of the RCA's category;
+    after a reviewer changed the category (edit, fork), the best retrieved doc of the new one, or none.
+    A recommendation or a fix drawn from a doc of another category would contradict the analysis."""
+    rca = state.rca
+    if rca is None or rca.category == "unknown":
+        return None
+    cited = [kb.by_id[i] for i in rca.doc_ids if i in kb.by_id]
+    for doc in cited + [kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in kb.by_id]:
+        if doc.category == rca.category:
+            return doc
+    return next((d for d in kb.docs if d.category == rca.category), None)
+
+
 class OfflineAnalyst:
-    """Deterministic analyst grounded in the retrieved docs and the evidence; needs no network."""
+    """Deterministic analyst grounded in the retrieved docs and the evidence; needs no network.
+
+    A reviewer's requests for changes (`state.feedback`, every one kept) steer it: a category
+    named in a request is taken (with its own support, or capped low when no signature supports
+    it), "the column is X" style entities become reviewer findings, and each request is answered
+    in the recommendation's steps.
+    """
 
     name = "offline"
 
@@ -328,37 +348,67 @@ class OfflineAnalyst:
         self.kb = kb
 
     def rca(self, state: IncidentState) -> RCA:
+        extracted = findings.extract(state.evidence)
+        asked = [f for text in state.feedback for f in findings.named_in_request(text)]
+        found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
         supports = category_support(self.kb, evidence_text(state.evidence))
-        if not supports:
-            return self._unknown(state)
+        requested = requested_category(state.feedback)
+        if requested and requested != "unknown":
+            return self._requested(state, requested, supports, found)
+        if not supports or requested == "unknown":
+            return self._unknown(state, found, requested=requested is not None)
         top = supports[0]
         runner_up = supports[1] if len(supports) > 1 else None
         per_event = [set(top.doc.matched_signatures(event_text(e))) for e in state.evidence]
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
                                            coverage=_error_coverage(state.evidence, per_event))
-        evidence = [f"signature {s!r} found in {sum(1 for found in per_event if s in found)}"
-                    f" of {len(state.evidence)} events" for s in top.matched[:4]]
-        evidence.append(f"matches doc {top.doc.doc_id}: {top.doc.title}")
+        notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         if runner_up:
             closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
-            evidence.append(f"also consistent with {runner_up.category} ({closeness} supported: "
-                            f"{runner_up.score:.1f} against {top.score:.1f})")
-        return RCA(category=top.category, root_cause=top.doc.root_cause, confidence=confidence, evidence=evidence,
-                   doc_ids=[top.doc.doc_id], analyst=self.name)
+            notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
+                         f"{runner_up.score:.1f} against {top.score:.1f})")
+        return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes)
 
-    def _unknown(self, state: IncidentState) -> RCA:
+    def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes) -> RCA:
+        quoted = quotes.quotes_for(state.evidence, found, doc)
+        cause = quotes.concrete_cause(category, found)
+        root_cause = " ".join(p for p in (cause, doc.root_cause if doc else None) if p)
+        return RCA(category=category, root_cause=root_cause, confidence=confidence,
+                   evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
+                   doc_ids=[doc.doc_id] if doc else [], analyst=self.name, findings=found, quotes=quoted,
+                   notes=notes)
+
+    def _requested(self, state: IncidentState, category: str, supports: list[Support], found) -> RCA:
+        own = next((s for s in supports if s.category == category), None)
+        if own is not None:
+            others = [s for s in supports if s.category != category]
+            confidence = calibrated_confidence(own.score, others[0].score if others else 0.0, coverage=1.0)
+            note = f"category {category} as a reviewer asked; its doc {own.doc.doc_id} is supported by the evidence"
+            return self._rca(state, category=category, doc=own.doc, confidence=confidence, found=found,
+                             notes=[note])
+        docs = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.category == category and d.doc_id in self.kb.by_id]
+        docs = docs or [d for d in self.kb.docs if d.category == category]
+        note = (f"category {category} as a reviewer asked; no signature of its docs is in the evidence, "
+                f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")
+        return self._rca(state, category=category, doc=docs[0] if docs else None,
+                         confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note])
+
+    def _unknown(self, state: IncidentState, found, *, requested: bool = False) -> RCA:
         top = state.similar_docs[0] if state.similar_docs else None
         note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
                 if top else "no similar doc")
+        if requested:
+            note = "unknown as a reviewer asked; " + note
+        quoted = quotes.quotes_for(state.evidence, found, None) or _first_lines(state.evidence)
         return RCA(category="unknown", confidence=round(min(0.3, 0.1 + (top.score if top else 0) * 0.2), 2),
                    root_cause="No known cause is supported by the evidence: no curated error signature "
                               "matches these events.",
-                   evidence=[note] + [f"message: {e.message.splitlines()[0][:200]}" for e in state.evidence[:2]],
-                   doc_ids=[], analyst=self.name)
+                   evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
+                   doc_ids=[], analyst=self.name, findings=found, quotes=quoted, notes=[note])
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca
-        doc = self.kb.by_id.get(rca.doc_ids[0]) if rca and rca.doc_ids else None
+        doc = cause_doc(self.kb, state)
         if doc is None:
             steps = ["Collect more context: widen the log window and check recent deploys and config changes.",
                      "Reproduce the failing request in staging with the trace ids from the evidence.",
@@ -366,15 +416,53 @@ class OfflineAnalyst:
             action = f"Investigate {state.service}: no known cause matched; gather more evidence before changing anything."
         else:
             steps = list(doc.remediation) or [doc.root_cause]
-            action = steps[0]
+            cause = quotes.concrete_cause(rca.category, rca.findings) if rca else None
+            action = f"{cause} {steps[0]}" if cause else steps[0]
         revision = state.revisions + (1 if feedback else 0)
+        requests = [*state.feedback] if feedback is None or feedback in state.feedback else [*state.feedback, feedback]
         if feedback:
-            # the reviewer's ask goes first and is kept verbatim, as data
-            steps = [f"Reviewer asked: {feedback}"] + steps
+            # every request is answered, oldest first, and kept verbatim, as data
+            steps = steps + [f"Reviewer request {n}: {text}" for n, text in enumerate(requests, 1)]
+            steps = [added for text in requests for added in requested_steps(text)] + steps
             action = f"(revision {revision}) {action} Addresses reviewer feedback: {feedback}"
         return Recommendation(action=action, steps=steps, risk=state.severity, revision=revision, feedback=feedback)
 
     def fix_plan(self, state: IncidentState) -> list[str]:
-        """The recommendation's steps and the cited doc's fix hints."""
-        rca = state.rca
-        return fixes.curated_plan(state, self.kb.by_id.get(rca.doc_ids[0]) if rca and rca.doc_ids else None)
+        """Steps a developer does by hand beside the diff: the cited doc's fix hints (the diff's own
+        step is written by pipeline/analyst/fixes.py from the change itself)."""
+        return fixes.curated_plan(state, cause_doc(self.kb, state))
+
+
+REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3
+# a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
+# errors are noise" must not re-categorise an incident
+_CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}
+_STEP_REQUEST = re.compile(r"\b(?:add|include)(?: a| the)? step(?: to)?[:\s]+(?P<step>[^.;\n]+)", re.I)
+
+
+def requested_category(requests: list[str]) -> str | None:
+    """The category the newest request naming exactly one asks for (`db_pool_exhausted`), or None."""
+    for text in reversed(requests):
+        named = [c for c, pattern in _CATEGORY_WORDS.items() if pattern.search(text or "")]
+        if len(named) == 1:
+            return named[0]
+    return None
+
+
+def requested_steps(text: str) -> list[str]:
+    """Steps a request asks to add ("add a step: drain the queue first")."""
+    return [m.group("step").strip() for m in _STEP_REQUEST.finditer(text or "")]
+
+
+def _first_lines(events: list[LogEvent]) -> list[Quote]:
+    out, seen = [], set()
+    for event in events:
+        line = event.message.splitlines()[0][:200] if event.message else ""
+        key = quotes.line_template(line)
+        if line and key not in seen:
+            seen.add(key)
+            out.append(Quote(event_id=event.event_id, field="message", text=line,
+                             count=sum(1 for e in events if quotes.line_template(e.message.splitlines()[0][:200]) == key)))
+        if len(out) >= 2:
+            break
+    return out

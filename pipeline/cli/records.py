@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
-from pipeline.state import STATUSES
+from pipeline.state import STATUS_ALIASES, STATUSES, status_named
 
 
 def register(sub) -> None:
@@ -12,7 +12,8 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_ingest)
 
     p = sub.add_parser("list", help="incidents, newest first")
-    p.add_argument("--status", choices=STATUSES)
+    # the 0.1 names (fixed, not_eligible) are accepted as aliases of fix_proposed and approved
+    p.add_argument("--status", choices=(*STATUSES, *STATUS_ALIASES), type=str)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_list)
 
@@ -42,7 +43,8 @@ def cmd_ingest(args) -> int:
 def cmd_list(args) -> int:
     from pipeline.review.documents import list_row
 
-    rows = [list_row(r) for r in records_from_env().incidents(status=args.status)]
+    status = status_named(args.status) if args.status else None
+    rows = [list_row(r) for r in records_from_env().incidents(status=status)]
     emit(args, rows, _list_text)
     return 0
 
@@ -84,13 +86,32 @@ def _show_text(d) -> str:
     lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
              f"  {d['title']}"]
     if d["rca"]:
-        lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f})")
+        lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f}, analyst {d['rca']['analyst']})")
+        if d["rca"].get("warning"):
+            lines.append(f"  Warning: {d['rca']['warning']}")
         lines.append(f"  {d['rca']['root_cause']}")
+        if d["rca"].get("findings"):
+            lines.append("Findings:")
+            lines += [f"  {f['kind']}: {f['value']}  ({len(f['event_ids'])} events"
+                      + (", named by a reviewer" if f.get("source") == "reviewer" else "") + ")"
+                      for f in d["rca"]["findings"]]
+        lines.append("Evidence:")
         lines += [f"  - {e}" for e in d["rca"].get("evidence") or []]
+        lines += [f"  ({n})" for n in d["rca"].get("notes") or []]
     if d["recommendation"]:
         lines.append(f"Recommendation: {d['recommendation']['action']}")
+    for n, request in enumerate(d.get("requests") or [], 1):
+        lines.append(f"Revision {n} asked: {request}")
     if d["pending"]:
         lines.append(f"Pending: interrupt {d['pending']['interrupt_id']} at checkpoint {d['pending']['checkpoint_id']}")
+        proposal = d.get("proposal")
+        if proposal:
+            lines.append(f"Fix proposal to approve: {proposal['hash']} (approve --expect-proposal {proposal['hash']})")
+            lines += [f"  - {s}" for s in proposal.get("plan", [])]
+            if proposal.get("diff"):
+                lines.append(proposal["diff"].rstrip("\n"))
+        else:
+            lines.append("No code fix is eligible: an approval records the analysis only.")
         got = ", ".join(f"{a['by']} at {a['at'][:19]}" for a in d.get("approvals") or [])
         lines.append(f"Approvals: {len(d.get('approvals') or [])} of {d.get('approvals_needed', 1)}"
                      + (f" ({got})" if got else ""))
@@ -99,9 +120,10 @@ def _show_text(d) -> str:
     if d.get("escalated_at"):
         lines.append(f"Escalated at {d['escalated_at'][:19]} (SLA deadline {d['sla_deadline'][:19]} passed)")
     if d["decision"]:
-        lines.append(f"Decision: {d['decision']['action']} by {d['decision']['reviewer']}")
+        lines.append(f"Decision: {d['decision']['action']} by {d['decision']['reviewer']}"
+                     + (f" (proposal {d['decision']['proposal_hash'][:12]})" if d["decision"].get("proposal_hash") else ""))
     if d["fix"]:
-        lines.append("Fix proposal:")
+        lines.append(f"Fix proposal recorded {str(d['fix'].get('hash') or '')[:12]} (a proposal: nothing was applied):")
         lines += [f"  - {s}" for s in d["fix"].get("plan", [])]
         if d["fix"].get("diff"):
             lines.append(d["fix"]["diff"])

@@ -14,8 +14,10 @@ from pipeline.cli.identity import acting, identity_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("approve", help="resume the paused run with an approval")
+    p = sub.add_parser("approve", help="resume the paused run with an approval of its fix proposal")
     _decision_args(p)
+    p.add_argument("--expect-proposal", dest="expect_proposal", metavar="HASH",
+                   help="the fix proposal you reviewed (its hash, from show); a different pending one exits 3")
     p.add_argument("--note")
     p.add_argument("--set", action="append", metavar="FIELD=JSON",
                    help="correct a field before approving (edit-then-approve); repeatable")
@@ -48,6 +50,8 @@ def register(sub) -> None:
     p.add_argument("incident_id")
     p.add_argument("--checkpoint", required=True)
     identity_args(p)
+    p.add_argument("--with-current-evidence", dest="with_current_evidence", action="store_true",
+                   help="merge the incident's events stored since that checkpoint before re-running")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_replay)
 
@@ -91,8 +95,9 @@ def _outcome_text(doc) -> str:
     line = f"{doc['incident_id']}: {doc['status']}"
     if doc.get("pending"):
         line += f" (pending interrupt {doc['pending']['interrupt_id']})"
-    if doc.get("fix") and doc["status"] == "fixed":
-        line += f"; fix attempt {doc['fix'].get('attempt')} recorded"
+    if doc.get("fix") and doc["status"] == "fix_proposed":
+        line += (f"; fix proposal {str(doc['fix'].get('hash') or '')[:12]} recorded (attempt "
+                 f"{doc['fix'].get('attempt')}): a proposal for a person to apply, nothing was changed")
     return line
 
 
@@ -100,7 +105,8 @@ def cmd_approve(args) -> int:
     service = _service()
     with acting(service, args, "approve") as actor:
         doc = service.approve(args.incident_id, actor=actor, expect_interrupt=args.expect_interrupt,
-                              note=args.note, edits=parse_set(args.set) or None)
+                              note=args.note, edits=parse_set(args.set) or None,
+                              expect_proposal=args.expect_proposal)
     emit(args, doc, lambda d: _outcome_text(d) + _partial_text(d))
     return 0
 
@@ -160,7 +166,8 @@ def _history_text(rows) -> str:
 def cmd_replay(args) -> int:
     service = _service()
     with acting(service, args, "replay") as actor:
-        doc = service.replay(args.incident_id, checkpoint_id=args.checkpoint, actor=actor)
+        doc = service.replay(args.incident_id, checkpoint_id=args.checkpoint, actor=actor,
+                             with_current_evidence=args.with_current_evidence)
     emit(args, doc, _outcome_text)
     return 0
 

@@ -51,7 +51,7 @@ class Engine:
             kb = self.kb
             with self._lock:
                 if self._analyst is None:
-                    self._analyst = _configured_analyst(self.settings, kb)
+                    self._analyst = _configured_analyst(self.settings, kb, self.records.clock)
         return self._analyst
 
     @analyst.setter
@@ -103,10 +103,12 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     return engine
 
 
-def _configured_analyst(settings: Settings, kb: KnowledgeBase) -> Analyst:
+def _configured_analyst(settings: Settings, kb: KnowledgeBase, clock: Clock) -> Analyst:
     if settings.uses_model:
-        from pipeline.analyst.model import ModelAnalyst
+        from pipeline.analyst.fallback import Breaker, FallbackModelAnalyst
 
-        return ModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
-                            timeout=settings.model_timeout, method=settings.model_output)
+        breaker = Breaker(failures=settings.model_breaker_failures, cooldown=settings.model_breaker_seconds,
+                          clock=clock)
+        return FallbackModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
+                                    timeout=settings.model_timeout, method=settings.model_output, breaker=breaker)
     return OfflineAnalyst(kb)

@@ -1,8 +1,8 @@
 """The incident graph (ARCHITECTURE.md):
 
-START → intake ─┬→ retrieval ─┬→ rca → recommend → approval ⏸ → route ─┬→ code_fix → END
-                └→ rag ───────┘                       ▲                ├→ END
-                                                      └── revise ◄─────┘
+START → intake ─┬→ retrieval ─┬→ rca → recommend → propose_fix → approval ⏸ → route ─┬→ code_fix → END
+                └→ rag ───────┘   ▲                                           ├→ END
+                                  └──────────────── revise ◄──────────────────┘
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pipeline.engine import nodes
 from pipeline.engine.nodes import Deps
 from pipeline.state import IncidentState
 
-NODE_NAMES = ("intake", "retrieval", "rag", "rca", "recommend", "approval", "revise", "code_fix")
+NODE_NAMES = ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "approval", "revise", "code_fix")
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
@@ -27,9 +27,11 @@ def build_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
     builder.add_edge("intake", "rag")
     builder.add_edge(["retrieval", "rag"], "rca")
     builder.add_edge("rca", "recommend")
-    builder.add_edge("recommend", "approval")
+    builder.add_edge("recommend", "propose_fix")
+    builder.add_edge("propose_fix", "approval")
     builder.add_conditional_edges("approval", nodes.route_after_approval, ["code_fix", "revise", END])
-    builder.add_edge("revise", "approval")
+    # a request for changes re-analyses: the RCA, the recommendation and the proposal are redone
+    builder.add_edge("revise", "rca")
     builder.add_edge("code_fix", END)
     return builder.compile(checkpointer=checkpointer)
 

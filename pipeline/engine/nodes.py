@@ -1,7 +1,8 @@
 """The graph's nodes: plain functions named like the node, returning partial updates.
 
 Dependencies arrive through the run's context (`Deps`), never module globals. Nothing before
-`interrupt()` in `approval` has side effects: it re-runs from its first line on resume.
+`interrupt()` in `approval` has side effects: it re-runs from its first line on resume. The fix
+proposal is computed before the gate (`propose_fix`, pure) and recorded after it (`code_fix`).
 """
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from typing import Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.analyst.offline import find_similar, severity_for
+from pipeline.analyst.offline import cause_doc, find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
 from pipeline.errors import UsageError
-from pipeline.analyst.fixes import propose
+from pipeline.analyst.fixes import facts_of, propose
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
-from pipeline.state import MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, window_excerpt
+from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, Revision,
+                           window_excerpt)
 
 WINDOW_BEFORE = timedelta(minutes=5)
 WINDOW_AFTER = timedelta(minutes=2)
@@ -79,9 +81,45 @@ def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
 
 
 def recommend(state: IncidentState, runtime: Runtime[Deps]) -> dict:
-    """The proposed action."""
-    rec = runtime.context.analyst.recommend(state)
-    return {"recommendation": rec, "decision": None, "events": [NodeEvent(node="recommend", detail=rec.action[:80])]}
+    """The proposed action; after a request for changes, the revised one (every request kept)."""
+    revising = state.decision is not None and state.decision.action == "revise"
+    feedback = state.feedback[-1] if revising and state.feedback else None
+    rec = runtime.context.analyst.recommend(state, feedback=feedback)
+    update = {"recommendation": rec, "decision": None,
+              "events": [NodeEvent(node="recommend", detail=rec.action[:80])]}
+    if revising:
+        update["revisions"] = state.revisions + 1
+    return update
+
+
+def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+    """The fix proposal (plan and diff) the reviewer approves, computed before the gate.
+
+    Pure: it reads the read-only source tree and asks the analyst for a plan; nothing is recorded
+    here (code_fix records this exact proposal after an approval).
+    """
+    deps = runtime.context
+    if not fix_eligible(state, deps.code_fix_min_confidence):
+        return {"proposal": None, "events": [NodeEvent(node="propose_fix", detail=not_eligible_reason(
+            state, deps.code_fix_min_confidence))]}
+    doc = cause_doc(deps.kb, state)
+    # the analyst writes the by-hand steps; the diff and its step stay the deterministic ones
+    # grounded in the source tree, so the plan cannot claim a change the diff does not make
+    values = propose(state, doc, deps.repo_dir, plan=deps.analyst.fix_plan(state), facts=facts_of(state))
+    proposal = FixProposal(**values)
+    detail = f"{'diff of ' + proposal.target_file if proposal.diff else 'no diff'} · {proposal.hash[:12]}"
+    return {"proposal": proposal, "events": [NodeEvent(node="propose_fix", detail=detail)]}
+
+
+def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
+    """Why an approval of this analysis would propose no code fix (empty when one is proposed)."""
+    if state.rca is None or state.rca.category == "unknown":
+        return "no code fix: no known cause"
+    if state.rca.confidence < min_confidence:
+        return f"no code fix: confidence {state.rca.confidence:.2f} is below {min_confidence:.2f}"
+    if state.severity == "low":
+        return "no code fix: severity low"
+    return ""
 
 
 def approval_payload(state: IncidentState) -> dict:
@@ -94,12 +132,15 @@ def approval_payload(state: IncidentState) -> dict:
         "recommendation": state.recommendation.model_dump(mode="json") if state.recommendation else None,
         "similar_docs": [{"doc_id": d.doc_id, "score": d.score} for d in state.similar_docs],
         "revisions_left": MAX_REVISIONS - state.revisions,
+        # what an approval approves: this exact proposal (its hash goes into the decision)
+        "proposal": state.proposal.model_dump(mode="json") if state.proposal else None,
+        "requests": list(state.feedback),
     }
 
 
 def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
     """Approved incidents get a code fix only when the RCA is confident and the severity not low."""
-    return (state.rca is not None and state.rca.category != "unknown"
+    return (state.rca is not None and state.rca.category != "unknown" and state.rca.supported
             and state.rca.confidence >= min_confidence and state.severity != "low")
 
 
@@ -109,7 +150,9 @@ def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     decision = ApprovalDecision.model_validate(answer)
     update: dict = {"decision": decision, "events": [NodeEvent(node="approval", detail=f"{decision.action} by {decision.reviewer}")]}
     if decision.action == "approve":
-        update["outcome"] = None if fix_eligible(state, runtime.context.code_fix_min_confidence) else "not_eligible"
+        proposes = state.proposal is not None or (_paused_before_proposals(state) and
+                                                  fix_eligible(state, runtime.context.code_fix_min_confidence))
+        update["outcome"] = None if proposes else "approved"
     elif decision.action == "reject":
         update["outcome"] = "rejected"
     elif decision.action == "expire":
@@ -119,6 +162,11 @@ def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
             raise UsageError(f"{state.incident_id}: revision limit of {MAX_REVISIONS} reached")
         update["feedback"] = [*state.feedback, decision.note or ""]
     return update
+
+
+def _paused_before_proposals(state: IncidentState) -> bool:
+    # a thread paused by 0.1, before propose_fix existed: its proposal is computed after approval
+    return not any(e.node == "propose_fix" for e in state.events)
 
 
 def route_after_approval(state: IncidentState) -> Literal["code_fix", "revise", "__end__"]:
@@ -133,24 +181,28 @@ def route_after_approval(state: IncidentState) -> Literal["code_fix", "revise", 
     return "__end__"
 
 
-def revise(state: IncidentState, runtime: Runtime[Deps]) -> dict:
-    """Redo the recommendation with the reviewer's feedback."""
-    feedback = state.feedback[-1] if state.feedback else None
-    rec = runtime.context.analyst.recommend(state, feedback=feedback)
-    return {"recommendation": rec, "revisions": state.revisions + 1,
-            "events": [NodeEvent(node="revise", detail=f"revision {state.revisions + 1}")]}
+def revise(state: IncidentState) -> dict:
+    """Keep the request and the analysis it answers; rca, recommend and propose_fix then redo it."""
+    decision = state.decision
+    entry = Revision(revision=state.revisions + 1, feedback=state.feedback[-1] if state.feedback else "",
+                     reviewer=decision.reviewer if decision else "", rca=state.rca,
+                     recommendation=state.recommendation, proposal=state.proposal)
+    return {"revision_log": [*state.revision_log, entry],
+            "events": [NodeEvent(node="revise", detail=f"revision {entry.revision}: re-analysing")]}
 
 
 def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
-    """Propose a fix and record it exactly once per approved decision."""
+    """Record the approved proposal, exactly once per approved decision, as it was shown."""
     deps = runtime.context
-    doc = deps.kb.by_id.get(state.rca.doc_ids[0]) if state.rca and state.rca.doc_ids else None
     key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
-    # the analyst writes the plan; the diff stays the deterministic one grounded in the source tree
-    proposal = propose(state, doc, deps.repo_dir, plan=deps.analyst.fix_plan(state))
+    shown = state.proposal
+    if shown is None:  # a 0.1 thread approved without a proposal on screen (see _paused_before_proposals)
+        shown = FixProposal(**propose(state, cause_doc(deps.kb, state),
+                                      deps.repo_dir, plan=deps.analyst.fix_plan(state), facts=facts_of(state)))
+    proposal = shown.model_dump(mode="json", include={"plan", "diff", "target_file", "hash", "change"})
     recorded, created = deps.records.record_fix_once(idempotency_key=key, incident_id=state.incident_id,
                                                      proposal=proposal)
-    fields = ("plan", "diff", "target_file", "idempotency_key", "attempt")
-    fix = FixProposal.model_validate({k: recorded[k] for k in fields})
-    detail = f"attempt {fix.attempt}" + ("" if created else " (already recorded)")
-    return {"fix": fix, "outcome": "fixed", "events": [NodeEvent(node="code_fix", detail=detail)]}
+    fields = ("plan", "diff", "target_file", "idempotency_key", "attempt", "hash", "change")
+    fix = FixProposal.model_validate({k: recorded[k] for k in fields if k in recorded})
+    detail = f"attempt {fix.attempt} · {fix.hash[:12]}" + ("" if created else " (already recorded)")
+    return {"fix": fix, "outcome": "fix_proposed", "events": [NodeEvent(node="code_fix", detail=detail)]}

@@ -14,9 +14,11 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints
 from pipeline.engine import Engine
-from pipeline.errors import RunCrashed, RuntimeFailure
+from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
+from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
+from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
 from pipeline.state import IncidentState, merge_evidence
 
@@ -76,6 +78,8 @@ def summary_of(state: IncidentState) -> dict:
         "recommendation": state.recommendation.model_dump(mode="json") if state.recommendation else None,
         "decision": state.decision.model_dump(mode="json") if state.decision else None,
         "fix": state.fix.model_dump(mode="json") if state.fix else None,
+        "proposal": state.proposal.model_dump(mode="json") if state.proposal else None,
+        "requests": list(state.feedback),
         "similar_docs": [{"doc_id": d.doc_id, "title": d.title, "category": d.category, "score": d.score}
                          for d in state.similar_docs],
         "errors": state.errors[-3:],
@@ -120,6 +124,11 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
             released = True  # the final write released the claim with the record
+        except CheckpointStoreError:
+            # the checkpoint store (locked, damaged), not this incident, failed: the poll fails and
+            # is retried, and the attempt does not count toward giving the incident up
+            engine.records.update_incident(incident_id, attempts=row["attempts"])
+            raise
         except RuntimeFailure as exc:
             record_failure(engine, incident_id, exc)
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
@@ -208,7 +217,7 @@ def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> Non
     attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
     retry_at = engine.records.clock.now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
-        incident_id, status="failed", attempts=attempts, last_error=f"{type(exc).__name__}: {exc.message}"[:2000],
+        incident_id, status="failed", attempts=attempts, last_error=redact(f"{type(exc).__name__}: {exc.message}")[:2000],
         next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)
 
 
@@ -223,6 +232,7 @@ def _give_up(engine: Engine, incident_id: str, row: dict) -> None:
 def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float = 0.0) -> RunReport:
     """Advance every incident that needs work (new, cut off, new evidence, retry due)."""
     report = RunReport()
+    recover_lost_runs(engine)
     for incident_id in engine.records.incidents_needing_work(merge_delay=merge_delay)[:limit]:
         if advance(engine, incident_id):
             status = engine.records.incident(incident_id)["status"]

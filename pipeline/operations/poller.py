@@ -21,6 +21,7 @@ from pipeline.operations import metrics as operations
 from pipeline.operations import retention
 from pipeline.engine import runner
 from pipeline.engine import Engine
+from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.errors import IncidentIQError
 from pipeline.operations.metrics import PollReport
 from pipeline.store.owners import process_owner
@@ -126,6 +127,7 @@ class Poller:
 
     def _advance_incidents(self, report: PollReport) -> None:
         engine = self.engine
+        recover_lost_runs(engine)
         for incident_id in engine.records.incidents_needing_work(merge_delay=engine.settings.merge_delay):
             if not self._keep_going():
                 return

@@ -6,7 +6,8 @@ from pipeline.store.records import Records
 
 LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
                "created_at", "updated_at", "sla_deadline", "title", "assignee", "escalated_at")
-RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids")
+RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids", "analyst", "supported", "warning",
+              "findings", "quotes", "notes", "dropped_findings")
 
 
 def list_row(row: dict) -> dict:
@@ -31,8 +32,12 @@ def incident_document(records: Records, incident_id: str) -> dict:
         "recommendation": summary.get("recommendation"),
         "pending": pending,
         "decision": summary.get("decision"),
-        # after a replay the newest fix record belongs to another branch: show it only once fixed
-        "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fixed" else summary.get("fix"),
+        # before approval: what an approval would record (plan, diff, hash); None when no code fix
+        # is eligible. After approval `fix` is the recorded proposal, with the same hash.
+        "proposal": summary.get("proposal"),
+        "requests": summary.get("requests", []),
+        # after a replay the newest fix record belongs to another branch: show it only once proposed
+        "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fix_proposed" else summary.get("fix"),
         "similar_docs": summary.get("similar_docs", []),
     }
 

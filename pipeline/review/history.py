@@ -104,14 +104,20 @@ class Flow:
         conditional: dict[str, list[str]] = defaultdict(list)
         for edge in graph.get_graph().edges:
             (conditional if edge.conditional else static)[edge.source].append(edge.target)
-        reachable, todo = set(), list(conditional[GATE])
-        while todo:  # everything the gate's answer can lead to, up to the gate again
-            node = todo.pop()
-            if node in reachable or node == GATE:
-                continue
-            reachable.add(node)
-            todo += static.get(node, []) + conditional.get(node, [])
-        return cls(static={k: tuple(sorted(v)) for k, v in static.items()}, after_gate=frozenset(reachable))
+        def reach(start: list[str]) -> set[str]:
+            seen, todo = set(), list(start)
+            while todo:  # up to the gate, not through it
+                node = todo.pop()
+                if node in seen or node == GATE:
+                    continue
+                seen.add(node)
+                todo += static.get(node, []) + conditional.get(node, [])
+            return seen
+
+        # past the gate: what only its answer leads to (a revision re-enters rca, which also runs
+        # before the gate, so rca is not "past" it)
+        after = reach(conditional[GATE]) - reach(static.get("__start__", []))
+        return cls(static={k: tuple(sorted(v)) for k, v in static.items()}, after_gate=frozenset(after))
 
     def writers_of(self, next_nodes: tuple[str, ...]) -> list[str]:
         """Nodes whose output leads exactly to `next_nodes` (the as_node that keeps a run on course)."""
@@ -304,21 +310,72 @@ def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Linea
     return out
 
 
-def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Lineage) -> dict:
-    """What a replay or fork from `snap` would run again, and whether it may."""
+UPSTREAM_EDITS = {"rca": "rca", "severity": "rca", "recommendation": "recommend"}
+
+
+def fork_as_node(edits: dict | None, flow: Flow, next_nodes: tuple[str, ...]) -> tuple[str | None, str]:
+    """The node a fork's edited values land as, and why: an edit of the analysis (rca.*, severity)
+    lands as `rca`, so recommend and propose_fix re-run from it; an edit of the recommendation lands as
+    `recommend`, so the proposal is derived again. Without edits, the writer that keeps the run on course."""
+    owners = {UPSTREAM_EDITS.get(f.partition(".")[0]) for f in (edits or {})} - {None}
+    writers = flow.writers_of(next_nodes)
+    if not owners or not next_nodes or set(next_nodes) - {"propose_fix", GATE, "recommend"}:
+        # an early checkpoint: the edited values are overwritten by the nodes that run from there
+        return (writers[0] if writers else None), "as_is"
+    if "recommend" in owners and "rca" in owners:
+        return "recommend", "keeps_recommendation"
+    return ("rca" if "rca" in owners else "recommend"), "reruns_dependents"
+
+
+def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dict:
+    """Which evidence a branch from `snap` is analysed on, against what the incident has now."""
+    events = (snap.values or {}).get("evidence") or []
+    newest = max((e.time for e in events), default=None)
+    row = engine.records.incident(incident_id)
+    now_newest = row.get("last_seen")
+    later = [e for e in engine.records.events_of(incident_id)
+             if newest is None or e.time > newest] if events or row["event_count"] else []
+    return {
+        "at_checkpoint": {"events": len(events), "newest_event_at": newest.isoformat() if newest else None},
+        "now": {"events": row["event_count"], "newest_event_at": now_newest},
+        "newer_evidence": bool(later),
+        "newer_events": len(later),
+    }
+
+
+def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Lineage, *,
+               edits: dict | None = None, with_current_evidence: bool = False) -> dict:
+    """What a replay or fork from `snap` would run again, on which evidence, and whether it may."""
     flow = Flow.of(engine)
     nxt = tuple(snap.next)
-    nodes = flow.rerun(nxt)
+    start = nxt
+    fork_effect = None
+    if with_current_evidence and nxt:
+        start = flow.static.get("intake", ())  # the merged evidence lands as intake's output
+    elif edits:
+        as_node, fork_effect = fork_as_node(edits, flow, nxt)
+        if as_node is not None and fork_effect != "as_is":
+            start = flow.static.get(as_node, nxt)
+    nodes = flow.rerun(start)
     includes_code_fix = "code_fix" in nodes
     past_gate = sorted(set(nxt) & flow.after_gate)
+    cid = checkpoint_id_of(snap)
+    rerun = cid == line.head
     plan = {
-        "checkpoint_id": checkpoint_id_of(snap),
+        "checkpoint_id": cid,
         "nodes": nodes,
         "includes_code_fix": includes_code_fix,
         "pauses_at_approval": GATE in nodes,
         "allowed": bool(nxt) and not past_gate,
         "reason": None,
         "suggested_checkpoint": None,
+        # from the newest checkpoint the run continues on its branch; from an older one it branches
+        "kind": "rerun" if rerun else "branch",
+        "label": "re-run on the current branch" if rerun else f"new branch from checkpoint {cid}",
+        "evidence": evidence_basis(engine, incident_id, snap),
+        "with_current_evidence": bool(with_current_evidence),
+        "fork_effect": fork_effect,
+        "warnings": [],
     }
     if not nxt:
         plan["reason"] = "the run had ended at this checkpoint: there is nothing to run again"
@@ -328,10 +385,22 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
     else:
         plan["reason"] = ("re-runs " + ", ".join(nodes) + "; the approval gate fires again, so code_fix cannot run "
                           "without a new approval")
+    basis = plan["evidence"]
+    if basis["newer_evidence"] and not with_current_evidence:
+        plan["warnings"].append(
+            f"this checkpoint's analysis rests on {basis['at_checkpoint']['events']} events up to "
+            f"{basis['at_checkpoint']['newest_event_at']}; the incident has {basis['newer_events']} newer events "
+            f"({basis['now']['events']} in all): the branch will not see them unless replayed with the current evidence")
+    if fork_effect == "keeps_recommendation":
+        plan["warnings"].append("the edit sets both the analysis and the recommendation: recommend does not re-run, "
+                                "so the recommendation stays as edited; the fix proposal is derived again")
+    elif fork_effect == "as_is" and edits:
+        plan["warnings"].append("the edited values land before the nodes that write them: "
+                                + ", ".join(nodes) + " run again and may overwrite them")
     if not plan["allowed"]:
-        for cid in line.ancestors(checkpoint_id_of(snap))[1:]:
-            cand = engine.graph.get_state(checkpoint_config(incident_id, cid))
+        for ancestor in line.ancestors(cid)[1:]:
+            cand = engine.graph.get_state(checkpoint_config(incident_id, ancestor))
             if tuple(cand.next) == (GATE,):
-                plan["suggested_checkpoint"] = cid
+                plan["suggested_checkpoint"] = ancestor
                 break
     return plan

@@ -25,7 +25,8 @@ from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitingApproval, Refused,
-                             RevisionLimitReached, RuntimeFailure, SameApprover, StaleInterrupt, UsageError)
+                             RevisionLimitReached, RuntimeFailure, SameApprover, StaleInterrupt, StaleProposal,
+                             UsageError)
 from pipeline.notifications import messages
 from pipeline.notifications.targets import targets as notify_targets
 from pipeline.review.identity import SYSTEM, Actor, demo_actor
@@ -35,11 +36,17 @@ from pipeline.store import assignments, outbox
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
+from pipeline.engine.nodes import not_eligible_reason
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
 
 EVIDENCE_LIMIT = 500
+
+
+def to_json(value):
+    """A state object (or None) as JSON data."""
+    return value.model_dump(mode="json") if value is not None else None
 # replay and fork may start while the incident waits, after it ended, or after a failed run,
 # never while a run is moving
 REPLAYABLE = ("awaiting_approval", "failed", *CLOSED_STATUSES)
@@ -191,6 +198,7 @@ class ReviewService:
         doc["revisions_left"] = MAX_REVISIONS - (state.revisions if state else 0)
         doc["editable_fields"] = dict(EDITABLE_FIELDS)
         doc["head_checkpoint_id"] = checkpoint_id_of(snap) if snap.values else None
+        doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence) or None) if state else None
         return doc
 
     def history(self, incident_id: str, *, limit: int = 50, before: str | None = None) -> list[dict]:
@@ -225,12 +233,40 @@ class ReviewService:
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
                 "branches": line.branches, "total": len(line.order)}
 
-    def rerun_plan(self, incident_id: str, checkpoint_id: str) -> dict:
-        """The nodes a replay or fork from the checkpoint runs again, and whether it may run."""
+    def rerun_plan(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
+                   with_current_evidence: bool = False) -> dict:
+        """What a replay (or, with `edits`, a fork) from the checkpoint would do, before it does it:
+        the nodes that run again, whether it may run, whether it continues the current branch
+        (`kind` rerun) or starts a new one (`branch`), which evidence the analysis will rest on
+        against what the incident has now (`evidence`, `newer_evidence`), and plain `warnings`."""
         self.records.incident(incident_id)
+        if edits:
+            check_edit_fields(edits)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        return history.rerun_plan(self.engine, incident_id, snap, line)
+        return history.rerun_plan(self.engine, incident_id, snap, line, edits=edits,
+                                  with_current_evidence=with_current_evidence)
+
+    def revisions(self, incident_id: str) -> list[dict]:
+        """Each request for changes with the analysis before and after it: `rca`, `recommendation` and
+        `proposal` as they were when the reviewer asked, and as the re-analysis answered (the next
+        revision's before, or the incident as it is now), with their field-level changes."""
+        self.records.incident(incident_id)
+        snap = self.graph.get_state(thread_config(incident_id))
+        if not snap.values:
+            return []
+        state = IncidentState.model_validate(snap.values)
+        parts = ("rca", "recommendation", "proposal")
+        current = {k: to_json(getattr(state, k)) for k in parts}
+        out = []
+        for n, entry in enumerate(state.revision_log):
+            later = state.revision_log[n + 1] if n + 1 < len(state.revision_log) else None
+            before = {k: to_json(getattr(entry, k)) for k in parts}
+            after = {k: to_json(getattr(later, k)) for k in parts} if later else current
+            out.append({"revision": entry.revision, "feedback": entry.feedback, "reviewer": entry.reviewer,
+                        "requests": state.feedback[:entry.revision], "before": before, "after": after,
+                        "changes": history.diff(before, after)})
+        return out
 
     def audit(self, incident_id: str | None = None) -> list[dict]:
         """Every human action, oldest first."""
@@ -291,20 +327,25 @@ class ReviewService:
 
     # -- decisions -----------------------------------------------------------------------
     def approve(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-                expect_interrupt: str | None = None, note: str | None = None, edits: dict | None = None) -> dict:
-        """Approve the pending analysis (with `edits`: correct it first, audited as one change).
+                expect_interrupt: str | None = None, note: str | None = None, edits: dict | None = None,
+                expect_proposal: str | None = None) -> dict:
+        """Approve the pending analysis and its fix proposal (with `edits`: correct it first, audited as
+        one change). The decision carries the proposal's hash; with `expect_proposal`, an approval of a
+        proposal that is no longer the pending one is refused (StaleProposal, exit 3).
 
         Under the two-person rule the first approval is recorded as partial (the run stays paused
         on the same interrupt) and the second, by another person, opens the gate with both."""
         with self._acting(incident_id, "approve", actor, reviewer) as who:
             if edits:
                 check_edit_fields(edits)
+            if expect_proposal is not None:
+                self._check_proposal(incident_id, expect_proposal)  # again under the claim in _decide
             row = self.records.incident(incident_id)
             if row["claim_owner"] and self._recover_dead_claim(incident_id):
                 row = self.records.incident(incident_id)
             if self.approvals_needed(row) <= 1:
                 return self._decide(incident_id, action="approve", actor=who, note=note, expect=expect_interrupt,
-                                    edits=edits, set_status="analyzing")
+                                    edits=edits, set_status="analyzing", expect_proposal=expect_proposal)
             if edits:
                 # the edit is a new analysis: approvals count for it, not for the one before
                 doc = self.edit(incident_id, actor=who, edits=edits, expect_interrupt=expect_interrupt)
@@ -314,6 +355,16 @@ class ReviewService:
                     return self._decide(incident_id, action="approve", actor=who, note=note,
                                         expect=expect_interrupt, set_status="analyzing")
             return self._approve_in_turn(incident_id, row, who, expect=expect_interrupt, note=note)
+
+    def _check_proposal(self, incident_id: str, expected: str, state: IncidentState | None = None) -> str | None:
+        """The pending proposal's hash, or StaleProposal when it is not the one the reviewer saw."""
+        if state is None:
+            values = self.graph.get_state(thread_config(incident_id)).values
+            state = IncidentState.model_validate(values) if values else None
+        pending = state.proposal.hash if state and state.proposal else None
+        if expected != (pending or ""):
+            raise StaleProposal(incident_id, expected, pending)
+        return pending
 
     def _approve_in_turn(self, incident_id: str, row: dict, who: Actor, *, expect: str | None,
                          note: str | None) -> dict:
@@ -365,7 +416,8 @@ class ReviewService:
                             expect=expect_interrupt, set_status="analyzing")
 
     def _decide(self, incident_id: str, *, action: str, actor: Actor, note: str | None, expect: str | None,
-                set_status: str, edits: dict | None = None, claim: _Claim | None = None) -> dict:
+                set_status: str, edits: dict | None = None, claim: _Claim | None = None,
+                expect_proposal: str | None = None) -> dict:
         reviewer = actor
         row = self.records.incident(incident_id)
         if action == "revise" and row["revisions"] >= MAX_REVISIONS:
@@ -378,24 +430,35 @@ class ReviewService:
                 raise RevisionLimitReached(incident_id, MAX_REVISIONS)
             interrupt_id = claim.expected
             after_values = None
+            if expect_proposal is not None:  # the proposal the reviewer saw, before any edit of theirs
+                self._check_proposal(incident_id, expect_proposal, state)
             if edits:
                 values = edited_values(state, edits)
                 interrupt_id, change_id = self._write_edit(incident_id, values, as_node="recommend",
                                                            reviewer=reviewer.id, fields=edits)
                 after_values = {"edited": list(edits), "change_id": change_id}
+                state = IncidentState.model_validate(self.graph.get_state(thread_config(incident_id)).values)
+            proposal_hash = state.proposal.hash if state.proposal else None
             now = self.records.clock.now()
             approvals = claim.approvals or ([{"by": actor.id, "name": actor.name, "auth": actor.auth,
                                               "at": iso(now)}] if action == "approve" else [])
             claim.approvals = approvals
             decision = ApprovalDecision(action=action, reviewer=reviewer.id, note=note, interrupt_id=interrupt_id,
-                                        decided_at=now, approvals=approvals, auth=actor.auth)
+                                        decided_at=now, approvals=approvals, auth=actor.auth,
+                                        proposal_hash=proposal_hash if action == "approve" else None)
             if len(approvals) > 1:
                 after_values = {**(after_values or {}), "approvals": approvals}
+            if action == "approve":
+                after_values = {**(after_values or {}), "proposal_hash": proposal_hash}
             # the decision is in the checkpoint even if the run then fails: it is audited either way
             with self._audited_on_failure(claim, action=action, reviewer=reviewer, before=snap, note=note,
                                           after_values=after_values):
+                # durability "sync": the decision's checkpoint is committed before code_fix records
+                # a fix. With LangGraph's default ("async") a loaded machine could record the fix
+                # while the decision was still being written, and a kill then lost the decision
+                # (a later reviewer approved again, and the first approval was never audited)
                 self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
-                                  context=self.engine.deps)
+                                  context=self.engine.deps, durability="sync")
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()
@@ -497,19 +560,30 @@ class ReviewService:
 
     # -- time travel -----------------------------------------------------------------------
     def replay(self, incident_id: str, *, checkpoint_id: str, actor: Actor | None = None,
-               reviewer: str | None = None) -> dict:
-        """Re-run from a past checkpoint on a new branch; the gate fires again (no old answer reused)."""
+               reviewer: str | None = None, with_current_evidence: bool = False) -> dict:
+        """Re-run from a past checkpoint (from the newest one: a re-run on the current branch; from an
+        older one: a new branch); the gate fires again (no old answer reused). With
+        `with_current_evidence`, the incident's stored events are merged in first (as the runner
+        merges new evidence, as intake's output), so the whole analysis re-runs on them."""
         with self._acting(incident_id, "replay", actor, reviewer) as who:
-            return self._replay(incident_id, checkpoint_id=checkpoint_id, reviewer=who)
+            return self._replay(incident_id, checkpoint_id=checkpoint_id, reviewer=who,
+                                with_current_evidence=with_current_evidence)
 
-    def _replay(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor) -> dict:
-        target, plan = self._replayable(incident_id, checkpoint_id)
+    def _replay(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor,
+                with_current_evidence: bool = False) -> dict:
+        target, plan = self._replayable(incident_id, checkpoint_id, with_current_evidence=with_current_evidence)
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
-            note = f"replayed from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
+            note = (f"{plan['label']}: re-ran {', '.join(plan['nodes'])}"
+                    + ("; with the current evidence" if with_current_evidence else "")
+                    + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
-                self.graph.invoke(None, target.config, context=self.engine.deps)
+                start = target.config
+                if with_current_evidence:
+                    events = self.records.events_of(incident_id)
+                    start = self.graph.update_state(target.config, {"evidence": events}, as_node="intake")
+                self.graph.invoke(None, start, context=self.engine.deps)
             self._require_paused(incident_id)
             claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note)
         finally:
@@ -529,24 +603,26 @@ class ReviewService:
         edited, plus what else differs between the old and the new head.
         """
         check_edit_fields(edits)
-        target, plan = self._replayable(incident_id, checkpoint_id)
+        target, plan = self._replayable(incident_id, checkpoint_id, edits=edits)
         try:
             state = IncidentState.model_validate(target.values or {})
         except ValidationError:
             raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit (it is the run's input);"
                               " fork from a later checkpoint", field=next(iter(edits))) from None
         values = edited_values(state, edits)  # refused here: nothing is written for an invalid fork
-        writers = history.Flow.of(self.engine).writers_of(tuple(target.next))
+        # an edit of the analysis re-runs what depends on it (recommend, propose_fix): see fork_as_node
+        as_node, _ = history.fork_as_node(edits, history.Flow.of(self.engine), tuple(target.next))
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
             edited = state.model_copy(update=values)
             audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
-                         note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}")
+                         note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
+                              + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
                 change_cfg, change_id = changes.change_config(target.config, action="fork", reviewer=reviewer.id,
                                                               fields=edits)
-                fork_cfg = self.graph.update_state(change_cfg, values, as_node=writers[0] if writers else None)
+                fork_cfg = self.graph.update_state(change_cfg, values, as_node=as_node)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
             audit["after_values"] = {**audit["after_values"], "change_id": change_id}
@@ -555,11 +631,13 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def _replayable(self, incident_id: str, checkpoint_id: str) -> tuple[StateSnapshot, dict]:
+    def _replayable(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
+                    with_current_evidence: bool = False) -> tuple[StateSnapshot, dict]:
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         target = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        plan = history.rerun_plan(self.engine, incident_id, target, line)
+        plan = history.rerun_plan(self.engine, incident_id, target, line, edits=edits,
+                                  with_current_evidence=with_current_evidence)
         if not plan["allowed"]:
             hint = f" (e.g. checkpoint {plan['suggested_checkpoint']})" if plan["suggested_checkpoint"] else ""
             raise UsageError(f"cannot re-run from {checkpoint_id}: {plan['reason']}{hint}")

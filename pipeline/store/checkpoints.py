@@ -1,4 +1,5 @@
-"""The checkpoint store: one SqliteSaver per process whose serializer revives only our classes."""
+"""The checkpoint store: one SqliteSaver per process and file, whose serializer revives only our
+classes and whose errors are StorageError (CheckpointStore)."""
 from __future__ import annotations
 
 import json
@@ -6,13 +7,15 @@ import sqlite3
 import threading
 import uuid
 from datetime import datetime, timedelta, timezone
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from pipeline.errors import StorageError
+from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
 
 BUSY_TIMEOUT_MS = 30_000
@@ -34,27 +37,162 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowlist())
 
 
-_savers: dict[str, SqliteSaver] = {}
+class CheckpointStore(SqliteSaver):
+    """SqliteSaver on one file, opened on first use, whose errors are our CheckpointStoreError (a StorageError).
+
+    This is the checkpoint store's one boundary: sqlite3 errors (a lock held past the busy
+    timeout, a damaged or foreign file) leave every public method as StorageError, so nothing
+    above it catches sqlite3 or Exception. The file is opened lazily, so commands that read only
+    the records store (`list`, `show`, `audit`) work while it is damaged; on open it must pass
+    `PRAGMA integrity_check`.
+    """
+
+    def __init__(self, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
+        self.path = str(path)
+        self.busy_timeout_ms = busy_timeout_ms
+        self._conn: sqlite3.Connection | None = None
+        self._open_lock = threading.Lock()
+        self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
+        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            with self._open_lock:
+                if self._conn is None:
+                    self._conn = self._open()
+        return self._conn
+
+    @conn.setter
+    def conn(self, value: sqlite3.Connection | None) -> None:
+        self._conn = value
+
+    @property
+    def opened(self) -> bool:
+        return self._conn is not None
+
+    def _open(self) -> sqlite3.Connection:
+        conn = None
+        try:
+            conn = connect(self.path, busy_timeout_ms=self.busy_timeout_ms)
+            problems = [row[0] for row in conn.execute("PRAGMA integrity_check").fetchall()]
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise self.translated(exc) from exc
+        if problems != ["ok"]:
+            conn.close()
+            raise self.damaged("; ".join(problems[:3]))
+        return conn
+
+    def damaged(self, detail: str) -> CheckpointStoreError:
+        return CheckpointStoreError(
+            f"the checkpoint store {self.path} is damaged ({detail}). Stop the poller and the web app, move the"
+            f" file aside (mv {self.path} {self.path}.damaged) and run `python -m pipeline poll --once`: the records"
+            " store keeps every event, so paused incidents are analysed again and decided ones keep their record")
+
+    def translated(self, exc: sqlite3.Error) -> CheckpointStoreError:
+        """Our error for a sqlite3 error of this file."""
+        text = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+            return CheckpointStoreError(f"the checkpoint store {self.path} is locked by another process"
+                                f" (waited {self.busy_timeout_ms / 1000:g}s): {text}; it is tried again")
+        if not isinstance(exc, sqlite3.OperationalError) and isinstance(exc, sqlite3.DatabaseError):
+            return self.damaged(text)  # "file is not a database", "database disk image is malformed"
+        return CheckpointStoreError(f"the checkpoint store {self.path}: {text}")
+
+    def close(self) -> None:
+        with self._open_lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+                self.is_setup = False
+
+    # -- the public methods, translated (TRANSLATED lists them; a test checks it is complete)
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        try:
+            with super().cursor(transaction) as cur:
+                yield cur
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def setup(self) -> None:
+        try:
+            super().setup()
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get(self, config):
+        try:
+            return super().get(config)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get_tuple(self, config):
+        try:
+            return super().get_tuple(config)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def list(self, config, *, filter=None, before=None, limit=None):
+        # a generator: the errors come while the caller iterates, and closing it releases the lock
+        try:
+            yield from super().list(config, filter=filter, before=before, limit=limit)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        try:
+            return super().put(config, checkpoint, metadata, new_versions)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        try:
+            return super().put_writes(config, writes, task_id, task_path)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def delete_thread(self, thread_id):
+        try:
+            return super().delete_thread(thread_id)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get_delta_channel_history(self, *, config, channels):
+        try:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    TRANSLATED = ("cursor", "setup", "get", "get_tuple", "list", "put", "put_writes", "delete_thread",
+                  "get_delta_channel_history")
+    # public methods that never touch the file: pure, or not implemented by SqliteSaver (they
+    # raise NotImplementedError, a misuse), or async (SqliteSaver has no async support)
+    UNTOUCHED = ("get_next_version", "with_allowlist", "from_conn_string", "delete_for_runs", "copy_thread",
+                 "prune", "close")
+
+
+_savers: dict[str, CheckpointStore] = {}
 _savers_lock = threading.Lock()
 
 
-def connect(path: Path | str) -> sqlite3.Connection:
+def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """A checkpoint connection with WAL and a busy timeout, shareable across threads."""
-    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout_ms / 1000)
+    conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     return conn
 
 
-def saver_for(path: Path | str) -> SqliteSaver:
-    """The one shared SqliteSaver of this process for a checkpoint file."""
+def saver_for(path: Path | str) -> CheckpointStore:
+    """The one shared checkpoint store of this process for a checkpoint file (opened on first use)."""
     key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
     with _savers_lock:
         if key not in _savers:
-            saver = SqliteSaver(connect(path), serde=serializer())
-            saver.setup()
-            _savers[key] = saver
+            _savers[key] = CheckpointStore(path)
         return _savers[key]
 
 
@@ -62,11 +200,11 @@ def close_all() -> None:
     """Close every saver opened by this process (tests, shutdown)."""
     with _savers_lock:
         for saver in _savers.values():
-            saver.conn.close()
+            saver.close()
         _savers.clear()
 
 
-def latest_checkpoint_id(saver: SqliteSaver, thread_id: str) -> str | None:
+def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     """The newest checkpoint id of a thread, read without deserialising its state.
 
     SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this module is the one
@@ -79,7 +217,7 @@ def latest_checkpoint_id(saver: SqliteSaver, thread_id: str) -> str | None:
     return row[0] if row else None
 
 
-def checkpoint_parents(saver: SqliteSaver, thread_id: str) -> list[tuple[str, str | None]]:
+def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str, str | None]]:
     """(checkpoint id, parent id) of every checkpoint of a thread, oldest first.
 
     Straight from the saver's table: listing through the saver would deserialise every checkpoint
@@ -188,7 +326,7 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
             conn.commit()
         except sqlite3.Error as exc:
             conn.rollback()
-            raise StorageError(f"checkpoint store: cannot prune {thread_id}: {exc}") from exc
+            raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc}") from exc
         return len(gone)
 
 
@@ -218,7 +356,7 @@ def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *
             saver.conn.commit()
         except sqlite3.Error as exc:
             saver.conn.rollback()
-            raise StorageError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
+            raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
     return True
 
 
@@ -239,4 +377,13 @@ def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
                 conn.execute("PRAGMA incremental_vacuum")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
-            raise StorageError(f"checkpoint store: cannot shrink the file: {exc}") from exc
+            raise CheckpointStoreError(f"checkpoint store: cannot shrink the file: {exc}") from exc
+def threads_with_checkpoints(saver: CheckpointStore, thread_ids: list[str]) -> set[str]:
+    """Which of these threads have at least one checkpoint (one indexed lookup each)."""
+    found: set[str] = set()
+    with saver.cursor(transaction=False) as cur:
+        for thread_id in thread_ids:
+            cur.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,))
+            if cur.fetchone():
+                found.add(thread_id)
+    return found

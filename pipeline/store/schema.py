@@ -251,6 +251,13 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox(status, next_attempt_at)
 """
 
+# 0.2 renames the closed statuses of approved incidents: an approval records a fix *proposal*
+# (`fix_proposed`, was `fixed`), or nothing when no code fix is eligible (`approved`, was
+# `not_eligible`). The audit log keeps the words it was written with: it is history.
+V4_STATUS_NAMES = """
+UPDATE incidents SET status = 'fix_proposed' WHERE status = 'fixed';
+UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
+"""
 # the inbox's sort orders, as SQL shared by the index and the queries that must match it
 SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END)")
 
@@ -313,8 +320,10 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " by content may still be found", _statements(V2_TEMPLATES)),
     Migration(3, "who decides: the actor's sign-in in the audit, assignment, escalation, partial approvals,"
                  " comments and the notification outbox", _statements(V3_DECIDERS)),
+    Migration(4, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
+              _statements(V4_STATUS_NAMES)),
     # issue 12: every inbox view one index read; retention
-    Migration(4, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
+    Migration(5, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
                  " when retention compacted an incident",
               V4_INBOX, optional=V4_SEARCH, optional_needs="fts5"),
 )

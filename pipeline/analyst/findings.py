@@ -1,0 +1,247 @@
+"""Findings: the concrete entities an incident's evidence names (a column, a table, a config key,
+a host and port, a file and line, a pool's numbers, an HTTP status, a dependency and version, a
+SQLSTATE or errno), each with the events and character spans where it was found.
+
+General regexes over the texts of each event (message, exception, stack, error fields), not one
+per incident: they are what lets a root cause say "column `gift_card_id` missing in `orders`"
+instead of a knowledge-base paragraph. `locate` checks that a value a model claims occurs in the
+evidence at all; a finding nothing in the evidence shows is not a finding.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.state import Finding, LogEvent, Span
+
+MAX_SPANS = 5  # per finding: enough to show where, not every copy of a burst
+MAX_PER_KIND = 3
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern and the kind of each of its named groups."""
+
+    pattern: re.Pattern
+    kinds: dict[str, str]
+
+
+def _rule(regex: str, flags: int = re.I, **kinds: str) -> Rule:
+    return Rule(re.compile(regex, flags), kinds)
+
+
+_Q = r"""[`"'\u201c\u201d]?"""  # an optional quote around a name
+_NAME = r"[A-Za-z_][\w$]*"
+# a dotted host name or IPv4 address (a source file such as `points.js:31` is dropped when collected)
+# (anchored where a name starts: a regex that may start inside every word is quadratic on a long trace)
+_HOST = r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+"
+_SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|s)$")
+_DOC_HOSTS = frozenset({"sqlalche.me"})  # "Background on this error at ..." links name no dependency
+
+RULES: tuple[Rule, ...] = (
+    # schema: Postgres, MySQL, SQLite, SQL Server
+    _rule(rf"column {_Q}(?P<c>{_NAME}(?:\.{_NAME})?){_Q} of relation {_Q}(?P<t>{_NAME}){_Q}", c="column", t="table"),
+    _rule(rf"column {_Q}(?P<c>{_NAME}(?:\.{_NAME})?){_Q} (?:does not exist|not found)", c="column"),
+    _rule(rf"Unknown column {_Q}(?P<c>[\w.]+){_Q}", c="column"),
+    _rule(rf"no such column:? {_Q}(?P<c>[\w.]+)", c="column"),
+    _rule(rf"Invalid column name {_Q}(?P<c>\w+)", c="column"),
+    _rule(rf"relation {_Q}(?P<t>[\w.]+){_Q} does not exist", t="table"),
+    _rule(rf"Table {_Q}(?P<t>[\w.]+){_Q} doesn't exist", t="table"),
+    _rule(rf"no such table:? {_Q}(?P<t>[\w.]+)", t="table"),
+    _rule(rf"(?:UPDATE|DELETE) statement on table {_Q}(?P<t>\w+)", t="table"),
+    _rule(rf"(?:unique|foreign key|check|exclusion) constraint {_Q}(?P<k>\w+){_Q}", k="constraint"),
+    # configuration: env vars, config keys, placeholders, secrets
+    _rule(rf"(?:environment variable|env var(?:iable)?|required key|config(?:uration)? key|setting)s? "
+          rf"{_Q}(?P<k>[A-Za-z_][\w.\-]*){_Q}", k="key"),
+    _rule(rf"Could not resolve placeholder {_Q}(?P<k>[\w.\-]+)", k="key"),
+    _rule(r"\b(?P<k>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b(?= (?:is )?(?:not set|missing|required|undefined|empty|unset))",
+          re.S, k="key"),
+    _rule(rf"KeyError: {_Q}(?P<k>[A-Z][A-Z0-9_]+){_Q}", re.S, k="key"),
+    _rule(rf"(?:secrets?|configmaps?) {_Q}(?P<k>[\w.\-]+){_Q} not found", k="key"),
+    # hosts and ports
+    _rule(rf"host name {_Q}(?P<h>{_HOST}){_Q}", h="host"),
+    _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host"),
+    _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port"),
+    _rule(rf"https?://(?P<h>{_HOST})", h="host"),
+    _rule(rf"host='(?P<h>{_HOST})', port=(?P<p>\d+)", h="host", p="port"),  # Python requests / urllib3
+    _rule(rf"(?P<h>{_HOST}) could not be resolved", h="host"),
+    _rule(r"\b(?:port|ECONNREFUSED [\d.]+:)\s?(?P<p>\d{2,5})\b", p="port"),
+    # pools
+    _rule(r"total=(?P<a>\d+), active=(?P<b>\d+), idle=(?P<c>\d+), waiting=(?P<d>\d+)",
+          a="pool_total", b="pool_active", c="pool_idle", d="pool_waiting"),
+    _rule(r"size:(?P<a>\d+); busy:(?P<b>\d+); idle:(?P<c>\d+)", a="pool_total", b="pool_active", c="pool_idle"),
+    _rule(r"\b(?P<n>HikariPool-\d+|QueuePool)\b", re.S, n="pool_name"),
+    _rule(r"(?:timed out after|timeout of|couldn't get a connection after) (?P<t>\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds))\b",
+          t="timeout"),
+    _rule(r"QueuePool limit of size (?P<a>\d+) overflow (?P<b>\d+) reached", a="pool_total", b="pool_active"),
+    # HTTP
+    _rule(r"status code (?P<s>[1-5]\d\d)\b", s="http_status"),
+    _rule(r"\b(?P<s>[45]\d\d) (?:Unauthorized|Forbidden|Too Many Requests|Bad Gateway|Service Unavailable|"
+          r"Gateway Timeout|Not Found|Internal Server Error|Bad Request|Conflict)\b", s="http_status"),
+    # dependencies and versions
+    _rule(rf"cannot import name {_Q}(?P<n>\w+){_Q} from {_Q}(?P<d>[\w.]+)", n="class", d="dependency"),
+    _rule(rf"No module named {_Q}(?P<d>[\w.]+)", d="dependency"),
+    _rule(r"Cannot find module '(?P<d>[^']+)'", d="dependency"),
+    _rule(r"(?<![\w.\-/])(?P<d>[\w.\-/]*\w)@v?(?P<v>\d+\.\d+(?:\.\d+)?)\b", d="dependency", v="version"),
+    _rule(r"\b(?P<d>[a-z][\w\-]+)(?:==|>=|<=|~=| version )(?P<v>\d+\.\d+(?:\.\d+)?)\b", d="dependency", v="version"),
+    # codes
+    _rule(r"SQLSTATE[\s:=\[]*(?P<s>[0-9A-Z]{5})\b", s="sqlstate"),
+    _rule(r"\[Errno (?P<e>\d+)\]", e="errno"),
+    _rule(r"\b(?P<e>E(?:NOSPC|CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|ACCES|MFILE|PIPE|HOSTUNREACH|AI_AGAIN|NOMEM))\b",
+          re.S, e="errno"),
+    _rule(r"No space left on device: '(?P<p>/[^']+)'", p="path"),
+    _rule(r"memory limit (?P<l>\d+(?:Mi|Gi|M|G|MB|GB))", l="limit"),
+    _rule(r"\b(?P<l>\d+) worker_connections are not enough", l="limit"),
+)
+
+# stack frames as Java, Python, Node and Go print them: (path, line)
+FRAME_RULES = (
+    re.compile(r"at ((?!(?:java|javax|jdk|sun|kotlin|scala|org\.springframework|org\.apache|org\.hibernate|com\.zaxxer|"
+               r"io\.netty|io\.lettuce|reactor|com\.mysql|org\.postgresql|com\.fasterxml|com\.google|io\.grpc|"
+               r"okhttp3|feign)\.)[\w$.]+)\(([\w$.-]+\.(?:java|kt|scala)):(\d+)\)"),
+    re.compile(r'File "([^"\n]+\.py)", line (\d+)'),
+    # a path match starts only where a path token starts: otherwise a long run of path characters
+    # is rescanned from each of its positions, quadratic in the line
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)"),
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.go):(\d+)"),
+)
+LIBRARY_PATH = re.compile(r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|node:internal|"
+                           r"^internal/|pkg/mod/|/go/src/|^<")
+SCAN_CHARS = 8_000  # of one text: a 256 KiB stack trace names its cause near the ends, not in every frame
+
+# structured fields whose value is itself a finding
+FIELD_KINDS = {
+    "sqlstate": "sqlstate", "sql_state": "sqlstate", "errno": "errno", "error_code": "error_code",
+    "errorcode": "error_code", "upstream_status": "http_status", "status_code": "http_status",
+    "statuscode": "http_status",
+}
+
+
+def event_texts(event: LogEvent) -> list[tuple[str, str]]:
+    """(field, text) of an event that findings are read from, in the order a reviewer reads them."""
+    texts = [("message", event.message)]
+    if event.exception:
+        texts.append(("exception", event.exception))
+    if event.stack:
+        texts.append(("stack", event.stack))
+    for key, value in (event.fields or {}).items():
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and key.lower() in FIELD_KINDS:
+            texts.append((f"fields.{key}", str(value)))
+    return texts
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], Finding] = {}
+
+    def add(self, kind: str, value: str, event_id: str, field: str, start: int, end: int) -> None:
+        value = value.strip()
+        if not value or (kind == "host" and (_SOURCE_FILE.search(value) or value in _DOC_HOSTS)):
+            return
+        key = (kind, value)
+        finding = self.found.get(key)
+        if finding is None:
+            finding = self.found[key] = Finding(kind=kind, value=value)
+        if event_id not in finding.event_ids:
+            finding.event_ids = [*finding.event_ids, event_id]
+        if len(finding.spans) < MAX_SPANS and not any(s.event_id == event_id and s.field == field
+                                                      for s in finding.spans):
+            finding.spans = [*finding.spans, Span(event_id=event_id, field=field, start=start, end=end)]
+
+
+def extract(events: list[LogEvent]) -> list[Finding]:
+    """Every finding of the events, the most widespread of each kind first (at most a few per kind)."""
+    collector = _Collector()
+    seen_texts: set[tuple[str, str]] = set()
+    for event in events:
+        for field, text in event_texts(event):
+            if (field, text) in seen_texts:  # a burst repeats its text: count the event, skip the regexes
+                for finding in list(collector.found.values()):
+                    for span in finding.spans:
+                        if span.field == field and text[span.start:span.end] == finding.value:
+                            collector.add(finding.kind, finding.value, event.event_id, field, span.start, span.end)
+                            break
+                continue
+            seen_texts.add((field, text))
+            if field.startswith("fields."):
+                collector.add(FIELD_KINDS[field[7:].lower()], text, event.event_id, field, 0, len(text))
+                continue
+            _scan(collector, event.event_id, field, text)
+    return _ranked(list(collector.found.values()))
+
+
+def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
+    if len(text) > 2 * SCAN_CHARS:
+        text = text[:SCAN_CHARS] + "\0" * (len(text) - 2 * SCAN_CHARS) + text[-SCAN_CHARS:]  # offsets stay true
+    for rule in RULES:
+        for match in rule.pattern.finditer(text):
+            host = match.groupdict().get("h")
+            if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS):
+                continue  # `points.js:31` is a file and a line, not a host and a port
+            for group, kind in rule.kinds.items():
+                if match.group(group) is not None:
+                    collector.add(kind, match.group(group), event_id, field, match.start(group), match.end(group))
+    if field in ("message", "stack"):
+        for pattern in FRAME_RULES:
+            for match in pattern.finditer(text):
+                path, line = match.group(match.lastindex - 1), match.group(match.lastindex)
+                if LIBRARY_PATH.search(path):
+                    continue
+                start = match.start(match.lastindex - 1)
+                collector.add("file_line", f"{path}:{line}", event_id, field, start, match.end(match.lastindex))
+    if field == "exception":
+        collector.add("class", text, event_id, field, 0, len(text))
+
+
+def _ranked(findings: list[Finding]) -> list[Finding]:
+    # a value that is a host's part of a URL already found as host:port is still a host: keep one
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding.kind, []).append(finding)
+    out: list[Finding] = []
+    for kind, group in by_kind.items():
+        group.sort(key=lambda f: -len(f.event_ids))  # stable: first seen wins ties
+        out += group[:MAX_PER_KIND]
+    return out
+
+
+def first(findings: list[Finding], kind: str) -> str | None:
+    """The value of the first finding of a kind (reviewer-named first), or None."""
+    named = [f for f in findings if f.kind == kind]
+    named.sort(key=lambda f: f.source != "reviewer")
+    return named[0].value if named else None
+
+
+def locate(value: str, events: list[LogEvent]) -> tuple[list[str], list[Span]]:
+    """The events and spans where `value` occurs verbatim in the evidence (empty when it does not)."""
+    ids: list[str] = []
+    spans: list[Span] = []
+    if not value or not value.strip():
+        return ids, spans
+    for event in events:
+        for field, text in event_texts(event):
+            at = text.find(value)
+            if at >= 0:
+                if event.event_id not in ids:
+                    ids.append(event.event_id)
+                if len(spans) < MAX_SPANS:
+                    spans.append(Span(event_id=event.event_id, field=field, start=at, end=at + len(value)))
+                break
+    return ids, spans
+
+
+# -- a reviewer's request, read for what it names --------------------------------------------------
+_REQUEST = re.compile(
+    r"\bthe (?P<kind>column|table|key|env(?:ironment)? var(?:iable)?|variable|setting|host|port|file|class|"
+    r"dependency|version|constraint) (?:is|should be|=) [`'\"]?(?P<value>[\w.\-:/@]+[\w])", re.I)
+_REQUEST_KINDS = {"env var": "key", "env variable": "key", "environment variable": "key", "environment var": "key",
+                  "variable": "key", "setting": "key", "file": "file_line"}
+
+
+def named_in_request(text: str) -> list[Finding]:
+    """What a reviewer's request names ("the column is X"), as reviewer findings."""
+    out = []
+    for match in _REQUEST.finditer(text or ""):
+        kind = match.group("kind").lower()
+        out.append(Finding(kind=_REQUEST_KINDS.get(kind, kind), value=match.group("value"), source="reviewer"))
+    return out

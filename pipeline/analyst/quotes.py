@@ -1,0 +1,177 @@
+"""What an RCA shows a reviewer: the log lines it rests on (quoted, with the spans of the
+signatures and findings they carry, once per distinct line), and a cause that names the
+incident's own entities rather than the knowledge base's general prose."""
+from __future__ import annotations
+
+import re
+
+from pipeline.analyst.findings import event_texts, first
+from pipeline.knowledge.index import Doc
+from pipeline.state import Finding, LogEvent, Quote
+
+MAX_QUOTES = 4
+QUOTE_CHARS = 400
+_VARIABLE = re.compile(r"0x[0-9a-f]+|[0-9a-f]{8,}|\d+", re.I)
+
+
+def line_template(line: str) -> str:
+    """A line with its numbers and ids masked: two lines of a burst differ only there."""
+    # two lines of a burst differ in ids, counts and times; a reviewer needs one of them
+    return _VARIABLE.sub("#", line.strip())
+
+
+def _doc_spans(doc: Doc | None, line: str) -> list[list[int]]:
+    spans = []
+    if doc is None:
+        return spans
+    lowered = line.lower()
+    for signature, pattern in zip(doc.signatures, doc.patterns):
+        if pattern is None:
+            at = lowered.find(signature.lower())
+            if at >= 0:
+                spans.append([at, at + len(signature)])
+        else:
+            found = pattern.search(line)
+            if found and found.end() > found.start():
+                spans.append([found.start(), found.end()])
+    return spans
+
+
+def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None) -> list[Quote]:
+    """The distinct lines carrying the doc's signatures or the findings, most telling first.
+
+    A line is read once per distinct template (a burst repeats it with other ids); a line that is
+    part of a longer quoted one (the message again inside its stack trace) is not quoted twice.
+    """
+    spans_by_event: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for finding in findings:
+        if finding.kind == "class":
+            continue  # the exception's name alone is not a line worth quoting
+        for span in finding.spans:
+            spans_by_event.setdefault((span.event_id, span.field), []).append((span.start, span.end))
+    found: dict[str, Quote] = {}
+    signature_hits: dict[str, int] = {}
+    verdict: dict[str, bool] = {}  # template -> quoted?
+    for event in events:
+        counted: set[str] = set()
+        for field, text in event_texts(event):
+            if field.startswith("fields.") or field == "exception":
+                continue
+            offset = 0
+            for line in text.splitlines(keepends=True):
+                start, stripped = offset, line.rstrip("\n")
+                offset += len(line)
+                if not stripped.strip():
+                    continue
+                key = line_template(stripped)
+                if key in verdict:
+                    if verdict[key] and key not in counted:
+                        found[key].count += 1
+                        counted.add(key)
+                    continue
+                signed = _doc_spans(doc, stripped)
+                spans = signed + [[s - start, e - start] for s, e in spans_by_event.get((event.event_id, field), [])
+                                  if start <= s and e <= start + len(stripped)]
+                verdict[key] = bool(spans)
+                if not spans:
+                    continue
+                lead = len(stripped) - len(stripped.lstrip())
+                shown = stripped.strip()[:QUOTE_CHARS]
+                spans = sorted({(max(0, s - lead), min(len(shown), e - lead)) for s, e in spans if e - lead > 0})
+                found[key] = Quote(event_id=event.event_id, field=field, text=shown,
+                                   spans=[[s, e] for s, e in spans if e > s])
+                signature_hits[key] = len(signed)
+                counted.add(key)
+    keys = [k for k in found if not any(k != other and k in other for other in found)]
+    frames = [k for k in keys if signature_hits[k] == 0 and _is_frame(found[k].text)]
+    keys = [k for k in keys if k not in frames] + frames[:1]  # one stack frame says where; more is noise
+    keys.sort(key=lambda k: (-(signature_hits[k] > 0), -found[k].count, -len(found[k].spans)))
+    return [found[k] for k in keys[:MAX_QUOTES]]
+
+
+def _is_frame(line: str) -> bool:
+    text = line.strip()
+    return text.startswith(("at ", "File \"", "/", "github.com/", "goroutine ")) or text.endswith(")") and " at " in text
+
+
+def quote_text(quote: Quote, total: int) -> str:
+    """A quote as one evidence line: the log line, and how many events carry it."""
+    return f"{quote.text}  (in {quote.count} of {total} events)"
+
+
+def _code(value: str | None) -> str:
+    return f"`{value}`" if value else ""
+
+
+def _largest(findings: list[Finding], kind: str) -> str | None:
+    values = [f.value for f in findings if f.kind == kind and f.value.isdigit()]
+    return max(values, key=int) if values else first(findings, kind)
+
+
+def concrete_cause(category: str, findings: list[Finding]) -> str | None:
+    """One sentence naming what the evidence shows for the category, or None when it names nothing."""
+    get = lambda kind: first(findings, kind)  # noqa: E731
+    column, table, key, host, port = get("column"), get("table"), get("key"), get("host"), get("port")
+    where = get("file_line")
+    target = f"{host}:{port}" if host and port else host
+    status = get("http_status")
+    if category == "db_schema_mismatch" and column:
+        return (f"Column {_code(column)} is missing in {_code(table)}" if table else f"Column {_code(column)} is missing") \
+            + ": the code expects a schema the database does not have (a migration not applied, or applied out of order)."
+    if category == "db_schema_mismatch" and table:
+        return f"Table {_code(table)} does not exist in the database the service uses."
+    if category == "config_missing" and key:
+        return f"The required setting {_code(key)} is missing or empty where the service starts" + \
+            (f" (read at {_code(where)})." if where else ".")
+    if category == "db_pool_exhausted" and (get("pool_total") or get("pool_name") or get("timeout")):
+        stats = ", ".join(f"{label}={value}" for label, value in (
+            ("total", get("pool_total")), ("active", get("pool_active")), ("idle", get("pool_idle")),
+            ("waiting", _largest(findings, "pool_waiting"))) if value is not None)
+        pool = _code(get("pool_name")) or "The connection pool"
+        timeout = get("timeout")
+        stats = stats.replace("waiting=", "waiting up to ")
+        return (f"{pool} is exhausted" + (f" ({stats})" if stats else "")
+                + (f"; requests gave up after {timeout} waiting for a connection." if timeout else "."))
+    if category == "connection_refused" and target:
+        return f"Connections to {_code(target)} are refused: nothing accepts connections there."
+    if category == "dns_resolution" and host:
+        return f"The host name {_code(host)} cannot be resolved."
+    if category in ("upstream_timeout", "upstream_rate_limited", "upstream_auth_failure", "tls_certificate") and \
+            (target or status):
+        what = {"upstream_timeout": "time out", "upstream_rate_limited": "are rate limited",
+                "upstream_auth_failure": "are refused for their credentials", "tls_certificate": "fail the TLS handshake"}
+        return (f"Calls to {_code(target) or 'a dependency'} {what[category]}"
+                + (f" (HTTP {status})" if status else "") + ".")
+    if category == "null_reference" and where:
+        return f"A null value is dereferenced at {_code(where)}."
+    if category == "data_integrity" and get("constraint"):
+        return f"Writes violate the constraint {_code(get('constraint'))}."
+    if category == "concurrency_conflict" and table:
+        return f"Concurrent updates of {_code(table)} conflict: rows changed between read and write."
+    if category == "disk_full" and (get("path") or get("errno")):
+        return "The volume is out of space" + (f" writing {_code(get('path'))}" if get("path") else "") + "."
+    if category == "dependency_mismatch" and get("dependency"):
+        name, version = get("dependency"), get("version")
+        return f"The installed {_code(name)}" + (f" {_code(version)}" if version else "") + \
+            " does not provide what the code imports" + (f" ({_code(get('class'))})." if get("class") else ".")
+    if category == "out_of_memory" and get("limit"):
+        return f"Memory use exceeds the limit of {_code(get('limit'))}."
+    if category == "resource_exhaustion" and get("limit"):
+        return f"A resource limit of {_code(get('limit'))} is reached."
+    if category == "db_deadlock" and (get("sqlstate") or get("error_code") or table):
+        codes = ", ".join(f"{k} {v}" for k, v in (("SQLSTATE", get("sqlstate")), ("error", get("error_code"))) if v)
+        return "Transactions deadlock or time out waiting for locks" + (f" ({codes})" if codes else "") + \
+            (f" on {_code(table)}" if table else "") + "."
+    return where_it_fails(findings)
+
+
+def where_it_fails(findings: list[Finding]) -> str | None:
+    """The generic concrete sentence: what is raised, where, and the entities it names."""
+    error = first(findings, "class")
+    where = first(findings, "file_line")
+    named = [f"{f.kind.replace('_', ' ')} {_code(f.value)}" for f in findings
+             if f.kind not in ("class", "file_line", "pool_waiting") and not f.kind.startswith("pool_")][:3]
+    if not (error or where or named):
+        return None
+    head = f"{_code(error.rsplit('.', 1)[-1])} is raised" if error else "The errors occur"
+    return head + (f" at {_code(where)}" if where else "") + (f" ({', '.join(named)})" if named else "") + "."

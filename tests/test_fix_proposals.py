@@ -1,0 +1,145 @@
+"""The fix proposal is computed before the gate, shown, approved by its hash and recorded as shown;
+its plan and its diff never contradict each other (rules below, over every demo incident and every
+eval tune case)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pipeline.analyst.fixes import sha256_of
+from pipeline.evaluation import load_cases, run_case
+from pipeline.ingest.files import ingest_path
+from pipeline.review.service import ReviewService
+from pipeline.state import IncidentState
+from tests.support import ROOT, by_category, cli, pending, state_of
+
+DEMO = ROOT / "samples" / "pos-day.jsonl"
+
+
+def proposal_problems(state: IncidentState) -> list[str]:
+    """The consistency rules of a fix proposal; empty when it keeps them all.
+
+    1. A diff, a target file and a described change come together or not at all.
+    2. With a diff, the plan's first step states that change: its file, and for a property its key
+       and both values, which are the diff's removed and added values.
+    3. Without a diff, the first step says "No diff:", and no step claims a change or points at a
+       file as if it were changed ("The diff", "Evidence points at").
+    4. No step says the incident is fixed: a proposal fixes nothing.
+    5. The hash is the sha256 of the canonical plan, diff and target file.
+    """
+    p = state.proposal
+    if p is None:
+        return []
+    problems = []
+    if (p.diff is None) != (p.target_file is None) or (p.diff is None) != (p.change is None):
+        problems.append("diff, target_file and change disagree")
+    if p.diff:
+        first = p.plan[0]
+        if not first.startswith("The diff") or p.target_file not in first:
+            problems.append(f"first step does not state the diff's change: {first!r}")
+        if p.change and p.change["kind"] == "set_property":
+            removed = [line for line in p.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+            added = [line for line in p.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+            if f"from {p.change['before']} to {p.change['after']}" not in first or p.change["key"] not in first:
+                problems.append(f"first step lacks the key or the numbers: {first!r}")
+            if not (removed and p.change["before"] in removed[0] and added and p.change["after"] in added[0]):
+                problems.append("the plan's numbers are not the diff's")
+        if any(step.startswith("No diff") for step in p.plan):
+            problems.append("a diff and a 'No diff' step")
+    else:
+        if not p.plan or not p.plan[0].startswith("No diff:"):
+            problems.append("no diff, but the plan does not say so first")
+        if any("The diff" in step or "Evidence points at" in step for step in p.plan):
+            problems.append("no diff, but a step claims a change")
+    if any(re.search(r"\bfixed\b", step, re.I) for step in p.plan):
+        problems.append("a step says fixed")
+    if p.hash != sha256_of(p.plan, p.diff, p.target_file):
+        problems.append("hash is not the plan's and diff's")
+    return problems
+
+
+def test_every_demo_incident_proposal_is_consistent(engine):
+    ingest_path(engine, DEMO)
+    rows = engine.records.incidents()
+    assert len(rows) >= 25
+    states = [state_of(engine, r["incident_id"]) for r in rows]
+    proposed = [s for s in states if s.proposal is not None]
+    assert len(proposed) >= 20 and sum(1 for s in proposed if s.proposal.diff) >= 4  # the rules are exercised
+    assert {s.incident_id: proposal_problems(s) for s in states if proposal_problems(s)} == {}
+    pool = next(s for s in states if s.rca.category == "db_pool_exhausted")
+    # the pool incident: the diff raises the pool and the plan says so, with the evidence's numbers
+    assert "from 10 to 30" in pool.proposal.plan[0] and "total=10, active=10, idle=0" in pool.proposal.plan[0]
+    assert not any("only then" in step for step in pool.proposal.plan)
+    config = next(s for s in states if s.rca.category == "config_missing")
+    assert config.proposal.diff is None and config.proposal.plan[0].startswith("No diff:")
+
+
+def test_every_eval_tune_case_proposal_is_consistent(engine):
+    cases = load_cases(split="tune")
+    assert len(cases) >= 50
+    problems = {}
+    for case in cases:
+        run_case(engine, case)
+        state = state_of(engine, case.case_id)
+        if proposal_problems(state):
+            problems[case.case_id] = proposal_problems(state)
+    assert problems == {}
+
+
+def test_the_proposal_is_in_the_gate_payload_and_the_document_before_approval(paused_engine):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    state = state_of(paused_engine, inc)
+    snap = paused_engine.graph.get_state({"configurable": {"thread_id": inc}})
+    payload = snap.interrupts[0].value
+    assert payload["proposal"]["hash"] == state.proposal.hash and payload["proposal"]["diff"] == state.proposal.diff
+    doc = ReviewService(paused_engine).incident(inc)
+    assert doc["status"] == "awaiting_approval" and doc["fix"] is None
+    assert doc["proposal"]["hash"] == state.proposal.hash and doc["proposal"]["diff"].startswith("--- a/")
+    assert paused_engine.records.fixes(inc) == []  # computing a proposal records nothing
+
+
+def test_approval_records_exactly_the_proposal_shown_and_names_its_hash(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    shown = state_of(paused_engine, inc).proposal
+    code, out, err = cli(capsys, "show", inc)
+    assert code == 0 and shown.hash in out and shown.plan[0] in out and "--- a/" in out
+    code, _, err = cli(capsys, "approve", inc, "--reviewer", "ann", "--expect-proposal", shown.hash)
+    assert code == 0, err
+    recorded = paused_engine.records.fixes(inc)[0]["proposal"]
+    assert (recorded["hash"], recorded["plan"], recorded["diff"]) == (shown.hash, shown.plan, shown.diff)
+    after = state_of(paused_engine, inc)
+    assert after.decision.proposal_hash == shown.hash and after.fix.hash == shown.hash
+    entry = paused_engine.records.audit(inc)[-1]
+    assert entry["action"] == "approve" and entry["after"]["proposal_hash"] == shown.hash
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
+
+
+def test_approve_expecting_another_proposal_exits_3_and_changes_nothing(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    before = pending(paused_engine, inc)
+    code, _, err = cli(capsys, "approve", inc, "--reviewer", "ann", "--expect-proposal", "0" * 64)
+    assert code == 3 and "fix proposal you reviewed" in err
+    assert pending(paused_engine, inc) == before and paused_engine.records.fixes(inc) == []
+    assert paused_engine.records.audit(inc) == []
+
+
+def test_an_edit_derives_the_proposal_again_so_the_old_hash_is_refused(paused_engine, capsys):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    old = state_of(paused_engine, inc).proposal
+    assert cli(capsys, "edit", inc, "--reviewer", "ann", "--set", "rca.confidence=0.3")[0] == 0
+    state = state_of(paused_engine, inc)
+    assert state.proposal is None  # below the code-fix threshold now: nothing to approve as a fix
+    code, _, err = cli(capsys, "approve", inc, "--reviewer", "bob", "--expect-proposal", old.hash)
+    assert code == 3
+    doc = ReviewService(paused_engine).incident(inc)
+    assert doc["fix_ineligible_reason"].startswith("no code fix: confidence 0.30")
+
+
+@pytest.mark.parametrize("words", [("fixed",), ("the incident is now fixed",)])
+def test_no_text_calls_a_recorded_proposal_fixed(paused_engine, capsys, words):
+    inc = by_category(paused_engine, "null_reference")
+    code, out, _ = cli(capsys, "approve", inc, "--reviewer", "ann")
+    assert code == 0 and "fix_proposed" in out and "nothing was changed" in out
+    code, shown, _ = cli(capsys, "show", inc)
+    assert code == 0 and not any(w in shown.lower() for w in words)
