@@ -363,7 +363,7 @@ class Records:
         return [_incident_dict(r) for r in self.query(sql, params)]
 
     def status_counts(self) -> dict[str, int]:
-        """Incidents per status, from the counts the triggers of migration 4 keep (a few rows)."""
+        """Incidents per status, from the counts the triggers of migration 5 keep (a few rows)."""
         return {r["status"]: r["n"] for r in self.query("SELECT status, n FROM incident_counts WHERE n > 0")}
 
     def incidents_needing_work(self, *, merge_delay: float = 0.0) -> list[str]:

@@ -1,5 +1,5 @@
 """Full-text search of incidents: SQLite's FTS5 with the trigram tokenizer (substring matches,
-case-insensitive), kept by the triggers of migration 4. SQLite-specific by nature; a Postgres
+case-insensitive), kept by the triggers of migration 5. SQLite-specific by nature; a Postgres
 store would answer the same two questions with pg_trgm."""
 from __future__ import annotations
 

@@ -10,7 +10,7 @@
 
 A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
 page costs the same at row 50 as at row 500,000. Search uses the trigram FTS5 table when this
-SQLite build has it (migration 4) and the text has at least three characters, newest first in the
+SQLite build has it (migration 5) and the text has at least three characters, newest first in the
 order incidents opened; otherwise a LIKE scan (slow on a large store, same answers).
 """
 from __future__ import annotations
