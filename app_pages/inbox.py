@@ -18,6 +18,13 @@ workbench = session.workbench()
 
 def _back_to_first_page() -> None:
     st.session_state["inbox_page"] = 1
+    st.session_state["inbox_cursors"] = [None]
+
+
+def _page_start(page: int) -> str | None:
+    """Where a page starts: the cursor the page before it ended with (keyset paging)."""
+    cursors = st.session_state.get("inbox_cursors") or [None]
+    return cursors[page - 1] if page - 1 < len(cursors) else None
 
 
 def _open_selected_row() -> None:
@@ -76,11 +83,13 @@ def _inbox() -> None:
         search = st.text_input("Search", key="inbox_search", persist_state="session", on_change=_back_to_first_page,
                                placeholder="service, category or incident id").strip()
     page = int(st.session_state.get("inbox_page") or 1)
+    if page > len(st.session_state.get("inbox_cursors") or [None]):
+        page = st.session_state["inbox_page"] = 1  # the cursors went with a new session: start over
     statuses = list(FILTERS[label]) or None
-    rows = workbench.review.inbox(status=statuses, search=search or None, limit=PAGE_SIZE + 1,
-                                  offset=(page - 1) * PAGE_SIZE, assignee=None if assignee == ANYONE else assignee)
-    more = len(rows) > PAGE_SIZE
-    rows = rows[:PAGE_SIZE]
+    result = workbench.review.inbox_page(status=statuses, search=search or None, after=_page_start(page),
+                                         limit=PAGE_SIZE, assignee=None if assignee == ANYONE else assignee)
+    rows, next_cursor = result["rows"], result["next_cursor"]
+    more = next_cursor is not None
     st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
 
     if not rows:
@@ -119,6 +128,8 @@ def _inbox() -> None:
     bar.markdown(f"page {page}")
     if bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
                   disabled=not more):
+        cursors = (st.session_state.get("inbox_cursors") or [None])[:page]
+        st.session_state["inbox_cursors"] = [*cursors, next_cursor]
         st.session_state["inbox_page"] = page + 1
         st.rerun(scope="fragment")
     if rows:

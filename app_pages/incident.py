@@ -25,7 +25,7 @@ def picker(message: str | None = None) -> None:
     st.title("Incident")
     if message:
         st.error(escape_markdown(message))
-    recent = review.inbox(limit=200)
+    recent = review.inbox_page(limit=200)["rows"]
     if not recent:
         st.info("No incidents yet.")
         return

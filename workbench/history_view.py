@@ -15,6 +15,7 @@ from workbench.evidence_view import escape_markdown
 from workbench.timeline import checkpoint_caption, timeline_figure
 
 SCOPE = "incident_history"
+HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
 
 
@@ -113,6 +114,10 @@ def _confirmed(review: ReviewService) -> None:
                                 f"{ask.get('label') or 'done'}, now {doc['status'].replace('_', ' ')}."))
 
 
+def _widen(window_key: str, window: int) -> None:
+    st.session_state[window_key] = window
+
+
 def _select(incident_id: str, checkpoint_id: str) -> None:
     st.session_state[_pick_key(incident_id)] = checkpoint_id
 
@@ -120,7 +125,11 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
 def history(review: ReviewService, incident_id: str) -> None:
     """The timeline, the selected checkpoint's state and diff, and replay / fork from it."""
     session.show_messages(SCOPE)
-    tree = review.tree(incident_id)
+    window_key = f"incident_history_window_{incident_id}"
+    window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
+    # the newest checkpoints only: a thread with a thousand of them keeps the chart and the
+    # picker small; older ones come a window at a time
+    tree = review.tree(incident_id, limit=window)
     entries = sorted(tree["nodes"], key=lambda e: e["checkpoint_id"], reverse=True)
     if not entries:
         st.info("No checkpoint yet: the run has not started.")
@@ -143,7 +152,11 @@ def history(review: ReviewService, incident_id: str) -> None:
                                    help="order: one step apart, easier to read when a run took milliseconds")
     st.plotly_chart(timeline_figure(tree, selected=selected, spacing=spacing), key=_chart_key(incident_id),
                     on_select="rerun", selection_mode="points", config={"displayModeBar": False})
-    st.caption(f"{len(entries)} checkpoints on {tree['branches']} branch(es). Click a point or pick a checkpoint.")
+    shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
+    st.caption(f"{shown} checkpoints on {tree['branches']} branch(es). Click a point or pick a checkpoint.")
+    if tree["total"] > len(entries):
+        st.button(f"Show {HISTORY_WINDOW} older", key="incident_history_older", on_click=_widen,
+                  args=(window_key, window + HISTORY_WINDOW))
     st.selectbox("Checkpoint", list(by_id), key=pick_key, format_func=lambda cid: checkpoint_caption(by_id[cid]))
 
     detail = review.checkpoint(incident_id, selected)
