@@ -14,6 +14,7 @@ from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.history_view import history
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
+from workbench.people_view import people
 from workbench.provenance import edited_by
 from workbench.state_editor import editor
 from workbench.evidence_view import escape_markdown
@@ -60,7 +61,7 @@ def picker(message: str | None = None) -> None:
     st.title("Incident")
     if message:
         st.error(escape_markdown(message))
-    recent = review.inbox(limit=200)
+    recent = review.inbox_page(limit=200)["rows"]
     if not recent:
         st.info("No incidents yet.")
         return
@@ -129,3 +130,5 @@ if tabs["Graph"].open:
 if tabs["Audit trail"].open:
     with tabs["Audit trail"]:
         audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)
+
+people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)

@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
-from pipeline.services import ReviewService
+from pipeline.services import Actor, ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
@@ -56,7 +56,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
     submitted = values.setdefault("incident_submitted", {})
     outcomes = values.setdefault("incident_outcome", {})
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     values[_tab_key(shown.get("interrupt_id") or "")] = TABS[action]  # a refusal keeps this tab open
     inputs = {"note": (values.get(f"{form_key}_note") or "").strip() or None,
               "reason": values.get(f"{form_key}_reason") or "",
@@ -69,7 +69,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
         outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"))
 
 
-def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: str | None,
+def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: Actor | None,
             inputs: dict, submitted: dict, acting: dict) -> tuple[str, str] | None:
     """Send the decision; the (kind, text) message the panel keeps showing, or None for a repeat."""
     interrupt_id = shown.get("interrupt_id")
@@ -77,7 +77,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     if not interrupt_id:
         return "warning", f"{label} not sent: the page showed no pending analysis."
     if not reviewer:
-        return "error", f"{label} not sent: enter your name in the sidebar first."
+        return "error", f"{label} not sent: sign in or enter your name in the sidebar first."
     if action == "edit_approve" and not inputs["edits"]:
         return "error", "Edit-then-approve not sent: no field was changed. Change a field, or use Approve."
     with _SUBMITTING:
@@ -87,16 +87,16 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     try:
         with session.acting_on(acting, incident_id):
             if action == "approve":
-                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, note=inputs["note"],
+                doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id, note=inputs["note"],
                                      expect_proposal=shown.get("proposal_hash") or "")
             elif action == "reject":
-                doc = review.reject(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.reject(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                     reason=inputs["reason"])
             elif action == "revise":
-                doc = review.revise(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.revise(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                     feedback=inputs["feedback"])
             else:
-                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                      edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
     except Conflict as exc:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
@@ -104,7 +104,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    return "success", f"{label} recorded for {reviewer}; the incident is now {status_words(doc['status'])}."
+    return "success", f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'])}."
 
 
 def _message(outcome) -> None:
@@ -169,7 +169,7 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     interrupt_id = pending["interrupt_id"]
     incident_id = doc["incident_id"]
     form_key = f"incident_{interrupt_id[:12]}"
-    reviewer = session.reviewer()
+    blocked = session.blocked("approve")
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
     st.caption(f"Deciding on analysis {interrupt_id[:12]} · {doc.get('revisions_left', 0)} revision(s) left")
     in_tab = outcome[2] if outcome and len(outcome) > 3 and outcome[3] == interrupt_id else None
@@ -177,15 +177,15 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
         _message(outcome)  # about an earlier analysis (a revision's result, a conflict): above the tabs
     if done:
         st.info("Your decision on this analysis was submitted.")
-    elif not reviewer:
-        st.info("Enter your name in the sidebar to decide.", icon=":material/person:")
+    elif blocked:
+        st.info(blocked, icon=":material/person:")
     if doc.get("approvals"):
         st.text("Approved so far by " + ", ".join(str(a.get("by")) for a in doc["approvals"])
                 + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})")
     edits_lines = decision_lines({}, audit_rows)
     if edits_lines:
         st.text("\n".join(edits_lines))
-    disabled = bool(done) or not reviewer
+    disabled = bool(done) or bool(blocked)
     # one decision at a time, chosen with a segmented control (it wraps in a narrow panel, tabs
     # would scroll); the choice is session state: a rerun (a refused Reject) keeps it
     st.session_state.setdefault(_tab_key(interrupt_id), TABS["approve"])

@@ -16,6 +16,7 @@ from workbench.provenance import status_words
 from workbench.timeline import checkpoint_caption, timeline_figure
 
 SCOPE = "incident_history"
+HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
 
 
@@ -132,7 +133,7 @@ def _confirmed(review: ReviewService) -> None:
     messages = session.message_box(SCOPE)
     picks = st.session_state.setdefault("incident_history_next_pick", {})
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
     if not ask or ask["incident_id"] in acting:
         return  # a second click: the first one acts
@@ -144,10 +145,10 @@ def _confirmed(review: ReviewService) -> None:
     try:
         with session.acting_on(acting, incident_id):
             if ask["action"] == "replay":
-                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer,
+                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, actor=reviewer,
                                     with_current_evidence=bool(ask.get("with_current_evidence")))
             else:
-                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
+                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, actor=reviewer, edits=ask["edits"])
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
@@ -156,8 +157,12 @@ def _confirmed(review: ReviewService) -> None:
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
     if ask.get("with_current_evidence"):
         what += f" on the current evidence ({doc.get('event_count')} events)"
-    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: {what}, "
+    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer.id}: {what}, "
                                 f"now {status_words(doc['status'])}."))
+
+
+def _widen(window_key: str, window: int) -> None:
+    st.session_state[window_key] = window
 
 
 def _select(incident_id: str, checkpoint_id: str) -> None:
@@ -167,7 +172,11 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
 def history(review: ReviewService, incident_id: str) -> None:
     """The timeline, the selected checkpoint's state and diff, and replay / fork from it."""
     session.show_messages(SCOPE)
-    tree = review.tree(incident_id)
+    window_key = f"incident_history_window_{incident_id}"
+    window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
+    # the newest checkpoints only: a thread with a thousand of them keeps the chart and the
+    # picker small; older ones come a window at a time
+    tree = review.tree(incident_id, limit=window)
     entries = sorted(tree["nodes"], key=lambda e: e["checkpoint_id"], reverse=True)
     if not entries:
         st.info("No checkpoint yet: the run has not started.")
@@ -197,9 +206,13 @@ def history(review: ReviewService, incident_id: str) -> None:
                     config={"displayModeBar": True, "displaylogo": False, "scrollZoom": False,
                             "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage", "autoScale2d"]})
     hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
-    st.caption(f"{len(entries)} checkpoints on {tree['branches']} branch(es)"
+    shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
+    st.caption(f"{shown} checkpoints on {tree['branches']} branch(es)"
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
                + ". Drag to zoom, double-click to reset; click a point or pick a checkpoint.")
+    if tree["total"] > len(entries):
+        st.button(f"Show {HISTORY_WINDOW} older", key="incident_history_older", on_click=_widen,
+                  args=(window_key, window + HISTORY_WINDOW))
     st.selectbox("Checkpoint", list(by_id), key=pick_key, format_func=lambda cid: checkpoint_caption(by_id[cid]))
 
     detail = review.checkpoint(incident_id, selected)
@@ -249,14 +262,14 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
                                key="incident_confirm_current", on_click=_current_evidence, args=(review,))
             buttons.button("Cancel", key="incident_confirm_no", on_click=_cancel)
         return
-    reviewer = session.reviewer()
-    if not reviewer:
-        st.caption("Enter your name in the sidebar to replay or fork.")
+    blocked = session.blocked("replay")
+    if blocked:
+        st.caption(blocked)
     st.caption(plan["reason"] + ". " + evidence_text(plan))
     st.button("Re-run from here…" if plan.get("kind") == "rerun" else "Replay from here…", key="incident_replay",
-              disabled=not reviewer, on_click=_ask, args=("replay", incident_id, checkpoint_id, None, None),
+              disabled=bool(blocked), on_click=_ask, args=("replay", incident_id, checkpoint_id, None, None),
               help="from the newest checkpoint: a re-run on the current branch; from an older one: a new branch")
     form_key = f"incident_fork_{checkpoint_id[-12:]}"
     with st.expander("Fork from here with edits"):
         edit_form(state, key=form_key, mode="fork", submit_label="Fork from here…", on_submit=_ask,
-                  args=("fork", incident_id, checkpoint_id, state, form_key), disabled=not reviewer, primary=False)
+                  args=("fork", incident_id, checkpoint_id, state, form_key), disabled=bool(blocked), primary=False)

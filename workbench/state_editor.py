@@ -16,7 +16,7 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
     """Callback of "Save edits" (session state read first, see workbench.session)."""
     messages = session.message_box(SCOPE)
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     edits = collect_edits(state, key=form_key)
     if incident_id in acting:
         return  # a second click while the first one saves
@@ -28,7 +28,7 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
         return
     try:
         with session.acting_on(acting, incident_id):
-            doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=lands_as(edits),
+            doc = review.edit(incident_id, actor=reviewer, edits=edits, as_node=lands_as(edits),
                               expect_interrupt=interrupt_id)
     except InvalidEdit as exc:
         messages.append(("error", refusal(exc, doing="Saving the edits")))
@@ -59,6 +59,8 @@ def editor(review: ReviewService, doc: dict) -> None:
         form_key = f"incident_state_{pending['interrupt_id'][:12]}"
         with st.container(border=True):
             st.caption("Editable fields")
+            if session.blocked("edit"):
+                st.caption(session.blocked("edit"))
             edit_form(state, key=form_key, mode="edit", submit_label="Save edits", on_submit=_save,
                       args=(review, doc["incident_id"], pending["interrupt_id"], state, form_key),
-                      disabled=not session.reviewer(), submit_key=f"{form_key}_save")
+                      disabled=bool(session.blocked("edit")), submit_key=f"{form_key}_save")
