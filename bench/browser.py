@@ -121,7 +121,7 @@ def serve(script: str, data_dir: Path, log: Path) -> tuple[subprocess.Popen, str
 def settle(page, timeout: float = 60) -> None:
     """Until Streamlit finished the run (no running indicator, no skeleton)."""
     deadline = time.monotonic() + timeout
-    page.wait_for_timeout(100)
+    page.wait_for_timeout(300)  # the running indicator shows only after a moment
     while time.monotonic() < deadline:
         if (page.locator('[data-testid="stStatusWidget"]').count() == 0
                 and page.locator('[data-testid="stSkeleton"]').count() == 0):
@@ -195,6 +195,7 @@ def main() -> None:
                 name.press("Enter")
                 settle(page)
                 approve = page.locator('button[data-testid^="stBaseButton"]').filter(has_text="Approve this proposal")
+                expect(approve).to_have_count(1, timeout=30_000)  # the render before the name is gone
                 expect(approve).to_be_enabled(timeout=30_000)
                 results["approve"].append(timed(lambda: (approve.click(), expect(
                     page.get_by_text("Approval recorded for bench").first).to_be_visible(timeout=60_000))))
