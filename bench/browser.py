@@ -10,7 +10,7 @@ both, and times click → result over `--repeat` repetitions:
 - baseline: load the hello-world page until its text shows (the cost of any Streamlit page),
 - open incident: load /incident?incident=ID until the analysis and decision panel are drawn,
 - open timeline: click the "History & time travel" tab until the checkpoint picker shows,
-- approve: click "Approve this proposal" until "Approval recorded" shows (one incident each).
+- approve: click "Approve" until "Approval recorded" shows (one incident each).
 
 Prints p50 and p90 in milliseconds. Goal: p50 ≤ 1 s for each.
 
@@ -194,7 +194,7 @@ def main() -> None:
                 name.fill("bench")
                 name.press("Enter")
                 settle(page)
-                approve = page.locator('button[data-testid^="stBaseButton"]').filter(has_text="Approve this proposal")
+                approve = page.locator('button[data-testid^="stBaseButton"]').filter(has_text="Approve")
                 expect(approve).to_have_count(1, timeout=30_000)  # the render before the name is gone
                 expect(approve).to_be_enabled(timeout=30_000)
                 results["approve"].append(timed(lambda: (approve.click(), expect(

@@ -66,7 +66,7 @@ def test_approve_shows_the_proposal_with_its_hash_and_the_approval_records_that_
     assert any(proposal["hash"][:12] in m.value for m in app.markdown)
     assert proposal["diff"].strip() in [c.value.strip() for c in app.code]
     button = app.button(key=f"{_form(paused_engine, incident)}_approve")
-    assert button.label == "Approve this proposal"
+    assert button.label == "Approve"
     button.click().run()
     approval = next(a for a in paused_engine.records.audit(incident) if a["action"] == "approve")
     assert approval["after"]["proposal_hash"] == proposal["hash"]

@@ -210,8 +210,7 @@ def _approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) ->
                    "An approval records the analysis only.")
     with st.form(f"{form_key}_approve_form", border=False):
         st.text_input("Note (optional)", key=f"{form_key}_note")
-        st.form_submit_button("Approve this proposal" if proposal else "Approve", type="primary",
-                              disabled=disabled, key=f"{form_key}_approve",
+        st.form_submit_button("Approve", type="primary", disabled=disabled, key=f"{form_key}_approve",
                               on_click=decide, args=(review, doc["incident_id"], "approve", None, form_key))
 
 
