@@ -59,7 +59,8 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
+    records = Records(settings.database_url or data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla,
+                      sla_from=settings.sla_from)
     embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
     kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
     if sync_knowledge:
@@ -69,7 +70,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         signatures=[s for doc in kb.docs for s in doc.signatures] if settings.open_signatures else ())
     if analyst is None:
         analyst = _configured_analyst(settings, kb, records.clock)
-    graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))
+    graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
     return Engine(settings=settings, records=records, kb=kb, analyst=analyst, graph=graph)
 
 

@@ -14,6 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
+from pipeline.store import backend
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -185,11 +186,20 @@ def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqli
 
 
 def saver_for(path: Path | str) -> CheckpointStore:
-    """The one shared checkpoint store of this process for a checkpoint file (opened on first use)."""
-    key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+    """The one shared checkpoint store of this process for a checkpoint file or a postgresql:// URL
+    (opened on first use)."""
+    if backend.is_postgres(path):
+        key = str(path)
+    else:
+        key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
     with _savers_lock:
         if key not in _savers:
-            _savers[key] = CheckpointStore(path)
+            if backend.is_postgres(path):
+                from pipeline.store.pg_checkpoints import PostgresCheckpointStore
+
+                _savers[key] = PostgresCheckpointStore(key)  # type: ignore[assignment]  - same public methods
+            else:
+                _savers[key] = CheckpointStore(path)
         return _savers[key]
 
 
@@ -207,11 +217,9 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this module is the one
     place that relies on its table layout.
     """
-    with saver.cursor(transaction=False) as cur:
-        cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-                    " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
-        row = cur.fetchone()
-    return row[0] if row else None
+    rows = _rows(saver, "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                        " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
+    return rows[0][0] if rows else None
 
 
 def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str, str | None]]:
@@ -220,18 +228,25 @@ def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str
     Straight from the saver's table: listing through the saver would deserialise every checkpoint
     just to draw the history's lanes.
     """
-    with saver.cursor(transaction=False) as cur:
-        cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
-                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
-        return [(cid, pid) for cid, pid in cur.fetchall()]
+    rows = _rows(saver, "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+    return [(cid, pid) for cid, pid in rows]
 
 
 def threads_with_checkpoints(saver: CheckpointStore, thread_ids: list[str]) -> set[str]:
     """Which of these threads have at least one checkpoint (one indexed lookup each)."""
     found: set[str] = set()
-    with saver.cursor(transaction=False) as cur:
-        for thread_id in thread_ids:
-            cur.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,))
-            if cur.fetchone():
-                found.add(thread_id)
+    for thread_id in thread_ids:
+        if _rows(saver, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,)):
+            found.add(thread_id)
     return found
+
+
+def _rows(saver: CheckpointStore, sql: str, params: tuple) -> list[tuple]:
+    """A query on the saver's `checkpoints` table, which both savers lay out alike (thread_id,
+    checkpoint_ns, checkpoint_id, parent_checkpoint_id; ids sort by time)."""
+    if getattr(saver, "postgres", False):
+        return saver.rows(sql.replace("?", "%s"), params)  # type: ignore[attr-defined]
+    with saver.cursor(transaction=False) as cur:
+        cur.execute(sql, params)
+        return [tuple(r) for r in cur.fetchall()]
