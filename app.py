@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from workbench import session
+from workbench import identity, session
 from workbench.evidence_view import escape_markdown
 from workbench.health import poller_light
 
@@ -36,9 +36,10 @@ except IncidentIQError as exc:
     st.stop()
 
 try:
+    identity.banner()
     with st.sidebar:
-        st.markdown("**Reviewer**")
-        session.reviewer_widget()
+        st.markdown("**You**")
+        identity.sidebar(workbench.settings)
         st.divider()
         poller_light(workbench)
         st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")

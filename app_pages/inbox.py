@@ -5,10 +5,12 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from workbench import session
-from workbench.inbox_view import COLUMNS, FILTERS, PAGE_SIZE, filter_count, highlight_overdue, inbox_frame
+from workbench.inbox_view import (ANYONE, COLUMNS, FILTERS, PAGE_SIZE, assignee_choices, filter_count,
+                                  highlight_overdue, inbox_frame)
 from workbench.evidence_view import escape_markdown
 
 REFRESH_SECONDS = 5
+OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
 
 workbench = session.workbench()
@@ -16,6 +18,13 @@ workbench = session.workbench()
 
 def _back_to_first_page() -> None:
     st.session_state["inbox_page"] = 1
+    st.session_state["inbox_cursors"] = [None]
+
+
+def _page_start(page: int) -> str | None:
+    """Where a page starts: the cursor the page before it ended with (keyset paging)."""
+    cursors = st.session_state.get("inbox_cursors") or [None]
+    return cursors[page - 1] if page - 1 < len(cursors) else None
 
 
 def _open_selected_row() -> None:
@@ -36,6 +45,18 @@ def _counts_row(counts: dict[str, int], overdue: int) -> None:
     cols[-1].metric("Overdue (open)", overdue)
 
 
+def _assignee_filter() -> str:
+    """Whose incidents to show: anyone's, mine, or one person's (the people on open incidents)."""
+    me = session.actor()
+    me_id = me.id if me else None
+    people = [r["assignee"] for r in workbench.review.inbox(status=OPEN, limit=200) if r.get("assignee")]
+    options = assignee_choices(me_id, people)
+    if st.session_state.get("inbox_assignee") not in options:
+        st.session_state["inbox_assignee"] = ANYONE  # a person no longer on anything, or signed out
+    return st.selectbox("Assignee", options, key="inbox_assignee", on_change=_back_to_first_page, persist_state="session",
+                        format_func=lambda v: f"me ({v})" if v == me_id else v)
+
+
 @st.fragment(run_every=REFRESH_SECONDS)
 def inbox() -> None:
     opening = st.session_state.pop("inbox_open", None)
@@ -52,19 +73,23 @@ def _inbox() -> None:
     counts = workbench.review.counts()
     _counts_row(counts, workbench.review.overdue_count(now))
 
-    left, right = st.columns([3, 2])
+    left, middle, right = st.columns([3, 1, 2])
     with left:
         label = st.segmented_control("Show", list(FILTERS), default="awaiting", required=True, key="inbox_filter",
                                      persist_state="session", on_change=_back_to_first_page)
+    with middle:
+        assignee = _assignee_filter()
     with right:
         search = st.text_input("Search", key="inbox_search", persist_state="session", on_change=_back_to_first_page,
                                placeholder="service, category or incident id").strip()
     page = int(st.session_state.get("inbox_page") or 1)
+    if page > len(st.session_state.get("inbox_cursors") or [None]):
+        page = st.session_state["inbox_page"] = 1  # the cursors went with a new session: start over
     statuses = list(FILTERS[label]) or None
-    rows = workbench.review.inbox(status=statuses, search=search or None, limit=PAGE_SIZE + 1,
-                                  offset=(page - 1) * PAGE_SIZE)
-    more = len(rows) > PAGE_SIZE
-    rows = rows[:PAGE_SIZE]
+    result = workbench.review.inbox_page(status=statuses, search=search or None, after=_page_start(page),
+                                         limit=PAGE_SIZE, assignee=None if assignee == ANYONE else assignee)
+    rows, next_cursor = result["rows"], result["next_cursor"]
+    more = next_cursor is not None
     st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
 
     if not rows:
@@ -85,12 +110,15 @@ def _inbox() -> None:
                 "age": st.column_config.TextColumn("Age"),
                 "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
                 "status": st.column_config.TextColumn("Status"),
+                "approvals": st.column_config.TextColumn("Approvals", help="two-person rule: approvals given so far"),
+                "assignee": st.column_config.TextColumn("Assignee"),
                 "title": st.column_config.TextColumn("Title", width="large"),
             })
-        total = filter_count(counts, label) if not search else None
+        total = filter_count(counts, label) if not search and assignee == ANYONE else None
         first = (page - 1) * PAGE_SIZE + 1
         shown = f"{first}–{first + len(rows) - 1}" + (f" of {total}" if total is not None else "")
-        st.caption(f"Showing {shown} · overdue rows are tinted red · select a row to open it · "
+        st.caption(f"Showing {shown} · escalated rows are amber and bold, other overdue rows red · "
+                   "select a row to open it · "
                    f"refreshes every {REFRESH_SECONDS}s")
 
     bar = st.container(horizontal=True, vertical_alignment="bottom")
@@ -100,6 +128,8 @@ def _inbox() -> None:
     bar.markdown(f"page {page}")
     if bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
                   disabled=not more):
+        cursors = (st.session_state.get("inbox_cursors") or [None])[:page]
+        st.session_state["inbox_cursors"] = [*cursors, next_cursor]
         st.session_state["inbox_page"] = page + 1
         st.rerun(scope="fragment")
     if rows:

@@ -8,6 +8,7 @@ from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.history_view import history
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
+from workbench.people_view import people
 from workbench.state_editor import editor
 from workbench.evidence_view import escape_markdown
 
@@ -24,7 +25,7 @@ def picker(message: str | None = None) -> None:
     st.title("Incident")
     if message:
         st.error(escape_markdown(message))
-    recent = review.inbox(limit=200)
+    recent = review.inbox_page(limit=200)["rows"]
     if not recent:
         st.info("No incidents yet.")
         return
@@ -84,3 +85,5 @@ with graph_tab:
 with audit_tab:
     rows = review.audit(incident_id)
     audit(rows, review.export_audit(incident_id, fmt="csv") if rows else None, incident_id)
+
+people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)

@@ -1,18 +1,23 @@
-"""Benchmark: the inbox page's data reads with 10,000 incidents in the records store.
+"""Benchmark: the inbox's reads at 10k, 100k and 1M incidents with real-size rows.
 
-Builds a temp app.sqlite3 with N incidents (default 10,000) through Records.store_batch and
-update_incident (mixed statuses, severities and SLA deadlines, some overdue), then times what
-the inbox fragment reads on every refresh: the per-status counts, the overdue count and one
-page (50 rows + 1) of the awaiting filter through the review service's query, plus the table
-built from it. The baseline, in the same run, is the same list unpaged (every awaiting incident
-and its table), which is what a page without limit/offset would read. Prints the query plans
-(the inbox query must use the incidents_inbox index) and medians in milliseconds.
+For each size, a fresh app.sqlite3 is seeded in one transaction (executemany; the triggers of
+migration 2 keep counts and the search index as they would in production) with incidents whose
+summary is a real one (bench/fixtures/summary.json, from a demo run) and one event each (unmerged
+for one in fifty paused incidents, for the poller's query). Status mix: one in twenty awaiting, a
+few moving, the rest decided. Then it times, median of --repeat runs, what one inbox
+refresh reads for each view (one keyset page of 50 through ReviewService's store functions, plus
+building the table), the counts, the overdue count and the poller's incidents_needing_work; and,
+as the floor in the same run, `SELECT rowid FROM floor WHERE k = ? LIMIT 50` on an indexed table
+of the same size. Prints each time, its ratio to the floor, the growth 100k -> 1M, and the query
+plans at the largest size. Goals: every view <= 20 ms, counts <= 5 ms, poll <= 5 ms at 1M; growth
+<= 1.5x.
 
-    .venv/bin/python bench/inbox.py [--incidents 10000] [--repeat 30]
+    .venv/bin/python bench/inbox.py [--sizes 10000,100000,1000000] [--repeat 15]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -26,19 +31,22 @@ sys.path.insert(0, str(ROOT))
 import pipeline  # noqa: E402,F401
 
 from pipeline.clock import iso  # noqa: E402
-from pipeline.store.records import Records  # noqa: E402
-from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
+from pipeline.state import CATEGORIES, CLOSED_STATUSES, SEVERITIES  # noqa: E402
 from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
+from pipeline.store.records import Records  # noqa: E402
+from pipeline.store.views import inbox_page, page_rows  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 
-STATUS_MIX = ["awaiting_approval"] * 8 + ["in_revision", "failed", "analyzing"] + \
-             ["fix_proposed", "rejected", "approved", "expired"] * 2
+# a store that has run for a while: most incidents decided, a backlog of one in twenty awaiting,
+# and few moving (analyzing, in revision, failed are transient)
+STATUS_MIX = ["awaiting_approval"] * 50 + ["in_revision", "failed", "analyzing"] + list(CLOSED_STATUSES) * 237
+REAL = json.loads((ROOT / "bench" / "fixtures" / "summary.json").read_text())
+SUMMARY = json.dumps(REAL["summary"])
+SERVICES = 400
 
 
 def _name(k: int) -> str:
-    # letters, not digits: the fingerprint masks numbers, and every incident must be its own
-    out = ""
-    k += 1
+    out, k = "", k + 1
     while k:
         k, r = divmod(k - 1, 26)
         out = chr(97 + r) + out
@@ -46,18 +54,35 @@ def _name(k: int) -> str:
 
 
 def seed(records: Records, n: int) -> None:
-    start = datetime(2026, 11, 28, tzinfo=timezone.utc)
-    events = [LogEvent(event_id=f"bench-{k}", time=start + timedelta(seconds=k), level="ERROR",
-                       service=f"svc-{_name(k % 400)}", exception=f"com.example.{_name(k).capitalize()}Failure",
-                       message=f"operation {_name(k)} failed") for k in range(n)]
-    for i in range(0, n, 1000):
-        records.store_batch(events[i:i + 1000], cursor=None, reopen_minutes=30)
-    now = datetime.now(timezone.utc)
-    for k, row in enumerate(records.incidents()):
-        records.update_incident(
-            row["incident_id"], status=STATUS_MIX[k % len(STATUS_MIX)], severity=SEVERITIES[k % 4],
-            category=CATEGORIES[k % len(CATEGORIES)], confidence=(k % 100) / 100,
-            sla_deadline=iso(now + timedelta(minutes=(k % 600) - 60)))  # one in ten overdue
+    """n incidents and n events in one transaction, real-size summaries and titles."""
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    now = records.clock.now()
+    incidents, events = [], []
+    for k in range(n):
+        opened = iso(start + timedelta(seconds=k))
+        status = STATUS_MIX[k % len(STATUS_MIX)]
+        closed = opened if status in CLOSED_STATUSES else None
+        incident_id = f"INC-20261101-{k:06x}"
+        service = f"svc-{_name(k % SERVICES)}"
+        incidents.append((incident_id, f"fp{k:x}", f"{REAL['title'][:90]} {_name(k)}", service, status,
+                          SEVERITIES[k % 4], CATEGORIES[k % len(CATEGORIES)], (k % 100) / 100, 3, opened, opened,
+                          opened, opened, closed, iso(now + timedelta(minutes=(k % 600) - 60)), SUMMARY))
+        # new evidence waits to be merged only into open incidents (one in fifty paused ones here)
+        unmerged = status == "awaiting_approval" and k % 50 == 0
+        events.append((f"ev-{k}", incident_id, opened, service, f"host-{k % 50}", "ERROR", "Failure",
+                       "operation failed", "{}", "bench", str(k), int(not unmerged), opened))
+    with records.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity, category, confidence,"
+            " event_count, first_seen, last_seen, created_at, updated_at, closed_at, sla_deadline, summary)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", incidents)
+        conn.executemany(
+            "INSERT INTO events(event_id, incident_id, time, service, host, level, exception, message, body, source,"
+            " position, merged, stored_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", events)
+        conn.execute("CREATE TABLE floor (k INTEGER)")
+        conn.executemany("INSERT INTO floor(k) VALUES (?)", ((k % 1000,) for k in range(n)))
+        conn.execute("CREATE INDEX floor_k ON floor(k)")
+    records.query("ANALYZE")
 
 
 def median_ms(fn, repeat: int) -> float:
@@ -70,48 +95,74 @@ def median_ms(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def measure(records: Records, repeat: int) -> tuple[dict[str, float], float, list]:
+    now = records.clock.now()
+
+    def view(**kwargs):
+        def read():
+            rows = page_rows(inbox_page(records, limit=PAGE_SIZE, **kwargs))
+            inbox_frame(rows, now)
+        return read
+
+    deep = None
+    for _ in range(20):  # the cursor at page 21 of the awaiting view
+        deep = inbox_page(records, statuses=FILTERS["awaiting"], after=deep, limit=PAGE_SIZE).next_cursor
+    reads = {
+        "awaiting, page 1": view(statuses=FILTERS["awaiting"]),
+        "awaiting, page 21": view(statuses=FILTERS["awaiting"], after=deep),
+        "failed, page 1": view(statuses=FILTERS["failed"]),
+        "decided, page 1": view(statuses=FILTERS["decided"]),
+        "all, page 1": view(),
+        "by service, page 1": view(service="svc-abc"),
+        "search 'svc-abc'": view(search="svc-abc"),
+        "search 'deadlock'": view(search="deadlock"),
+        "counts": records.status_counts,
+        "overdue count": lambda: overdue_count(records, now),
+        "poll: incidents_needing_work": lambda: records.incidents_needing_work(merge_delay=0),
+    }
+    results = {name: median_ms(fn, repeat) for name, fn in reads.items()}
+    floor = median_ms(lambda: records.query("SELECT rowid FROM floor WHERE k = ? LIMIT 50", (7,)), repeat)
+    plans = query_plans(records, lambda: [fn() for fn in reads.values()])
+    return results, floor, plans
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--incidents", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=30)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--plans", action="store_true", help="print the query plans at the largest size")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        records = Records(Path(tmp) / "app.sqlite3")
-        t = time.perf_counter()
-        seed(records, args.incidents)
-        print(f"seeded {len(records.incidents())} incidents in {time.perf_counter() - t:.1f}s")
-        # what ReviewService.inbox / .counts run (they are one call each on the records store)
-        def inbox(**kwargs):
-            return records.incidents(order="inbox", **kwargs)
-
-        counts = records.status_counts
-        now = datetime.now(timezone.utc)
-
-        def refresh(statuses=FILTERS["awaiting"], search=None, offset=0):
-            counts()
-            overdue_count(records, now)
-            rows = inbox(status=list(statuses) or None, search=search, limit=PAGE_SIZE + 1, offset=offset)
-            inbox_frame(rows[:PAGE_SIZE], now)
-
-        def unpaged():
-            counts()
-            overdue_count(records, now)
-            inbox_frame(inbox(status=list(FILTERS["awaiting"]), limit=None), now)
-
-        for sql, plan in query_plans(records, refresh) + query_plans(records, lambda: refresh(FILTERS["decided"]))[2:]:
-            print(f"plan: {plan}\n      for {sql[:110]}")
-        results = {
-            "inbox refresh, awaiting, page 1": median_ms(refresh, args.repeat),
-            "inbox refresh, awaiting, page 20": median_ms(lambda: refresh(offset=19 * PAGE_SIZE), args.repeat),
-            "inbox refresh, decided, page 1": median_ms(lambda: refresh(FILTERS["decided"]), args.repeat),
-            "inbox refresh, all, page 1": median_ms(lambda: refresh(()), args.repeat),
-            "inbox refresh, search 'svc-abc'": median_ms(lambda: refresh((), search="svc-abc"), args.repeat),
-        }
-        baseline = median_ms(unpaged, max(5, args.repeat // 3))
-        for name, ms in results.items():
-            print(f"{name:<36} {ms:8.2f} ms")
-        print(f"{'baseline: every awaiting row, unpaged':<36} {baseline:8.2f} ms")
-        print(f"ratio baseline / paged page 1: {baseline / results['inbox refresh, awaiting, page 1']:.1f}x")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    table: dict[int, tuple[dict[str, float], float]] = {}
+    plans = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            records = Records(Path(tmp) / "app.sqlite3")
+            t = time.perf_counter()
+            seed(records, n)
+            size_mb = (Path(tmp) / "app.sqlite3").stat().st_size / 1e6
+            print(f"seeded {n:,} incidents in {time.perf_counter() - t:.1f} s ({size_mb:,.0f} MB)", flush=True)
+            results, floor, plans = measure(records, args.repeat)
+            table[n] = (results, floor)
+            records.close()
+    names = list(table[sizes[0]][0])
+    head = "".join(f"{n:>22,}" for n in sizes)
+    print(f"\n{'read (ms, x floor)':<32}{head}" + ("   growth" if len(sizes) > 1 else ""))
+    for name in [*names, "floor"]:
+        cells = []
+        for n in sizes:
+            results, floor = table[n]
+            ms = floor if name == "floor" else results[name]
+            cells.append(f"{ms:10.2f} ms {ms / floor:7.1f}x")
+        growth = ""
+        if len(sizes) > 1:
+            a = table[sizes[-2]][1] if name == "floor" else table[sizes[-2]][0][name]
+            b = table[sizes[-1]][1] if name == "floor" else table[sizes[-1]][0][name]
+            growth = f"   {b / a:5.2f}x"
+        print(f"{name:<32}" + "".join(f"{c:>22}" for c in cells) + growth)
+    if args.plans:
+        for sql, plan in plans:
+            print(f"plan: {plan}\n      for {sql[:140]}")
 
 
 if __name__ == "__main__":

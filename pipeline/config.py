@@ -64,6 +64,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays",
             kind=float, bounds=(0.001, 1000000)),
     Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
+    Setting("INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
+            "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay",
+            kind=float, bounds=(0, 36500)),
     Setting("INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first lines), "
             "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, `logcat`, "
             "`text`, or `custom` (INCIDENTIQ_LOG_PATTERN)"),
@@ -314,6 +317,7 @@ class Settings:
     demo_speed: float
     repo_dir: Path
     merge_delay: float = 30.0
+    retention_days: float = 30.0
     model_timeout: float = 30.0
     model_output: str = "json_schema"
     model_breaker_failures: int = 3
@@ -358,6 +362,7 @@ class Settings:
             max_event_bytes=number("INCIDENTIQ_MAX_EVENT_BYTES"),
             poll_interval=number("INCIDENTIQ_POLL_INTERVAL"),
             merge_delay=number("INCIDENTIQ_MERGE_DELAY"),
+            retention_days=number("INCIDENTIQ_RETENTION_DAYS"),
             demo_speed=number("INCIDENTIQ_DEMO_SPEED"),
             repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
             open_level=_choice("INCIDENTIQ_OPEN_LEVEL", ("WARN", "ERROR", "FATAL")),

@@ -76,8 +76,10 @@ class IncidentNotFound(NotFound):
 
 
 class CheckpointNotFound(NotFound):
-    def __init__(self, incident_id: str, checkpoint_id: str):
-        super().__init__(f"checkpoint {checkpoint_id} not found in {incident_id}")
+    def __init__(self, incident_id: str, checkpoint_id: str, *, pruned_at: str | None = None):
+        super().__init__(f"checkpoint {checkpoint_id} not found in {incident_id}" + (
+            f": retention compacted its history on {pruned_at[:10]}, keeping only the approval gate and the end"
+            if pruned_at else ""))
         self.incident_id = incident_id
         self.checkpoint_id = checkpoint_id
 

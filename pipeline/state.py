@@ -224,6 +224,20 @@ def merge_evidence(left: list[LogEvent], right: list[LogEvent]) -> list[LogEvent
     return merged
 
 
+WINDOW_STACK_LINES = 6  # what the prompts show of a log-window line's stack (analyst/prompts.py)
+WINDOW_MESSAGE_CHARS = 2_000
+
+
+def window_excerpt(event: LogEvent) -> LogEvent:
+    """A log-window line as the state keeps it: the records store has the whole event, the
+    checkpoints (one copy per step) only what the analyst reads of it."""
+    stack = "\n".join(event.stack.splitlines()[:WINDOW_STACK_LINES]) if event.stack else event.stack
+    message = event.message[:WINDOW_MESSAGE_CHARS]
+    if stack == event.stack and message == event.message:
+        return event
+    return event.model_copy(update={"stack": stack, "message": message})
+
+
 class IncidentState(_Model):
     """The state of one incident's run; thread_id = incident_id."""
 

@@ -154,7 +154,7 @@ def test_with_streamlit_auth_the_signed_in_user_is_the_reviewer(paused_engine, m
 
     monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.user = {"is_logged_in": True, "email": "ann@example.com", "name": "Ann"}
+    at.user = {"is_logged_in": True, "email": "ann@example.com", "name": "Ann", "roles": ["reviewer"]}
     try:
         at.run()
         assert not [t for t in at.sidebar.text_input if t.key == "app_reviewer_name"]  # no name to type

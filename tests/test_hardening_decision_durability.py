@@ -51,7 +51,7 @@ def test_an_approval_killed_after_its_fix_was_recorded_stands_and_is_audited(pau
 
     late = run_child(data_dir, "approve", inc, "--reviewer", "bob")
     assert late.returncode == 3, late.stderr  # ann's approval stands
-    assert paused_engine.records.incident(inc)["status"] == "fixed"
+    assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1
     (entry,) = paused_engine.records.audit(inc)
     assert (entry["action"], entry["reviewer"]) == ("approve", "ann")

@@ -31,7 +31,7 @@ def test_an_unsupported_category_is_kept_flagged_capped_and_paused_for_review(mo
     assert shown["rca"]["supported"] is False and shown["rca"]["warning"] == rca.warning
     assert f"Warning: {rca.warning}" in cli(capsys, "show", inc)[1]
     ReviewService(model_engine).approve(inc, reviewer="ann", expect_interrupt=pending(model_engine, inc))
-    assert model_engine.records.incident(inc)["status"] == "not_eligible"
+    assert model_engine.records.incident(inc)["status"] == "approved"
     assert model_engine.records.fixes(inc) == []
 
 

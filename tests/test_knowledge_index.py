@@ -89,3 +89,21 @@ def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_co
     report = kb.sync(reload=True)
     assert report.embedded == [path.stem] and kb.embedder.calls == 1
     assert [doc.doc_id for doc, _, _ in signature_matches(kb, text)] == [path.stem]
+
+
+def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
+    cached = KnowledgeBase(index_dir=tmp_path / "idx", embedder=HashedNgramEmbedder())
+    cached.sync()
+    chroma = KnowledgeBase(index_dir=tmp_path / "idx", embedder=HashedNgramEmbedder(),
+                           vector_cache_max_docs=0)  # this one asks Chroma's index
+    queries = [doc.signatures[0] for doc in cached.docs] + [doc.title for doc in cached.docs]
+    for text in queries:
+        ours, theirs = cached.search(text, k=8), chroma.search(text, k=8)
+        assert [i for i, _ in ours] == [i for i, _ in theirs] or _tied(ours, theirs), text
+        assert [round(s, 4) for _, s in ours] == pytest.approx([round(s, 4) for _, s in theirs], abs=2e-4), text
+    assert getattr(chroma, "_vector_cache")[1] is None and getattr(cached, "_vector_cache")[1] is not None
+
+
+def _tied(ours, theirs) -> bool:
+    # equal scores may come in either order; anything else must agree
+    return all(a == b or abs(sa - sb) < 1e-4 for (a, sa), (b, sb) in zip(ours, theirs))

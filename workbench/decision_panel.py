@@ -13,7 +13,7 @@ import threading
 import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
-from pipeline.services import ReviewService
+from pipeline.services import Actor, ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, render_fields
@@ -43,7 +43,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
     submitted = values.setdefault("incident_submitted", {})
     outcomes = values.setdefault("incident_outcome", {})
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     inputs = {"note": (values.get(f"{form_key}_note") or "").strip() or None,
               "reason": values.get(f"{form_key}_reason") or "",
               "feedback": values.get(f"{form_key}_feedback") or "",
@@ -55,7 +55,7 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
         outcomes[incident_id] = outcome
 
 
-def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: str | None,
+def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: Actor | None,
             inputs: dict, submitted: dict, acting: dict) -> tuple[str, str] | None:
     """Send the decision; the (kind, text) message the panel keeps showing, or None for a repeat."""
     interrupt_id = shown.get("interrupt_id")
@@ -63,7 +63,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     if not interrupt_id:
         return "warning", f"{label} not sent: the page showed no pending analysis."
     if not reviewer:
-        return "error", f"{label} not sent: enter your name in the sidebar first."
+        return "error", f"{label} not sent: sign in or enter your name in the sidebar first."
     if action == "edit_approve" and not inputs["edits"]:
         return "error", "Edit-then-approve not sent: no field was changed. Change a field, or use Approve."
     with _SUBMITTING:
@@ -73,15 +73,15 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     try:
         with session.acting_on(acting, incident_id):
             if action == "approve":
-                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id, note=inputs["note"])
+                doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id, note=inputs["note"])
             elif action == "reject":
-                doc = review.reject(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.reject(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                     reason=inputs["reason"])
             elif action == "revise":
-                doc = review.revise(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.revise(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                     feedback=inputs["feedback"])
             else:
-                doc = review.approve(incident_id, reviewer=reviewer, expect_interrupt=interrupt_id,
+                doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                      edits=inputs["edits"])
     except Conflict as exc:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
@@ -89,7 +89,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    return "success", f"{label} recorded for {reviewer}; the incident is now {doc['status'].replace('_', ' ')}."
+    return "success", f"{label} recorded for {reviewer.id}; the incident is now {doc['status'].replace('_', ' ')}."
 
 
 def panel(review: ReviewService, doc: dict) -> None:
@@ -110,14 +110,14 @@ def panel(review: ReviewService, doc: dict) -> None:
     interrupt_id = pending["interrupt_id"]
     incident_id = doc["incident_id"]
     form_key = f"incident_{interrupt_id[:12]}"
-    reviewer = session.reviewer()
+    blocked = session.blocked("approve")
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
     st.caption(f"Deciding on analysis {interrupt_id[:12]} · {doc.get('revisions_left', 0)} revision(s) left")
     if done:
         st.info("Your decision on this analysis was submitted.")
-    elif not reviewer:
-        st.info("Enter your name in the sidebar to decide.", icon=":material/person:")
-    disabled = bool(done) or not reviewer
+    elif blocked:
+        st.info(blocked, icon=":material/person:")
+    disabled = bool(done) or bool(blocked)
     approve_tab, reject_tab, revise_tab, edit_tab = st.tabs(["Approve", "Reject", "Request changes", "Edit & approve"])
     with approve_tab, st.form(f"{form_key}_approve_form", border=False):
         st.text_input("Note (optional)", key=f"{form_key}_note")

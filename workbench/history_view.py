@@ -15,6 +15,7 @@ from workbench.evidence_view import escape_markdown
 from workbench.timeline import checkpoint_caption, timeline_figure
 
 SCOPE = "incident_history"
+HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
 
 
@@ -89,7 +90,7 @@ def _confirmed(review: ReviewService) -> None:
     messages = session.message_box(SCOPE)
     picks = st.session_state.setdefault("incident_history_next_pick", {})
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
     if not ask or ask["incident_id"] in acting:
         return  # a second click: the first one acts
@@ -101,16 +102,20 @@ def _confirmed(review: ReviewService) -> None:
     try:
         with session.acting_on(acting, incident_id):
             if ask["action"] == "replay":
-                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer)
+                doc = review.replay(incident_id, checkpoint_id=checkpoint_id, actor=reviewer)
             else:
-                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, reviewer=reviewer, edits=ask["edits"])
+                doc = review.fork(incident_id, checkpoint_id=checkpoint_id, actor=reviewer, edits=ask["edits"])
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
-    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer}: "
+    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer.id}: "
                                 f"{ask.get('label') or 'done'}, now {doc['status'].replace('_', ' ')}."))
+
+
+def _widen(window_key: str, window: int) -> None:
+    st.session_state[window_key] = window
 
 
 def _select(incident_id: str, checkpoint_id: str) -> None:
@@ -120,7 +125,11 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
 def history(review: ReviewService, incident_id: str) -> None:
     """The timeline, the selected checkpoint's state and diff, and replay / fork from it."""
     session.show_messages(SCOPE)
-    tree = review.tree(incident_id)
+    window_key = f"incident_history_window_{incident_id}"
+    window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
+    # the newest checkpoints only: a thread with a thousand of them keeps the chart and the
+    # picker small; older ones come a window at a time
+    tree = review.tree(incident_id, limit=window)
     entries = sorted(tree["nodes"], key=lambda e: e["checkpoint_id"], reverse=True)
     if not entries:
         st.info("No checkpoint yet: the run has not started.")
@@ -143,7 +152,11 @@ def history(review: ReviewService, incident_id: str) -> None:
                                    help="order: one step apart, easier to read when a run took milliseconds")
     st.plotly_chart(timeline_figure(tree, selected=selected, spacing=spacing), key=_chart_key(incident_id),
                     on_select="rerun", selection_mode="points", config={"displayModeBar": False})
-    st.caption(f"{len(entries)} checkpoints on {tree['branches']} branch(es). Click a point or pick a checkpoint.")
+    shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
+    st.caption(f"{shown} checkpoints on {tree['branches']} branch(es). Click a point or pick a checkpoint.")
+    if tree["total"] > len(entries):
+        st.button(f"Show {HISTORY_WINDOW} older", key="incident_history_older", on_click=_widen,
+                  args=(window_key, window + HISTORY_WINDOW))
     st.selectbox("Checkpoint", list(by_id), key=pick_key, format_func=lambda cid: checkpoint_caption(by_id[cid]))
 
     detail = review.checkpoint(incident_id, selected)
@@ -189,15 +202,15 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
                        on_click=_confirmed, args=(review,))
             no.button("Cancel", key="incident_confirm_no", on_click=_cancel)
         return
-    reviewer = session.reviewer()
-    if not reviewer:
-        st.caption("Enter your name in the sidebar to replay or fork.")
+    blocked = session.blocked("replay")
+    if blocked:
+        st.caption(blocked)
     st.caption(plan["reason"])
-    st.button("Replay from here…", key="incident_replay", disabled=not reviewer, on_click=_ask,
+    st.button("Replay from here…", key="incident_replay", disabled=bool(blocked), on_click=_ask,
               args=("replay", incident_id, checkpoint_id, None, None))
     form_key = f"incident_fork_{checkpoint_id[-12:]}"
     with st.expander("Fork from here with edits"):
         with st.form(f"{form_key}_form", border=False):
             render_fields(state, key=form_key)
-            st.form_submit_button("Fork from here…", disabled=not reviewer, key=f"{form_key}_submit",
+            st.form_submit_button("Fork from here…", disabled=bool(blocked), key=f"{form_key}_submit",
                                   on_click=_ask, args=("fork", incident_id, checkpoint_id, state, form_key))

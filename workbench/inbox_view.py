@@ -18,7 +18,10 @@ FILTERS: dict[str, tuple[str, ...]] = {
 }
 PAGE_SIZE = 50
 COLUMNS = ("incident_id", "service", "severity", "category", "confidence", "events", "age", "sla",
-           "status", "title")
+           "status", "approvals", "assignee", "title")
+ANYONE = "anyone"
+OVERDUE_TINT = "background-color: rgba(255, 75, 75, 0.18)"
+ESCALATED_TINT = "background-color: rgba(255, 170, 0, 0.30); font-weight: 600"
 
 
 def filter_count(counts: dict[str, int], label: str) -> int:
@@ -45,11 +48,37 @@ def is_overdue(row: dict, now: datetime) -> bool:
     return row["status"] not in CLOSED_STATUSES and datetime.fromisoformat(row["sla_deadline"]) < now
 
 
+def is_escalated(row: dict) -> bool:
+    """An open incident the poller escalated (its SLA ran out and people were told)."""
+    return row["status"] not in CLOSED_STATUSES and bool(row.get("escalated_at"))
+
+
 def sla_text(row: dict, now: datetime) -> str:
     if row["status"] in CLOSED_STATUSES:
         return "decided"
     left = datetime.fromisoformat(row["sla_deadline"]) - now
-    return f"overdue {duration(left)}" if left.total_seconds() < 0 else f"{duration(left)} left"
+    text = f"overdue {duration(left)}" if left.total_seconds() < 0 else f"{duration(left)} left"
+    return f"escalated · {text}" if is_escalated(row) else text
+
+
+def approvals_text(row: dict) -> str:
+    """"1 of 2 approvals: ann" while an incident waits for its second approver; empty otherwise."""
+    given = row.get("approvals") or []
+    needed = int(row.get("approvals_needed") or 1)
+    if row["status"] in CLOSED_STATUSES or (needed <= 1 and not given):
+        return ""
+    names = ", ".join(a.get("by") or "?" for a in given)
+    return f"{len(given)} of {needed} approvals" + (f": {names}" if names else "")
+
+
+def assignee_text(row: dict) -> str:
+    return f"on it: {row['assignee']}" if row.get("assignee") else ""
+
+
+def assignee_choices(me: str | None, assignees: list[str]) -> list[str]:
+    """The assignee filter's options: anyone, me (when someone is acting), then everyone on an incident."""
+    out = [ANYONE] + ([me] if me else [])
+    return out + sorted({a for a in assignees if a and a != me})
 
 
 def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
@@ -64,16 +93,25 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "age": duration(now - datetime.fromisoformat(r["created_at"])),
         "sla": sla_text(r, now),
         "status": r["status"],
+        "approvals": approvals_text(r),
+        "assignee": assignee_text(r),
         "title": r.get("title") or "",
         "overdue": is_overdue(r, now),
+        "escalated": is_escalated(r),
     } for r in rows]
-    return pd.DataFrame.from_records(records, columns=[*COLUMNS, "overdue"])
+    return pd.DataFrame.from_records(records, columns=[*COLUMNS, "overdue", "escalated"])
+
+
+def row_tint(row) -> str:
+    """Escalated rows in amber and bold, other overdue rows in red, the rest plain."""
+    if row["escalated"]:
+        return ESCALATED_TINT
+    return OVERDUE_TINT if row["overdue"] else ""
 
 
 def highlight_overdue(frame: pd.DataFrame):
-    """A Styler that tints overdue rows (show it with column_order=COLUMNS to hide the flag)."""
+    """A Styler that tints escalated and overdue rows (show it with column_order=COLUMNS to hide the flags)."""
     def tint(row):
-        style = "background-color: rgba(255, 75, 75, 0.18)" if row["overdue"] else ""
-        return [style] * len(row)
+        return [row_tint(row)] * len(row)
 
     return frame.style.apply(tint, axis=1)

@@ -54,13 +54,18 @@ def poller_enabled(mode: str) -> bool:
     return mode.strip().lower() not in OFF
 
 
-def open_workbench(*, data_dir: str, source: str, poller_mode: str) -> Workbench:
+def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | None = None) -> Workbench:
     """Open the data dir's engine and review service and, unless disabled, start the poller.
+
+    `auth` is the web app's sign-in mode (workbench/identity.py), which overrides INCIDENTIQ_AUTH:
+    with `[auth]` configured the engine must know names are verified (typed ones refused, a person
+    nobody maps a viewer).
 
     A source that cannot open (a bad INCIDENTIQ_SOURCE, Splunk without a URL) leaves the
     workbench usable on what the data dir holds, with the reason shown in the sidebar.
     """
-    services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source))
+    overrides = {"auth": auth} if auth else {}
+    services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source, **overrides))
     workbench = Workbench(services=services)
     if poller_enabled(poller_mode):
         try:

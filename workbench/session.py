@@ -11,50 +11,41 @@ import streamlit as st
 
 from pipeline import config
 from pipeline.errors import Conflict, IncidentIQError
+from pipeline.services import Actor
+from workbench import identity
 from workbench.runtime import Workbench, open_workbench, stop_workbench
 
-REVIEWER_KEY = "app_reviewer_name"
+REVIEWER_KEY = identity.NAME_KEY
 ACTING_KEY = "app_acting"
 
 
 @st.cache_resource(show_spinner="Opening the data dir…", max_entries=1, on_release=stop_workbench)
-def _runtime(data_dir: str, source: str, poller_mode: str) -> Workbench:
+def _runtime(data_dir: str, source: str, poller_mode: str, auth: str) -> Workbench:
     # one runtime per process; a new data dir (tests) releases the old one and stops its poller
-    return open_workbench(data_dir=data_dir, source=source, poller_mode=poller_mode)
+    return open_workbench(data_dir=data_dir, source=source, poller_mode=poller_mode, auth=auth)
 
 
 def workbench() -> Workbench:
     """The runtime of the configured data dir, created once per process."""
+    # the sign-in mode is part of the settings: it decides the role of a person nobody maps
     return _runtime(str(Path(config.raw("INCIDENTIQ_DATA_DIR")).resolve()), config.raw("INCIDENTIQ_SOURCE"),
-                    config.raw("INCIDENTIQ_POLLER") or "on")
+                    config.raw("INCIDENTIQ_POLLER") or "on", identity.mode())
 
 
-def auth_configured() -> bool:
-    """Streamlit auth is set up (st.user then carries `is_logged_in`)."""
-    return "is_logged_in" in st.user.keys()
+def actor() -> Actor | None:
+    """Who acts in this browser session (workbench/identity.py), or None: signed out, or no name."""
+    return identity.actor(workbench().settings)
+
+
+def blocked(action: str) -> str | None:
+    """Why this session may not `action` (the reason a disabled control shows), or None when it may."""
+    return identity.blocked(workbench().settings, action)
 
 
 def reviewer() -> str | None:
-    """Who decides: the logged-in user when auth is configured, else the name entered this session."""
-    if auth_configured():
-        if not st.user.get("is_logged_in"):
-            return None
-        return str(st.user.get("email") or st.user.get("name") or "").strip() or None
-    name = str(st.session_state.get(REVIEWER_KEY) or "").strip()
-    return name or None
-
-
-def reviewer_widget() -> None:
-    """The sidebar's identity block: login/logout with auth, a name field otherwise."""
-    if auth_configured():
-        if st.user.get("is_logged_in"):
-            st.caption(f"Signed in as {reviewer()}")
-            st.button("Log out", on_click=st.logout, key="app_logout")
-        else:
-            st.button("Log in to decide", on_click=st.login, key="app_login", type="primary")
-        return
-    st.text_input("Your name", key=REVIEWER_KEY, persist_state="session", placeholder="recorded with each decision",
-                  help="Every decision, edit, replay and fork is recorded in the audit trail under this name.")
+    """The acting person's id (kept for callers that only name who acts; pass `actor()` to the services)."""
+    who = actor()
+    return who.id if who else None
 
 
 # Callbacks that act (decide, edit, replay, fork) read everything they need from st.session_state

@@ -18,7 +18,7 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
     """Callback of "Save edits" (session state read first, see workbench.session)."""
     messages = session.message_box(SCOPE)
     acting = session.acting_registry()
-    reviewer = session.reviewer()
+    reviewer = session.actor()
     edits = collect_edits(state, key=form_key)
     as_node = st.session_state.get(f"{form_key}_as_node") or "recommend"
     if incident_id in acting:
@@ -31,7 +31,7 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
         return
     try:
         with session.acting_on(acting, incident_id):
-            doc = review.edit(incident_id, reviewer=reviewer, edits=edits, as_node=as_node,
+            doc = review.edit(incident_id, actor=reviewer, edits=edits, as_node=as_node,
                               expect_interrupt=interrupt_id)
     except InvalidEdit as exc:
         where = f" ({exc.field})" if exc.field else ""
@@ -66,6 +66,8 @@ def editor(review: ReviewService, doc: dict) -> None:
             render_fields(state, key=form_key)
             st.radio("Save the edit as", list(AS_NODES), format_func=lambda n: f"{n}: {AS_NODES[n]}",
                      key=f"{form_key}_as_node")
-            st.form_submit_button("Save edits", disabled=not session.reviewer(), key=f"{form_key}_save",
+            if session.blocked("edit"):
+                st.caption(session.blocked("edit"))
+            st.form_submit_button("Save edits", disabled=bool(session.blocked("edit")), key=f"{form_key}_save",
                                   on_click=_save, args=(review, doc["incident_id"], pending["interrupt_id"], state,
                                                         form_key))

@@ -16,7 +16,7 @@ from typing import Callable
 from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
-                   "pipeline.cli.eval", "pipeline.cli.grouping")
+                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +48,15 @@ def engine_from_env(**kwargs):
     from pipeline.engine import open_engine
 
     return open_engine(**kwargs)
+
+
+def records_from_env():
+    """The records store of INCIDENTIQ_DATA_DIR alone: for commands that only read records (list,
+    show, deadletters), which then start without the graph, the knowledge index or Chroma."""
+    from pipeline.config import Settings
+    from pipeline.store.records import open_records
+
+    return open_records(Settings.from_env())
 
 
 def parse_set(values: list[str] | None) -> dict:

@@ -1,7 +1,7 @@
 """`ingest`, `list`, `show`, `deadletters`."""
 from __future__ import annotations
 
-from pipeline.cli import emit, engine_from_env, path_arg
+from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
 from pipeline.state import STATUS_ALIASES, STATUSES, status_named
 
 
@@ -43,9 +43,8 @@ def cmd_ingest(args) -> int:
 def cmd_list(args) -> int:
     from pipeline.review.documents import list_row
 
-    engine = engine_from_env(sync_knowledge=False)
     status = status_named(args.status) if args.status else None
-    rows = [list_row(r) for r in engine.records.incidents(status=status)]
+    rows = [list_row(r) for r in records_from_env().incidents(status=status)]
     emit(args, rows, _list_text)
     return 0
 
@@ -62,11 +61,25 @@ def _list_text(rows) -> str:
 
 
 def cmd_show(args) -> int:
-    from pipeline.review.service import ReviewService
+    from pipeline.config import Settings
+    from pipeline.review.documents import show_document
 
-    doc = ReviewService(engine_from_env(sync_knowledge=False)).document(args.incident_id)
+    # the records alone (no graph, no Chroma); the docs are read only if a policy asks for hints
+    doc = show_document(records_from_env(), Settings.from_env(), args.incident_id, doc_hints=_doc_hints)
     emit(args, doc, _show_text)
     return 0
+
+
+def _doc_hints(doc_id: str) -> list:
+    from pipeline.knowledge.index import DEFAULT_DOCS_DIR, load_docs, parse_doc
+
+    # a doc's file is named by its id: parse that one, and all of them only if it is not so
+    for path in DEFAULT_DOCS_DIR.glob(f"*/{doc_id}.md"):
+        doc = parse_doc(path)
+        if doc.doc_id == doc_id:
+            return list(doc.fix_hints)
+    docs = {d.doc_id: d for d in load_docs()}
+    return list(docs[doc_id].fix_hints) if doc_id in docs else []
 
 
 def _show_text(d) -> str:
@@ -122,7 +135,6 @@ def _show_text(d) -> str:
 
 
 def cmd_deadletters(args) -> int:
-    engine = engine_from_env(sync_knowledge=False)
-    rows = engine.records.dead_letters()
+    rows = records_from_env().dead_letters()
     emit(args, rows, lambda rs: "\n".join(f"{r['position']}: {r['reason']}" for r in rs) or "no dead letters")
     return 0

@@ -2,8 +2,9 @@
 per process and shared by the runner, the review service, the poller and the web app."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
 from pathlib import Path
+from typing import Callable
 
 from langgraph.graph.state import CompiledStateGraph
 
@@ -11,23 +12,51 @@ from pipeline.store import checkpoints
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
 from pipeline.config import Settings
-from pipeline.errors import StorageError, UsageError
 from pipeline.knowledge.embeddings import embedder_from_setting
 from pipeline.engine.graph import build_graph
 from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
 from pipeline.engine.nodes import Deps
 from pipeline.clock import Clock
 from pipeline.ingest.opening import OpeningRule
-from pipeline.store.records import Records
+from pipeline.store.records import Records, open_records
 
 
-@dataclass
 class Engine:
-    settings: Settings
-    records: Records
-    kb: KnowledgeBase
-    analyst: Analyst
-    graph: CompiledStateGraph
+    """The engine of one data dir. The knowledge base (Chroma) and the analyst are opened on first
+    use: commands that only read records (list, show) never import Chroma."""
+
+    def __init__(self, *, settings: Settings, records: Records, graph: CompiledStateGraph,
+                 open_kb: Callable[[], KnowledgeBase] | None = None, kb: KnowledgeBase | None = None,
+                 analyst: Analyst | None = None):
+        if kb is None and open_kb is None:
+            raise ValueError("an engine needs a knowledge base or a way to open one")
+        self.settings = settings
+        self.records = records
+        self.graph = graph
+        self._open_kb = open_kb
+        self._kb = kb
+        self._analyst = analyst
+        self._lock = threading.Lock()
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        with self._lock:
+            if self._kb is None:
+                self._kb = self._open_kb()
+            return self._kb
+
+    @property
+    def analyst(self) -> Analyst:
+        if self._analyst is None:
+            kb = self.kb
+            with self._lock:
+                if self._analyst is None:
+                    self._analyst = _configured_analyst(self.settings, kb, self.records.clock)
+        return self._analyst
+
+    @analyst.setter
+    def analyst(self, analyst: Analyst) -> None:
+        self._analyst = analyst
 
     @property
     def deps(self) -> Deps:
@@ -50,28 +79,28 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
                 clock: Clock | None = None) -> Engine:
     """Open (creating if needed) the stores of a data dir and compile the graph.
 
-    `clock` is the engine's time (`engine.records.clock`; default: the system clock)."""
+    `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
+    `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
+    (unsynced) when first used."""
     settings = settings or Settings.from_env()
     data_dir = Path(settings.data_dir)
-    if data_dir.exists() and not data_dir.is_dir():
-        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    records = Records(settings.database_url or data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla,
-                      sla_from=settings.sla_from)
-    embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
-    kb = KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
-    if sync_knowledge:
-        kb.sync()
-    records.opening = OpeningRule.of(
-        floor=settings.open_level,
-        signatures=[s for doc in kb.docs for s in doc.signatures] if settings.open_signatures else ())
-    if analyst is None:
-        analyst = _configured_analyst(settings, kb, records.clock)
+    records = open_records(settings, clock=clock)
+
+    def open_kb() -> KnowledgeBase:
+        embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
+        return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
+
     graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
-    return Engine(settings=settings, records=records, kb=kb, analyst=analyst, graph=graph)
+    engine = Engine(settings=settings, records=records, graph=graph, open_kb=open_kb, analyst=analyst)
+    if sync_knowledge:
+        engine.kb.sync()
+    if settings.open_signatures:
+        # the docs' signatures (parsed from the docs; Chroma stays closed until a search needs it)
+        records.opening = OpeningRule.of(floor=settings.open_level,
+                                         signatures=[s for doc in engine.kb.docs for s in doc.signatures])
+    else:
+        records.opening = OpeningRule.of(floor=settings.open_level, signatures=())
+    return engine
 
 
 def _configured_analyst(settings: Settings, kb: KnowledgeBase, clock: Clock) -> Analyst:

@@ -20,7 +20,8 @@ from pipeline.errors import UsageError
 from pipeline.analyst.fixes import facts_of, propose
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
-from pipeline.state import MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, Revision
+from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, Revision,
+                           window_excerpt)
 
 WINDOW_BEFORE = timedelta(minutes=5)
 WINDOW_AFTER = timedelta(minutes=2)
@@ -58,6 +59,7 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     end = max(e.time for e in state.evidence) + WINDOW_AFTER
     window = runtime.context.records.log_window(service=state.service, start=start, end=end,
                                                 hosts={e.host for e in state.evidence if e.host}, limit=LOG_WINDOW_LIMIT)
+    window = [window_excerpt(e) for e in window]
     return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
 
 

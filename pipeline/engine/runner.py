@@ -20,7 +20,7 @@ from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
-from pipeline.state import IncidentState
+from pipeline.state import IncidentState, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -86,11 +86,13 @@ def summary_of(state: IncidentState) -> dict:
     }
 
 
-def initial_state(engine: Engine, incident_id: str) -> IncidentState:
+def initial_state(engine: Engine, incident_id: str, events: list | None = None) -> IncidentState:
     row = engine.records.incident(incident_id)
-    evidence = engine.records.events_of(incident_id)
+    # the run's input is checkpointed as given: pass the bounded sample the state keeps (first and
+    # latest events), not every event of a noisy incident (the records store keeps them all)
+    events = engine.records.events_of(incident_id) if events is None else events
     return IncidentState(incident_id=incident_id, fingerprint=row["fingerprint"], service=row["service"],
-                         title=row["title"], evidence=evidence)
+                         title=row["title"], evidence=merge_evidence([], events))
 
 
 def advance(engine: Engine, incident_id: str) -> bool:
@@ -102,25 +104,26 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
     or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
-    previous_owner = engine.records.incident(incident_id)["claim_owner"]  # a dead one, if we take over
-    if not engine.records.claim(incident_id, owner):
+    # the attempt is counted with the claim, before the run, so a run that takes its process
+    # down with it counts too; the row is as it was before (its owner a dead one, if we take over)
+    row = engine.records.claim_run(incident_id, owner, max_attempts=MAX_ATTEMPTS)
+    if row is None:
         return None
+    released = False
     try:
-        row = engine.records.incident(incident_id)
         if row["attempts"] >= MAX_ATTEMPTS:
             _give_up(engine, incident_id, row)
             return "gave_up"
-        if previous_owner:
+        if row["claim_owner"]:
             # taken over from a dead process: a reviewer's change it wrote but did not audit is
             # audited now, before the run moves on from it
             from pipeline.review.changes import audit_orphaned_changes
 
             audit_orphaned_changes(engine, incident_id)
         snap = snapshot(engine, incident_id)
-        # counted before the run, so a run that takes its process down with it counts too
-        engine.records.update_incident(incident_id, attempts=row["attempts"] + 1)
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap)
+            released = True  # the final write released the claim with the record
         except CheckpointStoreError:
             # the checkpoint store (locked, damaged), not this incident, failed: the poll fails and
             # is retried, and the attempt does not count toward giving the incident up
@@ -137,7 +140,8 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             kind = "started" if not snap.values else "merged" if snap.next == ("approval",) else "resumed"
         return "retried" if row["status"] == "failed" and kind != "idle" else kind
     finally:
-        engine.records.release(incident_id, owner)  # a no-op when the final write released it
+        if not released:
+            engine.records.release(incident_id, owner)
 
 
 def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot) -> str:
@@ -148,8 +152,10 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     kind = "idle"
     after: StateSnapshot | _RunEnd | None = None
     if not snap.values:
-        state = initial_state(engine, incident_id)
-        engine.records.mark_merged(e.event_id for e in state.evidence)
+        events = engine.records.events_of(incident_id)
+        state = initial_state(engine, incident_id, events)
+        # every stored event is in the run now, sampled or not: none of them is news to merge later
+        engine.records.mark_merged(e.event_id for e in events)
         after = _run_end(engine, incident_id, engine.graph.invoke(state, cfg, context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
@@ -164,7 +170,9 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             # incident 'analyzing' (so the runner finishes it), never paused at a dead interrupt
             engine.records.update_incident(incident_id, status="analyzing", pending_interrupt_id=None,
                                            pending_checkpoint_id=None, merged_event_ids=merged_ids)
-            engine.graph.update_state(cfg, {"evidence": new}, as_node="intake")
+            # the reducer keeps the first and the latest events of the union: the same as of the
+            # union with new's own first and latest, which is all the checkpointed write carries
+            engine.graph.update_state(cfg, {"evidence": merge_evidence([], new)}, as_node="intake")
             after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
             kind = "merged"
     elif snap.next or snap.tasks:

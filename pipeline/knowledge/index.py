@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -16,6 +17,7 @@ from pipeline.errors import StorageError, UsageError
 from pipeline.state import CATEGORIES, SEVERITIES, ErrorDoc
 
 DEFAULT_DOCS_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "docs"
+VECTOR_CACHE_MAX_DOCS = 5_000  # above this, queries go through Chroma's index
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.S)
 
 
@@ -126,25 +128,41 @@ class SyncReport:
 class KnowledgeBase:
     """Docs plus their Chroma index. `search` returns docs with similarity scores in [0, 1]."""
 
-    def __init__(self, *, index_dir: Path | str | None, embedder: Embedder, docs_dir: Path = DEFAULT_DOCS_DIR):
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
+    def __init__(self, *, index_dir: Path | str | None, embedder: Embedder, docs_dir: Path = DEFAULT_DOCS_DIR,
+                 vector_cache_max_docs: int = VECTOR_CACHE_MAX_DOCS):
         self.embedder = embedder
         self.docs_dir = Path(docs_dir)
+        self.index_dir = index_dir
+        self.vector_cache_max_docs = vector_cache_max_docs
         self.generation = 0  # bumped when the docs are re-read, so caches keyed on it go stale
         self.docs = load_docs(self.docs_dir)
         self.by_id = {d.doc_id: d for d in self.docs}
+        self._open_collection = None
+        self._lock = threading.Lock()
+
+    @property
+    def _collection(self):
+        # Chroma is imported and opened on first use: reading the docs (their signatures, fix hints)
+        # needs none of it, and importing it costs about a second
+        with self._lock:
+            if self._open_collection is None:
+                self._open_collection = self._connect()
+            return self._open_collection
+
+    def _connect(self):
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         try:
-            if index_dir is None:
+            if self.index_dir is None:
                 self._client = chromadb.EphemeralClient(settings=chroma_settings)
             else:
-                Path(index_dir).mkdir(parents=True, exist_ok=True)
-                self._client = chromadb.PersistentClient(path=str(index_dir), settings=chroma_settings)
+                Path(self.index_dir).mkdir(parents=True, exist_ok=True)
+                self._client = chromadb.PersistentClient(path=str(self.index_dir), settings=chroma_settings)
             # one collection per embedder: switching embeddings re-indexes into a fresh space
-            name = "error_docs_" + re.sub(r"[^a-zA-Z0-9_-]", "_", embedder.name)[:50]
-            self._collection = self._client.get_or_create_collection(
+            name = "error_docs_" + re.sub(r"[^a-zA-Z0-9_-]", "_", self.embedder.name)[:50]
+            return self._client.get_or_create_collection(
                 name=name, embedding_function=None, metadata={"hnsw:space": "cosine"})
         except Exception as exc:  # chromadb raises many types; this is its one boundary
             raise StorageError(f"knowledge index: {exc}") from exc
@@ -184,6 +202,8 @@ class KnowledgeBase:
                     progress(min(1.0, (start + len(chunk)) / len(changed)), chunk[-1].doc_id)
         except Exception as exc:
             raise StorageError(f"knowledge index: {exc}") from exc
+        if changed or removed:
+            self._vector_cache = None  # the collection changed under the cached vectors
         if progress and not changed:
             progress(1.0, "up to date")
         return SyncReport(embedded=[d.doc_id for d in changed], removed=removed,
@@ -193,6 +213,9 @@ class KnowledgeBase:
         """(doc_id, similarity) of the k nearest docs, best first."""
         if not text.strip() or not self.docs:
             return []
+        vectors = self._vectors()
+        if vectors is not None:
+            return self._search_in_memory(vectors, text, k)
         try:
             result = self._collection.query(query_embeddings=self.embedder.embed([text]),
                                             n_results=min(k, len(self.docs)), include=["distances"])
@@ -200,6 +223,39 @@ class KnowledgeBase:
             raise StorageError(f"knowledge index: {exc}") from exc
         ids, distances = result["ids"][0], result["distances"][0]
         return [(i, max(0.0, 1.0 - float(d))) for i, d in zip(ids, distances) if i in self.by_id]
+
+    # -- the in-process vector cache ------------------------------------------------------
+    # Chroma stays the persisted index; for a small collection an exact cosine search over its
+    # vectors in numpy gives Chroma's answer (tests/test_knowledge_index.py compares them) in a
+    # tenth of a millisecond instead of a query through Chroma's client.
+    def _vectors(self) -> "tuple[list[str], object] | None":
+        cache = getattr(self, "_vector_cache", None)
+        if cache is not None and cache[0] == self.generation:
+            return cache[1]
+        import numpy as np
+
+        try:
+            stored = self._collection.get(include=["embeddings"])
+        except Exception as exc:  # chromadb raises many types; this is its one boundary
+            raise StorageError(f"knowledge index: {exc}") from exc
+        ids = list(stored["ids"])
+        vectors = None
+        if ids and len(ids) <= self.vector_cache_max_docs:
+            matrix = np.asarray(stored["embeddings"], dtype=np.float64)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            vectors = (ids, matrix / np.where(norms == 0, 1.0, norms))
+        self._vector_cache = (self.generation, vectors)
+        return vectors
+
+    def _search_in_memory(self, vectors, text: str, k: int) -> list[tuple[str, float]]:
+        import numpy as np
+
+        ids, matrix = vectors
+        query = np.asarray(self.embedder.embed([text])[0], dtype=np.float64)
+        norm = np.linalg.norm(query)
+        similarity = matrix @ (query / norm) if norm else np.zeros(len(ids))
+        best = np.argsort(-similarity, kind="stable")[:min(k, len(self.docs))]
+        return [(ids[i], max(0.0, float(similarity[i]))) for i in best if ids[i] in self.by_id]
 
     def count(self) -> int:
         return self._collection.count()

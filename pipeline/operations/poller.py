@@ -18,6 +18,7 @@ from pipeline.notifications import sender
 from pipeline.operations import escalation
 from pipeline.store import lease
 from pipeline.operations import metrics as operations
+from pipeline.operations import retention
 from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.engine.lost_runs import recover_lost_runs
@@ -31,6 +32,7 @@ LEASE_MIN_SECONDS = 30.0  # ...and never less: a long graph run must not lose it
 MAX_BACKOFF_SECONDS = 60.0
 MAX_BATCHES_PER_POLL = 20  # then runs get their turn; the rest is read on the next poll at once
 PRUNE_EVERY_SECONDS = 3600.0
+PRUNE_BATCH = 500  # incidents compacted per hourly prune; the rest on the next
 
 
 class Poller:
@@ -162,6 +164,7 @@ class Poller:
     def _prune_now_and_then(self) -> None:
         if time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
             operations.prune(self.engine.records)
+            retention.prune(self.engine, limit=PRUNE_BATCH, full_vacuum=False)  # bounded: runs wait meanwhile
             self._pruned_at = time.monotonic()
 
     # -- the loop ------------------------------------------------------------------------

@@ -40,3 +40,20 @@ def incident_document(records: Records, incident_id: str) -> dict:
         "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fix_proposed" else summary.get("fix"),
         "similar_docs": summary.get("similar_docs", []),
     }
+
+
+def show_document(records: Records, settings, incident_id: str, *, doc_hints) -> dict:
+    """The `show` document with who is on it, the approvals so far and needed, and the comments.
+    `doc_hints(doc_id)` gives a knowledge-base doc's fix hints (asked only when a policy needs them)."""
+    from pipeline.review.policy import approvals_needed
+    from pipeline.store import approvals as approvals_store
+    from pipeline.store import assignments
+
+    doc = incident_document(records, incident_id)
+    row = records.incident(incident_id)
+    pending = doc["pending"]["interrupt_id"] if doc["pending"] else None
+    doc.update(assignee=row["assignee"], assigned_at=row["assigned_at"], escalated_at=row["escalated_at"],
+               approvals=approvals_store.approvals_for(records, incident_id, pending),
+               approvals_needed=approvals_needed(row, settings, doc_hints=doc_hints),
+               comments=assignments.comments(records, incident_id))
+    return doc

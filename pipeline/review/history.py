@@ -15,7 +15,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
-from pipeline.store import checkpoints
+from pipeline.store import checkpoints, retention
 from pipeline.engine.graph import NODE_NAMES, thread_config
 
 GATE = "approval"
@@ -161,8 +161,9 @@ class Lineage:
         return max(self.lane.values(), default=-1) + 1
 
     def ancestors(self, checkpoint_id: str) -> list[str]:
+        """The checkpoint and its ancestors that are still stored (retention may have removed some)."""
         chain, node = [], checkpoint_id
-        while node is not None:
+        while node is not None and node in self.parent:
             chain.append(node)
             node = self.parent.get(node)
         return chain
@@ -170,7 +171,11 @@ class Lineage:
 
 def lineage(engine: Engine, incident_id: str) -> Lineage:
     """Checkpoint ids and parents of the thread, lanes for branches, and the current branch."""
-    rows = checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id)
+    return lineage_of(checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id))
+
+
+def lineage_of(rows: list[tuple[str, str | None]]) -> Lineage:
+    """The lineage of (checkpoint id, parent id) pairs, oldest first."""
     parent = {cid: pid for cid, pid in rows}
     lane: dict[str, int] = {}
     has_child: set[str] = set()
@@ -257,7 +262,7 @@ def snapshot_at(engine: Engine, incident_id: str, checkpoint_id: str, line: Line
     """The snapshot of one checkpoint of the incident, or CheckpointNotFound."""
     line = line or lineage(engine, incident_id)
     if checkpoint_id not in line.parent:
-        raise CheckpointNotFound(incident_id, checkpoint_id)
+        raise CheckpointNotFound(incident_id, checkpoint_id, pruned_at=retention.pruned_at(engine.records, incident_id))
     return engine.graph.get_state(checkpoint_config(incident_id, checkpoint_id))
 
 
@@ -270,11 +275,38 @@ def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: 
     for snap in snaps:
         pid = parent_id_of(snap)
         parent = None
-        if pid is not None:
+        if pid is not None and pid in line.parent:  # else retention removed it: nothing to diff against
             parent = by_id.get(pid)
             if parent is None:  # the parent is on another page or branch
                 parent = by_id[pid] = engine.graph.get_state(checkpoint_config(incident_id, pid))
         out.append(entry(snap, parent, line=line, flow=flow, made_by=made_by))
+    return out
+
+
+def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Lineage,
+                 made_by: dict[str, str]) -> list[dict]:
+    """History entries for the tree (in the order of `rows`), from checkpoint metadata and pending writes:
+    no state is deserialised (an `update` checkpoint, made by a person, is read to name the node
+    it wrote as). Field changes and the trace are in `checkpoint()` for the one selected."""
+    flow = Flow.of(engine)
+    order = ("__start__", *NODE_NAMES)  # the graph's order, as the snapshot lists tasks
+    out = []
+    for r in rows:
+        cid, pid, source = r["checkpoint_id"], r["parent_checkpoint_id"], r["source"]
+        if source == "loop" and pid in line.parent:
+            writes = sorted(r["parent_ran"], key=lambda n: order.index(n) if n in order else len(order))
+        elif source == "update":
+            writes = flow.writers_of(tuple(engine.graph.get_state(checkpoint_config(incident_id, cid)).next))[:1]
+        else:
+            writes = []
+        out.append({
+            "checkpoint_id": cid, "parent_checkpoint_id": pid, "step": r["step"], "source": source,
+            "created_at": checkpoints.created_at(cid), "writes_by": writes,
+            "interrupt_id": r["interrupts"][0] if r["interrupts"] else None,
+            "is_paused": r["paused"], "is_pending": r["paused"] and cid == line.head,
+            "branch": line.lane.get(cid, 0), "on_current_branch": cid in line.current,
+            "human_action": made_by.get(cid),
+        })
     return out
 
 

@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from pipeline.review import changes, history
 from pipeline.review.audit import export_audit
-from pipeline.review.documents import incident_document
-from pipeline.store import inbox
+from pipeline.review.documents import show_document
+from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
 from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitingApproval, Refused,
@@ -147,14 +147,25 @@ class ReviewService:
 
     def document(self, incident_id: str) -> dict:
         """The `show` document with who is on it, the approvals so far and needed, and the comments."""
-        doc = incident_document(self.records, incident_id)
-        row = self.records.incident(incident_id)
-        pending = doc["pending"]["interrupt_id"] if doc["pending"] else None
-        doc.update(assignee=row["assignee"], assigned_at=row["assigned_at"], escalated_at=row["escalated_at"],
-                   approvals=approvals_store.approvals_for(self.records, incident_id, pending),
-                   approvals_needed=self.approvals_needed(row),
-                   comments=assignments.comments(self.records, incident_id))
-        return doc
+        kb = self.engine.kb
+        return show_document(self.records, self.engine.settings, incident_id,
+                             doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+
+    def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
+                   search: str | None = None, after: str | None = None, limit: int = 50,
+                   assignee: str | None = None) -> dict:
+        """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to
+        pass as `after` (None at the end). Every view is one index range read, as fast on page
+        1,000 as on page 1."""
+        statuses = [status] if isinstance(status, str) else list(status or ())
+        page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
+                                limit=limit, assignee=assignee)
+        rows = views.page_rows(page)
+        given = approvals_store.approvals_of(self.records, rows)
+        for row in rows:
+            row["approvals"] = given.get(row["incident_id"], [])
+            row["approvals_needed"] = self.approvals_needed(row)
+        return {"rows": rows, "next_cursor": page.next_cursor}
 
     @property
     def code_fix_min_confidence(self) -> float:
@@ -205,20 +216,22 @@ class ReviewService:
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
-        made_by = history.human_actions(self.records.audit(incident_id), line)
+        made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
         return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
 
-    def tree(self, incident_id: str) -> dict:
-        """Every checkpoint with its parent edges, the current branch and the number of branches."""
+    def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
+        """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
+        the number of branches and `total`; read from checkpoint metadata, no state deserialised
+        (a checkpoint's changes and state: `checkpoint()`)."""
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
-        snaps = history.snapshots(self.engine, incident_id, limit=None, before=None)
-        made_by = history.human_actions(self.records.audit(incident_id), line)
-        nodes = history.entries(self.engine, incident_id, snaps, line, made_by)
+        shown = checkpoints.checkpoint_rows(self.graph.checkpointer, incident_id, newest=limit)
+        made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
+        nodes = history.tree_entries(self.engine, incident_id, shown, line, made_by)[::-1]  # newest first
         edges = [[n["parent_checkpoint_id"], n["checkpoint_id"]] for n in nodes if n["parent_checkpoint_id"]]
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
-                "branches": line.branches}
+                "branches": line.branches, "total": len(line.order)}
 
     def rerun_plan(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
                    with_current_evidence: bool = False) -> dict:

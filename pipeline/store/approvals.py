@@ -40,7 +40,8 @@ def approvals_for(records: Records, incident_id: str, interrupt_id: str | None) 
     """The approvals that count for an interrupt, oldest first."""
     if not interrupt_id:
         return []
-    return _rows(records.conn, incident_id, interrupt_id)
+    with records.connection() as conn:  # the store's one connection is shared: hold its lock
+        return _rows(conn, incident_id, interrupt_id)
 
 
 def approvals_of(records: Records, rows: list[dict]) -> dict[str, list[dict]]:

@@ -2,8 +2,11 @@
 classes and whose errors are StorageError (CheckpointStore)."""
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
+import uuid
+from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -233,6 +236,175 @@ def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str
     return [(cid, pid) for cid, pid in rows]
 
 
+# -- history without deserialising states ------------------------------------------------------
+SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__", "__scheduled__")
+
+
+def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = None) -> list[dict]:
+    """The checkpoints of a thread, oldest first, read without deserialising a state: id, parent
+    id, source and step (its metadata), the nodes whose writes are pending on it (`ran`: finished
+    tasks, by node name; `parent_ran` the same of its parent: what ran to make it), whether an interrupt was raised there (`raised`, with its `interrupts`
+    ids) and whether the interrupted task is still waiting (`paused`). With `newest`, only the
+    newest that many (the ids and parents of all are `checkpoint_parents`)."""
+    if getattr(saver, "postgres", False):
+        rows, writes = saver.checkpoint_rows_raw(thread_id, newest=newest)  # type: ignore[attr-defined]
+    else:
+        rows, writes = _sqlite_checkpoint_rows(saver, thread_id, newest=newest)
+    return _history_rows(saver, rows, writes)
+
+
+def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+    with saver.cursor(transaction=False) as cur:  # holds the saver's lock
+        if newest:
+            cur.execute("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT ?)"
+                        " ORDER BY checkpoint_id", (thread_id, int(newest)))
+        else:
+            cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        rows = cur.fetchall()
+        # the pending writes of these checkpoints and of their parents (what ran to make them)
+        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        writes = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
+                        " CASE WHEN channel = '__interrupt__' THEN type END,"
+                        " CASE WHEN channel = '__interrupt__' THEN value END"
+                        f" FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN"
+                        f" ({','.join('?' * len(chunk))})", (thread_id, *chunk))
+            writes += cur.fetchall()
+    return rows, writes
+
+
+def _history_rows(saver, rows: list, writes: list) -> list[dict]:
+    shown = {cid for cid, _, _ in rows}
+    tasks: dict[str, dict[str, dict]] = {}
+    for cid, task_id, task_path, channel, kind, value in writes:
+        task = tasks.setdefault(cid, {}).setdefault(task_id, {"node": _node_of(task_path), "result": False,
+                                                              "raised": False, "interrupts": []})
+        if channel == "__interrupt__":
+            task["raised"] = True
+            if cid in shown:
+                task["interrupts"] += [getattr(i, "id", None) for i in saver.serde.loads_typed((kind, value)) or ()]
+        elif channel not in SPECIAL_CHANNELS:
+            task["result"] = True
+    def ran(cid: str | None) -> list[str]:
+        return sorted({t["node"] for t in tasks.get(cid, {}).values() if t["result"] and t["node"]})
+
+    out = []
+    for cid, pid, metadata in rows:
+        meta = _metadata(metadata)
+        pending = tasks.get(cid, {}).values()
+        out.append({"checkpoint_id": cid, "parent_checkpoint_id": pid, "source": meta.get("source"),
+                    "step": meta.get("step"), "ran": ran(cid), "parent_ran": ran(pid),
+                    "raised": any(t["raised"] for t in pending),
+                    "interrupts": [i for t in pending for i in t["interrupts"] if i],
+                    "paused": any(t["raised"] and not t["result"] for t in pending)})
+    return out
+
+
+def _node_of(task_path: str | None) -> str | None:
+    # task_path reads "~__pregel_pull, rca" for a node's task ("__start__" for the input's)
+    return task_path.split(",")[-1].strip() or None if task_path else None
+
+
+def created_at(checkpoint_id: str) -> str:
+    """When a checkpoint was made, from its uuid6 id (to about 10 microseconds of its `ts`)."""
+    value = uuid.UUID(checkpoint_id).int
+    ticks = ((value >> 96) << 28) | (((value >> 80) & 0xFFFF) << 12) | ((value >> 64) & 0x0FFF)
+    return (_GREGORIAN + timedelta(microseconds=ticks // 10)).isoformat()
+
+
+_GREGORIAN = datetime(1582, 10, 15, tzinfo=timezone.utc)
+
+
+def _metadata(blob) -> dict:
+    # SqliteSaver stores metadata as JSON text (bytes); a few hundred bytes, never the state
+    if blob is None:
+        return {}
+    if isinstance(blob, dict):
+        return blob  # PostgresSaver's jsonb column, read as a dict
+    try:
+        return json.loads(blob)
+    except (TypeError, ValueError):
+        return {}
+
+
+# -- retention -----------------------------------------------------------------------------
+def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
+    """Delete a thread's checkpoints (and their pending writes) except `keep`; returns how many
+    went. One transaction under the saver's lock, so no run reads a half-pruned thread."""
+    if getattr(saver, "postgres", False):
+        return saver.prune_thread_except(thread_id, keep=keep)  # type: ignore[attr-defined]
+    with saver.lock:
+        conn = saver.conn
+        ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread_id,))]
+        gone = [(thread_id, cid) for cid in ids if cid not in keep]
+        if not gone:
+            return 0
+        try:
+            conn.executemany("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            conn.executemany("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            conn.commit()
+        except sqlite3.Error as exc:
+            conn.rollback()
+            raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc}") from exc
+        return len(gone)
+
+
+def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+    """Rewrite a kept checkpoint with some channels set to the given values (retention empties the
+    log window: the records store has those events); its id, parent and metadata stay. False
+    when the checkpoint is not there."""
+    if getattr(saver, "postgres", False):
+        return saver.compact(thread_id, checkpoint_id, cleared=cleared)  # type: ignore[attr-defined]
+    with saver.lock:
+        row = saver.conn.execute("SELECT parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints"
+                                 " WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
+                                 (thread_id, checkpoint_id)).fetchone()
+    if row is None:
+        return False
+    parent, kind, blob, metadata = row
+    checkpoint = saver.serde.loads_typed((kind, blob))
+    values = checkpoint.get("channel_values") or {}
+    changed = {k: v for k, v in cleared.items() if k in values and values[k] != v}
+    if not changed:
+        return True
+    checkpoint["channel_values"] = {**values, **changed}
+    new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
+    with saver.lock:
+        try:
+            saver.conn.execute("UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ?"
+                               " AND checkpoint_ns = '' AND checkpoint_id = ?",
+                               (new_kind, new_blob, thread_id, checkpoint_id))
+            saver.conn.commit()
+        except sqlite3.Error as exc:
+            saver.conn.rollback()
+            raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
+    return True
+
+
+def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
+    """Give the pages pruning freed back to the file system (SQLite: incremental vacuum). The
+    first time, with `full`, one VACUUM switches the file to incremental mode (it rewrites the
+    whole file: the `prune` command does it, the poller never)."""
+    if getattr(saver, "postgres", False):
+        return  # PostgreSQL's autovacuum reuses the space deleted rows leave
+    with saver.lock:
+        conn = saver.conn
+        try:
+            conn.commit()
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                if not full:
+                    return
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                conn.execute("VACUUM")
+            else:
+                conn.execute("PRAGMA incremental_vacuum")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise CheckpointStoreError(f"checkpoint store: cannot shrink the file: {exc}") from exc
 def threads_with_checkpoints(saver: CheckpointStore, thread_ids: list[str]) -> set[str]:
     """Which of these threads have at least one checkpoint (one indexed lookup each)."""
     found: set[str] = set()

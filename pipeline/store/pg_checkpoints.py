@@ -92,6 +92,69 @@ class PostgresCheckpointStore(PostgresSaver):
         except psycopg.Error as exc:
             raise self.translated(exc) from exc
 
+    # -- what pipeline/store/checkpoints.py reads and rewrites (history, retention), on our tables
+    def checkpoint_rows_raw(self, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+        """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
+        path, channel, type, value) of their pending writes and their parents' (values only of
+        interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
+        if newest:
+            rows = self.rows("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT %s) AS n"
+                             " ORDER BY checkpoint_id", (thread_id, int(newest)))
+        else:
+            rows = self.rows("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        writes = self.rows("SELECT checkpoint_id, task_id, task_path, channel,"
+                           " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
+                           " CASE WHEN channel = '__interrupt__' THEN blob END AS value"
+                           " FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = ''"
+                           " AND checkpoint_id = ANY(%s)", (thread_id, wanted)) if wanted else []
+        return rows, writes
+
+    def prune_thread_except(self, thread_id: str, *, keep: set[str]) -> int:
+        """Delete a thread's checkpoints, their writes and the blobs no kept checkpoint refers to,
+        except `keep`, in one transaction; returns how many checkpoints went."""
+        try:
+            with self._cursor() as cur, cur.connection.transaction():
+                cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s", (thread_id,))
+                gone = [r["checkpoint_id"] for r in cur.fetchall() if r["checkpoint_id"] not in keep]
+                if not gone:
+                    return 0
+                cur.execute("DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id = ANY(%s)",
+                            (thread_id, gone))
+                cur.execute("DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id = ANY(%s)",
+                            (thread_id, gone))
+                cur.execute("DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS"
+                            " (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id"
+                            " AND c.checkpoint_ns = b.checkpoint_ns"
+                            " AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)", (thread_id,))
+                return len(gone)
+        except CheckpointStoreError as exc:
+            raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc.message}") from exc
+
+    def compact(self, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+        """checkpoints.compact_checkpoint here: the channel values live in checkpoint_blobs, one
+        row per channel version (a kept checkpoint's versions are rewritten with the cleared value;
+        other kept checkpoints sharing that version were cleared alike)."""
+        rows = self.rows("SELECT checkpoint FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''"
+                         " AND checkpoint_id = %s", (thread_id, checkpoint_id))
+        if not rows:
+            return False
+        versions = (rows[0][0] or {}).get("channel_versions") or {}
+        try:
+            with self._cursor() as cur, cur.connection.transaction():
+                for channel, value in cleared.items():
+                    if channel not in versions:
+                        continue
+                    kind, blob = self.serde.dumps_typed(value)
+                    cur.execute("UPDATE checkpoint_blobs SET type = %s, blob = %s WHERE thread_id = %s"
+                                " AND checkpoint_ns = '' AND channel = %s AND version = %s",
+                                (kind, blob, thread_id, channel, str(versions[channel])))
+        except CheckpointStoreError as exc:
+            raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc.message}") from exc
+        return True
+
     # -- the public methods, translated (as CheckpointStore.TRANSLATED)
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator:

@@ -144,6 +144,10 @@ class Connection:
             cur.executemany(text, [tuple(p) for p in seq])
             return Cursor(None, rowcount=cur.rowcount)
 
+    def statements_of(self, migration) -> tuple[str, ...]:
+        """A migration's statements on PostgreSQL: SQLite's, translated, or our own text for it."""
+        return POSTGRES_MIGRATIONS.get(migration.version, migration.statements)
+
     def schema_version(self) -> int:
         if self._pg.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
             return 0
@@ -162,6 +166,49 @@ class Connection:
 
     def close(self) -> None:
         self._pg.close()
+
+
+# Migration 5 (the inbox): the same columns and indexes; counts kept by a PL/pgSQL trigger; the
+# search by a trigram GIN index (pg_trgm) on the searched text instead of FTS5, with search_rowid
+# (the order incidents opened in) from a sequence. The extension lives in `public`, once per
+# database (creating it is serialised: schemas of one database share it).
+SEARCHED = "(incident_id || chr(31) || service || chr(31) || coalesce(category, '') || chr(31) || title)"
+_V5 = (
+    "ALTER TABLE incidents ADD COLUMN search_rowid BIGINT",
+    "ALTER TABLE incidents ADD COLUMN pruned_at TEXT",
+    "DROP INDEX IF EXISTS incidents_inbox",
+    "CREATE INDEX incidents_queue ON incidents(status, sla_deadline, (CASE severity WHEN 'critical' THEN 0"
+    " WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END), created_at, incident_id)",
+    "CREATE INDEX incidents_newest ON incidents(created_at, incident_id)",
+    "CREATE INDEX incidents_closed ON incidents(closed_at, incident_id) WHERE closed_at IS NOT NULL",
+    "DROP INDEX IF EXISTS incidents_service",
+    "CREATE INDEX incidents_service ON incidents(service, created_at, incident_id)",
+    "CREATE INDEX events_unmerged ON events(incident_id, stored_at) WHERE merged = 0 AND incident_id IS NOT NULL",
+    "CREATE INDEX incidents_retry ON incidents(status, next_attempt_at, created_at, incident_id)",
+    "CREATE INDEX incidents_work ON incidents(incident_id, status, created_at)",
+    "CREATE TABLE incident_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "INSERT INTO incident_counts(status, n) SELECT status, count(*) FROM incidents GROUP BY status",
+    "CREATE FUNCTION incident_counts_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " IF TG_OP IN ('UPDATE', 'DELETE') THEN UPDATE incident_counts SET n = n - 1 WHERE status = OLD.status; END IF;"
+    " IF TG_OP IN ('UPDATE', 'INSERT') THEN INSERT INTO incident_counts(status, n) VALUES (NEW.status, 1)"
+    " ON CONFLICT (status) DO UPDATE SET n = incident_counts.n + 1; END IF;"
+    " RETURN NULL; END $$",
+    "CREATE TRIGGER incident_counts_insert_delete AFTER INSERT OR DELETE ON incidents"
+    " FOR EACH ROW EXECUTE FUNCTION incident_counts_keep()",
+    "CREATE TRIGGER incident_counts_status AFTER UPDATE OF status ON incidents"
+    " FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status) EXECUTE FUNCTION incident_counts_keep()",
+    "CREATE SEQUENCE incidents_search_seq",
+    "UPDATE incidents SET search_rowid = ranked.n FROM (SELECT incident_id,"
+    " row_number() OVER (ORDER BY created_at, incident_id) AS n FROM incidents) AS ranked"
+    " WHERE ranked.incident_id = incidents.incident_id",
+    "SELECT setval('incidents_search_seq', coalesce((SELECT max(search_rowid) FROM incidents), 0) + 1, false)",
+    "ALTER TABLE incidents ALTER COLUMN search_rowid SET DEFAULT nextval('incidents_search_seq')",
+    "CREATE INDEX incidents_search_order ON incidents(search_rowid)",
+    f"SELECT pg_advisory_xact_lock({WRITER_LOCK_KEY}, 0)",
+    "CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public",
+    f"CREATE INDEX incidents_search ON incidents USING gin ({SEARCHED} public.gin_trgm_ops)",
+)
+POSTGRES_MIGRATIONS: dict[int, tuple[str, ...]] = {5: _V5}
 
 
 def connect(url: str) -> Connection:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, SystemClock, iso, parse_iso
-from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn
+from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
 from pipeline.ingest.templates import TemplateMiner
@@ -92,7 +92,10 @@ class Records:
         else:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._uri = None
-        self._local = threading.local()
+        # one connection per store per process, shared by every thread under this lock: LangGraph
+        # runs nodes on fresh threads, and a connection per thread meant a new one per incident
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
         except backend.database_errors() as exc:
@@ -125,37 +128,46 @@ class Records:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._local.conn = self._connect()
-        return conn
+        """The store's one connection (use it under `transaction()` or `query()`, which lock it)."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            return self._conn
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One IMMEDIATE transaction: writers serialise here, across threads and processes."""
-        conn = self.conn
-        try:
-            conn.execute("BEGIN IMMEDIATE")
+        with self._lock:
+            conn = self.conn
             try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        except backend.database_errors() as exc:
-            raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+            except backend.database_errors() as exc:
+                raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held for this thread, outside any transaction (VACUUM needs that)."""
+        with self._lock:
+            yield self.conn
 
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
         try:
-            return self.conn.execute(sql, tuple(params)).fetchall()
+            with self._lock:
+                return self.conn.execute(sql, tuple(params)).fetchall()
         except backend.database_errors() as exc:
             raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     # -- events and correlation --------------------------------------------------------
     def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
@@ -363,7 +375,8 @@ class Records:
         return [_incident_dict(r) for r in self.query(sql, params)]
 
     def status_counts(self) -> dict[str, int]:
-        return {r["status"]: r["n"] for r in self.query("SELECT status, count(*) AS n FROM incidents GROUP BY status")}
+        """Incidents per status, from the counts the triggers of migration 5 keep (a few rows)."""
+        return {r["status"]: r["n"] for r in self.query("SELECT status, n FROM incident_counts WHERE n > 0")}
 
     def incidents_needing_work(self, *, merge_delay: float = 0.0) -> list[str]:
         """Incidents whose run must start, continue, merge new evidence, or be retried.
@@ -373,15 +386,20 @@ class Records:
         reviewer's pending interrupt) at most that often, instead of on every poll.
         """
         stamp = self.clock.now()
+        # three indexed reads joined by UNION (an OR across them would scan every incident): the
+        # moving statuses, failed runs due a retry, and the paused incidents among those with
+        # unmerged events (the events_unmerged partial index holds only those)
         rows = self.query(
-            "SELECT incident_id FROM incidents WHERE status IN ('analyzing', 'in_revision')"
-            " OR (status = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
-            " OR (status = 'awaiting_approval' AND EXISTS (SELECT 1 FROM events e"
-            "     WHERE e.incident_id = incidents.incident_id AND e.merged = 0 AND e.stored_at <= ?))"
-            " ORDER BY created_at",
+            "SELECT incident_id, created_at FROM incidents WHERE status IN ('analyzing', 'in_revision')"
+            " UNION SELECT incident_id, created_at FROM incidents WHERE status = 'failed'"
+            "   AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            " UNION SELECT i.incident_id, i.created_at FROM incidents i WHERE i.incident_id IN"
+            "   (SELECT e.incident_id FROM events e WHERE e.merged = 0 AND e.incident_id IS NOT NULL"
+            "    AND e.stored_at <= ?) AND i.status = 'awaiting_approval'",
             (iso(stamp), iso(stamp - timedelta(seconds=merge_delay))),
         )
-        return [r["incident_id"] for r in rows]
+        # sorted here: an ORDER BY would make SQLite walk every incident by created_at instead
+        return [r["incident_id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["incident_id"]))]
 
     def update_incident(self, incident_id: str, *, release_owner: str | None = None,
                         merged_event_ids: Iterable[str] = (), **values) -> None:
@@ -430,6 +448,22 @@ class Records:
                 params.append(set_status)
             conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = ?", (*params, incident_id))
             return True
+
+    def claim_run(self, incident_id: str, owner: str, *, max_attempts: int) -> dict | None:
+        """Claim the incident's run for `owner` (see `claim`) and count one more attempt at it, in
+        one transaction; returns the row as it was before, or None when another actor has it.
+        At `max_attempts` nothing is counted: the caller gives up on the run."""
+        with self.transaction() as conn:
+            row = conn.execute("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone()
+            if row is None:
+                raise IncidentNotFound(incident_id)
+            if row["claim_owner"] and row["claim_owner"] != owner and owner_alive(row["claim_owner"]):
+                return None
+            attempts = row["attempts"] + (1 if row["attempts"] < max_attempts else 0)
+            conn.execute("UPDATE incidents SET claim_owner = ?, claimed_at = ?, attempts = ?, updated_at = ?"
+                         " WHERE incident_id = ?",
+                         (owner, iso(self.clock.now()), attempts, iso(self.clock.now()), incident_id))
+            return _incident_dict(row)
 
     def release(self, incident_id: str, owner: str) -> None:
         with self.transaction() as conn:
@@ -488,6 +522,12 @@ class Records:
         return [{**dict(r), "before": json.loads(r["before"]), "after": json.loads(r["after"])}
                 for r in self.query(sql, params)]
 
+    def audit_checkpoints(self, incident_id: str) -> list[dict]:
+        """The incident's audit entries as action and checkpoints before and after only, oldest
+        first (what the history needs to mark human actions, without the values)."""
+        return [dict(r) for r in self.query("SELECT action, checkpoint_before, checkpoint_after FROM audit"
+                                            " WHERE incident_id = ? ORDER BY id", (incident_id,))]
+
 
 def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
     """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
@@ -503,6 +543,20 @@ def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
     conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES (?,?,?,?,?)",
                  (item.source, position, item.reason, item.raw, stamp))
     return 1
+
+
+def open_records(settings, *, clock: Clock | None = None) -> Records:
+    """The records store of a data dir (`Settings`; or its database_url), creating the folder; a data dir that is a
+    file is a UsageError, one that cannot be created a StorageError."""
+    data_dir = Path(settings.data_dir)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
+    return Records(settings.database_url or data_dir / "app.sqlite3", clock=clock,
+                   sla_hours=settings.sla, sla_from=settings.sla_from)
 
 
 def _incident_dict(row: sqlite3.Row) -> dict:

@@ -23,6 +23,10 @@ class Migration:
     version: int
     why: str
     statements: tuple[str, ...]
+    # statements run only when this SQLite build has the named extension ("fts5"); without it the
+    # store falls back to slower plain SQL for what they would have served
+    optional: tuple[str, ...] = ()
+    optional_needs: str | None = None
 
 
 def _statements(sql: str) -> tuple[str, ...]:
@@ -254,6 +258,58 @@ V4_STATUS_NAMES = """
 UPDATE incidents SET status = 'fix_proposed' WHERE status = 'fixed';
 UPDATE incidents SET status = 'approved' WHERE status = 'not_eligible'
 """
+# the inbox's sort orders, as SQL shared by the index and the queries that must match it
+SEVERITY_RANK = ("(CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END)")
+
+V4_INBOX = (
+    "ALTER TABLE incidents ADD COLUMN search_rowid INTEGER",  # see V4_SEARCH
+    "ALTER TABLE incidents ADD COLUMN pruned_at TEXT",  # when retention compacted its history
+    # every inbox view is one index range read in order (keyset pages, no sort, no OFFSET scan)
+    "DROP INDEX IF EXISTS incidents_inbox",
+    f"CREATE INDEX incidents_queue ON incidents(status, sla_deadline, {SEVERITY_RANK}, created_at, incident_id)",
+    "CREATE INDEX incidents_newest ON incidents(created_at, incident_id)",
+    "CREATE INDEX incidents_closed ON incidents(closed_at, incident_id) WHERE closed_at IS NOT NULL",
+    "DROP INDEX IF EXISTS incidents_service",
+    "CREATE INDEX incidents_service ON incidents(service, created_at, incident_id)",
+    # the poller's question "which paused incidents have new evidence" reads only unmerged events,
+    # and its answers come off covering indexes (no row of a large table read at random)
+    "CREATE INDEX events_unmerged ON events(incident_id, stored_at) WHERE merged = 0 AND incident_id IS NOT NULL",
+    "CREATE INDEX incidents_retry ON incidents(status, next_attempt_at, created_at, incident_id)",
+    "CREATE INDEX incidents_work ON incidents(incident_id, status, created_at)",
+    # per-status counts kept by triggers, so the inbox's counts read a handful of rows
+    "CREATE TABLE incident_counts (status TEXT PRIMARY KEY, n INTEGER NOT NULL)",
+    "INSERT INTO incident_counts(status, n) SELECT status, count(*) FROM incidents GROUP BY status",
+    "CREATE TRIGGER incident_counts_insert AFTER INSERT ON incidents BEGIN"
+    " INSERT INTO incident_counts(status, n) VALUES (new.status, 1)"
+    " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
+    "CREATE TRIGGER incident_counts_delete AFTER DELETE ON incidents BEGIN"
+    " UPDATE incident_counts SET n = n - 1 WHERE status = old.status; END",
+    "CREATE TRIGGER incident_counts_status AFTER UPDATE OF status ON incidents WHEN new.status IS NOT old.status"
+    " BEGIN UPDATE incident_counts SET n = n - 1 WHERE status = old.status;"
+    " INSERT INTO incident_counts(status, n) VALUES (new.status, 1)"
+    " ON CONFLICT(status) DO UPDATE SET n = n + 1; END",
+)
+V4_SEARCH = (
+    # substring search (trigram tokens) over what the inbox's search box names. The search table's
+    # own rowid keeps the order incidents opened in (newest first = rowid descending, read straight
+    # off the index); incidents.search_rowid points at an incident's row there, because finding it
+    # by its id through the trigram index reads the long lists of trigrams every id shares
+    "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, category, title, tokenize='trigram')",
+    "UPDATE incidents SET search_rowid = ranked.n FROM (SELECT incident_id,"
+    " row_number() OVER (ORDER BY created_at, incident_id) AS n FROM incidents) AS ranked"
+    " WHERE ranked.incident_id = incidents.incident_id",
+    "INSERT INTO incidents_search(rowid, incident_id, service, category, title)"
+    " SELECT search_rowid, incident_id, service, coalesce(category, ''), title FROM incidents",
+    "CREATE TRIGGER incidents_search_insert AFTER INSERT ON incidents BEGIN"
+    " INSERT INTO incidents_search(incident_id, service, category, title)"
+    " VALUES (new.incident_id, new.service, coalesce(new.category, ''), new.title);"
+    " UPDATE incidents SET search_rowid = last_insert_rowid() WHERE rowid = new.rowid; END",
+    "CREATE TRIGGER incidents_search_category AFTER UPDATE OF category ON incidents"
+    " WHEN new.category IS NOT old.category BEGIN"
+    " UPDATE incidents_search SET category = coalesce(new.category, '') WHERE rowid = new.search_rowid; END",
+    "CREATE TRIGGER incidents_search_delete AFTER DELETE ON incidents BEGIN"
+    " DELETE FROM incidents_search WHERE rowid = old.search_rowid; END",
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
@@ -266,7 +322,17 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " comments and the notification outbox", _statements(V3_DECIDERS)),
     Migration(4, "status names of 0.2: fixed -> fix_proposed, not_eligible -> approved",
               _statements(V4_STATUS_NAMES)),
+    # issue 12: every inbox view one index read; retention
+    Migration(5, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
+                 " when retention compacted an incident",
+              V4_INBOX, optional=V4_SEARCH, optional_needs="fts5"),
 )
+
+
+def has_extension(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether this SQLite build was compiled with an extension (fts5)."""
+    options = {row[0] for row in conn.execute("PRAGMA compile_options")}
+    return f"ENABLE_{name.upper()}" in options
 
 
 def latest(migrations: Sequence[Migration] = MIGRATIONS) -> int:
@@ -293,8 +359,13 @@ def migrate(conn: sqlite3.Connection, *, where: str, migrations: Sequence[Migrat
         current = _check_version(version_of(conn), target, where)
         for migration in migrations:
             if migration.version > current:
-                for statement in migration.statements:
+                # PostgreSQL brings its own text where SQLite's has no translation (triggers, FTS5)
+                own = getattr(conn, "statements_of", None)
+                for statement in own(migration) if own else migration.statements:
                     conn.execute(statement)
+                if not own and migration.optional and has_extension(conn, migration.optional_needs or ""):
+                    for statement in migration.optional:
+                        conn.execute(statement)
         # user_version lives in the database header and commits with the transaction
         conn.execute(f"PRAGMA user_version = {int(target)}")
     except BaseException:

@@ -1,0 +1,133 @@
+"""Benchmark: the incident page's history reads on a thread with 1,000 checkpoints.
+
+Builds a real thread: one incident of tests/fixtures/small.jsonl run to the gate, then replayed
+from its gate and from its rca checkpoint (through ReviewService, as a reviewer would) until the
+thread holds --checkpoints checkpoints on many branches. Then times, median of --repeat runs:
+ReviewService.tree (the newest 100, as the page asks, and all), history (one page of 50),
+checkpoint (the selected one's state and changes), rerun_plan, incident, and a rerun of the
+incident page in AppTest (history tab included) after a click. The baseline, in the same run, is
+one graph.get_state of the thread, and the same page rerun on an incident of a few checkpoints
+(what AppTest and Streamlit cost whatever the history); "before" is the tree as it was built until now (every
+checkpoint's state deserialised and diffed: the full history).
+
+    .venv/bin/python bench/history.py [--checkpoints 1000] [--repeat 7]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pipeline  # noqa: E402,F401
+
+from pipeline.config import Settings  # noqa: E402
+from pipeline.engine import open_engine  # noqa: E402
+from pipeline.engine.graph import thread_config  # noqa: E402
+from pipeline.ingest.files import ingest_path  # noqa: E402
+from pipeline.review.service import ReviewService  # noqa: E402
+from pipeline.store import checkpoints  # noqa: E402
+
+
+def median_ms(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def build(data_dir: Path, target: int) -> tuple[ReviewService, str]:
+    engine = open_engine(Settings.from_env(data_dir=data_dir, repo_dir=ROOT / "samples" / "pos-backend",
+                                           merge_delay=0.0))
+    ingest_path(engine, ROOT / "tests" / "fixtures" / "small.jsonl")
+    service = ReviewService(engine)
+    incident = engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
+    rows = checkpoints.checkpoint_rows(engine.graph.checkpointer, incident)
+    gate = next(r["checkpoint_id"] for r in rows if r["raised"])
+    rca = next(r["checkpoint_id"] for r in rows if r["step"] == 2)  # before rca: re-runs rca, recommend
+    k = 0
+    while len(rows) < target:
+        service.replay(incident, checkpoint_id=gate if k % 2 else rca, reviewer=f"r{k % 5}")
+        k += 1
+        if k % 25 == 0:
+            rows = checkpoints.checkpoint_rows(engine.graph.checkpointer, incident)
+    return service, incident
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoints", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp) / "data"
+        t = time.perf_counter()
+        service, incident = build(data_dir, args.checkpoints)
+        total = service.tree(incident, limit=1)["total"]
+        print(f"built {incident}: {total} checkpoints, {service.tree(incident)['branches']} branches"
+              f" in {time.perf_counter() - t:.1f} s")
+        graph, cfg = service.graph, thread_config(incident)
+        head = service.tree(incident, limit=1)["nodes"][0]["checkpoint_id"]
+        older = service.tree(incident, limit=100)["nodes"][-1]["checkpoint_id"]
+        baseline = median_ms(lambda: graph.get_state(cfg), args.repeat)
+        reads = {
+            "tree, newest 100 (the page)": lambda: service.tree(incident, limit=100),
+            "tree, all": lambda: service.tree(incident),
+            "history, one page of 50": lambda: service.history(incident, limit=50),
+            "checkpoint (selected: head)": lambda: service.checkpoint(incident, head),
+            "checkpoint (selected: older)": lambda: service.checkpoint(incident, older),
+            "rerun_plan (older)": lambda: service.rerun_plan(incident, older),
+            "incident document": lambda: service.incident(incident),
+        }
+        results = {name: median_ms(fn, args.repeat) for name, fn in reads.items()}
+        before = median_ms(lambda: service.history(incident, limit=None), max(1, args.repeat // 3))
+        page = _page_rerun_ms(data_dir, incident, older, args.repeat)
+        small = next(r["incident_id"] for r in service.records.incidents(status="awaiting_approval")
+                     if r["incident_id"] != incident)
+        small_rows = service.tree(small)["nodes"]
+        small_page = _page_rerun_ms(data_dir, small, small_rows[-1]["checkpoint_id"], args.repeat)
+        print(f"{'read':<34}{'ms':>10}{'x get_state':>14}")
+        for name, ms in {**results, "incident page rerun (AppTest)": page}.items():
+            print(f"{name:<34}{ms:10.1f}{ms / baseline:14.1f}")
+        print(f"{'baseline: one get_state':<34}{baseline:10.2f}{1.0:14.1f}")
+        print(f"{'page floor: rerun, ' + str(len(small_rows)) + ' checkpoints':<34}{small_page:10.1f}"
+              f"{small_page / baseline:14.1f}   (the 1,000-checkpoint page: {page / small_page:.1f}x)")
+        print(f"{'before: full history (every state)':<34}{before:10.1f}{before / baseline:14.1f}")
+        checkpoints.close_all()
+
+
+def _page_rerun_ms(data_dir: Path, incident: str, pick: str, repeat: int) -> float:
+    """A reviewer's interaction on the incident page: pick an older checkpoint, the page reruns."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_POLLER="off",
+                      INCIDENTIQ_REPO_DIR=str(ROOT / "samples" / "pos-backend"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.switch_page("app_pages/incident.py")
+    at.query_params["incident"] = incident
+    at.run()
+    if at.exception:
+        raise SystemExit(f"the incident page failed: {[e.value for e in at.exception]}")
+    picker = at.selectbox(key=f"incident_history_pick_{incident}")
+    times = []
+    for k in range(repeat + 1):
+        target = pick if k % 2 == 0 else picker.value
+        t = time.perf_counter()
+        at.selectbox(key=f"incident_history_pick_{incident}").set_value(target).run()
+        times.append((time.perf_counter() - t) * 1000)
+        if at.exception:
+            raise SystemExit(f"the incident page failed: {[e.value for e in at.exception]}")
+    return statistics.median(times[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""What retention removes from the records store (see pipeline/operations/retention.py for the
+policy): the bodies of a decided incident's events beyond the sample its state keeps, and
+context events (no incident) too old for any log window. SQLite's VACUUM lives here too."""
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from pipeline.clock import iso
+from pipeline.errors import StorageError
+from pipeline.state import CLOSED_STATUSES
+from pipeline.store.records import Records
+
+
+def decided_before(records: Records, cutoff: datetime, *, limit: int | None = None) -> list[str]:
+    """Decided incidents closed before `cutoff` and not yet compacted, oldest first."""
+    marks = ",".join("?" * len(CLOSED_STATUSES))
+    sql = (f"SELECT incident_id FROM incidents WHERE closed_at IS NOT NULL AND closed_at < ?"
+           f" AND status IN ({marks}) AND pruned_at IS NULL ORDER BY closed_at, incident_id")
+    params: list = [iso(cutoff), *CLOSED_STATUSES]
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(int(limit))
+    return [r["incident_id"] for r in records.query(sql, params)]
+
+
+def compact_events(records: Records, incident_id: str, *, head: int, tail: int) -> int:
+    """Delete the incident's events except its first `head` and latest `tail` (by time), and
+    mark it compacted; returns how many events went. The record keeps its event count."""
+    with records.transaction() as conn:
+        cur = conn.execute(
+            "DELETE FROM events WHERE incident_id = ? AND event_id NOT IN"
+            " (SELECT event_id FROM events WHERE incident_id = ? ORDER BY time, event_id LIMIT ?)"
+            " AND event_id NOT IN"
+            " (SELECT event_id FROM events WHERE incident_id = ? ORDER BY time DESC, event_id DESC LIMIT ?)",
+            (incident_id, incident_id, head, incident_id, tail))
+        conn.execute("UPDATE incidents SET pruned_at = ? WHERE incident_id = ?", (iso(records.clock.now()), incident_id))
+        return cur.rowcount
+
+
+def drop_context_events(records: Records, before: datetime) -> int:
+    """Delete events that belong to no incident and were stored before `before`: they only ever
+    serve log windows of incidents opening near their time."""
+    with records.transaction() as conn:
+        return conn.execute("DELETE FROM events WHERE incident_id IS NULL AND stored_at < ?", (iso(before),)).rowcount
+
+
+def pruned_at(records: Records, incident_id: str) -> str | None:
+    rows = records.query("SELECT pruned_at FROM incidents WHERE incident_id = ?", (incident_id,))
+    return rows[0]["pruned_at"] if rows else None
+
+
+def shrink_file(records: Records, *, full: bool = True) -> None:
+    """Give freed pages back to the file system (incremental vacuum). The first time, with
+    `full`, one VACUUM switches the file to incremental mode (it rewrites the whole file)."""
+    if records.postgres:
+        return  # PostgreSQL's autovacuum reuses the space deleted rows leave
+    try:
+        with records.connection() as conn:
+            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                if not full:
+                    return
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                conn.execute("VACUUM")
+            else:
+                conn.execute("PRAGMA incremental_vacuum")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.Error as exc:
+        raise StorageError(f"records store: cannot shrink the file: {exc}") from exc

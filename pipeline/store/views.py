@@ -1,0 +1,148 @@
+"""The inbox's views as keyset pages, each one index range read in order (no OFFSET, no sort).
+
+| view | rows | order | index |
+|---|---|---|---|
+| one status (awaiting, in revision, analyzing, failed) | that status | SLA deadline, severity, opened | incidents_queue |
+| decided | closed statuses | most recently closed first | incidents_closed |
+| all | every incident | newest first | incidents_newest |
+| by service | one service (any status filter) | newest first | incidents_service |
+| search | id, service or title contains the text (category names too) | newest first | incidents_search (FTS5) |
+
+A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
+page costs the same at row 50 as at row 500,000. Search uses the trigram FTS5 table when this
+SQLite build has it (migration 5) and the text has at least three characters, newest first in the
+order incidents opened; otherwise a LIKE scan (slow on a large store, same answers).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+from pipeline.errors import UsageError
+from pipeline.state import CLOSED_STATUSES
+from pipeline.store import search as fulltext
+from pipeline.store.records import Records, _incident_dict
+from pipeline.store.schema import SEVERITY_RANK
+
+LIST_COLUMNS = ("incident_id, title, service, status, severity, category, confidence, event_count, first_seen,"
+                " last_seen, created_at, updated_at, closed_at, sla_deadline, pending_interrupt_id, revisions,"
+                " last_error, assignee, escalated_at, summary")
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[dict]
+    next_cursor: str | None  # None: this is the last page
+
+
+@dataclass(frozen=True)
+class _Order:
+    key: tuple[str, ...]  # the sort key's SQL expressions, in index order
+    descending: bool
+    index: str
+
+
+QUEUE = _Order(("sla_deadline", SEVERITY_RANK, "created_at", "incident_id"), False, "incidents_queue")
+CLOSED = _Order(("closed_at", "incident_id"), True, "incidents_closed")
+NEWEST = _Order(("created_at", "incident_id"), True, "incidents_newest")
+BY_SERVICE = _Order(("created_at", "incident_id"), True, "incidents_service")
+
+
+def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str | None = None,
+               search: str | None = None, after: str | None = None, limit: int = 50,
+               assignee: str | None = None) -> Page:
+    """One page of the inbox view the filters name, starting after `after` (a page's next_cursor);
+    `assignee` narrows any view to one person's incidents."""
+    statuses = tuple(statuses or ())
+    where: list[str] = []
+    params: list = []
+    if assignee:
+        where.append("assignee = ?")
+        params.append(assignee)
+    search = (search or "").strip() or None
+    if search and fulltext.usable(records, search):
+        return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit,
+                            assignee=assignee)
+    if search:
+        order = NEWEST
+        where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
+        params += [f"%{search}%"] * 4
+        if service:
+            where.append("service = ?")
+            params.append(service)
+    elif service:
+        order = BY_SERVICE
+        where.append("service = ?")
+        params.append(service)
+    elif len(statuses) == 1:
+        order = QUEUE
+    elif statuses and set(statuses) == set(CLOSED_STATUSES):
+        order = CLOSED
+        where.append("closed_at IS NOT NULL")
+    else:
+        order = NEWEST
+    if statuses:
+        where.append(f"status IN ({','.join('?' * len(statuses))})")
+        params += statuses
+    if after is not None:
+        key = _decode(after, len(order.key))
+        where.append(f"({', '.join(order.key)}) {'<' if order.descending else '>'} ({', '.join('?' * len(key))})")
+        params += key
+    direction = " DESC" if order.descending else ""
+    sql = (f"SELECT {LIST_COLUMNS}, {', '.join(f'{k} AS _k{i}' for i, k in enumerate(order.key))}"
+           f" FROM incidents{' WHERE ' + ' AND '.join(where) if where else ''}"
+           f" ORDER BY {', '.join(k + direction for k in order.key)} LIMIT ?")
+    rows = records.query(sql, (*params, int(limit) + 1))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    cursor = json.dumps([rows[-1][f"_k{i}"] for i in range(len(order.key))]) if more and rows else None
+    return Page(rows=[{k: v for k, v in dict(r).items() if not k.startswith("_k")} for r in rows], next_cursor=cursor)
+
+
+SEARCH_BATCH = 200
+
+
+def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
+                 after: str | None, limit: int, assignee: str | None = None) -> Page:
+    # matches come newest first off the search index in batches; filters apply to each batch
+    before = _decode(after, 1)[0] if after is not None else None
+    found: list[tuple[int, dict]] = []
+    while len(found) <= limit:
+        batch = fulltext.newest_matches(records, text, before=before, limit=SEARCH_BATCH)
+        if not batch:
+            break
+        sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({','.join('?' * len(batch))})"
+        params: list = [incident_id for _, incident_id in batch]
+        if statuses:
+            sql += f" AND status IN ({','.join('?' * len(statuses))})"
+            params += statuses
+        if service:
+            sql += " AND service = ?"
+            params.append(service)
+        if assignee:
+            sql += " AND assignee = ?"
+            params.append(assignee)
+        by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
+        found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
+        before = batch[-1][0]
+        if len(batch) < SEARCH_BATCH:
+            break
+    more = len(found) > limit
+    found = found[:limit]
+    return Page(rows=[row for _, row in found], next_cursor=json.dumps([found[-1][0]]) if more and found else None)
+
+
+def _decode(cursor: str, width: int) -> list:
+    try:
+        key = json.loads(cursor)
+    except (TypeError, ValueError):
+        key = None
+    if not isinstance(key, list) or len(key) != width:
+        raise UsageError(f"not a cursor of this inbox view: {cursor!r}")
+    return key
+
+
+def page_rows(page: Page) -> list[dict]:
+    """The page's rows as incident dicts (the shape Records.incidents returns: summary parsed)."""
+    return [_incident_dict(r) for r in page.rows]
