@@ -184,7 +184,8 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 settle(page)
                 expect(page.get_by_text("code_fix is not among them")).to_be_visible()
                 button(page, "Confirm replay").click()
-                expect(page.get_by_text("a new branch, now awaiting approval")).to_be_visible(timeout=60_000)
+                expect(page.get_by_text(re.compile(r"new branch from checkpoint [\w-]+, now awaiting approval"))).to_be_visible(
+                    timeout=60_000)
                 settle(page)
                 expect(page.locator("text=branch 1").first).to_be_attached()
                 assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"

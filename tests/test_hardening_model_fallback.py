@@ -16,7 +16,7 @@ from tests.support import (HIKARI, KEY, cli, cli_json, ingest_one, make_settings
                            write_jsonl)
 
 UNSUPPORTED = {"category": "disk_full", "root_cause": "The disk is full.", "confidence": 0.95,
-               "evidence": ["pool stats"], "doc_ids": ["java-hikari-pool-exhausted"]}
+               "evidence": ["pool stats"], "doc_ids": ["java-hikari-pool-exhausted"], "findings": []}
 
 
 def test_an_unsupported_category_is_kept_flagged_capped_and_paused_for_review(model_engine, stub, tmp_path, capsys):
@@ -84,7 +84,7 @@ def test_after_n_failures_the_breaker_skips_the_model_until_the_cool_down_ends(d
         assert len(stub.chat_requests()) == 3
         clock.advance(seconds=2)
         fifth = incident_of(engine, tmp_path, "till-e")
-        assert len(stub.chat_requests()) == 5  # tried again: rca and recommend from the model
+        assert len(stub.chat_requests()) == 6  # tried again: rca, recommend and the fix plan (before the gate) from the model
         assert state_of(engine, fifth).rca.analyst == "model:test-model"
     finally:
         engine.records.close()

@@ -82,7 +82,8 @@ def test_http_500_is_analysed_offline_visibly_and_the_model_answers_again_once_h
                                                                                         tmp_path, data_dir):
     stub.queue(*[Reply(status=500)] * 3)  # the RCA call and its two bounded retries
     inc = ingest_one(model_engine, tmp_path)
-    assert len(stub.chat_requests()) == 4  # then the recommendation, answered by the model
+    # then the recommendation and, before the gate, the fix plan, answered by the model
+    assert len(stub.chat_requests()) == 5
     shown = show_json(data_dir, inc)
     assert shown["status"] == "awaiting_approval" and shown["pending"]["interrupt_id"]
     assert shown["rca"]["analyst"] == OFFLINE_500 and shown["last_error"] is None
@@ -143,7 +144,8 @@ def test_invalid_answer_is_analysed_offline_and_says_why(model_engine, stub, tmp
     label = state_of(model_engine, inc).rca.analyst
     assert label.startswith("offline (model unavailable: ") and fragment in label
     assert len(label) < 300
-    assert len(stub.chat_requests()) == 2  # an invalid answer is not retried by the client; then the recommendation
+    # an invalid answer is not retried by the client; then the recommendation and the fix plan
+    assert len(stub.chat_requests()) == 3
 
 
 def test_failing_model_does_not_stop_other_incidents(model_engine, stub, tmp_path):
