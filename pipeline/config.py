@@ -25,6 +25,10 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index"),
+    Setting("INCIDENTIQ_DATABASE_URL", None, "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname`"
+            " for a schema of its own): checkpoints and records in PostgreSQL, shared by workbench and poller"
+            " processes on many machines (one poller works at a time); unset = SQLite files in the data dir;"
+            " its password is masked wherever text is shown or stored"),
     Setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`"),
     Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
     Setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint"),
@@ -333,6 +337,7 @@ class Settings:
     sla_hours: tuple[tuple[str, float], ...] = (("critical", 1.0), ("high", 4.0), ("medium", 24.0), ("low", 72.0))
     sla_from: str = "first_seen"
     expire_after_hours: float = 0.0
+    database_url: str | None = None  # None: SQLite files in data_dir
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -376,6 +381,7 @@ class Settings:
             sla_from=_demo_aware_choice("INCIDENTIQ_SLA_FROM", ("first_seen", "opened"),
                                         overrides.get("source", values["source"])),
             expire_after_hours=number("INCIDENTIQ_EXPIRE_AFTER_HOURS"),
+            database_url=raw("INCIDENTIQ_DATABASE_URL"),
         )
         values.update(overrides)
         return cls(**values)

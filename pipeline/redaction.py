@@ -5,7 +5,7 @@ so the sources and the engine share it."""
 from __future__ import annotations
 
 import base64
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from pipeline import config
 
@@ -16,6 +16,7 @@ MIN_SECRET_CHARS = 4  # shorter values would mask ordinary words; no real token 
 def configured_secrets(*extra: str | None) -> list[str]:
     """Every configured secret's value (and the forms a server might echo it in), longest first."""
     values = {config.secret(s.name) for s in config.SETTINGS if s.secret} | set(extra)
+    values.add(_database_password())
     forms: set[str] = set()
     for value in values:
         if value and len(value) >= MIN_SECRET_CHARS:
@@ -28,3 +29,9 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
     for secret in configured_secrets() if secrets is None else secrets:
         text = text.replace(secret, MASK)
     return text
+
+
+def _database_password() -> str | None:
+    """The password in INCIDENTIQ_DATABASE_URL (the URL is a setting, its password a secret)."""
+    url = config.raw("INCIDENTIQ_DATABASE_URL")
+    return urlsplit(url).password if url else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pipeline  # noqa: E402,F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph loads)
 from pipeline.store import checkpoints  # noqa: E402
 from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.support import APP, FIXTURES, KEY, RECOMMENDATION, TIMEOUT, careful_analyst, make_settings  # noqa: E402
+from tests.support import (APP, FIXTURES, KEY, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst,  # noqa: E402
+                           make_settings, postgres_answers)
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):
@@ -28,7 +30,45 @@ _INDEX_CACHE: dict[str, Path] = {}
 
 
 @pytest.fixture
-def data_dir(tmp_path, tmp_path_factory) -> Path:
+def backend(request) -> str:
+    """Where the stores live: `sqlite` (files in the data dir) unless a test is parametrised with
+    `support.BOTH_BACKENDS`, which runs it on `postgres` too."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture
+def database_url(backend, monkeypatch):
+    """None on SQLite; on PostgreSQL a URL whose search_path is a fresh schema, dropped after the
+    test, and set as INCIDENTIQ_DATABASE_URL (for Settings.from_env and child processes).
+
+    Without a server on 127.0.0.1:5432 a Postgres case is skipped, except in CI (CI=true): there
+    .ci/run starts the server, so a missing one is a failure."""
+    if backend != "postgres":
+        monkeypatch.delenv("INCIDENTIQ_DATABASE_URL", raising=False)
+        yield None
+        return
+    import psycopg
+
+    if not postgres_answers():
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"CI: no PostgreSQL server answers at {PG_SERVER} (.ci/run starts it)")
+        pytest.skip(f"no PostgreSQL server answers at {PG_SERVER} (and CI is unset)")
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(PG_SERVER, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    url = f"{PG_SERVER}?options=-csearch_path%3D{schema}"
+    monkeypatch.setenv("INCIDENTIQ_DATABASE_URL", url)
+    yield url
+    checkpoints.close_all()
+    from pipeline.store import lease
+
+    lease.close_sessions()
+    with psycopg.connect(PG_SERVER, autocommit=True) as admin:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
     """A temp data dir whose knowledge index is copied from one built once per session."""
     d = tmp_path / "data"
     if "index" not in _INDEX_CACHE:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
+
 from pipeline.cli import main
 from pipeline.config import Settings
 from pipeline.engine.graph import thread_config
@@ -23,6 +25,43 @@ if TYPE_CHECKING:  # streamlit loads only for the tests that drive the app
     from tests.openai_stub import Request
 
 ROOT = Path(__file__).resolve().parent.parent
+# the PostgreSQL server the Postgres cases use (conftest's `database_url` makes a schema per test)
+PG_SERVER = os.environ.get("INCIDENTIQ_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+# run a test on both stores: its `engine`, `data_dir` and `database_url` fixtures follow `backend`
+BOTH_BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+
+
+def count(where, sql: str) -> int:
+    """One number read by a fresh connection to the records store (a SQLite file, read-only, or
+    a postgresql:// URL), as another process sees it; 0 while its tables do not exist yet."""
+    import sqlite3
+
+    import psycopg
+
+    if str(where).startswith("postgresql://"):
+        try:
+            with psycopg.connect(str(where), autocommit=True) as conn:
+                return conn.execute(sql).fetchone()[0]
+        except psycopg.errors.UndefinedTable:
+            return 0
+    try:
+        conn = sqlite3.connect(f"file:{where}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute(sql).fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.OperationalError:
+        return 0
+
+
+def postgres_answers() -> bool:
+    import psycopg
+
+    try:
+        psycopg.connect(PG_SERVER, connect_timeout=3).close()
+    except psycopg.OperationalError:
+        return False
+    return True
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE_REPO = ROOT / "samples" / "pos-backend"
 

@@ -14,7 +14,10 @@ import time
 import warnings
 from pathlib import Path
 
-from tests.support import FIXTURES, ROOT
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 ROUNDS = 12
 SEED = 20261128
@@ -38,11 +41,39 @@ def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def hold_lock(path: Path, seconds: float) -> subprocess.Popen:
-    """A second process holding an EXCLUSIVE transaction on a store for a while."""
-    code = (f"import sqlite3, time; c = sqlite3.connect({str(path)!r}, isolation_level=None, timeout=30);"
-            f" c.execute('BEGIN EXCLUSIVE'); time.sleep({seconds}); c.execute('ROLLBACK')")
+def hold_lock(path: Path, seconds: float, url: str | None = None) -> subprocess.Popen:
+    """A second process holding an EXCLUSIVE transaction on a store for a while (on PostgreSQL: the
+    records' writer lock, or an EXCLUSIVE lock on the checkpoints table, which lets only reads by)."""
+    if url is None:
+        code = (f"import sqlite3, time; c = sqlite3.connect({str(path)!r}, isolation_level=None, timeout=30);"
+                f" c.execute('BEGIN EXCLUSIVE'); time.sleep({seconds}); c.execute('ROLLBACK')")
+    else:
+        lock = ("SELECT pg_advisory_xact_lock(1229541714, hashtext(current_schema()))" if path.name == "app.sqlite3"
+                else "LOCK TABLE checkpoints IN EXCLUSIVE MODE")
+        code = (f"import psycopg, time; c = psycopg.connect({url!r}); c.execute({lock!r});"
+                f" time.sleep({seconds}); c.rollback()")
     return subprocess.Popen([sys.executable, "-c", code])
+
+
+class Reader:
+    """The invariants' queries, on the SQLite files or the PostgreSQL database: rows as dicts."""
+
+    def __init__(self, data_dir: Path, url: str | None):
+        self.data_dir, self.url = data_dir, url
+
+    def rows(self, store: str, sql: str) -> list[dict]:
+        if self.url:
+            import psycopg
+            from psycopg.rows import dict_row
+
+            with psycopg.connect(self.url, row_factory=dict_row) as conn:
+                return conn.execute(sql).fetchall()
+        conn = sqlite3.connect(self.data_dir / store)
+        conn.row_factory = sqlite3.Row
+        try:
+            return [dict(r) for r in conn.execute(sql)]
+        finally:
+            conn.close()
 
 
 def lines_for(round_no: int) -> list[str]:
@@ -61,7 +92,7 @@ def paused(data_dir: Path) -> list[dict]:
     return json.loads(result.stdout) if result.returncode == 0 else []
 
 
-def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
+def test_kills_and_locks_leave_every_invariant_intact(data_dir, database_url, tmp_path):
     rng = random.Random(SEED)
     log = tmp_path / "chaos.jsonl"
     log.write_bytes((FIXTURES / "small.jsonl").read_bytes())
@@ -69,7 +100,9 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
     figures = {"rounds": 0, "kills": 0, "locks": 0, "commands": 0, "exit_codes": {}}
     good_lines = {line for line in log.read_text().splitlines() if line.strip()}
     bad_lines = 0
-    for round_no in range(ROUNDS):
+    # each round's commands are slower on PostgreSQL (a connection per process, the server's
+    # fsync); fewer rounds keep the suite's time, with the same mix of kills and locks
+    for round_no in range(ROUNDS if database_url is None else ROUNDS // 2):
         new = lines_for(round_no)
         with log.open("a") as f:
             f.write("\n".join(new) + "\n")
@@ -96,7 +129,7 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
         locker = None
         if rng.random() < 0.4:
             store = rng.choice(["app.sqlite3", "checkpoints.sqlite"])
-            locker = hold_lock(data_dir / store, rng.uniform(0.5, 2.0))
+            locker = hold_lock(data_dir / store, rng.uniform(0.5, 2.0), database_url)
             figures["locks"] += 1
         proc = start(data_dir, *args, source=f"file:{log}")  # `poll` reads the same file as `ingest`
         figures["commands"] += 1
@@ -117,47 +150,45 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, tmp_path):
     # recovery: one more ingest continues every cut-off run; decisions' dead claims are taken over
     final = run(data_dir, "ingest", str(log), "--json")
     assert final.returncode == 0, final.stderr
-    violations = invariants(data_dir, good_lines, bad_lines)
+    reader = Reader(data_dir, database_url)
+    violations = invariants(reader, good_lines, bad_lines)
     figures["invariant violations"] = len(violations)
     warnings.warn(ChaosFigures(f"chaos: {json.dumps(figures, sort_keys=True)}"))
     assert violations == []
-    edits = [a for a in sqlite3.connect(data_dir / "app.sqlite3").execute("SELECT 1 FROM audit WHERE action = 'edit'")]
+    edits = reader.rows("app.sqlite3", "SELECT 1 FROM audit WHERE action = 'edit'")
     assert len(edits) >= figures.get("edits", 0)  # an edit that reported success was audited
 
 
-def invariants(data_dir: Path, good_lines: set[str], bad_lines: int) -> list[str]:
+def invariants(reader: Reader, good_lines: set[str], bad_lines: int) -> list[str]:
     problems = []
-    for store in ("app.sqlite3", "checkpoints.sqlite"):
-        with sqlite3.connect(data_dir / store) as conn:
-            if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
-                problems.append(f"{store}: integrity_check failed")
-    conn = sqlite3.connect(data_dir / "app.sqlite3")
-    conn.row_factory = sqlite3.Row
-    events = conn.execute("SELECT count(*), count(DISTINCT event_id) FROM events").fetchone()
-    if events[0] != events[1] or events[0] != len(good_lines):
-        problems.append(f"events: {events[0]} stored ({events[1]} distinct) for {len(good_lines)} good lines")
-    letters = conn.execute("SELECT count(*) FROM dead_letters").fetchone()[0]
+    for store in ("app.sqlite3", "checkpoints.sqlite") if reader.url is None else ():  # SQLite's own check
+        if reader.rows(store, "PRAGMA integrity_check")[0]["integrity_check"] != "ok":
+            problems.append(f"{store}: integrity_check failed")
+    records = "app.sqlite3"
+    events = reader.rows(records, "SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM events")[0]
+    if events["n"] != events["d"] or events["n"] != len(good_lines):
+        problems.append(f"events: {events['n']} stored ({events['d']} distinct) for {len(good_lines)} good lines")
+    letters = reader.rows(records, "SELECT count(*) AS n FROM dead_letters")[0]["n"]
     if letters != bad_lines:
         problems.append(f"dead letters: {letters} for {bad_lines} bad lines")
-    for row in conn.execute("SELECT incident_id, status, claim_owner FROM incidents"):
+    for row in reader.rows(records, "SELECT incident_id, status, claim_owner FROM incidents"):
         if row["status"] == "analyzing":
             problems.append(f"{row['incident_id']} left analyzing")
-    audit = [dict(r) for r in conn.execute("SELECT * FROM audit")]
+    audit = reader.rows(records, "SELECT * FROM audit")
     # every person's change written to a checkpoint (edits, and approvals with --set) is audited,
     # including those whose process was killed between the two writes
     audited_changes = {json.loads(a["after"]).get("change_id") for a in audit}
-    with sqlite3.connect(data_dir / "checkpoints.sqlite") as checkpoints:
-        changes = {json.loads(m).get("incidentiq_change") for (m,) in checkpoints.execute(
-            "SELECT metadata FROM checkpoints")} - {None}
+    metadata = [r["metadata"] for r in reader.rows("checkpoints.sqlite", "SELECT metadata FROM checkpoints")]
+    changes = {(m if isinstance(m, dict) else json.loads(m)).get("incidentiq_change") for m in metadata} - {None}
     problems += [f"change {c} written but not audited" for c in sorted(changes - audited_changes)]
     decided = {(a["incident_id"], json.loads(a["after"]).get("decision.interrupt_id")) for a in audit
                if a["action"] in ("approve", "reject")}
     approvals = [a for a in audit if a["action"] == "approve"]
-    fixes = conn.execute("SELECT incident_id, idempotency_key FROM fixes").fetchall()
+    fixes = reader.rows(records, "SELECT incident_id, idempotency_key FROM fixes")
     if len({f["idempotency_key"] for f in fixes}) != len(fixes) or len(fixes) > len(approvals):
         problems.append(f"fixes: {len(fixes)} for {len(approvals)} approvals")
-    for row in conn.execute("SELECT incident_id, status FROM incidents WHERE status IN"
-                            " ('fix_proposed', 'approved', 'rejected')"):
+    for row in reader.rows(records, "SELECT incident_id, status FROM incidents WHERE status IN"
+                                    " ('fix_proposed', 'approved', 'rejected')"):
         if not any(inc == row["incident_id"] for inc, _ in decided):
             problems.append(f"{row['incident_id']} is {row['status']} without an audited decision")
     return problems

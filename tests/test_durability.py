@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.engine.graph import thread_config
-from tests.support import FIXTURES, ROOT, make_settings, run_cli as cli
+from tests.support import BOTH_BACKENDS, count, FIXTURES, ROOT, make_settings, run_cli as cli
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 SERVICES = ["checkout-api", "inventory-service", "loyalty-service", "payments-gateway", "receipts-worker"]
 MESSAGES = [
@@ -55,46 +57,36 @@ def test_a_pause_is_shown_identically_by_a_fresh_process(data_dir):
                                     "checkpoint_id": snap.config["configurable"]["checkpoint_id"]}
 
 
-def _count(db: Path, sql: str) -> int:
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-        try:
-            return conn.execute(sql).fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.OperationalError:
-        return 0
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("kill_after_paused", [1, 12])
-def test_sigkill_during_analysis_loses_nothing_and_duplicates_nothing(data_dir, tmp_path, kill_after_paused):
+def test_sigkill_during_analysis_loses_nothing_and_duplicates_nothing(data_dir, database_url, tmp_path,
+                                                                      kill_after_paused):
     source = tmp_path / "burst.jsonl"
     incidents = 30
     total_lines = write_many_incidents(source, incidents)
     env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir)}
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", "ingest", str(source)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    records = data_dir / "app.sqlite3"
+    records = database_url or data_dir / "app.sqlite3"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if _count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'") >= kill_after_paused:
+        if count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'") >= kill_after_paused:
             break
         time.sleep(0.02)
     assert proc.poll() is None, "ingest finished before it could be killed; make the input larger"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    paused_at_kill = _count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'")
+    paused_at_kill = count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'")
     assert paused_at_kill < incidents  # killed in the middle of analysis
 
     again = cli(data_dir, "ingest", str(source), "--json")
     assert again.returncode == 0, again.stderr
-    assert _count(records, "SELECT count(*) FROM events") == total_lines
-    assert _count(records, "SELECT count(DISTINCT event_id) FROM events") == total_lines
-    assert _count(records, "SELECT count(*) FROM incidents") == incidents
-    assert _count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'") == incidents
-    assert _count(records, "SELECT count(*) FROM fixes") == 0
-    assert _count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == total_lines
+    assert count(records, "SELECT count(*) FROM events") == total_lines
+    assert count(records, "SELECT count(DISTINCT event_id) FROM events") == total_lines
+    assert count(records, "SELECT count(*) FROM incidents") == incidents
+    assert count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'") == incidents
+    assert count(records, "SELECT count(*) FROM fixes") == 0
+    assert count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == total_lines
 
     from pipeline.engine import open_engine
 

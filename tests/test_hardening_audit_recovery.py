@@ -11,7 +11,10 @@ import pytest
 
 from pipeline.engine.runner import run_pending
 from pipeline.review.service import ReviewService
-from tests.support import ROOT, paused_ids
+from tests.support import BOTH_BACKENDS, ROOT, paused_ids
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 # Runs one action in a real process that SIGKILLs itself the moment update_state returns.
 KILLED_AFTER_UPDATE = textwrap.dedent("""

@@ -12,7 +12,10 @@ import sys
 
 import pytest
 
-from tests.support import ROOT, by_category, child_env, run_child
+from tests.support import BOTH_BACKENDS, ROOT, by_category, child_env, run_child
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 SLOW_WRITES_THEN_HANG_IN_FIX = r"""
 import sys, time

@@ -13,6 +13,7 @@ from pipeline.state import CLOSED_STATUSES, SEVERITIES, LogEvent
 from pipeline.store import views
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS
+from tests.support import BOTH_BACKENDS
 
 T0 = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 INBOX_MIGRATION = next(m.version for m in MIGRATIONS if m.optional_needs == "fts5")
@@ -45,8 +46,8 @@ def seeded(records: Records, n: int = 60) -> list[str]:
 
 
 @pytest.fixture
-def records():
-    store = Records(":memory:", clock=ManualClock(T0))
+def records(database_url):
+    store = Records(database_url or ":memory:", clock=ManualClock(T0))
     yield store
     store.close()
 
@@ -69,6 +70,7 @@ RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
     (CLOSED_STATUSES, lambda r: (r["closed_at"], r["incident_id"]), True),
     ((), lambda r: (r["created_at"], r["incident_id"]), True),
 ])
+@BOTH_BACKENDS
 def test_keyset_pages_list_every_row_of_a_view_once_in_its_order(records, statuses, key, reverse):
     seeded(records)
     expected = sorted((r for r in records.incidents() if not statuses or r["status"] in statuses), key=key,
@@ -78,6 +80,7 @@ def test_keyset_pages_list_every_row_of_a_view_once_in_its_order(records, status
     assert all(len(p) == 7 for p in pages[:-1]) and len(expected) > 14
 
 
+@BOTH_BACKENDS
 def test_the_by_service_view_lists_that_service_newest_first(records):
     seeded(records)
     rows = [r for page in every_page(records, service="svc-b") for r in page]
@@ -86,6 +89,7 @@ def test_the_by_service_view_lists_that_service_newest_first(records):
     assert len(rows) == len([r for r in records.incidents() if r["service"] == "svc-b"])
 
 
+@BOTH_BACKENDS
 def test_search_finds_substrings_of_id_service_title_and_category_names(records):
     ids = seeded(records)
     assert {r["service"] for r in views.inbox_page(records, search="VC-C", limit=100).rows} == {"svc-c"}
@@ -109,6 +113,7 @@ def test_search_without_fts5_falls_back_to_the_same_answers(tmp_path):
         assert got[0] == got[1] and got[0], text
 
 
+@BOTH_BACKENDS
 def test_counts_follow_every_status_change(records):
     ids = seeded(records)
     counted = lambda: {s: n for s, n in records.status_counts().items()}  # noqa: E731
@@ -120,6 +125,7 @@ def test_counts_follow_every_status_change(records):
     assert counted() == recount()
 
 
+@BOTH_BACKENDS
 def test_a_cursor_from_another_view_is_a_usage_error(records):
     seeded(records)
     cursor = views.inbox_page(records, statuses=("awaiting_approval",), limit=2).next_cursor
@@ -127,6 +133,7 @@ def test_a_cursor_from_another_view_is_a_usage_error(records):
         views.inbox_page(records, statuses=CLOSED_STATUSES, after=cursor)
 
 
+@BOTH_BACKENDS
 def test_the_poll_query_finds_paused_incidents_with_new_evidence_only(records):
     ids = seeded(records)
     moving = {i for i, k in zip(ids, range(60)) if STATUSES[k % 7] in ("analyzing", "in_revision", "failed")}
@@ -156,6 +163,7 @@ def test_a_store_of_the_previous_schema_is_searchable_after_migrating(tmp_path):
     assert ids[7] in [r["incident_id"] for r in views.inbox_page(records, search="deadlock", limit=100).rows]
 
 
+@BOTH_BACKENDS
 def test_the_review_service_pages_the_awaiting_view_as_the_inbox_lists_it(paused_engine):
     from pipeline.review.service import ReviewService
 

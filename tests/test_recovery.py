@@ -15,7 +15,10 @@ from pipeline.clock import ManualClock
 from pipeline.review.service import ReviewService
 from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, run_pending
 from pipeline.ingest.files import ingest_path
-from tests.support import by_category, cli, pending
+from tests.support import BOTH_BACKENDS, by_category, cli, pending
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 HIKARI = {"service": "checkout-api", "host": "co-9", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",

@@ -8,7 +8,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.operations.retention import prune
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
-from tests.support import checkpoint_count, cli, paused_ids, pending
+from tests.support import BOTH_BACKENDS, checkpoint_count, cli, paused_ids, pending
 
 
 def _decide_two(engine) -> tuple[str, str, list[str]]:
@@ -26,6 +26,7 @@ def _gate(engine, incident_id: str) -> str:
     return [r["checkpoint_id"] for r in rows if r["raised"]][-1]
 
 
+@BOTH_BACKENDS
 def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engine):
     engine = paused_engine
     approved, rejected, paused = _decide_two(engine)
@@ -54,6 +55,7 @@ def test_a_decided_incident_keeps_its_record_audit_fix_gate_and_end(paused_engin
     assert prune(engine, days=0).incidents == []  # once
 
 
+@BOTH_BACKENDS
 def test_history_and_replay_after_pruning_say_what_is_gone(paused_engine, capsys):
     engine = paused_engine
     approved, rejected, _ = _decide_two(engine)

@@ -17,7 +17,10 @@ from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.support import FIXTURES, ROOT, by_category, child_env, cli, paused_ids, pending, run_child
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, by_category, child_env, cli, paused_ids, pending, run_child
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 # one approver process: opens the data dir once, then per round reads the round's start file and
 # CLI arguments from stdin, spins until the file appears, runs the real command and reports

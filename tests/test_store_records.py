@@ -10,6 +10,9 @@ from pipeline.errors import UnknownColumn, UsageError
 from pipeline.state import LogEvent
 from pipeline.store import operations
 from pipeline.store.records import Records
+from tests.support import BOTH_BACKENDS
+
+pytestmark = BOTH_BACKENDS
 
 T0 = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 
@@ -25,8 +28,8 @@ def clock():
 
 
 @pytest.fixture
-def records(clock):
-    store = Records(":memory:", clock=clock)
+def records(clock, database_url):
+    store = Records(database_url or ":memory:", clock=clock)
     yield store
     store.close()
 

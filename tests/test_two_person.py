@@ -11,7 +11,10 @@ import pytest
 
 from pipeline.errors import SameApprover
 from pipeline.review.service import ReviewService
-from tests.support import ROOT, by_category, child_env, pending, state_of, write_jsonl
+from tests.support import BOTH_BACKENDS, ROOT, by_category, child_env, pending, state_of, write_jsonl
+
+# durability and concurrency hold on either store
+pytestmark = BOTH_BACKENDS
 
 RULE = ("critical", "changes_files")
 

@@ -90,7 +90,7 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
         embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
         return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
 
-    graph = build_graph(checkpoints.saver_for(data_dir / "checkpoints.sqlite"))
+    graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
     engine = Engine(settings=settings, records=records, graph=graph, open_kb=open_kb, analyst=analyst)
     if sync_knowledge:
         engine.kb.sync()

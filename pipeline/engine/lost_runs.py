@@ -24,7 +24,7 @@ DECIDING, REOPENING = ("approve", "reject", "expire"), ("revise", "replay", "for
 def recover_lost_runs(engine: Engine) -> list[str]:
     """Put incidents whose thread has no checkpoint back in step; returns their ids."""
     saver = engine.graph.checkpointer
-    if not isinstance(saver, checkpoints.CheckpointStore) or saver.lost_runs_checked:
+    if getattr(saver, "lost_runs_checked", True):  # only our checkpoint stores (either backend), once each
         return []
     # the records first: a record says 'paused' only after its checkpoint was committed, so a
     # run another process is writing right now is never taken for lost

@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
+from pipeline.store import backend
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -188,11 +189,20 @@ def connect(path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> sqli
 
 
 def saver_for(path: Path | str) -> CheckpointStore:
-    """The one shared checkpoint store of this process for a checkpoint file (opened on first use)."""
-    key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
+    """The one shared checkpoint store of this process for a checkpoint file or a postgresql:// URL
+    (opened on first use)."""
+    if backend.is_postgres(path):
+        key = str(path)
+    else:
+        key = str(Path(path).resolve()) if str(path) != ":memory:" else ":memory:"
     with _savers_lock:
         if key not in _savers:
-            _savers[key] = CheckpointStore(path)
+            if backend.is_postgres(path):
+                from pipeline.store.pg_checkpoints import PostgresCheckpointStore
+
+                _savers[key] = PostgresCheckpointStore(key)  # type: ignore[assignment]  - same public methods
+            else:
+                _savers[key] = CheckpointStore(path)
         return _savers[key]
 
 
@@ -210,11 +220,9 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this module is the one
     place that relies on its table layout.
     """
-    with saver.cursor(transaction=False) as cur:
-        cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-                    " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
-        row = cur.fetchone()
-    return row[0] if row else None
+    rows = _rows(saver, "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                        " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
+    return rows[0][0] if rows else None
 
 
 def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str, str | None]]:
@@ -223,10 +231,9 @@ def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str
     Straight from the saver's table: listing through the saver would deserialise every checkpoint
     just to draw the history's lanes.
     """
-    with saver.cursor(transaction=False) as cur:
-        cur.execute("SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
-                    " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
-        return [(cid, pid) for cid, pid in cur.fetchall()]
+    rows = _rows(saver, "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+    return [(cid, pid) for cid, pid in rows]
 
 
 # -- history without deserialising states ------------------------------------------------------
@@ -239,6 +246,14 @@ def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = 
     tasks, by node name; `parent_ran` the same of its parent: what ran to make it), whether an interrupt was raised there (`raised`, with its `interrupts`
     ids) and whether the interrupted task is still waiting (`paused`). With `newest`, only the
     newest that many (the ids and parents of all are `checkpoint_parents`)."""
+    if getattr(saver, "postgres", False):
+        rows, writes = saver.checkpoint_rows_raw(thread_id, newest=newest)  # type: ignore[attr-defined]
+    else:
+        rows, writes = _sqlite_checkpoint_rows(saver, thread_id, newest=newest)
+    return _history_rows(saver, rows, writes)
+
+
+def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list, list]:
     with saver.cursor(transaction=False) as cur:  # holds the saver's lock
         if newest:
             cur.execute("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
@@ -259,6 +274,10 @@ def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = 
                         f" FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN"
                         f" ({','.join('?' * len(chunk))})", (thread_id, *chunk))
             writes += cur.fetchall()
+    return rows, writes
+
+
+def _history_rows(saver, rows: list, writes: list) -> list[dict]:
     shown = {cid for cid, _, _ in rows}
     tasks: dict[str, dict[str, dict]] = {}
     for cid, task_id, task_path, channel, kind, value in writes:
@@ -304,6 +323,8 @@ def _metadata(blob) -> dict:
     # SqliteSaver stores metadata as JSON text (bytes); a few hundred bytes, never the state
     if blob is None:
         return {}
+    if isinstance(blob, dict):
+        return blob  # PostgresSaver's jsonb column, read as a dict
     try:
         return json.loads(blob)
     except (TypeError, ValueError):
@@ -314,6 +335,8 @@ def _metadata(blob) -> dict:
 def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
     """Delete a thread's checkpoints (and their pending writes) except `keep`; returns how many
     went. One transaction under the saver's lock, so no run reads a half-pruned thread."""
+    if getattr(saver, "postgres", False):
+        return saver.prune_thread_except(thread_id, keep=keep)  # type: ignore[attr-defined]
     with saver.lock:
         conn = saver.conn
         ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread_id,))]
@@ -334,6 +357,8 @@ def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *
     """Rewrite a kept checkpoint with some channels set to the given values (retention empties the
     log window: the records store has those events); its id, parent and metadata stay. False
     when the checkpoint is not there."""
+    if getattr(saver, "postgres", False):
+        return saver.compact(thread_id, checkpoint_id, cleared=cleared)  # type: ignore[attr-defined]
     with saver.lock:
         row = saver.conn.execute("SELECT parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints"
                                  " WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
@@ -364,6 +389,8 @@ def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
     """Give the pages pruning freed back to the file system (SQLite: incremental vacuum). The
     first time, with `full`, one VACUUM switches the file to incremental mode (it rewrites the
     whole file: the `prune` command does it, the poller never)."""
+    if getattr(saver, "postgres", False):
+        return  # PostgreSQL's autovacuum reuses the space deleted rows leave
     with saver.lock:
         conn = saver.conn
         try:
@@ -381,9 +408,17 @@ def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
 def threads_with_checkpoints(saver: CheckpointStore, thread_ids: list[str]) -> set[str]:
     """Which of these threads have at least one checkpoint (one indexed lookup each)."""
     found: set[str] = set()
-    with saver.cursor(transaction=False) as cur:
-        for thread_id in thread_ids:
-            cur.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,))
-            if cur.fetchone():
-                found.add(thread_id)
+    for thread_id in thread_ids:
+        if _rows(saver, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,)):
+            found.add(thread_id)
     return found
+
+
+def _rows(saver: CheckpointStore, sql: str, params: tuple) -> list[tuple]:
+    """A query on the saver's `checkpoints` table, which both savers lay out alike (thread_id,
+    checkpoint_ns, checkpoint_id, parent_checkpoint_id; ids sort by time)."""
+    if getattr(saver, "postgres", False):
+        return saver.rows(sql.replace("?", "%s"), params)  # type: ignore[attr-defined]
+    with saver.cursor(transaction=False) as cur:
+        cur.execute(sql, params)
+        return [tuple(r) for r in cur.fetchall()]

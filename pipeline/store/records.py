@@ -22,7 +22,7 @@ from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
-from pipeline.store import schema
+from pipeline.store import backend, schema
 from pipeline.store.owners import owner_alive
 
 BUSY_TIMEOUT_MS = 30_000
@@ -61,7 +61,7 @@ class IngestCounts:
 
 
 class Records:
-    """Our queryable records. Accepts a path or ":memory:".
+    """Our queryable records. Accepts a path, ":memory:" or a postgresql:// URL (pipeline/store/postgres.py).
 
     `clock` stamps and compares every time the store writes (default: the system clock); the
     engine reads the time through `records.clock` too, and a test may set it on an open store.
@@ -74,6 +74,8 @@ class Records:
                  opening: OpeningRule = DEFAULT_RULE, sla_hours: dict[str, float] | None = None,
                  sla_from: str = "first_seen"):
         self.path = str(path)
+        self.postgres = backend.is_postgres(self.path)
+        self.where = backend.shown(self.path)  # what messages name: a URL's password masked
         self.clock: Clock = clock or SystemClock()
         self.opening = opening
         # the template miner as of `_miner_revision` of template_state (None: load it)
@@ -82,7 +84,9 @@ class Records:
         # the SLA policy a new incident's first deadline is computed with (the runner keeps it in step)
         self.sla_hours = dict(sla_hours or SLA_HOURS)
         self.sla_from = sla_from
-        if self.path == ":memory:":
+        if self.postgres:
+            self._uri = None
+        elif self.path == ":memory:":
             self._uri = f"file:records-{uuid.uuid4().hex}?mode=memory&cache=shared"
             self._keepalive = self._connect()
         else:
@@ -93,11 +97,19 @@ class Records:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         try:
-            self.schema_version = schema.migrate(self.conn, where=self.path, migrations=migrations)
-        except sqlite3.Error as exc:
-            raise StorageError(f"records store {self.path}: cannot bring its schema up to date: {exc}") from exc
+            self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
+        except backend.database_errors() as exc:
+            raise StorageError(f"records store {self.where}: cannot bring its schema up to date:"
+                               f" {backend.redacted(exc, self.path)}") from exc
     # -- connections -------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        if self.postgres:
+            from pipeline.store import postgres
+
+            try:
+                return postgres.connect(self.path)  # type: ignore[return-value]  - sqlite3's interface
+            except backend.database_errors() as exc:
+                raise StorageError(f"cannot open records store {self.where}: {backend.redacted(exc, self.path)}") from None
         try:
             if self._uri:
                 conn = sqlite3.connect(self._uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -135,8 +147,8 @@ class Records:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise StorageError(f"records store: {exc}") from exc
+            except backend.database_errors() as exc:
+                raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
@@ -148,8 +160,8 @@ class Records:
         try:
             with self._lock:
                 return self.conn.execute(sql, tuple(params)).fetchall()
-        except sqlite3.Error as exc:
-            raise StorageError(f"records store: {exc}") from exc
+        except backend.database_errors() as exc:
+            raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
 
     def close(self) -> None:
         with self._lock:
@@ -534,7 +546,7 @@ def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
 
 
 def open_records(settings, *, clock: Clock | None = None) -> Records:
-    """The records store of a data dir (`Settings`), creating the folder; a data dir that is a
+    """The records store of a data dir (`Settings`; or its database_url), creating the folder; a data dir that is a
     file is a UsageError, one that cannot be created a StorageError."""
     data_dir = Path(settings.data_dir)
     if data_dir.exists() and not data_dir.is_dir():
@@ -543,7 +555,8 @@ def open_records(settings, *, clock: Clock | None = None) -> Records:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    return Records(data_dir / "app.sqlite3", clock=clock, sla_hours=settings.sla, sla_from=settings.sla_from)
+    return Records(settings.database_url or data_dir / "app.sqlite3", clock=clock,
+                   sla_hours=settings.sla, sla_from=settings.sla_from)
 
 
 def _incident_dict(row: sqlite3.Row) -> dict:

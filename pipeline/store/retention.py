@@ -53,6 +53,8 @@ def pruned_at(records: Records, incident_id: str) -> str | None:
 def shrink_file(records: Records, *, full: bool = True) -> None:
     """Give freed pages back to the file system (incremental vacuum). The first time, with
     `full`, one VACUUM switches the file to incremental mode (it rewrites the whole file)."""
+    if records.postgres:
+        return  # PostgreSQL's autovacuum reuses the space deleted rows leave
     try:
         with records.connection() as conn:
             if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:

@@ -359,9 +359,11 @@ def migrate(conn: sqlite3.Connection, *, where: str, migrations: Sequence[Migrat
         current = _check_version(version_of(conn), target, where)
         for migration in migrations:
             if migration.version > current:
-                for statement in migration.statements:
+                # PostgreSQL brings its own text where SQLite's has no translation (triggers, FTS5)
+                own = getattr(conn, "statements_of", None)
+                for statement in own(migration) if own else migration.statements:
                     conn.execute(statement)
-                if migration.optional and has_extension(conn, migration.optional_needs or ""):
+                if not own and migration.optional and has_extension(conn, migration.optional_needs or ""):
                     for statement in migration.optional:
                         conn.execute(statement)
         # user_version lives in the database header and commits with the transaction

@@ -1,0 +1,81 @@
+"""Benchmark: the pipeline's rate on PostgreSQL against SQLite, measured in the same run.
+
+Runs N incidents (default 200) to the approval pause through the real pipeline (offline analyzer)
+on SQLite files and on a PostgreSQL database (a fresh schema, dropped after), in interleaved
+rounds so both see the same machine load; prints each round and the medians.
+
+    .venv/bin/python bench/postgres.py [--incidents 200] [--rounds 3] [--server postgresql://postgres@127.0.0.1:5432/test]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pipeline  # noqa: E402,F401  (strict msgpack before langgraph loads)
+import psycopg  # noqa: E402
+
+from bench.pipeline import write_events  # noqa: E402
+from pipeline.config import Settings  # noqa: E402
+from pipeline.engine import open_engine  # noqa: E402
+from pipeline.ingest.files import ingest_path  # noqa: E402
+from pipeline.store import checkpoints  # noqa: E402
+
+
+def run(work: Path, n: int, url: str | None) -> tuple[float, int]:
+    events = work / "events.jsonl"
+    write_events(events, n)
+    engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend",
+                                           database_url=url))
+    start = time.perf_counter()
+    ingest_path(engine, events)
+    elapsed = time.perf_counter() - start
+    paused = len(engine.records.incidents(status="awaiting_approval"))
+    engine.records.close()
+    checkpoints.close_all()
+    return elapsed, paused
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--incidents", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432/test")
+    args = parser.parse_args()
+    rates: dict[str, list[float]] = {"sqlite": [], "postgres": []}
+    for round_no in range(args.rounds):
+        for backend in ("sqlite", "postgres"):
+            schema = f"bench_{uuid.uuid4().hex[:12]}"
+            url = None
+            if backend == "postgres":
+                with psycopg.connect(args.server, autocommit=True) as admin:
+                    admin.execute(f"CREATE SCHEMA {schema}")
+                url = f"{args.server}?options=-csearch_path%3D{schema}"
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    elapsed, paused = run(Path(tmp), args.incidents, url)
+            finally:
+                if url:
+                    with psycopg.connect(args.server, autocommit=True) as admin:
+                        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+            if paused != args.incidents:
+                print(f"error: {paused} of {args.incidents} incidents reached the pause on {backend}", file=sys.stderr)
+                return 1
+            rates[backend].append(args.incidents / elapsed)
+            print(f"round {round_no + 1}: {backend:8} {elapsed:.2f} s = {rates[backend][-1]:.1f} incidents/s", flush=True)
+    sqlite, postgres = (statistics.median(rates[b]) for b in ("sqlite", "postgres"))
+    print(f"sqlite   : {sqlite:.1f} incidents/s (median of {args.rounds})")
+    print(f"postgres : {postgres:.1f} incidents/s (median of {args.rounds})")
+    print(f"ratio    : {postgres / sqlite:.2f} (postgres / sqlite)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

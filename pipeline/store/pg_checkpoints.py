@@ -1,0 +1,216 @@
+"""The checkpoint store on PostgreSQL (INCIDENTIQ_DATABASE_URL): PostgresSaver from
+langgraph-checkpoint-postgres with our strict serializer, opened on first use, its tables set up
+at open (under an advisory lock, so two processes opening one database set them up once), and
+its psycopg errors leaving every public method as CheckpointStoreError, as on SQLite."""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Iterator
+
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+from psycopg.rows import dict_row
+
+from pipeline.errors import CheckpointStoreError
+from pipeline.store import backend
+from pipeline.store.checkpoints import serializer
+
+SETUP_LOCK_KEY = 0x49495143  # pg_advisory_lock key around saver.setup() ("IIQC")
+
+
+class PostgresCheckpointStore(PostgresSaver):
+    """PostgresSaver on one database (and schema), opened lazily, whose errors are CheckpointStoreError."""
+
+    postgres = True
+
+    def __init__(self, url: str):
+        self.url = url
+        self.path = backend.shown(url)  # what messages name
+        self._conn: psycopg.Connection | None = None
+        self._open_lock = threading.Lock()
+        self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and database
+        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
+
+    @property
+    def conn(self) -> psycopg.Connection:
+        if self._conn is None:
+            with self._open_lock:
+                if self._conn is None:
+                    self._conn = self._open()
+        return self._conn
+
+    @conn.setter
+    def conn(self, value) -> None:
+        self._conn = value
+
+    @property
+    def opened(self) -> bool:
+        return self._conn is not None
+
+    def _open(self) -> psycopg.Connection:
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from None
+        try:
+            conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+            try:
+                # PostgresSaver.setup, on this connection: its own would take the saver's lock,
+                # which the caller of `conn` may hold already
+                with conn.cursor() as cur:
+                    cur.execute(self.MIGRATIONS[0])
+                    row = cur.execute("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1").fetchone()
+                    for v in range((row["v"] if row else -1) + 1, len(self.MIGRATIONS)):
+                        cur.execute(self.MIGRATIONS[v])
+                        cur.execute("INSERT INTO checkpoint_migrations (v) VALUES (%s)", (v,))
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+        except psycopg.Error as exc:
+            conn.close()
+            raise self.translated(exc) from exc
+        return conn
+
+    def translated(self, exc: psycopg.Error) -> CheckpointStoreError:
+        text = backend.redacted(exc, self.url)
+        if isinstance(exc, psycopg.OperationalError):
+            return CheckpointStoreError(f"the checkpoint store {self.path} cannot be reached: {text}; it is tried again")
+        return CheckpointStoreError(f"the checkpoint store {self.path}: {text}")
+
+    def close(self) -> None:
+        with self._open_lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """Rows of a query on the saver's tables (`%s` placeholders), as tuples."""
+        try:
+            with self._cursor() as cur:
+                cur.execute(sql, params)
+                return [tuple(r.values()) for r in cur.fetchall()]
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    # -- what pipeline/store/checkpoints.py reads and rewrites (history, retention), on our tables
+    def checkpoint_rows_raw(self, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+        """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
+        path, channel, type, value) of their pending writes and their parents' (values only of
+        interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
+        if newest:
+            rows = self.rows("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT %s) AS n"
+                             " ORDER BY checkpoint_id", (thread_id, int(newest)))
+        else:
+            rows = self.rows("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
+                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        writes = self.rows("SELECT checkpoint_id, task_id, task_path, channel,"
+                           " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
+                           " CASE WHEN channel = '__interrupt__' THEN blob END AS value"
+                           " FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = ''"
+                           " AND checkpoint_id = ANY(%s)", (thread_id, wanted)) if wanted else []
+        return rows, writes
+
+    def prune_thread_except(self, thread_id: str, *, keep: set[str]) -> int:
+        """Delete a thread's checkpoints, their writes and the blobs no kept checkpoint refers to,
+        except `keep`, in one transaction; returns how many checkpoints went."""
+        try:
+            with self._cursor() as cur, cur.connection.transaction():
+                cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s", (thread_id,))
+                gone = [r["checkpoint_id"] for r in cur.fetchall() if r["checkpoint_id"] not in keep]
+                if not gone:
+                    return 0
+                cur.execute("DELETE FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_id = ANY(%s)",
+                            (thread_id, gone))
+                cur.execute("DELETE FROM checkpoints WHERE thread_id = %s AND checkpoint_id = ANY(%s)",
+                            (thread_id, gone))
+                cur.execute("DELETE FROM checkpoint_blobs b WHERE b.thread_id = %s AND NOT EXISTS"
+                            " (SELECT 1 FROM checkpoints c WHERE c.thread_id = b.thread_id"
+                            " AND c.checkpoint_ns = b.checkpoint_ns"
+                            " AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)", (thread_id,))
+                return len(gone)
+        except CheckpointStoreError as exc:
+            raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc.message}") from exc
+
+    def compact(self, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+        """checkpoints.compact_checkpoint here: the channel values live in checkpoint_blobs, one
+        row per channel version (a kept checkpoint's versions are rewritten with the cleared value;
+        other kept checkpoints sharing that version were cleared alike)."""
+        rows = self.rows("SELECT checkpoint FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''"
+                         " AND checkpoint_id = %s", (thread_id, checkpoint_id))
+        if not rows:
+            return False
+        versions = (rows[0][0] or {}).get("channel_versions") or {}
+        try:
+            with self._cursor() as cur, cur.connection.transaction():
+                for channel, value in cleared.items():
+                    if channel not in versions:
+                        continue
+                    kind, blob = self.serde.dumps_typed(value)
+                    cur.execute("UPDATE checkpoint_blobs SET type = %s, blob = %s WHERE thread_id = %s"
+                                " AND checkpoint_ns = '' AND channel = %s AND version = %s",
+                                (kind, blob, thread_id, channel, str(versions[channel])))
+        except CheckpointStoreError as exc:
+            raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc.message}") from exc
+        return True
+
+    # -- the public methods, translated (as CheckpointStore.TRANSLATED)
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator:
+        try:
+            with super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def setup(self) -> None:
+        self.conn  # noqa: B018 - opening sets the tables up
+
+    def get(self, config):
+        try:
+            return super().get(config)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get_tuple(self, config):
+        try:
+            return super().get_tuple(config)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def list(self, config, *, filter=None, before=None, limit=None):
+        try:
+            yield from super().list(config, filter=filter, before=before, limit=limit)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def put(self, config, checkpoint, metadata, new_versions):
+        try:
+            return super().put(config, checkpoint, metadata, new_versions)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def put_writes(self, config, writes, task_id, task_path=""):
+        try:
+            return super().put_writes(config, writes, task_id, task_path)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def delete_thread(self, thread_id):
+        try:
+            return super().delete_thread(thread_id)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def prune(self, thread_ids, *, strategy: str = "keep_latest"):
+        try:
+            return super().prune(thread_ids, strategy=strategy)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get_delta_channel_history(self, *, config, channels):
+        try:
+            return super().get_delta_channel_history(config=config, channels=channels)
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
