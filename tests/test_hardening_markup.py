@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, open_incident
+from tests.support import as_reviewer, open_incident, open_tab
 from tests.support import ROOT
 
 HOSTILE = "see [the runbook](https://evil.example/x) ![p](https://evil.example/p.png) <img src=x>"
@@ -24,6 +24,7 @@ def test_the_fork_confirmation_shows_edited_values_as_text(app, paused_engine):
     open_incident(app, incident)
     checkpoint = next(h for h in ReviewService(paused_engine).history(incident, limit=100)
                       if h["writes_by"] == ["rca"])["checkpoint_id"]
+    open_tab(app, incident, "History & time travel")  # only the open tab is computed
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
     picker.select(next(o for o in picker.options if checkpoint[-8:] in o)).run()
     form = f"incident_fork_{checkpoint[-12:]}"

@@ -14,7 +14,8 @@ from pipeline.errors import NotPermitted, UnknownIdentity
 from pipeline.operations import escalation
 from pipeline.review.identity import actor_from_claims
 from pipeline.review.service import ReviewService
-from tests.support import APP, TIMEOUT, as_reviewer, by_category, open_incident, pending, said, texts
+from tests.support import (APP, TIMEOUT, as_reviewer, by_category, choose_decision, open_incident, open_tab,
+                           pending, said, texts)
 
 ANN = {"is_logged_in": True, "email": "ann@example.com", "name": "Ann", "sub": "ann", "roles": ["reviewer"]}
 VIC = {"is_logged_in": True, "email": "vic@example.com", "name": "Vic", "sub": "vic", "roles": ["viewer"]}
@@ -109,8 +110,10 @@ def test_a_viewer_sees_every_deciding_control_disabled_with_the_reason(start, pa
     at = start(VIC)
     incident = _incident(paused_engine)
     open_incident(at, incident)
-    for action in ("approve", "reject", "revise", "edit_approve"):
+    for action, choice in (("approve", "Approve"), ("reject", "Reject"), ("revise", "Changes"), ("edit_approve", "Edit")):
+        choose_decision(at, paused_engine, incident, choice)  # the panel shows one decision at a time
         assert at.button(key=_key(paused_engine, incident, action)).disabled, action
+    open_tab(at, incident, "History & time travel")  # only the open tab is computed
     assert at.button(key="incident_replay").disabled
     assert at.button(key="incident_people_assign").disabled
     assert at.button(key=f"incident_comment_{incident}_submit").disabled
@@ -137,13 +140,14 @@ def test_a_reviewer_decides_but_only_an_admin_replays(start, paused_engine):
     incident = _incident(paused_engine)
     at = open_incident(start(ANN), incident)
     assert not at.button(key=_key(paused_engine, incident, "approve")).disabled
+    open_tab(at, incident, "History & time travel")  # only the open tab is computed
     assert at.button(key="incident_replay").disabled
     at.button(key=_key(paused_engine, incident, "approve")).click().run()
     decision = [a for a in paused_engine.records.audit(incident) if a["action"] == "approve"]
     assert [(a["reviewer"], a["auth"]) for a in decision] == [("ann@example.com", "oidc")]
 
     other = paused_engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
-    admin = open_incident(start(ADA), other)
+    admin = open_tab(open_incident(start(ADA), other), other, "History & time travel")
     assert not admin.button(key="incident_replay").disabled
 
 

@@ -119,7 +119,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     badges.badge(found["category"], color="violet", icon=":material/category:")
     if human:
         badges.badge("human-edited", color="orange", icon=":material/edit:")
-    badges.text(f"analyst: {found.get('analyst') or 'offline'}")
+    badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
     st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
     if human:
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
