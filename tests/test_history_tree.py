@@ -25,9 +25,10 @@ def _agree(service: ReviewService, inc: str) -> dict:
     tree = service.tree(inc)
     full = service.history(inc, limit=1000)
     assert [{k: n[k] for k in SHARED} for n in tree["nodes"]] == [{k: h[k] for k in SHARED} for h in full]
-    # the same instant (the two reads may render it to different precisions): within a millisecond
+    # the tree reads the time from the checkpoint's uuid6 id, minted a moment before the saver's `ts`
+    # (milliseconds apart on a loaded machine): the same checkpoint's time, within a second
     gaps = [abs(_when(n["created_at"]) - _when(h["created_at"])) for n, h in zip(tree["nodes"], full)]
-    assert len(gaps) == len(full) and max(gaps, default=timedelta(0)) < timedelta(milliseconds=1)
+    assert len(gaps) == len(full) and max(gaps, default=timedelta(0)) < timedelta(seconds=1)
     return tree
 
 
