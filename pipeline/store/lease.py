@@ -9,9 +9,10 @@ working poller on a connection of its own: a poller on another machine cannot te
 pid lives, but the server knows when our session ends. The row is kept too: it says who works.
 A free lock is not enough to take over from another owner whose row has not expired: the server
 may have dropped its sessions (a restart) while it is in the middle of a step. It is taken over
-once that owner's process has had no session on the server for TAKEOVER_GRACE_SECONDS (it died;
-a live one reconnects at its next statement and takes its lock back), and the holder checks its
-session before every step (`held`), so it stops as soon as it lost the lock to someone else.
+once that owner's process is gone (on this host: its pid), or has had no session on the server for
+TAKEOVER_GRACE_SECONDS (on another host: it died; a live one reconnects at its next statement and
+takes its lock back), and the holder checks its session before every step (`held`), so it stops
+as soon as it lost the lock to someone else.
 """
 from __future__ import annotations
 
@@ -76,11 +77,14 @@ def held(records: Records, owner: str) -> bool:
 
 
 def _may_still_work(conn, records: Records, previous: str) -> bool:
-    """Whether an owner whose lock is free may still be in the middle of a step: its process has
-    sessions on the server, or lost them less than TAKEOVER_GRACE_SECONDS ago."""
+    """Whether an owner whose lock is free may still be in the middle of a step: its process runs
+    (as far as this host can tell: one of ours that is gone is gone) and has sessions on the
+    server, or lost them less than TAKEOVER_GRACE_SECONDS ago."""
     from pipeline.store import postgres
 
     key = (records.path, previous)
+    if not owner_alive(previous):
+        return False
     if postgres.sessions_of(conn, previous):
         _gone_since.pop(key, None)
         return True
