@@ -279,6 +279,25 @@ def connect(url: str) -> Connection:
     return Connection(url)
 
 
+# the checkpoint store's tables (langgraph-checkpoint-postgres); every other table of the schema is ours
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+
+
+def storage_sizes(records) -> dict[str, int]:
+    """Bytes the records and the checkpoint store take in the schema (pg_total_relation_size of
+    each of its tables: with their indexes and TOAST), as the operations page shows them."""
+    rows = records.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
+                         " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                         " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')")
+    checkpoints = sum(int(size) for name, size in rows if name in CHECKPOINT_TABLES)
+    return {"records": sum(int(size) for _, size in rows) - checkpoints, "checkpoints": checkpoints}
+
+
+def schema_of(records) -> str:
+    """The schema the stores live in (the URL's search_path, else `public`)."""
+    return records.query("SELECT current_schema()")[0][0]
+
+
 def process_tag(owner: str | None = None) -> str:
     """A short name of the process behind an owner token (host, pid, start time; ours by default)."""
     process = ":".join((owner or process_owner()).split(":")[:3])
