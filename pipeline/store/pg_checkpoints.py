@@ -11,6 +11,7 @@ a history listing that already yielded rows is not restarted (its caller sees th
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
 from functools import partial
 from typing import Iterator
@@ -20,10 +21,10 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from pipeline.errors import CheckpointStoreError
-from pipeline.store import backend, postgres
+from pipeline.store import backend, checkpoints, postgres
 from pipeline.store.checkpoints import serializer
 
-SETUP_LOCK_KEY = 0x49495143  # pg_advisory_lock key around saver.setup() ("IIQC")
+SETUP_LOCK_KEY = 0x49495143  # advisory lock key around saver.setup() ("IIQC"), with the schema's
 
 
 class PostgresCheckpointStore(PostgresSaver):
@@ -62,7 +63,7 @@ class PostgresCheckpointStore(PostgresSaver):
         except psycopg.Error as exc:
             raise self.translated(exc) from None
         try:
-            conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+            self._take_setup_lock(conn)
             try:
                 # PostgresSaver.setup, on this connection: its own would take the saver's lock,
                 # which the caller of `conn` may hold already
@@ -73,11 +74,22 @@ class PostgresCheckpointStore(PostgresSaver):
                         cur.execute(self.MIGRATIONS[v])
                         cur.execute("INSERT INTO checkpoint_migrations (v) VALUES (%s)", (v,))
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+                conn.execute(f"SELECT pg_advisory_unlock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,))
         except psycopg.Error as exc:
             conn.close()
             raise self.translated(exc) from exc
         return conn
+
+    @staticmethod
+    def _take_setup_lock(conn: psycopg.Connection) -> None:
+        """The setup lock of this schema, by trying: a session blocked in pg_advisory_lock is a
+        running statement, whose snapshot the holder's CREATE INDEX CONCURRENTLY waits out, and
+        three openers at once deadlocked so (the server aborted one)."""
+        pause = 0.01
+        while not conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()[
+                "pg_try_advisory_lock"]:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def translated(self, exc: psycopg.Error) -> CheckpointStoreError:
         text = backend.redacted(exc, self.url)
@@ -129,19 +141,10 @@ class PostgresCheckpointStore(PostgresSaver):
         """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
         path, channel, type, value) of their pending writes and their parents' (values only of
         interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
-        if newest:
-            rows = self.rows("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT %s) AS n"
-                             " ORDER BY checkpoint_id", (thread_id, int(newest)))
-        else:
-            rows = self.rows("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
-        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
-        writes = self.rows("SELECT checkpoint_id, task_id, task_path, channel,"
-                           " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
-                           " CASE WHEN channel = '__interrupt__' THEN blob END AS value"
-                           " FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = ''"
-                           " AND checkpoint_id = ANY(%s)", (thread_id, wanted)) if wanted else []
+        checkpoints_sql, writes_sql = checkpoints.history_sql(newest=bool(newest), postgres=True)
+        rows = self.rows(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
+        wanted = checkpoints.history_ids(rows)
+        writes = self.rows(writes_sql, (thread_id, wanted)) if wanted else []
         return rows, writes
 
     def prune_thread_except(self, thread_id: str, *, keep: set[str]) -> int:
