@@ -27,6 +27,14 @@ from pipeline.store.checkpoints import serializer
 SETUP_LOCK_KEY = 0x49495143  # advisory lock key around saver.setup() ("IIQC"), with the schema's
 
 
+def plain_index(migration: str) -> str:
+    """A saver migration with its indexes built plainly: CREATE INDEX CONCURRENTLY waits for every
+    transaction of the whole database (other tenants' too) older than it, which stalled a new
+    schema's first open for as long as anyone's transaction ran; a plain build locks only that
+    (new, or still small) table's writes for the moment it takes, under our setup lock."""
+    return migration.replace("CREATE INDEX CONCURRENTLY", "CREATE INDEX")
+
+
 class PostgresCheckpointStore(PostgresSaver):
     """PostgresSaver on one database (and schema), opened lazily, whose errors are CheckpointStoreError."""
 
@@ -71,7 +79,7 @@ class PostgresCheckpointStore(PostgresSaver):
                     cur.execute(self.MIGRATIONS[0])
                     row = cur.execute("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1").fetchone()
                     for v in range((row["v"] if row else -1) + 1, len(self.MIGRATIONS)):
-                        cur.execute(self.MIGRATIONS[v])
+                        cur.execute(plain_index(self.MIGRATIONS[v]))
                         cur.execute("INSERT INTO checkpoint_migrations (v) VALUES (%s)", (v,))
             finally:
                 conn.execute(f"SELECT pg_advisory_unlock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,))
