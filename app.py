@@ -31,6 +31,9 @@ PAGES = [
     st.Page("app_pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
 ]
 navigation = st.navigation(PAGES)
+# the page this browser session is on, for a page's refreshing fragment whose timer outlives it
+# (app_pages/inbox.py): a fragment rerun does not run this script, a page's run does
+st.session_state["app_page"] = navigation.title
 
 try:
     workbench = session.workbench()

@@ -96,11 +96,22 @@ def _page_cursors(page: int, query: dict) -> tuple[int, list]:
     return min(page, len(cursors)), cursors
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
-def inbox() -> None:
+def _open_incident() -> None:
+    """Go to the incident chosen (a row or the Open button), from a run of the whole page: a page
+    switched from within the refreshing fragment could be sent the fragment's next refresh."""
     opening = st.session_state.pop("inbox_open", None)
     if opening:
         st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def inbox() -> None:
+    if st.session_state.get("app_page", "Inbox") != "Inbox":
+        # a refresh that reached the server after the reviewer went to another page: drawing
+        # the inbox's elements into that page's tree breaks the browser's page (a blank page)
+        return
+    if st.session_state.get("inbox_open"):
+        st.rerun(scope="app")  # the whole page's run opens it (_open_incident)
     try:
         _inbox()
     except IncidentIQError as exc:  # a refresh runs this alone, outside app.py's guard
@@ -175,5 +186,6 @@ def _inbox() -> None:
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
 
 
+_open_incident()
 st.title("Inbox")
 inbox()

@@ -138,7 +138,8 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 page.goto(url)
                 expect(page.get_by_text("Open incident")).to_be_visible(timeout=60_000)
                 settle(page)
-                expect(page.get_by_text("Awaiting", exact=True)).to_be_visible()
+                expect(page.get_by_test_id("stButtonGroup").get_by_text(re.compile(r"^Awaiting approval \(\d+\)$"))
+                       ).to_be_visible()
                 shoot(page, "inbox")
 
                 choose(page, "Open incident", incident)
@@ -270,13 +271,13 @@ def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(serv
                 # the view goes into the URL, survives a reload, a visit to an incident and Back
                 segment.filter(has_text=re.compile(r"^All \(")).click()
                 settle(page)
-                search.fill("inventory")
+                search.fill(inventory)  # its id: one match, however full the inbox
                 search.press("Enter")
                 settle(page)
-                page.wait_for_url(re.compile(r"\?show=all&q=inventory$"), timeout=15_000)
+                page.wait_for_url(re.compile(rf"\?show=all&q={inventory}$"), timeout=15_000)
                 expect(page.get_by_text("Showing 1–1", exact=False)).to_be_visible()
                 page.reload()
-                expect(search).to_have_value("inventory", timeout=60_000)
+                expect(search).to_have_value(inventory, timeout=60_000)
                 settle(page)
                 expect(segment.filter(has_text=re.compile(r"^All \("))).to_have_attribute("aria-checked", "true")
                 choose(page, "Open incident", inventory)
@@ -284,8 +285,8 @@ def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(serv
                 expect(page.get_by_role("heading", name=inventory)).to_be_visible(timeout=30_000)
                 assert f"incident={inventory}" in page.url
                 page.go_back()
-                page.wait_for_url(re.compile(r"\?show=all&q=inventory$"), timeout=15_000)
-                expect(search).to_have_value("inventory", timeout=30_000)
+                page.wait_for_url(re.compile(rf"\?show=all&q={inventory}$"), timeout=15_000)
+                expect(search).to_have_value(inventory, timeout=30_000)
                 settle(page)
                 assert "incident=" not in page.url
                 expect(page.get_by_text("Showing 1–1", exact=False)).to_be_visible()
