@@ -17,12 +17,11 @@ import contextlib
 import json
 import os
 import re
-import time
 
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, paused_ids, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, paused_ids, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -74,19 +73,6 @@ def outside_loopback(urls: list[str]) -> list[str]:
 
 def _by_service(engine, service: str) -> str:
     return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
-
-
-def settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (no status widget, no skeletons)."""
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(400)
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the app did not finish its run")
 
 
 def shoot(page, name: str, element=None) -> None:
