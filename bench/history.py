@@ -115,6 +115,8 @@ def _page_rerun_ms(data_dir: Path, incident: str, pick: str, repeat: int) -> flo
     at.switch_page("app_pages/incident.py")
     at.query_params["incident"] = incident
     at.run()
+    at.session_state[f"incident_tab_{incident}"] = "History & time travel"  # only the open tab computes
+    at.run()
     if at.exception:
         raise SystemExit(f"the incident page failed: {[e.value for e in at.exception]}")
     picker = at.selectbox(key=f"incident_history_pick_{incident}")

@@ -247,6 +247,13 @@ class ReviewService:
         return history.rerun_plan(self.engine, incident_id, snap, line, edits=edits,
                                   with_current_evidence=with_current_evidence)
 
+    def edit_effect(self, edits: dict) -> dict:
+        """What an edit of a paused incident does (Edit & approve, the State tab): the node it lands
+        as, the nodes that re-run from it and a sentence saying so; the rule forks follow
+        (`rerun_plan(..., edits=)` says the same for a past checkpoint)."""
+        check_edit_fields(edits)
+        return history.edit_effect(edits, history.Flow.of(self.engine))
+
     def revisions(self, incident_id: str) -> list[dict]:
         """Each request for changes with the analysis before and after it: `rca`, `recommendation` and
         `proposal` as they were when the reviewer asked, and as the re-analysis answered (the next
@@ -433,10 +440,12 @@ class ReviewService:
             if expect_proposal is not None:  # the proposal the reviewer saw, before any edit of theirs
                 self._check_proposal(incident_id, expect_proposal, state)
             if edits:
+                # the State tab's and a fork's rule: an edit of the analysis re-runs what depends on it
+                effect = history.edit_effect(edits, history.Flow.of(self.engine))
                 values = edited_values(state, edits)
-                interrupt_id, change_id = self._write_edit(incident_id, values, as_node="recommend",
+                interrupt_id, change_id = self._write_edit(incident_id, values, as_node=effect["as_node"],
                                                            reviewer=reviewer.id, fields=edits)
-                after_values = {"edited": list(edits), "change_id": change_id}
+                after_values = {"edited": list(edits), "change_id": change_id, "reran": effect["reruns"]}
                 state = IncidentState.model_validate(self.graph.get_state(thread_config(incident_id)).values)
             proposal_hash = state.proposal.hash if state.proposal else None
             now = self.records.clock.now()
@@ -522,7 +531,8 @@ class ReviewService:
     def _edit(self, incident_id: str, reviewer: Actor, *, edits: dict, as_node: str | None,
               expect_interrupt: str | None) -> dict:
         check_edit_fields(edits)
-        as_node = as_node or "recommend"
+        # by default the rule a fork follows: an edit of the analysis re-runs recommend and propose_fix
+        as_node = as_node or history.edit_effect(edits, history.Flow.of(self.engine))["as_node"]
         if as_node not in EDIT_AS_NODES:
             raise UsageError(f"--as-node must be one of {', '.join(EDIT_AS_NODES)} (got {as_node!r})")
         if as_node == "rca" and any(f.startswith("recommendation.") for f in edits):
