@@ -41,12 +41,7 @@ def _tree(_review: ReviewService, where: int, incident_id: str, limit: int, vers
 
 @st.cache_data(max_entries=CACHED, show_spinner=False)
 def _checkpoint(_review: ReviewService, where: int, incident_id: str, checkpoint_id: str, version: tuple) -> dict:
-    return _review.checkpoint(incident_id, checkpoint_id)
-
-
-@st.cache_data(max_entries=CACHED, show_spinner=False)
-def _plan(_review: ReviewService, where: int, incident_id: str, checkpoint_id: str, version: tuple) -> dict:
-    return _review.rerun_plan(incident_id, checkpoint_id)
+    return _review.checkpoint(incident_id, checkpoint_id, with_plan=True)  # its state, diff and rerun plan
 
 
 @st.cache_data(max_entries=CACHED, show_spinner=False)
@@ -285,7 +280,7 @@ def _history(review: ReviewService, incident_id: str) -> None:
         st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
     with st.expander("State at this checkpoint (JSON)"):
         st.json(detail["state"], expanded=1)
-    _time_travel(review, incident_id, selected, detail["state"], _plan(review, where, incident_id, selected, version))
+    _time_travel(review, incident_id, selected, detail["state"], detail["plan"])
 
 
 def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, state: dict, plan: dict) -> None:

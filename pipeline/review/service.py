@@ -211,14 +211,18 @@ class ReviewService:
         made_by = history.human_actions(self.records.audit(incident_id), line)
         return history.entries(self.engine, incident_id, snaps, line, made_by)
 
-    def checkpoint(self, incident_id: str, checkpoint_id: str) -> dict:
-        """One checkpoint: its history entry, the full state there and its changes."""
+    def checkpoint(self, incident_id: str, checkpoint_id: str, *, with_plan: bool = False) -> dict:
+        """One checkpoint: its history entry, the full state there and its changes; `with_plan`
+        adds what a replay from it would do (`rerun_plan`), read in the same pass."""
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
         made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
-        return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        if with_plan:
+            out["plan"] = history.rerun_plan(self.engine, incident_id, snap, line)
+        return out
 
     def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
         """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
