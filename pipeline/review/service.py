@@ -553,7 +553,11 @@ class ReviewService:
             note = None if as_node == "recommend" else f"as_node={as_node}"
             with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
                 _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer.id, fields=edits)
-            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note, after_values={"change_id": change_id})
+            # `edited`: what the person set; the other changed fields were re-derived from it (`reran`)
+            reran = history.Flow.of(self.engine).rerun(history.Flow.of(self.engine).static.get(as_node, ()))
+            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note,
+                         after_values={"change_id": change_id, "edited": list(edits),
+                                       "reran": [n for n in reran if n != history.GATE]})
         finally:
             claim.close()
         return self.incident(incident_id)
@@ -639,7 +643,7 @@ class ReviewService:
                 fork_cfg = self.graph.update_state(change_cfg, values, as_node=as_node)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
-            audit["after_values"] = {**audit["after_values"], "change_id": change_id}
+            audit["after_values"] = {**audit["after_values"], "change_id": change_id, "edited": list(edits)}
             claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None, **audit)
         finally:
             claim.close()
