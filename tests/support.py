@@ -243,6 +243,22 @@ def process(args: list[str], *, log: Path, env: dict | None = None, cwd: Path = 
                 proc.wait(10)
 
 
+def settle(page, timeout: float = 60) -> None:
+    """Wait until Streamlit has painted a run and finished it: an element of the app is on the page
+    (a page still connecting shows neither a status widget nor skeletons, and would pass the rest),
+    no status widget, no skeletons."""
+    page.wait_for_selector('[data-testid="stElementContainer"]', state="attached", timeout=timeout * 1000)
+    page.wait_for_timeout(300)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
+                and page.locator('[data-testid="stSkeleton"]').count() == 0):
+            page.wait_for_timeout(300)
+            return
+        page.wait_for_timeout(150)
+    raise AssertionError("the app did not finish its run")
+
+
 @contextlib.contextmanager
 def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None):
     """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an

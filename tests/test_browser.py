@@ -12,12 +12,11 @@ import contextlib
 import json
 import os
 import re
-import time
 
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -48,19 +47,6 @@ def server(paused_engine, tmp_path):
 
 def _by_service(engine, service: str) -> str:
     return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
-
-
-def settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (no status widget, no skeletons)."""
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(400)
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the app did not finish its run")
 
 
 def shoot(page, name: str, element=None) -> None:

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 import pytest
 
 from pipeline.ingest.files import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
-from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, make_settings, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, make_settings, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -58,18 +57,6 @@ def page(site, request):
         ARTIFACTS.mkdir(exist_ok=True)  # the last state of each journey, for a failure's post-mortem
         page.screenshot(path=str(ARTIFACTS / f"review-{request.node.name}.png"), full_page=True)
         page.close()
-
-
-def settle(page, timeout: float = 60) -> None:
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(300)
-            return
-        page.wait_for_timeout(150)
-    raise AssertionError("the app did not finish its run")
 
 
 def shoot(page, name: str) -> None:

@@ -14,14 +14,13 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from pipeline.errors import UnknownIdentity
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, process, streamlit_app, wait_http
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, process, settle, streamlit_app, wait_http
 
 NODE = shutil.which("node") or "/usr/bin/node"
 OIDC_DIR = ROOT / "tests" / "oidc"
@@ -67,19 +66,6 @@ client_kwargs = {{ prompt = "login" }}
 """
         with streamlit_app(paused_engine.settings.data_dir, tmp_path, port=app_port, secrets=secrets):
             yield f"http://localhost:{app_port}"
-
-
-def settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (no status widget, no skeletons)."""
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(400)
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the app did not finish its run")
 
 
 def button(page, name: str):
