@@ -12,7 +12,8 @@ from pipeline.errors import IncidentIQError, NotFound
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
-from workbench.history_view import history, incident_version, page_redrawn
+from workbench.history_view import history, page_redrawn
+from workbench.incident_reads import audit_rows as read_audit, incident_version
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
 from workbench.provenance import edited_by
@@ -86,7 +87,7 @@ if st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_ba
 follow(incident_id, incident_version(doc))
 page_redrawn(incident_id)
 header(doc)
-audit_rows = review.audit(incident_id)
+audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
 main, side = st.columns([5, 4], gap="medium")
 with side:

@@ -12,6 +12,7 @@ from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
+from workbench.incident_reads import incident_version
 from workbench.provenance import status_words
 from workbench.timeline import base_figure, checkpoint_caption, with_selection
 
@@ -20,14 +21,6 @@ HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
 ACTED_KEY = "incident_history_acted"  # a replay or fork ran: the whole page redraws, not just the timeline
 CACHED = 64  # reads kept per process (a few incidents' timelines, the checkpoints picked in them)
-
-
-def incident_version(doc: dict) -> tuple:
-    """What the page drew of an incident (its `document`): anything that adds a checkpoint or a
-    human action changes it, so reads cached under it never show a stale history."""
-    pending = doc.get("pending") or {}
-    return (doc.get("status"), doc.get("updated_at"), pending.get("interrupt_id"), doc.get("event_count"),
-            doc.get("revisions"), len(doc.get("approvals") or []), len(doc.get("comments") or []))
 
 
 # Checkpoints are immutable, so what a checkpoint shows (its state, its diff against its parent) is

@@ -279,6 +279,13 @@ class ReviewService:
                         "changes": history.diff(before, after)})
         return out
 
+    def audit_mark(self, incident_id: str) -> tuple[int, int | None]:
+        """(entries, newest entry's id) of the incident's audit, from its index: the log is
+        append-only, so this changes exactly when an entry (a refusal too) is added."""
+        row = self.records.query("SELECT count(*) AS n, max(id) AS newest FROM audit WHERE incident_id = ?",
+                                 (incident_id,))[0]
+        return int(row["n"]), row["newest"]
+
     def audit(self, incident_id: str | None = None) -> list[dict]:
         """Every human action, oldest first."""
         if incident_id:
