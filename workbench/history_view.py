@@ -262,7 +262,7 @@ def _history(review: ReviewService, incident_id: str) -> None:
 
     detail = _checkpoint(review, where, incident_id, selected, version)
     entry = detail["checkpoint"]
-    st.markdown(f"**Changes against its parent** ({len(detail['changes'])} fields)")
+    st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(detail['changes'])} fields)")
     if detail["changes"]:
         st.dataframe(changes_frame(detail["changes"]), hide_index=True, width="stretch",
                      key="incident_history_diff")
