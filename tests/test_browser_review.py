@@ -157,20 +157,6 @@ def test_back_leaves_no_incident_in_the_url(page, site):
     assert "incident=" not in page.url
 
 
-@pytest.mark.timeout(120)
-def test_the_toolbar_has_no_deploy_and_no_developer_menu(page, site):
-    page.goto(site["url"])
-    settle(page)
-    assert page.get_by_text("Deploy", exact=True).count() == 0
-    menu = page.get_by_test_id("stMainMenu")
-    if menu.count():
-        menu.click()
-        page.wait_for_timeout(300)
-        assert page.get_by_text("Clear cache").count() == 0
-        assert page.get_by_text("Record a screencast").count() == 0
-        page.keyboard.press("Escape")
-
-
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_the_incident_page_fits_from_1024_px(page, site, width):
