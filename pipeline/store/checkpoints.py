@@ -13,11 +13,13 @@ from typing import Iterator
 
 from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.base import WRITES_IDX_MAP, get_checkpoint_metadata
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
-from pipeline.store import backend
+from pipeline.store import backend, checkpoint_values
+from pipeline.store.checkpoint_values import ValueCache, ValuesSerde
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -54,7 +56,10 @@ class CheckpointStore(SqliteSaver):
         self._conn: sqlite3.Connection | None = None
         self._open_lock = threading.Lock()
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
-        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
+        # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
+        self.values = ValueCache()
+        super().__init__(None, serde=ValuesSerde(fetch=self._fetch_value, pickle_fallback=False,  # type: ignore[arg-type]
+                                                 allowed_msgpack_modules=allowlist()))
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -119,8 +124,21 @@ class CheckpointStore(SqliteSaver):
             raise self.translated(exc) from exc
 
     def setup(self) -> None:
+        if self.is_setup:
+            return
         try:
             super().setup()
+            self.conn.execute(checkpoint_values.SCHEMA)
+        except sqlite3.OperationalError as exc:
+            if "readonly database" not in str(exc):  # a read-only file of 0.2 still reads
+                raise self.translated(exc) from exc
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def _fetch_value(self, thread_id: str, value_hash: bytes) -> tuple[str, bytes]:
+        # called while a read holds the saver's lock, on the same connection
+        try:
+            return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -144,20 +162,49 @@ class CheckpointStore(SqliteSaver):
             raise self.translated(exc) from exc
 
     def put(self, config, checkpoint, metadata, new_versions):
+        # SqliteSaver.put, with the larger values stored once (checkpoint_values.py)
+        configurable = config["configurable"]
+        thread_id, checkpoint_ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
+        kind, blob, rows = checkpoint_values.encode_checkpoint(self.serde, self.values, thread_id, checkpoint)
+        serialized_metadata = json.dumps(get_checkpoint_metadata(config, metadata),
+                                         ensure_ascii=False).encode("utf-8", "ignore")
         try:
-            return super().put(config, checkpoint, metadata, new_versions)
+            with self.cursor() as cur:
+                cur.executemany(checkpoint_values.INSERT, rows)
+                cur.execute("INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,"
+                            " parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (thread_id, checkpoint_ns, checkpoint["id"], configurable.get("checkpoint_id"),
+                             kind, blob, serialized_metadata))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
+                                 "checkpoint_id": checkpoint["id"]}}
 
     def put_writes(self, config, writes, task_id, task_path=""):
+        # SqliteSaver.put_writes, with the larger values stored once (checkpoint_values.py)
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+        rows, values = [], []
+        for idx, (channel, value) in enumerate(writes):
+            kind, blob, row = checkpoint_values.encode_write(self.serde, self.values, thread_id, value)
+            if row is not None:
+                values.append(row)
+            rows.append((thread_id, str(configurable["checkpoint_ns"]), str(configurable["checkpoint_id"]), task_id,
+                         task_path, WRITES_IDX_MAP.get(channel, idx), channel, kind, blob))
         try:
-            return super().put_writes(config, writes, task_id, task_path)
+            with self.cursor() as cur:
+                cur.executemany(checkpoint_values.INSERT, values)
+                cur.executemany(f"INSERT OR {verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id,"
+                                " task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
     def delete_thread(self, thread_id):
         try:
-            return super().delete_thread(thread_id)
+            super().delete_thread(thread_id)
+            with self.cursor() as cur:
+                cur.execute("DELETE FROM checkpoint_values WHERE thread_id = ?", (str(thread_id),))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -346,6 +393,7 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
         try:
             conn.executemany("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id = ?", gone)
             conn.executemany("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            _collect_values(saver, thread_id)
             conn.commit()
         except sqlite3.Error as exc:
             conn.rollback()
@@ -372,17 +420,29 @@ def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *
     if not changed:
         return True
     checkpoint["channel_values"] = {**values, **changed}
-    new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
+    rows: list[tuple] = []
+    if isinstance(saver.serde, ValuesSerde):
+        new_kind, new_blob, rows = checkpoint_values.encode_checkpoint(saver.serde, saver.values, thread_id, checkpoint)
+    else:
+        new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
     with saver.lock:
         try:
+            saver.conn.executemany(checkpoint_values.INSERT, rows)
             saver.conn.execute("UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ?"
                                " AND checkpoint_ns = '' AND checkpoint_id = ?",
                                (new_kind, new_blob, thread_id, checkpoint_id))
+            _collect_values(saver, thread_id)
             saver.conn.commit()
         except sqlite3.Error as exc:
             saver.conn.rollback()
             raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
     return True
+
+
+def _collect_values(saver: SqliteSaver, thread_id: str) -> None:
+    # the values only the removed checkpoints (or the compacted channels) referenced go too
+    if isinstance(saver.serde, ValuesSerde):
+        checkpoint_values.collect_garbage(saver.serde, saver.conn, thread_id)
 
 
 def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
