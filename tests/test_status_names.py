@@ -4,7 +4,6 @@ fix eligible). Records of 0.1 are migrated; a 0.1 checkpoint (no proposal, no fi
 from __future__ import annotations
 
 import sqlite3
-import zlib
 
 import ormsgpack
 from langgraph.checkpoint.serde.jsonplus import EXT_PYDANTIC_V2
@@ -52,14 +51,14 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
                               (incident_id, checkpoint_id)).fetchone()
     if kind == checkpoint_values.VALUES_TYPE:
-        blob = zlib.decompress(blob)
+        blob = checkpoint_values.decompress(blob)
     checkpoint = ormsgpack.unpackb(blob, ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
     values = checkpoint["channel_values"]
     # 0.1 wrote every value inline (type msgpack): bring the values stored once back into the row
     for channel, value_hash in checkpoint.pop("channel_refs", {}).items():
         value, = conn.execute("SELECT value FROM checkpoint_values WHERE thread_id=? AND hash=?",
                               (incident_id, value_hash)).fetchone()
-        values[channel] = ormsgpack.unpackb(zlib.decompress(value), ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value), ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
     checkpoint.pop("values_thread", None)
     for name in ("proposal", "revision_log"):
         values.pop(name, None)

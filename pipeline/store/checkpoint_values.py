@@ -2,7 +2,7 @@
 
 SqliteSaver writes the whole state into every checkpoint: an incident's log window, similar docs
 and RCA were copied into each of its steps and again into the pending writes. Here a value larger
-than INLINE_MAX bytes is stored once in `checkpoint_values`, keyed by the thread and the digest of
+than INLINE_MAX bytes is stored once (zstd-compressed) in `checkpoint_values`, keyed by the thread and the digest of
 its serialized bytes, and checkpoints and writes carry the digest. The rows are content-addressed
 and never updated, so a checkpoint reads back exactly the values it was written with (time travel
 stays honest); retention deletes only the values no kept checkpoint or write of the thread
@@ -14,7 +14,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-import zlib
+
+import zstandard
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -25,9 +26,33 @@ from pipeline.errors import CheckpointStoreError
 VALUES_TYPE = "msgpack+values"  # a checkpoint row whose larger channel values are digests
 REF_TYPE = "value-ref"  # a pending write whose value is a digest
 INLINE_MAX = 256  # bytes: smaller values stay inline (a digest row would cost more than it saves)
-# checkpoint rows of VALUES_TYPE and stored values are zlib-compressed at its fastest level: the
-# channel versions and the serialized models are repetitive text (about 3x and 2x smaller)
-ZLIB_LEVEL = 1
+# checkpoint rows of VALUES_TYPE and stored values are zstd-compressed at level 1: the channel
+# versions and the serialized models are repetitive text (about 3x and 2x smaller). zstd, not
+# zlib: zlib sets up its window for every call, which costs more than compressing a row of 2 KB.
+ZSTD_LEVEL = 1
+_codecs = threading.local()  # a zstd context is not to be shared between threads
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    codec = getattr(_codecs, "compressor", None)
+    if codec is None:
+        codec = _codecs.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return codec
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    codec = getattr(_codecs, "decompressor", None)
+    if codec is None:
+        codec = _codecs.decompressor = zstandard.ZstdDecompressor()
+    return codec
+
+
+def compress(blob: bytes) -> bytes:
+    return _compressor().compress(blob)
+
+
+def decompress(blob: bytes) -> bytes:
+    return _decompressor().decompress(blob)
 CACHE_ENTRIES = 4096
 
 # a rowid table: its leaves hold rows of a few KB whole (a WITHOUT ROWID table overflows them
@@ -72,7 +97,7 @@ class ValueCache:
         if len(blob) <= INLINE_MAX:
             return kind, blob, None
         value_hash = digest(kind, blob)
-        blob = zlib.compress(blob, ZLIB_LEVEL)  # what the values table stores
+        blob = compress(blob)  # what the values table stores
         with self._lock:
             self._items[key] = (value, kind, blob, value_hash)
             if len(self._items) > self._entries:
@@ -120,6 +145,9 @@ def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
     """(type, bytes) of a checkpoint row and the value rows it references."""
     inline, refs, rows = {}, {}, []
     for channel, value in (checkpoint.get("channel_values") or {}).items():
+        if _small(value):
+            inline[channel] = value
+            continue
         kind, blob, value_hash = cache.serialized(value, serde.dumps_typed)
         if value_hash is None:
             inline[channel] = value
@@ -128,11 +156,19 @@ def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
             rows.append((thread_id, value_hash, kind, blob))
     stored = {**checkpoint, "channel_values": inline, "channel_refs": refs, "values_thread": thread_id}
     _, blob = serde.dumps_typed(stored)
-    return VALUES_TYPE, zlib.compress(blob, ZLIB_LEVEL), rows
+    return VALUES_TYPE, compress(blob), rows
+
+
+def _small(value: Any) -> bool:
+    # what needs no serializing to know it stays inline (most of a checkpoint's channels)
+    return value is None or isinstance(value, (bool, int, float)) or (
+        isinstance(value, (str, bytes)) and len(value) <= INLINE_MAX // 4)
 
 
 def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: Any) -> tuple[str, bytes, tuple | None]:
     """(type, bytes) of a pending write's value and the value row it references, if any."""
+    if _small(value):
+        return (*serde.dumps_typed(value), None)
     kind, blob, value_hash = cache.serialized(value, serde.dumps_typed)
     if value_hash is None:
         return kind, blob, None
@@ -141,8 +177,8 @@ def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: A
 
 def _inflate(blob: bytes) -> bytes:
     try:
-        return zlib.decompress(blob)
-    except zlib.error as exc:
+        return decompress(blob)
+    except zstandard.ZstdError as exc:
         raise CheckpointStoreError(f"the checkpoint store holds a damaged value: {exc}") from exc
 
 

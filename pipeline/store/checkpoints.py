@@ -170,7 +170,8 @@ class CheckpointStore(SqliteSaver):
                                          ensure_ascii=False).encode("utf-8", "ignore")
         try:
             with self.cursor() as cur:
-                cur.executemany(checkpoint_values.INSERT, rows)
+                if rows:
+                    cur.executemany(checkpoint_values.INSERT, rows)
                 cur.execute("INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,"
                             " parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
                             (thread_id, checkpoint_ns, checkpoint["id"], configurable.get("checkpoint_id"),
@@ -194,7 +195,8 @@ class CheckpointStore(SqliteSaver):
                          task_path, WRITES_IDX_MAP.get(channel, idx), channel, kind, blob))
         try:
             with self.cursor() as cur:
-                cur.executemany(checkpoint_values.INSERT, values)
+                if values:
+                    cur.executemany(checkpoint_values.INSERT, values)
                 cur.executemany(f"INSERT OR {verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id,"
                                 " task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
