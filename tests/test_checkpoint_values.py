@@ -18,12 +18,11 @@ from tests.support import HIKARI, make_settings, paused_ids, pending, state_of, 
 
 
 def _db(engine) -> sqlite3.Connection:
-    checkpoints.saver_for(engine.checkpoint_path).conn.commit()
     return sqlite3.connect(engine.checkpoint_path)
 
 
-def _refs(conn, incident_id: str) -> list[dict]:
-    serde = checkpoints.saver_for(conn.execute("PRAGMA database_list").fetchone()[2]).serde
+def _refs(engine, conn, incident_id: str) -> list[dict]:
+    serde = engine.graph.checkpointer.serde
     rows = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = ? ORDER BY checkpoint_id",
                         (incident_id, checkpoint_values.VALUES_TYPE)).fetchall()
     return [serde.stored_checkpoint(blob).get("channel_refs") or {} for (blob,) in rows]
@@ -32,7 +31,7 @@ def _refs(conn, incident_id: str) -> list[dict]:
 def test_a_paused_incident_stores_its_similar_docs_once_and_every_checkpoint_references_them(paused_engine):
     incident_id = paused_ids(paused_engine)[0]
     conn = _db(paused_engine)
-    refs = _refs(conn, incident_id)
+    refs = _refs(paused_engine, conn, incident_id)
     docs = {r["similar_docs"] for r in refs if "similar_docs" in r}
     assert len(refs) >= 5 and len(docs) == 1  # the same digest from the rag step to the gate
     assert sum(1 for r in refs if "similar_docs" in r) >= 3

@@ -58,6 +58,7 @@ class CheckpointStore(SqliteSaver):
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
         # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
         self.values = ValueCache()
+        self._holding = threading.local()
         super().__init__(None, serde=ValuesSerde(fetch=self._fetch_value, pickle_fallback=False,  # type: ignore[arg-type]
                                                  allowed_msgpack_modules=allowlist()))
 
@@ -119,7 +120,11 @@ class CheckpointStore(SqliteSaver):
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
         try:
             with super().cursor(transaction) as cur:
-                yield cur
+                self._holding.lock = True  # this thread holds the saver's lock (see _fetch_value)
+                try:
+                    yield cur
+                finally:
+                    self._holding.lock = False
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -135,10 +140,22 @@ class CheckpointStore(SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
+    def with_allowlist(self, extra_allowlist):
+        # the compiled graph runs on this clone (its serializer's allowlist widened); its values
+        # are read on its own connection, not by opening the original's
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self and isinstance(clone.serde, ValuesSerde):
+            clone.serde.fetch = clone._fetch_value
+        return clone
+
     def _fetch_value(self, thread_id: str, value_hash: bytes) -> tuple[str, bytes]:
-        # called while a read holds the saver's lock, on the same connection
+        # the serializer asks while SqliteSaver's reads hold the lock (the same thread, the same
+        # connection); other callers (the history's interrupts, compaction) take it here
         try:
-            return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
+            if getattr(self._holding, "lock", False):
+                return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
+            with self.lock:
+                return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
