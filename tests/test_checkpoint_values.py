@@ -128,3 +128,13 @@ def test_a_value_missing_from_the_store_is_a_clear_checkpoint_store_error(paused
     else:
         raise AssertionError("a checkpoint whose values are gone read as if whole")
 
+
+
+def test_short_channel_versions_order_after_the_long_ones_of_the_previous_release(tmp_path):
+    saver = checkpoints.CheckpointStore(tmp_path / "c.sqlite")
+    stock = SqliteSaver(checkpoints.connect(tmp_path / "s.sqlite"), serde=checkpoints.serializer())
+    old = stock.get_next_version(stock.get_next_version(None, None), None)  # 0.2's: 32 digits, then 16
+    new = saver.get_next_version(old, None)
+    assert new.startswith("00000003.") and len(new) == 15
+    assert max([old, new]) == new and max([new, saver.get_next_version(new, None)]) != new
+    stock.conn.close()

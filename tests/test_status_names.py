@@ -50,8 +50,6 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     conn = sqlite3.connect(engine.settings.data_dir / "checkpoints.sqlite")
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
                               (incident_id, checkpoint_id)).fetchone()
-    if kind == checkpoint_values.VALUES_TYPE:
-        blob = checkpoint_values.decompress(blob)
     checkpoint = ormsgpack.unpackb(blob, ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
     values = checkpoint["channel_values"]
     # 0.1 wrote every value inline (type msgpack): bring the values stored once back into the row

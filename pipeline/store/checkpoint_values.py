@@ -3,7 +3,7 @@
 SqliteSaver writes the whole state into every checkpoint: an incident's log window, similar docs
 and RCA were copied into each of its steps and again into the pending writes. Here a value larger
 than INLINE_MAX bytes is stored once (zstd-compressed) in `checkpoint_values`, keyed by the thread and the digest of
-its serialized bytes, and checkpoints and writes carry the digest. The rows are content-addressed
+its serialized bytes, and checkpoints and writes carry the digest (checkpoint rows as msgpack, their larger values replaced by digests). The rows are content-addressed
 and never updated, so a checkpoint reads back exactly the values it was written with (time travel
 stays honest); retention deletes only the values no kept checkpoint or write of the thread
 references (`collect_garbage`). Rows written before this layout (type `msgpack`, values inline)
@@ -26,9 +26,10 @@ from pipeline.errors import CheckpointStoreError
 VALUES_TYPE = "msgpack+values"  # a checkpoint row whose larger channel values are digests
 REF_TYPE = "value-ref"  # a pending write whose value is a digest
 INLINE_MAX = 256  # bytes: smaller values stay inline (a digest row would cost more than it saves)
-# checkpoint rows of VALUES_TYPE and stored values are zstd-compressed at level 1: the channel
-# versions and the serialized models are repetitive text (about 3x and 2x smaller). zstd, not
-# zlib: zlib sets up its window for every call, which costs more than compressing a row of 2 KB.
+# stored values are zstd-compressed at level 1: serialized models are repetitive text (about 2x
+# smaller). zstd, not zlib: zlib sets up its window for every call, which costs more than
+# compressing a value of 2 KB. Checkpoint rows stay uncompressed (a few hundred bytes, written
+# at every step: compressing them cost more time than their bytes were worth).
 ZSTD_LEVEL = 1
 _codecs = threading.local()  # a zstd context is not to be shared between threads
 
@@ -119,7 +120,7 @@ class ValuesSerde(JsonPlusSerializer):
 
     def stored_checkpoint(self, blob: bytes) -> dict:
         """A VALUES_TYPE row as stored: its inline values, and digests in `channel_refs`."""
-        return self.plain_loads(("msgpack", _inflate(blob)))
+        return self.plain_loads(("msgpack", blob))
 
     def stored_value(self, thread_id: str, value_hash: bytes) -> Any:
         kind, blob = self.fetch(thread_id, value_hash)
@@ -156,7 +157,7 @@ def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
             rows.append((thread_id, value_hash, kind, blob))
     stored = {**checkpoint, "channel_values": inline, "channel_refs": refs, "values_thread": thread_id}
     _, blob = serde.dumps_typed(stored)
-    return VALUES_TYPE, compress(blob), rows
+    return VALUES_TYPE, blob, rows
 
 
 def _small(value: Any) -> bool:
