@@ -76,7 +76,7 @@ def _approval(state):
 
 def bare_graph(saver):
     g = StateGraph(Bare)
-    for name in ("intake", "retrieval", "rag", "rca", "recommend", "revise", "code_fix"):
+    for name in ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "revise", "code_fix"):
         g.add_node(name, _noop)
     g.add_node("approval", _approval)
     g.add_edge(START, "intake")
@@ -84,9 +84,10 @@ def bare_graph(saver):
     g.add_edge("intake", "rag")
     g.add_edge(["retrieval", "rag"], "rca")
     g.add_edge("rca", "recommend")
-    g.add_edge("recommend", "approval")
+    g.add_edge("recommend", "propose_fix")  # the product's graph (pipeline/engine/graph.py), step for step
+    g.add_edge("propose_fix", "approval")
     g.add_conditional_edges("approval", lambda s: END, ["code_fix", "revise", END])
-    g.add_edge("revise", "approval")
+    g.add_edge("revise", "rca")
     g.add_edge("code_fix", END)
     return g.compile(checkpointer=saver)
 
