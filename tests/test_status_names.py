@@ -56,7 +56,8 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     for channel, value_hash in checkpoint.pop("channel_refs", {}).items():
         value, = conn.execute("SELECT value FROM checkpoint_values WHERE thread_id=? AND hash=?",
                               (incident_id, value_hash)).fetchone()
-        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value), ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value), ext_hook=_Ext,
+                                            option=ormsgpack.OPT_NON_STR_KEYS)
     checkpoint.pop("values_thread", None)
     for name in ("proposal", "revision_log"):
         values.pop(name, None)

@@ -2,12 +2,12 @@
 
 SqliteSaver writes the whole state into every checkpoint: an incident's log window, similar docs
 and RCA were copied into each of its steps and again into the pending writes. Here a value larger
-than INLINE_MAX bytes is stored once (zstd-compressed) in `checkpoint_values`, keyed by the thread and the digest of
-its serialized bytes, and checkpoints and writes carry the digest (checkpoint rows as msgpack, their larger values replaced by digests). The rows are content-addressed
-and never updated, so a checkpoint reads back exactly the values it was written with (time travel
-stays honest); retention deletes only the values no kept checkpoint or write of the thread
-references (`collect_garbage`). Rows written before this layout (type `msgpack`, values inline)
-read as they always did.
+than INLINE_MAX bytes is stored once, zstd-compressed, in `checkpoint_values`, keyed by the thread
+and the digest of its serialized bytes; checkpoint rows (msgpack) and writes carry the digest in
+its place. The rows are content-addressed and never updated, so a checkpoint reads back exactly
+the values it was written with (time travel stays honest); retention deletes only the values no
+kept checkpoint or write of the thread references (`collect_garbage`). Rows written before this
+layout (type `msgpack`, values inline) read as they always did.
 """
 from __future__ import annotations
 

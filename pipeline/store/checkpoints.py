@@ -1,5 +1,6 @@
 """The checkpoint store: one SqliteSaver per process and file, whose serializer revives only our
-classes and whose errors are StorageError (CheckpointStore)."""
+classes, whose larger values are stored once per thread (checkpoint_values.py) and whose errors are
+StorageError (CheckpointStore)."""
 from __future__ import annotations
 
 import json
@@ -60,8 +61,8 @@ class CheckpointStore(SqliteSaver):
         # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
         self.values = ValueCache()
         self._holding = threading.local()
-        super().__init__(None, serde=ValuesSerde(fetch=self._fetch_value, pickle_fallback=False,  # type: ignore[arg-type]
-                                                 allowed_msgpack_modules=allowlist()))
+        serde = ValuesSerde(fetch=self._fetch_value, pickle_fallback=False, allowed_msgpack_modules=allowlist())
+        super().__init__(None, serde=serde)  # type: ignore[arg-type]  - `conn` opens lazily
 
     @property
     def conn(self) -> sqlite3.Connection:
