@@ -334,26 +334,45 @@ def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = 
     return _history_rows(saver, rows, writes)
 
 
+def history_sql(*, newest: bool, postgres: bool) -> tuple[str, str]:
+    """The history's two reads, written once for both savers' tables: a thread's checkpoints (id,
+    parent, metadata; the newest N with `newest`) and the pending writes of a list of checkpoints
+    (values only of interrupts). SqliteSaver names the writes table `writes` and its value `value`,
+    PostgresSaver `checkpoint_writes` and `blob`; the id list is `IN (?, ...)` there (appended by the
+    caller, in chunks) and `= ANY(%s)` here."""
+    p = "%s" if postgres else "?"
+    columns = f"SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints WHERE thread_id = {p}" \
+              " AND checkpoint_ns = ''"
+    if newest:
+        checkpoints_sql = (f"SELECT * FROM ({columns} ORDER BY checkpoint_id DESC LIMIT {p}) AS newest"
+                           " ORDER BY checkpoint_id")
+    else:
+        checkpoints_sql = f"{columns} ORDER BY checkpoint_id"
+    table, value = ("checkpoint_writes", "blob") if postgres else ("writes", "value")
+    writes_sql = ("SELECT checkpoint_id, task_id, task_path, channel,"
+                  " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
+                  f" CASE WHEN channel = '__interrupt__' THEN {value} END AS value"
+                  f" FROM {table} WHERE thread_id = {p} AND checkpoint_ns = '' AND checkpoint_id"
+                  + (" = ANY(%s)" if postgres else " IN "))
+    return checkpoints_sql, writes_sql
+
+
+def history_ids(rows: list) -> list[str]:
+    """The checkpoints whose pending writes the history reads: those listed and their parents
+    (what ran to make them)."""
+    return sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+
+
 def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+    checkpoints_sql, writes_sql = history_sql(newest=bool(newest), postgres=False)
     with saver.cursor(transaction=False) as cur:  # holds the saver's lock
-        if newest:
-            cur.execute("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT ?)"
-                        " ORDER BY checkpoint_id", (thread_id, int(newest)))
-        else:
-            cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        cur.execute(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
         rows = cur.fetchall()
-        # the pending writes of these checkpoints and of their parents (what ran to make them)
-        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        wanted = history_ids(rows)
         writes = []
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
-            cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
-                        " CASE WHEN channel = '__interrupt__' THEN type END,"
-                        " CASE WHEN channel = '__interrupt__' THEN value END"
-                        f" FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN"
-                        f" ({','.join('?' * len(chunk))})", (thread_id, *chunk))
+            cur.execute(f"{writes_sql}({','.join('?' * len(chunk))})", (thread_id, *chunk))
             writes += cur.fetchall()
     return rows, writes
 
