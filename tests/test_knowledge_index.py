@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 
+import numpy as np
 import pytest
 
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
@@ -68,6 +69,34 @@ def test_embeddings_are_deterministic_across_instances():
     a = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])
     b = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])
     assert a == b and abs(sum(x * x for x in a[0]) - 1.0) < 1e-5
+
+
+def test_the_fast_embedding_is_the_per_token_definition_to_the_bit():
+    # embed/embed_array group the tokens by word and add them with np.add.at; the vectors must be
+    # exactly what adding every token of features() in order gives (the indexed vectors and every
+    # query's must not drift, or scores would change)
+    from pipeline.knowledge.embeddings import features
+
+    def by_definition(embedder, texts):
+        vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in features(text):
+                idx, sign = embedder._slot(token)
+                vectors[row, idx] += sign * (0.35 if token.startswith("c:") else 1.0)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return vectors / norms
+
+    embedder = HashedNgramEmbedder()
+    texts = [d.text for d in load_docs()] + [
+        "java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available (job 4242)",
+        "ERROR: deadlock detected SQLSTATE 40P01", "OOMKilled ENOSPC", "the of a", ""]
+    expected = by_definition(embedder, texts)
+    assert np.array_equal(HashedNgramEmbedder().embed_array(texts), expected)
+    assert np.array_equal(np.asarray(HashedNgramEmbedder().embed(texts), dtype=np.float32), expected)
+    again = HashedNgramEmbedder()  # a second pass hits the per-word cache
+    again.embed_array(texts)
+    assert np.array_equal(again.embed_array(texts), expected)
 
 
 def test_a_malformed_doc_is_a_clear_error(tmp_path):

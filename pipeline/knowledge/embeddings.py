@@ -49,6 +49,7 @@ class HashedNgramEmbedder:
         self.dim = dim
         self.name = f"hashed-ngrams-{dim}"
         self._cache: dict[str, tuple[int, float]] = {}
+        self._words: dict[str, tuple[list[int], list[float]]] = {}
 
     def _slot(self, token: str) -> tuple[int, float]:
         slot = self._cache.get(token)
@@ -61,15 +62,56 @@ class HashedNgramEmbedder:
         return slot
 
     def embed(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_array(texts).tolist()
+
+    def embed_array(self, texts: list[str]) -> np.ndarray:
+        """`embed` as a float32 array (rows L2-normalised), without the round trip through lists:
+        the query of every incident's retrieval is embedded here."""
         vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for token in features(text):
-                idx, sign = self._slot(token)
-                # character trigrams are many; weigh them below whole tokens
-                vectors[row, idx] += sign * (0.35 if token.startswith("c:") else 1.0)
+            idxs, weights = self._contributions(text)
+            if idxs:
+                # np.add.at adds in token order in float32, as a loop of `+=` over features(text)
+                # would, so the vector is the same to the bit (tests/test_knowledge_index.py)
+                np.add.at(vectors[row], np.array(idxs, dtype=np.intp), np.array(weights, dtype=np.float32))
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (vectors / norms).tolist()
+        return vectors / norms
+
+    def _contributions(self, text: str) -> tuple[list[int], list[float]]:
+        """(slot, signed weight) of every token of features(text), in its order; a word's parts
+        and character trigrams are worked out once per word (they are most of the tokens)."""
+        words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
+        lowered = [w.lower() for w in words]
+        idxs: list[int] = []
+        weights: list[float] = []
+        for token in lowered + [f"{a}_{b}" for a, b in zip(lowered, lowered[1:])]:
+            idx, sign = self._slot(token)
+            idxs.append(idx)
+            weights.append(sign)
+        for w in words:
+            word = self._words.get(w)
+            if word is None:
+                word = self._word_contributions(w)
+            idxs += word[0]
+            weights += word[1]
+        return idxs, weights
+
+    def _word_contributions(self, w: str) -> tuple[list[int], list[float]]:
+        tokens = []
+        parts = _CAMEL.findall(w)
+        if len(parts) > 1:
+            tokens += [f"p:{p.lower()}" for p in parts]
+        if len(w) > 3:
+            padded = f"^{w.lower()}$"
+            tokens += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
+        slots = [self._slot(token) for token in tokens]
+        # character trigrams are many; weigh them below whole tokens
+        word = ([idx for idx, _ in slots],
+                [sign * (0.35 if token.startswith("c:") else 1.0) for token, (_, sign) in zip(tokens, slots)])
+        if len(self._words) < 100_000:
+            self._words[w] = word
+        return word
 
 
 def embedder_from_setting(setting: str, *, base_url: str | None = None) -> Embedder:

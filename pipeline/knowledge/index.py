@@ -251,7 +251,8 @@ class KnowledgeBase:
         import numpy as np
 
         ids, matrix = vectors
-        query = np.asarray(self.embedder.embed([text])[0], dtype=np.float64)
+        embed_array = getattr(self.embedder, "embed_array", None)  # the offline embedder's, no list round trip
+        query = (embed_array([text])[0] if embed_array else np.asarray(self.embedder.embed([text])[0])).astype(np.float64)
         norm = np.linalg.norm(query)
         similarity = matrix @ (query / norm) if norm else np.zeros(len(ids))
         best = np.argsort(-similarity, kind="stable")[:min(k, len(self.docs))]
