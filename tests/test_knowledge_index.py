@@ -120,6 +120,30 @@ def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_co
     assert [doc.doc_id for doc, _, _ in signature_matches(kb, text)] == [path.stem]
 
 
+def test_signature_matching_follows_doc_support_for_every_doc():
+    # signature_matches precomputes each signature's lowered text, required literal and weight;
+    # it must find exactly what doc_support finds doc by doc, with the same weights
+    import json
+
+    from pipeline.analyst.offline import doc_support, signature_matches
+
+    kb = KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder())
+    texts = [s for d in kb.docs for s in d.signatures]
+    for path in sorted((DEFAULT_DOCS_DIR.parent / "eval").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            texts.append("\n".join(json.dumps(e) for e in json.loads(line)["events"]))
+    matched = 0
+    for text in texts:
+        expected = []
+        for doc in kb.docs:
+            support, found = doc_support(doc, text, text.lower())
+            if found:
+                expected.append((doc, support, tuple(found)))
+        assert signature_matches(kb, text) == tuple(expected), text[:200]
+        matched += bool(expected)
+    assert matched > len(texts) // 2
+
+
 def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
     cached = KnowledgeBase(index_dir=tmp_path / "idx", embedder=HashedNgramEmbedder())
     cached.sync()

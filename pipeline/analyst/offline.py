@@ -231,13 +231,42 @@ def signature_matches(kb: KnowledgeBase, text: str) -> tuple[tuple[Doc, float, t
 @lru_cache(maxsize=64)
 def _signature_matches(kb: KnowledgeBase, generation: int,
                        text: str) -> tuple[tuple[Doc, float, tuple[str, ...]], ...]:
+    # doc_support's rules over every doc, with each signature's lowered text, required literal and
+    # weight worked out once per docs generation (this runs once per incident, over every signature)
     lowered = text.lower()
     found = []
-    for doc in kb.docs:
-        support, matched = doc_support(doc, text, lowered)
+    for doc, checks in _signature_checks(kb, generation):
+        matched, total = [], 0.0
+        for signature, needle, pattern, weight in checks:
+            if needle is not None and needle not in lowered:
+                continue
+            if pattern is None:
+                matched.append(signature)
+                total += weight
+                continue
+            hit = pattern.search(text)
+            if hit:
+                matched.append(signature)
+                total += evidence_weight(hit.group(0))
         if matched:
-            found.append((doc, support, tuple(matched)))
+            found.append((doc, total, tuple(matched)))
     return tuple(found)
+
+
+@lru_cache(maxsize=4)
+def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
+    """Per doc of this generation: (signature, text the lowered evidence must contain or None,
+    regex or None for a literal, a literal's weight)."""
+    plans = []
+    for doc in kb.docs:
+        checks = []
+        for signature, pattern in zip(doc.signatures, doc.patterns):
+            if pattern is None:
+                checks.append((signature, _lowered(signature), None, evidence_weight(signature)))
+            else:
+                checks.append((signature, _required_literal(signature), pattern, 0.0))
+        plans.append((doc, tuple(checks)))
+    return tuple(plans)
 
 
 def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
