@@ -30,6 +30,7 @@ ERROR_FIELDS = frozenset({
 })
 STACK_HEAD = 2500
 STACK_TAIL = 1500
+TRIGRAM_TEST_CHARS = 2_000  # evidence up to this long skips docs by trigram (see _signature_matches)
 
 
 def _field_key(key: str) -> str:
@@ -234,8 +235,12 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
     # doc_support's rules over every doc, with each signature's lowered text, required literal and
     # weight worked out once per docs generation (this runs once per incident, over every signature)
     lowered = text.lower()
+    # a long text has most trigrams and costs more to split than the doc test saves
+    trigrams = {lowered[i:i + 3] for i in range(len(lowered) - 2)} if len(lowered) <= TRIGRAM_TEST_CHARS else None
     found = []
-    for doc, checks in _signature_checks(kb, generation):
+    for doc, heads, checks in _signature_checks(kb, generation):
+        if heads is not None and trigrams is not None and heads.isdisjoint(trigrams):
+            continue  # no text one of its signatures requires is in the evidence
         matched, total = [], 0.0
         for signature, needle, pattern, weight in checks:
             if needle is not None and needle not in lowered:
@@ -255,8 +260,16 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
 
 @lru_cache(maxsize=4)
 def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
-    """Per doc of this generation: (signature, text the lowered evidence must contain or None,
-    regex or None for a literal, a literal's weight)."""
+    """Per doc of this generation: the first three characters of every text its signatures
+    require (None when one requires none of three or more: that doc is always checked), and per
+    signature (signature, text the lowered evidence must contain or None, regex or None for a
+    literal, a literal's weight)."""
+    # each required text is represented by its trigram least common in the docs' own text, so
+    # few docs pass the test on ordinary evidence; any of its trigrams would be as correct
+    common: dict[str, int] = {}
+    for doc in kb.docs:
+        for trigram in set(_trigrams(doc.text.lower())):
+            common[trigram] = common.get(trigram, 0) + 1
     plans = []
     for doc in kb.docs:
         checks = []
@@ -265,8 +278,15 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
                 checks.append((signature, _lowered(signature), None, evidence_weight(signature)))
             else:
                 checks.append((signature, _required_literal(signature), pattern, 0.0))
-        plans.append((doc, tuple(checks)))
+        needles = [needle for _, needle, _, _ in checks]
+        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common.get(t, 0), t)) for needle in needles)
+                 if all(needle is not None and len(needle) >= 3 for needle in needles) else None)
+        plans.append((doc, heads, tuple(checks)))
     return tuple(plans)
+
+
+def _trigrams(text: str) -> list[str]:
+    return [text[i:i + 3] for i in range(len(text) - 2)]
 
 
 def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
