@@ -143,3 +143,41 @@ def test_no_text_calls_a_recorded_proposal_fixed(paused_engine, capsys, words):
     assert code == 0 and "fix_proposed" in out and "nothing was changed" in out
     code, shown, _ = cli(capsys, "show", inc)
     assert code == 0 and not any(w in shown.lower() for w in words)
+
+
+def test_the_source_tree_listing_sees_files_added_removed_and_renamed(tmp_path):
+    # repo_files keeps the tree's listing while no folder changed: every change to the tree must
+    # show in the next proposal's listing, as a fresh os.walk would give it
+    import os
+
+    from pipeline.analyst.fixes import repo_files
+
+    def walked(pattern="*"):
+        return sorted(p for top, _, names in os.walk(tmp_path) for name in names
+                      if (p := tmp_path.joinpath(os.path.relpath(top, tmp_path), name)).match(pattern))
+
+    def age_folders():  # folders older than the racy window, so the listing is kept
+        for top, _, _ in os.walk(tmp_path):
+            os.utime(top, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+
+    (tmp_path / "svc" / "src").mkdir(parents=True)
+    (tmp_path / "svc" / "src" / "Cart.java").write_text("class Cart {}\n")
+    (tmp_path / "svc" / "application.properties").write_text("pool.size=5\n")
+    age_folders()
+    assert repo_files(tmp_path) == walked() and len(walked()) == 2
+    assert repo_files(tmp_path, "*.properties") == [tmp_path / "svc" / "application.properties"]
+
+    (tmp_path / "svc" / "src" / "Order.java").write_text("class Order {}\n")  # added in a deep folder
+    assert repo_files(tmp_path, "*.java") == walked("*.java") and len(walked("*.java")) == 2
+    age_folders()
+    repo_files(tmp_path)
+    (tmp_path / "svc" / "src" / "Cart.java").rename(tmp_path / "svc" / "src" / "Basket.java")
+    assert repo_files(tmp_path, "*.java") == walked("*.java")
+    assert tmp_path / "svc" / "src" / "Cart.java" not in repo_files(tmp_path)
+    age_folders()
+    repo_files(tmp_path)
+    (tmp_path / "svc" / "application.properties").unlink()
+    (tmp_path / "other").mkdir()  # a new folder with a file
+    (tmp_path / "other" / "application.properties").write_text("pool.size=9\n")
+    assert repo_files(tmp_path, "*.properties") == [tmp_path / "other" / "application.properties"]
+    assert repo_files(tmp_path) == walked()

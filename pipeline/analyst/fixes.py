@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,12 +48,68 @@ def file_refs(state: IncidentState) -> list[FileRef]:
 
 
 def repo_files(repo: Path, pattern: str = "*") -> list[Path]:
-    """The source tree's files whose name matches `pattern`, sorted (os.walk: no stat per file,
-    a quarter of rglob's time; runs for every incident's proposal)."""
+    """The source tree's files whose name matches `pattern`, sorted (as os.walk finds them; runs
+    for every incident's proposal, so the listing is kept while no folder of the tree changes)."""
     if not repo.is_dir():
         return []
-    return sorted(Path(top, name) for top, _, names in os.walk(repo) for name in names
-                  if fnmatch.fnmatch(name, pattern))
+    return [path for path in _listing(repo) if fnmatch.fnmatch(path.name, pattern)]
+
+
+# The tree's sorted file list, kept with the modification time of every folder it walked: a file
+# added, removed or renamed changes its folder's time, so a listing is used only while every
+# folder still has the time it had when listed. Folders changed within RACY_NS of the listing are
+# not trusted (a change in the same clock tick would keep the time): such a listing is not kept.
+RACY_NS = 2_000_000_000
+_LISTINGS: dict[str, tuple[tuple[tuple[str, int], ...], list[Path]]] = {}
+
+
+def _listing(repo: Path) -> list[Path]:
+    top = os.fspath(repo)
+    key = top if os.path.isabs(top) else os.path.join(os.getcwd(), top)  # a relative tree is the cwd's
+    kept = _LISTINGS.get(key)
+    if kept is not None and all(_mtime_ns(folder) == stamp for folder, stamp in kept[0]):
+        return kept[1]
+    started = time.time_ns()
+    stamps: list[tuple[str, int]] = []
+    files: list[Path] = []
+    complete = _walk(top, stamps, files)
+    files.sort()
+    if complete and all(stamp < started - RACY_NS for _, stamp in stamps):
+        _LISTINGS[key] = (tuple(stamps), files)
+    else:
+        _LISTINGS.pop(key, None)
+    return files
+
+
+def _walk(top: str, stamps: list[tuple[str, int]], files: list[Path]) -> bool:
+    # os.walk's view (symlinked folders listed, not entered); the folder's time is read before
+    # its entries, so a change in between makes the next check walk again rather than keep it
+    stamp = _mtime_ns(top)
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return False
+    if stamp is None:
+        return False
+    stamps.append((top, stamp))
+    complete = True
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            files.append(Path(top, entry.name))
+        elif not entry.is_symlink():
+            complete = _walk(entry.path, stamps, files) and complete
+    return complete
+
+
+def _mtime_ns(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _find_in_repo(repo: Path, ref_path: str, service: str) -> Path | None:
