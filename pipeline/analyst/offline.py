@@ -264,12 +264,6 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
     require (None when one requires none of three or more: that doc is always checked), and per
     signature (signature, text the lowered evidence must contain or None, regex or None for a
     literal, a literal's weight)."""
-    # each required text is represented by its trigram least common in the docs' own text, so
-    # few docs pass the test on ordinary evidence; any of its trigrams would be as correct
-    common: dict[str, int] = {}
-    for doc in kb.docs:
-        for trigram in set(_trigrams(doc.text.lower())):
-            common[trigram] = common.get(trigram, 0) + 1
     plans = []
     for doc in kb.docs:
         checks = []
@@ -278,11 +272,21 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
                 checks.append((signature, _lowered(signature), None, evidence_weight(signature)))
             else:
                 checks.append((signature, _required_literal(signature), pattern, 0.0))
+        plans.append((doc, tuple(checks)))
+    # each required text is represented by its trigram least common among all the required texts,
+    # so few docs pass the test on ordinary evidence; any of its trigrams would be as correct
+    common: dict[str, int] = {}
+    for _, checks in plans:
+        for _, needle, _, _ in checks:
+            for trigram in set(_trigrams(needle or "")):
+                common[trigram] = common.get(trigram, 0) + 1
+    result = []
+    for doc, checks in plans:
         needles = [needle for _, needle, _, _ in checks]
-        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common.get(t, 0), t)) for needle in needles)
+        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)) for needle in needles)
                  if all(needle is not None and len(needle) >= 3 for needle in needles) else None)
-        plans.append((doc, heads, tuple(checks)))
-    return tuple(plans)
+        result.append((doc, heads, checks))
+    return tuple(result)
 
 
 def _trigrams(text: str) -> list[str]:
