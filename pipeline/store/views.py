@@ -6,12 +6,13 @@
 | decided | closed statuses | most recently closed first | incidents_closed |
 | all | every incident | newest first | incidents_newest |
 | by service | one service (any status filter) | newest first | incidents_service |
-| search | id, service or title contains the text (category names too) | newest first | incidents_search (FTS5) |
+| search | the text in id, service, title or category (see search.py) | newest first | incidents_search_recent, incidents_search (FTS5) |
 
 A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
-page costs the same at row 50 as at row 500,000. Search uses the trigram FTS5 table when this
-SQLite build has it (migration 5) and the text has at least three characters, newest first in the
-order incidents opened; otherwise a LIKE scan (slow on a large store, same answers).
+page costs the same at row 50 as at row 500,000. Search uses the FTS5 tables when this SQLite
+build has them (migration 6) and the text has at least three characters, newest first in the order
+incidents opened: substrings among the newest incidents, whole words in older ones (search.py);
+otherwise a LIKE scan (substrings everywhere; slow on a large store).
 """
 from __future__ import annotations
 
