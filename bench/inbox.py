@@ -1,12 +1,14 @@
 """Benchmark: the inbox's reads at 10k, 100k and 1M incidents with real-size rows.
 
 For each size, a fresh app.sqlite3 is seeded in one transaction (executemany; the triggers of
-migration 2 keep counts and the search index as they would in production) with incidents whose
+migrations 5 and 6 keep counts and the search indexes as they would in production) with incidents whose
 summary is a real one (bench/fixtures/summary.json, from a demo run) and one event each (unmerged
 for one in fifty paused incidents, for the poller's query). Status mix: one in twenty awaiting, a
 few moving, the rest decided. Then it times, median of --repeat runs, what one inbox
 refresh reads for each view (one keyset page of 50 through ReviewService's store functions, plus
-building the table), the counts, the overdue count and the poller's incidents_needing_work; and,
+building the table), the counts, the overdue count, one batch of each kind of the poller's due work
+(pipeline/store/due.py; the poll reads the next only after working one) and, for reference, the
+whole list `ingest` works through (Records.incidents_needing_work); and,
 as the floor in the same run, `SELECT rowid FROM floor WHERE k = ? LIMIT 50` on an indexed table
 of the same size. Prints each time, its ratio to the floor, the growth 100k -> 1M, and the query
 plans at the largest size. Goals: every view <= 20 ms, counts <= 5 ms, poll <= 5 ms at 1M; growth
@@ -32,6 +34,7 @@ import pipeline  # noqa: E402,F401
 
 from pipeline.clock import iso  # noqa: E402
 from pipeline.state import CATEGORIES, CLOSED_STATUSES, SEVERITIES  # noqa: E402
+from pipeline.store import due  # noqa: E402
 from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from pipeline.store.records import Records  # noqa: E402
 from pipeline.store.views import inbox_page, page_rows  # noqa: E402
@@ -116,9 +119,12 @@ def measure(records: Records, repeat: int) -> tuple[dict[str, float], float, lis
         "by service, page 1": view(service="svc-abc"),
         "search 'svc-abc'": view(search="svc-abc"),
         "search 'deadlock'": view(search="deadlock"),
+        "search 'vc-ab' (inside a word)": view(search="vc-ab"),
         "counts": records.status_counts,
         "overdue count": lambda: overdue_count(records, now),
-        "poll: incidents_needing_work": lambda: records.incidents_needing_work(merge_delay=0),
+        **{f"poll: a batch of {kind}": (lambda kind=kind: due.batch(records, kind, after=None))
+           for kind in due.KINDS},
+        "(every due incident, ingest's)": lambda: records.incidents_needing_work(merge_delay=0),
     }
     results = {name: median_ms(fn, repeat) for name, fn in reads.items()}
     floor = median_ms(lambda: records.query("SELECT rowid FROM floor WHERE k = ? LIMIT 50", (7,)), repeat)

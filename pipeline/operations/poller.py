@@ -91,7 +91,9 @@ class Poller:
             if self._keep_going():
                 # nobody decided: announce, escalate, expire; then tell the webhooks (a failing
                 # webhook is retried from the outbox, it never fails the poll)
-                escalation.run(self.engine)
+                done = escalation.run(self.engine)
+                report.announced, report.escalated, report.expired = (
+                    len(done.announced), len(done.escalated), len(done.expired))
                 sender.deliver_due(self.engine.records)
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move

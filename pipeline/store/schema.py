@@ -312,13 +312,20 @@ V4_SEARCH = (
 )
 
 # issue 12: the poller asks for due work in bounded batches (pipeline/store/due.py), each off a
-# small partial index in its keyset order; delivered notifications are pruned by their send time
+# small partial index in its keyset order; delivered notifications are pruned by their send time;
+# the poll metrics count what escalation did (announced, escalated, expired)
 V6_DUE = """
 CREATE INDEX incidents_analyzing ON incidents(created_at, incident_id) WHERE status = 'analyzing';
 CREATE INDEX incidents_in_revision ON incidents(created_at, incident_id) WHERE status = 'in_revision';
 CREATE INDEX incidents_retry_due ON incidents(created_at, incident_id, next_attempt_at)
     WHERE status = 'failed' AND coalesce(next_attempt_at, '') < '9999-12-31T00:00:00+00:00';
-CREATE INDEX outbox_sent ON outbox(sent_at) WHERE status = 'sent'
+CREATE INDEX outbox_sent ON outbox(sent_at) WHERE status = 'sent';
+ALTER TABLE source_stats ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE source_stats ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE source_stats ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN expired INTEGER NOT NULL DEFAULT 0
 """
 # Search in two parts whose cost does not grow with the store (pipeline/store/search.py): the
 # trigram index of migration 5 (substrings) now holds only the newest SEARCH_RECENT incidents
@@ -386,6 +393,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " when retention compacted an incident",
               V4_INBOX, optional=V4_SEARCH, optional_needs="fts5"),
     Migration(6, "the poller's due work in bounded batches off partial indexes; delivered notifications pruned;"
+                 " escalations in the poll metrics;"
                  " search by words over every incident and by substring over the newest ones",
               _statements(V6_DUE), optional=V6_SEARCH, optional_needs="fts5"),
 )
