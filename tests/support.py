@@ -4,11 +4,15 @@ and the scripted answers of the model-path tests. Test modules import from here,
 other or from conftest."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -192,6 +196,90 @@ def said(at: AppTest, kind: str) -> str:
 
 def unescape(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", text)
+
+
+# -- the workbench in a real browser: `streamlit run app.py` on loopback ---------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+# headless Chromium that asks nothing of the network on its own (no updates, sync or field trials)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    """Wait until `url` answers 200; a process that exits, or no answer in time, fails with its log."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not come up: {log.read_text(errors='replace')}")
+        time.sleep(0.3)
+
+
+@contextlib.contextmanager
+def process(args: list[str], *, log: Path, env: dict | None = None, cwd: Path = ROOT):
+    """A child process with its output in `log`, terminated (then killed) on exit."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+
+def settle(page, timeout: float = 60) -> None:
+    """Wait until Streamlit has painted a run and finished it: an element of the app is on the page
+    (a page still connecting shows neither a status widget nor skeletons, and would pass the rest),
+    no status widget, no skeletons."""
+    page.wait_for_selector('[data-testid="stElementContainer"]', state="attached", timeout=timeout * 1000)
+    page.wait_for_timeout(300)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
+                and page.locator('[data-testid="stSkeleton"]').count() == 0):
+            page.wait_for_timeout(300)
+            return
+        page.wait_for_timeout(150)
+    raise AssertionError("the app did not finish its run")
+
+
+@contextlib.contextmanager
+def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None):
+    """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an
+    `[auth]` section, the sample source tree) on a loopback port; yields its base URL once
+    /_stcore/health answers. `secrets` is a secrets.toml text (`{app_port}` is replaced by the port);
+    the log is work_dir/streamlit.log."""
+    port = port or free_port()
+    args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+            str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none"]
+    if secrets is not None:
+        path = work_dir / "secrets.toml"
+        path.write_text(secrets.replace("{app_port}", str(port)))
+        args += ["--secrets.files", str(path)]
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_POLLER": "off",
+           "INCIDENTIQ_REPO_DIR": str(SAMPLE_REPO)}
+    env.pop("INCIDENTIQ_AUTH", None)
+    log = work_dir / "streamlit.log"
+    with process(args, log=log, env=env) as proc:
+        wait_http(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
+        yield f"http://127.0.0.1:{port}"
 
 
 # -- the model path (tests/openai_stub.py is the server) -----------------------------------------

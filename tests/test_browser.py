@@ -12,19 +12,12 @@ import contextlib
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import ROOT
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, settle, streamlit_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -34,12 +27,6 @@ if not CHROMIUM.exists() and not os.environ.get("CI"):
                 allow_module_level=True)
 playwright = pytest.importorskip("playwright.sync_api") if not os.environ.get("CI") else __import__(
     "playwright.sync_api", fromlist=["sync_playwright"])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -54,51 +41,12 @@ def server(paused_engine, tmp_path):
     journey["hostile"] = _by_service(paused_engine, "web-shop")
     if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
         ingest_path(paused_engine, ROOT / "samples" / "pos-day.jsonl")  # a fuller inbox to show
-    port = _free_port()
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(paused_engine.settings.data_dir), "INCIDENTIQ_POLLER": "off",
-           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
-    log = open(tmp_path / "streamlit.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start: {(tmp_path / 'streamlit.log').read_text()}")
-                time.sleep(0.3)
-        yield {**journey, "url": base}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url:
+        yield {**journey, "url": url}
 
 
 def _by_service(engine, service: str) -> str:
     return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == service)
-
-
-def settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (no status widget, no skeletons)."""
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(400)
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the app did not finish its run")
 
 
 def shoot(page, name: str, element=None) -> None:
@@ -141,9 +89,8 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
 
     incident, hostile, url = server["incident"], server["hostile"], server["url"]
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync"])
+        browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None,
+                                    args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             with artifacts_on_failure(page, "browser-journey"):

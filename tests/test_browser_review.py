@@ -3,31 +3,22 @@ highlighted in the log line, the fix proposal with its hash beside Approve, a re
 keeps its tab, a page that follows a decision made elsewhere, Back, the toolbar in viewer mode,
 and a layout that holds at 1024 and 1440 px (screenshots with INCIDENTIQ_SCREENSHOTS=1).
 
-Started like tests/test_browser.py: `streamlit run app.py` on a loopback port, headless Chromium.
+Started by tests/support.py's streamlit_app: `streamlit run app.py` on a loopback port, headless Chromium.
 """
 from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from pipeline.ingest.files import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
-from tests.support import FIXTURES, ROOT, make_settings
+from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, make_settings, settle, streamlit_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync"]
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -45,38 +36,12 @@ def site(tmp_path_factory):
     engine = open_engine(make_settings(tmp / "data"))
     ingest_path(engine, FIXTURES / "small.jsonl")
     ids = {r["service"]: r["incident_id"] for r in engine.records.incidents()}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(tmp / "data"), "INCIDENTIQ_POLLER": "off",
-           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
-    log = open(tmp / "streamlit.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError((tmp / "streamlit.log").read_text())
-                time.sleep(0.3)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        with streamlit_app(tmp / "data", tmp) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             yield {"url": url, "ids": ids, "engine": engine, "browser": browser}
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
         engine.records.close()
         checkpoints.close_all()
 
@@ -90,18 +55,6 @@ def page(site, request):
         ARTIFACTS.mkdir(exist_ok=True)  # the last state of each journey, for a failure's post-mortem
         page.screenshot(path=str(ARTIFACTS / f"review-{request.node.name}.png"), full_page=True)
         page.close()
-
-
-def settle(page, timeout: float = 60) -> None:
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(300)
-            return
-        page.wait_for_timeout(150)
-    raise AssertionError("the app did not finish its run")
 
 
 def shoot(page, name: str) -> None:

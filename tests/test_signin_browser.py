@@ -13,20 +13,15 @@ import dataclasses
 import os
 import re
 import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from pipeline.errors import UnknownIdentity
 from pipeline.review.service import ReviewService
-from tests.support import ROOT
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, process, settle, streamlit_app, wait_http
 
-CHROMIUM = Path("/usr/bin/chromium")
 NODE = shutil.which("node") or "/usr/bin/node"
 OIDC_DIR = ROOT / "tests" / "oidc"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -41,40 +36,6 @@ if not CI:  # on CI every part is installed by .ci/run, and a missing one must f
     pytest.importorskip("authlib", reason="Streamlit's sign-in needs Authlib (requirements.txt)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{url} did not come up: {log.read_text()}")
-            time.sleep(0.3)
-
-
-@contextlib.contextmanager
-def _process(args: list[str], *, log: Path, env: dict | None = None, cwd: Path = ROOT):
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-
-
 def _npm_ci() -> None:
     """Install the provider's pinned packages once (offline-safe: skipped when already there)."""
     if (OIDC_DIR / "node_modules" / "oidc-provider").exists():
@@ -84,36 +45,16 @@ def _npm_ci() -> None:
                    capture_output=True, timeout=300)
 
 
-@contextlib.contextmanager
-def _app(data_dir: Path, tmp_path: Path, *, port: int | None = None, secrets: str | None = None):
-    """`streamlit run app.py` on the data dir (poller off) with an optional secrets file; yields its port."""
-    port = port or _free_port()
-    args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-            str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]
-    if secrets is not None:
-        path = tmp_path / "secrets.toml"
-        path.write_text(secrets.replace("{app_port}", str(port)))
-        args += ["--secrets.files", str(path)]
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_POLLER": "off",
-           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
-    env.pop("INCIDENTIQ_AUTH", None)
-    log = tmp_path / "streamlit.log"
-    with _process(args, log=log, env=env) as proc:
-        _wait_http(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
-        yield port
-
-
 @pytest.fixture
 def signin(paused_engine, tmp_path):
     """The OpenID Connect provider and the app configured to sign in with it; yields the app's URL."""
     _npm_ci()
-    app_port, idp_port = _free_port(), _free_port()
+    app_port, idp_port = free_port(), free_port()
     redirect = f"http://localhost:{app_port}/oauth2callback"
     log = tmp_path / "provider.log"
-    with _process([NODE, str(OIDC_DIR / "provider.mjs"), "--port", str(idp_port), "--redirect", redirect],
-                  log=log) as idp:
-        _wait_http(f"http://127.0.0.1:{idp_port}/.well-known/openid-configuration", idp, log)
+    with process([NODE, str(OIDC_DIR / "provider.mjs"), "--port", str(idp_port), "--redirect", redirect],
+                 log=log) as idp:
+        wait_http(f"http://127.0.0.1:{idp_port}/.well-known/openid-configuration", idp, log)
         secrets = f"""
 [auth]
 redirect_uri = "{redirect}"
@@ -123,21 +64,8 @@ client_secret = "incidentiq-test-secret"
 server_metadata_url = "http://127.0.0.1:{idp_port}/.well-known/openid-configuration"
 client_kwargs = {{ prompt = "login" }}
 """
-        with _app(paused_engine.settings.data_dir, tmp_path, port=app_port, secrets=secrets):
+        with streamlit_app(paused_engine.settings.data_dir, tmp_path, port=app_port, secrets=secrets):
             yield f"http://localhost:{app_port}"
-
-
-def settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (no status widget, no skeletons)."""
-    page.wait_for_timeout(300)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if (page.locator('[data-testid="stStatusWidget"]').count() == 0
-                and page.locator('[data-testid="stSkeleton"]').count() == 0):
-            page.wait_for_timeout(400)
-            return
-        page.wait_for_timeout(200)
-    raise AssertionError("the app did not finish its run")
 
 
 def button(page, name: str):
@@ -151,9 +79,8 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync"])
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None,
+                                     args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:
@@ -252,8 +179,7 @@ def test_in_demo_mode_the_typed_name_survives_a_reload_and_a_new_tab(paused_engi
     from playwright.sync_api import expect
 
     incident = _paused(paused_engine)[0]
-    with _app(paused_engine.settings.data_dir, tmp_path) as port, browser() as chromium:
-        url = f"http://127.0.0.1:{port}"
+    with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url, browser() as chromium:
         context = chromium.new_context(viewport={"width": 1400, "height": 1000})
         page = context.new_page()
         with artifacts_on_failure(page, "demo-name"):
