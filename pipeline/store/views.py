@@ -101,7 +101,7 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     return Page(rows=[{k: v for k, v in dict(r).items() if not k.startswith("_k")} for r in rows], next_cursor=cursor)
 
 
-SEARCH_BATCH = 200
+SEARCH_BATCH = 200  # matches read per step once filters have dropped some (the first step reads a page's worth)
 
 
 def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
@@ -109,8 +109,9 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
     # matches come newest first off the search index in batches; filters apply to each batch
     before = _decode(after, 1)[0] if after is not None else None
     found: list[tuple[int, dict]] = []
+    size = limit + 1  # a page's worth first (each match costs a read of its row)...
     while len(found) <= limit:
-        batch = fulltext.newest_matches(records, text, before=before, limit=SEARCH_BATCH)
+        batch = fulltext.newest_matches(records, text, before=before, limit=size)
         if not batch:
             break
         sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({','.join('?' * len(batch))})"
@@ -127,8 +128,9 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
         by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
         found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
         before = batch[-1][0]
-        if len(batch) < SEARCH_BATCH:
+        if len(batch) < size:
             break
+        size = SEARCH_BATCH  # ...then more at a time, when filters dropped some
     more = len(found) > limit
     found = found[:limit]
     return Page(rows=[row for _, row in found], next_cursor=json.dumps([found[-1][0]]) if more and found else None)
