@@ -18,8 +18,11 @@ from workbench.evidence_view import escape_markdown
 from workbench.health import poller_light
 
 # a local image: a :material/...: page icon makes the browser fetch the favicon from a font CDN
+# About is the one menu item (.streamlit/config.toml: toolbarMode "minimal"); no help or bug-report links
+# to the internet
 st.set_page_config(page_title="IncidentIQ Workbench", page_icon=str(Path(__file__).parent / "workbench" / "icon.png"),
-                   layout="wide")
+                   layout="wide", menu_items={"About": "**IncidentIQ Workbench**: review what an AI incident analyst "
+                                                       "proposes, before anything happens."})
 
 PAGES = [
     st.Page("app_pages/inbox.py", title="Inbox", icon=":material/inbox:", default=True),
@@ -28,6 +31,9 @@ PAGES = [
     st.Page("app_pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
 ]
 navigation = st.navigation(PAGES)
+# the page this browser session is on, for a page's refreshing fragment whose timer outlives it
+# (app_pages/inbox.py): a fragment rerun does not run this script, a page's run does
+st.session_state["app_page"] = navigation.title
 
 try:
     workbench = session.workbench()

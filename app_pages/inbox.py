@@ -1,12 +1,17 @@
-"""Inbox: incidents awaiting a decision first, by SLA deadline and severity; refreshed in place."""
+"""Inbox: incidents awaiting a decision first, by SLA deadline and severity; refreshed in place.
+
+The view (filter, search, assignee, page) is in the URL (?show=decided&q=checkout&page=2): a
+reload, a deep link and the browser's Back show the same view. A URL naming no view (the sidebar,
+"Back to the inbox") keeps the one this browser session had."""
 from datetime import datetime, timezone
 
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from workbench import session
-from workbench.inbox_view import (ANYONE, COLUMNS, FILTERS, PAGE_SIZE, assignee_choices, filter_count,
-                                  highlight_overdue, inbox_frame)
+from workbench.inbox_view import (ANYONE, COLUMNS, DEFAULT_FILTER, FILTERS, PAGE_SIZE, assignee_choices,
+                                  URL_PARAMS, filter_count, filter_label, highlight_overdue, inbox_frame,
+                                  showing_text, view_from_url, view_to_url)
 from workbench.evidence_view import escape_markdown
 
 REFRESH_SECONDS = 5
@@ -19,12 +24,11 @@ workbench = session.workbench()
 def _back_to_first_page() -> None:
     st.session_state["inbox_page"] = 1
     st.session_state["inbox_cursors"] = [None]
+    st.session_state["inbox_url_problems"] = []  # the reviewer chose a view: the link's complaints are moot
 
 
-def _page_start(page: int) -> str | None:
-    """Where a page starts: the cursor the page before it ended with (keyset paging)."""
-    cursors = st.session_state.get("inbox_cursors") or [None]
-    return cursors[page - 1] if page - 1 < len(cursors) else None
+def _to_page(page: int, cursors: list) -> None:
+    st.session_state["inbox_page"], st.session_state["inbox_cursors"] = page, cursors
 
 
 def _open_selected_row() -> None:
@@ -38,11 +42,30 @@ def _open_chosen() -> None:
     st.session_state["inbox_open"] = st.session_state.get("inbox_pick")
 
 
-def _counts_row(counts: dict[str, int], overdue: int) -> None:
-    cols = st.columns(len(FILTERS))
-    for col, label in zip(cols, [*FILTERS][:-1]):
-        col.metric(label.capitalize(), filter_count(counts, label))
-    cols[-1].metric("Overdue (open)", overdue)
+def _view_from_url() -> None:
+    """Show the view the URL names when it is not the one this session drew last (a reload, a deep
+    link, Back or Forward): set into the widgets' keys before they are drawn."""
+    params = {k: v for k, v in st.query_params.to_dict().items() if k in URL_PARAMS}
+    found = view_from_url(params)
+    if found is None:
+        return
+    if params == st.session_state.get("inbox_url_written"):
+        return  # the URL this session wrote: the widgets already hold it (and maybe a newer choice)
+    view, problems = found
+    st.session_state["inbox_filter"] = view["show"]
+    st.session_state["inbox_search"] = view["q"]
+    st.session_state["inbox_assignee"] = view["assignee"] or ANYONE
+    st.session_state["inbox_page"] = view["page"]
+    st.session_state["inbox_cursors"] = [None]
+    st.session_state["inbox_url_problems"] = [f"The link's {p}: showing the default instead." for p in problems]
+
+
+def _view_to_url(view: dict) -> None:
+    """Put the view drawn in the URL (dropping anything else, such as a stale ?incident=)."""
+    params = view_to_url(view)
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    st.session_state["inbox_url_written"] = params
 
 
 def _assignee_filter() -> str:
@@ -51,17 +74,44 @@ def _assignee_filter() -> str:
     me_id = me.id if me else None
     people = [r["assignee"] for r in workbench.review.inbox(status=OPEN, limit=200) if r.get("assignee")]
     options = assignee_choices(me_id, people)
-    if st.session_state.get("inbox_assignee") not in options:
+    chosen = st.session_state.get("inbox_assignee")
+    if chosen not in options:
+        if chosen and chosen != ANYONE:
+            st.session_state.setdefault("inbox_url_problems", []).append(
+                f"Nobody named {chosen!r} is on an open incident: showing anyone's.")
         st.session_state["inbox_assignee"] = ANYONE  # a person no longer on anything, or signed out
     return st.selectbox("Assignee", options, key="inbox_assignee", on_change=_back_to_first_page, persist_state="session",
                         format_func=lambda v: f"me ({v})" if v == me_id else v)
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
-def inbox() -> None:
+def _page_cursors(page: int, query: dict) -> tuple[int, list]:
+    """The page to show and the cursors the pages up to it start after (keyset paging). A deep link
+    to page N walks the N-1 pages before it once; past the last page it shows the last one."""
+    cursors = st.session_state.get("inbox_cursors") or [None]
+    while len(cursors) < page:
+        after = workbench.review.inbox_page(**query, after=cursors[-1], limit=PAGE_SIZE)["next_cursor"]
+        if after is None:
+            break
+        cursors.append(after)
+    return min(page, len(cursors)), cursors
+
+
+def _open_incident() -> None:
+    """Go to the incident chosen (a row or the Open button), from a run of the whole page: a page
+    switched from within the refreshing fragment could be sent the fragment's next refresh."""
     opening = st.session_state.pop("inbox_open", None)
     if opening:
         st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def inbox() -> None:
+    if st.session_state.get("app_page", "Inbox") != "Inbox":
+        # a refresh that reached the server after the reviewer went to another page: drawing
+        # the inbox's elements into that page's tree breaks the browser's page (a blank page)
+        return
+    if st.session_state.get("inbox_open"):
+        st.rerun(scope="app")  # the whole page's run opens it (_open_incident)
     try:
         _inbox()
     except IncidentIQError as exc:  # a refresh runs this alone, outside app.py's guard
@@ -71,26 +121,32 @@ def inbox() -> None:
 def _inbox() -> None:
     now = datetime.now(timezone.utc)
     counts = workbench.review.counts()
-    _counts_row(counts, workbench.review.overdue_count(now))
-
-    left, middle, right = st.columns([3, 1, 2])
+    _view_from_url()
+    if st.session_state.get("inbox_filter") not in FILTERS:
+        st.session_state["inbox_filter"] = DEFAULT_FILTER
+    # the counts are in the filters' own words: "Awaiting approval (4)"; the caption under the
+    # table repeats them ("Showing 1–4 of 4 awaiting approval")
+    label = st.segmented_control("Show", list(FILTERS), required=True, key="inbox_filter", persist_state="session",
+                                 on_change=_back_to_first_page, format_func=lambda name: filter_label(name, counts),
+                                 width="stretch")
+    left, right = st.columns([1, 2])
     with left:
-        label = st.segmented_control("Show", list(FILTERS), default="awaiting", required=True, key="inbox_filter",
-                                     persist_state="session", on_change=_back_to_first_page)
-    with middle:
         assignee = _assignee_filter()
     with right:
         search = st.text_input("Search", key="inbox_search", persist_state="session", on_change=_back_to_first_page,
-                               placeholder="service, category or incident id").strip()
-    page = int(st.session_state.get("inbox_page") or 1)
-    if page > len(st.session_state.get("inbox_cursors") or [None]):
-        page = st.session_state["inbox_page"] = 1  # the cursors went with a new session: start over
-    statuses = list(FILTERS[label]) or None
-    result = workbench.review.inbox_page(status=statuses, search=search or None, after=_page_start(page),
-                                         limit=PAGE_SIZE, assignee=None if assignee == ANYONE else assignee)
+                               placeholder="service, category, title or incident id").strip()
+    query = {"status": list(FILTERS[label]) or None, "search": search or None,
+             "assignee": None if assignee == ANYONE else assignee}
+    page, cursors = _page_cursors(max(1, int(st.session_state.get("inbox_page") or 1)), query)
+    st.session_state["inbox_page"], st.session_state["inbox_cursors"] = page, cursors
+    _view_to_url({"show": label, "q": search, "assignee": query["assignee"], "page": page})
+    for problem in st.session_state.get("inbox_url_problems") or []:
+        st.warning(escape_markdown(problem))
+
+    result = workbench.review.inbox_page(**query, after=cursors[page - 1], limit=PAGE_SIZE)
     rows, next_cursor = result["rows"], result["next_cursor"]
-    more = next_cursor is not None
     st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
+    overdue = workbench.review.overdue_count(now)
 
     if not rows:
         st.info("No incidents here." if not search else "No incident matches this search.")
@@ -100,42 +156,36 @@ def _inbox() -> None:
             highlight_overdue(frame), key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=COLUMNS, width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config={
-                "incident_id": st.column_config.TextColumn("Incident"),
-                "service": st.column_config.TextColumn("Service"),
+                "incident_id": st.column_config.TextColumn("Incident", pinned=True),
+                "status": st.column_config.TextColumn("Status"),
+                "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
                 "severity": st.column_config.TextColumn("Severity"),
+                "service": st.column_config.TextColumn("Service"),
                 "category": st.column_config.TextColumn("Category"),
                 "confidence": st.column_config.ProgressColumn("Confidence", min_value=0.0, max_value=1.0,
-                                                              format="%.2f"),
-                "events": st.column_config.NumberColumn("Events"),
-                "age": st.column_config.TextColumn("Age"),
-                "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
-                "status": st.column_config.TextColumn("Status"),
+                                                              format="%.2f", width="small"),
+                "title": st.column_config.TextColumn("Title", width="large"),
                 "approvals": st.column_config.TextColumn("Approvals", help="two-person rule: approvals given so far"),
                 "assignee": st.column_config.TextColumn("Assignee"),
-                "title": st.column_config.TextColumn("Title", width="large"),
+                "events": st.column_config.NumberColumn("Events"),
+                "age": st.column_config.TextColumn("Age", help="since the incident was opened"),
             })
         total = filter_count(counts, label) if not search and assignee == ANYONE else None
-        first = (page - 1) * PAGE_SIZE + 1
-        shown = f"{first}–{first + len(rows) - 1}" + (f" of {total}" if total is not None else "")
-        st.caption(f"Showing {shown} · escalated rows are amber and bold, other overdue rows red · "
-                   "select a row to open it · "
-                   f"refreshes every {REFRESH_SECONDS}s")
+        st.caption(f"{showing_text((page - 1) * PAGE_SIZE + 1, len(rows), total, label)} · "
+                   f"SLA overdue (open): {overdue} · escalated rows are amber and bold, other overdue rows red · "
+                   f"select a row to open it · refreshes every {REFRESH_SECONDS}s")
 
     bar = st.container(horizontal=True, vertical_alignment="bottom")
-    if bar.button("Previous", key="inbox_prev", icon=":material/chevron_left:", disabled=page <= 1):
-        st.session_state["inbox_page"] = page - 1
-        st.rerun(scope="fragment")
+    bar.button("Previous", key="inbox_prev", icon=":material/chevron_left:", disabled=page <= 1,
+               on_click=_to_page, args=(page - 1, cursors))
     bar.markdown(f"page {page}")
-    if bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
-                  disabled=not more):
-        cursors = (st.session_state.get("inbox_cursors") or [None])[:page]
-        st.session_state["inbox_cursors"] = [*cursors, next_cursor]
-        st.session_state["inbox_page"] = page + 1
-        st.rerun(scope="fragment")
+    bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
+               disabled=next_cursor is None, on_click=_to_page, args=(page + 1, [*cursors[:page], next_cursor]))
     if rows:
         bar.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick", width=260)
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
 
 
+_open_incident()
 st.title("Inbox")
 inbox()

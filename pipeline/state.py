@@ -5,6 +5,7 @@ These classes, and nothing else, are revived from checkpoints (see checkpoints.p
 from __future__ import annotations
 
 import operator
+import re
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -43,6 +44,17 @@ MAX_REVISIONS = 2
 def status_named(status: str) -> str:
     """A status as stored now, for a name of this release or an alias of 0.1."""
     return STATUS_ALIASES.get(status, status)
+
+
+# the template miner's placeholders (pipeline/ingest/templates.py): <NUM>, <STR>, <IP>, ... and <*>
+TEMPLATE_PLACEHOLDER = re.compile(r"<(?:[A-Z]{2,12}|\*)>")
+_PLACEHOLDER_RUN = re.compile(r"…(?:[^\w\s…]{0,2}…)+")
+
+
+def readable_title(title: str) -> str:
+    """A stored title (the exception and the message template) as a person reads it: each of the
+    miner's placeholders an ellipsis, a run of them one ("Column … not found", never `<STR>`)."""
+    return _PLACEHOLDER_RUN.sub("…", TEMPLATE_PLACEHOLDER.sub("…", str(title or "")))
 
 
 class _Model(BaseModel):

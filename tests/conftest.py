@@ -26,6 +26,12 @@ for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_U
 os.environ["INCIDENTIQ_TWO_PERSON"] = "off"
 os.environ.pop("INCIDENTIQ_NOTIFY_URLS", None)
 
+try:  # browser assertions wait for the app's run, not Playwright's 5 s default: a run here can take longer on a busy machine
+    from playwright.sync_api import expect as _expect
+    _expect.set_options(timeout=20_000)
+except ImportError:
+    pass
+
 _INDEX_CACHE: dict[str, Path] = {}
 
 

@@ -1,33 +1,141 @@
-"""The inbox page through AppTest: what a reviewer sees first and how an incident is opened."""
-from tests.support import open_incident, paused_ids, texts
+"""The inbox page through AppTest: what a reviewer sees first, how an incident is opened, and the
+view (filter, search, assignee, page) kept in the URL for a reload, a deep link and Back."""
+import pytest
+
+from pipeline.review.service import ReviewService
+from tests.support import open_incident, paused_ids, said, texts
 
 
 def _listed(at) -> list[str]:
     return list(at.dataframe(key="inbox_table").value["incident_id"]) if at.dataframe else []
 
 
+def _url(at) -> dict:
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def _showing(at) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("Showing"))
+
+
+def _reload(at, **params):
+    """The same session loading a URL (a reload, a pasted link, Back): the page's query string is that."""
+    at.query_params.clear()
+    at.query_params.update(params)
+    return at.run()
+
+
 def test_inbox_lists_the_incidents_awaiting_approval_by_sla(app, paused_engine):
     expected = [r["incident_id"] for r in paused_engine.records.incidents(status="awaiting_approval", order="inbox")]
     assert len(expected) == 4
     assert _listed(app) == expected
-    awaiting = next(m for m in app.metric if m.label == "Awaiting")
-    assert awaiting.value == "4"
+    assert _url(app) == {"show": "awaiting"}  # the URL names the view from the first load
 
 
-def test_search_narrows_the_inbox_to_matching_incidents(app, paused_engine):
+def test_the_counts_read_the_same_in_the_filters_and_under_the_table(app, paused_engine):
+    options = app.button_group(key="inbox_filter").options
+    assert options == ["Awaiting approval (4)", "In revision (0)", "Analyzing (0)", "Failed (0)", "Decided (0)",
+                       "All (4)"]
+    assert _showing(app).startswith("Showing 1–4 of 4 awaiting approval · SLA overdue (open): 0")
+    ReviewService(paused_engine).reject(paused_ids(paused_engine)[0], reviewer="bob", reason="noise")
+    app.button_group(key="inbox_filter").set_value("decided").run()
+    assert app.button_group(key="inbox_filter").options[0] == "Awaiting approval (3)"
+    assert app.button_group(key="inbox_filter").options[4] == "Decided (1)"
+    assert _showing(app).startswith("Showing 1–1 of 1 decided")
+    assert list(app.dataframe(key="inbox_table").value["status"]) == ["rejected"]
+
+
+def test_titles_read_as_the_log_says_never_as_template_placeholders(app, paused_engine):
+    stored = {r["incident_id"]: r["title"] for r in paused_engine.records.incidents()}
+    assert sum("<NUM>" in t or "<STR>" in t for t in stored.values()) == 4  # the miner's templates
+    frame = app.dataframe(key="inbox_table").value
+    titles = dict(zip(frame["incident_id"], frame["title"]))
+    assert not [t for t in titles.values() if "<" in t or ">" in t]
+    inventory = next(i for i, t in stored.items() if t.startswith("AttributeError"))
+    assert titles[inventory] == "AttributeError: … object has no attribute …"
+    statuses = set(frame["status"])
+    assert statuses == {"awaiting approval"}
+
+
+def test_search_narrows_the_inbox_and_goes_into_the_url(app, paused_engine):
     app.text_input(key="inbox_search").input("loyalty").run()
     listed = _listed(app)
     assert len(listed) == 1
     assert paused_engine.records.incident(listed[0])["service"] == "loyalty-service"
+    assert _url(app) == {"show": "awaiting", "q": "loyalty"}
 
 
 def test_decided_filter_shows_closed_incidents_only(app, paused_engine):
-    from pipeline.review.service import ReviewService
-
     first = paused_ids(paused_engine)[0]
     ReviewService(paused_engine).reject(first, reviewer="bob", reason="noise")
     app.button_group(key="inbox_filter").set_value("decided").run()
     assert _listed(app) == [first]
+    assert _url(app) == {"show": "decided"}
+
+
+def test_a_deep_link_opens_the_view_it_names(app, paused_engine):
+    _reload(app, show="all", q="inventory")
+    assert app.button_group(key="inbox_filter").value == "all"
+    assert app.text_input(key="inbox_search").value == "inventory"
+    assert [paused_engine.records.incident(i)["service"] for i in _listed(app)] == ["inventory-service"]
+    assert _url(app) == {"show": "all", "q": "inventory"}
+
+
+def test_back_shows_the_view_the_url_had(app, paused_engine):
+    app.button_group(key="inbox_filter").set_value("all").run()
+    app.text_input(key="inbox_search").input("promo").run()
+    assert _url(app) == {"show": "all", "q": "promo"}
+    _reload(app, show="all")  # Back: the URL before the search
+    assert app.text_input(key="inbox_search").value == ""
+    assert len(_listed(app)) == 4
+    _reload(app, show="awaiting")  # Back again: before "all"
+    assert app.button_group(key="inbox_filter").value == "awaiting"
+    assert _url(app) == {"show": "awaiting"}
+
+
+def test_the_page_is_in_the_url_and_a_link_to_page_two_shows_page_two(app, paused_engine, monkeypatch):
+    monkeypatch.setattr("workbench.inbox_view.PAGE_SIZE", 2)  # four incidents make two pages
+    expected = [r["incident_id"] for r in paused_engine.records.incidents(status="awaiting_approval", order="inbox")]
+    app.run()
+    assert _listed(app) == expected[:2]
+    app.button(key="inbox_next").click().run()
+    assert _listed(app) == expected[2:]
+    assert _url(app) == {"show": "awaiting", "page": "2"}
+    assert _showing(app).startswith("Showing 3–4 of 4 awaiting approval")
+
+    app.button(key="inbox_prev").click().run()
+    assert _listed(app) == expected[:2] and _url(app) == {"show": "awaiting"}
+
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support import APP, TIMEOUT
+
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)  # another browser opening the link to page 2
+    fresh.query_params.update({"show": "awaiting", "page": "2"})
+    fresh.run()
+    assert not fresh.exception, [e.value for e in fresh.exception]
+    assert _listed(fresh) == expected[2:]
+    assert fresh.button(key="inbox_prev").disabled is False and fresh.button(key="inbox_next").disabled is True
+    _reload(fresh, show="awaiting", page="9")  # past the last page: the last page
+    assert _listed(fresh) == expected[2:] and _url(fresh) == {"show": "awaiting", "page": "2"}
+
+
+@pytest.mark.parametrize("params, complaint", [
+    ({"show": "everything"}, "no filter named 'everything'"),
+    ({"show": "all", "page": "-3"}, "page '-3' is not a page number"),
+    ({"assignee": "zed"}, "Nobody named 'zed' is on an open incident"),
+])
+def test_a_bad_link_says_what_is_wrong_and_shows_the_default(app, params, complaint):
+    _reload(app, **params)
+    assert not app.exception
+    assert complaint in said(app, "warning")
+    assert len(_listed(app)) == 4
+    assert "everything" not in _url(app).values() and "-3" not in _url(app).values()
+
+
+def test_the_inbox_url_carries_no_incident(app, paused_engine):
+    _reload(app, show="all", incident=paused_ids(paused_engine)[0])  # a stale ?incident= on the inbox
+    assert _url(app) == {"show": "all"}
 
 
 def test_opening_an_incident_from_the_inbox_shows_its_page(app, paused_engine):
@@ -35,7 +143,7 @@ def test_opening_an_incident_from_the_inbox_shows_its_page(app, paused_engine):
     app.selectbox(key="inbox_pick").select(target).run()
     app.button(key="inbox_open_button").click().run()
     assert not app.exception, [e.value for e in app.exception]
-    assert app.query_params.get("incident") in (target, [target])
+    assert _url(app) == {"incident": target}
     assert target in texts(app)
 
 
@@ -44,11 +152,14 @@ def test_an_unknown_incident_is_a_message_not_a_traceback(app):
     assert any("not found" in e.value for e in app.error)
 
 
-def test_the_reviewers_filter_and_search_survive_a_visit_to_an_incident(app, paused_engine):
+def test_the_reviewers_view_survives_a_visit_to_an_incident(app, paused_engine):
     app.button_group(key="inbox_filter").set_value("all").run()
     app.text_input(key="inbox_search").input("inventory").run()
     open_incident(app, paused_ids(paused_engine)[0])
-    app.switch_page("app_pages/inbox.py").run()
+    app.switch_page("app_pages/inbox.py")
+    app.query_params.clear()  # the sidebar and "Back to the inbox" name no view
+    app.run()
     assert app.button_group(key="inbox_filter").value == "all"
     assert app.text_input(key="inbox_search").value == "inventory"
     assert [paused_engine.records.incident(i)["service"] for i in _listed(app)] == ["inventory-service"]
+    assert _url(app) == {"show": "all", "q": "inventory"}

@@ -1,7 +1,12 @@
-"""One real-browser journey: `streamlit run app.py` on a free loopback port with a temp data dir,
-driven by headless Chromium through Playwright. Opens an incident from the inbox, enters a
-reviewer name, approves with a double click (one decision), sees the fix proposal, replays from
-an earlier checkpoint and sees the new branch; log text with markup shows literally.
+"""Real-browser journeys: `streamlit run app.py` on a free loopback port with a temp data dir
+(tests/support.py's streamlit_app), driven by headless Chromium through Playwright.
+
+The review: opens an incident from the inbox, enters a reviewer name, approves with a double click
+(one decision), sees the fix proposal, replays from an earlier checkpoint and sees the new branch;
+log text with markup shows literally. The inbox and the shell: the view (filter, search) is in
+the URL through a reload, a visit to an incident and Back; a deep link; the Status column whole
+at 1440 px and the filters inside the page at 1024 px; a toolbar without developer items. Every
+request either journey makes goes to loopback (fonts and icons are served by the app).
 
 Screenshots go to test-artifacts/ on failure; with INCIDENTIQ_SCREENSHOTS=1 the pages are also
 saved to docs/screenshots/ for the README.
@@ -16,7 +21,7 @@ import re
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, paused_ids, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -36,13 +41,34 @@ def server(paused_engine, tmp_path):
     journey = {"incident": _by_service(paused_engine, "checkout-api")}
     hostile = tmp_path / "hostile.jsonl"
     hostile.write_text(json.dumps({"_time": "2026-11-28T12:00:00Z", "service": "web-shop", "level": "ERROR",
-                                   "message": HOSTILE}) + "\n")
+                                   "message": HOSTILE}) + "\n"
+                       # a long service name and category widen the inbox's columns, as a real day does
+                       + json.dumps({"_time": "2026-11-28T12:01:00Z", "service": "payments-gateway-eu-west-1",
+                                     "level": "ERROR", "message": "FATAL: password authentication failed for user "
+                                     "\"ledger\" upstream_auth_failure at ledger-db.internal:5432"}) + "\n")
     ingest_path(paused_engine, hostile)
     journey["hostile"] = _by_service(paused_engine, "web-shop")
     if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
         ingest_path(paused_engine, ROOT / "samples" / "pos-day.jsonl")  # a fuller inbox to show
     with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url:
         yield {**journey, "url": url}
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def record_requests(page) -> list[str]:
+    """Every URL the page asks for from now on (documents, scripts, fonts, images, websockets)."""
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    page.on("websocket", lambda ws: seen.append(ws.url))
+    return seen
+
+
+def outside_loopback(urls: list[str]) -> list[str]:
+    from urllib.parse import urlsplit
+
+    return [u for u in urls if not u.startswith(("data:", "blob:", "about:")) and urlsplit(u).hostname not in LOOPBACK]
 
 
 def _by_service(engine, service: str) -> str:
@@ -92,12 +118,14 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
         browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None,
                                     args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        requests = record_requests(page)
         try:
             with artifacts_on_failure(page, "browser-journey"):
                 page.goto(url)
                 expect(page.get_by_text("Open incident")).to_be_visible(timeout=60_000)
                 settle(page)
-                expect(page.get_by_text("Awaiting", exact=True)).to_be_visible()
+                expect(page.get_by_test_id("stButtonGroup").get_by_text(re.compile(r"^Awaiting approval \(\d+\)$"))
+                       ).to_be_visible()
                 shoot(page, "inbox")
 
                 choose(page, "Open incident", incident)
@@ -153,5 +181,121 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 expect(page.get_by_text("Storage")).to_be_visible(timeout=30_000)
                 settle(page)
                 shoot(page, "operations")
+                assert len(requests) > 20 and outside_loopback(requests) == []
+        finally:
+            browser.close()
+
+
+# the Status column's place among the grid's columns (the first is the row-selection checkbox)
+STATUS_JS = """() => {
+  const grid = document.querySelector('[data-testid="stDataFrame"]');
+  const canvas = grid.querySelector('canvas[data-testid="data-grid-canvas"]');
+  const ctx = canvas.getContext('2d');
+  const ratio = canvas.width / canvas.getBoundingClientRect().width;
+  const headers = [...grid.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
+  // the header's column separators: 1-2 px runs of another colour along a line above its text
+  const line = ctx.getImageData(0, Math.round(3 * ratio), canvas.width, 1).data;
+  const colour = x => line.slice(4 * x, 4 * x + 3).join(',');
+  const background = colour(Math.round(canvas.width / 2) - 1);
+  const edges = [0];
+  for (let x = 1; x < canvas.width; x++) if (colour(x) !== background && colour(x - 1) === background) edges.push(x);
+  const column = headers.indexOf('Status') + 1;
+  const left = edges[column], right = edges[column + 1] ?? canvas.width;
+  // the rightmost text pixel of the column in each row: a clipped text runs into the edge
+  const rows = [];
+  for (let y = 36 * ratio + 17 * ratio, r = 0; y < canvas.height && r < 15; y += 35 * ratio, r++) {
+    const cells = ctx.getImageData(left, Math.round(y) - 4, right - left, 8).data;
+    let last = -1;
+    for (let i = 0; i < cells.length; i += 4) if (cells[i] < 140 && cells[i + 1] < 140) last = Math.max(last, (i / 4) % (right - left));
+    rows.push(last);
+  }
+  return {headers, edges, left: left / ratio, right: right / ratio, visible: canvas.width / ratio,
+          textRight: rows.map(x => x / ratio)};
+}"""
+
+
+@pytest.mark.timeout(180)
+def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(server, paused_engine):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, inventory = server["url"], _by_service(paused_engine, "inventory-service")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None,
+                                    args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        requests = record_requests(page)
+        segment = page.get_by_test_id("stButtonGroup").locator("button")
+        search = page.get_by_role("textbox", name="Search", exact=True)
+        try:
+            with artifacts_on_failure(page, "inbox-journey"):
+                page.goto(url)
+                expect(page.get_by_text("Open incident")).to_be_visible(timeout=60_000)
+                settle(page)
+                assert page.url.endswith("/?show=awaiting")
+                awaiting = len(paused_ids(paused_engine))
+                expect(segment.filter(has_text=f"Awaiting approval ({awaiting})")).to_have_attribute(
+                    "aria-checked", "true")
+                expect(page.get_by_text(f"Showing 1–{awaiting} of {awaiting} awaiting approval", exact=False)).to_be_visible()
+
+                # 1440 px: the Status column whole, inside the table's visible part, no text clipped
+                status = page.evaluate(STATUS_JS)
+                assert status["headers"][:2] == ["Incident", "Status"], status
+                assert 0 < status["left"] < status["right"] <= status["visible"], status
+                assert status["textRight"] and all(0 < x < status["right"] - status["left"] - 4
+                                                   for x in status["textRight"]), status
+                assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+                # the toolbar: no Deploy, and the menu holds no developer item (only About)
+                assert page.get_by_text("Deploy", exact=True).count() == 0
+                page.get_by_test_id("stMainMenu").click()
+                items = page.get_by_test_id("stMainMenuList")
+                expect(items.get_by_text("About", exact=True)).to_be_visible()
+                for item in ("Rerun", "Clear cache", "Record screen", "Print", "Settings"):
+                    assert items.get_by_text(item, exact=True).count() == 0, item
+                page.keyboard.press("Escape")
+
+                # the view goes into the URL, survives a reload, a visit to an incident and Back
+                segment.filter(has_text=re.compile(r"^All \(")).click()
+                settle(page)
+                search.fill(inventory)  # its id: one match, however full the inbox
+                search.press("Enter")
+                settle(page)
+                page.wait_for_url(re.compile(rf"\?show=all&q={inventory}$"), timeout=15_000)
+                expect(page.get_by_text("Showing 1–1", exact=False)).to_be_visible()
+                page.reload()
+                expect(search).to_have_value(inventory, timeout=60_000)
+                settle(page)
+                expect(segment.filter(has_text=re.compile(r"^All \("))).to_have_attribute("aria-checked", "true")
+                choose(page, "Open incident", inventory)
+                button(page, "Open").click()
+                expect(page.get_by_role("heading", name=inventory)).to_be_visible(timeout=30_000)
+                assert f"incident={inventory}" in page.url
+                page.go_back()
+                page.wait_for_url(re.compile(rf"\?show=all&q={inventory}$"), timeout=15_000)
+                expect(search).to_have_value(inventory, timeout=30_000)
+                settle(page)
+                assert "incident=" not in page.url
+                expect(page.get_by_text("Showing 1–1", exact=False)).to_be_visible()
+
+                page.goto(f"{url}/?show=decided")  # a deep link
+                expect(segment.filter(has_text="Decided (0)")).to_have_attribute("aria-checked", "true",
+                                                                                   timeout=60_000)
+                expect(page.get_by_text("No incidents here.")).to_be_visible()
+
+                # 1024 px: every filter whole inside the page, nothing to scroll sideways
+                page.set_viewport_size({"width": 1024, "height": 900})
+                page.goto(f"{url}/?show=awaiting")
+                expect(page.get_by_text("Open incident")).to_be_visible(timeout=60_000)
+                settle(page)
+                strip = page.get_by_test_id("stButtonGroup").bounding_box()
+                for i in range(segment.count()):
+                    box = segment.nth(i).bounding_box()
+                    assert strip["x"] <= box["x"] and box["x"] + box["width"] <= min(strip["x"] + strip["width"], 1024) + 1
+                    assert segment.nth(i).evaluate("e => e.scrollWidth <= e.clientWidth"), segment.nth(i).inner_text()
+                assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+                for box in (page.get_by_label("Assignee", exact=True).first.bounding_box(), search.bounding_box()):
+                    assert box["x"] + box["width"] <= 1024
+
+                assert len(requests) > 20 and outside_loopback(requests) == []
         finally:
             browser.close()

@@ -136,3 +136,17 @@ def test_loghub_grouping_accuracy_is_above_the_floor():
     # measured: mean 0.976, lowest 0.922 (bench/grouping.py prints the table)
     assert statistics.fmean(scores.values()) >= 0.95, scores
     assert min(scores.values()) >= 0.90, scores
+
+
+def test_a_title_shows_no_placeholder_of_the_miner_to_a_person():
+    from pipeline.ingest import templates
+    from pipeline.state import readable_title
+
+    placeholders = {p for _, p in templates._MASKS if p.startswith("<")} | {templates._WILDCARD}
+    assert {"<NUM>", "<STR>", "<IP>", "<HOST>", "<PATH>", "<*>"} <= placeholders
+    for placeholder in placeholders:
+        assert readable_title(f"failed at {placeholder} now") == "failed at … now", placeholder
+    masked = mask('KeyError: "user_id" at 10.0.0.1:5432 after 30000ms in /srv/app/main.py')
+    assert "<" in masked and "<" not in readable_title(masked)
+    assert readable_title("HikariPool-<NUM>.<NUM> - timed out") == "HikariPool-… - timed out"  # a run is one …
+    assert readable_title("x <b>literal</b>") == "x <b>literal</b>"  # text that is not a placeholder stays

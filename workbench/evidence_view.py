@@ -6,9 +6,10 @@ import re
 
 import pandas as pd
 
+from pipeline.state import readable_title
+
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
-_PLACEHOLDER = re.compile(r"<(?:NUM|STR|HEX|ID|UUID|IP|HOST|PATH|URL|DURATION|SIZE|TIME|TS|\*|[A-Z_]{2,12})>")
 # a finding's own characters stand out; the rest of a quoted match is tinted lightly
 _MARKS = {2: "background:#ffd54f;color:#000;border-radius:2px;padding:0 1px;font-weight:600",
           1: "background:rgba(255,213,79,0.28);color:inherit"}
@@ -86,7 +87,7 @@ def display_title(doc: dict) -> str:
         if line:
             exception = str(event.get("exception") or "").rsplit(".", 1)[-1]
             return f"{exception}: {line[0]}" if exception and exception not in line[0] else line[0]
-    return _PLACEHOLDER.sub("…", str(doc.get("title") or doc.get("incident_id") or ""))
+    return readable_title(doc.get("title") or doc.get("incident_id") or "")
 
 
 def marked_segments(text: str, strong: list[tuple[int, int]], light: list[tuple[int, int]]) -> list[tuple[str, int]]:

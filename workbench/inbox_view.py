@@ -1,4 +1,5 @@
-"""The inbox as the reviewer reads it: statuses grouped into filters, rows with age and SLA."""
+"""The inbox as the reviewer reads it: statuses grouped into filters, rows with age and SLA, and
+the view (filter, search, assignee, page) as URL query parameters."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -6,19 +7,30 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from pipeline.state import CLOSED_STATUSES
+from workbench.evidence_view import display_title
 
-# filter label -> statuses; the first is the default view (incidents waiting for a human)
+# filter -> statuses; the first is the default view (incidents waiting for a human). The filter's
+# name is its value in the URL (?show=in-revision); FILTER_LABELS are its words, with its count.
 FILTERS: dict[str, tuple[str, ...]] = {
     "awaiting": ("awaiting_approval",),
-    "in revision": ("in_revision",),
+    "in-revision": ("in_revision",),
     "analyzing": ("analyzing",),
     "failed": ("failed",),
     "decided": CLOSED_STATUSES,
     "all": (),
 }
+DEFAULT_FILTER = "awaiting"
+FILTER_LABELS = {"awaiting": "Awaiting approval", "in-revision": "In revision", "analyzing": "Analyzing",
+                 "failed": "Failed", "decided": "Decided", "all": "All"}
 PAGE_SIZE = 50
-COLUMNS = ("incident_id", "service", "severity", "category", "confidence", "events", "age", "sla",
-           "status", "approvals", "assignee", "title")
+# what a reviewer triages by comes first, so it is in view without scrolling the table at 1440 px
+COLUMNS = ("incident_id", "status", "sla", "severity", "service", "category", "confidence", "title",
+           "approvals", "assignee", "events", "age")
+# a status in the inbox's words: short, and never "fixed" for a proposal (nothing is applied)
+STATUS_SHORT = {"awaiting_approval": "awaiting approval", "in_revision": "in revision",
+                "fix_proposed": "approved · fix proposed", "approved": "approved · no code fix"}
+# the view's URL query parameters: ?show=decided&q=checkout&assignee=ann&page=2
+URL_PARAMS = ("show", "q", "assignee", "page")
 ANYONE = "anyone"
 OVERDUE_TINT = "background-color: rgba(255, 75, 75, 0.18)"
 ESCALATED_TINT = "background-color: rgba(255, 170, 0, 0.30); font-weight: 600"
@@ -28,6 +40,54 @@ def filter_count(counts: dict[str, int], label: str) -> int:
     """How many incidents a filter shows, from the per-status counts."""
     statuses = FILTERS[label] or tuple(counts)
     return sum(counts.get(s, 0) for s in statuses)
+
+
+def filter_label(name: str, counts: dict[str, int]) -> str:
+    """A filter as its option reads: "Awaiting approval (4)" (the same words and number as the
+    caption under the table: "Showing 1–4 of 4 awaiting approval")."""
+    return f"{FILTER_LABELS[name]} ({filter_count(counts, name)})"
+
+
+def showing_text(first: int, shown: int, total: int | None, name: str) -> str:
+    """"Showing 1–50 of 120 awaiting approval"; without a total (a search, one assignee) "Showing 1–3"."""
+    span = f"{first}–{first + shown - 1}"
+    return f"Showing {span} of {total} {FILTER_LABELS[name].lower()}" if total is not None else f"Showing {span}"
+
+
+def status_text(status: str) -> str:
+    return STATUS_SHORT.get(status, status.replace("_", " "))
+
+
+def view_from_url(params: dict[str, str]) -> tuple[dict, list[str]] | None:
+    """The view a URL names (a reload, a deep link, Back), or None when it names none: {show, q,
+    assignee, page}, each checked, with what was wrong with a bad value (it falls back to the default)."""
+    if not any(params.get(k) is not None for k in URL_PARAMS):
+        return None
+    problems = []
+    show = params.get("show") or DEFAULT_FILTER
+    if show not in FILTERS:
+        problems.append(f"no filter named {show!r} (the filters: {', '.join(FILTERS)})")
+        show = DEFAULT_FILTER
+    raw_page = params.get("page") or "1"
+    page = int(raw_page) if raw_page.isdigit() and 0 < len(raw_page) < 7 else 0
+    if page < 1:
+        problems.append(f"page {raw_page!r} is not a page number")
+        page = 1
+    return {"show": show, "q": (params.get("q") or "").strip(), "assignee": params.get("assignee") or None,
+            "page": page}, problems
+
+
+def view_to_url(view: dict) -> dict[str, str]:
+    """The query parameters of a view: the filter always (so the URL names the view), the rest
+    only when not their default."""
+    out = {"show": view["show"]}
+    if view.get("q"):
+        out["q"] = view["q"]
+    if view.get("assignee"):
+        out["assignee"] = view["assignee"]
+    if int(view.get("page") or 1) > 1:
+        out["page"] = str(view["page"])
+    return out
 
 
 def duration(delta: timedelta) -> str:
@@ -92,10 +152,10 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "events": r["event_count"],
         "age": duration(now - datetime.fromisoformat(r["created_at"])),
         "sla": sla_text(r, now),
-        "status": r["status"],
+        "status": status_text(r["status"]),
         "approvals": approvals_text(r),
         "assignee": assignee_text(r),
-        "title": r.get("title") or "",
+        "title": display_title(r),  # "Column … not found", never <STR>
         "overdue": is_overdue(r, now),
         "escalated": is_escalated(r),
     } for r in rows]

@@ -1,12 +1,14 @@
 """The outbox rows of one event: a short text per target, Slack's and Teams' incoming-webhook
 format (`{"text": ...}`), with the idempotency key in the text so a repeat can be told apart.
 
-Titles come from log lines, which are untrusted: `<`, `>` and `&` are escaped the way Slack
+Titles are the stored template with the miner's placeholders as `…` (pipeline.state.readable_title).
+They come from log lines, which are untrusted: `<`, `>` and `&` are escaped the way Slack
 asks, so a log line cannot mention `@channel` or forge a link.
 """
 from __future__ import annotations
 
 from pipeline.notifications.targets import Target
+from pipeline.state import readable_title
 
 KINDS = ("critical", "escalation", "expiry", "decision")
 
@@ -18,7 +20,7 @@ def _inert(text: str) -> str:
 def text_of(kind: str, incident: dict, facts: dict) -> str:
     """One line a person reads in a chat channel."""
     head = f"[IncidentIQ] {incident['incident_id']} ({incident.get('severity')}, {incident.get('service')})"
-    title = _inert((incident.get("title") or "")[:160])
+    title = _inert(readable_title(incident.get("title") or "")[:160])  # "Column … not found", not <STR>
     if kind == "critical":
         return f"{head}: new critical incident awaiting approval — {title}. Due {facts.get('due')}."
     if kind == "escalation":
