@@ -12,7 +12,8 @@ from pipeline.errors import IncidentIQError, NotFound
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
-from workbench.history_view import history
+from workbench.history_view import history, page_redrawn
+from workbench.incident_reads import audit_rows as read_audit, incident_version
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
 from workbench.provenance import edited_by
@@ -36,20 +37,13 @@ def _back() -> None:
     st.query_params.pop("incident", None)
 
 
-def _seen(doc: dict) -> tuple:
-    """What the page drew, to notice a change made elsewhere."""
-    pending = doc.get("pending") or {}
-    return (doc.get("status"), doc.get("updated_at"), pending.get("interrupt_id"), doc.get("event_count"),
-            doc.get("revisions"), len(doc.get("approvals") or []), len(doc.get("comments") or []))
-
-
 @st.fragment(run_every=timedelta(seconds=LIVE_SECONDS))
 def follow(incident_id: str, drawn: tuple) -> None:
     """Redraw the page when the incident changed since it was drawn (records store only: cheap)."""
     if incident_id in session.acting_registry():
         return  # this session's own action is running; its result redraws the page
     try:
-        now = _seen(review.document(incident_id))
+        now = incident_version(review.document(incident_id))
     except IncidentIQError:
         return  # the next full run says what is wrong
     if now != drawn:
@@ -90,9 +84,10 @@ if st.query_params.get("incident") != incident_id:
 if st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary",
              on_click=_back):
     st.switch_page("app_pages/inbox.py")
-follow(incident_id, _seen(doc))
+follow(incident_id, incident_version(doc))
+page_redrawn(incident_id)
 header(doc)
-audit_rows = review.audit(incident_id)
+audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
 main, side = st.columns([5, 4], gap="medium")
 with side:

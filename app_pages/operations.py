@@ -121,4 +121,5 @@ st.subheader("Storage")
 sizes = operations.storage_sizes()
 cols = st.columns(len(sizes))
 for col, (name, size) in zip(cols, sizes.items()):
-    col.metric(name, f"{size / 1_048_576:.1f} MiB")
+    col.metric(name, f"{size / 1_048_576:.1f} MiB" if size >= 1_048_576 else f"{size / 1024:.0f} KiB")
+st.text(f"In {operations.storage_location()}.")  # text: a URL or path is never markdown

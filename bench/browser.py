@@ -10,6 +10,8 @@ both, and times click → result over `--repeat` repetitions:
 - baseline: load the hello-world page until its text shows (the cost of any Streamlit page),
 - open incident: load /incident?incident=ID until the analysis and decision panel are drawn,
 - open timeline: click the "History & time travel" tab until the checkpoint picker shows,
+- pick a checkpoint: choose an older checkpoint in the picker until its changes show (the history
+  view is a fragment: only it reruns),
 - approve: click "Approve" until "Approval recorded" shows (one incident each).
 
 Prints p50 and p90 in milliseconds. Goal: p50 ≤ 1 s for each.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -130,6 +133,17 @@ def settle(page, timeout: float = 60) -> None:
     raise RuntimeError("the app did not finish its run")
 
 
+def pick(page, expect) -> None:
+    """Choose an rca checkpoint in the picker, until its changes are drawn."""
+    box = page.get_by_label("Checkpoint", exact=True).first
+    box.click()
+    box.fill("· rca ·")
+    option = page.get_by_role("option").filter(has_text="· rca ·").first
+    short = re.search(r"· ([0-9a-f]{8})(?: · |$)", option.inner_text()).group(1)
+    option.click()
+    expect(page.get_by_text(f"Changes of checkpoint {short} against its parent")).to_be_visible(timeout=60_000)
+
+
 def timed(fn) -> float:
     t = time.perf_counter()
     fn()
@@ -177,7 +191,7 @@ def main() -> None:
             load_incident(paused[-1])
             settle(page)
             results: dict[str, list[float]] = {"baseline: hello-world page load": [], "open incident": [],
-                                               "open timeline": [], "approve": []}
+                                               "open timeline": [], "pick a checkpoint": [], "approve": []}
             for _ in range(args.repeat):
                 results["baseline: hello-world page load"].append(timed(load_hello))
             for k in range(args.repeat):
@@ -187,6 +201,8 @@ def main() -> None:
                 tab = page.get_by_role("tab", name="History & time travel")
                 results["open timeline"].append(timed(lambda: (tab.click(), expect(
                     page.get_by_label("Checkpoint", exact=True).first).to_be_visible(timeout=60_000))))
+                settle(page)
+                results["pick a checkpoint"].append(timed(lambda: pick(page, expect)))
                 settle(page)
                 page.get_by_role("tab", name="Evidence").click()
                 settle(page)

@@ -193,3 +193,39 @@ def test_with_streamlit_auth_a_signed_out_user_cannot_decide(paused_engine, monk
         assert at.button(key=_key(paused_engine, incident, "approve")).disabled
     finally:
         session._runtime.clear()
+
+
+def test_edit_and_approve_of_the_category_says_what_re_ran_and_marks_it_edited(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    choose_decision(app, paused_engine, incident, "Edit")
+    key = _key(paused_engine, incident, "edit_approve")
+    app.selectbox(key=key.replace("_edit_approve", "_field_rca.category")).set_value("db_deadlock")
+    app.button(key=key).click().run()
+    assert not app.exception
+    success = said(app, "success")
+    assert "Edit-then-approve recorded for alice" in success
+    assert "recommend and propose_fix re-run from it before the approval" in success
+    row = paused_engine.records.incident(incident)
+    assert row["category"] == "db_deadlock" and "DEADLOCK" in row["summary"]["recommendation"]["action"]
+    page = texts(app)
+    assert "alice edited and approved rca.category" in page  # the decision panel's provenance
+    assert "Edited by a person: rca.category (alice)" in page  # and the mark on the RCA
+
+
+def test_a_state_edit_of_the_category_marks_only_what_the_person_set_as_human_edited(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "State")
+    form = f"incident_state_{paused_engine.records.incident(incident)['pending_interrupt_id'][:12]}"
+    before = paused_engine.records.incident(incident)["summary"]["recommendation"]["action"]
+    app.selectbox(key=f"{form}_rca.category").set_value("db_deadlock")
+    app.button(key=f"{form}_save").click().run()
+    assert "rca.category lands as rca's output, so recommend and propose_fix re-run from it" in said(app, "success")
+    assert paused_engine.records.incident(incident)["summary"]["recommendation"]["action"] != before
+    page = texts(app)
+    assert "Edited by a person: rca.category (alice)" in page
+    # the recommendation was re-derived by the analyst, not written by alice
+    assert "recommendation.action (alice)" not in page and "alice edited rca.category at" in page

@@ -104,3 +104,21 @@ def test_timeline_draws_one_lane_per_branch_and_marks_paused_points(paused_engin
     assert len(paused.x) == sum(1 for n in tree["nodes"] if n["is_paused"])
     human = next(t for t in fig.data if t.name == "human action")
     assert len(human.x) >= 1
+
+
+def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_engine):
+    # what a checkpoint shows is cached per checkpoint and incident version: a replay made
+    # elsewhere changes the version, so the page never shows the history as it was
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, rca)
+    before = app.selectbox(key=f"incident_history_pick_{incident}").options
+    assert "on 1 branch(es)" in " ".join(c.value for c in app.caption)
+    ReviewService(paused_engine).replay(incident, checkpoint_id=rca, reviewer="bob")
+    app.run()
+    assert "on 2 branch(es)" in " ".join(c.value for c in app.caption)
+    after = app.selectbox(key=f"incident_history_pick_{incident}").options
+    assert len(after) > len(before)
+    assert any("waiting for approval" in o for o in after if o not in before)  # the new branch's gate
+    assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca  # still the one picked

@@ -229,3 +229,17 @@ def test_the_three_editors_are_one_form_with_the_same_words(app, paused_engine):
     assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and State
     open_tab(app, incident, "History & time travel")
     assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and Fork
+
+
+def test_the_audit_tab_shows_an_entry_added_elsewhere_even_one_that_changed_nothing_else(app, paused_engine):
+    # the page keeps the audit rows until an entry is added; a refusal changes no record, only the audit
+    from pipeline.review.service import ReviewService
+
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    open_incident(app, incident)
+    open_tab(app, incident, "Audit trail")
+    assert "No human action yet." in [i.value for i in app.info]
+    ReviewService(paused_engine).audit_refusal(incident, "approve", None, "mallory", "not signed in")
+    app.run()
+    table = next(d.value for d in app.dataframe if "action" in d.value.columns)
+    assert list(table["action"]) == ["refused:approve"] and list(table["reviewer"]) == ["unverified:mallory"]

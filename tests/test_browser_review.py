@@ -1,7 +1,9 @@
 """Browser journeys of the review controls (issue 13), one app process for the module: the findings
 highlighted in the log line, the fix proposal with its hash beside Approve, a refused Reject that
-keeps its tab, a page that follows a decision made elsewhere, Back, the toolbar in viewer mode,
-and a layout that holds at 1024 and 1440 px (screenshots with INCIDENTIQ_SCREENSHOTS=1).
+keeps its tab, a page that follows a decision made elsewhere, the timeline, Back, the toolbar in
+viewer mode, a layout that holds at 1024 and 1440 px (screenshots with INCIDENTIQ_SCREENSHOTS=1);
+then the journeys that decide: request changes (what the re-analysis changed) then approve, edit &
+approve, and replay (the newer-evidence warning, "replay with current evidence") then a fork.
 
 Started by tests/support.py's streamlit_app: `streamlit run app.py` on a loopback port, headless Chromium.
 """
@@ -155,20 +157,6 @@ def test_back_leaves_no_incident_in_the_url(page, site):
     assert "incident=" not in page.url
 
 
-@pytest.mark.timeout(120)
-def test_the_toolbar_has_no_deploy_and_no_developer_menu(page, site):
-    page.goto(site["url"])
-    settle(page)
-    assert page.get_by_text("Deploy", exact=True).count() == 0
-    menu = page.get_by_test_id("stMainMenu")
-    if menu.count():
-        menu.click()
-        page.wait_for_timeout(300)
-        assert page.get_by_text("Clear cache").count() == 0
-        assert page.get_by_text("Record a screencast").count() == 0
-        page.keyboard.press("Escape")
-
-
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_the_incident_page_fits_from_1024_px(page, site, width):
@@ -184,3 +172,107 @@ def test_the_incident_page_fits_from_1024_px(page, site, width):
         assert box["x"] >= panel["x"] and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, choice
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # nothing cut off to the side
     shoot(page, f"incident-{width}")
+
+
+def choose(page, label, text: str) -> None:
+    """Pick the option containing `text` in the selectbox labelled `label` (typing filters it)."""
+    box = (page.get_by_label(label, exact=True) if isinstance(label, str) else page.get_by_label(label)).first
+    if text in box.input_value():
+        return  # already chosen (the list would not open for its own value)
+    box.click()
+    box.fill(text)
+    page.get_by_role("option").filter(has_text=text).first.click()
+    settle(page)
+
+
+# The journeys below decide their incidents, so they come after those that only look at them.
+
+@pytest.mark.timeout(180)
+def test_request_changes_shows_what_the_re_analysis_changed_then_approve(page, site):
+    from playwright.sync_api import expect
+
+    incident = open_incident(page, site, "promo-engine", name="alice")
+    segment(page, "Changes").click()
+    settle(page)
+    page.get_by_label("Feedback", exact=True).fill("the promo rule table is missing: check the deploy")
+    button(page, "Request changes (2 left)").click()
+    expect(page.get_by_text("Request for changes recorded for alice")).to_be_visible(timeout=60_000)
+    settle(page)
+    assert site["engine"].records.incident(incident)["revisions"] == 1
+    segment(page, "Changes").click()  # the new analysis opens on Approve
+    settle(page)
+    # every request, and what the re-analysis changed as before / after columns
+    expect(page.get_by_text("1. the promo rule table is missing: check the deploy")).to_be_visible()
+    changed = page.get_by_text(re.compile(r"Revision 1: what the re-analysis changed \(\d+ fields\)"))
+    expect(changed).to_be_visible()
+    expect(page.get_by_test_id("stExpander").filter(has=changed).get_by_test_id("stDataFrame")).to_be_visible()
+    expect(button(page, "Request changes (1 left)")).to_be_visible()
+    segment(page, "Approve").click()
+    settle(page)
+    button(page, "Approve").click()
+    expect(page.get_by_text("Approval recorded for alice")).to_be_visible(timeout=60_000)
+    assert site["engine"].records.incident(incident)["status"] in ("approved", "fix_proposed")
+
+
+@pytest.mark.timeout(180)
+def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says_who_edited(page, site):
+    from playwright.sync_api import expect
+
+    incident = open_incident(page, site, "inventory-service", name="dana")
+    before = site["engine"].records.incident(incident)["summary"]["recommendation"]["action"]
+    segment(page, "Edit").click()
+    settle(page)
+    choose(page, re.compile(r"^rca\.category"), "config_missing")
+    button(page, "Save edits and approve").click()
+    expect(page.get_by_text("recommend and propose_fix re-run from it before the approval")).to_be_visible(
+        timeout=60_000)
+    settle(page)
+    row = site["engine"].records.incident(incident)
+    assert row["category"] == "config_missing" and row["summary"]["recommendation"]["action"] != before
+    # the decision panel's provenance and the mark on the RCA
+    expect(page.get_by_text(re.compile(r"dana edited and approved rca\.category at"))).to_be_visible()
+    expect(page.get_by_text("human-edited").first).to_be_visible()
+
+
+@pytest.mark.timeout(240)
+def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its_edit_changes(page, site,
+                                                                                                tmp_path):
+    from playwright.sync_api import expect
+
+    engine, incident = site["engine"], site["ids"]["checkout-api"]
+    review = ReviewService(engine)
+    first_rca = next(h for h in reversed(review.history(incident, limit=100)) if h["writes_by"] == ["rca"])
+    more = tmp_path / "more.jsonl"
+    more.write_text('{"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3", "level": "ERROR",'
+                    ' "exception": "java.sql.SQLTransientConnectionException", "message": "HikariPool-1 - Connection'
+                    ' is not available, request timed out after 30001ms."}\n')
+    ingest_path(engine, more)  # a newer event: the analysis re-ran on it; the first rca checkpoint did not see it
+    events = engine.records.incident(incident)["event_count"]
+    open_incident(page, site, "checkout-api", name="carol")
+    page.get_by_role("tab", name="History & time travel").click()
+    settle(page)
+    choose(page, "Checkpoint", first_rca["checkpoint_id"][-8:])
+    button(page, "Replay from here…").filter(visible=True).click()
+    settle(page)
+    expect(page.get_by_text("the branch will not see those").first).to_be_visible()
+    button(page, f"Replay with current evidence ({events} events)").click()
+    expect(page.get_by_text(f"on the current evidence ({events} events)")).to_be_visible(timeout=60_000)
+    settle(page)
+    assert review.tree(incident)["branches"] == 2
+
+    gate = review.incident(incident)["head_checkpoint_id"]
+    choose(page, "Checkpoint", gate[-8:])
+    page.get_by_test_id("stExpander").filter(has_text="Fork from here with edits").click()
+    choose(page, re.compile(r"^rca\.category"), "db_deadlock")
+    button(page, "Fork from here…").click()
+    settle(page)
+    expect(page.get_by_text("runs again: recommend → propose_fix → approval").first).to_be_visible()
+    expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
+    button(page, "Confirm fork").click()
+    expect(page.get_by_text(re.compile(r"Fork from \w{8} done by carol"))).to_be_visible(timeout=60_000)
+    settle(page)
+    doc = review.incident(incident)
+    assert doc["rca"]["category"] == "db_deadlock" and "DEADLOCK" in doc["recommendation"]["action"]
+    # the whole page followed the fork, not just the timeline: the RCA and the panel say who changed it
+    expect(page.get_by_text(re.compile(r"carol forked with rca\.category at")).first).to_be_visible()
+    expect(page.get_by_text(f"Deciding on analysis {doc['pending']['interrupt_id'][:12]}")).to_be_visible()

@@ -8,7 +8,7 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_PYDANTIC_V2
 
-from pipeline.store import checkpoints
+from pipeline.store import checkpoint_values, checkpoints
 from pipeline.engine.graph import thread_config
 from pipeline.state import (
     RCA, ApprovalDecision, ErrorDoc, Finding, FixProposal, IncidentState, LogEvent, NodeEvent, Quote, Recommendation,
@@ -58,8 +58,12 @@ def test_an_unlisted_pydantic_class_is_not_revived():
     assert not isinstance(revived["v"], Intruder)
 
 
+def _forged_ext(module: str, name: str, arg) -> ormsgpack.Ext:
+    return ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, ormsgpack.packb((module, name, arg)))
+
+
 def _forged(module: str, name: str, arg) -> bytes:
-    return ormsgpack.packb(ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, ormsgpack.packb((module, name, arg))))
+    return ormsgpack.packb(_forged_ext(module, name, arg))
 
 
 def test_a_forged_value_naming_os_system_is_not_executed(tmp_path):
@@ -70,6 +74,11 @@ def test_a_forged_value_naming_os_system_is_not_executed(tmp_path):
     assert revived == f"touch {marker}"  # returned as inert data, never called
 
 
+def _unpacked(blob: bytes) -> dict:
+    return ormsgpack.unpackb(blob, ext_hook=lambda code, data: ormsgpack.Ext(code, data),
+                             option=ormsgpack.OPT_NON_STR_KEYS)
+
+
 def test_a_forged_checkpoint_row_is_neither_executed_nor_revived(paused_engine, tmp_path):
     marker = tmp_path / "pwned"
     incident_id = paused_ids(paused_engine)[0]
@@ -77,16 +86,20 @@ def test_a_forged_checkpoint_row_is_neither_executed_nor_revived(paused_engine, 
     checkpoint_id = paused_engine.graph.get_state(cfg).config["configurable"]["checkpoint_id"]
     path = paused_engine.settings.data_dir / "checkpoints.sqlite"
     conn = sqlite3.connect(path)
-    blob, = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
-                         (incident_id, checkpoint_id)).fetchone()
-    checkpoint = ormsgpack.unpackb(blob, ext_hook=lambda code, data: ormsgpack.Ext(code, data),
-                                   option=ormsgpack.OPT_NON_STR_KEYS)
-    checkpoint["channel_values"]["title"] = ormsgpack.Ext(EXT_CONSTRUCTOR_SINGLE_ARG, ormsgpack.packb(
-        ("os", "system", f"touch {marker}")))
+    kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
+                              (incident_id, checkpoint_id)).fetchone()
+    assert kind == checkpoint_values.VALUES_TYPE  # its larger values stored once, compressed
+    checkpoint = _unpacked(blob)
+    checkpoint["channel_values"]["title"] = _forged_ext("os", "system", f"touch {marker}")
     checkpoint["channel_values"]["severity"] = ormsgpack.Ext(EXT_PYDANTIC_V2, ormsgpack.packb(
         ("subprocess", "Popen", {"args": ["touch", str(marker)]}, "model_validate_json")))
     conn.execute("UPDATE checkpoints SET checkpoint=? WHERE thread_id=? AND checkpoint_id=?",
-                 (ormsgpack.packb(checkpoint, option=ormsgpack.OPT_NON_STR_KEYS), incident_id, checkpoint_id))
+                 (ormsgpack.packb(checkpoint, option=ormsgpack.OPT_NON_STR_KEYS), incident_id,
+                  checkpoint_id))
+    # and a stored value (the RCA) forged in the values table
+    rca_hash = checkpoint["channel_refs"]["rca"]
+    conn.execute("UPDATE checkpoint_values SET type='msgpack', value=? WHERE thread_id=? AND hash=?",
+                 (checkpoint_values.compress(_forged("os", "system", f"touch {marker}")), incident_id, rca_hash))
     conn.commit()
     conn.close()
     try:
@@ -95,4 +108,5 @@ def test_a_forged_checkpoint_row_is_neither_executed_nor_revived(paused_engine, 
         values = {}
     assert not marker.exists()
     assert values.get("title") in (None, f"touch {marker}")
+    assert values.get("rca") in (None, f"touch {marker}")
     assert not any(type(v).__module__ in ("os", "subprocess") for v in dict(values).values())

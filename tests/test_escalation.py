@@ -14,7 +14,7 @@ import pytest
 from pipeline.clock import ManualClock, iso, parse_iso
 from pipeline.operations import escalation
 from pipeline.review.service import ReviewService
-from tests.support import FIXTURES, ROOT, child_env, cli, paused_ids, state_of
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, child_env, cli, paused_ids, state_of
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -135,6 +135,7 @@ def _children(data_dir, at: datetime, n: int) -> list[dict]:
     return [json.loads(o) for o, _ in outs]
 
 
+@BOTH_BACKENDS
 def test_two_processes_and_a_restart_escalate_and_expire_each_incident_exactly_once(clocked, data_dir):
     waiting = sorted(paused_ids(clocked))
     later = T0 + timedelta(days=10)

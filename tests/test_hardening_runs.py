@@ -15,7 +15,7 @@ from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
 from pipeline.services import OperationsService, ReviewService, Services
 from pipeline.sources.file import FileSource
-from tests.support import FIXTURES, paused_ids
+from tests.support import BOTH_BACKENDS, FIXTURES, paused_ids
 from workbench.health import light
 from workbench.runtime import Workbench
 
@@ -63,6 +63,7 @@ def wait_for(predicate, seconds: float = 60.0) -> bool:
     return False
 
 
+@BOTH_BACKENDS
 def test_the_background_poller_survives_a_bug_and_stores_what_follows(engine, tmp_path):
     log = tmp_path / "app.jsonl"
     log.write_bytes((FIXTURES / "small.jsonl").read_bytes())
@@ -94,6 +95,7 @@ class KillingSource(FileSource):
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+@BOTH_BACKENDS
 def test_a_dead_poller_thread_shows_red_and_is_restarted_by_the_health_light(engine, tmp_path):
     log = tmp_path / "app.jsonl"
     log.write_bytes((FIXTURES / "small.jsonl").read_bytes())
@@ -115,6 +117,7 @@ def test_a_dead_poller_thread_shows_red_and_is_restarted_by_the_health_light(eng
     assert not poller.ensure_running()  # a poller stopped on purpose stays stopped
 
 
+@BOTH_BACKENDS
 def test_the_foreground_poll_command_survives_a_bug(engine):
     """`poll` (not --once) runs the supervised loop: nothing a source raises ends it."""
     source = FlakyBugSource(FIXTURES / "small.jsonl", max_bytes=engine.settings.max_event_bytes, bugs=1)

@@ -7,13 +7,14 @@ import json
 from pipeline.clock import ManualClock
 from pipeline.operations.poller import Poller
 from pipeline.sources.file import FileSource
-from tests.support import by_category, pending
+from tests.support import BOTH_BACKENDS, by_category, pending
 
 HIKARI = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
           "exception": "java.sql.SQLTransientConnectionException",
           "message": "HikariPool-1 - Connection is not available, request timed out after 30999ms."}
 
 
+@BOTH_BACKENDS
 def test_new_evidence_waits_for_the_merge_delay_then_re_runs_the_analysis(paused_engine, tmp_path):
     engine = paused_engine
     engine.settings = dataclasses.replace(engine.settings, merge_delay=60.0)

@@ -19,7 +19,7 @@ from pipeline.notifications import sender
 from pipeline.operations import escalation
 from pipeline.review.service import ReviewService
 from pipeline.store import outbox
-from tests.support import FIXTURES, ROOT, by_category, child_env, cli
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, by_category, child_env, cli
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 SECRET = "XOXB-secret-path-4242"
@@ -148,6 +148,7 @@ print("acked")
 """
 
 
+@BOTH_BACKENDS
 def test_a_sender_killed_between_send_and_ack_sends_again_with_the_same_key(webhook_engine):
     # the child sender reads the system clock: the rows must be due by it
     engine, hook = webhook_engine(start=datetime.now(timezone.utc) - timedelta(hours=1))

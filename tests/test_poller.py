@@ -22,7 +22,7 @@ from pipeline.clock import now
 from pipeline.review.service import ReviewService
 from pipeline.sources import Batch
 from pipeline.sources.file import FileSource
-from tests.support import FIXTURES, paused_ids
+from tests.support import BOTH_BACKENDS, FIXTURES, paused_ids
 
 HIKARI = ("HikariPool-1 - Connection is not available, request timed out after {ms}ms.",
           "java.sql.SQLTransientConnectionException")
@@ -45,6 +45,7 @@ def log(tmp_path) -> Path:
     return path
 
 
+@BOTH_BACKENDS
 def test_a_poll_stores_new_events_once_and_runs_new_incidents_to_the_approval_gate(engine, log):
     poller = file_poller(engine, log)
     first = poller.poll_once()
@@ -69,6 +70,7 @@ def test_status_and_metrics_are_kept_in_the_records_store(engine, log):
     assert poller_status(engine.records)[0]["state"] == "stopped"
 
 
+@BOTH_BACKENDS
 def test_a_second_poller_stands_by_and_takes_over_when_the_first_stops(engine, log):
     first, second = file_poller(engine, log), file_poller(engine, log)
     assert not first.poll_once().standby
@@ -89,6 +91,7 @@ def test_a_lease_held_by_a_dead_process_is_taken_at_once(engine, log):
     assert not file_poller(engine, log).poll_once().standby
 
 
+@BOTH_BACKENDS
 def test_new_evidence_reruns_a_paused_analysis_under_a_new_interrupt(paused_engine, log):
     engine = paused_engine
     incident = next(r for r in engine.records.incidents(status="awaiting_approval") if r["service"] == "checkout-api")
@@ -112,6 +115,7 @@ def test_new_evidence_reruns_a_paused_analysis_under_a_new_interrupt(paused_engi
         ReviewService(engine).approve(incident["incident_id"], reviewer="ana", expect_interrupt=old_interrupt)
 
 
+@BOTH_BACKENDS
 def test_events_for_a_run_in_progress_wait_and_merge_once_it_is_free(paused_engine, log):
     engine = paused_engine
     incident = next(r for r in engine.records.incidents() if r["service"] == "checkout-api")["incident_id"]
@@ -128,6 +132,7 @@ def test_events_for_a_run_in_progress_wait_and_merge_once_it_is_free(paused_engi
     assert not engine.records.has_unmerged(incident)
 
 
+@BOTH_BACKENDS
 def test_the_background_thread_works_and_a_clean_stop_releases_the_lease(engine, log):
     poller = file_poller(engine, log)
     poller.start()
@@ -178,6 +183,7 @@ def test_a_poll_reads_every_batch_that_is_ready(engine):
     assert engine.records.cursor("source:counting") == "2" and not report.more
 
 
+@BOTH_BACKENDS
 def test_poll_once_from_the_cli_refuses_while_another_poller_works(engine, log, monkeypatch):
     from pipeline.cli import main
 

@@ -1,5 +1,6 @@
 """`python -m pipeline poll` as real processes: one poller per data dir, clean stops, and
-SIGKILL at random points never loses, duplicates or double-pauses anything."""
+SIGKILL at random points never loses, duplicates or double-pauses anything; on SQLite files and
+on PostgreSQL (the pollers share the test's database schema)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +20,9 @@ from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
 from pipeline.ingest.files import ingest_path
-from tests.support import FIXTURES, ROOT
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, make_settings
+
+pytestmark = BOTH_BACKENDS
 
 SERVICES = ("checkout-api", "inventory-service", "payments-gateway", "loyalty-service", "receipts-worker")
 PROBLEMS = (
@@ -50,10 +53,12 @@ def write_day(path: Path, *, per_incident: int = 20, seed: int = 7) -> None:
     path.write_text("\n".join(out) + "\n")
 
 
-def poll_env(data_dir: Path, log: Path) -> dict:
+def poll_env(data_dir: Path, log: Path, database_url: str | None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
     env.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_SOURCE=f"file:{log}", PYTHONPATH=str(ROOT),
                INCIDENTIQ_REPO_DIR=str(ROOT / "samples" / "pos-backend"))
+    if database_url:
+        env["INCIDENTIQ_DATABASE_URL"] = database_url
     return env
 
 
@@ -81,22 +86,39 @@ def pid_of(owner: str | None) -> int | None:
 
 
 @pytest.fixture
-def polled_dir(tmp_path, engine) -> Path:
-    """A second data dir with the same knowledge index (the `engine` fixture's dir is the oracle)."""
-    d = tmp_path / "polled"
-    shutil.copytree(engine.settings.data_dir / "knowledge-index", d / "knowledge-index")
-    return d
+def polled_dir(data_dir, database_url) -> tuple[Path, str | None]:
+    """The pollers' data dir and database URL (None: the SQLite files in that dir)."""
+    return data_dir, database_url
+
+
+def records_of(polled: tuple[Path, str | None]) -> Records:
+    data_dir, url = polled
+    return Records(url or data_dir / "app.sqlite3")
+
+
+@pytest.fixture
+def oracle(data_dir, tmp_path):
+    """An engine on SQLite files of its own (with the same knowledge index), whatever the backend."""
+    from pipeline.engine import open_engine
+    from pipeline.store import checkpoints
+
+    d = tmp_path / "oracle"
+    shutil.copytree(data_dir / "knowledge-index", d / "knowledge-index")
+    eng = open_engine(make_settings(d, database_url=None), sync_knowledge=False)
+    yield eng
+    eng.records.close()
+    checkpoints.saver_for(d / "checkpoints.sqlite").close()
 
 
 @pytest.mark.timeout(120)
 def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop(polled_dir, tmp_path):
     log = tmp_path / "app.jsonl"
     shutil.copy(FIXTURES / "small.jsonl", log)
-    env = poll_env(polled_dir, log)
+    env = poll_env(polled_dir[0], log, polled_dir[1])
     first = start_poller(env)
     records = None
     try:
-        records = Records(polled_dir / "app.sqlite3")
+        records = records_of(polled_dir)
         wait_for(lambda: scalar(records, "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'") == 4)
         second = start_poller(env)
         try:
@@ -132,17 +154,17 @@ def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop
 
 
 @pytest.mark.timeout(180)
-def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(engine, polled_dir, tmp_path):
+def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(oracle, polled_dir, tmp_path):
     log = tmp_path / "day.jsonl"
     write_day(log)
-    oracle = ingest_path(engine, log).as_json()  # the same input, ingested once without interruptions
-    expected_ids = {r["event_id"] for r in engine.records.query("SELECT event_id FROM events")}
-    expected_incidents = {r["incident_id"]: r["event_count"] for r in engine.records.incidents()}
-    assert oracle["incidents_new"] == 30 and oracle["rejected"] == 3 and len(expected_ids) > 500
+    ingested = ingest_path(oracle, log).as_json()  # the same input, ingested once without interruptions
+    expected_ids = {r["event_id"] for r in oracle.records.query("SELECT event_id FROM events")}
+    expected_incidents = {r["incident_id"]: r["event_count"] for r in oracle.records.incidents()}
+    assert ingested["incidents_new"] == 30 and ingested["rejected"] == 3 and len(expected_ids) > 500
 
-    env = poll_env(polled_dir, log)
+    env = poll_env(polled_dir[0], log, polled_dir[1])
     rng = random.Random(int(os.environ.get("KILL_SEED", "20261128")))
-    records = Records(polled_dir / "app.sqlite3")
+    records = records_of(polled_dir)
     paused = "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'"
     kill_points = []
     try:
@@ -175,7 +197,7 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(e
         from pipeline.store import checkpoints
         from pipeline.engine.graph import build_graph
 
-        graph = build_graph(checkpoints.saver_for(polled_dir / "checkpoints.sqlite"))
+        graph = build_graph(checkpoints.saver_for(polled_dir[1] or polled_dir[0] / "checkpoints.sqlite"))
         for row in rows:
             history = list(graph.get_state_history(thread_config(row["incident_id"])))
             pauses = [s for s in history if s.next == ("approval",)]

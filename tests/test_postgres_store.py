@@ -39,3 +39,48 @@ def test_one_owner_holds_the_poller_lease_until_it_releases_it(database_url):
     finally:
         lease.close_sessions()
         records.close()
+
+
+def schema_bytes(url: str) -> int:
+    """Every table of the test's schema, with its indexes and TOAST, as the server counts it."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return int(conn.execute("SELECT coalesce(sum(pg_total_relation_size(format('%I.%I', schemaname, tablename))), 0)"
+                                " FROM pg_tables WHERE schemaname = current_schema()").fetchone()[0])
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_storage_sizes_are_the_schemas_tables_of_records_and_checkpoints(paused_engine, database_url, tmp_path):
+    from pipeline.services import OperationsService
+    from tests.support import HIKARI, write_jsonl
+    from pipeline.ingest.files import ingest_path
+
+    operations = OperationsService(paused_engine)
+    before = operations.storage_sizes()
+    assert set(before) == {"records (PostgreSQL)", "checkpoints (PostgreSQL)", "knowledge-index"}
+    assert before["records (PostgreSQL)"] > 0 and before["checkpoints (PostgreSQL)"] > 0
+    assert before["knowledge-index"] > 0
+    assert before["records (PostgreSQL)"] + before["checkpoints (PostgreSQL)"] == schema_bytes(database_url)
+    # one more incident analysed to its gate: its checkpoints are where most of its bytes go
+    more = [{**e, "service": "gift-card-api", "_time": e["_time"].replace("10:", "11:")} for e in HIKARI * 20]
+    ingest_path(paused_engine, write_jsonl(tmp_path / "more.jsonl", more))
+    after = operations.storage_sizes()
+    assert after["checkpoints (PostgreSQL)"] > before["checkpoints (PostgreSQL)"]
+    assert after["records (PostgreSQL)"] >= before["records (PostgreSQL)"]
+    schema = database_url.split("%3D")[-1]
+    assert f"schema {schema}" in operations.storage_location()
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_the_operations_page_shows_the_postgres_sizes_and_where_they_are(app, database_url):
+    from tests.support import texts
+
+    app.switch_page("app_pages/operations.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    metrics = {m.label: m.value for m in app.metric}
+    assert "app.sqlite3" not in metrics and "checkpoints.sqlite" not in metrics
+    for name in ("records (PostgreSQL)", "checkpoints (PostgreSQL)"):
+        amount, unit = metrics[name].split()
+        assert float(amount) > 0 and unit in ("KiB", "MiB")
+    assert f"schema {database_url.split('%3D')[-1]}" in texts(app)

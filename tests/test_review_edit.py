@@ -130,3 +130,63 @@ def test_a_resume_after_a_raw_state_update_is_refused_not_swallowed(paused_engin
 
     run_pending(paused_engine)  # the runner re-arms the gate
     assert pending(paused_engine, inc) != seen
+
+
+# -- one rule for every editor: Edit & approve, the State tab (edit) and a fork -----------------------
+
+def test_an_edit_of_the_category_re_runs_recommend_and_propose_fix_from_it(paused_engine):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    review = ReviewService(paused_engine)
+    before = review.incident(inc)
+    doc = review.edit(inc, reviewer="ann", edits={"rca.category": "db_deadlock"})  # no as_node: the rule
+    assert doc["status"] == "awaiting_approval" and doc["rca"]["category"] == "db_deadlock"
+    newest = review.history(inc, limit=3)
+    assert [h["writes_by"] for h in newest] == [["propose_fix"], ["recommend"], ["rca"]]
+    # the recommendation is the deadlock one now, not the pool one the analysis first led to
+    assert doc["recommendation"]["action"] != before["recommendation"]["action"]
+    assert "DEADLOCK" in doc["recommendation"]["action"]
+    assert doc["proposal"]["hash"] != before["proposal"]["hash"]
+
+
+def test_edit_and_approve_of_the_category_approves_what_the_edit_re_derived(paused_engine):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    review = ReviewService(paused_engine)
+    seen = review.incident(inc)
+    doc = review.approve(inc, reviewer="ann", expect_interrupt=seen["pending"]["interrupt_id"],
+                         expect_proposal=seen["proposal"]["hash"], edits={"rca.category": "db_deadlock"})
+    assert doc["rca"]["category"] == "db_deadlock" and "DEADLOCK" in doc["recommendation"]["action"]
+    approval = next(a for a in paused_engine.records.audit(inc) if a["action"] == "approve")
+    assert approval["after"]["edited"] == ["rca.category"]
+    assert approval["after"]["reran"] == ["recommend", "propose_fix"]
+    recorded = paused_engine.records.fixes(inc)
+    # what is recorded is the proposal derived from the edited analysis, and the decision names it
+    assert doc["decision"]["proposal_hash"] == approval["after"]["proposal_hash"] != seen["proposal"]["hash"]
+    assert [f["proposal"]["hash"] for f in recorded] == [doc["decision"]["proposal_hash"]]
+
+
+def test_edit_and_approve_of_the_recommendation_keeps_it_as_edited(paused_engine):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    review = ReviewService(paused_engine)
+    seen = review.incident(inc)
+    doc = review.approve(inc, reviewer="ann", expect_interrupt=seen["pending"]["interrupt_id"],
+                         edits={"recommendation.action": "Find the connection leak first"})
+    assert doc["recommendation"]["action"] == "Find the connection leak first"
+    approval = next(a for a in paused_engine.records.audit(inc) if a["action"] == "approve")
+    assert approval["after"]["reran"] == ["propose_fix"]
+
+
+@pytest.mark.parametrize("edits, reruns", [
+    ({"rca.category": "db_deadlock"}, ["recommend", "propose_fix"]),
+    ({"severity": "low"}, ["recommend", "propose_fix"]),
+    ({"recommendation.action": "Find the leak"}, ["propose_fix"]),
+    ({"rca.confidence": 0.5, "recommendation.action": "Find the leak"}, ["propose_fix"]),
+])
+def test_an_edit_of_the_paused_incident_and_a_fork_from_its_gate_follow_one_rule(paused_engine, edits, reruns):
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    review = ReviewService(paused_engine)
+    gate = review.incident(inc)["head_checkpoint_id"]
+    effect = review.edit_effect(edits)
+    plan = review.rerun_plan(inc, gate, edits=edits)
+    assert effect["reruns"] == reruns == plan["nodes"][:-1] and plan["nodes"][-1] == "approval"
+    assert effect["effect"] == plan["fork_effect"]
+    assert all(field in effect["text"] for field in edits)

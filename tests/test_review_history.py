@@ -6,7 +6,7 @@ import json
 import threading
 
 from pipeline.review.service import ReviewService
-from tests.support import by_category, checkpoint_count, cli, pending
+from tests.support import BOTH_BACKENDS, by_category, checkpoint_count, cli, pending
 
 
 def _at(history: list[dict], next_nodes: list[str]) -> dict:
@@ -42,11 +42,12 @@ def test_history_pages_with_limit_and_before(paused_engine):
     assert len(everything) == checkpoint_count(paused_engine, inc)
 
 
+@BOTH_BACKENDS
 def test_history_leaves_the_checkpoint_store_unlocked(paused_engine):
     service = ReviewService(paused_engine)
     inc = by_category(paused_engine, "db_pool_exhausted")
     service.history(inc, limit=2)
-    lock = paused_engine.graph.checkpointer.lock  # SqliteSaver holds it while a listing is open
+    lock = paused_engine.graph.checkpointer.lock  # either saver holds it while a listing is open
     got = []
     t = threading.Thread(target=lambda: got.append(lock.acquire(timeout=2)))
     t.start()

@@ -12,6 +12,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.engine.runner import record_from_snapshot
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState
+from pipeline.store import checkpoint_values
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS
 from tests.support import by_category, cli, state_of
@@ -47,10 +48,17 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     cfg = thread_config(incident_id)
     checkpoint_id = engine.graph.get_state(cfg).config["configurable"]["checkpoint_id"]
     conn = sqlite3.connect(engine.settings.data_dir / "checkpoints.sqlite")
-    blob, = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
-                         (incident_id, checkpoint_id)).fetchone()
+    kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
+                              (incident_id, checkpoint_id)).fetchone()
     checkpoint = ormsgpack.unpackb(blob, ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
     values = checkpoint["channel_values"]
+    # 0.1 wrote every value inline (type msgpack): bring the values stored once back into the row
+    for channel, value_hash in checkpoint.pop("channel_refs", {}).items():
+        value, = conn.execute("SELECT value FROM checkpoint_values WHERE thread_id=? AND hash=?",
+                              (incident_id, value_hash)).fetchone()
+        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value), ext_hook=_Ext,
+                                            option=ormsgpack.OPT_NON_STR_KEYS)
+    checkpoint.pop("values_thread", None)
     for name in ("proposal", "revision_log"):
         values.pop(name, None)
 
@@ -66,7 +74,7 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     values["rca"] = pack(module, name, {k: v for k, v in kwargs.items() if k not in NEW_RCA_FIELDS}, rest)
     values["events"] = [e for e in values["events"] if model(e)[2].get("node") != "propose_fix"]
     values.update(channel_values)
-    conn.execute("UPDATE checkpoints SET checkpoint=? WHERE thread_id=? AND checkpoint_id=?",
+    conn.execute("UPDATE checkpoints SET type='msgpack', checkpoint=? WHERE thread_id=? AND checkpoint_id=?",
                  (ormsgpack.packb(checkpoint, default=_packed, option=ormsgpack.OPT_NON_STR_KEYS),
                   incident_id, checkpoint_id))
     conn.commit()

@@ -96,6 +96,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
                 doc = review.revise(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                     feedback=inputs["feedback"])
             else:
+                effect = review.edit_effect(inputs["edits"])
                 doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                      edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
     except Conflict as exc:
@@ -104,7 +105,10 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    return "success", f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'])}."
+    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'])}."
+    if action == "edit_approve":
+        said += f" {effect['text']} before the approval."
+    return "success", said
 
 
 def _message(outcome) -> None:

@@ -112,21 +112,16 @@ def collect_edits(state: dict, *, key: str) -> dict:
 WHAT_EDITS_DO = ("An edit of the analysis (rca.*, severity) re-runs recommend and propose_fix from it; an edit "
                  "of the recommendation keeps it as edited and derives the fix proposal again.")
 AFTER = {
-    "approve": "Edit & approve saves the edits as one audited change and approves at once: the recommendation is "
-               "kept as shown (not redone), the fix proposal is derived again from the corrected analysis and that "
-               "proposal is the one recorded. The RCA is marked human-edited.",
-    "edit": "Save edits writes one audited change (an update checkpoint in the history); the incident then waits "
-            "for approval again with the new analysis and proposal to review. The RCA is marked human-edited.",
+    "approve": "Edit & approve saves the edits as one audited change, re-runs what depends on them (as above) and "
+               "approves at once: the approval is of the re-derived recommendation and fix proposal, and that "
+               "proposal is the one recorded. The edited fields are marked human-edited.",
+    "edit": "Save edits writes one audited change (an update checkpoint in the history) and re-runs what depends "
+            "on it (as above); the incident then waits for approval again with the new analysis and proposal to "
+            "review. The edited fields are marked human-edited.",
     "fork": "Fork applies the edits at that checkpoint on a new branch (the current one stays in the history as "
-            "abandoned) and runs it to the approval gate, which needs a new decision.",
+            "abandoned), re-runs what depends on them (the confirmation names the nodes) and runs it to the "
+            "approval gate, which needs a new decision.",
 }
-
-
-def lands_as(edits: dict) -> str:
-    """The node an edit is saved as, the rule forks follow: the analysis alone as `rca` (so the
-    recommendation is redone from it), anything touching the recommendation as `recommend`."""
-    touched = {name.partition(".")[0] for name in edits}
-    return "recommend" if "recommendation" in touched else "rca"
 
 
 def edit_form(state: dict, *, key: str, mode: str, submit_label: str, on_submit, args: tuple,

@@ -12,12 +12,35 @@ from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
+from workbench.incident_reads import incident_version
 from workbench.provenance import status_words
-from workbench.timeline import checkpoint_caption, timeline_figure
+from workbench.timeline import base_figure, checkpoint_caption, with_selection
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
+ACTED_KEY = "incident_history_acted"  # a replay or fork ran: the whole page redraws, not just the timeline
+CACHED = 64  # reads kept per process (a few incidents' timelines, the checkpoints picked in them)
+
+
+# Checkpoints are immutable, so what a checkpoint shows (its state, its diff against its parent) is
+# the same on every rerun while the incident is unchanged: reading it again on each pick, and
+# drawing the chart again, was most of an interaction at a thousand checkpoints. The key names the
+# review service (one per data dir), the incident and its version; `_review` is not hashed.
+@st.cache_data(max_entries=CACHED, show_spinner=False)
+def _tree(_review: ReviewService, where: int, incident_id: str, limit: int, version: tuple) -> dict:
+    return _review.tree(incident_id, limit=limit)
+
+
+@st.cache_data(max_entries=CACHED, show_spinner=False)
+def _checkpoint(_review: ReviewService, where: int, incident_id: str, checkpoint_id: str, version: tuple) -> dict:
+    return _review.checkpoint(incident_id, checkpoint_id, with_plan=True)  # its state, diff and rerun plan
+
+
+@st.cache_data(max_entries=CACHED, show_spinner=False)
+def _figure(_tree_read: dict, where: int, incident_id: str, limit: int, version: tuple, spacing: str,
+            collapse: bool) -> dict:
+    return base_figure(_tree_read, spacing=spacing, collapse=collapse).to_dict()
 
 
 def _pick_key(incident_id: str) -> str:
@@ -132,6 +155,7 @@ def _confirmed(review: ReviewService) -> None:
     """Callback of the confirmation: replay or fork (session state read first, see workbench.session)."""
     messages = session.message_box(SCOPE)
     picks = st.session_state.setdefault("incident_history_next_pick", {})
+    acted = st.session_state.setdefault(ACTED_KEY, {})
     acting = session.acting_registry()
     reviewer = session.actor()
     ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
@@ -152,6 +176,7 @@ def _confirmed(review: ReviewService) -> None:
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
+    acted[incident_id] = True  # the header and the decision panel change too: the page redraws
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
@@ -169,14 +194,33 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
     st.session_state[_pick_key(incident_id)] = checkpoint_id
 
 
+def page_redrawn(incident_id: str) -> None:
+    """Called by the page on a full run: whatever a replay or fork changed is drawn by that run."""
+    st.session_state.get(ACTED_KEY, {}).pop(incident_id, None)
+
+
+@st.fragment
 def history(review: ReviewService, incident_id: str) -> None:
-    """The timeline, the selected checkpoint's state and diff, and replay / fork from it."""
+    """The timeline, the selected checkpoint's state and diff, and replay / fork from it.
+
+    A fragment: picking a checkpoint, clicking the chart or widening the window reruns only this;
+    a replay or fork reruns the whole page (its header and decision panel change too)."""
+    if st.session_state.get(ACTED_KEY, {}).pop(incident_id, None):
+        st.rerun()  # this fragment's own run after a replay or fork: the page redraws instead
+    try:
+        _history(review, incident_id)
+    except IncidentIQError as exc:  # e.g. the checkpoints were pruned meanwhile: said here, nothing else lost
+        st.error(escape_markdown(exc.message))
+
+
+def _history(review: ReviewService, incident_id: str) -> None:
     session.show_messages(SCOPE)
     window_key = f"incident_history_window_{incident_id}"
     window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
+    version, where = incident_version(review.document(incident_id)), id(review)
     # the newest checkpoints only: a thread with a thousand of them keeps the chart and the
     # picker small; older ones come a window at a time
-    tree = review.tree(incident_id, limit=window)
+    tree = _tree(review, where, incident_id, window, version)
     entries = sorted(tree["nodes"], key=lambda e: e["checkpoint_id"], reverse=True)
     if not entries:
         st.info("No checkpoint yet: the run has not started.")
@@ -201,7 +245,8 @@ def history(review: ReviewService, incident_id: str) -> None:
                                        help="order: one step apart (a run takes milliseconds); time: real time")
         collapse = st.toggle("Live branch only", key=f"incident_history_collapse_{incident_id}",
                              value=tree["branches"] > 3, help="hide the abandoned branches")
-    st.plotly_chart(timeline_figure(tree, selected=selected, spacing=spacing, collapse=collapse),
+    base = _figure(tree, where, incident_id, window, version, spacing, collapse)
+    st.plotly_chart(with_selection(base, tree, selected=selected, spacing=spacing, collapse=collapse),
                     key=_chart_key(incident_id), on_select="rerun", selection_mode="points",
                     config={"displayModeBar": True, "displaylogo": False, "scrollZoom": False,
                             "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage", "autoScale2d"]})
@@ -215,9 +260,9 @@ def history(review: ReviewService, incident_id: str) -> None:
                   args=(window_key, window + HISTORY_WINDOW))
     st.selectbox("Checkpoint", list(by_id), key=pick_key, format_func=lambda cid: checkpoint_caption(by_id[cid]))
 
-    detail = review.checkpoint(incident_id, selected)
+    detail = _checkpoint(review, where, incident_id, selected, version)
     entry = detail["checkpoint"]
-    st.markdown(f"**Changes against its parent** ({len(detail['changes'])} fields)")
+    st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(detail['changes'])} fields)")
     if detail["changes"]:
         st.dataframe(changes_frame(detail["changes"]), hide_index=True, width="stretch",
                      key="incident_history_diff")
@@ -228,12 +273,11 @@ def history(review: ReviewService, incident_id: str) -> None:
         st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
     with st.expander("State at this checkpoint (JSON)"):
         st.json(detail["state"], expanded=1)
-    _time_travel(review, incident_id, selected, detail["state"])
+    _time_travel(review, incident_id, selected, detail["state"], detail["plan"])
 
 
-def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, state: dict) -> None:
+def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, state: dict, plan: dict) -> None:
     st.markdown("**Time travel**")
-    plan = review.rerun_plan(incident_id, checkpoint_id)
     if not plan["allowed"]:
         st.info(plan["reason"])
         if plan.get("suggested_checkpoint"):

@@ -18,7 +18,7 @@ STATUS_WORDS = {
     "failed": "failed — the poller retries it",
 }
 EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "forked with"}
-_NOT_FIELDS = {"status", "change_id", "edited", "approvals", "proposal_hash", "approvals_needed"}
+_NOT_FIELDS = {"status", "change_id", "edited", "reran", "approvals", "proposal_hash", "approvals_needed"}
 
 
 def status_words(status: str) -> str:
@@ -28,7 +28,8 @@ def status_words(status: str) -> str:
 
 def _edited(row: dict) -> list[str]:
     after = row.get("after") or {}
-    if row["action"] == "approve":
+    if row["action"] == "approve" or (row["action"] in EDITING_ACTIONS and "edited" in after):
+        # what the person set; fields re-derived from it (a re-run recommendation) are not theirs
         return list(after.get("edited") or [])  # an approval without edits changed no field
     if row["action"] in ("edit", "fork"):
         return [f for f in after if f not in _NOT_FIELDS and not f.startswith(("proposal", "events", "trace"))]

@@ -7,7 +7,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError, InvalidEdit
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.edit_form import collect_edits, edit_form, lands_as, refusal
+from workbench.edit_form import collect_edits, edit_form, refusal
 
 SCOPE = "incident_state"
 
@@ -28,16 +28,16 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
         return
     try:
         with session.acting_on(acting, incident_id):
-            doc = review.edit(incident_id, actor=reviewer, edits=edits, as_node=lands_as(edits),
-                              expect_interrupt=interrupt_id)
+            effect = review.edit_effect(edits)
+            doc = review.edit(incident_id, actor=reviewer, edits=edits, expect_interrupt=interrupt_id)
     except InvalidEdit as exc:
         messages.append(("error", refusal(exc, doing="Saving the edits")))
         return
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing="Saving the edits"))
         return
-    messages.append(("success", f"Saved {', '.join(edits)} as a new update checkpoint "
-                                f"({(doc.get('head_checkpoint_id') or '')[-8:]}); it is in the history."))
+    messages.append(("success", f"Saved {', '.join(edits)} as a new update checkpoint; {effect['text']} "
+                                f"(now at {(doc.get('head_checkpoint_id') or '')[-8:]}, in the history)."))
 
 
 def editor(review: ReviewService, doc: dict) -> None:

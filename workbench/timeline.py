@@ -97,6 +97,26 @@ def timeline_figure(tree: dict, *, selected: str | None = None, spacing: str = "
                     collapse: bool = False) -> go.Figure:
     """The figure for `review.tree()`; `spacing` is "order" (one step apart) or "time" (real
     time); `collapse` hides the abandoned branches."""
+    return with_selection(base_figure(tree, spacing=spacing, collapse=collapse).to_dict(), tree,
+                          selected=selected, spacing=spacing, collapse=collapse)
+
+
+def with_selection(base: dict, tree: dict, *, selected: str | None, spacing: str, collapse: bool) -> go.Figure:
+    """The figure of `base` (a `base_figure(...).to_dict()`, already validated) with the selected
+    checkpoint ringed: picking another checkpoint redraws the ring, not the whole chart."""
+    entries = visible_entries(tree, collapse=collapse)
+    x = _x(entries, spacing)
+    spec = {"data": list(base.get("data") or []), "layout": base.get("layout") or {}}
+    if selected and selected in x:
+        lane = next(e.get("branch", 0) for e in entries if e["checkpoint_id"] == selected)
+        spec["data"].append({"type": "scatter", "x": [x[selected]], "y": [lane], "mode": "markers",
+                             "name": "selected", "hoverinfo": "skip",
+                             "marker": {"symbol": "circle-open", "size": 28, "color": "#1f6feb", "line": {"width": 3}}})
+    return go.Figure(spec, _validate=False)  # base was validated when it was built; the ring is fixed
+
+
+def base_figure(tree: dict, *, spacing: str = "order", collapse: bool = False) -> go.Figure:
+    """Every checkpoint of the tree drawn, without the selection (see `with_selection`)."""
     entries = visible_entries(tree, collapse=collapse)
     x = _x(entries, spacing)
     lane = {e["checkpoint_id"]: e.get("branch", 0) for e in entries}
@@ -134,10 +154,6 @@ def timeline_figure(tree: dict, *, selected: str | None = None, spacing: str = "
         _overlay(fig, [e for e in entries if e["checkpoint_id"] == head], x, lane, name="live head",
                  marker={"symbol": "star-diamond", "size": 22, "color": "#111111", "line": {"width": 1,
                                                                                            "color": "white"}})
-    if selected and selected in x:
-        fig.add_trace(go.Scatter(x=[x[selected]], y=[lane[selected]], mode="markers", name="selected",
-                                 marker={"symbol": "circle-open", "size": 28, "color": "#1f6feb",
-                                         "line": {"width": 3}}, hoverinfo="skip"))
     lanes = sorted(set(lane.values())) or [0]
     live_lanes = {lane[c] for c in x if c in live_ids}
     fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" (live)" if b in live_lanes else "") for b in lanes],

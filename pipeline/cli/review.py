@@ -36,7 +36,7 @@ def register(sub) -> None:
     p = sub.add_parser("edit", help="edit the paused state (validated; a new checkpoint of source update)")
     _decision_args(p)
     p.add_argument("--set", action="append", metavar="FIELD=JSON", required=True)
-    p.add_argument("--as-node", dest="as_node", help="recommend (default) or rca (redo the recommendation)")
+    p.add_argument("--as-node", dest="as_node", help="rca (redo the recommendation) or recommend; by default the fork rule: rca for an edit of the analysis only, else recommend")
     p.set_defaults(handler=cmd_edit)
 
     p = sub.add_parser("history", help="checkpoints newest first")

@@ -95,6 +95,12 @@ def initial_state(engine: Engine, incident_id: str, events: list | None = None) 
                          title=row["title"], evidence=merge_evidence([], events))
 
 
+def run_input(state: IncidentState) -> dict:
+    """The run's input: the fields set, not the defaults (a model would write every field as a
+    channel of its own: a row in the checkpoint store and a version in each checkpoint)."""
+    return {name: getattr(state, name) for name in sorted(state.model_fields_set)}
+
+
 def advance(engine: Engine, incident_id: str) -> bool:
     """Move one incident's run as far as it can go without a human. False if another actor has it."""
     return advance_run(engine, incident_id) is not None
@@ -156,7 +162,7 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         state = initial_state(engine, incident_id, events)
         # every stored event is in the run now, sampled or not: none of them is news to merge later
         engine.records.mark_merged(e.event_id for e in events)
-        after = _run_end(engine, incident_id, engine.graph.invoke(state, cfg, context=engine.deps))
+        after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg, context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
         unmerged = engine.records.events_of(incident_id, only_unmerged=True)

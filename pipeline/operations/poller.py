@@ -144,6 +144,8 @@ class Poller:
         """Between batches and runs: stop when asked, and keep the lease fresh."""
         if self._stop.is_set():
             return False
+        if not lease.held(self.engine.records, self.owner):
+            return False  # PostgreSQL dropped our session, and the lock with it: take it again next poll
         if time.monotonic() - self._renewed_at > self.lease_ttl / 3:
             if not lease.acquire(self.engine.records, self.owner, source=self.source.name, ttl=self.lease_ttl):
                 return False  # taken over (we were thought dead): let the new owner work

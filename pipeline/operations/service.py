@@ -51,4 +51,22 @@ class OperationsService:
         return inbox.decisions(self.records, since)
 
     def storage_sizes(self) -> dict[str, int]:
-        return inbox.storage_sizes(self.data_dir)
+        """Bytes per store: the SQLite files (with WAL) or, on PostgreSQL, the schema's tables of
+        the records and of the checkpoints; and the knowledge index (files in the data dir)."""
+        files = inbox.storage_sizes(self.data_dir)
+        if not self.records.postgres:
+            return files
+        from pipeline.store import postgres
+
+        tables = postgres.storage_sizes(self.records)
+        return {"records (PostgreSQL)": tables["records"], "checkpoints (PostgreSQL)": tables["checkpoints"],
+                "knowledge-index": files["knowledge-index"]}
+
+    def storage_location(self) -> str:
+        """Where the stores are, as the page names it (a database URL's password masked)."""
+        if not self.records.postgres:
+            return f"the data dir {self.data_dir}"
+        from pipeline.store import postgres
+
+        return (f"PostgreSQL {self.records.where.split('?')[0]}, schema {postgres.schema_of(self.records)}"
+                f" (tables with their indexes); the knowledge index in {self.data_dir}")

@@ -327,6 +327,27 @@ def fork_as_node(edits: dict | None, flow: Flow, next_nodes: tuple[str, ...]) ->
     return ("rca" if "rca" in owners else "recommend"), "reruns_dependents"
 
 
+EDIT_EFFECT_WORDS = {
+    "reruns_dependents": "lands as {as_node}'s output, so {nodes} re-run from it",
+    "keeps_recommendation": "sets the analysis and the recommendation: it lands as recommend's output, so recommend "
+                            "does not re-run (the recommendation stays as edited) and {nodes} re-run from it",
+    "as_is": "lands before the nodes that write those fields: {nodes} run again and may overwrite it",
+}
+
+
+def edit_effect(edits: dict, flow: Flow, next_nodes: tuple[str, ...] = (GATE,)) -> dict:
+    """What an edit made where the run stands at `next_nodes` (the gate, for a paused incident) does:
+    the node it lands as, the rule's `effect` (see fork_as_node), the nodes that then re-run up
+    to the gate, and a sentence saying so. The one rule of Edit & approve, the State tab and a fork."""
+    as_node, effect = fork_as_node(edits, flow, next_nodes)
+    start = next_nodes if effect == "as_is" or as_node is None else flow.static.get(as_node, next_nodes)
+    nodes = [n for n in flow.rerun(start) if n != GATE]
+    named = " and ".join(nodes) if len(nodes) <= 2 else ", ".join(nodes[:-1]) + " and " + nodes[-1]
+    return {"as_node": as_node, "effect": effect, "reruns": nodes,
+            "text": f"The edit of {', '.join(edits)} " + EDIT_EFFECT_WORDS[effect].format(
+                as_node=as_node, nodes=named or "no node")}
+
+
 def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dict:
     """Which evidence a branch from `snap` is analysed on, against what the incident has now."""
     events = (snap.values or {}).get("evidence") or []

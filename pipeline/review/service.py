@@ -211,14 +211,18 @@ class ReviewService:
         made_by = history.human_actions(self.records.audit(incident_id), line)
         return history.entries(self.engine, incident_id, snaps, line, made_by)
 
-    def checkpoint(self, incident_id: str, checkpoint_id: str) -> dict:
-        """One checkpoint: its history entry, the full state there and its changes."""
+    def checkpoint(self, incident_id: str, checkpoint_id: str, *, with_plan: bool = False) -> dict:
+        """One checkpoint: its history entry, the full state there and its changes; `with_plan`
+        adds what a replay from it would do (`rerun_plan`), read in the same pass."""
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
         made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
-        return {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        if with_plan:
+            out["plan"] = history.rerun_plan(self.engine, incident_id, snap, line)
+        return out
 
     def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
         """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
@@ -247,6 +251,13 @@ class ReviewService:
         return history.rerun_plan(self.engine, incident_id, snap, line, edits=edits,
                                   with_current_evidence=with_current_evidence)
 
+    def edit_effect(self, edits: dict) -> dict:
+        """What an edit of a paused incident does (Edit & approve, the State tab): the node it lands
+        as, the nodes that re-run from it and a sentence saying so; the rule forks follow
+        (`rerun_plan(..., edits=)` says the same for a past checkpoint)."""
+        check_edit_fields(edits)
+        return history.edit_effect(edits, history.Flow.of(self.engine))
+
     def revisions(self, incident_id: str) -> list[dict]:
         """Each request for changes with the analysis before and after it: `rca`, `recommendation` and
         `proposal` as they were when the reviewer asked, and as the re-analysis answered (the next
@@ -267,6 +278,13 @@ class ReviewService:
                         "requests": state.feedback[:entry.revision], "before": before, "after": after,
                         "changes": history.diff(before, after)})
         return out
+
+    def audit_mark(self, incident_id: str) -> tuple[int, int | None]:
+        """(entries, newest entry's id) of the incident's audit, from its index: the log is
+        append-only, so this changes exactly when an entry (a refusal too) is added."""
+        row = self.records.query("SELECT count(*) AS n, max(id) AS newest FROM audit WHERE incident_id = ?",
+                                 (incident_id,))[0]
+        return int(row["n"]), row["newest"]
 
     def audit(self, incident_id: str | None = None) -> list[dict]:
         """Every human action, oldest first."""
@@ -433,10 +451,12 @@ class ReviewService:
             if expect_proposal is not None:  # the proposal the reviewer saw, before any edit of theirs
                 self._check_proposal(incident_id, expect_proposal, state)
             if edits:
+                # the State tab's and a fork's rule: an edit of the analysis re-runs what depends on it
+                effect = history.edit_effect(edits, history.Flow.of(self.engine))
                 values = edited_values(state, edits)
-                interrupt_id, change_id = self._write_edit(incident_id, values, as_node="recommend",
+                interrupt_id, change_id = self._write_edit(incident_id, values, as_node=effect["as_node"],
                                                            reviewer=reviewer.id, fields=edits)
-                after_values = {"edited": list(edits), "change_id": change_id}
+                after_values = {"edited": list(edits), "change_id": change_id, "reran": effect["reruns"]}
                 state = IncidentState.model_validate(self.graph.get_state(thread_config(incident_id)).values)
             proposal_hash = state.proposal.hash if state.proposal else None
             now = self.records.clock.now()
@@ -522,7 +542,8 @@ class ReviewService:
     def _edit(self, incident_id: str, reviewer: Actor, *, edits: dict, as_node: str | None,
               expect_interrupt: str | None) -> dict:
         check_edit_fields(edits)
-        as_node = as_node or "recommend"
+        # by default the rule a fork follows: an edit of the analysis re-runs recommend and propose_fix
+        as_node = as_node or history.edit_effect(edits, history.Flow.of(self.engine))["as_node"]
         if as_node not in EDIT_AS_NODES:
             raise UsageError(f"--as-node must be one of {', '.join(EDIT_AS_NODES)} (got {as_node!r})")
         if as_node == "rca" and any(f.startswith("recommendation.") for f in edits):
@@ -539,7 +560,11 @@ class ReviewService:
             note = None if as_node == "recommend" else f"as_node={as_node}"
             with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
                 _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer.id, fields=edits)
-            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note, after_values={"change_id": change_id})
+            # `edited`: what the person set; the other changed fields were re-derived from it (`reran`)
+            reran = history.Flow.of(self.engine).rerun(history.Flow.of(self.engine).static.get(as_node, ()))
+            claim.finish(action="edit", reviewer=reviewer, before=snap, note=note,
+                         after_values={"change_id": change_id, "edited": list(edits),
+                                       "reran": [n for n in reran if n != history.GATE]})
         finally:
             claim.close()
         return self.incident(incident_id)
@@ -625,7 +650,7 @@ class ReviewService:
                 fork_cfg = self.graph.update_state(change_cfg, values, as_node=as_node)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
-            audit["after_values"] = {**audit["after_values"], "change_id": change_id}
+            audit["after_values"] = {**audit["after_values"], "change_id": change_id, "edited": list(edits)}
             claim.finish(action="fork", reviewer=reviewer, before=before, closed_at=None, **audit)
         finally:
             claim.close()

@@ -1,8 +1,10 @@
 """The checkpoint store: one SqliteSaver per process and file, whose serializer revives only our
-classes and whose errors are StorageError (CheckpointStore)."""
+classes, whose larger values are stored once per thread (checkpoint_values.py) and whose errors are
+StorageError (CheckpointStore)."""
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import threading
 import uuid
@@ -13,11 +15,13 @@ from typing import Iterator
 
 from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.base import WRITES_IDX_MAP, get_checkpoint_metadata
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
-from pipeline.store import backend
+from pipeline.store import backend, checkpoint_values
+from pipeline.store.checkpoint_values import ValueCache, ValuesSerde
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -54,7 +58,11 @@ class CheckpointStore(SqliteSaver):
         self._conn: sqlite3.Connection | None = None
         self._open_lock = threading.Lock()
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
-        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
+        # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
+        self.values = ValueCache()
+        self._holding = threading.local()
+        serde = ValuesSerde(fetch=self._fetch_value, pickle_fallback=False, allowed_msgpack_modules=allowlist())
+        super().__init__(None, serde=serde)  # type: ignore[arg-type]  - `conn` opens lazily
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -114,13 +122,55 @@ class CheckpointStore(SqliteSaver):
     def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
         try:
             with super().cursor(transaction) as cur:
-                yield cur
+                self._holding.lock = True  # this thread holds the saver's lock (see _fetch_value)
+                try:
+                    yield cur
+                finally:
+                    self._holding.lock = False
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
     def setup(self) -> None:
+        if self.is_setup:
+            return
         try:
             super().setup()
+            self.conn.execute(checkpoint_values.SCHEMA)
+        except sqlite3.OperationalError as exc:
+            if "readonly database" not in str(exc):  # a read-only file of 0.2 still reads
+                raise self.translated(exc) from exc
+        except sqlite3.Error as exc:
+            raise self.translated(exc) from exc
+
+    def get_next_version(self, current, channel):
+        """SqliteSaver's channel versions, shorter: 8 digits and 6 random hex digits instead of
+        32 and 16 (every checkpoint row holds a version per channel, twice: a third of its bytes).
+        They order as before and after the long ones (the number comes first and only grows: a
+        new version is the highest one plus one), so threads written by 0.2 go on."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(current.split(".")[0])
+        return f"{number + 1:08}.{random.getrandbits(24):06x}"
+
+    def with_allowlist(self, extra_allowlist):
+        # the compiled graph runs on this clone (its serializer's allowlist widened); its values
+        # are read on its own connection, not by opening the original's
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self and isinstance(clone.serde, ValuesSerde):
+            clone.serde.fetch = clone._fetch_value
+        return clone
+
+    def _fetch_value(self, thread_id: str, value_hash: bytes) -> tuple[str, bytes]:
+        # the serializer asks while SqliteSaver's reads hold the lock (the same thread, the same
+        # connection); other callers (the history's interrupts, compaction) take it here
+        try:
+            if getattr(self._holding, "lock", False):
+                return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
+            with self.lock:
+                return checkpoint_values.fetch_value(self.conn, thread_id, value_hash)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -144,20 +194,51 @@ class CheckpointStore(SqliteSaver):
             raise self.translated(exc) from exc
 
     def put(self, config, checkpoint, metadata, new_versions):
+        # SqliteSaver.put, with the larger values stored once (checkpoint_values.py)
+        configurable = config["configurable"]
+        thread_id, checkpoint_ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
+        kind, blob, rows = checkpoint_values.encode_checkpoint(self.serde, self.values, thread_id, checkpoint)
+        serialized_metadata = json.dumps(get_checkpoint_metadata(config, metadata),
+                                         ensure_ascii=False).encode("utf-8", "ignore")
         try:
-            return super().put(config, checkpoint, metadata, new_versions)
+            with self.cursor() as cur:
+                if rows:
+                    cur.executemany(checkpoint_values.INSERT, rows)
+                cur.execute("INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,"
+                            " parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            (thread_id, checkpoint_ns, checkpoint["id"], configurable.get("checkpoint_id"),
+                             kind, blob, serialized_metadata))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
+                                 "checkpoint_id": checkpoint["id"]}}
 
     def put_writes(self, config, writes, task_id, task_path=""):
+        # SqliteSaver.put_writes, with the larger values stored once (checkpoint_values.py)
+        configurable = config["configurable"]
+        thread_id = str(configurable["thread_id"])
+        verb = "REPLACE" if all(w[0] in WRITES_IDX_MAP for w in writes) else "IGNORE"
+        rows, values = [], []
+        for idx, (channel, value) in enumerate(writes):
+            kind, blob, row = checkpoint_values.encode_write(self.serde, self.values, thread_id, value)
+            if row is not None:
+                values.append(row)
+            rows.append((thread_id, str(configurable["checkpoint_ns"]), str(configurable["checkpoint_id"]), task_id,
+                         task_path, WRITES_IDX_MAP.get(channel, idx), channel, kind, blob))
         try:
-            return super().put_writes(config, writes, task_id, task_path)
+            with self.cursor() as cur:
+                if values:
+                    cur.executemany(checkpoint_values.INSERT, values)
+                cur.executemany(f"INSERT OR {verb} INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id,"
+                                " task_path, idx, channel, type, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
     def delete_thread(self, thread_id):
         try:
-            return super().delete_thread(thread_id)
+            super().delete_thread(thread_id)
+            with self.cursor() as cur:
+                cur.execute("DELETE FROM checkpoint_values WHERE thread_id = ?", (str(thread_id),))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -253,26 +334,45 @@ def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = 
     return _history_rows(saver, rows, writes)
 
 
+def history_sql(*, newest: bool, postgres: bool) -> tuple[str, str]:
+    """The history's two reads, written once for both savers' tables: a thread's checkpoints (id,
+    parent, metadata; the newest N with `newest`) and the pending writes of a list of checkpoints
+    (values only of interrupts). SqliteSaver names the writes table `writes` and its value `value`,
+    PostgresSaver `checkpoint_writes` and `blob`; the id list is `IN (?, ...)` there (appended by the
+    caller, in chunks) and `= ANY(%s)` here."""
+    p = "%s" if postgres else "?"
+    columns = f"SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints WHERE thread_id = {p}" \
+              " AND checkpoint_ns = ''"
+    if newest:
+        checkpoints_sql = (f"SELECT * FROM ({columns} ORDER BY checkpoint_id DESC LIMIT {p}) AS newest"
+                           " ORDER BY checkpoint_id")
+    else:
+        checkpoints_sql = f"{columns} ORDER BY checkpoint_id"
+    table, value = ("checkpoint_writes", "blob") if postgres else ("writes", "value")
+    writes_sql = ("SELECT checkpoint_id, task_id, task_path, channel,"
+                  " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
+                  f" CASE WHEN channel = '__interrupt__' THEN {value} END AS value"
+                  f" FROM {table} WHERE thread_id = {p} AND checkpoint_ns = '' AND checkpoint_id"
+                  + (" = ANY(%s)" if postgres else " IN "))
+    return checkpoints_sql, writes_sql
+
+
+def history_ids(rows: list) -> list[str]:
+    """The checkpoints whose pending writes the history reads: those listed and their parents
+    (what ran to make them)."""
+    return sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+
+
 def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+    checkpoints_sql, writes_sql = history_sql(newest=bool(newest), postgres=False)
     with saver.cursor(transaction=False) as cur:  # holds the saver's lock
-        if newest:
-            cur.execute("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT ?)"
-                        " ORDER BY checkpoint_id", (thread_id, int(newest)))
-        else:
-            cur.execute("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+        cur.execute(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
         rows = cur.fetchall()
-        # the pending writes of these checkpoints and of their parents (what ran to make them)
-        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
+        wanted = history_ids(rows)
         writes = []
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
-            cur.execute("SELECT checkpoint_id, task_id, task_path, channel,"
-                        " CASE WHEN channel = '__interrupt__' THEN type END,"
-                        " CASE WHEN channel = '__interrupt__' THEN value END"
-                        f" FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id IN"
-                        f" ({','.join('?' * len(chunk))})", (thread_id, *chunk))
+            cur.execute(f"{writes_sql}({','.join('?' * len(chunk))})", (thread_id, *chunk))
             writes += cur.fetchall()
     return rows, writes
 
@@ -346,6 +446,7 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
         try:
             conn.executemany("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id = ?", gone)
             conn.executemany("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?", gone)
+            _collect_values(saver, thread_id)
             conn.commit()
         except sqlite3.Error as exc:
             conn.rollback()
@@ -372,17 +473,29 @@ def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *
     if not changed:
         return True
     checkpoint["channel_values"] = {**values, **changed}
-    new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
+    rows: list[tuple] = []
+    if isinstance(saver.serde, ValuesSerde):
+        new_kind, new_blob, rows = checkpoint_values.encode_checkpoint(saver.serde, saver.values, thread_id, checkpoint)
+    else:
+        new_kind, new_blob = saver.serde.dumps_typed(checkpoint)
     with saver.lock:
         try:
+            saver.conn.executemany(checkpoint_values.INSERT, rows)
             saver.conn.execute("UPDATE checkpoints SET type = ?, checkpoint = ? WHERE thread_id = ?"
                                " AND checkpoint_ns = '' AND checkpoint_id = ?",
                                (new_kind, new_blob, thread_id, checkpoint_id))
+            _collect_values(saver, thread_id)
             saver.conn.commit()
         except sqlite3.Error as exc:
             saver.conn.rollback()
             raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc}") from exc
     return True
+
+
+def _collect_values(saver: SqliteSaver, thread_id: str) -> None:
+    # the values only the removed checkpoints (or the compacted channels) referenced go too
+    if isinstance(saver.serde, ValuesSerde):
+        checkpoint_values.collect_garbage(saver.serde, saver.conn, thread_id)
 
 
 def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:

@@ -7,10 +7,17 @@ owner process is gone (same host), so a crashed poller is replaced at the next p
 On PostgreSQL the lease is a session-level advisory lock (postgres.SessionLock) held by the
 working poller on a connection of its own: a poller on another machine cannot tell whether our
 pid lives, but the server knows when our session ends. The row is kept too: it says who works.
+A free lock is not enough to take over from another owner whose row has not expired: the server
+may have dropped its sessions (a restart) while it is in the middle of a step. It is taken over
+once that owner's process is gone (on this host: its pid), or has had no session on the server for
+TAKEOVER_GRACE_SECONDS (on another host: it died; a live one reconnects at its next statement and
+takes its lock back), and the holder checks its session before every step (`held`), so it stops
+as soon as it lost the lock to someone else.
 """
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 
 from pipeline.clock import iso, parse_iso
@@ -18,6 +25,9 @@ from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
 
 SCOPE = "data_dir"
+TAKEOVER_GRACE_SECONDS = 3.0
+
+_gone_since: dict[tuple[str, str], float] = {}  # (database URL, owner) -> when we saw it sessionless
 
 _sessions: dict[tuple[str, str], object] = {}  # (database URL, owner) -> its postgres.SessionLock
 _sessions_lock = threading.Lock()
@@ -38,9 +48,12 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
     with records.transaction() as conn:
         row = conn.execute("SELECT owner, expires_at, acquired_at FROM poller_lease WHERE scope = ?",
                            (SCOPE,)).fetchone()
-        if row is not None and row["owner"] != owner and not records.postgres:
+        if row is not None and row["owner"] != owner:
             expired = parse_iso(row["expires_at"]) <= stamp
-            if not expired and owner_alive(row["owner"]):
+            if not expired and (_may_still_work(conn, records, row["owner"]) if records.postgres
+                                else owner_alive(row["owner"])):
+                if records.postgres:
+                    _session(records, owner).drop()  # the lock is the previous owner's to take back
                 return False
         acquired_at = row["acquired_at"] if row is not None and row["owner"] == owner else iso(stamp)
         conn.execute(
@@ -51,6 +64,32 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
             (SCOPE, owner, source, acquired_at, iso(stamp), iso(stamp + timedelta(seconds=ttl))),
         )
         return True
+
+
+def held(records: Records, owner: str) -> bool:
+    """Between a poller's steps: whether it still holds the lease it took (on PostgreSQL, its
+    session is alive: one round trip); on SQLite the renewal in `acquire` is the check."""
+    if not records.postgres:
+        return True
+    with _sessions_lock:
+        session = _sessions.get((records.path, owner))
+    return session is not None and session.held()
+
+
+def _may_still_work(conn, records: Records, previous: str) -> bool:
+    """Whether an owner whose lock is free may still be in the middle of a step: its process runs
+    (as far as this host can tell: one of ours that is gone is gone) and has sessions on the
+    server, or lost them less than TAKEOVER_GRACE_SECONDS ago."""
+    from pipeline.store import postgres
+
+    key = (records.path, previous)
+    if not owner_alive(previous):
+        return False
+    if postgres.sessions_of(conn, previous):
+        _gone_since.pop(key, None)
+        return True
+    first = _gone_since.setdefault(key, time.monotonic())
+    return time.monotonic() - first < TAKEOVER_GRACE_SECONDS
 
 
 def release(records: Records, owner: str) -> None:

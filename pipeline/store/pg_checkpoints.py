@@ -1,11 +1,19 @@
 """The checkpoint store on PostgreSQL (INCIDENTIQ_DATABASE_URL): PostgresSaver from
 langgraph-checkpoint-postgres with our strict serializer, opened on first use, its tables set up
 at open (under an advisory lock, so two processes opening one database set them up once), and
-its psycopg errors leaving every public method as CheckpointStoreError, as on SQLite."""
+its psycopg errors leaving every public method as CheckpointStoreError, as on SQLite.
+
+A connection the server dropped (a restart, pg_terminate_backend) is replaced: a method that
+failed on it is run once more on a new connection (tried for postgres.RECONNECT_SECONDS). That is
+safe because every method of the saver is a read or an idempotent upsert (checkpoints, blobs and
+writes are keyed by thread, checkpoint and task), and our prune/compact are one transaction each;
+a history listing that already yielded rows is not restarted (its caller sees the error)."""
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import contextmanager
+from functools import partial
 from typing import Iterator
 
 import psycopg
@@ -13,10 +21,18 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from pipeline.errors import CheckpointStoreError
-from pipeline.store import backend
+from pipeline.store import backend, checkpoints, postgres
 from pipeline.store.checkpoints import serializer
 
-SETUP_LOCK_KEY = 0x49495143  # pg_advisory_lock key around saver.setup() ("IIQC")
+SETUP_LOCK_KEY = 0x49495143  # advisory lock key around saver.setup() ("IIQC"), with the schema's
+
+
+def plain_index(migration: str) -> str:
+    """A saver migration with its indexes built plainly: CREATE INDEX CONCURRENTLY waits for every
+    transaction of the whole database (other tenants' too) older than it, which stalled a new
+    schema's first open for as long as anyone's transaction ran; a plain build locks only that
+    (new, or still small) table's writes for the moment it takes, under our setup lock."""
+    return migration.replace("CREATE INDEX CONCURRENTLY", "CREATE INDEX")
 
 
 class PostgresCheckpointStore(PostgresSaver):
@@ -48,13 +64,14 @@ class PostgresCheckpointStore(PostgresSaver):
     def opened(self) -> bool:
         return self._conn is not None
 
-    def _open(self) -> psycopg.Connection:
+    def _open(self, *, retry_for: float = 0.0) -> psycopg.Connection:
         try:
-            conn = psycopg.connect(self.url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+            conn = postgres.open_session(self.url, "checkpoints", retry_for=retry_for, prepare_threshold=0,
+                                         row_factory=dict_row)
         except psycopg.Error as exc:
             raise self.translated(exc) from None
         try:
-            conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+            self._take_setup_lock(conn)
             try:
                 # PostgresSaver.setup, on this connection: its own would take the saver's lock,
                 # which the caller of `conn` may hold already
@@ -62,14 +79,25 @@ class PostgresCheckpointStore(PostgresSaver):
                     cur.execute(self.MIGRATIONS[0])
                     row = cur.execute("SELECT v FROM checkpoint_migrations ORDER BY v DESC LIMIT 1").fetchone()
                     for v in range((row["v"] if row else -1) + 1, len(self.MIGRATIONS)):
-                        cur.execute(self.MIGRATIONS[v])
+                        cur.execute(plain_index(self.MIGRATIONS[v]))
                         cur.execute("INSERT INTO checkpoint_migrations (v) VALUES (%s)", (v,))
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+                conn.execute(f"SELECT pg_advisory_unlock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,))
         except psycopg.Error as exc:
             conn.close()
             raise self.translated(exc) from exc
         return conn
+
+    @staticmethod
+    def _take_setup_lock(conn: psycopg.Connection) -> None:
+        """The setup lock of this schema, by trying: a session blocked in pg_advisory_lock is a
+        running statement, whose snapshot the holder's CREATE INDEX CONCURRENTLY waits out, and
+        three openers at once deadlocked so (the server aborted one)."""
+        pause = 0.01
+        while not conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()[
+                "pg_try_advisory_lock"]:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def translated(self, exc: psycopg.Error) -> CheckpointStoreError:
         text = backend.redacted(exc, self.url)
@@ -83,39 +111,54 @@ class PostgresCheckpointStore(PostgresSaver):
                 self._conn.close()
                 self._conn = None
 
+    def _lost(self) -> bool:
+        """Whether the last failure was the connection going away (psycopg closes it then)."""
+        return self._conn is not None and self._conn.closed
+
+    def _again(self, call):
+        """`call()`; if the server dropped the connection, once more on a new one."""
+        try:
+            return call()
+        except (psycopg.Error, CheckpointStoreError) as exc:
+            if not self._lost():
+                if isinstance(exc, psycopg.Error):
+                    raise self.translated(exc) from exc
+                raise
+        self._reopen()
+        try:
+            return call()
+        except psycopg.Error as exc:
+            raise self.translated(exc) from exc
+
+    def _reopen(self) -> None:
+        with self._open_lock:
+            if self._conn is not None and self._conn.closed:
+                self._conn = self._open(retry_for=postgres.RECONNECT_SECONDS)
+
     def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
         """Rows of a query on the saver's tables (`%s` placeholders), as tuples."""
-        try:
+        def read() -> list[tuple]:
             with self._cursor() as cur:
                 cur.execute(sql, params)
                 return [tuple(r.values()) for r in cur.fetchall()]
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+
+        return self._again(read)
 
     # -- what pipeline/store/checkpoints.py reads and rewrites (history, retention), on our tables
     def checkpoint_rows_raw(self, thread_id: str, *, newest: int | None) -> tuple[list, list]:
         """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
         path, channel, type, value) of their pending writes and their parents' (values only of
         interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
-        if newest:
-            rows = self.rows("SELECT * FROM (SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT %s) AS n"
-                             " ORDER BY checkpoint_id", (thread_id, int(newest)))
-        else:
-            rows = self.rows("SELECT checkpoint_id, parent_checkpoint_id, metadata FROM checkpoints"
-                             " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
-        wanted = sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
-        writes = self.rows("SELECT checkpoint_id, task_id, task_path, channel,"
-                           " CASE WHEN channel = '__interrupt__' THEN type END AS kind,"
-                           " CASE WHEN channel = '__interrupt__' THEN blob END AS value"
-                           " FROM checkpoint_writes WHERE thread_id = %s AND checkpoint_ns = ''"
-                           " AND checkpoint_id = ANY(%s)", (thread_id, wanted)) if wanted else []
+        checkpoints_sql, writes_sql = checkpoints.history_sql(newest=bool(newest), postgres=True)
+        rows = self.rows(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
+        wanted = checkpoints.history_ids(rows)
+        writes = self.rows(writes_sql, (thread_id, wanted)) if wanted else []
         return rows, writes
 
     def prune_thread_except(self, thread_id: str, *, keep: set[str]) -> int:
         """Delete a thread's checkpoints, their writes and the blobs no kept checkpoint refers to,
         except `keep`, in one transaction; returns how many checkpoints went."""
-        try:
+        def prune() -> int:
             with self._cursor() as cur, cur.connection.transaction():
                 cur.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s", (thread_id,))
                 gone = [r["checkpoint_id"] for r in cur.fetchall() if r["checkpoint_id"] not in keep]
@@ -130,6 +173,9 @@ class PostgresCheckpointStore(PostgresSaver):
                             " AND c.checkpoint_ns = b.checkpoint_ns"
                             " AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version)", (thread_id,))
                 return len(gone)
+
+        try:
+            return self._again(prune)
         except CheckpointStoreError as exc:
             raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc.message}") from exc
 
@@ -142,7 +188,7 @@ class PostgresCheckpointStore(PostgresSaver):
         if not rows:
             return False
         versions = (rows[0][0] or {}).get("channel_versions") or {}
-        try:
+        def rewrite() -> None:
             with self._cursor() as cur, cur.connection.transaction():
                 for channel, value in cleared.items():
                     if channel not in versions:
@@ -151,6 +197,9 @@ class PostgresCheckpointStore(PostgresSaver):
                     cur.execute("UPDATE checkpoint_blobs SET type = %s, blob = %s WHERE thread_id = %s"
                                 " AND checkpoint_ns = '' AND channel = %s AND version = %s",
                                 (kind, blob, thread_id, channel, str(versions[channel])))
+
+        try:
+            self._again(rewrite)
         except CheckpointStoreError as exc:
             raise CheckpointStoreError(f"checkpoint store: cannot compact {thread_id}: {exc.message}") from exc
         return True
@@ -168,49 +217,40 @@ class PostgresCheckpointStore(PostgresSaver):
         self.conn  # noqa: B018 - opening sets the tables up
 
     def get(self, config):
-        try:
-            return super().get(config)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().get, config))
 
     def get_tuple(self, config):
-        try:
-            return super().get_tuple(config)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().get_tuple, config))
 
     def list(self, config, *, filter=None, before=None, limit=None):
+        yielded = False
+        try:
+            for item in super().list(config, filter=filter, before=before, limit=limit):
+                yielded = True
+                yield item
+            return
+        except (psycopg.Error, CheckpointStoreError) as exc:
+            if yielded or not self._lost():
+                if isinstance(exc, psycopg.Error):
+                    raise self.translated(exc) from exc
+                raise
+        self._reopen()
         try:
             yield from super().list(config, filter=filter, before=before, limit=limit)
         except psycopg.Error as exc:
             raise self.translated(exc) from exc
 
     def put(self, config, checkpoint, metadata, new_versions):
-        try:
-            return super().put(config, checkpoint, metadata, new_versions)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().put, config, checkpoint, metadata, new_versions))
 
     def put_writes(self, config, writes, task_id, task_path=""):
-        try:
-            return super().put_writes(config, writes, task_id, task_path)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().put_writes, config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id):
-        try:
-            return super().delete_thread(thread_id)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().delete_thread, thread_id))
 
     def prune(self, thread_ids, *, strategy: str = "keep_latest"):
-        try:
-            return super().prune(thread_ids, strategy=strategy)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().prune, thread_ids, strategy=strategy))
 
     def get_delta_channel_history(self, *, config, channels):
-        try:
-            return super().get_delta_channel_history(config=config, channels=channels)
-        except psycopg.Error as exc:
-            raise self.translated(exc) from exc
+        return self._again(partial(super().get_delta_channel_history, config=config, channels=channels))

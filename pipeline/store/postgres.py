@@ -15,14 +15,26 @@ What differs, and how it is translated here and nowhere else:
 - `cursor.lastrowid` is read from `RETURNING id` on the tables that have an identity id.
 
 A tenant (a data dir's worth of records) is a schema: put `?options=-csearch_path%3Dname` in the URL.
+
+Connections drop (a server restart, a failover, an administrator's pg_terminate_backend): a
+statement that finds its connection gone opens a new one (a few tries over RECONNECT_SECONDS, for a
+server coming back up) and is sent again when nothing of it can have been applied (a BEGIN, a
+read outside a transaction); otherwise it fails (inside a transaction the server rolled it back)
+and the store's next statement reconnects. Every session names its process in application_name
+(`iiq:<pid>:<process tag>:<role>`), so the poller lease can tell a live holder from a dead one.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import time
 from typing import Iterable, Sequence
 
 import psycopg
 from psycopg.rows import tuple_row
+
+from pipeline.store.owners import process_owner
 
 # advisory lock keys (two int4s: ours, and the tenant's schema, so tenants in one database, and
 # tests in schemas of their own, do not wait for each other): the records store's writer lock
@@ -31,6 +43,9 @@ WRITER_LOCK_KEY = 0x49495152
 POLLER_LOCK_KEY = 0x49495150
 TENANT = "hashtext(current_schema())"
 IDENTITY_TABLES = ("audit", "comments", "dead_letters", "poll_metrics", "outbox")
+
+RECONNECT_SECONDS = 10.0  # how long a lost connection is tried again (a restarting server)
+_READS = ("SELECT", "WITH", "PRAGMA", "SHOW")
 
 _MIN_MAX = re.compile(r"\b(min|max)\(([^()]*,[^()]*)\)", re.IGNORECASE)
 _INSERT_OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO", re.IGNORECASE)
@@ -108,19 +123,46 @@ class Cursor:
 
 
 class Connection:
-    """A psycopg connection (autocommit, like our sqlite3 connections) behind sqlite3's interface."""
+    """A psycopg connection (autocommit, like our sqlite3 connections) behind sqlite3's interface,
+    reopened when the server dropped it (see the module docstring)."""
 
     dialect = "postgres"
 
     def __init__(self, url: str):
-        self._pg = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
+        self.url = url
+        self._pg = open_session(url, "records", row_factory=_row_factory)
+        self._in_transaction = False
 
     def execute(self, sql: str, params: Sequence = ()) -> Cursor:
         statement = sql.strip()
         upper = statement.upper()
+        if upper == "ROLLBACK" and self._pg.closed:
+            self._in_transaction = False  # the server ended the session and its transaction with it
+            return Cursor(None)
+        if self._pg.closed:
+            self._reconnect()
+        try:
+            return self._execute(statement, upper, params)
+        except psycopg.OperationalError:
+            if not self._pg.closed or self._in_transaction or not upper.startswith(("BEGIN", *_READS)):
+                raise  # a write may have been applied, or a transaction's earlier statements are gone
+        self._reconnect()
+        return self._execute(statement, upper, params)
+
+    def _execute(self, statement: str, upper: str, params: Sequence) -> Cursor:
         if upper == "BEGIN IMMEDIATE":
             self._pg.execute("BEGIN")
-            self._pg.execute(f"SELECT pg_advisory_xact_lock(%s, {TENANT})", (WRITER_LOCK_KEY,))
+            try:
+                self._pg.execute(f"SELECT pg_advisory_xact_lock(%s, {TENANT})", (WRITER_LOCK_KEY,))
+            except psycopg.Error:
+                if not self._pg.closed:
+                    self._pg.execute("ROLLBACK")
+                raise
+            self._in_transaction = True
+            return Cursor(None)
+        if upper in ("COMMIT", "ROLLBACK"):
+            self._in_transaction = False
+            self._pg.execute(upper)
             return Cursor(None)
         if upper == "PRAGMA USER_VERSION":
             return Cursor(None, rows=[(self.schema_version(),)])
@@ -138,7 +180,29 @@ class Connection:
             return Cursor(None, rowcount=cur.rowcount, lastrowid=row[0] if row else None)
         return Cursor(cur)
 
+    def _reconnect(self) -> None:
+        if self._in_transaction:
+            self._in_transaction = False
+            raise psycopg.OperationalError("the connection to the database was lost inside a transaction"
+                                           " (the server rolled it back)")
+        self._pg.close()
+        self._pg = open_session(self.url, "records", row_factory=_row_factory, retry_for=RECONNECT_SECONDS)
+
+    def scalar(self, sql: str, params: Sequence = ()):
+        """One value of a query in PostgreSQL's own dialect (`%s` placeholders), reconnecting as execute does."""
+        if self._pg.closed:
+            self._reconnect()
+        try:
+            return self._pg.execute(sql, tuple(params) or None).fetchone()[0]
+        except psycopg.OperationalError:
+            if not self._pg.closed or self._in_transaction:
+                raise
+        self._reconnect()
+        return self._pg.execute(sql, tuple(params) or None).fetchone()[0]
+
     def executemany(self, sql: str, seq: Iterable[Sequence]) -> Cursor:
+        if self._pg.closed:
+            self._reconnect()
         text, _ = translate(sql)
         with self._pg.cursor() as cur:
             cur.executemany(text, [tuple(p) for p in seq])
@@ -215,23 +279,76 @@ def connect(url: str) -> Connection:
     return Connection(url)
 
 
+# the checkpoint store's tables (langgraph-checkpoint-postgres); every other table of the schema is ours
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+
+
+def storage_sizes(records) -> dict[str, int]:
+    """Bytes the records and the checkpoint store take in the schema (pg_total_relation_size of
+    each of its tables: with their indexes and TOAST), as the operations page shows them."""
+    rows = records.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
+                         " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                         " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')")
+    checkpoints = sum(int(size) for name, size in rows if name in CHECKPOINT_TABLES)
+    return {"records": sum(int(size) for _, size in rows) - checkpoints, "checkpoints": checkpoints}
+
+
+def schema_of(records) -> str:
+    """The schema the stores live in (the URL's search_path, else `public`)."""
+    return records.query("SELECT current_schema()")[0][0]
+
+
+def process_tag(owner: str | None = None) -> str:
+    """A short name of the process behind an owner token (host, pid, start time; ours by default)."""
+    process = ":".join((owner or process_owner()).split(":")[:3])
+    return hashlib.sha1(process.encode()).hexdigest()[:12]
+
+
+def application_name(role: str) -> str:
+    """What this process's sessions are called on the server (pg_stat_activity.application_name)."""
+    return f"iiq:{os.getpid()}:{process_tag()}:{role}"[:63]
+
+
+def open_session(url: str, role: str, *, retry_for: float = 0.0, **kwargs) -> psycopg.Connection:
+    """A new autocommit connection named for this process and `role`; with `retry_for`, connection
+    failures are tried again (0.1 s, doubling, up to that many seconds: a server coming back up)."""
+    deadline = time.monotonic() + retry_for
+    pause = 0.1
+    while True:
+        try:
+            return psycopg.connect(url, autocommit=True, application_name=application_name(role), **kwargs)
+        except psycopg.OperationalError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+
 class SessionLock:
     """The poller's lock: a session-level advisory lock held on a connection of its own. When the
-    holder's process dies its session ends and the server frees the lock, so a standby takes over."""
+    holder's process dies its session ends and the server frees the lock, so a standby takes over;
+    when the server drops the session (a restart), the lock went with it and is taken again."""
 
     def __init__(self, url: str):
         self.url = url
         self._pg: psycopg.Connection | None = None
 
+    def held(self) -> bool:
+        """Whether our session still holds the lock (one round trip; never reconnects)."""
+        if self._pg is None:
+            return False
+        try:
+            self._pg.execute("SELECT 1")
+            return True
+        except psycopg.OperationalError:
+            self.drop()  # the session ended: the lock went with it
+            return False
+
     def try_hold(self) -> bool:
         """Take the lock, or check it is still ours (False while another session holds it)."""
-        if self._pg is not None:
-            try:
-                self._pg.execute("SELECT 1")
-                return True
-            except psycopg.OperationalError:
-                self.drop()  # the session ended (a restarted server): the lock went with it
-        pg = psycopg.connect(self.url, autocommit=True)
+        if self.held():
+            return True
+        pg = open_session(self.url, "poller-lock")
         got = pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone()[0]
         if not got:
             pg.close()
@@ -247,7 +364,14 @@ class SessionLock:
 
 def poller_lock_held(conn: Connection) -> bool:
     """Whether some session (of any process, on any machine) holds the poller's lock."""
-    got = conn._pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone()[0]
-    if got:
-        conn._pg.execute(f"SELECT pg_advisory_unlock(%s, {TENANT})", (POLLER_LOCK_KEY,))
-    return not got
+    return bool(conn.scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                            f" AND classid = %s::int4::oid AND objid = ({TENANT})::int4::oid AND objsubid = 2",
+                            (POLLER_LOCK_KEY,)))
+
+
+def sessions_of(conn: Connection, owner: str) -> int:
+    """How many sessions the process behind an owner token has on the server (0: it is gone, or
+    the server dropped them and it has not come back yet)."""
+    return int(conn.scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE %s",
+                           (f"iiq:%:{process_tag(owner)}:%",)))

@@ -1,0 +1,213 @@
+"""Checkpoint values stored once per thread (the SQLite checkpoint store's layout).
+
+SqliteSaver writes the whole state into every checkpoint: an incident's log window, similar docs
+and RCA were copied into each of its steps and again into the pending writes. Here a value larger
+than INLINE_MAX bytes is stored once, zstd-compressed, in `checkpoint_values`, keyed by the thread
+and the digest of its serialized bytes; checkpoint rows (msgpack) and writes carry the digest in
+its place. The rows are content-addressed and never updated, so a checkpoint reads back exactly
+the values it was written with (time travel stays honest); retention deletes only the values no
+kept checkpoint or write of the thread references (`collect_garbage`). Rows written before this
+layout (type `msgpack`, values inline) read as they always did.
+"""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+
+import zstandard
+from collections import OrderedDict
+from typing import Any, Callable
+
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from pipeline.errors import CheckpointStoreError
+
+VALUES_TYPE = "msgpack+values"  # a checkpoint row whose larger channel values are digests
+REF_TYPE = "value-ref"  # a pending write whose value is a digest
+INLINE_MAX = 256  # bytes: smaller values stay inline (a digest row would cost more than it saves)
+# stored values are zstd-compressed at level 1: serialized models are repetitive text (about 2x
+# smaller). zstd, not zlib: zlib sets up its window for every call, which costs more than
+# compressing a value of 2 KB. Checkpoint rows stay uncompressed (a few hundred bytes, written
+# at every step: compressing them cost more time than their bytes were worth).
+ZSTD_LEVEL = 1
+_codecs = threading.local()  # a zstd context is not to be shared between threads
+
+
+def _compressor() -> zstandard.ZstdCompressor:
+    codec = getattr(_codecs, "compressor", None)
+    if codec is None:
+        codec = _codecs.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    return codec
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    codec = getattr(_codecs, "decompressor", None)
+    if codec is None:
+        codec = _codecs.decompressor = zstandard.ZstdDecompressor()
+    return codec
+
+
+def compress(blob: bytes) -> bytes:
+    return _compressor().compress(blob)
+
+
+def decompress(blob: bytes) -> bytes:
+    return _decompressor().decompress(blob)
+CACHE_ENTRIES = 4096
+
+# a rowid table: its leaves hold rows of a few KB whole (a WITHOUT ROWID table overflows them
+# into pages of their own, doubling the file)
+SCHEMA = ("CREATE TABLE IF NOT EXISTS checkpoint_values (thread_id TEXT NOT NULL, hash BLOB NOT NULL,"
+          " type TEXT NOT NULL, value BLOB NOT NULL, UNIQUE (thread_id, hash))")
+INSERT = "INSERT OR IGNORE INTO checkpoint_values (thread_id, hash, type, value) VALUES (?, ?, ?, ?)"
+
+
+def digest(kind: str, blob: bytes) -> bytes:
+    return hashlib.blake2b(kind.encode() + b"\0" + blob, digest_size=16).digest()
+
+
+def _ref(thread_id: str, value_hash: bytes) -> bytes:
+    # a write's reference names its thread: the serializer resolves it without the row's columns
+    return value_hash + thread_id.encode()
+
+
+def _unref(ref: bytes) -> tuple[str, bytes]:
+    return ref[16:].decode(), ref[:16]
+
+
+class ValueCache:
+    """Serialized values by the object they were serialized from, so a channel that did not change
+    between two checkpoints, or a node's write that becomes the channel's value, is serialized
+    once. The entry holds the object, so its id cannot be reused while it is cached."""
+
+    def __init__(self, entries: int = CACHE_ENTRIES):
+        self._entries = entries
+        self._items: OrderedDict[int, tuple[Any, str, bytes, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def serialized(self, value: Any, dumps: Callable[[Any], tuple[str, bytes]]) -> tuple[str, bytes, bytes | None]:
+        """(type, bytes, digest) of a value to store, compressed; (type, bytes, None) of one that stays inline."""
+        key = id(value)
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None and hit[0] is value:
+                self._items.move_to_end(key)
+                return hit[1], hit[2], hit[3]
+        kind, blob = dumps(value)
+        if len(blob) <= INLINE_MAX:
+            return kind, blob, None
+        value_hash = digest(kind, blob)
+        blob = compress(blob)  # what the values table stores
+        with self._lock:
+            self._items[key] = (value, kind, blob, value_hash)
+            if len(self._items) > self._entries:
+                self._items.popitem(last=False)
+        return kind, blob, value_hash
+
+
+class ValuesSerde(JsonPlusSerializer):
+    """The strict serializer (a JsonPlusSerializer, so LangGraph derives its allowlists as before),
+    reading checkpoints and writes stored as digests from the values table through `fetch` (on
+    the saver's connection); it writes as the strict serializer does."""
+
+    def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], **options):
+        super().__init__(**options)
+        self.fetch = fetch
+
+    def plain_loads(self, data: tuple[str, bytes]) -> Any:
+        return super().loads_typed(data)
+
+    def stored_checkpoint(self, blob: bytes) -> dict:
+        """A VALUES_TYPE row as stored: its inline values, and digests in `channel_refs`."""
+        return self.plain_loads(("msgpack", blob))
+
+    def stored_value(self, thread_id: str, value_hash: bytes) -> Any:
+        kind, blob = self.fetch(thread_id, value_hash)
+        return self.plain_loads((kind, _inflate(blob)))
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        kind, blob = data
+        if kind == REF_TYPE:
+            return self.stored_value(*_unref(blob))
+        if kind == VALUES_TYPE:
+            stored = self.stored_checkpoint(blob)
+            thread_id = stored.pop("values_thread", "")
+            values = dict(stored.get("channel_values") or {})
+            for channel, value_hash in (stored.pop("channel_refs", None) or {}).items():
+                values[channel] = self.stored_value(thread_id, value_hash)
+            stored["channel_values"] = values
+            return stored
+        return self.plain_loads(data)
+
+
+def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
+                      checkpoint: dict) -> tuple[str, bytes, list[tuple]]:
+    """(type, bytes) of a checkpoint row and the value rows it references."""
+    inline, refs, rows = {}, {}, []
+    for channel, value in (checkpoint.get("channel_values") or {}).items():
+        if _small(value):
+            inline[channel] = value
+            continue
+        kind, blob, value_hash = cache.serialized(value, serde.dumps_typed)
+        if value_hash is None:
+            inline[channel] = value
+        else:
+            refs[channel] = value_hash
+            rows.append((thread_id, value_hash, kind, blob))
+    stored = {**checkpoint, "channel_values": inline, "channel_refs": refs, "values_thread": thread_id}
+    _, blob = serde.dumps_typed(stored)
+    return VALUES_TYPE, blob, rows
+
+
+def _small(value: Any) -> bool:
+    # what needs no serializing to know it stays inline (most of a checkpoint's channels)
+    return value is None or isinstance(value, (bool, int, float)) or (
+        isinstance(value, (str, bytes)) and len(value) <= INLINE_MAX // 4)
+
+
+def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: Any) -> tuple[str, bytes, tuple | None]:
+    """(type, bytes) of a pending write's value and the value row it references, if any."""
+    if _small(value):
+        return (*serde.dumps_typed(value), None)
+    kind, blob, value_hash = cache.serialized(value, serde.dumps_typed)
+    if value_hash is None:
+        return kind, blob, None
+    return REF_TYPE, _ref(thread_id, value_hash), (thread_id, value_hash, kind, blob)
+
+
+def _inflate(blob: bytes) -> bytes:
+    try:
+        return decompress(blob)
+    except zstandard.ZstdError as exc:
+        raise CheckpointStoreError(f"the checkpoint store holds a damaged value: {exc}") from exc
+
+
+def fetch_value(conn: sqlite3.Connection, thread_id: str, value_hash: bytes) -> tuple[str, bytes]:
+    row = conn.execute("SELECT type, value FROM checkpoint_values WHERE thread_id = ? AND hash = ?",
+                       (thread_id, value_hash)).fetchone()
+    if row is None:
+        raise CheckpointStoreError(f"the checkpoint store lacks a value of thread {thread_id}"
+                                   f" ({value_hash.hex()}): the file was edited or damaged")
+    return row[0], row[1]
+
+
+def referenced(serde: ValuesSerde, conn: sqlite3.Connection, thread_id: str) -> set[bytes]:
+    """The digests the thread's checkpoints and writes reference."""
+    found: set[bytes] = set()
+    for (blob,) in conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = ?",
+                                (thread_id, VALUES_TYPE)):
+        found.update((serde.stored_checkpoint(blob).get("channel_refs") or {}).values())
+    for (blob,) in conn.execute("SELECT value FROM writes WHERE thread_id = ? AND type = ?", (thread_id, REF_TYPE)):
+        found.add(_unref(blob)[1])
+    return found
+
+
+def collect_garbage(serde: ValuesSerde, conn: sqlite3.Connection, thread_id: str) -> int:
+    """Delete the thread's values that no checkpoint or write of it references (in the caller's
+    transaction); returns how many went."""
+    keep = referenced(serde, conn, thread_id)
+    stored = [h for (h,) in conn.execute("SELECT hash FROM checkpoint_values WHERE thread_id = ?", (thread_id,))]
+    gone = [(thread_id, h) for h in stored if h not in keep]
+    conn.executemany("DELETE FROM checkpoint_values WHERE thread_id = ? AND hash = ?", gone)
+    return len(gone)

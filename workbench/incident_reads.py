@@ -1,0 +1,28 @@
+"""The incident page's reads that a rerun would otherwise repeat, cached per process: the audit
+is append-only, so its rows are kept under its mark (entries, newest id); a thread with a thousand
+checkpoints has hundreds of audit entries, read and decoded on every click before."""
+from __future__ import annotations
+
+import streamlit as st
+
+from pipeline.services import ReviewService
+
+CACHED = 64
+
+
+def incident_version(doc: dict) -> tuple:
+    """What the page drew of an incident (its `document`): anything that adds a checkpoint or a
+    decision changes it, so reads cached under it never show a stale history."""
+    pending = doc.get("pending") or {}
+    return (doc.get("status"), doc.get("updated_at"), pending.get("interrupt_id"), doc.get("event_count"),
+            doc.get("revisions"), len(doc.get("approvals") or []), len(doc.get("comments") or []))
+
+
+@st.cache_data(max_entries=CACHED, show_spinner=False)
+def _audit(_review: ReviewService, where: int, incident_id: str, mark: tuple) -> list[dict]:
+    return _review.audit(incident_id)
+
+
+def audit_rows(review: ReviewService, incident_id: str) -> list[dict]:
+    """Every human action on the incident, oldest first (`review.audit`), read again only when one was added."""
+    return _audit(review, id(review), incident_id, review.audit_mark(incident_id))
