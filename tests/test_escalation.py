@@ -95,12 +95,21 @@ def test_the_poller_escalates_with_no_browser_open(clocked, tmp_path):
     clocked.records.clock.advance(hours=24 * 4)
     poller = Poller(clocked, open_source(f"file:{quiet}", clocked.settings), 1.0)
     try:
-        poller.poll_once()
+        report = poller.poll_once()
+        again = poller.poll_once()
     finally:
         poller.close()
-    assert all(clocked.records.incident(i)["status"] == "expired" for i in
-               {a["incident_id"] for a in clocked.records.audit() if a["action"] == "escalate"})
+    escalated = {a["incident_id"] for a in clocked.records.audit() if a["action"] == "escalate"}
+    assert escalated and all(clocked.records.incident(i)["status"] == "expired" for i in escalated)
     assert {a["action"] for a in clocked.records.audit()} == {"escalate", "expire"}
+    # the operations page sees what escalation did: in the poll's report, its source's counters and the series
+    from pipeline.operations import metrics
+
+    assert (report.escalated, report.expired, again.escalated, again.expired) == (len(escalated), len(escalated), 0, 0)
+    (status,) = metrics.poller_status(clocked.records)
+    assert (status["escalated"], status["expired"]) == (len(escalated), len(escalated))
+    assert [(p["escalated"], p["expired"]) for p in metrics.metrics_series(clocked.records)] == \
+        [(len(escalated), len(escalated)), (0, 0)]
 
 
 CHILD = r"""

@@ -173,3 +173,84 @@ def test_the_review_service_pages_the_awaiting_view_as_the_inbox_lists_it(paused
     second = service.inbox_page(status="awaiting_approval", limit=3, after=first["next_cursor"])
     assert [r["incident_id"] for r in first["rows"] + second["rows"]] == listed and second["next_cursor"] is None
     assert all(r["approvals_needed"] in (1, 2) and r["approvals"] == [] for r in first["rows"])
+
+
+def test_older_incidents_are_found_by_whole_words_and_the_newest_by_any_substring(tmp_path):
+    records = Records(tmp_path / "app.sqlite3", clock=ManualClock(T0))
+    with records.transaction() as conn:  # before any incident: the substring index holds the newest 20
+        conn.execute("UPDATE store_meta SET value = '20' WHERE key = 'search_recent'")
+    ids = seeded(records)
+    newest_first = sorted(records.incidents(), key=lambda r: (r["created_at"], r["incident_id"]), reverse=True)
+    assert {r[0] for r in records.query("SELECT incident_id FROM incidents_search_recent")} == \
+        {r["incident_id"] for r in newest_first[:20]}
+    found = lambda text, **kw: [r["incident_id"] for page in every_page(records, search=text, **kw)  # noqa: E731
+                                for r in page]
+    # a service name is a phrase of words: every incident of svc-c, newest first, across pages
+    assert found("svc-c") == [r["incident_id"] for r in newest_first if r["service"] == "svc-c"]
+    assert len(found("svc-c")) == 12
+    # inside a word: only the newest 20
+    assert found("VC-C") == [r["incident_id"] for r in newest_first[:20] if r["service"] == "svc-c"]
+    assert found("deadlock") == [r["incident_id"] for r in newest_first if r["category"] == "db_deadlock"]
+    old = ids[7]
+    assert old not in {r["incident_id"] for r in newest_first[:20]}
+    assert found(old.split("-")[-1]) == [old] and found(old) == [old]  # its id, or the id's own part
+    assert found(old[-5:]) == []  # a piece of a word of an old incident is not indexed
+    assert found(ids[59][-5:]) == [ids[59]]
+    # the window follows new incidents; a category change reaches both indexes
+    records.update_incident(old, category="queue_backlog")
+    assert found("backlog") == [old]
+
+
+@BOTH_BACKENDS
+def test_the_poller_reads_due_work_in_small_batches_the_incidents_ingest_would_work(records):
+    from pipeline.store import due
+
+    ids = seeded(records)
+    records.mark_merged(f"e{k}" for k in range(60))
+    failed = [i for k, i in enumerate(ids) if STATUSES[k % 7] == "failed"]
+    records.update_incident(failed[0], next_attempt_at=iso(T0 + timedelta(hours=3)))  # backing off
+    records.update_incident(failed[1], next_attempt_at="9999-12-31T00:00:00+00:00")  # given up
+    records.update_incident(failed[2], next_attempt_at=iso(T0 - timedelta(seconds=1)))  # due
+    paused = [i for k, i in enumerate(ids) if STATUSES[k % 7] == "awaiting_approval"]
+    records.clock.set(T0)
+    for n, incident_id in enumerate(paused[:3]):  # new evidence, stored 0, 1 and 2 minutes before now
+        with records.transaction() as conn:
+            conn.execute("INSERT INTO events(event_id, incident_id, time, service, message, body, source, position,"
+                         " merged, stored_at) VALUES (?,?,?,?,?,?,?,?,0,?)",
+                         (f"new{n}", incident_id, iso(T0), "svc-a", "m", "{}", "t", str(n),
+                          iso(T0 - timedelta(minutes=n))))
+    for delay in (0, 90):
+        expected = records.incidents_needing_work(merge_delay=delay)
+        got = list(due.due_incidents(records, merge_delay=delay, limit=2))
+        assert sorted(got) == sorted(expected) and len(got) == len(set(got))
+        assert failed[0] not in got and failed[1] not in got and failed[2] in got
+        # new evidence is due once its oldest event waited merge_delay (stored 0, 1, 2 minutes ago)
+        assert [p in got for p in paused[:3]] == ([True] * 3 if delay == 0 else [False, False, True])
+    # each batch is at most `limit` ids, in its kind's keyset order
+    first, after = due.batch(records, "analyzing", after=None, limit=2)
+    second, _ = due.batch(records, "analyzing", after=after, limit=2)
+    moving = sorted((r for r in records.incidents() if r["status"] == "analyzing"),
+                    key=lambda r: (r["created_at"], r["incident_id"]))
+    assert first + second == [r["incident_id"] for r in moving[:4]]
+
+
+@BOTH_BACKENDS
+def test_a_store_written_at_the_previous_version_keeps_its_search_and_poll_after_upgrading(database_url, tmp_path):
+    from pipeline.store import due
+
+    where = database_url or tmp_path / "app.sqlite3"
+    previous = tuple(m for m in MIGRATIONS if m.version < MIGRATIONS[-1].version)
+    old = Records(where, clock=ManualClock(T0), migrations=previous)
+    ids = seeded(old)
+    old.close()
+    records = Records(where, clock=ManualClock(T0))
+    assert records.query("PRAGMA user_version")[0][0] == MIGRATIONS[-1].version
+    assert [r["incident_id"] for r in views.inbox_page(records, search=ids[7][-6:], limit=5).rows] == [ids[7]]
+    assert len(views.inbox_page(records, search="svc-a", limit=100).rows) == 12
+    assert sorted(due.due_incidents(records)) == sorted(records.incidents_needing_work())
+    late = LogEvent(event_id="late", time=T0 + timedelta(hours=2), level="ERROR", service="svc-zz",
+                    exception="com.example.ZzFailure", message="operation zz failed")
+    new = records.store_batch([late], cursor=None, reopen_minutes=30).incidents_new
+    assert [r["incident_id"] for r in views.inbox_page(records, search="svc-zz", limit=5).rows] == list(new)
+    assert views.inbox_page(records, search="operation", limit=1).rows[0]["incident_id"] in new  # newest first
+    records.close()

@@ -178,3 +178,23 @@ def test_a_sender_killed_between_send_and_ack_sends_again_with_the_same_key(webh
     assert [r["key"] for r in hook.requests] == [rows[0]["idempotency_key"]] * 2  # at-least-once: one repeat
     assert {r["status"] for r in outbox.rows(engine.records)} == {"sent"}
     assert sender.deliver_due(engine.records).sent == 0
+
+
+def test_prune_deletes_notifications_delivered_longer_ago_than_the_retention_and_keeps_the_rest(webhook_engine):
+    from pipeline.operations import retention
+
+    engine, hook = webhook_engine()
+    engine.records.clock.advance(hours=24 * 4)
+    escalation.run(engine)
+    delivered = {r["id"] for r in outbox.rows(engine.records)}
+    assert delivered and sender.deliver_due(engine.records).sent == len(delivered)
+    with engine.records.transaction() as conn:  # one that never got through
+        outbox.enqueue(conn, rows=[{"key": "undelivered", "kind": "escalation", "target_id": "t",
+                                    "target_host": "example.invalid", "payload": {"text": "x"}}],
+                       now=engine.records.clock.now())
+    engine.records.clock.advance(hours=24 * 29)
+    retention.prune(engine, days=30)
+    assert {r["id"] for r in outbox.rows(engine.records) if r["status"] == "sent"} == delivered  # 29 days: kept
+    engine.records.clock.advance(hours=24 * 2)
+    retention.prune(engine, days=30)
+    assert [(r["idempotency_key"], r["status"]) for r in outbox.rows(engine.records)] == [("undelivered", "pending")]

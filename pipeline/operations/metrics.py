@@ -34,6 +34,9 @@ class PollReport:
     runs_merged: int = 0  # paused runs re-analysed with new evidence
     runs_retried: int = 0  # failed runs tried again
     runs_failed: int = 0  # runs that ended this poll failed
+    announced: int = 0  # new critical incidents announced
+    escalated: int = 0  # incidents escalated past their SLA deadline
+    expired: int = 0  # incidents expired (deadline plus grace) through the gate as `system`
     latency_ms: float = 0.0
     lag_seconds: float | None = None
     more: bool = False  # the source had more ready than this poll read
@@ -44,13 +47,15 @@ class PollReport:
         """Whether anything happened worth telling a person."""
         c = self.counts
         return bool(c.events or c.rejected or c.incidents_new or c.incidents_updated or self.runs_started
-                    or self.runs_resumed or self.runs_merged or self.runs_retried or self.runs_failed)
+                    or self.runs_resumed or self.runs_merged or self.runs_retried or self.runs_failed
+                    or self.announced or self.escalated or self.expired)
 
     def as_json(self) -> dict:
         return {"source": self.source, "standby": self.standby, "holder": self.holder, **self.counts.as_json(),
                 "runs_started": self.runs_started, "runs_resumed": self.runs_resumed,
                 "runs_merged": self.runs_merged, "runs_retried": self.runs_retried,
-                "runs_failed": self.runs_failed, "latency_ms": round(self.latency_ms, 1),
+                "runs_failed": self.runs_failed, "announced": self.announced, "escalated": self.escalated,
+                "expired": self.expired, "latency_ms": round(self.latency_ms, 1),
                 "lag_seconds": self.lag_seconds, "more": self.more, "error": self.error}
 
 
@@ -68,6 +73,7 @@ def record_poll(records: Records, report: PollReport) -> None:
         "polls": 1, "errors": 1 if report.error else 0, "events_read": c.events, "dead_letters": c.rejected,
         "incidents_opened": len(c.incidents_new), "incidents_updated": len(c.incidents_updated - c.incidents_new),
         "runs_started": report.runs_started, "runs_failed": report.runs_failed, "runs_retried": report.runs_retried,
+        "announced": report.announced, "escalated": report.escalated, "expired": report.expired,
     }
     store.add_poll(records, source=report.source, increments=increments, latency_ms=report.latency_ms,
                    lag_seconds=report.lag_seconds, error=report.error)

@@ -16,7 +16,7 @@ from typing import Callable
 
 from pipeline.notifications import sender
 from pipeline.operations import escalation
-from pipeline.store import lease
+from pipeline.store import due, lease
 from pipeline.operations import metrics as operations
 from pipeline.operations import retention
 from pipeline.engine import runner
@@ -91,7 +91,9 @@ class Poller:
             if self._keep_going():
                 # nobody decided: announce, escalate, expire; then tell the webhooks (a failing
                 # webhook is retried from the outbox, it never fails the poll)
-                escalation.run(self.engine)
+                done = escalation.run(self.engine)
+                report.announced, report.escalated, report.expired = (
+                    len(done.announced), len(done.escalated), len(done.expired))
                 sender.deliver_due(self.engine.records)
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move
@@ -128,7 +130,8 @@ class Poller:
     def _advance_incidents(self, report: PollReport) -> None:
         engine = self.engine
         recover_lost_runs(engine)
-        for incident_id in engine.records.incidents_needing_work(merge_delay=engine.settings.merge_delay):
+        # due work in bounded batches (store/due.py): the next batch is read once this one is worked
+        for incident_id in due.due_incidents(engine.records, merge_delay=engine.settings.merge_delay):
             if not self._keep_going():
                 return
             kind = runner.advance_run(engine, incident_id)

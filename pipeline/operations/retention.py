@@ -11,7 +11,7 @@ INCIDENTIQ_RETENTION_DAYS ago (default 30) is compacted, once:
   the docs with their scores in the record's summary), and the bodies of
   its events beyond the sample the state keeps (the first 10 and the latest 40); its event count
   stays. Events that belong to no incident (context for log windows) go once
-  they are older than the same number of days.
+  they are older than the same number of days, and so do notifications delivered that long ago.
 Paused and open incidents are never touched. Asking for a removed checkpoint (history, replay,
 fork) is refused as not found (exit 4) with the date of the compaction. Afterwards both files
 give the freed pages back (incremental vacuum). `python -m pipeline prune` runs it; the poller
@@ -24,7 +24,7 @@ from datetime import timedelta
 
 from pipeline.engine import Engine
 from pipeline.state import CLOSED_STATUSES, EVIDENCE_HEAD, EVIDENCE_TAIL
-from pipeline.store import checkpoints, retention
+from pipeline.store import checkpoints, outbox, retention
 from pipeline.store.owners import process_owner
 
 
@@ -84,6 +84,7 @@ def prune(engine: Engine, *, days: float | None = None, limit: int | None = None
         finally:
             records.release(incident_id, owner)
     report.context_events_removed = retention.drop_context_events(records, cutoff)
+    outbox.prune_delivered(records, cutoff)  # notifications delivered before the cutoff
     if report.checkpoints_removed:
         checkpoints.shrink_file(saver, full=full_vacuum)
     if report.events_removed or report.context_events_removed:

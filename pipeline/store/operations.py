@@ -14,7 +14,7 @@ from pipeline.store.records import Records
 
 # the cumulative counters of source_stats; a counter's name reaches the SQL text, so only these
 COUNTERS = ("polls", "errors", "events_read", "dead_letters", "incidents_opened", "incidents_updated",
-            "runs_started", "runs_failed", "runs_retried")
+            "runs_started", "runs_failed", "runs_retried", "announced", "escalated", "expired")
 
 
 def set_poller_state(records: Records, *, owner: str, source: str, state: str, stale_after: float,
@@ -59,10 +59,12 @@ def add_poll(records: Records, *, source: str, increments: dict[str, int], laten
         )
         conn.execute(
             "INSERT INTO poll_metrics(at, source, events, dead_letters, opened, updated, runs_started,"
-            " runs_failed, runs_retried, latency_ms, lag_seconds, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " runs_failed, runs_retried, announced, escalated, expired, latency_ms, lag_seconds, error)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (stamp, source, amounts["events_read"], amounts["dead_letters"], amounts["incidents_opened"],
              amounts["incidents_updated"], amounts["runs_started"], amounts["runs_failed"],
-             amounts["runs_retried"], latency_ms, lag_seconds, error),
+             amounts["runs_retried"], amounts["announced"], amounts["escalated"], amounts["expired"],
+             latency_ms, lag_seconds, error),
         )
 
 

@@ -5,6 +5,7 @@ A row holds the target's id (a hash of its URL) and host, never the URL: webhook
 their secret in the path. Delivery is at-least-once: a row is taken (`sending`, with the sender's
 owner token) before the POST and marked `sent` after it; a sender killed in between leaves it
 `sending` under a dead owner, and the next sender sends it again with the same idempotency key.
+Delivered rows are deleted by retention (`prune`) once sent longer ago than its window.
 """
 from __future__ import annotations
 
@@ -83,6 +84,13 @@ def drop(records: Records, row_id: int, *, reason: str) -> None:
     """A row whose target is no longer configured: kept, never sent."""
     with records.transaction() as conn:
         conn.execute("UPDATE outbox SET status = 'dropped', last_error = ? WHERE id = ?", (reason[:500], row_id))
+
+
+def prune_delivered(records: Records, before: datetime) -> int:
+    """Delete the rows delivered (`sent`) before `before` (the retention cutoff); returns how many.
+    Rows not delivered (pending, failed, dropped) stay: they are what someone may still look into."""
+    with records.transaction() as conn:
+        return conn.execute("DELETE FROM outbox WHERE status = 'sent' AND sent_at < ?", (iso(before),)).rowcount
 
 
 def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) -> list[dict]:

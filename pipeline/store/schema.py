@@ -311,6 +311,72 @@ V4_SEARCH = (
     " DELETE FROM incidents_search WHERE rowid = old.search_rowid; END",
 )
 
+# issue 12: the poller asks for due work in bounded batches (pipeline/store/due.py), each off a
+# small partial index in its keyset order; delivered notifications are pruned by their send time;
+# the poll metrics count what escalation did (announced, escalated, expired)
+V6_DUE = """
+CREATE INDEX incidents_analyzing ON incidents(created_at, incident_id) WHERE status = 'analyzing';
+CREATE INDEX incidents_in_revision ON incidents(created_at, incident_id) WHERE status = 'in_revision';
+CREATE INDEX incidents_retry_due ON incidents(created_at, incident_id, next_attempt_at)
+    WHERE status = 'failed' AND coalesce(next_attempt_at, '') < '9999-12-31T00:00:00+00:00';
+CREATE INDEX outbox_sent ON outbox(sent_at) WHERE status = 'sent';
+ALTER TABLE source_stats ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE source_stats ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE source_stats ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN announced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN escalated INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE poll_metrics ADD COLUMN expired INTEGER NOT NULL DEFAULT 0
+"""
+# Search in two parts whose cost does not grow with the store (pipeline/store/search.py): the
+# trigram index of migration 5 (substrings) now holds only the newest SEARCH_RECENT incidents
+# (its lists of common trigrams grew with every incident), and a word index (unicode61) holds every
+# incident. Both are keyed by -search_rowid, so "newest first" is FTS5's forward rowid order,
+# which stops at LIMIT (its reverse order reads a term's whole list first). How many are "newest"
+# is the store's own (store_meta 'search_recent'), set when the indexes are built.
+SEARCH_RECENT = 100_000
+_RECENT = "(SELECT CAST(value AS INTEGER) FROM store_meta WHERE key = 'search_recent')"
+V6_SEARCH = (
+    f"INSERT OR REPLACE INTO store_meta(key, value) VALUES ('search_recent', '{SEARCH_RECENT}')",
+    "DROP TRIGGER IF EXISTS incidents_search_insert",
+    "DROP TRIGGER IF EXISTS incidents_search_category",
+    "DROP TRIGGER IF EXISTS incidents_search_delete",
+    "DROP TABLE IF EXISTS incidents_search",
+    # a store migrated to 5 by a build without FTS5 has no search_rowid yet: number the rest after the others
+    "UPDATE incidents SET search_rowid = ranked.n FROM (SELECT incident_id, row_number() OVER"
+    " (ORDER BY created_at, incident_id) + (SELECT coalesce(max(search_rowid), 0) FROM incidents) AS n"
+    " FROM incidents WHERE search_rowid IS NULL) AS ranked WHERE ranked.incident_id = incidents.incident_id",
+    "CREATE INDEX incidents_search_order ON incidents(search_rowid)",
+    "CREATE VIRTUAL TABLE incidents_search USING fts5(incident_id, service, category, title, tokenize='unicode61')",
+    "CREATE VIRTUAL TABLE incidents_search_recent USING fts5(incident_id, service, category, title,"
+    " tokenize='trigram')",
+    "INSERT INTO incidents_search(rowid, incident_id, service, category, title)"
+    " SELECT -search_rowid, incident_id, service, coalesce(category, ''), title FROM incidents",
+    "INSERT INTO incidents_search_recent(rowid, incident_id, service, category, title)"
+    " SELECT -search_rowid, incident_id, service, coalesce(category, ''), title FROM incidents"
+    f" WHERE search_rowid > (SELECT coalesce(max(search_rowid), 0) FROM incidents) - {_RECENT}",
+    # a new incident takes the next number, enters both indexes, and the one 'search_recent' before
+    # it leaves the trigram index (numbers are never reused, so it holds the newest that many)
+    "CREATE TRIGGER incidents_search_insert AFTER INSERT ON incidents BEGIN"
+    " UPDATE incidents SET search_rowid = (SELECT coalesce(max(search_rowid), 0) + 1 FROM incidents)"
+    " WHERE rowid = new.rowid;"
+    " INSERT INTO incidents_search(rowid, incident_id, service, category, title)"
+    " SELECT -search_rowid, new.incident_id, new.service, coalesce(new.category, ''), new.title FROM incidents"
+    " WHERE rowid = new.rowid;"
+    " INSERT INTO incidents_search_recent(rowid, incident_id, service, category, title)"
+    " SELECT -search_rowid, new.incident_id, new.service, coalesce(new.category, ''), new.title FROM incidents"
+    " WHERE rowid = new.rowid;"
+    f" DELETE FROM incidents_search_recent WHERE rowid = (SELECT -search_rowid + {_RECENT} FROM incidents"
+    " WHERE rowid = new.rowid); END",
+    "CREATE TRIGGER incidents_search_category AFTER UPDATE OF category ON incidents"
+    " WHEN new.category IS NOT old.category BEGIN"
+    " UPDATE incidents_search SET category = coalesce(new.category, '') WHERE rowid = -new.search_rowid;"
+    " UPDATE incidents_search_recent SET category = coalesce(new.category, '') WHERE rowid = -new.search_rowid;"
+    " END",
+    "CREATE TRIGGER incidents_search_delete AFTER DELETE ON incidents BEGIN"
+    " DELETE FROM incidents_search WHERE rowid = -old.search_rowid;"
+    " DELETE FROM incidents_search_recent WHERE rowid = -old.search_rowid; END",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
@@ -326,6 +392,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "inbox views served by indexes (keyset orders, counts kept by triggers, trigram search);"
                  " when retention compacted an incident",
               V4_INBOX, optional=V4_SEARCH, optional_needs="fts5"),
+    Migration(6, "the poller's due work in bounded batches off partial indexes; delivered notifications pruned;"
+                 " escalations in the poll metrics;"
+                 " search by words over every incident and by substring over the newest ones",
+              _statements(V6_DUE), optional=V6_SEARCH, optional_needs="fts5"),
 )
 
 

@@ -1,6 +1,17 @@
-"""Full-text search of incidents: SQLite's FTS5 with the trigram tokenizer (substring matches,
-case-insensitive), kept by the triggers of migration 5; on PostgreSQL a pg_trgm index on the same
-columns answers the same two questions (pipeline/store/postgres.py)."""
+"""Full-text search of incidents (id, service, category, title), newest first, at a cost that does
+not grow with the store.
+
+On SQLite (FTS5, migration 6) in two parts, read in that order:
+- the newest 100,000 incidents (store_meta 'search_recent', schema.SEARCH_RECENT): the text anywhere (a trigram index: substrings, any case);
+- every older incident: the text's words as a phrase of whole words (a unicode61 word index:
+  `payments-api` finds `payments-api` and `payments api`, `deadlock` finds `db_deadlock`, the
+  tail of an id after its last `-` finds the id; `deadl` does not find `deadlock` there).
+A trigram index over every incident answered the same as the first part everywhere, but a text
+whose trigrams are common (`svc-…` in every service name) read lists that grew with the store.
+
+On PostgreSQL a pg_trgm index on the same columns answers the first question over every incident
+(pipeline/store/postgres.py); `search_rowid` keeps the order incidents opened in.
+"""
 from __future__ import annotations
 
 from pipeline.store.records import Records
@@ -9,12 +20,12 @@ MIN_CHARS = 3  # a trigram index cannot answer shorter text
 
 
 def available(records: Records) -> bool:
-    """Whether the incidents_search table exists (this SQLite build had FTS5 when it migrated)."""
+    """Whether the search index exists (this SQLite build had FTS5 when it migrated)."""
     cached = getattr(records, "_fts_available", None)
     if cached is None and records.postgres:
         cached = records.query("SELECT to_regclass('incidents_search') IS NOT NULL")[0][0]
     if cached is None:
-        cached = bool(records.query("SELECT 1 FROM sqlite_master WHERE name = 'incidents_search'"))
+        cached = bool(records.query("SELECT 1 FROM sqlite_master WHERE name = 'incidents_search_recent'"))
         records._fts_available = cached
     return cached
 
@@ -35,24 +46,53 @@ def like_pattern(text: str) -> str:
 
 
 def newest_matches(records: Records, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
-    """(search rowid, incident id) of matches, newest first, before a rowid (a page's cursor).
+    """(search rowid, incident id) of up to `limit` matches, newest first, older than `before` (a
+    search rowid: a page's cursor).
 
     FTS5 walks a phrase's matches in rowid order and stops at LIMIT, so a page costs the same
     whether the text matches ten incidents or a million.
     """
     if records.postgres:
-        # the trigram index on the searched columns (pipeline/store/postgres.py), the same
-        # substring, case-insensitive match; search_rowid keeps the order incidents opened in
-        from pipeline.store.postgres import SEARCHED
+        return _postgres_matches(records, text, before=before, limit=limit)
+    newest = records.query("SELECT max(search_rowid) AS n FROM incidents")[0]["n"] or 0
+    boundary = newest - recent_size(records)  # search rowids above it are in the trigram index
+    found: list[tuple[int, str]] = []
+    if before is None or before > boundary + 1:
+        found = _fts(records, "incidents_search_recent", text, before=before, limit=limit)
+    if len(found) < limit:
+        older = boundary + 1 if before is None else min(before, boundary + 1)
+        found += _fts(records, "incidents_search", text, before=older, limit=limit - len(found))
+    return found
 
-        sql = f"SELECT search_rowid, incident_id FROM incidents WHERE {SEARCHED} LIKE ?"
-        params: list = [like_pattern(text)]
-    else:
-        sql = "SELECT rowid, incident_id FROM incidents_search WHERE incidents_search MATCH ?"
-        params = [match_expression(text)]
+
+def recent_size(records: Records) -> int:
+    """How many of the newest incidents the substring (trigram) index holds on this SQLite store."""
+    cached = getattr(records, "_search_recent", None)
+    if cached is None:
+        rows = records.query("SELECT value FROM store_meta WHERE key = 'search_recent'")
+        cached = records._search_recent = int(rows[0]["value"]) if rows else 0
+    return cached
+
+
+def _fts(records: Records, table: str, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
+    # rowid = -search_rowid: newest first is ascending rowid, FTS5's cheap direction
+    sql, params = f"SELECT rowid, incident_id FROM {table} WHERE {table} MATCH ?", [match_expression(text)]
     if before is not None:
-        sql += " AND search_rowid < ?" if records.postgres else " AND rowid < ?"
+        sql += " AND rowid > ?"
+        params.append(-int(before))
+    rows = records.query(sql + " ORDER BY rowid LIMIT ?", (*params, int(limit)))
+    return [(-r[0], r[1]) for r in rows]
+
+
+def _postgres_matches(records: Records, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
+    # the trigram index on the searched columns (pipeline/store/postgres.py), the same substring,
+    # case-insensitive match
+    from pipeline.store.postgres import SEARCHED
+
+    sql = f"SELECT search_rowid, incident_id FROM incidents WHERE {SEARCHED} LIKE ?"
+    params: list = [like_pattern(text)]
+    if before is not None:
+        sql += " AND search_rowid < ?"
         params.append(int(before))
-    order = "search_rowid" if records.postgres else "rowid"
-    rows = records.query(sql + f" ORDER BY {order} DESC LIMIT ?", (*params, int(limit)))
+    rows = records.query(sql + " ORDER BY search_rowid DESC LIMIT ?", (*params, int(limit)))
     return [(r[0], r[1]) for r in rows]

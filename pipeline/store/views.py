@@ -6,12 +6,13 @@
 | decided | closed statuses | most recently closed first | incidents_closed |
 | all | every incident | newest first | incidents_newest |
 | by service | one service (any status filter) | newest first | incidents_service |
-| search | id, service or title contains the text (category names too) | newest first | incidents_search (FTS5) |
+| search | the text in id, service, title or category (see search.py) | newest first | incidents_search_recent, incidents_search (FTS5) |
 
 A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
-page costs the same at row 50 as at row 500,000. Search uses the trigram FTS5 table when this
-SQLite build has it (migration 5) and the text has at least three characters, newest first in the
-order incidents opened; otherwise a LIKE scan (slow on a large store, same answers).
+page costs the same at row 50 as at row 500,000. Search uses the FTS5 tables when this SQLite
+build has them (migration 6) and the text has at least three characters, newest first in the order
+incidents opened: substrings among the newest incidents, whole words in older ones (search.py);
+otherwise a LIKE scan (substrings everywhere; slow on a large store).
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     return Page(rows=[{k: v for k, v in dict(r).items() if not k.startswith("_k")} for r in rows], next_cursor=cursor)
 
 
-SEARCH_BATCH = 200
+SEARCH_BATCH = 200  # matches read per step once filters have dropped some (the first step reads a page's worth)
 
 
 def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
@@ -108,8 +109,9 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
     # matches come newest first off the search index in batches; filters apply to each batch
     before = _decode(after, 1)[0] if after is not None else None
     found: list[tuple[int, dict]] = []
+    size = limit + 1  # a page's worth first (each match costs a read of its row)...
     while len(found) <= limit:
-        batch = fulltext.newest_matches(records, text, before=before, limit=SEARCH_BATCH)
+        batch = fulltext.newest_matches(records, text, before=before, limit=size)
         if not batch:
             break
         sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({','.join('?' * len(batch))})"
@@ -126,8 +128,9 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
         by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
         found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
         before = batch[-1][0]
-        if len(batch) < SEARCH_BATCH:
+        if len(batch) < size:
             break
+        size = SEARCH_BATCH  # ...then more at a time, when filters dropped some
     more = len(found) > limit
     found = found[:limit]
     return Page(rows=[row for _, row in found], next_cursor=json.dumps([found[-1][0]]) if more and found else None)
