@@ -259,6 +259,39 @@ def settle(page, timeout: float = 60) -> None:
     raise AssertionError("the app did not finish its run")
 
 
+def wait_for(condition, timeout: float = 90.0, step: float = 0.05):
+    """Poll `condition` until it returns something truthy (returned) or `timeout` seconds pass (AssertionError)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("timed out waiting")
+
+
+def poller_env(data_dir: Path, log: Path, database_url: str) -> dict:
+    """The environment of a poller process on `database_url` reading the file source `log`: nothing of
+    this process's INCIDENTIQ_/OPENAI_/SPLUNK_ settings, no merge delay, one approval opens the gate."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
+    env.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_SOURCE=f"file:{log}", PYTHONPATH=str(ROOT),
+               INCIDENTIQ_REPO_DIR=str(SAMPLE_REPO), INCIDENTIQ_DATABASE_URL=database_url,
+               INCIDENTIQ_MERGE_DELAY="0", INCIDENTIQ_TWO_PERSON="off")
+    return env
+
+
+def choose(page, label, text: str) -> None:
+    """In the browser: pick the option containing `text` in the selectbox labelled `label` (a string,
+    matched exactly, or a pattern); typing filters the list."""
+    box = (page.get_by_label(label, exact=True) if isinstance(label, str) else page.get_by_label(label)).first
+    if text in box.input_value():
+        return  # already chosen (the list would not open for its own value)
+    box.click()
+    box.fill(text)
+    page.get_by_role("option").filter(has_text=text).first.click()
+    settle(page)
+
+
 @contextlib.contextmanager
 def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None):
     """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an

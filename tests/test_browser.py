@@ -21,7 +21,7 @@ import re
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, choose, paused_ids, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -96,17 +96,6 @@ def button(page, name: str):
     """A Streamlit button by its exact text (widgets' own icon buttons are not counted)."""
     return page.locator('button[data-testid^="stBaseButton"]').filter(
         has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
-
-
-def choose(page, label: str, text: str) -> None:
-    """Pick the option containing `text` in the selectbox labelled `label` (typing filters it)."""
-    box = page.get_by_label(label, exact=True).first
-    if text in box.input_value():
-        return  # already chosen (the list would not open for its own value)
-    box.click()
-    box.fill(text)
-    page.get_by_role("option").filter(has_text=text).first.click()
-    settle(page)
 
 
 @pytest.mark.timeout(240)

@@ -17,7 +17,7 @@ import pytest
 from pipeline.ingest.files import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
-from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, make_settings, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, choose, make_settings, settle, streamlit_app
 
 ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
@@ -172,17 +172,6 @@ def test_the_incident_page_fits_from_1024_px(page, site, width):
         assert box["x"] >= panel["x"] and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, choice
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # nothing cut off to the side
     shoot(page, f"incident-{width}")
-
-
-def choose(page, label, text: str) -> None:
-    """Pick the option containing `text` in the selectbox labelled `label` (typing filters it)."""
-    box = (page.get_by_label(label, exact=True) if isinstance(label, str) else page.get_by_label(label)).first
-    if text in box.input_value():
-        return  # already chosen (the list would not open for its own value)
-    box.click()
-    box.fill(text)
-    page.get_by_role("option").filter(has_text=text).first.click()
-    settle(page)
 
 
 # The journeys below decide their incidents, so they come after those that only look at them.

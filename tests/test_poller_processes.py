@@ -20,7 +20,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
 from pipeline.ingest.files import ingest_path
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, make_settings
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, make_settings, wait_for
 
 pytestmark = BOTH_BACKENDS
 
@@ -65,16 +65,6 @@ def poll_env(data_dir: Path, log: Path, database_url: str | None) -> dict:
 def start_poller(env: dict, interval: float = 0.2) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "pipeline", "poll", "--interval", str(interval)], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(condition, timeout: float = 60.0, step: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("timed out waiting")
 
 
 def scalar(records: Records, sql: str) -> int:

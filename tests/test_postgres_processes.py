@@ -19,7 +19,7 @@ from pipeline.engine import open_engine
 from pipeline.ingest.files import ingest_path
 from pipeline.store import lease
 from pipeline.store.records import Records
-from tests.support import ROOT, SAMPLE_REPO, make_settings, paused_ids
+from tests.support import ROOT, make_settings, paused_ids, poller_env, wait_for
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -52,22 +52,8 @@ def machine(data_dir: Path, name: str) -> Path:
 
 
 def poller(data_dir: Path, log: Path, url: str) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
-    env.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_SOURCE=f"file:{log}", PYTHONPATH=str(ROOT),
-               INCIDENTIQ_REPO_DIR=str(SAMPLE_REPO), INCIDENTIQ_DATABASE_URL=url, INCIDENTIQ_MERGE_DELAY="0",
-               INCIDENTIQ_TWO_PERSON="off")
-    return subprocess.Popen([sys.executable, "-m", "pipeline", "poll", "--interval", "0.2"], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-m", "pipeline", "poll", "--interval", "0.2"], cwd=ROOT, env=poller_env(data_dir, log, url),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(condition, timeout: float = 90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 def holder_pid(records: Records) -> int | None:

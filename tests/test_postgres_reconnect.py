@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psycopg
@@ -21,7 +20,7 @@ import pytest
 from pipeline.errors import StorageError
 from pipeline.review.service import ReviewService
 from pipeline.store.records import Records
-from tests.support import FIXTURES, PG_SERVER, ROOT, SAMPLE_REPO, paused_ids, pending
+from tests.support import PG_SERVER, ROOT, paused_ids, pending, poller_env, wait_for
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -99,22 +98,8 @@ sys.exit(main(["poll", "--interval", "0.2"]))
 
 
 def start_poller(data_dir: Path, log: Path, url: str, worked: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
-    env.update(INCIDENTIQ_DATA_DIR=str(data_dir), INCIDENTIQ_SOURCE=f"file:{log}", PYTHONPATH=str(ROOT),
-               INCIDENTIQ_REPO_DIR=str(SAMPLE_REPO), INCIDENTIQ_DATABASE_URL=url, INCIDENTIQ_MERGE_DELAY="0",
-               INCIDENTIQ_TWO_PERSON="off")
-    return subprocess.Popen([sys.executable, "-c", PROBED_POLLER, str(worked)], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-c", PROBED_POLLER, str(worked)], cwd=ROOT, env=poller_env(data_dir, log, url),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(condition, timeout: float = 90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 def working_polls(path: Path) -> list[tuple[float, float]]:
