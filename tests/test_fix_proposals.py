@@ -4,6 +4,7 @@ eval tune case)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,21 @@ def test_the_source_tree_listing_sees_files_added_removed_and_renamed(tmp_path):
     (tmp_path / "other" / "application.properties").write_text("pool.size=9\n")
     assert repo_files(tmp_path, "*.properties") == [tmp_path / "other" / "application.properties"]
     assert repo_files(tmp_path) == walked()
+
+
+def test_a_tree_named_absolute_then_relative_lists_paths_relative_to_either(tmp_path, monkeypatch):
+    # the workbench names the sample tree absolutely (INCIDENTIQ_REPO_DIR), the engine's default
+    # relatively: a proposal takes each listed path relative to the tree as it named it
+    import os
+
+    from pipeline.analyst.fixes import repo_files
+
+    (tmp_path / "tree" / "svc").mkdir(parents=True)
+    (tmp_path / "tree" / "svc" / "stock.py").write_text("x = 1\n")
+    for top, _, _ in os.walk(tmp_path / "tree"):  # older than the racy window: the listing is kept
+        os.utime(top, ns=(1_600_000_000_000_000_000, 1_600_000_000_000_000_000))
+    monkeypatch.chdir(tmp_path)
+    absolute, relative = tmp_path / "tree", Path("tree")
+    assert [p.relative_to(absolute).as_posix() for p in repo_files(absolute)] == ["svc/stock.py"]
+    assert [p.relative_to(relative).as_posix() for p in repo_files(relative)] == ["svc/stock.py"]
+    assert [p.relative_to(absolute).as_posix() for p in repo_files(absolute)] == ["svc/stock.py"]

@@ -60,12 +60,14 @@ def repo_files(repo: Path, pattern: str = "*") -> list[Path]:
 # folder still has the time it had when listed. Folders changed within RACY_NS of the listing are
 # not trusted (a change in the same clock tick would keep the time): such a listing is not kept.
 RACY_NS = 2_000_000_000
-_LISTINGS: dict[str, tuple[tuple[tuple[str, int], ...], list[Path]]] = {}
+_LISTINGS: dict[tuple[str, str], tuple[tuple[tuple[str, int], ...], list[Path]]] = {}
 
 
 def _listing(repo: Path) -> list[Path]:
     top = os.fspath(repo)
-    key = top if os.path.isabs(top) else os.path.join(os.getcwd(), top)  # a relative tree is the cwd's
+    # keyed by the tree as the caller spells it (its paths come back spelled so: callers take them
+    # relative to the same spelling) and, for a relative one, the folder it is relative to
+    key = (top, "" if os.path.isabs(top) else os.getcwd())
     kept = _LISTINGS.get(key)
     if kept is not None and all(_mtime_ns(folder) == stamp for folder, stamp in kept[0]):
         return kept[1]
