@@ -292,6 +292,20 @@ def choose(page, label, text: str) -> None:
     settle(page)
 
 
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@contextlib.contextmanager
+def artifacts_on_failure(page, name: str):
+    """A browser test's full-page screenshot in test-artifacts/<name>.png when the block fails."""
+    try:
+        yield
+    except BaseException:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        raise
+
+
 @contextlib.contextmanager
 def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None):
     """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an
@@ -358,3 +372,26 @@ def ingest_one(engine, tmp_path, events=HIKARI) -> str:
     rows = engine.records.incidents()
     assert len(rows) == 1
     return rows[0]["incident_id"]
+
+
+# one approver process: opens the data dir once, then per round reads the round's start file and
+# CLI arguments from stdin, spins until the file appears, runs the real command and reports
+# [exit code, stderr]; two of these race on one incident per round
+RACER = r"""
+import contextlib, io, json, os, sys, time
+import pipeline
+from pipeline import cli
+from pipeline.cli import review as cli_review
+from pipeline import engine
+opened = engine.open_engine(sync_knowledge=False)
+cli_review.engine_from_env = lambda **kwargs: opened
+print("ready", flush=True)
+for line in sys.stdin:
+    start, args = json.loads(line)
+    while not os.path.exists(start):
+        time.sleep(0.0002)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(args)
+    print(json.dumps([code, err.getvalue()]), flush=True)
+"""

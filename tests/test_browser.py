@@ -13,7 +13,6 @@ saved to docs/screenshots/ for the README.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -21,9 +20,8 @@ import re
 import pytest
 
 from pipeline.ingest.files import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, choose, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
 
-ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
 
@@ -80,16 +78,6 @@ def shoot(page, name: str, element=None) -> None:
     if os.environ.get("INCIDENTIQ_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (element or page).screenshot(path=str(SCREENSHOTS / f"{name}.png"))
-
-
-@contextlib.contextmanager
-def artifacts_on_failure(page, name: str):
-    try:
-        yield
-    except BaseException:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-        raise
 
 
 def button(page, name: str):

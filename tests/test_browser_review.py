@@ -17,9 +17,9 @@ import pytest
 from pipeline.ingest.files import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
-from tests.support import CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, choose, make_settings, settle, streamlit_app
+from tests.support import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, choose, make_settings, settle,
+                           streamlit_app)
 
-ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):

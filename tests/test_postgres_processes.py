@@ -19,7 +19,7 @@ from pipeline.engine import open_engine
 from pipeline.ingest.files import ingest_path
 from pipeline.store import lease
 from pipeline.store.records import Records
-from tests.support import ROOT, make_settings, paused_ids, poller_env, wait_for
+from tests.support import RACER, ROOT, make_settings, paused_ids, poller_env, wait_for
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -105,24 +105,6 @@ def test_two_pollers_on_one_database_one_works_a_standby_takes_over_and_nothing_
     records.close()
 
 
-RACER = r"""
-import contextlib, io, json, os, sys, time
-import pipeline
-from pipeline import cli
-from pipeline.cli import review as cli_review
-from pipeline import engine
-opened = engine.open_engine(sync_knowledge=False)
-cli_review.engine_from_env = lambda **kwargs: opened
-print("ready", flush=True)
-for line in sys.stdin:
-    start, args = json.loads(line)
-    while not os.path.exists(start):
-        time.sleep(0.0002)
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main(args)
-    print(json.dumps([code, err.getvalue()]), flush=True)
-"""
 
 
 @pytest.mark.timeout(300)

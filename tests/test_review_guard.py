@@ -17,32 +17,12 @@ from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.ingest.files import ingest_path
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, by_category, child_env, cli, paused_ids, pending, run_child
+from tests.support import (BOTH_BACKENDS, FIXTURES, RACER, ROOT, by_category, child_env, cli, paused_ids, pending,
+                           run_child)
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
 
-# one approver process: opens the data dir once, then per round reads the round's start file and
-# CLI arguments from stdin, spins until the file appears, runs the real command and reports
-# [exit code, stderr]; two of these race on one incident per round
-RACER = r"""
-import contextlib, io, json, os, sys, time
-import pipeline
-from pipeline import cli
-from pipeline.cli import review as cli_review
-from pipeline import engine
-opened = engine.open_engine(sync_knowledge=False)
-cli_review.engine_from_env = lambda **kwargs: opened
-print("ready", flush=True)
-for line in sys.stdin:
-    start, args = json.loads(line)
-    while not os.path.exists(start):
-        time.sleep(0.0002)
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = cli.main(args)
-    print(json.dumps([code, err.getvalue()]), flush=True)
-"""
 
 # opens the data dir, takes the incident as an approver in flight would, and hangs until killed
 HOLDER = r"""

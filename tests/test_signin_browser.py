@@ -20,11 +20,11 @@ import pytest
 
 from pipeline.errors import UnknownIdentity
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, free_port, process, settle, streamlit_app, wait_http
+from tests.support import (CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, free_port, process, settle,
+                           streamlit_app, wait_http)
 
 NODE = shutil.which("node") or "/usr/bin/node"
 OIDC_DIR = ROOT / "tests" / "oidc"
-ARTIFACTS = ROOT / "test-artifacts"
 CI = bool(os.environ.get("CI"))
 
 if not CI:  # on CI every part is installed by .ci/run, and a missing one must fail, not skip
@@ -85,16 +85,6 @@ def browser():
             yield chromium
         finally:
             chromium.close()
-
-
-@contextlib.contextmanager
-def artifacts_on_failure(page, name: str):
-    try:
-        yield
-    except BaseException:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-        raise
 
 
 def sign_in(page, url: str, who: str) -> None:
