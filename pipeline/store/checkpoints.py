@@ -22,6 +22,7 @@ from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
 from pipeline.store import backend, checkpoint_values
 from pipeline.store.checkpoint_values import ValueCache, ValuesSerde
+from pipeline.store.connection import LazyConnection
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -42,7 +43,7 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowlist())
 
 
-class CheckpointStore(SqliteSaver):
+class CheckpointStore(LazyConnection, SqliteSaver):
     """SqliteSaver on one file, opened on first use, whose errors are our CheckpointStoreError (a StorageError).
 
     This is the checkpoint store's one boundary: sqlite3 errors (a lock held past the busy
@@ -55,30 +56,13 @@ class CheckpointStore(SqliteSaver):
     def __init__(self, path: Path | str, *, busy_timeout_ms: int = BUSY_TIMEOUT_MS):
         self.path = str(path)
         self.busy_timeout_ms = busy_timeout_ms
-        self._conn: sqlite3.Connection | None = None
-        self._open_lock = threading.Lock()
+        self._lazy()
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
         # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
         self.values = ValueCache()
         self._holding = threading.local()
         serde = ValuesSerde(fetch=self._fetch_value, pickle_fallback=False, allowed_msgpack_modules=allowlist())
         super().__init__(None, serde=serde)  # type: ignore[arg-type]  - `conn` opens lazily
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            with self._open_lock:
-                if self._conn is None:
-                    self._conn = self._open()
-        return self._conn
-
-    @conn.setter
-    def conn(self, value: sqlite3.Connection | None) -> None:
-        self._conn = value
-
-    @property
-    def opened(self) -> bool:
-        return self._conn is not None
 
     def _open(self) -> sqlite3.Connection:
         conn = None
@@ -110,12 +94,8 @@ class CheckpointStore(SqliteSaver):
             return self.damaged(text)  # "file is not a database", "database disk image is malformed"
         return CheckpointStoreError(f"the checkpoint store {self.path}: {text}")
 
-    def close(self) -> None:
-        with self._open_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-                self.is_setup = False
+    def _closed(self) -> None:
+        self.is_setup = False  # a new connection checks its file again
 
     # -- the public methods, translated (TRANSLATED lists them; a test checks it is complete)
     @contextmanager

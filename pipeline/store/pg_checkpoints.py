@@ -10,7 +10,6 @@ writes are keyed by thread, checkpoint and task), and our prune/compact are one 
 a history listing that already yielded rows is not restarted (its caller sees the error)."""
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import contextmanager
 from functools import partial
@@ -23,6 +22,7 @@ from psycopg.rows import dict_row
 from pipeline.errors import CheckpointStoreError
 from pipeline.store import backend, checkpoints, postgres
 from pipeline.store.checkpoints import serializer
+from pipeline.store.connection import LazyConnection
 
 SETUP_LOCK_KEY = 0x49495143  # advisory lock key around saver.setup() ("IIQC"), with the schema's
 
@@ -35,7 +35,7 @@ def plain_index(migration: str) -> str:
     return migration.replace("CREATE INDEX CONCURRENTLY", "CREATE INDEX")
 
 
-class PostgresCheckpointStore(PostgresSaver):
+class PostgresCheckpointStore(LazyConnection, PostgresSaver):
     """PostgresSaver on one database (and schema), opened lazily, whose errors are CheckpointStoreError."""
 
     postgres = True
@@ -43,26 +43,9 @@ class PostgresCheckpointStore(PostgresSaver):
     def __init__(self, url: str):
         self.url = url
         self.path = backend.shown(url)  # what messages name
-        self._conn: psycopg.Connection | None = None
-        self._open_lock = threading.Lock()
+        self._lazy()
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and database
         super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
-
-    @property
-    def conn(self) -> psycopg.Connection:
-        if self._conn is None:
-            with self._open_lock:
-                if self._conn is None:
-                    self._conn = self._open()
-        return self._conn
-
-    @conn.setter
-    def conn(self, value) -> None:
-        self._conn = value
-
-    @property
-    def opened(self) -> bool:
-        return self._conn is not None
 
     def _open(self, *, retry_for: float = 0.0) -> psycopg.Connection:
         try:
@@ -104,12 +87,6 @@ class PostgresCheckpointStore(PostgresSaver):
         if isinstance(exc, psycopg.OperationalError):
             return CheckpointStoreError(f"the checkpoint store {self.path} cannot be reached: {text}; it is tried again")
         return CheckpointStoreError(f"the checkpoint store {self.path}: {text}")
-
-    def close(self) -> None:
-        with self._open_lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
     def _lost(self) -> bool:
         """Whether the last failure was the connection going away (psycopg closes it then)."""

@@ -1,0 +1,43 @@
+"""The checkpoint savers' connection, opened on first use: a process that only reads records (the
+CLI's `list`, a page that never shows history) never opens the checkpoint store."""
+from __future__ import annotations
+
+import threading
+
+
+class LazyConnection:
+    """`conn` opened by the saver's `_open()` once, by whichever thread asks first, and dropped by
+    `close()`. LangGraph's savers assign `conn` in their `__init__`; call `_lazy()` before that."""
+
+    def _lazy(self) -> None:
+        self._conn = None
+        self._open_lock = threading.Lock()
+
+    @property
+    def conn(self):
+        if self._conn is None:
+            with self._open_lock:
+                if self._conn is None:
+                    self._conn = self._open()
+        return self._conn
+
+    @conn.setter
+    def conn(self, value) -> None:
+        self._conn = value
+
+    @property
+    def opened(self) -> bool:
+        return self._conn is not None
+
+    def close(self) -> None:
+        with self._open_lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+                self._closed()
+
+    def _open(self):
+        raise NotImplementedError
+
+    def _closed(self) -> None:
+        """What else the saver forgets with its connection (nothing unless it says)."""
