@@ -1,0 +1,51 @@
+"""Make a compression dictionary for the stored rows (pipeline/store/stored_dictionary.py says what
+it holds and why a shipped one never changes): `python -m pipeline.operations.make_dictionary OUT`
+prints the digest to pin. Run from a checkout: it ingests the demo stream into a temp data dir."""
+from __future__ import annotations
+
+import hashlib
+import sys
+import tempfile
+from pathlib import Path
+
+import zstandard
+
+from pipeline.config import Settings
+from pipeline.engine import open_engine
+from pipeline.ingest.files import ingest_path
+from pipeline.knowledge.index import load_docs
+from pipeline.store import checkpoints, stored_dictionary
+
+
+def build(out: Path) -> str:
+    """Write a new dictionary file (see the module docstring); returns its digest to pin."""
+    serde = checkpoints.serializer()
+    parts = [serde.dumps_typed(doc.as_error_doc(score=0.5))[1] for doc in load_docs()]
+    root = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = open_engine(Settings.from_env(data_dir=Path(tmp), repo_dir=root / "samples" / "pos-backend"))
+        ingest_path(engine, root / "samples" / "pos-day.jsonl")
+        saver = engine.graph.checkpointer
+        with saver.lock:
+            thread = saver.conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id"
+                                        " ORDER BY count(*), thread_id LIMIT 1 OFFSET 10").fetchone()[0]
+            values = [_raw(kind, blob) for kind, blob in saver.conn.execute(
+                "SELECT type, value FROM checkpoint_values WHERE thread_id = ?", (thread,))]
+            rows = [_raw(kind, blob, compressed=False) for kind, blob in saver.conn.execute(
+                "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread,))]
+        parts += [v for v in values if len(v) < 6000] + rows
+        checkpoints.close_all()
+    content = b"".join(parts)
+    out.write_bytes(zstandard.ZstdCompressor(level=19).compress(content))
+    return hashlib.sha256(content).hexdigest()
+
+
+def _raw(kind: str, blob: bytes, *, compressed: bool = True) -> bytes:
+    # a row as serialized, whichever way it is stored (by this dictionary, plain zstd, or not at all)
+    if kind.endswith(f"~{stored_dictionary.DICTIONARY_ID}"):
+        return stored_dictionary.decompress(blob)
+    return zstandard.ZstdDecompressor().decompress(blob) if compressed else blob
+
+
+if __name__ == "__main__":
+    print(build(Path(sys.argv[1])))
