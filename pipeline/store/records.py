@@ -19,6 +19,7 @@ from pipeline.clock import Clock, SystemClock, iso, parse_iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
+from pipeline.ingest.reading import content_id_of
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
@@ -202,8 +203,9 @@ class Records:
                      content_ids: bool) -> None:
         if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
             return  # seen before: it already counted where it belongs
-        if content_ids and event._content_id and conn.execute(
-                "SELECT 1 FROM events WHERE event_id = ?", (event._content_id,)).fetchone():
+        content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
+                      if content_ids else None)
+        if content_id and conn.execute("SELECT 1 FROM events WHERE event_id = ?", (content_id,)).fetchone():
             return  # stored by an older version, under the id its content hashed to
         incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
         conn.execute(
