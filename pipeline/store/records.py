@@ -348,6 +348,13 @@ class Records:
             raise IncidentNotFound(incident_id)
         return _incident_dict(rows[0])
 
+    def status_of(self, incident_id: str) -> str:
+        """An incident's status alone (no summary to parse: the runner asks after every run)."""
+        rows = self.query("SELECT status FROM incidents WHERE incident_id = ?", (incident_id,))
+        if not rows:
+            raise IncidentNotFound(incident_id)
+        return rows[0]["status"]
+
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
                   order: str = "newest", limit: int | None = None, offset: int = 0,
                   assignee: str | None = None) -> list[dict]:
