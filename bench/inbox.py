@@ -3,7 +3,7 @@
 For each size, a fresh app.sqlite3 is seeded in one transaction (executemany; the counts' triggers
 run per row as in production; the search indexes are built in bulk by migration 6 afterwards, as an
 upgrade builds them) with incidents whose
-summary is a real one (bench/fixtures/summary.json, from a demo run) and one event each (unmerged
+summary is a real one (bench/fixtures/summary.json, from a demo run, stored as the store stores it) and one event each (unmerged
 for one in fifty paused incidents, for the poller's query). Status mix: one in twenty awaiting, a
 few moving, the rest decided. Then it times, median of --repeat runs, what one inbox
 refresh reads for each view (one keyset page of 50 through ReviewService's store functions, plus
@@ -36,7 +36,7 @@ import pipeline  # noqa: E402,F401
 
 from pipeline.clock import iso  # noqa: E402
 from pipeline.state import CATEGORIES, CLOSED_STATUSES, SEVERITIES  # noqa: E402
-from pipeline.store import due  # noqa: E402
+from pipeline.store import due, summaries  # noqa: E402
 from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from pipeline.store.records import Records  # noqa: E402
 from pipeline.store.schema import MIGRATIONS  # noqa: E402
@@ -47,7 +47,7 @@ from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 # and few moving (analyzing, in revision, failed are transient)
 STATUS_MIX = ["awaiting_approval"] * 50 + ["in_revision", "failed", "analyzing"] + list(CLOSED_STATUSES) * 237
 REAL = json.loads((ROOT / "bench" / "fixtures" / "summary.json").read_text())
-SUMMARY = json.dumps(REAL["summary"])
+SUMMARY = summaries.stored(REAL["summary"], postgres=False)  # as the store keeps it (compressed)
 SERVICES = 400
 
 

@@ -4,7 +4,8 @@ Runs --incidents incidents (bench/pipeline.py's synthetic ones, 3 events each) t
 pause, measures both files (WAL folded in, after a VACUUM so free pages do not count), decides
 them all (approve or reject, alternately), measures again, then compacts them with
 retention.prune(days=0) and measures a third time. The baseline, in the same run, is the bare
-LangGraph graph of bench/pipeline.py: bytes per thread paused at its interrupt. Goals: <= 30 KB per
+LangGraph graph of bench/pipeline.py on the product's checkpoint store (and, for reference, on
+LangGraph's stock SqliteSaver): bytes per thread paused at its interrupt. Goals: <= 30 KB per
 paused incident, <= 20 KB per decided incident after pruning (records and checkpoints together).
 
     .venv/bin/python bench/retention.py [--incidents 300]
@@ -63,8 +64,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         SHAPE["run_bare"](work, n)
+        SHAPE["run_bare"](work, n, stock=True)
         checkpoints.close_all()
         bare = file_bytes(work / "bare.sqlite") / n
+        stock = file_bytes(work / "stock.sqlite") / n
         events = work / "events.jsonl"
         SHAPE["write_events"](events, n)
         engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend"))
@@ -87,6 +90,7 @@ def main() -> None:
             total = (records_b + cp_b) / n
             print(f"{name:<26}{records_b / n / 1024:12.1f}{cp_b / n / 1024:16.1f}{total / 1024:10.1f}{total / bare:8.1f}")
         print(f"{'bare graph, paused':<26}{'':>12}{bare / 1024:16.1f}{bare / 1024:10.1f}{1.0:8.1f}")
+        print(f"{'  on stock SqliteSaver':<26}{'':>12}{stock / 1024:16.1f}{stock / 1024:10.1f}{stock / bare:8.1f}")
 
 
 if __name__ == "__main__":

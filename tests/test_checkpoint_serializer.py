@@ -88,17 +88,17 @@ def test_a_forged_checkpoint_row_is_neither_executed_nor_revived(paused_engine, 
     conn = sqlite3.connect(path)
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
                               (incident_id, checkpoint_id)).fetchone()
-    assert kind == checkpoint_values.VALUES_TYPE  # its larger values stored once, compressed
-    checkpoint = _unpacked(blob)
+    assert kind == checkpoint_values.PACKED_VALUES_TYPE  # its larger values stored once, compressed
+    checkpoint = _unpacked(checkpoint_values.decompress(blob, kind))
     checkpoint["channel_values"]["title"] = _forged_ext("os", "system", f"touch {marker}")
     checkpoint["channel_values"]["severity"] = ormsgpack.Ext(EXT_PYDANTIC_V2, ormsgpack.packb(
         ("subprocess", "Popen", {"args": ["touch", str(marker)]}, "model_validate_json")))
     conn.execute("UPDATE checkpoints SET checkpoint=? WHERE thread_id=? AND checkpoint_id=?",
-                 (ormsgpack.packb(checkpoint, option=ormsgpack.OPT_NON_STR_KEYS), incident_id,
-                  checkpoint_id))
+                 (checkpoint_values.compress(ormsgpack.packb(checkpoint, option=ormsgpack.OPT_NON_STR_KEYS)),
+                  incident_id, checkpoint_id))
     # and a stored value (the RCA) forged in the values table
     rca_hash = checkpoint["channel_refs"]["rca"]
-    conn.execute("UPDATE checkpoint_values SET type='msgpack', value=? WHERE thread_id=? AND hash=?",
+    conn.execute("UPDATE checkpoint_values SET type='msgpack~1', value=? WHERE thread_id=? AND hash=?",
                  (checkpoint_values.compress(_forged("os", "system", f"touch {marker}")), incident_id, rca_hash))
     conn.commit()
     conn.close()

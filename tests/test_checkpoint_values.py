@@ -23,9 +23,9 @@ def _db(engine) -> sqlite3.Connection:
 
 def _refs(engine, conn, incident_id: str) -> list[dict]:
     serde = engine.graph.checkpointer.serde
-    rows = conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = ? ORDER BY checkpoint_id",
-                        (incident_id, checkpoint_values.VALUES_TYPE)).fetchall()
-    return [serde.stored_checkpoint(blob).get("channel_refs") or {} for (blob,) in rows]
+    rows = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND type = ?"
+                        " ORDER BY checkpoint_id", (incident_id, checkpoint_values.PACKED_VALUES_TYPE)).fetchall()
+    return [serde.stored_checkpoint(kind, blob).get("channel_refs") or {} for kind, blob in rows]
 
 
 def test_a_paused_incident_stores_its_similar_docs_once_and_every_checkpoint_references_them(paused_engine):
@@ -105,7 +105,7 @@ def test_an_incident_paused_by_the_stock_saver_reads_and_its_approval_goes_on(da
     assert engine.records.incident(incident_id)["status"] in ("fix_proposed", "approved")
     history = list(engine.graph.get_state_history(thread_config(incident_id)))
     kinds = {t for (t,) in sqlite3.connect(engine.checkpoint_path).execute("SELECT DISTINCT type FROM checkpoints")}
-    assert kinds == {"msgpack", checkpoint_values.VALUES_TYPE}  # old rows as they were, new ones stored once
+    assert kinds == {"msgpack", checkpoint_values.PACKED_VALUES_TYPE}  # old rows as they were, new ones stored once
     states = [IncidentState.model_validate(s.values) for s in history if s.values.get("incident_id")]
     assert len(states) >= 7 and all(s.incident_id == incident_id for s in states)
     assert sum(1 for s in states if s.rca is not None and s.similar_docs) >= 4  # old steps and new ones

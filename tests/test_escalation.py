@@ -106,6 +106,12 @@ def test_the_poller_escalates_with_no_browser_open(clocked, tmp_path):
     from pipeline.operations import metrics
 
     assert (report.escalated, report.expired, again.escalated, again.expired) == (len(escalated), len(escalated), 0, 0)
+    # `poll --once` prints the same line: what reached a person is in it, and only when something did
+    from pipeline.cli.poll import _report_text
+
+    n = len(escalated)
+    assert f" {n} escalated, {n} expired (" in _report_text(report.as_json())
+    assert "escalated" not in _report_text(again.as_json())
     (status,) = metrics.poller_status(clocked.records)
     assert (status["escalated"], status["expired"]) == (len(escalated), len(escalated))
     assert [(p["escalated"], p["expired"]) for p in metrics.metrics_series(clocked.records)] == \

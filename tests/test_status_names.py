@@ -50,13 +50,14 @@ def _as_0_1(engine, incident_id: str, **channel_values) -> None:
     conn = sqlite3.connect(engine.settings.data_dir / "checkpoints.sqlite")
     kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id=? AND checkpoint_id=?",
                               (incident_id, checkpoint_id)).fetchone()
-    checkpoint = ormsgpack.unpackb(blob, ext_hook=_Ext, option=ormsgpack.OPT_NON_STR_KEYS)
+    checkpoint = ormsgpack.unpackb(checkpoint_values.decompress(blob, kind), ext_hook=_Ext,
+                                   option=ormsgpack.OPT_NON_STR_KEYS)
     values = checkpoint["channel_values"]
     # 0.1 wrote every value inline (type msgpack): bring the values stored once back into the row
     for channel, value_hash in checkpoint.pop("channel_refs", {}).items():
-        value, = conn.execute("SELECT value FROM checkpoint_values WHERE thread_id=? AND hash=?",
-                              (incident_id, value_hash)).fetchone()
-        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value), ext_hook=_Ext,
+        value_kind, value = conn.execute("SELECT type, value FROM checkpoint_values WHERE thread_id=? AND hash=?",
+                                         (incident_id, value_hash)).fetchone()
+        values[channel] = ormsgpack.unpackb(checkpoint_values.decompress(value, value_kind), ext_hook=_Ext,
                                             option=ormsgpack.OPT_NON_STR_KEYS)
     checkpoint.pop("values_thread", None)
     for name in ("proposal", "revision_log"):

@@ -81,5 +81,8 @@ def _report_text(r: dict) -> str:
         return f"standby: another poller ({r['holder']}) works this data dir"
     runs = ", ".join(f"{r[f'runs_{k}']} {k}" for k in ("started", "resumed", "merged", "retried", "failed")
                      if r[f"runs_{k}"])
+    # what reached a person this poll (the JSON has the same counts): only when something did
+    told = ", ".join(f"{r[k]} {k}" for k in ("announced", "escalated", "expired") if r.get(k))
     return (f"{r['source']}: {r['events']} events, {r['rejected']} rejected, {r['incidents_new']} new incidents, "
-            f"{r['incidents_updated']} updated; runs: {runs or 'none'} ({r['latency_ms']:.0f} ms)")
+            f"{r['incidents_updated']} updated; runs: {runs or 'none'}{'; ' + told if told else ''}"
+            f" ({r['latency_ms']:.0f} ms)")

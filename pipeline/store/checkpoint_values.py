@@ -2,12 +2,12 @@
 
 SqliteSaver writes the whole state into every checkpoint: an incident's log window, similar docs
 and RCA were copied into each of its steps and again into the pending writes. Here a value larger
-than INLINE_MAX bytes is stored once, zstd-compressed, in `checkpoint_values`, keyed by the thread
-and the digest of its serialized bytes; checkpoint rows (msgpack) and writes carry the digest in
-its place. The rows are content-addressed and never updated, so a checkpoint reads back exactly
+than INLINE_MAX bytes is stored once in `checkpoint_values`, keyed by the thread and the digest of
+its serialized bytes; checkpoint rows and writes carry the digest in its place. Values and
+checkpoint rows are zstd-compressed with the shipped dictionary (stored_dictionary.py). The rows are content-addressed and never updated, so a checkpoint reads back exactly
 the values it was written with (time travel stays honest); retention deletes only the values no
 kept checkpoint or write of the thread references (`collect_garbage`). Rows written before this
-layout (type `msgpack`, values inline) read as they always did.
+layout (type `msgpack`, values inline) or before the dictionary read as they always did.
 """
 from __future__ import annotations
 
@@ -22,26 +22,21 @@ from typing import Any, Callable
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from pipeline.errors import CheckpointStoreError
+from pipeline.store import stored_dictionary
 
 VALUES_TYPE = "msgpack+values"  # a checkpoint row whose larger channel values are digests
 REF_TYPE = "value-ref"  # a pending write whose value is a digest
 INLINE_MAX = 256  # bytes: smaller values stay inline (a digest row would cost more than it saves)
-# stored values are zstd-compressed at level 1: serialized models are repetitive text (about 2x
-# smaller). zstd, not zlib: zlib sets up its window for every call, which costs more than
-# compressing a value of 2 KB. Checkpoint rows stay uncompressed (a few hundred bytes, written
-# at every step: compressing them cost more time than their bytes were worth).
-ZSTD_LEVEL = 1
+# What this release writes is compressed with the shipped dictionary (stored_dictionary.py): its
+# number is the type's suffix, `msgpack+values~1` for a checkpoint row and `msgpack~1` for a value.
+# Rows written before it read as they were: checkpoint rows uncompressed, values plain zstd.
+PACKED = f"~{stored_dictionary.DICTIONARY_ID}"
+PACKED_VALUES_TYPE = VALUES_TYPE + PACKED
+CHECKPOINT_TYPES = (VALUES_TYPE, PACKED_VALUES_TYPE)  # the rows whose values are digests
 _codecs = threading.local()  # a zstd context is not to be shared between threads
 
 
-def _compressor() -> zstandard.ZstdCompressor:
-    codec = getattr(_codecs, "compressor", None)
-    if codec is None:
-        codec = _codecs.compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-    return codec
-
-
-def _decompressor() -> zstandard.ZstdDecompressor:
+def _plain_decompressor() -> zstandard.ZstdDecompressor:
     codec = getattr(_codecs, "decompressor", None)
     if codec is None:
         codec = _codecs.decompressor = zstandard.ZstdDecompressor()
@@ -49,11 +44,17 @@ def _decompressor() -> zstandard.ZstdDecompressor:
 
 
 def compress(blob: bytes) -> bytes:
-    return _compressor().compress(blob)
+    """A value as this release stores it (its type gets the PACKED suffix)."""
+    return stored_dictionary.compress(blob)
 
 
-def decompress(blob: bytes) -> bytes:
-    return _decompressor().decompress(blob)
+def decompress(blob: bytes, kind: str = "") -> bytes:
+    """A stored value's serialized bytes: by the dictionary its type names, or plain zstd (0.3)."""
+    if kind.endswith(PACKED):
+        return stored_dictionary.decompress(blob)
+    return _plain_decompressor().decompress(blob)
+
+
 CACHE_ENTRIES = 4096
 
 # a rowid table: its leaves hold rows of a few KB whole (a WITHOUT ROWID table overflows them
@@ -98,7 +99,7 @@ class ValueCache:
         if len(blob) <= INLINE_MAX:
             return kind, blob, None
         value_hash = digest(kind, blob)
-        blob = compress(blob)  # what the values table stores
+        kind, blob = kind + PACKED, compress(blob)  # what the values table stores
         with self._lock:
             self._items[key] = (value, kind, blob, value_hash)
             if len(self._items) > self._entries:
@@ -118,20 +119,20 @@ class ValuesSerde(JsonPlusSerializer):
     def plain_loads(self, data: tuple[str, bytes]) -> Any:
         return super().loads_typed(data)
 
-    def stored_checkpoint(self, blob: bytes) -> dict:
-        """A VALUES_TYPE row as stored: its inline values, and digests in `channel_refs`."""
-        return self.plain_loads(("msgpack", blob))
+    def stored_checkpoint(self, kind: str, blob: bytes) -> dict:
+        """A row of CHECKPOINT_TYPES as stored: its inline values, and digests in `channel_refs`."""
+        return self.plain_loads(("msgpack", _inflate(blob, kind) if kind == PACKED_VALUES_TYPE else blob))
 
     def stored_value(self, thread_id: str, value_hash: bytes) -> Any:
         kind, blob = self.fetch(thread_id, value_hash)
-        return self.plain_loads((kind, _inflate(blob)))
+        return self.plain_loads((kind.removesuffix(PACKED), _inflate(blob, kind)))
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         kind, blob = data
         if kind == REF_TYPE:
             return self.stored_value(*_unref(blob))
-        if kind == VALUES_TYPE:
-            stored = self.stored_checkpoint(blob)
+        if kind in CHECKPOINT_TYPES:
+            stored = self.stored_checkpoint(kind, blob)
             thread_id = stored.pop("values_thread", "")
             values = dict(stored.get("channel_values") or {})
             for channel, value_hash in (stored.pop("channel_refs", None) or {}).items():
@@ -157,7 +158,7 @@ def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
             rows.append((thread_id, value_hash, kind, blob))
     stored = {**checkpoint, "channel_values": inline, "channel_refs": refs, "values_thread": thread_id}
     _, blob = serde.dumps_typed(stored)
-    return VALUES_TYPE, blob, rows
+    return PACKED_VALUES_TYPE, compress(blob), rows
 
 
 def _small(value: Any) -> bool:
@@ -176,9 +177,9 @@ def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: A
     return REF_TYPE, _ref(thread_id, value_hash), (thread_id, value_hash, kind, blob)
 
 
-def _inflate(blob: bytes) -> bytes:
+def _inflate(blob: bytes, kind: str) -> bytes:
     try:
-        return decompress(blob)
+        return decompress(blob, kind)
     except zstandard.ZstdError as exc:
         raise CheckpointStoreError(f"the checkpoint store holds a damaged value: {exc}") from exc
 
@@ -195,9 +196,9 @@ def fetch_value(conn: sqlite3.Connection, thread_id: str, value_hash: bytes) -> 
 def referenced(serde: ValuesSerde, conn: sqlite3.Connection, thread_id: str) -> set[bytes]:
     """The digests the thread's checkpoints and writes reference."""
     found: set[bytes] = set()
-    for (blob,) in conn.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ? AND type = ?",
-                                (thread_id, VALUES_TYPE)):
-        found.update((serde.stored_checkpoint(blob).get("channel_refs") or {}).values())
+    for kind, blob in conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND type IN (?, ?)",
+                                   (thread_id, *CHECKPOINT_TYPES)):
+        found.update((serde.stored_checkpoint(kind, blob).get("channel_refs") or {}).values())
     for (blob,) in conn.execute("SELECT value FROM writes WHERE thread_id = ? AND type = ?", (thread_id, REF_TYPE)):
         found.add(_unref(blob)[1])
     return found

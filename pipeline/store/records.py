@@ -23,7 +23,7 @@ from pipeline.ingest.reading import content_id_of
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
-from pipeline.store import backend, schema
+from pipeline.store import backend, schema, summaries
 from pipeline.store.owners import owner_alive
 
 BUSY_TIMEOUT_MS = 30_000
@@ -420,7 +420,7 @@ class Records:
         if unknown:
             raise UnknownColumn("incidents", unknown[0])
         if "summary" in values and not isinstance(values["summary"], str):
-            values["summary"] = json.dumps(values["summary"], default=str)
+            values["summary"] = summaries.stored(values["summary"], postgres=self.postgres)
         values["updated_at"] = iso(self.clock.now())
         if values.get("status") in CLOSED_STATUSES:
             values.setdefault("closed_at", values["updated_at"])
@@ -570,5 +570,5 @@ def open_records(settings, *, clock: Clock | None = None) -> Records:
 
 def _incident_dict(row: sqlite3.Row) -> dict:
     d = dict(row)
-    d["summary"] = json.loads(d.get("summary") or "{}")
+    d["summary"] = summaries.parsed(d.get("summary"))
     return d
