@@ -44,7 +44,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     if not snap.values:
         return {}
     state = IncidentState.model_validate(snap.values)
-    row = engine.records.incident(incident_id)
+    row = engine.records.incident_fields(incident_id, "first_seen", "created_at", "sla_deadline")
     values: dict = {
         "severity": state.severity,
         "category": state.rca.category if state.rca else None,
@@ -247,7 +247,7 @@ def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float 
     # so a pass over many due incidents never holds the whole list
     for incident_id in islice(due.due_incidents(engine.records, merge_delay=merge_delay), limit):
         if advance(engine, incident_id):
-            status = engine.records.status_of(incident_id)
+            status = engine.records.incident_fields(incident_id, "status")["status"]
             (report.failed if status == "failed" else report.advanced).append(incident_id)
         else:
             report.skipped.append(incident_id)

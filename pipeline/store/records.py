@@ -348,12 +348,16 @@ class Records:
             raise IncidentNotFound(incident_id)
         return _incident_dict(rows[0])
 
-    def status_of(self, incident_id: str) -> str:
-        """An incident's status alone (no summary to parse: the runner asks after every run)."""
-        rows = self.query("SELECT status FROM incidents WHERE incident_id = ?", (incident_id,))
+    def incident_fields(self, incident_id: str, *columns: str) -> dict:
+        """Some columns of an incident's record, by name: the runner reads a few after every run,
+        and `incident` would decompress and parse the summary for them."""
+        bad = [c for c in columns if not c.isidentifier() or c == "summary"]
+        if bad or not columns:
+            raise UsageError(f"incident_fields: {bad[0] if bad else 'no column'} cannot be read alone")
+        rows = self.query(f"SELECT {', '.join(columns)} FROM incidents WHERE incident_id = ?", (incident_id,))
         if not rows:
             raise IncidentNotFound(incident_id)
-        return rows[0]["status"]
+        return dict(rows[0])
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
                   order: str = "newest", limit: int | None = None, offset: int = 0,
