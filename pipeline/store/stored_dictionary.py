@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import sys
-import threading
 from pathlib import Path
 
 import zstandard
@@ -33,7 +32,6 @@ SHA256 = "8307ded0891ea5d8c7ea75ebd6a26ab5dbaf0d0e86d8faeba7feca0486d924b3"
 # level 3, not 1: zstd's fastest level barely looks into a dictionary this size (measured on
 # 300 bench incidents: checkpoint rows 4.1 KB plain, 3.9 with the dictionary at level 1, 2.1 at 3)
 LEVEL = 3
-_codecs = threading.local()  # zstd contexts are not shared between threads
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,19 +51,37 @@ def dictionary() -> zstandard.ZstdCompressionDict:
     return loaded
 
 
+class _Pool:
+    """zstd contexts kept for reuse across threads, each used by one thread at a time: LangGraph
+    writes checkpoints from threads it starts per run, so a context per thread was made anew for
+    almost every row (measured: 70 us a value where a reused context takes 15)."""
+
+    def __init__(self, make):
+        self._make = make
+        self._free: list = []
+
+    def run(self, blob: bytes, method: str) -> bytes:
+        try:
+            codec = self._free.pop()  # atomic: no two threads get the same context
+        except IndexError:
+            codec = self._make()
+        try:
+            return getattr(codec, method)(blob)
+        finally:
+            self._free.append(codec)
+
+
+_compressors = _Pool(lambda: zstandard.ZstdCompressor(level=LEVEL, dict_data=dictionary(), write_dict_id=False,
+                                                      write_checksum=False))
+_decompressors = _Pool(lambda: zstandard.ZstdDecompressor(dict_data=dictionary()))
+
+
 def compress(blob: bytes) -> bytes:
-    codec = getattr(_codecs, "compressor", None)
-    if codec is None:
-        codec = _codecs.compressor = zstandard.ZstdCompressor(
-            level=LEVEL, dict_data=dictionary(), write_dict_id=False, write_checksum=False)
-    return codec.compress(blob)
+    return _compressors.run(blob, "compress")
 
 
 def decompress(blob: bytes) -> bytes:
-    codec = getattr(_codecs, "decompressor", None)
-    if codec is None:
-        codec = _codecs.decompressor = zstandard.ZstdDecompressor(dict_data=dictionary())
-    return codec.decompress(blob)
+    return _decompressors.run(blob, "decompress")
 
 
 def build(out: Path) -> str:
