@@ -78,6 +78,8 @@ class LogEvent(_Model):
     position: str = ""
     # the content hash older versions used as event_id; never serialised (see ingest/identity.py)
     _content_id: str | None = PrivateAttr(default=None)
+    # or the JSON line it is worked out from, only for a store that holds such ids (records.py)
+    _content_line: str | None = PrivateAttr(default=None)
 
 
 class ErrorDoc(_Model):

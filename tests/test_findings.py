@@ -113,6 +113,40 @@ def test_eval_tune_cases_mostly_get_a_concrete_cause(analyst_kb):
     assert known >= 40 and named / known >= 0.6, (named, known)
 
 
+def test_the_rules_text_test_skips_only_texts_they_cannot_match(monkeypatch):
+    """A rule runs only on text holding the plain text it requires; over every eval case and the
+    sample day, what is found is what every rule run on every text finds."""
+    import dataclasses
+
+    from pipeline.analyst import findings
+    from pipeline.ingest.events import DeadLetter, read_jsonl
+
+    corpus = [[normalize(e, source="eval", position=str(i)) for i, e in enumerate(case.events)]
+              for case in load_cases()]
+    corpus += [[item] for _, item in read_jsonl(ROOT / "samples" / "pos-day.jsonl", max_bytes=1 << 20, final=True)
+               if not isinstance(item, DeadLetter)]  # the day holds bad lines on purpose
+    assert sum(bool(r.needs) for r in findings.RULES) >= 30  # most rules are tested by their text
+    fast = [extract(evidence) for evidence in corpus]
+    monkeypatch.setattr(findings, "RULES", tuple(dataclasses.replace(r, needs="") for r in findings.RULES))
+    assert [extract(evidence) for evidence in corpus] == fast
+    assert sum(len(found) for found in fast) > 100
+
+
+@pytest.mark.parametrize("regex, ignore_case, needs", [
+    (r"column (?P<c>\w+) does not exist", True, " does not exist"),
+    (r"SQLSTATE[\s:=\[]*(?P<s>[0-9A-Z]{5})\b", True, "sqlstate"),
+    (r"KeyError: '(?P<k>\w+)'", False, "KeyError: '"),
+    (r"timeouts? of (?P<t>\d+)", True, "timeout"),  # `s?` may be absent
+    (r"a|b", True, ""),  # a top-level alternation requires nothing
+    (r"\[Errno (?P<e>\d+)\]", True, "[errno "),
+    (r"\n\tat x", True, "at x"),  # an escaped letter is no literal
+])
+def test_required_text_of_a_rule(regex, ignore_case, needs):
+    from pipeline.analyst.findings import required_text
+
+    assert required_text(regex, ignore_case=ignore_case) == needs
+
+
 @pytest.fixture(scope="module")
 def analyst_kb():
     from pipeline.knowledge.embeddings import HashedNgramEmbedder

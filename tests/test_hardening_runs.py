@@ -40,6 +40,23 @@ def test_run_pending_keeps_going_past_an_incident_whose_run_raises_a_bug(engine)
     assert engine.records.incident(promo["incident_id"])["attempts"] == 2 < MAX_ATTEMPTS
 
 
+def test_run_pending_works_through_more_due_incidents_than_a_batch_and_stops_at_its_limit(engine):
+    from pipeline.ingest.events import normalize
+    from pipeline.store import due
+
+    n = due.BATCH + 4
+    engine.records.store_batch([normalize({"_time": f"2026-11-28T10:{k // 60:02d}:{k % 60:02d}Z", "service": f"svc-{k}",
+                                           "level": "ERROR", "message": f"payment {k} declined"}, position=str(k))
+                                for k in range(n)], cursor=None, reopen_minutes=30)
+    assert engine.records.status_counts() == {"analyzing": n}
+    first = run_pending(engine, limit=3)
+    assert len(first.advanced) == 3 and not first.failed and not first.skipped
+    assert engine.records.status_counts() == {"analyzing": n - 3, "awaiting_approval": 3}
+    rest = run_pending(engine)
+    assert len(rest.advanced) == n - 3 and not set(rest.advanced) & set(first.advanced)
+    assert engine.records.status_counts() == {"awaiting_approval": n}
+
+
 class FlakyBugSource(FileSource):
     """A source with a bug on its first reads, then fine."""
 

@@ -161,3 +161,18 @@ def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
 def _tied(ours, theirs) -> bool:
     # equal scores may come in either order; anything else must agree
     return all(a == b or abs(sa - sb) < 1e-4 for (a, sa), (b, sb) in zip(ours, theirs))
+
+
+@pytest.mark.parametrize("signature, texts", [
+    ("re:Lock wait timeout|lock timeout exceeded", ("lock wait timeout", "lock timeout exceeded")),
+    ("re:(token|credentials) (has |have )?(expired|been revoked)", ("token", "credentials")),
+    ("re:(is )?(not set|missing)", ("not set", "missing")),  # an optional group requires nothing
+    ("re:\\[(?P<code>invalid_client|invalid_grant)\\]", ("invalid_client", "invalid_grant")),
+    ("re:(?=x)(ab|cd)", None),  # alternatives of fewer than three characters are no test
+    ("re:foo|(ab)?", None),  # an alternative that requires nothing
+])
+def test_a_signature_of_alternatives_requires_one_of_their_texts(signature, texts):
+    # the doc test (signature_matches) skips such a signature when none of them is in the evidence
+    from pipeline.analyst.offline import _required_alternatives
+
+    assert _required_alternatives(signature) == texts

@@ -92,3 +92,20 @@ def test_new_evidence_of_a_paused_incident_waits_the_merge_delay_on_the_clock(re
     assert records.incidents_needing_work(merge_delay=60) == []
     clock.advance(seconds=1)
     assert records.incidents_needing_work(merge_delay=60) == [row["incident_id"]]
+
+
+def test_some_fields_of_an_incident_read_as_the_whole_record_has_them(records):
+    from pipeline.errors import IncidentNotFound
+
+    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    (row,) = records.incidents()
+    records.update_incident(row["incident_id"], status="awaiting_approval", summary={"title": "pool"})
+    whole = records.incident(row["incident_id"])
+    assert records.incident_fields(row["incident_id"], "status", "first_seen", "sla_deadline") == {
+        "status": "awaiting_approval", "first_seen": whole["first_seen"], "sla_deadline": whole["sla_deadline"]}
+    with pytest.raises(UsageError):  # the summary is stored compressed: `incident` reads it
+        records.incident_fields(row["incident_id"], "summary")
+    with pytest.raises(UsageError):  # a column name reaches the SQL text
+        records.incident_fields(row["incident_id"], "status FROM incidents --")
+    with pytest.raises(IncidentNotFound):
+        records.incident_fields("INC-00000000-000000", "status")

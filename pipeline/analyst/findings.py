@@ -20,14 +20,77 @@ MAX_PER_KIND = 3
 
 @dataclass(frozen=True)
 class Rule:
-    """One pattern and the kind of each of its named groups."""
+    """One pattern and the kind of each of its named groups; `needs` is text every match of it
+    contains (lowered when the pattern ignores case), "" when unsure."""
 
     pattern: re.Pattern
     kinds: dict[str, str]
+    needs: str = ""
+    ignore_case: bool = False
 
 
 def _rule(regex: str, flags: int = re.I, **kinds: str) -> Rule:
-    return Rule(re.compile(regex, flags), kinds)
+    ignore_case = bool(flags & re.I)
+    return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case)
+
+
+def required_text(regex: str, *, ignore_case: bool) -> str:
+    """The longest run of plain text outside groups and classes that every match of `regex`
+    contains ("" when a top-level alternation or anything unclear makes nothing certain).
+
+    A substring test for it is far cheaper than the regex, and most rules find nothing in most
+    texts: this is the hot path of every incident's RCA. Conservative by construction: an
+    escaped letter or digit (a class, an anchor, a code point), a group, a class and a quantified
+    character all end the run.
+    """
+    runs, run, depth, i = [], "", 0, 0
+    while i < len(regex):
+        c, literal = regex[i], None
+        if c == "\\":
+            nxt = regex[i + 1] if i + 1 < len(regex) else ""
+            literal = nxt if nxt and not nxt.isalnum() else None
+            i += 2
+        elif c == "[":
+            i += 1
+            if i < len(regex) and regex[i] == "^":
+                i += 1
+            if i < len(regex) and regex[i] == "]":
+                i += 1
+            while i < len(regex) and regex[i] != "]":
+                i += 2 if regex[i] == "\\" else 1
+            i += 1
+        elif c == "{":
+            end = regex.find("}", i)
+            i = len(regex) if end < 0 else end + 1
+        else:
+            i += 1
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+            elif c == "|" and depth == 0:
+                return ""
+            elif c not in ".^$+?*":
+                literal = c
+        if literal is not None and depth == 0:
+            following = regex[i] if i < len(regex) else ""
+            if following and following in "?*{":
+                runs.append(run)  # the quantified character may be absent
+                run = ""
+            elif following == "+":
+                runs.append(run + literal)  # present, maybe repeated
+                run = ""
+            else:
+                run += literal
+        else:
+            runs.append(run)
+            run = ""
+    runs.append(run)
+    best = max(runs, key=len)
+    if not ignore_case:
+        return best
+    # only ASCII lowers to what an ignore-case match requires (`ſ` matches `s`)
+    return best.lower() if best.isascii() else ""
 
 
 _Q = r"""[`"'\u201c\u201d]?"""  # an optional quote around a name
@@ -173,7 +236,16 @@ def extract(events: list[LogEvent]) -> list[Finding]:
 def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
     if len(text) > 2 * SCAN_CHARS:
         text = text[:SCAN_CHARS] + "\0" * (len(text) - 2 * SCAN_CHARS) + text[-SCAN_CHARS:]  # offsets stay true
+    # an ignore-case regex may match non-ASCII text its lowered literal is not in (the Kelvin sign
+    # matches `k`): such text skips no ignore-case rule
+    lowered = text.lower() if text.isascii() else None
     for rule in RULES:
+        if rule.needs:
+            if not rule.ignore_case:
+                if rule.needs not in text:
+                    continue
+            elif lowered is not None and rule.needs not in lowered:
+                continue
         for match in rule.pattern.finditer(text):
             host = match.groupdict().get("h")
             if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS):

@@ -185,7 +185,7 @@ def _required_literal(signature: str) -> str | None:
                 literal = c
         if literal is not None and depth == 0:
             following = pattern[i] if i < len(pattern) else ""
-            if following in _QUANTIFIERS:
+            if following and following in _QUANTIFIERS:  # ("" is in every string: the pattern's end)
                 runs.append(run)  # the quantified character may be absent
                 run = ""
             elif following == "+":
@@ -199,6 +199,86 @@ def _required_literal(signature: str) -> str | None:
     runs.append(run)
     best = max(runs, key=len).lower()
     return best if len(best) >= 3 else None
+
+
+@lru_cache(maxsize=8192)
+def _required_alternatives(signature: str) -> tuple[str, ...] | None:
+    """For a `re:` signature that requires no one text (`_required_literal` is None): texts (lowered)
+    one of which it requires, or None when unsure. Those are its top-level alternatives' required
+    texts, or those of the alternatives of a group it cannot skip (`(lag|backlog)`, not `(is )?`);
+    every alternative must require a text of its own."""
+    pattern = signature[3:]
+    for alternatives in (_split_alternatives(pattern), *_required_groups(pattern)):
+        if len(alternatives) < 2:
+            continue
+        texts = tuple(_required_literal("re:" + a) for a in alternatives)
+        if all(texts):
+            return texts
+    return None
+
+
+def _split_alternatives(pattern: str) -> list[str]:
+    """The pattern split at its top-level `|` (outside groups, classes and escapes)."""
+    parts, start, depth, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*parts, pattern[start:]]
+
+
+def _required_groups(pattern: str):
+    """The alternatives of each top-level capturing or non-capturing group no quantifier makes
+    optional (lookarounds and flag groups are left out)."""
+    depth, i, opened = 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "(":
+            if depth == 0:
+                opened = i
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            following = pattern[i + 1] if i + 1 < len(pattern) else ""
+            if depth == 0 and following not in ("?", "*", "{"):
+                body = pattern[opened + 1:i]
+                if body.startswith("?:"):
+                    yield _split_alternatives(body[2:])
+                elif body.startswith("?P<") and ">" in body:
+                    yield _split_alternatives(body[body.index(">") + 1:])
+                elif not body.startswith("?"):
+                    yield _split_alternatives(body)
+        i += 1
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index after the character class opening at i."""
+    i += 1
+    if i < len(pattern) and pattern[i] == "^":
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        i += 1
+    while i < len(pattern) and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
 
 
 def _code_like(token: str) -> bool:
@@ -242,9 +322,11 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
         if heads is not None and trigrams is not None and heads.isdisjoint(trigrams):
             continue  # no text one of its signatures requires is in the evidence
         matched, total = [], 0.0
-        for signature, needle, pattern, weight in checks:
+        for signature, needle, pattern, weight, needles in checks:
             if needle is not None and needle not in lowered:
                 continue
+            if needles is not None and not any(n in lowered for n in needles):
+                continue  # none of the texts one of which it requires
             if pattern is None:
                 matched.append(signature)
                 total += weight
@@ -263,30 +345,41 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
     """Per doc of this generation: the first three characters of every text its signatures
     require (None when one requires none of three or more: that doc is always checked), and per
     signature (signature, text the lowered evidence must contain or None, regex or None for a
-    literal, a literal's weight)."""
+    literal, a literal's weight, texts one of which the lowered evidence must contain or None: see
+    _required_alternatives)."""
     plans = []
     for doc in kb.docs:
         checks = []
         for signature, pattern in zip(doc.signatures, doc.patterns):
             if pattern is None:
-                checks.append((signature, _lowered(signature), None, evidence_weight(signature)))
+                checks.append((signature, _lowered(signature), None, evidence_weight(signature), None))
             else:
-                checks.append((signature, _required_literal(signature), pattern, 0.0))
+                needle = _required_literal(signature)
+                checks.append((signature, needle, pattern, 0.0,
+                               _required_alternatives(signature) if needle is None else None))
         plans.append((doc, tuple(checks)))
     # each required text is represented by its trigram least common among all the required texts,
     # so few docs pass the test on ordinary evidence; any of its trigrams would be as correct
     common: dict[str, int] = {}
     for _, checks in plans:
-        for _, needle, _, _ in checks:
-            for trigram in set(_trigrams(needle or "")):
-                common[trigram] = common.get(trigram, 0) + 1
+        for check in checks:
+            for needle in _required_texts(check):
+                for trigram in set(_trigrams(needle)):
+                    common[trigram] = common.get(trigram, 0) + 1
     result = []
     for doc, checks in plans:
-        needles = [needle for _, needle, _, _ in checks]
-        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)) for needle in needles)
-                 if all(needle is not None and len(needle) >= 3 for needle in needles) else None)
+        # a signature with alternatives adds a trigram of each: the doc passes when one is present
+        required = [_required_texts(check) for check in checks]
+        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)) for texts in required for needle in texts)
+                 if all(texts and all(len(n) >= 3 for n in texts) for texts in required) else None)
         result.append((doc, heads, checks))
     return tuple(result)
+
+
+def _required_texts(check: tuple) -> tuple[str, ...]:
+    # one of these is in any evidence the signature matches; () when there are none to test
+    _, needle, _, _, needles = check
+    return (needle,) if needle is not None else needles or ()
 
 
 def _trigrams(text: str) -> list[str]:

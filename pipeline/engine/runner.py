@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import islice
 
 from langgraph.types import StateSnapshot
 
-from pipeline.store import checkpoints
+from pipeline.store import checkpoints, due
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
@@ -43,7 +44,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     if not snap.values:
         return {}
     state = IncidentState.model_validate(snap.values)
-    row = engine.records.incident(incident_id)
+    row = engine.records.incident_fields(incident_id, "first_seen", "created_at", "sla_deadline")
     values: dict = {
         "severity": state.severity,
         "category": state.rca.category if state.rca else None,
@@ -86,8 +87,11 @@ def summary_of(state: IncidentState) -> dict:
     }
 
 
-def initial_state(engine: Engine, incident_id: str, events: list | None = None) -> IncidentState:
-    row = engine.records.incident(incident_id)
+def initial_state(engine: Engine, incident_id: str, events: list | None = None, *,
+                  row: dict | None = None) -> IncidentState:
+    """The run's first state; `row` is the incident's record when the caller has read it (the
+    fields used here never change after the incident opens)."""
+    row = row or engine.records.incident(incident_id)
     # the run's input is checkpointed as given: pass the bounded sample the state keeps (first and
     # latest events), not every event of a noisy incident (the records store keeps them all)
     events = engine.records.events_of(incident_id) if events is None else events
@@ -128,7 +132,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             audit_orphaned_changes(engine, incident_id)
         snap = snapshot(engine, incident_id)
         try:
-            kind = _advance_claimed(engine, incident_id, owner, snap)
+            kind = _advance_claimed(engine, incident_id, owner, snap, row)
             released = True  # the final write released the claim with the record
         except CheckpointStoreError:
             # the checkpoint store (locked, damaged), not this incident, failed: the poll fails and
@@ -150,7 +154,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             engine.records.release(incident_id, owner)
 
 
-def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot) -> str:
+def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot, row: dict) -> str:
     # Events count as merged once they are in the run's checkpointed input: a crash after that
     # resumes the run with them, a crash before it starts over from every stored event.
     cfg = thread_config(incident_id)
@@ -159,7 +163,7 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     after: StateSnapshot | _RunEnd | None = None
     if not snap.values:
         events = engine.records.events_of(incident_id)
-        state = initial_state(engine, incident_id, events)
+        state = initial_state(engine, incident_id, events, row=row)
         # every stored event is in the run now, sampled or not: none of them is news to merge later
         engine.records.mark_merged(e.event_id for e in events)
         after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg, context=engine.deps))
@@ -239,9 +243,11 @@ def run_pending(engine: Engine, *, limit: int | None = None, merge_delay: float 
     """Advance every incident that needs work (new, cut off, new evidence, retry due)."""
     report = RunReport()
     recover_lost_runs(engine)
-    for incident_id in engine.records.incidents_needing_work(merge_delay=merge_delay)[:limit]:
+    # the poller's bounded batches (store/due.py): the next batch is read once this one is worked,
+    # so a pass over many due incidents never holds the whole list
+    for incident_id in islice(due.due_incidents(engine.records, merge_delay=merge_delay), limit):
         if advance(engine, incident_id):
-            status = engine.records.incident(incident_id)["status"]
+            status = engine.records.incident_fields(incident_id, "status")["status"]
             (report.failed if status == "failed" else report.advanced).append(incident_id)
         else:
             report.skipped.append(incident_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from pipeline.state import LogEvent
 
@@ -66,8 +67,11 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=1024)
 def template(message: str) -> str:
     """The message's first TEMPLATE_CHARS characters, variable parts masked (<NUM>, <IP>...)."""
+    # cached: the store masks an opening event's first line twice (its fingerprint and the new
+    # incident's title), and the masks are most of correlating one event
     message = message[:TEMPLATE_CHARS]
     for pattern, placeholder in _MASKS:
         message = pattern.sub(placeholder, message)

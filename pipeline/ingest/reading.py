@@ -240,7 +240,8 @@ class LogFile:
         if "time_inferred" not in event.fields:
             state["last_time"] = (event.time, "previous record")
         if parsed.format == "json":
-            event._content_id = content_id_of(record.text)
+            # only a store that holds events of older versions asks for it: it costs a second parse
+            event._content_line = record.text
         return event
 
     def _mtime(self) -> tuple[datetime, str] | None:

@@ -1,7 +1,7 @@
 """Which incidents the poller works now, asked for in bounded batches (each one index read).
 
-The same incidents as `Records.incidents_needing_work` (what `ingest` works through), in four
-kinds, each read off an index in its own keyset order, `batch` at a time:
+The same incidents as `Records.incidents_needing_work`, in four kinds, each read off an index in
+its own keyset order, `batch` at a time (the poller and `ingest`'s runner.run_pending work through them):
 
 | kind | which | order | index |
 |---|---|---|---|

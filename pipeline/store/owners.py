@@ -14,7 +14,18 @@ from pathlib import Path
 def process_owner() -> str:
     """An owner token for claims: host, pid, the process's start time and a random part."""
     pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_process_start(pid) or 0}:{uuid.uuid4().hex[:8]}"
+    return f"{socket.gethostname()}:{pid}:{_own_start(pid) or 0}:{uuid.uuid4().hex[:8]}"
+
+
+_own: tuple[int, str | None] | None = None  # (pid, its start time): read once per process, not per claim
+
+
+def _own_start(pid: int) -> str | None:
+    # a process's start time never changes, and a forked child has another pid, so it reads its own
+    global _own
+    if _own is None or _own[0] != pid:
+        _own = (pid, _process_start(pid))
+    return _own[1]
 
 
 def _process_start(pid: int) -> str | None:

@@ -19,6 +19,7 @@ from pipeline.clock import Clock, SystemClock, iso, parse_iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.ingest import correlation
 from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
+from pipeline.ingest.reading import content_id_of
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
@@ -202,8 +203,9 @@ class Records:
                      content_ids: bool) -> None:
         if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
             return  # seen before: it already counted where it belongs
-        if content_ids and event._content_id and conn.execute(
-                "SELECT 1 FROM events WHERE event_id = ?", (event._content_id,)).fetchone():
+        content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
+                      if content_ids else None)
+        if content_id and conn.execute("SELECT 1 FROM events WHERE event_id = ?", (content_id,)).fetchone():
             return  # stored by an older version, under the id its content hashed to
         incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
         conn.execute(
@@ -345,6 +347,17 @@ class Records:
         if not rows:
             raise IncidentNotFound(incident_id)
         return _incident_dict(rows[0])
+
+    def incident_fields(self, incident_id: str, *columns: str) -> dict:
+        """Some columns of an incident's record, by name: the runner reads a few after every run,
+        and `incident` would decompress and parse the summary for them."""
+        bad = [c for c in columns if not c.isidentifier() or c == "summary"]
+        if bad or not columns:
+            raise UsageError(f"incident_fields: {bad[0] if bad else 'no column'} cannot be read alone")
+        rows = self.query(f"SELECT {', '.join(columns)} FROM incidents WHERE incident_id = ?", (incident_id,))
+        if not rows:
+            raise IncidentNotFound(incident_id)
+        return dict(rows[0])
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
                   order: str = "newest", limit: int | None = None, offset: int = 0,
