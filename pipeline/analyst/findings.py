@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.analyst.pattern_text import required_text
 from pipeline.state import Finding, LogEvent, Span
 
 MAX_SPANS = 5  # per finding: enough to show where, not every copy of a burst
@@ -32,65 +33,6 @@ class Rule:
 def _rule(regex: str, flags: int = re.I, **kinds: str) -> Rule:
     ignore_case = bool(flags & re.I)
     return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case)
-
-
-def required_text(regex: str, *, ignore_case: bool) -> str:
-    """The longest run of plain text outside groups and classes that every match of `regex`
-    contains ("" when a top-level alternation or anything unclear makes nothing certain).
-
-    A substring test for it is far cheaper than the regex, and most rules find nothing in most
-    texts: this is the hot path of every incident's RCA. Conservative by construction: an
-    escaped letter or digit (a class, an anchor, a code point), a group, a class and a quantified
-    character all end the run.
-    """
-    runs, run, depth, i = [], "", 0, 0
-    while i < len(regex):
-        c, literal = regex[i], None
-        if c == "\\":
-            nxt = regex[i + 1] if i + 1 < len(regex) else ""
-            literal = nxt if nxt and not nxt.isalnum() else None
-            i += 2
-        elif c == "[":
-            i += 1
-            if i < len(regex) and regex[i] == "^":
-                i += 1
-            if i < len(regex) and regex[i] == "]":
-                i += 1
-            while i < len(regex) and regex[i] != "]":
-                i += 2 if regex[i] == "\\" else 1
-            i += 1
-        elif c == "{":
-            end = regex.find("}", i)
-            i = len(regex) if end < 0 else end + 1
-        else:
-            i += 1
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-            elif c == "|" and depth == 0:
-                return ""
-            elif c not in ".^$+?*":
-                literal = c
-        if literal is not None and depth == 0:
-            following = regex[i] if i < len(regex) else ""
-            if following and following in "?*{":
-                runs.append(run)  # the quantified character may be absent
-                run = ""
-            elif following == "+":
-                runs.append(run + literal)  # present, maybe repeated
-                run = ""
-            else:
-                run += literal
-        else:
-            runs.append(run)
-            run = ""
-    runs.append(run)
-    best = max(runs, key=len)
-    if not ignore_case:
-        return best
-    # only ASCII lowers to what an ignore-case match requires (`ſ` matches `s`)
-    return best.lower() if best.isascii() else ""
 
 
 _Q = r"""[`"'\u201c\u201d]?"""  # an optional quote around a name

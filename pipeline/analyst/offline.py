@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pipeline.analyst import findings, fixes, quotes
+from pipeline.analyst.pattern_text import required_groups, required_text, split_alternatives
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.state import CATEGORIES, RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Quote, Recommendation
 
@@ -148,56 +149,11 @@ def _lowered(signature: str) -> str:
     return signature.lower()
 
 
-_QUANTIFIERS = "?*{"
-_CLASS_ESCAPES = "dDwWsSbBAZ"
-
-
 @lru_cache(maxsize=8192)
 def _required_literal(signature: str) -> str | None:
-    """The longest run of plain text a `re:` signature needs (lowered), or None when unsure.
-
-    Text inside groups, classes or before an optional quantifier is not required; a top-level
-    alternation makes nothing required.
-    """
-    pattern, runs, run, depth, i = signature[3:], [], "", 0, 0
-    while i < len(pattern):
-        c = pattern[i]
-        literal = None
-        if c == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            literal = None if nxt in _CLASS_ESCAPES or nxt.isdigit() else nxt
-            i += 2
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            i = len(pattern) if end < 0 else end + 1
-        elif c == "{":
-            end = pattern.find("}", i)
-            i = len(pattern) if end < 0 else end + 1
-        else:
-            i += 1
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-            elif c == "|" and depth == 0:
-                return None
-            elif c not in ".^$+" and c not in _QUANTIFIERS:
-                literal = c
-        if literal is not None and depth == 0:
-            following = pattern[i] if i < len(pattern) else ""
-            if following and following in _QUANTIFIERS:  # ("" is in every string: the pattern's end)
-                runs.append(run)  # the quantified character may be absent
-                run = ""
-            elif following == "+":
-                runs.append(run + literal)  # present, but maybe repeated
-                run = ""
-            else:
-                run += literal
-        else:
-            runs.append(run)
-            run = ""
-    runs.append(run)
-    best = max(runs, key=len).lower()
+    """The longest run of plain text a `re:` signature needs (lowered: signatures ignore case), or
+    None when unsure or too short to be worth a test."""
+    best = required_text(signature[3:], ignore_case=True)
     return best if len(best) >= 3 else None
 
 
@@ -208,77 +164,13 @@ def _required_alternatives(signature: str) -> tuple[str, ...] | None:
     texts, or those of the alternatives of a group it cannot skip (`(lag|backlog)`, not `(is )?`);
     every alternative must require a text of its own."""
     pattern = signature[3:]
-    for alternatives in (_split_alternatives(pattern), *_required_groups(pattern)):
+    for alternatives in (split_alternatives(pattern), *required_groups(pattern)):
         if len(alternatives) < 2:
             continue
         texts = tuple(_required_literal("re:" + a) for a in alternatives)
         if all(texts):
             return texts
     return None
-
-
-def _split_alternatives(pattern: str) -> list[str]:
-    """The pattern split at its top-level `|` (outside groups, classes and escapes)."""
-    parts, start, depth, i = [], 0, 0, 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _class_end(pattern, i)
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    return [*parts, pattern[start:]]
-
-
-def _required_groups(pattern: str):
-    """The alternatives of each top-level capturing or non-capturing group no quantifier makes
-    optional (lookarounds and flag groups are left out)."""
-    depth, i, opened = 0, 0, 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _class_end(pattern, i)
-            continue
-        if c == "(":
-            if depth == 0:
-                opened = i
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            following = pattern[i + 1] if i + 1 < len(pattern) else ""
-            if depth == 0 and following not in ("?", "*", "{"):
-                body = pattern[opened + 1:i]
-                if body.startswith("?:"):
-                    yield _split_alternatives(body[2:])
-                elif body.startswith("?P<") and ">" in body:
-                    yield _split_alternatives(body[body.index(">") + 1:])
-                elif not body.startswith("?"):
-                    yield _split_alternatives(body)
-        i += 1
-
-
-def _class_end(pattern: str, i: int) -> int:
-    """The index after the character class opening at i."""
-    i += 1
-    if i < len(pattern) and pattern[i] == "^":
-        i += 1
-    if i < len(pattern) and pattern[i] == "]":
-        i += 1
-    while i < len(pattern) and pattern[i] != "]":
-        i += 2 if pattern[i] == "\\" else 1
-    return i + 1
 
 
 def _code_like(token: str) -> bool:
