@@ -33,13 +33,20 @@ def features(text: str) -> list[str]:
     out += lowered
     out += [f"{a}_{b}" for a, b in zip(lowered, lowered[1:])]
     for w in words:
-        parts = _CAMEL.findall(w)
-        if len(parts) > 1:
-            out += [f"p:{p.lower()}" for p in parts]
-        if len(w) > 3:
-            padded = f"^{w.lower()}$"
-            out += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
+        out += _word_tokens(w)
     return out
+
+
+def _word_tokens(w: str) -> list[str]:
+    """A word's camel-case parts (when it has several) and its character trigrams (when longer than 3)."""
+    tokens = []
+    parts = _CAMEL.findall(w)
+    if len(parts) > 1:
+        tokens += [f"p:{p.lower()}" for p in parts]
+    if len(w) > 3:
+        padded = f"^{w.lower()}$"
+        tokens += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
+    return tokens
 
 
 class HashedNgramEmbedder:
@@ -98,13 +105,7 @@ class HashedNgramEmbedder:
         return idxs, weights
 
     def _word_contributions(self, w: str) -> tuple[list[int], list[float]]:
-        tokens = []
-        parts = _CAMEL.findall(w)
-        if len(parts) > 1:
-            tokens += [f"p:{p.lower()}" for p in parts]
-        if len(w) > 3:
-            padded = f"^{w.lower()}$"
-            tokens += [f"c:{padded[i:i + 3]}" for i in range(len(padded) - 2)]
+        tokens = _word_tokens(w)
         slots = [self._slot(token) for token in tokens]
         # character trigrams are many; weigh them below whole tokens
         word = ([idx for idx, _ in slots],

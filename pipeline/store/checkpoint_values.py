@@ -33,14 +33,7 @@ INLINE_MAX = 256  # bytes: smaller values stay inline (a digest row would cost m
 PACKED = f"~{stored_dictionary.DICTIONARY_ID}"
 PACKED_VALUES_TYPE = VALUES_TYPE + PACKED
 CHECKPOINT_TYPES = (VALUES_TYPE, PACKED_VALUES_TYPE)  # the rows whose values are digests
-_codecs = threading.local()  # a zstd context is not to be shared between threads
-
-
-def _plain_decompressor() -> zstandard.ZstdDecompressor:
-    codec = getattr(_codecs, "decompressor", None)
-    if codec is None:
-        codec = _codecs.decompressor = zstandard.ZstdDecompressor()
-    return codec
+_plain = stored_dictionary.CodecPool(zstandard.ZstdDecompressor)  # for values written by 0.3
 
 
 def compress(blob: bytes) -> bytes:
@@ -52,7 +45,7 @@ def decompress(blob: bytes, kind: str = "") -> bytes:
     """A stored value's serialized bytes: by the dictionary its type names, or plain zstd (0.3)."""
     if kind.endswith(PACKED):
         return stored_dictionary.decompress(blob)
-    return _plain_decompressor().decompress(blob)
+    return _plain.run(blob, "decompress")
 
 
 CACHE_ENTRIES = 4096
