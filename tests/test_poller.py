@@ -137,8 +137,11 @@ def test_the_background_thread_works_and_a_clean_stop_releases_the_lease(engine,
     poller = file_poller(engine, log)
     poller.start()
     try:
+        # the status is read as the poller records it after a poll: wait for it too (bounded), as
+        # the health-light test does; one read could land between the work and its record
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and len(paused_ids(engine)) < 4:
+        while time.monotonic() < deadline and (len(paused_ids(engine)) < 4
+                                               or poller_status(engine.records)[0]["state"] != "running"):
             time.sleep(0.05)
         assert poller.alive and poller_status(engine.records)[0]["state"] == "running"
     finally:
