@@ -192,6 +192,9 @@ class TemplateMiner:
         self._cluster_of: dict[str, int] = {}  # and back
         self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
         self._by_key: dict[tuple[str, ...], int] = {}
+        # root cluster -> every cluster that answers with its id (itself included): what
+        # group_members reads, so correlating one event does not walk every template of the log
+        self._members: dict[int, list[int]] = {}
         self._revision = 0
         if self._path is not None and self._path.exists():
             self._load()
@@ -206,6 +209,7 @@ class TemplateMiner:
             if change == "cluster_created":
                 self._ids[cluster.cluster_id] = self._new_id(masked)
                 self._cluster_of[self._ids[cluster.cluster_id]] = cluster.cluster_id
+                self._members[cluster.cluster_id] = [cluster.cluster_id]
             root = self._find(cluster.cluster_id)
             if change != "none":
                 root = self._index(cluster)
@@ -267,6 +271,7 @@ class TemplateMiner:
         if other != root:
             older, newer = sorted((other, root))
             self._parent[newer] = older
+            self._members.setdefault(older, [older]).extend(self._members.pop(newer, [newer]))
             root = older
         self._by_key[key] = root
         return root
@@ -306,9 +311,10 @@ class TemplateMiner:
     def group_members(self, template_id: str) -> list[str]:
         """Every template id that answers with the same id as `template_id` now, oldest first."""
         with self._lock:
-            root = self.group_of(template_id)
-            return sorted({tid for cid, tid in self._ids.items() if self._ids[self._find(cid)] == root},
-                          key=lambda tid: self._cluster_of[tid])
+            cluster_id = self._cluster_of.get(template_id)
+            if cluster_id is None:
+                return []
+            return [self._ids[cid] for cid in sorted(self._members[self._find(cluster_id)])]
 
     def _save(self) -> None:
         self._revision += 1
@@ -341,6 +347,9 @@ class TemplateMiner:
             self._cluster_of[tid] = cluster_id
         self._drain.clusters_counter = state["clusters_counter"]
         self._parent = {a: b for a, b in state["parent"]}
+        self._members = {}
+        for cluster_id in sorted(self._ids):
+            self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
         self._by_key = {(n, tuple(key)): root for n, key, root in state["keys"]}
         self._drain.root_node = _load_node(state["tree"])
 
