@@ -8,13 +8,17 @@ and durability for both; the bare graph on LangGraph's stock SqliteSaver is time
 the store does not slow the baseline). Rounds interleave them (stock, bare, then pipeline, each in
 a fresh temp dir) so all see the same machine load; prints each round's ratio and their min / median / max, plus the
 checkpoint bytes per paused incident against the bare graph's per thread (goal: ratio >= 0.8 in
-every round).
+every round). With --split, one more pipeline run (not in the ratios) times its parts: storing the
+events, each node, the record writes around the runs, and the graph with its checkpoints, and
+prints the ratio the bare graph would allow if only the product's own work (everything but the
+graph and its checkpoints) remained.
 
-    .venv/bin/python bench/pipeline.py [--incidents 500] [--rounds 5]
+    .venv/bin/python bench/pipeline.py [--incidents 500] [--rounds 5] [--split]
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import operator
 import statistics
@@ -123,6 +127,69 @@ def run_pipeline(work: Path, n: int) -> tuple[float, int]:
     return elapsed, paused
 
 
+# what --split times, by where it happens: the product's own work around and inside the run
+RECORD_CALLS = ("store_batch", "claim_run", "events_of", "mark_merged", "incident_fields", "update_incident")
+NODE_CALLS = ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "approval")
+
+
+def run_split(work: Path, n: int) -> dict[str, float]:
+    """Seconds spent per part of one pipeline run (timers around the parts; not in the ratios)."""
+    from pipeline.engine import nodes
+    from pipeline.store.records import Records
+
+    spent: dict[str, float] = {}
+
+    def timed(owner, name: str, label: str):
+        original = getattr(owner, name)
+
+        @functools.wraps(original)  # LangGraph reads a node's signature to pass it the runtime
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.perf_counter() - start
+        setattr(owner, name, wrapper)
+        return original
+
+    originals = [(nodes, name, timed(nodes, name, f"node {name}")) for name in NODE_CALLS]
+    originals += [(Records, name, timed(Records, name, f"records {name}")) for name in RECORD_CALLS]
+    try:
+        events = work / "events.jsonl"
+        write_events(events, n)
+        engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend"))
+        timed(engine.graph, "invoke", "graph invoke")
+        start = time.perf_counter()
+        ingest_path(engine, events)
+        spent["total"] = time.perf_counter() - start
+        paused = len(engine.records.incidents(status="awaiting_approval"))
+        if paused != n:
+            raise SystemExit(f"error: in the timed run {paused} of {n} incidents reached the approval pause")
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    return spent
+
+
+def print_split(spent: dict[str, float], n: int, bare_s: float) -> None:
+    def ms(seconds: float) -> str:
+        return f"{seconds / n * 1000:6.2f} ms"
+
+    node_s = sum(v for k, v in spent.items() if k.startswith("node "))
+    records_s = sum(v for k, v in spent.items() if k.startswith("records "))
+    graph_s = spent.get("graph invoke", 0.0) - node_s  # LangGraph and the checkpoint store
+    own_s = spent["total"] - graph_s
+    print(f"split      : per incident, one more run with timers ({ms(spent['total'])} in all)")
+    for label in [f"records {c}" for c in RECORD_CALLS] + [f"node {c}" for c in NODE_CALLS]:
+        print(f"             {ms(spent.get(label, 0.0))}  {label}")
+    print(f"             {ms(graph_s)}  the graph and its checkpoints (invoke minus its nodes)")
+    print(f"             {ms(own_s)}  the product's own work (records {ms(records_s).strip()}, nodes"
+          f" {ms(node_s).strip()}, the rest of ingest and the runner)")
+    print(f"             the bare graph {ms(bare_s)} per thread: with only the own work on top of it,"
+          f" the ratio would be {bare_s / (bare_s + own_s):.2f}; >= 0.8 needs the own work within"
+          f" {bare_s / n * 1000 / 4:.2f} ms")
+
+
 def checkpoint_bytes(path: Path) -> int:
     """Bytes of a checkpoint file after a checkpoint of its WAL (what it would keep on disk)."""
     import sqlite3
@@ -136,6 +203,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--incidents", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--split", action="store_true", help="one more run that times the pipeline's parts")
     args = parser.parse_args()
     bare_runs, stock_runs, our_runs, ratios, stock_ratios = [], [], [], [], []
     sizes = (0, 0)
@@ -170,6 +238,11 @@ def main() -> int:
     bare_kb, ours_kb = sizes[0] / args.incidents / 1024, sizes[1] / args.incidents / 1024
     print(f"checkpoints: {ours_kb:.1f} KB per paused incident, bare {bare_kb:.1f} KB per thread"
           f" ({ours_kb / bare_kb:.1f}x)")
+    if args.split:
+        with tempfile.TemporaryDirectory() as tmp:
+            spent = run_split(Path(tmp), args.incidents)
+            checkpoints.close_all()
+        print_split(spent, args.incidents, bare_s)
     return 0
 
 
