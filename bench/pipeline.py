@@ -38,6 +38,7 @@ from langgraph.types import interrupt  # noqa: E402
 from pipeline.store import checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.engine import open_engine  # noqa: E402
+from pipeline.gc_tuning import tune_garbage_collector  # noqa: E402
 from pipeline.ingest.files import ingest_path  # noqa: E402
 
 KINDS = [
@@ -213,6 +214,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--split", action="store_true", help="one more run that times the pipeline's parts")
     args = parser.parse_args()
+    # as the product's processes run (python -m pipeline, the workbench); the bare graph runs
+    # in this process too, under the same setting
+    tune_garbage_collector()
     bare_runs, stock_runs, our_runs, ratios, stock_ratios = [], [], [], [], []
     sizes = (0, 0)
     for round_no in range(args.rounds):

@@ -15,6 +15,7 @@ from pipeline.analyst.offline import find_similar
 from pipeline.config import Settings
 from pipeline.engine import open_engine
 from pipeline.evaluation import latest_report
+from pipeline.gc_tuning import tune_garbage_collector
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.operations.poller import Poller
 from pipeline.operations.service import OperationsService
@@ -23,7 +24,7 @@ from pipeline.review.service import ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
-           "Actor", "ROLES", "actor_from_claims", "demo_actor"]
+           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector"]
 
 
 @dataclass

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pipeline.config import Settings
 from pipeline.errors import IncidentIQError
-from pipeline.services import KnowledgeService, OperationsService, Poller, ReviewService, Services, open_services
+from pipeline.services import (KnowledgeService, OperationsService, Poller, ReviewService, Services, open_services,
+                               tune_garbage_collector)
 
 OFF = ("off", "0", "false", "no")
 
@@ -64,6 +65,7 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
     A source that cannot open (a bad INCIDENTIQ_SOURCE, Splunk without a URL) leaves the
     workbench usable on what the data dir holds, with the reason shown in the sidebar.
     """
+    tune_garbage_collector()  # the workbench's process: its poller thread and reviewers' runs
     overrides = {"auth": auth} if auth else {}
     services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source, **overrides))
     workbench = Workbench(services=services)

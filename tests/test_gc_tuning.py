@@ -1,0 +1,60 @@
+"""The collector's pace our processes set (pipeline/gc_tuning.py): the youngest generation less
+often, the older ones as CPython has them, and a process's own choice kept."""
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.gc_tuning import YOUNGEST, tune_garbage_collector
+from tests.support import ROOT
+
+
+@pytest.fixture
+def thresholds():
+    before = gc.get_threshold()
+    yield
+    gc.set_threshold(*before)
+
+
+def test_the_youngest_generation_is_collected_less_often_and_the_older_ones_as_before(thresholds):
+    gc.set_threshold(700, 10, 10)
+    tune_garbage_collector()
+    assert gc.get_threshold() == (YOUNGEST, 10, 10)
+    tune_garbage_collector()  # the workbench calls it on every script run
+    assert gc.get_threshold() == (YOUNGEST, 10, 10)
+
+
+@pytest.mark.parametrize("chosen", [(50_000, 5, 5), (0, 10, 10)])
+def test_a_process_that_chose_its_own_pace_keeps_it(thresholds, chosen):
+    gc.set_threshold(*chosen)
+    tune_garbage_collector()
+    assert gc.get_threshold() == chosen
+
+
+def test_the_command_line_process_runs_at_the_tuned_pace():
+    # `python -m pipeline` is what the poller runs as; its collector is tuned before any command
+    code = ("import gc, runpy, sys; sys.argv = ['pipeline', '--help'];\n"
+            "try:\n    runpy.run_module('pipeline', run_name='__main__')\n"
+            "except SystemExit:\n    print(gc.get_threshold()[0])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == str(YOUNGEST), out.stderr[-2000:]
+
+
+def test_the_workbench_process_runs_at_the_tuned_pace(thresholds, data_dir, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support import APP, TIMEOUT
+    from workbench import session
+
+    gc.set_threshold(700, 10, 10)
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert gc.get_threshold() == (YOUNGEST, 10, 10)
+    finally:
+        session._runtime.clear()
