@@ -9,7 +9,8 @@ few moving, the rest decided. Then it times, median of --repeat runs, what one i
 refresh reads for each view (one keyset page of 50 through ReviewService's store functions, plus
 building the table), the counts, the overdue count, one batch of each kind of the poller's due work
 (pipeline/store/due.py; the poll reads the next only after working one) and, for reference, the
-whole list `ingest` works through (Records.incidents_needing_work); and,
+whole list in one query (Records.incidents_needing_work, the definition the batches are tested
+against; nothing works through it since `ingest` reads the batches too); and,
 as the floor in the same run, `SELECT rowid FROM floor WHERE k = ? LIMIT 50` on an indexed table
 of the same size. Prints each time, its ratio to the floor, the growth 100k -> 1M, and the query
 plans at the largest size. Goals: every view <= 20 ms, counts <= 5 ms, poll <= 5 ms at 1M; growth
@@ -133,7 +134,7 @@ def measure(records: Records, repeat: int) -> tuple[dict[str, float], float, lis
         "overdue count": lambda: overdue_count(records, now),
         **{f"poll: a batch of {kind}": (lambda kind=kind: due.batch(records, kind, after=None))
            for kind in due.KINDS},
-        "(every due incident, ingest's)": lambda: records.incidents_needing_work(merge_delay=0),
+        "(every due incident, one query)": lambda: records.incidents_needing_work(merge_delay=0),
     }
     results = {name: median_ms(fn, repeat) for name, fn in reads.items()}
     floor = median_ms(lambda: records.query("SELECT rowid FROM floor WHERE k = ? LIMIT 50", (7,)), repeat)
