@@ -105,6 +105,33 @@ def test_a_malformed_doc_is_a_clear_error(tmp_path):
         load_docs(tmp_path)
 
 
+def test_a_remediation_step_yaml_reads_as_a_mapping_is_refused_by_name(tmp_path):
+    # an unquoted ": " inside a list item makes it a mapping; it would reach the reviewer as a dict
+    (tmp_path / "steps.md").write_text("---\nid: steps\ntitle: x\ncategory: disk_full\nsignatures: [a]\n"
+                                       "root_cause: r\nremediation:\n  - Free space\n"
+                                       "  - Check the volume: grow it\n---\nbody")
+    with pytest.raises(UsageError, match=r"steps.md: remediation item 2 is not a text.*quotes"):
+        load_docs(tmp_path)
+
+
+def test_every_shipped_docs_steps_and_signatures_are_texts_under_either_yaml_parser():
+    # libyaml (what parses them where PyYAML has it) and PyYAML's own parser read the docs alike,
+    # so a doc that loads here loads on a machine without libyaml
+    import yaml
+
+    from pipeline.knowledge import index
+
+    with_libyaml = load_docs()
+    for doc in with_libyaml:
+        assert all(not s.startswith("{") for s in (*doc.remediation, *doc.signatures)), doc.doc_id
+    pure = index._YAML_LOADER
+    try:
+        index._YAML_LOADER = yaml.SafeLoader
+        assert load_docs() == with_libyaml
+    finally:
+        index._YAML_LOADER = pure
+
+
 def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_copy):
     from pipeline.analyst.offline import signature_matches
 

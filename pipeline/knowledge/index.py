@@ -100,6 +100,8 @@ def parse_doc(path: Path) -> Doc:
     severity = meta.get("severity", "medium")
     if severity not in SEVERITIES:
         raise UsageError(f"{path}: unknown severity {severity!r}")
+    for key in ("signatures", "remediation", "systems"):
+        _require_text_items(path, key, meta.get(key))
     signatures = tuple(str(s) for s in meta["signatures"])
     try:
         patterns = tuple(_pattern(s) for s in signatures)
@@ -110,6 +112,19 @@ def parse_doc(path: Path) -> Doc:
                remediation=tuple(str(s) for s in meta.get("remediation") or ()),
                fix_hints=tuple(meta.get("fix_hints") or ()), systems=tuple(meta.get("systems") or ()),
                body=match.group(2).strip(), path=str(path), patterns=patterns)
+
+
+def _require_text_items(path: Path, key: str, items) -> None:
+    # "- Check the pool: raise its size" is a mapping to YAML (an unquoted ": "), and would reach
+    # the reviewer as "{'Check the pool': 'raise its size'}"
+    if items is None:
+        return
+    if not isinstance(items, list):
+        raise UsageError(f"{path}: {key} must be a list of texts")
+    for number, item in enumerate(items, 1):
+        if isinstance(item, (dict, list)):
+            raise UsageError(f"{path}: {key} item {number} is not a text (YAML read {type(item).__name__}:"
+                             " an unquoted ': ' or '- ' inside it); put the item in quotes")
 
 
 def load_docs(docs_dir: Path = DEFAULT_DOCS_DIR) -> list[Doc]:
