@@ -2,6 +2,7 @@
 and the workbench app on it. Plain helpers live in tests/support.py."""
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -33,6 +34,15 @@ except ImportError:
     pass
 
 _INDEX_CACHE: dict[str, Path] = {}
+
+
+@pytest.fixture(autouse=True)
+def _collector_pace():
+    """Every test starts at the collector's pace its worker started with: a workbench opened in
+    the test's process (AppTest) tunes it for the whole process (pipeline/gc_tuning.py)."""
+    before = gc.get_threshold()
+    yield
+    gc.set_threshold(*before)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The collector's pace our processes set (pipeline/gc_tuning.py): the youngest generation less
-often, the older ones as CPython has them, and a process's own choice kept."""
+often, the older ones about as often per allocation as before, and a process's own choice kept."""
 from __future__ import annotations
 
 import gc
@@ -12,23 +12,21 @@ from pipeline.gc_tuning import YOUNGEST, tune_garbage_collector
 from tests.support import ROOT
 
 
-@pytest.fixture
-def thresholds():
-    before = gc.get_threshold()
-    yield
-    gc.set_threshold(*before)
+# conftest's autouse fixture gives each test back the pace it found
 
 
-def test_the_youngest_generation_is_collected_less_often_and_the_older_ones_as_before(thresholds):
+def test_the_youngest_generation_is_collected_less_often_and_the_older_ones_at_their_old_pace():
     gc.set_threshold(700, 10, 10)
     tune_garbage_collector()
-    assert gc.get_threshold() == (YOUNGEST, 10, 10)
-    tune_garbage_collector()  # the workbench calls it on every script run
-    assert gc.get_threshold() == (YOUNGEST, 10, 10)
+    # the middle generation every 10,000 allocations (it was every 700 x 10), a full collection
+    # every 10 of those, as before
+    assert gc.get_threshold() == (YOUNGEST, 1, 10)
+    tune_garbage_collector()  # once per runtime; a second call (a new data dir) changes nothing
+    assert gc.get_threshold() == (YOUNGEST, 1, 10)
 
 
 @pytest.mark.parametrize("chosen", [(50_000, 5, 5), (0, 10, 10)])
-def test_a_process_that_chose_its_own_pace_keeps_it(thresholds, chosen):
+def test_a_process_that_chose_its_own_pace_keeps_it(chosen):
     gc.set_threshold(*chosen)
     tune_garbage_collector()
     assert gc.get_threshold() == chosen
@@ -43,7 +41,7 @@ def test_the_command_line_process_runs_at_the_tuned_pace():
     assert out.stdout.strip().splitlines()[-1] == str(YOUNGEST), out.stderr[-2000:]
 
 
-def test_the_workbench_process_runs_at_the_tuned_pace(thresholds, data_dir, monkeypatch):
+def test_the_workbench_process_runs_at_the_tuned_pace(data_dir, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
     from tests.support import APP, TIMEOUT
@@ -55,6 +53,6 @@ def test_the_workbench_process_runs_at_the_tuned_pace(thresholds, data_dir, monk
     try:
         at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
         assert not at.exception, [e.value for e in at.exception]
-        assert gc.get_threshold() == (YOUNGEST, 10, 10)
+        assert gc.get_threshold() == (YOUNGEST, 1, 10)
     finally:
         session._runtime.clear()
