@@ -311,22 +311,32 @@ def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, se
     """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an
     `[auth]` section, the sample source tree) on a loopback port; yields its base URL once
     /_stcore/health answers. `secrets` is a secrets.toml text (`{app_port}` is replaced by the port);
-    the log is work_dir/streamlit.log."""
-    port = port or free_port()
-    args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-            str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]
-    if secrets is not None:
-        path = work_dir / "secrets.toml"
-        path.write_text(secrets.replace("{app_port}", str(port)))
-        args += ["--secrets.files", str(path)]
+    the log is work_dir/streamlit.log. A port it chose itself that another process took before the
+    app bound it (the other test worker's connections use ephemeral ports too) is chosen again."""
     env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir), "INCIDENTIQ_POLLER": "off",
            "INCIDENTIQ_REPO_DIR": str(SAMPLE_REPO)}
     env.pop("INCIDENTIQ_AUTH", None)
     log = work_dir / "streamlit.log"
-    with process(args, log=log, env=env) as proc:
-        wait_http(f"http://127.0.0.1:{port}/_stcore/health", proc, log)
-        yield f"http://127.0.0.1:{port}"
+    attempts = 1 if port else 3
+    for attempt in range(1, attempts + 1):
+        chosen = port or free_port()
+        args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+                str(chosen), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+                "--server.fileWatcherType", "none"]
+        if secrets is not None:
+            path = work_dir / "secrets.toml"
+            path.write_text(secrets.replace("{app_port}", str(chosen)))
+            args += ["--secrets.files", str(path)]
+        with process(args, log=log, env=env) as proc:
+            try:
+                wait_http(f"http://127.0.0.1:{chosen}/_stcore/health", proc, log)
+            except RuntimeError:
+                said = log.read_text(errors="replace")
+                if attempt < attempts and proc.poll() is not None and f"Port {chosen} is not available" in said:
+                    continue
+                raise
+            yield f"http://127.0.0.1:{chosen}"
+            return
 
 
 # -- the model path (tests/openai_stub.py is the server) -----------------------------------------
