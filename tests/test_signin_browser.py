@@ -50,6 +50,8 @@ def signin(paused_engine, tmp_path):
     """The OpenID Connect provider and the app configured to sign in with it; yields the app's URL."""
     _npm_ci()
     app_port, idp_port = free_port(), free_port()
+    while idp_port == app_port:  # two binds to port 0 may be given the same port once it is free again
+        idp_port = free_port()
     redirect = f"http://localhost:{app_port}/oauth2callback"
     log = tmp_path / "provider.log"
     with process([NODE, str(OIDC_DIR / "provider.mjs"), "--port", str(idp_port), "--redirect", redirect],
