@@ -254,3 +254,64 @@ def test_a_store_written_at_the_previous_version_keeps_its_search_and_poll_after
     assert [r["incident_id"] for r in views.inbox_page(records, search="svc-zz", limit=5).rows] == list(new)
     assert views.inbox_page(records, search="operation", limit=1).rows[0]["incident_id"] in new  # newest first
     records.close()
+
+
+def _overdue_by_definition(records: Records, at: datetime) -> int:
+    from pipeline.state import OPEN_STATUSES
+
+    return sum(1 for r in records.incidents() if r["status"] in OPEN_STATUSES and r["sla_deadline"] < iso(at))
+
+
+@BOTH_BACKENDS
+def test_the_overdue_count_is_exact_through_status_and_deadline_changes_and_deletes(records):
+    # on SQLite it reads per-minute counts kept by triggers plus the current minute's rows
+    import random
+
+    from pipeline.store.inbox import overdue_count
+
+    rng = random.Random(12)
+    ids = seeded(records)
+    statuses = [*STATUSES, "expired", "approved"]
+
+    def check():
+        for at in [T0 + timedelta(seconds=rng.randrange(-600, 5 * 3600)) for _ in range(6)] + [
+                T0 + timedelta(hours=1), T0 + timedelta(hours=1, microseconds=1), T0 + timedelta(minutes=59, seconds=59)]:
+            assert overdue_count(records, at) == _overdue_by_definition(records, at), at
+
+    check()
+    for step in range(80):
+        incident_id = rng.choice(ids)
+        kind = rng.random()
+        if kind < 0.4:
+            records.update_incident(incident_id, status=rng.choice(statuses))
+        elif kind < 0.8:  # to another minute, or within the same minute
+            records.update_incident(incident_id, sla_deadline=iso(
+                T0 + timedelta(seconds=rng.randrange(0, 4 * 3600), microseconds=rng.randrange(10 ** 6))))
+        elif kind < 0.9:
+            with records.transaction() as conn:
+                conn.execute("DELETE FROM incidents WHERE incident_id = ?", (incident_id,))
+            ids.remove(incident_id)
+        else:
+            event = LogEvent(event_id=f"new{step}", time=T0 + timedelta(minutes=step), level="ERROR",
+                             service="svc-new", exception=f"com.example.{_name(step + 100).capitalize()}Failure",
+                             message=f"operation {_name(step + 100)} failed")
+            ids += records.store_batch([event], cursor=None, reopen_minutes=30).incidents_new
+        check()
+
+
+def test_a_store_upgraded_to_the_overdue_counts_counts_what_it_held(tmp_path):
+    from pipeline.store.inbox import overdue_count
+
+    where = tmp_path / "app.sqlite3"
+    old = Records(where, clock=ManualClock(T0), migrations=tuple(m for m in MIGRATIONS if m.version < 7))
+    seeded(old)
+    old.close()
+    records = Records(where, clock=ManualClock(T0))
+    assert records.query("PRAGMA user_version")[0][0] >= 7
+    counts = []
+    for hours in (0, 1, 2, 3.5, 5):
+        at = T0 + timedelta(hours=hours)
+        counts.append(overdue_count(records, at))
+        assert counts[-1] == _overdue_by_definition(records, at), at
+    assert counts[-1] > counts[1] > 0  # the backfill counted the open incidents it found
+    records.close()

@@ -11,10 +11,21 @@ from pipeline.state import OPEN_STATUSES
 
 
 def overdue_count(records: Records, at: datetime | None = None) -> int:
-    """Open incidents past their SLA deadline (served by the incidents_inbox index)."""
+    """Open incidents past their SLA deadline. On SQLite, the per-minute counts of open incidents'
+    deadlines (migration 7) for the minutes before now, plus the current minute's rows off the
+    incidents_inbox index: the same whether 50 or 50,000 are overdue. On PostgreSQL, the overdue
+    rows counted off that index."""
+    now = iso(at or records.clock.now())
     marks = ",".join("?" * len(OPEN_STATUSES))
-    rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
-                         (*OPEN_STATUSES, iso(at or records.clock.now())))
+    if records.postgres:
+        rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
+                             (*OPEN_STATUSES, now))
+        return int(rows[0]["n"])
+    minute = now[:16]  # stored deadlines are UTC ISO text: "2026-11-28T10:05"
+    rows = records.query(
+        "SELECT (SELECT coalesce(sum(n), 0) FROM open_deadlines WHERE minute < ?)"
+        f" + (SELECT count(*) FROM incidents WHERE status IN ({marks}) AND sla_deadline >= ? AND sla_deadline < ?)"
+        " AS n", (minute, *OPEN_STATUSES, minute, now))
     return int(rows[0]["n"])
 
 

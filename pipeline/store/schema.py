@@ -377,6 +377,32 @@ V6_SEARCH = (
     " DELETE FROM incidents_search_recent WHERE rowid = -old.search_rowid; END",
 )
 
+# issue 12: the overdue count off counts of the open incidents per deadline minute, kept by
+# triggers, so it reads the minutes before now plus the current minute's rows instead of every
+# overdue incident (store/inbox.py). Deadlines are stored as UTC ISO text: the first 16 characters
+# are the minute. SQLite only; PostgreSQL counts its rows (postgres.py).
+_OPEN = "('analyzing', 'awaiting_approval', 'in_revision', 'failed')"
+_MINUTE = "substr({}.sla_deadline, 1, 16)"
+V7_OVERDUE = (
+    "CREATE TABLE open_deadlines (minute TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    f"INSERT INTO open_deadlines(minute, n) SELECT {_MINUTE.format('incidents')}, count(*) FROM incidents"
+    f" WHERE status IN {_OPEN} GROUP BY 1",
+    f"CREATE TRIGGER open_deadlines_insert AFTER INSERT ON incidents WHEN new.status IN {_OPEN} BEGIN"
+    f" INSERT INTO open_deadlines(minute, n) VALUES ({_MINUTE.format('new')}, 1)"
+    " ON CONFLICT(minute) DO UPDATE SET n = n + 1; END",
+    f"CREATE TRIGGER open_deadlines_delete AFTER DELETE ON incidents WHEN old.status IN {_OPEN} BEGIN"
+    f" UPDATE open_deadlines SET n = n - 1 WHERE minute = {_MINUTE.format('old')};"
+    f" DELETE FROM open_deadlines WHERE minute = {_MINUTE.format('old')} AND n <= 0; END",
+    # open -> closed, closed -> open, or an open incident's deadline moved to another minute
+    f"CREATE TRIGGER open_deadlines_update AFTER UPDATE OF status, sla_deadline ON incidents"
+    f" WHEN (old.status IN {_OPEN}) IS NOT (new.status IN {_OPEN})"
+    f" OR (new.status IN {_OPEN} AND {_MINUTE.format('new')} IS NOT {_MINUTE.format('old')}) BEGIN"
+    f" UPDATE open_deadlines SET n = n - 1 WHERE old.status IN {_OPEN} AND minute = {_MINUTE.format('old')};"
+    f" DELETE FROM open_deadlines WHERE minute = {_MINUTE.format('old')} AND n <= 0;"
+    f" INSERT INTO open_deadlines(minute, n) SELECT {_MINUTE.format('new')}, 1 WHERE new.status IN {_OPEN}"
+    " ON CONFLICT(minute) DO UPDATE SET n = n + 1; END",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
@@ -396,6 +422,7 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " escalations in the poll metrics;"
                  " search by words over every incident and by substring over the newest ones",
               _statements(V6_DUE), optional=V6_SEARCH, optional_needs="fts5"),
+    Migration(7, "the overdue count off per-minute counts of open incidents' deadlines", V7_OVERDUE),
 )
 
 
