@@ -11,7 +11,7 @@ building the table), the counts, the overdue count, one batch of each kind of th
 (pipeline/store/due.py; the poll reads the next only after working one) and, for reference, the
 whole list in one query (Records.incidents_needing_work, the definition the batches are tested
 against; nothing works through it since `ingest` reads the batches too); and,
-as the floor in the same run, `SELECT rowid FROM floor WHERE k = ? LIMIT 50` on an indexed table
+as the floor in the same run, `SELECT rowid FROM floor WHERE k = $1 LIMIT 50` on an indexed table
 of the same size. Prints each time, its ratio to the floor, the growth 100k -> 1M, and the query
 plans at the largest size. Goals: every view <= 20 ms, counts <= 5 ms, poll <= 5 ms at 1M; growth
 <= 1.5x.
@@ -41,6 +41,7 @@ from pipeline.store import due, summaries  # noqa: E402
 from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from pipeline.store.records import Records  # noqa: E402
 from pipeline.store.schema import MIGRATIONS  # noqa: E402
+from pipeline.store.sql import placeholders  # noqa: E402
 from pipeline.store.views import inbox_page, page_rows  # noqa: E402
 from workbench.inbox_view import FILTERS, PAGE_SIZE, inbox_frame  # noqa: E402
 
@@ -89,12 +90,12 @@ def seed(records: Records, n: int) -> None:
         conn.executemany(
             "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity, category, confidence,"
             " event_count, first_seen, last_seen, created_at, updated_at, closed_at, sla_deadline, summary,"
-            " search_rowid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", incidents)
+            f" search_rowid) VALUES ({placeholders(17)})", incidents)
         conn.executemany(
             "INSERT INTO events(event_id, incident_id, time, service, host, level, exception, message, body, source,"
-            " position, merged, stored_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", events)
+            f" position, merged, stored_at) VALUES ({placeholders(13)})", events)
         conn.execute("CREATE TABLE floor (k INTEGER)")
-        conn.executemany("INSERT INTO floor(k) VALUES (?)", ((k % 1000,) for k in range(n)))
+        conn.executemany("INSERT INTO floor(k) VALUES ($1)", ((k % 1000,) for k in range(n)))
         conn.execute("CREATE INDEX floor_k ON floor(k)")
 
 
@@ -137,7 +138,7 @@ def measure(records: Records, repeat: int) -> tuple[dict[str, float], float, lis
         "(every due incident, one query)": lambda: records.incidents_needing_work(merge_delay=0),
     }
     results = {name: median_ms(fn, repeat) for name, fn in reads.items()}
-    floor = median_ms(lambda: records.query("SELECT rowid FROM floor WHERE k = ? LIMIT 50", (7,)), repeat)
+    floor = median_ms(lambda: records.query("SELECT rowid FROM floor WHERE k = $1 LIMIT 50", (7,)), repeat)
     plans = query_plans(records, lambda: [fn() for fn in reads.values()])
     return results, floor, plans
 

@@ -81,7 +81,7 @@ def test_a_change_that_completed_is_audited_once(paused_engine):
     paused_engine.records.update_incident(incident, status="analyzing")
     assert paused_engine.records.claim(incident, "gone-host:1:0:dead")  # a claim a dead actor left
     with paused_engine.records.transaction() as conn:  # as if its process had died holding it
-        conn.execute("UPDATE incidents SET claim_owner = ? WHERE incident_id = ?",
+        conn.execute("UPDATE incidents SET claim_owner = $1 WHERE incident_id = $2",
                      (f"{__import__('socket').gethostname()}:999999:0:dead", incident))
     run_pending(paused_engine)
     assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"

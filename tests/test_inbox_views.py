@@ -216,7 +216,7 @@ def test_the_poller_reads_due_work_in_small_batches_the_incidents_ingest_would_w
     for n, incident_id in enumerate(paused[:3]):  # new evidence, stored 0, 1 and 2 minutes before now
         with records.transaction() as conn:
             conn.execute("INSERT INTO events(event_id, incident_id, time, service, message, body, source, position,"
-                         " merged, stored_at) VALUES (?,?,?,?,?,?,?,?,0,?)",
+                         " merged, stored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9)",
                          (f"new{n}", incident_id, iso(T0), "svc-a", "m", "{}", "t", str(n),
                           iso(T0 - timedelta(minutes=n))))
     for delay in (0, 90):
@@ -244,7 +244,7 @@ def test_a_store_written_at_the_previous_version_keeps_its_search_and_poll_after
     ids = seeded(old)
     old.close()
     records = Records(where, clock=ManualClock(T0))
-    assert records.query("PRAGMA user_version")[0][0] == MIGRATIONS[-1].version
+    assert records.conn.schema_version() == MIGRATIONS[-1].version
     assert [r["incident_id"] for r in views.inbox_page(records, search=ids[7][-6:], limit=5).rows] == [ids[7]]
     assert len(views.inbox_page(records, search="svc-a", limit=100).rows) == 12
     assert sorted(due.due_incidents(records)) == sorted(records.incidents_needing_work())
@@ -289,7 +289,7 @@ def test_the_overdue_count_is_exact_through_status_and_deadline_changes_and_dele
                 T0 + timedelta(seconds=rng.randrange(0, 4 * 3600), microseconds=rng.randrange(10 ** 6))))
         elif kind < 0.9:
             with records.transaction() as conn:
-                conn.execute("DELETE FROM incidents WHERE incident_id = ?", (incident_id,))
+                conn.execute("DELETE FROM incidents WHERE incident_id = $1", (incident_id,))
             ids.remove(incident_id)
         else:
             event = LogEvent(event_id=f"new{step}", time=T0 + timedelta(minutes=step), level="ERROR",
@@ -307,7 +307,7 @@ def test_a_store_upgraded_to_the_overdue_counts_counts_what_it_held(tmp_path):
     seeded(old)
     old.close()
     records = Records(where, clock=ManualClock(T0))
-    assert records.query("PRAGMA user_version")[0][0] >= 7
+    assert records.conn.schema_version() >= 7
     counts = []
     for hours in (0, 1, 2, 3.5, 5):
         at = T0 + timedelta(hours=hours)

@@ -64,11 +64,11 @@ def test_a_transaction_cut_by_the_server_fails_whole_and_the_next_one_works(data
     try:
         with pytest.raises(StorageError):
             with records.transaction() as conn:
-                conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)", ("a", "1", "t"))
+                conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES ($1, $2, $3)", ("a", "1", "t"))
                 terminate(os.getpid())
-                conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)", ("b", "2", "t"))
+                conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES ($1, $2, $3)", ("b", "2", "t"))
         with records.transaction() as conn:
-            conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)", ("c", "3", "t"))
+            conn.execute("INSERT INTO cursors(source, value, updated_at) VALUES ($1, $2, $3)", ("c", "3", "t"))
         assert [r["source"] for r in records.query("SELECT source FROM cursors ORDER BY source")] == ["c"]
     finally:
         records.close()

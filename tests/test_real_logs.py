@@ -176,10 +176,10 @@ def test_an_older_data_dir_is_not_duplicated_when_its_file_is_read_again(tmp_pat
     old = normalize(obj, source=str(path), position=f"{path}@0")  # as the older version stored it
     with engine.records.transaction() as conn:
         conn.execute("INSERT INTO events(event_id, incident_id, time, service, level, message, body, source,"
-                     " position, stored_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     " position, stored_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
                      (old.event_id, None, old.time.isoformat(), old.service, old.level, old.message,
                       old.model_dump_json(), old.source, old.position, "2026-11-28T10:00:00+00:00"))
-        conn.execute("INSERT OR IGNORE INTO store_meta(key, value) VALUES ('content_ids', 'yes')")
+        conn.execute("INSERT INTO store_meta(key, value) VALUES ('content_ids', 'yes') ON CONFLICT DO NOTHING")
     assert ingest_path(engine, path).as_json()["events"] == 0
 
 

@@ -246,7 +246,7 @@ def test_a_comment_is_stored_audited_and_shown_literally(start, paused_engine):
     at.button(key=f"incident_comment_{incident}_submit").click().run()
     assert not at.exception
     assert [c["text"] for c in paused_engine.records.query(
-        "SELECT text FROM comments WHERE incident_id = ?", (incident,))] == [HOSTILE]
+        "SELECT text FROM comments WHERE incident_id = $1", (incident,))] == [HOSTILE]
     assert [a["action"] for a in paused_engine.records.audit(incident)] == ["comment"]
     assert HOSTILE in [c.value for c in at.code]  # literal text in a code block
     assert not [m.value for m in at.markdown if "evil.example" in m.value or "<script>" in m.value]

@@ -25,14 +25,9 @@ def build(out: Path) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         engine = open_engine(Settings.from_env(data_dir=Path(tmp), repo_dir=root / "samples" / "pos-backend"))
         ingest_path(engine, root / "samples" / "pos-day.jsonl")
-        saver = engine.graph.checkpointer
-        with saver.lock:
-            thread = saver.conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id"
-                                        " ORDER BY count(*), thread_id LIMIT 1 OFFSET 10").fetchone()[0]
-            values = [_raw(kind, blob) for kind, blob in saver.conn.execute(
-                "SELECT type, value FROM checkpoint_values WHERE thread_id = ?", (thread,))]
-            rows = [_raw(kind, blob, compressed=False) for kind, blob in saver.conn.execute(
-                "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id", (thread,))]
+        stored_values, stored_checkpoints = checkpoints.sample_thread(engine.graph.checkpointer, rank=10)
+        values = [_raw(kind, blob) for kind, blob in stored_values]
+        rows = [_raw(kind, blob, compressed=False) for kind, blob in stored_checkpoints]
         parts += [v for v in values if len(v) < 6000] + rows
         checkpoints.close_all()
     content = b"".join(parts)

@@ -36,6 +36,7 @@ from pipeline.store import assignments, outbox
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
+from pipeline.store.records import incident_row
 from pipeline.engine.nodes import not_eligible_reason
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
@@ -282,9 +283,7 @@ class ReviewService:
     def audit_mark(self, incident_id: str) -> tuple[int, int | None]:
         """(entries, newest entry's id) of the incident's audit, from its index: the log is
         append-only, so this changes exactly when an entry (a refusal too) is added."""
-        row = self.records.query("SELECT count(*) AS n, max(id) AS newest FROM audit WHERE incident_id = ?",
-                                 (incident_id,))[0]
-        return int(row["n"]), row["newest"]
+        return self.records.audit_mark(incident_id)
 
     def audit(self, incident_id: str | None = None) -> list[dict]:
         """Every human action, oldest first."""
@@ -339,7 +338,7 @@ class ReviewService:
         targets = notify_targets()
         if not targets:
             return
-        row = dict(conn.execute("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone())
+        row = incident_row(conn, incident_id)
         outbox.enqueue(conn, rows=messages.rows_for(kind, incident=row, event_key=event_key, facts=facts,
                                                     targets=targets), now=self.records.clock.now())
 

@@ -15,6 +15,7 @@ from pipeline.clock import iso
 from pipeline.errors import IncidentNotFound
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
+from pipeline.store.sql import placeholders
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Turn:
 
 
 def _rows(conn, incident_id: str, interrupt_id: str) -> list[dict]:
-    rows = conn.execute("SELECT actor_id, actor_name, auth, at FROM approvals WHERE incident_id = ? AND interrupt_id = ?"
+    rows = conn.execute("SELECT actor_id, actor_name, auth, at FROM approvals WHERE incident_id = $1 AND interrupt_id = $2"
                         " ORDER BY at, actor_id", (incident_id, interrupt_id)).fetchall()
     return [approval(r) for r in rows]
 
@@ -53,7 +54,7 @@ def approvals_of(records: Records, rows: list[dict]) -> dict[str, list[dict]]:
     ids = sorted({k[0] for k in keys})
     wanted = set(keys)
     found = records.query(f"SELECT incident_id, interrupt_id, actor_id, actor_name, auth, at FROM approvals"
-                          f" WHERE incident_id IN ({','.join('?' * len(ids))}) ORDER BY at, actor_id", ids)
+                          f" WHERE incident_id IN ({placeholders(len(ids))}) ORDER BY at, actor_id", ids)
     for r in found:
         if (r["incident_id"], r["interrupt_id"]) in wanted:
             out[r["incident_id"]].append(approval(r))
@@ -68,7 +69,7 @@ def take_turn(records: Records, incident_id: str, *, interrupt_id: str, actor_id
     approvals added here); it is written in the same transaction as the approval."""
     stamp = iso(records.clock.now())
     with records.transaction() as conn:
-        row = conn.execute("SELECT status, pending_interrupt_id, claim_owner FROM incidents WHERE incident_id = ?",
+        row = conn.execute("SELECT status, pending_interrupt_id, claim_owner FROM incidents WHERE incident_id = $1",
                            (incident_id,)).fetchone()
         if row is None:
             raise IncidentNotFound(incident_id)
@@ -81,12 +82,12 @@ def take_turn(records: Records, incident_id: str, *, interrupt_id: str, actor_id
         mine = {"by": actor_id, "name": actor_name, "auth": auth, "at": stamp}
         if len(so_far) + 1 < needed:
             conn.execute("INSERT INTO approvals(incident_id, interrupt_id, actor_id, actor_name, auth, at)"
-                         " VALUES (?,?,?,?,?,?)", (incident_id, interrupt_id, actor_id, actor_name, auth, stamp))
+                         " VALUES ($1,$2,$3,$4,$5,$6)", (incident_id, interrupt_id, actor_id, actor_name, auth, stamp))
             after = [*so_far, mine]
             records.add_audit(conn=conn, **{**audit,
                                             "before": {**audit.get("before", {}), "approvals": so_far},
                                             "after": {**audit.get("after", {}), "approvals": after}})
             return Turn("partial", after)
-        conn.execute("UPDATE incidents SET claim_owner = ?, claimed_at = ?, status = ? WHERE incident_id = ?",
+        conn.execute("UPDATE incidents SET claim_owner = $1, claimed_at = $2, status = $3 WHERE incident_id = $4",
                      (owner, stamp, set_status, incident_id))
         return Turn("complete", [*so_far, mine])

@@ -1,8 +1,9 @@
 """Which database a store lives in: a SQLite file (the embedded default) or PostgreSQL
 (INCIDENTIQ_DATABASE_URL=postgresql://...), and the errors either raises.
 
-The store functions are written once, in SQLite's dialect; pipeline/store/postgres.py translates
-what differs. psycopg is imported only when a URL asks for PostgreSQL.
+The store functions are written once for both (pipeline/store/sql.py: statements both parse,
+per-dialect text where they differ); pipeline/store/sqlite.py and pipeline/store/postgres.py are
+the two connections. psycopg is imported only when a URL asks for PostgreSQL.
 """
 from __future__ import annotations
 

@@ -294,8 +294,7 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     SqliteSaver orders a thread's checkpoints by id (time-ordered ids); this module is the one
     place that relies on its table layout.
     """
-    rows = _rows(saver, "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-                        " ORDER BY checkpoint_id DESC LIMIT 1", (thread_id,))
+    rows = _rows(saver, _NEWEST, (thread_id,))
     return rows[0][0] if rows else None
 
 
@@ -305,8 +304,7 @@ def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str
     Straight from the saver's table: listing through the saver would deserialise every checkpoint
     just to draw the history's lanes.
     """
-    rows = _rows(saver, "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
-                        " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id", (thread_id,))
+    rows = _rows(saver, _PARENTS, (thread_id,))
     return [(cid, pid) for cid, pid in rows]
 
 
@@ -511,20 +509,49 @@ def shrink_file(saver: SqliteSaver, *, full: bool = True) -> None:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as exc:
             raise CheckpointStoreError(f"checkpoint store: cannot shrink the file: {exc}") from exc
+
+
+def sample_thread(saver: SqliteSaver, *, rank: int) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    """The stored values (type, value) and checkpoints (type, checkpoint, oldest first) of the
+    thread ranked `rank` by how few checkpoints it has (SQLite; what make_dictionary samples)."""
+    with saver.lock:
+        thread = saver.conn.execute("SELECT thread_id FROM checkpoints GROUP BY thread_id"
+                                    " ORDER BY count(*), thread_id LIMIT 1 OFFSET ?", (rank,)).fetchone()[0]
+        values = saver.conn.execute("SELECT type, value FROM checkpoint_values WHERE thread_id = ?",
+                                    (thread,)).fetchall()
+        rows = saver.conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = ?"
+                                  " ORDER BY checkpoint_id", (thread,)).fetchall()
+    return [tuple(v) for v in values], [tuple(r) for r in rows]
+
+
 def threads_with_checkpoints(saver: CheckpointStore, thread_ids: list[str]) -> set[str]:
     """Which of these threads have at least one checkpoint (one indexed lookup each)."""
     found: set[str] = set()
     for thread_id in thread_ids:
-        if _rows(saver, "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1", (thread_id,)):
+        if _rows(saver, _ANY, (thread_id,)):
             found.add(thread_id)
     return found
 
 
-def _rows(saver: CheckpointStore, sql: str, params: tuple) -> list[tuple]:
-    """A query on the saver's `checkpoints` table, which both savers lay out alike (thread_id,
-    checkpoint_ns, checkpoint_id, parent_checkpoint_id; ids sort by time)."""
+# queries on the saver's `checkpoints` table, which both savers lay out alike (thread_id,
+# checkpoint_ns, checkpoint_id, parent_checkpoint_id; ids sort by time), each written for both
+# savers' drivers: sqlite3's `?` and psycopg's `%s` (langgraph's PostgresSaver uses psycopg's style)
+_NEWEST = {"sqlite": "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+                     " ORDER BY checkpoint_id DESC LIMIT 1",
+           "postgres": "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = ''"
+                       " ORDER BY checkpoint_id DESC LIMIT 1"}
+_PARENTS = {"sqlite": "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                      " WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id",
+            "postgres": "SELECT checkpoint_id, parent_checkpoint_id FROM checkpoints"
+                        " WHERE thread_id = %s AND checkpoint_ns = '' ORDER BY checkpoint_id"}
+_ANY = {"sqlite": "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' LIMIT 1",
+        "postgres": "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' LIMIT 1"}
+
+
+def _rows(saver: CheckpointStore, sql: dict[str, str], params: tuple) -> list[tuple]:
+    """One of the queries above, in the saver's own dialect."""
     if getattr(saver, "postgres", False):
-        return saver.rows(sql.replace("?", "%s"), params)  # type: ignore[attr-defined]
+        return saver.rows(sql["postgres"], params)  # type: ignore[attr-defined]
     with saver.cursor(transaction=False) as cur:
-        cur.execute(sql, params)
+        cur.execute(sql["sqlite"], params)
         return [tuple(r) for r in cur.fetchall()]

@@ -22,6 +22,7 @@ from typing import Iterator
 
 from pipeline.clock import iso
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 
 BATCH = 100
 KINDS = ("analyzing", "in_revision", "retry", "merge")
@@ -32,7 +33,7 @@ _OPENED = {
     "analyzing": "status = 'analyzing'",
     "in_revision": "status = 'in_revision'",
     # the partial index's own terms, verbatim: SQLite uses a partial index only when the query repeats them
-    "retry": f"status = 'failed' AND coalesce(next_attempt_at, '') < '{GIVEN_UP}' AND coalesce(next_attempt_at, '') <= ?",
+    "retry": f"status = 'failed' AND coalesce(next_attempt_at, '') < '{GIVEN_UP}' AND coalesce(next_attempt_at, '') <= $1",
 }
 
 
@@ -44,11 +45,10 @@ def batch(records: Records, kind: str, *, after: list | None, merge_delay: float
     now = records.clock.now()
     if kind in _OPENED:
         sql = f"SELECT incident_id, created_at FROM incidents WHERE {_OPENED[kind]}"
-        params: list = [iso(now)] if kind == "retry" else []
+        p = Params([iso(now)] if kind == "retry" else [])  # the retry condition's $1
         if after is not None:
-            sql += " AND (created_at, incident_id) > (?, ?)"
-            params += after
-        rows = records.query(sql + " ORDER BY created_at, incident_id LIMIT ?", (*params, int(limit)))
+            sql += f" AND (created_at, incident_id) > ({p.each(after)})"
+        rows = records.query(f"{sql} ORDER BY created_at, incident_id LIMIT {p(int(limit))}", p)
         ids = [r["incident_id"] for r in rows]
         more = len(rows) == limit
         return ids, [rows[-1]["created_at"], rows[-1]["incident_id"]] if more else None
@@ -58,8 +58,8 @@ def batch(records: Records, kind: str, *, after: list | None, merge_delay: float
     # index (it holds only unmerged events), due when their oldest one waited merge_delay
     rows = records.query(
         "SELECT u.incident_id, i.status FROM (SELECT incident_id FROM events"
-        " WHERE merged = 0 AND incident_id IS NOT NULL AND incident_id > ?"
-        " GROUP BY incident_id HAVING min(stored_at) <= ? ORDER BY incident_id LIMIT ?) AS u"
+        " WHERE merged = 0 AND incident_id IS NOT NULL AND incident_id > $1"
+        " GROUP BY incident_id HAVING min(stored_at) <= $2 ORDER BY incident_id LIMIT $3) AS u"
         " LEFT JOIN incidents i ON i.incident_id = u.incident_id ORDER BY u.incident_id",
         ((after or [""])[0], iso(now - timedelta(seconds=merge_delay)), int(limit)))
     ids = [r["incident_id"] for r in rows if r["status"] == "awaiting_approval"]

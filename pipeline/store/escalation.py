@@ -19,21 +19,21 @@ MARKS = ("escalated_at", "announced_at")
 def to_announce(records: Records, *, limit: int) -> list[dict]:
     """Critical incidents awaiting approval that nobody was told of yet, oldest first."""
     rows = records.query("SELECT * FROM incidents WHERE severity = 'critical' AND announced_at IS NULL"
-                         " AND status = 'awaiting_approval' ORDER BY created_at LIMIT ?", (limit,))
+                         " AND status = 'awaiting_approval' ORDER BY created_at LIMIT $1", (limit,))
     return [dict(r) for r in rows]
 
 
 def to_escalate(records: Records, *, now: datetime, limit: int) -> list[dict]:
     """Incidents awaiting approval past their SLA deadline and not escalated yet, most overdue first."""
     rows = records.query("SELECT * FROM incidents WHERE status = 'awaiting_approval' AND escalated_at IS NULL"
-                         " AND sla_deadline <= ? ORDER BY sla_deadline LIMIT ?", (iso(now), limit))
+                         " AND sla_deadline <= $1 ORDER BY sla_deadline LIMIT $2", (iso(now), limit))
     return [dict(r) for r in rows]
 
 
 def to_expire(records: Records, *, cutoff: datetime, limit: int) -> list[dict]:
     """Incidents awaiting approval whose deadline is at or before `cutoff` (deadline + grace <= now)."""
-    rows = records.query("SELECT * FROM incidents WHERE status = 'awaiting_approval' AND sla_deadline <= ?"
-                         " ORDER BY sla_deadline LIMIT ?", (iso(cutoff), limit))
+    rows = records.query("SELECT * FROM incidents WHERE status = 'awaiting_approval' AND sla_deadline <= $1"
+                         " ORDER BY sla_deadline LIMIT $2", (iso(cutoff), limit))
     return [dict(r) for r in rows]
 
 
@@ -44,7 +44,7 @@ def mark_once(records: Records, incident_id: str, column: str, *, then: Callable
         raise ValueError(f"not a mark column: {column}")
     stamp = iso(records.clock.now())
     with records.transaction() as conn:
-        cur = conn.execute(f"UPDATE incidents SET {column} = ? WHERE incident_id = ? AND {column} IS NULL"
+        cur = conn.execute(f"UPDATE incidents SET {column} = $1 WHERE incident_id = $2 AND {column} IS NULL"
                            " AND status = 'awaiting_approval'", (stamp, incident_id))
         if cur.rowcount != 1:
             return False

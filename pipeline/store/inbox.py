@@ -7,6 +7,7 @@ from typing import Callable
 
 from pipeline.clock import iso
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 from pipeline.state import OPEN_STATUSES
 
 
@@ -16,16 +17,16 @@ def overdue_count(records: Records, at: datetime | None = None) -> int:
     incidents_inbox index: the same whether 50 or 50,000 are overdue. On PostgreSQL, the overdue
     rows counted off that index."""
     now = iso(at or records.clock.now())
-    marks = ",".join("?" * len(OPEN_STATUSES))
+    p = Params([now])  # $1
     if records.postgres:
-        rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({marks}) AND sla_deadline < ?",
-                             (*OPEN_STATUSES, now))
+        rows = records.query(f"SELECT count(*) AS n FROM incidents WHERE status IN ({p.each(OPEN_STATUSES)})"
+                             " AND sla_deadline < $1", p)
         return int(rows[0]["n"])
-    minute = now[:16]  # stored deadlines are UTC ISO text: "2026-11-28T10:05"
+    minute = p(now[:16])  # stored deadlines are UTC ISO text: "2026-11-28T10:05"
     rows = records.query(
-        "SELECT (SELECT coalesce(sum(n), 0) FROM open_deadlines WHERE minute < ?)"
-        f" + (SELECT count(*) FROM incidents WHERE status IN ({marks}) AND sla_deadline >= ? AND sla_deadline < ?)"
-        " AS n", (minute, *OPEN_STATUSES, minute, now))
+        f"SELECT (SELECT coalesce(sum(n), 0) FROM open_deadlines WHERE minute < {minute})"
+        f" + (SELECT count(*) FROM incidents WHERE status IN ({p.each(OPEN_STATUSES)})"
+        f" AND sla_deadline >= {minute} AND sla_deadline < $1) AS n", p)
     return int(rows[0]["n"])
 
 
@@ -39,9 +40,9 @@ def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list
     width = {"minute": 16, "hour": 13}[bucket]
     stamp = iso(since)
     events = records.query(f"SELECT substr(stored_at, 1, {width}) AS bucket, count(*) AS n FROM events"
-                           " WHERE stored_at >= ? GROUP BY bucket", (stamp,))
+                           " WHERE stored_at >= $1 GROUP BY bucket", (stamp,))
     opened = records.query(f"SELECT substr(created_at, 1, {width}) AS bucket, count(*) AS n FROM incidents"
-                           " WHERE created_at >= ? GROUP BY bucket", (stamp,))
+                           " WHERE created_at >= $1 GROUP BY bucket", (stamp,))
     out: dict[str, dict] = {}
     for kind, rows in (("events", events), ("incidents", opened)):
         for r in rows:
@@ -55,14 +56,12 @@ DECISIONS = ("approve", "reject", "revise")
 def decisions(records: Records, since: datetime | None = None) -> list[dict]:
     """Reviewer decisions (approve / reject / revise), oldest first, with how long the incident had
     waited since it was opened and its severity."""
-    marks = ",".join("?" * len(DECISIONS))
+    p = Params()
     sql = (f"SELECT a.incident_id, a.action, a.reviewer, a.at, i.created_at, i.severity FROM audit a"
-           f" JOIN incidents i ON i.incident_id = a.incident_id WHERE a.action IN ({marks})")
-    params: list = list(DECISIONS)
+           f" JOIN incidents i ON i.incident_id = a.incident_id WHERE a.action IN ({p.each(DECISIONS)})")
     if since is not None:
-        sql += " AND a.at >= ?"
-        params.append(iso(since))
-    rows = records.query(sql + " ORDER BY a.at", params)
+        sql += f" AND a.at >= {p(iso(since))}"
+    rows = records.query(sql + " ORDER BY a.at", p)
     out = []
     for r in rows:
         waited = (datetime.fromisoformat(r["at"]) - datetime.fromisoformat(r["created_at"])).total_seconds()

@@ -46,7 +46,7 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
     if records.postgres and not _holds_session_lock(records, owner):
         return False
     with records.transaction() as conn:
-        row = conn.execute("SELECT owner, expires_at, acquired_at FROM poller_lease WHERE scope = ?",
+        row = conn.execute("SELECT owner, expires_at, acquired_at FROM poller_lease WHERE scope = $1",
                            (SCOPE,)).fetchone()
         if row is not None and row["owner"] != owner:
             expired = parse_iso(row["expires_at"]) <= stamp
@@ -58,7 +58,7 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
         acquired_at = row["acquired_at"] if row is not None and row["owner"] == owner else iso(stamp)
         conn.execute(
             "INSERT INTO poller_lease(scope, owner, source, acquired_at, renewed_at, expires_at)"
-            " VALUES (?,?,?,?,?,?) ON CONFLICT(scope) DO UPDATE SET owner = excluded.owner,"
+            " VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT(scope) DO UPDATE SET owner = excluded.owner,"
             " source = excluded.source, acquired_at = excluded.acquired_at,"
             " renewed_at = excluded.renewed_at, expires_at = excluded.expires_at",
             (SCOPE, owner, source, acquired_at, iso(stamp), iso(stamp + timedelta(seconds=ttl))),
@@ -95,7 +95,7 @@ def _may_still_work(conn, records: Records, previous: str) -> bool:
 def release(records: Records, owner: str) -> None:
     """Give the lease up (a no-op unless `owner` holds it)."""
     with records.transaction() as conn:
-        conn.execute("DELETE FROM poller_lease WHERE scope = ? AND owner = ?", (SCOPE, owner))
+        conn.execute("DELETE FROM poller_lease WHERE scope = $1 AND owner = $2", (SCOPE, owner))
     if records.postgres:
         with _sessions_lock:
             session = _sessions.pop((records.path, owner), None)
@@ -125,7 +125,7 @@ def _holds_session_lock(records: Records, owner: str) -> bool:
 def holder(records: Records) -> dict | None:
     """Who holds the lease, for which source and until when (None when free)."""
     rows = records.query("SELECT owner, source, acquired_at, renewed_at, expires_at FROM poller_lease"
-                         " WHERE scope = ?", (SCOPE,))
+                         " WHERE scope = $1", (SCOPE,))
     if not rows:
         return None
     row = dict(rows[0])

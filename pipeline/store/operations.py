@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pipeline.clock import iso
 from pipeline.errors import UnknownColumn
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 
 # the cumulative counters of source_stats; a counter's name reaches the SQL text, so only these
 COUNTERS = ("polls", "errors", "events_read", "dead_letters", "incidents_opened", "incidents_updated",
@@ -24,7 +25,7 @@ def set_poller_state(records: Records, *, owner: str, source: str, state: str, s
     with records.transaction() as conn:
         conn.execute(
             "INSERT INTO pollers(owner, source, state, started_at, heartbeat_at, stale_after, next_poll_at,"
-            " last_error, last_error_at) VALUES (?,?,?,?,?,?,?,?,?)"
+            " last_error, last_error_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)"
             " ON CONFLICT(owner) DO UPDATE SET source = excluded.source, state = excluded.state,"
             " heartbeat_at = excluded.heartbeat_at, stale_after = excluded.stale_after,"
             " next_poll_at = excluded.next_poll_at,"
@@ -43,24 +44,21 @@ def add_poll(records: Records, *, source: str, increments: dict[str, int], laten
         raise UnknownColumn("source_stats", unknown[0])
     amounts = {c: increments.get(c, 0) for c in COUNTERS}
     stamp = iso(records.clock.now())
-    sets = ", ".join(f"{c} = {c} + ?" for c in COUNTERS)
+    p = Params()
+    sets = ", ".join(f"{c} = {c} + {p(amounts[c])}" for c in COUNTERS)
     if error:
-        sets += ", consecutive_errors = consecutive_errors + 1, last_error = ?, last_error_at = ?"
-        extra = [error, stamp]
+        sets += f", consecutive_errors = consecutive_errors + 1, last_error = {p(error)}, last_error_at = {p(stamp)}"
     else:
-        sets += ", consecutive_errors = 0, last_ok_at = ?"
-        extra = [stamp]
+        sets += f", consecutive_errors = 0, last_ok_at = {p(stamp)}"
     with records.transaction() as conn:
-        conn.execute("INSERT OR IGNORE INTO source_stats(source) VALUES (?)", (source,))
+        conn.execute("INSERT INTO source_stats(source) VALUES ($1) ON CONFLICT DO NOTHING", (source,))
         conn.execute(
-            f"UPDATE source_stats SET {sets}, last_poll_at = ?, last_latency_ms = ?,"
-            " lag_seconds = coalesce(?, lag_seconds) WHERE source = ?",
-            (*amounts.values(), *extra, stamp, latency_ms, lag_seconds, source),
-        )
+            f"UPDATE source_stats SET {sets}, last_poll_at = {p(stamp)}, last_latency_ms = {p(latency_ms)},"
+            f" lag_seconds = coalesce({p(lag_seconds)}, lag_seconds) WHERE source = {p(source)}", p)
         conn.execute(
             "INSERT INTO poll_metrics(at, source, events, dead_letters, opened, updated, runs_started,"
             " runs_failed, runs_retried, announced, escalated, expired, latency_ms, lag_seconds, error)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
             (stamp, source, amounts["events_read"], amounts["dead_letters"], amounts["incidents_opened"],
              amounts["incidents_updated"], amounts["runs_started"], amounts["runs_failed"],
              amounts["runs_retried"], amounts["announced"], amounts["escalated"], amounts["expired"],
@@ -73,9 +71,9 @@ def prune(records: Records, *, older_than: timedelta, gone_older_than: timedelta
     longer than `gone_older_than`; returns the poll rows dropped."""
     at = records.clock.now()
     with records.transaction() as conn:
-        dropped = conn.execute("DELETE FROM poll_metrics WHERE at < ?", (iso(at - older_than),)).rowcount
-        conn.execute("DELETE FROM pollers WHERE heartbeat_at < ? OR (state IN ('stopped', 'crashed')"
-                     " AND heartbeat_at < ?)", (iso(at - older_than), iso(at - gone_older_than)))
+        dropped = conn.execute("DELETE FROM poll_metrics WHERE at < $1", (iso(at - older_than),)).rowcount
+        conn.execute("DELETE FROM pollers WHERE heartbeat_at < $1 OR (state IN ('stopped', 'crashed')"
+                     " AND heartbeat_at < $2)", (iso(at - older_than), iso(at - gone_older_than)))
     return dropped
 
 
@@ -92,16 +90,13 @@ def source_stats(records: Records) -> dict[str, dict]:
 def poll_series(records: Records, since: datetime | None = None, *, source: str | None = None,
                 limit: int) -> list[dict]:
     """One row per poll, oldest first (the newest `limit` rows since `since`)."""
-    sql, params = "SELECT * FROM poll_metrics", []
+    sql, p = "SELECT * FROM poll_metrics", Params()
     where = []
     if since is not None:
-        where.append("at >= ?")
-        params.append(iso(since))
+        where.append(f"at >= {p(iso(since))}")
     if source is not None:
-        where.append("source = ?")
-        params.append(source)
+        where.append(f"source = {p(source)}")
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY id DESC LIMIT ?"
-    params.append(limit)
-    return [dict(r) for r in reversed(records.query(sql, params))]
+    sql += f" ORDER BY id DESC LIMIT {p(limit)}"
+    return [dict(r) for r in reversed(records.query(sql, p))]

@@ -10,24 +10,24 @@ Delivered rows are deleted by retention (`prune`) once sent longer ago than its 
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timedelta
 
 from pipeline.clock import iso
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 
 STATUSES = ("pending", "sending", "sent", "failed", "dropped")
 
 
-def enqueue(conn: sqlite3.Connection, *, rows: list[dict], now: datetime) -> int:
+def enqueue(conn, *, rows: list[dict], now: datetime) -> int:
     """Write outbox rows (key, kind, incident_id, target_id, target_host, payload) inside the caller's
     transaction; a key already there is kept as it is. Returns how many were new."""
     added = 0
     for row in rows:
         cur = conn.execute(
-            "INSERT OR IGNORE INTO outbox(idempotency_key, kind, incident_id, target_id, target_host, payload,"
-            " next_attempt_at, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO outbox(idempotency_key, kind, incident_id, target_id, target_host, payload,"
+            " next_attempt_at, created_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT DO NOTHING",
             (row["key"], row["kind"], row.get("incident_id"), row["target_id"], row["target_host"],
              json.dumps(row["payload"], default=str), iso(now), iso(now)))
         added += cur.rowcount
@@ -38,8 +38,8 @@ def due(records: Records, *, limit: int, stale_after: float) -> list[dict]:
     """Rows to send now: pending and due, or left `sending` by a dead sender or for too long."""
     now = records.clock.now()
     rows = records.query(
-        "SELECT * FROM outbox WHERE (status = 'pending' AND next_attempt_at <= ?) OR status = 'sending'"
-        " ORDER BY id LIMIT ?", (iso(now), limit * 4))
+        "SELECT * FROM outbox WHERE (status = 'pending' AND next_attempt_at <= $1) OR status = 'sending'"
+        " ORDER BY id LIMIT $2", (iso(now), limit * 4))
     out = []
     for r in rows:
         if r["status"] == "sending":
@@ -54,28 +54,28 @@ def take(records: Records, row_id: int, *, owner: str, stale_after: float) -> bo
     """Compare-and-set a row to `sending` for `owner`; False when another live sender has it."""
     now = records.clock.now()
     with records.transaction() as conn:
-        r = conn.execute("SELECT status, sender, sending_since FROM outbox WHERE id = ?", (row_id,)).fetchone()
+        r = conn.execute("SELECT status, sender, sending_since FROM outbox WHERE id = $1", (row_id,)).fetchone()
         if r is None or r["status"] not in ("pending", "sending"):
             return False
         if r["status"] == "sending" and r["sender"] != owner and owner_alive(r["sender"] or "") and \
                 datetime.fromisoformat(r["sending_since"]) > now - timedelta(seconds=stale_after):
             return False
-        conn.execute("UPDATE outbox SET status = 'sending', sender = ?, sending_since = ? WHERE id = ?",
+        conn.execute("UPDATE outbox SET status = 'sending', sender = $1, sending_since = $2 WHERE id = $3",
                      (owner, iso(now), row_id))
         return True
 
 
 def mark_sent(records: Records, row_id: int, *, owner: str) -> None:
     with records.transaction() as conn:
-        conn.execute("UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1, last_error = NULL"
-                     " WHERE id = ? AND sender = ?", (iso(records.clock.now()), row_id, owner))
+        conn.execute("UPDATE outbox SET status = 'sent', sent_at = $1, attempts = attempts + 1, last_error = NULL"
+                     " WHERE id = $2 AND sender = $3", (iso(records.clock.now()), row_id, owner))
 
 
 def mark_failed(records: Records, row_id: int, *, owner: str, error: str, retry_at: datetime | None) -> None:
     """A failed attempt: retried at `retry_at`, or given up (`failed`) when it is None."""
     with records.transaction() as conn:
-        conn.execute("UPDATE outbox SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?,"
-                     " sender = NULL, sending_since = NULL WHERE id = ? AND sender = ?",
+        conn.execute("UPDATE outbox SET status = $1, attempts = attempts + 1, last_error = $2, next_attempt_at = $3,"
+                     " sender = NULL, sending_since = NULL WHERE id = $4 AND sender = $5",
                      ("pending" if retry_at else "failed", error[:500],
                       iso(retry_at or records.clock.now()), row_id, owner))
 
@@ -83,25 +83,23 @@ def mark_failed(records: Records, row_id: int, *, owner: str, error: str, retry_
 def drop(records: Records, row_id: int, *, reason: str) -> None:
     """A row whose target is no longer configured: kept, never sent."""
     with records.transaction() as conn:
-        conn.execute("UPDATE outbox SET status = 'dropped', last_error = ? WHERE id = ?", (reason[:500], row_id))
+        conn.execute("UPDATE outbox SET status = 'dropped', last_error = $1 WHERE id = $2", (reason[:500], row_id))
 
 
 def prune_delivered(records: Records, before: datetime) -> int:
     """Delete the rows delivered (`sent`) before `before` (the retention cutoff); returns how many.
     Rows not delivered (pending, failed, dropped) stay: they are what someone may still look into."""
     with records.transaction() as conn:
-        return conn.execute("DELETE FROM outbox WHERE status = 'sent' AND sent_at < ?", (iso(before),)).rowcount
+        return conn.execute("DELETE FROM outbox WHERE status = 'sent' AND sent_at < $1", (iso(before),)).rowcount
 
 
 def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) -> list[dict]:
     """The newest outbox rows (for `notifications` and the operations page)."""
-    sql, params = "SELECT * FROM outbox", []
+    sql, p = "SELECT * FROM outbox", Params()
     if incident_id:
-        sql += " WHERE incident_id = ?"
-        params.append(incident_id)
-    sql += " ORDER BY id DESC LIMIT ?"
-    params.append(limit)
-    return [_row(r) for r in records.query(sql, params)]
+        sql += f" WHERE incident_id = {p(incident_id)}"
+    sql += f" ORDER BY id DESC LIMIT {p(limit)}"
+    return [_row(r) for r in records.query(sql, p)]
 
 
 def _row(r) -> dict:

@@ -1,7 +1,9 @@
-"""The records store (`app.sqlite3`): incidents, events, dead letters, cursors, fixes, audit.
+"""The records store (`app.sqlite3`, or a PostgreSQL schema): incidents, events, dead letters,
+cursors, fixes, audit.
 
-Indexed for the inbox; every connection uses WAL and a busy timeout. sqlite3 errors are
-translated into StorageError here and nowhere else.
+Indexed for the inbox; every SQLite connection uses WAL and a busy timeout. Statements are
+written once for both databases (pipeline/store/sql.py). Driver errors are translated into
+StorageError here and nowhere else.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from pipeline.ingest.reading import content_id_of
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
-from pipeline.store import backend, schema, summaries
+from pipeline.store import backend, schema, sqlite, summaries
+from pipeline.store.sql import GREATEST, LEAST, LIKE, Params
 from pipeline.store.owners import owner_alive
 
 BUSY_TIMEOUT_MS = 30_000
@@ -96,19 +99,19 @@ class Records:
         # one connection per store per process, shared by every thread under this lock: LangGraph
         # runs nodes on fresh threads, and a connection per thread meant a new one per incident
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite.Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
         except backend.database_errors() as exc:
             raise StorageError(f"records store {self.where}: cannot bring its schema up to date:"
                                f" {backend.redacted(exc, self.path)}") from exc
     # -- connections -------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> sqlite.Connection:
         if self.postgres:
             from pipeline.store import postgres
 
             try:
-                return postgres.connect(self.path)  # type: ignore[return-value]  - sqlite3's interface
+                return postgres.connect(self.path)  # type: ignore[return-value]  - the same interface
             except backend.database_errors() as exc:
                 raise StorageError(f"cannot open records store {self.where}: {backend.redacted(exc, self.path)}") from None
         try:
@@ -125,10 +128,10 @@ class Records:
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open records store {self.path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
-        return conn
+        return sqlite.Connection(conn)
 
     @property
-    def conn(self) -> sqlite3.Connection:
+    def conn(self) -> sqlite.Connection:
         """The store's one connection (use it under `transaction()` or `query()`, which lock it)."""
         with self._lock:
             if self._conn is None:
@@ -136,28 +139,29 @@ class Records:
             return self._conn
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction: writers serialise here, across threads and processes."""
+    def transaction(self) -> Iterator[sqlite.Connection]:
+        """One writer transaction (SQLite's IMMEDIATE): writers serialise here, across threads and processes."""
         with self._lock:
             conn = self.conn
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                conn.begin()
                 try:
                     yield conn
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    conn.rollback()
                     raise
-                conn.execute("COMMIT")
+                conn.commit()
             except backend.database_errors() as exc:
                 raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
+    def connection(self) -> Iterator[sqlite.Connection]:
         """The connection, held for this thread, outside any transaction (VACUUM needs that)."""
         with self._lock:
             yield self.conn
 
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        """Rows of one statement (`$n` parameters: pipeline/store/sql.py), under the store's lock."""
         try:
             with self._lock:
                 return self.conn.execute(sql, tuple(params)).fetchall()
@@ -192,7 +196,7 @@ class Records:
                 self._store_event(conn, item, reopen_minutes, counts, stamp, content_ids)
             if cursor is not None:
                 conn.execute(
-                    "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
+                    "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
                     " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
                     (cursor[0], cursor[1], stamp),
                 )
@@ -201,17 +205,17 @@ class Records:
 
     def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str,
                      content_ids: bool) -> None:
-        if conn.execute("SELECT 1 FROM events WHERE event_id = ?", (event.event_id,)).fetchone():
+        if conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event.event_id,)).fetchone():
             return  # seen before: it already counted where it belongs
         content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
                       if content_ids else None)
-        if content_id and conn.execute("SELECT 1 FROM events WHERE event_id = ?", (content_id,)).fetchone():
+        if content_id and conn.execute("SELECT 1 FROM events WHERE event_id = $1", (content_id,)).fetchone():
             return  # stored by an older version, under the id its content hashed to
         incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
         conn.execute(
             "INSERT INTO events(event_id, incident_id, time, service, host, level,"
             " exception, message, body, source, position, stored_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
             (event.event_id, incident, iso(event.time), event.service, event.host, event.level,
              event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp),
         )
@@ -219,8 +223,8 @@ class Records:
         if incident is not None:
             conn.execute(
                 "UPDATE incidents SET event_count = event_count + 1,"
-                " first_seen = min(first_seen, ?), last_seen = max(last_seen, ?), updated_at = ?"
-                " WHERE incident_id = ?",
+                f" first_seen = {LEAST[conn.dialect]}(first_seen, $1), last_seen = {GREATEST[conn.dialect]}(last_seen, $2),"
+                " updated_at = $3 WHERE incident_id = $4",
                 (iso(event.time), iso(event.time), stamp, incident),
             )
 
@@ -231,10 +235,11 @@ class Records:
         # masked fingerprint incidents had before the miner
         known = [correlation.fingerprint(event, template_id=t) for t in self._miner.group_members(template_id)]
         known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
+        p = Params()
         row = conn.execute(
-            f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({','.join('?' * len(known))})"
+            f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({p.each(known)})"
             " ORDER BY created_at DESC LIMIT 1",
-            known,
+            p,
         ).fetchone()
         if row is not None:
             closed_at = parse_iso(row["closed_at"])
@@ -244,7 +249,7 @@ class Records:
                 return row["incident_id"]
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
-        while conn.execute("SELECT 1 FROM incidents WHERE incident_id = ?", (new_id,)).fetchone():
+        while conn.execute("SELECT 1 FROM incidents WHERE incident_id = $1", (new_id,)).fetchone():
             # an earlier incident of this fingerprint opened at the very same instant (a backfilled
             # host's log): derive another id rather than fail the whole batch
             salt += 1
@@ -252,7 +257,7 @@ class Records:
         conn.execute(
             "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
             " first_seen, last_seen, created_at, updated_at, sla_deadline)"
-            " VALUES (?,?,?,?, 'analyzing', ?, ?,?,?,?,?)",
+            " VALUES ($1,$2,$3,$4, 'analyzing', $5, $6,$7,$8,$9,$10)",
             (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
              iso(event.time), stamp, stamp, iso(self.sla_deadline_of(first_seen=event.time, opened=parse_iso(stamp),
                                                                       severity=DEFAULT_SEVERITY))),
@@ -261,7 +266,7 @@ class Records:
         return new_id
 
     @contextlib.contextmanager
-    def _templates(self, conn: sqlite3.Connection, stamp: str) -> Iterator[TemplateMiner]:
+    def _templates(self, conn: sqlite.Connection, stamp: str) -> Iterator[TemplateMiner]:
         """The miner, current with template_state (inside the caller's transaction), saved back
         when it learned something; forgotten when the transaction fails, so it is read again."""
         row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
@@ -275,7 +280,7 @@ class Records:
             yield self._miner
             if self._miner.revision != learned:
                 conn.execute(
-                    "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, ?, ?, ?)"
+                    "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, $1, $2, $3)"
                     " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
                     " updated_at = excluded.updated_at",
                     (revision + 1, json.dumps(self._miner.state(), separators=(",", ":")), stamp))
@@ -284,7 +289,7 @@ class Records:
             self._miner, self._miner_revision = None, None
             raise
 
-    def _has_content_ids(self, conn: sqlite3.Connection) -> bool:
+    def _has_content_ids(self, conn: sqlite.Connection) -> bool:
         return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
 
     def templates(self) -> dict[str, str]:
@@ -298,19 +303,19 @@ class Records:
                             self.sla_hours)
 
     def cursor(self, source: str) -> str | None:
-        rows = self.query("SELECT value FROM cursors WHERE source = ?", (source,))
+        rows = self.query("SELECT value FROM cursors WHERE source = $1", (source,))
         return rows[0]["value"] if rows else None
 
     def set_cursor(self, source: str, value: str) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO cursors(source, value, updated_at) VALUES (?,?,?)"
+                "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
                 " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
                 (source, value, iso(self.clock.now())),
             )
 
     def events_of(self, incident_id: str, *, only_unmerged: bool = False, limit: int | None = None) -> list[LogEvent]:
-        sql = "SELECT body FROM events WHERE incident_id = ?"
+        sql = "SELECT body FROM events WHERE incident_id = $1"
         if only_unmerged:
             sql += " AND merged = 0"
         sql += " ORDER BY time"
@@ -319,31 +324,29 @@ class Records:
         return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, (incident_id,))]
 
     def has_unmerged(self, incident_id: str) -> bool:
-        return bool(self.query("SELECT 1 FROM events WHERE incident_id = ? AND merged = 0 LIMIT 1", (incident_id,)))
+        return bool(self.query("SELECT 1 FROM events WHERE incident_id = $1 AND merged = 0 LIMIT 1", (incident_id,)))
 
     def mark_merged(self, event_ids: Iterable[str]) -> None:
         ids = list(event_ids)
         with self.transaction() as conn:
-            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = ?", [(i,) for i in ids])
+            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = $1", [(i,) for i in ids])
 
     def log_window(self, *, service: str, start: datetime, end: datetime, hosts: Iterable[str] = (),
                    limit: int = 60) -> list[LogEvent]:
         """Events of the service or on the same hosts between start and end, oldest first."""
         hosts = sorted(h for h in hosts if h)
         # two indexed lookups joined by UNION: an OR across columns would scan the table
-        sql = "SELECT event_id, time, body FROM events WHERE service = ? AND time BETWEEN ? AND ?"
-        params: list = [service, iso(start), iso(end)]
+        p = Params([iso(start), iso(end)])  # $1, $2: the window, in both halves
+        sql = f"SELECT event_id, time, body FROM events WHERE service = {p(service)} AND time BETWEEN $1 AND $2"
         if hosts:
             sql += (" UNION SELECT event_id, time, body FROM events"
-                    f" WHERE host IN ({','.join('?' * len(hosts))}) AND time BETWEEN ? AND ?")
-            params += [*hosts, iso(start), iso(end)]
-        sql += " ORDER BY time LIMIT ?"
-        params.append(limit)
-        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, params)]
+                    f" WHERE host IN ({p.each(hosts)}) AND time BETWEEN $1 AND $2")
+        sql += f" ORDER BY time LIMIT {p(limit)}"
+        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, p)]
 
     # -- incidents -----------------------------------------------------------------------
     def incident(self, incident_id: str) -> dict:
-        rows = self.query("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,))
+        rows = self.query("SELECT * FROM incidents WHERE incident_id = $1", (incident_id,))
         if not rows:
             raise IncidentNotFound(incident_id)
         return _incident_dict(rows[0])
@@ -354,7 +357,7 @@ class Records:
         bad = [c for c in columns if not c.isidentifier() or c == "summary"]
         if bad or not columns:
             raise UsageError(f"incident_fields: {bad[0] if bad else 'no column'} cannot be read alone")
-        rows = self.query(f"SELECT {', '.join(columns)} FROM incidents WHERE incident_id = ?", (incident_id,))
+        rows = self.query(f"SELECT {', '.join(columns)} FROM incidents WHERE incident_id = $1", (incident_id,))
         if not rows:
             raise IncidentNotFound(incident_id)
         return dict(rows[0])
@@ -364,17 +367,16 @@ class Records:
                   assignee: str | None = None) -> list[dict]:
         """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
         sql = "SELECT * FROM incidents"
-        where, params = [], []
+        where, p = [], Params()
         if assignee:
-            where.append("assignee = ?")
-            params.append(assignee)
+            where.append(f"assignee = {p(assignee)}")
         if status:
             statuses = [status] if isinstance(status, str) else list(status)
-            where.append(f"status IN ({','.join('?' * len(statuses))})")
-            params += statuses
+            where.append(f"status IN ({p.each(statuses)})")
         if search:
-            where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
-            params += [f"%{search}%"] * 4
+            pattern, like = p(f"%{search}%"), LIKE[self.conn.dialect]
+            where.append(f"(incident_id {like} {pattern} OR service {like} {pattern} OR category {like} {pattern}"
+                         f" OR title {like} {pattern})")
         if where:
             sql += " WHERE " + " AND ".join(where)
         if order == "inbox":
@@ -383,9 +385,8 @@ class Records:
         else:
             sql += " ORDER BY created_at DESC, incident_id DESC"
         if limit is not None:
-            sql += " LIMIT ? OFFSET ?"
-            params += [limit, offset]
-        return [_incident_dict(r) for r in self.query(sql, params)]
+            sql += f" LIMIT {p(limit)} OFFSET {p(offset)}"
+        return [_incident_dict(r) for r in self.query(sql, p)]
 
     def status_counts(self) -> dict[str, int]:
         """Incidents per status, from the counts the triggers of migration 5 keep (a few rows)."""
@@ -405,10 +406,10 @@ class Records:
         rows = self.query(
             "SELECT incident_id, created_at FROM incidents WHERE status IN ('analyzing', 'in_revision')"
             " UNION SELECT incident_id, created_at FROM incidents WHERE status = 'failed'"
-            "   AND (next_attempt_at IS NULL OR next_attempt_at <= ?)"
+            "   AND (next_attempt_at IS NULL OR next_attempt_at <= $1)"
             " UNION SELECT i.incident_id, i.created_at FROM incidents i WHERE i.incident_id IN"
             "   (SELECT e.incident_id FROM events e WHERE e.merged = 0 AND e.incident_id IS NOT NULL"
-            "    AND e.stored_at <= ?) AND i.status = 'awaiting_approval'",
+            "    AND e.stored_at <= $2) AND i.status = 'awaiting_approval'",
             (iso(stamp), iso(stamp - timedelta(seconds=merge_delay))),
         )
         # sorted here: an ORDER BY would make SQLite walk every incident by created_at instead
@@ -428,15 +429,16 @@ class Records:
         values["updated_at"] = iso(self.clock.now())
         if values.get("status") in CLOSED_STATUSES:
             values.setdefault("closed_at", values["updated_at"])
-        cols = ", ".join(f"{k} = ?" for k in values)
+        p = Params()
+        cols = ", ".join(f"{k} = {p(v)}" for k, v in values.items())
         with self.transaction() as conn:
-            cur = conn.execute(f"UPDATE incidents SET {cols} WHERE incident_id = ?", (*values.values(), incident_id))
+            cur = conn.execute(f"UPDATE incidents SET {cols} WHERE incident_id = {p(incident_id)}", p)
             if cur.rowcount == 0:
                 raise IncidentNotFound(incident_id)
-            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = ?", [(i,) for i in merged_event_ids])
+            conn.executemany("UPDATE events SET merged = 1 WHERE event_id = $1", [(i,) for i in merged_event_ids])
             if release_owner:
                 conn.execute("UPDATE incidents SET claim_owner = NULL, claimed_at = NULL"
-                             " WHERE incident_id = ? AND claim_owner = ?", (incident_id, release_owner))
+                             " WHERE incident_id = $1 AND claim_owner = $2", (incident_id, release_owner))
 
     # -- claims: one actor drives a thread at a time ------------------------------------
     def claim(self, incident_id: str, owner: str, *, statuses: Iterable[str] | None = None,
@@ -444,7 +446,7 @@ class Records:
         """Compare-and-set: take the incident's run for `owner` if free (or held by a dead process)
         and, when given, only if its status is one of `statuses` and its pending interrupt matches."""
         with self.transaction() as conn:
-            row = conn.execute("SELECT status, pending_interrupt_id, claim_owner FROM incidents WHERE incident_id = ?",
+            row = conn.execute("SELECT status, pending_interrupt_id, claim_owner FROM incidents WHERE incident_id = $1",
                                (incident_id,)).fetchone()
             if row is None:
                 raise IncidentNotFound(incident_id)
@@ -454,12 +456,11 @@ class Records:
                 return False
             if interrupt_id is not None and row["pending_interrupt_id"] != interrupt_id:
                 return False
-            sets = "claim_owner = ?, claimed_at = ?"
-            params: list = [owner, iso(self.clock.now())]
+            p = Params()
+            sets = f"claim_owner = {p(owner)}, claimed_at = {p(iso(self.clock.now()))}"
             if set_status:
-                sets += ", status = ?"
-                params.append(set_status)
-            conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = ?", (*params, incident_id))
+                sets += f", status = {p(set_status)}"
+            conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = {p(incident_id)}", p)
             return True
 
     def claim_run(self, incident_id: str, owner: str, *, max_attempts: int) -> dict | None:
@@ -467,39 +468,39 @@ class Records:
         one transaction; returns the row as it was before, or None when another actor has it.
         At `max_attempts` nothing is counted: the caller gives up on the run."""
         with self.transaction() as conn:
-            row = conn.execute("SELECT * FROM incidents WHERE incident_id = ?", (incident_id,)).fetchone()
+            row = conn.execute("SELECT * FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone()
             if row is None:
                 raise IncidentNotFound(incident_id)
             if row["claim_owner"] and row["claim_owner"] != owner and owner_alive(row["claim_owner"]):
                 return None
             attempts = row["attempts"] + (1 if row["attempts"] < max_attempts else 0)
-            conn.execute("UPDATE incidents SET claim_owner = ?, claimed_at = ?, attempts = ?, updated_at = ?"
-                         " WHERE incident_id = ?",
+            conn.execute("UPDATE incidents SET claim_owner = $1, claimed_at = $2, attempts = $3, updated_at = $4"
+                         " WHERE incident_id = $5",
                          (owner, iso(self.clock.now()), attempts, iso(self.clock.now()), incident_id))
             return _incident_dict(row)
 
     def release(self, incident_id: str, owner: str) -> None:
         with self.transaction() as conn:
             conn.execute("UPDATE incidents SET claim_owner = NULL, claimed_at = NULL"
-                         " WHERE incident_id = ? AND claim_owner = ?", (incident_id, owner))
+                         " WHERE incident_id = $1 AND claim_owner = $2", (incident_id, owner))
 
     # -- fixes ---------------------------------------------------------------------------
     def record_fix_once(self, *, idempotency_key: str, incident_id: str, proposal: dict) -> tuple[dict, bool]:
         """Record a fix proposal under its key; a second call returns the first one unchanged."""
         with self.transaction() as conn:
-            row = conn.execute("SELECT proposal FROM fixes WHERE idempotency_key = ?", (idempotency_key,)).fetchone()
+            row = conn.execute("SELECT proposal FROM fixes WHERE idempotency_key = $1", (idempotency_key,)).fetchone()
             if row:
                 return json.loads(row["proposal"]), False
-            attempt = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = ?", (incident_id,)).fetchone()[0] + 1
+            attempt = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = $1", (incident_id,)).fetchone()[0] + 1
             proposal = {**proposal, "attempt": attempt, "idempotency_key": idempotency_key}
             conn.execute("INSERT INTO fixes(idempotency_key, incident_id, attempt, proposal, created_at)"
-                         " VALUES (?,?,?,?,?)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(self.clock.now())))
+                         " VALUES ($1,$2,$3,$4,$5)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(self.clock.now())))
             return proposal, True
 
     def fixes(self, incident_id: str | None = None) -> list[dict]:
         sql, params = "SELECT * FROM fixes", []
         if incident_id:
-            sql += " WHERE incident_id = ?"
+            sql += " WHERE incident_id = $1"
             params.append(incident_id)
         sql += " ORDER BY created_at"
         return [{**dict(r), "proposal": json.loads(r["proposal"])} for r in self.query(sql, params)]
@@ -514,10 +515,10 @@ class Records:
     # -- audit ---------------------------------------------------------------------------
     def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
                   checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
-                  auth: str | None = None, conn: sqlite3.Connection | None = None) -> None:
+                  auth: str | None = None, conn: sqlite.Connection | None = None) -> None:
         """One audit entry; `auth` says how `reviewer` was authenticated (oidc, demo, cli, token, system)."""
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
-                " before, after, note, auth) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " before, after, note, auth) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
                 (incident_id, reviewer, action, iso(self.clock.now()), checkpoint_before, checkpoint_after,
                  json.dumps(before, default=str), json.dumps(after, default=str), note, auth))
         if conn is not None:
@@ -529,31 +530,45 @@ class Records:
     def audit(self, incident_id: str | None = None) -> list[dict]:
         sql, params = "SELECT * FROM audit", []
         if incident_id:
-            sql += " WHERE incident_id = ?"
+            sql += " WHERE incident_id = $1"
             params.append(incident_id)
         sql += " ORDER BY id"
         return [{**dict(r), "before": json.loads(r["before"]), "after": json.loads(r["after"])}
                 for r in self.query(sql, params)]
 
+    def audit_mark(self, incident_id: str) -> tuple[int, int | None]:
+        """(entries, newest entry's id) of the incident's audit, off its index: the log is
+        append-only, so this changes exactly when an entry (a refusal too) is added."""
+        row = self.query("SELECT count(*) AS n, max(id) AS newest FROM audit WHERE incident_id = $1", (incident_id,))[0]
+        return int(row["n"]), row["newest"]
+
     def audit_checkpoints(self, incident_id: str) -> list[dict]:
         """The incident's audit entries as action and checkpoints before and after only, oldest
         first (what the history needs to mark human actions, without the values)."""
         return [dict(r) for r in self.query("SELECT action, checkpoint_before, checkpoint_after FROM audit"
-                                            " WHERE incident_id = ? ORDER BY id", (incident_id,))]
+                                            " WHERE incident_id = $1 ORDER BY id", (incident_id,))]
 
 
-def _store_dead_letter(conn: sqlite3.Connection, item, stamp: str) -> int:
+def incident_row(conn: sqlite.Connection, incident_id: str) -> dict:
+    """The incident's row as stored (summary as text), read inside the caller's transaction."""
+    row = conn.execute("SELECT * FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone()
+    if row is None:
+        raise IncidentNotFound(incident_id)
+    return dict(row)
+
+
+def _store_dead_letter(conn: sqlite.Connection, item, stamp: str) -> int:
     """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
     is no news, but a different line at an offset used before (the file was rewritten or rotated
     under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
     # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
-    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = ?"
-                        " AND (position = ? OR (position > ? AND position < ?))",
+    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = $1"
+                        " AND (position = $2 OR (position > $3 AND position < $4))",
                         (item.source, item.position, f"{item.position}#", f"{item.position}#~")).fetchall()
     if any(r["raw"] == item.raw and r["reason"] == item.reason for r in rows):
         return 0
     position = item.position if not rows else f"{item.position}#{len(rows) + 1}"
-    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES (?,?,?,?,?)",
+    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES ($1,$2,$3,$4,$5)",
                  (item.source, position, item.reason, item.raw, stamp))
     return 1
 

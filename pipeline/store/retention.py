@@ -10,18 +10,17 @@ from pipeline.clock import iso
 from pipeline.errors import StorageError
 from pipeline.state import CLOSED_STATUSES
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 
 
 def decided_before(records: Records, cutoff: datetime, *, limit: int | None = None) -> list[str]:
     """Decided incidents closed before `cutoff` and not yet compacted, oldest first."""
-    marks = ",".join("?" * len(CLOSED_STATUSES))
-    sql = (f"SELECT incident_id FROM incidents WHERE closed_at IS NOT NULL AND closed_at < ?"
-           f" AND status IN ({marks}) AND pruned_at IS NULL ORDER BY closed_at, incident_id")
-    params: list = [iso(cutoff), *CLOSED_STATUSES]
+    p = Params()
+    sql = (f"SELECT incident_id FROM incidents WHERE closed_at IS NOT NULL AND closed_at < {p(iso(cutoff))}"
+           f" AND status IN ({p.each(CLOSED_STATUSES)}) AND pruned_at IS NULL ORDER BY closed_at, incident_id")
     if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
-    return [r["incident_id"] for r in records.query(sql, params)]
+        sql += f" LIMIT {p(int(limit))}"
+    return [r["incident_id"] for r in records.query(sql, p)]
 
 
 def compact_events(records: Records, incident_id: str, *, head: int, tail: int) -> int:
@@ -29,12 +28,12 @@ def compact_events(records: Records, incident_id: str, *, head: int, tail: int) 
     mark it compacted; returns how many events went. The record keeps its event count."""
     with records.transaction() as conn:
         cur = conn.execute(
-            "DELETE FROM events WHERE incident_id = ? AND event_id NOT IN"
-            " (SELECT event_id FROM events WHERE incident_id = ? ORDER BY time, event_id LIMIT ?)"
+            "DELETE FROM events WHERE incident_id = $1 AND event_id NOT IN"
+            " (SELECT event_id FROM events WHERE incident_id = $2 ORDER BY time, event_id LIMIT $3)"
             " AND event_id NOT IN"
-            " (SELECT event_id FROM events WHERE incident_id = ? ORDER BY time DESC, event_id DESC LIMIT ?)",
+            " (SELECT event_id FROM events WHERE incident_id = $4 ORDER BY time DESC, event_id DESC LIMIT $5)",
             (incident_id, incident_id, head, incident_id, tail))
-        conn.execute("UPDATE incidents SET pruned_at = ? WHERE incident_id = ?", (iso(records.clock.now()), incident_id))
+        conn.execute("UPDATE incidents SET pruned_at = $1 WHERE incident_id = $2", (iso(records.clock.now()), incident_id))
         return cur.rowcount
 
 
@@ -42,11 +41,11 @@ def drop_context_events(records: Records, before: datetime) -> int:
     """Delete events that belong to no incident and were stored before `before`: they only ever
     serve log windows of incidents opening near their time."""
     with records.transaction() as conn:
-        return conn.execute("DELETE FROM events WHERE incident_id IS NULL AND stored_at < ?", (iso(before),)).rowcount
+        return conn.execute("DELETE FROM events WHERE incident_id IS NULL AND stored_at < $1", (iso(before),)).rowcount
 
 
 def pruned_at(records: Records, incident_id: str) -> str | None:
-    rows = records.query("SELECT pruned_at FROM incidents WHERE incident_id = ?", (incident_id,))
+    rows = records.query("SELECT pruned_at FROM incidents WHERE incident_id = $1", (incident_id,))
     return rows[0]["pruned_at"] if rows else None
 
 

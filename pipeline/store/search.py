@@ -10,11 +10,13 @@ A trigram index over every incident answered the same as the first part everywhe
 whose trigrams are common (`svc-…` in every service name) read lists that grew with the store.
 
 On PostgreSQL a pg_trgm index on the same columns answers the first question over every incident
-(pipeline/store/postgres.py); `search_rowid` keeps the order incidents opened in.
+(migration 5, schema.py); `search_rowid` keeps the order incidents opened in.
 """
 from __future__ import annotations
 
 from pipeline.store.records import Records
+from pipeline.store.schema import SEARCHED
+from pipeline.store.sql import Params
 
 MIN_CHARS = 3  # a trigram index cannot answer shorter text
 
@@ -76,23 +78,20 @@ def recent_size(records: Records) -> int:
 
 def _fts(records: Records, table: str, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
     # rowid = -search_rowid: newest first is ascending rowid, FTS5's cheap direction
-    sql, params = f"SELECT rowid, incident_id FROM {table} WHERE {table} MATCH ?", [match_expression(text)]
+    p = Params()
+    sql = f"SELECT rowid, incident_id FROM {table} WHERE {table} MATCH {p(match_expression(text))}"
     if before is not None:
-        sql += " AND rowid > ?"
-        params.append(-int(before))
-    rows = records.query(sql + " ORDER BY rowid LIMIT ?", (*params, int(limit)))
+        sql += f" AND rowid > {p(-int(before))}"
+    rows = records.query(f"{sql} ORDER BY rowid LIMIT {p(int(limit))}", p)
     return [(-r[0], r[1]) for r in rows]
 
 
 def _postgres_matches(records: Records, text: str, *, before: int | None, limit: int) -> list[tuple[int, str]]:
-    # the trigram index on the searched columns (pipeline/store/postgres.py), the same substring,
-    # case-insensitive match
-    from pipeline.store.postgres import SEARCHED
-
-    sql = f"SELECT search_rowid, incident_id FROM incidents WHERE {SEARCHED} LIKE ?"
-    params: list = [like_pattern(text)]
+    # the trigram index on the searched columns (migration 5), the same substring, case-insensitive
+    # match (ILIKE, which the index answers; `\` escapes the pattern's own wildcards)
+    p = Params()
+    sql = f"SELECT search_rowid, incident_id FROM incidents WHERE {SEARCHED} ILIKE {p(like_pattern(text))}"
     if before is not None:
-        sql += " AND search_rowid < ?"
-        params.append(int(before))
-    rows = records.query(sql + " ORDER BY search_rowid DESC LIMIT ?", (*params, int(limit)))
+        sql += f" AND search_rowid < {p(int(before))}"
+    rows = records.query(f"{sql} ORDER BY search_rowid DESC LIMIT {p(int(limit))}", p)
     return [(r[0], r[1]) for r in rows]

@@ -25,6 +25,7 @@ from pipeline.state import CLOSED_STATUSES
 from pipeline.store import search as fulltext
 from pipeline.store.records import Records, _incident_dict
 from pipeline.store.schema import SEVERITY_RANK
+from pipeline.store.sql import LIKE, Params
 
 LIST_COLUMNS = ("incident_id, title, service, status, severity, category, confidence, event_count, first_seen,"
                 " last_seen, created_at, updated_at, closed_at, sla_deadline, pending_interrupt_id, revisions,"
@@ -57,25 +58,23 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     `assignee` narrows any view to one person's incidents."""
     statuses = tuple(statuses or ())
     where: list[str] = []
-    params: list = []
+    p = Params()
     if assignee:
-        where.append("assignee = ?")
-        params.append(assignee)
+        where.append(f"assignee = {p(assignee)}")
     search = (search or "").strip() or None
     if search and fulltext.usable(records, search):
         return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit,
                             assignee=assignee)
     if search:
         order = NEWEST
-        where.append("(incident_id LIKE ? OR service LIKE ? OR category LIKE ? OR title LIKE ?)")
-        params += [f"%{search}%"] * 4
+        pattern, like = p(f"%{search}%"), LIKE[records.conn.dialect]
+        where.append(f"(incident_id {like} {pattern} OR service {like} {pattern} OR category {like} {pattern}"
+                     f" OR title {like} {pattern})")
         if service:
-            where.append("service = ?")
-            params.append(service)
+            where.append(f"service = {p(service)}")
     elif service:
         order = BY_SERVICE
-        where.append("service = ?")
-        params.append(service)
+        where.append(f"service = {p(service)}")
     elif len(statuses) == 1:
         order = QUEUE
     elif statuses and set(statuses) == set(CLOSED_STATUSES):
@@ -84,17 +83,15 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
     else:
         order = NEWEST
     if statuses:
-        where.append(f"status IN ({','.join('?' * len(statuses))})")
-        params += statuses
+        where.append(f"status IN ({p.each(statuses)})")
     if after is not None:
         key = _decode(after, len(order.key))
-        where.append(f"({', '.join(order.key)}) {'<' if order.descending else '>'} ({', '.join('?' * len(key))})")
-        params += key
+        where.append(f"({', '.join(order.key)}) {'<' if order.descending else '>'} ({p.each(key)})")
     direction = " DESC" if order.descending else ""
     sql = (f"SELECT {LIST_COLUMNS}, {', '.join(f'{k} AS _k{i}' for i, k in enumerate(order.key))}"
            f" FROM incidents{' WHERE ' + ' AND '.join(where) if where else ''}"
-           f" ORDER BY {', '.join(k + direction for k in order.key)} LIMIT ?")
-    rows = records.query(sql, (*params, int(limit) + 1))
+           f" ORDER BY {', '.join(k + direction for k in order.key)} LIMIT {p(int(limit) + 1)}")
+    rows = records.query(sql, p)
     more = len(rows) > limit
     rows = rows[:limit]
     cursor = json.dumps([rows[-1][f"_k{i}"] for i in range(len(order.key))]) if more and rows else None
@@ -114,18 +111,15 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
         batch = fulltext.newest_matches(records, text, before=before, limit=size)
         if not batch:
             break
-        sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({','.join('?' * len(batch))})"
-        params: list = [incident_id for _, incident_id in batch]
+        p = Params()
+        sql = f"SELECT {LIST_COLUMNS} FROM incidents WHERE incident_id IN ({p.each(i for _, i in batch)})"
         if statuses:
-            sql += f" AND status IN ({','.join('?' * len(statuses))})"
-            params += statuses
+            sql += f" AND status IN ({p.each(statuses)})"
         if service:
-            sql += " AND service = ?"
-            params.append(service)
+            sql += f" AND service = {p(service)}"
         if assignee:
-            sql += " AND assignee = ?"
-            params.append(assignee)
-        by_id = {r["incident_id"]: dict(r) for r in records.query(sql, params)}
+            sql += f" AND assignee = {p(assignee)}"
+        by_id = {r["incident_id"]: dict(r) for r in records.query(sql, p)}
         found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
         before = batch[-1][0]
         if len(batch) < size:
