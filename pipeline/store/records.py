@@ -26,8 +26,8 @@ from pipeline.ingest.templates import TemplateMiner
 from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
 from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
 from pipeline.store import backend, schema, sqlite, summaries
-from pipeline.store.sql import GREATEST, LEAST, LIKE, Params
 from pipeline.store.owners import owner_alive
+from pipeline.store.sql import GREATEST, LEAST, LIKE, Params
 
 BUSY_TIMEOUT_MS = 30_000
 
