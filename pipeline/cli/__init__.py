@@ -90,5 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def console() -> int:
+    """The `incidentiq` console script and `python -m pipeline`: one entry point."""
+    from pipeline.gc_tuning import tune_garbage_collector
+
+    tune_garbage_collector()  # a process of ours: its runs allocate many short-lived objects
+    return main()
+
+
 def path_arg(text: str) -> Path:
     return Path(text)
