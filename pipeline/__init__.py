@@ -1,8 +1,6 @@
 """IncidentIQ Workbench engine.
 
-LangGraph reads LANGGRAPH_STRICT_MSGPACK once, when it is first imported; setting it here,
-before any submodule imports langgraph, makes checkpoint deserialisation strict everywhere.
+Importing it changes nothing outside it: the checkpoint serializer's strictness is its own
+(pipeline/store/checkpoint_values.py, OwnAllowlistSerde), not LANGGRAPH_STRICT_MSGPACK's, so
+langgraph may be imported before or after pipeline.
 """
-import os
-
-os.environ["LANGGRAPH_STRICT_MSGPACK"] = "true"

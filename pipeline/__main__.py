@@ -1,6 +1,3 @@
-from pipeline.cli import main
-from pipeline.gc_tuning import tune_garbage_collector
+from pipeline.cli import console
 
-tune_garbage_collector()  # a process of ours: its runs allocate many short-lived objects
-
-raise SystemExit(main())
+raise SystemExit(console())

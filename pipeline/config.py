@@ -1,15 +1,22 @@
-"""Settings, each declared once with its default and help text (CONTRACT §6).
+"""Settings, each declared once (CONTRACT §6): its environment name, type, default, bounds or
+choices and help text sit in one `setting(...)` on the `Settings` field it fills (or, for a
+setting read where it is used, in `READ_WHERE_USED`). `Settings.from_env` reads them all from
+that declaration, and the settings tables of README.md and docs/CONTRACT.md are generated from it
+(`python -m pipeline settings --markdown`; tests/test_docs.py fails when they differ).
 
 Secrets (API keys, tokens) are read when needed through `secret()` and are never
 stored on the Settings object, so they cannot leak into checkpoints, records or logs.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,115 +28,373 @@ class Setting:
     kind: type | None = None  # int or float for a numeric setting...
     bounds: tuple[float, float] | None = None  # ...and its inclusive, finite range
     demo: str | None = None  # the value when INCIDENTIQ_SOURCE=demo and the setting is unset
+    choices: tuple[str, ...] | None = None  # the only values accepted (a bool: its true one first)
+    parse: Callable[[str | None], Any] | None = None  # the text (None: unset) to the value
+    set_if_empty: bool = False  # set to empty counts as set (not as unset: the default)
+    attr: str | None = None  # the Settings field it fills (None: read where it is used)
+
+    def text(self, source: str | None = None) -> str | None:
+        """The configured text: the environment, else the demo's value for the demo source, else the default."""
+        value = os.environ.get(self.name)
+        if value is not None and (value != "" or self.set_if_empty):
+            return value
+        if self.demo is not None and source == "demo":
+            return self.demo
+        return self.default
+
+    def value(self, source: str | None = None) -> Any:
+        """The configured value, checked: a bad one is a one-line UsageError naming the setting."""
+        return self.convert(self.text(source))
+
+    def convert(self, text: str | None) -> Any:
+        """`text` as this setting's value, checked."""
+        if self.bounds is not None:
+            return _number(self, text)
+        if self.choices is not None and text is not None and text not in self.choices:
+            from pipeline.errors import UsageError
+
+            raise UsageError(f"{self.name} must be one of {', '.join(self.choices)}, got {_shown(text)}")
+        if self.kind is bool:
+            return text == self.choices[0] if self.choices else text
+        return self.parse(text) if self.parse is not None else text
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index"),
-    Setting("INCIDENTIQ_DATABASE_URL", None, "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname`"
-            " for a schema of its own): checkpoints and records in PostgreSQL, shared by workbench and poller"
-            " processes on many machines (one poller works at a time); unset = SQLite files in the data dir;"
-            " its password is masked wherever text is shown or stored"),
-    Setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`"),
-    Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
-    Setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint"),
-    Setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. gpt-4o-mini)"),
-    Setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings request times out (then 2 retries)",
-            kind=float, bounds=(0.1, 600)),
-    Setting("INCIDENTIQ_MODEL_BREAKER_FAILURES", "3", "consecutive failed model calls after which the analyst skips the model"
-            " (and analyses offline, labelled) for INCIDENTIQ_MODEL_BREAKER_SECONDS", kind=int, bounds=(1, 1000)),
-    Setting("INCIDENTIQ_MODEL_BREAKER_SECONDS", "60", "seconds the model is skipped once the breaker opens; then it is"
-            " tried again", kind=float, bounds=(0, 86400)),
-    Setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured answers: `json_schema` or `function_calling`"),
-    Setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or `openai:MODEL`"),
-    Setting("SPLUNK_URL", None, "Splunk management URL, e.g. https://splunk:8089"),
-    Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
-    Setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events"),
-    Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle"),
-    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for late-indexed events",
-            kind=float, bounds=(0, 86400)),
-    Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float, bounds=(0, 2592000)),
-    Setting("INCIDENTIQ_CRITICAL_SERVICES", "", "comma-separated names or glob patterns of services whose "
-            "incidents are raised one severity step (from high); each pattern is matched against the whole "
-            "service name and each of its `-`/`_`/`.`-separated words, never a substring: `pos` matches "
-            "`pos-api`, not `postgres-primary`",
-            demo="checkout*,payment*,order*,pos,register*"),
-    Setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix eligibility", kind=float, bounds=(0, 1)),
-    Setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching event opens a new incident",
-            kind=float, bounds=(0, 525600)),
-    Setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; larger lines are dead-lettered",
-            kind=int, bounds=(1024, 16777216)),
-    Setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source", kind=float, bounds=(0.05, 3600)),
-    Setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident awaiting approval gathers "
-            "before its analysis re-runs (`ingest` merges at once)", kind=float, bounds=(0, 86400)),
-    Setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real time the sample day replays",
-            kind=float, bounds=(0.001, 1000000)),
-    Setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix proposes diffs against"),
-    Setting("INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
-            "(`prune`, and the poller hourly): its record, audit, fix and the checkpoints of the gate and the end stay",
-            kind=float, bounds=(0, 36500)),
-    Setting("INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first lines), "
-            "`json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, `bracket-time`, `logcat`, "
-            "`text`, or `custom` (INCIDENTIQ_LOG_PATTERN)"),
-    Setting("INCIDENTIQ_LOG_PATTERN", None, "a regex with named groups `message` (required), `time`, `level`, `service`, "
-            "`host` for lines of your own format; tried first on every line"),
-    Setting("INCIDENTIQ_SOURCE_TZ", "UTC", "time zone of log times written without an offset (an IANA name such as "
-            "`Europe/Berlin`, or `UTC`)"),
-    Setting("INCIDENTIQ_OPEN_LEVEL", "ERROR", "the lowest level that opens an incident: `WARN`, `ERROR` or `FATAL` "
-            "(lower levels are kept as context for log windows)"),
-    Setting("INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a WARN line that carries a known error signature (one of the "
-            "knowledge base's docs) opens an incident too; `off`: only the level decides"),
-    Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` only "
-            "shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
+def setting(name: str, default: str | None, help: str, **declared: Any) -> Any:
+    """A Settings field read from the environment variable `name` (see Setting for the rest);
+    the field's default is the declared default, parsed as from_env would."""
+    decl = Setting(name, default, help, **declared)
+    return field(default_factory=lambda: decl.convert(decl.default), metadata={"setting": decl})
+
+
+def _number(setting: Setting, text: str | None) -> float | int:
+    """A numeric setting within its declared finite range, or a one-line UsageError naming it
+    (`inf`, `nan`, `1e300` and huge integers are refused here, not by an OverflowError later)."""
+    from pipeline.errors import UsageError
+
+    kind, name = setting.kind or float, setting.name
+    assert setting.bounds is not None
+    low, high = setting.bounds
+    try:
+        value = kind(text)
+    except (TypeError, ValueError, OverflowError):
+        raise UsageError(f"{name} must be a {'whole number' if kind is int else 'number'} "
+                         f"between {_plain(low)} and {_plain(high)}, got {_shown(text)}") from None
+    if not (math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"{name} must be between {_plain(low)} and {_plain(high)}, got {_shown(text)}")
+    return value  # type: ignore[no-any-return]
+
+
+def _plain(bound: float) -> str:
+    return f"{bound:g}" if bound < 1e6 else str(int(bound))
+
+
+def _shown(text: str | None) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _usage(message: str) -> Exception:
+    from pipeline.errors import UsageError
+
+    return UsageError(message)
+
+
+# -- parsers of the settings whose text is more than one value -----------------------------------
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _project_path(text: str | None) -> Path:
+    """A relative path from the working directory, or else from the project (for the defaults)."""
+    path = Path(text or "")
+    if path.is_absolute() or path.exists():
+        return path
+    return PROJECT_ROOT / path
+
+
+def _optional_path(text: str | None) -> Path | None:
+    return Path(text).expanduser() if text else None
+
+
+def _patterns(text: str | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.strip().lower() for p in (text or "").split(",") if p.strip()))
+
+
+def _embeddings(text: str | None) -> str:
+    if text == "offline" or (text or "").startswith("openai:") and (text or "").split(":", 1)[1].strip():
+        return text or "offline"
+    raise _usage(f"INCIDENTIQ_EMBEDDINGS must be offline or openai:MODEL, got {_shown(text)}")
+
+
+def _log_format(text: str | None) -> str | None:
+    from pipeline.ingest.formats import FORMATS  # the formats are the reader's; checked here so a bad one fails at start
+
+    choices = ("auto", *FORMATS)
+    if text not in choices:
+        raise _usage(f"INCIDENTIQ_LOG_FORMAT must be one of {', '.join(choices)}, got {_shown(text)}")
+    return None if text == "auto" else text
+
+
+def _log_pattern(text: str | None) -> str | None:
+    import re
+
+    if text is None:
+        return None
+    try:
+        groups = re.compile(text).groupindex
+    except re.error as exc:
+        raise _usage(f"INCIDENTIQ_LOG_PATTERN is not a valid regex: {exc}") from None
+    if "message" not in groups:
+        raise _usage("INCIDENTIQ_LOG_PATTERN needs a named group 'message', e.g. (?P<message>.*)")
+    return text
+
+
+def _time_zone(text: str | None) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    tz = (text or "UTC").strip()
+    if tz.upper() not in ("UTC", "Z"):
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise _usage(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {tz!r}") from None
+    return tz
+
+
+TWO_PERSON_RULES = ("critical", "high", "changes_files")
+
+
+def _two_person(text: str | None) -> tuple[str, ...]:
+    rules = tuple(dict.fromkeys(r.strip().lower() for r in (text or "").split(",") if r.strip()))
+    if rules in ((), ("off",)):
+        return ()
+    unknown = [r for r in rules if r not in TWO_PERSON_RULES]
+    if unknown:
+        raise _usage(f"INCIDENTIQ_TWO_PERSON: unknown rule {unknown[0]!r}; use {', '.join(TWO_PERSON_RULES)} or off")
+    return rules
+
+
+SLA_DEFAULT = "critical=1,high=4,medium=24,low=72"
+
+
+def _sla_hours(text: str | None) -> tuple[tuple[str, float], ...]:
+    """INCIDENTIQ_SLA_HOURS as (severity, hours) for every severity; unnamed ones keep their default."""
+    hours = dict(pair.split("=") for pair in SLA_DEFAULT.split(","))
+    for pair in (p.strip() for p in (text or "").split(",") if p.strip()):
+        severity, sep, value = pair.partition("=")
+        severity = severity.strip().lower()
+        if not sep or severity not in hours:
+            raise _usage(f"INCIDENTIQ_SLA_HOURS: expected SEVERITY=HOURS with a severity of "
+                         f"{', '.join(hours)}, got {pair!r}")
+        hours[severity] = value.strip()
+    out = []
+    for severity, value in hours.items():
+        try:
+            number = float(value)
+        except ValueError:
+            number = -1.0
+        if not (math.isfinite(number) and number > 0):  # `inf` would never be overdue
+            raise _usage(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
+        out.append((severity, number))
+    return tuple(out)
+
+
+# -- the declaration ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Settings:
+    """A snapshot of the non-secret settings; build with `Settings.from_env()`. Each field is one
+    setting, declared here once; the docs' tables are generated from these declarations."""
+
+    data_dir: Path = setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index", parse=Path)
+    database_url: str | None = setting(
+        "INCIDENTIQ_DATABASE_URL", None,
+        "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname` for a schema of its own): "
+        "checkpoints and records in PostgreSQL, shared by workbench and poller processes on many machines (one "
+        "poller works at a time; the knowledge index stays in the data dir); unset = SQLite files in the data dir. "
+        "Its password is masked wherever text is shown or stored")
+    source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
+    poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
+                                   bounds=(0.05, 3600))
+    merge_delay: float = setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident "
+                                 "awaiting approval gathers before its analysis re-runs (`ingest` merges at once)",
+                                 bounds=(0, 86400))
+    demo_speed: float = setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real "
+                                "time the sample day replays", bounds=(0.001, 1000000))
+    base_url: str | None = setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint")
+    model: str | None = setting("INCIDENTIQ_MODEL", None, "chat model name for the analyst (e.g. `gpt-4o-mini`); "
+                                "unset = offline analyzer")
+    model_timeout: float = setting("INCIDENTIQ_MODEL_TIMEOUT", "30", "seconds before a model or embeddings "
+                                   "request times out (then 2 retries)", bounds=(0.1, 600))
+    model_breaker_failures: int = setting(
+        "INCIDENTIQ_MODEL_BREAKER_FAILURES", "3", "consecutive failed model calls after which the analyst skips "
+        "the model (and analyses offline, labelled) for `INCIDENTIQ_MODEL_BREAKER_SECONDS`", kind=int,
+        bounds=(1, 1000))
+    model_breaker_seconds: float = setting("INCIDENTIQ_MODEL_BREAKER_SECONDS", "60", "seconds the model is "
+                                           "skipped once the breaker opens; then it is tried again", bounds=(0, 86400))
+    model_output: str = setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured "
+                                "answers: `json_schema` or `function_calling`",
+                                choices=("json_schema", "function_calling"))
+    embeddings: str = setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or "
+                              "`openai:MODEL`", parse=_embeddings)
+    splunk_url: str | None = setting("SPLUNK_URL", None, "Splunk management URL, e.g. `https://splunk:8089`")
+    splunk_query: str = setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events")
+    critical_services: tuple[str, ...] = setting(
+        "INCIDENTIQ_CRITICAL_SERVICES", "", "comma-separated service names or glob patterns whose incidents are "
+        "raised one severity step (from high); matched against the whole service name and each of its "
+        "`-`/`_`/`.`-separated words, never a substring: `pos` matches `pos-api`, not `postgres-primary`. Set it "
+        "(even to empty) to override the demo's list", demo="checkout*,payment*,order*,pos,register*",
+        set_if_empty=True, parse=_patterns)
+    code_fix_min_confidence: float = setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix "
+                                             "eligibility", bounds=(0, 1))
+    reopen_minutes: float = setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching "
+                                    "event opens a new incident", bounds=(0, 525600))
+    max_event_bytes: int = setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; "
+                                   "larger lines are dead-lettered", kind=int, bounds=(1024, 16777216))
+    log_format: str | None = setting(
+        "INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first 50 "
+        "lines), or one of `json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, "
+        "`bracket-time`, `logcat`, `text`, `custom` (`INCIDENTIQ_LOG_PATTERN`)", parse=_log_format)
+    log_pattern: str | None = setting(
+        "INCIDENTIQ_LOG_PATTERN", None, "your own line format: a regex with named groups `message` (required), "
+        "`time`, `level`, `service`, `host`, e.g. `(?P<time>\\S+) | (?P<level>\\w+) | (?P<message>.*)`; tried "
+        "first on every line", parse=_log_pattern)
+    source_tz: str = setting("INCIDENTIQ_SOURCE_TZ", "UTC", "time zone of log times written without an offset "
+                             "(IANA name, e.g. `Europe/Berlin`)", parse=_time_zone)
+    open_level: str = setting("INCIDENTIQ_OPEN_LEVEL", "ERROR", "lowest level that opens an incident: `WARN`, "
+                              "`ERROR` or `FATAL`; lower levels are context for log windows",
+                              choices=("WARN", "ERROR", "FATAL"))
+    open_signatures: bool = setting(
+        "INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a line one level below that (a WARN, by default) opens an "
+        "incident too when it carries a known error signature of the knowledge base's docs; `off`: the level "
+        "alone decides", kind=bool, choices=("on", "off"))
+    retention_days: float = setting(
+        "INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
+        "by `prune` (and the poller, hourly): its record, audit, fix and the checkpoints of the gate and the end "
+        "stay (see Retention)", bounds=(0, 36500))
+    repo_dir: Path = setting("INCIDENTIQ_REPO_DIR", "./samples/pos-backend", "read-only source tree code_fix "
+                             "proposes diffs against", parse=_project_path)
     # -- who may decide (docs/CONTRACT.md §6) --
-    Setting("INCIDENTIQ_AUTH", "demo", "web app sign-in: `demo` (a typed name, no sign-in: anyone may act as anyone; "
-            "for demos and a single trusted desk) or `oidc` (st.login against the configured provider; typed names "
-            "are refused)"),
-    Setting("INCIDENTIQ_ROLES_CLAIM", "roles", "the ID-token claim whose values name roles (`viewer`, `reviewer`, "
-            "`admin`) or groups the roles file maps"),
-    Setting("INCIDENTIQ_ROLES_FILE", None, "a TOML or JSON file mapping users, emails and groups to roles "
-            "(`[roles]` table: `\"ann@example.com\" = \"reviewer\"`, `\"group:sre\" = \"admin\"`)"),
-    Setting("INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person no claim or mapping names; unset: `admin` "
-            "while neither a roles file nor oidc is configured (a typed name proves nothing, so a lower role would "
-            "hide features without protecting them), `viewer` otherwise"),
-    Setting("INCIDENTIQ_TOKENS_FILE", None, "a TOML or JSON file of API tokens for the CLI (`[[tokens]]` with "
-            "`name`, `sha256`, `role`, optional `user` and `expires`): only hashes, made by `python -m pipeline token`"),
+    auth: str = setting("INCIDENTIQ_AUTH", "demo", "sign-in: `demo` (a typed name, anyone may act as anyone) or "
+                        "`oidc` (st.login; typed names refused). The web app uses `oidc` whenever `[auth]` is in "
+                        "`.streamlit/secrets.toml` (see Signing in)", choices=("demo", "oidc"))
+    roles_claim: str = setting("INCIDENTIQ_ROLES_CLAIM", "roles", "the ID-token claim whose values are roles "
+                               "(`viewer`, `reviewer`, `admin`) or groups the roles file maps")
+    roles_file: Path | None = setting(
+        "INCIDENTIQ_ROLES_FILE", None, "TOML/JSON mapping of users, emails and `group:<name>` to `viewer`, "
+        "`reviewer`, `admin` (`[roles]` table: `\"group:sre\" = \"admin\"`; an unknown role: exit 2)",
+        parse=_optional_path)
+    default_role: str | None = setting(
+        "INCIDENTIQ_DEFAULT_ROLE", None, "the role of a person nobody maps; unset: `admin` with demo sign-in and "
+        "no roles file (a typed name proves nothing, so a lower role would hide features without protecting "
+        "them), else `viewer`", choices=("viewer", "reviewer", "admin"))
+    tokens_file: Path | None = setting(
+        "INCIDENTIQ_TOKENS_FILE", None, "TOML/JSON `[[tokens]]` with `name`, `sha256`, `role`, optional `user`, "
+        "`expires`: only hashes, made by `python -m pipeline token`", parse=_optional_path)
+    two_person: tuple[str, ...] = setting(
+        "INCIDENTIQ_TWO_PERSON", "critical,changes_files", "approvals that need two distinct reviewers: "
+        "comma-separated `critical` (severity critical), `high` (high or critical), `changes_files` (the fix "
+        "proposal would change files), or `off`", parse=_two_person)
+    sla_hours: tuple[tuple[str, float], ...] = setting(
+        "INCIDENTIQ_SLA_HOURS", SLA_DEFAULT, "hours a reviewer has to decide, per severity, from the SLA base "
+        "(`INCIDENTIQ_SLA_FROM`); unnamed severities keep their default", parse=_sla_hours)
+    sla_from: str = setting(
+        "INCIDENTIQ_SLA_FROM", "first_seen", "the SLA base: `first_seen` (the first error's time) or `opened` "
+        "(when the incident was opened here; the demo's sample day is in the past)", demo="opened",
+        choices=("first_seen", "opened"))
+    expire_after_hours: float = setting(
+        "INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours after the SLA deadline (and escalation) before the poller "
+        "expires the incident as `system`; `0` never", bounds=(0.0, 8760.0))
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
+        """Every declared setting from the environment (a bad one: a UsageError naming it), then `overrides`."""
+        source = overrides.get("source", SETTING_OF["source"].value())
+        for declared in READ_WHERE_USED:  # numbers read later (by a source) are checked at start too
+            if declared.bounds is not None:
+                declared.value(source)
+        values = {attr: declared.value(source) for attr, declared in SETTING_OF.items()}
+        if values["log_format"] == "custom" and values["log_pattern"] is None:
+            raise _usage("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
+        values.update(overrides)
+        return cls(**values)
+
+    @property
+    def sla(self) -> dict[str, float]:
+        """Hours to decide, per severity."""
+        return dict(self.sla_hours)
+
+    @property
+    def role_for_unknown(self) -> str:
+        """The role of a person no claim or mapping names (INCIDENTIQ_DEFAULT_ROLE)."""
+        if self.default_role:
+            return self.default_role
+        return "admin" if self.auth == "demo" and self.roles_file is None else "viewer"
+
+    @property
+    def uses_model(self) -> bool:
+        """True when an OpenAI-compatible chat model is configured."""
+        return bool(self.model and (secret("OPENAI_API_KEY") or self.base_url))
+
+
+# settings that are not fields of Settings: secrets (read by `secret()` when needed, never stored)
+# and the few read by the part that uses them
+READ_WHERE_USED: tuple[Setting, ...] = (
+    Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` "
+            "only shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
+    Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
+    Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
+    Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle"),
+    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for "
+            "late-indexed events", kind=float, bounds=(0, 86400)),
+    Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float,
+            bounds=(0, 2592000)),
     Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
             secret=True),
-    Setting("INCIDENTIQ_TWO_PERSON", "critical,changes_files", "which approvals need two distinct reviewers: "
-            "comma-separated `critical` (severity critical), `high` (high or critical), `changes_files` (the fix "
-            "proposal would change files), or `off`"),
-    Setting("INCIDENTIQ_SLA_HOURS", "critical=1,high=4,medium=24,low=72", "hours a reviewer has to decide, "
-            "per severity, from the SLA base (INCIDENTIQ_SLA_FROM)"),
-    Setting("INCIDENTIQ_SLA_FROM", "first_seen", "the SLA base: `first_seen` (the first error's time) or "
-            "`opened` (when the incident was opened here; the demo's default, whose sample day is in the past)",
-            demo="opened"),
-    Setting("INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours past the SLA deadline (after escalation) before the "
-            "poller expires an incident through the gate as `system`; `0` never expires", kind=float, bounds=(0.0, 8760.0)),
-    Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated incoming-webhook URLs (Slack or Teams format) told "
-            "of new critical incidents, escalations, expiries and decisions; a secret: only hosts are shown",
-            secret=True),
+    Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated Slack/Teams incoming-webhook URLs told of new "
+            "critical incidents, escalations, expiries and decisions; only hosts are shown", secret=True),
 )
 
+
+def _declared_fields() -> dict[str, Setting]:
+    import typing
+
+    hints = typing.get_type_hints(Settings)
+    out = {}
+    for f in dataclasses.fields(Settings):
+        if "setting" not in f.metadata:
+            continue
+        declared: Setting = f.metadata["setting"]
+        if declared.bounds is not None and declared.kind is None:
+            declared = dataclasses.replace(declared, kind=int if hints[f.name] is int else float)
+        out[f.name] = dataclasses.replace(declared, attr=f.name)
+    return out
+
+
+SETTING_OF: dict[str, Setting] = _declared_fields()  # Settings field -> its declaration
+SETTINGS: tuple[Setting, ...] = (*SETTING_OF.values(), *READ_WHERE_USED)
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
 def raw(name: str) -> str | None:
     """The configured value of a non-secret setting (environment first, then default)."""
-    setting = _BY_NAME[name]
-    if setting.secret:
+    declared = _BY_NAME[name]
+    if declared.secret:
         raise KeyError(f"{name} is a secret; read it with secret()")
     value = os.environ.get(name)
-    return value if value not in (None, "") else setting.default
+    return value if value not in (None, "") else declared.default
+
+
+def number(name: str) -> float | int:
+    """A numeric setting within its declared finite range, or a one-line UsageError naming it."""
+    return _number(_BY_NAME[name], raw(name))  # type: ignore[no-any-return]
 
 
 def critical_services(source: str) -> tuple[str, ...]:
-    """INCIDENTIQ_CRITICAL_SERVICES as lowered patterns; the demo's own list for the demo source."""
-    setting = _BY_NAME["INCIDENTIQ_CRITICAL_SERVICES"]
-    text = os.environ.get(setting.name)
-    if text is None and source == "demo":
-        # the sample day's business (a retail point of sale) is the demo's policy, not the engine's
-        text = setting.demo
-    return tuple(dict.fromkeys(p.strip().lower() for p in (text or setting.default or "").split(",") if p.strip()))
+    """INCIDENTIQ_CRITICAL_SERVICES as lowered patterns; the demo's own list for the demo source
+    (the sample day's business, a retail point of sale, is the demo's policy, not the engine's)."""
+    return SETTING_OF["critical_services"].value(source)  # type: ignore[no-any-return]
 
 
 def secret(name: str) -> str | None:
@@ -158,247 +423,33 @@ def _secrets_file_value(name: str) -> str | None:
     return None
 
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# -- the docs' table --------------------------------------------------------------------------------
+
+def markdown_table() -> str:
+    """The settings table of README.md and docs/CONTRACT.md §6, generated from the declarations."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for declared in SETTINGS:
+        if declared.default is None:
+            default = "unset"
+        elif declared.default == "":
+            default = "empty"
+        else:
+            default = f"`{declared.default}`"
+        if declared.demo is not None:
+            default += f" (demo source: `{declared.demo}`)"
+        meaning = declared.help
+        if declared.bounds is not None:
+            low, high = declared.bounds
+            meaning += f" ({_plain(low)}–{_plain(high)})"
+        if declared.secret:
+            meaning += " (a secret: read when needed, never stored or shown)"
+        rows.append(f"| `{declared.name}` | {default} | {meaning.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows) + "\n"
 
 
-def number(name: str) -> float | int:
-    """A numeric setting within its declared finite range, or a one-line UsageError naming it
-    (`inf`, `nan`, `1e300` and huge integers are refused here, not by an OverflowError later)."""
-    from pipeline.errors import UsageError
-
-    setting = _BY_NAME[name]
-    kind, (low, high) = setting.kind, setting.bounds
-    text = raw(name)
-    try:
-        value = kind(text)
-    except (TypeError, ValueError, OverflowError):
-        raise UsageError(f"{name} must be a {'whole number' if kind is int else 'number'} "
-                         f"between {_plain(low)} and {_plain(high)}, got {_shown(text)}") from None
-    if not (math.isfinite(value) and low <= value <= high):
-        raise UsageError(f"{name} must be between {_plain(low)} and {_plain(high)}, got {_shown(text)}")
-    return value
-
-
-def _plain(bound: float) -> str:
-    return f"{bound:g}" if bound < 1e6 else str(int(bound))
-
-
-def _shown(text: str | None) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
-
-
-def _choice(name: str, choices: tuple[str, ...]) -> str:
-    from pipeline.errors import UsageError
-
-    value = raw(name)
-    if value not in choices:
-        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def _log_reading() -> dict:
-    """INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ, checked here so a bad one fails at start."""
-    import re
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from pipeline.errors import UsageError
-    from pipeline.ingest.formats import FORMATS
-
-    fmt = _choice("INCIDENTIQ_LOG_FORMAT", ("auto", *FORMATS))
-    pattern = raw("INCIDENTIQ_LOG_PATTERN")
-    if pattern is not None:
-        try:
-            groups = re.compile(pattern).groupindex
-        except re.error as exc:
-            raise UsageError(f"INCIDENTIQ_LOG_PATTERN is not a valid regex: {exc}") from None
-        if "message" not in groups:
-            raise UsageError("INCIDENTIQ_LOG_PATTERN needs a named group 'message', e.g. (?P<message>.*)")
-    elif fmt == "custom":
-        raise UsageError("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
-    tz = raw("INCIDENTIQ_SOURCE_TZ").strip()
-    if tz.upper() not in ("UTC", "Z"):
-        try:
-            ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UsageError(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {tz!r}") from None
-    return {"log_format": None if fmt == "auto" else fmt, "log_pattern": pattern, "source_tz": tz}
-
-
-def _optional_path(name: str) -> Path | None:
-    text = raw(name)
-    return Path(text).expanduser() if text else None
-
-
-def _optional_choice(name: str, choices: tuple[str, ...]) -> str | None:
-    from pipeline.errors import UsageError
-
-    value = raw(name)
-    if value is not None and value not in choices:
-        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-def _demo_aware_choice(name: str, choices: tuple[str, ...], source: str) -> str:
-    from pipeline.errors import UsageError
-
-    setting = _BY_NAME[name]
-    value = os.environ.get(name) or (setting.demo if source == "demo" and setting.demo else setting.default)
-    if value not in choices:
-        raise UsageError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
-    return value
-
-
-TWO_PERSON_RULES = ("critical", "high", "changes_files")
-
-
-def _two_person() -> tuple[str, ...]:
-    from pipeline.errors import UsageError
-
-    text = raw("INCIDENTIQ_TWO_PERSON") or ""
-    rules = tuple(dict.fromkeys(r.strip().lower() for r in text.split(",") if r.strip()))
-    if rules in ((), ("off",)):
-        return ()
-    unknown = [r for r in rules if r not in TWO_PERSON_RULES]
-    if unknown:
-        raise UsageError(f"INCIDENTIQ_TWO_PERSON: unknown rule {unknown[0]!r}; use "
-                         f"{', '.join(TWO_PERSON_RULES)} or off")
-    return rules
-
-
-def _sla_hours() -> tuple[tuple[str, float], ...]:
-    """INCIDENTIQ_SLA_HOURS as (severity, hours) for every severity; unnamed ones keep their default."""
-    from pipeline.errors import UsageError
-
-    text = raw("INCIDENTIQ_SLA_HOURS") or ""
-    hours = dict(pair.split("=") for pair in _BY_NAME["INCIDENTIQ_SLA_HOURS"].default.split(","))
-    for pair in (p.strip() for p in text.split(",") if p.strip()):
-        severity, sep, value = pair.partition("=")
-        severity = severity.strip().lower()
-        if not sep or severity not in hours:
-            raise UsageError(f"INCIDENTIQ_SLA_HOURS: expected SEVERITY=HOURS with a severity of "
-                             f"{', '.join(hours)}, got {pair!r}")
-        hours[severity] = value.strip()
-    out = []
-    for severity, value in hours.items():
-        try:
-            number = float(value)
-        except ValueError:
-            number = -1.0
-        if not number > 0:
-            raise UsageError(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
-        out.append((severity, number))
-    return tuple(out)
-
-
-def _project_path(text: str) -> Path:
-    """A relative path from the working directory, or else from the project (for the defaults)."""
-    path = Path(text)
-    if path.is_absolute() or path.exists():
-        return path
-    return PROJECT_ROOT / path
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A snapshot of the non-secret settings; build with `Settings.from_env()`."""
-
-    data_dir: Path
-    source: str
-    model: str | None
-    base_url: str | None
-    embeddings: str
-    splunk_url: str | None
-    splunk_query: str
-    code_fix_min_confidence: float
-    reopen_minutes: float
-    max_event_bytes: int
-    poll_interval: float
-    demo_speed: float
-    repo_dir: Path
-    merge_delay: float = 30.0
-    retention_days: float = 30.0
-    model_timeout: float = 30.0
-    model_output: str = "json_schema"
-    model_breaker_failures: int = 3
-    model_breaker_seconds: float = 60.0
-    critical_services: tuple[str, ...] = ()
-    log_format: str | None = None  # None: detected per file
-    log_pattern: str | None = None
-    source_tz: str = "UTC"
-    open_level: str = "ERROR"
-    open_signatures: bool = True
-    auth: str = "demo"
-    roles_claim: str = "roles"
-    roles_file: Path | None = None
-    default_role: str | None = None
-    tokens_file: Path | None = None
-    two_person: tuple[str, ...] = ("critical", "changes_files")
-    sla_hours: tuple[tuple[str, float], ...] = (("critical", 1.0), ("high", 4.0), ("medium", 24.0), ("low", 72.0))
-    sla_from: str = "first_seen"
-    expire_after_hours: float = 0.0
-    database_url: str | None = None  # None: SQLite files in data_dir
-    extra: dict = field(default_factory=dict)
-
-    @classmethod
-    def from_env(cls, **overrides) -> "Settings":
-        for setting in SETTINGS:  # every numeric setting, read here or by a source later
-            if setting.bounds is not None:
-                number(setting.name)
-        values = dict(
-            data_dir=Path(raw("INCIDENTIQ_DATA_DIR")),
-            source=raw("INCIDENTIQ_SOURCE"),
-            model=raw("INCIDENTIQ_MODEL"),
-            base_url=raw("OPENAI_BASE_URL"),
-            model_timeout=number("INCIDENTIQ_MODEL_TIMEOUT"),
-            model_output=_choice("INCIDENTIQ_MODEL_OUTPUT", ("json_schema", "function_calling")),
-            model_breaker_failures=number("INCIDENTIQ_MODEL_BREAKER_FAILURES"),
-            model_breaker_seconds=number("INCIDENTIQ_MODEL_BREAKER_SECONDS"),
-            embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
-            splunk_url=raw("SPLUNK_URL"),
-            splunk_query=raw("SPLUNK_QUERY"),
-            code_fix_min_confidence=number("CODE_FIX_MIN_CONFIDENCE"),
-            reopen_minutes=number("INCIDENTIQ_REOPEN_MINUTES"),
-            max_event_bytes=number("INCIDENTIQ_MAX_EVENT_BYTES"),
-            poll_interval=number("INCIDENTIQ_POLL_INTERVAL"),
-            merge_delay=number("INCIDENTIQ_MERGE_DELAY"),
-            retention_days=number("INCIDENTIQ_RETENTION_DAYS"),
-            demo_speed=number("INCIDENTIQ_DEMO_SPEED"),
-            repo_dir=_project_path(raw("INCIDENTIQ_REPO_DIR")),
-            open_level=_choice("INCIDENTIQ_OPEN_LEVEL", ("WARN", "ERROR", "FATAL")),
-            open_signatures=_choice("INCIDENTIQ_OPEN_SIGNATURES", ("on", "off")) == "on",
-            **_log_reading(),
-        )
-        values["critical_services"] = critical_services(overrides.get("source", values["source"]))
-        values.update(
-            auth=_choice("INCIDENTIQ_AUTH", ("demo", "oidc")),
-            roles_claim=raw("INCIDENTIQ_ROLES_CLAIM"),
-            roles_file=_optional_path("INCIDENTIQ_ROLES_FILE"),
-            default_role=_optional_choice("INCIDENTIQ_DEFAULT_ROLE", ("viewer", "reviewer", "admin")),
-            tokens_file=_optional_path("INCIDENTIQ_TOKENS_FILE"),
-            two_person=_two_person(),
-            sla_hours=_sla_hours(),
-            sla_from=_demo_aware_choice("INCIDENTIQ_SLA_FROM", ("first_seen", "opened"),
-                                        overrides.get("source", values["source"])),
-            expire_after_hours=number("INCIDENTIQ_EXPIRE_AFTER_HOURS"),
-            database_url=raw("INCIDENTIQ_DATABASE_URL"),
-        )
-        values.update(overrides)
-        return cls(**values)
-
-    @property
-    def sla(self) -> dict[str, float]:
-        """Hours to decide, per severity."""
-        return dict(self.sla_hours)
-
-    @property
-    def role_for_unknown(self) -> str:
-        """The role of a person no claim or mapping names (INCIDENTIQ_DEFAULT_ROLE)."""
-        if self.default_role:
-            return self.default_role
-        return "admin" if self.auth == "demo" and self.roles_file is None else "viewer"
-
-    @property
-    def uses_model(self) -> bool:
-        """True when an OpenAI-compatible chat model is configured."""
-        return bool(self.model and (secret("OPENAI_API_KEY") or self.base_url))
+def declarations() -> list[dict[str, Any]]:
+    """The declarations as data (`python -m pipeline settings --json`); never a value."""
+    return [{"name": d.name, "field": d.attr, "default": d.default, "demo_default": d.demo, "secret": d.secret,
+             "type": d.kind.__name__ if d.kind else ("choice" if d.choices else "text"),
+             "bounds": list(d.bounds) if d.bounds else None, "choices": list(d.choices) if d.choices else None,
+             "help": d.help} for d in SETTINGS]

@@ -5,19 +5,15 @@ from __future__ import annotations
 import gc
 import os
 import shutil
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import pipeline  # noqa: E402,F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph loads)
-from pipeline.store import checkpoints  # noqa: E402
-from tests.openai_stub import OpenAIStub  # noqa: E402
-from tests.support import (APP, FIXTURES, KEY, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst,  # noqa: E402
-                           make_settings, postgres_answers)
+from pipeline.store import checkpoints
+from tests.openai_stub import OpenAIStub
+from tests.support import (APP, FIXTURES, KEY, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst, make_settings,
+                           postgres_answers)
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):

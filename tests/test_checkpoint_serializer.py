@@ -110,3 +110,49 @@ def test_a_forged_checkpoint_row_is_neither_executed_nor_revived(paused_engine, 
     assert values.get("title") in (None, f"touch {marker}")
     assert values.get("rca") in (None, f"touch {marker}")
     assert not any(type(v).__module__ in ("os", "subprocess") for v in dict(values).values())
+
+
+IMPORT_ORDER_PROBE = """
+import json, sys, tempfile, pathlib
+import langgraph.graph, langgraph.checkpoint.serde.jsonplus  # langgraph first, before pipeline
+from pydantic import BaseModel
+from pipeline.engine import open_engine
+from pipeline.store import checkpoints
+from tests.support import make_settings
+
+eng = open_engine(make_settings(pathlib.Path(tempfile.mkdtemp())), sync_knowledge=False)
+saver = eng.graph.checkpointer
+serde = saver.serde
+class Intruder(BaseModel):
+    x: int = 1
+
+revived = serde.loads_typed(serde.dumps_typed({"m": Intruder()}))
+print(json.dumps({"same_saver": saver is eng.graph.checkpointer and type(saver).__name__,
+                  "allowlist": sorted(map(list, serde._allowed_msgpack_modules)),
+                  "ours": sorted(map(list, checkpoints.allowlist())),
+                  "intruder_revived": isinstance(revived["m"], Intruder)}))
+"""
+
+
+@pytest.mark.parametrize("strict_env", [None, "true", "false"])
+def test_importing_langgraph_first_still_gives_the_strict_serializer(strict_env, tmp_path):
+    """The graph's saver revives exactly our state classes whichever module a process imports
+    first and whatever LANGGRAPH_STRICT_MSGPACK says (langgraph reads it once, at its import)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import ROOT
+
+    env = {k: v for k, v in os.environ.items() if k != "LANGGRAPH_STRICT_MSGPACK"}
+    if strict_env is not None:
+        env["LANGGRAPH_STRICT_MSGPACK"] = strict_env
+    env["INCIDENTIQ_DATA_DIR"] = str(tmp_path / "data")
+    out = subprocess.run([sys.executable, "-c", IMPORT_ORDER_PROBE], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    probe = json.loads(out.stdout.strip().splitlines()[-1])
+    assert probe["same_saver"] == "CheckpointStore"
+    assert probe["allowlist"] == probe["ours"]
+    assert probe["intruder_revived"] is False

@@ -10,7 +10,10 @@ from pipeline.sources.splunk import _verify_setting
 
 
 @pytest.mark.parametrize("name,value", [("CODE_FIX_MIN_CONFIDENCE", "abc"), ("CODE_FIX_MIN_CONFIDENCE", "1.5"),
-                                        ("INCIDENTIQ_POLL_INTERVAL", "-1"), ("INCIDENTIQ_MODEL_OUTPUT", "xml")])
+                                        ("INCIDENTIQ_POLL_INTERVAL", "-1"), ("INCIDENTIQ_MODEL_OUTPUT", "xml"),
+                                        ("INCIDENTIQ_EMBEDDINGS", "bogus"), ("INCIDENTIQ_EMBEDDINGS", "openai:"),
+                                        ("INCIDENTIQ_SLA_HOURS", "critical=inf"), ("INCIDENTIQ_SLA_HOURS", "high=nan"),
+                                        ("INCIDENTIQ_OPEN_SIGNATURES", "yes"), ("INCIDENTIQ_AUTH", "OIDC")])
 def test_a_bad_setting_names_itself(monkeypatch, name, value):
     monkeypatch.setenv(name, value)
     with pytest.raises(UsageError, match=name):
@@ -40,3 +43,19 @@ def test_splunk_tls_verification_setting(tmp_path):
     assert _verify_setting(str(bundle)) == str(bundle)
     with pytest.raises(UsageError, match="SPLUNK_VERIFY_TLS"):
         _verify_setting("/nope/ca.pem")
+
+
+def test_each_field_is_declared_once_and_its_default_is_what_an_empty_environment_gives(monkeypatch):
+    """The declaration on the field is the only place a setting is written: the dataclass default
+    and from_env agree (outside the demo, whose own defaults are declared beside them)."""
+    import dataclasses
+
+    for declared in config.SETTINGS:
+        monkeypatch.delenv(declared.name, raising=False)
+    monkeypatch.setenv("INCIDENTIQ_SOURCE", "splunk")
+    fields = [f.name for f in dataclasses.fields(Settings) if f.name != "extra"]
+    assert sorted(fields) == sorted(config.SETTING_OF)
+    assert Settings.from_env() == Settings(source="splunk")
+    monkeypatch.setenv("INCIDENTIQ_SOURCE", "demo")
+    demo = Settings.from_env()
+    assert demo.sla_from == "opened" and demo.critical_services[0] == "checkout*"

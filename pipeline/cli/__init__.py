@@ -16,7 +16,7 @@ from typing import Callable
 from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
-                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune")
+                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune", "pipeline.cli.settings")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,6 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+
+
+def console() -> int:
+    """The `incidentiq` console script and `python -m pipeline`: one entry point."""
+    from pipeline.gc_tuning import tune_garbage_collector
+
+    tune_garbage_collector()  # a process of ours: its runs allocate many short-lived objects
+    return main()
 
 
 def path_arg(text: str) -> Path:

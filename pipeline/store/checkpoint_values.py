@@ -17,7 +17,7 @@ import threading
 
 import zstandard
 from collections import OrderedDict
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -100,9 +100,18 @@ class ValueCache:
         return kind, blob, value_hash
 
 
-class ValuesSerde(JsonPlusSerializer):
-    """The strict serializer (a JsonPlusSerializer, so LangGraph derives its allowlists as before),
-    reading checkpoints and writes stored as digests from the values table through `fetch` (on
+class OwnAllowlistSerde(JsonPlusSerializer):
+    """A JsonPlusSerializer whose msgpack allowlist is the one it was built with, whatever
+    LANGGRAPH_STRICT_MSGPACK said when langgraph was imported: with it set, `compile()` would widen
+    the allowlist with the graph's schema types and LangChain's message classes (cloning the
+    saver); here the allowlist stays ours, so import order and the environment do not matter."""
+
+    def with_msgpack_allowlist(self, extra_allowlist: Iterable[tuple[str, ...] | type]) -> JsonPlusSerializer:
+        return self
+
+
+class ValuesSerde(OwnAllowlistSerde):
+    """The strict serializer (its allowlist our own, never widened by LangGraph), reading checkpoints and writes stored as digests from the values table through `fetch` (on
     the saver's connection); it writes as the strict serializer does."""
 
     def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], **options):

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from langgraph.checkpoint.serde import _msgpack
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.base import WRITES_IDX_MAP, get_checkpoint_metadata
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -21,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
 from pipeline.store import backend, checkpoint_values
-from pipeline.store.checkpoint_values import ValueCache, ValuesSerde
+from pipeline.store.checkpoint_values import OwnAllowlistSerde, ValueCache, ValuesSerde
 from pipeline.store.connection import LazyConnection
 
 BUSY_TIMEOUT_MS = 30_000
@@ -38,21 +37,14 @@ CREATE TABLE IF NOT EXISTS writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT N
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)) WITHOUT ROWID;
 """
 
-if not _msgpack.STRICT_MSGPACK_ENABLED:  # pragma: no cover - guards import order
-    raise RuntimeError(
-        "langgraph was imported before pipeline: LANGGRAPH_STRICT_MSGPACK is not in effect. "
-        "Import pipeline (or set LANGGRAPH_STRICT_MSGPACK=true) before langgraph."
-    )
-
-
 def allowlist() -> list[tuple[str, str]]:
     """(module, class) pairs the serializer may revive: our state classes and nothing else."""
     return [(cls.__module__, cls.__name__) for cls in STATE_CLASSES]
 
 
 def serializer() -> JsonPlusSerializer:
-    """Strict msgpack with our allowlist; no pickle, no JSON-module allowlist."""
-    return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=allowlist())
+    """Strict msgpack with our allowlist (never widened by LangGraph); no pickle, no JSON-module allowlist."""
+    return OwnAllowlistSerde(pickle_fallback=False, allowed_msgpack_modules=allowlist())
 
 
 class CheckpointStore(LazyConnection, SqliteSaver):
