@@ -127,9 +127,14 @@ _MONTHS = {m: i for i, m in enumerate(
 
 
 def _aware(moment: datetime, opts: ParseOptions) -> datetime:
+    """`moment` in UTC (naive ones read in the source's zone); ValueError when UTC cannot hold it."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=opts.timezone)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00: a date outside datetime's range in UTC
+        raise ValueError(f"time out of range: {moment.isoformat()}") from None
 
 
 def _with_year(month: int, day: int, hms: tuple[int, int, int, int], opts: ParseOptions) -> datetime:
@@ -170,17 +175,18 @@ def parse_time(value: Any, opts: ParseOptions | None = None, *, epoch_unit: str 
             y, mo, d, h, mi, s, frac, off = m.groups()
             try:
                 moment = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), _micro(frac))
+                if off:
+                    if off == "Z":
+                        moment = moment.replace(tzinfo=timezone.utc)
+                    else:
+                        sign = 1 if off[0] == "+" else -1
+                        digits = off[1:].replace(":", "")
+                        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+                        # an offset of 24 h or more (+25:00) is no offset at all: ValueError
+                        moment = moment.replace(tzinfo=timezone(sign * timedelta(hours=hours, minutes=minutes)))
+                return _aware(moment, opts)
             except ValueError:
                 return None
-            if off:
-                if off == "Z":
-                    moment = moment.replace(tzinfo=timezone.utc)
-                else:
-                    sign = 1 if off[0] == "+" else -1
-                    digits = off[1:].replace(":", "")
-                    hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-                    moment = moment.replace(tzinfo=timezone(sign * timedelta(hours=hours, minutes=minutes)))
-            return _aware(moment, opts)
     if isinstance(value, (int, float)):
         number = float(value)
         unit = epoch_unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
@@ -502,7 +508,8 @@ def parse_syslog5424(text: str, opts: ParseOptions) -> ParsedRecord | None:
     return _text_record("syslog5424", msg, rest, time=time, level=pri % 8, scheme="syslog",
                         service=nil(m["app"]), host=nil(m["host"]),
                         fields={"facility": pri // 8, "procid": nil(m["procid"]),
-                                "msgid": nil(m["msgid"]), "structured_data": nil(m["sd"])})
+                                "msgid": nil(m["msgid"]), "structured_data": nil(m["sd"]),
+                                "time_raw": nil(m["time"]) if time is None else None})
 
 
 def parse_syslog(text: str, opts: ParseOptions) -> ParsedRecord | None:
@@ -527,7 +534,7 @@ def parse_syslog(text: str, opts: ParseOptions) -> ParsedRecord | None:
                         level=pri % 8 if pri is not None else None, scheme="syslog",
                         service=app, host=m["host"],
                         fields={"facility": pri // 8 if pri is not None else None,
-                                "pid": m["pid"], "tag": tag})
+                                "pid": m["pid"], "tag": tag, "time_raw": m["iso"] if time is None else None})
 
 
 def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
@@ -612,7 +619,8 @@ def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
                         fields={"pid": m["pid"], "tid": m["tid"], "tag": m["tag"].strip()})
 
 
-def _log4j_time(m: re.Match[str], opts: ParseOptions) -> datetime | None:
+def _log4j_time(m: re.Match[str], opts: ParseOptions) -> tuple[datetime | None, bool]:
+    """(the time in UTC or None, whether the text was a calendar date at all)."""
     date, hms = m["date"], m["hms"]
     try:
         if "-" in date:
@@ -623,10 +631,13 @@ def _log4j_time(m: re.Match[str], opts: ParseOptions) -> datetime | None:
             y, mo, d = 2000 + int(date[:2]), int(date[2:4]), int(date[4:6])
         moment = datetime(y, mo, d, *_hms(hms, m["frac"]))
     except ValueError:
-        return None
-    if m["off"]:
-        return parse_time(moment.isoformat() + m["off"].replace("Z", "+00:00"), opts)
-    return _aware(moment, opts)
+        return None, False
+    try:
+        if m["off"]:
+            return parse_time(moment.isoformat() + m["off"].replace("Z", "+00:00"), opts), True
+        return _aware(moment, opts), True
+    except ValueError:
+        return None, True  # a date, but not one UTC can hold (year 1 at +14:00, an offset of +25:00)
 
 
 def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
@@ -635,13 +646,15 @@ def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
         m = pattern.match(first)
         if not m:
             continue
-        time = _log4j_time(m, opts)
-        if time is None:
+        time, is_date = _log4j_time(m, opts)
+        if not is_date:
             return None
         groups = m.groupdict()
+        raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
         return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
                             service=None, fields={"thread": groups.get("thread"),
-                                                  "logger": groups.get("logger"), "pid": groups.get("pid")})
+                                                  "logger": groups.get("logger"), "pid": groups.get("pid"),
+                                                  "time_raw": raw})
     m = _PY_BASIC.match(first)
     if m:
         return _text_record("log4j", m["msg"], rest, level=m["level"], fields={"logger": m["logger"]})
@@ -721,8 +734,11 @@ class SourceParser:
         counts = {name: 0 for name in PARSERS}
         for line in lines:
             for name, parser in PARSERS.items():
-                if parser(line, self.options) is not None:
-                    counts[name] += 1
+                try:
+                    if parser(line, self.options) is not None:
+                        counts[name] += 1
+                except (ValueError, OverflowError):
+                    pass  # a line no parser can read says nothing about the file's format
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         return self.format

@@ -237,6 +237,10 @@ class LogFile:
                                       fallback_time=state["last_time"] or self._mtime())
         except InvalidEvent as error:
             return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))
+        except (ValueError, OverflowError) as error:
+            # a parser's bug on one hostile record must not stop the file: it is that record's dead letter
+            reason = f"unreadable record: {type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
+            return DeadLetter(source, position, reason, _excerpt(record.text.encode("utf-8", "replace")))
         if "time_inferred" not in event.fields:
             state["last_time"] = (event.time, "previous record")
         if parsed.format == "json":

@@ -2,10 +2,16 @@
 format (`{"text": ...}`), with the idempotency key in the text so a repeat can be told apart.
 
 Titles are the stored template with the miner's placeholders as `…` (pipeline.state.readable_title).
-They come from log lines, which are untrusted: `<`, `>` and `&` are escaped the way Slack
-asks, so a log line cannot mention `@channel` or forge a link.
+They, service names, assignees and reviewers' names come from log lines or people, so every such
+value is made inert for the target's markup before it is put in the text: for Slack (and any
+Slack-compatible target) `&`, `<` and `>` become `&amp;`, `&lt;` and `&gt;`, as Slack asks, so
+`<!channel>`, `<@U1>` and `<https://evil|click>` are shown, never acted on; for Microsoft Teams
+(hosts under office.com, office365.com or logic.azure.com) the same, and Markdown's link, emphasis
+and code characters are backslash-escaped, so `[click](https://evil)` is text, not a link.
 """
 from __future__ import annotations
+
+import re
 
 from pipeline.notifications.targets import Target
 from pipeline.state import readable_title
@@ -13,33 +19,50 @@ from pipeline.state import readable_title
 KINDS = ("critical", "escalation", "expiry", "decision")
 
 
-def _inert(text: str) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+_TEAMS_HOSTS = (".office.com", ".office365.com", ".logic.azure.com")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|~!])")
 
 
-def text_of(kind: str, incident: dict, facts: dict) -> str:
-    """One line a person reads in a chat channel."""
-    head = f"[IncidentIQ] {incident['incident_id']} ({incident.get('severity')}, {incident.get('service')})"
-    title = _inert(readable_title(incident.get("title") or "")[:160])  # "Column … not found", not <STR>
+def flavour_of(host: str) -> str:
+    """`teams` for a Microsoft Teams webhook host, else `slack` (Slack's escaping is the default)."""
+    name = host.rsplit(":", 1)[0].lower() if host.count(":") == 1 else host.lower()
+    return "teams" if any(name.endswith(suffix) or name == suffix[1:] for suffix in _TEAMS_HOSTS) else "slack"
+
+
+def inert(text: object, flavour: str = "slack") -> str:
+    """`text` as plain text in the target's markup: nothing in it mentions, links or formats."""
+    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if flavour == "teams":
+        value = _MARKDOWN.sub(r"\\\1", value)
+    return value
+
+
+def text_of(kind: str, incident: dict, facts: dict, flavour: str = "slack") -> str:
+    """One line a person reads in a chat channel; every value in it inert for `flavour`."""
+    def e(value: object) -> str:
+        return inert(value, flavour)
+
+    head = f"[IncidentIQ] {e(incident['incident_id'])} ({e(incident.get('severity'))}, {e(incident.get('service'))})"
+    title = e(readable_title(incident.get("title") or "")[:160])  # "Column … not found", not <STR>
     if kind == "critical":
-        return f"{head}: new critical incident awaiting approval — {title}. Due {facts.get('due')}."
+        return f"{head}: new critical incident awaiting approval — {title}. Due {e(facts.get('due'))}."
     if kind == "escalation":
-        who = f" Assigned to {_inert(facts['assignee'])}." if facts.get("assignee") else " Nobody is on it."
-        return f"{head}: SLA deadline {facts.get('due')} passed without a decision — {title}.{who}"
+        who = f" Assigned to {e(facts['assignee'])}." if facts.get("assignee") else " Nobody is on it."
+        return f"{head}: SLA deadline {e(facts.get('due'))} passed without a decision — {title}.{who}"
     if kind == "expiry":
-        return f"{head}: expired without a decision ({facts.get('why')}) — {title}."
+        return f"{head}: expired without a decision ({e(facts.get('why'))}) — {title}."
     if kind == "decision":
-        by = ", ".join(_inert(b) for b in facts.get("by", [])) or "?"
-        return f"{head}: {facts.get('action')} by {by}; now {facts.get('status')} — {title}."
+        by = ", ".join(e(b) for b in facts.get("by", [])) or "?"
+        return f"{head}: {e(facts.get('action'))} by {by}; now {e(facts.get('status'))} — {title}."
     raise ValueError(f"unknown notification kind {kind!r}")
 
 
 def rows_for(kind: str, *, incident: dict, event_key: str, facts: dict, targets: list[Target]) -> list[dict]:
     """One outbox row per target for an event; `event_key` names the event once (a retry of the
     same event yields the same keys, so the outbox keeps one row)."""
-    text = text_of(kind, incident, facts)
     out = []
     for target in targets:
+        text = text_of(kind, incident, facts, flavour_of(target.host))
         key = f"{kind}:{event_key}@{target.id}"
         out.append({"key": key, "kind": kind, "incident_id": incident["incident_id"], "target_id": target.id,
                     "target_host": target.host, "payload": {"text": f"{text} (ref {key})"}})

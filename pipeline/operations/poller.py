@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Callable
 
 from pipeline.notifications import sender
+from pipeline.notifications.worker import DeliveryWorker
 from pipeline.operations import escalation
 from pipeline.store import due, lease
 from pipeline.operations import metrics as operations
@@ -39,8 +40,11 @@ class Poller:
     """Polls one source for one engine; see the module docstring."""
 
     def __init__(self, engine: Engine, source: Source, interval: float | None = None, *,
-                 owner: str | None = None, max_backoff: float = MAX_BACKOFF_SECONDS):
+                 owner: str | None = None, max_backoff: float = MAX_BACKOFF_SECONDS,
+                 deliveries: DeliveryWorker | None = None):
         self.engine = engine
+        # webhooks are told on their own thread: a slow one never holds a poll (issue 25)
+        self.deliveries = deliveries or DeliveryWorker(engine.records)
         self.source = source
         self.interval = float(interval if interval is not None else engine.settings.poll_interval)
         self.owner = owner or process_owner()
@@ -89,12 +93,12 @@ class Poller:
             self._read_and_store(report)
             self._advance_incidents(report)
             if self._keep_going():
-                # nobody decided: announce, escalate, expire; then tell the webhooks (a failing
-                # webhook is retried from the outbox, it never fails the poll)
+                # nobody decided: announce, escalate, expire; then wake the delivery thread (a
+                # failing or slow webhook is retried from the outbox there, never in the poll)
                 done = escalation.run(self.engine)
                 report.announced, report.escalated, report.expired = (
                     len(done.announced), len(done.escalated), len(done.expired))
-                sender.deliver_due(self.engine.records)
+                self.deliveries.wake()
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move
             # past unstored events); record it where the operations page looks, and retry
@@ -232,6 +236,7 @@ class Poller:
         """Release the lease and record how the loop ended."""
         crashed = exc is not None and not isinstance(exc, (KeyboardInterrupt, SystemExit))
         error = f"{type(exc).__name__}: {exc}"[:1000] if crashed else None
+        self.deliveries.stop()
         try:
             lease.release(self.engine.records, self.owner)
             self._set_state("crashed" if crashed else "stopped", error=error)
@@ -239,8 +244,15 @@ class Poller:
             pass  # the store is unusable; the lease expires, or dies with this process
 
     def close(self) -> None:
-        """After `poll_once` calls: give up the lease and record the poller as stopped."""
-        lease.release(self.engine.records, self.owner)
+        """After `poll_once` calls: deliver what is due (for at most the sender's deadline in
+        all; the rest waits in the outbox), give up the lease and record the poller as stopped."""
+        self.deliveries.stop()
+        until = time.monotonic() + self.deliveries.deadline
+        try:
+            sender.deliver_due(self.engine.records, deadline=self.deliveries.deadline,
+                               keep_going=lambda: time.monotonic() < until)
+        finally:
+            lease.release(self.engine.records, self.owner)
         self._set_state("stopped")
 
     # -- background thread (web app) -----------------------------------------------------
