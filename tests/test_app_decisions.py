@@ -152,7 +152,7 @@ def test_an_approval_after_another_reviewer_decided_names_them(app, paused_engin
     stale_key = _key(paused_engine, incident, "approve")
     ReviewService(paused_engine).reject(incident, reviewer="bob", reason="duplicate")
     app.button(key=stale_key).click().run()
-    assert "bob already decided (reject)" in said(app, "warning")
+    assert "bob already decided (rejected)" in said(app, "warning")
     assert [a["reviewer"] for a in paused_engine.records.audit(incident)] == ["bob"]
 
 

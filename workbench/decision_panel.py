@@ -101,7 +101,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
                                      edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
     except Conflict as exc:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
-        return "warning", f"{label} not applied: {reason} ({exc.message})"
+        return "warning", f"{label} not applied: {reason}"  # the reason in words: no status codes, no ids
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
