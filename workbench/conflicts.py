@@ -38,7 +38,9 @@ def what_changed(shown: dict, now: dict, audit: list[dict]) -> str:
                 "review the new analysis below.")
     now_hash = (now.get("proposal") or {}).get("hash") or ""
     if "proposal_hash" in shown and now_hash != shown["proposal_hash"]:
-        return "the fix proposal changed since you saw it; review the new proposal below."
+        # the hash is the proposal's name beside Approve (not an internal id): it says which one
+        return (f"the fix proposal changed since you saw it ({shown['proposal_hash'][:12] or 'none'} → "
+                f"{now_hash[:12] or 'none'}); review the new proposal below.")
     if (now.get("revisions") or 0) > (shown.get("revisions") or 0):
         return "a revision was requested and the recommendation was redone; review it below."
     if later:

@@ -140,6 +140,7 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
         with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(rev['changes'])} fields)",
                          expanded=rev is revisions[-1]):
             st.text(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}")
+            st.text(analysis_change(rev))
             if rev["changes"]:
                 st.dataframe(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
                                             "after": _text(c["after"])} for c in rev["changes"]]),
@@ -148,6 +149,28 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
                                             "after": st.column_config.TextColumn(width="large")})
             else:
                 st.caption("The re-analysis changed nothing.")
+
+
+def analysis_change(rev: dict) -> str:
+    """What the re-analysis changed in the analysis itself (category, confidence, root cause, the doc
+    it rests on, a fix proposal), in one line; says so when only the recommendation was redone."""
+    before, after = rev["before"].get("rca") or {}, rev["after"].get("rca") or {}
+    parts = []
+    if before.get("category") != after.get("category"):
+        parts.append(f"category {before.get('category')} → {after.get('category')}")
+    if before.get("confidence") != after.get("confidence"):
+        parts.append(f"confidence {before.get('confidence')} → {after.get('confidence')}")
+    if before.get("doc_ids") != after.get("doc_ids"):
+        parts.append(f"rests on {', '.join(after.get('doc_ids') or []) or 'no doc'} "
+                     f"(was {', '.join(before.get('doc_ids') or []) or 'no doc'})")
+    if before.get("root_cause") != after.get("root_cause"):
+        parts.append("root cause rewritten")
+    had, has = bool(rev["before"].get("proposal")), bool(rev["after"].get("proposal"))
+    if had != has:
+        parts.append("fix proposal " + ("added" if has else "withdrawn"))
+    if not parts:
+        return "The analysis is unchanged: only the recommendation was redone."
+    return "The analysis changed: " + "; ".join(parts) + "."
 
 
 def _text(value) -> str:

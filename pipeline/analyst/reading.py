@@ -66,7 +66,10 @@ def says_not_code_defect(text: str) -> bool:
 def stated_cause(text: str) -> str | None:
     """The cause a reviewer states in their own words ("This is a lock wait timeout (1205)")."""
     match = _CAUSE.search(text or "")
-    return match.group("cause").strip().rstrip(",") if match else None
+    if not match:
+        return None
+    # "a lock wait timeout (1205), not a deadlock": what it is not is said apart (not_words)
+    return re.split(r",?\s+(?:and |but )?not\s", match.group("cause"), maxsplit=1)[0].strip().rstrip(",")
 
 
 def _positive(text: str) -> str:
@@ -93,15 +96,22 @@ def _ranked(kb: KnowledgeBase, text: str, negated: list[str]) -> list[tuple[str,
     if len(text.strip()) < 8:
         return []
     scores = dict(kb.search(text, k=8))
-    for doc, support, _ in signature_matches(kb, text):  # a signature in their words is the strongest hint
-        scores[doc.doc_id] = scores.get(doc.doc_id, 0.0) + 0.15 * support
+    for doc, support, _ in signature_matches(kb, text):  # a signature in their words is a hint
+        scores[doc.doc_id] = scores.get(doc.doc_id, 0.0) + 0.05 * support
+    codes = set(re.findall(r"\b(?:\d{3,5}|[A-Z][A-Z0-9_]{4,}|\d{2}[A-Z0-9]{3})\b", text))  # 1205, 40P01, ENOSPC
+    for doc_id in list(scores):
+        doc = kb.by_id.get(doc_id)
+        if doc is not None and codes:
+            named = f"{doc.title} {' '.join(doc.signatures)}"
+            scores[doc_id] += 0.15 * sum(1 for c in codes if re.search(rf"\b{re.escape(c)}\b", named))
     return sorted(((d, round(s, 4)) for d, s in scores.items()
                    if d in kb.by_id and not names_any(kb.by_id[d], negated)), key=lambda kv: (-kv[1], kv[0]))
 
 
 def names_any(doc: Doc, words: list[str] | tuple[str, ...]) -> bool:
-    """Whether a doc is about one of the words (in its id, title or category)."""
-    about = f"{doc.doc_id} {doc.title} {doc.category}".lower()
+    """Whether a doc is about one of the words (in its id or title: a category is wider than its
+    docs' topics, db_deadlock holds the lock wait timeout docs too)."""
+    about = f"{doc.doc_id} {doc.title}".lower()
     return any(w in about for w in words)
 
 
