@@ -30,8 +30,8 @@ def what_changed(shown: dict, now: dict, audit: list[dict]) -> str:
     if now.get("status") != "awaiting_approval":
         if decision and decision.get("reviewer"):
             return (f"{decision['reviewer']} already decided ({action_words(decision.get('action'))}); "
-                    f"the incident is now {status_words(now.get('status') or '')}.")
-        return f"the incident is no longer awaiting approval; it is now {status_words(now.get('status') or '')}."
+                    f"the incident is now {status_words(now.get('status') or '', now.get('fix') or now.get('proposal'))}.")
+        return f"the incident is no longer awaiting approval; it is now {status_words(now.get('status') or '', now.get('fix') or now.get('proposal'))}."
     new_events = (now.get("event_count") or 0) - (shown.get("event_count") or 0)
     if new_events > 0:
         return (f"new evidence ({new_events} more event{'s' if new_events != 1 else ''}) re-ran the analysis; "

@@ -105,7 +105,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'])}."
+    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."
     if action == "edit_approve":
         said += f" {effect['text']} before the approval."
     return "success", said
@@ -119,11 +119,11 @@ def decided(doc: dict, audit_rows: list[dict]) -> None:
     """What was decided, by whom and why, and who edited the analysis before it."""
     lines = decision_lines(doc, audit_rows)
     if doc.get("decision"):
-        st.info(escape_markdown(f"{status_words(doc['status']).capitalize()}."), icon=":material/gavel:")
+        st.info(escape_markdown(f"{status_words(doc['status'], doc.get('fix') or doc.get('proposal')).capitalize()}."), icon=":material/gavel:")
     elif doc["status"] == "awaiting_approval":
         st.caption("The run is pausing at approval; the panel appears in a moment.")
     else:
-        st.caption(f"No decision is pending ({status_words(doc['status'])}): the panel appears when the run "
+        st.caption(f"No decision is pending ({status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}): the panel appears when the run "
                    "pauses at approval.")
     if lines:
         st.text("\n".join(lines))  # plain text: names, notes and reasons are people's words

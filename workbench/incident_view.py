@@ -29,7 +29,7 @@ def header(doc: dict) -> None:
     st.title(doc["incident_id"])
     st.html(text_heading(display_title(doc)))
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(status_words(doc["status"]), color=STATUS_COLORS.get(doc["status"], "blue"))
+    badges.badge(status_words(doc["status"], doc.get("fix") or doc.get("proposal")), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
     badges.text(f"service {doc['service']}")
     if doc.get("assignee"):
