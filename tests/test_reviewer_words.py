@@ -28,3 +28,30 @@ def test_the_cli_shows_a_title_in_the_logs_words_not_the_miners_placeholders(eng
     title = out.splitlines()[1]
     assert not PLACEHOLDER.search(title), title
     assert "failed after" in title
+
+
+def test_approve_is_not_offered_again_to_someone_who_already_approved(paused_engine, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.support import APP, TIMEOUT, as_reviewer, by_category, choose_decision, open_incident
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    monkeypatch.setenv("INCIDENTIQ_TWO_PERSON", "critical,changes_files")
+    session._runtime.clear()
+    try:
+        app = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        incident = by_category(paused_engine, "db_pool_exhausted")
+        as_reviewer(app, "ann")
+        open_incident(app, incident)
+        choose_decision(app, paused_engine, incident, "Approve")
+        interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
+        app.button(key=f"incident_{interrupt[:12]}_approve").click().run()
+        assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"  # one of two
+        app.run()
+        assert not [b for b in app.button if b.key == f"incident_{interrupt[:12]}_approve"]
+        assert "approved this analysis already" in " ".join(str(i.value) for i in app.info)
+        as_reviewer(app, "bob")
+        assert [b for b in app.button if b.key == f"incident_{interrupt[:12]}_approve"]
+    finally:
+        session._runtime.clear()

@@ -235,6 +235,12 @@ def _approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) ->
     else:
         st.caption(f"No fix proposal: {doc.get('fix_ineligible_reason') or 'no code fix is eligible'}. "
                    "An approval records the analysis only.")
+    me = session.actor()
+    if me is not None and any(a.get("by") == me.id for a in doc.get("approvals") or []):
+        # the two-person rule: a second approval must come from someone else, so none is offered
+        st.info(f"You ({me.id}) approved this analysis already: a different person must give the next approval.",
+                icon=":material/how_to_reg:")
+        return
     with st.form(f"{form_key}_approve_form", border=False):
         st.text_input("Note (optional)", key=f"{form_key}_note")
         st.form_submit_button("Approve", type="primary", disabled=disabled, key=f"{form_key}_approve",
