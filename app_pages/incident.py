@@ -32,9 +32,12 @@ def _open(incident_id: str) -> None:
 
 
 def _back() -> None:
-    """Callback of Back: forget the incident, so neither the URL nor the next visit reopens it."""
+    """Callback of Back: forget the incident, so neither the URL nor the next visit reopens it, and
+    go to the inbox from the page's run (the run that follows has no incident: it would stop at the
+    picker before reaching the button, so the switch is asked for here and made at the page's top)."""
     st.session_state.pop("incident_current", None)
     st.query_params.pop("incident", None)
+    st.session_state["incident_going_back"] = True
 
 
 @st.fragment(run_every=timedelta(seconds=LIVE_SECONDS))
@@ -63,6 +66,8 @@ def picker(message: str | None = None) -> None:
     st.button("Open", key="incident_pick_open", on_click=lambda: _open(st.session_state["incident_pick"]))
 
 
+if st.session_state.pop("incident_going_back", False):
+    st.switch_page("app_pages/inbox.py")
 incident_id = st.query_params.get("incident") or st.session_state.get("incident_current")
 if not incident_id:
     picker()
@@ -81,9 +86,7 @@ st.session_state["incident_current"] = incident_id
 if st.query_params.get("incident") != incident_id:
     st.query_params["incident"] = incident_id
 
-if st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary",
-             on_click=_back):
-    st.switch_page("app_pages/inbox.py")
+st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 follow(incident_id, incident_version(doc))
 page_redrawn(incident_id)
 header(doc)

@@ -88,18 +88,25 @@ class Conflict(IncidentIQError):
     exit_code = 3
 
 
+# a status in a message is said in words (the codes are for --json and the records)
+_STATUS_WORDS = {"fix_proposed": "approved, with a fix proposal (not applied)", "approved": "approved, no code fix",
+                 "in_revision": "in revision", "awaiting_approval": "awaiting approval"}
+
+
 class NotAwaitingApproval(Conflict):
     def __init__(self, incident_id: str, status: str):
-        super().__init__(f"{incident_id} is not awaiting approval (status: {status})")
+        words = _STATUS_WORDS.get(status, status.replace("_", " "))
+        super().__init__(f"{incident_id} is not awaiting approval (it is {words})")
         self.incident_id = incident_id
         self.status = status
 
 
 class StaleInterrupt(Conflict):
     def __init__(self, incident_id: str, expected: str, pending: str | None):
+        # the interrupt ids stay on the error for --json and the audit, not in the sentence
         super().__init__(
-            f"{incident_id}: the analysis you reviewed ({expected}) is no longer pending "
-            f"(now: {pending or 'none'}); reload and review again"
+            f"{incident_id}: the analysis you reviewed is no longer pending "
+            f"({'it was re-run since' if pending else 'nothing awaits a decision now'}); reload and review again"
         )
         self.incident_id = incident_id
         self.expected = expected
@@ -109,8 +116,8 @@ class StaleInterrupt(Conflict):
 class StaleProposal(Conflict):
     def __init__(self, incident_id: str, expected: str, pending: str | None):
         super().__init__(
-            f"{incident_id}: the fix proposal you reviewed ({expected[:12]}) is no longer the pending one "
-            f"(now: {pending[:12] if pending else 'none'}); reload and review again"
+            f"{incident_id}: the fix proposal you reviewed is no longer the pending one "
+            f"({'it was derived again since' if pending else 'no proposal is pending now'}); reload and review again"
         )
         self.incident_id = incident_id
         self.expected = expected

@@ -66,7 +66,7 @@ def test_request_changes_redoes_the_recommendation_with_the_feedback(app, paused
     row = paused_engine.records.incident(incident)
     assert row["status"] == "awaiting_approval" and row["revisions"] == 1
     assert row["pending_interrupt_id"] != before
-    assert "add a circuit breaker step" in row["summary"]["recommendation"]["action"]
+    assert any("add a circuit breaker step" in s for s in row["summary"]["recommendation"]["steps"])
     choose_decision(app, paused_engine, incident, "Changes")  # the new analysis opens on Approve
     assert app.button(key=_key(paused_engine, incident, "revise")).label == "Request changes (1 left)"
 
@@ -152,7 +152,7 @@ def test_an_approval_after_another_reviewer_decided_names_them(app, paused_engin
     stale_key = _key(paused_engine, incident, "approve")
     ReviewService(paused_engine).reject(incident, reviewer="bob", reason="duplicate")
     app.button(key=stale_key).click().run()
-    assert "bob already decided (reject)" in said(app, "warning")
+    assert "bob already decided (rejected)" in said(app, "warning")
     assert [a["reviewer"] for a in paused_engine.records.audit(incident)] == ["bob"]
 
 

@@ -116,8 +116,8 @@ def test_request_changes_lists_every_request_and_what_each_revision_changed(app,
     assert "1. add a circuit breaker step" in "\n".join(t.value for t in app.text)
     diff = _frame(app, "field", "before", "after")
     assert list(diff.columns) == ["field", "before", "after"]
-    action = diff[diff["field"] == "recommendation.action"].iloc[0]
-    assert "add a circuit breaker step" in action["after"] and "add a circuit breaker step" not in action["before"]
+    steps = diff[diff["field"] == "recommendation.steps"].iloc[0]
+    assert "add a circuit breaker step" in steps["after"] and "add a circuit breaker step" not in steps["before"]
 
 
 def test_an_edit_marks_the_rca_human_edited_and_names_who(app, paused_engine):

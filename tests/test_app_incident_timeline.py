@@ -80,8 +80,8 @@ def test_abandoned_branches_are_grey_the_live_head_has_its_own_marker_and_collap
     assert len(abandoned.x) == sum(1 for n in tree["nodes"] if not n["on_current_branch"])
     head = next(t for t in fig.data if t.name == "live head")
     assert list(head.customdata) == [tree["current"][0]]
-    live_lanes = [t for t in fig.layout.yaxis.ticktext if "(live)" in t]
-    assert live_lanes
+    # one lane says live, the head's (branch 0 keeps the live path's first steps, yet it was left)
+    assert [t for t in fig.layout.yaxis.ticktext if "(live)" in t] == ["branch 2 (live)"]
     collapsed = timeline_figure(tree, collapse=True)
     assert "abandoned branch" not in [t.name for t in collapsed.data]
     drawn = {c for t in collapsed.data if t.customdata is not None for c in t.customdata}

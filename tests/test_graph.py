@@ -82,7 +82,9 @@ def test_revise_redoes_the_recommendation_and_pauses_again(paused_engine):
     row = _resume(paused_engine, incident_id, action="revise", note="prefer a config change over a code change")
     state = _state(paused_engine, incident_id)
     assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] != before
-    assert state.revisions == 1 and "prefer a config change" in state.recommendation.action
+    # the request is answered in the steps (and is an input of the RCA), not pasted into the action
+    assert state.revisions == 1 and state.recommendation.action.startswith("(revision 1)")
+    assert any("prefer a config change" in step for step in state.recommendation.steps)
 
 
 def test_code_fix_rerun_records_the_fix_once(paused_engine):

@@ -60,7 +60,7 @@ def test_revise_redoes_recommendation_with_feedback_and_pauses_again(paused_engi
     doc = ReviewService(paused_engine).incident(inc)
     assert doc["status"] == "awaiting_approval" and doc["revisions"] == 1 and doc["revisions_left"] == 1
     assert doc["pending"]["interrupt_id"] != first
-    assert "check pgbouncer first" in doc["recommendation"]["action"]
+    assert any("check pgbouncer first" in step for step in doc["recommendation"]["steps"])
 
 
 def test_third_revision_exits_3_and_incident_still_awaiting(paused_engine, capsys):

@@ -101,11 +101,11 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
                                      edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
     except Conflict as exc:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
-        return "warning", f"{label} not applied: {reason} ({exc.message})"
+        return "warning", f"{label} not applied: {reason}"  # the reason in words: no status codes, no ids
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'])}."
+    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."
     if action == "edit_approve":
         said += f" {effect['text']} before the approval."
     return "success", said
@@ -119,11 +119,11 @@ def decided(doc: dict, audit_rows: list[dict]) -> None:
     """What was decided, by whom and why, and who edited the analysis before it."""
     lines = decision_lines(doc, audit_rows)
     if doc.get("decision"):
-        st.info(escape_markdown(f"{status_words(doc['status']).capitalize()}."), icon=":material/gavel:")
+        st.info(escape_markdown(f"{status_words(doc['status'], doc.get('fix') or doc.get('proposal')).capitalize()}."), icon=":material/gavel:")
     elif doc["status"] == "awaiting_approval":
         st.caption("The run is pausing at approval; the panel appears in a moment.")
     else:
-        st.caption(f"No decision is pending ({status_words(doc['status'])}): the panel appears when the run "
+        st.caption(f"No decision is pending ({status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}): the panel appears when the run "
                    "pauses at approval.")
     if lines:
         st.text("\n".join(lines))  # plain text: names, notes and reasons are people's words
@@ -140,6 +140,7 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
         with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(rev['changes'])} fields)",
                          expanded=rev is revisions[-1]):
             st.text(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}")
+            st.text(analysis_change(rev))
             if rev["changes"]:
                 st.dataframe(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
                                             "after": _text(c["after"])} for c in rev["changes"]]),
@@ -148,6 +149,28 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
                                             "after": st.column_config.TextColumn(width="large")})
             else:
                 st.caption("The re-analysis changed nothing.")
+
+
+def analysis_change(rev: dict) -> str:
+    """What the re-analysis changed in the analysis itself (category, confidence, root cause, the doc
+    it rests on, a fix proposal), in one line; says so when only the recommendation was redone."""
+    before, after = rev["before"].get("rca") or {}, rev["after"].get("rca") or {}
+    parts = []
+    if before.get("category") != after.get("category"):
+        parts.append(f"category {before.get('category')} → {after.get('category')}")
+    if before.get("confidence") != after.get("confidence"):
+        parts.append(f"confidence {before.get('confidence')} → {after.get('confidence')}")
+    if before.get("doc_ids") != after.get("doc_ids"):
+        parts.append(f"rests on {', '.join(after.get('doc_ids') or []) or 'no doc'} "
+                     f"(was {', '.join(before.get('doc_ids') or []) or 'no doc'})")
+    if before.get("root_cause") != after.get("root_cause"):
+        parts.append("root cause rewritten")
+    had, has = bool(rev["before"].get("proposal")), bool(rev["after"].get("proposal"))
+    if had != has:
+        parts.append("fix proposal " + ("added" if has else "withdrawn"))
+    if not parts:
+        return "The analysis is unchanged: only the recommendation was redone."
+    return "The analysis changed: " + "; ".join(parts) + "."
 
 
 def _text(value) -> str:
@@ -212,6 +235,12 @@ def _approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) ->
     else:
         st.caption(f"No fix proposal: {doc.get('fix_ineligible_reason') or 'no code fix is eligible'}. "
                    "An approval records the analysis only.")
+    me = session.actor()
+    if me is not None and any(a.get("by") == me.id for a in doc.get("approvals") or []):
+        # the two-person rule: a second approval must come from someone else, so none is offered
+        st.info(f"You ({me.id}) approved this analysis already: a different person must give the next approval.",
+                icon=":material/how_to_reg:")
+        return
     with st.form(f"{form_key}_approve_form", border=False):
         st.text_input("Note (optional)", key=f"{form_key}_note")
         st.form_submit_button("Approve", type="primary", disabled=disabled, key=f"{form_key}_approve",

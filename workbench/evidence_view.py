@@ -156,7 +156,8 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
 def findings_frame(rca: dict) -> pd.DataFrame:
     """The RCA's concrete findings as rows of text: what, the value, how many events show it, where."""
     rows = [{"finding": str(f.get("kind") or "").replace("_", " "), "value": str(f.get("value") or ""),
-             "events": len(f.get("event_ids") or []),
+             # text: a count of events, always shown (a number column drew blank cells here)
+             "events": str(len(f.get("event_ids") or [])),
              "seen in": ", ".join(sorted({s.get("field") or "message" for s in f.get("spans") or []})) or "—",
              "from": f.get("source") or ""}
             for f in rca.get("findings") or []]

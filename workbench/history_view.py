@@ -183,7 +183,7 @@ def _confirmed(review: ReviewService) -> None:
     if ask.get("with_current_evidence"):
         what += f" on the current evidence ({doc.get('event_count')} events)"
     messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer.id}: {what}, "
-                                f"now {status_words(doc['status'])}."))
+                                f"now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."))
 
 
 def _widen(window_key: str, window: int) -> None:

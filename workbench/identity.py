@@ -26,6 +26,7 @@ NAME_KEY = "app_reviewer_name"
 COOKIE = "iiq_reviewer"
 COOKIE_WRITTEN_KEY = "app_reviewer_cookie"
 COOKIE_DAYS = 30
+NAME_CHARS = 80  # a self-declared name: enough for "Firstname Lastname (team)", never a pasted page
 DEMO_BANNER = "Demo mode: names are self-declared, not verified"
 VERBS = {"approve": "decide", "reject": "decide", "revise": "decide", "edit": "edit", "replay": "replay or fork",
          "fork": "replay or fork", "assign": "assign", "unassign": "assign", "comment": "comment"}
@@ -55,7 +56,7 @@ def actor(settings: Settings) -> Actor | None:
         if mode() == "oidc":
             return actor_from_claims(st.user.to_dict(), settings) if signed_in() else None
         name = typed_name()
-        return demo_actor(name, settings) if name else None
+        return demo_actor(name, settings) if name and len(name) <= NAME_CHARS else None
     except Refused:
         return None
 
@@ -71,6 +72,8 @@ def blocked(settings: Settings, action: str) -> str | None:
             return f"Sign in to {verb}."
     elif not typed_name():
         return f"Enter your name in the sidebar to {verb}."
+    elif len(typed_name()) > NAME_CHARS:
+        return f"Your name is {len(typed_name())} characters long; shorten it to at most {NAME_CHARS} to {verb}."
     who = actor(settings)
     if who is None:
         return "Your sign-in names no email or subject: sign out and in again."
@@ -126,8 +129,11 @@ def _demo_block(settings: Settings) -> None:
                        "trail under this name. This browser remembers it.")
     who = actor(settings)
     if who is not None:
-        st.caption(f"Acting as {who.name} · role: {', '.join(who.roles)} · demo (not verified)")
-    name = typed_name()
+        # plain text: a name is what someone typed ("**boss**", a link) and reads as typed
+        st.text(f"Acting as {who.name} · role: {', '.join(who.roles)} · demo (not verified)")
+    elif len(typed_name()) > NAME_CHARS:
+        st.error(f"A name holds at most {NAME_CHARS} characters (this one has {len(typed_name())}).")
+    name = typed_name()[:NAME_CHARS]
     if name != st.session_state[COOKIE_WRITTEN_KEY]:
         _remember(name)
         st.session_state[COOKIE_WRITTEN_KEY] = name

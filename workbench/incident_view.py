@@ -29,7 +29,7 @@ def header(doc: dict) -> None:
     st.title(doc["incident_id"])
     st.html(text_heading(display_title(doc)))
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(status_words(doc["status"]), color=STATUS_COLORS.get(doc["status"], "blue"))
+    badges.badge(status_words(doc["status"], doc.get("fix") or doc.get("proposal")), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
     badges.text(f"service {doc['service']}")
     if doc.get("assignee"):
@@ -129,7 +129,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     if found.get("notes"):
         st.caption("Analyst notes")
         st.text("\n".join(f"• {note}" for note in found["notes"]))
-    similar_docs(doc.get("similar_docs") or [])
+    similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
 
 
 def findings(found: dict) -> None:
@@ -140,9 +140,9 @@ def findings(found: dict) -> None:
         st.caption("No concrete finding: the analysis names no value the log lines show.")
         return
     st.dataframe(frame, hide_index=True, width="stretch", key="incident_findings_table",
-                 column_config={"finding": st.column_config.TextColumn(width="small"),
+                 column_config={"finding": st.column_config.TextColumn(width="medium"),  # "pool waiting" whole
                                 "value": st.column_config.TextColumn(width="large"),
-                                "events": st.column_config.NumberColumn(width="small", help="events that show it"),
+                                "events": st.column_config.TextColumn(width="small", help="events that show it"),
                                 "seen in": st.column_config.TextColumn(width="small"),
                                 "from": st.column_config.TextColumn(width="small", help="where the analyst found it")})
     if found.get("dropped_findings"):
@@ -166,13 +166,21 @@ def quoted_evidence(found: dict, events: list[dict]) -> None:
         st.caption(f"{len(lines) - QUOTES_SHOWN} more distinct lines are in the Evidence tab.")
 
 
-def similar_docs(docs: list[dict]) -> None:
-    st.markdown("**Similar error docs** (retrieval similarity, best first)")
+def docs_in_order(docs: list[dict], matched: list[str]) -> list[dict]:
+    """The similar docs as the page lists them: the doc(s) the analysis rests on first, then by score."""
+    return sorted(docs, key=lambda d: (d["doc_id"] not in matched, matched.index(d["doc_id"]) if d["doc_id"] in matched
+                                       else 0, -d["score"]))
+
+
+def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
+    matched = list(matched or [])
+    st.markdown("**Similar error docs** (the one the analysis rests on first, then by retrieval similarity)")
     if not docs:
         st.caption("none")
         return
-    docs = sorted(docs, key=lambda d: d["score"], reverse=True)
-    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"], "category": d["category"],
+    docs = docs_in_order(docs, matched)
+    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"] + (" ✓ matched" if d["doc_id"] in matched
+                                                                          else ""), "category": d["category"],
                                 "signatures": len(d.get("matched_signatures") or []), "title": d["title"]}
                                for d in docs]),
                  hide_index=True, width="stretch", key="incident_similar_table",

@@ -9,6 +9,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
+from pipeline.review.service import COMMENT_LIMIT
 from pipeline.state import CLOSED_STATUSES
 from workbench import session
 
@@ -37,6 +38,7 @@ def _act(review: ReviewService, incident_id: str, action: str, form_key: str | N
         else:
             review.comment(incident_id, text=text, actor=who)
             messages.append(("success", "Comment added."))
+            st.session_state[f"{form_key}_text"] = ""  # only a comment that was added leaves the box
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing={"assign": "Assigning", "unassign": "Unassigning"}
                                               .get(action, "Commenting")))
@@ -86,9 +88,12 @@ def people(review: ReviewService, doc: dict) -> None:
         st.code(c.get("text") or "", language=None, wrap_lines=True)
     form_key = f"incident_comment_{incident_id}"
     blocked = session.blocked("comment")
-    with st.form(f"{form_key}_form", clear_on_submit=True, border=False):
+    # no max_chars on the box: a longer paste would be cut or lost there; the service refuses it with
+    # the limit and the text stays in the box to shorten (the form is not cleared on submit)
+    with st.form(f"{form_key}_form", clear_on_submit=False, border=False):
         st.text_area("Add a comment", key=f"{form_key}_text", placeholder="plain text, shown as written",
-                     max_chars=4000)
+                     help=f"Plain text, at most {COMMENT_LIMIT:,} characters.")
+        st.caption(f"At most {COMMENT_LIMIT:,} characters.")
         if blocked:
             st.caption(blocked)
         st.form_submit_button("Comment", disabled=bool(blocked), key=f"{form_key}_submit",

@@ -21,8 +21,11 @@ EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "
 _NOT_FIELDS = {"status", "change_id", "edited", "reran", "approvals", "proposal_hash", "approvals_needed"}
 
 
-def status_words(status: str) -> str:
-    """The status as a reviewer reads it."""
+def status_words(status: str, proposal: dict | None = None) -> str:
+    """The status as a reviewer reads it; an approved proposal whose plan has no diff is not said
+    to propose a fix (`proposal`: the recorded fix or the proposal, when known)."""
+    if status == "fix_proposed" and proposal is not None and not proposal.get("diff"):
+        return "approved — plan recorded, no diff (nothing to apply)"
     return STATUS_WORDS.get(status, status.replace("_", " "))
 
 

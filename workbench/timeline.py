@@ -155,8 +155,10 @@ def base_figure(tree: dict, *, spacing: str = "order", collapse: bool = False) -
                  marker={"symbol": "star-diamond", "size": 22, "color": "#111111", "line": {"width": 1,
                                                                                            "color": "white"}})
     lanes = sorted(set(lane.values())) or [0]
-    live_lanes = {lane[c] for c in x if c in live_ids}
-    fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" (live)" if b in live_lanes else "") for b in lanes],
+    # one lane is live: the head's. A branch that a fork left keeps the live path's first steps, but
+    # its own end is abandoned, so it is not labelled live too
+    live_lane = lane[head] if head in x else max((lane[c] for c in x if c in live_ids), default=None)
+    fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" (live)" if b == live_lane else "") for b in lanes],
                      range=[max(lanes) + 0.7, min(lanes) - 0.7], title=None, zeroline=False, fixedrange=True)
     xaxis = {"title": "time (UTC)" if spacing == "time" else "checkpoint order", "showgrid": False,
              "rangeslider": {"visible": len(entries) > INITIAL_POINTS, "thickness": 0.08}}

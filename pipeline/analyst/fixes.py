@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.analyst.consistency import contradicted_hint
 from pipeline.analyst.findings import FRAME_RULES, LIBRARY_PATH
 from pipeline.knowledge.index import Doc
 from pipeline.state import IncidentState
@@ -249,7 +250,10 @@ def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list
     steps = [_change_step(change, facts) if change else _no_diff_step(doc, file_refs(state),
                                                                      state.rca.category if state.rca else None)]
     skip = change.get("hint_ref") if change else None
-    by_hand = [step for step in plan if step not in steps] + [s for s in hint_steps(doc, skip=skip) if s not in plan]
+    # the hint the diff applies is the diff's step, never a by-hand one too (whoever wrote the plan)
+    done = [] if skip is None else [s for s in hint_steps(doc) if s not in hint_steps(doc, skip=skip)]
+    by_hand = ([step for step in plan if step not in steps and step not in done]
+               + [s for s in hint_steps(doc, skip=skip) if s not in plan])
     steps += by_hand + [_verify_step(state)]
     if change:
         change = {k: v for k, v in change.items() if k != "hint_ref"}
@@ -285,6 +289,9 @@ def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path) -> tupl
             for path in configs:
                 before = path.read_text(encoding="utf-8").splitlines(keepends=True)
                 edited = _set_property(before, str(hint["key"]), str(hint.get("value", "")))
+                if edited and contradicted_hint(state.rca.root_cause if state.rca else "", str(hint["key"]),
+                                                edited[2], str(hint.get("value", ""))):
+                    break  # the root cause says this is not the problem: the next hint, or no diff
                 if edited:
                     after, line, old = edited
                     rel = path.relative_to(repo_dir).as_posix()

@@ -16,6 +16,7 @@ from typing import Literal, TypeVar
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.analyst.reading import read_requests
 from pipeline.analyst import prompts
 from pipeline.errors import AnalystError
 from pipeline.openai_endpoint import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL_ERRORS, analyst_error, api_key
@@ -92,7 +93,8 @@ class ModelAnalyst:
     def rca(self, state: IncidentState) -> RCA:
         """Ask the model for the RCA; it may only name a retrieved doc's category, or unknown."""
         categories = allowed_categories(state.similar_docs)
-        answer = self._ask(RCAAnswer, prompts.rca_messages(state, categories))
+        reading = read_requests(self.kb, state.feedback) if state.feedback else None
+        answer = self._ask(RCAAnswer, prompts.rca_messages(state, categories, reading))
         # a category no retrieved doc supports is kept for the reviewer to judge, flagged, and
         # rests on no doc (code_fix reads doc_ids[0] as the doc of the category)
         supported = answer.category in categories

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pipeline.analyst import findings, fixes, quotes
+from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.pattern_text import required_groups, required_text, split_alternatives
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.state import CATEGORIES, RCA, SEVERITIES, ErrorDoc, IncidentState, LogEvent, Quote, Recommendation
@@ -390,9 +391,16 @@ class OfflineAnalyst:
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
         supports = category_support(self.kb, evidence_text(state.evidence))
+        # the reviewer's words are evidence too: the doc they describe, what they say it is not
+        reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         requested = requested_category(state.feedback)
         if requested and requested != "unknown":
-            return self._requested(state, requested, supports, found)
+            return self._requested(state, requested, supports, found, reading)
+        if reading.doc is not None:
+            return self._described(state, reading, supports, found)
+        if reading.not_words:
+            kept = [s for s in supports if not names_any(s.doc, reading.not_words)]
+            supports = kept or supports
         if not supports or requested == "unknown":
             return self._unknown(state, found, requested=requested is not None)
         top = supports[0]
@@ -405,31 +413,75 @@ class OfflineAnalyst:
             closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
                          f"{runner_up.score:.1f} against {top.score:.1f})")
-        return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes)
+        return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes,
+                         reading=reading)
 
-    def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes) -> RCA:
+    def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
+             reading: Reading | None = None) -> RCA:
         quoted = quotes.quotes_for(state.evidence, found, doc)
         cause = quotes.concrete_cause(category, found)
         root_cause = " ".join(p for p in (cause, doc.root_cause if doc else None) if p)
+        notes = list(notes)
+        if reading is not None and reading.says_anything:
+            root_cause = without_sentences(root_cause, reading.not_words)
+            if reading.cause:
+                root_cause = f"{reading.cause[0].upper()}{reading.cause[1:]} (as the reviewer says). {root_cause}"
+            if reading.not_words:
+                notes.append(f"not {', '.join(reading.not_words)}, as a reviewer says: its wording is left out")
+            if reading.not_code_defect:
+                notes.append("not a code defect, as a reviewer says: no code fix is proposed")
         return RCA(category=category, root_cause=root_cause, confidence=confidence,
                    evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
                    doc_ids=[doc.doc_id] if doc else [], analyst=self.name, findings=found, quotes=quoted,
                    notes=notes)
 
-    def _requested(self, state: IncidentState, category: str, supports: list[Support], found) -> RCA:
+    def _described(self, state: IncidentState, reading: Reading, supports: list[Support], found) -> RCA:
+        """The doc a reviewer described, weighed against the evidence: taken with its own support,
+        with a lower confidence when the evidence shows another doc of its category, and capped low
+        with the reason when the evidence supports another category and none of its signatures."""
+        doc = reading.doc
+        matched = {d.doc_id: support for d, support, _ in signature_matches(self.kb, evidence_text(state.evidence))}
+        others = [s for s in supports if s.category != doc.category]
+        runner_up = others[0].score if others else 0.0
+        own = next((s for s in supports if s.category == doc.category), None)
+        said = f"as a reviewer described it: doc {doc.doc_id} ({doc.title})"
+        if doc.doc_id in matched:
+            confidence = calibrated_confidence(matched[doc.doc_id], runner_up, coverage=1.0)
+            note = f"{said}; the evidence shows its signatures"
+        elif own is not None:
+            confidence = round(min(calibrated_confidence(own.score, runner_up, coverage=1.0), DESCRIBED_OTHER_DOC_CONFIDENCE), 2)
+            note = (f"{said}; the evidence shows signatures of {own.doc.doc_id} of the same category, none of this "
+                    f"doc's, so confidence stays at most {DESCRIBED_OTHER_DOC_CONFIDENCE}")
+        else:
+            confidence = REQUESTED_UNSUPPORTED_CONFIDENCE
+            top = supports[0] if supports else None
+            against = (f"the evidence shows signatures of {top.category} ({top.doc.doc_id}: "
+                       f"{'; '.join(top.matched[:2])}) and none of this doc's" if top
+                       else "the evidence shows no signature of it")
+            note = f"{said}; {against}, so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}"
+        return self._rca(state, category=doc.category, doc=doc, confidence=confidence, found=found, notes=[note],
+                         reading=reading)
+
+    def _requested(self, state: IncidentState, category: str, supports: list[Support], found,
+                   reading: Reading | None = None) -> RCA:
         own = next((s for s in supports if s.category == category), None)
         if own is not None:
             others = [s for s in supports if s.category != category]
             confidence = calibrated_confidence(own.score, others[0].score if others else 0.0, coverage=1.0)
             note = f"category {category} as a reviewer asked; its doc {own.doc.doc_id} is supported by the evidence"
             return self._rca(state, category=category, doc=own.doc, confidence=confidence, found=found,
-                             notes=[note])
+                             notes=[note], reading=reading)
         docs = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.category == category and d.doc_id in self.kb.by_id]
         docs = docs or [d for d in self.kb.docs if d.category == category]
-        note = (f"category {category} as a reviewer asked; no signature of its docs is in the evidence, "
+        if reading is not None and reading.doc is not None and reading.doc.category == category:
+            docs = [reading.doc]  # the doc their words describe, of the category they name
+        top = supports[0] if supports else None
+        against = (f"the evidence supports {top.category} instead ({top.doc.doc_id}: {'; '.join(top.matched[:2])})"
+                   if top else "no curated signature is in the evidence")
+        note = (f"category {category} as a reviewer asked; no signature of its docs is in the evidence ({against}), "
                 f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")
         return self._rca(state, category=category, doc=docs[0] if docs else None,
-                         confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note])
+                         confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False) -> RCA:
         top = state.similar_docs[0] if state.similar_docs else None
@@ -447,7 +499,14 @@ class OfflineAnalyst:
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca
         doc = cause_doc(self.kb, state)
-        if doc is None:
+        if not_code_defect(state):
+            # a reviewer said so (a request, or the root cause they wrote): no code advice at all
+            cause = rca.root_cause.split(". ")[0].rstrip(".") if rca else "the cause the reviewer named"
+            steps = [f"Confirm the operational cause in the incident's time window: {cause}.",
+                     "Restore the affected dependency or configuration, then watch these errors stop.",
+                     "Record the incident as operational (not a code defect) with the evidence attached."]
+            action = f"Handle {state.service} operationally, no code change: {cause}."
+        elif doc is None:
             steps = ["Collect more context: widen the log window and check recent deploys and config changes.",
                      "Reproduce the failing request in staging with the trace ids from the evidence.",
                      "Escalate to the owning team of the service with the evidence attached."]
@@ -462,7 +521,9 @@ class OfflineAnalyst:
             # every request is answered, oldest first, and kept verbatim, as data
             steps = steps + [f"Reviewer request {n}: {text}" for n, text in enumerate(requests, 1)]
             steps = [added for text in requests for added in requested_steps(text)] + steps
-            action = f"(revision {revision}) {action} Addresses reviewer feedback: {feedback}"
+            # the requests changed the analysis itself (rca, via the reviewer's reading); the action says
+            # which revision it is, the steps carry the requests
+            action = f"(revision {revision}) {action}"
         return Recommendation(action=action, steps=steps, risk=state.severity, revision=revision, feedback=feedback)
 
     def fix_plan(self, state: IncidentState) -> list[str]:
@@ -472,6 +533,7 @@ class OfflineAnalyst:
 
 
 REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3
+DESCRIBED_OTHER_DOC_CONFIDENCE = 0.6
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident
 _CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
-from pipeline.state import STATUS_ALIASES, STATUSES, status_named
+from pipeline.state import STATUS_ALIASES, STATUSES, readable_title, status_named
 
 
 def register(sub) -> None:
@@ -84,7 +84,7 @@ def _doc_hints(doc_id: str) -> list:
 
 def _show_text(d) -> str:
     lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
-             f"  {d['title']}"]
+             f"  {readable_title(d['title'])}"]  # "Column … not found": the miner's <STR> is not a word
     if d["rca"]:
         lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f}, analyst {d['rca']['analyst']})")
         if d["rca"].get("warning"):

@@ -16,6 +16,7 @@ from langgraph.types import interrupt
 
 from pipeline.analyst.offline import cause_doc, find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
+from pipeline.analyst.reading import not_code_defect, reranked_docs
 from pipeline.errors import UsageError
 from pipeline.analyst.fixes import facts_of, propose
 from pipeline.knowledge.index import KnowledgeBase
@@ -71,12 +72,19 @@ def rag(state: IncidentState, runtime: Runtime[Deps]) -> dict:
 
 
 def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
-    """Root cause, category and confidence, and the incident's severity."""
+    """Root cause, category and confidence, and the incident's severity. After a request for
+    changes the retrieved docs are re-ranked with the reviewer's words as evidence (the doc they
+    describe first), and both analysts answer from those."""
+    update: dict = {}
+    if state.feedback:
+        docs = reranked_docs(runtime.context.kb, state)
+        state = state.model_copy(update={"similar_docs": docs})
+        update["similar_docs"] = docs
     result = runtime.context.analyst.rca(state)
     doc = runtime.context.kb.by_id.get(result.doc_ids[0]) if result.doc_ids else None
     severity = severity_for(state.evidence, state.service, doc.severity if doc else None,
                             critical_services=runtime.context.critical_services)
-    return {"rca": result, "severity": severity,
+    return {**update, "rca": result, "severity": severity,
             "events": [NodeEvent(node="rca", detail=f"{result.category} @ {result.confidence:.2f}")]}
 
 
@@ -119,6 +127,8 @@ def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
         return f"no code fix: confidence {state.rca.confidence:.2f} is below {min_confidence:.2f}"
     if state.severity == "low":
         return "no code fix: severity low"
+    if not_code_defect(state):
+        return "no code fix: a reviewer says it is not a code defect"
     return ""
 
 
@@ -141,7 +151,7 @@ def approval_payload(state: IncidentState) -> dict:
 def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
     """Approved incidents get a code fix only when the RCA is confident and the severity not low."""
     return (state.rca is not None and state.rca.category != "unknown" and state.rca.supported
-            and state.rca.confidence >= min_confidence and state.severity != "low")
+            and state.rca.confidence >= min_confidence and state.severity != "low" and not not_code_defect(state))
 
 
 def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict:

@@ -521,9 +521,9 @@ class ReviewService:
     def comment(self, incident_id: str, *, text: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
         """Add a plain-text comment to the incident (stored, in the document and the audit)."""
         with self._acting(incident_id, "comment", actor, reviewer) as who:
-            text = _required(text, "the comment's text (--text)")
+            text = _required(text, "a comment's text")
             if len(text) > COMMENT_LIMIT:
-                raise UsageError(f"a comment holds at most {COMMENT_LIMIT} characters (got {len(text)})")
+                raise UsageError(f"a comment holds at most {COMMENT_LIMIT:,} characters (this one has {len(text):,})")
             row = self.records.incident(incident_id)
             return assignments.add_comment(self.records, incident_id, author=who.id, author_name=who.name,
                                            auth=who.auth, text=text, audit=dict(

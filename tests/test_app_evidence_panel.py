@@ -1,0 +1,20 @@
+"""The analysis's evidence filled in (issue 23): the findings' event counts shown, the similar docs
+led by the one the analysis rests on."""
+from __future__ import annotations
+
+from tests.support import open_incident
+
+
+def _frame(at, *columns: str):
+    return next(d.value for d in at.dataframe if list(d.value.columns)[:len(columns)] == list(columns))
+
+
+def test_findings_show_their_event_counts_and_the_matched_doc_leads_the_similar_docs(app, paused_engine):
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "loyalty-service")
+    open_incident(app, incident)
+    findings = _frame(app, "finding", "value", "events")
+    assert findings["events"].tolist() and all(str(n).isdigit() and int(n) > 0 for n in findings["events"])
+    matched = paused_engine.records.incident(incident)["summary"]["rca"]["doc_ids"][0]
+    docs = _frame(app, "score", "doc")
+    assert docs["doc"].iloc[0].startswith(matched) and "matched" in docs["doc"].iloc[0]
+    assert docs["score"].iloc[0] < docs["score"].max()  # first because the analysis rests on it, not by score

@@ -1,0 +1,70 @@
+"""The root cause, the plan and the diff agree (issue 23), over every incident of the demo day and
+every eval case: no plan saying "No diff" beside a diff, no by-hand step repeating the diff, no root
+cause denying what the diff changes ("the pool is not too small by itself" while it raises the pool
+size), no proposal for what a reviewer called not a code defect."""
+from __future__ import annotations
+
+from pipeline.analyst.consistency import contradicted_hint, problems
+from pipeline.engine.graph import thread_config
+from pipeline.evaluation import EVAL_DIR, load_cases, run_case
+from pipeline.ingest.files import ingest_path
+from pipeline.review.service import ReviewService
+from pipeline.state import IncidentState
+from tests.support import ROOT, by_category, state_of
+
+
+def _problems(state: IncidentState) -> list[str]:
+    proposal = state.proposal.model_dump(mode="json") if state.proposal else None
+    return problems(root_cause=state.rca.root_cause if state.rca else None, proposal=proposal,
+                    feedback=state.feedback)
+
+
+def test_the_rules_catch_what_the_issue_saw():
+    raise_pool = {"plan": ["The diff changes spring.datasource.hikari.maximum-pool-size in app.yml from 10 to 30",
+                           "By hand (not in the diff): Raise the pool size moderately (application.yml)"],
+                  "diff": "--- a/app.yml", "change": {"kind": "set_property", "file": "app.yml", "before": "10",
+                                                      "after": "30", "hint": "Raise the pool size moderately",
+                                                      "key": "spring.datasource.hikari.maximum-pool-size"}}
+    found = problems(root_cause="The pool is not too small by itself: connections are held too long.",
+                     proposal=raise_pool)
+    assert any("not too small" in p for p in found) and any("repeats" in p for p in found)
+    assert problems(root_cause="x", proposal={"plan": ["No diff: nothing applies"], "diff": "--- a/x"})
+    assert contradicted_hint("The pool is not too small.", "spring.jpa.open-in-view", "true", "false") is None
+
+
+def test_every_demo_incident_is_consistent(engine):
+    ingest_path(engine, ROOT / "samples" / "pos-day.jsonl")
+    rows = engine.records.incidents()
+    assert len(rows) > 10
+    checked = 0
+    for row in rows:
+        values = engine.graph.get_state(thread_config(row["incident_id"])).values
+        if values:
+            state = IncidentState.model_validate(values)
+            assert _problems(state) == [], (row["incident_id"], state.rca.category if state.rca else None)
+            checked += 1
+    assert checked == len(rows)
+    pool = state_of(engine, by_category(engine, "db_pool_exhausted"))
+    assert "maximum-pool-size" in pool.proposal.diff  # the diff raises it, and the root cause agrees:
+    assert "not too small" not in pool.rca.root_cause and "buys headroom" in pool.rca.root_cause
+    assert not [s for s in pool.proposal.plan if s.startswith("By hand") and "Raise the pool size" in s]
+
+
+def test_every_eval_case_is_consistent(engine):
+    cases = load_cases(EVAL_DIR, split="all")
+    assert len(cases) > 150
+    for case in cases:
+        run_case(engine, case)
+        state = IncidentState.model_validate(engine.graph.get_state(thread_config(case.case_id)).values)
+        assert _problems(state) == [], (case.case_id, state.rca.category)
+
+
+def test_an_approval_of_a_proposal_without_a_diff_is_not_said_to_propose_a_fix(paused_engine):
+    from workbench.provenance import status_words
+
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "loyalty-service")
+    state = state_of(paused_engine, incident)
+    assert state.proposal is not None and not state.proposal.diff  # the plan says "No diff: …"
+    doc = ReviewService(paused_engine).approve(incident, reviewer="ann")
+    words = status_words(doc["status"], doc.get("fix") or doc.get("proposal"))
+    assert "fix proposed" not in words and "no diff" in words
