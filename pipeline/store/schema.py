@@ -403,6 +403,46 @@ V7_OVERDUE = (
     " ON CONFLICT(minute) DO UPDATE SET n = n + 1; END",
 )
 
+# issue 24: backtests of a candidate analyst over past incidents (pipeline/backtest/), never the
+# live run: one row per backtest (its selection, so a rerun resumes the same incidents) and one per
+# incident analysed, keyed by both ids (a resumed or concurrent worker cannot add a second)
+V8_BACKTESTS = """
+CREATE TABLE backtests (
+    backtest_id TEXT PRIMARY KEY,
+    candidate TEXT NOT NULL,
+    candidate_key TEXT NOT NULL,
+    selection TEXT NOT NULL,
+    total INTEGER NOT NULL DEFAULT 0,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    status TEXT NOT NULL,
+    owner TEXT
+);
+CREATE INDEX backtests_key ON backtests(candidate_key, status);
+CREATE INDEX backtests_started ON backtests(started_at);
+CREATE TABLE backtest_results (
+    backtest_id TEXT NOT NULL,
+    incident_id TEXT NOT NULL,
+    checkpoint_id TEXT,
+    outcome TEXT NOT NULL,
+    human_decision TEXT NOT NULL DEFAULT '{}',
+    human_edit TEXT NOT NULL DEFAULT '{}',
+    human_category TEXT,
+    old_category TEXT,
+    new_category TEXT,
+    old_confidence REAL,
+    new_confidence REAL,
+    old_root_cause TEXT,
+    new_root_cause TEXT,
+    old_proposal_hash TEXT,
+    new_proposal_hash TEXT,
+    skipped TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (backtest_id, incident_id)
+);
+CREATE INDEX backtest_results_incident ON backtest_results(incident_id)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease",
               _statements(V1_SCHEMA)),
@@ -423,6 +463,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                  " search by words over every incident and by substring over the newest ones",
               _statements(V6_DUE), optional=V6_SEARCH, optional_needs="fts5"),
     Migration(7, "the overdue count off per-minute counts of open incidents' deadlines", V7_OVERDUE),
+    Migration(8, "backtests of a candidate analyst over past incidents and their per-incident results",
+              _statements(V8_BACKTESTS)),
 )
 
 
