@@ -12,6 +12,7 @@ from pipeline.errors import IncidentIQError, NotFound
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
+from workbench.backtest_view import take_checkpoint_link
 from workbench.history_view import history, page_redrawn
 from workbench.incident_reads import audit_rows as read_audit, incident_version
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
@@ -99,6 +100,7 @@ with main:
     recommendation(doc, edited=edited)
     fix(doc)
 
+take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 # tracked tabs: only the open one runs, and the choice is kept per incident across reruns
 tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
 if tabs["Evidence"].open:

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from pipeline.analyst.offline import find_similar
+from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
 from pipeline.engine import open_engine
 from pipeline.evaluation import latest_report
@@ -24,7 +25,8 @@ from pipeline.review.service import ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
-           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector"]
+           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "BacktestService",
+           "backtests_of"]
 
 
 @dataclass
@@ -45,3 +47,8 @@ def open_services(settings: Settings | None = None) -> Services:
     return Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
                     knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar,
                                               latest_evaluation=partial(latest_report, engine.settings.data_dir)))
+
+
+def backtests_of(review: ReviewService) -> BacktestService:
+    """The backtests of the review service's data dir (the Backtests page)."""
+    return BacktestService(review.engine)
