@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.analyst.offline import evidence_text
 from pipeline.config import Settings
 from pipeline.errors import IncidentNotFound
-from pipeline.knowledge.embeddings import embedder_from_setting
-from pipeline.knowledge.evidence_index import EvidenceIndex
 from pipeline.store import related as related_sql
 from pipeline.store.records import Records
 
@@ -20,10 +17,24 @@ CATCH_UP_BATCH = 500
 class RelatedIncidents:
     def __init__(self, *, records: Records, settings: Settings, embedder=None):
         self.records = records
-        embedder = embedder or embedder_from_setting(settings.embeddings, base_url=settings.base_url)
-        self.index = EvidenceIndex(index_dir=Path(settings.data_dir) / "evidence-index", embedder=embedder)
+        self.settings = settings
+        self._embedder = embedder
+        self._index = None
+
+    @property
+    def index(self):
+        """The evidence index, opened on first use (a `show` of the same fingerprint needs none)."""
+        if self._index is None:
+            from pipeline.knowledge.embeddings import embedder_from_setting
+            from pipeline.knowledge.evidence_index import EvidenceIndex
+
+            embedder = self._embedder or embedder_from_setting(self.settings.embeddings, base_url=self.settings.base_url)
+            self._index = EvidenceIndex(index_dir=Path(self.settings.data_dir) / "evidence-index", embedder=embedder)
+        return self._index
 
     def text_of(self, incident_id: str) -> str:
+        from pipeline.analyst.offline import evidence_text
+
         return evidence_text(self.records.events_of(incident_id, limit=EVIDENCE_EVENTS))
 
     def catch_up(self, *, batches: int | None = 1) -> int:
