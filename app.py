@@ -29,6 +29,7 @@ PAGES = [
     st.Page("app_pages/incident.py", title="Incident", icon=":material/troubleshoot:", url_path="incident"),
     st.Page("app_pages/knowledge.py", title="Knowledge", icon=":material/menu_book:", url_path="knowledge"),
     st.Page("app_pages/operations.py", title="Operations", icon=":material/monitoring:", url_path="operations"),
+    st.Page("app_pages/backtests.py", title="Backtests", icon=":material/compare_arrows:", url_path="backtests"),
 ]
 navigation = st.navigation(PAGES)
 # the page this browser session is on, for a page's refreshing fragment whose timer outlives it

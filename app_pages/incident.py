@@ -12,11 +12,13 @@ from pipeline.errors import IncidentIQError, NotFound
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
+from workbench.backtest_view import take_checkpoint_link
 from workbench.history_view import history, page_redrawn
 from workbench.incident_reads import audit_rows as read_audit, incident_version
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
 from workbench.provenance import edited_by
+from workbench.related_view import related
 from workbench.state_editor import editor
 from workbench.evidence_view import escape_markdown
 
@@ -101,7 +103,9 @@ with main:
     rca(doc, code_fix_min_confidence=review.code_fix_min_confidence, edited=edited)
     recommendation(doc, edited=edited)
     fix(doc)
+    related(review, incident_id)  # same fingerprint and nearest by evidence (workbench/related_view.py)
 
+take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 # tracked tabs: only the open one runs, and the choice is kept per incident across reruns
 tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
 if tabs["Evidence"].open:

@@ -7,7 +7,8 @@
     │   └── UnknownColumn          code asked the store to write a column it does not offer
     ├── NotFound                   (CLI exit 4)
     │   ├── IncidentNotFound
-    │   └── CheckpointNotFound
+    │   ├── CheckpointNotFound
+    │   └── BacktestNotFound
     ├── Conflict                   the incident is not waiting for that (CLI exit 3)
     │   ├── StaleInterrupt         the reviewer saw an older analysis
     │   ├── StaleProposal          the fix proposal changed since the reviewer saw it
@@ -82,6 +83,12 @@ class CheckpointNotFound(NotFound):
             if pruned_at else ""))
         self.incident_id = incident_id
         self.checkpoint_id = checkpoint_id
+
+
+class BacktestNotFound(NotFound):
+    def __init__(self, backtest_id: str):
+        super().__init__(f"backtest {backtest_id} not found")
+        self.backtest_id = backtest_id
 
 
 class Conflict(IncidentIQError):

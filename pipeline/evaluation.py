@@ -46,10 +46,11 @@ from pipeline.state import CATEGORIES, IncidentState
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
-SPLITS = ("tune", "holdout", "holdout2")
+SPLITS = ("tune", "holdout", "holdout2", "decisions")
 SPLIT_CHOICES = (*SPLITS, "all")
-SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12"}
-DETAILED_SPLITS = ("tune",)  # per-case rows; every hold-out stays aggregate-only
+SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12",
+                "decisions": "the reviewers' corrections (eval --from-decisions)"}
+DETAILED_SPLITS = ("tune", "decisions")  # per-case rows; every hold-out stays aggregate-only
 TOP_K = 3
 
 

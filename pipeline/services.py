@@ -8,10 +8,11 @@ changing with it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 
 from pipeline.analyst.offline import find_similar
+from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
 from pipeline.engine import open_engine
 from pipeline.evaluation import latest_report
@@ -20,11 +21,13 @@ from pipeline.knowledge.service import KnowledgeService
 from pipeline.operations.poller import Poller
 from pipeline.operations.service import OperationsService
 from pipeline.review.identity import ROLES, Actor, actor_from_claims, demo_actor
+from pipeline.review.related import RelatedIncidents
 from pipeline.review.service import ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
-           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector"]
+           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "BacktestService",
+           "backtests_of", "related_of", "RelatedIncidents"]
 
 
 @dataclass
@@ -45,3 +48,15 @@ def open_services(settings: Settings | None = None) -> Services:
     return Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
                     knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar,
                                               latest_evaluation=partial(latest_report, engine.settings.data_dir)))
+
+
+def backtests_of(review: ReviewService) -> BacktestService:
+    """The backtests of the review service's data dir (the Backtests page)."""
+    return BacktestService(review.engine)
+
+
+@lru_cache(maxsize=8)
+def related_of(review: ReviewService) -> RelatedIncidents:
+    """Related incidents of the review service's data dir (its evidence index opened once)."""
+    engine = review.engine
+    return RelatedIncidents(records=engine.records, settings=engine.settings, embedder=engine.kb.embedder)

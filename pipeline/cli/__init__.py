@@ -16,7 +16,8 @@ from typing import Callable
 from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
-                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune", "pipeline.cli.settings")
+                   "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune", "pipeline.cli.settings",
+                   "pipeline.cli.backtest")
 
 
 class _Parser(argparse.ArgumentParser):

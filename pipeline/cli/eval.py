@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
 
-SPLIT_CHOICES = ("tune", "holdout", "holdout2", "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
+SPLIT_CHOICES = ("tune", "holdout", "holdout2", "decisions", "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
 
 
 def register(sub) -> None:
@@ -20,6 +20,11 @@ def register(sub) -> None:
     p.add_argument("--limit", type=int, metavar="N", help="only the first N cases of the split (a quick check)")
     p.add_argument("--cases", type=path_arg, metavar="PATH",
                    help="another eval file, or a directory of them, in the same format (default: knowledge/eval)")
+    p.add_argument("--from-decisions", action="store_true",
+                   help="write the reviewers' corrections (approved after an edit of the category or root cause, "
+                        "rejected with a reason) as eval cases to <data dir>/eval-decisions.jsonl; --split decisions "
+                        "then measures the analyst on them")
+    p.add_argument("--since", metavar="AGE|DATE", help="with --from-decisions: decided in the last AGE (30d) or since DATE")
     p.add_argument("--model", action="store_true", help="evaluate the configured chat model instead of the offline analyzer")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_eval)
@@ -33,10 +38,38 @@ def cmd_eval(args) -> int:
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number of cases")
     settings = Settings.from_env()
-    cases = load_cases(args.cases or EVAL_DIR, split=args.split, limit=args.limit)
+    if args.from_decisions:
+        return _from_decisions(args, settings)
+    if args.since:
+        raise UsageError("--since goes with --from-decisions")
+    source = args.cases or EVAL_DIR
+    if args.split == "decisions" and args.cases is None:
+        from pipeline.backtest.decisions import DECISIONS_FILE
+
+        source = settings.data_dir / DECISIONS_FILE
+        if not source.exists():
+            raise UsageError(f"no {source}: write the reviewers' corrections first with `eval --from-decisions`")
+    cases = load_cases(source, split=args.split, limit=args.limit)
     report = evaluate(cases, settings=settings, use_model=args.model)
     report["written"] = [str(write_latest(report, data_dir=settings.data_dir))]
     emit(args, report, _text)
+    return 0
+
+
+def _from_decisions(args, settings) -> int:
+    from pipeline.backtest.decisions import DECISIONS_FILE, decision_cases, write_cases
+    from pipeline.cli import engine_from_env
+    from pipeline.cli.backtest import parse_since
+
+    engine = engine_from_env(sync_knowledge=False)
+    cases = decision_cases(engine, since=parse_since(args.since, engine.records.clock.now()))
+    path = write_cases(cases, settings.data_dir / DECISIONS_FILE)
+    by = {}
+    for c in cases:
+        by[c["expected"]] = by.get(c["expected"], 0) + 1
+    emit(args, {"written": str(path), "cases": len(cases), "by_expected": by},
+         lambda r: f"{r['cases']} cases from reviewers' decisions written to {r['written']}"
+                   + "".join(f"\n  {k}: {v}" for k, v in sorted(r["by_expected"].items())))
     return 0
 
 

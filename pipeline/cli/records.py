@@ -20,6 +20,10 @@ def register(sub) -> None:
     p = sub.add_parser("show", help="one incident")
     p.add_argument("incident_id")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--nearest", action="store_true",
+                   help="with --json: also the nearest past incidents by evidence (opens the evidence index)")
+    p.add_argument("--related-limit", type=int, default=10, metavar="N", help="related incidents per page (10)")
+    p.add_argument("--related-before", metavar="INC", help="the next page: related incidents older than INC")
     p.set_defaults(handler=cmd_show)
 
     p = sub.add_parser("deadletters", help="rejected input lines with position and reason")
@@ -65,7 +69,15 @@ def cmd_show(args) -> int:
     from pipeline.review.documents import show_document
 
     # the records alone (no graph, no Chroma); the docs are read only if a policy asks for hints
-    doc = show_document(records_from_env(), Settings.from_env(), args.incident_id, doc_hints=_doc_hints)
+    records, settings = records_from_env(), Settings.from_env()
+    doc = show_document(records, settings, args.incident_id, doc_hints=_doc_hints)
+    if args.json:
+        from pipeline.review.related import RelatedIncidents
+
+        # same fingerprint always (one index range of the records); nearest by evidence with
+        # --nearest only, so a plain `show` stays off Chroma
+        doc["related"] = RelatedIncidents(records=records, settings=settings).related(
+            args.incident_id, limit=args.related_limit, before=args.related_before, nearest=5 if args.nearest else 0)
     emit(args, doc, _show_text)
     return 0
 

@@ -11,7 +11,8 @@ INCIDENTIQ_RETENTION_DAYS ago (default 30) is compacted, once:
   the docs with their scores in the record's summary), and the bodies of
   its events beyond the sample the state keeps (the first 10 and the latest 40); its event count
   stays. Events that belong to no incident (context for log windows) go once
-  they are older than the same number of days, and so do notifications delivered that long ago.
+  they are older than the same number of days, and so do notifications delivered that long ago
+  and backtests started that long ago (their results with them; a backtest writes no checkpoint).
 Paused and open incidents are never touched. Asking for a removed checkpoint (history, replay,
 fork) is refused as not found (exit 4) with the date of the compaction. Afterwards both files
 give the freed pages back (incremental vacuum). `python -m pipeline prune` runs it; the poller
@@ -24,7 +25,7 @@ from datetime import timedelta
 
 from pipeline.engine import Engine
 from pipeline.state import CLOSED_STATUSES, EVIDENCE_HEAD, EVIDENCE_TAIL
-from pipeline.store import checkpoints, outbox, retention
+from pipeline.store import backtests, checkpoints, outbox, retention
 from pipeline.store.owners import process_owner
 
 
@@ -35,11 +36,12 @@ class PruneReport:
     events_removed: int = 0
     context_events_removed: int = 0
     skipped: list[str] = field(default_factory=list)  # in use by a replay or fork right now
+    backtests_removed: int = 0
 
     def as_json(self) -> dict:
         return {"incidents_compacted": len(self.incidents), "checkpoints_removed": self.checkpoints_removed,
                 "events_removed": self.events_removed, "context_events_removed": self.context_events_removed,
-                "skipped": self.skipped}
+                "skipped": self.skipped, "backtests_removed": self.backtests_removed}
 
 
 def kept_checkpoints(rows: list[dict]) -> set[str]:
@@ -85,6 +87,8 @@ def prune(engine: Engine, *, days: float | None = None, limit: int | None = None
             records.release(incident_id, owner)
     report.context_events_removed = retention.drop_context_events(records, cutoff)
     outbox.prune_delivered(records, cutoff)  # notifications delivered before the cutoff
+    # backtests started before the cutoff, with their results (they never wrote a checkpoint)
+    report.backtests_removed = backtests.prune_before(records, cutoff)
     if report.checkpoints_removed:
         checkpoints.shrink_file(saver, full=full_vacuum)
     if report.events_removed or report.context_events_removed:

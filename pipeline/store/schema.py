@@ -472,6 +472,49 @@ V5_POSTGRES = (
     f"CREATE INDEX incidents_search ON incidents USING gin ({SEARCHED} public.gin_trgm_ops)",
 )
 
+
+# issue 24: backtests of a candidate analyst over past incidents (pipeline/backtest/), never the
+# live run: one row per backtest (its selection, so a rerun resumes the same incidents) and one per
+# incident analysed, keyed by both ids (a resumed or concurrent worker cannot add a second)
+def _v8_backtests(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE backtests (
+    backtest_id {t.text} PRIMARY KEY,
+    candidate {t.text} NOT NULL,
+    candidate_key {t.text} NOT NULL,
+    selection {t.text} NOT NULL,
+    total INTEGER NOT NULL DEFAULT 0,
+    started_at {t.text} NOT NULL,
+    finished_at {t.text},
+    status {t.text} NOT NULL,
+    owner {t.text}
+);
+CREATE INDEX backtests_key ON backtests(candidate_key, status);
+CREATE INDEX backtests_started ON backtests(started_at);
+CREATE TABLE backtest_results (
+    backtest_id {t.text} NOT NULL,
+    incident_id {t.text} NOT NULL,
+    checkpoint_id {t.text},
+    outcome {t.text} NOT NULL,
+    human_decision {t.text} NOT NULL DEFAULT '{{}}',
+    human_edit {t.text} NOT NULL DEFAULT '{{}}',
+    human_category {t.text},
+    old_category {t.text},
+    new_category {t.text},
+    old_confidence {t.real},
+    new_confidence {t.real},
+    old_root_cause {t.text},
+    new_root_cause {t.text},
+    old_proposal_hash {t.text},
+    new_proposal_hash {t.text},
+    skipped {t.text},
+    created_at {t.text} NOT NULL,
+    PRIMARY KEY (backtest_id, incident_id)
+);
+CREATE INDEX backtest_results_incident ON backtest_results(incident_id)
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -492,6 +535,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _statements(V6_DUE), optional=V6_SEARCH, optional_needs="fts5"),
     # PostgreSQL counts the overdue rows off its index (store/inbox.py)
     Migration(7, "the overdue count off per-minute counts of open incidents' deadlines", V7_OVERDUE, postgres=()),
+    Migration(8, "backtests of a candidate analyst over past incidents and their per-incident results",
+              _v8_backtests),
 )
 
 

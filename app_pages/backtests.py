@@ -1,0 +1,56 @@
+"""Backtests: what a candidate analyst would have said about past incidents, against what the live
+analyst said and what the reviewers decided; each disagreement opens the incident's time travel
+at the checkpoint the backtest started from. Run them with `python -m pipeline backtest`."""
+import streamlit as st
+
+from pipeline.errors import IncidentIQError
+from pipeline.services import backtests_of
+from workbench import session
+from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, summary
+
+workbench = session.workbench()
+service = backtests_of(workbench.review)
+
+st.title("Backtests")
+rows = service.backtests()
+if not rows:
+    st.info("No backtests yet. Run one with `python -m pipeline backtest` (see `--help`): it re-analyses past "
+            "incidents with a candidate analyst and never touches the live runs.")
+    st.stop()
+by_id = {r["backtest_id"]: r for r in rows}
+wanted = st.query_params.get("backtest")
+if wanted in by_id and st.session_state.get("backtests_pick") != wanted and "backtests_pick" not in st.session_state:
+    st.session_state["backtests_pick"] = wanted
+chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick",
+                      format_func=lambda b: f"{b} · {by_id[b]['candidate']} · {by_id[b]['status']} "
+                                            f"{by_id[b]['done']}/{by_id[b]['total']} · {by_id[b]['started_at'][:16]}")
+if st.query_params.get("backtest") != chosen:
+    st.query_params["backtest"] = chosen
+try:
+    rep = service.report(chosen)
+except IncidentIQError as exc:
+    st.error(exc.message)
+    st.stop()
+
+summary(rep)
+left, right = st.columns(2)
+with left:
+    st.subheader("Approved category → candidate")
+    frame = confusion_frame(rep["confusion"])
+    if frame.empty:
+        st.caption("No incident here was approved with a category.")
+    else:
+        st.dataframe(frame, key="backtests_confusion")
+with right:
+    st.subheader("By human outcome")
+    st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
+
+st.subheader(f"Disagreements ({len(rep['disagreements'])})")
+if not rep["disagreements"]:
+    st.success("The candidate says what the live analyst said, and what the reviewers approved.")
+for i, item in enumerate(rep["disagreements"]):
+    disagreement(item, index=i)
+if rep["skipped"]:
+    with st.expander(f"Skipped ({len(rep['skipped'])})"):
+        for sk in rep["skipped"]:
+            st.text(f"{sk['incident_id']}: {sk['why']}")

@@ -1,0 +1,131 @@
+"""A backtest's report: the candidate against the live analysis and the humans' outcome."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from pipeline.backtest.human import OUTCOME_WORDS, OUTCOMES
+from pipeline.engine import Engine
+from pipeline.store import backtests
+
+
+def verdict(r: dict) -> str:
+    """How the candidate's category stands to the humans' outcome:
+    agrees | changes_approved | fixes_correction | repeats_correction | other_than_correction |
+    changes_rejected | repeats_rejected | changes | same | skipped."""
+    if r["skipped"]:
+        return "skipped"
+    old, new, human = r["old_category"], r["new_category"], r["human_category"]
+    edited = "rca.category" in (r["human_edit"] or {})
+    if r["outcome"] == "approved_after_edits" and edited:
+        return "fixes_correction" if new == human else "repeats_correction" if new == old else "other_than_correction"
+    if r["outcome"] in ("approved_as_analysed", "approved_after_edits", "revised"):
+        return "agrees" if new == human else "changes_approved"
+    if r["outcome"] == "rejected":
+        return "repeats_rejected" if new == old else "changes_rejected"
+    return "same" if new == old else "changes"
+
+
+def report(engine: Engine, backtest_id: str) -> dict:
+    """Summary, per outcome and per category, the corrections, the newly eligible fixes, and each
+    disagreement (old, new, what the human decided) with the checkpoint it started from."""
+    records = engine.records
+    head = backtests.backtest(records, backtest_id)
+    rows = backtests.results(records, backtest_id)
+    for r in rows:
+        r["verdict"] = verdict(r)
+        r["category_changed"] = not r["skipped"] and r["old_category"] != r["new_category"]
+        r["newly_fix_eligible"] = not r["skipped"] and r["old_proposal_hash"] is None and r["new_proposal_hash"] is not None
+        r["fix_no_longer_eligible"] = not r["skipped"] and r["old_proposal_hash"] is not None and r["new_proposal_hash"] is None
+    analysed = [r for r in rows if not r["skipped"]]
+    by_outcome = {}
+    for outcome in OUTCOMES:
+        of = [r for r in analysed if r["outcome"] == outcome]
+        if of:
+            by_outcome[outcome] = {"words": OUTCOME_WORDS[outcome], "incidents": len(of),
+                                   "same_category": sum(not r["category_changed"] for r in of),
+                                   "changed_category": sum(r["category_changed"] for r in of),
+                                   "agrees_with_human": sum(r["verdict"] in ("agrees", "fixes_correction") for r in of)}
+    labelled = [r for r in analysed if r["human_category"]]
+    per_category: dict[str, dict] = {}
+    for r in labelled:
+        c = per_category.setdefault(r["human_category"], {"incidents": 0, "live_agreed": 0, "candidate_agrees": 0})
+        c["incidents"] += 1
+        c["live_agreed"] += r["old_category"] == r["human_category"]
+        c["candidate_agrees"] += r["new_category"] == r["human_category"]
+    confusion: dict[str, Counter] = defaultdict(Counter)
+    for r in labelled:
+        confusion[r["human_category"]][r["new_category"] or "none"] += 1
+    verdicts = Counter(r["verdict"] for r in rows)
+    keep = ("incident_id", "checkpoint_id", "outcome", "verdict", "old_category", "new_category", "human_category",
+            "old_confidence", "new_confidence", "old_root_cause", "new_root_cause", "old_proposal_hash",
+            "new_proposal_hash", "human_decision", "human_edit", "newly_fix_eligible")
+    disagreements = [{k: r[k] for k in keep} for r in analysed
+                     if r["category_changed"] or r["verdict"] in ("changes_approved", "repeats_correction",
+                                                                   "other_than_correction")
+                     or r["newly_fix_eligible"] or r["fix_no_longer_eligible"]]
+    return {
+        "backtest": {k: head[k] for k in ("backtest_id", "candidate", "status", "started_at", "finished_at", "total",
+                                          "done")},
+        "summary": {
+            "incidents": len(rows), "analysed": len(analysed), "skipped": len(rows) - len(analysed),
+            "category_changed": sum(r["category_changed"] for r in analysed),
+            "labelled": len(labelled),
+            "live_agreement": _share(sum(r["old_category"] == r["human_category"] for r in labelled), len(labelled)),
+            "candidate_agreement": _share(sum(r["new_category"] == r["human_category"] for r in labelled), len(labelled)),
+            "newly_fix_eligible": sum(r["newly_fix_eligible"] for r in analysed),
+            "fix_no_longer_eligible": sum(r["fix_no_longer_eligible"] for r in analysed),
+        },
+        "verdicts": dict(verdicts),
+        "by_outcome": by_outcome,
+        "per_category": dict(sorted(per_category.items())),
+        "confusion": {k: dict(v) for k, v in sorted(confusion.items())},
+        "corrections": {
+            "better": [r["incident_id"] for r in rows if r["verdict"] == "fixes_correction"],
+            "same_mistake": [r["incident_id"] for r in rows if r["verdict"] == "repeats_correction"],
+            "worse": [r["incident_id"] for r in rows if r["verdict"] == "other_than_correction"],
+        },
+        "newly_fix_eligible": [r["incident_id"] for r in analysed if r["newly_fix_eligible"]],
+        "disagreements": disagreements,
+        "skipped": [{"incident_id": r["incident_id"], "why": r["skipped"]} for r in rows if r["skipped"]],
+    }
+
+
+def _share(n: int, d: int) -> float | None:
+    return round(n / d, 3) if d else None
+
+
+def report_text(rep: dict) -> str:
+    """The report as the CLI prints it."""
+    b, s = rep["backtest"], rep["summary"]
+    lines = [f"Backtest {b['backtest_id']}: {b['candidate']} — {b['status']}, {b['done']}/{b['total']} incidents",
+             f"  analysed {s['analysed']}, skipped {s['skipped']}; category changed on {s['category_changed']}",
+             f"  agreement with what reviewers approved ({s['labelled']} labelled): live "
+             f"{_pct(s['live_agreement'])}, candidate {_pct(s['candidate_agreement'])}",
+             f"  code fix newly eligible: {s['newly_fix_eligible']}; no longer eligible: {s['fix_no_longer_eligible']}",
+             "", f"{'human outcome':<40} {'incidents':>9} {'same':>5} {'changed':>7} {'agrees':>6}"]
+    for o in rep["by_outcome"].values():
+        lines.append(f"{o['words']:<40} {o['incidents']:>9} {o['same_category']:>5} {o['changed_category']:>7}"
+                     f" {o['agrees_with_human']:>6}")
+    if rep["per_category"]:
+        lines += ["", f"{'approved category':<24} {'incidents':>9} {'live':>5} {'candidate':>9}"]
+        for cat, c in rep["per_category"].items():
+            lines.append(f"{cat:<24} {c['incidents']:>9} {c['live_agreed']:>5} {c['candidate_agrees']:>9}")
+    corr = rep["corrections"]
+    lines += ["", f"reviewers' category corrections: candidate matches {len(corr['better'])}, repeats the corrected "
+                  f"category {len(corr['same_mistake'])}, names a third {len(corr['worse'])}"]
+    if rep["disagreements"]:
+        lines += ["", "Disagreements (old → new; the human decision):"]
+        for d in rep["disagreements"]:
+            decision = d["human_decision"] or {}
+            who = f"{decision.get('action') or '-'} by {decision.get('reviewer') or '-'}"
+            lines.append(f"  {d['incident_id']:<22} {d['old_category'] or '-'} → {d['new_category'] or '-'}"
+                         f"  [{d['verdict']}; {who}; approved {d['human_category'] or '-'}]"
+                         + ("  fix newly eligible" if d["newly_fix_eligible"] else "")
+                         + f"  checkpoint {d['checkpoint_id']}")
+    for sk in rep["skipped"]:
+        lines.append(f"  skipped {sk['incident_id']}: {sk['why']}")
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"

@@ -1,0 +1,95 @@
+"""Related incidents: past incidents with the same fingerprint (the template of the opening line),
+and the nearest by evidence (the knowledge index's embedder over the incidents' evidence text,
+in a Chroma collection under the data dir), each with how it was decided. Paged; index reads only."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.config import Settings
+from pipeline.errors import IncidentNotFound
+from pipeline.store import related as related_sql
+from pipeline.store.records import Records
+
+EVIDENCE_EVENTS = 12  # the evidence text of an incident: its first events, as the analysis saw them
+CATCH_UP_BATCH = 500
+
+
+class RelatedIncidents:
+    def __init__(self, *, records: Records, settings: Settings, embedder=None):
+        self.records = records
+        self.settings = settings
+        self._embedder = embedder
+        self._index = None
+
+    @property
+    def index(self):
+        """The evidence index, opened on first use (a `show` of the same fingerprint needs none)."""
+        if self._index is None:
+            from pipeline.knowledge.embeddings import embedder_from_setting
+            from pipeline.knowledge.evidence_index import EvidenceIndex
+
+            embedder = self._embedder or embedder_from_setting(self.settings.embeddings, base_url=self.settings.base_url)
+            self._index = EvidenceIndex(index_dir=Path(self.settings.data_dir) / "evidence-index", embedder=embedder)
+        return self._index
+
+    def text_of(self, incident_id: str) -> str:
+        from pipeline.analyst.offline import evidence_text
+
+        return evidence_text(self.records.events_of(incident_id, limit=EVIDENCE_EVENTS))
+
+    def catch_up(self, *, batches: int | None = 1) -> int:
+        """Index the incidents created since the last catch-up (`batches` of 500; None: all)."""
+        done, cursor = 0, self.index.cursor()
+        while batches is None or batches > 0:
+            rows = related_sql.created_after(self.records, cursor, limit=CATCH_UP_BATCH)
+            if not rows:
+                break
+            self.index.add([(i, self.text_of(i)) for i, _ in rows])
+            cursor = (rows[-1][1], rows[-1][0])
+            self.index.set_cursor(cursor)
+            done += len(rows)
+            batches = None if batches is None else batches - 1
+        return done
+
+    def related(self, incident_id: str, *, limit: int = 10, before: str | None = None,
+                nearest: int = 5) -> dict:
+        """`same_fingerprint` (a page, newest first; `next` is the cursor of the next page) and
+        `nearest` by evidence, each row with status, category and the decision."""
+        row = self.records.incident_fields(incident_id, "fingerprint")
+        cursor = _cursor(self.records, before) if before else None
+        ids = related_sql.same_fingerprint(self.records, row["fingerprint"], exclude=incident_id,
+                                           limit=limit + 1, before=cursor)
+        page = [decided_row(self.records.incident(i)) for i in ids[:limit]]
+        out = {"fingerprint": row["fingerprint"],
+               "same_fingerprint": {"rows": page, "next": page[-1]["incident_id"] if len(ids) > limit else None},
+               "nearest": []}
+        if nearest:
+            self.catch_up()
+            for other, similarity in self.index.nearest(self.text_of(incident_id), k=nearest, exclude=incident_id):
+                try:
+                    out["nearest"].append({**decided_row(self.records.incident(other)), "similarity": similarity})
+                except IncidentNotFound:  # gone since it was indexed
+                    continue
+        return out
+
+
+def _cursor(records: Records, incident_id: str) -> tuple[str, str]:
+    return records.incident_fields(incident_id, "created_at")["created_at"], incident_id
+
+
+def decided_row(row: dict) -> dict:
+    """One related incident: what it was, who decided what, the reason or the fix, and when."""
+    summary = row.get("summary") or {}
+    decision = summary.get("decision") or {}
+    fix = summary.get("fix") or {}
+    return {
+        "incident_id": row["incident_id"], "status": row["status"], "category": row.get("category"),
+        "service": row.get("service"), "title": row.get("title"), "created_at": row["created_at"],
+        "decision": decision.get("action"),
+        "decided_by": [a.get("by") for a in decision.get("approvals") or []] or (
+            [decision["reviewer"]] if decision.get("reviewer") else []),
+        "decided_at": decision.get("decided_at") or row.get("closed_at"),
+        "rejection_reason": decision.get("note") if decision.get("action") == "reject" else None,
+        "fix": {"hash": fix.get("hash"), "target_file": fix.get("target_file"), "change": fix.get("change")}
+        if fix else None,
+    }

@@ -1,0 +1,50 @@
+"""Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
+Open a backtest, open one of its disagreements, land on the incident's time travel at the
+checkpoint the backtest started from."""
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from pipeline.backtest.candidate import candidate_for
+from pipeline.backtest.report import report
+from pipeline.backtest.run import run_backtest
+from tests.support import CHROMIUM, CHROMIUM_ARGS, artifacts_on_failure, settle, streamlit_app
+from tests.test_backtest import decided, docs_without
+
+if not CHROMIUM.exists() and not os.environ.get("CI"):
+    pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
+pytest.importorskip("playwright.sync_api")
+
+
+def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    ids = decided(paused_engine)
+    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
+                       status="all")
+    rows = report(paused_engine, run.backtest_id)["disagreements"]
+    index = [r["incident_id"] for r in rows].index(ids["approved"])
+    checkpoint = rows[index]["checkpoint_id"]
+    with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        try:
+            with artifacts_on_failure(page, "browser-backtests"):
+                page.goto(f"{url}/backtests")
+                expect(page.get_by_role("heading", name="Backtests")).to_be_visible(timeout=60_000)
+                settle(page)
+                expect(page.get_by_role("combobox", name="Backtest")).to_have_value(re.compile(re.escape(run.backtest_id)))
+                expect(page.get_by_text(f"{ids['approved']} — changes a category reviewers approved")).to_be_visible()
+                page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
+                expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
+                settle(page)
+                expect(page.get_by_role("tab", name="History & time travel")).to_have_attribute(
+                    "aria-selected", "true")
+                expect(page.get_by_role("combobox", name="Checkpoint")).to_have_value(
+                    re.compile(re.escape(checkpoint[-8:])), timeout=30_000)
+                assert "checkpoint=" not in page.url and f"incident={ids['approved']}" in page.url
+        finally:
+            browser.close()

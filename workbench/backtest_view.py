@@ -1,0 +1,123 @@
+"""The Backtests page's parts: the summary, the confusion table, the chart, one disagreement, and
+the link from a disagreement to the incident's time travel at the checkpoint the backtest used."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from workbench.evidence_view import escape_markdown
+
+INCIDENT_PAGE = "app_pages/incident.py"
+HISTORY_TAB = "History & time travel"
+VERDICT_WORDS = {
+    "changes_approved": "changes a category reviewers approved",
+    "fixes_correction": "names the category a reviewer corrected to",
+    "repeats_correction": "repeats the category a reviewer corrected",
+    "other_than_correction": "names a third category where a reviewer corrected",
+    "changes_rejected": "changes a rejected analysis",
+    "repeats_rejected": "repeats a rejected analysis",
+    "changes": "changes the category",
+    "agrees": "agrees with the reviewers",
+    "same": "same as the live analysis",
+}
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def summary(rep: dict) -> None:
+    b, s = rep["backtest"], rep["summary"]
+    st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {b['started_at'][:19]}"
+                               + (f" · finished {b['finished_at'][:19]}" if b["finished_at"] else "")))
+    cols = st.columns(5)
+    cols[0].metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected")
+    cols[1].metric("Category changed", s["category_changed"])
+    cols[2].metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved")
+    cols[3].metric("Agreement, candidate", _pct(s["candidate_agreement"]),
+                   delta=None if s["live_agreement"] is None or s["candidate_agreement"] is None
+                   else f"{(s['candidate_agreement'] - s['live_agreement']) * 100:+.0f} pts")
+    cols[4].metric("Fix newly eligible", s["newly_fix_eligible"],
+                   help=f"{s['fix_no_longer_eligible']} no longer eligible")
+    corr = rep["corrections"]
+    if any(corr.values()):
+        st.markdown(f"Where reviewers corrected the category: the candidate matches the correction on "
+                    f"**{len(corr['better'])}**, repeats the corrected category on **{len(corr['same_mistake'])}**, "
+                    f"names a third on **{len(corr['worse'])}**.")
+
+
+def confusion_frame(confusion: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """Approved category (rows) against the candidate's (columns), counts."""
+    if not confusion:
+        return pd.DataFrame()
+    named = sorted({c for row in confusion.values() for c in row})
+    return pd.DataFrame([[confusion[h].get(n, 0) for n in named] for h in sorted(confusion)],
+                        index=sorted(confusion), columns=named)
+
+
+def agreement_figure(by_outcome: dict) -> go.Figure:
+    """Per human outcome: incidents whose category the candidate kept, and changed."""
+    words = [o["words"] for o in by_outcome.values()]
+    fig = go.Figure([go.Bar(name="same category", x=words, y=[o["same_category"] for o in by_outcome.values()]),
+                     go.Bar(name="changed", x=words, y=[o["changed_category"] for o in by_outcome.values()])])
+    fig.update_layout(barmode="stack", height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h"))
+    return fig
+
+
+def open_at_checkpoint(incident_id: str, checkpoint_id: str | None) -> None:
+    """Open the incident page on its time travel, at a checkpoint."""
+    params = {"incident": incident_id}
+    if checkpoint_id:
+        params["checkpoint"] = checkpoint_id
+    st.switch_page(INCIDENT_PAGE, query_params=params)
+
+
+def take_checkpoint_link(incident_id: str) -> None:
+    """On the incident page: a `?checkpoint=` link opens the time-travel tab with it selected."""
+    checkpoint_id = st.query_params.get("checkpoint")
+    if not checkpoint_id:
+        return
+    st.session_state.setdefault("incident_history_next_pick", {})[incident_id] = checkpoint_id
+    st.session_state[f"incident_tab_{incident_id}"] = HISTORY_TAB
+    del st.query_params["checkpoint"]
+
+
+def _side(title: str, category, confidence, root_cause, extra: str = "") -> None:
+    st.markdown(f"**{title}**")
+    conf = "" if confidence is None else f" @ {confidence:.2f}"
+    st.markdown(escape_markdown(f"{category or '-'}{conf}"))
+    if root_cause:
+        st.caption(escape_markdown(root_cause[:300]))
+    if extra:
+        st.caption(escape_markdown(extra))
+
+
+def disagreement(item: dict, *, index: int) -> None:
+    """One disagreement side by side: the live analysis, the candidate's, and what the human decided."""
+    with st.container(border=True):
+        head, link = st.columns([4, 1])
+        head.markdown(escape_markdown(f"{item['incident_id']} — {VERDICT_WORDS.get(item['verdict'], item['verdict'])}")
+                      + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
+        # switched in the page's run, not a callback: a callback cannot name the page by its path
+        if link.button("Time travel", key=f"backtests_open_{index}", icon=":material/history:",
+                       help=f"the incident at checkpoint {item['checkpoint_id']}, the one this backtest started from"):
+            open_at_checkpoint(item["incident_id"], item["checkpoint_id"])
+        old, new, human = st.columns(3)
+        with old:
+            _side("Live analysis", item["old_category"], item["old_confidence"], item["old_root_cause"],
+                  "fix proposed" if item["old_proposal_hash"] else "no fix proposed")
+        with new:
+            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
+                  "fix proposed" if item["new_proposal_hash"] else "no fix proposed")
+        with human:
+            decision = item["human_decision"] or {}
+            st.markdown("**Human decision**")
+            st.markdown(escape_markdown(f"{item['outcome'].replace('_', ' ')}"
+                                        + (f" by {decision['reviewer']}" if decision.get("reviewer") else "")))
+            if item["human_category"]:
+                st.caption(escape_markdown(f"approved category: {item['human_category']}"))
+            for name, edit in (item["human_edit"] or {}).items():
+                st.caption(escape_markdown(f"{edit['by']} edited {name}: {edit['from']} → {edit['to']}"))
+            if decision.get("note"):
+                st.caption(escape_markdown(f"note: {decision['note']}"))
