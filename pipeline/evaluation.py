@@ -197,7 +197,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
         raise UsageError("no eval cases selected")
     base = settings or Settings.from_env()
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
-        # the offline analyzer unless asked otherwise: the README's figures are the offline ones
+        # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
         overrides = {} if use_model else {"model": None, "embeddings": "offline"}
         run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
         engine = open_engine(run_settings)
