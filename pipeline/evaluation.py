@@ -11,6 +11,12 @@ The set lives in knowledge/eval, one file per split, each case naming its split:
 now contaminated: see knowledge/eval/README.md) and `holdout-2026-12.jsonl` (`holdout2`, the fresh
 hold-out). The loader discovers every `*.jsonl` there, so a split exists once its file does.
 
+The fresh hold-out is sealed. A file of that name (in any eval dir) is not read at all unless the
+caller asks for `holdout2` with HOLDOUT_UNSEAL, which only `python -m pipeline eval --split holdout2`
+passes (tests/test_holdout_seal.py fails when any other module names it or the file, and when any
+other command opens the file); unsealed, its bytes must have the pinned sha256, so an edit is
+refused instead of measured. `all` is every split but the sealed one.
+
 Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
@@ -27,6 +33,7 @@ the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 import time
@@ -51,6 +58,10 @@ SPLIT_CHOICES = (*SPLITS, "all")
 SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12",
                 "decisions": "the reviewers' corrections (eval --from-decisions)"}
 DETAILED_SPLITS = ("tune", "decisions")  # per-case rows; every hold-out stays aggregate-only
+SEALED_SPLIT = "holdout2"
+HOLDOUT_FILE_NAME = "holdout-2026-12.jsonl"  # the sealed file, wherever an eval dir holds it
+HOLDOUT_SHA256 = "08c9cf3c742e6919067f1f0566aced2efea6734c568b54254b2eb43edb5757e9"
+HOLDOUT_UNSEAL = "eval --split holdout2"  # passed only by pipeline/cli/eval.py for that split
 TOP_K = 3
 
 
@@ -79,11 +90,14 @@ class CaseResult:
         return self.predicted == self.expected
 
 
-def load_cases(source: Path = EVAL_DIR, *, split: str = "all", limit: int | None = None) -> list[EvalCase]:
+def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | None = None,
+               unseal: str | None = None) -> list[EvalCase]:
     """The cases of an eval dir (every `*.jsonl` in it) or of one file, optionally of one split and
-    only the first `limit` of it; tune first, then the hold-outs in order."""
+    only the first `limit` of it; tune first, then the hold-outs in order. The sealed hold-out file
+    is skipped unread unless `split` is holdout2 and `unseal` is HOLDOUT_UNSEAL (module docstring)."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
+    unsealed = split == SEALED_SPLIT and unseal == HOLDOUT_UNSEAL
     source = Path(source)
     if source.is_dir():
         files = sorted(source.glob("*.jsonl"))
@@ -91,10 +105,12 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "all", limit: int | None
         files = [source]
     else:
         raise UsageError(f"no such eval file or directory: {source}")
+    sealed = [p for p in files if p.name == HOLDOUT_FILE_NAME]
+    files = [p for p in files if p.name != HOLDOUT_FILE_NAME or unsealed]
     cases: list[EvalCase] = []
     file_of_split: dict[str, Path] = {}
     for path in files:
-        found = _read_cases(path)
+        found = _read_cases(path, sealed=path.name == HOLDOUT_FILE_NAME)
         # in a directory one file is one split, so a hold-out is sealed in its own file
         if source.is_dir():
             names = {c.split for c in found}
@@ -112,14 +128,21 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "all", limit: int | None
         seen.add(case.case_id)
     selected = [c for c in cases if split in ("all", c.split)]
     if not selected:
+        if split == SEALED_SPLIT and sealed:
+            raise UsageError(f"the {SEALED_SPLIT} hold-out ({sealed[0]}) is sealed: only "
+                             f"`python -m pipeline eval --split {SEALED_SPLIT}` reads it")
         raise UsageError(f"no {split} cases in {source}" + (": no file there holds that split" if source.is_dir() else ""))
     selected.sort(key=lambda c: SPLITS.index(c.split))  # stable: each file keeps its own order
     return selected[:limit] if limit else selected
 
 
-def _read_cases(path: Path) -> list[EvalCase]:
+def _read_cases(path: Path, *, sealed: bool = False) -> list[EvalCase]:
+    data = path.read_bytes()
+    if sealed and hashlib.sha256(data).hexdigest() != HOLDOUT_SHA256:
+        raise UsageError(f"{path}: the sealed hold-out was changed (its sha256 is not the pinned one); "
+                         "its figures would not be comparable, so it is not measured")
     cases = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(data.decode("utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -198,7 +221,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
         raise UsageError("no eval cases selected")
     base = settings or Settings.from_env()
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
-        # the offline analyzer unless asked otherwise: the README's figures are the offline ones
+        # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
         overrides = {} if use_model else {"model": None, "embeddings": "offline"}
         run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
         engine = open_engine(run_settings)

@@ -1,13 +1,18 @@
-"""The README documents every setting and every command, and starts with the two commands."""
+"""The docs: a short README that starts with the two commands, a reference that documents every
+setting and every command, and links between them that lead somewhere."""
 from __future__ import annotations
 
 import argparse
+import re
 
 from pipeline.cli import build_parser
 from pipeline.config import SETTINGS
 from tests.support import ROOT
 
 README = (ROOT / "README.md").read_text()
+REFERENCE = (ROOT / "docs" / "REFERENCE.md").read_text()
+DOCS = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def _commands() -> list[str]:
@@ -16,13 +21,19 @@ def _commands() -> list[str]:
     return sorted(sub.choices)
 
 
-def test_every_setting_is_documented():
-    missing = [s.name for s in SETTINGS if f"`{s.name}`" not in README]
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_setting_is_in_the_reference_settings_table():
+    rows = [line for line in REFERENCE.splitlines() if line.startswith("| `")]
+    missing = [s.name for s in SETTINGS if not any(row.startswith(f"| `{s.name}` |") for row in rows)]
     assert missing == []
 
 
-def test_every_command_is_documented():
-    missing = [c for c in _commands() if f"| `{c}" not in README]
+def test_every_command_is_in_the_reference():
+    missing = [c for c in _commands() if f"| `{c}" not in REFERENCE]
     assert missing == []
 
 
@@ -42,14 +53,14 @@ TABLE_END = "<!-- end of the settings table -->\n"
 
 
 def test_the_docs_settings_tables_are_the_ones_the_declarations_generate():
-    """Each setting is declared once (pipeline/config.py): the tables of README.md and CONTRACT §6
+    """Each setting is declared once (pipeline/config.py): the tables of docs/REFERENCE.md and CONTRACT §6
     are that declaration's `python -m pipeline settings --markdown`, not a copy that drifts."""
     import subprocess
     import sys
 
     generated = subprocess.run([sys.executable, "-m", "pipeline", "settings", "--markdown"], cwd=ROOT,
                                capture_output=True, text=True, timeout=60, check=True).stdout
-    for doc in (ROOT / "README.md", ROOT / "docs" / "CONTRACT.md"):
+    for doc in (ROOT / "docs" / "REFERENCE.md", ROOT / "docs" / "CONTRACT.md"):
         text = doc.read_text()
         assert text.count(TABLE_START) == 1 and text.count(TABLE_END) == 1, doc.name
         table = text.split(TABLE_START)[1].split(TABLE_END)[0]
@@ -65,3 +76,29 @@ def test_the_settings_command_shows_declarations_never_values(monkeypatch, capsy
         code, out, _ = cli(capsys, "settings", shape)
         assert code == 0 and "sekrit" not in out
         assert "`SPLUNK_TOKEN`" in out or '"SPLUNK_TOKEN"' in out
+
+
+def test_the_readme_is_one_short_page_that_leads_to_the_rest():
+    assert len(README.splitlines()) <= 200
+    linked = set(LINK.findall(README))
+    for doc in ("docs/USAGE.md", "docs/REFERENCE.md", "docs/OPERATIONS.md", "docs/BENCHMARKS.md",
+                "docs/ARCHITECTURE.md", "docs/CONTRACT.md", "CHANGELOG.md"):
+        assert doc in linked, doc
+    assert any(target.startswith("docs/screenshots/") and target.endswith(".png") for target in linked)
+
+
+def test_every_relative_link_and_anchor_in_the_docs_resolves():
+    broken = []
+    for doc in DOCS:
+        for target in LINK.findall(doc.read_text()):
+            if re.match(r"[a-z]+:", target):  # http(s):, mailto: ...
+                continue
+            path, _, anchor = target.partition("#")
+            file = (doc.parent / path).resolve() if path else doc
+            if not file.exists():
+                broken.append(f"{doc.name}: {target}")
+            elif anchor and file.suffix == ".md":
+                headings = [_anchor(line.lstrip("#")) for line in file.read_text().splitlines() if line.startswith("#")]
+                if anchor not in headings:
+                    broken.append(f"{doc.name}: {target}")
+    assert broken == []

@@ -14,7 +14,7 @@ from pipeline.cli import eval as eval_cli
 from pipeline.errors import UsageError
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.index import KnowledgeBase
-from pipeline.state import IncidentState
+from pipeline.state import CATEGORIES, IncidentState
 from tests.support import run_cli as cli
 
 START = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
@@ -35,18 +35,28 @@ def _snapshot(directory) -> dict:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-def test_eval_command_prints_the_figures_and_writes_only_under_the_data_dir(tmp_path):
+# what `python -m pipeline eval` (the tuning set, offline analyzer) printed at 5011416; it is deterministic,
+# so any change to the analyst, the docs or retrieval that moves a figure shows here
+TUNE_FIGURES = {"cases": 61, "right": 61, "accuracy": 1.0, "accuracy_at_3": 1.0, "accuracy_at_3_cases": 56,
+                "unknown_recall": 1.0, "unknown_precision": 1.0, "unknown_cases": 5, "confidence_right": 0.768,
+                "confidence_wrong": None, "calibration_gap": None, "wrong_named": 0,
+                "wrong_named_max_confidence": None, "wrong_named_above_fix_threshold": 0}
+TUNE_CASES_PER_CATEGORY = {"queue_backlog": 2, "unknown": 5}  # every other category: 3
+
+
+def test_eval_command_prints_the_tune_figures_and_writes_only_under_the_data_dir(tmp_path):
     repo_eval = _snapshot(EVAL_DIR)
-    result = cli(tmp_path / "data", "eval", "--split", "tune", "--json")
+    result = cli(tmp_path / "data", "eval", "--json")  # the default split is the tuning set
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
+    assert list(report["splits"]) == ["tune"] and report["analyst"] == "offline"
     tune = report["splits"]["tune"]
-    assert tune["cases"] == 61 and report["analyst"] == "offline"
-    for key in ("accuracy", "accuracy_at_3", "unknown_recall", "calibration_gap", "confidence_right",
-                "confidence_wrong", "confusion"):
-        assert key in tune
-    assert 0.0 <= tune["accuracy"] <= 1.0 and sum(map(sum, (r.values() for r in tune["confusion"].values()))) == 61
-    assert len(report["results"]) == 61  # the tuning set has its per-case rows
+    assert {k: v for k, v in tune.items() if k != "confusion"} == TUNE_FIGURES
+    # per category: every case of every category named right, nothing named instead
+    assert tune["confusion"] == {c: {c: TUNE_CASES_PER_CATEGORY.get(c, 3)} for c in CATEGORIES}
+    assert report["misses"] == [] and len(report["results"]) == 61  # the tuning set has its per-case rows
+    confidences = sorted(r["confidence"] for r in report["results"])
+    assert (confidences[0], confidences[-1]) == (0.13, 0.95)
     written = tmp_path / "data" / "eval-latest.json"
     assert report["written"] == [str(written)]
     assert json.loads(written.read_text())["splits"]["tune"]["cases"] == 61
@@ -54,15 +64,12 @@ def test_eval_command_prints_the_figures_and_writes_only_under_the_data_dir(tmp_
     assert _snapshot(EVAL_DIR) == repo_eval and "latest.json" not in repo_eval
 
 
-def test_the_committed_set_is_one_file_per_split():
-    assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) == ["holdout-2026-11.jsonl", "holdout-2026-12.jsonl",
-                                                                "tune.jsonl"]
+def test_the_committed_tune_and_first_holdout_splits():
+    # the sealed holdout2 file: tests/test_holdout_seal.py
     tune, holdout = load_cases(EVAL_DIR, split="tune"), load_cases(EVAL_DIR, split="holdout")
-    fresh = load_cases(EVAL_DIR, split="holdout2")
     assert len(tune) == 61 and {c.split for c in tune} == {"tune"}
     assert len(holdout) == 62 and {c.split for c in holdout} == {"holdout"}
-    assert len(fresh) == 84 and {c.split for c in fresh} == {"holdout2"}
-    ids = [c.case_id for c in (*tune, *holdout, *fresh)]
+    ids = [c.case_id for c in (*tune, *holdout)]
     assert len(ids) == len(set(ids))
 
 
@@ -86,7 +93,7 @@ def eval_dir(tmp_path):
     _write(d / "tune.jsonl", _case("t-1", "tune", "disk_full", "write /var/spool/x: no space left on device"),
            _case("t-2", "tune", "unknown", "basket total did not add up"))
     _write(d / "holdout-2026-11.jsonl", _case("h-1", "holdout", "dns_resolution", "flux capacitor misaligned"))
-    _write(d / "holdout-2026-12.jsonl",
+    _write(d / "fresh-holdout.jsonl",  # a new hold-out file, not the committed sealed one
            _case("f-1", "holdout2", "disk_full", "OSError: [Errno 28] No space left on device: '/var/receipts/1.pdf'"),
            _case("f-2", "holdout2", "out_of_memory", "container receipt-writer terminated: reason OOMKilled, exit code 137"))
     return d
@@ -99,7 +106,7 @@ def test_a_new_holdout_file_is_discovered_as_its_own_split(eval_dir):
 
 
 def test_holdout2_without_its_file_is_refused_plainly(eval_dir):
-    (eval_dir / "holdout-2026-12.jsonl").unlink()
+    (eval_dir / "fresh-holdout.jsonl").unlink()
     with pytest.raises(UsageError, match="no holdout2 cases"):
         load_cases(eval_dir, split="holdout2")
 
@@ -129,13 +136,13 @@ def test_the_command_offers_every_split():
 
 def test_holdouts_stay_aggregate_only_in_every_output(eval_dir, tmp_path):
     data = tmp_path / "data"
-    result = cli(data, "eval", "--cases", str(eval_dir), "--json")
+    result = cli(data, "eval", "--cases", str(eval_dir), "--split", "all", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert list(report["splits"]) == ["tune", "holdout", "holdout2", "all"]
     assert report["splits"]["holdout2"]["cases"] == 2 and report["splits"]["all"]["cases"] == 5
     assert [r["id"] for r in report["results"]] == ["t-1", "t-2"]
-    printed = result.stdout + cli(data, "eval", "--cases", str(eval_dir)).stdout
+    printed = result.stdout + cli(data, "eval", "--cases", str(eval_dir), "--split", "all").stdout
     saved = (data / "eval-latest.json").read_text()
     for held_out in ("h-1", "f-1", "f-2"):
         assert held_out not in printed and held_out not in saved
@@ -153,7 +160,7 @@ def test_eval_human_output_has_the_table_and_the_confusion(tmp_path):
          "events": [{**event, "message": "flux capacitor misaligned"}]},
     ]
     cases.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    result = cli(tmp_path / "data", "eval", "--cases", str(cases))
+    result = cli(tmp_path / "data", "eval", "--cases", str(cases), "--split", "all")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "accuracy" in out and "acc@3" in out and "unk.recall" in out and "gap" in out

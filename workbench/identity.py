@@ -1,7 +1,7 @@
 """Who is using this browser session, and what they may do: the sign-in mode, the actor, the
 reason a control is disabled, and the sidebar's identity block.
 
-Two modes (README "Signing in"). `oidc` whenever `[auth]` is configured in
+Two modes (docs/USAGE.md "Signing in to the web app"). `oidc` whenever `[auth]` is configured in
 `.streamlit/secrets.toml` (Streamlit then has `st.user.is_logged_in`), whatever INCIDENTIQ_AUTH
 says, so the secrets file alone decides whether names are verified; also when INCIDENTIQ_AUTH=oidc
 without `[auth]`, where nobody can sign in and nothing can be decided. Otherwise `demo`: a typed

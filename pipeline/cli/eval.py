@@ -2,8 +2,10 @@
 
 Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap and a per-category
 confusion table, and writes the figures to <data dir>/eval-latest.json (what the knowledge page
-shows); it never writes into the repository. `holdout` is the 2026-11 hold-out file, as before the
-split into files; `holdout2` is the 2026-12 one, once its file is in knowledge/eval.
+shows); it never writes into the repository. `tune` is the default. `holdout` is the 2026-11 hold-out
+file, as before the split into files; `holdout2` is the 2026-12 one, sealed: this command with
+`--split holdout2` is the only code that unseals it (pipeline.evaluation's docstring); `all` is every
+split but that one.
 """
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ SPLIT_CHOICES = ("tune", "holdout", "holdout2", "decisions", "all")  # pipeline.
 
 def register(sub) -> None:
     p = sub.add_parser("eval", help="measure the analyst on the labelled incidents of knowledge/eval")
-    p.add_argument("--split", choices=SPLIT_CHOICES, default="all",
-                   help="tune (tuning only), holdout (the 2026-11 hold-out, contaminated), holdout2 (the 2026-12 "
-                        "hold-out) or all the files present (default: all, reported per split)")
+    p.add_argument("--split", choices=SPLIT_CHOICES, default="tune",
+                   help="tune (the tuning set, the default), holdout (the 2026-11 hold-out, contaminated), holdout2 "
+                        "(the sealed 2026-12 hold-out: run it once per analyzer you mean to report) or all "
+                        "(every split but holdout2, reported per split)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N cases of the split (a quick check)")
     p.add_argument("--cases", type=path_arg, metavar="PATH",
                    help="another eval file, or a directory of them, in the same format (default: knowledge/eval)")
@@ -33,7 +36,7 @@ def register(sub) -> None:
 def cmd_eval(args) -> int:
     from pipeline.config import Settings
     from pipeline.errors import UsageError
-    from pipeline.evaluation import EVAL_DIR, evaluate, load_cases, write_latest
+    from pipeline.evaluation import EVAL_DIR, HOLDOUT_UNSEAL, SEALED_SPLIT, evaluate, load_cases, write_latest
 
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number of cases")
@@ -49,7 +52,8 @@ def cmd_eval(args) -> int:
         source = settings.data_dir / DECISIONS_FILE
         if not source.exists():
             raise UsageError(f"no {source}: write the reviewers' corrections first with `eval --from-decisions`")
-    cases = load_cases(source, split=args.split, limit=args.limit)
+    unseal = HOLDOUT_UNSEAL if args.split == SEALED_SPLIT else None  # the one place the hold-out is unsealed
+    cases = load_cases(source, split=args.split, limit=args.limit, unseal=unseal)
     report = evaluate(cases, settings=settings, use_model=args.model)
     report["written"] = [str(write_latest(report, data_dir=settings.data_dir))]
     emit(args, report, _text)
