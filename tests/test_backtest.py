@@ -151,6 +151,7 @@ def test_a_backtest_killed_mid_run_resumes_without_duplicates(engine, data_dir, 
         child.wait(30)
     finally:
         child.kill()
+        child.communicate()  # its pipes closed
     cut = result_count(engine)
     assert 0 < cut < len(ids), "the kill came too late to test a resume"
     [row] = backtests.backtests(engine.records)

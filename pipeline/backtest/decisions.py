@@ -13,6 +13,7 @@ from pipeline.backtest.human import human_outcome
 from pipeline.clock import iso
 from pipeline.engine import Engine
 from pipeline.state import LogEvent
+from pipeline.store import backtests
 
 DECISIONS_FILE = "eval-decisions.jsonl"
 MAX_EVENTS = 12
@@ -20,15 +21,9 @@ MAX_EVENTS = 12
 
 def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dict]:
     """The eval cases of the reviewers' corrections, oldest decision first."""
-    sql = "SELECT incident_id FROM incidents WHERE status IN ('approved', 'fix_proposed', 'rejected')"
-    params: list = []
-    if since is not None:
-        sql += " AND closed_at >= ?"
-        params.append(iso(since))
-    sql += " ORDER BY closed_at, incident_id"
     cases = []
-    for r in engine.records.query(sql, params):
-        row = engine.records.incident(r["incident_id"])
+    for incident_id in backtests.decided_incidents(engine.records, since=since):
+        row = engine.records.incident(incident_id)
         human = human_outcome(row, engine.records.audit(row["incident_id"]))
         corrected = {"rca.category", "rca.root_cause"} & set(human["edits"])
         decision = human["decision"]

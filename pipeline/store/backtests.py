@@ -1,6 +1,6 @@
 """The backtests' SQL (migration 8): a backtest's row (candidate, selection, status) and one result
-row per incident it analysed. Results are keyed by (backtest, incident) and inserted with OR
-IGNORE, so a resumed or concurrent worker never writes an incident twice. Nothing here reads or
+row per incident it analysed. Results are keyed by (backtest, incident) and inserted with ON
+CONFLICT DO NOTHING, so a resumed or concurrent worker never writes an incident twice. Nothing here reads or
 writes an incident's live rows."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pipeline.clock import iso
 from pipeline.errors import BacktestNotFound
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
+from pipeline.store.sql import Params, placeholders
 
 RESULT_COLUMNS = ("incident_id", "checkpoint_id", "outcome", "human_decision", "human_edit", "human_category",
                   "old_category", "new_category", "old_confidence", "new_confidence", "old_root_cause",
@@ -22,24 +23,31 @@ _JSON_COLUMNS = ("human_decision", "human_edit")
 def select_incidents(records: Records, *, statuses: Iterable[str], since: datetime | None,
                      limit: int | None) -> list[str]:
     """The incidents a backtest analyses: by status, opened since `since`, oldest first."""
-    statuses = list(statuses)
-    sql = f"SELECT incident_id FROM incidents WHERE status IN ({','.join('?' * len(statuses))})"
-    params: list = list(statuses)
+    p = Params()
+    sql = f"SELECT incident_id FROM incidents WHERE status IN ({p.each(statuses)})"
     if since is not None:
-        sql += " AND created_at >= ?"
-        params.append(iso(since))
+        sql += f" AND created_at >= {p(iso(since))}"
     sql += " ORDER BY created_at, incident_id"
     if limit is not None:
-        sql += " LIMIT ?"
-        params.append(int(limit))
-    return [r["incident_id"] for r in records.query(sql, params)]
+        sql += f" LIMIT {p(int(limit))}"
+    return [r["incident_id"] for r in records.query(sql, p)]
+
+
+def decided_incidents(records: Records, *, since: datetime | None = None) -> list[str]:
+    """Incidents a person decided (approved, fix proposed or rejected), oldest decision first."""
+    p = Params()
+    sql = "SELECT incident_id FROM incidents WHERE status IN ('approved', 'fix_proposed', 'rejected')"
+    if since is not None:
+        sql += f" AND closed_at >= {p(iso(since))}"
+    sql += " ORDER BY closed_at, incident_id"
+    return [r["incident_id"] for r in records.query(sql, p)]
 
 
 def create(records: Records, *, backtest_id: str, candidate: str, candidate_key: str, selection: list[str],
            owner: str) -> None:
     with records.transaction() as conn:
         conn.execute("INSERT INTO backtests(backtest_id, candidate, candidate_key, selection, total, started_at,"
-                     " status, owner) VALUES (?,?,?,?,?,?,?,?)",
+                     " status, owner) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)",
                      (backtest_id, candidate, candidate_key, json.dumps(selection), len(selection),
                       iso(records.clock.now()), "running", owner))
 
@@ -50,18 +58,18 @@ def claim_unfinished(records: Records, *, candidate_key: str, owner: str, backte
     two workers never take the same one."""
     with records.transaction() as conn:
         if backtest_id is not None:
-            rows = conn.execute("SELECT * FROM backtests WHERE backtest_id = ?", (backtest_id,)).fetchall()
+            rows = conn.execute("SELECT * FROM backtests WHERE backtest_id = $1", (backtest_id,)).fetchall()
             if not rows:
                 raise BacktestNotFound(backtest_id)
         else:
-            rows = conn.execute("SELECT * FROM backtests WHERE candidate_key = ? AND status = 'running'"
+            rows = conn.execute("SELECT * FROM backtests WHERE candidate_key = $1 AND status = 'running'"
                                 " ORDER BY started_at DESC", (candidate_key,)).fetchall()
         for row in rows:
             if row["status"] != "running":
                 continue
             if row["owner"] and row["owner"] != owner and owner_alive(row["owner"]):
                 continue
-            conn.execute("UPDATE backtests SET owner = ? WHERE backtest_id = ?", (owner, row["backtest_id"]))
+            conn.execute("UPDATE backtests SET owner = $1 WHERE backtest_id = $2", (owner, row["backtest_id"]))
             return _backtest(row)
         return None
 
@@ -70,35 +78,35 @@ def add_result(records: Records, backtest_id: str, result: dict) -> bool:
     """Record one incident's result; False when the backtest already has it."""
     values = [json.dumps(result.get(c) or {}) if c in _JSON_COLUMNS else result.get(c) for c in RESULT_COLUMNS]
     with records.transaction() as conn:
-        cur = conn.execute(f"INSERT OR IGNORE INTO backtest_results(backtest_id, {', '.join(RESULT_COLUMNS)},"
-                           f" created_at) VALUES (?, {','.join('?' * len(RESULT_COLUMNS))}, ?)",
+        cur = conn.execute(f"INSERT INTO backtest_results(backtest_id, {', '.join(RESULT_COLUMNS)}, created_at)"
+                           f" VALUES ({placeholders(len(RESULT_COLUMNS) + 2)}) ON CONFLICT DO NOTHING",
                            (backtest_id, *values, iso(records.clock.now())))
         return cur.rowcount == 1
 
 
 def done_ids(records: Records, backtest_id: str) -> set[str]:
-    return {r["incident_id"] for r in records.query("SELECT incident_id FROM backtest_results WHERE backtest_id = ?",
+    return {r["incident_id"] for r in records.query("SELECT incident_id FROM backtest_results WHERE backtest_id = $1",
                                                     (backtest_id,))}
 
 
 def finish(records: Records, backtest_id: str, owner: str) -> None:
     with records.transaction() as conn:
-        conn.execute("UPDATE backtests SET status = 'done', finished_at = ?, owner = NULL"
-                     " WHERE backtest_id = ? AND owner = ?", (iso(records.clock.now()), backtest_id, owner))
+        conn.execute("UPDATE backtests SET status = 'done', finished_at = $1, owner = NULL"
+                     " WHERE backtest_id = $2 AND owner = $3", (iso(records.clock.now()), backtest_id, owner))
 
 
 def release(records: Records, backtest_id: str, owner: str) -> None:
     """Let another worker resume it (an interrupted run that is still `running`)."""
     with records.transaction() as conn:
-        conn.execute("UPDATE backtests SET owner = NULL WHERE backtest_id = ? AND owner = ?", (backtest_id, owner))
+        conn.execute("UPDATE backtests SET owner = NULL WHERE backtest_id = $1 AND owner = $2", (backtest_id, owner))
 
 
 def backtest(records: Records, backtest_id: str) -> dict:
-    rows = records.query("SELECT * FROM backtests WHERE backtest_id = ?", (backtest_id,))
+    rows = records.query("SELECT * FROM backtests WHERE backtest_id = $1", (backtest_id,))
     if not rows:
         raise BacktestNotFound(backtest_id)
     out = _backtest(rows[0])
-    out["done"] = records.query("SELECT count(*) AS n FROM backtest_results WHERE backtest_id = ?",
+    out["done"] = records.query("SELECT count(*) AS n FROM backtest_results WHERE backtest_id = $1",
                                 (backtest_id,))[0]["n"]
     return out
 
@@ -107,13 +115,13 @@ def backtests(records: Records, *, limit: int = 50) -> list[dict]:
     """Backtests newest first, with how many incidents each has done (no selection lists)."""
     rows = records.query("SELECT b.backtest_id, b.candidate, b.total, b.started_at, b.finished_at, b.status,"
                          " (SELECT count(*) FROM backtest_results r WHERE r.backtest_id = b.backtest_id) AS done"
-                         " FROM backtests b ORDER BY b.started_at DESC, b.backtest_id DESC LIMIT ?", (int(limit),))
+                         " FROM backtests b ORDER BY b.started_at DESC, b.backtest_id DESC LIMIT $1", (int(limit),))
     return [dict(r) for r in rows]
 
 
 def results(records: Records, backtest_id: str) -> list[dict]:
     rows = records.query(f"SELECT {', '.join(RESULT_COLUMNS)}, created_at FROM backtest_results"
-                         " WHERE backtest_id = ? ORDER BY incident_id", (backtest_id,))
+                         " WHERE backtest_id = $1 ORDER BY incident_id", (backtest_id,))
     out = []
     for r in rows:
         row = dict(r)
@@ -127,11 +135,11 @@ def prune_before(records: Records, cutoff: datetime) -> int:
     """Delete backtests started before `cutoff` (finished or abandoned) with their results."""
     with records.transaction() as conn:
         old = [r["backtest_id"] for r in conn.execute("SELECT backtest_id, owner, status FROM backtests"
-                                                     " WHERE started_at < ?", (iso(cutoff),)).fetchall()
+                                                     " WHERE started_at < $1", (iso(cutoff),)).fetchall()
                if r["status"] != "running" or not (r["owner"] and owner_alive(r["owner"]))]
         for backtest_id in old:
-            conn.execute("DELETE FROM backtest_results WHERE backtest_id = ?", (backtest_id,))
-            conn.execute("DELETE FROM backtests WHERE backtest_id = ?", (backtest_id,))
+            conn.execute("DELETE FROM backtest_results WHERE backtest_id = $1", (backtest_id,))
+            conn.execute("DELETE FROM backtests WHERE backtest_id = $1", (backtest_id,))
         return len(old)
 
 

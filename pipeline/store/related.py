@@ -5,6 +5,7 @@ index catches up with."""
 from __future__ import annotations
 
 from pipeline.store.records import Records
+from pipeline.store.sql import Params
 
 COLUMNS = "incident_id, created_at"
 
@@ -12,23 +13,21 @@ COLUMNS = "incident_id, created_at"
 def same_fingerprint(records: Records, fingerprint: str, *, exclude: str, limit: int,
                      before: tuple[str, str] | None = None) -> list[str]:
     """Incident ids of the fingerprint, newest first, older than `before` (created_at, incident_id)."""
-    sql = "SELECT incident_id, created_at FROM incidents WHERE fingerprint = ? AND incident_id <> ?"
-    params: list = [fingerprint, exclude]
+    p = Params()
+    sql = f"SELECT incident_id, created_at FROM incidents WHERE fingerprint = {p(fingerprint)} AND incident_id <> {p(exclude)}"
     if before is not None:
-        sql += " AND (created_at < ? OR (created_at = ? AND incident_id < ?))"
-        params += [before[0], before[0], before[1]]
-    sql += " ORDER BY created_at DESC, incident_id DESC LIMIT ?"
-    params.append(int(limit))
-    return [r["incident_id"] for r in records.query(sql, params)]
+        at = p(before[0])
+        sql += f" AND (created_at < {at} OR (created_at = {at} AND incident_id < {p(before[1])}))"
+    sql += f" ORDER BY created_at DESC, incident_id DESC LIMIT {p(int(limit))}"
+    return [r["incident_id"] for r in records.query(sql, p)]
 
 
 def created_after(records: Records, after: tuple[str, str] | None, *, limit: int) -> list[tuple[str, str]]:
     """(incident id, created_at) of incidents created after `after`, oldest first (the index's catch-up)."""
+    p = Params()
     sql = "SELECT incident_id, created_at FROM incidents"
-    params: list = []
     if after is not None:
-        sql += " WHERE created_at > ? OR (created_at = ? AND incident_id > ?)"
-        params += [after[0], after[0], after[1]]
-    sql += " ORDER BY created_at, incident_id LIMIT ?"
-    params.append(int(limit))
-    return [(r["incident_id"], r["created_at"]) for r in records.query(sql, params)]
+        at = p(after[0])
+        sql += f" WHERE created_at > {at} OR (created_at = {at} AND incident_id > {p(after[1])})"
+    sql += f" ORDER BY created_at, incident_id LIMIT {p(int(limit))}"
+    return [(r["incident_id"], r["created_at"]) for r in records.query(sql, p)]
