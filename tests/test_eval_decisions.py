@@ -3,6 +3,7 @@ knowledge/eval's shape, and `eval --split decisions` measures the analyst on the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from pipeline.evaluation import load_cases
 from tests.support import cli, cli_json
@@ -14,7 +15,7 @@ def test_corrections_are_exported_and_measured(paused_engine, capsys):
     assert cli(capsys, "eval", "--split", "decisions")[0] == 2  # nothing exported yet: a clear error
     out = cli_json(capsys, "eval", "--from-decisions", "--since", "1d")
     assert out["cases"] == 2 and out["by_expected"] == {"connection_refused": 1, "unknown": 1}
-    lines = [json.loads(line) for line in open(out["written"], encoding="utf-8")]
+    lines = [json.loads(line) for line in Path(out["written"]).read_text(encoding="utf-8").splitlines()]
     by_incident = {c["incident_id"]: c for c in lines}
     # approved after the reviewer corrected unknown → connection_refused: labelled with the correction
     edited = by_incident[ids["edited"]]
