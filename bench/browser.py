@@ -117,7 +117,7 @@ def serve(script: str, data_dir: Path, log: Path) -> tuple[subprocess.Popen, str
                     return proc, base
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}")
+                raise RuntimeError(f"streamlit did not start: {log.read_text()[-2000:]}") from None
             time.sleep(0.3)
 
 

@@ -153,7 +153,7 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, database_url, tm
     reader = Reader(data_dir, database_url)
     violations = invariants(reader, good_lines, bad_lines)
     figures["invariant violations"] = len(violations)
-    warnings.warn(ChaosFigures(f"chaos: {json.dumps(figures, sort_keys=True)}"))
+    warnings.warn(ChaosFigures(f"chaos: {json.dumps(figures, sort_keys=True)}"), stacklevel=1)
     assert violations == []
     edits = reader.rows("app.sqlite3", "SELECT 1 FROM audit WHERE action = 'edit'")
     assert len(edits) >= figures.get("edits", 0)  # an edit that reported success was audited

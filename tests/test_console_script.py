@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT
-
 
 def _incidentiq() -> Path:
     script = Path(sys.executable).parent / "incidentiq"

@@ -212,7 +212,7 @@ def test_mixed_file_parses_good_lines_and_dead_letters_each_bad_one(tmp_path):
     }
     lines, expected = [], {}
     offset = 0
-    for i, (name, (raw, reason)) in enumerate(bad.items()):
+    for i, (raw, reason) in enumerate(bad.values()):
         good = line(message=f"good {i}")
         lines += [good, raw + b"\n"]
         expected[offset + len(good)] = reason

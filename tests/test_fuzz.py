@@ -152,4 +152,4 @@ def test_zz_fuzz_figures():
     tried = sum(v for k, v in FIGURES.items() if k.endswith("tried"))
     assert tried > 0
     warnings.warn(FuzzFigures("fuzz: " + ", ".join(f"{k} {v}" for k, v in sorted(FIGURES.items()))
-                              + ", tracebacks 0"))
+                              + ", tracebacks 0"), stacklevel=1)

@@ -182,7 +182,7 @@ def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
         ours, theirs = cached.search(text, k=8), chroma.search(text, k=8)
         assert [i for i, _ in ours] == [i for i, _ in theirs] or _tied(ours, theirs), text
         assert [round(s, 4) for _, s in ours] == pytest.approx([round(s, 4) for _, s in theirs], abs=2e-4), text
-    assert getattr(chroma, "_vector_cache")[1] is None and getattr(cached, "_vector_cache")[1] is not None
+    assert chroma._vector_cache[1] is None and cached._vector_cache[1] is not None
 
 
 def _tied(ours, theirs) -> bool:

@@ -194,7 +194,6 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
         return
     remember_shown(doc)
     interrupt_id = pending["interrupt_id"]
-    incident_id = doc["incident_id"]
     form_key = f"incident_{interrupt_id[:12]}"
     blocked = session.blocked("approve")
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)

@@ -213,7 +213,7 @@ def _ranked(findings: list[Finding]) -> list[Finding]:
     for finding in findings:
         by_kind.setdefault(finding.kind, []).append(finding)
     out: list[Finding] = []
-    for kind, group in by_kind.items():
+    for group in by_kind.values():
         group.sort(key=lambda f: -len(f.event_ids))  # stable: first seen wins ties
         out += group[:MAX_PER_KIND]
     return out
