@@ -266,6 +266,39 @@ def _two_person() -> tuple[str, ...]:
     return rules
 
 
+SLA_MAX_HOURS = 24 * 365 * 10
+
+
+def _embeddings() -> str:
+    """INCIDENTIQ_EMBEDDINGS, refused at start when it is neither `offline` nor `openai:MODEL`."""
+    from pipeline.errors import UsageError
+
+    value = (raw("INCIDENTIQ_EMBEDDINGS") or "").strip()
+    if value == "offline" or (value.startswith("openai:") and value.split(":", 1)[1].strip()):
+        return value
+    raise UsageError(f"INCIDENTIQ_EMBEDDINGS must be 'offline' or 'openai:MODEL', got {_shown(value)}")
+
+
+def _check_verify_tls() -> None:
+    """SPLUNK_VERIFY_TLS is true, false or a CA bundle file; anything else (`maybe`) is refused at start."""
+    from pipeline.errors import UsageError
+
+    text = (raw("SPLUNK_VERIFY_TLS") or "").strip()
+    if text.lower() in ("true", "1", "yes", "on", "false", "0", "no", "off") or Path(text).is_file():
+        return
+    raise UsageError(f"SPLUNK_VERIFY_TLS must be true, false or a CA bundle file, got {_shown(text)}")
+
+
+def within(name: str, value: float, *, what: str) -> float:
+    """`value` (a command-line option standing for setting `name`) within that setting's range."""
+    from pipeline.errors import UsageError
+
+    low, high = _BY_NAME[name].bounds
+    if not (math.isfinite(value) and low <= value <= high):
+        raise UsageError(f"{what} must be between {_plain(low)} and {_plain(high)}, got {value!r}")
+    return value
+
+
 def _sla_hours() -> tuple[tuple[str, float], ...]:
     """INCIDENTIQ_SLA_HOURS as (severity, hours) for every severity; unnamed ones keep their default."""
     from pipeline.errors import UsageError
@@ -285,8 +318,10 @@ def _sla_hours() -> tuple[tuple[str, float], ...]:
             number = float(value)
         except ValueError:
             number = -1.0
-        if not number > 0:
-            raise UsageError(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
+        # finite and at most ten years: `inf` made every incident of that severity fail its run
+        if not (math.isfinite(number) and 0 < number <= SLA_MAX_HOURS):
+            raise UsageError(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours"
+                             f" up to {SLA_MAX_HOURS}, got {value!r}")
         out.append((severity, number))
     return tuple(out)
 
@@ -345,6 +380,7 @@ class Settings:
         for setting in SETTINGS:  # every numeric setting, read here or by a source later
             if setting.bounds is not None:
                 number(setting.name)
+        _check_verify_tls()
         values = dict(
             data_dir=Path(raw("INCIDENTIQ_DATA_DIR")),
             source=raw("INCIDENTIQ_SOURCE"),
@@ -354,7 +390,7 @@ class Settings:
             model_output=_choice("INCIDENTIQ_MODEL_OUTPUT", ("json_schema", "function_calling")),
             model_breaker_failures=number("INCIDENTIQ_MODEL_BREAKER_FAILURES"),
             model_breaker_seconds=number("INCIDENTIQ_MODEL_BREAKER_SECONDS"),
-            embeddings=raw("INCIDENTIQ_EMBEDDINGS"),
+            embeddings=_embeddings(),
             splunk_url=raw("SPLUNK_URL"),
             splunk_query=raw("SPLUNK_QUERY"),
             code_fix_min_confidence=number("CODE_FIX_MIN_CONFIDENCE"),
