@@ -175,6 +175,15 @@ def _two_person(text: str | None) -> tuple[str, ...]:
 
 
 SLA_DEFAULT = "critical=1,high=4,medium=24,low=72"
+SLA_MAX_HOURS = 24 * 365 * 10
+
+
+def _verify_tls(text: str | None) -> str:
+    """SPLUNK_VERIFY_TLS: true, false or a CA bundle file; anything else (`maybe`) is refused at start."""
+    value = (text or "").strip()
+    if value.lower() in ("true", "1", "yes", "on", "false", "0", "no", "off") or Path(value).is_file():
+        return value
+    raise _usage(f"SPLUNK_VERIFY_TLS must be true, false or a CA bundle file, got {_shown(value)}")
 
 
 def _sla_hours(text: str | None) -> tuple[tuple[str, float], ...]:
@@ -193,8 +202,10 @@ def _sla_hours(text: str | None) -> tuple[tuple[str, float], ...]:
             number = float(value)
         except ValueError:
             number = -1.0
-        if not (math.isfinite(number) and number > 0):  # `inf` would never be overdue
-            raise _usage(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours, got {value!r}")
+        # finite and at most ten years: `inf` made every incident of that severity fail its run
+        if not (math.isfinite(number) and 0 < number <= SLA_MAX_HOURS):
+            raise _usage(f"INCIDENTIQ_SLA_HOURS: {severity} must be a positive number of hours"
+                         f" up to {SLA_MAX_HOURS}, got {value!r}")
         out.append((severity, number))
     return tuple(out)
 
@@ -312,7 +323,7 @@ class Settings:
         """Every declared setting from the environment (a bad one: a UsageError naming it), then `overrides`."""
         source = overrides.get("source", SETTING_OF["source"].value())
         for declared in READ_WHERE_USED:  # numbers read later (by a source) are checked at start too
-            if declared.bounds is not None:
+            if declared.bounds is not None or declared.parse is not None:
                 declared.value(source)
         values = {attr: declared.value(source) for attr, declared in SETTING_OF.items()}
         if values["log_format"] == "custom" and values["log_pattern"] is None:
@@ -345,7 +356,8 @@ READ_WHERE_USED: tuple[Setting, ...] = (
             "only shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
     Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
-    Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle"),
+    Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle",
+            parse=_verify_tls),
     Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for "
             "late-indexed events", kind=float, bounds=(0, 86400)),
     Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float,
@@ -389,6 +401,14 @@ def raw(name: str) -> str | None:
 def number(name: str) -> float | int:
     """A numeric setting within its declared finite range, or a one-line UsageError naming it."""
     return _number(_BY_NAME[name], raw(name))  # type: ignore[no-any-return]
+
+
+def within(name: str, value: float, *, what: str) -> float:
+    """`value` (a command-line option standing for setting `name`) within that setting's range."""
+    low, high = _BY_NAME[name].bounds or (-math.inf, math.inf)
+    if not (math.isfinite(value) and low <= value <= high):
+        raise _usage(f"{what} must be between {_plain(low)} and {_plain(high)}, got {value!r}")
+    return value
 
 
 def critical_services(source: str) -> tuple[str, ...]:

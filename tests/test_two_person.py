@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from pipeline.errors import SameApprover
+from pipeline.review.identity import new_token
 from pipeline.review.service import ReviewService
 from tests.support import BOTH_BACKENDS, ROOT, by_category, child_env, pending, state_of, write_jsonl
 
@@ -83,9 +84,14 @@ def test_new_evidence_between_the_approvals_voids_the_first(service, tmp_path):
 
 
 def _approve_in_two_processes(data_dir, inc, gate, people) -> list[subprocess.CompletedProcess]:
+    # each person with their own API token: a two-person approval is never an operator's --as (issue 25)
+    tokens = {who: new_token() for who in set(people)}
+    tokens_file = data_dir.parent / "tokens.toml"
+    tokens_file.write_text("".join(f'[[tokens]]\nname = "{who}"\nuser = "{who}"\nrole = "reviewer"\n'
+                                   f'sha256 = "{digest}"\n' for who, (_, digest) in tokens.items()))
     env = {**child_env(data_dir), "INCIDENTIQ_TWO_PERSON": ",".join(RULE),
-           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend")}
-    procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "approve", inc, "--as", who,
+           "INCIDENTIQ_REPO_DIR": str(ROOT / "samples" / "pos-backend"), "INCIDENTIQ_TOKENS_FILE": str(tokens_file)}
+    procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "approve", inc, "--token", tokens[who][0],
                                "--expect-interrupt", gate], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for who in people]
     return [subprocess.CompletedProcess(p.args, p.wait(timeout=240), *p.communicate()) for p in procs]

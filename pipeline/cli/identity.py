@@ -21,7 +21,10 @@ def actor_of(engine, args):
 
     from pipeline.errors import UsageError
 
-    token = getattr(args, "token", None) or secret("INCIDENTIQ_TOKEN")
+    given = getattr(args, "token", None)
+    if given is not None and not given.strip():
+        raise UsageError("--token needs a token (an empty one is not the local operator)")
+    token = given or secret("INCIDENTIQ_TOKEN")
     as_user = getattr(args, "as_user", None)
     as_user = as_user if as_user is not None else getattr(args, "reviewer", None)
     if as_user is not None and not as_user.strip():

@@ -26,8 +26,10 @@ def cmd_poll(args) -> int:
     from pipeline.operations.poller import Poller
     from pipeline.sources import open_source
 
-    if args.interval is not None and not args.interval > 0:
-        raise UsageError("--interval must be a positive number of seconds")
+    from pipeline.config import within
+
+    if args.interval is not None:  # the range INCIDENTIQ_POLL_INTERVAL has: inf or 1e300 never polls
+        within("INCIDENTIQ_POLL_INTERVAL", args.interval, what="--interval")
     engine = engine_from_env()
     poller = Poller(engine, open_source(engine.settings.source, engine.settings), args.interval)
     if args.once:

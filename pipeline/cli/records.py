@@ -127,6 +127,8 @@ def _show_text(d) -> str:
         got = ", ".join(f"{a['by']} at {a['at'][:19]}" for a in d.get("approvals") or [])
         lines.append(f"Approvals: {len(d.get('approvals') or [])} of {d.get('approvals_needed', 1)}"
                      + (f" ({got})" if got else ""))
+        if d.get("approvals_limit"):
+            lines.append(f"Note: {d['approvals_limit']}")
     if d.get("assignee"):
         lines.append(f"On it: {d['assignee']}")
     if d.get("escalated_at"):

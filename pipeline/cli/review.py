@@ -87,7 +87,8 @@ def _partial_text(doc) -> str:
     got, needed = len(doc.get("approvals") or []), doc.get("approvals_needed") or 1
     if doc["status"] == "awaiting_approval" and got and got < needed:
         return f"; approval {got} of {needed} recorded ({', '.join(a['by'] for a in doc['approvals'])}):" \
-               " a second reviewer must approve"
+               " a second reviewer must approve" + (f" (note: {doc['approvals_limit']})"
+                                                    if doc.get("approvals_limit") else "")
     return ""
 
 

@@ -54,6 +54,11 @@ def show_document(records: Records, settings, incident_id: str, *, doc_hints) ->
     pending = doc["pending"]["interrupt_id"] if doc["pending"] else None
     doc.update(assignee=row["assignee"], assigned_at=row["assigned_at"], escalated_at=row["escalated_at"],
                approvals=approvals_store.approvals_for(records, incident_id, pending),
-               approvals_needed=approvals_needed(row, settings, doc_hints=doc_hints),
+               approvals_needed=(2 if approvals_store.approved_in_part(records, [incident_id])
+                                 else approvals_needed(row, settings, doc_hints=doc_hints)),
                comments=assignments.comments(records, incident_id))
+    if doc["approvals_needed"] > 1 and any(a.get("auth") == "demo" for a in doc["approvals"]):
+        from pipeline.review.identity import UNVERIFIED_LIMIT
+
+        doc["approvals_limit"] = UNVERIFIED_LIMIT  # stated wherever the approvals are shown
     return doc

@@ -21,6 +21,7 @@ from typing import Iterable, Literal, Mapping
 from pipeline.clock import parse_iso
 from pipeline.config import Settings
 from pipeline.errors import NotPermitted, UnknownIdentity, UsageError
+from pipeline.store.approvals import person_key  # noqa: F401 - compared by the two-person rule
 
 ROLES = ("viewer", "reviewer", "admin")
 Auth = Literal["oidc", "demo", "cli", "token", "system"]
@@ -126,6 +127,19 @@ def _claimed_roles(claims: Mapping, claim: str) -> list[str]:
     return [str(v) for v in value]
 
 
+# -- comparing people ----------------------------------------------------------------------------
+
+# what the panel, the CLI and the audit say when two-person approvals come from typed names
+UNVERIFIED_LIMIT = ("demo sign-in: names are typed, not verified, so two approvals here do not prove two"
+                    " people; sign in with OIDC or use API tokens where the two-person rule matters")
+
+
+def verified(actor: Actor) -> bool:
+    """Whether someone other than the actor vouched for who they are: a sign-in (OIDC), an API
+    token, or the CLI's own operator. Typed demo names and the CLI's `--as` are not."""
+    return actor.auth in ("oidc", "token") or (actor.auth == "cli" and actor.via is None)
+
+
 # -- building actors ---------------------------------------------------------------------------
 
 def actor_from_claims(claims: Mapping, settings: Settings) -> Actor:
@@ -193,6 +207,23 @@ def new_token() -> tuple[str, str]:
     return token, token_hash(token)
 
 
+def _expiry(path: Path, name: str, value) -> datetime:
+    """A token's `expires` as a time; UsageError naming the file and line when it is not a date."""
+    try:
+        return parse_iso(str(value).strip().replace("Z", "+00:00"))
+    except (ValueError, OverflowError):
+        pass
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    shown = str(value)
+    line = next((n for n, text in enumerate(lines, 1) if "expires" in text and shown in text), None)
+    where = f"{path}:{line}" if line else str(path)
+    raise UsageError(f"INCIDENTIQ_TOKENS_FILE {where}: token {name}: expires {shown[:40]!r} is not a date"
+                     " (write an ISO 8601 time, e.g. 2027-01-31T00:00:00Z)")
+
+
 def token_actor(settings: Settings, token: str, *, now: datetime | None = None) -> Actor:
     """The actor a token stands for; unknown or expired tokens are refused (the token is never echoed)."""
     if settings.tokens_file is None:
@@ -206,7 +237,7 @@ def token_actor(settings: Settings, token: str, *, now: datetime | None = None) 
         roles = _roles_of(entry.get("role", "viewer"), where=f"INCIDENTIQ_TOKENS_FILE: token {name}")
         expires = entry.get("expires")
         if expires is not None:
-            when = expires if isinstance(expires, datetime) else parse_iso(str(expires).replace("Z", "+00:00"))
+            when = expires if isinstance(expires, datetime) else _expiry(settings.tokens_file, name, expires)
             if when is not None and when.tzinfo is None:
                 when = when.replace(tzinfo=timezone.utc)  # a bare time in the file means UTC
             if when is not None and now is not None and when <= now:

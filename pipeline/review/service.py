@@ -29,8 +29,8 @@ from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitin
                              UsageError)
 from pipeline.notifications import messages
 from pipeline.notifications.targets import targets as notify_targets
-from pipeline.review.identity import SYSTEM, Actor, demo_actor
-from pipeline.review.policy import approvals_needed
+from pipeline.review.identity import SYSTEM, UNVERIFIED_LIMIT, Actor, demo_actor, verified
+from pipeline.review.policy import TWO, approvals_needed
 from pipeline.store import approvals as approvals_store
 from pipeline.store import assignments, outbox
 from pipeline.engine.graph import thread_config
@@ -134,14 +134,22 @@ class ReviewService:
         rows = self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset,
                                       assignee=assignee)
         given = approvals_store.approvals_of(self.records, rows)
+        held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
         for row in rows:
             row["approvals"] = given.get(row["incident_id"], [])
-            row["approvals_needed"] = self.approvals_needed(row)
+            row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
         return rows
 
-    def approvals_needed(self, incident: dict | str) -> int:
-        """1 or 2: the approvals the incident (a record row or an id) needs (review/policy.py)."""
+    def approvals_needed(self, incident: dict | str, *, held: bool | None = None) -> int:
+        """1 or 2: the approvals the incident (a record row or an id) needs (review/policy.py).
+
+        Two once a partial approval was given (`held`, read when not told): the rule is decided on
+        the analysis as it was at the first approval, and no later edit or re-analysis lowers it."""
         row = self.records.incident(incident) if isinstance(incident, str) else incident
+        if held is None:
+            held = bool(approvals_store.approved_in_part(self.records, [row["incident_id"]]))
+        if held:
+            return TWO
         kb = self.engine.kb
         return approvals_needed(row, self.engine.settings,
                                 doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
@@ -163,9 +171,10 @@ class ReviewService:
                                 limit=limit, assignee=assignee)
         rows = views.page_rows(page)
         given = approvals_store.approvals_of(self.records, rows)
+        held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
         for row in rows:
             row["approvals"] = given.get(row["incident_id"], [])
-            row["approvals_needed"] = self.approvals_needed(row)
+            row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
         return {"rows": rows, "next_cursor": page.next_cursor}
 
     @property
@@ -360,18 +369,23 @@ class ReviewService:
             row = self.records.incident(incident_id)
             if row["claim_owner"] and self._recover_dead_claim(incident_id):
                 row = self.records.incident(incident_id)
-            if self.approvals_needed(row) <= 1:
+            needed = self.approvals_needed(row)
+            if needed <= 1:
                 return self._decide(incident_id, action="approve", actor=who, note=note, expect=expect_interrupt,
                                     edits=edits, set_status="analyzing", expect_proposal=expect_proposal)
+            if who.auth == "cli" and who.via is not None:
+                # one operator acting --as ann, then --as bob, is one person approving twice
+                raise Refused(f"{incident_id}: a two-person approval must be given by the person ({who.id}"
+                              f" signed in or with their API token), not by {who.via} acting --as them",
+                              action="approve")
             if edits:
-                # the edit is a new analysis: approvals count for it, not for the one before
+                # the edit is a new analysis: approvals count for it, not for the one before; the
+                # rule stays the one of the analysis approved (an edit never lowers it)
                 doc = self.edit(incident_id, actor=who, edits=edits, expect_interrupt=expect_interrupt)
                 expect_interrupt = doc["pending"]["interrupt_id"]
                 row = self.records.incident(incident_id)
-                if self.approvals_needed(row) <= 1:
-                    return self._decide(incident_id, action="approve", actor=who, note=note,
-                                        expect=expect_interrupt, set_status="analyzing")
-            return self._approve_in_turn(incident_id, row, who, expect=expect_interrupt, note=note)
+            return self._approve_in_turn(incident_id, row, who, expect=expect_interrupt, note=note,
+                                         needed=max(needed, self.approvals_needed(row)))
 
     def _check_proposal(self, incident_id: str, expected: str, state: IncidentState | None = None) -> str | None:
         """The pending proposal's hash, or StaleProposal when it is not the one the reviewer saw."""
@@ -384,24 +398,26 @@ class ReviewService:
         return pending
 
     def _approve_in_turn(self, incident_id: str, row: dict, who: Actor, *, expect: str | None,
-                         note: str | None) -> dict:
+                         note: str | None, needed: int | None = None) -> dict:
         expected = expect or row["pending_interrupt_id"]
         if expect is None and (row["status"] != "awaiting_approval" or not expected):
             raise NotAwaitingApproval(incident_id, row["status"])
         claim = _Claim(self, incident_id, status_before="awaiting_approval")
         claim.expected = expected
-        needed = self.approvals_needed(row)
+        needed = max(needed or 1, self.approvals_needed(row))
+        after = {"status": "awaiting_approval", "approvals_needed": needed}
+        if not verified(who):
+            after["unverified"] = UNVERIFIED_LIMIT  # the demo's limit, where the audit is read
         audit = dict(incident_id=incident_id, reviewer=who.id, auth=who.auth, action="approve_partial",
                      checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
-                     before={"status": "awaiting_approval"},
-                     after={"status": "awaiting_approval", "approvals_needed": needed}, note=note)
+                     before={"status": "awaiting_approval"}, after=after, note=note)
         turn = approvals_store.take_turn(self.records, incident_id, interrupt_id=expected, actor_id=who.id,
                                          actor_name=who.name, auth=who.auth, needed=needed, owner=claim.owner,
                                          set_status="analyzing", audit=audit)
         if turn.kind == "lost":
             if row["claim_owner"] is None and self._recover_dead_claim(incident_id):
                 return self._approve_in_turn(incident_id, self.records.incident(incident_id), who, expect=expect,
-                                             note=note)
+                                             note=note, needed=needed)
             raise self._lost(incident_id, expect)
         if turn.kind == "same":
             raise SameApprover(incident_id, who.id)
@@ -467,6 +483,8 @@ class ReviewService:
                                         proposal_hash=proposal_hash if action == "approve" else None)
             if len(approvals) > 1:
                 after_values = {**(after_values or {}), "approvals": approvals}
+                if any(a.get("auth") == "demo" for a in approvals):
+                    after_values["unverified"] = UNVERIFIED_LIMIT
             if action == "approve":
                 after_values = {**(after_values or {}), "proposal_hash": proposal_hash}
             # the decision is in the checkpoint even if the run then fails: it is audited either way

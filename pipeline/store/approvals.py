@@ -9,6 +9,7 @@ reviewers approving at once are first and second, never both first.
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 from pipeline.clock import iso
@@ -16,6 +17,18 @@ from pipeline.errors import IncidentNotFound
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
 from pipeline.store.sql import placeholders
+
+
+# letters that render as nothing (Hangul fillers, the braille blank) but are not format characters
+_BLANK_LETTERS = dict.fromkeys(map(ord, "\u115f\u1160\u3164\uffa0\u2800"))
+
+
+def person_key(ident: str) -> str:
+    """What two identities are compared by: `ann` and `ANN`, `bob` and `bob` plus a zero-width space, full-width
+    `ａｎｎ` and `ann` are one person (Unicode NFKC, case folded, invisible characters dropped)."""
+    text = unicodedata.normalize("NFKC", str(ident)).translate(_BLANK_LETTERS)
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc", "Zl", "Zp"))
+    return unicodedata.normalize("NFKC", text.casefold()).strip()
 
 
 @dataclass
@@ -43,6 +56,17 @@ def approvals_for(records: Records, incident_id: str, interrupt_id: str | None) 
         return []
     with records.connection() as conn:  # the store's one connection is shared: hold its lock
         return _rows(conn, incident_id, interrupt_id)
+
+
+def approved_in_part(records: Records, incident_ids: list[str]) -> set[str]:
+    """The incidents that have had a partial approval (of any of their analyses): the two-person
+    rule held for them when an approval was first given, and no later analysis lowers it."""
+    ids = sorted(set(incident_ids))
+    if not ids:
+        return set()
+    found = records.query(f"SELECT DISTINCT incident_id FROM approvals"
+                          f" WHERE incident_id IN ({','.join('?' * len(ids))})", ids)
+    return {r["incident_id"] for r in found}
 
 
 def approvals_of(records: Records, rows: list[dict]) -> dict[str, list[dict]]:
@@ -77,7 +101,7 @@ def take_turn(records: Records, incident_id: str, *, interrupt_id: str, actor_id
         if row["status"] != "awaiting_approval" or row["pending_interrupt_id"] != interrupt_id or busy:
             return Turn("lost")
         so_far = _rows(conn, incident_id, interrupt_id)
-        if any(a["by"] == actor_id for a in so_far):
+        if any(person_key(a["by"]) == person_key(actor_id) for a in so_far):
             return Turn("same", so_far)
         mine = {"by": actor_id, "name": actor_name, "auth": auth, "at": stamp}
         if len(so_far) + 1 < needed:
