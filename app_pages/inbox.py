@@ -9,7 +9,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from workbench import session
-from workbench.inbox_view import (ANYONE, COLUMNS, DEFAULT_FILTER, FILTERS, PAGE_SIZE, assignee_choices,
+from workbench.inbox_view import (ANYONE, COLUMNS, DEFAULT_FILTER, FILTERS, PAGE_SIZE, TITLE_PX, assignee_choices,
                                   URL_PARAMS, filter_count, filter_label, highlight_overdue, inbox_frame,
                                   showing_text, view_from_url, view_to_url)
 from workbench.evidence_view import escape_markdown
@@ -157,14 +157,14 @@ def _inbox() -> None:
             hide_index=True, column_order=COLUMNS, width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config={
                 "incident_id": st.column_config.TextColumn("Incident", pinned=True),
-                "status": st.column_config.TextColumn("Status"),
+                "status": st.column_config.TextColumn("Status", width=130),
                 "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
-                "severity": st.column_config.TextColumn("Severity"),
+                "severity": st.column_config.TextColumn("Severity", width=70),
                 "service": st.column_config.TextColumn("Service"),
                 "category": st.column_config.TextColumn("Category"),
-                "confidence": st.column_config.ProgressColumn("Confidence", min_value=0.0, max_value=1.0,
-                                                              format="%.2f", width="small"),
-                "title": st.column_config.TextColumn("Title", width="large"),
+                "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0,
+                                                              format="%.2f", width=70, help="confidence"),
+                "title": st.column_config.TextColumn("Title", width=TITLE_PX),
                 "approvals": st.column_config.TextColumn("Approvals", help="two-person rule: approvals given so far"),
                 "assignee": st.column_config.TextColumn("Assignee"),
                 "events": st.column_config.NumberColumn("Events"),

@@ -216,7 +216,7 @@ def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(serv
 
                 # 1440 px: the Status column whole, inside the table's visible part, no text clipped
                 status = page.evaluate(STATUS_JS)
-                assert status["headers"][:2] == ["Incident", "Status"], status
+                assert status["headers"][:3] == ["Incident", "Title", "Status"], status
                 assert 0 < status["left"] < status["right"] <= status["visible"], status
                 assert status["textRight"] and all(0 < x < status["right"] - status["left"] - 4
                                                    for x in status["textRight"]), status

@@ -23,9 +23,13 @@ DEFAULT_FILTER = "awaiting"
 FILTER_LABELS = {"awaiting": "Awaiting approval", "in-revision": "In revision", "analyzing": "Analyzing",
                  "failed": "Failed", "decided": "Decided", "all": "All"}
 PAGE_SIZE = 50
-# what a reviewer triages by comes first, so it is in view without scrolling the table at 1440 px
-COLUMNS = ("incident_id", "status", "sla", "severity", "service", "category", "confidence", "title",
+# what a reviewer reads and triages by comes first, so it is in view without scrolling the table:
+# the title (what happened) right after the id, then status, severity, category and confidence; at
+# 1024 px those fit the page's width, at 1440 px SLA, service and the people columns too
+COLUMNS = ("incident_id", "title", "status", "severity", "category", "confidence", "sla", "service",
            "approvals", "assignee", "events", "age")
+# the Title column's width in pixels: about 45 characters of a log line in view
+TITLE_PX = 330
 # a status in the inbox's words: short, and never "fixed" for a proposal (nothing is applied)
 STATUS_SHORT = {"awaiting_approval": "awaiting approval", "in_revision": "in revision",
                 "fix_proposed": "approved · fix proposed", "approved": "approved · no code fix"}
