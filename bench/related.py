@@ -57,7 +57,7 @@ def seed(records: Records, n: int) -> None:
     with records.transaction() as conn:
         conn.executemany("INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity, category,"
                          " confidence, event_count, first_seen, last_seen, created_at, updated_at, closed_at,"
-                         " sla_deadline, summary) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows())
+                         " sla_deadline, summary) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)", rows())
 
 
 def timed(fn, repeat: int = 30) -> float:
@@ -99,10 +99,10 @@ def main() -> int:
         deep_page = timed(lambda: rel.related("INC-00000000", limit=10, before=next_page, nearest=0))
         nearest = timed(lambda: rel.index.nearest(query, k=5, exclude=""))
         scan = timed(lambda: records.query(
-            "SELECT incident_id FROM incidents NOT INDEXED WHERE fingerprint = ? AND incident_id <> ?"
+            "SELECT incident_id FROM incidents NOT INDEXED WHERE fingerprint = $1 AND incident_id <> $2"
             " ORDER BY created_at DESC, incident_id DESC LIMIT 11", (BIG, "INC-00000000")), repeat=5)
         indexed = timed(lambda: records.query(
-            "SELECT incident_id FROM incidents WHERE fingerprint = ? AND incident_id <> ?"
+            "SELECT incident_id FROM incidents WHERE fingerprint = $1 AND incident_id <> $2"
             " ORDER BY created_at DESC, incident_id DESC LIMIT 11", (BIG, "INC-00000000")))
         records.close()
     print(f"seeded {args.incidents:,} incidents in {seed_s:.1f} s; {len(ids):,} evidence vectors in {index_s:.1f} s")

@@ -64,8 +64,8 @@ def approved_in_part(records: Records, incident_ids: list[str]) -> set[str]:
     ids = sorted(set(incident_ids))
     if not ids:
         return set()
-    found = records.query(f"SELECT DISTINCT incident_id FROM approvals"
-                          f" WHERE incident_id IN ({','.join('?' * len(ids))})", ids)
+    found = records.query(f"SELECT DISTINCT incident_id FROM approvals WHERE incident_id IN ({placeholders(len(ids))})",
+                          ids)
     return {r["incident_id"] for r in found}
 
 
