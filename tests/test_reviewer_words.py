@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.errors import NotAwaitingApproval, StaleInterrupt, StaleProposal
-from tests.support import cli, ingest_one, write_jsonl
+from tests.support import cli, ingest_one
 
 PLACEHOLDER = re.compile(r"<(?:NUM|STR|EMAIL|IP|HEX|UUID|PATH|URL)>")
 

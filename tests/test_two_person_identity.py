@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pipeline.errors import Refused, SameApprover
+from pipeline.errors import SameApprover
 from pipeline.review.service import ReviewService
 from tests.support import by_category, cli, pending
 

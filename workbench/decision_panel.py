@@ -99,7 +99,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
                 effect = review.edit_effect(inputs["edits"])
                 doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
                                      edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
-    except Conflict as exc:
+    except Conflict:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
         return "warning", f"{label} not applied: {reason}"  # the reason in words: no status codes, no ids
     except IncidentIQError as exc:

@@ -10,7 +10,6 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline.backtest.human import human_outcome
-from pipeline.clock import iso
 from pipeline.engine import Engine
 from pipeline.state import LogEvent
 from pipeline.store import backtests

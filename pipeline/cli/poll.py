@@ -22,7 +22,7 @@ def register(sub) -> None:
 
 
 def cmd_poll(args) -> int:
-    from pipeline.errors import Conflict, UsageError
+    from pipeline.errors import Conflict
     from pipeline.operations.poller import Poller
     from pipeline.sources import open_source
 
