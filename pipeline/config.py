@@ -123,7 +123,7 @@ def _patterns(text: str | None) -> tuple[str, ...]:
 def _embeddings(text: str | None) -> str:
     if text == "offline" or (text or "").startswith("openai:") and (text or "").split(":", 1)[1].strip():
         return text or "offline"
-    raise _usage(f"INCIDENTIQ_EMBEDDINGS must be offline or openai:MODEL, got {_shown(text)}")
+    raise _usage(f"INCIDENTIQ_EMBEDDINGS must be 'offline' or 'openai:MODEL', got {_shown(text)}")
 
 
 def _log_format(text: str | None) -> str | None:

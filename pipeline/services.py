@@ -20,12 +20,12 @@ from pipeline.gc_tuning import tune_garbage_collector
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.operations.poller import Poller
 from pipeline.operations.service import OperationsService
-from pipeline.review.identity import ROLES, Actor, actor_from_claims, demo_actor
+from pipeline.review.identity import ROLES, UNVERIFIED_LIMIT, Actor, actor_from_claims, demo_actor
 from pipeline.review.related import RelatedIncidents
-from pipeline.review.service import ReviewService
+from pipeline.review.service import COMMENT_LIMIT, ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
-__all__ = ["Services", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
+__all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
            "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "BacktestService",
            "backtests_of", "related_of", "RelatedIncidents"]
 

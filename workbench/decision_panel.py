@@ -210,7 +210,7 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
                 + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})")
     who = session.actor()
     if (doc.get("approvals_needed") or 1) > 1 and (doc.get("approvals_limit") or (who and who.auth == "demo")):
-        from pipeline.review.identity import UNVERIFIED_LIMIT
+        from pipeline.services import UNVERIFIED_LIMIT
 
         st.warning(f"Two approvals needed. Note: {UNVERIFIED_LIMIT}.", icon=":material/group:")
     edits_lines = decision_lines({}, audit_rows)

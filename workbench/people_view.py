@@ -9,7 +9,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
-from pipeline.review.service import COMMENT_LIMIT
+from pipeline.services import COMMENT_LIMIT
 from pipeline.state import CLOSED_STATUSES
 from workbench import session
 
