@@ -139,11 +139,15 @@ def test_the_background_thread_works_and_a_clean_stop_releases_the_lease(engine,
     try:
         # the status is read as the poller records it after a poll: wait for it too (bounded), as
         # the health-light test does; one read could land between the work and its record
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and (len(paused_ids(engine)) < 4
-                                               or poller_status(engine.records)[0]["state"] != "running"):
+        # (before the first poll's end there is no status row at all: nothing to index yet)
+        def state() -> str | None:
+            rows = poller_status(engine.records)
+            return rows[0]["state"] if rows else None
+
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and (len(paused_ids(engine)) < 4 or state() != "running"):
             time.sleep(0.05)
-        assert poller.alive and poller_status(engine.records)[0]["state"] == "running"
+        assert poller.alive and state() == "running"
     finally:
         assert poller.stop(timeout=20)
     assert len(paused_ids(engine)) == 4
