@@ -42,8 +42,8 @@ import pipeline  # noqa: E402,F401
 
 from pipeline.clock import iso  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
-from pipeline.engine import open_engine  # noqa: E402
-from pipeline.ingest.files import ingest_path  # noqa: E402
+from pipeline.composition import open_engine  # noqa: E402
+from pipeline.operations.file_ingest import ingest_path  # noqa: E402
 from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
 from pipeline.store import checkpoints  # noqa: E402
 
@@ -80,7 +80,7 @@ def seed(data_dir: Path, *, incidents: int, real: int) -> list[str]:
                        service=f"svc-{_name(k % 400)}", exception=f"com.example.{_name(k).capitalize()}Failure",
                        message=f"operation {_name(k)} failed") for k in range(n)]
     for i in range(0, n, 1000):
-        engine.records.store_batch(events[i:i + 1000], cursor=None, reopen_minutes=30)
+        engine.incidents.store_batch(events[i:i + 1000], cursor=None)
     now = datetime.now(timezone.utc)
     for k, row in enumerate(r for r in engine.records.incidents(limit=None) if r["incident_id"] not in paused):
         engine.records.update_incident(

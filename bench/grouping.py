@@ -13,7 +13,7 @@ messages equal Loghub's Content, and the miner's GA on the messages the parser e
 
     .venv/bin/python bench/grouping.py [DIR ...] [--raw] [--json]
 
-GA and the Loghub loading live in pipeline/ingest/grouping.py, shared with `python -m pipeline grouping`.
+GA and the Loghub loading live in pipeline/incidents/grouping.py, shared with `python -m pipeline grouping`.
 
 DIR defaults to ../shared/data/loghub-2k beside the repo (or $INCIDENTIQ_LOGHUB_DIR): a folder
 of system folders, or system folders themselves.
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.ingest.formats import SourceParser  # noqa: E402
-from pipeline.ingest.grouping import GOAL_MEAN, GOAL_MIN, baseline, grouping_accuracy, mine  # noqa: E402,F401
-from pipeline.ingest.grouping import load as load_labelled, systems as labelled_systems  # noqa: E402
+from pipeline.incidents.grouping import GOAL_MEAN, GOAL_MIN, baseline, grouping_accuracy, mine  # noqa: E402,F401
+from pipeline.incidents.grouping import load as load_labelled, systems as labelled_systems  # noqa: E402
 from pipeline.ingest.multiline import MultilineJoiner  # noqa: E402
 
 DEFAULT_DIR = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))

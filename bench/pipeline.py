@@ -37,9 +37,9 @@ from langgraph.types import interrupt  # noqa: E402
 
 from pipeline.store import checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
-from pipeline.engine import open_engine  # noqa: E402
+from pipeline.composition import open_engine  # noqa: E402
 from pipeline.gc_tuning import tune_garbage_collector  # noqa: E402
-from pipeline.ingest.files import ingest_path  # noqa: E402
+from pipeline.operations.file_ingest import ingest_path  # noqa: E402
 
 KINDS = [
     ("java.sql.SQLTransientConnectionException", "HikariPool-1 - Connection is not available, request timed out after 30000ms."),
@@ -133,7 +133,7 @@ def run_pipeline(work: Path, n: int, *, prepare=None) -> tuple[float, int]:
 
 
 # what --split times, by where it happens: the product's own work around and inside the run
-RECORD_CALLS = ("store_batch", "claim_run", "events_of", "mark_merged", "incident_fields", "update_incident")
+RECORD_CALLS = ("claim_run", "events_of", "mark_merged", "incident_fields", "update_incident")
 NODE_CALLS = ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "approval")
 
 
@@ -141,6 +141,7 @@ def run_split(work: Path, n: int) -> tuple[dict[str, float], dict[str, float]]:
     """Seconds spent per part of one pipeline run, wall-clock and the CPU of the thread it ran on
     (timers around the parts; not in the ratios)."""
     from pipeline.engine import nodes
+    from pipeline.incidents.batch import Incidents
     from pipeline.store.records import Records
 
     spent: dict[str, float] = {}
@@ -166,6 +167,7 @@ def run_split(work: Path, n: int) -> tuple[dict[str, float], dict[str, float]]:
 
     originals = [(nodes, name, timed(nodes, name, f"node {name}")) for name in NODE_CALLS]
     originals += [(Records, name, timed(Records, name, f"records {name}")) for name in RECORD_CALLS]
+    originals += [(Incidents, "store_batch", timed(Incidents, "store_batch", "incidents store_batch"))]
     try:
         spent["total"], paused = run_pipeline(work, n, prepare=lambda engine: timed(engine.graph, "invoke",
                                                                                   "graph invoke"))
@@ -202,7 +204,7 @@ def print_split(spent: dict[str, float], used: dict[str, float], n: int, bare_s:
     print(f"split      : ms per incident in one more run with timers ({ms(spent['total'])} ms in all);"
           " wall-clock / CPU of the part's thread (a node's wall time includes waiting for the GIL"
           " while LangGraph's threads write checkpoints)")
-    for label in [f"records {c}" for c in RECORD_CALLS] + [f"node {c}" for c in NODE_CALLS]:
+    for label in ["incidents store_batch"] + [f"records {c}" for c in RECORD_CALLS] + [f"node {c}" for c in NODE_CALLS]:
         print(f"             {ms(spent.get(label, 0.0))} / {ms(used.get(label, 0.0))}  {label}")
     print(f"             {ms(invoke_s - nodes_s)}          the graph and its checkpoints (invoke minus the time"
           " any node ran)")

@@ -32,6 +32,9 @@ knowledge, analyst, sources); nothing above that boundary catches `Exception`.
 """
 from __future__ import annotations
 
+# what stands in a message, a log or a page where a secret was (pipeline/redaction.py masks them)
+MASK = "[redacted]"
+
 
 class IncidentIQError(Exception):
     """Base of every error this product raises on purpose."""

@@ -44,11 +44,12 @@ from pathlib import Path
 
 from pipeline.store import checkpoints
 from pipeline.config import Settings
-from pipeline.engine import Engine, open_engine
+from pipeline.composition import open_engine
+from pipeline.engine import Engine
 from pipeline.errors import InvalidEvent, UsageError
 from pipeline.ingest.events import normalize
 from pipeline.engine.graph import thread_config
-from pipeline.ingest.opening import opens_incident
+from pipeline.incidents.opening import opens_incident
 from pipeline.state import CATEGORIES, IncidentState
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
@@ -163,7 +164,7 @@ def case_state(engine: Engine, case: EvalCase) -> IncidentState:
         events = [normalize(obj, source=f"eval:{case.case_id}", position=str(i)) for i, obj in enumerate(case.events)]
     except InvalidEvent as exc:
         raise UsageError(f"eval case {case.case_id}: {exc.reason}") from exc
-    engine.records.store_batch(events, cursor=None, reopen_minutes=engine.settings.reopen_minutes)
+    engine.incidents.store_batch(events, cursor=None)
     events.sort(key=lambda e: e.time)
     opener = next((e for e in events if opens_incident(e)), events[0])
     return IncidentState(incident_id=case.case_id, service=opener.service, evidence=events)

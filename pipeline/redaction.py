@@ -8,8 +8,9 @@ import base64
 from urllib.parse import quote, urlsplit
 
 from pipeline import config
+from pipeline.errors import MASK
 
-MASK = "[redacted]"
+__all__ = ["MASK", "MIN_SECRET_CHARS", "configured_secrets", "redact"]
 MIN_SECRET_CHARS = 4  # shorter values would mask ordinary words; no real token is that short
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline.analyst.offline import find_similar
 from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
 from pipeline.gc_tuning import tune_garbage_collector
 from pipeline.knowledge.service import KnowledgeService

@@ -97,7 +97,7 @@ def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
 @pytest.fixture
 def engine(data_dir, monkeypatch):
     """A fresh engine (offline analyst) on a temp data dir."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
 
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
     eng = open_engine(make_settings(data_dir))
@@ -109,7 +109,7 @@ def engine(data_dir, monkeypatch):
 @pytest.fixture
 def paused_engine(engine):
     """An engine with the incidents of tests/fixtures/small.jsonl paused at approval."""
-    from pipeline.ingest.files import ingest_path
+    from pipeline.operations.file_ingest import ingest_path
 
     ingest_path(engine, FIXTURES / "small.jsonl")
     return engine
@@ -141,7 +141,7 @@ def stub():
 @pytest.fixture
 def model_engine(data_dir, stub, monkeypatch):
     """An engine whose analyst is the chat model behind the loopback server."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
 
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
     monkeypatch.setenv("OPENAI_API_KEY", KEY)

@@ -376,7 +376,7 @@ def careful_analyst(request: Request) -> dict:
 
 def ingest_one(engine, tmp_path, events=HIKARI) -> str:
     """Ingest one incident's events and return its id."""
-    from pipeline.ingest.files import ingest_path
+    from pipeline.operations.file_ingest import ingest_path
 
     ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
     rows = engine.records.incidents()
@@ -392,8 +392,8 @@ import contextlib, io, json, os, sys, time
 import pipeline
 from pipeline import cli
 from pipeline.cli import review as cli_review
-from pipeline import engine
-opened = engine.open_engine(sync_knowledge=False)
+from pipeline import composition
+opened = composition.open_engine(sync_knowledge=False)
 cli_review.engine_from_env = lambda **kwargs: opened
 print("ready", flush=True)
 for line in sys.stdin:

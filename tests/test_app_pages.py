@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts
 
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"

@@ -21,7 +21,7 @@ KILLED_AFTER_UPDATE = textwrap.dedent("""
     import json, os, signal, sys
     sys.path.insert(0, {root!r})
     import pipeline
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
     from pipeline.review.service import ReviewService
     from pipeline.config import Settings
     from pathlib import Path

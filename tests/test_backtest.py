@@ -118,7 +118,7 @@ def test_the_cli_runs_lists_and_reports(paused_engine, capsys, tmp_path):
 def many_decided(engine, tmp_path: Path, n: int) -> list[str]:
     """n incidents ingested and approved (the bench's event shapes)."""
     from bench.pipeline import write_events
-    from pipeline.ingest.files import ingest_path
+    from pipeline.operations.file_ingest import ingest_path
 
     events = tmp_path / "many.jsonl"
     write_events(events, n)
@@ -199,8 +199,8 @@ def copy_data_dir(engine, data_dir: Path, to: Path) -> Path:
 
 def test_an_approval_while_a_backtest_runs_is_the_approval_it_would_be_without(engine, data_dir, tmp_path):
     from bench.pipeline import write_events
-    from pipeline.engine import open_engine
-    from pipeline.ingest.files import ingest_path
+    from pipeline.composition import open_engine
+    from pipeline.operations.file_ingest import ingest_path
     from tests.support import make_settings
 
     many_decided(engine, tmp_path, 30)

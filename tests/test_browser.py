@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"

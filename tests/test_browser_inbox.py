@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.store import checkpoints
 from tests.support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, make_settings, settle, streamlit_app
 
@@ -23,7 +23,7 @@ pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The app on a data dir with the small fixture's incidents paused at approval, and one browser."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
     from playwright.sync_api import sync_playwright
 
     tmp = tmp_path_factory.mktemp("inbox-ui")

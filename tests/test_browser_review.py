@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
 from tests.support import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, choose, make_settings, settle,
@@ -31,7 +31,7 @@ pytest.importorskip("playwright.sync_api")
 def site(tmp_path_factory):
     """The app on a data dir with the small fixture's incidents paused at approval, its engine
     (for a second reviewer acting in another process' place) and one browser."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
     from playwright.sync_api import sync_playwright
 
     tmp = tmp_path_factory.mktemp("review-ui")

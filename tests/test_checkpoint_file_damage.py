@@ -11,7 +11,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.engine.graph import build_graph
 from pipeline.engine.lost_runs import LOST_DECIDED
 from pipeline.engine.runner import run_pending

@@ -116,7 +116,7 @@ IMPORT_ORDER_PROBE = """
 import json, sys, tempfile, pathlib
 import langgraph.graph, langgraph.checkpoint.serde.jsonplus  # langgraph first, before pipeline
 from pydantic import BaseModel
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.store import checkpoints
 from tests.support import make_settings
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import sqlite3
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.engine.graph import build_graph, thread_config
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.operations.retention import prune
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState

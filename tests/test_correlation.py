@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.ingest.correlation import TEMPLATE_CHARS, fingerprint, incident_id, template, title
+from pipeline.incidents.correlation import TEMPLATE_CHARS, fingerprint, incident_id, template, title
 from pipeline.state import LogEvent
 
 OPENED = datetime(2026, 11, 28, 10, 1, 2, tzinfo=timezone.utc)

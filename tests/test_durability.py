@@ -47,7 +47,7 @@ def test_a_pause_is_shown_identically_by_a_fresh_process(data_dir):
     assert cli(data_dir, "ingest", str(FIXTURES / "small.jsonl")).returncode == 0
     listed = json.loads(cli(data_dir, "list", "--status", "awaiting_approval", "--json").stdout)
     assert listed
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
 
     engine = open_engine(make_settings(data_dir), sync_knowledge=False)
     for row in listed:
@@ -88,7 +88,7 @@ def test_sigkill_during_analysis_loses_nothing_and_duplicates_nothing(data_dir, 
     assert count(records, "SELECT count(*) FROM fixes") == 0
     assert count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == total_lines
 
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
 
     engine = open_engine(make_settings(data_dir), sync_knowledge=False)
     for row in engine.records.incidents():

@@ -22,7 +22,7 @@ T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 @pytest.fixture
 def clocked(engine):
     """The engine on a ManualClock at T0, with the small fixture paused at approval."""
-    from pipeline.ingest.files import ingest_path
+    from pipeline.operations.file_ingest import ingest_path
 
     engine.records.clock = ManualClock(T0)
     engine.settings = dataclasses.replace(engine.settings, expire_after_hours=2.0)
@@ -35,16 +35,15 @@ def _actions(engine, incident_id):
 
 
 def test_the_sla_is_configured_per_severity_and_counted_from_first_seen(data_dir, monkeypatch):
-    from pipeline.store.records import Records
+    from pipeline.composition import sla_policy
     from tests.support import make_settings
 
     monkeypatch.setenv("INCIDENTIQ_SLA_HOURS", "medium=10")
     monkeypatch.setenv("INCIDENTIQ_SLA_FROM", "first_seen")
     settings = make_settings(data_dir)
     assert settings.sla == {"critical": 1.0, "high": 4.0, "medium": 10.0, "low": 72.0}
-    records = Records(":memory:", clock=ManualClock(T0), sla_hours=settings.sla, sla_from=settings.sla_from)
     seen = T0 - timedelta(hours=3)
-    assert records.sla_deadline_of(first_seen=seen, opened=T0, severity="medium") == seen + timedelta(hours=10)
+    assert sla_policy(settings).deadline(first_seen=seen, opened=T0, severity="medium") == seen + timedelta(hours=10)
     monkeypatch.setenv("INCIDENTIQ_SLA_HOURS", "urgent=1")
     from pipeline.errors import UsageError
     with pytest.raises(UsageError, match="INCIDENTIQ_SLA_HOURS"):
@@ -123,7 +122,7 @@ import json, sys
 from datetime import datetime
 import pipeline
 from pipeline.clock import ManualClock
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.operations import escalation
 engine = open_engine(sync_knowledge=False, clock=ManualClock(datetime.fromisoformat(sys.argv[1])))
 done = escalation.run(engine)

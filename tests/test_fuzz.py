@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pipeline.config import SETTINGS, Settings
 from pipeline.errors import IncidentIQError, InvalidEdit, InvalidEvent, UsageError
-from pipeline.ingest import correlation
+from pipeline.incidents import correlation
 from pipeline.ingest.events import DeadLetter, normalize, read_jsonl
 from pipeline.review.edits import edited_values
 from pipeline.state import EDITABLE_FIELDS, RCA, IncidentState, LogEvent, Recommendation

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from pipeline.incidents.batch import Incidents
 from pipeline.clock import ManualClock, iso
 from pipeline.errors import UsageError
 from pipeline.state import CLOSED_STATUSES, SEVERITIES, LogEvent
@@ -35,7 +36,7 @@ def seeded(records: Records, n: int = 60) -> list[str]:
     ids = []
     for k, event in enumerate(events):  # one at a time: each opens at its own instant
         records.clock.set(T0 + timedelta(seconds=k))
-        ids += records.store_batch([event], cursor=None, reopen_minutes=30).incidents_new
+        ids += Incidents(records).store_batch([event], cursor=None).incidents_new
     for k, incident_id in enumerate(ids):
         # several share a deadline: the severity and then the opening time must break the tie
         records.clock.set(T0 + timedelta(minutes=k))
@@ -142,7 +143,7 @@ def test_the_poll_query_finds_paused_incidents_with_new_evidence_only(records):
     paused = ids[0]
     late = LogEvent(event_id="late", time=T0 + timedelta(minutes=1), level="ERROR", service="svc-a",
                     exception="com.example.AFailure", message="operation a failed")
-    records.store_batch([late], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([late], cursor=None)
     assert records.incident(paused)["event_count"] == 2
     assert set(records.incidents_needing_work()) == moving | {paused}
     assert records.incidents_needing_work() == sorted(
@@ -250,7 +251,7 @@ def test_a_store_written_at_the_previous_version_keeps_its_search_and_poll_after
     assert sorted(due.due_incidents(records)) == sorted(records.incidents_needing_work())
     late = LogEvent(event_id="late", time=T0 + timedelta(hours=2), level="ERROR", service="svc-zz",
                     exception="com.example.ZzFailure", message="operation zz failed")
-    new = records.store_batch([late], cursor=None, reopen_minutes=30).incidents_new
+    new = Incidents(records).store_batch([late], cursor=None).incidents_new
     assert [r["incident_id"] for r in views.inbox_page(records, search="svc-zz", limit=5).rows] == list(new)
     assert views.inbox_page(records, search="operation", limit=1).rows[0]["incident_id"] in new  # newest first
     records.close()
@@ -295,7 +296,7 @@ def test_the_overdue_count_is_exact_through_status_and_deadline_changes_and_dele
             event = LogEvent(event_id=f"new{step}", time=T0 + timedelta(minutes=step), level="ERROR",
                              service="svc-new", exception=f"com.example.{_name(step + 100).capitalize()}Failure",
                              message=f"operation {_name(step + 100)} failed")
-            ids += records.store_batch([event], cursor=None, reopen_minutes=30).incidents_new
+            ids += Incidents(records).store_batch([event], cursor=None).incidents_new
         check()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.ingest.events import iter_paths
 from pipeline.operations.poller import Poller
 from pipeline.sources.file import FileSource

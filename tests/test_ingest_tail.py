@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from pipeline.ingest.files import ingest_file, ingest_path
+from pipeline.operations.file_ingest import ingest_file, ingest_path
 from pipeline.ingest.tail import Tailer
 from pipeline.sources.file import FileSource
 
@@ -24,7 +24,7 @@ def old_cursor(file: Path, offset: int) -> str:
 
 
 def store_old_cursor(engine, file: Path, value: str) -> None:
-    engine.records.store_batch([], cursor=(f"file:{file.resolve()}", value), reopen_minutes=30)
+    engine.incidents.store_batch([], cursor=(f"file:{file.resolve()}", value))
 
 
 def test_a_data_dir_ingested_by_the_old_ingest_neither_re_reads_nor_loses_lines(engine, tmp_path):

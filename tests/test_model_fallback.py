@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from pipeline.clock import ManualClock
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.engine.nodes import fix_eligible
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
 from tests.openai_stub import Reply

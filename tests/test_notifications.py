@@ -59,7 +59,7 @@ class Webhook:
 
 @pytest.fixture
 def webhook_engine(engine, monkeypatch):
-    from pipeline.ingest.files import ingest_path
+    from pipeline.operations.file_ingest import ingest_path
 
     hooks = []
 
@@ -140,7 +140,7 @@ def test_log_text_in_a_notification_is_inert(webhook_engine):
 
 DELIVER = r"""
 import pipeline
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.notifications import sender
 engine = open_engine(sync_knowledge=False)
 sender.deliver_due(engine.records)

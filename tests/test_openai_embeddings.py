@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.knowledge.embeddings import HashedNgramEmbedder, embedder_from_setting
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.knowledge.openai_embeddings import OpenAIEmbedder

@@ -208,7 +208,7 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
     `failed` with its error instead of being retried forever."""
     from pipeline.store import checkpoints
     from pipeline.analyst.offline import OfflineAnalyst
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
     from pipeline.engine.runner import MAX_ATTEMPTS
     from tests.support import make_settings
 

@@ -19,7 +19,7 @@ from pipeline.store import lease
 from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, make_settings, wait_for
 
 pytestmark = BOTH_BACKENDS
@@ -89,7 +89,7 @@ def records_of(polled: tuple[Path, str | None]) -> Records:
 @pytest.fixture
 def oracle(data_dir, tmp_path):
     """An engine on SQLite files of its own (with the same knowledge index), whatever the backend."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
     from pipeline.store import checkpoints
 
     d = tmp_path / "oracle"

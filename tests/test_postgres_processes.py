@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.engine import open_engine
-from pipeline.ingest.files import ingest_path
+from pipeline.composition import open_engine
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.store import lease
 from pipeline.store.records import Records
 from tests.support import RACER, ROOT, make_settings, paused_ids, poller_env, wait_for

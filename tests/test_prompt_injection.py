@@ -8,9 +8,9 @@ import re
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.review.documents import incident_document
-from pipeline.engine import open_engine
+from pipeline.composition import open_engine
 from pipeline.engine.graph import thread_config
 from tests.openai_stub import OpenAIStub
 from tests.support import HIKARI, KEY, RECOMMENDATION, careful_analyst, make_settings, state_of, write_jsonl

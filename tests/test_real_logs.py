@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ingest.files import ingest_path
-from pipeline.ingest.grouping import load
-from pipeline.ingest.opening import OpeningRule
+from pipeline.operations.file_ingest import ingest_path
+from pipeline.incidents.grouping import load
+from pipeline.incidents.batch import Incidents
+from pipeline.incidents.opening import OpeningRule
 from pipeline.ingest.reading import LogFile
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
@@ -38,7 +39,7 @@ def test_a_plain_text_log_is_stored_whole_and_opens_one_incident_per_error_templ
     # the identical lines Apache repeats within one second are each one
     assert counts["events"] == len(lines) == count(engine, "SELECT count(*) FROM events")
     assert counts["rejected"] == 0
-    error_templates = log.error_templates(engine.records.opening)
+    error_templates = log.error_templates(engine.incidents.opening)
     incidents = count(engine, "SELECT count(*) FROM incidents")
     assert incidents <= 2 * len(error_templates), (incidents, len(error_templates))
     assert (incidents > 0) == bool(error_templates)
@@ -151,19 +152,19 @@ def test_a_warn_line_with_a_known_error_signature_opens_an_incident_and_a_plain_
 
 def test_the_miner_state_is_shared_by_two_stores_on_one_data_dir(tmp_path):
     path = tmp_path / "app.sqlite3"
-    a, b = Records(path), Records(path)
+    a, b = Incidents(Records(path)), Incidents(Records(path))
 
     def event(n: int, node: str) -> LogEvent:
         return LogEvent(event_id=f"e{n}", time=f"2026-11-28T10:00:0{n}Z", level="ERROR", service="dfs",
                         message=f"Exception in receiveBlock for block blk_{n}77 on {node}")
 
-    a.store_batch([event(1, "node-a")], cursor=None, reopen_minutes=30)
-    b.store_batch([event(2, "node-b")], cursor=None, reopen_minutes=30)  # learns what a saved, first
-    a.store_batch([event(3, "node-c")], cursor=None, reopen_minutes=30)  # and a what b saved
-    incidents = a.incidents()
+    a.store_batch([event(1, "node-a")], cursor=None)
+    b.store_batch([event(2, "node-b")], cursor=None)  # learns what a saved, first
+    a.store_batch([event(3, "node-c")], cursor=None)  # and a what b saved
+    incidents = a.records.incidents()
     assert len(incidents) == 1 and incidents[0]["event_count"] == 3
     assert a.templates() == b.templates() and len(a.templates()) == 1
-    a.close(), b.close()
+    a.records.close(), b.records.close()
 
 
 def test_an_older_data_dir_is_not_duplicated_when_its_file_is_read_again(tmp_path, engine):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.engine import open_engine
-from pipeline.ingest.files import ingest_path
+from pipeline.composition import open_engine
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from tests.support import HIKARI, cli_json, make_settings, open_incident, texts, write_jsonl
 

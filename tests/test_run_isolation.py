@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.engine.runner import MAX_ATTEMPTS, run_pending
-from pipeline.ingest.files import ingest_path
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
 from pipeline.services import OperationsService, ReviewService, Services
@@ -45,9 +45,9 @@ def test_run_pending_works_through_more_due_incidents_than_a_batch_and_stops_at_
     from pipeline.store import due
 
     n = due.BATCH + 4
-    engine.records.store_batch([normalize({"_time": f"2026-11-28T10:{k // 60:02d}:{k % 60:02d}Z", "service": f"svc-{k}",
+    engine.incidents.store_batch([normalize({"_time": f"2026-11-28T10:{k // 60:02d}:{k % 60:02d}Z", "service": f"svc-{k}",
                                            "level": "ERROR", "message": f"payment {k} declined"}, position=str(k))
-                                for k in range(n)], cursor=None, reopen_minutes=30)
+                                for k in range(n)], cursor=None)
     assert engine.records.status_counts() == {"analyzing": n}
     first = run_pending(engine, limit=3)
     assert len(first.advanced) == 3 and not first.failed and not first.skipped

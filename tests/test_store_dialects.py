@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.incidents.batch import Incidents
 from pipeline.clock import ManualClock, iso
 from pipeline.state import LogEvent
 from pipeline.store import views
@@ -50,7 +51,7 @@ def test_parameters_are_bound_by_their_numbers_in_any_order_and_more_than_once(r
 @BOTH_BACKENDS
 def test_a_title_with_sql_in_it_is_stored_read_and_found_as_it_is(records):
     message = "SELECT * FROM t WHERE a LIKE ? AND b = '100%' OR min(x, y) = $1"
-    counts = records.store_batch([event(1, T0, message)], cursor=None, reopen_minutes=30)
+    counts = Incidents(records).store_batch([event(1, T0, message)], cursor=None)
     (incident_id,) = counts.incidents_new
     title = records.incident(incident_id)["title"]  # the message with its literals and numbers masked
     assert title.endswith("SELECT * FROM t WHERE a LIKE ? AND b = <STR> OR min(x, y) = $<NUM>")
@@ -63,8 +64,7 @@ def test_a_title_with_sql_in_it_is_stored_read_and_found_as_it_is(records):
 
 @BOTH_BACKENDS
 def test_search_ignores_case_on_both_databases(records):
-    (incident_id,) = records.store_batch([event(1, T0, "Deadlock detected")], cursor=None,
-                                         reopen_minutes=30).incidents_new
+    (incident_id,) = Incidents(records).store_batch([event(1, T0, "Deadlock detected")], cursor=None).incidents_new
     assert [r["incident_id"] for r in records.incidents(search="CHECKOUT-Api")] == [incident_id]
     assert [r["incident_id"] for r in records.incidents(search="deadLOCK")] == [incident_id]
     # the inbox's plain scan (a text too short for the search index) the same way
@@ -74,10 +74,8 @@ def test_search_ignores_case_on_both_databases(records):
 @BOTH_BACKENDS
 def test_an_incident_spans_its_earliest_and_latest_event_whatever_order_they_arrive_in(records):
     late, early, middle = T0 + timedelta(minutes=5), T0 - timedelta(minutes=5), T0
-    (incident_id,) = records.store_batch([event(1, late, "pool timed out")], cursor=None,
-                                         reopen_minutes=30).incidents_new
-    records.store_batch([event(2, early, "pool timed out"), event(3, middle, "pool timed out")], cursor=None,
-                        reopen_minutes=30)
+    (incident_id,) = Incidents(records).store_batch([event(1, late, "pool timed out")], cursor=None).incidents_new
+    Incidents(records).store_batch([event(2, early, "pool timed out"), event(3, middle, "pool timed out")], cursor=None)
     row = records.incident(incident_id)
     assert (row["first_seen"], row["last_seen"], row["event_count"]) == (iso(early), iso(late), 3)
 

@@ -5,10 +5,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from pipeline.incidents.batch import Incidents
 from pipeline.clock import ManualClock, iso
 from pipeline.errors import UnknownColumn, UsageError
 from pipeline.state import LogEvent
-from pipeline.store import operations
+from pipeline.store import poller_rows
 from pipeline.store.records import Records
 from tests.support import BOTH_BACKENDS
 
@@ -35,7 +36,7 @@ def records(clock, database_url):
 
 
 def test_an_unknown_incident_column_is_refused_by_name_and_nothing_is_written(records):
-    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (row,) = records.incidents()
     with pytest.raises(UnknownColumn, match="incidents.status = 'fixed' --") as caught:
         records.update_incident(row["incident_id"], severity="high", **{"status = 'fixed' --": "x"})
@@ -45,7 +46,7 @@ def test_an_unknown_incident_column_is_refused_by_name_and_nothing_is_written(re
 
 @pytest.mark.parametrize("column", ["updated_at", "claimed_at", "claim_owner", "event_count", "fingerprint"])
 def test_columns_the_store_keeps_itself_are_not_writable(records, column):
-    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (row,) = records.incidents()
     with pytest.raises(UnknownColumn, match=f"incidents.{column}"):
         records.update_incident(row["incident_id"], **{column: "x"})
@@ -53,13 +54,13 @@ def test_columns_the_store_keeps_itself_are_not_writable(records, column):
 
 def test_an_unknown_poll_counter_is_refused_by_name(records):
     with pytest.raises(UnknownColumn, match="source_stats.polls = 0, errors"):
-        operations.add_poll(records, source="demo", increments={"polls = 0, errors": 1}, latency_ms=1.0,
+        poller_rows.add_poll(records, source="demo", increments={"polls = 0, errors": 1}, latency_ms=1.0,
                             lag_seconds=None, error=None)
-    assert operations.source_stats(records) == {}
+    assert poller_rows.source_stats(records) == {}
 
 
 def test_times_the_store_writes_come_from_its_clock(records, clock):
-    records.store_batch([error_event(1, T0 - timedelta(hours=3))], cursor=("source:demo", "1"), reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0 - timedelta(hours=3))], cursor=("source:demo", "1"))
     (row,) = records.incidents()
     assert row["created_at"] == row["updated_at"] == iso(T0)
     # medium until analysed, counted from the first error (3 hours before it was stored)
@@ -71,23 +72,23 @@ def test_times_the_store_writes_come_from_its_clock(records, clock):
 
 
 def test_the_reopen_window_is_measured_on_the_clock(records, clock):
-    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (first,) = records.incidents()
     records.update_incident(first["incident_id"], status="rejected")
     clock.advance(minutes=29)
-    joined = records.store_batch([error_event(2, clock.now())], cursor=None, reopen_minutes=30)
+    joined = Incidents(records).store_batch([error_event(2, clock.now())], cursor=None)
     assert joined.incidents_updated == {first["incident_id"]} and not joined.incidents_new
     clock.advance(minutes=2)  # 31 minutes after it closed
-    opened = records.store_batch([error_event(3, clock.now())], cursor=None, reopen_minutes=30)
+    opened = Incidents(records).store_batch([error_event(3, clock.now())], cursor=None)
     assert len(opened.incidents_new) == 1 and first["incident_id"] not in opened.incidents_new
 
 
 def test_new_evidence_of_a_paused_incident_waits_the_merge_delay_on_the_clock(records, clock):
-    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (row,) = records.incidents()
     records.mark_merged(["e1"])
     records.update_incident(row["incident_id"], status="awaiting_approval")
-    records.store_batch([error_event(2, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(2, T0)], cursor=None)
     clock.advance(seconds=59)
     assert records.incidents_needing_work(merge_delay=60) == []
     clock.advance(seconds=1)
@@ -97,7 +98,7 @@ def test_new_evidence_of_a_paused_incident_waits_the_merge_delay_on_the_clock(re
 def test_some_fields_of_an_incident_read_as_the_whole_record_has_them(records):
     from pipeline.errors import IncidentNotFound
 
-    records.store_batch([error_event(1, T0)], cursor=None, reopen_minutes=30)
+    Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (row,) = records.incidents()
     records.update_incident(row["incident_id"], status="awaiting_approval", summary={"title": "pool"})
     whole = records.incident(row["incident_id"])

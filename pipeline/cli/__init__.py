@@ -46,7 +46,7 @@ def emit(args: argparse.Namespace, data, human: Callable[[object], str]) -> None
 
 def engine_from_env(**kwargs):
     """The engine for INCIDENTIQ_DATA_DIR (opened lazily so `--help` stays fast)."""
-    from pipeline.engine import open_engine
+    from pipeline.composition import open_engine
 
     return open_engine(**kwargs)
 
@@ -55,7 +55,7 @@ def records_from_env():
     """The records store of INCIDENTIQ_DATA_DIR alone: for commands that only read records (list,
     show, deadletters), which then start without the graph, the knowledge index or Chroma."""
     from pipeline.config import Settings
-    from pipeline.store.records import open_records
+    from pipeline.composition import open_records
 
     return open_records(Settings.from_env())
 

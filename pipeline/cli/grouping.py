@@ -13,7 +13,7 @@ def register(sub) -> None:
 
 
 def cmd_grouping(args) -> int:
-    from pipeline.ingest.grouping import measure
+    from pipeline.incidents.grouping import measure
 
     emit(args, measure(args.paths), _text)
     return 0

@@ -1,5 +1,6 @@
-"""The engine of one data dir: records, checkpoints, knowledge base, analyst and graph, built once
-per process and shared by the runner, the review service, the poller and the web app."""
+"""The engine of one data dir: records, the incident step, checkpoints, knowledge base, analyst and
+graph, built once per process (pipeline/composition.py) and shared by the runner, the review
+service, the poller and the web app."""
 from __future__ import annotations
 
 import threading
@@ -8,30 +9,28 @@ from typing import Callable
 
 from langgraph.graph.state import CompiledStateGraph
 
-from pipeline.store import checkpoints
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
-from pipeline.config import Settings
-from pipeline.knowledge.embeddings import embedder_from_setting
-from pipeline.engine.graph import build_graph
-from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
-from pipeline.engine.nodes import Deps
 from pipeline.clock import Clock
-from pipeline.ingest.opening import OpeningRule
-from pipeline.store.records import Records, open_records
+from pipeline.config import Settings
+from pipeline.engine.nodes import Deps
+from pipeline.incidents.batch import Incidents
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.store.records import Records
 
 
 class Engine:
     """The engine of one data dir. The knowledge base (Chroma) and the analyst are opened on first
     use: commands that only read records (list, show) never import Chroma."""
 
-    def __init__(self, *, settings: Settings, records: Records, graph: CompiledStateGraph,
+    def __init__(self, *, settings: Settings, records: Records, incidents: Incidents, graph: CompiledStateGraph,
                  open_kb: Callable[[], KnowledgeBase] | None = None, kb: KnowledgeBase | None = None,
                  analyst: Analyst | None = None):
         if kb is None and open_kb is None:
             raise ValueError("an engine needs a knowledge base or a way to open one")
         self.settings = settings
         self.records = records
+        self.incidents = incidents
         self.graph = graph
         self._open_kb = open_kb
         self._kb = kb
@@ -72,35 +71,6 @@ class Engine:
     @property
     def records_path(self) -> Path:
         return self.settings.data_dir / "app.sqlite3"
-
-
-def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
-                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True,
-                clock: Clock | None = None) -> Engine:
-    """Open (creating if needed) the stores of a data dir and compile the graph.
-
-    `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
-    `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
-    (unsynced) when first used."""
-    settings = settings or Settings.from_env()
-    data_dir = Path(settings.data_dir)
-    records = open_records(settings, clock=clock)
-
-    def open_kb() -> KnowledgeBase:
-        embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
-        return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
-
-    graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
-    engine = Engine(settings=settings, records=records, graph=graph, open_kb=open_kb, analyst=analyst)
-    if sync_knowledge:
-        engine.kb.sync()
-    if settings.open_signatures:
-        # the docs' signatures (parsed from the docs; Chroma stays closed until a search needs it)
-        records.opening = OpeningRule.of(floor=settings.open_level,
-                                         signatures=[s for doc in engine.kb.docs for s in doc.signatures])
-    else:
-        records.opening = OpeningRule.of(floor=settings.open_level, signatures=())
-    return engine
 
 
 def _configured_analyst(settings: Settings, kb: KnowledgeBase, clock: Clock) -> Analyst:

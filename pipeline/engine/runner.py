@@ -1,6 +1,7 @@
 """Drives incidents' runs (shared by `ingest` and the poller): start new runs to the approval
 gate, continue runs a crash cut off, merge new evidence into paused runs, retry failed runs,
-and keep the records in step with the checkpoints. Reading files is pipeline/ingest/'s job.
+and keep the records in step with the checkpoints. Reading files is pipeline/ingest/'s job, turning
+events into incidents pipeline/incidents/'.
 
 Every graph invocation on a thread happens under a claim on the incident in the records
 store, so no two actors (threads or processes) ever drive one thread at once.
@@ -17,6 +18,7 @@ from pipeline.store import checkpoints, due
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
+from pipeline.engine.changes import audit_orphaned_changes
 from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
@@ -62,8 +64,8 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["status"] = state.outcome
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
-    deadline = iso(engine.records.sla_deadline_of(first_seen=parse_iso(row["first_seen"]),
-                                                  opened=parse_iso(row["created_at"]), severity=state.severity))
+    deadline = iso(engine.incidents.sla.deadline(first_seen=parse_iso(row["first_seen"]),
+                                                 opened=parse_iso(row["created_at"]), severity=state.severity))
     if row["sla_deadline"] != deadline:  # the severity changed, or earlier evidence moved first_seen
         values["sla_deadline"] = deadline
     values.update(extra)
@@ -127,8 +129,6 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
         if row["claim_owner"]:
             # taken over from a dead process: a reviewer's change it wrote but did not audit is
             # audited now, before the run moves on from it
-            from pipeline.review.changes import audit_orphaned_changes
-
             audit_orphaned_changes(engine, incident_id)
         snap = snapshot(engine, incident_id)
         try:

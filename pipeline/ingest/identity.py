@@ -14,7 +14,7 @@ and two identical lines at two positions are two events. So an event's id names 
 
 Events used to be identified by a hash of their normalised content (`events.normalize`); a JSON
 event still carries that id as `LogEvent.content_id`, so that a data dir written by an older
-version is not duplicated when one of its files is read again (see `Records.store_batch`).
+version is not duplicated when one of its files is read again (see `Incidents.store_batch`).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What the pollers did, persisted in app.sqlite3 for the operations page: each poller's state
-and heartbeat, per-source counters, and one row per poll (tables and SQL: store/operations.py).
+and heartbeat, per-source counters, and one row per poll (tables and SQL: store/poller_rows.py).
 Counters live in the records store, not in memory, so they survive restarts and every
 process sees the same numbers.
 """
@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.store import lease
-from pipeline.store import operations as store
-from pipeline.store.operations import COUNTERS
+from pipeline.store import poller_rows as store
+from pipeline.store.poller_rows import COUNTERS
 from pipeline.store.owners import owner_alive
 from pipeline.clock import parse_iso
-from pipeline.store.records import IngestCounts, Records
+from pipeline.incidents.batch import IngestCounts
+from pipeline.store.records import Records
 
 RETENTION = timedelta(days=7)
 SERIES_LIMIT = 5_000

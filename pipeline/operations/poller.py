@@ -116,15 +116,13 @@ class Poller:
         return report, error
 
     def _read_and_store(self, report: PollReport) -> None:
-        records, settings = self.engine.records, self.engine.settings
-        cursor = records.cursor(self.cursor_key)
+        cursor = self.engine.records.cursor(self.cursor_key)
         for _ in range(MAX_BATCHES_PER_POLL):
             batch = self.source.read(cursor)
             if batch.items or batch.cursor is not None:
                 # events, dead letters and the cursor that covers them: one transaction
-                report.counts.add(records.store_batch(
-                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None,
-                    reopen_minutes=settings.reopen_minutes))
+                report.counts.add(self.engine.incidents.store_batch(
+                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None))
             if batch.cursor is not None:
                 cursor = batch.cursor
             report.lag_seconds, report.more = batch.lag_seconds, batch.more

@@ -60,13 +60,3 @@ def edited_values(state: IncidentState, edits: dict) -> dict:
     return {top: getattr(edited, top) for top in dict.fromkeys(f.partition(".")[0] for f in edits)}
 
 
-def values_at(state: IncidentState | None, fields) -> dict:
-    """The JSON values of dotted fields in a state (None where absent), for the audit log."""
-    data = state.model_dump(mode="json") if state else {}
-    out = {}
-    for field in fields:
-        value = data
-        for part in field.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
-        out[field] = value
-    return out

@@ -18,12 +18,14 @@ from pipeline.clock import iso
 from langgraph.types import Command, StateSnapshot
 from pydantic import ValidationError
 
-from pipeline.review import changes, history
+from pipeline.engine import changes
+from pipeline.engine.changes import values_at
+from pipeline.review import history
 from pipeline.review.audit import export_audit
 from pipeline.review.documents import show_document
 from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
-from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values, values_at
+from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values
 from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitingApproval, Refused,
                              RevisionLimitReached, RuntimeFailure, SameApprover, StaleInterrupt, StaleProposal,
                              UsageError)

@@ -2,7 +2,7 @@
 
 A source is stateless between reads except for its cursor: `read(cursor)` returns the items
 found after that cursor and the cursor that covers them. The poller stores both in one
-transaction (`Records.store_batch`), so the cursor only moves once the events it covers are
+transaction (`Incidents.store_batch`), so the cursor only moves once the events it covers are
 stored, and a crash re-reads at most what was not stored; event ids by position
 (pipeline/ingest/identity.py) make that re-read free of duplicates.
 """

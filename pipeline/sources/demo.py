@@ -17,7 +17,7 @@ from typing import Callable
 
 from pipeline.errors import SourceError, UsageError
 from pipeline.ingest.reading import LogFile
-from pipeline.ingest.opening import opens_incident
+from pipeline.incidents.opening import opens_incident
 from pipeline.sources import Batch, Item
 from pipeline.state import LogEvent
 

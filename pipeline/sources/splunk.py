@@ -26,7 +26,7 @@ from pipeline.ingest import identity
 from pipeline.ingest.events import DeadLetter, normalize
 from pipeline.ingest.formats import SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
-from pipeline.sources import Batch, Item, SourceAuthError, redaction
+from pipeline.sources import Batch, Item, SourceAuthError, masking
 
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
 SOURCE = "splunk"
@@ -82,11 +82,11 @@ class SplunkSource:
             end, more = int(start + self.max_window), True  # catching up after downtime: in slices
         if end <= start:
             return Batch(lag_seconds=0.0)
-        secrets = redaction.configured_secrets(self._token())
+        secrets = masking.configured_secrets(self._token())
         try:
-            items = [redaction.redacted_item(item, secrets) for item in self._export(start, end)]
+            items = [masking.redacted_item(item, secrets) for item in self._export(start, end)]
         except SourceError as exc:
-            raise redaction.redacted_error(exc, secrets) from None
+            raise masking.redacted_error(exc, secrets) from None
         return Batch(items=items, cursor=json.dumps({"latest": end}), more=more, lag_seconds=max(0.0, now - end))
 
     def _export(self, earliest: int, latest: int) -> list[Item]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from urllib.parse import urlsplit, urlunsplit
 
-from pipeline.redaction import MASK
+from pipeline.errors import MASK
 
 SCHEMES = ("postgresql://", "postgres://")
 

@@ -12,22 +12,16 @@ import json
 import sqlite3
 import threading
 import uuid
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from pipeline.clock import Clock, SystemClock, iso, parse_iso
+from pipeline.clock import Clock, SystemClock, iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
-from pipeline.ingest import correlation
-from pipeline.ingest.opening import DEFAULT_RULE, OpeningRule
-from pipeline.ingest.reading import content_id_of
-from pipeline.ingest.templates import TemplateMiner
-from pipeline.sla import DEFAULT_SEVERITY, SLA_HOURS, sla_base, sla_deadline
-from pipeline.state import CLOSED_STATUSES, OPEN_STATUSES, LogEvent
+from pipeline.state import CLOSED_STATUSES, LogEvent
 from pipeline.store import backend, schema, sqlite, summaries
 from pipeline.store.owners import owner_alive
-from pipeline.store.sql import GREATEST, LEAST, LIKE, Params
+from pipeline.store.sql import LIKE, Params
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -40,54 +34,21 @@ WRITABLE_INCIDENT_COLUMNS = frozenset({
 })
 
 
-@dataclass
-class IngestCounts:
-    """What one store call added (CONTRACT §5 `ingest --json`)."""
-
-    events: int = 0
-    rejected: int = 0
-    incidents_new: set[str] = field(default_factory=set)
-    incidents_updated: set[str] = field(default_factory=set)
-
-    def add(self, other: "IngestCounts") -> None:
-        self.events += other.events
-        self.rejected += other.rejected
-        self.incidents_new |= other.incidents_new
-        self.incidents_updated |= other.incidents_updated - self.incidents_new
-
-    def as_json(self) -> dict:
-        return {
-            "events": self.events,
-            "rejected": self.rejected,
-            "incidents_new": len(self.incidents_new),
-            "incidents_updated": len(self.incidents_updated - self.incidents_new),
-        }
-
-
 class Records:
     """Our queryable records. Accepts a path, ":memory:" or a postgresql:// URL (pipeline/store/postgres.py).
 
     `clock` stamps and compares every time the store writes (default: the system clock); the
     engine reads the time through `records.clock` too, and a test may set it on an open store.
     `migrations` is the schema to bring the file up to (tests pass their own list).
-    `opening` is the rule that says which events open incidents (the engine sets the configured one).
+    Which events open incidents, and their SLA, is the incident step's (pipeline/incidents/).
     """
 
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
-                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS,
-                 opening: OpeningRule = DEFAULT_RULE, sla_hours: dict[str, float] | None = None,
-                 sla_from: str = "first_seen"):
+                 migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
         self.path = str(path)
         self.postgres = backend.is_postgres(self.path)
         self.where = backend.shown(self.path)  # what messages name: a URL's password masked
         self.clock: Clock = clock or SystemClock()
-        self.opening = opening
-        # the template miner as of `_miner_revision` of template_state (None: load it)
-        self._miner: TemplateMiner | None = None
-        self._miner_revision: int | None = None
-        # the SLA policy a new incident's first deadline is computed with (the runner keeps it in step)
-        self.sla_hours = dict(sla_hours or SLA_HOURS)
-        self.sla_from = sla_from
         if self.postgres:
             self._uri = None
         elif self.path == ":memory:":
@@ -173,134 +134,6 @@ class Records:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-    # -- events and correlation --------------------------------------------------------
-    def store_batch(self, items: Iterable, *, cursor: tuple[str, str] | None, reopen_minutes: float) -> IngestCounts:
-        """Store events and dead letters and advance the source cursor in one transaction.
-
-        Each event is stored once (by event_id); an event the opening rule picks joins the open
-        incident of its fingerprint or opens a new one; other events are kept as context for log
-        windows. Fingerprints come from the template miner, whose state is read (when another
-        process changed it) and written in this same transaction, under the lock that correlates.
-        """
-        from pipeline.ingest.events import DeadLetter
-
-        counts = IngestCounts()
-        stamp = iso(self.clock.now())
-        with self.transaction() as conn, self._templates(conn, stamp):
-            content_ids = self._has_content_ids(conn)
-            for item in items:
-                if isinstance(item, DeadLetter):
-                    counts.rejected += _store_dead_letter(conn, item, stamp)
-                    continue
-                self._store_event(conn, item, reopen_minutes, counts, stamp, content_ids)
-            if cursor is not None:
-                conn.execute(
-                    "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
-                    " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                    (cursor[0], cursor[1], stamp),
-                )
-        counts.incidents_updated -= counts.incidents_new
-        return counts
-
-    def _store_event(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str,
-                     content_ids: bool) -> None:
-        if conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event.event_id,)).fetchone():
-            return  # seen before: it already counted where it belongs
-        content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
-                      if content_ids else None)
-        if content_id and conn.execute("SELECT 1 FROM events WHERE event_id = $1", (content_id,)).fetchone():
-            return  # stored by an older version, under the id its content hashed to
-        incident = self._correlate(conn, event, reopen_minutes, counts, stamp) if self.opening.opens(event) else None
-        conn.execute(
-            "INSERT INTO events(event_id, incident_id, time, service, host, level,"
-            " exception, message, body, source, position, stored_at)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
-            (event.event_id, incident, iso(event.time), event.service, event.host, event.level,
-             event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp),
-        )
-        counts.events += 1
-        if incident is not None:
-            conn.execute(
-                "UPDATE incidents SET event_count = event_count + 1,"
-                f" first_seen = {LEAST[conn.dialect]}(first_seen, $1), last_seen = {GREATEST[conn.dialect]}(last_seen, $2),"
-                " updated_at = $3 WHERE incident_id = $4",
-                (iso(event.time), iso(event.time), stamp, incident),
-            )
-
-    def _correlate(self, conn, event: LogEvent, reopen_minutes: float, counts: IngestCounts, stamp: str) -> str:
-        template_id = self._miner.add(correlation.first_line(event.message)).template_id
-        fp = correlation.fingerprint(event, template_id=template_id)
-        # clusters the miner joined since an incident opened still lead to it, and so does the
-        # masked fingerprint incidents had before the miner
-        known = [correlation.fingerprint(event, template_id=t) for t in self._miner.group_members(template_id)]
-        known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
-        p = Params()
-        row = conn.execute(
-            f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({p.each(known)})"
-            " ORDER BY created_at DESC LIMIT 1",
-            p,
-        ).fetchone()
-        if row is not None:
-            closed_at = parse_iso(row["closed_at"])
-            within_reopen = closed_at is not None and self.clock.now() < closed_at + timedelta(minutes=reopen_minutes)
-            if row["status"] in OPEN_STATUSES or within_reopen:
-                counts.incidents_updated.add(row["incident_id"])
-                return row["incident_id"]
-        new_id = correlation.incident_id(fp, event.time)
-        salt = 0
-        while conn.execute("SELECT 1 FROM incidents WHERE incident_id = $1", (new_id,)).fetchone():
-            # an earlier incident of this fingerprint opened at the very same instant (a backfilled
-            # host's log): derive another id rather than fail the whole batch
-            salt += 1
-            new_id = correlation.incident_id(f"{fp}:{salt}", event.time)
-        conn.execute(
-            "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
-            " first_seen, last_seen, created_at, updated_at, sla_deadline)"
-            " VALUES ($1,$2,$3,$4, 'analyzing', $5, $6,$7,$8,$9,$10)",
-            (new_id, fp, correlation.title(event), event.service, DEFAULT_SEVERITY, iso(event.time),
-             iso(event.time), stamp, stamp, iso(self.sla_deadline_of(first_seen=event.time, opened=parse_iso(stamp),
-                                                                      severity=DEFAULT_SEVERITY))),
-        )
-        counts.incidents_new.add(new_id)
-        return new_id
-
-    @contextlib.contextmanager
-    def _templates(self, conn: sqlite.Connection, stamp: str) -> Iterator[TemplateMiner]:
-        """The miner, current with template_state (inside the caller's transaction), saved back
-        when it learned something; forgotten when the transaction fails, so it is read again."""
-        row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
-        revision = row["revision"] if row else 0
-        if self._miner is None or self._miner_revision != revision:
-            state = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone() if row else None
-            self._miner = TemplateMiner.from_state(json.loads(state["state"]) if state else None)
-            self._miner_revision = revision
-        learned = self._miner.revision
-        try:
-            yield self._miner
-            if self._miner.revision != learned:
-                conn.execute(
-                    "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, $1, $2, $3)"
-                    " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
-                    " updated_at = excluded.updated_at",
-                    (revision + 1, json.dumps(self._miner.state(), separators=(",", ":")), stamp))
-                self._miner_revision = revision + 1
-        except BaseException:
-            self._miner, self._miner_revision = None, None
-            raise
-
-    def _has_content_ids(self, conn: sqlite.Connection) -> bool:
-        return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
-
-    def templates(self) -> dict[str, str]:
-        """Every template the miner knows: id → template text (as last saved by any process)."""
-        rows = self.query("SELECT state FROM template_state WHERE id = 1")
-        return TemplateMiner.from_state(json.loads(rows[0]["state"]) if rows else None).templates()
-
-    def sla_deadline_of(self, *, first_seen: datetime, opened: datetime, severity: str) -> datetime:
-        """An incident's SLA deadline under this store's policy."""
-        return sla_deadline(sla_base(first_seen=first_seen, opened=opened, sla_from=self.sla_from), severity,
-                            self.sla_hours)
 
     def cursor(self, source: str) -> str | None:
         rows = self.query("SELECT value FROM cursors WHERE source = $1", (source,))
@@ -555,36 +388,6 @@ def incident_row(conn: sqlite.Connection, incident_id: str) -> dict:
     if row is None:
         raise IncidentNotFound(incident_id)
     return dict(row)
-
-
-def _store_dead_letter(conn: sqlite.Connection, item, stamp: str) -> int:
-    """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
-    is no news, but a different line at an offset used before (the file was rewritten or rotated
-    under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
-    # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
-    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = $1"
-                        " AND (position = $2 OR (position > $3 AND position < $4))",
-                        (item.source, item.position, f"{item.position}#", f"{item.position}#~")).fetchall()
-    if any(r["raw"] == item.raw and r["reason"] == item.reason for r in rows):
-        return 0
-    position = item.position if not rows else f"{item.position}#{len(rows) + 1}"
-    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES ($1,$2,$3,$4,$5)",
-                 (item.source, position, item.reason, item.raw, stamp))
-    return 1
-
-
-def open_records(settings, *, clock: Clock | None = None) -> Records:
-    """The records store of a data dir (`Settings`; or its database_url), creating the folder; a data dir that is a
-    file is a UsageError, one that cannot be created a StorageError."""
-    data_dir = Path(settings.data_dir)
-    if data_dir.exists() and not data_dir.is_dir():
-        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
-    return Records(settings.database_url or data_dir / "app.sqlite3", clock=clock,
-                   sla_hours=settings.sla, sla_from=settings.sla_from)
 
 
 def _incident_dict(row: sqlite3.Row) -> dict:

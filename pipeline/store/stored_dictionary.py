@@ -12,7 +12,7 @@ The file is frozen: a row compressed with dictionary N can only be read with dic
 would be number 2, written beside it, with rows of both kinds read. Incidents whose docs are a
 team's own compress less (about as plain zstd does): nothing else depends on it.
 
-Made once with `python -m pipeline.operations.make_dictionary <out-file>` (from the docs and the
+Made once with `python tools/make_checkpoint_dictionary.py <out-file>` (from the docs and the
 demo stream at the time; ids and versions in it are random, so a rebuild differs).
 """
 from __future__ import annotations

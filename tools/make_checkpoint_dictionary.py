@@ -1,5 +1,5 @@
 """Make a compression dictionary for the stored rows (pipeline/store/stored_dictionary.py says what
-it holds and why a shipped one never changes): `python -m pipeline.operations.make_dictionary OUT`
+it holds and why a shipped one never changes): `python tools/make_checkpoint_dictionary.py OUT`
 prints the digest to pin. Run from a checkout: it ingests the demo stream into a temp data dir."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import zstandard
 
 from pipeline.config import Settings
-from pipeline.engine import open_engine
-from pipeline.ingest.files import ingest_path
+from pipeline.composition import open_engine
+from pipeline.operations.file_ingest import ingest_path
 from pipeline.knowledge.index import load_docs
 from pipeline.store import checkpoints, stored_dictionary
 
@@ -21,7 +21,7 @@ def build(out: Path) -> str:
     """Write a new dictionary file (see the module docstring); returns its digest to pin."""
     serde = checkpoints.serializer()
     parts = [serde.dumps_typed(doc.as_error_doc(score=0.5))[1] for doc in load_docs()]
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
         engine = open_engine(Settings.from_env(data_dir=Path(tmp), repo_dir=root / "samples" / "pos-backend"))
         ingest_path(engine, root / "samples" / "pos-day.jsonl")

@@ -15,7 +15,7 @@ from pipeline.errors import UsageError
 from pipeline.ingest.events import iter_paths
 from pipeline.ingest.reading import parsing_of
 from pipeline.ingest.tail import BATCH_LINES, Tailer
-from pipeline.store.records import IngestCounts
+from pipeline.incidents.batch import IngestCounts
 
 
 def ingest_path(engine: Engine, path: Path) -> IngestCounts:
@@ -40,8 +40,7 @@ def ingest_file(engine: Engine, file: Path, *, batch_lines: int = BATCH_LINES) -
     cursor = engine.records.cursor(source)
     while True:
         tail = tailer.read(cursor)
-        counts.add(engine.records.store_batch(tail.items, cursor=(source, tail.cursor) if tail.cursor else None,
-                                              reopen_minutes=engine.settings.reopen_minutes))
+        counts.add(engine.incidents.store_batch(tail.items, cursor=(source, tail.cursor) if tail.cursor else None))
         cursor = tail.cursor or cursor
         if not tail.more:
             return counts

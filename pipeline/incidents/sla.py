@@ -7,6 +7,7 @@ sample day lies in the past, counts from when the incident was opened here inste
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Mapping
 
@@ -23,3 +24,16 @@ def sla_deadline(base: datetime, severity: str, hours: Mapping[str, float] | Non
 def sla_base(*, first_seen: datetime, opened: datetime, sla_from: str = "first_seen") -> datetime:
     """The instant the SLA counts from: the first error (`first_seen`) or the incident's opening."""
     return opened if sla_from == "opened" else first_seen
+
+
+@dataclass(frozen=True)
+class SlaPolicy:
+    """The SLA an incident's deadline is computed with: hours per severity, counted from `sla_from`."""
+
+    hours: Mapping[str, float] = field(default_factory=lambda: dict(SLA_HOURS))
+    sla_from: str = "first_seen"
+
+    def deadline(self, *, first_seen: datetime, opened: datetime, severity: str) -> datetime:
+        """When a reviewer must have decided on an incident of this severity."""
+        return sla_deadline(sla_base(first_seen=first_seen, opened=opened, sla_from=self.sla_from), severity,
+                            self.hours)

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Hashable, Iterable, Sequence
 
 from pipeline.errors import UsageError
-from pipeline.ingest.correlation import template as masked_template
+from pipeline.incidents.correlation import template as masked_template
 from pipeline.ingest.formats import exception_in
 from pipeline.ingest.levels import infer_level, normalize_level
-from pipeline.ingest.opening import OpeningRule
+from pipeline.incidents.opening import OpeningRule
 from pipeline.ingest.templates import TemplateMiner
 from pipeline.state import LogEvent
 

@@ -12,7 +12,6 @@ import uuid
 
 from pipeline.engine import Engine
 from pipeline.engine.graph import thread_config
-from pipeline.review.edits import values_at
 from pipeline.state import IncidentState
 
 CHANGE = "incidentiq_change"
@@ -54,6 +53,18 @@ def audit_orphaned_changes(engine: Engine, incident_id: str) -> int:
         audited.add(meta[CHANGE])
         found += 1
     return found
+
+
+def values_at(state: IncidentState | None, fields) -> dict:
+    """The JSON values of dotted fields in a state (None where absent), for the audit log."""
+    data = state.model_dump(mode="json") if state else {}
+    out = {}
+    for field in fields:
+        value = data
+        for part in field.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        out[field] = value
+    return out
 
 
 def _id(snap) -> str | None:

@@ -1,0 +1,77 @@
+"""The composition root: what a data dir's settings build, and how the parts are wired.
+
+Every process (the CLI, the poller, the workbench, the benches) opens its engine here. The
+policies are passed in where the parts are made: the incident step gets its opening rule (with
+the knowledge base's signatures), reopen window and SLA; the engine gets the incident step, the
+records, the graph over the configured checkpoint store, the knowledge base and the analyst.
+Nothing is patched onto a part after it is built.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.clock import Clock
+from pipeline.config import Settings
+from pipeline.engine import Engine
+from pipeline.engine.graph import build_graph
+from pipeline.errors import StorageError, UsageError
+from pipeline.incidents.batch import Incidents
+from pipeline.incidents.opening import OpeningRule
+from pipeline.incidents.sla import SlaPolicy
+from pipeline.knowledge.embeddings import embedder_from_setting
+from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
+from pipeline.analyst.protocol import Analyst
+from pipeline.store import checkpoints
+from pipeline.store.records import Records
+
+
+def open_records(settings: Settings, *, clock: Clock | None = None) -> Records:
+    """The records store of a data dir (or of its database_url), creating the folder; a data dir
+    that is a file is a UsageError, one that cannot be created a StorageError."""
+    data_dir = Path(settings.data_dir)
+    if data_dir.exists() and not data_dir.is_dir():
+        raise UsageError(f"INCIDENTIQ_DATA_DIR {data_dir} is not a folder")
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
+    return Records(settings.database_url or data_dir / "app.sqlite3", clock=clock)
+
+
+def sla_policy(settings: Settings) -> SlaPolicy:
+    return SlaPolicy(hours=settings.sla, sla_from=settings.sla_from)
+
+
+def open_incidents(settings: Settings, records: Records, *, signatures: tuple[str, ...] = ()) -> Incidents:
+    """The incident step under the configured policies; `signatures` are the knowledge base's
+    docs' (used when INCIDENTIQ_OPEN_SIGNATURES is on)."""
+    opening = OpeningRule.of(floor=settings.open_level, signatures=signatures if settings.open_signatures else ())
+    return Incidents(records, opening=opening, reopen_minutes=settings.reopen_minutes, sla=sla_policy(settings))
+
+
+def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
+                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True,
+                clock: Clock | None = None) -> Engine:
+    """Open (creating if needed) the stores of a data dir and compile the graph.
+
+    `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
+    `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
+    (unsynced) when first used."""
+    settings = settings or Settings.from_env()
+    data_dir = Path(settings.data_dir)
+    records = open_records(settings, clock=clock)
+
+    def open_kb() -> KnowledgeBase:
+        embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
+        return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
+
+    # the docs' signatures are parsed from the docs; Chroma stays closed until a search needs it
+    kb = open_kb() if settings.open_signatures or sync_knowledge else None
+    signatures = tuple(s for doc in kb.docs for s in doc.signatures) if settings.open_signatures and kb else ()
+    graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
+    engine = Engine(settings=settings, records=records, incidents=open_incidents(settings, records,
+                                                                                 signatures=signatures),
+                    graph=graph, open_kb=open_kb, kb=kb, analyst=analyst)
+    if sync_knowledge:
+        engine.kb.sync()
+    return engine

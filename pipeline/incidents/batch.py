@@ -1,0 +1,163 @@
+"""Events into incidents: a batch of parsed lines (events and dead letters) is stored with the
+source's cursor in one transaction, and each event the opening rule picks joins the open
+incident of its fingerprint, reopens one closed within `reopen_minutes`, or opens a new one with
+its SLA deadline (CONTRACT §2).
+
+Fingerprints come from the template miner, whose state is read (when another process changed it)
+and written in the same transaction, under the store's writer lock. The rows themselves are the
+store's (pipeline/store/incident_rows.py); the decisions are made here.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Iterable, Iterator
+
+from pipeline.clock import iso, parse_iso
+from pipeline.incidents import correlation
+from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
+from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
+from pipeline.ingest.events import DeadLetter
+from pipeline.ingest.reading import content_id_of
+from pipeline.ingest.templates import TemplateMiner
+from pipeline.state import OPEN_STATUSES, LogEvent
+from pipeline.store import incident_rows as rows
+from pipeline.store.records import Records
+
+REOPEN_MINUTES = 30.0
+
+
+@dataclass
+class IngestCounts:
+    """What one store call added (CONTRACT §5 `ingest --json`)."""
+
+    events: int = 0
+    rejected: int = 0
+    incidents_new: set[str] = field(default_factory=set)
+    incidents_updated: set[str] = field(default_factory=set)
+
+    def add(self, other: "IngestCounts") -> None:
+        self.events += other.events
+        self.rejected += other.rejected
+        self.incidents_new |= other.incidents_new
+        self.incidents_updated |= other.incidents_updated - self.incidents_new
+
+    def as_json(self) -> dict:
+        return {
+            "events": self.events,
+            "rejected": self.rejected,
+            "incidents_new": len(self.incidents_new),
+            "incidents_updated": len(self.incidents_updated - self.incidents_new),
+        }
+
+
+class Incidents:
+    """The incident step of one records store, with its policies: which events open incidents
+    (`opening`), how long a closed incident takes its fingerprint's new errors back
+    (`reopen_minutes`) and the SLA a new incident's deadline is computed with (`sla`)."""
+
+    def __init__(self, records: Records, *, opening: OpeningRule = DEFAULT_RULE,
+                 reopen_minutes: float = REOPEN_MINUTES, sla: SlaPolicy | None = None):
+        self.records = records
+        self.opening = opening
+        self.reopen_minutes = reopen_minutes
+        self.sla = sla or SlaPolicy()
+        # the template miner as of `_miner_revision` of the saved state (None: load it)
+        self._miner: TemplateMiner | None = None
+        self._miner_revision: int | None = None
+
+    @property
+    def clock(self):
+        return self.records.clock
+
+    def store_batch(self, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None) -> IngestCounts:
+        """Store events and dead letters and advance the source cursor in one transaction.
+
+        Each event is stored once (by event_id); an event the opening rule picks joins the open
+        incident of its fingerprint or opens a new one; other events are kept as context for log
+        windows."""
+        counts = IngestCounts()
+        stamp = iso(self.clock.now())
+        with self.records.transaction() as conn, self._templates(conn, stamp) as miner:
+            content_ids = rows.has_content_ids(conn)
+            for item in items:
+                if isinstance(item, DeadLetter):
+                    counts.rejected += rows.insert_dead_letter(conn, source=item.source, position=item.position,
+                                                               reason=item.reason, raw=item.raw, stamp=stamp)
+                    continue
+                self._store_event(conn, miner, item, counts, stamp, content_ids)
+            if cursor is not None:
+                rows.save_cursor(conn, cursor[0], cursor[1], stamp)
+        counts.incidents_updated -= counts.incidents_new
+        return counts
+
+    def _store_event(self, conn, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str,
+                     content_ids: bool) -> None:
+        if rows.has_event(conn, event.event_id):
+            return  # seen before: it already counted where it belongs
+        content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
+                      if content_ids else None)
+        if content_id and rows.has_event(conn, content_id):
+            return  # stored by an older version, under the id its content hashed to
+        incident = self._correlate(conn, miner, event, counts, stamp) if self.opening.opens(event) else None
+        rows.insert_event(conn, event, incident_id=incident, stamp=stamp)
+        counts.events += 1
+        if incident is not None:
+            rows.count_event(conn, incident, event, stamp=stamp)
+
+    def _correlate(self, conn, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str) -> str:
+        template_id = miner.add(correlation.first_line(event.message)).template_id
+        fp = correlation.fingerprint(event, template_id=template_id)
+        # clusters the miner joined since an incident opened still lead to it, and so does the
+        # masked fingerprint incidents had before the miner
+        known = [correlation.fingerprint(event, template_id=t) for t in miner.group_members(template_id)]
+        known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
+        row = rows.newest_of_fingerprints(conn, known)
+        if row is not None:
+            closed_at = parse_iso(row["closed_at"])
+            within_reopen = (closed_at is not None
+                             and self.clock.now() < closed_at + timedelta(minutes=self.reopen_minutes))
+            if row["status"] in OPEN_STATUSES or within_reopen:
+                counts.incidents_updated.add(row["incident_id"])
+                return row["incident_id"]
+        new_id = correlation.incident_id(fp, event.time)
+        salt = 0
+        while rows.incident_exists(conn, new_id):
+            # an earlier incident of this fingerprint opened at the very same instant (a backfilled
+            # host's log): derive another id rather than fail the whole batch
+            salt += 1
+            new_id = correlation.incident_id(f"{fp}:{salt}", event.time)
+        deadline = self.sla.deadline(first_seen=event.time, opened=parse_iso(stamp), severity=DEFAULT_SEVERITY)
+        rows.insert_incident(conn, incident_id=new_id, fingerprint=fp, title=correlation.title(event),
+                             service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
+                             stamp=stamp, sla_deadline=iso(deadline))
+        counts.incidents_new.add(new_id)
+        return new_id
+
+    @contextlib.contextmanager
+    def _templates(self, conn, stamp: str) -> Iterator[TemplateMiner]:
+        """The miner, current with the saved state (inside the caller's transaction), saved back
+        when it learned something; forgotten when the transaction fails, so it is read again."""
+        revision = rows.template_revision(conn)
+        if self._miner is None or self._miner_revision != revision:
+            state = rows.template_state(conn) if revision else None
+            self._miner = TemplateMiner.from_state(json.loads(state) if state else None)
+            self._miner_revision = revision
+        miner = self._miner
+        learned = miner.revision
+        try:
+            yield miner
+            if miner.revision != learned:
+                rows.save_template_state(conn, revision + 1, json.dumps(miner.state(), separators=(",", ":")), stamp)
+                self._miner_revision = revision + 1
+        except BaseException:
+            self._miner, self._miner_revision = None, None
+            raise
+
+    def templates(self) -> dict[str, str]:
+        """Every template the miner knows: id → template text (as last saved by any process)."""
+        with self.records.connection() as conn:
+            state = rows.template_state(conn)
+        return TemplateMiner.from_state(json.loads(state) if state else None).templates()

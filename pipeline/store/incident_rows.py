@@ -1,0 +1,111 @@
+"""The rows the incident step writes (pipeline/incidents/batch.py): events, dead letters, new
+incidents and their counts, the source's cursor and the template miner's saved state.
+
+Each function works inside the transaction it is handed (`Records.transaction()`), so one batch
+of events, the incidents they open and the cursor that covers them commit together. What the rows
+mean (which event opens an incident, when a closed one reopens, its SLA) is decided above.
+"""
+from __future__ import annotations
+
+from pipeline.clock import iso
+from pipeline.state import LogEvent
+from pipeline.store.sql import GREATEST, LEAST, Params
+
+
+def has_event(conn, event_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event_id,)).fetchone() is not None
+
+
+def has_content_ids(conn) -> bool:
+    """Whether events may be stored under their content's id (schema 6 on: see store_meta)."""
+    return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
+
+
+def insert_event(conn, event: LogEvent, *, incident_id: str | None, stamp: str) -> None:
+    conn.execute(
+        "INSERT INTO events(event_id, incident_id, time, service, host, level,"
+        " exception, message, body, source, position, stored_at)"
+        " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
+        (event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
+         event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp),
+    )
+
+
+def count_event(conn, incident_id: str, event: LogEvent, *, stamp: str) -> None:
+    """One more event of the incident: its count and first/last seen follow."""
+    conn.execute(
+        "UPDATE incidents SET event_count = event_count + 1,"
+        f" first_seen = {LEAST[conn.dialect]}(first_seen, $1), last_seen = {GREATEST[conn.dialect]}(last_seen, $2),"
+        " updated_at = $3 WHERE incident_id = $4",
+        (iso(event.time), iso(event.time), stamp, incident_id),
+    )
+
+
+def newest_of_fingerprints(conn, fingerprints: list[str]) -> dict | None:
+    """The newest incident with one of these fingerprints (id, status, closed_at), or None."""
+    p = Params()
+    row = conn.execute(
+        f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({p.each(fingerprints)})"
+        " ORDER BY created_at DESC LIMIT 1",
+        p,
+    ).fetchone()
+    return dict(row) if row is not None else None
+
+
+def incident_exists(conn, incident_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone() is not None
+
+
+def insert_incident(conn, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
+                    first_seen: str, stamp: str, sla_deadline: str) -> None:
+    """A new incident, analysing (the runner starts its run), its first event's time its first and last seen."""
+    conn.execute(
+        "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
+        " first_seen, last_seen, created_at, updated_at, sla_deadline)"
+        " VALUES ($1,$2,$3,$4, 'analyzing', $5, $6,$7,$8,$9,$10)",
+        (incident_id, fingerprint, title, service, severity, first_seen, first_seen, stamp, stamp, sla_deadline),
+    )
+
+
+def save_cursor(conn, source: str, value: str, stamp: str) -> None:
+    conn.execute(
+        "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
+        " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        (source, value, stamp),
+    )
+
+
+def insert_dead_letter(conn, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
+    """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
+    is no news, but a different line at an offset used before (the file was rewritten or rotated
+    under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
+    # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
+    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = $1"
+                        " AND (position = $2 OR (position > $3 AND position < $4))",
+                        (source, position, f"{position}#", f"{position}#~")).fetchall()
+    if any(r["raw"] == raw and r["reason"] == reason for r in rows):
+        return 0
+    stored_at = position if not rows else f"{position}#{len(rows) + 1}"
+    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES ($1,$2,$3,$4,$5)",
+                 (source, stored_at, reason, raw, stamp))
+    return 1
+
+
+def template_revision(conn) -> int:
+    """The revision of the miner's saved state (0: nothing saved yet)."""
+    row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
+    return row["revision"] if row else 0
+
+
+def template_state(conn) -> str | None:
+    """The miner's saved state, as JSON text (None: nothing saved yet)."""
+    row = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone()
+    return row["state"] if row else None
+
+
+def save_template_state(conn, revision: int, state: str, stamp: str) -> None:
+    conn.execute(
+        "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, $1, $2, $3)"
+        " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
+        " updated_at = excluded.updated_at",
+        (revision, state, stamp))
