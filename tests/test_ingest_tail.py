@@ -97,3 +97,60 @@ def test_ingest_finishes_a_rotated_file_before_the_new_one(engine, tmp_path):
     log.rename(tmp_path / "app.jsonl.1")  # rotated: not a log suffix, found only by its inode
     log.write_text(line(3))
     assert ingest_file(engine, log).events == 2
+
+
+def test_ingest_waits_for_a_last_line_still_being_written_and_stores_it_whole(engine, tmp_path):
+    """`ingest` of a file whose writer is mid-line: the line is stored as its writer finished it,
+    not cut where the read happened to find it (the poller always held it back)."""
+    import threading
+    import time
+
+    log = tmp_path / "app.jsonl"
+    whole = line(2)
+    log.write_text(line(1) + whole[:40])  # the writer is in the middle of line 2
+
+    def finish():
+        time.sleep(0.5)
+        with log.open("a") as f:
+            f.write(whole[40:])
+
+    writer = threading.Thread(target=finish)
+    writer.start()
+    try:
+        counts = ingest_file(engine, log)
+    finally:
+        writer.join()
+    assert counts.events == 2 and counts.rejected == 0
+    messages = sorted(e["message"] for e in engine.records.query("SELECT message FROM events"))
+    assert messages == ["payment declined for order 1", "payment declined for order 2"]
+    assert ingest_path(engine, log).events == 0  # nothing left to read, nothing read twice
+
+
+def test_a_line_still_growing_after_the_wait_is_held_back_for_the_next_ingest(tmp_path):
+    import threading
+    import time
+
+    log = tmp_path / "app.jsonl"
+    whole = line(2)
+    log.write_text(line(1) + whole[:20])
+    done = threading.Event()
+
+    def trickle():  # a slow writer: a byte every 50 ms, the newline last
+        with log.open("a") as f:
+            for ch in whole[20:]:
+                f.write(ch)
+                f.flush()
+                time.sleep(0.05)
+        done.set()
+
+    writer = threading.Thread(target=trickle)
+    writer.start()
+    try:
+        # ingest waits twice `settle` (0.4 s here) for the line; the writer needs ~8 s
+        read = Tailer(log, max_bytes=MAX, final=True, settle=0.2).read(None)
+        assert not done.is_set()
+        assert [e.message for e in read.items] == ["payment declined for order 1"]  # not a garbled line 2
+    finally:
+        writer.join()
+    rest = Tailer(log, max_bytes=MAX, final=True, settle=0.2).read(read.cursor)
+    assert [e.message for e in rest.items] == ["payment declined for order 2"]

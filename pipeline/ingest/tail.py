@@ -3,7 +3,10 @@
 The cursor remembers, per file, its inode, the byte offset after the last consumed line and a
 hash of the file's first bytes. Between reads a file may
 - grow: read on from the offset; a partial last line waits until its newline arrives, unless
-  the tailer is `final` (ingest: the file is complete, its last line is consumed as it is);
+  the tailer is `final` (ingest: the file is complete, its last line is consumed as it is). A
+  final read of a file that changed within `settle` seconds and ends without a newline waits
+  (up to twice `settle`) for its writer to finish the line; a file still growing then has its
+  unterminated last line held back like the poller's, for the next `ingest` to read whole;
 - be truncated (smaller than the offset, or its first bytes changed): read again from 0;
 - be rotated (renamed, a new file created at its path): the old inode is found by a scan of
   its folder and finished first, then the new file is read from 0;
@@ -153,10 +156,33 @@ class Tailer:
         log = self._files.get(str(path))
         if log is None:
             log = self._files[str(path)] = LogFile(path, max_bytes=self.max_bytes, parsing=self.parsing)
+        if final and not self._finished(path):
+            final = False  # its writer is mid-line: hold the unterminated line back (module doc)
         mtime = _mtime(path)
         settled = final or (mtime is not None and self.clock() - mtime > self.settle)
         read = log.read(start, final=final, settled=settled, budget=budget)
         return read.offset, read.items, read.capped
+
+
+    def _finished(self, path: Path) -> bool:
+        """Whether a file handed to a final read is complete: it ends with a newline, or nobody has
+        written to it for `settle` seconds (waited for, at most twice `settle`)."""
+        waited_until = time.monotonic() + 2 * self.settle
+        while True:
+            try:
+                st = path.stat()
+                with path.open("rb") as f:
+                    f.seek(max(st.st_size - 1, 0))
+                    last = f.read(1)
+            except OSError:
+                return True  # gone: the read that follows says so
+            quiet_for = self.clock() - st.st_mtime
+            if not last or last == b"\n" or quiet_for > self.settle:
+                return True
+            left = waited_until - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(self.settle - quiet_for + 0.05, left))
 
 
 def _load(cursor: str | None, path: Path) -> list[_Entry]:
