@@ -197,7 +197,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         return self._again(partial(super().get, config))
 
     def get_tuple(self, config):
-        return self._again(partial(super().get_tuple, config))
+        return checkpoints.ids_after(self._again(partial(super().get_tuple, config)))
 
     def list(self, config, *, filter=None, before=None, limit=None):
         yielded = False
