@@ -15,7 +15,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints, due
 from pipeline.engine import Engine
-from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
+from pipeline.errors import CheckpointStoreError, InvalidCheckpoint, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
@@ -130,7 +130,11 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             from pipeline.review.changes import audit_orphaned_changes
 
             audit_orphaned_changes(engine, incident_id)
-        snap = snapshot(engine, incident_id)
+        try:
+            snap = snapshot(engine, incident_id)
+        except InvalidCheckpoint as exc:  # one edited checkpoint fails its incident, not the poll
+            record_failure(engine, incident_id, exc)
+            return "idle"
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap, row)
             released = True  # the final write released the claim with the record

@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
-from pipeline.store import backend, checkpoint_values
+from pipeline.store import backend, checked_values, checkpoint_values
 from pipeline.store.checkpoint_values import OwnAllowlistSerde, ValueCache, ValuesSerde
 from pipeline.store.connection import LazyConnection
 
@@ -168,14 +168,15 @@ class CheckpointStore(LazyConnection, SqliteSaver):
 
     def get_tuple(self, config):
         try:
-            return ids_after(super().get_tuple(config))
+            return ids_after(checked_values.check(super().get_tuple(config)))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
     def list(self, config, *, filter=None, before=None, limit=None):
         # a generator: the errors come while the caller iterates, and closing it releases the lock
         try:
-            yield from super().list(config, filter=filter, before=before, limit=limit)
+            for found in super().list(config, filter=filter, before=before, limit=limit):
+                yield checked_values.check(found)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
