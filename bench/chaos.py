@@ -542,9 +542,9 @@ def disk_full_scenario(work: Path, rounds: int, rng: random.Random, *, lines: in
             if n != distinct or n != expected:
                 problems.append(f"events: {n} stored ({distinct} distinct) for {expected} lines")
             # a decision on a full disk
-            paused = [i for (i,) in rows(path, "SELECT incident_id FROM incidents WHERE status = 'awaiting_approval'")]
-            if paused:
-                incident_id = rng.choice(paused)
+            waiting = [i for (i,) in rows(path, "SELECT incident_id FROM incidents WHERE status = 'awaiting_approval'")]
+            if waiting:
+                incident_id = rng.choice(waiting)
                 audit_before = rows(path, f"SELECT count(*) FROM audit WHERE incident_id = '{incident_id}'")[0][0]
                 fig.notes["free_before_fill"] = shutil.disk_usage(mnt).free
                 filler = _fill(mnt)
