@@ -571,6 +571,7 @@ def disk_full_scenario(work: Path, rounds: int, rng: random.Random, *, lines: in
                         problems.append(f"{incident_id} decided without an audited decision")
                     if status == "analyzing":
                         problems.append(f"{incident_id} left analyzing")
+                fig.notes.setdefault("decision_after", []).append(status)
             for store in ("app.sqlite3", "checkpoints.sqlite"):
                 if integrity(seed / store) != "ok":
                     problems.append(f"{store}: integrity_check failed")
