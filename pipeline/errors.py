@@ -20,8 +20,10 @@
     │   └── UnknownIdentity        an unknown or expired token, an unknown role
     └── RuntimeFailure             the outside world failed (runtime branch)
         ├── StorageError           sqlite / chroma
-        │   └── CheckpointStoreError   checkpoints.sqlite locked, damaged or unreadable: the poll
-        │                              fails and is retried, the incident is not charged
+        │   ├── CheckpointStoreError   checkpoints.sqlite locked, damaged or unreadable: the poll
+        │   │                          fails and is retried, the incident is not charged
+        │   └── InvalidCheckpoint      one checkpoint holds a value that is not the state's (an
+        │                              edited or forged row): that incident fails, named, the rest go on
         ├── AnalystError           the chat model timed out, failed or answered invalidly
         ├── SourceError            the log source (file, Splunk) failed
         └── RunCrashed             one incident's run hit an unexpected error (a bug), recorded
@@ -181,6 +183,17 @@ class StorageError(RuntimeFailure):
 
 class CheckpointStoreError(StorageError):
     pass
+
+
+class InvalidCheckpoint(StorageError):
+    """A checkpoint whose value of `field` does not fit the state (type, range, category)."""
+
+    def __init__(self, incident_id: str, checkpoint_id: str | None, field: str, reason: str):
+        super().__init__(f"{incident_id}: checkpoint {checkpoint_id or '?'} holds an invalid `{field}` ({reason});"
+                         " the checkpoint store was edited or damaged: nothing was changed")
+        self.incident_id = incident_id
+        self.checkpoint_id = checkpoint_id
+        self.field = field
 
 
 class AnalystError(RuntimeFailure):

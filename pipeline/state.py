@@ -60,6 +60,14 @@ def readable_title(title: str) -> str:
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values):
+        """Validated, unlike pydantic's: LangGraph's reviver falls back to model_construct for a
+        stored value the model refuses (an edited or forged checkpoint), which made an RCA with
+        a category or confidence out of range look valid; here the value stays plain data, and
+        is refused where the checkpoint is read (store/checked_values.py)."""
+        return cls.model_validate(values)
+
 
 class LogEvent(_Model):
     """One normalised log event (CONTRACT §1)."""

@@ -405,3 +405,54 @@ for line in sys.stdin:
         code = cli.main(args)
     print(json.dumps([code, err.getvalue()]), flush=True)
 """
+
+
+# -- forged checkpoint rows (an edited checkpoints.sqlite) -----------------------------------------
+
+def forged_model(name: str, data: dict):
+    """A msgpack value reviving as the state class `name` of pipeline.state with `data` (unvalidated)."""
+    import ormsgpack
+    from langgraph.checkpoint.serde.jsonplus import EXT_PYDANTIC_V2
+
+    return ormsgpack.Ext(EXT_PYDANTIC_V2, ormsgpack.packb(("pipeline.state", name, data, "model_validate_json")))
+
+
+def forge_checkpoint(path: Path, incident_id: str, checkpoint_id: str, **values) -> None:
+    """Rewrite channel values of one checkpoint row of a checkpoints.sqlite, as someone editing the file would."""
+    import sqlite3
+
+    import ormsgpack
+
+    from pipeline.store import checkpoint_values
+
+    conn = sqlite3.connect(path)
+    try:
+        kind, blob = conn.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+                                  (incident_id, checkpoint_id)).fetchone()
+        stored = ormsgpack.unpackb(checkpoint_values.decompress(blob, kind), option=ormsgpack.OPT_NON_STR_KEYS,
+                                   ext_hook=lambda code, data: ormsgpack.Ext(code, data))
+        for channel, value in values.items():
+            stored["channel_refs"].pop(channel, None)
+            stored["channel_values"][channel] = value
+        packed = checkpoint_values.compress(ormsgpack.packb(stored, option=ormsgpack.OPT_NON_STR_KEYS))
+        conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ? AND checkpoint_id = ?",
+                     (packed, incident_id, checkpoint_id))
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def forge_write(path: Path, incident_id: str, checkpoint_id: str, channel: str, value) -> int:
+    """Rewrite the pending writes of one channel on a checkpoint; returns how many rows changed."""
+    import sqlite3
+
+    import ormsgpack
+
+    conn = sqlite3.connect(path)
+    try:
+        changed = conn.execute("UPDATE writes SET type = 'msgpack', value = ? WHERE thread_id = ? AND checkpoint_id = ?"
+                               " AND channel = ?", (ormsgpack.packb(value), incident_id, checkpoint_id, channel)).rowcount
+        conn.commit()
+        return changed
+    finally:
+        conn.close()

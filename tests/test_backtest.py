@@ -249,3 +249,28 @@ def test_retention_removes_old_backtests_with_the_rest(paused_engine):
     rerun = run_backtest(paused_engine, candidate_for(paused_engine))
     skipped = {s["why"] for s in report(paused_engine, rerun.backtest_id)["skipped"]}
     assert skipped == {"no checkpoint before rca is kept (retention compacted the incident)"}
+
+
+def test_a_model_candidate_analyses_through_that_model_and_is_recorded_as_it(paused_engine, stub, capsys,
+                                                                             monkeypatch):
+    """`backtest --model NAME` with the live analyst offline: every re-analysis goes to the
+    OpenAI-compatible endpoint (the loopback stub) asking for NAME, the results carry its answers,
+    and the backtest names the candidate as that model."""
+    from tests.support import KEY
+
+    ids = decided(paused_engine)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    out = cli_json(capsys, "backtest", "--model", "candidate-llm", "--since", "3650d")
+
+    assert out["backtest"]["candidate"] == "model candidate-llm (model)" and out["backtest"]["done"] == 3
+    asked = {r.body.get("model") for r in stub.chat_requests() if r.schema_name == "RCAAnswer"}
+    assert asked == {"candidate-llm"}
+    assert len([r for r in stub.chat_requests() if r.schema_name == "RCAAnswer"]) == 3  # one per decided incident
+    results = paused_engine.records.query("SELECT incident_id, new_root_cause FROM backtest_results")
+    assert {r["incident_id"] for r in results} == {ids["approved"], ids["edited"], ids["rejected"]}
+    assert all(r["new_root_cause"].startswith("The pool is exhausted") for r in results)  # the stub's words
+    listed = cli_json(capsys, "backtest", "--list")
+    assert listed[0]["candidate"] == "model candidate-llm (model)"
+    # the live analysis stayed the offline analyzer's
+    assert all(paused_engine.records.incident(i)["summary"]["rca"]["analyst"] == "offline" for i in ids.values())

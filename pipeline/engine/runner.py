@@ -16,7 +16,7 @@ from langgraph.types import StateSnapshot
 
 from pipeline.store import checkpoints, due
 from pipeline.engine import Engine
-from pipeline.errors import CheckpointStoreError, RunCrashed, RuntimeFailure
+from pipeline.errors import CheckpointStoreError, InvalidCheckpoint, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
 from pipeline.engine.changes import audit_orphaned_changes
 from pipeline.engine.lost_runs import recover_lost_runs
@@ -130,7 +130,11 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             # taken over from a dead process: a reviewer's change it wrote but did not audit is
             # audited now, before the run moves on from it
             audit_orphaned_changes(engine, incident_id)
-        snap = snapshot(engine, incident_id)
+        try:
+            snap = snapshot(engine, incident_id)
+        except InvalidCheckpoint as exc:  # one edited checkpoint fails its incident, not the poll
+            record_failure(engine, incident_id, exc)
+            return "idle"
         try:
             kind = _advance_claimed(engine, incident_id, owner, snap, row)
             released = True  # the final write released the claim with the record

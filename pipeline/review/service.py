@@ -26,7 +26,7 @@ from pipeline.review.documents import show_document
 from pipeline.store import checkpoints, inbox, views
 from pipeline.engine import Engine
 from pipeline.review.edits import EDIT_AS_NODES, check_edit_fields, edited_values
-from pipeline.errors import (Conflict, IncidentNotFound, InvalidEdit, NotAwaitingApproval, Refused,
+from pipeline.errors import (Conflict, IncidentNotFound, InvalidCheckpoint, InvalidEdit, NotAwaitingApproval, Refused,
                              RevisionLimitReached, RuntimeFailure, SameApprover, StaleInterrupt, StaleProposal,
                              UsageError)
 from pipeline.notifications import messages
@@ -115,7 +115,11 @@ class _Claim:
         records = self.service.engine.records
         try:
             if not self.finished:  # refused or failed midway: the record follows the checkpoint again
-                record_from_snapshot(self.service.engine, self.incident_id)
+                try:
+                    record_from_snapshot(self.service.engine, self.incident_id)
+                except InvalidCheckpoint:
+                    # the head cannot be read (an edited row): the record says what it said before
+                    records.update_incident(self.incident_id, status=self.status_before)
         finally:
             records.release(self.incident_id, self.owner)
 

@@ -15,11 +15,12 @@ from typing import Iterator
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.base import WRITES_IDX_MAP, get_checkpoint_metadata
+from langgraph.checkpoint.base import id as checkpoint_ids
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.errors import CheckpointStoreError
 from pipeline.state import STATE_CLASSES
-from pipeline.store import backend, checkpoint_values
+from pipeline.store import backend, checked_values, checkpoint_values
 from pipeline.store.checkpoint_values import OwnAllowlistSerde, ValueCache, ValuesSerde
 from pipeline.store.connection import LazyConnection
 
@@ -167,14 +168,15 @@ class CheckpointStore(LazyConnection, SqliteSaver):
 
     def get_tuple(self, config):
         try:
-            return super().get_tuple(config)
+            return ids_after(checked_values.check(super().get_tuple(config)))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
     def list(self, config, *, filter=None, before=None, limit=None):
         # a generator: the errors come while the caller iterates, and closing it releases the lock
         try:
-            yield from super().list(config, filter=filter, before=before, limit=limit)
+            for found in super().list(config, filter=filter, before=before, limit=limit):
+                yield checked_values.check(found)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
@@ -400,6 +402,30 @@ def created_at(checkpoint_id: str) -> str:
 
 
 _GREGORIAN = datetime(1582, 10, 15, tzinfo=timezone.utc)
+_id_clock_lock = threading.Lock()
+
+
+def ids_after(found):
+    """The checkpoint tuple read (or None), after moving this process's checkpoint-id clock past it.
+
+    A thread's newest checkpoint is the one with the greatest id (both savers order by it), and
+    LangGraph makes an id from the machine's clock (uuid6). A process whose clock is behind the
+    one that wrote the head would write the next checkpoints with smaller ids: an approval's run
+    ended, yet the thread's "newest" stayed the gate, so the incident read `analyzing` until a
+    poll ran it again. Every run and state update starts by reading the checkpoint it continues
+    through `get_tuple`, so the ids this process makes next sort after it, whatever its clock.
+    LangGraph's uuid6 already keeps ids increasing within a process by this floor."""
+    checkpoint_id = found.config["configurable"].get("checkpoint_id") if found is not None else None
+    if checkpoint_id:
+        try:
+            made = checkpoint_ids.UUID(checkpoint_id)
+        except ValueError:  # not an id LangGraph made (a forged row): nothing to order after
+            return found
+        if made.version == 6:
+            with _id_clock_lock:
+                if (checkpoint_ids._last_v6_timestamp or 0) < made.time:
+                    checkpoint_ids._last_v6_timestamp = made.time
+    return found
 
 
 def _metadata(blob) -> dict:

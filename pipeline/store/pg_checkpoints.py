@@ -20,7 +20,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from pipeline.errors import CheckpointStoreError
-from pipeline.store import backend, checkpoints, postgres
+from pipeline.store import backend, checked_values, checkpoints, postgres
 from pipeline.store.checkpoints import serializer
 from pipeline.store.connection import LazyConnection
 
@@ -197,14 +197,14 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         return self._again(partial(super().get, config))
 
     def get_tuple(self, config):
-        return self._again(partial(super().get_tuple, config))
+        return checkpoints.ids_after(checked_values.check(self._again(partial(super().get_tuple, config))))
 
     def list(self, config, *, filter=None, before=None, limit=None):
         yielded = False
         try:
             for item in super().list(config, filter=filter, before=before, limit=limit):
                 yielded = True
-                yield item
+                yield checked_values.check(item)
             return
         except (psycopg.Error, CheckpointStoreError) as exc:
             if yielded or not self._lost():
@@ -213,7 +213,8 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
                 raise
         self._reopen()
         try:
-            yield from super().list(config, filter=filter, before=before, limit=limit)
+            for item in super().list(config, filter=filter, before=before, limit=limit):
+                yield checked_values.check(item)
         except psycopg.Error as exc:
             raise self.translated(exc) from exc
 
