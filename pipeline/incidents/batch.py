@@ -77,35 +77,48 @@ class Incidents:
 
         Each event is stored once (by event_id); an event the opening rule picks joins the open
         incident of its fingerprint or opens a new one; other events are kept as context for log
-        windows."""
+        windows. The batch's writes are batched too: one lookup of the ids stored before, one
+        insert of the new events, one count update per incident."""
         counts = IngestCounts()
         stamp = iso(self.clock.now())
+        items = list(items)
         with self.records.transaction() as conn, self._templates(conn, stamp) as miner:
             content_ids = rows.has_content_ids(conn)
+            events = [item for item in items if not isinstance(item, DeadLetter)]
+            ids_of = {id(e): self._ids_of(e, content_ids) for e in events}
+            seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
+            new: list[tuple[LogEvent, str | None]] = []
+            joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
             for item in items:
                 if isinstance(item, DeadLetter):
                     counts.rejected += rows.insert_dead_letter(conn, source=item.source, position=item.position,
                                                                reason=item.reason, raw=item.raw, stamp=stamp)
                     continue
-                self._store_event(conn, miner, item, counts, stamp, content_ids)
+                ids = ids_of[id(item)]
+                if seen.intersection(ids):
+                    continue  # seen before (or stored by an older version under its content's id)
+                seen.add(item.event_id)
+                incident = self._correlate(conn, miner, item, counts, stamp) if self.opening.opens(item) else None
+                new.append((item, incident))
+                if incident is not None:
+                    joined.setdefault(incident, []).append(iso(item.time))
+            rows.insert_events(conn, new, stamp=stamp)
+            counts.events += len(new)
+            for incident, times in joined.items():
+                rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times), stamp=stamp)
             if cursor is not None:
                 rows.save_cursor(conn, cursor[0], cursor[1], stamp)
         counts.incidents_updated -= counts.incidents_new
         return counts
 
-    def _store_event(self, conn, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str,
-                     content_ids: bool) -> None:
-        if rows.has_event(conn, event.event_id):
-            return  # seen before: it already counted where it belongs
-        content_id = (event._content_id or (content_id_of(event._content_line) if event._content_line else None)
-                      if content_ids else None)
-        if content_id and rows.has_event(conn, content_id):
-            return  # stored by an older version, under the id its content hashed to
-        incident = self._correlate(conn, miner, event, counts, stamp) if self.opening.opens(event) else None
-        rows.insert_event(conn, event, incident_id=incident, stamp=stamp)
-        counts.events += 1
-        if incident is not None:
-            rows.count_event(conn, incident, event, stamp=stamp)
+    @staticmethod
+    def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:
+        """The ids an event may be stored under: its own, and the id its content hashed to in an
+        older version (only in stores that had such events: store_meta 'content_ids')."""
+        if not content_ids:
+            return (event.event_id,)
+        content_id = event._content_id or (content_id_of(event._content_line) if event._content_line else None)
+        return (event.event_id, content_id) if content_id else (event.event_id,)
 
     def _correlate(self, conn, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str) -> str:
         template_id = miner.add(correlation.first_line(event.message)).template_id

@@ -16,28 +16,43 @@ def has_event(conn, event_id: str) -> bool:
     return conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event_id,)).fetchone() is not None
 
 
+def stored_event_ids(conn, event_ids: list[str], *, chunk: int = 500) -> set[str]:
+    """Which of these event ids are stored already (one query per `chunk` ids)."""
+    found: set[str] = set()
+    for start in range(0, len(event_ids), chunk):
+        p = Params()
+        rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({p.each(event_ids[start:start + chunk])})",
+                            p).fetchall()
+        found.update(r["event_id"] for r in rows)
+    return found
+
+
 def has_content_ids(conn) -> bool:
     """Whether events may be stored under their content's id (schema 6 on: see store_meta)."""
     return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
 
 
-def insert_event(conn, event: LogEvent, *, incident_id: str | None, stamp: str) -> None:
-    conn.execute(
+def insert_events(conn, events: list[tuple[LogEvent, str | None]], *, stamp: str) -> None:
+    """Store events, each with the incident it joined (None: context for log windows), in one statement."""
+    if not events:
+        return
+    conn.executemany(
         "INSERT INTO events(event_id, incident_id, time, service, host, level,"
         " exception, message, body, source, position, stored_at)"
         " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
-        (event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
-         event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp),
+        [(event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
+          event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp)
+         for event, incident_id in events],
     )
 
 
-def count_event(conn, incident_id: str, event: LogEvent, *, stamp: str) -> None:
-    """One more event of the incident: its count and first/last seen follow."""
+def count_events(conn, incident_id: str, *, added: int, first: str, last: str, stamp: str) -> None:
+    """`added` more events of the incident, from `first` to `last`: its count and first/last seen follow."""
     conn.execute(
-        "UPDATE incidents SET event_count = event_count + 1,"
-        f" first_seen = {LEAST[conn.dialect]}(first_seen, $1), last_seen = {GREATEST[conn.dialect]}(last_seen, $2),"
-        " updated_at = $3 WHERE incident_id = $4",
-        (iso(event.time), iso(event.time), stamp, incident_id),
+        "UPDATE incidents SET event_count = event_count + $1,"
+        f" first_seen = {LEAST[conn.dialect]}(first_seen, $2), last_seen = {GREATEST[conn.dialect]}(last_seen, $3),"
+        " updated_at = $4 WHERE incident_id = $5",
+        (added, first, last, stamp, incident_id),
     )
 
 
