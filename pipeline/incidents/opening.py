@@ -33,6 +33,8 @@ class OpeningRule:
         patterns = tuple(re.compile(s[3:], re.I) for s in self.signatures if s.startswith("re:"))
         object.__setattr__(self, "_literals", literals)
         object.__setattr__(self, "_patterns", patterns)
+        # one search for all of them: a WARN line is checked against hundreds of signatures
+        object.__setattr__(self, "_any", _one_search(literals, patterns))
 
     @classmethod
     def of(cls, *, floor: str, signatures: Iterable[str] = ()) -> "OpeningRule":
@@ -52,8 +54,29 @@ class OpeningRule:
         if not self.signatures:
             return False
         text = "\n".join(t for t in (event.exception, event.message, event.stack) if t)[:20_000]
-        lowered = text.lower()
-        return any(s in lowered for s in self._literals) or any(p.search(text) for p in self._patterns)
+        return self._any(text)
+
+
+def _one_search(literals: tuple[str, ...], patterns: tuple[re.Pattern[str], ...]):
+    """A function that says whether a text holds any literal (case-insensitive) or matches any
+    pattern: one alternation of them all, each pattern kept apart where it cannot be joined (a
+    back-reference would count the joined groups, an inline flag is only allowed first)."""
+    joinable = [p for p in patterns if not re.search(r"\\\d|\(\?P=|\(\?[aiLmsux]+\)", p.pattern)]
+    apart = [p for p in patterns if p not in joinable]
+    alternatives = [re.escape(s) for s in literals] + [f"(?:{p.pattern})" for p in joinable]
+    try:
+        joined = re.compile("|".join(alternatives), re.I) if alternatives else None
+    except re.error:
+        joined, apart = None, list(patterns)
+    if joined is None and alternatives:
+        def search_each(text: str) -> bool:
+            lowered = text.lower()
+            return any(s in lowered for s in literals) or any(p.search(text) for p in apart)
+        return search_each
+
+    def search(text: str) -> bool:
+        return bool(joined is not None and joined.search(text)) or any(p.search(text) for p in apart)
+    return search
 
 
 DEFAULT_RULE = OpeningRule()
