@@ -18,3 +18,17 @@ def test_findings_show_their_event_counts_and_the_matched_doc_leads_the_similar_
     docs = _frame(app, "score", "doc")
     assert docs["doc"].iloc[0].startswith(matched) and "matched" in docs["doc"].iloc[0]
     assert docs["score"].iloc[0] < docs["score"].max()  # first because the analysis rests on it, not by score
+
+
+def test_the_findings_table_keeps_its_event_counts_in_view(app, paused_engine):
+    """In the browser the counts were off the grid's right edge (a "large" value column took the
+    row): the counts come right after the finding, and the columns' widths fit the analysis column
+    (~540 px at 1440) so the grid has none off its edge."""
+    import json
+
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    open_incident(app, incident)
+    table = next(d for d in app.dataframe if "finding" in list(d.value.columns))
+    assert list(table.proto.column_order)[:2] == ["finding", "events"]
+    widths = {name: json.loads(table.proto.columns).get(name, {}).get("width") for name in table.proto.column_order}
+    assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= 540, widths

@@ -22,6 +22,9 @@ STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyz
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
 QUOTES_SHOWN = 8
+FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
+# px, summing to the analysis column at 1440 px (~540); "pool waiting" whole, the grid stretches them
+FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
 
 
 def header(doc: dict) -> None:
@@ -139,12 +142,17 @@ def findings(found: dict) -> None:
     if frame.empty:
         st.caption("No concrete finding: the analysis names no value the log lines show.")
         return
+    # the analysis column is ~540 px wide at 1440: pixel widths keep every column in view (a "large"
+    # value column pushed events, seen in and from off the grid's right edge: "events" read empty)
     st.dataframe(frame, hide_index=True, width="stretch", key="incident_findings_table",
-                 column_config={"finding": st.column_config.TextColumn(width="medium"),  # "pool waiting" whole
-                                "value": st.column_config.TextColumn(width="large"),
-                                "events": st.column_config.TextColumn(width="small", help="events that show it"),
-                                "seen in": st.column_config.TextColumn(width="small"),
-                                "from": st.column_config.TextColumn(width="small", help="where the analyst found it")})
+                 column_order=FINDINGS_ORDER,
+                 column_config={"finding": st.column_config.TextColumn(width=FINDINGS_WIDTHS["finding"]),
+                                "events": st.column_config.TextColumn(width=FINDINGS_WIDTHS["events"],
+                                                                      help="events that show it"),
+                                "value": st.column_config.TextColumn(width=FINDINGS_WIDTHS["value"]),
+                                "seen in": st.column_config.TextColumn(width=FINDINGS_WIDTHS["seen in"]),
+                                "from": st.column_config.TextColumn(width=FINDINGS_WIDTHS["from"],
+                                                                    help="where the analyst found it")})
     if found.get("dropped_findings"):
         st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
 
