@@ -39,7 +39,15 @@ def header(doc: dict) -> None:
         badges.text(f"on it: {doc['assignee']}")
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
-    cols[0].metric("Events", doc["event_count"])
+    analysed = len((doc.get("state") or {}).get("evidence") or [])
+    if doc.get("state") and analysed != doc["event_count"]:
+        # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
+        # those, so the header says both rather than a total the evidence below never shows
+        cols[0].metric("Events analysed", f"{analysed} of {doc['event_count']}",
+                       help=f"The analysis rests on {analysed} event(s); the incident has {doc['event_count']} "
+                            "stored. Replay with the current evidence (History & time travel) to use them all.")
+    else:
+        cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
     sla = sla_text(doc, now)  # "2h 3m left", "overdue 5m" or "decided": the number fits a narrow column
