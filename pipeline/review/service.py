@@ -229,10 +229,23 @@ class ReviewService:
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
         made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
-        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        parent_id = item["parent_checkpoint_id"]
+        parent = history.snapshot_at(self.engine, incident_id, parent_id, line) if parent_id in line.parent else None
+        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"],
+               "runs": history.node_runs(snap, parent, item["writes_by"]),
+               "input": state_json(parent.values) if parent is not None else None}
         if with_plan:
             out["plan"] = history.rerun_plan(self.engine, incident_id, snap, line)
         return out
+
+    def compare(self, incident_id: str, from_checkpoint: str, to_checkpoint: str) -> dict:
+        """The field-level changes from one checkpoint of the incident to another (any two, on any
+        branch: what a fork changed against the branch it left, what a replay changed since)."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        first = history.snapshot_at(self.engine, incident_id, from_checkpoint, line)
+        second = history.snapshot_at(self.engine, incident_id, to_checkpoint, line)
+        return {"from": from_checkpoint, "to": to_checkpoint, "changes": history.compare(first, second)}
 
     def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
         """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
