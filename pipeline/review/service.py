@@ -162,13 +162,16 @@ class ReviewService:
 
     def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
                    search: str | None = None, after: str | None = None, limit: int = 50,
-                   assignee: str | None = None) -> dict:
+                   assignee: str | None = None, severities: list[str] | tuple[str, ...] = (),
+                   opened_from: str | None = None, opened_to: str | None = None, sort: str | None = None) -> dict:
         """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to
         pass as `after` (None at the end). Every view is one index range read, as fast on page
-        1,000 as on page 1."""
+        1,000 as on page 1. `severities`, `opened_from`/`opened_to` (ISO dates) narrow it; `sort`
+        (store.views.SORTS: sla, newest, oldest, severity, confidence, events) orders it."""
         statuses = [status] if isinstance(status, str) else list(status or ())
         page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
-                                limit=limit, assignee=assignee)
+                                limit=limit, assignee=assignee, severities=tuple(severities or ()),
+                                opened_from=opened_from, opened_to=opened_to, sort=sort)
         rows = views.page_rows(page)
         given = approvals_store.approvals_of(self.records, rows)
         held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
@@ -185,6 +188,10 @@ class ReviewService:
     def flow(self):
         """The incident graph's drawable nodes and edges (for the page's offline drawing)."""
         return self.graph.get_graph()
+
+    def services(self) -> list[str]:
+        """The services incidents were opened for, in name order."""
+        return inbox.services(self.records)
 
     def overdue_count(self, at: datetime | None = None) -> int:
         """Open incidents past their SLA deadline."""
