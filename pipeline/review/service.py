@@ -535,8 +535,9 @@ class ReviewService:
             raise
 
     # -- who is on it, and what people said ----------------------------------------------------
-    def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
-        """Put a person on an open incident ("on it: ann"); audited."""
+    def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None,
+               note: str | None = None) -> dict:
+        """Put a person on an open incident ("on it: ann"); audited, with `note` (why) when given."""
         with self._acting(incident_id, "assign", actor, reviewer) as who:
             assignee = _required(to, "who to assign (--to)")
             row = self.records.incident(incident_id)
@@ -544,7 +545,8 @@ class ReviewService:
                 raise Conflict(f"{incident_id} is {row['status']}: only open incidents are assigned")
             assignments.set_assignee(self.records, incident_id, assignee, audit=dict(
                 incident_id=incident_id, reviewer=who.id, auth=who.auth, action="assign",
-                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"]))
+                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
+                note=(note or "").strip() or None))
         return self.document(incident_id)
 
     def unassign(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None) -> dict:
