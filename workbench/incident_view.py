@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from workbench.evidence_view import (EVIDENCE_COLUMNS, display_title, evidence_frame, findings_frame,
-                                     highlight_triggers, marked_html, quoted_lines, text_heading, with_stack)
+from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
+                                     evidence_ids, findings_frame, highlight_triggers, marked_html, quoted_lines,
+                                     text_heading, with_stack)
 from workbench.inbox_view import sla_text
 from workbench.provenance import status_words
 
@@ -70,9 +71,37 @@ def _short_time(value: str | None) -> str:
     return str(value or "—")[:19].replace("T", " ")
 
 
+CONTEXT_KEY = "incident_context"  # {incident_id: event_id}: the quoted line whose context the Evidence tab shows
+
+
+def _jump_to_context(incident_id: str, event_id: str) -> None:
+    st.session_state.setdefault(CONTEXT_KEY, {})[incident_id] = event_id
+    st.session_state[f"incident_tab_{incident_id}"] = "Evidence"
+
+
+def _whole_window(incident_id: str) -> None:
+    st.session_state.get(CONTEXT_KEY, {}).pop(incident_id, None)
+
+
 def evidence(doc: dict) -> None:
-    """The log window as a table with the incident's own events tinted, and their stack traces."""
-    frame = evidence_frame(doc.get("log_window") or [], doc.get("evidence") or [])
+    """The log window as a table with the incident's own events tinted, and their stack traces; after
+    a jump from a quoted line, the lines around it first."""
+    window, own = doc.get("log_window") or [], doc.get("evidence") or []
+    frame = evidence_frame(window, own)
+    wanted = st.session_state.get(CONTEXT_KEY, {}).get(doc["incident_id"])
+    around = context_frame(frame, evidence_ids(window, own), wanted) if wanted else None
+    if around is not None:
+        part, at = around
+        st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
+                    f"{CONTEXT_LINES} lines either side")
+        st.dataframe(highlight_triggers(part), hide_index=True, width="stretch", key="incident_context_table",
+                     column_order=("here", *EVIDENCE_COLUMNS),
+                     column_config={"here": st.column_config.CheckboxColumn("Quoted", help="the line you came from"),
+                                    "trigger": st.column_config.CheckboxColumn("Trigger"),
+                                    "message": st.column_config.TextColumn("Message", width="large")})
+        st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
+                  args=(doc["incident_id"],))
+        return
     st.caption(f"{int(frame['trigger'].sum())} triggering events (tinted) in a window of {len(frame)} log lines")
     st.dataframe(highlight_triggers(frame), hide_index=True, width="stretch", key="incident_evidence_table",
                  column_order=EVIDENCE_COLUMNS,
@@ -136,7 +165,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
     st.text(found["root_cause"])
     findings(found)
-    quoted_evidence(found, doc.get("evidence") or [])
+    quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
         st.caption("Analyst notes")
         st.text("\n".join(f"• {note}" for note in found["notes"]))
@@ -165,7 +194,7 @@ def findings(found: dict) -> None:
         st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
 
 
-def quoted_evidence(found: dict, events: list[dict]) -> None:
+def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None = None) -> None:
     """The log lines the analysis rests on, whole and deduplicated, findings highlighted (escaped HTML)."""
     lines = quoted_lines(found, events)
     st.markdown(f"**Evidence it rests on** ({len(lines)} distinct log line{'s' if len(lines) != 1 else ''})")
@@ -173,10 +202,15 @@ def quoted_evidence(found: dict, events: list[dict]) -> None:
         st.caption("none")
         return
     st.caption("Highlighted: the findings (bold) and the matched error signatures (tinted).")
-    for line in lines[:QUOTES_SHOWN]:
+    for i, line in enumerate(lines[:QUOTES_SHOWN]):
         with st.container(border=True):
             where = " · ".join(x for x in (line["time"], line["host"], line["field"]) if x)
-            st.caption(f"{where} · ×{line['count']}")
+            head = st.container(horizontal=True, vertical_alignment="center")
+            head.caption(f"{where} · ×{line['count']}")
+            if incident_id and line.get("event_id"):
+                head.button("Context in the log", key=f"incident_context_{i}", type="tertiary",
+                            icon=":material/manage_search:", on_click=_jump_to_context,
+                            args=(incident_id, line["event_id"]), help="the log window around this line (Evidence tab)")
             st.html(marked_html(line["text"], line["strong"], line["light"]))
     if len(lines) > QUOTES_SHOWN:
         st.caption(f"{len(lines) - QUOTES_SHOWN} more distinct lines are in the Evidence tab.")
