@@ -141,3 +141,23 @@ def test_the_inbox_title_is_in_view_with_most_of_its_text(page, site, width):
         column = page.evaluate(COLUMN_JS, name)
         assert column["right"] <= column["visible"] + 1, (name, column)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+@pytest.mark.timeout(180)
+def test_keys_move_down_the_inbox_and_enter_opens_the_chosen_row(page, site):
+    """Streamlit has no key events: a keydown listener on the page clicks hidden buttons (j, Enter)."""
+    from playwright.sync_api import expect
+
+    page.goto(site["url"])
+    on_the_inbox(page, site)
+    box = page.get_by_label("Open incident", exact=True).first
+    first = box.input_value()
+    page.locator("h1").first.click()  # the focus on the page, not in a text box
+    page.keyboard.press("j")
+    settle(page)
+    expect(box).not_to_have_value(first, timeout=30_000)
+    chosen = box.input_value()
+    page.locator("h1").first.click()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=chosen)).to_be_visible(timeout=60_000)
+    assert f"incident={chosen}" in page.url
