@@ -165,7 +165,9 @@ def _inbox() -> None:
     else:
         frame = inbox_frame(rows, now)
         st.dataframe(
-            highlight_overdue(frame), key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
+            # a Styler only when a row is tinted: pandas renders every cell's style (~0.14 s a page)
+            highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
+            key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=narrowing["cols"], width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config={
                 "incident_id": st.column_config.TextColumn("Incident", pinned=True),

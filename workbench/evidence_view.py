@@ -68,15 +68,6 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
     return frame.sort_values("time", kind="stable").reset_index(drop=True)
 
 
-def highlight_triggers(frame: pd.DataFrame):
-    """A Styler that tints the triggering events."""
-    def tint(row):
-        style = "background-color: rgba(255, 170, 0, 0.20)" if row["trigger"] else ""
-        return [style] * len(row)
-
-    return frame.style.apply(tint, axis=1)
-
-
 def with_stack(events: list[dict]) -> list[dict]:
     """Events that carry a stack trace, oldest first, one per distinct trace text."""
     seen, out = set(), []
