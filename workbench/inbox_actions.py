@@ -1,8 +1,9 @@
 """The inbox's actions on rows without opening them: keyboard navigation (j / k move the chosen row,
 Enter opens it, a / r approve / reject it after a confirmation) and bulk reject / assign with a reason.
 
-Streamlit sends no key events to Python. A small script (st.components.v1.html, an iframe of the
-same origin) listens to keydown on the app's document and clicks one of a few hidden buttons, so
+Streamlit sends no key events to Python. A small script (st.html with its JavaScript allowed, as
+workbench/identity.py writes the name cookie: no iframe to load) listens to keydown on the app's
+document and clicks one of a few hidden buttons, so
 each key is an ordinary button click: its callback runs on the server like any other. Keys typed
 into a text box, a select or a text area are left alone.
 
@@ -14,7 +15,6 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import COMMENT_LIMIT, ReviewService
@@ -26,9 +26,9 @@ KEYS = {"j": "inbox_key_down", "k": "inbox_key_up", "Enter": "inbox_key_open", "
         "r": "inbox_key_reject"}
 _SCRIPT = """<script>
 (() => {
-  const doc = window.parent.document;
-  if (window.parent.__iiqInboxKeys) return;  // one listener for the app's document
-  window.parent.__iiqInboxKeys = true;
+  const doc = document;
+  if (window.__iiqInboxKeys) return;  // one listener for the app's document
+  window.__iiqInboxKeys = true;
   const keys = %s;
   doc.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
@@ -95,8 +95,8 @@ def keyboard(review: ReviewService, rows: list[dict]) -> None:
     keys.button("open (Enter)", key=KEYS["Enter"], on_click=_open)
     keys.button("approve (a)", key=KEYS["a"], on_click=_ask, args=("approve",))
     keys.button("reject (r)", key=KEYS["r"], on_click=_ask, args=("reject",))
-    st.html("<style>.st-key-inbox_keys{display:none}</style>")
-    components.html(_SCRIPT % json.dumps(KEYS), height=0)
+    st.html("<style>.st-key-inbox_keys{display:none}</style>" + _SCRIPT % json.dumps(KEYS),
+            unsafe_allow_javascript=True)  # our script only: no data goes into it
     ask = st.session_state.get(CONFIRM_KEY)
     by_id = {r["incident_id"]: r for r in rows}
     if not ask or ask["incident_id"] not in by_id:
