@@ -142,6 +142,9 @@ def test_a_checkpoint_shows_each_nodes_input_output_and_run_time(app, paused_eng
     _pick(app, incident, rca["checkpoint_id"])
     run = next(e for e in app.expander if e.label.startswith("rca · "))
     assert re.fullmatch(r"rca · ran in \d+ ms", run.label), run.label
+    assert len(run.get("json")) == 1  # the output; the input (the whole state) only when asked for
+    app.toggle(key="incident_run_input_rca").set_value(True).run()
+    run = next(e for e in app.expander if e.label.startswith("rca · "))
     given, returned = [json.loads(j.proto.body) for j in run.get("json")]
     assert "rca" not in given or given["rca"] is None  # the input is the state before the node ran
     assert given["evidence"] and returned["rca"]["category"] == "db_pool_exhausted"

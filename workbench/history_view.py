@@ -322,7 +322,9 @@ def node_runs(detail: dict) -> None:
             given, returned = st.columns(2)
             with given:
                 st.caption(f"Input: the state at checkpoint {str(run['input_checkpoint_id'])[-8:]}")
-                st.json(detail.get("input") or {}, expanded=False)
+                # asked for: the whole state (log window and all) would be sent on every pick
+                if st.toggle("Show the input", key=f"incident_run_input_{run['node']}"):
+                    st.json(detail.get("input") or {}, expanded=1)
             with returned:
                 st.caption("Output: the update it returned")
                 st.json(run["output"] or {}, expanded=1)
