@@ -11,9 +11,7 @@ import re
 
 import pytest
 
-from pipeline.ingest.files import ingest_path
-from pipeline.store import checkpoints
-from tests.support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, make_settings, settle, streamlit_app
+from tests.support import CHROMIUM, browser_page, browser_site, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -23,32 +21,14 @@ pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The app on a data dir with the small fixture's incidents paused at approval, and one browser."""
-    from pipeline.engine import open_engine
-    from playwright.sync_api import sync_playwright
-
-    tmp = tmp_path_factory.mktemp("inbox-ui")
-    engine = open_engine(make_settings(tmp / "data"))
-    ingest_path(engine, FIXTURES / "small.jsonl")
-    rows = engine.records.incidents()
-    try:
-        with streamlit_app(tmp / "data", tmp) as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            yield {"url": url, "rows": rows, "browser": browser}
-            browser.close()
-    finally:
-        engine.records.close()
-        checkpoints.close_all()
+    with browser_site(tmp_path_factory.mktemp("inbox-ui")) as site:
+        yield site
 
 
 @pytest.fixture
 def page(site, request):
-    page = site["browser"].new_page(viewport={"width": 1440, "height": 1000})
-    try:
+    with browser_page(site["browser"], f"inbox-{request.node.name}") as page:
         yield page
-    finally:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"inbox-{request.node.name}.png"), full_page=True)
-        page.close()
 
 
 def on_the_inbox(page, site) -> None:
