@@ -339,6 +339,41 @@ def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, se
             return
 
 
+@contextlib.contextmanager
+def browser_site(work_dir: Path, log: Path = None):
+    """The browser tests' module setup: a data dir with `log`'s incidents (default: the small
+    fixture) paused at approval, the app on it (streamlit_app) and one headless Chromium. Yields
+    {url, engine, rows, browser}; the engine stays open for acting in another process' place."""
+    from pipeline.composition import open_engine
+    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.store import checkpoints
+    from playwright.sync_api import sync_playwright
+
+    engine = open_engine(make_settings(work_dir / "data"))
+    ingest_path(engine, log or FIXTURES / "small.jsonl")
+    rows = engine.records.incidents()
+    try:
+        with streamlit_app(work_dir / "data", work_dir) as url, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield {"url": url, "engine": engine, "rows": rows, "browser": browser}
+            browser.close()
+    finally:
+        engine.records.close()
+        checkpoints.close_all()
+
+
+@contextlib.contextmanager
+def browser_page(browser, name: str, viewport: dict | None = None):
+    """A page of the shared browser; its last state is test-artifacts/<name>.png (a failure's post-mortem)."""
+    page = browser.new_page(viewport=viewport or {"width": 1440, "height": 1000})
+    try:
+        yield page
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        page.close()
+
+
 # -- the model path (tests/openai_stub.py is the server) -----------------------------------------
 
 KEY = "sk-iiq-test-9f3c2a7b41d0e8KEYCANARY"

@@ -2,7 +2,9 @@
 led by the one the analysis rests on."""
 from __future__ import annotations
 
+from pipeline.review.service import ReviewService
 from tests.support import open_incident
+from workbench.evidence_view import evidence_ids, quoted_lines
 
 
 def _frame(at, *columns: str):
@@ -18,3 +20,37 @@ def test_findings_show_their_event_counts_and_the_matched_doc_leads_the_similar_
     docs = _frame(app, "score", "doc")
     assert docs["doc"].iloc[0].startswith(matched) and "matched" in docs["doc"].iloc[0]
     assert docs["score"].iloc[0] < docs["score"].max()  # first because the analysis rests on it, not by score
+
+
+def test_the_findings_table_keeps_its_event_counts_in_view(app, paused_engine):
+    """In the browser the counts were off the grid's right edge (a "large" value column took the
+    row): the counts come right after the finding, and the columns' widths fit the analysis column
+    (~540 px at 1440) so the grid has none off its edge."""
+    import json
+
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    open_incident(app, incident)
+    table = next(d for d in app.dataframe if "finding" in list(d.value.columns))
+    assert list(table.proto.column_order)[:2] == ["finding", "events"]
+    widths = {name: json.loads(table.proto.columns).get(name, {}).get("width") for name in table.proto.column_order}
+    assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= 540, widths
+
+
+def test_a_quoted_line_jumps_to_its_context_in_the_log_window(app, paused_engine):
+    """From an evidence line to the source around it: the Evidence tab opens on the window's lines
+    either side of it, the line itself marked; "Show the whole window" goes back to all of it."""
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    doc = ReviewService(paused_engine).incident(incident)
+    first = quoted_lines(doc["rca"], doc["evidence"])[0]
+    order = evidence_ids(doc["log_window"], doc["evidence"])
+    at = order.index(first["event_id"])
+    open_incident(app, incident)
+    app.button(key="incident_context_0").click().run()
+    assert not app.exception
+    assert app.session_state[f"incident_tab_{incident}"] == "Evidence"
+    around = next(d.value for d in app.dataframe if list(d.value.columns)[:2] == ["here", "trigger"])
+    assert len(around) == min(at, 10) + 1 + min(len(order) - at - 1, 10)
+    here = around[around["here"]]
+    assert len(here) == 1 and here["trigger"].iloc[0] and first["text"].startswith(here["message"].iloc[0][:40])
+    app.button(key="incident_context_close").click().run()
+    assert not any(list(d.value.columns)[:1] == ["here"] for d in app.dataframe)

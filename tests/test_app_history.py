@@ -1,8 +1,17 @@
 """Time travel on the incident page (AppTest): selecting a checkpoint shows its diff; replay and
 fork through the buttons, after a confirmation that names what runs again."""
+import json
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from streamlit.testing.v1 import AppTest
+
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, open_incident, open_tab, said
+from tests.support import as_reviewer, open_incident, open_tab, said, texts
 from workbench.timeline import timeline_figure
+
+APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
 
 
 def _incident(engine) -> str:
@@ -122,3 +131,51 @@ def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_en
     assert len(after) > len(before)
     assert any("waiting for approval" in o for o in after if o not in before)  # the new branch's gate
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca  # still the one picked
+
+
+def test_a_checkpoint_shows_each_nodes_input_output_and_run_time(app, paused_engine):
+    """As LangGraph Studio shows a step: the node that wrote the checkpoint, how long it ran, the state
+    it was given and the update it returned (not only the state diff)."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")
+    _pick(app, incident, rca["checkpoint_id"])
+    run = next(e for e in app.expander if e.label.startswith("rca · "))
+    assert re.fullmatch(r"rca · ran in \d+ ms", run.label), run.label
+    assert len(run.get("json")) == 1  # the output; the input (the whole state) only when asked for
+    app.toggle(key="incident_run_input_rca").set_value(True).run()
+    run = next(e for e in app.expander if e.label.startswith("rca · "))
+    given, returned = [json.loads(j.proto.body) for j in run.get("json")]
+    assert "rca" not in given or given["rca"] is None  # the input is the state before the node ran
+    assert given["evidence"] and returned["rca"]["category"] == "db_pool_exhausted"
+    assert set(returned) <= {"rca", "severity", "events"}  # its own update, not the whole state
+
+
+def test_any_two_checkpoints_can_be_compared(app, paused_engine):
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    fix = _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"]
+    _pick(app, incident, fix)
+    app.selectbox(key=f"incident_history_compare_{incident}").select(rca).run()
+    frames = [d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"]]
+    compared = dict(zip(frames[-1]["field"], frames[-1]["after"]))
+    assert "recommendation.action" in compared and "proposal.diff" in compared  # two steps apart, both shown
+    assert "rca.category" not in compared  # the same at both
+    assert f"From checkpoint {rca[-8:]} to {fix[-8:]}" in texts(app)
+
+
+def test_a_checkpoint_link_opens_the_history_tab_at_that_checkpoint(app, paused_engine):
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, rca)
+    link = next(c.value for c in app.code if "checkpoint=" in c.value)
+    query = dict(parse_qsl(urlsplit(link).query))
+    assert urlsplit(link).path.endswith("incident") and query == {"incident": incident, "checkpoint": rca}
+    fresh = AppTest.from_file(str(APP_FILE), default_timeout=60).run()
+    fresh.switch_page("app_pages/incident.py")
+    fresh.query_params.update(query)
+    fresh.run()
+    assert not fresh.exception
+    assert fresh.selectbox(key=f"incident_history_pick_{incident}").value == rca

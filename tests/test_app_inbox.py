@@ -3,7 +3,7 @@ view (filter, search, assignee, page) kept in the URL for a reload, a deep link 
 import pytest
 
 from pipeline.review.service import ReviewService
-from tests.support import open_incident, paused_ids, said, texts
+from tests.support import as_reviewer, open_incident, paused_ids, said, texts
 
 
 def _listed(at) -> list[str]:
@@ -163,3 +163,84 @@ def test_the_reviewers_view_survives_a_visit_to_an_incident(app, paused_engine):
     assert app.text_input(key="inbox_search").value == "inventory"
     assert [paused_engine.records.incident(i)["service"] for i in _listed(app)] == ["inventory-service"]
     assert _url(app) == {"show": "all", "q": "inventory"}
+
+
+def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_url(app, paused_engine):
+    rows = paused_engine.records.incidents(status="awaiting_approval")
+    severe = sorted({r["severity"] for r in rows})[0]
+    app.multiselect(key="inbox_sev").select(severe).run()
+    assert set(_listed(app)) == {r["incident_id"] for r in rows if r["severity"] == severe}
+    app.selectbox(key="inbox_sort").select("events").run()
+    app.multiselect(key="inbox_cols").unselect("age").unselect("approvals").run()
+    table = app.dataframe(key="inbox_table")
+    assert "age" not in table.proto.column_order and "approvals" not in table.proto.column_order
+    counts = [r["event_count"] for r in rows if r["severity"] == severe]
+    assert len(_listed(app)) == len(counts)
+    url = _url(app)
+    assert url["sev"] == severe and url["sort"] == "events" and "age" not in url["cols"].split(",")
+    assert url["cols"].startswith("incident_id,title")
+    service = rows[0]["service"]
+    app.selectbox(key="inbox_service").select(service).run()
+    assert set(_listed(app)) == {r["incident_id"] for r in rows if r["service"] == service and r["severity"] == severe}
+    opened = rows[0]["created_at"][:10]
+    _reload(app, show="awaiting", to="2000-01-01")  # a saved view: only what the URL names
+    assert not _listed(app) and app.multiselect(key="inbox_sev").value == []
+    _reload(app, show="awaiting", **{"from": opened, "to": opened}, sort="severity", cols="title,status")
+    assert len(_listed(app)) == len(rows)
+    assert list(app.dataframe(key="inbox_table").proto.column_order) == ["incident_id", "title", "status"]
+    assert app.selectbox(key="inbox_sort").value == "severity"
+    assert f"from={opened}" in next(c.value for c in app.code if c.value.startswith("?"))
+
+
+def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, paused_engine):
+    ids = paused_ids(paused_engine)
+    as_reviewer(app, "dana")
+    app.multiselect(key="inbox_bulk_ids").select(ids[0]).select(ids[1]).run()
+    app.text_area(key="inbox_bulk_reason").input("duplicates of the 10:00 outage").run()
+    app.button(key="inbox_bulk_go").click().run()
+    assert f"Rejected: {ids[0]}, {ids[1]}." in said(app, "success")
+    for incident_id in ids[:2]:
+        rejects = [a for a in paused_engine.records.audit(incident_id) if a["action"] == "reject"]
+        assert [(a["reviewer"], a["note"]) for a in rejects] == [("dana", "duplicates of the 10:00 outage")]
+        assert paused_engine.records.incident(incident_id)["status"] == "rejected"
+    app.multiselect(key="inbox_bulk_ids").select(ids[2]).select(ids[3]).run()
+    app.button_group(key="inbox_bulk_action").set_value("Assign").run()
+    app.text_input(key="inbox_bulk_to").input("erin").run()
+    app.text_area(key="inbox_bulk_reason").input("erin owns checkout this week").run()
+    app.button(key="inbox_bulk_go").click().run()
+    for incident_id in ids[2:]:
+        assigns = [a for a in paused_engine.records.audit(incident_id) if a["action"] == "assign"]
+        assert [(a["reviewer"], a["note"]) for a in assigns] == [("dana", "erin owns checkout this week")]
+        assert paused_engine.records.incident(incident_id)["assignee"] == "erin"
+
+
+def test_a_bulk_reject_without_a_reason_rejects_nothing(app, paused_engine):
+    ids = paused_ids(paused_engine)
+    as_reviewer(app, "dana")
+    app.multiselect(key="inbox_bulk_ids").select(ids[0]).run()
+    app.button(key="inbox_bulk_go").click().run()
+    assert "give a reason" in said(app, "error")
+    assert paused_engine.records.incident(ids[0])["status"] == "awaiting_approval"
+
+
+def test_keys_move_the_chosen_row_open_it_and_approve_after_a_confirmation(app, paused_engine):
+    """j / k / Enter / a / r click hidden buttons (a keydown listener on the page's document)."""
+    listed = _listed(app)
+    as_reviewer(app, "dana")
+    assert app.selectbox(key="inbox_pick").value == listed[0]
+    app.button(key="inbox_key_down").click().run()
+    app.button(key="inbox_key_down").click().run()
+    app.button(key="inbox_key_up").click().run()
+    assert app.selectbox(key="inbox_pick").value == listed[1]
+    app.button(key="inbox_key_approve").click().run()
+    assert f"Approve {listed[1]}" in said(app, "warning")
+    assert not [a for a in paused_engine.records.audit(listed[1]) if a["action"] == "approve"]  # asked, not done
+    app.button(key="inbox_key_yes").click().run()
+    assert [a["reviewer"] for a in paused_engine.records.audit(listed[1]) if a["action"] == "approve"] == ["dana"]
+    assert f"Approval of {listed[1]} recorded" in said(app, "success")
+    app.button(key="inbox_key_reject").click().run()
+    app.button(key="inbox_key_cancel").click().run()  # r, then Cancel: nothing rejected
+    assert not [a for a in paused_engine.records.audit(app.selectbox(key="inbox_pick").value) if a["action"] == "reject"]
+    chosen = app.selectbox(key="inbox_pick").value
+    app.button(key="inbox_key_open").click().run()  # Enter
+    assert not app.exception and _url(app) == {"incident": chosen}

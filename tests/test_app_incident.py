@@ -243,3 +243,22 @@ def test_the_audit_tab_shows_an_entry_added_elsewhere_even_one_that_changed_noth
     app.run()
     table = next(d.value for d in app.dataframe if "action" in d.value.columns)
     assert list(table["action"]) == ["refused:approve"] and list(table["reviewer"]) == ["unverified:mallory"]
+
+
+def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_saw(app, paused_engine, tmp_path):
+    """The header said "Events 24" while the quoted evidence said ×1: both now count the analysed events."""
+    incident = _by_service(paused_engine, "checkout-api")
+    checkpoint = _rca_checkpoint(paused_engine, incident)
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps({"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3",
+                                "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
+                                "message": "HikariPool-1 - Connection is not available, request timed out after 30001ms."})
+                    + "\n")
+    ingest_path(paused_engine, more)
+    ReviewService(paused_engine).replay(incident, checkpoint_id=checkpoint, reviewer="alice")  # on the 3 it saw
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    events = next(m for m in app.metric if m.label.startswith("Events"))
+    assert (events.label, events.value) == ("Events analysed", "3 of 4")
+    quoted = [c.value for c in app.caption if "×" in c.value]
+    assert quoted and sum(int(c.rsplit("×", 1)[1]) for c in quoted) == 3

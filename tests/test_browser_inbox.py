@@ -11,9 +11,7 @@ import re
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
-from pipeline.store import checkpoints
-from tests.support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, make_settings, settle, streamlit_app
+from tests.support import CHROMIUM, browser_page, browser_site, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -23,32 +21,14 @@ pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """The app on a data dir with the small fixture's incidents paused at approval, and one browser."""
-    from pipeline.composition import open_engine
-    from playwright.sync_api import sync_playwright
-
-    tmp = tmp_path_factory.mktemp("inbox-ui")
-    engine = open_engine(make_settings(tmp / "data"))
-    ingest_path(engine, FIXTURES / "small.jsonl")
-    rows = engine.records.incidents()
-    try:
-        with streamlit_app(tmp / "data", tmp) as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            yield {"url": url, "rows": rows, "browser": browser}
-            browser.close()
-    finally:
-        engine.records.close()
-        checkpoints.close_all()
+    with browser_site(tmp_path_factory.mktemp("inbox-ui")) as site:
+        yield site
 
 
 @pytest.fixture
 def page(site, request):
-    page = site["browser"].new_page(viewport={"width": 1440, "height": 1000})
-    try:
+    with browser_page(site["browser"], f"inbox-{request.node.name}") as page:
         yield page
-    finally:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"inbox-{request.node.name}.png"), full_page=True)
-        page.close()
 
 
 def on_the_inbox(page, site) -> None:
@@ -141,3 +121,23 @@ def test_the_inbox_title_is_in_view_with_most_of_its_text(page, site, width):
         column = page.evaluate(COLUMN_JS, name)
         assert column["right"] <= column["visible"] + 1, (name, column)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+@pytest.mark.timeout(180)
+def test_keys_move_down_the_inbox_and_enter_opens_the_chosen_row(page, site):
+    """Streamlit has no key events: a keydown listener on the page clicks hidden buttons (j, Enter)."""
+    from playwright.sync_api import expect
+
+    page.goto(site["url"])
+    on_the_inbox(page, site)
+    box = page.get_by_label("Open incident", exact=True).first
+    first = box.input_value()
+    page.locator("h1").first.click()  # the focus on the page, not in a text box
+    page.keyboard.press("j")
+    settle(page)
+    expect(box).not_to_have_value(first, timeout=30_000)
+    chosen = box.input_value()
+    page.locator("h1").first.click()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=chosen)).to_be_visible(timeout=60_000)
+    assert f"incident={chosen}" in page.url

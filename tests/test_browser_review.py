@@ -16,9 +16,7 @@ import pytest
 
 from pipeline.operations.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
-from pipeline.store import checkpoints
-from tests.support import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, FIXTURES, ROOT, choose, make_settings, settle,
-                           streamlit_app)
+from tests.support import CHROMIUM, ROOT, browser_page, browser_site, choose, settle
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 
@@ -31,32 +29,15 @@ pytest.importorskip("playwright.sync_api")
 def site(tmp_path_factory):
     """The app on a data dir with the small fixture's incidents paused at approval, its engine
     (for a second reviewer acting in another process' place) and one browser."""
-    from pipeline.composition import open_engine
-    from playwright.sync_api import sync_playwright
-
-    tmp = tmp_path_factory.mktemp("review-ui")
-    engine = open_engine(make_settings(tmp / "data"))
-    ingest_path(engine, FIXTURES / "small.jsonl")
-    ids = {r["service"]: r["incident_id"] for r in engine.records.incidents()}
-    try:
-        with streamlit_app(tmp / "data", tmp) as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            yield {"url": url, "ids": ids, "engine": engine, "browser": browser}
-            browser.close()
-    finally:
-        engine.records.close()
-        checkpoints.close_all()
+    with browser_site(tmp_path_factory.mktemp("review-ui")) as site:
+        site["ids"] = {r["service"]: r["incident_id"] for r in site["rows"]}
+        yield site
 
 
 @pytest.fixture
 def page(site, request):
-    page = site["browser"].new_page(viewport={"width": 1440, "height": 1000})
-    try:
+    with browser_page(site["browser"], f"review-{request.node.name}") as page:
         yield page
-    finally:
-        ARTIFACTS.mkdir(exist_ok=True)  # the last state of each journey, for a failure's post-mortem
-        page.screenshot(path=str(ARTIFACTS / f"review-{request.node.name}.png"), full_page=True)
-        page.close()
 
 
 def shoot(page, name: str) -> None:

@@ -316,3 +316,26 @@ def test_a_store_upgraded_to_the_overdue_counts_counts_what_it_held(tmp_path):
         assert counts[-1] == _overdue_by_definition(records, at), at
     assert counts[-1] > counts[1] > 0  # the backfill counted the open incidents it found
     records.close()
+
+
+@pytest.mark.parametrize("sort, key, reverse", [
+    ("severity", lambda r: (RANK[r["severity"]], r["sla_deadline"], r["incident_id"]), False),
+    ("oldest", lambda r: (r["created_at"], r["incident_id"]), False),
+    ("confidence", lambda r: (r["confidence"] if r["confidence"] is not None else -1.0, r["incident_id"]), True),
+    ("events", lambda r: (r["event_count"], r["incident_id"]), True),
+])
+@BOTH_BACKENDS
+def test_a_chosen_order_and_the_severity_and_date_filters_page_every_matching_row_once(records, sort, key, reverse):
+    """The inbox's Sort, Severity and Opened filters (issue 23): any view, any order, still keyset pages."""
+    ids = seeded(records)
+    for k, incident_id in enumerate(ids[:20]):
+        records.update_incident(incident_id, confidence=round(0.05 * (k % 7), 2))
+    wanted = ("critical", "high")
+    expected = sorted((r for r in records.incidents() if r["severity"] in wanted), key=key, reverse=reverse)
+    pages = every_page(records, severities=wanted, sort=sort, opened_from="2026-11-28", opened_to="2026-11-28")
+    assert [r["incident_id"] for page in pages for r in page] == [r["incident_id"] for r in expected]
+    assert len(expected) > 14 and {r["severity"] for r in expected} == set(wanted)
+    assert every_page(records, sort=sort, opened_to="2026-11-27") == [[]]  # opened later than that day
+    assert every_page(records, sort=sort, opened_from="2026-11-29") == [[]]
+    with pytest.raises(UsageError):
+        views.inbox_page(records, sort="loudest")

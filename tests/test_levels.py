@@ -62,3 +62,28 @@ def test_inference_needs_whole_words():
 def test_at_least_orders_levels():
     assert at_least("FATAL", "ERROR") and at_least("ERROR", "ERROR")
     assert not at_least("WARN", "ERROR") and not at_least(None, "DEBUG")
+
+
+BANNER = "Picked up JAVA_TOOL_OPTIONS: -XX:MaxRAMPercentage=75 -XX:+ExitOnOutOfMemoryError"
+
+
+def test_a_jvm_options_banner_is_no_error_and_names_no_exception():
+    from pipeline.ingest.formats import exception_in
+
+    assert infer_level(BANNER) is None
+    assert exception_in(BANNER) is None
+    assert infer_level(BANNER + " then OutOfMemoryError: Java heap space") == "ERROR"  # a real one still counts
+    assert exception_in("java.lang.OutOfMemoryError: Java heap space -XX:+HeapDumpOnOutOfMemoryError") \
+        == "java.lang.OutOfMemoryError"
+
+
+def test_the_demo_days_jvm_banner_opens_no_incident(engine, tmp_path):
+    """samples/pos-day.jsonl's plain-text JVM line, between JSON lines, as the demo source reads it:
+    it opened an incident whose finding was "class ExitOnOutOfMemoryError"."""
+    from pipeline.operations.file_ingest import ingest_path
+
+    log = tmp_path / "banner.jsonl"
+    ok = '{"_time":"2026-11-28T03:01:03.200Z","service":"checkout-api","level":"INFO","message":"started"}'
+    log.write_text(f"{ok}\n{BANNER}\n{ok}\n")
+    ingest_path(engine, log)
+    assert engine.records.incidents() == []

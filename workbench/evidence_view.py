@@ -36,6 +36,15 @@ def plain_label(text: str, limit: int = 90) -> str:
     return escape_markdown(one_line)
 
 
+def evidence_ids(log_window: list[dict], evidence: list[dict]) -> list[str]:
+    """The event ids of `evidence_frame`'s rows, in its order (oldest first)."""
+    events = {e["event_id"]: e for e in log_window}
+    for e in evidence:
+        events.setdefault(e["event_id"], e)
+    order = sorted(events, key=lambda i: str(events[i].get("time") or "")[:23].replace("T", " "))
+    return order
+
+
 def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame:
     """The log window around the incident, oldest first; `trigger` marks the incident's own events.
 
@@ -57,15 +66,6 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
     } for event_id, e in events.items()]
     frame = pd.DataFrame.from_records(rows, columns=list(EVIDENCE_COLUMNS))
     return frame.sort_values("time", kind="stable").reset_index(drop=True)
-
-
-def highlight_triggers(frame: pd.DataFrame):
-    """A Styler that tints the triggering events."""
-    def tint(row):
-        style = "background-color: rgba(255, 170, 0, 0.20)" if row["trigger"] else ""
-        return [style] * len(row)
-
-    return frame.style.apply(tint, axis=1)
 
 
 def with_stack(events: list[dict]) -> list[dict]:
@@ -136,6 +136,7 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
             continue
         event = by_id.get(quote.get("event_id")) or {}
         seen[key] = {"text": text, "field": quote.get("field") or "message", "count": int(quote.get("count") or 1),
+                     "event_id": quote.get("event_id"),
                      "strong": mine, "light": light, "time": str(event.get("time") or "")[:19].replace("T", " "),
                      "host": event.get("host") or ""}
         lines.append(seen[key])
@@ -146,6 +147,7 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
                 seen[("message", text)]["count"] += 1
                 continue
             seen[("message", text)] = {"text": text, "field": "message", "count": 1, "light": [],
+                                       "event_id": event.get("event_id"),
                                        "strong": strong.get((event.get("event_id"), "message"), []),
                                        "time": str(event.get("time") or "")[:19].replace("T", " "),
                                        "host": event.get("host") or ""}
@@ -162,3 +164,18 @@ def findings_frame(rca: dict) -> pd.DataFrame:
              "from": f.get("source") or ""}
             for f in rca.get("findings") or []]
     return pd.DataFrame(rows, columns=["finding", "value", "events", "seen in", "from"])
+
+
+CONTEXT_LINES = 10  # log lines shown before and after a quoted line when jumping to its context
+
+
+def context_frame(frame: pd.DataFrame, event_ids: list[str], event_id: str,
+                  lines: int = CONTEXT_LINES) -> tuple[pd.DataFrame, int] | None:
+    """The log window's rows around one event (`lines` before and after, in time order), with a
+    `here` column marking it, and its position in the window; None when the window lacks it."""
+    if event_id not in event_ids:
+        return None
+    at = event_ids.index(event_id)
+    part = frame.iloc[max(0, at - lines): at + lines + 1].copy()
+    part.insert(0, "here", [i == at for i in part.index])
+    return part, at

@@ -51,19 +51,46 @@ def _chart_key(incident_id: str) -> str:
     return f"incident_timeline_{incident_id}"
 
 
-def _clicked_checkpoint(event) -> str | None:
-    """The checkpoint id of the point clicked in the timeline, if any."""
+def _clicked_checkpoints(event) -> list[str]:
+    """The checkpoint ids of the points picked in the timeline (a click picks one, a shift-click adds
+    a second: the two are compared)."""
     try:
         points = event["selection"]["points"]
     except (KeyError, TypeError):
-        return None
+        return []
+    out = []
     for point in points:
         data = point.get("customdata")
         if isinstance(data, list):
             data = data[0] if data else None
-        if isinstance(data, str):
-            return data
-    return None
+        if isinstance(data, str) and data not in out:
+            out.append(data)
+    return out
+
+
+def _clicked_checkpoint(event) -> str | None:
+    """The checkpoint id of the point clicked in the timeline, if any."""
+    picked = _clicked_checkpoints(event)
+    return picked[0] if picked else None
+
+
+def _compare_key(incident_id: str) -> str:
+    return f"incident_history_compare_{incident_id}"
+
+
+def checkpoint_link(incident_id: str, checkpoint_id: str, base_url: str = "") -> str:
+    """A URL that opens the incident page's History tab at this checkpoint (backtest_view.take_checkpoint_link)."""
+    from urllib.parse import urlencode
+
+    base = (base_url or "").split("?", 1)[0].rstrip("/")
+    page = base if base.endswith("/incident") else (base + "/incident" if base else "incident")
+    return f"{page}?{urlencode({'incident': incident_id, 'checkpoint': checkpoint_id})}"
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "run time unknown"
+    return f"ran in {seconds * 1000:.0f} ms" if seconds < 10 else f"ran in {seconds:.1f} s"
 
 
 def _as_text(value) -> str:
@@ -227,10 +254,13 @@ def _history(review: ReviewService, incident_id: str) -> None:
         return
     by_id = {e["checkpoint_id"]: e for e in entries}
     pick_key = _pick_key(incident_id)
-    clicked = _clicked_checkpoint(st.session_state.get(_chart_key(incident_id)))
-    if clicked and clicked != st.session_state.get("incident_timeline_applied"):
-        st.session_state["incident_timeline_applied"] = clicked  # a new click moves the picker once
+    picked = _clicked_checkpoints(st.session_state.get(_chart_key(incident_id)))
+    clicked = picked[0] if picked else None
+    if picked and picked != st.session_state.get("incident_timeline_applied"):
+        st.session_state["incident_timeline_applied"] = picked  # a new click moves the picker once
         st.session_state[pick_key] = clicked
+        if len(picked) > 1 and picked[1] in by_id:  # two points picked: the second is compared
+            st.session_state[_compare_key(incident_id)] = picked[1]
     next_pick = st.session_state.get("incident_history_next_pick", {}).pop(incident_id, None)
     if next_pick in by_id:
         st.session_state[pick_key] = next_pick
@@ -271,9 +301,53 @@ def _history(review: ReviewService, incident_id: str) -> None:
     if entry.get("trace"):
         st.caption("What the nodes noted")
         st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
+    node_runs(detail)
+    compare(review, incident_id, selected, by_id)
     with st.expander("State at this checkpoint (JSON)"):
         st.json(detail["state"], expanded=1)
+    st.caption("Link to this checkpoint (opens this tab at it)")
+    st.code(checkpoint_link(incident_id, selected, st.context.url), language=None, wrap_lines=True)
     _time_travel(review, incident_id, selected, detail["state"], detail["plan"])
+
+
+def node_runs(detail: dict) -> None:
+    """Each node that wrote the checkpoint: its run time, its input (the state it was given) and its
+    output (the update it returned)."""
+    runs = detail.get("runs") or []
+    if not runs:
+        return
+    st.markdown("**Nodes at this checkpoint**")
+    for run in runs:
+        with st.expander(f"{run['node']} · {_duration(run['seconds'])}"):
+            given, returned = st.columns(2)
+            with given:
+                st.caption(f"Input: the state at checkpoint {str(run['input_checkpoint_id'])[-8:]}")
+                # asked for: the whole state (log window and all) would be sent on every pick
+                if st.toggle("Show the input", key=f"incident_run_input_{run['node']}"):
+                    st.json(detail.get("input") or {}, expanded=1)
+            with returned:
+                st.caption("Output: the update it returned")
+                st.json(run["output"] or {}, expanded=1)
+
+
+def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[str, dict]) -> None:
+    """A diff between the selected checkpoint and any other (picked here, or shift-clicked on the timeline)."""
+    key = _compare_key(incident_id)
+    options = [""] + [cid for cid in by_id if cid != selected]
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = ""
+    other = st.selectbox("Compare with checkpoint", options, key=key,
+                         format_func=lambda cid: checkpoint_caption(by_id[cid]) if cid else "— none —",
+                         help="any checkpoint, on any branch; or shift-click a second point on the timeline")
+    if not other:
+        return
+    older, newer = sorted((other, selected))
+    changes = review.compare(incident_id, older, newer)["changes"]
+    st.markdown(f"**From checkpoint {older[-8:]} to {newer[-8:]}** ({len(changes)} fields differ)")
+    if changes:
+        st.dataframe(changes_frame(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
+    else:
+        st.caption("The two checkpoints hold the same state.")
 
 
 def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, state: dict, plan: dict) -> None:

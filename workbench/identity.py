@@ -16,6 +16,7 @@ import json
 from urllib.parse import quote, unquote
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pipeline import config
 from pipeline.config import Settings
@@ -32,9 +33,27 @@ VERBS = {"approve": "decide", "reject": "decide", "revise": "decide", "edit": "e
          "fork": "replay or fork", "assign": "assign", "unassign": "assign", "comment": "comment"}
 
 
+_RUN_USER: dict[str, tuple[int, dict]] = {}  # session id -> (the run's cursors' id, st.user as a dict)
+
+
+def _user() -> dict:
+    """st.user as a dict, read once per script run: each read of st.user looks the secrets' [auth]
+    section up again, and a page asked 15 times per rerun (~60 ms of a click under load)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return st.user.to_dict()
+    run = id(ctx.cursors)  # a new dict each run (ScriptRunContext.reset)
+    kept = _RUN_USER.get(ctx.session_id)
+    if kept is None or kept[0] != run:
+        kept = _RUN_USER[ctx.session_id] = (run, st.user.to_dict())
+        if len(_RUN_USER) > 1000:  # sessions come and go: keep the table small
+            _RUN_USER.pop(next(iter(_RUN_USER)))
+    return kept[1]
+
+
 def auth_configured() -> bool:
     """`[auth]` is set up for Streamlit's sign-in (st.user then always carries `is_logged_in`)."""
-    return "is_logged_in" in st.user.keys()
+    return "is_logged_in" in _user()
 
 
 def mode() -> str:
@@ -43,7 +62,7 @@ def mode() -> str:
 
 
 def signed_in() -> bool:
-    return bool(st.user.get("is_logged_in"))
+    return bool(_user().get("is_logged_in"))
 
 
 def typed_name() -> str:
@@ -54,7 +73,7 @@ def actor(settings: Settings) -> Actor | None:
     """The person acting in this session, or None (signed out, no name, or a sign-in without identity)."""
     try:
         if mode() == "oidc":
-            return actor_from_claims(st.user.to_dict(), settings) if signed_in() else None
+            return actor_from_claims(dict(_user()), settings) if signed_in() else None
         name = typed_name()
         return demo_actor(name, settings) if name and len(name) <= NAME_CHARS else None
     except Refused:

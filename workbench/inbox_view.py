@@ -2,7 +2,7 @@
 the view (filter, search, assignee, page) as URL query parameters."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import pandas as pd
 
@@ -33,8 +33,17 @@ TITLE_PX = 330
 # a status in the inbox's words: short, and never "fixed" for a proposal (nothing is applied)
 STATUS_SHORT = {"awaiting_approval": "awaiting approval", "in_revision": "in revision",
                 "fix_proposed": "approved · fix proposed", "approved": "approved · no code fix"}
-# the view's URL query parameters: ?show=decided&q=checkout&assignee=ann&page=2
-URL_PARAMS = ("show", "q", "assignee", "page")
+# the view's URL query parameters: ?show=decided&q=checkout&assignee=ann&page=2, and the narrowing,
+# order and columns a reviewer chose (&sev=critical,high&service=checkout-api&from=2026-11-28
+# &to=2026-11-29&sort=severity&cols=incident_id,title,status): a bookmarked URL is a saved view
+URL_PARAMS = ("show", "q", "assignee", "page", "sev", "service", "from", "to", "sort", "cols")
+SEVERITY_CHOICES = ("critical", "high", "medium", "low")
+SORT_LABELS = {"": "the view's own order", "sla": "SLA deadline first", "newest": "newest first",
+               "oldest": "oldest first", "severity": "most severe first", "confidence": "most confident first",
+               "events": "most events first"}
+COLUMN_LABELS = {"incident_id": "Incident", "title": "Title", "status": "Status", "severity": "Severity",
+                 "category": "Category", "confidence": "Conf.", "sla": "SLA", "service": "Service",
+                 "approvals": "Approvals", "assignee": "Assignee", "events": "Events", "age": "Age"}
 ANYONE = "anyone"
 OVERDUE_TINT = "background-color: rgba(255, 75, 75, 0.18)"
 ESCALATED_TINT = "background-color: rgba(255, 170, 0, 0.30); font-weight: 600"
@@ -77,8 +86,34 @@ def view_from_url(params: dict[str, str]) -> tuple[dict, list[str]] | None:
     if page < 1:
         problems.append(f"page {raw_page!r} is not a page number")
         page = 1
+    severities = [v for v in (params.get("sev") or "").split(",") if v]
+    if set(severities) - set(SEVERITY_CHOICES):
+        problems.append(f"severity {params['sev']!r} is not among {', '.join(SEVERITY_CHOICES)}")
+        severities = [v for v in severities if v in SEVERITY_CHOICES]
+    dates = {}
+    for name in ("from", "to"):
+        raw = params.get(name) or ""
+        try:
+            dates[name] = date.fromisoformat(raw).isoformat() if raw else None
+        except ValueError:
+            problems.append(f"{name} date {raw!r} is not a date (YYYY-MM-DD)")
+            dates[name] = None
+    sort = params.get("sort") or ""
+    if sort not in SORT_LABELS:
+        problems.append(f"no order named {sort!r} (the orders: {', '.join(o for o in SORT_LABELS if o)})")
+        sort = ""
+    columns = [c for c in (params.get("cols") or "").split(",") if c in COLUMNS]
+    if params.get("cols") and not columns:
+        problems.append(f"no column among {params['cols']!r}")
     return {"show": show, "q": (params.get("q") or "").strip(), "assignee": params.get("assignee") or None,
-            "page": page}, problems
+            "page": page, "sev": severities, "service": params.get("service") or None, "from": dates["from"],
+            "to": dates["to"], "sort": sort, "cols": shown_columns(columns)}, problems
+
+
+def shown_columns(chosen: list[str] | tuple[str, ...] | None) -> list[str]:
+    """The columns to draw, in the inbox's order: those chosen (all when none), the id always first."""
+    chosen = set(chosen or COLUMNS) | {"incident_id"}
+    return [c for c in COLUMNS if c in chosen]
 
 
 def view_to_url(view: dict) -> dict[str, str]:
@@ -91,6 +126,13 @@ def view_to_url(view: dict) -> dict[str, str]:
         out["assignee"] = view["assignee"]
     if int(view.get("page") or 1) > 1:
         out["page"] = str(view["page"])
+    if view.get("sev"):
+        out["sev"] = ",".join(v for v in SEVERITY_CHOICES if v in view["sev"])
+    for name in ("service", "from", "to", "sort"):
+        if view.get(name):
+            out[name] = str(view[name])
+    if view.get("cols") and shown_columns(view["cols"]) != list(COLUMNS):
+        out["cols"] = ",".join(shown_columns(view["cols"]))
     return out
 
 

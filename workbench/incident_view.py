@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
-from workbench.evidence_view import (EVIDENCE_COLUMNS, display_title, evidence_frame, findings_frame,
-                                     highlight_triggers, marked_html, quoted_lines, text_heading, with_stack)
+from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
+                                     evidence_ids, findings_frame, marked_html, quoted_lines,
+                                     text_heading, with_stack)
 from workbench.inbox_view import sla_text
 from workbench.provenance import status_words
 
@@ -22,6 +23,9 @@ STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyz
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
 QUOTES_SHOWN = 8
+FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
+# px, summing to the analysis column at 1440 px (~540); "pool waiting" whole, the grid stretches them
+FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
 
 
 def header(doc: dict) -> None:
@@ -36,7 +40,15 @@ def header(doc: dict) -> None:
         badges.text(f"on it: {doc['assignee']}")
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
-    cols[0].metric("Events", doc["event_count"])
+    analysed = len((doc.get("state") or {}).get("evidence") or [])
+    if doc.get("state") and analysed != doc["event_count"]:
+        # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
+        # those, so the header says both rather than a total the evidence below never shows
+        cols[0].metric("Events analysed", f"{analysed} of {doc['event_count']}",
+                       help=f"The analysis rests on {analysed} event(s); the incident has {doc['event_count']} "
+                            "stored. Replay with the current evidence (History & time travel) to use them all.")
+    else:
+        cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
     sla = sla_text(doc, now)  # "2h 3m left", "overdue 5m" or "decided": the number fits a narrow column
@@ -59,13 +71,44 @@ def _short_time(value: str | None) -> str:
     return str(value or "—")[:19].replace("T", " ")
 
 
+CONTEXT_KEY = "incident_context"  # {incident_id: event_id}: the quoted line whose context the Evidence tab shows
+
+
+def _jump_to_context(incident_id: str, event_id: str) -> None:
+    st.session_state.setdefault(CONTEXT_KEY, {})[incident_id] = event_id
+    st.session_state[f"incident_tab_{incident_id}"] = "Evidence"
+
+
+def _whole_window(incident_id: str) -> None:
+    st.session_state.get(CONTEXT_KEY, {}).pop(incident_id, None)
+
+
 def evidence(doc: dict) -> None:
-    """The log window as a table with the incident's own events tinted, and their stack traces."""
-    frame = evidence_frame(doc.get("log_window") or [], doc.get("evidence") or [])
-    st.caption(f"{int(frame['trigger'].sum())} triggering events (tinted) in a window of {len(frame)} log lines")
-    st.dataframe(highlight_triggers(frame), hide_index=True, width="stretch", key="incident_evidence_table",
+    """The log window as a table with the incident's own events tinted, and their stack traces; after
+    a jump from a quoted line, the lines around it first."""
+    window, own = doc.get("log_window") or [], doc.get("evidence") or []
+    frame = evidence_frame(window, own)
+    wanted = st.session_state.get(CONTEXT_KEY, {}).get(doc["incident_id"])
+    around = context_frame(frame, evidence_ids(window, own), wanted) if wanted else None
+    if around is not None:
+        part, at = around
+        st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
+                    f"{CONTEXT_LINES} lines either side")
+        st.dataframe(part, hide_index=True, width="stretch", key="incident_context_table",
+                     column_order=("here", *EVIDENCE_COLUMNS),
+                     column_config={"here": st.column_config.CheckboxColumn("Quoted", help="the line you came from"),
+                                    "trigger": st.column_config.CheckboxColumn("Trigger"),
+                                    "message": st.column_config.TextColumn("Message", width="large")})
+        st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
+                  args=(doc["incident_id"],))
+        return
+    st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines")
+    # no Styler: tinting the rows cost ~0.3 s of every rerun with this tab open (pandas renders
+    # each cell's style); the ticked Trigger column says the same
+    st.dataframe(frame, hide_index=True, width="stretch", key="incident_evidence_table",
                  column_order=EVIDENCE_COLUMNS,
-                 column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event"),
+                 column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event",
+                                                                           pinned=True),
                                 "message": st.column_config.TextColumn("Message", width="large")})
     stacks = with_stack(doc.get("evidence") or []) or with_stack(doc.get("log_window") or [])
     if stacks:
@@ -125,7 +168,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
     st.text(found["root_cause"])
     findings(found)
-    quoted_evidence(found, doc.get("evidence") or [])
+    quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
         st.caption("Analyst notes")
         st.text("\n".join(f"• {note}" for note in found["notes"]))
@@ -139,17 +182,22 @@ def findings(found: dict) -> None:
     if frame.empty:
         st.caption("No concrete finding: the analysis names no value the log lines show.")
         return
+    # the analysis column is ~540 px wide at 1440: pixel widths keep every column in view (a "large"
+    # value column pushed events, seen in and from off the grid's right edge: "events" read empty)
     st.dataframe(frame, hide_index=True, width="stretch", key="incident_findings_table",
-                 column_config={"finding": st.column_config.TextColumn(width="medium"),  # "pool waiting" whole
-                                "value": st.column_config.TextColumn(width="large"),
-                                "events": st.column_config.TextColumn(width="small", help="events that show it"),
-                                "seen in": st.column_config.TextColumn(width="small"),
-                                "from": st.column_config.TextColumn(width="small", help="where the analyst found it")})
+                 column_order=FINDINGS_ORDER,
+                 column_config={"finding": st.column_config.TextColumn(width=FINDINGS_WIDTHS["finding"]),
+                                "events": st.column_config.TextColumn(width=FINDINGS_WIDTHS["events"],
+                                                                      help="events that show it"),
+                                "value": st.column_config.TextColumn(width=FINDINGS_WIDTHS["value"]),
+                                "seen in": st.column_config.TextColumn(width=FINDINGS_WIDTHS["seen in"]),
+                                "from": st.column_config.TextColumn(width=FINDINGS_WIDTHS["from"],
+                                                                    help="where the analyst found it")})
     if found.get("dropped_findings"):
         st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
 
 
-def quoted_evidence(found: dict, events: list[dict]) -> None:
+def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None = None) -> None:
     """The log lines the analysis rests on, whole and deduplicated, findings highlighted (escaped HTML)."""
     lines = quoted_lines(found, events)
     st.markdown(f"**Evidence it rests on** ({len(lines)} distinct log line{'s' if len(lines) != 1 else ''})")
@@ -157,10 +205,15 @@ def quoted_evidence(found: dict, events: list[dict]) -> None:
         st.caption("none")
         return
     st.caption("Highlighted: the findings (bold) and the matched error signatures (tinted).")
-    for line in lines[:QUOTES_SHOWN]:
+    for i, line in enumerate(lines[:QUOTES_SHOWN]):
         with st.container(border=True):
             where = " · ".join(x for x in (line["time"], line["host"], line["field"]) if x)
-            st.caption(f"{where} · ×{line['count']}")
+            head = st.container(horizontal=True, vertical_alignment="center")
+            head.caption(f"{where} · ×{line['count']}")
+            if incident_id and line.get("event_id"):
+                head.button("Context in the log", key=f"incident_context_{i}", type="tertiary",
+                            icon=":material/manage_search:", on_click=_jump_to_context,
+                            args=(incident_id, line["event_id"]), help="the log window around this line (Evidence tab)")
             st.html(marked_html(line["text"], line["strong"], line["light"]))
     if len(lines) > QUOTES_SHOWN:
         st.caption(f"{len(lines) - QUOTES_SHOWN} more distinct lines are in the Evidence tab.")

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator
 from zoneinfo import ZoneInfo
 
 from pipeline.errors import InvalidEvent
-from pipeline.ingest.levels import Level, infer_level, normalize_level
+from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
 
 SAMPLE_LINES = 50
 _CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
@@ -212,6 +212,8 @@ def exception_in(text: str) -> str | None:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
+    if "-XX:" in lines[0]:  # `-XX:+ExitOnOutOfMemoryError` is a JVM option, not an exception
+        lines[0] = JVM_FLAG.sub(" ", lines[0]).strip() or " "
     if lines[0].startswith("Traceback (most recent call last)") or any(
             ln.startswith("Traceback (most recent call last)") for ln in lines):
         for ln in reversed(lines):

@@ -62,6 +62,9 @@ _KEYWORDS: tuple[tuple[Level, re.Pattern[str]], ...] = (
     ("WARN", re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retries|degraded)\b", re.I)),
     ("DEBUG", re.compile(r"\b(?:debug|trace)\b", re.I)),
 )
+# a JVM option (`-XX:+ExitOnOutOfMemoryError`, `-XX:OnError=...`) names a flag, not an error: a
+# startup banner that lists the options ("Picked up JAVA_TOOL_OPTIONS: ...") speaks for no level
+JVM_FLAG = re.compile(r"(?<!\S)-XX:[+-]?[A-Za-z]\w*(?:=\S*)?")
 
 
 def normalize_level(value: object, *, scheme: str | None = None) -> Level | None:
@@ -96,7 +99,7 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 
 def infer_level(text: str, *, default: Level | None = None) -> Level | None:
     """A guess from keywords for a line that carries no level; `default` when none matches."""
-    head = text[:2_000]
+    head = JVM_FLAG.sub(" ", text[:2_000])
     for level, pattern in _KEYWORDS:
         if pattern.search(head):
             return level

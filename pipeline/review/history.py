@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
 from langgraph.types import StateSnapshot
 from pydantic_core import to_jsonable_python
@@ -250,6 +251,28 @@ def entry(snap: StateSnapshot, parent: StateSnapshot | None, *, line: Lineage, f
         "changes": diff(before, after),
         "trace": trace_added(before, after),
     }
+
+
+def node_runs(snap: StateSnapshot, parent: StateSnapshot | None, writes: list[str]) -> list[dict]:
+    """What each node that wrote `snap` did, as LangGraph Studio shows a step: its input (the state at
+    the parent checkpoint, the same for every node of the step), its output (the update it returned,
+    read from the parent's task) and its run time (from the parent checkpoint to this one: the node's
+    work plus the checkpoint write; nodes of one step share it)."""
+    if parent is None or not writes:
+        return []
+    seconds = None
+    if snap.created_at and parent.created_at:
+        seconds = max(0.0, (datetime.fromisoformat(snap.created_at)
+                            - datetime.fromisoformat(parent.created_at)).total_seconds())
+    results = {t.name: t.result for t in parent.tasks}
+    return [{"node": node, "seconds": seconds, "input_checkpoint_id": checkpoint_id_of(parent),
+             "output": state_json(results[node]) if isinstance(results.get(node), dict) else None}
+            for node in writes]
+
+
+def compare(first: StateSnapshot, second: StateSnapshot) -> list[dict]:
+    """Field-level changes from one checkpoint to another (any two, on any branches)."""
+    return diff(state_json(first.values), state_json(second.values))
 
 
 def snapshots(engine: Engine, incident_id: str, *, limit: int | None, before: str | None) -> list[StateSnapshot]:

@@ -168,13 +168,16 @@ class ReviewService:
 
     def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
                    search: str | None = None, after: str | None = None, limit: int = 50,
-                   assignee: str | None = None) -> dict:
+                   assignee: str | None = None, severities: list[str] | tuple[str, ...] = (),
+                   opened_from: str | None = None, opened_to: str | None = None, sort: str | None = None) -> dict:
         """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to
         pass as `after` (None at the end). Every view is one index range read, as fast on page
-        1,000 as on page 1."""
+        1,000 as on page 1. `severities`, `opened_from`/`opened_to` (ISO dates) narrow it; `sort`
+        (store.views.SORTS: sla, newest, oldest, severity, confidence, events) orders it."""
         statuses = [status] if isinstance(status, str) else list(status or ())
         page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
-                                limit=limit, assignee=assignee)
+                                limit=limit, assignee=assignee, severities=tuple(severities or ()),
+                                opened_from=opened_from, opened_to=opened_to, sort=sort)
         rows = views.page_rows(page)
         given = approvals_store.approvals_of(self.records, rows)
         held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
@@ -191,6 +194,10 @@ class ReviewService:
     def flow(self):
         """The incident graph's drawable nodes and edges (for the page's offline drawing)."""
         return self.graph.get_graph()
+
+    def services(self) -> list[str]:
+        """The services incidents were opened for, in name order."""
+        return inbox.services(self.records)
 
     def overdue_count(self, at: datetime | None = None) -> int:
         """Open incidents past their SLA deadline."""
@@ -235,10 +242,23 @@ class ReviewService:
         snap = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
         made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         item = history.entries(self.engine, incident_id, [snap], line, made_by)[0]
-        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"]}
+        parent_id = item["parent_checkpoint_id"]
+        parent = history.snapshot_at(self.engine, incident_id, parent_id, line) if parent_id in line.parent else None
+        out = {"checkpoint": item, "state": state_json(snap.values), "changes": item["changes"],
+               "runs": history.node_runs(snap, parent, item["writes_by"]),
+               "input": state_json(parent.values) if parent is not None else None}
         if with_plan:
             out["plan"] = history.rerun_plan(self.engine, incident_id, snap, line)
         return out
+
+    def compare(self, incident_id: str, from_checkpoint: str, to_checkpoint: str) -> dict:
+        """The field-level changes from one checkpoint of the incident to another (any two, on any
+        branch: what a fork changed against the branch it left, what a replay changed since)."""
+        self.records.incident(incident_id)
+        line = history.lineage(self.engine, incident_id)
+        first = history.snapshot_at(self.engine, incident_id, from_checkpoint, line)
+        second = history.snapshot_at(self.engine, incident_id, to_checkpoint, line)
+        return {"from": from_checkpoint, "to": to_checkpoint, "changes": history.compare(first, second)}
 
     def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
         """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
@@ -521,8 +541,9 @@ class ReviewService:
             raise
 
     # -- who is on it, and what people said ----------------------------------------------------
-    def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
-        """Put a person on an open incident ("on it: ann"); audited."""
+    def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None,
+               note: str | None = None) -> dict:
+        """Put a person on an open incident ("on it: ann"); audited, with `note` (why) when given."""
         with self._acting(incident_id, "assign", actor, reviewer) as who:
             assignee = _required(to, "who to assign (--to)")
             row = self.records.incident(incident_id)
@@ -530,7 +551,8 @@ class ReviewService:
                 raise Conflict(f"{incident_id} is {row['status']}: only open incidents are assigned")
             assignments.set_assignee(self.records, incident_id, assignee, audit=dict(
                 incident_id=incident_id, reviewer=who.id, auth=who.auth, action="assign",
-                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"]))
+                checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"],
+                note=(note or "").strip() or None))
         return self.document(incident_id)
 
     def unassign(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None) -> dict:

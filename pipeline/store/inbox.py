@@ -30,6 +30,12 @@ def overdue_count(records: Records, at: datetime | None = None) -> int:
     return int(rows[0]["n"])
 
 
+def services(records: Records) -> list[str]:
+    """The services incidents were opened for, in name order (the inbox's service filter; off the
+    incidents_service index)."""
+    return [r["service"] for r in records.query("SELECT DISTINCT service FROM incidents ORDER BY service")]
+
+
 def dead_letter_count(records: Records) -> int:
     """How many input lines were rejected, in total."""
     return int(records.query("SELECT count(*) AS n FROM dead_letters")[0]["n"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Sequence
 
 from pipeline.errors import UsageError
@@ -49,22 +50,37 @@ QUEUE = _Order(("sla_deadline", SEVERITY_RANK, "created_at", "incident_id"), Fal
 CLOSED = _Order(("closed_at", "incident_id"), True, "incidents_closed")
 NEWEST = _Order(("created_at", "incident_id"), True, "incidents_newest")
 BY_SERVICE = _Order(("created_at", "incident_id"), True, "incidents_service")
+# the orders a reviewer may choose (the inbox's Sort); None keeps the view's own order above
+SORTS: dict[str, _Order] = {
+    "sla": QUEUE,
+    "newest": NEWEST,
+    "oldest": _Order(("created_at", "incident_id"), False, "incidents_newest"),
+    "severity": _Order((SEVERITY_RANK, "sla_deadline", "incident_id"), False, "incidents_queue"),
+    "confidence": _Order(("coalesce(confidence, -1.0)", "incident_id"), True, "incidents_newest"),
+    "events": _Order(("event_count", "incident_id"), True, "incidents_newest"),
+}
 
 
 def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str | None = None,
                search: str | None = None, after: str | None = None, limit: int = 50,
-               assignee: str | None = None) -> Page:
+               assignee: str | None = None, severities: Sequence[str] = (), opened_from: str | None = None,
+               opened_to: str | None = None, sort: str | None = None) -> Page:
     """One page of the inbox view the filters name, starting after `after` (a page's next_cursor);
-    `assignee` narrows any view to one person's incidents."""
+    `assignee` narrows any view to one person's incidents, `severities` to those severities,
+    `opened_from`/`opened_to` (ISO dates, both included) to incidents opened on those days; `sort`
+    (one of SORTS) replaces the view's own order (not a full-text search's: newest first)."""
     statuses = tuple(statuses or ())
+    if sort is not None and sort not in SORTS:
+        raise UsageError(f"no inbox order named {sort!r} (the orders: {', '.join(SORTS)})")
     where: list[str] = []
     p = Params()
     if assignee:
         where.append(f"assignee = {p(assignee)}")
+    where += _narrowing(p, severities=severities, opened_from=opened_from, opened_to=opened_to)
     search = (search or "").strip() or None
     if search and fulltext.usable(records, search):
         return _search_page(records, search, statuses=statuses, service=service, after=after, limit=limit,
-                            assignee=assignee)
+                            assignee=assignee, severities=severities, opened_from=opened_from, opened_to=opened_to)
     if search:
         order = NEWEST
         pattern, like = p(f"%{search}%"), LIKE[records.conn.dialect]
@@ -82,6 +98,8 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
         where.append("closed_at IS NOT NULL")
     else:
         order = NEWEST
+    if sort is not None:
+        order = SORTS[sort]
     if statuses:
         where.append(f"status IN ({p.each(statuses)})")
     if after is not None:
@@ -101,8 +119,22 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
 SEARCH_BATCH = 200  # matches read per step once filters have dropped some (the first step reads a page's worth)
 
 
+def _narrowing(p: Params, *, severities: Sequence[str], opened_from: str | None, opened_to: str | None) -> list[str]:
+    """The severity and opened-on filters as WHERE terms (dates compare as the stored ISO text)."""
+    out = []
+    if severities:
+        out.append(f"severity IN ({p.each(tuple(severities))})")
+    if opened_from:
+        out.append(f"created_at >= {p(str(opened_from)[:10])}")
+    if opened_to:
+        day = date.fromisoformat(str(opened_to)[:10]) + timedelta(days=1)
+        out.append(f"created_at < {p(day.isoformat())}")
+    return out
+
+
 def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], service: str | None,
-                 after: str | None, limit: int, assignee: str | None = None) -> Page:
+                 after: str | None, limit: int, assignee: str | None = None, severities: Sequence[str] = (),
+                 opened_from: str | None = None, opened_to: str | None = None) -> Page:
     # matches come newest first off the search index in batches; filters apply to each batch
     before = _decode(after, 1)[0] if after is not None else None
     found: list[tuple[int, dict]] = []
@@ -119,6 +151,8 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
             sql += f" AND service = {p(service)}"
         if assignee:
             sql += f" AND assignee = {p(assignee)}"
+        for term in _narrowing(p, severities=severities, opened_from=opened_from, opened_to=opened_to):
+            sql += f" AND {term}"
         by_id = {r["incident_id"]: dict(r) for r in records.query(sql, p)}
         found += [(rowid, by_id[incident_id]) for rowid, incident_id in batch if incident_id in by_id]
         before = batch[-1][0]
