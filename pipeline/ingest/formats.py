@@ -46,6 +46,7 @@ from pipeline.errors import InvalidEvent
 from pipeline.ingest.levels import Level, infer_level, normalize_level
 
 SAMPLE_LINES = 50
+LEARN_LINES = 200  # a layout is learnt from up to this many first lines
 _CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -457,6 +458,9 @@ _LOGCAT = re.compile(
 _L4J_DATE = (r"(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
              r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?")
 _LOG4J = tuple(re.compile(p, re.S) for p in (
+    # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
+    rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
+    rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$",
     # 2015-07-29 17:41:44,747 - INFO  [thread] - msg
     rf"^{_L4J_DATE} +- +(?P<level>{_LEVEL_WORD}) +\[(?P<thread>.*?)\] +- +(?P<msg>.*)$",
     # 2015-10-18 18:01:47,978 INFO [main] org.apache.Foo: msg   (logger optional)
@@ -615,7 +619,7 @@ def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
         time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
     except ValueError:
         return None
-    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"],
+    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"], service=m["tag"].strip() or None,
                         fields={"pid": m["pid"], "tid": m["tid"], "tag": m["tag"].strip()})
 
 
@@ -651,8 +655,10 @@ def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
             return None
         groups = m.groupdict()
         raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
+        # the logger is the component: it names the service when the line names no other
         return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
-                            service=None, fields={"thread": groups.get("thread"),
+                            service=groups.get("app") or groups.get("logger"),
+                            fields={"thread": groups.get("thread"),
                                                   "logger": groups.get("logger"), "pid": groups.get("pid"),
                                                   "time_raw": raw})
     m = _PY_BASIC.match(first)
@@ -701,7 +707,38 @@ PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "golog": parse_golog,
     "logfmt": parse_logfmt,
 }
-FORMATS: tuple[str, ...] = tuple(PARSERS) + ("text",)
+FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
+# A known format that reads less than this share of a source's sample gives way to a learnt layout
+# (`pipeline.ingest.layout`) that reads more.
+FAST_PATH_SHARE = 0.9
+
+
+def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
+    """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
+    level as written, its component as the service, the message after the header."""
+    first, rest = _split_first(text)
+    m = layout.match(first)
+    if m is None:
+        return None
+    time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+    if time is None:
+        return None
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    named = {role: groups.get(group) for role, group in layout.names.items()}
+    taken = set(layout.names.values()) | {"time", "message"}
+    fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
+    for role in ("pid", "thread"):
+        fields[role] = named.get(role)
+    if named.get("component"):
+        fields["component"] = named["component"]
+    level = named.get("level")
+    record = _text_record("learned", groups.get("message") or "", rest, time=time, level=level,
+                          service=named.get("component"), host=named.get("host"), fields=fields)
+    if level is not None and record.level_name is None:
+        # a level column whose word is not a level we know: no keyword guess overrides the header
+        record.level_name = "INFO" if level.lower() in ("system", "statement", "detail", "hint", "context") \
+            else None
+    return record
 
 
 def _clean(text: str) -> str:
@@ -722,14 +759,16 @@ class SourceParser:
             raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
         self.options = ParseOptions.make(timezone_name=timezone, year=year, pattern=pattern, now=now)
         self.format = format
+        self.layout: Any = None  # a learnt layout (`pipeline.ingest.layout.Layout`) when format is "learned"
+        self.share = 0.0  # the share of the detection sample the chosen format read
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
-        lines = []
+        lines, more = [], []
         for line in sample:
             if line.strip():
-                lines.append(_clean(line))
-                if len(lines) >= limit:
+                (lines if len(lines) < limit else more).append(_clean(line))
+                if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
         counts = {name: 0 for name in PARSERS}
         for line in lines:
@@ -741,12 +780,31 @@ class SourceParser:
                     pass  # a line no parser can read says nothing about the file's format
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
+        self.share = counts[best] / len(lines) if lines else 0.0
+        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
+            # no known format reads (nearly) every line: learn this source's own layout
+            from pipeline.ingest.layout import learn
+
+            layout = learn(lines + more)
+            if layout is not None and layout.share > self.share:
+                self.format, self.layout, self.share = "learned", layout, layout.share
         return self.format
+
+    def use_layout(self, layout: Any) -> None:
+        """Read this source with `layout` (one learnt before, or shown and kept per source)."""
+        self.format, self.layout = "learned", layout
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         check_text(text)
         text = _clean(text)
+        if self.layout is not None and self.format == "learned":
+            try:
+                record = parse_learned(text, self.options, self.layout)
+            except (ValueError, OverflowError):
+                record = None
+            if record is not None:
+                return record
         order = list(PARSERS)
         if self.format in PARSERS:
             order.remove(self.format)

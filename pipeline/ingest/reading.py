@@ -257,6 +257,9 @@ class LogFile:
 
 def _starts_record(parser: SourceParser):
     """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    if parser.format == "learned" and parser.layout is not None:
+        layout = parser.layout
+        return lambda line: looks_like_record_start(line) or layout.match(line) is not None
     own = PARSERS.get(parser.format or "")
     if own is None:
         return looks_like_record_start
