@@ -432,12 +432,12 @@ _SYSLOG_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?"
     r"(?:(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
     r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-    r" (?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
+    r" (?!\d+ )(?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
 _APACHE = re.compile(
     r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
     r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
-    # "[client 1.2.3.4] ..." stays in the message: Apache's own text refers to it.
-    r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
+    # "[client 1.2.3.4]" is the header's (as Filebeat reads it): a field, not the message's first words
+    r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])?(?: \[client (?P<client>[^\]]+)\])? ?(?P<msg>.*)$",
     re.S)
 _NGINX = re.compile(
     r"^(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2}) \[(?P<level>\w+)\] "
@@ -552,7 +552,7 @@ def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
     except ValueError:
         return None
     return _text_record("apache", m["msg"], rest, time=time, level=m["level"],
-                        fields={"module": m["module"], "pid": m["pid"], "tid": m["tid"]})
+                        fields={"module": m["module"], "pid": m["pid"], "tid": m["tid"], "client": m["client"]})
 
 
 def _slash_date(date: str, hms: str, frac: str | None, opts: ParseOptions) -> datetime | None:
@@ -732,6 +732,10 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     if named.get("component"):
         fields["component"] = named["component"]
     level = named.get("level")
+    if level is not None and len(level) == 1 and not level.isalnum():
+        from pipeline.ingest.layout import MARK_LEVELS
+
+        level = MARK_LEVELS.get(level, level)
     record = _text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                           service=named.get("component"), host=named.get("host"), fields=fields)
     if level is not None and record.level_name is None:

@@ -74,7 +74,12 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
-_SHAPE_RE = {s.name: re.compile(s.regex.replace(" ", r"\s+") + r"$") for s in TIME_SHAPES}
+def _spaced(regex: str) -> str:
+    """A shape's regex with its spaces matching any run of blanks (" ?": none or some)."""
+    return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
+
+
+_SHAPE_RE = {s.name: re.compile(_spaced(s.regex) + r"$") for s in TIME_SHAPES}
 
 
 def _zone(text: str | None) -> timezone | None:
@@ -177,6 +182,8 @@ _TAG = re.compile(r"^[A-Za-z_][\w./()-]*(?:\[[^\]]*\])?:$")
 _HOST = re.compile(r"^[A-Za-z0-9][\w.:/-]*[A-Za-z0-9]$")
 _WORD = re.compile(r"^[A-Za-z_][\w.$-]*$")
 _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
+# Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
+MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
 _LETTER_LEVELS = set("VDIWEFA")  # logcat / glog single-letter levels
 _EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
                  "context", "sev"}
@@ -277,6 +284,8 @@ def _column_role(values: list[str], total: int) -> str:
         return sum(1 for v in values if test(v)) >= 0.9 * len(values)
     if most(lambda v: v in _SEP):
         return "sep"
+    if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
+        return "mark"  # a one-symbol column (redis's `* . - #`)
     if few and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
@@ -308,9 +317,10 @@ _COLUMN_RE = {
     "word": r"(?P<{g}>[\w.$-]+?):?",
     "host": r"(?P<{g}>\S+)",
     "sep": r"(?:-{1,3}|:|\||::|-->|=>|>)",
+    "mark": r"(?P<{g}>[^\w\s])",
     "other": r"(?P<{g}>\[[^\]]*\]|\S+)",
 }
-_TRAILING = {"pid", "thread", "logger", "sep", "tag", "paren", "word"}
+_TRAILING = {"pid", "thread", "logger", "sep", "tag", "paren", "word", "mark"}
 
 
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
@@ -326,18 +336,29 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         hit = _find_time(line, spans)
         if hit is not None:
             found.append((line, spans, hit))
-    if len(found) < MIN_SHARE * len(lines):
+    if not found or len(found) < MIN_SHARE * len(lines):
         return None
-    (start, width, shape), _ = Counter(hit for _, _, hit in found).most_common(1)[0]
-    rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
+    (start, width, shape), count = Counter(hit for _, _, hit in found).most_common(1)[0]
+    same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
+    prefix: tuple[int, int] | None = None
+    if count < MIN_SHARE * len(lines) <= len(same_shape):
+        # the time's spelling is constant but not its column (a varying prefix: "[pid] time", "pid:role time")
+        starts = [hit[0] for _, _, hit in same_shape]
+        prefix = (min(starts), max(starts))
+        rows = [(line, spans[hit[0]:]) for line, spans, hit in same_shape]
+        start = 0
+    else:
+        rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     after = start + width
     before = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
+    if prefix is not None:
+        before = ["prefix"]
     if sep is not None:
         # every cut but the last bounds a header column: the message is what follows the last one
         cuts = min(len(s) for _, s in rows) - 1
         header = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows))
                   for j in range(after, cuts)]
-        return _build(before, shape, header, sep, lines)
+        return _build(before, shape, header, sep, lines, prefix)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
@@ -358,7 +379,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
                 while k < len(roles) and roles[k] in ("sep", "thread"):
                     k += 1  # "logger : message", "logger - message", "logger [request ids] message"
                 break
-    return _build(before, shape, roles[:k], sep, lines)
+    return _build(before, shape, roles[:k], sep, lines, prefix, optional_from=end)
 
 
 def _padded(rows, j: int) -> bool:
@@ -377,6 +398,8 @@ def _names(roles: list[str]) -> dict[str, str]:
     for role in ("level", "pid", "thread"):
         if role in roles:
             names[role] = f"f{roles.index(role)}"
+    if "level" not in names and "mark" in roles:
+        names["level"] = f"f{roles.index('mark')}"  # a one-symbol level column (see MARK_LEVELS)
     tags = [i for i, r in enumerate(roles) if r == "tag"]
     loggers = [i for i, r in enumerate(roles) if r == "logger"]
     words = [i for i, r in enumerate(roles) if r == "word"]
@@ -399,20 +422,32 @@ def _names(roles: list[str]) -> dict[str, str]:
     return names
 
 
-def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str]) -> Layout | None:
+def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
+           prefix: tuple[int, int] | None = None, optional_from: int | None = None) -> Layout | None:
+    """The layout's regex: `before` columns, the time, the `header` columns, then the message.
+    Header columns from `optional_from` on (those after the last anchor) may be absent on a line."""
     gap = _SEPARATORS.get(sep or "", r"\s+")
     parts: list[str] = []
     roles = list(before) + ["time"] + list(header)
+    first_optional = len(before) + 1 + optional_from if optional_from is not None else len(roles)
     for n, role in enumerate(roles):
         if role == "time":
-            time_re = TIME_SHAPES_BY_NAME[shape].regex.replace(" ", r"\s+")
+            time_re = _spaced(TIME_SHAPES_BY_NAME[shape].regex)
             time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
             parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+        elif role == "prefix":
+            parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
         elif sep is not None:
             parts.append(rf"(?P<f{n}>[^{re.escape(sep)}]*?)")
         else:
             parts.append(_COLUMN_RE.get(role, _COLUMN_RE["other"]).replace("{g}", f"f{n}"))
-    pattern = "^" + gap.join(parts) + rf"(?:{gap}(?P<message>.*))?$"
+    if prefix is not None and prefix[0] == 0:
+        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})?"
+        head = parts[0] + gap.join(parts[1:first_optional])
+    else:
+        head = gap.join(parts[:first_optional])
+    tail = "".join(rf"(?:{gap}{p})?" for p in parts[first_optional:])
+    pattern = "^" + head + tail + rf"(?:{gap}(?P<message>.*))?$"
     layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles))
     try:
         layout.regex.pattern  # noqa: B018 - compiles it
