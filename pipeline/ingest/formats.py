@@ -432,7 +432,7 @@ _SYSLOG_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?"
     r"(?:(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
     r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-    r" (?!\d+ )(?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
+    rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
 _APACHE = re.compile(
     r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
     r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
@@ -472,7 +472,8 @@ _LOG4J = tuple(re.compile(p, re.S) for p in (
     # Python: 2024-01-02 03:04:05,123 - name - ERROR - msg
     rf"^{_L4J_DATE} +- +(?P<logger>[\w.$-]+) +- +(?P<level>{_LEVEL_WORD}) +- (?P<msg>.*)$",
     # Python: 2024-01-02 03:04:05,123 ERROR name: msg  /  [2024-01-02 03:04:05,123] ERROR in x: msg
-    rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?P<msg>.*)$",
+    # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
+    rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?(?P<msg>.*)$",
 ))
 _PY_BASIC = re.compile(rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", re.S)
 
@@ -656,8 +657,10 @@ def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
         groups = m.groupdict()
         raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
         # the logger is the component: it names the service when the line names no other
+        # (ZooKeeper's thread column ends with it: "[QuorumPeer[myid=1]/...:FastLeaderElection@774]")
+        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", groups.get("thread") or "")
         return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
-                            service=groups.get("app") or groups.get("logger"),
+                            service=groups.get("app") or groups.get("logger") or (caller and caller.group(1)),
                             fields={"thread": groups.get("thread"),
                                                   "logger": groups.get("logger"), "pid": groups.get("pid"),
                                                   "time_raw": raw})
@@ -711,6 +714,7 @@ FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
 # A known format that reads less than this share of a source's sample gives way to a learnt layout
 # (`pipeline.ingest.layout`) that reads more.
 FAST_PATH_SHARE = 0.9
+_FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 
 
 def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
@@ -765,6 +769,7 @@ class SourceParser:
         self.format = format
         self.layout: Any = None  # a learnt layout (`pipeline.ingest.layout.Layout`) when format is "learned"
         self.share = 0.0  # the share of the detection sample the chosen format read
+        self.footer = False  # whether the source's lines end with a `(logger)` column
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -792,7 +797,14 @@ class SourceParser:
             layout = learn(lines + more)
             if layout is not None and layout.share > self.share:
                 self.format, self.layout, self.share = "learned", layout, layout.share
+        self._learn_footer(lines)
         return self.format
+
+    def _learn_footer(self, lines: list[str]) -> None:
+        """A `(dotted.logger)` that (nearly) every line ends with is a header field written last
+        (log4j's `%m (%c)`, as Kafka prints): it is cut from the message and kept as the logger."""
+        ends = sum(1 for line in lines if _FOOTER.search(line.split("\n", 1)[0]))
+        self.footer = bool(lines) and ends >= FAST_PATH_SHARE * len(lines)
 
     def use_layout(self, layout: Any) -> None:
         """Read this source with `layout` (one learnt before, or shown and kept per source)."""
@@ -800,6 +812,16 @@ class SourceParser:
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
+        record = self._parse(text)
+        if self.footer and record.format not in ("json", "logfmt"):
+            m = _FOOTER.search(record.message)
+            if m:
+                record.message = record.message[:m.start()].rstrip()
+                record.fields.setdefault("logger", m.group(1))
+                record.service = record.service or m.group(1)
+        return record
+
+    def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
         if self.layout is not None and self.format == "learned":
