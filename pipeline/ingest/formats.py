@@ -206,6 +206,9 @@ _JAVA_EXC = re.compile(r"(?:^|[\s:(])((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Excep
 _PY_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Fault)|"
                           r"[A-Z]\w*Error)(?::|$)")
 _BARE_EXC = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Exception|Error))\b")
+# A Python exception named by its module: httpx.ReadTimeout, requests.exceptions.ConnectTimeout
+_PY_DOTTED_EXC = re.compile(r"(?:^|[\s:(])((?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9]*"
+                            r"(?:Error|Exception|Timeout|Fault|Failure|Refused|Reset|Closed|Exit|Interrupt|Warning))\b")
 
 
 def exception_in(text: str) -> str | None:
@@ -216,7 +219,7 @@ def exception_in(text: str) -> str | None:
     if lines[0].startswith("Traceback (most recent call last)") or any(
             ln.startswith("Traceback (most recent call last)") for ln in lines):
         for ln in reversed(lines):
-            m = _PY_EXC_LINE.match(ln)
+            m = _PY_EXC_LINE.match(ln) or _PY_DOTTED_EXC.match(ln)
             if m:
                 return m.group(1)
     if any(ln.startswith("panic:") for ln in lines) and any(ln.startswith("goroutine ") for ln in lines):
@@ -224,6 +227,10 @@ def exception_in(text: str) -> str | None:
     for ln in lines:
         m = _JAVA_EXC.search(ln)
         if m and not ln.startswith("at "):
+            return m.group(1)
+    for ln in lines:
+        m = _PY_DOTTED_EXC.search(ln)
+        if m:
             return m.group(1)
     m = _BARE_EXC.search(lines[0])
     return m.group(1) if m else None
@@ -236,9 +243,9 @@ def exception_in(text: str) -> str | None:
 _JSON_ALIASES: dict[str, tuple[str, ...]] = {
     "time": ("_time", "@timestamp", "timestamp", "time", "ts", "@t", "t", "date", "datetime"),
     "message": ("message", "msg", "@m", "_raw", "event", "short_message", "log", "text"),
-    "service": ("service", "service.name", "app", "application", "_service", "_app",
+    "service": ("service", "service.name", "app", "application", "Application", "_service", "_app",
                 "sourcetype"),
-    "host": ("host", "hostname", "host.name", "_host", "source_host"),
+    "host": ("host", "hostname", "host.name", "host.hostname", "_host", "source_host"),
     "level": ("level", "severity", "log_level", "log.level", "@l", "lvl", "loglevel",
               "levelname", "severity_text", "_level"),
     "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
@@ -301,6 +308,28 @@ def _as_text(value: Any) -> str | None:
     return text or None
 
 
+_HOLE = re.compile(r"\{\{|\}\}|\{([@$]?)([A-Za-z_][\w.]*)(?:,[^}:]*)?(?::[^}]*)?\}")
+
+
+def render_template(template: Any, properties: dict) -> Any:
+    """A message template (Serilog/CLEF `@mt`) with its `{Name}` holes filled from the event's
+    properties; a hole with no property stays as written, `{{`/`}}` are literal braces."""
+    if not isinstance(template, str):
+        return template
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(0) in ("{{", "}}"):
+            return m.group(0)[0]
+        value = properties.get(m.group(2))
+        if value is None:
+            return m.group(0)
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True)
+        return str(value)
+
+    return _HOLE.sub(fill, template)
+
+
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -320,7 +349,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     template = rest.pop("@mt", None) if dialect == "clef" else None
     message = _take(rest, _JSON_ALIASES["message"], scalar=True)
     if message is None and template is not None:
-        message = template  # CLEF may carry only the template; keep it rather than nothing
+        message = render_template(template, rest)  # CLEF may carry only the template: fill its holes
+        rest["message_template"] = template
     elif template is not None:
         rest["message_template"] = template
     error = rest.get("error") if isinstance(rest.get("error"), dict) else None
@@ -343,8 +373,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(_take(rest, _JSON_ALIASES[name], scalar=name != "stack"))
               for name in ("service", "host", "exception", "stack", "trace_id")}
-    if values["service"] is None and dialect == "bunyan":
-        values["service"] = _as_text(_take(rest, ("name",)))
+    if values["service"] is None and dialect in ("bunyan", "pino"):
+        values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
     # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
     if dialect == "gelf":
         rest = {(k[1:] if k.startswith("_") and k[1:] not in rest else k): v for k, v in rest.items()}
@@ -436,8 +466,8 @@ _SYSLOG_3164 = re.compile(
 _APACHE = re.compile(
     r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
     r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
-    # "[client 1.2.3.4]" is the header's (as Filebeat reads it): a field, not the message's first words
-    r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])?(?: \[client (?P<client>[^\]]+)\])? ?(?P<msg>.*)$",
+    # "[client 1.2.3.4] ..." stays in the message: Apache's own text refers to it.
+    r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
     re.S)
 _NGINX = re.compile(
     r"^(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2}) \[(?P<level>\w+)\] "
@@ -553,7 +583,7 @@ def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
     except ValueError:
         return None
     return _text_record("apache", m["msg"], rest, time=time, level=m["level"],
-                        fields={"module": m["module"], "pid": m["pid"], "tid": m["tid"], "client": m["client"]})
+                        fields={"module": m["module"], "pid": m["pid"], "tid": m["tid"]})
 
 
 def _slash_date(date: str, hms: str, frac: str | None, opts: ParseOptions) -> datetime | None:
@@ -770,6 +800,7 @@ class SourceParser:
         self.layout: Any = None  # a learnt layout (`pipeline.ingest.layout.Layout`) when format is "learned"
         self.share = 0.0  # the share of the detection sample the chosen format read
         self.footer = False  # whether the source's lines end with a `(logger)` column
+        self.sample_size = 0
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -790,6 +821,7 @@ class SourceParser:
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(lines) if lines else 0.0
+        self.sample_size = len(lines)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
             # no known format reads (nearly) every line: learn this source's own layout
             from pipeline.ingest.layout import learn

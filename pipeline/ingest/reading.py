@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Callable, Iterator, Union
 
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
@@ -43,6 +43,9 @@ class Parsing:
     format: str | None = None  # None (`auto`): detected per file from its first lines
     pattern: str | None = None
     timezone: str | None = None
+    # called with (source, file identity, description) when a file's format is chosen or its layout
+    # learnt (again when the file is replaced): `parsing_of` keeps it in the records store
+    on_learn: Callable[[str, str, dict], None] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.format is not None and self.format not in FORMATS:
@@ -59,9 +62,13 @@ class Parsing:
         return parser
 
 
-def parsing_of(settings) -> Parsing:
-    """The Parsing a Settings snapshot asks for."""
-    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz)
+def parsing_of(settings, *, remember: bool = True) -> Parsing:
+    """The Parsing a Settings snapshot asks for; with `remember`, each file's layout is kept in the
+    records store of the settings' data dir (the Operations page shows it)."""
+    from pipeline.ingest.source_layout import remember_in
+
+    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
+                   on_learn=remember_in(settings) if remember else None)
 
 
 def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position: str, event_id: str,
@@ -140,8 +147,14 @@ class LogFile:
     def parser(self, file_identity: str) -> SourceParser:
         # detected once per file identity: a truncated log may be a new format
         if self._parser is None or self._parser_key != file_identity:
-            self._parser = self.parsing.parser(self._sample())
+            sample = self._sample()
+            self._parser = self.parsing.parser(sample)
             self._parser_key = file_identity
+            if self.parsing.on_learn is not None:
+                from pipeline.ingest.source_layout import describe
+
+                first = next((s for s in sample if s.strip() and not s[:1].isspace()), None)
+                self.parsing.on_learn(f"file:{self.path.resolve()}", file_identity, describe(self._parser, first))
         return self._parser
 
     def _sample(self) -> list[str]:
