@@ -714,8 +714,9 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
         if time is None:
             return None
     named = {"time", "level", "message", "service", "host"}
+    # a `component` group names the service when there is no `service` group (as a learnt layout's does)
     return _text_record("custom", groups.get("message", ""), rest, time=time, level=groups.get("level"),
-                        service=groups.get("service"), host=groups.get("host"),
+                        service=groups.get("service") or groups.get("component"), host=groups.get("host"),
                         fields={k: v for k, v in groups.items() if k not in named})
 
 

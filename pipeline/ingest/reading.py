@@ -53,6 +53,17 @@ class Parsing:
 
     def parser(self, sample: list[str] | None = None) -> SourceParser:
         """A parser for one source; its format detected from `sample` unless fixed."""
+        if self.format == "learned":
+            from pipeline.ingest.layout import learn
+
+            parser = SourceParser(timezone=self.timezone, pattern=self.pattern)
+            layout = learn(sample or [])
+            if layout is None:
+                parser.format = "text"
+            else:
+                parser.use_layout(layout)
+                parser.share, parser.sample_size = layout.share, layout.sample_size
+            return parser
         parser = SourceParser(format=self.format, timezone=self.timezone, pattern=self.pattern)
         if parser.format is None:
             if self.pattern is not None:
