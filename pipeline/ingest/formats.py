@@ -517,7 +517,9 @@ def _text_record(fmt: str, message: str, rest: str | None, *, time=None, level=N
                  scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
     message = message.strip()
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
-    if level_name is None:
+    if level is None:
+        # only a line whose header carries no level is guessed from its words: a header's level,
+        # even one no scheme knows (kept raw for the reviewer), wins over keywords
         level_name = infer_level(message + ("\n" + rest if rest else ""))
     exception = exception_in(message + ("\n" + rest if rest else ""))
     return ParsedRecord(message=message, format=fmt, time=time, level=level, level_name=level_name,
@@ -773,10 +775,9 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
         level = MARK_LEVELS.get(level, level)
     record = _text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                           service=named.get("component"), host=named.get("host"), fields=fields)
-    if level is not None and record.level_name is None:
-        # a level column whose word is not a level we know: no keyword guess overrides the header
-        record.level_name = "INFO" if level.lower() in ("system", "statement", "detail", "hint", "context") \
-            else None
+    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
+                                                                               "hint", "context"):
+        record.level_name = "INFO"  # MySQL's System, PostgreSQL's STATEMENT/DETAIL/HINT/CONTEXT lines
     return record
 
 
