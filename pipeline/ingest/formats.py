@@ -754,11 +754,13 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
     level as written, its component as the service, the message after the header."""
     first, rest = _split_first(text)
-    m = layout.match(first)
-    if m is None:
-        return None
-    time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
-    if time is None:
+    time = None
+    for m in (layout.match(first), layout.match_loose(first)):
+        if m is not None:
+            time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+            if time is not None:
+                break
+    if m is None or time is None:
         return None
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
     named = {role: groups.get(group) for role, group in layout.names.items()}

@@ -209,6 +209,8 @@ class Layout:
     sample_size: int = 0
     source: str = "learned"  # "learned" or "pattern" (INCIDENTIQ_LOG_PATTERN)
     names: dict[str, str] = field(default_factory=dict)  # role (level, component...) -> group name
+    loose: str | None = None  # the header up to the time only, for lines the full pattern misses
+    _loose: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
     _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -220,17 +222,24 @@ class Layout:
     def as_dict(self) -> dict:
         return {"pattern": self.pattern, "time_shape": self.time_shape, "columns": self.columns,
                 "separator": self.separator, "share": round(self.share, 3), "sample_size": self.sample_size,
-                "source": self.source, "names": self.names}
+                "source": self.source, "names": self.names, "loose": self.loose}
 
     @staticmethod
     def from_dict(data: dict) -> Layout:
         return Layout(pattern=data["pattern"], time_shape=data.get("time_shape"), columns=list(data.get("columns", [])),
                       separator=data.get("separator"), share=float(data.get("share", 0.0)),
                       sample_size=int(data.get("sample_size", 0)), source=data.get("source", "learned"),
-                      names=dict(data.get("names", {})))
+                      names=dict(data.get("names", {})), loose=data.get("loose"))
 
     def match(self, line: str) -> re.Match[str] | None:
         return self.regex.match(line)
+
+    def match_loose(self, line: str) -> re.Match[str] | None:
+        if self.loose is None:
+            return None
+        if self._loose is None:
+            self._loose = re.compile(self.loose, re.S)
+        return self._loose.match(line)
 
     def read_time(self, text: str, *, tz: Any = timezone.utc, year: int | None = None,
                   now: datetime | None = None) -> datetime | None:
@@ -448,7 +457,15 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
         head = gap.join(parts[:first_optional])
     tail = "".join(rf"(?:{gap}{p})?" for p in parts[first_optional:])
     pattern = "^" + head + tail + rf"(?:{gap}(?P<message>.*))?$"
-    layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles))
+    # the same header up to the time alone: a line whose later columns differ still gets its own time
+    upto = len(before) + 1
+    if prefix is not None and prefix[0] == 0:
+        loose_head = parts[0] + gap.join(parts[1:upto])
+    else:
+        loose_head = gap.join(parts[:upto])
+    loose = "^" + loose_head + rf"(?:{gap}(?P<message>.*))?$"
+    layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
+                    loose=loose)
     try:
         layout.regex.pattern  # noqa: B018 - compiles it
     except re.error:
