@@ -137,3 +137,14 @@ def test_an_unseen_layout_is_ingested_whole_kept_per_source_and_relearnt_when_re
     assert shown["format"] == "learned" and shown["fields"]["message"] == "onStep 0 steps"
     code, out, _ = cli(capsys, "parsing", "--fixtures", FIXTURES)
     assert code == 0 and "Filebeat fixtures:" in out and "mysql-error" in out
+
+
+def test_a_splunk_sourcetype_s_layout_is_learnt_from_its_first_results():
+    from pipeline.sources.splunk import _events
+
+    lines = UNSEEN["windows-padded"]
+    results = [({"_raw": raw, "_time": f"2023-11-14T22:13:{i:02d}Z", "_cd": f"1:{i}", "_bkt": "b",
+                 "sourcetype": "cbs", "host": "w1", "source": "cbs.log"}, raw) for i, raw in enumerate(lines)]
+    events = _events(results)
+    assert [e.message for e in events][4] == "Failed to load the store"  # the header is not the message
+    assert events[1].level == "INFO" and events[0].level == "ERROR"  # the header's level, not the words
