@@ -768,6 +768,9 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
     for role in ("pid", "thread"):
         fields[role] = named.get(role)
+    if not named.get("component") and named.get("thread"):
+        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", named["thread"])  # a Java caller, "Class@line"
+        named["component"] = caller.group(1) if caller else None
     if named.get("component"):
         fields["component"] = named["component"]
     level = named.get("level")

@@ -72,6 +72,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
 def _spaced(regex: str) -> str:
@@ -148,7 +149,7 @@ def _dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
 
 # -- tokens ------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\[[^\]\[]{0,200}\]:?|\((?:[^()]|\([^()]*\)){0,200}\):?|\S+")
+_TOKEN = re.compile(r"\[(?:[^\]\[]|\[[^\]\[]*\]){0,200}\]:?|\((?:[^()]|\([^()]*\)){0,200}\):?|\S+")
 _SEPARATORS = {"|": r"\s*\|\s*", ",": r"\s*,\s*"}
 
 
@@ -320,7 +321,7 @@ _COLUMN_RE = {
     "level": r"[\[<(]?(?P<{g}>[A-Za-z]{1,12})[\]>)]?:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
-    "thread": r"\[\s*(?P<{g}>[^\]]*?)\s*\]:?",
+    "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
     "paren": r"\((?P<{g}>[^)]*)\):?",
     "logger": r"(?P<{g}>\S+?):?",
     "word": r"(?P<{g}>[\w.$-]+?):?",
