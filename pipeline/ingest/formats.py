@@ -774,6 +774,10 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     if named.get("component"):
         fields["component"] = named["component"]
     level = named.get("level")
+    component = named.get("component") or ""
+    if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
+        level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
+        fields["component"] = named["component"]
     if level is not None and len(level) == 1 and not level.isalnum():
         from pipeline.ingest.layout import MARK_LEVELS
 

@@ -173,10 +173,10 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return token.strip("[]():,;")
+    return token.strip("[]():,; ")
 
 
-_LEVELISH = re.compile(r"^[\[<(]?[A-Za-z]{1,12}[\]>)]?:?$")
+_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\s*[\]>)]?:?$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_][\w./()-]*(?:\[[^\]]*\])?:$")
@@ -318,7 +318,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"[\[<(]?(?P<{g}>[A-Za-z]{1,12})[\]>)]?:?",
+    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12})\s*[\]>)]?:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
@@ -389,7 +389,17 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
                 while k < len(roles) and roles[k] in ("sep", "thread"):
                     k += 1  # "logger : message", "logger - message", "logger [request ids] message"
                 break
-    return _build(before, shape, roles[:k], sep, lines, prefix, optional_from=end)
+    header = roles[:k]
+    # columns written with no blank between them ("[time][LEVEL ][logger]")
+    ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
+    tight = [_tight(rows, j) for j in ends] if prefix is None else None
+    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight)
+
+
+def _tight(rows, j: int) -> bool:
+    """Whether column j ends where the next begins on most lines (no blank between them)."""
+    hits = sum(1 for _line, s in rows if len(s) > j + 1 and s[j + 1][0] == s[j][1])
+    return hits >= 0.8 * len(rows)
 
 
 def _padded(rows, j: int) -> bool:
@@ -433,7 +443,8 @@ def _names(roles: list[str]) -> dict[str, str]:
 
 
 def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
-           prefix: tuple[int, int] | None = None, optional_from: int | None = None) -> Layout | None:
+           prefix: tuple[int, int] | None = None, optional_from: int | None = None,
+           tight: list[bool] | None = None) -> Layout | None:
     """The layout's regex: `before` columns, the time, the `header` columns, then the message.
     Header columns from `optional_from` on (those after the last anchor) may be absent on a line."""
     gap = _SEPARATORS.get(sep or "", r"\s+")
@@ -451,20 +462,26 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             parts.append(rf"(?P<f{n}>[^{re.escape(sep)}]*?)")
         else:
             parts.append(_COLUMN_RE.get(role, _COLUMN_RE["other"]).replace("{g}", f"f{n}"))
+    gaps = [r"\s*" if tight and n < len(tight) and tight[n] else gap for n in range(len(parts))]
+
+    def joined(first: int, last: int) -> str:  # parts[first:last] with the gap after each but the last
+        return "".join(parts[n] + (gaps[n] if n < last - 1 else "") for n in range(first, last))
+
     if prefix is not None and prefix[0] == 0:
         parts[0] = parts[0] and rf"(?:{parts[0]}{gap})?"
-        head = parts[0] + gap.join(parts[1:first_optional])
+        head = parts[0] + joined(1, first_optional)
     else:
-        head = gap.join(parts[:first_optional])
-    tail = "".join(rf"(?:{gap}{p})?" for p in parts[first_optional:])
-    pattern = "^" + head + tail + rf"(?:{gap}(?P<message>.*))?$"
+        head = joined(0, first_optional)
+    tail = "".join(rf"(?:{gaps[n - 1]}{parts[n]})?" for n in range(first_optional, len(parts)))
+    last_gap = gaps[len(parts) - 1] if parts else gap
+    pattern = "^" + head + tail + rf"(?:{last_gap}(?P<message>.*))?$"
     # the same header up to the time alone: a line whose later columns differ still gets its own time
     upto = len(before) + 1
     if prefix is not None and prefix[0] == 0:
-        loose_head = parts[0] + gap.join(parts[1:upto])
+        loose_head = parts[0] + joined(1, upto)
     else:
-        loose_head = gap.join(parts[:upto])
-    loose = "^" + loose_head + rf"(?:{gap}(?P<message>.*))?$"
+        loose_head = joined(0, upto)
+    loose = "^" + loose_head + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$"
     layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
