@@ -148,3 +148,13 @@ def test_a_splunk_sourcetype_s_layout_is_learnt_from_its_first_results():
     events = _events(results)
     assert [e.message for e in events][4] == "Failed to load the store"  # the header is not the message
     assert events[1].level == "INFO" and events[0].level == "ERROR"  # the header's level, not the words
+
+
+def test_a_record_before_any_timed_one_takes_the_first_time_a_line_writes_not_the_mtime(tmp_path):
+    from pipeline.ingest.reading import LogFile
+
+    log = tmp_path / "boot.log"
+    log.write_text("starting up the service\n" + "\n".join(UNSEEN["windows-padded"][:6]) + "\n", encoding="utf-8")
+    items = LogFile(log, max_bytes=1 << 16).read(0, final=True, settled=True, budget=100).items
+    assert len(items) == 7
+    assert items[0].time == items[1].time and items[0].fields["time_inferred"] == "first timed line"

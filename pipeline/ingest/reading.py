@@ -144,6 +144,7 @@ class LogFile:
         self.parsing = parsing or Parsing()
         self._parser: SourceParser | None = None
         self._parser_key: str | None = None
+        self._first_time: tuple[datetime, str] | None = None  # the first time a line of the file writes
         self.resume = 0  # where the last scan says the next read starts
 
     def identity(self) -> str:
@@ -161,6 +162,7 @@ class LogFile:
             sample = self._sample()
             self._parser = self.parsing.parser(sample)
             self._parser_key = file_identity
+            self._first_time = _first_time(self._parser, sample)
             if self.parsing.on_learn is not None:
                 from pipeline.ingest.source_layout import describe
 
@@ -258,7 +260,7 @@ class LogFile:
             parsed = parser.parse(record.text)
             event = event_from_record(parsed, text=record.text, source=source, position=position,
                                       event_id=identity.file_event_id(file_id, offset, first_line),
-                                      fallback_time=state["last_time"] or self._mtime())
+                                      fallback_time=state["last_time"] or self._first_time or self._mtime())
         except InvalidEvent as error:
             return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))
         except (ValueError, OverflowError) as error:
@@ -277,6 +279,21 @@ class LogFile:
             return datetime.fromtimestamp(self.path.stat().st_mtime, tz=timezone.utc), "file modified"
         except OSError:
             return None
+
+
+def _first_time(parser: SourceParser, sample: list[str]) -> tuple[datetime, str] | None:
+    """The first time the file's first lines write: what a record before any timed one takes (the
+    file's modification time only when no line has a time)."""
+    for line in sample[:200]:
+        if not line.strip() or line[:1].isspace():
+            continue
+        try:
+            time = parser.parse(line).time
+        except (InvalidEvent, ValueError, OverflowError):
+            continue
+        if time is not None and MIN_YEAR <= time.year <= MAX_YEAR:
+            return time, "first timed line"
+    return None
 
 
 def _starts_record(parser: SourceParser):
