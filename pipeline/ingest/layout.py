@@ -42,7 +42,7 @@ _MONTHS = {m: i for i, m in enumerate(
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 _ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
-_HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?"
+_HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 # Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table).
 _ZONES = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
           "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
@@ -109,7 +109,10 @@ def time_from_groups(g: dict[str, str | None], *, tz: Any = timezone.utc, year: 
             return None
         frac = g.get("f") or "0"
         micro = int(frac[:6].ljust(6, "0"))
-        hms = (int(g["h"]), int(g["mi"]), int(g["s"]), micro)
+        hour = int(g["h"])
+        if g.get("ampm"):
+            hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
+        hms = (hour, int(g["mi"]), int(g["s"]), micro)
         zone = _zone(g.get("tz")) or tz
         if g.get("y"):
             moment = datetime(int(g["y"]), month, int(g["d"]), *hms, tzinfo=zone)
@@ -277,10 +280,24 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
             for shape in TIME_SHAPES:
                 if _SHAPE_RE[shape.name].match(text):
                     score = shape.score
-                    if best is None or score > best[2]:
+                    if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
                     break
+    if best is None:
+        # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
+        # the shortest run of leading columns with a clock that python-dateutil reads as a full date
+        # and time (and an AM/PM after it)
+        for i in range(min(4, len(spans))):
+            for n in range(1, min(6, len(spans) - i) + 1):
+                text = line[spans[i][0]:spans[i + n - 1][1]].strip("[]()")
+                if _CLOCK.search(text) and _dateutil_time(text) is not None:
+                    if i + n < len(spans) and line[spans[i + n][0]:spans[i + n][1]].upper() in ("AM", "PM"):
+                        n += 1
+                    return i, n, "dateutil"
     return None if best is None else (best[0], best[1], best[3])
+
+
+_CLOCK = re.compile(r"\d:\d\d")
 
 
 def _column_role(values: list[str], total: int) -> str:
@@ -368,7 +385,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         cuts = min(len(s) for _, s in rows) - 1
         header = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows))
                   for j in range(after, cuts)]
-        return _build(before, shape, header, sep, lines, prefix)
+        return _build(before, shape, header, sep, lines, prefix, width=width)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
@@ -393,7 +410,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # columns written with no blank between them ("[time][LEVEL ][logger]")
     ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
-    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight)
+    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width)
 
 
 def _tight(rows, j: int) -> bool:
@@ -444,7 +461,7 @@ def _names(roles: list[str]) -> dict[str, str]:
 
 def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
            prefix: tuple[int, int] | None = None, optional_from: int | None = None,
-           tight: list[bool] | None = None) -> Layout | None:
+           tight: list[bool] | None = None, width: int = 1) -> Layout | None:
     """The layout's regex: `before` columns, the time, the `header` columns, then the message.
     Header columns from `optional_from` on (those after the last anchor) may be absent on a line."""
     gap = _SEPARATORS.get(sep or "", r"\s+")
@@ -453,8 +470,11 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     first_optional = len(before) + 1 + optional_from if optional_from is not None else len(roles)
     for n, role in enumerate(roles):
         if role == "time":
-            time_re = _spaced(TIME_SHAPES_BY_NAME[shape].regex)
-            time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
+            if shape == "dateutil":  # as many columns as the sample's times take
+                time_re = r"\S+" + r"\s+\S+" * (width - 1)
+            else:
+                time_re = _spaced(TIME_SHAPES_BY_NAME[shape].regex)
+                time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
             parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
             parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
