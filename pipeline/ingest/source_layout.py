@@ -71,18 +71,20 @@ def layout_of_file(path: Path, *, pattern: str | None = None, log_format: str | 
 def remember_in(settings) -> Callable[[str, str, dict], None]:
     """A callback that keeps each source's layout in the records store of `settings`' data dir.
     Keeping it is a courtesy to the reviewer: a failure is logged, never a failed read."""
-    state: dict[str, Any] = {}
-
     def remember(source: str, file_identity: str, description: dict) -> None:
         from pipeline.store.layouts import save_layout
         from pipeline.store.records import open_records
 
+        records = None
         try:
-            if "records" not in state:
-                state["records"] = open_records(settings)
-            save_layout(state["records"], source=source, file_identity=file_identity,
+            # once per file identity: a connection of its own, closed at once, holds no lock for long
+            records = open_records(settings)
+            save_layout(records, source=source, file_identity=file_identity,
                         format=description.get("format", "text"), layout=description)
         except Exception as exc:  # noqa: BLE001 - a display aid must not stop ingestion
             log.warning("could not keep the layout of %s: %s", source, exc)
+        finally:
+            if records is not None:
+                records.close()
 
     return remember
