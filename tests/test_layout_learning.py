@@ -171,3 +171,17 @@ def test_a_spelling_no_shape_knows_is_read_by_dateutil_and_twelve_hour_clocks_co
     record = SourceParser()
     record.detect(pm)
     assert record.parse(pm[3]).time == datetime(2024, 3, 12, 22, 0, 3, tzinfo=timezone.utc)
+
+
+def test_incidentiq_log_pattern_overrides_a_learnt_layout_and_reads_its_time_spelling(tmp_path):
+    from pipeline.ingest.reading import Parsing
+    from pipeline.ingest.source_layout import layout_of_file
+
+    log = tmp_path / "app.log"
+    log.write_text("\n".join(UNSEEN["pipes-compact"]) + "\n", encoding="utf-8")
+    assert Parsing().parser(UNSEEN["pipes-compact"]).format == "learned"
+    pattern = r"^(?P<time>[^|]+)\|(?P<component>[^|]+)\|(?P<pid>\d+)\|(?P<message>.*)$"
+    shown = layout_of_file(log, pattern=pattern)
+    assert shown["format"] == "custom" and shown["why"] == "INCIDENTIQ_LOG_PATTERN" and shown["share"] == 1.0
+    assert shown["fields"]["service"] == "Step_SPU" and shown["fields"]["message"] == "onStep 0 steps"
+    assert shown["fields"]["time"] == "2023-11-14T22:13:00+00:00"

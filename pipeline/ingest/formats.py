@@ -714,6 +714,10 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if "time" in groups:
         time = parse_time(groups["time"], opts)
         if time is None:
+            from pipeline.ingest.layout import read_any_time  # the spellings a learnt layout reads
+
+            time = read_any_time(groups["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+        if time is None:
             return None
     named = {"time", "level", "message", "service", "host"}
     # a `component` group names the service when there is no `service` group (as a learnt layout's does)

@@ -128,6 +128,17 @@ def time_from_groups(g: dict[str, str | None], *, tz: Any = timezone.utc, year: 
         return None
 
 
+def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
+                  now: datetime | None = None) -> datetime | None:
+    """A timestamp in any spelling TIME_SHAPES knows, else as python-dateutil reads it; None if neither."""
+    text = text.strip().strip("[]()")
+    for shape in TIME_SHAPES:
+        m = _SHAPE_RE[shape.name].match(text)
+        if m:
+            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+    return _dateutil_time(text, tz)
+
+
 def _dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
     """A spelling TIME_SHAPES does not know, read by dateutil; None when it is not a full time."""
     from dateutil import parser as du

@@ -68,6 +68,14 @@ class Parsing:
         if parser.format is None:
             if self.pattern is not None:
                 parser.format = "custom"  # a user's pattern says what the lines are
+                lines = [s for s in (sample or []) if s.strip() and not s[:1].isspace()][:200]
+                read = 0
+                for line in lines:
+                    try:
+                        read += PARSERS["custom"](line, parser.options) is not None
+                    except (ValueError, OverflowError):
+                        pass
+                parser.share, parser.sample_size = (read / len(lines) if lines else 0.0), len(lines)
             else:
                 parser.detect(sample or [])
         return parser
