@@ -331,6 +331,9 @@ def _column_role(values: list[str], total: int) -> str:
     if most(lambda v: bool(_TAG.match(v))):
         return "tag"
     if most(lambda v: v.startswith("[") and v.rstrip(":").endswith("]")):
+        inner = [v.rstrip(":")[1:-1].strip() for v in values]
+        if sum(1 for v in inner if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)+", v)) >= 0.9 * len(inner):
+            return "blogger"  # a bracketed logger name: "[o.e.c.m.MetaDataCreateIndexService]"
         return "thread"
     if most(lambda v: v.startswith("(") and v.rstrip(":").endswith(")")):
         return "paren"
@@ -352,13 +355,14 @@ _COLUMN_RE = {
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
     "paren": r"\((?P<{g}>[^)]*)\):?",
     "logger": r"(?P<{g}>\S+?):?",
+    "blogger": r"\[\s*(?P<{g}>[^\]\s]*)\s*\]:?",
     "word": r"(?P<{g}>[\w.$-]+?):?",
     "host": r"(?P<{g}>\S+)",
     "sep": r"(?:-{1,3}|:|\||::|-->|=>|>)",
     "mark": r"(?P<{g}>[^\w\s])",
     "other": r"(?P<{g}>\[[^\]]*\]|\S+)",
 }
-_TRAILING = {"pid", "thread", "logger", "sep", "tag", "paren", "word", "mark"}
+_TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark"}
 
 
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
@@ -413,7 +417,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
             if roles[k] == "word" and (k > end or not _padded(rows, after + k)):
                 break  # a free word joins the header only as a padded (fixed-width) column
             k += 1
-            if roles[k - 1] in ("tag", "logger", "word"):
+            if roles[k - 1] in ("tag", "logger", "blogger", "word"):
                 while k < len(roles) and roles[k] in ("sep", "thread"):
                     k += 1  # "logger : message", "logger - message", "logger [request ids] message"
                 break
@@ -449,7 +453,7 @@ def _names(roles: list[str]) -> dict[str, str]:
     if "level" not in names and "mark" in roles:
         names["level"] = f"f{roles.index('mark')}"  # a one-symbol level column (see MARK_LEVELS)
     tags = [i for i, r in enumerate(roles) if r == "tag"]
-    loggers = [i for i, r in enumerate(roles) if r == "logger"]
+    loggers = [i for i, r in enumerate(roles) if r in ("logger", "blogger")]
     words = [i for i, r in enumerate(roles) if r == "word"]
     if tags:
         names["component"] = f"f{tags[-1]}"
