@@ -29,6 +29,13 @@ UNSEEN = {
     "pipes-compact": [
         f"20231114-22:13:{i:02d}:{i * 7:03d}|Step_{'LSC' if i % 2 else 'SPU'}|3000{i % 2}|onStep {i} steps"
         for i in range(12)],
+    "syslog-after-epoch": [
+        f"{'-' if i != 7 else 'KERNDTLB'} {1700000000 + i} 2023.11.14 dn{i % 9} Nov 14 22:13:{20 + i:02d} " + [
+            f"dn{i % 9}/dn{i % 9} crond(pam_unix)[{2900 + i}]: session closed for user root",
+            f"dn{i % 9}/dn{i % 9} kernel: e1000: eth0: NIC Link is Up 1000 Mbps",
+            "local@admin1 /apps/x86_64/sbin/gmetad[1682]: data_thread() got no answer from any datasource",
+            f"dn{i % 9}/dn{i % 9} ntpd[{1000 + i}]: synchronized to 10.100.18.250, stratum 3"][i % 4]
+        for i in range(24)],
     "file-prefixed": [
         f"svc-api.log.1.2023-11-14_13:00:00 2023-11-14 22:13:{i:02d}.{i:03d} 25{i % 3} INFO svc.api.server "
         f"[req-{i:04d} user{i} - - -] 10.0.0.{i} \"GET /v2/items HTTP/1.1\" status: 200" for i in range(12)],

@@ -193,7 +193,7 @@ def _strip(token: str) -> str:
 _LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\s*[\]>)]?:?$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
-_TAG = re.compile(r"^[A-Za-z_][\w./()-]*(?:\[[^\]]*\])?:$")
+_TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
 _HOST = re.compile(r"^[A-Za-z0-9][\w.:/-]*[A-Za-z0-9]$")
 _WORD = re.compile(r"^[A-Za-z_][\w.$-]*$")
 _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
@@ -224,8 +224,8 @@ class Layout:
     sample_size: int = 0
     source: str = "learned"  # "learned" or "pattern" (INCIDENTIQ_LOG_PATTERN)
     names: dict[str, str] = field(default_factory=dict)  # role (level, component...) -> group name
-    loose: str | None = None  # the header up to the time only, for lines the full pattern misses
-    _loose: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    loose: list[str] = field(default_factory=list)  # looser patterns, for lines the full one misses
+    _loose: list[re.Pattern[str]] | None = field(default=None, repr=False, compare=False)
     _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -244,17 +244,20 @@ class Layout:
         return Layout(pattern=data["pattern"], time_shape=data.get("time_shape"), columns=list(data.get("columns", [])),
                       separator=data.get("separator"), share=float(data.get("share", 0.0)),
                       sample_size=int(data.get("sample_size", 0)), source=data.get("source", "learned"),
-                      names=dict(data.get("names", {})), loose=data.get("loose"))
+                      names=dict(data.get("names", {})),
+                      loose=[data["loose"]] if isinstance(data.get("loose"), str) else list(data.get("loose") or []))
 
     def match(self, line: str) -> re.Match[str] | None:
         return self.regex.match(line)
 
     def match_loose(self, line: str) -> re.Match[str] | None:
-        if self.loose is None:
-            return None
         if self._loose is None:
-            self._loose = re.compile(self.loose, re.S)
-        return self._loose.match(line)
+            self._loose = [re.compile(p, re.S) for p in self.loose]
+        for regex in self._loose:
+            m = regex.match(line)
+            if m is not None:
+                return m
+        return None
 
     def read_time(self, text: str, *, tz: Any = timezone.utc, year: int | None = None,
                   now: datetime | None = None) -> datetime | None:
@@ -510,13 +513,20 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     tail = "".join(rf"(?:{gaps[n - 1]}{parts[n]})?" for n in range(first_optional, len(parts)))
     last_gap = gaps[len(parts) - 1] if parts else gap
     pattern = "^" + head + tail + rf"(?:{last_gap}(?P<message>.*))?$"
-    # the same header up to the time alone: a line whose later columns differ still gets its own time
+    # for lines the pattern misses: any value in the columns before the time ("-" on most lines,
+    # "KERNDTLB" on some), then the same header; then the header up to the time alone, so a line
+    # whose later columns differ still gets its own time
     upto = len(before) + 1
-    if prefix is not None and prefix[0] == 0:
-        loose_head = parts[0] + joined(1, upto)
-    else:
-        loose_head = joined(0, upto)
-    loose = "^" + loose_head + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$"
+    loose: list[str] = []
+    if prefix is None and before:
+        generic = [r"\S+" if sep is None else rf"[^{re.escape(sep)}]*?"] * len(before)
+        lead = "".join(g + gaps[n] for n, g in enumerate(generic))
+        rest = joined(len(before), first_optional) if first_optional > len(before) else parts[len(before)]
+        loose.append("^" + lead + rest + tail + rf"(?:{last_gap}(?P<message>.*))?$")
+        loose.append("^" + lead + parts[len(before)] + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
+    elif len(parts) > upto:
+        head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
+        loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
     layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
