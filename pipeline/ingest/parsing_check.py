@@ -142,13 +142,15 @@ def fixtures_report(root: Path) -> dict:
 # -- Loghub ------------------------------------------------------------------------------------
 
 def _own_time(record, row: dict) -> bool:
-    if record.time is None:
+    """Whether the record's time is one its line writes: its epoch seconds (BGL, HPC, Thunderbird
+    write one) or its hours, minutes and seconds as a time column writes them."""
+    if record.time is None or record.fields.get("time_inferred"):
         return False
-    for key in ("Timestamp",):
-        if row.get(key, "").isdigit():
-            return int(record.time.timestamp()) == int(row[key])
-    text = " ".join(v for k, v in row.items() if k in ("Date", "Day", "Time", "Month"))
     t = record.time
+    for key in ("Timestamp", "Time"):
+        if (row.get(key) or "").isdigit() and int(t.timestamp()) == int(row[key]):
+            return True
+    text = " ".join(v or "" for k, v in row.items() if k in ("Date", "Day", "Time", "Month"))
     return bool(re.search(rf"{t.hour:02d}[:.]?{t.minute:02d}[:.]?{t.second:02d}", text))
 
 
