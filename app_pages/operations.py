@@ -117,6 +117,24 @@ else:
                  column_config={"line": st.column_config.TextColumn("line", width="large")})
     st.caption(f"The first {min(len(dead), DEAD_LETTERS_SHOWN)} rejected lines, oldest first.")
 
+st.subheader("Parsing per source")
+layouts = operations.source_layouts()
+if not layouts:
+    st.caption("No file source has been read yet.")
+for item in layouts:
+    lay = item["layout"]
+    with st.expander(f"{item['source']} — {item['format']} ({lay.get('why', '')})"):
+        st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
+                   f" learnt {item['learned_at'][:19]}.")
+        if lay.get("columns"):
+            st.text("header columns: " + " | ".join(lay["columns"]))
+        if lay.get("pattern"):
+            st.code(lay["pattern"], language=None)
+        st.text(lay.get("line", ""))  # text: a log line is never markdown
+        st.dataframe(pd.DataFrame([{"field": k, "value": str(v)} for k, v in lay.get("fields", {}).items()]),
+                     hide_index=True, width="stretch", key=f"operations_layout_{item['source']}")
+st.caption("Override a learnt layout with INCIDENTIQ_LOG_PATTERN (a regex with named groups).")
+
 st.subheader("Storage")
 sizes = operations.storage_sizes()
 cols = st.columns(len(sizes))

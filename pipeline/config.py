@@ -263,12 +263,14 @@ class Settings:
     max_event_bytes: int = setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; "
                                    "larger lines are dead-lettered", kind=int, bounds=(1024, 16777216))
     log_format: str | None = setting(
-        "INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (detected per file from its first 50 "
-        "lines), or one of `json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, "
-        "`bracket-time`, `logcat`, `text`, `custom` (`INCIDENTIQ_LOG_PATTERN`)", parse=_log_format)
+        "INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (a known format detected per file from "
+        "its first 50 lines; when none reads 90% of them, the file's own layout learnt from its first 200), or one "
+        "of `json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, "
+        "`bracket-time`, `logcat`, `learned` (always learn the layout), `text`, `custom` "
+        "(`INCIDENTIQ_LOG_PATTERN`)", parse=_log_format)
     log_pattern: str | None = setting(
-        "INCIDENTIQ_LOG_PATTERN", None, "your own line format: a regex with named groups `message` (required), "
-        "`time`, `level`, `service`, `host`, e.g. `(?P<time>\\S+) | (?P<level>\\w+) | (?P<message>.*)`; tried "
+        "INCIDENTIQ_LOG_PATTERN", None, "your own line format, overriding a learnt layout: a regex with named "
+        "groups `message` (required), `time`, `level`, `service` (or `component`), `host`, e.g. `(?P<time>\\S+) | (?P<level>\\w+) | (?P<message>.*)`; tried "
         "first on every line", parse=_log_pattern)
     source_tz: str = setting("INCIDENTIQ_SOURCE_TZ", "UTC", "time zone of log times written without an offset "
                              "(IANA name, e.g. `Europe/Berlin`)", parse=_time_zone)

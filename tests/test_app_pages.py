@@ -72,6 +72,9 @@ def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine,
     assert metrics["Awaiting approval"] == "3"
     assert float(metrics["app.sqlite3"].split()[0]) > 0
     assert "Median time to decision" in texts(app)
+    # issue 21: the parsing view names each file source's format (here JSON lines) and why
+    layouts = [e.label for e in app.expander if e.label.startswith(f"file:{bad.resolve()}")]
+    assert layouts == [f"file:{bad.resolve()} — json (a known format)"]
 
 
 def test_log_text_is_shown_literally_never_as_markdown_or_html(app, paused_engine, tmp_path):

@@ -46,6 +46,7 @@ from pipeline.errors import InvalidEvent
 from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
 
 SAMPLE_LINES = 50
+LEARN_LINES = 200  # a layout is learnt from up to this many first lines
 _CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -205,6 +206,9 @@ _JAVA_EXC = re.compile(r"(?:^|[\s:(])((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Excep
 _PY_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Fault)|"
                           r"[A-Z]\w*Error)(?::|$)")
 _BARE_EXC = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Exception|Error))\b")
+# A Python exception named by its module: httpx.ReadTimeout, requests.exceptions.ConnectTimeout
+_PY_DOTTED_EXC = re.compile(r"(?:^|[\s:(])((?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9]*"
+                            r"(?:Error|Exception|Timeout|Fault|Failure|Refused|Reset|Closed|Exit|Interrupt|Warning))\b")
 
 
 def exception_in(text: str) -> str | None:
@@ -217,7 +221,7 @@ def exception_in(text: str) -> str | None:
     if lines[0].startswith("Traceback (most recent call last)") or any(
             ln.startswith("Traceback (most recent call last)") for ln in lines):
         for ln in reversed(lines):
-            m = _PY_EXC_LINE.match(ln)
+            m = _PY_EXC_LINE.match(ln) or _PY_DOTTED_EXC.match(ln)
             if m:
                 return m.group(1)
     if any(ln.startswith("panic:") for ln in lines) and any(ln.startswith("goroutine ") for ln in lines):
@@ -225,6 +229,10 @@ def exception_in(text: str) -> str | None:
     for ln in lines:
         m = _JAVA_EXC.search(ln)
         if m and not ln.startswith("at "):
+            return m.group(1)
+    for ln in lines:
+        m = _PY_DOTTED_EXC.search(ln)
+        if m:
             return m.group(1)
     m = _BARE_EXC.search(lines[0])
     return m.group(1) if m else None
@@ -237,9 +245,9 @@ def exception_in(text: str) -> str | None:
 _JSON_ALIASES: dict[str, tuple[str, ...]] = {
     "time": ("_time", "@timestamp", "timestamp", "time", "ts", "@t", "t", "date", "datetime"),
     "message": ("message", "msg", "@m", "_raw", "event", "short_message", "log", "text"),
-    "service": ("service", "service.name", "app", "application", "_service", "_app",
+    "service": ("service", "service.name", "app", "application", "Application", "_service", "_app",
                 "sourcetype"),
-    "host": ("host", "hostname", "host.name", "_host", "source_host"),
+    "host": ("host", "hostname", "host.name", "host.hostname", "_host", "source_host"),
     "level": ("level", "severity", "log_level", "log.level", "@l", "lvl", "loglevel",
               "levelname", "severity_text", "_level"),
     "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
@@ -302,6 +310,28 @@ def _as_text(value: Any) -> str | None:
     return text or None
 
 
+_HOLE = re.compile(r"\{\{|\}\}|\{([@$]?)([A-Za-z_][\w.]*)(?:,[^}:]*)?(?::[^}]*)?\}")
+
+
+def render_template(template: Any, properties: dict) -> Any:
+    """A message template (Serilog/CLEF `@mt`) with its `{Name}` holes filled from the event's
+    properties; a hole with no property stays as written, `{{`/`}}` are literal braces."""
+    if not isinstance(template, str):
+        return template
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(0) in ("{{", "}}"):
+            return m.group(0)[0]
+        value = properties.get(m.group(2))
+        if value is None:
+            return m.group(0)
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True)
+        return str(value)
+
+    return _HOLE.sub(fill, template)
+
+
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -321,7 +351,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     template = rest.pop("@mt", None) if dialect == "clef" else None
     message = _take(rest, _JSON_ALIASES["message"], scalar=True)
     if message is None and template is not None:
-        message = template  # CLEF may carry only the template; keep it rather than nothing
+        message = render_template(template, rest)  # CLEF may carry only the template: fill its holes
+        rest["message_template"] = template
     elif template is not None:
         rest["message_template"] = template
     error = rest.get("error") if isinstance(rest.get("error"), dict) else None
@@ -344,8 +375,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(_take(rest, _JSON_ALIASES[name], scalar=name != "stack"))
               for name in ("service", "host", "exception", "stack", "trace_id")}
-    if values["service"] is None and dialect == "bunyan":
-        values["service"] = _as_text(_take(rest, ("name",)))
+    if values["service"] is None and dialect in ("bunyan", "pino"):
+        values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
     # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
     if dialect == "gelf":
         rest = {(k[1:] if k.startswith("_") and k[1:] not in rest else k): v for k, v in rest.items()}
@@ -433,7 +464,7 @@ _SYSLOG_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?"
     r"(?:(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
     r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-    r" (?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
+    rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
 _APACHE = re.compile(
     r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
     r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
@@ -459,6 +490,9 @@ _LOGCAT = re.compile(
 _L4J_DATE = (r"(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
              r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?")
 _LOG4J = tuple(re.compile(p, re.S) for p in (
+    # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
+    rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
+    rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$",
     # 2015-07-29 17:41:44,747 - INFO  [thread] - msg
     rf"^{_L4J_DATE} +- +(?P<level>{_LEVEL_WORD}) +\[(?P<thread>.*?)\] +- +(?P<msg>.*)$",
     # 2015-10-18 18:01:47,978 INFO [main] org.apache.Foo: msg   (logger optional)
@@ -470,7 +504,8 @@ _LOG4J = tuple(re.compile(p, re.S) for p in (
     # Python: 2024-01-02 03:04:05,123 - name - ERROR - msg
     rf"^{_L4J_DATE} +- +(?P<logger>[\w.$-]+) +- +(?P<level>{_LEVEL_WORD}) +- (?P<msg>.*)$",
     # Python: 2024-01-02 03:04:05,123 ERROR name: msg  /  [2024-01-02 03:04:05,123] ERROR in x: msg
-    rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?P<msg>.*)$",
+    # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
+    rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?(?P<msg>.*)$",
 ))
 _PY_BASIC = re.compile(rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", re.S)
 
@@ -484,7 +519,9 @@ def _text_record(fmt: str, message: str, rest: str | None, *, time=None, level=N
                  scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
     message = message.strip()
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
-    if level_name is None:
+    if level is None:
+        # only a line whose header carries no level is guessed from its words: a header's level,
+        # even one no scheme knows (kept raw for the reviewer), wins over keywords
         level_name = infer_level(message + ("\n" + rest if rest else ""))
     exception = exception_in(message + ("\n" + rest if rest else ""))
     return ParsedRecord(message=message, format=fmt, time=time, level=level, level_name=level_name,
@@ -617,7 +654,7 @@ def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
         time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
     except ValueError:
         return None
-    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"],
+    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"], service=m["tag"].strip() or None,
                         fields={"pid": m["pid"], "tid": m["tid"], "tag": m["tag"].strip()})
 
 
@@ -653,8 +690,12 @@ def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
             return None
         groups = m.groupdict()
         raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
+        # the logger is the component: it names the service when the line names no other
+        # (ZooKeeper's thread column ends with it: "[QuorumPeer[myid=1]/...:FastLeaderElection@774]")
+        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", groups.get("thread") or "")
         return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
-                            service=None, fields={"thread": groups.get("thread"),
+                            service=groups.get("app") or groups.get("logger") or (caller and caller.group(1)),
+                            fields={"thread": groups.get("thread"),
                                                   "logger": groups.get("logger"), "pid": groups.get("pid"),
                                                   "time_raw": raw})
     m = _PY_BASIC.match(first)
@@ -675,10 +716,15 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if "time" in groups:
         time = parse_time(groups["time"], opts)
         if time is None:
+            from pipeline.ingest.layout import read_any_time  # the spellings a learnt layout reads
+
+            time = read_any_time(groups["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+        if time is None:
             return None
     named = {"time", "level", "message", "service", "host"}
+    # a `component` group names the service when there is no `service` group (as a learnt layout's does)
     return _text_record("custom", groups.get("message", ""), rest, time=time, level=groups.get("level"),
-                        service=groups.get("service"), host=groups.get("host"),
+                        service=groups.get("service") or groups.get("component"), host=groups.get("host"),
                         fields={k: v for k, v in groups.items() if k not in named})
 
 
@@ -703,7 +749,51 @@ PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "golog": parse_golog,
     "logfmt": parse_logfmt,
 }
-FORMATS: tuple[str, ...] = tuple(PARSERS) + ("text",)
+FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
+# A known format that reads less than this share of a source's sample gives way to a learnt layout
+# (`pipeline.ingest.layout`) that reads more.
+FAST_PATH_SHARE = 0.9
+_FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
+
+
+def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
+    """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
+    level as written, its component as the service, the message after the header."""
+    first, rest = _split_first(text)
+    time = None
+    for m in (layout.match(first), layout.match_loose(first)):
+        if m is not None:
+            time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+            if time is not None:
+                break
+    if m is None or time is None:
+        return None
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    named = {role: groups.get(group) for role, group in layout.names.items()}
+    taken = set(layout.names.values()) | {"time", "message"}
+    fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
+    for role in ("pid", "thread"):
+        fields[role] = named.get(role)
+    if not named.get("component") and named.get("thread"):
+        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", named["thread"])  # a Java caller, "Class@line"
+        named["component"] = caller.group(1) if caller else None
+    if named.get("component"):
+        fields["component"] = named["component"]
+    level = named.get("level")
+    component = named.get("component") or ""
+    if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
+        level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
+        fields["component"] = named["component"]
+    if level is not None and len(level) == 1 and not level.isalnum():
+        from pipeline.ingest.layout import MARK_LEVELS
+
+        level = MARK_LEVELS.get(level, level)
+    record = _text_record("learned", groups.get("message") or "", rest, time=time, level=level,
+                          service=named.get("component"), host=named.get("host"), fields=fields)
+    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
+                                                                               "hint", "context"):
+        record.level_name = "INFO"  # MySQL's System, PostgreSQL's STATEMENT/DETAIL/HINT/CONTEXT lines
+    return record
 
 
 def _clean(text: str) -> str:
@@ -724,14 +814,18 @@ class SourceParser:
             raise ValueError(f"unknown log format {format!r}; known: {', '.join(FORMATS)}")
         self.options = ParseOptions.make(timezone_name=timezone, year=year, pattern=pattern, now=now)
         self.format = format
+        self.layout: Any = None  # a learnt layout (`pipeline.ingest.layout.Layout`) when format is "learned"
+        self.share = 0.0  # the share of the detection sample the chosen format read
+        self.footer = False  # whether the source's lines end with a `(logger)` column
+        self.sample_size = 0
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
-        lines = []
+        lines, more = [], []
         for line in sample:
             if line.strip():
-                lines.append(_clean(line))
-                if len(lines) >= limit:
+                (lines if len(lines) < limit else more).append(_clean(line))
+                if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
         counts = {name: 0 for name in PARSERS}
         for line in lines:
@@ -743,12 +837,49 @@ class SourceParser:
                     pass  # a line no parser can read says nothing about the file's format
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
+        self.share = counts[best] / len(lines) if lines else 0.0
+        self.sample_size = len(lines)
+        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
+            # no known format reads (nearly) every line: learn this source's own layout
+            from pipeline.ingest.layout import learn
+
+            layout = learn(lines + more)
+            if layout is not None and layout.share > self.share:
+                self.format, self.layout, self.share = "learned", layout, layout.share
+        self._learn_footer(lines)
         return self.format
+
+    def _learn_footer(self, lines: list[str]) -> None:
+        """A `(dotted.logger)` that (nearly) every line ends with is a header field written last
+        (log4j's `%m (%c)`, as Kafka prints): it is cut from the message and kept as the logger."""
+        ends = sum(1 for line in lines if _FOOTER.search(line.split("\n", 1)[0]))
+        self.footer = bool(lines) and ends >= FAST_PATH_SHARE * len(lines)
+
+    def use_layout(self, layout: Any) -> None:
+        """Read this source with `layout` (one learnt before, or shown and kept per source)."""
+        self.format, self.layout = "learned", layout
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
+        record = self._parse(text)
+        if self.footer and record.format not in ("json", "logfmt"):
+            m = _FOOTER.search(record.message)
+            if m:
+                record.message = record.message[:m.start()].rstrip()
+                record.fields.setdefault("logger", m.group(1))
+                record.service = record.service or m.group(1)
+        return record
+
+    def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
+        if self.layout is not None and self.format == "learned":
+            try:
+                record = parse_learned(text, self.options, self.layout)
+            except (ValueError, OverflowError):
+                record = None
+            if record is not None:
+                return record
         order = list(PARSERS)
         if self.format in PARSERS:
             order.remove(self.format)

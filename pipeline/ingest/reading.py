@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Callable, Iterator, Union
 
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
@@ -43,6 +43,9 @@ class Parsing:
     format: str | None = None  # None (`auto`): detected per file from its first lines
     pattern: str | None = None
     timezone: str | None = None
+    # called with (source, file identity, description) when a file's format is chosen or its layout
+    # learnt (again when the file is replaced): `parsing_of` keeps it in the records store
+    on_learn: Callable[[str, str, dict], None] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.format is not None and self.format not in FORMATS:
@@ -50,18 +53,41 @@ class Parsing:
 
     def parser(self, sample: list[str] | None = None) -> SourceParser:
         """A parser for one source; its format detected from `sample` unless fixed."""
+        if self.format == "learned":
+            from pipeline.ingest.layout import learn
+
+            parser = SourceParser(timezone=self.timezone, pattern=self.pattern)
+            layout = learn(sample or [])
+            if layout is None:
+                parser.format = "text"
+            else:
+                parser.use_layout(layout)
+                parser.share, parser.sample_size = layout.share, layout.sample_size
+            return parser
         parser = SourceParser(format=self.format, timezone=self.timezone, pattern=self.pattern)
         if parser.format is None:
             if self.pattern is not None:
                 parser.format = "custom"  # a user's pattern says what the lines are
+                lines = [s for s in (sample or []) if s.strip() and not s[:1].isspace()][:200]
+                read = 0
+                for line in lines:
+                    try:
+                        read += PARSERS["custom"](line, parser.options) is not None
+                    except (ValueError, OverflowError):
+                        pass
+                parser.share, parser.sample_size = (read / len(lines) if lines else 0.0), len(lines)
             else:
                 parser.detect(sample or [])
         return parser
 
 
-def parsing_of(settings) -> Parsing:
-    """The Parsing a Settings snapshot asks for."""
-    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz)
+def parsing_of(settings, *, remember: bool = True) -> Parsing:
+    """The Parsing a Settings snapshot asks for; with `remember`, each file's layout is kept in the
+    records store of the settings' data dir (the Operations page shows it)."""
+    from pipeline.ingest.source_layout import remember_in
+
+    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
+                   on_learn=remember_in(settings) if remember else None)
 
 
 def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position: str, event_id: str,
@@ -126,6 +152,7 @@ class LogFile:
         self.parsing = parsing or Parsing()
         self._parser: SourceParser | None = None
         self._parser_key: str | None = None
+        self._first_time: tuple[datetime, str] | None = None  # the first time a line of the file writes
         self.resume = 0  # where the last scan says the next read starts
 
     def identity(self) -> str:
@@ -140,8 +167,15 @@ class LogFile:
     def parser(self, file_identity: str) -> SourceParser:
         # detected once per file identity: a truncated log may be a new format
         if self._parser is None or self._parser_key != file_identity:
-            self._parser = self.parsing.parser(self._sample())
+            sample = self._sample()
+            self._parser = self.parsing.parser(sample)
             self._parser_key = file_identity
+            self._first_time = _first_time(self._parser, sample)
+            if self.parsing.on_learn is not None:
+                from pipeline.ingest.source_layout import describe
+
+                first = next((s for s in sample if s.strip() and not s[:1].isspace()), None)
+                self.parsing.on_learn(f"file:{self.path.resolve()}", file_identity, describe(self._parser, first))
         return self._parser
 
     def _sample(self) -> list[str]:
@@ -234,7 +268,7 @@ class LogFile:
             parsed = parser.parse(record.text)
             event = event_from_record(parsed, text=record.text, source=source, position=position,
                                       event_id=identity.file_event_id(file_id, offset, first_line),
-                                      fallback_time=state["last_time"] or self._mtime())
+                                      fallback_time=state["last_time"] or self._first_time or self._mtime())
         except InvalidEvent as error:
             return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))
         except (ValueError, OverflowError) as error:
@@ -255,8 +289,26 @@ class LogFile:
             return None
 
 
+def _first_time(parser: SourceParser, sample: list[str]) -> tuple[datetime, str] | None:
+    """The first time the file's first lines write: what a record before any timed one takes (the
+    file's modification time only when no line has a time)."""
+    for line in sample[:200]:
+        if not line.strip() or line[:1].isspace():
+            continue
+        try:
+            time = parser.parse(line).time
+        except (InvalidEvent, ValueError, OverflowError):
+            continue
+        if time is not None and MIN_YEAR <= time.year <= MAX_YEAR:
+            return time, "first timed line"
+    return None
+
+
 def _starts_record(parser: SourceParser):
     """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    if parser.format == "learned" and parser.layout is not None:
+        layout = parser.layout
+        return lambda line: looks_like_record_start(line) or layout.match(line) is not None
     own = PARSERS.get(parser.format or "")
     if own is None:
         return looks_like_record_start

@@ -44,6 +44,12 @@ class OperationsService:
     def dead_letters(self, *, limit: int | None = None) -> list[dict]:
         return self.records.dead_letters(limit=limit)
 
+    def source_layouts(self) -> list[dict]:
+        """Per file source, the layout its lines are read with (format, columns, a line split)."""
+        from pipeline.store.layouts import source_layouts
+
+        return source_layouts(self.records)
+
     def arrivals(self, since: datetime, *, bucket: str = "hour") -> list[dict]:
         return inbox.arrivals(self.records, since, bucket=bucket)
 

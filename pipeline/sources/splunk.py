@@ -24,7 +24,7 @@ from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
 from pipeline.ingest import identity
 from pipeline.ingest.events import DeadLetter, normalize
-from pipeline.ingest.formats import SourceParser, parse_time
+from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, masking
 
@@ -180,19 +180,30 @@ def _events(results: list[tuple[dict, str]]) -> list[Item]:
     items: list[Item] = []
     joiners: dict[tuple, MultilineJoiner] = {}
     seen: dict[tuple, int] = {}
-    parser = SourceParser()
+    # per sourcetype, the format (or the layout learnt) of its first results' `_raw`, as for a file
+    samples: dict[str, list[str]] = {}
+    for result, _ in results:
+        raw = result.get("_raw")
+        kind = samples.setdefault(str(result.get("sourcetype", "")), [])
+        if isinstance(raw, str) and raw.strip() and len(kind) < LEARN_LINES:
+            kind.append(raw.split("\n", 1)[0])
+    parsers: dict[str, SourceParser] = {}
+    for kind, sample in samples.items():
+        parsers[kind] = SourceParser()
+        parsers[kind].detect(sample)
     for result, line in sorted(results, key=order):
         raw = result.get("_raw")
+        parser = parsers[str(result.get("sourcetype", ""))]
         if not isinstance(raw, str) or not raw.strip():
             items.append(_result_item(result, line, seen, parser))
             continue
         key = (str(result.get("host", "")), str(result.get("source", "")))
         joiner = joiners.setdefault(key, MultilineJoiner())
         for record in joiner.feed((result, line), raw):
-            items.append(_joined_item(record, seen, parser))
+            items.append(_joined_item(record, seen, parsers[str(record.position[0].get("sourcetype", ""))]))
     for joiner in joiners.values():
         for record in joiner.flush():
-            items.append(_joined_item(record, seen, parser))
+            items.append(_joined_item(record, seen, parsers[str(record.position[0].get("sourcetype", ""))]))
     return items
 
 

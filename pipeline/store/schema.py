@@ -515,6 +515,18 @@ CREATE INDEX backtest_results_incident ON backtest_results(incident_id)
 """)
 
 
+def _v9_source_layouts(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE source_layouts (
+    source {t.text} PRIMARY KEY,
+    file_identity {t.text} NOT NULL,
+    format {t.text} NOT NULL,
+    layout {t.text} NOT NULL DEFAULT '{{}}',
+    learned_at {t.text} NOT NULL
+)
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -537,6 +549,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "the overdue count off per-minute counts of open incidents' deadlines", V7_OVERDUE, postgres=()),
     Migration(8, "backtests of a candidate analyst over past incidents and their per-incident results",
               _v8_backtests),
+    # issue 21: the layout each file source is read with, learnt from its first lines
+    Migration(9, "the line layout learnt per source (shown on the Operations page)", _v9_source_layouts),
 )
 
 

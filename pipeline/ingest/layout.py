@@ -1,0 +1,551 @@
+"""A source's line layout, learnt from its first lines: where the header ends and the message begins,
+and which header fields are the time, the level, the component, the host and the pid/thread.
+
+`learn(sample)` looks at the first lines of a file (or a Splunk sourcetype's first events):
+- it locates a timestamp among the leading tokens of each line, in any of the spellings loggers use
+  (`TIME_SHAPES`: ISO 8601 with `T`, space or `-` and `,`/`.`/`:` fractions, slashed, dotted and
+  compact dates, epoch seconds or milliseconds, syslog's `MMM dd HH:mm:ss`, ctime, the common log
+  format's `dd/MMM/yyyy:HH:mm:ss +zone`, with or without a zone), and keeps the spelling and the
+  position most lines agree on;
+- it splits the header into columns (space-, `|`- or `,`-separated; a `[...]` or `(...)` group is one
+  column) and reads each column's statistics over the sample: one whose values are level words and
+  take few values is the level; digits are a pid/thread; a dotted or `name[pid]:` token is the
+  logger/component; a column of host-like names with many values is the host; `-`, `---`, `:` are
+  separators;
+- the header ends after the last column that is a time, a level or a `tag:`, plus the pid, thread,
+  logger and separator columns that follow it on (nearly) every line.
+
+The result, a `Layout`, is a regex with named groups (`time`, `level`, `component`, `host`, `pid`,
+`thread`, `message`, and `f<N>` for the other header columns) and the time spelling that reads the
+`time` group; `Layout.parse` turns one line into a `ParsedRecord` (format `learned`). A layout is
+only kept when it reads at least `MIN_SHARE` of the sample's lines with a time. Times are read by
+fast converters for the spellings above; a spelling none of them knows is read by python-dateutil's
+parser (the library every pandas install carries), which is then used for every line of that source.
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterable
+
+from pipeline.ingest.levels import normalize_level
+
+MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
+MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
+SAMPLE = 200
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
+_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
+_HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
+# Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table).
+_ZONES = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
+          "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
+          "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "HST": -10, "AKST": -9}
+
+
+@dataclass(frozen=True)
+class TimeShape:
+    name: str
+    regex: str  # spaces in it match any run of blanks
+    score: int  # precision: time of day 4, fraction 1, year 1, zone 1 (ties broken by position)
+
+
+TIME_SHAPES: tuple[TimeShape, ...] = (
+    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
+                         rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
+                         rf"(?: ?{_ZONE})?", 7),
+    TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
+                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
+    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
+    TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
+    TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
+    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
+    TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
+    TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
+    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
+)
+def _spaced(regex: str) -> str:
+    """A shape's regex with its spaces matching any run of blanks (" ?": none or some)."""
+    return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
+
+
+_SHAPE_RE = {s.name: re.compile(_spaced(s.regex) + r"$") for s in TIME_SHAPES}
+
+
+def _zone(text: str | None) -> timezone | None:
+    if not text:
+        return None
+    if text in _ZONES:
+        return timezone(timedelta(hours=_ZONES[text]))
+    if text[0] in "+-":
+        digits = text[1:].replace(":", "")
+        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+        if hours >= 24:
+            raise ValueError("offset out of range")
+        return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes))
+    return None
+
+
+def time_from_groups(g: dict[str, str | None], *, tz: Any = timezone.utc, year: int | None = None,
+                     now: datetime | None = None) -> datetime | None:
+    """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
+    try:
+        if g.get("epoch"):
+            number = float(g["epoch"])
+            return datetime.fromtimestamp(number / 1000 if number >= 1e11 else number, tz=timezone.utc)
+        month = int(g["mo"]) if g.get("mo") else _MONTHS.get((g.get("mon") or "")[:3].lower())
+        if month is None:
+            return None
+        frac = g.get("f") or "0"
+        micro = int(frac[:6].ljust(6, "0"))
+        hour = int(g["h"])
+        if g.get("ampm"):
+            hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
+        hms = (hour, int(g["mi"]), int(g["s"]), micro)
+        zone = _zone(g.get("tz")) or tz
+        if g.get("y"):
+            moment = datetime(int(g["y"]), month, int(g["d"]), *hms, tzinfo=zone)
+        elif g.get("yy"):
+            moment = datetime(2000 + int(g["yy"]), month, int(g["d"]), *hms, tzinfo=zone)
+        else:  # no year written: this year, or last year when that would be more than a day ahead
+            ref = now or datetime.now(timezone.utc)
+            moment = datetime(year or ref.year, month, int(g["d"]), *hms, tzinfo=zone)
+            if year is None and moment > ref + timedelta(days=1):
+                moment = moment.replace(year=ref.year - 1)
+        return moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError, OSError, TypeError):
+        return None
+
+
+def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
+                  now: datetime | None = None) -> datetime | None:
+    """A timestamp in any spelling TIME_SHAPES knows, else as python-dateutil reads it; None if neither."""
+    text = text.strip().strip("[]()")
+    for shape in TIME_SHAPES:
+        m = _SHAPE_RE[shape.name].match(text)
+        if m:
+            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+    return _dateutil_time(text, tz)
+
+
+def _dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
+    """A spelling TIME_SHAPES does not know, read by dateutil; None when it is not a full time."""
+    from dateutil import parser as du
+
+    if not re.search(r"\d:\d\d", text):
+        return None  # a time of day is what makes a header's timestamp
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            moment = du.parse(text, fuzzy=False, default=datetime(1900, 1, 1))
+    except (ValueError, OverflowError, TypeError, du.ParserError):
+        return None
+    if moment.year == 1900:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=tz)
+    try:
+        return moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
+
+
+# -- tokens ------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\[(?:[^\]\[]|\[[^\]\[]*\]){0,200}\]:?|\((?:[^()]|\([^()]*\)){0,200}\):?|\S+")
+_SEPARATORS = {"|": r"\s*\|\s*", ",": r"\s*,\s*"}
+
+
+def _tokens(line: str, sep: str | None) -> list[tuple[int, int]]:
+    if sep is None:
+        return [m.span() for m in _TOKEN.finditer(line)]
+    spans, pos = [], 0
+    for part in line.split(sep):
+        spans.append((pos, pos + len(part)))
+        pos += len(part) + len(sep)
+    return spans
+
+
+def _separator(lines: list[str]) -> str | None:
+    """`|` or `,` when (nearly) every line's header is cut by it the same number of times."""
+    for sep in ("|",):
+        counts = [line[:200].count(sep) for line in lines]
+        if counts and sum(1 for c in counts if c >= 2) >= 0.9 * len(counts):
+            return sep
+    return None
+
+
+def _strip(token: str) -> str:
+    return token.strip("[]():,; ")
+
+
+_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\s*[\]>)]?:?$")
+_PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
+_LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
+_TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
+_HOST = re.compile(r"^[A-Za-z0-9][\w.:/-]*[A-Za-z0-9]$")
+_WORD = re.compile(r"^[A-Za-z_][\w.$-]*$")
+_SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
+# Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
+MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
+_LETTER_LEVELS = set("VDIWEFA")  # logcat / glog single-letter levels
+_EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
+                 "context", "sev"}
+
+
+def _is_level(token: str) -> bool:
+    bare = _strip(token)
+    return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS) \
+        and len(bare) > 1
+
+
+# -- the layout --------------------------------------------------------------------------------
+
+@dataclass
+class Layout:
+    """A learnt layout: `pattern` (a regex with named groups) and how its `time` group is read."""
+
+    pattern: str
+    time_shape: str | None
+    columns: list[str]  # the header columns' roles in order, e.g. ["time", "pid", "level", "component"]
+    separator: str | None = None
+    share: float = 0.0  # share of the sample this layout reads
+    sample_size: int = 0
+    source: str = "learned"  # "learned" or "pattern" (INCIDENTIQ_LOG_PATTERN)
+    names: dict[str, str] = field(default_factory=dict)  # role (level, component...) -> group name
+    loose: list[str] = field(default_factory=list)  # looser patterns, for lines the full one misses
+    _loose: list[re.Pattern[str]] | None = field(default=None, repr=False, compare=False)
+    _regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern, re.S)
+        return self._regex
+
+    def as_dict(self) -> dict:
+        return {"pattern": self.pattern, "time_shape": self.time_shape, "columns": self.columns,
+                "separator": self.separator, "share": round(self.share, 3), "sample_size": self.sample_size,
+                "source": self.source, "names": self.names, "loose": self.loose}
+
+    @staticmethod
+    def from_dict(data: dict) -> Layout:
+        return Layout(pattern=data["pattern"], time_shape=data.get("time_shape"), columns=list(data.get("columns", [])),
+                      separator=data.get("separator"), share=float(data.get("share", 0.0)),
+                      sample_size=int(data.get("sample_size", 0)), source=data.get("source", "learned"),
+                      names=dict(data.get("names", {})),
+                      loose=[data["loose"]] if isinstance(data.get("loose"), str) else list(data.get("loose") or []))
+
+    def match(self, line: str) -> re.Match[str] | None:
+        return self.regex.match(line)
+
+    def match_loose(self, line: str) -> re.Match[str] | None:
+        if self._loose is None:
+            self._loose = [re.compile(p, re.S) for p in self.loose]
+        for regex in self._loose:
+            m = regex.match(line)
+            if m is not None:
+                return m
+        return None
+
+    def read_time(self, text: str, *, tz: Any = timezone.utc, year: int | None = None,
+                  now: datetime | None = None) -> datetime | None:
+        if self.time_shape in _SHAPE_RE:
+            m = _SHAPE_RE[self.time_shape].match(text.strip())
+            if m:
+                return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+        return _dateutil_time(text, tz)
+
+    def split(self, line: str) -> dict[str, str] | None:
+        """A line's header fields and message, named by role (None when the layout does not fit it)."""
+        m = self.match(line)
+        if m is None:
+            return None
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        named = {role: groups[g] for role, g in self.names.items() if groups.get(g)}
+        taken = set(self.names.values())
+        rest = {k: v for k, v in groups.items() if k not in taken and k not in ("time", "message")}
+        return {"time": groups.get("time"), **named, **rest, "message": groups.get("message", "")}
+
+
+def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] | None:
+    """(first column, column count, shape) of the best timestamp among the leading columns."""
+    best: tuple[int, int, int, str] | None = None
+    for i in range(min(MAX_LEAD_TOKENS, len(spans))):
+        for n in range(1, 7):
+            if i + n > len(spans):
+                break
+            text = line[spans[i][0]:spans[i + n - 1][1]]
+            text = text.strip("[]()").rstrip(",;") if n == 1 or text.startswith(("[", "(")) else text.rstrip(",;")
+            if n > 1 and text.startswith(("[", "(")):
+                text = text[1:]
+            text = text.rstrip("]):")
+            for shape in TIME_SHAPES:
+                if _SHAPE_RE[shape.name].match(text):
+                    score = shape.score
+                    if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
+                        best = (i, n, score, shape.name)
+                    break
+    if best is None:
+        # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
+        # the shortest run of leading columns with a clock that python-dateutil reads as a full date
+        # and time (and an AM/PM after it)
+        for i in range(min(4, len(spans))):
+            for n in range(1, min(6, len(spans) - i) + 1):
+                text = line[spans[i][0]:spans[i + n - 1][1]].strip("[]()")
+                if _CLOCK.search(text) and _dateutil_time(text) is not None:
+                    if i + n < len(spans) and line[spans[i + n][0]:spans[i + n][1]].upper() in ("AM", "PM"):
+                        n += 1
+                    return i, n, "dateutil"
+    return None if best is None else (best[0], best[1], best[3])
+
+
+_CLOCK = re.compile(r"\d:\d\d")
+
+
+def _column_role(values: list[str], total: int) -> str:
+    """A header column's role from its values over the sample."""
+    if not values:
+        return "other"
+    share = len(values) / total
+    distinct = len(set(values))
+    few = distinct <= max(3, min(12, total // 4)) or distinct <= 0.05 * len(values)
+    def most(test: Callable[[str], bool]) -> bool:
+        return sum(1 for v in values if test(v)) >= 0.9 * len(values)
+    if most(lambda v: v in _SEP):
+        return "sep"
+    if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
+        return "mark"  # a one-symbol column (redis's `* . - #`)
+    if few and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
+        return "level"
+    if most(lambda v: bool(_PID.match(v))):
+        return "pid"
+    if most(lambda v: bool(_TAG.match(v))):
+        return "tag"
+    if most(lambda v: v.startswith("[") and v.rstrip(":").endswith("]")):
+        inner = [v.rstrip(":")[1:-1].strip() for v in values]
+        if sum(1 for v in inner if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)+", v)) >= 0.9 * len(inner):
+            return "blogger"  # a bracketed logger name: "[o.e.c.m.MetaDataCreateIndexService]"
+        return "thread"
+    if most(lambda v: v.startswith("(") and v.rstrip(":").endswith(")")):
+        return "paren"
+    if most(lambda v: bool(_LOGGER.match(v))) and (few or any(c.isalpha() for c in values[0])) \
+            and not most(lambda v: bool(re.match(r"^[\d.:/]+$", v))):
+        return "logger"
+    if few and most(lambda v: bool(_WORD.match(v))):
+        return "word"
+    if most(lambda v: bool(_HOST.match(v))) and most(lambda v: any(c.isalpha() for c in v)) \
+            and most(lambda v: any(c.isdigit() or c in "-." for c in v)):
+        return "host"
+    return "other"
+
+
+_COLUMN_RE = {
+    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12})\s*[\]>)]?:?",
+    "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
+    "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
+    "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
+    "paren": r"\((?P<{g}>[^)]*)\):?",
+    "logger": r"(?P<{g}>\S+?):?",
+    "blogger": r"\[\s*(?P<{g}>[^\]\s]*)\s*\]:?",
+    "word": r"(?P<{g}>[\w.$-]+?):?",
+    "host": r"(?P<{g}>\S+)",
+    "sep": r"(?:-{1,3}|:|\||::|-->|=>|>)",
+    "mark": r"(?P<{g}>[^\w\s])",
+    "other": r"(?P<{g}>\[[^\]]*\]|\S+)",
+}
+_TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark"}
+
+
+def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
+    """The layout most of `sample`'s lines share, or None when no timestamp leads them."""
+    lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
+    lines = [ln for ln in lines if not ln[:1].isspace()]  # continuation lines say nothing of the header
+    if len(lines) < 1:
+        return None
+    sep = _separator(lines)
+    found: list[tuple[str, list[tuple[int, int]], tuple[int, int, str]]] = []
+    for line in lines:
+        spans = _tokens(line, sep)
+        hit = _find_time(line, spans)
+        if hit is not None:
+            found.append((line, spans, hit))
+    if not found or len(found) < MIN_SHARE * len(lines):
+        return None
+    (start, width, shape), count = Counter(hit for _, _, hit in found).most_common(1)[0]
+    same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
+    prefix: tuple[int, int] | None = None
+    if count < MIN_SHARE * len(lines) <= len(same_shape):
+        # the time's spelling is constant but not its column (a varying prefix: "[pid] time", "pid:role time")
+        starts = [hit[0] for _, _, hit in same_shape]
+        prefix = (min(starts), max(starts))
+        rows = [(line, spans[hit[0]:]) for line, spans, hit in same_shape]
+        start = 0
+    else:
+        rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
+    after = start + width
+    before = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
+    if prefix is not None:
+        before = ["prefix"]
+    if sep is not None:
+        # every cut but the last bounds a header column: the message is what follows the last one
+        cuts = min(len(s) for _, s in rows) - 1
+        header = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows))
+                  for j in range(after, cuts)]
+        return _build(before, shape, header, sep, lines, prefix, width=width)
+    roles: list[str] = []
+    for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
+        values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
+        roles.append(_column_role(values, len(rows)))
+    # the header ends after the last anchor (a level or a `tag:`), then takes the pid, thread, logger
+    # and separator columns that follow it; after a `tag:` the message starts
+    end = 0
+    for k, role in enumerate(roles):
+        if role in ("level", "tag"):
+            end = k + 1
+    k = end
+    if not (end and roles[end - 1] == "tag"):
+        while k < len(roles) and roles[k] in _TRAILING:
+            if roles[k] == "word" and (k > end or not _padded(rows, after + k)):
+                break  # a free word joins the header only as a padded (fixed-width) column
+            k += 1
+            if roles[k - 1] in ("tag", "logger", "blogger", "word"):
+                while k < len(roles) and roles[k] in ("sep", "thread"):
+                    k += 1  # "logger : message", "logger - message", "logger [request ids] message"
+                break
+    header = roles[:k]
+    # columns written with no blank between them ("[time][LEVEL ][logger]")
+    ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
+    tight = [_tight(rows, j) for j in ends] if prefix is None else None
+    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width)
+
+
+def _tight(rows, j: int) -> bool:
+    """Whether column j ends where the next begins on most lines (no blank between them)."""
+    hits = sum(1 for _line, s in rows if len(s) > j + 1 and s[j + 1][0] == s[j][1])
+    return hits >= 0.8 * len(rows)
+
+
+def _padded(rows, j: int) -> bool:
+    """Whether column j is followed by a run of blanks on most lines (a fixed-width column)."""
+    hits = 0
+    for _line, s in rows:
+        if len(s) > j + 1 and s[j + 1][0] - s[j][1] >= 2:
+            hits += 1
+    return hits >= 0.8 * len(rows)
+
+
+def _names(roles: list[str]) -> dict[str, str]:
+    """Which column (f<N>) is the level, component, host, pid and thread."""
+    names: dict[str, str] = {}
+    level = roles.index("level") if "level" in roles else None
+    for role in ("level", "pid", "thread"):
+        if role in roles:
+            names[role] = f"f{roles.index(role)}"
+    if "level" not in names and "mark" in roles:
+        names["level"] = f"f{roles.index('mark')}"  # a one-symbol level column (see MARK_LEVELS)
+    tags = [i for i, r in enumerate(roles) if r == "tag"]
+    loggers = [i for i, r in enumerate(roles) if r in ("logger", "blogger")]
+    words = [i for i, r in enumerate(roles) if r == "word"]
+    if tags:
+        names["component"] = f"f{tags[-1]}"
+        if "pid" not in names or roles.index("pid") < tags[-1]:
+            names["pid"] = f"f{tags[-1]}p"
+    elif level is not None and any(i > level for i in loggers + words):
+        names["component"] = f"f{min(i for i in loggers + words if i > level)}"
+    elif level is not None and any(i < level and roles[i] == "word" for i in words):
+        names["component"] = f"f{max(i for i in words if i < level)}"
+    elif loggers or words:
+        names["component"] = f"f{min(loggers + words)}"
+    comp = int(names["component"][1:]) if "component" in names else None
+    hosts = [i for i, r in enumerate(roles) if r == "host"]
+    if hosts:
+        names["host"] = f"f{hosts[-1]}"
+    elif comp is not None and roles[comp] == "tag" and comp > 0 and roles[comp - 1] in ("word", "logger", "other"):
+        names["host"] = f"f{comp - 1}"  # syslog: "host tag[pid]:"
+    return names
+
+
+def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
+           prefix: tuple[int, int] | None = None, optional_from: int | None = None,
+           tight: list[bool] | None = None, width: int = 1) -> Layout | None:
+    """The layout's regex: `before` columns, the time, the `header` columns, then the message.
+    Header columns from `optional_from` on (those after the last anchor) may be absent on a line."""
+    gap = _SEPARATORS.get(sep or "", r"\s+")
+    parts: list[str] = []
+    roles = list(before) + ["time"] + list(header)
+    first_optional = len(before) + 1 + optional_from if optional_from is not None else len(roles)
+    for n, role in enumerate(roles):
+        if role == "time":
+            if shape == "dateutil":  # as many columns as the sample's times take
+                time_re = r"\S+" + r"\s+\S+" * (width - 1)
+            else:
+                time_re = _spaced(TIME_SHAPES_BY_NAME[shape].regex)
+                time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
+            parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+        elif role == "prefix":
+            parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
+        elif sep is not None:
+            parts.append(rf"(?P<f{n}>[^{re.escape(sep)}]*?)")
+        else:
+            parts.append(_COLUMN_RE.get(role, _COLUMN_RE["other"]).replace("{g}", f"f{n}"))
+    gaps = [r"\s*" if tight and n < len(tight) and tight[n] else gap for n in range(len(parts))]
+
+    def joined(first: int, last: int) -> str:  # parts[first:last] with the gap after each but the last
+        return "".join(parts[n] + (gaps[n] if n < last - 1 else "") for n in range(first, last))
+
+    if prefix is not None and prefix[0] == 0:
+        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})?"
+        head = parts[0] + joined(1, first_optional)
+    else:
+        head = joined(0, first_optional)
+    tail = "".join(rf"(?:{gaps[n - 1]}{parts[n]})?" for n in range(first_optional, len(parts)))
+    last_gap = gaps[len(parts) - 1] if parts else gap
+    pattern = "^" + head + tail + rf"(?:{last_gap}(?P<message>.*))?$"
+    # for lines the pattern misses: any value in the columns before the time ("-" on most lines,
+    # "KERNDTLB" on some), then the same header; then the header up to the time alone, so a line
+    # whose later columns differ still gets its own time
+    upto = len(before) + 1
+    loose: list[str] = []
+    if prefix is None and before:
+        generic = [r"\S+" if sep is None else rf"[^{re.escape(sep)}]*?"] * len(before)
+        lead = "".join(g + gaps[n] for n, g in enumerate(generic))
+        rest = joined(len(before), first_optional) if first_optional > len(before) else parts[len(before)]
+        loose.append("^" + lead + rest + tail + rf"(?:{last_gap}(?P<message>.*))?$")
+        loose.append("^" + lead + parts[len(before)] + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
+    elif len(parts) > upto:
+        head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
+        loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
+    layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
+                    loose=loose)
+    try:
+        layout.regex.pattern  # noqa: B018 - compiles it
+    except re.error:
+        return None
+    hits = 0
+    for line in lines:
+        m = layout.match(line)
+        if m and layout.read_time(m["time"]) is not None:
+            hits += 1
+    layout.share = hits / len(lines)
+    layout.sample_size = len(lines)
+    return layout if layout.share >= MIN_SHARE else None
+
+
+TIME_SHAPES_BY_NAME = {s.name: s for s in TIME_SHAPES}
+
+
+def describe(layout: Layout, line: str) -> dict:
+    """What the CLI and the Operations page show: the layout and one line split into its fields."""
+    return {**layout.as_dict(), "line": line, "fields": layout.split(line) or {}}
