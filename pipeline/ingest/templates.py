@@ -24,6 +24,7 @@ One configuration serves every log: there are no per-source rules.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -112,6 +113,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 _PLACEHOLDER = re.compile(r"<[A-Z]+>|<\*>")
+_HAS_PLACEHOLDER = re.compile(r"<[A-Z]+>")
 # "user=<*>": a key that stays when its value is generalised.
 _KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
 # A token that is only placeholders and punctuation carries no constant word.
@@ -122,12 +124,79 @@ _VARIABLE_TOKEN = re.compile(r"^(?:<[A-Z]+>|<\*>|[^\w<>])*(?:<[A-Z]+>|<\*>)(?:<[
 _ENUM_WORD = re.compile(r"^[A-Z][A-Z0-9_]{2,}[,;:.]?$")
 
 
-def mask(message: str) -> str:
-    """The message's first TEMPLATE_CHARS characters with variable parts as placeholders."""
+_DIGIT = re.compile(r"\d")
+_MONTH_DIGIT = re.compile(rf"{_MONTH} +\d")
+_WEEKDAY_WORD = re.compile(r"Mon|Tue|Wed|Thu|Fri|Sat|Sun")
+# What a mask cannot match without (a substring of the text as the mask sees it): the cheap test
+# that lets `mask` skip most of the regexes on most lines. "digit": any \d; "month"/"weekday":
+# the names. None: always run. One entry per _MASKS entry, in order; the last two (white space,
+# a run of one value) are done without regexes below.
+_NEEDS: tuple[str | None, ...] = (
+    '"', "'", "://", "-", "/", "/", "month", ":", "weekday", "-", "@", ".", ":", ".", ":", "/", "/", ":\\",
+    "digit", "digit", "0", "digit", "digit", "digit", None, None,
+)
+assert len(_NEEDS) == len(_MASKS)
+_FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder), needs in zip(_MASKS[:-2], _NEEDS))
+
+
+def mask_reference(message: str) -> str:
+    """`mask` as it is specified: every regex of _MASKS in turn (slow; tests check `mask` against it)."""
     text = message[:TEMPLATE_CHARS]
     for pattern, placeholder in _MASKS:
         text = pattern.sub(placeholder, text)
     return text.strip()
+
+
+def mask(message: str) -> str:
+    """The message's first TEMPLATE_CHARS characters with variable parts as placeholders.
+
+    The same text as `mask_reference`, faster: a mask whose required character (or word) is not
+    in the text is skipped, the white-space and repeated-value passes are string operations, and
+    a message seen lately is answered from a cache (logs repeat their messages)."""
+    return _mask(message[:TEMPLATE_CHARS])
+
+
+# keys are at most TEMPLATE_CHARS long, so the cache holds at most a few MB
+@functools.lru_cache(maxsize=4096)
+def _mask(text: str) -> str:
+    digits = None
+    for sub, placeholder, needs in _FAST_MASKS:
+        if needs is not None and len(needs) <= 3:
+            if needs not in text:
+                continue
+        elif needs == "digit":
+            # digits only ever disappear (placeholders hold none), so a text without one stays so
+            if digits is None or digits:
+                digits = _DIGIT.search(text) is not None
+            if not digits:
+                continue
+        elif needs == "month":
+            if not _MONTH_DIGIT.search(text):
+                continue
+        elif needs == "weekday":
+            if not _WEEKDAY_WORD.search(text):
+                continue
+        text = sub(placeholder, text)
+    # "\s+" -> " " then strip(): str.split() splits on the same white space as \s
+    tokens = text.split()
+    if len(tokens) > 1 and len(set(tokens)) < len(tokens):
+        tokens = _one_of_each_run(tokens)
+    return " ".join(tokens)
+
+
+def _one_of_each_run(tokens: list[str]) -> list[str]:
+    r"""(?<!\S)(\S*<[A-Z]+>\S*)(?: \1)+(?!\S)" -> r"\1" on the joined tokens: a run of one
+    token holding a placeholder is written once."""
+    out: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        out.append(token)
+        i += 1
+        if i < n and tokens[i] == token and _HAS_PLACEHOLDER.search(token):
+            while i < n and tokens[i] == token:
+                i += 1
+    return out
 
 
 def _constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
