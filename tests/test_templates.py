@@ -212,3 +212,33 @@ def test_the_fast_masks_write_what_the_mask_list_specifies():
     differ = [m for m in lines if mask(m) != mask_reference(m)]
     assert not differ, [(m, mask(m), mask_reference(m)) for m in differ[:3]]
     assert len(lines) > 3_500 or not SYSTEMS
+
+
+@pytest.mark.skipif(not SYSTEMS, reason=f"Loghub-2k data not found at {LOGHUB}")
+def test_a_miner_kept_current_by_its_changes_alone_answers_like_the_one_that_learned():
+    # the store saves what changed per batch, not the whole state: a second process that applies
+    # those changes in order (or loads them all at once) must give the same ids and groups
+    lines = []
+    for system in ("HDFS", "OpenSSH", "Proxifier"):
+        with open(LOGHUB / system / f"{system}_2k.log_structured.csv", encoding="utf-8", newline="") as f:
+            lines += [row["Content"] for row in csv.DictReader(f)][:600]
+    learner, follower = TemplateMiner(None), TemplateMiner(None)
+    seen, sizes = None, []
+    for start in range(0, 1500, 250):
+        for line in lines[start:start + 250]:
+            learner.add(line)
+        changes = json.loads(json.dumps(learner.changes_since(seen)))
+        seen = changes["mark"]
+        sizes.append(len(json.dumps(changes)))
+        follower.apply_changes(changes)
+    whole = json.loads(json.dumps(learner.state()))
+    assert follower.state()["clusters"] == whole["clusters"] and follower.state()["tree"] == whole["tree"]
+    assert sizes[-1] < len(json.dumps(whole)) / 3  # a late batch changes a few clusters, not all
+    at_once = TemplateMiner.from_state(json.loads(json.dumps(learner.changes_since(None))))
+    from_tree = TemplateMiner.from_state(whole)  # the whole state as saved before keeps loading
+    assert from_tree.changes_since(None)["clusters"] == learner.changes_since(None)["clusters"]
+    for line in lines[1500:]:
+        answers = {m.add(line).template_id for m in (learner, follower, at_once, from_tree)}
+        assert len(answers) == 1, line
+    assert {m.group_of(t) for m in (learner, follower, at_once, from_tree) for t in learner.templates()} \
+        == set(learner.templates())

@@ -224,6 +224,11 @@ class _Drain(Drain):
             sim += params
         return sim / len(seq1), params
 
+    def add_seq_to_prefix_tree(self, root_node, cluster):
+        super().add_seq_to_prefix_tree(root_node, cluster)
+        if root_node is self.root_node:
+            self.paths[cluster.cluster_id] = _leaf_path(root_node, cluster, self.param_str)
+
     def create_template(self, seq1, seq2):
         out = list(seq2)
         for i, (t1, t2) in enumerate(zip(seq1, seq2)):
@@ -257,6 +262,7 @@ class TemplateMiner:
         self._join = join_variable_runs
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=max_children,
                             parametrize_numeric_tokens=True, param_str=_WILDCARD)
+        self._drain.paths = {}                # cluster id -> its leaf's keys from the root
         self._ids: dict[int, str] = {}        # cluster id -> template id, given at creation
         self._cluster_of: dict[str, int] = {}  # and back
         self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
@@ -265,6 +271,10 @@ class TemplateMiner:
         # group_members reads, so correlating one event does not walk every template of the log
         self._members: dict[int, list[int]] = {}
         self._revision = 0
+        # what changed at which add (`_tick` counts them): what `changes_since` returns
+        self._tick = 0
+        self._changed: dict[int, int] = {}
+        self._key_changed: dict[tuple, int] = {}
         if self._path is not None and self._path.exists():
             self._load()
 
@@ -280,7 +290,10 @@ class TemplateMiner:
                 self._cluster_of[self._ids[cluster.cluster_id]] = cluster.cluster_id
                 self._members[cluster.cluster_id] = [cluster.cluster_id]
             root = self._find(cluster.cluster_id)
+            self._tick += 1  # every add changes a cluster (its size at least)
+            self._changed[cluster.cluster_id] = self._tick
             if change != "none":
+                self._revision += 1
                 root = self._index(cluster)
                 self._save()
             owner = self._drain.id_to_cluster[root]
@@ -335,14 +348,18 @@ class TemplateMiner:
         other = self._by_key.get(key)
         if other is None:
             self._by_key[key] = root
+            self._key_changed[key] = self._tick
             return root
         other = self._find(other)
         if other != root:
             older, newer = sorted((other, root))
             self._parent[newer] = older
+            self._changed[newer] = self._tick
             self._members.setdefault(older, [older]).extend(self._members.pop(newer, [newer]))
             root = older
-        self._by_key[key] = root
+        if self._by_key[key] != root:
+            self._by_key[key] = root
+            self._key_changed[key] = self._tick
         return root
 
     @staticmethod
@@ -385,8 +402,55 @@ class TemplateMiner:
                 return []
             return [self._ids[cid] for cid in sorted(self._members[self._find(cluster_id)])]
 
+    def changes_since(self, mark: int | None) -> dict:
+        """What changed after `mark` (the "mark" of the changes taken before; None: everything),
+        as plain JSON-able data: the clusters created or changed (template, size, id, leaf path
+        in Drain's tree, the cluster it joined) and the join keys that moved. A store saves these
+        rows (upserted by cluster id) instead of the whole state; `apply_changes` (or
+        `from_state`) on another miner brings it to the same state."""
+        with self._lock:
+            def changed(at: int) -> bool:
+                return mark is None or at > mark
+
+            clusters = self._drain.id_to_cluster
+            cids = sorted(cid for cid in clusters if changed(self._changed.get(cid, 0)))
+            return {
+                "version": STATE_VERSION, "kind": "changes", "since": mark, "mark": self._tick,
+                "clusters_counter": self._drain.clusters_counter,
+                "clusters": [[cid, list(clusters[cid].log_template_tokens), clusters[cid].size, self._ids[cid],
+                              self._drain.paths[cid], self._parent.get(cid)] for cid in cids],
+                "keys": [[key[0], list(key[1]), root] for key, root in self._by_key.items()
+                         if changed(self._key_changed.get(key, 0))],
+            }
+
+    def apply_changes(self, changes: dict) -> None:
+        """Bring this miner up to date with `changes` (from another miner's `changes_since`, applied
+        in order). The miner's own revision does not move: it learned nothing itself."""
+        if changes.get("version") != STATE_VERSION or changes.get("kind") != "changes":
+            raise ValueError(f"not template changes: {changes.get('version')!r}/{changes.get('kind')!r}")
+        with self._lock:
+            drain = self._drain
+            for cid, tokens, size, tid, path, parent in changes["clusters"]:
+                cluster = drain.id_to_cluster.get(cid)
+                if cluster is None:
+                    cluster = drain.id_to_cluster[cid] = LogCluster(tokens, cid)
+                    _insert(drain.root_node, path, cid)
+                    drain.paths[cid] = list(path)
+                    self._ids[cid] = tid
+                    self._cluster_of[tid] = cid
+                else:
+                    cluster.log_template_tokens = tuple(tokens)
+                cluster.size = size
+                if parent is not None:
+                    self._parent[cid] = parent
+            drain.clusters_counter = max(drain.clusters_counter, changes["clusters_counter"])
+            for n, key, root in changes["keys"]:
+                self._by_key[(n, tuple(key))] = root
+            self._members = {}
+            for cluster_id in sorted(self._ids):
+                self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
+
     def _save(self) -> None:
-        self._revision += 1
         if self._path is None:
             return
         state = self.state()
@@ -406,6 +470,9 @@ class TemplateMiner:
         self._load_state(json.loads(self._path.read_text(encoding="utf-8")), where=str(self._path))
 
     def _load_state(self, state: dict, *, where: str) -> None:
+        if state.get("kind") == "changes":
+            self.apply_changes(state)
+            return
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"{where}: unknown template state version {state.get('version')!r}")
         for cluster_id, tokens, size, tid in state["clusters"]:
@@ -421,6 +488,7 @@ class TemplateMiner:
             self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
         self._by_key = {(n, tuple(key)): root for n, key, root in state["keys"]}
         self._drain.root_node = _load_node(state["tree"])
+        self._drain.paths = _leaf_paths(self._drain.root_node)
 
 
 def _dump_node(node: Node) -> dict:
@@ -433,3 +501,43 @@ def _load_node(data: dict) -> Node:
     node.cluster_ids = list(data["ids"])
     node.key_to_child_node = {token: _load_node(child) for token, child in data["children"].items()}
     return node
+
+
+def _leaf_path(root: Node, cluster: LogCluster, param_str: str) -> list[str]:
+    """The keys from Drain's root to the leaf that holds a cluster just added to the tree."""
+    tokens = cluster.log_template_tokens
+    path = [str(len(tokens))]
+    node = root.key_to_child_node[path[0]]
+    for token in tokens:
+        if cluster.cluster_id in node.cluster_ids:
+            break
+        key = token if token in node.key_to_child_node else param_str
+        path.append(key)
+        node = node.key_to_child_node[key]
+    return path
+
+
+def _leaf_paths(root: Node) -> dict[int, list[str]]:
+    """Every cluster's leaf path in a loaded tree."""
+    out: dict[int, list[str]] = {}
+    stack: list[tuple[Node, list[str]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        for cid in node.cluster_ids:
+            out[cid] = path
+        stack.extend((child, [*path, key]) for key, child in node.key_to_child_node.items())
+    return out
+
+
+def _insert(root: Node, path: list[str], cluster_id: int) -> None:
+    """Put a cluster at its leaf path, making the nodes on the way (as Drain made them)."""
+    node = root
+    for key in path:
+        child = node.key_to_child_node.get(key)
+        if child is None:
+            child = node.key_to_child_node[key] = Node()
+        node = child
+    if path == ["0"]:
+        node.cluster_ids = [cluster_id]  # Drain keeps one cluster for the empty message
+    elif cluster_id not in node.cluster_ids:
+        node.cluster_ids.append(cluster_id)
