@@ -33,6 +33,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from drain3.drain import Drain, LogCluster, Node
 
@@ -44,7 +45,11 @@ TEMPLATE_CHARS = 2_000
 
 # Drain's knobs, one setting for all logs (see bench/grouping.py for how they were chosen).
 SIM_TH = 0.8
-DEPTH = 4
+# Depth 5 (Drain's tree splits on the first three tokens): chosen leave-one-system-out, each Loghub
+# system's score from the depth the other seven pick (`python -m pipeline grouping --loo`). A state
+# saved without a depth was made at 4 and keeps it, so its ids stay what they were.
+DEPTH = 5
+LEGACY_DEPTH = 4
 MAX_CHILDREN = 100
 
 _WILDCARD = "<*>"
@@ -139,11 +144,13 @@ assert len(_NEEDS) == len(_MASKS)
 _FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder), needs in zip(_MASKS[:-2], _NEEDS))
 
 
-def mask_reference(message: str) -> str:
-    """`mask` as it is specified: every regex of _MASKS in turn (slow; tests check `mask` against it)."""
+def mask_reference(message: str, *, without: frozenset[str] = frozenset()) -> str:
+    """`mask` as it is specified: every regex of _MASKS in turn (slow; tests check `mask` against it).
+    `without`: placeholders whose masks are left out (to measure what each mask is worth)."""
     text = message[:TEMPLATE_CHARS]
     for pattern, placeholder in _MASKS:
-        text = pattern.sub(placeholder, text)
+        if placeholder not in without:
+            text = pattern.sub(placeholder, text)
     return text.strip()
 
 
@@ -256,8 +263,9 @@ class TemplateMiner:
 
     def __init__(self, state_dir: str | os.PathLike | None = None, *, sim_th: float = SIM_TH,
                  depth: int = DEPTH, max_children: int = MAX_CHILDREN,
-                 join_variable_runs: bool = True):
+                 join_variable_runs: bool = True, masker: Callable[[str], str] | None = None):
         self._lock = threading.RLock()
+        self._mask = masker or mask  # another masker only to measure masks (ingest.grouping)
         self._path = Path(state_dir) / STATE_FILE if state_dir is not None else None
         self._join = join_variable_runs
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=max_children,
@@ -282,7 +290,7 @@ class TemplateMiner:
 
     def add(self, message: str) -> Template:
         """Learn from one message and say its template (its id never changes afterwards)."""
-        masked = mask(message)
+        masked = self._mask(message)
         with self._lock:
             cluster, change = self._drain.add_log_message(masked)
             if change == "cluster_created":
@@ -378,6 +386,7 @@ class TemplateMiner:
         with self._lock:
             return {
                 "version": STATE_VERSION,
+                "depth": self._drain.log_cluster_depth,
                 "clusters_counter": self._drain.clusters_counter,
                 "clusters": [[c.cluster_id, list(c.log_template_tokens), c.size, self._ids[c.cluster_id]]
                              for c in self._drain.id_to_cluster.values()],
@@ -416,6 +425,7 @@ class TemplateMiner:
             cids = sorted(cid for cid in clusters if changed(self._changed.get(cid, 0)))
             return {
                 "version": STATE_VERSION, "kind": "changes", "since": mark, "mark": self._tick,
+                "depth": self._drain.log_cluster_depth,
                 "clusters_counter": self._drain.clusters_counter,
                 "clusters": [[cid, list(clusters[cid].log_template_tokens), clusters[cid].size, self._ids[cid],
                               self._drain.paths[cid], self._parent.get(cid)] for cid in cids],
@@ -430,6 +440,7 @@ class TemplateMiner:
             raise ValueError(f"not template changes: {changes.get('version')!r}/{changes.get('kind')!r}")
         with self._lock:
             drain = self._drain
+            self._set_depth(changes.get("depth", LEGACY_DEPTH))
             for cid, tokens, size, tid, path, parent in changes["clusters"]:
                 cluster = drain.id_to_cluster.get(cid)
                 if cluster is None:
@@ -449,6 +460,14 @@ class TemplateMiner:
             self._members = {}
             for cluster_id in sorted(self._ids):
                 self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
+
+    def _set_depth(self, depth: int) -> None:
+        """Take the depth a state was made with (the tree's shape depends on it)."""
+        if depth == self._drain.log_cluster_depth:
+            return
+        if self._drain.id_to_cluster:
+            raise ValueError(f"template changes made at depth {depth} for a miner at {self._drain.log_cluster_depth}")
+        self._drain.log_cluster_depth, self._drain.max_node_depth = depth, depth - 2
 
     def _save(self) -> None:
         if self._path is None:
@@ -475,6 +494,7 @@ class TemplateMiner:
             return
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"{where}: unknown template state version {state.get('version')!r}")
+        self._set_depth(state.get("depth", LEGACY_DEPTH))
         for cluster_id, tokens, size, tid in state["clusters"]:
             cluster = LogCluster(tokens, cluster_id)
             cluster.size = size
