@@ -129,19 +129,30 @@ _VARIABLE_TOKEN = re.compile(r"^(?:<[A-Z]+>|<\*>|[^\w<>])*(?:<[A-Z]+>|<\*>)(?:<[
 _ENUM_WORD = re.compile(r"^[A-Z][A-Z0-9_]{2,}[,;:.]?$")
 
 
-_DIGIT = re.compile(r"\d")
-_MONTH_DIGIT = re.compile(rf"{_MONTH} +\d")
-_WEEKDAY_WORD = re.compile(r"Mon|Tue|Wed|Thu|Fri|Sat|Sun")
-# What a mask cannot match without (a substring of the text as the mask sees it): the cheap test
-# that lets `mask` skip most of the regexes on most lines. "digit": any \d; "month"/"weekday":
-# the names. None: always run. One entry per _MASKS entry, in order; the last two (white space,
-# a run of one value) are done without regexes below.
-_NEEDS: tuple[str | None, ...] = (
-    '"', "'", "://", "-", "/", "/", "month", ":", "weekday", "-", "@", ".", ":", ".", ":", "/", "/", ":\\",
-    "digit", "digit", "0", "digit", "digit", "digit", None, None,
+_DIGIT = object()  # a check: the text holds a digit (\d)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_c = re.compile
+# What each mask of _MASKS cannot match without, as cheap checks that must all pass for the mask
+# to run: a substring, any of a tuple of substrings, a regex search (each starting with a literal
+# or one character class, which the regex engine scans for fast), or _DIGIT. Each check is
+# implied by every match of its mask, so skipping a mask whose check fails changes nothing.
+# The last two masks (white space, a run of one value) are done without regexes in `_mask`.
+_NEEDS: tuple[tuple, ...] = (
+    ('"',), ("'",), ("://",),
+    ("-", _DIGIT), ("/", _DIGIT), ("/", _DIGIT),                       # dates
+    (_DIGIT, _MONTHS, _c(rf"{_MONTH} +\d")), (":", _c(r":\d\d")), (_WEEKDAYS,),  # syslog dates, times, days
+    ("-",), ("@",), (".", _c(r"\.[a-z]")), (":", _c(r":\d\d")),       # UUID, e-mail, hosts
+    (".", _c(r"\.\d")), (":", _c(r":[0-9A-Fa-f]{0,4}:")),               # IPv4, IPv6
+    ("/",), ("/",), (":\\",),                                          # paths
+    (_DIGIT, _c(r"\d\s?[nuµmshd]")), (_DIGIT, _c(r"\d\s?[KMGTPkBb]")),  # durations, sizes
+    (("0x", "0X"),), (_DIGIT, _c(r"[0-9A-Fa-f]{8}")),                   # hex
+    (_DIGIT,), (_DIGIT, _c(r"[A-Za-z]\d")),                             # numbers
 )
-assert len(_NEEDS) == len(_MASKS)
-_FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder), needs in zip(_MASKS[:-2], _NEEDS))
+del _c
+assert len(_NEEDS) == len(_MASKS) - 2
+_ANY_DIGIT = re.compile(r"\d")
+_FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder), needs in zip(_MASKS, _NEEDS))
 
 
 def mask_reference(message: str, *, without: frozenset[str] = frozenset()) -> str:
@@ -168,22 +179,26 @@ def mask(message: str) -> str:
 def _mask(text: str) -> str:
     digits = None
     for sub, placeholder, needs in _FAST_MASKS:
-        if needs is not None and len(needs) <= 3:
-            if needs not in text:
-                continue
-        elif needs == "digit":
-            # digits only ever disappear (placeholders hold none), so a text without one stays so
-            if digits is None or digits:
-                digits = _DIGIT.search(text) is not None
-            if not digits:
-                continue
-        elif needs == "month":
-            if not _MONTH_DIGIT.search(text):
-                continue
-        elif needs == "weekday":
-            if not _WEEKDAY_WORD.search(text):
-                continue
-        text = sub(placeholder, text)
+        for need in needs:
+            if need.__class__ is str:
+                if need not in text:
+                    break
+            elif need is _DIGIT:
+                # digits only ever disappear (placeholders hold none): a text without one stays so
+                if digits is None or digits:
+                    digits = _ANY_DIGIT.search(text) is not None
+                if not digits:
+                    break
+            elif need.__class__ is tuple:
+                for word in need:
+                    if word in text:
+                        break
+                else:
+                    break
+            elif not need.search(text):
+                break
+        else:
+            text = sub(placeholder, text)
     # "\s+" -> " " then strip(): str.split() splits on the same white space as \s
     tokens = text.split()
     if len(tokens) > 1 and len(set(tokens)) < len(tokens):
