@@ -245,9 +245,9 @@ def text(summary: dict) -> str:
     f3 = lambda t: "/".join(f"{v:,.0f}" for v in t)  # noqa: E731
     r3 = lambda t: "/".join(f"{v:.2f}" for v in t)  # noqa: E731
     lines = [f"{summary['lines']:,} lines, {summary['log_bytes'] / 1e6:.1f} MB of log; min/median/max over rounds",
-             f"{'stage':<9}{'CPU lines/s':>26}{'wall lines/s':>26}{'RSS MB':>8}{'x Drain3 CPU':>18}{'x Drain3 wall':>18}"]
+             f"{'stage':<9}{'CPU lines/s':>32}{'wall lines/s':>32}{'RSS MB':>8}{'x Drain3 CPU':>18}{'x Drain3 wall':>18}"]
     for name, row in summary["stages"].items():
-        lines.append(f"{name:<9}{f3(row['cpu_lines_s']):>26}{f3(row['wall_lines_s']):>26}{row['rss_mb']:>8.0f}"
+        lines.append(f"{name:<9}{f3(row['cpu_lines_s']):>32}{f3(row['wall_lines_s']):>32}{row['rss_mb']:>8.0f}"
                      f"{r3(row.get('vs_drain3_cpu', (1, 1, 1))):>18}{r3(row.get('vs_drain3_wall', (1, 1, 1))):>18}")
     p = summary["stages"].get("product")
     if p:
