@@ -59,6 +59,9 @@ def test_the_grouping_command_meets_the_ga_goal_on_the_shared_systems(data_dir):
     assert {r["system"] for r in summary["systems"]} == set(SYSTEMS)
     assert summary["mean_miner"] >= 0.90 and summary["min_miner"] >= 0.70 and summary["goal_met"]
     assert summary["mean_miner"] > summary["mean_baseline"]
+    # in the same run: Drain3 with its defaults and with the Loghub benchmark's per-system settings
+    assert all(r["drain3"] is not None and r["drain3_benchmark"] is not None for r in summary["systems"])
+    assert summary["mean_miner"] >= 0.95 > summary["mean_drain3_benchmark"]
 
 
 def test_the_grouping_command_refuses_a_folder_without_labelled_logs(tmp_path, data_dir):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
+from pipeline.cli.progress import INDEX_BAR, count_lines, progress_bar, progress_shown
 from pipeline.state import STATUS_ALIASES, STATUSES, readable_title, status_named
 
 
@@ -37,8 +38,18 @@ def cmd_ingest(args) -> int:
 
     if not args.path.exists():
         raise UsageError(f"no such file or folder: {args.path}")
-    engine = engine_from_env()
-    counts = ingest_path(engine, args.path).as_json()
+    bar = not args.json and progress_shown()
+    engine = engine_from_env(sync_knowledge=not bar)
+    if bar:  # the knowledge index is brought up to date as open_engine would, with a bar
+        with progress_bar(total=1.0, unit="", desc="knowledge index", bar_format=INDEX_BAR) as kb_bar:
+            engine.kb.sync(progress=lambda fraction, _text: kb_bar.update(max(0.0, fraction - kb_bar.n)))
+        with progress_bar(total=count_lines(args.path), unit=" lines", desc="ingest") as lines_bar:
+            counts = ingest_path(engine, args.path, on_batch=lines_bar.update)
+            # records of several lines (a stack trace) count once: the files are read to their end
+            lines_bar.update(max(0, lines_bar.total - lines_bar.n))
+    else:
+        counts = ingest_path(engine, args.path)
+    counts = counts.as_json()
     emit(args, counts, lambda c: (f"{c['events']} events stored, {c['rejected']} rejected, "
                                   f"{c['incidents_new']} new incidents, {c['incidents_updated']} updated"))
     return 0

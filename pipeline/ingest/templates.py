@@ -24,6 +24,7 @@ One configuration serves every log: there are no per-source rules.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from drain3.drain import Drain, LogCluster, Node
 
@@ -43,7 +45,11 @@ TEMPLATE_CHARS = 2_000
 
 # Drain's knobs, one setting for all logs (see bench/grouping.py for how they were chosen).
 SIM_TH = 0.8
-DEPTH = 4
+# Depth 5 (Drain's tree splits on the first three tokens): chosen leave-one-system-out, each Loghub
+# system's score from the depth the other seven pick (`python -m pipeline grouping --loo`). A state
+# saved without a depth was made at 4 and keeps it, so its ids stay what they were.
+DEPTH = 5
+LEGACY_DEPTH = 4
 MAX_CHILDREN = 100
 
 _WILDCARD = "<*>"
@@ -112,6 +118,7 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 _PLACEHOLDER = re.compile(r"<[A-Z]+>|<\*>")
+_HAS_PLACEHOLDER = re.compile(r"<[A-Z]+>")
 # "user=<*>": a key that stays when its value is generalised.
 _KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
 # A token that is only placeholders and punctuation carries no constant word.
@@ -122,12 +129,96 @@ _VARIABLE_TOKEN = re.compile(r"^(?:<[A-Z]+>|<\*>|[^\w<>])*(?:<[A-Z]+>|<\*>)(?:<[
 _ENUM_WORD = re.compile(r"^[A-Z][A-Z0-9_]{2,}[,;:.]?$")
 
 
-def mask(message: str) -> str:
-    """The message's first TEMPLATE_CHARS characters with variable parts as placeholders."""
+_DIGIT = object()  # a check: the text holds a digit (\d)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_c = re.compile
+# What each mask of _MASKS cannot match without, as cheap checks that must all pass for the mask
+# to run: a substring, any of a tuple of substrings, a regex search (each starting with a literal
+# or one character class, which the regex engine scans for fast), or _DIGIT. Each check is
+# implied by every match of its mask, so skipping a mask whose check fails changes nothing.
+# The last two masks (white space, a run of one value) are done without regexes in `_mask`.
+_NEEDS: tuple[tuple, ...] = (
+    ('"',), ("'",), ("://",),
+    ("-", _DIGIT), ("/", _DIGIT), ("/", _DIGIT),                       # dates
+    (_DIGIT, _MONTHS, _c(rf"{_MONTH} +\d")), (":", _c(r":\d\d")), (_WEEKDAYS,),  # syslog dates, times, days
+    ("-",), ("@",), (".", _c(r"\.[a-z]")), (":", _c(r":\d\d")),       # UUID, e-mail, hosts
+    (".", _c(r"\.\d")), (":", _c(r":[0-9A-Fa-f]{0,4}:")),               # IPv4, IPv6
+    ("/",), ("/",), (":\\",),                                          # paths
+    (_DIGIT, _c(r"\d\s?[nuµmshd]")), (_DIGIT, _c(r"\d\s?[KMGTPkBb]")),  # durations, sizes
+    (("0x", "0X"),), (_DIGIT, _c(r"[0-9A-Fa-f]{8}")),                   # hex
+    (_DIGIT,), (_DIGIT, _c(r"[A-Za-z]\d")),                             # numbers
+)
+del _c
+assert len(_NEEDS) == len(_MASKS) - 2
+_ANY_DIGIT = re.compile(r"\d")
+_FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder), needs in zip(_MASKS, _NEEDS))
+
+
+def mask_reference(message: str, *, without: frozenset[str] = frozenset()) -> str:
+    """`mask` as it is specified: every regex of _MASKS in turn (slow; tests check `mask` against it).
+    `without`: placeholders whose masks are left out (to measure what each mask is worth)."""
     text = message[:TEMPLATE_CHARS]
     for pattern, placeholder in _MASKS:
-        text = pattern.sub(placeholder, text)
+        if placeholder not in without:
+            text = pattern.sub(placeholder, text)
     return text.strip()
+
+
+def mask(message: str) -> str:
+    """The message's first TEMPLATE_CHARS characters with variable parts as placeholders.
+
+    The same text as `mask_reference`, faster: a mask whose required character (or word) is not
+    in the text is skipped, the white-space and repeated-value passes are string operations, and
+    a message seen lately is answered from a cache (logs repeat their messages)."""
+    return _mask(message[:TEMPLATE_CHARS])
+
+
+# keys are at most TEMPLATE_CHARS long, so the cache holds at most a few MB
+@functools.lru_cache(maxsize=4096)
+def _mask(text: str) -> str:
+    digits = None
+    for sub, placeholder, needs in _FAST_MASKS:
+        for need in needs:
+            if need.__class__ is str:
+                if need not in text:
+                    break
+            elif need is _DIGIT:
+                # digits only ever disappear (placeholders hold none): a text without one stays so
+                if digits is None or digits:
+                    digits = _ANY_DIGIT.search(text) is not None
+                if not digits:
+                    break
+            elif need.__class__ is tuple:
+                for word in need:
+                    if word in text:
+                        break
+                else:
+                    break
+            elif not need.search(text):
+                break
+        else:
+            text = sub(placeholder, text)
+    # "\s+" -> " " then strip(): str.split() splits on the same white space as \s
+    tokens = text.split()
+    if len(tokens) > 1 and len(set(tokens)) < len(tokens):
+        tokens = _one_of_each_run(tokens)
+    return " ".join(tokens)
+
+
+def _one_of_each_run(tokens: list[str]) -> list[str]:
+    r"""(?<!\S)(\S*<[A-Z]+>\S*)(?: \1)+(?!\S)" -> r"\1" on the joined tokens: a run of one
+    token holding a placeholder is written once."""
+    out: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        token = tokens[i]
+        out.append(token)
+        i += 1
+        if i < n and tokens[i] == token and _HAS_PLACEHOLDER.search(token):
+            while i < n and tokens[i] == token:
+                i += 1
+    return out
 
 
 def _constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
@@ -154,6 +245,11 @@ class _Drain(Drain):
         if include_params:
             sim += params
         return sim / len(seq1), params
+
+    def add_seq_to_prefix_tree(self, root_node, cluster):
+        super().add_seq_to_prefix_tree(root_node, cluster)
+        if root_node is self.root_node:
+            self.paths[cluster.cluster_id] = _leaf_path(root_node, cluster, self.param_str)
 
     def create_template(self, seq1, seq2):
         out = list(seq2)
@@ -182,12 +278,14 @@ class TemplateMiner:
 
     def __init__(self, state_dir: str | os.PathLike | None = None, *, sim_th: float = SIM_TH,
                  depth: int = DEPTH, max_children: int = MAX_CHILDREN,
-                 join_variable_runs: bool = True):
+                 join_variable_runs: bool = True, masker: Callable[[str], str] | None = None):
         self._lock = threading.RLock()
+        self._mask = masker or mask  # another masker only to measure masks (ingest.grouping)
         self._path = Path(state_dir) / STATE_FILE if state_dir is not None else None
         self._join = join_variable_runs
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=max_children,
                             parametrize_numeric_tokens=True, param_str=_WILDCARD)
+        self._drain.paths = {}                # cluster id -> its leaf's keys from the root
         self._ids: dict[int, str] = {}        # cluster id -> template id, given at creation
         self._cluster_of: dict[str, int] = {}  # and back
         self._parent: dict[int, int] = {}     # joined cluster -> the older cluster it joined
@@ -196,6 +294,10 @@ class TemplateMiner:
         # group_members reads, so correlating one event does not walk every template of the log
         self._members: dict[int, list[int]] = {}
         self._revision = 0
+        # what changed at which add (`_tick` counts them): what `changes_since` returns
+        self._tick = 0
+        self._changed: dict[int, int] = {}
+        self._key_changed: dict[tuple, int] = {}
         if self._path is not None and self._path.exists():
             self._load()
 
@@ -203,7 +305,7 @@ class TemplateMiner:
 
     def add(self, message: str) -> Template:
         """Learn from one message and say its template (its id never changes afterwards)."""
-        masked = mask(message)
+        masked = self._mask(message)
         with self._lock:
             cluster, change = self._drain.add_log_message(masked)
             if change == "cluster_created":
@@ -211,7 +313,10 @@ class TemplateMiner:
                 self._cluster_of[self._ids[cluster.cluster_id]] = cluster.cluster_id
                 self._members[cluster.cluster_id] = [cluster.cluster_id]
             root = self._find(cluster.cluster_id)
+            self._tick += 1  # every add changes a cluster (its size at least)
+            self._changed[cluster.cluster_id] = self._tick
             if change != "none":
+                self._revision += 1
                 root = self._index(cluster)
                 self._save()
             owner = self._drain.id_to_cluster[root]
@@ -266,14 +371,18 @@ class TemplateMiner:
         other = self._by_key.get(key)
         if other is None:
             self._by_key[key] = root
+            self._key_changed[key] = self._tick
             return root
         other = self._find(other)
         if other != root:
             older, newer = sorted((other, root))
             self._parent[newer] = older
+            self._changed[newer] = self._tick
             self._members.setdefault(older, [older]).extend(self._members.pop(newer, [newer]))
             root = older
-        self._by_key[key] = root
+        if self._by_key[key] != root:
+            self._by_key[key] = root
+            self._key_changed[key] = self._tick
         return root
 
     @staticmethod
@@ -292,6 +401,7 @@ class TemplateMiner:
         with self._lock:
             return {
                 "version": STATE_VERSION,
+                "depth": self._drain.log_cluster_depth,
                 "clusters_counter": self._drain.clusters_counter,
                 "clusters": [[c.cluster_id, list(c.log_template_tokens), c.size, self._ids[c.cluster_id]]
                              for c in self._drain.id_to_cluster.values()],
@@ -316,8 +426,65 @@ class TemplateMiner:
                 return []
             return [self._ids[cid] for cid in sorted(self._members[self._find(cluster_id)])]
 
+    def changes_since(self, mark: int | None) -> dict:
+        """What changed after `mark` (the "mark" of the changes taken before; None: everything),
+        as plain JSON-able data: the clusters created or changed (template, size, id, leaf path
+        in Drain's tree, the cluster it joined) and the join keys that moved. A store saves these
+        rows (upserted by cluster id) instead of the whole state; `apply_changes` (or
+        `from_state`) on another miner brings it to the same state."""
+        with self._lock:
+            def changed(at: int) -> bool:
+                return mark is None or at > mark
+
+            clusters = self._drain.id_to_cluster
+            cids = sorted(cid for cid in clusters if changed(self._changed.get(cid, 0)))
+            return {
+                "version": STATE_VERSION, "kind": "changes", "since": mark, "mark": self._tick,
+                "depth": self._drain.log_cluster_depth,
+                "clusters_counter": self._drain.clusters_counter,
+                "clusters": [[cid, list(clusters[cid].log_template_tokens), clusters[cid].size, self._ids[cid],
+                              self._drain.paths[cid], self._parent.get(cid)] for cid in cids],
+                "keys": [[key[0], list(key[1]), root] for key, root in self._by_key.items()
+                         if changed(self._key_changed.get(key, 0))],
+            }
+
+    def apply_changes(self, changes: dict) -> None:
+        """Bring this miner up to date with `changes` (from another miner's `changes_since`, applied
+        in order). The miner's own revision does not move: it learned nothing itself."""
+        if changes.get("version") != STATE_VERSION or changes.get("kind") != "changes":
+            raise ValueError(f"not template changes: {changes.get('version')!r}/{changes.get('kind')!r}")
+        with self._lock:
+            drain = self._drain
+            self._set_depth(changes.get("depth", LEGACY_DEPTH))
+            for cid, tokens, size, tid, path, parent in changes["clusters"]:
+                cluster = drain.id_to_cluster.get(cid)
+                if cluster is None:
+                    cluster = drain.id_to_cluster[cid] = LogCluster(tokens, cid)
+                    _insert(drain.root_node, path, cid)
+                    drain.paths[cid] = list(path)
+                    self._ids[cid] = tid
+                    self._cluster_of[tid] = cid
+                else:
+                    cluster.log_template_tokens = tuple(tokens)
+                cluster.size = size
+                if parent is not None:
+                    self._parent[cid] = parent
+            drain.clusters_counter = max(drain.clusters_counter, changes["clusters_counter"])
+            for n, key, root in changes["keys"]:
+                self._by_key[(n, tuple(key))] = root
+            self._members = {}
+            for cluster_id in sorted(self._ids):
+                self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
+
+    def _set_depth(self, depth: int) -> None:
+        """Take the depth a state was made with (the tree's shape depends on it)."""
+        if depth == self._drain.log_cluster_depth:
+            return
+        if self._drain.id_to_cluster:
+            raise ValueError(f"template changes made at depth {depth} for a miner at {self._drain.log_cluster_depth}")
+        self._drain.log_cluster_depth, self._drain.max_node_depth = depth, depth - 2
+
     def _save(self) -> None:
-        self._revision += 1
         if self._path is None:
             return
         state = self.state()
@@ -337,8 +504,12 @@ class TemplateMiner:
         self._load_state(json.loads(self._path.read_text(encoding="utf-8")), where=str(self._path))
 
     def _load_state(self, state: dict, *, where: str) -> None:
+        if state.get("kind") == "changes":
+            self.apply_changes(state)
+            return
         if state.get("version") != STATE_VERSION:
             raise ValueError(f"{where}: unknown template state version {state.get('version')!r}")
+        self._set_depth(state.get("depth", LEGACY_DEPTH))
         for cluster_id, tokens, size, tid in state["clusters"]:
             cluster = LogCluster(tokens, cluster_id)
             cluster.size = size
@@ -352,6 +523,7 @@ class TemplateMiner:
             self._members.setdefault(self._find(cluster_id), []).append(cluster_id)
         self._by_key = {(n, tuple(key)): root for n, key, root in state["keys"]}
         self._drain.root_node = _load_node(state["tree"])
+        self._drain.paths = _leaf_paths(self._drain.root_node)
 
 
 def _dump_node(node: Node) -> dict:
@@ -364,3 +536,43 @@ def _load_node(data: dict) -> Node:
     node.cluster_ids = list(data["ids"])
     node.key_to_child_node = {token: _load_node(child) for token, child in data["children"].items()}
     return node
+
+
+def _leaf_path(root: Node, cluster: LogCluster, param_str: str) -> list[str]:
+    """The keys from Drain's root to the leaf that holds a cluster just added to the tree."""
+    tokens = cluster.log_template_tokens
+    path = [str(len(tokens))]
+    node = root.key_to_child_node[path[0]]
+    for token in tokens:
+        if cluster.cluster_id in node.cluster_ids:
+            break
+        key = token if token in node.key_to_child_node else param_str
+        path.append(key)
+        node = node.key_to_child_node[key]
+    return path
+
+
+def _leaf_paths(root: Node) -> dict[int, list[str]]:
+    """Every cluster's leaf path in a loaded tree."""
+    out: dict[int, list[str]] = {}
+    stack: list[tuple[Node, list[str]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        for cid in node.cluster_ids:
+            out[cid] = path
+        stack.extend((child, [*path, key]) for key, child in node.key_to_child_node.items())
+    return out
+
+
+def _insert(root: Node, path: list[str], cluster_id: int) -> None:
+    """Put a cluster at its leaf path, making the nodes on the way (as Drain made them)."""
+    node = root
+    for key in path:
+        child = node.key_to_child_node.get(key)
+        if child is None:
+            child = node.key_to_child_node[key] = Node()
+        node = child
+    if path == ["0"]:
+        node.cluster_ids = [cluster_id]  # Drain keeps one cluster for the empty message
+    elif cluster_id not in node.cluster_ids:
+        node.cluster_ids.append(cluster_id)

@@ -18,20 +18,21 @@ from pipeline.ingest.tail import BATCH_LINES, Tailer
 from pipeline.incidents.batch import IngestCounts
 
 
-def ingest_path(engine: Engine, path: Path) -> IngestCounts:
+def ingest_path(engine: Engine, path: Path, *, on_batch=None) -> IngestCounts:
     """Read events from a JSONL file or folder, store them once, and run what needs running."""
     files = iter_paths(Path(path))
     if not files:
         raise UsageError(f"no log files (.jsonl, .json, .log) in {path}")
     counts = IngestCounts()
     for file in files:
-        counts.add(ingest_file(engine, file))
+        counts.add(ingest_file(engine, file, on_batch=on_batch))
     run_pending(engine)
     return counts
 
 
-def ingest_file(engine: Engine, file: Path, *, batch_lines: int = BATCH_LINES) -> IngestCounts:
-    """Store one file's new lines in batches; the cursor advances with each stored batch."""
+def ingest_file(engine: Engine, file: Path, *, batch_lines: int = BATCH_LINES, on_batch=None) -> IngestCounts:
+    """Store one file's new lines in batches; the cursor advances with each stored batch, after
+    which `on_batch(records)` is told how many records (events and dead letters) it held."""
     file = Path(file).resolve()
     source = f"file:{file}"
     tailer = Tailer(file, max_bytes=engine.settings.max_event_bytes, final=True, batch_lines=batch_lines,
@@ -42,5 +43,7 @@ def ingest_file(engine: Engine, file: Path, *, batch_lines: int = BATCH_LINES) -
         tail = tailer.read(cursor)
         counts.add(engine.incidents.store_batch(tail.items, cursor=(source, tail.cursor) if tail.cursor else None))
         cursor = tail.cursor or cursor
+        if on_batch is not None:
+            on_batch(len(tail.items))
         if not tail.more:
             return counts
