@@ -6,6 +6,7 @@ later, when stored, taking a whole batch or a reviewer's edit down with a traceb
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 MAX_DEPTH = 64  # real structured logs and edits nest a handful of levels
@@ -13,6 +14,20 @@ MAX_DEPTH = 64  # real structured logs and edits nest a handful of levels
 
 def problem(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     """Why `value` cannot be stored, in one line, or None when it can."""
+    # the common case at C speed: the value as JSON encodes as UTF-8 (no lone surrogate) and holds
+    # fewer brackets than the depth allowed (so it cannot nest deeper); anything else is walked
+    try:
+        text = json.dumps(value, ensure_ascii=False, check_circular=False, default=repr)
+        text.encode("utf-8")
+    except (UnicodeEncodeError, TypeError, ValueError, RecursionError):
+        pass
+    else:
+        if text.count("[") + text.count("{") < max_depth:
+            return None
+    return _walked(value, max_depth)
+
+
+def _walked(value: Any, max_depth: int) -> str | None:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()

@@ -116,8 +116,8 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
     except ValueError as exc:
         raise InvalidEvent(f"cannot be stored: {str(exc).splitlines()[0][:120]}") from None
     # nothing reaches the store that its serialisers cannot take (see pipeline/storable.py)
-    problem = storable.problem(event.fields) or storable.problem(
-        [event.message, event.stack, event.exception, event.service, event.host, event.trace_id])
+    problem = storable.problem([event.fields, event.message, event.stack, event.exception, event.service, event.host,
+                                event.trace_id], max_depth=storable.MAX_DEPTH + 1)
     if problem:
         raise InvalidEvent(problem)
     return event
