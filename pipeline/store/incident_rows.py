@@ -7,21 +7,23 @@ mean (which event opens an incident, when a closed one reopens, its SLA) is deci
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pipeline.clock import iso
 from pipeline.state import LogEvent
-from pipeline.store.sql import GREATEST, LEAST, Params
+from pipeline.store.sql import GREATEST, LEAST, Connection, Params
 
 
-def has_event(conn, event_id: str) -> bool:
+def has_event(conn: Connection, event_id: str) -> bool:
     return conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event_id,)).fetchone() is not None
 
 
-def has_content_ids(conn) -> bool:
+def has_content_ids(conn: Connection) -> bool:
     """Whether events may be stored under their content's id (schema 6 on: see store_meta)."""
     return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
 
 
-def insert_event(conn, event: LogEvent, *, incident_id: str | None, stamp: str) -> None:
+def insert_event(conn: Connection, event: LogEvent, *, incident_id: str | None, stamp: str) -> None:
     conn.execute(
         "INSERT INTO events(event_id, incident_id, time, service, host, level,"
         " exception, message, body, source, position, stored_at)"
@@ -31,7 +33,7 @@ def insert_event(conn, event: LogEvent, *, incident_id: str | None, stamp: str) 
     )
 
 
-def count_event(conn, incident_id: str, event: LogEvent, *, stamp: str) -> None:
+def count_event(conn: Connection, incident_id: str, event: LogEvent, *, stamp: str) -> None:
     """One more event of the incident: its count and first/last seen follow."""
     conn.execute(
         "UPDATE incidents SET event_count = event_count + 1,"
@@ -41,7 +43,7 @@ def count_event(conn, incident_id: str, event: LogEvent, *, stamp: str) -> None:
     )
 
 
-def newest_of_fingerprints(conn, fingerprints: list[str]) -> dict | None:
+def newest_of_fingerprints(conn: Connection, fingerprints: list[str]) -> dict[str, Any] | None:
     """The newest incident with one of these fingerprints (id, status, closed_at), or None."""
     p = Params()
     row = conn.execute(
@@ -52,11 +54,11 @@ def newest_of_fingerprints(conn, fingerprints: list[str]) -> dict | None:
     return dict(row) if row is not None else None
 
 
-def incident_exists(conn, incident_id: str) -> bool:
+def incident_exists(conn: Connection, incident_id: str) -> bool:
     return conn.execute("SELECT 1 FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone() is not None
 
 
-def insert_incident(conn, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
+def insert_incident(conn: Connection, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
                     first_seen: str, stamp: str, sla_deadline: str) -> None:
     """A new incident, analysing (the runner starts its run), its first event's time its first and last seen."""
     conn.execute(
@@ -67,7 +69,7 @@ def insert_incident(conn, *, incident_id: str, fingerprint: str, title: str, ser
     )
 
 
-def save_cursor(conn, source: str, value: str, stamp: str) -> None:
+def save_cursor(conn: Connection, source: str, value: str, stamp: str) -> None:
     conn.execute(
         "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
         " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -75,7 +77,7 @@ def save_cursor(conn, source: str, value: str, stamp: str) -> None:
     )
 
 
-def insert_dead_letter(conn, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
+def insert_dead_letter(conn: Connection, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
     """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
     is no news, but a different line at an offset used before (the file was rewritten or rotated
     under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
@@ -91,19 +93,19 @@ def insert_dead_letter(conn, *, source: str, position: str, reason: str, raw: st
     return 1
 
 
-def template_revision(conn) -> int:
+def template_revision(conn: Connection) -> int:
     """The revision of the miner's saved state (0: nothing saved yet)."""
     row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
     return row["revision"] if row else 0
 
 
-def template_state(conn) -> str | None:
+def template_state(conn: Connection) -> str | None:
     """The miner's saved state, as JSON text (None: nothing saved yet)."""
     row = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone()
     return row["state"] if row else None
 
 
-def save_template_state(conn, revision: int, state: str, stamp: str) -> None:
+def save_template_state(conn: Connection, revision: int, state: str, stamp: str) -> None:
     conn.execute(
         "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, $1, $2, $3)"
         " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"
