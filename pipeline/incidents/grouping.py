@@ -14,8 +14,9 @@ import collections
 import csv
 import statistics
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 from pipeline.errors import UsageError
 from pipeline.incidents.correlation import template as masked_template
@@ -61,7 +62,7 @@ class LabelledLog:
 
     name: str
     folder: Path
-    rows: list[dict]
+    rows: list[dict[str, Any]]
 
     @property
     def contents(self) -> list[str]:
@@ -83,7 +84,7 @@ class LabelledLog:
             level = normalize_level(row.get("Level")) if row.get("Level") else None
             if level is None:
                 level = infer_level(row["Content"])
-            event = LogEvent(event_id="-", time="2000-01-01T00:00:00Z", message=row["Content"], level=level,
+            event = LogEvent(event_id="-", time=datetime(2000, 1, 1, tzinfo=timezone.utc), message=row["Content"], level=level,
                              exception=exception_in(row["Content"]))
             if rule.opens(event):
                 found.add(row["EventId"])
@@ -114,9 +115,9 @@ def load(system: Path) -> LabelledLog:
     return LabelledLog(name=system.name, folder=system, rows=rows)
 
 
-def measure(dirs: Iterable[Path], *, with_baseline: bool = True) -> dict:
+def measure(dirs: Iterable[Path], *, with_baseline: bool = True) -> dict[str, Any]:
     """GA per system and the summary the `grouping` command prints."""
-    results = []
+    results: list[dict[str, Any]] = []
     for system in systems(dirs):
         log = load(system)
         row = {"system": log.name, "lines": len(log.rows), "templates": len(set(log.event_ids)),
@@ -125,7 +126,7 @@ def measure(dirs: Iterable[Path], *, with_baseline: bool = True) -> dict:
             row["baseline"] = grouping_accuracy(baseline(log.contents), log.event_ids)
         results.append(row)
     mean = statistics.fmean(r["miner"] for r in results)
-    summary = {"systems": results, "mean_miner": mean, "min_miner": min(r["miner"] for r in results),
+    summary: dict[str, Any] = {"systems": results, "mean_miner": mean, "min_miner": min(r["miner"] for r in results),
                "goal": {"mean": GOAL_MEAN, "min": GOAL_MIN}}
     if with_baseline:
         summary["mean_baseline"] = statistics.fmean(r["baseline"] for r in results)

@@ -12,10 +12,10 @@ An event opens an incident when
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Iterable, cast
 
-from pipeline.ingest.levels import LEVELS, at_least
+from pipeline.ingest.levels import LEVELS, Level, at_least
 from pipeline.state import LogEvent
 
 
@@ -25,8 +25,11 @@ class OpeningRule:
 
     floor: str = "ERROR"
     signatures: tuple[str, ...] = ()
+    # the signatures compiled (set by __post_init__; not arguments, not compared)
+    _literals: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    _patterns: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.floor not in LEVELS:
             raise ValueError(f"unknown level {self.floor!r}")
         literals = tuple(s.lower() for s in self.signatures if not s.startswith("re:"))
@@ -42,7 +45,7 @@ class OpeningRule:
         """Whether the event opens (or joins) an incident."""
         if event.level is None:
             return bool(event.exception or event.stack)
-        if at_least(event.level, self.floor):
+        if at_least(event.level, cast(Level, self.floor)):  # a level: checked in __post_init__
             return True
         below = LEVELS[LEVELS.index(self.floor) - 1] if self.floor != "DEBUG" else None
         return event.level == below and self.carries_signature(event)
