@@ -33,6 +33,8 @@ the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import hashlib
 import json
 import tempfile
@@ -223,7 +225,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
     base = settings or Settings.from_env()
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
         # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
-        overrides = {} if use_model else {"model": None, "embeddings": "offline"}
+        overrides: dict[str, Any] = {} if use_model else {"model": None, "embeddings": "offline"}
         run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
         engine = open_engine(run_settings)
         try:

@@ -1,6 +1,8 @@
 """Log text as the reviewer sees it: tables and literal text, never markdown or HTML."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import html
 import re
 
@@ -107,7 +109,7 @@ def marked_segments(text: str, strong: list[tuple[int, int]], light: list[tuple[
     return runs
 
 
-def marked_html(text: str, strong: list[tuple[int, int]], light: list[tuple[int, int]] = ()) -> str:
+def marked_html(text: str, strong: list[tuple[int, int]], light: Sequence[tuple[int, int]] = ()) -> str:
     """A log line as HTML for st.html: every piece escaped here, the matched spans wrapped in
     <mark>; the text itself can add no element, link or style."""
     body = "".join(html.escape(piece) if not level else f"<mark style='{_MARKS[level]}'>{html.escape(piece)}</mark>"

@@ -12,6 +12,8 @@ The rules (`problems` lists the ones a proposal breaks):
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import re
 
 from pipeline.analyst.reading import says_not_code_defect
@@ -41,7 +43,7 @@ def contradicted_hint(root_cause: str, key: str, before: str | None, after: str)
     return None
 
 
-def problems(*, root_cause: str | None, proposal: dict | None, feedback: list[str] = ()) -> list[str]:
+def problems(*, root_cause: str | None, proposal: dict | None, feedback: Sequence[str] = ()) -> list[str]:
     """The consistency rules a proposal (plan, diff, change) breaks against its root cause."""
     out: list[str] = []
     if proposal is None:
