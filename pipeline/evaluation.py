@@ -33,8 +33,6 @@ the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import hashlib
 import json
 import tempfile
@@ -43,6 +41,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pipeline.store import checkpoints
 from pipeline.config import Settings

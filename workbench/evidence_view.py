@@ -1,10 +1,9 @@
 """Log text as the reviewer sees it: tables and literal text, never markdown or HTML."""
 from __future__ import annotations
 
-from typing import Sequence
-
 import html
 import re
+from typing import Sequence
 
 import pandas as pd
 

@@ -12,9 +12,8 @@ The rules (`problems` lists the ones a proposal breaks):
 """
 from __future__ import annotations
 
-from typing import Sequence
-
 import re
+from typing import Sequence
 
 from pipeline.analyst.reading import says_not_code_defect
 

@@ -8,11 +8,10 @@ store, so no two actors (threads or processes) ever drive one thread at once.
 """
 from __future__ import annotations
 
-from typing import Any, cast
-
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import islice
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Interrupt, PregelTask, StateSnapshot

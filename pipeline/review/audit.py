@@ -1,11 +1,10 @@
 """The audit log as files a compliance reviewer opens: JSON, or CSV with before/after as JSON text."""
 from __future__ import annotations
 
-from typing import Any
-
 import csv
 import io
 import json
+from typing import Any
 
 from pipeline.errors import UsageError
 

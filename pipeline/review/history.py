@@ -6,11 +6,10 @@ here is turned into a list at once and nothing keeps a generator across calls.
 """
 from __future__ import annotations
 
-from typing import Any, cast
-
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot

@@ -3,9 +3,8 @@ and the nearest by evidence (the knowledge index's embedder over the incidents' 
 in a Chroma collection under the data dir), each with how it was decided. Paged; index reads only."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pipeline.config import Settings
 from pipeline.errors import IncidentNotFound

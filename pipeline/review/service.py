@@ -10,10 +10,9 @@ plain resume to a fresh interrupt nobody saw: both are why nothing here runs wit
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Literal
-
 import contextlib
 from datetime import datetime
+from typing import Any, Iterable, Iterator, Literal
 
 from pipeline.clock import iso
 

@@ -9,10 +9,9 @@ reviewers approving at once are first and second, never both first.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.errors import IncidentNotFound

@@ -16,11 +16,10 @@ as soon as it lost the lock to someone else.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
-
 import threading
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
 
 from pipeline.clock import iso, parse_iso
 from pipeline.store.owners import owner_alive

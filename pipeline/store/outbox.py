@@ -9,10 +9,9 @@ Delivered rows are deleted by retention (`prune`) once sent longer ago than its 
 """
 from __future__ import annotations
 
-from typing import Any
-
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.store.owners import owner_alive

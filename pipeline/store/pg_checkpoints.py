@@ -82,8 +82,13 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         running statement, whose snapshot the holder's CREATE INDEX CONCURRENTLY waits out, and
         three openers at once deadlocked so (the server aborted one)."""
         pause = 0.01
-        while not (conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()
-                   or {})["pg_try_advisory_lock"]:
+
+        def took() -> bool:
+            row = conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()
+            assert row is not None  # a SELECT of one value
+            return bool(row["pg_try_advisory_lock"])
+
+        while not took():
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
 

@@ -6,9 +6,8 @@
 """
 from __future__ import annotations
 
-from typing import Any
-
 from datetime import datetime, timedelta
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.errors import UnknownColumn

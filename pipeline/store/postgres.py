@@ -72,7 +72,7 @@ def _row_factory(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Any]:
     return lambda values: cls(values)
 
 
-def _value(row: AnyRow | tuple[Any, ...] | None) -> Any:
+def first_value(row: AnyRow | tuple[Any, ...] | None) -> Any:
     """The first column of the one row a statement always returns (a count, to_regclass, a lock's answer)."""
     assert row is not None
     return row[0]
@@ -171,11 +171,11 @@ class Connection:
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """One value of a read (PostgreSQL's own statements: pg_locks, pg_stat_activity), reconnecting
         as execute does."""
-        return self._run(lambda: _value(self._pg.execute(sql, tuple(params) or None).fetchone()), resendable=True)
+        return self._run(lambda: first_value(self._pg.execute(sql, tuple(params) or None).fetchone()), resendable=True)
 
     def schema_version(self) -> int:
         def read() -> int:
-            if _value(self._pg.execute("SELECT to_regclass('schema_version')").fetchone()) is None:
+            if first_value(self._pg.execute("SELECT to_regclass('schema_version')").fetchone()) is None:
                 return 0
             row = self._pg.execute("SELECT version FROM schema_version").fetchone()
             return int(row[0]) if row else 0
@@ -271,7 +271,7 @@ class SessionLock:
         if self.held():
             return True
         pg = open_session(self.url, "poller-lock")
-        got = _value(pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone())
+        got = first_value(pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone())
         if not got:
             pg.close()
             return False

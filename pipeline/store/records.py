@@ -328,8 +328,9 @@ class Records:
             row = conn.execute("SELECT proposal FROM fixes WHERE idempotency_key = $1", (idempotency_key,)).fetchone()
             if row:
                 return json.loads(row["proposal"]), False
-            (count,) = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = $1", (incident_id,)).fetchall()
-            attempt = count[0] + 1
+            counted = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = $1", (incident_id,)).fetchone()
+            assert counted is not None  # count(*) is one row
+            attempt = counted[0] + 1
             proposal = {**proposal, "attempt": attempt, "idempotency_key": idempotency_key}
             conn.execute("INSERT INTO fixes(idempotency_key, incident_id, attempt, proposal, created_at)"
                          " VALUES ($1,$2,$3,$4,$5)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(self.clock.now())))

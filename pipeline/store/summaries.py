@@ -8,9 +8,8 @@ Summaries written as JSON text by earlier releases read as they are.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import json
+from typing import Any
 
 import zstandard
 
