@@ -81,7 +81,7 @@ def _number(setting: Setting, text: str | None) -> float | int:
                          f"between {_plain(low)} and {_plain(high)}, got {_shown(text)}") from None
     if not (math.isfinite(value) and low <= value <= high):
         raise UsageError(f"{name} must be between {_plain(low)} and {_plain(high)}, got {_shown(text)}")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _plain(bound: float) -> str:
@@ -402,7 +402,7 @@ def raw(name: str) -> str | None:
 
 def number(name: str) -> float | int:
     """A numeric setting within its declared finite range, or a one-line UsageError naming it."""
-    return _number(_BY_NAME[name], raw(name))  # type: ignore[no-any-return]
+    return _number(_BY_NAME[name], raw(name))
 
 
 def within(name: str, value: float, *, what: str) -> float:
@@ -416,7 +416,7 @@ def within(name: str, value: float, *, what: str) -> float:
 def critical_services(source: str) -> tuple[str, ...]:
     """INCIDENTIQ_CRITICAL_SERVICES as lowered patterns; the demo's own list for the demo source
     (the sample day's business, a retail point of sale, is the demo's policy, not the engine's)."""
-    return SETTING_OF["critical_services"].value(source)  # type: ignore[no-any-return]
+    return SETTING_OF["critical_services"].value(source)
 
 
 def secret(name: str) -> str | None:

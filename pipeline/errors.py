@@ -114,7 +114,7 @@ class NotAwaitingApproval(Conflict):
 
 
 class StaleInterrupt(Conflict):
-    def __init__(self, incident_id: str, expected: str, pending: str | None):
+    def __init__(self, incident_id: str, expected: str | None, pending: str | None):
         # the interrupt ids stay on the error for --json and the audit, not in the sentence
         super().__init__(
             f"{incident_id}: the analysis you reviewed is no longer pending "

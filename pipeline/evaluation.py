@@ -41,6 +41,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pipeline.store import checkpoints
 from pipeline.config import Settings
@@ -223,7 +224,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
     base = settings or Settings.from_env()
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
         # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
-        overrides = {} if use_model else {"model": None, "embeddings": "offline"}
+        overrides: dict[str, Any] = {} if use_model else {"model": None, "embeddings": "offline"}
         run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
         engine = open_engine(run_settings)
         try:

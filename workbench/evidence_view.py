@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Sequence
 
 import pandas as pd
 
@@ -107,7 +108,7 @@ def marked_segments(text: str, strong: list[tuple[int, int]], light: list[tuple[
     return runs
 
 
-def marked_html(text: str, strong: list[tuple[int, int]], light: list[tuple[int, int]] = ()) -> str:
+def marked_html(text: str, strong: list[tuple[int, int]], light: Sequence[tuple[int, int]] = ()) -> str:
     """A log line as HTML for st.html: every piece escaped here, the matched spans wrapped in
     <mark>; the text itself can add no element, link or style."""
     body = "".join(html.escape(piece) if not level else f"<mark style='{_MARKS[level]}'>{html.escape(piece)}</mark>"

@@ -13,6 +13,7 @@ The rules (`problems` lists the ones a proposal breaks):
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from pipeline.analyst.reading import says_not_code_defect
 
@@ -41,7 +42,7 @@ def contradicted_hint(root_cause: str, key: str, before: str | None, after: str)
     return None
 
 
-def problems(*, root_cause: str | None, proposal: dict | None, feedback: list[str] = ()) -> list[str]:
+def problems(*, root_cause: str | None, proposal: dict | None, feedback: Sequence[str] = ()) -> list[str]:
     """The consistency rules a proposal (plan, diff, change) breaks against its root cause."""
     out: list[str] = []
     if proposal is None:

@@ -213,7 +213,8 @@ def render_events(events: list[LogEvent], budget: int, *, exclude: set[str] | No
 
 def render_docs(docs: list[ErrorDoc], budget: int = DOCS_BUDGET) -> str:
     """Retrieved docs, best first, within `budget` characters."""
-    parts, used = [], 0
+    parts: list[str] = []
+    used = 0
     for doc in docs:
         text = (f"- doc_id: {doc.doc_id}\n  category: {doc.category}\n  title: {doc.title}\n"
                 f"  similarity: {doc.score:.2f}\n"

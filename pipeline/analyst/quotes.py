@@ -21,7 +21,7 @@ def line_template(line: str) -> str:
 
 
 def _doc_spans(doc: Doc | None, line: str) -> list[list[int]]:
-    spans = []
+    spans: list[list[int]] = []
     if doc is None:
         return spans
     lowered = line.lower()

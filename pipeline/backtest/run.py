@@ -7,8 +7,9 @@ import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable
+from typing import Callable, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from pipeline.backtest.candidate import Candidate
@@ -100,7 +101,8 @@ def analyse(engine: Engine, candidate: Candidate, incident_id: str) -> dict:
     human = human_outcome(row, records.audit(incident_id))
     result = {"incident_id": incident_id, "outcome": human["outcome"], "human_decision": human["decision"],
               "human_edit": human["edits"], "human_category": human["category"], "skipped": None}
-    start, gate = analysis_checkpoints(checkpoints.checkpoint_rows(engine.graph.checkpointer, incident_id))
+    store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # ours, as the composition root compiles it
+    start, gate = analysis_checkpoints(checkpoints.checkpoint_rows(store, incident_id))
     if start is None:
         result["skipped"] = ("no checkpoint before rca is kept (retention compacted the incident)"
                              if row.get("pruned_at") else "the run has no checkpoint before rca")
@@ -155,5 +157,6 @@ def analysis_checkpoints(rows: list[dict]) -> tuple[str | None, str | None]:
 
 
 def _state_at(engine: Engine, incident_id: str, checkpoint_id: str) -> IncidentState:
-    config = {"configurable": {"thread_id": incident_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
+                                               "checkpoint_id": checkpoint_id}}
     return IncidentState.model_validate(engine.graph.get_state(config).values)

@@ -11,7 +11,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from pipeline.errors import IncidentIQError
 
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def emit(args: argparse.Namespace, data, human: Callable[[object], str]) -> None:
+def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
     """Print one JSON document with --json, human text otherwise."""
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

@@ -68,7 +68,7 @@ def _from_decisions(args, settings) -> int:
     engine = engine_from_env(sync_knowledge=False)
     cases = decision_cases(engine, since=parse_since(args.since, engine.records.clock.now()))
     path = write_cases(cases, settings.data_dir / DECISIONS_FILE)
-    by = {}
+    by: dict[str, int] = {}
     for c in cases:
         by[c["expected"]] = by.get(c["expected"], 0) + 1
     emit(args, {"written": str(path), "cases": len(cases), "by_expected": by},

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from langgraph.graph.state import CompiledStateGraph
 
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
@@ -18,12 +17,15 @@ from pipeline.incidents.batch import Incidents
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
 
+if TYPE_CHECKING:
+    from pipeline.engine.graph import IncidentGraph
+
 
 class Engine:
     """The engine of one data dir. The knowledge base (Chroma) and the analyst are opened on first
     use: commands that only read records (list, show) never import Chroma."""
 
-    def __init__(self, *, settings: Settings, records: Records, incidents: Incidents, graph: CompiledStateGraph,
+    def __init__(self, *, settings: Settings, records: Records, incidents: Incidents, graph: IncidentGraph,
                  open_kb: Callable[[], KnowledgeBase] | None = None, kb: KnowledgeBase | None = None,
                  analyst: Analyst | None = None):
         if kb is None and open_kb is None:
@@ -41,6 +43,7 @@ class Engine:
     def kb(self) -> KnowledgeBase:
         with self._lock:
             if self._kb is None:
+                assert self._open_kb is not None  # __init__ had one or the other
                 self._kb = self._open_kb()
             return self._kb
 

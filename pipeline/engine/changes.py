@@ -9,6 +9,10 @@ and audits every change checkpoint whose id no audit entry names.
 from __future__ import annotations
 
 import uuid
+from typing import Any, Iterable
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
 
 from pipeline.engine import Engine
 from pipeline.engine.graph import thread_config
@@ -19,7 +23,8 @@ ACTION, REVIEWER, FIELDS = "incidentiq_action", "incidentiq_reviewer", "incident
 MAX_WALK = 40  # checkpoints back from the head: a dead change is at most a re-run behind it
 
 
-def change_config(config: dict, *, action: str, reviewer: str, fields) -> tuple[dict, str]:
+def change_config(config: RunnableConfig, *, action: str, reviewer: str,
+                  fields: Iterable[str]) -> tuple[RunnableConfig, str]:
     """`config` for an update_state that records a person's change, and that change's id."""
     change_id = uuid.uuid4().hex
     # plain strings: LangGraph keeps only scalar values of a config's metadata
@@ -31,14 +36,14 @@ def change_config(config: dict, *, action: str, reviewer: str, fields) -> tuple[
 def audit_orphaned_changes(engine: Engine, incident_id: str) -> int:
     """Audit the changes a dead process wrote but did not audit; returns how many."""
     audited = {row["after"].get("change_id") for row in engine.records.audit(incident_id)}
-    snaps = []
-    snap = engine.graph.get_state(thread_config(incident_id))
+    snaps: list[StateSnapshot] = []
+    snap: StateSnapshot | None = engine.graph.get_state(thread_config(incident_id))
     while snap is not None and snap.values and len(snaps) < MAX_WALK:
         snaps.append(snap)
         snap = engine.graph.get_state(snap.parent_config) if snap.parent_config else None
     found = 0
     for i, snap in enumerate(snaps):
-        meta = snap.metadata or {}
+        meta: dict[str, Any] = dict(snap.metadata or {})  # our change keys are not CheckpointMetadata's
         if not meta.get(CHANGE) or meta[CHANGE] in audited:
             continue
         parent = snaps[i + 1] if i + 1 < len(snaps) else None
@@ -55,17 +60,17 @@ def audit_orphaned_changes(engine: Engine, incident_id: str) -> int:
     return found
 
 
-def values_at(state: IncidentState | None, fields) -> dict:
+def values_at(state: IncidentState | None, fields: Iterable[str]) -> dict[str, Any]:
     """The JSON values of dotted fields in a state (None where absent), for the audit log."""
     data = state.model_dump(mode="json") if state else {}
     out = {}
     for field in fields:
-        value = data
+        value: Any = data
         for part in field.split("."):
             value = value.get(part) if isinstance(value, dict) else None
         out[field] = value
     return out
 
 
-def _id(snap) -> str | None:
+def _id(snap: StateSnapshot | None) -> str | None:
     return snap.config["configurable"].get("checkpoint_id") if snap is not None else None

@@ -6,6 +6,7 @@ START → intake ─┬→ retrieval ─┬→ rca → recommend → propose_fix
 """
 from __future__ import annotations
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -14,10 +15,13 @@ from pipeline.engine import nodes
 from pipeline.engine.nodes import Deps
 from pipeline.state import IncidentState
 
+# the compiled graph: its state, the runtime context the nodes read (Deps), its input and output
+IncidentGraph = CompiledStateGraph[IncidentState, Deps, IncidentState, IncidentState]
+
 NODE_NAMES = ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "approval", "revise", "code_fix")
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
+def build_graph(checkpointer: BaseCheckpointSaver[str] | None) -> IncidentGraph:
     """Compile the incident graph against a checkpointer (one per process, shared)."""
     builder = StateGraph(IncidentState, context_schema=Deps)
     for name in NODE_NAMES:
@@ -36,6 +40,6 @@ def build_graph(checkpointer: BaseCheckpointSaver | None) -> CompiledStateGraph:
     return builder.compile(checkpointer=checkpointer)
 
 
-def thread_config(incident_id: str) -> dict:
+def thread_config(incident_id: str) -> RunnableConfig:
     """The thread config: addresses the newest checkpoint of the incident's run."""
     return {"configurable": {"thread_id": incident_id}}

@@ -8,6 +8,8 @@ the first time the runner or the poller works (see `recover_lost_runs`).
 """
 from __future__ import annotations
 
+from typing import Any, cast
+
 from pipeline.engine import Engine
 from pipeline.state import CLOSED_STATUSES
 from pipeline.store import checkpoints
@@ -29,22 +31,23 @@ def recover_lost_runs(engine: Engine) -> list[str]:
     # the records first: a record says 'paused' only after its checkpoint was committed, so a
     # run another process is writing right now is never taken for lost
     rows = [r for r in engine.records.incidents() if _had_a_run(r)]
-    present = checkpoints.threads_with_checkpoints(saver, [r["incident_id"] for r in rows])
+    store = cast(checkpoints.CheckpointStore, saver)  # only our stores have lost_runs_checked
+    present = checkpoints.threads_with_checkpoints(store, [r["incident_id"] for r in rows])
     lost = [r for r in rows if r["incident_id"] not in present]
     for row in lost:
         _recover(engine, row)
-    saver.lost_runs_checked = True
+    store.lost_runs_checked = True
     return [r["incident_id"] for r in lost]
 
 
-def _had_a_run(row: dict) -> bool:
+def _had_a_run(row: dict[str, Any]) -> bool:
     # a new incident is 'analyzing' with no summary and no checkpoint yet: nothing was lost
     if row["status"] == "failed":
         return False  # retried from its stored events anyway, checkpoint or not
     return row["status"] != "analyzing" or bool(row["summary"])
 
 
-def _recover(engine: Engine, row: dict) -> None:
+def _recover(engine: Engine, row: dict[str, Any]) -> None:
     incident_id, records = row["incident_id"], engine.records
     owner = process_owner()
     if not records.claim(incident_id, owner, statuses=(row["status"],)):

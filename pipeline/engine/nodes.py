@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -41,18 +41,18 @@ class Deps:
     repo_dir: Path = Path("samples/pos-backend")
 
 
-def intake(state: IncidentState) -> dict:
+def intake(state: IncidentState) -> dict[str, Any]:
     """Normalise the triggering evidence: order, service and title."""
     evidence = sorted(state.evidence, key=lambda e: e.time)
     first = evidence[0] if evidence else None
-    update: dict = {"events": [NodeEvent(node="intake", detail=f"{len(evidence)} triggering events")]}
+    update: dict[str, Any] = {"events": [NodeEvent(node="intake", detail=f"{len(evidence)} triggering events")]}
     if first is not None:
         update["service"] = state.service if state.service != "unknown" else first.service
         update["title"] = state.title or first.message.splitlines()[0][:120]
     return update
 
 
-def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The log window around the evidence: the service's and the hosts' events, errors or not."""
     if not state.evidence:
         return {"log_window": [], "events": [NodeEvent(node="retrieval", detail="no evidence")]}
@@ -64,18 +64,18 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
 
 
-def rag(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def rag(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """Similar error docs from the knowledge base."""
     docs = find_similar(runtime.context.kb, state.evidence)
     return {"similar_docs": docs,
             "events": [NodeEvent(node="rag", detail=", ".join(f"{d.doc_id}:{d.score:.2f}" for d in docs[:3]))]}
 
 
-def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """Root cause, category and confidence, and the incident's severity. After a request for
     changes the retrieved docs are re-ranked with the reviewer's words as evidence (the doc they
     describe first), and both analysts answer from those."""
-    update: dict = {}
+    update: dict[str, Any] = {}
     if state.feedback:
         docs = reranked_docs(runtime.context.kb, state)
         state = state.model_copy(update={"similar_docs": docs})
@@ -88,19 +88,19 @@ def rca(state: IncidentState, runtime: Runtime[Deps]) -> dict:
             "events": [NodeEvent(node="rca", detail=f"{result.category} @ {result.confidence:.2f}")]}
 
 
-def recommend(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def recommend(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The proposed action; after a request for changes, the revised one (every request kept)."""
     revising = state.decision is not None and state.decision.action == "revise"
     feedback = state.feedback[-1] if revising and state.feedback else None
     rec = runtime.context.analyst.recommend(state, feedback=feedback)
-    update = {"recommendation": rec, "decision": None,
+    update: dict[str, Any] = {"recommendation": rec, "decision": None,
               "events": [NodeEvent(node="recommend", detail=rec.action[:80])]}
     if revising:
         update["revisions"] = state.revisions + 1
     return update
 
 
-def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The fix proposal (plan and diff) the reviewer approves, computed before the gate.
 
     Pure: it reads the read-only source tree and asks the analyst for a plan; nothing is recorded
@@ -115,7 +115,7 @@ def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
     # grounded in the source tree, so the plan cannot claim a change the diff does not make
     values = propose(state, doc, deps.repo_dir, plan=deps.analyst.fix_plan(state), facts=facts_of(state))
     proposal = FixProposal(**values)
-    detail = f"{'diff of ' + proposal.target_file if proposal.diff else 'no diff'} · {proposal.hash[:12]}"
+    detail = f"{f'diff of {proposal.target_file}' if proposal.diff else 'no diff'} · {proposal.hash[:12]}"
     return {"proposal": proposal, "events": [NodeEvent(node="propose_fix", detail=detail)]}
 
 
@@ -132,7 +132,7 @@ def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
     return ""
 
 
-def approval_payload(state: IncidentState) -> dict:
+def approval_payload(state: IncidentState) -> dict[str, Any]:
     """What the reviewer sees at the gate (JSON only)."""
     return {
         "incident_id": state.incident_id,
@@ -154,11 +154,11 @@ def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
             and state.rca.confidence >= min_confidence and state.severity != "low" and not not_code_defect(state))
 
 
-def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """The human gate: pause until a reviewer decides."""
     answer = interrupt(approval_payload(state))
     decision = ApprovalDecision.model_validate(answer)
-    update: dict = {"decision": decision, "events": [NodeEvent(node="approval", detail=f"{decision.action} by {decision.reviewer}")]}
+    update: dict[str, Any] = {"decision": decision, "events": [NodeEvent(node="approval", detail=f"{decision.action} by {decision.reviewer}")]}
     if decision.action == "approve":
         proposes = state.proposal is not None or (_paused_before_proposals(state) and
                                                   fix_eligible(state, runtime.context.code_fix_min_confidence))
@@ -191,7 +191,7 @@ def route_after_approval(state: IncidentState) -> Literal["code_fix", "revise", 
     return "__end__"
 
 
-def revise(state: IncidentState) -> dict:
+def revise(state: IncidentState) -> dict[str, Any]:
     """Keep the request and the analysis it answers; rca, recommend and propose_fix then redo it."""
     decision = state.decision
     entry = Revision(revision=state.revisions + 1, feedback=state.feedback[-1] if state.feedback else "",
@@ -201,9 +201,10 @@ def revise(state: IncidentState) -> dict:
             "events": [NodeEvent(node="revise", detail=f"revision {entry.revision}: re-analysing")]}
 
 
-def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict:
+def code_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     """Record the approved proposal, exactly once per approved decision, as it was shown."""
     deps = runtime.context
+    assert state.decision is not None  # code_fix follows an approval (route_after_approval)
     key = f"{state.incident_id}:{state.decision.interrupt_id or 'approval'}"
     shown = state.proposal
     if shown is None:  # a 0.1 thread approved without a proposal on screen (see _paused_before_proposals)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from itertools import islice
+from typing import Any, cast
 
-from langgraph.types import StateSnapshot
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Interrupt, PregelTask, StateSnapshot
 
 from pipeline.store import checkpoints, due
 from pipeline.engine import Engine
@@ -23,7 +25,7 @@ from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
-from pipeline.state import IncidentState, merge_evidence
+from pipeline.state import IncidentState, LogEvent, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -40,14 +42,15 @@ def snapshot(engine: Engine, incident_id: str) -> StateSnapshot:
     return engine.graph.get_state(thread_config(incident_id))
 
 
-def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot | None = None, **extra) -> dict:
+def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot | _RunEnd | None = None,
+                         **extra: Any) -> dict[str, Any]:
     """Write the record fields that follow from the run's newest checkpoint; returns them."""
     snap = snap or snapshot(engine, incident_id)
     if not snap.values:
         return {}
     state = IncidentState.model_validate(snap.values)
     row = engine.records.incident_fields(incident_id, "first_seen", "created_at", "sla_deadline")
-    values: dict = {
+    values: dict[str, Any] = {
         "severity": state.severity,
         "category": state.rca.category if state.rca else None,
         "confidence": state.rca.confidence if state.rca else None,
@@ -64,8 +67,9 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["status"] = state.outcome
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
-    deadline = iso(engine.incidents.sla.deadline(first_seen=parse_iso(row["first_seen"]),
-                                                 opened=parse_iso(row["created_at"]), severity=state.severity))
+    first_seen, opened = parse_iso(row["first_seen"]), parse_iso(row["created_at"])
+    assert first_seen is not None and opened is not None  # NOT NULL columns
+    deadline = iso(engine.incidents.sla.deadline(first_seen=first_seen, opened=opened, severity=state.severity))
     if row["sla_deadline"] != deadline:  # the severity changed, or earlier evidence moved first_seen
         values["sla_deadline"] = deadline
     values.update(extra)
@@ -73,7 +77,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     return values
 
 
-def summary_of(state: IncidentState) -> dict:
+def summary_of(state: IncidentState) -> dict[str, Any]:
     """What lists and `show` need without opening the checkpoint."""
     return {
         "title": state.title,
@@ -89,8 +93,8 @@ def summary_of(state: IncidentState) -> dict:
     }
 
 
-def initial_state(engine: Engine, incident_id: str, events: list | None = None, *,
-                  row: dict | None = None) -> IncidentState:
+def initial_state(engine: Engine, incident_id: str, events: list[LogEvent] | None = None, *,
+                  row: dict[str, Any] | None = None) -> IncidentState:
     """The run's first state; `row` is the incident's record when the caller has read it (the
     fields used here never change after the incident opens)."""
     row = row or engine.records.incident(incident_id)
@@ -101,7 +105,7 @@ def initial_state(engine: Engine, incident_id: str, events: list | None = None, 
                          title=row["title"], evidence=merge_evidence([], events))
 
 
-def run_input(state: IncidentState) -> dict:
+def run_input(state: IncidentState) -> dict[str, Any]:
     """The run's input: the fields set, not the defaults (a model would write every field as a
     channel of its own: a row in the checkpoint store and a version in each checkpoint)."""
     return {name: getattr(state, name) for name in sorted(state.model_fields_set)}
@@ -158,7 +162,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             engine.records.release(incident_id, owner)
 
 
-def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot, row: dict) -> str:
+def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot, row: dict[str, Any]) -> str:
     # Events count as merged once they are in the run's checkpointed input: a crash after that
     # resumes the run with them, a crash before it starts over from every stored event.
     cfg = thread_config(incident_id)
@@ -170,7 +174,9 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         state = initial_state(engine, incident_id, events, row=row)
         # every stored event is in the run now, sampled or not: none of them is news to merge later
         engine.records.mark_merged(e.event_id for e in events)
-        after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg, context=engine.deps))
+        # a dict of the state's fields is an input LangGraph takes; its overloads name only the state class
+        after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg,  # type: ignore[call-overload]
+                                                                  context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
         unmerged = engine.records.events_of(incident_id, only_unmerged=True)
@@ -205,18 +211,19 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
 class _RunEnd:
     """What the record needs of a run that just returned, without re-loading its checkpoint."""
 
-    values: dict
-    next: tuple
-    interrupts: tuple
-    config: dict
-    tasks: tuple = ()
+    values: dict[str, Any]
+    next: tuple[str, ...]
+    interrupts: tuple[Interrupt, ...]
+    config: RunnableConfig
+    tasks: tuple[PregelTask, ...] = ()
 
 
-def _run_end(engine: Engine, incident_id: str, output: dict) -> _RunEnd:
+def _run_end(engine: Engine, incident_id: str, output: dict[str, Any]) -> _RunEnd:
     # invoke returns at the approval interrupt (the graph's only one) or at END
     interrupts = tuple(output.get("__interrupt__", ()))
     values = {k: v for k, v in output.items() if k != "__interrupt__"}
-    checkpoint_id = checkpoints.latest_checkpoint_id(engine.graph.checkpointer, incident_id)
+    checkpoint_id = checkpoints.latest_checkpoint_id(cast(checkpoints.CheckpointStore, engine.graph.checkpointer),
+                                                     incident_id)  # the graph is compiled on our store
     return _RunEnd(values=values, next=("approval",) if interrupts else (), interrupts=interrupts,
                    config={"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
                                             "checkpoint_id": checkpoint_id}})
@@ -235,7 +242,7 @@ def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> Non
         next_attempt_at=iso(retry_at) if attempts < MAX_ATTEMPTS else NEVER)
 
 
-def _give_up(engine: Engine, incident_id: str, row: dict) -> None:
+def _give_up(engine: Engine, incident_id: str, row: dict[str, Any]) -> None:
     """After MAX_ATTEMPTS runs that failed or were cut off (the process died, or a bug raised),
     stop retrying: the incident shows as failed with the last error until a person acts on it."""
     error = row["last_error"] or (f"the run did not finish in {row['attempts']} attempts: its process died"

@@ -13,9 +13,9 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from pipeline.clock import iso, parse_iso
+from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
@@ -25,6 +25,7 @@ from pipeline.ingest.templates import TemplateMiner
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import incident_rows as rows
 from pipeline.store.records import Records
+from pipeline.store.sql import Connection
 
 REOPEN_MINUTES = 30.0
 
@@ -44,7 +45,7 @@ class IngestCounts:
         self.incidents_new |= other.incidents_new
         self.incidents_updated |= other.incidents_updated - self.incidents_new
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {
             "events": self.events,
             "rejected": self.rejected,
@@ -69,7 +70,7 @@ class Incidents:
         self._miner_revision: int | None = None
 
     @property
-    def clock(self):
+    def clock(self) -> Clock:
         return self.records.clock
 
     def store_batch(self, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None) -> IngestCounts:
@@ -120,7 +121,7 @@ class Incidents:
         content_id = event._content_id or (content_id_of(event._content_line) if event._content_line else None)
         return (event.event_id, content_id) if content_id else (event.event_id,)
 
-    def _correlate(self, conn, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str) -> str:
+    def _correlate(self, conn: Connection, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str) -> str:
         template_id = miner.add(correlation.first_line(event.message)).template_id
         fp = correlation.fingerprint(event, template_id=template_id)
         # clusters the miner joined since an incident opened still lead to it, and so does the
@@ -133,8 +134,9 @@ class Incidents:
             within_reopen = (closed_at is not None
                              and self.clock.now() < closed_at + timedelta(minutes=self.reopen_minutes))
             if row["status"] in OPEN_STATUSES or within_reopen:
-                counts.incidents_updated.add(row["incident_id"])
-                return row["incident_id"]
+                joined: str = row["incident_id"]
+                counts.incidents_updated.add(joined)
+                return joined
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
         while rows.incident_exists(conn, new_id):
@@ -142,7 +144,9 @@ class Incidents:
             # host's log): derive another id rather than fail the whole batch
             salt += 1
             new_id = correlation.incident_id(f"{fp}:{salt}", event.time)
-        deadline = self.sla.deadline(first_seen=event.time, opened=parse_iso(stamp), severity=DEFAULT_SEVERITY)
+        opened = parse_iso(stamp)
+        assert opened is not None  # the batch's own stamp
+        deadline = self.sla.deadline(first_seen=event.time, opened=opened, severity=DEFAULT_SEVERITY)
         rows.insert_incident(conn, incident_id=new_id, fingerprint=fp, title=correlation.title(event),
                              service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
                              stamp=stamp, sla_deadline=iso(deadline))
@@ -150,7 +154,7 @@ class Incidents:
         return new_id
 
     @contextlib.contextmanager
-    def _templates(self, conn, stamp: str) -> Iterator[TemplateMiner]:
+    def _templates(self, conn: Connection, stamp: str) -> Iterator[TemplateMiner]:
         """The miner, current with the saved state (inside the caller's transaction), saved back
         when it learned something; forgotten when the transaction fails, so it is read again."""
         revision = rows.template_revision(conn)

@@ -14,8 +14,9 @@ import collections
 import csv
 import statistics
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Hashable, Iterable, Sequence
+from typing import Any, Hashable, Iterable, Sequence
 
 from pipeline.errors import UsageError
 from pipeline.incidents.correlation import template as masked_template
@@ -43,7 +44,7 @@ def grouping_accuracy(predicted: Sequence[Hashable], truth: Sequence[Hashable]) 
     return right / len(truth)
 
 
-def mine(messages: Sequence[str], **options) -> list[str]:
+def mine(messages: Sequence[str], **options: Any) -> list[str]:
     """Group ids from a fresh miner (TemplateMiner options: sim_th, depth, masker);
     ids are resolved after all lines, as clusters join."""
     miner = TemplateMiner(None, **options)
@@ -96,12 +97,12 @@ _DROPPABLE = ("<STR>", "<URL>", "<TS>", "<UUID>", "<EMAIL>", "<HOST>", "<IP>", "
               "<HEX>", "<NUM>")
 
 
-def candidate_configs() -> dict[str, dict]:
+def candidate_configs() -> dict[str, dict[str, Any]]:
     from functools import partial
 
     from pipeline.ingest.templates import DEPTH, SIM_TH, mask_reference
 
-    configs: dict[str, dict] = {"shipped": {}}
+    configs: dict[str, dict[str, Any]] = {"shipped": {}}
     for sim_th in (0.5, 0.6, 0.7, 0.8, 0.9):
         for depth in (4, 5, 6):
             if (sim_th, depth) != (SIM_TH, DEPTH):
@@ -111,7 +112,7 @@ def candidate_configs() -> dict[str, dict]:
     return configs
 
 
-def leave_one_out(logs: Sequence["LabelledLog"]) -> dict[str, dict]:
+def leave_one_out(logs: Sequence["LabelledLog"]) -> dict[str, dict[str, Any]]:
     """Per system: the configuration the other systems pick (best mean GA on them; the shipped
     one wins ties) and its GA on the system left out."""
     configs = candidate_configs()
@@ -137,7 +138,7 @@ class LabelledLog:
 
     name: str
     folder: Path
-    rows: list[dict]
+    rows: list[dict[str, Any]]
 
     @property
     def contents(self) -> list[str]:
@@ -159,7 +160,7 @@ class LabelledLog:
             level = normalize_level(row.get("Level")) if row.get("Level") else None
             if level is None:
                 level = infer_level(row["Content"])
-            event = LogEvent(event_id="-", time="2000-01-01T00:00:00Z", message=row["Content"], level=level,
+            event = LogEvent(event_id="-", time=datetime(2000, 1, 1, tzinfo=timezone.utc), message=row["Content"], level=level,
                              exception=exception_in(row["Content"]))
             if rule.opens(event):
                 found.add(row["EventId"])
@@ -191,14 +192,14 @@ def load(system: Path) -> LabelledLog:
 
 
 def measure(dirs: Iterable[Path], *, with_baseline: bool = True, with_drain3: bool = True,
-            loo: bool = False) -> dict:
+            loo: bool = False) -> dict[str, Any]:
     """GA per system and the summary the `grouping` command prints: the miner, the masks alone
     (baseline), Drain3 with its own defaults (one configuration, like the miner) and with the
     Loghub benchmark's per-system settings, and (`loo`) the miner's leave-one-system-out GA."""
-    results = []
+    results: list[dict[str, Any]] = []
     logs = [load(system) for system in systems(dirs)]
     for log in logs:
-        row = {"system": log.name, "lines": len(log.rows), "templates": len(set(log.event_ids)),
+        row: dict[str, Any] = {"system": log.name, "lines": len(log.rows), "templates": len(set(log.event_ids)),
                "miner": grouping_accuracy(mine(log.contents), log.event_ids)}
         if with_baseline:
             row["baseline"] = grouping_accuracy(baseline(log.contents), log.event_ids)
@@ -213,7 +214,7 @@ def measure(dirs: Iterable[Path], *, with_baseline: bool = True, with_drain3: bo
         for row in results:
             row["loo"], row["loo_config"] = picked[row["system"]]["ga"], picked[row["system"]]["config"]
     mean = statistics.fmean(r["miner"] for r in results)
-    summary = {"systems": results, "mean_miner": mean, "min_miner": min(r["miner"] for r in results),
+    summary: dict[str, Any] = {"systems": results, "mean_miner": mean, "min_miner": min(r["miner"] for r in results),
                "goal": {"mean": GOAL_MEAN, "min": GOAL_MIN}}
     for key in ("baseline", "drain3", "drain3_benchmark", "loo"):
         values = [r[key] for r in results if r.get(key) is not None]

@@ -12,10 +12,10 @@ An event opens an incident when
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, cast
 
-from pipeline.ingest.levels import LEVELS, at_least
+from pipeline.ingest.levels import LEVELS, Level, at_least
 from pipeline.state import LogEvent
 
 
@@ -25,15 +25,19 @@ class OpeningRule:
 
     floor: str = "ERROR"
     signatures: tuple[str, ...] = ()
+    # the signatures compiled (set by __post_init__; not arguments, not compared)
+    _literals: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    _patterns: tuple[re.Pattern[str], ...] = field(default=(), init=False, repr=False, compare=False)
+    _any: Callable[[str], bool] = field(default=lambda text: False, init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.floor not in LEVELS:
             raise ValueError(f"unknown level {self.floor!r}")
         literals = tuple(s.lower() for s in self.signatures if not s.startswith("re:"))
         patterns = tuple(re.compile(s[3:], re.I) for s in self.signatures if s.startswith("re:"))
         object.__setattr__(self, "_literals", literals)
         object.__setattr__(self, "_patterns", patterns)
-        # one search for all of them: a WARN line is checked against hundreds of signatures
+        # a WARN line is checked against hundreds of signatures: see _one_search
         object.__setattr__(self, "_any", _one_search(literals, patterns))
 
     @classmethod
@@ -44,7 +48,7 @@ class OpeningRule:
         """Whether the event opens (or joins) an incident."""
         if event.level is None:
             return bool(event.exception or event.stack)
-        if at_least(event.level, self.floor):
+        if at_least(event.level, cast(Level, self.floor)):  # a level: checked in __post_init__
             return True
         below = LEVELS[LEVELS.index(self.floor) - 1] if self.floor != "DEBUG" else None
         return event.level == below and self.carries_signature(event)
@@ -57,7 +61,7 @@ class OpeningRule:
         return self._any(text)
 
 
-def _one_search(literals: tuple[str, ...], patterns: tuple[re.Pattern[str], ...]):
+def _one_search(literals: tuple[str, ...], patterns: tuple[re.Pattern[str], ...]) -> Callable[[str], bool]:
     """A function that says whether a text holds any literal (case-insensitive) or matches any
     pattern. Each pattern is searched only when the text holds one of the literal runs the pattern
     cannot match without (`_required`): Python's regex engine costs microseconds a pattern on a
@@ -69,14 +73,14 @@ def _one_search(literals: tuple[str, ...], patterns: tuple[re.Pattern[str], ...]
         if any(s in lowered for s in literals):
             return True
         folded = text.casefold()
-        return any((need is None or any(n in folded for n in need)) and p.search(text) for need, p in gated)
+        return any((need is None or any(n in folded for n in need)) and p.search(text) is not None for need, p in gated)
     return search
 
 
 def _required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     """Literal runs (case-folded) of which every match of `pattern` contains at least one; None
     where the pattern gives no run of 3 ASCII characters to rely on (it is then always searched)."""
-    from re import _parser as parser  # the parser re compiles with
+    from re import _parser as parser  # type: ignore[attr-defined]  # the parser re compiles with; no stubs
 
     try:
         items = parser.parse(pattern.pattern, pattern.flags & ~re.I)
@@ -85,8 +89,8 @@ def _required(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
     return _required_of(items)
 
 
-def _required_of(items) -> tuple[str, ...] | None:
-    from re import _constants as c
+def _required_of(items: Any) -> tuple[str, ...] | None:
+    from re import _constants as c  # type: ignore[attr-defined]  # re's opcodes; no stubs
 
     candidates: list[tuple[str, ...]] = []
     run: list[str] = []
@@ -106,7 +110,7 @@ def _required_of(items) -> tuple[str, ...] | None:
             inner = _required_of(arg[-1])
         elif op is c.BRANCH:
             each = [_required_of(branch) for branch in arg[1]]
-            inner = None if any(e is None for e in each) else tuple(n for e in each for n in e)
+            inner = None if any(e is None for e in each) else tuple(n for e in each if e is not None for n in e)
         elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and arg[0] >= 1:
             inner = _required_of(arg[2])
         else:

@@ -23,7 +23,7 @@ class Target:
 def targets(text: str | None = None) -> list[Target]:
     """The configured targets (INCIDENTIQ_NOTIFY_URLS, read now), or those in `text`."""
     value = secret("INCIDENTIQ_NOTIFY_URLS") if text is None else text
-    out = []
+    out: list[Target] = []
     for url in (u.strip() for u in (value or "").split(",") if u.strip()):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import cast
 
 from pipeline.engine import Engine
 from pipeline.state import CLOSED_STATUSES, EVIDENCE_HEAD, EVIDENCE_TAIL
 from pipeline.store import backtests, checkpoints, outbox, retention
 from pipeline.store.owners import process_owner
+
 
 
 @dataclass
@@ -64,7 +66,8 @@ def prune(engine: Engine, *, days: float | None = None, limit: int | None = None
     """Compact the incidents decided more than `days` ago (default: the setting); see the policy.
     Without `full_vacuum` (the poller) a file not yet in incremental-vacuum mode keeps its size."""
     days = engine.settings.retention_days if days is None else days
-    records, saver = engine.records, engine.graph.checkpointer
+    # the graph's checkpointer is one of our stores (either backend), as the composition root compiles it
+    records, saver = engine.records, cast(checkpoints.CheckpointStore, engine.graph.checkpointer)
     cutoff = records.clock.now() - timedelta(days=days)
     report = PruneReport()
     owner = process_owner()

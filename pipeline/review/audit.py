@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import Any
 
 from pipeline.errors import UsageError
 
@@ -15,7 +16,7 @@ FORMATS = ("json", "csv")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def export_audit(rows: list[dict], *, fmt: str = "json") -> str:
+def export_audit(rows: list[dict[str, Any]], *, fmt: str = "json") -> str:
     """Audit rows (oldest first) as a JSON document or CSV text."""
     if fmt == "json":
         return json.dumps([{c: row.get(c) for c in COLUMNS} for row in rows], indent=2, default=str)
@@ -32,7 +33,7 @@ def export_audit(rows: list[dict], *, fmt: str = "json") -> str:
     raise UsageError(f"unknown audit format {fmt!r}: use one of {', '.join(FORMATS)}")
 
 
-def _cell(value):
+def _cell(value: object) -> object:
     """A CSV cell a spreadsheet shows as text, never evaluates."""
     if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
         return "'" + value

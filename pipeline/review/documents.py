@@ -2,6 +2,9 @@
 records store alone: no checkpoint is opened for them."""
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
+from pipeline.config import Settings
 from pipeline.store.records import Records
 
 LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
@@ -10,12 +13,12 @@ RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids", "an
               "findings", "quotes", "notes", "dropped_findings")
 
 
-def list_row(row: dict) -> dict:
+def list_row(row: dict[str, Any]) -> dict[str, Any]:
     """One incident as `list --json` prints it."""
     return {k: row[k] for k in LIST_FIELDS}
 
 
-def incident_document(records: Records, incident_id: str) -> dict:
+def incident_document(records: Records, incident_id: str) -> dict[str, Any]:
     """The `show` document: record fields, RCA, recommendation, pending interrupt, decision, fix."""
     row = records.incident(incident_id)
     summary = row["summary"]
@@ -42,7 +45,8 @@ def incident_document(records: Records, incident_id: str) -> dict:
     }
 
 
-def show_document(records: Records, settings, incident_id: str, *, doc_hints) -> dict:
+def show_document(records: Records, settings: Settings, incident_id: str, *,
+                  doc_hints: Callable[[str], Sequence[dict[str, Any]]]) -> dict[str, Any]:
     """The `show` document with who is on it, the approvals so far and needed, and the comments.
     `doc_hints(doc_id)` gives a knowledge-base doc's fix hints (asked only when a policy needs them)."""
     from pipeline.review.policy import approvals_needed

@@ -2,6 +2,8 @@
 schema before anything is written, so a refused edit leaves no checkpoint behind."""
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import ValidationError
 
 from pipeline import storable
@@ -13,7 +15,7 @@ from pipeline.state import EDITABLE_FIELDS, IncidentState
 EDIT_AS_NODES = ("recommend", "rca")
 
 
-def check_edit_fields(edits: dict | None) -> dict:
+def check_edit_fields(edits: dict[str, Any] | None) -> dict[str, Any]:
     """Edits must name editable fields; anything else is refused before any state is read."""
     if not edits:
         raise UsageError("no edits given: use FIELD=JSON with one of " + ", ".join(EDITABLE_FIELDS))
@@ -35,7 +37,7 @@ def _shown(field: str) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def edited_values(state: IncidentState, edits: dict) -> dict:
+def edited_values(state: IncidentState, edits: dict[str, Any]) -> dict[str, Any]:
     """The top-level state values after applying dotted edits, validated strictly by the state schema."""
     check_edit_fields(edits)
     data = state.model_dump()

@@ -10,20 +10,22 @@ import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
 from pipeline.store import checkpoints, retention
-from pipeline.engine.graph import NODE_NAMES, thread_config
+from pipeline.engine.graph import NODE_NAMES, IncidentGraph, thread_config
 
 GATE = "approval"
 TRACE_FIELD = "events"
 
 
-def checkpoint_config(incident_id: str, checkpoint_id: str) -> dict:
+def checkpoint_config(incident_id: str, checkpoint_id: str) -> RunnableConfig:
     """The config addressing one past checkpoint (replay and fork start there, nothing else)."""
     return {"configurable": {"thread_id": incident_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
 
@@ -39,12 +41,12 @@ def parent_id_of(snap: StateSnapshot) -> str | None:
 
 
 # -- state as JSON and its field-level diff ------------------------------------------------
-def state_json(values: dict) -> dict:
+def state_json(values: dict[str, Any]) -> dict[str, Any]:
     """Checkpoint values (our Pydantic objects) as plain JSON data."""
     return {k: to_jsonable_python(v) for k, v in (values or {}).items()}
 
 
-def _summarise(field: str, value):
+def _summarise(field: str, value: Any) -> Any:
     # evidence and log windows run to dozens of events: a diff shows how many, not each one
     if value is None:
         return None
@@ -55,11 +57,11 @@ def _summarise(field: str, value):
     return value
 
 
-def flatten(state: dict) -> dict:
+def flatten(state: dict[str, Any]) -> dict[str, Any]:
     """Dotted field → value, nested dicts expanded, big lists summarised, the trace left out."""
-    out: dict = {}
+    out: dict[str, Any] = {}
 
-    def walk(prefix: str, value) -> None:
+    def walk(prefix: str, value: Any) -> None:
         if isinstance(value, dict) and value:
             for k, v in value.items():
                 walk(f"{prefix}.{k}" if prefix else k, v)
@@ -73,14 +75,14 @@ def flatten(state: dict) -> dict:
     return out
 
 
-def diff(before: dict, after: dict) -> list[dict]:
+def diff(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """Field-level changes between two states given as JSON (see `state_json`)."""
     b, a = flatten(before), flatten(after)
     fields = list(a) + [k for k in b if k not in a]
     return [{"field": f, "before": b.get(f), "after": a.get(f)} for f in fields if b.get(f) != a.get(f)]
 
 
-def trace_added(before: dict, after: dict) -> list[str]:
+def trace_added(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """The node trace lines a checkpoint added to its parent's."""
     old, new = before.get(TRACE_FIELD) or [], after.get(TRACE_FIELD) or []
     added = new[len(old):] if new[:len(old)] == old else new
@@ -100,7 +102,7 @@ class Flow:
         return _flow_of(engine.graph)
 
     @classmethod
-    def from_graph(cls, graph) -> "Flow":
+    def from_graph(cls, graph: IncidentGraph) -> "Flow":
         static: dict[str, list[str]] = defaultdict(list)
         conditional: dict[str, list[str]] = defaultdict(list)
         for edge in graph.get_graph().edges:
@@ -141,7 +143,7 @@ class Flow:
 
 
 @functools.lru_cache(maxsize=8)
-def _flow_of(graph) -> Flow:
+def _flow_of(graph: IncidentGraph) -> Flow:
     return Flow.from_graph(graph)
 
 
@@ -161,18 +163,24 @@ class Lineage:
     def branches(self) -> int:
         return max(self.lane.values(), default=-1) + 1
 
-    def ancestors(self, checkpoint_id: str) -> list[str]:
+    def ancestors(self, checkpoint_id: str | None) -> list[str]:
         """The checkpoint and its ancestors that are still stored (retention may have removed some)."""
-        chain, node = [], checkpoint_id
+        chain: list[str] = []
+        node = checkpoint_id
         while node is not None and node in self.parent:
             chain.append(node)
             node = self.parent.get(node)
         return chain
 
 
+def our_store(engine: Engine) -> checkpoints.CheckpointStore:
+    """The graph's checkpointer: one of our checkpoint stores (either backend), as the composition root compiles it."""
+    return cast(checkpoints.CheckpointStore, engine.graph.checkpointer)
+
+
 def lineage(engine: Engine, incident_id: str) -> Lineage:
     """Checkpoint ids and parents of the thread, lanes for branches, and the current branch."""
-    return lineage_of(checkpoints.checkpoint_parents(engine.graph.checkpointer, incident_id))
+    return lineage_of(checkpoints.checkpoint_parents(our_store(engine), incident_id))
 
 
 def lineage_of(rows: list[tuple[str, str | None]]) -> Lineage:
@@ -202,7 +210,7 @@ def lineage_of(rows: list[tuple[str, str | None]]) -> Lineage:
 
 
 # -- history entries -----------------------------------------------------------------------
-def human_actions(audit_rows: list[dict], line: Lineage) -> dict[str, str]:
+def human_actions(audit_rows: list[dict[str, Any]], line: Lineage) -> dict[str, str]:
     """checkpoint id → the human action that created it, from the audit log's before/after ids."""
     made_by: dict[str, str] = {}
     for row in audit_rows:
@@ -228,7 +236,7 @@ def writes_by(snap: StateSnapshot, parent: StateSnapshot | None, flow: Flow) -> 
 
 
 def entry(snap: StateSnapshot, parent: StateSnapshot | None, *, line: Lineage, flow: Flow,
-          made_by: dict[str, str]) -> dict:
+          made_by: dict[str, str]) -> dict[str, Any]:
     """One history entry (see review_api: history)."""
     cid = checkpoint_id_of(snap)
     raised = [t for t in snap.tasks if t.interrupts]
@@ -245,15 +253,15 @@ def entry(snap: StateSnapshot, parent: StateSnapshot | None, *, line: Lineage, f
         "interrupt_id": raised[0].interrupts[0].id if raised else None,
         "is_paused": paused,
         "is_pending": paused and cid == line.head,
-        "branch": line.lane.get(cid, 0),
+        "branch": line.lane.get(cid or "", 0),
         "on_current_branch": cid in line.current,
-        "human_action": made_by.get(cid),
+        "human_action": made_by.get(cid or ""),
         "changes": diff(before, after),
         "trace": trace_added(before, after),
     }
 
 
-def node_runs(snap: StateSnapshot, parent: StateSnapshot | None, writes: list[str]) -> list[dict]:
+def node_runs(snap: StateSnapshot, parent: StateSnapshot | None, writes: list[str]) -> list[dict[str, Any]]:
     """What each node that wrote `snap` did, as LangGraph Studio shows a step: its input (the state at
     the parent checkpoint, the same for every node of the step), its output (the update it returned,
     read from the parent's task) and its run time (from the parent checkpoint to this one: the node's
@@ -266,11 +274,11 @@ def node_runs(snap: StateSnapshot, parent: StateSnapshot | None, writes: list[st
                             - datetime.fromisoformat(parent.created_at)).total_seconds())
     results = {t.name: t.result for t in parent.tasks}
     return [{"node": node, "seconds": seconds, "input_checkpoint_id": checkpoint_id_of(parent),
-             "output": state_json(results[node]) if isinstance(results.get(node), dict) else None}
+             "output": state_json(results[node]) if isinstance(results.get(node), dict) else None}  # type: ignore[arg-type]  # a dict, checked
             for node in writes]
 
 
-def compare(first: StateSnapshot, second: StateSnapshot) -> list[dict]:
+def compare(first: StateSnapshot, second: StateSnapshot) -> list[dict[str, Any]]:
     """Field-level changes from one checkpoint to another (any two, on any branches)."""
     return diff(state_json(first.values), state_json(second.values))
 
@@ -290,7 +298,7 @@ def snapshot_at(engine: Engine, incident_id: str, checkpoint_id: str, line: Line
 
 
 def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: Lineage,
-            made_by: dict[str, str]) -> list[dict]:
+            made_by: dict[str, str]) -> list[dict[str, Any]]:
     """History entries for snapshots, each diffed against its parent's values."""
     flow = Flow.of(engine)
     by_id = {checkpoint_id_of(s): s for s in snaps}
@@ -306,8 +314,8 @@ def entries(engine: Engine, incident_id: str, snaps: list[StateSnapshot], line: 
     return out
 
 
-def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Lineage,
-                 made_by: dict[str, str]) -> list[dict]:
+def tree_entries(engine: Engine, incident_id: str, rows: list[dict[str, Any]], line: Lineage,
+                 made_by: dict[str, str]) -> list[dict[str, Any]]:
     """History entries for the tree (in the order of `rows`), from checkpoint metadata and pending writes:
     no state is deserialised (an `update` checkpoint, made by a person, is read to name the node
     it wrote as). Field changes and the trace are in `checkpoint()` for the one selected."""
@@ -327,8 +335,8 @@ def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Linea
             "created_at": checkpoints.created_at(cid), "writes_by": writes,
             "interrupt_id": r["interrupts"][0] if r["interrupts"] else None,
             "is_paused": r["paused"], "is_pending": r["paused"] and cid == line.head,
-            "branch": line.lane.get(cid, 0), "on_current_branch": cid in line.current,
-            "human_action": made_by.get(cid),
+            "branch": line.lane.get(cid or "", 0), "on_current_branch": cid in line.current,
+            "human_action": made_by.get(cid or ""),
         })
     return out
 
@@ -336,7 +344,7 @@ def tree_entries(engine: Engine, incident_id: str, rows: list[dict], line: Linea
 UPSTREAM_EDITS = {"rca": "rca", "severity": "rca", "recommendation": "recommend"}
 
 
-def fork_as_node(edits: dict | None, flow: Flow, next_nodes: tuple[str, ...]) -> tuple[str | None, str]:
+def fork_as_node(edits: dict[str, Any] | None, flow: Flow, next_nodes: tuple[str, ...]) -> tuple[str | None, str]:
     """The node a fork's edited values land as, and why: an edit of the analysis (rca.*, severity)
     lands as `rca`, so recommend and propose_fix re-run from it; an edit of the recommendation lands as
     `recommend`, so the proposal is derived again. Without edits, the writer that keeps the run on course."""
@@ -358,7 +366,7 @@ EDIT_EFFECT_WORDS = {
 }
 
 
-def edit_effect(edits: dict, flow: Flow, next_nodes: tuple[str, ...] = (GATE,)) -> dict:
+def edit_effect(edits: dict[str, Any], flow: Flow, next_nodes: tuple[str, ...] = (GATE,)) -> dict[str, Any]:
     """What an edit made where the run stands at `next_nodes` (the gate, for a paused incident) does:
     the node it lands as, the rule's `effect` (see fork_as_node), the nodes that then re-run up
     to the gate, and a sentence saying so. The one rule of Edit & approve, the State tab and a fork."""
@@ -371,7 +379,7 @@ def edit_effect(edits: dict, flow: Flow, next_nodes: tuple[str, ...] = (GATE,)) 
                 as_node=as_node, nodes=named or "no node")}
 
 
-def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dict:
+def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dict[str, Any]:
     """Which evidence a branch from `snap` is analysed on, against what the incident has now."""
     events = (snap.values or {}).get("evidence") or []
     newest = max((e.time for e in events), default=None)
@@ -388,7 +396,7 @@ def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dic
 
 
 def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Lineage, *,
-               edits: dict | None = None, with_current_evidence: bool = False) -> dict:
+               edits: dict[str, Any] | None = None, with_current_evidence: bool = False) -> dict[str, Any]:
     """What a replay or fork from `snap` would run again, on which evidence, and whether it may."""
     flow = Flow.of(engine)
     nxt = tuple(snap.next)
@@ -405,7 +413,7 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
     past_gate = sorted(set(nxt) & flow.after_gate)
     cid = checkpoint_id_of(snap)
     rerun = cid == line.head
-    plan = {
+    plan: dict[str, Any] = {
         "checkpoint_id": cid,
         "nodes": nodes,
         "includes_code_fix": includes_code_fix,

@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from pipeline.clock import parse_iso
 from pipeline.config import Settings
@@ -59,7 +59,7 @@ class Actor:
         if not self.may(action):
             raise NotPermitted(self.id, action, self.roles)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "roles": list(self.roles), "auth": self.auth, "via": self.via}
 
 
@@ -68,7 +68,7 @@ SYSTEM = Actor(id="system", name="IncidentIQ (system)", roles=(), auth="system")
 
 # -- the roles file ---------------------------------------------------------------------------
 
-def _load(path: Path, what: str) -> dict:
+def _load(path: Path, what: str) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -80,7 +80,7 @@ def _load(path: Path, what: str) -> dict:
             from None
 
 
-def _roles_of(value, *, where: str) -> tuple[str, ...]:
+def _roles_of(value: object, *, where: str) -> tuple[str, ...]:
     values = [value] if isinstance(value, str) else list(value) if isinstance(value, list) else [value]
     for role in values:
         if role not in ROLES:
@@ -100,7 +100,7 @@ def role_mapping(settings: Settings) -> dict[str, tuple[str, ...]] | None:
             for k, v in table.items()}
 
 
-def roles_for(settings: Settings, *, names: Iterable[str], claimed: Iterable[str] = ()) -> tuple[str, ...]:
+def roles_for(settings: Settings, *, names: Iterable[str | None], claimed: Iterable[str] = ()) -> tuple[str, ...]:
     """The roles of a person known by `names` (id, email, ...) whose sign-in claimed `claimed`.
 
     A claimed value counts when it is a role, or a group the roles file maps (`group:<value>`);
@@ -118,7 +118,7 @@ def roles_for(settings: Settings, *, names: Iterable[str], claimed: Iterable[str
     return tuple(r for r in ROLES if r in found) or (settings.role_for_unknown,)
 
 
-def _claimed_roles(claims: Mapping, claim: str) -> list[str]:
+def _claimed_roles(claims: Mapping[str, Any], claim: str) -> list[str]:
     value = claims.get(claim)
     if value is None:
         return []
@@ -142,7 +142,7 @@ def verified(actor: Actor) -> bool:
 
 # -- building actors ---------------------------------------------------------------------------
 
-def actor_from_claims(claims: Mapping, settings: Settings) -> Actor:
+def actor_from_claims(claims: Mapping[str, Any], settings: Settings) -> Actor:
     """The actor of an OIDC sign-in (`st.user`'s claims): id = email (else sub), roles from the
     roles claim and the roles file."""
     ident = str(claims.get("email") or claims.get("sub") or "").strip()
@@ -207,8 +207,8 @@ def new_token() -> tuple[str, str]:
     return token, token_hash(token)
 
 
-def _expiry(path: Path, name: str, value) -> datetime:
-    """A token's `expires` as a time; UsageError naming the file and line when it is not a date."""
+def _expiry(path: Path, name: str, value: object) -> datetime | None:
+    """A token's `expires` as a time (None: empty, never expires); UsageError naming the file and line when it is not a date."""
     try:
         return parse_iso(str(value).strip().replace("Z", "+00:00"))
     except (ValueError, OverflowError):

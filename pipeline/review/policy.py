@@ -11,14 +11,14 @@ set_property change); a record that already holds a proposal answers by its diff
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, Sequence
 
 from pipeline.config import Settings
 
 TWO = 2
 
 
-def approvals_needed(incident: dict, settings: Settings, *, doc_hints: Callable[[str], list]) -> int:
+def approvals_needed(incident: dict[str, Any], settings: Settings, *, doc_hints: Callable[[str], Sequence[dict[str, Any]]]) -> int:
     """1 or 2: the approvals an incident (its record) needs before the gate opens.
 
     `doc_hints(doc_id)` returns the fix hints of a knowledge-base doc (empty when unknown)."""
@@ -35,7 +35,7 @@ def approvals_needed(incident: dict, settings: Settings, *, doc_hints: Callable[
     return 1
 
 
-def proposal_changes_files(incident: dict, settings: Settings, *, doc_hints: Callable[[str], list]) -> bool:
+def proposal_changes_files(incident: dict[str, Any], settings: Settings, *, doc_hints: Callable[[str], Sequence[dict[str, Any]]]) -> bool:
     """Whether approving would lead to a fix proposal that changes files."""
     summary = incident.get("summary") or {}
     proposal = summary.get("fix_proposal") or summary.get("proposal")

@@ -4,25 +4,30 @@ in a Chroma collection under the data dir), each with how it was decided. Paged;
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pipeline.config import Settings
 from pipeline.errors import IncidentNotFound
 from pipeline.store import related as related_sql
 from pipeline.store.records import Records
 
+if TYPE_CHECKING:  # opened on first use (Chroma)
+    from pipeline.knowledge.embeddings import Embedder
+    from pipeline.knowledge.evidence_index import EvidenceIndex
+
 EVIDENCE_EVENTS = 12  # the evidence text of an incident: its first events, as the analysis saw them
 CATCH_UP_BATCH = 500
 
 
 class RelatedIncidents:
-    def __init__(self, *, records: Records, settings: Settings, embedder=None):
+    def __init__(self, *, records: Records, settings: Settings, embedder: Embedder | None = None):
         self.records = records
         self.settings = settings
         self._embedder = embedder
-        self._index = None
+        self._index: EvidenceIndex | None = None
 
     @property
-    def index(self):
+    def index(self) -> EvidenceIndex:
         """The evidence index, opened on first use (a `show` of the same fingerprint needs none)."""
         if self._index is None:
             from pipeline.knowledge.embeddings import embedder_from_setting
@@ -52,7 +57,7 @@ class RelatedIncidents:
         return done
 
     def related(self, incident_id: str, *, limit: int = 10, before: str | None = None,
-                nearest: int = 5) -> dict:
+                nearest: int = 5) -> dict[str, Any]:
         """`same_fingerprint` (a page, newest first; `next` is the cursor of the next page) and
         `nearest` by evidence, each row with status, category and the decision."""
         row = self.records.incident_fields(incident_id, "fingerprint")
@@ -77,7 +82,7 @@ def _cursor(records: Records, incident_id: str) -> tuple[str, str]:
     return records.incident_fields(incident_id, "created_at")["created_at"], incident_id
 
 
-def decided_row(row: dict) -> dict:
+def decided_row(row: dict[str, Any]) -> dict[str, Any]:
     """One related incident: what it was, who decided what, the reason or the fix, and when."""
     summary = row.get("summary") or {}
     decision = summary.get("decision") or {}

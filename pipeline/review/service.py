@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
+from typing import Any, Iterable, Iterator, Literal
 
 from pipeline.clock import iso
 
 from langgraph.types import Command, StateSnapshot
-from pydantic import ValidationError
+from langchain_core.runnables.graph import Graph as DrawableGraph
+from pydantic import BaseModel, ValidationError
 
 from pipeline.engine import changes
 from pipeline.engine.changes import values_at
@@ -39,6 +41,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
 from pipeline.store.records import incident_row
+from pipeline.store.sql import Connection
 from pipeline.engine.nodes import not_eligible_reason
 from pipeline.engine.runner import advance, record_failure, record_from_snapshot
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
@@ -47,7 +50,7 @@ from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STA
 EVIDENCE_LIMIT = 500
 
 
-def to_json(value):
+def to_json(value: BaseModel | None) -> Any:
     """A state object (or None) as JSON data."""
     return value.model_dump(mode="json") if value is not None else None
 # replay and fork may start while the incident waits, after it ended, or after a failed run,
@@ -63,7 +66,7 @@ def _required(value: str | None, what: str) -> str:
     return str(value).strip()
 
 
-def evidence_row(event: LogEvent) -> dict:
+def evidence_row(event: LogEvent) -> dict[str, Any]:
     """An event as the incident page lists it."""
     return {"time": event.time.isoformat(), "service": event.service, "host": event.host, "level": event.level,
             "message": event.message, "exception": event.exception, "stack": event.stack,
@@ -79,12 +82,12 @@ class _Claim:
         self.status_before = status_before
         self.owner = process_owner()
         self.expected: str | None = None
-        self.approvals: list[dict] = []
+        self.approvals: list[dict[str, Any]] = []
         self.finished = False
 
     def finish(self, *, action: str, reviewer: Actor, before: StateSnapshot, note: str | None = None,
-               before_values: dict | None = None, after_values: dict | None = None, notify: bool = True,
-               **record_extra) -> dict:
+               before_values: dict[str, Any] | None = None, after_values: dict[str, Any] | None = None, notify: bool = True,
+               **record_extra: Any) -> dict[str, Any]:
         """Write the record from the new checkpoint and the audit entry of the action (with the
         notification it causes, in the same transaction)."""
         engine = self.service.engine
@@ -134,7 +137,7 @@ class ReviewService:
 
     # -- reads ---------------------------------------------------------------------------
     def inbox(self, *, status: str | list[str] | None = None, search: str | None = None,
-              limit: int = 200, offset: int = 0, assignee: str | None = None) -> list[dict]:
+              limit: int = 200, offset: int = 0, assignee: str | None = None) -> list[dict[str, Any]]:
         """Incidents for the inbox, by SLA deadline then severity (records store only), each with its
         `approvals` (of the pending analysis), `approvals_needed`, `assignee` and `escalated_at`."""
         rows = self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset,
@@ -146,7 +149,7 @@ class ReviewService:
             row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
         return rows
 
-    def approvals_needed(self, incident: dict | str, *, held: bool | None = None) -> int:
+    def approvals_needed(self, incident: dict[str, Any] | str, *, held: bool | None = None) -> int:
         """1 or 2: the approvals the incident (a record row or an id) needs (review/policy.py).
 
         Two once a partial approval was given (`held`, read when not told): the rule is decided on
@@ -160,7 +163,7 @@ class ReviewService:
         return approvals_needed(row, self.engine.settings,
                                 doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
 
-    def document(self, incident_id: str) -> dict:
+    def document(self, incident_id: str) -> dict[str, Any]:
         """The `show` document with who is on it, the approvals so far and needed, and the comments."""
         kb = self.engine.kb
         return show_document(self.records, self.engine.settings, incident_id,
@@ -169,7 +172,7 @@ class ReviewService:
     def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
                    search: str | None = None, after: str | None = None, limit: int = 50,
                    assignee: str | None = None, severities: list[str] | tuple[str, ...] = (),
-                   opened_from: str | None = None, opened_to: str | None = None, sort: str | None = None) -> dict:
+                   opened_from: str | None = None, opened_to: str | None = None, sort: str | None = None) -> dict[str, Any]:
         """One keyset page of an inbox view: `rows` (as `inbox` gives them), and `next_cursor` to
         pass as `after` (None at the end). Every view is one index range read, as fast on page
         1,000 as on page 1. `severities`, `opened_from`/`opened_to` (ISO dates) narrow it; `sort`
@@ -191,7 +194,7 @@ class ReviewService:
         """The confidence below which an approval proposes no code fix."""
         return self.engine.settings.code_fix_min_confidence
 
-    def flow(self):
+    def flow(self) -> DrawableGraph:
         """The incident graph's drawable nodes and edges (for the page's offline drawing)."""
         return self.graph.get_graph()
 
@@ -209,7 +212,7 @@ class ReviewService:
         counts.update(self.records.status_counts())
         return counts
 
-    def incident(self, incident_id: str) -> dict:
+    def incident(self, incident_id: str) -> dict[str, Any]:
         """The `show` document plus the state, evidence, log window, similar docs and what may be edited."""
         doc = self.document(incident_id)
         snap = self.graph.get_state(thread_config(incident_id))
@@ -224,7 +227,7 @@ class ReviewService:
         doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence) or None) if state else None
         return doc
 
-    def history(self, incident_id: str, *, limit: int = 50, before: str | None = None) -> list[dict]:
+    def history(self, incident_id: str, *, limit: int = 50, before: str | None = None) -> list[dict[str, Any]]:
         """Checkpoints newest first with field-level changes, lanes and the current branch; paged."""
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
@@ -234,7 +237,7 @@ class ReviewService:
         made_by = history.human_actions(self.records.audit(incident_id), line)
         return history.entries(self.engine, incident_id, snaps, line, made_by)
 
-    def checkpoint(self, incident_id: str, checkpoint_id: str, *, with_plan: bool = False) -> dict:
+    def checkpoint(self, incident_id: str, checkpoint_id: str, *, with_plan: bool = False) -> dict[str, Any]:
         """One checkpoint: its history entry, the full state there and its changes; `with_plan`
         adds what a replay from it would do (`rerun_plan`), read in the same pass."""
         self.records.incident(incident_id)
@@ -251,7 +254,7 @@ class ReviewService:
             out["plan"] = history.rerun_plan(self.engine, incident_id, snap, line)
         return out
 
-    def compare(self, incident_id: str, from_checkpoint: str, to_checkpoint: str) -> dict:
+    def compare(self, incident_id: str, from_checkpoint: str, to_checkpoint: str) -> dict[str, Any]:
         """The field-level changes from one checkpoint of the incident to another (any two, on any
         branch: what a fork changed against the branch it left, what a replay changed since)."""
         self.records.incident(incident_id)
@@ -260,21 +263,21 @@ class ReviewService:
         second = history.snapshot_at(self.engine, incident_id, to_checkpoint, line)
         return {"from": from_checkpoint, "to": to_checkpoint, "changes": history.compare(first, second)}
 
-    def tree(self, incident_id: str, *, limit: int | None = None) -> dict:
+    def tree(self, incident_id: str, *, limit: int | None = None) -> dict[str, Any]:
         """The checkpoints (the newest `limit`, or all) with their parent edges, the current branch,
         the number of branches and `total`; read from checkpoint metadata, no state deserialised
         (a checkpoint's changes and state: `checkpoint()`)."""
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
-        shown = checkpoints.checkpoint_rows(self.graph.checkpointer, incident_id, newest=limit)
+        shown = checkpoints.checkpoint_rows(history.our_store(self.engine), incident_id, newest=limit)
         made_by = history.human_actions(self.records.audit_checkpoints(incident_id), line)
         nodes = history.tree_entries(self.engine, incident_id, shown, line, made_by)[::-1]  # newest first
         edges = [[n["parent_checkpoint_id"], n["checkpoint_id"]] for n in nodes if n["parent_checkpoint_id"]]
         return {"nodes": nodes, "edges": edges, "current": [c for c in reversed(line.order) if c in line.current],
                 "branches": line.branches, "total": len(line.order)}
 
-    def rerun_plan(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
-                   with_current_evidence: bool = False) -> dict:
+    def rerun_plan(self, incident_id: str, checkpoint_id: str, *, edits: dict[str, Any] | None = None,
+                   with_current_evidence: bool = False) -> dict[str, Any]:
         """What a replay (or, with `edits`, a fork) from the checkpoint would do, before it does it:
         the nodes that run again, whether it may run, whether it continues the current branch
         (`kind` rerun) or starts a new one (`branch`), which evidence the analysis will rest on
@@ -287,14 +290,14 @@ class ReviewService:
         return history.rerun_plan(self.engine, incident_id, snap, line, edits=edits,
                                   with_current_evidence=with_current_evidence)
 
-    def edit_effect(self, edits: dict) -> dict:
+    def edit_effect(self, edits: dict[str, Any]) -> dict[str, Any]:
         """What an edit of a paused incident does (Edit & approve, the State tab): the node it lands
         as, the nodes that re-run from it and a sentence saying so; the rule forks follow
         (`rerun_plan(..., edits=)` says the same for a past checkpoint)."""
         check_edit_fields(edits)
         return history.edit_effect(edits, history.Flow.of(self.engine))
 
-    def revisions(self, incident_id: str) -> list[dict]:
+    def revisions(self, incident_id: str) -> list[dict[str, Any]]:
         """Each request for changes with the analysis before and after it: `rca`, `recommendation` and
         `proposal` as they were when the reviewer asked, and as the re-analysis answered (the next
         revision's before, or the incident as it is now), with their field-level changes."""
@@ -320,7 +323,7 @@ class ReviewService:
         append-only, so this changes exactly when an entry (a refusal too) is added."""
         return self.records.audit_mark(incident_id)
 
-    def audit(self, incident_id: str | None = None) -> list[dict]:
+    def audit(self, incident_id: str | None = None) -> list[dict[str, Any]]:
         """Every human action, oldest first."""
         if incident_id:
             self.records.incident(incident_id)
@@ -340,7 +343,7 @@ class ReviewService:
         return demo_actor(reviewer, self.engine.settings)
 
     @contextlib.contextmanager
-    def _acting(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None):
+    def _acting(self, incident_id: str, action: str, actor: Actor | None, reviewer: str | None) -> Iterator[Actor]:
         """Resolve who acts and check their role; a refusal (role, identity, the two-person rule, a
         decision after expiry) is audited as `refused:<action>` and re-raised; nothing else changes."""
         who: Actor | None = actor
@@ -368,7 +371,7 @@ class ReviewService:
                                checkpoint_after=row["pending_checkpoint_id"], before={"status": row["status"]},
                                after={"status": row["status"]}, note=reason)
 
-    def notify(self, conn, kind: str, incident_id: str, *, event_key: str, facts: dict) -> None:
+    def notify(self, conn: Connection, kind: str, incident_id: str, *, event_key: str, facts: dict[str, Any]) -> None:
         """Write an event's notifications to the outbox inside the caller's transaction (no targets: none)."""
         targets = notify_targets()
         if not targets:
@@ -379,8 +382,8 @@ class ReviewService:
 
     # -- decisions -----------------------------------------------------------------------
     def approve(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-                expect_interrupt: str | None = None, note: str | None = None, edits: dict | None = None,
-                expect_proposal: str | None = None) -> dict:
+                expect_interrupt: str | None = None, note: str | None = None, edits: dict[str, Any] | None = None,
+                expect_proposal: str | None = None) -> dict[str, Any]:
         """Approve the pending analysis and its fix proposal (with `edits`: correct it first, audited as
         one change). The decision carries the proposal's hash; with `expect_proposal`, an approval of a
         proposal that is no longer the pending one is refused (StaleProposal, exit 3).
@@ -423,8 +426,8 @@ class ReviewService:
             raise StaleProposal(incident_id, expected, pending)
         return pending
 
-    def _approve_in_turn(self, incident_id: str, row: dict, who: Actor, *, expect: str | None,
-                         note: str | None, needed: int | None = None) -> dict:
+    def _approve_in_turn(self, incident_id: str, row: dict[str, Any], who: Actor, *, expect: str | None,
+                         note: str | None, needed: int | None = None) -> dict[str, Any]:
         expected = expect or row["pending_interrupt_id"]
         if expect is None and (row["status"] != "awaiting_approval" or not expected):
             raise NotAwaitingApproval(incident_id, row["status"])
@@ -454,7 +457,7 @@ class ReviewService:
                             set_status="analyzing", claim=claim)
 
     def reject(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-               reason: str, expect_interrupt: str | None = None) -> dict:
+               reason: str, expect_interrupt: str | None = None) -> dict[str, Any]:
         """Reject the pending analysis; the run ends without a fix (one reviewer suffices)."""
         with self._acting(incident_id, "reject", actor, reviewer) as who:
             reason = _required(reason, "a reason for the rejection")
@@ -462,21 +465,21 @@ class ReviewService:
                                 expect=expect_interrupt, set_status="analyzing")
 
     def revise(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-               feedback: str, expect_interrupt: str | None = None) -> dict:
+               feedback: str, expect_interrupt: str | None = None) -> dict[str, Any]:
         """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS times)."""
         with self._acting(incident_id, "revise", actor, reviewer) as who:
             feedback = _required(feedback, "feedback for the revision")
             return self._decide(incident_id, action="revise", actor=who, note=feedback,
                                 expect=expect_interrupt, set_status="in_revision")
 
-    def expire(self, incident_id: str, *, expect_interrupt: str | None = None, why: str | None = None) -> dict:
+    def expire(self, incident_id: str, *, expect_interrupt: str | None = None, why: str | None = None) -> dict[str, Any]:
         """Close a paused incident whose SLA and grace passed, through the gate, as `system`."""
         return self._decide(incident_id, action="expire", actor=SYSTEM, note=why or "SLA and grace passed",
                             expect=expect_interrupt, set_status="analyzing")
 
-    def _decide(self, incident_id: str, *, action: str, actor: Actor, note: str | None, expect: str | None,
-                set_status: str, edits: dict | None = None, claim: _Claim | None = None,
-                expect_proposal: str | None = None) -> dict:
+    def _decide(self, incident_id: str, *, action: Literal["approve", "reject", "revise", "expire"], actor: Actor, note: str | None, expect: str | None,
+                set_status: str, edits: dict[str, Any] | None = None, claim: _Claim | None = None,
+                expect_proposal: str | None = None) -> dict[str, Any]:
         reviewer = actor
         row = self.records.incident(incident_id)
         if action == "revise" and row["revisions"] >= MAX_REVISIONS:
@@ -529,7 +532,7 @@ class ReviewService:
 
     @contextlib.contextmanager
     def _audited_on_failure(self, claim: _Claim, *, action: str, reviewer: Actor, before: StateSnapshot,
-                            note: str | None = None, **audit):
+                            note: str | None = None, **audit: Any) -> Iterator[None]:
         """When the run fails after a person's change was written, audit the change (noting the
         failure), mark the run failed for the poller to retry, and re-raise."""
         try:
@@ -542,7 +545,7 @@ class ReviewService:
 
     # -- who is on it, and what people said ----------------------------------------------------
     def assign(self, incident_id: str, *, to: str, actor: Actor | None = None, reviewer: str | None = None,
-               note: str | None = None) -> dict:
+               note: str | None = None) -> dict[str, Any]:
         """Put a person on an open incident ("on it: ann"); audited, with `note` (why) when given."""
         with self._acting(incident_id, "assign", actor, reviewer) as who:
             assignee = _required(to, "who to assign (--to)")
@@ -555,7 +558,7 @@ class ReviewService:
                 note=(note or "").strip() or None))
         return self.document(incident_id)
 
-    def unassign(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None) -> dict:
+    def unassign(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None) -> dict[str, Any]:
         """Take the incident off whoever had it; audited."""
         with self._acting(incident_id, "unassign", actor, reviewer) as who:
             row = self.records.incident(incident_id)
@@ -564,7 +567,7 @@ class ReviewService:
                 checkpoint_before=row["pending_checkpoint_id"], checkpoint_after=row["pending_checkpoint_id"]))
         return self.document(incident_id)
 
-    def comment(self, incident_id: str, *, text: str, actor: Actor | None = None, reviewer: str | None = None) -> dict:
+    def comment(self, incident_id: str, *, text: str, actor: Actor | None = None, reviewer: str | None = None) -> dict[str, Any]:
         """Add a plain-text comment to the incident (stored, in the document and the audit)."""
         with self._acting(incident_id, "comment", actor, reviewer) as who:
             text = _required(text, "a comment's text")
@@ -578,14 +581,14 @@ class ReviewService:
                 before={}, after={"comments": "+1"}))
 
     # -- state edits -----------------------------------------------------------------------
-    def edit(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None, edits: dict,
-             as_node: str | None = None, expect_interrupt: str | None = None) -> dict:
+    def edit(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None, edits: dict[str, Any],
+             as_node: str | None = None, expect_interrupt: str | None = None) -> dict[str, Any]:
         """Correct fields of a paused incident; it stays paused at approval with a new interrupt."""
         with self._acting(incident_id, "edit", actor, reviewer) as who:
             return self._edit(incident_id, who, edits=edits, as_node=as_node, expect_interrupt=expect_interrupt)
 
-    def _edit(self, incident_id: str, reviewer: Actor, *, edits: dict, as_node: str | None,
-              expect_interrupt: str | None) -> dict:
+    def _edit(self, incident_id: str, reviewer: Actor, *, edits: dict[str, Any], as_node: str | None,
+              expect_interrupt: str | None) -> dict[str, Any]:
         check_edit_fields(edits)
         # by default the rule a fork follows: an edit of the analysis re-runs recommend and propose_fix
         as_node = as_node or history.edit_effect(edits, history.Flow.of(self.engine))["as_node"]
@@ -614,8 +617,8 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def _write_edit(self, incident_id: str, values: dict, *, as_node: str, reviewer: str,
-                    fields) -> tuple[str, str]:
+    def _write_edit(self, incident_id: str, values: dict[str, Any], *, as_node: str, reviewer: str,
+                    fields: Iterable[str]) -> tuple[str, str]:
         """Write validated values as a new `update` checkpoint and pause at the gate again.
 
         update_state on a paused thread keeps `next` at approval but drops the pending interrupt;
@@ -630,7 +633,7 @@ class ReviewService:
 
     # -- time travel -----------------------------------------------------------------------
     def replay(self, incident_id: str, *, checkpoint_id: str, actor: Actor | None = None,
-               reviewer: str | None = None, with_current_evidence: bool = False) -> dict:
+               reviewer: str | None = None, with_current_evidence: bool = False) -> dict[str, Any]:
         """Re-run from a past checkpoint (from the newest one: a re-run on the current branch; from an
         older one: a new branch); the gate fires again (no old answer reused). With
         `with_current_evidence`, the incident's stored events are merged in first (as the runner
@@ -640,7 +643,7 @@ class ReviewService:
                                 with_current_evidence=with_current_evidence)
 
     def _replay(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor,
-                with_current_evidence: bool = False) -> dict:
+                with_current_evidence: bool = False) -> dict[str, Any]:
         target, plan = self._replayable(incident_id, checkpoint_id, with_current_evidence=with_current_evidence)
         claim = self._claim_any(incident_id)
         try:
@@ -661,12 +664,12 @@ class ReviewService:
         return self.incident(incident_id)
 
     def fork(self, incident_id: str, *, checkpoint_id: str, actor: Actor | None = None, reviewer: str | None = None,
-             edits: dict) -> dict:
+             edits: dict[str, Any]) -> dict[str, Any]:
         """Branch from a past checkpoint with edited values and run the branch to the gate."""
         with self._acting(incident_id, "fork", actor, reviewer) as who:
             return self._fork(incident_id, checkpoint_id=checkpoint_id, reviewer=who, edits=edits)
 
-    def _fork(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor, edits: dict) -> dict:
+    def _fork(self, incident_id: str, *, checkpoint_id: str, reviewer: Actor, edits: dict[str, Any]) -> dict[str, Any]:
         """Branch from a past checkpoint with edited values and run the branch to the gate.
 
         The audit's before/after hold the edited fields as they were at that checkpoint and as
@@ -686,7 +689,7 @@ class ReviewService:
         try:
             before = self.graph.get_state(thread_config(incident_id))
             edited = state.model_copy(update=values)
-            audit = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
+            audit: dict[str, Any] = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
                               + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
@@ -701,8 +704,8 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def _replayable(self, incident_id: str, checkpoint_id: str, *, edits: dict | None = None,
-                    with_current_evidence: bool = False) -> tuple[StateSnapshot, dict]:
+    def _replayable(self, incident_id: str, checkpoint_id: str, *, edits: dict[str, Any] | None = None,
+                    with_current_evidence: bool = False) -> tuple[StateSnapshot, dict[str, Any]]:
         self.records.incident(incident_id)
         line = history.lineage(self.engine, incident_id)
         target = history.snapshot_at(self.engine, incident_id, checkpoint_id, line)
@@ -714,7 +717,7 @@ class ReviewService:
         return target, plan
 
     # -- guards ------------------------------------------------------------------------------
-    def _claim_paused(self, incident_id: str, row: dict, *, expect: str | None, set_status: str) -> _Claim:
+    def _claim_paused(self, incident_id: str, row: dict[str, Any], *, expect: str | None, set_status: str) -> _Claim:
         """Claim an incident paused at approval with the interrupt the reviewer saw (or the current one)."""
         if row["claim_owner"] and self._recover_dead_claim(incident_id):
             row = self.records.incident(incident_id)
@@ -797,7 +800,7 @@ class ReviewService:
         return NotAwaitingApproval(incident_id, "awaiting_approval, but another reviewer or the pipeline "
                                                 "is acting on it right now")
 
-    def _paused_snapshot(self, incident_id: str, expected: str) -> StateSnapshot:
+    def _paused_snapshot(self, incident_id: str, expected: str | None) -> StateSnapshot:
         """The checkpoint must agree with the record: paused at approval on the expected interrupt."""
         snap = self._require_paused(incident_id)
         pending = snap.interrupts[0].id

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.errors import IncidentNotFound
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
-from pipeline.store.sql import placeholders
+from pipeline.store.sql import Connection, Row, placeholders
 
 
 # letters that render as nothing (Hangul fillers, the braille blank) but are not format characters
@@ -37,20 +38,20 @@ class Turn:
     person already approved it), `partial` (recorded, more needed) or `complete` (claim taken)."""
 
     kind: str
-    approvals: list[dict] = field(default_factory=list)
+    approvals: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rows(conn, incident_id: str, interrupt_id: str) -> list[dict]:
+def _rows(conn: Connection, incident_id: str, interrupt_id: str) -> list[dict[str, Any]]:
     rows = conn.execute("SELECT actor_id, actor_name, auth, at FROM approvals WHERE incident_id = $1 AND interrupt_id = $2"
                         " ORDER BY at, actor_id", (incident_id, interrupt_id)).fetchall()
     return [approval(r) for r in rows]
 
 
-def approval(row) -> dict:
+def approval(row: Row) -> dict[str, Any]:
     return {"by": row["actor_id"], "name": row["actor_name"], "auth": row["auth"], "at": row["at"]}
 
 
-def approvals_for(records: Records, incident_id: str, interrupt_id: str | None) -> list[dict]:
+def approvals_for(records: Records, incident_id: str, interrupt_id: str | None) -> list[dict[str, Any]]:
     """The approvals that count for an interrupt, oldest first."""
     if not interrupt_id:
         return []
@@ -69,10 +70,10 @@ def approved_in_part(records: Records, incident_ids: list[str]) -> set[str]:
     return {r["incident_id"] for r in found}
 
 
-def approvals_of(records: Records, rows: list[dict]) -> dict[str, list[dict]]:
+def approvals_of(records: Records, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """For inbox rows: incident_id -> approvals of its pending interrupt (one query per page)."""
     keys = [(r["incident_id"], r["pending_interrupt_id"]) for r in rows if r.get("pending_interrupt_id")]
-    out: dict[str, list[dict]] = {r["incident_id"]: [] for r in rows}
+    out: dict[str, list[dict[str, Any]]] = {r["incident_id"]: [] for r in rows}
     if not keys:
         return out
     ids = sorted({k[0] for k in keys})
@@ -86,7 +87,7 @@ def approvals_of(records: Records, rows: list[dict]) -> dict[str, list[dict]]:
 
 
 def take_turn(records: Records, incident_id: str, *, interrupt_id: str, actor_id: str, actor_name: str, auth: str,
-              needed: int, owner: str, set_status: str, audit: dict) -> Turn:
+              needed: int, owner: str, set_status: str, audit: dict[str, Any]) -> Turn:
     """Count one approval of `interrupt_id` by `actor_id` (see the module docstring).
 
     `audit` holds add_audit's arguments for a partial approval (its before/after get the

@@ -2,12 +2,14 @@
 in the same transaction."""
 from __future__ import annotations
 
+from typing import Any
+
 from pipeline.clock import iso
 from pipeline.errors import IncidentNotFound
 from pipeline.store.records import Records
 
 
-def set_assignee(records: Records, incident_id: str, assignee: str | None, *, audit: dict) -> str | None:
+def set_assignee(records: Records, incident_id: str, assignee: str | None, *, audit: dict[str, Any]) -> str | None:
     """Assign (or, with None, unassign) the incident; returns who had it before."""
     stamp = iso(records.clock.now())
     with records.transaction() as conn:
@@ -18,11 +20,12 @@ def set_assignee(records: Records, incident_id: str, assignee: str | None, *, au
                      (assignee, stamp if assignee else None, incident_id))
         records.add_audit(conn=conn, **{**audit, "before": {"assignee": row["assignee"]},
                                         "after": {"assignee": assignee}})
-        return row["assignee"]
+        previous: str | None = row["assignee"]
+        return previous
 
 
 def add_comment(records: Records, incident_id: str, *, author: str, author_name: str, auth: str, text: str,
-                audit: dict) -> dict:
+                audit: dict[str, Any]) -> dict[str, Any]:
     """Store a plain-text comment (rendered inert by the UI) and audit it; returns it."""
     stamp = iso(records.clock.now())
     with records.transaction() as conn:
@@ -35,7 +38,7 @@ def add_comment(records: Records, incident_id: str, *, author: str, author_name:
     return {"id": comment_id, "by": author, "name": author_name, "auth": auth, "text": text, "at": stamp}
 
 
-def comments(records: Records, incident_id: str, *, limit: int = 200) -> list[dict]:
+def comments(records: Records, incident_id: str, *, limit: int = 200) -> list[dict[str, Any]]:
     """The incident's comments, oldest first."""
     rows = records.query("SELECT id, author, author_name, auth, text, at FROM comments WHERE incident_id = $1"
                          " ORDER BY id LIMIT $2", (incident_id, limit))

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Iterable
+from typing import Any, Iterable
 
 from pipeline.clock import iso
 from pipeline.errors import BacktestNotFound
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
-from pipeline.store.sql import Params, placeholders
+from pipeline.store.sql import Params, Row, placeholders
 
 RESULT_COLUMNS = ("incident_id", "checkpoint_id", "outcome", "human_decision", "human_edit", "human_category",
                   "old_category", "new_category", "old_confidence", "new_confidence", "old_root_cause",
@@ -52,7 +52,7 @@ def create(records: Records, *, backtest_id: str, candidate: str, candidate_key:
                       iso(records.clock.now()), "running", owner))
 
 
-def claim_unfinished(records: Records, *, candidate_key: str, owner: str, backtest_id: str | None = None) -> dict | None:
+def claim_unfinished(records: Records, *, candidate_key: str, owner: str, backtest_id: str | None = None) -> dict[str, Any] | None:
     """Take over an unfinished backtest (by id, or the newest of the same candidate and selection)
     whose worker is gone; None when there is none free. Compare-and-set in one transaction, so
     two workers never take the same one."""
@@ -74,7 +74,7 @@ def claim_unfinished(records: Records, *, candidate_key: str, owner: str, backte
         return None
 
 
-def add_result(records: Records, backtest_id: str, result: dict) -> bool:
+def add_result(records: Records, backtest_id: str, result: dict[str, Any]) -> bool:
     """Record one incident's result; False when the backtest already has it."""
     values = [json.dumps(result.get(c) or {}) if c in _JSON_COLUMNS else result.get(c) for c in RESULT_COLUMNS]
     with records.transaction() as conn:
@@ -101,7 +101,7 @@ def release(records: Records, backtest_id: str, owner: str) -> None:
         conn.execute("UPDATE backtests SET owner = NULL WHERE backtest_id = $1 AND owner = $2", (backtest_id, owner))
 
 
-def backtest(records: Records, backtest_id: str) -> dict:
+def backtest(records: Records, backtest_id: str) -> dict[str, Any]:
     rows = records.query("SELECT * FROM backtests WHERE backtest_id = $1", (backtest_id,))
     if not rows:
         raise BacktestNotFound(backtest_id)
@@ -111,7 +111,7 @@ def backtest(records: Records, backtest_id: str) -> dict:
     return out
 
 
-def backtests(records: Records, *, limit: int = 50) -> list[dict]:
+def backtests(records: Records, *, limit: int = 50) -> list[dict[str, Any]]:
     """Backtests newest first, with how many incidents each has done (no selection lists)."""
     rows = records.query("SELECT b.backtest_id, b.candidate, b.total, b.started_at, b.finished_at, b.status,"
                          " (SELECT count(*) FROM backtest_results r WHERE r.backtest_id = b.backtest_id) AS done"
@@ -119,7 +119,7 @@ def backtests(records: Records, *, limit: int = 50) -> list[dict]:
     return [dict(r) for r in rows]
 
 
-def results(records: Records, backtest_id: str) -> list[dict]:
+def results(records: Records, backtest_id: str) -> list[dict[str, Any]]:
     rows = records.query(f"SELECT {', '.join(RESULT_COLUMNS)}, created_at FROM backtest_results"
                          " WHERE backtest_id = $1 ORDER BY incident_id", (backtest_id,))
     out = []
@@ -143,7 +143,7 @@ def prune_before(records: Records, cutoff: datetime) -> int:
         return len(old)
 
 
-def _backtest(row) -> dict:
+def _backtest(row: Row) -> dict[str, Any]:
     out = dict(row)
     out["selection"] = json.loads(out["selection"])
     return out

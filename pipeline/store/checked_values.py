@@ -13,8 +13,9 @@ objects, so the check is a type walk, not a second parse.
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.types import Interrupt
 from pydantic import TypeAdapter, ValidationError
 
@@ -22,12 +23,14 @@ from pipeline.errors import InvalidCheckpoint
 from pipeline.state import IncidentState
 
 INTERRUPT = "__interrupt__"
+_Found = TypeVar("_Found", bound=CheckpointTuple | None)
 
 
 @functools.lru_cache(maxsize=None)
-def _adapter(name: str) -> TypeAdapter:
+def _adapter(name: str) -> TypeAdapter[Any]:
     info = IncidentState.model_fields[name]
-    return TypeAdapter(Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation)
+    return TypeAdapter(Annotated[(info.annotation, *info.metadata)]  # type: ignore[arg-type]  # every field is annotated
+                       if info.metadata else info.annotation)
 
 
 def _fits(name: str, value: Any) -> str | None:
@@ -44,7 +47,7 @@ def _fits(name: str, value: Any) -> str | None:
     return None
 
 
-def check(found, *, incident_id: str | None = None):
+def check(found: _Found, *, incident_id: str | None = None) -> _Found:
     """The checkpoint tuple (or None) as read, once every value of it fits; else InvalidCheckpoint."""
     if found is None:
         return found

@@ -17,7 +17,7 @@ import threading
 
 import zstandard
 from collections import OrderedDict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -114,16 +114,17 @@ class ValuesSerde(OwnAllowlistSerde):
     """The strict serializer (its allowlist our own, never widened by LangGraph), reading checkpoints and writes stored as digests from the values table through `fetch` (on
     the saver's connection); it writes as the strict serializer does."""
 
-    def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], **options):
+    def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], **options: Any):
         super().__init__(**options)
         self.fetch = fetch
 
     def plain_loads(self, data: tuple[str, bytes]) -> Any:
         return super().loads_typed(data)
 
-    def stored_checkpoint(self, kind: str, blob: bytes) -> dict:
+    def stored_checkpoint(self, kind: str, blob: bytes) -> dict[str, Any]:
         """A row of CHECKPOINT_TYPES as stored: its inline values, and digests in `channel_refs`."""
-        return self.plain_loads(("msgpack", _inflate(blob, kind) if kind == PACKED_VALUES_TYPE else blob))
+        stored: dict[str, Any] = self.plain_loads(("msgpack", _inflate(blob, kind) if kind == PACKED_VALUES_TYPE else blob))
+        return stored
 
     def stored_value(self, thread_id: str, value_hash: bytes) -> Any:
         kind, blob = self.fetch(thread_id, value_hash)
@@ -145,7 +146,7 @@ class ValuesSerde(OwnAllowlistSerde):
 
 
 def encode_checkpoint(serde: ValuesSerde, cache: ValueCache, thread_id: str,
-                      checkpoint: dict) -> tuple[str, bytes, list[tuple]]:
+                      checkpoint: Mapping[str, Any]) -> tuple[str, bytes, list[tuple[Any, ...]]]:
     """(type, bytes) of a checkpoint row and the value rows it references."""
     inline, refs, rows = {}, {}, []
     for channel, value in (checkpoint.get("channel_values") or {}).items():
@@ -169,7 +170,7 @@ def _small(value: Any) -> bool:
         isinstance(value, (str, bytes)) and len(value) <= INLINE_MAX // 4)
 
 
-def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: Any) -> tuple[str, bytes, tuple | None]:
+def encode_write(serde: ValuesSerde, cache: ValueCache, thread_id: str, value: Any) -> tuple[str, bytes, tuple[Any, ...] | None]:
     """(type, bytes) of a pending write's value and the value row it references, if any."""
     if _small(value):
         return (*serde.dumps_typed(value), None)

@@ -11,10 +11,14 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Collection, Iterator, Mapping, Sequence, TypeVar, cast
+
+from langchain_core.runnables import RunnableConfig
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.checkpoint.base import WRITES_IDX_MAP, get_checkpoint_metadata
+from langgraph.checkpoint.base import (WRITES_IDX_MAP, BaseCheckpointSaver, ChannelVersions, Checkpoint,
+                                       CheckpointMetadata, CheckpointTuple, DeltaChannelHistory,
+                                       get_checkpoint_metadata)
 from langgraph.checkpoint.base import id as checkpoint_ids
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -65,9 +69,10 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and file
         # values larger than a few hundred bytes are stored once per thread (checkpoint_values.py)
         self.values = ValueCache()
+        self.serde: ValuesSerde
         self._holding = threading.local()
         serde = ValuesSerde(fetch=self._fetch_value, pickle_fallback=False, allowed_msgpack_modules=allowlist())
-        super().__init__(None, serde=serde)  # type: ignore[arg-type]  - `conn` opens lazily
+        super().__init__(None, serde=serde)  # type: ignore[arg-type]  # `conn` opens lazily (LazyConnection)
 
     def _open(self) -> sqlite3.Connection:
         conn = None
@@ -128,7 +133,7 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def get_next_version(self, current, channel):
+    def get_next_version(self, current: str | None, channel: None) -> str:
         """SqliteSaver's channel versions, shorter: 8 digits and 6 random hex digits instead of
         32 and 16 (every checkpoint row holds a version per channel, twice: a third of its bytes).
         They order as before and after the long ones (the number comes first and only grows: a
@@ -141,12 +146,12 @@ class CheckpointStore(LazyConnection, SqliteSaver):
             number = int(current.split(".")[0])
         return f"{number + 1:08}.{random.getrandbits(24):06x}"
 
-    def with_allowlist(self, extra_allowlist):
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> BaseCheckpointSaver[str]:
         # the compiled graph runs on this clone (its serializer's allowlist widened); its values
         # are read on its own connection, not by opening the original's
         clone = super().with_allowlist(extra_allowlist)
         if clone is not self and isinstance(clone.serde, ValuesSerde):
-            clone.serde.fetch = clone._fetch_value
+            clone.serde.fetch = cast(CheckpointStore, clone)._fetch_value  # a copy.copy of self
         return clone
 
     def _fetch_value(self, thread_id: str, value_hash: bytes) -> tuple[str, bytes]:
@@ -160,19 +165,20 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def get(self, config):
+    def get(self, config: RunnableConfig) -> Checkpoint | None:
         try:
             return super().get(config)
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def get_tuple(self, config):
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         try:
             return ids_after(checked_values.check(super().get_tuple(config)))
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def list(self, config, *, filter=None, before=None, limit=None):
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
         # a generator: the errors come while the caller iterates, and closing it releases the lock
         try:
             for found in super().list(config, filter=filter, before=before, limit=limit):
@@ -180,7 +186,8 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def put(self, config, checkpoint, metadata, new_versions):
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
         # SqliteSaver.put, with the larger values stored once (checkpoint_values.py)
         configurable = config["configurable"]
         thread_id, checkpoint_ns = str(configurable["thread_id"]), configurable["checkpoint_ns"]
@@ -200,7 +207,8 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
                                  "checkpoint_id": checkpoint["id"]}}
 
-    def put_writes(self, config, writes, task_id, task_path=""):
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
         # SqliteSaver.put_writes, with the larger values stored once (checkpoint_values.py)
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
@@ -221,7 +229,7 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def delete_thread(self, thread_id):
+    def delete_thread(self, thread_id: str) -> None:
         try:
             super().delete_thread(thread_id)
             with self.cursor() as cur:
@@ -229,7 +237,8 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         except sqlite3.Error as exc:
             raise self.translated(exc) from exc
 
-    def get_delta_channel_history(self, *, config, channels):
+    def get_delta_channel_history(self, *, config: RunnableConfig,
+                                  channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
         try:
             return super().get_delta_channel_history(config=config, channels=channels)
         except sqlite3.Error as exc:
@@ -268,7 +277,7 @@ def saver_for(path: Path | str) -> CheckpointStore:
             if backend.is_postgres(path):
                 from pipeline.store.pg_checkpoints import PostgresCheckpointStore
 
-                _savers[key] = PostgresCheckpointStore(key)  # type: ignore[assignment]  - same public methods
+                _savers[key] = PostgresCheckpointStore(key)  # type: ignore[assignment]  # the same public methods
             else:
                 _savers[key] = CheckpointStore(path)
         return _savers[key]
@@ -306,7 +315,7 @@ def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str
 SPECIAL_CHANNELS = ("__interrupt__", "__resume__", "__error__", "__scheduled__")
 
 
-def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = None) -> list[dict]:
+def checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None = None) -> list[dict[str, Any]]:
     """The checkpoints of a thread, oldest first, read without deserialising a state: id, parent
     id, source and step (its metadata), the nodes whose writes are pending on it (`ran`: finished
     tasks, by node name; `parent_ran` the same of its parent: what ran to make it), whether an interrupt was raised there (`raised`, with its `interrupts`
@@ -342,13 +351,13 @@ def history_sql(*, newest: bool, postgres: bool) -> tuple[str, str]:
     return checkpoints_sql, writes_sql
 
 
-def history_ids(rows: list) -> list[str]:
+def history_ids(rows: list[tuple[Any, ...]]) -> list[str]:
     """The checkpoints whose pending writes the history reads: those listed and their parents
     (what ran to make them)."""
     return sorted({cid for cid, _, _ in rows} | {pid for _, pid, _ in rows if pid})
 
 
-def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int | None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     checkpoints_sql, writes_sql = history_sql(newest=bool(newest), postgres=False)
     with saver.cursor(transaction=False) as cur:  # holds the saver's lock
         cur.execute(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
@@ -362,9 +371,10 @@ def _sqlite_checkpoint_rows(saver: SqliteSaver, thread_id: str, *, newest: int |
     return rows, writes
 
 
-def _history_rows(saver, rows: list, writes: list) -> list[dict]:
+def _history_rows(saver: BaseCheckpointSaver[str], rows: list[tuple[Any, ...]],
+                  writes: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     shown = {cid for cid, _, _ in rows}
-    tasks: dict[str, dict[str, dict]] = {}
+    tasks: dict[str, dict[str, dict[str, Any]]] = {}
     for cid, task_id, task_path, channel, kind, value in writes:
         task = tasks.setdefault(cid, {}).setdefault(task_id, {"node": _node_of(task_path), "result": False,
                                                               "raised": False, "interrupts": []})
@@ -375,7 +385,7 @@ def _history_rows(saver, rows: list, writes: list) -> list[dict]:
         elif channel not in SPECIAL_CHANNELS:
             task["result"] = True
     def ran(cid: str | None) -> list[str]:
-        return sorted({t["node"] for t in tasks.get(cid, {}).values() if t["result"] and t["node"]})
+        return sorted({t["node"] for t in tasks.get(cid or "", {}).values() if t["result"] and t["node"]})
 
     out = []
     for cid, pid, metadata in rows:
@@ -403,9 +413,10 @@ def created_at(checkpoint_id: str) -> str:
 
 _GREGORIAN = datetime(1582, 10, 15, tzinfo=timezone.utc)
 _id_clock_lock = threading.Lock()
+_Found = TypeVar("_Found", bound=CheckpointTuple | None)
 
 
-def ids_after(found):
+def ids_after(found: _Found) -> _Found:
     """The checkpoint tuple read (or None), after moving this process's checkpoint-id clock past it.
 
     A thread's newest checkpoint is the one with the greatest id (both savers order by it), and
@@ -424,18 +435,19 @@ def ids_after(found):
         if made.version == 6:
             with _id_clock_lock:
                 if (checkpoint_ids._last_v6_timestamp or 0) < made.time:
-                    checkpoint_ids._last_v6_timestamp = made.time
+                    checkpoint_ids._last_v6_timestamp = made.time  # type: ignore[assignment]  # typed None, holds an int
     return found
 
 
-def _metadata(blob) -> dict:
+def _metadata(blob: str | bytes | dict[str, Any] | None) -> dict[str, Any]:
     # SqliteSaver stores metadata as JSON text (bytes); a few hundred bytes, never the state
     if blob is None:
         return {}
     if isinstance(blob, dict):
         return blob  # PostgresSaver's jsonb column, read as a dict
     try:
-        return json.loads(blob)
+        metadata: dict[str, Any] = json.loads(blob)
+        return metadata
     except (TypeError, ValueError):
         return {}
 
@@ -445,7 +457,8 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
     """Delete a thread's checkpoints (and their pending writes) except `keep`; returns how many
     went. One transaction under the saver's lock, so no run reads a half-pruned thread."""
     if getattr(saver, "postgres", False):
-        return saver.prune_thread_except(thread_id, keep=keep)  # type: ignore[attr-defined]
+        pruned: int = saver.prune_thread_except(thread_id, keep=keep)  # type: ignore[attr-defined]
+        return pruned
     with saver.lock:
         conn = saver.conn
         ids = [r[0] for r in conn.execute("SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?", (thread_id,))]
@@ -463,12 +476,13 @@ def prune_thread(saver: SqliteSaver, thread_id: str, *, keep: set[str]) -> int:
         return len(gone)
 
 
-def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+def compact_checkpoint(saver: CheckpointStore, thread_id: str, checkpoint_id: str, *, cleared: dict[str, Any]) -> bool:
     """Rewrite a kept checkpoint with some channels set to the given values (retention empties the
     log window: the records store has those events); its id, parent and metadata stay. False
     when the checkpoint is not there."""
     if getattr(saver, "postgres", False):
-        return saver.compact(thread_id, checkpoint_id, cleared=cleared)  # type: ignore[attr-defined]
+        compacted: bool = saver.compact(thread_id, checkpoint_id, cleared=cleared)  # type: ignore[attr-defined]
+        return compacted
     with saver.lock:
         row = saver.conn.execute("SELECT parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints"
                                  " WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
@@ -482,7 +496,7 @@ def compact_checkpoint(saver: SqliteSaver, thread_id: str, checkpoint_id: str, *
     if not changed:
         return True
     checkpoint["channel_values"] = {**values, **changed}
-    rows: list[tuple] = []
+    rows: list[tuple[Any, ...]] = []
     if isinstance(saver.serde, ValuesSerde):
         new_kind, new_blob, rows = checkpoint_values.encode_checkpoint(saver.serde, saver.values, thread_id, checkpoint)
     else:
@@ -566,10 +580,11 @@ _ANY = {"sqlite": "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_
         "postgres": "SELECT 1 FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = '' LIMIT 1"}
 
 
-def _rows(saver: CheckpointStore, sql: dict[str, str], params: tuple) -> list[tuple]:
+def _rows(saver: CheckpointStore, sql: dict[str, str], params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
     """One of the queries above, in the saver's own dialect."""
     if getattr(saver, "postgres", False):
-        return saver.rows(sql["postgres"], params)  # type: ignore[attr-defined]
+        found: list[tuple[Any, ...]] = saver.rows(sql["postgres"], params)  # type: ignore[attr-defined]
+        return found
     with saver.cursor(transaction=False) as cur:
         cur.execute(sql["sqlite"], params)
         return [tuple(r) for r in cur.fetchall()]

@@ -3,6 +3,7 @@ CLI's `list`, a page that never shows history) never opens the checkpoint store.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 
 class LazyConnection:
@@ -10,11 +11,11 @@ class LazyConnection:
     `close()`. LangGraph's savers assign `conn` in their `__init__`; call `_lazy()` before that."""
 
     def _lazy(self) -> None:
-        self._conn = None
+        self._conn: Any = None
         self._open_lock = threading.Lock()
 
     @property
-    def conn(self):
+    def conn(self) -> Any:  # the saver's driver connection (sqlite3 or psycopg), as LangGraph types it
         if self._conn is None:
             with self._open_lock:
                 if self._conn is None:
@@ -22,7 +23,7 @@ class LazyConnection:
         return self._conn
 
     @conn.setter
-    def conn(self, value) -> None:
+    def conn(self, value: Any) -> None:
         self._conn = value
 
     @property
@@ -36,7 +37,7 @@ class LazyConnection:
                 self._conn = None
                 self._closed()
 
-    def _open(self):
+    def _open(self) -> Any:
         raise NotImplementedError
 
     def _closed(self) -> None:

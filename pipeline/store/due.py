@@ -18,7 +18,7 @@ in the SQL text so the partial indexes (migration 6) match on both stores.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Iterator
+from typing import Any, Iterator
 
 from pipeline.clock import iso
 from pipeline.store.records import Records
@@ -37,8 +37,8 @@ _OPENED = {
 }
 
 
-def batch(records: Records, kind: str, *, after: list | None, merge_delay: float = 0.0,
-          limit: int = BATCH) -> tuple[list[str], list | None]:
+def batch(records: Records, kind: str, *, after: list[Any] | None, merge_delay: float = 0.0,
+          limit: int = BATCH) -> tuple[list[str], list[Any] | None]:
     """One batch of a kind: (incident ids due now, the cursor of the next batch or None when this
     was the last). A batch may hold fewer ids than `limit` and still have a next one (merge: the
     evidence's incident moved on meanwhile)."""
@@ -71,7 +71,7 @@ def due_incidents(records: Records, *, merge_delay: float = 0.0, limit: int = BA
     taken the last one's ids; an incident comes once per call even if it turns due again."""
     seen: set[str] = set()
     for kind in KINDS:
-        after: list | None = None
+        after: list[Any] | None = None
         while True:
             ids, after = batch(records, kind, after=after, merge_delay=merge_delay, limit=limit)
             for incident_id in ids:

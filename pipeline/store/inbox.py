@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from pipeline.clock import iso
 from pipeline.store.records import Records
@@ -41,7 +41,7 @@ def dead_letter_count(records: Records) -> int:
     return int(records.query("SELECT count(*) AS n FROM dead_letters")[0]["n"])
 
 
-def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list[dict]:
+def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list[dict[str, Any]]:
     """Events stored and incidents opened per time bucket (minute or hour, UTC) since `since`."""
     width = {"minute": 16, "hour": 13}[bucket]
     stamp = iso(since)
@@ -49,7 +49,7 @@ def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list
                            " WHERE stored_at >= $1 GROUP BY bucket", (stamp,))
     opened = records.query(f"SELECT substr(created_at, 1, {width}) AS bucket, count(*) AS n FROM incidents"
                            " WHERE created_at >= $1 GROUP BY bucket", (stamp,))
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for kind, rows in (("events", events), ("incidents", opened)):
         for r in rows:
             out.setdefault(r["bucket"], {"bucket": r["bucket"], "events": 0, "incidents": 0})[kind] = r["n"]
@@ -59,7 +59,7 @@ def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list
 DECISIONS = ("approve", "reject", "revise")
 
 
-def decisions(records: Records, since: datetime | None = None) -> list[dict]:
+def decisions(records: Records, since: datetime | None = None) -> list[dict[str, Any]]:
     """Reviewer decisions (approve / reject / revise), oldest first, with how long the incident had
     waited since it was opened and its severity."""
     p = Params()

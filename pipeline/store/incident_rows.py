@@ -7,16 +7,18 @@ mean (which event opens an incident, when a closed one reopens, its SLA) is deci
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pipeline.clock import iso
 from pipeline.state import LogEvent
-from pipeline.store.sql import GREATEST, LEAST, Params
+from pipeline.store.sql import GREATEST, LEAST, Connection, Params
 
 
-def has_event(conn, event_id: str) -> bool:
+def has_event(conn: Connection, event_id: str) -> bool:
     return conn.execute("SELECT 1 FROM events WHERE event_id = $1", (event_id,)).fetchone() is not None
 
 
-def stored_event_ids(conn, event_ids: list[str], *, chunk: int = 500) -> set[str]:
+def stored_event_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
     """Which of these event ids are stored already (one query per `chunk` ids)."""
     found: set[str] = set()
     for start in range(0, len(event_ids), chunk):
@@ -27,12 +29,12 @@ def stored_event_ids(conn, event_ids: list[str], *, chunk: int = 500) -> set[str
     return found
 
 
-def has_content_ids(conn) -> bool:
+def has_content_ids(conn: Connection) -> bool:
     """Whether events may be stored under their content's id (schema 6 on: see store_meta)."""
     return conn.execute("SELECT 1 FROM store_meta WHERE key = 'content_ids'").fetchone() is not None
 
 
-def insert_events(conn, events: list[tuple[LogEvent, str | None]], *, stamp: str) -> None:
+def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *, stamp: str) -> None:
     """Store events, each with the incident it joined (None: context for log windows), in one statement."""
     if not events:
         return
@@ -46,7 +48,7 @@ def insert_events(conn, events: list[tuple[LogEvent, str | None]], *, stamp: str
     )
 
 
-def count_events(conn, incident_id: str, *, added: int, first: str, last: str, stamp: str) -> None:
+def count_events(conn: Connection, incident_id: str, *, added: int, first: str, last: str, stamp: str) -> None:
     """`added` more events of the incident, from `first` to `last`: its count and first/last seen follow."""
     conn.execute(
         "UPDATE incidents SET event_count = event_count + $1,"
@@ -56,7 +58,7 @@ def count_events(conn, incident_id: str, *, added: int, first: str, last: str, s
     )
 
 
-def newest_of_fingerprints(conn, fingerprints: list[str]) -> dict | None:
+def newest_of_fingerprints(conn: Connection, fingerprints: list[str]) -> dict[str, Any] | None:
     """The newest incident with one of these fingerprints (id, status, closed_at), or None."""
     p = Params()
     row = conn.execute(
@@ -67,11 +69,11 @@ def newest_of_fingerprints(conn, fingerprints: list[str]) -> dict | None:
     return dict(row) if row is not None else None
 
 
-def incident_exists(conn, incident_id: str) -> bool:
+def incident_exists(conn: Connection, incident_id: str) -> bool:
     return conn.execute("SELECT 1 FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone() is not None
 
 
-def insert_incident(conn, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
+def insert_incident(conn: Connection, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
                     first_seen: str, stamp: str, sla_deadline: str) -> None:
     """A new incident, analysing (the runner starts its run), its first event's time its first and last seen."""
     conn.execute(
@@ -82,7 +84,7 @@ def insert_incident(conn, *, incident_id: str, fingerprint: str, title: str, ser
     )
 
 
-def save_cursor(conn, source: str, value: str, stamp: str) -> None:
+def save_cursor(conn: Connection, source: str, value: str, stamp: str) -> None:
     conn.execute(
         "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
         " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -90,7 +92,7 @@ def save_cursor(conn, source: str, value: str, stamp: str) -> None:
     )
 
 
-def insert_dead_letter(conn, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
+def insert_dead_letter(conn: Connection, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
     """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
     is no news, but a different line at an offset used before (the file was rewritten or rotated
     under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
@@ -106,19 +108,19 @@ def insert_dead_letter(conn, *, source: str, position: str, reason: str, raw: st
     return 1
 
 
-def template_revision(conn) -> int:
+def template_revision(conn: Connection) -> int:
     """The revision of the miner's saved state (0: nothing saved yet)."""
     row = conn.execute("SELECT revision FROM template_state WHERE id = 1").fetchone()
     return row["revision"] if row else 0
 
 
-def template_state(conn) -> str | None:
+def template_state(conn: Connection) -> str | None:
     """The miner's saved state, as JSON text (None: nothing saved yet)."""
     row = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone()
     return row["state"] if row else None
 
 
-def save_template_state(conn, revision: int, state: str, stamp: str) -> None:
+def save_template_state(conn: Connection, revision: int, state: str, stamp: str) -> None:
     conn.execute(
         "INSERT INTO template_state(id, revision, state, updated_at) VALUES (1, $1, $2, $3)"
         " ON CONFLICT(id) DO UPDATE SET revision = excluded.revision, state = excluded.state,"

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 
+from typing import Any
+
 from pipeline.clock import iso
+from pipeline.store.records import Records
 
 
-def save_layout(records, *, source: str, file_identity: str, format: str, layout: dict) -> bool:
+def save_layout(records: Records, *, source: str, file_identity: str, format: str, layout: dict[str, Any]) -> bool:
     """Upsert a source's layout; False when the row already holds this file identity and layout."""
     text = json.dumps(layout, sort_keys=True, default=str)
     with records.transaction() as conn:
@@ -27,7 +30,7 @@ def save_layout(records, *, source: str, file_identity: str, format: str, layout
     return True
 
 
-def source_layouts(records) -> list[dict]:
+def source_layouts(records: Records) -> list[dict[str, Any]]:
     """Every source's layout, most recently learnt first."""
     rows = records.query("SELECT source, file_identity, format, layout, learned_at FROM source_layouts"
                          " ORDER BY learned_at DESC, source")

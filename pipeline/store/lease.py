@@ -19,21 +19,25 @@ from __future__ import annotations
 import threading
 import time
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
 
 from pipeline.clock import iso, parse_iso
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
+
+if TYPE_CHECKING:
+    from pipeline.store import postgres  # imported when a store is on PostgreSQL (psycopg)
 
 SCOPE = "data_dir"
 TAKEOVER_GRACE_SECONDS = 3.0
 
 _gone_since: dict[tuple[str, str], float] = {}  # (database URL, owner) -> when we saw it sessionless
 
-_sessions: dict[tuple[str, str], object] = {}  # (database URL, owner) -> its postgres.SessionLock
+_sessions: dict[tuple[str, str], postgres.SessionLock] = {}  # (database URL, owner) -> its lock
 _sessions_lock = threading.Lock()
 
 
-def _session(records: Records, owner: str):
+def _session(records: Records, owner: str) -> postgres.SessionLock:
     from pipeline.store import postgres
 
     with _sessions_lock:
@@ -49,8 +53,10 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
         row = conn.execute("SELECT owner, expires_at, acquired_at FROM poller_lease WHERE scope = $1",
                            (SCOPE,)).fetchone()
         if row is not None and row["owner"] != owner:
-            expired = parse_iso(row["expires_at"]) <= stamp
-            if not expired and (_may_still_work(conn, records, row["owner"]) if records.postgres
+            expires_at = parse_iso(row["expires_at"])
+            assert expires_at is not None  # NOT NULL
+            expired = expires_at <= stamp
+            if not expired and (_may_still_work(cast("postgres.Connection", conn), records, row["owner"]) if records.postgres
                                 else owner_alive(row["owner"])):
                 if records.postgres:
                     _session(records, owner).drop()  # the lock is the previous owner's to take back
@@ -76,7 +82,7 @@ def held(records: Records, owner: str) -> bool:
     return session is not None and session.held()
 
 
-def _may_still_work(conn, records: Records, previous: str) -> bool:
+def _may_still_work(conn: postgres.Connection, records: Records, previous: str) -> bool:
     """Whether an owner whose lock is free may still be in the middle of a step: its process runs
     (as far as this host can tell: one of ours that is gone is gone) and has sessions on the
     server, or lost them less than TAKEOVER_GRACE_SECONDS ago."""
@@ -122,7 +128,7 @@ def _holds_session_lock(records: Records, owner: str) -> bool:
         raise StorageError(f"poller lease: {backend.redacted(exc, records.path)}") from exc
 
 
-def holder(records: Records) -> dict | None:
+def holder(records: Records) -> dict[str, Any] | None:
     """Who holds the lease, for which source and until when (None when free)."""
     rows = records.query("SELECT owner, source, acquired_at, renewed_at, expires_at FROM poller_lease"
                          " WHERE scope = $1", (SCOPE,))
@@ -134,5 +140,7 @@ def holder(records: Records) -> dict | None:
 
         row["live"] = postgres.poller_lock_held(records.conn)  # type: ignore[arg-type]
     else:
-        row["live"] = parse_iso(row["expires_at"]) > records.clock.now() and owner_alive(row["owner"])
+        expires_at = parse_iso(row["expires_at"])
+        assert expires_at is not None  # NOT NULL
+        row["live"] = expires_at > records.clock.now() and owner_alive(row["owner"])
     return row

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.store.owners import owner_alive
 from pipeline.store.records import Records
-from pipeline.store.sql import Params
+from pipeline.store.sql import Connection, Params, Row
 
 STATUSES = ("pending", "sending", "sent", "failed", "dropped")
 
 
-def enqueue(conn, *, rows: list[dict], now: datetime) -> int:
+def enqueue(conn: Connection, *, rows: list[dict[str, Any]], now: datetime) -> int:
     """Write outbox rows (key, kind, incident_id, target_id, target_host, payload) inside the caller's
     transaction; a key already there is kept as it is. Returns how many were new."""
     added = 0
@@ -34,7 +35,7 @@ def enqueue(conn, *, rows: list[dict], now: datetime) -> int:
     return added
 
 
-def due(records: Records, *, limit: int, stale_after: float) -> list[dict]:
+def due(records: Records, *, limit: int, stale_after: float) -> list[dict[str, Any]]:
     """Rows to send now: pending and due, or left `sending` by a dead sender or for too long."""
     now = records.clock.now()
     rows = records.query(
@@ -93,7 +94,7 @@ def prune_delivered(records: Records, before: datetime) -> int:
         return conn.execute("DELETE FROM outbox WHERE status = 'sent' AND sent_at < $1", (iso(before),)).rowcount
 
 
-def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) -> list[dict]:
+def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
     """The newest outbox rows (for `notifications` and the operations page)."""
     sql, p = "SELECT * FROM outbox", Params()
     if incident_id:
@@ -102,7 +103,7 @@ def rows(records: Records, *, incident_id: str | None = None, limit: int = 200) 
     return [_row(r) for r in records.query(sql, p)]
 
 
-def _row(r) -> dict:
+def _row(r: Row) -> dict[str, Any]:
     d = dict(r)
     d["payload"] = json.loads(d["payload"])
     return d

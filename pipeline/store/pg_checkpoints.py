@@ -13,9 +13,12 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from functools import partial
-from typing import Iterator
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (ChannelVersions, Checkpoint, CheckpointMetadata, CheckpointTuple,
+                                       DeltaChannelHistory)
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
@@ -23,6 +26,8 @@ from pipeline.errors import CheckpointStoreError
 from pipeline.store import backend, checked_values, checkpoints, postgres
 from pipeline.store.checkpoints import serializer
 from pipeline.store.connection import LazyConnection
+
+T = TypeVar("T")
 
 SETUP_LOCK_KEY = 0x49495143  # advisory lock key around saver.setup() ("IIQC"), with the schema's
 
@@ -45,9 +50,9 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         self.path = backend.shown(url)  # what messages name
         self._lazy()
         self.lost_runs_checked = False  # see pipeline/engine/lost_runs.py: once per process and database
-        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  - `conn` opens lazily
+        super().__init__(None, serde=serializer())  # type: ignore[arg-type]  # `conn` opens lazily (LazyConnection)
 
-    def _open(self, *, retry_for: float = 0.0) -> psycopg.Connection:
+    def _open(self, *, retry_for: float = 0.0) -> psycopg.Connection[dict[str, Any]]:
         try:
             conn = postgres.open_session(self.url, "checkpoints", retry_for=retry_for, prepare_threshold=0,
                                          row_factory=dict_row)
@@ -72,13 +77,18 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         return conn
 
     @staticmethod
-    def _take_setup_lock(conn: psycopg.Connection) -> None:
+    def _take_setup_lock(conn: psycopg.Connection[dict[str, Any]]) -> None:
         """The setup lock of this schema, by trying: a session blocked in pg_advisory_lock is a
         running statement, whose snapshot the holder's CREATE INDEX CONCURRENTLY waits out, and
         three openers at once deadlocked so (the server aborted one)."""
         pause = 0.01
-        while not conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()[
-                "pg_try_advisory_lock"]:
+
+        def took() -> bool:
+            row = conn.execute(f"SELECT pg_try_advisory_lock(%s, {postgres.TENANT})", (SETUP_LOCK_KEY,)).fetchone()
+            assert row is not None  # a SELECT of one value
+            return bool(row["pg_try_advisory_lock"])
+
+        while not took():
             time.sleep(pause)
             pause = min(pause * 2, 0.2)
 
@@ -92,7 +102,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         """Whether the last failure was the connection going away (psycopg closes it then)."""
         return self._conn is not None and self._conn.closed
 
-    def _again(self, call):
+    def _again(self, call: Callable[[], T]) -> T:
         """`call()`; if the server dropped the connection, once more on a new one."""
         try:
             return call()
@@ -112,9 +122,9 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
             if self._conn is not None and self._conn.closed:
                 self._conn = self._open(retry_for=postgres.RECONNECT_SECONDS)
 
-    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Rows of a query on the saver's tables (`%s` placeholders), as tuples."""
-        def read() -> list[tuple]:
+        def read() -> list[tuple[Any, ...]]:
             with self._cursor() as cur:
                 cur.execute(sql, params)
                 return [tuple(r.values()) for r in cur.fetchall()]
@@ -122,7 +132,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         return self._again(read)
 
     # -- what pipeline/store/checkpoints.py reads and rewrites (history, retention), on our tables
-    def checkpoint_rows_raw(self, thread_id: str, *, newest: int | None) -> tuple[list, list]:
+    def checkpoint_rows_raw(self, thread_id: str, *, newest: int | None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
         path, channel, type, value) of their pending writes and their parents' (values only of
         interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
@@ -156,7 +166,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         except CheckpointStoreError as exc:
             raise CheckpointStoreError(f"checkpoint store: cannot prune {thread_id}: {exc.message}") from exc
 
-    def compact(self, thread_id: str, checkpoint_id: str, *, cleared: dict) -> bool:
+    def compact(self, thread_id: str, checkpoint_id: str, *, cleared: dict[str, Any]) -> bool:
         """checkpoints.compact_checkpoint here: the channel values live in checkpoint_blobs, one
         row per channel version (a kept checkpoint's versions are rewritten with the cleared value;
         other kept checkpoints sharing that version were cleared alike)."""
@@ -183,7 +193,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
 
     # -- the public methods, translated (as CheckpointStore.TRANSLATED)
     @contextmanager
-    def _cursor(self, *, pipeline: bool = False) -> Iterator:
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[psycopg.Cursor[dict[str, Any]]]:
         try:
             with super()._cursor(pipeline=pipeline) as cur:
                 yield cur
@@ -193,13 +203,14 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
     def setup(self) -> None:
         self.conn  # noqa: B018 - opening sets the tables up
 
-    def get(self, config):
+    def get(self, config: RunnableConfig) -> Checkpoint | None:
         return self._again(partial(super().get, config))
 
-    def get_tuple(self, config):
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return checkpoints.ids_after(checked_values.check(self._again(partial(super().get_tuple, config))))
 
-    def list(self, config, *, filter=None, before=None, limit=None):
+    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+             before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:
         yielded = False
         try:
             for item in super().list(config, filter=filter, before=before, limit=limit):
@@ -218,17 +229,20 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         except psycopg.Error as exc:
             raise self.translated(exc) from exc
 
-    def put(self, config, checkpoint, metadata, new_versions):
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
         return self._again(partial(super().put, config, checkpoint, metadata, new_versions))
 
-    def put_writes(self, config, writes, task_id, task_path=""):
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
         return self._again(partial(super().put_writes, config, writes, task_id, task_path))
 
-    def delete_thread(self, thread_id):
+    def delete_thread(self, thread_id: str) -> None:
         return self._again(partial(super().delete_thread, thread_id))
 
-    def prune(self, thread_ids, *, strategy: str = "keep_latest"):
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         return self._again(partial(super().prune, thread_ids, strategy=strategy))
 
-    def get_delta_channel_history(self, *, config, channels):
+    def get_delta_channel_history(self, *, config: RunnableConfig,
+                                  channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
         return self._again(partial(super().get_delta_channel_history, config=config, channels=channels))

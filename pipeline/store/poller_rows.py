@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from pipeline.clock import iso
 from pipeline.errors import UnknownColumn
@@ -77,18 +78,18 @@ def prune(records: Records, *, older_than: timedelta, gone_older_than: timedelta
     return dropped
 
 
-def pollers(records: Records) -> list[dict]:
+def pollers(records: Records) -> list[dict[str, Any]]:
     """Every poller row, the most recent heartbeat first."""
     return [dict(r) for r in records.query("SELECT * FROM pollers ORDER BY heartbeat_at DESC")]
 
 
-def source_stats(records: Records) -> dict[str, dict]:
+def source_stats(records: Records) -> dict[str, dict[str, Any]]:
     """source → its counters and last poll's facts."""
     return {r["source"]: dict(r) for r in records.query("SELECT * FROM source_stats")}
 
 
 def poll_series(records: Records, since: datetime | None = None, *, source: str | None = None,
-                limit: int) -> list[dict]:
+                limit: int) -> list[dict[str, Any]]:
     """One row per poll, oldest first (the newest `limit` rows since `since`)."""
     sql, p = "SELECT * FROM poll_metrics", Params()
     where = []

@@ -23,13 +23,17 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from typing import Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, SupportsIndex, TypeVar
 
 import psycopg
 from psycopg.rows import tuple_row
 
 from pipeline.store.owners import process_owner
 from pipeline.store.sql import POSTGRES
+from pipeline.store.sql import Row as AnyRow  # what the store reads of a row on either database
+
+if TYPE_CHECKING:
+    from pipeline.store.records import Records
 
 # advisory lock keys (two int4s: ours, and the tenant's schema, so tenants in one database, and
 # tests in schemas of their own, do not wait for each other): the records store's writer lock
@@ -45,13 +49,13 @@ _READS = ("SELECT", "WITH", "SHOW")
 T = TypeVar("T")
 
 
-class Row(tuple):
+class Row(tuple[Any, ...]):
     """A result row read by position or by column name, and `dict(row)`, like sqlite3.Row."""
 
     __slots__ = ()
     names: tuple[str, ...] = ()
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: SupportsIndex | slice | str) -> Any:  # a column name too, as sqlite3.Row
         if isinstance(key, str):
             return tuple.__getitem__(self, self.names.index(key))
         return tuple.__getitem__(self, key)
@@ -60,7 +64,7 @@ class Row(tuple):
         return list(self.names)
 
 
-def _row_factory(cursor: psycopg.Cursor):
+def _row_factory(cursor: psycopg.Cursor[Any]) -> Callable[[Sequence[Any]], Any]:
     if cursor.description is None:
         return tuple_row(cursor)
     names = tuple(c.name for c in cursor.description)
@@ -68,20 +72,26 @@ def _row_factory(cursor: psycopg.Cursor):
     return lambda values: cls(values)
 
 
+def first_value(row: AnyRow | tuple[Any, ...] | None) -> Any:
+    """The first column of the one row a statement always returns (a count, to_regclass, a lock's answer)."""
+    assert row is not None
+    return row[0]
+
+
 class Cursor:
     """What the store functions use of a cursor: fetchone, fetchall, rowcount, iteration."""
 
-    def __init__(self, cur: psycopg.Cursor | None, *, rowcount: int = -1):
+    def __init__(self, cur: psycopg.Cursor[AnyRow] | None, *, rowcount: int = -1):
         self._cur = cur
         self.rowcount = cur.rowcount if cur is not None else rowcount
 
-    def fetchone(self):
+    def fetchone(self) -> AnyRow | None:
         return self._cur.fetchone() if self._cur is not None and self._cur.description else None
 
-    def fetchall(self) -> list:
+    def fetchall(self) -> list[AnyRow]:
         return self._cur.fetchall() if self._cur is not None and self._cur.description else []
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[AnyRow]:
         return iter(self.fetchall())
 
 
@@ -96,7 +106,7 @@ class Connection:
         self._pg = self._open()
         self._in_transaction = False
 
-    def _open(self, retry_for: float = 0.0) -> psycopg.Connection:
+    def _open(self, retry_for: float = 0.0) -> psycopg.Connection[AnyRow]:
         return open_session(self.url, "records", row_factory=_row_factory, cursor_factory=psycopg.RawCursor,
                             retry_for=retry_for)
 
@@ -113,12 +123,12 @@ class Connection:
         self._reconnect()
         return send()
 
-    def execute(self, sql: str, params: Sequence = ()) -> Cursor:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         values = tuple(params) or None
         reads = sql.lstrip()[:6].upper().startswith(_READS)
         return self._run(lambda: Cursor(self._pg.execute(sql, values)), resendable=reads)
 
-    def executemany(self, sql: str, seq: Iterable[Sequence]) -> Cursor:
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> Cursor:
         if self._pg.closed:
             self._reconnect()
         with self._pg.cursor() as cur:
@@ -158,14 +168,14 @@ class Connection:
         self._pg.close()
         self._pg = self._open(retry_for=RECONNECT_SECONDS)
 
-    def scalar(self, sql: str, params: Sequence = ()):
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """One value of a read (PostgreSQL's own statements: pg_locks, pg_stat_activity), reconnecting
         as execute does."""
-        return self._run(lambda: self._pg.execute(sql, tuple(params) or None).fetchone()[0], resendable=True)
+        return self._run(lambda: first_value(self._pg.execute(sql, tuple(params) or None).fetchone()), resendable=True)
 
     def schema_version(self) -> int:
         def read() -> int:
-            if self._pg.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None:
+            if first_value(self._pg.execute("SELECT to_regclass('schema_version')").fetchone()) is None:
                 return 0
             row = self._pg.execute("SELECT version FROM schema_version").fetchone()
             return int(row[0]) if row else 0
@@ -179,7 +189,7 @@ class Connection:
         self._pg.execute("INSERT INTO schema_version(id, version) VALUES (1, $1)"
                          " ON CONFLICT (id) DO UPDATE SET version = excluded.version", (version,))
 
-    def set_trace_callback(self, callback) -> None:
+    def set_trace_callback(self, callback: object) -> None:
         """SQLite's statement trace (the inbox's query plan check) has no PostgreSQL twin here."""
 
     def close(self) -> None:
@@ -194,7 +204,7 @@ def connect(url: str) -> Connection:
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 
 
-def storage_sizes(records) -> dict[str, int]:
+def storage_sizes(records: Records) -> dict[str, int]:
     """Bytes the records and the checkpoint store take in the schema (pg_total_relation_size of
     each of its tables: with their indexes and TOAST), as the operations page shows them."""
     rows = records.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
@@ -204,9 +214,10 @@ def storage_sizes(records) -> dict[str, int]:
     return {"records": sum(int(size) for _, size in rows) - checkpoints, "checkpoints": checkpoints}
 
 
-def schema_of(records) -> str:
+def schema_of(records: Records) -> str:
     """The schema the stores live in (the URL's search_path, else `public`)."""
-    return records.query("SELECT current_schema()")[0][0]
+    schema: str = records.query("SELECT current_schema()")[0][0]
+    return schema
 
 
 def process_tag(owner: str | None = None) -> str:
@@ -220,7 +231,7 @@ def application_name(role: str) -> str:
     return f"iiq:{os.getpid()}:{process_tag()}:{role}"[:63]
 
 
-def open_session(url: str, role: str, *, retry_for: float = 0.0, **kwargs) -> psycopg.Connection:
+def open_session(url: str, role: str, *, retry_for: float = 0.0, **kwargs: Any) -> psycopg.Connection[Any]:
     """A new autocommit connection named for this process and `role`; with `retry_for`, connection
     failures are tried again (0.1 s, doubling, up to that many seconds: a server coming back up)."""
     deadline = time.monotonic() + retry_for
@@ -242,7 +253,7 @@ class SessionLock:
 
     def __init__(self, url: str):
         self.url = url
-        self._pg: psycopg.Connection | None = None
+        self._pg: psycopg.Connection[Any] | None = None
 
     def held(self) -> bool:
         """Whether our session still holds the lock (one round trip; never reconnects)."""
@@ -260,7 +271,7 @@ class SessionLock:
         if self.held():
             return True
         pg = open_session(self.url, "poller-lock")
-        got = pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone()[0]
+        got = first_value(pg.execute(f"SELECT pg_try_advisory_lock(%s, {TENANT})", (POLLER_LOCK_KEY,)).fetchone())
         if not got:
             pg.close()
             return False

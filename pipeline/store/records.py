@@ -14,14 +14,14 @@ import threading
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, SystemClock, iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.state import CLOSED_STATUSES, LogEvent
 from pipeline.store import backend, schema, sqlite, summaries
 from pipeline.store.owners import owner_alive
-from pipeline.store.sql import LIKE, Params
+from pipeline.store.sql import LIKE, Connection, Params, Row
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -43,6 +43,10 @@ class Records:
     Which events open incidents, and their SLA, is the incident step's (pipeline/incidents/).
     """
 
+    # what pipeline/store/search.py learns of the store once and keeps on it (unset until asked)
+    _fts_available: bool
+    _search_recent: int
+
     def __init__(self, path: Path | str, *, clock: Clock | None = None,
                  migrations: Sequence[schema.Migration] = schema.MIGRATIONS):
         self.path = str(path)
@@ -60,19 +64,19 @@ class Records:
         # one connection per store per process, shared by every thread under this lock: LangGraph
         # runs nodes on fresh threads, and a connection per thread meant a new one per incident
         self._lock = threading.RLock()
-        self._conn: sqlite.Connection | None = None
+        self._conn: Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
         except backend.database_errors() as exc:
             raise StorageError(f"records store {self.where}: cannot bring its schema up to date:"
                                f" {backend.redacted(exc, self.path)}") from exc
     # -- connections -------------------------------------------------------------------
-    def _connect(self) -> sqlite.Connection:
+    def _connect(self) -> Connection:
         if self.postgres:
             from pipeline.store import postgres
 
             try:
-                return postgres.connect(self.path)  # type: ignore[return-value]  - the same interface
+                return postgres.connect(self.path)
             except backend.database_errors() as exc:
                 raise StorageError(f"cannot open records store {self.where}: {backend.redacted(exc, self.path)}") from None
         try:
@@ -92,7 +96,7 @@ class Records:
         return sqlite.Connection(conn)
 
     @property
-    def conn(self) -> sqlite.Connection:
+    def conn(self) -> Connection:
         """The store's one connection (use it under `transaction()` or `query()`, which lock it)."""
         with self._lock:
             if self._conn is None:
@@ -100,7 +104,7 @@ class Records:
             return self._conn
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite.Connection]:
+    def transaction(self) -> Iterator[Connection]:
         """One writer transaction (SQLite's IMMEDIATE): writers serialise here, across threads and processes."""
         with self._lock:
             conn = self.conn
@@ -116,12 +120,12 @@ class Records:
                 raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
 
     @contextlib.contextmanager
-    def connection(self) -> Iterator[sqlite.Connection]:
+    def connection(self) -> Iterator[Connection]:
         """The connection, held for this thread, outside any transaction (VACUUM needs that)."""
         with self._lock:
             yield self.conn
 
-    def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+    def query(self, sql: str, params: Iterable[object] = ()) -> list[Row]:
         """Rows of one statement (`$n` parameters: pipeline/store/sql.py), under the store's lock."""
         try:
             with self._lock:
@@ -178,13 +182,13 @@ class Records:
         return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, p)]
 
     # -- incidents -----------------------------------------------------------------------
-    def incident(self, incident_id: str) -> dict:
+    def incident(self, incident_id: str) -> dict[str, Any]:
         rows = self.query("SELECT * FROM incidents WHERE incident_id = $1", (incident_id,))
         if not rows:
             raise IncidentNotFound(incident_id)
         return _incident_dict(rows[0])
 
-    def incident_fields(self, incident_id: str, *columns: str) -> dict:
+    def incident_fields(self, incident_id: str, *columns: str) -> dict[str, Any]:
         """Some columns of an incident's record, by name: the runner reads a few after every run,
         and `incident` would decompress and parse the summary for them."""
         bad = [c for c in columns if not c.isidentifier() or c == "summary"]
@@ -197,7 +201,7 @@ class Records:
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
                   order: str = "newest", limit: int | None = None, offset: int = 0,
-                  assignee: str | None = None) -> list[dict]:
+                  assignee: str | None = None) -> list[dict[str, Any]]:
         """Incidents for lists and the inbox; `order` is newest | inbox (SLA, then severity)."""
         sql = "SELECT * FROM incidents"
         where, p = [], Params()
@@ -249,7 +253,7 @@ class Records:
         return [r["incident_id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["incident_id"]))]
 
     def update_incident(self, incident_id: str, *, release_owner: str | None = None,
-                        merged_event_ids: Iterable[str] = (), **values) -> None:
+                        merged_event_ids: Iterable[str] = (), **values: Any) -> None:
         """Write record fields (status and the fields derived from the run) in one transaction,
         optionally marking merged evidence and releasing the writer's claim with them.
 
@@ -296,7 +300,7 @@ class Records:
             conn.execute(f"UPDATE incidents SET {sets} WHERE incident_id = {p(incident_id)}", p)
             return True
 
-    def claim_run(self, incident_id: str, owner: str, *, max_attempts: int) -> dict | None:
+    def claim_run(self, incident_id: str, owner: str, *, max_attempts: int) -> dict[str, Any] | None:
         """Claim the incident's run for `owner` (see `claim`) and count one more attempt at it, in
         one transaction; returns the row as it was before, or None when another actor has it.
         At `max_attempts` nothing is counted: the caller gives up on the run."""
@@ -318,19 +322,21 @@ class Records:
                          " WHERE incident_id = $1 AND claim_owner = $2", (incident_id, owner))
 
     # -- fixes ---------------------------------------------------------------------------
-    def record_fix_once(self, *, idempotency_key: str, incident_id: str, proposal: dict) -> tuple[dict, bool]:
+    def record_fix_once(self, *, idempotency_key: str, incident_id: str, proposal: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         """Record a fix proposal under its key; a second call returns the first one unchanged."""
         with self.transaction() as conn:
             row = conn.execute("SELECT proposal FROM fixes WHERE idempotency_key = $1", (idempotency_key,)).fetchone()
             if row:
                 return json.loads(row["proposal"]), False
-            attempt = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = $1", (incident_id,)).fetchone()[0] + 1
+            counted = conn.execute("SELECT count(*) FROM fixes WHERE incident_id = $1", (incident_id,)).fetchone()
+            assert counted is not None  # count(*) is one row
+            attempt = counted[0] + 1
             proposal = {**proposal, "attempt": attempt, "idempotency_key": idempotency_key}
             conn.execute("INSERT INTO fixes(idempotency_key, incident_id, attempt, proposal, created_at)"
                          " VALUES ($1,$2,$3,$4,$5)", (idempotency_key, incident_id, attempt, json.dumps(proposal), iso(self.clock.now())))
             return proposal, True
 
-    def fixes(self, incident_id: str | None = None) -> list[dict]:
+    def fixes(self, incident_id: str | None = None) -> list[dict[str, Any]]:
         sql, params = "SELECT * FROM fixes", []
         if incident_id:
             sql += " WHERE incident_id = $1"
@@ -339,7 +345,7 @@ class Records:
         return [{**dict(r), "proposal": json.loads(r["proposal"])} for r in self.query(sql, params)]
 
     # -- dead letters ------------------------------------------------------------------
-    def dead_letters(self, *, limit: int | None = None) -> list[dict]:
+    def dead_letters(self, *, limit: int | None = None) -> list[dict[str, Any]]:
         sql = "SELECT source, position, reason, raw, created_at FROM dead_letters ORDER BY id"
         if limit:
             sql += f" LIMIT {int(limit)}"
@@ -347,8 +353,8 @@ class Records:
 
     # -- audit ---------------------------------------------------------------------------
     def add_audit(self, *, incident_id: str, reviewer: str, action: str, checkpoint_before: str | None,
-                  checkpoint_after: str | None, before: dict, after: dict, note: str | None = None,
-                  auth: str | None = None, conn: sqlite.Connection | None = None) -> None:
+                  checkpoint_after: str | None, before: dict[str, Any], after: dict[str, Any], note: str | None = None,
+                  auth: str | None = None, conn: Connection | None = None) -> None:
         """One audit entry; `auth` says how `reviewer` was authenticated (oidc, demo, cli, token, system)."""
         args = ("INSERT INTO audit(incident_id, reviewer, action, at, checkpoint_before, checkpoint_after,"
                 " before, after, note, auth) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)",
@@ -360,7 +366,7 @@ class Records:
         with self.transaction() as c:
             c.execute(*args)
 
-    def audit(self, incident_id: str | None = None) -> list[dict]:
+    def audit(self, incident_id: str | None = None) -> list[dict[str, Any]]:
         sql, params = "SELECT * FROM audit", []
         if incident_id:
             sql += " WHERE incident_id = $1"
@@ -375,14 +381,14 @@ class Records:
         row = self.query("SELECT count(*) AS n, max(id) AS newest FROM audit WHERE incident_id = $1", (incident_id,))[0]
         return int(row["n"]), row["newest"]
 
-    def audit_checkpoints(self, incident_id: str) -> list[dict]:
+    def audit_checkpoints(self, incident_id: str) -> list[dict[str, Any]]:
         """The incident's audit entries as action and checkpoints before and after only, oldest
         first (what the history needs to mark human actions, without the values)."""
         return [dict(r) for r in self.query("SELECT action, checkpoint_before, checkpoint_after FROM audit"
                                             " WHERE incident_id = $1 ORDER BY id", (incident_id,))]
 
 
-def incident_row(conn: sqlite.Connection, incident_id: str) -> dict:
+def incident_row(conn: Connection, incident_id: str) -> dict[str, Any]:
     """The incident's row as stored (summary as text), read inside the caller's transaction."""
     row = conn.execute("SELECT * FROM incidents WHERE incident_id = $1", (incident_id,)).fetchone()
     if row is None:
@@ -390,7 +396,7 @@ def incident_row(conn: sqlite.Connection, incident_id: str) -> dict:
     return dict(row)
 
 
-def _incident_dict(row: sqlite3.Row) -> dict:
+def _incident_dict(row: Row | dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     d["summary"] = summaries.parsed(d.get("summary"))
     return d

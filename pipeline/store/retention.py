@@ -56,7 +56,7 @@ def shrink_file(records: Records, *, full: bool = True) -> None:
         return  # PostgreSQL's autovacuum reuses the space deleted rows leave
     try:
         with records.connection() as conn:
-            if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+            if conn.execute("PRAGMA auto_vacuum").fetchall()[0][0] != 2:
                 if not full:
                     return
                 conn.execute("PRAGMA auto_vacuum = INCREMENTAL")

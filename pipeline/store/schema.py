@@ -20,10 +20,13 @@ on a poller's first use).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 from pipeline.errors import StorageError
-from pipeline.store.sql import POSTGRES, SQLITE
+from pipeline.store.sql import POSTGRES, SQLITE, Connection
+
+if TYPE_CHECKING:
+    from pipeline.store import sqlite
 
 
 @dataclass(frozen=True)
@@ -558,12 +561,12 @@ def latest(migrations: Sequence[Migration] = MIGRATIONS) -> int:
     return migrations[-1].version if migrations else 0
 
 
-def version_of(conn) -> int:
+def version_of(conn: Connection) -> int:
     """The schema version a records store's connection (sqlite.Connection, postgres.Connection) is at."""
     return conn.schema_version()
 
 
-def migrate(conn, *, where: str, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+def migrate(conn: Connection, *, where: str, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the pending migrations in one writer transaction; returns the version reached.
 
     `conn` is a records store connection of either dialect (sqlite.Connection, postgres.Connection),
@@ -583,7 +586,7 @@ def migrate(conn, *, where: str, migrations: Sequence[Migration] = MIGRATIONS) -
                 for statement in migration.statements_for(conn.dialect):
                     conn.execute(statement)
                 if (conn.dialect == SQLITE and migration.optional
-                        and conn.has_extension(migration.optional_needs or "")):
+                        and cast("sqlite.Connection", conn).has_extension(migration.optional_needs or "")):
                     for statement in migration.optional:
                         conn.execute(statement)
         conn.set_schema_version(target)  # commits with the migrations

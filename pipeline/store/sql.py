@@ -15,7 +15,7 @@ which numbers them as the values are added.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 SQLITE = "sqlite"
 POSTGRES = "postgres"
@@ -28,7 +28,42 @@ LEAST = {SQLITE: "min", POSTGRES: "LEAST"}
 GREATEST = {SQLITE: "max", POSTGRES: "GREATEST"}
 
 
-class Params(list):
+class Row(Protocol):
+    """A result row of either database (sqlite3.Row, postgres.Row): by position or column name, `dict(row)`."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __len__(self) -> int: ...
+    def keys(self) -> list[str]: ...
+
+
+class Cursor(Protocol):
+    """What the store functions use of a cursor (sqlite3.Cursor, postgres.Cursor)."""
+
+    @property
+    def rowcount(self) -> int: ...
+    def fetchone(self) -> Row | None: ...
+    def fetchall(self) -> list[Row]: ...
+    def __iter__(self) -> Iterator[Row]: ...
+
+
+class Connection(Protocol):
+    """The records store's connection on either database (sqlite.Connection, postgres.Connection)."""
+
+    dialect: str
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]], /) -> Cursor: ...
+    def begin(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def schema_version(self) -> int: ...
+    def set_schema_version(self, version: int, /) -> None: ...
+    def set_trace_callback(self, callback: Any, /) -> None: ...
+    def close(self) -> None: ...
+
+
+class Params(list[object]):
     """The values of a statement being assembled; `p(value)` adds one and returns its placeholder.
 
         p = Params()
@@ -40,7 +75,7 @@ class Params(list):
         self.append(value)
         return f"${len(self)}"
 
-    def each(self, values: Iterable) -> str:
+    def each(self, values: Iterable[object]) -> str:
         """Placeholders for every value, comma-separated (an IN list, a row value)."""
         return ", ".join(self(v) for v in values)
 

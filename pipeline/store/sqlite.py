@@ -4,12 +4,12 @@ either database (pipeline/store/sql.py): `$n` parameters bound by name, a writer
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pipeline.store.sql import SQLITE
 
 
-def _bound(params: Sequence | dict) -> dict:
+def _bound(params: Sequence[Any] | dict[str, Any]) -> dict[str, Any]:
     # `$1` is SQLite's named parameter "1": bind by name, whatever order the text uses them in
     return params if isinstance(params, dict) else {str(n): v for n, v in enumerate(params, 1)}
 
@@ -20,10 +20,10 @@ class Connection:
     def __init__(self, conn: sqlite3.Connection):
         self.raw = conn
 
-    def execute(self, sql: str, params: Sequence | dict = ()) -> sqlite3.Cursor:
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         return self.raw.execute(sql, _bound(params))
 
-    def executemany(self, sql: str, seq: Iterable[Sequence]) -> sqlite3.Cursor:
+    def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         return self.raw.executemany(sql, (_bound(p) for p in seq))
 
     def begin(self) -> None:
@@ -48,7 +48,7 @@ class Connection:
         options = {row[0] for row in self.raw.execute("PRAGMA compile_options")}
         return f"ENABLE_{name.upper()}" in options
 
-    def set_trace_callback(self, callback) -> None:
+    def set_trace_callback(self, callback: Callable[[str], object] | None) -> None:
         self.raw.set_trace_callback(callback)
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ Summaries written as JSON text by earlier releases read as they are.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import zstandard
 
@@ -16,12 +17,12 @@ from pipeline.errors import StorageError
 from pipeline.store import stored_dictionary
 
 
-def stored(summary: dict, *, postgres: bool) -> str | bytes:
+def stored(summary: dict[str, Any], *, postgres: bool) -> str | bytes:
     text = json.dumps(summary, default=str)
     return text if postgres else stored_dictionary.compress(text.encode())
 
 
-def parsed(value: str | bytes | None) -> dict:
+def parsed(value: str | bytes | None) -> dict[str, Any]:
     if not value:
         return {}
     if isinstance(value, bytes):
@@ -29,4 +30,5 @@ def parsed(value: str | bytes | None) -> dict:
             value = stored_dictionary.decompress(value).decode()
         except zstandard.ZstdError as exc:
             raise StorageError(f"records store: a damaged incident summary ({exc})") from exc
-    return json.loads(value)
+    summary: dict[str, Any] = json.loads(value)
+    return summary

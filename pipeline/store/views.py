@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Sequence
+from typing import Any, Sequence
 
 from pipeline.errors import UsageError
 from pipeline.state import CLOSED_STATUSES
@@ -35,7 +35,7 @@ LIST_COLUMNS = ("incident_id, title, service, status, severity, category, confid
 
 @dataclass(frozen=True)
 class Page:
-    rows: list[dict]
+    rows: list[dict[str, Any]]
     next_cursor: str | None  # None: this is the last page
 
 
@@ -137,7 +137,7 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
                  opened_from: str | None = None, opened_to: str | None = None) -> Page:
     # matches come newest first off the search index in batches; filters apply to each batch
     before = _decode(after, 1)[0] if after is not None else None
-    found: list[tuple[int, dict]] = []
+    found: list[tuple[int, dict[str, Any]]] = []
     size = limit + 1  # a page's worth first (each match costs a read of its row)...
     while len(found) <= limit:
         batch = fulltext.newest_matches(records, text, before=before, limit=size)
@@ -164,7 +164,7 @@ def _search_page(records: Records, text: str, *, statuses: tuple[str, ...], serv
     return Page(rows=[row for _, row in found], next_cursor=json.dumps([found[-1][0]]) if more and found else None)
 
 
-def _decode(cursor: str, width: int) -> list:
+def _decode(cursor: str, width: int) -> list[Any]:
     try:
         key = json.loads(cursor)
     except (TypeError, ValueError):
@@ -174,6 +174,6 @@ def _decode(cursor: str, width: int) -> list:
     return key
 
 
-def page_rows(page: Page) -> list[dict]:
+def page_rows(page: Page) -> list[dict[str, Any]]:
     """The page's rows as incident dicts (the shape Records.incidents returns: summary parsed)."""
     return [_incident_dict(r) for r in page.rows]
