@@ -161,15 +161,20 @@ def _rca_checkpoint(engine, incident_id: str) -> str:
         "checkpoint_id"]
 
 
-def test_replay_says_which_evidence_the_branch_uses_and_offers_the_current_evidence(app, paused_engine, tmp_path):
-    incident = _by_service(paused_engine, "checkout-api")
-    checkpoint = _rca_checkpoint(paused_engine, incident)
+def _one_more_pool_error(engine, tmp_path) -> None:
+    """A fourth checkout-api pool error after the analysis (which saw 3)."""
     more = tmp_path / "more.jsonl"
     more.write_text(json.dumps({"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3",
                                 "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
                                 "message": "HikariPool-1 - Connection is not available, request timed out after 30001ms."})
                     + "\n")
-    ingest_path(paused_engine, more)  # 4 events now; the rca checkpoint's analysis saw 3
+    ingest_path(engine, more)
+
+
+def test_replay_says_which_evidence_the_branch_uses_and_offers_the_current_evidence(app, paused_engine, tmp_path):
+    incident = _by_service(paused_engine, "checkout-api")
+    checkpoint = _rca_checkpoint(paused_engine, incident)
+    _one_more_pool_error(paused_engine, tmp_path)  # 4 events now; the rca checkpoint's analysis saw 3
     as_reviewer(app, "alice")
     open_incident(app, incident)
     open_tab(app, incident, "History & time travel")
@@ -249,12 +254,7 @@ def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_sa
     """The header said "Events 24" while the quoted evidence said ×1: both now count the analysed events."""
     incident = _by_service(paused_engine, "checkout-api")
     checkpoint = _rca_checkpoint(paused_engine, incident)
-    more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps({"_time": "2026-11-28T10:00:40Z", "service": "checkout-api", "host": "co-3",
-                                "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
-                                "message": "HikariPool-1 - Connection is not available, request timed out after 30001ms."})
-                    + "\n")
-    ingest_path(paused_engine, more)
+    _one_more_pool_error(paused_engine, tmp_path)
     ReviewService(paused_engine).replay(incident, checkpoint_id=checkpoint, reviewer="alice")  # on the 3 it saw
     as_reviewer(app, "alice")
     open_incident(app, incident)
