@@ -43,7 +43,7 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 settle(page)
                 expect(page.get_by_role("tab", name="History & time travel")).to_have_attribute(
                     "aria-selected", "true")
-                expect(page.get_by_role("combobox", name="Checkpoint")).to_have_value(
+                expect(page.get_by_role("combobox", name="Checkpoint", exact=True)).to_have_value(
                     re.compile(re.escape(checkpoint[-8:])), timeout=30_000)
                 assert "checkpoint=" not in page.url and f"incident={ids['approved']}" in page.url
         finally:

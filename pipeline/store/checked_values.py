@@ -20,7 +20,7 @@ from langgraph.types import Interrupt
 from pydantic import TypeAdapter, ValidationError
 
 from pipeline.errors import InvalidCheckpoint
-from pipeline.state import IncidentState
+from pipeline.state import IncidentState, status_named
 
 INTERRUPT = "__interrupt__"
 _Found = TypeVar("_Found", bound=CheckpointTuple | None)
@@ -35,6 +35,8 @@ def _adapter(name: str) -> TypeAdapter[Any]:
 
 def _fits(name: str, value: Any) -> str | None:
     """Why a channel's value does not fit its field (None when it does)."""
+    if name == "outcome" and isinstance(value, str):
+        value = status_named(value)  # the state's own before-validator: 0.1 threads ended "fixed"
     try:
         valid = _adapter(name).validate_python(value)
     except ValidationError as exc:
