@@ -1,6 +1,7 @@
 """Issue 25, build item 3: property tests where the bugs were. Every time spelling the parsers
 accept, at the edges of the year range and with any offset (valid or not), every epoch unit at
-its limits, year-less syslog around New Year, and token files' expiries: each input is read (an
+its limits, year-less syslog around New Year, token files' expiries and files of layouts no format list holds
+(learnt from their first lines): each input is read (an
 event, with its time in 1970-2999 or inferred and kept as `time_raw`) or refused with our error,
 never a traceback. Each test prints how many inputs it tried and how many tracebacks it saw (0)."""
 from __future__ import annotations
@@ -147,3 +148,50 @@ def test_a_tokens_file_entry_is_an_actor_or_our_error(tmp_path_factory, expires,
 
 def test_tokens_report():
     _report("tokens")
+
+
+@st.composite
+def unseen_layouts(draw) -> tuple[list[str], list[str]]:
+    """A file of a layout no format list holds: a time in one of many spellings (edge years and
+    offsets included) among the leading columns, a level, a component, a pid or thread, joined by
+    spaces, pipes or commas; then a message. Returns the lines and their messages."""
+    spelling = draw(st.sampled_from([
+        "{Y:04d}-{m:02d}-{d:02d} {H:02d}:{M:02d}:{S:02d},{f:03d}", "{Y:04d}-{m:02d}-{d:02d}T{H:02d}:{M:02d}:{S:02d}.{f:03d}{z}",
+        "{Y:04d}/{m:02d}/{d:02d} {H:02d}:{M:02d}:{S:02d}", "{d:02d}.{m:02d}.{Y:04d} {H:02d}:{M:02d}:{S:02d}",
+        "{Y:04d}{m:02d}{d:02d} {H:02d}{M:02d}{S:02d}", "{b} {d:2d} {H:02d}:{M:02d}:{S:02d}", "{e}",
+        "[{Y:04d}-{m:02d}-{d:02d} {H:02d}:{M:02d}:{S:02d}]"]))
+    sep = draw(st.sampled_from([" ", " | ", ", ", "  "]))
+    prefix = draw(st.sampled_from([[], ["node-7"], ["svc.log.1"]]))
+    columns = draw(st.permutations(["level", "component", "pid"]).map(lambda c: c[:draw(st.integers(1, 3))]))
+    year = draw(EDGE_YEARS)
+    zone = draw(st.sampled_from(["", "Z", "+14:00", "-12:00", "+25:00"]))
+    levels = ["INFO", "WARN", "ERROR", "Info", "debug", "FATAL"]
+    lines, messages = [], []
+    for i in range(draw(st.integers(8, 20))):
+        stamp = spelling.format(Y=year, m=1 + i % 12, d=1 + i % 28, H=i % 24, M=i % 60, S=i % 60, f=i % 1000, z=zone,
+                                b=["Jan", "Feb", "Mar"][i % 3], e=1_700_000_000 + i * 61)
+        fields = {"level": draw(st.sampled_from(levels)), "component": draw(st.sampled_from(
+            ["org.apache.Foo", "[main]", "kernel", "Svc_Step", "dfs.DataNode$PacketResponder"])),
+                  "pid": str(draw(st.integers(1, 99999)))}
+        message = draw(st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")),
+                               min_size=1, max_size=60).filter(lambda t: t.strip()))
+        lines.append(sep.join([*prefix, stamp, *(fields[c] for c in columns)]) + sep + message)
+        messages.append(message)
+    return lines, messages
+
+
+@FAST
+@given(layout=unseen_layouts())
+def test_every_layout_the_ingest_learns_reads_each_line_or_dead_letters_it(layout):
+    """Whatever layout is learnt from a file's first lines (or none), each line becomes an event
+    with a time in range (its own or inferred, the text kept) or our error: never a traceback."""
+    _count("learnt")
+    lines, _ = layout
+    parser = SourceParser()
+    parser.detect(lines)
+    for line in lines:
+        _read(parser, line)
+
+
+def test_learnt_report():
+    _report("learnt")
