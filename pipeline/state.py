@@ -84,7 +84,7 @@ class LogEvent(_Model):
     fields: dict = Field(default_factory=dict)
     source: str = ""
     position: str = ""
-    # the content hash older versions used as event_id; never serialised (see ingest/identity.py)
+    # the content hash older versions used as event_id; never serialised (see ingest/event_ids.py)
     _content_id: str | None = PrivateAttr(default=None)
     # or the JSON line it is worked out from, only for a store that holds such ids (records.py)
     _content_line: str | None = PrivateAttr(default=None)

@@ -25,7 +25,7 @@ from typing import Callable, Iterator, Union
 
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
-from pipeline.ingest import identity
+from pipeline.ingest import event_ids
 from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
@@ -156,13 +156,13 @@ class LogFile:
         self.resume = 0  # where the last scan says the next read starts
 
     def identity(self) -> str:
-        """The file's identity (see pipeline/ingest/identity.py)."""
+        """The file's identity (see pipeline/ingest/event_ids.py)."""
         try:
             with open(self.path, "rb") as f:
-                head = f.read(identity.HEAD_BYTES)
+                head = f.read(event_ids.HEAD_BYTES)
         except OSError as error:
             raise SourceError(f"cannot read {self.path}: {error.strerror}") from None
-        return identity.file_identity(head.split(b"\n", 1)[0].removesuffix(b"\r"))
+        return event_ids.file_identity(head.split(b"\n", 1)[0].removesuffix(b"\r"))
 
     def parser(self, file_identity: str) -> SourceParser:
         # detected once per file identity: a truncated log may be a new format
@@ -267,7 +267,7 @@ class LogFile:
         try:
             parsed = parser.parse(record.text)
             event = event_from_record(parsed, text=record.text, source=source, position=position,
-                                      event_id=identity.file_event_id(file_id, offset, first_line),
+                                      event_id=event_ids.file_event_id(file_id, offset, first_line),
                                       fallback_time=state["last_time"] or self._first_time or self._mtime())
         except InvalidEvent as error:
             return DeadLetter(source, position, error.reason, _excerpt(record.text.encode("utf-8", "replace")))

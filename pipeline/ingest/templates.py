@@ -8,17 +8,18 @@ package's prefix-tree clusterer), which also generalises the variable words no m
 same constant words and differ only in how many masked or generalised tokens they hold
 ("0 bytes sent" and "1190 bytes (1.16 KB) sent").
 
-    miner = TemplateMiner(state_dir)          # or TemplateMiner(None) for memory only
+    miner = TemplateMiner(None)                # memory only, as the product uses it
     miner.template_id("Connection from 10.0.0.1 closed")   # -> "T3f9c0a1b2d4e"
     miner.template_of("Connection from 10.0.0.1 closed")   # -> "Connection from <IP> closed"
 
 `template_id` is stable: it is given to a cluster when the cluster is created and never
 changes while the cluster lives, even as its template text generalises; clusters joined by the
 last pass answer with the id of the oldest one. The state (Drain's tree, the clusters, the
-joins) is saved as plain JSON under `state_dir` after every change, written atomically, so a
-miner started on the same directory goes on with the same ids. One process should own a state
-directory at a time (the poller's lease ensures that); within a process the miner is
-thread-safe.
+joins) is `state()` / `from_state()` (or only what changed: `changes_since()` / `apply_changes()`);
+the product keeps it in the records store (`template_state`), read and written in the transaction
+that stores each batch (pipeline/incidents/batch.py), so every process on a data dir goes on with
+the same ids. A `state_dir` instead keeps it as a JSON file, written atomically after every change,
+for standalone use by one process at a time; within a process the miner is thread-safe.
 
 One configuration serves every log: there are no per-source rules.
 """

@@ -4,7 +4,7 @@ A source is stateless between reads except for its cursor: `read(cursor)` return
 found after that cursor and the cursor that covers them. The poller stores both in one
 transaction (`Incidents.store_batch`), so the cursor only moves once the events it covers are
 stored, and a crash re-reads at most what was not stored; event ids by position
-(pipeline/ingest/identity.py) make that re-read free of duplicates.
+(pipeline/ingest/event_ids.py) make that re-read free of duplicates.
 """
 from __future__ import annotations
 

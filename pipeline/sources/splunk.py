@@ -2,7 +2,7 @@
 
 Each read asks for `[previous window end - overlap, now)`. Events indexed late (their `_time`
 falls in a window already read) are caught by the next read as long as they show up within the
-overlap; event ids by Splunk address (`_bkt`/`_cd`, pipeline/ingest/identity.py) make the re-read
+overlap; event ids by Splunk address (`_bkt`/`_cd`, pipeline/ingest/event_ids.py) make the re-read
 ones free. A plain-text `_raw` is parsed like a file's line (pipeline/ingest/formats.py), and
 results of one host and source that continue the one before them (a stack trace indexed one line
 per event) join it, within a window. The token is read at call time through
@@ -22,7 +22,7 @@ import httpx
 from pipeline import config
 from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
-from pipeline.ingest import identity
+from pipeline.ingest import event_ids
 from pipeline.ingest.events import DeadLetter, normalize
 from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
@@ -220,7 +220,7 @@ def _result_item(result: dict, line: str, seen: dict, parser: SourceParser) -> I
     key = (raw, str(result.get("_time", "")), str(result.get("_indextime", "")), str(result.get("host", "")),
            str(result.get("source", "")))
     seen[key] = seen.get(key, 0) + 1
-    event_id = identity.splunk_event_id(
+    event_id = event_ids.splunk_event_id(
         bucket=result.get("_bkt"), address=result.get("_cd"), raw=key[0], time=key[1], indextime=key[2],
         host=key[3], source=key[4], occurrence=seen[key])
     try:

@@ -1,7 +1,7 @@
 """The `source_layouts` table: per source, the line layout it is read with (issue 21).
 
 A row is written when a file source's reader picks its format or learns its layout, and again
-when the file is replaced (its identity, see pipeline/ingest/identity.py, changes); `layout` is
+when the file is replaced (its identity, see pipeline/ingest/event_ids.py, changes); `layout` is
 the JSON the reader describes it with (format, pattern, columns, a sample line split into fields).
 """
 from __future__ import annotations
