@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -39,6 +40,29 @@ def _collector_pace():
     before = gc.get_threshold()
     yield
     gc.set_threshold(*before)
+
+
+@pytest.fixture(autouse=True)
+def _children_closed(monkeypatch):
+    """The pipes of every child process a test started and that has ended (killed mid-test, most
+    of them) are closed when the test ends, not left to the garbage collector (whose unraisable
+    ResourceWarnings would fail a later, unrelated test). Children still running are left alone:
+    a module's server outlives the test that started it."""
+    started: list[subprocess.Popen] = []
+    init = subprocess.Popen.__init__
+
+    def tracked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        started.append(self)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", tracked)
+    yield
+    monkeypatch.undo()
+    for child in started:
+        if child.poll() is not None:
+            for pipe in (child.stdin, child.stdout, child.stderr):
+                if pipe is not None:
+                    pipe.close()
 
 
 @pytest.fixture
