@@ -491,3 +491,47 @@ def forge_write(path: Path, incident_id: str, checkpoint_id: str, channel: str, 
         return changed
     finally:
         conn.close()
+
+
+# a column's place in the inbox's grid (a canvas): its left and right edge among the header's column
+# separators (the first column is the row-selection checkbox), and the rightmost text pixel of the
+# column in each drawn row (-1: no text), in CSS pixels
+GRID_COLUMN_JS = """(name) => {
+  const grid = document.querySelector('[data-testid="stDataFrame"]');
+  const canvas = grid.querySelector('canvas[data-testid="data-grid-canvas"]');
+  const ctx = canvas.getContext('2d');
+  const ratio = canvas.width / canvas.getBoundingClientRect().width;
+  const headers = [...grid.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
+  // the header's column separators: 1-2 px runs of another colour along a line above its text
+  const line = ctx.getImageData(0, Math.round(3 * ratio), canvas.width, 1).data;
+  const colour = x => line.slice(4 * x, 4 * x + 3).join(',');
+  const background = colour(Math.round(canvas.width / 2) - 1);
+  const edges = [0];
+  for (let x = 1; x < canvas.width; x++) if (colour(x) !== background && colour(x - 1) === background) edges.push(x);
+  const column = headers.indexOf(name) + 1;
+  const left = edges[column], right = edges[column + 1] ?? canvas.width;
+  // the rightmost text pixel of the column in each row: a clipped text runs into the edge
+  const rows = [];
+  for (let y = 36 * ratio + 17 * ratio, r = 0; y < canvas.height && r < 15; y += 35 * ratio, r++) {
+    const cells = ctx.getImageData(left, Math.round(y) - 4, right - left, 8).data;
+    let last = -1;
+    for (let i = 0; i < cells.length; i += 4) if (cells[i] < 140 && cells[i + 1] < 140) last = Math.max(last, (i / 4) % (right - left));
+    rows.push(last);
+  }
+  return {headers, edges, left: left / ratio, right: right / ratio, visible: canvas.width / ratio,
+          textRight: rows.map(x => x / ratio)};
+}"""
+
+
+# the end of a child script (after `records` and `cli` are imported): run the CLI, and hang for good
+# right after the approval's code_fix recorded its fix, before the checkpoint says so
+HANG_ONCE_THE_FIX_IS_RECORDED = r"""
+original = records.Records.record_fix_once
+def record_then_hang(self, **kwargs):
+    result = original(self, **kwargs)
+    print("fix recorded", flush=True)
+    time.sleep(600)
+    return result
+records.Records.record_fix_once = record_then_hang
+sys.exit(cli.main(sys.argv[1:]))
+"""

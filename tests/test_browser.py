@@ -20,7 +20,7 @@ import re
 import pytest
 
 from pipeline.operations.file_ingest import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, GRID_COLUMN_JS, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -163,32 +163,6 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
             browser.close()
 
 
-# the Status column's place among the grid's columns (the first is the row-selection checkbox)
-STATUS_JS = """() => {
-  const grid = document.querySelector('[data-testid="stDataFrame"]');
-  const canvas = grid.querySelector('canvas[data-testid="data-grid-canvas"]');
-  const ctx = canvas.getContext('2d');
-  const ratio = canvas.width / canvas.getBoundingClientRect().width;
-  const headers = [...grid.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
-  // the header's column separators: 1-2 px runs of another colour along a line above its text
-  const line = ctx.getImageData(0, Math.round(3 * ratio), canvas.width, 1).data;
-  const colour = x => line.slice(4 * x, 4 * x + 3).join(',');
-  const background = colour(Math.round(canvas.width / 2) - 1);
-  const edges = [0];
-  for (let x = 1; x < canvas.width; x++) if (colour(x) !== background && colour(x - 1) === background) edges.push(x);
-  const column = headers.indexOf('Status') + 1;
-  const left = edges[column], right = edges[column + 1] ?? canvas.width;
-  // the rightmost text pixel of the column in each row: a clipped text runs into the edge
-  const rows = [];
-  for (let y = 36 * ratio + 17 * ratio, r = 0; y < canvas.height && r < 15; y += 35 * ratio, r++) {
-    const cells = ctx.getImageData(left, Math.round(y) - 4, right - left, 8).data;
-    let last = -1;
-    for (let i = 0; i < cells.length; i += 4) if (cells[i] < 140 && cells[i + 1] < 140) last = Math.max(last, (i / 4) % (right - left));
-    rows.push(last);
-  }
-  return {headers, edges, left: left / ratio, right: right / ratio, visible: canvas.width / ratio,
-          textRight: rows.map(x => x / ratio)};
-}"""
 
 
 @pytest.mark.timeout(180)
@@ -215,7 +189,7 @@ def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(serv
                 expect(page.get_by_text(f"Showing 1–{awaiting} of {awaiting} awaiting approval", exact=False)).to_be_visible()
 
                 # 1440 px: the Status column whole, inside the table's visible part, no text clipped
-                status = page.evaluate(STATUS_JS)
+                status = page.evaluate(GRID_COLUMN_JS, "Status")
                 assert status["headers"][:3] == ["Incident", "Title", "Status"], status
                 assert 0 < status["left"] < status["right"] <= status["visible"], status
                 assert status["textRight"] and all(0 < x < status["right"] - status["left"] - 4

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.support import CHROMIUM, browser_page, browser_site, settle
+from tests.support import CHROMIUM, GRID_COLUMN_JS, browser_page, browser_site, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -79,31 +79,6 @@ def test_back_from_an_incident_opened_by_its_url_lands_on_the_inbox(page, site):
     on_the_inbox(page, site)
 
 
-# a column's place in the grid (canvas): the header's column separators, as tests/test_browser.py's
-# STATUS_JS finds them, and the rightmost text pixel of the column in each row
-COLUMN_JS = """(name) => {
-  const grid = document.querySelector('[data-testid="stDataFrame"]');
-  const canvas = grid.querySelector('canvas[data-testid="data-grid-canvas"]');
-  const ctx = canvas.getContext('2d');
-  const ratio = canvas.width / canvas.getBoundingClientRect().width;
-  const headers = [...grid.querySelectorAll('[role="columnheader"]')].map(h => h.textContent.trim());
-  const line = ctx.getImageData(0, Math.round(3 * ratio), canvas.width, 1).data;
-  const colour = x => line.slice(4 * x, 4 * x + 3).join(',');
-  const background = colour(Math.round(canvas.width / 2) - 1);
-  const edges = [0];
-  for (let x = 1; x < canvas.width; x++) if (colour(x) !== background && colour(x - 1) === background) edges.push(x);
-  const column = headers.indexOf(name) + 1;
-  const left = edges[column], right = edges[column + 1] ?? canvas.width;
-  const rows = [];
-  for (let y = 36 * ratio + 17 * ratio, r = 0; y < canvas.height && r < 15; y += 35 * ratio, r++) {
-    const cells = ctx.getImageData(left, Math.round(y) - 4, right - left, 8).data;
-    let last = -1;
-    for (let i = 0; i < cells.length; i += 4) if (cells[i] < 140 && cells[i + 1] < 140) last = Math.max(last, (i / 4) % (right - left));
-    rows.push(last);
-  }
-  return {headers, left: left / ratio, right: right / ratio, visible: canvas.width / ratio,
-          textRight: rows.filter(x => x > 0).map(x => x / ratio)};
-}"""
 
 
 @pytest.mark.timeout(180)
@@ -112,13 +87,14 @@ def test_the_inbox_title_is_in_view_with_most_of_its_text(page, site, width):
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(site["url"])
     on_the_inbox(page, site)
-    title = page.evaluate(COLUMN_JS, "Title")
+    title = page.evaluate(GRID_COLUMN_JS, "Title")
+    drawn = [x for x in title["textRight"] if x > 0]  # rows with text
     assert title["headers"][:2] == ["Incident", "Title"], title
     assert 0 < title["left"] < title["right"] <= title["visible"] + 1, title  # in view, not off to the side
     assert title["right"] - title["left"] >= 300, title  # ~45 characters, not ~15
-    assert title["textRight"] and max(title["textRight"]) > 200, title  # long titles use the room
+    assert drawn and max(drawn) > 200, title  # long titles use the room
     for name in ("Status", "Severity", "Category"):  # what a reviewer triages by is in view too
-        column = page.evaluate(COLUMN_JS, name)
+        column = page.evaluate(GRID_COLUMN_JS, name)
         assert column["right"] <= column["visible"] + 1, (name, column)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
 

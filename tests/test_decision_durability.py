@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.support import BOTH_BACKENDS, ROOT, by_category, child_env, run_child
+from tests.support import BOTH_BACKENDS, HANG_ONCE_THE_FIX_IS_RECORDED, ROOT, by_category, child_env, run_child
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
@@ -31,15 +31,7 @@ def slow(method):
 
 checkpoints.CheckpointStore.put = slow(checkpoints.CheckpointStore.put)
 checkpoints.CheckpointStore.put_writes = slow(checkpoints.CheckpointStore.put_writes)
-original = records.Records.record_fix_once
-def record_then_hang(self, **kwargs):
-    result = original(self, **kwargs)
-    print("fix recorded", flush=True)
-    time.sleep(600)
-    return result
-records.Records.record_fix_once = record_then_hang
-sys.exit(cli.main(sys.argv[1:]))
-"""
+""" + HANG_ONCE_THE_FIX_IS_RECORDED
 
 
 @pytest.mark.timeout(180)

@@ -17,7 +17,7 @@ from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.operations.file_ingest import ingest_path
-from tests.support import (BOTH_BACKENDS, FIXTURES, RACER, ROOT, by_category, child_env, cli, paused_ids, pending,
+from tests.support import (BOTH_BACKENDS, FIXTURES, HANG_ONCE_THE_FIX_IS_RECORDED, RACER, ROOT, by_category, child_env, cli, paused_ids, pending,
                            run_child)
 
 # durability and concurrency hold on either store
@@ -45,15 +45,7 @@ import sys, time
 import pipeline
 from pipeline import cli
 from pipeline.store import records
-original = records.Records.record_fix_once
-def record_then_hang(self, **kwargs):
-    result = original(self, **kwargs)
-    print("fix recorded", flush=True)
-    time.sleep(600)
-    return result
-records.Records.record_fix_once = record_then_hang
-sys.exit(cli.main(sys.argv[1:]))
-"""
+""" + HANG_ONCE_THE_FIX_IS_RECORDED
 
 
 def _python(data_dir: Path, script: str, *args: str) -> subprocess.Popen:
