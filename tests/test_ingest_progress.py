@@ -45,7 +45,7 @@ def test_ingest_on_a_terminal_shows_a_progress_bar_and_piped_output_is_unchanged
         _write(again, 1300)
         code, out, _ = cli(capsys, "ingest", str(again))
         terminal.flush()
-        drawn = os.read(leader, 1 << 20).decode("utf-8", "replace")
+        drawn = _drained(leader).decode("utf-8", "replace")
     finally:
         monkeypatch.undo()
         terminal.close()
@@ -53,3 +53,16 @@ def test_ingest_on_a_terminal_shows_a_progress_bar_and_piped_output_is_unchanged
     assert code == 0 and "events stored" in out
     assert "ingest" in drawn and "lines/s" in drawn and "1.30k/1.30k" in drawn.replace(" ", ""), drawn[-400:]
     assert "knowledge index" in drawn
+
+
+def _drained(leader: int) -> bytes:
+    """Everything written to the terminal so far: a pty hands its buffer over in pieces."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except BlockingIOError:
+            return b"".join(chunks)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)

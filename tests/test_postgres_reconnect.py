@@ -88,7 +88,10 @@ poll = Poller._poll
 def probed(self):
     start = time.time()
     report, error = poll(self)
-    if not report.standby:
+    # a poll whose sessions were killed under it fails: its lock went with its session, so the
+    # standby may start while the failing poll unwinds, storing nothing (its session is gone);
+    # what never overlaps is polls that worked (the counts below check nothing was doubled)
+    if not report.standby and error is None:
         worked.write(json.dumps([start, time.time()]) + "\n")
     return report, error
 
