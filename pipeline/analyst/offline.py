@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pipeline.analyst import findings, fixes, quotes, technology
+from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.pattern_text import required_groups, required_text, split_alternatives
 from pipeline.knowledge.index import Doc, KnowledgeBase
@@ -547,21 +548,6 @@ class OfflineAnalyst:
 
 
 REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3
-# below the default code-fix threshold (CODE_FIX_MIN_CONFIDENCE 0.5); whatever that setting, an
-# analysis by analogy is not `supported` and so never proposes a fix
-ANALOGY_CONFIDENCE = 0.45
-
-
-def by_analogy(events: list[LogEvent], doc: Doc | None) -> str | None:
-    """The sentence saying a cause is named by analogy, when the doc was written for a technology
-    the evidence does not show (issue 21.3); None when it fits."""
-    if doc is None or not doc.systems:
-        return None
-    shown = technology.shown_by(events)
-    if technology.doc_fits(doc.systems, shown):
-        return None
-    return (f"By analogy: the evidence shows {technology.describe(shown)}, and doc {doc.doc_id} was written for "
-            f"{', '.join(doc.systems)}; its cause is a likeness, not a diagnosis of this technology.")
 DESCRIBED_OTHER_DOC_CONFIDENCE = 0.6
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident

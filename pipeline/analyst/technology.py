@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from pipeline.knowledge.index import Doc
 from pipeline.state import LogEvent
 
 # a library or framework in a doc's `systems` stands for the runtime it runs on, and the doc fits
@@ -152,3 +153,20 @@ def doc_fits(systems: Iterable[str], shown: frozenset[str]) -> bool:
 def describe(shown: frozenset[str]) -> str:
     """The technologies as the RCA names them ("Java, ZooKeeper" style, sorted)."""
     return ", ".join(sorted(shown)) if shown else "no technology this analyzer recognises"
+
+
+# below the default code-fix threshold (CODE_FIX_MIN_CONFIDENCE 0.5); whatever that setting, an
+# analysis by analogy is not `supported` and so never proposes a fix
+ANALOGY_CONFIDENCE = 0.45
+
+
+def by_analogy(events: list[LogEvent], doc: Doc | None) -> str | None:
+    """The sentence saying a cause is named by analogy, when the doc was written for a technology
+    the evidence does not show (issue 21.3); None when it fits."""
+    if doc is None or not doc.systems:
+        return None
+    shown = shown_by(events)
+    if doc_fits(doc.systems, shown):
+        return None
+    return (f"By analogy: the evidence shows {describe(shown)}, and doc {doc.doc_id} was written for "
+            f"{', '.join(doc.systems)}; its cause is a likeness, not a diagnosis of this technology.")
