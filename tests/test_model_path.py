@@ -287,3 +287,25 @@ def test_model_failure_during_a_revision_is_revised_offline_and_audited(model_en
     assert (rec.revision, rec.feedback) == (1, "Smaller change please")  # the offline analyst's revision
     audit = model_engine.records.audit(inc)
     assert [(a["action"], a["reviewer"]) for a in audit] == [("revise", "ann")]
+
+
+def test_a_model_cause_resting_on_another_technologys_doc_is_by_analogy(model_engine, stub, tmp_path):
+    from pipeline.analyst import technology
+    from tests.support import offered
+
+    def java_doc_analyst(request):
+        # a model that rests an sshd reset on the Java doc it was offered
+        _, docs = offered(request)
+        doc_id, category = next((d, c) for d, c in docs if d.startswith("java-"))
+        return {"category": category, "root_cause": "The database refused the connection.", "confidence": 0.9,
+                "evidence": ["Connection reset by peer"], "doc_ids": [doc_id], "findings": []}
+
+    stub.answers["RCAAnswer"] = java_doc_analyst
+    events = [{"_time": f"2026-11-28T10:00:0{i}Z", "service": "sshd", "host": "combo", "level": "ERROR",
+               "message": "fatal: Write failed: Connection reset by peer [preauth]"} for i in range(1, 4)]
+    state = state_of(model_engine, ingest_one(model_engine, tmp_path, events))
+    rca = state.rca
+    assert rca.doc_ids and rca.doc_ids[0].startswith("java-")
+    assert rca.root_cause.startswith("By analogy: the evidence shows linux") and not rca.supported
+    assert rca.confidence <= 0.45 and state.proposal is None
+    assert "linux" in technology.shown_by(state.evidence)

@@ -42,6 +42,13 @@ _NAME = r"[A-Za-z_][\w$]*"
 _HOST = r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+"
 _SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|s)$")
 _DOC_HOSTS = frozenset({"sqlalche.me"})  # "Background on this error at ..." links name no dependency
+# a URL after words like these is a hint to read (Hadoop's "For more details see: http://wiki...",
+# "Background on this error at:", "see https://..."), not the dependency that fails: its host and
+# port are no finding (looked for in the text just before the URL, back to the sentence's start)
+_HINT_BEFORE = re.compile(r"(?:\b(?:see|details|visit|refer(?:ring)? to|documentation|docs|help|more info(?:rmation)?|"
+                          r"learn more|read more|background on this error|explained|faq|wiki|troubleshooting)\b"
+                          r"[\s:,.-]*(?:at|on|in|here)?[\s:,.-]*)$", re.I)
+_HINT_LOOKBACK = 60
 
 RULES: tuple[Rule, ...] = (
     # schema: Postgres, MySQL, SQLite, SQL Server
@@ -67,6 +74,9 @@ RULES: tuple[Rule, ...] = (
     _rule(rf"host name {_Q}(?P<h>{_HOST}){_Q}", h="host"),
     _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host"),
     _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port"),
+    # a host without a domain where the line says it is the peer ("from A to msra-sa-41:9000")
+    _rule(r"\b(?:to|host|server|upstream|peer)\s+(?P<h>[A-Za-z][A-Za-z0-9-]{1,62}):(?P<p>\d{2,5})\b",
+          h="host", p="port"),
     _rule(rf"https?://(?P<h>{_HOST})", h="host"),
     _rule(rf"host='(?P<h>{_HOST})', port=(?P<p>\d+)", h="host", p="port"),  # Python requests / urllib3
     _rule(rf"(?P<h>{_HOST}) could not be resolved", h="host"),
@@ -192,6 +202,8 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             host = match.groupdict().get("h")
             if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS):
                 continue  # `points.js:31` is a file and a line, not a host and a port
+            if host and _in_hint(text, match.start("h")):
+                continue  # a link to read, not the failing host
             for group, kind in rule.kinds.items():
                 if match.group(group) is not None:
                     collector.add(kind, match.group(group), event_id, field, match.start(group), match.end(group))
@@ -205,6 +217,19 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
                 collector.add("file_line", f"{path}:{line}", event_id, field, start, match.end(match.lastindex))
     if field == "exception":
         collector.add("class", text, event_id, field, 0, len(text))
+
+
+def _in_hint(text: str, host_start: int) -> bool:
+    """Whether the host starting at `host_start` is a URL's a hint text points to."""
+    scheme = text.rfind("://", max(0, host_start - 3), host_start)
+    if scheme < 0:
+        return False  # a host not in a URL (`db:5432`) is no link
+    start = scheme
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    before = text[max(0, start - _HINT_LOOKBACK):start]
+    before = re.split(r"[.;!?]\s|\n", before)[-1]  # this sentence only
+    return bool(_HINT_BEFORE.search(before))
 
 
 def _ranked(findings: list[Finding]) -> list[Finding]:

@@ -23,6 +23,7 @@ from pipeline.openai_endpoint import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, MODEL
 from pipeline.analyst.fixes import file_refs
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.analyst.findings import locate
+from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.state import RCA, Category, ErrorDoc, Finding, FindingKind, IncidentState, Recommendation, Severity
 
 UNKNOWN_MAX_CONFIDENCE = 0.3
@@ -103,11 +104,18 @@ class ModelAnalyst:
             # CONTRACT §3: an RCA without support says so with a low confidence
             confidence = min(confidence, UNKNOWN_MAX_CONFIDENCE)
         kept, dropped = grounded_findings(answer.findings, state)
-        return _validated(RCA, category=answer.category, root_cause=prompts.clip(answer.root_cause, 2_000),
+        doc_ids = cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs) if supported else []
+        warning = None if supported else unsupported_warning(answer.category, categories)
+        root_cause = prompts.clip(answer.root_cause, 2_000)
+        # the doc the cause rests on, written for a technology the evidence does not show: the
+        # model's cause is an analogy, said so and kept from the code-fix threshold (CONTRACT §3)
+        analogy = by_analogy(state.evidence, self.kb.by_id.get(doc_ids[0])) if doc_ids else None
+        if analogy is not None:
+            confidence = min(confidence, ANALOGY_CONFIDENCE)
+            root_cause, supported, warning = f"{analogy} {root_cause}", False, analogy
+        return _validated(RCA, category=answer.category, root_cause=root_cause,
                           confidence=round(confidence, 2), evidence=_items(answer.evidence, MAX_EVIDENCE_ITEMS),
-                          doc_ids=cited_doc_ids(answer.category, answer.doc_ids, state.similar_docs) if supported else [],
-                          analyst=self.name, supported=supported,
-                          warning=None if supported else unsupported_warning(answer.category, categories),
+                          doc_ids=doc_ids, analyst=self.name, supported=supported, warning=warning,
                           findings=kept, dropped_findings=dropped)
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:

@@ -15,7 +15,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from pipeline.analyst import findings, fixes, quotes
+from pipeline.analyst import findings, fixes, quotes, technology
+from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.pattern_text import required_groups, required_text, split_alternatives
 from pipeline.knowledge.index import Doc, KnowledgeBase
@@ -279,11 +280,14 @@ def _trigrams(text: str) -> list[str]:
     return [text[i:i + 3] for i in range(len(text) - 2)]
 
 
-def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
+def category_support(kb: KnowledgeBase, text: str, *, shown: frozenset[str] | None = None) -> list[Support]:
     """Every category some doc's signatures match in `text`, strongest first.
 
     A category's score is its best doc's summed signature weights plus a quarter of what its
     other docs add: corroboration counts, but many weak docs do not outweigh one strong one.
+    With `shown` (the technologies the evidence shows, pipeline/analyst/technology.py), the doc
+    a category rests on is its best one written for those technologies when one matched: a Java
+    doc's cause is not a Node service's, however many of its signatures the text carries.
     """
     per_category: dict[str, list[tuple[float, Doc, tuple[str, ...]]]] = defaultdict(list)
     for doc, support, matched in signature_matches(kb, text):
@@ -291,8 +295,9 @@ def category_support(kb: KnowledgeBase, text: str) -> list[Support]:
     result = []
     for category, found in per_category.items():
         found.sort(key=lambda t: (-t[0], t[1].doc_id))
-        best, doc, matched = found[0]
-        score = best + 0.25 * sum(t[0] for t in found[1:])
+        score = found[0][0] + 0.25 * sum(t[0] for t in found[1:])
+        fitting = [t for t in found if shown is not None and technology.doc_fits(t[1].systems, shown)]
+        _, doc, matched = fitting[0] if fitting else found[0]
         result.append(Support(category=category, score=round(score, 3), doc=doc, matched=tuple(matched)))
     return sorted(result, key=lambda s: (-s.score, s.category))
 
@@ -390,7 +395,8 @@ class OfflineAnalyst:
         extracted = findings.extract(state.evidence)
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
-        supports = category_support(self.kb, evidence_text(state.evidence))
+        supports = category_support(self.kb, evidence_text(state.evidence),
+                                    shown=technology.shown_by(state.evidence))
         # the reviewer's words are evidence too: the doc they describe, what they say it is not
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         requested = requested_category(state.feedback)
@@ -430,10 +436,19 @@ class OfflineAnalyst:
                 notes.append(f"not {', '.join(reading.not_words)}, as a reviewer says: its wording is left out")
             if reading.not_code_defect:
                 notes.append("not a code defect, as a reviewer says: no code fix is proposed")
+        supported, warning = True, None
+        analogy = by_analogy(state.evidence, doc)
+        if analogy is not None:
+            # a doc of another technology explains by analogy only: said so, capped below the
+            # code-fix threshold, and never eligible for a fix (RCA.supported)
+            root_cause = f"{analogy} {root_cause}"
+            confidence = min(confidence, ANALOGY_CONFIDENCE)
+            supported, warning = False, analogy
+            notes.append(f"{analogy} Confidence stays at most {ANALOGY_CONFIDENCE}; no code fix is proposed.")
         return RCA(category=category, root_cause=root_cause, confidence=confidence,
                    evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
                    doc_ids=[doc.doc_id] if doc else [], analyst=self.name, findings=found, quotes=quoted,
-                   notes=notes)
+                   notes=notes, supported=supported, warning=warning)
 
     def _described(self, state: IncidentState, reading: Reading, supports: list[Support], found) -> RCA:
         """The doc a reviewer described, weighed against the evidence: taken with its own support,

@@ -123,6 +123,8 @@ def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
     """Why an approval of this analysis would propose no code fix (empty when one is proposed)."""
     if state.rca is None or state.rca.category == "unknown":
         return "no code fix: no known cause"
+    if not state.rca.supported:
+        return f"no code fix: {state.rca.warning or 'the analysis is not supported by a retrieved doc'}"
     if state.rca.confidence < min_confidence:
         return f"no code fix: confidence {state.rca.confidence:.2f} is below {min_confidence:.2f}"
     if state.severity == "low":

@@ -464,7 +464,10 @@ _SYSLOG_3164 = re.compile(
     r"^(?:<(?P<pri>\d{1,3})>)?"
     r"(?:(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
     r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-    rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)(?: (?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?):)?(?: (?P<msg>.*)|$)", re.S)
+    rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)"
+    # the tag: `app[pid]`, with a version after it as old syslogd prints itself (`syslogd 1.4.1:`)
+    # or after a `--` marker and a wider gap (`host  -- root[2421]: ROOT LOGIN`)
+    r"(?: +(?:-- )?(?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)", re.S)
 _APACHE = re.compile(
     r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
     r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
@@ -754,6 +757,8 @@ FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
 # (`pipeline.ingest.layout`) that reads more.
 FAST_PATH_SHARE = 0.9
 _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
+# a logger without a package (`Remoting`, Akka's; `main`): a name right before the message's ": "
+_BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
 def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
@@ -817,6 +822,7 @@ class SourceParser:
         self.layout: Any = None  # a learnt layout (`pipeline.ingest.layout.Layout`) when format is "learned"
         self.share = 0.0  # the share of the detection sample the chosen format read
         self.footer = False  # whether the source's lines end with a `(logger)` column
+        self.logger_column = False  # whether (nearly) every line names its logger before the message
         self.sample_size = 0
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
@@ -847,6 +853,7 @@ class SourceParser:
             if layout is not None and layout.share > self.share:
                 self.format, self.layout, self.share = "learned", layout, layout.share
         self._learn_footer(lines)
+        self._learn_logger_column(lines)
         return self.format
 
     def _learn_footer(self, lines: list[str]) -> None:
@@ -854,6 +861,21 @@ class SourceParser:
         (log4j's `%m (%c)`, as Kafka prints): it is cut from the message and kept as the logger."""
         ends = sum(1 for line in lines if _FOOTER.search(line.split("\n", 1)[0]))
         self.footer = bool(lines) and ends >= FAST_PATH_SHARE * len(lines)
+
+    def _learn_logger_column(self, lines: list[str]) -> None:
+        """Whether the source's header has a logger column: (nearly) every line the chosen format
+        reads names a logger. Then a line whose logger has no package (`INFO Remoting: Starting
+        remoting`, where the format knows a logger by its dots) still has one: the name before its ": "."""
+        if self.format != "log4j" or not lines:
+            return  # the one known format that tells a logger by its dots (others' loggers are their own columns)
+        named = 0
+        for line in lines:
+            try:
+                record = PARSERS[self.format](line, self.options)
+            except (ValueError, OverflowError):
+                record = None
+            named += record is not None and bool(record.fields.get("logger"))
+        self.logger_column = named >= FAST_PATH_SHARE * len(lines)
 
     def use_layout(self, layout: Any) -> None:
         """Read this source with `layout` (one learnt before, or shown and kept per source)."""
@@ -867,6 +889,12 @@ class SourceParser:
             if m:
                 record.message = record.message[:m.start()].rstrip()
                 record.fields.setdefault("logger", m.group(1))
+                record.service = record.service or m.group(1)
+        if self.logger_column and record.format == self.format and not record.fields.get("logger"):
+            m = _BARE_LOGGER.match(record.message)
+            if m:
+                record.message = record.message[m.end():]
+                record.fields["logger"] = m.group(1)
                 record.service = record.service or m.group(1)
         return record
 

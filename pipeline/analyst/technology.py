@@ -1,0 +1,172 @@
+"""Which technology the evidence shows, and whether a doc written for some technologies fits it
+(issue 21.3: no borrowed certainty).
+
+A curated doc names the technologies it was written for (`systems` in its front matter: java,
+spring, node, postgres, ...). A doc's signature can match evidence from another technology (an
+sshd "Connection reset by peer" is not a Java client's refused connection), and then its cause
+and its fix are an analogy, not a diagnosis. `shown_by` reads the technologies the events
+themselves name, from what a logger writes whatever the layout: the service and logger names
+(a Java class `dfs.DataNode$PacketResponder`, a `*.exe`, `sshd`), exception class names, source
+file extensions in traces (`.java:`, `.py"`, `.go:`, `.js:`), and vocabulary a runtime alone
+prints (`Traceback (most recent call last)`, `goroutine 12 [running]`, `node:net:1555`).
+`doc_fits` compares those with the doc's systems after mapping libraries to the runtime they
+run on (hikari -> java, psycopg -> python, ioredis -> node).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from pipeline.knowledge.index import Doc
+from pipeline.state import LogEvent
+
+# a library or framework in a doc's `systems` stands for the runtime it runs on, and the doc fits
+# evidence of either; names not listed stand for themselves (postgres, kafka, kubernetes, linux)
+RUNTIME_OF = {
+    **dict.fromkeys((
+        "jvm", "spring", "spring-kafka", "spring-amqp", "spring-security", "hibernate", "hibernate-validator",
+        "jpa", "jdbc", "hikari", "tomcat", "tomcat-jdbc", "netty", "okhttp", "feign", "resttemplate", "webclient",
+        "resilience4j", "hystrix", "jackson", "c3p0", "commons-dbcp2", "liquibase", "flyway", "maven", "gradle",
+        "jakarta-validation", "zookeeper", "hadoop", "hdfs", "spark", "scala", "kotlin"), "java"),
+    **dict.fromkeys((
+        "express", "axios", "undici", "typescript", "javascript", "npm", "yarn", "v8", "sequelize", "prisma",
+        "typeorm", "knex", "pg", "ioredis", "amqplib", "mysql2", "body-parser", "envalid", "dotenv",
+        "aws-sdk-js-v3"), "node"),
+    **dict.fromkeys((
+        "django", "flask", "fastapi", "requests", "urllib3", "httpx", "sqlalchemy", "psycopg", "psycopg_pool",
+        "asyncpg", "celery", "gunicorn", "uwsgi", "pydantic", "boto3", "redis-py", "pika", "pandas", "alembic",
+        "pip", "poetry", "authlib", "google-api-core"), "python"),
+    **dict.fromkeys((
+        "net/http", "pgx", "pgxpool", "go-redis", "viper", "envconfig", "encoding/json", "database/sql",
+        "database-sql", "aws-sdk-go-v2"), "go"),
+    **dict.fromkeys(("csharp", "sqlclient"), "dotnet"),
+    **dict.fromkeys(("rails",), "ruby"),
+    **dict.fromkeys(("laravel",), "php"),
+    **dict.fromkeys(("ingress-nginx",), "nginx"),
+    **dict.fromkeys(("openssh", "sshd"), "linux"),
+}
+# protocols and formats every runtime speaks: they name no technology, a doc's fit is decided by
+# its other systems (a doc of only these fits any evidence)
+GENERIC = frozenset({"http", "https", "grpc", "oauth2", "json", "protobuf", "avro", "tcp", "tls", "dns"})
+
+_CLASS = r"[A-Z][A-Za-z0-9]*"
+# (technology, pattern) over the text of an event: its service, logger, exception, message, stack
+_CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((tech, re.compile(pattern)) for tech, pattern in (
+    # a JVM class: a dotted package before a class name (`org.apache.hadoop.ipc.Client`,
+    # `dfs.FSNamesystem`, `c.r.tender.TenderApplication`), an inner class (`QuorumCnxManager$SendWorker`),
+    # a trace frame in a .java/.scala/.kt file
+    # (a dotted class ending in Error is Python's `sqlalchemy.exc.TimeoutError` unless its package is java's)
+    ("java", rf"(?<![\w./-])(?:[a-z][a-z0-9_]*\.)+(?!\w*Error\b){_CLASS}(?:\${_CLASS})?(?![\w/-])"),
+    ("java", r"\b(?:java|javax|kotlin)\.[\w.]+Error\b"),
+    ("java", rf"\b{_CLASS}\${_CLASS}\b"),
+    ("java", r"\.(?:java|scala|kt):\d+\)|\bat [\w$.]+\((?:Native Method|Unknown Source)\)|\bCaused by: [\w.]+\.\w+"),
+    ("java", r"(?i)\b(?:zookeeper|hadoop|hdfs|mapreduce|hikaripool)|\b(?:spark|jvm|java)\b"),
+    ("python", r"Traceback \(most recent call last\)|File \"[^\"]+\.py\"|\.py:\d+\b|\[Errno \d+\]"),
+    ("python", r"\b(?:sqlalchemy|psycopg2?|urllib3|requests\.exceptions|django|celery|gunicorn|asyncpg|pymysql|httpx)\b"),
+    ("python", r"\b[A-Z]\w*Error\(|\bHTTPS?ConnectionPool\("),
+    ("go", r"\bgoroutine \d+ \[|\.go:\d+\b|\bpanic: |\bdial tcp\b|\bcontext deadline exceeded\b|\(Client\.Timeout\b"),
+    ("node", r"\bnode:[a-z_]+:\d+|[\w/-]\.(?:m?js|cjs)\b|\.ts:\d+:\d+|\bnode_modules\b|\bTCPConnectWrap\b|\bgetaddrinfo E[A-Z]+"),
+    ("node", r"\bnode::|\bv8::|\[node\]|\bnpm ERR!|\bJavaScript heap\b"),
+    ("node", r"\bCannot read propert(?:y|ies) of (?:undefined|null)\b|\bUnhandledPromiseRejection|\b(?:ioredis|axios|express)\b"),
+    ("dotnet", r"\bSystem\.[A-Z]\w+(?:\.[A-Z]\w+)*Exception\b|\.cs:line \d+"),
+    ("ruby", r"\.rb:\d+:in\b|\bActiveRecord::"),
+    ("php", r"\bPHP (?:Fatal|Warning|Notice)\b|\.php(?: on line|:\d+)"),
+    ("postgres", r"(?i)\b(?:postgres(?:ql)?|psql|pgbouncer|sqlstate|pg_\w+)\b|\bDETAIL:\s|violates (?:unique|foreign key|not-null|check) constraint"
+                 r"|\bnode_modules/pg/|\b\d\dP\d\d\b"),  # node-postgres; a SQLSTATE class only PostgreSQL has
+    ("mysql", r"(?i)\b(?:mysql|mariadb|innodb)\b|Deadlock found when trying to get lock|\bER_[A-Z_]+\b"),
+    ("kafka", r"(?i)\bkafka\b|\[(?:Consumer|Producer) clientId="),
+    ("redis", r"(?i)\bredis\b|\bMISCONF\b"),
+    ("rabbitmq", r"(?i)\b(?:rabbitmq|amqp)\b"),
+    ("elasticsearch", r"(?i)\b(?:elasticsearch|opensearch)\b|_engine_exception\b|cluster_block_exception"),
+    ("mongodb", r"(?i)\bmongo(?:db)?\b"),
+    ("kubernetes", r"(?i)\b(?:kubernetes|kubelet|oomkilled|crashloopbackoff|configmap)\b|\.svc\.cluster\.local\b"),
+    ("nginx", r"(?i)\bnginx\b|\[(?:error|warn|crit|alert|emerg)\] \d+#\d+: "),
+    ("apache-httpd", r"(?i)\b(?:httpd|mod_\w+|jk2_\w+|scoreboard)\b"),
+    ("linux", r"\b(?:sshd|pam_unix|systemd|syslogd|rsyslogd|xinetd|crond?|kernel: )\b|\[preauth\]"),
+    ("linux", r"\bE(?:NOSPC|MFILE|NFILE|ADDRINUSE|ADDRNOTAVAIL|NOMEM)\b|No space left on device|Too many open files"),
+    ("windows", r"(?i)\b\w+\.exe\b"),
+    ("aws", r"(?i)\b(?:aws|dynamodb|sqs|s3)\b|\bamazonaws\.com\b"),
+))
+# the service names users give often end in their runtime (`orders-node`, `ereceipt-java`)
+_SERVICE_WORDS = {"java": "java", "jvm": "java", "node": "node", "nodejs": "node", "py": "python",
+                  "python": "python", "go": "go", "golang": "go", "dotnet": "dotnet", "net": "dotnet"}
+# the daemons of a Unix host, as syslog names them (`sshd`, `sshd(pam_unix)`, `xinetd`): a service
+# name only, as words in a message they would mean something else
+_DAEMONS = frozenset({"sshd", "ftpd", "vsftpd", "xinetd", "inetd", "named", "klogind", "logrotate", "udev", "udevd",
+                      "kernel", "su", "sudo", "login", "cron", "crond", "cups", "cupsd", "gpm", "syslogd", "rsyslogd",
+                      "systemd", "dhclient", "dhcpd", "ntpd", "chronyd", "auditd", "postfix", "smartd", "anacron",
+                      "rpc.statd", "portmap", "hcid", "sdpd", "bluetooth", "irqbalance", "pam_unix"})
+_TEXT_FIELDS = ("logger", "logger_name", "component", "module", "caller", "class", "thread", "sourcetype", "file",
+                "code", "error", "err", "error.message", "error.type")
+_CHARS = 2_000  # per event: the head carries the names; bounds the regex work on hostile lines
+
+
+def _event_text(event: LogEvent) -> str:
+    parts = [event.service or "", event.exception or "", (event.message or "")[:_CHARS], (event.stack or "")[:_CHARS]]
+    for key in _TEXT_FIELDS:
+        value = (event.fields or {}).get(key)
+        if isinstance(value, str):
+            parts.append(value[:200])
+    return "\n".join(p for p in parts if p)
+
+
+def shown_by(events: Iterable[LogEvent]) -> frozenset[str]:
+    """The technologies (runtimes and products: java, python, postgres, linux, ...) the events name."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    for event in events:
+        text = _event_text(event)
+        if text in seen:
+            continue
+        seen.add(text)
+        for word in re.split(r"[-_.\s]+", (event.service or "").lower()):
+            if word in _SERVICE_WORDS:
+                found.add(_SERVICE_WORDS[word])
+        daemon = re.split(r"[\s(\[:]", (event.service or "").strip().lower(), maxsplit=1)[0]
+        if daemon in _DAEMONS:
+            found.add("linux")
+        for tech, pattern in _CUES:
+            if tech not in found and pattern.search(text):
+                found.add(tech)
+    return frozenset(found)
+
+
+def runtimes(systems: Iterable[str]) -> frozenset[str]:
+    """A doc's systems as the technologies evidence would show (libraries mapped to their runtime)."""
+    out = set()
+    for name in systems:
+        key = str(name).strip().lower()
+        if key and key not in GENERIC:
+            out.add(key)
+            out.add(RUNTIME_OF.get(key, key))
+    return frozenset(out)
+
+
+def doc_fits(systems: Iterable[str], shown: frozenset[str]) -> bool:
+    """Whether evidence showing `shown` is of a technology the doc was written for. A doc that
+    names no technology (no systems, or protocols only) fits any evidence; evidence that shows no
+    technology at all fits no doc that names one (nothing says the doc's technology is there)."""
+    wanted = runtimes(systems)
+    return not wanted or bool(wanted & shown)
+
+
+def describe(shown: frozenset[str]) -> str:
+    """The technologies as the RCA names them ("Java, ZooKeeper" style, sorted)."""
+    return ", ".join(sorted(shown)) if shown else "no technology this analyzer recognises"
+
+
+# below the default code-fix threshold (CODE_FIX_MIN_CONFIDENCE 0.5); whatever that setting, an
+# analysis by analogy is not `supported` and so never proposes a fix
+ANALOGY_CONFIDENCE = 0.45
+
+
+def by_analogy(events: list[LogEvent], doc: Doc | None) -> str | None:
+    """The sentence saying a cause is named by analogy, when the doc was written for a technology
+    the evidence does not show (issue 21.3); None when it fits."""
+    if doc is None or not doc.systems:
+        return None
+    shown = shown_by(events)
+    if doc_fits(doc.systems, shown):
+        return None
+    return (f"By analogy: the evidence shows {describe(shown)}, and doc {doc.doc_id} was written for "
+            f"{', '.join(doc.systems)}; its cause is a likeness, not a diagnosis of this technology.")
