@@ -18,6 +18,7 @@ from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMNS, DEFAULT_FILTER
 from workbench.evidence_view import escape_markdown
 
 REFRESH_SECONDS = 5
+EMPTY_REFRESH_SECONDS = 1  # while the data dir has no incident yet (a fresh demo): the first one shows at once
 OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
 
@@ -113,8 +114,33 @@ def _open_incident() -> None:
         st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
 
 
-@st.fragment(run_every=REFRESH_SECONDS)
 def inbox() -> None:
+    """The refreshing part of the page: every EMPTY_REFRESH_SECONDS while the data dir holds no
+    incident, then every REFRESH_SECONDS (the first incident's refresh reruns the page, which
+    switches to the slower fragment)."""
+    if _empty():
+        _inbox_while_empty()
+    else:
+        _inbox_refreshing()
+
+
+def _empty() -> bool:
+    return not any((workbench.review.counts() or {}).values())
+
+
+@st.fragment(run_every=EMPTY_REFRESH_SECONDS)
+def _inbox_while_empty() -> None:
+    if st.session_state.get("app_page", "Inbox") == "Inbox" and not _empty():
+        st.rerun(scope="app")
+    _inbox_body()
+
+
+@st.fragment(run_every=REFRESH_SECONDS)
+def _inbox_refreshing() -> None:
+    _inbox_body()
+
+
+def _inbox_body() -> None:
     if st.session_state.get("app_page", "Inbox") != "Inbox":
         # a refresh that reached the server after the reviewer went to another page: drawing
         # the inbox's elements into that page's tree breaks the browser's page (a blank page)
@@ -204,8 +230,10 @@ def _inbox() -> None:
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
         keyboard(workbench.review, rows)
         bulk_actions(workbench.review, rows)
-    st.caption("Link to this view (bookmark it to keep it)")
-    st.code("?" + urlencode(st.session_state.get("inbox_url_written") or {}), language=None)
+    # inline code, not st.code: a code block loads the browser's 1.5 MB syntax highlighter on every
+    # inbox load (urlencode leaves no backtick or markup in it)
+    st.markdown("Link to this view (bookmark it to keep it): `?"
+                + urlencode(st.session_state.get("inbox_url_written") or {}) + "`")
 
 
 def _narrowing() -> dict:

@@ -189,7 +189,7 @@ def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_ur
     assert len(_listed(app)) == len(rows)
     assert list(app.dataframe(key="inbox_table").proto.column_order) == ["incident_id", "title", "status"]
     assert app.selectbox(key="inbox_sort").value == "severity"
-    assert f"from={opened}" in next(c.value for c in app.code if c.value.startswith("?"))
+    assert f"from={opened}" in next(m.value for m in app.markdown if m.value.startswith("Link to this view"))
 
 
 def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, paused_engine):
