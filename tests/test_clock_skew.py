@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 import langgraph.checkpoint.base.id as checkpoint_ids
+import pytest
 
 from pipeline.clock import ManualClock
 from pipeline.composition import open_engine
@@ -33,6 +34,16 @@ def checkpoint_clock_ahead(seconds: float):
         yield
     finally:
         checkpoint_ids._last_v6_timestamp = None
+
+
+@pytest.fixture(autouse=True)
+def _id_clock_restored():
+    """This process's checkpoint-id clock is this machine's again after each test: the decider
+    moves it past the gate's id (120 s ahead), and left there every later test in the worker
+    would mint ids up to 120 s in the future (the checkpoint tree, which reads a checkpoint's
+    time from its id, then disagreed with the history by that much)."""
+    yield
+    checkpoint_ids._last_v6_timestamp = None
 
 
 @BOTH_BACKENDS
