@@ -227,7 +227,7 @@ class Settings:
     source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
-    poll_batch_lines: int = setting("INCIDENTIQ_POLL_BATCH_LINES", "500", "poller: most lines read from the "
+    poll_batch_lines: int = setting("INCIDENTIQ_POLL_BATCH_LINES", "100", "poller: most lines read from the "
                                     "source at a time; the runs of the incidents a batch opens start before the "
                                     "next batch is read", kind=int, bounds=(1, 100000))
     poll_max_lines: int = setting("INCIDENTIQ_POLL_MAX_LINES", "10000", "poller: most lines read in one poll; "

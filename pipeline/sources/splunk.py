@@ -28,7 +28,7 @@ from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, masking
 
-BATCH_LINES = 500  # results handed to the poller at a time (INCIDENTIQ_POLL_BATCH_LINES)
+BATCH_LINES = 100  # results handed to the poller at a time (INCIDENTIQ_POLL_BATCH_LINES)
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
 SOURCE = "splunk"
 EXCERPT_CHARS = 2_000
