@@ -57,10 +57,14 @@ else:
 
     st.dataframe(pd.DataFrame([{
         "source": s["source"], "state": s["state"], "last poll": ago(s.get("last_poll_at")),
-        "lag (s)": _round(s.get("lag_seconds")), "latency (ms)": _round(s.get("latency_ms")), "polls": s.get("polls"),
+        # the backlog the last poll left: lines not read yet (blank where the source cannot say) and
+        # the age of the oldest of them (for a file, at least this old)
+        "lines behind": s.get("lines_behind"), "oldest unread (s)": _round(s.get("lag_seconds")),
+        "latency (ms)": _round(s.get("latency_ms")), "polls": s.get("polls"),
         "errors": s.get("errors"), "events read": s.get("events_read"), "dead letters": s.get("dead_letters"),
         "last error": s.get("last_error") or "", "last error at": (s.get("last_error_at") or "")[:19],
-    } for s in status]), hide_index=True, width="stretch", key="operations_pollers")
+    } for s in status]), hide_index=True, width="stretch", key="operations_pollers",
+        column_config={"lines behind": st.column_config.NumberColumn("lines behind", format="%d")})
 
 left, right = st.columns(2)
 with left:

@@ -227,6 +227,12 @@ class Settings:
     source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
+    poll_batch_lines: int = setting("INCIDENTIQ_POLL_BATCH_LINES", "100", "poller: most lines read from the "
+                                    "source at a time; the runs of the incidents a batch opens start before the "
+                                    "next batch is read", kind=int, bounds=(1, 100000))
+    poll_max_lines: int = setting("INCIDENTIQ_POLL_MAX_LINES", "10000", "poller: most lines read in one poll; "
+                                  "then the rest of its due work (merges, retries, revisions) runs, and the next "
+                                  "poll starts at once", kind=int, bounds=(1, 10000000))
     merge_delay: float = setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident "
                                  "awaiting approval gathers before its analysis re-runs (`ingest` merges at once)",
                                  bounds=(0, 86400))

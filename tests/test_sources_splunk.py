@@ -253,3 +253,31 @@ def test_the_background_poller_survives_errors_and_records_them(engine, splunk, 
     assert engine.records.incidents(status="awaiting_approval")
     assert status["errors"] == 2 and status["dead_letters"] == 1 and status["state"] == "stopped"
     assert "HTTP 500" in status["last_error"]
+
+
+def test_a_large_window_is_handed_over_in_bounded_batches_and_its_cursor_moves_with_the_last(engine, splunk, token):
+    """Issue 22.3: at most batch_lines results a read, the rest from memory (one export); each batch
+    has a cursor of its own still at the window's start, so a batch that was not stored is read again."""
+    for k in range(5):
+        splunk.add(T0 - 50 + k, f"Read timed out calling payments after {30000 + k}ms")
+    source = source_for(splunk, Clock(), batch_lines=2)
+    first = source.read(None)
+    assert (len(first.items), first.more, first.lines_behind) == (2, True, 3)
+    assert json.loads(first.cursor)["latest"] == T0 - 900 + 300  # re-read from the window's start
+    second = source.read(first.cursor)
+    assert (len(second.items), second.more, second.lines_behind, len(splunk.requests)) == (2, True, 1, 1)
+    # the second batch was not stored (the poller read again from the first's cursor): the window is
+    # exported again from its start (event ids make the re-read first batch free), nothing skipped
+    again = source.read(first.cursor)
+    assert [e.event_id for e in again.items] == [e.event_id for e in first.items] and len(splunk.requests) == 2
+    second_again = source.read(again.cursor)
+    assert [e.event_id for e in second_again.items] == [e.event_id for e in second.items]
+    last = source.read(second_again.cursor)
+    assert (len(last.items), last.more, last.lines_behind) == (1, False, 0)
+    assert json.loads(last.cursor) == {"latest": T0}
+    # through the poller: every result stored once, the cursor at the window's end, nothing behind
+    poller = Poller(engine, source_for(splunk, Clock(), batch_lines=2), interval=0.05)
+    report = poller.poll_once()
+    assert (report.counts.events, report.lines_behind, report.more) == (5, 0, False)
+    assert json.loads(engine.records.cursor("source:splunk")) == {"latest": T0}
+    assert poller_status(engine.records)[0]["lines_behind"] == 0

@@ -87,4 +87,12 @@ def _report_text(r: dict) -> str:
     told = ", ".join(f"{r[k]} {k}" for k in ("announced", "escalated", "expired") if r.get(k))
     return (f"{r['source']}: {r['events']} events, {r['rejected']} rejected, {r['incidents_new']} new incidents, "
             f"{r['incidents_updated']} updated; runs: {runs or 'none'}{'; ' + told if told else ''}"
-            f" ({r['latency_ms']:.0f} ms)")
+            f"{_backlog(r)} ({r['latency_ms']:.0f} ms)")
+
+
+def _backlog(r: dict) -> str:
+    """What the source still holds after this poll, where it says."""
+    if r.get("lines_behind") is None and r.get("lag_seconds") is None:
+        return ""
+    lines = "" if r.get("lines_behind") is None else f"{r['lines_behind']} lines, "
+    return f"; behind: {lines}oldest unread {r.get('lag_seconds') or 0:.1f} s"

@@ -39,7 +39,9 @@ class PollReport:
     escalated: int = 0  # incidents escalated past their SLA deadline
     expired: int = 0  # incidents expired (deadline plus grace) through the gate as `system`
     latency_ms: float = 0.0
-    lag_seconds: float | None = None
+    lag_seconds: float | None = None  # the age of the oldest line the source has not handed over yet
+    lines_behind: int | None = None  # lines (results) not read yet, where the source knows
+    bytes_behind: int | None = None  # bytes not read yet (file sources)
     more: bool = False  # the source had more ready than this poll read
     error: str | None = None
 
@@ -57,7 +59,9 @@ class PollReport:
                 "runs_merged": self.runs_merged, "runs_retried": self.runs_retried,
                 "runs_failed": self.runs_failed, "announced": self.announced, "escalated": self.escalated,
                 "expired": self.expired, "latency_ms": round(self.latency_ms, 1),
-                "lag_seconds": self.lag_seconds, "more": self.more, "error": self.error}
+                "lag_seconds": None if self.lag_seconds is None else round(self.lag_seconds, 3),
+                "lines_behind": self.lines_behind, "bytes_behind": self.bytes_behind,
+                "more": self.more, "error": self.error}
 
 
 def set_poller_state(records: Records, *, owner: str, source: str, state: str, stale_after: float,
@@ -77,7 +81,8 @@ def record_poll(records: Records, report: PollReport) -> None:
         "announced": report.announced, "escalated": report.escalated, "expired": report.expired,
     }
     store.add_poll(records, source=report.source, increments=increments, latency_ms=report.latency_ms,
-                   lag_seconds=report.lag_seconds, error=report.error)
+                   lag_seconds=report.lag_seconds, lines_behind=report.lines_behind,
+                   bytes_behind=report.bytes_behind, error=report.error)
 
 
 def prune(records: Records, *, older_than: timedelta = RETENTION) -> int:
@@ -102,7 +107,8 @@ def poller_status(records: Records) -> list[dict]:
                          reverse=True):
         row = stats.get(source) or {"source": source, **{c: 0 for c in COUNTERS}, "consecutive_errors": 0,
                                     "last_poll_at": None, "last_ok_at": None, "last_latency_ms": None,
-                                    "lag_seconds": None, "last_error": None, "last_error_at": None}
+                                    "lag_seconds": None, "lines_behind": None, "bytes_behind": None,
+                                    "last_error": None, "last_error_at": None}
         mine = pollers.get(source, [])
         working = [p for p in mine if p["live"] and p["holds_lease"]]
         if working:

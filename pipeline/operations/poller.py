@@ -31,7 +31,6 @@ from pipeline.sources import Source
 LEASE_INTERVALS = 5  # the lease outlives this many missed polls...
 LEASE_MIN_SECONDS = 30.0  # ...and never less: a long graph run must not lose it mid-poll
 MAX_BACKOFF_SECONDS = 60.0
-MAX_BATCHES_PER_POLL = 20  # then runs get their turn; the rest is read on the next poll at once
 PRUNE_EVERY_SECONDS = 3600.0
 PRUNE_BATCH = 500  # incidents compacted per hourly prune; the rest on the next
 
@@ -116,31 +115,50 @@ class Poller:
         return report, error
 
     def _read_and_store(self, report: PollReport) -> None:
+        """Read the source in batches of INCIDENTIQ_POLL_BATCH_LINES, at most INCIDENTIQ_POLL_MAX_LINES
+        a poll; after each stored batch the runs of the incidents it opened start, before the next
+        batch is read, so a backlog being read never keeps its first incidents from the reviewer."""
+        settings = self.engine.settings
+        recover_lost_runs(self.engine)
         cursor = self.engine.records.cursor(self.cursor_key)
-        for _ in range(MAX_BATCHES_PER_POLL):
+        lines = 0
+        while True:
             batch = self.source.read(cursor)
             if batch.items or batch.cursor is not None:
                 # events, dead letters and the cursor that covers them: one transaction
-                report.counts.add(self.engine.incidents.store_batch(
-                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None))
+                counts = self.engine.incidents.store_batch(
+                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None)
+                report.counts.add(counts)
+                self._start_runs(report, sorted(counts.incidents_new))
             if batch.cursor is not None:
                 cursor = batch.cursor
+            lines += len(batch.items)
             report.lag_seconds, report.more = batch.lag_seconds, batch.more
-            if not batch.more or not self._keep_going():
+            report.lines_behind, report.bytes_behind = batch.lines_behind, batch.bytes_behind
+            if not batch.more or lines >= settings.poll_max_lines or not self._keep_going():
                 return
+
+    def _start_runs(self, report: PollReport, incident_ids: list[str]) -> None:
+        """The first runs of a batch's new incidents, to the approval pause (or their failure)."""
+        for incident_id in incident_ids:
+            if not self._keep_going():
+                return
+            self._advance(report, incident_id)
 
     def _advance_incidents(self, report: PollReport) -> None:
         engine = self.engine
-        recover_lost_runs(engine)
         # due work in bounded batches (store/due.py): the next batch is read once this one is worked
         for incident_id in due.due_incidents(engine.records, merge_delay=engine.settings.merge_delay):
             if not self._keep_going():
                 return
-            kind = runner.advance_run(engine, incident_id)
-            if kind in ("started", "resumed", "merged", "retried"):
-                setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
-            if kind is not None and engine.records.incident(incident_id)["status"] == "failed":
-                report.runs_failed += 1
+            self._advance(report, incident_id)
+
+    def _advance(self, report: PollReport, incident_id: str) -> None:
+        kind = runner.advance_run(self.engine, incident_id)
+        if kind in ("started", "resumed", "merged", "retried"):
+            setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
+        if kind is not None and self.engine.records.incident(incident_id)["status"] == "failed":
+            report.runs_failed += 1
 
     def _keep_going(self) -> bool:
         """Between batches and runs: stop when asked, and keep the lease fresh."""

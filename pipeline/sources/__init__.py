@@ -31,7 +31,11 @@ class Batch:
     items: list[Item] = field(default_factory=list)
     cursor: str | None = None  # None: the cursor does not change
     more: bool = False  # more is ready right now: read again without waiting
-    lag_seconds: float | None = None  # how far behind the source's present this read ends
+    # the backlog after this read (CONTRACT §5 `poll --once --json`): the age of the oldest line not
+    # read yet (0 when none waits; a lower bound for a file), and how much waits, where the source knows
+    lag_seconds: float | None = None
+    lines_behind: int | None = None
+    bytes_behind: int | None = None
 
 
 class Source(Protocol):
@@ -54,7 +58,8 @@ def open_source(spec: str, settings: Settings) -> Source:
 
         from pipeline.ingest.reading import parsing_of
 
-        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_of(settings))
+        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_of(settings),
+                          batch_lines=settings.poll_batch_lines)
     if spec == "splunk":
         from pipeline.sources.splunk import SplunkSource
 

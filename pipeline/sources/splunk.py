@@ -28,6 +28,7 @@ from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, masking
 
+BATCH_LINES = 100  # results handed to the poller at a time (INCIDENTIQ_POLL_BATCH_LINES)
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
 SOURCE = "splunk"
 EXCERPT_CHARS = 2_000
@@ -47,7 +48,8 @@ class SplunkSource:
 
     def __init__(self, *, url: str, query: str, overlap: float = 300.0, lookback: float = 900.0,
                  max_window: float = 3600.0, timeout: float = 30.0, verify: bool | str = True,
-                 token: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.time):
+                 token: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.time,
+                 batch_lines: int = BATCH_LINES):
         if not url:
             raise UsageError("SPLUNK_URL is not set (e.g. https://splunk.example.com:8089)")
         self.url = url.rstrip("/")
@@ -62,6 +64,10 @@ class SplunkSource:
         self._token = token or (lambda: config.secret("SPLUNK_TOKEN"))
         self.clock = clock
         self._paths = list(EXPORT_PATHS)
+        self.batch_lines = max(1, int(batch_lines))
+        # a window's results beyond the batch handed out last: (that batch's cursor, the window's own
+        # cursor, its end, the results left, the batch's number, whether more windows wait after it)
+        self._pending: tuple[str, str, float, list[Item], int, bool] | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "SplunkSource":
@@ -69,11 +75,22 @@ class SplunkSource:
         return cls(url=settings.splunk_url or "", query=settings.splunk_query,
                    overlap=float(config.number("SPLUNK_OVERLAP_SECONDS")),
                    lookback=float(config.number("SPLUNK_LOOKBACK_SECONDS")),
-                   verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")))
+                   verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")), batch_lines=settings.poll_batch_lines)
 
     def read(self, cursor: str | None) -> Batch:
-        """Results of the next window: from the last window's end less the overlap, up to now."""
+        """Results of the next window: from the last window's end less the overlap, up to now, at most
+        `batch_lines` at a time. A window's further results are handed out by the next reads from
+        memory, each batch with a cursor of its own that still points at the window's start (a crash
+        re-reads the window; event ids keep that free of duplicates), the window's end with its last.
+        A read from any other cursor than the last batch's (that batch was not stored) exports
+        again. `lines_behind` counts the window's results not handed out yet; results Splunk holds
+        after the window are not counted (the export API does not say), their age is `lag_seconds`."""
         now = self.clock()
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[0] == cursor:
+            _, window_cursor, end_at, left, part, more = pending
+            return self._hand_out(window_cursor, left, now=now, end_at=end_at, more=more,
+                                  restart=_load(cursor), part=part + 1)
         previous_end = _load(cursor)
         start = int(previous_end - self.overlap if previous_end is not None else now - self.lookback)
         end = int(now)
@@ -81,13 +98,27 @@ class SplunkSource:
         if end - start > self.max_window:
             end, more = int(start + self.max_window), True  # catching up after downtime: in slices
         if end <= start:
-            return Batch(lag_seconds=0.0)
+            return Batch(lag_seconds=0.0, lines_behind=0)
         secrets = masking.configured_secrets(self._token())
         try:
             items = [masking.redacted_item(item, secrets) for item in self._export(start, end)]
         except SourceError as exc:
             raise masking.redacted_error(exc, secrets) from None
-        return Batch(items=items, cursor=json.dumps({"latest": end}), more=more, lag_seconds=max(0.0, now - end))
+        return self._hand_out(json.dumps({"latest": end}), items, now=now, end_at=end, more=more,
+                              restart=start + self.overlap, part=1)
+
+    def _hand_out(self, window_cursor: str, items: list[Item], *, now: float, end_at: float, more: bool,
+                  restart: float | None, part: int) -> Batch:
+        """The next batch of a window's results; the window's cursor with its last batch."""
+        if len(items) <= self.batch_lines:
+            return Batch(items=items, cursor=window_cursor, more=more, lag_seconds=max(0.0, now - end_at),
+                         lines_behind=None if more else 0)
+        head, rest = items[:self.batch_lines], items[self.batch_lines:]
+        # still the window's start (re-read whole after a crash), and a new value so the poller stores it
+        cursor = json.dumps({"latest": restart if restart is not None else end_at, "part": part})
+        self._pending = (cursor, window_cursor, end_at, rest, part, more)
+        return Batch(items=head, cursor=cursor, more=True, lines_behind=len(rest),
+                     lag_seconds=max(0.0, now - (restart if restart is not None else end_at)))
 
     def _export(self, earliest: int, latest: int) -> list[Item]:
         token = self._token()

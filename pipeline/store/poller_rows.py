@@ -38,7 +38,8 @@ def set_poller_state(records: Records, *, owner: str, source: str, state: str, s
 
 
 def add_poll(records: Records, *, source: str, increments: dict[str, int], latency_ms: float,
-             lag_seconds: float | None, error: str | None) -> None:
+             lag_seconds: float | None, error: str | None, lines_behind: int | None = None,
+             bytes_behind: int | None = None) -> None:
     """Add one poll to its source's counters (`increments`: counter → amount) and the time series."""
     unknown = sorted(set(increments) - set(COUNTERS))
     if unknown:
@@ -51,19 +52,28 @@ def add_poll(records: Records, *, source: str, increments: dict[str, int], laten
         sets += f", consecutive_errors = consecutive_errors + 1, last_error = {p(error)}, last_error_at = {p(stamp)}"
     else:
         sets += f", consecutive_errors = 0, last_ok_at = {p(stamp)}"
+
+    def behind(value: int | None, column: str) -> str:
+        # a failed poll that did not get as far as reading keeps the last backlog known
+        return f"coalesce({p(value)}, {column})" if error else p(value)
+
     with records.transaction() as conn:
         conn.execute("INSERT INTO source_stats(source) VALUES ($1) ON CONFLICT DO NOTHING", (source,))
         conn.execute(
             f"UPDATE source_stats SET {sets}, last_poll_at = {p(stamp)}, last_latency_ms = {p(latency_ms)},"
-            f" lag_seconds = coalesce({p(lag_seconds)}, lag_seconds) WHERE source = {p(source)}", p)
+            f" lag_seconds = coalesce({p(lag_seconds)}, lag_seconds),"
+            # the backlog as this poll left it: unknown (a source that does not say) is shown as unknown
+            f" lines_behind = {behind(lines_behind, 'lines_behind')}, bytes_behind = {behind(bytes_behind, 'bytes_behind')}"
+            f" WHERE source = {p(source)}", p)
         conn.execute(
             "INSERT INTO poll_metrics(at, source, events, dead_letters, opened, updated, runs_started,"
-            " runs_failed, runs_retried, announced, escalated, expired, latency_ms, lag_seconds, error)"
-            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15)",
+            " runs_failed, runs_retried, announced, escalated, expired, latency_ms, lag_seconds, error,"
+            " lines_behind, bytes_behind)"
+            " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)",
             (stamp, source, amounts["events_read"], amounts["dead_letters"], amounts["incidents_opened"],
              amounts["incidents_updated"], amounts["runs_started"], amounts["runs_failed"],
              amounts["runs_retried"], amounts["announced"], amounts["escalated"], amounts["expired"],
-             latency_ms, lag_seconds, error),
+             latency_ms, lag_seconds, error, lines_behind, bytes_behind),
         )
 
 

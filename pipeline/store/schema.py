@@ -530,6 +530,14 @@ CREATE TABLE source_layouts (
 """)
 
 
+V10_BACKLOG = _statements("""
+ALTER TABLE source_stats ADD COLUMN lines_behind INTEGER;
+ALTER TABLE source_stats ADD COLUMN bytes_behind INTEGER;
+ALTER TABLE poll_metrics ADD COLUMN lines_behind INTEGER;
+ALTER TABLE poll_metrics ADD COLUMN bytes_behind INTEGER
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -554,6 +562,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v8_backtests),
     # issue 21: the layout each file source is read with, learnt from its first lines
     Migration(9, "the line layout learnt per source (shown on the Operations page)", _v9_source_layouts),
+    # issue 22: a source's backlog, on the Operations page and in `poll --once --json`
+    Migration(10, "how many lines and bytes each source's poller left unread", V10_BACKLOG),
 )
 
 
