@@ -33,6 +33,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PG_SERVER = os.environ.get("INCIDENTIQ_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 # run a test on both stores: its `engine`, `data_dir` and `database_url` fixtures follow `backend`
 BOTH_BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+# every stored event's id, as rows (an incident's events) and in context blocks (store/context_blocks.py),
+# to count from: f"SELECT count(*), count(DISTINCT event_id) FROM {STORED_IDS}"
+STORED_IDS = "(SELECT event_id FROM events UNION ALL SELECT event_id FROM context_ids) AS stored"
+
+
+def stored_bodies(data_dir: Path) -> list[dict]:
+    """Every event stored in a data dir's SQLite records store, as its JSON body (rows and context blocks)."""
+    from pipeline.store.records import Records
+
+    records = Records(Path(data_dir) / "app.sqlite3")
+    try:
+        return [json.loads(e.model_dump_json()) for e in records.all_events()]
+    finally:
+        records.close()
 
 
 def count(where, sql: str) -> int:

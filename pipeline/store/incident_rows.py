@@ -11,6 +11,7 @@ from typing import Any
 
 from pipeline.clock import iso
 from pipeline.state import LogEvent
+from pipeline.store import context_blocks, event_bodies
 from pipeline.store.sql import GREATEST, LEAST, Connection, Params
 
 
@@ -19,8 +20,9 @@ def has_event(conn: Connection, event_id: str) -> bool:
 
 
 def stored_event_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
-    """Which of these event ids are stored already (one query per `chunk` ids)."""
-    found: set[str] = set()
+    """Which of these event ids are stored already, as rows or in context blocks (one query per
+    `chunk` ids and table)."""
+    found = context_blocks.stored_ids(conn, event_ids, chunk=chunk)
     for start in range(0, len(event_ids), chunk):
         p = Params()
         rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({p.each(event_ids[start:start + chunk])})",
@@ -35,7 +37,10 @@ def has_content_ids(conn: Connection) -> bool:
 
 
 def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *, stamp: str) -> None:
-    """Store events, each with the incident it joined (None: context for log windows), in one statement."""
+    """Store events, each with the incident it joined, in one statement; those that joined none
+    (context for log windows) as one compressed block (store/context_blocks.py)."""
+    context_blocks.insert(conn, [event for event, incident_id in events if incident_id is None], stamp=stamp)
+    events = [(event, incident_id) for event, incident_id in events if incident_id is not None]
     if not events:
         return
     conn.executemany(
@@ -43,7 +48,7 @@ def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *
         " exception, message, body, source, position, stored_at)"
         " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
         [(event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
-          event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp)
+          event.exception, event.message, event_bodies.body_of(event), event.source, event.position, stamp)
          for event, incident_id in events],
     )
 
