@@ -393,6 +393,11 @@ class TemplateMiner:
     # -- persistence -------------------------------------------------------------------------
 
     @property
+    def mark(self) -> int:
+        """Where `changes_since` starts from to give what the miner learns from now on."""
+        return self._tick
+
+    @property
     def revision(self) -> int:
         """How many times the miner has changed since it was made or loaded (a cheap change check)."""
         return self._revision

@@ -7,6 +7,7 @@ mean (which event opens an incident, when a closed one reopens, its SLA) is deci
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pipeline.clock import iso
@@ -123,6 +124,35 @@ def template_state(conn: Connection) -> str | None:
     """The miner's saved state, as JSON text (None: nothing saved yet)."""
     row = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone()
     return row["state"] if row else None
+
+
+def template_changes(conn: Connection, header: dict[str, Any], since: int) -> dict[str, Any]:
+    """The miner's rows saved after revision `since` (0: all of them), as the miner's changes
+    (TemplateMiner.apply_changes); `header` is the saved state's (version, depth, clusters counter)."""
+    clusters = conn.execute("SELECT cluster_id, tokens, size, template_id, path, parent FROM template_clusters"
+                            " WHERE revision > $1 ORDER BY cluster_id", (since,)).fetchall()
+    keys = conn.execute("SELECT key, root FROM template_keys WHERE revision > $1", (since,)).fetchall()
+    return {**header, "kind": "changes", "since": None,
+            "clusters": [[r["cluster_id"], json.loads(r["tokens"]), r["size"], r["template_id"], json.loads(r["path"]),
+                          r["parent"]] for r in clusters],
+            "keys": [[*json.loads(r["key"]), r["root"]] for r in keys]}
+
+
+def save_template_changes(conn: Connection, revision: int, changes: dict[str, Any], stamp: str) -> None:
+    """Upsert the clusters and keys in the miner's `changes` (TemplateMiner.changes_since) at
+    `revision`, and the state's header: never the whole state."""
+    conn.executemany(
+        "INSERT INTO template_clusters(cluster_id, tokens, size, template_id, path, parent, revision)"
+        " VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT(cluster_id) DO UPDATE SET tokens = excluded.tokens,"
+        " size = excluded.size, parent = excluded.parent, revision = excluded.revision",
+        [(cid, json.dumps(tokens), size, tid, json.dumps(path), parent, revision)
+         for cid, tokens, size, tid, path, parent in changes["clusters"]])
+    conn.executemany(
+        "INSERT INTO template_keys(key, root, revision) VALUES ($1,$2,$3)"
+        " ON CONFLICT(key) DO UPDATE SET root = excluded.root, revision = excluded.revision",
+        [(json.dumps([n, key]), root, revision) for n, key, root in changes["keys"]])
+    header = {k: changes[k] for k in ("version", "depth", "clusters_counter")}
+    save_template_state(conn, revision, json.dumps({**header, "kind": "rows"}), stamp)
 
 
 def save_template_state(conn: Connection, revision: int, state: str, stamp: str) -> None:

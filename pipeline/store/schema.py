@@ -553,7 +553,22 @@ CREATE INDEX context_keys_host ON context_keys(host, first_time);
 CREATE TABLE context_ids (
     event_id {t.text} PRIMARY KEY,
     block_id BIGINT NOT NULL
-) {t.without_rowid}
+) {t.without_rowid};
+CREATE TABLE template_clusters (
+    cluster_id BIGINT PRIMARY KEY,
+    tokens {t.text} NOT NULL,
+    size BIGINT NOT NULL,
+    template_id {t.text} NOT NULL,
+    path {t.text} NOT NULL,
+    parent BIGINT,
+    revision BIGINT NOT NULL
+);
+CREATE INDEX template_clusters_revision ON template_clusters(revision);
+CREATE TABLE template_keys (
+    key {t.text} PRIMARY KEY,
+    root BIGINT NOT NULL,
+    revision BIGINT NOT NULL
+)
 """)
 
 
@@ -582,8 +597,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     # issue 21: the layout each file source is read with, learnt from its first lines
     Migration(9, "the line layout learnt per source (shown on the Operations page)", _v9_source_layouts),
     # issue 22.2: a row per context event took about 8x the log's size; events stored before stay rows
+    # the miner's state was one JSON document rewritten whole by every batch that taught it something;
+    # a store at 9 keeps it there until its first save (incidents/batch.py)
     Migration(10, "context events (no incident) stored as compressed blocks per batch, found by service,"
-                  " host and hour, their ids kept for identity by position", _v10_context_blocks),
+                  " host and hour, their ids kept for identity by position; the template miner's clusters"
+                  " and join keys as rows, upserted per batch", _v10_context_blocks),
 )
 
 
