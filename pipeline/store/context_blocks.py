@@ -16,6 +16,7 @@ decodes only the events it keeps.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -68,7 +69,28 @@ def stored_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> s
     return found
 
 
-def window(conn: Connection, *, service: str, hosts: Sequence[str], start: datetime, end: datetime) -> list[LogEvent]:
+class BlockCache:
+    """The blocks a store decoded last (a block never changes once written: it is keyed by its id
+    and when it was stored, so an id SQLite hands out again after retention is not mistaken)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._blocks: OrderedDict[tuple[int, str], tuple[list[list[Any]], list[str]]] = OrderedDict()
+
+    def get(self, key: tuple[int, str]) -> tuple[list[list[Any]], list[str]] | None:
+        found = self._blocks.get(key)
+        if found is not None:
+            self._blocks.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[int, str], block: tuple[list[list[Any]], list[str]]) -> None:
+        self._blocks[key] = block
+        while len(self._blocks) > self.size:
+            self._blocks.popitem(last=False)
+
+
+def window(conn: Connection, *, service: str, hosts: Sequence[str], start: datetime, end: datetime,
+           cache: BlockCache | None = None) -> list[LogEvent]:
     """The context events of the service, or on one of the hosts, between start and end."""
     low, high = iso(start), iso(end)
     # a key spans one hour at most: one that starts before the window's hour cannot reach into it
@@ -82,7 +104,7 @@ def window(conn: Connection, *, service: str, hosts: Sequence[str], start: datet
     blocks = sorted({r["block_id"] for r in conn.execute(sql, p).fetchall()})
     wanted = set(hosts)
     out: list[LogEvent] = []
-    for keys, bodies in _blocks(conn, blocks):
+    for keys, bodies in _cached(conn, blocks, cache):
         for (time, svc, host), body in zip(keys, bodies):
             if low <= time <= high and (svc == service or host in wanted):
                 out.append(_event(time, svc, host, body))
@@ -92,7 +114,7 @@ def window(conn: Connection, *, service: str, hosts: Sequence[str], start: datet
 def all_events(conn: Connection) -> Iterator[LogEvent]:
     """Every context event stored in blocks, block by block (for exports and checks)."""
     ids = [r["id"] for r in conn.execute("SELECT id FROM context_blocks ORDER BY id").fetchall()]
-    for keys, bodies in _blocks(conn, ids):
+    for _, (keys, bodies) in _blocks(conn, ids):
         for (time, service, host), body in zip(keys, bodies):
             yield _event(time, service, host, body)
 
@@ -129,8 +151,23 @@ def _event(time: str, service: str, host: str | None, entry: str) -> LogEvent:
     return LogEvent.model_validate(values)
 
 
-def _blocks(conn: Connection, ids: Iterable[int], *, chunk: int = 50) -> Iterator[tuple[list[list[Any]], list[str]]]:
-    """Each block's keys and bodies, decompressed, in the order of `ids`."""
+def _cached(conn: Connection, ids: list[int], cache: BlockCache | None) -> list[tuple[list[list[Any]], list[str]]]:
+    if cache is None or not ids:
+        return [block for _, block in _blocks(conn, ids)]
+    p = Params()
+    stamps = {r["id"]: r["stored_at"] for r in conn.execute(
+        f"SELECT id, stored_at FROM context_blocks WHERE id IN ({p.each(ids)})", p).fetchall()}
+    found = {i: cache.get((i, stamps[i])) for i in stamps}
+    missing = sorted(i for i, block in found.items() if block is None)
+    for i, block in _blocks(conn, missing):
+        cache.put((i, stamps[i]), block)
+        found[i] = block
+    return [b for i in sorted(found) if (b := found[i]) is not None]
+
+
+def _blocks(conn: Connection, ids: Iterable[int], *,
+            chunk: int = 50) -> Iterator[tuple[int, tuple[list[list[Any]], list[str]]]]:
+    """Each block's id, keys and bodies, decompressed, in the order of `ids` (sorted)."""
     ids = list(ids)
     decompress = zstandard.ZstdDecompressor().decompress
     for start in range(0, len(ids), chunk):
@@ -139,4 +176,4 @@ def _blocks(conn: Connection, ids: Iterable[int], *, chunk: int = 50) -> Iterato
                             " ORDER BY id", p).fetchall()
         for r in rows:
             head, _, rest = decompress(bytes(r["body"])).decode("utf-8").partition("\n")
-            yield json.loads(head), rest.split("\n")
+            yield r["id"], (json.loads(head), rest.split("\n"))

@@ -64,6 +64,7 @@ class Records:
         # one connection per store per process, shared by every thread under this lock: LangGraph
         # runs nodes on fresh threads, and a connection per thread meant a new one per incident
         self._lock = threading.RLock()
+        self._blocks = context_blocks.BlockCache()  # context blocks decoded last, for log windows
         self._conn: Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
@@ -191,7 +192,8 @@ class Records:
         sql += f" ORDER BY time LIMIT {p(limit)}"
         with self.reading() as conn:
             stored = [event_bodies.event_of(r) for r in conn.execute(sql, p).fetchall()]
-            blocks = context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end)
+            blocks = context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end,
+                                           cache=self._blocks)
         if not blocks:
             return stored
         merged = {e.event_id: e for e in [*stored, *blocks]}
