@@ -449,7 +449,8 @@ def pg_session_scenario(work: Path, rounds: int, rng: random.Random, *, lines: i
             if done.returncode != 0 or traceback_in(done.stderr):
                 problems.append(f"ingest after the kill: exit {done.returncode}: {done.stderr[-300:]}")
             with psycopg.connect(url) as conn:
-                n, distinct = conn.execute("SELECT count(*), count(DISTINCT event_id) FROM events").fetchone()
+                n, distinct = conn.execute("SELECT count(*), count(DISTINCT event_id) FROM (SELECT event_id FROM events"
+                                     " UNION ALL SELECT event_id FROM context_ids) AS stored").fetchone()
                 moving = conn.execute("SELECT count(*) FROM incidents WHERE status = 'analyzing'").fetchone()[0]
             if n != distinct or n != len(good):
                 problems.append(f"events: {n} stored ({distinct} distinct) for {len(good)} lines")
@@ -538,7 +539,8 @@ def disk_full_scenario(work: Path, rounds: int, rng: random.Random, *, lines: in
             if again.returncode != 0:
                 problems.append(f"ingest after space returned: exit {again.returncode}: {again.stderr[-300:]}")
             path = seed / "app.sqlite3"
-            n, distinct = rows(path, "SELECT count(*), count(DISTINCT event_id) FROM events")[0]
+            n, distinct = rows(path, "SELECT count(*), count(DISTINCT event_id) FROM (SELECT event_id FROM events"
+                                     " UNION ALL SELECT event_id FROM context_ids) AS stored")[0]
             expected = len(good) + len([x for x in SMALL.read_text().splitlines() if x.strip()])
             if n != distinct or n != expected:
                 problems.append(f"events: {n} stored ({distinct} distinct) for {expected} lines")

@@ -176,6 +176,7 @@ def stage_product(files: Sequence[str], work: Path) -> dict:
         events += counts.events
         rejected += counts.rejected
         new += len(counts.incidents_new) if isinstance(counts.incidents_new, (set, list)) else counts.incidents_new
+    engine.records.close()  # as at the end of `ingest`: SQLite folds its write-ahead log into the file
     size = sum(p.stat().st_size for p in data.rglob("*") if p.is_file())
     return {"lines": events + rejected, "events": events, "rejected": rejected, "incidents": new,
             "data_bytes": size}

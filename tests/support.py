@@ -33,6 +33,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PG_SERVER = os.environ.get("INCIDENTIQ_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 # run a test on both stores: its `engine`, `data_dir` and `database_url` fixtures follow `backend`
 BOTH_BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
+# every stored event's id, as rows (an incident's events) and in context blocks (store/context_blocks.py),
+# to count from: f"SELECT count(*), count(DISTINCT event_id) FROM {STORED_IDS}"
+STORED_IDS = "(SELECT event_id FROM events UNION ALL SELECT event_id FROM context_ids) AS stored"
+
+
+def stored_bodies(data_dir: Path) -> list[dict]:
+    """Every event stored in a data dir's SQLite records store, as its JSON body (rows and context blocks)."""
+    from pipeline.store.records import Records
+
+    records = Records(Path(data_dir) / "app.sqlite3")
+    try:
+        return [json.loads(e.model_dump_json()) for e in records.all_events()]
+    finally:
+        records.close()
 
 
 def count(where, sql: str) -> int:
@@ -535,3 +549,29 @@ def record_then_hang(self, **kwargs):
 records.Records.record_fix_once = record_then_hang
 sys.exit(cli.main(sys.argv[1:]))
 """
+
+
+@contextlib.contextmanager
+def written_as_before_schema_11(records):
+    """Let today's write path (store_batch) write a store kept at a schema before 11, as that
+    schema's code wrote it: the tables of schema 11 exist while the block runs, then the miner's
+    state is saved whole (as schema 10 saved it) and the tables go, so migration 11 finds what it
+    would find. The block must store no context events (they would be lost with the tables)."""
+    from pipeline.ingest.templates import TemplateMiner
+    from pipeline.store import incident_rows
+    from pipeline.store.schema import TYPES, _v11_context_blocks
+
+    tables = ("context_blocks", "context_keys", "context_ids", "template_clusters", "template_keys")
+    with records.transaction() as conn:
+        for statement in _v11_context_blocks(TYPES[conn.dialect]):
+            conn.execute(statement)
+    yield records
+    with records.transaction() as conn:
+        assert conn.execute("SELECT count(*) AS n FROM context_ids").fetchone()["n"] == 0
+        revision = incident_rows.template_revision(conn)
+        if revision:
+            header = json.loads(incident_rows.template_state(conn))
+            whole = TemplateMiner.from_state(incident_rows.template_changes(conn, header, 0)).state()
+            conn.execute("UPDATE template_state SET state = $1 WHERE id = 1", (json.dumps(whole),))
+        for table in tables:
+            conn.execute(f"DROP TABLE {table}")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, STORED_IDS
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
@@ -167,7 +167,7 @@ def invariants(reader: Reader, good_lines: set[str], bad_lines: int) -> list[str
         if reader.rows(store, "PRAGMA integrity_check")[0]["integrity_check"] != "ok":
             problems.append(f"{store}: integrity_check failed")
     records = "app.sqlite3"
-    events = reader.rows(records, "SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM events")[0]
+    events = reader.rows(records, f"SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM {STORED_IDS}")[0]
     if events["n"] != events["d"] or events["n"] != len(good_lines):
         problems.append(f"events: {events['n']} stored ({events['d']} distinct) for {len(good_lines)} good lines")
     letters = reader.rows(records, "SELECT count(*) AS n FROM dead_letters")[0]["n"]

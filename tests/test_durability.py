@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.engine.graph import thread_config
-from tests.support import BOTH_BACKENDS, count, FIXTURES, ROOT, make_settings, run_cli as cli
+from tests.support import BOTH_BACKENDS, count, FIXTURES, ROOT, STORED_IDS, make_settings, run_cli as cli
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
@@ -81,8 +81,8 @@ def test_sigkill_during_analysis_loses_nothing_and_duplicates_nothing(data_dir, 
 
     again = cli(data_dir, "ingest", str(source), "--json")
     assert again.returncode == 0, again.stderr
-    assert count(records, "SELECT count(*) FROM events") == total_lines
-    assert count(records, "SELECT count(DISTINCT event_id) FROM events") == total_lines
+    assert count(records, f"SELECT count(*) FROM {STORED_IDS}") == total_lines
+    assert count(records, f"SELECT count(DISTINCT event_id) FROM {STORED_IDS}") == total_lines
     assert count(records, "SELECT count(*) FROM incidents") == incidents
     assert count(records, "SELECT count(*) FROM incidents WHERE status='awaiting_approval'") == incidents
     assert count(records, "SELECT count(*) FROM fixes") == 0

@@ -12,7 +12,7 @@ import pytest
 from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
 from pipeline.sources.file import FileSource
-from tests.support import run_cli as cli
+from tests.support import STORED_IDS, run_cli as cli, stored_bodies
 
 HOSTILE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "2026-11-28T10:00:00+25:00",
            "0001-01-01T00:00:00.5-00:01")
@@ -61,8 +61,7 @@ def test_a_file_with_hostile_times_stores_every_line_and_a_rerun_adds_nothing(tm
     assert first.returncode == 0, first.stderr
     counts = json.loads(first.stdout)
     assert counts["events"] + counts["rejected"] == len(lines), counts  # every line accounted for
-    with sqlite3.connect(data_dir / "app.sqlite3") as conn:
-        bodies = [json.loads(body) for (body,) in conn.execute("SELECT body FROM events")]
+    bodies = stored_bodies(data_dir)
     assert len(bodies) == counts["events"]
     hostile = [b for b in bodies if b["fields"].get("time_inferred")]
     # each hostile time is read as no time: inferred from the line before, what it said kept
@@ -100,5 +99,5 @@ def test_the_poller_keeps_polling_past_hostile_times_and_stores_lines_appended_l
 
 def _count_events(engine) -> int:
     with sqlite3.connect(engine.settings.data_dir / "app.sqlite3") as conn:
-        return conn.execute("SELECT count(*) FROM events").fetchone()[0] + conn.execute(
+        return conn.execute(f"SELECT count(*) FROM {STORED_IDS}").fetchone()[0] + conn.execute(
             "SELECT count(*) FROM dead_letters").fetchone()[0]

@@ -14,7 +14,7 @@ from pipeline.state import CLOSED_STATUSES, SEVERITIES, LogEvent
 from pipeline.store import views
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS
-from tests.support import BOTH_BACKENDS
+from tests.support import BOTH_BACKENDS, written_as_before_schema_11
 
 T0 = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 INBOX_MIGRATION = next(m.version for m in MIGRATIONS if m.optional_needs == "fts5")
@@ -153,7 +153,8 @@ def test_the_poll_query_finds_paused_incidents_with_new_evidence_only(records):
 def test_a_store_of_the_previous_schema_is_searchable_after_migrating(tmp_path):
     path = tmp_path / "app.sqlite3"
     old = Records(path, clock=ManualClock(T0), migrations=tuple(m for m in MIGRATIONS if m.version < INBOX_MIGRATION))
-    ids = seeded(old)
+    with written_as_before_schema_11(old):
+        ids = seeded(old)
     old.close()
     records = Records(path, clock=ManualClock(T0))
     assert [r["incident_id"] for r in views.inbox_page(records, search=ids[7][-6:], limit=5).rows] == [ids[7]]
@@ -242,7 +243,8 @@ def test_a_store_written_at_the_previous_version_keeps_its_search_and_poll_after
     where = database_url or tmp_path / "app.sqlite3"
     previous = tuple(m for m in MIGRATIONS if m.version < MIGRATIONS[-1].version)
     old = Records(where, clock=ManualClock(T0), migrations=previous)
-    ids = seeded(old)
+    with written_as_before_schema_11(old):
+        ids = seeded(old)
     old.close()
     records = Records(where, clock=ManualClock(T0))
     assert records.conn.schema_version() == MIGRATIONS[-1].version
@@ -305,7 +307,8 @@ def test_a_store_upgraded_to_the_overdue_counts_counts_what_it_held(tmp_path):
 
     where = tmp_path / "app.sqlite3"
     old = Records(where, clock=ManualClock(T0), migrations=tuple(m for m in MIGRATIONS if m.version < 7))
-    seeded(old)
+    with written_as_before_schema_11(old):
+        seeded(old)
     old.close()
     records = Records(where, clock=ManualClock(T0))
     assert records.conn.schema_version() >= 7

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
-from tests.support import FIXTURES, run_cli as cli
+from tests.support import FIXTURES, run_cli as cli, stored_bodies
 
 VALID = [
     {"_time": "2026-11-28T10:00:00Z", "service": "checkout-api", "level": "ERROR",
@@ -47,8 +46,7 @@ def test_only_what_is_not_text_is_dead_lettered_and_every_other_line_is_an_event
     assert all(d["position"] and len(d["raw"]) <= 2100 for d in letters)
     assert len({d["position"] for d in letters}) == 3
     # lines that are text but not events of CONTRACT §1 are kept whole, with what could be read
-    with sqlite3.connect(data_dir / "app.sqlite3") as conn:
-        bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM events ORDER BY position")]
+    bodies = stored_bodies(data_dir)
     messages = {e["message"] for e in bodies}
     assert {'{"_time": "2026-11-28T10:00:01Z", "message": "trunc', "[1, 2, 3]", '"just a string"',
             "bad time", "no time at all"} <= messages

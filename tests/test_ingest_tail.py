@@ -121,7 +121,7 @@ def test_ingest_waits_for_a_last_line_still_being_written_and_stores_it_whole(en
     finally:
         writer.join()
     assert counts.events == 2 and counts.rejected == 0
-    messages = sorted(e["message"] for e in engine.records.query("SELECT message FROM events"))
+    messages = sorted(e.message for e in engine.records.all_events())
     assert messages == ["payment declined for order 1", "payment declined for order 2"]
     assert ingest_path(engine, log).events == 0  # nothing left to read, nothing read twice
 

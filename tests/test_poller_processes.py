@@ -20,7 +20,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
 from pipeline.operations.file_ingest import ingest_path
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, make_settings, wait_for
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, STORED_IDS, make_settings, wait_for
 
 pytestmark = BOTH_BACKENDS
 
@@ -120,7 +120,7 @@ def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop
                 f.write(json.dumps({"_time": "2026-11-28T10:09:00Z", "service": "checkout-api", "level": "ERROR",
                                     "message": "HikariPool-1 - Connection is not available, request timed out after 30999ms.",
                                     "exception": "java.sql.SQLTransientConnectionException"}) + "\n")
-            wait_for(lambda: scalar(records, "SELECT count(*) FROM events") == 11)
+            wait_for(lambda: scalar(records, f"SELECT count(*) FROM {STORED_IDS}") == 11)
             first.send_signal(signal.SIGTERM)
             assert first.wait(timeout=30) == 0
             holder = wait_for(lambda: lease.holder(records))  # the standby takes over at its next poll
@@ -129,7 +129,7 @@ def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop
                 f.write(json.dumps({"_time": "2026-11-28T10:10:00Z", "service": "promo-engine", "level": "ERROR",
                                     "message": "coupon service returned malformed payload"}) + "\n")
             wait_for(lambda: scalar(records, "SELECT count(*) FROM incidents WHERE status = 'awaiting_approval'") == 5)
-            assert scalar(records, "SELECT count(*) FROM events") == 12
+            assert scalar(records, f"SELECT count(*) FROM {STORED_IDS}") == 12
             assert scalar(records, "SELECT sum(event_count) FROM incidents") == 11  # 12 less the INFO line
         finally:
             second.send_signal(signal.SIGTERM)
@@ -148,7 +148,7 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(o
     log = tmp_path / "day.jsonl"
     write_day(log)
     ingested = ingest_path(oracle, log).as_json()  # the same input, ingested once without interruptions
-    expected_ids = {r["event_id"] for r in oracle.records.query("SELECT event_id FROM events")}
+    expected_ids = {r["event_id"] for r in oracle.records.query(f"SELECT event_id FROM {STORED_IDS}")}
     expected_incidents = {r["incident_id"]: r["event_count"] for r in oracle.records.incidents()}
     assert ingested["incidents_new"] == 30 and ingested["rejected"] == 3 and len(expected_ids) > 500
 
@@ -163,13 +163,13 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(o
             try:
                 if round_no == 0:
                     # after the first batch is stored: during the second one, or just after it
-                    wait_for(lambda: scalar(records, "SELECT count(*) FROM events"), step=0.005)
+                    wait_for(lambda: scalar(records, f"SELECT count(*) FROM {STORED_IDS}"), step=0.005)
                     time.sleep(rng.uniform(0.0, 0.05))
                 else:
                     target = min(29, scalar(records, paused) + rng.randint(1, 6))
                     wait_for(lambda: scalar(records, paused) >= target or proc.poll() is not None)
                     time.sleep(rng.uniform(0.0, 0.08))  # between, or in the middle of, graph steps
-                kill_points.append((round_no, scalar(records, "SELECT count(*) FROM events"), scalar(records, paused)))
+                kill_points.append((round_no, scalar(records, f"SELECT count(*) FROM {STORED_IDS}"), scalar(records, paused)))
             finally:
                 proc.kill()
                 proc.wait()
@@ -178,7 +178,7 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(o
         assert done.returncode == 0, done.stderr
         print("kill points (round, events stored, incidents paused):", kill_points)
 
-        assert {r["event_id"] for r in records.query("SELECT event_id FROM events")} == expected_ids
+        assert {r["event_id"] for r in records.query(f"SELECT event_id FROM {STORED_IDS}")} == expected_ids
         assert scalar(records, "SELECT count(*) FROM dead_letters") == 3
         rows = records.incidents()
         assert {r["incident_id"]: r["event_count"] for r in rows} == expected_incidents

@@ -19,7 +19,7 @@ from pipeline.composition import open_engine
 from pipeline.operations.file_ingest import ingest_path
 from pipeline.store import lease
 from pipeline.store.records import Records
-from tests.support import RACER, ROOT, make_settings, paused_ids, poller_env, wait_for
+from tests.support import RACER, ROOT, STORED_IDS, make_settings, paused_ids, poller_env, wait_for
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -76,7 +76,7 @@ def test_two_pollers_on_one_database_one_works_a_standby_takes_over_and_nothing_
         first = wait_for(lambda: holder_pid(records))
         assert first == pollers[0].pid
         pollers.append(poller(machine(data_dir, "host-b"), log, database_url))
-        wait_for(lambda: scalar(records, "SELECT count(*) FROM events") == 80)
+        wait_for(lambda: scalar(records, f"SELECT count(*) FROM {STORED_IDS}") == 80)
         wait_for(lambda: scalar(records, "SELECT count(*) FROM pollers WHERE state = 'standby'") >= 1)
         assert holder_pid(records) == first  # the second one stands by while the first lives
         pollers[0].send_signal(signal.SIGKILL)
@@ -85,14 +85,14 @@ def test_two_pollers_on_one_database_one_works_a_standby_takes_over_and_nothing_
         assert wait_for(lambda: holder_pid(records) == pollers[1].pid)
         with log.open("a") as f:
             f.write(lines(40, 20))
-        wait_for(lambda: scalar(records, "SELECT count(*) FROM events") == 120)
+        wait_for(lambda: scalar(records, f"SELECT count(*) FROM {STORED_IDS}") == 120)
         wait_for(lambda: scalar(records, "SELECT count(*) FROM incidents WHERE status = 'analyzing'") == 0)
     finally:
         for p in pollers:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=60)
-    assert scalar(records, "SELECT count(DISTINCT event_id) FROM events") == 120
+    assert scalar(records, f"SELECT count(DISTINCT event_id) FROM {STORED_IDS}") == 120
     # the same file ingested once, by one process, on SQLite, is the oracle
     oracle = open_engine(make_settings(tmp_path / "oracle", database_url=None), sync_knowledge=False)
     shutil.copytree(data_dir / "knowledge-index", tmp_path / "oracle" / "knowledge-index", dirs_exist_ok=True)

@@ -20,7 +20,7 @@ import pytest
 from pipeline.errors import StorageError
 from pipeline.review.service import ReviewService
 from pipeline.store.records import Records
-from tests.support import PG_SERVER, ROOT, paused_ids, pending, poller_env, wait_for
+from tests.support import PG_SERVER, ROOT, STORED_IDS, paused_ids, pending, poller_env, wait_for
 
 pytestmark = pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 
@@ -122,7 +122,7 @@ def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(d
     worked = [tmp_path / "a.worked", tmp_path / "b.worked"]
     a = start_poller(hosts[0], log, database_url, worked[0])
     pollers = [a]
-    events = lambda: records.query("SELECT count(*) FROM events")[0][0]  # noqa: E731
+    events = lambda: records.query(f"SELECT count(*) FROM {STORED_IDS}")[0][0]  # noqa: E731
     try:
         wait_for(lambda: events() == 30)
         b = start_poller(hosts[1], log, database_url, worked[1])
@@ -151,8 +151,8 @@ def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(d
     assert polls
     for (_, end, who), (start, _, other) in zip(polls, polls[1:]):
         assert who == other or end <= start, f"{who} worked until {end}, {other} from {start}"
-    assert records.query("SELECT count(*) FROM events")[0][0] == 60
-    assert records.query("SELECT count(DISTINCT event_id) FROM events")[0][0] == 60
+    assert records.query(f"SELECT count(*) FROM {STORED_IDS}")[0][0] == 60
+    assert records.query(f"SELECT count(DISTINCT event_id) FROM {STORED_IDS}")[0][0] == 60
     fingerprints = [r["fingerprint"] for r in records.incidents()]
     assert len(fingerprints) == len(set(fingerprints)) == len(SERVICES)
     assert records.query("SELECT coalesce(sum(event_count), 0) FROM incidents")[0][0] == 60

@@ -37,7 +37,7 @@ def test_a_plain_text_log_is_stored_whole_and_opens_one_incident_per_error_templ
     elapsed = time.monotonic() - started
     # every line is an event (none of these logs has continuation lines), none is refused, and
     # the identical lines Apache repeats within one second are each one
-    assert counts["events"] == len(lines) == count(engine, "SELECT count(*) FROM events")
+    assert counts["events"] == len(lines) == engine.records.event_count()
     assert counts["rejected"] == 0
     error_templates = log.error_templates(engine.incidents.opening)
     incidents = count(engine, "SELECT count(*) FROM incidents")

@@ -68,6 +68,8 @@ class Incidents:
         # the template miner as of `_miner_revision` of the saved state (None: load it)
         self._miner: TemplateMiner | None = None
         self._miner_revision: int | None = None
+        self._miner_mark = 0  # the miner's mark when its changes were last saved or loaded
+        self._rows_pending = False  # the state was read whole (before schema 11): its first save writes every row
 
     @property
     def clock(self) -> Clock:
@@ -155,26 +157,44 @@ class Incidents:
 
     @contextlib.contextmanager
     def _templates(self, conn: Connection, stamp: str) -> Iterator[TemplateMiner]:
-        """The miner, current with the saved state (inside the caller's transaction), saved back
-        when it learned something; forgotten when the transaction fails, so it is read again."""
+        """The miner, current with the saved state (inside the caller's transaction), its changes
+        saved back when it learned something; forgotten when the transaction fails, so it is read
+        again. The state is rows (a cluster or join key each): what another process saved is read
+        by revision, what this one learned is upserted, and nothing is rewritten whole."""
         revision = rows.template_revision(conn)
         if self._miner is None or self._miner_revision != revision:
-            state = rows.template_state(conn) if revision else None
-            self._miner = TemplateMiner.from_state(json.loads(state) if state else None)
+            self._miner, self._rows_pending = self._load_miner(conn, revision, self._miner, self._miner_revision)
             self._miner_revision = revision
+            self._miner_mark = self._miner.mark
         miner = self._miner
         learned = miner.revision
         try:
             yield miner
             if miner.revision != learned:
-                rows.save_template_state(conn, revision + 1, json.dumps(miner.state(), separators=(",", ":")), stamp)
-                self._miner_revision = revision + 1
+                changes = miner.changes_since(None if self._rows_pending else self._miner_mark)
+                rows.save_template_changes(conn, revision + 1, changes, stamp)
+                self._miner_revision, self._miner_mark, self._rows_pending = revision + 1, changes["mark"], False
         except BaseException:
             self._miner, self._miner_revision = None, None
             raise
 
+    def _load_miner(self, conn: Connection, revision: int, miner: TemplateMiner | None,
+                    had: int | None) -> tuple[TemplateMiner, bool]:
+        """The miner as saved at `revision`: `miner` (at revision `had`) brought up to date with the
+        rows saved since, or read whole. A state saved whole before schema 11 is read as it was, and
+        saved as rows the first time the miner learns something (the flag returned says so)."""
+        text = rows.template_state(conn) if revision else None
+        header = json.loads(text) if text else None
+        if header is None:
+            return TemplateMiner.from_state(None), False
+        if header.get("kind") != "rows":
+            return TemplateMiner.from_state(header), True
+        if miner is not None and had is not None and had < revision:
+            miner.apply_changes(rows.template_changes(conn, header, had))
+            return miner, False
+        return TemplateMiner.from_state(rows.template_changes(conn, header, 0)), False
+
     def templates(self) -> dict[str, str]:
         """Every template the miner knows: id → template text (as last saved by any process)."""
-        with self.records.connection() as conn:
-            state = rows.template_state(conn)
-        return TemplateMiner.from_state(json.loads(state) if state else None).templates()
+        with self.records.reading() as conn:
+            return self._load_miner(conn, rows.template_revision(conn), None, None)[0].templates()

@@ -16,7 +16,7 @@ same constant words and differ only in how many masked or generalised tokens the
 changes while the cluster lives, even as its template text generalises; clusters joined by the
 last pass answer with the id of the oldest one. The state (Drain's tree, the clusters, the
 joins) is `state()` / `from_state()` (or only what changed: `changes_since()` / `apply_changes()`);
-the product keeps it in the records store (`template_state`), read and written in the transaction
+the product keeps it in the records store (as rows: `changes_since()` per batch), read and written in the transaction
 that stores each batch (pipeline/incidents/batch.py), so every process on a data dir goes on with
 the same ids. A `state_dir` instead keeps it as a JSON file, written atomically after every change,
 for standalone use by one process at a time; within a process the miner is thread-safe.
@@ -391,6 +391,11 @@ class TemplateMiner:
         return owner.get_template() if owner is not cluster else cluster.get_template()
 
     # -- persistence -------------------------------------------------------------------------
+
+    @property
+    def mark(self) -> int:
+        """Where `changes_since` starts from to give what the miner learns from now on."""
+        return self._tick
 
     @property
     def revision(self) -> int:

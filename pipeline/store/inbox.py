@@ -45,8 +45,11 @@ def arrivals(records: Records, since: datetime, *, bucket: str = "hour") -> list
     """Events stored and incidents opened per time bucket (minute or hour, UTC) since `since`."""
     width = {"minute": 16, "hour": 13}[bucket]
     stamp = iso(since)
-    events = records.query(f"SELECT substr(stored_at, 1, {width}) AS bucket, count(*) AS n FROM events"
-                           " WHERE stored_at >= $1 GROUP BY bucket", (stamp,))
+    events = records.query(f"SELECT bucket, sum(n) AS n FROM (SELECT substr(stored_at, 1, {width}) AS bucket,"
+                           " count(*) AS n FROM events WHERE stored_at >= $1 GROUP BY bucket"
+                           f" UNION ALL SELECT substr(stored_at, 1, {width}) AS bucket, sum(events) AS n"
+                           " FROM context_blocks WHERE stored_at >= $2 GROUP BY bucket) AS both_kinds GROUP BY bucket",
+                           (stamp, stamp))
     opened = records.query(f"SELECT substr(created_at, 1, {width}) AS bucket, count(*) AS n FROM incidents"
                            " WHERE created_at >= $1 GROUP BY bucket", (stamp,))
     out: dict[str, dict[str, Any]] = {}

@@ -7,10 +7,12 @@ mean (which event opens an incident, when a closed one reopens, its SLA) is deci
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pipeline.clock import iso
 from pipeline.state import LogEvent
+from pipeline.store import context_blocks, event_bodies
 from pipeline.store.sql import GREATEST, LEAST, Connection, Params
 
 
@@ -19,8 +21,9 @@ def has_event(conn: Connection, event_id: str) -> bool:
 
 
 def stored_event_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
-    """Which of these event ids are stored already (one query per `chunk` ids)."""
-    found: set[str] = set()
+    """Which of these event ids are stored already, as rows or in context blocks (one query per
+    `chunk` ids and table)."""
+    found = context_blocks.stored_ids(conn, event_ids, chunk=chunk)
     for start in range(0, len(event_ids), chunk):
         p = Params()
         rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({p.each(event_ids[start:start + chunk])})",
@@ -35,7 +38,10 @@ def has_content_ids(conn: Connection) -> bool:
 
 
 def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *, stamp: str) -> None:
-    """Store events, each with the incident it joined (None: context for log windows), in one statement."""
+    """Store events, each with the incident it joined, in one statement; those that joined none
+    (context for log windows) as one compressed block (store/context_blocks.py)."""
+    context_blocks.insert(conn, [event for event, incident_id in events if incident_id is None], stamp=stamp)
+    events = [(event, incident_id) for event, incident_id in events if incident_id is not None]
     if not events:
         return
     conn.executemany(
@@ -43,7 +49,7 @@ def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *
         " exception, message, body, source, position, stored_at)"
         " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
         [(event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
-          event.exception, event.message, event.model_dump_json(), event.source, event.position, stamp)
+          event.exception, event.message, event_bodies.body_of(event), event.source, event.position, stamp)
          for event, incident_id in events],
     )
 
@@ -118,6 +124,35 @@ def template_state(conn: Connection) -> str | None:
     """The miner's saved state, as JSON text (None: nothing saved yet)."""
     row = conn.execute("SELECT state FROM template_state WHERE id = 1").fetchone()
     return row["state"] if row else None
+
+
+def template_changes(conn: Connection, header: dict[str, Any], since: int) -> dict[str, Any]:
+    """The miner's rows saved after revision `since` (0: all of them), as the miner's changes
+    (TemplateMiner.apply_changes); `header` is the saved state's (version, depth, clusters counter)."""
+    clusters = conn.execute("SELECT cluster_id, tokens, size, template_id, path, parent FROM template_clusters"
+                            " WHERE revision > $1 ORDER BY cluster_id", (since,)).fetchall()
+    keys = conn.execute("SELECT key, root FROM template_keys WHERE revision > $1", (since,)).fetchall()
+    return {**header, "kind": "changes", "since": None,
+            "clusters": [[r["cluster_id"], json.loads(r["tokens"]), r["size"], r["template_id"], json.loads(r["path"]),
+                          r["parent"]] for r in clusters],
+            "keys": [[*json.loads(r["key"]), r["root"]] for r in keys]}
+
+
+def save_template_changes(conn: Connection, revision: int, changes: dict[str, Any], stamp: str) -> None:
+    """Upsert the clusters and keys in the miner's `changes` (TemplateMiner.changes_since) at
+    `revision`, and the state's header: never the whole state."""
+    conn.executemany(
+        "INSERT INTO template_clusters(cluster_id, tokens, size, template_id, path, parent, revision)"
+        " VALUES ($1,$2,$3,$4,$5,$6,$7) ON CONFLICT(cluster_id) DO UPDATE SET tokens = excluded.tokens,"
+        " size = excluded.size, parent = excluded.parent, revision = excluded.revision",
+        [(cid, json.dumps(tokens), size, tid, json.dumps(path), parent, revision)
+         for cid, tokens, size, tid, path, parent in changes["clusters"]])
+    conn.executemany(
+        "INSERT INTO template_keys(key, root, revision) VALUES ($1,$2,$3)"
+        " ON CONFLICT(key) DO UPDATE SET root = excluded.root, revision = excluded.revision",
+        [(json.dumps([n, key]), root, revision) for n, key, root in changes["keys"]])
+    header = {k: changes[k] for k in ("version", "depth", "clusters_counter")}
+    save_template_state(conn, revision, json.dumps({**header, "kind": "rows"}), stamp)
 
 
 def save_template_state(conn: Connection, revision: int, state: str, stamp: str) -> None:

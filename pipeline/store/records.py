@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from pipeline.clock import Clock, SystemClock, iso
 from pipeline.errors import IncidentNotFound, StorageError, UnknownColumn, UsageError
 from pipeline.state import CLOSED_STATUSES, LogEvent
-from pipeline.store import backend, schema, sqlite, summaries
+from pipeline.store import backend, context_blocks, event_bodies, schema, sqlite, summaries
 from pipeline.store.owners import owner_alive
 from pipeline.store.sql import LIKE, Connection, Params, Row
 
@@ -64,6 +64,7 @@ class Records:
         # one connection per store per process, shared by every thread under this lock: LangGraph
         # runs nodes on fresh threads, and a connection per thread meant a new one per incident
         self._lock = threading.RLock()
+        self._blocks = context_blocks.BlockCache()  # context blocks decoded last, for log windows
         self._conn: Connection | None = None
         try:
             self.schema_version = schema.migrate(self.conn, where=self.where, migrations=migrations)
@@ -125,6 +126,15 @@ class Records:
         with self._lock:
             yield self.conn
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """The connection for a few reads under the store's lock, its errors ours (StorageError)."""
+        try:
+            with self._lock:
+                yield self.conn
+        except backend.database_errors() as exc:
+            raise StorageError(f"records store: {backend.redacted(exc, self.path)}") from exc
+
     def query(self, sql: str, params: Iterable[object] = ()) -> list[Row]:
         """Rows of one statement (`$n` parameters: pipeline/store/sql.py), under the store's lock."""
         try:
@@ -152,13 +162,13 @@ class Records:
             )
 
     def events_of(self, incident_id: str, *, only_unmerged: bool = False, limit: int | None = None) -> list[LogEvent]:
-        sql = "SELECT body FROM events WHERE incident_id = $1"
+        sql = f"SELECT {event_bodies.EVENT_COLUMNS} FROM events WHERE incident_id = $1"
         if only_unmerged:
             sql += " AND merged = 0"
         sql += " ORDER BY time"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, (incident_id,))]
+        return [event_bodies.event_of(r) for r in self.query(sql, (incident_id,))]
 
     def has_unmerged(self, incident_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM events WHERE incident_id = $1 AND merged = 0 LIMIT 1", (incident_id,)))
@@ -170,16 +180,36 @@ class Records:
 
     def log_window(self, *, service: str, start: datetime, end: datetime, hosts: Iterable[str] = (),
                    limit: int = 60) -> list[LogEvent]:
-        """Events of the service or on the same hosts between start and end, oldest first."""
+        """Events of the service or on the same hosts between start and end, oldest first: rows
+        (an incident's events, and context stored before blocks) and context blocks."""
         hosts = sorted(h for h in hosts if h)
         # two indexed lookups joined by UNION: an OR across columns would scan the table
         p = Params([iso(start), iso(end)])  # $1, $2: the window, in both halves
-        sql = f"SELECT event_id, time, body FROM events WHERE service = {p(service)} AND time BETWEEN $1 AND $2"
+        sql = f"SELECT {event_bodies.EVENT_COLUMNS} FROM events WHERE service = {p(service)} AND time BETWEEN $1 AND $2"
         if hosts:
-            sql += (" UNION SELECT event_id, time, body FROM events"
+            sql += (f" UNION SELECT {event_bodies.EVENT_COLUMNS} FROM events"
                     f" WHERE host IN ({p.each(hosts)}) AND time BETWEEN $1 AND $2")
         sql += f" ORDER BY time LIMIT {p(limit)}"
-        return [LogEvent.model_validate_json(r["body"]) for r in self.query(sql, p)]
+        with self.reading() as conn:
+            stored = [event_bodies.event_of(r) for r in conn.execute(sql, p).fetchall()]
+            blocks = context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end,
+                                           cache=self._blocks)
+        if not blocks:
+            return stored
+        merged = {e.event_id: e for e in [*stored, *blocks]}
+        return sorted(merged.values(), key=lambda e: iso(e.time))[:limit]
+
+    def event_count(self) -> int:
+        """How many events are stored, as rows and in context blocks."""
+        with self.reading() as conn:
+            row = conn.execute("SELECT count(*) AS n FROM events").fetchone()
+            return int(row["n"] if row else 0) + context_blocks.count(conn)
+
+    def all_events(self) -> list[LogEvent]:
+        """Every stored event (rows, then context blocks): for exports and checks, not for hot paths."""
+        with self.reading() as conn:
+            stored = [event_bodies.event_of(r) for r in conn.execute(f"SELECT {event_bodies.EVENT_COLUMNS} FROM events").fetchall()]
+            return stored + list(context_blocks.all_events(conn))
 
     # -- incidents -----------------------------------------------------------------------
     def incident(self, incident_id: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pipeline.clock import iso
 from pipeline.errors import StorageError
 from pipeline.state import CLOSED_STATUSES
+from pipeline.store import context_blocks
 from pipeline.store.records import Records
 from pipeline.store.sql import Params
 
@@ -41,7 +42,8 @@ def drop_context_events(records: Records, before: datetime) -> int:
     """Delete events that belong to no incident and were stored before `before`: they only ever
     serve log windows of incidents opening near their time."""
     with records.transaction() as conn:
-        return conn.execute("DELETE FROM events WHERE incident_id IS NULL AND stored_at < $1", (iso(before),)).rowcount
+        rows = conn.execute("DELETE FROM events WHERE incident_id IS NULL AND stored_at < $1", (iso(before),)).rowcount
+        return rows + context_blocks.drop_before(conn, iso(before))
 
 
 def pruned_at(records: Records, incident_id: str) -> str | None:

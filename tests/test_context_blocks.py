@@ -1,0 +1,82 @@
+"""Context events (those that join no incident) are stored as compressed blocks (schema 11): a store
+written before keeps its event rows readable, log windows read rows and blocks alike, a re-read
+adds nothing, retention drops both, and the data takes a fraction of the log's size."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from pipeline.clock import iso
+from pipeline.incidents.batch import Incidents
+from pipeline.state import LogEvent
+from pipeline.store import retention
+from pipeline.store.records import Records
+from pipeline.store.schema import MIGRATIONS, latest
+from tests.support import BOTH_BACKENDS, STORED_IDS
+
+START = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
+
+
+def _event(i: int, *, level: str = "INFO", service: str = "payments", host: str | None = "web-1",
+           offset: timedelta = timedelta(0)) -> LogEvent:
+    return LogEvent(event_id=f"{i:024x}", time=(START + timedelta(seconds=i)).astimezone(timezone(offset)),
+                    message=f"request {i} served in {i % 97} ms", service=service, host=host, level=level,
+                    fields={"format": "json", "n": i, "none": None}, source="app.log", position=f"app.log@{i * 40}",
+                    stack="at a\nat b" if i % 7 == 0 else None)
+
+
+@BOTH_BACKENDS
+def test_a_store_of_schema_9_keeps_its_event_rows_and_adds_context_as_blocks(tmp_path, database_url):
+    where = database_url or tmp_path / "app.sqlite3"
+    old = Records(where, migrations=MIGRATIONS[:9])
+    assert old.schema_version == 9
+    before = _event(1, offset=timedelta(hours=2))
+    with old.transaction() as conn:  # a context event as schema 9 stored it: a row, the whole event its body
+        conn.execute("INSERT INTO events(event_id, incident_id, time, service, host, level, exception, message,"
+                     " body, source, position, stored_at) VALUES ($1, NULL, $2, $3, $4, $5, NULL, $6, $7, $8, $9, $10)",
+                     (before.event_id, iso(before.time), before.service, before.host, before.level, before.message,
+                      before.model_dump_json(), before.source, before.position, iso(START)))
+    old.close()
+
+    records = Records(where)
+    assert records.schema_version == latest() == 11
+    incidents = Incidents(records)
+    later = [_event(i, offset=timedelta(hours=-5) if i % 2 else timedelta(0)) for i in range(2, 200)]
+    errors = [_event(i, level="ERROR") for i in range(200, 203)]
+    counts = incidents.store_batch([*later, *errors], cursor=None)
+    assert counts.events == len(later) + len(errors) and len(counts.incidents_new) == 1
+    # the errors are rows of their incident; the context went into one block
+    assert records.query("SELECT count(*) AS n FROM events WHERE incident_id IS NOT NULL")[0]["n"] == 3
+    assert records.query("SELECT count(*) AS n, sum(events) AS e FROM context_blocks")[0]["e"] == len(later)
+    assert records.event_count() == 1 + len(later) + len(errors)
+
+    window = records.log_window(service="payments", start=START, end=START + timedelta(hours=1), limit=1000)
+    assert window == sorted([before, *later, *errors], key=lambda e: e.time)  # every value as it was written
+    assert window[0].time.utcoffset() == timedelta(hours=2)
+    by_host = records.log_window(service="other", hosts=["web-1"], start=START + timedelta(seconds=50),
+                                 end=START + timedelta(seconds=59))
+    assert [e.event_id for e in by_host] == [f"{i:024x}" for i in range(50, 60)]
+    assert records.log_window(service="payments", start=START, end=START + timedelta(hours=1), limit=5) == window[:5]
+
+    again = incidents.store_batch([before, *later, *errors], cursor=None)  # identity by position: nothing new
+    assert again.events == 0
+    assert tuple(records.query(f"SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM {STORED_IDS}")[0]) == (
+        (1 + len(later) + len(errors),) * 2)
+    assert {e.event_id for e in records.all_events()} == {e.event_id for e in [before, *later, *errors]}
+
+    gone = retention.drop_context_events(records, START + timedelta(days=365))
+    assert gone == 1 + len(later)
+    assert records.event_count() == len(errors)
+    assert records.log_window(service="payments", start=START, end=START + timedelta(hours=1)) == errors
+    records.close()
+
+
+def test_a_window_finds_a_block_whose_hour_began_before_the_window(tmp_path):
+    records = Records(tmp_path / "app.sqlite3")
+    # one block's key for 10:00-10:59: a window from 10:58 must still read it, one from 11:00 must not
+    events = [_event(i * 60) for i in range(60)]
+    Incidents(records).store_batch(events, cursor=None)
+    near = records.log_window(service="payments", start=START + timedelta(minutes=58), end=START + timedelta(hours=2))
+    assert [e.event_id for e in near] == [e.event_id for e in events[58:]]
+    assert records.log_window(service="payments", start=START + timedelta(hours=1),
+                              end=START + timedelta(hours=2)) == []
+    records.close()
