@@ -110,10 +110,12 @@ def working_polls(path: Path) -> list[tuple[float, float]]:
 
 
 @pytest.mark.timeout(300)
-def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(data_dir, database_url, tmp_path):
+def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(data_dir, database_url, tmp_path,
+                                                                              request):
     log = tmp_path / "app.jsonl"
     log.write_text(lines(0, 30))
     records = Records(database_url)
+    request.addfinalizer(records.close)  # a failed assertion below must not leave its session to the collector
     hosts = []
     for name in ("host-a", "host-b"):
         other = data_dir.parent / name
@@ -156,4 +158,3 @@ def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(d
     fingerprints = [r["fingerprint"] for r in records.incidents()]
     assert len(fingerprints) == len(set(fingerprints)) == len(SERVICES)
     assert records.query("SELECT coalesce(sum(event_count), 0) FROM incidents")[0][0] == 60
-    records.close()

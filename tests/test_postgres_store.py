@@ -84,3 +84,36 @@ def test_the_operations_page_shows_the_postgres_sizes_and_where_they_are(app, da
         amount, unit = metrics[name].split()
         assert float(amount) > 0 and unit in ("KiB", "MiB")
     assert f"schema {database_url.split('%3D')[-1]}" in texts(app)
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_cli_command_closes_the_records_session_it_opened(database_url, data_dir, monkeypatch):
+    """`main` runs in-process too (these tests call it): the records store a command opened is
+    closed when it returns, not left to the collector (whose ResourceWarning, warnings being
+    errors, fails whichever later test it lands in)."""
+    import gc
+
+    import psycopg
+
+    from pipeline.cli import main
+    from pipeline.store.postgres import application_name
+    from tests.support import PG_SERVER
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+
+    def records_sessions() -> int:
+        with psycopg.connect(PG_SERVER, autocommit=True) as probe:
+            row = probe.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                                (application_name("records"),)).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    gc.disable()  # a store left open stays open until the collector runs: keep it from running here
+    try:
+        before = records_sessions()
+        assert main(["list", "--json"]) == 0
+        assert main(["deadletters", "--json"]) == 0
+        assert main(["prune", "--days", "30", "--json"]) == 0  # an engine_from_env command
+        assert records_sessions() == before
+    finally:
+        gc.enable()

@@ -81,6 +81,7 @@ def test_an_echoed_token_stays_out_of_records_status_and_errors(engine, mode, mo
         assert not leaks(every_byte(Path(engine.settings.data_dir)))
     finally:
         fake.server.shutdown()
+        fake.server.server_close()
 
 
 def test_the_poll_command_never_prints_the_token(data_dir):
@@ -95,3 +96,4 @@ def test_the_poll_command_never_prints_the_token(data_dir):
         assert not leaks(every_byte(data_dir))
     finally:
         fake.server.shutdown()
+        fake.server.server_close()

@@ -44,20 +44,32 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> No
             sys.stdout.write(text.rstrip("\n") + "\n")
 
 
+# the records stores a command opened (engine_from_env, records_from_env), closed by `main` when the
+# command ends: `main` also runs in-process (the tests call it), where a PostgreSQL session
+# left open would stay until the collector found it
+_opened: list[Any] = []
+
+
 def engine_from_env(**kwargs):
-    """The engine for INCIDENTIQ_DATA_DIR (opened lazily so `--help` stays fast)."""
+    """The engine for INCIDENTIQ_DATA_DIR (opened lazily so `--help` stays fast); its records store
+    is closed when the command ends."""
     from pipeline.composition import open_engine
 
-    return open_engine(**kwargs)
+    engine = open_engine(**kwargs)
+    _opened.append(engine.records)
+    return engine
 
 
 def records_from_env():
     """The records store of INCIDENTIQ_DATA_DIR alone: for commands that only read records (list,
-    show, deadletters), which then start without the graph, the knowledge index or Chroma."""
+    show, deadletters), which then start without the graph, the knowledge index or Chroma; closed
+    when the command ends."""
     from pipeline.config import Settings
     from pipeline.composition import open_records
 
-    return open_records(Settings.from_env())
+    records = open_records(Settings.from_env())
+    _opened.append(records)
+    return records
 
 
 def parse_set(values: list[str] | None) -> dict:
@@ -89,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130
+    finally:
+        while _opened:
+            _opened.pop().close()
 
 
 def console() -> int:
