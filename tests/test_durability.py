@@ -50,11 +50,14 @@ def test_a_pause_is_shown_identically_by_a_fresh_process(data_dir):
     from pipeline.composition import open_engine
 
     engine = open_engine(make_settings(data_dir), sync_knowledge=False)
-    for row in listed:
-        shown = json.loads(cli(data_dir, "show", row["incident_id"], "--json").stdout)
-        snap = engine.graph.get_state(thread_config(row["incident_id"]))
-        assert shown["pending"] == {"interrupt_id": snap.interrupts[0].id,
-                                    "checkpoint_id": snap.config["configurable"]["checkpoint_id"]}
+    try:
+        for row in listed:
+            shown = json.loads(cli(data_dir, "show", row["incident_id"], "--json").stdout)
+            snap = engine.graph.get_state(thread_config(row["incident_id"]))
+            assert shown["pending"] == {"interrupt_id": snap.interrupts[0].id,
+                                        "checkpoint_id": snap.config["configurable"]["checkpoint_id"]}
+    finally:
+        engine.records.close()
 
 
 @pytest.mark.timeout(300)
@@ -91,11 +94,14 @@ def test_sigkill_during_analysis_loses_nothing_and_duplicates_nothing(data_dir, 
     from pipeline.composition import open_engine
 
     engine = open_engine(make_settings(data_dir), sync_knowledge=False)
-    for row in engine.records.incidents():
-        history = list(engine.graph.get_state_history(thread_config(row["incident_id"])))
-        pauses = [s for s in history if s.next == ("approval",)]
-        assert len(pauses) == 1, (row["incident_id"], [s.next for s in history])
-        assert row["pending_checkpoint_id"] == pauses[0].config["configurable"]["checkpoint_id"]
+    try:
+        for row in engine.records.incidents():
+            history = list(engine.graph.get_state_history(thread_config(row["incident_id"])))
+            pauses = [s for s in history if s.next == ("approval",)]
+            assert len(pauses) == 1, (row["incident_id"], [s.next for s in history])
+            assert row["pending_checkpoint_id"] == pauses[0].config["configurable"]["checkpoint_id"]
+    finally:
+        engine.records.close()
 
     third = json.loads(cli(data_dir, "ingest", str(source), "--json").stdout)
     assert third == {"events": 0, "rejected": 0, "incidents_new": 0, "incidents_updated": 0}
