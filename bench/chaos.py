@@ -232,14 +232,17 @@ def _old_store(path: Path, version: int, incidents: int) -> None:
     from pipeline.store.records import Records
     from pipeline.store.schema import MIGRATIONS
 
+    from bench.old_stores import written_as_before_schema_11
+
     t0 = ManualClock().now() - timedelta(days=1)
     old = Records(path, clock=ManualClock(t0), migrations=MIGRATIONS[:version])
     try:
         events = [LogEvent(event_id=f"e{k}", time=t0 + timedelta(seconds=k), level="ERROR", service=f"svc-{k % 50}",
                            exception=f"com.example.Failure{k}", message=f"operation {k} failed on shard {k}")
                   for k in range(incidents)]
-        for start_at in range(0, incidents, 2000):
-            Incidents(old).store_batch(events[start_at:start_at + 2000], cursor=None)
+        with written_as_before_schema_11(old):  # today's store_batch, writing what that schema held
+            for start_at in range(0, incidents, 2000):
+                Incidents(old).store_batch(events[start_at:start_at + 2000], cursor=None)
     finally:
         old.close()
 

@@ -109,7 +109,7 @@ def test_the_poller_escalates_with_no_browser_open(clocked, tmp_path):
     from pipeline.cli.poll import _report_text
 
     n = len(escalated)
-    assert f" {n} escalated, {n} expired (" in _report_text(report.as_json())
+    assert f" {n} escalated, {n} expired; behind: 0 lines" in _report_text(report.as_json())
     assert "escalated" not in _report_text(again.as_json())
     (status,) = metrics.poller_status(clocked.records)
     assert (status["escalated"], status["expired"]) == (len(escalated), len(escalated))

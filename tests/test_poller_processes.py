@@ -173,8 +173,10 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(o
             finally:
                 proc.kill()
                 proc.wait()
-        done = subprocess.run([sys.executable, "-m", "pipeline", "poll", "--once", "--json"], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=120)
+        # a batch's new incidents run before the next batch is read, so evidence read after a run
+        # paused waits for the merge delay (30 s by default); the last poll merges it at once
+        done = subprocess.run([sys.executable, "-m", "pipeline", "poll", "--once", "--json"], cwd=ROOT,
+                              env={**env, "INCIDENTIQ_MERGE_DELAY": "0"}, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         print("kill points (round, events stored, incidents paused):", kill_points)
 

@@ -116,7 +116,9 @@ def test_model_sees_injected_text_only_inside_untrusted_blocks(injected_model_en
         engine = injected_model_engine(stub)
         ingest_path(engine, write_jsonl(tmp_path / "injected.jsonl", EVENTS))
         prompts = [r.body["messages"][-1]["content"] for r in stub.chat_requests()]
-    assert len(prompts) == 6  # rca, recommend and the fix plan (before the gate) for both incidents
+    # rca and recommend for both incidents, the fix plan (before the gate) for the pool exhaustion only:
+    # the order-notes incident shows no technology, so a cause from a Java doc is by analogy, with no fix
+    assert len(prompts) == 5
     for prompt in prompts:
         spans = untrusted_spans(prompt)
         assert prompt.count("</untrusted_log_data>") == len(spans)  # the breakout line closed nothing
