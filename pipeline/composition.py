@@ -5,24 +5,28 @@ policies are passed in where the parts are made: the incident step gets its open
 the knowledge base's signatures), reopen window and SLA; the engine gets the incident step, the
 records, the graph over the configured checkpoint store, the knowledge base and the analyst.
 Nothing is patched onto a part after it is built.
+
+`open_records` imports only the store: the commands that read records alone (`list`, `show`,
+`deadletters`) start without LangGraph, LangChain or Chroma (about a second of imports a process).
+The engine's parts are imported where `open_engine` builds them.
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.clock import Clock
 from pipeline.config import Settings
-from pipeline.engine import Engine
-from pipeline.engine.graph import build_graph
 from pipeline.errors import StorageError, UsageError
 from pipeline.incidents.batch import Incidents
 from pipeline.incidents.opening import OpeningRule
 from pipeline.incidents.sla import SlaPolicy
-from pipeline.knowledge.embeddings import embedder_from_setting
-from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
-from pipeline.analyst.protocol import Analyst
-from pipeline.store import checkpoints
 from pipeline.store.records import Records
+
+if TYPE_CHECKING:
+    from pipeline.analyst.protocol import Analyst
+    from pipeline.engine import Engine
+    from pipeline.knowledge.index import KnowledgeBase
 
 
 def open_records(settings: Settings, *, clock: Clock | None = None) -> Records:
@@ -50,20 +54,27 @@ def open_incidents(settings: Settings, records: Records, *, signatures: tuple[st
 
 
 def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
-                docs_dir: Path = DEFAULT_DOCS_DIR, sync_knowledge: bool = True,
+                docs_dir: Path | None = None, sync_knowledge: bool = True,
                 clock: Clock | None = None) -> Engine:
     """Open (creating if needed) the stores of a data dir and compile the graph.
 
     `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
     `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
-    (unsynced) when first used."""
+    (unsynced) when first used. `docs_dir`: the knowledge docs (default: the shipped knowledge/docs)."""
+    from pipeline.engine import Engine
+    from pipeline.engine.graph import build_graph
+    from pipeline.knowledge.embeddings import embedder_from_setting
+    from pipeline.knowledge.index import DEFAULT_DOCS_DIR, KnowledgeBase
+    from pipeline.store import checkpoints
+
     settings = settings or Settings.from_env()
+    docs = docs_dir or DEFAULT_DOCS_DIR
     data_dir = Path(settings.data_dir)
     records = open_records(settings, clock=clock)
 
     def open_kb() -> KnowledgeBase:
         embedder = embedder_from_setting(settings.embeddings, base_url=settings.base_url)
-        return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs_dir)
+        return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs)
 
     # the docs' signatures are parsed from the docs; Chroma stays closed until a search needs it
     kb = open_kb() if settings.open_signatures or sync_knowledge else None
