@@ -83,7 +83,13 @@ class Block:
         self.key: tuple[int, str] | None = None  # (id, stored time), once cached
         self.order = sorted(range(len(keys)), key=lambda i: keys[i][0])  # stable: a time's events by position
         self.times = [keys[i][0] for i in self.order]
-        self.ids = [_id_of(body) for body in bodies]  # a window merges with rows by id
+        self.ids: list[str | None] = [None] * len(bodies)  # read when a window merges its events with rows
+
+    def id_at(self, index: int) -> str:
+        found = self.ids[index]
+        if found is None:
+            found = self.ids[index] = _id_of(self.bodies[index])
+        return found
 
 
 # an event of a block that falls in a window, not built yet (a window keeps few of those it finds):

@@ -208,7 +208,7 @@ class Records:
             merged: dict[str, tuple[str, Row | context_blocks.Block, int]] = {
                 r["event_id"]: (r["time"], r, -1) for r in rows}  # a row, or a block and a position
             for time, block, i in found:
-                merged[block.ids[i]] = (time, block, i)
+                merged[block.id_at(i)] = (time, block, i)
             kept = sorted(merged.values(), key=itemgetter(0))[:limit]
             return [context_blocks.event_at(b, i, built) if isinstance(b, context_blocks.Block)
                     else built.event(tuple(b), partial(row_event, b)) for _, b, i in kept]
