@@ -14,12 +14,21 @@ rounds, each stage runs in a fresh process over the same files:
   `python -m pipeline ingest` and the poller (Tailer → the store's `store_batch`), without
   running the pipeline on the incidents it opens.
 
+- windows (issue 22.2; not in the default stages): after ingesting every file as `product`
+  does, `--windows` log windows (+-3 minutes around incident events spread over the store, the
+  event's service and host, limit 60) served by `Records.log_window`, against a same-run
+  baseline: main's log window before context blocks (a schema-9 store holding every event as a
+  row, its whole JSON as body, read by that version's query and `model_validate_json`). A first
+  pass warms the block cache; then 3 interleaved passes of each; CPU per window, best pass.
+
 Prints, per stage, lines/s by CPU and by wall (min/median/max over the rounds), peak RSS, and
 for the product the ratio to Drain3 (per round, same run), the data dir size against the log
 size, and whether every line became an event or a dead letter. Goal: product ≥ 0.5× Drain3.
 
     .venv/bin/python bench/ingest.py [--lines 1000000] [--rounds 3] [--stages floor,drain3,product]
-        [--profile product] [--json]
+        [--profile product] [--json] [--windows 300]
+
+`--stages windows --rounds 1` gives the window figure alone (its ingest is not timed).
 
 `--profile STAGE` runs that stage once under cProfile and prints its top functions.
 """
@@ -43,9 +52,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_DIR = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
-STAGES = ("floor", "drain3", "masks", "miner", "product")
+STAGES = ("floor", "drain3", "masks", "miner", "product", "windows")
 JSON_SHARE = 0.1
 GOAL = 0.5
+WINDOWS = 300  # --windows
 
 
 def ingest_one(engine, path: Path):
@@ -182,8 +192,92 @@ def stage_product(files: Sequence[str], work: Path) -> dict:
             "data_bytes": size}
 
 
+WINDOW_HALF_MINUTES = 3
+WINDOW_LIMIT = 60
+WINDOW_PASSES = 5
+
+
+def _main_window(base, *, service: str, hosts: Sequence[str], start, end, limit: int) -> list:
+    """Records.log_window as main had it before context blocks (940b79d^), over a schema-9 store."""
+    from pipeline.clock import iso
+    from pipeline.state import LogEvent
+    from pipeline.store.sql import Params
+
+    hosts = sorted(h for h in hosts if h)
+    p = Params([iso(start), iso(end)])
+    sql = f"SELECT event_id, time, body FROM events WHERE service = {p(service)} AND time BETWEEN $1 AND $2"
+    if hosts:
+        sql += (" UNION SELECT event_id, time, body FROM events"
+                f" WHERE host IN ({p.each(hosts)}) AND time BETWEEN $1 AND $2")
+    sql += f" ORDER BY time LIMIT {p(limit)}"
+    return [LogEvent.model_validate_json(r["body"]) for r in base.query(sql, p)]
+
+
+def stage_windows(files: Sequence[str], work: Path) -> dict:
+    from datetime import timedelta
+
+    from pipeline.clock import iso, parse_iso
+    from pipeline.composition import open_engine
+    from pipeline.config import Settings
+    from pipeline.store.records import Records
+    from pipeline.store.schema import MIGRATIONS
+
+    engine = open_engine(Settings.from_env(data_dir=work / "data"), sync_knowledge=False)
+    for path in files:
+        ingest_one(engine, Path(path))
+    records = engine.records
+    events = records.all_events()
+    base = Records(work / "main.sqlite3", migrations=MIGRATIONS[:9])  # main's layout: every event a row
+    with base.transaction() as conn:
+        conn.executemany("INSERT INTO events(event_id, incident_id, time, service, host, level, exception, message,"
+                         " body, source, position, stored_at) VALUES ($1, NULL, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                         [(e.event_id, iso(e.time), e.service, e.host, e.level, e.exception, e.message,
+                           e.model_dump_json(), e.source, e.position, "2026-01-01T00:00:00.000000+00:00") for e in events])
+    rows = records.query("SELECT time, service, host FROM events WHERE incident_id IS NOT NULL ORDER BY time, event_id")
+    step = max(1, len(rows) / WINDOWS)
+    picked = [rows[int(i * step)] for i in range(min(WINDOWS, len(rows)))]
+    half = timedelta(minutes=WINDOW_HALF_MINUTES)
+    windows = [dict(service=r["service"], hosts=[r["host"]] if r["host"] else [],
+                    start=parse_iso(r["time"]) - half, end=parse_iso(r["time"]) + half, limit=WINDOW_LIMIT)
+               for r in picked]
+    blocks = lambda w: records.log_window(**w)  # noqa: E731
+    main = lambda w: _main_window(base, **w)  # noqa: E731
+
+    def cpu(serve, these) -> float:
+        t0 = time.process_time()
+        for w in these:
+            serve(w)
+        return (time.process_time() - t0) / max(1, len(these))
+
+    # the first pass: nothing decoded or built yet (main: its first reads of the file too)
+    first = {"main": cpu(main, windows), "blocks": cpu(blocks, windows)}
+    # main's SQL orders events of one time as it meets them, so the same events may come in
+    # another order within a second (or, at the limit, others of the limit's second)
+    got = [(blocks(w), main(w)) for w in windows]
+    same = sum([e.event_id for e in a] == [e.event_id for e in b] for a, b in got)
+    same_times = sum([iso(e.time) for e in a] == [iso(e.time) for e in b] for a, b in got)
+    same_sets = sum({e.event_id for e in a} == {e.event_id for e in b} for a, b in got)
+    returned = sum(len(a) for a, _ in got)
+    passes: dict[str, list[float]] = {"blocks": [], "main": []}
+    for _ in range(WINDOW_PASSES):  # the same windows again: what the caches hold is warm
+        passes["blocks"].append(cpu(blocks, windows))
+        passes["main"].append(cpu(main, windows))
+    # windows not served before, each 20-60 s later than one that was: nearby incidents' windows
+    shifted = {"blocks": 0.0, "main": 0.0}
+    for k in range(1, WINDOW_PASSES + 1):
+        later = [{**w, "start": w["start"] + timedelta(seconds=20 * k), "end": w["end"] + timedelta(seconds=20 * k)}
+                 for w in windows]
+        shifted["blocks"] += cpu(blocks, later) / WINDOW_PASSES
+        shifted["main"] += cpu(main, later) / WINDOW_PASSES
+    base.close()
+    engine.records.close()
+    return {"lines": len(events), "windows": len(windows), "same_as_main": same, "same_sets": same_sets,
+            "same_times": same_times, "events_per_window": returned / max(1, len(windows)),
+            "blocks_ms": [t * 1000 for t in passes["blocks"]], "main_ms": [t * 1000 for t in passes["main"]],
+            "first_ms": {k: v * 1000 for k, v in first.items()}, "shifted_ms": {k: v * 1000 for k, v in shifted.items()}}
+
 STAGE_FN = {"floor": stage_floor, "drain3": stage_drain3, "masks": stage_masks, "miner": stage_miner,
-            "product": stage_product}
+            "product": stage_product, "windows": stage_windows}
 
 
 def run_stage_here(name: str, files: Sequence[str], work: Path, profile: bool = False) -> dict:
@@ -207,7 +301,8 @@ def run_stage_here(name: str, files: Sequence[str], work: Path, profile: bool = 
 
 def run_stage(name: str, corpus: dict, scratch: Path, profile: bool = False) -> dict:
     with tempfile.TemporaryDirectory(dir=scratch) as work:
-        cmd = [sys.executable, __file__, "--stage", name, "--work", work, "--files", *corpus["files"]]
+        cmd = [sys.executable, __file__, "--stage", name, "--work", work, "--windows", str(WINDOWS),
+               "--files", *corpus["files"]]
         if profile:
             cmd.append("--profile-here")
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, check=True, text=True)
@@ -224,6 +319,9 @@ def report(corpus: dict, results: dict[str, list[dict]]) -> dict:
     n = corpus["lines"]
     out = {"lines": n, "log_bytes": corpus["bytes"], "stages": {}}
     for name, runs in results.items():
+        if name == "windows":
+            out["windows"] = _windows_row(runs)
+            continue
         row = {"cpu_lines_s": _mmm([n / r["cpu"] for r in runs]),
                "wall_lines_s": _mmm([n / r["wall"] for r in runs]),
                "rss_mb": max(r["rss_mb"] for r in runs)}
@@ -242,11 +340,22 @@ def report(corpus: dict, results: dict[str, list[dict]]) -> dict:
     return out
 
 
+def _windows_row(runs: list[dict]) -> dict:
+    last = runs[-1]
+    row = {k: last[k] for k in ("windows", "same_as_main", "same_sets", "same_times", "events_per_window")}
+    row["blocks_ms"], row["main_ms"] = min(last["blocks_ms"]), min(last["main_ms"])
+    row["ratios"] = [min(r["blocks_ms"]) / min(r["main_ms"]) for r in runs]
+    row["first"] = [(r["first_ms"]["blocks"], r["first_ms"]["main"]) for r in runs]
+    row["shifted"] = [(r["shifted_ms"]["blocks"], r["shifted_ms"]["main"]) for r in runs]
+    return row
+
+
 def text(summary: dict) -> str:
     f3 = lambda t: "/".join(f"{v:,.0f}" for v in t)  # noqa: E731
     r3 = lambda t: "/".join(f"{v:.2f}" for v in t)  # noqa: E731
-    lines = [f"{summary['lines']:,} lines, {summary['log_bytes'] / 1e6:.1f} MB of log; min/median/max over rounds",
-             f"{'stage':<9}{'CPU lines/s':>32}{'wall lines/s':>32}{'RSS MB':>8}{'x Drain3 CPU':>18}{'x Drain3 wall':>18}"]
+    lines = [f"{summary['lines']:,} lines, {summary['log_bytes'] / 1e6:.1f} MB of log; min/median/max over rounds"]
+    if summary["stages"]:
+        lines.append(f"{'stage':<9}{'CPU lines/s':>32}{'wall lines/s':>32}{'RSS MB':>8}{'x Drain3 CPU':>18}{'x Drain3 wall':>18}")
     for name, row in summary["stages"].items():
         lines.append(f"{name:<9}{f3(row['cpu_lines_s']):>32}{f3(row['wall_lines_s']):>32}{row['rss_mb']:>8.0f}"
                      f"{r3(row.get('vs_drain3_cpu', (1, 1, 1))):>18}{r3(row.get('vs_drain3_wall', (1, 1, 1))):>18}")
@@ -255,12 +364,24 @@ def text(summary: dict) -> str:
         lines.append(f"product: {p['events']:,} events + {p['rejected']:,} dead letters"
                      f" ({'every line' if p['complete'] else 'LINES MISSING'}), {p['incidents']:,} incidents;"
                      f" data dir {p['disk_ratio']:.2f}x the log")
+    w = summary.get("windows")
+    if w:
+        pair = lambda t: ", ".join(f"{a:.3f}/{b:.3f} ms = {a / b:.2f}" for a, b in t)  # noqa: E731
+        lines += [f"windows: {w['windows']} of +-{WINDOW_HALF_MINUTES} min (limit {WINDOW_LIMIT}), {w['events_per_window']:.1f}"
+                  f" events each; as main's: same times in order {w['same_times']}, same events {w['same_sets']},"
+                  f" same order {w['same_as_main']} (main orders a second's events as SQLite meets them)",
+                  "  CPU per window, log_window / main's (schema-9 rows) = ratio, goal <= 1:",
+                  f"  warm (the same windows again, best of {WINDOW_PASSES}): {w['blocks_ms']:.3f}/{w['main_ms']:.3f} ms,"
+                  f" ratio per round {', '.join(f'{r:.2f}' for r in w['ratios'])}",
+                  f"  first pass (nothing cached): {pair(w['first'])}",
+                  f"  new windows (20-60 s after served ones, mean of {WINDOW_PASSES}): {pair(w['shifted'])}"]
     if "goal_met" in summary:
         lines.append(f"goal: product >= {GOAL}x Drain3 (median, CPU and wall): {'met' if summary['goal_met'] else 'NOT met'}")
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global WINDOWS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
@@ -268,12 +389,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loghub", type=Path, default=DEFAULT_DIR)
     ap.add_argument("--profile", choices=STAGES, help="run this stage once under cProfile instead")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--windows", type=int, default=WINDOWS, help="log windows the windows stage serves")
     ap.add_argument("--stage", choices=STAGES, help=argparse.SUPPRESS)
     ap.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--files", nargs="*", help=argparse.SUPPRESS)
     ap.add_argument("--profile-here", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
+    WINDOWS = args.windows
     if args.stage:  # a worker process
         print(json.dumps(run_stage_here(args.stage, args.files, args.work, profile=args.profile_here)))
         return 0

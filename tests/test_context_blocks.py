@@ -80,3 +80,29 @@ def test_a_window_finds_a_block_whose_hour_began_before_the_window(tmp_path):
     assert records.log_window(service="payments", start=START + timedelta(hours=1),
                               end=START + timedelta(hours=2)) == []
     records.close()
+
+
+@BOTH_BACKENDS
+def test_a_window_cut_by_its_limit_keeps_the_oldest_of_rows_and_blocks_alike(tmp_path, database_url):
+    """The newest events of a window split between an incident's rows and a context block, several
+    in one second: every limit keeps the oldest, a second's rows (by id) before its block events
+    (by position), whichever half they come from; and each window's events are its caller's own."""
+    records = Records(database_url or tmp_path / "app.sqlite3")
+    seconds = [0, 1, 1, 2, 2, 2, 2, 3, 4, 5, 5, 6]  # two errors (rows) and three INFO lines (a block) at 2 s
+    events = [_event(i, level="ERROR" if i % 3 == 0 else "INFO").model_copy(
+        update={"time": START + timedelta(seconds=s), "message": "pool exhausted" if i % 3 == 0 else f"request {i}"})
+        for i, s in zip(range(24, 0, -2), seconds)]  # ids fall as time rises: id order is not time order
+    counts = Incidents(records).store_batch(events, cursor=None)
+    assert counts.events == len(events) and len(counts.incidents_new) == 1
+    assert records.query("SELECT count(*) AS n FROM events")[0]["n"] == 4  # the errors; the rest in a block
+    rows = {e.event_id for e in events if e.level == "ERROR"}
+    expected = sorted(events, key=lambda e: (e.time, e.event_id not in rows,
+                                             e.event_id if e.event_id in rows else events.index(e)))
+    end = START + timedelta(minutes=1)
+    for limit in range(1, len(events) + 2):
+        assert records.log_window(service="payments", start=START, end=end, limit=limit) == expected[:limit]
+    window = records.log_window(service="payments", start=START, end=end)
+    window[0].fields["n"] = -1
+    window[1].message = "changed by a caller"
+    assert records.log_window(service="payments", start=START, end=end) == expected
+    records.close()

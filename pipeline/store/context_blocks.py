@@ -11,14 +11,16 @@ reads both.
 A block's text is a JSON array of each event's [time (UTC), service, host], a newline, then each
 event's other values as a JSON object, one a line (JSON text holds no raw newline): its id,
 message, level, exception, source, position and the body of store/event_bodies.py. A window
-decodes only the events it keeps.
+finds its events by their times (bisected in the decoded block) and builds only those it keeps.
 """
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Iterator, Sequence
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import zstandard
 
@@ -29,6 +31,7 @@ from pipeline.store.sql import Connection, Params
 
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
 _HOUR = 13  # an ISO time's first 13 characters: its hour, so a key spans at most one
+_encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
@@ -69,53 +72,119 @@ def stored_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> s
     return found
 
 
+class Block:
+    """A decoded block: each event's [time, service, host] and the rest of it as JSON text, and
+    its positions ordered by time (ties by position), so a window finds its range by bisection."""
+
+    __slots__ = ("keys", "bodies", "times", "order", "ids", "key")
+
+    def __init__(self, keys: list[list[Any]], bodies: list[str]):
+        self.keys, self.bodies = keys, bodies
+        self.key: tuple[int, str] | None = None  # (id, stored time), once cached
+        self.order = sorted(range(len(keys)), key=lambda i: keys[i][0])  # stable: a time's events by position
+        self.times = [keys[i][0] for i in self.order]
+        self.ids: list[str | None] = [None] * len(bodies)  # read when a window merges its events with rows
+
+    def id_at(self, index: int) -> str:
+        found = self.ids[index]
+        if found is None:
+            found = self.ids[index] = _id_of(self.bodies[index])
+        return found
+
+
+# an event of a block that falls in a window, not built yet (a window keeps few of those it finds):
+# its time (UTC, as stored: the text sorts like the time), its block and its position there
+Candidate = tuple[str, Block, int]
+
+
+def event_at(block: Block, index: int, events: EventCache | None = None) -> LogEvent:
+    """The event at this position of a block (built once while `events` holds it)."""
+    def build() -> LogEvent:
+        time, service, host = block.keys[index]
+        return _event(time, service, host, block.bodies[index])
+
+    return build() if events is None or block.key is None else events.event((*block.key, index), build)
+
+
+class EventCache:
+    """The events a store built last for log windows, by what each was built from (a block's id,
+    stored time and position; a row's every column): a block never changes and a row's values are
+    the key, so a hit is the event that parsing and validating would give again, for a fraction of
+    the CPU. Windows of incidents close in time share most of their events. Each caller gets its
+    own copy (`fields` too: the one mutable value of an event). 8,192 events: about 20 MB when full."""
+
+    def __init__(self, size: int = 8192):
+        self.size = size
+        # each event with whether its fields hold no object or array (a copy of the dict will do)
+        self._events: OrderedDict[tuple[Any, ...], tuple[LogEvent, bool]] = OrderedDict()
+
+    def event(self, key: tuple[Any, ...], build: Callable[[], LogEvent]) -> LogEvent:
+        found = self._events.get(key)
+        if found is None:
+            event = build()
+            found = self._events[key] = (event, not any(type(v) in _NESTED for v in event.fields.values()))
+            if len(self._events) > self.size:
+                self._events.popitem(last=False)
+        else:
+            self._events.move_to_end(key)
+        return _copy(*found)
+
+
 class BlockCache:
     """The blocks a store decoded last (a block never changes once written: it is keyed by its id
     and when it was stored, so an id SQLite hands out again after retention is not mistaken)."""
 
     def __init__(self, size: int = 64):
         self.size = size
-        self._blocks: OrderedDict[tuple[int, str], tuple[list[list[Any]], list[str]]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, str], Block] = OrderedDict()
 
-    def get(self, key: tuple[int, str]) -> tuple[list[list[Any]], list[str]] | None:
+    def get(self, key: tuple[int, str]) -> Block | None:
         found = self._blocks.get(key)
         if found is not None:
             self._blocks.move_to_end(key)
         return found
 
-    def put(self, key: tuple[int, str], block: tuple[list[list[Any]], list[str]]) -> None:
+    def put(self, key: tuple[int, str], block: Block) -> None:
         self._blocks[key] = block
         while len(self._blocks) > self.size:
             self._blocks.popitem(last=False)
 
 
 def window(conn: Connection, *, service: str, hosts: Sequence[str], start: datetime, end: datetime,
-           cache: BlockCache | None = None) -> list[LogEvent]:
-    """The context events of the service, or on one of the hosts, between start and end."""
+           cache: BlockCache | None = None, limit: int | None = None) -> list[Candidate]:
+    """The context events of the service, or on one of the hosts, between start and end: oldest
+    first (a time's events in block then position order), the first `limit` of them, unbuilt."""
     low, high = iso(start), iso(end)
     # a key spans one hour at most: one that starts before the window's hour cannot reach into it
     floor = iso(start - timedelta(hours=1))[:_HOUR]
     p = Params([floor, high, low])  # $1..$3, in both halves
-    sql = (f"SELECT block_id FROM context_keys WHERE service = {p(service)}"
-           " AND first_time >= $1 AND first_time <= $2 AND last_time >= $3")
+    # with each block's stored time, which the cache checks, in the same lookup
+    keys = ("SELECT k.block_id, b.stored_at FROM context_keys k JOIN context_blocks b ON b.id = k.block_id WHERE {}"
+            " AND k.first_time >= $1 AND k.first_time <= $2 AND k.last_time >= $3")
+    sql = keys.format(f"k.service = {p(service)}")
     if hosts:
-        sql += (" UNION SELECT block_id FROM context_keys"
-                f" WHERE host IN ({p.each(hosts)}) AND first_time >= $1 AND first_time <= $2 AND last_time >= $3")
-    blocks = sorted({r["block_id"] for r in conn.execute(sql, p).fetchall()})
+        sql += " UNION " + keys.format(f"k.host IN ({p.each(hosts)})")
+    stamps = {r["block_id"]: r["stored_at"] for r in conn.execute(sql, p).fetchall()}
+    if not stamps:
+        return []
     wanted = set(hosts)
-    out: list[LogEvent] = []
-    for keys, bodies in _cached(conn, blocks, cache):
-        for (time, svc, host), body in zip(keys, bodies):
-            if low <= time <= high and (svc == service or host in wanted):
-                out.append(_event(time, svc, host, body))
-    return out
+    out: list[Candidate] = []
+    for block in _cached(conn, stamps, cache):
+        keys_, order, times = block.keys, block.order, block.times
+        for j in range(bisect_left(times, low), bisect_right(times, high)):
+            i = order[j]
+            _, svc, host = keys_[i]
+            if svc == service or host in wanted:
+                out.append((times[j], block, i))
+    out.sort(key=itemgetter(0))  # stable: blocks came in id order, each block's events by (time, position)
+    return out if limit is None else out[:limit]
 
 
 def all_events(conn: Connection) -> Iterator[LogEvent]:
     """Every context event stored in blocks, block by block (for exports and checks)."""
     ids = [r["id"] for r in conn.execute("SELECT id FROM context_blocks ORDER BY id").fetchall()]
-    for _, (keys, bodies) in _blocks(conn, ids):
-        for (time, service, host), body in zip(keys, bodies):
+    for _, block in _blocks(conn, ids):
+        for (time, service, host), body in zip(block.keys, block.bodies):
             yield _event(time, service, host, body)
 
 
@@ -146,28 +215,68 @@ def _entry(event: LogEvent) -> dict[str, Any]:
 
 
 def _event(time: str, service: str, host: str | None, entry: str) -> LogEvent:
-    values: dict[str, Any] = {"time": time, "service": service, "host": host}
-    values.update(json.loads(entry))
-    return LogEvent.model_validate(values)
+    # the keys' values, then the entry's (a time written with its own offset wins, as a later
+    # duplicate key does in JSON): parsed and validated in one pass, not json.loads then a dict
+    return LogEvent.model_validate_json(f'{{"time":{_encode(time)},"service":{_text(service)},"host":{_text(host)},{entry[1:]}')
 
 
-def _cached(conn: Connection, ids: list[int], cache: BlockCache | None) -> list[tuple[list[list[Any]], list[str]]]:
-    if cache is None or not ids:
+def _id_of(entry: str) -> str:
+    # an entry begins with its id (_entry); written by json.dumps, it is verbatim unless escaped
+    if entry.startswith('{"event_id":"'):
+        close = entry.find('"', 13)
+        if close > 0 and "\\" not in entry[13:close]:
+            return entry[13:close]
+    return str(json.loads(entry)["event_id"])
+
+
+def _copy(event: LogEvent, flat: bool) -> LogEvent:
+    """An event's copy as `model_copy` makes it (its values, which fields were set, its private
+    values) with a new `fields`: the only mutable value of an event, its strings and time are not.
+    Cheaper than `model_copy`, whose generic copy.copy calls cost as much as the validation saved."""
+    copy = LogEvent.__new__(LogEvent)
+    values = dict(event.__dict__)
+    if values["fields"]:
+        values["fields"] = dict(values["fields"]) if flat else _tree(values["fields"])
+    setattr_ = object.__setattr__
+    setattr_(copy, "__dict__", values)
+    setattr_(copy, "__pydantic_fields_set__", set(event.__pydantic_fields_set__))
+    setattr_(copy, "__pydantic_extra__", None)  # extra="forbid": there are none
+    setattr_(copy, "__pydantic_private__", dict(event.__pydantic_private__ or {}))
+    return copy
+
+
+def _tree(value: Any) -> Any:
+    """A JSON value's copy, its objects and arrays new."""
+    if type(value) is dict:
+        return {k: _tree(v) if type(v) in _NESTED else v for k, v in value.items()}
+    if type(value) is list:
+        return [_tree(v) if type(v) in _NESTED else v for v in value]
+    return value
+
+
+_NESTED = (dict, list)
+
+
+def _text(value: str | None) -> str:
+    return "null" if value is None else _encode(value)
+
+
+def _cached(conn: Connection, stamps: dict[int, str], cache: BlockCache | None) -> list[Block]:
+    """The blocks of these ids (with their stored times), in id order, decoded once while cached."""
+    ids = sorted(stamps)
+    if cache is None:
         return [block for _, block in _blocks(conn, ids)]
-    p = Params()
-    stamps = {r["id"]: r["stored_at"] for r in conn.execute(
-        f"SELECT id, stored_at FROM context_blocks WHERE id IN ({p.each(ids)})", p).fetchall()}
-    found = {i: cache.get((i, stamps[i])) for i in stamps}
-    missing = sorted(i for i, block in found.items() if block is None)
+    found = {i: cache.get((i, stamps[i])) for i in ids}
+    missing = [i for i in ids if found[i] is None]
     for i, block in _blocks(conn, missing):
-        cache.put((i, stamps[i]), block)
+        block.key = (i, stamps[i])
+        cache.put(block.key, block)
         found[i] = block
-    return [b for i in sorted(found) if (b := found[i]) is not None]
+    return [b for i in ids if (b := found[i]) is not None]
 
 
-def _blocks(conn: Connection, ids: Iterable[int], *,
-            chunk: int = 50) -> Iterator[tuple[int, tuple[list[list[Any]], list[str]]]]:
-    """Each block's id, keys and bodies, decompressed, in the order of `ids` (sorted)."""
+def _blocks(conn: Connection, ids: Iterable[int], *, chunk: int = 50) -> Iterator[tuple[int, Block]]:
+    """Each block's id and its decompressed events, in the order of `ids` (sorted)."""
     ids = list(ids)
     decompress = zstandard.ZstdDecompressor().decompress
     for start in range(0, len(ids), chunk):
@@ -176,4 +285,4 @@ def _blocks(conn: Connection, ids: Iterable[int], *,
                             " ORDER BY id", p).fetchall()
         for r in rows:
             head, _, rest = decompress(bytes(r["body"])).decode("utf-8").partition("\n")
-            yield r["id"], (json.loads(head), rest.split("\n"))
+            yield r["id"], Block(json.loads(head), rest.split("\n"))
