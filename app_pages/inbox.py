@@ -18,7 +18,12 @@ from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMNS, DEFAULT_FILTER
 from workbench.evidence_view import escape_markdown
 
 REFRESH_SECONDS = 5
-EMPTY_REFRESH_SECONDS = 1  # while the data dir has no incident yet (a fresh demo): the first one shows at once
+# a fresh data dir's first inbox waits this long at most for the poller's first poll, so it draws what
+# that poll found (a fresh demo's first incident) instead of an empty inbox and a refresh later
+FIRST_POLL_WAIT_SECONDS = 3.0
+# while no incident has come out of its first analysis (a fresh demo: none yet, or the first ones
+# still analysing): the first one to await a decision shows at once, not at the next 5 s refresh
+EMPTY_REFRESH_SECONDS = 1
 OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
 
@@ -115,9 +120,9 @@ def _open_incident() -> None:
 
 
 def inbox() -> None:
-    """The refreshing part of the page: every EMPTY_REFRESH_SECONDS while the data dir holds no
-    incident, then every REFRESH_SECONDS (the first incident's refresh reruns the page, which
-    switches to the slower fragment)."""
+    """The refreshing part of the page: every EMPTY_REFRESH_SECONDS while every incident (if any) is
+    in its first analysis, then every REFRESH_SECONDS (the refresh that finds one analysed reruns the
+    page, which switches to the slower fragment)."""
     if _empty():
         _inbox_while_empty()
     else:
@@ -125,7 +130,8 @@ def inbox() -> None:
 
 
 def _empty() -> bool:
-    return not any((workbench.review.counts() or {}).values())
+    """No incident has been analysed yet: none, or all of them still `analyzing`."""
+    return not any(n for status, n in (workbench.review.counts() or {}).items() if status != "analyzing")
 
 
 @st.fragment(run_every=EMPTY_REFRESH_SECONDS)
@@ -263,4 +269,6 @@ def _narrowing() -> dict:
 
 _open_incident()
 st.title("Inbox")
+if _empty():
+    workbench.await_first_poll(FIRST_POLL_WAIT_SECONDS)
 inbox()

@@ -42,9 +42,10 @@ class Services:
         return Path(self.settings.data_dir)
 
 
-def open_services(settings: Settings | None = None) -> Services:
-    """Open (creating if needed) the data dir's stores and index, and the services over them."""
-    engine = open_engine(settings)
+def open_services(settings: Settings | None = None, *, sync_knowledge: bool = True) -> Services:
+    """Open (creating if needed) the data dir's stores and index, and the services over them;
+    without `sync_knowledge` the knowledge index is brought up to date by the caller."""
+    engine = open_engine(settings, sync_knowledge=sync_knowledge)
     return Services(settings=engine.settings, review=ReviewService(engine), operations=OperationsService(engine),
                     knowledge=KnowledgeService(kb=engine.kb, retrieve=find_similar,
                                               latest_evaluation=partial(latest_report, engine.settings.data_dir)))

@@ -128,6 +128,25 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
     assert held is None or not held["live"]
 
 
+def test_a_fresh_workbench_builds_its_knowledge_index_in_the_background(tmp_path):
+    from pipeline.knowledge.embeddings import HashedNgramEmbedder
+    from pipeline.knowledge.index import KnowledgeBase
+    from workbench.runtime import open_workbench, stop_workbench
+
+    workbench = open_workbench(data_dir=str(tmp_path / "fresh"), source="demo", poller_mode="off")
+    try:
+        assert workbench.indexing is not None  # opened without waiting for it
+        hits = workbench.knowledge.nearest("HikariPool-1 - Connection is not available, request timed out", k=1)
+        assert hits[0]["category"] == "db_pool_exhausted"  # searched meanwhile
+        workbench.knowledge.reindex()  # a Re-index clicked meanwhile: one sync after the other
+        assert workbench.knowledge.indexed_count() == len(workbench.knowledge.docs())
+    finally:
+        stop_workbench(workbench)
+    assert workbench.index_error is None
+    index = KnowledgeBase(index_dir=tmp_path / "fresh" / "knowledge-index", embedder=HashedNgramEmbedder())
+    assert index.count() == len(index.docs)
+
+
 def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
     from workbench.health import light
     from workbench.runtime import open_workbench, stop_workbench

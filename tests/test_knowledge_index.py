@@ -65,6 +65,16 @@ def test_search_finds_the_doc_whose_words_the_error_uses(tmp_path):
     assert all(0.0 <= score <= 1.0 for _, score in hits)
 
 
+def test_the_offline_search_needs_no_built_index(tmp_path):
+    # a fresh workbench analyses its first incident while the index is still being built
+    kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=HashedNgramEmbedder())
+    hits = kb.search("HikariPool-1 - Connection is not available, request timed out after 30000ms", k=3)
+    assert hits and kb.by_id[hits[0][0]].category == "db_pool_exhausted"
+    assert kb._open_collection is None  # Chroma was neither imported for it nor opened
+    kb.sync()
+    assert kb.search("HikariPool-1 - Connection is not available, request timed out after 30000ms", k=3) == hits
+
+
 def test_embeddings_are_deterministic_across_instances():
     a = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])
     b = HashedNgramEmbedder().embed(["java.lang.NullPointerException at CartService.java:87"])

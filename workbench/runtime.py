@@ -8,7 +8,10 @@ must never call st.*.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.config import Settings
@@ -17,6 +20,10 @@ from pipeline.services import (KnowledgeService, OperationsService, Poller, Revi
                                tune_garbage_collector)
 
 OFF = ("off", "0", "false", "no")
+INDEX_AFTER_POLL_SECONDS = 30.0  # the index build waits for the poller's first poll, at most this long...
+INDEX_GRACE_SECONDS = 3.0  # ...and then this long: an inbox's 1 s refresh draws the first poll's incidents
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -24,6 +31,9 @@ class Workbench:
     services: Services
     poller: Poller | None = None  # None when INCIDENTIQ_POLLER=off or the source could not open
     poller_error: str | None = None  # why the poller is not running, when it should be
+    indexing: threading.Thread | None = None  # the knowledge index's build, when it runs in the background
+    index_error: str | None = None  # why that build failed (searches do not need it: see open_workbench)
+    _closing: threading.Event = field(default_factory=threading.Event)
 
     @property
     def settings(self) -> Settings:
@@ -49,6 +59,13 @@ class Workbench:
     def source(self) -> str:
         return self.settings.source
 
+    def await_first_poll(self, timeout: float) -> bool:
+        """Wait, at most `timeout` seconds, until the poller's first poll is over; True if it is (or
+        there is no poller to wait for)."""
+        if self.poller is None or not self.poller.alive:
+            return True
+        return self.poller.polled.wait(timeout)
+
 
 def poller_enabled(mode: str) -> bool:
     """INCIDENTIQ_POLLER: anything but off/0/false/no runs the poller."""
@@ -64,21 +81,59 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
 
     A source that cannot open (a bad INCIDENTIQ_SOURCE, Splunk without a URL) leaves the
     workbench usable on what the data dir holds, with the reason shown in the sidebar.
+
+    With the offline embedder the docs' search needs no Chroma index (KnowledgeBase.searches_without_index):
+    the index (Chroma's import and, on a fresh data dir, every doc's embedding: seconds) is then built in
+    the background once the poller's first poll is over, so a fresh demo's first incident is analysed
+    and in the inbox without waiting for it. A remote embedder's index is synced first, as before.
     """
     tune_garbage_collector()  # the workbench's process: its poller thread and reviewers' runs
     overrides = {"auth": auth} if auth else {}
-    services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source, **overrides))
+    services = open_services(Settings.from_env(data_dir=Path(data_dir), source=source, **overrides),
+                             sync_knowledge=False)
+    kb = services.knowledge.kb
+    background = kb.searches_without_index
+    if not background:
+        kb.sync()  # a search goes through the index: up to date before the first run
     workbench = Workbench(services=services)
     if poller_enabled(poller_mode):
         try:
             workbench.poller = services.operations.start_poller()
         except IncidentIQError as exc:
             workbench.poller_error = exc.message
+    if background:
+        workbench.indexing = threading.Thread(target=_build_index, args=(workbench,), daemon=True,
+                                              name="incidentiq-knowledge-index")
+        workbench.indexing.start()
     return workbench
 
 
+def _build_index(workbench: Workbench) -> None:
+    """Sync the knowledge index a moment after the poller's first poll: Chroma's import and the
+    embedding hold the GIL for seconds (2.4 s at load 8 on 2 cores), not while the first incidents
+    are read, analysed and drawn in the inbox."""
+    poller, closing = workbench.poller, workbench._closing
+    if poller is not None:
+        deadline = time.monotonic() + INDEX_AFTER_POLL_SECONDS
+        while not (poller.polled.is_set() or closing.is_set()) and time.monotonic() < deadline:
+            closing.wait(0.1)
+        closing.wait(INDEX_GRACE_SECONDS)
+    if closing.is_set():
+        return
+    try:
+        workbench.knowledge.kb.sync()
+    except IncidentIQError as exc:  # the knowledge page's count shows the index is unusable
+        workbench.index_error = exc.message
+        log.warning("the knowledge index could not be built: %s", exc.message)
+
+
 def stop_workbench(workbench: Workbench) -> None:
-    """Stop the poller and wait for it (it releases its lease); the cache's on_release."""
+    """Stop the poller and wait for it (it releases its lease), and the index build if it runs;
+    the cache's on_release."""
+    workbench._closing.set()
     if workbench.poller is not None:
         workbench.poller.stop()
         workbench.poller = None
+    if workbench.indexing is not None:
+        workbench.indexing.join(60)
+        workbench.indexing = None

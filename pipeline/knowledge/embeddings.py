@@ -52,6 +52,8 @@ def _word_tokens(w: str) -> list[str]:
 class HashedNgramEmbedder:
     """Deterministic offline embedding (see module docstring)."""
 
+    local = True  # computed in this process: no network, no cost per call beyond the CPU
+
     def __init__(self, dim: int = 1024):
         self.dim = dim
         self.name = f"hashed-ngrams-{dim}"

@@ -159,6 +159,9 @@ class KnowledgeBase:
         self.by_id = {d.doc_id: d for d in self.docs}
         self._open_collection = None
         self._lock = threading.Lock()
+        # one sync at a time: the workbench builds the index in the background (workbench/runtime.py),
+        # and a Re-index clicked meanwhile waits for it, then finds nothing left to embed
+        self._sync_lock = threading.Lock()
 
     @property
     def _collection(self):
@@ -197,6 +200,10 @@ class KnowledgeBase:
     def sync(self, progress: Callable[[float, str], None] | None = None, *, reload: bool = False) -> SyncReport:
         """Embed new or changed docs, drop removed ones; an unchanged corpus embeds nothing.
         With `reload`, the docs are re-read from disk first (docs edited while the app runs)."""
+        with self._sync_lock:
+            return self._sync(progress, reload=reload)
+
+    def _sync(self, progress: Callable[[float, str], None] | None, *, reload: bool) -> SyncReport:
         if reload:
             self.reload()
         try:
@@ -248,12 +255,34 @@ class KnowledgeBase:
     # Chroma stays the persisted index; for a small collection an exact cosine search over its
     # vectors in numpy gives Chroma's answer (tests/test_knowledge_index.py compares them) in a
     # tenth of a millisecond instead of a query through Chroma's client.
+    #
+    # An embedder computed in this process (the offline one: `local`) gives the docs' vectors faster
+    # than Chroma's client gives them back, and the same to the bit (Chroma keeps the float32 rows it
+    # was given): they are computed from the docs, so a search needs neither Chroma's import nor a
+    # synced index. A fresh workbench's first incident is analysed while the index is still built
+    # (workbench/runtime.py); a remote embedder's vectors are read back from the index.
+    @property
+    def searches_without_index(self) -> bool:
+        """Whether `search` is answered without Chroma (a local embedder, a small corpus)."""
+        return bool(getattr(self.embedder, "local", False)) and 0 < len(self.docs) <= self.vector_cache_max_docs
+
     def _vectors(self) -> "tuple[list[str], object] | None":
+        generation = self.generation  # before the docs: a reload swaps the docs, then bumps it
         cache = getattr(self, "_vector_cache", None)
-        if cache is not None and cache[0] == self.generation:
+        if cache is not None and cache[0] == generation:
             return cache[1]
         import numpy as np
 
+        if self.searches_without_index:
+            docs = self.docs
+            embed_array = getattr(self.embedder, "embed_array", None)
+            rows = embed_array([d.text for d in docs]) if embed_array else self.embedder.embed([d.text for d in docs])
+            # through float32, as Chroma keeps them: the vectors it would give back
+            matrix = np.asarray(rows, dtype=np.float32).astype(np.float64)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            vectors = ([d.doc_id for d in docs], matrix / np.where(norms == 0, 1.0, norms))
+            self._vector_cache = (generation, vectors)
+            return vectors
         try:
             stored = self._collection.get(include=["embeddings"])
         except Exception as exc:  # chromadb raises many types; this is its one boundary
@@ -264,7 +293,7 @@ class KnowledgeBase:
             matrix = np.asarray(stored["embeddings"], dtype=np.float64)
             norms = np.linalg.norm(matrix, axis=1, keepdims=True)
             vectors = (ids, matrix / np.where(norms == 0, 1.0, norms))
-        self._vector_cache = (self.generation, vectors)
+        self._vector_cache = (generation, vectors)
         return vectors
 
     def _search_in_memory(self, vectors, text: str, k: int) -> list[tuple[str, float]]:

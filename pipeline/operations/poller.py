@@ -54,6 +54,7 @@ class Poller:
         self.restarts = 0  # times the supervisor restarted the loop after a bug ended it
         self.last_crash: str | None = None
         self._stop = threading.Event()
+        self.polled = threading.Event()  # set once the first poll is over (work done, standby or failed)
         self._thread: threading.Thread | None = None
         self._renewed_at = 0.0
         self._pruned_at = 0.0
@@ -204,6 +205,7 @@ class Poller:
         try:
             while not self._stop.is_set():
                 report = self._poll_guarded()
+                self.polled.set()
                 if on_report is not None:
                     on_report(report)
                 delay = self.interval if report.standby else self.next_delay(report)
