@@ -78,7 +78,13 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
 
 
 def stop_workbench(workbench: Workbench) -> None:
-    """Stop the poller and wait for it (it releases its lease); the cache's on_release."""
+    """Stop the poller and wait for it (it releases its lease), then close the records store; the
+    cache's on_release (a new data dir, the menu's "Clear caches", tests). Before, only the poller
+    stopped: the released runtime kept its store open (on PostgreSQL a session) until the garbage
+    collector found it. A page still running on the released runtime reopens the store on its
+    next read (Records opens its connection on first use)."""
     if workbench.poller is not None:
-        workbench.poller.stop()
+        if not workbench.poller.stop():
+            return  # still inside a step after the timeout: it keeps the store it is using
         workbench.poller = None
+    workbench.services.close()
