@@ -7,8 +7,10 @@ changing with it.
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 
 from pipeline.analyst.offline import find_similar
@@ -41,6 +43,13 @@ class Services:
     def data_dir(self) -> Path:
         return Path(self.settings.data_dir)
 
+    def close(self) -> None:
+        """Close the records store `open_services` opened (a PostgreSQL session, or the SQLite file):
+        otherwise a released runtime's session stays open until the garbage collector finds it. The
+        checkpoint savers are left open: they belong to the process, shared by every engine on the
+        same store (pipeline/store/checkpoints.py)."""
+        self.review.engine.records.close()
+
 
 def open_services(settings: Settings | None = None, *, sync_knowledge: bool = True) -> Services:
     """Open (creating if needed) the data dir's stores and index, and the services over them;
@@ -56,8 +65,18 @@ def backtests_of(review: ReviewService) -> BacktestService:
     return BacktestService(review.engine)
 
 
-@lru_cache(maxsize=8)
+# weak keys: an entry lives as long as its review service, so a released runtime is not kept
+# alive here (an lru_cache held the last 8, each with its engine and records store)
+_related: weakref.WeakKeyDictionary[ReviewService, RelatedIncidents] = weakref.WeakKeyDictionary()
+_related_lock = threading.Lock()
+
+
 def related_of(review: ReviewService) -> RelatedIncidents:
     """Related incidents of the review service's data dir (its evidence index opened once)."""
-    engine = review.engine
-    return RelatedIncidents(records=engine.records, settings=engine.settings, embedder=engine.kb.embedder)
+    with _related_lock:
+        found = _related.get(review)
+        if found is None:
+            engine = review.engine
+            found = _related[review] = RelatedIncidents(records=engine.records, settings=engine.settings,
+                                                        embedder=engine.kb.embedder)
+        return found

@@ -6,6 +6,7 @@ import gc
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -65,6 +66,24 @@ def _children_closed(monkeypatch):
                     pipe.close()
 
 
+def _release_runtime() -> None:
+    """Release the workbench an AppTest opened, if one is cached: st.cache_resource keeps it for the
+    process, and its on_release (workbench.runtime.stop_workbench) stops its poller and closes its
+    records store. Left cached, it stays open until a later test's AppTest evicts it, and a released
+    runtime an AppTest still references was left to the garbage collector (on PostgreSQL an open
+    psycopg session, whose ResourceWarning failed whichever later test the collector ran in)."""
+    session = sys.modules.get("workbench.session")
+    if session is not None:
+        session._runtime.clear()
+
+
+@pytest.fixture(autouse=True)
+def _runtime_released():
+    """Every test ends with no workbench cached (see _release_runtime)."""
+    yield
+    _release_runtime()
+
+
 @pytest.fixture
 def backend(request) -> str:
     """Where the stores live: `sqlite` (files in the data dir) unless a test is parametrised with
@@ -95,6 +114,7 @@ def database_url(backend, monkeypatch):
     url = f"{PG_SERVER}?options=-csearch_path%3D{schema}"
     monkeypatch.setenv("INCIDENTIQ_DATABASE_URL", url)
     yield url
+    _release_runtime()  # before its schema is dropped: its poller releases its lease there
     checkpoints.close_all()
     from pipeline.store import lease
 
@@ -150,7 +170,7 @@ def app(paused_engine, monkeypatch):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
     yield at
-    session._runtime.clear()  # releases the cached runtime (stops a poller had one started)
+    session._runtime.clear()  # releases the cached runtime: stops its poller (had one started), closes its store
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
+from pipeline.store.records import Records
 from pipeline.operations.file_ingest import ingest_path
 from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts
 
@@ -124,7 +125,11 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
         poller = workbench.poller
         session._runtime.clear()
     assert not poller.alive
-    held = lease.holder(workbench.review.records)
+    records = Records(workbench.review.records.path)  # the released runtime's own store is closed
+    try:
+        held = lease.holder(records)
+    finally:
+        records.close()
     assert held is None or not held["live"]
 
 

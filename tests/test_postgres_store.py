@@ -86,6 +86,43 @@ def test_the_operations_page_shows_the_postgres_sizes_and_where_they_are(app, da
     assert f"schema {database_url.split('%3D')[-1]}" in texts(app)
 
 
+def records_sessions() -> int:
+    """The records sessions open on the server (every test schema's: compare before and after)."""
+    import psycopg
+
+    from pipeline.store.postgres import application_name
+    from tests.support import PG_SERVER
+
+    with psycopg.connect(PG_SERVER, autocommit=True) as probe:
+        row = probe.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+                            (application_name("records"),)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_releasing_the_workbench_closes_its_records_session(app, database_url):
+    """The runtime st.cache_resource keeps is released on a new data dir or the menu's "Clear
+    caches": its records session ends then, not when the garbage collector finds the runtime (an
+    AppTest, or a page still running, references it), whose ResourceWarning, warnings being
+    errors, failed whichever later test it landed in."""
+    import gc
+
+    from tests.support import wait_for
+    from workbench import session
+
+    gc.disable()  # a store left open stays open until the collector runs: keep it from running here
+    try:
+        workbench = session.workbench()
+        before = records_sessions()
+        session._runtime.clear()
+        wait_for(lambda: records_sessions() == before - 1, timeout=30)  # the server ends it just after
+        assert session.workbench() is not workbench  # the next run opens a new one
+        assert records_sessions() == before
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_a_cli_command_closes_the_records_session_it_opened(database_url, data_dir, monkeypatch):
     """`main` runs in-process too (these tests call it): the records store a command opened is
@@ -93,21 +130,9 @@ def test_a_cli_command_closes_the_records_session_it_opened(database_url, data_d
     errors, fails whichever later test it lands in)."""
     import gc
 
-    import psycopg
-
     from pipeline.cli import main
-    from pipeline.store.postgres import application_name
-    from tests.support import PG_SERVER
 
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
-
-    def records_sessions() -> int:
-        with psycopg.connect(PG_SERVER, autocommit=True) as probe:
-            row = probe.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                                (application_name("records"),)).fetchone()
-        assert row is not None
-        return int(row[0])
-
     gc.disable()  # a store left open stays open until the collector runs: keep it from running here
     try:
         before = records_sessions()

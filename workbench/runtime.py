@@ -128,12 +128,17 @@ def _build_index(workbench: Workbench) -> None:
 
 
 def stop_workbench(workbench: Workbench) -> None:
-    """Stop the poller and wait for it (it releases its lease), and the index build if it runs;
-    the cache's on_release."""
+    """Stop the poller and wait for it (it releases its lease), and the index build if it runs,
+    then close the records store; the cache's on_release (a new data dir, the menu's "Clear caches",
+    tests). Before, the released runtime kept its store open (on PostgreSQL a session) until the
+    garbage collector found it. A page still running on the released runtime reopens the store on
+    its next read (Records opens its connection on first use)."""
     workbench._closing.set()
     if workbench.poller is not None:
-        workbench.poller.stop()
+        if not workbench.poller.stop():
+            return  # still inside a step after the timeout: it keeps the store it is using
         workbench.poller = None
     if workbench.indexing is not None:
         workbench.indexing.join(60)
         workbench.indexing = None
+    workbench.services.close()
