@@ -2,6 +2,9 @@
 loopback server of tests/openai_stub.py) into its own collection, so switching re-indexes."""
 from __future__ import annotations
 
+import gc
+import warnings
+
 import pytest
 
 from pipeline.store import checkpoints
@@ -44,6 +47,18 @@ def test_embeds_plain_strings_through_the_endpoint(stub):
     assert request.body["input"] == ["ENOSPC", "40P01 deadlock"]  # text, not tiktoken ids
     assert request.body["model"] == "test-embedding"
     assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_each_call_closes_its_connection_to_the_endpoint(stub):
+    # an embedder lives as long as the process (the workbench's knowledge base): a socket per call
+    # left open until the collector finds it piles up, and the collector reports each one
+    embedder = OpenAIEmbedder(model="test-embedding", base_url=stub.base_url)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for text in ("ENOSPC", "40P01 deadlock", "HikariPool-1"):
+            embedder.embed([text])
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_switching_embeddings_reindexes_into_a_fresh_collection(data_dir, stub):

@@ -8,6 +8,7 @@ storage failure of its index).
 """
 from __future__ import annotations
 
+import httpx
 from langchain_openai import OpenAIEmbeddings
 
 from pipeline.errors import AnalystError, UsageError
@@ -34,14 +35,17 @@ class OpenAIEmbedder:
         key = api_key(self.base_url)
         # plain strings, not tiktoken token ids: tiktoken would download its vocabulary, and
         # OpenAI-compatible servers expect text
-        client = OpenAIEmbeddings(model=self.model, base_url=self.base_url, api_key=key,
-                                  check_embedding_ctx_length=False, timeout=self.timeout,
-                                  max_retries=self.max_retries)
-        try:
-            vectors = client.embed_documents(texts)
-        except MODEL_ERRORS as exc:  # the same boundary as the chat model's
-            raise AnalystError(f"embeddings ({self.model}): "
-                               f"{analyst_error(exc, timeout=self.timeout, retries=self.max_retries).message}") from exc
+        # our own HTTP client, closed after the call: without one, each OpenAIEmbeddings makes an
+        # openai client of its own that nothing closes, its keep-alive socket left to the collector
+        with httpx.Client(timeout=self.timeout) as http_client:
+            client = OpenAIEmbeddings(model=self.model, base_url=self.base_url, api_key=key,
+                                      check_embedding_ctx_length=False, timeout=self.timeout,
+                                      max_retries=self.max_retries, http_client=http_client)
+            try:
+                vectors = client.embed_documents(texts)
+            except MODEL_ERRORS as exc:  # the same boundary as the chat model's
+                raise AnalystError(f"embeddings ({self.model}): "
+                                   f"{analyst_error(exc, timeout=self.timeout, retries=self.max_retries).message}") from exc
         if len(vectors) != len(texts):
             raise AnalystError(f"embeddings ({self.model}): {len(vectors)} vectors for {len(texts)} texts")
         if not all(isinstance(v, list) and v for v in vectors) or len({len(v) for v in vectors}) != 1:
