@@ -115,7 +115,10 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 page.get_by_label("Your name", exact=True).press("Enter")
                 settle(page)
                 approve = button(page, "Approve")
-                expect(approve).to_be_enabled(timeout=60_000)  # the rerun after the name can take long on a busy machine
+                # the rerun after the name can take long on a busy machine, and while it runs the
+                # page holds the old (disabled) Approve beside the new one: wait for one, then enabled
+                expect(approve).to_have_count(1, timeout=60_000)
+                expect(approve).to_be_enabled(timeout=60_000)
                 approve.dblclick()  # a double click sends one decision
                 expect(page.get_by_text("Approval recorded for alice")).to_be_visible(timeout=60_000)
                 settle(page)
