@@ -119,11 +119,11 @@ def _open_incident() -> None:
         st.switch_page(INCIDENT_PAGE, query_params={"incident": opening})
 
 
-def inbox() -> None:
+def inbox(empty: bool) -> None:
     """The refreshing part of the page: every EMPTY_REFRESH_SECONDS while every incident (if any) is
-    in its first analysis, then every REFRESH_SECONDS (the refresh that finds one analysed reruns the
-    page, which switches to the slower fragment)."""
-    if _empty():
+    in its first analysis (`empty`), then every REFRESH_SECONDS (the refresh that finds one analysed
+    reruns the page, which switches to the slower fragment)."""
+    if empty:
         _inbox_while_empty()
     else:
         _inbox_refreshing()
@@ -269,6 +269,7 @@ def _narrowing() -> dict:
 
 _open_incident()
 st.title("Inbox")
-if _empty():
-    workbench.await_first_poll(FIRST_POLL_WAIT_SECONDS)
-inbox()
+empty = _empty()
+if empty and workbench.await_first_poll(FIRST_POLL_WAIT_SECONDS):
+    empty = _empty()  # what the first poll found
+inbox(empty)

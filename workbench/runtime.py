@@ -129,10 +129,10 @@ def _build_index(workbench: Workbench) -> None:
 
 def stop_workbench(workbench: Workbench) -> None:
     """Stop the poller and wait for it (it releases its lease), and the index build if it runs,
-    then close the records store; the cache's on_release (a new data dir, the menu's "Clear caches",
-    tests). Before, the released runtime kept its store open (on PostgreSQL a session) until the
-    garbage collector found it. A page still running on the released runtime reopens the store on
-    its next read (Records opens its connection on first use)."""
+    then close the records store (on PostgreSQL a session, else left to the garbage collector); the
+    cache's on_release (a new data dir, the menu's "Clear caches", tests). A page still running on
+    the released runtime reopens the store on its next read (Records opens its connection on first
+    use)."""
     workbench._closing.set()
     if workbench.poller is not None:
         if not workbench.poller.stop():
