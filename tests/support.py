@@ -186,6 +186,20 @@ def open_tab(at: AppTest, incident_id: str, label: str) -> AppTest:
     return at
 
 
+def click_chart(at: AppTest, key: str, selection: dict) -> AppTest:
+    """Send a Vega-Lite chart's selection (`{param: [point fields, ...]}`) as the browser does after
+    clicks on its points: the chart is a widget AppTest has no setter for, so its state goes with
+    the other widgets' in the next run's widget states."""
+    chart = next(c for c in at.get("vega_lite_chart") if c.key == key)
+    states = at._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = chart.proto.id
+    state.string_value = json.dumps({"selection": selection})
+    at._run(states)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def choose_decision(at: AppTest, engine, incident_id: str, label: str) -> AppTest:
     """Choose one of the decision panel's decisions (Approve, Reject, Changes, Edit), as a click would."""
     interrupt = engine.records.incident(incident_id)["pending_interrupt_id"]

@@ -8,8 +8,8 @@ from urllib.parse import parse_qsl, urlsplit
 from streamlit.testing.v1 import AppTest
 
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, open_incident, open_tab, said, texts
-from workbench.timeline import timeline_figure
+from tests.support import as_reviewer, click_chart, open_incident, open_tab, said, texts
+from workbench.timeline import HUMAN, PAUSED, timeline_spec
 
 APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
 
@@ -106,13 +106,34 @@ def test_timeline_draws_one_lane_per_branch_and_marks_paused_points(paused_engin
     review.replay(incident, checkpoint_id=_written_by(paused_engine, incident, "rca")["checkpoint_id"],
                   reviewer="alice")
     tree = review.tree(incident)
-    fig = timeline_figure(tree)
-    lanes = {y for trace in fig.data if trace.mode and "markers" in trace.mode for y in trace.y if y is not None}
-    assert {0, 1} <= lanes
-    paused = next(t for t in fig.data if t.name == "paused at approval")
-    assert len(paused.x) == sum(1 for n in tree["nodes"] if n["is_paused"])
-    human = next(t for t in fig.data if t.name == "human action")
-    assert len(human.x) >= 1
+    spec = timeline_spec(tree)
+    layers = {layer.get("name"): layer for layer in spec["layer"]}
+    lanes = {p["lane"] for p in layers["checkpoints"]["data"]["values"]}
+    assert {"branch 0", "branch 1 (live)"} <= lanes
+    assert len(layers[PAUSED]["data"]["values"]) == sum(1 for n in tree["nodes"] if n["is_paused"])
+    assert len(layers[HUMAN]["data"]["values"]) >= 1
+
+
+def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, paused_engine):
+    """What a reviewer does on the chart: a click picks that checkpoint (its changes shown, the ring
+    on it), a shift-click on a second compares the two."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    fix = _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"]
+    chart = f"incident_timeline_{incident}"
+    click_chart(app, chart, {"picked": [{"checkpoint_id": rca}]})
+    assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
+    assert f"Changes of checkpoint {rca[-8:]} against its parent" in texts(app)
+    spec = json.loads(next(c for c in app.get("vega_lite_chart") if c.key == chart).proto.spec)
+    ring = next(layer for layer in spec["layer"] if layer.get("name") == "selected")
+    assert [p["checkpoint_id"] for p in ring["data"]["values"]] == [rca]
+    assert not app.selectbox(key=f"incident_history_compare_{incident}").value
+    click_chart(app, chart, {"picked": [{"checkpoint_id": rca}, {"checkpoint_id": fix}]})
+    assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
+    assert app.selectbox(key=f"incident_history_compare_{incident}").value == fix
+    assert f"From checkpoint {rca[-8:]} to {fix[-8:]}" in texts(app)
 
 
 def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_engine):

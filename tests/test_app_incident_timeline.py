@@ -1,10 +1,12 @@
-"""The history timeline at hundreds of checkpoints: labels that never overlap at the initial zoom,
-order spacing by default, the newest checkpoints in view with a slider for the rest, abandoned
-branches greyed (or collapsed) and the live head marked."""
+"""The history timeline at hundreds of checkpoints (a Vega-Lite spec): labels that never overlap at
+the initial zoom, order spacing by default, the newest checkpoints in view with zoom over x for
+the rest, abandoned branches greyed (or collapsed), the live head marked, and a click on a point
+reported by its checkpoint id."""
 from datetime import datetime, timedelta, timezone
 
 from workbench.incident_view import confidence_color
-from workbench.timeline import ABANDONED, INITIAL_POINTS, LABEL_PX, WIDTH_PX, timeline_figure
+from workbench.history_view import _clicked_checkpoints
+from workbench.timeline import ABANDONED, HEAD, INITIAL_POINTS, LABEL_PX, PICKED, WIDTH_PX, timeline_spec
 
 WRITERS = ["intake", "retrieval", "rag", "rca", "recommend", "propose_fix"]
 
@@ -44,54 +46,76 @@ def _tree(n: int, *, replays: int) -> dict:
     return {"nodes": nodes, "edges": edges, "current": list(reversed(line)), "branches": replays + 1}
 
 
-def _labels(fig):
-    """(lane, text position, x) of every drawn label."""
-    out = []
-    for trace in fig.data:
-        if trace.mode != "markers+text":
-            continue
-        positions = trace.textposition if isinstance(trace.textposition, (list, tuple)) else [trace.textposition] * len(trace.x)
-        out += [(y, pos, x) for x, y, text, pos in zip(trace.x, trace.y, trace.text, positions) if text]
-    return out
+def _layer(spec: dict, name: str) -> dict:
+    return next(layer for layer in spec["layer"] if layer.get("name") == name)
+
+
+def _points(spec: dict) -> list[dict]:
+    return _layer(spec, "checkpoints")["data"]["values"]
+
+
+def _labels(spec):
+    """(lane, below, x) of every drawn label: the label layers draw the points' non-empty labels,
+    above or below the point."""
+    assert {"labels above", "labels below"} <= {layer.get("name") for layer in spec["layer"]}
+    return [(p["lane"], p["below"], p["x"]) for p in _points(spec) if p["label"]]
 
 
 def test_no_two_labels_overlap_at_200_checkpoints_and_the_view_opens_on_the_newest():
     tree = _tree(170, replays=5)
     assert len(tree["nodes"]) == 200
-    fig = timeline_figure(tree)
-    assert fig.layout.xaxis.title.text == "checkpoint order"  # order spacing by default
-    low, high = fig.layout.xaxis.range
+    spec = timeline_spec(tree)
+    x = spec["encoding"]["x"]
+    assert x["title"] == "checkpoint order"  # order spacing by default
+    low, high = x["scale"]["domain"]
     assert high - low == INITIAL_POINTS  # the newest 40 in view
-    assert fig.layout.xaxis.rangeslider.visible  # the rest one drag away
+    zoom = _layer(spec, "checkpoints")["params"][1]
+    assert zoom["bind"] == "scales" and zoom["select"]["encodings"] == ["x"]  # the rest: scroll to zoom, drag
     gap = LABEL_PX * (INITIAL_POINTS - 1) / WIDTH_PX
-    labels = _labels(fig)
+    labels = _labels(spec)
     assert labels, "the initial view labels some points"
-    for lane, pos, x in labels:
-        near = [x2 for lane2, pos2, x2 in labels if (lane2, pos2) == (lane, pos) and x2 != x and abs(x2 - x) < gap]
-        assert not near, (lane, pos, x, near)
-        assert low - gap <= x <= high + gap
+    for lane, below, at in labels:
+        near = [x2 for lane2, below2, x2 in labels if (lane2, below2) == (lane, below) and x2 != at and abs(x2 - at) < gap]
+        assert not near, (lane, below, at, near)
+        assert low - gap <= at <= high + gap
 
 
 def test_abandoned_branches_are_grey_the_live_head_has_its_own_marker_and_collapse_hides_them():
     tree = _tree(30, replays=2)
-    fig = timeline_figure(tree)
-    abandoned = next(t for t in fig.data if t.name == "abandoned branch")
-    assert abandoned.marker.color == ABANDONED
-    assert len(abandoned.x) == sum(1 for n in tree["nodes"] if not n["on_current_branch"])
-    head = next(t for t in fig.data if t.name == "live head")
-    assert list(head.customdata) == [tree["current"][0]]
+    spec = timeline_spec(tree)
+    color = _layer(spec, "checkpoints")["encoding"]["color"]["scale"]
+    assert dict(zip(color["domain"], color["range"]))["abandoned"] == ABANDONED
+    abandoned = [p for p in _points(spec) if p["kind"] == "abandoned"]
+    assert len(abandoned) == sum(1 for n in tree["nodes"] if not n["on_current_branch"])
+    assert [p["checkpoint_id"] for p in _layer(spec, HEAD)["data"]["values"]] == [tree["current"][0]]
     # one lane says live, the head's (branch 0 keeps the live path's first steps, yet it was left)
-    assert [t for t in fig.layout.yaxis.ticktext if "(live)" in t] == ["branch 2 (live)"]
-    collapsed = timeline_figure(tree, collapse=True)
-    assert "abandoned branch" not in [t.name for t in collapsed.data]
-    drawn = {c for t in collapsed.data if t.customdata is not None for c in t.customdata}
-    assert drawn == {n["checkpoint_id"] for n in tree["nodes"] if n["on_current_branch"]}
+    assert [lane for lane in spec["encoding"]["y"]["scale"]["domain"] if "(live)" in lane] == ["branch 2 (live)"]
+    collapsed = timeline_spec(tree, collapse=True)
+    assert "abandoned" not in {p["kind"] for p in _points(collapsed)}
+    assert {p["checkpoint_id"] for p in _points(collapsed)} == {
+        n["checkpoint_id"] for n in tree["nodes"] if n["on_current_branch"]}
+
+
+def test_the_selected_checkpoint_is_ringed_and_a_click_reports_checkpoint_ids():
+    tree = _tree(30, replays=2)
+    picked = tree["nodes"][5]["checkpoint_id"]
+    spec = timeline_spec(tree, selected=picked)
+    assert [p["checkpoint_id"] for p in _layer(spec, "selected")["data"]["values"]] == [picked]
+    assert "selected" not in {layer.get("name") for layer in timeline_spec(tree)["layer"]}
+    select = _layer(spec, "checkpoints")["params"][0]
+    assert select["name"] == PICKED and select["select"]["fields"] == ["checkpoint_id"]
+    # what st.vega_lite_chart reports after a click and a shift-click, in the order clicked
+    event = {"selection": {PICKED: [{"checkpoint_id": "cp-2"}, {"checkpoint_id": "cp-1"}]}}
+    assert _clicked_checkpoints(event) == ["cp-2", "cp-1"]
+    assert _clicked_checkpoints({"selection": {PICKED: {}}}) == []  # nothing picked yet
+    assert _clicked_checkpoints(None) == []
 
 
 def test_time_spacing_stays_available():
-    fig = timeline_figure(_tree(12, replays=0), spacing="time")
-    assert fig.layout.xaxis.title.text == "time (UTC)"
-    assert isinstance(next(t for t in fig.data if t.name == "loop").x[0], datetime)
+    spec = timeline_spec(_tree(12, replays=0), spacing="time")
+    assert spec["encoding"]["x"]["title"] == "time (UTC)"
+    assert spec["encoding"]["x"]["type"] == "temporal"
+    assert datetime.fromisoformat(_points(spec)[0]["x"]).tzinfo is not None
 
 
 def test_confidence_colours_run_from_red_to_blue_never_red_when_high():

@@ -116,17 +116,29 @@ def test_an_open_page_follows_a_decision_made_by_someone_else(page, site):
 
 
 @pytest.mark.timeout(120)
-def test_the_timeline_opens_on_order_spacing_with_the_live_branch_marked(page, site):
+def test_the_timeline_opens_on_order_spacing_and_a_click_picks_a_point_two_compare(page, site):
     from playwright.sync_api import expect
 
     open_incident(page, site, "checkout-api")
     page.get_by_role("tab", name="History & time travel").click()
     settle(page)
     expect(page.get_by_label("Checkpoint", exact=True).first).to_be_visible()
-    expect(page.locator(".js-plotly-plot").filter(has_text="checkpoint order")).to_be_visible()
+    chart = page.locator(".vega-embed").filter(has_text="checkpoint order")
+    expect(chart).to_be_visible()
     expect(page.get_by_text("live head").first).to_be_attached()
     expect(page.get_by_text("Re-run from here…").or_(page.get_by_text("Replay from here…")).first).to_be_visible()
     shoot(page, "history-timeline")
+    # a click on a point picks that checkpoint (the picker and its changes follow); a shift-click
+    # on a second compares the two. The points are svg paths whose aria label holds the caption
+    point = chart.locator('g.mark-symbol path[aria-label*="· rca ·"]').first
+    rca = re.search(r"· ([0-9a-f]{8})(?: · |$)", point.get_attribute("aria-label")).group(1)
+    point.click(force=True)  # force: the ring or a marker may lie on top; they pick the same checkpoint
+    expect(page.get_by_text(f"Changes of checkpoint {rca} against its parent")).to_be_visible(timeout=30_000)
+    settle(page)
+    other = chart.locator('g.mark-symbol path[aria-label*="· intake ·"]').first
+    intake = re.search(r"· ([0-9a-f]{8})(?: · |$)", other.get_attribute("aria-label")).group(1)
+    other.click(force=True, modifiers=["Shift"])
+    expect(page.get_by_text(f"From checkpoint {intake} to {rca}")).to_be_visible(timeout=30_000)
 
 
 @pytest.mark.timeout(120)

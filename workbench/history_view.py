@@ -14,7 +14,7 @@ from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
 from workbench.incident_reads import incident_version
 from workbench.provenance import status_words
-from workbench.timeline import base_figure, checkpoint_caption, with_selection
+from workbench.timeline import PICKED, base_spec, checkpoint_caption, with_selection
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
@@ -38,9 +38,9 @@ def _checkpoint(_review: ReviewService, where: int, incident_id: str, checkpoint
 
 
 @st.cache_data(max_entries=CACHED, show_spinner=False)
-def _figure(_tree_read: dict, where: int, incident_id: str, limit: int, version: tuple, spacing: str,
-            collapse: bool) -> dict:
-    return base_figure(_tree_read, spacing=spacing, collapse=collapse).to_dict()
+def _spec(_tree_read: dict, where: int, incident_id: str, limit: int, version: tuple, spacing: str,
+          collapse: bool) -> dict:
+    return base_spec(_tree_read, spacing=spacing, collapse=collapse)
 
 
 def _pick_key(incident_id: str) -> str:
@@ -53,16 +53,15 @@ def _chart_key(incident_id: str) -> str:
 
 def _clicked_checkpoints(event) -> list[str]:
     """The checkpoint ids of the points picked in the timeline (a click picks one, a shift-click adds
-    a second: the two are compared)."""
+    a second: the two are compared). `event` is the chart's selection state: the spec's point
+    selection lists the picked points by their checkpoint id, in the order they were clicked."""
     try:
-        points = event["selection"]["points"]
+        points = event["selection"][PICKED]
     except (KeyError, TypeError):
         return []
     out = []
-    for point in points:
-        data = point.get("customdata")
-        if isinstance(data, list):
-            data = data[0] if data else None
+    for point in points if isinstance(points, list) else []:
+        data = point.get("checkpoint_id") if isinstance(point, dict) else None
         if isinstance(data, str) and data not in out:
             out.append(data)
     return out
@@ -275,16 +274,16 @@ def _history(review: ReviewService, incident_id: str) -> None:
                                        help="order: one step apart (a run takes milliseconds); time: real time")
         collapse = st.toggle("Live branch only", key=f"incident_history_collapse_{incident_id}",
                              value=tree["branches"] > 3, help="hide the abandoned branches")
-    base = _figure(tree, where, incident_id, window, version, spacing, collapse)
-    st.plotly_chart(with_selection(base, tree, selected=selected, spacing=spacing, collapse=collapse),
-                    key=_chart_key(incident_id), on_select="rerun", selection_mode="points",
-                    config={"displayModeBar": True, "displaylogo": False, "scrollZoom": False,
-                            "modeBarButtonsToRemove": ["select2d", "lasso2d", "toImage", "autoScale2d"]})
+    base = _spec(tree, where, incident_id, window, version, spacing, collapse)
+    st.vega_lite_chart(with_selection(base, selected), key=_chart_key(incident_id), on_select="rerun",
+                       selection_mode=PICKED, width="stretch")
     hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
     shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
     st.caption(f"{shown} checkpoints on {tree['branches']} branch(es)"
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
-               + ". Drag to zoom, double-click to reset; click a point or pick a checkpoint.")
+               + ". Scroll over the chart to zoom, drag to pan, double-click to reset; click a point to pick it "
+               "(shift-click a second to compare), or pick a checkpoint below. ◆ live head, ◇ paused at "
+               "approval, ★ human action.")
     if tree["total"] > len(entries):
         st.button(f"Show {HISTORY_WINDOW} older", key="incident_history_older", on_click=_widen,
                   args=(window_key, window + HISTORY_WINDOW))

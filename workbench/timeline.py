@@ -5,19 +5,23 @@ Checkpoints are spaced one step apart by default (a run takes milliseconds: time
 them up; it stays an option). The live branch is drawn in colour by how each checkpoint was
 made (input, loop, update, fork), abandoned branches in grey, the live head with its own
 marker. Labels are thinned so that no two overlap at the initial zoom (the newest checkpoints);
-the rest are in the hover text and appear as one zooms in with the range slider.
+the rest are in the hover text and appear as one zooms in (scroll over the chart; drag pans).
+
+Drawn with Vega-Lite (`st.vega_lite_chart`, a spec dict): Plotly's bundle, loaded on every page
+load, made opening the timeline cost about 3x a hello page on its own (docs/BENCHMARKS.md). A
+click on a point selects it (the spec's "picked" selection, by checkpoint id); a shift-click
+adds a second.
 """
 from __future__ import annotations
 
 from datetime import datetime
 
-import plotly.graph_objects as go
 
 SOURCE_COLORS = {"input": "#9e9e9e", "loop": "#4c78a8", "update": "#f58518", "fork": "#b279a2"}
 ABANDONED = "#c8c8c8"
 WIDTH_PX = 900  # the plot's width the label spacing is planned for (the narrowest layout, 1024 px)
 LABEL_PX = 84  # about the width of a node name such as "propose_fix" at the label font size
-INITIAL_POINTS = 40  # with more checkpoints, the view opens on the newest ones (the slider shows all)
+INITIAL_POINTS = 40  # with more checkpoints, the view opens on the newest ones (zoom out for all)
 
 
 def label_of(entry: dict) -> str:
@@ -93,29 +97,35 @@ def labelled(entries: list[dict], x: dict, lane: dict, head: str | None, window:
     return out
 
 
-def timeline_figure(tree: dict, *, selected: str | None = None, spacing: str = "order",
-                    collapse: bool = False) -> go.Figure:
-    """The figure for `review.tree()`; `spacing` is "order" (one step apart) or "time" (real
-    time); `collapse` hides the abandoned branches."""
-    return with_selection(base_figure(tree, spacing=spacing, collapse=collapse).to_dict(), tree,
-                          selected=selected, spacing=spacing, collapse=collapse)
+PICKED = "picked"  # the spec's point selection: what `st.vega_lite_chart(on_select=...)` reports
+HEAD, PAUSED, HUMAN = "live head", "paused at approval", "human action"
+STAR = "M0,-1L0.24,-0.33L0.95,-0.31L0.38,0.12L0.59,0.81L0,0.4L-0.59,0.81L-0.38,0.12L-0.95,-0.31L-0.24,-0.33Z"
 
 
-def with_selection(base: dict, tree: dict, *, selected: str | None, spacing: str, collapse: bool) -> go.Figure:
-    """The figure of `base` (a `base_figure(...).to_dict()`, already validated) with the selected
-    checkpoint ringed: picking another checkpoint redraws the ring, not the whole chart."""
-    entries = visible_entries(tree, collapse=collapse)
-    x = _x(entries, spacing)
-    spec = {"data": list(base.get("data") or []), "layout": base.get("layout") or {}}
-    if selected and selected in x:
-        lane = next(e.get("branch", 0) for e in entries if e["checkpoint_id"] == selected)
-        spec["data"].append({"type": "scatter", "x": [x[selected]], "y": [lane], "mode": "markers",
-                             "name": "selected", "hoverinfo": "skip",
-                             "marker": {"symbol": "circle-open", "size": 28, "color": "#1f6feb", "line": {"width": 3}}})
-    return go.Figure(spec, _validate=False)  # base was validated when it was built; the ring is fixed
+def timeline_spec(tree: dict, *, selected: str | None = None, spacing: str = "order",
+                  collapse: bool = False) -> dict:
+    """The Vega-Lite spec for `review.tree()`; `spacing` is "order" (one step apart) or "time"
+    (real time); `collapse` hides the abandoned branches."""
+    return with_selection(base_spec(tree, spacing=spacing, collapse=collapse), selected)
 
 
-def base_figure(tree: dict, *, spacing: str = "order", collapse: bool = False) -> go.Figure:
+def with_selection(base: dict, selected: str | None) -> dict:
+    """`base` (a `base_spec(...)`) with the selected checkpoint ringed: picking another checkpoint
+    adds one small layer, the rest of the spec is the cached one."""
+    point = next((p for p in _layer(base, "checkpoints")["data"]["values"] if p["checkpoint_id"] == selected), None)
+    if point is None:
+        return base
+    ring = {"name": "selected", "data": {"values": [point]},
+            "mark": {"type": "point", "shape": "circle", "filled": False, "size": 780, "strokeWidth": 3,
+                     "color": "#1f6feb", "clip": True}}
+    return {**base, "layer": [*base["layer"], ring]}
+
+
+def _layer(spec: dict, name: str) -> dict:
+    return next(layer for layer in spec["layer"] if layer.get("name") == name)
+
+
+def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> dict:
     """Every checkpoint of the tree drawn, without the selection (see `with_selection`)."""
     entries = visible_entries(tree, collapse=collapse)
     x = _x(entries, spacing)
@@ -125,69 +135,75 @@ def base_figure(tree: dict, *, spacing: str = "order", collapse: bool = False) -
     full = (min((_number(v) for v in x.values()), default=0.0), max((_number(v) for v in x.values()), default=1.0))
     labels = labelled(entries, x, lane, head, window or full)
     live_ids = {n["checkpoint_id"] for n in tree["nodes"] if n.get("on_current_branch")}
-    fig = go.Figure()
-    for live in (False, True):
-        edge_x, edge_y = [], []
-        for parent, child in tree.get("edges", []):
-            if parent in x and child in x and (child in live_ids) == live:
-                edge_x += [x[parent], x[child], None]
-                edge_y += [lane[parent], lane[child], None]
-        fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
-                                 line={"color": "#8a8a8a" if live else "#dddddd", "width": 2 if live else 1,
-                                       "dash": None if live else "dot"}))
-    abandoned = [e for e in entries if not e.get("on_current_branch")]
-    if abandoned:
-        _points(fig, abandoned, x, lane, labels, name="abandoned branch",
-                marker={"size": 8, "color": ABANDONED, "line": {"width": 1, "color": "white"}}, opacity=0.6,
-                textfont={"color": "#9a9a9a", "size": 10})
-    for source, color in SOURCE_COLORS.items():
-        group = [e for e in entries if e.get("on_current_branch") and (e.get("source") or "loop") == source]
-        if group:
-            _points(fig, group, x, lane, labels, name=source,
-                    marker={"size": 11, "color": color, "line": {"width": 1, "color": "white"}},
-                    textfont={"size": 11})
-    _overlay(fig, [e for e in entries if e.get("is_paused")], x, lane, name="paused at approval",
-             marker={"symbol": "diamond-open", "size": 18, "color": "#e45756", "line": {"width": 2}})
-    _overlay(fig, [e for e in entries if e.get("human_action")], x, lane, name="human action",
-             marker={"symbol": "star", "size": 9, "color": "#54a24b"}, yshift=-0.22)
-    if head in x:
-        _overlay(fig, [e for e in entries if e["checkpoint_id"] == head], x, lane, name="live head",
-                 marker={"symbol": "star-diamond", "size": 22, "color": "#111111", "line": {"width": 1,
-                                                                                           "color": "white"}})
-    lanes = sorted(set(lane.values())) or [0]
     # one lane is live: the head's. A branch that a fork left keeps the live path's first steps, but
     # its own end is abandoned, so it is not labelled live too
     live_lane = lane[head] if head in x else max((lane[c] for c in x if c in live_ids), default=None)
-    fig.update_yaxes(tickvals=lanes, ticktext=[f"branch {b}" + (" (live)" if b == live_lane else "") for b in lanes],
-                     range=[max(lanes) + 0.7, min(lanes) - 0.7], title=None, zeroline=False, fixedrange=True)
-    xaxis = {"title": "time (UTC)" if spacing == "time" else "checkpoint order", "showgrid": False,
-             "rangeslider": {"visible": len(entries) > INITIAL_POINTS, "thickness": 0.08}}
-    if window:
-        xaxis["range"] = ([datetime.fromtimestamp(w, tz=next(iter(x.values())).tzinfo) for w in window]
-                          if spacing == "time" else [window[0] - 0.5, window[1] + 0.5])
-    fig.update_xaxes(**xaxis)
-    fig.update_layout(height=190 + 60 * len(lanes) + (40 if len(entries) > INITIAL_POINTS else 0),
-                      margin={"l": 10, "r": 10, "t": 40, "b": 10}, legend={"orientation": "h", "y": 1.18, "x": 0},
-                      clickmode="event+select", dragmode="zoom")
-    return fig
+    lanes = sorted(set(lane.values())) or [0]
+    names = {b: f"branch {b}" + (" (live)" if b == live_lane else "") for b in lanes}
 
+    def at(cid: str):
+        value = x[cid]
+        return value.isoformat() if isinstance(value, datetime) else value
 
-def _points(fig: go.Figure, group: list[dict], x: dict, lane: dict, labels: dict, *, name: str, marker: dict,
-            textfont: dict, opacity: float = 1.0) -> None:
-    fig.add_trace(go.Scatter(
-        x=[x[e["checkpoint_id"]] for e in group], y=[lane[e["checkpoint_id"]] for e in group],
-        mode="markers+text", name=name, opacity=opacity, marker=marker, textfont=textfont,
-        text=[label_of(e) if e["checkpoint_id"] in labels else "" for e in group],
-        textposition=[labels.get(e["checkpoint_id"], "top center") for e in group],
-        customdata=[e["checkpoint_id"] for e in group],
-        hovertext=[checkpoint_caption(e) for e in group], hoverinfo="text"))
-
-
-def _overlay(fig: go.Figure, entries: list[dict], x: dict, lane: dict, *, name: str, marker: dict,
-             yshift: float = 0.0) -> None:
-    if not entries:
-        return
-    fig.add_trace(go.Scatter(x=[x[e["checkpoint_id"]] for e in entries],
-                             y=[lane[e["checkpoint_id"]] + yshift for e in entries], mode="markers", name=name,
-                             marker=marker, customdata=[e["checkpoint_id"] for e in entries],
-                             hovertext=[checkpoint_caption(e) for e in entries], hoverinfo="text"))
+    points = [{"checkpoint_id": e["checkpoint_id"], "x": at(e["checkpoint_id"]), "lane": names[lane[e["checkpoint_id"]]],
+               "kind": (e.get("source") or "loop") if e["checkpoint_id"] in live_ids else "abandoned",
+               "label": label_of(e) if e["checkpoint_id"] in labels else "",
+               "below": labels.get(e["checkpoint_id"]) == "bottom center", "caption": checkpoint_caption(e)}
+              for e in entries]
+    by_id = {p["checkpoint_id"]: p for p in points}
+    edges = [{"x": at(parent), "x2": at(child), "lane": names[lane[parent]], "lane2": names[lane[child]],
+              "live": child in live_ids} for parent, child in tree.get("edges", []) if parent in x and child in x]
+    time = spacing == "time"
+    lo, hi = window or full
+    pad = (hi - lo) * 0.02 + 0.001 if time else 0.5  # the end points whole, not cut in half by the frame
+    domain = [(lo - pad) * 1000, (hi + pad) * 1000] if time else [lo - pad, hi + pad]  # time: epoch ms
+    x_enc: dict = {"field": "x", "type": "temporal" if time else "quantitative",
+                   "title": "time (UTC)" if time else "checkpoint order",
+                   "scale": {"domain": domain, **({"type": "utc"} if time else {})},
+                   "axis": {"grid": False, **({"format": "%H:%M:%S.%L"} if time else {"tickMinStep": 1, "format": "d"})}}
+    y_enc = {"field": "lane", "type": "nominal", "title": None,
+             "scale": {"domain": [names[b] for b in lanes], "padding": 0.6}}
+    colors = {**SOURCE_COLORS, "abandoned": ABANDONED}
+    abandoned = "datum.kind === 'abandoned'"
+    layers: list[dict] = [
+        {"name": "edges", "data": {"values": edges},
+         "mark": {"type": "rule", "strokeCap": "round", "clip": True},
+         "encoding": {"x2": {"field": "x2"}, "y2": {"field": "lane2"}, "tooltip": None,
+                      "color": {"condition": {"test": "datum.live", "value": "#8a8a8a"}, "value": "#dddddd"},
+                      "strokeWidth": {"condition": {"test": "datum.live", "value": 2}, "value": 1},
+                      "strokeDash": {"condition": {"test": "datum.live", "value": [1, 0]}, "value": [2, 3]}}},
+        {"name": "checkpoints", "data": {"values": points},
+         "params": [{"name": PICKED, "select": {"type": "point", "fields": ["checkpoint_id"], "on": "click"}},
+                    {"name": "zoom", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
+         "mark": {"type": "point", "filled": True, "stroke": "white", "strokeWidth": 1, "cursor": "pointer",
+                  "clip": True},
+         "encoding": {"color": {"field": "kind", "type": "nominal", "title": None,
+                                "scale": {"domain": list(colors), "range": list(colors.values())},
+                                "legend": {"orient": "top", "direction": "horizontal"}},
+                      "size": {"condition": {"test": abandoned, "value": 64}, "value": 121},
+                      "opacity": {"condition": {"test": abandoned, "value": 0.6}, "value": 1}}},
+    ]
+    for below in (False, True):
+        layers.append({"name": "labels " + ("below" if below else "above"), "data": {"values": points},
+                       "transform": [{"filter": f"datum.label !== '' && {'' if below else '!'}datum.below"}],
+                       "mark": {"type": "text", "dy": 15 if below else -14, "fontSize": 11, "clip": True},
+                       "encoding": {"text": {"field": "label"},
+                                    "color": {"condition": {"test": abandoned, "value": "#9a9a9a"},
+                                              "value": "#333333"}}})
+    overlays = [(PAUSED, [e for e in entries if e.get("is_paused")],
+                 {"shape": "diamond", "filled": False, "size": 300, "strokeWidth": 2, "color": "#e45756"}),
+                (HUMAN, [e for e in entries if e.get("human_action")],
+                 {"shape": STAR, "filled": True, "size": 90, "color": "#54a24b", "yOffset": -9}),
+                (HEAD, [e for e in entries if e["checkpoint_id"] == head],
+                 {"shape": "diamond", "filled": True, "size": 380, "color": "#111111", "stroke": "white",
+                  "strokeWidth": 1})]
+    for name, group, mark in overlays:
+        if group:
+            layers.append({"name": name, "data": {"values": [by_id[e["checkpoint_id"]] for e in group]},
+                           "mark": {"type": "point", "cursor": "pointer", "clip": True, **mark}})
+    # fit-x: the width follows the page, the height is the lanes' (with "fit" the legend and the axis
+    # would be taken out of it, and one lane would be squeezed to nothing)
+    return {"height": 50 * len(lanes) + 30, "autosize": {"type": "fit-x", "contains": "padding"}, "layer": layers,
+            "encoding": {"x": x_enc, "y": y_enc, "tooltip": {"field": "caption", "type": "nominal"}},
+            "usermeta": {"embedOptions": {"renderer": "svg"}},  # points are elements (the browser test clicks one)
+            "config": {"legend": {"labelFontSize": 11}}}
