@@ -99,7 +99,9 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 
 def infer_level(text: str, *, default: Level | None = None) -> Level | None:
     """A guess from keywords for a line that carries no level; `default` when none matches."""
-    head = JVM_FLAG.sub(" ", text[:2_000])
+    head = text[:2_000]
+    if "-XX:" in head:  # every JVM flag starts so
+        head = JVM_FLAG.sub(" ", head)
     for level, pattern in _KEYWORDS:
         if pattern.search(head):
             return level
