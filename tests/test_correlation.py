@@ -224,3 +224,19 @@ def test_title_is_short():
 def test_a_hostile_256k_line_is_templated_from_its_head_only(unit):
     line = unit * (256 * 1024 // len(unit))
     assert template(line) == template(line[:TEMPLATE_CHARS])
+
+
+def test_template_skipping_masks_that_cannot_match_is_the_reference_text():
+    # `template` skips a mask when the text lacks what every match needs; it must stay the text of
+    # running every mask (the fingerprints of incidents opened before the miner depend on it)
+    from pipeline.incidents.correlation import template_reference
+
+    messages = [m for pair in (*SAME_PROBLEM.values(), *DIFFERENT_PROBLEM.values()) for m in pair] + [
+        "no digits, no quotes: plain words only", "id=7f9c2ba4e88f827d616045507605853e user@example.com",
+        "[2001:db8::1]:8443 refused; fe80::1%eth0 too", "GET /a/b.json?x=1&y=2: 503", "0XDEADBEEF at 12:34:56.789",
+        "2026/11/28 10:01:02 and Nov  3 09:00:00 and 2026-11-28T10:01:02.5+01:00", "\t tabs \n and  spaces ",
+        "token abcdefghij0123456789abcdef== len 1.2.3 30000ms 5GB 93%", r"C:\Program Files\x.bin", "'q' \"w\"",
+    ]
+    for message in messages:
+        template.cache_clear()
+        assert template(message) == template_reference(message), message

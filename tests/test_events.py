@@ -346,3 +346,34 @@ def test_iter_paths_accepts_a_single_file(tmp_path):
 def test_iter_paths_rejects_a_missing_path(tmp_path):
     with pytest.raises(UsageError, match="no such file or folder"):
         iter_paths(tmp_path / "nope")
+
+
+def test_events_read_are_the_events_validation_builds(tmp_path, monkeypatch):
+    # reading builds a LogEvent without validating it again when every value already has its
+    # field's exact type; it must be the very event `LogEvent(**values)` gives
+    from pipeline.ingest import reading
+
+    path = tmp_path / "mixed.log"
+    path.write_text("2026-11-28 10:01:02,123 ERROR [main] com.acme.Pay: charge failed\n"
+                    "\tat com.acme.Pay.run(Pay.java:12)\n"
+                    '{"time": "2026-11-28T10:01:03Z", "level": "warn", "message": "slow", "service": "pay",'
+                    ' "trace_id": "t1", "n": {"deep": [1, 2]}, "host": "h1"}\n'
+                    "just text with no time at all\n", encoding="utf-8")
+
+    def read() -> list:
+        return [item for item, _ in reading.LogFile(path, max_bytes=1 << 16).scan(0, final=True, settled=True)]
+
+    fast = read()
+    monkeypatch.setattr(reading, "_as_validated", lambda values: False)
+    validated = read()
+    assert len(fast) == len(validated) == 3
+    for a, b in zip(fast, validated):
+        assert a == b
+        assert a.model_fields_set == b.model_fields_set
+        assert a.__pydantic_private__ == b.__pydantic_private__
+        assert a.model_dump_json() == b.model_dump_json()
+        assert list(a.__dict__) == list(b.__dict__)
+    # and a value of another type is still validated (refused or converted) as before
+    values = dict(event_id="e", time=datetime(2026, 1, 1, tzinfo=timezone.utc), message="m", service="s", host=None,
+                  level="NOTICE", exception=None, stack=None, trace_id=None, fields={}, source="", position="")
+    assert not reading._as_validated(values)

@@ -64,3 +64,19 @@ def test_each_rejection_is_one_line_naming_the_cause(tmp_path):
     assert len(letters) == 7 and len(items) == 9
     assert all("\n" not in d.reason and len(d.reason) < 200 for d in letters)
     assert all(d.raw.encode("utf-8") for d in letters)  # storable as text
+
+
+def test_the_flat_values_shortcut_answers_as_the_full_check():
+    # storable.problem answers flat values (a parsed line's) without encoding them: the same
+    # answer as walking them, lone surrogates found wherever they are
+    from pipeline import storable
+
+    cases = [
+        [{"a": "b", "n": 1, "f": 1.5, "t": True, "z": None}, "message", None, "exc"],
+        [{"a": "\ud800"}, "m"], [{"\udc00": "v"}, "m"], [{}, "caf\u00e9 \ud83d\ude00"], ["\ud83d"],
+        ({"k": "v"}, "tuple too"), [{"nested": {"x": 1}}], [{"list": [1, 2]}], [[1, [2]]], "a string",
+    ]
+    for value in cases:
+        assert storable.problem(value) == storable._walked(value, storable.MAX_DEPTH), value
+        assert storable.problem(value, max_depth=1) == storable._walked(value, 1), value
+    assert storable.problem([{"a": "\ud800"}]) is not None

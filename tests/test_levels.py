@@ -87,3 +87,17 @@ def test_the_demo_days_jvm_banner_opens_no_incident(engine, tmp_path):
     log.write_text(f"{ok}\n{BANNER}\n{ok}\n")
     ingest_path(engine, log)
     assert engine.records.incidents() == []
+
+
+def test_keyword_guess_skipping_patterns_without_their_words_is_the_reference_guess():
+    # infer_level skips a level's pattern when an ASCII text holds none of its words; the guess
+    # must be the one of searching every pattern (non-ASCII texts are searched as before)
+    from pipeline.ingest.levels import infer_level, infer_level_reference
+
+    texts = ["all good", "Connection refused", "request timed out", "TimeOut waiting", "KeyError: 'x'",
+             "kernel panic - not syncing", "oom-killer invoked", "Retrying in 5s", "DEPRECATED api", "trace id 5",
+             "could not open", "can't connect", "-XX:+ExitOnOutOfMemoryError set", "segmentation fault (core dumped)",
+             "ſevere trouble", "\u212aernel panic", "caf\u00e9 failed", "FailedPrecondition", "errorless terror", ""]
+    for text in texts:
+        assert infer_level(text) == infer_level_reference(text), text
+        assert infer_level(text, default="INFO") == infer_level_reference(text, default="INFO"), text

@@ -90,8 +90,7 @@ class Incidents:
             events = [item for item in items if not isinstance(item, DeadLetter)]
             ids_of = {id(e): self._ids_of(e, content_ids) for e in events}
             seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
-            new: list[tuple[LogEvent, str | None]] = []
-            joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
+            fresh: list[tuple[LogEvent, tuple[str, list[str]] | None]] = []  # each with its fingerprints if it opens
             for item in items:
                 if isinstance(item, DeadLetter):
                     counts.rejected += rows.insert_dead_letter(conn, source=item.source, position=item.position,
@@ -101,7 +100,15 @@ class Incidents:
                 if seen.intersection(ids):
                     continue  # seen before (or stored by an older version under its content's id)
                 seen.add(item.event_id)
-                incident = self._correlate(conn, miner, item, counts, stamp) if self.opening.opens(item) else None
+                fresh.append((item, self._fingerprints(miner, item) if self.opening.opens(item) else None))
+            # the newest incident of every fingerprint the batch's opening events lead to, in one
+            # lookup (not one an event); the incidents the batch opens are added as it opens them
+            newest = rows.newest_by_fingerprint(conn, list(dict.fromkeys(
+                fp for _, keys in fresh if keys is not None for fp in keys[1])))
+            new: list[tuple[LogEvent, str | None]] = []
+            joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
+            for item, keys in fresh:
+                incident = self._correlate(conn, item, keys, newest, counts, stamp) if keys is not None else None
                 new.append((item, incident))
                 if incident is not None:
                     joined.setdefault(incident, []).append(iso(item.time))
@@ -123,14 +130,26 @@ class Incidents:
         content_id = event._content_id or (content_id_of(event._content_line) if event._content_line else None)
         return (event.event_id, content_id) if content_id else (event.event_id,)
 
-    def _correlate(self, conn: Connection, miner: TemplateMiner, event: LogEvent, counts: IngestCounts, stamp: str) -> str:
+    @staticmethod
+    def _fingerprints(miner: TemplateMiner, event: LogEvent) -> tuple[str, list[str]]:
+        """The event's fingerprint (by the miner's template of its first line, the miner learning
+        from it), and every fingerprint whose incident it joins: clusters the miner joined since an
+        incident opened still lead to it, and so does the masked fingerprint incidents had before
+        the miner."""
         template_id = miner.add(correlation.first_line(event.message)).template_id
         fp = correlation.fingerprint(event, template_id=template_id)
-        # clusters the miner joined since an incident opened still lead to it, and so does the
-        # masked fingerprint incidents had before the miner
         known = [correlation.fingerprint(event, template_id=t) for t in miner.group_members(template_id)]
-        known = list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
-        row = rows.newest_of_fingerprints(conn, known)
+        return fp, list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
+
+    def _correlate(self, conn: Connection, event: LogEvent, keys: tuple[str, list[str]],
+                   newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str) -> str:
+        """The incident the event joins or opens; `newest` is the newest incident of each of its
+        fingerprints (by created_at), kept current with the incidents this batch opens."""
+        fp, known = keys
+        row: dict[str, Any] | None = None
+        for candidate in (newest.get(k) for k in known):
+            if candidate is not None and (row is None or candidate["created_at"] > row["created_at"]):
+                row = candidate
         if row is not None:
             closed_at = parse_iso(row["closed_at"])
             within_reopen = (closed_at is not None
@@ -153,6 +172,8 @@ class Incidents:
                              service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
                              stamp=stamp, sla_deadline=iso(deadline))
         counts.incidents_new.add(new_id)
+        if fp not in newest or stamp >= newest[fp]["created_at"]:
+            newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp}
         return new_id
 
     @contextlib.contextmanager

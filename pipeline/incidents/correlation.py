@@ -12,6 +12,7 @@ import hashlib
 import re
 from datetime import datetime, timezone
 from functools import lru_cache
+from typing import Any
 
 from pipeline.state import LogEvent
 
@@ -67,14 +68,53 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-@lru_cache(maxsize=1024)
-def template(message: str) -> str:
-    """The message's first TEMPLATE_CHARS characters, variable parts masked (<NUM>, <IP>...)."""
-    # cached: the store masks an opening event's first line twice (its fingerprint and the new
-    # incident's title), and the masks are most of correlating one event
+_DIGIT = object()  # a check: the text holds a digit
+# What each mask of _MASKS cannot match without (every match, or its lookahead, holds it): a
+# substring, any of a tuple of substrings, or _DIGIT; all of a mask's checks must pass for it to
+# run. A mask that cannot match changes nothing, so skipping it is the same text (the white-space
+# mask, last, always runs). Digits only ever disappear (placeholders hold none).
+_NEEDS: tuple[tuple[Any, ...], ...] = (
+    ('"',), ("'",),                                                    # quoted values
+    ("-", _DIGIT), ("/", _DIGIT), (":", _DIGIT), (":", _DIGIT),        # timestamps
+    ("-",), ("@",), (".", _DIGIT), (":", _DIGIT),                      # UUID, e-mail, IPv4, IPv6
+    ("?", "="), ("/", "."), (":\\",),                                  # query strings, paths
+    (("0x", "0X"),), (_DIGIT,), (_DIGIT,), (_DIGIT,), (_DIGIT,), (_DIGIT,),  # hex, ids, numbers
+    (),                                                                # white space
+)
+assert len(_NEEDS) == len(_MASKS)
+_ANY_DIGIT = re.compile(r"\d")
+
+
+def template_reference(message: str) -> str:
+    """`template` as it is specified: every mask of _MASKS in turn (tests check `template` against it)."""
     message = message[:TEMPLATE_CHARS]
     for pattern, placeholder in _MASKS:
         message = pattern.sub(placeholder, message)
+    return message.strip()
+
+
+@lru_cache(maxsize=1024)
+def template(message: str) -> str:
+    """The message's first TEMPLATE_CHARS characters, variable parts masked (<NUM>, <IP>...):
+    the text of `template_reference`, a mask skipped when the text lacks what it needs (_NEEDS)."""
+    # cached: the store masks an opening event's first line twice (its fingerprint and the new
+    # incident's title), and the masks are most of correlating one event
+    message = message[:TEMPLATE_CHARS]
+    digits: bool | None = None
+    for (pattern, placeholder), needs in zip(_MASKS, _NEEDS):
+        for need in needs:
+            if need is _DIGIT:
+                if digits is None or digits:
+                    digits = _ANY_DIGIT.search(message) is not None
+                if not digits:
+                    break
+            elif need.__class__ is tuple:
+                if not any(word in message for word in need):
+                    break
+            elif need not in message:
+                break
+        else:
+            message = pattern.sub(placeholder, message)
     return message.strip()
 
 

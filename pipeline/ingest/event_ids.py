@@ -36,7 +36,9 @@ def file_identity(first_line: bytes) -> str:
 
 def file_event_id(identity: str, offset: int, first_line: bytes) -> str:
     """The id of the record whose first line starts at `offset` in the file `identity`."""
-    return _digest("file", identity, offset, hashlib.sha1(first_line).hexdigest())
+    # _digest("file", identity, offset, sha1 of the line) written out: one per record read
+    text = f"file\x1f{identity}\x1f{offset}\x1f{hashlib.sha1(first_line).hexdigest()}"
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:ID_CHARS]
 
 
 def splunk_event_id(*, bucket: str | None, address: str | None, raw: str, time: str, indextime: str,

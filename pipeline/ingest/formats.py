@@ -116,6 +116,8 @@ def check_text(text: str) -> None:
     """InvalidEvent when a decoded line is binary rather than text (NULs, control bytes)."""
     if "\x00" in text:
         raise InvalidEvent("contains NUL bytes")
+    if _CONTROL.search(text) is None:
+        return  # the common case: no control character at all
     controls = len(_CONTROL.findall(text))
     if controls > max(2, len(text) // 20):
         raise InvalidEvent(f"binary data: {controls} control characters in {len(text)}")
@@ -211,8 +213,16 @@ _PY_DOTTED_EXC = re.compile(r"(?:^|[\s:(])((?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-
                             r"(?:Error|Exception|Timeout|Fault|Failure|Refused|Reset|Closed|Exit|Interrupt|Warning))\b")
 
 
+# Every exception name the patterns above find ends with one of these words (and a Go panic is
+# told by its "panic:" line): a text holding none of them names no exception, whatever its lines.
+_EXC_WORDS = re.compile(r"Exception|Error|Throwable|Fault|Warning|Exit|Interrupt|Timeout|Failure|Refused"
+                        r"|Reset|Closed|panic:")
+
+
 def exception_in(text: str) -> str | None:
     """The exception type a message or stack names (Java, Python, Go panic), or None."""
+    if _EXC_WORDS.search(text) is None:
+        return None  # most lines: none of the words every match needs (see _EXC_WORDS)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return None
@@ -682,6 +692,9 @@ def _log4j_time(m: re.Match[str], opts: ParseOptions) -> tuple[datetime | None, 
         return None, True  # a date, but not one UTC can hold (year 1 at +14:00, an offset of +25:00)
 
 
+_CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
+
+
 def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
     first, rest = _split_first(text)
     for pattern in _LOG4J:
@@ -695,7 +708,7 @@ def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
         raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
         # the logger is the component: it names the service when the line names no other
         # (ZooKeeper's thread column ends with it: "[QuorumPeer[myid=1]/...:FastLeaderElection@774]")
-        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", groups.get("thread") or "")
+        caller = _CALLER.search(groups.get("thread") or "")
         return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
                             service=groups.get("app") or groups.get("logger") or (caller and caller.group(1)),
                             fields={"thread": groups.get("thread"),
@@ -802,7 +815,9 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
 
 
 def _clean(text: str) -> str:
-    return _ANSI.sub("", text).removeprefix("\ufeff")
+    if "\x1b" in text:  # an ANSI escape opens with ESC
+        text = _ANSI.sub("", text)
+    return text.removeprefix("\ufeff")
 
 
 class SourceParser:

@@ -62,6 +62,17 @@ _KEYWORDS: tuple[tuple[Level, re.Pattern[str]], ...] = (
     ("WARN", re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retries|degraded)\b", re.I)),
     ("DEBUG", re.compile(r"\b(?:debug|trace)\b", re.I)),
 )
+# What a match of each keyword pattern holds, lower-cased: an ASCII text (lower-cased) holding none
+# of a level's words cannot match its pattern, which is then not searched (re.I's folds beyond
+# ASCII, such as the long s or the Kelvin sign, are why only ASCII texts are gated).
+_WORDS: dict[Level, tuple[str, ...]] = {
+    "FATAL": ("fatal", "panic", "emerg", "crit", "segfault", "segmentation fault", "core dumped",
+              "out of memory", "oom"),
+    "ERROR": ("err", "exception", "fail", "severe", "denied", "refused", "unreachable", "time", "abort",
+              "cannot", "can't", "could", "unable to", "traceback"),
+    "WARN": ("warn", "deprecated", "retr", "degraded"),
+    "DEBUG": ("debug", "trace"),
+}
 # a JVM option (`-XX:+ExitOnOutOfMemoryError`, `-XX:OnError=...`) names a flag, not an error: a
 # startup banner that lists the options ("Picked up JAVA_TOOL_OPTIONS: ...") speaks for no level
 JVM_FLAG = re.compile(r"(?<!\S)-XX:[+-]?[A-Za-z]\w*(?:=\S*)?")
@@ -99,6 +110,20 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 
 def infer_level(text: str, *, default: Level | None = None) -> Level | None:
     """A guess from keywords for a line that carries no level; `default` when none matches."""
+    head = text[:2_000]
+    if "-XX:" in head:  # every JVM flag starts so
+        head = JVM_FLAG.sub(" ", head)
+    lowered = head.lower() if head.isascii() else None
+    for level, pattern in _KEYWORDS:
+        if lowered is not None and not any(word in lowered for word in _WORDS[level]):
+            continue  # none of the words a match holds (see _WORDS)
+        if pattern.search(head):
+            return level
+    return default
+
+
+def infer_level_reference(text: str, *, default: Level | None = None) -> Level | None:
+    """`infer_level` as it is specified: every keyword pattern searched (tests compare the two)."""
     head = JVM_FLAG.sub(" ", text[:2_000])
     for level, pattern in _KEYWORDS:
         if pattern.search(head):

@@ -32,6 +32,7 @@ from pipeline.store.sql import Connection, Params
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
 _HOUR = 13  # an ISO time's first 13 characters: its hour, so a key spans at most one
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # json.dumps's, made once
 
 
 def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
@@ -39,8 +40,7 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
     if not events:
         return
     keys = [(iso(e.time), e.service, e.host) for e in events]
-    text = "\n".join([json.dumps(keys, ensure_ascii=False, separators=(",", ":")),
-                      *(json.dumps(_entry(e), ensure_ascii=False, separators=(",", ":")) for e in events)])
+    text = "\n".join([_compact(keys), *(_compact(_entry(e)) for e in events)])
     body = zstandard.ZstdCompressor(level=LEVEL).compress(text.encode("utf-8"))
     row = conn.execute("INSERT INTO context_blocks(events, body, stored_at) VALUES ($1, $2, $3) RETURNING id",
                        (len(events), body, stamp)).fetchone()

@@ -64,15 +64,21 @@ def count_events(conn: Connection, incident_id: str, *, added: int, first: str, 
     )
 
 
-def newest_of_fingerprints(conn: Connection, fingerprints: list[str]) -> dict[str, Any] | None:
-    """The newest incident with one of these fingerprints (id, status, closed_at), or None."""
-    p = Params()
-    row = conn.execute(
-        f"SELECT incident_id, status, closed_at FROM incidents WHERE fingerprint IN ({p.each(fingerprints)})"
-        " ORDER BY created_at DESC LIMIT 1",
-        p,
-    ).fetchone()
-    return dict(row) if row is not None else None
+def newest_by_fingerprint(conn: Connection, fingerprints: list[str], *, chunk: int = 500) -> dict[str, dict[str, Any]]:
+    """Each of these fingerprints' newest incident (id, status, closed_at, created_at), by
+    fingerprint; those with none are absent (one query per `chunk` fingerprints)."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(fingerprints), chunk):
+        p = Params()
+        rows = conn.execute(
+            "SELECT fingerprint, incident_id, status, closed_at, created_at FROM incidents AS i"
+            f" WHERE fingerprint IN ({p.each(fingerprints[start:start + chunk])}) AND created_at ="
+            " (SELECT MAX(created_at) FROM incidents AS newer WHERE newer.fingerprint = i.fingerprint)",
+            p,
+        ).fetchall()
+        for row in rows:
+            found.setdefault(row["fingerprint"], dict(row))
+    return found
 
 
 def incident_exists(conn: Connection, incident_id: str) -> bool:
