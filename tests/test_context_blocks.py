@@ -156,3 +156,20 @@ def test_framed_blocks_give_the_windows_blocks_of_format_1_gave(tmp_path, databa
                      *later]
     framed.close()
     old.close()
+
+
+def test_a_cached_event_is_never_the_callers_own(tmp_path):
+    """The store keeps the events it built last and hands out copies: an event without fields (an
+    empty dict) or with nested ones, changed by a caller, comes back unchanged."""
+    records = Records(tmp_path / "app.sqlite3")
+    events = [_event(1).model_copy(update={"fields": {}}),
+              _event(2).model_copy(update={"fields": {"tags": ["a"], "http": {"status": 500}}})]
+    Incidents(records).store_batch(events, cursor=None)
+    end = START + timedelta(minutes=1)
+    first = records.log_window(service="payments", start=START, end=end)
+    assert first == events
+    first[0].fields["added"] = 1
+    first[1].fields["tags"].append("b")
+    first[1].fields["http"]["status"] = 200
+    assert records.log_window(service="payments", start=START, end=end) == events
+    records.close()
