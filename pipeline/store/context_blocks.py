@@ -108,13 +108,12 @@ class Block:
 
     __slots__ = ("keys", "times", "order", "key", "size", "_bodies", "_ids", "_blob", "_frames", "_per", "_decoded")
 
-    def __init__(self, keys: Sequence[Sequence[Any]], bodies: list[str] | None = None, *, size: int = 0,
+    def __init__(self, keys: list[list[Any]], bodies: list[str] | None = None, *, size: int = 0,
                  blob: bytes = b"", frames: Sequence[tuple[int, int]] = (), per: int = FRAME):
         self.keys, self.size = keys, size
         self.key: tuple[int, str] | None = None  # (id, stored time), once cached
-        at = [key[0] for key in keys]
-        self.order = sorted(range(len(keys)), key=at.__getitem__)  # stable: a time's events by position
-        self.times = [at[i] for i in self.order]
+        self.order = sorted(range(len(keys)), key=lambda i: keys[i][0])  # stable: a time's events by position
+        self.times = [keys[i][0] for i in self.order]
         self._bodies = bodies  # format 1: every event's entry, its id first
         self._ids: list[str | None] = [None] * len(keys) if bodies is not None else []  # read when merged with rows
         self._blob, self._frames, self._per = blob, list(frames), per  # format 2: each body frame's (offset, length)
@@ -161,62 +160,47 @@ class EventCache:
     stored time and position; a row's every column): a block never changes and a row's values are
     the key, so a hit is the event that parsing and validating would give again, for a fraction of
     the CPU. Windows of incidents close in time share most of their events. Each caller gets its
-    own copy (`fields` too: the one mutable value of an event).
-
-    An event is kept as a tuple of its values (its fields apart, as a tuple of pairs when none is
-    an object or array) and the number of its shape (its value names, which were set, its private
-    values when they are the defaults), held once: a tuple of strings, numbers and times is no
-    work for the garbage collector (CPython stops tracking it), whose full collections walked
-    every cached event and its dicts (on the 100k bench, new windows ran one: 0.3 ms a window),
-    and an event takes 1.4 KB, not 2.7 KB (tracemalloc). A dict of the values instead of the
-    tuple: 1.7 KB, and the collection again.
-    16,384 events: about 23 MB when full."""
+    own copy (`fields` too: the one mutable value of an event). 16,384 events: about 29 MB when full
+    (1.75 KB an event on the 100k bench, by tracemalloc)."""
 
     def __init__(self, size: int = 16384):
         self.size = size
-        self._events: OrderedDict[tuple[Any, ...], tuple[Any, ...]] = OrderedDict()
-        self._shapes: list[tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, Any], ...]]] = []
-        self._shape_of: dict[Any, int] = {}
-        self._names: dict[str, str] = {}  # services, hosts and levels, one string each
+        # each event with whether its fields hold no object or array (a copy of the dict will do)
+        self._events: OrderedDict[tuple[Any, ...], tuple[LogEvent, bool]] = OrderedDict()
+        self._alike: dict[Any, Any] = {}  # see _shared
 
     def event(self, key: tuple[Any, ...], build: Callable[[], LogEvent]) -> LogEvent:
         found = self._events.get(key)
         if found is None:
-            found = self._events[key] = self._kept(build())
+            event = self._shared(build())
+            found = self._events[key] = (event, not any(type(v) in _NESTED for v in event.fields.values()))
             if len(self._events) > self.size:
                 self._events.popitem(last=False)
         else:
             self._events.move_to_end(key)
-        shape, values, fields, flat, private = found
-        names, fields_set, defaults = self._shapes[shape]
-        copy = LogEvent.__new__(LogEvent)
-        held = dict(zip(names, values))
-        held["fields"] = dict(fields) if flat else _tree(fields)
-        setattr_ = object.__setattr__
-        setattr_(copy, "__dict__", held)
-        setattr_(copy, "__pydantic_fields_set__", set(fields_set))
-        setattr_(copy, "__pydantic_extra__", None)  # extra="forbid": there are none
-        setattr_(copy, "__pydantic_private__", dict(defaults if private is None else private))
-        return copy
+        return _copy(*found)
 
-    def _kept(self, event: LogEvent) -> tuple[Any, ...]:
-        values = event.__dict__
-        names = self._names
+    def _shared(self, event: LogEvent) -> LogEvent:
+        """The event as kept (never handed out: callers get copies), what many events hold alike
+        held once: which fields were set, the private values, the service, host and level (a set
+        and two dicts took 1 KB of the 2.7 KB an event held)."""
+        setattr_, values = object.__setattr__, event.__dict__
+        setattr_(event, "__pydantic_fields_set__", self._once(frozenset(event.__pydantic_fields_set__)))
+        private = event.__pydantic_private__
+        if private is not None and not any(private.values()):  # (the defaults: None)
+            setattr_(event, "__pydantic_private__", self._once(tuple(private), lambda: private))
         for name in ("service", "host", "level"):
-            value = values[name]
-            if type(value) is str:
-                values[name] = names.setdefault(value, value) if len(names) < 4096 else value
-        fields = values["fields"]
-        flat = not any(type(v) in _NESTED for v in fields.values())
-        private = event.__pydantic_private__ or {}
-        defaults = () if any(private.values()) else tuple(private.items())  # (the defaults: None)
-        shape_key = (tuple(values), frozenset(event.__pydantic_fields_set__), defaults)
-        shape = self._shape_of.get(shape_key)
-        if shape is None:  # a handful: the names are the model's, which were set and private values vary little
-            shape = self._shape_of[shape_key] = len(self._shapes)
-            self._shapes.append(shape_key)
-        return (shape, tuple(None if k == "fields" else v for k, v in values.items()),
-                tuple(fields.items()) if flat else fields, flat, dict(private) if private and not defaults else None)
+            if type(values[name]) is str:
+                values[name] = self._once(values[name])
+        return event
+
+    def _once(self, value: Any, held: Callable[[], Any] | None = None) -> Any:
+        found = self._alike.get(value)
+        if found is None:
+            if len(self._alike) > 4096:  # (values seen once in a while: a bound, not an eviction order)
+                self._alike.clear()
+            found = self._alike[value] = held() if held else value
+        return found
 
 
 class BlockCache:
@@ -323,6 +307,21 @@ def _id_of(entry: str) -> str:
     return str(json.loads(entry)["event_id"])
 
 
+def _copy(event: LogEvent, flat: bool) -> LogEvent:
+    """An event's copy as `model_copy` makes it (its values, which fields were set, its private
+    values) with a new `fields`: the only mutable value of an event, its strings and time are not.
+    Cheaper than `model_copy`, whose generic copy.copy calls cost as much as the validation saved."""
+    copy = LogEvent.__new__(LogEvent)
+    values = dict(event.__dict__)
+    values["fields"] = dict(values["fields"]) if flat else _tree(values["fields"])  # empty too: the caller's own
+    setattr_ = object.__setattr__
+    setattr_(copy, "__dict__", values)
+    setattr_(copy, "__pydantic_fields_set__", set(event.__pydantic_fields_set__))
+    setattr_(copy, "__pydantic_extra__", None)  # extra="forbid": there are none
+    setattr_(copy, "__pydantic_private__", dict(event.__pydantic_private__ or {}))
+    return copy
+
+
 def _tree(value: Any) -> Any:
     """A JSON value's copy, its objects and arrays new."""
     if type(value) is dict:
@@ -383,12 +382,11 @@ def decode(body: bytes, decompress: Callable[[bytes], bytes] | None = None) -> B
     return Block(_interned(json.loads(keys)), size=3 * len(keys) + len(body), blob=body, frames=spans, per=per)
 
 
-def _interned(keys: list[list[Any]]) -> list[tuple[Any, ...]]:
-    """The keys as tuples (of strings: no work for the garbage collector, where 500 lists a block
-    were), with one string per service and host (json.loads makes one per occurrence)."""
+def _interned(keys: list[list[Any]]) -> list[list[Any]]:
+    """The keys with one string per service and host (json.loads makes one per occurrence)."""
     seen: dict[Any, Any] = {}
-    one = seen.setdefault
-    if keys and len(keys[0]) == 4:
-        return [(t, one(s, s), one(h, h), i) for t, s, h, i in keys]
-    return [(t, one(s, s), one(h, h)) for t, s, h in keys]
+    for key in keys:
+        key[1] = seen.setdefault(key[1], key[1])
+        key[2] = seen.setdefault(key[2], key[2])
+    return keys
 
