@@ -3,12 +3,15 @@ written before keeps its event rows readable, log windows read rows and blocks a
 adds nothing, retention drops both, and the data takes a fraction of the log's size."""
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta, timezone
+
+import zstandard
 
 from pipeline.clock import iso
 from pipeline.incidents.batch import Incidents
 from pipeline.state import LogEvent
-from pipeline.store import retention
+from pipeline.store import context_blocks, retention
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS, latest
 from tests.support import BOTH_BACKENDS, STORED_IDS
@@ -105,4 +108,68 @@ def test_a_window_cut_by_its_limit_keeps_the_oldest_of_rows_and_blocks_alike(tmp
     window[0].fields["n"] = -1
     window[1].message = "changed by a caller"
     assert records.log_window(service="payments", start=START, end=end) == expected
+    records.close()
+
+
+def _format_1(events: list[LogEvent]) -> bytes:
+    """A block as the code before format 2 wrote it (one zstandard frame: keys, then entries)."""
+    keys = [(iso(e.time), e.service, e.host) for e in events]
+    text = "\n".join([json.dumps(keys, ensure_ascii=False, separators=(",", ":")),
+                      *(json.dumps(context_blocks._entry(e), ensure_ascii=False, separators=(",", ":")) for e in events)])
+    return zstandard.ZstdCompressor(level=3).compress(text.encode("utf-8"))
+
+
+@BOTH_BACKENDS
+def test_framed_blocks_give_the_windows_blocks_of_format_1_gave(tmp_path, database_url):
+    """Format 2 (keys, then body frames a window decodes only when it builds an event of them)
+    returns exactly what format 1 did: every window's events, their values, times and order, at
+    every limit; and a store holding blocks of both formats reads both."""
+    services = ["payments", "orders", "auth"]
+    events = [_event(i, service=services[i % 3], host=f"web-{i % 4}", offset=timedelta(hours=i % 3 - 1))
+              .model_copy(update={"time": START + timedelta(seconds=(i * 7) % 300)})  # out of order, ties
+              for i in range(3 * context_blocks.FRAME + 17)]
+    framed = Records(database_url or tmp_path / "framed.sqlite3")
+    assert Incidents(framed).store_batch(events, cursor=None).events == len(events)
+    body = framed.query("SELECT body FROM context_blocks")[0]["body"]
+    assert bytes(body).startswith(context_blocks.FRAMED)
+    old = Records(tmp_path / "old.sqlite3")
+    Incidents(old).store_batch(events, cursor=None)
+    with old.transaction() as conn:  # the same block as format 1 wrote it
+        conn.execute("UPDATE context_blocks SET body = $1", (_format_1(events),))
+    windows = [dict(service=s, hosts=h, start=START + timedelta(seconds=a), end=START + timedelta(seconds=a + span))
+               for s in [*services, "none"] for h in ([], ["web-1"], ["web-0", "web-3"])
+               for a, span in ((0, 300), (100, 80), (299, 1), (-60, 61), (150, 0))]
+    for window in windows:
+        for limit in (1, 7, 60, 10_000):
+            got, expected = framed.log_window(**window, limit=limit), old.log_window(**window, limit=limit)
+            assert got == expected
+            assert [e.model_dump_json() for e in got] == [e.model_dump_json() for e in expected]
+    assert framed.log_window(service="payments", start=START, end=START + timedelta(hours=1), limit=10_000) == sorted(
+        (e for e in events if e.service == "payments"), key=lambda e: (e.time, events.index(e)))
+    assert sorted(framed.all_events(), key=lambda e: e.event_id) == sorted(old.all_events(), key=lambda e: e.event_id)
+    # one store, blocks of both formats: a window reads across them
+    Incidents(old).store_batch([_event(i + 5000) for i in range(20)], cursor=None)  # written as format 2
+    assert {bytes(r["body"])[:4] == context_blocks.FRAMED for r in old.query("SELECT body FROM context_blocks")} == {True, False}
+    mixed = old.log_window(service="payments", start=START, end=START + timedelta(hours=3), limit=10_000)
+    later = [_event(i + 5000) for i in range(20)]
+    assert mixed == [*sorted((e for e in events if e.service == "payments"), key=lambda e: (e.time, events.index(e))),
+                     *later]
+    framed.close()
+    old.close()
+
+
+def test_a_cached_event_is_never_the_callers_own(tmp_path):
+    """The store keeps the events it built last and hands out copies: an event without fields (an
+    empty dict) or with nested ones, changed by a caller, comes back unchanged."""
+    records = Records(tmp_path / "app.sqlite3")
+    events = [_event(1).model_copy(update={"fields": {}}),
+              _event(2).model_copy(update={"fields": {"tags": ["a"], "http": {"status": 500}}})]
+    Incidents(records).store_batch(events, cursor=None)
+    end = START + timedelta(minutes=1)
+    first = records.log_window(service="payments", start=START, end=end)
+    assert first == events
+    first[0].fields["added"] = 1
+    first[1].fields["tags"].append("b")
+    first[1].fields["http"]["status"] = 200
+    assert records.log_window(service="payments", start=START, end=end) == events
     records.close()
