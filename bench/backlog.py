@@ -17,10 +17,12 @@ It prints:
   p95, max, against the goal poll interval + 1 s at p95; and the source's lag at its worst.
 
     .venv/bin/python bench/backlog.py [--source file|splunk] [--rate 2000] [--seconds 60] [--json]
+                                      [--window-by index|event] [--overlap 300]
 
-Splunk's overlap (SPLUNK_OVERLAP_SECONDS, 300 s by default) re-reads that much of every window;
-at 2,000 lines/s that is 600,000 results a poll, so the stand-in runs with `--overlap` (default 0):
-say which one a figure was measured with.
+The Splunk source windows index time by default (`--window-by index`, as SPLUNK_WINDOW_BY): each
+result is read once, `SPLUNK_INDEX_DELAY_SECONDS` after it was indexed. By event time
+(`--window-by event`) each window re-reads `--overlap` seconds of the one before (300 by default, as
+SPLUNK_OVERLAP_SECONDS): at 2,000 lines/s, 600,000 results a poll. Say which a figure was measured with.
 """
 from __future__ import annotations
 
@@ -104,6 +106,8 @@ def serve_splunk(rate: int, total: int, new_every: int, ready, done) -> None:
                 self.end_headers()
                 return
             lo, hi = int(float(form["earliest_time"])), int(float(form["latest_time"]))
+            if "index_earliest" in form:  # by index time: the seconds indexed (a result's _time is the same second)
+                lo, hi = int(float(form["index_earliest"])), int(float(form["index_latest"]))
             with lock:
                 rows = [row for s in range(lo, hi) for row in by_second.get(s, ())]
             self.send_response(200)
@@ -169,7 +173,7 @@ def run(args) -> dict:
         from pipeline.sources.splunk import SplunkSource
 
         source = SplunkSource(url=where, query="index=main", overlap=args.overlap, lookback=60.0,
-                              token=lambda: TOKEN, batch_lines=settings.poll_batch_lines)
+                              token=lambda: TOKEN, batch_lines=settings.poll_batch_lines, window_by=args.window_by)
     poller = Poller(engine, source)
     reports: list[tuple[float, object]] = []
     stop = threading.Event()
@@ -216,7 +220,8 @@ def run(args) -> dict:
     worst_behind = max((r.lines_behind or 0 for _, r in reports), default=0)
     goal = settings.poll_interval + 1.0
     return {
-        "source": args.source, "rate": args.rate, "seconds": args.seconds, "overlap": args.overlap if args.source == "splunk" else None,
+        "source": args.source, "rate": args.rate, "seconds": args.seconds, "overlap": args.overlap if args.source == "splunk" and args.window_by == "event" else None,
+        "window_by": args.window_by if args.source == "splunk" else None,
         "poll_interval": settings.poll_interval, "batch_lines": settings.poll_batch_lines,
         "max_lines_per_poll": settings.poll_max_lines,
         "lines_delivered": delivered, "lines_in": stored, "nothing_lost": stored == delivered,
@@ -240,7 +245,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the burst lasts")
     parser.add_argument("--new-per-second", type=int, default=10, help="new incidents a second among them")
     parser.add_argument("--interval", type=float, help="poll interval (default INCIDENTIQ_POLL_INTERVAL)")
-    parser.add_argument("--overlap", type=float, default=0.0, help="Splunk: seconds each window re-reads")
+    parser.add_argument("--window-by", choices=("index", "event"), default="index",
+                        help="Splunk: the time its windows span (SPLUNK_WINDOW_BY)")
+    parser.add_argument("--overlap", type=float, default=300.0,
+                        help="Splunk by event time: seconds each window re-reads (SPLUNK_OVERLAP_SECONDS)")
     parser.add_argument("--watch", type=float, default=0.1, help="seconds between the watcher's looks")
     parser.add_argument("--drain-timeout", type=float, default=600.0)
     parser.add_argument("--json", action="store_true")
@@ -251,7 +259,8 @@ def main() -> int:
         return 0
     r = result
     print(f"{r['source']}: {r['rate']} error lines/s for {r['seconds']:g} s"
-          + (f" (overlap {r['overlap']:g} s)" if r["overlap"] is not None else "")
+          + (f" (windows by {r['window_by']} time" if r["window_by"] else "")
+          + (f", overlap {r['overlap']:g} s)" if r["overlap"] is not None else (")" if r["window_by"] else ""))
           + f"; poll interval {r['poll_interval']:g} s, batches of {r['batch_lines']}, at most {r['max_lines_per_poll']} a poll")
     print(f"lines delivered {r['lines_delivered']}, lines in (events + dead letters) {r['lines_in']}: "
           + ("nothing lost" if r["nothing_lost"] else f"**{r['lines_delivered'] - (r['lines_in'] or 0)} missing**")

@@ -331,7 +331,7 @@ class Settings:
         """Every declared setting from the environment (a bad one: a UsageError naming it), then `overrides`."""
         source = overrides.get("source", SETTING_OF["source"].value())
         for declared in READ_WHERE_USED:  # numbers read later (by a source) are checked at start too
-            if declared.bounds is not None or declared.parse is not None:
+            if declared.bounds is not None or declared.parse is not None or declared.choices is not None:
                 declared.value(source)
         values = {attr: declared.value(source) for attr, declared in SETTING_OF.items()}
         if values["log_format"] == "custom" and values["log_pattern"] is None:
@@ -366,8 +366,16 @@ READ_WHERE_USED: tuple[Setting, ...] = (
     Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
     Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle",
             parse=_verify_tls),
-    Setting("SPLUNK_OVERLAP_SECONDS", "300", "each Splunk window re-reads this much of the previous one, for "
-            "late-indexed events", kind=float, bounds=(0, 86400)),
+    Setting("SPLUNK_WINDOW_BY", "index", "what a Splunk window's times are: `index` (when Splunk indexed an event: "
+            "an event indexed late is read by the window it was indexed in, and no window is read twice) or `event` "
+            "(the event's own `_time`, windows overlapping by `SPLUNK_OVERLAP_SECONDS`)", choices=("index", "event")),
+    Setting("SPLUNK_INDEX_DELAY_SECONDS", "10", "by index time: a window ends this long before now, so what Splunk "
+            "indexed in it is searchable when it is read", kind=float, bounds=(0, 3600)),
+    Setting("SPLUNK_LATE_EVENT_SECONDS", "86400", "by index time: how far an event's own time may lie from when "
+            "Splunk indexed it (Splunk picks the buckets to search by event time, so wider costs the search more)",
+            kind=float, bounds=(60, 31536000)),
+    Setting("SPLUNK_OVERLAP_SECONDS", "300", "by event time: each Splunk window re-reads this much of the previous "
+            "one, for late-indexed events", kind=float, bounds=(0, 86400)),
     Setting("SPLUNK_LOOKBACK_SECONDS", "900", "how far back the first Splunk poll reads", kind=float,
             bounds=(0, 2592000)),
     Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
@@ -409,6 +417,11 @@ def raw(name: str) -> str | None:
 def number(name: str) -> float | int:
     """A numeric setting within its declared finite range, or a one-line UsageError naming it."""
     return _number(_BY_NAME[name], raw(name))
+
+
+def choice(name: str) -> str:
+    """A setting with named choices (SPLUNK_WINDOW_BY), or a one-line UsageError naming it."""
+    return _BY_NAME[name].convert(raw(name))
 
 
 def within(name: str, value: float, *, what: str) -> float:

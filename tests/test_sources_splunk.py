@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from pipeline.errors import SourceError
+from pipeline.errors import SourceError, UsageError
 from pipeline.ingest.events import DeadLetter
 from pipeline.operations.metrics import poller_status
 from pipeline.operations.poller import Poller
@@ -30,6 +30,7 @@ class FakeSplunk:
         self.events: list[dict] = []  # {"t": epoch, "visible": bool, "result": {...}}
         self.faults: list[str] = []  # applied to the next requests, one each: 500, slow, malformed
         self.requests: list[tuple[str, dict]] = []
+        self.served = 0  # results sent, over every request
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,8 +47,12 @@ class FakeSplunk:
                 if fault == "slow":
                     time.sleep(1.5)
                 lo, hi = float(form["earliest_time"]), float(form["latest_time"])
+                # index_earliest/index_latest narrow to what was indexed in the window (`_indextime`)
+                ilo, ihi = float(form.get("index_earliest", "-inf")), float(form.get("index_latest", "inf"))
                 lines = [{"preview": False, "offset": i, "result": e["result"]}
-                         for i, e in enumerate(e for e in fake.events if e["visible"] and lo <= e["t"] < hi)]
+                         for i, e in enumerate(e for e in fake.events if e["visible"] and lo <= e["t"] < hi
+                                               and ilo <= float(e["result"]["_indextime"]) < ihi)]
+                fake.served += len(lines)
                 if fault == "malformed":
                     lines.insert(min(1, len(lines)), "{this is not json")
                 self._reply(200, lines)
@@ -66,12 +71,14 @@ class FakeSplunk:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
-    def add(self, t: float, message: str, *, raw_json: bool = True, visible: bool = True, n: int = 0) -> dict:
-        """An event as Splunk returns it: every value a string, plus its bookkeeping fields."""
+    def add(self, t: float, message: str, *, raw_json: bool = True, visible: bool = True, n: int = 0,
+            indexed: float | None = None) -> dict:
+        """An event as Splunk returns it: every value a string, plus its bookkeeping fields; Splunk
+        indexed it at `indexed` (default a second after its own time)."""
         stamp = datetime.fromtimestamp(t, tz=timezone.utc).isoformat(timespec="milliseconds")
         body = {"time": stamp, "service": "checkout-api", "level": "ERROR", "message": message,
                 "exception": "java.net.SocketTimeoutException"}
-        result = {"_bkt": "main~42~7D1F", "_cd": f"42:{1000 + len(self.events)}", "_indextime": str(int(t) + 1),
+        result = {"_bkt": "main~42~7D1F", "_cd": f"42:{1000 + len(self.events)}", "_indextime": str(int(indexed if indexed is not None else t + 1)),
                   "_serial": str(n), "_si": ["idx-1", "main"], "_sourcetype": "checkout:json", "_time": stamp,
                   "host": "co-1", "index": "main", "linecount": "1", "source": "/var/log/checkout/app.log",
                   "sourcetype": "checkout:json", "splunk_server": "idx-1"}
@@ -116,14 +123,22 @@ def source_for(fake: FakeSplunk, clock: Clock, **kw) -> SplunkSource:
                         timeout=0.5, clock=clock, **kw)
 
 
+def by_event_time(fake: FakeSplunk, clock: Clock, **kw) -> SplunkSource:
+    """SPLUNK_WINDOW_BY=event: windows of `_time`, each re-reading 300 s of the one before."""
+    return source_for(fake, clock, window_by="event", **kw)
+
+
 def test_results_are_read_with_the_bearer_token_and_mapped_onto_the_event_schema(splunk, token):
     splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
     splunk.add(T0 - 90, "Read timed out calling payments after 30001ms", raw_json=False)
     batch = source_for(splunk, Clock()).read(None)
     path, form = splunk.requests[-1]
     assert path == "/services/search/v2/jobs/export"
+    # by index time (the default): what Splunk indexed from the lookback up to 10 s ago, among event
+    # times a day either side of it (what narrows the buckets Splunk searches)
     assert form == {"search": "search index=main log_level=ERROR", "output_mode": "json",
-                    "earliest_time": str(T0 - 900), "latest_time": str(T0)}
+                    "index_earliest": str(T0 - 10 - 900), "index_latest": str(T0 - 10),
+                    "earliest_time": str(T0 - 10 - 900 - 86400), "latest_time": str(T0 - 10 + 86400)}
     json_raw, text_raw = batch.items
     assert (json_raw.service, json_raw.host, json_raw.level) == ("checkout-api", "co-1", "ERROR")
     assert json_raw.exception == "java.net.SocketTimeoutException"
@@ -132,7 +147,11 @@ def test_results_are_read_with_the_bearer_token_and_mapped_onto_the_event_schema
     assert json_raw.fields == {"source": "/var/log/checkout/app.log"}  # no Splunk bookkeeping
     assert text_raw.service == "checkout:json" and text_raw.level == "ERROR"  # sourcetype, log_level
     assert text_raw.message.endswith("after 30001ms") and text_raw.exception == "java.net.SocketTimeoutException"
-    assert json.loads(batch.cursor) == {"latest": T0}
+    assert json.loads(batch.cursor) == {"latest": T0 - 10, "by": "index"}
+    assert batch.lag_seconds == 10  # what was indexed in the last 10 s waits for the next window
+    by_event_time(splunk, Clock()).read(None)
+    assert splunk.requests[-1][1] == {"search": "search index=main log_level=ERROR", "output_mode": "json",
+                                      "earliest_time": str(T0 - 900), "latest_time": str(T0)}
 
 
 def test_an_event_has_the_same_id_whichever_search_returns_it(splunk, token):
@@ -143,11 +162,53 @@ def test_an_event_has_the_same_id_whichever_search_returns_it(splunk, token):
     assert first.event_id == again.event_id
 
 
-def test_a_late_indexed_event_is_caught_by_the_next_overlapping_window(engine, splunk, token):
+def test_by_index_time_an_event_indexed_late_is_read_once_and_no_window_is_read_twice(engine, splunk, token):
+    """Issue 22.3: a busy source is not re-read every poll (by event time the overlap re-reads 300 s
+    of results a poll: 600,000 at 2,000 lines/s); an event whose own time is an hour old when Splunk
+    indexes it (a forwarder that was down) is read by the window it was indexed in."""
+    clock = Clock()
+    for k in range(20):
+        splunk.add(T0 - 200 + k, f"Read timed out calling payments after {30000 + k}ms")
+    poller = Poller(engine, source_for(splunk, clock), interval=0.05)
+    assert poller.poll_once().counts.events == 20
+    late = splunk.add(T0 - 3600, "Read timed out calling payments after 30999ms", indexed=T0 + 5)
+    for k in range(10):
+        splunk.add(T0 + k, f"Read timed out calling payments after {31000 + k}ms")
+    for _ in range(4):
+        clock.now += 3
+        poller.poll_once()
+    windows = [(int(f["index_earliest"]), int(f["index_latest"])) for _, f in splunk.requests]
+    assert all(a[1] == b[0] for a, b in zip(windows, windows[1:])), windows  # end to end, no overlap
+    assert windows[-1][1] == T0 + 12 - 10
+    assert splunk.served == 20 + 1  # each result sent once, when indexed before the window's end (T0 + 2)
+    clock.now += 30
+    poller.poll_once()
+    assert splunk.served == 31 and engine.records.event_count() == 31
+    stored = [e.message for i in engine.records.incidents() for e in engine.records.events_of(i["incident_id"])]
+    assert late["result"]["message"] in stored  # an hour old when indexed, read all the same
+
+
+def test_a_cursor_of_event_time_is_read_on_by_index_time_from_its_overlap_once(splunk, token):
+    """An upgrade (or SPLUNK_WINDOW_BY changed): the stored cursor is an event time; the first window
+    by index time starts the overlap before it (event ids make the re-read free), the next at its end."""
+    clock = Clock()
+    src = source_for(splunk, clock)
+    first = src.read(json.dumps({"latest": T0 - 60}))
+    assert splunk.requests[-1][1]["index_earliest"] == str(T0 - 60 - 300)
+    assert json.loads(first.cursor) == {"latest": T0 - 10, "by": "index"}
+    clock.now += 5
+    src.read(first.cursor)
+    assert (splunk.requests[-1][1]["index_earliest"], splunk.requests[-1][1]["index_latest"]) == (
+        str(T0 - 10), str(T0 - 5))
+    with pytest.raises(UsageError, match="SPLUNK_WINDOW_BY"):
+        source_for(splunk, clock, window_by="ingest")
+
+
+def test_by_event_time_a_late_indexed_event_is_caught_by_the_next_overlapping_window(engine, splunk, token):
     clock = Clock()
     splunk.add(T0 - 100, "Read timed out calling payments after 30000ms")
     late = splunk.add(T0 - 50, "Read timed out calling payments after 30002ms", visible=False)
-    poller = Poller(engine, source_for(splunk, clock), interval=0.05)
+    poller = Poller(engine, by_event_time(splunk, clock), interval=0.05)
     assert poller.poll_once().counts.events == 1
     late["visible"] = True  # indexed after the first window was read
     clock.now += 60
@@ -230,7 +291,7 @@ def test_an_older_splunk_without_the_v2_path_is_asked_on_the_v1_path(token):
 
 def test_catching_up_after_downtime_reads_in_slices(splunk, token):
     clock = Clock()
-    src = source_for(splunk, clock, max_window=600)
+    src = by_event_time(splunk, clock, max_window=600)
     clock.now += 3 * 3600  # three hours after the last window ended at T0
     batch = src.read(json.dumps({"latest": T0}))
     assert splunk.requests[-1][1]["earliest_time"] == str(T0 - 300)
@@ -260,7 +321,7 @@ def test_a_large_window_is_handed_over_in_bounded_batches_and_its_cursor_moves_w
     has a cursor of its own still at the window's start, so a batch that was not stored is read again."""
     for k in range(5):
         splunk.add(T0 - 50 + k, f"Read timed out calling payments after {30000 + k}ms")
-    source = source_for(splunk, Clock(), batch_lines=2)
+    source = by_event_time(splunk, Clock(), batch_lines=2)
     first = source.read(None)
     assert (len(first.items), first.more, first.lines_behind) == (2, True, 3)
     assert json.loads(first.cursor)["latest"] == T0 - 900 + 300  # re-read from the window's start
@@ -276,7 +337,7 @@ def test_a_large_window_is_handed_over_in_bounded_batches_and_its_cursor_moves_w
     assert (len(last.items), last.more, last.lines_behind) == (1, False, 0)
     assert json.loads(last.cursor) == {"latest": T0}
     # through the poller: every result stored once, the cursor at the window's end, nothing behind
-    poller = Poller(engine, source_for(splunk, Clock(), batch_lines=2), interval=0.05)
+    poller = Poller(engine, by_event_time(splunk, Clock(), batch_lines=2), interval=0.05)
     report = poller.poll_once()
     assert (report.counts.events, report.lines_behind, report.more) == (5, 0, False)
     assert json.loads(engine.records.cursor("source:splunk")) == {"latest": T0}

@@ -1,9 +1,14 @@
-"""`splunk`: Splunk's REST export endpoint, polled in overlapping time windows.
+"""`splunk`: Splunk's REST export endpoint, polled in consecutive windows of index time.
 
-Each read asks for `[previous window end - overlap, now)`. Events indexed late (their `_time`
-falls in a window already read) are caught by the next read as long as they show up within the
-overlap; event ids by Splunk address (`_bkt`/`_cd`, pipeline/ingest/event_ids.py) make the re-read
-ones free. A plain-text `_raw` is parsed like a file's line (pipeline/ingest/formats.py), and
+By index time (`SPLUNK_WINDOW_BY=index`, the default) each read asks for what Splunk indexed in
+`[previous window end, now - SPLUNK_INDEX_DELAY_SECONDS)` (`index_earliest`/`index_latest`), with
+the event times searched widened by SPLUNK_LATE_EVENT_SECONDS either side (Splunk picks its
+buckets by event time): an event that arrives late is read by the window it was indexed in, and no
+window is read twice, however fast the source. By event time (`event`) each read asks for
+`[previous window end - overlap, now)` of `_time`: events indexed late are caught by the next read
+as long as they show up within the overlap, which is re-read every poll. Event ids by Splunk
+address (`_bkt`/`_cd`, pipeline/ingest/event_ids.py) make any re-read ones free. A plain-text
+`_raw` is parsed like a file's line (pipeline/ingest/formats.py), and
 results of one host and source that continue the one before them (a stack trace indexed one line
 per event) join it, within a window. The token is read at call time through
 `config.secret` and only ever put in the Authorization header. httpx errors are translated into
@@ -28,6 +33,7 @@ from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
 from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, masking
 
+WINDOW_BY = ("index", "event")  # SPLUNK_WINDOW_BY: which time a window spans
 BATCH_LINES = 100  # results handed to the poller at a time (INCIDENTIQ_POLL_BATCH_LINES)
 EXPORT_PATHS = ("/services/search/v2/jobs/export", "/services/search/jobs/export")
 SOURCE = "splunk"
@@ -49,16 +55,25 @@ class SplunkSource:
     def __init__(self, *, url: str, query: str, overlap: float = 300.0, lookback: float = 900.0,
                  max_window: float = 3600.0, timeout: float = 30.0, verify: bool | str = True,
                  token: Callable[[], str | None] | None = None, clock: Callable[[], float] = time.time,
-                 batch_lines: int = BATCH_LINES):
+                 batch_lines: int = BATCH_LINES, window_by: str = "index", index_delay: float = 10.0,
+                 late_events: float = 86400.0):
         if not url:
             raise UsageError("SPLUNK_URL is not set (e.g. https://splunk.example.com:8089)")
+        if window_by not in WINDOW_BY:
+            raise UsageError(f"SPLUNK_WINDOW_BY must be one of {', '.join(WINDOW_BY)}, got {window_by!r}")
+        self.window_by = window_by
+        self.index_delay = index_delay if window_by == "index" else 0.0
+        self.late_events = late_events
+        # what each window reads again of the one before: by index time nothing (a window ends
+        # index_delay before now, when what was indexed in it is searchable); by event time the overlap
+        self.reread = overlap if window_by == "event" else 0.0
         self.url = url.rstrip("/")
         query = query.strip()
         self.query = query if query.startswith(("search ", "|")) else f"search {query}"
         self.overlap = overlap
         self.lookback = lookback
-        # a window must reach past the overlap, or catching up would never move forward
-        self.max_window = max(max_window, 2 * overlap, 60.0)
+        # a window must reach past what it re-reads, or catching up would never move forward
+        self.max_window = max(max_window, 2 * self.reread, 60.0)
         self.timeout = timeout
         self.verify = verify
         self._token = token or (lambda: config.secret("SPLUNK_TOKEN"))
@@ -75,37 +90,54 @@ class SplunkSource:
         return cls(url=settings.splunk_url or "", query=settings.splunk_query,
                    overlap=float(config.number("SPLUNK_OVERLAP_SECONDS")),
                    lookback=float(config.number("SPLUNK_LOOKBACK_SECONDS")),
-                   verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")), batch_lines=settings.poll_batch_lines)
+                   verify=_verify_setting(config.raw("SPLUNK_VERIFY_TLS")), batch_lines=settings.poll_batch_lines,
+                   window_by=config.choice("SPLUNK_WINDOW_BY"),
+                   index_delay=float(config.number("SPLUNK_INDEX_DELAY_SECONDS")),
+                   late_events=float(config.number("SPLUNK_LATE_EVENT_SECONDS")))
 
     def read(self, cursor: str | None) -> Batch:
-        """Results of the next window: from the last window's end less the overlap, up to now, at most
-        `batch_lines` at a time. A window's further results are handed out by the next reads from
-        memory, each batch with a cursor of its own that still points at the window's start (a crash
-        re-reads the window; event ids keep that free of duplicates), the window's end with its last.
-        A read from any other cursor than the last batch's (that batch was not stored) exports
-        again. `lines_behind` counts the window's results not handed out yet; results Splunk holds
-        after the window are not counted (the export API does not say), their age is `lag_seconds`."""
+        """Results of the next window, from the last window's end (less the overlap, by event time)
+        up to now (less the index delay, by index time), at most `batch_lines` at a time. A window's
+        further results are handed out by the next reads from memory, each batch with a cursor of its
+        own that still points at the window's start (a crash re-reads the window; event ids keep that
+        free of duplicates), the window's end with its last. A read from any other cursor than the
+        last batch's (that batch was not stored) exports again. `lines_behind` counts the window's
+        results not handed out yet; results Splunk holds after the window are not counted (the export
+        API does not say), their age is `lag_seconds`."""
         now = self.clock()
         pending, self._pending = self._pending, None
         if pending is not None and pending[0] == cursor:
             _, window_cursor, end_at, left, part, more = pending
             return self._hand_out(window_cursor, left, now=now, end_at=end_at, more=more,
-                                  restart=_load(cursor), part=part + 1)
-        previous_end = _load(cursor)
-        start = int(previous_end - self.overlap if previous_end is not None else now - self.lookback)
-        end = int(now)
+                                  restart=_load(cursor)[0], part=part + 1)
+        previous_end, previous_by = _load(cursor)
+        newest = now - self.index_delay
+        if previous_end is None:
+            start = int(newest - self.lookback)
+        else:
+            # a cursor of the other time (SPLUNK_WINDOW_BY changed, or written before index windows:
+            # those are event times) starts the overlap earlier, once: event ids make the re-read free
+            start = int(previous_end - (self.reread if previous_by == self.window_by else max(self.overlap, self.reread)))
+        end = int(newest)
         more = False
         if end - start > self.max_window:
             end, more = int(start + self.max_window), True  # catching up after downtime: in slices
         if end <= start:
-            return Batch(lag_seconds=0.0, lines_behind=0)
+            # polled again within the second: nothing new to ask for; what waits is what the last window left
+            return Batch(lag_seconds=max(0.0, now - (previous_end if previous_end is not None else now)),
+                         lines_behind=0)
         secrets = masking.configured_secrets(self._token())
         try:
             items = [masking.redacted_item(item, secrets) for item in self._export(start, end)]
         except SourceError as exc:
             raise masking.redacted_error(exc, secrets) from None
-        return self._hand_out(json.dumps({"latest": end}), items, now=now, end_at=end, more=more,
-                              restart=start + self.overlap, part=1)
+        return self._hand_out(self._cursor(end), items, now=now, end_at=end, more=more,
+                              restart=start + self.reread, part=1)
+
+    def _cursor(self, latest: float, **more) -> str:
+        """A cursor: the window's end, and which time it is when it is index time (a cursor without
+        "by" is event time, as every cursor was before index windows)."""
+        return json.dumps({"latest": latest, **({"by": "index"} if self.window_by == "index" else {}), **more})
 
     def _hand_out(self, window_cursor: str, items: list[Item], *, now: float, end_at: float, more: bool,
                   restart: float | None, part: int) -> Batch:
@@ -115,7 +147,7 @@ class SplunkSource:
                          lines_behind=None if more else 0)
         head, rest = items[:self.batch_lines], items[self.batch_lines:]
         # still the window's start (re-read whole after a crash), and a new value so the poller stores it
-        cursor = json.dumps({"latest": restart if restart is not None else end_at, "part": part})
+        cursor = self._cursor(restart if restart is not None else end_at, part=part)
         self._pending = (cursor, window_cursor, end_at, rest, part, more)
         return Batch(items=head, cursor=cursor, more=True, lines_behind=len(rest),
                      lag_seconds=max(0.0, now - (restart if restart is not None else end_at)))
@@ -124,8 +156,15 @@ class SplunkSource:
         token = self._token()
         if not token:
             raise SourceAuthError("SPLUNK_TOKEN is not set")
-        form = {"search": self.query, "output_mode": "json",
-                "earliest_time": str(earliest), "latest_time": str(latest)}
+        if self.window_by == "index":
+            # the window in index time; the event times around it, so Splunk searches only the buckets
+            # that can hold them (an index-time bound alone does not narrow the buckets searched)
+            form = {"search": self.query, "output_mode": "json", "index_earliest": str(earliest),
+                    "index_latest": str(latest), "earliest_time": str(int(earliest - self.late_events)),
+                    "latest_time": str(int(latest + self.late_events))}
+        else:
+            form = {"search": self.query, "output_mode": "json",
+                    "earliest_time": str(earliest), "latest_time": str(latest)}
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
         try:
             with httpx.Client(timeout=timeout, verify=self.verify) as client:
@@ -336,12 +375,14 @@ def _message(body: str) -> str:
         return body.strip().splitlines()[0][:300] if body.strip() else ""
 
 
-def _load(cursor: str | None) -> float | None:
+def _load(cursor: str | None) -> tuple[float | None, str]:
+    """A cursor's window end and its time (`index` or `event`)."""
     if not cursor:
-        return None
+        return None, ""
     try:
-        return float(json.loads(cursor)["latest"])
-    except (ValueError, KeyError, TypeError) as exc:
+        saved = json.loads(cursor)
+        return float(saved["latest"]), "index" if saved.get("by") == "index" else "event"
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise SourceError(f"unreadable Splunk cursor ({exc})") from exc
 
 
