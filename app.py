@@ -6,8 +6,6 @@ the sidebar every page shares. The pages live in `app_pages/`: with a folder nam
 Streamlit's first run of a process would execute a page requested by URL (/incident?...)
 without this script, so without the runtime's sidebar.
 """
-import pipeline  # noqa: F401  (sets LANGGRAPH_STRICT_MSGPACK before langgraph is imported)
-
 from pathlib import Path
 
 import streamlit as st
