@@ -234,6 +234,10 @@ def merge_evidence(left: list[LogEvent], right: list[LogEvent]) -> list[LogEvent
     A noisy incident can gather thousands of events; the state keeps a bounded sample
     (the records store keeps them all) so checkpoints stay small.
     """
+    if not left and _is_sample(right):
+        # the run's input is already the sample (runner.initial_state): the channel holds the very
+        # list the input wrote, so the checkpoint store serializes it once (checkpoint_values.ValueCache)
+        return right
     seen = {e.event_id for e in left}
     merged = list(left)
     for event in right:
@@ -244,6 +248,14 @@ def merge_evidence(left: list[LogEvent], right: list[LogEvent]) -> list[LogEvent
     if len(merged) > EVIDENCE_HEAD + EVIDENCE_TAIL:
         merged = merged[:EVIDENCE_HEAD] + merged[-EVIDENCE_TAIL:]
     return merged
+
+
+def _is_sample(events: list[LogEvent]) -> bool:
+    """Whether `events` is what merge_evidence([], events) returns: few enough, each event once,
+    in time order."""
+    if len(events) > EVIDENCE_HEAD + EVIDENCE_TAIL or len({e.event_id for e in events}) != len(events):
+        return False
+    return all(a.time <= b.time for a, b in zip(events, events[1:]))
 
 
 WINDOW_STACK_LINES = 6  # what the prompts show of a log-window line's stack (analyst/prompts.py)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import ormsgpack
 import pytest
@@ -45,6 +45,49 @@ def test_state_classes_round_trip_as_their_own_type(obj):
     revived = serde.loads_typed(serde.dumps_typed(obj))
     assert type(revived) is type(obj)
     assert revived == obj
+
+
+def _langgraphs_bytes(obj) -> tuple[str, bytes]:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(pickle_fallback=False).dumps_typed(obj)
+
+
+@pytest.mark.parametrize("obj", SAMPLES + [
+    [EVENT, EVENT.model_copy(update={"time": T.astimezone(timezone(timedelta(hours=-5)))})],
+    {"when": T.replace(tzinfo=None), "fields": {"nested": [T, {"deeper": T}]}, "set": {1, 2}, "none": None},
+    (NodeEvent(node="intake"), datetime(2026, 1, 1), date(2026, 1, 1), timedelta(seconds=3)),
+], ids=lambda o: type(o).__name__)
+def test_values_are_written_as_langgraph_writes_them_byte_for_byte(obj):
+    """Our serializer finds our classes and datetimes first (store/state_encoding.py): what it
+    stores must be the bytes LangGraph's own serializer writes, so old and new rows read alike."""
+    assert checkpoints.serializer().dumps_typed(obj) == _langgraphs_bytes(obj)
+
+
+def test_a_paused_incidents_checkpoint_is_written_as_langgraph_writes_it(paused_engine):
+    saver = paused_engine.graph.checkpointer
+    found = saver.get_tuple(thread_config(paused_ids(paused_engine)[0]))
+    values = found.checkpoint["channel_values"]
+    assert {"evidence", "log_window", "similar_docs", "rca", "events"} <= set(values)
+    for channel, value in values.items():
+        assert saver.serde.dumps_typed(value) == _langgraphs_bytes(value), channel
+    for _task, channel, value in found.pending_writes:
+        assert saver.serde.dumps_typed(value) == _langgraphs_bytes(value), channel
+
+
+def test_a_subclass_of_a_state_class_is_left_to_langgraph():
+    class Sub(NodeEvent):
+        pass
+
+    sub = Sub(node="rca")
+    assert checkpoints.serializer().dumps_typed(sub) == _langgraphs_bytes(sub)
+
+
+def test_what_langgraph_cannot_write_fails_as_it_does():
+    with pytest.raises(TypeError):
+        checkpoints.serializer().dumps_typed({"x": object()})
+    with pytest.raises(TypeError):
+        _langgraphs_bytes({"x": object()})
 
 
 def test_an_unlisted_pydantic_class_is_not_revived():

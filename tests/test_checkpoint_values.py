@@ -138,3 +138,23 @@ def test_short_channel_versions_order_after_the_long_ones_of_the_previous_releas
     assert new.startswith("00000003.") and len(new) == 15
     assert max([old, new]) == new and max([new, saver.get_next_version(new, None)]) != new
     stock.conn.close()
+
+
+def test_the_runs_input_evidence_is_the_channels_value_and_any_other_input_is_merged_as_before():
+    """The evidence channel holds the very list the run's input wrote when that list is already the
+    sample (so the store serializes it once); any other list is deduplicated, ordered and bounded."""
+    from datetime import datetime, timedelta, timezone
+
+    from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL, LogEvent, merge_evidence
+
+    start = datetime(2026, 11, 28, tzinfo=timezone.utc)
+    events = [LogEvent(event_id=f"e{i}", time=start + timedelta(seconds=i), message="m") for i in range(60)]
+    sample = merge_evidence([], events[:3])
+    assert merge_evidence([], sample) is sample
+    shuffled = [events[2], events[0], events[1], events[0]]
+    assert [e.event_id for e in merge_evidence([], shuffled)] == ["e0", "e1", "e2"]
+    bounded = merge_evidence([], events)
+    assert len(bounded) == EVIDENCE_HEAD + EVIDENCE_TAIL and bounded[0].event_id == "e0" and bounded[-1].event_id == "e59"
+    assert merge_evidence([], bounded) is bounded
+    merged = merge_evidence(sample, [events[3]])
+    assert merged is not sample and [e.event_id for e in merged] == ["e0", "e1", "e2", "e3"]

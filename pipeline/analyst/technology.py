@@ -14,6 +14,7 @@ run on (hikari -> java, psycopg -> python, ioredis -> node).
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable
 
@@ -125,9 +126,18 @@ def shown_by(events: Iterable[LogEvent]) -> frozenset[str]:
         daemon = re.split(r"[\s(\[:]", (event.service or "").strip().lower(), maxsplit=1)[0]
         if daemon in _DAEMONS:
             found.add("linux")
-        for tech, pattern in _CUES:
-            if tech not in found and pattern.search(text):
-                found.add(tech)
+        found |= _named_in(text)
+    return frozenset(found)
+
+
+@functools.lru_cache(maxsize=1024)
+def _named_in(text: str) -> frozenset[str]:
+    # the cues' regexes are most of an analysis's time (about 30 searches of each distinct event
+    # text), and an RCA asks twice of the same events (its category's support, then by_analogy)
+    found: set[str] = set()
+    for tech, pattern in _CUES:
+        if tech not in found and pattern.search(text):
+            found.add(tech)
     return frozenset(found)
 
 

@@ -15,6 +15,7 @@ import hashlib
 import sqlite3
 import threading
 
+import ormsgpack
 import zstandard
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Mapping
@@ -22,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from pipeline.errors import CheckpointStoreError
-from pipeline.store import stored_dictionary
+from pipeline.store import state_encoding, stored_dictionary
 
 VALUES_TYPE = "msgpack+values"  # a checkpoint row whose larger channel values are digests
 REF_TYPE = "value-ref"  # a pending write whose value is a digest
@@ -78,6 +79,10 @@ class ValueCache:
     def __init__(self, entries: int = CACHE_ENTRIES):
         self._entries = entries
         self._items: OrderedDict[int, tuple[Any, str, bytes, bytes]] = OrderedDict()
+        # compressed bytes by digest: a value serialized again (a new object of the same content,
+        # such as the same similar docs for another incident of the kind) is not compressed again;
+        # zstd gives the same bytes for the same input, level and dictionary
+        self._packed: OrderedDict[bytes, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
     def serialized(self, value: Any, dumps: Callable[[Any], tuple[str, bytes]]) -> tuple[str, bytes, bytes | None]:
@@ -92,12 +97,21 @@ class ValueCache:
         if len(blob) <= INLINE_MAX:
             return kind, blob, None
         value_hash = digest(kind, blob)
-        kind, blob = kind + PACKED, compress(blob)  # what the values table stores
         with self._lock:
-            self._items[key] = (value, kind, blob, value_hash)
+            packed = self._packed.get(value_hash)
+            if packed is not None:
+                self._packed.move_to_end(value_hash)
+        if packed is None:
+            packed = compress(blob)
+        kind = kind + PACKED  # what the values table stores
+        with self._lock:
+            self._items[key] = (value, kind, packed, value_hash)
             if len(self._items) > self._entries:
                 self._items.popitem(last=False)
-        return kind, blob, value_hash
+            self._packed[value_hash] = packed
+            if len(self._packed) > self._entries:
+                self._packed.popitem(last=False)
+        return kind, packed, value_hash
 
 
 class OwnAllowlistSerde(JsonPlusSerializer):
@@ -108,6 +122,15 @@ class OwnAllowlistSerde(JsonPlusSerializer):
 
     def with_msgpack_allowlist(self, extra_allowlist: Iterable[tuple[str, ...] | type]) -> JsonPlusSerializer:
         return self
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        # the same bytes as LangGraph's, our state classes found first (state_encoding.py)
+        if obj is None or isinstance(obj, (bytes, bytearray)):
+            return super().dumps_typed(obj)
+        try:
+            return "msgpack", state_encoding.packed(obj)
+        except ormsgpack.MsgpackEncodeError:
+            return super().dumps_typed(obj)  # LangGraph's own error (or fallback) for what it cannot write
 
 
 class ValuesSerde(OwnAllowlistSerde):
