@@ -203,3 +203,19 @@ def test_a_checkpoint_link_opens_the_history_tab_at_that_checkpoint(app, paused_
     assert not fresh.exception
     assert fresh.selectbox(key=f"incident_history_pick_{incident}").value == rca
 
+
+def test_the_state_at_a_checkpoint_is_drawn_when_asked_for(app, paused_engine):
+    """The whole state (tens of KB of JSON) is drawn only when asked for, not folded away on every
+    pick; asked for, it is that checkpoint's state."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, rca)
+
+    def states() -> list[dict]:
+        return [body for body in (json.loads(j.proto.body) for j in app.json) if "evidence" in body and "rca" in body]
+
+    assert states() == []
+    app.toggle(key=f"incident_history_state_{incident}").set_value(True).run()
+    [state] = states()
+    assert state == ReviewService(paused_engine).checkpoint(incident, rca)["state"]

@@ -294,7 +294,8 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
         st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
     node_runs(detail)
     compare(review, incident_id, selected, by_id)
-    with st.expander("State at this checkpoint (JSON)"):
+    # asked for: the whole state (tens of KB of JSON) was drawn, folded away, on every pick and tab click
+    if st.toggle("Show the state at this checkpoint (JSON)", key=f"incident_history_state_{incident_id}"):
         st.json(detail["state"], expanded=1)
     st.caption("Link to this checkpoint (opens this tab at it)")
     st.code(checkpoint_link(incident_id, selected, st.context.url), language=None, wrap_lines=True)
