@@ -13,6 +13,7 @@ from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.backtest_view import take_checkpoint_link
+from workbench.bundle_warmup import warm_history_bundles
 from workbench.history_view import history
 from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
@@ -143,3 +144,4 @@ take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the B
 tabs_view(incident_id, doc, audit_rows, incident_version(doc))
 
 people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)
+warm_history_bundles()  # the timeline's JavaScript, loaded while the reviewer reads (workbench/bundle_warmup.py)

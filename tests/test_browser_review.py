@@ -142,6 +142,17 @@ def test_the_timeline_opens_on_order_spacing_and_a_click_picks_a_point_two_compa
 
 
 @pytest.mark.timeout(120)
+def test_the_timelines_javascript_is_loaded_while_the_incident_is_read(page, site):
+    """Streamlit loads a chart's JavaScript (vega-embed, ~0.8 MB) only when a chart is first drawn: the
+    incident page loads it once the browser is idle, so the History tab's click does not wait for it."""
+    open_incident(page, site, "checkout-api")
+    page.wait_for_function("() => performance.getEntriesByType('resource').some(e => /\\/embed\\.[^/]+\\.js$/.test(e.name))",
+                           timeout=30_000)
+    assert page.get_by_role("tab", name="History & time travel").get_attribute("aria-selected") == "false"
+    assert page.locator(".vega-embed").count() == 0  # loaded, not drawn: no chart on the page yet
+
+
+@pytest.mark.timeout(120)
 def test_back_leaves_no_incident_in_the_url(page, site):
     open_incident(page, site, "checkout-api")
     page.get_by_role("button", name=re.compile("Back to the inbox")).click()
