@@ -13,8 +13,9 @@ from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.backtest_view import take_checkpoint_link
-from workbench.history_view import history, page_redrawn
-from workbench.incident_reads import audit_rows as read_audit, incident_version
+from workbench.bundle_warmup import warm_history_bundles
+from workbench.history_view import history
+from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
 from workbench.provenance import edited_by
@@ -55,6 +56,41 @@ def follow(incident_id: str, drawn: tuple) -> None:
         st.rerun()
 
 
+@st.fragment
+def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple) -> None:
+    """The tabs, tracked (only the open one runs, the choice kept per incident across reruns) and a
+    fragment: a tab click reruns and redraws only this, not the header, the analysis and the
+    decision panel above. When the incident changed since the page was drawn (a state edit or a
+    replay made in a tab, or a change made elsewhere) the whole page reruns instead."""
+    session.wait_while_acting(incident_id)
+    redraw_page_if_changed(review, incident_id, drawn)
+    tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
+    if tabs["Evidence"].open:
+        with tabs["Evidence"]:
+            evidence(doc)
+    if tabs["History & time travel"].open:
+        with tabs["History & time travel"]:
+            try:
+                history(review, incident_id, drawn)
+            except IncidentIQError as exc:
+                st.error(escape_markdown(exc.message))
+    if tabs["State"].open:
+        with tabs["State"]:
+            editor(review, doc)
+    if tabs["Graph"].open:
+        with tabs["Graph"]:
+            trace = [e.get("node") for e in (doc.get("state") or {}).get("events") or []]
+            newest = review.history(incident_id, limit=1)
+            current = (newest[0]["next"] or ["__end__"]) if newest else ["__start__"]
+            st.graphviz_chart(graph_dot(review.flow(), current=current, visited=trace))
+            st.caption("Orange: where the run stands now. Outlined: nodes that ran. Dashed: the router's choices.")
+            with st.expander("Mermaid source"):
+                st.code(graph_mermaid(review.flow()), language=None)
+    if tabs["Audit trail"].open:
+        with tabs["Audit trail"]:
+            audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)
+
+
 def picker(message: str | None = None) -> None:
     """Choose an incident when the page was opened without one (or with an unknown one)."""
     st.title("Incident")
@@ -90,7 +126,6 @@ if st.query_params.get("incident") != incident_id:
 
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 follow(incident_id, incident_version(doc))
-page_redrawn(incident_id)
 header(doc)
 audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
@@ -106,31 +141,7 @@ with main:
     related(review, incident_id)  # same fingerprint and nearest by evidence (workbench/related_view.py)
 
 take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
-# tracked tabs: only the open one runs, and the choice is kept per incident across reruns
-tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
-if tabs["Evidence"].open:
-    with tabs["Evidence"]:
-        evidence(doc)
-if tabs["History & time travel"].open:
-    with tabs["History & time travel"]:
-        try:
-            history(review, incident_id)
-        except IncidentIQError as exc:
-            st.error(escape_markdown(exc.message))
-if tabs["State"].open:
-    with tabs["State"]:
-        editor(review, doc)
-if tabs["Graph"].open:
-    with tabs["Graph"]:
-        trace = [e.get("node") for e in (doc.get("state") or {}).get("events") or []]
-        newest = review.history(incident_id, limit=1)
-        current = (newest[0]["next"] or ["__end__"]) if newest else ["__start__"]
-        st.graphviz_chart(graph_dot(review.flow(), current=current, visited=trace))
-        st.caption("Orange: where the run stands now. Outlined: nodes that ran. Dashed: the router's choices.")
-        with st.expander("Mermaid source"):
-            st.code(graph_mermaid(review.flow()), language=None)
-if tabs["Audit trail"].open:
-    with tabs["Audit trail"]:
-        audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)
+tabs_view(incident_id, doc, audit_rows, incident_version(doc))
 
 people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)
+warm_history_bundles()  # the timeline's JavaScript, loaded while the reviewer reads (workbench/bundle_warmup.py)

@@ -317,8 +317,10 @@ def run_pass(label: str, *, data_dir: Path, tmp: Path, paused: list[str], repeat
                 name.press("Enter")
                 settle(page)
                 approve = page.locator('button[data-testid^="stBaseButton"]').filter(has_text="Approve")
-                expect(approve).to_have_count(1, timeout=30_000)  # the render before the name is gone
-                expect(approve).to_be_enabled(timeout=30_000)
+                # the run after the name: its enabled button is drawn first, the disabled one of the run
+                # before goes only when the run ends (both are on the page for a moment)
+                expect(approve.and_(page.locator(":enabled"))).to_have_count(1, timeout=30_000)
+                expect(approve).to_have_count(1, timeout=30_000)
                 results["approve"].append(timed(lambda: (approve.click(), expect(
                     page.get_by_text("Approval recorded for bench").first).to_be_visible(timeout=60_000))))
                 settle(page)

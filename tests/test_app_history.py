@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
+import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from pipeline.review.service import ReviewService
@@ -126,9 +127,10 @@ def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, p
     click_chart(app, chart, {"picked": [{"checkpoint_id": rca}]})
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
     assert f"Changes of checkpoint {rca[-8:]} against its parent" in texts(app)
-    spec = json.loads(next(c for c in app.get("vega_lite_chart") if c.key == chart).proto.spec)
-    ring = next(layer for layer in spec["layer"] if layer.get("name") == "selected")
-    assert [p["checkpoint_id"] for p in ring["data"]["values"]] == [rca]
+    drawn = next(c for c in app.get("vega_lite_chart") if c.key == chart).proto
+    assert {"name": "selected"} in [layer.get("data") for layer in json.loads(drawn.spec)["layer"]]
+    ring = next(d for d in drawn.datasets if d.name == "selected")  # the ring's point, sent as Arrow
+    assert list(pa.ipc.open_stream(ring.data.data).read_all().column("checkpoint_id").to_pylist()) == [rca]
     assert not app.selectbox(key=f"incident_history_compare_{incident}").value
     click_chart(app, chart, {"picked": [{"checkpoint_id": rca}, {"checkpoint_id": fix}]})
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
@@ -200,3 +202,20 @@ def test_a_checkpoint_link_opens_the_history_tab_at_that_checkpoint(app, paused_
     fresh.run()
     assert not fresh.exception
     assert fresh.selectbox(key=f"incident_history_pick_{incident}").value == rca
+
+
+def test_the_state_at_a_checkpoint_is_drawn_when_asked_for(app, paused_engine):
+    """The whole state (tens of KB of JSON) is drawn only when asked for, not folded away on every
+    pick; asked for, it is that checkpoint's state."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, rca)
+
+    def states() -> list[dict]:
+        return [body for body in (json.loads(j.proto.body) for j in app.json) if "evidence" in body and "rca" in body]
+
+    assert states() == []
+    app.toggle(key=f"incident_history_state_{incident}").set_value(True).run()
+    [state] = states()
+    assert state == ReviewService(paused_engine).checkpoint(incident, rca)["state"]

@@ -100,8 +100,12 @@ def test_the_selected_checkpoint_is_ringed_and_a_click_reports_checkpoint_ids():
     tree = _tree(30, replays=2)
     picked = tree["nodes"][5]["checkpoint_id"]
     spec = timeline_spec(tree, selected=picked)
-    assert [p["checkpoint_id"] for p in _layer(spec, "selected")["data"]["values"]] == [picked]
-    assert "selected" not in {layer.get("name") for layer in timeline_spec(tree)["layer"]}
+    assert [p["checkpoint_id"] for p in spec["datasets"]["selected"]] == [picked]
+    assert _layer(spec, "selected")["data"] == {"name": "selected"}  # the ring draws that dataset
+    unpicked = timeline_spec(tree)
+    assert unpicked["datasets"]["selected"] == []
+    # another pick changes the dataset alone: the browser updates the drawn chart, not a new one
+    assert {k: v for k, v in unpicked.items() if k != "datasets"} == {k: v for k, v in spec.items() if k != "datasets"}
     select = _layer(spec, "checkpoints")["params"][0]
     assert select["name"] == PICKED and select["select"]["fields"] == ["checkpoint_id"]
     # what st.vega_lite_chart reports after a click and a shift-click, in the order clicked

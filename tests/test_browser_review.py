@@ -142,6 +142,17 @@ def test_the_timeline_opens_on_order_spacing_and_a_click_picks_a_point_two_compa
 
 
 @pytest.mark.timeout(120)
+def test_the_timelines_javascript_is_loaded_while_the_incident_is_read(page, site):
+    """Streamlit loads a chart's JavaScript (vega-embed, ~0.8 MB) only when a chart is first drawn: the
+    incident page loads it once the browser is idle, so the History tab's click does not wait for it."""
+    open_incident(page, site, "checkout-api")
+    page.wait_for_function("() => performance.getEntriesByType('resource').some(e => /\\/embed\\.[^/]+\\.js$/.test(e.name))",
+                           timeout=30_000)
+    assert page.get_by_role("tab", name="History & time travel").get_attribute("aria-selected") == "false"
+    assert page.locator(".vega-embed").count() == 0  # loaded, not drawn: no chart on the page yet
+
+
+@pytest.mark.timeout(120)
 def test_back_leaves_no_incident_in_the_url(page, site):
     open_incident(page, site, "checkout-api")
     page.get_by_role("button", name=re.compile("Back to the inbox")).click()
@@ -165,6 +176,34 @@ def test_the_incident_page_fits_from_1024_px(page, site, width):
         assert box["x"] >= panel["x"] and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1, choice
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # nothing cut off to the side
     shoot(page, f"incident-{width}")
+
+
+@pytest.mark.timeout(180)
+def test_a_state_edit_saved_in_its_tab_redraws_the_analysis_and_the_panel_above(page, site, tmp_path):
+    """The tabs are a fragment (a tab click reruns and redraws only them); an edit saved in the State
+    tab changes the analysis and the decision panel above them, so the page reruns whole: both say who
+    edited what in the same redraw as the tab's "Saved", not seconds later when the live check notices."""
+    from playwright.sync_api import expect
+
+    engine = site["engine"]
+    log = tmp_path / "ledger.jsonl"  # an incident of its own: the other tests' incidents stay unedited
+    log.write_text("".join(
+        f'{{"_time": "2026-11-28T11:00:0{i}Z", "service": "ledger-api", "host": "lg-1", "level": "ERROR", '
+        f'"exception": "java.sql.SQLTransientConnectionException", "message": "HikariPool-1 - Connection is not '
+        f'available, request timed out after 3000{i}ms."}}\n' for i in range(1, 4)))
+    ingest_path(engine, log)
+    site["ids"]["ledger-api"] = next(r["incident_id"] for r in engine.records.incidents() if r["service"] == "ledger-api")
+    incident = open_incident(page, site, "ledger-api", name="erin")
+    page.get_by_role("tab", name="State").click()
+    settle(page)
+    page.get_by_label(re.compile(r"^rca\.confidence")).fill("0.41")
+    button(page, "Save edits").click()
+    expect(page.get_by_text(re.compile(r"^Saved rca\.confidence as a new update checkpoint"))).to_be_visible(
+        timeout=60_000)
+    # no waiting here: what the run that said "Saved" drew, before the live check's next look
+    assert page.get_by_text("Edited by a person: rca.confidence (erin)").count() == 1
+    assert page.get_by_text(re.compile(r"erin edited rca\.confidence")).count() >= 1
+    assert engine.records.incident(incident)["confidence"] == 0.41
 
 
 # The journeys below decide their incidents, so they come after those that only look at them.

@@ -12,14 +12,13 @@ from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, edit_form
 from workbench.evidence_view import escape_markdown
-from workbench.incident_reads import incident_version
+from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
 from workbench.timeline import PICKED, base_spec, checkpoint_caption, with_selection
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
 CONFIRM_KEY = "incident_confirm"
-ACTED_KEY = "incident_history_acted"  # a replay or fork ran: the whole page redraws, not just the timeline
 CACHED = 64  # reads kept per process (a few incidents' timelines, the checkpoints picked in them)
 
 
@@ -181,7 +180,6 @@ def _confirmed(review: ReviewService) -> None:
     """Callback of the confirmation: replay or fork (session state read first, see workbench.session)."""
     messages = session.message_box(SCOPE)
     picks = st.session_state.setdefault("incident_history_next_pick", {})
-    acted = st.session_state.setdefault(ACTED_KEY, {})
     acting = session.acting_registry()
     reviewer = session.actor()
     ask = st.session_state.pop(CONFIRM_KEY, None)  # last: once taken, this callback must act
@@ -202,7 +200,6 @@ def _confirmed(review: ReviewService) -> None:
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
-    acted[incident_id] = True  # the header and the decision panel change too: the page redraws
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
@@ -220,30 +217,25 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
     st.session_state[_pick_key(incident_id)] = checkpoint_id
 
 
-def page_redrawn(incident_id: str) -> None:
-    """Called by the page on a full run: whatever a replay or fork changed is drawn by that run."""
-    st.session_state.get(ACTED_KEY, {}).pop(incident_id, None)
-
-
 @st.fragment
-def history(review: ReviewService, incident_id: str) -> None:
+def history(review: ReviewService, incident_id: str, drawn: tuple) -> None:
     """The timeline, the selected checkpoint's state and diff, and replay / fork from it.
 
     A fragment: picking a checkpoint, clicking the chart or widening the window reruns only this;
-    a replay or fork reruns the whole page (its header and decision panel change too)."""
-    if st.session_state.get(ACTED_KEY, {}).pop(incident_id, None):
-        st.rerun()  # this fragment's own run after a replay or fork: the page redraws instead
+    after a replay or fork (the incident's version is no longer `drawn`, the one the page was drawn
+    at) the whole page reruns, its header and decision panel change too."""
     try:
-        _history(review, incident_id)
+        version = redraw_page_if_changed(review, incident_id, drawn)
+        _history(review, incident_id, version)
     except IncidentIQError as exc:  # e.g. the checkpoints were pruned meanwhile: said here, nothing else lost
         st.error(escape_markdown(exc.message))
 
 
-def _history(review: ReviewService, incident_id: str) -> None:
+def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     session.show_messages(SCOPE)
     window_key = f"incident_history_window_{incident_id}"
     window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
-    version, where = incident_version(review.document(incident_id)), id(review)
+    where = id(review)
     # the newest checkpoints only: a thread with a thousand of them keeps the chart and the
     # picker small; older ones come a window at a time
     tree = _tree(review, where, incident_id, window, version)
@@ -302,7 +294,8 @@ def _history(review: ReviewService, incident_id: str) -> None:
         st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
     node_runs(detail)
     compare(review, incident_id, selected, by_id)
-    with st.expander("State at this checkpoint (JSON)"):
+    # asked for: the whole state (tens of KB of JSON) was drawn, folded away, on every pick and tab click
+    if st.toggle("Show the state at this checkpoint (JSON)", key=f"incident_history_state_{incident_id}"):
         st.json(detail["state"], expanded=1)
     st.caption("Link to this checkpoint (opens this tab at it)")
     st.code(checkpoint_link(incident_id, selected, st.context.url), language=None, wrap_lines=True)

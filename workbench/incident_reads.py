@@ -26,3 +26,14 @@ def _audit(_review: ReviewService, where: int, incident_id: str, mark: tuple) ->
 def audit_rows(review: ReviewService, incident_id: str) -> list[dict]:
     """Every human action on the incident, oldest first (`review.audit`), read again only when one was added."""
     return _audit(review, id(review), incident_id, review.audit_mark(incident_id))
+
+
+def redraw_page_if_changed(review: ReviewService, incident_id: str, drawn: tuple) -> tuple:
+    """In a fragment of the incident page (the tabs, the history): the incident's version now, and a
+    rerun of the whole page when it is not `drawn`, the version the page was drawn at. A fragment
+    reruns alone, so after a state edit, a replay or a fork made in it (or a change made elsewhere)
+    the header and the decision panel above would otherwise show the incident as it was."""
+    now = incident_version(review.document(incident_id))
+    if now != drawn:
+        st.rerun(scope="app")
+    return now

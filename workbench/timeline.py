@@ -98,6 +98,9 @@ def labelled(entries: list[dict], x: dict, lane: dict, head: str | None, window:
 
 
 PICKED = "picked"  # the spec's point selection: what `st.vega_lite_chart(on_select=...)` reports
+SELECTED = "selected"  # the ring's layer and its dataset: the checkpoint picked
+RING = {"type": "point", "shape": "circle", "filled": False, "size": 780, "strokeWidth": 3, "color": "#1f6feb",
+        "clip": True}
 HEAD, PAUSED, HUMAN = "live head", "paused at approval", "human action"
 STAR = "M0,-1L0.24,-0.33L0.95,-0.31L0.38,0.12L0.59,0.81L0,0.4L-0.59,0.81L-0.38,0.12L-0.95,-0.31L-0.24,-0.33Z"
 
@@ -110,15 +113,11 @@ def timeline_spec(tree: dict, *, selected: str | None = None, spacing: str = "or
 
 
 def with_selection(base: dict, selected: str | None) -> dict:
-    """`base` (a `base_spec(...)`) with the selected checkpoint ringed: picking another checkpoint
-    adds one small layer, the rest of the spec is the cached one."""
+    """`base` (a `base_spec(...)`) with the selected checkpoint ringed. The ring's point is the named
+    dataset SELECTED, not part of the spec: picking another checkpoint changes only that dataset, and
+    the browser updates the drawn chart in place instead of building it again from a new spec."""
     point = next((p for p in _layer(base, "checkpoints")["data"]["values"] if p["checkpoint_id"] == selected), None)
-    if point is None:
-        return base
-    ring = {"name": "selected", "data": {"values": [point]},
-            "mark": {"type": "point", "shape": "circle", "filled": False, "size": 780, "strokeWidth": 3,
-                     "color": "#1f6feb", "clip": True}}
-    return {**base, "layer": [*base["layer"], ring]}
+    return {**base, "datasets": {SELECTED: [point] if point else []}}
 
 
 def _layer(spec: dict, name: str) -> dict:
@@ -201,6 +200,7 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
         if group:
             layers.append({"name": name, "data": {"values": [by_id[e["checkpoint_id"]] for e in group]},
                            "mark": {"type": "point", "cursor": "pointer", "clip": True, **mark}})
+    layers.append({"name": SELECTED, "data": {"name": SELECTED}, "mark": RING})  # its point: with_selection
     # fit-x: the width follows the page, the height is the lanes' (with "fit" the legend and the axis
     # would be taken out of it, and one lane would be squeezed to nothing)
     return {"height": 50 * len(lanes) + 30, "autosize": {"type": "fit-x", "contains": "padding"}, "layer": layers,
