@@ -11,8 +11,8 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.inbox_actions import bulk_actions, keyboard
-from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMNS, DEFAULT_FILTER, FILTERS, PAGE_SIZE,
-                                  SEVERITY_CHOICES, SORT_LABELS, TITLE_PX, URL_PARAMS, assignee_choices, filter_count,
+from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
+                                  PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
 from workbench.evidence_view import escape_markdown
@@ -201,21 +201,7 @@ def _inbox() -> None:
             highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
             key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=narrowing["cols"], width="stretch", height=min(len(rows), 15) * 35 + 38,
-            column_config={
-                "incident_id": st.column_config.TextColumn("Incident", pinned=True),
-                "status": st.column_config.TextColumn("Status", width=130),
-                "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
-                "severity": st.column_config.TextColumn("Severity", width=70),
-                "service": st.column_config.TextColumn("Service"),
-                "category": st.column_config.TextColumn("Category"),
-                "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0,
-                                                              format="%.2f", width=70, help="confidence"),
-                "title": st.column_config.TextColumn("Title", width=TITLE_PX),
-                "approvals": st.column_config.TextColumn("Approvals", help="two-person rule: approvals given so far"),
-                "assignee": st.column_config.TextColumn("Assignee"),
-                "events": st.column_config.NumberColumn("Events"),
-                "age": st.column_config.TextColumn("Age", help="since the incident was opened"),
-            })
+            column_config=_column_config())
         narrowed = any(narrowing[k] for k in ("sev", "service", "from", "to"))
         total = filter_count(counts, label) if not search and assignee == ANYONE and not narrowed else None
         st.caption(f"{showing_text((page - 1) * PAGE_SIZE + 1, len(rows), total, label)} · "
@@ -242,6 +228,27 @@ def _inbox() -> None:
                 + urlencode(st.session_state.get("inbox_url_written") or {}) + "`")
 
 
+def _column_config() -> dict:
+    """The table's columns: their words, and widths that keep the default set in view (COLUMN_PX)."""
+    px = COLUMN_PX
+    text = st.column_config.TextColumn
+    return {
+        "incident_id": text("Incident", pinned=True, width=px["incident_id"]),
+        "title": text("Title", width=px["title"]),
+        "status": text("Status", help="escalated: past its SLA deadline, and the people to tell were told"),
+        "severity": text("Severity", width=px["severity"]),
+        "category": text("Category", width=px["category"]),
+        "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0, format="%.2f",
+                                                      width=px["confidence"], help="confidence"),
+        "sla": text("SLA", width=px["sla"], help="time left before the decision is due, or how late it is"),
+        "service": text("Service", width=px["service"]),
+        "people": text("People", width=px["people"],
+                       help="who is on it, and the approvals given so far under the two-person rule"),
+        "events": st.column_config.NumberColumn("Events", width=px["events"]),
+        "age": text("Age", width=px["age"], help="since the incident was opened"),
+    }
+
+
 def _narrowing() -> dict:
     """The severity, service and opened-on filters, the order and the columns (in an expander)."""
     chosen = {k: st.session_state.get(f"inbox_{k}") for k in ("sev", "service", "from", "to", "sort")}
@@ -250,8 +257,8 @@ def _narrowing() -> dict:
         st.session_state["inbox_service"] = ""
     if st.session_state.get("inbox_sort") not in SORT_LABELS:
         st.session_state["inbox_sort"] = ""
-    if not st.session_state.get("inbox_cols"):
-        st.session_state["inbox_cols"] = list(COLUMNS)
+    # the default set, or the columns chosen that still exist (an old session may hold one renamed since)
+    st.session_state["inbox_cols"] = shown_columns([c for c in st.session_state.get("inbox_cols") or () if c in COLUMNS])
     with st.expander("Filter, sort and columns", expanded=any(chosen.values())):
         cells = st.columns(5)
         sev = cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
