@@ -26,6 +26,8 @@ FIRST_POLL_WAIT_SECONDS = 3.0
 EMPTY_REFRESH_SECONDS = 1
 OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
+# the widgets of "Filter, sort and columns", whose values are the view's
+NARROWING_KEYS = ("inbox_sev", "inbox_service", "inbox_from", "inbox_to", "inbox_sort", "inbox_cols")
 
 workbench = session.workbench()
 
@@ -72,6 +74,9 @@ def _view_from_url() -> None:
     st.session_state["inbox_to"] = date.fromisoformat(view["to"]) if view["to"] else None
     st.session_state["inbox_sort"] = view["sort"]
     st.session_state["inbox_cols"] = view["cols"]
+    # a link that narrows the view shows how (the filters' expander open), one that does not leaves it
+    st.session_state["inbox_narrowing"] = bool(view["sev"] or view["service"] or view["from"] or view["to"]
+                                               or view["sort"]) or bool(st.session_state.get("inbox_narrowing"))
     st.session_state["inbox_url_problems"] = [f"The link's {p}: showing the default instead." for p in problems]
 
 
@@ -259,7 +264,20 @@ def _narrowing() -> dict:
         st.session_state["inbox_sort"] = ""
     # the default set, or the columns chosen that still exist (an old session may hold one renamed since)
     st.session_state["inbox_cols"] = shown_columns([c for c in st.session_state.get("inbox_cols") or () if c in COLUMNS])
-    with st.expander("Filter, sort and columns", expanded=any(chosen.values())):
+    # drawn only while open (a closed one reruns the page when opened): its date inputs and selects
+    # are ~0.2-0.25 s of the browser's main thread on every load of the inbox. A widget not drawn in a
+    # run loses its value, so the values are kept by setting them again (they are the view's, in the URL)
+    for name in NARROWING_KEYS:
+        if name in st.session_state:
+            st.session_state[name] = st.session_state[name]
+    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url)
+    box = st.expander("Filter, sort and columns", key="inbox_narrowing", on_change="rerun")
+    if not box.open:
+        return {"sev": list(chosen["sev"] or ()), "service": chosen["service"] or None,
+                "from": chosen["from"].isoformat() if chosen["from"] else None,
+                "to": chosen["to"].isoformat() if chosen["to"] else None, "sort": chosen["sort"] or "",
+                "cols": shown_columns(st.session_state["inbox_cols"])}
+    with box:
         cells = st.columns(5)
         sev = cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
                                    placeholder="any")

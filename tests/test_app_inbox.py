@@ -18,6 +18,12 @@ def _showing(at) -> str:
     return next(c.value for c in at.caption if c.value.startswith("Showing"))
 
 
+def _filters(at, open_: bool = True):
+    """Open (or close) "Filter, sort and columns", as a click on it does: its widgets are drawn only open."""
+    at.session_state["inbox_narrowing"] = open_
+    return at.run()
+
+
 def _reload(at, **params):
     """The same session loading a URL (a reload, a pasted link, Back): the page's query string is that."""
     at.query_params.clear()
@@ -168,6 +174,8 @@ def test_the_reviewers_view_survives_a_visit_to_an_incident(app, paused_engine):
 def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_url(app, paused_engine):
     rows = paused_engine.records.incidents(status="awaiting_approval")
     severe = sorted({r["severity"] for r in rows})[0]
+    assert not app.date_input and "inbox_sev" not in [m.key for m in app.multiselect]  # closed: not drawn
+    _filters(app)
     app.multiselect(key="inbox_sev").select(severe).run()
     assert set(_listed(app)) == {r["incident_id"] for r in rows if r["severity"] == severe}
     app.selectbox(key="inbox_sort").select("events").run()
@@ -183,8 +191,11 @@ def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_ur
     app.selectbox(key="inbox_service").select(service).run()
     assert set(_listed(app)) == {r["incident_id"] for r in rows if r["service"] == service and r["severity"] == severe}
     opened = rows[0]["created_at"][:10]
+    _filters(app, False)  # closed again: the view stays as chosen, in the list and in the URL
+    assert set(_listed(app)) == {r["incident_id"] for r in rows if r["service"] == service and r["severity"] == severe}
+    assert _url(app) == url | {"service": service}
     _reload(app, show="awaiting", to="2000-01-01")  # a saved view: only what the URL names
-    assert not _listed(app) and app.multiselect(key="inbox_sev").value == []
+    assert not _listed(app) and app.multiselect(key="inbox_sev").value == []  # a link's filter opens it
     _reload(app, show="awaiting", **{"from": opened, "to": opened}, sort="severity", cols="title,status")
     assert len(_listed(app)) == len(rows)
     assert list(app.dataframe(key="inbox_table").proto.column_order) == ["incident_id", "title", "status"]
@@ -200,7 +211,7 @@ def test_the_default_columns_are_those_that_fit_and_the_rest_are_one_choice_away
     table = app.dataframe(key="inbox_table")
     assert list(table.proto.column_order) == list(DEFAULT_COLUMNS)
     assert list(DEFAULT_COLUMNS) == ["incident_id", "title", "status", "severity", "category", "confidence", "sla"]
-    offered = app.multiselect(key="inbox_cols").options
+    offered = _filters(app).multiselect(key="inbox_cols").options
     assert {"Service", "People", "Events", "Age"} <= set(offered)
     assert "cols" not in _url(app)  # the default set needs no parameter: old links stay short
 
@@ -233,6 +244,9 @@ def test_a_saved_view_naming_no_column_that_exists_shows_the_default_and_says_so
 def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, paused_engine):
     ids = paused_ids(paused_engine)
     as_reviewer(app, "dana")
+    assert "inbox_bulk_ids" not in [m.key for m in app.multiselect]  # closed: not drawn
+    app.session_state["inbox_bulk_open"] = True  # a click on "Act on several incidents"
+    app.run()
     app.multiselect(key="inbox_bulk_ids").select(ids[0]).select(ids[1]).run()
     app.text_area(key="inbox_bulk_reason").input("duplicates of the 10:00 outage").run()
     app.button(key="inbox_bulk_go").click().run()
@@ -255,7 +269,14 @@ def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, pau
 def test_a_bulk_reject_without_a_reason_rejects_nothing(app, paused_engine):
     ids = paused_ids(paused_engine)
     as_reviewer(app, "dana")
+    app.session_state["inbox_bulk_open"] = True
+    app.run()
     app.multiselect(key="inbox_bulk_ids").select(ids[0]).run()
+    app.session_state["inbox_bulk_open"] = False  # closed and opened again: the pick is kept
+    app.run()
+    app.session_state["inbox_bulk_open"] = True
+    app.run()
+    assert app.multiselect(key="inbox_bulk_ids").value == [ids[0]]
     app.button(key="inbox_bulk_go").click().run()
     assert "give a reason" in said(app, "error")
     assert paused_engine.records.incident(ids[0])["status"] == "awaiting_approval"
