@@ -11,8 +11,8 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.inbox_actions import bulk_actions, keyboard
-from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMNS, DEFAULT_FILTER, FILTERS, PAGE_SIZE,
-                                  SEVERITY_CHOICES, SORT_LABELS, TITLE_PX, URL_PARAMS, assignee_choices, filter_count,
+from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
+                                  PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
 from workbench.evidence_view import escape_markdown
@@ -26,6 +26,8 @@ FIRST_POLL_WAIT_SECONDS = 3.0
 EMPTY_REFRESH_SECONDS = 1
 OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
+# the widgets of "Filter, sort and columns", whose values are the view's
+NARROWING_KEYS = ("inbox_sev", "inbox_service", "inbox_from", "inbox_to", "inbox_sort", "inbox_cols")
 
 workbench = session.workbench()
 
@@ -72,6 +74,9 @@ def _view_from_url() -> None:
     st.session_state["inbox_to"] = date.fromisoformat(view["to"]) if view["to"] else None
     st.session_state["inbox_sort"] = view["sort"]
     st.session_state["inbox_cols"] = view["cols"]
+    # a link that narrows the view shows how (the filters' expander open), one that does not leaves it
+    st.session_state["inbox_narrowing"] = bool(view["sev"] or view["service"] or view["from"] or view["to"]
+                                               or view["sort"]) or bool(st.session_state.get("inbox_narrowing"))
     st.session_state["inbox_url_problems"] = [f"The link's {p}: showing the default instead." for p in problems]
 
 
@@ -201,21 +206,7 @@ def _inbox() -> None:
             highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
             key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=narrowing["cols"], width="stretch", height=min(len(rows), 15) * 35 + 38,
-            column_config={
-                "incident_id": st.column_config.TextColumn("Incident", pinned=True),
-                "status": st.column_config.TextColumn("Status", width=130),
-                "sla": st.column_config.TextColumn("SLA", help="time left before the decision is due"),
-                "severity": st.column_config.TextColumn("Severity", width=70),
-                "service": st.column_config.TextColumn("Service"),
-                "category": st.column_config.TextColumn("Category"),
-                "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0,
-                                                              format="%.2f", width=70, help="confidence"),
-                "title": st.column_config.TextColumn("Title", width=TITLE_PX),
-                "approvals": st.column_config.TextColumn("Approvals", help="two-person rule: approvals given so far"),
-                "assignee": st.column_config.TextColumn("Assignee"),
-                "events": st.column_config.NumberColumn("Events"),
-                "age": st.column_config.TextColumn("Age", help="since the incident was opened"),
-            })
+            column_config=_column_config())
         narrowed = any(narrowing[k] for k in ("sev", "service", "from", "to"))
         total = filter_count(counts, label) if not search and assignee == ANYONE and not narrowed else None
         st.caption(f"{showing_text((page - 1) * PAGE_SIZE + 1, len(rows), total, label)} · "
@@ -242,6 +233,27 @@ def _inbox() -> None:
                 + urlencode(st.session_state.get("inbox_url_written") or {}) + "`")
 
 
+def _column_config() -> dict:
+    """The table's columns: their words, and widths that keep the default set in view (COLUMN_PX)."""
+    px = COLUMN_PX
+    text = st.column_config.TextColumn
+    return {
+        "incident_id": text("Incident", pinned=True, width=px["incident_id"]),
+        "title": text("Title", width=px["title"]),
+        "status": text("Status", help="escalated: past its SLA deadline, and the people to tell were told"),
+        "severity": text("Severity", width=px["severity"]),
+        "category": text("Category", width=px["category"]),
+        "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0, format="%.2f",
+                                                      width=px["confidence"], help="confidence"),
+        "sla": text("SLA", width=px["sla"], help="time left before the decision is due, or how late it is"),
+        "service": text("Service", width=px["service"]),
+        "people": text("People", width=px["people"],
+                       help="who is on it, and the approvals given so far under the two-person rule"),
+        "events": st.column_config.NumberColumn("Events", width=px["events"]),
+        "age": text("Age", width=px["age"], help="since the incident was opened"),
+    }
+
+
 def _narrowing() -> dict:
     """The severity, service and opened-on filters, the order and the columns (in an expander)."""
     chosen = {k: st.session_state.get(f"inbox_{k}") for k in ("sev", "service", "from", "to", "sort")}
@@ -250,9 +262,22 @@ def _narrowing() -> dict:
         st.session_state["inbox_service"] = ""
     if st.session_state.get("inbox_sort") not in SORT_LABELS:
         st.session_state["inbox_sort"] = ""
-    if not st.session_state.get("inbox_cols"):
-        st.session_state["inbox_cols"] = list(COLUMNS)
-    with st.expander("Filter, sort and columns", expanded=any(chosen.values())):
+    # the default set, or the columns chosen that still exist (an old session may hold one renamed since)
+    st.session_state["inbox_cols"] = shown_columns([c for c in st.session_state.get("inbox_cols") or () if c in COLUMNS])
+    # drawn only while open (a closed one reruns the page when opened): its date inputs and selects
+    # are ~0.2-0.25 s of the browser's main thread on every load of the inbox. A widget not drawn in a
+    # run loses its value, so the values are kept by setting them again (they are the view's, in the URL)
+    for name in NARROWING_KEYS:
+        if name in st.session_state:
+            st.session_state[name] = st.session_state[name]
+    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url)
+    box = st.expander("Filter, sort and columns", key="inbox_narrowing", on_change="rerun")
+    if not box.open:
+        return {"sev": list(chosen["sev"] or ()), "service": chosen["service"] or None,
+                "from": chosen["from"].isoformat() if chosen["from"] else None,
+                "to": chosen["to"].isoformat() if chosen["to"] else None, "sort": chosen["sort"] or "",
+                "cols": shown_columns(st.session_state["inbox_cols"])}
+    with box:
         cells = st.columns(5)
         sev = cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
                                    placeholder="any")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ import pytest
 
 from bench.old_stores import written_as_before_schema_11  # noqa: F401  (the upgrade tests' old stores)
 from pipeline.cli import main
+from pipeline.clock import ManualClock
 from pipeline.config import Settings
 from pipeline.engine.graph import thread_config
 from pipeline.state import IncidentState
@@ -369,17 +371,22 @@ def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, se
 
 
 @contextlib.contextmanager
-def browser_site(work_dir: Path, log: Path = None):
+def browser_site(work_dir: Path, log: Path = None, *, opened_at: datetime | None = None):
     """The browser tests' module setup: a data dir with `log`'s incidents (default: the small
-    fixture) paused at approval, the app on it (streamlit_app) and one headless Chromium. Yields
-    {url, engine, rows, browser}; the engine stays open for acting in another process' place."""
+    fixture) paused at approval (opened at `opened_at`, default now), the app on it (streamlit_app)
+    and one headless Chromium. Yields {url, engine, rows, browser}; the engine stays open for
+    acting in another process' place."""
     from pipeline.composition import open_engine
     from pipeline.operations.file_ingest import ingest_path
     from pipeline.store import checkpoints
     from playwright.sync_api import sync_playwright
 
     engine = open_engine(make_settings(work_dir / "data"))
+    clock = engine.records.clock
+    if opened_at is not None:
+        engine.records.clock = ManualClock(opened_at)
     ingest_path(engine, log or FIXTURES / "small.jsonl")
+    engine.records.clock = clock
     rows = engine.records.incidents()
     try:
         with streamlit_app(work_dir / "data", work_dir) as url, sync_playwright() as p:
@@ -524,7 +531,10 @@ def forge_write(path: Path, incident_id: str, checkpoint_id: str, channel: str, 
 
 # a column's place in the inbox's grid (a canvas): its left and right edge among the header's column
 # separators (the first column is the row-selection checkbox), and the rightmost text pixel of the
-# column in each drawn row (-1: no text), in CSS pixels
+# column in each drawn row (-1: no text), in CSS pixels. The grid draws only the columns in view:
+# `drawn` is false for one off to the side (left/right are then meaningless), `closed` whether a
+# separator ends it (else its right is the canvas' edge: the last column, or one cut by that edge),
+# and `scroll` the grid's scrollable width against its visible width (wider: it scrolls sideways)
 GRID_COLUMN_JS = """(name) => {
   const grid = document.querySelector('[data-testid="stDataFrame"]');
   const canvas = grid.querySelector('canvas[data-testid="data-grid-canvas"]');
@@ -547,8 +557,10 @@ GRID_COLUMN_JS = """(name) => {
     for (let i = 0; i < cells.length; i += 4) if (cells[i] < 140 && cells[i + 1] < 140) last = Math.max(last, (i / 4) % (right - left));
     rows.push(last);
   }
+  const scroller = grid.querySelector('.dvn-scroller');
   return {headers, edges, left: left / ratio, right: right / ratio, visible: canvas.width / ratio,
-          textRight: rows.map(x => x / ratio)};
+          textRight: rows.map(x => x / ratio), drawn: column > 0, closed: edges[column + 1] !== undefined,
+          scroll: {width: scroller.scrollWidth, visible: scroller.clientWidth}};
 }"""
 
 

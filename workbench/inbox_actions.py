@@ -163,7 +163,17 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
     by_id = {r["incident_id"]: r for r in rows}
     if st.session_state.get("inbox_bulk_ids"):
         st.session_state["inbox_bulk_ids"] = [i for i in st.session_state["inbox_bulk_ids"] if i in by_id]
-    with st.expander("Act on several incidents", expanded=bool(st.session_state.get("inbox_bulk_ids"))):
+    # drawn only while open, as the inbox's filters are (a closed one reruns the page when opened): what
+    # was picked and typed is kept by setting it again (a widget not drawn in a run loses its value)
+    for name in ("inbox_bulk_ids", "inbox_bulk_to", "inbox_bulk_reason"):
+        if name in st.session_state:
+            st.session_state[name] = st.session_state[name]
+    # its open state is the reviewer's (key): an `expanded` that changed with the picks would make it a
+    # new expander, closed
+    box = st.expander("Act on several incidents", key="inbox_bulk_open", on_change="rerun")
+    if not box.open:
+        return
+    with box:
         chosen = st.multiselect("Incidents", list(by_id), key="inbox_bulk_ids", placeholder="pick from this page")
         action = st.segmented_control("Action", ["Reject", "Assign"], key="inbox_bulk_action", default="Reject",
                                       required=True)

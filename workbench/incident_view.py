@@ -15,7 +15,7 @@ import streamlit as st
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
-from workbench.inbox_view import sla_text
+from workbench.inbox_view import is_escalated, sla_text
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -51,9 +51,10 @@ def header(doc: dict) -> None:
         cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
-    sla = sla_text(doc, now)  # "2h 3m left", "overdue 5m" or "decided": the number fits a narrow column
-    label = "SLA overdue by" if sla.startswith("overdue") else ("SLA left" if sla.endswith(" left") else "SLA")
-    cols[3].metric(label, sla.removeprefix("overdue ").removesuffix(" left"),
+    sla = sla_text(doc, now)  # "2h 3m left", "5m late" or "decided": the number fits a narrow column
+    late = "Escalated, SLA overdue by" if is_escalated(doc) else "SLA overdue by"
+    label = late if sla.endswith(" late") else ("SLA left" if sla.endswith(" left") else "SLA")
+    cols[3].metric(label, sla.removesuffix(" late").removesuffix(" left"),
                    help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted from the first event seen")
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
                f"opened {_short_time(doc.get('created_at'))} UTC · SLA due {_short_time(doc.get('sla_deadline'))} UTC "
