@@ -43,6 +43,9 @@ def _numbers_exactly(count: int, params: Sequence[Any] | dict[str, Any]) -> bool
     return isinstance(params, (tuple, list)) and len(params) == count
 
 
+_SEQUENCES = {tuple, list}
+
+
 class Connection:
     dialect = SQLITE
 
@@ -58,7 +61,8 @@ class Connection:
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         text, count = numbered(sql)
         rows = seq if isinstance(seq, list) else list(seq)
-        if all(_numbers_exactly(count, p) for p in rows):
+        # every row a tuple or list of `count` values (asked of all rows at once, at C speed)
+        if set(map(type, rows)) <= _SEQUENCES and set(map(len, rows)) <= {count}:
             return self.raw.executemany(text, rows)
         return self.raw.executemany(sql, (p if isinstance(p, dict) else _by_name(p) for p in rows))
 
