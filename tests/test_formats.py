@@ -296,3 +296,26 @@ def test_every_loghub_line_parses_into_a_record_with_a_time(system):
     assert all(r.format != "text" and r.time is not None for r in records)
     same = sum(r.message.strip() == c for r, c in zip(records, content))
     assert same >= 0.99 * len(content)  # measured: 1992..2000 of 2000
+
+
+def test_a_log4j_layout_is_tried_only_on_lines_that_hold_what_it_needs():
+    # parse_log4j skips a layout when the line lacks the literal every match of it holds
+    # (_LOG4J_NEEDS): every line a layout matches holds it, so skipping changes no line's reading
+    from pipeline.ingest.formats import _LOG4J, _LOG4J_NEEDS
+
+    lines = ["2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg",
+             "2024-01-02 03:04:05.123 INFO 4711 ---  [main] o.a.c.Logger : msg",
+             "2015-07-29 17:41:44,747 - INFO  [thread] - msg", "2015-07-29 17:41:44,747   -  INFO [t] -  msg",
+             "2024-01-02 03:04:05.123 [main] INFO  com.foo.Bar - msg", "2024-01-02 03:04:05,123 - name - ERROR - msg",
+             "2015-10-18 18:01:47,978 INFO [main] org.apache.Foo: msg", "081109 203615 148 INFO dfs.DataNode$X: msg"]
+    if LOGHUB.is_dir():
+        lines += [line for f in sorted(LOGHUB.glob("*/*_2k.log")) for line in f.read_text(encoding="utf-8").splitlines()]
+    tried = 0
+    for pattern, need in zip(_LOG4J, _LOG4J_NEEDS):
+        for line in lines:
+            if need is not None and pattern.match(line):
+                tried += 1
+                assert need in line, (pattern.pattern[:40], line)
+    assert tried >= 4  # each needing layout matched some line
+    record = parse_record(lines[3])
+    assert (record.format, record.message, record.fields["thread"]) == ("log4j", "msg", "t")

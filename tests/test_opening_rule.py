@@ -38,3 +38,17 @@ def test_a_pattern_with_a_back_reference_still_counts_its_own_groups():
     assert rule.carries_signature(event("retry then retry again"))
     assert not rule.carries_signature(event("retry then abort again"))
     assert rule.carries_signature(event("InnoDB: Deadlock found when trying to get lock"))
+
+
+def test_each_floor_opens_its_level_and_above_and_a_signed_line_one_step_below():
+    from pipeline.ingest.levels import LEVELS, at_least
+
+    for floor in LEVELS:
+        rule = OpeningRule.of(floor=floor, signatures=["connection is not available"])
+        below = LEVELS[LEVELS.index(floor) - 1] if floor != "DEBUG" else None
+        for level in (*LEVELS, None):
+            for message in ("Connection is not available, request timed out", "all good"):
+                event = LogEvent(event_id="e", time="2026-11-28T10:00:00Z", level=level, service="s", message=message)
+                signed = message.startswith("Connection")
+                want = at_least(level, floor) or (level is not None and level == below and signed)
+                assert rule.opens(event) == want, (floor, level, message)

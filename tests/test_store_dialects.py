@@ -1,5 +1,6 @@
 """The records store's SQL reaches either database as it is written (pipeline/store/sql.py): no
-text of a statement is rewritten, parameters are bound by their numbers, and what the dialects do
+text of a statement is rewritten (but for SQLite's `$n` sent as `?n` outside literals),
+parameters are bound by their numbers, and what the dialects do
 differently (case-insensitive LIKE, scalar min/max) is written for each. No SQL lives outside store/."""
 from __future__ import annotations
 
@@ -46,6 +47,21 @@ def test_a_literal_with_placeholders_wildcards_and_calls_in_it_is_read_as_writte
 def test_parameters_are_bound_by_their_numbers_in_any_order_and_more_than_once(records):
     (row,) = records.query("SELECT $2 AS second, $1 AS first, $2 AS again", ("one", "two"))
     assert (row["second"], row["first"], row["again"]) == ("two", "one", "two")
+
+
+def test_values_bind_by_number_when_a_statement_skips_one_or_is_given_more():
+    # SQLite's `?n` binds by position; values that do not number the parameters exactly are bound
+    # by name, as `$n` always was, so a statement reads the same values either way
+    store = Records(":memory:", clock=ManualClock(T0))
+    try:
+        (row,) = store.query("SELECT $3 AS third, $1 AS first, '$2' AS text", ("one", "two", "three"))
+        assert (row["third"], row["first"], row["text"]) == ("three", "one", "$2")
+        (row,) = store.query("SELECT $2 AS second", ("one", "two", "three"))
+        assert row["second"] == "two"
+        (row,) = store.query('SELECT $1 AS "$2"', ("one",))
+        assert dict(row) == {"$2": "one"}
+    finally:
+        store.close()
 
 
 @BOTH_BACKENDS

@@ -88,7 +88,8 @@ class Incidents:
         with self.records.transaction() as conn, self._templates(conn, stamp) as miner:
             content_ids = rows.has_content_ids(conn)
             events = [item for item in items if not isinstance(item, DeadLetter)]
-            ids_of = {id(e): self._ids_of(e, content_ids) for e in events}
+            ids_of = ({id(e): self._ids_of(e, content_ids) for e in events} if content_ids
+                      else {id(e): (e.event_id,) for e in events})  # what _ids_of answers then
             seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
             fresh: list[tuple[LogEvent, tuple[str, list[str]] | None]] = []  # each with its fingerprints if it opens
             for item in items:

@@ -39,6 +39,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 from zoneinfo import ZoneInfo
 
@@ -521,6 +522,11 @@ _LOG4J = tuple(re.compile(p, re.S) for p in (
     rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?(?P<msg>.*)$",
 ))
 _PY_BASIC = re.compile(rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", re.S)
+# What a line must hold for each of _LOG4J to match it (None: nothing to test first): Spring Boot's
+# " --- " and the " - " the dashed layouts put between columns (a space, a dash, a space at
+# least). A line lacking it is not tried against that pattern: a log4j line used to try 2.9 of
+# them; a match holds it, so no line reads otherwise.
+_LOG4J_NEEDS: tuple[str | None, ...] = (" ---", " - ", None, " - ", " - ", None)
 
 
 def _split_first(text: str) -> tuple[str, str | None]:
@@ -697,7 +703,9 @@ _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a
 
 def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
     first, rest = _split_first(text)
-    for pattern in _LOG4J:
+    for pattern, need in zip(_LOG4J, _LOG4J_NEEDS):
+        if need is not None and need not in first:
+            continue
         m = pattern.match(first)
         if not m:
             continue
@@ -923,15 +931,17 @@ class SourceParser:
                 record = None
             if record is not None:
                 return record
-        order = list(PARSERS)
-        if self.format in PARSERS:
-            order.remove(self.format)
-            order.insert(0, self.format)
-        for name in order:
+        for name in _order(self.format):
             record = PARSERS[name](text, self.options)
             if record is not None:
                 return record
         return parse_text(text, self.options)
+
+
+@lru_cache(maxsize=None)
+def _order(format: str | None) -> tuple[str, ...]:
+    """The formats a record is tried in: the source's first, then the others in PARSERS' order."""
+    return (format, *(name for name in PARSERS if name != format)) if format in PARSERS else tuple(PARSERS)
 
 
 def parse_record(text: str, **options: Any) -> ParsedRecord:

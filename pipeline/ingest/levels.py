@@ -45,6 +45,9 @@ for _level, _names in {
         _NAMES[_name] = _level  # type: ignore[assignment]
 # Single letters: glog/klog (I W E F), logcat (V D I W E F A). Logcat's "S" (silent) is never
 # a record's level, so it stays unknown.
+# The names as lines write them (lower, UPPER, Capitalised): a header's level is looked up at once
+_SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
+                              for form in (name, name.upper(), name.capitalize())}
 
 _DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
 
@@ -85,6 +88,10 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
     known; without it small numbers are syslog and larger ones bunyan. Strings of digits are
     numbers ("3" from a syslog priority field, "50" from a text export).
     """
+    if type(value) is str:
+        spelled = _SPELLED.get(value)
+        if spelled is not None:
+            return spelled  # what the steps below answer for a name as written
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, float) and value.is_integer():
@@ -115,8 +122,12 @@ def infer_level(text: str, *, default: Level | None = None) -> Level | None:
         head = JVM_FLAG.sub(" ", head)
     lowered = head.lower() if head.isascii() else None
     for level, pattern in _KEYWORDS:
-        if lowered is not None and not any(word in lowered for word in _WORDS[level]):
-            continue  # none of the words a match holds (see _WORDS)
+        if lowered is not None:
+            for word in _WORDS[level]:
+                if word in lowered:
+                    break
+            else:
+                continue  # none of the words a match holds (see _WORDS)
         if pattern.search(head):
             return level
     return default

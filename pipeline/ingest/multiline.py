@@ -35,8 +35,7 @@ bounded whatever the input.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 MAX_LINES = 1_000
 MAX_CHARS = 256 * 1024
@@ -69,8 +68,7 @@ def _is_json(line: str) -> bool:
     return stripped.startswith("{") and stripped.endswith("}")
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     """A complete record: where its first line was, its lines joined by \\n, their count."""
 
     position: Any
@@ -108,27 +106,30 @@ class MultilineJoiner:
     def feed(self, position: Any, line: str) -> list[Record]:
         """Take one line (its newline optional); the records it completes, oldest first."""
         line = line.rstrip("\r\n")
-        if not line.strip():
+        stripped = line.strip()  # once a line: each test below reads it
+        if not stripped:
             if self._lines and not self._json:
                 self._blanks.append(line)
             return []
         out: list[Record] = []
-        if self._lines and self._continues(line):
+        # a Go panic's `goroutine N [state]:` line, told by its first word before the pattern
+        goroutine = stripped.startswith("goroutine ") and _GOROUTINE.match(stripped) is not None
+        if self._lines and self._continues(line, stripped, goroutine):
             if self._chars + len(line) + 1 > self._max_chars or len(self._lines) >= self._max_lines:
                 out.append(self._emit())
-                self._start(position, line)
+                self._start(position, line, stripped)
             else:
                 self._lines.extend(self._blanks)
                 self._blanks = []
                 self._lines.append(line)
                 self._chars += len(line) + 1
                 self._last = position
-            self._advance(line)
+            self._advance(line, stripped, goroutine)
             return out
         if self._lines:
             out.append(self._emit())
-        self._start(position, line)
-        self._advance(line)
+        self._start(position, line, stripped)
+        self._advance(line, stripped, goroutine)
         return out
 
     def flush(self) -> list[Record]:
@@ -143,12 +144,12 @@ class MultilineJoiner:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _start(self, position: Any, line: str) -> None:
+    def _start(self, position: Any, line: str, stripped: str) -> None:
         self._lines = [line]
         self._first = self._last = position
         self._chars = len(line)
         self._blanks = []
-        self._json = _is_json(line)
+        self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
         self._state = "plain"
 
     def _emit(self) -> Record:
@@ -157,13 +158,13 @@ class MultilineJoiner:
         self._state = "plain"
         return record
 
-    def _continues(self, line: str) -> bool:
-        if self._json or _is_json(line):
+    def _continues(self, line: str, stripped: str, goroutine: bool) -> bool:
+        if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
-        if _INDENTED.match(line):
+        if line[0] in " \t" and _INDENTED.match(line):
             return True
-        stripped = line.strip()
-        if stripped == _PY_TRACEBACK or _PY_CHAIN.match(stripped) or _GOROUTINE.match(stripped):
+        if (stripped == _PY_TRACEBACK or goroutine
+                or (stripped[0] in "DT" and _PY_CHAIN.match(stripped))):  # "During...", "The above..."
             return True
         if self._starts(line):
             return False
@@ -173,11 +174,10 @@ class MultilineJoiner:
             return True  # the exception line that closes a traceback
         return self._state == "goroutine"
 
-    def _advance(self, line: str) -> None:
-        stripped = line.strip()
+    def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
         if stripped == _PY_TRACEBACK:
             self._state = "traceback"
-        elif _GOROUTINE.match(stripped):
+        elif goroutine:
             self._state = "goroutine"
         elif self._state in ("traceback", "traceback-frames"):
-            self._state = "traceback-frames" if _INDENTED.match(line) else "plain"
+            self._state = "traceback-frames" if line[0] in " \t" and _INDENTED.match(line) else "plain"

@@ -107,8 +107,8 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
     if time is None:
         time, why = fallback_time or (datetime.now(timezone.utc), "read time")
         fields["time_inferred"] = why
-    first_line = text.split("\n", 1)[0].strip()
-    message = parsed.message.strip() or first_line or text.strip()
+    # the first line (or the whole text) only when the parser found no message
+    message = parsed.message.strip() or text.split("\n", 1)[0].strip() or text.strip()
     values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or "unknown",
                                   host=parsed.host, level=parsed.level_name, exception=parsed.exception,
                                   stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,

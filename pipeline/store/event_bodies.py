@@ -15,11 +15,13 @@ from pipeline.state import LogEvent
 
 EVENT_COLUMNS = "event_id, time, message, service, host, level, exception, source, position, body"
 COLUMNS = ("event_id", "message", "service", "host", "level", "exception", "source", "position")
+# json.dumps(value, ensure_ascii=False, separators=(",", ":")) with its encoder made once
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def body_of(event: LogEvent) -> str:
     """The body stored with an event's columns."""
-    return json.dumps(extras_of(event), ensure_ascii=False, separators=(",", ":"))
+    return _compact(extras_of(event))
 
 
 def extras_of(event: LogEvent) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.clock import iso
 from pipeline.state import LogEvent
 from pipeline.store import context_blocks, event_bodies
-from pipeline.store.sql import GREATEST, LEAST, Connection, Params
+from pipeline.store.sql import GREATEST, LEAST, Connection, Params, placeholders
 
 
 def has_event(conn: Connection, event_id: str) -> bool:
@@ -25,9 +25,8 @@ def stored_event_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500
     `chunk` ids and table)."""
     found = context_blocks.stored_ids(conn, event_ids, chunk=chunk)
     for start in range(0, len(event_ids), chunk):
-        p = Params()
-        rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({p.each(event_ids[start:start + chunk])})",
-                            p).fetchall()
+        some = event_ids[start:start + chunk]
+        rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({placeholders(len(some))})", some).fetchall()
         found.update(r["event_id"] for r in rows)
     return found
 

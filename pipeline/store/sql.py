@@ -3,8 +3,9 @@
 Every statement is text both databases parse as it is, with parameters as `$1`, `$2`, ... :
 - PostgreSQL reads `$n` itself (the protocol's own parameters): `postgres.Connection` sends the
   text untouched through psycopg's RawCursor, so no client-side code looks inside it;
-- SQLite reads `$1` as a named parameter ("1"), and `sqlite.Connection` binds the values by those
-  names (sqlite3's own named binding), so the order they appear in does not matter.
+- SQLite reads `$1` as a named parameter ("1"); `sqlite.Connection` sends it as `?1`, SQLite's
+  numbered parameter (the one rewrite of a statement's text, outside its literals), and binds the
+  values by position, so the order they appear in does not matter either.
 Both parse literals, comments and identifiers with their own parser: a `?`, `%`, `$1` or LIKE
 inside a string literal is text. Where the dialects truly differ, the store writes each dialect's
 statement out, chosen by `conn.dialect` (LIKE vs ILIKE, scalar min/max vs LEAST/GREATEST, the
@@ -15,6 +16,7 @@ which numbers them as the values are added.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 SQLITE = "sqlite"
@@ -80,6 +82,7 @@ class Params(list[object]):
         return ", ".join(self(v) for v in values)
 
 
+@lru_cache(maxsize=256)
 def placeholders(count: int, start: int = 1) -> str:
     """`$start, ..., $(start + count - 1)`: the placeholders of a fixed statement's values."""
     return ", ".join(f"${n}" for n in range(start, start + count))
