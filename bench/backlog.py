@@ -193,6 +193,7 @@ def run(args) -> dict:
 
     watcher = threading.Thread(target=watch, daemon=True)
     started = time.time()
+    cpu_started = time.process_time()  # this process: the poller's thread (and the watcher's looks)
     thread.start()
     watcher.start()
     delivered = done.get(timeout=args.seconds * 20 + 120)
@@ -235,6 +236,7 @@ def run(args) -> dict:
         "goal_p95": goal, "met": bool(waits) and percentile(waits, 0.95) <= goal and stored == delivered,
         "worst_lag_seconds": round(worst_lag, 2), "worst_lines_behind": worst_behind, "polls": len(reports),
         "watch_resolution": args.watch,
+        "poller_cpu_seconds": round(time.process_time() - cpu_started, 1),
     }
 
 
@@ -266,7 +268,8 @@ def main() -> int:
           + ("nothing lost" if r["nothing_lost"] else f"**{r['lines_delivered'] - (r['lines_in'] or 0)} missing**")
           + f"; behind at the end {r['lines_behind_at_end']}")
     print(f"delivery took {r['delivery_seconds']} s; drained {r['drain_seconds']} s after the burst ended"
-          f" (worst lag {r['worst_lag_seconds']} s, worst lines behind {r['worst_lines_behind']}, {r['polls']} polls)")
+          f" (worst lag {r['worst_lag_seconds']} s, worst lines behind {r['worst_lines_behind']}, {r['polls']} polls);"
+          f" the poller's process used {r['poller_cpu_seconds']} s of CPU")
     print(f"incidents {r['incidents']} ({r['incidents_awaiting']} awaiting approval, {r['incidents_failed']} failed);"
           f" awaiting approval - read, over {r['incidents_measured']}: p50 {r['wait_p50']} s, p95 {r['wait_p95']} s,"
           f" max {r['wait_max']} s (resolution {r['watch_resolution']} s) vs goal p95 <= {r['goal_p95']:g} s: "
