@@ -78,6 +78,7 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     checkpoint = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
     _pick(app, incident, checkpoint)
     form = f"incident_fork_{checkpoint[-12:]}"
+    _fold(app, form, True)
     app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
     app.button(key=f"{form}_submit").click().run()
     assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
@@ -87,6 +88,46 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
     fork = [a for a in paused_engine.records.audit(incident) if a["action"] == "fork"]
     assert fork and fork[0]["after"]["rca.confidence"] == 0.42
+
+
+def _fold(at, key: str, open_: bool):
+    """Open (or fold) an expander of the History tab, as a click on its label does."""
+    at.session_state[key if key.endswith("_open") or key.startswith("incident_run_") else f"{key}_open"] = open_
+    return at.run()
+
+
+def test_the_folded_fork_form_draws_nothing_and_keeps_what_was_typed(app, paused_engine):
+    """Folded, the fork form builds none of its widgets (they were sent on every pick for nobody);
+    opened, they are there. An edit sent with "Fork from here…" and then cancelled is still in the
+    form when it is opened again, folded and reopened (a form sends what was typed on its submit)."""
+    incident = _incident(paused_engine)
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    checkpoint = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    _pick(app, incident, checkpoint)
+    form = f"incident_fork_{checkpoint[-12:]}"
+    fork = next(e for e in app.expander if e.label == "Fork from here with edits")
+    assert not fork.children and not app.number_input and f"{form}_submit" not in [b.key for b in app.button]
+    _fold(app, form, True)
+    confidence = f"{form}_rca.confidence"
+    assert app.number_input(key=confidence).value != 0.42
+    app.number_input(key=confidence).set_value(0.42)
+    app.button(key=f"{form}_submit").click().run()
+    app.button(key="incident_confirm_no").click().run()
+    assert not app.number_input  # folded again after the confirmation
+    _fold(app, form, True)
+    assert app.number_input(key=confidence).value == 0.42
+    _fold(app, form, False)
+    app.selectbox(key=f"incident_history_compare_{incident}").select(
+        _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"]).run()  # another run, still folded
+    assert not app.number_input
+    _fold(app, form, True)
+    assert app.number_input(key=confidence).value == 0.42
+    app.button(key=f"{form}_submit").click().run()
+    assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)
+    app.button(key="incident_confirm_yes").click().run()
+    assert paused_engine.records.incident(incident)["confidence"] == 0.42
+    assert confidence not in app.session_state  # done: the form starts afresh
 
 
 def test_a_checkpoint_past_the_gate_cannot_be_replayed_and_says_why(app, paused_engine):
@@ -165,6 +206,9 @@ def test_a_checkpoint_shows_each_nodes_input_output_and_run_time(app, paused_eng
     _pick(app, incident, rca["checkpoint_id"])
     run = next(e for e in app.expander if e.label.startswith("rca · "))
     assert re.fullmatch(r"rca · ran in \d+ ms", run.label), run.label
+    assert not run.children  # folded: nothing drawn in it until opened
+    _fold(app, "incident_run_rca", True)
+    run = next(e for e in app.expander if e.label.startswith("rca · "))
     assert len(run.get("json")) == 1  # the output; the input (the whole state) only when asked for
     app.toggle(key="incident_run_input_rca").set_value(True).run()
     run = next(e for e in app.expander if e.label.startswith("rca · "))
@@ -193,7 +237,7 @@ def test_a_checkpoint_link_opens_the_history_tab_at_that_checkpoint(app, paused_
     open_incident(app, incident)
     rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
     _pick(app, incident, rca)
-    link = next(c.value for c in app.code if "checkpoint=" in c.value)
+    [link] = [m for m in re.findall(r"\[Link to this checkpoint\]\(([^)]+)\)", texts(app))]
     query = dict(parse_qsl(urlsplit(link).query))
     assert urlsplit(link).path.endswith("incident") and query == {"incident": incident, "checkpoint": rca}
     fresh = AppTest.from_file(str(APP_FILE), default_timeout=60).run()

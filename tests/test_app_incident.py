@@ -215,6 +215,8 @@ def test_a_fork_that_edits_the_analysis_says_which_nodes_re_run(app, paused_engi
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
     picker.select(next(o for o in picker.options if checkpoint[-8:] in o)).run()
     form = f"incident_fork_{checkpoint[-12:]}"
+    app.session_state[f"{form}_open"] = True  # the form is drawn while its expander is open
+    app.run()
     app.selectbox(key=f"{form}_rca.category").select("db_deadlock")
     app.button(key=f"{form}_submit").click().run()
     confirm = said(app, "warning")
@@ -233,6 +235,9 @@ def test_the_three_editors_are_one_form_with_the_same_words(app, paused_engine):
     open_tab(app, incident, "State")
     assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and State
     open_tab(app, incident, "History & time travel")
+    picked = app.selectbox(key=f"incident_history_pick_{incident}").value
+    app.session_state[f"incident_fork_{picked[-12:]}_open"] = True  # the fork form is drawn while open
+    app.run()
     assert [c.value for c in app.caption].count(WHAT_EDITS_DO) == 2  # Edit & approve and Fork
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass
+from typing import Literal
 
 import streamlit as st
 from pydantic import BaseModel
@@ -67,22 +68,25 @@ def editable_now(state: dict) -> list[FieldSpec]:
     return [s for s in field_specs() if "." not in s.name or isinstance(state.get(s.name.split(".")[0]), dict)]
 
 
-def render_fields(state: dict, *, key: str) -> None:
-    """Widgets for every editable field, prefilled from `state` (read them with `collect_edits`)."""
+def render_fields(state: dict, *, key: str, persist_state: Literal["page", "session"] | None = None) -> None:
+    """Widgets for every editable field, prefilled from `state` (read them with `collect_edits`);
+    `persist_state="page"` keeps their values over runs that do not draw them (a folded expander)."""
     for spec in editable_now(state):
         value = current_value(state, spec.name)
         widget_key = f"{key}_{spec.name}"
         label = f"{spec.name} — {spec.description}"
         if spec.kind == "choice":
             index = spec.choices.index(value) if value in spec.choices else 0
-            st.selectbox(label, spec.choices, index=index, key=widget_key)
+            st.selectbox(label, spec.choices, index=index, key=widget_key, persist_state=persist_state)
         elif spec.kind == "number":
             st.number_input(label, min_value=spec.low, max_value=spec.high, step=0.05,
-                            value=float(value if value is not None else spec.low or 0.0), key=widget_key)
+                            value=float(value if value is not None else spec.low or 0.0), key=widget_key,
+                            persist_state=persist_state)
         elif spec.kind == "lines":
-            st.text_area(label, value="\n".join(value or []), key=widget_key, help="one item per line")
+            st.text_area(label, value="\n".join(value or []), key=widget_key, help="one item per line",
+                         persist_state=persist_state)
         else:
-            st.text_area(label, value=value or "", key=widget_key)
+            st.text_area(label, value=value or "", key=widget_key, persist_state=persist_state)
 
 
 def field_value(spec: FieldSpec, raw):
@@ -125,12 +129,13 @@ AFTER = {
 
 
 def edit_form(state: dict, *, key: str, mode: str, submit_label: str, on_submit, args: tuple,
-              disabled: bool = False, primary: bool = True, submit_key: str | None = None) -> None:
+              disabled: bool = False, primary: bool = True, submit_key: str | None = None,
+              persist_state: Literal["page", "session"] | None = None) -> None:
     """The editable fields of `state` in a form, what saving does (`mode`: approve, edit or fork),
     and the submit button; its callback reads the edits with `collect_edits(state, key=key)`."""
     with st.form(f"{key}_form", border=False):
         st.caption(WHAT_EDITS_DO)
-        render_fields(state, key=key)
+        render_fields(state, key=key, persist_state=persist_state)
         st.caption(AFTER[mode])
         st.form_submit_button(submit_label, type="primary" if primary else "secondary", disabled=disabled,
                               key=submit_key or f"{key}_submit", on_click=on_submit, args=args)

@@ -80,7 +80,8 @@ def checkpoint_link(incident_id: str, checkpoint_id: str, base_url: str = "") ->
     """A URL that opens the incident page's History tab at this checkpoint (backtest_view.take_checkpoint_link)."""
     from urllib.parse import urlencode
 
-    base = (base_url or "").split("?", 1)[0].rstrip("/")
+    base = (base_url or "").split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    base = base.replace(" ", "%20").replace("(", "%28").replace(")", "%29")  # a markdown link's target
     page = base if base.endswith("/incident") else (base + "/incident" if base else "incident")
     return f"{page}?{urlencode({'incident': incident_id, 'checkpoint': checkpoint_id})}"
 
@@ -200,6 +201,9 @@ def _confirmed(review: ReviewService) -> None:
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing=action))
         return
+    if ask["action"] == "fork":  # done: its form, kept while folded (persist_state), starts afresh
+        for name in [k for k in st.session_state if str(k).startswith(fork_form_key(checkpoint_id) + "_")]:
+            del st.session_state[name]
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
@@ -297,8 +301,9 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     # asked for: the whole state (tens of KB of JSON) was drawn, folded away, on every pick and tab click
     if st.toggle("Show the state at this checkpoint (JSON)", key=f"incident_history_state_{incident_id}"):
         st.json(detail["state"], expanded=1)
-    st.caption("Link to this checkpoint (opens this tab at it)")
-    st.code(checkpoint_link(incident_id, selected, st.context.url), language=None, wrap_lines=True)
+    # a link, not a code block: one element on every pick instead of two and the code block's bundle
+    st.markdown(f"[Link to this checkpoint]({checkpoint_link(incident_id, selected, st.context.url)}) "
+                "(opens this tab at it; copy it to share)")
     _time_travel(review, incident_id, selected, detail["state"], detail["plan"])
 
 
@@ -310,7 +315,13 @@ def node_runs(detail: dict) -> None:
         return
     st.markdown("**Nodes at this checkpoint**")
     for run in runs:
-        with st.expander(f"{run['node']} · {_duration(run['seconds'])}"):
+        # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
+        # output JSON were built and sent on every pick for nobody
+        box = st.expander(f"{run['node']} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
+                          on_change="rerun")
+        if not box.open:
+            continue
+        with box:
             given, returned = st.columns(2)
             with given:
                 st.caption(f"Input: the state at checkpoint {str(run['input_checkpoint_id'])[-8:]}")
@@ -379,7 +390,19 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
     st.button("Re-run from here…" if plan.get("kind") == "rerun" else "Replay from here…", key="incident_replay",
               disabled=bool(blocked), on_click=_ask, args=("replay", incident_id, checkpoint_id, None, None),
               help="from the newest checkpoint: a re-run on the current branch; from an older one: a new branch")
-    form_key = f"incident_fork_{checkpoint_id[-12:]}"
-    with st.expander("Fork from here with edits"):
-        edit_form(state, key=form_key, mode="fork", submit_label="Fork from here…", on_submit=_ask,
-                  args=("fork", incident_id, checkpoint_id, state, form_key), disabled=bool(blocked), primary=False)
+    form_key = fork_form_key(checkpoint_id)
+    # the form (a widget per editable field) drawn only while its expander is open: folded, it was
+    # built and sent on every pick and tab click. Opening or closing it reruns this fragment; what
+    # was typed in it is kept while it is folded (Streamlit drops a value a run does not draw, unless
+    # the widget persists it)
+    box = st.expander("Fork from here with edits", key=f"{form_key}_open", on_change="rerun")
+    if box.open:
+        with box:
+            edit_form(state, key=form_key, mode="fork", submit_label="Fork from here…", on_submit=_ask,
+                      args=("fork", incident_id, checkpoint_id, state, form_key), disabled=bool(blocked),
+                      primary=False, persist_state="page")
+
+
+def fork_form_key(checkpoint_id: str) -> str:
+    return f"incident_fork_{checkpoint_id[-12:]}"
+
