@@ -71,13 +71,18 @@ def test_cancelling_a_replay_changes_nothing(app, paused_engine):
     assert paused_engine.records.audit(incident) == []
 
 
-def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engine):
+def _at_the_rca_checkpoint(app, paused_engine) -> tuple[str, str]:
+    """Alice on the incident's History tab, the rca checkpoint picked: (incident, its fork form's key)."""
     incident = _incident(paused_engine)
     as_reviewer(app, "alice")
     open_incident(app, incident)
     checkpoint = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
     _pick(app, incident, checkpoint)
-    form = f"incident_fork_{checkpoint[-12:]}"
+    return incident, f"incident_fork_{checkpoint[-12:]}"
+
+
+def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engine):
+    incident, form = _at_the_rca_checkpoint(app, paused_engine)
     _fold(app, form, True)
     app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
     app.button(key=f"{form}_submit").click().run()
@@ -100,12 +105,7 @@ def test_the_folded_fork_form_draws_nothing_and_keeps_what_was_typed(app, paused
     """Folded, the fork form builds none of its widgets (they were sent on every pick for nobody);
     opened, they are there. An edit sent with "Fork from here…" and then cancelled is still in the
     form when it is opened again, folded and reopened (a form sends what was typed on its submit)."""
-    incident = _incident(paused_engine)
-    as_reviewer(app, "alice")
-    open_incident(app, incident)
-    checkpoint = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
-    _pick(app, incident, checkpoint)
-    form = f"incident_fork_{checkpoint[-12:]}"
+    incident, form = _at_the_rca_checkpoint(app, paused_engine)
     fork = next(e for e in app.expander if e.label == "Fork from here with edits")
     assert not fork.children and not app.number_input and f"{form}_submit" not in [b.key for b in app.button]
     _fold(app, form, True)
