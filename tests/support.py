@@ -564,6 +564,17 @@ GRID_COLUMN_JS = """(name) => {
 }"""
 
 
+def grid_column(page, name: str, timeout: float = 30.0) -> dict:
+    """GRID_COLUMN_JS's measure of column `name` once the grid's headers are in the page: a refresh
+    (the inbox's, every 5 s) draws the grid anew, and its header cells come a moment after its canvas."""
+    deadline = time.monotonic() + timeout
+    while True:
+        column = page.evaluate(GRID_COLUMN_JS, name)
+        if column["headers"] or time.monotonic() > deadline:
+            return column
+        page.wait_for_timeout(200)
+
+
 # the end of a child script (after `records` and `cli` are imported): run the CLI, and hang for good
 # right after the approval's code_fix recorded its fix, before the checkpoint says so
 HANG_ONCE_THE_FIX_IS_RECORDED = r"""

@@ -20,7 +20,7 @@ import re
 import pytest
 
 from pipeline.operations.file_ingest import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, GRID_COLUMN_JS, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -193,7 +193,7 @@ def test_the_inbox_view_lives_in_the_url_and_the_shell_fits_and_stays_local(serv
                 expect(page.get_by_text(f"Showing 1–{awaiting} of {awaiting} awaiting approval", exact=False)).to_be_visible()
 
                 # 1440 px: the Status column whole, inside the table's visible part, no text clipped
-                status = page.evaluate(GRID_COLUMN_JS, "Status")
+                status = grid_column(page, "Status")
                 assert status["headers"][:3] == ["Incident", "Title", "Status"], status
                 assert 0 < status["left"] < status["right"] <= status["visible"], status
                 assert status["textRight"] and all(0 < x < status["right"] - status["left"] - 4

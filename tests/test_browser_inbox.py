@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.operations import escalation
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, FIXTURES, GRID_COLUMN_JS, browser_page, browser_site, settle
+from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -118,7 +118,7 @@ def test_back_from_an_incident_opened_by_its_url_lands_on_the_inbox(page, site):
 
 def whole_in_view(page, name: str) -> dict:
     """The grid's column `name`, asserted drawn and ending inside the grid's visible width."""
-    column = page.evaluate(GRID_COLUMN_JS, name)
+    column = grid_column(page, name)
     assert column["drawn"], (name, column)  # the grid draws only what is in view: not off to the side
     assert 0 < column["left"] < column["right"] <= column["visible"] + 1, (name, column)
     # its own separator ends it, or it is the last column and the grid does not scroll sideways
@@ -153,7 +153,7 @@ def test_at_1440_px_with_the_sidebar_open_every_default_column_is_whole_in_view(
     page.goto(site["url"])
     on_the_inbox(page, site)
     assert sidebar_width(page) > 200
-    grid = page.evaluate(GRID_COLUMN_JS, "Incident")
+    grid = grid_column(page, "Incident")
     assert grid["scroll"]["width"] <= grid["scroll"]["visible"] + 1, grid  # nothing off to the side
     assert grid["headers"] == [*TRIAGE, "SLA"], grid  # every default column, triage first
     for name in grid["headers"]:
@@ -162,7 +162,7 @@ def test_at_1440_px_with_the_sidebar_open_every_default_column_is_whole_in_view(
         assert texts, (name, column)  # every row has a value in it (escalated rows too)
         if name not in ("Title", "Conf."):  # short texts are whole: their last pixel short of the edge (glide clips there)
             assert max(texts) < column["right"] - column["left"] - 2, (name, column)
-    title = page.evaluate(GRID_COLUMN_JS, "Title")
+    title = grid_column(page, "Title")
     assert title["right"] - title["left"] >= 300, title
 
 
@@ -180,7 +180,7 @@ def test_at_1024_px_the_triage_columns_are_in_view_once_the_sidebar_is_closed(pa
                                      .some(h => h.textContent.trim() === 'Conf.')""", timeout=30_000)
     for name in TRIAGE:
         whole_in_view(page, name)
-    title = page.evaluate(GRID_COLUMN_JS, "Title")
+    title = grid_column(page, "Title")
     assert title["right"] - title["left"] >= 300, title
 
 

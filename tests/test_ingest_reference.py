@@ -124,14 +124,16 @@ def stored(data_dir: Path, files: list[Path], *, roots: dict[str, str]) -> dict:
 def part(name: str, tmp: Path) -> tuple[list[Path], dict[str, str]]:
     """One corpus: (files to ingest in order, paths to write as names)."""
     if name == "loghub":
-        return sorted(next(iter(sorted(p.glob("*.log")))) for p in LOGHUB.iterdir() if p.is_dir()), {str(LOGHUB): "<loghub>"}
+        # ingest names a file by its resolved path: ../shared may be a symlink (a CI checkout's is)
+        return (sorted(next(iter(sorted(p.glob("*.log")))) for p in LOGHUB.iterdir() if p.is_dir()),
+                {str(LOGHUB.resolve()): "<loghub>", str(LOGHUB): "<loghub>"})
     folder = tmp / name
     folder.mkdir()
     if name == "bench_corpus":
         files = [Path(f) for f in _bench_module().write_corpus(LOGHUB, folder, CORPUS_LINES)["files"]]
-        return files, {str(folder): "<corpus>"}
+        return files, {str(folder.resolve()): "<corpus>", str(folder): "<corpus>"}
     (folder / "app.log").write_bytes(hostile_bytes())
-    return [folder / "app.log"], {str(folder): "<hostile>"}
+    return [folder / "app.log"], {str(folder.resolve()): "<hostile>", str(folder): "<hostile>"}
 
 
 PARTS = ("loghub", "bench_corpus", "hostile")
