@@ -256,7 +256,6 @@ def _column_config() -> dict:
 
 def _narrowing() -> dict:
     """The severity, service and opened-on filters, the order and the columns (in an expander)."""
-    chosen = {k: st.session_state.get(f"inbox_{k}") for k in ("sev", "service", "from", "to", "sort")}
     services = [""] + workbench.review.services()
     if st.session_state.get("inbox_service") not in services:
         st.session_state["inbox_service"] = ""
@@ -265,32 +264,30 @@ def _narrowing() -> dict:
     # the default set, or the columns chosen that still exist (an old session may hold one renamed since)
     st.session_state["inbox_cols"] = shown_columns([c for c in st.session_state.get("inbox_cols") or () if c in COLUMNS])
     # drawn only while open (a closed one reruns the page when opened): its date inputs and selects
-    # are ~0.2-0.25 s of the browser's main thread on every load of the inbox. A widget not drawn in a
-    # run loses its value, so the values are kept by setting them again (they are the view's, in the URL)
-    for name in NARROWING_KEYS:
-        if name in st.session_state:
-            st.session_state[name] = st.session_state[name]
+    # are ~0.2-0.25 s of the browser's main thread on every load of the inbox; the values are the view's
+    # (in the URL), kept while it is closed
+    session.keep_values(*NARROWING_KEYS)
     # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url)
     box = st.expander("Filter, sort and columns", key="inbox_narrowing", on_change="rerun")
-    if not box.open:
-        return {"sev": list(chosen["sev"] or ()), "service": chosen["service"] or None,
-                "from": chosen["from"].isoformat() if chosen["from"] else None,
-                "to": chosen["to"].isoformat() if chosen["to"] else None, "sort": chosen["sort"] or "",
-                "cols": shown_columns(st.session_state["inbox_cols"])}
-    with box:
-        cells = st.columns(5)
-        sev = cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
-                                   placeholder="any")
-        service = cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
-                                     format_func=lambda v: v or "any")
-        opened_from = cells[2].date_input("Opened from", value=None, key="inbox_from", on_change=_back_to_first_page)
-        opened_to = cells[3].date_input("Opened to", value=None, key="inbox_to", on_change=_back_to_first_page)
-        sort = cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
-                                  format_func=SORT_LABELS.get)
-        cols = st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get)
-    return {"sev": list(sev), "service": service or None, "from": opened_from.isoformat() if opened_from else None,
-            "to": opened_to.isoformat() if opened_to else None, "sort": sort, "cols": shown_columns(cols)}
-
+    if box.open:
+        with box:
+            cells = st.columns(5)
+            cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
+                                 placeholder="any")
+            cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
+                               format_func=lambda v: v or "any")
+            cells[2].date_input("Opened from", value=None, key="inbox_from", on_change=_back_to_first_page)
+            cells[3].date_input("Opened to", value=None, key="inbox_to", on_change=_back_to_first_page)
+            cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
+                               format_func=SORT_LABELS.get)
+            st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get)
+    # the widgets' values (drawn or kept): one reading whether the expander is open or not
+    chosen = st.session_state
+    opened_from, opened_to = chosen.get("inbox_from"), chosen.get("inbox_to")
+    return {"sev": list(chosen.get("inbox_sev") or ()), "service": chosen.get("inbox_service") or None,
+            "from": opened_from.isoformat() if opened_from else None,
+            "to": opened_to.isoformat() if opened_to else None, "sort": chosen.get("inbox_sort") or "",
+            "cols": shown_columns(chosen.get("inbox_cols"))}
 
 _open_incident()
 st.title("Inbox")

@@ -405,4 +405,3 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
 
 def fork_form_key(checkpoint_id: str) -> str:
     return f"incident_fork_{checkpoint_id[-12:]}"
-

@@ -165,9 +165,7 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
         st.session_state["inbox_bulk_ids"] = [i for i in st.session_state["inbox_bulk_ids"] if i in by_id]
     # drawn only while open, as the inbox's filters are (a closed one reruns the page when opened): what
     # was picked and typed is kept by setting it again (a widget not drawn in a run loses its value)
-    for name in ("inbox_bulk_ids", "inbox_bulk_to", "inbox_bulk_reason"):
-        if name in st.session_state:
-            st.session_state[name] = st.session_state[name]
+    session.keep_values("inbox_bulk_ids", "inbox_bulk_to", "inbox_bulk_reason")
     # its open state is the reviewer's (key): an `expanded` that changed with the picks would make it a
     # new expander, closed
     box = st.expander("Act on several incidents", key="inbox_bulk_open", on_change="rerun")

@@ -32,6 +32,15 @@ def workbench() -> Workbench:
                     config.raw("INCIDENTIQ_POLLER") or "on", identity.mode())
 
 
+def keep_values(*keys: str) -> None:
+    """Keep the values of widgets a run may not draw (a folded expander drawn only while open):
+    Streamlit drops a widget's value from the session when a run does not draw it, unless it was
+    set again in that run."""
+    for name in keys:
+        if name in st.session_state:
+            st.session_state[name] = st.session_state[name]
+
+
 def actor() -> Actor | None:
     """Who acts in this browser session (workbench/identity.py), or None: signed out, or no name."""
     return identity.actor(workbench().settings)
