@@ -1,4 +1,4 @@
-"""A long comment and a long or marked-up name (issue 23): a pasted comment over the limit is refused
+"""A long comment and a long or marked-up name: a pasted comment over the limit is refused
 with the limit named and stays in the box; the error names no CLI flag; a reviewer's name reads
 literally (never as markdown) and is bounded."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The analysis's evidence filled in (issue 23): the findings' event counts shown, the similar docs
+"""The analysis's evidence filled in: the findings' event counts shown, the similar docs
 led by the one the analysis rests on."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10, item 5: a reviewer's process killed (SIGKILL) right after it wrote a change with
+"""A reviewer's process killed (SIGKILL) right after it wrote a change with
 update_state, before auditing it: the change is audited when the run is taken over."""
 from __future__ import annotations
 

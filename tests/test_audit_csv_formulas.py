@@ -1,4 +1,4 @@
-"""Issue 10, item 12: the audit CSV cannot carry a spreadsheet formula; the JSON stays exact."""
+"""The audit CSV cannot carry a spreadsheet formula; the JSON stays exact."""
 from __future__ import annotations
 
 import csv

@@ -1,4 +1,4 @@
-"""Issue 22.3: the poller reads a backlog in bounded batches, analyses each batch's incidents before
+"""The poller reads a backlog in bounded batches, analyses each batch's incidents before
 reading the next, and says how far behind it is (poll --once --json, the Operations page); a short
 burst through bench/backlog.py (a real child process appending, or a loopback Splunk) loses nothing
 and drains."""

@@ -1,4 +1,4 @@
-"""Backtests: a candidate analyst over past incidents, never on the live run (issue 24).
+"""Backtests: a candidate analyst over past incidents, never on the live run.
 
 Real stores, real child processes killed with SIGKILL, real concurrent processes."""
 from __future__ import annotations

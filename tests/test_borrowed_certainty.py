@@ -1,4 +1,4 @@
-"""No borrowed certainty (issue 21.3): a doc written for one technology does not carry an analysis
+"""No borrowed certainty: a doc written for one technology does not carry an analysis
 of evidence from another to the code-fix threshold, and a link in a hint text is not the failing host.
 The lines are Loghub's (ZooKeeper, OpenSSH, Hadoop) and the demo's, sent as JSON errors."""
 from __future__ import annotations

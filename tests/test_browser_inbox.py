@@ -1,4 +1,4 @@
-"""Browser journeys of the inbox (issue 23): "Back to the inbox" lands on the inbox's rows, from an
+"""Browser journeys of the inbox: "Back to the inbox" lands on the inbox's rows, from an
 incident opened by a row and from one opened by a URL; the table reads without scrolling sideways
 at 1440 px with the sidebar open (every default column whole in view, the Title with ~45
 characters), and at 1024 px the Title in view, the triage columns too once the sidebar is closed.

@@ -1,4 +1,4 @@
-"""Browser journeys of the review controls (issue 13), one app process for the module: the findings
+"""Browser journeys of the review controls, one app process for the module: the findings
 highlighted in the log line, the fix proposal with its hash beside Approve, a refused Reject that
 keeps its tab, a page that follows a decision made elsewhere, the timeline, Back, the toolbar in
 viewer mode, a layout that holds at 1024 and 1440 px (screenshots with INCIDENTIQ_SCREENSHOTS=1);

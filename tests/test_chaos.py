@@ -1,4 +1,4 @@
-"""Chaos (issue 10): real `python -m pipeline` processes SIGKILLed at random points and stores held
+"""Chaos: real `python -m pipeline` processes SIGKILLed at random points and stores held
 locked by a second process, across ingest, poll, decisions, edits, replay and fork; then the invariants. Seeded
 and bounded (a dozen rounds, well under 2 minutes on 2 cores); the figures are reported as a warning."""
 from __future__ import annotations

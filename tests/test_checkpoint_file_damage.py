@@ -1,4 +1,4 @@
-"""Issue 10, item 4: a locked, damaged or deleted checkpoints.sqlite is a clear StorageError, a retried
+"""A locked, damaged or deleted checkpoints.sqlite is a clear StorageError, a retried
 poll, or a re-run from the stored events; never a traceback, a crashed poller or a lost review."""
 from __future__ import annotations
 

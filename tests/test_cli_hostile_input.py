@@ -1,4 +1,4 @@
-"""Issue 10, item 11: hostile command-line input is a one-line refusal with exit 2, never a traceback."""
+"""Hostile command-line input is a one-line refusal with exit 2, never a traceback."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The root cause, the plan and the diff agree (issue 23), over every incident of the demo day and
+"""The root cause, the plan and the diff agree, over every incident of the demo day and
 every eval case: no plan saying "No diff" beside a diff, no by-hand step repeating the diff, no root
 cause denying what the diff changes ("the pool is not too small by itself" while it raises the pool
 size), no proposal for what a reviewer called not a code defect."""

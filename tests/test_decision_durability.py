@@ -1,4 +1,4 @@
-"""Issue 10, loose end (b): a reviewer's decision is durable before the run acts on it. Under load
+"""A reviewer's decision is durable before the run acts on it. Under load
 LangGraph's default (async) checkpointing let code_fix record a fix while the approval's
 checkpoint was still being written; a kill then lost the approval (a second reviewer approved
 again and the first, whose fix stood, was never audited). Slow checkpoint writes stand in for the

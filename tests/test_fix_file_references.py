@@ -1,4 +1,4 @@
-"""Issue 10, item 3: reading file references out of evidence is linear in its size, so approving an
+"""Reading file references out of evidence is linear in its size, so approving an
 incident with a huge log line cannot hold the incident's claim for minutes."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property-based fuzzing (issue 10): every generated input to event parsing, correlation, state
+"""Property-based fuzzing: every generated input to event parsing, correlation, state
 edits and settings is accepted, or refused with a one-line reason of ours, never a traceback, and
 a bad line never hides its neighbours. Bounded and derandomized for CI; the figures are reported
 as a warning at the end of the module (`FuzzFigures`), so CI output shows them."""

@@ -1,4 +1,4 @@
-"""Header text stays out of the message (issue 21, "no header text in any incident title"): a
+"""Header text stays out of the message (no header text in any incident title): a
 syslog tag with a version or behind a `--` marker, and a log4j logger without a package in a file
 whose every line names its logger. Lines are Loghub's (Linux, Spark); the rules are general."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10, items 1-2: no log line can stop ingestion, break a run, or hide its neighbours."""
+"""No log line can stop ingestion, break a run, or hide its neighbours."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 25, finding 1: a time that UTC cannot hold (year 1 at +14:00, year 9999 at -14:00, an
+"""A time that UTC cannot hold (year 1 at +14:00, year 9999 at -14:00, an
 offset of +25:00) is an unreadable time (CONTRACT §1), never the end of a file or of the poller."""
 from __future__ import annotations
 

@@ -329,7 +329,7 @@ def test_a_store_upgraded_to_the_overdue_counts_counts_what_it_held(tmp_path):
 ])
 @BOTH_BACKENDS
 def test_a_chosen_order_and_the_severity_and_date_filters_page_every_matching_row_once(records, sort, key, reverse):
-    """The inbox's Sort, Severity and Opened filters (issue 23): any view, any order, still keyset pages."""
+    """The inbox's Sort, Severity and Opened filters: any view, any order, still keyset pages."""
     ids = seeded(records)
     for k, incident_id in enumerate(ids[:20]):
         records.update_incident(incident_id, confidence=round(0.05 * (k % 7), 2))

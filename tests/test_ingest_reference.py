@@ -1,4 +1,4 @@
-"""Issue 22.1: reading and storing a line faster must not change what is stored. The shared Loghub
+"""Reading and storing a line faster must not change what is stored. The shared Loghub
 logs, `bench/ingest.py`'s corpus (the logs repeated with shifted times, plus JSON events) and a
 file of hostile lines are ingested through `ingest_file`, each into a fresh data dir, and what the
 store then holds (every event's values, the dead letters, the incidents and the events each

@@ -1,4 +1,4 @@
-"""Issue 10, items 7-8: a folder's symlinks to files elsewhere are not read; a new bad line at a byte
+"""A folder's symlinks to files elsewhere are not read; a new bad line at a byte
 offset used before (the file was rewritten) is dead-lettered, not silently dropped."""
 from __future__ import annotations
 

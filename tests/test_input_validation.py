@@ -1,5 +1,5 @@
-"""Issue 25, finding 3 and 5: settings, options and files that were accepted silently or ended in
-a traceback are refused with one clear line and exit 2, naming what is wrong."""
+"""Settings, options and files that are wrong are refused with one clear line and exit 2, naming
+what is wrong: never accepted silently, never a traceback."""
 from __future__ import annotations
 
 import pytest

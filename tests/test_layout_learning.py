@@ -1,4 +1,4 @@
-"""Issue 21: a layout no format list holds is learnt from the file's first lines; the header's
+"""A layout no format list holds is learnt from the file's first lines; the header's
 time, level and component are read as written; the message is what follows the header; the
 Filebeat fixtures (elastic/beats, tests/data/filebeat/NOTICE) are read as Filebeat reads them."""
 from __future__ import annotations

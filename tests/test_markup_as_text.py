@@ -1,4 +1,4 @@
-"""Issue 10, item 9: text that quotes log data or the URL is never rendered as markdown (no live
+"""Text that quotes log data or the URL is never rendered as markdown (no live
 links, no remote images), and the page icon needs no fetch."""
 from __future__ import annotations
 

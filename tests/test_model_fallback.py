@@ -1,4 +1,4 @@
-"""Issue 10, item 13: whatever the model does, incidents reach reviewers. An answer no retrieved doc
+"""Whatever the model does, incidents reach reviewers. An answer no retrieved doc
 supports is kept, flagged and capped; a failing endpoint is answered offline, labelled, and after
 N failures a breaker stops calling it for a cool-down; secrets never reach `last_error`."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25, finding 2: webhooks are told off the poller's thread, each POST within a wall-clock
+"""Webhooks are told off the poller's thread, each POST within a wall-clock
 deadline, and what they are told is inert in Slack's and Teams' markup.
 
 The chaos case runs real loopback servers: a tarpit that answers one byte at a time (its reads

@@ -1,4 +1,4 @@
-"""Real logs in, nothing lost (issue 11): the eight shared Loghub systems ingested as plain text,
+"""Real logs in, nothing lost: the eight shared Loghub systems ingested as plain text,
 GA of the template miner, and hand-written samples of the formats people ship."""
 from __future__ import annotations
 

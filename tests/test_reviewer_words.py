@@ -1,4 +1,4 @@
-"""Internal words never reach a reviewer (issue 23): no status codes or interrupt ids in a refused
+"""Internal words never reach a reviewer: no status codes or interrupt ids in a refused
 decision's message, no miner placeholders (`<NUM>`, `<STR>`) in the CLI's titles."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Revise with reasons (issue 23): a reviewer's request for changes and their edits are inputs of the
+"""Revise with reasons: a reviewer's request for changes and their edits are inputs of the
 analysis. The doc their words describe is taken (with what the evidence says of it), what they say it
 is not leaves the wording, "not a code defect" means no fix proposal and no code advice, and the
 revisions show what changed in the analysis itself."""

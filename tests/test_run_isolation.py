@@ -1,4 +1,4 @@
-"""Issue 10, item 2: a bug one incident reaches stays that incident's; the poller keeps going and
+"""A bug one incident reaches stays that incident's; the poller keeps going and
 a dead poller thread is restarted and shown."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10, item 10: every numeric setting has a finite documented range and anything outside it
+"""Every numeric setting has a finite documented range and anything outside it
 is refused with one line naming the setting (exit 2), before it can crash or disable something."""
 from __future__ import annotations
 

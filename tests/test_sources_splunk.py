@@ -163,7 +163,7 @@ def test_an_event_has_the_same_id_whichever_search_returns_it(splunk, token):
 
 
 def test_by_index_time_an_event_indexed_late_is_read_once_and_no_window_is_read_twice(engine, splunk, token):
-    """Issue 22.3: a busy source is not re-read every poll (by event time the overlap re-reads 300 s
+    """A busy source is not re-read every poll (by event time the overlap re-reads 300 s
     of results a poll: 600,000 at 2,000 lines/s); an event whose own time is an hour old when Splunk
     indexes it (a forwarder that was down) is read by the window it was indexed in."""
     clock = Clock()
@@ -317,7 +317,7 @@ def test_the_background_poller_survives_errors_and_records_them(engine, splunk, 
 
 
 def test_a_large_window_is_handed_over_in_bounded_batches_and_its_cursor_moves_with_the_last(engine, splunk, token):
-    """Issue 22.3: at most batch_lines results a read, the rest from memory (one export); each batch
+    """At most batch_lines results a read, the rest from memory (one export); each batch
     has a cursor of its own still at the window's start, so a batch that was not stored is read again."""
     for k in range(5):
         splunk.add(T0 - 50 + k, f"Read timed out calling payments after {30000 + k}ms")

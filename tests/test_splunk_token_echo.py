@@ -1,4 +1,4 @@
-"""Issue 10, item 6: a Splunk endpoint that echoes our Authorization header in its error body never
+"""A Splunk endpoint that echoes our Authorization header in its error body never
 gets the token into the data dir, stderr, the poller status or the health light."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25, build item 3: property tests where the bugs were. Every time spelling the parsers
+"""Property tests where the bugs were. Every time spelling the parsers
 accept, at the edges of the year range and with any offset (valid or not), every epoch unit at
 its limits, year-less syslog around New Year, token files' expiries and files of layouts no format list holds
 (learnt from their first lines): each input is read (an

@@ -1,4 +1,4 @@
-"""Issue 25, finding 4: one person cannot satisfy the two-person rule, by spelling their name
+"""One person cannot satisfy the two-person rule, by spelling their name
 another way, by an edit at approval time that lowers the rule, or by one CLI operator acting
 `--as` two people; typed (demo) names are stated as unverified in the document, the CLI and the audit."""
 from __future__ import annotations
