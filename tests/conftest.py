@@ -14,8 +14,8 @@ import pytest
 
 from pipeline.store import checkpoints
 from tests.openai_stub import OpenAIStub
-from tests.support import (APP, FIXTURES, KEY, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst, make_settings,
-                           postgres_answers)
+from tests.support import (APP, FIXTURES, KEY, LOGHUB, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst,
+                           make_settings, missing, postgres_answers)
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):
@@ -105,9 +105,7 @@ def database_url(backend, monkeypatch):
     import psycopg
 
     if not postgres_answers():
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(f"CI: no PostgreSQL server answers at {PG_SERVER} (.ci/run starts it)")
-        pytest.skip(f"no PostgreSQL server answers at {PG_SERVER} (and CI is unset)")
+        missing(f"no PostgreSQL server answers at {PG_SERVER} (in CI .ci/run starts it)")
     schema = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(PG_SERVER, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
@@ -121,6 +119,15 @@ def database_url(backend, monkeypatch):
     lease.close_sessions()
     with psycopg.connect(PG_SERVER, autocommit=True) as admin:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture
+def needs_loghub() -> Path:
+    """The shared Loghub-2k folder (support.LOGHUB). Without it the test is skipped with the reason,
+    except in CI (CI set), where the checkout provides it: there a missing folder is a failure."""
+    if not LOGHUB.is_dir():
+        missing(f"Loghub-2k not found at {LOGHUB} (../shared/data/loghub-2k or $INCIDENTIQ_LOGHUB_DIR)")
+    return LOGHUB
 
 
 @pytest.fixture

@@ -4,14 +4,13 @@ from __future__ import annotations
 import csv
 import json
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 
 from pipeline.errors import InvalidEvent
 from pipeline.ingest.formats import SourceParser, decode_line, parse_lines, parse_record, parse_time
 
-LOGHUB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "loghub-2k"
+from tests.support import LOGHUB, LOGHUB_SYSTEMS
 UTC = timezone.utc
 
 
@@ -280,12 +279,8 @@ def test_detection_picks_the_majority_format_and_falls_back_per_line():
 
 # -- real files --------------------------------------------------------------------------------
 
-SYSTEMS = sorted(p.name for p in LOGHUB.iterdir() if p.is_dir()) if LOGHUB.is_dir() else []
-_NO_DATA = pytest.mark.skipif(not SYSTEMS, reason=f"Loghub-2k data not found at {LOGHUB}")
-
-
-@_NO_DATA
-@pytest.mark.parametrize("system", SYSTEMS or ["none"])
+@pytest.mark.usefixtures("needs_loghub")
+@pytest.mark.parametrize("system", LOGHUB_SYSTEMS)
 def test_every_loghub_line_parses_into_a_record_with_a_time(system):
     folder = LOGHUB / system
     lines = decode_line((folder / f"{system}_2k.log").read_bytes()).splitlines()

@@ -151,5 +151,5 @@ def test_zz_fuzz_figures():
     """Print the figures (a warning, so CI shows them whatever the capture mode)."""
     tried = sum(v for k, v in FIGURES.items() if k.endswith("tried"))
     assert tried > 0
-    warnings.warn(FuzzFigures("fuzz: " + ", ".join(f"{k} {v}" for k, v in sorted(FIGURES.items()))
-                              + ", tracebacks 0"), stacklevel=1)
+    warnings.warn(FuzzFigures("fuzz: " + ", ".join(f"{k} {v}" for k, v in sorted(FIGURES.items()))),
+                  stacklevel=1)

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ROOT, make_settings
+from tests.support import LOGHUB, ROOT, make_settings
 
-LOGHUB = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "loghub-2k"
 REFERENCE = Path(__file__).resolve().parent / "data" / "ingest_reference.json"
 CORPUS_LINES = 20_000
 # year-less times (syslog, Proxifier) take the current year: the reference reads them in this one
@@ -30,7 +29,6 @@ NOW = datetime(2026, 12, 3, 12, 0, tzinfo=timezone.utc)
 EVENT_FIELDS = ("event_id", "time", "message", "service", "host", "level", "exception", "stack", "trace_id",
                 "fields", "source", "position")
 
-needs_loghub = pytest.mark.skipif(not LOGHUB.is_dir(), reason=f"Loghub-2k not found at {LOGHUB}")
 
 
 def hostile_bytes() -> bytes:
@@ -150,7 +148,7 @@ def _pinned_now(monkeypatch) -> None:
     monkeypatch.setattr(formats, "datetime", Pinned)
 
 
-@needs_loghub
+@pytest.mark.usefixtures("needs_loghub")
 @pytest.mark.parametrize("name", PARTS)
 def test_ingest_stores_what_it_stored_before_the_speed_ups(name, tmp_path, monkeypatch):
     _pinned_now(monkeypatch)

@@ -3,9 +3,7 @@ GA of the template miner, and hand-written samples of the formats people ship.""
 from __future__ import annotations
 
 import json
-import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -16,18 +14,16 @@ from pipeline.incidents.opening import OpeningRule
 from pipeline.ingest.reading import LogFile
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
-from tests.support import ROOT, run_cli
+from tests.support import LOGHUB, LOGHUB_SYSTEMS, run_cli
 
-LOGHUB = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
-SYSTEMS = ["Apache", "HDFS", "Hadoop", "Linux", "OpenSSH", "Proxifier", "Spark", "Zookeeper"]
-needs_loghub = pytest.mark.skipif(not LOGHUB.is_dir(), reason=f"Loghub-2k not found at {LOGHUB}")
+SYSTEMS = LOGHUB_SYSTEMS
 
 
 def count(engine, sql: str) -> int:
     return engine.records.query(sql)[0][0]
 
 
-@needs_loghub
+@pytest.mark.usefixtures("needs_loghub")
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_a_plain_text_log_is_stored_whole_and_opens_one_incident_per_error_template(engine, system):
     log = load(LOGHUB / system)
@@ -51,7 +47,7 @@ def test_a_plain_text_log_is_stored_whole_and_opens_one_incident_per_error_templ
                                                           "incidents_updated": 0}
 
 
-@needs_loghub
+@pytest.mark.usefixtures("needs_loghub")
 def test_the_grouping_command_meets_the_ga_goal_on_the_shared_systems(data_dir):
     result = run_cli(data_dir, "grouping", str(LOGHUB), "--json")
     assert result.returncode == 0, result.stderr

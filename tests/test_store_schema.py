@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -194,8 +193,7 @@ def test_a_failing_migration_leaves_the_data_dir_at_its_old_version(tmp_path):
 
 
 OPENER = r"""
-import sys, time
-from pathlib import Path
+import sys
 import pipeline
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS, Migration, latest
@@ -203,9 +201,8 @@ from pipeline.store.schema import MIGRATIONS, Migration, latest
 slow = Migration(latest() + 1, "slow", (
     "CREATE TABLE filler AS WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000) SELECT x FROM n",
     "ALTER TABLE incidents ADD COLUMN probe TEXT"))
-start = Path(sys.argv[2])
-while not start.exists():
-    time.sleep(0.001)
+print("ready", flush=True)
+sys.stdin.readline()  # the parent's "go", written to both children once both are ready
 print(Records(sys.argv[1], migrations=(*MIGRATIONS, slow)).schema_version)
 """
 
@@ -214,11 +211,13 @@ print(Records(sys.argv[1], migrations=(*MIGRATIONS, slow)).schema_version)
 def test_two_processes_opening_one_data_dir_at_once_migrate_it_once(tmp_path, database_url):
     path = database_url or tmp_path / "app.sqlite3"
     Records(path).close()
-    start = tmp_path / "start"
-    children = [subprocess.Popen([sys.executable, "-c", OPENER, str(path), str(start)], cwd=ROOT,
+    children = [subprocess.Popen([sys.executable, "-c", OPENER, str(path)], cwd=ROOT, stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    time.sleep(1.5)  # both imported and spinning on the start file
-    start.touch()
+    # both imported and waiting on their stdin, then both told at once
+    assert [child.stdout.readline() for child in children] == ["ready\n", "ready\n"]
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
     results = [child.communicate(timeout=60) for child in children]
     assert [(child.returncode, out.strip()) for child, (out, _) in zip(children, results)] == [(0, str(NEXT)), (0, str(NEXT))], \
         [err for _, err in results]
