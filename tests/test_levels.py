@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.ingest.levels import at_least, infer_level, normalize_level
+from pipeline.ingest.levels import _KEYWORDS, JVM_FLAG, Level, at_least, infer_level, normalize_level
 
 
 @pytest.mark.parametrize("raw, level", [
@@ -89,11 +89,18 @@ def test_the_demo_days_jvm_banner_opens_no_incident(engine, tmp_path):
     assert engine.records.incidents() == []
 
 
+def infer_level_reference(text: str, *, default: Level | None = None) -> Level | None:
+    """`infer_level` as it is specified: every keyword pattern searched."""
+    head = JVM_FLAG.sub(" ", text[:2_000])
+    for level, pattern in _KEYWORDS:
+        if pattern.search(head):
+            return level
+    return default
+
+
 def test_keyword_guess_skipping_patterns_without_their_words_is_the_reference_guess():
     # infer_level skips a level's pattern when an ASCII text holds none of its words; the guess
     # must be the one of searching every pattern (non-ASCII texts are searched as before)
-    from pipeline.ingest.levels import infer_level, infer_level_reference
-
     texts = ["all good", "Connection refused", "request timed out", "TimeOut waiting", "KeyError: 'x'",
              "kernel panic - not syncing", "oom-killer invoked", "Retrying in 5s", "DEPRECATED api", "trace id 5",
              "could not open", "can't connect", "-XX:+ExitOnOutOfMemoryError set", "segmentation fault (core dumped)",

@@ -85,18 +85,10 @@ assert len(_NEEDS) == len(_MASKS)
 _ANY_DIGIT = re.compile(r"\d")
 
 
-def template_reference(message: str) -> str:
-    """`template` as it is specified: every mask of _MASKS in turn (tests check `template` against it)."""
-    message = message[:TEMPLATE_CHARS]
-    for pattern, placeholder in _MASKS:
-        message = pattern.sub(placeholder, message)
-    return message.strip()
-
-
 @lru_cache(maxsize=1024)
 def template(message: str) -> str:
     """The message's first TEMPLATE_CHARS characters, variable parts masked (<NUM>, <IP>...):
-    the text of `template_reference`, a mask skipped when the text lacks what it needs (_NEEDS)."""
+    every mask of _MASKS in turn, a mask skipped when the text lacks what it needs (_NEEDS)."""
     # cached: the store masks an opening event's first line twice (its fingerprint and the new
     # incident's title), and the masks are most of correlating one event
     message = message[:TEMPLATE_CHARS]

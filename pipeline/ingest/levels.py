@@ -133,15 +133,6 @@ def infer_level(text: str, *, default: Level | None = None) -> Level | None:
     return default
 
 
-def infer_level_reference(text: str, *, default: Level | None = None) -> Level | None:
-    """`infer_level` as it is specified: every keyword pattern searched (tests compare the two)."""
-    head = JVM_FLAG.sub(" ", text[:2_000])
-    for level, pattern in _KEYWORDS:
-        if pattern.search(head):
-            return level
-    return default
-
-
 def at_least(level: Level | None, floor: Level) -> bool:
     """Whether `level` is `floor` or more severe (None is never)."""
     return level is not None and LEVELS.index(level) >= LEVELS.index(floor)
