@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import zstandard
 
 from pipeline.clock import iso
+from pipeline.prevalidated import copied, hold_shared
 from pipeline.state import LogEvent
 from pipeline.store import event_bodies
 from pipeline.store.sql import Connection, Params, placeholders
@@ -185,11 +186,10 @@ class EventCache:
         """The event as kept (never handed out: callers get copies), what many events hold alike
         held once: which fields were set, the private values, the service, host and level (a set
         and two dicts took 1 KB of the 2.7 KB an event held)."""
-        setattr_, values = object.__setattr__, event.__dict__
-        setattr_(event, "__pydantic_fields_set__", self._once(frozenset(event.__pydantic_fields_set__)))
-        private = event.__pydantic_private__
+        values, private = event.__dict__, event.__pydantic_private__
         if private is not None and not any(private.values()):  # (the defaults: None)
-            setattr_(event, "__pydantic_private__", self._once(tuple(private), lambda: private))
+            private = self._once(tuple(private), lambda: private)
+        hold_shared(event, fields_set=self._once(frozenset(event.__pydantic_fields_set__)), private=private)
         for name in ("service", "host", "level"):
             if type(values[name]) is str:
                 values[name] = self._once(values[name])
@@ -312,15 +312,9 @@ def _copy(event: LogEvent, flat: bool) -> LogEvent:
     """An event's copy as `model_copy` makes it (its values, which fields were set, its private
     values) with a new `fields`: the only mutable value of an event, its strings and time are not.
     Cheaper than `model_copy`, whose generic copy.copy calls cost as much as the validation saved."""
-    copy = LogEvent.__new__(LogEvent)
     values = dict(event.__dict__)
     values["fields"] = dict(values["fields"]) if flat else _tree(values["fields"])  # empty too: the caller's own
-    setattr_ = object.__setattr__
-    setattr_(copy, "__dict__", values)
-    setattr_(copy, "__pydantic_fields_set__", set(event.__pydantic_fields_set__))
-    setattr_(copy, "__pydantic_extra__", None)  # extra="forbid": there are none
-    setattr_(copy, "__pydantic_private__", dict(event.__pydantic_private__ or {}))
-    return copy
+    return copied(event, values)
 
 
 def _tree(value: Any) -> Any:
