@@ -354,8 +354,9 @@ def artifacts_on_failure(page, name: str):
 
 
 @contextlib.contextmanager
-def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None):
-    """`streamlit run app.py` on the data dir (poller off, demo sign-in unless `secrets` has an
+def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, secrets: str | None = None,
+                  script: Path = ROOT / "app.py"):
+    """`streamlit run app.py` (or another `script`) on the data dir (poller off, demo sign-in unless `secrets` has an
     `[auth]` section, the sample source tree) on a loopback port; yields its base URL once
     /_stcore/health answers. `secrets` is a secrets.toml text (`{app_port}` is replaced by the port);
     the log is work_dir/streamlit.log. A port it chose itself that another process took before the
@@ -367,7 +368,7 @@ def streamlit_app(data_dir: Path, work_dir: Path, *, port: int | None = None, se
     attempts = 1 if port else 3
     for attempt in range(1, attempts + 1):
         chosen = port or free_port()
-        args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+        args = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.port",
                 str(chosen), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
                 "--server.fileWatcherType", "none"]
         if secrets is not None:
