@@ -1,7 +1,7 @@
 """Fingerprints: which events are the same problem (CONTRACT §2).
 
 Events share a fingerprint when they share service, exception and message template. The store
-passes the template id the miner (`templates.TemplateMiner`, Drain over masks) gives the
+passes the template id the miner (`fingerprints.miner.TemplateMiner`, Drain over masks) gives the
 message's first line; without one, `template` masks the variable parts (numbers, ids,
 addresses, quoted values, paths, query strings, timestamps) as fingerprints were made before
 the miner, which the store still matches so incidents opened then keep their evidence.
