@@ -4,8 +4,9 @@ such as ``<NUM>`` or ``<IP>`` before the miner (miner.py) sees the text.
 
 `mask` is what the product uses; `mask_reference` is the same list applied regex by regex (the
 specification `mask` is tested against, and `without=` measures what each mask is worth). Both
-run the masks through one loop, `_apply`; `mask` gives it the checks that let it skip a regex
-that cannot match.
+run the masks through one loop, `apply_masks`; `mask` gives it the checks that let it skip a regex
+that cannot match. The masked fingerprints made before the miner (incidents/correlation.py) run
+their own masks through the same loop.
 """
 from __future__ import annotations
 
@@ -85,25 +86,25 @@ MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 _HAS_PLACEHOLDER = re.compile(r"<[A-Z]+>")
 
 
-_DIGIT = object()  # a check: the text holds a digit (\d)
+DIGIT = object()  # a check: the text holds a digit (\d)
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _c = re.compile
 # What each mask of MASKS cannot match without, as cheap checks that must all pass for the mask
 # to run: a substring, any of a tuple of substrings, a regex search (each starting with a literal
-# or one character class, which the regex engine scans for fast), or _DIGIT. Each check is
+# or one character class, which the regex engine scans for fast), or DIGIT. Each check is
 # implied by every match of its mask, so skipping a mask whose check fails changes nothing.
 # The last two masks (white space, a run of one value) are done without regexes in `_mask`.
 _NEEDS: tuple[tuple[Any, ...], ...] = (
     ('"',), ("'",), ("://",),
-    ("-", _DIGIT), ("/", _DIGIT), ("/", _DIGIT),                       # dates
-    (_DIGIT, _MONTHS, _c(rf"{_MONTH} +\d")), (":", _c(r":\d\d")), (_WEEKDAYS,),  # syslog dates, times, days
+    ("-", DIGIT), ("/", DIGIT), ("/", DIGIT),                       # dates
+    (DIGIT, _MONTHS, _c(rf"{_MONTH} +\d")), (":", _c(r":\d\d")), (_WEEKDAYS,),  # syslog dates, times, days
     ("-",), ("@",), (".", _c(r"\.[a-z]")), (":", _c(r":\d\d")),       # UUID, e-mail, hosts
     (".", _c(r"\.\d")), (":", _c(r":[0-9A-Fa-f]{0,4}:")),               # IPv4, IPv6
     ("/",), ("/",), (":\\",),                                          # paths
-    (_DIGIT, _c(r"\d\s?[nuµmshd]")), (_DIGIT, _c(r"\d\s?[KMGTPkBb]")),  # durations, sizes
-    (("0x", "0X"),), (_DIGIT, _c(r"[0-9A-Fa-f]{8}")),                   # hex
-    (_DIGIT,), (_DIGIT, _c(r"[A-Za-z]\d")),                             # numbers
+    (DIGIT, _c(r"\d\s?[nuµmshd]")), (DIGIT, _c(r"\d\s?[KMGTPkBb]")),  # durations, sizes
+    (("0x", "0X"),), (DIGIT, _c(r"[0-9A-Fa-f]{8}")),                   # hex
+    (DIGIT,), (DIGIT, _c(r"[A-Za-z]\d")),                             # numbers
 )
 del _c
 assert len(_NEEDS) == len(MASKS) - 2
@@ -112,14 +113,14 @@ _FAST_MASKS = tuple((pattern.sub, placeholder, needs) for (pattern, placeholder)
 
 
 # (re.sub of a mask, its placeholder, the checks that must all pass for it to run)
-_Step = tuple[Callable[[str, str], str], str, tuple[Any, ...]]
+Step = tuple[Callable[[str, str], str], str, tuple[Any, ...]]
 
 
 def mask_reference(message: str, *, without: frozenset[str] = frozenset()) -> str:
     """`mask` as it is specified: every regex of MASKS in turn (slow; tests check `mask` against it).
     `without`: placeholders whose masks are left out (to measure what each mask is worth)."""
     steps = [(pattern.sub, placeholder, ()) for pattern, placeholder in MASKS if placeholder not in without]
-    return _apply(message[:TEMPLATE_CHARS], steps).strip()
+    return apply_masks(message[:TEMPLATE_CHARS], steps).strip()
 
 
 def mask(message: str) -> str:
@@ -134,7 +135,7 @@ def mask(message: str) -> str:
 # keys are at most TEMPLATE_CHARS long, so the cache holds at most a few MB
 @functools.lru_cache(maxsize=4096)
 def _mask(text: str) -> str:
-    text = _apply(text, _FAST_MASKS)
+    text = apply_masks(text, _FAST_MASKS)
     # "\s+" -> " " then strip(): str.split() splits on the same white space as \s
     tokens = text.split()
     if len(tokens) > 1 and len(set(tokens)) < len(tokens):
@@ -142,15 +143,16 @@ def _mask(text: str) -> str:
     return " ".join(tokens)
 
 
-def _apply(text: str, steps: Iterable[_Step]) -> str:
-    """Each mask in turn on the output of the ones before, skipping one whose checks fail."""
+def apply_masks(text: str, steps: Iterable[Step]) -> str:
+    """Each mask in turn on the output of the ones before, skipping one whose checks fail: a
+    substring, any of a tuple of substrings, DIGIT (the text holds a digit) or a regex to search."""
     digits = None
     for sub, placeholder, needs in steps:
         for need in needs:
             if need.__class__ is str:
                 if need not in text:
                     break
-            elif need is _DIGIT:
+            elif need is DIGIT:
                 # digits only ever disappear (placeholders hold none): a text without one stays so
                 if digits is None or digits:
                     digits = _ANY_DIGIT.search(text) is not None
