@@ -1,7 +1,7 @@
 """Benchmark: template grouping accuracy (GA) on Loghub-2k, the miner against today's masking.
 
 For each system folder (X/X_2k.log_structured.csv with Loghub's ground truth), the `Content`
-column goes through a fresh `pipeline.ingest.templates.TemplateMiner` and, in the same run,
+column goes through a fresh `pipeline.incidents.fingerprints.miner.TemplateMiner` and, in the same run,
 through today's `template()` of pipeline correlation (the baseline: a line's group is its
 masked text). GA: a line counts as right when the set of lines in its predicted group equals
 the set of lines sharing its ground-truth EventId. Prints GA per system, the means and the

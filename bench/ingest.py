@@ -154,7 +154,7 @@ def stage_drain3(files: Sequence[str], work: Path) -> dict:
 
 
 def stage_masks(files: Sequence[str], work: Path) -> dict:
-    from pipeline.ingest.templates import mask
+    from pipeline.incidents.fingerprints.masks import mask
 
     n = 0
     for line in _lines(files):
@@ -164,7 +164,7 @@ def stage_masks(files: Sequence[str], work: Path) -> dict:
 
 
 def stage_miner(files: Sequence[str], work: Path) -> dict:
-    from pipeline.ingest.templates import TemplateMiner
+    from pipeline.incidents.fingerprints.miner import TemplateMiner
 
     miner = TemplateMiner(None)
     n = 0

@@ -13,7 +13,7 @@ def written_as_before_schema_11(records):
     schema's code wrote it: the tables of schema 11 exist while the block runs, then the miner's
     state is saved whole (as schema 10 saved it) and the tables go, so migration 11 finds what it
     would find. The block must store no context events (they would be lost with the tables)."""
-    from pipeline.ingest.templates import TemplateMiner
+    from pipeline.incidents.fingerprints.miner import TemplateMiner
     from pipeline.store import incident_rows
     from pipeline.store.schema import TYPES, _v11_context_blocks
 

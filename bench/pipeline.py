@@ -39,7 +39,7 @@ import pipeline  # noqa: E402,F401  (strict msgpack before langgraph loads)
 from langgraph.graph import END, START, StateGraph  # noqa: E402
 from langgraph.types import interrupt  # noqa: E402
 
-from pipeline.store import checkpoints  # noqa: E402
+from pipeline.store import checkpoint_format, checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
 from pipeline.gc_tuning import tune_garbage_collector  # noqa: E402
@@ -108,7 +108,7 @@ def run_bare(work: Path, n: int, *, stock: bool = False) -> float:
     if stock:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        saver = SqliteSaver(checkpoints.connect(work / "stock.sqlite"), serde=checkpoints.serializer())
+        saver = SqliteSaver(checkpoints.connect(work / "stock.sqlite"), serde=checkpoint_format.serializer())
     else:
         saver = checkpoints.saver_for(work / "bare.sqlite")
     graph = bare_graph(saver)

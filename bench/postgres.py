@@ -29,7 +29,7 @@ from bench.pipeline import bare_graph, write_events  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
 from pipeline.operations.file_ingest import ingest_path  # noqa: E402
-from pipeline.store import checkpoints  # noqa: E402
+from pipeline.store import checkpoint_format, checkpoints  # noqa: E402
 
 
 def run(work: Path, n: int, url: str | None) -> tuple[float, int]:
@@ -52,14 +52,14 @@ def run_bare(work: Path, n: int, url: str | None) -> float:
     if url is None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        saver = SqliteSaver(checkpoints.connect(work / "bare.sqlite"), serde=checkpoints.serializer())
+        saver = SqliteSaver(checkpoints.connect(work / "bare.sqlite"), serde=checkpoint_format.serializer())
         conn = saver.conn
     else:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg.rows import dict_row
 
         conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-        saver = PostgresSaver(conn, serde=checkpoints.serializer())  # type: ignore[arg-type]
+        saver = PostgresSaver(conn, serde=checkpoint_format.serializer())  # type: ignore[arg-type]
         saver.setup()
     try:
         graph = bare_graph(saver)

@@ -3,8 +3,10 @@
 Every process (the CLI, the poller, the workbench, the benches) opens its engine here. The
 policies are passed in where the parts are made: the incident step gets its opening rule (with
 the knowledge base's signatures), reopen window and SLA; the engine gets the incident step, the
-records, the graph over the configured checkpoint store, the knowledge base and the analyst.
-Nothing is patched onto a part after it is built.
+records, the graph over the configured checkpoint store, the knowledge base and how its analyst
+is built (`build_analyst`, the one place an analyst is chosen from settings; a test passes
+another `analyst_for`). A file source's parsing keeps each file's layout in the data dir's
+records store (`parsing_for`). Nothing is patched onto a part after it is built.
 
 `open_records` imports only the store: the commands that read records alone (`list`, `show`,
 `deadletters`) start without LangGraph, LangChain or Chroma (about a second of imports a process).
@@ -25,8 +27,10 @@ from pipeline.store.records import Records
 
 if TYPE_CHECKING:
     from pipeline.analyst.protocol import Analyst
-    from pipeline.engine import Engine
+    from pipeline.engine import AnalystFor, Engine
+    from pipeline.ingest.reading import Parsing
     from pipeline.knowledge.index import KnowledgeBase
+    from pipeline.sources import Source
 
 
 def open_records(settings: Settings, *, clock: Clock | None = None) -> Records:
@@ -42,6 +46,35 @@ def open_records(settings: Settings, *, clock: Clock | None = None) -> Records:
     return Records(settings.database_url or data_dir / "app.sqlite3", clock=clock)
 
 
+def parsing_for(settings: Settings) -> Parsing:
+    """How file sources read under INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ; each file's
+    layout is kept in the data dir's records store (the Operations page shows it)."""
+    from pipeline.ingest.reading import Parsing
+    from pipeline.ingest.source_layout import remember_in
+
+    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
+                   on_learn=remember_in(lambda: open_records(settings)))
+
+
+def open_source(spec: str, settings: Settings) -> Source:
+    """The source for a spec: `demo`, `file:PATH` or `splunk`."""
+    spec = (spec or "").strip()
+    if spec == "demo":
+        from pipeline.sources.demo import DemoSource
+
+        return DemoSource(speed=settings.demo_speed, max_bytes=settings.max_event_bytes)
+    if spec.startswith("file:") and spec[5:].strip():
+        from pipeline.sources.file import FileSource
+
+        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_for(settings),
+                          batch_lines=settings.poll_batch_lines)
+    if spec == "splunk":
+        from pipeline.sources.splunk import SplunkSource
+
+        return SplunkSource.from_settings(settings)
+    raise UsageError(f"INCIDENTIQ_SOURCE must be demo, file:PATH or splunk, not {spec!r}")
+
+
 def sla_policy(settings: Settings) -> SlaPolicy:
     return SlaPolicy(hours=settings.sla, sla_from=settings.sla_from)
 
@@ -53,12 +86,28 @@ def open_incidents(settings: Settings, records: Records, *, signatures: tuple[st
     return Incidents(records, opening=opening, reopen_minutes=settings.reopen_minutes, sla=sla_policy(settings))
 
 
-def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = None,
+def build_analyst(settings: Settings, kb: KnowledgeBase, *, clock: Clock) -> Analyst:
+    """The analyst the settings ask for: the chat model behind a breaker that falls back to the
+    offline analyst, or the offline analyst alone when no model is configured."""
+    if settings.uses_model:
+        from pipeline.analyst.fallback import Breaker, FallbackModelAnalyst
+
+        breaker = Breaker(failures=settings.model_breaker_failures, cooldown=settings.model_breaker_seconds,
+                          clock=clock)
+        return FallbackModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
+                                    timeout=settings.model_timeout, method=settings.model_output, breaker=breaker)
+    from pipeline.analyst.offline import OfflineAnalyst
+
+    return OfflineAnalyst(kb)
+
+
+def open_engine(settings: Settings | None = None, *, analyst_for: AnalystFor | None = None,
                 docs_dir: Path | None = None, sync_knowledge: bool = True,
                 clock: Clock | None = None) -> Engine:
     """Open (creating if needed) the stores of a data dir and compile the graph.
 
-    `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
+    `analyst_for(settings, kb)` builds the engine's analyst (default: `build_analyst` on the
+    engine's clock). `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
     `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
     (unsynced) when first used. `docs_dir`: the knowledge docs (default: the shipped knowledge/docs)."""
     from pipeline.engine import Engine
@@ -80,9 +129,13 @@ def open_engine(settings: Settings | None = None, *, analyst: Analyst | None = N
     kb = open_kb() if settings.open_signatures or sync_knowledge else None
     signatures = tuple(s for doc in kb.docs for s in doc.signatures) if settings.open_signatures and kb else ()
     graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
+    if analyst_for is None:
+        def analyst_for(settings: Settings, kb: KnowledgeBase) -> Analyst:
+            return build_analyst(settings, kb, clock=records.clock)
+
     engine = Engine(settings=settings, records=records, incidents=open_incidents(settings, records,
                                                                                  signatures=signatures),
-                    graph=graph, open_kb=open_kb, kb=kb, analyst=analyst)
+                    graph=graph, analyst_for=analyst_for, open_kb=open_kb, kb=kb)
     if sync_knowledge:
         engine.kb.sync()
     return engine

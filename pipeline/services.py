@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from pipeline.analyst.offline import find_similar
+from pipeline.knowledge.retrieval import find_similar
 from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
 from pipeline.composition import open_engine

@@ -46,7 +46,7 @@ def status_named(status: str) -> str:
     return STATUS_ALIASES.get(status, status)
 
 
-# the template miner's placeholders (pipeline/ingest/templates.py): <NUM>, <STR>, <IP>, ... and <*>
+# the template miner's placeholders (pipeline/incidents/fingerprints/masks.py): <NUM>, <STR>, <IP>, ... and <*>
 TEMPLATE_PLACEHOLDER = re.compile(r"<(?:[A-Z]{2,12}|\*)>")
 _PLACEHOLDER_RUN = re.compile(r"…(?:[^\w\s…]{0,2}…)+")
 

@@ -146,12 +146,19 @@ def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
 
 
 @pytest.fixture
-def engine(data_dir, monkeypatch):
-    """A fresh engine (offline analyst) on a temp data dir."""
+def analyst_for():
+    """How the `engine` fixture builds its analyst: None for the configured one (offline). A test
+    swaps in another by parametrizing this name: `@pytest.mark.parametrize("analyst_for", [...])`."""
+    return None
+
+
+@pytest.fixture
+def engine(data_dir, monkeypatch, analyst_for):
+    """A fresh engine (offline analyst, unless `analyst_for` says otherwise) on a temp data dir."""
     from pipeline.composition import open_engine
 
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
-    eng = open_engine(make_settings(data_dir))
+    eng = open_engine(make_settings(data_dir), analyst_for=analyst_for)
     yield eng
     eng.records.close()
     checkpoints.close_all()

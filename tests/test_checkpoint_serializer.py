@@ -8,7 +8,7 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_SINGLE_ARG, EXT_PYDANTIC_V2
 
-from pipeline.store import checkpoint_values, checkpoints
+from pipeline.store import checkpoint_format, checkpoint_values
 from pipeline.engine.graph import thread_config
 from pipeline.state import (
     RCA, ApprovalDecision, ErrorDoc, Finding, FixProposal, IncidentState, LogEvent, NodeEvent, Quote, Recommendation,
@@ -41,7 +41,7 @@ def test_every_state_class_is_covered_by_a_sample():
 
 @pytest.mark.parametrize("obj", SAMPLES, ids=lambda o: type(o).__name__)
 def test_state_classes_round_trip_as_their_own_type(obj):
-    serde = checkpoints.serializer()
+    serde = checkpoint_format.serializer()
     revived = serde.loads_typed(serde.dumps_typed(obj))
     assert type(revived) is type(obj)
     assert revived == obj
@@ -61,7 +61,7 @@ def _langgraphs_bytes(obj) -> tuple[str, bytes]:
 def test_values_are_written_as_langgraph_writes_them_byte_for_byte(obj):
     """Our serializer finds our classes and datetimes first (store/state_encoding.py): what it
     stores must be the bytes LangGraph's own serializer writes, so old and new rows read alike."""
-    assert checkpoints.serializer().dumps_typed(obj) == _langgraphs_bytes(obj)
+    assert checkpoint_format.serializer().dumps_typed(obj) == _langgraphs_bytes(obj)
 
 
 def test_a_paused_incidents_checkpoint_is_written_as_langgraph_writes_it(paused_engine):
@@ -80,12 +80,12 @@ def test_a_subclass_of_a_state_class_is_left_to_langgraph():
         pass
 
     sub = Sub(node="rca")
-    assert checkpoints.serializer().dumps_typed(sub) == _langgraphs_bytes(sub)
+    assert checkpoint_format.serializer().dumps_typed(sub) == _langgraphs_bytes(sub)
 
 
 def test_what_langgraph_cannot_write_fails_as_it_does():
     with pytest.raises(TypeError):
-        checkpoints.serializer().dumps_typed({"x": object()})
+        checkpoint_format.serializer().dumps_typed({"x": object()})
     with pytest.raises(TypeError):
         _langgraphs_bytes({"x": object()})
 
@@ -96,7 +96,7 @@ def test_an_unlisted_pydantic_class_is_not_revived():
     class Intruder(BaseModel):
         x: int = 1
 
-    serde = checkpoints.serializer()
+    serde = checkpoint_format.serializer()
     revived = serde.loads_typed(serde.dumps_typed({"v": Intruder()}))
     assert not isinstance(revived["v"], Intruder)
 
@@ -111,7 +111,7 @@ def _forged(module: str, name: str, arg) -> bytes:
 
 def test_a_forged_value_naming_os_system_is_not_executed(tmp_path):
     marker = tmp_path / "pwned"
-    serde = checkpoints.serializer()
+    serde = checkpoint_format.serializer()
     revived = serde.loads_typed(("msgpack", _forged("os", "system", f"touch {marker}")))
     assert not marker.exists()
     assert revived == f"touch {marker}"  # returned as inert data, never called
@@ -160,7 +160,7 @@ import json, sys, tempfile, pathlib
 import langgraph.graph, langgraph.checkpoint.serde.jsonplus  # langgraph first, before pipeline
 from pydantic import BaseModel
 from pipeline.composition import open_engine
-from pipeline.store import checkpoints
+from pipeline.store import checkpoint_format
 from tests.support import make_settings
 
 eng = open_engine(make_settings(pathlib.Path(tempfile.mkdtemp())), sync_knowledge=False)
@@ -172,7 +172,7 @@ class Intruder(BaseModel):
 revived = serde.loads_typed(serde.dumps_typed({"m": Intruder()}))
 print(json.dumps({"same_saver": saver is eng.graph.checkpointer and type(saver).__name__,
                   "allowlist": sorted(map(list, serde._allowed_msgpack_modules)),
-                  "ours": sorted(map(list, checkpoints.allowlist())),
+                  "ours": sorted(map(list, checkpoint_format.allowlist())),
                   "intruder_revived": isinstance(revived["m"], Intruder)}))
 """
 

@@ -13,7 +13,7 @@ from pipeline.operations.file_ingest import ingest_path
 from pipeline.operations.retention import prune
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState
-from pipeline.store import checkpoint_values, checkpoints
+from pipeline.store import checkpoint_format, checkpoint_values, checkpoints
 from tests.support import HIKARI, make_settings, paused_ids, pending, state_of, write_jsonl
 
 
@@ -87,7 +87,7 @@ def test_an_incident_paused_by_the_stock_saver_reads_and_its_approval_goes_on(da
     # the previous release wrote whole states inline, as LangGraph's SqliteSaver does
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
     engine = open_engine(make_settings(data_dir))
-    stock = SqliteSaver(checkpoints.connect(engine.checkpoint_path), serde=checkpoints.serializer())
+    stock = SqliteSaver(checkpoints.connect(engine.checkpoint_path), serde=checkpoint_format.serializer())
     engine.graph = build_graph(stock)
     ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", HIKARI))
     incident_id = engine.records.incidents()[0]["incident_id"]
@@ -132,7 +132,7 @@ def test_a_value_missing_from_the_store_is_a_clear_checkpoint_store_error(paused
 
 def test_short_channel_versions_order_after_the_long_ones_of_the_previous_release(tmp_path):
     saver = checkpoints.CheckpointStore(tmp_path / "c.sqlite")
-    stock = SqliteSaver(checkpoints.connect(tmp_path / "s.sqlite"), serde=checkpoints.serializer())
+    stock = SqliteSaver(checkpoints.connect(tmp_path / "s.sqlite"), serde=checkpoint_format.serializer())
     old = stock.get_next_version(stock.get_next_version(None, None), None)  # 0.2's: 32 digits, then 16
     new = saver.get_next_version(old, None)
     assert new.startswith("00000003.") and len(new) == 15

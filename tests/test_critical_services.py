@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from pipeline.analyst import prompts
-from pipeline.analyst.offline import is_critical_service, severity_for
+from pipeline.knowledge.retrieval import is_critical_service, severity_for
 from pipeline.config import SETTINGS, Settings, critical_services
 from pipeline.state import LogEvent
 

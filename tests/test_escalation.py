@@ -87,7 +87,7 @@ def test_grace_zero_never_expires(clocked):
 
 def test_the_poller_escalates_with_no_browser_open(clocked, tmp_path):
     from pipeline.operations.poller import Poller
-    from pipeline.sources import open_source
+    from pipeline.composition import open_source
 
     quiet = tmp_path / "quiet.jsonl"
     quiet.write_text("")

@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.analyst.offline import OfflineAnalyst, calibrated_confidence, doc_support
+from pipeline.analyst.offline import OfflineAnalyst, calibrated_confidence
+from pipeline.knowledge.retrieval import doc_support
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.evaluation import EVAL_DIR, SPLIT_CHOICES, CaseResult, figures, load_cases
 from pipeline.cli import eval as eval_cli

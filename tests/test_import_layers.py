@@ -1,21 +1,21 @@
 """Modules import without circles and packages in one direction, read from the source's AST, so
 a new circle fails here rather than as an ImportError that depends on which module loads first.
 
-For the direction of packages every import counts, including those inside functions: a deferred
-import still makes the packages depend on each other.
+Every import counts, including those inside functions and under TYPE_CHECKING: a deferred import
+still makes the packages (and the modules) depend on each other. The source is parsed once per
+session (tools/import_graph.py reads it; `python tools/import_graph.py` prints the same graph).
 """
 from __future__ import annotations
 
-import ast
+import functools
 import os
 import subprocess
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 from tests.support import ROOT
+from tools.import_graph import cycles, module_imports, package_of
 
-PACKAGE = ROOT / "pipeline"
 # Every package and top-level module of pipeline/, lowest first: each may import only what stands
 # before it (deferred imports count). A new package or module takes its place here.
 ORDER = (
@@ -23,10 +23,11 @@ ORDER = (
     "prevalidated",     # pydantic models built and copied without validation (the slots adapter)
     "state", "storable",
     "store",            # the records and checkpoint stores: a leaf, below everything that decides
-    "ingest",           # lines into events: formats, levels, multi-line, templates
+    "ingest",           # lines into events: formats, levels, multi-line, layouts
     "config", "redaction", "openai_endpoint",
-    "knowledge", "analyst",
-    "incidents",        # events into incidents: correlation, the opening rule, the SLA
+    "knowledge",        # error docs, their index, retrieval (signature matching, severity)
+    "analyst",
+    "incidents",        # events into incidents: fingerprints, correlation, the opening rule, the SLA
     "sources", "notifications",
     "engine",           # the graph, its nodes and the runner
     "review", "backtest",
@@ -37,41 +38,24 @@ ORDER = (
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
-def _module(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+@functools.cache
+def module_graph() -> dict[str, dict[str, bool]]:
+    """module -> {pipeline module it imports anywhere in its file: whether only deferred}, parsed once."""
+    return module_imports(ROOT)[0]
 
 
-def _package(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "pipeline"
+def imports() -> dict[str, set[str]]:
+    """module -> the pipeline modules it imports anywhere in its file."""
+    return {module: set(targets) for module, targets in module_graph().items()}
 
 
-def imports(*, deferred: bool = True) -> dict[str, set[str]]:
-    """module -> the pipeline modules it imports anywhere in its file (or only at its top level)."""
-    graph: dict[str, set[str]] = defaultdict(set)
-    known = {_module(path) for path in PACKAGE.rglob("*.py")}
-    for path in PACKAGE.rglob("*.py"):
-        module = _module(path)
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree) if deferred else tree.body:
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("pipeline"):
-                # `from pipeline.engine import nodes` imports the submodule; other names come from the module
-                submodules = {f"{node.module}.{a.name}" for a in node.names} & known
-                graph[module].update(submodules)
-                if len(submodules) < len(node.names):
-                    graph[module].add(node.module)
-            elif isinstance(node, ast.Import):
-                graph[module].update(a.name for a in node.names if a.name.startswith("pipeline"))
-    return graph
-
-
+@functools.cache
 def package_edges() -> dict[str, dict[str, set[str]]]:
     """package -> imported package -> the modules that import it."""
     edges: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for module, targets in imports().items():
         for target in targets:
-            a, b = _package(module), _package(target)
+            a, b = package_of(module), package_of(target)
             if a != b and b != "pipeline":
                 edges[a][b].add(module)
     return edges
@@ -79,7 +63,7 @@ def package_edges() -> dict[str, dict[str, set[str]]]:
 
 def test_the_graph_sees_the_imports_it_checks():
     graph = imports()
-    assert "pipeline.analyst.offline" in graph["pipeline.engine.nodes"]
+    assert "pipeline.knowledge.retrieval" in graph["pipeline.engine.nodes"]
     assert "pipeline.openai_endpoint" in graph["pipeline.knowledge.openai_embeddings"]  # a deferred user too
 
 
@@ -88,7 +72,7 @@ def test_the_knowledge_base_does_not_import_the_analyst():
 
 
 def test_every_package_and_top_level_module_has_its_place_in_the_order():
-    present = {_package(_module(path)) for path in PACKAGE.rglob("*.py")} - {"pipeline"}
+    present = {package_of(module) for module in module_graph()} - {"pipeline"}
     assert present - set(ORDER) == set(), "give the new package its place in ORDER"
     assert set(ORDER) - present == set(), "a package in ORDER is gone: drop it"
 
@@ -113,24 +97,15 @@ def test_the_engine_is_driven_from_above_it_only():
 
 
 def test_no_module_is_part_of_an_import_cycle():
-    # top-level imports only: a circle of them fails at import time; a deferred import inside a
-    # function (a registry such as sources.open_source) loads after its module is complete
-    graph = imports(deferred=False)
-    cyclic = [(module, target) for module, targets in graph.items() for target in targets
-              if target != module and target in graph and _reaches(graph, target, module)]
-    assert cyclic == []
+    # deferred imports too: a circle closed inside a function still ties the modules together
+    # (and fails, or not, depending on which of them a process loads first)
+    assert cycles(module_graph()) == []
 
 
-def _reaches(graph, start: str, goal: str) -> bool:
-    seen, todo = set(), [start]
-    while todo:
-        node = todo.pop()
-        if node == goal:
-            return True
-        if node not in seen:
-            seen.add(node)
-            todo.extend(graph.get(node, ()))
-    return False
+def test_the_cycle_check_sees_a_cycle_closed_by_a_deferred_import():
+    # the shape the layers had before: offline imported reading at the top, reading offline in a function
+    graph = {"a.offline": {"a.reading": False}, "a.reading": {"a.offline": True}, "a.other": {"a.reading": False}}
+    assert cycles(graph) == [["a.offline", "a.reading"]]
 
 
 def test_the_openai_embeddings_import_first_in_a_fresh_interpreter():

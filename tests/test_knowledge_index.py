@@ -143,7 +143,7 @@ def test_every_shipped_docs_steps_and_signatures_are_texts_under_either_yaml_par
 
 
 def test_re_index_with_reload_reads_a_doc_edited_while_running(tmp_path, docs_copy):
-    from pipeline.analyst.offline import signature_matches
+    from pipeline.knowledge.retrieval import signature_matches
 
     kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=CountingEmbedder(), docs_dir=docs_copy)
     kb.sync()
@@ -162,7 +162,7 @@ def test_signature_matching_follows_doc_support_for_every_doc():
     # it must find exactly what doc_support finds doc by doc, with the same weights
     import json
 
-    from pipeline.analyst.offline import doc_support, signature_matches
+    from pipeline.knowledge.retrieval import doc_support, signature_matches
 
     kb = KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder())
     texts = [s for d in kb.docs for s in d.signatures]
@@ -210,6 +210,6 @@ def _tied(ours, theirs) -> bool:
 ])
 def test_a_signature_of_alternatives_requires_one_of_their_texts(signature, texts):
     # the doc test (signature_matches) skips such a signature when none of them is in the evidence
-    from pipeline.analyst.offline import _required_alternatives
+    from pipeline.knowledge.retrieval import _required_alternatives
 
     assert _required_alternatives(signature) == texts

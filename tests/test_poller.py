@@ -218,8 +218,8 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
                 raise KeyError("a bug that only this incident's evidence reaches")
             return super().rca(state)
 
-    engine = open_engine(make_settings(data_dir), analyst=None, sync_knowledge=False)
-    engine.analyst = DyingAnalyst(engine.kb)
+    engine = open_engine(make_settings(data_dir), analyst_for=lambda _settings, kb: DyingAnalyst(kb),
+                         sync_knowledge=False)
     try:
         poller = file_poller(engine, log)
         report = poller.poll_once()  # does not raise: the bug is this incident's, not the poller's
@@ -240,11 +240,18 @@ def test_a_run_that_keeps_dying_is_given_up_after_the_attempt_limit(data_dir, lo
         checkpoints.close_all()
 
 
-def test_the_lease_outlasts_a_slow_model_backed_run(engine, tmp_path):
-    from pipeline.analyst.model import ModelAnalyst
-
+def test_the_lease_outlasts_an_offline_run(engine, tmp_path):
     offline = Poller(engine, FileSource(tmp_path / "x.jsonl", max_bytes=engine.settings.max_event_bytes), interval=2)
     assert offline.lease_ttl == 30
-    engine.analyst = ModelAnalyst(kb=engine.kb, model="m", base_url="http://127.0.0.1:9/v1", timeout=30)
+
+
+def _slow_model(_settings, kb):
+    from pipeline.analyst.model import ModelAnalyst
+
+    return ModelAnalyst(kb=kb, model="m", base_url="http://127.0.0.1:9/v1", timeout=30)
+
+
+@pytest.mark.parametrize("analyst_for", [_slow_model], ids=["model"])
+def test_the_lease_outlasts_a_slow_model_backed_run(engine, tmp_path):
     slow = Poller(engine, FileSource(tmp_path / "x.jsonl", max_bytes=engine.settings.max_event_bytes), interval=2)
     assert slow.lease_ttl >= 6 * 30  # rca and recommend, each a call and two retries

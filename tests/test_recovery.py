@@ -37,8 +37,14 @@ class FailingAnalyst(OfflineAnalyst):
 
 
 @pytest.fixture
+def analyst_for():
+    # every engine of this module analyses with FailingAnalyst: the offline one until `failing` is set
+    return lambda _settings, kb: FailingAnalyst(kb)
+
+
+@pytest.fixture
 def flaky(paused_engine):
-    paused_engine.analyst = FailingAnalyst(paused_engine.kb)
+    assert isinstance(paused_engine.analyst, FailingAnalyst)
     return paused_engine
 
 

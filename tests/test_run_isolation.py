@@ -27,8 +27,8 @@ class DyingAnalyst(OfflineAnalyst):
         return super().rca(state)
 
 
+@pytest.mark.parametrize("analyst_for", [lambda _settings, kb: DyingAnalyst(kb)], ids=["dying"])
 def test_run_pending_keeps_going_past_an_incident_whose_run_raises_a_bug(engine):
-    engine.analyst = DyingAnalyst(engine.kb)
     ingest_path(engine, FIXTURES / "small.jsonl")
     assert engine.records.status_counts() == {"awaiting_approval": 3, "failed": 1}
     (promo,) = engine.records.incidents(status="failed")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from pipeline.errors import SourceError
-from pipeline.sources import open_source
+from pipeline.composition import open_source
 from pipeline.sources.demo import DEFAULT_SAMPLE, DemoSource
 from tests.support import make_settings
 

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.errors import SourceError
 from pipeline.ingest.events import DeadLetter
-from pipeline.sources import open_source
+from pipeline.composition import open_source
 from pipeline.sources.file import FileSource
 from tests.support import make_settings
 

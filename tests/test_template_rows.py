@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from pipeline.incidents.batch import Incidents
-from pipeline.ingest.templates import TemplateMiner
+from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
 from pipeline.store.schema import MIGRATIONS

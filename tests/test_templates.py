@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from pipeline.ingest.templates import STATE_FILE, TemplateMiner, mask
+from pipeline.incidents.fingerprints.masks import mask
+from pipeline.incidents.fingerprints.miner import STATE_FILE, TemplateMiner
 
 from tests.support import LOGHUB, LOGHUB_SYSTEMS
 
@@ -138,10 +139,10 @@ def test_loghub_grouping_accuracy_is_above_the_floor():
 
 
 def test_a_title_shows_no_placeholder_of_the_miner_to_a_person():
-    from pipeline.ingest import templates
+    from pipeline.incidents.fingerprints import masks
     from pipeline.state import readable_title
 
-    placeholders = {p for _, p in templates._MASKS if p.startswith("<")} | {templates._WILDCARD}
+    placeholders = {p for _, p in masks.MASKS if p.startswith("<")} | {masks.WILDCARD}
     assert {"<NUM>", "<STR>", "<IP>", "<HOST>", "<PATH>", "<*>"} <= placeholders
     for placeholder in placeholders:
         assert readable_title(f"failed at {placeholder} now") == "failed at … now", placeholder
@@ -200,7 +201,7 @@ def test_the_templates_an_incident_is_correlated_by_are_its_whole_group_after_jo
 def test_the_fast_masks_write_what_the_mask_list_specifies():
     # mask() skips the regexes a text cannot match and does the white-space and repeated-value
     # passes without regexes; its output must stay the list's, applied in order, on real lines
-    from pipeline.ingest.templates import mask_reference
+    from pipeline.incidents.fingerprints.masks import mask_reference
 
     tricky = ["", "   ", "a\u00a0b\tc\n d", "delete blk_1 blk_1 blk_1 x", "<NUM> <NUM>", "x x x",
               'k="a b" \'c d\' ok', "Mon Jan 02 15:04:05 2024", "Sunday", "0xdeadbeef 0", "C:\\Program Files\\x.exe",

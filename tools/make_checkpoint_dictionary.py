@@ -14,12 +14,12 @@ from pipeline.config import Settings
 from pipeline.composition import open_engine
 from pipeline.operations.file_ingest import ingest_path
 from pipeline.knowledge.index import load_docs
-from pipeline.store import checkpoints, stored_dictionary
+from pipeline.store import checkpoint_format, checkpoints, stored_dictionary
 
 
 def build(out: Path) -> str:
     """Write a new dictionary file (see the module docstring); returns its digest to pin."""
-    serde = checkpoints.serializer()
+    serde = checkpoint_format.serializer()
     parts = [serde.dumps_typed(doc.as_error_doc(score=0.5))[1] for doc in load_docs()]
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:

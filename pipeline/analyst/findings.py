@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.analyst.pattern_text import required_text
+from pipeline.knowledge.pattern_text import required_text
 from pipeline.state import Finding, LogEvent, Span
 
 MAX_SPANS = 5  # per finding: enough to show where, not every copy of a burst

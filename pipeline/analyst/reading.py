@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from pipeline.knowledge.index import Doc, KnowledgeBase
+from pipeline.knowledge.retrieval import signature_matches
 from pipeline.state import ErrorDoc, IncidentState
 
 # the least similarity (hashed n-grams) at which a reviewer's description names a doc; below it
@@ -91,8 +92,6 @@ def read_requests(kb: KnowledgeBase, requests: list[str]) -> Reading:
 
 
 def _ranked(kb: KnowledgeBase, text: str, negated: list[str]) -> list[tuple[str, float]]:
-    from pipeline.analyst.offline import signature_matches
-
     if len(text.strip()) < 8:
         return []
     scores = dict(kb.search(text, k=8))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pipeline.config import SETTINGS, Settings
-from pipeline.engine import Engine, _configured_analyst
+from pipeline.engine import Engine
 from pipeline.engine.nodes import Deps
 from pipeline.errors import UsageError
 from pipeline.knowledge.embeddings import embedder_from_setting
@@ -53,8 +53,7 @@ def candidate_for(engine: Engine, *, model: str | None = None, docs: Path | None
     elif settings_file is not None:
         settings = _settings_from_file(engine.settings, Path(settings_file))
         words = f"settings {settings_file}"
-    analyst = engine.analyst if settings is engine.settings and kb is engine.kb else \
-        _configured_analyst(settings, kb, engine.records.clock)
+    analyst = engine.analyst if settings is engine.settings and kb is engine.kb else engine.analyst_for(settings, kb)
     kind = "model" if settings.uses_model else "offline analyzer"
     deps = Deps(records=engine.records, kb=kb, analyst=analyst,
                 code_fix_min_confidence=settings.code_fix_min_confidence,

@@ -7,10 +7,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-
-from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.analyst.protocol import Analyst
-from pipeline.clock import Clock
 from pipeline.config import Settings
 from pipeline.engine.nodes import Deps
 from pipeline.incidents.batch import Incidents
@@ -21,22 +18,30 @@ if TYPE_CHECKING:
     from pipeline.engine.graph import IncidentGraph
 
 
+# the analyst a configuration builds over a knowledge base (pipeline/composition.py builds it)
+AnalystFor = Callable[[Settings, KnowledgeBase], Analyst]
+
+
 class Engine:
     """The engine of one data dir. The knowledge base (Chroma) and the analyst are opened on first
-    use: commands that only read records (list, show) never import Chroma."""
+    use: commands that only read records (list, show) never import Chroma.
+
+    `analyst_for(settings, kb)` builds the analyst (the engine's own, from its settings and
+    knowledge base; a backtest's candidate, from others)."""
 
     def __init__(self, *, settings: Settings, records: Records, incidents: Incidents, graph: IncidentGraph,
-                 open_kb: Callable[[], KnowledgeBase] | None = None, kb: KnowledgeBase | None = None,
-                 analyst: Analyst | None = None):
+                 analyst_for: AnalystFor, open_kb: Callable[[], KnowledgeBase] | None = None,
+                 kb: KnowledgeBase | None = None):
         if kb is None and open_kb is None:
             raise ValueError("an engine needs a knowledge base or a way to open one")
         self.settings = settings
         self.records = records
         self.incidents = incidents
         self.graph = graph
+        self.analyst_for = analyst_for
         self._open_kb = open_kb
         self._kb = kb
-        self._analyst = analyst
+        self._analyst: Analyst | None = None
         self._lock = threading.Lock()
 
     @property
@@ -53,12 +58,8 @@ class Engine:
             kb = self.kb
             with self._lock:
                 if self._analyst is None:
-                    self._analyst = _configured_analyst(self.settings, kb, self.records.clock)
+                    self._analyst = self.analyst_for(self.settings, kb)
         return self._analyst
-
-    @analyst.setter
-    def analyst(self, analyst: Analyst) -> None:
-        self._analyst = analyst
 
     @property
     def deps(self) -> Deps:
@@ -75,13 +76,3 @@ class Engine:
     def records_path(self) -> Path:
         return self.settings.data_dir / "app.sqlite3"
 
-
-def _configured_analyst(settings: Settings, kb: KnowledgeBase, clock: Clock) -> Analyst:
-    if settings.uses_model:
-        from pipeline.analyst.fallback import Breaker, FallbackModelAnalyst
-
-        breaker = Breaker(failures=settings.model_breaker_failures, cooldown=settings.model_breaker_seconds,
-                          clock=clock)
-        return FallbackModelAnalyst(kb=kb, model=settings.model, base_url=settings.base_url,
-                                    timeout=settings.model_timeout, method=settings.model_output, breaker=breaker)
-    return OfflineAnalyst(kb)

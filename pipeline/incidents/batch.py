@@ -21,7 +21,7 @@ from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
 from pipeline.ingest.reading import content_id_of
-from pipeline.ingest.templates import TemplateMiner
+from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import incident_rows as rows
 from pipeline.store.records import Records

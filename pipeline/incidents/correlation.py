@@ -1,7 +1,7 @@
 """Fingerprints: which events are the same problem (CONTRACT §2).
 
 Events share a fingerprint when they share service, exception and message template. The store
-passes the template id the miner (`templates.TemplateMiner`, Drain over masks) gives the
+passes the template id the miner (`fingerprints.miner.TemplateMiner`, Drain over masks) gives the
 message's first line; without one, `template` masks the variable parts (numbers, ids,
 addresses, quoted values, paths, query strings, timestamps) as fingerprints were made before
 the miner, which the store still matches so incidents opened then keep their evidence.
@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
+from pipeline.incidents.fingerprints.masks import DIGIT, Step, apply_masks
 from pipeline.state import LogEvent
 
 TITLE_CHARS = 120
@@ -68,21 +69,21 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-_DIGIT = object()  # a check: the text holds a digit
 # What each mask of _MASKS cannot match without (every match, or its lookahead, holds it): a
-# substring, any of a tuple of substrings, or _DIGIT; all of a mask's checks must pass for it to
+# substring, any of a tuple of substrings, or DIGIT; all of a mask's checks must pass for it to
 # run. A mask that cannot match changes nothing, so skipping it is the same text (the white-space
 # mask, last, always runs). Digits only ever disappear (placeholders hold none).
 _NEEDS: tuple[tuple[Any, ...], ...] = (
     ('"',), ("'",),                                                    # quoted values
-    ("-", _DIGIT), ("/", _DIGIT), (":", _DIGIT), (":", _DIGIT),        # timestamps
-    ("-",), ("@",), (".", _DIGIT), (":", _DIGIT),                      # UUID, e-mail, IPv4, IPv6
+    ("-", DIGIT), ("/", DIGIT), (":", DIGIT), (":", DIGIT),        # timestamps
+    ("-",), ("@",), (".", DIGIT), (":", DIGIT),                      # UUID, e-mail, IPv4, IPv6
     ("?", "="), ("/", "."), (":\\",),                                  # query strings, paths
-    (("0x", "0X"),), (_DIGIT,), (_DIGIT,), (_DIGIT,), (_DIGIT,), (_DIGIT,),  # hex, ids, numbers
+    (("0x", "0X"),), (DIGIT,), (DIGIT,), (DIGIT,), (DIGIT,), (DIGIT,),  # hex, ids, numbers
     (),                                                                # white space
 )
 assert len(_NEEDS) == len(_MASKS)
-_ANY_DIGIT = re.compile(r"\d")
+_STEPS: tuple[Step, ...] = tuple((pattern.sub, placeholder, needs)
+                                 for (pattern, placeholder), needs in zip(_MASKS, _NEEDS))
 
 
 @lru_cache(maxsize=1024)
@@ -91,23 +92,7 @@ def template(message: str) -> str:
     every mask of _MASKS in turn, a mask skipped when the text lacks what it needs (_NEEDS)."""
     # cached: the store masks an opening event's first line twice (its fingerprint and the new
     # incident's title), and the masks are most of correlating one event
-    message = message[:TEMPLATE_CHARS]
-    digits: bool | None = None
-    for (pattern, placeholder), needs in zip(_MASKS, _NEEDS):
-        for need in needs:
-            if need is _DIGIT:
-                if digits is None or digits:
-                    digits = _ANY_DIGIT.search(message) is not None
-                if not digits:
-                    break
-            elif need.__class__ is tuple:
-                if not any(word in message for word in need):
-                    break
-            elif need not in message:
-                break
-        else:
-            message = pattern.sub(placeholder, message)
-    return message.strip()
+    return apply_masks(message[:TEMPLATE_CHARS], _STEPS).strip()
 
 
 def fingerprint(event: LogEvent, *, template_id: str | None = None) -> str:

@@ -2,7 +2,7 @@
 
 GA (grouping accuracy, as in the Loghub benchmark): a line counts as right when the set of lines
 in its predicted group equals the set of lines sharing its ground-truth EventId. The miner is
-the one fingerprints use (`templates.TemplateMiner`, one configuration for every log); the
+the one fingerprints use (`fingerprints.miner.TemplateMiner`, one configuration for every log); the
 baseline is the masking fingerprints used before it (`correlation.template`).
 
 A system folder holds `X_2k.log_structured.csv` (LineId, ..., Level?, Content, EventId,
@@ -23,7 +23,7 @@ from pipeline.incidents.correlation import template as masked_template
 from pipeline.ingest.formats import exception_in
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.incidents.opening import OpeningRule
-from pipeline.ingest.templates import TemplateMiner
+from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.state import LogEvent
 
 GOAL_MEAN, GOAL_MIN = 0.90, 0.70
@@ -100,7 +100,8 @@ _DROPPABLE = ("<STR>", "<URL>", "<TS>", "<UUID>", "<EMAIL>", "<HOST>", "<IP>", "
 def candidate_configs() -> dict[str, dict[str, Any]]:
     from functools import partial
 
-    from pipeline.ingest.templates import DEPTH, SIM_TH, mask_reference
+    from pipeline.incidents.fingerprints.masks import mask_reference
+    from pipeline.incidents.fingerprints.miner import DEPTH, SIM_TH
 
     configs: dict[str, dict[str, Any]] = {"shipped": {}}
     for sim_th in (0.5, 0.6, 0.7, 0.8, 0.9):

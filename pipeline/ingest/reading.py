@@ -45,9 +45,10 @@ class Parsing:
     format: str | None = None  # None (`auto`): detected per file from its first lines
     pattern: str | None = None
     timezone: str | None = None
-    # called with (source, file identity, description) when a file's format is chosen or its layout
-    # learnt (again when the file is replaced): `parsing_of` keeps it in the records store
-    on_learn: Callable[[str, str, dict], None] | None = field(default=None, compare=False)
+    # called with (source, file identity, parser, its first record's line) when a file's format is
+    # chosen or its layout learnt (again when the file is replaced): composition.parsing_for keeps
+    # its description in the records store (ingest/source_layout.py)
+    on_learn: Callable[[str, str, SourceParser, str | None], None] | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.format is not None and self.format not in FORMATS:
@@ -81,15 +82,6 @@ class Parsing:
             else:
                 parser.detect(sample or [])
         return parser
-
-
-def parsing_of(settings, *, remember: bool = True) -> Parsing:
-    """The Parsing a Settings snapshot asks for; with `remember`, each file's layout is kept in the
-    records store of the settings' data dir (the Operations page shows it)."""
-    from pipeline.ingest.source_layout import remember_in
-
-    return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
-                   on_learn=remember_in(settings) if remember else None)
 
 
 def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position: str, event_id: str,
@@ -202,10 +194,8 @@ class LogFile:
             self._parser_key = file_identity
             self._first_time = _first_time(self._parser, sample)
             if self.parsing.on_learn is not None:
-                from pipeline.ingest.source_layout import describe
-
                 first = next((s for s in sample if s.strip() and not s[:1].isspace()), None)
-                self.parsing.on_learn(f"file:{self.path.resolve()}", file_identity, describe(self._parser, first))
+                self.parsing.on_learn(f"file:{self.path.resolve()}", file_identity, self._parser, first)
         return self._parser
 
     def _sample(self) -> list[str]:

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
+from pipeline.errors import UsageError
 from pipeline.ingest.formats import SourceParser
+from pipeline.ingest.reading import LogFile, Parsing
+
+if TYPE_CHECKING:
+    from pipeline.store.records import Records
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +59,6 @@ def describe(parser: SourceParser, line: str | None) -> dict:
 def layout_of_file(path: Path, *, pattern: str | None = None, log_format: str | None = None,
                    timezone: str | None = None, line: int = 0) -> dict:
     """What `ingest PATH` would read the file with (UsageError when it is not a readable file)."""
-    from pipeline.errors import UsageError
-    from pipeline.ingest.reading import LogFile, Parsing
-
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"not a file: {path}")
@@ -68,17 +70,18 @@ def layout_of_file(path: Path, *, pattern: str | None = None, log_format: str | 
     return {"path": str(path), **describe(parser, chosen)}
 
 
-def remember_in(settings) -> Callable[[str, str, dict], None]:
-    """A callback that keeps each source's layout in the records store of `settings`' data dir.
-    Keeping it is a courtesy to the reviewer: a failure is logged, never a failed read."""
-    def remember(source: str, file_identity: str, description: dict) -> None:
+def remember_in(open_records: Callable[[], Records]) -> Callable[[str, str, SourceParser, str | None], None]:
+    """A `Parsing.on_learn` that keeps each source's layout (`describe`) in the records store
+    `open_records` opens (pipeline/composition.py passes the data dir's). Keeping it is a courtesy
+    to the reviewer: a failure is logged, never a failed read."""
+    def remember(source: str, file_identity: str, parser: SourceParser, line: str | None) -> None:
         from pipeline.store.layouts import save_layout
-        from pipeline.store.records import Records
 
+        description = describe(parser, line)
         records = None
         try:
             # once per file identity: a connection of its own, closed at once, holds no lock for long
-            records = Records(settings.database_url or Path(settings.data_dir) / "app.sqlite3")
+            records = open_records()
             save_layout(records, source=source, file_identity=file_identity,
                         format=description.get("format", "text"), layout=description)
         except Exception as exc:  # noqa: BLE001 - a display aid must not stop ingestion

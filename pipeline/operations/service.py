@@ -7,7 +7,7 @@ from pathlib import Path
 from pipeline.engine import Engine
 from pipeline.operations import metrics
 from pipeline.operations.poller import Poller
-from pipeline.sources import open_source
+from pipeline.composition import open_source
 from pipeline.store import inbox
 
 
@@ -62,9 +62,7 @@ class OperationsService:
         files = inbox.storage_sizes(self.data_dir)
         if not self.records.postgres:
             return files
-        from pipeline.store import postgres
-
-        tables = postgres.storage_sizes(self.records)
+        tables = inbox.table_sizes(self.records)
         return {"records (PostgreSQL)": tables["records"], "checkpoints (PostgreSQL)": tables["checkpoints"],
                 "knowledge-index": files["knowledge-index"]}
 
@@ -72,7 +70,5 @@ class OperationsService:
         """Where the stores are, as the page names it (a database URL's password masked)."""
         if not self.records.postgres:
             return f"the data dir {self.data_dir}"
-        from pipeline.store import postgres
-
-        return (f"PostgreSQL {self.records.where.split('?')[0]}, schema {postgres.schema_of(self.records)}"
+        return (f"PostgreSQL {self.records.where.split('?')[0]}, schema {inbox.schema_of(self.records)}"
                 f" (tables with their indexes); the knowledge index in {self.data_dir}")

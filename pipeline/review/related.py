@@ -38,7 +38,7 @@ class RelatedIncidents:
         return self._index
 
     def text_of(self, incident_id: str) -> str:
-        from pipeline.analyst.offline import evidence_text
+        from pipeline.knowledge.retrieval import evidence_text
 
         return evidence_text(self.records.events_of(incident_id, limit=EVIDENCE_EVENTS))
 

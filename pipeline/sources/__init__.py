@@ -1,4 +1,5 @@
-"""Log sources behind one small interface, chosen by INCIDENTIQ_SOURCE (CONTRACT §6).
+"""Log sources behind one small interface, chosen by INCIDENTIQ_SOURCE (CONTRACT §6) in
+pipeline/composition.py (`open_source`).
 
 A source is stateless between reads except for its cursor: `read(cursor)` returns the items
 found after that cursor and the cursor that covers them. The poller stores both in one
@@ -9,11 +10,9 @@ stored, and a crash re-reads at most what was not stored; event ids by position
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol, Union
 
-from pipeline.config import Settings
-from pipeline.errors import SourceError, UsageError
+from pipeline.errors import SourceError
 from pipeline.ingest.events import DeadLetter
 from pipeline.state import LogEvent
 
@@ -46,25 +45,4 @@ class Source(Protocol):
     def read(self, cursor: str | None) -> Batch: ...
 
 
-def open_source(spec: str, settings: Settings) -> Source:
-    """The source for a spec: `demo`, `file:PATH` or `splunk`."""
-    spec = (spec or "").strip()
-    if spec == "demo":
-        from pipeline.sources.demo import DemoSource
-
-        return DemoSource(speed=settings.demo_speed, max_bytes=settings.max_event_bytes)
-    if spec.startswith("file:") and spec[5:].strip():
-        from pipeline.sources.file import FileSource
-
-        from pipeline.ingest.reading import parsing_of
-
-        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_of(settings),
-                          batch_lines=settings.poll_batch_lines)
-    if spec == "splunk":
-        from pipeline.sources.splunk import SplunkSource
-
-        return SplunkSource.from_settings(settings)
-    raise UsageError(f"INCIDENTIQ_SOURCE must be demo, file:PATH or splunk, not {spec!r}")
-
-
-__all__ = ["Batch", "Item", "Source", "SourceAuthError", "open_source"]
+__all__ = ["Batch", "Item", "Source", "SourceAuthError"]

@@ -90,6 +90,26 @@ def storage_sizes(data_dir: Path) -> dict[str, int]:
             "knowledge-index": index_bytes}
 
 
+# the checkpoint store's tables (langgraph-checkpoint-postgres); every other table of the schema is ours
+CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+
+
+def table_sizes(records: Records) -> dict[str, int]:
+    """Bytes the records and the checkpoint store take in the schema (pg_total_relation_size of
+    each of its tables: with their indexes and TOAST), as the operations page shows them (PostgreSQL only)."""
+    rows = records.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
+                         " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                         " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')")
+    checkpoints = sum(int(size) for name, size in rows if name in CHECKPOINT_TABLES)
+    return {"records": sum(int(size) for _, size in rows) - checkpoints, "checkpoints": checkpoints}
+
+
+def schema_of(records: Records) -> str:
+    """The schema the stores live in on PostgreSQL (the URL's search_path, else `public`)."""
+    schema: str = records.query("SELECT current_schema()")[0][0]
+    return schema
+
+
 def query_plans(records: Records, read: Callable[[], object]) -> list[tuple[str, str]]:
     """The SELECTs `read` runs on this thread's connection, each with SQLite's query plan
     (the inbox benchmark checks that the inbox query uses its index)."""

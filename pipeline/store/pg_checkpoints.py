@@ -23,8 +23,8 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
 
 from pipeline.errors import CheckpointStoreError
-from pipeline.store import backend, checked_values, checkpoints, postgres
-from pipeline.store.checkpoints import serializer
+from pipeline.store import backend, checked_values, checkpoint_format, postgres
+from pipeline.store.checkpoint_format import serializer
 from pipeline.store.connection import LazyConnection
 
 T = TypeVar("T")
@@ -136,9 +136,9 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         """(checkpoint id, parent id, metadata) oldest first, and (checkpoint id, task id, task
         path, channel, type, value) of their pending writes and their parents' (values only of
         interrupts), as checkpoints.checkpoint_rows reads them on SQLite."""
-        checkpoints_sql, writes_sql = checkpoints.history_sql(newest=bool(newest), postgres=True)
+        checkpoints_sql, writes_sql = checkpoint_format.history_sql(newest=bool(newest), postgres=True)
         rows = self.rows(checkpoints_sql, (thread_id, int(newest)) if newest else (thread_id,))
-        wanted = checkpoints.history_ids(rows)
+        wanted = checkpoint_format.history_ids(rows)
         writes = self.rows(writes_sql, (thread_id, wanted)) if wanted else []
         return rows, writes
 
@@ -207,7 +207,7 @@ class PostgresCheckpointStore(LazyConnection, PostgresSaver):
         return self._again(partial(super().get, config))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return checkpoints.ids_after(checked_values.check(self._again(partial(super().get_tuple, config))))
+        return checkpoint_format.ids_after(checked_values.check(self._again(partial(super().get_tuple, config))))
 
     def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
              before: RunnableConfig | None = None, limit: int | None = None) -> Iterator[CheckpointTuple]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence, SupportsIndex, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence, SupportsIndex, TypeVar
 
 import psycopg
 from psycopg.rows import tuple_row
@@ -31,9 +31,6 @@ from psycopg.rows import tuple_row
 from pipeline.store.owners import process_owner
 from pipeline.store.sql import POSTGRES
 from pipeline.store.sql import Row as AnyRow  # what the store reads of a row on either database
-
-if TYPE_CHECKING:
-    from pipeline.store.records import Records
 
 # advisory lock keys (two int4s: ours, and the tenant's schema, so tenants in one database, and
 # tests in schemas of their own, do not wait for each other): the records store's writer lock
@@ -198,26 +195,6 @@ class Connection:
 
 def connect(url: str) -> Connection:
     return Connection(url)
-
-
-# the checkpoint store's tables (langgraph-checkpoint-postgres); every other table of the schema is ours
-CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
-
-
-def storage_sizes(records: Records) -> dict[str, int]:
-    """Bytes the records and the checkpoint store take in the schema (pg_total_relation_size of
-    each of its tables: with their indexes and TOAST), as the operations page shows them."""
-    rows = records.query("SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c"
-                         " JOIN pg_namespace n ON n.oid = c.relnamespace"
-                         " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')")
-    checkpoints = sum(int(size) for name, size in rows if name in CHECKPOINT_TABLES)
-    return {"records": sum(int(size) for _, size in rows) - checkpoints, "checkpoints": checkpoints}
-
-
-def schema_of(records: Records) -> str:
-    """The schema the stores live in (the URL's search_path, else `public`)."""
-    schema: str = records.query("SELECT current_schema()")[0][0]
-    return schema
 
 
 def process_tag(owner: str | None = None) -> str:
