@@ -34,7 +34,7 @@ from pipeline.errors import (Conflict, IncidentNotFound, InvalidCheckpoint, Inva
 from pipeline.notifications import messages
 from pipeline.notifications.targets import targets as notify_targets
 from pipeline.review.identity import SYSTEM, UNVERIFIED_LIMIT, Actor, demo_actor, verified
-from pipeline.review.policy import TWO, approvals_needed
+from pipeline.review.policy import TWO, approvals_needed, rule_needs
 from pipeline.store import approvals as approvals_store
 from pipeline.store import assignments, outbox
 from pipeline.engine.graph import thread_config
@@ -43,7 +43,7 @@ from pipeline.store.owners import owner_alive, process_owner
 from pipeline.store.records import incident_row
 from pipeline.store.sql import Connection
 from pipeline.engine.nodes import not_eligible_reason
-from pipeline.engine.runner import advance, record_failure, record_from_snapshot
+from pipeline.engine.runner import advance, record_failure, record_from_snapshot, summary_of
 from pipeline.state import (CLOSED_STATUSES, EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, ApprovalDecision,
                             IncidentState, LogEvent)
 
@@ -162,6 +162,19 @@ class ReviewService:
         kb = self.engine.kb
         return approvals_needed(row, self.engine.settings,
                                 doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+
+    def _keep_rule(self, incident_id: str, *analyses: IncidentState) -> None:
+        """Before a person replaces the analysis (edit, fork, replay, revision): keep the approvals
+        it needs (and those of `analyses`, e.g. a fork's checkpoint) as the floor of every analysis
+        that follows, so a lowered severity never lowers the two-person rule (review/policy.py)."""
+        row = self.records.incident(incident_id)
+        kb = self.engine.kb
+        needed = max([self.approvals_needed(row)]
+                     + [rule_needs({"severity": s.severity, "summary": summary_of(s)}, self.engine.settings,
+                                   doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+                        for s in analyses])
+        if needed > (row.get("approvals_floor") or 1):
+            self.records.update_incident(incident_id, approvals_floor=needed)
 
     def document(self, incident_id: str) -> dict[str, Any]:
         """The `show` document with who is on it, the approvals so far and needed, and the comments."""
@@ -490,6 +503,8 @@ class ReviewService:
             state = IncidentState.model_validate(snap.values)
             if action == "revise" and state.revisions >= MAX_REVISIONS:
                 raise RevisionLimitReached(incident_id, MAX_REVISIONS)
+            if action == "revise":  # the re-analysis answers the person's words: it never lowers the rule
+                self._keep_rule(incident_id, state)
             interrupt_id = claim.expected
             after_values = None
             if expect_proposal is not None:  # the proposal the reviewer saw, before any edit of theirs
@@ -498,7 +513,7 @@ class ReviewService:
                 # the State tab's and a fork's rule: an edit of the analysis re-runs what depends on it
                 effect = history.edit_effect(edits, history.Flow.of(self.engine))
                 values = edited_values(state, edits)
-                interrupt_id, change_id = self._write_edit(incident_id, values, as_node=effect["as_node"],
+                interrupt_id, change_id = self._write_edit(incident_id, state, values, as_node=effect["as_node"],
                                                            reviewer=reviewer.id, fields=edits)
                 after_values = {"edited": list(edits), "change_id": change_id, "reran": effect["reruns"]}
                 state = IncidentState.model_validate(self.graph.get_state(thread_config(incident_id)).values)
@@ -607,7 +622,8 @@ class ReviewService:
                                   field=next(iter(edits)))
             note = None if as_node == "recommend" else f"as_node={as_node}"
             with self._audited_on_failure(claim, action="edit", reviewer=reviewer, before=snap, note=note):
-                _, change_id = self._write_edit(incident_id, values, as_node=as_node, reviewer=reviewer.id, fields=edits)
+                _, change_id = self._write_edit(incident_id, state, values, as_node=as_node, reviewer=reviewer.id,
+                                                fields=edits)
             # `edited`: what the person set; the other changed fields were re-derived from it (`reran`)
             reran = history.Flow.of(self.engine).rerun(history.Flow.of(self.engine).static.get(as_node, ()))
             claim.finish(action="edit", reviewer=reviewer, before=snap, note=note,
@@ -617,14 +633,16 @@ class ReviewService:
             claim.close()
         return self.incident(incident_id)
 
-    def _write_edit(self, incident_id: str, values: dict[str, Any], *, as_node: str, reviewer: str,
-                    fields: Iterable[str]) -> tuple[str, str]:
-        """Write validated values as a new `update` checkpoint and pause at the gate again.
+    def _write_edit(self, incident_id: str, before: IncidentState, values: dict[str, Any], *, as_node: str,
+                    reviewer: str, fields: Iterable[str]) -> tuple[str, str]:
+        """Write validated values over the analysis `before` as a new `update` checkpoint and pause
+        at the gate again; the approvals `before` needed are kept first (`_keep_rule`).
 
         update_state on a paused thread keeps `next` at approval but drops the pending interrupt;
         re-invoking lets approval raise a fresh one, so the incident is paused (with a new id)
         the moment the claim is released. Returns the new interrupt id and the change's id.
         """
+        self._keep_rule(incident_id, before)
         cfg = thread_config(incident_id)
         change_cfg, change_id = changes.change_config(cfg, action="edit", reviewer=reviewer, fields=fields)
         self.graph.update_state(change_cfg, values, as_node=as_node)
@@ -648,6 +666,10 @@ class ReviewService:
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
+            try:  # the run's input checkpoint holds no analysis yet
+                self._keep_rule(incident_id, IncidentState.model_validate(target.values or {}))
+            except ValidationError:
+                self._keep_rule(incident_id)
             note = (f"{plan['label']}: re-ran {', '.join(plan['nodes'])}"
                     + ("; with the current evidence" if with_current_evidence else "")
                     + "".join(f" [{w}]" for w in plan["warnings"]))
@@ -688,6 +710,7 @@ class ReviewService:
         claim = self._claim_any(incident_id)
         try:
             before = self.graph.get_state(thread_config(incident_id))
+            self._keep_rule(incident_id, state)
             edited = state.model_copy(update=values)
             audit: dict[str, Any] = dict(before_values=values_at(state, edits), after_values=values_at(edited, edits),
                          note=f"forked from checkpoint {checkpoint_id}: re-ran {', '.join(plan['nodes'])}"
