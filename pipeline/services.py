@@ -20,7 +20,7 @@ from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
 from pipeline.gc_tuning import tune_garbage_collector
 from pipeline.knowledge.service import KnowledgeService
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.operations.service import OperationsService
 from pipeline.review.identity import ROLES, UNVERIFIED_LIMIT, Actor, actor_from_claims, demo_actor
 from pipeline.review.related import RelatedIncidents
