@@ -1,8 +1,8 @@
 """Two-person approval is decided on the analysis as the analyst made it: whichever way a person
 lowers a critical analysis (the CLI's `edit`, the State tab's edit, Edit & approve, a fork with an
-edited severity, a request for changes the re-analysis answers with a lower severity), their own
-approval alone never opens the gate; a second person's does. On both stores: the kept rule is a
-column of the incident's record."""
+edited severity, a request for changes the re-analysis answers with a lower severity, a replay
+from before the evidence that made it critical), their own approval alone never opens the gate;
+a second person's does. On both stores: the kept rule is a column of the incident's record."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.errors import SameApprover
 from pipeline.review.service import ReviewService
-from tests.support import BOTH_BACKENDS, by_category, cli, pending
+from tests.support import BOTH_BACKENDS, by_category, cli, pending, write_jsonl
 
 pytestmark = BOTH_BACKENDS
 
@@ -96,3 +96,27 @@ def test_an_analysis_that_never_needed_two_is_not_raised_by_an_edit(service):
     service.edit(inc, reviewer="ann", edits={"severity": "low"})
     assert service.approvals_needed(inc) == 1
     assert service.approve(inc, reviewer="ann")["status"] in ("fix_proposed", "approved")
+
+
+def test_a_replay_from_before_the_evidence_that_made_it_critical_still_needs_two(service, tmp_path):
+    from pipeline.engine.runner import run_pending
+    from pipeline.unattended.file_ingest import ingest_path
+
+    inc = next(r["incident_id"] for r in service.records.incidents() if r["service"] == "inventory-service")
+    assert service.records.incident(inc)["severity"] == "high" and service.approvals_needed(inc) == 1
+    first_gate = service.records.incident(inc)["pending_checkpoint_id"]
+    # a burst of the same error (20 events within 10 minutes): the analyst raises it to critical
+    event = service.records.events_of(inc)[0]
+    burst = [{"_time": f"2026-11-28T10:{2 + n // 6:02d}:{n % 6 * 10:02d}Z", "service": event.service,
+              "host": event.host, "level": "ERROR", "message": event.message, "exception": event.exception,
+              "stack": event.stack} for n in range(22)]
+    ingest_path(service.engine, write_jsonl(tmp_path / "burst.jsonl", burst))
+    run_pending(service.engine)
+    assert service.records.incident(inc)["severity"] == "critical" and service.approvals_needed(inc) == 2
+
+    # a person replays from the gate of the analysis before the burst: it says high again
+    service.replay(inc, checkpoint_id=first_gate, reviewer="ann")
+    assert service.records.incident(inc)["severity"] == "high"
+    assert service.approvals_needed(inc) == 2
+    assert service.approve(inc, reviewer="ann")["status"] == "awaiting_approval"
+    assert service.approve(inc, reviewer="bob")["status"] in ("fix_proposed", "approved")
