@@ -151,7 +151,7 @@ def run(args) -> dict:
     from pipeline.config import Settings
     from pipeline.gc_tuning import tune_garbage_collector
     from pipeline.operations.metrics import poller_status
-    from pipeline.operations.poller import Poller
+    from pipeline.unattended.poller import Poller
 
     tune_garbage_collector()
     work = Path(tempfile.mkdtemp(prefix="backlog-"))

@@ -28,7 +28,7 @@ from pipeline.backtest.run import run_backtest  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
 from pipeline.gc_tuning import tune_garbage_collector  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
 from pipeline.review.service import ReviewService  # noqa: E402
 
 

@@ -49,7 +49,7 @@ import pipeline  # noqa: E402,F401
 from pipeline.clock import iso  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
 from pipeline.state import CATEGORIES, SEVERITIES, LogEvent  # noqa: E402
 from pipeline.store import checkpoints  # noqa: E402
 

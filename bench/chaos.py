@@ -125,7 +125,7 @@ def paused_data_dir(where: Path, *, source: Path = SMALL) -> Path:
     """A data dir with the sample incidents paused at approval (built in this process)."""
     from pipeline.config import Settings
     from pipeline.composition import open_engine
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
     from pipeline.store import checkpoints
 
     data_dir = where / "data"

@@ -34,7 +34,7 @@ import pipeline  # noqa: E402,F401
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
 from pipeline.engine.graph import thread_config  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
 from pipeline.review.service import ReviewService  # noqa: E402
 from pipeline.store import checkpoints  # noqa: E402
 

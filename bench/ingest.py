@@ -60,7 +60,7 @@ WINDOWS = 300  # --windows
 
 def ingest_one(engine, path: Path):
     """The one place the bench names the product's ingest function (it may move packages)."""
-    from pipeline.operations.file_ingest import ingest_file
+    from pipeline.unattended.file_ingest import ingest_file
 
     return ingest_file(engine, path)
 

@@ -43,7 +43,7 @@ from pipeline.store import checkpoint_format, checkpoints  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
 from pipeline.gc_tuning import tune_garbage_collector  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
 
 KINDS = [
     ("java.sql.SQLTransientConnectionException", "HikariPool-1 - Connection is not available, request timed out after 30000ms."),

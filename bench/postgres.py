@@ -28,7 +28,7 @@ import psycopg  # noqa: E402
 from bench.pipeline import bare_graph, write_events  # noqa: E402
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
 from pipeline.store import checkpoint_format, checkpoints  # noqa: E402
 
 

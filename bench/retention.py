@@ -26,8 +26,8 @@ import pipeline  # noqa: E402,F401
 
 from pipeline.config import Settings  # noqa: E402
 from pipeline.composition import open_engine  # noqa: E402
-from pipeline.operations.file_ingest import ingest_path  # noqa: E402
-from pipeline.operations.retention import prune  # noqa: E402
+from pipeline.unattended.file_ingest import ingest_path  # noqa: E402
+from pipeline.unattended.retention import prune  # noqa: E402
 from pipeline.review.service import ReviewService  # noqa: E402
 from pipeline.store import checkpoints, retention  # noqa: E402
 

@@ -20,11 +20,12 @@ from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
 from pipeline.gc_tuning import tune_garbage_collector
 from pipeline.knowledge.service import KnowledgeService
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.operations.service import OperationsService
 from pipeline.review.identity import ROLES, UNVERIFIED_LIMIT, Actor, actor_from_claims, demo_actor
 from pipeline.review.related import RelatedIncidents
-from pipeline.review.service import COMMENT_LIMIT, ReviewService
+from pipeline.review.people import COMMENT_LIMIT
+from pipeline.review.service import ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",

@@ -167,7 +167,7 @@ def engine(data_dir, monkeypatch, analyst_for):
 @pytest.fixture
 def paused_engine(engine):
     """An engine with the incidents of tests/fixtures/small.jsonl paused at approval."""
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     ingest_path(engine, FIXTURES / "small.jsonl")
     return engine

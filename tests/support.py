@@ -394,7 +394,7 @@ def browser_site(work_dir: Path, log: Path = None, *, opened_at: datetime | None
     and one headless Chromium. Yields {url, engine, rows, browser}; the engine stays open for
     acting in another process' place."""
     from pipeline.composition import open_engine
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
     from pipeline.store import checkpoints
     from playwright.sync_api import sync_playwright
 
@@ -464,7 +464,7 @@ def careful_analyst(request: Request) -> dict:
 
 def ingest_one(engine, tmp_path, events=HIKARI) -> str:
     """Ingest one incident's events and return its id."""
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     ingest_path(engine, write_jsonl(tmp_path / "events.jsonl", events))
     rows = engine.records.incidents()

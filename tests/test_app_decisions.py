@@ -3,7 +3,7 @@ decision on an analysis that changed since the page showed it is refused and exp
 import json
 
 from pipeline.review.service import ReviewService
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
 
 

@@ -4,7 +4,7 @@ provenance of edits, tab memory, lazy tabs, time travel that says which evidence
 import json
 import re
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
 from workbench.conflicts import what_changed

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.store import lease
 from pipeline.store.records import Records
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts
 
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 from tests.support import ROOT, cli_json
 

@@ -118,7 +118,7 @@ def test_the_cli_runs_lists_and_reports(paused_engine, capsys, tmp_path):
 def many_decided(engine, tmp_path: Path, n: int) -> list[str]:
     """n incidents ingested and approved (the bench's event shapes)."""
     from bench.pipeline import write_events
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     events = tmp_path / "many.jsonl"
     write_events(events, n)
@@ -200,7 +200,7 @@ def copy_data_dir(engine, data_dir: Path, to: Path) -> Path:
 def test_an_approval_while_a_backtest_runs_is_the_approval_it_would_be_without(engine, data_dir, tmp_path):
     from bench.pipeline import write_events
     from pipeline.composition import open_engine
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
     from tests.support import make_settings
 
     many_decided(engine, tmp_path, 30)
@@ -234,7 +234,7 @@ def test_an_approval_while_a_backtest_runs_is_the_approval_it_would_be_without(e
 
 
 def test_retention_removes_old_backtests_with_the_rest(paused_engine):
-    from pipeline.operations.retention import prune
+    from pipeline.unattended.retention import prune
 
     decided(paused_engine)
     run = run_backtest(paused_engine, candidate_for(paused_engine))

@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"

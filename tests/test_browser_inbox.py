@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.operations import escalation
+from pipeline.unattended import escalation
 from pipeline.review.service import ReviewService
 from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, settle
 

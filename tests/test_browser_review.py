@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from tests.support import CHROMIUM, ROOT, browser_page, browser_site, choose, settle
 

@@ -17,7 +17,7 @@ from pipeline.engine.lost_runs import LOST_DECIDED
 from pipeline.engine.runner import run_pending
 from pipeline.errors import StorageError
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.review.service import ReviewService
 from pipeline.sources.file import FileSource
 from pipeline.store import checkpoints

@@ -9,8 +9,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from pipeline.composition import open_engine
 from pipeline.engine.graph import build_graph, thread_config
-from pipeline.operations.file_ingest import ingest_path
-from pipeline.operations.retention import prune
+from pipeline.unattended.file_ingest import ingest_path
+from pipeline.unattended.retention import prune
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState
 from pipeline.store import checkpoint_format, checkpoint_values, checkpoints

@@ -16,7 +16,7 @@ import pytest
 from pipeline.clock import ManualClock
 from pipeline.composition import open_engine
 from pipeline.engine.graph import thread_config
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.services import ReviewService
 from pipeline.store import checkpoints
 from tests.support import BOTH_BACKENDS, FIXTURES, make_settings

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pipeline.analyst.consistency import contradicted_hint, problems
 from pipeline.engine.graph import thread_config
 from pipeline.evaluation import EVAL_DIR, load_cases, run_case
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState
 from tests.support import ROOT, by_category, state_of

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from pipeline.clock import ManualClock, iso, parse_iso
-from pipeline.operations import escalation
+from pipeline.unattended import escalation
 from pipeline.review.service import ReviewService
 from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, child_env, cli, paused_ids, state_of
 
@@ -22,7 +22,7 @@ T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 @pytest.fixture
 def clocked(engine):
     """The engine on a ManualClock at T0, with the small fixture paused at approval."""
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     engine.records.clock = ManualClock(T0)
     engine.settings = dataclasses.replace(engine.settings, expire_after_hours=2.0)
@@ -86,7 +86,7 @@ def test_grace_zero_never_expires(clocked):
 
 
 def test_the_poller_escalates_with_no_browser_open(clocked, tmp_path):
-    from pipeline.operations.poller import Poller
+    from pipeline.unattended.poller import Poller
     from pipeline.composition import open_source
 
     quiet = tmp_path / "quiet.jsonl"
@@ -123,7 +123,7 @@ from datetime import datetime
 import pipeline
 from pipeline.clock import ManualClock
 from pipeline.composition import open_engine
-from pipeline.operations import escalation
+from pipeline.unattended import escalation
 engine = open_engine(sync_knowledge=False, clock=ManualClock(datetime.fromisoformat(sys.argv[1])))
 done = escalation.run(engine)
 print(json.dumps({"escalated": done.escalated, "expired": done.expired}))

@@ -10,7 +10,7 @@ from pipeline.analyst.findings import extract, locate, named_in_request
 from pipeline.analyst.model import FindingAnswer, grounded_findings
 from pipeline.evaluation import load_cases
 from pipeline.ingest.events import normalize
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.state import IncidentState
 from tests.support import ROOT, by_category, ingest_one, state_of
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.analyst.fixes import sha256_of
 from pipeline.evaluation import load_cases, run_case
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.state import IncidentState
 from tests.support import ROOT, by_category, cli, pending, state_of

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.engine.graph import thread_config
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.store import checkpoints
 from tests.support import (HIKARI, cli, forge_checkpoint, forge_write, forged_model, paused_ids, write_jsonl)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 from tests.support import STORED_IDS, run_cli as cli, stored_bodies
 

@@ -32,7 +32,10 @@ ORDER = (
     "engine",           # the graph, its nodes and the runner
     "review", "backtest",
     "composition",      # the one place the parts are built and wired
-    "evaluation", "operations", "services", "cli", "__main__",
+    "evaluation",
+    "unattended",       # the poller and what it runs each poll, the `ingest PATH` driver
+    "operations",       # what the Operations page reads
+    "services", "cli", "__main__",
 )
 # Known upward imports, each a debt, not a rule (the set may only shrink):
 KNOWN_UPWARD: set[tuple[str, str]] = set()

@@ -84,7 +84,7 @@ def stored(data_dir: Path, files: list[Path], *, roots: dict[str, str]) -> dict:
     """Ingest `files` (in order) into a fresh engine on `data_dir`; digests of what it stored, the
     paths under `roots` written as their names (the reference does not depend on where it ran)."""
     from pipeline.composition import open_engine
-    from pipeline.operations.file_ingest import ingest_file
+    from pipeline.unattended.file_ingest import ingest_file
     from pipeline.store import checkpoints
 
     def local(text):

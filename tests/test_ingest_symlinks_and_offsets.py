@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.ingest.events import iter_paths
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 
 LINE = {"_time": "2026-11-28T10:00:00Z", "level": "ERROR", "service": "checkout-api", "message": "boom"}

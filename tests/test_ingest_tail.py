@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from pipeline.operations.file_ingest import ingest_file, ingest_path
+from pipeline.unattended.file_ingest import ingest_file, ingest_path
 from pipeline.ingest.tail import Tailer
 from pipeline.sources.file import FileSource
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_file
+from pipeline.unattended.file_ingest import ingest_file
 from pipeline.ingest.formats import SourceParser, exception_in, parse_record
 from pipeline.ingest.layout import learn
 from pipeline.ingest.parsing_check import fixtures_report

@@ -80,7 +80,7 @@ def test_a_jvm_options_banner_is_no_error_and_names_no_exception():
 def test_the_demo_days_jvm_banner_opens_no_incident(engine, tmp_path):
     """samples/pos-day.jsonl's plain-text JVM line, between JSON lines, as the demo source reads it:
     it opened an incident whose finding was "class ExitOnOutOfMemoryError"."""
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     log = tmp_path / "banner.jsonl"
     ok = '{"_time":"2026-11-28T03:01:03.200Z","service":"checkout-api","level":"INFO","message":"started"}'

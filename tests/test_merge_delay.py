@@ -5,7 +5,7 @@ import dataclasses
 import json
 
 from pipeline.clock import ManualClock
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 from tests.support import BOTH_BACKENDS, by_category, pending
 

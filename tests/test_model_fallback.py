@@ -8,7 +8,7 @@ import json
 from pipeline.clock import ManualClock
 from pipeline.composition import open_engine
 from pipeline.engine.nodes import fix_eligible
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
 from tests.openai_stub import Reply

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from pipeline.store import checkpoints
 from pipeline.engine import runner
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.composition import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure
 from pipeline.analyst.model import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error

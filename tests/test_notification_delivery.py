@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pipeline.notifications import sender
 from pipeline.notifications.messages import flavour_of, text_of
 from pipeline.notifications.targets import targets
-from pipeline.notifications.worker import DeliveryWorker
-from pipeline.operations.poller import Poller
+from pipeline.unattended.delivery import DeliveryWorker
+from pipeline.unattended.poller import Poller
 from pipeline.review.service import ReviewService
 from pipeline.sources.file import FileSource
 from pipeline.store import outbox

@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.clock import ManualClock
 from pipeline.notifications import sender
-from pipeline.operations import escalation
+from pipeline.unattended import escalation
 from pipeline.review.service import ReviewService
 from pipeline.store import outbox
 from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, by_category, child_env, cli
@@ -59,7 +59,7 @@ class Webhook:
 
 @pytest.fixture
 def webhook_engine(engine, monkeypatch):
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     hooks = []
 
@@ -181,7 +181,7 @@ def test_a_sender_killed_between_send_and_ack_sends_again_with_the_same_key(webh
 
 
 def test_prune_deletes_notifications_delivered_longer_ago_than_the_retention_and_keeps_the_rest(webhook_engine):
-    from pipeline.operations import retention
+    from pipeline.unattended import retention
 
     engine, hook = webhook_engine()
     engine.records.clock.advance(hours=24 * 4)

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.knowledge.embeddings import HashedNgramEmbedder, embedder_from_setting
 from pipeline.composition import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError

@@ -17,7 +17,7 @@ from pipeline.store import lease
 from pipeline.errors import Conflict, StaleInterrupt
 from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import metrics_series, poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.clock import now
 from pipeline.review.service import ReviewService
 from pipeline.sources import Batch

@@ -19,7 +19,7 @@ from pipeline.store import lease
 from pipeline.engine.graph import thread_config
 from pipeline.operations.metrics import poller_status
 from pipeline.store.records import Records
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, STORED_IDS, make_settings, wait_for
 
 pytestmark = BOTH_BACKENDS

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.composition import open_engine
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.store import lease
 from pipeline.store.records import Records
 from tests.support import RACER, ROOT, STORED_IDS, make_settings, paused_ids, poller_env, wait_for

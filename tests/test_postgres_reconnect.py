@@ -80,7 +80,7 @@ PROBED_POLLER = r"""
 import json, sys, time
 import pipeline
 from pipeline.cli import main
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 
 worked = open(sys.argv[1], "a", buffering=1)
 poll = Poller._poll

@@ -54,7 +54,7 @@ def schema_bytes(url: str) -> int:
 def test_storage_sizes_are_the_schemas_tables_of_records_and_checkpoints(paused_engine, database_url, tmp_path):
     from pipeline.services import OperationsService
     from tests.support import HIKARI, write_jsonl
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     operations = OperationsService(paused_engine)
     before = operations.storage_sizes()

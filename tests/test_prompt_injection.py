@@ -8,7 +8,7 @@ import re
 import pytest
 
 from pipeline.store import checkpoints
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.documents import incident_document
 from pipeline.composition import open_engine
 from pipeline.engine.graph import thread_config

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.incidents.grouping import load
 from pipeline.incidents.batch import Incidents
 from pipeline.incidents.opening import OpeningRule

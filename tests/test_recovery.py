@@ -14,7 +14,7 @@ from pipeline.engine.graph import thread_config
 from pipeline.clock import ManualClock
 from pipeline.review.service import ReviewService
 from pipeline.engine.runner import MAX_ATTEMPTS, advance_run, run_pending
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import BOTH_BACKENDS, by_category, cli, pending
 
 # durability and concurrency hold on either store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.composition import open_engine
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from tests.support import HIKARI, cli_json, make_settings, open_incident, texts, write_jsonl
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pipeline.engine.graph import thread_config
-from pipeline.operations.retention import prune
+from pipeline.unattended.retention import prune
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints
 from tests.support import BOTH_BACKENDS, checkpoint_count, cli, paused_ids, pending

@@ -16,7 +16,7 @@ import pytest
 from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import (BOTH_BACKENDS, FIXTURES, HANG_ONCE_THE_FIX_IS_RECORDED, RACER, ROOT, by_category, child_env, cli, paused_ids, pending,
                            run_child)
 
@@ -30,7 +30,7 @@ import sys, time
 import pipeline
 from pipeline.composition import open_engine
 from pipeline.store.owners import process_owner
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 engine = open_engine(sync_knowledge=False)
 ingest_path(engine, sys.argv[1])
 incident = next(r["incident_id"] for r in engine.records.incidents() if r["category"] == "db_pool_exhausted")

@@ -10,9 +10,9 @@ import pytest
 
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.engine.runner import MAX_ATTEMPTS, run_pending
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.services import OperationsService, ReviewService, Services
 from pipeline.sources.file import FileSource
 from tests.support import BOTH_BACKENDS, FIXTURES, paused_ids

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.clock import ManualClock
 from pipeline.errors import NotPermitted, UnknownIdentity
-from pipeline.operations import escalation
+from pipeline.unattended import escalation
 from pipeline.review.identity import actor_from_claims
 from pipeline.review.service import ReviewService
 from tests.support import (APP, TIMEOUT, as_reviewer, by_category, choose_decision, open_incident, open_tab,

@@ -93,7 +93,7 @@ def test_a_quiet_lead_in_arrives_with_the_first_errors_at_once(tmp_path):
 
 
 def test_the_bundled_sample_shows_a_first_incident_on_the_first_poll(engine):
-    from pipeline.operations.poller import Poller
+    from pipeline.unattended.poller import Poller
 
     report = Poller(engine, DemoSource(speed=600, max_bytes=MAX), interval=0.1).poll_once()
     assert report.counts.incidents_new and report.runs_started >= 1

@@ -13,7 +13,7 @@ import pytest
 from pipeline.errors import SourceError, UsageError
 from pipeline.ingest.events import DeadLetter
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources import SourceAuthError
 from pipeline.sources.splunk import SplunkSource
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import SourceError
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.services import OperationsService
 from pipeline.sources.splunk import SplunkSource
 

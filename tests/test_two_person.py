@@ -65,7 +65,7 @@ def test_the_same_person_twice_is_refused_audited_and_changes_nothing(service):
 
 def test_new_evidence_between_the_approvals_voids_the_first(service, tmp_path):
     from pipeline.engine.runner import run_pending
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     inc = _pool(service)
     gate = pending(service.engine, inc)

@@ -12,7 +12,7 @@ import zstandard
 
 from pipeline.config import Settings
 from pipeline.composition import open_engine
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.knowledge.index import load_docs
 from pipeline.store import checkpoint_format, checkpoints, stored_dictionary
 

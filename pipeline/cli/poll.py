@@ -23,7 +23,7 @@ def register(sub) -> None:
 
 def cmd_poll(args) -> int:
     from pipeline.errors import Conflict
-    from pipeline.operations.poller import Poller
+    from pipeline.unattended.poller import Poller
     from pipeline.composition import open_source
 
     from pipeline.config import within

@@ -1,5 +1,5 @@
 """`prune [--days N] [--json]`: compact the history of incidents decided long ago (see
-pipeline/operations/retention.py for what is kept)."""
+pipeline/unattended/retention.py for what is kept)."""
 from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env
@@ -14,7 +14,7 @@ def register(sub) -> None:
 
 def cmd_prune(args) -> int:
     from pipeline.errors import UsageError
-    from pipeline.operations.retention import prune
+    from pipeline.unattended.retention import prune
 
     if args.days is not None and not args.days >= 0:
         raise UsageError("--days must be zero or more")

@@ -34,7 +34,7 @@ def register(sub) -> None:
 
 def cmd_ingest(args) -> int:
     from pipeline.errors import UsageError
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     if not args.path.exists():
         raise UsageError(f"no such file or folder: {args.path}")

@@ -8,7 +8,7 @@ recorded as the target's host and the HTTP status or error class, never the URL.
 Each POST has httpx's timeouts (per connect and per read) and an overall wall-clock deadline:
 a target that answers a byte at a time never gets a read timeout, so the request is cancelled
 when the deadline passes and retried later like any failure. The poller never calls this on its
-own thread: `pipeline/notifications/worker.py` runs it.
+own thread: `pipeline/unattended/delivery.py` runs it.
 """
 from __future__ import annotations
 

@@ -1,1 +1,3 @@
-"""Running the engine unattended: the poller, its status and metrics, and OperationsService."""
+"""What the Operations page and the health light read: the pollers' status and poll series,
+arrivals, decisions, dead letters and storage sizes (OperationsService). The work itself runs in
+unattended/."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pipeline.engine import Engine
 from pipeline.operations import metrics
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.composition import open_source
 from pipeline.store import inbox
 

@@ -8,6 +8,11 @@ matches, else one. Maker-checker is the norm where a fix touches production.
 the gate, it is read from what makes one: the RCA is eligible for code_fix (a known category,
 confident enough, severity not low) and the matched doc carries fix hints (a diff or a
 set_property change); a record that already holds a proposal answers by its diff.
+
+The rule is decided on the analysis as the analyst made it: before a person replaces an analysis
+(an edit, Edit & approve, a fork, a replay, a request for changes), the approvals it needed are
+kept as the record's `approvals_floor`, and no analysis that follows needs fewer. Lowering the
+severity from critical to high and then approving alone is one person approving twice.
 """
 from __future__ import annotations
 
@@ -22,6 +27,11 @@ def approvals_needed(incident: dict[str, Any], settings: Settings, *, doc_hints:
     """1 or 2: the approvals an incident (its record) needs before the gate opens.
 
     `doc_hints(doc_id)` returns the fix hints of a knowledge-base doc (empty when unknown)."""
+    return max(int(incident.get("approvals_floor") or 1), rule_needs(incident, settings, doc_hints=doc_hints))
+
+
+def rule_needs(incident: dict[str, Any], settings: Settings, *, doc_hints: Callable[[str], Sequence[dict[str, Any]]]) -> int:
+    """1 or 2: what the configured rules ask of this analysis alone (no floor kept from an earlier one)."""
     rules = settings.two_person
     if not rules:
         return 1

@@ -1,4 +1,4 @@
-"""What retention removes from the records store (see pipeline/operations/retention.py for the
+"""What retention removes from the records store (see pipeline/unattended/retention.py for the
 policy): the bodies of a decided incident's events beyond the sample its state keeps, and
 context events (no incident) too old for any log window. SQLite's VACUUM lives here too."""
 from __future__ import annotations

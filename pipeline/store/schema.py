@@ -580,6 +580,10 @@ CREATE TABLE template_keys (
 """)
 
 
+# a person's change of an analysis never lowers the approvals it needs (review/policy.py)
+V12_APPROVALS_FLOOR = ("ALTER TABLE incidents ADD COLUMN approvals_floor INTEGER NOT NULL DEFAULT 1",)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -612,6 +616,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "context events (no incident) stored as compressed blocks per batch, found by service,"
                   " host and hour, their ids kept for identity by position; the template miner's clusters"
                   " and join keys as rows, upserted per batch", _v11_context_blocks),
+    # issue 39.5: an edit, fork, replay or revision by a person keeps the approvals the analysis needed
+    Migration(12, "the approvals an incident needs at least, kept when a person changes its analysis",
+              V12_APPROVALS_FLOOR),
 )
 
 

@@ -4,7 +4,8 @@ and advances every incident that needs work (new runs, cut-off runs, new evidenc
 The web app runs it in a background thread (`start()` / `stop()`), the CLI in the foreground
 (`run_forever`). One poller works a data dir at a time (see lease.py); the others stand by and
 take over when it stops or dies. Its state, last error and counters are written to the records
-store after every poll (see operations/metrics.py), so a failing poller is visible, never silent.
+store after every poll (poll_record.py; the Operations page reads them: operations/metrics.py),
+so a failing poller is visible, never silent.
 """
 from __future__ import annotations
 
@@ -15,16 +16,16 @@ from datetime import timedelta
 from typing import Callable
 
 from pipeline.notifications import sender
-from pipeline.notifications.worker import DeliveryWorker
-from pipeline.operations import escalation
+from pipeline.unattended.delivery import DeliveryWorker
+from pipeline.unattended import escalation
 from pipeline.store import due, lease
-from pipeline.operations import metrics as operations
-from pipeline.operations import retention
+from pipeline.unattended import poll_record
+from pipeline.unattended import retention
 from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.errors import IncidentIQError
-from pipeline.operations.metrics import PollReport
+from pipeline.unattended.poll_record import PollReport
 from pipeline.store.owners import process_owner
 from pipeline.sources import Source
 
@@ -107,7 +108,7 @@ class Poller:
         report.latency_ms = (time.monotonic() - started) * 1000
         self.failures = self.failures + 1 if error else 0
         delay = self.next_delay(report)
-        operations.record_poll(records, report)
+        poll_record.record_poll(records, report)
         if error:
             # keep the lease through the backoff, so a standby does not take over only to fail alike
             lease.acquire(records, self.owner, source=self.source.name, ttl=delay + self.lease_ttl)
@@ -183,13 +184,13 @@ class Poller:
 
     def _set_state(self, state: str, *, next_in: float = 0.0, error: str | None = None) -> None:
         self.state = state
-        operations.set_poller_state(self.engine.records, owner=self.owner, source=self.source.name, state=state,
-                                    stale_after=next_in + self.lease_ttl,
-                                    next_poll_at=self.engine.records.clock.now() + timedelta(seconds=next_in), error=error)
+        poll_record.set_poller_state(self.engine.records, owner=self.owner, source=self.source.name, state=state,
+                                     stale_after=next_in + self.lease_ttl,
+                                     next_poll_at=self.engine.records.clock.now() + timedelta(seconds=next_in), error=error)
 
     def _prune_now_and_then(self) -> None:
         if time.monotonic() - self._pruned_at > PRUNE_EVERY_SECONDS:
-            operations.prune(self.engine.records)
+            poll_record.prune(self.engine.records)
             retention.prune(self.engine, limit=PRUNE_BATCH, full_vacuum=False)  # bounded: runs wait meanwhile
             self._pruned_at = time.monotonic()
 
