@@ -8,9 +8,6 @@ session (tools/import_graph.py reads it; `python tools/import_graph.py` prints t
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
-import sys
 from collections import defaultdict
 
 from tests.support import ROOT
@@ -109,25 +106,3 @@ def test_the_cycle_check_sees_a_cycle_closed_by_a_deferred_import():
     # the shape the layers had before: offline imported reading at the top, reading offline in a function
     graph = {"a.offline": {"a.reading": False}, "a.reading": {"a.offline": True}, "a.other": {"a.reading": False}}
     assert cycles(graph) == [["a.offline", "a.reading"]]
-
-
-def test_the_openai_embeddings_import_first_in_a_fresh_interpreter():
-    # the order that used to close the circle: embeddings -> openai_embeddings -> analyst -> knowledge
-    code = "import pipeline.knowledge.openai_embeddings, pipeline.knowledge.embeddings, pipeline.analyst.model"
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-2000:]
-
-
-def test_commands_that_read_records_start_without_the_graph_or_chroma(tmp_path):
-    # `list`, `show` and `deadletters` are what scripts call most; LangGraph, LangChain and Chroma
-    # cost about a second of imports a process, and these commands need none of them
-    code = ("import sys; from pipeline.cli import main\n"
-            "for argv in (['list', '--json'], ['deadletters', '--json'], ['show', 'INC-none', '--json']):\n"
-            "    main(argv)\n"
-            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'langgraph', 'langchain_core', 'chromadb'})\n"
-            "print('HEAVY', heavy)")
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(tmp_path / "data")}
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            env=env)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "HEAVY []" in result.stdout, result.stdout[-500:]
