@@ -21,9 +21,13 @@ import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 
 MAX_SETTING_CHARS = 8192  # twice PATH_MAX: room for a long Splunk query or regex, none for a pasted file
@@ -86,11 +90,17 @@ class Setting:
             raise _usage(f"{self.name} is not a usable path: {exc.strerror}") from None
 
 
+_DECLARED: dict[str, Setting] = {}  # environment name -> declaration, filled by setting()
+
+
 def setting(name: str, default: str | None, help: str, **declared: Any) -> Any:
-    """A Settings field read from the environment variable `name` (see Setting for the rest);
-    the field's default is the declared default, parsed as from_env would."""
-    decl = Setting(name, default, help, **declared)
-    return field(default_factory=lambda: decl.convert(decl.default), metadata={"setting": decl})
+    """A Settings field read from the environment variable `name` (see Setting for the rest): a
+    pydantic Field whose default is the declared default parsed as the environment's text would be,
+    whose description is the help and whose bounds are the declared range."""
+    decl = _DECLARED[name] = Setting(name, default, help, **declared)
+    low, high = decl.bounds or (None, None)
+    return Field(default_factory=lambda: decl.convert(decl.default), description=help, ge=low, le=high,
+                 json_schema_extra={"env": name})
 
 
 def _number(setting: Setting, text: str | None) -> float | int:
@@ -298,10 +308,35 @@ def _sla_hours(text: str | None) -> tuple[tuple[str, float], ...]:
 
 # -- the declaration ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Settings:
-    """A snapshot of the non-secret settings; build with `Settings.from_env()`. Each field is one
-    setting, declared here once; the docs' tables are generated from these declarations."""
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("settings_environ", default=None)
+
+
+class _Declared(PydanticBaseSettingsSource):
+    """The declared settings' values from the environment (or from `Settings.from_texts`'s mapping),
+    each read and checked by its own declaration: a bad one is a one-line UsageError naming it, the
+    demo source's own defaults apply, and an empty value counts as unset unless declared otherwise."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads every field at once
+
+    def __call__(self) -> dict[str, Any]:
+        environ, given = _ENVIRON.get(), self.current_state  # given: the keyword arguments
+        source = given.get("source", SETTING_OF["source"].value(None, environ))
+        for declared in READ_WHERE_USED:  # settings read later (by a source) are checked at start too
+            if declared.secret:
+                secret(declared.name)  # checked, not kept
+            elif declared.bounds is not None or declared.parse is not None or declared.choices is not None:
+                declared.value(source, environ)
+        return {attr: declared.value(source, environ) for attr, declared in SETTING_OF.items() if attr not in given}
+
+
+class Settings(BaseSettings):
+    """A snapshot of the non-secret settings (pydantic-settings): `Settings()` or `Settings.from_env()`
+    reads them from the environment, keyword arguments override. Each field is one setting, declared
+    here once by `setting(...)`; the docs' tables are generated from these declarations. Frozen:
+    a changed copy is `settings.model_copy(update={...})`."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid")
 
     data_dir: Path = setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index", parse=_path)
     database_url: str | None = setting(
@@ -309,7 +344,7 @@ class Settings:
         "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname` for a schema of its own): "
         "checkpoints and records in PostgreSQL, shared by workbench and poller processes on many machines (one "
         "poller works at a time; the knowledge index stays in the data dir); unset = SQLite files in the data dir. "
-        "Its password is masked wherever text is shown or stored", parse=_database_url)
+        "Any other URL is refused. Its password is masked wherever text is shown or stored", parse=_database_url)
     source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
@@ -410,28 +445,38 @@ class Settings:
     expire_after_hours: float = setting(
         "INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours after the SLA deadline (and escalation) before the poller "
         "expires the incident as `system`; `0` never", bounds=(0.0, 8760.0))
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keyword arguments, then the declarations read from the environment; no .env or secrets
+        directory (secrets are read by `secret()` when needed and never kept here)."""
+        return init_settings, _Declared(settings_cls)
+
+    @model_validator(mode="after")
+    def _custom_needs_a_pattern(self) -> Settings:
+        if self.log_format == "custom" and self.log_pattern is None:
+            raise _usage("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
+        return self
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
         """Every declared setting from the environment, then `overrides`; a bad one is a UsageError naming it."""
-        return cls.from_texts(None, **overrides)
+        return cls(**overrides)
 
     @classmethod
-    def from_texts(cls, environ: Mapping[str, str] | None, **overrides: Any) -> Settings:
+    def from_texts(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
         """As `from_env`, reading `environ` (setting names to their text, as the environment holds
         them: a settings file's) instead of the environment, which is left alone."""
-        source = overrides.get("source", SETTING_OF["source"].value(None, environ))
-        for declared in READ_WHERE_USED:  # settings read later (by a source) are checked at start too
-            if declared.secret:
-                secret(declared.name)  # checked, not kept
-            elif declared.bounds is not None or declared.parse is not None or declared.choices is not None:
-                declared.value(source, environ)
-        values = {attr: declared.value(source, environ) for attr, declared in SETTING_OF.items()}
-        if values["log_format"] == "custom" and values["log_pattern"] is None:
-            raise _usage("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
-        values.update(overrides)
-        return cls(**values)
+        token = _ENVIRON.set(environ)
+        try:
+            return cls(**overrides)
+        finally:
+            _ENVIRON.reset(token)
 
     @property
     def sla(self) -> dict[str, float]:
@@ -476,23 +521,21 @@ READ_WHERE_USED: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
             secret=True),
     Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated Slack/Teams incoming-webhook URLs told of new "
-            "critical incidents, escalations, expiries and decisions; only hosts are shown", secret=True,
+            "critical incidents, escalations, expiries and decisions (http or https only); only hosts are shown", secret=True,
             parse=notify_urls),
 )
 
 
 def _declared_fields() -> dict[str, Setting]:
-    import typing
-
-    hints = typing.get_type_hints(Settings)
     out = {}
-    for f in dataclasses.fields(Settings):
-        if "setting" not in f.metadata:
+    for attr, info in Settings.model_fields.items():
+        extra = info.json_schema_extra
+        if not isinstance(extra, dict) or "env" not in extra:
             continue
-        declared: Setting = f.metadata["setting"]
+        declared = _DECLARED[str(extra["env"])]
         if declared.bounds is not None and declared.kind is None:
-            declared = dataclasses.replace(declared, kind=int if hints[f.name] is int else float)
-        out[f.name] = dataclasses.replace(declared, attr=f.name)
+            declared = dataclasses.replace(declared, kind=int if info.annotation is int else float)
+        out[attr] = _DECLARED[declared.name] = dataclasses.replace(declared, attr=attr)
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import SETTINGS, Settings
@@ -34,7 +34,7 @@ def candidate_for(engine: Engine, *, model: str | None = None, docs: Path | None
         raise UsageError("choose one of --model, --docs and --settings")
     settings, kb, words, rerun_rag = engine.settings, engine.kb, "the live analyst", False
     if model is not None:
-        settings = replace(settings, model=model)
+        settings = settings.model_copy(update={"model": model})
         if not settings.uses_model:
             raise UsageError(f"--model {model}: no endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL)")
         words = f"model {model}"
@@ -79,6 +79,6 @@ def _settings_from_file(live: Settings, path: Path) -> Settings:
     texts = {name: _SETTING_NAMES[name].spelled(value) for name, value in values.items()}
     read = Settings.from_texts({**os.environ, **texts}, **fixed)  # checked as the environment is, never changing it
     # the file's settings over the live ones (which may carry overrides of their own)
-    return replace(live, **{attr: getattr(read, attr) for attr in (_SETTING_NAMES[name].attr for name in texts)
-                            if attr is not None})
+    return live.model_copy(update={attr: getattr(read, attr) for attr in (_SETTING_NAMES[name].attr for name in texts)
+                                   if attr is not None})
 
