@@ -1,8 +1,11 @@
 """Settings, each declared once (CONTRACT §6): its environment name, type, default, bounds or
 choices and help text sit in one `setting(...)` on the `Settings` field it fills (or, for a
-setting read where it is used, in `READ_WHERE_USED`). `Settings.from_env` reads them all from
-that declaration, and the settings tables of docs/REFERENCE.md and docs/CONTRACT.md are generated
-from it (`python -m pipeline settings --markdown`; tests/test_docs.py fails when they differ).
+setting read where it is used, in `READ_WHERE_USED`). `Settings` is a pydantic-settings model:
+`setting(...)` is the field's pydantic Field (default, description, range), and its one settings
+source reads every declared setting from the environment by that declaration (`Settings()` and
+`Settings.from_env()` are the same). The settings tables of docs/REFERENCE.md and
+docs/CONTRACT.md are generated from the declarations (`python -m pipeline settings --markdown`;
+tests/test_docs.py fails when they differ).
 `Settings.from_texts` reads the same declarations from a mapping (a settings file) instead of the
 environment, which it leaves alone.
 
@@ -607,7 +610,7 @@ def _secrets_file_value(name: str) -> str | None:
 # -- the docs' table --------------------------------------------------------------------------------
 
 def markdown_table() -> str:
-    """The settings table of README.md and docs/CONTRACT.md §6, generated from the declarations."""
+    """The settings table of docs/REFERENCE.md and docs/CONTRACT.md §6, generated from the declarations."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
     for declared in SETTINGS:
         if declared.default is None:
