@@ -538,7 +538,7 @@ def _declared_fields() -> dict[str, Setting]:
         declared = _DECLARED[str(extra["env"])]
         if declared.bounds is not None and declared.kind is None:
             declared = dataclasses.replace(declared, kind=int if info.annotation is int else float)
-        out[attr] = _DECLARED[declared.name] = dataclasses.replace(declared, attr=attr)
+        out[attr] = dataclasses.replace(declared, attr=attr)
     return out
 
 
