@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -56,7 +55,7 @@ def measure(loghub: Path) -> dict:
     systems = sorted(p for p in loghub.iterdir() if p.is_dir() and any(p.glob("*_structured.csv")))
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="incidentiq-borrowed-") as tmp:
-        settings = replace(Settings.from_env(), data_dir=Path(tmp) / "data", model=None, embeddings="offline")
+        settings = Settings.from_env(data_dir=Path(tmp) / "data", model=None, embeddings="offline")
         engine = open_engine(settings)
         threshold = settings.code_fix_min_confidence
         try:

@@ -1,11 +1,21 @@
 """Settings, each declared once (CONTRACT §6): its environment name, type, default, bounds or
 choices and help text sit in one `setting(...)` on the `Settings` field it fills (or, for a
-setting read where it is used, in `READ_WHERE_USED`). `Settings.from_env` reads them all from
-that declaration, and the settings tables of README.md and docs/CONTRACT.md are generated from it
-(`python -m pipeline settings --markdown`; tests/test_docs.py fails when they differ).
+setting read where it is used, in `READ_WHERE_USED`). `Settings` is a pydantic-settings model:
+`setting(...)` is the field's pydantic Field (default, description, range), and its one settings
+source reads every declared setting from the environment by that declaration (`Settings()` and
+`Settings.from_env()` are the same). The settings tables of docs/REFERENCE.md and
+docs/CONTRACT.md are generated from the declarations (`python -m pipeline settings --markdown`;
+tests/test_docs.py fails when they differ).
+`Settings.from_texts` reads the same declarations from a mapping (a settings file) instead of the
+environment, which it leaves alone.
 
-Secrets (API keys, tokens) are read when needed through `secret()` and are never
-stored on the Settings object, so they cannot leak into checkpoints, records or logs.
+A value a setting cannot use is refused with one line naming it: out of range, not one of its
+choices, over `MAX_SETTING_CHARS`, a path the file system cannot look at, a database URL that is
+not PostgreSQL's, a webhook that is not http(s), a header token that is not printable ASCII.
+
+Secrets (API keys, tokens, webhook URLs) are read when needed through `secret()` (checked, never
+shown) and are never stored on the Settings object, so they cannot leak into checkpoints,
+records or logs.
 """
 from __future__ import annotations
 
@@ -13,10 +23,17 @@ import dataclasses
 import math
 import os
 import tomllib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+
+MAX_SETTING_CHARS = 8192  # twice PATH_MAX: room for a long Splunk query or regex, none for a pasted file
 
 
 @dataclass(frozen=True)
@@ -33,21 +50,35 @@ class Setting:
     set_if_empty: bool = False  # set to empty counts as set (not as unset: the default)
     attr: str | None = None  # the Settings field it fills (None: read where it is used)
 
-    def text(self, source: str | None = None) -> str | None:
-        """The configured text: the environment, else the demo's value for the demo source, else the default."""
-        value = os.environ.get(self.name)
+    def text(self, source: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+        """The configured text: the environment (or `environ`), else the demo's value for the demo
+        source, else the default."""
+        value = (os.environ if environ is None else environ).get(self.name)
         if value is not None and (value != "" or self.set_if_empty):
             return value
         if self.demo is not None and source == "demo":
             return self.demo
         return self.default
 
-    def value(self, source: str | None = None) -> Any:
+    def value(self, source: str | None = None, environ: Mapping[str, str] | None = None) -> Any:
         """The configured value, checked: a bad one is a one-line UsageError naming the setting."""
-        return self.convert(self.text(source))
+        return self.convert(self.text(source, environ))
+
+    def spelled(self, value: object) -> str:
+        """A value from a settings file (TOML) as the environment would spell it: `true` for an
+        on/off setting is `on`."""
+        if isinstance(value, bool):
+            if self.kind is bool and self.choices:
+                return self.choices[0 if value else 1]
+            return str(value).lower()
+        return str(value)
 
     def convert(self, text: str | None) -> Any:
         """`text` as this setting's value, checked."""
+        if text is not None and len(text) > MAX_SETTING_CHARS:  # no path, zone or URL is this long
+            from pipeline.errors import UsageError
+
+            raise UsageError(f"{self.name} is {len(text)} characters long; at most {MAX_SETTING_CHARS}")
         if self.bounds is not None:
             return _number(self, text)
         if self.choices is not None and text is not None and text not in self.choices:
@@ -56,14 +87,23 @@ class Setting:
             raise UsageError(f"{self.name} must be one of {', '.join(self.choices)}, got {_shown(text)}")
         if self.kind is bool:
             return text == self.choices[0] if self.choices else text
-        return self.parse(text) if self.parse is not None else text
+        try:
+            return self.parse(text) if self.parse is not None else text
+        except OSError as exc:  # a path the file system refuses to look at (a name too long)
+            raise _usage(f"{self.name} is not a usable path: {exc.strerror}") from None
+
+
+_DECLARED: dict[str, Setting] = {}  # environment name -> declaration, filled by setting()
 
 
 def setting(name: str, default: str | None, help: str, **declared: Any) -> Any:
-    """A Settings field read from the environment variable `name` (see Setting for the rest);
-    the field's default is the declared default, parsed as from_env would."""
-    decl = Setting(name, default, help, **declared)
-    return field(default_factory=lambda: decl.convert(decl.default), metadata={"setting": decl})
+    """A Settings field read from the environment variable `name` (see Setting for the rest): a
+    pydantic Field whose default is the declared default parsed as the environment's text would be,
+    whose description is the help and whose bounds are the declared range."""
+    decl = _DECLARED[name] = Setting(name, default, help, **declared)
+    low, high = decl.bounds or (None, None)
+    return Field(default_factory=lambda: decl.convert(decl.default), description=help, ge=low, le=high,
+                 json_schema_extra={"env": name})
 
 
 def _number(setting: Setting, text: str | None) -> float | int:
@@ -104,16 +144,22 @@ def _usage(message: str) -> Exception:
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _path(text: str | None) -> Path:
+    path = Path(text or "")
+    path.exists()  # a name too long for the file system: an OSError, refused by Setting.convert
+    return path
+
+
 def _project_path(text: str | None) -> Path:
     """A relative path from the working directory, or else from the project (for the defaults)."""
-    path = Path(text or "")
+    path = _path(text)
     if path.is_absolute() or path.exists():
         return path
     return PROJECT_ROOT / path
 
 
 def _optional_path(text: str | None) -> Path | None:
-    return Path(text).expanduser() if text else None
+    return _path(text).expanduser() if text else None
 
 
 def _patterns(text: str | None) -> tuple[str, ...]:
@@ -156,8 +202,8 @@ def _time_zone(text: str | None) -> str:
     if tz.upper() not in ("UTC", "Z"):
         try:
             ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise _usage(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {tz!r}") from None
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name too long for a file
+            raise _usage(f"INCIDENTIQ_SOURCE_TZ must be an IANA time zone such as Europe/Berlin, got {_shown(tz)}") from None
     return tz
 
 
@@ -172,6 +218,59 @@ def _two_person(text: str | None) -> tuple[str, ...]:
     if unknown:
         raise _usage(f"INCIDENTIQ_TWO_PERSON: unknown rule {unknown[0]!r}; use {', '.join(TWO_PERSON_RULES)} or off")
     return rules
+
+
+def _database_url(text: str | None) -> str | None:
+    """INCIDENTIQ_DATABASE_URL: a PostgreSQL URL, or unset for SQLite files in the data dir. Anything
+    else (`mysql://`, `POSTGRESQL://`, `postgresql+psycopg://`, a leading space) is refused: read as a
+    file name it would create a SQLite store where the user named another. The URL holds a password,
+    so only its scheme is shown."""
+    from urllib.parse import urlsplit
+
+    if text is None:
+        return None
+    scheme = text.partition("://")[0] if "://" in text else None
+    if scheme not in ("postgresql", "postgres"):
+        got = f"scheme {_shown(scheme)}" if scheme is not None else "no scheme"
+        raise _usage(f"INCIDENTIQ_DATABASE_URL must be a postgresql:// URL (unset: SQLite in the data dir), got {got}")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise _usage("INCIDENTIQ_DATABASE_URL is not a valid URL (its port or host cannot be read)") from None
+    if any(c.isspace() for c in text):
+        raise _usage("INCIDENTIQ_DATABASE_URL holds a space or line break")
+    return text
+
+
+def _header_token(name: str) -> Callable[[str | None], str | None]:
+    """A secret sent in an HTTP header: printable ASCII only (a pasted non-breaking space otherwise
+    fails every request deep inside the HTTP client). The message names the position, never the value."""
+    def check(text: str | None) -> str | None:
+        bad = next((i for i, c in enumerate(text or "") if not "!" <= c <= "~"), None)
+        if bad is not None:
+            raise _usage(f"{name} holds a space, line break or non-ASCII character at position {bad + 1} "
+                         "(pasted with the token?)")
+        return text
+    return check
+
+
+def notify_urls(text: str | None) -> list[str]:
+    """INCIDENTIQ_NOTIFY_URLS as its http(s) URLs; another scheme (`file:`) or a URL without a host is
+    refused. A webhook URL is a secret: the message names the entry's position only."""
+    from urllib.parse import urlsplit
+
+    urls = [u.strip() for u in (text or "").split(",") if u.strip()]
+    for position, url in enumerate(urls, 1):
+        try:
+            parts = urlsplit(url)
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            usable = False
+        if not usable:
+            raise _usage(f"INCIDENTIQ_NOTIFY_URLS: entry {position} is not an http(s) URL")
+    return urls
 
 
 SLA_DEFAULT = "critical=1,high=4,medium=24,low=72"
@@ -212,18 +311,43 @@ def _sla_hours(text: str | None) -> tuple[tuple[str, float], ...]:
 
 # -- the declaration ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Settings:
-    """A snapshot of the non-secret settings; build with `Settings.from_env()`. Each field is one
-    setting, declared here once; the docs' tables are generated from these declarations."""
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("settings_environ", default=None)
 
-    data_dir: Path = setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index", parse=Path)
+
+class _Declared(PydanticBaseSettingsSource):
+    """The declared settings' values from the environment (or from `Settings.from_texts`'s mapping),
+    each read and checked by its own declaration: a bad one is a one-line UsageError naming it, the
+    demo source's own defaults apply, and an empty value counts as unset unless declared otherwise."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads every field at once
+
+    def __call__(self) -> dict[str, Any]:
+        environ, given = _ENVIRON.get(), self.current_state  # given: the keyword arguments
+        source = given.get("source", SETTING_OF["source"].value(None, environ))
+        for declared in READ_WHERE_USED:  # settings read later (by a source) are checked at start too
+            if declared.secret:
+                secret(declared.name)  # checked, not kept
+            elif declared.bounds is not None or declared.parse is not None or declared.choices is not None:
+                declared.value(source, environ)
+        return {attr: declared.value(source, environ) for attr, declared in SETTING_OF.items() if attr not in given}
+
+
+class Settings(BaseSettings):
+    """A snapshot of the non-secret settings (pydantic-settings): `Settings()` or `Settings.from_env()`
+    reads them from the environment, keyword arguments override. Each field is one setting, declared
+    here once by `setting(...)`; the docs' tables are generated from these declarations. Frozen:
+    a changed copy is `settings.model_copy(update={...})`."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="forbid")
+
+    data_dir: Path = setting("INCIDENTIQ_DATA_DIR", "./data", "checkpoints, records, knowledge index", parse=_path)
     database_url: str | None = setting(
         "INCIDENTIQ_DATABASE_URL", None,
         "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname` for a schema of its own): "
         "checkpoints and records in PostgreSQL, shared by workbench and poller processes on many machines (one "
         "poller works at a time; the knowledge index stays in the data dir); unset = SQLite files in the data dir. "
-        "Its password is masked wherever text is shown or stored")
+        "Any other URL is refused. Its password is masked wherever text is shown or stored", parse=_database_url)
     source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
@@ -324,20 +448,38 @@ class Settings:
     expire_after_hours: float = setting(
         "INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours after the SLA deadline (and escalation) before the poller "
         "expires the incident as `system`; `0` never", bounds=(0.0, 8760.0))
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keyword arguments, then the declarations read from the environment; no .env or secrets
+        directory (secrets are read by `secret()` when needed and never kept here)."""
+        return init_settings, _Declared(settings_cls)
+
+    @model_validator(mode="after")
+    def _custom_needs_a_pattern(self) -> Settings:
+        if self.log_format == "custom" and self.log_pattern is None:
+            raise _usage("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
+        return self
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
-        """Every declared setting from the environment (a bad one: a UsageError naming it), then `overrides`."""
-        source = overrides.get("source", SETTING_OF["source"].value())
-        for declared in READ_WHERE_USED:  # numbers read later (by a source) are checked at start too
-            if declared.bounds is not None or declared.parse is not None or declared.choices is not None:
-                declared.value(source)
-        values = {attr: declared.value(source) for attr, declared in SETTING_OF.items()}
-        if values["log_format"] == "custom" and values["log_pattern"] is None:
-            raise _usage("INCIDENTIQ_LOG_FORMAT=custom needs INCIDENTIQ_LOG_PATTERN")
-        values.update(overrides)
-        return cls(**values)
+        """Every declared setting from the environment, then `overrides`; a bad one is a UsageError naming it."""
+        return cls(**overrides)
+
+    @classmethod
+    def from_texts(cls, environ: Mapping[str, str], **overrides: Any) -> Settings:
+        """As `from_env`, reading `environ` (setting names to their text, as the environment holds
+        them: a settings file's) instead of the environment, which is left alone."""
+        token = _ENVIRON.set(environ)
+        try:
+            return cls(**overrides)
+        finally:
+            _ENVIRON.reset(token)
 
     @property
     def sla(self) -> dict[str, float]:
@@ -362,8 +504,9 @@ class Settings:
 READ_WHERE_USED: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_POLLER", "on", "web app: `on` runs the source's poller in a background thread; `off` "
             "only shows what is in the data dir (tests, or when `python -m pipeline poll` runs elsewhere)"),
-    Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True),
-    Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True),
+    Setting("OPENAI_API_KEY", None, "key for an OpenAI-compatible endpoint; unset = offline analyzer", secret=True,
+            parse=_header_token("OPENAI_API_KEY")),
+    Setting("SPLUNK_TOKEN", None, "Splunk bearer token", secret=True, parse=_header_token("SPLUNK_TOKEN")),
     Setting("SPLUNK_VERIFY_TLS", "true", "`true`, `false` (self-signed management port), or the path of a CA bundle",
             parse=_verify_tls),
     Setting("SPLUNK_WINDOW_BY", "index", "what a Splunk window's times are: `index` (when Splunk indexed an event: "
@@ -381,22 +524,21 @@ READ_WHERE_USED: tuple[Setting, ...] = (
     Setting("INCIDENTIQ_TOKEN", None, "the CLI's API token (or `--token`); checked against the tokens file",
             secret=True),
     Setting("INCIDENTIQ_NOTIFY_URLS", None, "comma-separated Slack/Teams incoming-webhook URLs told of new "
-            "critical incidents, escalations, expiries and decisions; only hosts are shown", secret=True),
+            "critical incidents, escalations, expiries and decisions (http or https only); only hosts are shown", secret=True,
+            parse=notify_urls),
 )
 
 
 def _declared_fields() -> dict[str, Setting]:
-    import typing
-
-    hints = typing.get_type_hints(Settings)
     out = {}
-    for f in dataclasses.fields(Settings):
-        if "setting" not in f.metadata:
+    for attr, info in Settings.model_fields.items():
+        extra = info.json_schema_extra
+        if not isinstance(extra, dict) or "env" not in extra:
             continue
-        declared: Setting = f.metadata["setting"]
+        declared = _DECLARED[str(extra["env"])]
         if declared.bounds is not None and declared.kind is None:
-            declared = dataclasses.replace(declared, kind=int if hints[f.name] is int else float)
-        out[f.name] = dataclasses.replace(declared, attr=f.name)
+            declared = dataclasses.replace(declared, kind=int if info.annotation is int else float)
+        out[attr] = dataclasses.replace(declared, attr=attr)
     return out
 
 
@@ -441,12 +583,13 @@ def critical_services(source: str) -> tuple[str, ...]:
 def secret(name: str) -> str | None:
     """A secret, read at the moment it is needed and never cached: the environment first, then
     `.streamlit/secrets.toml` (read as a file, so the poller thread never calls Streamlit)."""
-    if not _BY_NAME[name].secret:
+    declared = _BY_NAME[name]
+    if not declared.secret:
         raise KeyError(f"{name} is not a secret")
-    value = os.environ.get(name)
-    if value:
-        return value
-    return _secrets_file_value(name)
+    value = os.environ.get(name) or _secrets_file_value(name)
+    if value is not None and declared.parse is not None:
+        declared.parse(value)  # a value it cannot use is a UsageError naming it, never showing it
+    return value
 
 
 SECRETS_FILES = (Path(".streamlit") / "secrets.toml", Path.home() / ".streamlit" / "secrets.toml")
@@ -467,7 +610,7 @@ def _secrets_file_value(name: str) -> str | None:
 # -- the docs' table --------------------------------------------------------------------------------
 
 def markdown_table() -> str:
-    """The settings table of README.md and docs/CONTRACT.md §6, generated from the declarations."""
+    """The settings table of docs/REFERENCE.md and docs/CONTRACT.md §6, generated from the declarations."""
     rows = ["| variable | default | meaning |", "|---|---|---|"]
     for declared in SETTINGS:
         if declared.default is None:

@@ -4,7 +4,6 @@ burst through bench/backlog.py (a real child process appending, or a loopback Sp
 and drains."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -72,7 +71,7 @@ def test_a_batchs_incidents_are_analysed_before_the_next_batch_is_read(engine, l
 
 
 def test_the_operations_page_shows_the_lines_behind_and_the_oldest_unread(app, paused_engine, log):
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, poll_max_lines=2)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"poll_max_lines": 2})
     Poller(paused_engine, FileSource(log, max_bytes=1_000_000, batch_lines=2), interval=0.05).poll_once()
     app.switch_page("app_pages/operations.py").run()
     assert not app.exception, [e.value for e in app.exception]

@@ -9,7 +9,6 @@ high ones are escalated, one with a person on it and one half approved under the
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -46,7 +45,7 @@ def site(tmp_path_factory):
     with browser_site(work, log, opened_at=datetime.now(timezone.utc) - timedelta(hours=5, minutes=7)) as site:
         engine = site["engine"]
         assert escalation.run(engine).escalated, "no incident past its SLA: the rows would not be real-length"
-        engine.settings = dataclasses.replace(engine.settings, two_person=("critical",))
+        engine.settings = engine.settings.model_copy(update={"two_person": ("critical",)})
         review = ReviewService(engine)
         first, critical = site["rows"][0]["incident_id"], next(r for r in site["rows"] if r["severity"] == "critical")
         review.assign(first, to="ann.longname@example.com", reviewer="ann.longname@example.com")

@@ -48,14 +48,30 @@ def test_splunk_tls_verification_setting(tmp_path):
 def test_each_field_is_declared_once_and_its_default_is_what_an_empty_environment_gives(monkeypatch):
     """The declaration on the field is the only place a setting is written: the dataclass default
     and from_env agree (outside the demo, whose own defaults are declared beside them)."""
-    import dataclasses
-
     for declared in config.SETTINGS:
         monkeypatch.delenv(declared.name, raising=False)
     monkeypatch.setenv("INCIDENTIQ_SOURCE", "splunk")
-    fields = [f.name for f in dataclasses.fields(Settings) if f.name != "extra"]
+    fields = [name for name in Settings.model_fields if name != "extra"]
     assert sorted(fields) == sorted(config.SETTING_OF)
     assert Settings.from_env() == Settings(source="splunk")
     monkeypatch.setenv("INCIDENTIQ_SOURCE", "demo")
     demo = Settings.from_env()
     assert demo.sla_from == "opened" and demo.critical_services[0] == "checkout*"
+
+
+def test_the_field_is_the_declaration_pydantic_checks_and_the_docs_show(monkeypatch):
+    """Type, default, bounds and help are declared once, in `setting(...)` on the field: pydantic-settings
+    holds them (a value out of range is refused even when code passes it), the table shows them."""
+    import pydantic
+
+    field = Settings.model_fields["poll_interval"]
+    declared = config.SETTING_OF["poll_interval"]
+    assert field.description == declared.help and field.annotation is float
+    assert declared.bounds == (0.05, 3600) and f"{declared.help} (0.05–3600)" in config.markdown_table()
+    with pytest.raises(pydantic.ValidationError):
+        Settings(poll_interval=1e9)
+    monkeypatch.setenv("INCIDENTIQ_POLL_INTERVAL", "7")
+    assert Settings().poll_interval == 7.0 == Settings.from_env().poll_interval  # read from the environment
+    assert Settings(poll_interval=3).poll_interval == 3.0  # keyword arguments first
+    with pytest.raises(pydantic.ValidationError):  # frozen: a changed copy is model_copy(update=...)
+        Settings().poll_interval = 9  # type: ignore[misc]

@@ -3,7 +3,6 @@ is escalated once (audited, notified), after the grace it expires through the ga
 exactly once across two processes and a restart. Time moves on a ManualClock, never by sleeping."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -25,7 +24,7 @@ def clocked(engine):
     from pipeline.unattended.file_ingest import ingest_path
 
     engine.records.clock = ManualClock(T0)
-    engine.settings = dataclasses.replace(engine.settings, expire_after_hours=2.0)
+    engine.settings = engine.settings.model_copy(update={"expire_after_hours": 2.0})
     ingest_path(engine, FIXTURES / "small.jsonl")
     return engine
 
@@ -79,7 +78,7 @@ def test_at_the_deadline_an_incident_escalates_once_and_after_the_grace_expires_
 
 
 def test_grace_zero_never_expires(clocked):
-    clocked.settings = dataclasses.replace(clocked.settings, expire_after_hours=0.0)
+    clocked.settings = clocked.settings.model_copy(update={"expire_after_hours": 0.0})
     clocked.records.clock.advance(hours=24 * 365)
     done = escalation.run(clocked)
     assert done.expired == [] and sorted(done.escalated) == sorted(paused_ids(clocked))

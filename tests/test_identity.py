@@ -2,7 +2,6 @@
 exit 3 with one line, are audited as refused:<action>, and change nothing."""
 from __future__ import annotations
 
-import dataclasses
 import getpass
 
 import pytest
@@ -14,7 +13,7 @@ from tests.support import by_category, cli, make_settings, pending
 
 
 def _settings(data_dir, **kw):
-    return dataclasses.replace(make_settings(data_dir), **kw)
+    return make_settings(data_dir).model_copy(update=kw)
 
 
 def test_roles_come_from_the_claim_and_the_roles_file(data_dir, tmp_path):
@@ -42,7 +41,7 @@ def test_an_unknown_role_in_the_roles_file_is_refused_with_its_name(data_dir, tm
 
 
 def test_typed_names_are_refused_once_sign_in_is_oidc(paused_engine):
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, auth="oidc")
+    paused_engine.settings = paused_engine.settings.model_copy(update={"auth": "oidc"})
     service = ReviewService(paused_engine)
     inc = by_category(paused_engine, "db_pool_exhausted")
     with pytest.raises(UnknownIdentity, match="sign in"):
@@ -55,7 +54,7 @@ def test_typed_names_are_refused_once_sign_in_is_oidc(paused_engine):
 def test_a_viewer_may_not_decide_and_the_refusal_is_audited(paused_engine, tmp_path):
     roles = tmp_path / "roles.toml"
     roles.write_text('[roles]\nvic = "viewer"\nrita = "reviewer"\n')
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, roles_file=roles)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"roles_file": roles})
     service = ReviewService(paused_engine)
     inc = by_category(paused_engine, "db_pool_exhausted")
     with pytest.raises(NotPermitted, match="vic may not approve"):

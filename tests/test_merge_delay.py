@@ -1,7 +1,6 @@
 """A noisy incident awaiting approval re-runs its analysis at most once per merge delay."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from pipeline.clock import ManualClock
@@ -17,7 +16,7 @@ HIKARI = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
 @BOTH_BACKENDS
 def test_new_evidence_waits_for_the_merge_delay_then_re_runs_the_analysis(paused_engine, tmp_path):
     engine = paused_engine
-    engine.settings = dataclasses.replace(engine.settings, merge_delay=60.0)
+    engine.settings = engine.settings.model_copy(update={"merge_delay": 60.0})
     clock = engine.records.clock = ManualClock()
     incident_id = by_category(engine, "db_pool_exhausted")
     seen_by_reviewer = pending(engine, incident_id)

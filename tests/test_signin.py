@@ -4,7 +4,6 @@ reason for whoever may not use it (and the service refusing anyway), the inbox's
 approvals, escalations and assignees, and comments shown literally."""
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -121,7 +120,7 @@ def test_a_viewer_sees_every_deciding_control_disabled_with_the_reason(start, pa
     assert "Your role (viewer) may not decide: that needs reviewer." in shown
     assert "Your role (viewer) may not replay or fork: that needs admin." in shown
     # and the service refuses a viewer whatever the page shows, with an audited refusal
-    settings = dataclasses.replace(paused_engine.settings, auth="oidc")
+    settings = paused_engine.settings.model_copy(update={"auth": "oidc"})
     with pytest.raises(NotPermitted):
         ReviewService(paused_engine).approve(incident, actor=actor_from_claims(VIC, settings))
     assert [a["action"] for a in paused_engine.records.audit(incident)] == ["refused:approve"]
@@ -186,7 +185,7 @@ def _inbox_rows(at) -> dict:
 
 def test_the_inbox_shows_a_partial_approval_and_the_second_person_completes_it(start, paused_engine, monkeypatch):
     monkeypatch.setenv("INCIDENTIQ_TWO_PERSON", "critical,changes_files")
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, two_person=("critical", "changes_files"))
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": ("critical", "changes_files")})
     incident = by_category(paused_engine, "db_pool_exhausted")
     at = open_incident(start(ANN), incident)
     at.button(key=_key(paused_engine, incident, "approve")).click().run()

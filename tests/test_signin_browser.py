@@ -9,7 +9,6 @@ Screenshots go to test-artifacts/ on failure.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import shutil
@@ -149,7 +148,7 @@ def test_sign_in_decide_sign_out_and_a_viewer_cannot_decide(signin, paused_engin
             expect(page.get_by_text("Sign in to decide.")).to_be_visible()
             expect(page.locator('button[data-testid^="stBaseButton"]').filter(has_text="I'm on it")).to_be_disabled()
             # signed out is no one: the service refuses a typed name when names are verified
-            paused_engine.settings = dataclasses.replace(paused_engine.settings, auth="oidc")
+            paused_engine.settings = paused_engine.settings.model_copy(update={"auth": "oidc"})
             review = ReviewService(paused_engine)
             with pytest.raises(UnknownIdentity):
                 review.approve(second, reviewer="ann@example.com")

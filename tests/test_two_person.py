@@ -3,7 +3,6 @@ second by another person opens the gate with both; the same person twice is refu
 new evidence voids a partial approval; two processes approving at once count as first and second."""
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 
@@ -22,7 +21,7 @@ RULE = ("critical", "changes_files")
 
 @pytest.fixture
 def service(paused_engine):
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, two_person=RULE)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": RULE})
     return ReviewService(paused_engine)
 
 

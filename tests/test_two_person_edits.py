@@ -5,7 +5,6 @@ from before the evidence that made it critical), their own approval alone never 
 a second person's does. On both stores: the kept rule is a column of the incident's record."""
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
@@ -21,7 +20,7 @@ RULE = ("critical",)  # severity alone decides: a lowered severity is what would
 @pytest.fixture
 def service(paused_engine, monkeypatch):
     monkeypatch.setenv("INCIDENTIQ_TWO_PERSON", ",".join(RULE))  # for the CLI's own engine too
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, two_person=RULE)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": RULE})
     return ReviewService(paused_engine)
 
 

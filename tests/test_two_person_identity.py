@@ -3,7 +3,6 @@ another way, by an edit at approval time that lowers the rule, or by one CLI ope
 `--as` two people; typed (demo) names are stated as unverified in the document, the CLI and the audit."""
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -18,7 +17,7 @@ RULE = ("critical", "changes_files")
 @pytest.fixture
 def service(paused_engine, monkeypatch):
     monkeypatch.setenv("INCIDENTIQ_TWO_PERSON", ",".join(RULE))  # for the CLI's own engine too
-    paused_engine.settings = dataclasses.replace(paused_engine.settings, two_person=RULE)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": RULE})
     return ReviewService(paused_engine)
 
 

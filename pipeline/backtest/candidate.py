@@ -5,8 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tomllib
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import SETTINGS, Settings
@@ -35,7 +34,7 @@ def candidate_for(engine: Engine, *, model: str | None = None, docs: Path | None
         raise UsageError("choose one of --model, --docs and --settings")
     settings, kb, words, rerun_rag = engine.settings, engine.kb, "the live analyst", False
     if model is not None:
-        settings = replace(settings, model=model)
+        settings = settings.model_copy(update={"model": model})
         if not settings.uses_model:
             raise UsageError(f"--model {model}: no endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL)")
         words = f"model {model}"
@@ -73,26 +72,12 @@ def _settings_from_file(live: Settings, path: Path) -> Settings:
         setting = _SETTING_NAMES.get(name)
         if setting is None:
             raise UsageError(f"--settings {path}: unknown setting {name}")
-        if setting.secret or name in _NOT_CANDIDATE:
+        if setting.secret or name in _NOT_CANDIDATE or setting.attr is None:  # attr None: not the analyst's
             raise UsageError(f"--settings {path}: {name} cannot be set for a backtest")
     fixed = dict(data_dir=live.data_dir, database_url=live.database_url, source=live.source)
-    base = Settings.from_env(**fixed)
-    with _environment({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in values.items()}):
-        changed = Settings.from_env(**fixed)
+    texts = {name: _SETTING_NAMES[name].spelled(value) for name, value in values.items()}
+    read = Settings.from_texts({**os.environ, **texts}, **fixed)  # checked as the environment is, never changing it
     # the file's settings over the live ones (which may carry overrides of their own)
-    return replace(live, **{f: getattr(changed, f) for f in live.__dataclass_fields__
-                            if getattr(changed, f) != getattr(base, f)})
+    return live.model_copy(update={attr: getattr(read, attr) for attr in (_SETTING_NAMES[name].attr for name in texts)
+                                   if attr is not None})
 
-
-@contextmanager
-def _environment(values: dict[str, str]):
-    before = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

@@ -15,7 +15,8 @@ SPLIT_CHOICES = ("tune", "holdout", "holdout2", "decisions", "all")  # pipeline.
 
 
 def register(sub) -> None:
-    p = sub.add_parser("eval", help="measure the analyst on the labelled incidents of knowledge/eval")
+    p = sub.add_parser("eval", help="measure the analyst on labelled incidents (knowledge/eval unless --cases), or "
+                                   "turn reviewers' corrections into eval cases (--from-decisions)")
     p.add_argument("--split", choices=SPLIT_CHOICES, default="tune",
                    help="tune (the tuning set, the default), holdout (the 2026-11 hold-out, contaminated), holdout2 "
                         "(the sealed 2026-12 hold-out: run it once per analyzer you mean to report) or all "

@@ -1,29 +1,27 @@
 """`parsing` and `layout`: how lines are read.
 
-- `parsing [--fixtures DIR] [--loghub DIR]`: the outside measure of parsing
-  (`pipeline.ingest.parsing_check`): per Filebeat module, the lines whose time, level and message
-  are as Filebeat expects; per Loghub system, messages free of header text, the service, own times.
+- `parsing --fixtures DIR | --loghub DIR`: how well your own labelled logs are read
+  (`pipeline.ingest.parsing_check`): per Filebeat-style module folder, the lines whose time, level
+  and message are as the `*-expected.json` beside them says; per Loghub-style system folder,
+  messages free of header text, the service, own times. A folder is always named: the team's own measurement on
+  the test bed is bench/parsing.py.
 - `layout PATH`: the layout a log file is read with (a known format, or the one learnt from its
   first lines, or INCIDENTIQ_LOG_PATTERN's), with a sample line split into its fields.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from pipeline.cli import emit, path_arg
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "data" / "filebeat"
-LOGHUB = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
-
 
 def register(sub) -> None:
-    p = sub.add_parser("parsing", help="how lines are read: Filebeat fixtures and Loghub systems")
+    p = sub.add_parser("parsing", help="how well labelled logs are read: Filebeat-style fixtures or Loghub-style systems")
     p.add_argument("--fixtures", type=path_arg, metavar="DIR", default=None,
-                   help=f"Filebeat fixture folders (default {FIXTURES.relative_to(ROOT)})")
+                   help="a folder of module folders, each with FILE.log beside FILE.log-expected.json "
+                        "(Filebeat's module test layout)")
     p.add_argument("--loghub", type=path_arg, metavar="DIR", default=None,
-                   help="Loghub systems with structured CSVs (default INCIDENTIQ_LOGHUB_DIR or ../shared/data/loghub-2k)")
+                   help="a folder of system folders, each with X_2k.log beside X_2k.log_structured.csv (Loghub's layout)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_parsing)
     p = sub.add_parser("layout", help="the layout a log file is read with, and a sample line split into fields")
@@ -37,17 +35,16 @@ def cmd_parsing(args) -> int:
     from pipeline.errors import UsageError
     from pipeline.ingest.parsing_check import fixtures_report, human, loghub_report
 
-    report = {}
-    both = args.fixtures is None and args.loghub is None
-    fixtures = args.fixtures or (FIXTURES if both else None)
-    loghub = args.loghub or (LOGHUB if both and LOGHUB.is_dir() else None)
-    for path in (fixtures, loghub):
+    if args.fixtures is None and args.loghub is None:
+        raise UsageError("parsing needs --fixtures DIR or --loghub DIR (the folders to measure)")
+    for path in (args.fixtures, args.loghub):
         if path is not None and not Path(path).is_dir():
             raise UsageError(f"not a folder: {path}")
-    if fixtures is not None:
-        report["fixtures"] = fixtures_report(fixtures)
-    if loghub is not None:
-        report["loghub"] = loghub_report(loghub)
+    report = {}
+    if args.fixtures is not None:
+        report["fixtures"] = fixtures_report(args.fixtures)
+    if args.loghub is not None:
+        report["loghub"] = loghub_report(args.loghub)
     emit(args, report, human)
     return 0
 

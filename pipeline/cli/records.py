@@ -7,8 +7,10 @@ from pipeline.state import STATUS_ALIASES, STATUSES, readable_title, status_name
 
 
 def register(sub) -> None:
-    p = sub.add_parser("ingest", help="read events from a JSONL file or folder and run new incidents to the approval gate")
-    p.add_argument("path", type=path_arg)
+    p = sub.add_parser("ingest", help="read a log file or a folder's *.log, *.jsonl and *.json files "
+                       "(any format INCIDENTIQ_LOG_FORMAT names, or a layout learnt from the file) and run new "
+                       "incidents to the approval gate")
+    p.add_argument("path", type=path_arg, help="a log file, or a folder searched for log files")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_ingest)
 

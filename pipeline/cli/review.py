@@ -28,7 +28,7 @@ def register(sub) -> None:
     p.add_argument("--reason", required=True)
     p.set_defaults(handler=cmd_reject)
 
-    p = sub.add_parser("revise", help="ask for changes: the recommendation is redone with the feedback")
+    p = sub.add_parser("revise", help="ask for changes: the analysis (root cause, recommendation, fix proposal) is redone with the feedback")
     _decision_args(p)
     p.add_argument("--feedback", required=True)
     p.set_defaults(handler=cmd_revise)

@@ -1,5 +1,5 @@
 """`settings [--markdown | --json]`: the declared settings (pipeline/config.py), never their values:
-the Markdown table README.md and docs/CONTRACT.md §6 hold (tests/test_docs.py checks they match)."""
+the Markdown table docs/REFERENCE.md and docs/CONTRACT.md §6 hold (tests/test_docs.py checks they match)."""
 from __future__ import annotations
 
 import argparse

@@ -1,8 +1,9 @@
-"""How well lines are read, measured on logs written by others (`python -m pipeline parsing`).
+"""How well lines are read, measured on labelled logs written by others (`python -m pipeline parsing
+--fixtures DIR | --loghub DIR`, and bench/parsing.py on the team's test bed).
 
-- Filebeat fixtures (`tests/data/filebeat/<module>/<file>.log` beside `<file>.log-expected.json`, from
-  elastic/beats, see the NOTICE there): per module, the lines whose time, level and message are what
-  Filebeat's own pipeline expects. Each field is compared where the expected record holds it: the time
+- Filebeat fixtures (`<root>/<module>/<file>.log` beside `<file>.log-expected.json`; the test bed's
+  are tests/data/filebeat, from elastic/beats, see the NOTICE there): per module, the lines whose
+  time, level and message are what Filebeat's own pipeline expects. Each field is compared where the expected record holds it: the time
   to the millisecond (read in the fixture's `event.timezone`, as Filebeat's tests do); the level as
   written or as the same normalised level; the message whitespace-trimmed, a record's continuation
   lines included, and also counted right when the only difference is leading `[tag]` columns on

@@ -66,7 +66,8 @@ class Tail:
 
 
 class Tailer:
-    """Tails a JSONL file or a folder of them; see the module docstring."""
+    """Tails a log file in any format `reading.LogFile` reads, or a folder's log files
+    (`*.log`, `*.jsonl`, `*.json`); see the module docstring."""
 
     def __init__(self, path: Path, *, max_bytes: int, final: bool = False, batch_lines: int = BATCH_LINES,
                  rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time,

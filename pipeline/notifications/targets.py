@@ -6,8 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from pipeline.config import secret
-from pipeline.errors import UsageError
+from pipeline.config import notify_urls, secret
 
 
 @dataclass(frozen=True)
@@ -22,13 +21,9 @@ class Target:
 
 def targets(text: str | None = None) -> list[Target]:
     """The configured targets (INCIDENTIQ_NOTIFY_URLS, read now), or those in `text`."""
-    value = secret("INCIDENTIQ_NOTIFY_URLS") if text is None else text
     out: list[Target] = []
-    for url in (u.strip() for u in (value or "").split(",") if u.strip()):
+    for url in notify_urls(secret("INCIDENTIQ_NOTIFY_URLS") if text is None else text):
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            # the URL is a secret: name its position and scheme only
-            raise UsageError(f"INCIDENTIQ_NOTIFY_URLS: entry {len(out) + 1} is not an http(s) URL")
-        host = parts.hostname + (f":{parts.port}" if parts.port else "")
+        host = f"{parts.hostname}" + (f":{parts.port}" if parts.port else "")
         out.append(Target(id=hashlib.sha256(url.encode()).hexdigest()[:16], host=host, url=url))
     return out

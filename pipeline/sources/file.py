@@ -29,7 +29,8 @@ _SIGHTINGS = 4096  # sizes remembered per file, for the age of the oldest unread
 
 
 class FileSource:
-    """Tails a JSONL file or a folder of them."""
+    """Tails a log file in any format the reader reads, or a folder's log files (`*.log`, `*.jsonl`,
+    `*.json`)."""
 
     def __init__(self, path: Path, *, max_bytes: int, batch_lines: int = BATCH_LINES,
                  rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time,

@@ -1,9 +1,11 @@
-"""The records store (`app.sqlite3`, or a PostgreSQL schema): incidents, events, dead letters,
-cursors, fixes, audit.
+"""The records store (`app.sqlite3`, or a PostgreSQL schema): its connections and transactions,
+and the rows of incidents, events, dead letters, cursors, fixes and audit. The other tables
+(outbox, leases, layouts, backtests, ...) have a module each in pipeline/store/ that works through it.
 
 Indexed for the inbox; every SQLite connection uses WAL and a busy timeout. Statements are
-written once for both databases (pipeline/store/sql.py). Driver errors are translated into
-StorageError here and nowhere else.
+written once for both databases (pipeline/store/sql.py). Driver errors of its connections and
+statements are translated into StorageError here; the few modules that talk to a driver
+themselves (the checkpoint stores, the lease, retention's VACUUM) translate their own.
 """
 from __future__ import annotations
 
