@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import json
 
+from pipeline.composition import open_records
 from pipeline.ingest.events import MAX_FIELD_DEPTH, DeadLetter, read_jsonl
-from tests.support import run_cli as cli, stored_bodies
+from tests.support import BOTH_BACKENDS, make_settings, run_cli as cli
 
 GOOD = {"_time": "2026-11-28T10:00:00Z", "level": "ERROR", "service": "checkout-api",
         "message": "NullPointerException at CartService.total(CartService.java:88)"}
@@ -30,9 +31,22 @@ def hostile_lines() -> list[str]:
         json.dumps({"_time": "9999-12-31T23:59:00Z", "level": "ERROR", "service": "w", "message": "year 9999"}),
         json.dumps({"_time": 253402300000, "level": "ERROR", "service": "w", "message": "epoch past 9999"}),
         json.dumps({**GOOD, "_time": "2026-11-28T10:00:09Z", "service": "cart", "extra": nested(MAX_FIELD_DEPTH - 1)}),
+        # a NUL escape is text, stored as ␀ (PostgreSQL's text cannot hold it: issue 39.1)
+        json.dumps({**GOOD, "_time": "2026-11-28T10:00:10Z", "service": "nul\u0000svc", "host": "h\u0000",
+                    "message": "NUL \u0000 here", "exception": "E\u0000"}),
     ]
 
 
+def stored_bodies(data_dir) -> list[dict]:
+    """Every stored event as JSON, on the test's store (SQLite files or PostgreSQL)."""
+    records = open_records(make_settings(data_dir))
+    try:
+        return [json.loads(e.model_dump_json()) for e in records.all_events()]
+    finally:
+        records.close()
+
+
+@BOTH_BACKENDS
 def test_lines_that_would_fail_when_stored_are_dead_lettered_and_neighbours_run(tmp_path, data_dir):
     source = tmp_path / "hostile.jsonl"
     source.write_text("\n".join(hostile_lines()) + "\n")
@@ -40,12 +54,12 @@ def test_lines_that_would_fail_when_stored_are_dead_lettered_and_neighbours_run(
     assert first.returncode == 0, first.stderr
     # out-of-range times are unreadable times (CONTRACT §1): those lines are events at the time of
     # the line before them, so three more incidents, none dated in year 1 or 9999
-    assert json.loads(first.stdout) == {"events": 5, "rejected": 4, "incidents_new": 5, "incidents_updated": 0}
+    assert json.loads(first.stdout) == {"events": 6, "rejected": 4, "incidents_new": 6, "incidents_updated": 0}
     again = cli(data_dir, "ingest", str(source), "--json")
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["events"] == 0
     listed = json.loads(cli(data_dir, "list", "--json").stdout)
-    assert sorted(i["status"] for i in listed) == ["awaiting_approval"] * 5
+    assert sorted(i["status"] for i in listed) == ["awaiting_approval"] * 6
     years = [i["incident_id"].split("-")[1][:-4] for i in listed]  # INC-<yyyymmdd>-<hex>
     assert all(len(y) == 4 and 1970 <= int(y) <= 2999 for y in years), years
     reasons = [d["reason"] for d in json.loads(cli(data_dir, "deadletters", "--json").stdout)]
@@ -61,7 +75,7 @@ def test_each_rejection_is_one_line_naming_the_cause(tmp_path):
     source.write_text("\n".join(hostile_lines()) + "\n")
     items = [item for _, item in read_jsonl(source, max_bytes=262144, final=True)]
     letters = [i for i in items if isinstance(i, DeadLetter)]
-    assert len(letters) == 7 and len(items) == 9
+    assert len(letters) == 7 and len(items) == 10
     assert all("\n" not in d.reason and len(d.reason) < 200 for d in letters)
     assert all(d.raw.encode("utf-8") for d in letters)  # storable as text
 

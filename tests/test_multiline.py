@@ -95,8 +95,20 @@ def test_newlines_and_trailing_blank_lines_are_not_kept():
     assert [r.text for r in records] == ["2024-01-02 03:04:05 ERROR x\n\tat a.B(C.java:1)"]
 
 
-def test_a_huge_record_is_cut_so_memory_stays_bounded():
+def test_a_huge_record_keeps_its_first_lines_and_folds_the_rest_so_memory_stays_bounded():
+    # issue 39.10: cut into records of their own, the rest of a trace opened incidents of their own
     joiner = MultilineJoiner(max_lines=3)
-    lines = ["2024-01-02 03:04:05 ERROR x"] + ["\tat a.B(C.java:1)"] * 5
-    records = list(joiner.join(enumerate(lines)))
-    assert [r.lines for r in records] == [3, 3]
+    lines = ["2024-01-02 03:04:05 ERROR x"] + ["\tat a.B(C.java:1)"] * 5 + ["2024-01-02 03:04:06 ERROR y"]
+    first, second = joiner.join(enumerate(lines))
+    assert (first.position, first.lines, first.last_position) == (0, 6, 5)
+    assert first.text.split("\n") == lines[:3] + [
+        "\t... 3 more lines not kept (a record keeps its first 3 lines, 262144 characters)"]
+    assert (second.position, second.text) == (6, lines[6])
+
+
+def test_a_record_past_its_character_cap_folds_too():
+    joiner = MultilineJoiner(max_chars=100)
+    lines = ["2024-01-02 03:04:05 ERROR x"] + ["\tat " + "a" * 40] * 4
+    (record,) = joiner.join(enumerate(lines))
+    assert record.lines == 5 and record.text.endswith("3 more lines not kept (a record keeps its first 1000 lines,"
+                                                      " 100 characters)")

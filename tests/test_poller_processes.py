@@ -200,3 +200,26 @@ def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(o
             assert not [s for s in history if s.metadata["source"] == "update"]
     finally:
         records.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_sigkilled_poller_is_shown_gone_not_running(polled_dir, tmp_path):
+    # issue 39.10: its row kept saying `running` (nobody is left to write that it stopped)
+    log = tmp_path / "app.jsonl"
+    shutil.copy(FIXTURES / "small.jsonl", log)
+    proc = start_poller(poll_env(polled_dir[0], log, polled_dir[1]))
+    records = records_of(polled_dir)
+    try:
+        mine = wait_for(lambda: [p for s in poller_status(records) for p in s["pollers"]
+                                 if pid_of(p["owner"]) == proc.pid and p["state"] == "running" and p["live"]])
+        assert mine
+        proc.kill()
+        proc.wait()
+        (status,) = poller_status(records)
+        assert [(pid_of(p["owner"]), p["state"], p["live"]) for p in status["pollers"]] == [(proc.pid, "gone", False)]
+        assert status["state"] == "stopped"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        records.close()

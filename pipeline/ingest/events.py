@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,6 +21,7 @@ from pipeline.state import LogEvent
 EXCERPT_CHARS = 2_000
 _CHUNK = 64 * 1024
 _LOG_SUFFIXES = (".jsonl", ".log", ".json")
+MAX_FOLDER_ENTRIES = 100_000  # of a folder source, sub-folders included (see iter_paths)
 
 # Canonical field → accepted names, first match wins. A dotted name matches a literal key
 # ("error.type") or a nested object ({"error": {"type": ...}}), as ECS-style loggers emit both.
@@ -177,13 +179,31 @@ def read_jsonl(path: Path, *, start: int = 0, max_bytes: int, final: bool = Fals
 
 
 def iter_paths(path: Path) -> list[Path]:
-    """The log files to read: the file itself, or a folder's log files sorted by path."""
+    """The log files to read: the file itself, or a folder's log files sorted by path.
+
+    A folder changes while it is listed (Kubernetes pod folders come and go, day folders are
+    pruned): what vanished or cannot be opened is left out, never an error (`rglob` raised
+    FileNotFoundError and ended `ingest` and the poller, issue 39.3). A folder of more than
+    MAX_FOLDER_ENTRIES files and folders (`file:/`, `/proc`: not a log folder, and walked again
+    every poll) is refused with a SourceError naming it."""
     path = Path(path)
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise UsageError(f"no such file or folder: {path}")
-    found = (p for p in path.rglob("*") if p.suffix in _LOG_SUFFIXES and p.is_file() and _inside(p, path))
+    found: list[Path] = []
+    entries = 0
+    # os.walk leaves out a folder it cannot list (gone, or unreadable: onerror is None) and enters
+    # no symlinked folder (a link to a file is checked by _inside)
+    for top, folders, files in os.walk(path):
+        entries += len(folders) + len(files)
+        if entries > MAX_FOLDER_ENTRIES:
+            raise SourceError(f"{path} holds more than {MAX_FOLDER_ENTRIES:,} files and folders: name the"
+                              " folder the logs are in")
+        for name in files:
+            file = Path(top, name)
+            if file.suffix in _LOG_SUFFIXES and os.path.isfile(file) and _inside(file, path):
+                found.append(file)
     return sorted(found, key=lambda p: p.relative_to(path).parts)
 
 

@@ -29,8 +29,10 @@ The last record is held back, since the next line may continue it: it comes out 
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
 saving `pending_position` (the first line of the held-back record, None when nothing is held)
 as where to resume, so the record is read whole next time. A record longer than `max_lines`
-lines or `max_chars` characters is cut there: the rest starts a new record, so memory stays
-bounded whatever the input.
+lines or `max_chars` characters keeps its first ones: its further continuation lines are counted,
+not kept, and one line at its end says how many (`FOLDED`), so memory stays bounded whatever the
+input and a trace of 200,000 frames is one event (issue 39.10: cut into records of MAX_LINES,
+each opened an incident of its own).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 MAX_LINES = 1_000
 MAX_CHARS = 256 * 1024
+FOLDED = "\t... {} more lines not kept (a record keeps its first {} lines, {} characters)"
 
 _INDENTED = re.compile(r"^[ \t]+\S")
 _JAVA_TRAILER = re.compile(
@@ -69,7 +72,8 @@ def _is_json(line: str) -> bool:
 
 
 class Record(NamedTuple):
-    """A complete record: where its first line was, its lines joined by \\n, their count."""
+    """A complete record: where its first line was, its lines joined by \\n, their count (the
+    lines it covers, those folded into its last line included), where its last line was."""
 
     position: Any
     text: str
@@ -89,6 +93,7 @@ class MultilineJoiner:
         self._first: Any = None
         self._last: Any = None
         self._chars = 0
+        self._folded = 0  # continuation lines past the caps: counted, not kept
         self._blanks: list[str] = []
         self._json = False
         self._state = "plain"  # plain | traceback | traceback-frames | goroutine
@@ -115,9 +120,11 @@ class MultilineJoiner:
         # a Go panic's `goroutine N [state]:` line, told by its first word before the pattern
         goroutine = stripped.startswith("goroutine ") and _GOROUTINE.match(stripped) is not None
         if self._lines and self._continues(line, stripped, goroutine):
-            if self._chars + len(line) + 1 > self._max_chars or len(self._lines) >= self._max_lines:
-                out.append(self._emit())
-                self._start(position, line, stripped)
+            if (self._folded or self._chars + len(line) + 1 > self._max_chars
+                    or len(self._lines) + len(self._blanks) >= self._max_lines):
+                self._folded += len(self._blanks) + 1
+                self._blanks = []
+                self._last = position
             else:
                 self._lines.extend(self._blanks)
                 self._blanks = []
@@ -148,13 +155,18 @@ class MultilineJoiner:
         self._lines = [line]
         self._first = self._last = position
         self._chars = len(line)
+        self._folded = 0
         self._blanks = []
         self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
         self._state = "plain"
 
     def _emit(self) -> Record:
-        record = Record(self._first, "\n".join(self._lines), len(self._lines), self._last)
+        text = "\n".join(self._lines)
+        if self._folded:
+            text += "\n" + FOLDED.format(self._folded, self._max_lines, self._max_chars)
+        record = Record(self._first, text, len(self._lines) + self._folded, self._last)
         self._lines, self._blanks, self._first, self._last, self._chars = [], [], None, None, 0
+        self._folded = 0
         self._state = "plain"
         return record
 

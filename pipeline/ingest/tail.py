@@ -161,7 +161,12 @@ class Tailer:
             final = False  # its writer is mid-line: hold the unterminated line back (module doc)
         mtime = _mtime(path)
         settled = final or (mtime is not None and self.clock() - mtime > self.settle)
-        read = log.read(start, final=final, settled=settled, budget=budget)
+        try:
+            read = log.read(start, final=final, settled=settled, budget=budget)
+        except SourceError:
+            if path.exists():
+                raise
+            return start, [], False  # gone since the folder was listed: a rotated one is found by inode next read
         return read.offset, read.items, read.capped
 
 

@@ -20,13 +20,19 @@ RECENT_GONE = 5  # pollers that stopped or died, listed after the live ones
 
 def poller_status(records: Records) -> list[dict]:
     """Per source: state (running / standby / error / stopped), last poll, lag, last error,
-    counters and latency, with the pollers behind it. Sources polled most recently first."""
+    counters and latency, with the pollers behind it (each `running`, `standby`, `error`,
+    `stopped`, `crashed`, or `gone`: not live, its row left as it was). Sources polled most
+    recently first."""
     stamp = records.clock.now()
     holder = lease.holder(records)
     pollers: dict[str, list[dict]] = {}
     for p in store.pollers(records):
         p["live"] = (p["state"] not in ("stopped", "crashed") and parse_iso(p["stale_after"]) > stamp
                      and owner_alive(p["owner"]))
+        if not p["live"] and p["state"] not in ("stopped", "crashed"):
+            # its row says what it was doing when it last wrote; its process is gone (SIGKILL, a
+            # lost machine) or its heartbeat is past due: it is not running, whatever the row says
+            p["state"] = "gone"
         p["holds_lease"] = bool(holder and holder["live"] and holder["owner"] == p["owner"])
         pollers.setdefault(p["source"], []).append(p)
     stats = store.source_stats(records)
@@ -45,6 +51,9 @@ def poller_status(records: Records) -> list[dict]:
             state = "standby"
         elif any(p["state"] == "crashed" for p in mine[:1]):
             state = "error"
+            if mine[0]["last_error_at"] and mine[0]["last_error_at"] > (row["last_error_at"] or ""):
+                # why it crashed (the crash ended the poll before its report was recorded)
+                row = {**row, "last_error": mine[0]["last_error"], "last_error_at": mine[0]["last_error_at"]}
         else:
             state = "stopped"
         newest = working[0] if working else (mine[0] if mine else None)

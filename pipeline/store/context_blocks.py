@@ -38,6 +38,7 @@ from pipeline.prevalidated import copied, hold_shared
 from pipeline.state import LogEvent
 from pipeline.store import event_bodies
 from pipeline.store.sql import Connection, Params, placeholders
+from pipeline.store.stored_text import stored_text
 
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
 FRAMED = b"IQB2"  # a format-2 block's first bytes (a format-1 block is a zstandard frame: 28 b5 2f fd)
@@ -50,7 +51,8 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
     """Store these context events as one block (with its keys and the events' ids)."""
     if not events:
         return
-    keys = [(iso(e.time), e.service, e.host) for e in events]
+    # the keys a window filters by, as the events' rows and context_keys hold them (no NUL)
+    keys = [(iso(e.time), stored_text(e.service), e.host if e.host is None else stored_text(e.host)) for e in events]
     body = encode(keys, events)
     row = conn.execute("INSERT INTO context_blocks(events, body, stored_at) VALUES ($1, $2, $3) RETURNING id",
                        (len(events), body, stamp)).fetchone()

@@ -31,6 +31,7 @@ from psycopg.rows import tuple_row
 from pipeline.store.owners import process_owner
 from pipeline.store.sql import POSTGRES
 from pipeline.store.sql import Row as AnyRow  # what the store reads of a row on either database
+from pipeline.store.stored_text import stored_params, stored_rows
 
 # advisory lock keys (two int4s: ours, and the tenant's schema, so tenants in one database, and
 # tests in schemas of their own, do not wait for each other): the records store's writer lock
@@ -121,7 +122,7 @@ class Connection:
         return send()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        values = tuple(params) or None
+        values = tuple(stored_params(params)) or None  # its text holds no NUL (store/stored_text.py)
         reads = sql.lstrip()[:6].upper().startswith(_READS)
         return self._run(lambda: Cursor(self._pg.execute(sql, values)), resendable=reads)
 
@@ -129,7 +130,7 @@ class Connection:
         if self._pg.closed:
             self._reconnect()
         with self._pg.cursor() as cur:
-            cur.executemany(sql, [tuple(p) for p in seq])
+            cur.executemany(sql, [tuple(p) for p in stored_rows(list(seq))])
             return Cursor(None, rowcount=cur.rowcount)
 
     def begin(self) -> None:

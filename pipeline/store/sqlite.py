@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
 
 from pipeline.store.sql import SQLITE
+from pipeline.store.stored_text import stored_params, stored_rows
 
 # a string literal or a quoted name (skipped whole: SQLite reads what is inside as text), or a `$n`
 _PARTS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\$(\d+)")
@@ -54,13 +55,14 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
         text, count = numbered(sql)
+        params = stored_params(params)  # the same text as PostgreSQL keeps (store/stored_text.py)
         if _numbers_exactly(count, params):
             return self.raw.execute(text, params)
         return self.raw.execute(sql, params if isinstance(params, dict) else _by_name(params))
 
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         text, count = numbered(sql)
-        rows = seq if isinstance(seq, list) else list(seq)
+        rows = stored_rows(seq if isinstance(seq, list) else list(seq))
         # every row a tuple or list of `count` values (asked of all rows at once, at C speed)
         if set(map(type, rows)) <= _SEQUENCES and set(map(len, rows)) <= {count}:
             return self.raw.executemany(text, rows)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import traceback
 from datetime import timedelta
 from typing import Callable
 
@@ -240,7 +241,12 @@ class Poller:
             except Exception as exc:  # noqa: BLE001 - run_forever recorded it; this loop only restarts
                 self.restarts += 1
                 self.last_crash = f"{type(exc).__name__}: {exc}"[:1000]
-                self._stop.wait(min(self.max_backoff, self.interval * 2 ** min(self.restarts, 10)))
+                delay = min(self.max_backoff, self.interval * 2 ** min(self.restarts, 10))
+                # said where its operator looks (the terminal of `poll`, the web app's log), with
+                # the traceback a bug report needs: a crash recorded only in a row went unseen
+                sys.stderr.write(f"poller crashed ({self.last_crash}); restarting in {delay:g}s\n")
+                traceback.print_exception(exc, file=sys.stderr)
+                self._stop.wait(delay)
 
     def ensure_running(self) -> bool:
         """Restart the background thread if it ended without being asked to; True if it did."""
