@@ -44,7 +44,7 @@ def run(traces: int, *, kb: int, index: Path) -> float:
     knowledge index a copy of `index`, built once: not part of what is measured)."""
     from pipeline.composition import open_engine
     from pipeline.config import Settings
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
     from pipeline.store import checkpoints
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from pipeline.composition import open_records
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 from pipeline.store.stored_text import stored_params, stored_text
 from tests.support import BOTH_BACKENDS, cli_json, make_settings

@@ -18,7 +18,7 @@ from pipeline.errors import SourceError
 from pipeline.ingest import events
 from pipeline.ingest.events import iter_paths
 from pipeline.operations.metrics import poller_status
-from pipeline.operations.poller import Poller
+from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
 from tests.support import BOTH_BACKENDS, cli_json
 
