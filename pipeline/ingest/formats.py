@@ -38,13 +38,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
-from zoneinfo import ZoneInfo
 
 from pipeline.errors import InvalidEvent
 from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
+from pipeline.ingest.timestamps import MONTHS, TimeRules, in_utc, micro, parse_time, read_any_time, with_year, zone_named
 
 SAMPLE_LINES = 50
 LEARN_LINES = 200  # a layout is learnt from up to this many first lines
@@ -75,26 +75,18 @@ class ParsedRecord:
 
 
 @dataclass(frozen=True)
-class ParseOptions:
-    """How to read one source. `pattern` is a user regex with named groups (see module doc)."""
+class ParseOptions(TimeRules):
+    """How to read one source: its time rules and `pattern`, a user regex with named groups (module doc)."""
 
-    timezone: tzinfo = timezone.utc
-    year: int | None = None
     pattern: re.Pattern[str] | None = None
-    now: datetime | None = None  # for tests: the moment year-less times are judged against
 
     @staticmethod
     def make(*, timezone_name: str | tzinfo | None = None, year: int | None = None,
              pattern: str | re.Pattern[str] | None = None, now: datetime | None = None) -> ParseOptions:
-        tz: tzinfo = timezone.utc
-        if isinstance(timezone_name, str):
-            tz = timezone.utc if timezone_name.upper() in ("UTC", "Z") else ZoneInfo(timezone_name)
-        elif timezone_name is not None:
-            tz = timezone_name
         compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
         if compiled is not None and "message" not in compiled.groupindex:
             raise ValueError("a custom log pattern needs a named group 'message', e.g. (?P<message>.*)")
-        return ParseOptions(timezone=tz, year=year, pattern=compiled, now=now)
+        return ParseOptions(timezone=zone_named(timezone_name), year=year, now=now, pattern=compiled)
 
 
 # -- refusing what is not text -------------------------------------------------------------
@@ -122,85 +114,6 @@ def check_text(text: str) -> None:
     controls = len(_CONTROL.findall(text))
     if controls > max(2, len(text) // 20):
         raise InvalidEvent(f"binary data: {controls} control characters in {len(text)}")
-
-
-# -- times ---------------------------------------------------------------------------------
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-
-
-def _aware(moment: datetime, opts: ParseOptions) -> datetime:
-    """`moment` in UTC (naive ones read in the source's zone); ValueError when UTC cannot hold it."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=opts.timezone)
-    try:
-        return moment.astimezone(timezone.utc)
-    except OverflowError:
-        # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00: a date outside datetime's range in UTC
-        raise ValueError(f"time out of range: {moment.isoformat()}") from None
-
-
-def _with_year(month: int, day: int, hms: tuple[int, int, int, int], opts: ParseOptions) -> datetime:
-    if opts.year is not None:
-        return _aware(datetime(opts.year, month, day, *hms), opts)
-    now = opts.now or datetime.now(timezone.utc)
-    moment = _aware(datetime(now.year, month, day, *hms), opts)
-    if moment > now + timedelta(days=1):
-        moment = _aware(datetime(now.year - 1, month, day, *hms), opts)
-    return moment
-
-
-def _micro(fraction: str | None) -> int:
-    return int((fraction or "0")[:6].ljust(6, "0"))
-
-
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-                  r"\s?(Z|[+-]\d{2}(?::?\d{2})?)?$")
-
-
-def parse_time(value: Any, opts: ParseOptions | None = None, *, epoch_unit: str | None = None) -> datetime | None:
-    """A time value as logs write it → aware UTC datetime, or None when it is not one.
-
-    Strings in ISO 8601 (T or space, `,` or `.` fractions, any offset or none), epoch numbers
-    (seconds, or milliseconds/microseconds/nanoseconds told apart by size, or `epoch_unit`).
-    """
-    opts = opts or ParseOptions()
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", text):
-            value = float(text)
-        else:
-            m = _ISO.match(text)
-            if not m:
-                return None
-            y, mo, d, h, mi, s, frac, off = m.groups()
-            try:
-                moment = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), _micro(frac))
-                if off:
-                    if off == "Z":
-                        moment = moment.replace(tzinfo=timezone.utc)
-                    else:
-                        sign = 1 if off[0] == "+" else -1
-                        digits = off[1:].replace(":", "")
-                        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-                        # an offset of 24 h or more (+25:00) is no offset at all: ValueError
-                        moment = moment.replace(tzinfo=timezone(sign * timedelta(hours=hours, minutes=minutes)))
-                return _aware(moment, opts)
-            except ValueError:
-                return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-        unit = epoch_unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
-                              else "ms" if abs(number) >= 1e11 else "s")
-        seconds = number / {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
-        try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            return None
-    return None
 
 
 # -- exceptions in text --------------------------------------------------------------------
@@ -551,7 +464,7 @@ def _text_record(fmt: str, message: str, rest: str | None, *, time=None, level=N
 
 def _hms(text: str, frac: str | None = None) -> tuple[int, int, int, int]:
     digits = text.replace(":", "")
-    return int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), _micro(frac)
+    return int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), micro(frac)
 
 
 def parse_syslog5424(text: str, opts: ParseOptions) -> ParsedRecord | None:
@@ -578,11 +491,11 @@ def parse_syslog(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if m["iso"]:
         time = parse_time(m["iso"], opts)
     else:
-        month = _MONTHS.get(m["mon"].lower())
+        month = MONTHS.get(m["mon"].lower())
         if month is None:
             return None
         try:
-            time = _with_year(month, int(m["day"]), _hms(m["hms"], m["frac"]), opts)
+            time = with_year(month, int(m["day"]), _hms(m["hms"], m["frac"]), opts)
         except ValueError:
             return None
     pri = int(m["pri"]) if m["pri"] else None
@@ -598,11 +511,11 @@ def parse_syslog(text: str, opts: ParseOptions) -> ParsedRecord | None:
 def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
     first, rest = _split_first(text)
     m = _APACHE.match(first)
-    if not m or m["mon"].lower() not in _MONTHS:
+    if not m or m["mon"].lower() not in MONTHS:
         return None
     try:
-        time = _aware(datetime(int(m["year"]), _MONTHS[m["mon"].lower()], int(m["day"]),
-                               *_hms(m["hms"], m["frac"])), opts)
+        time = in_utc(datetime(int(m["year"]), MONTHS[m["mon"].lower()], int(m["day"]),
+                               *_hms(m["hms"], m["frac"])), opts.timezone)
     except ValueError:
         return None
     return _text_record("apache", m["msg"], rest, time=time, level=m["level"],
@@ -612,7 +525,7 @@ def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
 def _slash_date(date: str, hms: str, frac: str | None, opts: ParseOptions) -> datetime | None:
     y, mo, d = (int(x) for x in date.split("/"))
     try:
-        return _aware(datetime(y, mo, d, *_hms(hms, frac)), opts)
+        return in_utc(datetime(y, mo, d, *_hms(hms, frac)), opts.timezone)
     except ValueError:
         return None
 
@@ -643,7 +556,7 @@ def parse_glog(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if not m:
         return None
     try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
+        time = with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
     except ValueError:
         return None
     return _text_record("glog", m["msg"], rest, time=time, level=m["level"],
@@ -656,7 +569,7 @@ def parse_bracket_time(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if not m:
         return None
     try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"]), opts)
+        time = with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"]), opts)
     except ValueError:
         return None
     # the program is the client whose traffic the tool handled, not who wrote the line: one failing
@@ -670,7 +583,7 @@ def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if not m:
         return None
     try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
+        time = with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
     except ValueError:
         return None
     return _text_record("logcat", m["msg"], rest, time=time, level=m["level"], service=m["tag"].strip() or None,
@@ -693,7 +606,7 @@ def _log4j_time(m: re.Match[str], opts: ParseOptions) -> tuple[datetime | None, 
     try:
         if m["off"]:
             return parse_time(moment.isoformat() + m["off"].replace("Z", "+00:00"), opts), True
-        return _aware(moment, opts), True
+        return in_utc(moment, opts.timezone), True
     except ValueError:
         return None, True  # a date, but not one UTC can hold (year 1 at +14:00, an offset of +25:00)
 
@@ -740,8 +653,6 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if "time" in groups:
         time = parse_time(groups["time"], opts)
         if time is None:
-            from pipeline.ingest.layout import read_any_time  # the spellings a learnt layout reads
-
             time = read_any_time(groups["time"], tz=opts.timezone, year=opts.year, now=opts.now)
         if time is None:
             return None
