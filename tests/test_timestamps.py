@@ -86,3 +86,39 @@ def test_a_splunk_result_whose_raw_json_writes_epoch_milliseconds_is_stored_with
     expected = [datetime.fromtimestamp(T0 - 100.0 + 0.25, tz=UTC), datetime.fromtimestamp(T0 - 90.0 + 0.25, tz=UTC)]
     assert [i.time for i in items] == expected
     assert items[0].time == parse_record(first["result"]["_raw"]).time
+
+
+# -- what one rule set changed: each header format treats an unreadable time alike ---------------
+
+YEAR_ONE = {  # a first moment of year 1, which UTC cannot hold when read at +14:00
+    "apache": ("[Mon Jan 01 00:00:00 0001] [error] disk full", "Mon Jan 01 00:00:00 0001"),
+    "golog": ("0001/01/01 00:00:00 disk full", "0001/01/01 00:00:00"),
+    "syslog": ("<11>Jan  1 00:00:00 host1 app[1]: disk full", "Jan  1 00:00:00"),
+    "glog": ("E0101 00:00:00.000000  42 main.cc:10] disk full", "0101 00:00:00.000000"),
+    "logcat": ("01-01 00:00:00.000  1  2 E Tag: disk full", "01-01 00:00:00.000"),
+    "bracket-time": ("[1.1 00:00:00] proxy.exe - disk full", "1.1 00:00:00"),
+    "log4j": ("0001-01-01 00:00:00,123 ERROR [main] com.shop.Disk: disk full", "0001-01-01 00:00:00,123"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(YEAR_ONE))
+def test_a_header_time_utc_cannot_hold_is_kept_raw_in_its_own_format(layout):
+    # it was read so only by log4j; the others gave the line up to `text` (glog's to a learnt
+    # layout that read it in the year 2041)
+    line, written = YEAR_ONE[layout]
+    record = parse_record(line, timezone="Etc/GMT-14", year=1)
+    assert (record.format, record.time, record.fields["time_raw"]) == (layout, None, written)
+    assert record.message == "disk full"
+
+
+def test_an_nginx_line_with_an_impossible_date_keeps_it_as_time_raw():
+    record = parse_record("2024/13/45 03:04:05 [error] 7#0: *1 upstream timed out")
+    assert (record.format, record.time, record.level_name) == ("nginx", None, "ERROR")
+    assert record.fields["time_raw"] == "2024/13/45 03:04:05"
+
+
+@pytest.mark.parametrize("line", ['time=2026-11-28 level=error msg="disk full"',
+                                  '{"time": "2026-11-28", "level": "error", "msg": "disk full"}'])
+def test_a_date_alone_is_its_midnight_in_the_sources_zone_as_a_json_event_reads_it(line):
+    assert parse_record(line, timezone="Europe/Berlin").time == datetime(2026, 11, 27, 23, tzinfo=UTC)
+    assert normalize({"_time": "2026-11-28", "message": "x"}).time == datetime(2026, 11, 28, tzinfo=UTC)

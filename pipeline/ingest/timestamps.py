@@ -22,7 +22,7 @@
   `MIN_YEAR`-`MAX_YEAR` is read, and each reader treats it as no time (CONTRACT §1).
 
 Readers return None for a value that is not a time; the helpers that build a time from its parts
-raise ValueError, so a format can tell "not a date" from "a date UTC cannot hold".
+raise ValueError for "not a date" and its subclass OutOfRange for "a date UTC cannot hold".
 """
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ ZONE_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1,
                       "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
                       "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "HST": -10, "AKST": -9}
 _EPOCH_DIVISOR = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}
+
+
+class OutOfRange(ValueError):
+    """A date that UTC cannot hold, or an offset of 24 hours or more: a time, but not a readable one."""
 
 
 @dataclass(frozen=True)
@@ -77,20 +81,30 @@ def offset_zone(text: str | None) -> timezone | None:
         digits = text[1:].replace(":", "")
         hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
         if hours >= 24:
-            raise ValueError("offset out of range")
+            raise OutOfRange("offset out of range")
         return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes))
     return None
 
 
 def in_utc(moment: datetime, zone: tzinfo = timezone.utc) -> datetime:
-    """`moment` in UTC (a naive one read in `zone`); ValueError when UTC cannot hold it."""
+    """`moment` in UTC (a naive one read in `zone`); OutOfRange when UTC cannot hold it."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     try:
         return moment.astimezone(timezone.utc)
     except OverflowError:
         # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00: a date outside datetime's range in UTC
-        raise ValueError(f"time out of range: {moment.isoformat()}") from None
+        raise OutOfRange(f"time out of range: {moment.isoformat()}") from None
+
+
+def at(year: int, month: int, day: int, hms: tuple[int, int, int, int], zone: tzinfo) -> datetime:
+    """A wall-clock time in `zone` → UTC; ValueError when it is not a date, OutOfRange when UTC
+    cannot hold it. (Built aware at once: `datetime.replace` costs as much as the rest of a line's time.)"""
+    moment = datetime(year, month, day, *hms, tzinfo=zone)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise OutOfRange(f"time out of range: {moment.isoformat()}") from None
 
 
 def micro(fraction: str | None) -> int:
@@ -101,14 +115,15 @@ def micro(fraction: str | None) -> int:
 def with_year(month: int, day: int, hms: tuple[int, int, int, int], rules: TimeRules = UTC_RULES,
               zone: tzinfo | None = None) -> datetime:
     """A time written without a year → UTC, in the year the rules give (module doc); ValueError
-    when it is not a date. `zone` is one the text wrote, else the source's."""
+    when it is not a date, OutOfRange when UTC cannot hold it. `zone` is one the text wrote, else
+    the source's."""
     zone = zone or rules.timezone
     if rules.year is not None:
-        return in_utc(datetime(rules.year, month, day, *hms), zone)
+        return at(rules.year, month, day, hms, zone)
     now = rules.now or datetime.now(timezone.utc)
-    moment = in_utc(datetime(now.year, month, day, *hms), zone)
+    moment = at(now.year, month, day, hms, zone)
     if moment > now + timedelta(days=1):
-        moment = in_utc(datetime(now.year - 1, month, day, *hms), zone)
+        moment = at(now.year - 1, month, day, hms, zone)
     return moment
 
 
