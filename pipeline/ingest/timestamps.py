@@ -159,15 +159,12 @@ def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | 
 def _iso(text: str, zone: tzinfo) -> datetime | None:
     m = _ISO.match(text)
     try:
-        if m is None:
-            moment = datetime.fromisoformat(text)  # the rarer ISO spellings (basic form, week dates...)
-        else:
-            y, mo, d, h, mi, s, frac, off = m.groups()
-            moment = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro(frac))
-            if off:
-                # an offset of 24 h or more (+25:00) is no offset at all: ValueError
-                moment = moment.replace(tzinfo=timezone.utc if off == "Z" else offset_zone(off))
-        return in_utc(moment, zone)
+        if m is None:  # the rarer ISO spellings (basic form, week dates...)
+            return in_utc(datetime.fromisoformat(text), zone)
+        y, mo, d, h, mi, s, frac, off = m.groups()
+        # an offset of 24 h or more (+25:00) is no offset at all: OutOfRange
+        written = (timezone.utc if off == "Z" else offset_zone(off)) if off else None
+        return at(int(y), int(mo), int(d), (int(h), int(mi), int(s or 0), micro(frac)), written or zone)
     except ValueError:
         return None
 
