@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
-from pipeline.ingest.timestamps import parse_time
+from pipeline.ingest.timestamps import embedded_time, parse_time
 
 # -- JSON ----------------------------------------------------------------------------------
 
@@ -209,7 +209,7 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
     raw_time = _take(rest, ("time", "ts", "t", "timestamp", "@timestamp"))
     message = _take(rest, ("msg", "message", "event")) or ""
     level = _take(rest, ("level", "lvl", "severity", "log_level"))
-    time = parse_time(raw_time, opts) if raw_time is not None else None
+    time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     err = rest.get("err") or rest.get("error")

@@ -10,8 +10,10 @@
   as its midnight). An offset of 24 hours or more is no offset: the time is unreadable.
 - **Header spellings** (`TIME_SHAPES`): the ones text layouts write (slashed, dotted and compact
   dates, two-digit years, syslog's `MMM dd HH:mm:ss`, ctime, the common log format's
-  `dd/MMM/yyyy:HH:mm:ss +zone`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
-  of them knows is read by python-dateutil when it holds a clock (`read_any_time`).
+  `dd/MMM/yyyy:HH:mm:ss +zone`, Tomcat's `Dec 30, 2020 11:30:40 AM`, HealthApp's unpadded
+  `20171223-22:16:0:119`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
+  of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
+  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`.
 - **Zones**: a time without an offset is read in the source's zone (`TimeRules.timezone`,
   INCIDENTIQ_SOURCE_TZ; UTC unless the source names one, and always UTC for Splunk results and
   JSON events, whose `_time` Splunk writes with its offset).
@@ -191,12 +193,17 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    # HealthApp: 20171223-22:16:0:119, every field unpadded, milliseconds after a colon
+    TimeShape("dash-colons", r"(?P<y>\d{4})(?P<mo>\d{2})(?P<d>\d{2})-(?P<h>\d{1,2}):(?P<mi>\d{1,2}):(?P<s>\d{1,2})"
+                             r":(?P<ms>\d{1,3})", 7),
     TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
                          rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
     TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
     TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
     TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
+    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
+    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
@@ -226,7 +233,8 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
         hour = int(g["h"])
         if g.get("ampm"):
             hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
-        hms = (hour, int(g["mi"]), int(g["s"]), micro(g.get("f")))
+        fraction = int(g["ms"]) * 1000 if g.get("ms") else micro(g.get("f"))  # HealthApp's unpadded ms: 11 is .011
+        hms = (hour, int(g["mi"]), int(g["s"]), fraction)
         zone = offset_zone(g.get("tz")) or tz
         if g.get("y") or g.get("yy"):
             written = int(g["y"]) if g.get("y") else 2000 + int(g["yy"])
@@ -255,6 +263,16 @@ def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
         if m:
             return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
     return dateutil_time(text, tz)
+
+
+# auditd's record stamp, `msg=audit(1485893834.891:18877201):`: epoch seconds and a serial number
+_AUDIT = re.compile(r"audit\((\d{9,10}\.\d{1,6}):\d+\):?")
+
+
+def embedded_time(value: str | None) -> datetime | None:
+    """A time a logger writes inside a field's value (auditd's `audit(EPOCH:SERIAL)`), else None."""
+    m = _AUDIT.fullmatch(value) if value else None
+    return from_epoch(float(m.group(1)), "s") if m else None
 
 
 CLOCK = re.compile(r"\d:\d\d")
