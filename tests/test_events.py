@@ -84,10 +84,21 @@ def test_times_become_aware_utc(value, expected):
     assert e.time == expected and e.time.utcoffset().total_seconds() == 0
 
 
-@pytest.mark.parametrize("value", ["yesterday", "", "2026-13-45T10:00:00Z", True, [1], 1e20])
+@pytest.mark.parametrize("value", ["yesterday", "", "2026-13-45T10:00:00Z", True, [1], float("nan")])
 def test_unparseable_times_are_rejected_naming_the_value(value):
     reason = reject_reason({"_time": value, "message": "boom"})
     assert reason.startswith("unparseable time: ") and "\n" not in reason
+
+
+@pytest.mark.parametrize("value", [1795860062000, "1795860062000", 1795860062000000, 1795860062000000000])
+def test_epoch_milli_micro_and_nanoseconds_are_told_by_magnitude_as_in_a_file(value):
+    # a JSON event (a Splunk result's `_raw`, an evaluation case) reads an epoch as a file's line
+    # does: pino's milliseconds were a dead letter here while the same line in a file was read
+    assert event(_time=value).time == datetime(2026, 11, 28, 10, 1, 2, tzinfo=timezone.utc)
+
+
+def test_an_epoch_beyond_the_year_2999_in_any_unit_is_rejected_as_out_of_range():
+    assert reject_reason({"_time": 1e20, "message": "boom"}).startswith("time out of range (years 1970-2999)")
 
 
 def test_unparseable_time_reason_quotes_the_value():

@@ -294,9 +294,9 @@ def test_every_loghub_line_parses_into_a_record_with_a_time(system):
 
 
 def test_a_log4j_layout_is_tried_only_on_lines_that_hold_what_it_needs():
-    # parse_log4j skips a layout when the line lacks the literal every match of it holds
-    # (_LOG4J_NEEDS): every line a layout matches holds it, so skipping changes no line's reading
-    from pipeline.ingest.formats import _LOG4J, _LOG4J_NEEDS
+    # a row of the layout table is skipped when the line lacks the literal every match of it holds
+    # (`needs`): every line a row matches holds it, so skipping changes no line's reading
+    from pipeline.ingest.line_formats import LINE_LAYOUTS
 
     lines = ["2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg",
              "2024-01-02 03:04:05.123 INFO 4711 ---  [main] o.a.c.Logger : msg",
@@ -306,11 +306,11 @@ def test_a_log4j_layout_is_tried_only_on_lines_that_hold_what_it_needs():
     if LOGHUB.is_dir():
         lines += [line for f in sorted(LOGHUB.glob("*/*_2k.log")) for line in f.read_text(encoding="utf-8").splitlines()]
     tried = 0
-    for pattern, need in zip(_LOG4J, _LOG4J_NEEDS):
+    for row in LINE_LAYOUTS:
         for line in lines:
-            if need is not None and pattern.match(line):
+            if row.needs is not None and row.regex.match(line):
                 tried += 1
-                assert need in line, (pattern.pattern[:40], line)
+                assert row.needs in line, (row.pattern[:40], line)
     assert tried >= 4  # each needing layout matched some line
     record = parse_record(lines[3])
     assert (record.format, record.message, record.fields["thread"]) == ("log4j", "msg", "t")

@@ -8,14 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError, UsageError
+from pipeline.ingest.timestamps import MAX_YEAR, MIN_YEAR, parse_time
 from pipeline.state import LogEvent
 
 EXCERPT_CHARS = 2_000
@@ -43,11 +43,7 @@ _LEVELS = {
     "FATAL": "FATAL", "CRITICAL": "FATAL", "CRIT": "FATAL", "PANIC": "FATAL",
     "EMERG": "FATAL", "EMERGENCY": "FATAL", "ALERT": "FATAL",
 }
-_EPOCH = re.compile(r"[+-]?\d+(?:\.\d*)?")
 MAX_FIELD_DEPTH = storable.MAX_DEPTH
-# Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
-# SLA deadlines) overflows datetime.
-MIN_YEAR, MAX_YEAR = 1970, 2999
 
 
 @dataclass(frozen=True)
@@ -245,29 +241,14 @@ def _check_storable(obj: dict) -> None:
 
 
 def _parse_time(value: Any) -> datetime:
-    parsed = _parse_any_time(value)
+    """The event's time by the rules of `pipeline.ingest.timestamps` (a time without an offset is
+    UTC: shippers that omit it log in UTC); InvalidEvent when unreadable or outside MIN_YEAR-MAX_YEAR."""
+    parsed = parse_time(value)
+    if parsed is None:
+        raise InvalidEvent(f"unparseable time: {_show(value)}")
     if not MIN_YEAR <= parsed.year <= MAX_YEAR:
         raise InvalidEvent(f"time out of range (years {MIN_YEAR}-{MAX_YEAR}): {_show(value)}")
     return parsed
-
-
-def _parse_any_time(value: Any) -> datetime:
-    epoch = value
-    if isinstance(value, str) and _EPOCH.fullmatch(value.strip()):
-        epoch = float(value)  # Splunk sends epoch seconds as strings
-    try:
-        # bool is an int to Python, but `true` is never meant as 1970-01-01T00:00:01.
-        if isinstance(epoch, (int, float)) and not isinstance(epoch, bool):
-            return datetime.fromtimestamp(epoch, tz=timezone.utc)
-        if isinstance(value, str):
-            parsed = datetime.fromisoformat(value.strip())
-            # No offset: shippers that omit it log in UTC; rejecting would lose whole sources.
-            if parsed.tzinfo is None:
-                return parsed.replace(tzinfo=timezone.utc)
-            return parsed.astimezone(timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        pass
-    raise InvalidEvent(f"unparseable time: {_show(value)}")
 
 
 def _parse_level(value: Any, rest: dict) -> str | None:

@@ -1,22 +1,17 @@
 """Raw log text → ParsedRecord: which format a source writes, and one record parsed with it.
 
-Formats known (names as in `ParsedRecord.format`):
+Formats known (names as in `ParsedRecord.format`), each parser in its home:
 
-- ``json``: one object a line, with the field names of CONTRACT §1 and of pino, zap,
-  structlog, Serilog/CLEF, ECS (flat or nested), bunyan, GELF and Logstash (see `_JSON_ALIASES`).
-- ``logfmt``: ``key=value`` pairs, values optionally double-quoted with backslash escapes.
-- ``syslog5424`` (``<PRI>1 TIMESTAMP HOST APP PROCID MSGID [SD] MSG``) and ``syslog``
-  (RFC 3164 and its ISO-timestamp variant: ``Jun 14 15:16:01 host tag[pid]: msg``).
-- ``apache`` error log (``[Sun Dec 04 04:47:44 2005] [error] msg``, 2.4's ``[mod:level]`` too)
-  and ``nginx`` error log (``2024/01/02 03:04:05 [error] 123#0: msg``).
-- ``log4j``: the layouts log4j, logback and Python's logging print by default or by habit:
-  a date (``2015-10-18 18:01:47,978``, ``17/06/09 20:10:40``, ``081109 203615``), a level, then
-  optionally a ``[thread]``, a pid, a logger name and a ``-``/``:`` before the message.
-- ``glog`` (Go's klog/glog: ``I0102 15:04:05.000000 1234 file.go:12] msg``) and ``golog``
-  (Go's standard log: ``2009/11/10 23:00:00 msg``).
-- ``bracket-time`` (``[10.30 16:49:06] program - msg``, as Windows proxy tools write).
-- ``logcat`` (Android's threadtime: ``11-28 10:00:00.123  123  456 E Tag: msg``).
+- ``json`` and ``logfmt`` (`pipeline.ingest.structured`): one object a line, with the field names
+  of CONTRACT §1 and of pino, zap, structlog, Serilog/CLEF, ECS, bunyan, GELF and Logstash; and
+  ``key=value`` pairs.
+- the text layouts, one row each in the table of `pipeline.ingest.line_formats` read by one generic
+  parser: ``syslog5424``, ``syslog`` (RFC 3164 and its ISO-timestamp variant), ``apache`` and
+  ``nginx`` error logs, ``log4j`` (the layouts log4j, logback and Python's logging print by default
+  or by habit), ``glog`` and ``golog`` (Go's klog and standard log), ``bracket-time`` (Windows
+  proxy tools), ``logcat`` (Android's threadtime).
 - ``custom``: a regex with named groups time/level/message/service/host, given as `pattern`.
+- ``learned``: a layout learnt from the source's first lines (`pipeline.ingest.layout`).
 - ``text``: anything else that is text: the line is the message, the level a keyword guess.
 
 Per source, `SourceParser.detect` samples the first lines and picks the format that parses
@@ -25,76 +20,33 @@ and finally to ``text``. Only what is not text is refused (`decode_line`): NUL b
 are not UTF-8, or control characters that say binary; the refusal is an `InvalidEvent` with a
 one-line reason, as `pipeline.events` turns into a dead letter.
 
-Times: a timestamp without an offset is read in the source's `timezone` (default UTC); one
-without a year (syslog, glog, bracket-time) gets `year`, or when no year is given the current
-one, moved back a year when that would put the record more than a day in the future (a
-December line read in January). Every time returned is timezone-aware, in UTC.
+Times are read by the rules of `pipeline.ingest.timestamps` (the source's `timezone` for times
+without an offset, `year` for times without one); every time returned is aware, in UTC.
 
 A record may be several lines (a multiline joiner's output): the first line is parsed, the
 rest is kept as the record's `stack`, and an exception type found there fills `exception`.
 """
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime, tzinfo
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
-from zoneinfo import ZoneInfo
 
 from pipeline.errors import InvalidEvent
-from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.line_formats import _CALLER, text_formats
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
+from pipeline.ingest.structured import parse_json, parse_logfmt
+from pipeline.ingest.timestamps import parse_time, read_any_time
+
+__all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
+           "decode_line", "exception_in", "parse_lines", "parse_record", "parse_time"]
 
 SAMPLE_LINES = 50
 LEARN_LINES = 200  # a layout is learnt from up to this many first lines
 _CONTROL = re.compile(r"[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-@dataclass
-class ParsedRecord:
-    """One log record as parsed: every value the line held, nothing normalised away.
-
-    `level` is the raw value (a word or a number); `level_name` is it normalised to
-    DEBUG/INFO/WARN/ERROR/FATAL, or for a line that carried no level a keyword guess, or None.
-    `fields` holds whatever else the record named (JSON keys, logfmt keys, thread, pid...).
-    """
-
-    message: str
-    format: str
-    time: datetime | None = None
-    level: str | int | float | None = None
-    level_name: Level | None = None
-    service: str | None = None
-    host: str | None = None
-    exception: str | None = None
-    stack: str | None = None
-    trace_id: str | None = None
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ParseOptions:
-    """How to read one source. `pattern` is a user regex with named groups (see module doc)."""
-
-    timezone: tzinfo = timezone.utc
-    year: int | None = None
-    pattern: re.Pattern[str] | None = None
-    now: datetime | None = None  # for tests: the moment year-less times are judged against
-
-    @staticmethod
-    def make(*, timezone_name: str | tzinfo | None = None, year: int | None = None,
-             pattern: str | re.Pattern[str] | None = None, now: datetime | None = None) -> ParseOptions:
-        tz: tzinfo = timezone.utc
-        if isinstance(timezone_name, str):
-            tz = timezone.utc if timezone_name.upper() in ("UTC", "Z") else ZoneInfo(timezone_name)
-        elif timezone_name is not None:
-            tz = timezone_name
-        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
-        if compiled is not None and "message" not in compiled.groupindex:
-            raise ValueError("a custom log pattern needs a named group 'message', e.g. (?P<message>.*)")
-        return ParseOptions(timezone=tz, year=year, pattern=compiled, now=now)
 
 
 # -- refusing what is not text -------------------------------------------------------------
@@ -124,614 +76,10 @@ def check_text(text: str) -> None:
         raise InvalidEvent(f"binary data: {controls} control characters in {len(text)}")
 
 
-# -- times ---------------------------------------------------------------------------------
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-
-
-def _aware(moment: datetime, opts: ParseOptions) -> datetime:
-    """`moment` in UTC (naive ones read in the source's zone); ValueError when UTC cannot hold it."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=opts.timezone)
-    try:
-        return moment.astimezone(timezone.utc)
-    except OverflowError:
-        # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00: a date outside datetime's range in UTC
-        raise ValueError(f"time out of range: {moment.isoformat()}") from None
-
-
-def _with_year(month: int, day: int, hms: tuple[int, int, int, int], opts: ParseOptions) -> datetime:
-    if opts.year is not None:
-        return _aware(datetime(opts.year, month, day, *hms), opts)
-    now = opts.now or datetime.now(timezone.utc)
-    moment = _aware(datetime(now.year, month, day, *hms), opts)
-    if moment > now + timedelta(days=1):
-        moment = _aware(datetime(now.year - 1, month, day, *hms), opts)
-    return moment
-
-
-def _micro(fraction: str | None) -> int:
-    return int((fraction or "0")[:6].ljust(6, "0"))
-
-
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-                  r"\s?(Z|[+-]\d{2}(?::?\d{2})?)?$")
-
-
-def parse_time(value: Any, opts: ParseOptions | None = None, *, epoch_unit: str | None = None) -> datetime | None:
-    """A time value as logs write it → aware UTC datetime, or None when it is not one.
-
-    Strings in ISO 8601 (T or space, `,` or `.` fractions, any offset or none), epoch numbers
-    (seconds, or milliseconds/microseconds/nanoseconds told apart by size, or `epoch_unit`).
-    """
-    opts = opts or ParseOptions()
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", text):
-            value = float(text)
-        else:
-            m = _ISO.match(text)
-            if not m:
-                return None
-            y, mo, d, h, mi, s, frac, off = m.groups()
-            try:
-                moment = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), _micro(frac))
-                if off:
-                    if off == "Z":
-                        moment = moment.replace(tzinfo=timezone.utc)
-                    else:
-                        sign = 1 if off[0] == "+" else -1
-                        digits = off[1:].replace(":", "")
-                        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-                        # an offset of 24 h or more (+25:00) is no offset at all: ValueError
-                        moment = moment.replace(tzinfo=timezone(sign * timedelta(hours=hours, minutes=minutes)))
-                return _aware(moment, opts)
-            except ValueError:
-                return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-        unit = epoch_unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
-                              else "ms" if abs(number) >= 1e11 else "s")
-        seconds = number / {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
-        try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            return None
-    return None
-
-
-# -- exceptions in text --------------------------------------------------------------------
-
-_JAVA_EXC = re.compile(r"(?:^|[\s:(])((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault))\b")
-_PY_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Fault)|"
-                          r"[A-Z]\w*Error)(?::|$)")
-_BARE_EXC = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Exception|Error))\b")
-# A Python exception named by its module: httpx.ReadTimeout, requests.exceptions.ConnectTimeout
-_PY_DOTTED_EXC = re.compile(r"(?:^|[\s:(])((?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9]*"
-                            r"(?:Error|Exception|Timeout|Fault|Failure|Refused|Reset|Closed|Exit|Interrupt|Warning))\b")
-
-
-# Every exception name the patterns above find ends with one of these words (and a Go panic is
-# told by its "panic:" line): a text holding none of them names no exception, whatever its lines.
-_EXC_WORDS = re.compile(r"Exception|Error|Throwable|Fault|Warning|Exit|Interrupt|Timeout|Failure|Refused"
-                        r"|Reset|Closed|panic:")
-
-
-def exception_in(text: str) -> str | None:
-    """The exception type a message or stack names (Java, Python, Go panic), or None."""
-    if _EXC_WORDS.search(text) is None:
-        return None  # most lines: none of the words every match needs (see _EXC_WORDS)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return None
-    if "-XX:" in lines[0]:  # `-XX:+ExitOnOutOfMemoryError` is a JVM option, not an exception
-        lines[0] = JVM_FLAG.sub(" ", lines[0]).strip() or " "
-    if lines[0].startswith("Traceback (most recent call last)") or any(
-            ln.startswith("Traceback (most recent call last)") for ln in lines):
-        for ln in reversed(lines):
-            m = _PY_EXC_LINE.match(ln) or _PY_DOTTED_EXC.match(ln)
-            if m:
-                return m.group(1)
-    if any(ln.startswith("panic:") for ln in lines) and any(ln.startswith("goroutine ") for ln in lines):
-        return "panic"
-    for ln in lines:
-        m = _JAVA_EXC.search(ln)
-        if m and not ln.startswith("at "):
-            return m.group(1)
-    for ln in lines:
-        m = _PY_DOTTED_EXC.search(ln)
-        if m:
-            return m.group(1)
-    m = _BARE_EXC.search(lines[0])
-    return m.group(1) if m else None
-
-
-# -- JSON ----------------------------------------------------------------------------------
-
-# Canonical field → names accepted, first match wins; a dotted name matches a literal key
-# ("log.level") or a nested object ({"log": {"level": ...}}).
-_JSON_ALIASES: dict[str, tuple[str, ...]] = {
-    "time": ("_time", "@timestamp", "timestamp", "time", "ts", "@t", "t", "date", "datetime"),
-    "message": ("message", "msg", "@m", "_raw", "event", "short_message", "log", "text"),
-    "service": ("service", "service.name", "app", "application", "Application", "_service", "_app",
-                "sourcetype"),
-    "host": ("host", "hostname", "host.name", "host.hostname", "_host", "source_host"),
-    "level": ("level", "severity", "log_level", "log.level", "@l", "lvl", "loglevel",
-              "levelname", "severity_text", "_level"),
-    "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
-                  "_exception"),
-    "stack": ("stack", "stacktrace", "stack_trace", "error.stack", "error.stack_trace", "@x",
-              "exc_info", "full_message", "err.stack", "error_stack"),
-    "trace_id": ("trace_id", "traceId", "trace.id", "@tr", "traceID", "dd.trace_id", "_trace_id"),
-}
-# Keys whose presence says which logger wrote the line; they steer level and time reading.
-_DIALECTS: tuple[tuple[str, Callable[[dict], bool]], ...] = (
-    ("gelf", lambda o: "short_message" in o and "version" in o or "short_message" in o),
-    ("clef", lambda o: "@t" in o and ("@m" in o or "@mt" in o)),
-    ("ecs", lambda o: "@timestamp" in o and ("ecs" in o or "ecs.version" in o or "log.level" in o
-                                             or isinstance(o.get("log"), dict))),
-    ("bunyan", lambda o: "hostname" in o and "pid" in o and isinstance(o.get("level"), int)
-     and "v" in o),
-    ("pino", lambda o: isinstance(o.get("level"), int) and isinstance(o.get("time"), (int, float))),
-    ("zap", lambda o: isinstance(o.get("ts"), (int, float)) and ("caller" in o or "msg" in o)),
-    ("structlog", lambda o: "event" in o and ("level" in o or "timestamp" in o)),
-    ("logstash", lambda o: "@timestamp" in o and "@version" in o),
-)
-
-
-def _take(rest: dict, names: Iterable[str], *, scalar: bool = False) -> Any:
-    """Pop the first of `names` holding a value; a null counts as absent.
-
-    With `scalar`, only a string or number counts (ECS's "log" and "event" are objects, Docker's
-    "log" is the line).
-    """
-    for name in names:
-        if scalar and name in rest and isinstance(rest[name], (dict, list)):
-            continue
-        if name in rest:
-            value = rest.pop(name)
-        elif "." in name and isinstance(rest.get(name.split(".", 1)[0]), dict):
-            parent, child = name.split(".", 1)
-            nested = dict(rest[parent])
-            if child not in nested:
-                continue
-            value = nested.pop(child)
-            if nested:
-                rest[parent] = nested
-            else:
-                del rest[parent]
-        else:
-            continue
-        if value is not None and value != "":
-            return value
-    return None
-
-
-def _as_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "\n".join(value)
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    text = str(value).strip()
-    return text or None
-
-
-_HOLE = re.compile(r"\{\{|\}\}|\{([@$]?)([A-Za-z_][\w.]*)(?:,[^}:]*)?(?::[^}]*)?\}")
-
-
-def render_template(template: Any, properties: dict) -> Any:
-    """A message template (Serilog/CLEF `@mt`) with its `{Name}` holes filled from the event's
-    properties; a hole with no property stays as written, `{{`/`}}` are literal braces."""
-    if not isinstance(template, str):
-        return template
-
-    def fill(m: re.Match[str]) -> str:
-        if m.group(0) in ("{{", "}}"):
-            return m.group(0)[0]
-        value = properties.get(m.group(2))
-        if value is None:
-            return m.group(0)
-        if isinstance(value, (dict, list)):
-            return json.dumps(value, sort_keys=True)
-        return str(value)
-
-    return _HOLE.sub(fill, template)
-
-
-def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        obj = json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    if not isinstance(obj, dict):
-        return None
-    dialect = next((name for name, test in _DIALECTS if test(obj)), "json")
-    rest = dict(obj)
-    rest.pop("@version", None) if dialect == "logstash" else None
-    if dialect == "gelf":
-        rest.pop("version", None)
-    raw_time = _take(rest, _JSON_ALIASES["time"])
-    template = rest.pop("@mt", None) if dialect == "clef" else None
-    message = _take(rest, _JSON_ALIASES["message"], scalar=True)
-    if message is None and template is not None:
-        message = render_template(template, rest)  # CLEF may carry only the template: fill its holes
-        rest["message_template"] = template
-    elif template is not None:
-        rest["message_template"] = template
-    error = rest.get("error") if isinstance(rest.get("error"), dict) else None
-    err_message = None
-    if error is not None and "message" in error:
-        err_message = _take(rest, ("error.message",))
-    elif "error.message" in rest:
-        err_message = rest.pop("error.message")
-    if message is None and err_message is not None:
-        message = err_message
-    elif err_message is not None:
-        rest["error.message"] = err_message
-    level = _take(rest, _JSON_ALIASES["level"])
-    if level is None and dialect == "clef":
-        level = "Information"  # CLEF: an event without @l is Information
-    scheme = "syslog" if dialect == "gelf" else "bunyan" if dialect in ("pino", "bunyan") else None
-    epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
-    time = parse_time(raw_time, opts, epoch_unit=epoch_unit) if raw_time is not None else None
-    if raw_time is not None and time is None:
-        rest["time_raw"] = raw_time
-    values = {name: _as_text(_take(rest, _JSON_ALIASES[name], scalar=name != "stack"))
-              for name in ("service", "host", "exception", "stack", "trace_id")}
-    if values["service"] is None and dialect in ("bunyan", "pino"):
-        values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
-    # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
-    if dialect == "gelf":
-        rest = {(k[1:] if k.startswith("_") and k[1:] not in rest else k): v for k, v in rest.items()}
-    message_text = _as_text(message) or ""
-    stack = values["stack"]
-    if dialect == "gelf" and stack is not None and stack.strip() == message_text.strip():
-        stack = None  # full_message often repeats short_message
-    level_name = normalize_level(level, scheme=scheme) if level is not None else None
-    if level is None:
-        level_name = infer_level(message_text)
-    exception = values["exception"] or (exception_in(stack) if stack else None)
-    rest["dialect"] = dialect
-    return ParsedRecord(message=message_text, format="json", time=time, level=level,
-                        level_name=level_name, service=values["service"], host=values["host"],
-                        exception=exception, stack=stack, trace_id=values["trace_id"], fields=rest)
-
-
-# -- logfmt --------------------------------------------------------------------------------
-
-_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|[^\s]*))?')
-_LOGFMT_KEYS = {"msg", "message", "level", "lvl", "time", "ts", "t", "severity", "err", "error"}
-
-
-def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
-    """logfmt's pairs, or None when the text is not wholly logfmt."""
-    pairs: dict[str, str] = {}
-    pos, keyed = 0, 0
-    text = text.strip()
-    while pos < len(text):
-        m = _LOGFMT_PAIR.match(text, pos)
-        if not m or m.end() == pos:
-            return None
-        key, value = m.group(1), m.group(2)
-        if m.end() < len(text) and not text[m.end()].isspace():
-            return None  # e.g. a quote opened and never closed
-        if value is None:
-            pairs[key] = "true"  # a bare key is a flag
-        else:
-            keyed += 1
-            if value.startswith('"'):
-                value = re.sub(r'\\(.)', lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
-                               value[1:-1])
-            pairs[key] = value
-        pos = m.end()
-    if keyed < 2 or keyed < len(pairs) - 1:
-        return None
-    return pairs
-
-
-def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    if "=" not in text:
-        return None
-    pairs = parse_logfmt_pairs(text)
-    if pairs is None or not (_LOGFMT_KEYS & set(pairs)):
-        return None
-    rest: dict[str, Any] = dict(pairs)
-    raw_time = _take(rest, ("time", "ts", "t", "timestamp", "@timestamp"))
-    message = _take(rest, ("msg", "message", "event")) or ""
-    level = _take(rest, ("level", "lvl", "severity", "log_level"))
-    time = parse_time(raw_time, opts) if raw_time is not None else None
-    if raw_time is not None and time is None:
-        rest["time_raw"] = raw_time
-    err = rest.get("err") or rest.get("error")
-    if not message and err:
-        message = err
-    return ParsedRecord(
-        message=message, format="logfmt", time=time, level=level,
-        level_name=normalize_level(level) if level is not None else infer_level(message + " " + (err or "")),
-        service=_take(rest, ("service", "app", "component", "logger", "caller_service")),
-        host=_take(rest, ("host", "hostname")), exception=_take(rest, ("exception", "error_type")),
-        stack=_take(rest, ("stack", "stacktrace")), trace_id=_take(rest, ("trace_id", "traceId", "traceID")),
-        fields=rest)
-
-
-# -- text line formats ---------------------------------------------------------------------
-
-_LEVEL_WORD = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT"
-               r"|ALERT|EMERG|PANIC|FINE|FINER|FINEST|CONFIG|VERBOSE"
-               r"|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|critical|crit|panic)")
-
-_SYSLOG_5424 = re.compile(
-    r"^<(?P<pri>\d{1,3})>1 (?P<time>\S+) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+) (?P<msgid>\S+)"
-    r" (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$", re.S)
-_SYSLOG_3164 = re.compile(
-    r"^(?:<(?P<pri>\d{1,3})>)?"
-    r"(?:(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
-    r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-    rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)"
-    # the tag: `app[pid]`, with a version after it as old syslogd prints itself (`syslogd 1.4.1:`)
-    # or after a `--` marker and a wider gap (`host  -- root[2421]: ROOT LOGIN`)
-    r"(?: +(?:-- )?(?P<tag>[^\s\[:]+(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)", re.S)
-_APACHE = re.compile(
-    r"^\[(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
-    r"(?:\.(?P<frac>\d+))? (?P<year>\d{4})\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
-    # "[client 1.2.3.4] ..." stays in the message: Apache's own text refers to it.
-    r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
-    re.S)
-_NGINX = re.compile(
-    r"^(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2}) \[(?P<level>\w+)\] "
-    r"(?P<pid>\d+)#(?P<tid>\d+): (?:\*(?P<conn>\d+) )?(?P<msg>.*)$", re.S)
-_GOLOG = re.compile(
-    r"^(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
-    r" (?:(?P<file>[\w./-]+\.go:\d+): )?(?P<msg>.*)$", re.S)
-_GLOG = re.compile(
-    r"^(?P<level>[IWEF])(?P<mo>\d{2})(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d+)"
-    r" +(?P<tid>\d+) (?P<file>[^\s:\]]+:\d+)\] ?(?P<msg>.*)$", re.S)
-_BRACKET_TIME = re.compile(
-    r"^\[(?P<mo>\d{1,2})\.(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})\] (?P<program>.+?) - (?P<msg>.*)$",
-    re.S)
-_LOGCAT = re.compile(
-    r"^(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}) +(?P<pid>\d+) +(?P<tid>\d+)"
-    r" (?P<level>[VDIWEFA]) (?P<tag>[^:]*?) ?: (?P<msg>.*)$", re.S)
-# log4j & co: a date, a level, then optional thread, logger and separators.
-_L4J_DATE = (r"(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
-             r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?")
-_LOG4J = tuple(re.compile(p, re.S) for p in (
-    # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
-    rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
-    rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$",
-    # 2015-07-29 17:41:44,747 - INFO  [thread] - msg
-    rf"^{_L4J_DATE} +- +(?P<level>{_LEVEL_WORD}) +\[(?P<thread>.*?)\] +- +(?P<msg>.*)$",
-    # 2015-10-18 18:01:47,978 INFO [main] org.apache.Foo: msg   (logger optional)
-    # 081109 203615 148 INFO dfs.DataNode$PacketResponder: msg  (a pid before the level)
-    rf"^{_L4J_DATE} +(?:(?P<pid>\d+) +)?(?P<level>{_LEVEL_WORD}) +(?:\[(?P<thread>[^\]]*)\] +)?"
-    rf"(?P<logger>[A-Za-z_$][\w$]*[.$][\w$.]*(?:\[[^\]]*\])?)(?: ?:| +-) (?P<msg>.*)$",
-    # logback: 2024-01-02 03:04:05.123 [main] INFO  com.foo.Bar - msg
-    rf"^{_L4J_DATE} +\[(?P<thread>[^\]]*)\] +(?P<level>{_LEVEL_WORD}) +(?P<logger>[\w$.]+) +- (?P<msg>.*)$",
-    # Python: 2024-01-02 03:04:05,123 - name - ERROR - msg
-    rf"^{_L4J_DATE} +- +(?P<logger>[\w.$-]+) +- +(?P<level>{_LEVEL_WORD}) +- (?P<msg>.*)$",
-    # Python: 2024-01-02 03:04:05,123 ERROR name: msg  /  [2024-01-02 03:04:05,123] ERROR in x: msg
-    # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
-    rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?(?P<msg>.*)$",
-))
-_PY_BASIC = re.compile(rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", re.S)
-# What a line must hold for each of _LOG4J to match it (None: nothing to test first): Spring Boot's
-# " --- " and the " - " the dashed layouts put between columns (a space, a dash, a space at
-# least). A line lacking it is not tried against that pattern: a log4j line used to try 2.9 of
-# them; a match holds it, so no line reads otherwise.
-_LOG4J_NEEDS: tuple[str | None, ...] = (" ---", " - ", None, " - ", " - ", None)
-
-
-def _split_first(text: str) -> tuple[str, str | None]:
-    first, sep, rest = text.partition("\n")
-    return first.rstrip("\r"), (rest if sep and rest.strip() else None)
-
-
-def _text_record(fmt: str, message: str, rest: str | None, *, time=None, level=None,
-                 scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
-    message = message.strip()
-    level_name = normalize_level(level, scheme=scheme) if level is not None else None
-    if level is None:
-        # only a line whose header carries no level is guessed from its words: a header's level,
-        # even one no scheme knows (kept raw for the reviewer), wins over keywords
-        level_name = infer_level(message + ("\n" + rest if rest else ""))
-    exception = exception_in(message + ("\n" + rest if rest else ""))
-    return ParsedRecord(message=message, format=fmt, time=time, level=level, level_name=level_name,
-                        service=service or None, host=host or None, exception=exception,
-                        stack=rest.strip("\n") if rest else None,
-                        fields={k: v for k, v in (fields or {}).items() if v is not None})
-
-
-def _hms(text: str, frac: str | None = None) -> tuple[int, int, int, int]:
-    digits = text.replace(":", "")
-    return int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), _micro(frac)
-
-
-def parse_syslog5424(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _SYSLOG_5424.match(first)
-    if not m:
-        return None
-    pri = int(m["pri"])
-    time = parse_time(m["time"], opts) if m["time"] != "-" else None
-    msg = (m["msg"] or "").removeprefix("\ufeff")
-    nil = lambda v: None if v == "-" else v  # noqa: E731
-    return _text_record("syslog5424", msg, rest, time=time, level=pri % 8, scheme="syslog",
-                        service=nil(m["app"]), host=nil(m["host"]),
-                        fields={"facility": pri // 8, "procid": nil(m["procid"]),
-                                "msgid": nil(m["msgid"]), "structured_data": nil(m["sd"]),
-                                "time_raw": nil(m["time"]) if time is None else None})
-
-
-def parse_syslog(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _SYSLOG_3164.match(first)
-    if not m:
-        return None
-    if m["iso"]:
-        time = parse_time(m["iso"], opts)
-    else:
-        month = _MONTHS.get(m["mon"].lower())
-        if month is None:
-            return None
-        try:
-            time = _with_year(month, int(m["day"]), _hms(m["hms"], m["frac"]), opts)
-        except ValueError:
-            return None
-    pri = int(m["pri"]) if m["pri"] else None
-    tag = m["tag"]
-    app = tag.split("[", 1)[0] if tag else None
-    return _text_record("syslog", m["msg"] or "", rest, time=time,
-                        level=pri % 8 if pri is not None else None, scheme="syslog",
-                        service=app, host=m["host"],
-                        fields={"facility": pri // 8 if pri is not None else None,
-                                "pid": m["pid"], "tag": tag, "time_raw": m["iso"] if time is None else None})
-
-
-def parse_apache(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _APACHE.match(first)
-    if not m or m["mon"].lower() not in _MONTHS:
-        return None
-    try:
-        time = _aware(datetime(int(m["year"]), _MONTHS[m["mon"].lower()], int(m["day"]),
-                               *_hms(m["hms"], m["frac"])), opts)
-    except ValueError:
-        return None
-    return _text_record("apache", m["msg"], rest, time=time, level=m["level"],
-                        fields={"module": m["module"], "pid": m["pid"], "tid": m["tid"]})
-
-
-def _slash_date(date: str, hms: str, frac: str | None, opts: ParseOptions) -> datetime | None:
-    y, mo, d = (int(x) for x in date.split("/"))
-    try:
-        return _aware(datetime(y, mo, d, *_hms(hms, frac)), opts)
-    except ValueError:
-        return None
-
-
-def parse_nginx(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _NGINX.match(first)
-    if not m or normalize_level(m["level"]) is None:
-        return None
-    return _text_record("nginx", m["msg"], rest, time=_slash_date(m["date"], m["hms"], None, opts),
-                        level=m["level"], fields={"pid": m["pid"], "tid": m["tid"], "connection": m["conn"]})
-
-
-def parse_golog(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _GOLOG.match(first)
-    if not m:
-        return None
-    time = _slash_date(m["date"], m["hms"], m["frac"], opts)
-    if time is None:
-        return None
-    return _text_record("golog", m["msg"], rest, time=time, fields={"caller": m["file"]})
-
-
-def parse_glog(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _GLOG.match(first)
-    if not m:
-        return None
-    try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
-    except ValueError:
-        return None
-    return _text_record("glog", m["msg"], rest, time=time, level=m["level"],
-                        fields={"thread": m["tid"], "caller": m["file"]})
-
-
-def parse_bracket_time(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _BRACKET_TIME.match(first)
-    if not m:
-        return None
-    try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"]), opts)
-    except ValueError:
-        return None
-    # the program is the client whose traffic the tool handled, not who wrote the line: one failing
-    # proxy is one problem whichever browser met it, so it is a field, not the service
-    return _text_record("bracket-time", m["msg"], rest, time=time, fields={"program": m["program"]})
-
-
-def parse_logcat(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    m = _LOGCAT.match(first)
-    if not m:
-        return None
-    try:
-        time = _with_year(int(m["mo"]), int(m["day"]), _hms(m["hms"], m["frac"]), opts)
-    except ValueError:
-        return None
-    return _text_record("logcat", m["msg"], rest, time=time, level=m["level"], service=m["tag"].strip() or None,
-                        fields={"pid": m["pid"], "tid": m["tid"], "tag": m["tag"].strip()})
-
-
-def _log4j_time(m: re.Match[str], opts: ParseOptions) -> tuple[datetime | None, bool]:
-    """(the time in UTC or None, whether the text was a calendar date at all)."""
-    date, hms = m["date"], m["hms"]
-    try:
-        if "-" in date:
-            y, mo, d = int(date[:4]), int(date[5:7]), int(date[8:10])
-        elif "/" in date:
-            y, mo, d = 2000 + int(date[:2]), int(date[3:5]), int(date[6:8])
-        else:
-            y, mo, d = 2000 + int(date[:2]), int(date[2:4]), int(date[4:6])
-        moment = datetime(y, mo, d, *_hms(hms, m["frac"]))
-    except ValueError:
-        return None, False
-    try:
-        if m["off"]:
-            return parse_time(moment.isoformat() + m["off"].replace("Z", "+00:00"), opts), True
-        return _aware(moment, opts), True
-    except ValueError:
-        return None, True  # a date, but not one UTC can hold (year 1 at +14:00, an offset of +25:00)
-
-
-_CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
-
-
-def parse_log4j(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    first, rest = _split_first(text)
-    for pattern, need in zip(_LOG4J, _LOG4J_NEEDS):
-        if need is not None and need not in first:
-            continue
-        m = pattern.match(first)
-        if not m:
-            continue
-        time, is_date = _log4j_time(m, opts)
-        if not is_date:
-            return None
-        groups = m.groupdict()
-        raw = None if time is not None else first[m.start("date"):m.end("off" if m["off"] else "hms")]
-        # the logger is the component: it names the service when the line names no other
-        # (ZooKeeper's thread column ends with it: "[QuorumPeer[myid=1]/...:FastLeaderElection@774]")
-        caller = _CALLER.search(groups.get("thread") or "")
-        return _text_record("log4j", m["msg"], rest, time=time, level=m["level"],
-                            service=groups.get("app") or groups.get("logger") or (caller and caller.group(1)),
-                            fields={"thread": groups.get("thread"),
-                                                  "logger": groups.get("logger"), "pid": groups.get("pid"),
-                                                  "time_raw": raw})
-    m = _PY_BASIC.match(first)
-    if m:
-        return _text_record("log4j", m["msg"], rest, level=m["level"], fields={"logger": m["logger"]})
-    return None
-
-
 def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if opts.pattern is None:
         return None
-    first, rest = _split_first(text)
+    first, rest = split_first(text)
     m = opts.pattern.match(first)
     if not m:
         return None
@@ -740,37 +88,27 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if "time" in groups:
         time = parse_time(groups["time"], opts)
         if time is None:
-            from pipeline.ingest.layout import read_any_time  # the spellings a learnt layout reads
-
             time = read_any_time(groups["time"], tz=opts.timezone, year=opts.year, now=opts.now)
         if time is None:
             return None
     named = {"time", "level", "message", "service", "host"}
     # a `component` group names the service when there is no `service` group (as a learnt layout's does)
-    return _text_record("custom", groups.get("message", ""), rest, time=time, level=groups.get("level"),
+    return text_record("custom", groups.get("message", ""), rest, time=time, level=groups.get("level"),
                         service=groups.get("service") or groups.get("component"), host=groups.get("host"),
                         fields={k: v for k, v in groups.items() if k not in named})
 
 
 def parse_text(text: str, opts: ParseOptions) -> ParsedRecord:
     """The last resort: the line is the message; the level is a keyword guess."""
-    first, rest = _split_first(text)
-    return _text_record("text", first, rest)
+    first, rest = split_first(text)
+    return text_record("text", first, rest)
 
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "custom": parse_custom,
     "json": parse_json,
-    "syslog5424": parse_syslog5424,
-    "apache": parse_apache,
-    "nginx": parse_nginx,
-    "glog": parse_glog,
-    "bracket-time": parse_bracket_time,
-    "logcat": parse_logcat,
-    "log4j": parse_log4j,
-    "syslog": parse_syslog,
-    "golog": parse_golog,
+    **text_formats(),  # the table of text layouts (pipeline/ingest/line_formats.py)
     "logfmt": parse_logfmt,
 }
 FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
@@ -785,7 +123,7 @@ _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
     """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
     level as written, its component as the service, the message after the header."""
-    first, rest = _split_first(text)
+    first, rest = split_first(text)
     time = None
     for m in (layout.match(first), layout.match_loose(first)):
         if m is not None:
@@ -801,7 +139,7 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     for role in ("pid", "thread"):
         fields[role] = named.get(role)
     if not named.get("component") and named.get("thread"):
-        caller = re.search(r"([A-Za-z_][\w$]*)@\d+$", named["thread"])  # a Java caller, "Class@line"
+        caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
         named["component"] = caller.group(1) if caller else None
     if named.get("component"):
         fields["component"] = named["component"]
@@ -814,7 +152,7 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
         from pipeline.ingest.layout import MARK_LEVELS
 
         level = MARK_LEVELS.get(level, level)
-    record = _text_record("learned", groups.get("message") or "", rest, time=time, level=level,
+    record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                           service=named.get("component"), host=named.get("host"), fields=fields)
     if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
                                                                                "hint", "context"):

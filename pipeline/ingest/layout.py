@@ -3,10 +3,8 @@ and which header fields are the time, the level, the component, the host and the
 
 `learn(sample)` looks at the first lines of a file (or a Splunk sourcetype's first events):
 - it locates a timestamp among the leading tokens of each line, in any of the spellings loggers use
-  (`TIME_SHAPES`: ISO 8601 with `T`, space or `-` and `,`/`.`/`:` fractions, slashed, dotted and
-  compact dates, epoch seconds or milliseconds, syslog's `MMM dd HH:mm:ss`, ctime, the common log
-  format's `dd/MMM/yyyy:HH:mm:ss +zone`, with or without a zone), and keeps the spelling and the
-  position most lines agree on;
+  (`pipeline.ingest.timestamps.TIME_SHAPES`), and keeps the spelling and the position most lines
+  agree on;
 - it splits the header into columns (space-, `|`- or `,`-separated; a `[...]` or `(...)` group is one
   column) and reads each column's statistics over the sample: one whose values are level words and
   take few values is the level; digits are a pid/thread; a dotted or `name[pid]:` token is the
@@ -18,147 +16,24 @@ and which header fields are the time, the level, the component, the host and the
 The result, a `Layout`, is a regex with named groups (`time`, `level`, `component`, `host`, `pid`,
 `thread`, `message`, and `f<N>` for the other header columns) and the time spelling that reads the
 `time` group; `Layout.parse` turns one line into a `ParsedRecord` (format `learned`). A layout is
-only kept when it reads at least `MIN_SHARE` of the sample's lines with a time. Times are read by
-fast converters for the spellings above; a spelling none of them knows is read by python-dateutil's
-parser (the library every pandas install carries), which is then used for every line of that source.
+only kept when it reads at least `MIN_SHARE` of the sample's lines with a time. Its times are read
+by `pipeline.ingest.timestamps` in the spelling learnt; a spelling no shape knows is read by
+python-dateutil's parser, which is then used for every line of that source.
 """
 from __future__ import annotations
 
 import re
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.timestamps import CLOCK, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
-_DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
-_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
-_HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
-# Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table).
-_ZONES = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
-          "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
-          "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "HST": -10, "AKST": -9}
-
-
-@dataclass(frozen=True)
-class TimeShape:
-    name: str
-    regex: str  # spaces in it match any run of blanks
-    score: int  # precision: time of day 4, fraction 1, year 1, zone 1 (ties broken by position)
-
-
-TIME_SHAPES: tuple[TimeShape, ...] = (
-    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
-                         rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
-                         rf"(?: ?{_ZONE})?", 7),
-    TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
-    TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
-    TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
-    TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
-                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
-    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
-    TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
-    TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
-    TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
-    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
-    TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
-    TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
-    TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
-    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
-)
-def _spaced(regex: str) -> str:
-    """A shape's regex with its spaces matching any run of blanks (" ?": none or some)."""
-    return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
-
-
-_SHAPE_RE = {s.name: re.compile(_spaced(s.regex) + r"$") for s in TIME_SHAPES}
-
-
-def _zone(text: str | None) -> timezone | None:
-    if not text:
-        return None
-    if text in _ZONES:
-        return timezone(timedelta(hours=_ZONES[text]))
-    if text[0] in "+-":
-        digits = text[1:].replace(":", "")
-        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
-        if hours >= 24:
-            raise ValueError("offset out of range")
-        return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes))
-    return None
-
-
-def time_from_groups(g: dict[str, str | None], *, tz: Any = timezone.utc, year: int | None = None,
-                     now: datetime | None = None) -> datetime | None:
-    """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
-    try:
-        if g.get("epoch"):
-            number = float(g["epoch"])
-            return datetime.fromtimestamp(number / 1000 if number >= 1e11 else number, tz=timezone.utc)
-        month = int(g["mo"]) if g.get("mo") else _MONTHS.get((g.get("mon") or "")[:3].lower())
-        if month is None:
-            return None
-        frac = g.get("f") or "0"
-        micro = int(frac[:6].ljust(6, "0"))
-        hour = int(g["h"])
-        if g.get("ampm"):
-            hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
-        hms = (hour, int(g["mi"]), int(g["s"]), micro)
-        zone = _zone(g.get("tz")) or tz
-        if g.get("y"):
-            moment = datetime(int(g["y"]), month, int(g["d"]), *hms, tzinfo=zone)
-        elif g.get("yy"):
-            moment = datetime(2000 + int(g["yy"]), month, int(g["d"]), *hms, tzinfo=zone)
-        else:  # no year written: this year, or last year when that would be more than a day ahead
-            ref = now or datetime.now(timezone.utc)
-            moment = datetime(year or ref.year, month, int(g["d"]), *hms, tzinfo=zone)
-            if year is None and moment > ref + timedelta(days=1):
-                moment = moment.replace(year=ref.year - 1)
-        return moment.astimezone(timezone.utc)
-    except (ValueError, OverflowError, OSError, TypeError):
-        return None
-
-
-def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
-                  now: datetime | None = None) -> datetime | None:
-    """A timestamp in any spelling TIME_SHAPES knows, else as python-dateutil reads it; None if neither."""
-    text = text.strip().strip("[]()")
-    for shape in TIME_SHAPES:
-        m = _SHAPE_RE[shape.name].match(text)
-        if m:
-            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
-    return _dateutil_time(text, tz)
-
-
-def _dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
-    """A spelling TIME_SHAPES does not know, read by dateutil; None when it is not a full time."""
-    from dateutil import parser as du
-
-    if not re.search(r"\d:\d\d", text):
-        return None  # a time of day is what makes a header's timestamp
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            moment = du.parse(text, fuzzy=False, default=datetime(1900, 1, 1))
-    except (ValueError, OverflowError, TypeError, du.ParserError):
-        return None
-    if moment.year == 1900:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=tz)
-    try:
-        return moment.astimezone(timezone.utc)
-    except (ValueError, OverflowError):
-        return None
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -261,11 +136,7 @@ class Layout:
 
     def read_time(self, text: str, *, tz: Any = timezone.utc, year: int | None = None,
                   now: datetime | None = None) -> datetime | None:
-        if self.time_shape in _SHAPE_RE:
-            m = _SHAPE_RE[self.time_shape].match(text.strip())
-            if m:
-                return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
-        return _dateutil_time(text, tz)
+        return read_shape(self.time_shape, text, tz=tz, year=year, now=now)
 
     def split(self, line: str) -> dict[str, str] | None:
         """A line's header fields and message, named by role (None when the layout does not fit it)."""
@@ -292,7 +163,7 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                 text = text[1:]
             text = text.rstrip("]):")
             for shape in TIME_SHAPES:
-                if _SHAPE_RE[shape.name].match(text):
+                if SHAPE_RE[shape.name].match(text):
                     score = shape.score
                     if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
@@ -304,14 +175,12 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         for i in range(min(4, len(spans))):
             for n in range(1, min(6, len(spans) - i) + 1):
                 text = line[spans[i][0]:spans[i + n - 1][1]].strip("[]()")
-                if _CLOCK.search(text) and _dateutil_time(text) is not None:
+                if CLOCK.search(text) and dateutil_time(text) is not None:
                     if i + n < len(spans) and line[spans[i + n][0]:spans[i + n][1]].upper() in ("AM", "PM"):
                         n += 1
                     return i, n, "dateutil"
     return None if best is None else (best[0], best[1], best[3])
 
-
-_CLOCK = re.compile(r"\d:\d\d")
 
 
 def _column_role(values: list[str], total: int) -> str:
@@ -491,7 +360,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             if shape == "dateutil":  # as many columns as the sample's times take
                 time_re = r"\S+" + r"\s+\S+" * (width - 1)
             else:
-                time_re = _spaced(TIME_SHAPES_BY_NAME[shape].regex)
+                time_re = spaced(TIME_SHAPES_BY_NAME[shape].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
             parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
@@ -542,8 +411,6 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     layout.sample_size = len(lines)
     return layout if layout.share >= MIN_SHARE else None
 
-
-TIME_SHAPES_BY_NAME = {s.name: s for s in TIME_SHAPES}
 
 
 def describe(layout: Layout, line: str) -> dict:

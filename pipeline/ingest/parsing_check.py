@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.ingest.formats import SourceParser
-from pipeline.ingest.layout import _zone
+from pipeline.ingest.timestamps import offset_zone
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import MultilineJoiner
 
@@ -67,7 +67,7 @@ def _tz(name: str | None):
     if not name:
         return timezone.utc
     try:
-        return _zone(name) or timezone.utc
+        return offset_zone(name) or timezone.utc
     except ValueError:
         return timezone.utc
 

@@ -29,7 +29,8 @@ from pipeline.config import Settings
 from pipeline.errors import InvalidEvent, SourceError, UsageError
 from pipeline.ingest import event_ids
 from pipeline.ingest.events import DeadLetter, normalize
-from pipeline.ingest.formats import LEARN_LINES, SourceParser, parse_time
+from pipeline.ingest.formats import LEARN_LINES, SourceParser
+from pipeline.ingest.timestamps import parse_time
 from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.sources import Batch, Item, SourceAuthError, masking
 

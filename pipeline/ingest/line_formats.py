@@ -1,0 +1,222 @@
+"""Text line formats as a table: each `LineLayout` row is one layout a logger writes, read by one
+generic parser (`TextFormat`). Adding a layout is adding a row.
+
+A row says how a line is recognised (its regex, tried only on lines holding its `needs` literal),
+which named groups hold the time, and which fill the record's roles (level, service, host, the
+fields kept). Rows of one format are tried in order and the first that matches decides.
+
+Group names the parser knows: ``msg`` (the message); ``time`` (the whole timestamp, kept as
+``fields.time_raw`` when it cannot be read), read from ``iso`` (an ISO 8601 string) or from its parts
+``date`` (``yyyy-mm-dd``, ``yyyy/mm/dd``, ``yy/mm/dd``, ``yymmdd``) or ``year``, ``mon`` (a month's
+name) or ``mo``, ``day``, then ``hms`` (``HH:MM:SS`` or ``HHMMSS``), ``frac`` and ``off`` (an
+offset); ``pri`` (a syslog priority: the level is its severity, ``fields.facility`` its facility).
+
+Times follow `pipeline.ingest.timestamps`: a header whose date is not a calendar date (31 April, a
+month name no calendar has) is not that layout, unless the row says `keep_bad_date`; a date that UTC
+cannot hold in the source's zone (year 1 at +14:00) or with an offset of 24 hours or more is read as
+no time and kept as ``time_raw``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
+from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, micro, offset_zone, parse_time, with_year
+
+_LEVEL_WORD = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT"
+               r"|ALERT|EMERG|PANIC|FINE|FINER|FINEST|CONFIG|VERBOSE"
+               r"|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|critical|crit|panic)")
+_CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
+
+
+@dataclass(frozen=True)
+class LineLayout:
+    """One row of the table: a layout's regex and which of its groups fill which roles."""
+
+    format: str
+    pattern: str
+    level: str | None = None  # the group holding the level as written
+    scheme: str | None = None  # how a numeric level reads (`pipeline.ingest.levels`)
+    service: tuple[str, ...] = ()  # groups naming the service, first non-empty wins ("caller": a thread's Class@line)
+    host: str | None = None
+    fields: tuple[tuple[str, str], ...] = ()  # (field name, group) kept under `fields`, in this order
+    needs: str | None = None  # a literal every line it matches holds: lines without it are not tried
+    nil: str | None = None  # a value that means absent ("-" in RFC 5424)
+    known_level: bool = False  # the level must be one `normalize_level` knows, else the line is not this layout
+    keep_bad_date: bool = False  # a line whose date is no calendar date is still this layout (time kept raw)
+
+    def __post_init__(self):
+        object.__setattr__(self, "regex", re.compile(self.pattern, re.S))
+
+    def record(self, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
+        """The record a matching line holds; None when its header says it is not this layout."""
+        g = m.groupdict()
+        if self.nil is not None:
+            g = {k: (None if v == self.nil else v) for k, v in g.items()}
+        level = g.get(self.level) if self.level else None
+        if self.known_level and normalize_level(level) is None:
+            return None
+        time, written = None, g.get("time")
+        if written:
+            try:
+                time = header_time(g, opts)
+            except ValueError:  # not a calendar date
+                if not self.keep_bad_date:
+                    return None
+        pri = g.get("pri")
+        if pri:
+            level, g["facility"] = int(pri) % 8, int(pri) // 8
+        fields = {name: g.get(group) for name, group in self.fields}
+        if time is None and written:
+            fields["time_raw"] = written
+        return text_record(self.format, (g.get("msg") or "").removeprefix("\ufeff"), rest, time=time, level=level,
+                           scheme=self.scheme, service=self._service(g) if self.service else None,
+                           host=g.get(self.host) if self.host else None, fields=fields)
+
+    def _service(self, g: dict) -> str | None:
+        for group in self.service:
+            if group == "caller":
+                caller = _CALLER.search(g.get("thread") or "")
+                value = caller.group(1) if caller else None
+            else:
+                value = g.get(group)
+            if value:
+                return value
+        return None
+
+
+def header_time(g: dict, opts: ParseOptions) -> datetime | None:
+    """A header's time from its groups (module doc) → UTC; None when UTC cannot hold it;
+    ValueError when the date is not a calendar date."""
+    if g.get("iso") is not None:
+        return parse_time(g["iso"], opts)
+    digits = g["hms"].replace(":", "")
+    hms = int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), micro(g.get("frac"))
+    year: int | None
+    if g.get("date"):
+        year, month, day = _numeric_date(g["date"])
+    else:
+        named = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "").lower())
+        if named is None:
+            raise ValueError("not a month")
+        year, month, day = (int(g["year"]) if g.get("year") else None), named, int(g["day"])
+    try:
+        if year is None:
+            return with_year(month, day, hms, opts)
+        off = g.get("off")
+        return at(year, month, day, hms, (offset_zone(off) if off else None) or opts.timezone)
+    except OutOfRange:
+        return None
+
+
+def _numeric_date(text: str) -> tuple[int, int, int]:
+    """`yyyy-mm-dd`, `yyyy/mm/dd`, `yy/mm/dd` or `yymmdd` → (year, month, day)."""
+    if len(text) == 10:
+        return int(text[:4]), int(text[5:7]), int(text[8:10])
+    if len(text) == 8:
+        return 2000 + int(text[:2]), int(text[3:5]), int(text[6:8])
+    return 2000 + int(text[:2]), int(text[2:4]), int(text[4:6])
+
+
+class TextFormat:
+    """The parser of one format: its rows tried in order on a record's first line."""
+
+    def __init__(self, name: str, rows: list[LineLayout]):
+        self.name = name
+        self.rows = [(row, row.regex, row.needs) for row in rows]  # type: ignore[attr-defined]
+
+    def __call__(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
+        first, rest = split_first(text)
+        for row, regex, need in self.rows:
+            if need is not None and need not in first:
+                continue
+            m = regex.match(first)
+            if m is not None:
+                return row.record(m, rest, opts)
+        return None
+
+
+# log4j & co: a date, a level, then optional thread, logger and separators.
+_L4J_DATE = (r"(?P<time>(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
+             r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?)")
+
+
+def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
+    """A log4j-family row: the level, thread, logger and pid it names; the service its app, else its
+    logger, else the class a thread column ends with (ZooKeeper's `[...:FastLeaderElection@774]`)."""
+    return LineLayout("log4j", pattern, level="level", service=("app", "logger", "caller"), needs=needs,
+                      fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid")))
+
+
+# Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
+LINE_LAYOUTS: tuple[LineLayout, ...] = (
+    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>1 (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+               r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
+               scheme="syslog", service=("app",), host="host", nil="-",
+               fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
+    # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg. "[client 1.2.3.4] ..."
+    # stays in the message: Apache's own text refers to it.
+    LineLayout("apache", r"^\[(?P<time>(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
+               r"(?:\.(?P<frac>\d+))? (?P<year>\d{4}))\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
+               r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
+               level="level", fields=(("module", "module"), ("pid", "pid"), ("tid", "tid"))),
+    LineLayout("nginx", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})) \[(?P<level>\w+)\] "
+               r"(?P<pid>\d+)#(?P<tid>\d+): (?:\*(?P<conn>\d+) )?(?P<msg>.*)$",
+               level="level", known_level=True, keep_bad_date=True,
+               fields=(("pid", "pid"), ("tid", "tid"), ("connection", "conn"))),
+    LineLayout("glog", r"^(?P<level>[IWEF])(?P<time>(?P<mo>\d{2})(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d+))"
+               r" +(?P<tid>\d+) (?P<file>[^\s:\]]+:\d+)\] ?(?P<msg>.*)$",
+               level="level", fields=(("thread", "tid"), ("caller", "file"))),
+    # [10.30 16:49:06] program - msg (Windows proxy tools). The program is the client whose traffic
+    # the tool handled, not who wrote the line: one failing proxy is one problem whichever browser
+    # met it, so it is a field, not the service.
+    LineLayout("bracket-time", r"^\[(?P<time>(?P<mo>\d{1,2})\.(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2}))\]"
+               r" (?P<program>.+?) - (?P<msg>.*)$", fields=(("program", "program"),)),
+    # Android's threadtime: 11-28 10:00:00.123  123  456 E Tag: msg
+    LineLayout("logcat", r"^(?P<time>(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}))"
+               r" +(?P<pid>\d+) +(?P<tid>\d+) (?P<level>[VDIWEFA]) \s*(?P<tag>[^:]*?)\s*: (?P<msg>.*)$",
+               level="level", service=("tag",), fields=(("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
+    # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
+    _log4j(rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
+           rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$", " ---"),
+    # 2015-07-29 17:41:44,747 - INFO  [thread] - msg
+    _log4j(rf"^{_L4J_DATE} +- +(?P<level>{_LEVEL_WORD}) +\[(?P<thread>.*?)\] +- +(?P<msg>.*)$", " - "),
+    # 2015-10-18 18:01:47,978 INFO [main] org.apache.Foo: msg   (logger optional)
+    # 081109 203615 148 INFO dfs.DataNode$PacketResponder: msg  (a pid before the level)
+    _log4j(rf"^{_L4J_DATE} +(?:(?P<pid>\d+) +)?(?P<level>{_LEVEL_WORD}) +(?:\[(?P<thread>[^\]]*)\] +)?"
+           rf"(?P<logger>[A-Za-z_$][\w$]*[.$][\w$.]*(?:\[[^\]]*\])?)(?: ?:| +-) (?P<msg>.*)$"),
+    # logback: 2024-01-02 03:04:05.123 [main] INFO  com.foo.Bar - msg
+    _log4j(rf"^{_L4J_DATE} +\[(?P<thread>[^\]]*)\] +(?P<level>{_LEVEL_WORD}) +(?P<logger>[\w$.]+) +- "
+           rf"(?P<msg>.*)$", " - "),
+    # Python: 2024-01-02 03:04:05,123 - name - ERROR - msg
+    _log4j(rf"^{_L4J_DATE} +- +(?P<logger>[\w.$-]+) +- +(?P<level>{_LEVEL_WORD}) +- (?P<msg>.*)$", " - "),
+    # Python: 2024-01-02 03:04:05,123 ERROR name: msg  /  [2024-01-02 03:04:05,123] ERROR in x: msg
+    # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
+    _log4j(rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?"
+           rf"(?P<msg>.*)$"),
+    # Python's basicConfig: ERROR:name:msg (no time)
+    LineLayout("log4j", rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", level="level",
+               fields=(("logger", "logger"),)),
+    # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg. The tag may carry a
+    # version, as old syslogd prints itself (`syslogd 1.4.1:`), or follow a `--` marker and a wider
+    # gap (`host  -- root[2421]: ROOT LOGIN`)
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
+               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
+               r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
+               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)"
+               r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
+               scheme="syslog", service=("app",), host="host",
+               fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+    # Go's standard log: 2009/11/10 23:00:00 msg
+    LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
+               r" (?:(?P<file>[\w./-]+\.go:\d+): )?(?P<msg>.*)$", fields=(("caller", "file"),)),
+)
+
+
+def text_formats() -> dict[str, TextFormat]:
+    """Each format of the table with its parser, in the table's order."""
+    names = list(dict.fromkeys(row.format for row in LINE_LAYOUTS))
+    return {name: TextFormat(name, [row for row in LINE_LAYOUTS if row.format == name]) for name in names}

@@ -1,0 +1,117 @@
+"""What every format's parser returns (`ParsedRecord`), how a source is read (`ParseOptions`), and
+what text records share: the exception a text names and the record a text line becomes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Any
+
+from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
+from pipeline.ingest.timestamps import TimeRules, zone_named
+
+
+@dataclass
+class ParsedRecord:
+    """One log record as parsed: every value the line held, nothing normalised away.
+
+    `level` is the raw value (a word or a number); `level_name` is it normalised to
+    DEBUG/INFO/WARN/ERROR/FATAL, or for a line that carried no level a keyword guess, or None.
+    `fields` holds whatever else the record named (JSON keys, logfmt keys, thread, pid...).
+    """
+
+    message: str
+    format: str
+    time: datetime | None = None
+    level: str | int | float | None = None
+    level_name: Level | None = None
+    service: str | None = None
+    host: str | None = None
+    exception: str | None = None
+    stack: str | None = None
+    trace_id: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ParseOptions(TimeRules):
+    """How to read one source: its time rules and `pattern`, a user regex with named groups (module doc)."""
+
+    pattern: re.Pattern[str] | None = None
+
+    @staticmethod
+    def make(*, timezone_name: str | tzinfo | None = None, year: int | None = None,
+             pattern: str | re.Pattern[str] | None = None, now: datetime | None = None) -> ParseOptions:
+        compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
+        if compiled is not None and "message" not in compiled.groupindex:
+            raise ValueError("a custom log pattern needs a named group 'message', e.g. (?P<message>.*)")
+        return ParseOptions(timezone=zone_named(timezone_name), year=year, now=now, pattern=compiled)
+
+
+# -- exceptions in text --------------------------------------------------------------------
+
+_JAVA_EXC = re.compile(r"(?:^|[\s:(])((?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault))\b")
+_PY_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Fault)|"
+                          r"[A-Z]\w*Error)(?::|$)")
+_BARE_EXC = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Exception|Error))\b")
+# A Python exception named by its module: httpx.ReadTimeout, requests.exceptions.ConnectTimeout
+_PY_DOTTED_EXC = re.compile(r"(?:^|[\s:(])((?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9]*"
+                            r"(?:Error|Exception|Timeout|Fault|Failure|Refused|Reset|Closed|Exit|Interrupt|Warning))\b")
+
+
+# Every exception name the patterns above find ends with one of these words (and a Go panic is
+# told by its "panic:" line): a text holding none of them names no exception, whatever its lines.
+_EXC_WORDS = re.compile(r"Exception|Error|Throwable|Fault|Warning|Exit|Interrupt|Timeout|Failure|Refused"
+                        r"|Reset|Closed|panic:")
+
+
+def exception_in(text: str) -> str | None:
+    """The exception type a message or stack names (Java, Python, Go panic), or None."""
+    if _EXC_WORDS.search(text) is None:
+        return None  # most lines: none of the words every match needs (see _EXC_WORDS)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    if "-XX:" in lines[0]:  # `-XX:+ExitOnOutOfMemoryError` is a JVM option, not an exception
+        lines[0] = JVM_FLAG.sub(" ", lines[0]).strip() or " "
+    if lines[0].startswith("Traceback (most recent call last)") or any(
+            ln.startswith("Traceback (most recent call last)") for ln in lines):
+        for ln in reversed(lines):
+            m = _PY_EXC_LINE.match(ln) or _PY_DOTTED_EXC.match(ln)
+            if m:
+                return m.group(1)
+    if any(ln.startswith("panic:") for ln in lines) and any(ln.startswith("goroutine ") for ln in lines):
+        return "panic"
+    for ln in lines:
+        m = _JAVA_EXC.search(ln)
+        if m and not ln.startswith("at "):
+            return m.group(1)
+    for ln in lines:
+        m = _PY_DOTTED_EXC.search(ln)
+        if m:
+            return m.group(1)
+    m = _BARE_EXC.search(lines[0])
+    return m.group(1) if m else None
+
+
+def split_first(text: str) -> tuple[str, str | None]:
+    """A record's first line and its continuation lines (None when there are none)."""
+    first, sep, rest = text.partition("\n")
+    return first.rstrip("\r"), (rest if sep and rest.strip() else None)
+
+
+def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=None,
+                 scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
+    """A text line's record: the level normalised (or guessed from its words when the header has
+    none), the exception its text names, the continuation lines as the stack, empty fields dropped."""
+    message = message.strip()
+    level_name = normalize_level(level, scheme=scheme) if level is not None else None
+    if level is None:
+        # only a line whose header carries no level is guessed from its words: a header's level,
+        # even one no scheme knows (kept raw for the reviewer), wins over keywords
+        level_name = infer_level(message + ("\n" + rest if rest else ""))
+    exception = exception_in(message + ("\n" + rest if rest else ""))
+    return ParsedRecord(message=message, format=fmt, time=time, level=level, level_name=level_name,
+                        service=service or None, host=host or None, exception=exception,
+                        stack=rest.strip("\n") if rest else None,
+                        fields={k: v for k, v in (fields or {}).items() if v is not None})

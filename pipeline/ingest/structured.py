@@ -1,0 +1,224 @@
+"""Structured records: one JSON object a line (with the field names of CONTRACT §1 and of pino, zap,
+structlog, Serilog/CLEF, ECS, bunyan, GELF and Logstash, see `_JSON_ALIASES`) and logfmt's
+``key=value`` pairs (values optionally double-quoted with backslash escapes)."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable
+
+from pipeline.ingest.levels import infer_level, normalize_level
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
+from pipeline.ingest.timestamps import embedded_time, parse_time
+
+# -- JSON ----------------------------------------------------------------------------------
+
+# Canonical field → names accepted, first match wins; a dotted name matches a literal key
+# ("log.level") or a nested object ({"log": {"level": ...}}).
+_JSON_ALIASES: dict[str, tuple[str, ...]] = {
+    "time": ("_time", "@timestamp", "timestamp", "time", "ts", "@t", "t", "date", "datetime"),
+    "message": ("message", "msg", "@m", "_raw", "event", "short_message", "log", "text"),
+    "service": ("service", "service.name", "app", "application", "Application", "_service", "_app",
+                "sourcetype"),
+    "host": ("host", "hostname", "host.name", "host.hostname", "_host", "source_host"),
+    "level": ("level", "severity", "log_level", "log.level", "@l", "lvl", "loglevel",
+              "levelname", "severity_text", "_level"),
+    "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
+                  "_exception"),
+    "stack": ("stack", "stacktrace", "stack_trace", "error.stack", "error.stack_trace", "@x",
+              "exc_info", "full_message", "err.stack", "error_stack"),
+    "trace_id": ("trace_id", "traceId", "trace.id", "@tr", "traceID", "dd.trace_id", "_trace_id"),
+}
+# Keys whose presence says which logger wrote the line; they steer level and time reading.
+_DIALECTS: tuple[tuple[str, Callable[[dict], bool]], ...] = (
+    ("gelf", lambda o: "short_message" in o and "version" in o or "short_message" in o),
+    ("clef", lambda o: "@t" in o and ("@m" in o or "@mt" in o)),
+    ("ecs", lambda o: "@timestamp" in o and ("ecs" in o or "ecs.version" in o or "log.level" in o
+                                             or isinstance(o.get("log"), dict))),
+    ("bunyan", lambda o: "hostname" in o and "pid" in o and isinstance(o.get("level"), int)
+     and "v" in o),
+    ("pino", lambda o: isinstance(o.get("level"), int) and isinstance(o.get("time"), (int, float))),
+    ("zap", lambda o: isinstance(o.get("ts"), (int, float)) and ("caller" in o or "msg" in o)),
+    ("structlog", lambda o: "event" in o and ("level" in o or "timestamp" in o)),
+    ("logstash", lambda o: "@timestamp" in o and "@version" in o),
+)
+
+
+def _take(rest: dict, names: Iterable[str], *, scalar: bool = False) -> Any:
+    """Pop the first of `names` holding a value; a null counts as absent.
+
+    With `scalar`, only a string or number counts (ECS's "log" and "event" are objects, Docker's
+    "log" is the line).
+    """
+    for name in names:
+        if scalar and name in rest and isinstance(rest[name], (dict, list)):
+            continue
+        if name in rest:
+            value = rest.pop(name)
+        elif "." in name and isinstance(rest.get(name.split(".", 1)[0]), dict):
+            parent, child = name.split(".", 1)
+            nested = dict(rest[parent])
+            if child not in nested:
+                continue
+            value = nested.pop(child)
+            if nested:
+                rest[parent] = nested
+            else:
+                del rest[parent]
+        else:
+            continue
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    text = str(value).strip()
+    return text or None
+
+
+_HOLE = re.compile(r"\{\{|\}\}|\{([@$]?)([A-Za-z_][\w.]*)(?:,[^}:]*)?(?::[^}]*)?\}")
+
+
+def render_template(template: Any, properties: dict) -> Any:
+    """A message template (Serilog/CLEF `@mt`) with its `{Name}` holes filled from the event's
+    properties; a hole with no property stays as written, `{{`/`}}` are literal braces."""
+    if not isinstance(template, str):
+        return template
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(0) in ("{{", "}}"):
+            return m.group(0)[0]
+        value = properties.get(m.group(2))
+        if value is None:
+            return m.group(0)
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True)
+        return str(value)
+
+    return _HOLE.sub(fill, template)
+
+
+def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        obj = json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    dialect = next((name for name, test in _DIALECTS if test(obj)), "json")
+    rest = dict(obj)
+    rest.pop("@version", None) if dialect == "logstash" else None
+    if dialect == "gelf":
+        rest.pop("version", None)
+    raw_time = _take(rest, _JSON_ALIASES["time"])
+    template = rest.pop("@mt", None) if dialect == "clef" else None
+    message = _take(rest, _JSON_ALIASES["message"], scalar=True)
+    if message is None and template is not None:
+        message = render_template(template, rest)  # CLEF may carry only the template: fill its holes
+        rest["message_template"] = template
+    elif template is not None:
+        rest["message_template"] = template
+    error = rest.get("error") if isinstance(rest.get("error"), dict) else None
+    err_message = None
+    if error is not None and "message" in error:
+        err_message = _take(rest, ("error.message",))
+    elif "error.message" in rest:
+        err_message = rest.pop("error.message")
+    if message is None and err_message is not None:
+        message = err_message
+    elif err_message is not None:
+        rest["error.message"] = err_message
+    level = _take(rest, _JSON_ALIASES["level"])
+    if level is None and dialect == "clef":
+        level = "Information"  # CLEF: an event without @l is Information
+    scheme = "syslog" if dialect == "gelf" else "bunyan" if dialect in ("pino", "bunyan") else None
+    epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
+    time = parse_time(raw_time, opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    if raw_time is not None and time is None:
+        rest["time_raw"] = raw_time
+    values = {name: _as_text(_take(rest, _JSON_ALIASES[name], scalar=name != "stack"))
+              for name in ("service", "host", "exception", "stack", "trace_id")}
+    if values["service"] is None and dialect in ("bunyan", "pino"):
+        values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
+    # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
+    if dialect == "gelf":
+        rest = {(k[1:] if k.startswith("_") and k[1:] not in rest else k): v for k, v in rest.items()}
+    message_text = _as_text(message) or ""
+    stack = values["stack"]
+    if dialect == "gelf" and stack is not None and stack.strip() == message_text.strip():
+        stack = None  # full_message often repeats short_message
+    level_name = normalize_level(level, scheme=scheme) if level is not None else None
+    if level is None:
+        level_name = infer_level(message_text)
+    exception = values["exception"] or (exception_in(stack) if stack else None)
+    rest["dialect"] = dialect
+    return ParsedRecord(message=message_text, format="json", time=time, level=level,
+                        level_name=level_name, service=values["service"], host=values["host"],
+                        exception=exception, stack=stack, trace_id=values["trace_id"], fields=rest)
+
+
+# -- logfmt --------------------------------------------------------------------------------
+
+_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|[^\s]*))?')
+_LOGFMT_KEYS = {"msg", "message", "level", "lvl", "time", "ts", "t", "severity", "err", "error"}
+
+
+def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
+    """logfmt's pairs, or None when the text is not wholly logfmt."""
+    pairs: dict[str, str] = {}
+    pos, keyed = 0, 0
+    text = text.strip()
+    while pos < len(text):
+        m = _LOGFMT_PAIR.match(text, pos)
+        if not m or m.end() == pos:
+            return None
+        key, value = m.group(1), m.group(2)
+        if m.end() < len(text) and not text[m.end()].isspace():
+            return None  # e.g. a quote opened and never closed
+        if value is None:
+            pairs[key] = "true"  # a bare key is a flag
+        else:
+            keyed += 1
+            if value.startswith('"'):
+                value = re.sub(r'\\(.)', lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
+                               value[1:-1])
+            pairs[key] = value
+        pos = m.end()
+    if keyed < 2 or keyed < len(pairs) - 1:
+        return None
+    return pairs
+
+
+def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
+    if "=" not in text:
+        return None
+    pairs = parse_logfmt_pairs(text)
+    if pairs is None or not (_LOGFMT_KEYS & set(pairs)):
+        return None
+    rest: dict[str, Any] = dict(pairs)
+    raw_time = _take(rest, ("time", "ts", "t", "timestamp", "@timestamp"))
+    message = _take(rest, ("msg", "message", "event")) or ""
+    level = _take(rest, ("level", "lvl", "severity", "log_level"))
+    time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    if raw_time is not None and time is None:
+        rest["time_raw"] = raw_time
+    err = rest.get("err") or rest.get("error")
+    if not message and err:
+        message = err
+    return ParsedRecord(
+        message=message, format="logfmt", time=time, level=level,
+        level_name=normalize_level(level) if level is not None else infer_level(message + " " + (err or "")),
+        service=_take(rest, ("service", "app", "component", "logger", "caller_service")),
+        host=_take(rest, ("host", "hostname")), exception=_take(rest, ("exception", "error_type")),
+        stack=_take(rest, ("stack", "stacktrace")), trace_id=_take(rest, ("trace_id", "traceId", "traceID")),
+        fields=rest)

@@ -1,0 +1,300 @@
+"""Times as logs write them → aware datetimes in UTC: the one set of rules every reader and source uses.
+
+- **Epoch numbers** (a JSON number or a string of digits) are seconds, milliseconds, microseconds or
+  nanoseconds, told apart by magnitude: below 1e11 seconds, below 1e14 milliseconds, below 1e17
+  microseconds, else nanoseconds (1e11 s would be the year 5138; 1e11 ms is 1973). A logger that
+  says its unit (pino: ms; zap, GELF: s) passes `epoch_unit` instead.
+- **ISO 8601 strings**: `T` or a space between date and time, `.` or `,` fractions (beyond
+  microseconds cut), an offset (`Z`, `+hh`, `+hhmm`, `+hh:mm`, after a space or not) or none; and
+  whatever else Python's ISO reader takes (basic form `20240102T030405`, week dates, a date alone
+  as its midnight). An offset of 24 hours or more is no offset: the time is unreadable.
+- **Header spellings** (`TIME_SHAPES`): the ones text layouts write (slashed, dotted and compact
+  dates, two-digit years, syslog's `MMM dd HH:mm:ss`, ctime, the common log format's
+  `dd/MMM/yyyy:HH:mm:ss +zone`, Tomcat's `Dec 30, 2020 11:30:40 AM`, HealthApp's unpadded
+  `20171223-22:16:0:119`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
+  of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
+  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`.
+- **Zones**: a time without an offset is read in the source's zone (`TimeRules.timezone`,
+  INCIDENTIQ_SOURCE_TZ; UTC unless the source names one, and always UTC for Splunk results and
+  JSON events, whose `_time` Splunk writes with its offset).
+- **Years**: a time without a year (syslog, glog, logcat) takes `TimeRules.year`, or the current
+  one, moved back a year when that would put it more than a day in the future (a December line
+  read in January).
+- **Range**: a time UTC cannot hold (year 1 at +14:00) is unreadable; one outside the years
+  `MIN_YEAR`-`MAX_YEAR` is read, and each reader treats it as no time (CONTRACT §1).
+
+Readers return None for a value that is not a time; the helpers that build a time from its parts
+raise ValueError for "not a date" and its subclass OutOfRange for "a date UTC cannot hold".
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo
+
+# Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
+# SLA deadlines) overflows datetime.
+MIN_YEAR, MAX_YEAR = 1970, 2999
+
+MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+# Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table).
+ZONE_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
+                      "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
+                      "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "HST": -10, "AKST": -9}
+_EPOCH_DIVISOR = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}
+
+
+class OutOfRange(ValueError):
+    """A date that UTC cannot hold, or an offset of 24 hours or more: a time, but not a readable one."""
+
+
+@dataclass(frozen=True)
+class TimeRules:
+    """How one source's times are read: its zone for times without an offset, the year for times
+    without one (None: the current year, see the module doc) and, for tests, the moment it is now."""
+
+    timezone: tzinfo = timezone.utc
+    year: int | None = None
+    now: datetime | None = None
+
+
+UTC_RULES = TimeRules()
+
+
+def zone_named(name: str | tzinfo | None) -> tzinfo:
+    """An IANA zone name (or `UTC`/`Z`, or a tzinfo) → tzinfo; None is UTC."""
+    if isinstance(name, str):
+        return timezone.utc if name.upper() in ("UTC", "Z") else ZoneInfo(name)
+    return timezone.utc if name is None else name
+
+
+def offset_zone(text: str | None) -> timezone | None:
+    """A written offset (`+01:00`, `-0530`, `+01`) or zone abbreviation (`CEST`) → timezone; None
+    when the text is neither; ValueError for an offset of 24 hours or more."""
+    if not text:
+        return None
+    if text in ZONE_ABBREVIATIONS:
+        return timezone(timedelta(hours=ZONE_ABBREVIATIONS[text]))
+    if text[0] in "+-":
+        digits = text[1:].replace(":", "")
+        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+        if hours >= 24:
+            raise OutOfRange("offset out of range")
+        return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes))
+    return None
+
+
+def in_utc(moment: datetime, zone: tzinfo = timezone.utc) -> datetime:
+    """`moment` in UTC (a naive one read in `zone`); OutOfRange when UTC cannot hold it."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=zone)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        # 0001-01-01T00:00+14:00 or 9999-12-31T23:59-14:00: a date outside datetime's range in UTC
+        raise OutOfRange(f"time out of range: {moment.isoformat()}") from None
+
+
+def at(year: int, month: int, day: int, hms: tuple[int, int, int, int], zone: tzinfo) -> datetime:
+    """A wall-clock time in `zone` → UTC; ValueError when it is not a date, OutOfRange when UTC
+    cannot hold it. (Built aware at once: `datetime.replace` costs as much as the rest of a line's time.)"""
+    moment = datetime(year, month, day, *hms, tzinfo=zone)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        raise OutOfRange(f"time out of range: {moment.isoformat()}") from None
+
+
+def micro(fraction: str | None) -> int:
+    """A fraction of a second as written (`5`, `123`, `123456789`) → microseconds."""
+    return int((fraction or "0")[:6].ljust(6, "0"))
+
+
+def with_year(month: int, day: int, hms: tuple[int, int, int, int], rules: TimeRules = UTC_RULES,
+              zone: tzinfo | None = None) -> datetime:
+    """A time written without a year → UTC, in the year the rules give (module doc); ValueError
+    when it is not a date, OutOfRange when UTC cannot hold it. `zone` is one the text wrote, else
+    the source's."""
+    zone = zone or rules.timezone
+    if rules.year is not None:
+        return at(rules.year, month, day, hms, zone)
+    now = rules.now or datetime.now(timezone.utc)
+    moment = at(now.year, month, day, hms, zone)
+    if moment > now + timedelta(days=1):
+        moment = at(now.year - 1, month, day, hms, zone)
+    return moment
+
+
+def from_epoch(number: float, unit: str | None = None) -> datetime | None:
+    """An epoch number → UTC; its unit by magnitude unless given (module doc). None when out of range."""
+    unit = unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
+                    else "ms" if abs(number) >= 1e11 else "s")
+    try:
+        return datetime.fromtimestamp(number / _EPOCH_DIVISOR[unit], tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+                  r"\s?(Z|[+-]\d{2}(?::?\d{2})?)?$")
+
+
+def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
+    """An epoch number or an ISO 8601 string (module doc) → aware UTC datetime; None when not a time."""
+    if isinstance(value, bool) or value is None:
+        return None  # bool is an int to Python, but `true` is never meant as 1970-01-01T00:00:01
+    if isinstance(value, str):
+        text = value.strip()
+        if _NUMBER.fullmatch(text):
+            return from_epoch(float(text), epoch_unit)  # Splunk and logfmt write epochs as text
+        return _iso(text, (rules or UTC_RULES).timezone)
+    if isinstance(value, (int, float)):
+        return from_epoch(float(value), epoch_unit)
+    return None
+
+
+def _iso(text: str, zone: tzinfo) -> datetime | None:
+    m = _ISO.match(text)
+    try:
+        if m is None:  # the rarer ISO spellings (basic form, week dates...)
+            return in_utc(datetime.fromisoformat(text), zone)
+        y, mo, d, h, mi, s, frac, off = m.groups()
+        # an offset of 24 h or more (+25:00) is no offset at all: OutOfRange
+        written = (timezone.utc if off == "Z" else offset_zone(off)) if off else None
+        return at(int(y), int(mo), int(d), (int(h), int(mi), int(s or 0), micro(frac)), written or zone)
+    except ValueError:
+        return None
+
+
+# -- the spellings of text headers -------------------------------------------------------------
+
+_MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
+_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
+_HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
+
+
+@dataclass(frozen=True)
+class TimeShape:
+    name: str
+    regex: str  # spaces in it match any run of blanks
+    score: int  # precision: time of day 4, fraction 1, year 1, zone 1 (ties broken by position)
+
+
+TIME_SHAPES: tuple[TimeShape, ...] = (
+    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
+                         rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
+                         rf"(?: ?{_ZONE})?", 7),
+    TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    # HealthApp: 20171223-22:16:0:119, every field unpadded, milliseconds after a colon
+    TimeShape("dash-colons", r"(?P<y>\d{4})(?P<mo>\d{2})(?P<d>\d{2})-(?P<h>\d{1,2}):(?P<mi>\d{1,2}):(?P<s>\d{1,2})"
+                             r":(?P<ms>\d{1,3})", 7),
+    TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
+                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
+    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
+    TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
+    TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
+    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
+    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
+    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
+    TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
+    TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
+    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
+)
+TIME_SHAPES_BY_NAME = {s.name: s for s in TIME_SHAPES}
+
+
+def spaced(regex: str) -> str:
+    """A shape's regex with its spaces matching any run of blanks (" ?": none or some)."""
+    return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
+
+
+SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in TIME_SHAPES}
+
+
+def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
+                     now: datetime | None = None) -> datetime | None:
+    """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
+    try:
+        if g.get("epoch"):
+            return from_epoch(float(g["epoch"]))
+        month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
+        if month is None:
+            return None
+        hour = int(g["h"])
+        if g.get("ampm"):
+            hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
+        fraction = int(g["ms"]) * 1000 if g.get("ms") else micro(g.get("f"))  # HealthApp's unpadded ms: 11 is .011
+        hms = (hour, int(g["mi"]), int(g["s"]), fraction)
+        zone = offset_zone(g.get("tz")) or tz
+        if g.get("y") or g.get("yy"):
+            written = int(g["y"]) if g.get("y") else 2000 + int(g["yy"])
+            return in_utc(datetime(written, month, int(g["d"]), *hms), zone)
+        return with_year(month, int(g["d"]), hms, TimeRules(tz, year, now), zone)
+    except (ValueError, OverflowError, OSError, TypeError):
+        return None
+
+
+def read_shape(shape: str | None, text: str, *, tz: Any = timezone.utc, year: int | None = None,
+               now: datetime | None = None) -> datetime | None:
+    """`text` read in the spelling `shape` names (else by dateutil); None when it is not a time."""
+    if shape in SHAPE_RE:
+        m = SHAPE_RE[shape].match(text.strip())
+        if m:
+            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+    return dateutil_time(text, tz)
+
+
+def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
+                  now: datetime | None = None) -> datetime | None:
+    """A timestamp in any spelling TIME_SHAPES knows, else as python-dateutil reads it; None if neither."""
+    text = text.strip().strip("[]()")
+    for shape in TIME_SHAPES:
+        m = SHAPE_RE[shape.name].match(text)
+        if m:
+            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+    return dateutil_time(text, tz)
+
+
+# auditd's record stamp, `msg=audit(1485893834.891:18877201):`: epoch seconds and a serial number
+_AUDIT = re.compile(r"audit\((\d{9,10}\.\d{1,6}):\d+\):?")
+
+
+def embedded_time(value: str | None) -> datetime | None:
+    """A time a logger writes inside a field's value (auditd's `audit(EPOCH:SERIAL)`), else None."""
+    m = _AUDIT.fullmatch(value) if value else None
+    return from_epoch(float(m.group(1)), "s") if m else None
+
+
+CLOCK = re.compile(r"\d:\d\d")
+
+
+def dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
+    """A spelling TIME_SHAPES does not know, read by dateutil; None when it is not a full time."""
+    from dateutil import parser as du
+
+    if not CLOCK.search(text):
+        return None  # a time of day is what makes a header's timestamp
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            moment = du.parse(text, fuzzy=False, default=datetime(1900, 1, 1))
+    except (ValueError, OverflowError, TypeError, du.ParserError):
+        return None
+    if moment.year == 1900:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=tz)
+    try:
+        return moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
+        return None
