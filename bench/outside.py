@@ -252,7 +252,7 @@ def human(data: dict, *, totals_only: bool = False) -> str:
             out.append(f"  {m['module']:28} {m['part']:6} {m['records']:4}  {_pct(g['time'], c['time'])} "
                        f"{_pct(g['level'], c['level'])} {_pct(g['message'], c['message'])}  "
                        f"{m['share']:6.1%}{flag}")
-    for key, title in (("total_new", "new modules"), ("total_seen", "the team's ten"), ("total", "all")):
+    for key, title in (("total_new", "fixtures new to the team"), ("total_seen", "the team's ten"), ("total", "all")):
         if key in data:
             t = data[key]
             out.append(f"  total, {title}: {t['modules']} modules, {t['records']} records; time "
