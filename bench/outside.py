@@ -218,11 +218,11 @@ def _totals(modules: list[Figures]) -> dict:
     return out
 
 
-def report(*, sealed: bool = False, unseal: str | None = None, root: Path = BED, seen: Path = SEEN) -> dict:
+def report(*, sealed: bool = False, token: str | None = None, root: Path = BED, seen: Path = SEEN) -> dict:
     """Per module figures and totals: the open part and the team's ten, or (unsealed) the sealed part."""
     if sealed:
         folder = root / SEALED_DIR_NAME
-        if unseal != SEALED_UNSEAL:
+        if token != SEALED_UNSEAL:
             raise SealedBed(f"the sealed part ({folder}) is read only by `{SEALED_UNSEAL}`")
         if seal_digest(folder) != SEALED_SHA256:
             raise SealedBed(f"{folder}: the sealed part was changed (its sha256 is not the pinned one)")

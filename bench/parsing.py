@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sealed", action="store_true", help="the outside bed's sealed hold-out, totals only")
     args = ap.parse_args(argv)
     if args.sealed:
-        sealed = outside.report(sealed=True, unseal=outside.SEALED_UNSEAL)
+        sealed = outside.report(sealed=True, token=outside.SEALED_UNSEAL)
         sealed.pop("modules")  # a run leaks no per-module hint of what the hold-out holds
         print(json.dumps(sealed, indent=2) if args.json else outside.human(sealed))
         return 0

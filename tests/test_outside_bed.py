@@ -54,13 +54,13 @@ def test_the_sealed_part_is_refused_without_the_token_and_when_edited(tmp_path):
     with pytest.raises(SealedBed, match="read only by `bench/parsing.py --sealed`"):
         outside.report(sealed=True)
     with pytest.raises(SealedBed, match="read only by"):
-        outside.report(sealed=True, unseal="let me look")
+        outside.report(sealed=True, token="let me look")
     copy = tmp_path / "bed"
     shutil.copytree(BED / SEALED_DIR_NAME, copy / SEALED_DIR_NAME)
     log = sorted((copy / SEALED_DIR_NAME).rglob("*.log"))[0]
     log.write_bytes(log.read_bytes().replace(b"1", b"2", 1))
     with pytest.raises(SealedBed, match="the sealed part was changed"):
-        outside.report(sealed=True, unseal=SEALED_UNSEAL, root=copy)
+        outside.report(sealed=True, token=SEALED_UNSEAL, root=copy)
 
 
 HOOK = r"""
