@@ -8,16 +8,20 @@ case whose events have different fingerprints; the eval asks one question per ca
 
 The set lives in knowledge/eval, one file per split, each case naming its split: `tune.jsonl`
 (`tune`, the only half anyone tunes on), `holdout-2026-11.jsonl` (`holdout`, the first hold-out,
-now contaminated: see knowledge/eval/README.md) and `holdout-2026-12.jsonl` (`holdout2`, the fresh
-hold-out). The loader discovers every `*.jsonl` there, so a split exists once its file does.
+now contaminated: see knowledge/eval/README.md), `holdout-2026-12.jsonl` (`holdout2`, the fresh
+hold-out), and the outside test bed built from material the team did not write (libraries' own
+error strings, public issue threads): `outside-2026-12.jsonl` (`outside`, its open half, readable
+and tunable) and `outside-sealed-2026-12.jsonl` (`outside-sealed`, its sealed half). The loader
+discovers every `*.jsonl` there, so a split exists once its file does.
 
-The fresh hold-out is sealed. A file of that name (in any eval dir) is not read at all unless the
-caller asks for `holdout2` with HOLDOUT_UNSEAL, which only `python -m pipeline eval --split holdout2`
-passes (tests/test_holdout_seal.py fails when any other module names it or the file, and when any
-other command opens the file); unsealed, its bytes must have the pinned sha256, so an edit is
-refused instead of measured. `all` is every split but the sealed one.
+The sealed splits (SEALED_SPLITS: holdout2, outside-sealed) are sealed alike. Their files (in any
+eval dir) are not read at all unless the caller asks for that very split with HOLDOUT_UNSEAL, which
+only `python -m pipeline eval --split <that split>` passes (tests/test_holdout_seal.py fails when any
+other module names it or the files, and when any other command opens a file); unsealed, a file's
+bytes must have its pinned sha256, so an edit is refused instead of measured. `all` is every split
+but the sealed ones.
 
-Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one ran):
+Figures, per split (each split run, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
@@ -27,8 +31,8 @@ Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one 
   many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
 - confusion: {expected: {predicted: count}}.
 
-Hold-outs are reported only in aggregate: per-case rows are kept for the tuning half, so whoever
-tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
+Hold-outs are reported only in aggregate: per-case rows are kept for the open splits (DETAILED_SPLITS),
+so whoever tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
 the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
@@ -55,15 +59,21 @@ from pipeline.state import CATEGORIES, IncidentState
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
-SPLITS = ("tune", "holdout", "holdout2", "decisions")
+SPLITS = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "decisions")
 SPLIT_CHOICES = (*SPLITS, "all")
 SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12",
+                "outside": "outside test bed, open half", "outside-sealed": "outside test bed, sealed half",
                 "decisions": "the reviewers' corrections (eval --from-decisions)"}
-DETAILED_SPLITS = ("tune", "decisions")  # per-case rows; every hold-out stays aggregate-only
+DETAILED_SPLITS = ("tune", "outside", "decisions")  # per-case rows; every hold-out stays aggregate-only
 SEALED_SPLIT = "holdout2"
 HOLDOUT_FILE_NAME = "holdout-2026-12.jsonl"  # the sealed file, wherever an eval dir holds it
 HOLDOUT_SHA256 = "08c9cf3c742e6919067f1f0566aced2efea6734c568b54254b2eb43edb5757e9"
-HOLDOUT_UNSEAL = "eval --split holdout2"  # passed only by pipeline/cli/eval.py for that split
+OUTSIDE_SEALED_SPLIT = "outside-sealed"
+OUTSIDE_SEALED_FILE_NAME = "outside-sealed-2026-12.jsonl"
+OUTSIDE_SEALED_SHA256 = "dff4c0f90650dc406d08517bfacaef51072306d21f21bc3dc1cacdb4cdda3823"
+SEALED_SPLITS = {SEALED_SPLIT: (HOLDOUT_FILE_NAME, HOLDOUT_SHA256),  # split → (its file, the file's sha256)
+                 OUTSIDE_SEALED_SPLIT: (OUTSIDE_SEALED_FILE_NAME, OUTSIDE_SEALED_SHA256)}
+HOLDOUT_UNSEAL = "eval --split <a sealed split>"  # passed only by pipeline/cli/eval.py, for the split asked
 TOP_K = 3
 
 
@@ -95,11 +105,12 @@ class CaseResult:
 def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | None = None,
                unseal: str | None = None) -> list[EvalCase]:
     """The cases of an eval dir (every `*.jsonl` in it) or of one file, optionally of one split and
-    only the first `limit` of it; tune first, then the hold-outs in order. The sealed hold-out file
-    is skipped unread unless `split` is holdout2 and `unseal` is HOLDOUT_UNSEAL (module docstring)."""
+    only the first `limit` of it; tune first, then the other splits in SPLITS' order. A sealed split's
+    file is skipped unread unless `split` is that split and `unseal` is HOLDOUT_UNSEAL (module docstring)."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
-    unsealed = split == SEALED_SPLIT and unseal == HOLDOUT_UNSEAL
+    sealed_names = {name: pinned for name, pinned in SEALED_SPLITS.values()}
+    unsealed = SEALED_SPLITS[split][0] if split in SEALED_SPLITS and unseal == HOLDOUT_UNSEAL else None
     source = Path(source)
     if source.is_dir():
         files = sorted(source.glob("*.jsonl"))
@@ -107,12 +118,12 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | Non
         files = [source]
     else:
         raise UsageError(f"no such eval file or directory: {source}")
-    sealed = [p for p in files if p.name == HOLDOUT_FILE_NAME]
-    files = [p for p in files if p.name != HOLDOUT_FILE_NAME or unsealed]
+    sealed = [p for p in files if p.name in sealed_names]
+    files = [p for p in files if p.name not in sealed_names or p.name == unsealed]
     cases: list[EvalCase] = []
     file_of_split: dict[str, Path] = {}
     for path in files:
-        found = _read_cases(path, sealed=path.name == HOLDOUT_FILE_NAME)
+        found = _read_cases(path, pinned=sealed_names.get(path.name))
         # in a directory one file is one split, so a hold-out is sealed in its own file
         if source.is_dir():
             names = {c.split for c in found}
@@ -130,17 +141,19 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | Non
         seen.add(case.case_id)
     selected = [c for c in cases if split in ("all", c.split)]
     if not selected:
-        if split == SEALED_SPLIT and sealed:
-            raise UsageError(f"the {SEALED_SPLIT} hold-out ({sealed[0]}) is sealed: only "
-                             f"`python -m pipeline eval --split {SEALED_SPLIT}` reads it")
+        held = [p for p in sealed if split in SEALED_SPLITS and p.name == SEALED_SPLITS[split][0]]
+        if held:
+            raise UsageError(f"the {split} hold-out ({held[0]}) is sealed: only "
+                             f"`python -m pipeline eval --split {split}` reads it")
         raise UsageError(f"no {split} cases in {source}" + (": no file there holds that split" if source.is_dir() else ""))
     selected.sort(key=lambda c: SPLITS.index(c.split))  # stable: each file keeps its own order
     return selected[:limit] if limit else selected
 
 
-def _read_cases(path: Path, *, sealed: bool = False) -> list[EvalCase]:
+def _read_cases(path: Path, *, pinned: str | None = None) -> list[EvalCase]:
+    """The cases of one file; a sealed file's bytes must have their `pinned` sha256."""
     data = path.read_bytes()
-    if sealed and hashlib.sha256(data).hexdigest() != HOLDOUT_SHA256:
+    if pinned and hashlib.sha256(data).hexdigest() != pinned:
         raise UsageError(f"{path}: the sealed hold-out was changed (its sha256 is not the pinned one); "
                          "its figures would not be comparable, so it is not measured")
     cases = []
