@@ -21,6 +21,10 @@ other module names it or the files, and when any other command opens a file); un
 bytes must have its pinned sha256, so an edit is refused instead of measured. `all` is every split
 but the sealed ones.
 
+A case may carry `facts`: the key facts an on-call engineer needs (a host:port, a pool's name and
+size, an endpoint and status, a certificate's expiry, a config key, the deepest `Caused by`), each
+a string the events contain; and `healthy: true` for a control with no incident in it.
+
 Figures, per split (each split run, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
@@ -29,7 +33,12 @@ Figures, per split (each split run, and `all` when more than one ran):
 - confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
 - wrong_named: wrong answers naming a category (not `unknown`), their highest confidence, and how
   many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
-- confusion: {expected: {predicted: count}}.
+- confusion: {expected: {predicted: count}};
+- key_facts: the share of the cases' key facts the analysis names (case-insensitive, in the root
+  cause, the findings or the recommendation; the quoted evidence does not count), over
+  key_facts_checked facts, None when no case has facts;
+- healthy / healthy_opened: the healthy controls, and how many of them have an event that would
+  open an incident (opens_incident): a control should open none.
 
 Hold-outs are reported only in aggregate: per-case rows are kept for the open splits (DETAILED_SPLITS),
 so whoever tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
@@ -85,6 +94,8 @@ class EvalCase:
     expected: str
     split: str
     events: tuple[dict, ...]
+    facts: tuple[str, ...] = ()  # key facts the analysis should name (module docstring)
+    healthy: bool = False  # a control: no incident expected
 
 
 @dataclass
@@ -96,6 +107,10 @@ class CaseResult:
     confidence: float
     top_doc_categories: list[str] = field(default_factory=list)
     top_doc_ids: list[str] = field(default_factory=list)
+    facts_found: list[str] = field(default_factory=list)
+    facts_missed: list[str] = field(default_factory=list)
+    healthy: bool = False
+    opened: bool = True  # an event of the case opens an incident
 
     @property
     def right(self) -> bool:
@@ -163,11 +178,14 @@ def _read_cases(path: Path, *, pinned: str | None = None) -> list[EvalCase]:
         try:
             raw = json.loads(line)
             case = EvalCase(case_id=str(raw["id"]), expected=raw["expected"], split=raw["split"],
-                            events=tuple(raw["events"]))
+                            events=tuple(raw["events"]), facts=tuple(raw.get("facts") or ()),
+                            healthy=raw.get("healthy") is True)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{number}: not an eval case ({exc})") from exc
         if case.expected not in CATEGORIES or case.split not in SPLITS or not case.events:
             raise UsageError(f"{path}:{number}: bad expected/split/events in {case.case_id}")
+        if not all(isinstance(f, str) and f.strip() for f in case.facts):
+            raise UsageError(f"{path}:{number}: the facts of {case.case_id} must be non-empty strings")
         cases.append(case)
     return cases
 
@@ -193,9 +211,27 @@ def run_case(engine: Engine, case: EvalCase) -> CaseResult:
     if snap.next != ("approval",) or state.rca is None:
         raise UsageError(f"eval case {case.case_id} did not reach the approval pause: {state.errors[-1:]}")
     top = state.similar_docs[:TOP_K]
+    named = _named_text(state)
     return CaseResult(case_id=case.case_id, split=case.split, expected=case.expected,
                       predicted=state.rca.category, confidence=state.rca.confidence,
-                      top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top])
+                      top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top],
+                      facts_found=[f for f in case.facts if _fold(f) in named],
+                      facts_missed=[f for f in case.facts if _fold(f) not in named],
+                      healthy=case.healthy, opened=any(opens_incident(e) for e in state.evidence))
+
+
+def _named_text(state: IncidentState) -> str:
+    """What the analysis says in its own words: the root cause, the findings and the recommendation
+    (not the quoted evidence, which holds every fact verbatim)."""
+    rca, rec = state.rca, state.recommendation
+    parts = [rca.root_cause, *(f.value for f in rca.findings)] if rca else []
+    if rec:
+        parts += [rec.action, *rec.steps]
+    return _fold(" ".join(parts))
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
@@ -211,6 +247,9 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     confusion: dict[str, dict[str, int]] = defaultdict(Counter)
     for r in results:
         confusion[r.expected][r.predicted] += 1
+    facts_found = sum(len(r.facts_found) for r in results)
+    facts_checked = facts_found + sum(len(r.facts_missed) for r in results)
+    healthy = [r for r in results if r.healthy]
     return {
         "cases": n,
         "right": len(right),
@@ -226,6 +265,10 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
         "wrong_named": len(wrong_named),
         "wrong_named_max_confidence": round(max(wrong_named), 3) if wrong_named else None,
         "wrong_named_above_fix_threshold": sum(c >= fix_threshold for c in wrong_named),
+        "key_facts": _ratio(facts_found, facts_checked),
+        "key_facts_checked": facts_checked,
+        "healthy": len(healthy),
+        "healthy_opened": sum(r.opened for r in healthy),
         "confusion": {exp: dict(sorted(row.items())) for exp, row in sorted(confusion.items())},
     }
 
@@ -290,7 +333,8 @@ def latest_report(data_dir: Path) -> dict | None:
 
 def _row(r: CaseResult) -> dict:
     return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "confidence": r.confidence,
-            "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids}
+            "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids,
+            "facts_found": r.facts_found, "facts_missed": r.facts_missed}
 
 
 def _ratio(part: int, whole: int) -> float | None:

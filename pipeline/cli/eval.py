@@ -1,7 +1,7 @@
 """`eval [--json] [--split tune|holdout|holdout2|outside|outside-sealed|all]`: the labelled incidents through the real pipeline.
 
-Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap and a per-category
-confusion table, and writes the figures to <data dir>/eval-latest.json (what the
+Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap, the key facts named and a
+per-category confusion table, and writes the figures to <data dir>/eval-latest.json (what the
 knowledge page shows); it never writes into the repository. `tune` is the default. `holdout` is the
 2026-11 hold-out file, as before the split into files; `holdout2` is the 2026-12 one, sealed;
 `outside` and `outside-sealed` are the open and sealed halves of the outside test bed. This command
@@ -83,7 +83,7 @@ def _from_decisions(args, settings) -> int:
 COLUMNS = (("cases", "cases", "{:>5}"), ("accuracy", "accuracy", "{:>8}"), ("acc@3", "accuracy_at_3", "{:>6}"),
            ("unk.recall", "unknown_recall", "{:>10}"), ("unk.prec", "unknown_precision", "{:>8}"),
            ("conf.right", "confidence_right", "{:>10}"), ("conf.wrong", "confidence_wrong", "{:>10}"),
-           ("gap", "calibration_gap", "{:>6}"))
+           ("gap", "calibration_gap", "{:>6}"), ("facts", "key_facts", "{:>6}"))
 
 
 def _fmt(value) -> str:
@@ -103,7 +103,9 @@ def _text(report: dict) -> str:
     for name, fig in splits.items():
         lines.append(f"{name:<{width}} " + " ".join(fmt.format(_fmt(fig.get(key))) for _, key, fmt in COLUMNS))
     lines.append("accuracy@3: expected category among the top-3 retrieved docs' (cases not expected unknown); "
-                 "gap = mean confidence right - wrong")
+                 "gap = mean confidence right - wrong; facts = the cases' key facts the analysis names")
+    lines += [f"{name}: {fig['healthy_opened']} of {fig['healthy']} healthy controls would open an incident"
+              for name, fig in splits.items() if fig.get("healthy") and name != "all"]
     lines.append("splits: " + "; ".join(f"{name} = {SPLIT_TITLES[name]}" for name in splits if name in SPLIT_TITLES))
     shown = "all" if "all" in splits else next(iter(splits))
     lines += ["", f"Confusion ({shown}): expected category → what the analyst named",
@@ -116,5 +118,9 @@ def _text(report: dict) -> str:
         lines += ["", "Misses (open splits only; hold-outs are reported in aggregate):"]
         lines += [f"  {m['id']:<10} expected {m['expected']:<22} named {m['predicted']:<22} @ {m['confidence']:.2f}"
                   f"  top docs: {', '.join(m['top_doc_categories'])}" for m in report["misses"]]
+    missed_facts = [r for r in report["results"] if r.get("facts_missed")]
+    if missed_facts:
+        lines += ["", "Key facts not named (open splits only):"]
+        lines += [f"  {r['id']:<10} {'; '.join(r['facts_missed'])}" for r in missed_facts]
     lines += ["", "written: " + ", ".join(report["written"])]
     return "\n".join(lines)
