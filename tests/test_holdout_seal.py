@@ -45,7 +45,7 @@ def test_the_committed_set_is_one_file_per_split_with_the_holdouts_sealed():
     assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) == sorted(
         ["holdout-2026-11.jsonl", HOLDOUT_FILE_NAME, "outside-2026-12.jsonl", OUTSIDE_SEALED_FILE_NAME, "tune.jsonl"])
     everything = load_cases(EVAL_DIR, split="all")
-    assert {c.split for c in everything} == {"tune", "holdout", "outside"} and len(everything) == 61 + 62 + 43
+    assert {c.split for c in everything} == {"tune", "holdout", "outside"} and len(everything) == 61 + 62 + 60
     assert len({c.case_id for c in everything}) == len(everything)
     for split in SEALED_SPLITS:
         with pytest.raises(UsageError, match=f"sealed: only `python -m pipeline eval --split {split}` reads it"):
