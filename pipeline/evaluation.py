@@ -79,7 +79,7 @@ HOLDOUT_FILE_NAME = "holdout-2026-12.jsonl"  # the sealed file, wherever an eval
 HOLDOUT_SHA256 = "08c9cf3c742e6919067f1f0566aced2efea6734c568b54254b2eb43edb5757e9"
 OUTSIDE_SEALED_SPLIT = "outside-sealed"
 OUTSIDE_SEALED_FILE_NAME = "outside-sealed-2026-12.jsonl"
-OUTSIDE_SEALED_SHA256 = "2d623e3781db96740efb7219bcf5707680ac48015849579a0c0bec641acef39a"
+OUTSIDE_SEALED_SHA256 = "c316b0a59a455a16e725d3cc539d4c3aadf22d8821c7cea3e861b078a0ec866c"
 SEALED_SPLITS = {SEALED_SPLIT: (HOLDOUT_FILE_NAME, HOLDOUT_SHA256),  # split → (its file, the file's sha256)
                  OUTSIDE_SEALED_SPLIT: (OUTSIDE_SEALED_FILE_NAME, OUTSIDE_SEALED_SHA256)}
 HOLDOUT_UNSEAL = "eval --split <a sealed split>"  # passed only by pipeline/cli/eval.py, for the split asked
