@@ -8,16 +8,24 @@ case whose events have different fingerprints; the eval asks one question per ca
 
 The set lives in knowledge/eval, one file per split, each case naming its split: `tune.jsonl`
 (`tune`, the only half anyone tunes on), `holdout-2026-11.jsonl` (`holdout`, the first hold-out,
-now contaminated: see knowledge/eval/README.md) and `holdout-2026-12.jsonl` (`holdout2`, the fresh
-hold-out). The loader discovers every `*.jsonl` there, so a split exists once its file does.
+now contaminated: see knowledge/eval/README.md), `holdout-2026-12.jsonl` (`holdout2`, the fresh
+hold-out), and the outside test bed built from material the team did not write (libraries' own
+error strings, public issue threads): `outside-2026-12.jsonl` (`outside`, its open half, readable
+and tunable) and `outside-sealed-2026-12.jsonl` (`outside-sealed`, its sealed half). The loader
+discovers every `*.jsonl` there, so a split exists once its file does.
 
-The fresh hold-out is sealed. A file of that name (in any eval dir) is not read at all unless the
-caller asks for `holdout2` with HOLDOUT_UNSEAL, which only `python -m pipeline eval --split holdout2`
-passes (tests/test_holdout_seal.py fails when any other module names it or the file, and when any
-other command opens the file); unsealed, its bytes must have the pinned sha256, so an edit is
-refused instead of measured. `all` is every split but the sealed one.
+The sealed splits (SEALED_SPLITS: holdout2, outside-sealed) are sealed alike. Their files (in any
+eval dir) are not read at all unless the caller asks for that very split with HOLDOUT_UNSEAL, which
+only `python -m pipeline eval --split <that split>` passes (tests/test_holdout_seal.py fails when any
+other module names it or the files, and when any other command opens a file); unsealed, a file's
+bytes must have its pinned sha256, so an edit is refused instead of measured. `all` is every split
+but the sealed ones.
 
-Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one ran):
+A case may carry `facts`: the key facts an on-call engineer needs (a host:port, a pool's name and
+size, an endpoint and status, a certificate's expiry, a config key, the deepest `Caused by`), each
+a string the events contain; and `healthy: true` for a control with no incident in it.
+
+Figures, per split (each split run, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
@@ -25,10 +33,15 @@ Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one 
 - confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
 - wrong_named: wrong answers naming a category (not `unknown`), their highest confidence, and how
   many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
-- confusion: {expected: {predicted: count}}.
+- confusion: {expected: {predicted: count}};
+- key_facts: the share of the cases' key facts the analysis names (case-insensitive, in the root
+  cause, the findings or the recommendation; the quoted evidence does not count), over
+  key_facts_checked facts, None when no case has facts;
+- healthy / healthy_opened: the healthy controls, and how many of them have an event that would
+  open an incident (opens_incident): a control should open none.
 
-Hold-outs are reported only in aggregate: per-case rows are kept for the tuning half, so whoever
-tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
+Hold-outs are reported only in aggregate: per-case rows are kept for the open splits (DETAILED_SPLITS),
+so whoever tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
 the data dir (<data dir>/eval-latest.json), never into the repository.
 """
 from __future__ import annotations
@@ -55,15 +68,21 @@ from pipeline.state import CATEGORIES, IncidentState
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
-SPLITS = ("tune", "holdout", "holdout2", "decisions")
+SPLITS = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "decisions")
 SPLIT_CHOICES = (*SPLITS, "all")
 SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12",
+                "outside": "outside test bed, open half", "outside-sealed": "outside test bed, sealed half",
                 "decisions": "the reviewers' corrections (eval --from-decisions)"}
-DETAILED_SPLITS = ("tune", "decisions")  # per-case rows; every hold-out stays aggregate-only
+DETAILED_SPLITS = ("tune", "outside", "decisions")  # per-case rows; every hold-out stays aggregate-only
 SEALED_SPLIT = "holdout2"
 HOLDOUT_FILE_NAME = "holdout-2026-12.jsonl"  # the sealed file, wherever an eval dir holds it
 HOLDOUT_SHA256 = "08c9cf3c742e6919067f1f0566aced2efea6734c568b54254b2eb43edb5757e9"
-HOLDOUT_UNSEAL = "eval --split holdout2"  # passed only by pipeline/cli/eval.py for that split
+OUTSIDE_SEALED_SPLIT = "outside-sealed"
+OUTSIDE_SEALED_FILE_NAME = "outside-sealed-2026-12.jsonl"
+OUTSIDE_SEALED_SHA256 = "c316b0a59a455a16e725d3cc539d4c3aadf22d8821c7cea3e861b078a0ec866c"
+SEALED_SPLITS = {SEALED_SPLIT: (HOLDOUT_FILE_NAME, HOLDOUT_SHA256),  # split → (its file, the file's sha256)
+                 OUTSIDE_SEALED_SPLIT: (OUTSIDE_SEALED_FILE_NAME, OUTSIDE_SEALED_SHA256)}
+HOLDOUT_UNSEAL = "eval --split <a sealed split>"  # passed only by pipeline/cli/eval.py, for the split asked
 TOP_K = 3
 
 
@@ -75,6 +94,8 @@ class EvalCase:
     expected: str
     split: str
     events: tuple[dict, ...]
+    facts: tuple[str, ...] = ()  # key facts the analysis should name (module docstring)
+    healthy: bool = False  # a control: no incident expected
 
 
 @dataclass
@@ -86,6 +107,10 @@ class CaseResult:
     confidence: float
     top_doc_categories: list[str] = field(default_factory=list)
     top_doc_ids: list[str] = field(default_factory=list)
+    facts_found: list[str] = field(default_factory=list)
+    facts_missed: list[str] = field(default_factory=list)
+    healthy: bool = False
+    opened: bool = True  # an event of the case opens an incident
 
     @property
     def right(self) -> bool:
@@ -95,11 +120,12 @@ class CaseResult:
 def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | None = None,
                unseal: str | None = None) -> list[EvalCase]:
     """The cases of an eval dir (every `*.jsonl` in it) or of one file, optionally of one split and
-    only the first `limit` of it; tune first, then the hold-outs in order. The sealed hold-out file
-    is skipped unread unless `split` is holdout2 and `unseal` is HOLDOUT_UNSEAL (module docstring)."""
+    only the first `limit` of it; tune first, then the other splits in SPLITS' order. A sealed split's
+    file is skipped unread unless `split` is that split and `unseal` is HOLDOUT_UNSEAL (module docstring)."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
-    unsealed = split == SEALED_SPLIT and unseal == HOLDOUT_UNSEAL
+    sealed_names = {name: pinned for name, pinned in SEALED_SPLITS.values()}
+    unsealed = SEALED_SPLITS[split][0] if split in SEALED_SPLITS and unseal == HOLDOUT_UNSEAL else None
     source = Path(source)
     if source.is_dir():
         files = sorted(source.glob("*.jsonl"))
@@ -107,12 +133,12 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | Non
         files = [source]
     else:
         raise UsageError(f"no such eval file or directory: {source}")
-    sealed = [p for p in files if p.name == HOLDOUT_FILE_NAME]
-    files = [p for p in files if p.name != HOLDOUT_FILE_NAME or unsealed]
+    sealed = [p for p in files if p.name in sealed_names]
+    files = [p for p in files if p.name not in sealed_names or p.name == unsealed]
     cases: list[EvalCase] = []
     file_of_split: dict[str, Path] = {}
     for path in files:
-        found = _read_cases(path, sealed=path.name == HOLDOUT_FILE_NAME)
+        found = _read_cases(path, pinned=sealed_names.get(path.name))
         # in a directory one file is one split, so a hold-out is sealed in its own file
         if source.is_dir():
             names = {c.split for c in found}
@@ -130,17 +156,19 @@ def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | Non
         seen.add(case.case_id)
     selected = [c for c in cases if split in ("all", c.split)]
     if not selected:
-        if split == SEALED_SPLIT and sealed:
-            raise UsageError(f"the {SEALED_SPLIT} hold-out ({sealed[0]}) is sealed: only "
-                             f"`python -m pipeline eval --split {SEALED_SPLIT}` reads it")
+        held = [p for p in sealed if split in SEALED_SPLITS and p.name == SEALED_SPLITS[split][0]]
+        if held:
+            raise UsageError(f"the {split} hold-out ({held[0]}) is sealed: only "
+                             f"`python -m pipeline eval --split {split}` reads it")
         raise UsageError(f"no {split} cases in {source}" + (": no file there holds that split" if source.is_dir() else ""))
     selected.sort(key=lambda c: SPLITS.index(c.split))  # stable: each file keeps its own order
     return selected[:limit] if limit else selected
 
 
-def _read_cases(path: Path, *, sealed: bool = False) -> list[EvalCase]:
+def _read_cases(path: Path, *, pinned: str | None = None) -> list[EvalCase]:
+    """The cases of one file; a sealed file's bytes must have their `pinned` sha256."""
     data = path.read_bytes()
-    if sealed and hashlib.sha256(data).hexdigest() != HOLDOUT_SHA256:
+    if pinned and hashlib.sha256(data).hexdigest() != pinned:
         raise UsageError(f"{path}: the sealed hold-out was changed (its sha256 is not the pinned one); "
                          "its figures would not be comparable, so it is not measured")
     cases = []
@@ -150,11 +178,14 @@ def _read_cases(path: Path, *, sealed: bool = False) -> list[EvalCase]:
         try:
             raw = json.loads(line)
             case = EvalCase(case_id=str(raw["id"]), expected=raw["expected"], split=raw["split"],
-                            events=tuple(raw["events"]))
+                            events=tuple(raw["events"]), facts=tuple(raw.get("facts") or ()),
+                            healthy=raw.get("healthy") is True)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{number}: not an eval case ({exc})") from exc
         if case.expected not in CATEGORIES or case.split not in SPLITS or not case.events:
             raise UsageError(f"{path}:{number}: bad expected/split/events in {case.case_id}")
+        if not all(isinstance(f, str) and f.strip() for f in case.facts):
+            raise UsageError(f"{path}:{number}: the facts of {case.case_id} must be non-empty strings")
         cases.append(case)
     return cases
 
@@ -180,9 +211,27 @@ def run_case(engine: Engine, case: EvalCase) -> CaseResult:
     if snap.next != ("approval",) or state.rca is None:
         raise UsageError(f"eval case {case.case_id} did not reach the approval pause: {state.errors[-1:]}")
     top = state.similar_docs[:TOP_K]
+    named = _named_text(state)
     return CaseResult(case_id=case.case_id, split=case.split, expected=case.expected,
                       predicted=state.rca.category, confidence=state.rca.confidence,
-                      top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top])
+                      top_doc_categories=[d.category for d in top], top_doc_ids=[d.doc_id for d in top],
+                      facts_found=[f for f in case.facts if _fold(f) in named],
+                      facts_missed=[f for f in case.facts if _fold(f) not in named],
+                      healthy=case.healthy, opened=any(opens_incident(e) for e in state.evidence))
+
+
+def _named_text(state: IncidentState) -> str:
+    """What the analysis says in its own words: the root cause, the findings and the recommendation
+    (not the quoted evidence, which holds every fact verbatim)."""
+    rca, rec = state.rca, state.recommendation
+    parts = [rca.root_cause, *(f.value for f in rca.findings)] if rca else []
+    if rec:
+        parts += [rec.action, *rec.steps]
+    return _fold(" ".join(parts))
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
@@ -198,6 +247,9 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     confusion: dict[str, dict[str, int]] = defaultdict(Counter)
     for r in results:
         confusion[r.expected][r.predicted] += 1
+    facts_found = sum(len(r.facts_found) for r in results)
+    facts_checked = facts_found + sum(len(r.facts_missed) for r in results)
+    healthy = [r for r in results if r.healthy]
     return {
         "cases": n,
         "right": len(right),
@@ -213,6 +265,10 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
         "wrong_named": len(wrong_named),
         "wrong_named_max_confidence": round(max(wrong_named), 3) if wrong_named else None,
         "wrong_named_above_fix_threshold": sum(c >= fix_threshold for c in wrong_named),
+        "key_facts": _ratio(facts_found, facts_checked),
+        "key_facts_checked": facts_checked,
+        "healthy": len(healthy),
+        "healthy_opened": sum(r.opened for r in healthy),
         "confusion": {exp: dict(sorted(row.items())) for exp, row in sorted(confusion.items())},
     }
 
@@ -277,7 +333,8 @@ def latest_report(data_dir: Path) -> dict | None:
 
 def _row(r: CaseResult) -> dict:
     return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "confidence": r.confidence,
-            "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids}
+            "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids,
+            "facts_found": r.facts_found, "facts_missed": r.facts_missed}
 
 
 def _ratio(part: int, whole: int) -> float | None:

@@ -53,6 +53,7 @@ def test_knowledge_shows_the_data_dirs_latest_evaluation(app, paused_engine):
     assert "No evaluation run yet" not in texts(app)
     assert "**tune · tuning set** · 2 cases · run 2026-12-01T09:00:00+00:00" in texts(app)
     assert [m.value for m in app.metric if m.label == "accuracy"] == ["0.50"]
+    assert [m.value for m in app.metric if m.label == "key facts named"] == ["—"]  # the tuning set has no facts
 
 
 def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine, tmp_path):

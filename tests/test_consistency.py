@@ -52,7 +52,7 @@ def test_every_demo_incident_is_consistent(engine):
 
 def test_every_eval_case_is_consistent(engine):
     cases = load_cases(EVAL_DIR, split="all")
-    assert len(cases) > 100  # tune and the 2026-11 hold-out: the sealed hold-out is not read here
+    assert len(cases) > 100  # tune, the 2026-11 hold-out and the outside bed's open half: no sealed split is read here
     for case in cases:
         run_case(engine, case)
         state = IncidentState.model_validate(engine.graph.get_state(thread_config(case.case_id)).values)

@@ -41,7 +41,8 @@ def _snapshot(directory) -> dict:
 TUNE_FIGURES = {"cases": 61, "right": 61, "accuracy": 1.0, "accuracy_at_3": 1.0, "accuracy_at_3_cases": 56,
                 "unknown_recall": 1.0, "unknown_precision": 1.0, "unknown_cases": 5, "confidence_right": 0.768,
                 "confidence_wrong": None, "calibration_gap": None, "wrong_named": 0,
-                "wrong_named_max_confidence": None, "wrong_named_above_fix_threshold": 0}
+                "wrong_named_max_confidence": None, "wrong_named_above_fix_threshold": 0,
+                "key_facts": None, "key_facts_checked": 0, "healthy": 0, "healthy_opened": 0}  # tune has no facts
 TUNE_CASES_PER_CATEGORY = {"queue_backlog": 2, "unknown": 5}  # every other category: 3
 
 
@@ -132,7 +133,8 @@ def test_case_ids_are_unique_across_files(eval_dir):
 
 
 def test_the_command_offers_every_split():
-    assert eval_cli.SPLIT_CHOICES == SPLIT_CHOICES == ("tune", "holdout", "holdout2", "decisions", "all")
+    assert eval_cli.SPLIT_CHOICES == SPLIT_CHOICES == ("tune", "holdout", "holdout2", "outside", "outside-sealed",
+                                                       "decisions", "all")
 
 
 def test_holdouts_stay_aggregate_only_in_every_output(eval_dir, tmp_path):
@@ -167,6 +169,53 @@ def test_eval_human_output_has_the_table_and_the_confusion(tmp_path):
     assert "accuracy" in out and "acc@3" in out and "unk.recall" in out and "gap" in out
     assert "Confusion (all)" in out and "dns_resolution" in out
     assert "h-1" not in out  # held-out misses are reported only in aggregate
+
+
+def test_key_facts_count_what_the_analysis_says_not_what_it_quotes():
+    from pipeline.evaluation import _named_text
+    from pipeline.state import RCA, Finding, Recommendation
+
+    line = "dial tcp 10.7.0.9:8125: connect: cannot assign requested address"
+    rca = RCA(category="resource_exhaustion", root_cause="Ephemeral ports ran out.", confidence=0.7, evidence=[line],
+              findings=[Finding(kind="host", value="10.7.0.9:8125")])
+    state = IncidentState(incident_id="o-1", rca=rca,
+                          recommendation=Recommendation(action="Pool the connections", steps=["Set  MaxIdleConns=100"]))
+    named = _named_text(state)
+    assert "10.7.0.9:8125" in named and "maxidleconns=100" in named  # a finding, a step (case and spaces folded)
+    assert "cannot assign requested address" not in named  # only quoted: the quote does not name it
+
+
+def test_eval_reports_key_facts_and_healthy_controls(tmp_path):
+    """An open outside case shows which of its key facts the analysis named; the sealed-style split
+    stays aggregate-only; a healthy control with an error line in it is counted as opening an incident."""
+    event = {"_time": "2026-11-28T10:00:00Z", "service": "relay", "level": "ERROR"}
+    quiet = {**event, "level": "INFO"}
+    d = tmp_path / "eval"
+    d.mkdir()
+    _write(d / "outside.jsonl",
+           {"id": "o-1", "expected": "resource_exhaustion", "split": "outside",
+            "facts": ["10.7.0.9:8125", "TIME_WAIT sockets: 28190"],
+            "events": [{**event, "message": "dial tcp 10.7.0.9:8125: connect: cannot assign requested address"},
+                       {**quiet, "message": "TIME_WAIT sockets: 28190"}]},
+           {"id": "o-2", "expected": "unknown", "split": "outside", "healthy": True,
+            "events": [{**quiet, "message": "GET /feed 200 14ms"}, {**quiet, "message": "GET /feed 200 19ms"}]})
+    _write(d / "outside-sealed.jsonl",
+           {"id": "s-1", "expected": "unknown", "split": "outside-sealed", "healthy": True, "facts": [],
+            "events": [{**quiet, "message": "GET /feed 200 14ms"}, {**event, "message": "GET /feed 500 3ms"}]})
+    data = tmp_path / "data"
+    report = json.loads(cli(data, "eval", "--cases", str(d), "--split", "outside", "--json").stdout)
+    fig = report["splits"]["outside"]
+    assert fig["key_facts_checked"] == 2 and fig["healthy"] == 1 and fig["healthy_opened"] == 0
+    row = next(r for r in report["results"] if r["id"] == "o-1")
+    assert sorted(row["facts_found"] + row["facts_missed"]) == ["10.7.0.9:8125", "TIME_WAIT sockets: 28190"]
+    assert fig["key_facts"] == round(len(row["facts_found"]) / 2, 3)
+    sealed = cli(data, "eval", "--cases", str(d), "--split", "outside-sealed", "--json")
+    assert sealed.returncode == 0, sealed.stderr
+    fig = json.loads(sealed.stdout)["splits"]["outside-sealed"]
+    assert fig["healthy"] == 1 and fig["healthy_opened"] == 1 and fig["key_facts"] is None
+    assert "s-1" not in sealed.stdout  # aggregate only
+    printed = cli(data, "eval", "--cases", str(d), "--split", "outside").stdout
+    assert "facts" in printed and "0 of 1 healthy controls would open an incident" in printed
 
 
 def test_eval_rejects_a_bad_limit(tmp_path):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 HEADLINES = (("accuracy", "accuracy"), ("accuracy_at_3", "accuracy@3"), ("unknown_recall", "unknown recall"),
-             ("unknown_precision", "unknown precision"), ("calibration_gap", "calibration gap"))
+             ("unknown_precision", "unknown precision"), ("calibration_gap", "calibration gap"),
+             ("key_facts", "key facts named"))
 NO_REPORT = "No evaluation run yet in this data dir — run `python -m pipeline eval`."
 
 

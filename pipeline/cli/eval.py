@@ -1,17 +1,19 @@
-"""`eval [--json] [--split tune|holdout|holdout2|all]`: the labelled incidents through the real pipeline.
+"""`eval [--json] [--split tune|holdout|holdout2|outside|outside-sealed|all]`: the labelled incidents through the real pipeline.
 
-Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap and a per-category
-confusion table, and writes the figures to <data dir>/eval-latest.json (what the knowledge page
-shows); it never writes into the repository. `tune` is the default. `holdout` is the 2026-11 hold-out
-file, as before the split into files; `holdout2` is the 2026-12 one, sealed: this command with
-`--split holdout2` is the only code that unseals it (pipeline.evaluation's docstring); `all` is every
-split but that one.
+Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap, the key facts named and a
+per-category confusion table, and writes the figures to <data dir>/eval-latest.json (what the
+knowledge page shows); it never writes into the repository. `tune` is the default. `holdout` is the
+2026-11 hold-out file, as before the split into files; `holdout2` is the 2026-12 one, sealed;
+`outside` and `outside-sealed` are the open and sealed halves of the outside test bed. This command
+with `--split holdout2` or `--split outside-sealed` is the only code that unseals that split's file
+(pipeline.evaluation's docstring); `all` is every split but the sealed ones.
 """
 from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
 
-SPLIT_CHOICES = ("tune", "holdout", "holdout2", "decisions", "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
+SPLIT_CHOICES = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "decisions",
+                 "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
 
 
 def register(sub) -> None:
@@ -19,8 +21,9 @@ def register(sub) -> None:
                                    "turn reviewers' corrections into eval cases (--from-decisions)")
     p.add_argument("--split", choices=SPLIT_CHOICES, default="tune",
                    help="tune (the tuning set, the default), holdout (the 2026-11 hold-out, contaminated), holdout2 "
-                        "(the sealed 2026-12 hold-out: run it once per analyzer you mean to report) or all "
-                        "(every split but holdout2, reported per split)")
+                        "(the sealed 2026-12 hold-out: run it once per analyzer you mean to report), outside (the "
+                        "outside test bed's open half), outside-sealed (its sealed half, like holdout2) or all "
+                        "(every split but the sealed ones, reported per split)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N cases of the split (a quick check)")
     p.add_argument("--cases", type=path_arg, metavar="PATH",
                    help="another eval file, or a directory of them, in the same format (default: knowledge/eval)")
@@ -37,7 +40,7 @@ def register(sub) -> None:
 def cmd_eval(args) -> int:
     from pipeline.config import Settings
     from pipeline.errors import UsageError
-    from pipeline.evaluation import EVAL_DIR, HOLDOUT_UNSEAL, SEALED_SPLIT, evaluate, load_cases, write_latest
+    from pipeline.evaluation import EVAL_DIR, HOLDOUT_UNSEAL, SEALED_SPLITS, evaluate, load_cases, write_latest
 
     if args.limit is not None and args.limit <= 0:
         raise UsageError("--limit must be a positive number of cases")
@@ -53,7 +56,7 @@ def cmd_eval(args) -> int:
         source = settings.data_dir / DECISIONS_FILE
         if not source.exists():
             raise UsageError(f"no {source}: write the reviewers' corrections first with `eval --from-decisions`")
-    unseal = HOLDOUT_UNSEAL if args.split == SEALED_SPLIT else None  # the one place the hold-out is unsealed
+    unseal = HOLDOUT_UNSEAL if args.split in SEALED_SPLITS else None  # the one place a hold-out is unsealed
     cases = load_cases(source, split=args.split, limit=args.limit, unseal=unseal)
     report = evaluate(cases, settings=settings, use_model=args.model)
     report["written"] = [str(write_latest(report, data_dir=settings.data_dir))]
@@ -81,7 +84,7 @@ def _from_decisions(args, settings) -> int:
 COLUMNS = (("cases", "cases", "{:>5}"), ("accuracy", "accuracy", "{:>8}"), ("acc@3", "accuracy_at_3", "{:>6}"),
            ("unk.recall", "unknown_recall", "{:>10}"), ("unk.prec", "unknown_precision", "{:>8}"),
            ("conf.right", "confidence_right", "{:>10}"), ("conf.wrong", "confidence_wrong", "{:>10}"),
-           ("gap", "calibration_gap", "{:>6}"))
+           ("gap", "calibration_gap", "{:>6}"), ("facts", "key_facts", "{:>6}"))
 
 
 def _fmt(value) -> str:
@@ -96,11 +99,14 @@ def _text(report: dict) -> str:
     splits = report["splits"]
     total = sum(s["cases"] for name, s in splits.items() if name != "all")
     lines = [f"Analysis quality: {report['analyst']} analyst, {total} cases in {report['seconds']} s", ""]
-    lines.append(f"{'split':<8} " + " ".join(fmt.format(title) for title, _, fmt in COLUMNS))
+    width = max(8, *(len(name) for name in splits))
+    lines.append(f"{'split':<{width}} " + " ".join(fmt.format(title) for title, _, fmt in COLUMNS))
     for name, fig in splits.items():
-        lines.append(f"{name:<8} " + " ".join(fmt.format(_fmt(fig[key])) for _, key, fmt in COLUMNS))
+        lines.append(f"{name:<{width}} " + " ".join(fmt.format(_fmt(fig.get(key))) for _, key, fmt in COLUMNS))
     lines.append("accuracy@3: expected category among the top-3 retrieved docs' (cases not expected unknown); "
-                 "gap = mean confidence right - wrong")
+                 "gap = mean confidence right - wrong; facts = the cases' key facts the analysis names")
+    lines += [f"{name}: {fig['healthy_opened']} of {fig['healthy']} healthy controls would open an incident"
+              for name, fig in splits.items() if fig.get("healthy") and name != "all"]
     lines.append("splits: " + "; ".join(f"{name} = {SPLIT_TITLES[name]}" for name in splits if name in SPLIT_TITLES))
     shown = "all" if "all" in splits else next(iter(splits))
     lines += ["", f"Confusion ({shown}): expected category → what the analyst named",
@@ -110,8 +116,12 @@ def _text(report: dict) -> str:
         instead = ", ".join(f"{cat}×{n}" for cat, n in sorted(row.items(), key=lambda kv: -kv[1]) if cat != expected)
         lines.append(f"{expected:<22} {cases:>5} {right:>5} {right / cases:>6.2f}  {instead or '-'}")
     if report["misses"]:
-        lines += ["", "Misses (tuning set only; hold-outs are reported in aggregate):"]
+        lines += ["", "Misses (open splits only; hold-outs are reported in aggregate):"]
         lines += [f"  {m['id']:<10} expected {m['expected']:<22} named {m['predicted']:<22} @ {m['confidence']:.2f}"
                   f"  top docs: {', '.join(m['top_doc_categories'])}" for m in report["misses"]]
+    missed_facts = [r for r in report["results"] if r.get("facts_missed")]
+    if missed_facts:
+        lines += ["", "Key facts not named (open splits only):"]
+        lines += [f"  {r['id']:<10} {'; '.join(r['facts_missed'])}" for r in missed_facts]
     lines += ["", "written: " + ", ".join(report["written"])]
     return "\n".join(lines)
