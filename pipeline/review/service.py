@@ -36,7 +36,8 @@ from pipeline.notifications.targets import targets as notify_targets
 from pipeline.review.identity import SYSTEM, UNVERIFIED_LIMIT, Actor, demo_actor, verified
 from pipeline.review.policy import TWO, approvals_needed
 from pipeline.store import approvals as approvals_store
-from pipeline.store import assignments, outbox
+from pipeline.store import assignments, members, outbox
+from pipeline.incidents import recurrence
 from pipeline.engine.graph import thread_config
 from pipeline.review.history import checkpoint_id_of, state_json
 from pipeline.store.owners import owner_alive, process_owner
@@ -142,11 +143,20 @@ class ReviewService:
         `approvals` (of the pending analysis), `approvals_needed`, `assignee` and `escalated_at`."""
         rows = self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset,
                                       assignee=assignee)
+        return self._with_approvals_and_recurrence(rows)
+
+    def _with_approvals_and_recurrence(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows, each with its approvals so far and needed, and on how many recent days its
+        patterns were seen (`days_seen`) and so `seen`: new, rare or frequent (incidents/recurrence.py)."""
         given = approvals_store.approvals_of(self.records, rows)
         held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
+        seen = members.days_seen(self.records, [r["incident_id"] for r in rows],
+                                 since=recurrence.window_start(self.records.clock.now()))
         for row in rows:
             row["approvals"] = given.get(row["incident_id"], [])
             row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
+            row["days_seen"] = seen.get(row["incident_id"], 0)
+            row["seen"] = recurrence.label(row["days_seen"])
         return rows
 
     def approvals_needed(self, incident: dict[str, Any] | str, *, held: bool | None = None) -> int:
@@ -181,12 +191,7 @@ class ReviewService:
         page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
                                 limit=limit, assignee=assignee, severities=tuple(severities or ()),
                                 opened_from=opened_from, opened_to=opened_to, sort=sort)
-        rows = views.page_rows(page)
-        given = approvals_store.approvals_of(self.records, rows)
-        held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
-        for row in rows:
-            row["approvals"] = given.get(row["incident_id"], [])
-            row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
+        rows = self._with_approvals_and_recurrence(views.page_rows(page))
         return {"rows": rows, "next_cursor": page.next_cursor}
 
     @property
