@@ -11,8 +11,8 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.inbox_actions import bulk_actions, keyboard
-from workbench.inbox_view import (ANYONE, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
-                                  PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
+from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
+                                  PAGE_SIZE, SEEN_HELP, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
 from workbench.evidence_view import escape_markdown
@@ -245,10 +245,15 @@ def _column_config() -> dict:
         "category": text("Category", width=px["category"]),
         "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0, format="%.2f",
                                                       width=px["confidence"], help="confidence"),
-        "sla": text("SLA", width=px["sla"], help="time left before the decision is due, or how late it is"),
+        "sla": text("SLA", width=px["sla"], help="time left before the decision is due, or how late it is;"
+                    f" {BACKFILLED_MARK} backfilled: its log was past the SLA when opened here (the clock counts"
+                    " from then)"),
         "service": text("Service", width=px["service"]),
         "people": text("People", width=px["people"],
                        help="who is on it, and the approvals given so far under the two-person rule"),
+        "extent": text("Reach", width=px["extent"],
+                       help="its patterns (templates of its errors), the services they came from, its events"),
+        "seen": text("Seen", width=px["seen"], help=SEEN_HELP),
         "events": st.column_config.NumberColumn("Events", width=px["events"]),
         "age": text("Age", width=px["age"], help="since the incident was opened"),
     }

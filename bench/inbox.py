@@ -6,8 +6,8 @@ upgrade builds them) with incidents whose
 summary is a real one (bench/fixtures/summary.json, from a demo run, stored as the store stores it) and one event each (unmerged
 for one in fifty paused incidents, for the poller's query). Status mix: one in twenty awaiting, a
 few moving, the rest decided. Then it times, median of --repeat runs, what one inbox
-refresh reads for each view (one keyset page of 50 through ReviewService's store functions, plus
-building the table), the counts, the overdue count, one batch of each kind of the poller's due work
+refresh reads for each view (one keyset page of 50 through ReviewService's store functions, its
+rows' new / rare / frequent, plus building the table), the counts, the overdue count, one batch of each kind of the poller's due work
 (pipeline/store/due.py; the poll reads the next only after working one) and, for reference, the
 whole list in one query (Records.incidents_needing_work, the definition the batches are tested
 against; nothing works through it since `ingest` reads the batches too); and,
@@ -37,7 +37,8 @@ import pipeline  # noqa: E402,F401
 
 from pipeline.clock import iso  # noqa: E402
 from pipeline.state import CATEGORIES, CLOSED_STATUSES, SEVERITIES  # noqa: E402
-from pipeline.store import due, summaries  # noqa: E402
+from pipeline.incidents import recurrence  # noqa: E402
+from pipeline.store import due, members, summaries  # noqa: E402
 from pipeline.store.inbox import overdue_count, query_plans  # noqa: E402
 from pipeline.store.records import Records  # noqa: E402
 from pipeline.store.schema import MIGRATIONS  # noqa: E402
@@ -111,10 +112,12 @@ def median_ms(fn, repeat: int) -> float:
 
 def measure(records: Records, repeat: int) -> tuple[dict[str, float], float, list]:
     now = records.clock.now()
+    since = recurrence.window_start(now)
 
     def view(**kwargs):
         def read():
             rows = page_rows(inbox_page(records, limit=PAGE_SIZE, **kwargs))
+            members.days_seen(records, [r["incident_id"] for r in rows], since=since)  # its rows' new / rare / frequent
             inbox_frame(rows, now)
         return read
 

@@ -7,22 +7,43 @@ import contextlib
 import json
 
 
+# what each migration from 11 on adds, taken away again after the block (see below)
+UNDO = {
+    12: ("ALTER TABLE incidents DROP COLUMN approvals_floor",),
+    13: ("ALTER TABLE incidents DROP COLUMN backfilled",),
+    14: ("DROP TABLE incident_members", "DROP TABLE pattern_days", "ALTER TABLE incidents DROP COLUMN pattern_count",
+         "ALTER TABLE incidents DROP COLUMN service_count"),
+}
+
+
 @contextlib.contextmanager
 def written_as_before_schema_11(records):
-    """Let today's write path (store_batch) write a store kept at a schema before 11, as that
-    schema's code wrote it: the tables of schema 11 exist while the block runs, then the miner's
-    state is saved whole (as schema 10 saved it) and the tables go, so migration 11 finds what it
-    would find. The block must store no context events (they would be lost with the tables)."""
+    """Let today's write path (store_batch) write a store kept at an earlier schema (before 11, or
+    any later one) as that schema's code wrote it: what the later migrations add exists while the
+    block runs, then it goes (before 11: the miner's state is saved whole, as schema 10 saved it,
+    and schema 11's tables dropped), so the migrations find what they would find. The block must
+    store no context events (they would be lost with schema 11's tables)."""
     from pipeline.incidents.fingerprints.miner import TemplateMiner
     from pipeline.store import incident_rows
-    from pipeline.store.schema import TYPES, _v11_context_blocks
+    from pipeline.store.schema import MIGRATIONS, TYPES, _v11_context_blocks
 
+    version = records.conn.schema_version()
+    later = [m for m in MIGRATIONS if m.version > max(version, 11)]
     tables = ("context_blocks", "context_keys", "context_ids", "template_clusters", "template_keys")
     with records.transaction() as conn:
-        for statement in _v11_context_blocks(TYPES[conn.dialect]):
-            conn.execute(statement)
+        if version < 11:
+            for statement in _v11_context_blocks(TYPES[conn.dialect]):
+                conn.execute(statement)
+        for migration in later:
+            for statement in migration.statements_for(conn.dialect):
+                conn.execute(statement)
     yield records
     with records.transaction() as conn:
+        for migration in reversed(later):
+            for statement in UNDO[migration.version]:
+                conn.execute(statement)
+        if version >= 11:
+            return
         assert conn.execute("SELECT count(*) AS n FROM context_ids").fetchone()["n"] == 0
         revision = incident_rows.template_revision(conn)
         if revision:

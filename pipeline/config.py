@@ -442,9 +442,9 @@ class Settings(BaseSettings):
         "INCIDENTIQ_SLA_HOURS", SLA_DEFAULT, "hours a reviewer has to decide, per severity, from the SLA base "
         "(`INCIDENTIQ_SLA_FROM`); unnamed severities keep their default", parse=_sla_hours)
     sla_from: str = setting(
-        "INCIDENTIQ_SLA_FROM", "first_seen", "the SLA base: `first_seen` (the first error's time) or `opened` "
-        "(when the incident was opened here; the demo's sample day is in the past)", demo="opened",
-        choices=("first_seen", "opened"))
+        "INCIDENTIQ_SLA_FROM", "opened", "the SLA base: `opened` (when the incident was opened here) or "
+        "`first_seen` (the first error's time); an incident whose log was past its SLA when opened is backfilled "
+        "and counts from its opening either way", choices=("first_seen", "opened"))
     expire_after_hours: float = setting(
         "INCIDENTIQ_EXPIRE_AFTER_HOURS", "0", "hours after the SLA deadline (and escalation) before the poller "
         "expires the incident as `system`; `0` never", bounds=(0.0, 8760.0))

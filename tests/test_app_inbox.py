@@ -63,6 +63,24 @@ def test_titles_read_as_the_log_says_never_as_template_placeholders(app, paused_
     assert statuses == {"awaiting approval"}
 
 
+def test_incidents_from_a_log_older_than_their_sla_read_backfilled_and_on_time(app):
+    # small.jsonl's errors were written on 2026-11-28: past every SLA before this inbox opened them
+    frame = app.dataframe(key="inbox_table").value
+    assert [t.startswith("↺ ") and t.endswith(" left") for t in frame["sla"]] == [True] * 4  # nothing "late"
+    assert set(frame["status"]) == {"awaiting approval"}  # none escalated (amber) for the log's age
+
+
+def test_each_row_says_how_far_its_incident_reaches_and_whether_its_patterns_are_new(app, paused_engine):
+    events = {r["incident_id"]: r["event_count"] for r in paused_engine.records.incidents()}
+    frame = app.dataframe(key="inbox_table").value
+    said_ = dict(zip(frame["incident_id"], frame["extent"]))
+    assert said_ == {i: f"1 pattern · 1 service · {events[i]} event{'' if events[i] == 1 else 's'}" for i in said_}
+    assert list(frame["seen"]) == ["new"] * 4  # every pattern first seen today
+    _reload(app, show="awaiting", cols="title,extent,seen")
+    assert list(app.dataframe(key="inbox_table").proto.column_order) == ["incident_id", "title", "extent", "seen"]
+    assert {"Reach", "Seen"} <= set(_filters(app).multiselect(key="inbox_cols").options)
+
+
 def test_search_narrows_the_inbox_and_goes_into_the_url(app, paused_engine):
     app.text_input(key="inbox_search").input("loyalty").run()
     listed = _listed(app)

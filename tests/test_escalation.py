@@ -49,6 +49,56 @@ def test_the_sla_is_configured_per_severity_and_counted_from_first_seen(data_dir
         make_settings(data_dir)
 
 
+@pytest.fixture
+def first_seen_base(monkeypatch):
+    """SLAs counted from the first error's time (set before the engine opens: request it first)."""
+    monkeypatch.setenv("INCIDENTIQ_SLA_FROM", "first_seen")
+
+
+@BOTH_BACKENDS
+def test_a_log_older_than_its_sla_opens_backfilled_incidents_never_escalated_for_its_age(first_seen_base,
+                                                                                          clocked):
+    # small.jsonl was written on 2026-11-28: at T0 (three days later) every SLA had run out from its first error
+    records = clocked.records
+    rows = records.incidents()
+    assert rows and all(r["backfilled"] for r in rows)
+    hours = clocked.settings.sla
+    for r in rows:  # the reviewer's clock runs from when the incident was opened here, by its analysed severity
+        assert parse_iso(r["sla_deadline"]) == parse_iso(r["created_at"]) + timedelta(hours=hours[r["severity"]])
+    assert escalation.run(clocked).escalated == []
+    first = min(parse_iso(r["sla_deadline"]) for r in rows)
+    records.clock.set(first - timedelta(seconds=1))
+    assert escalation.run(clocked).escalated == []
+    records.clock.set(first)  # nobody decided within the SLA since the opening: that is an escalation
+    assert escalation.run(clocked).escalated != []
+
+
+def test_a_live_log_counts_from_its_first_error_when_so_configured_and_is_not_backfilled(first_seen_base, engine,
+                                                                                         tmp_path):
+    from pipeline.operations.file_ingest import ingest_path
+    from tests.support import write_jsonl
+
+    engine.records.clock = ManualClock(T0)
+    seen = T0 - timedelta(minutes=10)
+    log = write_jsonl(tmp_path / "live.jsonl", [{"_time": iso(seen), "service": "checkout-api", "level": "ERROR",
+                                                  "message": "HikariPool-1 - Connection is not available"}])
+    ingest_path(engine, log)
+    (row,) = engine.records.incidents()
+    assert not row["backfilled"]
+    assert parse_iso(row["sla_deadline"]) == seen + timedelta(hours=engine.settings.sla[row["severity"]])
+
+
+def test_the_sla_counts_from_the_opening_by_default(data_dir, monkeypatch):
+    from pipeline.composition import sla_policy
+    from tests.support import make_settings
+
+    monkeypatch.setenv("INCIDENTIQ_SOURCE", "file:/var/log/app.log")  # not the demo, whose base was always so
+    policy = sla_policy(make_settings(data_dir))
+    seen = T0 - timedelta(hours=3)
+    assert policy.due(first_seen=seen, opened=T0, severity="medium") == (T0 + timedelta(hours=24), False)
+    assert policy.due(first_seen=seen, opened=T0, severity="critical") == (T0 + timedelta(hours=1), True)
+
+
 def test_at_the_deadline_an_incident_escalates_once_and_after_the_grace_expires_as_system(clocked, capsys):
     records, clock = clocked.records, clocked.records.clock
     inc = min(paused_ids(clocked), key=lambda i: records.incident(i)["sla_deadline"])

@@ -160,6 +160,19 @@ def test_a_data_dir_of_the_release_before_versioning_opens_with_its_rows(previou
     records.close()
 
 
+def test_an_older_store_marks_the_incidents_it_opened_already_overdue_as_backfilled(previous_release_dir):
+    # a second incident opened from a log a week old: its deadline (from that log's time) had passed at opening
+    with sqlite3.connect(previous_release_dir) as conn:
+        conn.execute("INSERT INTO incidents(incident_id, fingerprint, service, status, first_seen, last_seen,"
+                     " created_at, updated_at, sla_deadline) VALUES ('INC-20261121-0002', 'fp2', 'billing',"
+                     " 'awaiting_approval', '2026-11-21T08:00:00+00:00', '2026-11-21T08:00:00+00:00',"
+                     " '2026-11-28T10:00:01+00:00', '2026-11-28T10:00:01+00:00', '2026-11-22T08:00:00+00:00')")
+    records = Records(previous_release_dir)
+    assert (records.incident("INC-20261128-0001")["backfilled"], records.incident("INC-20261121-0002")["backfilled"]) \
+        == (0, 1)
+    records.close()
+
+
 def test_a_new_migration_applies_once_to_a_data_dir_at_the_current_version(tmp_path):
     path = tmp_path / "app.sqlite3"
     old = Records(path)

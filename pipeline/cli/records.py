@@ -144,6 +144,9 @@ def _show_text(d) -> str:
             lines.append(f"Note: {d['approvals_limit']}")
     if d.get("assignee"):
         lines.append(f"On it: {d['assignee']}")
+    if d.get("backfilled"):
+        lines.append(f"Backfilled: its log was past the SLA when it was opened; the SLA counts from"
+                     f" {d['created_at'][:19]}, due {d['sla_deadline'][:19]}")
     if d.get("escalated_at"):
         lines.append(f"Escalated at {d['escalated_at'][:19]} (SLA deadline {d['sla_deadline'][:19]} passed)")
     if d["decision"]:

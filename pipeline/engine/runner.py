@@ -49,7 +49,7 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
     if not snap.values:
         return {}
     state = IncidentState.model_validate(snap.values)
-    row = engine.records.incident_fields(incident_id, "first_seen", "created_at", "sla_deadline")
+    row = engine.records.incident_fields(incident_id, "first_seen", "created_at", "sla_deadline", "backfilled")
     values: dict[str, Any] = {
         "severity": state.severity,
         "category": state.rca.category if state.rca else None,
@@ -69,9 +69,12 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
     first_seen, opened = parse_iso(row["first_seen"]), parse_iso(row["created_at"])
     assert first_seen is not None and opened is not None  # NOT NULL columns
-    deadline = iso(engine.incidents.sla.deadline(first_seen=first_seen, opened=opened, severity=state.severity))
+    due, backfilled = engine.incidents.sla.due(first_seen=first_seen, opened=opened, severity=state.severity)
+    deadline = iso(due)
     if row["sla_deadline"] != deadline:  # the severity changed, or earlier evidence moved first_seen
         values["sla_deadline"] = deadline
+    if bool(row["backfilled"]) != backfilled:  # a shorter SLA (critical) can make an older log's incident so
+        values["backfilled"] = int(backfilled)
     values.update(extra)
     engine.records.update_incident(incident_id, **values)
     return values

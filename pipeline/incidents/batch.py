@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Iterable, Iterator
@@ -24,6 +25,7 @@ from pipeline.ingest.reading import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import incident_rows as rows
+from pipeline.store import members
 from pipeline.store.records import Records
 from pipeline.store.sql import Connection
 
@@ -108,15 +110,19 @@ class Incidents:
                 fp for _, keys in fresh if keys is not None for fp in keys[1])))
             new: list[tuple[LogEvent, str | None]] = []
             joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
+            gathered: Counter[tuple[str, str, str]] = Counter()  # its patterns and services, with counts
             for item, keys in fresh:
                 incident = self._correlate(conn, item, keys, newest, counts, stamp) if keys is not None else None
                 new.append((item, incident))
-                if incident is not None:
+                if incident is not None and keys is not None:
                     joined.setdefault(incident, []).append(iso(item.time))
+                    gathered[(incident, members.PATTERN, keys[0])] += 1
+                    gathered[(incident, members.SERVICE, item.service)] += 1
             rows.insert_events(conn, new, stamp=stamp)
             counts.events += len(new)
             for incident, times in joined.items():
                 rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times), stamp=stamp)
+            members.count(conn, gathered, day=stamp[:10])
             if cursor is not None:
                 rows.save_cursor(conn, cursor[0], cursor[1], stamp)
         counts.incidents_updated -= counts.incidents_new
@@ -168,10 +174,10 @@ class Incidents:
             new_id = correlation.incident_id(f"{fp}:{salt}", event.time)
         opened = parse_iso(stamp)
         assert opened is not None  # the batch's own stamp
-        deadline = self.sla.deadline(first_seen=event.time, opened=opened, severity=DEFAULT_SEVERITY)
+        deadline, backfilled = self.sla.due(first_seen=event.time, opened=opened, severity=DEFAULT_SEVERITY)
         rows.insert_incident(conn, incident_id=new_id, fingerprint=fp, title=correlation.title(event),
                              service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
-                             stamp=stamp, sla_deadline=iso(deadline))
+                             stamp=stamp, sla_deadline=iso(deadline), backfilled=backfilled)
         counts.incidents_new.add(new_id)
         if fp not in newest or stamp >= newest[fp]["created_at"]:
             newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp}

@@ -15,7 +15,7 @@ RCA_FIELDS = ("category", "root_cause", "confidence", "evidence", "doc_ids", "an
 
 def list_row(row: dict[str, Any]) -> dict[str, Any]:
     """One incident as `list --json` prints it."""
-    return {k: row[k] for k in LIST_FIELDS}
+    return {**{k: row[k] for k in LIST_FIELDS}, "backfilled": bool(row["backfilled"])}
 
 
 def incident_document(records: Records, incident_id: str) -> dict[str, Any]:

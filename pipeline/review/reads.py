@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from pipeline.engine import Engine
 from pipeline.engine.graph import thread_config
 from pipeline.engine.nodes import not_eligible_reason
+from pipeline.incidents import recurrence
 from pipeline.review import history
 from pipeline.review.audit import export_audit
 from pipeline.review.documents import show_document
@@ -19,7 +20,7 @@ from pipeline.review.history import checkpoint_id_of
 from pipeline.review.policy import TWO, approvals_needed
 from pipeline.state import EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, IncidentState, LogEvent
 from pipeline.store import approvals as approvals_store
-from pipeline.store import inbox, views
+from pipeline.store import inbox, members, views
 
 
 EVIDENCE_LIMIT = 500
@@ -52,11 +53,20 @@ class Reads:
         `approvals` (of the pending analysis), `approvals_needed`, `assignee` and `escalated_at`."""
         rows = self.records.incidents(status=status, search=search, order="inbox", limit=limit, offset=offset,
                                       assignee=assignee)
+        return self._with_approvals_and_recurrence(rows)
+
+    def _with_approvals_and_recurrence(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows, each with its approvals so far and needed, and on how many recent days its
+        patterns were seen (`days_seen`) and so `seen`: new, rare or frequent (incidents/recurrence.py)."""
         given = approvals_store.approvals_of(self.records, rows)
         held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
+        seen = members.days_seen(self.records, [r["incident_id"] for r in rows],
+                                 since=recurrence.window_start(self.records.clock.now()))
         for row in rows:
             row["approvals"] = given.get(row["incident_id"], [])
             row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
+            row["days_seen"] = seen.get(row["incident_id"], 0)
+            row["seen"] = recurrence.label(row["days_seen"])
         return rows
 
     def approvals_needed(self, incident: dict[str, Any] | str, *, held: bool | None = None) -> int:
@@ -91,12 +101,7 @@ class Reads:
         page = views.inbox_page(self.records, statuses=statuses, service=service, search=search, after=after,
                                 limit=limit, assignee=assignee, severities=tuple(severities or ()),
                                 opened_from=opened_from, opened_to=opened_to, sort=sort)
-        rows = views.page_rows(page)
-        given = approvals_store.approvals_of(self.records, rows)
-        held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
-        for row in rows:
-            row["approvals"] = given.get(row["incident_id"], [])
-            row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
+        rows = self._with_approvals_and_recurrence(views.page_rows(page))
         return {"rows": rows, "next_cursor": page.next_cursor}
 
     @property

@@ -85,13 +85,14 @@ def incident_exists(conn: Connection, incident_id: str) -> bool:
 
 
 def insert_incident(conn: Connection, *, incident_id: str, fingerprint: str, title: str, service: str, severity: str,
-                    first_seen: str, stamp: str, sla_deadline: str) -> None:
+                    first_seen: str, stamp: str, sla_deadline: str, backfilled: bool = False) -> None:
     """A new incident, analysing (the runner starts its run), its first event's time its first and last seen."""
     conn.execute(
         "INSERT INTO incidents(incident_id, fingerprint, title, service, status, severity,"
-        " first_seen, last_seen, created_at, updated_at, sla_deadline)"
-        " VALUES ($1,$2,$3,$4, 'analyzing', $5, $6,$7,$8,$9,$10)",
-        (incident_id, fingerprint, title, service, severity, first_seen, first_seen, stamp, stamp, sla_deadline),
+        " first_seen, last_seen, created_at, updated_at, sla_deadline, backfilled)"
+        " VALUES ($1,$2,$3,$4, 'analyzing', $5, $6,$7,$8,$9,$10,$11)",
+        (incident_id, fingerprint, title, service, severity, first_seen, first_seen, stamp, stamp, sla_deadline,
+         int(backfilled)),
     )
 
 

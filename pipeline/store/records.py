@@ -35,7 +35,7 @@ BUSY_TIMEOUT_MS = 30_000
 WRITABLE_INCIDENT_COLUMNS = frozenset({
     "status", "severity", "category", "confidence", "sla_deadline", "pending_interrupt_id",
     "pending_checkpoint_id", "revisions", "attempts", "next_attempt_at", "last_error", "summary", "closed_at",
-    "approvals_floor",
+    "approvals_floor", "backfilled",
 })
 
 

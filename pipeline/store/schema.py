@@ -584,6 +584,50 @@ CREATE TABLE template_keys (
 V12_APPROVALS_FLOOR = ("ALTER TABLE incidents ADD COLUMN approvals_floor INTEGER NOT NULL DEFAULT 1",)
 
 
+# an incident opened from a log already older than its SLA (a backfill, an old file) is
+# marked, and its deadline counts from its opening (incidents/sla.py). Incidents opened before this
+# version whose deadline had passed when they were opened were exactly that
+V13_BACKFILLED = _statements("""
+ALTER TABLE incidents ADD COLUMN backfilled INTEGER NOT NULL DEFAULT 0;
+UPDATE incidents SET backfilled = 1 WHERE sla_deadline <= created_at
+""")
+
+
+# the inbox says how far an incident reaches ("2 patterns · 1 service · 14 events") and how
+# often its patterns were seen lately (new / rare / frequent: pipeline/incidents/recurrence.py).
+# Members are counted per batch (store/members.py); an older store's incidents get their own
+# fingerprint as their one pattern, their events' services, and the days they were opened on
+def _v14_members(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE incident_members (
+    incident_id {t.text} NOT NULL,
+    kind {t.text} NOT NULL,
+    member {t.text} NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (incident_id, kind, member)
+) {t.without_rowid};
+CREATE TABLE pattern_days (
+    pattern {t.text} NOT NULL,
+    day {t.text} NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (pattern, day)
+) {t.without_rowid};
+ALTER TABLE incidents ADD COLUMN pattern_count INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE incidents ADD COLUMN service_count INTEGER NOT NULL DEFAULT 1;
+INSERT INTO incident_members(incident_id, kind, member, n)
+    SELECT incident_id, 'pattern', fingerprint, event_count FROM incidents;
+INSERT INTO incident_members(incident_id, kind, member, n)
+    SELECT incident_id, 'service', service, count(*) FROM events WHERE incident_id IS NOT NULL
+    GROUP BY incident_id, service;
+UPDATE incidents SET service_count = (SELECT count(*) FROM incident_members AS m
+    WHERE m.incident_id = incidents.incident_id AND m.kind = 'service')
+    WHERE incident_id IN (SELECT incident_id FROM incident_members WHERE kind = 'service');
+INSERT INTO pattern_days(pattern, day, n)
+    SELECT fingerprint, substr(created_at, 1, 10), sum(event_count) FROM incidents
+    GROUP BY fingerprint, substr(created_at, 1, 10)
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -616,9 +660,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "context events (no incident) stored as compressed blocks per batch, found by service,"
                   " host and hour, their ids kept for identity by position; the template miner's clusters"
                   " and join keys as rows, upserted per batch", _v11_context_blocks),
-    # issue 39.5: an edit, fork, replay or revision by a person keeps the approvals the analysis needed
+    # an edit, fork, replay or revision by a person keeps the approvals the analysis needed
     Migration(12, "the approvals an incident needs at least, kept when a person changes its analysis",
               V12_APPROVALS_FLOOR),
+    Migration(13, "incidents opened from a log already past its SLA marked backfilled", V13_BACKFILLED),
+    Migration(14, "an incident's patterns and services with their counts; the days each pattern was seen",
+              _v14_members),
 )
 
 

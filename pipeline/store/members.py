@@ -1,0 +1,57 @@
+"""An incident's members: the patterns (fingerprints) and services of the events it gathered, each
+with its count, and the days each pattern was seen (pipeline/incidents/recurrence.py).
+
+The incident step counts them in the transaction that stores a batch (one upsert per member and
+batch), and keeps `pattern_count` and `service_count` on the incident's row, so the inbox's keyset
+pages read them with the row; a page asks `days_seen` once for its rows (a primary-key range per
+incident and pattern, at most WINDOW_DAYS rows each).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from pipeline.store.records import Records
+from pipeline.store.sql import Connection, Params
+
+PATTERN, SERVICE = "pattern", "service"
+
+
+def count(conn: Connection, members: Counter[tuple[str, str, str]], *, day: str) -> None:
+    """Add `members` ((incident_id, PATTERN or SERVICE, member) -> events) seen on `day`, and
+    bring the touched incidents' pattern and service counts up to date."""
+    if not members:
+        return
+    conn.executemany(
+        "INSERT INTO incident_members(incident_id, kind, member, n) VALUES ($1,$2,$3,$4)"
+        " ON CONFLICT(incident_id, kind, member) DO UPDATE SET n = incident_members.n + excluded.n",
+        [(incident, kind, member, n) for (incident, kind, member), n in members.items()])
+    patterns: Counter[str] = Counter()
+    for (_, kind, member), n in members.items():
+        if kind == PATTERN:
+            patterns[member] += n
+    conn.executemany(
+        "INSERT INTO pattern_days(pattern, day, n) VALUES ($1,$2,$3)"
+        " ON CONFLICT(pattern, day) DO UPDATE SET n = pattern_days.n + excluded.n",
+        [(pattern, day, n) for pattern, n in patterns.items()])
+    conn.executemany(
+        "UPDATE incidents SET"
+        " pattern_count = (SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'pattern'),"
+        " service_count = (SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'service')"
+        " WHERE incident_id = $1",
+        [(incident,) for incident in dict.fromkeys(incident for incident, _, _ in members)])
+
+
+def days_seen(records: Records, incident_ids: Iterable[str], *, since: str) -> dict[str, int]:
+    """For each incident, on how many distinct days from `since` (an ISO date) on any of its
+    patterns was seen; incidents with none are absent."""
+    ids = list(dict.fromkeys(incident_ids))
+    if not ids:
+        return {}
+    p = Params()
+    rows = records.query(
+        "SELECT m.incident_id AS incident_id, count(DISTINCT d.day) AS days FROM incident_members AS m"
+        " JOIN pattern_days AS d ON d.pattern = m.member"
+        f" WHERE m.incident_id IN ({p.each(ids)}) AND m.kind = 'pattern' AND d.day >= {p(since)}"
+        " GROUP BY m.incident_id", p)
+    return {r["incident_id"]: int(r["days"]) for r in rows}
