@@ -82,13 +82,14 @@ class Parsing:
         return parser
 
 
-def parsing_of(settings, *, remember: bool = True) -> Parsing:
+def parsing_of(settings, *, remember: bool = True, scrub: Callable[[str], str] | None = None) -> Parsing:
     """The Parsing a Settings snapshot asks for; with `remember`, each file's layout is kept in the
-    records store of the settings' data dir (the Operations page shows it)."""
+    records store of the settings' data dir (the Operations page shows it), its sample line passed
+    through `scrub` first (the secrets' masking, which lives above this package)."""
     from pipeline.ingest.source_layout import remember_in
 
     return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
-                   on_learn=remember_in(settings) if remember else None)
+                   on_learn=remember_in(settings, scrub) if remember else None)
 
 
 def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position: str, event_id: str,

@@ -68,13 +68,18 @@ def layout_of_file(path: Path, *, pattern: str | None = None, log_format: str | 
     return {"path": str(path), **describe(parser, chosen)}
 
 
-def remember_in(settings) -> Callable[[str, str, dict], None]:
-    """A callback that keeps each source's layout in the records store of `settings`' data dir.
-    Keeping it is a courtesy to the reviewer: a failure is logged, never a failed read."""
+def remember_in(settings, scrub: Callable[[str], str] | None = None) -> Callable[[str, str, dict], None]:
+    """A callback that keeps each source's layout in the records store of `settings`' data dir,
+    its sample line and fields through `scrub`. Keeping it is a courtesy to the reviewer: a
+    failure is logged, never a failed read."""
     def remember(source: str, file_identity: str, description: dict) -> None:
         from pipeline.store.layouts import save_layout
         from pipeline.store.records import Records
 
+        if scrub is not None:
+            description = {**description, "line": scrub(str(description.get("line") or "")),
+                           "fields": {k: scrub(v) if isinstance(v, str) else v
+                                      for k, v in (description.get("fields") or {}).items()}}
         records = None
         try:
             # once per file identity: a connection of its own, closed at once, holds no lock for long

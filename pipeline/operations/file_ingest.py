@@ -14,6 +14,7 @@ from pipeline.engine.runner import run_pending
 from pipeline.errors import UsageError
 from pipeline.ingest.events import iter_paths
 from pipeline.ingest.reading import parsing_of
+from pipeline.redaction import redact
 from pipeline.ingest.tail import BATCH_LINES, Tailer
 from pipeline.incidents.batch import IngestCounts
 
@@ -36,7 +37,7 @@ def ingest_file(engine: Engine, file: Path, *, batch_lines: int = BATCH_LINES, o
     file = Path(file).resolve()
     source = f"file:{file}"
     tailer = Tailer(file, max_bytes=engine.settings.max_event_bytes, final=True, batch_lines=batch_lines,
-                    parsing=parsing_of(engine.settings))
+                    parsing=parsing_of(engine.settings, scrub=redact))
     counts = IngestCounts()
     cursor = engine.records.cursor(source)
     while True:

@@ -57,8 +57,10 @@ def open_source(spec: str, settings: Settings) -> Source:
         from pipeline.sources.file import FileSource
 
         from pipeline.ingest.reading import parsing_of
+        from pipeline.redaction import redact
 
-        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes, parsing=parsing_of(settings),
+        return FileSource(Path(spec[5:].strip()), max_bytes=settings.max_event_bytes,
+                          parsing=parsing_of(settings, scrub=redact),
                           batch_lines=settings.poll_batch_lines)
     if spec == "splunk":
         from pipeline.sources.splunk import SplunkSource
