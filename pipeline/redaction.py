@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import TypeVar
 from urllib.parse import quote, urlsplit
 
 from pipeline import config
@@ -54,6 +53,8 @@ def _database_password() -> str | None:
     return urlsplit(url).password if url else None
 
 
+_SECRET_NAME = r"(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+_VALUE = r"[^\s\"',;&)}\]]"
 # (needles, pattern): the pattern runs only when the lowercased text holds a needle; its group `s`
 # (or the whole match) is the secret, the rest of the match (a header's name, a key) is kept
 _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((needles, re.compile(pattern)) for needles, pattern in (
@@ -66,10 +67,13 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((needles, r
     (("bearer",), r"(?i)\bbearer\s+(?P<s>[A-Za-z0-9\-._~+/]{8,}=*)"),
     # a password in a URL: scheme://user:password@host
     (("://",), r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@?#]*:(?P<s>[^\s@/?#]+)@"),
-    # password=, "api_key": "...", SPLUNK_TOKEN=..., aws_secret_access_key = ...
+    # password=, SPLUNK_TOKEN=..., aws_secret_access_key = ...; after a colon ("api_key": "...") only a
+    # value with a digit or a symbol, or of 8 characters or more: Hadoop's "Token: Token { kind: ... }"
+    # names a type
     (("pass", "pwd", "secret", "token", "key", "credential"),
-     r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
-     r"[\"']?\s*[:=]\s*[\"']?(?P<s>[^\s\"',;&)}\]]{3,})"),
+     rf"(?i){_SECRET_NAME}[\"']?\s*=\s*[\"']?(?P<s>{_VALUE}{{3,}})"),
+    (("pass", "pwd", "secret", "token", "key", "credential"),
+     rf"(?i){_SECRET_NAME}[\"']?\s*:\s*[\"']?(?P<s>(?={_VALUE}*[\d!@#$%^*+/=~_.-]){_VALUE}{{3,}}|{_VALUE}{{8,}})"),
     # AWS access key ids
     (("akia", "asia", "abia", "acca"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     # GitHub, Slack, OpenAI/Stripe and Google API tokens, JWTs, Slack webhook paths
@@ -83,8 +87,7 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((needles, r
 
 
 _NEEDLES = tuple(dict.fromkeys(needle for needles, _ in _SHAPES for needle in needles))
-_SECRET_KEY = re.compile(r"(?i)(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-                         r"|credentials?|authorization)$")
+_SECRET_KEY = re.compile(rf"(?i)(?:{_SECRET_NAME}|authorization)$")
 
 
 def scrub(text: str, secrets: list[str] | None = None) -> tuple[str, int]:
@@ -123,10 +126,7 @@ def _holds(low: str, needles: tuple[str, ...]) -> bool:
     return False
 
 
-Item = TypeVar("Item", LogEvent, DeadLetter)
-
-
-def scrubbed(item: Item, secrets: list[str]) -> tuple[Item, int]:
+def scrubbed(item: LogEvent | DeadLetter, secrets: list[str]) -> tuple[LogEvent | DeadLetter, int]:
     """An event (every text field, and the strings of its extra fields) or a dead letter with its
     secrets masked (`scrub`), and how many were masked; the same object when none was."""
     if isinstance(item, DeadLetter):

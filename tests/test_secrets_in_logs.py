@@ -100,8 +100,8 @@ def test_a_seeded_run_leaves_no_secret_in_the_data_dir_the_dead_letters_or_chat(
     monkeypatch.setenv("SPLUNK_TOKEN", TOKEN)
     monkeypatch.setenv("INCIDENTIQ_NOTIFY_URLS", webhook.url)
     log = write_jsonl(tmp_path / "secrets.jsonl", _lines())
-    with open(log, "a") as out:  # a line that is rejected, quoting two secrets
-        out.write(f'{{"message": "Authorization: Bearer {SECRETS["bearer token"][1]} {TOKEN}"\n')
+    with open(log, "ab") as out:  # a line that is rejected (not UTF-8), quoting two secrets
+        out.write(f'Authorization: Bearer {SECRETS["bearer token"][1]} {TOKEN} '.encode() + b"\xff\n")
     counts = ingest_path(engine, log)
     assert counts.rejected == 1 and counts.redacted >= len(KNOWN) + 2
     review = ReviewService(engine)

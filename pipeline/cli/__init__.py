@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from pipeline.errors import IncidentIQError
 from pipeline.cli import terminal
+from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
                    "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune", "pipeline.cli.settings",

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-import sys
 from datetime import datetime, timedelta, timezone
 
-from pipeline.cli import emit, path_arg
-from pipeline.cli import terminal
+from pipeline.cli import emit, path_arg, terminal
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([dhm])$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}

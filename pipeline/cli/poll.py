@@ -10,8 +10,7 @@ import sys
 import threading
 from datetime import datetime
 
-from pipeline.cli import emit, engine_from_env
-from pipeline.cli import terminal
+from pipeline.cli import emit, engine_from_env, terminal
 
 
 def register(sub) -> None:

@@ -6,12 +6,9 @@ local operator `cli:<os user>`, optionally `--as` a named person (`--reviewer` i
 """
 from __future__ import annotations
 
-import sys
-
 from pipeline.review.audit import FORMATS
-from pipeline.cli import emit, engine_from_env, parse_set
+from pipeline.cli import emit, engine_from_env, parse_set, terminal
 from pipeline.cli.identity import acting, identity_args
-from pipeline.cli import terminal
 
 
 def register(sub) -> None:

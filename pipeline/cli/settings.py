@@ -3,7 +3,7 @@ the Markdown table README.md and docs/CONTRACT.md §6 hold (tests/test_docs.py c
 from __future__ import annotations
 
 import argparse
-import sys
+
 from pipeline.cli import terminal
 
 
