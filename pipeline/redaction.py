@@ -70,16 +70,16 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((needles, r
     # password=, SPLUNK_TOKEN=..., aws_secret_access_key = ...; after a colon ("api_key": "...") only a
     # value with a digit or a symbol, or of 8 characters or more: Hadoop's "Token: Token { kind: ... }"
     # names a type
-    (("pass", "pwd", "secret", "token", "key", "credential"),
+    (("password", "passwd", "pwd", "secret", "token", "key", "credential"),
      rf"(?i){_SECRET_NAME}[\"']?\s*=\s*[\"']?(?P<s>{_VALUE}{{3,}})"),
-    (("pass", "pwd", "secret", "token", "key", "credential"),
+    (("password", "passwd", "pwd", "secret", "token", "key", "credential"),
      rf"(?i){_SECRET_NAME}[\"']?\s*:\s*[\"']?(?P<s>(?={_VALUE}*[\d!@#$%^*+/=~_.-]){_VALUE}{{3,}}|{_VALUE}{{8,}})"),
     # AWS access key ids
     (("akia", "asia", "abia", "acca"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     # GitHub, Slack, OpenAI/Stripe and Google API tokens, JWTs, Slack webhook paths
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,})"),
     (("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    (("sk-", "sk_", "rk_"), r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{20,})"),
+    (("sk-", "sk_live", "sk_test", "rk_live", "rk_test"), r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|sk-[A-Za-z0-9_-]{20,})"),
     (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}"),
     (("eyj",), r"\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}"),
     (("hooks.slack.com",), r"hooks\.slack\.com/services/(?P<s>[\w/]+)"),
@@ -136,8 +136,17 @@ def scrubbed(item: LogEvent | DeadLetter, secrets: list[str]) -> tuple[LogEvent 
         return (DeadLetter(item.source, item.position, reason, raw), found) if found else (item, 0)
     texts = {name: value for name in ("message", "service", "host", "exception", "stack", "trace_id")
              if (value := getattr(item, name))}
-    probe = "\n".join(texts.values())  # one look at the whole event: most hold no secret
-    if not item.fields and not _holds(probe.lower(), _NEEDLES) and not any(s in probe for s in secrets):
+    # one look at the whole event (its texts, its extra fields' names and flat values): most hold no
+    # secret. Every secret-named key holds a needle, so a key that masks its value is seen too.
+    parts, flat = list(texts.values()), True
+    for key, value in item.fields.items():
+        parts.append(str(key))
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, (dict, list)):
+            flat = False
+    probe = "\n".join(parts)
+    if flat and not _holds(probe.lower(), _NEEDLES) and not any(s in probe for s in secrets):
         return item, 0
     update, found = {}, 0
     for name, value in texts.items():
