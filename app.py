@@ -12,7 +12,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from workbench import identity, session
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 from workbench.health import poller_light
 
 # a local image: a :material/...: page icon makes the browser fetch the favicon from a font CDN

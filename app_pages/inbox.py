@@ -15,7 +15,7 @@ from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN
                                   PAGE_SIZE, SEEN_HELP, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 
 REFRESH_SECONDS = 5
 # a fresh data dir's first inbox waits this long at most for the poller's first poll, so it draws what

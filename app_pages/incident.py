@@ -21,7 +21,7 @@ from workbench.people_view import people
 from workbench.provenance import edited_by
 from workbench.related_view import related
 from workbench.state_editor import editor
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 
 LIVE_SECONDS = 4
 TABS = ["Evidence", "History & time travel", "State", "Graph", "Audit trail"]

@@ -8,7 +8,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from workbench import session
 from workbench.eval_view import HEADLINES, NO_REPORT, confusion_figure, split_title
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 
 workbench = session.workbench()
 knowledge = workbench.knowledge

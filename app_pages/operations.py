@@ -8,6 +8,7 @@ import streamlit as st
 
 from workbench import session
 from workbench.inbox_view import duration
+from workbench.literal import escape_markdown
 
 WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timedelta(hours=24), "hour"),
            "last 7 days": (timedelta(days=7), "hour")}
@@ -127,7 +128,7 @@ if not layouts:
     st.caption("No file source has been read yet.")
 for item in layouts:
     lay = item["layout"]
-    with st.expander(f"{item['source']} — {item['format']} ({lay.get('why', '')})"):
+    with st.expander(escape_markdown(f"{item['source']} — {item['format']} ({lay.get('why', '')})")):  # a file's name
         st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
                    f" learnt {item['learned_at'][:19]}.")
         if lay.get("columns"):

@@ -48,12 +48,14 @@ def open_records(settings: Settings, *, clock: Clock | None = None) -> Records:
 
 def parsing_for(settings: Settings) -> Parsing:
     """How file sources read under INCIDENTIQ_LOG_FORMAT, _LOG_PATTERN and _SOURCE_TZ; each file's
-    layout is kept in the data dir's records store (the Operations page shows it)."""
+    layout is kept in the data dir's records store (the Operations page shows it), its sample line
+    with secrets masked."""
     from pipeline.ingest.reading import Parsing
     from pipeline.ingest.source_layout import remember_in
+    from pipeline.redaction import redact
 
     return Parsing(format=settings.log_format, pattern=settings.log_pattern, timezone=settings.source_tz,
-                   on_learn=remember_in(lambda: open_records(settings)))
+                   on_learn=remember_in(lambda: open_records(settings), scrub=redact))
 
 
 def open_source(spec: str, settings: Settings) -> Source:

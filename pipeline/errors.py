@@ -35,7 +35,7 @@ knowledge, analyst, sources); nothing above that boundary catches `Exception`.
 from __future__ import annotations
 
 # what stands in a message, a log or a page where a secret was (pipeline/redaction.py masks them)
-MASK = "[redacted]"
+MASK = "‹redacted›"
 
 
 class IncidentIQError(Exception):

@@ -242,7 +242,8 @@ def said(at: AppTest, kind: str) -> str:
 
 
 def unescape(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text)
+    """Markdown as the reader sees it: escapes undone, the invisible joiners of workbench.literal dropped."""
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
 
 
 # -- the workbench in a real browser: `streamlit run app.py` on loopback ---------------------------

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from pipeline.store import lease
 from pipeline.store.records import Records
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts
+from tests.support import APP, FIXTURES, TIMEOUT, open_incident, said, texts, unescape
 
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish) **now**"
 
@@ -75,7 +75,7 @@ def test_operations_shows_dead_letters_decisions_and_storage(app, paused_engine,
     assert float(metrics["app.sqlite3"].split()[0]) > 0
     assert "Median time to decision" in texts(app)
     # issue 21: the parsing view names each file source's format (here JSON lines) and why
-    layouts = [e.label for e in app.expander if e.label.startswith(f"file:{bad.resolve()}")]
+    layouts = [unescape(e.label) for e in app.expander if unescape(e.label).startswith(f"file:{bad.resolve()}")]
     assert layouts == [f"file:{bad.resolve()} — json (a known format)"]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import SourceError
+from pipeline.errors import MASK, SourceError
 from pipeline.unattended.poller import Poller
 from pipeline.services import OperationsService
 from pipeline.sources.splunk import SplunkSource
@@ -71,7 +71,7 @@ def test_an_echoed_token_stays_out_of_records_status_and_errors(engine, mode, mo
             try:
                 poller.poll_once()
             except SourceError as exc:
-                assert not leaks(exc.message) and "[redacted]" in exc.message
+                assert not leaks(exc.message) and MASK in exc.message
         poller.close()
         status = OperationsService(engine).poller_status()
         assert status and not leaks(json.dumps(status, default=str))

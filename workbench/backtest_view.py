@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
 HISTORY_TAB = "History & time travel"

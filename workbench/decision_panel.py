@@ -22,7 +22,7 @@ from pipeline.services import Actor, ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 from workbench.incident_view import proposal_view
 from workbench.provenance import decision_lines, status_words
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import re
 from typing import Sequence
 
 import pandas as pd
@@ -10,15 +9,9 @@ import pandas as pd
 from pipeline.state import readable_title
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
-_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=])")
 # a finding's own characters stand out; the rest of a quoted match is tinted lightly
 _MARKS = {2: "background:#ffd54f;color:#000;border-radius:2px;padding:0 1px;font-weight:600",
           1: "background:rgba(255,213,79,0.28);color:inherit"}
-
-
-def escape_markdown(text: str) -> str:
-    """Text that Streamlit's markdown shows literally (links, emphasis and tags stay text)."""
-    return _MARKDOWN_SPECIALS.sub(r"\\\1", str(text))
 
 
 def text_heading(text: str, level: int = 5) -> str:
@@ -27,14 +20,6 @@ def text_heading(text: str, level: int = 5) -> str:
     return (f"<div role='heading' aria-level='{level}' style='font-size:1.15rem;font-weight:600;"
             f"line-height:1.4;white-space:normal;overflow-wrap:anywhere;margin:0 0 0.25rem 0'>"
             f"{html.escape(str(text))}</div>")
-
-
-def plain_label(text: str, limit: int = 90) -> str:
-    """One line of text safe to put in a widget or expander label (labels render markdown)."""
-    one_line = " ".join(str(text).split())
-    if len(one_line) > limit:
-        one_line = one_line[: limit - 1] + "…"
-    return escape_markdown(one_line)
 
 
 def evidence_ids(log_window: list[dict], evidence: list[dict]) -> list[str]:

@@ -5,7 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 from workbench.inbox_view import duration
 from workbench.runtime import Workbench
 

@@ -11,7 +11,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, edit_form
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
 from workbench.timeline import PICKED, base_spec, checkpoint_caption, with_selection

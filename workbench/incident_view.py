@@ -12,10 +12,13 @@ from datetime import datetime, timezone
 import pandas as pd
 import streamlit as st
 
+from pipeline.errors import MASK
+
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
+from workbench.literal import escape_markdown
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -103,7 +106,9 @@ def evidence(doc: dict) -> None:
         st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
                   args=(doc["incident_id"],))
         return
-    st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines")
+    masked = sum(frame[c].str.count(MASK).sum() for c in ("host", "service", "message", "exception"))
+    st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines"
+               + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
     # no Styler: tinting the rows cost ~0.3 s of every rerun with this tab open (pandas renders
     # each cell's style); the ticked Trigger column says the same
     st.dataframe(frame, hide_index=True, width="stretch", key="incident_evidence_table",
@@ -210,7 +215,7 @@ def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None 
         with st.container(border=True):
             where = " · ".join(x for x in (line["time"], line["host"], line["field"]) if x)
             head = st.container(horizontal=True, vertical_alignment="center")
-            head.caption(f"{where} · ×{line['count']}")
+            head.caption(escape_markdown(f"{where} · ×{line['count']}"))  # the host is the log's words
             if incident_id and line.get("event_id"):
                 head.button("Context in the log", key=f"incident_context_{i}", type="tertiary",
                             icon=":material/manage_search:", on_click=_jump_to_context,
@@ -283,7 +288,7 @@ def proposal_view(proposal: dict) -> None:
     if proposal.get("plan"):
         st.text("\n".join(f"• {step}" for step in proposal["plan"]))
     if proposal.get("diff"):
-        st.caption(f"Proposed change to {proposal.get('target_file') or 'the code'}")
+        st.caption(escape_markdown(f"Proposed change to {proposal.get('target_file') or 'the code'}"))
         st.code(proposal["diff"], language="diff", wrap_lines=True)
 
 

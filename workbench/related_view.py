@@ -7,7 +7,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
-from workbench.evidence_view import escape_markdown
+from workbench.literal import escape_markdown
 
 PAGE = 10
 

@@ -72,7 +72,7 @@ def message_box(scope: str) -> list:
 def show_messages(scope: str) -> None:
     """Show the messages kept for `scope` and empty the list in place (an acting callback may
     still hold it). Their text is escaped: it may quote data."""
-    from workbench.evidence_view import escape_markdown
+    from workbench.literal import escape_markdown
 
     box = message_box(scope)
     shown, box[:] = list(box), []

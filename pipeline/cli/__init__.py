@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from pipeline.cli import terminal
 from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
@@ -22,7 +22,7 @@ COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse exits 2 with usage; keep it to one clear line
-        sys.stderr.write(f"error: {message}\n")
+        terminal.err(f"error: {message}\n")
         raise SystemExit(2)
 
 
@@ -37,11 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str]) -> None:
     """Print one JSON document with --json, human text otherwise."""
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        terminal.out(json.dumps(data, indent=2, default=str) + "\n")
     else:
         text = human(data)
         if text:
-            sys.stdout.write(text.rstrip("\n") + "\n")
+            terminal.out(text.rstrip("\n") + "\n")
 
 
 # the records stores a command opened (engine_from_env, records_from_env), closed by `main` when the
@@ -96,10 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except IncidentIQError as exc:
-        sys.stderr.write(f"error: {exc.message}\n")
+        terminal.err(f"error: {exc.message}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+        terminal.err("interrupted\n")
         return 130
     finally:
         while _opened:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import re
-import sys
 from datetime import datetime, timedelta, timezone
 
-from pipeline.cli import emit, path_arg
+from pipeline.cli import emit, path_arg, terminal
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([dhm])$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -71,7 +70,7 @@ def cmd_backtest(args) -> int:
 
     def progress(incident_id: str) -> None:
         if not args.json:
-            sys.stderr.write(f"analysed {incident_id}\n")
+            terminal.err(f"analysed {incident_id}\n")
 
     run = run_backtest(engine, candidate, status=args.status, since=since, limit=args.limit, resume=args.resume,
                        progress=progress)

@@ -10,7 +10,7 @@ import sys
 import threading
 from datetime import datetime
 
-from pipeline.cli import emit, engine_from_env
+from pipeline.cli import emit, engine_from_env, terminal
 
 
 def register(sub) -> None:
@@ -43,10 +43,10 @@ def cmd_poll(args) -> int:
         return 0
     stop = threading.Event()
     _stop_on_signals(stop)
-    sys.stderr.write(f"polling {poller.source.name} every {poller.interval:g}s into "
+    terminal.err(f"polling {poller.source.name} every {poller.interval:g}s into "
                      f"{engine.settings.data_dir} (Ctrl-C to stop)\n")
     poller.run_supervised(stop, on_report=_printer())
-    sys.stderr.write("stopped\n")
+    terminal.err("stopped\n")
     return 0
 
 
@@ -67,11 +67,11 @@ def _printer():
         state = "standby" if report.standby else "error" if report.error else "running"
         stamp = datetime.now().strftime("%H:%M:%S")
         if report.error:
-            sys.stderr.write(f"{stamp} error: {report.error}\n")
+            terminal.err(f"{stamp} error: {report.error}\n")
         elif state != last["state"] and report.standby:
-            sys.stdout.write(f"{stamp} standby: another poller ({report.holder}) works this data dir; waiting\n")
+            terminal.out(f"{stamp} standby: another poller ({report.holder}) works this data dir; waiting\n")
         elif report.busy or (state != last["state"] and last["state"] is not None):
-            sys.stdout.write(f"{stamp} {_report_text(report.as_json())}\n")
+            terminal.out(f"{stamp} {_report_text(report.as_json())}\n")
         sys.stdout.flush()
         last["state"] = state
 

@@ -53,7 +53,8 @@ def cmd_ingest(args) -> int:
         counts = ingest_path(engine, args.path)
     counts = counts.as_json()
     emit(args, counts, lambda c: (f"{c['events']} events stored, {c['rejected']} rejected, "
-                                  f"{c['incidents_new']} new incidents, {c['incidents_updated']} updated"))
+                                  f"{c['incidents_new']} new incidents, {c['incidents_updated']} updated"
+                                  + (f", {c['redacted']} secrets redacted" if c.get("redacted") else "")))
     return 0
 
 

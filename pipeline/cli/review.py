@@ -6,10 +6,8 @@ local operator `cli:<os user>`, optionally `--as` a named person (`--reviewer` i
 """
 from __future__ import annotations
 
-import sys
-
 from pipeline.review.audit import FORMATS
-from pipeline.cli import emit, engine_from_env, parse_set
+from pipeline.cli import emit, engine_from_env, parse_set, terminal
 from pipeline.cli.identity import acting, identity_args
 
 
@@ -184,13 +182,13 @@ def cmd_fork(args) -> int:
 def cmd_audit(args) -> int:
     service = _service()
     if args.format:
-        sys.stdout.write(service.export_audit(args.incident_id, fmt=args.format).rstrip("\n") + "\n")
+        terminal.out(service.export_audit(args.incident_id, fmt=args.format).rstrip("\n") + "\n")
         return 0
     rows = service.audit(args.incident_id)
     if not rows:
-        sys.stdout.write("no audit entries\n")
+        terminal.out("no audit entries\n")
     for r in rows:
         changed = ", ".join(k for k in r["after"] if r["before"].get(k) != r["after"].get(k))
-        sys.stdout.write(f"{r['at']}  {r['incident_id']}  {r['action']:<7} by {r['reviewer']}: {changed}"
+        terminal.out(f"{r['at']}  {r['incident_id']}  {r['action']:<7} by {r['reviewer']}: {changed}"
                          + (f"  ({r['note']})" if r["note"] else "") + "\n")
     return 0

@@ -3,7 +3,8 @@ the Markdown table docs/REFERENCE.md and docs/CONTRACT.md §6 hold (tests/test_d
 from __future__ import annotations
 
 import argparse
-import sys
+
+from pipeline.cli import terminal
 
 
 def register(sub) -> None:
@@ -21,5 +22,5 @@ def cmd_settings(args: argparse.Namespace) -> int:
     if args.json:
         emit(args, config.declarations(), str)
     else:
-        sys.stdout.write(config.markdown_table())
+        terminal.out(config.markdown_table())
     return 0

@@ -23,6 +23,7 @@ from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
 from pipeline.ingest.reading import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
+from pipeline.redaction import configured_secrets, scrubbed
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import incident_rows as rows
 from pipeline.store import members
@@ -38,22 +39,25 @@ class IngestCounts:
 
     events: int = 0
     rejected: int = 0
+    redacted: int = 0  # secrets masked in the lines read (pipeline/redaction.py), stored or not
     incidents_new: set[str] = field(default_factory=set)
     incidents_updated: set[str] = field(default_factory=set)
 
     def add(self, other: "IngestCounts") -> None:
         self.events += other.events
         self.rejected += other.rejected
+        self.redacted += other.redacted
         self.incidents_new |= other.incidents_new
         self.incidents_updated |= other.incidents_updated - self.incidents_new
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        counts = {
             "events": self.events,
             "rejected": self.rejected,
             "incidents_new": len(self.incidents_new),
             "incidents_updated": len(self.incidents_updated - self.incidents_new),
         }
+        return {**counts, "redacted": self.redacted} if self.redacted else counts
 
 
 class Incidents:
@@ -86,7 +90,11 @@ class Incidents:
         insert of the new events, one count update per incident."""
         counts = IngestCounts()
         stamp = iso(self.clock.now())
+        secrets = configured_secrets()
         items = list(items)
+        for i, item in enumerate(items):  # before anything keeps their text: rows, blocks, templates
+            items[i], found = scrubbed(item, secrets)
+            counts.redacted += found
         with self.records.transaction() as conn, self._templates(conn, stamp) as miner:
             content_ids = rows.has_content_ids(conn)
             events = [item for item in items if not isinstance(item, DeadLetter)]

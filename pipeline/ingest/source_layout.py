@@ -70,14 +70,20 @@ def layout_of_file(path: Path, *, pattern: str | None = None, log_format: str | 
     return {"path": str(path), **describe(parser, chosen)}
 
 
-def remember_in(open_records: Callable[[], Records]) -> Callable[[str, str, SourceParser, str | None], None]:
+def remember_in(open_records: Callable[[], Records],
+                scrub: Callable[[str], str] | None = None) -> Callable[[str, str, SourceParser, str | None], None]:
     """A `Parsing.on_learn` that keeps each source's layout (`describe`) in the records store
-    `open_records` opens (pipeline/composition.py passes the data dir's). Keeping it is a courtesy
+    `open_records` opens (pipeline/composition.py passes the data dir's), its sample line and fields
+    through `scrub` (the secrets' masking, which lives above this package). Keeping it is a courtesy
     to the reviewer: a failure is logged, never a failed read."""
     def remember(source: str, file_identity: str, parser: SourceParser, line: str | None) -> None:
         from pipeline.store.layouts import save_layout
 
         description = describe(parser, line)
+        if scrub is not None:
+            description = {**description, "line": scrub(str(description.get("line") or "")),
+                           "fields": {k: scrub(v) if isinstance(v, str) else v
+                                      for k, v in (description.get("fields") or {}).items()}}
         records = None
         try:
             # once per file identity: a connection of its own, closed at once, holds no lock for long

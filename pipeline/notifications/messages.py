@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from pipeline.notifications.targets import Target
+from pipeline.redaction import redact
 from pipeline.state import readable_title
 
 KINDS = ("critical", "escalation", "expiry", "decision")
@@ -62,7 +63,9 @@ def rows_for(kind: str, *, incident: dict, event_key: str, facts: dict, targets:
     same event yields the same keys, so the outbox keeps one row)."""
     out = []
     for target in targets:
-        text = text_of(kind, incident, facts, flavour_of(target.host))
+        # secrets out of the chat sink too: the stored text is masked already, the facts (names,
+        # reasons) and anything stored before the masking are masked here
+        text = redact(text_of(kind, incident, facts, flavour_of(target.host)))
         key = f"{kind}:{event_key}@{target.id}"
         out.append({"key": key, "kind": kind, "incident_id": incident["incident_id"], "target_id": target.id,
                     "target_host": target.host, "payload": {"text": f"{text} (ref {key})"}})

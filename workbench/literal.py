@@ -1,0 +1,36 @@
+"""The Streamlit sink's one sanitiser: text the workbench did not write (log fields, people's
+names, comments and reasons, messages that quote them) as st.markdown, st.caption, st.info and
+the like, labels and help show it: literally, never as markup.
+
+Backslash-escaping every Markdown character stops emphasis, links, images, HTML, KaTeX (`$`) and
+Streamlit's `:red[...]` colours, but not what the renderer finds in the text after the escapes are
+read: GFM autolinks (`https://…`, `www.…`, `a@b.c`) and `:shortcode:` emoji and icons. A WORD JOINER
+(U+2060, invisible and zero-width) after the `:` of `://` or of a `:name:`, after an `@` and after a
+`www` breaks those patterns apart without changing what the reviewer reads. Tables, st.text, st.code and st.html with escaped
+HTML (evidence_view.marked_html) need none of this: they never render markup.
+"""
+from __future__ import annotations
+
+import re
+
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
+WORD_JOINER = "\u2060"
+# where the renderer would find a link or a shortcode in the escaped text: `://`, `@` before a
+# name, `www.`, and `:name:` / `:material/name:` (a name starting with a letter, `+` or `-`, so
+# times such as 10:00:01 stay as they are)
+_LINK_STARTS = re.compile(r"(?<=\\:)(?=//)|(?<=@)(?=[\w\\])|(?<=[wW]{3})(?=\\\.)"
+                          r"|(?<=\\:)(?=(?:[A-Za-z/]|\\[+\-])(?:[\w/]|\\[+\-_])*\\:)")
+
+
+def escape_markdown(text: object) -> str:
+    """`text` as Streamlit's markdown shows it literally: no link, image, emphasis, colour, formula,
+    tag, autolink or emoji comes out of it."""
+    return _LINK_STARTS.sub(WORD_JOINER, _MARKDOWN_SPECIALS.sub(r"\\\1", str(text)))
+
+
+def plain_label(text: object, limit: int = 90) -> str:
+    """One line of `text`, at most `limit` characters, safe in a widget or expander label or a help text."""
+    one_line = " ".join(str(text).split())
+    if len(one_line) > limit:
+        one_line = one_line[: limit - 1] + "…"
+    return escape_markdown(one_line)
