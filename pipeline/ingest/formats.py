@@ -34,6 +34,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InvalidEvent
+from pipeline.ingest.cri import parse_cri
+from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER, text_formats
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
@@ -108,6 +110,7 @@ def parse_text(text: str, opts: ParseOptions) -> ParsedRecord:
 PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "custom": parse_custom,
     "json": parse_json,
+    "cri": parse_cri,  # before the text layouts: a CRI line's `stdout` is no syslog host
     **text_formats(),  # the table of text layouts (pipeline/ingest/line_formats.py)
     "logfmt": parse_logfmt,
 }
@@ -185,6 +188,7 @@ class SourceParser:
         self.footer = False  # whether the source's lines end with a `(logger)` column
         self.logger_column = False  # whether (nearly) every line names its logger before the message
         self.sample_size = 0
+        self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -194,6 +198,8 @@ class SourceParser:
                 (lines if len(lines) < limit else more).append(_clean(line))
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
+        if self._learn_columns(lines):
+            return "w3c"
         counts = {name: 0 for name in PARSERS}
         for line in lines:
             for name, parser in PARSERS.items():
@@ -216,6 +222,36 @@ class SourceParser:
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
+
+    def _learn_columns(self, lines: list[str]) -> bool:
+        """Whether the sample names its columns in a W3C `#Fields:` directive (then the source is
+        read by them: format "w3c", pipeline/ingest/directives.py)."""
+        fields = next((d[1] for d in map(directive, lines) if d is not None and d[0] == "Fields"), None)
+        columns = Columns.of(fields) if fields is not None else None
+        if columns is None:
+            return False
+        data = [line for line in lines if directive(line) is None]
+        read = sum(columns.parse(line, self.options) is not None for line in data)
+        self.format, self.columns = "w3c", columns
+        self.share, self.sample_size = (read / len(data) if data else 1.0), len(data)
+        return True
+
+    def consume_directive(self, text: str) -> bool:
+        """Whether `text` is a directive line of this source (a W3C `#Fields:`, `#Date:`...): it is
+        taken as configuration (a `#Fields:` names the columns of the lines after it), not a record.
+        A source without W3C columns takes only `#Fields:` lines so; its other lines starting with
+        `#` stay records."""
+        found = directive(text) if text[:1] == "#" else None
+        if found is None or "\n" in text.strip():
+            return False
+        name, value = found
+        if name == "Fields":
+            columns = Columns.of(value)
+            if columns is None:
+                return False
+            self.format, self.columns = "w3c", columns
+            return True
+        return self.columns is not None
 
     def _learn_footer(self, lines: list[str]) -> None:
         """A `(dotted.logger)` that (nearly) every line ends with is a header field written last
@@ -262,6 +298,10 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
+        if self.columns is not None:
+            record = self.columns.parse(text, self.options)
+            if record is not None:
+                return record
         if self.layout is not None and self.format == "learned":
             try:
                 record = parse_learned(text, self.options, self.layout)
