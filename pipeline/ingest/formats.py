@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InvalidEvent
+from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.levels import normalize_level
@@ -103,7 +104,9 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
 def parse_text(text: str, opts: ParseOptions) -> ParsedRecord:
     """The last resort: the line is the message; the level is a keyword guess."""
     first, rest = split_first(text)
-    return text_record("text", first, rest)
+    record = text_record("text", first, rest)
+    record.time = key_roles.time_in_pairs(text, opts)  # `SET timestamp=1493370459;`, `# Time: 2017-...`
+    return record
 
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
@@ -118,6 +121,9 @@ FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
 # A known format that reads less than this share of a source's sample gives way to a learnt layout
 # (`pipeline.ingest.layout`) that reads more.
 FAST_PATH_SHARE = 0.9
+# a block layout's header line, `# Key: value` (`# User@Host: ...`, `# Query_time: ...`)
+_BLOCK_KEY = re.compile(r"^# ([A-Za-z][\w@.-]*):(?:\s|$)")
+BLOCK_SHARE = 0.15  # the share of a sample's lines that are block header lines in a block layout
 _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 # a logger without a package (`Remoting`, Akka's; `main`): a name right before the message's ": "
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
@@ -189,6 +195,7 @@ class SourceParser:
         self.logger_column = False  # whether (nearly) every line names its logger before the message
         self.sample_size = 0
         self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
+        self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -219,9 +226,25 @@ class SourceParser:
             layout = learn(lines + more)
             if layout is not None and layout.share > self.share:
                 self.format, self.layout, self.share = "learned", layout, layout.share
+        if self.format == "text":
+            self._learn_blocks(lines + more)
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
+
+    def _learn_blocks(self, lines: list[str]) -> None:
+        """Whether the source writes its records as blocks of `# Key: value` lines and a body (MySQL's
+        slow log): then the key its blocks hold most often (the first such in the sample, on a tie)
+        opens each record, and every other line continues the record before it."""
+        keys = [m.group(1) for m in map(_BLOCK_KEY.match, lines) if m is not None]
+        if len(keys) < BLOCK_SHARE * len(lines):
+            return
+        counts: dict[str, int] = {}
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+        key = max(counts, key=lambda k: counts[k])  # the first of the most frequent
+        if counts[key] >= 2:
+            self.block_key = key
 
     def _learn_columns(self, lines: list[str]) -> bool:
         """Whether the sample names its columns in a W3C `#Fields:` directive (then the source is

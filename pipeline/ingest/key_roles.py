@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import parse_time
+from pipeline.ingest.timestamps import TimeRules, parse_time
 
 ROLES = ("time", "level", "message", "service", "host", "trace_id")
 _WORDS: dict[str, frozenset[str]] = {
@@ -134,3 +134,21 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None) -> dict[st
             cache.clear()
         cache[memo_key] = roles
     return roles
+
+
+_PAIR = re.compile(r"(?<![\w.])([A-Za-z_][\w.@-]*)(?:=|: ?)\"?([0-9][\w:.+-]*)")
+
+
+def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:
+    """The first time a record names in a `key=value` or `Key: value` pair whose key names a time
+    and whose value is one (MySQL's `SET timestamp=1493370459;`, `# Time: 2017-04-28T09:16:30Z`), or
+    None; what a text line with no header time may still write."""
+    if "=" not in text and ":" not in text:
+        return None
+    for m in _PAIR.finditer(text[:4096]):
+        if any(role == "time" for role, _ in _candidates(m.group(1))):
+            value = m.group(2).rstrip(".:;,")
+            moment = parse_time(value, rules)
+            if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                return moment
+    return None

@@ -23,7 +23,9 @@ A line continues the record before it when it is:
 A line that starts a record (by default: one that opens with a timestamp, a syslog priority, a
 glog header, a bracketed time or a level word; or a `starts_record` predicate, such as a
 `formats.SourceParser` that knows the source's format) is never a continuation unless it is
-indented. JSON lines are never joined: each is a record, and nothing joins to one.
+indented. With `headed`, the source's every record opens with its header (`starts_record`), so
+any other line continues the record before it (MySQL's slow log: a `# User@Host:` line opens each
+query's block). JSON lines are never joined: each is a record, and nothing joins to one.
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -85,8 +87,11 @@ class MultilineJoiner:
     """Stateful joiner: feed (position, line); complete records come out (see module doc)."""
 
     def __init__(self, *, starts_record: Callable[[str], bool] | None = None,
-                 max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS):
+                 max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS, headed: bool = False):
         self._starts = starts_record or looks_like_record_start
+        # every record opens with the layout's header (`starts_record`): a line without it continues
+        # the record before, whatever its shape
+        self._headed = headed
         self._max_lines = max_lines
         self._max_chars = max_chars
         self._lines: list[str] = []
@@ -180,6 +185,8 @@ class MultilineJoiner:
             return True
         if self._starts(line):
             return False
+        if self._headed:
+            return True
         if _JAVA_TRAILER.match(stripped) or _EXCEPTION_LINE.match(stripped):
             return True
         if self._state == "traceback-frames" and _PY_FINAL.match(stripped):

@@ -348,11 +348,16 @@ def _cut_points(records: list[Record], end: int) -> Iterator[tuple[Record, int |
 
 def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> MultilineJoiner | StreamJoiner:
     """What joins a source's lines into records: CRI lines by stream (ingest/cri.py), others as one."""
-    return StreamJoiner() if parser.format == "cri" else MultilineJoiner(starts_record=starts)
+    if parser.format == "cri":
+        return StreamJoiner()
+    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None)
 
 
 def _starts_record(parser: SourceParser):
     """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    if parser.block_key is not None:  # records of keyed blocks: the block's first key opens each
+        opening = f"# {parser.block_key}:"
+        return lambda line: line.startswith(opening)
     if parser.columns is not None:  # the columns the last `#Fields:` read so far named
         return lambda line: (looks_like_record_start(line) or line[:1] == "#"
                              or (parser.columns is not None and parser.columns.parse(line, parser.options) is not None))
