@@ -1,7 +1,8 @@
-"""Records written as blocks: a line without the layout's header belongs to the record before it
-(issue 34.4). MySQL's slow log writes each query as `# Key: value` lines and the statements; the
-log is Percona Toolkit's sample `t/lib/samples/slowlogs/mysql5.7.log` (GPL-2.0; source and commit in
-tests/data/loggers/README.md)."""
+"""Records that span lines, by the layout (issue 34.4): a line without the layout's header belongs
+to the record before it (MySQL's slow log writes each query as `# Key: value` lines and the
+statements: Percona Toolkit's sample `t/lib/samples/slowlogs/mysql5.7.log`, GPL-2.0), and a CSV
+row's quoted value may span lines (PostgreSQL's csvlog). Sources and commits:
+tests/data/loggers/README.md."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -47,3 +48,19 @@ def test_a_time_in_a_pair_is_one_only_when_its_key_names_a_time_and_its_value_is
     assert time_in_pairs("# Query_time: 4.071491  Lock_time: 0.000212") is None  # durations
     assert time_in_pairs("retries=3 timeout=1700000000") is None  # not a key naming an instant
     assert time_in_pairs("ok ts=1700000000 done") == datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+
+
+def test_a_csvlog_row_with_quoted_newlines_is_one_record_read_by_its_columns():
+    # elastic/beats' PostgreSQL 11 csvlog fixture (Apache 2.0; tests/data/loggers/README.md)
+    path = LOGGERS / "postgresql-11-connection-disconnection.csv.log"
+    events = events_of(path)
+    assert len(events) == 15  # 20 lines: five rows hold a quoted newline
+    assert {e.fields["format"] for e in events} == {"csv"}
+    statement = next(e for e in events if "substring(name,1,10)" in e.message)
+    assert statement.message.endswith("='log_connec'\nLIMIT 1000")  # its SQL is the message
+    assert statement.stack is None and statement.level == "INFO"  # a LOG statement, not a trace
+    assert statement.time == datetime(2021, 1, 4, 0, 5, 12, 999000, tzinfo=timezone.utc)
+    refused = next(e for e in events if e.level == "FATAL")
+    assert refused.message == 'password authentication failed for user "azlev"'
+    assert refused.fields["column_15"] == ('Role "azlev" does not exist.\n'
+                                           'Connection matched pg_hba.conf line 95: "host all all all md5"')

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Iterator
 from pipeline.errors import InvalidEvent
 from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
+from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER, text_formats
@@ -196,6 +197,7 @@ class SourceParser:
         self.sample_size = 0
         self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
         self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
+        self.csv: CsvColumns | None = None  # a CSV source's columns (format "csv")
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -220,7 +222,14 @@ class SourceParser:
         self.share = counts[best] / len(lines) if lines else 0.0
         self.sample_size = len(lines)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
-            # no known format reads (nearly) every line: learn this source's own layout
+            # no known format reads (nearly) every line: CSV rows, or this source's own layout
+            columns = CsvColumns.learn(lines + more, self.options)
+            if columns is not None:
+                table = rows(lines + more)
+                read = sum(columns.parse(row, self.options) is not None for row in table)
+                if read / len(table) > self.share:
+                    self.format, self.csv, self.share = "csv", columns, read / len(table)
+        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import learn
 
             layout = learn(lines + more)
@@ -323,6 +332,10 @@ class SourceParser:
         text = _clean(text)
         if self.columns is not None:
             record = self.columns.parse(text, self.options)
+            if record is not None:
+                return record
+        if self.csv is not None:
+            record = self.csv.parse(text, self.options)
             if record is not None:
                 return record
         if self.layout is not None and self.format == "learned":

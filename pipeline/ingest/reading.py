@@ -350,7 +350,7 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
     """What joins a source's lines into records: CRI lines by stream (ingest/cri.py), others as one."""
     if parser.format == "cri":
         return StreamJoiner()
-    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None)
+    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None, quoted=parser.csv is not None)
 
 
 def _starts_record(parser: SourceParser):
