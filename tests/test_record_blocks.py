@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pipeline.incidents.opening import opens_incident
 from pipeline.ingest.key_roles import time_in_pairs
 from pipeline.ingest.reading import LogFile
 
@@ -25,9 +26,11 @@ def test_each_slow_query_block_is_one_record_with_its_own_time():
     assert first.position.endswith(f"@{data.index(b'# Time: 2016-07-20T18:13:25.698433Z')}")
     assert first.time == datetime(2016, 7, 20, 18, 13, 25, 698433, tzinfo=timezone.utc)
     assert "time_inferred" not in first.fields
-    assert first.stack.splitlines()[-1] == "SELECT * FROM db_facturacion.facturas LIMIT 0, 1000;"
-    assert second.stack.splitlines()[-1] == "SHOW INDEX FROM `db_facturacion`.`facturas`;"
+    assert first.message.splitlines()[-1] == "SELECT * FROM db_facturacion.facturas LIMIT 0, 1000;"
+    assert second.message.splitlines()[-1] == "SHOW INDEX FROM `db_facturacion`.`facturas`;"
     assert preamble.message.startswith("/usr/sbin/mysqld, Version: 5.7.12")  # kept, not lost
+    assert first.stack is None  # the statement is the block's body, not a trace
+    assert not any(opens_incident(e) for e in (preamble, first, second))
 
 
 def test_a_block_opens_at_the_key_every_block_holds(tmp_path):
@@ -59,6 +62,8 @@ def test_a_csvlog_row_with_quoted_newlines_is_one_record_read_by_its_columns():
     statement = next(e for e in events if "substring(name,1,10)" in e.message)
     assert statement.message.endswith("='log_connec'\nLIMIT 1000")  # its SQL is the message
     assert statement.stack is None and statement.level == "INFO"  # a LOG statement, not a trace
+    assert not opens_incident(statement) and opens_incident(refused := events[13])
+    assert refused.level == "FATAL"
     assert statement.time == datetime(2021, 1, 4, 0, 5, 12, 999000, tzinfo=timezone.utc)
     refused = next(e for e in events if e.level == "FATAL")
     assert refused.message == 'password authentication failed for user "azlev"'

@@ -313,6 +313,9 @@ class SourceParser:
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         record = self._parse(text)
+        if self.block_key is not None and record.stack and record.format == "text":
+            # a block's lines after its first are its body (a slow query's statement), not a trace
+            record.message, record.stack = f"{record.message}\n{record.stack}", None
         if self.footer and record.format not in ("json", "logfmt"):
             m = _FOOTER.search(record.message)
             if m:
