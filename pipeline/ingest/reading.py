@@ -273,8 +273,9 @@ class LogFile:
                         if records:
                             held = joiner.pending_position
                             end = line_start if held is None else min(held[0], line_start)
-                            for record, after in _cut_points(records, end):
-                                if not parser.consume_directive(record.text):
+                            for record, after in (_cut_points(records, end) if len(records) > 1 else
+                                                  ((records[0], end if records[0].last_position[0] < end else None),)):
+                                if record.text[:1] != "#" or not parser.consume_directive(record.text):
                                     yield self._event(record, parser, file_id, source, state), after
                         continue
                 # a refused line ends the record before it: what follows is not its continuation

@@ -114,7 +114,7 @@ def _error_parts(rest: dict) -> tuple[Any, Any, Any]:
     stack}, ECS's `error.message`), taken out of `rest`; Nones when there is none."""
     for key in _ERROR_KEYS:
         error = rest.get(key)
-        if isinstance(error, dict):
+        if error.__class__ is dict:
             error = dict(error)
             message = error.pop("message", None)
             name = next((error.pop(k) for k in ("type", "name", "kind", "class") if isinstance(error.get(k), str)), None)
@@ -164,23 +164,25 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
               for name in ("service", "host", "exception", "stack", "trace_id")}
     scheme = "syslog" if dialect == "gelf" else "bunyan" if dialect in ("pino", "bunyan") else None
     # the roles no known name held: told by the other keys' names and values (pipeline/ingest/key_roles.py)
-    found = {"time": raw_time, "level": level, "message": message, "service": values["service"],
-             "host": values["host"], "trace_id": values["trace_id"]}
-    missing = tuple(role for role in key_roles.ROLES if found[role] is None)
-    if missing:
-        for role, key in key_roles.infer(rest, missing, opts.key_roles).items():
-            found[role] = rest.pop(key)
-            if role == "level":
-                scheme = key_roles.level_scheme(key) or scheme
-        raw_time, level, message = found["time"], found["level"], found["message"]
-        values.update({name: found[name] for name in ("service", "host", "trace_id")})
+    found = (raw_time, level, message, values["service"], values["host"], values["trace_id"])
+    if None in found and rest:
+        missing = tuple(role for role, value in zip(key_roles.ROLES, found) if value is None)
+        roles = key_roles.infer(rest, missing, opts.key_roles)
+        if roles:
+            taken = {role: rest.pop(key) for role, key in roles.items()}
+            raw_time, level, message = (taken.get("time", raw_time), taken.get("level", level),
+                                        taken.get("message", message))
+            values.update({name: taken[name] for name in ("service", "host", "trace_id") if name in taken})
+            if "level" in roles:
+                scheme = key_roles.level_scheme(roles["level"]) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
     time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(value) for name, value in values.items()}
-    values["exception"] = values["exception"] or _as_text(err_name)
-    values["stack"] = values["stack"] or _as_text(err_stack)
+    if err_name is not None or err_stack is not None:
+        values["exception"] = values["exception"] or _as_text(err_name)
+        values["stack"] = values["stack"] or _as_text(err_stack)
     if values["service"] is None and dialect in ("bunyan", "pino"):
         values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
     # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
