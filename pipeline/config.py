@@ -395,7 +395,7 @@ class Settings(BaseSettings):
     log_format: str | None = setting(
         "INCIDENTIQ_LOG_FORMAT", "auto", "how log lines are read: `auto` (a known format detected per file from "
         "its first 50 lines; when none reads 90% of them, the file's own layout learnt from its first 200), or one "
-        "of `json`, `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, "
+        "of `json`, `cri` (container logs), `logfmt`, `syslog`, `syslog5424`, `apache`, `nginx`, `log4j`, `glog`, `golog`, "
         "`bracket-time`, `logcat`, `learned` (always learn the layout), `text`, `custom` "
         "(`INCIDENTIQ_LOG_PATTERN`)", parse=_log_format)
     log_pattern: str | None = setting(

@@ -34,6 +34,10 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InvalidEvent
+from pipeline.ingest import key_roles
+from pipeline.ingest.cri import parse_cri
+from pipeline.ingest.csv_rows import CsvColumns, rows
+from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER, text_formats
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
@@ -101,13 +105,16 @@ def parse_custom(text: str, opts: ParseOptions) -> ParsedRecord | None:
 def parse_text(text: str, opts: ParseOptions) -> ParsedRecord:
     """The last resort: the line is the message; the level is a keyword guess."""
     first, rest = split_first(text)
-    return text_record("text", first, rest)
+    record = text_record("text", first, rest)
+    record.time = key_roles.time_in_pairs(text, opts)  # `SET timestamp=1493370459;`, `# Time: 2017-...`
+    return record
 
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 PARSERS: dict[str, Callable[[str, ParseOptions], ParsedRecord | None]] = {
     "custom": parse_custom,
     "json": parse_json,
+    "cri": parse_cri,  # before the text layouts: a CRI line's `stdout` is no syslog host
     **text_formats(),  # the table of text layouts (pipeline/ingest/line_formats.py)
     "logfmt": parse_logfmt,
 }
@@ -115,6 +122,9 @@ FORMATS: tuple[str, ...] = tuple(PARSERS) + ("learned", "text")
 # A known format that reads less than this share of a source's sample gives way to a learnt layout
 # (`pipeline.ingest.layout`) that reads more.
 FAST_PATH_SHARE = 0.9
+# a block layout's header line, `# Key: value` (`# User@Host: ...`, `# Query_time: ...`)
+_BLOCK_KEY = re.compile(r"^# ([A-Za-z][\w@.-]*):(?:\s|$)")
+BLOCK_SHARE = 0.15  # the share of a sample's lines that are block header lines in a block layout
 _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 # a logger without a package (`Remoting`, Akka's; `main`): a name right before the message's ": "
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
@@ -185,6 +195,9 @@ class SourceParser:
         self.footer = False  # whether the source's lines end with a `(logger)` column
         self.logger_column = False  # whether (nearly) every line names its logger before the message
         self.sample_size = 0
+        self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
+        self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
+        self.csv: CsvColumns | None = None  # a CSV source's columns (format "csv")
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -194,6 +207,8 @@ class SourceParser:
                 (lines if len(lines) < limit else more).append(_clean(line))
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
+        if self._learn_columns(lines):
+            return "w3c"
         counts = {name: 0 for name in PARSERS}
         for line in lines:
             for name, parser in PARSERS.items():
@@ -207,15 +222,68 @@ class SourceParser:
         self.share = counts[best] / len(lines) if lines else 0.0
         self.sample_size = len(lines)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
-            # no known format reads (nearly) every line: learn this source's own layout
+            # no known format reads (nearly) every line: CSV rows, or this source's own layout
+            columns = CsvColumns.learn(lines + more, self.options)
+            if columns is not None:
+                table = rows(lines + more)
+                read = sum(columns.parse(row, self.options) is not None for row in table)
+                if read / len(table) > self.share:
+                    self.format, self.csv, self.share = "csv", columns, read / len(table)
+        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import learn
 
             layout = learn(lines + more)
             if layout is not None and layout.share > self.share:
                 self.format, self.layout, self.share = "learned", layout, layout.share
+        if self.format == "text":
+            self._learn_blocks(lines + more)
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
+
+    def _learn_blocks(self, lines: list[str]) -> None:
+        """Whether the source writes its records as blocks of `# Key: value` lines and a body (MySQL's
+        slow log): then the key its blocks hold most often (the first such in the sample, on a tie)
+        opens each record, and every other line continues the record before it."""
+        keys = [m.group(1) for m in map(_BLOCK_KEY.match, lines) if m is not None]
+        if len(keys) < BLOCK_SHARE * len(lines):
+            return
+        counts: dict[str, int] = {}
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+        key = max(counts, key=lambda k: counts[k])  # the first of the most frequent
+        if counts[key] >= 2:
+            self.block_key = key
+
+    def _learn_columns(self, lines: list[str]) -> bool:
+        """Whether the sample names its columns in a W3C `#Fields:` directive (then the source is
+        read by them: format "w3c", pipeline/ingest/directives.py)."""
+        fields = next((d[1] for d in map(directive, lines) if d is not None and d[0] == "Fields"), None)
+        columns = Columns.of(fields) if fields is not None else None
+        if columns is None:
+            return False
+        data = [line for line in lines if directive(line) is None]
+        read = sum(columns.parse(line, self.options) is not None for line in data)
+        self.format, self.columns = "w3c", columns
+        self.share, self.sample_size = (read / len(data) if data else 1.0), len(data)
+        return True
+
+    def consume_directive(self, text: str) -> bool:
+        """Whether `text` is a directive line of this source (a W3C `#Fields:`, `#Date:`...): it is
+        taken as configuration (a `#Fields:` names the columns of the lines after it), not a record.
+        A source without W3C columns takes only `#Fields:` lines so; its other lines starting with
+        `#` stay records."""
+        found = directive(text) if text[:1] == "#" else None
+        if found is None or "\n" in text.strip():
+            return False
+        name, value = found
+        if name == "Fields":
+            columns = Columns.of(value)
+            if columns is None:
+                return False
+            self.format, self.columns = "w3c", columns
+            return True
+        return self.columns is not None
 
     def _learn_footer(self, lines: list[str]) -> None:
         """A `(dotted.logger)` that (nearly) every line ends with is a header field written last
@@ -245,6 +313,9 @@ class SourceParser:
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         record = self._parse(text)
+        if self.block_key is not None and record.stack and record.format == "text":
+            # a block's lines after its first are its body (a slow query's statement), not a trace
+            record.message, record.stack = f"{record.message}\n{record.stack}", None
         if self.footer and record.format not in ("json", "logfmt"):
             m = _FOOTER.search(record.message)
             if m:
@@ -262,6 +333,14 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
+        if self.columns is not None:
+            record = self.columns.parse(text, self.options)
+            if record is not None:
+                return record
+        if self.csv is not None:
+            record = self.csv.parse(text, self.options)
+            if record is not None:
+                return record
         if self.layout is not None and self.format == "learned":
             try:
                 record = parse_learned(text, self.options, self.layout)

@@ -33,7 +33,8 @@ _BUNYAN: tuple[tuple[int, Level], ...] = ((60, "FATAL"), (50, "ERROR"), (40, "WA
 _NAMES: dict[str, Level] = {}
 for _level, _names in {
     "DEBUG": ("debug", "dbg", "trace", "trc", "verbose", "verb", "vrb", "fine", "finer", "finest",
-              "all", "d", "v", "t", "debug1", "debug2", "debug3", "debug4", "debug5"),
+              "all", "d", "v", "t", "debug1", "debug2", "debug3", "debug4", "debug5",
+              "d1", "d2", "d3", "d4", "d5"),
     "INFO": ("info", "inf", "information", "informational", "notice", "note", "ntc", "config",
              "log", "i", "n"),
     "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
@@ -43,8 +44,8 @@ for _level, _names in {
 }.items():
     for _name in _names:
         _NAMES[_name] = _level  # type: ignore[assignment]
-# Single letters: glog/klog (I W E F), logcat (V D I W E F A). Logcat's "S" (silent) is never
-# a record's level, so it stays unknown.
+# Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5). Logcat's
+# "S" (silent) is never a record's level, so it stays unknown.
 # The names as lines write them (lower, UPPER, Capitalised): a header's level is looked up at once
 _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
                               for form in (name, name.upper(), name.capitalize())}

@@ -23,7 +23,10 @@ A line continues the record before it when it is:
 A line that starts a record (by default: one that opens with a timestamp, a syslog priority, a
 glog header, a bracketed time or a level word; or a `starts_record` predicate, such as a
 `formats.SourceParser` that knows the source's format) is never a continuation unless it is
-indented. JSON lines are never joined: each is a record, and nothing joins to one.
+indented. With `headed`, the source's every record opens with its header (`starts_record`), so
+any other line continues the record before it (MySQL's slow log: a `# User@Host:` line opens each
+query's block). With `quoted` (CSV), a line continues its record while a double quote the record
+opened is open (a quoted value spanning lines), unless it opens with a timestamp. JSON lines are never joined: each is a record, and nothing joins to one.
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -85,8 +88,15 @@ class MultilineJoiner:
     """Stateful joiner: feed (position, line); complete records come out (see module doc)."""
 
     def __init__(self, *, starts_record: Callable[[str], bool] | None = None,
-                 max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS):
+                 max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS, headed: bool = False,
+                 quoted: bool = False):
         self._starts = starts_record or looks_like_record_start
+        # CSV: a line continues its record while a double quote the record opened is still open
+        self._quoted = quoted
+        self._open_quote = False
+        # every record opens with the layout's header (`starts_record`): a line without it continues
+        # the record before, whatever its shape
+        self._headed = headed
         self._max_lines = max_lines
         self._max_chars = max_chars
         self._lines: list[str] = []
@@ -159,6 +169,7 @@ class MultilineJoiner:
         self._blanks = []
         self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
         self._state = "plain"
+        self._open_quote = False
 
     def _emit(self) -> Record:
         text = "\n".join(self._lines)
@@ -171,6 +182,8 @@ class MultilineJoiner:
         return record
 
     def _continues(self, line: str, stripped: str, goroutine: bool) -> bool:
+        if self._quoted and self._open_quote and not looks_like_record_start(line):
+            return True
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
         if line[0] in " \t" and _INDENTED.match(line):
@@ -180,6 +193,8 @@ class MultilineJoiner:
             return True
         if self._starts(line):
             return False
+        if self._headed:
+            return True
         if _JAVA_TRAILER.match(stripped) or _EXCEPTION_LINE.match(stripped):
             return True
         if self._state == "traceback-frames" and _PY_FINAL.match(stripped):
@@ -187,6 +202,8 @@ class MultilineJoiner:
         return self._state == "goroutine"
 
     def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
+        if self._quoted and '"' in line:
+            self._open_quote ^= line.count('"') % 2 == 1
         if stripped == _PY_TRACEBACK:
             self._state = "traceback"
         elif goroutine:

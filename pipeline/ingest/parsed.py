@@ -35,9 +35,13 @@ class ParsedRecord:
 
 @dataclass(frozen=True)
 class ParseOptions(TimeRules):
-    """How to read one source: its time rules and `pattern`, a user regex with named groups (module doc)."""
+    """How to read one source: its time rules, `pattern` (a user regex with named groups, module doc)
+    and what its structured records' keys hold (`key_roles`)."""
 
     pattern: re.Pattern[str] | None = None
+    # the roles a structured record's keys were found to hold, by key set (pipeline/ingest/key_roles.py):
+    # remembered for the source these options read
+    key_roles: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @staticmethod
     def make(*, timezone_name: str | tzinfo | None = None, year: int | None = None,

@@ -29,7 +29,6 @@ from typing import Any
 from pipeline.ingest.formats import SourceParser
 from pipeline.ingest.timestamps import offset_zone
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.multiline import MultilineJoiner
 
 _TAGS = re.compile(r"^(?:\[[^\]]*\]\s*)+")
 
@@ -53,14 +52,14 @@ class ModuleFigures:
 
 
 def _records(lines: list[str], parser: SourceParser) -> dict[int, Any]:
-    from pipeline.ingest.reading import _starts_record
+    from pipeline.ingest.reading import _starts_record, record_joiner
 
-    joiner = MultilineJoiner(starts_record=_starts_record(parser))
+    joiner = record_joiner(parser, _starts_record(parser))
     out = []
     for n, line in enumerate(lines):
         out += joiner.feed(n, line)
     out += joiner.flush()
-    return {r.position: parser.parse(r.text) for r in out if r.text.strip()}
+    return {r.position: parser.parse(r.text) for r in out if r.text.strip() and not parser.consume_directive(r.text)}
 
 
 def _tz(name: str | None):

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, Union
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
 from pipeline.ingest import event_ids
+from pipeline.ingest.cri import StreamJoiner
 from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
 from pipeline.ingest.levels import LEVELS
@@ -213,6 +214,8 @@ class LogFile:
         scan = self.scan(start, final=final, settled=settled)
         for item, after in scan:
             out.items.append(item)
+            if after is None:
+                continue  # no read may stop right after this record (see `_cut_points`)
             out.offset = after
             if len(out.items) >= budget:
                 out.capped = True
@@ -221,13 +224,15 @@ class LogFile:
         out.offset = self.resume
         return out
 
-    def scan(self, start: int, *, final: bool, settled: bool) -> Iterator[tuple[Item, int]]:
+    def scan(self, start: int, *, final: bool, settled: bool) -> Iterator[tuple[Item, int | None]]:
         """(item, offset to resume after it) for each record from byte `start`; once exhausted,
-        `resume` is where the next read starts (a held-back record's first line, or the end)."""
+        `resume` is where the next read starts (a held-back record's first line, or the end). The
+        offset is None where a read must not stop (CRI streams: a record whose lines reach past
+        the next one's first line)."""
         file_id = self.identity()
         parser = self.parser(file_id)
         starts = _starts_record(parser)
-        joiner = MultilineJoiner(starts_record=starts)
+        joiner = record_joiner(parser, starts)
         source = str(self.path)
         state: dict = {"last_time": None}
         self.resume = start
@@ -264,20 +269,28 @@ class LogFile:
                     except InvalidEvent as error:
                         dead = DeadLetter(source, f"{source}@{line_start}", error.reason, _excerpt(content))
                     else:
-                        for record in joiner.feed((line_start, content), text):
-                            yield self._event(record, parser, file_id, source, state), line_start
+                        records = joiner.feed((line_start, content), text)
+                        if records:
+                            held = joiner.pending_position
+                            end = line_start if held is None else min(held[0], line_start)
+                            for record, after in (_cut_points(records, end) if len(records) > 1 else
+                                                  ((records[0], end if records[0].last_position[0] < end else None),)):
+                                if record.text[:1] != "#" or not parser.consume_directive(record.text):
+                                    yield self._event(record, parser, file_id, source, state), after
                         continue
                 # a refused line ends the record before it: what follows is not its continuation
-                for record in joiner.flush():
-                    yield self._event(record, parser, file_id, source, state), line_start
-                joiner = MultilineJoiner(starts_record=starts)
+                for record, after in _cut_points(joiner.flush(), line_start):
+                    if not parser.consume_directive(record.text):
+                        yield self._event(record, parser, file_id, source, state), after
+                joiner = record_joiner(parser, starts)
                 yield dead, offset
             pending = joiner.pending_position
             if pending is not None and joiner.pending_can_grow and (partial or not (final or settled)):
                 self.resume = pending[0]  # the held-back record is read again, whole, next time
                 return
-            for record in joiner.flush():
-                yield self._event(record, parser, file_id, source, state), offset
+            for record, after in _cut_points(joiner.flush(), offset):
+                if not parser.consume_directive(record.text):
+                    yield self._event(record, parser, file_id, source, state), after
             self.resume = offset
 
     def _event(self, record: Record, parser: SourceParser, file_id: str, source: str, state: dict) -> Item:
@@ -323,8 +336,32 @@ def _first_time(parser: SourceParser, sample: list[str]) -> tuple[datetime, str]
     return None
 
 
+def _cut_points(records: list[Record], end: int) -> Iterator[tuple[Record, int | None]]:
+    """Each record with where a read that stops right after it resumes: the next record's first
+    line (`end` after the last), so that no line of a record given out is read again and none of a
+    record not given out is skipped; None when no offset does both (interleaved streams' records)."""
+    reach = -1
+    for n, record in enumerate(records):
+        following = records[n + 1].position[0] if n + 1 < len(records) else end
+        reach = max(reach, record.last_position[0])
+        yield record, (following if reach < following else None)
+
+
+def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> MultilineJoiner | StreamJoiner:
+    """What joins a source's lines into records: CRI lines by stream (ingest/cri.py), others as one."""
+    if parser.format == "cri":
+        return StreamJoiner()
+    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None, quoted=parser.csv is not None)
+
+
 def _starts_record(parser: SourceParser):
     """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    if parser.block_key is not None:  # records of keyed blocks: the block's first key opens each
+        opening = f"# {parser.block_key}:"
+        return lambda line: line.startswith(opening)
+    if parser.columns is not None:  # the columns the last `#Fields:` read so far named
+        return lambda line: (looks_like_record_start(line) or line[:1] == "#"
+                             or (parser.columns is not None and parser.columns.parse(line, parser.options) is not None))
     if parser.format == "learned" and parser.layout is not None:
         layout = parser.layout
         return lambda line: looks_like_record_start(line) or layout.match(line) is not None

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any, Callable, Iterable
 
+from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
 from pipeline.ingest.timestamps import embedded_time, parse_time
@@ -105,6 +106,29 @@ def render_template(template: Any, properties: dict) -> Any:
     return _HOLE.sub(fill, template)
 
 
+_ERROR_KEYS = ("error", "err", "exception", "exc")
+
+
+def _error_parts(rest: dict) -> tuple[Any, Any, Any]:
+    """(message, exception name, stack) of an error object (`error`, bunyan's `err`: {message, name,
+    stack}, ECS's `error.message`), taken out of `rest`; Nones when there is none."""
+    for key in _ERROR_KEYS:
+        error = rest.get(key)
+        if error.__class__ is dict:
+            error = dict(error)
+            message = error.pop("message", None)
+            name = next((error.pop(k) for k in ("type", "name", "kind", "class") if isinstance(error.get(k), str)), None)
+            stack = next((error.pop(k) for k in ("stack", "stack_trace", "stacktrace") if error.get(k)), None)
+            if message is None and name is None and stack is None:
+                continue
+            if error:
+                rest[key] = error
+            else:
+                del rest[key]
+            return message, name, stack
+    return (rest.pop("error.message") if "error.message" in rest else None), None, None
+
+
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -128,12 +152,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         rest["message_template"] = template
     elif template is not None:
         rest["message_template"] = template
-    error = rest.get("error") if isinstance(rest.get("error"), dict) else None
-    err_message = None
-    if error is not None and "message" in error:
-        err_message = _take(rest, ("error.message",))
-    elif "error.message" in rest:
-        err_message = rest.pop("error.message")
+    err_message, err_name, err_stack = _error_parts(rest)
     if message is None and err_message is not None:
         message = err_message
     elif err_message is not None:
@@ -141,13 +160,29 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     level = _take(rest, _JSON_ALIASES["level"])
     if level is None and dialect == "clef":
         level = "Information"  # CLEF: an event without @l is Information
+    values = {name: _take(rest, _JSON_ALIASES[name], scalar=name != "stack")
+              for name in ("service", "host", "exception", "stack", "trace_id")}
     scheme = "syslog" if dialect == "gelf" else "bunyan" if dialect in ("pino", "bunyan") else None
+    # the roles no known name held: told by the other keys' names and values (pipeline/ingest/key_roles.py)
+    found = (raw_time, level, message, values["service"], values["host"], values["trace_id"])
+    if None in found and rest:
+        missing = tuple(role for role, value in zip(key_roles.ROLES, found) if value is None)
+        roles = key_roles.infer(rest, missing, opts.key_roles)
+        if roles:
+            taken = {role: rest.pop(key) for role, key in roles.items()}
+            raw_time, level, message = (taken.get("time", raw_time), taken.get("level", level),
+                                        taken.get("message", message))
+            values.update({name: taken[name] for name in ("service", "host", "trace_id") if name in taken})
+            if "level" in roles:
+                scheme = key_roles.level_scheme(roles["level"]) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
-    time = parse_time(raw_time, opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
-    values = {name: _as_text(_take(rest, _JSON_ALIASES[name], scalar=name != "stack"))
-              for name in ("service", "host", "exception", "stack", "trace_id")}
+    values = {name: _as_text(value) for name, value in values.items()}
+    if err_name is not None or err_stack is not None:
+        values["exception"] = values["exception"] or _as_text(err_name)
+        values["stack"] = values["stack"] or _as_text(err_stack)
     if values["service"] is None and dialect in ("bunyan", "pino"):
         values["service"] = _as_text(_take(rest, ("name",)))  # pino and bunyan name the logger `name`
     # GELF's additional fields are _name; once the known ones are taken, drop the underscore.
@@ -206,9 +241,19 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if pairs is None or not (_LOGFMT_KEYS & set(pairs)):
         return None
     rest: dict[str, Any] = dict(pairs)
-    raw_time = _take(rest, ("time", "ts", "t", "timestamp", "@timestamp"))
-    message = _take(rest, ("msg", "message", "event")) or ""
-    level = _take(rest, ("level", "lvl", "severity", "log_level"))
+    found = {"time": _take(rest, ("time", "ts", "t", "timestamp", "@timestamp")),
+             "message": _take(rest, ("msg", "message", "event")),
+             "level": _take(rest, ("level", "lvl", "severity", "log_level")),
+             "service": _take(rest, ("service", "app", "component", "logger", "caller_service")),
+             "host": _take(rest, ("host", "hostname")), "trace_id": _take(rest, ("trace_id", "traceId", "traceID"))}
+    scheme = None
+    missing = tuple(role for role in key_roles.ROLES if found[role] is None)
+    if missing:  # the roles no known name held: told by the other keys' names and values
+        for role, key in key_roles.infer(rest, missing, opts.key_roles).items():
+            found[role] = rest.pop(key)
+            scheme = key_roles.level_scheme(key) if role == "level" else scheme
+    raw_time, level = found["time"], found["level"]
+    message = found["message"] or ""
     time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
@@ -217,8 +262,7 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
         message = err
     return ParsedRecord(
         message=message, format="logfmt", time=time, level=level,
-        level_name=normalize_level(level) if level is not None else infer_level(message + " " + (err or "")),
-        service=_take(rest, ("service", "app", "component", "logger", "caller_service")),
-        host=_take(rest, ("host", "hostname")), exception=_take(rest, ("exception", "error_type")),
-        stack=_take(rest, ("stack", "stacktrace")), trace_id=_take(rest, ("trace_id", "traceId", "traceID")),
-        fields=rest)
+        level_name=(normalize_level(level, scheme=scheme) if level is not None
+                    else infer_level(message + " " + (err or ""))),
+        service=found["service"], host=found["host"], exception=_take(rest, ("exception", "error_type")),
+        stack=_take(rest, ("stack", "stacktrace")), trace_id=found["trace_id"], fields=rest)

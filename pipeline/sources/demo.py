@@ -65,6 +65,8 @@ class DemoSource:
                 lag = max(lag, now - due)
                 last_time = item.time if last_time is None else max(last_time, item.time)
             items.append(item)
+            if end is None:
+                continue  # not a place a read may stop (LogFile.scan)
             offset = end
             if len(items) >= self.batch_lines:
                 more, reached_end = True, False

@@ -1,0 +1,105 @@
+"""Logs written as CSV rows (PostgreSQL's csvlog, exports of tables): one record a row, a quoted
+value spanning lines included.
+
+A source is CSV when its sample's rows (lines joined while a quote is open) all but a tenth read
+as CSV rows of one width of at least six columns, one column of which holds a time in each.
+The columns' roles are told by their values over the sample: the first column whose values are
+times is the time, the first whose values are level words (`LOG`, `ERROR`, `FATAL`) the level,
+and the first after those whose values are mostly text with spaces the message; every other
+non-empty value is kept as `fields.column_<n>` (n from 1). A row's message keeps its lines (a
+statement's SQL is the message, not a stack trace).
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from typing import Iterable
+
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
+from pipeline.ingest.timestamps import parse_time, read_any_time
+
+MIN_COLUMNS = 6
+SHARE = 0.9
+
+
+def rows(lines: Iterable[str]) -> list[str]:
+    """Lines joined into rows while a double quote is open (CSV's quoted newlines)."""
+    out: list[str] = []
+    pending: list[str] = []
+    open_quote = False
+    for line in lines:
+        pending.append(line)
+        open_quote ^= line.count('"') % 2 == 1
+        if not open_quote:
+            out.append("\n".join(pending))
+            pending = []
+    return out
+
+
+def split(row: str) -> list[str] | None:
+    """A row's values, or None when the text is not one CSV row."""
+    if "," not in row:
+        return None
+    try:
+        parsed = list(csv.reader(row.splitlines(True) if "\n" in row else [row], strict=True))
+    except csv.Error:
+        return None
+    return parsed[0] if len(parsed) == 1 else None
+
+
+def _time(value: str, opts: ParseOptions):
+    if not value or not value[:1].isdigit():
+        return None
+    return parse_time(value, opts) or read_any_time(value, tz=opts.timezone, year=opts.year, now=opts.now)
+
+
+@dataclass(frozen=True)
+class CsvColumns:
+    """A CSV source's width and which columns hold its time, level and message."""
+
+    width: int
+    time: int
+    level: int | None
+    message: int | None
+
+    @staticmethod
+    def learn(lines: list[str], opts: ParseOptions) -> CsvColumns | None:
+        """The sample's columns (module doc), or None when the sample is not CSV."""
+        table = [values for values in map(split, rows(lines)) if values is not None]
+        if len(table) < 2 or len(table) < SHARE * len(rows(lines)):
+            return None
+        width = max(set(map(len, table)), key=[len(v) for v in table].count)
+        table = [values for values in table if len(values) == width]
+        if width < MIN_COLUMNS or len(table) < 2:
+            return None
+
+        def column(test, start: int = 0) -> int | None:
+            return next((c for c in range(start, width)
+                         if sum(bool(test(values[c])) for values in table) >= SHARE * len(table)), None)
+
+        time = column(lambda v: _time(v, opts))
+        if time is None:
+            return None
+        level = column(lambda v: v.isalpha() and normalize_level(v) is not None)
+        after = max(time, level if level is not None else -1) + 1
+        message = next((c for c in range(after, width)
+                        if sum(" " in values[c] for values in table) >= 0.5 * len(table)), None)
+        return CsvColumns(width, time, level, message)
+
+    def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
+        """One row → a record; None when it is not a row of this width with a time."""
+        values = split(text)
+        if values is None or len(values) != self.width:
+            return None
+        time = _time(values[self.time], opts)
+        if time is None:
+            return None
+        taken = {self.time, self.level, self.message}
+        fields = {f"column_{n + 1}": v for n, v in enumerate(values) if n not in taken and v != ""}
+        message = values[self.message] if self.message is not None else ""
+        record = text_record("csv", message.split("\n", 1)[0], None,
+                             level=values[self.level] if self.level is not None and values[self.level] else None,
+                             time=time, fields=fields)
+        record.message = message.strip()  # the whole value: its lines are the message's, not a trace
+        return record

@@ -1,0 +1,71 @@
+"""Directive lines: lines that say how the lines after them are laid out instead of being records.
+
+The W3C extended log format (IIS, Exchange, many proxies and CDNs) opens a file, and each restart
+of its writer, with `#Software:`, `#Version:`, `#Date:` and `#Fields: date time c-ip cs-method …`
+lines. `#Fields:` names the columns of every line after it, space-separated, `-` for an empty
+value. Such a line configures the source's columns (`Columns`); it is not an event. A record is
+read by its columns' names: `date` and `time` (W3C writes UTC) or a single `date-time`/`datetime`
+column are its time; the other columns' roles are told by their names and values as a JSON
+logger's keys are (`pipeline.ingest.key_roles`); each value is kept under its name in `fields`;
+the message is the line after the time columns.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pipeline.ingest import key_roles
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
+from pipeline.ingest.timestamps import UTC_RULES, parse_time
+
+_DIRECTIVE = re.compile(r"^#(?P<name>[A-Za-z][\w-]*):\s?(?P<value>.*)$")
+_W3C_DIRECTIVES = frozenset({"Software", "Version", "Date", "Fields", "Remark", "Start-Date", "End-Date"})
+_TIME_COLUMNS = (("date", "time"), ("date-time",), ("datetime",))
+
+
+def directive(line: str) -> tuple[str, str] | None:
+    """(name, value) of a W3C directive line, or None when the line is not one."""
+    if not line.startswith("#"):
+        return None
+    m = _DIRECTIVE.match(line.rstrip())
+    if m is None or m["name"] not in _W3C_DIRECTIVES:
+        return None
+    return m["name"], m["value"]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns a `#Fields:` directive names."""
+
+    names: tuple[str, ...]
+
+    @staticmethod
+    def of(value: str) -> Columns | None:
+        names = tuple(value.split())
+        return Columns(names) if names else None
+
+    def time_columns(self) -> tuple[str, ...]:
+        lowered = tuple(n.lower() for n in self.names)
+        return next((group for group in _TIME_COLUMNS if all(g in lowered for g in group)), ())
+
+    def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
+        """One line of these columns → a record, None when its values do not fill them."""
+        first, _, rest = text.partition("\n")
+        values = first.rstrip("\r").split(" ")
+        if len(values) != len(self.names) or not first.strip():
+            return None
+        row = {name: (None if value == "-" else value) for name, value in zip(self.names, values)}
+        lowered = {name.lower(): name for name in self.names}
+        stamp = " ".join(row[lowered[c]] or "" for c in self.time_columns())
+        time = parse_time(stamp, UTC_RULES) if stamp.strip() else None
+        if stamp.strip() and time is None:
+            return None  # a line whose time columns hold no time is not one of these lines
+        taken = {lowered[c] for c in self.time_columns()}
+        message = " ".join(v for n, v in zip(self.names, values) if n not in taken)
+        others = {n: v for n, v in row.items() if n not in taken and v is not None}
+        roles = key_roles.infer(others, ("level", "service", "host", "trace_id"), opts.key_roles)
+        record = text_record("w3c", message, rest or None, time=time, level=others.get(roles.get("level", "")),
+                             scheme=key_roles.level_scheme(roles.get("level", "")),
+                             service=others.get(roles.get("service", "")), host=others.get(roles.get("host", "")),
+                             fields=dict(others))
+        record.trace_id = others.get(roles.get("trace_id", ""))
+        return record

@@ -1,0 +1,154 @@
+"""Which key of a structured record (a JSON object, logfmt's pairs) holds its time, level, message,
+service, host and trace id, told by the key's name and its value, for loggers no list names.
+
+A key's name is cut into words (`__REALTIME_TIMESTAMP` → realtime, timestamp; `traceId` → trace,
+id; `log.level` → log, level); the last word says the role it may have (`…timestamp`, `…time`,
+`…date` a time; `…level`, `…severity`, `…priority` a level (a last word that says the value's
+form, `serviceName`, `severity_text`, gives way to the word before it); `…message`, `…msg` the message;
+`…service`, `…app`, `…component`, `…logger`, `…identifier` the service; `…host`, `…hostname` the
+host; `trace…id` the trace id); a key of one to three letters may abbreviate such a word (MongoDB's
+`t`, `s`, `c`). A name proposes, the value decides: a time must read as an instant after 1990 (ISO
+8601, epoch s/ms/µs/ns by magnitude, as a string or number, or MongoDB's `{"$date": …}`), a level
+must be a level name or number (a `priority` is a syslog severity, 0-7), a message text, a service
+or host one short token. Words that make a number a duration or a clock since boot (`monotonic`,
+`elapsed`, `duration`, `took`, `uptime`, `response`, `latency`) never name a time.
+
+The roles found for one key set are remembered per source (`ParseOptions.key_roles`): the next
+record with the same keys is read with them at once.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.timestamps import TimeRules, parse_time
+
+ROLES = ("time", "level", "message", "service", "host", "trace_id")
+_WORDS: dict[str, frozenset[str]] = {
+    "time": frozenset({"time", "timestamp", "ts", "date", "datetime", "at"}),
+    "level": frozenset({"level", "severity", "lvl", "loglevel", "levelname", "priority", "sev"}),
+    "message": frozenset({"message", "msg", "text", "log"}),
+    "service": frozenset({"service", "app", "application", "component", "logger", "identifier", "program",
+                          "module"}),
+    "host": frozenset({"host", "hostname"}),
+}
+_NOT_AN_INSTANT = frozenset({"monotonic", "elapsed", "duration", "took", "uptime", "response", "latency", "boot",
+                             "offset", "delta", "spent", "ttl", "timeout"})
+_FORM = frozenset({"name", "text", "number", "value", "string", "str"})  # words saying a value's form, not its role
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_TOKEN = re.compile(r"[A-Za-z][\w.:/-]{0,127}")
+MIN_INFERRED_YEAR = 1990
+_CACHE_LIMIT = 64  # key sets remembered per source (a source writes a handful)
+
+
+def words(name: str) -> list[str]:
+    """A key's name as lower-case words: `__REALTIME_TIMESTAMP` → ["realtime", "timestamp"]."""
+    return [w.lower() for part in re.split(r"[^A-Za-z0-9]+", name) for w in _CAMEL.findall(part)]
+
+
+def time_value(value: Any) -> Any:
+    """A time as a JSON logger may wrap it: MongoDB's extended JSON `{"$date": …}` (an ISO string,
+    epoch milliseconds, or `{"$numberLong": "…"}`) → what it wraps."""
+    while isinstance(value, dict) and len(value) == 1:
+        (key, inner), = value.items()
+        if key not in ("$date", "$numberLong"):
+            break
+        value = inner
+    return value
+
+
+def _candidates(name: str) -> list[tuple[str, int]]:
+    """(role, rank) the name proposes, best first: 0 the whole name a role word, 1 its last word,
+    2 an abbreviation of a role word."""
+    split = words(name)
+    if not split:
+        return []
+    if len(split) > 1 and split[-1] in _FORM and any(split[-2] in v for v in _WORDS.values()):
+        split = split[:-1]  # `serviceName`, `hostName`, OpenTelemetry's `severity_text`: the word before says
+    last = split[-1]
+    out: list[tuple[str, int]] = []
+    for role, vocabulary in _WORDS.items():
+        if len(split) == 1 and last in vocabulary:
+            out.append((role, 0))
+        elif last in vocabulary:
+            out.append((role, 1))
+    if "trace" in split and last in ("id", "trace"):
+        out.append(("trace_id", 1 if len(split) > 1 else 0))
+    if not out and len(name) <= 3 and name.isalpha():
+        lower = name.lower()
+        out += [(role, 2) for role, vocabulary in _WORDS.items()
+                if any(word.startswith(lower) and word != lower for word in vocabulary)]
+    if "time" in (role for role, _ in out) and _NOT_AN_INSTANT & set(split):
+        out = [(role, rank) for role, rank in out if role != "time"]
+    return out
+
+
+def level_scheme(name: str) -> str | None:
+    """The number scheme a level key's name says: a priority is syslog's."""
+    return "syslog" if "priority" in words(name) else None
+
+
+def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool:
+    """Whether `value` can be what `role` holds (module doc)."""
+    if value is None or isinstance(value, bool) or value == "":
+        return False
+    if role == "time":
+        moment = parse_time(time_value(value))
+        return moment is not None and moment.year >= MIN_INFERRED_YEAR
+    if role == "level":
+        if isinstance(value, str) and len(value) > 12:
+            return False
+        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 5)):
+            return False
+        return normalize_level(value, scheme=level_scheme(name)) is not None
+    if role == "message":
+        return isinstance(value, str)
+    if role in ("service", "host"):
+        return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
+    if role == "trace_id":
+        return isinstance(value, (str, int)) and 0 < len(str(value)) <= 128
+    return False
+
+
+def infer(record: dict, missing: tuple[str, ...], cache: dict | None) -> dict[str, str]:
+    """The keys of `record` that hold each role in `missing` (none when no key fits), the answer
+    remembered in `cache` by the record's key set."""
+    memo_key = (tuple(record), missing)
+    if cache is not None:
+        known = cache.get(memo_key)
+        if known is not None:
+            return known
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    for position, (name, value) in enumerate(record.items()):
+        for role, rank in _candidates(name):
+            if role in missing and fits(role, name, value, abbreviated=rank == 2):
+                found.setdefault(role, []).append((rank, position, name))
+    roles: dict[str, str] = {}
+    for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
+        free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
+        if free:
+            roles[role] = free[0][2]
+    if cache is not None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[memo_key] = roles
+    return roles
+
+
+_PAIR = re.compile(r"(?<![\w.])([A-Za-z_][\w.@-]*)(?:=|: ?)\"?([0-9][\w:.+-]*)")
+
+
+def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:
+    """The first time a record names in a `key=value` or `Key: value` pair whose key names a time
+    and whose value is one (MySQL's `SET timestamp=1493370459;`, `# Time: 2017-04-28T09:16:30Z`), or
+    None; what a text line with no header time may still write."""
+    if "=" not in text and ":" not in text:
+        return None
+    for m in _PAIR.finditer(text[:4096]):
+        if any(role == "time" for role, _ in _candidates(m.group(1))):
+            value = m.group(2).rstrip(".:;,")
+            moment = parse_time(value, rules)
+            if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                return moment
+    return None

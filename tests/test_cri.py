@@ -1,0 +1,81 @@
+"""Container (CRI) logs: `P` partial lines joined with their stream's `F` line, then each stream's
+lines into records (issue 34.4).
+
+`fluent-bit-cri.log` and its expected records are fluent-bit's multiline test (`cri_input` and
+`cri_output` of tests/internal/multiline.c, Apache 2.0; tests/data/loggers/README.md). The Java trace
+is fluent-bit's `java_input` of the same file, each line written as a CRI `F` line of stderr."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline.ingest.reading import LogFile
+
+LOGGERS = Path(__file__).parent / "data" / "loggers"
+FLUENT_BIT_EXPECTED = ["1a. some multiline log", "1b. some multiline log", "2a. another multiline log",
+                       "2b. another multiline log", "3a. non multiline 1", "4a. non multiline 2",
+                       "3b. non multiline 1", "4b. non multiline 2"]
+JAVA = ['Exception in thread "main" java.lang.IllegalStateException: ..null property',
+        "     at com.example.myproject.Author.getBookIds(xx.java:38)",
+        "     at com.example.myproject.Bootstrap.main(Bootstrap.java:14)",
+        "Caused by: java.lang.NullPointerException",
+        "     at com.example.myproject.Book.getId(Book.java:22)",
+        "     at com.example.myproject.Author.getBookIds(Author.java:35)",
+        "     ... 1 more",
+        "single line"]
+
+
+def scan(path: Path) -> list:
+    return [item for item, _ in LogFile(path, max_bytes=1 << 20).scan(0, final=True, settled=True)]
+
+
+def read_in_batches(path: Path, budget: int) -> list:
+    log, offset, items = LogFile(path, max_bytes=1 << 20), 0, []
+    for _ in range(1000):
+        read = log.read(offset, final=True, settled=True, budget=budget)
+        items += read.items
+        if read.offset == offset and not read.items:
+            return items
+        offset = read.offset
+    raise AssertionError("the reads made no progress")
+
+
+def test_fluent_bits_cri_lines_are_the_records_it_expects():
+    events = scan(LOGGERS / "fluent-bit-cri.log")
+    assert sorted(e.message for e in events) == sorted(FLUENT_BIT_EXPECTED)
+    first = min(events, key=lambda e: int(e.position.rsplit("@", 1)[1]))
+    assert first.fields["format"] == "cri" and first.fields["stream"] == "stdout"
+    assert first.host is None  # `stdout` is the stream, not a syslog host
+    assert first.time == datetime(2019, 5, 7, 18, 57, 50, 904275, tzinfo=timezone.utc)  # its first part's time
+    assert first.position.endswith("@0")
+
+
+def interleaved(tmp_path: Path) -> Path:
+    """stdout's partial lines with stderr's written between them, and a Java trace on stderr."""
+    lines = ["2019-05-07T18:57:50.904275087+00:00 stdout P 1a. some ",
+             "2019-05-07T18:57:50.904275087+00:00 stderr P 1b. some "]
+    lines += [f"2019-05-07T18:57:51.00000000{n}+00:00 stderr F {text}" for n, text in enumerate(JAVA[:7])]
+    lines += ["2019-05-07T18:57:51.904275088+00:00 stdout P multiline ",
+              "2019-05-07T18:57:51.904275088+00:00 stderr F multiline log",
+              "2019-05-07T18:57:52.904275089+00:00 stdout F log",
+              f"2019-05-07T18:57:53.000000000+00:00 stderr F {JAVA[7]}"]
+    path = tmp_path / "pod.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_partial_lines_join_per_stream_and_a_trace_printed_line_by_line_is_one_record(tmp_path):
+    events = {e.message: e for e in scan(interleaved(tmp_path))}
+    assert set(events) == {"1a. some multiline log",
+                           '1b. some Exception in thread "main" java.lang.IllegalStateException: ..null property',
+                           "multiline log", "single line"}
+    trace = events['1b. some Exception in thread "main" java.lang.IllegalStateException: ..null property']
+    assert trace.stack.splitlines() == [line for line in JAVA[1:7]]
+    assert trace.exception == "java.lang.IllegalStateException"
+
+
+def test_reads_cut_anywhere_lose_no_record_and_repeat_none(tmp_path):
+    path = interleaved(tmp_path)
+    whole = sorted((e.position, e.message) for e in scan(path))
+    for budget in (1, 2, 3):
+        assert sorted((e.position, e.message) for e in read_in_batches(path, budget)) == whole
