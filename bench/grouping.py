@@ -7,9 +7,13 @@ masked text). GA: a line counts as right when the set of lines in its predicted 
 the set of lines sharing its ground-truth EventId. Prints GA per system, the means and the
 ratio; goal: mean >= 0.90, no system below 0.70.
 
+Beside each, in the same run: Drain3 with the Loghub benchmark's settings tuned per system
+(logpai/logparser's Drain/benchmark.py), the comparison issue 34 names.
+
 `--raw` also parses each raw X_2k.log through pipeline.ingest.formats (records joined by
 pipeline.ingest.multiline), reports how many records came out in which format and how many
-messages equal Loghub's Content, and the miner's GA on the messages the parser extracted.
+messages equal Loghub's Content, and the miner's and Drain3-benchmark's GA on the messages the
+parser extracted.
 
     .venv/bin/python bench/grouping.py [DIR ...] [--raw] [--json]
 
@@ -32,10 +36,9 @@ from typing import Sequence
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipeline.ingest.formats import SourceParser  # noqa: E402
 from pipeline.incidents.grouping import GOAL_MEAN, GOAL_MIN, baseline, grouping_accuracy, mine  # noqa: E402,F401
+from pipeline.incidents.grouping import drain3_benchmark, read_raw  # noqa: E402
 from pipeline.incidents.grouping import load as load_labelled, systems as labelled_systems  # noqa: E402
-from pipeline.ingest.multiline import MultilineJoiner  # noqa: E402
 
 DEFAULT_DIR = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "data" / "loghub-2k"))
 
@@ -50,17 +53,12 @@ def load(system: Path) -> tuple[list[str], list[str]]:
 
 
 def parse_raw(system: Path) -> tuple[list[str], collections.Counter]:
-    raw = next(system.glob("*.log"))
-    lines = raw.read_bytes().decode("utf-8").splitlines()
-    parser = SourceParser()
-    parser.detect(lines)
-    joiner = MultilineJoiner()
-    messages, formats = [], collections.Counter()
-    for record in joiner.join(enumerate(lines)):
-        parsed = parser.parse(record.text)
-        formats[parsed.format] += 1
-        messages.append(parsed.message)
-    return messages, formats
+    return read_raw(next(system.glob("*.log")))
+
+
+def d3_bench(name: str, messages: list[str], truth: list[str]) -> float | None:
+    predicted = drain3_benchmark(name, messages)
+    return None if predicted is None else grouping_accuracy(predicted, truth)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         content, truth = load(system)
         row = {"system": system.name, "lines": len(truth), "events": len(set(truth)),
                "baseline": grouping_accuracy(baseline(content), truth),
-               "miner": grouping_accuracy(mine(content), truth)}
+               "miner": grouping_accuracy(mine(content), truth),
+               "d3_bench": d3_bench(system.name, content, truth)}
         if args.raw:
             messages, formats = parse_raw(system)
             row["raw_formats"] = dict(formats)
@@ -83,9 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if len(messages) == len(truth):
                 row["raw_equal_content"] = sum(m.strip() == c.strip() for m, c in zip(messages, content))
                 row["raw_miner"] = grouping_accuracy(mine(messages), truth)
+                row["raw_d3_bench"] = d3_bench(system.name, messages, truth)
             else:
                 row["raw_equal_content"] = None
-                row["raw_miner"] = None
+                row["raw_miner"] = row["raw_d3_bench"] = None
         results.append(row)
 
     mean_base = statistics.fmean(r["baseline"] for r in results)
@@ -98,30 +98,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.raw:
         raw = [r["raw_miner"] for r in results if r["raw_miner"] is not None]
         summary["mean_raw_miner"] = statistics.fmean(raw) if raw else None
+        raw_bench = [r["raw_d3_bench"] for r in results if r["raw_d3_bench"] is not None]
+        summary["mean_raw_d3_bench"] = statistics.fmean(raw_bench) if raw_bench else None
+    bench = [r["d3_bench"] for r in results if r["d3_bench"] is not None]
+    summary["mean_d3_bench"] = statistics.fmean(bench) if bench else None
 
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    head = f"{'system':<12}{'lines':>6}{'events':>7}{'baseline':>10}{'miner':>8}"
+    head = f"{'system':<12}{'lines':>6}{'events':>7}{'baseline':>10}{'miner':>8}{'D3 bench':>9}"
     if args.raw:
-        head += f"{'raw GA':>8}  {'msg=Content':>11}  formats"
+        head += f"{'raw GA':>8}{'D3b raw':>8}  {'msg=Content':>11}  formats"
     print(head)
     for r in results:
-        line = f"{r['system']:<12}{r['lines']:>6}{r['events']:>7}{r['baseline']:>10.3f}{r['miner']:>8.3f}"
+        line = (f"{r['system']:<12}{r['lines']:>6}{r['events']:>7}{r['baseline']:>10.3f}{r['miner']:>8.3f}"
+                f"{_cell(r['d3_bench']):>9}")
         if args.raw:
-            ga = "n/a" if r["raw_miner"] is None else f"{r['raw_miner']:.3f}"
             eq = "n/a" if r["raw_equal_content"] is None else f"{r['raw_equal_content']}/{r['lines']}"
             fm = ", ".join(f"{k} {v}" for k, v in sorted(r["raw_formats"].items(), key=lambda kv: -kv[1]))
-            line += f"{ga:>8}  {eq:>11}  {fm}"
+            line += f"{_cell(r['raw_miner']):>8}{_cell(r['raw_d3_bench']):>8}  {eq:>11}  {fm}"
         print(line)
-    tail = f"{'mean':<25}{mean_base:>10.3f}{mean_miner:>8.3f}"
-    if args.raw and summary["mean_raw_miner"] is not None:
-        tail += f"{summary['mean_raw_miner']:>8.3f}"
+    tail = f"{'mean':<25}{mean_base:>10.3f}{mean_miner:>8.3f}{_cell(summary['mean_d3_bench']):>9}"
+    if args.raw:
+        tail += f"{_cell(summary['mean_raw_miner']):>8}{_cell(summary['mean_raw_d3_bench']):>8}"
     print(tail)
+    below = [r["system"] for r in results if r["d3_bench"] is not None and r["miner"] < r["d3_bench"]]
+    print(f"below Drain3's benchmark settings (messages): {', '.join(below) or 'none'}")
     ratio = f"{summary['ratio']:.2f}x" if summary["ratio"] else "n/a"
     print(f"miner/baseline: {ratio}; lowest system {summary['min_miner']:.3f}; goal (mean >= "
           f"{GOAL_MEAN}, none below {GOAL_MIN}): {'met' if summary['goal_met'] else 'NOT met'}")
     return 0
+
+
+def _cell(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 if __name__ == "__main__":

@@ -58,6 +58,11 @@ def test_the_grouping_command_meets_the_ga_goal_on_the_shared_systems(data_dir):
     # in the same run: Drain3 with its defaults and with the Loghub benchmark's per-system settings
     assert all(r["drain3"] is not None and r["drain3_benchmark"] is not None for r in summary["systems"])
     assert summary["mean_miner"] >= 0.95 > summary["mean_drain3_benchmark"]
+    # and on what our reader takes out of the raw lines, beside Drain3's benchmark settings on the same;
+    # at or above those settings on every system, messages only and raw (issue 34.5)
+    assert all(r["raw_miner"] is not None and r["raw_drain3_benchmark"] is not None for r in summary["systems"])
+    assert summary["mean_raw_miner"] >= 0.95
+    assert summary["below_drain3_benchmark"] == [] and summary["below_drain3_benchmark_raw"] == []
 
 
 def test_the_grouping_command_refuses_a_folder_without_labelled_logs(tmp_path, data_dir):

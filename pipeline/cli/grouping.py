@@ -26,19 +26,24 @@ def _text(summary) -> str:
         return f"{value:>9.3f}" if value is not None else f"{'-':>9}"
 
     loo = "mean_loo" in summary
-    head = f"{'system':<14}{'lines':>6}{'templates':>10}{'GA':>9}{'masks':>9}{'Drain3':>9}{'D3 bench':>9}"
-    lines = [head + (f"{'LOO':>9}  picked on the others" if loo else "")]
+    columns = [("GA", "miner"), ("D3 bench", "drain3_benchmark"), ("raw GA", "raw_miner"),
+               ("D3b raw", "raw_drain3_benchmark"), ("masks", "baseline"), ("Drain3", "drain3")]
+    if loo:
+        columns.append(("LOO", "loo"))
+    head = f"{'system':<14}{'lines':>6}{'templates':>10}" + "".join(f"{title:>9}" for title, _ in columns)
+    lines = [head + ("  picked on the others" if loo else "")]
     for r in summary["systems"]:
-        line = (f"{r['system']:<14}{r['lines']:>6}{r['templates']:>10}{cell(r['miner'])}{cell(r.get('baseline'))}"
-                f"{cell(r.get('drain3'))}{cell(r.get('drain3_benchmark'))}")
-        lines.append(line + (f"{cell(r['loo'])}  {r['loo_config']}" if loo else ""))
-    lines.append(f"{'mean':<30}{cell(summary['mean_miner'])}{cell(summary.get('mean_baseline'))}"
-                 f"{cell(summary.get('mean_drain3'))}{cell(summary.get('mean_drain3_benchmark'))}"
-                 + (cell(summary["mean_loo"]) if loo else ""))
+        line = f"{r['system']:<14}{r['lines']:>6}{r['templates']:>10}" + "".join(cell(r.get(key)) for _, key in columns)
+        lines.append(line + (f"  {r['loo_config']}" if loo else ""))
+    lines.append(f"{'mean':<30}" + "".join(cell(summary.get(f"mean_{key}")) for _, key in columns))
     goal = summary["goal"]
-    lines.append("GA: the miner (one configuration); masks: the masked text alone; Drain3: its defaults;"
-                 " D3 bench: Drain3 with the Loghub benchmark's settings tuned per system"
+    lines.append("GA: the miner (one configuration) on the messages; D3 bench: Drain3 with the Loghub benchmark's"
+                 " settings tuned per system; raw: the same two on the messages our reader takes out of the raw"
+                 " lines; masks: the masked text alone; Drain3: its defaults"
                  + ("; LOO: the miner with the threshold, depth and masks the other systems pick" if loo else ""))
+    below = ", ".join(summary["below_drain3_benchmark"]) or "none"
+    below_raw = ", ".join(summary["below_drain3_benchmark_raw"]) or "none"
+    lines.append(f"below Drain3's benchmark settings{' (LOO)' if loo else ''}: {below}; on raw lines: {below_raw}")
     lines.append(f"lowest {summary['min_miner']:.3f}; goal (mean >= {goal['mean']}, none below {goal['min']}): "
                  f"{'met' if summary['goal_met'] else 'NOT met'}")
     return "\n".join(lines)

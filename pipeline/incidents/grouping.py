@@ -6,12 +6,15 @@ the one fingerprints use (`fingerprints.miner.TemplateMiner`, one configuration 
 baseline is the masking fingerprints used before it (`correlation.template`).
 
 A system folder holds `X_2k.log_structured.csv` (LineId, ..., Level?, Content, EventId,
-EventTemplate) and usually the raw `X_2k.log`.
+EventTemplate) and usually the raw `X_2k.log`. GA is measured twice: on the CSV's `Content`
+(messages only) and on the messages our reader takes out of the raw lines (`read_raw`, raw-line
+GA), for the miner and for Drain3 with the Loghub benchmark's settings, in the same run.
 """
 from __future__ import annotations
 
 import collections
 import csv
+import functools
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -20,7 +23,8 @@ from typing import Any, Hashable, Iterable, Sequence
 
 from pipeline.errors import UsageError
 from pipeline.incidents.correlation import template as masked_template
-from pipeline.ingest.formats import exception_in
+from pipeline.ingest.formats import SourceParser, exception_in
+from pipeline.ingest.multiline import MultilineJoiner
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.incidents.opening import OpeningRule
 from pipeline.incidents.fingerprints.miner import TemplateMiner
@@ -74,6 +78,12 @@ DRAIN_BENCHMARK: dict[str, tuple[tuple[str, ...], float, int]] = {
     "OpenStack": ((r"((\d+\.){3}\d+,?)+", r"/.+?\s", r"\d+"), 0.5, 5),
     "Mac": ((r"([\w-]+\.){2,}[\w-]+",), 0.7, 6),
 }
+
+
+def drain3_benchmark(name: str, messages: Sequence[str]) -> list[int] | None:
+    """Drain3 with the Loghub benchmark's settings for the system `name` (None: it has none)."""
+    bench = DRAIN_BENCHMARK.get(name)
+    return None if bench is None else drain3(messages, masks=bench[0], sim_th=bench[1], depth=bench[2])
 
 
 def drain3(messages: Sequence[str], *, masks: Sequence[str] = (), sim_th: float = 0.4, depth: int = 4) -> list[int]:
@@ -153,6 +163,16 @@ class LabelledLog:
     def raw_log(self) -> Path | None:
         return next(iter(sorted(self.folder.glob("*.log"))), None)
 
+    @functools.cached_property
+    def raw_messages(self) -> list[str] | None:
+        """The raw log's messages as our reader takes them out (None: no raw log, or its records
+        do not pair one to one with the labelled lines)."""
+        raw = self.raw_log
+        if raw is None:
+            return None
+        messages, _ = read_raw(raw)
+        return messages if len(messages) == len(self.rows) else None
+
     def error_templates(self, rule: OpeningRule) -> set[str]:
         """EventIds of the lines the opening rule opens incidents for, by the CSV's Level (or, for
         a log without levels, the keyword guess a line without a level gets)."""
@@ -166,6 +186,21 @@ class LabelledLog:
             if rule.opens(event):
                 found.add(row["EventId"])
         return found
+
+
+def read_raw(path: Path) -> tuple[list[str], collections.Counter[str]]:
+    """A raw log through our reader (format detection, records joined across lines): each
+    record's message, and how many records each format read."""
+    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    parser = SourceParser()
+    parser.detect(lines)
+    messages: list[str] = []
+    formats: collections.Counter[str] = collections.Counter()
+    for record in MultilineJoiner().join(enumerate(lines)):
+        parsed = parser.parse(record.text)
+        formats[parsed.format] += 1
+        messages.append(parsed.message)
+    return messages, formats
 
 
 def systems(dirs: Iterable[Path]) -> list[Path]:
@@ -193,22 +228,27 @@ def load(system: Path) -> LabelledLog:
 
 
 def measure(dirs: Iterable[Path], *, with_baseline: bool = True, with_drain3: bool = True,
-            loo: bool = False) -> dict[str, Any]:
+            loo: bool = False, raw: bool = True) -> dict[str, Any]:
     """GA per system and the summary the `grouping` command prints: the miner, the masks alone
     (baseline), Drain3 with its own defaults (one configuration, like the miner) and with the
-    Loghub benchmark's per-system settings, and (`loo`) the miner's leave-one-system-out GA."""
+    Loghub benchmark's per-system settings, each on the messages and (`raw`) on what our reader
+    takes out of the raw lines, and (`loo`) the miner's leave-one-system-out GA."""
     results: list[dict[str, Any]] = []
     logs = [load(system) for system in systems(dirs)]
     for log in logs:
         row: dict[str, Any] = {"system": log.name, "lines": len(log.rows), "templates": len(set(log.event_ids)),
-               "miner": grouping_accuracy(mine(log.contents), log.event_ids)}
+                               "miner": grouping_accuracy(mine(log.contents), log.event_ids)}
         if with_baseline:
             row["baseline"] = grouping_accuracy(baseline(log.contents), log.event_ids)
         if with_drain3:
             row["drain3"] = grouping_accuracy(drain3(log.contents), log.event_ids)
-            bench = DRAIN_BENCHMARK.get(log.name)
-            row["drain3_benchmark"] = None if bench is None else grouping_accuracy(
-                drain3(log.contents, masks=bench[0], sim_th=bench[1], depth=bench[2]), log.event_ids)
+            row["drain3_benchmark"] = _ga_or_none(drain3_benchmark(log.name, log.contents), log.event_ids)
+        if raw:
+            messages = log.raw_messages
+            row["raw_miner"] = None if messages is None else grouping_accuracy(mine(messages), log.event_ids)
+            if with_drain3:
+                row["raw_drain3_benchmark"] = None if messages is None else _ga_or_none(
+                    drain3_benchmark(log.name, messages), log.event_ids)
         results.append(row)
     if loo:
         picked = leave_one_out(logs)
@@ -216,10 +256,21 @@ def measure(dirs: Iterable[Path], *, with_baseline: bool = True, with_drain3: bo
             row["loo"], row["loo_config"] = picked[row["system"]]["ga"], picked[row["system"]]["config"]
     mean = statistics.fmean(r["miner"] for r in results)
     summary: dict[str, Any] = {"systems": results, "mean_miner": mean, "min_miner": min(r["miner"] for r in results),
-               "goal": {"mean": GOAL_MEAN, "min": GOAL_MIN}}
-    for key in ("baseline", "drain3", "drain3_benchmark", "loo"):
+                               "goal": {"mean": GOAL_MEAN, "min": GOAL_MIN}}
+    for key in ("baseline", "drain3", "drain3_benchmark", "loo", "raw_miner", "raw_drain3_benchmark"):
         values = [r[key] for r in results if r.get(key) is not None]
         if values:
             summary[f"mean_{key}"] = statistics.fmean(values)
+    # the issue's bar: at or above Drain3 with its benchmark settings on every system
+    summary["below_drain3_benchmark"] = sorted(
+        r["system"] for r in results
+        if r.get("drain3_benchmark") is not None and r.get("loo", r["miner"]) < r["drain3_benchmark"])
+    summary["below_drain3_benchmark_raw"] = sorted(
+        r["system"] for r in results
+        if None not in (r.get("raw_miner"), r.get("raw_drain3_benchmark")) and r["raw_miner"] < r["raw_drain3_benchmark"])
     summary["goal_met"] = mean >= GOAL_MEAN and summary["min_miner"] >= GOAL_MIN
     return summary
+
+
+def _ga_or_none(predicted: Sequence[Hashable] | None, truth: Sequence[Hashable]) -> float | None:
+    return None if predicted is None else grouping_accuracy(predicted, truth)

@@ -28,9 +28,10 @@ NODE_ATTRIBUTES = ("key_to_child_node", "cluster_ids")
 
 # "user=<*>": a key that stays when its value is generalised.
 _KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
-# Upper-case words are names of states, protocols, verbs (ERROR, HTTPS, SOCKS5, GET): two
-# messages that differ in one are different events, however alike the rest.
-_ENUM_WORD = re.compile(r"^[A-Z][A-Z0-9_]{2,}[,;:.]?$")
+# Upper-case words are names of states, protocols, verbs (ERROR, HTTPS, SOCKS5, GET, a quoted
+# request's "GET): two messages that differ in one are different events, however alike the rest.
+# So are HTTP status codes, the only bare three-digit numbers the masks leave (200, 404).
+_ENUM_WORD = re.compile(r"^[\"'(\[]?[A-Z][A-Z0-9_]{2,}[,;:.)\]]?$|^[1-5][0-9][0-9][,;:.]?$")
 
 
 class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type information

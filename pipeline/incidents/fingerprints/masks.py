@@ -35,18 +35,23 @@ _HOST = (rf"(?<![\w.@/-])(?:[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?\.)+"
 
 # Order matters: each mask runs on the output of the ones before it, so the wider shapes go
 # first (a URL holds a host and a path, a timestamp holds numbers). Placeholders hold no digits,
-# dots, slashes or colons, so later masks leave them alone.
+# dots, slashes or colons, so later masks leave them alone. A pattern that opens with a
+# look-behind opens with a look-ahead for its first character too, (?=\d): the regex engine then
+# skips to the places that can match instead of trying the look-behind at every character.
 MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, flags), placeholder) for pattern, placeholder, flags in (
         # Whatever a quote holds is one value, however many words (a user's note, a SQL text),
         # when it follows "=" or ":" or opens with a space before it; an apostrophe in a word
-        # ("can't") opens nothing.
-        (r'(?<=[=:\s])"(?:[^"\\\n]|\\.){0,500}"(?=[\s,;.)\]]|$)', "<STR>", 0),
+        # ("can't") opens nothing. A request or a statement keeps its verb, which names the
+        # event ("GET <STR>" is not "DELETE <STR>"): an upper-case first word stays.
+        (r'(?<=[=:\s])"([A-Z]{3,}) (?:[^"\\\n]|\\.){0,500}"(?=[\s,;.)\]]|$)', r'"\1 <STR>"', 0),
+        (r'(?<=[=:\s])"(?![A-Z]{3,} )(?:[^"\\\n]|\\.){0,500}"(?=[\s,;.)\]]|$)', "<STR>", 0),
         (r"(?<=[=:\s])'[^'\n]{0,500}'(?=[\s,;.)\]]|$)", "<STR>", 0),
         (r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+", "<URL>", 0),
         # Timestamps: ISO 8601 and its cousins, syslog and C's asctime, dd/Mon/yyyy:HH:MM:SS.
+        # The compact date with a time, fields unpadded too: 20171223-22:16:0:119.
         (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
-         r"(?:Z|[+-]\d{2}:?\d{2}\b)?", "<TS>", 0),
+         r"(?:Z|[+-]\d{2}:?\d{2}\b)?|\b\d{8}-\d{1,2}:\d{1,2}:\d{1,2}(?:[:.,]\d{1,9})?\b", "<TS>", 0),
         (r"\b\d{2,4}/\d{2}/\d{2,4}(?:[ T:]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)?\b", "<TS>", 0),
         (rf"\b\d{{1,2}}/{_MONTH}/\d{{4}}(?::\d{{2}}:\d{{2}}:\d{{2}})?(?: [+-]\d{{4}})?", "<TS>", 0),
         (rf"\b(?:{_WEEKDAY},? +)?{_MONTH} +\d{{1,2}}(?:,? +\d{{4}})?"
@@ -58,26 +63,35 @@ MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_HOST, "<HOST>", 0),
         # A lowercase name with a port is a host too, even a single label ("wpad:80").
         (r"(?<![^\s(\[/@'\"])[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*:\d{2,5}(?![\w.:])", "<HOST>", 0),
-        (r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]|\.\d)", "<IP>", 0),
+        (r"(?=\d)(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?![\w.]|\.\d)", "<IP>", 0),
         (rf"\[{_IPV6}\](?::\d{{1,5}})?|(?<![\w:]){_IPV6}(?![\w:])", "<IP>", 0),
         # File paths, with or without an extension: two or more /segments, or ~/ ./ ../ ones.
-        (r"(?<![\w.:/~@%+<>-])(?:~|\.{1,2})?(?:/[\w.@%+=,:*-]*[\w@%+=*-]){2,}/?", "<PATH>", 0),
-        (r"(?<![\w.:/~@%+<>-])(?:~|\.{1,2})/[\w.@%+=,:-]*[\w@%+=-]", "<PATH>", 0),
+        (r"(?=[~./])(?<![\w.:/~@%+<>-])(?:~|\.{1,2})?(?:/[\w.@%+=,:*-]*[\w@%+=*-]){2,}/?", "<PATH>", 0),
+        (r"(?=[~.])(?<![\w.:/~@%+<>-])(?:~|\.{1,2})/[\w.@%+=,:-]*[\w@%+=-]", "<PATH>", 0),
         # Windows folders may hold spaces ("Program Files"); only the file name ends at one.
         (r"\b[A-Za-z]:\\(?:[^\\\n:*?<>|]+\\)*[^\\\s:*?<>|]*", "<PATH>", 0),
         # Durations and sizes, unit attached or after one space ("12ms", "3.5 s", "<1 sec").
-        (r"(?<![\w.])[<>~]?[-+]?(?:\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?|mins?"
+        (r"(?=[<>~+\d-])(?<![\w.])[<>~]?[-+]?(?:\d+(?:\.\d+)?\s?(?:ns|us|µs|ms|s|secs?|seconds?|mins?"
          r"|minutes?|h|hrs?|hours?|days?|m)(?![\w/]))+", "<DUR>", 0),
         (r"(?<![\w.])[-+]?\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|[kKMGT]b?|B|bytes?)(?![\w/])", "<SIZE>", 0),
         (r"\b0[xX][0-9A-Fa-f]+\b", "<HEX>", 0),
         # Long hex runs are ids (all digits is a number, below).
-        (r"(?<![\w.-])(?=[0-9A-Fa-f]*\d)(?=[0-9A-Fa-f]*[A-Fa-f])[0-9A-Fa-f]{8,}(?![\w]|\.\d)", "<HEX>", 0),
+        (r"(?=[0-9A-Fa-f])(?<![\w.-])(?=[0-9A-Fa-f]*\d)(?=[0-9A-Fa-f]*[A-Fa-f])[0-9A-Fa-f]{8,}(?![\w]|\.\d)", "<HEX>", 0),
         # Numbers: signed, decimal, dotted (1.2.3), exponent, percentages; inside identifiers
         # after _ - # = : or a letter run (blk_-123, appattempt_1445_0020, tty2, CPU#0).
-        (r"(?<![A-Za-z0-9.])[-+]?\d+(?:[._]\d+)*(?:[eE][-+]?\d+)?%?(?![A-Za-z0-9]|\.\d)", "<NUM>", 0),
-        # ...but an upper-case name with a number is a name (SOCKS5, HTTP2, IPV6), not an id.
-        (r"(?<=[A-Za-z])(?<!\b[A-Z])(?<!\b[A-Z]{2})(?<!\b[A-Z]{3})(?<!\b[A-Z]{4})(?<!\b[A-Z]{5})"
+        # An HTTP status code stays a word (a 404 is not a 200): three digits after a status key,
+        # a response's protocol or a quoted request (the digits first: most places fail there).
+        (r"(?<![A-Za-z0-9.])(?![1-5]\d\d(?![\w.])(?:(?<=[Ss]tatus: \d\d\d)|(?<=[Ss]tatus=\d\d\d)"
+         r"|(?<=[Ss]tatus \d\d\d)|(?<=STATUS: \d\d\d)|(?<=STATUS=\d\d\d)|(?<=[Cc]ode: \d\d\d)|(?<=[Cc]ode=\d\d\d)"
+         r"|(?<=HTTP/\d\.\d \d\d\d)|(?<=HTTP/\d \d\d\d)|(?<=\" \d\d\d)))"
+         r"[-+]?\d+(?:[._]\d+)*(?:[eE][-+]?\d+)?%?(?![A-Za-z0-9]|\.\d)", "<NUM>", 0),
+        # ...but an upper-case name with a number is a name (SOCKS5, HTTP2, IPV6), not an id. A
+        # number after a word and a dot is a numbered instance of it too (core.1234).
+        # (A digit first: the engine then skips to digits instead of trying every place.)
+        (r"(?=\d)(?:(?<=[A-Za-z])|(?<=[A-Za-z]\.))(?<!\b[A-Z])(?<!\b[A-Z]{2})(?<!\b[A-Z]{3})(?<!\b[A-Z]{4})(?<!\b[A-Z]{5})"
          r"\d+(?:[._]\d+)*(?![A-Za-z0-9]|\.\d)", "<NUM>", 0),
+        # Fields joined by "|" are words (time|component|pid|text): each varies on its own.
+        (r"(?<=\S)\|(?=\S)", " | ", 0),
         (r"\s+", " ", 0),
         # A list of ids is one value however long it is: "delete blk_1 blk_2 blk_3".
         (r"(?<!\S)(\S*<[A-Z]+>\S*)(?: \1)+(?!\S)", r"\1", 0),
@@ -96,7 +110,7 @@ _c = re.compile
 # implied by every match of its mask, so skipping a mask whose check fails changes nothing.
 # The last two masks (white space, a run of one value) are done without regexes in `_mask`.
 _NEEDS: tuple[tuple[Any, ...], ...] = (
-    ('"',), ("'",), ("://",),
+    ('"',), ('"',), ("'",), ("://",),
     ("-", DIGIT), ("/", DIGIT), ("/", DIGIT),                       # dates
     (DIGIT, _MONTHS, _c(rf"{_MONTH} +\d")), (":", _c(r":\d\d")), (_WEEKDAYS,),  # syslog dates, times, days
     ("-",), ("@",), (".", _c(r"\.[a-z]")), (":", _c(r":\d\d")),       # UUID, e-mail, hosts
@@ -104,7 +118,8 @@ _NEEDS: tuple[tuple[Any, ...], ...] = (
     ("/",), ("/",), (":\\",),                                          # paths
     (DIGIT, _c(r"\d\s?[nuµmshd]")), (DIGIT, _c(r"\d\s?[KMGTPkBb]")),  # durations, sizes
     (("0x", "0X"),), (DIGIT, _c(r"[0-9A-Fa-f]{8}")),                   # hex
-    (DIGIT,), (DIGIT, _c(r"[A-Za-z]\d")),                             # numbers
+    (DIGIT,), (DIGIT, _c(r"[A-Za-z]\.?\d")),                          # numbers
+    ("|",),
 )
 del _c
 assert len(_NEEDS) == len(MASKS) - 2
@@ -119,7 +134,9 @@ Step = tuple[Callable[[str, str], str], str, tuple[Any, ...]]
 def mask_reference(message: str, *, without: frozenset[str] = frozenset()) -> str:
     """`mask` as it is specified: every regex of MASKS in turn (slow; tests check `mask` against it).
     `without`: placeholders whose masks are left out (to measure what each mask is worth)."""
-    steps = [(pattern.sub, placeholder, ()) for pattern, placeholder in MASKS if placeholder not in without]
+    # a mask is left out when its replacement writes a left-out placeholder ('"\1 <STR>"' is a <STR>)
+    steps = [(pattern.sub, placeholder, ()) for pattern, placeholder in MASKS
+             if not any(p in placeholder for p in without)]
     return apply_masks(message[:TEMPLATE_CHARS], steps).strip()
 
 
