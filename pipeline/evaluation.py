@@ -19,12 +19,17 @@ refused instead of measured. `all` is every split but the sealed one.
 
 Figures, per split (`tune`, `holdout`, `holdout2`, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
+- graded: the mean grade of the answers (`pipeline.state.grade`, docs/CONTRACT.md §3: 100 the
+  expected category, 65 another of its area, 35 `unknown` where a cause was expected, 0 a category
+  of another area or one named where none fits) as a share of 100, and `grades`: cases per grade;
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
 - unknown_recall / unknown_precision: expected `unknown` predicted `unknown`, and the reverse;
 - confidence_right / confidence_wrong and calibration_gap = right - wrong (mean confidences);
 - wrong_named: wrong answers naming a category (not `unknown`), their highest confidence, and how
   many reach the code-fix threshold (CODE_FIX_MIN_CONFIDENCE), the misses that could propose a fix;
+- precision_at_fix_threshold: of the answers naming a category at or above that threshold
+  (`named_at_fix_threshold` of them), the share that are right;
 - confusion: {expected: {predicted: count}}.
 
 Hold-outs are reported only in aggregate: per-case rows are kept for the tuning half, so whoever
@@ -38,7 +43,7 @@ import json
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -51,7 +56,7 @@ from pipeline.errors import InvalidEvent, UsageError
 from pipeline.ingest.events import normalize
 from pipeline.engine.graph import thread_config
 from pipeline.incidents.opening import opens_incident
-from pipeline.state import CATEGORIES, IncidentState
+from pipeline.state import CATEGORIES, GRADES, IncidentState, grade
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
@@ -90,6 +95,10 @@ class CaseResult:
     @property
     def right(self) -> bool:
         return self.predicted == self.expected
+
+    @property
+    def grade(self) -> int:
+        return grade(self.expected, self.predicted)
 
 
 def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | None = None,
@@ -198,10 +207,16 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     confusion: dict[str, dict[str, int]] = defaultdict(Counter)
     for r in results:
         confusion[r.expected][r.predicted] += 1
+    confident = [r for r in results if r.predicted != "unknown" and r.confidence >= fix_threshold]
+    grades = Counter(r.grade for r in results)
     return {
         "cases": n,
         "right": len(right),
         "accuracy": _ratio(len(right), n),
+        "graded": _ratio(sum(r.grade for r in results), 100 * n),
+        "grades": {str(g): grades.get(g, 0) for g in GRADES},
+        "precision_at_fix_threshold": _ratio(sum(r.right for r in confident), len(confident)),
+        "named_at_fix_threshold": len(confident),
         "accuracy_at_3": _ratio(sum(r.expected in r.top_doc_categories for r in known), len(known)),
         "accuracy_at_3_cases": len(known),
         "unknown_recall": _ratio(sum(r.predicted == "unknown" for r in expected_unknown), len(expected_unknown)),
@@ -225,7 +240,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
         # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
         overrides: dict[str, Any] = {} if use_model else {"model": None, "embeddings": "offline"}
-        run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
+        run_settings = base.model_copy(update={"data_dir": Path(tmp) / "data", **overrides})
         engine = open_engine(run_settings)
         try:
             started = time.perf_counter()
@@ -276,7 +291,7 @@ def latest_report(data_dir: Path) -> dict | None:
 
 
 def _row(r: CaseResult) -> dict:
-    return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "confidence": r.confidence,
+    return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "grade": r.grade, "confidence": r.confidence,
             "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids}
 
 
