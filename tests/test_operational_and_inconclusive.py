@@ -135,6 +135,7 @@ def test_an_incident_no_cause_fits_gets_an_evidence_report(analyst, kb):
     rca = state.rca
     assert rca.category == "unknown" and rca.confidence <= evidence_report.INCONCLUSIVE_CONFIDENCE
     assert rca.root_cause.startswith("Inconclusive:")
+    assert "3 events in 2 pattern(s), 2 of them errors or warnings" in rca.root_cause
     assert "the first, \"Widget frobnication stalled for batch 7781 on shelf-3\", came from shelf-service" in rca.root_cause
     assert any(n.startswith("pattern ×2 (shelf-service; first 2026-01-05T08:00:00") for n in rca.notes)
     hypotheses = [n for n in rca.notes if n.startswith("hypothesis")]

@@ -50,6 +50,8 @@ class Report:
     hosts: tuple[str, ...]
     hypotheses: tuple[Hypothesis, ...]
     total: int
+    pattern_count: int = 0  # every pattern's, `patterns` holding the first MAX_PATTERNS
+    problem_count: int = 0
 
 
 def _line(event: LogEvent) -> str:
@@ -91,7 +93,8 @@ def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDo
                                 + [f.value for f in findings if f.kind == "host"]))
     hypotheses = cited(_hypotheses(events, problems, earliest, findings, similar), events)
     return Report(patterns=tuple(patterns[:MAX_PATTERNS]), first=earliest, services=services, hosts=hosts,
-                  hypotheses=tuple(hypotheses[:MAX_HYPOTHESES]), total=len(events))
+                  hypotheses=tuple(hypotheses[:MAX_HYPOTHESES]), total=len(events), pattern_count=len(patterns),
+                  problem_count=sum(1 for p in patterns if _problem(p)))
 
 
 def cited(hypotheses: list[Hypothesis], events: list[LogEvent]) -> list[Hypothesis]:
@@ -172,9 +175,8 @@ def root_cause(report: Report) -> str:
     if report.first is None or report.first.first_event is None:
         return head
     start = report.first.first_event
-    problems = [p for p in report.patterns if _problem(p)]
-    return (f"{head} {report.total} events in {len(report.patterns)} pattern(s)"
-            + (f", {len(problems)} of them errors or warnings" if problems else "")
+    return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
+            + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
             + f"; the first, \"{_line(start)[:120]}\", came from {start.service} at "
             f"{start.time.isoformat(timespec='seconds')}. Services: {', '.join(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else "."))
