@@ -27,6 +27,9 @@ a string the events contain; and `healthy: true` for a control with no incident 
 
 Figures, per split (each split run, and `all` when more than one ran):
 - accuracy: predicted category == expected, over every case (`unknown` included);
+- graded: the mean grade of the answers (`pipeline.state.grade`, docs/CONTRACT.md §3: 100 the
+  expected category, 65 another of its area, 35 `unknown` where a cause was expected, 0 a category
+  of another area or one named where none fits) as a share of 100, and `grades`: cases per grade;
 - accuracy_at_3: the expected category is among the categories of the top-3 retrieved docs,
   over the cases whose expected category is not `unknown` (no doc declares `unknown`);
 - unknown_recall / unknown_precision: expected `unknown` predicted `unknown`, and the reverse;
@@ -38,7 +41,9 @@ Figures, per split (each split run, and `all` when more than one ran):
   cause, the findings or the recommendation; the quoted evidence does not count), over
   key_facts_checked facts, None when no case has facts;
 - healthy / healthy_opened: the healthy controls, and how many of them have an event that would
-  open an incident (opens_incident): a control should open none.
+  open an incident (opens_incident): a control should open none;
+- precision_at_fix_threshold: of the answers naming a category at or above that threshold
+  (`named_at_fix_threshold` of them), the share that are right;
 
 Hold-outs are reported only in aggregate: per-case rows are kept for the open splits (DETAILED_SPLITS),
 so whoever tunes the analyzer never reads which held-out cases it gets wrong. The report is written only under
@@ -64,7 +69,7 @@ from pipeline.errors import InvalidEvent, UsageError
 from pipeline.ingest.events import normalize
 from pipeline.engine.graph import thread_config
 from pipeline.incidents.opening import opens_incident
-from pipeline.state import CATEGORIES, IncidentState
+from pipeline.state import CATEGORIES, GRADES, IncidentState, grade
 
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
@@ -115,6 +120,10 @@ class CaseResult:
     @property
     def right(self) -> bool:
         return self.predicted == self.expected
+
+    @property
+    def grade(self) -> int:
+        return grade(self.expected, self.predicted)
 
 
 def load_cases(source: Path = EVAL_DIR, *, split: str = "tune", limit: int | None = None,
@@ -250,10 +259,16 @@ def figures(results: list[CaseResult], *, fix_threshold: float = 0.5) -> dict:
     facts_found = sum(len(r.facts_found) for r in results)
     facts_checked = facts_found + sum(len(r.facts_missed) for r in results)
     healthy = [r for r in results if r.healthy]
+    confident = [r for r in results if r.predicted != "unknown" and r.confidence >= fix_threshold]
+    grades = Counter(r.grade for r in results)
     return {
         "cases": n,
         "right": len(right),
         "accuracy": _ratio(len(right), n),
+        "graded": _ratio(sum(r.grade for r in results), 100 * n),
+        "grades": {str(g): grades.get(g, 0) for g in GRADES},
+        "precision_at_fix_threshold": _ratio(sum(r.right for r in confident), len(confident)),
+        "named_at_fix_threshold": len(confident),
         "accuracy_at_3": _ratio(sum(r.expected in r.top_doc_categories for r in known), len(known)),
         "accuracy_at_3_cases": len(known),
         "unknown_recall": _ratio(sum(r.predicted == "unknown" for r in expected_unknown), len(expected_unknown)),
@@ -332,7 +347,7 @@ def latest_report(data_dir: Path) -> dict | None:
 
 
 def _row(r: CaseResult) -> dict:
-    return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "confidence": r.confidence,
+    return {"id": r.case_id, "expected": r.expected, "predicted": r.predicted, "grade": r.grade, "confidence": r.confidence,
             "top_doc_categories": r.top_doc_categories, "top_doc_ids": r.top_doc_ids,
             "facts_found": r.facts_found, "facts_missed": r.facts_missed}
 

@@ -25,6 +25,34 @@ Category = Literal[
     "serialization_error", "data_integrity", "concurrency_conflict", "resource_exhaustion",
     "queue_backlog", "dependency_mismatch", "unknown",
 ]
+# Where a category's cause lies: the area a reviewer looks in first. A wrong category of the right
+# area still points there (graded 65 by `grade`); unknown is an area of its own.
+AREAS: dict[str, str] = {
+    **dict.fromkeys(("db_pool_exhausted", "db_deadlock", "db_schema_mismatch", "data_integrity",
+                     "concurrency_conflict"), "database"),
+    **dict.fromkeys(("upstream_timeout", "upstream_rate_limited", "upstream_auth_failure", "tls_certificate",
+                     "dns_resolution", "connection_refused"), "dependency"),
+    **dict.fromkeys(("out_of_memory", "disk_full", "resource_exhaustion", "queue_backlog"), "capacity"),
+    **dict.fromkeys(("null_reference", "config_missing", "serialization_error", "dependency_mismatch"), "code"),
+    "unknown": "unknown",
+}
+GRADES = (100, 65, 35, 0)
+
+
+def grade(expected: str, predicted: str) -> int:
+    """The graded accuracy of one answer (docs/CONTRACT.md §3, after incident.io's 100/65/35/0):
+    100 the expected category; 65 another category of the same area (AREAS); 35 `unknown` where a
+    cause was expected (an abstention: no wrong claim, no lead either); 0 a category of another
+    area, or any category named where none fits (`unknown` expected)."""
+    if predicted == expected:
+        return 100
+    if predicted == "unknown":
+        return 35
+    if expected != "unknown" and AREAS.get(predicted) == AREAS.get(expected):
+        return 65
+    return 0
+
+
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
 Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pipeline.analyst.consistency import contradicted_hint
 from pipeline.analyst.findings import FRAME_RULES, LIBRARY_PATH
+from pipeline.analyst.technology import evidence_stack, foreign_step
 from pipeline.knowledge.index import Doc
 from pipeline.state import IncidentState
 
@@ -179,10 +180,17 @@ def _set_property(lines: list[str], key: str, value: str) -> tuple[list[str], in
     return (out, changed, old) if changed else None
 
 
-def hint_steps(doc: Doc | None, *, skip: dict | None = None) -> list[str]:
-    """The doc's fix hints as by-hand plan steps, leaving out the hint the diff applies (`skip`)."""
+def own_hints(doc: Doc | None, stack: frozenset[str]) -> list[dict]:
+    """The doc's fix hints less another stack's (a hint naming only technologies the evidence does
+    not show: pipeline/analyst/technology.py `foreign_step`, `stack` from `evidence_stack`)."""
+    return [hint for hint in (doc.fix_hints if doc else ())
+            if not foreign_step(f"{hint.get('hint') or ''} {hint.get('key') or ''}", stack)]
+
+
+def hint_steps(doc: Doc | None, stack: frozenset[str], *, skip: dict | None = None) -> list[str]:
+    """The doc's own fix hints (`own_hints`) as by-hand plan steps, leaving out the hint the diff applies (`skip`)."""
     return [f"By hand (not in the diff): {hint['hint']} ({hint.get('applies_to') or 'any file'})"
-            for hint in (doc.fix_hints if doc else ()) if hint.get("hint") and hint != skip]
+            for hint in own_hints(doc, stack) if hint.get("hint") and hint != skip]
 
 
 def curated_plan(state: IncidentState, doc: Doc | None) -> list[str]:
@@ -192,7 +200,7 @@ def curated_plan(state: IncidentState, doc: Doc | None) -> list[str]:
     then size the pool") is not the diff's, and a plan that says one thing while its diff does
     another cannot be approved in good conscience.
     """
-    return hint_steps(doc)
+    return hint_steps(doc, evidence_stack(state.evidence))
 
 
 def sha256_of(plan: list[str], diff: str | None, target_file: str | None) -> str:
@@ -253,14 +261,16 @@ def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list
     whose first step states exactly that change with the evidence's numbers (or says plainly that
     there is no diff); then the analyst's steps and the hints to apply by hand; then how to verify."""
     facts = list(facts or [])
-    change, diff, target = _first_change(state, doc, repo_dir)
+    stack = evidence_stack(state.evidence)
+    change, diff, target = _first_change(state, doc, repo_dir, stack)
     steps = [_change_step(change, facts) if change else _no_diff_step(doc, file_refs(state),
                                                                      state.rca.category if state.rca else None)]
     skip = change.get("hint_ref") if change else None
     # the hint the diff applies is the diff's step, never a by-hand one too (whoever wrote the plan)
-    done = [] if skip is None else [s for s in hint_steps(doc) if s not in hint_steps(doc, skip=skip)]
+    unskipped = hint_steps(doc, stack, skip=skip)
+    done = [] if skip is None else [s for s in hint_steps(doc, stack) if s not in unskipped]
     by_hand = ([step for step in plan if step not in steps and step not in done]
-               + [s for s in hint_steps(doc, skip=skip) if s not in plan])
+               + [s for s in unskipped if s not in plan])
     steps += by_hand + [_verify_step(state)]
     if change:
         change = {k: v for k, v in change.items() if k != "hint_ref"}
@@ -268,11 +278,12 @@ def propose(state: IncidentState, doc: Doc | None, repo_dir: Path, *, plan: list
             "hash": sha256_of(steps, diff, target)}
 
 
-def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path) -> tuple[dict | None, str | None, str | None]:
+def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path,
+                  stack: frozenset[str]) -> tuple[dict | None, str | None, str | None]:
     if doc is None:
         return None, None, None
     refs = file_refs(state)
-    for hint in doc.fix_hints:
+    for hint in own_hints(doc, stack):
         pattern = str(hint.get("applies_to") or "")
         kind = hint.get("kind")
         if kind == "null_guard":

@@ -14,7 +14,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import findings, fixes, quotes, technology
+from pipeline.analyst import evidence_report, findings, fixes, ideas, operational, quotes, technology
+from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
 from pipeline.knowledge.index import Doc, KnowledgeBase
@@ -30,6 +31,7 @@ class Support:
     score: float
     doc: Doc
     matched: tuple[str, ...]
+    worded: bool = False  # named by the ideas of its cause (pipeline/analyst/ideas.py), no signature
 
 
 def category_support(kb: KnowledgeBase, text: str, *, shown: frozenset[str] | None = None) -> list[Support]:
@@ -91,8 +93,9 @@ class OfflineAnalyst:
         extracted = findings.extract(state.evidence)
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
-        supports = category_support(self.kb, evidence_text(state.evidence),
-                                    shown=technology.shown_by(state.evidence))
+        shown = technology.shown_by(state.evidence)
+        supports = self._with_worded(state, category_support(self.kb, evidence_text(state.evidence), shown=shown),
+                                     shown)
         # the reviewer's words are evidence too: the doc they describe, what they say it is not
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         requested = requested_category(state.feedback)
@@ -111,6 +114,10 @@ class OfflineAnalyst:
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
                                            coverage=_error_coverage(state.evidence, per_event))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
+        if top.worded:
+            confidence = min(confidence, ideas.IDEA_CONFIDENCE)
+            notes = [f"named by the ideas of its cause in the events' words ({top.matched[0]}), no doc's signature: "
+                     f"confidence stays at most {ideas.IDEA_CONFIDENCE}; doc {top.doc.doc_id} explains why"]
         if runner_up:
             closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
@@ -118,11 +125,30 @@ class OfflineAnalyst:
         return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes,
                          reading=reading)
 
+    def _with_worded(self, state: IncidentState, supports: list[Support], shown: frozenset[str]) -> list[Support]:
+        """The signatures' supports and, for a category none supports, the ideas of its cause worded
+        in one event (pipeline/analyst/ideas.py), its doc the most similar of its category that fits
+        the evidence's technology."""
+        have = {s.category for s in supports}
+        ranked = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in self.kb.by_id]
+        worded = []
+        for category, (label, _) in ideas.categories_worded(state.evidence).items():
+            if category in have:
+                continue
+            docs = list({d.doc_id: d for d in [*ranked, *self.kb.docs] if d.category == category}.values())
+            docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
+            if docs:
+                worded.append(Support(category=category, score=ideas.IDEA_SCORE, doc=docs[0],
+                                      matched=(f"the ideas of {label}",), worded=True))
+        return sorted(supports + worded, key=lambda s: (-s.score, s.category)) if worded else supports
+
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None) -> RCA:
         quoted = quotes.quotes_for(state.evidence, found, doc)
         cause = quotes.concrete_cause(category, found)
-        root_cause = " ".join(p for p in (cause, doc.root_cause if doc else None) if p)
+        # what the events name first; the doc is the "why this happens" paragraph, not the cause
+        why = f"Why this happens: {doc.root_cause.strip()}" if doc and doc.root_cause else None
+        root_cause = " ".join(p for p in (cause, quotes.specifics(state.evidence), why) if p)
         notes = list(notes)
         if reading is not None and reading.says_anything:
             root_cause = without_sentences(root_cause, reading.not_words)
@@ -195,17 +221,19 @@ class OfflineAnalyst:
                          confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False) -> RCA:
+        """Inconclusive: the evidence report (pipeline/analyst/evidence_report.py) instead of a cause."""
         top = state.similar_docs[0] if state.similar_docs else None
         note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
                 if top else "no similar doc")
         if requested:
             note = "unknown as a reviewer asked; " + note
-        quoted = quotes.quotes_for(state.evidence, found, None) or _first_lines(state.evidence)
-        return RCA(category="unknown", confidence=round(min(0.3, 0.1 + (top.score if top else 0) * 0.2), 2),
-                   root_cause="No known cause is supported by the evidence: no curated error signature "
-                              "matches these events.",
+        report = evidence_report.build(state.evidence, found, list(state.similar_docs))
+        quoted = evidence_report.example_quotes(report) or _first_lines(state.evidence)
+        confidence = round(min(evidence_report.INCONCLUSIVE_CONFIDENCE, 0.1 + (top.score if top else 0) * 0.2), 2)
+        return RCA(category="unknown", confidence=confidence, root_cause=evidence_report.root_cause(report),
                    evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
-                   doc_ids=[], analyst=self.name, findings=found, quotes=quoted, notes=[note])
+                   doc_ids=[], analyst=self.name, findings=found, quotes=quoted,
+                   notes=[note, *evidence_report.notes(report)])
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca
@@ -218,14 +246,24 @@ class OfflineAnalyst:
                      "Record the incident as operational (not a code defect) with the evidence attached."]
             action = f"Handle {state.service} operationally, no code change: {cause}."
         elif doc is None:
-            steps = ["Collect more context: widen the log window and check recent deploys and config changes.",
-                     "Reproduce the failing request in staging with the trace ids from the evidence.",
-                     "Escalate to the owning team of the service with the evidence attached."]
-            action = f"Investigate {state.service}: no known cause matched; gather more evidence before changing anything."
+            # inconclusive: the steps are the evidence report's checks, naming its own patterns and hosts
+            report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs))
+            steps = evidence_report.steps(report, state.service)
+            lead = report.hypotheses[0].statement if report.hypotheses else "no hypothesis rests on these events"
+            action = f"Investigate {state.service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
         else:
-            steps = list(doc.remediation) or [doc.root_cause]
             cause = quotes.concrete_cause(rca.category, rca.findings) if rca else None
-            action = f"{cause} {steps[0]}" if cause else steps[0]
+            # a borrowed doc's steps for another stack (SQLAlchemy advice for a Kafka client) are left out
+            steps = technology.own_steps(doc.remediation, state.evidence)
+            kind = operational_cause(rca, state.evidence)
+            if kind:
+                # no code change fixes it: the runbook step first, naming the evidence's own entities
+                steps = operational.runbook(kind, rca.findings if rca else [], state.service) + steps
+                action = f"Handle {state.service} operationally ({operational.KINDS[kind]}), no code change: " \
+                         f"{cause or steps[0]}"
+            else:
+                steps = steps or [f"Check what the evidence names first: {cause or doc.title}."]
+                action = f"{cause} {steps[0]}" if cause else steps[0]
         revision = state.revisions + (1 if feedback else 0)
         requests = [*state.feedback] if feedback is None or feedback in state.feedback else [*state.feedback, feedback]
         if feedback:

@@ -175,3 +175,36 @@ def where_it_fails(findings: list[Finding]) -> str | None:
         return None
     head = f"{_code(error.rsplit('.', 1)[-1])} is raised" if error else "The errors occur"
     return head + (f" at {_code(where)}" if where else "") + (f" ({', '.join(named)})" if named else "") + "."
+
+
+_CAUSED_BY = re.compile(r"^\s*Caused by: (?P<what>[\w$.]+(?:Exception|Error|Failure|Exit)\b[^\n]{0,200})", re.M)
+_SPECIFIC_CHARS = 16_000  # of a stack: the deepest cause is near its end
+
+
+def deepest_caused_by(events: list[LogEvent]) -> str | None:
+    """The last `Caused by:` line of the first trace that has one (the innermost cause a JVM prints)."""
+    for event in events:
+        text = event.stack or (event.message if "\n" in event.message else "")
+        found = list(_CAUSED_BY.finditer(text[-_SPECIFIC_CHARS:]))
+        if found:
+            return found[-1].group("what").strip()
+    return None
+
+
+def first_error(events: list[LogEvent]) -> LogEvent | None:
+    """The earliest ERROR or FATAL event (the earliest event when no level says so)."""
+    errors = [e for e in events if e.level in ("ERROR", "FATAL")] or [e for e in events if e.level is None]
+    return min(errors, key=lambda e: e.time) if errors else None
+
+
+def specifics(events: list[LogEvent]) -> str:
+    """What the events name beyond the category's entities: the first error's time and service,
+    and the deepest `Caused by` of a trace (empty when they name neither)."""
+    parts = []
+    start = first_error(events)
+    if start is not None:
+        parts.append(f"The first error came from {start.service} at {start.time.isoformat(timespec='seconds')}.")
+    deepest = deepest_caused_by(events)
+    if deepest:
+        parts.append(f"The deepest cause in the trace: `{deepest}`.")
+    return " ".join(parts)

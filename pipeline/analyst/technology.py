@@ -180,3 +180,62 @@ def by_analogy(events: list[LogEvent], doc: Doc | None) -> str | None:
         return None
     return (f"By analogy: the evidence shows {describe(shown)}, and doc {doc.doc_id} was written for "
             f"{', '.join(doc.systems)}; its cause is a likeness, not a diagnosis of this technology.")
+
+
+# the technologies a remediation step can name: the libraries and products above, and the runtimes,
+# less the ones that are ordinary words in a sentence ("requests", "express", "go", "spark")
+_ORDINARY = frozenset({"requests", "express", "spark", "pip", "poetry", "pg", "go", "net", "scala", "knex", "viper",
+                       "feign", "jackson", "v8", "webclient", "pydantic", "pandas"})
+_STEP_WORDS: dict[str, str] = {name: name for name in (*RUNTIME_OF, *set(RUNTIME_OF.values()), "postgres",
+                                                       "postgresql", "mysql", "mariadb", "kafka", "redis", "rabbitmq",
+                                                       "elasticsearch", "mongodb", "hikaricp", "lettuce", "jedis",
+                                                       "pgbouncer", "celery", "tenacity", "kombu", "node.js", "nodejs")
+                               if name not in _ORDINARY and "/" not in name}
+_RUNTIME_WORDS = {**{r: r for r in set(RUNTIME_OF.values())}, "nodejs": "node", "node.js": "node"}
+_STEP_NAMES = re.compile(r"(?<![\w.-])(" + "|".join(sorted(map(re.escape, _STEP_WORDS), key=len, reverse=True))
+                         + r")(?![\w-])", re.I)
+
+
+@functools.lru_cache(maxsize=256)  # the same evidence is read by the recommendation and the fix plan
+def named_technologies(text: str) -> frozenset[str]:
+    """The libraries, products and runtimes a piece of prose (a doc's step or hint) names, lowered."""
+    return frozenset(m.group(1).lower() for m in _STEP_NAMES.finditer(text or ""))
+
+
+def evidence_stack(events: list[LogEvent]) -> frozenset[str]:
+    """What `foreign_step` compares a step with, read once per analysis: the technologies the events
+    show (shown_by) and, prefixed `named:`, the libraries and products their words name."""
+    mentioned = named_technologies(_evidence_words(events))
+    return shown_by(events) | {f"named:{name}" for name in mentioned}
+
+
+@functools.lru_cache(maxsize=4096)
+def foreign_step(step: str, stack: frozenset[str]) -> bool:
+    """Whether a doc's step is another stack's (`stack` from `evidence_stack`): it names technologies
+    (SQLAlchemy, redis-py, Celery) and none of them is one the evidence shows or names, nor a library
+    of a runtime it shows (issue 36.5: a borrowed doc never carries another stack's steps). A step
+    naming no technology is nobody's in particular and fits."""
+    named = named_technologies(step)
+    # a runtime counts when the evidence shows it (its careful cues: "node -1" in a Kafka line is no
+    # Node.js); a library when the evidence shows its runtime (a Spring key for a Java service) or
+    # names it; a product (postgres, kafka) when the evidence shows or names it
+    return bool(named) and not any(
+        _RUNTIME_WORDS[name] in stack if name in _RUNTIME_WORDS else
+        (name in stack or f"named:{name}" in stack or RUNTIME_OF.get(name, name) in stack) for name in named)
+
+
+def own_steps(steps: Iterable[str], events: list[LogEvent]) -> list[str]:
+    """The steps that are not another stack's (`foreign_step`), in their order."""
+    stack = evidence_stack(events)
+    return [step for step in steps if not foreign_step(step, stack)]
+
+
+def _evidence_words(events: list[LogEvent]) -> str:
+    seen: set[str] = set()
+    parts = []
+    for event in events:
+        text = _event_text(event).lower()
+        if text not in seen:
+            seen.add(text)
+            parts.append(text)
+    return "\n".join(parts)

@@ -5,6 +5,7 @@ from collections import Counter, defaultdict
 
 from pipeline.backtest.human import OUTCOME_WORDS, OUTCOMES
 from pipeline.engine import Engine
+from pipeline.state import grade
 from pipeline.store import backtests
 
 
@@ -72,6 +73,10 @@ def report(engine: Engine, backtest_id: str) -> dict:
             "labelled": len(labelled),
             "live_agreement": _share(sum(r["old_category"] == r["human_category"] for r in labelled), len(labelled)),
             "candidate_agreement": _share(sum(r["new_category"] == r["human_category"] for r in labelled), len(labelled)),
+            # graded as `eval` grades (docs/CONTRACT.md §3), against the category the reviewers approved
+            "live_graded": _graded(labelled, "old"),
+            "candidate_graded": _graded(labelled, "new"),
+            "candidate_precision_at_fix_threshold": _precision(labelled, engine.deps.code_fix_min_confidence),
             "newly_fix_eligible": sum(r["newly_fix_eligible"] for r in analysed),
             "fix_no_longer_eligible": sum(r["fix_no_longer_eligible"] for r in analysed),
         },
@@ -94,13 +99,28 @@ def _share(n: int, d: int) -> float | None:
     return round(n / d, 3) if d else None
 
 
+def _graded(labelled: list[dict], side: str) -> float | None:
+    """The mean grade (pipeline.state.grade) of the old or new categories, as a share of 100."""
+    return _share(sum(grade(r["human_category"], r[f"{side}_category"] or "unknown") for r in labelled),
+                  100 * len(labelled))
+
+
+def _precision(labelled: list[dict], threshold: float) -> float | None:
+    """Of the candidate's categories named at or above the code-fix threshold, the share reviewers approved."""
+    named = [r for r in labelled if (r["new_category"] or "unknown") != "unknown"
+             and (r["new_confidence"] or 0.0) >= threshold]
+    return _share(sum(r["new_category"] == r["human_category"] for r in named), len(named))
+
+
 def report_text(rep: dict) -> str:
     """The report as the CLI prints it."""
     b, s = rep["backtest"], rep["summary"]
     lines = [f"Backtest {b['backtest_id']}: {b['candidate']} — {b['status']}, {b['done']}/{b['total']} incidents",
              f"  analysed {s['analysed']}, skipped {s['skipped']}; category changed on {s['category_changed']}",
              f"  agreement with what reviewers approved ({s['labelled']} labelled): live "
-             f"{_pct(s['live_agreement'])}, candidate {_pct(s['candidate_agreement'])}",
+             f"{_pct(s['live_agreement'])}, candidate {_pct(s['candidate_agreement'])}; graded live "
+             f"{_pct(s['live_graded'])}, candidate {_pct(s['candidate_graded'])}; candidate precision at the "
+             f"code-fix threshold {_pct(s['candidate_precision_at_fix_threshold'])}",
              f"  code fix newly eligible: {s['newly_fix_eligible']}; no longer eligible: {s['fix_no_longer_eligible']}",
              "", f"{'human outcome':<40} {'incidents':>9} {'same':>5} {'changed':>7} {'agrees':>6}"]
     for o in rep["by_outcome"].values():

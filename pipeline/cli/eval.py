@@ -1,6 +1,6 @@
 """`eval [--json] [--split tune|holdout|holdout2|outside|outside-sealed|all]`: the labelled incidents through the real pipeline.
 
-Prints accuracy, retrieval accuracy@3, unknown recall, the calibration gap, the key facts named and a
+Prints accuracy, graded accuracy, precision at the code-fix threshold, retrieval accuracy@3, unknown recall, the calibration gap, the key facts named and a
 per-category confusion table, and writes the figures to <data dir>/eval-latest.json (what the
 knowledge page shows); it never writes into the repository. `tune` is the default. `holdout` is the
 2026-11 hold-out file, as before the split into files; `holdout2` is the 2026-12 one, sealed;
@@ -81,7 +81,8 @@ def _from_decisions(args, settings) -> int:
     return 0
 
 
-COLUMNS = (("cases", "cases", "{:>5}"), ("accuracy", "accuracy", "{:>8}"), ("acc@3", "accuracy_at_3", "{:>6}"),
+COLUMNS = (("cases", "cases", "{:>5}"), ("accuracy", "accuracy", "{:>8}"), ("graded", "graded", "{:>6}"),
+           ("acc@3", "accuracy_at_3", "{:>6}"), ("prec@fix", "precision_at_fix_threshold", "{:>8}"),
            ("unk.recall", "unknown_recall", "{:>10}"), ("unk.prec", "unknown_precision", "{:>8}"),
            ("conf.right", "confidence_right", "{:>10}"), ("conf.wrong", "confidence_wrong", "{:>10}"),
            ("gap", "calibration_gap", "{:>6}"), ("facts", "key_facts", "{:>6}"))
@@ -103,6 +104,9 @@ def _text(report: dict) -> str:
     lines.append(f"{'split':<{width}} " + " ".join(fmt.format(title) for title, _, fmt in COLUMNS))
     for name, fig in splits.items():
         lines.append(f"{name:<{width}} " + " ".join(fmt.format(_fmt(fig.get(key))) for _, key, fmt in COLUMNS))
+    lines.append("graded: mean grade / 100 (100 right, 65 same area, 35 unknown where a cause was expected, "
+                 "0 otherwise: docs/CONTRACT.md §3); prec@fix: share right of the categories named at or above "
+                 "the code-fix threshold")
     lines.append("accuracy@3: expected category among the top-3 retrieved docs' (cases not expected unknown); "
                  "gap = mean confidence right - wrong; facts = the cases' key facts the analysis names")
     lines += [f"{name}: {fig['healthy_opened']} of {fig['healthy']} healthy controls would open an incident"

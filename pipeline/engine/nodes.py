@@ -19,6 +19,7 @@ from pipeline.analyst.protocol import Analyst
 from pipeline.analyst.reading import not_code_defect, reranked_docs
 from pipeline.errors import UsageError
 from pipeline.analyst.fixes import facts_of, propose
+from pipeline.analyst.operational import KINDS, operational_cause
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
 from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, Revision,
@@ -131,6 +132,9 @@ def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
         return "no code fix: severity low"
     if not_code_defect(state):
         return "no code fix: a reviewer says it is not a code defect"
+    kind = operational_cause(state.rca, state.evidence)
+    if kind:
+        return f"no code fix: an operational cause ({KINDS[kind]}): the recommendation's runbook steps handle it"
     return ""
 
 
@@ -151,9 +155,11 @@ def approval_payload(state: IncidentState) -> dict[str, Any]:
 
 
 def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
-    """Approved incidents get a code fix only when the RCA is confident and the severity not low."""
+    """Approved incidents get a code fix only when the RCA is confident, the severity not low, and
+    the cause one code can fix (not operational: pipeline/analyst/operational.py)."""
     return (state.rca is not None and state.rca.category != "unknown" and state.rca.supported
-            and state.rca.confidence >= min_confidence and state.severity != "low" and not not_code_defect(state))
+            and state.rca.confidence >= min_confidence and state.severity != "low" and not not_code_defect(state)
+            and operational_cause(state.rca, state.evidence) is None)
 
 
 def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:

@@ -1,0 +1,190 @@
+"""What the offline analyst hands a reviewer beyond a category (issue 36): operational causes get a
+runbook step and never a code fix, a borrowed doc carries no other stack's steps, the root cause
+names what the events name before the doc's "why", and an incident no cause fits gets an
+evidence report whose hypotheses cite its own events and whose steps follow from them."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.analyst import evidence_report
+from pipeline.analyst.evidence_report import Hypothesis, cited
+from pipeline.analyst.offline import OfflineAnalyst
+from pipeline.analyst.technology import evidence_stack, foreign_step
+from pipeline.engine.nodes import fix_eligible, not_eligible_reason
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.embeddings import HashedNgramEmbedder
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import IncidentState
+
+THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder())
+
+
+@pytest.fixture(scope="module")
+def analyst(kb):
+    return OfflineAnalyst(kb)
+
+
+def _events(service: str, *lines, host: str | None = None):
+    out = []
+    for i, line in enumerate(lines):
+        raw = {"message": line} if isinstance(line, str) else dict(line)
+        out.append(normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": "ERROR", "service": service,
+                              **({"host": host} if host else {}), **raw}, source="test", position=str(i)))
+    return out
+
+
+def _analysed(analyst, kb, service: str, *lines, **kw) -> IncidentState:
+    state = IncidentState(incident_id="INC-t", service=service, evidence=_events(service, *lines, **kw))
+    state = state.model_copy(update={"similar_docs": find_similar(kb, state.evidence)})
+    state = state.model_copy(update={"rca": analyst.rca(state), "severity": "high"})
+    return state.model_copy(update={"recommendation": analyst.recommend(state)})
+
+
+DNS = ('psycopg2.OperationalError: could not translate host name "inventory-db.pos.svc.cluster.local" to address: '
+       'Name or service not known')
+FULL = "OSError: [Errno 28] No space left on device: '/var/receipts/2026/11/28/r-1.pdf'"
+OOM_KILLED = "Container receipts-worker in pod receipts-worker-7c9 was OOMKilled (exit code 137), memory limit 512Mi"
+HEAP = ("java.lang.OutOfMemoryError: Java heap space\n\tat com.pos.reports.ReportBuilder.build(ReportBuilder.java:88)")
+
+
+@pytest.mark.parametrize("service, line, named", [
+    ("inventory-service", DNS, "inventory-db.pos.svc.cluster.local"),
+    ("receipts-worker", FULL, "/var/receipts/2026/11/28/r-1.pdf"),
+    ("receipts-worker", OOM_KILLED, "512Mi"),
+])
+def test_an_operational_cause_gets_a_runbook_step_naming_the_evidence_and_no_code_fix(analyst, kb, service, line,
+                                                                                     named):
+    state = _analysed(analyst, kb, service, line, line)
+    assert state.rca.category != "unknown"
+    assert not fix_eligible(state, THRESHOLD) and not fix_eligible(state, 0.0)
+    assert "operational cause" in not_eligible_reason(state, THRESHOLD)
+    first = state.recommendation.steps[0]
+    assert first.startswith("Runbook (operational, no code change)") and named in first
+    assert "operationally" in state.recommendation.action
+
+
+def test_a_heap_exhausted_in_code_is_still_a_code_cause(analyst, kb):
+    state = _analysed(analyst, kb, "reports-java", {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                    "stack": HEAP}, {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                                     "stack": HEAP})
+    assert state.rca.category == "out_of_memory"
+    assert "operational cause" not in not_eligible_reason(state, THRESHOLD)
+    assert not state.recommendation.steps[0].startswith("Runbook")
+
+
+def test_a_network_policy_named_in_the_events_is_operational_whatever_the_category(analyst, kb):
+    state = _analysed(analyst, kb, "orders-java",
+                      "java.net.ConnectException: Connection refused: payments.pos.svc.cluster.local/10.43.1.2:8080",
+                      "egress to payments.pos.svc.cluster.local:8080 denied by network policy default-deny")
+    assert state.rca.category != "unknown"
+    assert not fix_eligible(state, 0.0) and "network policy" in not_eligible_reason(state, THRESHOLD)
+    assert ":8080" in state.recommendation.steps[0]  # the peer the events name
+
+
+KAFKA = ("kafka error: kafka-1.pos.svc.cluster.local:9092/1: Connect to ipv4#10.42.5.21:9092 failed: Connection "
+         "refused (after 0ms in state CONNECT, 28 identical error(s) suppressed)")
+
+
+def test_a_kafka_refusal_gets_no_other_stacks_advice(analyst, kb):
+    state = _analysed(analyst, kb, "receipts-worker", *[{"message": KAFKA, "logger": "receipts.worker"}] * 3)
+    assert state.rca.category == "connection_refused"
+    advice = " ".join([state.recommendation.action, *state.recommendation.steps, *analyst.fix_plan(state)])
+    for other in ("SQLAlchemy", "redis-py", "Celery", "HikariCP", "axios"):
+        assert other not in advice
+    assert state.recommendation.steps  # the doc's stack-neutral steps stay
+
+
+@pytest.mark.parametrize("step, foreign", [
+    ("Use pool_pre_ping (SQLAlchemy) / health_check_interval (redis-py) so dead pooled connections are replaced.", True),
+    ("Add retries with backoff at connection setup (Celery broker_connection_retry, tenacity).", True),
+    ("Identify host:port in the error and check the dependency's pods, endpoints and logs.", False),
+    ("Verify bootstrap.servers and that Kafka's advertised.listeners are reachable from clients.", False),
+])
+def test_a_step_naming_only_technologies_the_evidence_does_not_show_is_another_stacks(step, foreign):
+    assert foreign_step(step, evidence_stack(_events("receipts-worker", KAFKA))) is foreign
+
+
+def test_the_root_cause_names_the_events_specifics_before_the_docs_why(analyst, kb):
+    trace = ("org.springframework.dao.DataAccessResourceFailureException: could not open\n"
+             "\tat com.pos.orders.OrderRepository.save(OrderRepository.java:41)\n"
+             "Caused by: java.net.UnknownHostException: orders-db.pos.svc.cluster.local: Name or service not known")
+    state = _analysed(analyst, kb, "orders-java",
+                      {"message": "java.net.UnknownHostException: orders-db.pos.svc.cluster.local", "stack": trace},
+                      {"message": "java.net.UnknownHostException: orders-db.pos.svc.cluster.local", "stack": trace})
+    cause = state.rca.root_cause
+    assert "orders-db.pos.svc.cluster.local" in cause
+    assert "The first error came from orders-java at 2026-01-05T08:00:00+00:00" in cause
+    assert "`java.net.UnknownHostException: orders-db.pos.svc.cluster.local: Name or service not known`" in cause
+    assert cause.index("orders-db") < cause.index("Why this happens:")
+
+
+UNKNOWN_A = ("Widget frobnication stalled for batch 7781 on shelf-3", "Widget frobnication stalled for batch 7782 on shelf-3",
+             {"message": "Reconciler gave up on ledger 12 after frobnication stall", "level": "WARN"})
+UNKNOWN_B = ("Planet alignment check returned 4 for orbit 9 via gateway astro-gw.example.net",
+             "Planet alignment check returned 5 for orbit 9 via gateway astro-gw.example.net")
+
+
+def test_an_incident_no_cause_fits_gets_an_evidence_report(analyst, kb):
+    state = _analysed(analyst, kb, "shelf-service", *UNKNOWN_A, host="shelf-3")
+    rca = state.rca
+    assert rca.category == "unknown" and rca.confidence <= evidence_report.INCONCLUSIVE_CONFIDENCE
+    assert rca.root_cause.startswith("Inconclusive:")
+    assert "3 events in 2 pattern(s), 2 of them errors or warnings" in rca.root_cause
+    assert "the first, \"Widget frobnication stalled for batch 7781 on shelf-3\", came from shelf-service" in rca.root_cause
+    assert any(n.startswith("pattern ×2 (shelf-service; first 2026-01-05T08:00:00") for n in rca.notes)
+    hypotheses = [n for n in rca.notes if n.startswith("hypothesis")]
+    ids = {e.event_id for e in state.evidence}
+    assert 1 <= len(hypotheses) <= 3
+    for note in hypotheses:
+        cited_ids = note.split("Rests on events ")[1].split(". ")[0].split(", ")
+        assert cited_ids and set(cited_ids) <= ids
+        assert "Confirmed if" in note and "refuted if" in note
+    assert [q.text for q in rca.quotes][:2] == ["Widget frobnication stalled for batch 7781 on shelf-3",
+                                                "Widget frobnication stalled for batch 7782 on shelf-3"]
+
+
+def test_an_inconclusive_recommendation_follows_from_its_report_not_a_boilerplate(analyst, kb):
+    a = _analysed(analyst, kb, "shelf-service", *UNKNOWN_A).recommendation
+    b = _analysed(analyst, kb, "astro-service", *UNKNOWN_B).recommendation
+    assert a.steps != b.steps and a.action != b.action
+    assert any("astro-gw.example.net" in s for s in b.steps)
+    for rec in (a, b):
+        assert not any("trace id" in s for s in rec.steps)  # these events carry none
+        assert rec.steps[0].startswith("Check hypothesis 1:")
+
+
+def test_a_hypothesis_citing_no_event_of_the_incident_is_dropped():
+    events = _events("svc", "one", "two")
+    kept = cited([Hypothesis("rests on nothing", (), "x", "y"),
+                  Hypothesis("rests on another incident", ("elsewhere-1",), "x", "y"),
+                  Hypothesis("rests on one", (events[0].event_id, "elsewhere-2"), "x", "y")], events)
+    assert [(h.statement, h.event_ids) for h in kept] == [("rests on one", (events[0].event_id,))]
+
+
+@pytest.mark.parametrize("service, line, category", [
+    ("orders-service", "Failed to acquire database connection - pool exhausted", "db_pool_exhausted"),
+    ("orders-service", "ConnectionPoolExhausted: All connections in use", "db_pool_exhausted"),
+    ("orders-service", "Could not acquire connection from pool after 30s", "db_pool_exhausted"),
+    ("billing-service", "ERROR SSL certificate expired", "tls_certificate"),
+    ("billing-service", "ExpiredCertException: Certificate expired on 2024-08-03", "tls_certificate"),
+    ("report-api", "POST /api/reports/generate 503 Service Unavailable: Service timeout after 30s", "upstream_timeout"),
+])
+def test_a_cause_in_other_words_is_named_with_capped_confidence(analyst, kb, service, line, category):
+    state = _analysed(analyst, kb, service, line, line, line)
+    assert state.rca.category == category
+    assert state.rca.confidence <= 0.45 and not fix_eligible(state, THRESHOLD)
+
+
+@pytest.mark.parametrize("line", [
+    "Connection pool created with 10 connections",  # a pool, no exhaustion
+    "Certificate for api.example.com renewed, valid until 2027-01-01",  # a certificate, nothing wrong
+    "Resolved 3 hosts for the upstream in 2ms",
+])
+def test_the_words_of_one_idea_alone_name_nothing(analyst, kb, line):
+    assert _analysed(analyst, kb, "svc", line, line).rca.category == "unknown"
