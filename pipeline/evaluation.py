@@ -38,7 +38,7 @@ import json
 import tempfile
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -225,7 +225,7 @@ def evaluate(cases: list[EvalCase], *, settings: Settings | None = None, use_mod
     with tempfile.TemporaryDirectory(prefix="incidentiq-eval-") as tmp:
         # the offline analyzer unless asked otherwise: docs/BENCHMARKS.md's figures are the offline ones
         overrides: dict[str, Any] = {} if use_model else {"model": None, "embeddings": "offline"}
-        run_settings = replace(base, data_dir=Path(tmp) / "data", **overrides)
+        run_settings = base.model_copy(update={"data_dir": Path(tmp) / "data", **overrides})
         engine = open_engine(run_settings)
         try:
             started = time.perf_counter()
