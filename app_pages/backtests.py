@@ -45,11 +45,18 @@ with right:
     st.subheader("By human outcome")
     st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
 
-st.subheader(f"Disagreements ({len(rep['disagreements'])})")
+st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
 if not rep["disagreements"]:
-    st.success("The candidate says what the live analyst said, and what the reviewers approved.")
+    st.success("The candidate names the category the reviewers approved wherever they approved one.")
 for i, item in enumerate(rep["disagreements"]):
     disagreement(item, index=i)
+if rep["changes"]:
+    st.subheader(f"Other changes from the live analysis ({len(rep['changes'])})")
+    st.caption("The candidate differs from the live analyst's answer here without going against what reviewers "
+               "approved: a category they corrected to, a rejected or undecided incident, a code fix newly (or no "
+               "longer) proposed.")
+    for i, item in enumerate(rep["changes"]):
+        disagreement(item, index=i, key="backtests_change")
 if rep["skipped"]:
     with st.expander(f"Skipped ({len(rep['skipped'])})"):
         for sk in rep["skipped"]:

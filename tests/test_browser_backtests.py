@@ -1,6 +1,6 @@
 """Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
-Open a backtest, open one of its disagreements, land on the incident's time travel at the
-checkpoint the backtest started from."""
+Open a backtest, read its chart's labels whole, open one of its disagreements, land on the
+incident's time travel at the checkpoint the backtest started from."""
 from __future__ import annotations
 
 import os
@@ -38,6 +38,16 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 settle(page)
                 expect(page.get_by_role("combobox", name="Backtest")).to_have_value(re.compile(re.escape(run.backtest_id)))
                 expect(page.get_by_text(f"{ids['approved']} — changes a category reviewers approved")).to_be_visible()
+                # the chart's outcome labels are whole and inside the chart (they were cut under the bars)
+                chart = page.get_by_test_id("stPlotlyChart").first
+                labels = chart.locator("g.ytick text")
+                expect(labels.first).to_be_visible(timeout=30_000)
+                assert set(labels.all_inner_texts()) >= {"approved as analysed", "rejected",
+                                                         "approved after a person changed the analysis"}
+                frame = chart.bounding_box()
+                for label in labels.all():
+                    box = label.bounding_box()
+                    assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], box
                 page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
                 expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
                 settle(page)

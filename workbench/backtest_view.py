@@ -57,11 +57,17 @@ def confusion_frame(confusion: dict[str, dict[str, int]]) -> pd.DataFrame:
 
 
 def agreement_figure(by_outcome: dict) -> go.Figure:
-    """Per human outcome: incidents whose category the candidate kept, and changed."""
+    """Per human outcome: incidents whose category the candidate kept, and changed. Horizontal bars,
+    so each outcome's words are a whole label beside its bar (under a half-width column's bars they
+    were cut)."""
     words = [o["words"] for o in by_outcome.values()]
-    fig = go.Figure([go.Bar(name="same category", x=words, y=[o["same_category"] for o in by_outcome.values()]),
-                     go.Bar(name="changed", x=words, y=[o["changed_category"] for o in by_outcome.values()])])
-    fig.update_layout(barmode="stack", height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h"))
+    fig = go.Figure([go.Bar(name="same category", y=words, x=[o["same_category"] for o in by_outcome.values()],
+                            orientation="h"),
+                     go.Bar(name="changed", y=words, x=[o["changed_category"] for o in by_outcome.values()],
+                            orientation="h")])
+    fig.update_layout(barmode="stack", height=120 + 40 * len(words), margin=dict(l=10, r=10, t=10, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02),
+                      yaxis=dict(automargin=True, autorange="reversed"), xaxis=dict(title="incidents"))
     return fig
 
 
@@ -93,31 +99,31 @@ def _side(title: str, category, confidence, root_cause, extra: str = "") -> None
         st.caption(escape_markdown(extra))
 
 
-def disagreement(item: dict, *, index: int) -> None:
-    """One disagreement side by side: the live analysis, the candidate's, and what the human decided."""
+def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
+    """One result side by side: the live analyst's own answer, the candidate's, and who did what."""
     with st.container(border=True):
         head, link = st.columns([4, 1])
         head.markdown(escape_markdown(f"{item['incident_id']} — {VERDICT_WORDS.get(item['verdict'], item['verdict'])}")
                       + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
-        if link.button("Time travel", key=f"backtests_open_{index}", icon=":material/history:",
+        if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
                        help=f"the incident at checkpoint {item['checkpoint_id']}, the one this backtest started from"):
             open_at_checkpoint(item["incident_id"], item["checkpoint_id"])
         old, new, human = st.columns(3)
+        asked = any(s["action"] == "revise" for s in (item["human_decision"] or {}).get("steps") or [])
         with old:
-            _side("Live analysis", item["old_category"], item["old_confidence"], item["old_root_cause"],
+            # the analyst's answer before any person's edit, fork or request: what the candidate is compared with
+            _side("Live analyst's answer" + (", before the request for changes" if asked else ""),
+                  item["old_category"], item["old_confidence"], item["old_root_cause"],
                   "fix proposed" if item["old_proposal_hash"] else "no fix proposed")
         with new:
             _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
                   "fix proposed" if item["new_proposal_hash"] else "no fix proposed")
         with human:
-            decision = item["human_decision"] or {}
-            st.markdown("**Human decision**")
-            st.markdown(escape_markdown(f"{item['outcome'].replace('_', ' ')}"
-                                        + (f" by {decision['reviewer']}" if decision.get("reviewer") else "")))
+            st.markdown("**What people did**")
+            st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
+            for line in item.get("who_did_what") or []:
+                st.caption(escape_markdown(line))
             if item["human_category"]:
                 st.caption(escape_markdown(f"approved category: {item['human_category']}"))
-            for name, edit in (item["human_edit"] or {}).items():
-                st.caption(escape_markdown(f"{edit['by']} edited {name}: {edit['from']} → {edit['to']}"))
-            if decision.get("note"):
-                st.caption(escape_markdown(f"note: {decision['note']}"))
+
