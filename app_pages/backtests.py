@@ -1,21 +1,25 @@
 """Backtests: what a candidate analyst would have said about past incidents, against what the live
 analyst said and what the reviewers decided; each disagreement opens the incident's time travel
-at the checkpoint the backtest started from. Run them with `python -m pipeline backtest`."""
+at the checkpoint the backtest started from. Start one here (a worker process running
+`python -m pipeline backtest`, with its progress, Cancel and Resume) or from the CLI."""
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
-from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, summary
+from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, runs_panel, start_form, summary
 
 workbench = session.workbench()
 service = backtests_of(workbench.review)
 
 st.title("Backtests")
 rows = service.backtests()
+with st.expander("Start a backtest", expanded=not rows, icon=":material/science:"):
+    start_form(service)
+runs_panel(service, rows)
 if not rows:
-    st.info("No backtests yet. Run one with `python -m pipeline backtest` (see `--help`): it re-analyses past "
-            "incidents with a candidate analyst and never touches the live runs.")
+    st.info("No backtests yet. Start one above, or with `python -m pipeline backtest` (see `--help`): it "
+            "re-analyses past incidents with a candidate analyst and never touches the live runs.")
     st.stop()
 by_id = {r["backtest_id"]: r for r in rows}
 wanted = st.query_params.get("backtest")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.run import run_backtest
-from tests.support import texts
+from pipeline.store import backtests
+from tests.support import said, texts, wait_for
 from tests.test_backtest import decided, docs_without
 
 
@@ -46,4 +47,64 @@ def test_without_backtests_the_page_says_how_to_run_one(app):
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception
     assert "python -m pipeline backtest" in texts(app)
+
+
+# -- starting, following and cancelling a backtest from the page ----------------------------------
+def start(app, *, kind: str, value: str = "", scope: str = "decided"):
+    app.switch_page("app_pages/backtests.py").run()
+    app.radio(key="backtests_kind").set_value(kind)
+    app.text_input(key="backtests_value").input(value)
+    app.selectbox(key="backtests_scope").set_value(scope)
+    next(b for b in app.button if b.label == "Start the backtest").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def test_a_backtest_started_on_the_page_runs_in_a_worker_and_its_report_shows(app, paused_engine, tmp_path):
+    decided(paused_engine)
+    settings = tmp_path / "threshold.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.7\n")
+    start(app, kind="settings", value=str(settings), scope="all")
+    assert "Started" in said(app, "success")
+    [row] = wait_for(lambda: [r for r in backtests.backtests(paused_engine.records) if r["status"] == "done"],
+                     timeout=180)
+    assert row["candidate"] == f"settings {settings} (offline analyzer)" and row["done"] == row["total"] == 4
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.selectbox(key="backtests_pick").value == row["backtest_id"]
+    assert {m.label: m.value for m in app.metric}["Incidents"] == "4/4"
+
+
+def test_a_candidate_that_cannot_run_is_refused_before_any_worker_starts(app, paused_engine, tmp_path):
+    start(app, kind="docs", value=str(tmp_path / "missing"))
+    assert "not a directory of error docs" in said(app, "error")
+    start(app, kind="settings", value="")
+    assert "Give the settings file to try." in said(app, "error")
+    assert backtests.backtests(paused_engine.records) == []
+
+
+def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(app, paused_engine, tmp_path):
+    from tests.test_backtest import many_decided, result_count
+
+    ids = many_decided(paused_engine, tmp_path, 60)
+    start(app, kind="live")
+    wait_for(lambda: result_count(paused_engine) >= 3, timeout=180)
+    [running] = backtests.backtests(paused_engine.records)
+    app.run()
+    app.button(key=f"backtests_cancel_{running['backtest_id']}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    # the worker stops and lets the backtest go (resumable)
+    wait_for(lambda: not backtests.backtests(paused_engine.records)[0]["working"], timeout=60)
+    cut = result_count(paused_engine)
+    total = backtests.backtest(paused_engine.records, running["backtest_id"])["total"]
+    assert 3 <= cut < total, "the cancel came too late to test a resume"
+    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "running"
+    app.run()
+    assert f"Stopped: {running['backtest_id']}" in texts(app)
+    app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    wait_for(lambda: backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "done",
+             timeout=240)
+    counted = paused_engine.records.query("SELECT incident_id, count(*) AS n FROM backtest_results GROUP BY incident_id")
+    assert len(counted) == total and {r["n"] for r in counted} == {1} and set(ids) <= {r["incident_id"] for r in counted}
 
