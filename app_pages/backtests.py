@@ -7,6 +7,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
+from workbench.evidence_view import escape_markdown
 from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, runs_panel, start_form, summary
 
 workbench = session.workbench()
@@ -25,6 +26,9 @@ by_id = {r["backtest_id"]: r for r in rows}
 wanted = st.query_params.get("backtest")
 if wanted in by_id and st.session_state.get("backtests_pick") != wanted and "backtests_pick" not in st.session_state:
     st.session_state["backtests_pick"] = wanted
+elif wanted and wanted not in by_id and "backtests_pick" not in st.session_state:
+    st.warning(escape_markdown(f"The link's backtest {wanted} is not one of the (at most 50 newest) backtests "
+                               "here: showing the newest."))
 chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick",
                       format_func=lambda b: f"{b} · {by_id[b]['candidate']} · {by_id[b]['status']} "
                                             f"{by_id[b]['done']}/{by_id[b]['total']} · {by_id[b]['started_at'][:16]}")

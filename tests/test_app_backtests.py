@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.run import run_backtest
+from pipeline.review.service import ReviewService
 from pipeline.store import backtests
 from tests.support import said, texts, wait_for
 from tests.test_backtest import decided, docs_without
@@ -47,6 +48,22 @@ def test_without_backtests_the_page_says_how_to_run_one(app):
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception
     assert "python -m pipeline backtest" in texts(app)
+
+
+def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_engine):
+    from tests.support import INCIDENT_PAGE, said
+
+    incident = paused_engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
+    app.switch_page(INCIDENT_PAGE)
+    app.query_params["incident"] = incident
+    app.query_params["checkpoint"] = "1f0c0ffe-0000-6000-8000-000000000000"
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.session_state[f"incident_tab_{incident}"] == "History & time travel"
+    assert ("The link's checkpoint 1f0c0ffe-0000-6000-8000-000000000000 is not one of this incident's checkpoints: "
+            "showing the newest.") in said(app, "warning")
+    newest = max(r["checkpoint_id"] for r in ReviewService(paused_engine).tree(incident)["nodes"])
+    assert app.selectbox(key=f"incident_history_pick_{incident}").value == newest
 
 
 # -- starting, following and cancelling a backtest from the page ----------------------------------
@@ -108,3 +125,12 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
     counted = paused_engine.records.query("SELECT incident_id, count(*) AS n FROM backtest_results GROUP BY incident_id")
     assert len(counted) == total and {r["n"] for r in counted} == {1} and set(ids) <= {r["incident_id"] for r in counted}
 
+
+def test_a_link_to_a_backtest_that_is_not_there_says_so(app, paused_engine):
+    run = run_backtest(paused_engine, candidate_for(paused_engine))
+    app.switch_page("app_pages/backtests.py")
+    app.query_params["backtest"] = "bt-gone"
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "The link's backtest bt-gone is not one of the (at most 50 newest) backtests here: showing the newest." in said(app, "warning")
+    assert app.selectbox(key="backtests_pick").value == run.backtest_id
