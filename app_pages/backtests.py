@@ -1,26 +1,34 @@
 """Backtests: what a candidate analyst would have said about past incidents, against what the live
 analyst said and what the reviewers decided; each disagreement opens the incident's time travel
-at the checkpoint the backtest started from. Run them with `python -m pipeline backtest`."""
+at the checkpoint the backtest started from. Start one here (a worker process running
+`python -m pipeline backtest`, with its progress, Cancel and Resume) or from the CLI."""
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
-from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, summary
+from workbench.literal import escape_markdown
+from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, runs_panel, start_form, summary
 
 workbench = session.workbench()
 service = backtests_of(workbench.review)
 
 st.title("Backtests")
 rows = service.backtests()
+with st.expander("Start a backtest", expanded=not rows, icon=":material/science:"):
+    start_form(service)
+runs_panel(service, rows)
 if not rows:
-    st.info("No backtests yet. Run one with `python -m pipeline backtest` (see `--help`): it re-analyses past "
-            "incidents with a candidate analyst and never touches the live runs.")
+    st.info("No backtests yet. Start one above, or with `python -m pipeline backtest` (see `--help`): it "
+            "re-analyses past incidents with a candidate analyst and never touches the live runs.")
     st.stop()
 by_id = {r["backtest_id"]: r for r in rows}
 wanted = st.query_params.get("backtest")
 if wanted in by_id and st.session_state.get("backtests_pick") != wanted and "backtests_pick" not in st.session_state:
     st.session_state["backtests_pick"] = wanted
+elif wanted and wanted not in by_id and "backtests_pick" not in st.session_state:
+    st.warning(escape_markdown(f"The link's backtest {wanted} is not one of the (at most 50 newest) backtests "
+                               "here: showing the newest."))
 chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick",
                       format_func=lambda b: f"{b} · {by_id[b]['candidate']} · {by_id[b]['status']} "
                                             f"{by_id[b]['done']}/{by_id[b]['total']} · {by_id[b]['started_at'][:16]}")
@@ -45,11 +53,18 @@ with right:
     st.subheader("By human outcome")
     st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
 
-st.subheader(f"Disagreements ({len(rep['disagreements'])})")
+st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
 if not rep["disagreements"]:
-    st.success("The candidate says what the live analyst said, and what the reviewers approved.")
+    st.success("The candidate names the category the reviewers approved wherever they approved one.")
 for i, item in enumerate(rep["disagreements"]):
     disagreement(item, index=i)
+if rep["changes"]:
+    st.subheader(f"Other changes from the live analysis ({len(rep['changes'])})")
+    st.caption("The candidate differs from the live analyst's answer here without going against what reviewers "
+               "approved: a category they corrected to, a rejected or undecided incident, a code fix newly (or no "
+               "longer) proposed.")
+    for i, item in enumerate(rep["changes"]):
+        disagreement(item, index=i, key="backtests_change")
 if rep["skipped"]:
     with st.expander(f"Skipped ({len(rep['skipped'])})"):
         for sk in rep["skipped"]:

@@ -186,7 +186,11 @@ def _inbox() -> None:
              "assignee": None if assignee == ANYONE else assignee, "severities": narrowing["sev"],
              "service": narrowing["service"], "opened_from": narrowing["from"], "opened_to": narrowing["to"],
              "sort": narrowing["sort"] or None}
-    page, cursors = _page_cursors(max(1, int(st.session_state.get("inbox_page") or 1)), query)
+    asked = max(1, int(st.session_state.get("inbox_page") or 1))
+    page, cursors = _page_cursors(asked, query)
+    if page < asked:  # a link past the last page: said once, then the page shown is the one asked for
+        st.session_state.setdefault("inbox_url_problems", []).append(
+            f"The link's page {asked} is past the last page of this view: showing page {page}, the last.")
     st.session_state["inbox_page"], st.session_state["inbox_cursors"] = page, cursors
     _view_to_url({"show": label, "q": search, "assignee": query["assignee"], "page": page, **narrowing})
     for problem in st.session_state.get("inbox_url_problems") or []:
@@ -263,6 +267,9 @@ def _narrowing() -> dict:
     """The severity, service and opened-on filters, the order and the columns (in an expander)."""
     services = [""] + workbench.review.services()
     if st.session_state.get("inbox_service") not in services:
+        if st.session_state.get("inbox_service"):  # a link's service no incident has: said, not silently widened
+            st.session_state.setdefault("inbox_url_problems", []).append(
+                f"No incident comes from a service named {st.session_state['inbox_service']!r}: showing every service.")
         st.session_state["inbox_service"] = ""
     if st.session_state.get("inbox_sort") not in SORT_LABELS:
         st.session_state["inbox_sort"] = ""
@@ -281,8 +288,13 @@ def _narrowing() -> dict:
                                  placeholder="any")
             cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
                                format_func=lambda v: v or "any")
-            cells[2].date_input("Opened from", value=None, key="inbox_from", on_change=_back_to_first_page)
-            cells[3].date_input("Opened to", value=None, key="inbox_to", on_change=_back_to_first_page)
+            # the index serves the day the incident was taken in, not its log's own time: the label says which
+            taken_in = ("the day the workbench took the incident in (UTC), which is not its log lines' own day "
+                        "when old logs are ingested")
+            cells[2].date_input("Ingested from", value=None, key="inbox_from", on_change=_back_to_first_page,
+                                help=taken_in)
+            cells[3].date_input("Ingested to", value=None, key="inbox_to", on_change=_back_to_first_page,
+                                help=taken_in)
             cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
                                format_func=SORT_LABELS.get)
             st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get)

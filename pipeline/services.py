@@ -61,13 +61,21 @@ def open_services(settings: Settings | None = None, *, sync_knowledge: bool = Tr
                                               latest_evaluation=partial(latest_report, engine.settings.data_dir)))
 
 
-def backtests_of(review: ReviewService) -> BacktestService:
-    """The backtests of the review service's data dir (the Backtests page)."""
-    return BacktestService(review.engine)
-
-
 # weak keys: an entry lives as long as its review service, so a released runtime is not kept
 # alive here (an lru_cache held the last 8, each with its engine and records store)
+_backtests: weakref.WeakKeyDictionary[ReviewService, BacktestService] = weakref.WeakKeyDictionary()
+
+
+def backtests_of(review: ReviewService) -> BacktestService:
+    """The backtests of the review service's data dir (the Backtests page), one per process: it
+    keeps the worker processes the page started."""
+    with _related_lock:
+        found = _backtests.get(review)
+        if found is None:
+            found = _backtests[review] = BacktestService(review.engine)
+        return found
+
+
 _related: weakref.WeakKeyDictionary[ReviewService, RelatedIncidents] = weakref.WeakKeyDictionary()
 _related_lock = threading.Lock()
 

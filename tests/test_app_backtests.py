@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.run import run_backtest
-from tests.support import texts
+from pipeline.review.service import ReviewService
+from pipeline.store import backtests
+from tests.support import said, texts, wait_for
 from tests.test_backtest import decided, docs_without
 
 
@@ -23,7 +25,7 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert len(app.get("plotly_chart")) == 1
     said = texts(app)
     assert f"{ids['approved']} — changes a category reviewers approved" in said
-    assert "bob edited rca.category: unknown → connection_refused" in said
+    assert "bob approved after editing rca.category unknown → connection_refused" in said
     assert "approved category: upstream_rate_limited" in said
     disagreements = [b for b in app.button if b.key.startswith("backtests_open_")]
     assert len(disagreements) == 2
@@ -46,3 +48,89 @@ def test_without_backtests_the_page_says_how_to_run_one(app):
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception
     assert "python -m pipeline backtest" in texts(app)
+
+
+def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_engine):
+    from tests.support import INCIDENT_PAGE, said
+
+    incident = paused_engine.records.incidents(status="awaiting_approval")[0]["incident_id"]
+    app.switch_page(INCIDENT_PAGE)
+    app.query_params["incident"] = incident
+    app.query_params["checkpoint"] = "1f0c0ffe-0000-6000-8000-000000000000"
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.session_state[f"incident_tab_{incident}"] == "History & time travel"
+    assert ("The link's checkpoint 1f0c0ffe-0000-6000-8000-000000000000 is not one of this incident's checkpoints: "
+            "showing the newest.") in said(app, "warning")
+    newest = max(r["checkpoint_id"] for r in ReviewService(paused_engine).tree(incident)["nodes"])
+    assert app.selectbox(key=f"incident_history_pick_{incident}").value == newest
+
+
+# -- starting, following and cancelling a backtest from the page ----------------------------------
+def start(app, *, kind: str, value: str = "", scope: str = "decided"):
+    app.switch_page("app_pages/backtests.py").run()
+    app.radio(key="backtests_kind").set_value(kind)
+    app.text_input(key="backtests_value").input(value)
+    app.selectbox(key="backtests_scope").set_value(scope)
+    next(b for b in app.button if b.label == "Start the backtest").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def test_a_backtest_started_on_the_page_runs_in_a_worker_and_its_report_shows(app, paused_engine, tmp_path):
+    decided(paused_engine)
+    settings = tmp_path / "threshold.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.7\n")
+    start(app, kind="settings", value=str(settings), scope="all")
+    assert "Started" in said(app, "success")
+    [row] = wait_for(lambda: [r for r in backtests.backtests(paused_engine.records) if r["status"] == "done"],
+                     timeout=180)
+    assert row["candidate"] == f"settings {settings} (offline analyzer)" and row["done"] == row["total"] == 4
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.selectbox(key="backtests_pick").value == row["backtest_id"]
+    assert {m.label: m.value for m in app.metric}["Incidents"] == "4/4"
+
+
+def test_a_candidate_that_cannot_run_is_refused_before_any_worker_starts(app, paused_engine, tmp_path):
+    start(app, kind="docs", value=str(tmp_path / "missing"))
+    assert "not a directory of error docs" in said(app, "error")
+    start(app, kind="settings", value="")
+    assert "Give the settings file to try." in said(app, "error")
+    assert backtests.backtests(paused_engine.records) == []
+
+
+def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(app, paused_engine, tmp_path):
+    from tests.test_backtest import many_decided, result_count
+
+    ids = many_decided(paused_engine, tmp_path, 60)
+    start(app, kind="live")
+    wait_for(lambda: result_count(paused_engine) >= 3, timeout=180)
+    [running] = backtests.backtests(paused_engine.records)
+    app.run()
+    app.button(key=f"backtests_cancel_{running['backtest_id']}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    # the worker stops and lets the backtest go (resumable)
+    wait_for(lambda: not backtests.backtests(paused_engine.records)[0]["working"], timeout=60)
+    cut = result_count(paused_engine)
+    total = backtests.backtest(paused_engine.records, running["backtest_id"])["total"]
+    assert 3 <= cut < total, "the cancel came too late to test a resume"
+    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "running"
+    app.run()
+    assert f"Stopped: {running['backtest_id']}" in texts(app)
+    app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    wait_for(lambda: backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "done",
+             timeout=240)
+    counted = paused_engine.records.query("SELECT incident_id, count(*) AS n FROM backtest_results GROUP BY incident_id")
+    assert len(counted) == total and {r["n"] for r in counted} == {1} and set(ids) <= {r["incident_id"] for r in counted}
+
+
+def test_a_link_to_a_backtest_that_is_not_there_says_so(app, paused_engine):
+    run = run_backtest(paused_engine, candidate_for(paused_engine))
+    app.switch_page("app_pages/backtests.py")
+    app.query_params["backtest"] = "bt-gone"
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "The link's backtest bt-gone is not one of the (at most 50 newest) backtests here: showing the newest." in said(app, "warning")
+    assert app.selectbox(key="backtests_pick").value == run.backtest_id

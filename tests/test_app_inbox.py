@@ -148,6 +148,8 @@ def test_the_page_is_in_the_url_and_a_link_to_page_two_shows_page_two(app, pause
     ({"show": "everything"}, "no filter named 'everything'"),
     ({"show": "all", "page": "-3"}, "page '-3' is not a page number"),
     ({"assignee": "zed"}, "Nobody named 'zed' is on an open incident"),
+    ({"service": "nope"}, "No incident comes from a service named 'nope': showing every service"),
+    ({"show": "awaiting", "page": "999"}, "The link's page 999 is past the last page of this view: showing page 1"),
 ])
 def test_a_bad_link_says_what_is_wrong_and_shows_the_default(app, params, complaint):
     _reload(app, **params)

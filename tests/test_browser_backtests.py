@@ -1,6 +1,7 @@
 """Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
-Open a backtest, open one of its disagreements, land on the incident's time travel at the
-checkpoint the backtest started from."""
+Open a backtest, read its chart's labels whole, open one of its disagreements, land on the
+incident's time travel at the checkpoint the backtest started from; a link to a checkpoint the
+incident does not have says so."""
 from __future__ import annotations
 
 import os
@@ -38,6 +39,17 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 settle(page)
                 expect(page.get_by_role("combobox", name="Backtest")).to_have_value(re.compile(re.escape(run.backtest_id)))
                 expect(page.get_by_text(f"{ids['approved']} — changes a category reviewers approved")).to_be_visible()
+                # the chart's outcome labels are whole and inside the chart (they were cut under the bars)
+                chart = page.get_by_test_id("stPlotlyChart").first
+                labels = chart.locator("g.ytick text")
+                expect(labels.first).to_be_visible(timeout=30_000)
+                words = labels.evaluate_all("labels => labels.map(label => label.textContent)")  # SVG: no innerText
+                assert set(words) >= {"approved as analysed", "rejected",
+                                                         "approved after a person changed the analysis"}
+                frame = chart.bounding_box()
+                for label in labels.all():
+                    box = label.bounding_box()
+                    assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], box
                 page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
                 expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
                 settle(page)
@@ -46,5 +58,9 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 expect(page.get_by_role("combobox", name="Checkpoint", exact=True)).to_have_value(
                     re.compile(re.escape(checkpoint[-8:])), timeout=30_000)
                 assert "checkpoint=" not in page.url and f"incident={ids['approved']}" in page.url
+                # a link naming a checkpoint the incident does not have says so, then shows the newest
+                page.goto(f"{url}/incident?incident={ids['approved']}&checkpoint=not-a-checkpoint")
+                expect(page.get_by_text("The link's checkpoint not-a-checkpoint is not one of this incident's "
+                                        "checkpoints: showing the newest.")).to_be_visible(timeout=60_000)
         finally:
             browser.close()

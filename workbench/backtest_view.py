@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from pipeline.errors import IncidentIQError
 from workbench.literal import escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
@@ -57,11 +58,17 @@ def confusion_frame(confusion: dict[str, dict[str, int]]) -> pd.DataFrame:
 
 
 def agreement_figure(by_outcome: dict) -> go.Figure:
-    """Per human outcome: incidents whose category the candidate kept, and changed."""
+    """Per human outcome: incidents whose category the candidate kept, and changed. Horizontal bars,
+    so each outcome's words are a whole label beside its bar (under a half-width column's bars they
+    were cut)."""
     words = [o["words"] for o in by_outcome.values()]
-    fig = go.Figure([go.Bar(name="same category", x=words, y=[o["same_category"] for o in by_outcome.values()]),
-                     go.Bar(name="changed", x=words, y=[o["changed_category"] for o in by_outcome.values()])])
-    fig.update_layout(barmode="stack", height=320, margin=dict(l=10, r=10, t=10, b=10), legend=dict(orientation="h"))
+    fig = go.Figure([go.Bar(name="same category", y=words, x=[o["same_category"] for o in by_outcome.values()],
+                            orientation="h"),
+                     go.Bar(name="changed", y=words, x=[o["changed_category"] for o in by_outcome.values()],
+                            orientation="h")])
+    fig.update_layout(barmode="stack", height=120 + 40 * len(words), margin=dict(l=10, r=10, t=10, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02),
+                      yaxis=dict(automargin=True, autorange="reversed"), xaxis=dict(title="incidents"))
     return fig
 
 
@@ -93,31 +100,107 @@ def _side(title: str, category, confidence, root_cause, extra: str = "") -> None
         st.caption(escape_markdown(extra))
 
 
-def disagreement(item: dict, *, index: int) -> None:
-    """One disagreement side by side: the live analysis, the candidate's, and what the human decided."""
+def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
+    """One result side by side: the live analyst's own answer, the candidate's, and who did what."""
     with st.container(border=True):
         head, link = st.columns([4, 1])
         head.markdown(escape_markdown(f"{item['incident_id']} — {VERDICT_WORDS.get(item['verdict'], item['verdict'])}")
                       + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
-        if link.button("Time travel", key=f"backtests_open_{index}", icon=":material/history:",
+        if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
                        help=f"the incident at checkpoint {item['checkpoint_id']}, the one this backtest started from"):
             open_at_checkpoint(item["incident_id"], item["checkpoint_id"])
         old, new, human = st.columns(3)
+        asked = any(s["action"] == "revise" for s in (item["human_decision"] or {}).get("steps") or [])
         with old:
-            _side("Live analysis", item["old_category"], item["old_confidence"], item["old_root_cause"],
+            # the analyst's answer before any person's edit, fork or request: what the candidate is compared with
+            _side("Live analyst's answer" + (", before the request for changes" if asked else ""),
+                  item["old_category"], item["old_confidence"], item["old_root_cause"],
                   "fix proposed" if item["old_proposal_hash"] else "no fix proposed")
         with new:
             _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
                   "fix proposed" if item["new_proposal_hash"] else "no fix proposed")
         with human:
-            decision = item["human_decision"] or {}
-            st.markdown("**Human decision**")
-            st.markdown(escape_markdown(f"{item['outcome'].replace('_', ' ')}"
-                                        + (f" by {decision['reviewer']}" if decision.get("reviewer") else "")))
+            st.markdown("**What people did**")
+            st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
+            for line in item.get("who_did_what") or []:
+                st.caption(escape_markdown(line))
             if item["human_category"]:
                 st.caption(escape_markdown(f"approved category: {item['human_category']}"))
-            for name, edit in (item["human_edit"] or {}).items():
-                st.caption(escape_markdown(f"{edit['by']} edited {name}: {edit['from']} → {edit['to']}"))
-            if decision.get("note"):
-                st.caption(escape_markdown(f"note: {decision['note']}"))
+
+
+SCOPES = {"decided": "decided incidents", "paused": "incidents waiting at the gate", "all": "both"}
+CANDIDATE_KINDS = {"live": "the live analyst again", "model": "another model", "docs": "another docs folder",
+                   "settings": "a settings file"}
+
+
+def start_form(service) -> None:
+    """Start a backtest: the candidate (a model, a docs folder or a TOML settings file) and the scope."""
+    with st.form("backtests_start"):
+        kind = st.radio("Candidate", list(CANDIDATE_KINDS), format_func=lambda k: CANDIDATE_KINDS[k], horizontal=True,
+                        key="backtests_kind")
+        value = st.text_input("Model name, or the path of the docs folder or settings file (on the workbench's "
+                              "machine)", key="backtests_value",
+                              placeholder="gpt-4o-mini · /srv/docs-next · candidate.toml with CODE_FIX_MIN_CONFIDENCE = 0.7")
+        scope, since, limit = st.columns(3)
+        status = scope.selectbox("Incidents", list(SCOPES), format_func=lambda s: SCOPES[s], key="backtests_scope")
+        days = since.number_input("Opened in the last … days (0: any time)", min_value=0.0, value=0.0, step=1.0,
+                                  key="backtests_since")
+        most = limit.number_input("At most … incidents, oldest first (0: all)", min_value=0, value=0, step=1,
+                                  key="backtests_limit")
+        submitted = st.form_submit_button("Start the backtest", icon=":material/play_arrow:")
+    if not submitted:
+        return
+    if kind != "live" and not value.strip():
+        st.error(f"Give the {CANDIDATE_KINDS[kind].removeprefix('another ').removeprefix('a ')} to try.")
+        return
+    named = {"model": "model", "docs": "docs", "settings": "settings_file"}.get(kind)
+    try:
+        service.start(**({named: value} if named else {}), status=status, since_days=days or None,
+                      limit=int(most) or None)
+    except IncidentIQError as exc:
+        st.error(escape_markdown(exc.message))
+        return
+    st.success("Started: its progress shows below; it never touches the live runs.")
+
+
+def _under_way(service, rows: list[dict]) -> tuple:
+    """What the page shows running: the backtests with a live worker, and the workers it started."""
+    return tuple(r["backtest_id"] for r in rows if r["working"]), service.starting()
+
+
+def _runs(service, drawn: tuple) -> None:
+    for why in service.failures():
+        st.error(escape_markdown(why))
+    rows = service.backtests()
+    if _under_way(service, rows) != drawn:  # one started or ended since the page was drawn: all follow
+        st.rerun()
+    for r in rows:
+        if r["status"] != "running":
+            continue
+        text = f"{r['backtest_id']} · {r['candidate']}: {r['done']} of {r['total']} incidents"
+        with st.container(border=True):
+            bar, act = st.columns([4, 1])
+            if r["working"]:
+                bar.progress(r["done"] / r["total"] if r["total"] else 1.0, text=escape_markdown(text))
+                if act.button("Cancel", key=f"backtests_cancel_{r['backtest_id']}", icon=":material/stop:",
+                              help="stop now; the results so far are kept, and Resume does the rest (the incident in hand again)"):
+                    if service.cancel(r["backtest_id"]):
+                        st.toast(f"Stopping {r['backtest_id']}")
+            else:
+                bar.markdown(escape_markdown(f"Stopped: {text}. The results so far are kept."))
+                if act.button("Resume", key=f"backtests_resume_{r['backtest_id']}", icon=":material/play_arrow:",
+                              help="continue with the incidents it has not analysed yet"):
+                    try:
+                        service.resume(r["backtest_id"])
+                    except IncidentIQError as exc:
+                        st.error(escape_markdown(exc.message))
+                    else:
+                        st.rerun()
+
+
+def runs_panel(service, rows: list[dict]) -> None:
+    """The backtests under way (progress, Cancel) and the stopped ones (Resume); redrawn every two
+    seconds while one runs, the whole page once one starts or ends."""
+    drawn = _under_way(service, rows)
+    st.fragment(_runs, run_every=2 if any(drawn) else None)(service, drawn)

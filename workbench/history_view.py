@@ -259,6 +259,12 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     next_pick = st.session_state.get("incident_history_next_pick", {}).pop(incident_id, None)
     if next_pick in by_id:
         st.session_state[pick_key] = next_pick
+    elif next_pick:  # a link's checkpoint (a backtest's, a bookmark) that is not here: say so
+        st.warning(escape_markdown(
+            f"The link's checkpoint {next_pick} is not one of this incident's checkpoints: showing the newest."
+            if tree["total"] <= len(entries) else
+            f"The link's checkpoint {next_pick} is not among this incident's {len(entries)} newest checkpoints "
+            f"(of {tree['total']}): showing the newest (\"Show {HISTORY_WINDOW} older\" below reaches further)."))
     if st.session_state.get(pick_key) not in by_id:
         st.session_state[pick_key] = entries[0]["checkpoint_id"]
     selected = st.session_state[pick_key]

@@ -30,18 +30,13 @@ class Candidate:
 def candidate_for(engine: Engine, *, model: str | None = None, docs: Path | None = None,
                   settings_file: Path | None = None) -> Candidate:
     """The candidate of `backtest --model | --docs | --settings` (none: the live analyst again)."""
-    if sum(x is not None for x in (model, docs, settings_file)) > 1:
-        raise UsageError("choose one of --model, --docs and --settings")
+    check_candidate(engine, model=model, docs=docs, settings_file=settings_file)
     settings, kb, words, rerun_rag = engine.settings, engine.kb, "the live analyst", False
     if model is not None:
         settings = settings.model_copy(update={"model": model})
-        if not settings.uses_model:
-            raise UsageError(f"--model {model}: no endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL)")
         words = f"model {model}"
     elif docs is not None:
         docs = Path(docs)
-        if not docs.is_dir() or not any(docs.rglob("*.md")):
-            raise UsageError(f"--docs {docs}: not a directory of error docs (*.md)")
         # an index of its own under the data dir: the live index is never re-synced to other docs
         digest = hashlib.sha256(str(docs.resolve()).encode()).hexdigest()[:12]
         kb = KnowledgeBase(index_dir=Path(settings.data_dir) / "backtest-index" / digest,
@@ -58,6 +53,19 @@ def candidate_for(engine: Engine, *, model: str | None = None, docs: Path | None
                 code_fix_min_confidence=settings.code_fix_min_confidence,
                 critical_services=settings.critical_services, repo_dir=settings.repo_dir)
     return Candidate(description=f"{words} ({kind})", deps=deps, rerun_rag=rerun_rag)
+
+
+def check_candidate(engine: Engine, *, model: str | None = None, docs: Path | None = None,
+                    settings_file: Path | None = None) -> None:
+    """Refuse a candidate that cannot run (UsageError), without building it: no index is synced."""
+    if sum(x is not None for x in (model, docs, settings_file)) > 1:
+        raise UsageError("choose one of --model, --docs and --settings")
+    if model is not None and not engine.settings.model_copy(update={"model": model}).uses_model:
+        raise UsageError(f"--model {model}: no endpoint is configured (set OPENAI_API_KEY or OPENAI_BASE_URL)")
+    if docs is not None and (not Path(docs).is_dir() or not any(Path(docs).rglob("*.md"))):
+        raise UsageError(f"--docs {docs}: not a directory of error docs (*.md)")
+    if settings_file is not None:
+        _settings_from_file(engine.settings, Path(settings_file))
 
 
 def _settings_from_file(live: Settings, path: Path) -> Settings:

@@ -1,5 +1,7 @@
 """Reviewers' corrections as labelled eval cases (`eval --from-decisions`): an incident approved
-after an edit of its category or root cause, labelled with the category approved; an incident
+after a person changed its category or root cause (an edit, Edit & approve, or a fork), or after a
+request for changes that moved the category away from the analyst's answer, labelled with the
+category approved; an incident
 rejected with a reason, labelled `unknown` (the reviewer said the named cause is not supported;
 the category they rejected is kept as `rejected_category`). Same JSONL shape as knowledge/eval,
 split `decisions`, written under the data dir (never into the repository)."""
@@ -9,10 +11,13 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.backtest.human import human_outcome
+from typing import cast
+
+from pipeline.backtest.human import analysis_points, human_outcome
+from pipeline.backtest.run import state_at
 from pipeline.engine import Engine
 from pipeline.state import LogEvent
-from pipeline.store import backtests
+from pipeline.store import backtests, checkpoints
 
 DECISIONS_FILE = "eval-decisions.jsonl"
 MAX_EVENTS = 12
@@ -21,15 +26,28 @@ MAX_EVENTS = 12
 def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dict]:
     """The eval cases of the reviewers' corrections, oldest decision first."""
     cases = []
+    store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # ours, as the composition root compiles it
     for incident_id in backtests.decided_incidents(engine.records, since=since):
         row = engine.records.incident(incident_id)
-        human = human_outcome(row, engine.records.audit(row["incident_id"]))
+        points = analysis_points(checkpoints.checkpoint_rows(store, incident_id))
+        human = human_outcome(row, engine.records.audit(incident_id), points if points.start else None)
         corrected = {"rca.category", "rca.root_cause"} & set(human["edits"])
         decision = human["decision"]
         if human["outcome"] == "approved_after_edits" and corrected:
             expected = row["category"]
-            note = f"approved by {decision.get('reviewer')} after editing {', '.join(sorted(corrected))}"
+            how = "; ".join(f"{e['by']} {'forked and set' if e['how'] == 'fork' else 'edited'} {name}"
+                            for name, e in sorted(human["edits"].items()) if name in corrected)
+            note = f"approved by {_approvers(decision)} after {how}"
             extra = {"edits": {k: human["edits"][k] for k in sorted(corrected)}}
+        elif human["outcome"] == "revised" and points.live is not None \
+                and (analysed := state_at(engine, incident_id, points.live)).rca is not None \
+                and analysed.rca.category != row["category"]:
+            asked = ", ".join(sorted({s["by"] for s in decision["steps"] if s["action"] == "revise"}))
+            expected = row["category"]
+            note = f"approved by {_approvers(decision)} after {asked} asked for changes"
+            extra = {"edits": {"rca.category": {"from": analysed.rca.category, "to": row["category"], "by": asked,
+                                                "how": "revise"}},
+                     "requests": decision["requests"]}
         elif human["outcome"] == "rejected" and decision.get("note"):
             expected = "unknown"
             note = f"rejected by {decision.get('reviewer')}: {decision['note']}"
@@ -43,6 +61,10 @@ def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dic
                       "note": note, "incident_id": row["incident_id"], "decided_at": decision.get("at"),
                       **extra, "events": events})
     return cases
+
+
+def _approvers(decision: dict) -> str:
+    return " and ".join(decision.get("approvers") or [decision.get("reviewer") or "?"])
 
 
 def write_cases(cases: list[dict], path: Path) -> Path:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from pipeline.backtest.human import OUTCOME_WORDS, OUTCOMES
+from pipeline.backtest.human import APPROVED, OUTCOME_WORDS, OUTCOMES
 from pipeline.engine import Engine
 from pipeline.state import grade
 from pipeline.store import backtests
@@ -12,18 +12,22 @@ from pipeline.store import backtests
 def verdict(r: dict) -> str:
     """How the candidate's category stands to the humans' outcome:
     agrees | changes_approved | fixes_correction | repeats_correction | other_than_correction |
-    changes_rejected | repeats_rejected | changes | same | skipped."""
+    changes_rejected | repeats_rejected | changes | same | skipped. A correction is an approved
+    category other than the analyst's own answer, whoever made it (an edit, a fork, a revision)."""
     if r["skipped"]:
         return "skipped"
     old, new, human = r["old_category"], r["new_category"], r["human_category"]
-    edited = "rca.category" in (r["human_edit"] or {})
-    if r["outcome"] == "approved_after_edits" and edited:
-        return "fixes_correction" if new == human else "repeats_correction" if new == old else "other_than_correction"
-    if r["outcome"] in ("approved_as_analysed", "approved_after_edits", "revised"):
+    if r["outcome"] in APPROVED:
+        if old is not None and human is not None and old != human:
+            return "fixes_correction" if new == human else "repeats_correction" if new == old else "other_than_correction"
         return "agrees" if new == human else "changes_approved"
     if r["outcome"] == "rejected":
         return "repeats_rejected" if new == old else "changes_rejected"
     return "same" if new == old else "changes"
+
+
+# the candidate says other than what the reviewers stand behind
+DISAGREEING = ("changes_approved", "repeats_correction", "other_than_correction")
 
 
 def report(engine: Engine, backtest_id: str) -> dict:
@@ -34,6 +38,8 @@ def report(engine: Engine, backtest_id: str) -> dict:
     rows = backtests.results(records, backtest_id)
     for r in rows:
         r["verdict"] = verdict(r)
+        r["outcome_words"] = OUTCOME_WORDS.get(r["outcome"], r["outcome"])
+        r["who_did_what"] = step_words(r["human_decision"])
         r["category_changed"] = not r["skipped"] and r["old_category"] != r["new_category"]
         r["newly_fix_eligible"] = not r["skipped"] and r["old_proposal_hash"] is None and r["new_proposal_hash"] is not None
         r["fix_no_longer_eligible"] = not r["skipped"] and r["old_proposal_hash"] is not None and r["new_proposal_hash"] is None
@@ -59,11 +65,11 @@ def report(engine: Engine, backtest_id: str) -> dict:
     verdicts = Counter(r["verdict"] for r in rows)
     keep = ("incident_id", "checkpoint_id", "outcome", "verdict", "old_category", "new_category", "human_category",
             "old_confidence", "new_confidence", "old_root_cause", "new_root_cause", "old_proposal_hash",
-            "new_proposal_hash", "human_decision", "human_edit", "newly_fix_eligible")
-    disagreements = [{k: r[k] for k in keep} for r in analysed
-                     if r["category_changed"] or r["verdict"] in ("changes_approved", "repeats_correction",
-                                                                   "other_than_correction")
-                     or r["newly_fix_eligible"] or r["fix_no_longer_eligible"]]
+            "new_proposal_hash", "human_decision", "human_edit", "newly_fix_eligible", "outcome_words", "who_did_what")
+    disagreements = [{k: r[k] for k in keep} for r in analysed if r["verdict"] in DISAGREEING]
+    # where the candidate differs from the live analysis without going against the reviewers
+    changes = [{k: r[k] for k in keep} for r in analysed if r["verdict"] not in DISAGREEING
+               and (r["category_changed"] or r["newly_fix_eligible"] or r["fix_no_longer_eligible"])]
     return {
         "backtest": {k: head[k] for k in ("backtest_id", "candidate", "status", "started_at", "finished_at", "total",
                                           "done")},
@@ -91,6 +97,7 @@ def report(engine: Engine, backtest_id: str) -> dict:
         },
         "newly_fix_eligible": [r["incident_id"] for r in analysed if r["newly_fix_eligible"]],
         "disagreements": disagreements,
+        "changes": changes,
         "skipped": [{"incident_id": r["incident_id"], "why": r["skipped"]} for r in rows if r["skipped"]],
     }
 
@@ -133,18 +140,44 @@ def report_text(rep: dict) -> str:
     corr = rep["corrections"]
     lines += ["", f"reviewers' category corrections: candidate matches {len(corr['better'])}, repeats the corrected "
                   f"category {len(corr['same_mistake'])}, names a third {len(corr['worse'])}"]
-    if rep["disagreements"]:
-        lines += ["", "Disagreements (old → new; the human decision):"]
-        for d in rep["disagreements"]:
-            decision = d["human_decision"] or {}
-            who = f"{decision.get('action') or '-'} by {decision.get('reviewer') or '-'}"
+    for key, title in (("disagreements", "Disagreements with the reviewers"),
+                       ("changes", "Other changes from the live analysis")):
+        if rep[key]:
+            lines += ["", f"{title} (live analyst → candidate; who did what):"]
+        for d in rep[key]:
             lines.append(f"  {d['incident_id']:<22} {d['old_category'] or '-'} → {d['new_category'] or '-'}"
-                         f"  [{d['verdict']}; {who}; approved {d['human_category'] or '-'}]"
+                         f"  [{d['verdict']}; {'; '.join(d['who_did_what']) or '-'};"
+                         f" approved {d['human_category'] or '-'}]"
                          + ("  fix newly eligible" if d["newly_fix_eligible"] else "")
                          + f"  checkpoint {d['checkpoint_id']}")
     for sk in rep["skipped"]:
         lines.append(f"  skipped {sk['incident_id']}: {sk['why']}")
     return "\n".join(lines)
+
+
+def step_words(decision: dict | None) -> list[str]:
+    """Who did what, one sentence each: the steps of a result's human decision (backtest/human.py)."""
+    out = []
+    for step in (decision or {}).get("steps") or []:
+        by, action = step["by"], step["action"]
+        changed = ", ".join(f"{name} {c['from'] or '-'} → {c['to'] or '-'}" for name, c in step["fields"].items())
+        if action == "fork":
+            out.append(f"{by} forked the run" + (f" and set {changed}" if changed else ""))
+        elif action == "edit":
+            out.append(f"{by} edited {changed or 'the recommendation'}")
+        elif action == "replay":
+            out.append(f"{by} re-ran the analysis")
+        elif action == "revise":
+            out.append(f"{by} asked for changes" + (f": {step['note']}" if step.get("note") else ""))
+        elif action == "approve_partial":
+            out.append(f"{by} gave the first of two approvals")
+        elif action == "approve":
+            out.append(f"{by} approved" + (f" after editing {changed}" if changed else ""))
+        elif action == "reject":
+            out.append(f"{by} rejected" + (f": {step['note']}" if step.get("note") else ""))
+        elif action == "expire":
+            out.append("expired undecided" + (f" ({step['note']})" if step.get("note") else ""))
+    return out
 
 
 def _pct(value: float | None) -> str:

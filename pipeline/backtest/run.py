@@ -13,7 +13,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from pipeline.backtest.candidate import Candidate
-from pipeline.backtest.human import human_outcome
+from pipeline.backtest.human import analysis_points, human_outcome
 from pipeline.engine import Engine, nodes
 from pipeline.errors import UsageError
 from pipeline.state import CLOSED_STATUSES, IncidentState
@@ -22,7 +22,6 @@ from pipeline.store.owners import process_owner
 
 STATUS_CHOICES = {"decided": CLOSED_STATUSES, "paused": ("awaiting_approval",),
                   "all": (*CLOSED_STATUSES, "awaiting_approval")}
-_BEFORE_RCA = {"rag", "retrieval"}  # the step that ran them leaves the checkpoint whose next is rca
 
 
 @dataclass
@@ -98,20 +97,22 @@ def analyse(engine: Engine, candidate: Candidate, incident_id: str) -> dict:
     """One incident's result row: the live analysis, the candidate's, and the humans' decision."""
     records = engine.records
     row = records.incident(incident_id)
-    human = human_outcome(row, records.audit(incident_id))
+    store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # ours, as the composition root compiles it
+    points = analysis_points(checkpoints.checkpoint_rows(store, incident_id))
+    # without a start (a compacted run) the branch cannot place the audit's steps: all of them count
+    human = human_outcome(row, records.audit(incident_id), points if points.start else None)
     result = {"incident_id": incident_id, "outcome": human["outcome"], "human_decision": human["decision"],
               "human_edit": human["edits"], "human_category": human["category"], "skipped": None}
-    store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # ours, as the composition root compiles it
-    start, gate = analysis_checkpoints(checkpoints.checkpoint_rows(store, incident_id))
+    start, gate = points.start, points.live
     if start is None:
         result["skipped"] = ("no checkpoint before rca is kept (retention compacted the incident)"
                              if row.get("pruned_at") else "the run has no checkpoint before rca")
         result.update(old_category=row.get("category"), old_confidence=row.get("confidence"))
         return result
     result["checkpoint_id"] = start
-    state = _state_at(engine, incident_id, start)
+    state = state_at(engine, incident_id, start)
     if gate is not None:
-        old = _state_at(engine, incident_id, gate)
+        old = state_at(engine, incident_id, gate)
         result.update(old_category=old.rca.category if old.rca else None,
                       old_confidence=old.rca.confidence if old.rca else None,
                       old_root_cause=old.rca.root_cause if old.rca else None,
@@ -135,28 +136,8 @@ def analyse_state(state: IncidentState, candidate: Candidate) -> IncidentState:
     return state
 
 
-def analysis_checkpoints(rows: list[dict]) -> tuple[str | None, str | None]:
-    """On the thread's current branch: the newest checkpoint before `rca` that the evidence steps
-    made (not a revision's: its analysis answers a reviewer's request), and the first gate pause
-    after it (the analysis the reviewer first saw)."""
-    if not rows:
-        return None, None
-    parent = {r["checkpoint_id"]: r["parent_checkpoint_id"] for r in rows}
-    by_id = {r["checkpoint_id"]: r for r in rows}
-    branch, node = [], rows[-1]["checkpoint_id"]
-    while node is not None and node in by_id:
-        branch.append(node)
-        node = parent.get(node)
-    branch.reverse()  # oldest first
-    start = next((cid for cid in reversed(branch) if _BEFORE_RCA & set(by_id[cid]["parent_ran"])), None)
-    if start is None:
-        return None, None
-    after = branch[branch.index(start) + 1:]
-    gate = next((cid for cid in after if by_id[cid]["raised"]), None)
-    return start, gate
-
-
-def _state_at(engine: Engine, incident_id: str, checkpoint_id: str) -> IncidentState:
+def state_at(engine: Engine, incident_id: str, checkpoint_id: str) -> IncidentState:
+    """A copy of the incident's state at one of its checkpoints."""
     config: RunnableConfig = {"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
                                                "checkpoint_id": checkpoint_id}}
     return IncidentState.model_validate(engine.graph.get_state(config).values)

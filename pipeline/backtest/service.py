@@ -1,19 +1,156 @@
-"""What the workbench's Backtests page goes through: the backtests and their reports (read only)."""
+"""What the workbench's Backtests page goes through: the backtests and their reports, and starting,
+cancelling and resuming one.
+
+A backtest the page starts is the CLI's own command, `python -m pipeline backtest`, in a child
+process: the same claim, the same resume (a cancelled or killed run stays `running` with no live
+worker, and the same command or `--resume ID` takes it over), and its work never holds the
+workbench's process (the analysis is CPU-bound Python). Cancelling sends the worker SIGINT, which
+the command answers as Ctrl-C: it stops at once (the incident in hand is not recorded, and is
+redone on resume), releases the backtest and exits.
+"""
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.backtest.candidate import check_candidate
 from pipeline.backtest.report import report
+from pipeline.backtest.run import STATUS_CHOICES
 from pipeline.engine import Engine
+from pipeline.errors import Conflict, UsageError
 from pipeline.store import backtests
+from pipeline.store.owners import owner_alive
+
+RUNS_DIR = "backtest-runs"  # under the data dir: each started worker's stderr, for its error
+
+
+@dataclass
+class Launch:
+    """A worker the page started: its process and where its stderr goes."""
+    process: subprocess.Popen
+    log: Path
+    what: str
+
+    def failure(self) -> str | None:
+        """The worker's error when it ended with one (not when it finished or was cancelled)."""
+        code = self.process.poll()
+        if code in (None, 0, 130):
+            return None
+        lines = [line for line in self.log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+        return lines[-1] if lines else f"the backtest process exited with code {code}"
 
 
 class BacktestService:
     def __init__(self, engine: Engine):
         self.engine = engine
+        self._launches: list[Launch] = []
+        self._lock = threading.Lock()
 
     def backtests(self, *, limit: int = 50) -> list[dict]:
-        """Backtests newest first: id, candidate, status, done/total, started/finished."""
+        """Backtests newest first: id, candidate, status, done/total, started/finished, and whether a
+        worker is on it now (`working`; a `running` one without is stopped and can be resumed)."""
         return backtests.backtests(self.engine.records, limit=limit)
 
     def report(self, backtest_id: str) -> dict:
         """The report of one backtest (see pipeline/backtest/report.py)."""
         return report(self.engine, backtest_id)
+
+    def start(self, *, model: str | None = None, docs: str | None = None, settings_file: str | None = None,
+              status: str = "decided", since_days: float | None = None, limit: int | None = None) -> None:
+        """Start a backtest in a worker process (the same command as an unfinished one resumes it).
+        A candidate that cannot run is refused here, before any process starts."""
+        model, docs, settings_file = (v.strip() or None if isinstance(v, str) else v
+                                      for v in (model, docs, settings_file))
+        if status not in STATUS_CHOICES:
+            raise UsageError(f"the scope must be one of {', '.join(STATUS_CHOICES)}")
+        if limit is not None and limit <= 0:
+            raise UsageError("at most how many incidents: give a positive number, or none for all")
+        if since_days is not None and since_days <= 0:
+            raise UsageError("opened in the last how many days: give a positive number, or none for all")
+        check_candidate(self.engine, model=model, docs=Path(docs) if docs else None,
+                        settings_file=Path(settings_file) if settings_file else None)
+        args = ["--status", status]
+        for flag, value in (("--model", model), ("--docs", docs), ("--settings", settings_file)):
+            if value:
+                args += [flag, value]
+        if since_days is not None:
+            args += ["--since", f"{since_days:g}d"]
+        if limit is not None:
+            args += ["--limit", str(int(limit))]
+        self._spawn(args, what=" ".join(args))
+
+    def resume(self, backtest_id: str) -> None:
+        """Continue a stopped backtest (cancelled, or its worker died) in a worker process."""
+        row = backtests.backtest(self.engine.records, backtest_id)  # BacktestNotFound
+        if row["status"] != "running":
+            raise Conflict(f"backtest {backtest_id} is {row['status']}: nothing to resume")
+        owner = backtests.owner_of(self.engine.records, backtest_id)
+        if owner and owner_alive(owner):
+            raise Conflict(f"backtest {backtest_id} is being run by another process")
+        self._spawn(["--resume", backtest_id], what=f"resume {backtest_id}")
+
+    def cancel(self, backtest_id: str) -> bool:
+        """Ask the worker of a backtest to stop (resumable); False when no worker on
+        this machine runs it (finished, already stopped, or another machine's)."""
+        owner = backtests.owner_of(self.engine.records, backtest_id)
+        pid = _local_backtest_worker(owner)
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGINT)
+        return True
+
+    def starting(self) -> int:
+        """How many workers this process started are still running."""
+        with self._lock:
+            return sum(launch.process.poll() is None for launch in self._launches)
+
+    def failures(self) -> list[str]:
+        """The errors of the workers this process started that ended with one, each said once."""
+        with self._lock:
+            ended = [launch for launch in self._launches if launch.process.poll() is not None]
+            self._launches = [launch for launch in self._launches if launch not in ended]
+        return [f"backtest ({launch.what}): {why}" for launch in ended if (why := launch.failure())]
+
+    def _spawn(self, args: list[str], *, what: str) -> None:
+        settings = self.engine.settings
+        runs = Path(settings.data_dir) / RUNS_DIR
+        runs.mkdir(parents=True, exist_ok=True)
+        log = runs / f"{time.time_ns()}.log"
+        # the workbench's own settings: the same data dir (and database) and source tree the live
+        # analyst reads, the rest from the environment the workbench read them from
+        env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(settings.data_dir), "PYTHONUNBUFFERED": "1"}
+        if settings.repo_dir:
+            env["INCIDENTIQ_REPO_DIR"] = str(settings.repo_dir)
+        if settings.database_url:
+            env["INCIDENTIQ_DATABASE_URL"] = settings.database_url
+        with log.open("wb") as err:
+            process = subprocess.Popen([sys.executable, "-m", "pipeline", "backtest", *args, "--json"],
+                                       env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                       start_new_session=True)  # not stopped with the server's terminal
+        # reaped when it ends, whether or not a page asks again (no zombie, no process object
+        # collected while it runs)
+        threading.Thread(target=process.wait, name=f"backtest-worker-{process.pid}", daemon=True).start()
+        with self._lock:
+            self._launches.append(Launch(process=process, log=log, what=what))
+
+
+def _local_backtest_worker(owner: str | None) -> int | None:
+    """The pid of the live process on this machine named by a backtest's owner token, if it is a
+    `pipeline backtest` command (a reused pid of another program is never signalled)."""
+    if not owner or not owner_alive(owner):
+        return None
+    host, pid_text, *_ = owner.split(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return None
+    try:
+        argv = Path(f"/proc/{pid_text}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    return int(pid_text) if b"backtest" in argv else None

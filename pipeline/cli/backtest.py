@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import signal
+import threading
 from datetime import datetime, timedelta, timezone
 
 from pipeline.cli import emit, path_arg, terminal
@@ -65,6 +67,10 @@ def cmd_backtest(args) -> int:
     from pipeline.backtest.candidate import candidate_for
     from pipeline.backtest.run import run_backtest
 
+    if threading.current_thread() is threading.main_thread():
+        # Ctrl-C, or the Backtests page's Cancel (SIGINT), stops at once (the incident in hand is redone) and
+        # releases the backtest for a resume, even when started with SIGINT ignored (a detached child)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     candidate = candidate_for(engine, model=args.model, docs=args.docs, settings_file=args.settings)
     since = parse_since(args.since, engine.records.clock.now())
 

@@ -112,11 +112,27 @@ def backtest(records: Records, backtest_id: str) -> dict[str, Any]:
 
 
 def backtests(records: Records, *, limit: int = 50) -> list[dict[str, Any]]:
-    """Backtests newest first, with how many incidents each has done (no selection lists)."""
-    rows = records.query("SELECT b.backtest_id, b.candidate, b.total, b.started_at, b.finished_at, b.status,"
+    """Backtests newest first, with how many incidents each has done and whether its worker still
+    runs (`working`; no selection lists)."""
+    rows = records.query("SELECT b.backtest_id, b.candidate, b.total, b.started_at, b.finished_at, b.status, b.owner,"
                          " (SELECT count(*) FROM backtest_results r WHERE r.backtest_id = b.backtest_id) AS done"
                          " FROM backtests b ORDER BY b.started_at DESC, b.backtest_id DESC LIMIT $1", (int(limit),))
-    return [dict(r) for r in rows]
+    out = []
+    for r in rows:
+        row = dict(r)
+        owner = row.pop("owner")
+        row["working"] = row["status"] == "running" and bool(owner) and owner_alive(owner)
+        out.append(row)
+    return out
+
+
+def owner_of(records: Records, backtest_id: str) -> str | None:
+    """The worker holding a backtest (None: finished, or released for another to resume)."""
+    rows = records.query("SELECT owner FROM backtests WHERE backtest_id = $1", (backtest_id,))
+    if not rows:
+        raise BacktestNotFound(backtest_id)
+    owner = rows[0]["owner"]
+    return str(owner) if owner else None
 
 
 def results(records: Records, backtest_id: str) -> list[dict[str, Any]]:
