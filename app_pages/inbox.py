@@ -9,10 +9,11 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from pipeline.services import SEEN_HELP
 from workbench import session
 from workbench.inbox_actions import bulk_actions, keyboard
 from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
-                                  PAGE_SIZE, SEEN_HELP, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
+                                  PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
 from workbench.literal import escape_markdown

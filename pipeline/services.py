@@ -19,6 +19,7 @@ from pipeline.config import Settings
 from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
 from pipeline.gc_tuning import tune_garbage_collector
+from pipeline.incidents import recurrence
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.unattended.poller import Poller
 from pipeline.operations.service import OperationsService
@@ -89,3 +90,7 @@ def related_of(review: ReviewService) -> RelatedIncidents:
             found = _related[review] = RelatedIncidents(records=engine.records, settings=engine.settings,
                                                         embedder=engine.kb.embedder)
         return found
+
+
+# what the inbox's Seen column means (new / rare / frequent): one text, from the thresholds' one home
+SEEN_HELP = recurrence.help_text()

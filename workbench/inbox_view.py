@@ -6,7 +6,6 @@ from datetime import date, datetime, timedelta
 
 import pandas as pd
 
-from pipeline.incidents import recurrence
 from pipeline.state import CLOSED_STATUSES
 from workbench.evidence_view import display_title
 
@@ -57,7 +56,6 @@ COLUMN_LABELS = {"incident_id": "Incident", "title": "Title", "status": "Status"
                  "category": "Category", "confidence": "Conf.", "sla": "SLA", "service": "Service",
                  "people": "People", "extent": "Reach", "seen": "Seen", "events": "Events", "age": "Age"}
 ANYONE = "anyone"
-SEEN_HELP = recurrence.help_text()
 BACKFILLED_MARK = "↺"
 OVERDUE_TINT = "background-color: rgba(255, 75, 75, 0.18)"
 ESCALATED_TINT = "background-color: rgba(255, 170, 0, 0.30); font-weight: 600"
