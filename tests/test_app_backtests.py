@@ -2,6 +2,9 @@
 side by side, and the link to the incident's time travel at the checkpoint the backtest used."""
 from __future__ import annotations
 
+import os
+import signal
+
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.run import run_backtest
 from pipeline.review.service import ReviewService
@@ -105,10 +108,24 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
 
     ids = many_decided(paused_engine, tmp_path, 60)
     start(app, kind="live")
-    wait_for(lambda: result_count(paused_engine) >= 3, timeout=180)
+
+    def worker_paused_after_a_few() -> int | None:
+        # the worker is stopped (SIGSTOP) as soon as it has a few results, so the page's cancel
+        # always lands mid-run however fast the machine is; SIGCONT then delivers the page's SIGINT
+        if result_count(paused_engine) < 3:
+            return None
+        [row] = paused_engine.records.query("SELECT owner FROM backtests")
+        pid = int(row["owner"].split(":")[1])
+        os.kill(pid, signal.SIGSTOP)
+        return pid
+
+    pid = wait_for(worker_paused_after_a_few, timeout=180, step=0.005)
     [running] = backtests.backtests(paused_engine.records)
-    app.run()
-    app.button(key=f"backtests_cancel_{running['backtest_id']}").click().run()
+    try:
+        app.run()
+        app.button(key=f"backtests_cancel_{running['backtest_id']}").click().run()
+    finally:
+        os.kill(pid, signal.SIGCONT)
     assert not app.exception, [e.value for e in app.exception]
     # the worker stops and lets the backtest go (resumable)
     wait_for(lambda: not backtests.backtests(paused_engine.records)[0]["working"], timeout=60)
