@@ -583,6 +583,19 @@ CREATE TABLE template_keys (
 # a person's change of an analysis never lowers the approvals it needs (review/policy.py)
 V12_APPROVALS_FLOOR = ("ALTER TABLE incidents ADD COLUMN approvals_floor INTEGER NOT NULL DEFAULT 1",)
 
+# issue 37: how many of an incident's events its current analysis covers (repeats of what it holds
+# are counted without re-running it: runner.py); the announce index holds only what can still be
+# announced (a critical incident decided before it was announced stayed in it for good, and every
+# idle poll read them all)
+V13_REPEATS = (
+    "ALTER TABLE incidents ADD COLUMN analysed_events INTEGER",
+    "UPDATE incidents SET analysed_events = event_count - (SELECT count(*) FROM events"
+    " WHERE events.incident_id = incidents.incident_id AND events.merged = 0)",
+    "DROP INDEX incidents_to_announce",
+    "CREATE INDEX incidents_to_announce ON incidents(created_at)"
+    " WHERE severity = 'critical' AND announced_at IS NULL AND status = 'awaiting_approval'",
+)
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
@@ -619,6 +632,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # issue 39.5: an edit, fork, replay or revision by a person keeps the approvals the analysis needed
     Migration(12, "the approvals an incident needs at least, kept when a person changes its analysis",
               V12_APPROVALS_FLOOR),
+    Migration(13, "how many events the current analysis covers (repeats counted, not re-analysed); the"
+                  " announce index only of incidents that can still be announced", V13_REPEATS),
 )
 
 
