@@ -13,6 +13,9 @@ UNDO = {
     13: ("ALTER TABLE incidents DROP COLUMN backfilled",),
     14: ("DROP TABLE incident_members", "DROP TABLE pattern_days", "ALTER TABLE incidents DROP COLUMN pattern_count",
          "ALTER TABLE incidents DROP COLUMN service_count"),
+    15: ("ALTER TABLE incidents DROP COLUMN analysed_events", "DROP INDEX incidents_to_announce",
+         "CREATE INDEX incidents_to_announce ON incidents(created_at)"
+         " WHERE severity = 'critical' AND announced_at IS NULL"),
 }
 
 

@@ -360,6 +360,13 @@ class Settings(BaseSettings):
     merge_delay: float = setting("INCIDENTIQ_MERGE_DELAY", "30", "poller: seconds new evidence for an incident "
                                  "awaiting approval gathers before its analysis re-runs (`ingest` merges at once)",
                                  bounds=(0, 86400))
+    reanalyse_growth: float = setting("INCIDENTIQ_REANALYSE_GROWTH", "10", "poller: new evidence for an "
+                                      "incident awaiting approval that only repeats what its analysis holds "
+                                      "(service, exception and masked first line of its events) is counted "
+                                      "without re-running the analysis (the reviewer's pending approval stays "
+                                      "valid) until the incident has this many times the events the analysis "
+                                      "covered; new templates re-run it after the merge delay (1: every new event "
+                                      "re-runs it)", bounds=(1, 1000000))
     demo_speed: float = setting("INCIDENTIQ_DEMO_SPEED", "600", "demo source: how many times faster than real "
                                 "time the sample day replays", bounds=(0.001, 1000000))
     base_url: str | None = setting("OPENAI_BASE_URL", None, "base URL of an OpenAI-compatible endpoint")

@@ -23,6 +23,9 @@ for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_U
 # one approval opens the gate unless a test asks for the two-person rule (tests/test_two_person.py),
 # and no test tells a webhook anything unless it sets one (child processes inherit both)
 os.environ["INCIDENTIQ_TWO_PERSON"] = "off"
+# new evidence re-runs a paused analysis, as tests were written to see it; the product counts mere
+# repeats until the incident grows INCIDENTIQ_REANALYSE_GROWTH-fold, which tests/test_repeats.py sets
+os.environ["INCIDENTIQ_REANALYSE_GROWTH"] = "1"
 os.environ.pop("INCIDENTIQ_NOTIFY_URLS", None)
 
 try:  # browser assertions wait for the app's run, not Playwright's 5 s default: a run here can take longer on a busy machine

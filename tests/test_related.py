@@ -60,7 +60,20 @@ def test_the_nearest_by_evidence_come_from_the_evidence_index(recurring, capsys)
     assert (engine.settings.data_dir / "evidence-index").is_dir()
 
 
-def test_the_incident_page_shows_related_incidents(recurring, monkeypatch):
+def _idle_poll(engine, tmp_path) -> None:
+    from pipeline.sources.file import FileSource
+    from pipeline.unattended.poller import Poller
+
+    quiet = tmp_path / "quiet.log"
+    quiet.write_text("")
+    poller = Poller(engine, FileSource(quiet, max_bytes=engine.settings.max_event_bytes), interval=0.05)
+    try:
+        poller.poll_once()
+    finally:
+        poller.close()
+
+
+def test_the_incident_page_shows_related_incidents(recurring, monkeypatch, tmp_path):
     from streamlit.testing.v1 import AppTest
 
     from tests.support import APP, TIMEOUT
@@ -70,6 +83,11 @@ def test_the_incident_page_shows_related_incidents(recurring, monkeypatch):
     monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     try:
+        open_incident(at, now)
+        # the page never indexes evidence: until a poll has, the nearest are not offered
+        assert not [d for d in at.dataframe if "similarity" in d.value.columns]
+        assert not list((engine.settings.data_dir / "evidence-index").glob("cursor-*.json"))
+        _idle_poll(engine, tmp_path)
         open_incident(at, now)
         assert any(e.label == "Related incidents" for e in at.expander)
         frames = [d.value for d in at.dataframe if "decided by" in d.value.columns]

@@ -43,8 +43,16 @@ def header(doc: dict) -> None:
         badges.text(f"on it: {doc['assignee']}")
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
-    analysed = len((doc.get("state") or {}).get("evidence") or [])
-    if doc.get("state") and analysed != doc["event_count"]:
+    since = doc.get("events_since_analysis")
+    if doc.get("state") and since:
+        # new evidence that repeats what the analysis holds is counted, not re-analysed: the header
+        # says how much arrived since, rather than a total the analysis never saw
+        cols[0].metric("Events", doc["event_count"], delta=f"{since} events arrived since the analysis",
+                       delta_color="off",
+                       help=f"{since} event(s) arrived since the analysis; those repeating what it holds do not "
+                            "re-run it (new kinds of event do). Replay with the current evidence (History & time "
+                            "travel) to analyse them all.")
+    elif doc.get("state") and (analysed := len(doc["state"].get("evidence") or [])) != doc["event_count"]:
         # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
         # those, so the header says both rather than a total the evidence below never shows
         cols[0].metric("Events analysed", f"{analysed} of {doc['event_count']}",

@@ -50,4 +50,5 @@ def related(review: ReviewService, incident_id: str) -> None:
         if found["nearest"]:
             st.dataframe(_frame(found["nearest"]), hide_index=True, key=f"incident_related_near_{incident_id}")
         else:
-            st.caption("No past incident's evidence is near this one's.")
+            st.caption("No past incident's evidence is near this one's (the poller indexes an incident's "
+                       "evidence once it has read what its source had).")

@@ -90,7 +90,10 @@ def cmd_show(args) -> int:
 
         # same fingerprint always (one index range of the records); nearest by evidence with
         # --nearest only, so a plain `show` stays off Chroma
-        doc["related"] = RelatedIncidents(records=records, settings=settings).related(
+        related = RelatedIncidents(records=records, settings=settings)
+        if args.nearest:
+            related.catch_up(batches=None)  # asked for here and now, with no poller to have done it
+        doc["related"] = related.related(
             args.incident_id, limit=args.related_limit, before=args.related_before, nearest=5 if args.nearest else 0)
     emit(args, doc, _show_text)
     return 0
@@ -111,6 +114,8 @@ def _doc_hints(doc_id: str) -> list:
 def _show_text(d) -> str:
     lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
              f"  {readable_title(d['title'])}"]  # "Column … not found": the miner's <STR> is not a word
+    if d.get("events_since_analysis"):
+        lines.append(f"  {d['events_since_analysis']} events arrived since the analysis")
     if d["rca"]:
         lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f}, analyst {d['rca']['analyst']})")
         if d["rca"].get("warning"):

@@ -25,7 +25,8 @@ from pipeline.engine.lost_runs import recover_lost_runs
 from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
-from pipeline.state import IncidentState, LogEvent, merge_evidence
+from pipeline.engine import repeats
+from pipeline.state import EVIDENCE_TAIL, IncidentState, LogEvent, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -67,17 +68,24 @@ def record_from_snapshot(engine: Engine, incident_id: str, snap: StateSnapshot |
         values["status"] = state.outcome
     elif snap.next or snap.tasks:
         values["status"] = "in_revision" if "revise" in snap.next else "analyzing"
-    first_seen, opened = parse_iso(row["first_seen"]), parse_iso(row["created_at"])
-    assert first_seen is not None and opened is not None  # NOT NULL columns
-    due, backfilled = engine.incidents.sla.due(first_seen=first_seen, opened=opened, severity=state.severity)
-    deadline = iso(due)
-    if row["sla_deadline"] != deadline:  # the severity changed, or earlier evidence moved first_seen
-        values["sla_deadline"] = deadline
-    if bool(row["backfilled"]) != backfilled:  # a shorter SLA (critical) can make an older log's incident so
-        values["backfilled"] = int(backfilled)
+    values.update(_deadline_change(engine, row, state.severity))
     values.update(extra)
     engine.records.update_incident(incident_id, **values)
     return values
+
+
+def _deadline_change(engine: Engine, row: dict[str, Any], severity: str) -> dict[str, Any]:
+    """The SLA deadline (and backfilled mark) to write when the severity changed, or earlier evidence
+    moved first_seen: a shorter SLA (critical) can make an older log's incident backfilled."""
+    first_seen, opened = parse_iso(row["first_seen"]), parse_iso(row["created_at"])
+    assert first_seen is not None and opened is not None  # NOT NULL columns
+    due, backfilled = engine.incidents.sla.due(first_seen=first_seen, opened=opened, severity=severity)
+    change: dict[str, Any] = {}
+    if row["sla_deadline"] != iso(due):
+        change["sla_deadline"] = iso(due)
+    if bool(row["backfilled"]) != backfilled:
+        change["backfilled"] = int(backfilled)
+    return change
 
 
 def summary_of(state: IncidentState) -> dict[str, Any]:
@@ -120,8 +128,9 @@ def advance(engine: Engine, incident_id: str) -> bool:
 
 
 def advance_run(engine: Engine, incident_id: str) -> str | None:
-    """Like `advance`, and says what it did: started | merged | resumed | retried | idle | gave_up,
-    or None when another actor drives the run (its new events wait, unmerged, until it is free)."""
+    """Like `advance`, and says what it did: started | merged | counted (new evidence that repeats
+    the paused analysis: counted, not re-analysed) | resumed | retried | idle | gave_up, or None
+    when another actor drives the run (its new events wait, unmerged, until it is free)."""
     owner = process_owner()
     # the attempt is counted with the claim, before the run, so a run that takes its process
     # down with it counts too; the row is as it was before (its owner a dead one, if we take over)
@@ -171,23 +180,38 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     cfg = thread_config(incident_id)
     merged_ids: list[str] = []
     kind = "idle"
+    analysed = False  # whether this run analysed the incident's stored events (analysed_events)
     after: StateSnapshot | _RunEnd | None = None
     if not snap.values:
         events = engine.records.events_of(incident_id)
         state = initial_state(engine, incident_id, events, row=row)
         # every stored event is in the run now, sampled or not: none of them is news to merge later
         engine.records.mark_merged(e.event_id for e in events)
+        analysed = True
         # a dict of the state's fields is an input LangGraph takes; its overloads name only the state class
         after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg,  # type: ignore[call-overload]
                                                                   context=engine.deps))
         kind = "started"
     elif snap.next == ("approval",) and snap.interrupts:
-        unmerged = engine.records.events_of(incident_id, only_unmerged=True)
+        held = IncidentState.model_validate(snap.values).evidence
+        heads = engine.records.unmerged_heads(incident_id)
         # events already in the paused state are no news: re-running for them would pause twice
-        known = _evidence_ids(snap)
+        known = {e.event_id for e in held}
+        news = [h for h in heads if h[0] not in known]
+        if news and not _reanalyse(engine, row, held, news):
+            # more of what the analysis holds: counted (the record's event count and times moved
+            # when they were stored), kept for the next re-run; the analysis, its pending interrupt
+            # and the approvals given on it stand
+            engine.records.update_incident(
+                incident_id, attempts=0, next_attempt_at=None, last_error=None, release_owner=owner,
+                merged_event_ids=[h[0] for h in heads if h[0] in known], repeat_event_ids=[h[0] for h in news],
+                **_deadline_change(engine, row, row["severity"]))
+            return "counted"
+        unmerged = engine.records.evidence_to_merge(incident_id, repeats=EVIDENCE_TAIL) if news else []
         new = [e for e in unmerged if e.event_id not in known]
-        merged_ids = [e.event_id for e in unmerged]
+        merged_ids = [h[0] for h in heads]
         if new:
+            analysed = True
             # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
             # the record stops offering the old analysis first: a crash mid-merge leaves the
             # incident 'analyzing' (so the runner finishes it), never paused at a dead interrupt
@@ -205,9 +229,19 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         merged_ids = [e.event_id for e in engine.records.events_of(incident_id, only_unmerged=True)
                       if e.event_id in known]  # merged into the state before the crash, not yet marked
         kind = "resumed"
+        analysed = row["analysed_events"] is None  # a first run cut off; a merge's knew its coverage
     record_from_snapshot(engine, incident_id, after, attempts=0, next_attempt_at=None, last_error=None,
-                         merged_event_ids=merged_ids, release_owner=owner)
+                         merged_event_ids=merged_ids, release_owner=owner, analysed=analysed)
     return kind
+
+
+def _reanalyse(engine: Engine, row: dict[str, Any], held: list[LogEvent],
+               news: list[tuple[str, str, str | None, str]]) -> bool:
+    """Whether new evidence re-runs a paused analysis: a shape it does not hold, or a rise past
+    INCIDENTIQ_REANALYSE_GROWTH (engine/repeats.py)."""
+    if repeats.grown_past(row["event_count"], row["analysed_events"], engine.settings.reanalyse_growth):
+        return True
+    return not repeats.all_repeats(news, repeats.held_shapes(held))
 
 
 @dataclass(frozen=True)

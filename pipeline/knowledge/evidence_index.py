@@ -50,6 +50,7 @@ class EvidenceIndex:
         return tuple(value) if value else None
 
     def set_cursor(self, value: tuple[str, str]) -> None:
+        self.index_dir.mkdir(parents=True, exist_ok=True)
         tmp = self._cursor_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(list(value)))
         tmp.replace(self._cursor_path)

@@ -69,7 +69,8 @@ class RelatedIncidents:
                "same_fingerprint": {"rows": page, "next": page[-1]["incident_id"] if len(ids) > limit else None},
                "nearest": []}
         if nearest:
-            self.catch_up()
+            # the index is caught up by the poller (and `show --nearest`), never while a page renders:
+            # an incident opened since reads its neighbours once the poller indexed them
             for other, similarity in self.index.nearest(self.text_of(incident_id), k=nearest, exclude=incident_id):
                 try:
                     out["nearest"].append({**decided_row(self.records.incident(other)), "similarity": similarity})

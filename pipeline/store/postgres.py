@@ -103,6 +103,7 @@ class Connection:
         self.url = url
         self._pg = self._open()
         self._in_transaction = False
+        self._trace: Callable[[str, Sequence[Any]], object] | None = None
 
     def _open(self, retry_for: float = 0.0) -> psycopg.Connection[AnyRow]:
         return open_session(self.url, "records", row_factory=_row_factory, cursor_factory=psycopg.RawCursor,
@@ -123,6 +124,8 @@ class Connection:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         values = tuple(stored_params(params)) or None  # its text holds no NUL (store/stored_text.py)
+        if self._trace is not None:
+            self._trace(sql, values or ())
         reads = sql.lstrip()[:6].upper().startswith(_READS)
         return self._run(lambda: Cursor(self._pg.execute(sql, values)), resendable=reads)
 
@@ -187,8 +190,10 @@ class Connection:
         self._pg.execute("INSERT INTO schema_version(id, version) VALUES (1, $1)"
                          " ON CONFLICT (id) DO UPDATE SET version = excluded.version", (version,))
 
-    def set_trace_callback(self, callback: object) -> None:
-        """SQLite's statement trace (the inbox's query plan check) has no PostgreSQL twin here."""
+    def set_trace_callback(self, callback: Callable[[str, Sequence[Any]], object] | None) -> None:
+        """Like SQLite's statement trace, with each statement's parameters (its text keeps its `$n`):
+        the tests' query plan checks."""
+        self._trace = callback
 
     def close(self) -> None:
         self._pg.close()

@@ -32,10 +32,14 @@ BUSY_TIMEOUT_MS = 30_000
 # what update_incident may write; the rest is the store's own (ids, counts and times of events,
 # updated_at) or the claim's (claim_owner, claimed_at: see claim / release). closed_at is stamped
 # when a status closes the incident; callers only clear it (a replay or fork reopens a run).
+# events.merged: 0 new evidence not yet merged; 1 in the run's evidence (or sampled out of it);
+# REPEAT counted as a repeat of what the paused analysis holds, merged by its next re-run
+REPEAT = 2
+
 WRITABLE_INCIDENT_COLUMNS = frozenset({
     "status", "severity", "category", "confidence", "sla_deadline", "pending_interrupt_id",
     "pending_checkpoint_id", "revisions", "attempts", "next_attempt_at", "last_error", "summary", "closed_at",
-    "approvals_floor", "backfilled",
+    "approvals_floor", "backfilled", "analysed_events",
 })
 
 
@@ -179,6 +183,22 @@ class Records:
     def has_unmerged(self, incident_id: str) -> bool:
         return bool(self.query("SELECT 1 FROM events WHERE incident_id = $1 AND merged = 0 LIMIT 1", (incident_id,)))
 
+    def unmerged_heads(self, incident_id: str) -> list[tuple[str, str, str | None, str]]:
+        """(event id, service, exception, message) of the incident's unmerged events: what tells a
+        repeat of the analysed evidence from news, without building the events."""
+        rows = self.query("SELECT event_id, service, exception, message FROM events"
+                          " WHERE incident_id = $1 AND merged = 0", (incident_id,))
+        return [(r["event_id"], r["service"], r["exception"], r["message"]) for r in rows]
+
+    def evidence_to_merge(self, incident_id: str, *, repeats: int) -> list[LogEvent]:
+        """The incident's unmerged events and the latest `repeats` of those counted as repeats
+        (merged = REPEAT), oldest first: what a re-run of its analysis adds to the evidence."""
+        cols = event_bodies.EVENT_COLUMNS
+        rows = [*self.query(f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = 0", (incident_id,)),
+                *self.query(f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = {REPEAT}"
+                            f" ORDER BY time DESC LIMIT {int(repeats)}", (incident_id,))]
+        return sorted((event_bodies.event_of(r) for r in rows), key=lambda e: e.time)
+
     def mark_merged(self, event_ids: Iterable[str]) -> None:
         ids = list(event_ids)
         with self.transaction() as conn:
@@ -300,9 +320,12 @@ class Records:
         return [r["incident_id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["incident_id"]))]
 
     def update_incident(self, incident_id: str, *, release_owner: str | None = None,
-                        merged_event_ids: Iterable[str] = (), **values: Any) -> None:
+                        merged_event_ids: Iterable[str] = (), repeat_event_ids: Iterable[str] = (),
+                        analysed: bool = False, **values: Any) -> None:
         """Write record fields (status and the fields derived from the run) in one transaction,
-        optionally marking merged evidence and releasing the writer's claim with them.
+        optionally marking merged evidence (and new evidence counted as repeats of the analysis:
+        `repeat_event_ids`), and releasing the writer's claim with them. `analysed`: the run
+        that wrote them analysed every event stored but the unmerged ones (`analysed_events`).
 
         Only WRITABLE_INCIDENT_COLUMNS may be written: a column name reaches the SQL text."""
         unknown = sorted(set(values) - WRITABLE_INCIDENT_COLUMNS)
@@ -320,6 +343,13 @@ class Records:
             if cur.rowcount == 0:
                 raise IncidentNotFound(incident_id)
             conn.executemany("UPDATE events SET merged = 1 WHERE event_id = $1", [(i,) for i in merged_event_ids])
+            conn.executemany(f"UPDATE events SET merged = {REPEAT} WHERE event_id = $1", [(i,) for i in repeat_event_ids])
+            if analysed:
+                # the repeats it held back are in the analysis now (their latest in its sample)
+                conn.execute(f"UPDATE events SET merged = 1 WHERE incident_id = $1 AND merged = {REPEAT}", (incident_id,))
+                conn.execute("UPDATE incidents SET analysed_events = event_count - (SELECT count(*) FROM events"
+                             " WHERE events.incident_id = $1 AND events.merged = 0) WHERE incident_id = $1",
+                             (incident_id,))
             if release_owner:
                 conn.execute("UPDATE incidents SET claim_owner = NULL, claimed_at = NULL"
                              " WHERE incident_id = $1 AND claim_owner = $2", (incident_id, release_owner))

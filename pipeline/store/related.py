@@ -27,7 +27,7 @@ def created_after(records: Records, after: tuple[str, str] | None, *, limit: int
     p = Params()
     sql = "SELECT incident_id, created_at FROM incidents"
     if after is not None:
-        at = p(after[0])
-        sql += f" WHERE created_at > {at} OR (created_at = {at} AND incident_id > {p(after[1])})"
+        # a row value: one range of incidents_newest (an OR of its halves read the index from its start)
+        sql += f" WHERE (created_at, incident_id) > ({p.each(after)})"
     sql += f" ORDER BY created_at, incident_id LIMIT {p(int(limit))}"
     return [(r["incident_id"], r["created_at"]) for r in records.query(sql, p)]

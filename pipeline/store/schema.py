@@ -583,6 +583,19 @@ CREATE TABLE template_keys (
 # a person's change of an analysis never lowers the approvals it needs (review/policy.py)
 V12_APPROVALS_FLOOR = ("ALTER TABLE incidents ADD COLUMN approvals_floor INTEGER NOT NULL DEFAULT 1",)
 
+# how many of an incident's events its current analysis covers (repeats of what it holds
+# are counted without re-running it: runner.py); the announce index holds only what can still be
+# announced (a critical incident decided before it was announced stayed in it for good, and every
+# idle poll read them all)
+V15_REPEATS = (
+    "ALTER TABLE incidents ADD COLUMN analysed_events INTEGER",
+    "UPDATE incidents SET analysed_events = event_count - (SELECT count(*) FROM events"
+    " WHERE events.incident_id = incidents.incident_id AND events.merged = 0)",
+    "DROP INDEX incidents_to_announce",
+    "CREATE INDEX incidents_to_announce ON incidents(created_at)"
+    " WHERE severity = 'critical' AND announced_at IS NULL AND status = 'awaiting_approval'",
+)
+
 
 # an incident opened from a log already older than its SLA (a backfill, an old file) is
 # marked, and its deadline counts from its opening (incidents/sla.py). Incidents opened before this
@@ -666,6 +679,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "incidents opened from a log already past its SLA marked backfilled", V13_BACKFILLED),
     Migration(14, "an incident's patterns and services with their counts; the days each pattern was seen",
               _v14_members),
+    Migration(15, "how many events the current analysis covers (repeats counted, not re-analysed); the"
+                  " announce index only of incidents that can still be announced", V15_REPEATS),
 )
 
 

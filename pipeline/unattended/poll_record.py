@@ -26,6 +26,7 @@ class PollReport:
     runs_started: int = 0  # first runs of new incidents
     runs_resumed: int = 0  # runs a crash or a stop cut off, continued
     runs_merged: int = 0  # paused runs re-analysed with new evidence
+    repeats_counted: int = 0  # paused runs whose new evidence repeated their analysis: counted, not re-run
     runs_retried: int = 0  # failed runs tried again
     runs_failed: int = 0  # runs that ended this poll failed
     announced: int = 0  # new critical incidents announced
@@ -43,13 +44,15 @@ class PollReport:
         """Whether anything happened worth telling a person."""
         c = self.counts
         return bool(c.events or c.rejected or c.incidents_new or c.incidents_updated or self.runs_started
-                    or self.runs_resumed or self.runs_merged or self.runs_retried or self.runs_failed
+                    or self.runs_resumed or self.runs_merged or self.repeats_counted or self.runs_retried
+                    or self.runs_failed
                     or self.announced or self.escalated or self.expired)
 
     def as_json(self) -> dict:
         return {"source": self.source, "standby": self.standby, "holder": self.holder, **self.counts.as_json(),
                 "runs_started": self.runs_started, "runs_resumed": self.runs_resumed,
-                "runs_merged": self.runs_merged, "runs_retried": self.runs_retried,
+                "runs_merged": self.runs_merged, "repeats_counted": self.repeats_counted,
+                "runs_retried": self.runs_retried,
                 "runs_failed": self.runs_failed, "announced": self.announced, "escalated": self.escalated,
                 "expired": self.expired, "latency_ms": round(self.latency_ms, 1),
                 "lag_seconds": None if self.lag_seconds is None else round(self.lag_seconds, 3),

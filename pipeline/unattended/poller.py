@@ -25,7 +25,8 @@ from pipeline.unattended import retention
 from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.engine.lost_runs import recover_lost_runs
-from pipeline.errors import IncidentIQError
+from pipeline.errors import IncidentIQError, StorageError
+from pipeline.review.related import RelatedIncidents
 from pipeline.unattended.poll_record import PollReport
 from pipeline.store.owners import process_owner
 from pipeline.sources import Source
@@ -35,6 +36,10 @@ LEASE_MIN_SECONDS = 30.0  # ...and never less: a long graph run must not lose it
 MAX_BACKOFF_SECONDS = 60.0
 PRUNE_EVERY_SECONDS = 3600.0
 PRUNE_BATCH = 500  # incidents compacted per hourly prune; the rest on the next
+# while the source is behind, a paused incident's new evidence waits this many merge delays, so one
+# merge takes what the backlog held for it rather than one every delay (a repeat is only counted;
+# new templates re-run the analysis)
+BEHIND_MERGE_DELAYS = 2
 
 
 class Poller:
@@ -60,6 +65,7 @@ class Poller:
         self._thread: threading.Thread | None = None
         self._renewed_at = 0.0
         self._pruned_at = 0.0
+        self._related: RelatedIncidents | None = None  # the evidence index, opened once it has work
 
     @property
     def lease_ttl(self) -> float:
@@ -101,6 +107,8 @@ class Poller:
                 report.announced, report.escalated, report.expired = (
                     len(done.announced), len(done.escalated), len(done.expired))
                 self.deliveries.wake()
+                if not report.more:
+                    self._index_evidence()
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move
             # past unstored events); record it where the operations page looks, and retry
@@ -150,8 +158,9 @@ class Poller:
 
     def _advance_incidents(self, report: PollReport) -> None:
         engine = self.engine
+        delay = engine.settings.merge_delay * (BEHIND_MERGE_DELAYS if report.more else 1)
         # due work in bounded batches (store/due.py): the next batch is read once this one is worked
-        for incident_id in due.due_incidents(engine.records, merge_delay=engine.settings.merge_delay):
+        for incident_id in due.due_incidents(engine.records, merge_delay=delay):
             if not self._keep_going():
                 return
             self._advance(report, incident_id)
@@ -160,8 +169,22 @@ class Poller:
         kind = runner.advance_run(self.engine, incident_id)
         if kind in ("started", "resumed", "merged", "retried"):
             setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
+        elif kind == "counted":
+            report.repeats_counted += 1
         if kind is not None and self.engine.records.incident(incident_id)["status"] == "failed":
             report.runs_failed += 1
+
+    def _index_evidence(self) -> None:
+        """Once the source is caught up: index the evidence of the incidents opened since the last
+        time (one batch), so opening an incident never pays for it (review/related.py)."""
+        if self._related is None:
+            self._related = RelatedIncidents(records=self.engine.records, settings=self.engine.settings,
+                                             embedder=self.engine.kb.embedder)
+        try:
+            self._related.catch_up(batches=1)
+        except StorageError as exc:
+            # the related-incidents index is a convenience: its failure never fails ingestion
+            sys.stderr.write(f"evidence index not caught up: {exc.message}\n")
 
     def _keep_going(self) -> bool:
         """Between batches and runs: stop when asked, and keep the lease fresh."""
