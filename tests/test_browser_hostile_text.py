@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
 from tests.support import CHROMIUM, browser_page, browser_site, settle
 

@@ -75,7 +75,7 @@ def test_a_log_older_than_its_sla_opens_backfilled_incidents_never_escalated_for
 
 def test_a_live_log_counts_from_its_first_error_when_so_configured_and_is_not_backfilled(first_seen_base, engine,
                                                                                          tmp_path):
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
     from tests.support import write_jsonl
 
     engine.records.clock = ManualClock(T0)

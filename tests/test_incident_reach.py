@@ -23,7 +23,7 @@ def _pool_error(at: datetime) -> dict:
 
 @BOTH_BACKENDS
 def test_a_pattern_seen_again_on_more_days_reads_new_then_rare_then_frequent(engine, tmp_path):
-    from pipeline.operations.file_ingest import ingest_path
+    from pipeline.unattended.file_ingest import ingest_path
 
     clock = engine.records.clock = ManualClock(T0)
     service, log, lines, said = ReviewService(engine), tmp_path / "app.jsonl", [], []

@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.errors import MASK
 from pipeline.notifications import sender
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from pipeline.redaction import scrub
 from pipeline.review.service import ReviewService
 from pipeline.store import outbox

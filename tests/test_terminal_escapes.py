@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from pipeline.operations.file_ingest import ingest_path
+from pipeline.unattended.file_ingest import ingest_path
 from tests.support import cli, paused_ids, write_jsonl
 
 ESCAPES = "\x1b]52;c;cGF5bG9hZA==\x07\x1b]0;pwned\x07\x1b[2J\r\x9b31m"
