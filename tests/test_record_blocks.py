@@ -69,3 +69,10 @@ def test_a_csvlog_row_with_quoted_newlines_is_one_record_read_by_its_columns():
     assert refused.message == 'password authentication failed for user "azlev"'
     assert refused.fields["column_15"] == ('Role "azlev" does not exist.\n'
                                            'Connection matched pg_hba.conf line 95: "host all all all md5"')
+
+
+def test_an_empty_file_reads_as_no_records(tmp_path):
+    # a new, empty file (a log just rotated in, a quiet source) holds no blocks to learn from
+    path = tmp_path / "new.log"
+    path.write_text("")
+    assert events_of(path) == []

@@ -246,7 +246,7 @@ class SourceParser:
         slow log): then the key its blocks hold most often (the first such in the sample, on a tie)
         opens each record, and every other line continues the record before it."""
         keys = [m.group(1) for m in map(_BLOCK_KEY.match, lines) if m is not None]
-        if len(keys) < BLOCK_SHARE * len(lines):
+        if not keys or len(keys) < BLOCK_SHARE * len(lines):  # an empty sample (a new, empty file) has none
             return
         counts: dict[str, int] = {}
         for key in keys:
