@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -69,3 +71,13 @@ def test_no_command_prints_a_control_character_from_stored_or_typed_text(capsys,
     assert shown.count(r"\x1b]0;pwned") >= 10
     # JSON stays JSON: the escapes survive, escaped, for a program to read
     assert ESCAPES in json.loads(printed[f"show {first} --json"][1])["service"]
+
+
+def test_a_logged_warning_quoting_a_log_line_prints_no_control_character():
+    # what a logger writes (a layout that could not be kept, a crashed poll) may quote a log line
+    code = ("import logging, sys; from pipeline.cli import terminal; terminal.log_to_terminal();"
+            " logging.getLogger('pipeline.ingest').warning('kept %s', 'a\\x1b]52;c;aGk=\\x07b\\x1b[2J')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "kept a\\x1b]52;c;aGk=\\x07b\\x1b[2J" in result.stderr

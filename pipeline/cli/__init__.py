@@ -111,6 +111,7 @@ def console() -> int:
     from pipeline.gc_tuning import tune_garbage_collector
 
     tune_garbage_collector()  # a process of ours: its runs allocate many short-lived objects
+    terminal.log_to_terminal()
     return main()
 
 

@@ -6,10 +6,12 @@ terminal: OSC 52 writes the clipboard, OSC 0 sets the window title, `ESC[2J` cle
 carriage return hides what came before it. Every control character other than newline and tab
 (C0, DEL and C1) is shown instead, as its `\\xNN` escape. JSON needs no care (json.dumps escapes
 them as `\\u001b`), but goes the same way. tqdm's progress bars (pipeline/cli/progress.py) draw on
-stderr themselves and carry no stored text.
+stderr themselves and carry no stored text. Log records (a warning quoting a log line or a path) go
+out through `err` too, once `log_to_terminal` has set the handler (`python -m pipeline` does).
 """
 from __future__ import annotations
 
+import logging
 import re
 import sys
 
@@ -29,3 +31,23 @@ def out(text: str) -> None:
 def err(text: str) -> None:
     """Print `text` on stderr, its controls shown."""
     sys.stderr.write(shown(text))
+
+
+class _TerminalHandler(logging.Handler):
+    """Log records written through `err`: a logged message holds no live escape sequence either."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            err(self.format(record) + "\n")
+        except Exception:  # logging's own contract: a failed emit is reported by handleError, never raised
+            self.handleError(record)
+
+
+def log_to_terminal() -> None:
+    """Warnings and errors of every logger to stderr through the sanitiser (what Python's last-resort
+    handler printed raw), unless the process configured logging itself."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = _TerminalHandler(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
