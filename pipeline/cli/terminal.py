@@ -49,5 +49,5 @@ def log_to_terminal() -> None:
     root = logging.getLogger()
     if not root.handlers:
         handler = _TerminalHandler(logging.WARNING)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(logging.Formatter("%(message)s"))  # as the last-resort handler wrote them
         root.addHandler(handler)
