@@ -84,7 +84,15 @@ class Poller:
         report, error = self._poll()
         if error is not None:
             raise error
+        self._after_poll(report)
         return report
+
+    def _after_poll(self, report: PollReport) -> None:
+        """What follows a poll that worked and caught up, outside the leased work: the evidence
+        index is this process's own (a convenience for the incident page), so it needs no lease, and
+        a slow catch-up never runs on after the lease was lost (a standby may be working by then)."""
+        if not report.standby and not report.error and not report.more and not self._stop.is_set():
+            self._index_evidence()
 
     def _poll(self) -> tuple[PollReport, IncidentIQError | None]:
         records = self.engine.records
@@ -107,8 +115,6 @@ class Poller:
                 report.announced, report.escalated, report.expired = (
                     len(done.announced), len(done.escalated), len(done.expired))
                 self.deliveries.wake()
-                if not report.more:
-                    self._index_evidence()
         except IncidentIQError as exc:
             # the source, the store or a run failed: nothing is lost (the cursor did not move
             # past unstored events); record it where the operations page looks, and retry
@@ -230,6 +236,7 @@ class Poller:
         try:
             while not self._stop.is_set():
                 report = self._poll_guarded()
+                self._after_poll(report)
                 self.polled.set()
                 if on_report is not None:
                     on_report(report)
