@@ -1,7 +1,7 @@
 """Records that span lines, by the layout (issue 34.4): a line without the layout's header belongs
 to the record before it (MySQL's slow log writes each query as `# Key: value` lines and the
-statements: Percona Toolkit's sample `t/lib/samples/slowlogs/mysql5.7.log`, GPL-2.0), and a CSV
-row's quoted value may span lines (PostgreSQL's csvlog). Sources and commits:
+statements: Elastic Beats' MySQL 5.5 fixture `filebeat/module/mysql/slowlog/test/mysql-ubuntu-5.5.53.log`,
+Apache 2.0), and a CSV row's quoted value may span lines (PostgreSQL's csvlog). Sources and commits:
 tests/data/loggers/README.md."""
 from __future__ import annotations
 
@@ -20,17 +20,23 @@ def events_of(path: Path) -> list:
 
 
 def test_each_slow_query_block_is_one_record_with_its_own_time():
-    path = LOGGERS / "percona-mysql5.7-slow.log"
-    preamble, first, second = events_of(path)
-    data = path.read_bytes()
-    assert first.position.endswith(f"@{data.index(b'# Time: 2016-07-20T18:13:25.698433Z')}")
-    assert first.time == datetime(2016, 7, 20, 18, 13, 25, 698433, tzinfo=timezone.utc)
-    assert "time_inferred" not in first.fields
-    assert first.message.splitlines()[-1] == "SELECT * FROM db_facturacion.facturas LIMIT 0, 1000;"
-    assert second.message.splitlines()[-1] == "SHOW INDEX FROM `db_facturacion`.`facturas`;"
-    assert preamble.message.startswith("/usr/sbin/mysqld, Version: 5.7.12")  # kept, not lost
-    assert first.stack is None  # the statement is the block's body, not a trace
-    assert not any(opens_incident(e) for e in (preamble, first, second))
+    # MySQL 5.5 writes `# Time:` only when the second changes, so most blocks carry no time line;
+    # each block's own `SET timestamp=` gives its time
+    path = LOGGERS / "mysql-ubuntu-5.5.53-slow.log"
+    preamble, *blocks = events_of(path)
+    assert preamble.message.startswith("/usr/sbin/mysqld, Version: 5.5.53")  # kept, not lost
+    assert len(blocks) == 14  # one record per `# User@Host:` block, not one per line
+    assert all(block.message.startswith("# User@Host:") for block in blocks)
+    assert all("time_inferred" not in block.fields for block in blocks)
+    assert blocks[0].time == datetime(2016, 12, 9, 14, 37, 59, tzinfo=timezone.utc)
+    assert blocks[-1].time == datetime(2016, 12, 9, 14, 39, 40, tzinfo=timezone.utc)
+    # a statement spanning three lines stays inside its block, and is not a stack trace
+    concat = blocks[1]
+    assert "select concat('select count(*) into @discard from `'," in concat.message
+    assert "from information_schema.TABLES where ENGINE='MyISAM';" in concat.message
+    assert blocks[-1].message.splitlines()[-1] == "select * from user;"
+    assert all(event.stack is None for event in [preamble, *blocks])
+    assert not any(opens_incident(event) for event in [preamble, *blocks])
 
 
 def test_a_block_opens_at_the_key_every_block_holds(tmp_path):
