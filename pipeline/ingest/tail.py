@@ -119,7 +119,9 @@ class Tailer:
                 quiet = self.final or self.clock() - mtime > self.rotated_grace
                 off, got, capped = self._read_file(old, entry.off, final=quiet, budget=self.batch_lines - len(items))
                 items += got
-                if capped or not quiet:
+                # a quiet file is finished unless its writer still holds it mid-line (`_finished`): then
+                # its unterminated line is left behind the offset, and the entry kept for it
+                if capped or not quiet or off < (_size(old) or 0):
                     kept.append(_Entry(entry.path, entry.ino, off, entry.head, rotated=True))
                 if capped:
                     capped_at = mtime
@@ -223,6 +225,13 @@ def _head(path: Path, offset: int) -> str:
     except OSError:
         return ""
     return hashlib.sha1(data).hexdigest()[:16]
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _mtime(path: Path) -> float | None:
