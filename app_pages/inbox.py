@@ -16,7 +16,7 @@ from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN
                                   PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
                                   view_from_url, view_to_url)
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 
 REFRESH_SECONDS = 5
 # a fresh data dir's first inbox waits this long at most for the poller's first poll, so it draws what
@@ -205,7 +205,7 @@ def _inbox() -> None:
     if not rows:
         st.info("No incidents here." if not search else "No incident matches this search.")
     else:
-        frame = inbox_frame(rows, now)
+        frame = plain(inbox_frame(rows, now))
         st.dataframe(
             # a Styler only when a row is tinted: pandas renders every cell's style (~0.14 s a page)
             highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
@@ -288,7 +288,7 @@ def _narrowing() -> dict:
             cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
                                  placeholder="any")
             cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
-                               format_func=lambda v: v or "any")
+                               format_func=lambda v: plain(v) or "any")
             # the index serves the day the incident was taken in, not its log's own time: the label says which
             taken_in = ("the day the workbench took the incident in (UTC), which is not its log lines' own day "
                         "when old logs are ingested")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from workbench import session
 from workbench.inbox_view import duration
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 
 WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timedelta(hours=24), "hour"),
            "last 7 days": (timedelta(days=7), "hour")}
@@ -116,8 +116,8 @@ dead = operations.dead_letters(limit=DEAD_LETTERS_SHOWN)
 if not dead:
     st.caption("No input line was rejected.")
 else:
-    st.dataframe(pd.DataFrame([{"at": d["created_at"][:19], "source": d["source"], "position": d["position"],
-                                "reason": d["reason"], "line": d["raw"][:500]} for d in dead]),
+    st.dataframe(plain(pd.DataFrame([{"at": d["created_at"][:19], "source": d["source"], "position": d["position"],
+                                      "reason": d["reason"], "line": d["raw"][:500]} for d in dead])),
                  hide_index=True, width="stretch", key="operations_dead_letters",
                  column_config={"line": st.column_config.TextColumn("line", width="large")})
     st.caption(f"The first {min(len(dead), DEAD_LETTERS_SHOWN)} rejected lines, oldest first.")
@@ -132,11 +132,11 @@ for item in layouts:
         st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
                    f" learnt {item['learned_at'][:19]}.")
         if lay.get("columns"):
-            st.text("header columns: " + " | ".join(lay["columns"]))
+            st.text(plain("header columns: " + " | ".join(lay["columns"])))
         if lay.get("pattern"):
-            st.code(lay["pattern"], language=None)
-        st.text(lay.get("line", ""))  # text: a log line is never markdown
-        st.dataframe(pd.DataFrame([{"field": k, "value": str(v)} for k, v in lay.get("fields", {}).items()]),
+            st.code(plain(lay["pattern"]), language=None)
+        st.text(plain(lay.get("line", "")))  # text: a log line is never markdown
+        st.dataframe(plain(pd.DataFrame([{"field": k, "value": str(v)} for k, v in lay.get("fields", {}).items()])),
                      hide_index=True, width="stretch", key=f"operations_layout_{item['source']}")
 st.caption("Override a learnt layout with INCIDENTIQ_LOG_PATTERN (a regex with named groups).")
 

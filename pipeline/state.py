@@ -85,6 +85,21 @@ def readable_title(title: str) -> str:
     return _PLACEHOLDER_RUN.sub("…", TEMPLATE_PLACEHOLDER.sub("…", str(title or "")))
 
 
+# Characters a reader cannot see but that change what is read: bidirectional embeddings, overrides
+# and isolates (a U+202E turns `exe.txt` into what reads as `txt.exe`), zero-width and joiner
+# characters, invisible operators, the byte-order mark, soft hyphen, tag characters (which can
+# smuggle a hidden ASCII text) and the blank fillers that render as nothing. Every sink a person
+# reads (the page, the terminal, chat) shows each as `‹U+XXXX›` through `visible`.
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb"
+                        "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+def visible(text: str) -> str:
+    """`text` with every invisible or direction-changing character written out as `‹U+XXXX›`."""
+    return _INVISIBLE.sub(lambda m: f"\u2039U+{ord(m.group()):04X}\u203a", text)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 

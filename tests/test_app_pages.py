@@ -169,3 +169,45 @@ def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_pat
     finally:
         stop_workbench(workbench)
     assert headline != "Poller starting" and color in ("green", "orange")
+
+
+BIDI = "\u202egpj.exe\u202c \u2066iso\u2069 zero\u200bwidth \ufeffbom \u200flrm \U000e0041"
+# what the page may not carry raw (the WORD JOINER U+2060 is the markdown sanitiser's own, see workbench.literal)
+UNSEEN = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2061-\u206f\ufeff\U000e0000-\U000e0fff]")
+
+
+def test_direction_overrides_and_invisible_characters_are_shown_on_the_pages(app, paused_engine, tmp_path):
+    """A log line whose service, host, message, exception and stack carry a right-to-left override
+    (which makes `gpj.exe` read `exe.jpg`), isolates, zero-width characters, a BOM and a tag
+    character, and a commenter's name and words the same: the inbox and the incident page show
+    each as `‹U+XXXX›` in every markdown, caption, text, code, table cell, heading and label."""
+    from pipeline.review.service import ReviewService
+
+    log = tmp_path / "bidi.jsonl"
+    log.write_text("".join(json.dumps({"_time": f"2026-11-28T12:00:0{i}Z", "service": f"web{BIDI}", "host": f"h{BIDI}",
+                                       "level": "ERROR", "message": f"upload refused {BIDI}",
+                                       "exception": f"java.io.IOException{BIDI}", "stack": f"at x({BIDI})"}) + "\n"
+                       for i in range(2)))
+    ingest_path(paused_engine, log)
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"].startswith("web"))
+    ReviewService(paused_engine).comment(incident, text=f"see {BIDI}", reviewer=f"eve{BIDI}")
+
+    def rendered() -> list[str]:
+        found = [str(e.value) for kind in ("markdown", "caption", "info", "warning", "error", "success", "title",
+                                           "text", "code") for e in getattr(app, kind)]
+        found += [e.label for e in app.expander] + [h.proto.body for h in app.get("html")]
+        found += [str(o) for box in app.selectbox for o in box.options]
+        for frame in app.dataframe:
+            found += [str(v) for v in frame.value.astype(str).to_numpy().ravel()]
+        return found
+
+    app.run()
+    inbox = rendered()
+    assert not [r for r in inbox if UNSEEN.search(r)], [r for r in inbox if UNSEEN.search(r)]
+    assert any("\u2039U+202E\u203agpj.exe" in r for r in inbox)
+    open_incident(app, incident)
+    page = rendered()
+    assert not [r for r in page if UNSEEN.search(r)], [r for r in page if UNSEEN.search(r)][:5]
+    page_text = unescape("\n".join(page))
+    assert "upload refused \u2039U+202E\u203agpj.exe\u2039U+202C\u203a" in page_text
+    assert "eve\u2039U+202E\u203a" in page_text and "\u2039U+E0041\u203a" in page_text

@@ -154,3 +154,109 @@ def test_a_line_still_growing_after_the_wait_is_held_back_for_the_next_ingest(tm
         writer.join()
     rest = Tailer(log, max_bytes=MAX, final=True, settle=0.2).read(read.cursor)
     assert [e.message for e in rest.items] == ["payment declined for order 2"]
+
+
+_PAUSING_WRITER = r"""
+import sys, time
+path, done, pause = sys.argv[1], sys.argv[2], float(sys.argv[3])
+first, second = sys.stdin.read().split("\x1e")
+with open(path, "a") as log:  # a logger holding its file open, flushing a partial line
+    log.write(first)
+    log.flush()
+    print("paused", flush=True)
+    time.sleep(pause)
+    log.write(second)
+    log.flush()
+open(done, "w").close()
+"""
+
+
+def test_a_writer_pausing_mid_line_longer_than_the_settle_time_is_never_cut(engine, tmp_path):
+    """A real writer process that keeps its log open and pauses 7 s in the middle of a line (a
+    block-buffered logger): neither `ingest` during the pause nor the poller stores a cut event;
+    the line is stored once, whole, after its writer finishes it, and a re-ingest adds nothing."""
+    import subprocess
+    import sys
+    import time
+
+    log = (tmp_path / "app.jsonl").resolve()
+    done = tmp_path / "done"
+    whole = line(2)
+    writer = subprocess.Popen([sys.executable, "-c", _PAUSING_WRITER, str(log), str(done), "7"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdin is not None and writer.stdout is not None
+        writer.stdin.write(line(1) + whole[:40] + "\x1e" + whole[40:])
+        writer.stdin.close()
+        assert writer.stdout.readline().strip() == "paused"
+        time.sleep(2.5)  # quiet for longer than the 2 s settle time, the writer still mid-line
+        polled = FileSource(log, max_bytes=MAX).read(None)
+        assert [e.message for e in polled.items] == ["payment declined for order 1"]
+        during = ingest_file(engine, log)
+        assert not done.exists(), "the writer finished during the wait: the pause was not tested"
+        assert (during.events, during.rejected) == (1, 0)
+        assert writer.wait(timeout=30) == 0
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    after = ingest_file(engine, log)
+    assert (after.events, after.rejected) == (1, 0)
+    messages = sorted(e.message for e in engine.records.all_events())
+    assert messages == ["payment declined for order 1", "payment declined for order 2"]
+    assert ingest_path(engine, log).events == 0
+
+
+_ROTATED_WRITER = r"""
+import sys
+path = sys.argv[1]
+with open(path, "a") as log:  # keeps writing to its file after it was renamed away (no reopen yet)
+    for row in iter(sys.stdin.readline, ""):
+        if row == "close\n":
+            break
+        log.write(row.rstrip("\n").replace("\\n", "\n"))
+        log.flush()
+        print("written", flush=True)
+"""
+
+
+def test_the_poller_does_not_cut_a_rotated_files_line_while_its_writer_still_holds_it(tmp_path):
+    """A logger that has not reopened its file after rotation pauses mid-line longer than the
+    rotated file's grace: the poller holds the line back while the writer holds the file, and
+    reads it whole once the writer has finished it and closed the file."""
+    import subprocess
+    import sys
+    import time
+
+    log = (tmp_path / "app.jsonl").resolve()
+    whole = line(2)
+    writer = subprocess.Popen([sys.executable, "-c", _ROTATED_WRITER, str(log)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert writer.stdin is not None and writer.stdout is not None
+
+    def write(text: str) -> None:
+        writer.stdin.write(text.replace("\n", "\\n") + "\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline().strip() == "written"
+
+    try:
+        write(line(1))
+        source = FileSource(log, max_bytes=MAX, rotated_grace=0.3, settle=0.2)
+        first = source.read(None)
+        assert [e.message for e in first.items] == ["payment declined for order 1"]
+        write(whole[:40])
+        log.rename(tmp_path / "app.jsonl.1")  # rotated; the writer still holds the old inode
+        log.write_text(line(3))
+        time.sleep(1.0)  # the rotated file is quiet for longer than its grace and the settle time
+        during = source.read(first.cursor)
+        assert [e.message for e in during.items] == ["payment declined for order 3"]
+        write(whole[40:])
+        writer.stdin.write("close\n")
+        writer.stdin.close()
+        assert writer.wait(timeout=30) == 0
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    after = source.read(during.cursor)
+    assert [e.message for e in after.items] == ["payment declined for order 2"]

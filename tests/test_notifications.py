@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -198,3 +199,32 @@ def test_prune_deletes_notifications_delivered_longer_ago_than_the_retention_and
     engine.records.clock.advance(hours=24 * 2)
     retention.prune(engine, days=30)
     assert [(r["idempotency_key"], r["status"]) for r in outbox.rows(engine.records)] == [("undelivered", "pending")]
+
+
+# Slack's mrkdwn: emphasis, code and strike open after a start, space or punctuation and close before one
+_SLACK_MARKUP = re.compile(r"(?:^|[\s\W])([*_~`])[^\s*_~`][^*_~`]*?\1(?=$|[\s\W])|<[!@#]|<https?:")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def test_a_chat_message_shows_mrkdwn_and_direction_overrides_from_people_and_logs_as_written(webhook_engine):
+    """A reviewer's name (people's text) carries every Slack markup, a line break and a right-to-left
+    override, a title (log text) the same: the delivered message formats, mentions and links
+    nothing, shows each override as `‹U+202E›`, and keeps identifiers such as DEPLOY_ENV as they are."""
+    engine, hook = webhook_engine()
+    inc = by_category(engine, "db_pool_exhausted")
+    markup = "*bold* _it_ ~strike~ `code` ```block``` <https://evil.example|label> <!channel> <@U0123>"
+    name = f"m\u202eallory {markup}\n> quoted DEPLOY_ENV is undefined \u200b"
+    ReviewService(engine).reject(inc, reviewer=name, reason="not ours")
+    (row,) = [r for r in outbox.rows(engine.records, incident_id=inc) if r["kind"] == "decision"]
+    assert sender.deliver_due(engine.records).sent >= 1
+    (text,) = [r["body"]["text"] for r in hook.requests if r["key"] == row["idempotency_key"]]
+    assert not _SLACK_MARKUP.search(text), _SLACK_MARKUP.search(text)
+    assert not _INVISIBLE.search(text) and "\n" not in text
+    assert "\u2217bold\u2217 \u02cdit\u02cd \u223cstrike\u223c \u02cbcode\u02cb" in text  # the words, as written
+    assert "DEPLOY_ENV" in text and "m\u2039U+202E\u203aallory" in text and "\u2039U+200B\u203a" in text
+    assert "&lt;!channel&gt;" in text and "&lt;@U0123&gt;" in text
+
+    from pipeline.notifications.messages import text_of
+    title = text_of("critical", {"incident_id": "INC-1", "severity": "critical", "service": "pay_*svc*",
+                                 "title": f"boom {markup} \u2066x\u2069"}, {"due": "soon"})
+    assert not _SLACK_MARKUP.search(title) and not _INVISIBLE.search(title), title

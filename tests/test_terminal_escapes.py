@@ -81,3 +81,33 @@ def test_a_logged_warning_quoting_a_log_line_prints_no_control_character():
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stderr and "\x07" not in result.stderr
     assert "kept a\\x1b]52;c;aGk=\\x07b\\x1b[2J" in result.stderr
+
+
+BIDI = "\u202egpj.exe\u202c \u2066x\u2069 zero\u200bwidth \ufeffbom \u200fmark"
+INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\U000e0000-\U000e0fff]")
+
+
+def test_direction_overrides_and_invisible_characters_are_shown_not_applied_in_the_terminal(capsys, paused_engine,
+                                                                                         tmp_path):
+    """A log line and a person's name carry a right-to-left override (which makes `gpj.exe` read
+    `exe.jpg`), isolates, zero-width characters and a byte-order mark: the terminal shows each as
+    `‹U+XXXX›` in text and CSV; JSON keeps them, escaped."""
+    events = [{"_time": f"2026-11-28T12:00:0{i}Z", "service": f"bidi-svc{BIDI}", "host": f"h{BIDI}",
+               "level": "ERROR", "message": f"HikariPool-1 - Connection is not available {BIDI} {i}",
+               "exception": "java.sql.SQLTransientConnectionException"} for i in range(3)]
+    ingest_path(paused_engine, write_jsonl(tmp_path / "bidi.jsonl", events))
+    (incident,) = [i for i in paused_ids(paused_engine) if "bidi" in paused_engine.records.incident(i)["service"]]
+    name = f"eve{BIDI}"
+    printed = {}
+    for args in [("comment", incident, "--text", f"see {BIDI}", "--as", name), ("whoami", "--as", name),
+                 ("list",), ("show", incident), ("audit", incident), ("audit", "--format", "csv")]:
+        code, out, err = cli(capsys, *args)
+        assert code == 0, (args, err)
+        printed[args[0] + " " + " ".join(args[1:2])] = out + err
+    leaks = {cmd: INVISIBLE.findall(text) for cmd, text in printed.items() if INVISIBLE.search(text)}
+    assert leaks == {}
+    shown = "\n".join(printed.values())
+    assert "\u2039U+202E\u203agpj.exe\u2039U+202C\u203a" in shown and "zero\u2039U+200B\u203awidth" in shown
+    assert "eve\u2039U+202E\u203a" in printed["whoami --as"]
+    code, out, _ = cli(capsys, "show", incident, "--json")
+    assert code == 0 and BIDI in json.loads(out)["service"]  # a program reads the characters as they were

@@ -22,7 +22,7 @@ from pipeline.services import Actor, ReviewService
 from workbench import session
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 from workbench.incident_view import proposal_view
 from workbench.provenance import decision_lines, status_words
 
@@ -126,7 +126,7 @@ def decided(doc: dict, audit_rows: list[dict]) -> None:
         st.caption(f"No decision is pending ({status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}): the panel appears when the run "
                    "pauses at approval.")
     if lines:
-        st.text("\n".join(lines))  # plain text: names, notes and reasons are people's words
+        st.text(plain("\n".join(lines)))  # plain text: names, notes and reasons are people's words
 
 
 def revisions_view(revisions: list[dict], requests: list) -> None:
@@ -135,15 +135,15 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
         return
     st.caption(f"Requests so far ({len(requests or revisions)})")
     asked = [r.get("feedback") for r in revisions] or list(requests)
-    st.text("\n".join(f"{n}. {text}" for n, text in enumerate(asked, 1)))
+    st.text(plain("\n".join(f"{n}. {text}" for n, text in enumerate(asked, 1))))
     for rev in revisions:
         with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(rev['changes'])} fields)",
                          expanded=rev is revisions[-1]):
-            st.text(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}")
-            st.text(analysis_change(rev))
+            st.text(plain(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}"))
+            st.text(plain(analysis_change(rev)))
             if rev["changes"]:
-                st.dataframe(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
-                                            "after": _text(c["after"])} for c in rev["changes"]]),
+                st.dataframe(plain(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
+                                                  "after": _text(c["after"])} for c in rev["changes"]])),
                              hide_index=True, width="stretch", key=f"incident_revision_{rev['revision']}",
                              column_config={"before": st.column_config.TextColumn(width="large"),
                                             "after": st.column_config.TextColumn(width="large")})
@@ -206,8 +206,8 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     elif blocked:
         st.info(blocked, icon=":material/person:")
     if doc.get("approvals"):
-        st.text("Approved so far by " + ", ".join(str(a.get("by")) for a in doc["approvals"])
-                + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})")
+        st.text(plain("Approved so far by " + ", ".join(str(a.get("by")) for a in doc["approvals"])
+                      + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})"))
     who = session.actor()
     if (doc.get("approvals_needed") or 1) > 1 and (doc.get("approvals_limit") or (who and who.auth == "demo")):
         from pipeline.services import UNVERIFIED_LIMIT
@@ -215,7 +215,7 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
         st.warning(f"Two approvals needed. Note: {UNVERIFIED_LIMIT}.", icon=":material/group:")
     edits_lines = decision_lines({}, audit_rows)
     if edits_lines:
-        st.text("\n".join(edits_lines))
+        st.text(plain("\n".join(edits_lines)))
     disabled = bool(done) or bool(blocked)
     # one decision at a time, chosen with a segmented control (it wraps in a narrow panel, tabs
     # would scroll); the choice is session state: a rerun (a refused Reject) keeps it

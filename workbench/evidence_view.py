@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from pipeline.state import readable_title
+from pipeline.state import readable_title, visible
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
 # a finding's own characters stand out; the rest of a quoted match is tinted lightly
@@ -19,7 +19,7 @@ def text_heading(text: str, level: int = 5) -> str:
     log line into a link even with every markdown character escaped (GFM autolinks)."""
     return (f"<div role='heading' aria-level='{level}' style='font-size:1.15rem;font-weight:600;"
             f"line-height:1.4;white-space:normal;overflow-wrap:anywhere;margin:0 0 0.25rem 0'>"
-            f"{html.escape(str(text))}</div>")
+            f"{html.escape(visible(str(text)))}</div>")
 
 
 def evidence_ids(log_window: list[dict], evidence: list[dict]) -> list[str]:
@@ -96,7 +96,8 @@ def marked_segments(text: str, strong: list[tuple[int, int]], light: list[tuple[
 def marked_html(text: str, strong: list[tuple[int, int]], light: Sequence[tuple[int, int]] = ()) -> str:
     """A log line as HTML for st.html: every piece escaped here, the matched spans wrapped in
     <mark>; the text itself can add no element, link or style."""
-    body = "".join(html.escape(piece) if not level else f"<mark style='{_MARKS[level]}'>{html.escape(piece)}</mark>"
+    body = "".join(html.escape(visible(piece)) if not level
+                   else f"<mark style='{_MARKS[level]}'>{html.escape(visible(piece))}</mark>"
                    for piece, level in marked_segments(str(text), list(strong), list(light)))
     return (f"<div style='font-family:ui-monospace,Menlo,Consolas,monospace;font-size:0.85rem;white-space:pre-wrap;"
             f"overflow-wrap:anywhere;line-height:1.45'>{body}</div>")

@@ -11,7 +11,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
 from workbench.edit_form import collect_edits, edit_form
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
 from workbench.timeline import PICKED, base_spec, checkpoint_caption, with_selection
@@ -295,18 +295,18 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     entry = detail["checkpoint"]
     st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(detail['changes'])} fields)")
     if detail["changes"]:
-        st.dataframe(changes_frame(detail["changes"]), hide_index=True, width="stretch",
+        st.dataframe(plain(changes_frame(detail["changes"])), hide_index=True, width="stretch",
                      key="incident_history_diff")
     else:
         st.caption("No field changed at this checkpoint.")
     if entry.get("trace"):
         st.caption("What the nodes noted")
-        st.code("\n".join(entry["trace"]), language=None, wrap_lines=True)
+        st.code(plain("\n".join(entry["trace"])), language=None, wrap_lines=True)
     node_runs(detail)
     compare(review, incident_id, selected, by_id)
     # asked for: the whole state (tens of KB of JSON) was drawn, folded away, on every pick and tab click
     if st.toggle("Show the state at this checkpoint (JSON)", key=f"incident_history_state_{incident_id}"):
-        st.json(detail["state"], expanded=1)
+        st.json(plain(detail["state"]), expanded=1)
     # a link, not a code block: one element on every pick instead of two and the code block's bundle
     st.markdown(f"[Link to this checkpoint]({checkpoint_link(incident_id, selected, st.context.url)}) "
                 "(opens this tab at it; copy it to share)")
@@ -333,10 +333,10 @@ def node_runs(detail: dict) -> None:
                 st.caption(f"Input: the state at checkpoint {str(run['input_checkpoint_id'])[-8:]}")
                 # asked for: the whole state (log window and all) would be sent on every pick
                 if st.toggle("Show the input", key=f"incident_run_input_{run['node']}"):
-                    st.json(detail.get("input") or {}, expanded=1)
+                    st.json(plain(detail.get("input") or {}), expanded=1)
             with returned:
                 st.caption("Output: the update it returned")
-                st.json(run["output"] or {}, expanded=1)
+                st.json(plain(run["output"] or {}), expanded=1)
 
 
 def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[str, dict]) -> None:
@@ -354,7 +354,7 @@ def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[
     changes = review.compare(incident_id, older, newer)["changes"]
     st.markdown(f"**From checkpoint {older[-8:]} to {newer[-8:]}** ({len(changes)} fields differ)")
     if changes:
-        st.dataframe(changes_frame(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
+        st.dataframe(plain(changes_frame(changes)), hide_index=True, width="stretch", key="incident_history_compare_diff")
     else:
         st.caption("The two checkpoints hold the same state.")
 
@@ -378,7 +378,7 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
             st.warning(escape_markdown(plan_text(ask["action"], checkpoint_id, plan, None)), icon=":material/history:")
             if ask.get("edits"):
                 st.caption("With edits:")
-                st.code("\n".join(f"{k} = {_as_text(v)}" for k, v in ask["edits"].items()), language=None,
+                st.code(plain("\n".join(f"{k} = {_as_text(v)}" for k, v in ask["edits"].items())), language=None,
                         wrap_lines=True)
             buttons = st.container(horizontal=True)
             buttons.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",

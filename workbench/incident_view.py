@@ -18,7 +18,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -38,9 +38,9 @@ def header(doc: dict) -> None:
     badges = st.container(horizontal=True, vertical_alignment="center")
     badges.badge(status_words(doc["status"], doc.get("fix") or doc.get("proposal")), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
-    badges.text(f"service {doc['service']}")
+    badges.text(plain(f"service {doc['service']}"))
     if doc.get("assignee"):
-        badges.text(f"on it: {doc['assignee']}")
+        badges.text(plain(f"on it: {doc['assignee']}"))
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
     since = doc.get("events_since_analysis")
@@ -72,7 +72,7 @@ def header(doc: dict) -> None:
                "(from first seen)")
     if doc.get("last_error"):
         st.error("The run failed; the poller retries it. The error:")
-        st.code(doc["last_error"], language=None, wrap_lines=True)  # may quote model or log text
+        st.code(plain(doc["last_error"]), language=None, wrap_lines=True)  # may quote model or log text
 
 
 def _clock(value: str | None) -> str:
@@ -106,7 +106,7 @@ def evidence(doc: dict) -> None:
         part, at = around
         st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
                     f"{CONTEXT_LINES} lines either side")
-        st.dataframe(part, hide_index=True, width="stretch", key="incident_context_table",
+        st.dataframe(plain(part), hide_index=True, width="stretch", key="incident_context_table",
                      column_order=("here", *EVIDENCE_COLUMNS),
                      column_config={"here": st.column_config.CheckboxColumn("Quoted", help="the line you came from"),
                                     "trigger": st.column_config.CheckboxColumn("Trigger"),
@@ -119,7 +119,7 @@ def evidence(doc: dict) -> None:
                + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
     # no Styler: tinting the rows cost ~0.3 s of every rerun with this tab open (pandas renders
     # each cell's style); the ticked Trigger column says the same
-    st.dataframe(frame, hide_index=True, width="stretch", key="incident_evidence_table",
+    st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_evidence_table",
                  column_order=EVIDENCE_COLUMNS,
                  column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event",
                                                                            pinned=True),
@@ -129,8 +129,8 @@ def evidence(doc: dict) -> None:
         with st.expander(f"Stack traces ({len(stacks)} distinct)", expanded=len(stacks) == 1):
             # options are plain text (not markdown), so log text may name them
             chosen = st.selectbox("Stack trace of", range(len(stacks)), key="incident_stack_pick",
-                                  format_func=lambda i: _event_name(stacks[i]))
-            st.code(stacks[chosen]["stack"], language=None, wrap_lines=True)
+                                  format_func=lambda i: plain(_event_name(stacks[i])))
+            st.code(plain(stacks[chosen]["stack"]), language=None, wrap_lines=True)
 
 
 def _event_name(event: dict) -> str:
@@ -170,7 +170,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         return
     if found.get("warning"):
         # plain text: the warning names what the model answered
-        st.text(f"⚠ {found['warning']}")
+        st.text(plain(f"⚠ {found['warning']}"))
     human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
     badges = st.container(horizontal=True, vertical_alignment="center")
     badges.badge(found["category"], color="violet", icon=":material/category:")
@@ -180,12 +180,12 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
     if human:
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
-    st.text(found["root_cause"])
+    st.text(plain(found["root_cause"]))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
         st.caption("Analyst notes")
-        st.text("\n".join(f"• {note}" for note in found["notes"]))
+        st.text(plain("\n".join(f"• {note}" for note in found["notes"])))
     similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
 
 
@@ -198,7 +198,7 @@ def findings(found: dict) -> None:
         return
     # the analysis column is ~540 px wide at 1440: pixel widths keep every column in view (a "large"
     # value column pushed events, seen in and from off the grid's right edge: "events" read empty)
-    st.dataframe(frame, hide_index=True, width="stretch", key="incident_findings_table",
+    st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_findings_table",
                  column_order=FINDINGS_ORDER,
                  column_config={"finding": st.column_config.TextColumn(width=FINDINGS_WIDTHS["finding"]),
                                 "events": st.column_config.TextColumn(width=FINDINGS_WIDTHS["events"],
@@ -282,22 +282,22 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     if human:
         st.badge("human-edited", color="orange", icon=":material/edit:")
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
-    st.text(rec["action"])
+    st.text(plain(rec["action"]))
     if rec.get("steps"):
-        st.text("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1)))
+        st.text(plain("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1))))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")
-        st.text(rec["feedback"])
+        st.text(plain(rec["feedback"]))
 
 
 def proposal_view(proposal: dict) -> None:
     """A fix proposal: its plan, its diff rendered as a diff and the file it changes."""
     if proposal.get("plan"):
-        st.text("\n".join(f"• {step}" for step in proposal["plan"]))
+        st.text(plain("\n".join(f"• {step}" for step in proposal["plan"])))
     if proposal.get("diff"):
         st.caption(escape_markdown(f"Proposed change to {proposal.get('target_file') or 'the code'}"))
-        st.code(proposal["diff"], language="diff", wrap_lines=True)
+        st.code(plain(proposal["diff"]), language="diff", wrap_lines=True)
 
 
 def fix(doc: dict) -> None:
@@ -322,7 +322,7 @@ def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:
                            "note": r.get("note") or "", "before": json.dumps(r.get("before"), default=str),
                            "after": json.dumps(r.get("after"), default=str),
                            "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
-    st.dataframe(frame, hide_index=True, width="stretch", key="incident_audit_table")
+    st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table")
     if export_csv is not None:
         st.download_button("Download audit (CSV)", export_csv, file_name=f"{incident_id}-audit.csv", mime="text/csv",
                            key="incident_audit_download", on_click="ignore")

@@ -8,13 +8,25 @@ read: GFM autolinks (`https://…`, `www.…`, `a@b.c`) and `:shortcode:` emoji 
 (U+2060, invisible and zero-width) after the `:` of `://` or of a `:name:`, after an `@` and after a
 `www` breaks those patterns apart without changing what the reviewer reads. Tables, st.text, st.code and st.html with escaped
 HTML (evidence_view.marked_html) need none of this: they never render markup.
+
+Every widget, markup or not, would still apply the characters a reader cannot see: a right-to-left
+override makes `gpj.exe` read `exe.jpg`, zero-width spaces split a name, tag characters hide a
+text. So `escape_markdown` and `plain_label` show each as `‹U+XXXX›` (pipeline.state.visible, before
+the WORD JOINERs this module adds), and `plain` does the same for what goes into st.text, st.code,
+st.json, tables (a DataFrame's text cells) and the escaped HTML of evidence_view.
 """
 from __future__ import annotations
 
 import re
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from pipeline.state import visible
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
 WORD_JOINER = "\u2060"
+T = TypeVar("T")
 # where the renderer would find a link or a shortcode in the escaped text: `://`, `@` before a
 # name, `www.`, and `:name:` / `:material/name:` (a name starting with a letter, `+` or `-`, so
 # times such as 10:00:01 stay as they are)
@@ -25,7 +37,7 @@ _LINK_STARTS = re.compile(r"(?<=\\:)(?=//)|(?<=@)(?=[\w\\])|(?<=[wW]{3})(?=\\\.)
 def escape_markdown(text: object) -> str:
     """`text` as Streamlit's markdown shows it literally: no link, image, emphasis, colour, formula,
     tag, autolink or emoji comes out of it."""
-    return _LINK_STARTS.sub(WORD_JOINER, _MARKDOWN_SPECIALS.sub(r"\\\1", str(text)))
+    return _LINK_STARTS.sub(WORD_JOINER, _MARKDOWN_SPECIALS.sub(r"\\\1", visible(str(text))))
 
 
 def plain_label(text: object, limit: int = 90) -> str:
@@ -34,3 +46,24 @@ def plain_label(text: object, limit: int = 90) -> str:
     if len(one_line) > limit:
         one_line = one_line[: limit - 1] + "…"
     return escape_markdown(one_line)
+
+
+def plain(value: T) -> T:
+    """`value` for a widget that renders no markup (st.text, st.code, st.json, a table): every
+    invisible or direction-changing character in its text shown as `‹U+XXXX›`; a DataFrame's or a
+    mapping's or list's texts alike (a copy: the data read stays as it was)."""
+    out: Any
+    if isinstance(value, str):
+        out = visible(value)
+    elif isinstance(value, pd.DataFrame):
+        out = value.copy()
+        for column in out.columns:
+            if pd.api.types.is_object_dtype(out[column]) or pd.api.types.is_string_dtype(out[column]):
+                out[column] = out[column].map(plain)
+    elif isinstance(value, dict):
+        out = {plain(k): plain(v) for k, v in value.items()}
+    elif isinstance(value, (list, tuple)):
+        out = type(value)(plain(v) for v in value)
+    else:
+        out = value
+    return out

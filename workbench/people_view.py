@@ -12,6 +12,7 @@ from pipeline.services import ReviewService
 from pipeline.services import COMMENT_LIMIT
 from pipeline.state import CLOSED_STATUSES
 from workbench import session
+from workbench.literal import plain
 
 SCOPE = "incident_people"
 
@@ -64,10 +65,10 @@ def people(review: ReviewService, doc: dict) -> None:
     session.show_messages(SCOPE)
     me = session.actor()
     assignee = doc.get("assignee")
-    st.text(f"On it: {assignee} (since {_stamp(doc.get('assigned_at'))})" if assignee else "Nobody is on it.")
+    st.text(plain(f"On it: {assignee} (since {_stamp(doc.get('assigned_at'))})" if assignee else "Nobody is on it."))
     line = approvals_line(doc)
     if line:
-        st.text(line)
+        st.text(plain(line))
     closed = doc["status"] in CLOSED_STATUSES
     blocked = session.blocked("assign")
     bar = st.container(horizontal=True)
@@ -84,8 +85,8 @@ def people(review: ReviewService, doc: dict) -> None:
     comments = doc.get("comments") or []
     st.markdown(f"**Comments** ({len(comments)})")
     for c in comments:
-        st.text(f"{c.get('name') or c.get('by')} ({c.get('by')}, {c.get('auth') or '?'}) · {_stamp(c.get('at'))}")
-        st.code(c.get("text") or "", language=None, wrap_lines=True)
+        st.text(plain(f"{c.get('name') or c.get('by')} ({c.get('by')}, {c.get('auth') or '?'}) · {_stamp(c.get('at'))}"))
+        st.code(plain(c.get("text") or ""), language=None, wrap_lines=True)
     form_key = f"incident_comment_{incident_id}"
     blocked = session.blocked("comment")
     # no max_chars on the box: a longer paste would be cut or lost there; the service refuses it with

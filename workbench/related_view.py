@@ -7,7 +7,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
-from workbench.literal import escape_markdown
+from workbench.literal import escape_markdown, plain
 
 PAGE = 10
 
@@ -36,7 +36,7 @@ def related(review: ReviewService, incident_id: str) -> None:
         same = found["same_fingerprint"]
         st.markdown("**Same fingerprint** (the same template of the opening line)")
         if same["rows"]:
-            st.dataframe(_frame(same["rows"]), hide_index=True, key=f"incident_related_same_{incident_id}")
+            st.dataframe(plain(_frame(same["rows"])), hide_index=True, key=f"incident_related_same_{incident_id}")
         else:
             st.caption("No other incident had this fingerprint.")
         older, newer = st.columns(2)
@@ -48,7 +48,7 @@ def related(review: ReviewService, incident_id: str) -> None:
             st.rerun()
         st.markdown("**Nearest by evidence**")
         if found["nearest"]:
-            st.dataframe(_frame(found["nearest"]), hide_index=True, key=f"incident_related_near_{incident_id}")
+            st.dataframe(plain(_frame(found["nearest"])), hide_index=True, key=f"incident_related_near_{incident_id}")
         else:
             st.caption("No past incident's evidence is near this one's (the poller indexes an incident's "
                        "evidence once it has read what its source had).")

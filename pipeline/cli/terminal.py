@@ -4,8 +4,10 @@ Stored text (log lines, incident titles, people's names, comments, reasons, audi
 CSV export) is printed where it stands, so an escape sequence in it would act on the reader's
 terminal: OSC 52 writes the clipboard, OSC 0 sets the window title, `ESC[2J` clears the screen, a
 carriage return hides what came before it. Every control character other than newline and tab
-(C0, DEL and C1) is shown instead, as its `\\xNN` escape. JSON needs no care (json.dumps escapes
-them as `\\u001b`), but goes the same way. tqdm's progress bars (pipeline/cli/progress.py) draw on
+(C0, DEL and C1) is shown instead, as its `\\xNN` escape, and every character that is invisible or
+changes the text's direction (a right-to-left override makes `gpj.exe` read `exe.jpg`; zero-width
+spaces, the byte-order mark, tag characters) as `‹U+XXXX›` (`pipeline.state.visible`). JSON needs no
+care (json.dumps escapes them as `\\u001b`, `\\u202e`), but goes the same way. tqdm's progress bars (pipeline/cli/progress.py) draw on
 stderr themselves and carry no stored text. Log records (a warning quoting a log line or a path) go
 out through `err` too, once `log_to_terminal` has set the handler (`python -m pipeline` does).
 """
@@ -15,12 +17,15 @@ import logging
 import re
 import sys
 
+from pipeline.state import visible
+
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def shown(text: str) -> str:
-    """`text` with every control character but newline and tab written out as `\\xNN`."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """`text` with every control character but newline and tab written out as `\\xNN`, and every
+    invisible or direction-changing one as `‹U+XXXX›`."""
+    return visible(_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def out(text: str) -> None:

@@ -2,8 +2,9 @@
 context for log windows.
 
 An event opens an incident when
-- its level (as written, or guessed from keywords when the line carried none) is at least the
-  floor, INCIDENTIQ_OPEN_LEVEL (default ERROR: ERROR and FATAL); or
+- its level (as written, or guessed from its words when the line carried none: an error word, or
+  what the line says broke, `ingest/levels.infer_level`, marked `fields["level_inferred"]`) is at
+  least the floor, INCIDENTIQ_OPEN_LEVEL (default ERROR: ERROR and FATAL); or
 - it is one step below the floor (WARN, by default) and its text carries a known error
   signature, one of the knowledge base's docs' (INCIDENTIQ_OPEN_SIGNATURES, default on): a
   "WARN HikariPool-1 - Connection is not available" is the same problem as its ERROR twin; or

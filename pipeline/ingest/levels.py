@@ -4,10 +4,12 @@
     normalize_level(50)         -> "ERROR"   (bunyan/pino numbers, 10..60)
     normalize_level(3, scheme="syslog") -> "ERROR"  (syslog severities, 0..7)
     infer_level("Connection refused, giving up")  -> "ERROR"   (no level field: keywords)
+    infer_level("Peer down")                      -> "ERROR"   (no level field: what the line means)
 
 `normalize_level` answers None when the value is not a level it knows (an empty string, an
 unknown word, a number outside every scheme); callers keep the raw value for the reviewer
-rather than guessing. `infer_level` answers None when no keyword speaks for a level.
+rather than guessing. `infer_level` answers None when neither a keyword nor what the line says
+(a broken state, a healthy one negated, a non-zero exit, something down) speaks for a level.
 
 Numbers: a small number (0..7) is read as a syslog severity, since that is what GELF and syslog
 send; 10..60 as bunyan/pino (10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal), and
@@ -20,7 +22,7 @@ about to be); 3 err → ERROR; 4 warning → WARN; 5 notice, 6 info → INFO; 7 
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, Protocol
 
 Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
 LEVELS: tuple[Level, ...] = ("DEBUG", "INFO", "WARN", "ERROR", "FATAL")
@@ -55,7 +57,77 @@ _DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
 # Keyword inference for a line with no level: the most severe match wins. Word boundaries so
 # "errorless" or "terror" do not count; "0 errors" and "no error" still do (a line that talks
 # about errors is worth a reviewer's look, and these are only guesses for lines with no level).
-_KEYWORDS: tuple[tuple[Level, re.Pattern[str]], ...] = (
+#
+# A line can say that something broke without any of those words: "Environment variable DEPLOY_ENV
+# is undefined", "Peer down", "worker exited with code 137", "no such file". So after the error
+# keywords comes a rule over the line's meaning (ERROR too), any of:
+# - a word whose sense is a broken state or event (undefined, missing, invalid, corrupt, crashed,
+#   unavailable, unhealthy, lost, killed, exhausted, expired, rejected, deadlocked, evicted, …);
+# - a healthy state negated: `not`/`no`/`never`/an `n't` verb, within two words of found, set,
+#   defined, available, reachable, running, responding, ready, connected, exists, allowed, started,
+#   healthy, valid, resolved, mounted, accessible, authorised, or `no such`, `no route`, `no space`;
+# - an exit status that is not zero (`exited with code 1`, `exit status 137`, `exited abnormally
+#   with [1]`, `non-zero exit`);
+# - something `down` or `dead` as the clause's predicate (`Peer down`, `node is dead`, `link down
+#   on eth0`), not a deliberate act (`shutting down`, `scaled down to 3`) or an amount (`down 5%`).
+# A written level always wins over all of this: only lines that carry none are guessed.
+_BROKEN = frozenset((
+    "crash crashed crashes crashing crashloop crashloopbackoff undefined unset missing absent invalid malformed"
+    " corrupt corrupted corruption broken unavailable unresponsive unhealthy lost killed exhausted overflow"
+    " overflowed overflows expired violated violation violations rejected forbidden unauthorized unauthorised"
+    " mismatch mismatched stalled hung deadlock deadlocked deadlocks leak leaked leaking leaks evicted"
+    " oomkilled").split())
+_HEALTHY_STATES = frozenset((
+    "found set defined available reachable running responding ready connected exist exists existing allowed"
+    " permitted started healthy valid resolved resolvable mounted accessible authorized authorised"
+    " authenticated").split())
+_NEGATIONS = frozenset(("not", "no", "never", "cannot"))
+_NO_WHAT = frozenset(("such", "route", "space"))
+_WORD = re.compile(r"[a-z]+(?:n't)?")
+_DELIBERATE = frozenset((
+    "shut shutting scale scaled scales scaling slow slowed slowing wind winding step stepped stepping cool cooled"
+    " cooling spin spinning spun power powered powering bring bringing brought turn turned turning tear tearing"
+    " torn count counted counting write writing wrote let calm calmed calming settle settled settles settling"
+    " narrow narrowed narrowing drill drilled drilling back backed backing sit sat lay laid put up and or going"
+    " go weigh weighed weighing play played playing trickle trickled trickles cut cutting mark marked knock"
+    " knocked knocking upside top run ran").split())
+
+
+class _Meaning:
+    """The rule above as one `search(text)`, like the keyword patterns, over the text's words (lower
+    case, letters only: `DEPLOY_ENV` is `deploy` and `env`): a set lookup for the broken words, a
+    look at the three words after each negation, and the exit and `down`/`dead` patterns only for
+    the few lines that hold those words."""
+
+    _exit = re.compile(r"\bexit(?:ed|s|ing)?\b(?:\s+(?:with|abnormally|unexpectedly|code|status|value|exit))*"
+                       r"\s*[:=]?\s*[\[(]?\s*(?!0+\b)-?\d+\b|\bnon-?zero\s+(?:exit|status|return|code)", re.I)
+    _down = re.compile(r"([\w-]+)\s+(?:(?:is|was|are|were|went|gone|goes|seems)\s+)?(?:down|dead)\b"
+                       r"(?=\s*(?:$|[^\w\s]|(?:on|at|for|since|in|after|while|again|now)\b))", re.I)
+
+    def search(self, text: str) -> bool:
+        lowered = text.lower()
+        words = _WORD.findall(lowered)
+        if not _BROKEN.isdisjoint(words):
+            return True
+        if not _NEGATIONS.isdisjoint(words) or "n't" in lowered:
+            for i, word in enumerate(words):
+                if word in _NEGATIONS or word.endswith("n't"):
+                    after = words[i + 1:i + 4]
+                    if not _HEALTHY_STATES.isdisjoint(after) or (word == "no" and after and after[0] in _NO_WHAT):
+                        return True
+        if ("exit" in lowered or "zero" in lowered) and self._exit.search(text):
+            return True
+        if "down" in lowered or "dead" in lowered:
+            return any(m.group(1).lower() not in _DELIBERATE for m in self._down.finditer(text))
+        return False
+
+
+class _Search(Protocol):
+    def search(self, text: str, /) -> object: ...
+
+
+_MEANING = _Meaning()
+_KEYWORDS: tuple[tuple[Level, _Search], ...] = (
     ("FATAL", re.compile(r"\b(?:fatal|panic(?:ked)?|emerg(?:ency)?|critical|crit|segfault"
                          r"|segmentation fault|core dumped|kernel panic|out of memory|oom[- ]?kill(?:ed|er)?)\b",
                          re.I)),
@@ -63,20 +135,22 @@ _KEYWORDS: tuple[tuple[Level, re.Pattern[str]], ...] = (
                          r"|denied|refused|unreachable|timed? ?out|timeout|abort(?:ed|ing)?"
                          r"|cannot|can't|could not|couldn't|unable to|traceback"
                          r"|[A-Z]\w*(?:Exception|Error))\b", re.I)),
+    ("ERROR", _MEANING),
     ("WARN", re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retries|degraded)\b", re.I)),
     ("DEBUG", re.compile(r"\b(?:debug|trace)\b", re.I)),
 )
-# What a match of each keyword pattern holds, lower-cased: an ASCII text (lower-cased) holding none
-# of a level's words cannot match its pattern, which is then not searched (re.I's folds beyond
-# ASCII, such as the long s or the Kelvin sign, are why only ASCII texts are gated).
-_WORDS: dict[Level, tuple[str, ...]] = {
-    "FATAL": ("fatal", "panic", "emerg", "crit", "segfault", "segmentation fault", "core dumped",
-              "out of memory", "oom"),
-    "ERROR": ("err", "exception", "fail", "severe", "denied", "refused", "unreachable", "time", "abort",
-              "cannot", "can't", "could", "unable to", "traceback"),
-    "WARN": ("warn", "deprecated", "retr", "degraded"),
-    "DEBUG": ("debug", "trace"),
-}
+# What a match of each keyword pattern (in _KEYWORDS' order) holds, lower-cased: an ASCII text
+# (lower-cased) holding none of a pattern's words cannot match it, which is then not searched (re.I's
+# folds beyond ASCII, such as the long s or the Kelvin sign, are why only ASCII texts are gated).
+_WORDS: tuple[tuple[str, ...], ...] = (
+    ("fatal", "panic", "emerg", "crit", "segfault", "segmentation fault", "core dumped",
+     "out of memory", "oom"),
+    ("err", "exception", "fail", "severe", "denied", "refused", "unreachable", "time", "abort",
+     "cannot", "can't", "could", "unable to", "traceback"),
+    ("no", "n't", "exit", "down", "dead", "zero", "never", "cannot", *sorted(_BROKEN)),
+    ("warn", "deprecated", "retr", "degraded"),
+    ("debug", "trace"),
+)
 # a JVM option (`-XX:+ExitOnOutOfMemoryError`, `-XX:OnError=...`) names a flag, not an error: a
 # startup banner that lists the options ("Picked up JAVA_TOOL_OPTIONS: ...") speaks for no level
 JVM_FLAG = re.compile(r"(?<!\S)-XX:[+-]?[A-Za-z]\w*(?:=\S*)?")
@@ -122,9 +196,9 @@ def infer_level(text: str, *, default: Level | None = None) -> Level | None:
     if "-XX:" in head:  # every JVM flag starts so
         head = JVM_FLAG.sub(" ", head)
     lowered = head.lower() if head.isascii() else None
-    for level, pattern in _KEYWORDS:
+    for (level, pattern), words in zip(_KEYWORDS, _WORDS):
         if lowered is not None:
-            for word in _WORDS[level]:
+            for word in words:
                 if word in lowered:
                     break
             else:

@@ -3,10 +3,13 @@
 The cursor remembers, per file, its inode, the byte offset after the last consumed line and a
 hash of the file's first bytes. Between reads a file may
 - grow: read on from the offset; a partial last line waits until its newline arrives, unless
-  the tailer is `final` (ingest: the file is complete, its last line is consumed as it is). A
-  final read of a file that changed within `settle` seconds and ends without a newline waits
-  (up to twice `settle`) for its writer to finish the line; a file still growing then has its
-  unterminated last line held back like the poller's, for the next `ingest` to read whole;
+  the tailer is `final` (ingest) and the file is finished: nobody has written to it for `settle`
+  seconds and no process holds it open for writing (`writers`; a logger that flushes partial
+  lines may pause mid-line for minutes). A final read of a file whose last line is not finished
+  waits (up to twice `settle`) for its writer to finish it, and then holds it back like the
+  poller's, for the next `ingest` to read whole. The poller never reads a live file's
+  unterminated last line; a rotated file's, once the file is finished and quiet for
+  `rotated_grace`;
 - be truncated (smaller than the offset, or its first bytes changed): read again from 0;
 - be rotated (renamed, a new file created at its path): the old inode is found by a scan of
   its folder and finished first, then the new file is read from 0;
@@ -31,6 +34,7 @@ from typing import Callable, Union
 from pipeline.errors import SourceError
 from pipeline.ingest.events import DeadLetter, iter_paths
 from pipeline.ingest.reading import LogFile, Parsing
+from pipeline.ingest.writers import open_for_writing
 from pipeline.state import LogEvent
 
 Item = Union[LogEvent, DeadLetter]
@@ -41,6 +45,7 @@ HEAD_BYTES = 256
 ROTATED_GRACE_SECONDS = 30.0
 # A record's continuation lines (a stack trace) are written within moments of its first line.
 SETTLE_SECONDS = 2.0
+_WRITER_RECHECK = 0.2  # seconds between looks at a paused writer's file during a final read's wait
 
 
 @dataclass
@@ -114,7 +119,9 @@ class Tailer:
                 quiet = self.final or self.clock() - mtime > self.rotated_grace
                 off, got, capped = self._read_file(old, entry.off, final=quiet, budget=self.batch_lines - len(items))
                 items += got
-                if capped or not quiet:
+                # a quiet file is finished unless its writer still holds it mid-line (`_finished`): then
+                # its unterminated line is left behind the offset, and the entry kept for it
+                if capped or not quiet or off < (_size(old) or 0):
                     kept.append(_Entry(entry.path, entry.ino, off, entry.head, rotated=True))
                 if capped:
                     capped_at = mtime
@@ -157,7 +164,7 @@ class Tailer:
         log = self._files.get(str(path))
         if log is None:
             log = self._files[str(path)] = LogFile(path, max_bytes=self.max_bytes, parsing=self.parsing)
-        if final and not self._finished(path):
+        if final and not self._finished(path, wait=self.final):
             final = False  # its writer is mid-line: hold the unterminated line back (module doc)
         mtime = _mtime(path)
         settled = final or (mtime is not None and self.clock() - mtime > self.settle)
@@ -170,10 +177,11 @@ class Tailer:
         return read.offset, read.items, read.capped
 
 
-    def _finished(self, path: Path) -> bool:
-        """Whether a file handed to a final read is complete: it ends with a newline, or nobody has
-        written to it for `settle` seconds (waited for, at most twice `settle`)."""
-        waited_until = time.monotonic() + 2 * self.settle
+    def _finished(self, path: Path, *, wait: bool) -> bool:
+        """Whether a file read as final is complete: it ends with a newline, or nobody has written
+        to it for `settle` seconds and no process holds it open for writing (`writers`). `ingest`
+        waits for that (at most twice `settle`); a rotated file's read in the poller does not."""
+        waited_until = time.monotonic() + (2 * self.settle if wait else 0.0)
         while True:
             try:
                 st = path.stat()
@@ -183,8 +191,12 @@ class Tailer:
             except OSError:
                 return True  # gone: the read that follows says so
             quiet_for = self.clock() - st.st_mtime
-            if not last or last == b"\n" or quiet_for > self.settle:
+            if not last or last == b"\n":
                 return True
+            if quiet_for > self.settle:
+                if not open_for_writing(path):
+                    return True
+                quiet_for = self.settle - _WRITER_RECHECK  # a writer paused mid-line: look again shortly
             left = waited_until - time.monotonic()
             if left <= 0:
                 return False
@@ -213,6 +225,13 @@ def _head(path: Path, offset: int) -> str:
     except OSError:
         return ""
     return hashlib.sha1(data).hexdigest()[:16]
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _mtime(path: Path) -> float | None:

@@ -5,9 +5,16 @@ Titles are the stored template with the miner's placeholders as `…` (pipeline.
 They, service names, assignees and reviewers' names come from log lines or people, so every such
 value is made inert for the target's markup before it is put in the text: for Slack (and any
 Slack-compatible target) `&`, `<` and `>` become `&amp;`, `&lt;` and `&gt;`, as Slack asks, so
-`<!channel>`, `<@U1>` and `<https://evil|click>` are shown, never acted on; for Microsoft Teams
-(hosts under office.com, office365.com or logic.azure.com) the same, and Markdown's link, emphasis
-and code characters are backslash-escaped, so `[click](https://evil)` is text, not a link.
+`<!channel>`, `<@U1>` and `<https://evil|click>` are shown, never acted on. Slack's mrkdwn has no
+escape for its emphasis and code characters, so where one could open or close emphasis it is
+replaced by its look-alike (as jsx-slack's `<Escape>` does): `*` → `∗` (U+2217), `~` → `∼`
+(U+223C), a backquote → `ˋ` (U+02CB), and `_` → `ˍ` (U+02CD) unless it stands between two letters
+or digits (Slack never formats inside a word, so `DEPLOY_ENV` keeps its underscore); `*bold*`,
+`_it_`, `~strike~` and `` `code` `` are shown as written. For Microsoft Teams (hosts under
+office.com, office365.com or logic.azure.com) `&`, `<` and `>` the same, and Markdown's link,
+emphasis and code characters are backslash-escaped, so `[click](https://evil)` is text, not a link.
+For both, line breaks become spaces (a `>` or a backquote fence opening a line is markup) and
+invisible or direction-changing characters are shown as `‹U+XXXX›` (`pipeline.state.visible`).
 """
 from __future__ import annotations
 
@@ -15,13 +22,17 @@ import re
 
 from pipeline.notifications.targets import Target
 from pipeline.redaction import redact
-from pipeline.state import readable_title
+from pipeline.state import readable_title, visible
 
 KINDS = ("critical", "escalation", "expiry", "decision")
 
 
 _TEAMS_HOSTS = (".office.com", ".office365.com", ".logic.azure.com")
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|~!])")
+_LINE_BREAKS = re.compile(r"\s*[\n\r\v\f\x85\u2028\u2029]\s*")
+_MRKDWN_ALIKE = str.maketrans({"*": "\u2217", "~": "\u223c", "`": "\u02cb"})
+# an underscore that is not between two word characters: where Slack's italics can open or close
+_MRKDWN_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
 
 
 def flavour_of(host: str) -> str:
@@ -32,10 +43,11 @@ def flavour_of(host: str) -> str:
 
 def inert(text: object, flavour: str = "slack") -> str:
     """`text` as plain text in the target's markup: nothing in it mentions, links or formats."""
-    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = visible(_LINE_BREAKS.sub(" ", str(text)))
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if flavour == "teams":
-        value = _MARKDOWN.sub(r"\\\1", value)
-    return value
+        return _MARKDOWN.sub(r"\\\1", value)
+    return _MRKDWN_UNDERSCORE.sub("\u02cd", value.translate(_MRKDWN_ALIKE))
 
 
 def text_of(kind: str, incident: dict, facts: dict, flavour: str = "slack") -> str:

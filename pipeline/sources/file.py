@@ -1,8 +1,8 @@
 """`file:PATH`: tail a log file, or every log file in a folder (pipeline/ingest/tail.py).
 
-The poller's reads are not final: a partial last line waits for its newline, the last record
-waits for its continuation lines until the file is quiet, and a rotated file's leftovers wait
-until it has been quiet for a while.
+The poller's reads are not final: a partial last line waits for its newline however long its
+writer pauses, the last record waits for its continuation lines until the file is quiet, and a
+rotated file's leftovers wait until it has been quiet for a while and nobody writes to it.
 
 Each read also says what is left behind its cursor (`Batch.bytes_behind`, `lines_behind` and
 `lag_seconds`): the bytes after each file's offset, the newlines among them (counted up to
