@@ -54,3 +54,14 @@ def test_events_after_an_approval_open_a_new_incident_that_says_it_recurred(data
         engine.records.close()
         checkpoints.close_all()
 
+
+
+def test_the_inbox_row_of_a_recurrence_says_what_it_recurred_after():
+    from workbench.inbox_view import inbox_frame
+
+    row = {"incident_id": "INC-20261201-000002", "service": "orders-api", "severity": "high", "category": None,
+           "confidence": None, "event_count": 1, "pattern_count": 1, "service_count": 1, "status": "awaiting_approval",
+           "created_at": iso(T0), "sla_deadline": iso(T0 + timedelta(hours=4)), "title": "Connection refused: <STR>",
+           "link": "recurred after INC-20261201-000001 was approved"}
+    (title,) = inbox_frame([row], T0)["title"]
+    assert title.startswith("recurred after INC-20261201-000001 was approved · Connection refused")

@@ -49,6 +49,7 @@ def incident_document(records: Records, incident_id: str) -> dict[str, Any]:
         "similar_docs": summary.get("similar_docs", []),
         # the incident it came from (recurred after its decision, split out of it, merged into it),
         # and those that came from it (off the incidents_linked index)
+        "pattern_count": row.get("pattern_count"), "service_count": row.get("service_count"),
         "link": link_of(row),
         "linked_from": regrouping.linked_from(records, incident_id),
     }
