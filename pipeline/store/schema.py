@@ -605,7 +605,10 @@ def _v16_links(t: Types) -> tuple[str, ...]:
     return (f"ALTER TABLE incidents ADD COLUMN linked_to {t.text}",
             f"ALTER TABLE incidents ADD COLUMN link_kind {t.text}",
             f"ALTER TABLE incidents ADD COLUMN link_status {t.text}",
-            "CREATE INDEX incidents_linked ON incidents(linked_to) WHERE linked_to IS NOT NULL")
+            "CREATE INDEX incidents_linked ON incidents(linked_to) WHERE linked_to IS NOT NULL",
+            # the Operations page's funnel reads a window of days, not every day of every pattern
+            "CREATE INDEX pattern_days_day ON pattern_days(day, pattern)",
+            "CREATE INDEX dead_letters_created ON dead_letters(created_at)")
 
 
 # an incident opened from a log already older than its SLA (a backfill, an old file) is
@@ -693,7 +696,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "how many events the current analysis covers (repeats counted, not re-analysed); the"
                   " announce index only of incidents that can still be announced", V15_REPEATS),
     Migration(16, "the incident an incident came from: recurred after its decision, split out of it,"
-                  " or merged into it", _v16_links),
+                  " or merged into it; the funnel's indexes by day", _v16_links),
 )
 
 
