@@ -5,16 +5,21 @@ the same incident has exactly one winner, on either store."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from pipeline.clock import iso
+from pipeline.engine.runner import run_pending
 from pipeline.errors import Conflict
 from pipeline.review.service import ReviewService
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import BOTH_BACKENDS, cli, pending, state_of, write_jsonl
+from tests.support import BOTH_BACKENDS, ROOT, child_env, cli, pending, state_of, write_jsonl
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -152,3 +157,70 @@ def test_a_split_racing_a_rejection_of_the_same_incident_has_one_winner(engine, 
         assert decided == ["reject"] and row["event_count"] == 7 and len(engine.records.incidents()) == 2
     else:
         assert decided == ["split"] and row["event_count"] == 3 and len(engine.records.incidents()) == 3
+
+
+# merges (or splits) in a process of its own and hangs once the records moved, before the graph follows
+KILLED_MIDWAY = r"""
+import sys, time
+import pipeline
+from pipeline.composition import open_engine
+from pipeline.review import grouping
+from pipeline.review.service import ReviewService
+
+def hang(self, *args, **kwargs):
+    print("moved", flush=True)
+    time.sleep(600)
+
+engine = open_engine(sync_knowledge=False)
+review = ReviewService(engine)
+if sys.argv[1] == "merge":
+    grouping.Grouping._close_merged = hang
+    review.merge(sys.argv[2], into=sys.argv[3], reason="one outage", reviewer="ann")
+else:
+    grouping.Grouping._reanalyse = hang
+    review.split(sys.argv[2], pattern=sys.argv[3], reason="two causes", reviewer="ann")
+"""
+
+
+def _killed_midway(data_dir, *args: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_MIDWAY, *args], cwd=ROOT, env=child_env(data_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "moved", proc.stderr.read()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+@BOTH_BACKENDS
+@pytest.mark.timeout(300)
+def test_a_merge_killed_after_moving_the_events_is_finished_by_the_runner(engine, data_dir, tmp_path, capsys):
+    refusal, timeouts = _two_incidents(engine, tmp_path)
+    before = pending(engine, refusal)
+    _killed_midway(data_dir, "merge", timeouts, refusal)
+    assert [a["action"] for a in engine.records.audit(timeouts)] == ["merge"]  # audited with the move
+    code, _, err = cli(capsys, "reject", timeouts, "--reason", "not an outage", "--as", "bob")
+    assert code == 3, err  # the reviewer's claim finds the dead merger: its merge is finished first
+    run_pending(engine)
+    assert engine.records.incident(timeouts)["status"] == "merged"
+    row = engine.records.incident(refusal)
+    assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] != before
+    assert row["event_count"] == 7 and _services_analysed(engine, refusal) == {"orders-api", "gateway"}
+    assert [a["action"] for a in engine.records.audit(refusal)] == ["merge"]
+
+
+@BOTH_BACKENDS
+@pytest.mark.timeout(300)
+def test_a_split_killed_after_moving_the_events_is_finished_by_the_runner(engine, data_dir, tmp_path):
+    refusal, timeouts = _two_incidents(engine, tmp_path)
+    service = ReviewService(engine)
+    service.merge(timeouts, into=refusal, reason="one outage", reviewer="ann")
+    (extra,) = [p["pattern"] for p in service.patterns(refusal) if not p["opening"]]
+    before = pending(engine, refusal)
+    _killed_midway(data_dir, "split", refusal, extra)
+    run_pending(engine)
+    row = engine.records.incident(refusal)
+    assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] != before
+    assert row["event_count"] == 3 and _services_analysed(engine, refusal) == {"orders-api"}
+    (split,) = [r for r in engine.records.incidents() if r["link_kind"] == "split"]
+    assert split["status"] == "awaiting_approval" and _services_analysed(engine, split["incident_id"]) == {"gateway"}

@@ -14,19 +14,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, Overwrite, StateSnapshot
 
 from pipeline.clock import iso
 from pipeline.engine import changes
 from pipeline.engine.graph import thread_config
-from pipeline.engine.runner import advance
+from pipeline.engine.runner import advance, record_from_snapshot
 from pipeline.errors import UsageError
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.sla import DEFAULT_SEVERITY
+from pipeline.review import history
 from pipeline.review.claims import Claim, Claims, required
 from pipeline.review.identity import Actor
 from pipeline.state import ApprovalDecision, IncidentState, LogEvent, merge_evidence
 from pipeline.store import incident_rows, regrouping
+from pipeline.store.sql import Connection
 
 
 class Grouping(Claims):
@@ -70,16 +73,14 @@ class Grouping(Claims):
                 if not moving or not staying:
                     raise UsageError(f"{incident_id}: the pattern {pattern} holds "
                                      f"{'none' if not moving else 'every one'} of its events; nothing to split")
-                new_id = self._open_split(incident_id, pattern, moving, counts[pattern])
-                after = {"split_into": new_id, "pattern": pattern, "events_moved": len(moving)}
-                self._reanalyse(claim, snap, staying, who=who, action="split", note=reason, after=after,
-                                others=())
+                self._keep_rule(incident_id, IncidentState.model_validate(snap.values))
+                change = changes.change_config(thread_config(incident_id), action="split", reviewer=who.id,
+                                               fields=["evidence"])
+                new_id = self._open_split(incident_id, pattern, moving, counts[pattern], who=who, note=reason,
+                                          checkpoint=history.checkpoint_id_of(snap), change_id=change[1])
+                self._reanalyse(claim, snap, staying, change=change, who=who, note=reason)
             finally:
                 claim.close()
-            self.records.add_audit(incident_id=new_id, reviewer=who.id, action="split", auth=who.auth,
-                                   checkpoint_before=None, checkpoint_after=None, before={},
-                                   after={"split_from": incident_id, "pattern": pattern, "events": len(moving)},
-                                   note=reason)
             advance(self.engine, new_id)  # to its own gate now; the poller would start it otherwise
             return {"incident": self.incident(incident_id), "split": self.incident(new_id)}
 
@@ -101,17 +102,25 @@ class Grouping(Claims):
                 claim = self._claim_paused(incident_id, row, expect=expect_interrupt, set_status="analyzing")
                 target_snap = self._paused_snapshot(into, target.expected)
                 snap = self._paused_snapshot(incident_id, claim.expected)
+                self._keep_rule(into, IncidentState.model_validate(target_snap.values),
+                                IncidentState.model_validate(snap.values))
+                change = changes.change_config(thread_config(into), action="merge", reviewer=who.id, fields=["evidence"])
                 moving = self.records.events_of(incident_id)
+                # the regrouping and its audit in one transaction: a process killed after it leaves the
+                # graph's part to the runner (engine/runner.py `_unfinished_regroup`), never a silent change
                 with self.records.transaction() as conn:
                     stamp = iso(self.records.clock.now())
                     regrouping.move_events(conn, (e.event_id for e in moving), to=into)
                     regrouping.add_patterns_of(conn, incident_id, to=into)
                     regrouping.recount(conn, into, stamp=stamp)
                     incident_rows.link_incident(conn, incident_id, to=into, kind=recurrence.MERGED)
-                self._close_merged(claim, snap, who=who, into=into, note=reason)
-                after = {"merged": incident_id, "events_moved": len(moving)}
-                self._reanalyse(target, target_snap, self.records.events_of(into), who=who, action="merge",
-                                note=reason, after=after, others=(IncidentState.model_validate(snap.values),))
+                    self._audit(conn, into, who, reason, snap=target_snap, before={"event_count": target_row["event_count"]},
+                                after={"merged": incident_id, "events_moved": len(moving), "change_id": change[1]})
+                    self._audit(conn, incident_id, who, reason, snap=snap, before={"status": "awaiting_approval"},
+                                after={"status": "merged", "merged_into": into, "events_moved": len(moving),
+                                       "decision.interrupt_id": claim.expected})
+                self._close_merged(claim, who=who, into=into, note=reason)
+                self._reanalyse(target, target_snap, self.records.events_of(into), change=change, who=who, note=reason)
             finally:
                 if claim is not None:
                     claim.close()
@@ -119,8 +128,18 @@ class Grouping(Claims):
             return {"incident": self.incident(into), "merged": self.incident(incident_id)}
 
     # -- the steps -------------------------------------------------------------------------------
-    def _open_split(self, source: str, pattern: str, moving: list[LogEvent], member_events: int) -> str:
-        """The new incident of the split pattern, with its events, members and link, in one transaction."""
+    def _audit(self, conn: Connection, incident_id: str, who: Actor, reason: str, *, snap: StateSnapshot | None,
+               before: dict[str, Any], after: dict[str, Any]) -> None:
+        action = "merge" if "merged" in after or "merged_into" in after else "split"
+        checkpoint = history.checkpoint_id_of(snap) if snap is not None else None
+        self.records.add_audit(incident_id=incident_id, reviewer=who.id, action=action, auth=who.auth,
+                               checkpoint_before=checkpoint, checkpoint_after=None, before=before, after=after,
+                               note=reason, conn=conn)
+
+    def _open_split(self, source: str, pattern: str, moving: list[LogEvent], member_events: int, *, who: Actor,
+                    note: str, checkpoint: str | None, change_id: str) -> str:
+        """The new incident of the split pattern, with its events, members, link and the audit of the
+        split on both incidents, in one transaction."""
         first = min(moving, key=lambda e: e.time)
         now = self.records.clock.now()
         due, backfilled = self.engine.incidents.sla.due(first_seen=first.time, opened=now, severity=DEFAULT_SEVERITY)
@@ -138,31 +157,37 @@ class Grouping(Claims):
             regrouping.move_pattern(conn, pattern, source=source, to=new_id, events=member_events)
             regrouping.recount(conn, new_id, stamp=stamp)
             regrouping.recount(conn, source, stamp=stamp)
+            moved = {"pattern": pattern, "events_moved": len(moving)}
+            self.records.add_audit(incident_id=source, reviewer=who.id, action="split", auth=who.auth,
+                                   checkpoint_before=checkpoint, checkpoint_after=None, before={},
+                                   after={**moved, "split_into": new_id, "change_id": change_id}, note=note, conn=conn)
+            self.records.add_audit(incident_id=new_id, reviewer=who.id, action="split", auth=who.auth,
+                                   checkpoint_before=None, checkpoint_after=None, before={},
+                                   after={**moved, "split_from": source}, note=note, conn=conn)
         return new_id
 
-    def _reanalyse(self, claim: Claim, snap: StateSnapshot, events: list[LogEvent], *, who: Actor, action: str,
-                   note: str, after: dict[str, Any], others: tuple[IncidentState, ...]) -> None:
+    def _reanalyse(self, claim: Claim, snap: StateSnapshot, events: list[LogEvent], *,
+                   change: tuple[RunnableConfig, str], who: Actor, note: str) -> None:
         """Redo the claimed incident's analysis on `events` (its evidence now) and pause it again with
-        a new interrupt, as a revision does; audit the change. The rule the analyses needed is kept."""
+        a new interrupt, as a revision does (the change audited already, with its id)."""
         incident_id = claim.incident_id
-        self._keep_rule(incident_id, IncidentState.model_validate(snap.values), *others)
-        cfg = thread_config(incident_id)
-        change_cfg, change_id = changes.change_config(cfg, action=action, reviewer=who.id, fields=["evidence"])
-        after = {**after, "change_id": change_id}
-        with self._audited_on_failure(claim, action=action, reviewer=who, before=snap, note=note, after_values=after):
+        action = str(change[0].get("metadata", {}).get(changes.ACTION))
+        with self._audited_on_failure(claim, action=action, reviewer=who, before=snap, note=note,
+                                      after_values={"change_id": change[1]}):
             # the sample the state keeps of every event it has now, past the reducer: a split takes some away
-            self.graph.update_state(change_cfg, {"evidence": Overwrite(merge_evidence([], events))}, as_node="intake")
-            self.graph.invoke(None, cfg, context=self.engine.deps)
-        claim.finish(action=action, reviewer=who, before=snap, note=note, after_values=after,
-                     merged_event_ids=[e.event_id for e in events], analysed=True)
+            self.graph.update_state(change[0], {"evidence": Overwrite(merge_evidence([], events))}, as_node="intake")
+            self.graph.invoke(None, thread_config(incident_id), context=self.engine.deps)
+        self._recorded(claim, merged_event_ids=[e.event_id for e in events], analysed=True)
 
-    def _close_merged(self, claim: Claim, snap: StateSnapshot, *, who: Actor, into: str, note: str) -> None:
-        """End the merged incident's run through its gate (`merge`: status merged), audited."""
+    def _close_merged(self, claim: Claim, *, who: Actor, into: str, note: str) -> None:
+        """End the merged incident's run through its gate (`merge`: status merged)."""
         decision = ApprovalDecision(action="merge", reviewer=who.id, note=f"merged into {into}: {note}",
                                     interrupt_id=claim.expected, decided_at=self.records.clock.now(), auth=who.auth)
-        after = {"merged_into": into}
-        with self._audited_on_failure(claim, action="merge", reviewer=who, before=snap, note=note, after_values=after):
-            self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(claim.incident_id),
-                              context=self.engine.deps, durability="sync")
-        claim.finish(action="merge", reviewer=who, before=snap, note=note, after_values=after)
+        self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(claim.incident_id),
+                          context=self.engine.deps, durability="sync")
+        self._recorded(claim)
 
+    def _recorded(self, claim: Claim, **extra: Any) -> None:
+        """The record follows the new checkpoint (the action was audited with its rows)."""
+        record_from_snapshot(self.engine, claim.incident_id, attempts=0, next_attempt_at=None, last_error=None, **extra)
+        claim.finished = True

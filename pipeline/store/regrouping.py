@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from pipeline.clock import iso
 from pipeline.store.records import Records
-from pipeline.store.sql import Connection
+from pipeline.store.sql import Connection, Params
 
 LINKED_FROM_LIMIT = 20
 _FROM_WORDS = {"recurred": "recurred after it", "split": "was split out of it", "merged": "was merged into it"}
@@ -66,6 +66,16 @@ def recount(conn: Connection, incident_id: str, *, stamp: str) -> None:
         " pattern_count = (SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'pattern'),"
         " service_count = (SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'service'),"
         " updated_at = $2 WHERE incident_id = $1", (incident_id, stamp))
+
+
+def moved_away(records: Records, incident_id: str, event_ids: list[str]) -> bool:
+    """Whether any of these events (a paused analysis's evidence) is another incident's now."""
+    if not event_ids:
+        return False
+    p = Params()
+    rows = records.query(f"SELECT 1 FROM events WHERE event_id IN ({p.each(event_ids)})"
+                         f" AND incident_id <> {p(incident_id)} LIMIT 1", p)
+    return bool(rows)
 
 
 def patterns_of(records: Records, incident_id: str) -> dict[str, int]:
