@@ -26,12 +26,21 @@ def links(doc: dict) -> None:
         st.caption(escape_markdown(other["text"]))
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _patterns(_review: ReviewService, incident_id: str, version: str) -> list[dict]:
+    """The incident's member patterns but the one it was opened with, as of `version` (its
+    updated_at): read once per change, not on every rerun of the page."""
+    return [p for p in _review.patterns(incident_id) if not p["opening"]]
+
+
 def _key(incident_id: str, what: str) -> str:
     return f"grouping_{incident_id}_{what}"
 
 
-def _act(review: ReviewService, incident_id: str, action: str) -> None:
-    """Callback of Split and Merge: read the form, call the service, keep the message to show."""
+def _act(review: ReviewService, incident_id: str, action: str, shown: str | None, others: dict[str, str]) -> None:
+    """Callback of Split and Merge: read the form, call the service, keep the message to show. Each
+    names the analyses the page showed (`shown`: this incident's interrupt; `others`: each offered
+    incident's), so one that changed since is refused, as a decision is."""
     values = st.session_state
     reviewer = session.actor()
     acting = session.acting_registry()
@@ -47,10 +56,12 @@ def _act(review: ReviewService, incident_id: str, action: str) -> None:
         try:
             with session.acting_on(acting, incident_id):
                 if action == "split":
-                    done = review.split(incident_id, pattern=choice, reason=reason, actor=reviewer)
+                    done = review.split(incident_id, pattern=choice, reason=reason, actor=reviewer,
+                                        expect_interrupt=shown)
                     out = ("success", f"Split out as {done['split']['incident_id']}; both are analysed again.")
                 else:
-                    review.merge(choice, into=incident_id, reason=reason, actor=reviewer)
+                    review.merge(choice, into=incident_id, reason=reason, actor=reviewer,
+                                 expect_interrupt=others.get(choice), expect_into_interrupt=shown)
                     out = ("success", f"{choice} merged into this incident; its analysis is redone on both's events.")
         except Conflict as exc:
             out = ("warning", f"{label} not applied: {exc.message}")
@@ -68,10 +79,12 @@ def grouping(review: ReviewService, doc: dict) -> None:
     if doc["status"] != "awaiting_approval":
         return
     blocked = session.blocked("split")
+    shown = (doc.get("pending") or {}).get("interrupt_id")
     with st.expander("Grouping: split or merge", icon=":material/call_split:"):
         if blocked:
             st.caption(escape_markdown(blocked))
-        patterns = [p for p in review.patterns(incident_id) if not p["opening"]] if (doc.get("pattern_count") or 0) > 1 else []
+        patterns = (_patterns(review, incident_id, str(doc.get("updated_at")))
+                    if (doc.get("pattern_count") or 0) > 1 else [])
         if patterns:
             with st.form(_key(incident_id, "split_form"), border=False):
                 st.selectbox("Pattern to split out", [p["pattern"] for p in patterns], key=_key(incident_id, "split_choice"),
@@ -79,7 +92,7 @@ def grouping(review: ReviewService, doc: dict) -> None:
                                                         for x in patterns if x["pattern"] == p))
                 st.text_input("Reason", key=_key(incident_id, "split_reason"), placeholder="why it is another problem")
                 st.form_submit_button("Split out", disabled=bool(blocked), key=_key(incident_id, "split"),
-                                      on_click=_act, args=(review, incident_id, "split"))
+                                      on_click=_act, args=(review, incident_id, "split", shown, {}))
         else:
             st.caption("One pattern: nothing to split out (the pattern it was opened with stays).")
         others = [r for r in review.inbox_page(status="awaiting_approval", limit=MERGE_CHOICES)["rows"]
@@ -92,4 +105,5 @@ def grouping(review: ReviewService, doc: dict) -> None:
             st.caption("Its events and patterns become this incident's, this analysis is redone on them all, "
                        "and it ends merged.")
             st.form_submit_button("Merge in", disabled=bool(blocked) or not titles, key=_key(incident_id, "merge"),
-                                  on_click=_act, args=(review, incident_id, "merge"))
+                                  on_click=_act, args=(review, incident_id, "merge", shown,
+                                                                    {r["incident_id"]: r["pending_interrupt_id"] for r in others}))
