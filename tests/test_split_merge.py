@@ -224,3 +224,28 @@ def test_a_split_killed_after_moving_the_events_is_finished_by_the_runner(engine
     assert row["event_count"] == 3 and _services_analysed(engine, refusal) == {"orders-api"}
     (split,) = [r for r in engine.records.incidents() if r["link_kind"] == "split"]
     assert split["status"] == "awaiting_approval" and _services_analysed(engine, split["incident_id"]) == {"gateway"}
+
+
+@BOTH_BACKENDS
+@pytest.mark.timeout(300)
+def test_two_merges_of_one_pair_in_opposite_directions_have_one_winner(engine, tmp_path):
+    refusal, timeouts = _two_incidents(engine, tmp_path)
+    start, results = threading.Barrier(2), []
+
+    def merge(away: str, into: str) -> None:
+        start.wait()
+        try:
+            ReviewService(engine).merge(away, into=into, reason="one outage", reviewer=f"r-{away}")
+            results.append(into)
+        except Conflict as exc:
+            results.append(type(exc).__name__)
+
+    threads = [threading.Thread(target=merge, args=pair) for pair in ((refusal, timeouts), (timeouts, refusal))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    (kept,) = [r for r in results if r in (refusal, timeouts)]
+    assert len(results) == 2, results
+    statuses = {r["incident_id"]: r["status"] for r in engine.records.incidents()}
+    assert statuses == {kept: "awaiting_approval", ({refusal, timeouts} - {kept}).pop(): "merged"}

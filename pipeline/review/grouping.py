@@ -96,10 +96,14 @@ class Grouping(Claims):
                 raise UsageError(f"{incident_id} cannot be merged into itself")
             target_row = self.records.incident(into)
             row = self.records.incident(incident_id)
-            target = self._claim_paused(into, target_row, expect=expect_into_interrupt, set_status="analyzing")
-            claim: Claim | None = None
+            # claimed in the order of their ids, so two merges of the same pair in opposite directions
+            # cannot each hold one claim and lose the other: the first to claim the lower id wins
+            first, second = sorted([(into, target_row, expect_into_interrupt), (incident_id, row, expect_interrupt)])
+            held: dict[str, Claim] = {}
             try:
-                claim = self._claim_paused(incident_id, row, expect=expect_interrupt, set_status="analyzing")
+                for inc, inc_row, expected in (first, second):
+                    held[inc] = self._claim_paused(inc, inc_row, expect=expected, set_status="analyzing")
+                target, claim = held[into], held[incident_id]
                 target_snap = self._paused_snapshot(into, target.expected)
                 snap = self._paused_snapshot(incident_id, claim.expected)
                 self._keep_rule(into, IncidentState.model_validate(target_snap.values),
@@ -122,9 +126,8 @@ class Grouping(Claims):
                 self._close_merged(claim, who=who, into=into, note=reason)
                 self._reanalyse(target, target_snap, self.records.events_of(into), change=change, who=who, note=reason)
             finally:
-                if claim is not None:
-                    claim.close()
-                target.close()
+                for taken in reversed(list(held.values())):
+                    taken.close()
             return {"incident": self.incident(into), "merged": self.incident(incident_id)}
 
     # -- the steps -------------------------------------------------------------------------------
