@@ -259,7 +259,8 @@ def _unfinished_regroup(engine: Engine, row: dict[str, Any], snap: StateSnapshot
     now: redo it on its own), or None."""
     if row.get("link_kind") == "merged":
         return "closed"
-    held = [e.event_id for e in IncidentState.model_validate(snap.values).evidence]
+    # the channel holds our events already (checked when read): no validation of the whole state here
+    held = [e.event_id for e in snap.values.get("evidence") or ()]
     return "merged" if regrouping.moved_away(engine.records, row["incident_id"], held) else None
 
 
