@@ -38,3 +38,20 @@ def test_merge_in_then_split_out_from_the_incident_page(app, paused_engine):
     assert split["linked_to"] == kept and split["status"] == "awaiting_approval" and split["service"] == "promo-engine"
     open_incident(app, split["incident_id"])
     assert f"Split out of {kept}" in texts(app)
+
+
+def test_a_merged_incident_says_where_its_events_went_and_takes_no_decision(app, paused_engine):
+    from pipeline.review.service import ReviewService
+
+    kept, other = _by_service(paused_engine, "checkout-api"), _by_service(paused_engine, "promo-engine")
+    ReviewService(paused_engine).merge(other, into=kept, reason="one outage", reviewer="ann")
+    as_reviewer(app, "alice")
+    open_incident(app, other)
+    assert f"Merged into {kept}" in texts(app) and "merged into another incident" in texts(app)
+    assert not [b for b in app.button if b.key and b.key.endswith(("_approve", "_reject", "_merge", "_split"))]
+    app.switch_page("app_pages/inbox.py")
+    app.query_params["show"] = "decided"
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    titles = list(app.dataframe(key="inbox_table").value["title"])
+    assert any(t.startswith(f"merged into {kept} · ") for t in titles), titles
