@@ -12,6 +12,7 @@ from pipeline.errors import IncidentIQError, NotFound
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
+from workbench.grouping_view import grouping, links
 from workbench.backtest_view import take_checkpoint_link
 from workbench.bundle_warmup import warm_history_bundles
 from workbench.history_view import history
@@ -127,6 +128,7 @@ if st.query_params.get("incident") != incident_id:
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 follow(incident_id, incident_version(doc))
 header(doc)
+links(doc)  # recurred after, split out of, merged into (workbench/grouping_view.py)
 audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
 main, side = st.columns([5, 4], gap="medium")
@@ -139,6 +141,7 @@ with main:
     recommendation(doc, edited=edited)
     fix(doc)
     related(review, incident_id)  # same fingerprint and nearest by evidence (workbench/related_view.py)
+    grouping(review, doc)  # split a pattern out, merge another incident in (workbench/grouping_view.py)
 
 take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 tabs_view(incident_id, doc, audit_rows, incident_version(doc))

@@ -47,6 +47,18 @@ tiles[2].metric("SLA overdue", operations.overdue_count(now))
 tiles[3].metric("Failed runs", counts.get("failed", 0))
 tiles[4].metric("Dead letters", operations.dead_letter_count())
 
+st.subheader("Grouping funnel")
+funnel = operations.funnel(since)
+steps = st.columns(4)
+steps[0].metric("Lines read", funnel["lines"], help="log records stored or rejected (a stack trace is one record)")
+steps[1].metric("Incident events", funnel["events"], help="events that opened or joined an incident")
+steps[2].metric("Patterns", funnel["patterns"], help="the distinct patterns of those events")
+steps[3].metric("Incidents", funnel["incidents"], help="incidents opened")
+ratio = funnel["dedup_ratio"]
+st.caption(f"Since {str(funnel['since'])[:10]} (UTC, whole days): lines → events → patterns → incidents"
+           + (f"; dedup ratio {ratio:.1%} (incident events that opened no incident of their own)"
+              if ratio is not None else ""))
+
 st.subheader("Pollers")
 status = operations.poller_status()
 if not status:

@@ -16,6 +16,9 @@ UNDO = {
     15: ("ALTER TABLE incidents DROP COLUMN analysed_events", "DROP INDEX incidents_to_announce",
          "CREATE INDEX incidents_to_announce ON incidents(created_at)"
          " WHERE severity = 'critical' AND announced_at IS NULL"),
+    16: ("DROP INDEX incidents_linked", "DROP INDEX pattern_days_day", "DROP INDEX dead_letters_created",
+         "ALTER TABLE incidents DROP COLUMN linked_to",
+         "ALTER TABLE incidents DROP COLUMN link_kind", "ALTER TABLE incidents DROP COLUMN link_status"),
 }
 
 

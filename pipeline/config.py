@@ -395,8 +395,9 @@ class Settings(BaseSettings):
         set_if_empty=True, parse=_patterns)
     code_fix_min_confidence: float = setting("CODE_FIX_MIN_CONFIDENCE", "0.5", "router threshold for code_fix "
                                              "eligibility", bounds=(0, 1))
-    reopen_minutes: float = setting("INCIDENTIQ_REOPEN_MINUTES", "30", "minutes after close before a matching "
-                                    "event opens a new incident", bounds=(0, 525600))
+    reopen_minutes: float = setting("INCIDENTIQ_REOPEN_MINUTES", "30", "no longer used (accepted so older "
+                                    "configurations start): a decided incident never takes new events, the next "
+                                    "one opens a new incident linked to it", bounds=(0, 525600))
     max_event_bytes: int = setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; "
                                    "larger lines are dead-lettered", kind=int, bounds=(1024, 16777216))
     log_format: str | None = setting(

@@ -56,12 +56,13 @@ def grade(expected: str, predicted: str) -> int:
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITIES: tuple[str, ...] = ("low", "medium", "high", "critical")
 Level = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
-Outcome = Literal["fix_proposed", "approved", "rejected", "expired"]
+Outcome = Literal["fix_proposed", "approved", "rejected", "expired", "merged"]
 
 OPEN_STATUSES = ("analyzing", "awaiting_approval", "in_revision", "failed")
 # `fix_proposed`: approved, and the fix proposal the reviewer saw is recorded (nothing is applied);
-# `approved`: approved, no code fix was eligible
-CLOSED_STATUSES = ("fix_proposed", "approved", "rejected", "expired")
+# `approved`: approved, no code fix was eligible; `merged`: a reviewer merged it into another incident
+# (its events are that incident's now: review/grouping.py)
+CLOSED_STATUSES = ("fix_proposed", "approved", "rejected", "expired", "merged")
 STATUSES = OPEN_STATUSES + CLOSED_STATUSES
 # the words of release 0.1, still accepted where a status is typed (CLI `list --status`) and mapped
 # when an old checkpoint's outcome is read
@@ -221,7 +222,7 @@ class Recommendation(_Model):
 class ApprovalDecision(_Model):
     """A reviewer's answer to the approval gate."""
 
-    action: Literal["approve", "reject", "revise", "expire"]
+    action: Literal["approve", "reject", "revise", "expire", "merge"]
     reviewer: str
     note: str | None = None
     interrupt_id: str | None = None

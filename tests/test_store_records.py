@@ -71,16 +71,21 @@ def test_times_the_store_writes_come_from_its_clock(records, clock):
     assert closed["updated_at"] == closed["closed_at"] == iso(T0 + timedelta(minutes=5))
 
 
-def test_the_reopen_window_is_measured_on_the_clock(records, clock):
+def test_a_decided_incident_takes_no_events_back_however_soon_they_come(records, clock):
+    """Before issue 35.4 an incident closed 29 minutes ago (INCIDENTIQ_REOPEN_MINUTES) took its
+    pattern's events back; now they open a new incident linked to it."""
     Incidents(records).store_batch([error_event(1, T0)], cursor=None)
     (first,) = records.incidents()
     records.update_incident(first["incident_id"], status="rejected")
-    clock.advance(minutes=29)
-    joined = Incidents(records).store_batch([error_event(2, clock.now())], cursor=None)
-    assert joined.incidents_updated == {first["incident_id"]} and not joined.incidents_new
-    clock.advance(minutes=2)  # 31 minutes after it closed
-    opened = Incidents(records).store_batch([error_event(3, clock.now())], cursor=None)
-    assert len(opened.incidents_new) == 1 and first["incident_id"] not in opened.incidents_new
+    clock.advance(minutes=1)
+    opened = Incidents(records).store_batch([error_event(2, clock.now())], cursor=None)
+    (new,) = opened.incidents_new
+    assert not opened.incidents_updated and records.incident(first["incident_id"])["event_count"] == 1
+    linked = records.incident(new)
+    assert (linked["linked_to"], linked["link_kind"], linked["link_status"]) == (first["incident_id"], "recurred",
+                                                                                 "rejected")
+    joined = Incidents(records).store_batch([error_event(3, clock.now())], cursor=None)
+    assert joined.incidents_updated == {new} and not joined.incidents_new  # the new one is open: it takes them
 
 
 def test_new_evidence_of_a_paused_incident_waits_the_merge_delay_on_the_clock(records, clock):

@@ -202,6 +202,12 @@ def extent_text(row: dict) -> str:
                        _counted(int(row["event_count"]), "event")))
 
 
+def title_text(row: dict) -> str:
+    """The title column: the incident's link first when it has one ("recurred after INC-… was
+    approved · Connection refused …"), then its title in the log's words."""
+    return f"{row['link']} · {display_title(row)}" if row.get("link") else display_title(row)
+
+
 def row_status_text(row: dict) -> str:
     """The status column's words for a row: "escalated" for an open incident the poller escalated."""
     return "escalated" if is_escalated(row) else status_text(row["status"])
@@ -248,7 +254,7 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "sla": sla_text(r, now),
         "status": row_status_text(r),
         "people": people_text(r),
-        "title": display_title(r),  # "Column … not found", never <STR>
+        "title": title_text(r),  # "Column … not found", never <STR>; where it came from first
         "overdue": is_overdue(r, now),
         "escalated": is_escalated(r),
     } for r in rows]

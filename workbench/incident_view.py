@@ -22,7 +22,8 @@ from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
-                 "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray"}
+                 "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray",
+                 "merged": "gray"}
 SEVERITY_COLORS = {"critical": "red", "high": "orange", "medium": "yellow", "low": "gray"}
 STACKS_SHOWN = 20
 QUOTES_SHOWN = 8

@@ -16,6 +16,7 @@ STATUS_WORDS = {
     "rejected": "rejected",
     "expired": "expired — no decision before the SLA and grace",
     "failed": "failed — the poller retries it",
+    "merged": "merged into another incident",
 }
 EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "forked with"}
 _NOT_FIELDS = {"status", "change_id", "edited", "reran", "approvals", "proposal_hash", "approvals_needed"}

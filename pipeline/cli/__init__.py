@@ -17,7 +17,7 @@ from pipeline.errors import IncidentIQError
 
 COMMAND_MODULES = ("pipeline.cli.records", "pipeline.cli.review", "pipeline.cli.people", "pipeline.cli.poll",
                    "pipeline.cli.eval", "pipeline.cli.grouping", "pipeline.cli.prune", "pipeline.cli.settings",
-                   "pipeline.cli.backtest", "pipeline.cli.parsing")
+                   "pipeline.cli.backtest", "pipeline.cli.parsing", "pipeline.cli.regroup")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -116,6 +116,10 @@ def _show_text(d) -> str:
              f"  {readable_title(d['title'])}"]  # "Column … not found": the miner's <STR> is not a word
     if d.get("events_since_analysis"):
         lines.append(f"  {d['events_since_analysis']} events arrived since the analysis")
+    if d.get("link"):
+        lines.append(f"  {d['link']['text'][:1].upper()}{d['link']['text'][1:]}")
+    for other in d.get("linked_from") or []:
+        lines.append(f"  {other['text']}")
     if d["rca"]:
         lines.append(f"RCA: {d['rca']['category']} (confidence {d['rca']['confidence']:.2f}, analyst {d['rca']['analyst']})")
         if d["rca"].get("warning"):

@@ -175,6 +175,8 @@ def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
         update["outcome"] = "rejected"
     elif decision.action == "expire":
         update["outcome"] = "expired"
+    elif decision.action == "merge":  # merged into another incident, which analyses its events now
+        update["outcome"] = "merged"
     else:
         if state.revisions >= MAX_REVISIONS:
             raise UsageError(f"{state.incident_id}: revision limit of {MAX_REVISIONS} reached")

@@ -14,9 +14,9 @@ from itertools import islice
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Interrupt, PregelTask, StateSnapshot
+from langgraph.types import Command, Interrupt, Overwrite, PregelTask, StateSnapshot
 
-from pipeline.store import checkpoints, due
+from pipeline.store import checkpoints, due, regrouping
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointStoreError, InvalidCheckpoint, RunCrashed, RuntimeFailure
 from pipeline.engine.graph import thread_config
@@ -26,7 +26,7 @@ from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
 from pipeline.engine import repeats
-from pipeline.state import EVIDENCE_TAIL, IncidentState, LogEvent, merge_evidence
+from pipeline.state import EVIDENCE_TAIL, ApprovalDecision, IncidentState, LogEvent, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -192,6 +192,24 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
         after = _run_end(engine, incident_id, engine.graph.invoke(run_input(state), cfg,  # type: ignore[call-overload]
                                                                   context=engine.deps))
         kind = "started"
+    elif snap.next == ("approval",) and snap.interrupts and (left := _unfinished_regroup(engine, row, snap)):
+        # a reviewer's split or merge moved this incident's events, and its process died before the
+        # graph followed (review/grouping.py): finish that instead of offering the old analysis
+        kind, merged_ids, analysed = ("resumed" if left == "closed" else "merged"), [], left == "merged"
+        if left == "closed":
+            decision = ApprovalDecision(action="merge", reviewer="system", auth="system",
+                                        interrupt_id=snap.interrupts[0].id, decided_at=engine.records.clock.now(),
+                                        note=f"merged into {row['linked_to']} (completed after the process that"
+                                             " merged it died)")
+            engine.graph.invoke(Command(resume=decision.model_dump(mode="json")), cfg, context=engine.deps,
+                                durability="sync")
+        else:
+            events = engine.records.events_of(incident_id)
+            merged_ids = [e.event_id for e in events]
+            engine.records.update_incident(incident_id, status="analyzing", pending_interrupt_id=None,
+                                           pending_checkpoint_id=None)
+            engine.graph.update_state(cfg, {"evidence": Overwrite(merge_evidence([], events))}, as_node="intake")
+            after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
     elif snap.next == ("approval",) and snap.interrupts:
         held = IncidentState.model_validate(snap.values).evidence
         heads = engine.records.unmerged_heads(incident_id)
@@ -233,6 +251,17 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     record_from_snapshot(engine, incident_id, after, attempts=0, next_attempt_at=None, last_error=None,
                          merged_event_ids=merged_ids, release_owner=owner, analysed=analysed)
     return kind
+
+
+def _unfinished_regroup(engine: Engine, row: dict[str, Any], snap: StateSnapshot) -> str | None:
+    """What a split or merge whose process died left for the paused run to do: `closed` (merged
+    away: end it through the gate), `merged` (its analysis holds events that are another incident's
+    now: redo it on its own), or None."""
+    if row.get("link_kind") == "merged":
+        return "closed"
+    # the channel holds our events already (checked when read): no validation of the whole state here
+    held = [e.event_id for e in snap.values.get("evidence") or ()]
+    return "merged" if regrouping.moved_away(engine.records, row["incident_id"], held) else None
 
 
 def _reanalyse(engine: Engine, row: dict[str, Any], held: list[LogEvent],

@@ -1,7 +1,7 @@
 """Events into incidents: a batch of parsed lines (events and dead letters) is stored with the
 source's cursor in one transaction, and each event the opening rule picks joins the open
-incident of its fingerprint, reopens one closed within `reopen_minutes`, or opens a new one with
-its SLA deadline (CONTRACT §2).
+incident of its fingerprint, or opens a new one with its SLA deadline; a decided incident never
+takes new events: the new one is linked to it as a recurrence (incidents/recurrence.py, CONTRACT §2).
 
 Fingerprints come from the template miner, whose state is read (when another process changed it)
 and written in the same transaction, under the store's writer lock. The rows themselves are the
@@ -13,18 +13,17 @@ import contextlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, Iterable, Iterator
 
 from pipeline.clock import Clock, iso, parse_iso
-from pipeline.incidents import correlation
+from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
 from pipeline.ingest.reading import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.redaction import configured_secrets, scrubbed
-from pipeline.state import OPEN_STATUSES, LogEvent
+from pipeline.state import LogEvent
 from pipeline.store import incident_rows as rows
 from pipeline.store import members
 from pipeline.store.records import Records
@@ -62,8 +61,9 @@ class IngestCounts:
 
 class Incidents:
     """The incident step of one records store, with its policies: which events open incidents
-    (`opening`), how long a closed incident takes its fingerprint's new errors back
-    (`reopen_minutes`) and the SLA a new incident's deadline is computed with (`sla`)."""
+    (`opening`) and the SLA a new incident's deadline is computed with (`sla`). `reopen_minutes`
+    (INCIDENTIQ_REOPEN_MINUTES) is kept for configurations that set it and no longer changes
+    anything: a decided incident never takes new events back, however soon they come."""
 
     def __init__(self, records: Records, *, opening: OpeningRule = DEFAULT_RULE,
                  reopen_minutes: float = REOPEN_MINUTES, sla: SlaPolicy | None = None):
@@ -165,14 +165,14 @@ class Incidents:
         for candidate in (newest.get(k) for k in known):
             if candidate is not None and (row is None or candidate["created_at"] > row["created_at"]):
                 row = candidate
+        after: dict[str, Any] | None = None  # the decided incident a new one recurs after
         if row is not None:
-            closed_at = parse_iso(row["closed_at"])
-            within_reopen = (closed_at is not None
-                             and self.clock.now() < closed_at + timedelta(minutes=self.reopen_minutes))
-            if row["status"] in OPEN_STATUSES or within_reopen:
+            row = rows.merge_target(conn, row)  # a merged incident's events join the one it was merged into
+            if recurrence.absorbs(row["status"]):
                 joined: str = row["incident_id"]
                 counts.incidents_updated.add(joined)
                 return joined
+            after = row  # decided: it never takes new evidence, a new incident recurs after it
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
         while rows.incident_exists(conn, new_id):
@@ -186,9 +186,12 @@ class Incidents:
         rows.insert_incident(conn, incident_id=new_id, fingerprint=fp, title=correlation.title(event),
                              service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
                              stamp=stamp, sla_deadline=iso(deadline), backfilled=backfilled)
+        if after is not None:
+            rows.link_incident(conn, new_id, to=after["incident_id"], kind=recurrence.RECURRED, status=after["status"])
         counts.incidents_new.add(new_id)
         if fp not in newest or stamp >= newest[fp]["created_at"]:
-            newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp}
+            newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp,
+                          "linked_to": None, "link_kind": None}
         return new_id
 
     @contextlib.contextmanager
@@ -229,6 +232,13 @@ class Incidents:
             miner.apply_changes(rows.template_changes(conn, header, had))
             return miner, False
         return TemplateMiner.from_state(rows.template_changes(conn, header, 0)), False
+
+    def patterns_of(self, events: Iterable[LogEvent]) -> dict[str, list[str]]:
+        """Each event's patterns, by event id: its fingerprint and every fingerprint whose incident it
+        would join (as `store_batch` reads them; a reviewer's split picks a member pattern's events
+        with them). The miner learns nothing new from events it has seen; what it does learn is saved."""
+        with self.records.transaction() as conn, self._templates(conn, iso(self.clock.now())) as miner:
+            return {e.event_id: self._fingerprints(miner, e)[1] for e in events}
 
     def templates(self) -> dict[str, str]:
         """Every template the miner knows: id → template text (as last saved by any process)."""

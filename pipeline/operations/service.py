@@ -8,7 +8,7 @@ from pipeline.engine import Engine
 from pipeline.operations import metrics
 from pipeline.unattended.poller import Poller
 from pipeline.composition import open_source
-from pipeline.store import inbox
+from pipeline.store import inbox, regrouping
 
 
 class OperationsService:
@@ -52,6 +52,16 @@ class OperationsService:
 
     def arrivals(self, since: datetime, *, bucket: str = "hour") -> list[dict]:
         return inbox.arrivals(self.records, since, bucket=bucket)
+
+    def funnel(self, since: datetime) -> dict[str, object]:
+        """What grouping made of what was read from the start of `since`'s day (UTC, the store's
+        clock; patterns are counted per day): lines → events → patterns → incidents, and the dedup
+        ratio (the share of incident events that opened no incident of their own)."""
+        day = since.replace(hour=0, minute=0, second=0, microsecond=0)
+        counts = regrouping.funnel(self.records, day)
+        events = counts["events"]
+        return {**counts, "since": day.isoformat(),
+                "dedup_ratio": (1 - counts["incidents"] / events) if events else None}
 
     def decisions(self, since: datetime | None = None) -> list[dict]:
         return inbox.decisions(self.records, since)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from pipeline.config import Settings
+from pipeline.incidents import recurrence
+from pipeline.store import regrouping
 from pipeline.store.records import Records
 
 LIST_FIELDS = ("incident_id", "status", "service", "severity", "category", "confidence", "event_count",
@@ -45,7 +47,20 @@ def incident_document(records: Records, incident_id: str) -> dict[str, Any]:
         # after a replay the newest fix record belongs to another branch: show it only once proposed
         "fix": fixes[-1]["proposal"] if fixes and row["status"] == "fix_proposed" else summary.get("fix"),
         "similar_docs": summary.get("similar_docs", []),
+        # the incident it came from (recurred after its decision, split out of it, merged into it),
+        # and those that came from it (off the incidents_linked index)
+        "pattern_count": row.get("pattern_count"), "service_count": row.get("service_count"),
+        "link": link_of(row),
+        "linked_from": regrouping.linked_from(records, incident_id),
     }
+
+
+def link_of(row: dict[str, Any]) -> dict[str, Any] | None:
+    """An incident's link as `show --json` gives it: {incident_id, kind, status, text} or None."""
+    text = recurrence.link_text(row)
+    if text is None:
+        return None
+    return {"incident_id": row["linked_to"], "kind": row["link_kind"], "status": row.get("link_status"), "text": text}
 
 
 def show_document(records: Records, settings: Settings, incident_id: str, *,

@@ -1,7 +1,7 @@
 """Who acts: an `Actor` (id, display name, roles, how they were authenticated), built from an OIDC
 sign-in's claims, a demo name, the CLI's local operator or an API token; and what each role may do.
 
-Roles: `viewer` reads; `reviewer` also decides, revises, edits, assigns and comments; `admin` also
+Roles: `viewer` reads; `reviewer` also decides, revises, edits, splits and merges, assigns and comments; `admin` also
 replays and forks. `system` (the poller) may only expire. Roles come from the sign-in's roles claim
 (INCIDENTIQ_ROLES_CLAIM) and the roles file (INCIDENTIQ_ROLES_FILE), which maps users, emails and
 `group:<name>` to roles; a person neither names gets INCIDENTIQ_DEFAULT_ROLE.
@@ -30,6 +30,7 @@ Auth = Literal["oidc", "demo", "cli", "token", "system"]
 NEEDS: dict[str, str] = {
     "read": "viewer",
     "approve": "reviewer", "reject": "reviewer", "revise": "reviewer", "edit": "reviewer",
+    "split": "reviewer", "merge": "reviewer",
     "assign": "reviewer", "unassign": "reviewer", "comment": "reviewer",
     "replay": "admin", "fork": "admin", "settings": "admin",
 }

@@ -67,6 +67,7 @@ class Reads:
             row["approvals_needed"] = self.approvals_needed(row, held=row["incident_id"] in held)
             row["days_seen"] = seen.get(row["incident_id"], 0)
             row["seen"] = recurrence.label(row["days_seen"])
+            row["link"] = recurrence.link_text(row)  # "recurred after INC-… was approved", or None
         return rows
 
     def approvals_needed(self, incident: dict[str, Any] | str, *, held: bool | None = None) -> int:

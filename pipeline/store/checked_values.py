@@ -16,7 +16,7 @@ import functools
 from typing import Annotated, Any, TypeVar
 
 from langgraph.checkpoint.base import CheckpointTuple
-from langgraph.types import Interrupt
+from langgraph.types import Interrupt, Overwrite
 from pydantic import TypeAdapter, ValidationError
 
 from pipeline.errors import InvalidCheckpoint
@@ -62,6 +62,8 @@ def check(found: _Found, *, incident_id: str | None = None) -> _Found:
             if reason:
                 raise InvalidCheckpoint(thread, checkpoint_id, name, reason)
     for _task, channel, value in found.pending_writes or ():
+        if isinstance(value, Overwrite):  # a value written past the reducer (a split's evidence)
+            value = value.value
         if channel in IncidentState.model_fields:
             reason = _fits(channel, value)
             if reason:

@@ -70,7 +70,7 @@ def newest_by_fingerprint(conn: Connection, fingerprints: list[str], *, chunk: i
     for start in range(0, len(fingerprints), chunk):
         p = Params()
         rows = conn.execute(
-            "SELECT fingerprint, incident_id, status, closed_at, created_at FROM incidents AS i"
+            "SELECT fingerprint, incident_id, status, closed_at, created_at, linked_to, link_kind FROM incidents AS i"
             f" WHERE fingerprint IN ({p.each(fingerprints[start:start + chunk])}) AND created_at ="
             " (SELECT MAX(created_at) FROM incidents AS newer WHERE newer.fingerprint = i.fingerprint)",
             p,
@@ -78,6 +78,28 @@ def newest_by_fingerprint(conn: Connection, fingerprints: list[str], *, chunk: i
         for row in rows:
             found.setdefault(row["fingerprint"], dict(row))
     return found
+
+
+def merge_target(conn: Connection, row: dict[str, Any], *, hops: int = 20) -> dict[str, Any]:
+    """The incident a merged incident's events go to: the one it was merged into (followed while
+    that was merged too, at most `hops` times), as `newest_by_fingerprint` gives rows; `row` when
+    it was not merged."""
+    for _ in range(hops):
+        if row.get("link_kind") != "merged" or not row.get("linked_to"):
+            return row
+        found = conn.execute("SELECT incident_id, status, closed_at, created_at, linked_to, link_kind FROM incidents"
+                             " WHERE incident_id = $1", (row["linked_to"],)).fetchone()
+        if found is None:
+            return row
+        row = dict(found)
+    return row
+
+
+def link_incident(conn: Connection, incident_id: str, *, to: str, kind: str, status: str | None = None) -> None:
+    """Name the incident `incident_id` came from (`kind`: recurred, split or merged; `status`: a
+    recurrence's decided status)."""
+    conn.execute("UPDATE incidents SET linked_to = $1, link_kind = $2, link_status = $3 WHERE incident_id = $4",
+                 (to, kind, status, incident_id))
 
 
 def incident_exists(conn: Connection, incident_id: str) -> bool:

@@ -597,6 +597,20 @@ V15_REPEATS = (
 )
 
 
+# the reviewer controls grouping, and a decided incident never takes new evidence (review/grouping.py,
+# incidents/recurrence.py): an incident names the one it came from. `link_kind` says how: `recurred`
+# (its patterns came back after `linked_to` was decided; `link_status` is that decision's status),
+# `split` (a reviewer split it out of `linked_to`), `merged` (a reviewer merged it into `linked_to`)
+def _v16_links(t: Types) -> tuple[str, ...]:
+    return (f"ALTER TABLE incidents ADD COLUMN linked_to {t.text}",
+            f"ALTER TABLE incidents ADD COLUMN link_kind {t.text}",
+            f"ALTER TABLE incidents ADD COLUMN link_status {t.text}",
+            "CREATE INDEX incidents_linked ON incidents(linked_to) WHERE linked_to IS NOT NULL",
+            # the Operations page's funnel reads a window of days, not every day of every pattern
+            "CREATE INDEX pattern_days_day ON pattern_days(day, pattern)",
+            "CREATE INDEX dead_letters_created ON dead_letters(created_at)")
+
+
 # an incident opened from a log already older than its SLA (a backfill, an old file) is
 # marked, and its deadline counts from its opening (incidents/sla.py). Incidents opened before this
 # version whose deadline had passed when they were opened were exactly that
@@ -681,6 +695,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v14_members),
     Migration(15, "how many events the current analysis covers (repeats counted, not re-analysed); the"
                   " announce index only of incidents that can still be announced", V15_REPEATS),
+    Migration(16, "the incident an incident came from: recurred after its decision, split out of it,"
+                  " or merged into it; the funnel's indexes by day", _v16_links),
 )
 
 

@@ -30,7 +30,7 @@ from pipeline.store.sql import LIKE, Params
 
 LIST_COLUMNS = ("incident_id, title, service, status, severity, category, confidence, event_count, first_seen,"
                 " last_seen, created_at, updated_at, closed_at, sla_deadline, pending_interrupt_id, revisions,"
-                " last_error, assignee, escalated_at, approvals_floor, backfilled, pattern_count, service_count, summary")
+                " last_error, assignee, escalated_at, approvals_floor, backfilled, pattern_count, service_count, linked_to, link_kind, link_status, summary")
 
 
 @dataclass(frozen=True)
