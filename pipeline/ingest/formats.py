@@ -38,13 +38,14 @@ from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
-from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.line_formats import _CALLER, text_formats
+from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
+from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
 from pipeline.ingest.timestamps import parse_time, read_any_time
 
 __all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
+           "parse_learned",
            "decode_line", "exception_in", "parse_lines", "parse_record", "parse_time"]
 
 SAMPLE_LINES = 50
@@ -130,46 +131,6 @@ _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
-def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
-    """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
-    level as written, its component as the service, the message after the header."""
-    first, rest = split_first(text)
-    time = None
-    for m in (layout.match(first), layout.match_loose(first)):
-        if m is not None:
-            time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
-            if time is not None:
-                break
-    if m is None or time is None:
-        return None
-    groups = {k: v for k, v in m.groupdict().items() if v is not None}
-    named = {role: groups.get(group) for role, group in layout.names.items()}
-    taken = set(layout.names.values()) | {"time", "message"}
-    fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
-    for role in ("pid", "thread"):
-        fields[role] = named.get(role)
-    if not named.get("component") and named.get("thread"):
-        caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
-        named["component"] = caller.group(1) if caller else None
-    if named.get("component"):
-        fields["component"] = named["component"]
-    level = named.get("level")
-    component = named.get("component") or ""
-    if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
-        level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
-        fields["component"] = named["component"]
-    if level is not None and len(level) == 1 and not level.isalnum():
-        from pipeline.ingest.layout import MARK_LEVELS
-
-        level = MARK_LEVELS.get(level, level)
-    record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
-                          service=named.get("component"), host=named.get("host"), fields=fields)
-    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
-                                                                               "hint", "context"):
-        record.level_name = "INFO"  # MySQL's System, PostgreSQL's STATEMENT/DETAIL/HINT/CONTEXT lines
-    return record
-
-
 def _clean(text: str) -> str:
     if "\x1b" in text:  # an ANSI escape opens with ESC
         text = _ANSI.sub("", text)
@@ -198,6 +159,12 @@ class SourceParser:
         self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
         self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
         self.csv: CsvColumns | None = None  # a CSV source's columns (format "csv")
+        # the learnt layouts each line is tried with (pipeline/ingest/layout_set.py): the file's own
+        # (`layout`, first), the others its sample showed and those its later lines taught
+        self.set = LayoutSet()
+        # every record opens with a header this source's layouts or formats read: a line without one
+        # continues the record before it (`starts_record`)
+        self.headed = False
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -230,11 +197,12 @@ class SourceParser:
                 if read / len(table) > self.share:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
-            from pipeline.ingest.layout import learn
+            from pipeline.ingest.layout_set import learn_set
 
-            layout = learn(lines + more)
-            if layout is not None and layout.share > self.share:
-                self.format, self.layout, self.share = "learned", layout, layout.share
+            layouts = learn_set(lines + more)
+            if layouts and layouts[0].share > self.share:
+                self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
+                self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
         self._learn_footer(lines)
@@ -309,6 +277,7 @@ class SourceParser:
     def use_layout(self, layout: Any) -> None:
         """Read this source with `layout` (one learnt before, or shown and kept per source)."""
         self.format, self.layout = "learned", layout
+        self.set = LayoutSet([layout])
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
@@ -341,18 +310,31 @@ class SourceParser:
             record = self.csv.parse(text, self.options)
             if record is not None:
                 return record
-        if self.layout is not None and self.format == "learned":
-            try:
-                record = parse_learned(text, self.options, self.layout)
-            except (ValueError, OverflowError):
-                record = None
+        first, rest = split_first(text)
+        layout = self.layout if self.format == "learned" else None
+        if self.set.layouts:
+            record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
+            if record is None and layout is not None:  # its level column holding another word
+                record = self._learned((layout, layout.match(first)), rest)
             if record is not None:
                 return record
         for name in _order(self.format):
             record = PARSERS[name](text, self.options)
             if record is not None:
                 return record
-        return parse_text(text, self.options)
+        # a line no layout or format reads: its own layout, when its own time opens it
+        record = self._learned(self.set.read(first) if self.set.learn_line(first) else None, rest)
+        if record is None and layout is not None:
+            record = self._learned((layout, layout.match_loose(first)), rest)
+        return record or parse_text(text, self.options)
+
+    def _learned(self, found: tuple[Any, Any] | None, rest: str | None) -> ParsedRecord | None:
+        if found is None or found[1] is None:
+            return None
+        try:
+            return learned_record(found[0], found[1], rest, self.options)
+        except (ValueError, OverflowError):
+            return None
 
 
 @lru_cache(maxsize=None)

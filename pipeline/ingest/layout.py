@@ -157,7 +157,7 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         for n in range(1, 7):
             if i + n > len(spans):
                 break
-            text = line[spans[i][0]:spans[i + n - 1][1]]
+            text = line[spans[i][0]:spans[i + n - 1][1]].strip()  # a `|` column's blanks are not the time's
             text = text.strip("[]()").rstrip(",;") if n == 1 or text.startswith(("[", "(")) else text.rstrip(",;")
             if n > 1 and text.startswith(("[", "(")):
                 text = text[1:]
@@ -196,7 +196,8 @@ def _column_role(values: list[str], total: int) -> str:
         return "sep"
     if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
         return "mark"  # a one-symbol column (redis's `* . - #`)
-    if few and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
+    # level words: few values (a level column rarely holds more than the eight a logger writes)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -270,7 +271,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     if sep is not None:
         # every cut but the last bounds a header column: the message is what follows the last one
         cuts = min(len(s) for _, s in rows) - 1
-        header = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows))
+        header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
         return _build(before, shape, header, sep, lines, prefix, width=width)
     roles: list[str] = []
@@ -283,6 +284,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     for k, role in enumerate(roles):
         if role in ("level", "tag"):
             end = k + 1
+            if len(rows) == 1:
+                break  # one line tells no header column from a message's `word:`: the first anchor ends it
     k = end
     if not (end and roles[end - 1] == "tag"):
         while k < len(roles) and roles[k] in _TRAILING:
