@@ -67,3 +67,117 @@ def test_a_layout_that_changes_mid_file_without_rotation_is_learnt_from_its_own_
         assert event.level == ["ERROR", "WARN", "INFO"][i % 3]
         assert event.message == f"job {i} {['failed: timeout', 'retried', 'done'][i % 3]}"
         assert not event.message.startswith(("14/03", "E ", "W ", "I "))
+
+
+def test_java_util_logging_records_take_their_level_and_message_from_the_second_line(tmp_path):
+    # Tomcat <= 7 (java.util.logging's SimpleFormatter, `%1$tb %1$td, %1$tY %1$tl:%1$tM:%1$tS %1$Tp
+    # %2$s%n%4$s: %5$s%6$s%n`): a header of time and class + method, then `LEVEL: message`
+    path = tmp_path / "catalina.out"
+    path.write_text(
+        "Mar 02, 2014 8:11:10 AM org.apache.catalina.startup.HostConfig deployDirectory\n"
+        "INFO: Deploying web application directory /opt/tomcat/webapps/shop\n"
+        "Mar 02, 2014 8:11:13 AM org.apache.catalina.core.StandardContext startInternal\n"
+        "SEVERE: Context [/shop] startup failed due to previous errors\n"
+        "java.lang.IllegalStateException: no datasource\n"
+        "\tat com.shop.Boot.init(Boot.java:12)\n"
+        "Mar 02, 2014 12:14:04 PM org.apache.catalina.startup.Catalina start\n"
+        "WARNING: Server startup in 12985 ms\n")
+    events = read(path)
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2014, 3, 2, 8, 11, 10), "INFO", "Deploying web application directory /opt/tomcat/webapps/shop"),
+        (utc(2014, 3, 2, 8, 11, 13), "ERROR", "Context [/shop] startup failed due to previous errors"),
+        (utc(2014, 3, 2, 12, 14, 4), "WARN", "Server startup in 12985 ms")]
+    assert events[1].service == "org.apache.catalina.core.StandardContext"
+    assert events[1].exception == "java.lang.IllegalStateException"
+    assert events[1].stack.startswith("java.lang.IllegalStateException: no datasource\n\tat com.shop.Boot")
+
+
+def test_a_gc_logs_unindented_continuations_belong_to_the_record_before(tmp_path):
+    # JDK 8's -XX:+PrintGCDetails -XX:+PrintGCDateStamps: a collection's lines after its first start
+    # without a header, and without indentation
+    first = ("2018-06-30T16:35:26.632+0500: 224.671: [GC (Allocation Failure) 2018-06-30T16:35:26.632+0500: "
+             "224.671: [ParNew")
+    path = tmp_path / "gc.log"
+    path.write_text(
+        f"{first}\n"
+        "Desired survivor size 17432576 bytes, new threshold 6 (max 6)\n"
+        "- age   1:    3447528 bytes,    3447528 total\n"
+        ": 139776K->17472K(157248K), 0.0271239 secs] 139776K->20125K(506816K), 0.0272064 secs] "
+        "[Times: user=0.05 sys=0.01, real=0.03 secs]\n"
+        "2018-06-30T16:35:27.100+0500: 225.139: Total time for which application threads were stopped: "
+        "0.0283760 seconds, Stopping threads took: 0.0000702 seconds\n")
+    events = read(path)
+    assert len(events) == 2
+    assert events[0].time == utc(2018, 6, 30, 11, 35, 26, 632000)
+    body = events[0].message + "\n" + (events[0].stack or "")
+    assert "Desired survivor size" in body and "- age   1:" in body and ": 139776K->17472K" in body
+    assert events[1].time == utc(2018, 6, 30, 11, 35, 27, 100000)
+    assert events[1].message.startswith("225.139: Total time")
+
+
+def test_a_go_panic_is_one_record_ending_where_the_next_header_starts(tmp_path):
+    # Go's standard log (a message printed with newlines in it continues on unindented lines), then
+    # the runtime's panic dump (`panic: ...`, a blank line, `goroutine N [state]:`, unindented
+    # function names with indented file lines, `exit status 2`)
+    path = tmp_path / "worker.log"
+    path.write_text(
+        "2024/05/06 10:00:00 starting worker pool size=4\n"
+        "2024/05/06 10:00:01 job 1 done, config now:\n"
+        "workers=4\n"
+        "queue=jobs\n"
+        "panic: runtime error: index out of range [5] with length 3\n"
+        "\n"
+        "goroutine 7 [running]:\n"
+        "main.(*Pool).run(0xc000010000, 0x5)\n"
+        "\t/src/app/pool.go:42 +0x1d\n"
+        "main.main()\n"
+        "\t/src/app/main.go:17 +0x65\n"
+        "exit status 2\n"
+        "2024/05/06 10:00:05 restarted by supervisor\n")
+    events = read(path)
+    assert [e.message for e in events] == ["starting worker pool size=4", "job 1 done, config now:",
+                                           "panic: runtime error: index out of range [5] with length 3",
+                                           "restarted by supervisor"]
+    assert events[1].stack == "workers=4\nqueue=jobs"
+    panic = events[2]
+    assert panic.exception == "panic" and panic.level in ("ERROR", "FATAL")
+    assert panic.stack.startswith("goroutine 7 [running]:") and panic.stack.endswith("exit status 2")
+    assert events[3].time == utc(2024, 5, 6, 10, 0, 5) and "time_inferred" not in events[3].fields
+
+
+BACKGROUND = ["checkpoint starting: time", 'automatic vacuum of table "shop.public.orders": index scans: 1',
+              "database system is ready to accept connections"]
+
+
+def test_postgresql_with_debians_prefix_reads_level_and_message_and_sql_is_no_stack_trace(tmp_path):
+    # Debian's default log_line_prefix, '%m [%p] %q%u@%d ' (postgresql-common): a session's lines
+    # carry user@db, a background process's (after %q) do not
+    from pipeline.incidents.opening import OpeningRule
+
+    lines = []
+    for i in range(6):
+        lines += [
+            f"2024-01-02 10:11:{i:02d}.100 UTC [{100 + i}] app@shop LOG:  duration: 1.{i} ms  statement: SELECT id,",
+            "\t\tname",
+            "\tFROM users",
+            f"\tWHERE id = {i};",
+            f"2024-01-02 10:11:{i:02d}.200 UTC [98] LOG:  {BACKGROUND[i % 3]}",
+            f"2024-01-02 10:11:{i:02d}.300 UTC [{200 + i}] postgres@postgres ERROR:  relation \"t{i}\" does not exist",
+            f"2024-01-02 10:11:{i:02d}.400 UTC [{200 + i}] postgres@postgres STATEMENT:  SELECT * FROM t{i};",
+        ]
+    path = tmp_path / "postgresql-16-main.log"
+    path.write_text("\n".join(lines) + "\n")
+    events = read(path)
+    assert len(events) == 24
+    rule = OpeningRule()
+    for i in range(6):
+        statement, checkpoint, error, sql = events[4 * i: 4 * i + 4]
+        assert statement.time == utc(2024, 1, 2, 10, 11, i, 100000)
+        assert statement.level == "INFO" and statement.stack is None
+        assert statement.message == f"duration: 1.{i} ms  statement: SELECT id,\n\t\tname\n\tFROM users\n\tWHERE id = {i};"
+        assert (checkpoint.level, checkpoint.message) == ("INFO", BACKGROUND[i % 3])
+        assert (error.level, error.message) == ("ERROR", f'relation "t{i}" does not exist')
+        assert (sql.level, sql.message) == ("INFO", f"SELECT * FROM t{i};")
+        assert not rule.opens(statement) and not rule.opens(checkpoint) and not rule.opens(sql)
+        assert rule.opens(error)
+    assert not any("@" in e.message.split(":")[0] or "LOG:" in e.message for e in events)

@@ -39,6 +39,7 @@ from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
+from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
@@ -197,14 +198,17 @@ class SourceParser:
                 if read / len(table) > self.share:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
+            from pipeline.ingest.layout import MIN_SHARE
             from pipeline.ingest.layout_set import learn_set
 
             layouts = learn_set(lines + more)
-            if layouts and layouts[0].share > self.share:
+            # a layout read from its header lines alone (under MIN_SHARE) only where no known format reads any
+            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share):
                 self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
                 self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
+        self.headed = headed_share(self, lines + more) >= HEADED_SHARE
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
@@ -278,10 +282,18 @@ class SourceParser:
         """Read this source with `layout` (one learnt before, or shown and kept per source)."""
         self.format, self.layout = "learned", layout
         self.set = LayoutSet([layout])
+        self.headed = True
+
+    def opens_record(self, line: str) -> bool:
+        """Whether a line opens a record of this headed source (`pipeline.ingest.headed`)."""
+        return opens_record(self, line, _clean(line))
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         record = self._parse(text)
+        if record.stack and self.headed:
+            second_line(record)  # java.util.logging: `LEVEL: message` on the header's next line
+            body_not_stack(record)  # an INFO record's SQL is its body, not a stack trace
         if self.block_key is not None and record.stack and record.format == "text":
             # a block's lines after its first are its body (a slow query's statement), not a trace
             record.message, record.stack = f"{record.message}\n{record.stack}", None

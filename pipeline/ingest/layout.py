@@ -32,6 +32,7 @@ from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.timestamps import CLOCK, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
+HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
 MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
 
@@ -251,9 +252,17 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         hit = _find_time(line, spans)
         if hit is not None:
             found.append((line, spans, hit))
-    if not found or len(found) < MIN_SHARE * len(lines):
+    if not found:
         return None
     (start, width, shape), count = Counter(hit for _, _, hit in found).most_common(1)[0]
+    total = len(lines)
+    if len(found) < MIN_SHARE * total:
+        # records of several lines whose first holds the header (java.util.logging's `Dec 30, 2020
+        # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling
+        if not (start == 0 and count >= 2 and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
+            return None
+        lines = [line for line, _, hit in found if hit == (start, width, shape)]
+        found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
     same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
     prefix: tuple[int, int] | None = None
     if count < MIN_SHARE * len(lines) <= len(same_shape):
@@ -273,7 +282,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         cuts = min(len(s) for _, s in rows) - 1
         header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
-        return _build(before, shape, header, sep, lines, prefix, width=width)
+        return _scaled(_build(before, shape, header, sep, lines, prefix, width=width), total)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
@@ -300,7 +309,15 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # columns written with no blank between them ("[time][LEVEL ][logger]")
     ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
-    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width)
+    return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width),
+                   total)
+
+
+def _scaled(layout: Layout | None, total: int) -> Layout | None:
+    """The layout's share of the whole sample (when learnt from its header lines alone)."""
+    if layout is not None and total > layout.sample_size:
+        layout.share, layout.sample_size = layout.share * layout.sample_size / total, total
+    return layout
 
 
 def _tight(rows, j: int) -> bool:

@@ -6,8 +6,8 @@ one file may interleave layouts, or change layout mid-file without a rotation.
   lines carry `user@db` before the level, a background process's do not): one layout for each
   group of lines that puts it at the same column.
 - `LayoutSet.read(first)`: the layout whose pattern matches a line and whose level column (when it
-  has one) holds a level word; the layout that matched the line before is tried first, so a file
-  of one layout costs one match a line.
+  has one) holds a level word: the source's own layout first, then the one that matched the line
+  before, so a file of one layout costs one match a line and two interleaved ones at most two.
 - `LayoutSet.learn_line(first)`: a line none of the source's layouts or formats reads, whose own
   time opens it (first or second column), teaches the set a layout of its own, learnt from that
   line; the set keeps at most `MAX_LAYOUTS`, dropping the one that matched least recently.
@@ -95,13 +95,14 @@ class LayoutSet:
         layouts = self.layouts
         if not layouts:
             return None
-        last = layouts[self._last]
-        m = last.match(first)
-        if m is not None and _level_ok(last, m):
-            self._touch(self._last)
-            return last, m
+        # the source's own layout first (a later, looser one must not shadow it), then the last that fitted
+        for n in (0, self._last) if self._last else (0,):
+            m = layouts[n].match(first)
+            if m is not None and _level_ok(layouts[n], m):
+                self._touch(n)
+                return layouts[n], m
         for n, layout in enumerate(layouts):
-            if n == self._last:
+            if n == self._last or n == 0:
                 continue
             m = layout.match(first)
             if m is not None and _level_ok(layout, m):
@@ -119,8 +120,8 @@ class LayoutSet:
         if self.misses >= MAX_MISSES or len(first) < 10 or not _CLOCKISH.search(first, 0, 64):
             return None
         layout = learn([first])
-        if layout is None or layout.columns.index("time") > 1 or not (set(layout.names) & {"level", "component"}):
-            self.misses += 1  # a time deep in a line is in its message; a bare time says no more than a loose read
+        if layout is None or layout.columns.index("time") > 1:
+            self.misses += 1  # a time deep in a line is in its message
             return None
         if len(self.layouts) >= MAX_LAYOUTS:
             oldest = min(range(1, len(self.layouts)), key=lambda n: self._used[n])  # the first stays
@@ -153,7 +154,7 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if time is None:
         return None
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-    named = {role: groups.get(group) for role, group in layout.names.items()}
+    named: dict[str, Any] = {role: groups.get(group) for role, group in layout.names.items()}
     taken = set(layout.names.values()) | {"time", "message"}
     fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
     for role in ("pid", "thread"):
