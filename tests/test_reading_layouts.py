@@ -181,3 +181,38 @@ def test_postgresql_with_debians_prefix_reads_level_and_message_and_sql_is_no_st
         assert not rule.opens(statement) and not rule.opens(checkpoint) and not rule.opens(sql)
         assert rule.opens(error)
     assert not any("@" in e.message.split(":")[0] or "LOG:" in e.message for e in events)
+
+
+def test_a_syslog_file_of_long_indented_records_keeps_its_format_and_its_messages_whole(tmp_path):
+    # the indented lines continue records and say nothing of the header: syslog reads every record's
+    # first line, so the file is syslog and the program's own text (a time of its own first) is the
+    # message, not read as a second header; syslogd's own `--- last message repeated ---` has no host
+    record = ["Dec 13 11:35:28 mac-mini updater[214]: 2016-12-13 11:35:28.420 updater[214/0x7000] [lvl=2] "
+              "checking for updates using engine <Engine:0x1003"]
+    record += [f"\t\tstore{n}=<Store:0x10{n} path=\"/var/db/store{n}\">" for n in range(12)]
+    path = tmp_path / "system.log"
+    path.write_text("\n".join(record + ["Dec 13 11:35:29 mac-mini updater[214]: 2016-12-13 11:35:29.001 "
+                                        "updater[214/0x7000] [lvl=2] done",
+                                        "Apr  4 03:39:57 --- last message repeated 1 time ---"]) + "\n")
+    events = read(path)
+    assert [e.fields["format"] for e in events] == ["syslog"] * 3
+    assert events[0].message.startswith("2016-12-13 11:35:28.420 updater[214/0x7000] [lvl=2] checking")
+    assert events[0].service == "updater" and events[0].stack.count("\n") == 11
+    assert events[1].message == "2016-12-13 11:35:29.001 updater[214/0x7000] [lvl=2] done"
+    assert events[2].message == "--- last message repeated 1 time ---" and events[2].host is None
+    assert (events[2].time.month, events[2].time.day, events[2].time.hour) == (4, 4, 3)
+
+
+def test_a_cisco_style_message_code_gives_the_level_it_writes(tmp_path):
+    # `%FACILITY[-SUB]-SEVERITY-MNEMONIC`: the digit is the syslog severity, whether the code is read
+    # as the syslog tag (ASA) or stays in the message (IOS's `*Mar  1 ...: %LINK-3-UPDOWN:`)
+    path = tmp_path / "asa.log"
+    path.write_text(
+        "Jul 15 13:38:14 10.0.0.1 : %ASA-6-302013: Built inbound TCP connection 1 for dmz:a/80 to in:b/80\n"
+        "Jul 15 13:38:15 10.0.0.1 : %ASA-4-106023: Deny tcp src outside:c/9 dst inside:d/22\n"
+        "Jul 15 13:38:16 10.0.0.1 : %ASA-3-710003: TCP access denied by ACL from e/1 to outside:f/443\n")
+    assert [e.level for e in read(path)] == ["INFO", "WARN", "ERROR"]
+    path = tmp_path / "ios.log"
+    path.write_text("*Mar  1 18:46:11: %LINK-3-UPDOWN: Interface Ethernet0/0, changed state to down\n"
+                    "*Mar  1 18:46:12: %SYS-5-CONFIG_I: Configured from console by vty0\n")
+    assert [e.level for e in read(path)] == ["ERROR", "INFO"]

@@ -178,7 +178,9 @@ class SourceParser:
         if self._learn_columns(lines):
             return "w3c"
         counts = {name: 0 for name in PARSERS}
-        for line in lines:
+        # indented lines continue records: they say nothing of the header (as a learnt layout's share)
+        heads = [line for line in lines if not line[:1].isspace()] or lines
+        for line in heads:
             for name, parser in PARSERS.items():
                 try:
                     if parser(line, self.options) is not None:
@@ -187,7 +189,7 @@ class SourceParser:
                     pass  # a line no parser can read says nothing about the file's format
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
-        self.share = counts[best] / len(lines) if lines else 0.0
+        self.share = counts[best] / len(heads) if heads else 0.0
         self.sample_size = len(lines)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
             # no known format reads (nearly) every line: CSV rows, or this source's own layout
