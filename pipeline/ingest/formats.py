@@ -41,6 +41,7 @@ from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
 from pipeline.ingest.line_formats import text_formats
+from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
 from pipeline.ingest.timestamps import parse_time, read_any_time
@@ -180,13 +181,17 @@ class SourceParser:
         counts = {name: 0 for name in PARSERS}
         # indented lines continue records: they say nothing of the header (as a learnt layout's share)
         heads = [line for line in lines if not line[:1].isspace()] or lines
+        timed: dict[str, set[str]] = {name: set() for name in PARSERS}  # the lines each reads with a time
         for line in heads:
             for name, parser in PARSERS.items():
                 try:
-                    if parser(line, self.options) is not None:
-                        counts[name] += 1
+                    record = parser(line, self.options)
                 except (ValueError, OverflowError):
-                    pass  # a line no parser can read says nothing about the file's format
+                    continue  # a line no parser can read says nothing about the file's format
+                if record is not None:
+                    counts[name] += 1
+                    if record.time is not None:
+                        timed[name].add(line)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
@@ -210,7 +215,7 @@ class SourceParser:
                 self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
-        self.headed = headed_share(self, lines + more) >= HEADED_SHARE
+        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
@@ -288,6 +293,8 @@ class SourceParser:
 
     def opens_record(self, line: str) -> bool:
         """Whether a line opens a record of this headed source (`pipeline.ingest.headed`)."""
+        if looks_timed(line):  # most lines: a timestamp first
+            return True
         return opens_record(self, line, _clean(line))
 
     def parse(self, text: str) -> ParsedRecord:
@@ -324,9 +331,9 @@ class SourceParser:
             record = self.csv.parse(text, self.options)
             if record is not None:
                 return record
-        first, rest = split_first(text)
         layout = self.layout if self.format == "learned" else None
         if self.set.layouts:
+            first, rest = split_first(text)
             record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
             if record is None and layout is not None:  # its level column holding another word
                 record = self._learned((layout, layout.match(first)), rest)
@@ -337,6 +344,7 @@ class SourceParser:
             if record is not None:
                 return record
         # a line no layout or format reads: its own layout, when its own time opens it
+        first, rest = split_first(text)
         record = self._learned(self.set.read(first) if self.set.learn_line(first) else None, rest)
         if record is None and layout is not None:
             record = self._learned((layout, layout.match_loose(first)), rest)

@@ -32,23 +32,16 @@ _JUL_LEVEL = re.compile(r"^(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST|ERROR|W
 _TRACE = re.compile(r"^\s*(?:at \S|File \"|goroutine \d|Traceback \(|Caused by: |\.\.\. \d+ more)", re.M)
 
 
-def headed_share(parser: SourceParser, lines: list[str]) -> float:
-    """The share of the sample's records whose first line the source's format reads with a time."""
-    from pipeline.ingest.formats import PARSERS
-
+def headed_share(parser: SourceParser, lines: list[str], timed: set[str]) -> float:
+    """The share of the sample's records whose first line the source's format reads with a time
+    (`timed`: the lines its known format did, as detection found)."""
     if parser.format not in HEADED_FORMATS or not lines:
         return 0.0
     records = [r.text.split("\n", 1)[0] for r in MultilineJoiner().join(enumerate(lines))]
-    read = 0
-    for first in records:
-        if parser.format == "learned":
-            read += parser.set.read(first) is not None
-            continue
-        try:
-            record = PARSERS[parser.format](first, parser.options)
-        except (ValueError, OverflowError):
-            continue
-        read += record is not None and record.time is not None
+    if parser.format == "learned":
+        read = sum(1 for first in records if parser.set.read(first) is not None)
+    else:
+        read = sum(1 for first in records if first in timed)
     return read / len(records) if records else 0.0
 
 

@@ -63,12 +63,20 @@ def learn_set(sample: Iterable[str]) -> list[Layout]:
     return [single] if single is not None else []
 
 
+_LEVEL_WORDS: dict[str, bool] = {}  # a level column's values seen: whether each is a level (few values)
+
+
 def _level_ok(layout: Layout, m: re.Match[str]) -> bool:
     group = layout.names.get("level")
     value = m.group(group) if group is not None else None
     if value is None:
         return True
-    return value in MARK_LEVELS or value in _LETTER_LEVELS or _is_level(value)
+    known = _LEVEL_WORDS.get(value)
+    if known is None:
+        known = value in MARK_LEVELS or value in _LETTER_LEVELS or _is_level(value)
+        if len(_LEVEL_WORDS) < 4096:
+            _LEVEL_WORDS[value] = known
+    return known
 
 
 def _fits(layout: Layout, line: str) -> bool:
