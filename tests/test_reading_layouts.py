@@ -216,3 +216,27 @@ def test_a_cisco_style_message_code_gives_the_level_it_writes(tmp_path):
     path.write_text("*Mar  1 18:46:11: %LINK-3-UPDOWN: Interface Ethernet0/0, changed state to down\n"
                     "*Mar  1 18:46:12: %SYS-5-CONFIG_I: Configured from console by vty0\n")
     assert [e.level for e in read(path)] == ["ERROR", "INFO"]
+
+
+def test_a_layout_learnt_later_never_shadows_the_files_own_and_unread_lines_are_not_swallowed(tmp_path):
+    # a logback file (a known format), then a proxy's lines (bracketed, tight columns: learnt from
+    # them) and a line in a layout nothing here learns, each between two of the file's own lines
+    own = [f"2024-03-01 08:{i % 60:02d}:00,{i % 1000:03d} INFO  [main] com.shop.App - tick {i}" for i in range(260)]
+    proxy = [f"[2024-03-01 09:{i:02d}:02.123][12][warning][upstream] host {i} unhealthy" for i in range(5)]
+    odd = "E, [2024-03-01T09:30:01.123456 #1234] ERROR -- billing: charge 7 failed"
+    lines = own[:250]
+    for i in range(5):
+        lines += [proxy[i], own[250 + i]]
+    lines += [odd, own[255]]
+    path = tmp_path / "app.log"
+    path.write_text("\n".join(lines) + "\n")
+    events = read(path)
+    assert len(events) == len(lines)  # no line joined another: each opens with a time of its own
+    for event in events:
+        if event.message.startswith("tick"):
+            assert event.fields["format"] == "log4j" and event.service == "com.shop.App"
+            assert event.level == "INFO" and not event.stack
+    learnt = [e for e in events if "unhealthy" in e.message]
+    assert [(e.time, e.level, e.message) for e in learnt] == [
+        (utc(2024, 3, 1, 9, i, 2, 123000), "WARN", f"host {i} unhealthy") for i in range(5)]
+    assert events[-2].message == odd and events[-2].level == "ERROR"

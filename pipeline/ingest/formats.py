@@ -332,6 +332,11 @@ class SourceParser:
             if record is not None:
                 return record
         layout = self.layout if self.format == "learned" else None
+        own = PARSERS.get(self.format or "")
+        if own is not None:  # the source's own known format first: layouts learnt later must not shadow it
+            record = own(text, self.options)
+            if record is not None:
+                return record
         if self.set.layouts:
             first, rest = split_first(text)
             record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
@@ -339,7 +344,7 @@ class SourceParser:
                 record = self._learned((layout, layout.match(first)), rest)
             if record is not None:
                 return record
-        for name in _order(self.format):
+        for name in _others(self.format):
             record = PARSERS[name](text, self.options)
             if record is not None:
                 return record
@@ -357,6 +362,12 @@ class SourceParser:
             return learned_record(found[0], found[1], rest, self.options)
         except (ValueError, OverflowError):
             return None
+
+
+@lru_cache(maxsize=None)
+def _others(format: str | None) -> tuple[str, ...]:
+    """The known formats but the source's own, in PARSERS' order."""
+    return tuple(name for name in PARSERS if name != format)
 
 
 @lru_cache(maxsize=None)

@@ -28,6 +28,7 @@ HEADED_FORMATS = frozenset(("learned", *text_formats()))
 HEADED_SHARE = 0.3
 # the second line of a java.util.logging record: `SEVERE: message` under the header
 _JUL_LEVEL = re.compile(r"^(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST|ERROR|WARN|DEBUG|TRACE|FATAL): (.*)")
+_EARLY_CLOCK = re.compile(r"(?<!\d)\d{1,2}:\d{2}:\d{2}(?!\d)")
 # a line of a stack trace (Java, Python, Go) among a record's continuation lines
 _TRACE = re.compile(r"^\s*(?:at \S|File \"|goroutine \d|Traceback \(|Caused by: |\.\.\. \d+ more)", re.M)
 
@@ -48,8 +49,8 @@ def headed_share(parser: SourceParser, lines: list[str], timed: set[str]) -> flo
 def opens_record(parser: SourceParser, line: str, first: str) -> bool:
     """Whether `line` (`first`: it cleaned of ANSI escapes) opens a record of a headed source: its own
     format or layouts read it, another format reads it with a time, it teaches the layout set one
-    (`LayoutSet.learn_line`), or it is a JSON object, a W3C directive or a Go `panic:`; any other line
-    continues the record before it."""
+    (`LayoutSet.learn_line`), it writes a time of day among its first 48 characters, or it is a JSON
+    object, a W3C directive or a Go `panic:`; any other line continues the record before it."""
     from pipeline.ingest.formats import PARSERS, _order
 
     if looks_timed(line) or line[:1] == "{" or line.startswith("panic: "):
@@ -66,7 +67,10 @@ def opens_record(parser: SourceParser, line: str, first: str) -> bool:
         # the source's own format's lines open records; another format's only with a time of theirs
         if record is not None and (name == parser.format or record.time is not None or "time_raw" in record.fields):
             return True
-    return parser.set.learn_line(first) is not None
+    if parser.set.learn_line(first) is not None:
+        return True
+    # a time of day early in the line: a record of its own, even in a layout nothing here reads
+    return _EARLY_CLOCK.search(first, 0, 48) is not None
 
 
 def second_line(record: ParsedRecord) -> None:
