@@ -240,3 +240,16 @@ def test_a_layout_learnt_later_never_shadows_the_files_own_and_unread_lines_are_
     assert [(e.time, e.level, e.message) for e in learnt] == [
         (utc(2024, 3, 1, 9, i, 2, 123000), "WARN", f"host {i} unhealthy") for i in range(5)]
     assert events[-2].message == odd and events[-2].level == "ERROR"
+
+
+def test_a_bracketed_time_in_a_spelling_no_shape_knows_is_read_from_its_words(tmp_path):
+    # PHP-FPM's `[01-Mar-2024 08:00:03] WARNING: [pool www] ...`: python-dateutil reads the bracket's
+    # two words; the layout's time takes both, not the first alone
+    path = tmp_path / "php-fpm.log"
+    path.write_text("".join(f"[0{1 + i % 9}-Mar-2024 08:00:{i:02d}] {'WARNING' if i % 2 else 'NOTICE'}: "
+                            f"[pool www] child {100 + i} exited with code 0\n" for i in range(12)))
+    events = read(path)
+    assert [(e.time, e.level) for e in events] == [
+        (utc(2024, 3, 1 + i % 9, 8, 0, i), "WARN" if i % 2 else "INFO") for i in range(12)]
+    assert all(e.message.endswith(f"child {100 + i} exited with code 0") for i, e in enumerate(events))
+    assert not any(e.message.startswith(("[0", "WARNING", "NOTICE")) for e in events)

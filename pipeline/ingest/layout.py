@@ -274,6 +274,10 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     else:
         rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     after = start + width
+    words = width
+    if shape == "dateutil":  # the time's words (a `[...]` column of several is one column)
+        line0, spans0 = rows[0][0], rows[0][1]
+        words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())
     before = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
     if prefix is not None:
         before = ["prefix"]
@@ -282,7 +286,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         cuts = min(len(s) for _, s in rows) - 1
         header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
-        return _scaled(_build(before, shape, header, sep, lines, prefix, width=width), total)
+        return _scaled(_build(before, shape, header, sep, lines, prefix, width=words), total)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
@@ -309,7 +313,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # columns written with no blank between them ("[time][LEVEL ][logger]")
     ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
-    return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width),
+    return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
 
 
@@ -377,8 +381,8 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     first_optional = len(before) + 1 + optional_from if optional_from is not None else len(roles)
     for n, role in enumerate(roles):
         if role == "time":
-            if shape == "dateutil":  # as many columns as the sample's times take
-                time_re = r"\S+" + r"\s+\S+" * (width - 1)
+            if shape == "dateutil":  # as many words as the sample's times take (a bracket holds several)
+                time_re = r"[^\s\])]+" + r"\s+[^\s\])]+" * (width - 1)
             else:
                 time_re = spaced(TIME_SHAPES_BY_NAME[shape].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
