@@ -253,3 +253,23 @@ def test_a_bracketed_time_in_a_spelling_no_shape_knows_is_read_from_its_words(tm
         (utc(2024, 3, 1 + i % 9, 8, 0, i), "WARN" if i % 2 else "INFO") for i in range(12)]
     assert all(e.message.endswith(f"child {100 + i} exited with code 0") for i, e in enumerate(events))
     assert not any(e.message.startswith(("[0", "WARNING", "NOTICE")) for e in events)
+
+
+def test_an_uncaught_exception_after_an_info_record_is_a_record_of_its_own_and_opens(tmp_path):
+    # the JVM prints an uncaught exception to the same stream as the logger: in a source whose records
+    # open with a header, it is still no continuation of the INFO line before it
+    from pipeline.incidents.opening import OpeningRule
+
+    path = tmp_path / "stdout.log"
+    path.write_text(
+        "2024-03-01 08:00:00,101 INFO  [main] com.shop.App - started\n"
+        "some line the app printed without a header\n"
+        "Exception in thread \"main\" java.lang.NullPointerException: cart\n"
+        "\tat com.shop.App.main(App.java:10)\n"
+        "2024-03-01 08:00:01,202 INFO  [main] com.shop.App - stopped\n")
+    events = read(path)
+    assert [e.message.split("\n")[0] for e in events] == [
+        "started", 'Exception in thread "main" java.lang.NullPointerException: cart', "stopped"]
+    assert events[0].message == "started\nsome line the app printed without a header"
+    assert events[1].exception == "java.lang.NullPointerException" and OpeningRule().opens(events[1])
+    assert not OpeningRule().opens(events[0])

@@ -50,11 +50,12 @@ def opens_record(parser: SourceParser, line: str, first: str) -> bool:
     """Whether `line` (`first`: it cleaned of ANSI escapes) opens a record of a headed source: its own
     format or layouts read it, another format reads it with a time, it teaches the layout set one
     (`LayoutSet.learn_line`), it writes a time of day among its first 48 characters, or it is a JSON
-    object, a W3C directive or a Go `panic:`; any other line continues the record before it."""
+    object, a W3C directive, a Go `panic:` or the JVM's `Exception in thread "…"`; any other line
+    continues the record before it."""
     from pipeline.ingest.formats import PARSERS, _order
 
-    if looks_timed(line) or line[:1] == "{" or line.startswith("panic: "):
-        return True
+    if looks_timed(line) or line[:1] == "{" or line.startswith(("panic: ", "Exception in thread ")):
+        return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
     if parser.set.layouts and parser.set.read(first) is not None:
