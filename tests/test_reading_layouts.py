@@ -223,7 +223,7 @@ def test_a_layout_learnt_later_never_shadows_the_files_own_and_unread_lines_are_
     # them) and a line in a layout nothing here learns, each between two of the file's own lines
     own = [f"2024-03-01 08:{i % 60:02d}:00,{i % 1000:03d} INFO  [main] com.shop.App - tick {i}" for i in range(260)]
     proxy = [f"[2024-03-01 09:{i:02d}:02.123][12][warning][upstream] host {i} unhealthy" for i in range(5)]
-    odd = "E, [2024-03-01T09:30:01.123456 #1234] ERROR -- billing: charge 7 failed"
+    odd = "09:30:01.123 [error] GenServer Billing.Worker terminating"  # Elixir's Logger: a time, no date
     lines = own[:250]
     for i in range(5):
         lines += [proxy[i], own[250 + i]]
@@ -273,3 +273,14 @@ def test_an_uncaught_exception_after_an_info_record_is_a_record_of_its_own_and_o
     assert events[0].message == "started\nsome line the app printed without a header"
     assert events[1].exception == "java.lang.NullPointerException" and OpeningRule().opens(events[1])
     assert not OpeningRule().opens(events[0])
+
+
+def test_a_time_that_shares_its_bracket_with_other_words_is_read(tmp_path):
+    # Ruby's Logger: `E, [2024-03-01T08:00:01.123456 #1234] ERROR -- billing: charge 1 failed`
+    levels = ["INFO", "ERROR", "WARN", "DEBUG"]
+    path = tmp_path / "production.log"
+    path.write_text("".join(f"{levels[i % 4][0]}, [2024-03-01T08:00:{i:02d}.123456 #{1230 + i % 3}]  "
+                            f"{levels[i % 4]:>5} -- billing: charge {i} done\n" for i in range(12)))
+    events = read(path)
+    assert [(e.time, e.level, e.service, e.message) for e in events] == [
+        (utc(2024, 3, 1, 8, 0, i, 123456), levels[i % 4], "billing", f"charge {i} done") for i in range(12)]

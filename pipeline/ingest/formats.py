@@ -356,17 +356,14 @@ class SourceParser:
         return record or parse_text(text, self.options)
 
     def _learned(self, found: tuple[Any, Any] | None, rest: str | None) -> ParsedRecord | None:
-        if found is None or found[1] is None:
-            return None
         try:
-            return learned_record(found[0], found[1], rest, self.options)
+            return None if found is None or found[1] is None else learned_record(*found, rest, self.options)
         except (ValueError, OverflowError):
             return None
 
 
 @lru_cache(maxsize=None)
-def _others(format: str | None) -> tuple[str, ...]:
-    """The known formats but the source's own, in PARSERS' order."""
+def _others(format: str | None) -> tuple[str, ...]:  # the known formats but the source's own
     return tuple(name for name in PARSERS if name != format)
 
 

@@ -35,6 +35,7 @@ MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own tim
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
 MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
+EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other words
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -169,6 +170,14 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                     if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
                     break
+    for i in range(min(MAX_LEAD_TOKENS, len(spans))) if best is None else ():
+        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`)
+        words = line[spans[i][0]:spans[i][1]].rstrip(":")
+        words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
+        for k in range(len(words) - 1, 0, -1):
+            shape_name = next((t.name for t in TIME_SHAPES if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+            if shape_name is not None:
+                return i, 1, shape_name + EXTRA
     if best is None:
         # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
         # the shortest run of leading columns with a clock that python-dateutil reads as a full date
@@ -384,9 +393,12 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             if shape == "dateutil":  # as many words as the sample's times take (a bracket holds several)
                 time_re = r"[^\s\])]+" + r"\s+[^\s\])]+" * (width - 1)
             else:
-                time_re = spaced(TIME_SHAPES_BY_NAME[shape].regex)
+                time_re = spaced(TIME_SHAPES_BY_NAME[shape.removesuffix(EXTRA)].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
-            parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+            if shape.endswith(EXTRA):  # the bracket's other words are a column of their own
+                parts.append(rf"[\[(](?P<time>{time_re})\s+(?P<f{n}x>[^\])]*)[\])]:?")
+            else:
+                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
             parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
         elif sep is not None:
@@ -420,7 +432,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     elif len(parts) > upto:
         head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
         loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
-    layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
+    layout = Layout(pattern=pattern, time_shape=shape.removesuffix(EXTRA), columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
         layout.regex.pattern  # noqa: B018 - compiles it
