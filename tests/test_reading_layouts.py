@@ -284,3 +284,16 @@ def test_a_time_that_shares_its_bracket_with_other_words_is_read(tmp_path):
     events = read(path)
     assert [(e.time, e.level, e.service, e.message) for e in events] == [
         (utc(2024, 3, 1, 8, 0, i, 123456), levels[i % 4], "billing", f"charge {i} done") for i in range(12)]
+
+
+def test_the_layout_command_shows_every_layout_of_the_sample_and_that_records_open_with_the_header(tmp_path, capsys):
+    from tests.support import cli_json
+
+    path = tmp_path / "postgresql.log"
+    path.write_text("".join(
+        f"2024-01-02 10:11:{i:02d}.100 UTC [{100 + i}] app@shop LOG:  statement: SELECT {i}\n"
+        f"2024-01-02 10:11:{i:02d}.200 UTC [98] LOG:  {BACKGROUND[i % 3]}\n" for i in range(6)))
+    data = cli_json(capsys, "layout", str(path))
+    assert data["format"] == "learned" and data["headed"] is True
+    assert data["columns"] == ["time", "pid", "other", "level"]
+    assert [other["columns"] for other in data["more_layouts"]] == [["time", "pid", "level"]]

@@ -299,7 +299,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
-        roles.append(_column_role(values, len(rows)))
+        role = _column_role(values, len(rows))
+        roles.append("other" if role == "level" and "level" in roles else role)  # a header has one level
     # the header ends after the last anchor (a level or a `tag:`), then takes the pid, thread, logger
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
