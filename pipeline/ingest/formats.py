@@ -348,9 +348,9 @@ class SourceParser:
             record = PARSERS[name](text, self.options)
             if record is not None:
                 return record
-        # a line no layout or format reads: its own layout, when its own time opens it
-        first, rest = split_first(text)
-        record = self._learned(self.set.read(first) if self.set.learn_line(first) else None, rest)
+        first, rest = split_first(text)  # a line no layout or format reads: its own layout (off: the baseline)
+        learnt = FAST_PATH_SHARE >= 0 and self.set.learn_line(first) is not None
+        record = self._learned(self.set.read(first) if learnt else None, rest)
         if record is None and layout is not None:
             record = self._learned((layout, layout.match_loose(first)), rest)
         return record or parse_text(text, self.options)
