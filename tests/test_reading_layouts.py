@@ -297,3 +297,13 @@ def test_the_layout_command_shows_every_layout_of_the_sample_and_that_records_op
     assert data["format"] == "learned" and data["headed"] is True
     assert data["columns"] == ["time", "pid", "other", "level"]
     assert [other["columns"] for other in data["more_layouts"]] == [["time", "pid", "level"]]
+
+
+def test_a_printed_json_body_continues_its_record_and_a_json_line_is_its_own(tmp_path):
+    path = tmp_path / "app.log"
+    path.write_text('2024-03-01 08:00:00,101 INFO  [main] com.shop.App - config:\n{\n  "pool": 4\n}\n'
+                    '{"time": "2024-03-01T08:00:01Z", "level": "error", "msg": "json line"}\n'
+                    "2024-03-01 08:00:02,101 INFO  [main] com.shop.App - done\n")
+    events = read(path)
+    assert [e.message for e in events] == ['config:\n{\n  "pool": 4\n}', "json line", "done"]
+    assert events[1].level == "ERROR" and events[1].time == utc(2024, 3, 1, 8, 0, 1)

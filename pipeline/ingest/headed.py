@@ -55,7 +55,8 @@ def opens_record(parser: SourceParser, line: str, first: str) -> bool:
     from pipeline.ingest import formats
     from pipeline.ingest.formats import PARSERS, _order
 
-    if looks_timed(line) or line[:1] == "{" or line.startswith(("panic: ", "Exception in thread ")):
+    if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
+            ("panic: ", "Exception in thread ")):
         return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
