@@ -67,6 +67,10 @@ def _layout_text(data: dict) -> str:
         out.append(f"pattern  {data['pattern']}")
     if data.get("columns"):
         out.append(f"columns  {' | '.join(data['columns'])}")
+    for other in data.get("more_layouts") or []:
+        out.append(f"also     {' | '.join(other['columns'])}  ({other['pattern']})")
+    if data.get("headed"):
+        out.append("records  open with the header; a line without one continues the record before it")
     out.append(f"line     {data['line']}")
     for key, value in data["fields"].items():
         out.append(f"  {key:<10} {value}")

@@ -38,13 +38,16 @@ from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
-from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.line_formats import _CALLER, text_formats
+from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
+from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
+from pipeline.ingest.line_formats import text_formats
+from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
 from pipeline.ingest.timestamps import parse_time, read_any_time
 
 __all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
+           "parse_learned",
            "decode_line", "exception_in", "parse_lines", "parse_record", "parse_time"]
 
 SAMPLE_LINES = 50
@@ -130,46 +133,6 @@ _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
-def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
-    """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
-    level as written, its component as the service, the message after the header."""
-    first, rest = split_first(text)
-    time = None
-    for m in (layout.match(first), layout.match_loose(first)):
-        if m is not None:
-            time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
-            if time is not None:
-                break
-    if m is None or time is None:
-        return None
-    groups = {k: v for k, v in m.groupdict().items() if v is not None}
-    named = {role: groups.get(group) for role, group in layout.names.items()}
-    taken = set(layout.names.values()) | {"time", "message"}
-    fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
-    for role in ("pid", "thread"):
-        fields[role] = named.get(role)
-    if not named.get("component") and named.get("thread"):
-        caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
-        named["component"] = caller.group(1) if caller else None
-    if named.get("component"):
-        fields["component"] = named["component"]
-    level = named.get("level")
-    component = named.get("component") or ""
-    if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
-        level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
-        fields["component"] = named["component"]
-    if level is not None and len(level) == 1 and not level.isalnum():
-        from pipeline.ingest.layout import MARK_LEVELS
-
-        level = MARK_LEVELS.get(level, level)
-    record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
-                          service=named.get("component"), host=named.get("host"), fields=fields)
-    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
-                                                                               "hint", "context"):
-        record.level_name = "INFO"  # MySQL's System, PostgreSQL's STATEMENT/DETAIL/HINT/CONTEXT lines
-    return record
-
-
 def _clean(text: str) -> str:
     if "\x1b" in text:  # an ANSI escape opens with ESC
         text = _ANSI.sub("", text)
@@ -198,6 +161,12 @@ class SourceParser:
         self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
         self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
         self.csv: CsvColumns | None = None  # a CSV source's columns (format "csv")
+        # the learnt layouts each line is tried with (pipeline/ingest/layout_set.py): the file's own
+        # (`layout`, first), the others its sample showed and those its later lines taught
+        self.set = LayoutSet()
+        # every record opens with a header this source's layouts or formats read: a line without one
+        # continues the record before it (`starts_record`)
+        self.headed = False
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -210,16 +179,22 @@ class SourceParser:
         if self._learn_columns(lines):
             return "w3c"
         counts = {name: 0 for name in PARSERS}
-        for line in lines:
+        # indented lines continue records: they say nothing of the header (as a learnt layout's share)
+        heads = [line for line in lines if not line[:1].isspace()] or lines
+        timed: dict[str, set[str]] = {name: set() for name in PARSERS}  # the lines each reads with a time
+        for line in heads:
             for name, parser in PARSERS.items():
                 try:
-                    if parser(line, self.options) is not None:
-                        counts[name] += 1
+                    record = parser(line, self.options)
                 except (ValueError, OverflowError):
-                    pass  # a line no parser can read says nothing about the file's format
+                    continue  # a line no parser can read says nothing about the file's format
+                if record is not None:
+                    counts[name] += 1
+                    if record.time is not None:
+                        timed[name].add(line)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
-        self.share = counts[best] / len(lines) if lines else 0.0
+        self.share = counts[best] / len(heads) if heads else 0.0
         self.sample_size = len(lines)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom"):
             # no known format reads (nearly) every line: CSV rows, or this source's own layout
@@ -230,13 +205,17 @@ class SourceParser:
                 if read / len(table) > self.share:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
-            from pipeline.ingest.layout import learn
+            from pipeline.ingest.layout import MIN_SHARE
+            from pipeline.ingest.layout_set import learn_set
 
-            layout = learn(lines + more)
-            if layout is not None and layout.share > self.share:
-                self.format, self.layout, self.share = "learned", layout, layout.share
+            layouts = learn_set(lines + more)
+            # a layout read from its header lines alone (under MIN_SHARE) only where no known format reads any
+            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share):
+                self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
+                self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
+        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
@@ -309,10 +288,21 @@ class SourceParser:
     def use_layout(self, layout: Any) -> None:
         """Read this source with `layout` (one learnt before, or shown and kept per source)."""
         self.format, self.layout = "learned", layout
+        self.set = LayoutSet([layout])
+        self.headed = True
+
+    def opens_record(self, line: str) -> bool:
+        """Whether a line opens a record of this headed source (`pipeline.ingest.headed`)."""
+        if looks_timed(line):  # most lines: a timestamp first
+            return True
+        return opens_record(self, line, _clean(line))
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         record = self._parse(text)
+        if record.stack and self.headed:
+            second_line(record)  # java.util.logging: `LEVEL: message` on the header's next line
+            body_not_stack(record)  # an INFO record's SQL is its body, not a stack trace
         if self.block_key is not None and record.stack and record.format == "text":
             # a block's lines after its first are its body (a slow query's statement), not a trace
             record.message, record.stack = f"{record.message}\n{record.stack}", None
@@ -341,18 +331,40 @@ class SourceParser:
             record = self.csv.parse(text, self.options)
             if record is not None:
                 return record
-        if self.layout is not None and self.format == "learned":
-            try:
-                record = parse_learned(text, self.options, self.layout)
-            except (ValueError, OverflowError):
-                record = None
+        layout = self.layout if self.format == "learned" else None
+        own = PARSERS.get(self.format or "")
+        if own is not None:  # the source's own known format first: layouts learnt later must not shadow it
+            record = own(text, self.options)
             if record is not None:
                 return record
-        for name in _order(self.format):
+        if self.set.layouts:
+            first, rest = split_first(text)
+            record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
+            if record is None and layout is not None:  # its level column holding another word
+                record = self._learned((layout, layout.match(first)), rest)
+            if record is not None:
+                return record
+        for name in _others(self.format):
             record = PARSERS[name](text, self.options)
             if record is not None:
                 return record
-        return parse_text(text, self.options)
+        first, rest = split_first(text)  # a line no layout or format reads: its own layout (off: the baseline)
+        learnt = FAST_PATH_SHARE >= 0 and self.set.learn_line(first) is not None
+        record = self._learned(self.set.read(first) if learnt else None, rest)
+        if record is None and layout is not None:
+            record = self._learned((layout, layout.match_loose(first)), rest)
+        return record or parse_text(text, self.options)
+
+    def _learned(self, found: tuple[Any, Any] | None, rest: str | None) -> ParsedRecord | None:
+        try:
+            return None if found is None or found[1] is None else learned_record(*found, rest, self.options)
+        except (ValueError, OverflowError):
+            return None
+
+
+@lru_cache(maxsize=None)
+def _others(format: str | None) -> tuple[str, ...]:  # the known formats but the source's own
+    return tuple(name for name in PARSERS if name != format)
 
 
 @lru_cache(maxsize=None)

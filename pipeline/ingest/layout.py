@@ -32,8 +32,10 @@ from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.timestamps import CLOCK, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
+HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
 MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
+EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other words
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -157,7 +159,7 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         for n in range(1, 7):
             if i + n > len(spans):
                 break
-            text = line[spans[i][0]:spans[i + n - 1][1]]
+            text = line[spans[i][0]:spans[i + n - 1][1]].strip()  # a `|` column's blanks are not the time's
             text = text.strip("[]()").rstrip(",;") if n == 1 or text.startswith(("[", "(")) else text.rstrip(",;")
             if n > 1 and text.startswith(("[", "(")):
                 text = text[1:]
@@ -168,6 +170,14 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                     if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
                     break
+    for i in range(min(MAX_LEAD_TOKENS, len(spans))) if best is None else ():
+        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`)
+        words = line[spans[i][0]:spans[i][1]].rstrip(":")
+        words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
+        for k in range(len(words) - 1, 0, -1):
+            shape_name = next((t.name for t in TIME_SHAPES if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+            if shape_name is not None:
+                return i, 1, shape_name + EXTRA
     if best is None:
         # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
         # the shortest run of leading columns with a clock that python-dateutil reads as a full date
@@ -196,7 +206,8 @@ def _column_role(values: list[str], total: int) -> str:
         return "sep"
     if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
         return "mark"  # a one-symbol column (redis's `* . - #`)
-    if few and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
+    # level words: few values (a level column rarely holds more than the eight a logger writes)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -250,9 +261,17 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         hit = _find_time(line, spans)
         if hit is not None:
             found.append((line, spans, hit))
-    if not found or len(found) < MIN_SHARE * len(lines):
+    if not found:
         return None
     (start, width, shape), count = Counter(hit for _, _, hit in found).most_common(1)[0]
+    total = len(lines)
+    if len(found) < MIN_SHARE * total:
+        # records of several lines whose first holds the header (java.util.logging's `Dec 30, 2020
+        # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling
+        if not (start == 0 and count >= 2 and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
+            return None
+        lines = [line for line, _, hit in found if hit == (start, width, shape)]
+        found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
     same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
     prefix: tuple[int, int] | None = None
     if count < MIN_SHARE * len(lines) <= len(same_shape):
@@ -264,25 +283,32 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     else:
         rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     after = start + width
+    words = width
+    if shape == "dateutil":  # the time's words (a `[...]` column of several is one column)
+        line0, spans0 = rows[0][0], rows[0][1]
+        words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())
     before = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
     if prefix is not None:
         before = ["prefix"]
     if sep is not None:
         # every cut but the last bounds a header column: the message is what follows the last one
         cuts = min(len(s) for _, s in rows) - 1
-        header = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows))
+        header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
-        return _build(before, shape, header, sep, lines, prefix, width=width)
+        return _scaled(_build(before, shape, header, sep, lines, prefix, width=words), total)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
         values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j + 1]
-        roles.append(_column_role(values, len(rows)))
+        role = _column_role(values, len(rows))
+        roles.append("other" if role == "level" and "level" in roles else role)  # a header has one level
     # the header ends after the last anchor (a level or a `tag:`), then takes the pid, thread, logger
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
         if role in ("level", "tag"):
             end = k + 1
+            if len(rows) == 1:
+                break  # one line tells no header column from a message's `word:`: the first anchor ends it
     k = end
     if not (end and roles[end - 1] == "tag"):
         while k < len(roles) and roles[k] in _TRAILING:
@@ -297,7 +323,15 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # columns written with no blank between them ("[time][LEVEL ][logger]")
     ends = [j for j in range(start)] + [start + width - 1] + [after + i for i in range(len(header))]
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
-    return _build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=width)
+    return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
+                   total)
+
+
+def _scaled(layout: Layout | None, total: int) -> Layout | None:
+    """The layout's share of the whole sample (when learnt from its header lines alone)."""
+    if layout is not None and total > layout.sample_size:
+        layout.share, layout.sample_size = layout.share * layout.sample_size / total, total
+    return layout
 
 
 def _tight(rows, j: int) -> bool:
@@ -357,12 +391,15 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     first_optional = len(before) + 1 + optional_from if optional_from is not None else len(roles)
     for n, role in enumerate(roles):
         if role == "time":
-            if shape == "dateutil":  # as many columns as the sample's times take
-                time_re = r"\S+" + r"\s+\S+" * (width - 1)
+            if shape == "dateutil":  # as many words as the sample's times take (a bracket holds several)
+                time_re = r"[^\s\])]+" + r"\s+[^\s\])]+" * (width - 1)
             else:
-                time_re = spaced(TIME_SHAPES_BY_NAME[shape].regex)
+                time_re = spaced(TIME_SHAPES_BY_NAME[shape.removesuffix(EXTRA)].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
-            parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+            if shape.endswith(EXTRA):  # the bracket's other words are a column of their own
+                parts.append(rf"[\[(](?P<time>{time_re})\s+(?P<f{n}x>[^\])]*)[\])]:?")
+            else:
+                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
             parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
         elif sep is not None:
@@ -396,7 +433,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     elif len(parts) > upto:
         head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
         loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
-    layout = Layout(pattern=pattern, time_shape=shape, columns=roles, separator=sep, names=_names(roles),
+    layout = Layout(pattern=pattern, time_shape=shape.removesuffix(EXTRA), columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
         layout.regex.pattern  # noqa: B018 - compiles it

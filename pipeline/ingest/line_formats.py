@@ -206,10 +206,13 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} )(?P<host>[\w.:-]+)"
+               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} |-+ )(?P<host>[\w.:-]+)"
                r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+    # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
+    LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
+               r"(?P<msg>--- .* ---)$", needs=" --- "),
     # Go's standard log: 2009/11/10 23:00:00 msg
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
                r" (?:(?P<file>[\w./-]+\.go:\d+): )?(?P<msg>.*)$", fields=(("caller", "file"),)),

@@ -64,6 +64,15 @@ _HEAD = re.compile(
     r"|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b[:\s\]])")
 
 
+_TIMED = re.compile(_HEAD.pattern.split("|(?:TRACE|DEBUG", 1)[0] + ")")  # _HEAD without its level words
+
+
+def looks_timed(line: str) -> bool:
+    """Whether a line opens with a timestamp or a syslog priority (the default guess without its
+    level words: `SEVERE: msg` under a java.util.logging header line is no record of its own)."""
+    return bool(_TIMED.match(line))
+
+
 def looks_like_record_start(line: str) -> bool:
     """The default guess of whether a line opens a new record (timestamp or level first)."""
     return bool(_HEAD.match(line)) or _is_json(line)

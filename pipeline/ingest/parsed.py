@@ -98,6 +98,10 @@ def exception_in(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+# `%FACILITY[-SUBFACILITY]-SEVERITY-MNEMONIC` (Cisco IOS, ASA, NX-OS and the devices that copy them)
+_MNEMONIC = re.compile(r"(?:^|[\s:])%[A-Z][A-Z0-9_]{1,31}(?:-[A-Z0-9_]{1,31})?-([0-7])-[A-Z0-9_]{1,40}(?::|\s|$)")
+
+
 def split_first(text: str) -> tuple[str, str | None]:
     """A record's first line and its continuation lines (None when there are none)."""
     first, sep, rest = text.partition("\n")
@@ -109,6 +113,12 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
     """A text line's record: the level normalised (or guessed from its words when the header has
     none), the exception its text names, the continuation lines as the stack, empty fields dropped."""
     message = message.strip()
+    if level is None and ("%" in message or (isinstance(service, str) and service[:1] == "%")):
+        # a Cisco-style message code writes its syslog severity: `%ASA-6-302013:`, `%LINK-3-UPDOWN:`
+        # (in the message, or read as a syslog tag)
+        code = _MNEMONIC.search(message, 0, 200) or (_MNEMONIC.match(service) if service else None)
+        if code is not None:
+            level, scheme = int(code.group(1)), "syslog"
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,

@@ -351,7 +351,8 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
     """What joins a source's lines into records: CRI lines by stream (ingest/cri.py), others as one."""
     if parser.format == "cri":
         return StreamJoiner()
-    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None, quoted=parser.csv is not None)
+    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed,
+                           quoted=parser.csv is not None)
 
 
 def _starts_record(parser: SourceParser):
@@ -362,6 +363,8 @@ def _starts_record(parser: SourceParser):
     if parser.columns is not None:  # the columns the last `#Fields:` read so far named
         return lambda line: (looks_like_record_start(line) or line[:1] == "#"
                              or (parser.columns is not None and parser.columns.parse(line, parser.options) is not None))
+    if parser.headed and parser.columns is None and parser.csv is None:  # a line without a header continues
+        return parser.opens_record
     if parser.format == "learned" and parser.layout is not None:
         layout = parser.layout
         return lambda line: looks_like_record_start(line) or layout.match(line) is not None

@@ -43,6 +43,11 @@ def describe(parser: SourceParser, line: str | None) -> dict:
         "columns": list(layout.columns) if layout is not None else [],
         "time_shape": layout.time_shape if layout is not None else None,
         "line": line or "", "fields": {},
+        # the other layouts its sample showed (pipeline/ingest/layout_set.py), and whether a line
+        # without the header continues the record before it (pipeline/ingest/headed.py)
+        "more_layouts": [{"pattern": other.pattern, "columns": list(other.columns)}
+                         for other in parser.set.layouts if other is not layout],
+        "headed": parser.headed,
     }
     if line:
         rec = parser.parse(line)

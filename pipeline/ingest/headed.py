@@ -1,0 +1,97 @@
+"""Records that span lines, by the layout (issue 34.4): in a `headed` source every record opens with
+the header its format or learnt layouts read, and a line without one continues the record before it.
+
+- `headed_share(parser, lines)`: the share of a sample's records (as the default guess joins them: a
+  Go panic's dump or a Java trace is one record) whose first line the source's own format reads
+  with a time; `formats.SourceParser` calls the source headed from HEADED_SHARE on.
+- `opens_record(parser, line)`: whether a line opens a record of a headed source (CONTRACT §1).
+- `second_line(record)`: java.util.logging's records (Tomcat <= 7) write the header without a level
+  and `LEVEL: message` on their second line: the level and message are taken from there.
+- `body_not_stack(record)`: an INFO or DEBUG record's continuation lines without a stack trace in
+  them (a statement's tab-indented SQL) are its message's body, not a stack (they open nothing).
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from pipeline.ingest.directives import directive
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.line_formats import text_formats
+from pipeline.ingest.multiline import MultilineJoiner, looks_timed
+from pipeline.ingest.parsed import ParsedRecord, split_first
+
+if TYPE_CHECKING:
+    from pipeline.ingest.formats import SourceParser
+
+HEADED_FORMATS = frozenset(("learned", *text_formats()))
+HEADED_SHARE = 0.3
+# the second line of a java.util.logging record: `SEVERE: message` under the header
+_JUL_LEVEL = re.compile(r"^(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST|ERROR|WARN|DEBUG|TRACE|FATAL): (.*)")
+_EARLY_CLOCK = re.compile(r"(?<!\d)\d{1,2}:\d{2}:\d{2}(?!\d)")
+# a line of a stack trace (Java, Python, Go) among a record's continuation lines
+_TRACE = re.compile(r"^\s*(?:at \S|File \"|goroutine \d|Traceback \(|Caused by: |\.\.\. \d+ more)", re.M)
+
+
+def headed_share(parser: SourceParser, lines: list[str], timed: set[str]) -> float:
+    """The share of the sample's records whose first line the source's format reads with a time
+    (`timed`: the lines its known format did, as detection found)."""
+    if parser.format not in HEADED_FORMATS or not lines:
+        return 0.0
+    records = [r.text.split("\n", 1)[0] for r in MultilineJoiner().join(enumerate(lines))]
+    if parser.format == "learned":
+        read = sum(1 for first in records if parser.set.read(first) is not None)
+    else:
+        read = sum(1 for first in records if first in timed)
+    return read / len(records) if records else 0.0
+
+
+def opens_record(parser: SourceParser, line: str, first: str) -> bool:
+    """Whether `line` (`first`: it cleaned of ANSI escapes) opens a record of a headed source: its own
+    format or layouts read it, another format reads it with a time, it teaches the layout set one
+    (`LayoutSet.learn_line`), it writes a time of day among its first 48 characters, or it is a JSON
+    object, a W3C directive, a Go `panic:` or the JVM's `Exception in thread "…"`; any other line
+    continues the record before it."""
+    from pipeline.ingest import formats
+    from pipeline.ingest.formats import PARSERS, _order
+
+    if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
+            ("panic: ", "Exception in thread ")):
+        return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
+    if line[:1] == "#" and directive(line) is not None:
+        return True  # a W3C directive's shape: a line of its own (`consume_directive`)
+    if parser.set.layouts and parser.set.read(first) is not None:
+        return True
+    for name in _order(parser.format):
+        try:
+            record = PARSERS[name](first, parser.options)
+        except (ValueError, OverflowError):
+            continue
+        # the source's own format's lines open records; another format's only with a time of theirs
+        if record is not None and (name == parser.format or record.time is not None or "time_raw" in record.fields):
+            return True
+    if formats.FAST_PATH_SHARE >= 0 and parser.set.learn_line(first) is not None:  # (off: the bench's baseline)
+        return True
+    # a time of day early in the line: a record of its own, even in a layout nothing here reads
+    return _EARLY_CLOCK.search(first, 0, 48) is not None
+
+
+def second_line(record: ParsedRecord) -> None:
+    """A header without a level whose next line is `LEVEL: message` takes both from that line."""
+    if record.level is not None or not record.stack or record.format in ("json", "logfmt", "cri"):
+        return
+    second = _JUL_LEVEL.match(record.stack)
+    if second is None:
+        return
+    source, rest = record.message, split_first(record.stack)[1]
+    record.level, record.level_name = second.group(1), normalize_level(second.group(1))
+    record.message, record.stack = second.group(2).strip(), rest
+    record.fields["source"] = source
+    record.service = record.service or (source.split()[0] if source else None)
+
+
+def body_not_stack(record: ParsedRecord) -> None:
+    """An INFO/DEBUG record's continuation lines that hold no stack trace join its message."""
+    if (record.stack and record.level is not None and record.level_name in ("DEBUG", "INFO")
+            and record.exception is None and _TRACE.search(record.stack) is None):
+        record.message, record.stack = f"{record.message}\n{record.stack}", None

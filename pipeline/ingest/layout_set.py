@@ -1,0 +1,187 @@
+"""A source's set of learnt layouts (issue 34.3): each line is read by the layout that fits it, so
+one file may interleave layouts, or change layout mid-file without a rotation.
+
+- `learn_set(lines)`: the layouts of a sample. Usually one (`layout.learn`); several when the
+  sample's lines put their level at different columns (PostgreSQL's `%m [%p] %q%u@%d `: a session's
+  lines carry `user@db` before the level, a background process's do not): one layout for each
+  group of lines that puts it at the same column.
+- `LayoutSet.read(first)`: the layout whose pattern matches a line and whose level column (when it
+  has one) holds a level word: the source's own layout first, then the one that matched the line
+  before, so a file of one layout costs one match a line and two interleaved ones at most two.
+- `LayoutSet.learn_line(first)`: a line none of the source's layouts or formats reads, whose own
+  time opens it (first or second column), teaches the set a layout of its own, learnt from that
+  line; the set keeps at most `MAX_LAYOUTS`, dropping the one that matched least recently.
+  Attempts that teach nothing are counted and stop after `MAX_MISSES` (a file of plain text costs
+  a cheap check a line, not a learning a line).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Iterable
+
+from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_level, _tokens, learn
+from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.line_formats import _CALLER
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
+
+MAX_LAYOUTS = 6
+MAX_MISSES = 200
+GROUP_SHARE = 0.05  # a group of lines with its own level column must be this share of the sample
+_CLOCKISH = re.compile(r"\d:\d\d|\d{10}")  # a time of day, or an epoch, somewhere in a header
+# a level written as a header column: upper-case (`LOG:`, `ERROR`) or bracketed (`[warn]`, `<info>`)
+_HEADER_LEVEL = re.compile(r"^(?:[A-Z]{2,12}:?|[\[<(][A-Za-z]{1,12}[\]>)]:?)$")
+
+
+def _level_column(line: str) -> int | None:
+    """The column of a line's first level word written as a header column, among its first 8."""
+    for n, (start, end) in enumerate(_tokens(line, None)[:8]):
+        token = line[start:end]
+        if _HEADER_LEVEL.match(token) and _is_level(token):
+            return n
+    return None
+
+
+def learn_set(sample: Iterable[str]) -> list[Layout]:
+    """The layouts of a sample (module doc): the most common first; empty when none leads it."""
+    lines = [ln.rstrip("\r\n") for ln in sample if ln.strip() and not ln[:1].isspace()]
+    columns = [_level_column(line) for line in lines]
+    counts = Counter(c for c in columns if c is not None)
+    groups = [c for c, n in counts.most_common() if n >= max(2, GROUP_SHARE * len(lines))]
+    if len(groups) >= 2 and counts[groups[0]] < 0.9 * len(lines):
+        layouts = []
+        for column in groups[:MAX_LAYOUTS]:
+            layout = learn([line for line, c in zip(lines, columns) if c == column])
+            if layout is not None and "level" in layout.names:
+                layouts.append(layout)
+        if len(layouts) >= 2:
+            read = sum(1 for line in lines if any(_fits(layout, line) for layout in layouts))
+            for layout in layouts:
+                layout.share, layout.sample_size = read / len(lines), len(lines)
+            return layouts
+    single = learn(lines)
+    return [single] if single is not None else []
+
+
+_LEVEL_WORDS: dict[str, bool] = {}  # a level column's values seen: whether each is a level (few values)
+
+
+def _level_ok(layout: Layout, m: re.Match[str]) -> bool:
+    group = layout.names.get("level")
+    value = m.group(group) if group is not None else None
+    if value is None:
+        return True
+    known = _LEVEL_WORDS.get(value)
+    if known is None:
+        known = value in MARK_LEVELS or value in _LETTER_LEVELS or _is_level(value)
+        if len(_LEVEL_WORDS) < 4096:
+            _LEVEL_WORDS[value] = known
+    return known
+
+
+def _fits(layout: Layout, line: str) -> bool:
+    m = layout.match(line)
+    return m is not None and _level_ok(layout, m)
+
+
+class LayoutSet:
+    """The layouts a source is read with, the last one that matched tried first (module doc)."""
+
+    def __init__(self, layouts: Iterable[Layout] = ()):
+        self.layouts: list[Layout] = list(layouts)
+        self.learnt = 0  # layouts learnt from lines while reading
+        self.misses = 0  # lines that looked like headers but taught no layout
+        self._last = 0
+        self._used: list[int] = [0] * len(self.layouts)
+        self._tick = 0
+
+    def __len__(self) -> int:
+        return len(self.layouts)
+
+    def read(self, first: str) -> tuple[Layout, re.Match[str]] | None:
+        """The layout that fits `first` and its match, or None."""
+        layouts = self.layouts
+        if not layouts:
+            return None
+        # the source's own layout first (a later, looser one must not shadow it), then the last that fitted
+        for n in (0, self._last) if self._last else (0,):
+            m = layouts[n].match(first)
+            if m is not None and _level_ok(layouts[n], m):
+                self._touch(n)
+                return layouts[n], m
+        for n, layout in enumerate(layouts):
+            if n == self._last or n == 0:
+                continue
+            m = layout.match(first)
+            if m is not None and _level_ok(layout, m):
+                self._last = n
+                self._touch(n)
+                return layout, m
+        return None
+
+    def _touch(self, n: int) -> None:
+        self._tick += 1
+        self._used[n] = self._tick
+
+    def learn_line(self, first: str) -> Layout | None:
+        """A layout learnt from `first` and added to the set, or None (module doc)."""
+        if self.misses >= MAX_MISSES or len(first) < 10 or not _CLOCKISH.search(first, 0, 64):
+            return None
+        layout = learn([first])
+        if layout is None or layout.columns.index("time") > 1:
+            self.misses += 1  # a time deep in a line is in its message
+            return None
+        if len(self.layouts) >= MAX_LAYOUTS:
+            oldest = min(range(1, len(self.layouts)), key=lambda n: self._used[n])  # the first stays
+            del self.layouts[oldest], self._used[oldest]
+            self._last = 0
+        self.layouts.append(layout)
+        self._used.append(0)
+        self.learnt += 1
+        return layout
+
+
+# -- one record read with a learnt layout ---------------------------------------------------------
+
+def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | None:
+    """One record read with a learnt layout (`pipeline.ingest.layout.Layout`): the header's time and
+    level as written, its component as the service, the message after the header; its looser
+    patterns (`Layout.loose`) for a line the full one misses."""
+    first, rest = split_first(text)
+    for m in (layout.match(first), layout.match_loose(first)):
+        if m is not None:
+            record = learned_record(layout, m, rest, opts)
+            if record is not None:
+                return record
+    return None
+
+
+def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
+    """The record a line `m` matched holds (None when its time cannot be read)."""
+    time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+    if time is None:
+        return None
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    named: dict[str, Any] = {role: groups.get(group) for role, group in layout.names.items()}
+    taken = set(layout.names.values()) | {"time", "message"}
+    fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
+    for role in ("pid", "thread"):
+        fields[role] = named.get(role)
+    if not named.get("component") and named.get("thread"):
+        caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
+        named["component"] = caller.group(1) if caller else None
+    if named.get("component"):
+        fields["component"] = named["component"]
+    level = named.get("level")
+    component = named.get("component") or ""
+    if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
+        level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
+        fields["component"] = named["component"]
+    if level is not None and len(level) == 1 and not level.isalnum():
+        level = MARK_LEVELS.get(level, level)
+    record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
+                         service=named.get("component"), host=named.get("host"), fields=fields)
+    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
+                                                                              "hint", "context", "log"):
+        record.level_name = "INFO"  # MySQL's System, PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT lines
+    return record
