@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 
 from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
+from pipeline.analyst.specifics import statement_of
 from pipeline.state import ErrorDoc, Finding, LogEvent, Quote
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
@@ -54,8 +55,15 @@ class Report:
     problem_count: int = 0
 
 
+def _said(event: LogEvent) -> tuple[str, str]:
+    """(field, line) of what an event says: its error statement (pipeline/analyst/specifics.py: the
+    exception's line, not a banner such as `#` or `usage:` before it), else its first line."""
+    found = statement_of(event)
+    return (found[0], " ".join(found[3].split())[:_LINE_CHARS]) if found else ("message", "")
+
+
 def _line(event: LogEvent) -> str:
-    return (event.message.splitlines()[0] if event.message else "")[:_LINE_CHARS]
+    return _said(event)[1]
 
 
 def patterns_of(events: list[LogEvent]) -> list[Pattern]:
@@ -164,7 +172,8 @@ def example_quotes(report: Report) -> list[Quote]:
     out = []
     for pattern in report.patterns:
         for n, event in enumerate(pattern.examples):
-            out.append(Quote(event_id=event.event_id, field="message", text=_line(event),
+            field_name, line = _said(event)
+            out.append(Quote(event_id=event.event_id, field=field_name, text=line,
                              count=pattern.count if n == 0 else 1))
     return out
 

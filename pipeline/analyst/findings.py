@@ -86,6 +86,7 @@ RULES: tuple[Rule, ...] = (
           a="pool_total", b="pool_active", c="pool_idle", d="pool_waiting"),
     _rule(r"size:(?P<a>\d+); busy:(?P<b>\d+); idle:(?P<c>\d+)", a="pool_total", b="pool_active", c="pool_idle"),
     _rule(r"\b(?P<n>HikariPool-\d+|QueuePool)\b", re.S, n="pool_name"),
+    _rule(r"\bpool ['\"](?P<n>[\w.\-]+)['\"]", n="pool_name"),  # psycopg_pool, asyncpg: pool 'pool-1'
     _rule(r"(?:timed out after|timeout of|couldn't get a connection after) (?P<t>\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds))\b",
           t="timeout"),
     _rule(r"QueuePool limit of size (?P<a>\d+) overflow (?P<b>\d+) reached", a="pool_total", b="pool_active"),
@@ -119,11 +120,16 @@ FRAME_RULES = (
     # is rescanned from each of its positions, quadratic in the line
     re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)"),
     re.compile(r"(?<![\w@./$-])([\w@./-]+\.go):(\d+)"),
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:rb|erb|haml|slim)):(\d+)"),  # Ruby and Rails views
 )
 LIBRARY_PATH = re.compile(r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|node:internal|"
                            r"^internal/|pkg/mod/|/go/src/|^<")
 SCAN_CHARS = 8_000  # of one text: a 256 KiB stack trace names its cause near the ends, not in every frame
 
+_TRACE_FIELD = re.compile(r"exc|err|trace(?!_?id)|stack", re.I)
+# words before " version " that name no dependency ("class file version 65.0")
+_NOT_DEPENDENCY = frozenset({"file", "class", "protocol", "format", "schema", "api", "major", "minor", "recent",
+                             "newer", "older", "this", "that", "the", "runtime", "version"})
 # structured fields whose value is itself a finding
 FIELD_KINDS = {
     "sqlstate": "sqlstate", "sql_state": "sqlstate", "errno": "errno", "error_code": "error_code",
@@ -142,6 +148,8 @@ def event_texts(event: LogEvent) -> list[tuple[str, str]]:
     for key, value in (event.fields or {}).items():
         if isinstance(value, (str, int)) and not isinstance(value, bool) and key.lower() in FIELD_KINDS:
             texts.append((f"fields.{key}", str(value)))
+        elif isinstance(value, str) and "\n" in value and _TRACE_FIELD.search(key):
+            texts.append((f"fields.{key}", value))  # a trace kept in a field (Python's exc_info)
     return texts
 
 
@@ -151,7 +159,8 @@ class _Collector:
 
     def add(self, kind: str, value: str, event_id: str, field: str, start: int, end: int) -> None:
         value = value.strip()
-        if not value or (kind == "host" and (_SOURCE_FILE.search(value) or value in _DOC_HOSTS)):
+        if not value or (kind == "host" and (_SOURCE_FILE.search(value) or value in _DOC_HOSTS)) or \
+                (kind == "dependency" and value.lower() in _NOT_DEPENDENCY):
             return
         key = (kind, value)
         finding = self.found.get(key)
@@ -178,7 +187,7 @@ def extract(events: list[LogEvent]) -> list[Finding]:
                             break
                 continue
             seen_texts.add((field, text))
-            if field.startswith("fields."):
+            if field.startswith("fields.") and field[7:].lower() in FIELD_KINDS:
                 collector.add(FIELD_KINDS[field[7:].lower()], text, event.event_id, field, 0, len(text))
                 continue
             _scan(collector, event.event_id, field, text)
@@ -207,7 +216,7 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             for group, kind in rule.kinds.items():
                 if match.group(group) is not None:
                     collector.add(kind, match.group(group), event_id, field, match.start(group), match.end(group))
-    if field in ("message", "stack"):
+    if field in ("message", "stack") or field.startswith("fields."):
         for pattern in FRAME_RULES:
             for match in pattern.finditer(text):
                 path, line = match.group(match.lastindex - 1), match.group(match.lastindex)
