@@ -234,7 +234,7 @@ class OfflineAnalyst:
             note = "unknown as a reviewer asked; " + note
         errors, named = _specifics(state, None)
         found = _merged(found, errors, named)
-        report = evidence_report.build(state.evidence, found, list(state.similar_docs))
+        report = evidence_report.build(state.evidence, found, list(state.similar_docs), state.log_window)
         quoted = evidence_report.example_quotes(report) or _first_lines(state.evidence)
         confidence = round(min(evidence_report.INCONCLUSIVE_CONFIDENCE, 0.1 + (top.score if top else 0) * 0.2), 2)
         return RCA(category="unknown", confidence=confidence, root_cause=evidence_report.root_cause(report),
@@ -254,7 +254,8 @@ class OfflineAnalyst:
             action = f"Handle {state.service} operationally, no code change: {cause}."
         elif doc is None:
             # inconclusive: the steps are the evidence report's checks, naming its own patterns and hosts
-            report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs))
+            report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs),
+                                           state.log_window)
             steps = evidence_report.steps(report, state.service)
             lead = report.hypotheses[0].statement if report.hypotheses else "no hypothesis rests on these events"
             action = f"Investigate {state.service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
