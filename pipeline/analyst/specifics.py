@@ -21,10 +21,11 @@ its span, ranked (the deepest cause first).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
-from pipeline.analyst.findings import _HINT_BEFORE, _HOST, _SOURCE_FILE, _in_hint
+from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint
 from pipeline.state import Finding, FindingKind, LogEvent, Span
 
 STATEMENT_CHARS = 300  # of one quoted statement: enough for an exception and its message
@@ -38,33 +39,53 @@ _FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:
                     r"[\w.]+\((?:0x[0-9a-f]+|\{)|"
                     r"goroutine \d+|Traceback \(most recent call last\)|\^+\s*$|#\s*$|[-=*#~]{3,}\s*$)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
-_CLASS = re.compile(r"\b(?:[\w$]+(?:\.|::))*[A-Z][\w$]*(?:Error|Exception|Fault|Failure|Timeout|Violation|Refused|"
-                    r"Exhausted)\b|\bSIG[A-Z]{3,}\b|\b[A-Z][A-Z_]{5,}\b(?=:)")
-_ERROR_WORDS = re.compile(
-    r"\b(?:errors?|fail(?:ed|ure|s)?|refused|denied|timed out|timeout|cannot|can't|could not|couldn't|unable|"
-    r"exceeded|expired|invalid|not found|no such|unknown|fatal|killed|violates?|rejected|nacked|full|exhausted|"
-    r"unavailable|panic|abort(?:ed)?|crash(?:ed)?|unrecognized|deadlock(?:ed)?|out of|missing|reset|"
-    r"not (?:set|known|allowed|permitted|valid)|too many|limit)\b", re.I)
+# an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
+# before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
+_CLASS = re.compile(r"[A-Za-z0-9_$](?:Error|Exception|Fault|Failure|Timeout|Violation|Refused|Exhausted)\b|"
+                    r"\bSIG[A-Z]{3,}\b|\b[A-Z][A-Z_]{5,}:")
+# words and phrases that say something failed (a set lookup per line word: cheaper than a regex
+# alternation tried at every position of every line)
+_ERROR_WORDS = frozenset("error errors fail failed failure fails refused denied timeout cannot unable exceeded expired "
+                         "invalid unknown fatal killed violates violate rejected nacked full exhausted unavailable panic "
+                         "abort aborted crash crashed unrecognized deadlock deadlocked missing reset limit".split())
+_ERROR_PHRASES = ("timed out", "can't", "could not", "couldn't", "not found", "no such", "out of", "not set",
+                  "not known", "not allowed", "not permitted", "not valid", "too many")
+_LINE_WORDS = re.compile(r"[a-z]+")
+
+
+def _says_failure(line: str) -> bool:
+    lowered = line.lower()
+    return not _ERROR_WORDS.isdisjoint(_LINE_WORDS.findall(lowered)) or any(p in lowered for p in _ERROR_PHRASES)
 
 _DATE = r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|" \
         r"[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4}(?: GMT)?"
-_RULES: tuple[tuple[FindingKind, re.Pattern], ...] = (
-    ("expiry", re.compile(rf"(?:is after|expired (?:on|at)|expire[sd]? (?:on|at)|notAfter\s*[=:]\s*|not valid after:?|"
-                          rf"valid until:?|expiry(?: date)?[=:]?|expiration(?: date)?[=:]?)\s*(?P<v>{_DATE})", re.I)),
-    ("subject", re.compile(r"(?P<v>\bCN\s?=\s?[^,/\s\"'()]+)")),
-    ("endpoint", re.compile(r"(?P<v>\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/[^\s\"'\\?]*)")),
-    ("endpoint", re.compile(r"(?P<v>https?://[A-Za-z0-9.-]+(?::\d+)?/[^\s\"'\\)\]>,;]*[\w/])")),
-    ("endpoint", re.compile(r"(?<![\w./])(?P<v>[a-z][\w]*(?:\.[\w]+)*\.[A-Z]\w*/[A-Z]\w*)\b")),
+_RULES: tuple[tuple[FindingKind, re.Pattern, tuple[str, ...]], ...] = (
+    ("subject", re.compile(r"(?P<v>\bCN\s?=\s?[^,/\s\"'()]+)"), ("cn",)),
+    ("endpoint", re.compile(r"(?P<v>\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/[^\s\"'\\?]*)"),
+     ("get ", "post ", "put ", "patch ", "delete ", "head ", "options ")),
+    ("endpoint", re.compile(r"(?P<v>https?://[A-Za-z0-9.-]+(?::\d+)?/[^\s\"'\\)\]>,;]*[\w/])"), ("http",)),
+    ("endpoint", re.compile(r"(?<![\w./])(?P<v>[a-z][\w]*(?:\.[\w]+)*\.[A-Z]\w*/[A-Z]\w*)\b"), ("/",)),
     ("queue", re.compile(r"\b(?:queue|topic|stream|partition|exchange)s?\s+[`\"']?(?P<v>[A-Za-z][\w]*(?:[.\-:/][\w]+)+)",
-                         re.I)),
-    ("path", re.compile(r"(?<![\w./-])(?P<v>lib[\w+-]*\.(?:so(?:\.\d+)*|dylib)|[\w-]+\.dll|\d{8,14}_[\w-]+\.\w{1,5})\b")),
+                         re.I), ("queue", "topic", "stream", "partition", "exchange")),
+    ("path", re.compile(r"(?<![\w./-])(?P<v>lib[\w+-]*\.(?:so(?:\.\d+)*|dylib)|[\w-]+\.dll|\d{8,14}_[\w-]+\.\w{1,5})\b"),
+     (".so", ".dylib", ".dll", "0_", "1_", "2_", "3_", "4_", "5_", "6_", "7_", "8_", "9_")),
 )
-# a host and port, and the words before it that make it the local side rather than the peer
-_ADDRESS = re.compile(rf"(?P<v>(?:{_HOST}|(?<=to )[A-Za-z][\w-]{{1,62}}|(?<=connecting to )[A-Za-z][\w-]{{1,62}}"
-                      rf"|(?<=host )[A-Za-z][\w-]{{1,62}}):\d{{2,5}})\b(?!\s*->)(?![\w.-]|:\d)")
+# a certificate's expiry: a date (found first: dates are rare) after words that say it ends there
+_DATE_AT = re.compile(_DATE)
+_EXPIRY_BEFORE = re.compile(r"(?:is after|expired (?:on|at)|expire[sd]? (?:on|at)|notAfter\s*[=:]\s*|not valid after:?|"
+                            r"valid until:?|expiry(?: date)?[=:]?|expiration(?: date)?[=:]?)\s*$", re.I)
+# a host and port: the port found first (`:` and digits), then the host written just before it; the
+# words before them make it the local side rather than the peer
+_PORT = re.compile(r":(\d{2,5})\b(?!\s*->)(?![\w.-]|:\d)")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*")
+_EXPIRY_WORDS = ("after", "expir", "notafter", "valid")
+_PEER_WORDS = ("to ", "connecting to ", "host ")
+_GRPC_HINT = re.compile(r"/[A-Z]")
+_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]")
 _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
 _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\w-]*(?:size|memory|limit|timeout|max)"
-                      r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])\s?(?:=|->|:)\s?(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
+                      r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
                       r"(?![\w.])")
 _MEMORY_FLAG = re.compile(r"^-Xm[xs]|max[-_]?old[-_]?space|MaxRAM|memlimit|heap|mem", re.I)
 _MEMORY_WORDS = frozenset({"memory", "heap", "oom", "oomkilled", "rss"})
@@ -90,15 +111,22 @@ _DETAIL = re.compile(r"^\s*(?:DETAIL|Detail|HINT|Hint):\s")
 
 
 def _score(line: str) -> int:
+    """How telling one line is: an error class 3, an error word 2, opening with its class 1; 0 for a
+    stack frame, a banner or a near-empty line."""
     if _FRAME.match(line) or len(line.strip()) < 8:
         return 0
-    return 3 * bool(_CLASS.search(line)) + 2 * bool(_ERROR_WORDS.search(line)) + bool(_OPENS_WITH_CLASS.match(line))
+    return 3 * bool(_CLASS.search(line)) + 2 * _says_failure(line) + bool(_OPENS_WITH_CLASS.match(line))
 
 
 def statement_of(event: LogEvent) -> tuple[str, int, int, str] | None:
     """(field, start, end, line) of an event's most telling line, `Caused by` lines aside."""
+    return _statement(tuple(_texts(event)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement(texts: tuple[tuple[str, str], ...]) -> tuple[str, int, int, str] | None:
     best: tuple[int, str, int, int, str] | None = None
-    for field, text in _texts(event):
+    for field, text in texts:
         offset = 0
         lines = text.splitlines(keepends=True)
         for n, line in enumerate(lines[:_LINES]):
@@ -115,8 +143,9 @@ def statement_of(event: LogEvent) -> tuple[str, int, int, str] | None:
                 quoted = _without_hint(text[lead:end][:STATEMENT_CHARS])
                 best = (score, field, lead, lead + len(quoted), quoted)
     if best is None:
-        first = (event.message.splitlines() or [""])[0].strip()
-        return ("message", event.message.find(first), event.message.find(first) + len(first[:STATEMENT_CHARS]),
+        message = texts[0][1]
+        first = (message.splitlines() or [""])[0].strip()
+        return ("message", message.find(first), message.find(first) + len(first[:STATEMENT_CHARS]),
                 first[:STATEMENT_CHARS]) if first else None
     return best[1], best[2], best[3], best[4]
 
@@ -134,6 +163,7 @@ def _without_hint(line: str) -> str:
     return line
 
 
+@functools.lru_cache(maxsize=4096)
 def _template(line: str) -> str:
     """A statement with every token holding a digit masked (ids, counts, times, object hashes)."""
     return re.sub(r"[\w.@:/-]*\d[\w.@:/-]*", "#", line)
@@ -144,7 +174,8 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
     signature (`telling`), then the first error's line; one per line pattern, with every event
     carrying it."""
     problems = [e for e in events if e.level in (*_PROBLEM, "WARN")]
-    by_template: dict[str, Finding] = {}
+    # plain data while counting (a Finding validates every assignment), Findings for the ranked few
+    by_template: dict[str, tuple[str, Span, dict[str, None]]] = {}
     order: list[tuple[int, int, str]] = []
     for event in sorted(problems, key=lambda e: e.time):
         found = statement_of(event)
@@ -155,14 +186,14 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
             continue  # a warning that says nothing failed is context, not a statement
         key = _template(line)
         if key in by_template:
-            finding = by_template[key]
-            if event.event_id not in finding.event_ids:
-                finding.event_ids = [*finding.event_ids, event.event_id]
+            by_template[key][2].setdefault(event.event_id)
             continue
-        by_template[key] = Finding(kind="error", value=line, event_ids=[event.event_id],
-                                   spans=[Span(event_id=event.event_id, field=field, start=start, end=end)])
+        by_template[key] = (line, Span(event_id=event.event_id, field=field, start=start, end=end),
+                            {event.event_id: None})
         order.append((0 if telling is not None and telling(line) else 1, event.level == "WARN", key))
-    ranked = [by_template[k] for _, _, k in sorted(order, key=lambda t: t[:2])][:MAX_STATEMENTS]
+    ranked = [Finding(kind="error", value=by_template[k][0], event_ids=list(by_template[k][2]),
+                      spans=[by_template[k][1]])
+              for _, _, k in sorted(order, key=lambda t: t[:2])[:MAX_STATEMENTS]]
     deepest = _deepest(events)
     if deepest is not None and not any(deepest.value in f.value for f in ranked):
         ranked.insert(0, deepest)
@@ -195,53 +226,86 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
     said_words = _words(said)
     problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
                        for n in re.findall(r"(?<![\w.])\d{2,}(?![\w])", e.message)}
-    found: dict[tuple[str, str], Finding] = {}
+    # (kind, value) -> event ids and spans, as plain data until the few kept become Findings
+    found: dict[tuple[FindingKind, str], tuple[dict[str, None], list[Span]]] = {}
 
     def add(kind: FindingKind, value: str, event: LogEvent, field: str, start: int) -> None:
-        finding = found.setdefault((kind, value), Finding(kind=kind, value=value))
-        if event.event_id not in finding.event_ids:
-            finding.event_ids = [*finding.event_ids, event.event_id]
-            if len(finding.spans) < 3:
-                finding.spans = [*finding.spans, Span(event_id=event.event_id, field=field, start=start,
-                                                      end=start + len(value))]
+        ids, spans = found.setdefault((kind, value), ({}, []))
+        if event.event_id not in ids:
+            ids[event.event_id] = None
+            if len(spans) < 3:
+                spans.append(Span(event_id=event.event_id, field=field, start=start, end=start + len(value)))
 
     problem_first = sorted(events, key=lambda e: (e.level not in (*_PROBLEM, "WARN"), e.time))
     for event in problem_first:
         problem = event.level in (*_PROBLEM, "WARN")
         for field, text in _texts(event):
-            text = text[:8_000]
             if problem:
-                for kind, pattern in _RULES:
-                    for m in pattern.finditer(text):
-                        if "://" in m.group("v") and _in_hint(text, m.start("v") + m.group("v").index("://") + 3):
-                            continue  # a link to read, not the endpoint that fails
-                        add(kind, m.group("v").rstrip(".,;:"), event, field, m.start("v"))
-                for m in _ADDRESS.finditer(text):
-                    value = m.group("v")
-                    if _SOURCE_FILE.search(value.rsplit(":", 1)[0]) or _in_hint(text, m.start("v")) or \
-                            _LOCAL_BEFORE.search(text[max(0, m.start() - 24):m.start()]):
-                        continue
-                    add("address", value, event, field, m.start("v"))
-            for m in _SETTING.finditer(text):
-                if _relevant_setting(m, said_words, problem_numbers, event.message if not problem else ""):
-                    add("setting", m.group("v"), event, field, m.start("v"))
+                for kind, value, start in _shaped(text[:8_000]):
+                    add(kind, value, event, field, start)
+            for value, start, flag, name, number in _settings_in(text[:8_000]):
+                if _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
+                    add("setting", value, event, field, start)
     out: list[Finding] = []
     for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
-        out += [f for (k, _), f in found.items() if k == kind][:MAX_PER_KIND]
+        out += [Finding(kind=k, value=value, event_ids=list(ids), spans=spans)
+                for (k, value), (ids, spans) in found.items() if k == kind][:MAX_PER_KIND]
     return out
 
 
-def _relevant_setting(m: re.Match, said_words: set[str], problem_numbers: set[str], own_line: str) -> bool:
-    if m.group("flag"):
-        return bool(_MEMORY_FLAG.search(m.group("flag")) and said_words & _MEMORY_WORDS) or \
-            bool(_words(m.group("flag")) & said_words)
-    name, number = m.group("name"), m.group("n")
+@functools.lru_cache(maxsize=4096)
+def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
+    """(kind, value, start) of the shaped specifics in one problem text (a burst repeats its text:
+    it is read once)."""
+    out: list[tuple[FindingKind, str, int]] = []
+    lowered = text.lower()
+    for kind, pattern, needs in _RULES:
+        if needs and not any(n in lowered for n in needs) or (needs == ("/",) and not _GRPC_HINT.search(text)):
+            continue
+        for m in pattern.finditer(text):
+            if "://" in m.group("v") and _in_hint(text, m.start("v") + m.group("v").index("://") + 3):
+                continue  # a link to read, not the endpoint that fails
+            out.append((kind, m.group("v").rstrip(".,;:"), m.start("v")))
+    if any(w in lowered for w in _EXPIRY_WORDS):
+        for m in _DATE_AT.finditer(text):
+            if _EXPIRY_BEFORE.search(text[max(0, m.start() - 40):m.start()]):
+                out.append(("expiry", m.group(), m.start()))
+    for m in _PORT.finditer(text):
+        start = m.start()
+        while start > 0 and m.start() - start < 255 and text[start - 1] in _HOST_CHARS:
+            start -= 1
+        host = _HOST_NAME.fullmatch(text, start, m.start())
+        if host is None or text[max(0, start - 1):start] == "@" or (
+                text[max(0, start - 1):start] == "/" and text[max(0, start - 2):start] != "//"):
+            continue  # no host name before the port, or a path's or user's part (`/a:80`, `u@h:22`)
+        before = text[max(0, start - 24):start]
+        if "." not in host.group() and not before.endswith(_PEER_WORDS):
+            continue  # `level:20`, `line:42`: a bare word is a host only where the line says it is the peer
+        if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or _LOCAL_BEFORE.search(before):
+            continue
+        out.append(("address", text[start:m.end()], start))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _settings_in(text: str) -> tuple[tuple[str, int, str | None, str | None, str | None], ...]:
+    """(value, start, flag, name, number) of the `name=value` settings and flags in one text."""
+    if not _SETTING_HINT.search(text):
+        return ()
+    return tuple((m.group("v"), m.start("v"), m.group("flag"), m.group("name"), m.group("n"))
+                 for m in _SETTING.finditer(text))
+
+
+def _relevant_setting(flag: str | None, name: str | None, number: str | None, said_words: set[str],
+                      problem_numbers: set[str], context: bool) -> bool:
+    if flag:
+        return bool(_MEMORY_FLAG.search(flag) and said_words & _MEMORY_WORDS) or bool(_words(flag) & said_words)
+    if not name or not number:
+        return False
     if not re.search(r"[_.\-]|[a-z][A-Z]", name) or _SOURCE_FILE.search(name) or re.search(r"\.\w{1,5}$", name):
         return False  # a plain word ("attempt: 3") or a file and its line is no setting's name
-    if m.group("v")[len(name):].lstrip().startswith(":") and not re.match(r"\s?:\s", m.group("v")[len(name):]):
-        return False  # `host:5432`, `file:12`: a colon without a space joins, it does not assign
     digits = re.match(r"\d+", number)
-    repeated = bool(own_line) and digits is not None and len(digits.group()) >= 2 and digits.group() in problem_numbers
+    repeated = context and digits is not None and len(digits.group()) >= 2 and digits.group() in problem_numbers
     return bool(_words(name) & said_words) or repeated
 
 
