@@ -29,11 +29,14 @@ class Rule:
     needs: str = ""
     ignore_case: bool = False
     any_of: tuple[str, ...] = ()  # lowered texts one of which every match contains (a cheaper test first)
+    hint: re.Pattern | None = None  # a simpler pattern every match's text holds (tested first)
 
 
-def _rule(regex: str, flags: int = re.I, *, any_of: tuple[str, ...] = (), **kinds: str) -> Rule:
+def _rule(regex: str, flags: int = re.I, *, any_of: tuple[str, ...] = (), hint: str | None = None,
+          **kinds: str) -> Rule:
     ignore_case = bool(flags & re.I)
-    return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case, any_of)
+    return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case, any_of,
+                re.compile(hint) if hint else None)
 
 
 _Q = r"""[`"'\u201c\u201d]?"""  # an optional quote around a name
@@ -76,10 +79,10 @@ RULES: tuple[Rule, ...] = (
     _rule(rf"host name {_Q}(?P<h>{_HOST}){_Q}", h="host"),
     _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host",
           any_of=("enotfound", "eai_again", "lookup", "resolve host", "unknownhostexception")),
-    _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port"),
+    _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port", hint=r"\.[A-Za-z0-9-]+:\d\d"),
     # a host without a domain where the line says it is the peer ("from A to msra-sa-41:9000")
     _rule(r"\b(?:to|host|server|upstream|peer)\s+(?P<h>[A-Za-z][A-Za-z0-9-]{1,62}):(?P<p>\d{2,5})\b",
-          h="host", p="port"),
+          h="host", p="port", any_of=("to", "host", "server", "upstream", "peer")),
     _rule(rf"https?://(?P<h>{_HOST})", h="host"),
     _rule(rf"host='(?P<h>{_HOST})', port=(?P<p>\d+)", h="host", p="port"),  # Python requests / urllib3
     _rule(rf"(?P<h>{_HOST}) could not be resolved", h="host"),
@@ -214,6 +217,8 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             elif lowered is not None and rule.needs not in lowered:
                 continue
         if rule.any_of and lowered is not None and not any(part in lowered for part in rule.any_of):
+            continue
+        if rule.hint is not None and not rule.hint.search(text):
             continue
         for match in rule.pattern.finditer(text):
             host = match.groupdict().get("h")
