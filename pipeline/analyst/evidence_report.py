@@ -187,10 +187,11 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             confirm=f"a deploy, config or dependency change of {start.service} just before "
                     f"{start.time.isoformat(timespec='seconds')} introduced it",
             refute="the same pattern is in an earlier window of this source without the failures"))
-    if risen and risen[0].first_event is not None:
+    rising = risen[0].first_event if risen else None
+    if rising is not None:
         p = risen[0]
         out.append(Hypothesis(
-            statement=f"The pattern \"{_line(p.first_event)[:120]}\" rose from {p.before} in the previous window "
+            statement=f"The pattern \"{_line(rising)[:120]}\" rose from {p.before} in the previous window "
                       f"to {p.count}: a load or dependency shift drives the errors.",
             event_ids=_ids(p.examples),
             confirm="its rate rose before or with the failures, and traffic or a dependency's latency rose then too",
