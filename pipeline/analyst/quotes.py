@@ -44,10 +44,14 @@ def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None)
     part of a longer quoted one (the message again inside its stack trace) is not quoted twice.
     """
     spans_by_event: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    stated: dict[tuple[str, str], list[int]] = {}  # where an error statement starts: its line is quoted unmarked
     for finding in findings:
         if finding.kind == "class":
             continue  # the exception's name alone is not a line worth quoting
         for span in finding.spans:
+            if finding.kind == "error":  # the whole line: marking it all would mark nothing
+                stated.setdefault((span.event_id, span.field), []).append(span.start)
+                continue
             spans_by_event.setdefault((span.event_id, span.field), []).append((span.start, span.end))
     found: dict[str, Quote] = {}
     signature_hits: dict[str, int] = {}
@@ -72,8 +76,9 @@ def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None)
                 signed = _doc_spans(doc, stripped)
                 spans = signed + [[s - start, e - start] for s, e in spans_by_event.get((event.event_id, field), [])
                                   if start <= s and e <= start + len(stripped)]
-                verdict[key] = bool(spans)
-                if not spans:
+                verdict[key] = bool(spans) or any(start <= at < start + len(stripped)
+                                                  for at in stated.get((event.event_id, field), []))
+                if not verdict[key]:
                     continue
                 lead = len(stripped) - len(stripped.lstrip())
                 shown = stripped.strip()[:QUOTE_CHARS]
