@@ -160,7 +160,9 @@ class Span(_Model):
 
 FindingKind = Literal["column", "table", "key", "host", "port", "file_line", "class", "pool_total",
                       "pool_active", "pool_idle", "pool_waiting", "pool_name", "timeout", "http_status",
-                      "dependency", "version", "sqlstate", "errno", "error_code", "path", "constraint", "limit"]
+                      "dependency", "version", "sqlstate", "errno", "error_code", "path", "constraint", "limit",
+                      # the specifics found by shape (pipeline/analyst/specifics.py)
+                      "error", "address", "endpoint", "expiry", "subject", "queue", "setting"]
 
 
 class Finding(_Model):

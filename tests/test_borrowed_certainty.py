@@ -42,7 +42,10 @@ def test_an_sshd_reset_is_no_java_clients_refused_connection(analyst):
     rca = state.rca
     assert rca.category != "unknown" and rca.doc_ids  # a doc's signature matched the words
     assert rca.confidence <= ANALOGY_CONFIDENCE < THRESHOLD
-    assert rca.root_cause.startswith("By analogy: the evidence shows linux")
+    # what the events say leads; the analogy qualifies the doc's "why", it is never the cause itself
+    assert rca.root_cause.startswith("The first error came from sshd") and "Connection reset by peer" in rca.root_cause
+    analogy = rca.root_cause.index("By analogy: the evidence shows linux")
+    assert rca.root_cause.index("Connection reset by peer") < analogy < rca.root_cause.index("Why this happens:")
     assert not fix_eligible(state, THRESHOLD) and not fix_eligible(state, 0.1)  # whatever the threshold
     assert "By analogy" in not_eligible_reason(state, THRESHOLD)
 

@@ -188,3 +188,54 @@ def test_a_cause_in_other_words_is_named_with_capped_confidence(analyst, kb, ser
 ])
 def test_the_words_of_one_idea_alone_name_nothing(analyst, kb, line):
     assert _analysed(analyst, kb, "svc", line, line).rca.category == "unknown"
+
+
+def _at(service: str, second: int, message: str, level: str = "ERROR", host: str = "rack-2"):
+    return normalize({"time": f"2026-01-05T08:{second // 60:02d}:{second % 60:02d}Z", "level": level,
+                      "service": service, "host": host, "message": message}, source="window", position=f"w{second}")
+
+
+def _report_state(analyst, kb, evidence, window) -> IncidentState:
+    state = IncidentState(incident_id="INC-w", service=evidence[0].service, evidence=evidence, log_window=window)
+    state = state.model_copy(update={"similar_docs": find_similar(kb, state.evidence)})
+    state = state.model_copy(update={"rca": analyst.rca(state), "severity": "high"})
+    return state.model_copy(update={"recommendation": analyst.recommend(state)})
+
+
+def test_the_evidence_report_says_which_patterns_are_new_and_which_rose_against_the_window_before(analyst, kb):
+    """The lines the store holds before the incident are its baseline: a pattern never written there
+    is new in this source, one written there less often rose; hypotheses and steps follow from them."""
+    before = [_at("spool-service", 200 + 20 * i, f"Spool sweep deferred {i} jobs on rack-2", "WARN") for i in range(4)]
+    evidence = [_at("spool-service", 300 + i, f"Spool sweep deferred {10 + i} jobs on rack-2", "WARN")
+                for i in range(6)]
+    evidence += [_at("spool-service", 310 + i, f"Ledger seal mismatch on volume v{i}") for i in range(3)]
+    state = _report_state(analyst, kb, evidence, [*before, *evidence])
+    rca = state.rca
+    assert rca.category == "unknown" and rca.root_cause.startswith("Inconclusive:")
+    assert "Against the 4 stored line(s) of the 1.7 minute(s) before" in rca.root_cause
+    assert 'new in this source: "Ledger seal mismatch on volume v#" (×3)' in rca.root_cause
+    assert 'rose from 2 to 6: "Spool sweep deferred # jobs on rack-#"' in rca.root_cause
+    hypotheses = [n for n in rca.notes if n.startswith("hypothesis")]
+    new_one = next(n for n in hypotheses if "The new pattern" in n)
+    assert {e.event_id for e in evidence[6:]} >= set(new_one.split("Rests on events ")[1].split(". ")[0].split(", "))
+    assert any("rose from 2 in the previous window to 6" in n for n in hypotheses)
+    assert any("The new pattern" in s for s in state.recommendation.steps)
+    # the same errors without a baseline: nothing is called new or risen
+    alone = _report_state(analyst, kb, evidence, evidence).rca
+    assert "new in this source" not in alone.root_cause and "rose from" not in alone.root_cause
+
+
+def test_a_hypothesis_resting_only_on_a_context_line_is_dropped(analyst, kb):
+    """The nearest doc shares a word with an INFO line only ("request"): that is no evidence of it,
+    so its hypothesis cites no event and is dropped; every kept one rests on problem lines."""
+    state = _analysed(analyst, kb, "thumb-api", {"message": "thumbnail request 77 accepted", "level": "INFO"},
+                      {"message": "#\n# A fatal error has been detected by the runtime:\n#\n#  SIGILL (0x4) at "
+                                  "pc=0x00007f11, pid=1\n#\n# Problematic frame:\n# C  [libheif.so.1+0x2a10]",
+                       "level": "FATAL"},
+                      "worker exited with code 132")
+    assert state.rca.category == "unknown" and "SIGILL (0x4)" in state.rca.root_cause
+    problem_ids = {e.event_id for e in state.evidence if e.level != "INFO"}
+    hypotheses = [n for n in state.rca.notes if n.startswith("hypothesis")]
+    assert hypotheses and not any("It may be" in n for n in hypotheses)
+    for note in hypotheses:
+        assert set(note.split("Rests on events ")[1].split(". ")[0].split(", ")) <= problem_ids

@@ -109,6 +109,8 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
     by_id = {e.get("event_id"): e for e in events}
     strong: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for finding in rca.get("findings") or []:
+        if finding.get("kind") == "error":
+            continue  # an error statement spans its whole line: marking it all would mark nothing
         for span in finding.get("spans") or []:
             strong.setdefault((span.get("event_id"), span.get("field")), []).append((span["start"], span["end"]))
     lines, seen = [], {}

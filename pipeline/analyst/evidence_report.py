@@ -10,11 +10,13 @@ off the report: its steps are the hypotheses' checks, naming the patterns, servi
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
+from pipeline.analyst.specifics import statement_of
 from pipeline.state import ErrorDoc, Finding, LogEvent, Quote
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
@@ -32,6 +34,18 @@ class Pattern:
     first_event: LogEvent | None = None
     examples: list[LogEvent] = field(default_factory=list)
     services: dict[str, None] = field(default_factory=dict)
+    before: int = 0  # its events in the previous window of the same length (`against`)
+    earlier: int = 0  # its events anywhere in the stored window before the incident
+
+    @property
+    def new(self) -> bool:
+        """Never in the source's stored lines before the incident (those the log window holds)."""
+        return self.earlier == 0
+
+    @property
+    def rose(self) -> bool:
+        """Seen in the previous window, and more often now."""
+        return 0 < self.before < self.count
 
 
 @dataclass(frozen=True)
@@ -52,10 +66,19 @@ class Report:
     total: int
     pattern_count: int = 0  # every pattern's, `patterns` holding the first MAX_PATTERNS
     problem_count: int = 0
+    baseline: int = 0  # stored events of the source before the incident (the log window's)
+    baseline_minutes: float = 0.0  # how far back they reach
+
+
+def _said(event: LogEvent) -> tuple[str, str]:
+    """(field, line) of what an event says: its error statement (pipeline/analyst/specifics.py: the
+    exception's line, not a banner such as `#` or `usage:` before it), else its first line."""
+    found = statement_of(event)
+    return (found[0], " ".join(found[3].split())[:_LINE_CHARS]) if found else ("message", "")
 
 
 def _line(event: LogEvent) -> str:
-    return (event.message.splitlines()[0] if event.message else "")[:_LINE_CHARS]
+    return _said(event)[1]
 
 
 def patterns_of(events: list[LogEvent]) -> list[Pattern]:
@@ -83,18 +106,42 @@ def _problem(pattern: Pattern) -> bool:
     return any(e.level in _PROBLEM_LEVELS or e.level is None or e.exception for e in pattern.examples)
 
 
-def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDoc]) -> Report:
-    """The evidence report of an incident no known cause fits."""
+def against(patterns: list[Pattern], events: list[LogEvent], window: list[LogEvent]) -> tuple[int, float]:
+    """Count each pattern in the source's stored lines before the incident (`window`, the log window
+    the records store gave: the service's and hosts' events), anywhere there (`earlier`) and in the
+    previous window as long as the incident (`before`, at least a minute); returns how many stored
+    lines precede the incident and how many minutes back they reach."""
+    if not events:
+        return 0, 0.0
+    ids = {e.event_id for e in events}
+    start, end = min(e.time for e in events), max(e.time for e in events)
+    previous = [e for e in window if e.event_id not in ids and e.time < start]
+    span = max(end - start, timedelta(minutes=1))
+    by_template = {p.template: p for p in patterns}
+    for event in previous:
+        pattern = by_template.get(line_template(_line(event)) or (event.exception or ""))
+        if pattern is not None:
+            pattern.earlier += 1
+            pattern.before += event.time >= start - span
+    reach = (start - min(e.time for e in previous)).total_seconds() / 60 if previous else 0.0
+    return len(previous), round(reach, 1)
+
+
+def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDoc],
+          window: list[LogEvent] | tuple[LogEvent, ...] = ()) -> Report:
+    """The evidence report of an incident no known cause fits; `window` is the log window around
+    it (the lines before it are the baseline that says which patterns are new and which rose)."""
     patterns = patterns_of(events)
+    baseline, reach = against(patterns, events, list(window))
     problems = [p for p in patterns if _problem(p)] or patterns
     earliest = min(problems, key=_started, default=None)
     services = tuple(dict.fromkeys(e.service for e in events if e.service))
     hosts = tuple(dict.fromkeys([e.host for e in events if e.host]
                                 + [f.value for f in findings if f.kind == "host"]))
-    hypotheses = cited(_hypotheses(events, problems, earliest, findings, similar), events)
+    hypotheses = cited(_hypotheses(events, problems, earliest, findings, similar, baseline=baseline), events)
     return Report(patterns=tuple(patterns[:MAX_PATTERNS]), first=earliest, services=services, hosts=hosts,
                   hypotheses=tuple(hypotheses[:MAX_HYPOTHESES]), total=len(events), pattern_count=len(patterns),
-                  problem_count=sum(1 for p in patterns if _problem(p)))
+                  problem_count=sum(1 for p in patterns if _problem(p)), baseline=baseline, baseline_minutes=reach)
 
 
 def cited(hypotheses: list[Hypothesis], events: list[LogEvent]) -> list[Hypothesis]:
@@ -113,19 +160,43 @@ def _ids(pattern_events: list[LogEvent]) -> tuple[str, ...]:
 
 
 def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Pattern | None, findings: list[Finding],
-                similar: list[ErrorDoc]) -> list[Hypothesis]:
+                similar: list[ErrorDoc], *, baseline: int = 0) -> list[Hypothesis]:
+    """Candidate hypotheses, the most specific first; `cited` then drops those citing no event."""
     out: list[Hypothesis] = []
+    address = first(findings, "address")
     host, port = first(findings, "host"), first(findings, "port")
-    if host:
-        target = f"{host}:{port}" if port else host
-        at = next(f for f in findings if f.kind == "host")
+    if address or host:
+        target = address or (f"{host}:{port}" if port else host)
+        at = next(f for f in findings if f.kind == ("address" if address else "host"))
         out.append(Hypothesis(
             statement=f"The dependency `{target}` the errors name is failing or unreachable.",
             event_ids=tuple(at.event_ids[:5]),
             confirm=f"its own logs, health and restarts for the incident's window show it failing, or a call "
                     f"to `{target}` from where {events[0].service} runs fails",
             refute=f"calls to `{target}` from the same place succeed while these errors continue"))
-    if earliest is not None and earliest.first_event is not None:
+    changed = [p for p in problems if p.new] if baseline else []
+    risen = [p for p in problems if p.rose]
+    if changed and changed[0].first_event is not None:
+        # a pattern the source never wrote before it: what changed is where it starts
+        p, start = changed[0], changed[0].first_event
+        out.append(Hypothesis(
+            statement=f"The new pattern \"{_line(start)[:120]}\" ({start.service}, first at "
+                      f"{start.time.isoformat(timespec='seconds')}; none in the {baseline} stored lines before) "
+                      f"marks what changed.",
+            event_ids=_ids(p.examples),
+            confirm=f"a deploy, config or dependency change of {start.service} just before "
+                    f"{start.time.isoformat(timespec='seconds')} introduced it",
+            refute="the same pattern is in an earlier window of this source without the failures"))
+    rising = risen[0].first_event if risen else None
+    if rising is not None:
+        p = risen[0]
+        out.append(Hypothesis(
+            statement=f"The pattern \"{_line(rising)[:120]}\" rose from {p.before} in the previous window "
+                      f"to {p.count}: a load or dependency shift drives the errors.",
+            event_ids=_ids(p.examples),
+            confirm="its rate rose before or with the failures, and traffic or a dependency's latency rose then too",
+            refute="its rate was as high in earlier windows without failures"))
+    if earliest is not None and earliest.first_event is not None and earliest not in changed[:1]:
         start = earliest.first_event
         later = [p for p in problems if p is not earliest]
         statement = (f"The first error pattern, \"{_line(start)[:120]}\" ({start.service}, "
@@ -148,8 +219,10 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             refute="the same requests succeed when retried unchanged (then the cause is outside the code)"))
     if similar and len(out) < MAX_HYPOTHESES:
         doc = similar[0]
-        words = {w for w in doc.title.lower().split() if len(w) > 4}
-        near = [e for e in events if words & set(e.message.lower().split())]
+        # cited only by problem lines sharing a distinctive word with the doc's title or signatures
+        # (an INFO line's "request" ties nothing to a doc about failed requests)
+        words = {w for text in (doc.title, *doc.signatures) for w in re.findall(r"[a-z]{5,}", text.lower())} - _GENERIC
+        near = [e for p in problems for e in p.examples if words & set(re.findall(r"[a-z]{5,}", _line(e).lower()))]
         out.append(Hypothesis(
             statement=f"It may be {doc.category} like doc {doc.doc_id} ({doc.title}), though none of its "
                       f"signatures is in the events.",
@@ -159,12 +232,18 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
     return out
 
 
+# words too common in error lines to tie one to a doc
+_GENERIC = frozenset({"error", "errors", "failed", "failure", "exception", "request", "requests", "while", "after",
+                      "cannot", "could", "unable", "invalid", "connection", "server", "client", "service"})
+
+
 def example_quotes(report: Report) -> list[Quote]:
     """Up to three example lines of each pattern, as the RCA's quoted evidence (its count on the first)."""
     out = []
     for pattern in report.patterns:
         for n, event in enumerate(pattern.examples):
-            out.append(Quote(event_id=event.event_id, field="message", text=_line(event),
+            field_name, line = _said(event)
+            out.append(Quote(event_id=event.event_id, field=field_name, text=line,
                              count=pattern.count if n == 0 else 1))
     return out
 
@@ -175,17 +254,26 @@ def root_cause(report: Report) -> str:
     if report.first is None or report.first.first_event is None:
         return head
     start = report.first.first_event
+    new = [p for p in report.patterns if p.new and _problem(p)] if report.baseline else []
+    risen = [p for p in report.patterns if p.rose]
+    against = ""
+    if report.baseline:
+        against = (f" Against the {report.baseline} stored line(s) of the {report.baseline_minutes:g} minute(s) before: "
+                   + "; ".join([*(f"new in this source: \"{p.template[:100]}\" (×{p.count})" for p in new[:2]),
+                                *(f"rose from {p.before} to {p.count}: \"{p.template[:100]}\"" for p in risen[:2])]
+                               or ["no pattern is new and none rose"]) + ".")
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
             + f"; the first, \"{_line(start)[:120]}\", came from {start.service} at "
             f"{start.time.isoformat(timespec='seconds')}. Services: {', '.join(report.services) or '-'}"
-            + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else "."))
+            + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
 
 
 def notes(report: Report) -> list[str]:
     """The report as the RCA's notes: each pattern with its count and first time, then each hypothesis."""
-    out = [f"pattern ×{p.count} ({', '.join(p.services)}; first {p.first_event.time.isoformat(timespec='seconds')}): "
-           f"{p.template[:160]}" for p in report.patterns if p.first_event is not None]
+    out = [f"pattern ×{p.count} ({', '.join(p.services)}; first {p.first_event.time.isoformat(timespec='seconds')}"
+           + (("; new in this source" if p.new else f"; {p.before} in the previous window") if report.baseline else "")
+           + f"): {p.template[:160]}" for p in report.patterns if p.first_event is not None]
     for n, h in enumerate(report.hypotheses, 1):
         out.append(f"hypothesis {n}: {h.statement} Rests on events {', '.join(h.event_ids)}. Confirmed if "
                    f"{h.confirm}; refuted if {h.refute}.")

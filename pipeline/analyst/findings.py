@@ -28,11 +28,15 @@ class Rule:
     kinds: dict[str, str]
     needs: str = ""
     ignore_case: bool = False
+    any_of: tuple[str, ...] = ()  # lowered texts one of which every match contains (a cheaper test first)
+    hint: re.Pattern | None = None  # a simpler pattern every match's text holds (tested first)
 
 
-def _rule(regex: str, flags: int = re.I, **kinds: str) -> Rule:
+def _rule(regex: str, flags: int = re.I, *, any_of: tuple[str, ...] = (), hint: str | None = None,
+          **kinds: str) -> Rule:
     ignore_case = bool(flags & re.I)
-    return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case)
+    return Rule(re.compile(regex, flags), kinds, required_text(regex, ignore_case=ignore_case), ignore_case, any_of,
+                re.compile(hint) if hint else None)
 
 
 _Q = r"""[`"'\u201c\u201d]?"""  # an optional quote around a name
@@ -64,46 +68,53 @@ RULES: tuple[Rule, ...] = (
     _rule(rf"(?:unique|foreign key|check|exclusion) constraint {_Q}(?P<k>\w+){_Q}", k="constraint"),
     # configuration: env vars, config keys, placeholders, secrets
     _rule(rf"(?:environment variable|env var(?:iable)?|required key|config(?:uration)? key|setting)s? "
-          rf"{_Q}(?P<k>[A-Za-z_][\w.\-]*){_Q}", k="key"),
+          rf"{_Q}(?P<k>[A-Za-z_][\w.\-]*){_Q}", k="key",
+          any_of=("environment variable", "env var", "required key", "config", "setting")),
     _rule(rf"Could not resolve placeholder {_Q}(?P<k>[\w.\-]+)", k="key"),
     _rule(r"\b(?P<k>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)\b(?= (?:is )?(?:not set|missing|required|undefined|empty|unset))",
-          re.S, k="key"),
+          re.S, k="key", any_of=("not set", "missing", "required", "undefined", "empty", "unset")),
     _rule(rf"KeyError: {_Q}(?P<k>[A-Z][A-Z0-9_]+){_Q}", re.S, k="key"),
     _rule(rf"(?:secrets?|configmaps?) {_Q}(?P<k>[\w.\-]+){_Q} not found", k="key"),
     # hosts and ports
     _rule(rf"host name {_Q}(?P<h>{_HOST}){_Q}", h="host"),
-    _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host"),
-    _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port"),
+    _rule(rf"(?:ENOTFOUND|EAI_AGAIN|lookup|resolve host|UnknownHostException:?) {_Q}(?P<h>{_HOST})", h="host",
+          any_of=("enotfound", "eai_again", "lookup", "resolve host", "unknownhostexception")),
+    _rule(rf"(?P<h>{_HOST}):(?P<p>\d{{2,5}})\b", h="host", p="port", hint=r"\.[A-Za-z0-9-]+:\d\d"),
     # a host without a domain where the line says it is the peer ("from A to msra-sa-41:9000")
     _rule(r"\b(?:to|host|server|upstream|peer)\s+(?P<h>[A-Za-z][A-Za-z0-9-]{1,62}):(?P<p>\d{2,5})\b",
-          h="host", p="port"),
+          h="host", p="port", any_of=("to", "host", "server", "upstream", "peer")),
     _rule(rf"https?://(?P<h>{_HOST})", h="host"),
     _rule(rf"host='(?P<h>{_HOST})', port=(?P<p>\d+)", h="host", p="port"),  # Python requests / urllib3
     _rule(rf"(?P<h>{_HOST}) could not be resolved", h="host"),
-    _rule(r"\b(?:port|ECONNREFUSED [\d.]+:)\s?(?P<p>\d{2,5})\b", p="port"),
+    _rule(r"\b(?:port|ECONNREFUSED [\d.]+:)\s?(?P<p>\d{2,5})\b", p="port", any_of=("port", "econnrefused")),
     # pools
     _rule(r"total=(?P<a>\d+), active=(?P<b>\d+), idle=(?P<c>\d+), waiting=(?P<d>\d+)",
           a="pool_total", b="pool_active", c="pool_idle", d="pool_waiting"),
     _rule(r"size:(?P<a>\d+); busy:(?P<b>\d+); idle:(?P<c>\d+)", a="pool_total", b="pool_active", c="pool_idle"),
-    _rule(r"\b(?P<n>HikariPool-\d+|QueuePool)\b", re.S, n="pool_name"),
+    _rule(r"\b(?P<n>HikariPool-\d+|QueuePool)\b", re.S, n="pool_name", any_of=("hikaripool-", "queuepool")),
+    _rule(r"\bpool ['\"](?P<n>[\w.\-]+)['\"]", n="pool_name"),  # psycopg_pool, asyncpg: pool 'pool-1'
     _rule(r"(?:timed out after|timeout of|couldn't get a connection after) (?P<t>\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds))\b",
-          t="timeout"),
+          t="timeout", any_of=("timed out after", "timeout of", "couldn't get a connection after")),
     _rule(r"QueuePool limit of size (?P<a>\d+) overflow (?P<b>\d+) reached", a="pool_total", b="pool_active"),
     # HTTP
     _rule(r"status code (?P<s>[1-5]\d\d)\b", s="http_status"),
     _rule(r"\b(?P<s>[45]\d\d) (?:Unauthorized|Forbidden|Too Many Requests|Bad Gateway|Service Unavailable|"
-          r"Gateway Timeout|Not Found|Internal Server Error|Bad Request|Conflict)\b", s="http_status"),
+          r"Gateway Timeout|Not Found|Internal Server Error|Bad Request|Conflict)\b", s="http_status",
+          any_of=("unauthorized", "forbidden", "too many requests", "bad gateway", "service unavailable",
+                  "gateway timeout", "not found", "internal server error", "bad request", "conflict")),
     # dependencies and versions
     _rule(rf"cannot import name {_Q}(?P<n>\w+){_Q} from {_Q}(?P<d>[\w.]+)", n="class", d="dependency"),
     _rule(rf"No module named {_Q}(?P<d>[\w.]+)", d="dependency"),
     _rule(r"Cannot find module '(?P<d>[^']+)'", d="dependency"),
     _rule(r"(?<![\w.\-/])(?P<d>[\w.\-/]*\w)@v?(?P<v>\d+\.\d+(?:\.\d+)?)\b", d="dependency", v="version"),
-    _rule(r"\b(?P<d>[a-z][\w\-]+)(?:==|>=|<=|~=| version )(?P<v>\d+\.\d+(?:\.\d+)?)\b", d="dependency", v="version"),
+    _rule(r"\b(?P<d>[a-z][\w\-]+)(?:==|>=|<=|~=| version )(?P<v>\d+\.\d+(?:\.\d+)?)\b", d="dependency", v="version",
+          any_of=("==", ">=", "<=", "~=", " version ")),
     # codes
     _rule(r"SQLSTATE[\s:=\[]*(?P<s>[0-9A-Z]{5})\b", s="sqlstate"),
     _rule(r"\[Errno (?P<e>\d+)\]", e="errno"),
     _rule(r"\b(?P<e>E(?:NOSPC|CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|ACCES|MFILE|PIPE|HOSTUNREACH|AI_AGAIN|NOMEM))\b",
-          re.S, e="errno"),
+          re.S, e="errno", any_of=("enospc", "econnrefused", "econnreset", "etimedout", "enotfound", "eacces",
+                                   "emfile", "epipe", "ehostunreach", "eai_again", "enomem")),
     _rule(r"No space left on device: '(?P<p>/[^']+)'", p="path"),
     _rule(r"memory limit (?P<l>\d+(?:Mi|Gi|M|G|MB|GB))", l="limit"),
     _rule(r"\b(?P<l>\d+) worker_connections are not enough", l="limit"),
@@ -117,13 +128,17 @@ FRAME_RULES = (
     re.compile(r'File "([^"\n]+\.py)", line (\d+)'),
     # a path match starts only where a path token starts: otherwise a long run of path characters
     # is rescanned from each of its positions, quadratic in the line
-    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts)):(\d+)"),
-    re.compile(r"(?<![\w@./$-])([\w@./-]+\.go):(\d+)"),
+    # (Node, Go, Ruby and Rails views in one scan of the text)
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts|go|rb|erb|haml|slim)):(\d+)"),
 )
 LIBRARY_PATH = re.compile(r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|node:internal|"
                            r"^internal/|pkg/mod/|/go/src/|^<")
 SCAN_CHARS = 8_000  # of one text: a 256 KiB stack trace names its cause near the ends, not in every frame
 
+_TRACE_FIELD = re.compile(r"exc|err|trace(?!_?id)|stack", re.I)
+# words before " version " that name no dependency ("class file version 65.0")
+_NOT_DEPENDENCY = frozenset({"file", "class", "protocol", "format", "schema", "api", "major", "minor", "recent",
+                             "newer", "older", "this", "that", "the", "runtime", "version"})
 # structured fields whose value is itself a finding
 FIELD_KINDS = {
     "sqlstate": "sqlstate", "sql_state": "sqlstate", "errno": "errno", "error_code": "error_code",
@@ -142,6 +157,8 @@ def event_texts(event: LogEvent) -> list[tuple[str, str]]:
     for key, value in (event.fields or {}).items():
         if isinstance(value, (str, int)) and not isinstance(value, bool) and key.lower() in FIELD_KINDS:
             texts.append((f"fields.{key}", str(value)))
+        elif isinstance(value, str) and "\n" in value and _TRACE_FIELD.search(key):
+            texts.append((f"fields.{key}", value))  # a trace kept in a field (Python's exc_info)
     return texts
 
 
@@ -151,7 +168,8 @@ class _Collector:
 
     def add(self, kind: str, value: str, event_id: str, field: str, start: int, end: int) -> None:
         value = value.strip()
-        if not value or (kind == "host" and (_SOURCE_FILE.search(value) or value in _DOC_HOSTS)):
+        if not value or (kind == "host" and (_SOURCE_FILE.search(value) or value in _DOC_HOSTS)) or \
+                (kind == "dependency" and value.lower() in _NOT_DEPENDENCY):
             return
         key = (kind, value)
         finding = self.found.get(key)
@@ -178,7 +196,7 @@ def extract(events: list[LogEvent]) -> list[Finding]:
                             break
                 continue
             seen_texts.add((field, text))
-            if field.startswith("fields."):
+            if field.startswith("fields.") and field[7:].lower() in FIELD_KINDS:
                 collector.add(FIELD_KINDS[field[7:].lower()], text, event.event_id, field, 0, len(text))
                 continue
             _scan(collector, event.event_id, field, text)
@@ -198,6 +216,10 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
                     continue
             elif lowered is not None and rule.needs not in lowered:
                 continue
+        if rule.any_of and lowered is not None and not any(part in lowered for part in rule.any_of):
+            continue
+        if rule.hint is not None and not rule.hint.search(text):
+            continue
         for match in rule.pattern.finditer(text):
             host = match.groupdict().get("h")
             if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS):
@@ -207,7 +229,7 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             for group, kind in rule.kinds.items():
                 if match.group(group) is not None:
                     collector.add(kind, match.group(group), event_id, field, match.start(group), match.end(group))
-    if field in ("message", "stack"):
+    if field in ("message", "stack") or field.startswith("fields."):
         for pattern in FRAME_RULES:
             for match in pattern.finditer(text):
                 path, line = match.group(match.lastindex - 1), match.group(match.lastindex)

@@ -14,13 +14,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import evidence_report, findings, fixes, ideas, operational, quotes, technology
+from pipeline.analyst import evidence_report, findings, fixes, ideas, operational, quotes, specifics, technology
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.knowledge.retrieval import cause_doc, event_text, evidence_text, signature_matches
-from pipeline.state import CATEGORIES, RCA, IncidentState, LogEvent, Quote, Recommendation
+from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation
 
 
 @dataclass(frozen=True)
@@ -144,11 +144,14 @@ class OfflineAnalyst:
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None) -> RCA:
+        errors, named = _specifics(state, doc)
+        found = _merged(found, errors, named)
         quoted = quotes.quotes_for(state.evidence, found, doc)
         cause = quotes.concrete_cause(category, found)
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
         why = f"Why this happens: {doc.root_cause.strip()}" if doc and doc.root_cause else None
-        root_cause = " ".join(p for p in (cause, quotes.specifics(state.evidence), why) if p)
+        told = specifics.sentence(errors, [f for f in named if f.value not in (cause or "")], state.evidence)
+        root_cause = " ".join(p for p in (cause, told, why) if p)
         notes = list(notes)
         if reading is not None and reading.says_anything:
             root_cause = without_sentences(root_cause, reading.not_words)
@@ -163,7 +166,9 @@ class OfflineAnalyst:
         if analogy is not None:
             # a doc of another technology explains by analogy only: said so, capped below the
             # code-fix threshold, and never eligible for a fix (RCA.supported)
-            root_cause = f"{analogy} {root_cause}"
+            # said before the doc's paragraph it qualifies, never as the cause (the events' words lead)
+            lead = " ".join(p for p in (cause, told) if p)
+            root_cause = " ".join(p for p in (lead, analogy, why) if p) if lead else f"{analogy} {root_cause}"
             confidence = min(confidence, ANALOGY_CONFIDENCE)
             supported, warning = False, analogy
             notes.append(f"{analogy} Confidence stays at most {ANALOGY_CONFIDENCE}; no code fix is proposed.")
@@ -227,7 +232,9 @@ class OfflineAnalyst:
                 if top else "no similar doc")
         if requested:
             note = "unknown as a reviewer asked; " + note
-        report = evidence_report.build(state.evidence, found, list(state.similar_docs))
+        errors, named = _specifics(state, None)
+        found = _merged(found, errors, named)
+        report = evidence_report.build(state.evidence, found, list(state.similar_docs), state.log_window)
         quoted = evidence_report.example_quotes(report) or _first_lines(state.evidence)
         confidence = round(min(evidence_report.INCONCLUSIVE_CONFIDENCE, 0.1 + (top.score if top else 0) * 0.2), 2)
         return RCA(category="unknown", confidence=confidence, root_cause=evidence_report.root_cause(report),
@@ -247,7 +254,8 @@ class OfflineAnalyst:
             action = f"Handle {state.service} operationally, no code change: {cause}."
         elif doc is None:
             # inconclusive: the steps are the evidence report's checks, naming its own patterns and hosts
-            report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs))
+            report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs),
+                                           state.log_window)
             steps = evidence_report.steps(report, state.service)
             lead = report.hypotheses[0].statement if report.hypotheses else "no hypothesis rests on these events"
             action = f"Investigate {state.service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
@@ -264,6 +272,8 @@ class OfflineAnalyst:
             else:
                 steps = steps or [f"Check what the evidence names first: {cause or doc.title}."]
                 action = f"{cause} {steps[0]}" if cause else steps[0]
+            where = specifics.summary(rca.findings) if rca else None
+            steps = steps + [where] if where else steps
         revision = state.revisions + (1 if feedback else 0)
         requests = [*state.feedback] if feedback is None or feedback in state.feedback else [*state.feedback, feedback]
         if feedback:
@@ -301,6 +311,26 @@ def requested_category(requests: list[str]) -> str | None:
 def requested_steps(text: str) -> list[str]:
     """Steps a request asks to add ("add a step: drain the queue first")."""
     return [m.group("step").strip() for m in _STEP_REQUEST.finditer(text or "")]
+
+
+def _specifics(state: IncidentState, doc: Doc | None) -> tuple[list[Finding], list[Finding]]:
+    """The error statements (the line carrying the doc's signature ranked first) and the other
+    specifics of the evidence and its log window (pipeline/analyst/specifics.py)."""
+    telling = (lambda line: bool(doc.matched_signatures(line))) if doc is not None and doc.signatures else None
+    errors = specifics.statements(state.evidence, telling=telling)
+    ids = {e.event_id for e in state.evidence}
+    window = [e for e in state.log_window if e.event_id not in ids]
+    return errors, specifics.extract([*state.evidence, *window], errors)
+
+
+def _merged(found: list[Finding], errors: list[Finding], named: list[Finding]) -> list[Finding]:
+    """The findings so far (a reviewer's first), then the error statements, then the other specifics."""
+    have = {(f.kind, f.value) for f in found}
+    reviewer = [f for f in found if f.source == "reviewer"]
+    rest = [f for f in found if f.source != "reviewer"]
+    new_errors = [f for f in errors if (f.kind, f.value) not in have]
+    new_named = [f for f in named if (f.kind, f.value) not in have]
+    return [*reviewer, *new_errors, *rest, *new_named]
 
 
 def _first_lines(events: list[LogEvent]) -> list[Quote]:

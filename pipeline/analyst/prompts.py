@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 
+from pipeline.analyst import findings, specifics
 from pipeline.state import ErrorDoc, IncidentState, LogEvent
 
 PROMPT_BUDGET = 12_000  # characters of incident data (logs, docs, analysis) in one prompt
@@ -61,10 +62,16 @@ Retrieved error docs (curated reference, trusted):
 {window}
 </untrusted_log_data>
 
+<untrusted_log_data kind="specifics" note="what the workbench found in those lines by shape, the deepest cause first">
+{specifics}
+</untrusted_log_data>
+
 Answer with the RCAAnswer structure:
 - category: one of the categories listed above. Name a doc's category only when the evidence shows
   that doc's signatures or an equivalent symptom; otherwise answer unknown.
-- root_cause: two or three sentences on what caused these errors, grounded in the evidence.
+- root_cause: two or three sentences on what caused these errors, grounded in the evidence; name the
+  specifics above that bear on the cause (the error's own words, the host:port, endpoint, expiry,
+  setting) as the log lines write them.
 - confidence: your probability in [0, 1] that the category is right. Use at most 0.3 for unknown,
   and lower it when another category is nearly as well supported.
 - evidence: up to 5 short quotes or facts from the log lines your answer rests on.
@@ -296,6 +303,21 @@ def render_reading(reading) -> str:
     return "What the workbench read in their requests:\n" + "\n".join(lines) + "\n"
 
 
+SPECIFICS_BUDGET = 1_500
+
+
+def render_specifics(state: IncidentState) -> str:
+    """The findings the offline analyzer would name (pipeline/analyst/findings.py and specifics.py),
+    one `kind: value` a line, the error statements (the deepest cause first) leading: the model
+    answers from the same inputs."""
+    errors = specifics.statements(state.evidence)
+    ids = {e.event_id for e in state.evidence}
+    named = specifics.extract([*state.evidence, *(e for e in state.log_window if e.event_id not in ids)], errors)
+    found = [*errors, *findings.extract(state.evidence), *named]
+    lines = list(dict.fromkeys(f"- {f.kind}: {' '.join(f.value.split())[:300]}" for f in found))
+    return defang(clip("\n".join(lines) or "(none)", SPECIFICS_BUDGET))
+
+
 def rca_messages(state: IncidentState, categories: list[str], reading=None) -> list[tuple[str, str]]:
     """System and user messages asking for the RCA; after a request for changes, the requests, the
     reviewer's reading of them and the analysis they asked to change."""
@@ -305,6 +327,7 @@ def rca_messages(state: IncidentState, categories: list[str], reading=None) -> l
         "incident": render_incident(state),
         "evidence": render_events(state.evidence, EVIDENCE_BUDGET),
         "window": render_events(state.log_window, WINDOW_BUDGET, exclude=evidence_ids),
+        "specifics": render_specifics(state),
     })
     requests = ""
     if state.feedback:

@@ -44,10 +44,14 @@ def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None)
     part of a longer quoted one (the message again inside its stack trace) is not quoted twice.
     """
     spans_by_event: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    stated: dict[tuple[str, str], list[int]] = {}  # where an error statement starts: its line is quoted unmarked
     for finding in findings:
         if finding.kind == "class":
             continue  # the exception's name alone is not a line worth quoting
         for span in finding.spans:
+            if finding.kind == "error":  # the whole line: marking it all would mark nothing
+                stated.setdefault((span.event_id, span.field), []).append(span.start)
+                continue
             spans_by_event.setdefault((span.event_id, span.field), []).append((span.start, span.end))
     found: dict[str, Quote] = {}
     signature_hits: dict[str, int] = {}
@@ -72,8 +76,9 @@ def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None)
                 signed = _doc_spans(doc, stripped)
                 spans = signed + [[s - start, e - start] for s, e in spans_by_event.get((event.event_id, field), [])
                                   if start <= s and e <= start + len(stripped)]
-                verdict[key] = bool(spans)
-                if not spans:
+                verdict[key] = bool(spans) or any(start <= at < start + len(stripped)
+                                                  for at in stated.get((event.event_id, field), []))
+                if not verdict[key]:
                     continue
                 lead = len(stripped) - len(stripped.lstrip())
                 shown = stripped.strip()[:QUOTE_CHARS]
@@ -113,7 +118,8 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
     get = lambda kind: first(findings, kind)  # noqa: E731
     column, table, key, host, port = get("column"), get("table"), get("key"), get("host"), get("port")
     where = get("file_line")
-    target = f"{host}:{port}" if host and port else host
+    # the peer the events connect to, host and port as one event writes them (pipeline/analyst/specifics.py)
+    target = get("address") or (f"{host}:{port}" if host and port else host)
     status = get("http_status")
     if category == "db_schema_mismatch" and column:
         return (f"Column {_code(column)} is missing in {_code(table)}" if table else f"Column {_code(column)} is missing") \
@@ -133,6 +139,9 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
         return (f"{pool} is exhausted" + (f" ({stats})" if stats else "")
                 + (f"; requests gave up after {timeout} waiting for a connection." if timeout else "."))
     if category == "connection_refused" and target:
+        said = " ".join(f.value for f in findings if f.kind == "error").lower()
+        if "reset" in said and "refused" not in said:  # a reset is not a refusal: the peer accepted, then dropped
+            return f"Connections to {_code(target)} are reset by the peer after they were accepted."
         return f"Connections to {_code(target)} are refused: nothing accepts connections there."
     if category == "dns_resolution" and host:
         return f"The host name {_code(host)} cannot be resolved."
@@ -165,46 +174,17 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
     return where_it_fails(findings)
 
 
+# the specifics pipeline/analyst/specifics.py finds by shape: the root cause names them itself
+_SHAPED = ("error", "address", "endpoint", "expiry", "subject", "queue", "setting")
+
+
 def where_it_fails(findings: list[Finding]) -> str | None:
     """The generic concrete sentence: what is raised, where, and the entities it names."""
     error = first(findings, "class")
     where = first(findings, "file_line")
     named = [f"{f.kind.replace('_', ' ')} {_code(f.value)}" for f in findings
-             if f.kind not in ("class", "file_line", "pool_waiting") and not f.kind.startswith("pool_")][:3]
+             if f.kind not in ("class", "file_line", "pool_waiting", *_SHAPED) and not f.kind.startswith("pool_")][:3]
     if not (error or where or named):
         return None
     head = f"{_code(error.rsplit('.', 1)[-1])} is raised" if error else "The errors occur"
     return head + (f" at {_code(where)}" if where else "") + (f" ({', '.join(named)})" if named else "") + "."
-
-
-_CAUSED_BY = re.compile(r"^\s*Caused by: (?P<what>[\w$.]+(?:Exception|Error|Failure|Exit)\b[^\n]{0,200})", re.M)
-_SPECIFIC_CHARS = 16_000  # of a stack: the deepest cause is near its end
-
-
-def deepest_caused_by(events: list[LogEvent]) -> str | None:
-    """The last `Caused by:` line of the first trace that has one (the innermost cause a JVM prints)."""
-    for event in events:
-        text = event.stack or (event.message if "\n" in event.message else "")
-        found = list(_CAUSED_BY.finditer(text[-_SPECIFIC_CHARS:]))
-        if found:
-            return found[-1].group("what").strip()
-    return None
-
-
-def first_error(events: list[LogEvent]) -> LogEvent | None:
-    """The earliest ERROR or FATAL event (the earliest event when no level says so)."""
-    errors = [e for e in events if e.level in ("ERROR", "FATAL")] or [e for e in events if e.level is None]
-    return min(errors, key=lambda e: e.time) if errors else None
-
-
-def specifics(events: list[LogEvent]) -> str:
-    """What the events name beyond the category's entities: the first error's time and service,
-    and the deepest `Caused by` of a trace (empty when they name neither)."""
-    parts = []
-    start = first_error(events)
-    if start is not None:
-        parts.append(f"The first error came from {start.service} at {start.time.isoformat(timespec='seconds')}.")
-    deepest = deepest_caused_by(events)
-    if deepest:
-        parts.append(f"The deepest cause in the trace: `{deepest}`.")
-    return " ".join(parts)

@@ -1,0 +1,351 @@
+"""Specifics (issue 36.2): what the events name that an on-call engineer acts on, found by the
+shape of the text rather than by any incident's words, each a finding quoted from an event with
+its span, ranked (the deepest cause first).
+
+- `error`: the error statement of an event: its most telling line (one naming an error class, a
+  signal or an error word; the later of equally telling lines, since a traceback ends with its
+  exception), never a stack frame. The deepest `Caused by:` of a trace ranks first, then the line
+  that carries the cause's signature (`telling`), then the first error's line.
+- `address`: a host and port the events connect to (the local side of `a->b` or `from a` is not
+  a peer: an ephemeral port is no listener).
+- `endpoint`: a URL with its path, `METHOD /path`, or a gRPC `package.Service/Method`.
+- `expiry` and `subject`: a certificate's expiry (the date after "is after", "expired on",
+  `notAfter=`, "valid until" ...) and its `CN=`.
+- `queue`: a queue, topic, stream or partition named with a dotted or dashed name.
+- `setting`: a `name=value` (or `name -> value`, a JVM or CLI flag) anywhere in the window whose
+  name shares a word with the error statements, or whose number the problem lines repeat (a limit
+  reached), or a memory flag when the statements are about memory.
+- `path`: a shared library (`libvips.so.42`) or a version-stamped migration file a problem line names.
+
+`sentence` turns them into the root cause's words; `summary` into the recommendation's step.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint
+from pipeline.state import Finding, FindingKind, LogEvent, Span
+
+STATEMENT_CHARS = 300  # of one quoted statement: enough for an exception and its message
+MAX_STATEMENTS = 2  # plus the deepest cause
+MAX_PER_KIND = 2
+_LINES = 60  # of one text: a statement is in a trace's head or its exception line
+_PROBLEM = ("ERROR", "FATAL", None)
+# fields whose text is an error or its trace (exc_info, error, err, reason, cause, detail ...)
+_ERROR_FIELD = re.compile(r"exc|err|traceback|stack|reason|cause|detail|fault", re.I)
+_FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:go|py|js|ts|rb):\d+(?:\s+\+0x[0-9a-f]+)?\s*$|"
+                    r"[\w.]+\((?:0x[0-9a-f]+|\{)|"
+                    r"goroutine \d+|Traceback \(most recent call last\)|\^+\s*$|#\s*$|[-=*#~]{3,}\s*$)")
+_CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
+# an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
+# before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
+_CLASS = re.compile(r"[A-Za-z0-9_$](?:Error|Exception|Fault|Failure|Timeout|Violation|Refused|Exhausted)\b|"
+                    r"\bSIG[A-Z]{3,}\b|\b[A-Z][A-Z_]{5,}:")
+# words and phrases that say something failed (a set lookup per line word: cheaper than a regex
+# alternation tried at every position of every line)
+_ERROR_WORDS = frozenset("error errors fail failed failure fails refused denied timeout cannot unable exceeded expired "
+                         "invalid unknown fatal killed violates violate rejected nacked full exhausted unavailable panic "
+                         "abort aborted crash crashed unrecognized deadlock deadlocked missing reset limit".split())
+_ERROR_PHRASES = ("timed out", "can't", "could not", "couldn't", "not found", "no such", "out of", "not set",
+                  "not known", "not allowed", "not permitted", "not valid", "too many")
+_LINE_WORDS = re.compile(r"[a-z]+")
+
+
+def _says_failure(line: str) -> bool:
+    lowered = line.lower()
+    return not _ERROR_WORDS.isdisjoint(_LINE_WORDS.findall(lowered)) or any(p in lowered for p in _ERROR_PHRASES)
+
+_DATE = r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|" \
+        r"[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} \d{4}(?: GMT)?"
+_RULES: tuple[tuple[FindingKind, re.Pattern, tuple[str, ...]], ...] = (
+    ("subject", re.compile(r"(?P<v>\bCN\s?=\s?[^,/\s\"'()]+)"), ("cn",)),
+    ("endpoint", re.compile(r"(?P<v>\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+/[^\s\"'\\?]*)"),
+     ("get ", "post ", "put ", "patch ", "delete ", "head ", "options ")),
+    ("endpoint", re.compile(r"(?P<v>https?://[A-Za-z0-9.-]+(?::\d+)?/[^\s\"'\\)\]>,;]*[\w/])"), ("http",)),
+    ("endpoint", re.compile(r"(?<![\w./])(?P<v>[a-z][\w]*(?:\.[\w]+)*\.[A-Z]\w*/[A-Z]\w*)\b"), ("/",)),
+    ("queue", re.compile(r"\b(?:queue|topic|stream|partition|exchange)s?\s+[`\"']?(?P<v>[A-Za-z][\w]*(?:[.\-:/][\w]+)+)",
+                         re.I), ("queue", "topic", "stream", "partition", "exchange")),
+    ("path", re.compile(r"(?<![\w./-])(?P<v>lib[\w+-]*\.(?:so(?:\.\d+)*|dylib)|[\w-]+\.dll|\d{8,14}_[\w-]+\.\w{1,5})\b"),
+     (".so", ".dylib", ".dll", "0_", "1_", "2_", "3_", "4_", "5_", "6_", "7_", "8_", "9_")),
+)
+# a certificate's expiry: a date (found first: dates are rare) after words that say it ends there
+_DATE_AT = re.compile(_DATE)
+_EXPIRY_BEFORE = re.compile(r"(?:is after|expired (?:on|at)|expire[sd]? (?:on|at)|notAfter\s*[=:]\s*|not valid after:?|"
+                            r"valid until:?|expiry(?: date)?[=:]?|expiration(?: date)?[=:]?)\s*$", re.I)
+# a host and port: the port found first (`:` and digits), then the host written just before it; the
+# words before them make it the local side rather than the peer
+_PORT = re.compile(r":(\d{2,5})\b(?!\s*->)(?![\w.-]|:\d)")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*")
+_EXPIRY_WORDS = ("after", "expir", "notafter", "valid")
+_PEER_WORDS = ("to ", "connecting to ", "host ")
+_GRPC_HINT = re.compile(r"/[A-Z]")
+_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]")
+_LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
+_SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\w-]*(?:size|memory|limit|timeout|max)"
+                      r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
+                      r"(?![\w.])")
+_MEMORY_FLAG = re.compile(r"^-Xm[xs]|max[-_]?old[-_]?space|MaxRAM|memlimit|heap|mem", re.I)
+_MEMORY_WORDS = frozenset({"memory", "heap", "oom", "oomkilled", "rss"})
+_WORD = re.compile(r"[a-z]{4,}")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_STOP = frozenset({"with", "from", "that", "this", "have", "been", "error", "errors", "failed", "true", "false",
+                   "none", "null", "request", "requests", "after", "when", "while", "into", "than", "http", "https"})
+
+
+def _texts(event: LogEvent) -> list[tuple[str, str]]:
+    out = [("message", event.message)]
+    if event.stack:
+        out.append(("stack", event.stack))
+    for key, value in (event.fields or {}).items():
+        if isinstance(value, str) and value.strip() and _ERROR_FIELD.search(key) and key.lower() != "trace_id":
+            out.append((f"fields.{key}", value))
+    return out
+
+
+_OPENS_WITH_CLASS = re.compile(r"^(?:[\w$]+(?:\.|::))*[A-Z][\w$]*(?:Error|Exception|Fault|Failure|Timeout|Violation)\b")
+# lines a database or runtime prints under its error to say which row or key (libpq's DETAIL)
+_DETAIL = re.compile(r"^\s*(?:DETAIL|Detail|HINT|Hint):\s")
+
+
+def _score(line: str) -> int:
+    """How telling one line is: an error class 3, an error word 2, opening with its class 1; 0 for a
+    stack frame, a banner or a near-empty line."""
+    if _FRAME.match(line) or len(line.strip()) < 8:
+        return 0
+    return 3 * bool(_CLASS.search(line)) + 2 * _says_failure(line) + bool(_OPENS_WITH_CLASS.match(line))
+
+
+def statement_of(event: LogEvent) -> tuple[str, int, int, str] | None:
+    """(field, start, end, line) of an event's most telling line, `Caused by` lines aside."""
+    return _statement(tuple(_texts(event)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement(texts: tuple[tuple[str, str], ...]) -> tuple[str, int, int, str] | None:
+    best: tuple[int, str, int, int, str] | None = None
+    for field, text in texts:
+        offset = 0
+        lines = text.splitlines(keepends=True)
+        for n, line in enumerate(lines[:_LINES]):
+            start, offset = offset, offset + len(line)
+            stripped = line.strip()
+            if _CAUSED_BY.match(line):
+                continue
+            score = _score(stripped)
+            if score and (best is None or score > best[0]):
+                lead = start + len(line) - len(line.lstrip())
+                end = start + len(line.rstrip())
+                if n + 1 < len(lines) and _DETAIL.match(lines[n + 1]):  # the row or key it is about
+                    end = offset + len(lines[n + 1].rstrip())
+                quoted = _without_hint(text[lead:end][:STATEMENT_CHARS])
+                best = (score, field, lead, lead + len(quoted), quoted)
+    if best is None:
+        message = texts[0][1]
+        first = (message.splitlines() or [""])[0].strip()
+        return ("message", message.find(first), message.find(first) + len(first[:STATEMENT_CHARS]),
+                first[:STATEMENT_CHARS]) if first else None
+    return best[1], best[2], best[3], best[4]
+
+
+def _without_hint(line: str) -> str:
+    """A statement without the link it points a reader to ("; For more details see: http://wiki…"):
+    the link is no part of what failed."""
+    for m in re.finditer(r"https?://", line):
+        if _in_hint(line, m.end()):
+            sentence = re.split(r"[.;!?]\s|\n", line[:m.start()])[-1]  # the hint's own sentence, cut whole
+            hint = _HINT_BEFORE.search(sentence)
+            cut = m.start() - len(sentence) if len(sentence) <= 60 else m.start() - len(sentence) + (
+                hint.start() if hint else len(sentence))
+            return line[:cut].rstrip(" ;:,.-([") or line
+    return line
+
+
+@functools.lru_cache(maxsize=4096)
+def _template(line: str) -> str:
+    """A statement with every token holding a digit masked (ids, counts, times, object hashes)."""
+    return re.sub(r"[\w.@:/-]*\d[\w.@:/-]*", "#", line)
+
+
+def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None = None) -> list[Finding]:
+    """The error statements, ranked: the deepest `Caused by`, the line carrying the cause's
+    signature (`telling`), then the first error's line; one per line pattern, with every event
+    carrying it."""
+    problems = [e for e in events if e.level in (*_PROBLEM, "WARN")]
+    # plain data while counting (a Finding validates every assignment), Findings for the ranked few
+    by_template: dict[str, tuple[str, Span, dict[str, None]]] = {}
+    order: list[tuple[int, int, str]] = []
+    for event in sorted(problems, key=lambda e: e.time):
+        found = statement_of(event)
+        if found is None:
+            continue
+        field, start, end, line = found
+        if event.level == "WARN" and not _score(line):
+            continue  # a warning that says nothing failed is context, not a statement
+        key = _template(line)
+        if key in by_template:
+            by_template[key][2].setdefault(event.event_id)
+            continue
+        by_template[key] = (line, Span(event_id=event.event_id, field=field, start=start, end=end),
+                            {event.event_id: None})
+        order.append((0 if telling is not None and telling(line) else 1, event.level == "WARN", key))
+    ranked = [Finding(kind="error", value=by_template[k][0], event_ids=list(by_template[k][2]),
+                      spans=[by_template[k][1]])
+              for _, _, k in sorted(order, key=lambda t: t[:2])[:MAX_STATEMENTS]]
+    deepest = _deepest(events)
+    if deepest is not None and not any(deepest.value in f.value for f in ranked):
+        ranked.insert(0, deepest)
+    return ranked
+
+
+def _deepest(events: list[LogEvent]) -> Finding | None:
+    """The innermost `Caused by:` of the first trace that has one, as a finding."""
+    for event in events:
+        for field, text in _texts(event):
+            lines = [m for m in re.finditer(r"^[ \t]*Caused by:[ \t]*(?P<what>[^\n]{4,300})", text[-16_000:], re.M)]
+            if lines:
+                match = lines[-1]
+                shift = max(0, len(text) - 16_000)
+                value = match.group("what").strip()
+                start = shift + match.start("what")
+                return Finding(kind="error", value=value, event_ids=[event.event_id],
+                               spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
+    return None
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").lower())) - _STOP
+
+
+def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
+    """The specifics besides the error statements (module docstring), at most a few per kind, those
+    the problem events name first."""
+    said = " ".join(f.value for f in errors)
+    said_words = _words(said)
+    problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
+                       for n in re.findall(r"(?<![\w.])\d{2,}(?![\w])", e.message)}
+    # (kind, value) -> event ids and spans, as plain data until the few kept become Findings
+    found: dict[tuple[FindingKind, str], tuple[dict[str, None], list[Span]]] = {}
+
+    def add(kind: FindingKind, value: str, event: LogEvent, field: str, start: int) -> None:
+        ids, spans = found.setdefault((kind, value), ({}, []))
+        if event.event_id not in ids:
+            ids[event.event_id] = None
+            if len(spans) < 3:
+                spans.append(Span(event_id=event.event_id, field=field, start=start, end=start + len(value)))
+
+    problem_first = sorted(events, key=lambda e: (e.level not in (*_PROBLEM, "WARN"), e.time))
+    for event in problem_first:
+        problem = event.level in (*_PROBLEM, "WARN")
+        for field, text in _texts(event):
+            if problem:
+                for kind, value, start in _shaped(text[:8_000]):
+                    add(kind, value, event, field, start)
+            for value, start, flag, name, number in _settings_in(text[:8_000]):
+                if _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
+                    add("setting", value, event, field, start)
+    out: list[Finding] = []
+    for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
+        out += [Finding(kind=k, value=value, event_ids=list(ids), spans=spans)
+                for (k, value), (ids, spans) in found.items() if k == kind][:MAX_PER_KIND]
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
+    """(kind, value, start) of the shaped specifics in one problem text (a burst repeats its text:
+    it is read once)."""
+    out: list[tuple[FindingKind, str, int]] = []
+    lowered = text.lower()
+    for kind, pattern, needs in _RULES:
+        if needs and not any(n in lowered for n in needs) or (needs == ("/",) and not _GRPC_HINT.search(text)):
+            continue
+        for m in pattern.finditer(text):
+            if "://" in m.group("v") and _in_hint(text, m.start("v") + m.group("v").index("://") + 3):
+                continue  # a link to read, not the endpoint that fails
+            out.append((kind, m.group("v").rstrip(".,;:"), m.start("v")))
+    if any(w in lowered for w in _EXPIRY_WORDS):
+        for m in _DATE_AT.finditer(text):
+            if _EXPIRY_BEFORE.search(text[max(0, m.start() - 40):m.start()]):
+                out.append(("expiry", m.group(), m.start()))
+    for m in _PORT.finditer(text):
+        start = m.start()
+        while start > 0 and m.start() - start < 255 and text[start - 1] in _HOST_CHARS:
+            start -= 1
+        host = _HOST_NAME.fullmatch(text, start, m.start())
+        if host is None or text[max(0, start - 1):start] == "@" or (
+                text[max(0, start - 1):start] == "/" and text[max(0, start - 2):start] != "//"):
+            continue  # no host name before the port, or a path's or user's part (`/a:80`, `u@h:22`)
+        before = text[max(0, start - 24):start]
+        if "." not in host.group() and not before.endswith(_PEER_WORDS):
+            continue  # `level:20`, `line:42`: a bare word is a host only where the line says it is the peer
+        if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or _LOCAL_BEFORE.search(before):
+            continue
+        out.append(("address", text[start:m.end()], start))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _settings_in(text: str) -> tuple[tuple[str, int, str | None, str | None, str | None], ...]:
+    """(value, start, flag, name, number) of the `name=value` settings and flags in one text."""
+    if not _SETTING_HINT.search(text):
+        return ()
+    return tuple((m.group("v"), m.start("v"), m.group("flag"), m.group("name"), m.group("n"))
+                 for m in _SETTING.finditer(text))
+
+
+def _relevant_setting(flag: str | None, name: str | None, number: str | None, said_words: set[str],
+                      problem_numbers: set[str], context: bool) -> bool:
+    if flag:
+        return bool(_MEMORY_FLAG.search(flag) and said_words & _MEMORY_WORDS) or bool(_words(flag) & said_words)
+    if not name or not number:
+        return False
+    if not re.search(r"[_.\-]|[a-z][A-Z]", name) or _SOURCE_FILE.search(name) or re.search(r"\.\w{1,5}$", name):
+        return False  # a plain word ("attempt: 3") or a file and its line is no setting's name
+    digits = re.match(r"\d+", number)
+    repeated = context and digits is not None and len(digits.group()) >= 2 and digits.group() in problem_numbers
+    return bool(_words(name) & said_words) or repeated
+
+
+def sentence(errors: list[Finding], others: list[Finding], events: list[LogEvent]) -> str:
+    """The root cause's words for the specifics: what the first error says, where and when, the
+    deepest cause, and the entities named."""
+    parts = []
+    first = min((e for e in events if e.level in ("ERROR", "FATAL")), key=lambda e: e.time, default=None) or \
+        min((e for e in events if e.level is None), key=lambda e: e.time, default=None)
+    if first is not None:
+        parts.append(f"The first error came from {first.service} at {first.time.isoformat(timespec='seconds')}.")
+    total = len(events)
+    for finding in errors:
+        deepest = finding.spans and _is_caused_by(finding, events)
+        if deepest:
+            parts.append(f"The deepest cause in the trace: `{finding.value}`.")
+        else:
+            parts.append(f"The events say: `{' '.join(finding.value.split())}` "
+                         f"(in {len(finding.event_ids)} of {total} events).")
+    named = [f"{f.kind} `{f.value}`" for f in others]
+    if named:
+        parts.append(f"They name {', '.join(named)}.")
+    return " ".join(parts)
+
+
+def _is_caused_by(finding: Finding, events: list[LogEvent]) -> bool:
+    span = finding.spans[0]
+    event = next((e for e in events if e.event_id == span.event_id), None)
+    if event is None:
+        return False
+    text = dict(_texts(event)).get(span.field, "")
+    return bool(re.search(r"Caused by:[ \t]*$", text[:span.start]))
+
+
+def summary(findings: list[Finding]) -> str | None:
+    """One recommendation step naming where to look first, from the ranked specifics."""
+    wanted = ("address", "endpoint", "queue", "setting", "expiry", "subject", "path")
+    named = [f"{f.kind} `{f.value}`" for kind in wanted for f in findings if f.kind == kind][:4]
+    errors = [f.value for f in findings if f.kind == "error"][:1]
+    if not named and not errors:
+        return None
+    return ("Start from what the events name: " + ", ".join(named)
+            + ("; " if named and errors else "") + (f"the error `{errors[0][:160]}`" if errors else "") + ".")

@@ -1,0 +1,121 @@
+"""Specifics from the evidence (issue 36.2): the root cause and the recommendation name what the
+events name (the peer's host:port, the endpoint, the certificate's expiry, the setting at its
+limit, the deepest `Caused by`, the error's own words), each a finding quoted from an event, found
+by shape in wordings no rule was written for; and no claim the evidence contradicts."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.analyst import specifics
+from pipeline.analyst.findings import event_texts
+from pipeline.analyst.offline import OfflineAnalyst
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.embeddings import HashedNgramEmbedder
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import IncidentState
+
+
+@pytest.fixture(scope="module")
+def analyst():
+    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
+
+
+def _events(service: str, *raw):
+    out = []
+    for i, item in enumerate(raw):
+        body = {"message": item, "level": "ERROR"} if isinstance(item, str) else {"level": "ERROR", **item}
+        out.append(normalize({"time": f"2027-05-01T10:00:{i:02d}Z", "service": service, **body},
+                             source="test", position=str(i)))
+    return out
+
+
+def _analysed(analyst, service: str, *raw) -> IncidentState:
+    state = IncidentState(incident_id="INC-s", service=service, evidence=_events(service, *raw))
+    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
+    state = state.model_copy(update={"rca": analyst.rca(state), "severity": "high"})
+    return state.model_copy(update={"recommendation": analyst.recommend(state)})
+
+
+def _quoted_where_found(state: IncidentState) -> None:
+    """Every finding is quoted from an event: its first span slices its value out of that event."""
+    by_id = {e.event_id: e for e in state.evidence}
+    for finding in state.rca.findings:
+        if finding.source != "evidence" or not finding.spans:
+            continue
+        span = finding.spans[0]
+        text = dict(event_texts(by_id[span.event_id]) + [("stack", by_id[span.event_id].stack or "")]).get(span.field)
+        text = text if text is not None else str(by_id[span.event_id].fields.get(span.field[7:], ""))
+        assert text[span.start:span.end] == finding.value, finding
+
+
+EXPIRED = ('delivery failed: Post "https://ledger.acme.test:9443/api/v2/entries": tls: failed to verify certificate: '
+           "x509: certificate has expired or is not yet valid: current time 2027-05-01T10:00:00Z is after "
+           "2027-04-30T23:59:59Z")
+
+
+def test_a_certificates_peer_endpoint_and_expiry_are_named_in_the_root_cause_and_the_plan(analyst):
+    state = _analysed(analyst, "ledger-sync", EXPIRED, EXPIRED.replace("10:00:00Z", "10:00:01Z"))
+    rca = state.rca
+    kinds = {(f.kind, f.value) for f in rca.findings}
+    assert {("address", "ledger.acme.test:9443"), ("expiry", "2027-04-30T23:59:59Z"),
+            ("endpoint", "https://ledger.acme.test:9443/api/v2/entries")} <= kinds
+    for value in ("ledger.acme.test:9443", "2027-04-30T23:59:59Z", "x509: certificate has expired or is not yet valid"):
+        assert value in rca.root_cause
+    assert rca.root_cause.index("2027-04-30T23:59:59Z") < rca.root_cause.index("Why this happens:")
+    plan = " ".join([state.recommendation.action, *state.recommendation.steps])
+    assert "ledger.acme.test:9443" in plan and "2027-04-30T23:59:59Z" in plan
+    _quoted_where_found(state)
+
+
+def test_the_deepest_caused_by_ranks_first_and_the_banner_lines_are_no_statement():
+    trace = ("com.acme.jobs.JobFailedException: nightly settlement failed\n"
+             "\tat com.acme.jobs.Runner.run(Runner.java:77)\n"
+             "Caused by: com.acme.store.StoreException: write rejected\n"
+             "\tat com.acme.store.Store.put(Store.java:12)\n"
+             "Caused by: java.io.IOException: Read-only file system: /srv/settlements/2027-05-01.csv\n"
+             "\t... 4 more")
+    events = _events("settlement", {"message": "nightly settlement failed", "stack": trace},
+                     "#\n# A fatal error has been detected by the runtime:\n#\n#  SIGBUS (0x7) at pc=0x00007f00, pid=1\n#")
+    ranked = specifics.statements(events)
+    assert ranked[0].value == "java.io.IOException: Read-only file system: /srv/settlements/2027-05-01.csv"
+    said = [f.value for f in ranked]
+    assert "#  SIGBUS (0x7) at pc=0x00007f00, pid=1" in said and "#" not in said
+
+
+def test_the_local_side_of_a_connection_is_no_peer_and_a_reset_is_no_refusal(analyst):
+    line = ('sync failed: Post "https://intake.partner.test/v3/batches": read tcp 10.2.0.7:50412->10.88.4.2:443: '
+            "read: connection reset by peer")
+    state = _analysed(analyst, "sync-agent", line, line.replace("50412", "50419"))
+    addresses = [f.value for f in state.rca.findings if f.kind == "address"]
+    assert addresses == ["10.88.4.2:443"]
+    assert "10.2.0.7:50412" not in state.rca.root_cause.split("The events say")[0]
+    if state.rca.category == "connection_refused":  # the cause's own sentence says what the events say
+        cause = state.rca.root_cause.split(". ")[0]
+        assert "10.88.4.2:443" in cause and "reset" in cause and "refused" not in cause
+
+
+def test_a_setting_is_named_when_the_errors_speak_of_it_or_repeat_its_number():
+    events = _events("quotes-api",
+                     {"level": "INFO", "message": "client ready (read_timeout_ms=2500, batch_size=500, retries=3)"},
+                     {"level": "INFO", "message": "queue declared (x-max-backlog=20000, durable=true)"},
+                     "ReadTimeout: read timed out after 2.5s calling pricing",
+                     {"level": "WARN", "message": "backlog at 20000 messages, publisher blocked"})
+    found = {f.value for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"}
+    assert found == {"read_timeout_ms=2500", "x-max-backlog=20000"}  # the batch size is no part of it
+
+
+def test_a_link_to_read_is_not_part_of_the_statement_nor_an_endpoint():
+    events = _events("batch", "TransferError: upstream closed the stream early; see https://docs.acme.test/errors/77 "
+                              "for details")
+    ranked = specifics.statements(events)
+    assert ranked[0].value == "TransferError: upstream closed the stream early"
+    assert not [f for f in specifics.extract(events, ranked) if "docs.acme.test" in f.value]
+
+
+def test_a_trace_kept_in_a_field_names_its_file_and_its_exception(analyst):
+    state = _analysed(analyst, "mailer", {"message": "receipt failed", "exc_info": (
+        "Traceback (most recent call last):\n  File \"/srv/mailer/receipts.py\", line 88, in send\n"
+        "    to = order.buyer.address\nAttributeError: 'NoneType' object has no attribute 'address'")})
+    assert "AttributeError: 'NoneType' object has no attribute 'address'" in state.rca.root_cause
+    assert any(f.kind == "file_line" and f.value == "/srv/mailer/receipts.py:88" for f in state.rca.findings)
