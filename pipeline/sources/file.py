@@ -46,6 +46,15 @@ class FileSource:
         # (path, inode) -> the span [start, end) whose newlines were counted, and their count
         self._counted: dict[tuple[str, int], tuple[int, int, int]] = {}
 
+    @property
+    def batch_lines(self) -> int:
+        """The most lines a read hands over (the poller grows it while the file is behind)."""
+        return self.tailer.batch_lines
+
+    @batch_lines.setter
+    def batch_lines(self, lines: int) -> None:
+        self.tailer.batch_lines = max(1, int(lines))
+
     def read(self, cursor: str | None) -> Batch:
         """Complete lines appended since the cursor, oldest files' leftovers first."""
         tail = self.tailer.read(cursor)
