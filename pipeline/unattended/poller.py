@@ -191,7 +191,8 @@ class Poller:
             setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
         elif kind == "counted":
             report.repeats_counted += 1
-        if kind is not None and self.engine.records.incident(incident_id)["status"] == "failed":
+        # the status alone: `incident` would decompress and parse the summary after every run and count
+        if kind is not None and self.engine.records.incident_fields(incident_id, "status")["status"] == "failed":
             report.runs_failed += 1
 
     def _index_evidence(self) -> None:
