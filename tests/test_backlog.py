@@ -92,3 +92,35 @@ def test_a_short_burst_through_the_real_poller_loses_nothing_and_drains(source, 
     assert result["nothing_lost"] and result["lines_in"] == 900
     assert result["lines_behind_at_end"] == 0 and result["drain_seconds"] is not None
     assert result["incidents_failed"] == 0 and result["incidents_measured"] == result["incidents"] > 0
+
+
+def test_a_backlog_is_stored_in_batches_that_grow_while_more_is_ready(engine, tmp_path):
+    # issue 37.2: a burst of 2,000 lines/s was stored 100 lines a transaction; while the source says
+    # more is ready each batch doubles (to 4x the source's, INCIDENTIQ_POLL_BATCH_LINES), and a poll that finds
+    # the source caught up starts again from the configured size
+    engine.settings = engine.settings.model_copy(update={"poll_max_lines": 10_000})
+    path = tmp_path / "app.jsonl"
+    info = '{{"_time": "2026-11-28T10:{m:02d}:{s:02d}Z", "service": "svc", "level": "INFO", "message": "ok {n}"}}\n'
+
+    def append(start: int, count: int) -> None:
+        with path.open("a") as out:
+            out.writelines(info.format(m=n // 60 % 60, s=n % 60, n=n) for n in range(start, start + count))
+    append(0, 700)
+    sizes: list[int] = []
+    store = engine.incidents.store_batch
+
+    def noted(items, **kwargs):
+        items = list(items)
+        sizes.append(len(items))
+        return store(items, **kwargs)
+    engine.incidents.store_batch = noted
+    poller = Poller(engine, FileSource(path, max_bytes=engine.settings.max_event_bytes, batch_lines=10), interval=0.05)
+    try:
+        assert poller.poll_once().counts.events == 700
+        assert sizes == [10, 20, *[40] * 16, 30]
+        sizes.clear()
+        append(700, 25)
+        assert poller.poll_once().counts.events == 25
+        assert sizes == [10, 15]
+    finally:
+        poller.close()

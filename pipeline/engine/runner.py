@@ -301,7 +301,7 @@ def _evidence_ids(snap: StateSnapshot) -> set[str]:
 
 def record_failure(engine: Engine, incident_id: str, exc: RuntimeFailure) -> None:
     """Mark a run failed with its error and schedule a bounded retry with backoff."""
-    attempts = engine.records.incident(incident_id)["attempts"]  # this attempt is already counted
+    attempts = engine.records.incident_fields(incident_id, "attempts")["attempts"]  # this attempt is already counted
     retry_at = engine.records.clock.now() + timedelta(seconds=min(600, 5 * 2 ** attempts))
     engine.records.update_incident(
         incident_id, status="failed", attempts=attempts, last_error=redact(f"{type(exc).__name__}: {exc.message}")[:2000],

@@ -111,7 +111,8 @@ class Incidents:
                 if seen.intersection(ids):
                     continue  # seen before (or stored by an older version under its content's id)
                 seen.add(item.event_id)
-                fresh.append((item, self._fingerprints(miner, item) if self.opening.opens(item) else None))
+                fresh.append((item, self._fingerprints(miner, item, pre_miner=content_ids)
+                              if self.opening.opens(item) else None))
             # the newest incident of every fingerprint the batch's opening events lead to, in one
             # lookup (not one an event); the incidents the batch opens are added as it opens them
             newest = rows.newest_by_fingerprint(conn, list(dict.fromkeys(
@@ -146,15 +147,19 @@ class Incidents:
         return (event.event_id, content_id) if content_id else (event.event_id,)
 
     @staticmethod
-    def _fingerprints(miner: TemplateMiner, event: LogEvent) -> tuple[str, list[str]]:
+    def _fingerprints(miner: TemplateMiner, event: LogEvent, *, pre_miner: bool) -> tuple[str, list[str]]:
         """The event's fingerprint (by the miner's template of its first line, the miner learning
         from it), and every fingerprint whose incident it joins: clusters the miner joined since an
         incident opened still lead to it, and so does the masked fingerprint incidents had before
-        the miner."""
+        the miner. That one masks the message a second time, with the pre-miner masks: only a
+        store that held events before the miner came (migration 2: store_meta 'content_ids',
+        `pre_miner`) can hold such incidents, so elsewhere the message is masked once."""
         template_id = miner.add(correlation.first_line(event.message)).template_id
         fp = correlation.fingerprint(event, template_id=template_id)
         known = [correlation.fingerprint(event, template_id=t) for t in miner.group_members(template_id)]
-        return fp, list(dict.fromkeys([fp, *known, correlation.fingerprint(event)]))
+        if pre_miner:
+            known.append(correlation.fingerprint(event))
+        return fp, list(dict.fromkeys([fp, *known]))
 
     def _correlate(self, conn: Connection, event: LogEvent, keys: tuple[str, list[str]],
                    newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str) -> str:

@@ -38,7 +38,9 @@ class Batch:
 
 
 class Source(Protocol):
-    """A log source: a stable name (it keys the cursor) and a read from a cursor."""
+    """A log source: a stable name (it keys the cursor) and a read from a cursor. A source that
+    sizes its batches has a settable `batch_lines` (the most items a read hands over): the poller
+    grows it while the source is behind (unattended/poller.py)."""
 
     name: str
 

@@ -5,9 +5,10 @@ writer pauses, the last record waits for its continuation lines until the file i
 rotated file's leftovers wait until it has been quiet for a while and nobody writes to it.
 
 Each read also says what is left behind its cursor (`Batch.bytes_behind`, `lines_behind` and
-`lag_seconds`): the bytes after each file's offset, the newlines among them (counted up to
-`COUNT_BYTES` per read, the rest estimated at the same density), and the age of the oldest unread
-byte. A file does not say when a byte was written, so that age is a lower bound: the later of
+`lag_seconds`): the bytes after each file's offset, the newlines among them (counted over up to
+`COUNT_BYTES` after the offset, the rest estimated at the same density), and the age of the oldest
+unread byte. The count is kept between reads: a read counts only the bytes its batch consumed and
+those appended (or newly in reach) since, never the whole unread file again. A file does not say when a byte was written, so that age is a lower bound: the later of
 when this source first saw the file grow past the offset and the file's last write.
 """
 from __future__ import annotations
@@ -42,6 +43,17 @@ class FileSource:
         self.clock = clock
         # (path, inode) -> ascending (size, first seen at): when each size was first seen
         self._sightings: dict[tuple[str, int], tuple[list[int], list[float]]] = {}
+        # (path, inode) -> the span [start, end) whose newlines were counted, and their count
+        self._counted: dict[tuple[str, int], tuple[int, int, int]] = {}
+
+    @property
+    def batch_lines(self) -> int:
+        """The most lines a read hands over (the poller grows it while the file is behind)."""
+        return self.tailer.batch_lines
+
+    @batch_lines.setter
+    def batch_lines(self, lines: int) -> None:
+        self.tailer.batch_lines = max(1, int(lines))
 
     def read(self, cursor: str | None) -> Batch:
         """Complete lines appended since the cursor, oldest files' leftovers first."""
@@ -60,6 +72,7 @@ class FileSource:
         total_bytes = total_lines = 0
         age = 0.0
         budget = COUNT_BYTES
+        counted, self._counted = self._counted, {}  # files the cursor no longer names are forgotten
         for entry in entries:
             path = _located(str(entry["path"]), int(entry["ino"]), bool(entry.get("rotated")))
             try:
@@ -79,19 +92,41 @@ class FileSource:
             del sizes[:read], seen[:read]
             if len(sizes) > _SIGHTINGS:  # keep the oldest, thin out the rest
                 del sizes[1::2], seen[1::2]
+            key = (str(entry["path"]), st.st_ino)
+            if key in counted:
+                self._counted[key] = counted[key]
             if not behind:
+                self._counted.pop(key, None)
                 continue
             if sizes:
                 age = max(age, now - seen[0])
             age = max(age, now - st.st_mtime)
-            counted = min(behind, budget)
-            lines = _newlines(path, off, counted) if counted else 0
-            budget -= counted
-            if counted < behind:
-                lines = round(lines * behind / counted) if counted else 0
+            lines, budget = self._count(key, path, off, st.st_size, budget)
             total_bytes += behind
             total_lines += lines
         return total_bytes, total_lines, max(0.0, age)
+
+    def _count(self, key: tuple[str, int], path: str, off: int, size: int, budget: int) -> tuple[int, int]:
+        """The newlines after `off` (counted over up to COUNT_BYTES, estimated beyond), from the
+        span counted by the last read: the bytes read since leave it, the bytes appended since
+        join it, at most `budget` of them; returns the lines and the budget left."""
+        start, end, lines = self._counted.get(key, (off, off, 0))
+        if not start <= off <= end or size < end:  # a new file, a truncation, or a cursor moved back
+            start, end, lines = off, off, 0
+        if off > start:  # what the batch consumed leaves the count (or the rest is counted afresh)
+            if off - start <= end - off:
+                lines -= _newlines(path, start, off - start)
+            else:
+                lines = _newlines(path, off, end - off)
+        reach = min(size, off + COUNT_BYTES, end + budget)
+        if reach > end:
+            lines += _newlines(path, end, reach - end)
+            budget -= reach - end
+            end = reach
+        self._counted[key] = (off, end, lines)
+        if end < size:  # estimated beyond the span at its density
+            return (round(lines * (size - off) / (end - off)) if end > off else 0), budget
+        return lines, budget
 
 
 def _located(path: str, ino: int, rotated: bool) -> str | None:

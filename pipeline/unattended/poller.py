@@ -40,6 +40,12 @@ PRUNE_BATCH = 500  # incidents compacted per hourly prune; the rest on the next
 # merge takes what the backlog held for it rather than one every delay (a repeat is only counted;
 # new templates re-run the analysis)
 BEHIND_MERGE_DELAYS = 2
+# while the source has more ready, each batch doubles, up to this many times the source's batch size
+# (INCIDENTIQ_POLL_BATCH_LINES; and INCIDENTIQ_POLL_MAX_LINES): a backlog is stored in fewer, larger transactions; the first
+# batch of every poll has the configured size, so a source that keeps up reads as before. Bounded
+# low: a batch's new incidents start their runs one after another once it is stored, so at 16x the
+# burst bench's p95 read -> awaiting approval rose from 0.5 s to 3.4 s
+BATCH_GROWTH = 4
 
 
 class Poller:
@@ -56,6 +62,8 @@ class Poller:
         self.owner = owner or process_owner()
         self.max_backoff = max_backoff
         self.cursor_key = f"source:{source.name}"
+        # the source's own batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it), if it has one
+        self._batch_lines: int | None = getattr(source, "batch_lines", None)
         self.state = "stopped"
         self.failures = 0  # consecutive failed polls, for the backoff
         self.restarts = 0  # times the supervisor restarted the loop after a bug ended it
@@ -133,14 +141,20 @@ class Poller:
 
     def _read_and_store(self, report: PollReport) -> None:
         """Read the source in batches of INCIDENTIQ_POLL_BATCH_LINES, at most INCIDENTIQ_POLL_MAX_LINES
-        a poll; after each stored batch the runs of the incidents it opened start, before the next
-        batch is read, so a backlog being read never keeps its first incidents from the reviewer."""
+        a poll (batches grow while the source has more ready: BATCH_GROWTH); after each stored batch
+        the runs of the incidents it opened start, before the next batch is read, so a backlog being
+        read never keeps its first incidents from the reviewer."""
         settings = self.engine.settings
         recover_lost_runs(self.engine)
         cursor = self.engine.records.cursor(self.cursor_key)
         lines = 0
+        size = self._batch_lines
+        largest = min(size * BATCH_GROWTH, max(settings.poll_max_lines, size)) if size else None
         while True:
+            if size and largest:  # a source that sizes its batches (Source)
+                self.source.batch_lines = size  # type: ignore[attr-defined]  # not every Source has one
             batch = self.source.read(cursor)
+            size = min(2 * size, largest) if size and largest else size
             if batch.items or batch.cursor is not None:
                 # events, dead letters and the cursor that covers them: one transaction
                 counts = self.engine.incidents.store_batch(
@@ -177,7 +191,8 @@ class Poller:
             setattr(report, f"runs_{kind}", getattr(report, f"runs_{kind}") + 1)
         elif kind == "counted":
             report.repeats_counted += 1
-        if kind is not None and self.engine.records.incident(incident_id)["status"] == "failed":
+        # the status alone: `incident` would decompress and parse the summary after every run and count
+        if kind is not None and self.engine.records.incident_fields(incident_id, "status")["status"] == "failed":
             report.runs_failed += 1
 
     def _index_evidence(self) -> None:
