@@ -243,7 +243,8 @@ class Incidents:
         would join (as `store_batch` reads them; a reviewer's split picks a member pattern's events
         with them). The miner learns nothing new from events it has seen; what it does learn is saved."""
         with self.records.transaction() as conn, self._templates(conn, iso(self.clock.now())) as miner:
-            return {e.event_id: self._fingerprints(miner, e)[1] for e in events}
+            pre_miner = rows.has_content_ids(conn)
+            return {e.event_id: self._fingerprints(miner, e, pre_miner=pre_miner)[1] for e in events}
 
     def templates(self) -> dict[str, str]:
         """Every template the miner knows: id → template text (as last saved by any process)."""
