@@ -280,25 +280,29 @@ def _narrowing() -> dict:
     # are ~0.2-0.25 s of the browser's main thread on every load of the inbox; the values are the view's
     # (in the URL), kept while it is closed
     session.keep_values(*NARROWING_KEYS)
-    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url)
+    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url) and
+    # by a return from another page to a narrowed view (a page switch forgets an expander's state): the
+    # reviewer sees how the view is narrowed
+    if "inbox_narrowing" not in st.session_state and any(st.session_state.get(k) for k in NARROWING_KEYS[:5]):
+        st.session_state["inbox_narrowing"] = True
     box = st.expander("Filter, sort and columns", key="inbox_narrowing", on_change="rerun")
     if box.open:
         with box:
             cells = st.columns(5)
             cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
-                                 placeholder="any")
+                                 placeholder="any", persist_state="session")
             cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
-                               format_func=lambda v: v or "any")
+                               format_func=lambda v: v or "any", persist_state="session")
             # the index serves the day the incident was taken in, not its log's own time: the label says which
             taken_in = ("the day the workbench took the incident in (UTC), which is not its log lines' own day "
                         "when old logs are ingested")
             cells[2].date_input("Ingested from", value=None, key="inbox_from", on_change=_back_to_first_page,
-                                help=taken_in)
+                                help=taken_in, persist_state="session")
             cells[3].date_input("Ingested to", value=None, key="inbox_to", on_change=_back_to_first_page,
-                                help=taken_in)
+                                help=taken_in, persist_state="session")
             cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
-                               format_func=SORT_LABELS.get)
-            st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get)
+                               format_func=SORT_LABELS.get, persist_state="session")
+            st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get, persist_state="session")
     # the widgets' values (drawn or kept): one reading whether the expander is open or not
     chosen = st.session_state
     opened_from, opened_to = chosen.get("inbox_from"), chosen.get("inbox_to")
