@@ -11,7 +11,8 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import SEEN_HELP
 from workbench import session
-from workbench.inbox_actions import bulk_actions, keyboard
+from workbench.inbox_actions import (SCOPE as ACTIONS_SCOPE, bulk_actions, cursor, cursor_box_key, keyboard, picked,
+                                     set_cursor)
 from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
                                   PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
@@ -51,7 +52,7 @@ def _open_selected_row() -> None:
 
 
 def _open_chosen() -> None:
-    st.session_state["inbox_open"] = st.session_state.get("inbox_pick")
+    st.session_state["inbox_open"] = cursor()
 
 
 def _view_from_url() -> None:
@@ -199,16 +200,20 @@ def _inbox() -> None:
 
     result = workbench.review.inbox_page(**query, after=cursors[page - 1], limit=PAGE_SIZE)
     rows, next_cursor = result["rows"], result["next_cursor"]
-    st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
+    shown = st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
     overdue = workbench.review.overdue_count(now)
+    # what a key or a bulk action did, above the table: also when it emptied the view
+    session.show_messages(ACTIONS_SCOPE)
 
     if not rows:
         st.info("No incidents here." if not search else "No incident matches this search.")
     else:
+        if cursor() not in shown:
+            set_cursor(shown[0])
         frame = inbox_frame(rows, now)
         st.dataframe(
-            # a Styler only when a row is tinted: pandas renders every cell's style (~0.14 s a page)
-            highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
+            # the chosen row (j / k, the box below) tinted blue where it is read: the keys' cursor
+            highlight_overdue(frame, chosen=shown.index(cursor())),
             key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=narrowing["cols"], width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config=_column_config())
@@ -225,9 +230,9 @@ def _inbox() -> None:
     bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
                disabled=next_cursor is None, on_click=_to_page, args=(page + 1, [*cursors[:page], next_cursor]))
     if rows:
-        if st.session_state.get("inbox_pick") not in st.session_state["inbox_shown_ids"]:
-            st.session_state["inbox_pick"] = rows[0]["incident_id"]
-        bar.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick", width=260,
+        box = cursor_box_key()
+        bar.selectbox("Open incident", shown, index=shown.index(cursor()), key=box, width=260,
+                      on_change=picked, args=(box,),
                       help="j / k move it, Enter opens it, a / r approve / reject it after a confirmation")
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
         keyboard(workbench.review, rows)

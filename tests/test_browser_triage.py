@@ -7,13 +7,14 @@ the small fixture's incidents paused at approval.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.support import CHROMIUM, browser_page, browser_site, choose, settle
+from tests.support import CHROMIUM, FIXTURES, browser_page, browser_site, choose, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -22,7 +23,17 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    with browser_site(tmp_path_factory.mktemp("triage-ui")) as site:
+    """The small fixture's problems in three regions (12 incidents paused at approval): more rows than
+    five key presses move over."""
+    work = tmp_path_factory.mktemp("triage-ui")
+    log = work / "regions.jsonl"
+    with log.open("w") as out:
+        for region in ("eu", "us", "ap"):
+            for line in (FIXTURES / "small.jsonl").read_text().splitlines():
+                event = json.loads(line)
+                out.write(json.dumps({**event, "service": f"{event['service']}-{region}"}) + "\n")
+    with browser_site(work, log) as site:
+        assert len(site["rows"]) >= 7, site["rows"]
         yield site
 
 
@@ -86,3 +97,71 @@ def test_the_triage_survives_a_visit_to_an_incident_and_back(page, site):
         assert view(page) == chosen, (leave, view(page), chosen)
         assert page.get_by_label("Service", exact=True).first.input_value() == service, leave
         assert page.get_by_label("Sort", exact=True).first.input_value() == "most severe first", leave
+
+
+def listed(page) -> list[str]:
+    """The ids of the rows, in the table's order (the "Open incident" box lists them so)."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Open incident", exact=True).first
+    for _ in range(6):  # the 5 s refresh redrawing the box as it opens closes its list: open it again
+        box.click()
+        try:
+            expect(page.get_by_role("option").first).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return options
+
+
+def tinted_rows(page, rows: int) -> list[int]:
+    """The table's rows drawn blue (the chosen row's tint), by their pixels: the grid is a canvas.
+    Each row is 35 px under a 35 px header; a row's blue is measured in its Title cell's empty end."""
+    import io
+
+    from PIL import Image
+
+    grid = page.get_by_test_id("stDataFrame").bounding_box()
+    shot = Image.open(io.BytesIO(page.screenshot(clip=grid))).convert("RGB")
+    scale = shot.width / grid["width"]
+    out = []
+    for i in range(rows):
+        y = int((35 + 35 * i + 4) * scale)
+        pixels = [shot.getpixel((int(x * scale), y)) for x in range(20, int(grid["width"]) - 20, 7)]
+        r, g, b = (sum(p[k] for p in pixels) / len(pixels) for k in range(3))
+        if b - r > 25:
+            out.append(i)
+    return out
+
+
+
+@pytest.mark.timeout(300)
+def test_five_j_presses_faster_than_reruns_all_count_and_the_chosen_row_is_highlighted(page, site):
+    from playwright.sync_api import expect
+
+    page.goto(site["url"])
+    inbox_drawn(page)
+    ids = listed(page)
+    assert len(ids) >= 7, ids
+    box = page.get_by_label("Open incident", exact=True).first
+    assert box.input_value() == ids[0]
+    page.locator("h1").first.click()  # the focus on the page, not in a text box
+    for _ in range(5):
+        page.keyboard.press("j")
+        page.wait_for_timeout(150)
+    expect(box).to_have_value(ids[5], timeout=30_000)
+    settle(page)
+    expect(box).to_have_value(ids[5])  # and no late press moves it on
+    # the table shows it: the chosen row is its selected row
+    assert tinted_rows(page, 7) == [5]
+    page.locator("h1").first.click()
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    expect(box).to_have_value(ids[3], timeout=30_000)
+    settle(page)
+    assert tinted_rows(page, 7) == [3]
+    page.locator("h1").first.click()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name=ids[3])).to_be_visible(timeout=60_000)
