@@ -1,6 +1,7 @@
 """Browser journeys of the inbox's triage: the severity, service and order a reviewer chose survive a
 visit to an incident (its "Back to the inbox" button and the browser's Back), and `j` / `k` pressed
-faster than the app reruns all count, the chosen row highlighted in the table.
+faster than the app reruns all count, the chosen row highlighted in the table; on the incident page, a
+related incident opens from its row, and "Context in the log" moves the page to the lines it built.
 
 One `streamlit run app.py` for the module (tests/support.py's streamlit_app), headless Chromium, on
 the small fixture's incidents paused at approval.
@@ -34,6 +35,10 @@ def site(tmp_path_factory):
                 out.write(json.dumps({**event, "service": f"{event['service']}-{region}"}) + "\n")
     with browser_site(work, log) as site:
         assert len(site["rows"]) >= 7, site["rows"]
+        from pipeline.review.service import ReviewService
+        from pipeline.services import related_of
+
+        related_of(ReviewService(site["engine"])).catch_up(batches=None)  # what the poller does after a poll
         yield site
 
 
@@ -165,3 +170,48 @@ def test_five_j_presses_faster_than_reruns_all_count_and_the_chosen_row_is_highl
     page.locator("h1").first.click()
     page.keyboard.press("Enter")
     expect(page.get_by_role("heading", name=ids[3])).to_be_visible(timeout=60_000)
+
+
+def open_incident_page(page, site, incident_id: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{site['url']}/incident?incident={incident_id}")
+    expect(page.get_by_role("heading", name=incident_id)).to_be_visible(timeout=60_000)
+    settle(page)
+
+
+@pytest.mark.timeout(300)
+def test_a_related_incident_opens_from_its_row_in_nearest_by_evidence(page, site):
+    """The same error in another region's service is the nearest by evidence; its row opens it."""
+    from playwright.sync_api import expect
+
+    mine = next(r for r in site["rows"] if r["service"] == "checkout-api-eu")
+    twins = {r["incident_id"] for r in site["rows"] if r["service"].startswith("checkout-api-")} - {mine["incident_id"]}
+    open_incident_page(page, site, mine["incident_id"])
+    page.get_by_text("Related incidents").click()
+    near = page.locator(f".st-key-incident_related_near_{mine['incident_id']}").get_by_test_id("stDataFrame")
+    expect(near).to_be_visible(timeout=30_000)
+    settle(page)
+    near.scroll_into_view_if_needed()
+    grid = near.bounding_box()
+    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # the first row's selection box
+    page.wait_for_function(f"() => {json.dumps(sorted(twins))}.some(i => location.search.includes(i))",
+                           timeout=60_000)
+    opened = next(i for i in twins if i in page.url)
+    expect(page.get_by_role("heading", name=opened)).to_be_visible(timeout=60_000)
+
+
+@pytest.mark.timeout(300)
+def test_context_in_the_log_moves_the_page_to_the_lines_around_the_quoted_one(page, site):
+    from playwright.sync_api import expect
+
+    incident = next(r for r in site["rows"] if r["service"] == "checkout-api-us")["incident_id"]
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_incident_page(page, site, incident)
+    page.get_by_role("button", name=re.compile("Context in the log")).first.click()
+    block = page.locator(".st-key-incident_context_block")
+    expect(block).to_be_attached(timeout=60_000)
+    expect(block.get_by_text("Context of the quoted line")).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(1500)  # a scroll that is coming has come
+    top = block.bounding_box()["y"]
+    assert 0 <= top < 900 / 2, top  # in view, near the top: not a screen below

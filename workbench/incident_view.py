@@ -86,9 +86,22 @@ def _short_time(value: str | None) -> str:
 CONTEXT_KEY = "incident_context"  # {incident_id: event_id}: the quoted line whose context the Evidence tab shows
 
 
+SCROLL_KEY = "incident_context_scroll"  # a jump not yet scrolled to: its number (each jump's script is new)
+# moves the page to the context block once it is drawn (the tab below the analysis is a screen down)
+_SCROLL_JS = """<script>/* jump %d */
+(() => { let tries = 0; const timer = setInterval(() => {
+  const block = document.querySelector(".st-key-incident_context_block");
+  if (block) block.scrollIntoView({block: "start"});
+  if (block || ++tries > 50) clearInterval(timer);
+}, 100); })();
+</script>"""
+
+
 def _jump_to_context(incident_id: str, event_id: str) -> None:
     st.session_state.setdefault(CONTEXT_KEY, {})[incident_id] = event_id
     st.session_state[f"incident_tab_{incident_id}"] = "Evidence"
+    st.session_state[SCROLL_KEY] = int(st.session_state.get("incident_context_jumps") or 0) + 1
+    st.session_state["incident_context_jumps"] = st.session_state[SCROLL_KEY]
 
 
 def _whole_window(incident_id: str) -> None:
@@ -104,15 +117,20 @@ def evidence(doc: dict) -> None:
     around = context_frame(frame, evidence_ids(window, own), wanted) if wanted else None
     if around is not None:
         part, at = around
-        st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
-                    f"{CONTEXT_LINES} lines either side")
-        st.dataframe(part, hide_index=True, width="stretch", key="incident_context_table",
-                     column_order=("here", *EVIDENCE_COLUMNS),
-                     column_config={"here": st.column_config.CheckboxColumn("Quoted", help="the line you came from"),
-                                    "trigger": st.column_config.CheckboxColumn("Trigger"),
-                                    "message": st.column_config.TextColumn("Message", width="large")})
-        st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
-                  args=(doc["incident_id"],))
+        with st.container(key="incident_context_block"):
+            st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
+                        f"{CONTEXT_LINES} lines either side")
+            st.dataframe(part, hide_index=True, width="stretch", key="incident_context_table",
+                         column_order=("here", *EVIDENCE_COLUMNS),
+                         column_config={"here": st.column_config.CheckboxColumn("Quoted",
+                                                                                help="the line you came from"),
+                                        "trigger": st.column_config.CheckboxColumn("Trigger"),
+                                        "message": st.column_config.TextColumn("Message", width="large")})
+            st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
+                      args=(doc["incident_id"],))
+        jump = st.session_state.pop(SCROLL_KEY, None)
+        if jump:  # our script only: no data goes into it
+            st.html(_SCROLL_JS % int(jump), unsafe_allow_javascript=True)
         return
     masked = sum(frame[c].str.count(MASK).sum() for c in ("host", "service", "message", "exception"))
     st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines"
