@@ -126,7 +126,7 @@ if st.query_params.get("incident") != incident_id:
 
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 follow(incident_id, incident_version(doc))
-header(doc)
+header(doc, sla_from=workbench.settings.sla_from)
 audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
 main, side = st.columns([5, 4], gap="medium")

@@ -264,6 +264,26 @@ def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_sa
     as_reviewer(app, "alice")
     open_incident(app, incident)
     events = next(m for m in app.metric if m.label.startswith("Events"))
-    assert (events.label, events.value) == ("Events analysed", "3 of 4")
+    # the total, and what the analysis rests on as its basis: not "3 of 4" analysed, as if work were missing
+    assert (events.label, events.value, events.delta) == ("Events", "4", "analysis based on 3 of them")
     quoted = [c.value for c in app.caption if "×" in c.value]
     assert quoted and sum(int(c.rsplit("×", 1)[1]) for c in quoted) == 3
+
+
+def test_the_header_says_what_the_sla_is_counted_from(app, paused_engine):
+    """The default counts the SLA from the incident's opening here: "(from first seen)" was false."""
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    caption = next(c.value for c in app.caption if "SLA due" in c.value)
+    assert "counted from when it was opened here" in caption and "first seen" not in caption
+
+
+def test_a_category_set_by_a_person_says_whose_confidence_the_number_is(app, paused_engine):
+    from pipeline.review.service import ReviewService
+
+    incident = _by_service(paused_engine, "checkout-api")
+    ReviewService(paused_engine).edit(incident, reviewer="ann", edits={"rca.category": "db_deadlock"})
+    open_incident(app, incident)
+    said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
+    assert said_about and said_about[0].startswith("ann set the category by hand"), said_about
+    assert "analyst's confidence in its own answer" in said_about[0]

@@ -31,7 +31,15 @@ FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
 FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
 
 
-def header(doc: dict) -> None:
+def sla_basis(doc: dict, sla_from: str) -> str:
+    """What the SLA deadline is counted from, as it was for this incident: its opening here when the
+    setting says so or when it was backfilled (its log already past the SLA), else its first event."""
+    if doc.get("backfilled"):
+        return "from when it was opened here: its log was already past the SLA then"
+    return "from the first event seen" if sla_from == "first_seen" else "from when it was opened here"
+
+
+def header(doc: dict, *, sla_from: str = "opened") -> None:
     """Id, title (in the log's words), status, severity, service, first/last seen, event count and SLA."""
     st.title(doc["incident_id"])
     st.html(text_heading(display_title(doc)))
@@ -55,9 +63,12 @@ def header(doc: dict) -> None:
     elif doc.get("state") and (analysed := len(doc["state"].get("evidence") or [])) != doc["event_count"]:
         # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
         # those, so the header says both rather than a total the evidence below never shows
-        cols[0].metric("Events analysed", f"{analysed} of {doc['event_count']}",
-                       help=f"The analysis rests on {analysed} event(s); the incident has {doc['event_count']} "
-                            "stored. Replay with the current evidence (History & time travel) to use them all.")
+        # the events the analysis read, not work left undone: the total first, what it read as its basis
+        cols[0].metric("Events", doc["event_count"], delta=f"analysis based on {analysed} of them",
+                       delta_color="off", delta_arrow="off",
+                       help=f"The analysis rests on {analysed} of the {doc['event_count']} events stored (those "
+                            "it saw when it ran): nothing is waiting to be done. Replay with the current evidence (History & "
+                            "time travel) to analyse from them all.")
     else:
         cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
@@ -66,10 +77,10 @@ def header(doc: dict) -> None:
     late = "Escalated, SLA overdue by" if is_escalated(doc) else "SLA overdue by"
     label = late if sla.endswith(" late") else ("SLA left" if sla.endswith(" left") else "SLA")
     cols[3].metric(label, sla.removesuffix(" late").removesuffix(" left"),
-                   help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted from the first event seen")
+                   help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted {sla_basis(doc, sla_from)}")
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
                f"opened {_short_time(doc.get('created_at'))} UTC · SLA due {_short_time(doc.get('sla_deadline'))} UTC "
-               "(from first seen)")
+               f"(counted {sla_basis(doc, sla_from)})")
     if doc.get("last_error"):
         st.error("The run failed; the poller retries it. The error:")
         st.code(doc["last_error"], language=None, wrap_lines=True)  # may quote model or log text
@@ -196,6 +207,10 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         badges.badge("human-edited", color="orange", icon=":material/edit:")
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
     st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
+    if "rca.category" in edited and "rca.confidence" not in edited:
+        # the number is the analyst's, for the category it named: a person's category is not scored
+        st.caption(f"{edited['rca.category']} set the category by hand: the {found['confidence']:.0%} is the "
+                   "analyst's confidence in its own answer, not in this category.")
     if human:
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
     st.text(found["root_cause"])
