@@ -88,7 +88,8 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
                 st.code(graph_mermaid(review.flow()), language=None)
     if tabs["Audit trail"].open:
         with tabs["Audit trail"]:
-            audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)
+            audit(audit_rows, {fmt: review.export_audit(incident_id, fmt=fmt) for fmt in ("csv", "json")}
+                  if audit_rows else None, incident_id)
 
 
 def picker(message: str | None = None) -> None:

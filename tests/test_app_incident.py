@@ -251,8 +251,8 @@ def test_the_audit_tab_shows_an_entry_added_elsewhere_even_one_that_changed_noth
     assert "No human action yet." in [i.value for i in app.info]
     ReviewService(paused_engine).audit_refusal(incident, "approve", None, "mallory", "not signed in")
     app.run()
-    table = next(d.value for d in app.dataframe if "action" in d.value.columns)
-    assert list(table["action"]) == ["refused:approve"] and list(table["reviewer"]) == ["unverified:mallory"]
+    table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+    assert list(table["what happened"]) == ["unverified:mallory's approval was refused: not signed in"]
 
 
 def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_saw(app, paused_engine, tmp_path):
@@ -287,3 +287,29 @@ def test_a_category_set_by_a_person_says_whose_confidence_the_number_is(app, pau
     said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
     assert said_about and said_about[0].startswith("ann set the category by hand"), said_about
     assert "analyst's confidence in its own answer" in said_about[0]
+
+
+def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paused_engine):
+    """No action codes (approve_partial), graph words (as_node=rca) or JSON blobs: who did what, what changed."""
+    from pipeline.review.service import ReviewService
+
+    review = ReviewService(paused_engine)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": ("critical",)})
+    critical = next(r["incident_id"] for r in paused_engine.records.incidents() if r["severity"] == "critical")
+    review.approve(critical, reviewer="ann")
+    other = _by_service(paused_engine, "loyalty-service")
+    before = paused_engine.records.incident(other)["category"]
+    review.edit(other, reviewer="bob", edits={"rca.category": "db_deadlock"})
+    seen = {}
+    for incident in (critical, other):
+        open_incident(app, incident)
+        open_tab(app, incident, "Audit trail")
+        table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+        seen[incident] = " | ".join([*table["what happened"], *table["note"]])
+        assert not {"before", "after", "action"} & set(table.columns)
+        assert {b.label for b in app.get("download_button")} == {"Download audit (CSV)", "Download audit (JSON)"}
+    assert seen[critical].startswith("ann gave approval 1 of 2"), seen[critical]
+    assert f"bob edited the analysis: category {before.replace('_', ' ')} → db deadlock" in seen[other], seen[other]
+    assert "what follows the root cause analysis ran again" in seen[other]
+    for text in seen.values():
+        assert "approve_partial" not in text and "as_node" not in text and "{" not in text, text

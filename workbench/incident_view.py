@@ -6,7 +6,6 @@ or escaped before it reaches a markdown-rendering element.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -18,6 +17,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
+from workbench.audit_words import audit_sentence, note_words
 from workbench.literal import escape_markdown
 from workbench.provenance import status_words
 
@@ -346,16 +346,21 @@ def fix(doc: dict) -> None:
     proposal_view(recorded)
 
 
-def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:
-    """Every human action on this incident, with its before/after values."""
+def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) -> None:
+    """Every human action on this incident, in sentences (who did what, what changed); the recorded
+    values as they are in the exports (CSV or JSON)."""
     if not rows:
         st.info("No human action yet.")
         return
-    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "reviewer": r["reviewer"], "action": r["action"],
-                           "note": r.get("note") or "", "before": json.dumps(r.get("before"), default=str),
-                           "after": json.dumps(r.get("after"), default=str),
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r),
+                           "note": note_words(r.get("note")),
                            "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
-    st.dataframe(frame, hide_index=True, width="stretch", key="incident_audit_table")
-    if export_csv is not None:
-        st.download_button("Download audit (CSV)", export_csv, file_name=f"{incident_id}-audit.csv", mime="text/csv",
-                           key="incident_audit_download", on_click="ignore")
+    st.dataframe(frame, hide_index=True, width="stretch", key="incident_audit_table",
+                 column_config={"what happened": st.column_config.TextColumn(width="large")})
+    if exports:
+        buttons = st.container(horizontal=True)
+        for fmt, mime in (("csv", "text/csv"), ("json", "application/json")):
+            if fmt in exports:
+                buttons.download_button(f"Download audit ({fmt.upper()})", exports[fmt],
+                                        file_name=f"{incident_id}-audit.{fmt}", mime=mime,
+                                        key=f"incident_audit_download_{fmt}", on_click="ignore")
