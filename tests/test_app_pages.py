@@ -169,3 +169,25 @@ def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_pat
     finally:
         stop_workbench(workbench)
     assert headline != "Poller starting" and color in ("green", "orange")
+
+
+def test_operations_says_a_learnt_layout_in_words_not_as_a_regex(app, paused_engine, tmp_path):
+    """Parsing per source: each line's parts in order with the example's values, the regex only on demand."""
+    from pipeline.ingest.source_layout import layout_of_file
+    from pipeline.store.layouts import save_layout
+
+    log = tmp_path / "ledger.log"
+    log.write_text("".join(f"28-11-2026 10:00:{i:02d} ~ 4242 ~ WARN ~ pay.Ledger ~ posting {i} failed for batch\n"
+                           for i in range(20)))  # no known format: a layout is learnt
+    layout = layout_of_file(log)
+    assert layout["pattern"]  # read by a layout with a regex behind it
+    save_layout(paused_engine.records, source=f"file:{log}", file_identity="1", format=layout["format"],
+                layout=layout)
+    app.switch_page("app_pages/operations.py").run()
+    said = [t.value for t in app.text if t.value.startswith("Each line: ")]
+    assert said and said[0].startswith("Each line: the time") and said[0].endswith("then the message."), said
+    assert "the process id (4242), the level (WARN), the logger (pay.Ledger), which names the service" in said[0]
+    assert "mark" not in said[0]
+    assert not [c for c in app.code if "(?P<" in c.value]  # the regex only when asked for
+    app.toggle(key=f"operations_pattern_file:{log}").set_value(True).run()
+    assert [c for c in app.code if "(?P<" in c.value or "(?" in c.value]
