@@ -33,7 +33,7 @@ def label_of(entry: dict) -> str:
 
 def checkpoint_numbers(tree: dict) -> dict[str, int]:
     """Each checkpoint's number, 1 for the incident's first, in the order they were written (ids are
-    time-ordered): the chart's x ("checkpoint number") and the pickers' "#N" are this one number.
+    time-ordered): the chart's x ("checkpoint order") and the pickers' "#N" are this one number.
     The tree holds the newest of `total`: the numbers count the older ones too, so they stay put as
     older checkpoints are loaded."""
     nodes = sorted(tree.get("nodes") or [], key=lambda e: e["checkpoint_id"])
@@ -171,7 +171,7 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
     pad = (hi - lo) * 0.02 + 0.001 if time else 0.5  # the end points whole, not cut in half by the frame
     domain = [(lo - pad) * 1000, (hi + pad) * 1000] if time else [lo - pad, hi + pad]  # time: epoch ms
     x_enc: dict = {"field": "x", "type": "temporal" if time else "quantitative",
-                   "title": "time (UTC)" if time else "checkpoint number",
+                   "title": "time (UTC)" if time else "checkpoint order",
                    "scale": {"domain": domain, **({"type": "utc"} if time else {})},
                    "axis": {"grid": False, **({"format": "%H:%M:%S.%L"} if time else {"tickMinStep": 1, "format": "d"})}}
     y_enc = {"field": "lane", "type": "nominal", "title": None,
