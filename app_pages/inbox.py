@@ -11,7 +11,8 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import SEEN_HELP
 from workbench import session
-from workbench.inbox_actions import bulk_actions, keyboard
+from workbench.inbox_actions import (SCOPE as ACTIONS_SCOPE, bulk_actions, cursor, cursor_box_key, keyboard, picked,
+                                     set_cursor)
 from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
                                   PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
                                   filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
@@ -51,7 +52,7 @@ def _open_selected_row() -> None:
 
 
 def _open_chosen() -> None:
-    st.session_state["inbox_open"] = st.session_state.get("inbox_pick")
+    st.session_state["inbox_open"] = cursor()
 
 
 def _view_from_url() -> None:
@@ -199,16 +200,20 @@ def _inbox() -> None:
 
     result = workbench.review.inbox_page(**query, after=cursors[page - 1], limit=PAGE_SIZE)
     rows, next_cursor = result["rows"], result["next_cursor"]
-    st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
+    shown = st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
     overdue = workbench.review.overdue_count(now)
+    # what a key or a bulk action did, above the table: also when it emptied the view
+    session.show_messages(ACTIONS_SCOPE)
 
     if not rows:
         st.info("No incidents here." if not search else "No incident matches this search.")
     else:
+        if cursor() not in shown:
+            set_cursor(shown[0])
         frame = plain(inbox_frame(rows, now))
         st.dataframe(
-            # a Styler only when a row is tinted: pandas renders every cell's style (~0.14 s a page)
-            highlight_overdue(frame) if frame["overdue"].any() or frame["escalated"].any() else frame,
+            # the chosen row (j / k, the box below) tinted blue where it is read: the keys' cursor
+            highlight_overdue(frame, chosen=shown.index(cursor())),
             key="inbox_table", on_select=_open_selected_row, selection_mode="single-row",
             hide_index=True, column_order=narrowing["cols"], width="stretch", height=min(len(rows), 15) * 35 + 38,
             column_config=_column_config())
@@ -225,9 +230,9 @@ def _inbox() -> None:
     bar.button("Next", key="inbox_next", icon=":material/chevron_right:", icon_position="right",
                disabled=next_cursor is None, on_click=_to_page, args=(page + 1, [*cursors[:page], next_cursor]))
     if rows:
-        if st.session_state.get("inbox_pick") not in st.session_state["inbox_shown_ids"]:
-            st.session_state["inbox_pick"] = rows[0]["incident_id"]
-        bar.selectbox("Open incident", [r["incident_id"] for r in rows], key="inbox_pick", width=260,
+        box = cursor_box_key()
+        bar.selectbox("Open incident", shown, index=shown.index(cursor()), key=box, width=260,
+                      on_change=picked, args=(box,),
                       help="j / k move it, Enter opens it, a / r approve / reject it after a confirmation")
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
         keyboard(workbench.review, rows)
@@ -280,25 +285,29 @@ def _narrowing() -> dict:
     # are ~0.2-0.25 s of the browser's main thread on every load of the inbox; the values are the view's
     # (in the URL), kept while it is closed
     session.keep_values(*NARROWING_KEYS)
-    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url)
+    # open or closed as the reviewer left it, opened by a link that narrows the view (_view_from_url) and
+    # by a return from another page to a narrowed view (a page switch forgets an expander's state): the
+    # reviewer sees how the view is narrowed
+    if "inbox_narrowing" not in st.session_state and any(st.session_state.get(k) for k in NARROWING_KEYS[:5]):
+        st.session_state["inbox_narrowing"] = True
     box = st.expander("Filter, sort and columns", key="inbox_narrowing", on_change="rerun")
     if box.open:
         with box:
             cells = st.columns(5)
             cells[0].multiselect("Severity", SEVERITY_CHOICES, key="inbox_sev", on_change=_back_to_first_page,
-                                 placeholder="any")
+                                 placeholder="any", persist_state="session")
             cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
-                               format_func=lambda v: plain(v) or "any")
+                               format_func=lambda v: plain(v) or "any", persist_state="session")
             # the index serves the day the incident was taken in, not its log's own time: the label says which
             taken_in = ("the day the workbench took the incident in (UTC), which is not its log lines' own day "
                         "when old logs are ingested")
             cells[2].date_input("Ingested from", value=None, key="inbox_from", on_change=_back_to_first_page,
-                                help=taken_in)
+                                help=taken_in, persist_state="session")
             cells[3].date_input("Ingested to", value=None, key="inbox_to", on_change=_back_to_first_page,
-                                help=taken_in)
+                                help=taken_in, persist_state="session")
             cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
-                               format_func=SORT_LABELS.get)
-            st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get)
+                               format_func=SORT_LABELS.get, persist_state="session")
+            st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get, persist_state="session")
     # the widgets' values (drawn or kept): one reading whether the expander is open or not
     chosen = st.session_state
     opened_from, opened_to = chosen.get("inbox_from"), chosen.get("inbox_to")

@@ -89,7 +89,8 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
                 st.code(graph_mermaid(review.flow()), language=None)
     if tabs["Audit trail"].open:
         with tabs["Audit trail"]:
-            audit(audit_rows, review.export_audit(incident_id, fmt="csv") if audit_rows else None, incident_id)
+            audit(audit_rows, {fmt: review.export_audit(incident_id, fmt=fmt) for fmt in ("csv", "json")}
+                  if audit_rows else None, incident_id)
 
 
 def picker(message: str | None = None) -> None:
@@ -127,7 +128,7 @@ if st.query_params.get("incident") != incident_id:
 
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 follow(incident_id, incident_version(doc))
-header(doc)
+header(doc, sla_from=workbench.settings.sla_from)
 links(doc)  # recurred after, split out of, merged into (workbench/grouping_view.py)
 audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from workbench import session
 from workbench.inbox_view import duration
+from workbench.layout_words import layout_words
 from workbench.literal import escape_markdown, plain
 
 WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timedelta(hours=24), "hour"),
@@ -143,11 +144,11 @@ for item in layouts:
     with st.expander(escape_markdown(f"{item['source']} — {item['format']} ({lay.get('why', '')})")):  # a file's name
         st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
                    f" learnt {item['learned_at'][:19]}.")
-        if lay.get("columns"):
-            st.text(plain("header columns: " + " | ".join(lay["columns"])))
-        if lay.get("pattern"):
-            st.code(plain(lay["pattern"]), language=None)
+        st.text(plain(layout_words(lay)))  # text: the example's values are the log's words, never markdown
         st.text(plain(lay.get("line", "")))  # text: a log line is never markdown
+        if lay.get("pattern") and st.toggle("Show it as a pattern (for INCIDENTIQ_LOG_PATTERN)",
+                                            key=f"operations_pattern_{item['source']}"):
+            st.code(plain(lay["pattern"]), language=None)
         st.dataframe(plain(pd.DataFrame([{"field": k, "value": str(v)} for k, v in lay.get("fields", {}).items()])),
                      hide_index=True, width="stretch", key=f"operations_layout_{item['source']}")
 st.caption("Override a learnt layout with INCIDENTIQ_LOG_PATTERN (a regex with named groups).")

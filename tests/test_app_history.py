@@ -263,3 +263,21 @@ def test_the_state_at_a_checkpoint_is_drawn_when_asked_for(app, paused_engine):
     app.toggle(key=f"incident_history_state_{incident}").set_value(True).run()
     [state] = states()
     assert state == ReviewService(paused_engine).checkpoint(incident, rca)["state"]
+
+
+def test_the_pickers_number_a_checkpoint_as_the_charts_axis_does(app, paused_engine):
+    """The picker said "step 15" where the chart put the point at 16: one number, "#N", in both."""
+    incident = _incident(paused_engine)
+    ReviewService(paused_engine).replay(incident, checkpoint_id=_written_by(paused_engine, incident, "rca")["checkpoint_id"],
+                                        reviewer="alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    drawn = next(c for c in app.get("vega_lite_chart") if c.key == f"incident_timeline_{incident}").proto
+    points = next(layer for layer in json.loads(drawn.spec)["layer"] if layer.get("name") == "checkpoints")
+    at = {p["checkpoint_id"]: p["x"] for p in points["data"]["values"]}
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    captions = [p["caption"] for p in points["data"]["values"]]
+    assert all(c.startswith(f"#{p['x']} · ") for c, p in zip(captions, points["data"]["values"]))
+    assert sorted(at.values()) == list(range(1, len(at) + 1))  # 1 for the first, one apart
+    options = picker.options  # the picker's words, as drawn
+    assert sorted(int(o.split(" · ")[0][1:]) for o in options) == sorted(at.values()), options

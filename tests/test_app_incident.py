@@ -45,7 +45,7 @@ def test_findings_and_the_quoted_log_lines_come_first_with_the_finding_highlight
 
 def test_the_title_is_the_first_events_words_not_the_template(app, paused_engine):
     incident = _by_service(paused_engine, "checkout-api")
-    assert "<NUM>" in paused_engine.records.incident(incident)["title"]
+    assert "<NUM>" not in paused_engine.records.incident(incident)["title"]  # stored in the log's words
     open_incident(app, incident)
     heading = _html(app)[0]
     assert "HikariPool-1 - Connection is not available, request timed out after 30000ms." in heading
@@ -251,8 +251,8 @@ def test_the_audit_tab_shows_an_entry_added_elsewhere_even_one_that_changed_noth
     assert "No human action yet." in [i.value for i in app.info]
     ReviewService(paused_engine).audit_refusal(incident, "approve", None, "mallory", "not signed in")
     app.run()
-    table = next(d.value for d in app.dataframe if "action" in d.value.columns)
-    assert list(table["action"]) == ["refused:approve"] and list(table["reviewer"]) == ["unverified:mallory"]
+    table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+    assert list(table["what happened"]) == ["unverified:mallory's approval was refused: not signed in"]
 
 
 def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_saw(app, paused_engine, tmp_path):
@@ -264,6 +264,52 @@ def test_after_a_replay_on_older_evidence_the_header_counts_what_the_analysis_sa
     as_reviewer(app, "alice")
     open_incident(app, incident)
     events = next(m for m in app.metric if m.label.startswith("Events"))
-    assert (events.label, events.value) == ("Events analysed", "3 of 4")
+    # the total, and what the analysis rests on as its basis: not "3 of 4" analysed, as if work were missing
+    assert (events.label, events.value, events.delta) == ("Events", "4", "analysis based on 3 of them")
     quoted = [c.value for c in app.caption if "×" in c.value]
     assert quoted and sum(int(c.rsplit("×", 1)[1]) for c in quoted) == 3
+
+
+def test_the_header_says_what_the_sla_is_counted_from(app, paused_engine):
+    """The default counts the SLA from the incident's opening here: "(from first seen)" was false."""
+    incident = _by_service(paused_engine, "checkout-api")
+    open_incident(app, incident)
+    caption = next(c.value for c in app.caption if "SLA due" in c.value)
+    assert "counted from when it was opened here" in caption and "first seen" not in caption
+
+
+def test_a_category_set_by_a_person_says_whose_confidence_the_number_is(app, paused_engine):
+    from pipeline.review.service import ReviewService
+
+    incident = _by_service(paused_engine, "checkout-api")
+    ReviewService(paused_engine).edit(incident, reviewer="ann", edits={"rca.category": "db_deadlock"})
+    open_incident(app, incident)
+    said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
+    assert said_about and said_about[0].startswith("ann set the category by hand"), said_about
+    assert "analyst's confidence in its own answer" in said_about[0]
+
+
+def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paused_engine):
+    """No action codes (approve_partial), graph words (as_node=rca) or JSON blobs: who did what, what changed."""
+    from pipeline.review.service import ReviewService
+
+    review = ReviewService(paused_engine)
+    paused_engine.settings = paused_engine.settings.model_copy(update={"two_person": ("critical",)})
+    critical = next(r["incident_id"] for r in paused_engine.records.incidents() if r["severity"] == "critical")
+    review.approve(critical, reviewer="ann")
+    other = _by_service(paused_engine, "loyalty-service")
+    before = paused_engine.records.incident(other)["category"]
+    review.edit(other, reviewer="bob", edits={"rca.category": "db_deadlock"})
+    seen = {}
+    for incident in (critical, other):
+        open_incident(app, incident)
+        open_tab(app, incident, "Audit trail")
+        table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+        seen[incident] = " | ".join([*table["what happened"], *table["note"]])
+        assert not {"before", "after", "action"} & set(table.columns)
+        assert {b.label for b in app.get("download_button")} == {"Download audit (CSV)", "Download audit (JSON)"}
+    assert seen[critical].startswith("ann gave approval 1 of 2"), seen[critical]
+    assert f"bob edited the analysis: category {before.replace('_', ' ')} → db deadlock" in seen[other], seen[other]
+    assert "what follows the root cause analysis ran again" in seen[other]
+    for text in seen.values():
+        assert "approve_partial" not in text and "as_node" not in text and "{" not in text, text

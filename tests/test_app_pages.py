@@ -211,3 +211,25 @@ def test_direction_overrides_and_invisible_characters_are_shown_on_the_pages(app
     page_text = unescape("\n".join(page))
     assert "upload refused \u2039U+202E\u203agpj.exe\u2039U+202C\u203a" in page_text
     assert "eve\u2039U+202E\u203a" in page_text and "\u2039U+E0041\u203a" in page_text
+
+
+def test_operations_says_a_learnt_layout_in_words_not_as_a_regex(app, paused_engine, tmp_path):
+    """Parsing per source: each line's parts in order with the example's values, the regex only on demand."""
+    from pipeline.ingest.source_layout import layout_of_file
+    from pipeline.store.layouts import save_layout
+
+    log = tmp_path / "ledger.log"
+    log.write_text("".join(f"28-11-2026 10:00:{i:02d} ~ 4242 ~ WARN ~ pay.Ledger ~ posting {i} failed for batch\n"
+                           for i in range(20)))  # no known format: a layout is learnt
+    layout = layout_of_file(log)
+    assert layout["pattern"]  # read by a layout with a regex behind it
+    save_layout(paused_engine.records, source=f"file:{log}", file_identity="1", format=layout["format"],
+                layout=layout)
+    app.switch_page("app_pages/operations.py").run()
+    said = [t.value for t in app.text if t.value.startswith("Each line: ")]
+    assert said and said[0].startswith("Each line: the time") and said[0].endswith("then the message."), said
+    assert "the process id (4242), the level (WARN), the logger (pay.Ledger), which names the service" in said[0]
+    assert "mark" not in said[0]
+    assert not [c for c in app.code if "(?P<" in c.value]  # the regex only when asked for
+    app.toggle(key=f"operations_pattern_file:{log}").set_value(True).run()
+    assert [c for c in app.code if "(?P<" in c.value or "(?" in c.value]

@@ -203,15 +203,27 @@ def test_incident_id_date_is_the_utc_date():
     assert incident_id("a" * 16, late_evening_in_la).startswith("INC-20261128-")
 
 
-def test_title_names_the_exception_and_the_template():
+def test_title_names_the_exception_and_the_lines_own_words():
     e = event("Cannot invoke \"Order.getTotal()\" because \"<local4>\" is null",
               exception="java.lang.NullPointerException")
-    assert title(e) == "NullPointerException: Cannot invoke <STR> because <STR> is null"
+    assert title(e) == "NullPointerException: Cannot invoke \"Order.getTotal()\" because \"<local4>\" is null"
 
 
 def test_title_does_not_repeat_an_exception_already_in_the_message():
     e = event("KeyError: 'customer_id'\nTraceback ...", exception="KeyError")
-    assert title(e) == "KeyError: <STR>"
+    assert title(e) == "KeyError: 'customer_id'"
+
+
+@pytest.mark.parametrize("line, starts", [
+    ("2026/11/28 10:00:01 [alert] 2211#0: *58 768 worker_connections are not enough", "[alert] 2211#0: *58 768 worker"),
+    ("10:00:01.231 4242 0x7f3a 'cart' lock wait timeout exceeded", "'cart' lock wait timeout"),
+    ("Nov 28 10:00:01 disk quota exceeded on /var", "disk quota exceeded on /var"),
+    ("[ERROR] plugin/kubernetes: Failed to watch", "[ERROR] plugin/kubernetes: Failed"),
+    ("12345", "12345"),  # nothing but numbers: kept whole
+])
+def test_a_title_starts_where_the_lines_words_do(line, starts):
+    """The inbox shows a title's first ~45 characters: a lead timestamp, pid or counter says nothing."""
+    assert title(event(line)).startswith(starts) and "<" + "NUM>" not in title(event(line))
 
 
 def test_title_is_short():

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from pipeline.state import readable_title, visible
+from pipeline.state import TEMPLATE_PLACEHOLDER, readable_title, visible
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
 # a finding's own characters stand out; the rest of a quoted match is tinted lightly
@@ -66,8 +66,13 @@ def with_stack(events: list[dict]) -> list[dict]:
 
 
 def display_title(doc: dict) -> str:
-    """The incident's title in the log's words: its first event's first line, else the template
-    with the miner's placeholders (`<NUM>`, `<STR>`, ...) shown as `…`."""
+    """The incident's title in the log's words: the stored title when it is an example line's own
+    words (from where they begin, a lead timestamp skipped), else (an incident stored by an earlier
+    release, a template) its first event's first line, else the template with the miner's
+    placeholders (`<NUM>`, `<STR>`, ...) shown as `…`."""
+    stored = str(doc.get("title") or "")
+    if stored and not TEMPLATE_PLACEHOLDER.search(stored):
+        return stored
     for event in doc.get("evidence") or []:
         line = str(event.get("message") or "").strip().splitlines()
         if line:

@@ -14,7 +14,7 @@ from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
-from workbench.timeline import PICKED, base_spec, checkpoint_caption, with_selection
+from workbench.timeline import PICKED, base_spec, checkpoint_caption, checkpoint_numbers, with_selection
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
@@ -247,7 +247,8 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     if not entries:
         st.info("No checkpoint yet: the run has not started.")
         return
-    by_id = {e["checkpoint_id"]: e for e in entries}
+    numbers = checkpoint_numbers(tree)  # the chart's axis numbers, said in the pickers too
+    by_id = {e["checkpoint_id"]: {**e, "number": numbers[e["checkpoint_id"]]} for e in entries}
     pick_key = _pick_key(incident_id)
     picked = _clicked_checkpoints(st.session_state.get(_chart_key(incident_id)))
     clicked = picked[0] if picked else None

@@ -1,11 +1,14 @@
 """The inbox's actions on rows without opening them: keyboard navigation (j / k move the chosen row,
 Enter opens it, a / r approve / reject it after a confirmation) and bulk reject / assign with a reason.
 
-Streamlit sends no key events to Python. A small script (st.html with its JavaScript allowed, as
-workbench/identity.py writes the name cookie: no iframe to load) listens to keydown on the app's
-document and clicks one of a few hidden buttons, so
-each key is an ordinary button click: its callback runs on the server like any other. Keys typed
-into a text box, a select or a text area are left alone.
+Streamlit sends no key events to Python. A custom component (st.components.v2, no iframe: its
+script runs in the app's page) listens to keydown on the app's document and sends the presses as the
+component's *state*: every press so far, numbered, and not a one-off trigger. Presses made faster
+than the app reruns (five `j` 150 ms apart) would each be a rerun request, and Streamlit keeps only
+the newest widget values of requests that arrive while a run is under way: a button click made then
+is lost, a state that lists every press is not. The server applies each numbered press once
+(`apply_presses`). Keys typed into a text box, a select or a text area are left alone. The hidden
+buttons do what each key does, one click at a time.
 
 Every decision goes through the review service's guarded calls (the interrupt and the proposal
 the reviewer saw are expected), one audit row per incident; a refusal of one incident is said and
@@ -22,53 +25,98 @@ from workbench import session
 
 SCOPE = "inbox_actions"
 CONFIRM_KEY = "inbox_key_confirm"
+CURSOR_KEY = "inbox_cursor"
+REASON_MISSING_KEY = "inbox_key_reason_missing"
+CURSOR_VERSION_KEY = "inbox_cursor_version"
 KEYS = {"j": "inbox_key_down", "k": "inbox_key_up", "Enter": "inbox_key_open", "a": "inbox_key_approve",
         "r": "inbox_key_reject"}
-_SCRIPT = """<script>
-(() => {
-  const doc = document;
-  if (window.__iiqInboxKeys) return;  // one listener for the app's document
-  window.__iiqInboxKeys = true;
-  const keys = %s;
-  doc.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+LISTENER_KEY = "inbox_key_listener"
+SEEN_KEY = "inbox_keys_seen"
+# the presses a state carries (the newest ones): far more than can arrive between two reruns
+PRESSES_KEPT = 50
+_LISTENER_JS = """
+export default function (component) {
+  const w = window;
+  w.__iiqInboxKeysSend = component.setStateValue;  // the newest mount's sender
+  if (w.__iiqInboxKeysListening) return;  // one listener for the app's document
+  w.__iiqInboxKeysListening = true;
+  const tab = Math.random().toString(36).slice(2);  // a reload is a new session: its numbering starts again
+  const keys = new Set(%s);
+  const presses = [];
+  let seq = 0;
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || !keys.has(e.key)) return;
     const t = e.target, tag = (t && t.tagName || "").toLowerCase();
     if (tag === "input" || tag === "textarea" || tag === "select" || (t && t.isContentEditable)) return;
-    const key = keys[e.key];
-    const button = key && doc.querySelector(".st-key-" + key + " button");
-    if (!button) return;  // not on the inbox
+    if (!document.querySelector(".st-key-inbox_keys")) return;  // not on the inbox
     e.preventDefault();
-    button.click();
+    seq += 1;
+    presses.push([seq, e.key]);
+    if (presses.length > %d) presses.shift();
+    w.__iiqInboxKeysSend("presses", {tab: tab, seq: seq, keys: presses.slice()});
   });
-})();
-</script>"""
+}
+"""
+_listener = st.components.v2.component("iiq_inbox_keys", js=_LISTENER_JS % (json.dumps(list(KEYS)), PRESSES_KEPT))
+
+
+def cursor() -> str | None:
+    """The chosen row's incident (j / k, the "Open incident" box), kept apart from the box's value."""
+    return st.session_state.get(CURSOR_KEY)
+
+
+def set_cursor(incident_id: str | None) -> None:
+    """Move the chosen row. The box that shows it is drawn under a new key when the server moves it:
+    a request sent before the browser had drawn the last move carries the box's old value, which
+    would otherwise be taken for the reviewer's choice and undo the presses in between."""
+    if incident_id != cursor():
+        st.session_state[CURSOR_KEY] = incident_id
+        st.session_state[CURSOR_VERSION_KEY] = int(st.session_state.get(CURSOR_VERSION_KEY) or 0) + 1
+
+
+def cursor_box_key() -> str:
+    return f"inbox_pick_{int(st.session_state.get(CURSOR_VERSION_KEY) or 0)}"
+
+
+def picked(key: str) -> None:
+    """The reviewer chose a row in the box: it is the chosen row (the box already shows it). A box of
+    an earlier move (the browser had not drawn the newer one yet) is not the reviewer's choice."""
+    if key == cursor_box_key():
+        st.session_state[CURSOR_KEY] = st.session_state.get(key)
 
 
 def _move(step: int) -> None:
     shown = st.session_state.get("inbox_shown_ids") or []
     if not shown:
         return
-    now = st.session_state.get("inbox_pick")
+    now = cursor()
     at = shown.index(now) if now in shown else -step if step > 0 else 0
-    st.session_state["inbox_pick"] = shown[max(0, min(len(shown) - 1, at + step))]
+    set_cursor(shown[max(0, min(len(shown) - 1, at + step))])
 
 
 def _open() -> None:
-    st.session_state["inbox_open"] = st.session_state.get("inbox_pick")
+    st.session_state["inbox_open"] = cursor()
 
 
 def _ask(action: str) -> None:
-    if st.session_state.get("inbox_pick"):
-        st.session_state[CONFIRM_KEY] = {"action": action, "incident_id": st.session_state["inbox_pick"]}
+    if cursor():
+        st.session_state[CONFIRM_KEY] = {"action": action, "incident_id": cursor()}
+        st.session_state.pop(REASON_MISSING_KEY, None)
 
 
 def _cancel() -> None:
     st.session_state.pop(CONFIRM_KEY, None)
+    st.session_state.pop(REASON_MISSING_KEY, None)
 
 
 def _confirmed(review: ReviewService, row: dict, proposal_hash: str | None) -> None:
-    ask = st.session_state.pop(CONFIRM_KEY, None) or {}
     reason = (st.session_state.get("inbox_key_reason") or "").strip()
+    if (st.session_state.get(CONFIRM_KEY) or {}).get("action") == "reject" and not reason:
+        # the confirmation stays open, saying what it needs: nothing was sent, so nothing failed
+        st.session_state[REASON_MISSING_KEY] = True
+        return
+    st.session_state.pop(REASON_MISSING_KEY, None)
+    ask = st.session_state.pop(CONFIRM_KEY, None) or {}
     box, who = session.message_box(SCOPE), session.actor()
     if who is None:
         box.append(("error", "Not sent: sign in or enter your name in the sidebar first."))
@@ -86,17 +134,40 @@ def _confirmed(review: ReviewService, row: dict, proposal_hash: str | None) -> N
     box.append(("success", f"{label} of {incident_id} recorded for {who.id}."))
 
 
+def apply_presses(presses: dict | None) -> None:
+    """Do what each press the listener numbered does, once, in order: the state lists the newest
+    PRESSES_KEPT presses, of which those after the last one applied are new. Enter ends a batch (it
+    leaves the inbox)."""
+    presses = presses or {}
+    seen = st.session_state.get(SEEN_KEY) or {}
+    done = int(seen.get("seq") or 0) if seen.get("tab") == presses.get("tab") else 0
+    st.session_state[SEEN_KEY] = {"tab": presses.get("tab"), "seq": int(presses.get("seq") or 0)}
+    actions = {"j": lambda: _move(1), "k": lambda: _move(-1), "Enter": _open, "a": lambda: _ask("approve"),
+               "r": lambda: _ask("reject")}
+    for number, key in presses.get("keys") or []:
+        if not isinstance(number, int) or number <= done or key not in actions:
+            continue
+        done = number
+        actions[key]()
+        if key == "Enter":
+            break
+
+
+def _pressed() -> None:
+    apply_presses((st.session_state.get(LISTENER_KEY) or {}).get("presses"))
+
+
 def keyboard(review: ReviewService, rows: list[dict]) -> None:
     """The hidden key buttons, the listener, and the confirmation an a / r key asks for."""
-    session.show_messages(SCOPE)
     keys = st.container(key="inbox_keys")
     keys.button("next row (j)", key=KEYS["j"], on_click=_move, args=(1,))
     keys.button("previous row (k)", key=KEYS["k"], on_click=_move, args=(-1,))
     keys.button("open (Enter)", key=KEYS["Enter"], on_click=_open)
     keys.button("approve (a)", key=KEYS["a"], on_click=_ask, args=("approve",))
     keys.button("reject (r)", key=KEYS["r"], on_click=_ask, args=("reject",))
-    st.html("<style>.st-key-inbox_keys{display:none}</style>" + _SCRIPT % json.dumps(KEYS),
-            unsafe_allow_javascript=True)  # our script only: no data goes into it
+    with keys:
+        _listener(key=LISTENER_KEY, on_presses_change=_pressed)  # our script only: no data goes into it
+    st.html("<style>.st-key-inbox_keys{display:none}</style>")
     ask = st.session_state.get(CONFIRM_KEY)
     by_id = {r["incident_id"]: r for r in rows}
     if not ask or ask["incident_id"] not in by_id:
@@ -114,6 +185,8 @@ def keyboard(review: ReviewService, rows: list[dict]) -> None:
         else:
             st.warning(f"Reject {row['incident_id']}? The run ends without a fix.")
             st.text_input("Reason for the rejection", key="inbox_key_reason", max_chars=COMMENT_LIMIT)
+            if st.session_state.get(REASON_MISSING_KEY):
+                st.error("Give a reason for the rejection: it is recorded with the incident.")
         blocked = session.blocked(ask["action"])
         if blocked:
             st.caption(blocked)

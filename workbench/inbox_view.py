@@ -59,6 +59,8 @@ ANYONE = "anyone"
 BACKFILLED_MARK = "↺"
 OVERDUE_TINT = "background-color: rgba(255, 75, 75, 0.18)"
 ESCALATED_TINT = "background-color: rgba(255, 170, 0, 0.30); font-weight: 600"
+# the chosen row (j / k, "Open incident"): the table's cursor
+CHOSEN_TINT = "background-color: rgba(28, 131, 225, 0.30); font-weight: 600"
 
 
 def filter_count(counts: dict[str, int], label: str) -> int:
@@ -268,9 +270,14 @@ def row_tint(row) -> str:
     return OVERDUE_TINT if row["overdue"] else ""
 
 
-def highlight_overdue(frame: pd.DataFrame):
-    """A Styler that tints escalated and overdue rows (show it with column_order=COLUMNS to hide the flags)."""
-    def tint(row):
-        return [row_tint(row)] * len(row)
-
-    return frame.style.apply(tint, axis=1)
+def highlight_overdue(frame: pd.DataFrame, chosen: int | None = None):
+    """The frame to draw: a Styler that tints escalated and overdue rows and the chosen row (the
+    keys' cursor, in blue), or the frame itself when no row is tinted. Only the tinted rows are styled
+    (pandas renders a style for every cell it covers: ~40 ms for 50 rows, ~15 ms for one). Show it
+    with column_order=COLUMNS to hide the flags."""
+    tints = {i: row_tint(frame.loc[i]) for i in frame.index[frame["overdue"] | frame["escalated"]]}
+    if chosen is not None and chosen in frame.index:
+        tints[chosen] = CHOSEN_TINT
+    if not tints:
+        return frame
+    return frame.style.apply(lambda row: [tints[row.name]] * len(row), axis=1, subset=pd.IndexSlice[list(tints), :])

@@ -6,7 +6,6 @@ or escaped before it reaches a markdown-rendering element.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -18,6 +17,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
+from workbench.audit_words import audit_sentence, note_words
 from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
 
@@ -32,7 +32,15 @@ FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
 FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
 
 
-def header(doc: dict) -> None:
+def sla_basis(doc: dict, sla_from: str) -> str:
+    """What the SLA deadline is counted from, as it was for this incident: its opening here when the
+    setting says so or when it was backfilled (its log already past the SLA), else its first event."""
+    if doc.get("backfilled"):
+        return "from when it was opened here: its log was already past the SLA then"
+    return "from the first event seen" if sla_from == "first_seen" else "from when it was opened here"
+
+
+def header(doc: dict, *, sla_from: str = "opened") -> None:
     """Id, title (in the log's words), status, severity, service, first/last seen, event count and SLA."""
     st.title(doc["incident_id"])
     st.html(text_heading(display_title(doc)))
@@ -56,9 +64,12 @@ def header(doc: dict) -> None:
     elif doc.get("state") and (analysed := len(doc["state"].get("evidence") or [])) != doc["event_count"]:
         # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
         # those, so the header says both rather than a total the evidence below never shows
-        cols[0].metric("Events analysed", f"{analysed} of {doc['event_count']}",
-                       help=f"The analysis rests on {analysed} event(s); the incident has {doc['event_count']} "
-                            "stored. Replay with the current evidence (History & time travel) to use them all.")
+        # the events the analysis read, not work left undone: the total first, what it read as its basis
+        cols[0].metric("Events", doc["event_count"], delta=f"analysis based on {analysed} of them",
+                       delta_color="off", delta_arrow="off",
+                       help=f"The analysis rests on {analysed} of the {doc['event_count']} events stored (those "
+                            "it saw when it ran): nothing is waiting to be done. Replay with the current evidence (History & "
+                            "time travel) to analyse from them all.")
     else:
         cols[0].metric("Events", doc["event_count"])
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
@@ -67,10 +78,10 @@ def header(doc: dict) -> None:
     late = "Escalated, SLA overdue by" if is_escalated(doc) else "SLA overdue by"
     label = late if sla.endswith(" late") else ("SLA left" if sla.endswith(" left") else "SLA")
     cols[3].metric(label, sla.removesuffix(" late").removesuffix(" left"),
-                   help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted from the first event seen")
+                   help=f"due {_short_time(doc.get('sla_deadline'))} UTC, counted {sla_basis(doc, sla_from)}")
     st.caption(f"Seen from {_short_time(doc.get('first_seen'))} to {_short_time(doc.get('last_seen'))} UTC · "
                f"opened {_short_time(doc.get('created_at'))} UTC · SLA due {_short_time(doc.get('sla_deadline'))} UTC "
-               "(from first seen)")
+               f"(counted {sla_basis(doc, sla_from)})")
     if doc.get("last_error"):
         st.error("The run failed; the poller retries it. The error:")
         st.code(plain(doc["last_error"]), language=None, wrap_lines=True)  # may quote model or log text
@@ -87,9 +98,22 @@ def _short_time(value: str | None) -> str:
 CONTEXT_KEY = "incident_context"  # {incident_id: event_id}: the quoted line whose context the Evidence tab shows
 
 
+SCROLL_KEY = "incident_context_scroll"  # a jump not yet scrolled to: its number (each jump's script is new)
+# moves the page to the context block once it is drawn (the tab below the analysis is a screen down)
+_SCROLL_JS = """<script>/* jump %d */
+(() => { let tries = 0; const timer = setInterval(() => {
+  const block = document.querySelector(".st-key-incident_context_block");
+  if (block) block.scrollIntoView({block: "start"});
+  if (block || ++tries > 50) clearInterval(timer);
+}, 100); })();
+</script>"""
+
+
 def _jump_to_context(incident_id: str, event_id: str) -> None:
     st.session_state.setdefault(CONTEXT_KEY, {})[incident_id] = event_id
     st.session_state[f"incident_tab_{incident_id}"] = "Evidence"
+    st.session_state[SCROLL_KEY] = int(st.session_state.get("incident_context_jumps") or 0) + 1
+    st.session_state["incident_context_jumps"] = st.session_state[SCROLL_KEY]
 
 
 def _whole_window(incident_id: str) -> None:
@@ -105,15 +129,20 @@ def evidence(doc: dict) -> None:
     around = context_frame(frame, evidence_ids(window, own), wanted) if wanted else None
     if around is not None:
         part, at = around
-        st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
-                    f"{CONTEXT_LINES} lines either side")
-        st.dataframe(plain(part), hide_index=True, width="stretch", key="incident_context_table",
-                     column_order=("here", *EVIDENCE_COLUMNS),
-                     column_config={"here": st.column_config.CheckboxColumn("Quoted", help="the line you came from"),
-                                    "trigger": st.column_config.CheckboxColumn("Trigger"),
-                                    "message": st.column_config.TextColumn("Message", width="large")})
-        st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
-                  args=(doc["incident_id"],))
+        with st.container(key="incident_context_block"):
+            st.markdown(f"**Context of the quoted line**: line {at + 1} of the {len(frame)}-line window, "
+                        f"{CONTEXT_LINES} lines either side")
+            st.dataframe(plain(part), hide_index=True, width="stretch", key="incident_context_table",
+                         column_order=("here", *EVIDENCE_COLUMNS),
+                         column_config={"here": st.column_config.CheckboxColumn("Quoted",
+                                                                                help="the line you came from"),
+                                        "trigger": st.column_config.CheckboxColumn("Trigger"),
+                                        "message": st.column_config.TextColumn("Message", width="large")})
+            st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
+                      args=(doc["incident_id"],))
+        jump = st.session_state.pop(SCROLL_KEY, None)
+        if jump:  # our script only: no data goes into it
+            st.html(_SCROLL_JS % int(jump), unsafe_allow_javascript=True)
         return
     masked = sum(frame[c].str.count(MASK).sum() for c in ("host", "service", "message", "exception"))
     st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines"
@@ -179,6 +208,10 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         badges.badge("human-edited", color="orange", icon=":material/edit:")
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
     st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
+    if "rca.category" in edited and "rca.confidence" not in edited:
+        # the number is the analyst's, for the category it named: a person's category is not scored
+        st.caption(f"{edited['rca.category']} set the category by hand: the {found['confidence']:.0%} is the "
+                   "analyst's confidence in its own answer, not in this category.")
     if human:
         st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
     st.text(plain(found["root_cause"]))
@@ -314,16 +347,21 @@ def fix(doc: dict) -> None:
     proposal_view(recorded)
 
 
-def audit(rows: list[dict], export_csv: str | None, incident_id: str) -> None:
-    """Every human action on this incident, with its before/after values."""
+def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) -> None:
+    """Every human action on this incident, in sentences (who did what, what changed); the recorded
+    values as they are in the exports (CSV or JSON)."""
     if not rows:
         st.info("No human action yet.")
         return
-    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "reviewer": r["reviewer"], "action": r["action"],
-                           "note": r.get("note") or "", "before": json.dumps(r.get("before"), default=str),
-                           "after": json.dumps(r.get("after"), default=str),
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r),
+                           "note": note_words(r.get("note")),
                            "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
-    st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table")
-    if export_csv is not None:
-        st.download_button("Download audit (CSV)", export_csv, file_name=f"{incident_id}-audit.csv", mime="text/csv",
-                           key="incident_audit_download", on_click="ignore")
+    st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table",
+                 column_config={"what happened": st.column_config.TextColumn(width="large")})
+    if exports:
+        buttons = st.container(horizontal=True)
+        for fmt, mime in (("csv", "text/csv"), ("json", "application/json")):
+            if fmt in exports:
+                buttons.download_button(f"Download audit ({fmt.upper()})", exports[fmt],
+                                        file_name=f"{incident_id}-audit.{fmt}", mime=mime,
+                                        key=f"incident_audit_download_{fmt}", on_click="ignore")

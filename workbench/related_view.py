@@ -1,12 +1,16 @@
 """The incident page's "Related incidents": past incidents of the same fingerprint (paged) and the
-nearest by evidence, each with its status, category, who decided what, the reason or the fix, and when."""
+nearest by evidence, each with its status, category, who decided what, the reason or the fix, and when.
+A row selected opens that incident on this page."""
 from __future__ import annotations
+
+import functools
 
 import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
+from workbench.inbox_view import status_text
 from workbench.literal import escape_markdown, plain
 
 PAGE = 10
@@ -14,13 +18,32 @@ PAGE = 10
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{
-        "incident": r["incident_id"], "status": r["status"], "category": r["category"] or "",
+        "incident": r["incident_id"], "title": r.get("title") or "", "status": status_text(r["status"]),
+        "category": r["category"] or "",
         "decided by": ", ".join(r["decided_by"]), "decision": r["decision"] or "",
         "rejection reason / fix approved": r["rejection_reason"] or (
             (r["fix"]["target_file"] or r["fix"]["hash"][:12]) if r["fix"] and r["fix"].get("hash") else ""),
         "when": (r["decided_at"] or r["created_at"] or "")[:16],
         **({"similarity": r["similarity"]} if "similarity" in r else {}),
     } for r in rows])
+
+
+def _follow(key: str, ids: list[str]) -> None:
+    """A row of a related table was selected: open that incident (the URL names it, so Back returns)."""
+    rows = st.session_state[key].selection.rows
+    if rows and rows[0] < len(ids):
+        st.query_params["incident"] = ids[rows[0]]
+
+
+def _table(rows: list[dict], key: str) -> None:
+    ids = [r["incident_id"] for r in rows]
+    st.dataframe(plain(_frame(rows)), hide_index=True, key=key, on_select=functools.partial(_follow, key, ids),
+                 selection_mode="single-row",
+                 column_config={"title": st.column_config.TextColumn("title", width="medium"),
+                                "similarity": st.column_config.NumberColumn(
+                                    "similarity", format="%.2f",
+                                    help="the share of this incident's error words the other's errors use too, "
+                                         "rare words counting most")})
 
 
 def related(review: ReviewService, incident_id: str) -> None:
@@ -34,9 +57,9 @@ def related(review: ReviewService, incident_id: str) -> None:
             st.error(escape_markdown(exc.message))
             return
         same = found["same_fingerprint"]
-        st.markdown("**Same fingerprint** (the same template of the opening line)")
+        st.markdown("**Same fingerprint** (the same template of the opening line; select a row to open it)")
         if same["rows"]:
-            st.dataframe(plain(_frame(same["rows"])), hide_index=True, key=f"incident_related_same_{incident_id}")
+            _table(same["rows"], f"incident_related_same_{incident_id}")
         else:
             st.caption("No other incident had this fingerprint.")
         older, newer = st.columns(2)
@@ -46,9 +69,10 @@ def related(review: ReviewService, incident_id: str) -> None:
         if len(cursors) > 1 and newer.button("Newer", key=f"incident_related_newer_{incident_id}"):
             cursors.pop()
             st.rerun()
-        st.markdown("**Nearest by evidence**")
+        st.markdown("**Nearest by evidence** (other incidents whose errors are told in the same words; "
+                    "select a row to open it)")
         if found["nearest"]:
-            st.dataframe(plain(_frame(found["nearest"])), hide_index=True, key=f"incident_related_near_{incident_id}")
+            _table(found["nearest"], f"incident_related_near_{incident_id}")
         else:
             st.caption("No past incident's evidence is near this one's (the poller indexes an incident's "
                        "evidence once it has read what its source had).")

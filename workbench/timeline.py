@@ -31,8 +31,19 @@ def label_of(entry: dict) -> str:
     return entry.get("source") or "?"
 
 
-def checkpoint_caption(entry: dict) -> str:
-    """One line naming a checkpoint for pickers: step, writer, time, branch and markers."""
+def checkpoint_numbers(tree: dict) -> dict[str, int]:
+    """Each checkpoint's number, 1 for the incident's first, in the order they were written (ids are
+    time-ordered): the chart's x ("checkpoint order") and the pickers' "#N" are this one number.
+    The tree holds the newest of `total`: the numbers count the older ones too, so they stay put as
+    older checkpoints are loaded."""
+    nodes = sorted(tree.get("nodes") or [], key=lambda e: e["checkpoint_id"])
+    first = max(0, int(tree.get("total") or len(nodes)) - len(nodes)) + 1
+    return {e["checkpoint_id"]: first + i for i, e in enumerate(nodes)}
+
+
+def checkpoint_caption(entry: dict, number: int | None = None) -> str:
+    """One line naming a checkpoint for pickers and the chart's hover: its number (as on the chart's
+    axis), writer, time, branch and markers."""
     marks = []
     if entry.get("is_pending"):
         marks.append("waiting for approval")
@@ -42,14 +53,15 @@ def checkpoint_caption(entry: dict) -> str:
         marks.append(f"by a human: {entry['human_action']}")
     when = str(entry.get("created_at") or "")[11:19]
     branch = f"branch {entry.get('branch', 0)}" + (" (live)" if entry.get("on_current_branch") else " (abandoned)")
-    return (f"step {entry.get('step')} · {label_of(entry)} · {when} · {branch} · {entry['checkpoint_id'][-8:]}"
+    number = number if number is not None else entry.get("number")
+    name = f"#{number}" if number is not None else f"step {entry.get('step')}"
+    return (f"{name} · {label_of(entry)} · {when} · {branch} · {entry['checkpoint_id'][-8:]}"
             + (f" · {' '.join(marks)}" if marks else ""))
 
 
-def _x(entries: list[dict], spacing: str) -> dict[str, object]:
+def _x(entries: list[dict], spacing: str, numbers: dict[str, int]) -> dict[str, object]:
     if spacing == "order":
-        ordered = sorted(entries, key=lambda e: e["checkpoint_id"])  # ids are time-ordered
-        return {e["checkpoint_id"]: i for i, e in enumerate(ordered)}
+        return {e["checkpoint_id"]: numbers[e["checkpoint_id"]] for e in entries}
     return {e["checkpoint_id"]: datetime.fromisoformat(str(e["created_at"])) for e in entries}
 
 
@@ -127,7 +139,8 @@ def _layer(spec: dict, name: str) -> dict:
 def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> dict:
     """Every checkpoint of the tree drawn, without the selection (see `with_selection`)."""
     entries = visible_entries(tree, collapse=collapse)
-    x = _x(entries, spacing)
+    numbers = checkpoint_numbers(tree)
+    x = _x(entries, spacing, numbers)
     lane = {e["checkpoint_id"]: e.get("branch", 0) for e in entries}
     head = (tree.get("current") or [None])[0]
     window = initial_range(entries, x)
@@ -147,7 +160,8 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
     points = [{"checkpoint_id": e["checkpoint_id"], "x": at(e["checkpoint_id"]), "lane": names[lane[e["checkpoint_id"]]],
                "kind": (e.get("source") or "loop") if e["checkpoint_id"] in live_ids else "abandoned",
                "label": label_of(e) if e["checkpoint_id"] in labels else "",
-               "below": labels.get(e["checkpoint_id"]) == "bottom center", "caption": checkpoint_caption(e)}
+               "below": labels.get(e["checkpoint_id"]) == "bottom center",
+               "caption": checkpoint_caption(e, numbers.get(e["checkpoint_id"]))}
               for e in entries]
     by_id = {p["checkpoint_id"]: p for p in points}
     edges = [{"x": at(parent), "x2": at(child), "lane": names[lane[parent]], "lane2": names[lane[child]],

@@ -111,9 +111,35 @@ def incident_id(fingerprint: str, opened_at: datetime) -> str:
     return f"INC-{opened_at:%Y%m%d}-{digest[:6]}"
 
 
+# the parts a line may open with that say nothing of the problem (a timestamp, a pid, a connection
+# number): a title starts after them
+_HEADER_PLACEHOLDERS = frozenset({"<TS>", "<NUM>", "<HEX>", "<IP>", "<UUID>", "<ID>"})
+_OPENERS = "([{<\"'"
+
+
+def _header_end(line: str) -> int:
+    """Where a line's words begin: past a lead of timestamps, numbers, ids and punctuation (found
+    with the template's own masks, each match blanked to keep the positions); 0 when none."""
+    work = line[:TEMPLATE_CHARS]
+    for pattern, placeholder in _MASKS:
+        if placeholder in _HEADER_PLACEHOLDERS:
+            work = pattern.sub(lambda m: "\0" * len(m.group()), work)
+    i = 0
+    while i < len(work) and (work[i] == "\0" or not work[i].isalnum()):
+        i += 1
+    if i >= len(work):
+        return 0  # nothing but a header: keep the line whole
+    while i > 0 and line[i - 1] in _OPENERS:  # "[alert]", "'customer_id'": from the bracket or quote
+        i -= 1
+    return i
+
+
 def title(event: LogEvent) -> str:
-    """A short human title: the exception's short name and the message template."""
-    text = template(_first_line(event.message))
+    """A short human title in the log's own words: the exception's short name and the opening event's
+    first line (never the template's placeholders), from where its words begin (a lead timestamp or
+    pid says nothing in the inbox's first 45 characters)."""
+    line = _first_line(event.message).strip()
+    text = line[_header_end(line):].strip()
     if event.exception:
         short = re.split(r"[.$:\\/]", event.exception.strip())[-1] or event.exception
         if short not in text.split(":")[0]:  # don't repeat "KeyError: KeyError ..."

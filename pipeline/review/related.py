@@ -3,6 +3,8 @@ and the nearest by evidence (the knowledge index's embedder over the incidents' 
 in a Chroma collection under the data dir), each with how it was decided. Paged; index reads only."""
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,14 @@ if TYPE_CHECKING:  # opened on first use (Chroma)
 
 EVIDENCE_EVENTS = 12  # the evidence text of an incident: its first events, as the analysis saw them
 CATCH_UP_BATCH = 500
+# the index's nearest are candidates, ranked again by the words of their errors: this many per one shown
+CANDIDATES_PER_SHOWN = 6
+MIN_CANDIDATES = 30
+# below this share of weighted error words in common, an incident is not "near" (a neighbour by
+# the index alone: same framing, another error)
+MIN_NEAR = 0.3
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
 class RelatedIncidents:
@@ -71,12 +81,51 @@ class RelatedIncidents:
         if nearest:
             # the index is caught up by the poller (and `show --nearest`), never while a page renders:
             # an incident opened since reads its neighbours once the poller indexed them
-            for other, similarity in self.index.nearest(self.text_of(incident_id), k=nearest, exclude=incident_id):
+            text = self.text_of(incident_id)
+            pool = self.index.nearest(text, k=max(MIN_CANDIDATES, nearest * CANDIDATES_PER_SHOWN), exclude=incident_id)
+            for other, similarity in rank_by_error_words(text, [(i, self.text_of(i)) for i, _ in pool])[:nearest]:
                 try:
                     out["nearest"].append({**decided_row(self.records.incident(other)), "similarity": similarity})
                 except IncidentNotFound:  # gone since it was indexed
                     continue
         return out
+
+
+def error_words(text: str) -> set[str]:
+    """The words an incident's errors are told in: its exception names, messages and error fields, each
+    identifier also split into its camelCase parts; stack frames (indented lines) left out, since they
+    say where the error was raised, which one service's incidents share whatever their error."""
+    words: set[str] = set()
+    for line in text.splitlines():
+        if not line.strip() or line[:1].isspace():
+            continue
+        for word in _WORD.findall(line):
+            words.add(word.lower())
+            words.update(p.lower() for p in _CAMEL.findall(word) if len(p) > 2)
+    return words
+
+
+def rank_by_error_words(text: str, candidates: list[tuple[str, str]]) -> list[tuple[str, float]]:
+    """The candidates (id, evidence text) whose errors are told in the same words as `text`'s, nearest
+    first, with their similarity in [0, 1]: the weighted share of error words in common, each word
+    weighted by how rare it is among the candidates (inverse document frequency). Words most of them
+    share (a service's request framing, "failed", "error") count little, the error's own words much;
+    below MIN_NEAR a candidate is left out."""
+    mine = error_words(text)
+    theirs = [(i, error_words(t)) for i, t in candidates]
+    docs = [mine, *(w for _, w in theirs)]
+    frequency: dict[str, int] = {}
+    for words in docs:
+        for word in words:
+            frequency[word] = frequency.get(word, 0) + 1
+    weight = {w: math.log((len(docs) + 1) / (n + 0.5)) for w, n in frequency.items()}
+    ranked = []
+    for incident_id, words in theirs:
+        union = sum(weight[w] for w in mine | words)
+        score = sum(weight[w] for w in mine & words) / union if union else 0.0
+        if score >= MIN_NEAR:
+            ranked.append((incident_id, round(score, 3)))
+    return sorted(ranked, key=lambda pair: -pair[1])
 
 
 def _cursor(records: Records, incident_id: str) -> tuple[str, str]:

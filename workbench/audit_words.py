@@ -1,0 +1,90 @@
+"""The audit trail in a reviewer's words: each row a sentence ("ann gave the first of 2 approvals",
+"bob edited the analysis: category upstream_rate_limited → db_deadlock; what follows the root cause
+analysis ran again"), never an action code, a graph node's name or a JSON blob. The exports (CSV,
+JSON) keep the recorded values as they are."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+ACTION_WORDS = {
+    "approve": "approved", "approve_partial": "gave a first approval", "reject": "rejected",
+    "revise": "asked for changes", "edit": "edited the analysis", "fork": "forked the run",
+    "replay": "replayed the run", "assign": "assigned it", "unassign": "unassigned it",
+    "comment": "commented", "escalate": "escalated it: its SLA ran out",
+    "expire": "closed it as expired: nobody decided in time",
+}
+# what a refused action was, as a noun ("ann's approval was refused")
+REFUSED_WORDS = {"approve": "approval", "approve_partial": "approval", "reject": "rejection",
+                 "revise": "request for changes", "assign": "assignment", "unassign": "unassignment"}
+# the graph's steps as a reviewer knows them (an unknown one reads as its name, without underscores)
+NODE_WORDS = {"intake": "the intake", "rag": "the doc search", "rca": "the root cause analysis",
+              "recommend": "the recommendation", "propose_fix": "the fix proposal",
+              "approval": "the approval", "code_fix": "the recorded fix"}
+FIELD_WORDS = {"rca.category": "category", "rca.root_cause": "root cause", "rca.confidence": "confidence",
+               "recommendation.action": "recommended action", "recommendation.steps": "steps",
+               "recommendation.risk": "risk", "assignee": "assignee", "status": "status",
+               "approvals": "approvals", "approvals_needed": "approvals needed"}
+# recorded alongside a change, not changes a reviewer reads as one
+QUIET_FIELDS = {"unverified", "comments"}
+VALUE_CHARS = 60
+_AS_NODE = re.compile(r"\bas_node=(\w+)")
+
+
+def node_words(node: str) -> str:
+    return NODE_WORDS.get(node, node.replace("_", " "))
+
+
+def value_words(value: Any) -> str:
+    """A recorded value, short: text cut at VALUE_CHARS, a list of approvals as their names, nothing as "none"."""
+    if value is None or value == [] or value == "":
+        return "none"
+    if isinstance(value, list):
+        names = [str(v.get("by") or v.get("name") or "?") if isinstance(v, dict) else value_words(v) for v in value]
+        return ", ".join(names)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {value_words(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:.0%}" if 0 <= value <= 1 else f"{value:g}"
+    text = str(value).replace("_", " ") if isinstance(value, str) and re.fullmatch(r"[a-z_]+", str(value)) else str(value)
+    return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS - 1] + "…"
+
+
+def changes_words(before: dict | None, after: dict | None) -> list[str]:
+    """"category upstream_rate_limited → db_deadlock" for each recorded value that changed."""
+    before, after = before or {}, after or {}
+    out = []
+    for key in dict.fromkeys([*before, *after]):
+        if key in QUIET_FIELDS or before.get(key) == after.get(key):
+            continue
+        name = FIELD_WORDS.get(key, key.rsplit(".", 1)[-1].replace("_", " "))
+        if key in before:
+            out.append(f"{name} {value_words(before.get(key))} → {value_words(after.get(key))}")
+        else:
+            out.append(f"{name} {value_words(after.get(key))}")
+    return out
+
+
+def note_words(note: str | None) -> str:
+    """A recorded note, with the graph's words said plainly ("as_node=rca": what follows the root cause
+    analysis ran again)."""
+    if not note:
+        return ""
+    return _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
+
+
+def audit_sentence(row: dict) -> str:
+    """One audit row as a sentence: who did what, and what changed."""
+    who, action = row.get("reviewer") or "someone", str(row.get("action") or "")
+    if action.startswith("refused:"):
+        asked = action.split(":", 1)[1]
+        what = REFUSED_WORDS.get(asked, asked.replace("_", " "))
+        return f"{who}'s {what} was refused" + (f": {row['note']}" if row.get("note") else "")
+    verb = ACTION_WORDS.get(action, action.replace("_", " "))
+    after = row.get("after") or {}
+    if action == "approve_partial" and after.get("approvals_needed"):
+        verb = f"gave approval {len(after.get('approvals') or []) or 1} of {after['approvals_needed']}"
+    if action == "comment":
+        return f"{who} commented"
+    changed = changes_words(row.get("before"), after)
+    return f"{who} {verb}" + (f": {'; '.join(changed)}" if changed else "")
