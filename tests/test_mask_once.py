@@ -48,8 +48,9 @@ def test_a_burst_of_one_error_is_masked_by_the_miner_alone(records, pre_miner_ma
     assert len(counts.incidents_new) == 1
     (incident,) = counts.incidents_new
     assert records.incident(incident)["event_count"] == 50
-    # the new incident's title is the one pre-miner template; no event is masked a second time
-    assert len(pre_miner_masks) == 1
+    # no event is masked a second time (a title in the log's own words masks nothing; one masked by
+    # the pre-miner template would be the only run)
+    assert len(pre_miner_masks) <= 1
 
 
 def test_an_incident_opened_before_the_miner_keeps_receiving_its_events(records, pre_miner_masks):
