@@ -16,6 +16,7 @@ UNDO = {
     15: ("ALTER TABLE incidents DROP COLUMN analysed_events", "DROP INDEX incidents_to_announce",
          "CREATE INDEX incidents_to_announce ON incidents(created_at)"
          " WHERE severity = 'critical' AND announced_at IS NULL"),
+    16: ("DROP INDEX incident_members_member", "ALTER TABLE incidents DROP COLUMN leader"),
 }
 
 

@@ -114,6 +114,7 @@ def evidence(doc: dict) -> None:
         st.button("Show the whole window", key="incident_context_close", on_click=_whole_window,
                   args=(doc["incident_id"],))
         return
+    leader(doc.get("leader"))
     masked = sum(frame[c].str.count(MASK).sum() for c in ("host", "service", "message", "exception"))
     st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines"
                + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
@@ -131,6 +132,15 @@ def evidence(doc: dict) -> None:
             chosen = st.selectbox("Stack trace of", range(len(stacks)), key="incident_stack_pick",
                                   format_func=lambda i: _event_name(stacks[i]))
             st.code(stacks[chosen]["stack"], language=None, wrap_lines=True)
+
+
+def leader(lead: dict | None) -> None:
+    """The incident's leader: its earliest cause-side error, and why it was chosen."""
+    if not lead:
+        return
+    st.markdown(f"**Leader**: {escape_markdown(lead.get('service', ''))} at {_short_time(lead.get('time'))}: "
+                f"{escape_markdown(lead.get('message', ''))}")
+    st.caption(f"Why it leads: {escape_markdown(lead.get('reason', ''))}")
 
 
 def _event_name(event: dict) -> str:
