@@ -6,7 +6,10 @@ are the store's, so a fresh incident step (a restarted process) reads them back.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from pipeline.clock import iso
 from pipeline.incidents.batch import Incidents
@@ -15,6 +18,7 @@ from pipeline.state import LogEvent
 from tests.support import BOTH_BACKENDS, write_jsonl
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _event(n: int, seconds: float, service: str, message: str, *, host: str = "h1", level: str = "ERROR") -> LogEvent:
@@ -119,6 +123,16 @@ def test_ingest_of_an_outage_log_opens_one_incident_per_cause(engine, tmp_path):
              for e in _cascade()]
     ingest_path(engine, write_jsonl(tmp_path / "app.jsonl", lines))
     assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 5]
+
+
+def test_the_outages_command_scores_the_open_bed_against_its_goals(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pipeline", "outages", "--json"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    for order in summary["orders"].values():
+        assert order["incidents_per_single_cause"] <= 1.3 and order["merged"] == 0
+        assert order["leader"] >= 0.8 and order["healthy_incidents"] == 0
 
 
 def test_the_incident_page_names_the_leader_and_why_it_leads(app, paused_engine):
