@@ -88,6 +88,17 @@ def test_an_error_naming_the_same_thing_after_the_burst_window_opens_its_own_inc
     assert len(_incidents(engine)) == 2
 
 
+def test_names_a_process_owns_do_not_tie_two_services_failing_at_the_same_moment(engine):
+    # every Spring app calls its pool HikariPool-1, and /tmp on two hosts is two disks
+    engine.incidents.store_batch([
+        _event(1, 0.0, "cart", "HikariPool-1 - Connection is not available, request timed out after 30000ms"),
+        _event(2, 0.5, "search", "HikariPool-1 - Connection is not available (total=10, active=10, idle=0)"),
+        _event(3, 1.0, "cart", "write /tmp/cache/index.bin: no space left on device", host="h1"),
+        _event(4, 1.5, "search", "write /tmp/cache/index.bin failed: no space left on device", host="h2"),
+    ], cursor=None)
+    assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 1, 1, 1]
+
+
 def test_the_lines_of_a_register_dump_are_one_incident_counted_as_its_first_lines_pattern(engine):
     dump = [_event(1, 0.0, "kernel", "worker[9131]: segfault at 7f3a2c000000 ip 00007f3a41b2c1e5 error 4 in libvips.so.42")]
     dump += [_event(n, 0.001 * n, "kernel", text) for n, text in enumerate([

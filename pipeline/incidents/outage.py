@@ -41,11 +41,13 @@ _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*[-_.:/][\w.:/-]*)['"`]""")
 _KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*)=\"?([A-Za-z][\w.:/-]*)")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+)(?![\w-])")
+_INSTANCE = re.compile(r"[-_]\d+$")
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
 _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
 _EXCEPTION = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z]\w*(?:Exception|Error))\b")
 _VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
 _HTTP_STATUS = range(100, 600)
+_FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
@@ -78,6 +80,7 @@ def first_line(message: str) -> str:
 def named_things(event: LogEvent) -> frozenset[str]:
     """What an error line names that another line of the same failure may name too: `hp:`
     host:port, `host:` a URL's host, `path:` a URL or route path (its variable segments dropped),
+    `file:` a file's path on the line's host,
     `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     text = event.message[:HEAD_CHARS]
@@ -101,7 +104,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.append(SERVICE_NAMED + host.split(".")[0])
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
-            names.append(f"path:{route}")
+            # a file (its last segment has an extension) is the host's own; a route is the service's
+            names.append(f"file:{event.host or ''}:{route}" if _FILE.search(route) else f"path:{route}")
     for match in _DOTTED.finditer(text_no_urls):
         token = match.group(1).rstrip(".").lower()
         if token.count(".") and len(token) >= 5 and not _EXCEPTION.fullmatch(match.group(1)):
@@ -115,7 +119,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value):
             names.append(f"res:{value.lower()}")
     for match in _COMPOUND.finditer(text_no_urls):
-        names.append(SERVICE_NAMED + match.group(1).lower())
+        if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
+            names.append(SERVICE_NAMED + match.group(1).lower())
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
@@ -211,9 +216,12 @@ class Candidate:
         return first is not None and last is not None and first - window <= moment <= last + window
 
     def ties(self, event: LogEvent, names: frozenset[str], said: frozenset[str]) -> int:
-        """How many named things tie the event to this incident (0: none)."""
-        shared = len(names & self.names - {n for n in names if n.startswith(COMPONENT)})
-        shared += len(said & {s.lower() for s in self.services if s not in (event.service, "unknown")})
+        """How many named things tie the event to this incident (0: none): the things both named
+        (a component is no such thing), a service of the incident the event names (or says as a
+        word), the event's service named by the incident's errors."""
+        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT))
+        others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
+        shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
         return shared
 
