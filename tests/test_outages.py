@@ -157,3 +157,57 @@ def test_the_incident_page_names_the_leader_and_why_it_leads(app, paused_engine)
     assert len(said) == 1 and "checkout\\-api" in said[0]
     assert any(c.value.startswith("Why it leads: the earliest error") for c in app.caption)
     assert lead["event_id"] in {e["event_id"] for e in ReviewService(paused_engine).incident(row["incident_id"])["evidence"]}
+
+
+def _outages_log(path: Path, outages: int, context: int) -> int:
+    """`outages` cascades an hour apart, each of its own services; within each, the gateway's and
+    the caller's errors are written before the refusal that caused them (a collector's order), and
+    `context` INFO lines between outages. Returns the number of error lines."""
+    lines, errors = [], 0
+    for k in range(outages):
+        at = T0 + timedelta(hours=k)
+
+        def line(seconds: float, service: str, message: str, level: str = "ERROR") -> str:
+            return json.dumps({"time": iso(at + timedelta(seconds=seconds)), "level": level, "service": service,
+                               "host": f"h{k}", "message": message})
+        for j in range(3):
+            lines.append(line(5 + j, f"gateway-{k}", f"upstream checkout-{k} responded 503 for GET /api/orders/{j}"))
+            lines.append(line(4 + j, f"checkout-{k}",
+                              f"Timeout calling orders-{k}: GET http://orders-{k}:8080/api/orders/{j} exceeded 5000ms"))
+        lines += [line(1 + j * 0.1, f"orders-{k}", f"Connection to db-{k}:5432 refused") for j in range(3)]
+        errors += 9
+        lines += [line(60 + i * 0.01, f"orders-{k}", f"GET /api/orders/{i} 200 4ms", "INFO") for i in range(context)]
+    path.write_text("\n".join(lines) + "\n")
+    return errors
+
+
+@BOTH_BACKENDS
+def test_sigkill_while_storing_an_outage_log_leaves_one_incident_per_outage_led_by_its_refusal(data_dir, database_url,
+                                                                                              tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support import ROOT, count, run_cli
+
+    outages, log = 12, tmp_path / "outages.jsonl"
+    errors = _outages_log(log, outages, context=1500)
+    records = database_url or data_dir / "app.sqlite3"
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "ingest", str(log)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and count(records, "SELECT count(*) FROM incidents") < 4:
+        time.sleep(0.01)
+    assert proc.poll() is None, "ingest finished before it could be killed; make the log longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert count(records, "SELECT count(*) FROM incidents") < outages  # killed while storing
+    again = run_cli(data_dir, "ingest", str(log), "--json")
+    assert again.returncode == 0, again.stderr
+    assert count(records, "SELECT count(*) FROM incidents") == outages
+    assert count(records, "SELECT count(*) FROM incidents WHERE pattern_count = 3 AND service_count = 3") == outages
+    assert count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == errors
+    assert count(records, "SELECT count(*) FROM incidents WHERE leader LIKE '%refused%'") == outages
