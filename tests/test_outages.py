@@ -99,6 +99,16 @@ def test_names_a_process_owns_do_not_tie_two_services_failing_at_the_same_moment
     assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 1, 1, 1]
 
 
+def test_a_route_ties_a_caller_to_its_service_not_two_errors_of_that_service(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "checkout", "POST /api/v1/checkout failed: 502 Bad Gateway from payments"),
+        _event(2, 2.0, "edge", "upstream timed out while reading response header, request: POST /api/v1/checkout"),
+        _event(3, 30.0, "checkout", "POST /api/v1/checkout failed: Cannot invoke getLoyaltyTier() on null"),
+    ], cursor=None)
+    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
 def test_the_lines_of_a_register_dump_are_one_incident_counted_as_its_first_lines_pattern(engine):
     dump = [_event(1, 0.0, "kernel", "worker[9131]: segfault at 7f3a2c000000 ip 00007f3a41b2c1e5 error 4 in libvips.so.42")]
     dump += [_event(n, 0.001 * n, "kernel", text) for n, text in enumerate([

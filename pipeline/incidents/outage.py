@@ -219,7 +219,10 @@ class Candidate:
         """How many named things tie the event to this incident (0: none): the things both named
         (a component is no such thing), a service of the incident the event names (or says as a
         word), the event's service named by the incident's errors."""
-        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT))
+        # a route is every error of the service that serves it ("POST /api/checkout failed: …"):
+        # it ties a caller to that service, not two errors of one service
+        own = event.service in self.services
+        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT) and not (own and n.startswith("path:")))
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
