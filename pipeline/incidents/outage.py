@@ -33,14 +33,17 @@ MAX_NAMES = 24  # names kept of one event
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
 
-_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*(?:\.[\w-]+)*):(\d{2,5})(?![\w.:])")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
-_PATH = re.compile(r"(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*(?:/[\w.{}:-]+)+)")
-_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+)(?![\w/@-])")
-_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*[-_.:/][\w.:/-]*)['"`]""")
-_KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*)=\"?([A-Za-z][\w.:/-]*)")
+# possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
+# one pass, not one a character
+_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.:])")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
+_PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
+_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
+_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)['"`]""")
+_KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
-_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+)(?![\w-])")
+_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
+_LONG_WORD = re.compile(r"\S{160,}")
 _INSTANCE = re.compile(r"[-_]\d+$")
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
 _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
@@ -83,7 +86,9 @@ def named_things(event: LogEvent) -> frozenset[str]:
     `file:` a file's path on the line's host,
     `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
-    text = event.message[:HEAD_CHARS]
+    # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
+    # hostile lines (their backtracking grows with a word's length)
+    text = _LONG_WORD.sub(" ", event.message[:HEAD_CHARS])
     names: list[str] = []
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
@@ -111,7 +116,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if token.count(".") and len(token) >= 5 and not _EXCEPTION.fullmatch(match.group(1)):
             names.append(f"res:{token}")
     for match in _QUOTED.finditer(text_no_urls):
-        names.append(f"res:{match.group(1).lower()}")
+        if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
+            names.append(f"res:{match.group(1).lower()}")
     for match in _KEY_VALUE.finditer(text):
         key, value = match.group(1), match.group(2).rstrip(".,;:")
         if _ID_KEY.search(key):
@@ -130,7 +136,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
 
 def words(event: LogEvent) -> frozenset[str]:
     """The words of an error's first line that may be another service's name (lower-case)."""
-    head = first_line(event.message)[:300].lower()
+    head = _LONG_WORD.sub(" ", first_line(event.message)[:300].lower())
     return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
 
 
@@ -231,7 +237,7 @@ class Candidate:
 
 def _route(path: str) -> str | None:
     """A path's fixed segments (ids and numbers dropped); None when fewer than two remain."""
-    segments = [s for s in path.strip("/").split("/") if s and not _VARIABLE.match(s)]
+    segments = [s for s in path.rstrip(".:,;").strip("/").split("/") if s and not _VARIABLE.match(s)]
     return "/" + "/".join(segments).lower() if len(segments) >= 2 else None
 
 
