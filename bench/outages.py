@@ -5,7 +5,7 @@ it is there), the incidents each cause opened, whether an incident merged two ca
 leader is the cause-side line, and the healthy controls' incidents, read in the file's order and
 with the failing service's lines read last; then the incidents each Loghub system's raw 2k log opens
 (`--loghub`, default ../shared/data/loghub-2k; BGL's goal: 15 or fewer, measured when a BGL folder is
-there). The measure is pipeline/incidents/outage_bed.py, the same as `python -m pipeline outages`.
+there). The measure is pipeline/unattended/outage_bed.py, the same as `python -m pipeline outages`.
 
     .venv/bin/python bench/outages.py [--sealed] [--loghub DIR] [--json]
 """
@@ -26,7 +26,7 @@ LOGHUB = Path(os.environ.get("INCIDENTIQ_LOGHUB_DIR", ROOT.parent / "shared" / "
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pipeline.incidents.outage_bed import measure, text
+    from pipeline.unattended.outage_bed import measure, text
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sealed", action="store_true", help="also the sealed scenarios (tests/data/outages/sealed)")

@@ -1,5 +1,5 @@
 """`grouping PATH...`: the template miner's grouping accuracy (GA) on labelled logs; `outages
-[FOLDER...]`: the outage test bed (incidents per outage, purity, leaders: incidents/outage_bed.py)."""
+[FOLDER...]`: the outage test bed (incidents per outage, purity, leaders: unattended/outage_bed.py)."""
 from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
@@ -25,7 +25,7 @@ def register(sub) -> None:
 def cmd_outages(args) -> int:
     from pathlib import Path
 
-    from pipeline.incidents.outage_bed import measure, text
+    from pipeline.unattended.outage_bed import measure, text
 
     folders = args.folders or [Path(__file__).resolve().parents[2] / "tests" / "data" / "outages" / "open"]
     emit(args, measure(folders, loghub=args.loghub), text)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+from pipeline.store.records import Records
 from pipeline.store.sql import Connection, Params
 
 NAME = "name"
@@ -81,3 +82,15 @@ def leaders(conn: Connection, incident_ids: Sequence[str]) -> dict[str, dict[str
 def set_leaders(conn: Connection, chosen: dict[str, dict[str, Any]]) -> None:
     conn.executemany("UPDATE incidents SET leader = $2 WHERE incident_id = $1",
                      [(incident, json.dumps(leader, sort_keys=True)) for incident, leader in chosen.items()])
+
+
+def incident_events(records: Records) -> list[dict[str, Any]]:
+    """Every event an incident holds: its id, position and incident (the outage bed scores them)."""
+    return [dict(r) for r in records.query("SELECT event_id, position, incident_id FROM events"
+                                           " WHERE incident_id IS NOT NULL")]
+
+
+def every_leader(records: Records) -> dict[str, dict[str, Any] | None]:
+    """Each incident's leader (None: it has none)."""
+    return {r["incident_id"]: json.loads(r["leader"]) if r["leader"] else None
+            for r in records.query("SELECT incident_id, leader FROM incidents")}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pipeline.errors import UsageError
+from pipeline.store import outage_rows
 
 GOALS = {"incidents_per_cause": 1.3, "merged": 0, "leader": 0.8, "healthy": 0, "bgl": 15}
 ORDERS = ("file", "services reversed")
@@ -87,13 +88,10 @@ def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
         engine = open_engine(Settings.from_env(data_dir=Path(tmp) / "data", database_url=None), sync_knowledge=False)
         try:
             ingest_file(engine, path)
-            records = engine.records
-            line_of = {row["event_id"]: offsets.get(int(str(row["position"]).rsplit("@", 1)[-1]))
-                       for row in records.query("SELECT event_id, position FROM events WHERE incident_id IS NOT NULL")}
-            incident_of = {line_of[r["event_id"]]: r["incident_id"]
-                           for r in records.query("SELECT event_id, incident_id FROM events WHERE incident_id IS NOT NULL")}
-            leaders = {r["incident_id"]: json.loads(r["leader"]) if r["leader"] else None
-                       for r in records.query("SELECT incident_id, leader FROM incidents")}
+            held = outage_rows.incident_events(engine.records)
+            line_of = {row["event_id"]: offsets.get(int(str(row["position"]).rsplit("@", 1)[-1])) for row in held}
+            incident_of = {line_of[row["event_id"]]: row["incident_id"] for row in held}
+            leaders = outage_rows.every_leader(engine.records)
         finally:
             engine.records.close()
     return _score(scenario, incident_of, {i: (line_of.get(lead["event_id"]) if lead else None, lead) for i, lead in leaders.items()})
@@ -129,7 +127,7 @@ def loghub_counts(folder: Path) -> dict[str, int]:
             engine = open_engine(Settings.from_env(data_dir=Path(tmp), database_url=None), sync_knowledge=False)
             try:
                 ingest_file(engine, sorted(system.glob("*.log"))[0])
-                counts[system.name] = int(engine.records.query("SELECT count(*) AS n FROM incidents")[0]["n"])
+                counts[system.name] = len(outage_rows.every_leader(engine.records))
             finally:
                 engine.records.close()
     return counts
