@@ -19,6 +19,7 @@ UNDO = {
     16: ("DROP INDEX incidents_linked", "DROP INDEX pattern_days_day", "DROP INDEX dead_letters_created",
          "ALTER TABLE incidents DROP COLUMN linked_to",
          "ALTER TABLE incidents DROP COLUMN link_kind", "ALTER TABLE incidents DROP COLUMN link_status"),
+    17: ("DROP INDEX incident_members_member", "ALTER TABLE incidents DROP COLUMN leader"),
 }
 
 

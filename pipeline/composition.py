@@ -85,7 +85,8 @@ def open_incidents(settings: Settings, records: Records, *, signatures: tuple[st
     """The incident step under the configured policies; `signatures` are the knowledge base's
     docs' (used when INCIDENTIQ_OPEN_SIGNATURES is on)."""
     opening = OpeningRule.of(floor=settings.open_level, signatures=signatures if settings.open_signatures else ())
-    return Incidents(records, opening=opening, reopen_minutes=settings.reopen_minutes, sla=sla_policy(settings))
+    return Incidents(records, opening=opening, reopen_minutes=settings.reopen_minutes, sla=sla_policy(settings),
+                     burst_minutes=settings.burst_minutes)
 
 
 def build_analyst(settings: Settings, kb: KnowledgeBase, *, clock: Clock) -> Analyst:

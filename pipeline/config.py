@@ -398,6 +398,10 @@ class Settings(BaseSettings):
     reopen_minutes: float = setting("INCIDENTIQ_REOPEN_MINUTES", "30", "no longer used (accepted so older "
                                     "configurations start): a decided incident never takes new events, the next "
                                     "one opens a new incident linked to it", bounds=(0, 525600))
+    burst_minutes: float = setting("INCIDENTIQ_BURST_MINUTES", "5", "minutes around an open incident's errors "
+                                   "within which an error naming the same thing (host:port, URL, resource, trace "
+                                   "id, exception chain, a service) joins it as one outage; 0: each pattern its "
+                                   "own incident", bounds=(0, 1440))
     max_event_bytes: int = setting("INCIDENTIQ_MAX_EVENT_BYTES", "262144", "largest accepted log line in bytes; "
                                    "larger lines are dead-lettered", kind=int, bounds=(1024, 16777216))
     log_format: str | None = setting(

@@ -23,14 +23,15 @@ MESSAGES = [
     ("psycopg2.errors.DeadlockDetected", "deadlock detected DETAIL: Process {n} waits for ShareLock on transaction 77"),
     ("AttributeError", "'NoneType' object has no attribute 'sku{i}'"),
     ("Error", "connect ECONNREFUSED 10.0.0.{i}:5432"),
-    ("OSError", "[Errno 28] No space left on device: '/var/receipts/{i}/r-{n}.pdf'"),
+    ("OSError", "[Errno 28] No space left on device: '/var/receipts/{i}/r-{i}-{n}.pdf'"),
 ]
 
 
 def write_many_incidents(path: Path, incidents: int, per_incident: int = 3) -> int:
     """Distinct fingerprints: each (service, message kind) is one incident. A variant word in the
     message does not make another one (the template miner generalises it), so past 25 incidents the
-    service names take a round number."""
+    service names take a round number. Nor do two incidents name a thing in common within minutes
+    (one outage would be one incident: CONTRACT §2): each disk-full names its own file."""
     lines = []
     for k in range(incidents):
         service = f"{SERVICES[k % len(SERVICES)]}-{k // 25}"

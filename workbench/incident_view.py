@@ -144,6 +144,7 @@ def evidence(doc: dict) -> None:
         if jump:  # our script only: no data goes into it
             st.html(_SCROLL_JS % int(jump), unsafe_allow_javascript=True)
         return
+    leader(doc.get("leader"))
     masked = sum(frame[c].str.count(MASK).sum() for c in ("host", "service", "message", "exception"))
     st.caption(f"{int(frame['trigger'].sum())} triggering events (ticked) in a window of {len(frame)} log lines"
                + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
@@ -161,6 +162,15 @@ def evidence(doc: dict) -> None:
             chosen = st.selectbox("Stack trace of", range(len(stacks)), key="incident_stack_pick",
                                   format_func=lambda i: plain(_event_name(stacks[i])))
             st.code(plain(stacks[chosen]["stack"]), language=None, wrap_lines=True)
+
+
+def leader(lead: dict | None) -> None:
+    """The incident's leader: its earliest cause-side error, and why it was chosen."""
+    if not lead:
+        return
+    st.markdown(f"**Leader**: {escape_markdown(lead.get('service', ''))} at {_short_time(lead.get('time'))}: "
+                f"{escape_markdown(lead.get('message', ''))}")
+    st.caption(f"Why it leads: {escape_markdown(lead.get('reason', ''))}")
 
 
 def _event_name(event: dict) -> str:

@@ -1,4 +1,5 @@
-"""`grouping PATH...`: the template miner's grouping accuracy (GA) on labelled logs."""
+"""`grouping PATH...`: the template miner's grouping accuracy (GA) on labelled logs; `outages
+[FOLDER...]`: the outage test bed (incidents per outage, purity, leaders: unattended/outage_bed.py)."""
 from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
@@ -12,6 +13,23 @@ def register(sub) -> None:
                    help="also the miner's leave-one-system-out GA: threshold, depth and masks picked on the other systems")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_grouping)
+    p = sub.add_parser("outages", help="the outage test bed: incidents per outage, merged causes, leaders, healthy"
+                                       " controls (and incidents per Loghub system)")
+    p.add_argument("folders", nargs="*", type=path_arg, metavar="FOLDER",
+                   help="folders of scenarios (<name>.json beside its log); default: tests/data/outages/open")
+    p.add_argument("--loghub", type=path_arg, metavar="DIR", help="also count each Loghub system's incidents")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_outages)
+
+
+def cmd_outages(args) -> int:
+    from pathlib import Path
+
+    from pipeline.unattended.outage_bed import measure, text
+
+    folders = args.folders or [Path(__file__).resolve().parents[2] / "tests" / "data" / "outages" / "open"]
+    emit(args, measure(folders, loghub=args.loghub), text)
+    return 0
 
 
 def cmd_grouping(args) -> int:

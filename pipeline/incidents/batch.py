@@ -17,15 +17,17 @@ from typing import Any, Iterable, Iterator
 
 from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
+from pipeline.incidents.joining import Joiner
+from pipeline.incidents.outage import BURST_MINUTES
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
 from pipeline.ingest.reading import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.redaction import configured_secrets, scrubbed
-from pipeline.state import LogEvent
+from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import incident_rows as rows
-from pipeline.store import members
+from pipeline.store import members, outage_rows
 from pipeline.store.records import Records
 from pipeline.store.sql import Connection
 
@@ -61,15 +63,18 @@ class IngestCounts:
 
 class Incidents:
     """The incident step of one records store, with its policies: which events open incidents
-    (`opening`) and the SLA a new incident's deadline is computed with (`sla`). `reopen_minutes`
-    (INCIDENTIQ_REOPEN_MINUTES) is kept for configurations that set it and no longer changes
-    anything: a decided incident never takes new events back, however soon they come."""
+    (`opening`), the SLA a new incident's deadline is computed with (`sla`) and the window within
+    which errors that name the same things are one outage (`burst_minutes`, outage.py).
+    `reopen_minutes` (INCIDENTIQ_REOPEN_MINUTES) is kept for configurations that set it and no
+    longer changes anything: a decided incident never takes new events back, however soon they come."""
 
     def __init__(self, records: Records, *, opening: OpeningRule = DEFAULT_RULE,
-                 reopen_minutes: float = REOPEN_MINUTES, sla: SlaPolicy | None = None):
+                 reopen_minutes: float = REOPEN_MINUTES, sla: SlaPolicy | None = None,
+                 burst_minutes: float = BURST_MINUTES):
         self.records = records
         self.opening = opening
         self.reopen_minutes = reopen_minutes
+        self.burst_minutes = burst_minutes
         self.sla = sla or SlaPolicy()
         # the template miner as of `_miner_revision` of the saved state (None: load it)
         self._miner: TemplateMiner | None = None
@@ -115,22 +120,29 @@ class Incidents:
                               if self.opening.opens(item) else None))
             # the newest incident of every fingerprint the batch's opening events lead to, in one
             # lookup (not one an event); the incidents the batch opens are added as it opens them
-            newest = rows.newest_by_fingerprint(conn, list(dict.fromkeys(
-                fp for _, keys in fresh if keys is not None for fp in keys[1])))
+            fingerprints = list(dict.fromkeys(fp for _, keys in fresh if keys is not None for fp in keys[1]))
+            newest = rows.newest_by_fingerprint(conn, fingerprints)
+            if fingerprints:  # and of the patterns that joined another pattern's incident (outage.py)
+                for fp, row in outage_rows.newest_joined_by_pattern(conn, fingerprints).items():
+                    if fp not in newest or _prefer(row, newest[fp]):
+                        newest[fp] = row
+            joiner = Joiner(conn, burst_minutes=self.burst_minutes)
             new: list[tuple[LogEvent, str | None]] = []
             joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
             gathered: Counter[tuple[str, str, str]] = Counter()  # its patterns and services, with counts
             for item, keys in fresh:
-                incident = self._correlate(conn, item, keys, newest, counts, stamp) if keys is not None else None
-                new.append((item, incident))
-                if incident is not None and keys is not None:
-                    joined.setdefault(incident, []).append(iso(item.time))
-                    gathered[(incident, members.PATTERN, keys[0])] += 1
-                    gathered[(incident, members.SERVICE, item.service)] += 1
+                took: tuple[str, str] | None = (self._correlate(conn, item, keys, newest, counts, stamp, joiner)
+                                                if keys is not None else None)
+                new.append((item, took[0] if took else None))
+                if took is not None:
+                    joined.setdefault(took[0], []).append(iso(item.time))
+                    gathered[(took[0], members.PATTERN, took[1])] += 1
+                    gathered[(took[0], members.SERVICE, item.service)] += 1
             rows.insert_events(conn, new, stamp=stamp)
             counts.events += len(new)
             for incident, times in joined.items():
                 rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times), stamp=stamp)
+            gathered.update(joiner.finish())
             members.count(conn, gathered, day=stamp[:10])
             if cursor is not None:
                 rows.save_cursor(conn, cursor[0], cursor[1], stamp)
@@ -162,9 +174,13 @@ class Incidents:
         return fp, list(dict.fromkeys([fp, *known]))
 
     def _correlate(self, conn: Connection, event: LogEvent, keys: tuple[str, list[str]],
-                   newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str) -> str:
-        """The incident the event joins or opens; `newest` is the newest incident of each of its
-        fingerprints (by created_at), kept current with the incidents this batch opens."""
+                   newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str,
+                   joiner: Joiner) -> tuple[str, str]:
+        """The incident the event joins or opens and the pattern it counts toward there: the
+        undecided incident of its pattern (recurrence.py); else an open incident of the same outage (a
+        dump it is a line of, or an error naming what it names within the burst window: joining.py);
+        else a new one. `newest` is the newest incident of each of its fingerprints (by
+        created_at), kept current with the incidents this batch opens or its patterns join."""
         fp, known = keys
         row: dict[str, Any] | None = None
         for candidate in (newest.get(k) for k in known):
@@ -176,8 +192,18 @@ class Incidents:
             if recurrence.absorbs(row["status"]):
                 joined: str = row["incident_id"]
                 counts.incidents_updated.add(joined)
-                return joined
+                joiner.joined(event, joined, fp, how=None)
+                return joined, fp
             after = row  # decided: it never takes new evidence, a new incident recurs after it
+        outage = joiner.find(event, fp)  # open incidents only: a decided one absorbs nothing
+        if outage is not None:
+            joined, pattern, how = outage
+            counts.incidents_updated.add(joined)
+            joiner.joined(event, joined, pattern, how=how)
+            if pattern == fp:  # its pattern's later errors join the same incident
+                newest[fp] = {"incident_id": joined, "status": "analyzing", "closed_at": None, "created_at": stamp,
+                              "linked_to": None, "link_kind": None}
+            return joined, pattern
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
         while rows.incident_exists(conn, new_id):
@@ -194,10 +220,11 @@ class Incidents:
         if after is not None:
             rows.link_incident(conn, new_id, to=after["incident_id"], kind=recurrence.RECURRED, status=after["status"])
         counts.incidents_new.add(new_id)
+        joiner.joined(event, new_id, fp, how=None, opened=True)
         if fp not in newest or stamp >= newest[fp]["created_at"]:
             newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp,
                           "linked_to": None, "link_kind": None}
-        return new_id
+        return new_id, fp
 
     @contextlib.contextmanager
     def _templates(self, conn: Connection, stamp: str) -> Iterator[TemplateMiner]:
@@ -250,3 +277,9 @@ class Incidents:
         """Every template the miner knows: id → template text (as last saved by any process)."""
         with self.records.reading() as conn:
             return self._load_miner(conn, rows.template_revision(conn), None, None)[0].templates()
+
+
+def _prefer(row: dict[str, Any], other: dict[str, Any]) -> bool:
+    """Whether a pattern's incident `row` is the one its errors join rather than `other`: an open
+    one before a closed one, then the newer."""
+    return (row["status"] in OPEN_STATUSES, row["created_at"]) > (other["status"] in OPEN_STATUSES, other["created_at"])

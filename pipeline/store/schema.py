@@ -655,6 +655,16 @@ INSERT INTO pattern_days(pattern, day, n)
 """)
 
 
+# issue 35: one outage, one incident. An error joins an open incident that named what it names
+# within the burst window (incidents/outage.py): the names are members of kind 'name', found by
+# member; a pattern that joined another pattern's incident is found by member too. The leader
+# (the earliest cause-side error, with its reason) is kept on the incident as JSON
+V17_OUTAGES = (
+    "CREATE INDEX incident_members_member ON incident_members(member, kind)",
+    "ALTER TABLE incidents ADD COLUMN leader TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -697,6 +707,9 @@ MIGRATIONS: tuple[Migration, ...] = (
                   " announce index only of incidents that can still be announced", V15_REPEATS),
     Migration(16, "the incident an incident came from: recurred after its decision, split out of it,"
                   " or merged into it; the funnel's indexes by day", _v16_links),
+    Migration(17, "errors of one outage in one incident: members found by what they are (the names an"
+                  " incident's errors wrote, a pattern that joined another's incident); the incident's leader",
+              V17_OUTAGES),
 )
 
 

@@ -1,0 +1,115 @@
+"""Outage correlation inside one stored batch (CONTRACT §2, the rules in `outage.py`): which open
+incident an error that no incident of its pattern takes joins, the names the batch's errors add
+to their incidents, and each touched incident's leader.
+
+A joiner lives for one batch, inside the batch's transaction: what it reads (the open incidents
+holding a name, their names and services, their leaders) and what it writes (names as members,
+leaders) commit or roll back with the batch's events, so a killed ingest leaves no half of it and a
+restart reads it all back from the store.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from pipeline.clock import iso, parse_iso
+from pipeline.incidents import outage
+from pipeline.incidents.outage import Candidate, Leader
+from pipeline.state import OPEN_STATUSES, LogEvent
+from pipeline.store import outage_rows
+from pipeline.store.sql import Connection
+
+FOLD = "fold"  # a dump's line folded into its component's error
+NAMES = "names"  # joined by a named thing within the burst window
+
+
+class Joiner:
+    """One batch's outage correlation (see the module doc)."""
+
+    def __init__(self, conn: Connection, *, burst_minutes: float):
+        self.conn = conn
+        self.minutes = burst_minutes
+        self.candidates: dict[str, Candidate] = {}  # open incidents read or touched in this batch
+        self.asked: set[str] = set()  # members already looked up in this batch
+        self.names: Counter[tuple[str, str, str]] = Counter()  # (incident, 'name', name) -> events
+        self.best: dict[str, Leader] = {}  # incident -> the batch's best leader for it
+        self.earliest: dict[tuple[str, str], str] = {}  # (incident, pattern) -> its earliest time in the batch
+        self.opened: set[str] = set()
+
+    def find(self, event: LogEvent, fingerprint: str) -> tuple[str, str, str] | None:
+        """The open incident an error joins though no incident of its pattern takes it, the
+        pattern it counts toward and how it was found (FOLD or NAMES); None: it opens one."""
+        if outage.is_dump(event.message):
+            comp = outage.component(event)
+            self._load([comp])
+            fold = timedelta(seconds=outage.FOLD_SECONDS)
+            for candidate in sorted(self.candidates.values(), key=lambda c: c.last, reverse=True):
+                last = parse_iso(candidate.last)
+                if comp in candidate.names and last is not None and abs(event.time - last) <= fold:
+                    return candidate.incident_id, candidate.fingerprint, FOLD
+        if self.minutes <= 0:
+            return None
+        names, said = outage.named_things(event), outage.words(event)
+        self._load([*names, outage.SERVICE_NAMED + event.service.lower(), *said])
+        best: tuple[int, str, str] | None = None
+        for candidate in self.candidates.values():
+            ties = candidate.ties(event, names, said)
+            if ties and candidate.near(event.time, self.minutes):
+                key = (ties, candidate.last, candidate.incident_id)
+                best = key if best is None or key > best else best
+        return (best[2], fingerprint, NAMES) if best is not None else None
+
+    def joined(self, event: LogEvent, incident: str, pattern: str, *, how: str | None, opened: bool = False) -> None:
+        """An error joined (or opened) `incident`, counting toward `pattern`: its names are kept
+        (from the error that opened it, joined it by a name or a fold, or is its pattern's first
+        in the batch), its window widened, and it may lead."""
+        pair = (incident, pattern)
+        first_of_pattern = pair not in self.earliest
+        moment = iso(event.time)
+        candidate = self.candidates.get(incident)
+        if opened:
+            self.opened.add(incident)
+            candidate = self.candidates[incident] = Candidate(incident, pattern, moment, moment, set(), set())
+        if opened or how is not None or first_of_pattern:
+            # a dump's line names its component only (its register names are no resource)
+            things = sorted(outage.named_things(event))[:outage.MAX_NAMES] if how != FOLD else []
+            names = [*things, outage.component(event)]
+            for name in names:
+                self.names[(incident, outage_rows.NAME, name)] += 1
+            if candidate is not None:
+                candidate.names.update(names)
+        if candidate is not None:
+            candidate.services.add(event.service)
+            candidate.first, candidate.last = min(candidate.first, moment), max(candidate.last, moment)
+        if how == FOLD:
+            return  # a dump's line is its error's record, not a leader of its own
+        if first_of_pattern or moment < self.earliest[pair]:
+            self.earliest[pair] = moment
+            leader = Leader.of(event, pattern)
+            if incident not in self.best or leader.key() < self.best[incident].key():
+                self.best[incident] = leader
+
+    def finish(self) -> Counter[tuple[str, str, str]]:
+        """Keep each touched incident's leader where the batch brought a better one; the names to
+        count as members (the caller counts them with the batch's other members)."""
+        stored = outage_rows.leaders(self.conn, [i for i in self.best if i not in self.opened])
+        chosen: dict[str, dict[str, Any]] = {}
+        for incident, leader in self.best.items():
+            before = stored.get(incident)
+            if before is None or leader.key() < Leader.from_json(before).key():
+                chosen[incident] = leader.as_json()
+        outage_rows.set_leaders(self.conn, chosen)
+        return self.names
+
+    def _load(self, members: list[str]) -> None:
+        new = [m for m in dict.fromkeys(members) if m not in self.asked]
+        if not new:
+            return
+        self.asked.update(new)
+        found = outage_rows.open_incidents_holding(self.conn, new, OPEN_STATUSES)
+        unknown = [i for i in found if i not in self.candidates]
+        for incident, (names, services) in outage_rows.names_of(self.conn, unknown).items():
+            row = found[incident]
+            self.candidates[incident] = Candidate(incident, row["fingerprint"], row["first_seen"], row["last_seen"],
+                                                  names, services)

@@ -1,0 +1,248 @@
+"""One outage, one incident (CONTRACT §2): what an error line names, whether it is one line of a
+dump, and which of an incident's errors is its leader.
+
+An error that would open an incident joins instead an open incident whose errors were written
+within the burst window of it (`INCIDENTIQ_BURST_MINUTES`) and that shares a *named thing* with it:
+the same host:port, URL host or path, dotted or slashed resource name, quoted or `key=value`
+resource, trace or request id, exception chain; or a service one of them names (the timeouts of
+`web` that say `orders-service` join the refusal `orders-service` logged). Two errors at the same
+moment that name nothing in common stay apart. The names are shapes, not words of any log.
+
+A line of a dump (`r24=0x… r25=0x…`, `i-fetch......0`, `address: 0x1f`) written by the same
+component (service and host) within FOLD_SECONDS of that component's error is part of that error's
+record: it joins the error's incident and counts toward its pattern, not one incident per line.
+
+The leader is the incident's earliest error on the cause side: an error that names a cause (a
+refusal, an exhausted pool, an expired certificate, a kill, no space...) before one that names
+nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest of its class.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pipeline.clock import iso, parse_iso
+from pipeline.state import LogEvent
+
+BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
+FOLD_SECONDS = 2.0  # a dump's lines are written together
+HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
+MAX_NAMES = 24  # names kept of one event
+COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
+SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
+
+# possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
+# one pass, not one a character
+_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.:])")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
+_PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
+_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
+_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)['"`]""")
+_KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
+_ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
+_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
+_LONG_WORD = re.compile(r"\S{160,}")
+_INSTANCE = re.compile(r"[-_]\d+$")
+_WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
+_CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
+_EXCEPTION = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z]\w*(?:Exception|Error))\b")
+_VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
+_HTTP_STATUS = range(100, 600)
+_FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
+
+# a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
+# dotted leader (`i-fetch......0`)
+_LEADER_DOTS = re.compile(r"\w\s*\.{4,}\s*[\w-]+\s*$")
+_FIELD_LINE = re.compile(r"^[\w .()/-]{1,48}:\s*(?:0x[0-9a-f]+|[0-9a-f]{4,}|\d+)\s*$", re.I)
+_DUMP_LABEL = re.compile(r"^[A-Za-z][\w.()/-]*[:=]$")
+_DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*[,;]?$", re.I)
+
+# what a line says about where it stands in a failure (lower-case, searched in the message's head)
+_SYMPTOM = re.compile(
+    r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
+    r"(?:status|code|http/\d(?:\.\d)?|returned|responded|response|error)\W{0,3}5\d\d\b|\b50[234]\b|"
+    r"retry|retrying|retries|circuit|backoff|back-off|slow|latency|degraded|failed to (?:call|fetch|reach)",
+    re.I)
+_CAUSE = re.compile(
+    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
+    r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
+    r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
+    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check",
+    re.I)
+CAUSE, NEUTRAL, SYMPTOM = 0, 1, 2
+_RANKS = ("cause", "neutral", "symptom")
+
+
+def first_line(message: str) -> str:
+    return next((line for line in message.splitlines() if line.strip()), "")
+
+
+def named_things(event: LogEvent) -> frozenset[str]:
+    """What an error line names that another line of the same failure may name too: `hp:`
+    host:port, `host:` a URL's host, `path:` a URL or route path (its variable segments dropped),
+    `file:` a file's path on the line's host,
+    `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
+    chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
+    # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
+    # hostile lines (their backtracking grows with a word's length)
+    text = _LONG_WORD.sub(" ", event.message[:HEAD_CHARS])
+    names: list[str] = []
+    if event.trace_id:
+        names.append(f"id:{event.trace_id}")
+    for match in _URL.finditer(text):
+        host, port, path = match.group(1).lower(), match.group(2), match.group(3)
+        names.append(f"hp:{host}:{port}" if port else f"host:{host}")
+        if not host[0].isdigit() and not host.startswith("["):
+            names.append(SERVICE_NAMED + host.split(".")[0])
+        if path and (route := _route(path)):
+            names.append(f"path:{route}")
+    text_no_urls = _URL.sub(" ", text)
+    for match in _HOST_PORT.finditer(text_no_urls):
+        host, port = match.group(1).lower(), int(match.group(2))
+        if port in _HTTP_STATUS and "." not in host and not host.isdigit():
+            continue  # status:503, not a host
+        names.append(f"hp:{host}:{port}")
+        if not host[0].isdigit():
+            names.append(SERVICE_NAMED + host.split(".")[0])
+    for match in _PATH.finditer(text_no_urls):
+        if route := _route(match.group(1)):
+            # a file (its last segment has an extension) is the host's own; a route is the service's
+            names.append(f"file:{event.host or ''}:{route}" if _FILE.search(route) else f"path:{route}")
+    for match in _DOTTED.finditer(text_no_urls):
+        token = match.group(1).rstrip(".").lower()
+        if token.count(".") and len(token) >= 5 and not _EXCEPTION.fullmatch(match.group(1)):
+            names.append(f"res:{token}")
+    for match in _QUOTED.finditer(text_no_urls):
+        if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
+            names.append(f"res:{match.group(1).lower()}")
+    for match in _KEY_VALUE.finditer(text):
+        key, value = match.group(1), match.group(2).rstrip(".,;:")
+        if _ID_KEY.search(key):
+            names.append(f"id:{value}")
+        elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value):
+            names.append(f"res:{value.lower()}")
+    for match in _COMPOUND.finditer(text_no_urls):
+        if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
+            names.append(SERVICE_NAMED + match.group(1).lower())
+    chain = _exception_chain(event)
+    if len(chain) >= 2:
+        names.append("exc:" + ">".join(chain))
+    own = SERVICE_NAMED + event.service.lower()
+    return frozenset(n for n in dict.fromkeys(names) if n != own and len(n) < 200)
+
+
+def words(event: LogEvent) -> frozenset[str]:
+    """The words of an error's first line that may be another service's name (lower-case)."""
+    head = _LONG_WORD.sub(" ", first_line(event.message)[:300].lower())
+    return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
+
+
+def component(event: LogEvent) -> str:
+    return f"{COMPONENT}{event.service}@{event.host or ''}"
+
+
+def is_dump(message: str) -> bool:
+    """Whether a line reads as one line of a dump: mostly number or hex fields, a `label: 0x…`
+    field, or a flag with a dotted leader."""
+    line = first_line(message).strip()
+    if not line or len(line) > 400:
+        return False
+    if _LEADER_DOTS.search(line) or _FIELD_LINE.match(line):
+        return True
+    tokens = line.split()
+    values = [t for t in tokens if not _DUMP_LABEL.match(t)]  # `RAX:` labels the value after it
+    return len(tokens) >= 2 and bool(values) and sum(1 for t in values if _DUMP_VALUE.match(t)) * 2 > len(values)
+
+
+def rank(event: LogEvent) -> int:
+    """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
+    after connection refused" is a caller's view of the refusal)."""
+    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400]) if t)
+    if _SYMPTOM.search(text):
+        return SYMPTOM
+    return CAUSE if _CAUSE.search(text) else NEUTRAL
+
+
+@dataclass(frozen=True)
+class Leader:
+    """An incident's leader: the event, its pattern, and what it was chosen by."""
+
+    event_id: str
+    pattern: str
+    service: str
+    time: str
+    rank: int
+    message: str
+
+    @classmethod
+    def of(cls, event: LogEvent, pattern: str) -> "Leader":
+        return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
+                   first_line(event.message)[:200])
+
+    def key(self) -> tuple[int, str, str]:
+        return (self.rank, self.time, self.event_id)
+
+    def reason(self) -> str:
+        """Why this event leads, in the reviewer's words (true when it was chosen)."""
+        if self.rank == CAUSE:
+            return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
+                    " a missing thing...); the incident's other errors came later or read as symptoms")
+        if self.rank == NEUTRAL:
+            return ("the earliest error that is not a symptom; none of the incident's errors names a cause")
+        return "the earliest error; every error of the incident reads as a symptom (a timeout, a 5xx, a retry...)"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
+                "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Leader":
+        rank_name = data.get("rank", "neutral")
+        return cls(data["event_id"], data["pattern"], data["service"], data["time"],
+                   _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""))
+
+
+@dataclass
+class Candidate:
+    """An open incident an error may join: its window and what its errors named."""
+
+    incident_id: str
+    fingerprint: str  # the pattern that opened it: a dump's lines count toward it
+    first: str
+    last: str
+    names: set[str]
+    services: set[str]
+
+    def near(self, moment: datetime, minutes: float) -> bool:
+        first, last = parse_iso(self.first), parse_iso(self.last)
+        window = timedelta(minutes=minutes)
+        return first is not None and last is not None and first - window <= moment <= last + window
+
+    def ties(self, event: LogEvent, names: frozenset[str], said: frozenset[str]) -> int:
+        """How many named things tie the event to this incident (0: none): the things both named
+        (a component is no such thing), a service of the incident the event names (or says as a
+        word), the event's service named by the incident's errors."""
+        # a route is every error of the service that serves it ("POST /api/checkout failed: …"):
+        # it ties a caller to that service, not two errors of one service
+        own = event.service in self.services
+        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT) and not (own and n.startswith("path:")))
+        others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
+        shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
+        shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
+        return shared
+
+
+def _route(path: str) -> str | None:
+    """A path's fixed segments (ids and numbers dropped); None when fewer than two remain."""
+    segments = [s for s in path.rstrip(".:,;").strip("/").split("/") if s and not _VARIABLE.match(s)]
+    return "/" + "/".join(segments).lower() if len(segments) >= 2 else None
+
+
+def _exception_chain(event: LogEvent) -> list[str]:
+    chain = [event.exception] if event.exception else []
+    for text in (event.message[:HEAD_CHARS], (event.stack or "")[:20_000]):
+        chain.extend(_CAUSED_BY.findall(text))
+    return list(dict.fromkeys(c.strip() for c in chain if c and c.strip()))

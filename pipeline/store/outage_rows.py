@@ -1,0 +1,96 @@
+"""The rows outage correlation reads and writes (pipeline/incidents/outage.py), inside the
+transaction that stores a batch: the open incidents that named what an error names (members of
+kind 'name' or 'service', found by member: migration 17's index), the patterns that joined
+another pattern's incident, and each incident's leader (a JSON column of `incidents`).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from pipeline.store.records import Records
+from pipeline.store.sql import Connection, Params
+
+NAME = "name"
+CHUNK = 500
+
+
+def open_incidents_holding(conn: Connection, members: Sequence[str], statuses: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The incidents of `statuses` holding any of `members` as a name or a service: id -> the
+    incident's opening fingerprint, first and last seen."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(members), CHUNK):
+        p = Params()
+        rows = conn.execute(
+            "SELECT DISTINCT i.incident_id AS incident_id, i.fingerprint AS fingerprint, i.first_seen AS first_seen,"
+            " i.last_seen AS last_seen"
+            " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
+            f" WHERE m.member IN ({p.each(members[start:start + CHUNK])}) AND m.kind IN ('name', 'service')"
+            f" AND i.status IN ({p.each(statuses)})", p).fetchall()
+        for row in rows:
+            found[row["incident_id"]] = dict(row)
+    return found
+
+
+def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[set[str], set[str]]]:
+    """Each incident's names and services."""
+    found: dict[str, tuple[set[str], set[str]]] = {i: (set(), set()) for i in incident_ids}
+    for start in range(0, len(incident_ids), CHUNK):
+        p = Params()
+        rows = conn.execute(
+            "SELECT incident_id, kind, member FROM incident_members"
+            f" WHERE incident_id IN ({p.each(incident_ids[start:start + CHUNK])}) AND kind IN ('name', 'service')",
+            p).fetchall()
+        for row in rows:
+            names, services = found[row["incident_id"]]
+            (names if row["kind"] == NAME else services).add(row["member"])
+    return found
+
+
+def newest_joined_by_pattern(conn: Connection, patterns: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """For each pattern that joined an incident another pattern opened, the newest such incident
+    (id, status, closed_at, created_at, link), as `incident_rows.newest_by_fingerprint` gives a pattern's own."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(patterns), CHUNK):
+        p = Params()
+        rows = conn.execute(
+            "SELECT m.member AS fingerprint, i.incident_id AS incident_id, i.status AS status,"
+            " i.closed_at AS closed_at, i.created_at AS created_at, i.linked_to AS linked_to, i.link_kind AS link_kind"
+            " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
+            f" WHERE m.member IN ({p.each(patterns[start:start + CHUNK])}) AND m.kind = 'pattern'"
+            " AND i.fingerprint <> m.member", p).fetchall()
+        for row in rows:
+            known = found.get(row["fingerprint"])
+            if known is None or row["created_at"] > known["created_at"]:
+                found[row["fingerprint"]] = dict(row)
+    return found
+
+
+def leaders(conn: Connection, incident_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The stored leader of each of these incidents that has one."""
+    found: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(incident_ids), CHUNK):
+        p = Params()
+        rows = conn.execute(
+            f"SELECT incident_id, leader FROM incidents WHERE incident_id IN ({p.each(incident_ids[start:start + CHUNK])})"
+            " AND leader IS NOT NULL", p).fetchall()
+        for row in rows:
+            found[row["incident_id"]] = json.loads(row["leader"])
+    return found
+
+
+def set_leaders(conn: Connection, chosen: dict[str, dict[str, Any]]) -> None:
+    conn.executemany("UPDATE incidents SET leader = $2 WHERE incident_id = $1",
+                     [(incident, json.dumps(leader, sort_keys=True)) for incident, leader in chosen.items()])
+
+
+def incident_events(records: Records) -> list[dict[str, Any]]:
+    """Every event an incident holds: its id, position and incident (the outage bed scores them)."""
+    return [dict(r) for r in records.query("SELECT event_id, position, incident_id FROM events"
+                                           " WHERE incident_id IS NOT NULL")]
+
+
+def every_leader(records: Records) -> dict[str, dict[str, Any] | None]:
+    """Each incident's leader (None: it has none)."""
+    return {r["incident_id"]: json.loads(r["leader"]) if r["leader"] else None
+            for r in records.query("SELECT incident_id, leader FROM incidents")}

@@ -1,0 +1,188 @@
+"""The outage test bed (issue 35.6): scenarios of one or more failures written as application logs,
+each beside the causes it holds (tests/data/outages/README.md), read through the product's own
+ingest into a fresh SQLite data dir, and scored:
+
+- incidents per cause: how many incidents hold the cause's error lines (1 is right);
+- purity: incidents holding lines of two causes (0 is right);
+- leader: whether the incident holding most of a cause's lines has the cause's leader line as its
+  leader;
+- healthy controls: incidents opened on a scenario without causes (0 is right).
+
+Each scenario is read twice: in the file's order, and with each service's lines together, the
+services in the reverse order of their first line (as when the callers' logs are read before the
+failing service's), so that a leader cannot be right only by being read first. `--loghub DIR`
+adds the incidents each Loghub system's raw log opens (BGL's goal: 15 or fewer).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from pipeline.errors import UsageError
+from pipeline.store import outage_rows
+
+GOALS = {"incidents_per_cause": 1.3, "merged": 0, "leader": 0.8, "healthy": 0, "bgl": 15}
+ORDERS = ("file", "services reversed")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    log: Path
+    healthy: bool
+    causes: list[dict[str, Any]]  # {"name", "lines": [1-based line numbers], "leader": line}
+
+
+def scenarios(folder: Path) -> list[Scenario]:
+    """The scenarios of a bed folder: each `<name>.json` beside the log it names."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"no such folder: {folder}")
+    found = []
+    for spec_path in sorted(folder.glob("*.json")):
+        spec = json.loads(spec_path.read_text(encoding="utf-8"))
+        log = folder / spec["log"]
+        causes = spec.get("causes", [])
+        if bool(spec.get("healthy")) == bool(causes):
+            raise UsageError(f"{spec_path}: a scenario is healthy (no causes) or has causes, not both or neither")
+        found.append(Scenario(spec_path.stem, log, bool(spec.get("healthy")), causes))
+    if not found:
+        raise UsageError(f"no scenarios (*.json) in {folder}")
+    return found
+
+
+def _reordered(lines: list[str]) -> list[int]:
+    """Line indexes with each service's lines together, services in reverse order of first line."""
+    order: dict[str, list[int]] = {}
+    for index, text in enumerate(lines):
+        try:
+            service = str(json.loads(text).get("service", ""))
+        except (ValueError, AttributeError):
+            service = ""
+        order.setdefault(service, []).append(index)
+    return [i for service in reversed(list(order)) for i in order[service]]
+
+
+def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
+    """Ingest one scenario in `order` into a fresh data dir; its incidents and how they score."""
+    from pipeline.composition import open_engine
+    from pipeline.config import Settings
+    from pipeline.unattended.file_ingest import ingest_file
+
+    raw = scenario.log.read_text(encoding="utf-8").splitlines()
+    fed = list(range(len(raw))) if order == "file" else _reordered(raw)
+    with tempfile.TemporaryDirectory(prefix="outages-") as tmp:
+        path = Path(tmp) / scenario.log.name
+        offsets: dict[int, int] = {}  # byte offset in the fed file -> 1-based line of the scenario
+        position = 0
+        with open(path, "wb") as out:
+            for index in fed:
+                data = (raw[index] + "\n").encode("utf-8")
+                offsets[position] = index + 1
+                out.write(data)
+                position += len(data)
+        engine = open_engine(Settings.from_env(data_dir=Path(tmp) / "data", database_url=None), sync_knowledge=False)
+        try:
+            ingest_file(engine, path)
+            held = outage_rows.incident_events(engine.records)
+            line_of = {row["event_id"]: offsets.get(int(str(row["position"]).rsplit("@", 1)[-1])) for row in held}
+            incident_of = {line_of[row["event_id"]]: row["incident_id"] for row in held}
+            leaders = outage_rows.every_leader(engine.records)
+        finally:
+            engine.records.close()
+    return _score(scenario, incident_of, {i: (line_of.get(lead["event_id"]) if lead else None, lead) for i, lead in leaders.items()})
+
+
+def _score(scenario: Scenario, incident_of: dict[int | None, str],
+           leaders: dict[str, tuple[int | None, dict[str, Any] | None]]) -> dict[str, Any]:
+    owner: dict[str, set[str]] = {}  # incident -> the causes whose lines it holds
+    causes = []
+    for cause in scenario.causes:
+        held = [incident_of[line] for line in cause["lines"] if line in incident_of]
+        for incident in held:
+            owner.setdefault(incident, set()).add(cause["name"])
+        main = max(set(held), key=held.count) if held else None
+        leader_line = leaders.get(main, (None, None))[0] if main else None
+        causes.append({"cause": cause["name"], "incidents": len(set(held)), "lines": len(cause["lines"]),
+                       "unheld": len(cause["lines"]) - len(held), "leader_line": leader_line,
+                       "leader_expected": cause["leader"], "leader_right": leader_line == cause["leader"],
+                       "leader_reason": (leaders.get(main, (None, None))[1] or {}).get("reason") if main else None})
+    return {"scenario": scenario.name, "healthy": scenario.healthy, "incidents": len(leaders), "causes": causes,
+            "merged": sorted(i for i, names in owner.items() if len(names) > 1)}
+
+
+def loghub_counts(folder: Path) -> dict[str, int]:
+    """Incidents each Loghub system's raw log (`<system>/*.log`) opens in a fresh data dir."""
+    from pipeline.composition import open_engine
+    from pipeline.config import Settings
+    from pipeline.unattended.file_ingest import ingest_file
+
+    counts = {}
+    for system in sorted(p for p in Path(folder).iterdir() if p.is_dir() and list(p.glob("*.log"))):
+        with tempfile.TemporaryDirectory(prefix="outages-") as tmp:
+            engine = open_engine(Settings.from_env(data_dir=Path(tmp), database_url=None), sync_knowledge=False)
+            try:
+                ingest_file(engine, sorted(system.glob("*.log"))[0])
+                counts[system.name] = len(outage_rows.every_leader(engine.records))
+            finally:
+                engine.records.close()
+    return counts
+
+
+def measure(folders: Iterable[Path], *, loghub: Path | None = None) -> dict[str, Any]:
+    """Every scenario of the folders in both orders, the totals against the goals, and (`loghub`)
+    each Loghub system's incident count."""
+    beds = [s for folder in folders for s in scenarios(folder)]
+    results = {order: [run(s, order=order) for s in beds] for order in ORDERS}
+    summary: dict[str, Any] = {"scenarios": results, "goals": GOALS, "orders": {}}
+    for order, rows in results.items():
+        single = [c["incidents"] for r in rows if len(r["causes"]) == 1 for c in r["causes"]]
+        every = [c for r in rows for c in r["causes"]]
+        summary["orders"][order] = {
+            "incidents_per_single_cause": statistics.fmean(single) if single else None,
+            "merged": sum(len(r["merged"]) for r in rows),
+            "leader": sum(c["leader_right"] for c in every) / len(every) if every else None,
+            "healthy_incidents": sum(r["incidents"] for r in rows if r["healthy"]),
+            "causes": len(every), "single_cause_outages": len(single)}
+    if loghub is not None:
+        summary["loghub"] = loghub_counts(loghub)
+    summary["goals_met"] = all(_met(o) for o in summary["orders"].values()) and (
+        "BGL" not in summary.get("loghub", {}) or summary["loghub"]["BGL"] <= GOALS["bgl"])
+    return summary
+
+
+def _met(o: dict[str, Any]) -> bool:
+    return ((o["incidents_per_single_cause"] or 0) <= GOALS["incidents_per_cause"] and o["merged"] == 0
+            and (o["leader"] or 0) >= GOALS["leader"] and o["healthy_incidents"] == 0)
+
+
+def text(summary: dict[str, Any]) -> str:
+    """The report `python -m pipeline outages` and bench/outages.py print."""
+    lines = []
+    for order, rows in summary["scenarios"].items():
+        lines.append(f"read in {order} order:")
+        lines.append(f"  {'scenario':<30}{'cause':<8}{'lines':>6}{'incidents':>10}{'leader':>8}")
+        for r in rows:
+            if r["healthy"]:
+                lines.append(f"  {r['scenario']:<30}{'healthy':<8}{'':>6}{r['incidents']:>10}{'':>8}")
+            for c in r["causes"]:
+                leader = "right" if c["leader_right"] else f"{c['leader_line']}≠{c['leader_expected']}"
+                lines.append(f"  {r['scenario']:<30}{c['cause'][:7]:<8}{c['lines']:>6}{c['incidents']:>10}{leader:>8}")
+            if r["merged"]:
+                lines.append(f"  {'':<30}merged causes in {len(r['merged'])} incident(s)")
+        o = summary["orders"][order]
+        per = o["incidents_per_single_cause"]
+        lines.append(f"  incidents per single-cause outage {per:.2f} (goal <= {GOALS['incidents_per_cause']});"
+                     f" incidents merging two causes {o['merged']} (goal 0); leader right"
+                     f" {o['leader']:.0%} of {o['causes']} causes (goal >= {GOALS['leader']:.0%});"
+                     f" healthy controls' incidents {o['healthy_incidents']} (goal 0)")
+    if "loghub" in summary:
+        counts = ", ".join(f"{k} {v}" for k, v in summary["loghub"].items())
+        lines.append(f"Loghub incidents per system: {counts}"
+                     + ("" if "BGL" in summary["loghub"] else " (no BGL folder: its goal, <= 15, not measured)"))
+    lines.append(f"goals: {'met' if summary['goals_met'] else 'NOT met'}")
+    return "\n".join(lines)

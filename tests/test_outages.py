@@ -1,0 +1,223 @@
+"""One outage, one incident (issue 35.1, 35.2): errors of different patterns and services that name
+the same thing within the burst window are one incident with its patterns as members and a leader
+(the earliest cause-side error, with its reason); a dump's lines fold into its first line's
+incident; two failures at the same moment that name nothing in common stay apart. The decisions
+are the store's, so a fresh incident step (a restarted process) reads them back."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from pipeline.clock import iso
+from pipeline.incidents.batch import Incidents
+from pipeline.review.service import ReviewService
+from pipeline.state import LogEvent
+from tests.support import BOTH_BACKENDS, write_jsonl
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _event(n: int, seconds: float, service: str, message: str, *, host: str = "h1", level: str = "ERROR") -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=service, host=host,
+                    level=level, message=message, source="test", position=f"test@{n}")
+
+
+def _cascade() -> list[LogEvent]:
+    """A refusal, the timeouts it causes in a caller, the 503s a gateway answers; and at the same
+    moment a disk filling up elsewhere, naming nothing of it."""
+    return [
+        _event(1, 1.0, "orders", "Connection to orders-db:5432 refused. Check that the postmaster is accepting TCP/IP"),
+        _event(2, 1.5, "billing", "write /var/lib/billing/ledger/2026-12.dat: no space left on device"),
+        _event(3, 6.0, "checkout", "Timeout calling orders: GET http://orders:8080/api/orders/17 exceeded 5000ms"),
+        _event(4, 6.5, "checkout", "Timeout calling orders: GET http://orders:8080/api/orders/18 exceeded 5000ms"),
+        _event(5, 7.0, "gateway", "upstream checkout responded 503 for GET /api/orders/17"),
+        _event(6, 2.0, "orders", "Connection to orders-db:5432 refused. Check that the postmaster is accepting TCP/IP"),
+    ]
+
+
+def _incidents(engine) -> list[dict]:
+    rows = engine.records.query("SELECT * FROM incidents ORDER BY first_seen")
+    return [dict(r, leader=json.loads(r["leader"]) if r["leader"] else None) for r in rows]
+
+
+def _events_of(engine, incident_id: str) -> set[str]:
+    return {r["event_id"] for r in engine.records.query("SELECT event_id FROM events WHERE incident_id = $1",
+                                                        (incident_id,))}
+
+
+@BOTH_BACKENDS
+def test_a_refusal_its_timeouts_and_503s_are_one_incident_led_by_the_refusal_read_last(engine):
+    cascade = _cascade()
+    # the callers' logs are read first, the failing service's last, in another batch
+    engine.incidents.store_batch([e for e in cascade if e.service in ("gateway", "checkout", "billing")], cursor=None)
+    engine.incidents.store_batch([e for e in cascade if e.service == "orders"], cursor=None)
+    outage, disk = sorted(_incidents(engine), key=lambda r: -r["event_count"])
+    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-5", "ev-6"}
+    assert (outage["pattern_count"], outage["service_count"], outage["event_count"]) == (3, 3, 5)
+    assert outage["leader"]["event_id"] == "ev-1" and outage["leader"]["service"] == "orders"
+    assert outage["leader"]["rank"] == "cause" and "earliest error that names a cause" in outage["leader"]["reason"]
+    assert _events_of(engine, disk["incident_id"]) == {"ev-2"}  # same moment, nothing named in common
+    shown = engine.records.incident(outage["incident_id"])["leader"]
+    assert shown["event_id"] == "ev-1"  # what `show --json` and the incident page read
+
+
+@BOTH_BACKENDS
+def test_a_restarted_incident_step_keeps_joining_the_outage_and_its_patterns(engine):
+    cascade = _cascade()
+    engine.incidents.store_batch(cascade[:2], cursor=None)
+    # a new process: a fresh incident step with nothing in memory, reading the store
+    fresh = Incidents(engine.records, opening=engine.incidents.opening, burst_minutes=5)
+    fresh.store_batch(cascade[2:4], cursor=None)  # the timeouts join the refusal's incident by name
+    again = Incidents(engine.records, opening=engine.incidents.opening, burst_minutes=5)
+    later = _event(7, 200.0, "checkout", "Timeout calling orders: GET http://orders:8080/api/orders/99 exceeded 5000ms")
+    again.store_batch([later], cursor=None)  # its pattern now leads to the outage's incident, whatever it names
+    outage = next(r for r in _incidents(engine) if "ev-1" in _events_of(engine, r["incident_id"]))
+    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-7"}
+    assert len(_incidents(engine)) == 2
+
+
+@BOTH_BACKENDS
+def test_an_error_naming_the_same_thing_after_the_burst_window_opens_its_own_incident(engine):
+    engine.incidents.store_batch([_event(1, 0, "orders", "Connection to orders-db:5432 refused")], cursor=None)
+    late = _event(2, 3600, "reports", "query on orders-db:5432 failed: connection reset by peer")
+    engine.incidents.store_batch([late], cursor=None)  # an hour on: another failure, not this one's
+    assert len(_incidents(engine)) == 2
+
+
+def test_names_a_process_owns_do_not_tie_two_services_failing_at_the_same_moment(engine):
+    # every Spring app calls its pool HikariPool-1, and /tmp on two hosts is two disks
+    engine.incidents.store_batch([
+        _event(1, 0.0, "cart", "HikariPool-1 - Connection is not available, request timed out after 30000ms"),
+        _event(2, 0.5, "search", "HikariPool-1 - Connection is not available (total=10, active=10, idle=0)"),
+        _event(3, 1.0, "cart", "write /tmp/cache/index.bin: no space left on device", host="h1"),
+        _event(4, 1.5, "search", "write /tmp/cache/index.bin failed: no space left on device", host="h2"),
+    ], cursor=None)
+    assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 1, 1, 1]
+
+
+def test_a_route_ties_a_caller_to_its_service_not_two_errors_of_that_service(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "checkout", "POST /api/v1/checkout failed: 502 Bad Gateway from payments"),
+        _event(2, 2.0, "edge", "upstream timed out while reading response header, request: POST /api/v1/checkout"),
+        _event(3, 30.0, "checkout", "POST /api/v1/checkout failed: Cannot invoke getLoyaltyTier() on null"),
+    ], cursor=None)
+    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_the_lines_of_a_register_dump_are_one_incident_counted_as_its_first_lines_pattern(engine):
+    dump = [_event(1, 0.0, "kernel", "worker[9131]: segfault at 7f3a2c000000 ip 00007f3a41b2c1e5 error 4 in libvips.so.42")]
+    dump += [_event(n, 0.001 * n, "kernel", text) for n, text in enumerate([
+        "RIP: 0033:0x7f3a41b2c1e5", "RSP: 002b:00007ffd8a1d2f30 EFLAGS: 00010246",
+        "RAX: 0000000000000000 RBX: 00007f3a2c000000 RCX: 0000000000000010",
+        "r24=0x0fffffff r25=0x00000001 r26=0x1eef2c00 r27=0x00000000",
+        "machine check: i-fetch......................0", "instruction address: 0x00004ed8"], start=2)]
+    elsewhere = _event(9, 0.002, "kernel", "RAX: 0000000000000001 RBX: 0000000000000002 RCX: 0000000000000003",
+                       host="h2")  # another host's dump line is not this dump's
+    engine.incidents.store_batch(dump[:4], cursor=None)
+    engine.incidents.store_batch([*dump[4:], elsewhere], cursor=None)  # a dump cut by a batch's end
+    crash, other = sorted(_incidents(engine), key=lambda r: -r["event_count"])
+    assert (crash["event_count"], crash["pattern_count"]) == (7, 1)
+    assert crash["leader"]["event_id"] == "ev-1"
+    assert _events_of(engine, other["incident_id"]) == {"ev-9"}
+
+
+def test_the_burst_window_is_a_setting_and_zero_keeps_each_pattern_apart(engine, monkeypatch):
+    from pipeline.composition import open_incidents
+    from pipeline.config import Settings
+
+    monkeypatch.setenv("INCIDENTIQ_BURST_MINUTES", "0")
+    incidents = open_incidents(Settings.from_env(data_dir=engine.settings.data_dir), engine.records)
+    assert incidents.burst_minutes == 0
+    incidents.store_batch(_cascade(), cursor=None)
+    assert len(_incidents(engine)) == 4  # refusal, timeouts, 503s, disk
+
+
+def test_ingest_of_an_outage_log_opens_one_incident_per_cause(engine, tmp_path):
+    from pipeline.unattended.file_ingest import ingest_path
+
+    lines = [{"time": iso(e.time), "level": e.level, "service": e.service, "host": e.host, "message": e.message}
+             for e in _cascade()]
+    ingest_path(engine, write_jsonl(tmp_path / "app.jsonl", lines))
+    assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 5]
+
+
+def test_the_outages_command_scores_the_open_bed_against_its_goals(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pipeline", "outages", "--json"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    for order in summary["orders"].values():
+        assert order["incidents_per_single_cause"] <= 1.3 and order["merged"] == 0
+        assert order["leader"] >= 0.8 and order["healthy_incidents"] == 0
+
+
+def test_the_incident_page_names_the_leader_and_why_it_leads(app, paused_engine):
+    from tests.support import open_incident
+
+    row = next(r for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    lead = paused_engine.records.incident(row["incident_id"])["leader"]
+    open_incident(app, row["incident_id"])
+    assert not app.exception
+    said = [m.value for m in app.markdown if m.value.startswith("**Leader**")]
+    assert len(said) == 1 and "checkout\\-api" in said[0]
+    assert any(c.value.startswith("Why it leads: the earliest error") for c in app.caption)
+    assert lead["event_id"] in {e["event_id"] for e in ReviewService(paused_engine).incident(row["incident_id"])["evidence"]}
+
+
+def _outages_log(path: Path, outages: int, context: int) -> int:
+    """`outages` cascades an hour apart, each of its own services; within each, the gateway's and
+    the caller's errors are written before the refusal that caused them (a collector's order), and
+    `context` INFO lines between outages. Returns the number of error lines."""
+    lines, errors = [], 0
+    for k in range(outages):
+        at = T0 + timedelta(hours=k)
+
+        def line(seconds: float, service: str, message: str, level: str = "ERROR") -> str:
+            return json.dumps({"time": iso(at + timedelta(seconds=seconds)), "level": level, "service": service,
+                               "host": f"h{k}", "message": message})
+        for j in range(3):
+            lines.append(line(5 + j, f"gateway-{k}", f"upstream checkout-{k} responded 503 for GET /api/orders/{j}"))
+            lines.append(line(4 + j, f"checkout-{k}",
+                              f"Timeout calling orders-{k}: GET http://orders-{k}:8080/api/orders/{j} exceeded 5000ms"))
+        lines += [line(1 + j * 0.1, f"orders-{k}", f"Connection to db-{k}:5432 refused") for j in range(3)]
+        errors += 9
+        lines += [line(60 + i * 0.01, f"orders-{k}", f"GET /api/orders/{i} 200 4ms", "INFO") for i in range(context)]
+    path.write_text("\n".join(lines) + "\n")
+    return errors
+
+
+@BOTH_BACKENDS
+def test_sigkill_while_storing_an_outage_log_leaves_one_incident_per_outage_led_by_its_refusal(data_dir, database_url,
+                                                                                              tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support import ROOT, count, run_cli
+
+    outages, log = 12, tmp_path / "outages.jsonl"
+    errors = _outages_log(log, outages, context=1500)
+    records = database_url or data_dir / "app.sqlite3"
+    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(data_dir)}
+    proc = subprocess.Popen([sys.executable, "-m", "pipeline", "ingest", str(log)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and count(records, "SELECT count(*) FROM incidents") < 4:
+        time.sleep(0.01)
+    assert proc.poll() is None, "ingest finished before it could be killed; make the log longer"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert count(records, "SELECT count(*) FROM incidents") < outages  # killed while storing
+    again = run_cli(data_dir, "ingest", str(log), "--json")
+    assert again.returncode == 0, again.stderr
+    assert count(records, "SELECT count(*) FROM incidents") == outages
+    assert count(records, "SELECT count(*) FROM incidents WHERE pattern_count = 3 AND service_count = 3") == outages
+    assert count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == errors
+    assert count(records, "SELECT count(*) FROM incidents WHERE leader LIKE '%refused%'") == outages
