@@ -25,11 +25,12 @@ T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def _two_incidents(engine, tmp_path) -> tuple[str, str]:
-    """A refusal in orders-api and the timeouts gateway sees calling it: two paused incidents today."""
+    """A refusal in orders-api and the timeouts gateway sees: two paused incidents, since the timeouts
+    name nothing the refusal names (outage correlation keeps them apart; the reviewer knows better)."""
     lines = [{"_time": iso(T0 + timedelta(seconds=i)), "service": "orders-api", "level": "ERROR",
               "message": "Connection refused: connect to inventory-db:5432 failed"} for i in range(3)]
     lines += [{"_time": iso(T0 + timedelta(seconds=10 + i)), "service": "gateway", "level": "ERROR",
-               "message": f"upstream request timed out after {3000 + i}ms calling orders-api"} for i in range(4)]
+               "message": f"upstream request timed out after {3000 + i}ms"} for i in range(4)]
     ingest_path(engine, write_jsonl(tmp_path / "outage.jsonl", lines))
     rows = {r["service"]: r for r in engine.records.incidents()}
     assert {r["status"] for r in rows.values()} == {"awaiting_approval"}
