@@ -235,3 +235,14 @@ def test_a_claim_the_evidence_supports_is_adopted_with_its_own_doc_confidence_an
     assert doc.category == "concurrency_conflict" and rca.confidence < state.rca.confidence
     assert any(doc.matched_signatures(event_text(e)) for e in after.evidence)
     assert [s for s in after.recommendation.steps if not s.startswith("Reviewer request")][0] in doc.remediation
+
+
+def test_the_demos_kafka_refusal_gets_no_fix_proposal_of_another_stack(demo):
+    # issue 36.5: it had SQLAlchemy / redis-py advice and a "No diff" proposal at 0.57
+    kb, states = demo
+    state = next(s for s in states if s.rca.category == "connection_refused" and "kafka" in s.evidence[0].message)
+    assert state.proposal is None
+    detail = [e.detail for e in state.events if e.node == "propose_fix"][-1]
+    assert "no fix hint" in detail and "kafka" in detail
+    advice = " ".join([state.recommendation.action, *state.recommendation.steps])
+    assert "SQLAlchemy" not in advice and "redis-py" not in advice

@@ -188,3 +188,21 @@ def test_a_cause_in_other_words_is_named_with_capped_confidence(analyst, kb, ser
 ])
 def test_the_words_of_one_idea_alone_name_nothing(analyst, kb, line):
     assert _analysed(analyst, kb, "svc", line, line).rca.category == "unknown"
+
+
+def test_a_doc_with_no_fix_hint_for_the_evidences_technology_proposes_no_code_fix(analyst, kb):
+    # the Kafka client's refusal rests on a doc whose only hint is SQLAlchemy's and redis-py's: a
+    # proposal would be "No diff" and nothing to do, above the code-fix line (issue 36.5)
+    state = _analysed(analyst, kb, "receipts-worker", *[{"message": KAFKA, "logger": "receipts.worker"}] * 3)
+    assert state.rca.category == "connection_refused" and state.rca.supported
+    assert fix_eligible(state, 0.0)  # eligible by everything but its plan's technology
+    assert not fix_eligible(state, 0.0, kb)
+    reason = not_eligible_reason(state, 0.0, kb)
+    assert "no fix hint" in reason and "kafka" in reason
+
+
+def test_a_doc_with_a_fix_hint_for_the_evidences_technology_still_proposes_one(analyst, kb):
+    state = _analysed(analyst, kb, "reports-java", {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                    "stack": HEAP}, {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                                     "stack": HEAP})
+    assert fix_eligible(state, 0.0, kb) and not_eligible_reason(state, 0.0, kb) == ""
