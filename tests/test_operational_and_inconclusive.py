@@ -206,3 +206,13 @@ def test_a_doc_with_a_fix_hint_for_the_evidences_technology_still_proposes_one(a
                                                     "stack": HEAP}, {"message": "java.lang.OutOfMemoryError: Java heap space",
                                                                      "stack": HEAP})
     assert fix_eligible(state, 0.0, kb) and not_eligible_reason(state, 0.0, kb) == ""
+
+
+def test_the_why_leaves_out_a_symptom_of_its_doc_the_events_do_not_show(analyst, kb):
+    # a refusal is not a reset: the doc's sentence on "Connection reset by peer" is no part of the why
+    state = _analysed(analyst, kb, "receipts-worker", *[{"message": KAFKA, "logger": "receipts.worker"}] * 3)
+    why = state.rca.root_cause.split("Why this happens:")[1]
+    assert "refused" in why and "reset" not in why.lower()
+    reset = _analysed(analyst, kb, "orders-py", "ConnectionResetError: [Errno 104] Connection reset by peer",
+                      "ConnectionResetError: [Errno 104] Connection reset by peer")
+    assert "Connection reset by peer" in reset.rca.root_cause.split("Why this happens:")[1]

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from pipeline.analyst import answers, evidence_report, findings, fixes, ideas, operational, quotes, requested, technology
+from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, not_code_defect, read_requests, without_sentences
@@ -172,7 +173,12 @@ class OfflineAnalyst:
         quoted = quotes.quotes_for(state.evidence, found, doc)
         cause = lead or quotes.concrete_cause(category, found)
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
-        why = f"Why this happens: {doc.root_cause.strip()}" if doc and doc.root_cause else None
+        # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
+        why = None
+        if doc and doc.root_cause:
+            text = evidence_text(state.evidence)
+            why = "Why this happens: " + uncontradicted_why(doc.root_cause.strip(), doc.signatures,
+                                                            doc.matched_signatures(text), text)
         root_cause = " ".join(p for p in (cause, quotes.specifics(state.evidence), why) if p)
         notes = list(notes)
         if verdict is not None:
