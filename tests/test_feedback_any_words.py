@@ -154,7 +154,7 @@ def check_consistent(kb, before: IncidentState, after: IncidentState, text: str)
         if rca.category != before.rca.category:
             if explicit == rca.category and not supported_by_events(kb, after, rca.category):
                 # set by its id as an edit would: said unsupported, capped, never a fix
-                assert not rca.supported and rca.confidence <= 0.3
+                assert not rca.supported and rca.confidence <= 0.3 and "set to" in answer
                 assert "no event of this incident shows it" in rca.root_cause
             else:
                 assert "adopted" in answer and supported_by_events(kb, after, rca.category), answer

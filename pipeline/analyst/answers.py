@@ -88,8 +88,10 @@ def _words(m: Meaning) -> str:
 
 
 def weigh(kb: KnowledgeBase, events: list[LogEvent], supports: Sequence[SupportLike],
-          requests: Sequence[Request]) -> Verdict:
-    """Every request answered, oldest first, against the evidence and the supports it gives."""
+          requests: Sequence[Request], *, explicit: tuple[int, str] | None = None) -> Verdict:
+    """Every request answered, oldest first, against the evidence and the supports it gives.
+    `explicit`: the request (1-based) that names a category by its id, and that category: it is set
+    as asked (pipeline/analyst/offline.py), and its answer says what the evidence says of it."""
     verdict = Verdict()
     stack = evidence_stack(events)
     for n, request in enumerate(requests, 1):
@@ -102,7 +104,9 @@ def weigh(kb: KnowledgeBase, events: list[LogEvent], supports: Sequence[SupportL
 
         for denial in request.denials:
             parts.append(_deny(kb, events, denial, current(), verdict))
-        if request.claim is not None:
+        if explicit is not None and explicit[0] == n:
+            parts.append(_set(events, explicit[1], current(), supports))
+        elif request.claim is not None:
             parts.append(_claim(kb, events, request.claim, current(), supports, verdict, n, stack))
         if not parts:
             now = current()
@@ -135,6 +139,18 @@ def _deny(kb: KnowledgeBase, events: list[LogEvent], denial: Meaning, now: Suppo
     rests = (f"it rests on {now.category}, {quoted(resting_on(events, now))}" if now
              else f"no known cause fits the events, {quoted(_problems(events))}")
     return f"{said}: agreed, the analysis does not name it: {rests}"
+
+
+def _set(events: list[LogEvent], category: str, now: SupportLike | None, supports: Sequence[SupportLike]) -> str:
+    said = f"set to {category} as asked by its name"
+    if category == "unknown":
+        return f"{said}: the evidence report stands in for a cause"
+    own = next((s for s in supports if s.category == category), None)
+    if own is not None:
+        return f"{said}; the evidence supports it: {quoted(resting_on(events, own))}"
+    rests = f"{quoted(resting_on(events, now))}, which is {now.category}" if now else quoted(_problems(events))
+    return (f"{said}, but no event of this incident shows it (none of its docs' signatures, none of the ideas of "
+            f"its cause): the events say {rests}; so it is not supported, its confidence capped, and no code fix")
 
 
 def _claim(kb: KnowledgeBase, events: list[LogEvent], claim: Meaning, now: SupportLike | None,
@@ -171,7 +187,7 @@ def _topic_not_carried(kb: KnowledgeBase, events: list[LogEvent], claim: Meaning
     """The claim's words that name a topic of the category the analysis' doc is not about (another
     doc of it is) and no event carries: a "lock wait timeout" against `deadlock detected`."""
     vocab = requested.vocabulary(kb, kb.generation)
-    core = {s for s, w in vocab.weight.get(now.category, {}).items() if w >= 1.0}
+    core = requested.core(now.category)
     siblings = [d for d in kb.docs if d.category == now.category and d.doc_id != now.doc.doc_id]
     told = vocab.about.get(now.doc.doc_id, Counter())
     topic = [s for s in claim.stems if s not in core and told[s] < 3

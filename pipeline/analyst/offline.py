@@ -101,11 +101,15 @@ class OfflineAnalyst:
         # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         verdict = answers.Verdict()
+        # the newest request naming a category by its id (`disk_full`) sets it
+        explicit = next(((n, c) for n, text in reversed(list(enumerate(state.feedback, 1)))
+                         if (c := requested_category([text]))), None)
+        category = explicit[1] if explicit else None
         if state.feedback:
             names = _names(state.service, state.evidence)
             verdict = answers.weigh(self.kb, state.evidence, supports,
-                                    [requested.read(self.kb, text, names) for text in state.feedback])
-        category = requested_category(state.feedback)
+                                    [requested.read(self.kb, text, names) for text in state.feedback],
+                                    explicit=explicit)
         if category and category != "unknown":
             return self._requested(state, category, supports, found, reading, verdict)
         supports = [s for s in supports if s.category not in verdict.excluded]
@@ -139,9 +143,13 @@ class OfflineAnalyst:
         """The category a reviewer's words name, adopted because the evidence supports it: the
         analysis rests on its own support, its confidence calibrated from that support."""
         others = [s for s in supports if s.category != own.category]
-        confidence = calibrated_confidence(own.score, others[0].score if others else 0.0,
-                                           coverage=self._coverage(state, own))
+        # a category the evidence supports less well than another is taken at no margin, and said so
+        runner_up = min(others[0].score, own.score) if others else 0.0
+        confidence = calibrated_confidence(own.score, runner_up, coverage=self._coverage(state, own))
         basis = f"doc {own.doc.doc_id}'s signatures in the events ({'; '.join(own.matched[:2])})"
+        if others and others[0].score > own.score:
+            basis += (f", though the evidence supports {others[0].category} better "
+                      f"({others[0].score:.1f} against {own.score:.1f})")
         if own.worded:
             confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             basis = f"the ideas of its cause in the events' words, no doc's signature (at most {ideas.IDEA_CONFIDENCE})"

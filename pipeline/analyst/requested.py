@@ -34,7 +34,8 @@ from pipeline.state import CATEGORIES, LogEvent
 CATEGORY_MEANING = {
     "null_reference": "code dereferencing a null none nil undefined value null pointer",
     "db_pool_exhausted": "database connection pool exhausted no free connection acquire timeout",
-    "db_deadlock": "database transactions deadlock locks blocked",
+    # two topics, deadlocks and lock wait timeouts, neither the whole category's (answers.py)
+    "db_deadlock": "database transactions locks blocked waiting",
     "db_schema_mismatch": "database schema mismatch missing column table migration not applied",
     "upstream_timeout": "call to a dependency upstream service timing out timeout slow response gateway",
     "upstream_rate_limited": "dependency rate limited throttling quota 429 too many requests",
@@ -68,6 +69,11 @@ team guys lol out up over under off again just let lets let's ran run running go
 go goes going happened happens happen happening hit hits real whole part same other another kind sort type
 """.split())
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ied", "ies", "ers", "er", "ed", "es", "s", "al", "e")
+
+
+def core(category: str) -> frozenset[str]:
+    """The stems of a category's meaning: what every doc of it is about, not one topic of it."""
+    return frozenset(_stems(CATEGORY_MEANING.get(category, "")))
 
 
 def stem(word: str) -> str:
@@ -131,7 +137,7 @@ def vocabulary(kb: KnowledgeBase, generation: int) -> Vocabulary:
     df = Counter(s for stems in weight.values() for s in stems)
     n = len(weight)
     idf = {s: math.log(n / count) / math.log(n) for s, count in df.items()}
-    failing = frozenset(s for s, count in negated.items() if count >= 2 and len(s) >= 4 and s not in _STOP)
+    failing = frozenset(s for s, count in negated.items() if count >= 2 and len(s) >= 3 and s not in _STOP)
     return Vocabulary(weight=weight, idf=idf, known=tuple(sorted(idf)), about=about, failing=failing)
 
 
@@ -197,7 +203,9 @@ _DENIALS = tuple(re.compile(p, re.I) for p in (
     r"(?:^|[,.;:!?(]\s*|\b(?:is|was|are|were|it'?s|that'?s|this'?s|and|but|definitely|certainly|surely)\s+)"
     r"(?<!could )(?<!can )(?<!does )(?<!did )(?<!do )not\s+(?:(?:a|an|the|any|really|just|caused by|due to|about|"
     r"related to|from|because of)\s+)*" + _CLAUSE,
-    r"\b(?:isn'?t|wasn'?t|aren'?t|weren'?t|ain'?t)\s+(?:(?:a|an|the|any|really|just|caused by|due to|about)\s+)*"
+    # "isn't X" denies X; "isn't this X?" asks whether it is X: a claim
+    r"\b(?:isn'?t|wasn'?t|aren'?t|weren'?t|ain'?t)\s+(?!(?:this|it|that|there)\b)"
+    r"(?:(?:a|an|the|any|really|just|caused by|due to|about)\s+)*"
     + _CLAUSE,
     r"\b(?:don'?t|do not|doesn'?t|does not|didn'?t|did not) (?:think|believe|feel|buy)(?: that)? (?:this|it|that)?"
     r"(?: is| was|'s)?\s+(?:(?:a|an|the|any|really|just|caused by|due to)\s+)*" + _CLAUSE,
