@@ -96,8 +96,8 @@ class OfflineAnalyst:
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
         shown = technology.shown_by(state.evidence)
-        supports = self._with_worded(state, category_support(self.kb, evidence_text(state.evidence), shown=shown),
-                                     shown)
+        text = evidence_text(state.evidence)  # the "why" reads it too (_rca)
+        supports = self._with_worded(state, category_support(self.kb, text, shown=shown), shown)
         # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         verdict = answers.Verdict()
@@ -111,10 +111,10 @@ class OfflineAnalyst:
                                     [requested.read(self.kb, text, names) for text in state.feedback],
                                     explicit=explicit)
         if category and category != "unknown":
-            return self._requested(state, category, supports, found, reading, verdict)
+            return self._requested(state, category, supports, found, reading, verdict, text)
         supports = [s for s in supports if s.category not in verdict.excluded]
         if verdict.chosen is not None:
-            return self._adopted(state, verdict.chosen, supports, found, reading, verdict)
+            return self._adopted(state, verdict.chosen, supports, found, reading, verdict, text)
         if not supports or category == "unknown":
             return self._unknown(state, found, requested=category is not None, verdict=verdict)
         top = supports[0]
@@ -131,7 +131,7 @@ class OfflineAnalyst:
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
                          f"{runner_up.score:.1f} against {top.score:.1f})")
         return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes,
-                         reading=reading, verdict=verdict)
+                         reading=reading, verdict=verdict, text=text)
 
     @staticmethod
     def _coverage(state: IncidentState, support: Support) -> float:
@@ -139,7 +139,7 @@ class OfflineAnalyst:
         return _error_coverage(state.evidence, per_event)
 
     def _adopted(self, state: IncidentState, own: Support, supports: list[Support], found, reading: Reading,
-                 verdict: answers.Verdict) -> RCA:
+                 verdict: answers.Verdict, text: str) -> RCA:
         """The category a reviewer's words name, adopted because the evidence supports it: the
         analysis rests on its own support, its confidence calibrated from that support."""
         others = [s for s in supports if s.category != own.category]
@@ -156,7 +156,7 @@ class OfflineAnalyst:
         note = (f"category {own.category} as a reviewer says (request {verdict.chosen_by}); its confidence rests on "
                 f"{basis}")
         return self._rca(state, category=own.category, doc=own.doc, confidence=confidence, found=found,
-                         notes=[note], reading=reading, verdict=verdict)
+                         notes=[note], reading=reading, verdict=verdict, text=text)
 
     def _with_worded(self, state: IncidentState, supports: list[Support], shown: frozenset[str]) -> list[Support]:
         """The signatures' supports and, for a category none supports, the ideas of its cause worded
@@ -177,14 +177,14 @@ class OfflineAnalyst:
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
-             warning: str | None = None, lead: str | None = None) -> RCA:
+             warning: str | None = None, lead: str | None = None, text: str | None = None) -> RCA:
         quoted = quotes.quotes_for(state.evidence, found, doc)
         cause = lead or quotes.concrete_cause(category, found)
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
         # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
         why = None
         if doc and doc.root_cause:
-            text = evidence_text(state.evidence)
+            text = text if text is not None else evidence_text(state.evidence)
             why = "Why this happens: " + uncontradicted_why(doc.root_cause.strip(), doc.signatures,
                                                             doc.matched_signatures(text), text)
         root_cause = " ".join(p for p in (cause, quotes.specifics(state.evidence), why) if p)
@@ -209,7 +209,7 @@ class OfflineAnalyst:
                    notes=notes, supported=supported, warning=warning)
 
     def _requested(self, state: IncidentState, category: str, supports: list[Support], found,
-                   reading: Reading, verdict: answers.Verdict) -> RCA:
+                   reading: Reading, verdict: answers.Verdict, text: str) -> RCA:
         """The category a request names by its id (`disk_full`), set as an edit would set it: with its
         own support when the evidence has it; otherwise capped low, not supported (never a fix), the
         root cause saying that no event shows it and what the events say instead."""
@@ -222,7 +222,7 @@ class OfflineAnalyst:
                 confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             note = f"category {category} as a reviewer asked; its doc {own.doc.doc_id} is supported by the evidence"
             return self._rca(state, category=category, doc=own.doc, confidence=confidence, found=found,
-                             notes=[note], reading=reading, verdict=verdict)
+                             notes=[note], reading=reading, verdict=verdict, text=text)
         shown = technology.shown_by(state.evidence)
         docs = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.category == category and d.doc_id in self.kb.by_id]
         docs = list({d.doc_id: d for d in [*docs, *(d for d in self.kb.docs if d.category == category)]}.values())
@@ -238,7 +238,7 @@ class OfflineAnalyst:
                 f"none of the ideas of its cause): the events say {answers.quoted(says)}.")
         return self._rca(state, category=category, doc=docs[0] if docs else None,
                          confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading,
-                         verdict=verdict, supported=False, warning=warning, lead=lead)
+                         verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False,
                  verdict: answers.Verdict | None = None) -> RCA:
