@@ -239,3 +239,31 @@ def test_a_hypothesis_resting_only_on_a_context_line_is_dropped(analyst, kb):
     assert hypotheses and not any("It may be" in n for n in hypotheses)
     for note in hypotheses:
         assert set(note.split("Rests on events ")[1].split(". ")[0].split(", ")) <= problem_ids
+
+
+def test_a_doc_with_no_fix_hint_for_the_evidences_technology_proposes_no_code_fix(analyst, kb):
+    # the Kafka client's refusal rests on a doc whose only hint is SQLAlchemy's and redis-py's: a
+    # proposal would be "No diff" and nothing to do, above the code-fix line (issue 36.5)
+    state = _analysed(analyst, kb, "receipts-worker", *[{"message": KAFKA, "logger": "receipts.worker"}] * 3)
+    assert state.rca.category == "connection_refused" and state.rca.supported
+    assert fix_eligible(state, 0.0)  # eligible by everything but its plan's technology
+    assert not fix_eligible(state, 0.0, kb)
+    reason = not_eligible_reason(state, 0.0, kb)
+    assert "no fix hint" in reason and "kafka" in reason
+
+
+def test_a_doc_with_a_fix_hint_for_the_evidences_technology_still_proposes_one(analyst, kb):
+    state = _analysed(analyst, kb, "reports-java", {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                    "stack": HEAP}, {"message": "java.lang.OutOfMemoryError: Java heap space",
+                                                                     "stack": HEAP})
+    assert fix_eligible(state, 0.0, kb) and not_eligible_reason(state, 0.0, kb) == ""
+
+
+def test_the_why_leaves_out_a_symptom_of_its_doc_the_events_do_not_show(analyst, kb):
+    # a refusal is not a reset: the doc's sentence on "Connection reset by peer" is no part of the why
+    state = _analysed(analyst, kb, "receipts-worker", *[{"message": KAFKA, "logger": "receipts.worker"}] * 3)
+    why = state.rca.root_cause.split("Why this happens:")[1]
+    assert "refused" in why and "reset" not in why.lower()
+    reset = _analysed(analyst, kb, "orders-py", "ConnectionResetError: [Errno 104] Connection reset by peer",
+                      "ConnectionResetError: [Errno 104] Connection reset by peer")
+    assert "Connection reset by peer" in reset.rca.root_cause.split("Why this happens:")[1]

@@ -168,9 +168,13 @@ def analysis_change(rev: dict) -> str:
     had, has = bool(rev["before"].get("proposal")), bool(rev["after"].get("proposal"))
     if had != has:
         parts.append("fix proposal " + ("added" if has else "withdrawn"))
+    # the analyst's answer to this request (pipeline/analyst/answers.py): why it changed, or why not
+    prefix = f"Reviewer request {rev.get('revision')} ("
+    answer = next((n.split("\u201d): ", 1)[-1] for n in after.get("notes") or [] if n.startswith(prefix)), None)
     if not parts:
-        return "The analysis is unchanged: only the recommendation was redone."
-    return "The analysis changed: " + "; ".join(parts) + "."
+        return ("The analysis is unchanged: " + answer) if answer else \
+            "The analysis is unchanged: only the recommendation was redone."
+    return "The analysis changed: " + "; ".join(parts) + "." + (f" {answer}" if answer else "")
 
 
 def _text(value) -> str:

@@ -68,3 +68,41 @@ def problems(*, root_cause: str | None, proposal: dict | None, feedback: Sequenc
             if why:
                 out.append(why)
     return out
+
+
+# words a signature shares with any sentence: they say nothing of which symptom it is
+_COMMON = frozenset({"the", "a", "an", "to", "of", "by", "on", "at", "in", "is", "for", "and", "or", "error", "failed",
+                     "exception", "connection", "connect", "re", "s", "d", "w", "n"})
+
+
+def _sig_words(signature: str) -> set[str]:
+    text = signature[3:] if signature.startswith("re:") else signature
+    return {w for w in re.findall(r"[a-z][a-z0-9]+|\d{2,}", re.sub(r"\\[a-zA-Z]", " ", text).lower())} - _COMMON
+
+
+def uncontradicted_why(why: str, signatures: Sequence[str], matched: Sequence[str], evidence: str) -> str:
+    """A doc's "why this happens" paragraph without the sentences about a symptom of it the evidence
+    does not show (issue 36.2: no claim the evidence contradicts): a sentence that quotes one of the
+    doc's literal signatures (two words or more) the events do not carry, whose own words no event
+    says ("Connection reset by peer (errno 104) means ..." when the events say "Connection
+    refused"), unless it names what they do show as well. The first sentence always stays."""
+    if not matched:
+        return why
+    lowered = evidence.lower()
+    carried = set().union(*(_sig_words(s) for s in matched))
+    symptoms = [s.lower() for s in signatures if s not in matched and not s.startswith("re:") and len(s.split()) >= 2
+                and (_sig_words(s) - carried)
+                and not any(re.search(rf"\b{re.escape(w)}", lowered) for w in _sig_words(s) - carried)]
+    if not symptoms:
+        return why
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Za-z\"`'(])", why.strip())
+    shown = [m.lower() for m in matched if not m.startswith("re:")]
+
+    def other_symptom(sentence: str) -> bool:
+        low = sentence.lower()
+        # a sentence naming what the events do show too (a carried signature, a quote of them) stays
+        if any(m in low for m in shown) or any(q.lower() in lowered for q in re.findall(r'"([^"]{8,})"', sentence)):
+            return False
+        return any(symptom in low for symptom in symptoms)
+
+    return " ".join(sentences[:1] + [x for x in sentences[1:] if not other_symptom(x)])

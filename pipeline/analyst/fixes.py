@@ -187,6 +187,18 @@ def own_hints(doc: Doc | None, stack: frozenset[str]) -> list[dict]:
             if not foreign_step(f"{hint.get('hint') or ''} {hint.get('key') or ''}", stack)]
 
 
+def foreign_fix(state: IncidentState, doc: Doc | None) -> str | None:
+    """Why no code fix is proposed when none of the doc's fix hints is for the technology the
+    evidence shows (issue 36.5: SQLAlchemy and redis-py hints for a Kafka client's refusal): such a
+    proposal would be "No diff" and nothing to do, or another stack's change. None when one is."""
+    if doc is None or own_hints(doc, evidence_stack(state.evidence)):
+        return None
+    shown = sorted(t for t in evidence_stack(state.evidence) if not t.startswith("named:"))
+    what = ", ".join(shown) if shown else "no technology this analyzer recognises"
+    return (f"no code fix: no fix hint of doc {doc.doc_id} is for the technology the evidence shows ({what}); "
+            f"the recommendation's steps stand")
+
+
 def hint_steps(doc: Doc | None, stack: frozenset[str], *, skip: dict | None = None) -> list[str]:
     """The doc's own fix hints (`own_hints`) as by-hand plan steps, leaving out the hint the diff applies (`skip`)."""
     return [f"By hand (not in the diff): {hint['hint']} ({hint.get('applies_to') or 'any file'})"

@@ -14,10 +14,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import evidence_report, findings, fixes, ideas, operational, quotes, specifics, technology
+from pipeline.analyst import (answers, evidence_report, findings, fixes, ideas, operational, quotes, requested,
+                              specifics, technology)
+from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
-from pipeline.analyst.reading import Reading, names_any, not_code_defect, read_requests, without_sentences
+from pipeline.analyst.reading import Reading, not_code_defect, read_requests, without_sentences
+from pipeline.analyst.requested import requested_steps
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.knowledge.retrieval import cause_doc, event_text, evidence_text, signature_matches
 from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation
@@ -94,25 +97,31 @@ class OfflineAnalyst:
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
         shown = technology.shown_by(state.evidence)
-        supports = self._with_worded(state, category_support(self.kb, evidence_text(state.evidence), shown=shown),
-                                     shown)
-        # the reviewer's words are evidence too: the doc they describe, what they say it is not
+        text = evidence_text(state.evidence)  # the "why" reads it too (_rca)
+        supports = self._with_worded(state, category_support(self.kb, text, shown=shown), shown)
+        # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
-        requested = requested_category(state.feedback)
-        if requested and requested != "unknown":
-            return self._requested(state, requested, supports, found, reading)
-        if reading.doc is not None:
-            return self._described(state, reading, supports, found)
-        if reading.not_words:
-            kept = [s for s in supports if not names_any(s.doc, reading.not_words)]
-            supports = kept or supports
-        if not supports or requested == "unknown":
-            return self._unknown(state, found, requested=requested is not None)
+        verdict = answers.Verdict()
+        # the newest request naming a category by its id (`disk_full`) sets it
+        explicit = next(((n, c) for n, text in reversed(list(enumerate(state.feedback, 1)))
+                         if (c := requested_category([text]))), None)
+        category = explicit[1] if explicit else None
+        if state.feedback:
+            names = _names(state.service, state.evidence)
+            verdict = answers.weigh(self.kb, state.evidence, supports,
+                                    [requested.read(self.kb, text, names) for text in state.feedback],
+                                    explicit=explicit)
+        if category and category != "unknown":
+            return self._requested(state, category, supports, found, reading, verdict, text)
+        supports = [s for s in supports if s.category not in verdict.excluded]
+        if verdict.chosen is not None:
+            return self._adopted(state, verdict.chosen, supports, found, reading, verdict, text)
+        if not supports or category == "unknown":
+            return self._unknown(state, found, requested=category is not None, verdict=verdict)
         top = supports[0]
         runner_up = supports[1] if len(supports) > 1 else None
-        per_event = [set(top.doc.matched_signatures(event_text(e))) for e in state.evidence]
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
-                                           coverage=_error_coverage(state.evidence, per_event))
+                                           coverage=self._coverage(state, top))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         if top.worded:
             confidence = min(confidence, ideas.IDEA_CONFIDENCE)
@@ -123,7 +132,32 @@ class OfflineAnalyst:
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
                          f"{runner_up.score:.1f} against {top.score:.1f})")
         return self._rca(state, category=top.category, doc=top.doc, confidence=confidence, found=found, notes=notes,
-                         reading=reading)
+                         reading=reading, verdict=verdict, text=text)
+
+    @staticmethod
+    def _coverage(state: IncidentState, support: Support) -> float:
+        per_event = [set(support.doc.matched_signatures(event_text(e))) for e in state.evidence]
+        return _error_coverage(state.evidence, per_event)
+
+    def _adopted(self, state: IncidentState, own: Support, supports: list[Support], found, reading: Reading,
+                 verdict: answers.Verdict, text: str) -> RCA:
+        """The category a reviewer's words name, adopted because the evidence supports it: the
+        analysis rests on its own support, its confidence calibrated from that support."""
+        others = [s for s in supports if s.category != own.category]
+        # a category the evidence supports less well than another is taken at no margin, and said so
+        runner_up = min(others[0].score, own.score) if others else 0.0
+        confidence = calibrated_confidence(own.score, runner_up, coverage=self._coverage(state, own))
+        basis = f"doc {own.doc.doc_id}'s signatures in the events ({'; '.join(own.matched[:2])})"
+        if others and others[0].score > own.score:
+            basis += (f", though the evidence supports {others[0].category} better "
+                      f"({others[0].score:.1f} against {own.score:.1f})")
+        if own.worded:
+            confidence = min(confidence, ideas.IDEA_CONFIDENCE)
+            basis = f"the ideas of its cause in the events' words, no doc's signature (at most {ideas.IDEA_CONFIDENCE})"
+        note = (f"category {own.category} as a reviewer says (request {verdict.chosen_by}); its confidence rests on "
+                f"{basis}")
+        return self._rca(state, category=own.category, doc=own.doc, confidence=confidence, found=found,
+                         notes=[note], reading=reading, verdict=verdict, text=text)
 
     def _with_worded(self, state: IncidentState, supports: list[Support], shown: frozenset[str]) -> list[Support]:
         """The signatures' supports and, for a category none supports, the ideas of its cause worded
@@ -143,25 +177,28 @@ class OfflineAnalyst:
         return sorted(supports + worded, key=lambda s: (-s.score, s.category)) if worded else supports
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
-             reading: Reading | None = None) -> RCA:
+             reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
+             warning: str | None = None, lead: str | None = None, text: str | None = None) -> RCA:
         errors, named = _specifics(state, doc)
         found = _merged(found, errors, named)
         quoted = quotes.quotes_for(state.evidence, found, doc)
-        cause = quotes.concrete_cause(category, found)
+        cause = lead or quotes.concrete_cause(category, found)
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
-        why = f"Why this happens: {doc.root_cause.strip()}" if doc and doc.root_cause else None
+        # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
+        why = None
+        if doc and doc.root_cause:
+            text = text if text is not None else evidence_text(state.evidence)
+            why = "Why this happens: " + uncontradicted_why(doc.root_cause.strip(), doc.signatures,
+                                                            doc.matched_signatures(text), text)
         told = specifics.sentence(errors, [f for f in named if f.value not in (cause or "")], state.evidence)
         root_cause = " ".join(p for p in (cause, told, why) if p)
         notes = list(notes)
-        if reading is not None and reading.says_anything:
-            root_cause = without_sentences(root_cause, reading.not_words)
-            if reading.cause:
-                root_cause = f"{reading.cause[0].upper()}{reading.cause[1:]} (as the reviewer says). {root_cause}"
-            if reading.not_words:
-                notes.append(f"not {', '.join(reading.not_words)}, as a reviewer says: its wording is left out")
-            if reading.not_code_defect:
-                notes.append("not a code defect, as a reviewer says: no code fix is proposed")
-        supported, warning = True, None
+        if verdict is not None:
+            # what a reviewer said it is not, and the evidence does not say either, leaves the wording
+            root_cause = without_sentences(root_cause, tuple(verdict.drop_words))
+            notes = [*verdict.answers, *notes]
+        if reading is not None and reading.not_code_defect:
+            notes.append("not a code defect, as a reviewer says: no code fix is proposed")
         analogy = by_analogy(state.evidence, doc)
         if analogy is not None:
             # a doc of another technology explains by analogy only: said so, capped below the
@@ -177,55 +214,40 @@ class OfflineAnalyst:
                    doc_ids=[doc.doc_id] if doc else [], analyst=self.name, findings=found, quotes=quoted,
                    notes=notes, supported=supported, warning=warning)
 
-    def _described(self, state: IncidentState, reading: Reading, supports: list[Support], found) -> RCA:
-        """The doc a reviewer described, weighed against the evidence: taken with its own support,
-        with a lower confidence when the evidence shows another doc of its category, and capped low
-        with the reason when the evidence supports another category and none of its signatures."""
-        doc = reading.doc
-        matched = {d.doc_id: support for d, support, _ in signature_matches(self.kb, evidence_text(state.evidence))}
-        others = [s for s in supports if s.category != doc.category]
-        runner_up = others[0].score if others else 0.0
-        own = next((s for s in supports if s.category == doc.category), None)
-        said = f"as a reviewer described it: doc {doc.doc_id} ({doc.title})"
-        if doc.doc_id in matched:
-            confidence = calibrated_confidence(matched[doc.doc_id], runner_up, coverage=1.0)
-            note = f"{said}; the evidence shows its signatures"
-        elif own is not None:
-            confidence = round(min(calibrated_confidence(own.score, runner_up, coverage=1.0), DESCRIBED_OTHER_DOC_CONFIDENCE), 2)
-            note = (f"{said}; the evidence shows signatures of {own.doc.doc_id} of the same category, none of this "
-                    f"doc's, so confidence stays at most {DESCRIBED_OTHER_DOC_CONFIDENCE}")
-        else:
-            confidence = REQUESTED_UNSUPPORTED_CONFIDENCE
-            top = supports[0] if supports else None
-            against = (f"the evidence shows signatures of {top.category} ({top.doc.doc_id}: "
-                       f"{'; '.join(top.matched[:2])}) and none of this doc's" if top
-                       else "the evidence shows no signature of it")
-            note = f"{said}; {against}, so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}"
-        return self._rca(state, category=doc.category, doc=doc, confidence=confidence, found=found, notes=[note],
-                         reading=reading)
-
     def _requested(self, state: IncidentState, category: str, supports: list[Support], found,
-                   reading: Reading | None = None) -> RCA:
+                   reading: Reading, verdict: answers.Verdict, text: str) -> RCA:
+        """The category a request names by its id (`disk_full`), set as an edit would set it: with its
+        own support when the evidence has it; otherwise capped low, not supported (never a fix), the
+        root cause saying that no event shows it and what the events say instead."""
         own = next((s for s in supports if s.category == category), None)
         if own is not None:
             others = [s for s in supports if s.category != category]
-            confidence = calibrated_confidence(own.score, others[0].score if others else 0.0, coverage=1.0)
+            confidence = calibrated_confidence(own.score, others[0].score if others else 0.0,
+                                               coverage=self._coverage(state, own))
+            if own.worded:
+                confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             note = f"category {category} as a reviewer asked; its doc {own.doc.doc_id} is supported by the evidence"
             return self._rca(state, category=category, doc=own.doc, confidence=confidence, found=found,
-                             notes=[note], reading=reading)
+                             notes=[note], reading=reading, verdict=verdict, text=text)
+        shown = technology.shown_by(state.evidence)
         docs = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.category == category and d.doc_id in self.kb.by_id]
-        docs = docs or [d for d in self.kb.docs if d.category == category]
-        if reading is not None and reading.doc is not None and reading.doc.category == category:
-            docs = [reading.doc]  # the doc their words describe, of the category they name
+        docs = list({d.doc_id: d for d in [*docs, *(d for d in self.kb.docs if d.category == category)]}.values())
+        docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
         top = supports[0] if supports else None
+        says = answers.resting_on(state.evidence, top)
         against = (f"the evidence supports {top.category} instead ({top.doc.doc_id}: {'; '.join(top.matched[:2])})"
                    if top else "no curated signature is in the evidence")
         note = (f"category {category} as a reviewer asked; no signature of its docs is in the evidence ({against}), "
                 f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")
+        warning = f"set by a reviewer: no event of this incident shows {category}"
+        lead = (f"Set by a reviewer to {category}; no event of this incident shows it (none of its docs' signatures, "
+                f"none of the ideas of its cause): the events say {answers.quoted(says)}.")
         return self._rca(state, category=category, doc=docs[0] if docs else None,
-                         confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading)
+                         confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading,
+                         verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
 
-    def _unknown(self, state: IncidentState, found, *, requested: bool = False) -> RCA:
+    def _unknown(self, state: IncidentState, found, *, requested: bool = False,
+                 verdict: answers.Verdict | None = None) -> RCA:
         """Inconclusive: the evidence report (pipeline/analyst/evidence_report.py) instead of a cause."""
         top = state.similar_docs[0] if state.similar_docs else None
         note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
@@ -240,7 +262,7 @@ class OfflineAnalyst:
         return RCA(category="unknown", confidence=confidence, root_cause=evidence_report.root_cause(report),
                    evidence=[quotes.quote_text(q, len(state.evidence)) for q in quoted],
                    doc_ids=[], analyst=self.name, findings=found, quotes=quoted,
-                   notes=[note, *evidence_report.notes(report)])
+                   notes=[*(verdict.answers if verdict else []), note, *evidence_report.notes(report)])
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
         rca = state.rca
@@ -278,7 +300,10 @@ class OfflineAnalyst:
         requests = [*state.feedback] if feedback is None or feedback in state.feedback else [*state.feedback, feedback]
         if feedback:
             # every request is answered, oldest first, and kept verbatim, as data
-            steps = steps + [f"Reviewer request {n}: {text}" for n, text in enumerate(requests, 1)]
+            # each with its answer against the evidence (the RCA's notes: pipeline/analyst/answers.py)
+            answered = {n: _answer_of(rca, n) for n in range(1, len(requests) + 1)}
+            steps = steps + [f"Reviewer request {n}: {text}" + (f" \u2192 {answered[n]}" if answered[n] else "")
+                             for n, text in enumerate(requests, 1)]
             steps = [added for text in requests for added in requested_steps(text)] + steps
             # the requests changed the analysis itself (rca, via the reviewer's reading); the action says
             # which revision it is, the steps carry the requests
@@ -292,11 +317,9 @@ class OfflineAnalyst:
 
 
 REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3
-DESCRIBED_OTHER_DOC_CONFIDENCE = 0.6
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident
 _CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}
-_STEP_REQUEST = re.compile(r"\b(?:add|include)(?: a| the)? step(?: to)?[:\s]+(?P<step>[^.;\n]+)", re.I)
 
 
 def requested_category(requests: list[str]) -> str | None:
@@ -308,9 +331,16 @@ def requested_category(requests: list[str]) -> str | None:
     return None
 
 
-def requested_steps(text: str) -> list[str]:
-    """Steps a request asks to add ("add a step: drain the queue first")."""
-    return [m.group("step").strip() for m in _STEP_REQUEST.finditer(text or "")]
+def _answer_of(rca: RCA | None, n: int) -> str | None:
+    prefix = f"Reviewer request {n} ("
+    note = next((x for x in (rca.notes if rca else []) if x.startswith(prefix)), None)
+    return note.split("\u201d): ", 1)[-1] if note else None
+
+
+def _names(service: str, events: list[LogEvent]) -> frozenset[str]:
+    """The words of the incident's services and hosts: in a request they name a component."""
+    text = " ".join({service, *(e.service or "" for e in events), *(e.host or "" for e in events)})
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2)
 
 
 def _specifics(state: IncidentState, doc: Doc | None) -> tuple[list[Finding], list[Finding]]:

@@ -202,11 +202,26 @@ def named_technologies(text: str) -> frozenset[str]:
     return frozenset(m.group(1).lower() for m in _STEP_NAMES.finditer(text or ""))
 
 
+# evidence_stack's answers for the last few evidence lists, keyed by the identity of their events
+# and holding them (so no id is reused while kept): the recommendation, the fix's eligibility and
+# its plan of one analysis ask about the same events, and events are not changed once normalised
+_STACKS: dict[tuple[int, ...], tuple[list[LogEvent], frozenset[str]]] = {}
+_STACKS_KEPT = 32
+
+
 def evidence_stack(events: list[LogEvent]) -> frozenset[str]:
     """What `foreign_step` compares a step with, read once per analysis: the technologies the events
     show (shown_by) and, prefixed `named:`, the libraries and products their words name."""
+    key = tuple(map(id, events))
+    kept = _STACKS.get(key)
+    if kept is not None:
+        return kept[1]
     mentioned = named_technologies(_evidence_words(events))
-    return shown_by(events) | {f"named:{name}" for name in mentioned}
+    stack = shown_by(events) | {f"named:{name}" for name in mentioned}
+    if len(_STACKS) >= _STACKS_KEPT:
+        _STACKS.clear()
+    _STACKS[key] = (list(events), stack)
+    return stack
 
 
 @functools.lru_cache(maxsize=4096)

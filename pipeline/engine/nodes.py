@@ -18,7 +18,7 @@ from pipeline.knowledge.retrieval import cause_doc, find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
 from pipeline.analyst.reading import not_code_defect, reranked_docs
 from pipeline.errors import UsageError
-from pipeline.analyst.fixes import facts_of, propose
+from pipeline.analyst.fixes import facts_of, foreign_fix, propose
 from pipeline.analyst.operational import KINDS, operational_cause
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
@@ -108,9 +108,9 @@ def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     here (code_fix records this exact proposal after an approval).
     """
     deps = runtime.context
-    if not fix_eligible(state, deps.code_fix_min_confidence):
+    if not fix_eligible(state, deps.code_fix_min_confidence, deps.kb):
         return {"proposal": None, "events": [NodeEvent(node="propose_fix", detail=not_eligible_reason(
-            state, deps.code_fix_min_confidence))]}
+            state, deps.code_fix_min_confidence, deps.kb))]}
     doc = cause_doc(deps.kb, state)
     # the analyst writes the by-hand steps; the diff and its step stay the deterministic ones
     # grounded in the source tree, so the plan cannot claim a change the diff does not make
@@ -120,8 +120,9 @@ def propose_fix(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     return {"proposal": proposal, "events": [NodeEvent(node="propose_fix", detail=detail)]}
 
 
-def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
-    """Why an approval of this analysis would propose no code fix (empty when one is proposed)."""
+def not_eligible_reason(state: IncidentState, min_confidence: float, kb: KnowledgeBase | None = None) -> str:
+    """Why an approval of this analysis would propose no code fix (empty when one is proposed).
+    With the knowledge base, also when none of its doc's fix hints is for the evidence's technology."""
     if state.rca is None or state.rca.category == "unknown":
         return "no code fix: no known cause"
     if not state.rca.supported:
@@ -135,7 +136,7 @@ def not_eligible_reason(state: IncidentState, min_confidence: float) -> str:
     kind = operational_cause(state.rca, state.evidence)
     if kind:
         return f"no code fix: an operational cause ({KINDS[kind]}): the recommendation's runbook steps handle it"
-    return ""
+    return (foreign_fix(state, cause_doc(kb, state)) or "") if kb is not None else ""
 
 
 def approval_payload(state: IncidentState) -> dict[str, Any]:
@@ -154,12 +155,14 @@ def approval_payload(state: IncidentState) -> dict[str, Any]:
     }
 
 
-def fix_eligible(state: IncidentState, min_confidence: float) -> bool:
-    """Approved incidents get a code fix only when the RCA is confident, the severity not low, and
-    the cause one code can fix (not operational: pipeline/analyst/operational.py)."""
+def fix_eligible(state: IncidentState, min_confidence: float, kb: KnowledgeBase | None = None) -> bool:
+    """Approved incidents get a code fix only when the RCA is confident, the severity not low, the
+    cause one code can fix (not operational: pipeline/analyst/operational.py) and, with the
+    knowledge base, its doc has a fix for the evidence's technology (fixes.foreign_fix)."""
     return (state.rca is not None and state.rca.category != "unknown" and state.rca.supported
             and state.rca.confidence >= min_confidence and state.severity != "low" and not not_code_defect(state)
-            and operational_cause(state.rca, state.evidence) is None)
+            and operational_cause(state.rca, state.evidence) is None
+            and (kb is None or foreign_fix(state, cause_doc(kb, state)) is None))
 
 
 def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
@@ -168,8 +171,8 @@ def approval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     decision = ApprovalDecision.model_validate(answer)
     update: dict[str, Any] = {"decision": decision, "events": [NodeEvent(node="approval", detail=f"{decision.action} by {decision.reviewer}")]}
     if decision.action == "approve":
-        proposes = state.proposal is not None or (_paused_before_proposals(state) and
-                                                  fix_eligible(state, runtime.context.code_fix_min_confidence))
+        proposes = state.proposal is not None or (_paused_before_proposals(state) and fix_eligible(
+            state, runtime.context.code_fix_min_confidence, runtime.context.kb))
         update["outcome"] = None if proposes else "approved"
     elif decision.action == "reject":
         update["outcome"] = "rejected"

@@ -140,7 +140,8 @@ class Reads:
         doc["revisions_left"] = MAX_REVISIONS - (state.revisions if state else 0)
         doc["editable_fields"] = dict(EDITABLE_FIELDS)
         doc["head_checkpoint_id"] = checkpoint_id_of(snap) if snap.values else None
-        doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence) or None) if state else None
+        doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence, self.engine.kb)
+                                        or None) if state else None
         return doc
 
     def revisions(self, incident_id: str) -> list[dict[str, Any]]:
