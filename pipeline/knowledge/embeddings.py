@@ -118,9 +118,13 @@ class HashedNgramEmbedder:
 
 
 def embedder_from_setting(setting: str, *, base_url: str | None = None) -> Embedder:
-    """`offline` or `openai:MODEL` (INCIDENTIQ_EMBEDDINGS)."""
+    """`offline` or `openai:MODEL` (INCIDENTIQ_EMBEDDINGS). Offline is the hashed n-grams with
+    WordLlama's meaning beside them (pipeline/knowledge/meaning.py), or the n-grams alone when
+    the model cannot be loaded."""
     if setting in ("", "offline"):
-        return HashedNgramEmbedder()
+        from pipeline.knowledge.meaning import MeaningEmbedder
+
+        return MeaningEmbedder()
     if setting.startswith("openai:"):
         from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
 
