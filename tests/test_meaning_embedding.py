@@ -75,3 +75,33 @@ def test_a_store_indexed_with_the_ngrams_is_reindexed_apart_for_the_meaning_vect
     # the old collection is untouched: going back re-embeds nothing
     back = KnowledgeBase(index_dir=index, embedder=HashedNgramEmbedder(), vector_cache_max_docs=0)
     assert back.sync().embedded == [] and back.search("ENOSPC no space left on device", k=1)
+
+
+def _offline_rca(*messages: str):
+    from datetime import datetime, timezone
+
+    from pipeline.analyst.offline import OfflineAnalyst
+    from pipeline.knowledge.retrieval import find_similar
+    from pipeline.state import IncidentState, LogEvent
+
+    kb = KnowledgeBase(index_dir=None, embedder=embedder_from_setting("offline"))
+    events = [LogEvent(event_id=f"e{i}", time=datetime(2026, 12, 1, 10, 0, i, tzinfo=timezone.utc), message=m,
+                       level="ERROR", service="orders") for i, m in enumerate(messages)]
+    state = IncidentState(incident_id="INC-meaning", evidence=events, similar_docs=find_similar(kb, events))
+    return OfflineAnalyst(kb).rca(state)
+
+
+def test_an_error_meaning_a_docs_signature_is_named_below_the_code_fix_threshold():
+    from pipeline.analyst.ideas import IDEA_CONFIDENCE
+    from pipeline.config import Settings
+
+    # no doc's signature and no idea's words: its meaning is near `NullPointerException`
+    rca = _offline_rca("NullPointer in the handler")
+    assert rca.category == "null_reference"
+    assert rca.confidence <= IDEA_CONFIDENCE < Settings().code_fix_min_confidence
+    assert "NullPointerException" in rca.notes[0]  # the reviewer sees what it rests on
+
+
+def test_meaning_names_nothing_for_lines_near_no_docs_signature():
+    assert _offline_rca("user session ended by the client", "GET /health returned 200").category == "unknown"
+    assert _offline_rca("row lock conflict: transaction aborted by the lock manager").category == "unknown"
