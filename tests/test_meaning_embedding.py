@@ -105,3 +105,4 @@ def test_an_error_meaning_a_docs_signature_is_named_below_the_code_fix_threshold
 def test_meaning_names_nothing_for_lines_near_no_docs_signature():
     assert _offline_rca("user session ended by the client", "GET /health returned 200").category == "unknown"
     assert _offline_rca("row lock conflict: transaction aborted by the lock manager").category == "unknown"
+

@@ -20,7 +20,10 @@ _STOP = frozenset("the a an of to in on at for and or is was be by with from as 
 
 
 class Embedder(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The vector space: one Chroma collection per name."""
+        ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 

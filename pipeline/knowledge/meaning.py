@@ -74,12 +74,26 @@ def embed_meaning(texts: list[str]) -> np.ndarray | None:
     model = load_model()
     if model is None:
         return None
-    if not texts:
-        return np.zeros((0, MODEL_DIM), dtype=np.float32)
-    rows = np.asarray(model.embed([t[:_MAX_CHARS] for t in texts], norm=False), dtype=np.float32)
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    rows = np.nan_to_num(rows / np.where(norms == 0, 1.0, norms))
-    return rows
+    keys = [t[:_MAX_CHARS] for t in texts]
+    with _cache_lock:  # one embedding at a time: each is well under a millisecond a text
+        if len(_vectors) + len(keys) > _CACHED_TEXTS:
+            _vectors.clear()  # a bound, not an LRU: the docs and a burst's lines come back at once
+        missing = sorted({k for k in keys if k not in _vectors})
+        if missing:
+            rows = np.asarray(model.embed(missing, norm=False), dtype=np.float32)
+            norms = np.linalg.norm(rows, axis=1, keepdims=True)
+            rows = np.nan_to_num(rows / np.where(norms == 0, 1.0, norms))
+            _vectors.update(zip(missing, rows))
+        if not keys:
+            return np.zeros((0, MODEL_DIM), dtype=np.float32)
+        return np.stack([_vectors[k] for k in keys]).astype(np.float32, copy=False)
+
+
+# texts' vectors, shared by every knowledge base of the process: the docs (embedded again for each
+# engine opened: every round of bench/pipeline.py, every test) and a burst's repeated lines
+_CACHED_TEXTS = 4_096  # 4 MB at 256 float32s a text
+_vectors: dict[str, np.ndarray] = {}
+_cache_lock = threading.Lock()
 
 
 MEANING_SHARE = 0.3  # of the cosine: the rest is the hashed n-grams' (exact tokens: class names, codes)
