@@ -7,9 +7,9 @@ loaded here with downloads disabled, so nothing is fetched at run time: a missin
 failure, and the caller keeps the hashed n-grams (pipeline/knowledge/embeddings.py).
 
 The model is loaded once per process, lazily and under a lock: the first text that needs it
-pays for the load (0.1 s warm, about 1.3 s cold; about 55 MB), the others share it. Importing `wordllama` calls
-`logging.basicConfig(level=INFO)` on the root logger; the root logger's handlers and level are put
-back after the import, so our own logging is not changed by it.
+pays for the load (0.1 s warm, about 1.3 s cold; about 55 MB), the others share it. Importing
+`wordllama` calls `logging.basicConfig(level=INFO)` on the root logger; the root logger's handlers
+and level are put back after the import, so our own logging is not changed by it.
 """
 from __future__ import annotations
 
