@@ -23,7 +23,7 @@ import numpy as np
 MODEL_CONFIG = "l2_supercat"
 MODEL_DIM = 256
 MODEL_NAME = f"wordllama-{MODEL_CONFIG}-{MODEL_DIM}"
-_MAX_CHARS = 2_000  # per text: long traces add tokens, not meaning
+_MAX_CHARS = 1_000  # per text: a doc's title, signatures and cause; a line's head. Longer adds tokens, not meaning
 
 _lock = threading.Lock()
 _loaded: list[Any] = []  # [model] once loaded, [None] once it failed (not retried in this process)
@@ -80,7 +80,8 @@ def embed_meaning(texts: list[str]) -> np.ndarray | None:
             _vectors.clear()  # a bound, not an LRU: the docs and a burst's lines come back at once
         missing = sorted({k for k in keys if k not in _vectors})
         if missing:
-            rows = np.asarray(model.embed(missing, norm=False), dtype=np.float32)
+            # small batches: a batch is padded to its longest text, (batch × tokens × 256) float32s
+            rows = np.asarray(model.embed(missing, norm=False, batch_size=16), dtype=np.float32)
             norms = np.linalg.norm(rows, axis=1, keepdims=True)
             rows = np.nan_to_num(rows / np.where(norms == 0, 1.0, norms))
             _vectors.update(zip(missing, rows))
