@@ -383,7 +383,7 @@ class Settings(BaseSettings):
     model_output: str = setting("INCIDENTIQ_MODEL_OUTPUT", "json_schema", "how the model returns structured "
                                 "answers: `json_schema` or `function_calling`",
                                 choices=("json_schema", "function_calling"))
-    embeddings: str = setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams, no download) or "
+    embeddings: str = setting("INCIDENTIQ_EMBEDDINGS", "offline", "`offline` (hashed n-grams with WordLlama's meaning vector from its wheel, no download; the n-grams alone when the model cannot load) or "
                               "`openai:MODEL`", parse=_embeddings)
     splunk_url: str | None = setting("SPLUNK_URL", None, "Splunk management URL, e.g. `https://splunk:8089`")
     splunk_query: str = setting("SPLUNK_QUERY", "search index=main log_level=ERROR", "Splunk search for error events")

@@ -138,11 +138,12 @@ def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
     """A temp data dir whose knowledge index is copied from one built once per session."""
     d = tmp_path / "data"
     if "index" not in _INDEX_CACHE:
-        from pipeline.knowledge.embeddings import HashedNgramEmbedder
+        from pipeline.knowledge.embeddings import embedder_from_setting
         from pipeline.knowledge.index import KnowledgeBase
 
         base = tmp_path_factory.mktemp("kb") / "knowledge-index"
-        KnowledgeBase(index_dir=base, embedder=HashedNgramEmbedder()).sync()
+        # the offline embedder engines use, so their collection is already built
+        KnowledgeBase(index_dir=base, embedder=embedder_from_setting("offline")).sync()
         _INDEX_CACHE["index"] = base
     shutil.copytree(_INDEX_CACHE["index"], d / "knowledge-index")
     return d

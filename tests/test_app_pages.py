@@ -136,7 +136,7 @@ def test_the_app_starts_its_poller_once_and_stops_it_when_the_runtime_is_release
 
 
 def test_a_fresh_workbench_builds_its_knowledge_index_in_the_background(tmp_path):
-    from pipeline.knowledge.embeddings import HashedNgramEmbedder
+    from pipeline.knowledge.embeddings import embedder_from_setting
     from pipeline.knowledge.index import KnowledgeBase
     from workbench.runtime import open_workbench, stop_workbench
 
@@ -150,7 +150,7 @@ def test_a_fresh_workbench_builds_its_knowledge_index_in_the_background(tmp_path
     finally:
         stop_workbench(workbench)
     assert workbench.index_error is None
-    index = KnowledgeBase(index_dir=tmp_path / "fresh" / "knowledge-index", embedder=HashedNgramEmbedder())
+    index = KnowledgeBase(index_dir=tmp_path / "fresh" / "knowledge-index", embedder=embedder_from_setting("offline"))
     assert index.count() == len(index.docs)
 
 

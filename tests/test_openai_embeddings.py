@@ -9,7 +9,8 @@ import pytest
 
 from pipeline.store import checkpoints
 from pipeline.unattended.file_ingest import ingest_path
-from pipeline.knowledge.embeddings import HashedNgramEmbedder, embedder_from_setting
+from pipeline.knowledge.embeddings import embedder_from_setting
+from pipeline.knowledge.meaning import MeaningEmbedder
 from pipeline.composition import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure, StorageError, UsageError
 from pipeline.knowledge.index import KnowledgeBase
@@ -30,7 +31,7 @@ def embedding_requests(stub) -> list:
 
 
 def test_setting_selects_the_embedder():
-    assert isinstance(embedder_from_setting("offline"), HashedNgramEmbedder)
+    assert isinstance(embedder_from_setting("offline"), MeaningEmbedder)
     chosen = embedder_from_setting("openai:text-embedding-3-small", base_url="http://127.0.0.1:1/v1")
     assert isinstance(chosen, OpenAIEmbedder) and chosen.name == "openai-text-embedding-3-small"
     with pytest.raises(UsageError):
@@ -63,7 +64,7 @@ def test_each_call_closes_its_connection_to_the_endpoint(stub):
 
 def test_switching_embeddings_reindexes_into_a_fresh_collection(data_dir, stub):
     index = data_dir / "knowledge-index"
-    offline = KnowledgeBase(index_dir=index, embedder=HashedNgramEmbedder())
+    offline = KnowledgeBase(index_dir=index, embedder=embedder_from_setting("offline"))
     assert offline.sync().embedded == []  # the copied offline index is current
 
     first = KnowledgeBase(index_dir=index, embedder=OpenAIEmbedder(model="test-embedding", base_url=stub.base_url))

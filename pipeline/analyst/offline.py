@@ -161,19 +161,24 @@ class OfflineAnalyst:
 
     def _with_worded(self, state: IncidentState, supports: list[Support], shown: frozenset[str]) -> list[Support]:
         """The signatures' supports and, for a category none supports, the ideas of its cause worded
-        in one event (pipeline/analyst/ideas.py), its doc the most similar of its category that fits
-        the evidence's technology."""
+        in one event (pipeline/analyst/ideas.py), or, when neither names any, an error line's meaning
+        near one doc's signatures; its doc the most similar of its category that fits the evidence's
+        technology."""
         have = {s.category for s in supports}
         ranked = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in self.kb.by_id]
         worded = []
-        for category, (label, _) in ideas.categories_worded(state.evidence).items():
+        found = {c: (f"the ideas of {label}", ideas.IDEA_SCORE) for c, (label, _) in
+                 ideas.categories_worded(state.evidence).items()}
+        if not supports and not found:  # meaning, the weakest signal, only where nothing else names one
+            found = {c: (label, ideas.MEANING_SCORE) for c, (label, _) in
+                     ideas.categories_meant(self.kb, state.evidence).items()}
+        for category, (label, score) in found.items():
             if category in have:
                 continue
             docs = list({d.doc_id: d for d in [*ranked, *self.kb.docs] if d.category == category}.values())
             docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
             if docs:
-                worded.append(Support(category=category, score=ideas.IDEA_SCORE, doc=docs[0],
-                                      matched=(f"the ideas of {label}",), worded=True))
+                worded.append(Support(category=category, score=score, doc=docs[0], matched=(label,), worded=True))
         return sorted(supports + worded, key=lambda s: (-s.score, s.category)) if worded else supports
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,

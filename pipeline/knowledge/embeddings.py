@@ -20,7 +20,10 @@ _STOP = frozenset("the a an of to in on at for and or is was be by with from as 
 
 
 class Embedder(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The vector space: one Chroma collection per name."""
+        ...
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
@@ -118,9 +121,13 @@ class HashedNgramEmbedder:
 
 
 def embedder_from_setting(setting: str, *, base_url: str | None = None) -> Embedder:
-    """`offline` or `openai:MODEL` (INCIDENTIQ_EMBEDDINGS)."""
+    """`offline` or `openai:MODEL` (INCIDENTIQ_EMBEDDINGS). Offline is the hashed n-grams with
+    WordLlama's meaning beside them (pipeline/knowledge/meaning.py), or the n-grams alone when
+    the model cannot be loaded."""
     if setting in ("", "offline"):
-        return HashedNgramEmbedder()
+        from pipeline.knowledge.meaning import MeaningEmbedder
+
+        return MeaningEmbedder()
     if setting.startswith("openai:"):
         from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
 
