@@ -52,12 +52,13 @@ RENDERED_JS = """(marks) => {
 
 def _events() -> list[dict]:
     """The small fixture's HikariCP incident with every text field hostile, and one incident of a
-    hostile service."""
+    hostile service (a quarter hour later: the two share their hostile words, which would otherwise
+    join them as one outage)."""
     base = {"level": "ERROR", "exception": f"java.sql.SQLTransientConnectionException {HOSTILE}"}
     lines = [{**base, "_time": f"2026-11-28T11:00:0{i}Z", "service": "payments-api", "host": HOSTILE,
               "message": f"HikariPool-1 - Connection is not available, request timed out after 3000{i}ms. {HOSTILE}"}
              for i in range(3)]
-    lines += [{**base, "_time": f"2026-11-28T11:05:0{i}Z", "service": HOSTILE, "host": HOSTILE,
+    lines += [{**base, "_time": f"2026-11-28T11:15:0{i}Z", "service": HOSTILE, "host": HOSTILE,
                "message": f"AttributeError: 'NoneType' object has no attribute 'quantity' {HOSTILE}"} for i in range(3)]
     return lines
 

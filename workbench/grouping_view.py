@@ -90,7 +90,7 @@ def grouping(review: ReviewService, doc: dict) -> None:
                 st.selectbox("Pattern to split out", [p["pattern"] for p in patterns], key=_key(incident_id, "split_choice"),
                              format_func=lambda p: next(f"{x['events']} events · {x['example'][:80]}"
                                                         for x in patterns if x["pattern"] == p))
-                st.text_input("Reason", key=_key(incident_id, "split_reason"), placeholder="why it is another problem")
+                st.text_input("Reason for the split", key=_key(incident_id, "split_reason"), placeholder="why it is another problem")
                 st.form_submit_button("Split out", disabled=bool(blocked), key=_key(incident_id, "split"),
                                       on_click=_act, args=(review, incident_id, "split", shown, {}))
         else:
@@ -101,7 +101,7 @@ def grouping(review: ReviewService, doc: dict) -> None:
         with st.form(_key(incident_id, "merge_form"), border=False):
             st.selectbox("Merge into this incident", list(titles), key=_key(incident_id, "merge_choice"),
                          format_func=lambda i: titles.get(i, i), index=None, placeholder="another paused incident")
-            st.text_input("Reason", key=_key(incident_id, "merge_reason"), placeholder="why it is the same outage")
+            st.text_input("Reason for the merge", key=_key(incident_id, "merge_reason"), placeholder="why it is the same outage")
             st.caption("Its events and patterns become this incident's, this analysis is redone on them all, "
                        "and it ends merged.")
             st.form_submit_button("Merge in", disabled=bool(blocked) or not titles, key=_key(incident_id, "merge"),

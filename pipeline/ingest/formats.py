@@ -295,7 +295,7 @@ class SourceParser:
         """Whether a line opens a record of this headed source (`pipeline.ingest.headed`)."""
         if looks_timed(line):  # most lines: a timestamp first
             return True
-        return opens_record(self, line, _clean(line))
+        return opens_record(self, line, _clean(line), parsers=PARSERS, order=_order, learning=FAST_PATH_SHARE >= 0)
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""

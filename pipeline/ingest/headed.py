@@ -13,7 +13,7 @@ the header its format or learnt layouts read, and a line without one continues t
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from pipeline.ingest.directives import directive
 from pipeline.ingest.levels import normalize_level
@@ -21,8 +21,14 @@ from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.multiline import MultilineJoiner, looks_timed
 from pipeline.ingest.parsed import ParsedRecord, split_first
 
-if TYPE_CHECKING:
-    from pipeline.ingest.formats import SourceParser
+
+
+class SourceParser(Protocol):
+    """What this module reads of `formats.SourceParser` (typed here: formats imports this module)."""
+
+    format: str | None
+    options: Any
+    set: Any
 
 HEADED_FORMATS = frozenset(("learned", *text_formats()))
 HEADED_SHARE = 0.3
@@ -46,15 +52,14 @@ def headed_share(parser: SourceParser, lines: list[str], timed: set[str]) -> flo
     return read / len(records) if records else 0.0
 
 
-def opens_record(parser: SourceParser, line: str, first: str) -> bool:
+def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mapping[str, Callable[..., ParsedRecord | None]],
+                 order: Callable[[str | None], Iterable[str]], learning: bool) -> bool:
     """Whether `line` (`first`: it cleaned of ANSI escapes) opens a record of a headed source: its own
     format or layouts read it, another format reads it with a time, it teaches the layout set one
     (`LayoutSet.learn_line`), it writes a time of day among its first 48 characters, or it is a JSON
     object, a W3C directive, a Go `panic:` or the JVM's `Exception in thread "…"`; any other line
-    continues the record before it."""
-    from pipeline.ingest import formats
-    from pipeline.ingest.formats import PARSERS, _order
-
+    continues the record before it. `parsers`, `order` and `learning` are the source parser's own
+    (pipeline/ingest/formats.py passes them in: this module imports nothing of it)."""
     if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
             ("panic: ", "Exception in thread ")):
         return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
@@ -62,15 +67,15 @@ def opens_record(parser: SourceParser, line: str, first: str) -> bool:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
     if parser.set.layouts and parser.set.read(first) is not None:
         return True
-    for name in _order(parser.format):
+    for name in order(parser.format):
         try:
-            record = PARSERS[name](first, parser.options)
+            record = parsers[name](first, parser.options)
         except (ValueError, OverflowError):
             continue
         # the source's own format's lines open records; another format's only with a time of theirs
         if record is not None and (name == parser.format or record.time is not None or "time_raw" in record.fields):
             return True
-    if formats.FAST_PATH_SHARE >= 0 and parser.set.learn_line(first) is not None:  # (off: the bench's baseline)
+    if learning and parser.set.learn_line(first) is not None:  # (off: the bench's baseline)
         return True
     # a time of day early in the line: a record of its own, even in a layout nothing here reads
     return _EARLY_CLOCK.search(first, 0, 48) is not None

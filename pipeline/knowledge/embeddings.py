@@ -127,7 +127,7 @@ def embedder_from_setting(setting: str, *, base_url: str | None = None) -> Embed
     if setting in ("", "offline"):
         from pipeline.knowledge.meaning import MeaningEmbedder
 
-        return MeaningEmbedder()
+        return MeaningEmbedder(HashedNgramEmbedder())
     if setting.startswith("openai:"):
         from pipeline.knowledge.openai_embeddings import OpenAIEmbedder
 

@@ -113,10 +113,10 @@ class MeaningEmbedder:
 
     local = True  # computed in this process: no network
 
-    def __init__(self, hashed: Any = None):
-        from pipeline.knowledge.embeddings import HashedNgramEmbedder
-
-        self.hashed = hashed or HashedNgramEmbedder()
+    def __init__(self, hashed: Any):
+        # the hashed n-gram half (pipeline/knowledge/embeddings.py builds it and passes it in: this
+        # module imports nothing of it, so the two never import each other)
+        self.hashed = hashed
 
     @property
     def name(self) -> str:
