@@ -119,11 +119,26 @@ def test_the_lines_of_a_register_dump_are_one_incident_counted_as_its_first_line
     elsewhere = _event(9, 0.002, "kernel", "RAX: 0000000000000001 RBX: 0000000000000002 RCX: 0000000000000003",
                        host="h2")  # another host's dump line is not this dump's
     engine.incidents.store_batch(dump[:4], cursor=None)
-    engine.incidents.store_batch([*dump[4:], elsewhere], cursor=None)  # a dump cut by a batch's end
-    crash, other = sorted(_incidents(engine), key=lambda r: -r["event_count"])
+    counts = engine.incidents.store_batch([*dump[4:], elsewhere], cursor=None)  # a dump cut by a batch's end
+    (crash,) = _incidents(engine)  # the other host's lone dump line opens nothing: it is context
     assert (crash["event_count"], crash["pattern_count"]) == (7, 1)
     assert crash["leader"]["event_id"] == "ev-1"
-    assert _events_of(engine, other["incident_id"]) == {"ev-9"}
+    assert counts.events == 4 and "ev-9" not in _events_of(engine, crash["incident_id"])
+
+
+def test_a_dump_line_with_no_error_to_fold_into_opens_nothing_whatever_its_level(engine):
+    """A kernel writes its register dump at FATAL; sampled or cut off from the error it belongs to,
+    a line of it says nothing on its own: kept as context, no incident per register."""
+    lines = ["RAX: 0000000000000000 RBX: 00007f3a2c000000 RCX: 0000000000000010", "r24=0x0ffea4c8 r25=0x00000003 r26=0x0000000f",
+             "machine state register: 0x0002f900", "data store interrupt caused by dcbf.........0",
+             "lr:00004ed0 cr:28244842 xer:20000002 ctr:00086000"]
+    counts = engine.incidents.store_batch([_event(n, 60.0 * n, "KERNEL", text, level="FATAL")
+                                           for n, text in enumerate(lines)], cursor=None)
+    assert counts.events == 5 and not counts.incidents_new
+    # a line that says what failed still opens, at any level of dump-like detail in it
+    again = engine.incidents.store_batch([_event(9, 600.0, "KERNEL", "data TLB error interrupt", level="FATAL")],
+                                         cursor=None)
+    assert len(again.incidents_new) == 1
 
 
 def test_the_burst_window_is_a_setting_and_zero_keeps_each_pattern_apart(engine, monkeypatch):

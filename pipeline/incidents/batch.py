@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
-from pipeline.incidents.outage import BURST_MINUTES
+from pipeline.incidents.outage import BURST_MINUTES, is_dump
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
@@ -175,11 +175,12 @@ class Incidents:
 
     def _correlate(self, conn: Connection, event: LogEvent, keys: tuple[str, list[str]],
                    newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str,
-                   joiner: Joiner) -> tuple[str, str]:
+                   joiner: Joiner) -> tuple[str, str] | None:
         """The incident the event joins or opens and the pattern it counts toward there: the
         undecided incident of its pattern (recurrence.py); else an open incident of the same outage (a
         dump it is a line of, or an error naming what it names within the burst window: joining.py);
-        else a new one. `newest` is the newest incident of each of its fingerprints (by
+        else a new one, unless it is a dump's line (`outage.is_dump`) with nothing to fold into: None,
+        kept as context for log windows. `newest` is the newest incident of each of its fingerprints (by
         created_at), kept current with the incidents this batch opens or its patterns join."""
         fp, known = keys
         row: dict[str, Any] | None = None
@@ -204,6 +205,8 @@ class Incidents:
                 newest[fp] = {"incident_id": joined, "status": "analyzing", "closed_at": None, "created_at": stamp,
                               "linked_to": None, "link_kind": None}
             return joined, pattern
+        if is_dump(event.message) and not (event.exception or event.stack):
+            return None  # a dump's line with no error to fold into says nothing on its own: context
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
         while rows.incident_exists(conn, new_id):
