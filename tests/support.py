@@ -291,6 +291,23 @@ def process(args: list[str], *, log: Path, env: dict | None = None, cwd: Path = 
                 proc.wait(10)
 
 
+def open_incident_options(page) -> list[str]:
+    """The ids of the rows, in the table's order (the "Open incident" box lists them so)."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Open incident", exact=True).first
+    for _ in range(6):  # the 5 s refresh redrawing the box as it opens closes its list: open it again
+        box.click()
+        try:
+            expect(page.get_by_role("option").first).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    options = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    return options
+
+
 def settle(page, timeout: float = 60) -> None:
     """Wait until Streamlit has painted a run and finished it: an element of the app is on the page
     (a page still connecting shows neither a status widget nor skeletons, and would pass the rest),

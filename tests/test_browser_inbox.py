@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.unattended import escalation
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, settle
+from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, open_incident_options, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -67,16 +67,7 @@ def on_the_inbox(page, site) -> None:
     expect(page.get_by_test_id("stDataFrame")).to_be_visible(timeout=30_000)
     settle(page)
     assert "/incident" not in page.url and "incident=" not in page.url, page.url
-    box = page.get_by_label("Open incident", exact=True).first
-    for _ in range(6):  # the 5 s refresh redrawing the box as it opens closes its list: open it again
-        box.click()
-        try:
-            expect(page.get_by_role("option").first).to_be_visible(timeout=5_000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-    options = page.get_by_role("option").all_inner_texts()
-    page.keyboard.press("Escape")
+    options = open_incident_options(page)
     assert {r["incident_id"] for r in site["rows"]} <= set(options), options
 
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.support import CHROMIUM, FIXTURES, browser_page, browser_site, choose, settle
+from tests.support import CHROMIUM, FIXTURES, browser_page, browser_site, choose, open_incident_options, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -104,23 +104,6 @@ def test_the_triage_survives_a_visit_to_an_incident_and_back(page, site):
         assert page.get_by_label("Sort", exact=True).first.input_value() == "most severe first", leave
 
 
-def listed(page) -> list[str]:
-    """The ids of the rows, in the table's order (the "Open incident" box lists them so)."""
-    from playwright.sync_api import expect
-
-    box = page.get_by_label("Open incident", exact=True).first
-    for _ in range(6):  # the 5 s refresh redrawing the box as it opens closes its list: open it again
-        box.click()
-        try:
-            expect(page.get_by_role("option").first).to_be_visible(timeout=5_000)
-            break
-        except AssertionError:
-            page.keyboard.press("Escape")
-    options = page.get_by_role("option").all_inner_texts()
-    page.keyboard.press("Escape")
-    return options
-
-
 def tinted_rows(page, rows: int) -> list[int]:
     """The table's rows drawn blue (the chosen row's tint), by their pixels: the grid is a canvas.
     Each row is 35 px under a 35 px header; a row's blue is measured in its Title cell's empty end."""
@@ -148,7 +131,7 @@ def test_five_j_presses_faster_than_reruns_all_count_and_the_chosen_row_is_highl
 
     page.goto(site["url"])
     inbox_drawn(page)
-    ids = listed(page)
+    ids = open_incident_options(page)
     assert len(ids) >= 7, ids
     box = page.get_by_label("Open incident", exact=True).first
     assert box.input_value() == ids[0]
