@@ -13,6 +13,14 @@ must be a level name or number (a `priority` is a syslog severity, 0-7), a messa
 or host one short token. Words that make a number a duration or a clock since boot (`monotonic`,
 `elapsed`, `duration`, `took`, `uptime`, `response`, `latency`) never name a time.
 
+Nested objects are looked into (`{"id": {"time": …}}` offers `id.time`, up to three levels), a
+top-level key winning a tie. When no key's name proposes a role, the values alone may (`flat_view`,
+`infer`'s last ranks): a string that reads as a date and a time of day (any spelling `read_any_time`
+knows) is a time (`published`, `created`); a plausible epoch number (2000 to next year) is one only
+after every string; a value from the closed vocabulary of level words (`INFO`, `Warning`, `err`) is a
+level; the one value of human text (three words or more, mostly letters) is the message (of
+several, none is picked: the record stays whole).
+
 The roles found for one key set are remembered per source (`ParseOptions.key_roles`): the next
 record with the same keys is read with them at once.
 """
@@ -21,8 +29,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from datetime import datetime, timedelta, timezone
+
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import TimeRules, parse_time
+from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, parse_time, read_any_time
 
 ROLES = ("time", "level", "message", "service", "host", "trace_id")
 _WORDS: dict[str, frozenset[str]] = {
@@ -40,6 +50,12 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _TOKEN = re.compile(r"[A-Za-z][\w.:/-]{0,127}")
 MIN_INFERRED_YEAR = 1990
 _CACHE_LIMIT = 64  # key sets remembered per source (a source writes a handful)
+_NESTING = 3  # levels of nested objects looked into
+# the closed vocabulary of level words a value alone may be read by (no single letters, no `log`)
+_LEVEL_WORDS = frozenset({"trace", "debug", "info", "information", "informational", "notice", "warn", "warning",
+                          "error", "err", "critical", "crit", "fatal", "emergency", "emerg", "alert", "severe"})
+_DATE_PART = re.compile(r"\d{4}|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b", re.I)
+_LETTERS = re.compile(r"[^\W\d_]")
 
 
 def words(name: str) -> list[str]:
@@ -111,19 +127,77 @@ def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool
     return False
 
 
-def infer(record: dict, missing: tuple[str, ...], cache: dict | None) -> dict[str, str]:
+def flat_view(record: dict) -> dict[str, tuple[tuple[str, ...], Any]]:
+    """Every scalar of `record` by its dotted name (`id.time`), with its path of keys: nested objects
+    up to `_NESTING` levels, the top level first."""
+    out: dict[str, tuple[tuple[str, ...], Any]] = {}
+    queue: list[tuple[tuple[str, ...], dict]] = [((), record)]
+    while queue:
+        path, obj = queue.pop(0)
+        for key, value in obj.items():
+            where = path + (str(key),)
+            if isinstance(value, dict) and not (len(value) == 1 and next(iter(value)) in ("$date", "$numberLong")):
+                if len(where) < _NESTING:
+                    queue.append((where, value))
+                continue
+            out.setdefault(".".join(where), (where, value))
+    return out
+
+
+def _now_bound() -> datetime:
+    return datetime.now(timezone.utc) + timedelta(days=366)
+
+
+def _by_value(role: str, value: Any) -> int | None:
+    """The rank (3 best) at which a value with no role-naming key may hold `role`, or None."""
+    if role == "time":
+        if isinstance(value, str) and 8 <= len(value) <= 64 and CLOCK.search(value) and _DATE_PART.search(value):
+            moment = parse_time(value) if value[:4].isdigit() else None
+            moment = moment or read_any_time(value)
+            if moment is not None and MIN_INFERRED_YEAR <= moment.year and moment <= _now_bound():
+                return 3
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 9.4e8:
+            moment = from_epoch(float(value))
+            if moment is not None and 2000 <= moment.year and moment <= _now_bound():
+                return 5
+        return None
+    if role == "level":
+        return 3 if isinstance(value, str) and value.strip().lower() in _LEVEL_WORDS else None
+    if role == "message":
+        if isinstance(value, str) and value.count(" ") >= 2 and len(value) <= 65536:
+            head = value[:400]
+            if len(_LETTERS.findall(head)) >= 0.6 * len(head.replace(" ", "")):
+                return 4
+    return None
+
+
+def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
+          nested: dict[str, tuple[tuple[str, ...], Any]] | None = None) -> dict[str, str]:
     """The keys of `record` that hold each role in `missing` (none when no key fits), the answer
-    remembered in `cache` by the record's key set."""
-    memo_key = (tuple(record), missing)
+    remembered in `cache` by the record's key set. With `nested` (`flat_view(record)`), dotted names
+    of nested values are candidates too, and values alone may propose a role (module doc)."""
+    memo_key = (tuple(record) if nested is None else tuple(nested), missing)
     if cache is not None:
         known = cache.get(memo_key)
         if known is not None:
             return known
     found: dict[str, list[tuple[int, int, str]]] = {}
-    for position, (name, value) in enumerate(record.items()):
+    items = list(record.items()) if nested is None else [(n, v) for n, (_p, v) in nested.items()]
+    for position, (name, value) in enumerate(items):
+        proposed = False
         for role, rank in _candidates(name):
             if role in missing and fits(role, name, value, abbreviated=rank == 2):
                 found.setdefault(role, []).append((rank, position, name))
+                proposed = True
+        if nested is not None and not proposed:
+            for role in missing:
+                rank = _by_value(role, value)
+                if rank is not None:
+                    found.setdefault(role, []).append((rank, position, name))
+    if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
+        # several values of human text and no key naming the message: which one is, nothing says;
+        # the record is kept whole rather than one of them picked
+        found["message"] = [c for c in found["message"] if c[0] != 4]
     roles: dict[str, str] = {}
     for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
@@ -152,3 +226,19 @@ def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:
             if moment is not None and moment.year >= MIN_INFERRED_YEAR:
                 return moment
     return None
+
+
+def pop_path(record: dict, path: tuple[str, ...]) -> Any:
+    """Take the value at `path` out of `record` (nested objects left empty are dropped)."""
+    if len(path) == 1:
+        return record.pop(path[0], None)
+    inner = record.get(path[0])
+    if not isinstance(inner, dict):
+        return None
+    inner = dict(inner)
+    value = pop_path(inner, path[1:])
+    if inner:
+        record[path[0]] = inner
+    else:
+        del record[path[0]]
+    return value

@@ -133,6 +133,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
         return None
+    if stripped.endswith(","):
+        stripped = stripped[:-1]  # an element of a JSON array written one object a line (`},`)
     try:
         obj = json.loads(stripped)
     except (json.JSONDecodeError, RecursionError):
@@ -167,9 +169,10 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     found = (raw_time, level, message, values["service"], values["host"], values["trace_id"])
     if None in found and rest:
         missing = tuple(role for role, value in zip(key_roles.ROLES, found) if value is None)
-        roles = key_roles.infer(rest, missing, opts.key_roles)
+        nested = key_roles.flat_view(rest)
+        roles = key_roles.infer(rest, missing, opts.key_roles, nested=nested)
         if roles:
-            taken = {role: rest.pop(key) for role, key in roles.items()}
+            taken = {role: key_roles.pop_path(rest, nested[key][0]) for role, key in roles.items()}
             raw_time, level, message = (taken.get("time", raw_time), taken.get("level", level),
                                         taken.get("message", message))
             values.update({name: taken[name] for name in ("service", "host", "trace_id") if name in taken})
