@@ -242,3 +242,35 @@ def pop_path(record: dict, path: tuple[str, ...]) -> Any:
     else:
         del record[path[0]]
     return value
+
+
+_CLOCK_ONLY = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?[AaPp][Mm])?")
+_DATE_ONLY = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}|\d{1,2}[ -][A-Za-z]{3}[ -]\d{4}")
+
+
+def date_and_clock(clock: Any, rest: dict, rules: TimeRules) -> datetime | None:
+    """A time a record writes in two keys, a clock (`time=18:03:36`) and a date (`date=2019-05-15`):
+    the date is the value of a key whose name says a date or time; its zone a `timezone`/`tz` key's
+    offset or abbreviation, else the source's. The keys used are taken out of `rest`. None when the
+    clock is no clock or no key holds a date."""
+    from pipeline.ingest.timestamps import offset_zone
+
+    if not isinstance(clock, str) or not _CLOCK_ONLY.fullmatch(clock.strip()):
+        return None
+    for name, value in list(rest.items()):
+        if isinstance(value, str) and _DATE_ONLY.fullmatch(value.strip()) \
+                and any(role == "time" for role, _ in _candidates(name)):
+            zone = rules.timezone
+            for zname, zvalue in rest.items():
+                if isinstance(zvalue, str) and ("zone" in words(zname) or words(zname)[-1:] == ["tz"]
+                                                or "timezone" in words(zname)):
+                    try:
+                        zone = offset_zone(zvalue.strip()) or zone
+                    except ValueError:
+                        pass
+                    break
+            moment = read_any_time(f"{value.strip()} {clock.strip()}", tz=zone)
+            if moment is not None:
+                rest.pop(name)
+                return moment
+    return None

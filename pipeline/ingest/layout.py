@@ -295,6 +295,17 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         cuts = min(len(s) for _, s in rows) - 1
         header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
+        # the message is the column of free text; columns of single tokens after it (ActiveMQ's
+        # `time | level | message | logger | thread`) are fields the logger appends
+        texty = [_texty([line[s[j][0]:s[j][1]].strip() for line, s in rows]) for j in range(after, cuts + 1)]
+        if texty and not texty[-1] and any(texty):
+            k = max(i for i, t in enumerate(texty) if t)
+            if all(_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows)) != "other"
+                   or not texty[j - after] for j in range(after + k + 1, cuts + 1)):
+                trailer = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
+                           for j in range(after + k + 1, cuts + 1)]
+                return _scaled(_build(before, shape, header[:k], sep, lines, prefix, width=words,
+                                      trailer=trailer), total)
         return _scaled(_build(before, shape, header, sep, lines, prefix, width=words), total)
     roles: list[str] = []
     for j in range(after, min(after + 8, max(len(s) for _, s in rows))):
@@ -325,6 +336,14 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+def _texty(values: list[str]) -> bool:
+    """Whether a column holds free text: most values have several words, and they vary."""
+    if not values:
+        return False
+    spaced_share = sum(1 for v in values if len(v.split()) >= 3) / len(values)
+    return spaced_share >= 0.5 and len(set(values)) >= max(2, 0.3 * len(values))
 
 
 def _scaled(layout: Layout | None, total: int) -> Layout | None:
@@ -382,8 +401,9 @@ def _names(roles: list[str]) -> dict[str, str]:
 
 def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
            prefix: tuple[int, int] | None = None, optional_from: int | None = None,
-           tight: list[bool] | None = None, width: int = 1) -> Layout | None:
-    """The layout's regex: `before` columns, the time, the `header` columns, then the message.
+           tight: list[bool] | None = None, width: int = 1, trailer: list[str] | None = None) -> Layout | None:
+    """The layout's regex: `before` columns, the time, the `header` columns, then the message (and
+    the `trailer` columns a separated layout writes after it).
     Header columns from `optional_from` on (those after the last anchor) may be absent on a line."""
     gap = _SEPARATORS.get(sep or "", r"\s+")
     parts: list[str] = []
@@ -419,6 +439,10 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     tail = "".join(rf"(?:{gaps[n - 1]}{parts[n]})?" for n in range(first_optional, len(parts)))
     last_gap = gaps[len(parts) - 1] if parts else gap
     pattern = "^" + head + tail + rf"(?:{last_gap}(?P<message>.*))?$"
+    if trailer and sep is not None:
+        ends = "".join(rf"{gap}(?P<f{len(roles) + i}>[^{re.escape(sep)}]*?)" for i in range(len(trailer)))
+        pattern = "^" + head + tail + rf"{last_gap}(?P<message>.*){ends}\s*$"
+        roles = roles + list(trailer)
     # for lines the pattern misses: any value in the columns before the time ("-" on most lines,
     # "KERNDTLB" on some), then the same header; then the header up to the time alone, so a line
     # whose later columns differ still gets its own time

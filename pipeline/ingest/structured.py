@@ -180,6 +180,8 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
                 scheme = key_roles.level_scheme(roles["level"]) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
     time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    if time is None and isinstance(raw_time, str):
+        time = key_roles.date_and_clock(raw_time, rest, opts)  # {"date": "2019-05-15", "time": "18:03:36"}
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(value) for name, value in values.items()}
@@ -241,8 +243,13 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if "=" not in text:
         return None
     pairs = parse_logfmt_pairs(text)
-    if pairs is None or not (_LOGFMT_KEYS & set(pairs)):
+    if pairs is None:
         return None
+    if not (_LOGFMT_KEYS & set(pairs)):
+        # any logger's pairs (a firewall's `date=… time=… level=…`): at least three, one of whose
+        # keys names a time, a level or the message by its name (pipeline/ingest/key_roles.py)
+        if len(pairs) < 3 or not key_roles.infer(pairs, ("time", "level", "message"), opts.key_roles):
+            return None
     rest: dict[str, Any] = dict(pairs)
     found = {"time": _take(rest, ("time", "ts", "t", "timestamp", "@timestamp")),
              "message": _take(rest, ("msg", "message", "event")),
@@ -258,6 +265,8 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
     raw_time, level = found["time"], found["level"]
     message = found["message"] or ""
     time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    if time is None and raw_time is not None:
+        time = key_roles.date_and_clock(raw_time, rest, opts)  # `date=2019-05-15 time=18:03:36`
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     err = rest.get("err") or rest.get("error")
