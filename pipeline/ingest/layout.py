@@ -29,11 +29,11 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import CLOCK, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
+from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
-MAX_LEAD_TOKENS = 8  # a timestamp is looked for among this many leading columns
+MAX_LEAD_TOKENS = 12  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
 EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other words
 
@@ -41,7 +41,7 @@ EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other 
 # -- tokens ------------------------------------------------------------------------------------
 
 _TOKEN = re.compile(r"\[(?:[^\]\[]|\[[^\]\[]*\]){0,200}\]:?|\((?:[^()]|\([^()]*\)){0,200}\):?|\S+")
-_SEPARATORS = {"|": r"\s*\|\s*", ",": r"\s*,\s*"}
+_SEPARATORS = {"|": r"\s*\|\s*", ",": r"\s*,\s*", "\t": r" *\t\s*"}
 
 
 def _tokens(line: str, sep: str | None) -> list[tuple[int, int]]:
@@ -54,10 +54,13 @@ def _tokens(line: str, sep: str | None) -> list[tuple[int, int]]:
     return spans
 
 
+_BRACKETED = re.compile(r"\[[^\]]*\]")
+
+
 def _separator(lines: list[str]) -> str | None:
-    """`|` or `,` when (nearly) every line's header is cut by it the same number of times."""
-    for sep in ("|",):
-        counts = [line[:200].count(sep) for line in lines]
+    """`|` or a tab when (nearly) every line's header is cut by it at least twice (outside `[...]`)."""
+    for sep in ("|", "\t"):
+        counts = [_BRACKETED.sub("", line[:200]).count(sep) for line in lines]  # uWSGI's `[pid: 7|app: 0]` is one column
         if counts and sum(1 for c in counts if c >= 2) >= 0.9 * len(counts):
             return sep
     return None
@@ -189,6 +192,11 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                     if i + n < len(spans) and line[spans[i + n][0]:spans[i + n][1]].upper() in ("AM", "PM"):
                         n += 1
                     return i, n, "dateutil"
+    if best is None:
+        # a time of day alone, as the line's first column (`08:00:05.123 [main] INFO ...`)
+        text = line[spans[0][0]:spans[0][1]].strip("[]()").rstrip(",;:") if spans else ""
+        if SHAPE_RE[CLOCK_SHAPE.name].match(text):
+            return 0, 1, CLOCK_SHAPE.name
     return None if best is None else (best[0], best[1], best[3])
 
 

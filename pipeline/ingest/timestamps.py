@@ -129,6 +129,17 @@ def with_year(month: int, day: int, hms: tuple[int, int, int, int], rules: TimeR
     return moment
 
 
+def with_today(hms: tuple[int, int, int, int], rules: TimeRules = UTC_RULES) -> datetime:
+    """A time of day written without a date → UTC, on the day the source is read (in its zone), the
+    day before when that would put it more than a minute in the future (a line from before midnight)."""
+    now = rules.now or datetime.now(timezone.utc)
+    day = now.astimezone(rules.timezone)
+    moment = at(day.year, day.month, day.day, hms, rules.timezone)
+    if moment > now + timedelta(minutes=1):
+        moment -= timedelta(days=1)
+    return moment
+
+
 def from_epoch(number: float, unit: str | None = None) -> datetime | None:
     """An epoch number → UTC; its unit by magnitude unless given (module doc). None when out of range."""
     unit = unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
@@ -210,7 +221,11 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
-TIME_SHAPES_BY_NAME = {s.name: s for s in TIME_SHAPES}
+# A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
+# a header's last resort, tried only when no shape above and no dateutil spelling leads the line
+# (never by `read_any_time`); its date is the day the source is read (`with_today`).
+CLOCK_SHAPE = TimeShape("clock", r"(?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?(?P<clock>)", 3)
+TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE)}
 
 
 def spaced(regex: str) -> str:
@@ -218,7 +233,7 @@ def spaced(regex: str) -> str:
     return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
 
 
-SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in TIME_SHAPES}
+SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE)}
 
 
 def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
@@ -227,6 +242,8 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
+        if g.get("clock") is not None:
+            return with_today((int(g["h"]), int(g["mi"]), int(g["s"]), micro(g.get("f"))), TimeRules(tz, year, now))
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
