@@ -1,0 +1,116 @@
+"""The reader reads layouts it has never seen (issue 34.1, 34.2): each structured key's role told by
+its name and its value, nested objects looked into, times written in two keys or as a time of day
+alone, and separated headers whose message is not the last column. Read through the product's
+reader (`LogFile`, as `ingest` and the poller read). The lines are written here in the manner of
+common loggers (no third-party text)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from pipeline.ingest.reading import LogFile, Parsing
+
+
+def read(path: Path, **parsing) -> list:
+    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing(**parsing))
+    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
+    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
+    return items
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)
+
+
+def own_time(event) -> bool:
+    return "time_inferred" not in event.fields
+
+
+def test_a_json_record_whose_keys_name_no_role_is_read_by_its_values_and_nested_objects(tmp_path):
+    # an audit feed: the time under a key no name list holds, nested; a level word under `state`;
+    # one value of human text; nothing named time, level or message
+    rows = [{"kind": "audit#entry", "ref": {"recorded": f"2021-06-01 10:0{i}:00", "seq": i},
+             "state": "warning" if i % 2 else "info", "actor": {"uid": 1000 + i},
+             "note": f"quota of volume {i} is almost used up"} for i in range(4)]
+    path = tmp_path / "feed.ndjson"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    events = read(path)
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2021, 6, 1, 10, i, 0), "WARN" if i % 2 else "INFO", f"quota of volume {i} is almost used up")
+        for i in range(4)]
+    assert all(own_time(e) for e in events)
+    assert events[0].fields["ref"] == {"seq": 0}  # what was not taken is kept
+
+
+def test_a_json_record_with_two_texts_and_no_message_key_is_kept_whole(tmp_path):
+    # which of two human texts is the message nothing says: none is picked, the record stays whole
+    path = tmp_path / "alerts.ndjson"
+    path.write_text(json.dumps({"at": "2021-06-01T10:00:00Z", "rule": "outbound call to a known bad host",
+                                "category": "possible data exfiltration attempt"}) + "\n")
+    (event,) = read(path)
+    assert "outbound call" in event.message and "exfiltration" in event.message
+
+
+def test_json_array_elements_written_one_a_line_are_records(tmp_path):
+    # an audit plugin writing a JSON array, one element a line, each ending with `},`
+    lines = ["["] + [json.dumps({"timestamp": f"2020-10-19 19:2{i}:33", "class": "connection", "id": i}) + ","
+                     for i in range(3)] + ["]"]
+    path = tmp_path / "audit.log"
+    path.write_text("\n".join(lines) + "\n")
+    events = read(path)
+    timed = [e for e in events if own_time(e)]
+    assert [e.time for e in timed] == [utc(2020, 10, 19, 19, 20 + i, 33) for i in range(3)]
+
+
+def test_pairs_of_any_logger_with_the_date_and_the_clock_in_two_keys(tmp_path):
+    # a firewall's key=value lines: no logfmt key name (`msg`, `ts`...) but `date`, `time`, `level`
+    path = tmp_path / "fw.log"
+    path.write_text("".join(
+        f'date=2019-05-15 time=18:0{i}:36 devid="FG100" type="event" level="{lvl}" action="login" '
+        f'logdesc="Admin login {word}" reason="none"\n'
+        for i, (lvl, word) in enumerate([("information", "successful"), ("warning", "failed")])))
+    events = read(path)
+    assert [(e.time, e.level) for e in events] == [(utc(2019, 5, 15, 18, 0, 36), "INFO"),
+                                                   (utc(2019, 5, 15, 18, 1, 36), "WARN")]
+    assert all(own_time(e) for e in events)
+    # the record's own zone key reads its zone-less time
+    path.write_text('date=2017-12-19 time=10:29:48 timezone="CET" device="X1" priority=Warning log_type="Health"\n')
+    (event,) = read(path)
+    assert event.time == utc(2017, 12, 19, 9, 29, 48) and event.level == "WARN"
+
+
+def test_a_separated_layout_whose_message_is_not_the_last_column(tmp_path):
+    # `time | level | message | logger | thread`: the logger and thread written after the message
+    loggers = ["org.shop.broker.Service", "org.shop.store.Journal"]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(
+        f"2020-05-12 16:42:{i:02d},{i * 7:03d} | {'WARN ' if i % 3 == 0 else 'INFO '} | "
+        f"step {i} of the store took {i * 3} ms to settle | {loggers[i % 2]} | main\n" for i in range(12)))
+    events = read(path)
+    assert [e.message for e in events] == [f"step {i} of the store took {i * 3} ms to settle" for i in range(12)]
+    assert [e.service for e in events] == [loggers[i % 2] for i in range(12)]
+    assert [e.level for e in events] == ["WARN" if i % 3 == 0 else "INFO" for i in range(12)]
+
+
+def test_a_tab_separated_header(tmp_path):
+    path = tmp_path / "tabs.log"
+    path.write_text("".join(f"2024-03-01T08:00:0{i}Z\t{'ERROR' if i == 2 else 'INFO'}\tapi\trequest {i} served\n"
+                            for i in range(4)))
+    events = read(path)
+    assert [(e.time, e.level, e.service, e.message) for e in events] == [
+        (utc(2024, 3, 1, 8, 0, i), "ERROR" if i == 2 else "INFO", "api", f"request {i} served") for i in range(4)]
+
+
+def test_a_time_of_day_alone_opens_the_header_and_takes_the_day_it_is_read(tmp_path):
+    # logback's default console pattern, `%d{HH:mm:ss.SSS} [%thread] %-5level %logger{36} - %msg`
+    path = tmp_path / "console.log"
+    path.write_text("".join(f"0{i}:15:05.123 [main] {'ERROR' if i == 3 else 'INFO '} com.shop.App - step {i}\n"
+                            for i in range(6)))
+    events = read(path, timezone="UTC")
+    assert [(e.level, e.service, e.message) for e in events] == [
+        ("ERROR" if i == 3 else "INFO", "com.shop.App", f"step {i}") for i in range(6)]
+    now = datetime.now(timezone.utc)
+    for i, event in enumerate(events):
+        assert own_time(event) and (event.time.hour, event.time.minute, event.time.microsecond) == (i, 15, 123000)
+        assert now - timedelta(days=1, minutes=1) <= event.time <= now + timedelta(minutes=1)
