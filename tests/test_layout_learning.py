@@ -168,11 +168,11 @@ def test_a_record_before_any_timed_one_takes_the_first_time_a_line_writes_not_th
 
 
 def test_a_spelling_no_shape_knows_is_read_by_dateutil_and_twelve_hour_clocks_count():
-    lines = [f"12-Mar-2024 10:00:{i:02d} ERROR billing.Invoice: invoice {i} failed" for i in range(10)]
+    lines = [f"2024-Mar-12 10:00:{i:02d} ERROR billing.Invoice: invoice {i} failed" for i in range(10)]
     layout = learn(lines)
     assert layout is not None and layout.time_shape == "dateutil"
     fields = layout.split(lines[3])
-    assert fields["time"] == "12-Mar-2024 10:00:03" and fields["level"] == "ERROR"
+    assert fields["time"] == "2024-Mar-12 10:00:03" and fields["level"] == "ERROR"
     assert layout.read_time(fields["time"]) == datetime(2024, 3, 12, 10, 0, 3, tzinfo=timezone.utc)
     pm = [f"Tuesday, 12 March 2024 10:00:{i:02d} PM host1 app[3]: x {i}" for i in range(10)]
     record = SourceParser()

@@ -276,7 +276,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     if len(found) < MIN_SHARE * total:
         # records of several lines whose first holds the header (java.util.logging's `Dec 30, 2020
         # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling
-        if not (start == 0 and count >= 2 and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
+        if not (start == 0 and count >= min(2, total - 1) and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
             return None
         lines = [line for line, _, hit in found if hit == (start, width, shape)]
         found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]

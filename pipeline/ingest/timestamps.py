@@ -10,7 +10,8 @@
   as its midnight). An offset of 24 hours or more is no offset: the time is unreadable.
 - **Header spellings** (`TIME_SHAPES`): the ones text layouts write (slashed, dotted and compact
   dates, two-digit years, syslog's `MMM dd HH:mm:ss`, ctime, the common log format's
-  `dd/MMM/yyyy:HH:mm:ss +zone`, Tomcat's `Dec 30, 2020 11:30:40 AM`, HealthApp's unpadded
+  `dd/MMM/yyyy:HH:mm:ss +zone`, Tomcat's `Dec 30, 2020 11:30:40 AM`, a dashed day-month with the
+  year and seconds optional (`09-Jan 19:54`, `31-Jul-2020 16:40:38.505`), HealthApp's unpadded
   `20171223-22:16:0:119`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
   of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
   a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`.
@@ -215,6 +216,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
+    # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`: a dashed day-month, the year and
+    # the seconds optional
+    TimeShape("day-mon-dashed", rf"(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
+                                rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
@@ -251,7 +256,7 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
         if g.get("ampm"):
             hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
         fraction = int(g["ms"]) * 1000 if g.get("ms") else micro(g.get("f"))  # HealthApp's unpadded ms: 11 is .011
-        hms = (hour, int(g["mi"]), int(g["s"]), fraction)
+        hms = (hour, int(g["mi"]), int(g["s"] or 0), fraction)
         zone = offset_zone(g.get("tz")) or tz
         if g.get("y") or g.get("yy"):
             written = int(g["y"]) if g.get("y") else 2000 + int(g["yy"])
