@@ -96,7 +96,10 @@ def test_every_bed_file_names_its_source_commit_and_is_listed_in_the_readme():
         data = json.loads(expected.read_text(encoding="utf-8"))
         log = expected.with_name(expected.name.removesuffix(".expected.json"))
         assert re.fullmatch(r"[0-9a-f]{40}", data["log"]["commit"]) and re.fullmatch(r"[0-9a-f]{40}", data["expected"]["commit"])
-        assert data["log"]["path"].endswith("/test/" + log.name)
+        if expected.relative_to(BED).parts[0].startswith("filebeat"):
+            assert data["log"]["path"].endswith("/test/" + log.name)
+        else:  # another project's test data: the file its lines were read from
+            assert data["log"]["path"] and data["expected"]["path"]
         assert f"| {expected.relative_to(BED).as_posix().removesuffix('.expected.json')} |" in readme
         starts = [0] + [i + 1 for i, b in enumerate(log.read_bytes()) if b == 10]
         assert data["records"] and all(r["offset"] == starts[r["line"]] for r in data["records"])
