@@ -19,8 +19,9 @@ It writes `<name>.log` (the text, as UTF-8) and `<name>.log.expected.json` in th
 (tests/data/outside/README.md), with each record's line number worked out from its offset, and
 refuses a record whose offset is not the start of a line of the text or whose message (for a
 non-JSON line) is not in the record's text. Whether a module is sealed is `bench.outside.sealed_by_seed`
-of its name (the team's own ten modules are always open); the capture must agree (a mismatch is
-refused). Captures are not kept in the repository:
+of its name (the team's own ten modules are always open); material from other projects than
+Filebeat is always sealed; the capture must agree (a mismatch is refused). For other projects the
+capture's `log` and `expected` also name the `repo` (both are usually the same spec or test file). Captures are not kept in the repository:
 the bed's files and README say where each came from.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.outside import BED, SEALED_DIR_NAME, SEEN, sealed_by_seed  # noqa: E402
+from bench.outside import BED, SEALED_DIR_NAME, SEEDED_PROJECTS, SEEN, sealed_by_seed  # noqa: E402
 
 _SPACE = re.compile(r"\s+")
 FIELDS = ("offset", "line", "time", "level", "message", "year_written")
@@ -76,9 +77,11 @@ def render(capture: dict) -> tuple[bytes, str]:
 
 
 def write(capture: dict, bed: Path = BED) -> Path:
-    module = capture["bed"].split("/")[1]
+    project, module = capture["bed"].split("/")[:2]
     seen = {p.name.split("-", 1)[0] for p in SEEN.iterdir() if p.is_dir()}
     sealed = sealed_by_seed(module) and module not in seen  # the team's ten are open: it has seen them
+    if project not in SEEDED_PROJECTS:
+        sealed = True  # other projects' parser test data is all sealed hold-out
     if sealed != bool(capture.get("sealed")):
         raise ValueError(f"{module}: the seeded hash says {'sealed' if sealed else 'open'}")
     log = (bed / SEALED_DIR_NAME if capture.get("sealed") else bed) / capture["bed"]
