@@ -62,8 +62,8 @@ def main() -> None:
             records.append(record)
             offset += len(raw) + 1
         system = name.split("_")[0]
-        out = {"log": {"path": f"{system}/{name}", "commit": commit},
-               "expected": {"path": f"{system}/{system}_2k.log_structured.csv", "commit": COMMIT},
+        out = {"log": {"repo": "logpai/loghub", "path": f"{system}/{name}", "commit": commit},
+               "expected": {"repo": "logpai/loghub", "path": f"{system}/{system}_2k.log_structured.csv", "commit": COMMIT},
                "timezone": zone,
                "note": "derived from the line by the system's log_format (the split behind Loghub's structured CSV)",
                "records": records}
