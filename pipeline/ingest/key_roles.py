@@ -274,3 +274,33 @@ def date_and_clock(clock: Any, rest: dict, rules: TimeRules) -> datetime | None:
                 rest.pop(name)
                 return moment
     return None
+
+
+_DATED_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]*)[=:]\s?("[^"]{8,40}"|[^\s;,"]{8,40})')
+_DATED_BRACKET = re.compile(r"\[([^\[\]]{10,40})\]")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+
+
+def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
+    """The time a record's body writes with its year, for a header whose stamp has none (a relay's
+    syslog `Jan  3 13:45:36` before a firewall's `time="2007-01-03 14:48:06"`, HAProxy's
+    `[20/Sep/2018:15:44:23.285]`): the first `key=value`/`key:value` pair whose key names a time and
+    whose value writes a year and a clock, else the first `[...]` among the body's first 160
+    characters that does. None when the body writes no such time."""
+    head = message[:400]
+    if not _YEAR.search(head):
+        return None
+    for m in _DATED_PAIR.finditer(head):
+        if any(role == "time" for role, _ in _candidates(m.group(1))):
+            value = m.group(2).strip('"')
+            if _YEAR.search(value) and CLOCK.search(value):
+                moment = parse_time(value, rules) or read_any_time(value, tz=rules.timezone)
+                if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                    return moment
+    for m in _DATED_BRACKET.finditer(head[:160]):
+        value = m.group(1)
+        if _YEAR.search(value) and CLOCK.search(value):
+            moment = read_any_time(value, tz=rules.timezone)
+            if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                return moment
+    return None

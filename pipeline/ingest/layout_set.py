@@ -24,6 +24,8 @@ from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_leve
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
+from pipeline.ingest.key_roles import dated_body_time
+from pipeline.ingest.timestamps import TIME_SHAPES_BY_NAME
 
 MAX_LAYOUTS = 6
 MAX_MISSES = 200
@@ -156,6 +158,12 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
     return None
 
 
+def _writes_year(shape: str | None) -> bool:
+    """Whether a time spelling writes the year (dateutil's and unknown ones are taken to)."""
+    known = TIME_SHAPES_BY_NAME.get(shape or "")
+    return known is None or any(g in known.regex for g in ("(?P<y>", "(?P<yy>", "(?P<epoch>"))
+
+
 def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
     """The record a line `m` matched holds (None when its time cannot be read)."""
     time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
@@ -179,6 +187,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         fields["component"] = named["component"]
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
+    if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
+        time = dated_body_time(groups.get("message") or "", opts) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                          service=named.get("component"), host=named.get("host"), fields=fields)
     if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
