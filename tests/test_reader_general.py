@@ -114,3 +114,30 @@ def test_a_time_of_day_alone_opens_the_header_and_takes_the_day_it_is_read(tmp_p
     for i, event in enumerate(events):
         assert own_time(event) and (event.time.hour, event.time.minute, event.time.microsecond) == (i, 15, 123000)
         assert now - timedelta(days=1, minutes=1) <= event.time <= now + timedelta(minutes=1)
+
+
+def test_a_relayed_syslog_stamp_without_a_year_gives_way_to_the_bodys_dated_time(tmp_path):
+    # a firewall's key=value body behind a relay's year-less syslog header, and a proxy's bracketed time
+    path = tmp_path / "relay.log"
+    path.write_text("".join(
+        f'Jan  3 13:45:3{i} 10.0.0.1 id=fw sn=0001 time="2007-01-03 14:48:0{i}" pri=6 msg="Connection Opened" n={i}\n'
+        for i in range(3)))
+    events = read(path)
+    assert [e.time for e in events] == [utc(2007, 1, 3, 14, 48, i) for i in range(3)]
+    path.write_text("".join(f"Sep 20 15:44:2{i} lb proxy[25457]: 10.0.0.9:4096{i} [20/Sep/2018:15:44:2{i}.285] "
+                            f"front back/srv 0/0/1 212 SC\n" for i in range(3)))
+    assert [e.time for e in read(path)] == [utc(2018, 9, 20, 15, 44, 20 + i, 285000) for i in range(3)]
+
+
+def test_a_csv_row_of_another_width_keeps_its_time_and_a_label_column_is_no_message(tmp_path):
+    # a DNS export: quoted CSV without a header, a column of comma-glued categories, one row a column short
+    rows = [f'"2020-07-23 23:4{i}:54","user{i}","Roaming Computers","10.0.0.{i}","8.8.8.8","Allowed","1 (A)",'
+            f'"NOERROR","host{i}.example.","Software/Technology,Business Services","Policy A"' for i in range(4)]
+    rows.append('"2021-05-14 19:39:58","user9","10.0.0.9","8.8.4.4","Allowed","1 (A)","NOERROR","x.example.",'
+                '"Infrastructure","Policy A"')
+    path = tmp_path / "dns.csv.log"
+    path.write_text("\n".join(rows) + "\n")
+    events = read(path)
+    assert [e.time for e in events] == [utc(2020, 7, 23, 23, 40 + i, 54) for i in range(4)] + [utc(2021, 5, 14, 19, 39, 58)]
+    assert all(own_time(e) for e in events)
+    assert events[0].message.startswith('"user0","Roaming Computers"') and events[4].message.startswith('"user9"')

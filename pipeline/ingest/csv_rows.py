@@ -5,13 +5,17 @@ A source is CSV when its sample's rows (lines joined while a quote is open) all 
 as CSV rows of one width of at least six columns, one column of which holds a time in each.
 The columns' roles are told by their values over the sample: the first column whose values are
 times is the time, the first whose values are level words (`LOG`, `ERROR`, `FATAL`) the level,
-and the first after those whose values are mostly text with spaces the message; every other
-non-empty value is kept as `fields.column_<n>` (n from 1). A row's message keeps its lines (a
+and the first after those whose values are mostly text with spaces, varying from row to row, the
+message (prose: a column of comma-glued labels, `Chat,Instant Messaging`, is none; without
+one, the row's text after its time); every other non-empty value is kept as
+`fields.column_<n>` (n from 1). A row of another width whose time column holds a time is a record
+of its own too, its text after the time the message. A row's message keeps its lines (a
 statement's SQL is the message, not a stack trace).
 """
 from __future__ import annotations
 
 import csv
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -20,6 +24,7 @@ from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
 from pipeline.ingest.timestamps import parse_time, read_any_time
 
 MIN_COLUMNS = 6
+_LIST = re.compile(r"[^\W\d_],[^\W\d_]")  # words glued by a comma: a list of labels, not prose
 SHARE = 0.9
 
 
@@ -83,23 +88,41 @@ class CsvColumns:
             return None
         level = column(lambda v: v.isalpha() and normalize_level(v) is not None)
         after = max(time, level if level is not None else -1) + 1
+        # the message: text with spaces that varies from row to row (a constant is a label, not a message)
+        # and reads as prose (its commas, if any, followed by a blank: `a,b,c` is a list of labels)
         message = next((c for c in range(after, width)
-                        if sum(" " in values[c] for values in table) >= 0.5 * len(table)), None)
+                        if sum(" " in values[c] for values in table) >= 0.5 * len(table)
+                        and len({values[c] for values in table}) >= max(2, 0.3 * len(table))
+                        and sum(bool(_LIST.search(values[c])) for values in table) < 0.5 * len(table)), None)
         return CsvColumns(width, time, level, message)
 
     def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
         """One row → a record; None when it is not a row of this width with a time."""
         values = split(text)
-        if values is None or len(values) != self.width:
+        if values is None or len(values) <= self.time:
             return None
         time = _time(values[self.time], opts)
         if time is None:
             return None
+        if len(values) != self.width:
+            # a row of another width (a value with a comma left unquoted, a column more or less): its
+            # time is still the row's own; the rest of the row, as written, is its message
+            return text_record("csv", _after(text, values[self.time]), None, time=time)
         taken = {self.time, self.level, self.message}
         fields = {f"column_{n + 1}": v for n, v in enumerate(values) if n not in taken and v != ""}
-        message = values[self.message] if self.message is not None else ""
+        message = values[self.message] if self.message is not None else _after(text, values[self.time])
         record = text_record("csv", message.split("\n", 1)[0], None,
                              level=values[self.level] if self.level is not None and values[self.level] else None,
                              time=time, fields=fields)
         record.message = message.strip()  # the whole value: its lines are the message's, not a trace
         return record
+
+
+def _after(row: str, time: str) -> str:
+    """The row's text after its time value, as written (the message of a row with no message column)."""
+    at = row.find(time)
+    if at < 0:
+        return row.strip()
+    rest = row[at + len(time):]
+    rest = rest[1:] if rest[:1] == '"' else rest  # the time's closing quote
+    return rest[1:].strip() if rest[:1] == "," else rest.strip()
