@@ -304,3 +304,41 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
             if moment is not None and moment.year >= MIN_INFERRED_YEAR:
                 return moment
     return None
+
+
+_DATED_STATE = ("dated-body",)  # the source's cache entry: [records looked at, bodies with a dated time]
+DATED_SAMPLE = 50  # a source none of whose first this many year-less records dates its body is not looked at again
+
+
+def source_body_time(message: str, rules: TimeRules, cache: dict | None) -> datetime | None:
+    """`dated_body_time`, learnt once per source (`cache`: its `ParseOptions.key_roles`): when none of
+    the source's first DATED_SAMPLE bodies wrote a dated time, its later ones are not searched."""
+    if cache is None:
+        return dated_body_time(message, rules)
+    state = cache.get(_DATED_STATE)
+    if state is None:
+        state = cache[_DATED_STATE] = [0, 0]
+    if state[0] >= DATED_SAMPLE and not state[1]:
+        return None
+    moment = dated_body_time(message, rules)
+    state[0] += 1
+    state[1] += moment is not None
+    return moment
+
+
+def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> dict[str, tuple[str, ...]]:
+    """`infer` over `record` and its nested objects (`flat_view`), as the path of keys each role's
+    value is at; remembered in `cache` by the record's top-level keys (the next record with them is
+    read at once, without flattening it)."""
+    memo_key = ("paths", tuple(record), missing)
+    if cache is not None:
+        known = cache.get(memo_key)
+        if known is not None:
+            return known
+    nested = flat_view(record)
+    paths = {role: nested[name][0] for role, name in infer(record, missing, None, nested=nested).items()}
+    if cache is not None:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[memo_key] = paths
+    return paths

@@ -24,7 +24,7 @@ from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_leve
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.key_roles import dated_body_time
+from pipeline.ingest.key_roles import source_body_time
 from pipeline.ingest.timestamps import TIME_SHAPES_BY_NAME
 
 MAX_LAYOUTS = 6
@@ -188,7 +188,7 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
     if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
-        time = dated_body_time(groups.get("message") or "", opts) or time
+        time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                          service=named.get("component"), host=named.get("host"), fields=fields)
     if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",

@@ -25,7 +25,7 @@ from datetime import datetime
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, micro, offset_zone, parse_time, with_year
-from pipeline.ingest.key_roles import dated_body_time
+from pipeline.ingest.key_roles import source_body_time
 
 _LEVEL_WORD = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT"
                r"|ALERT|EMERG|PANIC|FINE|FINER|FINEST|CONFIG|VERBOSE"
@@ -75,7 +75,7 @@ class LineLayout:
             fields["time_raw"] = written
         elif time is not None and g.get("iso") is None and not g.get("date") and not g.get("year"):
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
-            time = dated_body_time(g.get("msg") or "", opts) or time
+            time = source_body_time(g.get("msg") or "", opts, opts.key_roles) or time
         return text_record(self.format, (g.get("msg") or "").removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
                            host=g.get(self.host) if self.host else None, fields=fields)

@@ -169,15 +169,14 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     found = (raw_time, level, message, values["service"], values["host"], values["trace_id"])
     if None in found and rest:
         missing = tuple(role for role, value in zip(key_roles.ROLES, found) if value is None)
-        nested = key_roles.flat_view(rest)
-        roles = key_roles.infer(rest, missing, opts.key_roles, nested=nested)
+        roles = key_roles.infer_paths(rest, missing, opts.key_roles)
         if roles:
-            taken = {role: key_roles.pop_path(rest, nested[key][0]) for role, key in roles.items()}
+            taken = {role: key_roles.pop_path(rest, path) for role, path in roles.items()}
             raw_time, level, message = (taken.get("time", raw_time), taken.get("level", level),
                                         taken.get("message", message))
             values.update({name: taken[name] for name in ("service", "host", "trace_id") if name in taken})
             if "level" in roles:
-                scheme = key_roles.level_scheme(roles["level"]) or scheme
+                scheme = key_roles.level_scheme(".".join(roles["level"])) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
     time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
     if time is None and isinstance(raw_time, str):
