@@ -90,7 +90,7 @@ def test_a_key_set_seen_once_is_remembered_for_the_source():
     line = '{{"t":{{"$date":"2021-03-22T21:21:2{n}.349+00:00"}},"s":"W","c":"NETWORK","msg":"slow {n}"}}'
     parser.parse(line.format(n=0))
     remembered = dict(parser.options.key_roles)
-    assert any(roles == {"level": "s", "service": "c"} for roles in remembered.values())
+    assert any(roles == {"level": ("s",), "service": ("c",)} for roles in remembered.values())  # each role's key path
     assert parser.parse(line.format(n=1)).level_name == "WARN"
     assert parser.options.key_roles == remembered  # the second record found its roles there
     assert SourceParser().options.key_roles == {}  # another source starts with none
