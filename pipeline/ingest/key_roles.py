@@ -191,9 +191,9 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
                 proposed = True
         if nested is not None and not proposed:
             for role in missing:
-                rank = _by_value(role, value)
-                if rank is not None:
-                    found.setdefault(role, []).append((rank, position, name))
+                by_value = _by_value(role, value)
+                if by_value is not None:
+                    found.setdefault(role, []).append((by_value, position, name))
     if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
         # several values of human text and no key naming the message: which one is, nothing says;
         # the record is kept whole rather than one of them picked
