@@ -141,3 +141,17 @@ def test_a_csv_row_of_another_width_keeps_its_time_and_a_label_column_is_no_mess
     assert [e.time for e in events] == [utc(2020, 7, 23, 23, 40 + i, 54) for i in range(4)] + [utc(2021, 5, 14, 19, 39, 58)]
     assert all(own_time(e) for e in events)
     assert events[0].message.startswith('"user0","Roaming Computers"') and events[4].message.startswith('"user9"')
+
+
+def test_a_csv_export_with_a_header_row_reads_its_named_date_and_time_columns(tmp_path):
+    # a server's activity export: a header naming the columns, the date and the clock in two of them,
+    # an id column of small numbers (no epoch)
+    path = tmp_path / "activity.csv"
+    path.write_text("ID,Date,Time,Description,IP Address,Host Name,MAC Address\n" + "".join(
+        f"1{i},01/13/21,08:0{i}:05,{'Renew' if i % 2 else 'Assign'},10.0.0.{i},host{i}.example.com,000C29AABB0{i}\n"
+        for i in range(4)))
+    events = read(path)
+    timed = [e for e in events if e.fields.get("format") == "csv"]
+    assert [e.time for e in timed] == [utc(2021, 1, 13, 8, i, 5) for i in range(4)]
+    assert timed[1].fields["Host Name"] == "host1.example.com" and timed[1].message.startswith("Renew,")
+    assert len(events) == 5  # the header row stays a line of its own: nothing is lost

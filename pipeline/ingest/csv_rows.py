@@ -21,9 +21,10 @@ from typing import Iterable
 
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
-from pipeline.ingest.timestamps import parse_time, read_any_time
+from pipeline.ingest.timestamps import dateutil_time, parse_time, read_any_time
 
 MIN_COLUMNS = 6
+_SHORT_DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2}")  # `01/13/21`
 _LIST = re.compile(r"[^\W\d_],[^\W\d_]")  # words glued by a comma: a list of labels, not prose
 SHARE = 0.9
 
@@ -54,28 +55,42 @@ def split(row: str) -> list[str] | None:
 
 
 def _time(value: str, opts: ParseOptions):
-    if not value or not value[:1].isdigit():
-        return None
+    if not value or not value[:1].isdigit() or (value.isdigit() and len(value) < 9):
+        return None  # a small number (an id, a count) is no epoch
     return parse_time(value, opts) or read_any_time(value, tz=opts.timezone, year=opts.year, now=opts.now)
+
+
+_NAME = re.compile(r"[A-Za-z_][\w .()/#-]{0,40}")
+
+
+def _header(first: list[str], opts: ParseOptions) -> bool:
+    """Whether a row names its table's columns: every value a short name, none a time or a number."""
+    return all(_NAME.fullmatch(v.strip()) and _time(v, opts) is None for v in first) and len(set(first)) == len(first)
 
 
 @dataclass(frozen=True)
 class CsvColumns:
-    """A CSV source's width and which columns hold its time, level and message."""
+    """A CSV source's width and which columns hold its time, level and message; with a header row,
+    its column names (`names`) and the column of dates a column of clocks is read with (`date`)."""
 
     width: int
     time: int
     level: int | None
     message: int | None
+    names: tuple[str, ...] | None = None
+    date: int | None = None
 
     @staticmethod
     def learn(lines: list[str], opts: ParseOptions) -> CsvColumns | None:
         """The sample's columns (module doc), or None when the sample is not CSV."""
+        from pipeline.ingest.key_roles import _CLOCK_ONLY, _DATE_ONLY, _candidates
+
         table = [values for values in map(split, rows(lines)) if values is not None]
         if len(table) < 2 or len(table) < SHARE * len(rows(lines)):
             return None
         width = max(set(map(len, table)), key=[len(v) for v in table].count)
-        table = [values for values in table if len(values) == width]
+        names = tuple(v.strip() for v in table[0]) if len(table[0]) == width and _header(table[0], opts) else None
+        table = [values for values in table[1 if names else 0:] if len(values) == width]
         if width < MIN_COLUMNS or len(table) < 2:
             return None
 
@@ -83,33 +98,55 @@ class CsvColumns:
             return next((c for c in range(start, width)
                          if sum(bool(test(values[c])) for values in table) >= SHARE * len(table)), None)
 
+        def named(role: str, test) -> int | None:  # a column whose header names the role and whose values fit
+            return next((c for c in range(width) if names and any(r == role for r, _ in _candidates(names[c]))
+                         and sum(bool(test(values[c])) for values in table) >= SHARE * len(table)), None)
+
         time = column(lambda v: _time(v, opts))
+        date = None
+        if time is None and names:
+            # a clock and a date in two named columns (`Date,Time`, as exports write them)
+            time = named("time", lambda v: _CLOCK_ONLY.fullmatch(v.strip()))
+            date = named("time", lambda v: _DATE_ONLY.fullmatch(v.strip()) or _SHORT_DATE.fullmatch(v.strip()))
+            if time is None or date is None:
+                return None
+            return CsvColumns(width, time, None, CsvColumns._message(table, width, max(time, date) + 1), names, date)
         if time is None:
             return None
         level = column(lambda v: v.isalpha() and normalize_level(v) is not None)
         after = max(time, level if level is not None else -1) + 1
-        # the message: text with spaces that varies from row to row (a constant is a label, not a message)
-        # and reads as prose (its commas, if any, followed by a blank: `a,b,c` is a list of labels)
-        message = next((c for c in range(after, width)
-                        if sum(" " in values[c] for values in table) >= 0.5 * len(table)
-                        and len({values[c] for values in table}) >= max(2, 0.3 * len(table))
-                        and sum(bool(_LIST.search(values[c])) for values in table) < 0.5 * len(table)), None)
-        return CsvColumns(width, time, level, message)
+        return CsvColumns(width, time, level, CsvColumns._message(table, width, after), names)
+
+    @staticmethod
+    def _message(table: list[list[str]], width: int, after: int) -> int | None:
+        """The message column: text with spaces that varies from row to row (a constant is a label,
+        not a message) and reads as prose (its commas, if any, followed by a blank: `a,b,c` is a list)."""
+        return next((c for c in range(after, width)
+                     if sum(" " in values[c] for values in table) >= 0.5 * len(table)
+                     and len({values[c] for values in table}) >= max(2, 0.3 * len(table))
+                     and sum(bool(_LIST.search(values[c])) for values in table) < 0.5 * len(table)), None)
 
     def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
         """One row → a record; None when it is not a row of this width with a time."""
         values = split(text)
-        if values is None or len(values) <= self.time:
-            return None
-        time = _time(values[self.time], opts)
+        if values is None or len(values) <= self.time or (self.names and tuple(v.strip() for v in values) == self.names):
+            return None  # (the header row is read as the text it is)
+        if self.date is not None:
+            if len(values) != self.width:
+                return None
+            written = f"{values[self.date].strip()} {values[self.time].strip()}"
+            time = read_any_time(written, tz=opts.timezone) or dateutil_time(written, opts.timezone)
+        else:
+            time = _time(values[self.time], opts)
         if time is None:
             return None
         if len(values) != self.width:
             # a row of another width (a value with a comma left unquoted, a column more or less): its
             # time is still the row's own; the rest of the row, as written, is its message
             return text_record("csv", _after(text, values[self.time]), None, time=time)
-        taken = {self.time, self.level, self.message}
-        fields = {f"column_{n + 1}": v for n, v in enumerate(values) if n not in taken and v != ""}
+        taken = {self.time, self.level, self.message, self.date}
+        fields = {(self.names[n] if self.names else f"column_{n + 1}"): v
+                  for n, v in enumerate(values) if n not in taken and v != ""}
         message = values[self.message] if self.message is not None else _after(text, values[self.time])
         record = text_record("csv", message.split("\n", 1)[0], None,
                              level=values[self.level] if self.level is not None and values[self.level] else None,
