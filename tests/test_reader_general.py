@@ -155,3 +155,12 @@ def test_a_csv_export_with_a_header_row_reads_its_named_date_and_time_columns(tm
     assert [e.time for e in timed] == [utc(2021, 1, 13, 8, i, 5) for i in range(4)]
     assert timed[1].fields["Host Name"] == "host1.example.com" and timed[1].message.startswith("Renew,")
     assert len(events) == 5  # the header row stays a line of its own: nothing is lost
+
+
+def test_a_key_value_body_without_a_header_level_gives_its_level(tmp_path):
+    # a device relaying key=value records through syslog without a <PRI>: its `pri=` is the level
+    path = tmp_path / "device.log"
+    path.write_text("".join(f'Jan  3 13:45:3{i} 10.0.0.1 id=fw sn=0001 pri={p} c=32 msg="{m}" n={i}\n'
+                            for i, (p, m) in enumerate([(6, "Connection Opened"), (1, "Administrator login denied"),
+                                                        (4, "Rule changed")])))
+    assert [e.level for e in read(path)] == ["INFO", "FATAL", "WARN"]

@@ -342,3 +342,28 @@ def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> d
             cache.clear()
         cache[memo_key] = paths
     return paths
+
+
+_LEVEL_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]{0,30})=("?)([A-Za-z0-9]{1,13})\2(?=[\s,;|]|$)')
+_LEVEL_STEMS = tuple(sorted({w[:3] for w in _WORDS["level"]} - {"log"}))
+# a cheap first look: a level word's first three letters, then at most nine letters, then `=`
+_LEVEL_HINT = re.compile("(?:" + "|".join(sorted({w[:3] for w in _WORDS["level"]} - {"log"})) + ')[a-z]{0,9}"?=',
+                         re.I)
+
+
+def level_in_pairs(text: str) -> tuple[str, str | None] | None:
+    """(value, scheme) of the first `key=value` pair among a text's first 600 characters whose key
+    names a level (`level=warning`, `severity=err`, `pri=6`: a priority is syslog's) and whose value
+    is one; None when none does (a line with no header level, written by a key=value logger)."""
+    head = text[:600]
+    if "=" not in head:
+        return None
+    low = head.lower()
+    if not any(stem in low for stem in _LEVEL_STEMS) or _LEVEL_HINT.search(head) is None:
+        return None
+    for m in _LEVEL_PAIR.finditer(head):
+        name, value = m.group(1), m.group(3)
+        for role, rank in _candidates(name):
+            if role == "level" and fits(role, name, int(value) if value.isdigit() else value, abbreviated=rank == 2):
+                return value, level_scheme(name)
+    return None

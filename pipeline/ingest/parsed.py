@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
+from pipeline.ingest.key_roles import level_in_pairs
 from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
 from pipeline.ingest.timestamps import TimeRules, zone_named
 
@@ -119,6 +120,11 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         code = _MNEMONIC.search(message, 0, 200) or (_MNEMONIC.match(service) if service else None)
         if code is not None:
             level, scheme = int(code.group(1)), "syslog"
+    if level is None and "=" in message:
+        # a key=value body that writes its level (`level=warning`, `pri=6`): the record's own level
+        pair = level_in_pairs(message)
+        if pair is not None:
+            level, scheme = pair[0], pair[1] or scheme
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,
