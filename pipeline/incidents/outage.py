@@ -63,10 +63,19 @@ _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
-_LEADER_DOTS = re.compile(r"\w\s*\.{4,}\s*[\w-]+\s*$")
+_LEADER_DOTS = re.compile(r"\w\s*\.{4,}\s*[\w-]+\s*$"
+                          # a flag padded to its column: `privileged instruction...0`, `(0=sup,1=usr).......0`,
+                          # `scratchpad portion of L3.........0 (0M)`
+                          r"|[^\s.]\s*\.{2,}\s*(?:0x)?[0-9a-f]{1,8}(?:\s*\(\w{1,8}\))?\s*$", re.I)
+# a flag whose label fills its column leaves one dot: `guaranteed instruction cache block touch.0`
+_ONE_DOT_FLAG = re.compile(r"^[A-Za-z][A-Za-z ]{30,}[A-Za-z]\.[01]$")
+# a dump's heading: a few words and a colon, nothing after (`special purpose registers:`)
+_HEADING = re.compile(r"^[A-Za-z][A-Za-z ]{2,60}:$")
+_NOT_HEADING = re.compile(r"error|fail|exception|fatal|panic|abort|cannot|can't|unable|denied|refused|invalid", re.I)
 _FIELD_LINE = re.compile(r"^[\w .()/-]{1,48}:\s*(?:0x[0-9a-f]+|[0-9a-f]{4,}|\d+)\s*$", re.I)
 _DUMP_LABEL = re.compile(r"^[A-Za-z][\w.()/-]*[:=]$")
-_DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*[,;]?$", re.I)
+_DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?:(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*"
+                         r"|[0-9a-f]{8}|[0-9a-f]{16})[,;]?$", re.I)  # a machine word may hold no digit: ffffffff
 
 # what a line says about where it stands in a failure (lower-case, searched in the message's head)
 _SYMPTOM = re.compile(
@@ -196,7 +205,9 @@ def is_dump(message: str) -> bool:
     line = first_line(message).strip()
     if not line or len(line) > 400:
         return False
-    if _LEADER_DOTS.search(line) or _FIELD_LINE.match(line):
+    if _LEADER_DOTS.search(line) or _FIELD_LINE.match(line) or _ONE_DOT_FLAG.match(line):
+        return True
+    if _HEADING.match(line) and " " in line.strip() and not _NOT_HEADING.search(line):
         return True
     tokens = line.split()
     values = [t for t in tokens if not _DUMP_LABEL.match(t)]  # `RAX:` labels the value after it
