@@ -80,8 +80,8 @@ def _reordered(lines: list[str]) -> list[int]:
             service = ""
         last = record.last_position if isinstance(record.last_position, int) else record.position
         order.setdefault(service, []).extend(range(record.position, last + 1))
-    seen: set[int] = set()
-    ordered = [i for service in reversed(list(order)) for i in order[service] if not (i in seen or seen.add(i))]
+    ordered = list(dict.fromkeys(i for service in reversed(list(order)) for i in order[service]))
+    seen = set(ordered)
     return ordered + [i for i in range(len(lines)) if i not in seen]
 
 
