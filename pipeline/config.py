@@ -420,9 +420,9 @@ class Settings(BaseSettings):
                               "`ERROR` or `FATAL`; lower levels are context for log windows",
                               choices=("WARN", "ERROR", "FATAL"))
     open_signatures: bool = setting(
-        "INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a line one level below that (a WARN, by default) opens an "
-        "incident too when it carries a known error signature of the knowledge base's docs; `off`: the level "
-        "alone decides", kind=bool, choices=("on", "off"))
+        "INCIDENTIQ_OPEN_SIGNATURES", "on", "`on`: a line one level below that (a WARN, by default) that carries a "
+        "known error signature of the knowledge base's docs joins its pattern's or its outage's open incident "
+        "(it never opens one by itself); `off`: the level alone decides", kind=bool, choices=("on", "off"))
     retention_days: float = setting(
         "INCIDENTIQ_RETENTION_DAYS", "30", "days after its decision before an incident's history is compacted "
         "by `prune` (and the poller, hourly): its record, audit, fix and the checkpoints of the gate and the end "

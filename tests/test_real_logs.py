@@ -143,15 +143,21 @@ def test_identical_lines_at_two_positions_are_two_events_and_a_reread_stores_not
     assert ingest_path(engine, rotated).as_json()["events"] == 0
 
 
-def test_a_warn_line_with_a_known_error_signature_opens_an_incident_and_a_plain_warn_does_not(tmp_path, engine):
+def test_a_warn_line_with_a_known_error_signature_joins_its_error_twin_but_never_opens_an_incident_alone(tmp_path, engine):
+    # CONTRACT §2 (the lead's ruling, session 42): a WARN never opens an incident by itself
     path = tmp_path / "app.log"
-    path.write_text("2026-11-28 10:00:00,001 WARN [main] com.zaxxer.hikari.pool: HikariPool-1 - Connection is not"
-                    " available, request timed out after 30000ms.\n"
-                    "2026-11-28 10:00:01,001 WARN [main] com.shop.Cache: cache warm-up slower than usual\n")
+    warn = ("2026-11-28 10:00:{s:02d},001 WARN [main] com.zaxxer.hikari.pool: HikariPool-1 - Connection is not"
+            " available, request timed out after 30000ms.\n")
+    path.write_text(warn.format(s=0) + "2026-11-28 10:00:01,001 WARN [main] com.shop.Cache: cache warm-up slower than usual\n")
+    assert ingest_path(engine, path).as_json()["incidents_new"] == 0
+    with path.open("a") as out:
+        out.write(warn.format(s=2).replace(" WARN ", " ERROR ") + warn.format(s=3))
     counts = ingest_path(engine, path).as_json()
-    assert counts["events"] == 2 and counts["incidents_new"] == 1
+    assert counts["incidents_new"] == 1
+    events = engine.records.events_of(engine.records.incidents()[0]["incident_id"])
+    assert sorted(e.level for e in events) == ["ERROR", "WARN"]  # the WARN twin joined the ERROR's incident
     only_levels = OpeningRule.of(floor="ERROR")
-    assert not any(only_levels.opens(e) for e in engine.records.events_of(engine.records.incidents()[0]["incident_id"]))
+    assert [only_levels.opens(e) for e in sorted(events, key=lambda e: e.level)] == [True, False]
 
 
 def test_the_miner_state_is_shared_by_two_stores_on_one_data_dir(tmp_path):

@@ -131,6 +131,8 @@ class Incidents:
             joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
             gathered: Counter[tuple[str, str, str]] = Counter()  # its patterns and services, with counts
             for item, keys in fresh:
+                if keys is None and self.opening.below_floor(item):
+                    joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
                 took: tuple[str, str] | None = (self._correlate(conn, item, keys, newest, counts, stamp, joiner)
                                                 if keys is not None else None)
                 new.append((item, took[0] if took else None))
@@ -207,6 +209,11 @@ class Incidents:
             return joined, pattern
         if is_dump(event.message) and not (event.exception or event.stack):
             return None  # a dump's line with no error to fold into says nothing on its own: context
+        if self.opening.below_floor(event):
+            # a WARN (one that carries a known error signature) joins its pattern's or its outage's
+            # incident, never opens one by itself; one stating the cause may lead (CONTRACT §2)
+            joiner.warned(event)
+            return None
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
         while rows.incident_exists(conn, new_id):

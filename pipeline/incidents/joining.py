@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import outage
+from pipeline.incidents import correlation, outage
 from pipeline.incidents.outage import Candidate, Leader
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
@@ -22,6 +22,7 @@ from pipeline.store.sql import Connection
 
 FOLD = "fold"  # a dump's line folded into its component's error
 NAMES = "names"  # joined by a named thing within the burst window
+MAX_WARNINGS = 10_000  # cause-side WARNs a batch keeps as possible leaders
 
 
 class Joiner:
@@ -36,6 +37,14 @@ class Joiner:
         self.best: dict[str, Leader] = {}  # incident -> the batch's best leader for it
         self.earliest: dict[tuple[str, str], str] = {}  # (incident, pattern) -> its earliest time in the batch
         self.opened: set[str] = set()
+        self.warnings: list[tuple[LogEvent, frozenset[str], frozenset[str]]] = []  # cause-side WARNs: may lead
+
+    def warned(self, event: LogEvent) -> None:
+        """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
+        possible leader when it states a cause (`outage.rank`) and names what an incident's errors
+        name (CONTRACT §2: a WARN never opens an incident by itself, it may lead one)."""
+        if len(self.warnings) < MAX_WARNINGS and outage.states_cause(event):
+            self.warnings.append((event, outage.named_things(event), outage.words(event)))
 
     def find(self, event: LogEvent, fingerprint: str) -> tuple[str, str, str] | None:
         """The open incident an error joins though no incident of its pattern takes it, the
@@ -93,6 +102,7 @@ class Joiner:
     def finish(self) -> Counter[tuple[str, str, str]]:
         """Keep each touched incident's leader where the batch brought a better one; the names to
         count as members (the caller counts them with the batch's other members)."""
+        self._warned_leaders()
         stored = outage_rows.leaders(self.conn, [i for i in self.best if i not in self.opened])
         chosen: dict[str, dict[str, Any]] = {}
         for incident, leader in self.best.items():
@@ -101,6 +111,25 @@ class Joiner:
                 chosen[incident] = leader.as_json()
         outage_rows.set_leaders(self.conn, chosen)
         return self.names
+
+    def _warned_leaders(self) -> None:
+        """A cause-side WARN leads an incident the batch touched when it was written before the
+        incident's first error, within the burst window, and names what its errors name (or is
+        its errors' own component's: the same service on the same host)."""
+        window = timedelta(minutes=max(self.minutes, 0.0))
+        for incident in list(self.best):
+            candidate = self.candidates.get(incident)
+            first = parse_iso(candidate.first) if candidate is not None else None
+            if candidate is None or first is None:
+                continue
+            for event, names, said in self.warnings:
+                if not (first - window <= event.time <= first):
+                    continue
+                if outage.component(event) not in candidate.names and not candidate.ties(event, names, said):
+                    continue
+                leader = Leader.of(event, outage.WARNED + correlation.fingerprint(event))
+                if leader.key() < self.best[incident].key():
+                    self.best[incident] = leader
 
     def _load(self, members: list[str]) -> None:
         new = [m for m in dict.fromkeys(members) if m not in self.asked]

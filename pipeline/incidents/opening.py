@@ -50,6 +50,11 @@ class OpeningRule:
     def of(cls, *, floor: str, signatures: Iterable[str] = ()) -> "OpeningRule":
         return cls(floor=floor, signatures=tuple(dict.fromkeys(signatures)))
 
+    def below_floor(self, event: LogEvent) -> bool:
+        """Whether the event's level is the one just below the floor (a WARN, by default): such an
+        event never opens an incident by itself (CONTRACT §2)."""
+        return event.level is not None and event.level == self._below
+
     def opens(self, event: LogEvent) -> bool:
         """Whether the event opens (or joins) an incident."""
         level = event.level

@@ -32,10 +32,11 @@ HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on h
 MAX_NAMES = 24  # names kept of one event
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
+WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
 # one pass, not one a character
-_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.:])")
+_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.]|:(?!\s|$))")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
@@ -50,27 +51,58 @@ _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
 _EXCEPTION = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z]\w*(?:Exception|Error))\b")
 _VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
 _HTTP_STATUS = range(100, 600)
+# a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
+_HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w.-]*)["']?(?: \(([\d.]+|[0-9a-f:]+)\))?,? port (\d{2,5})\b""",
+                              re.I)
+# structured fields that carry an error or where it went (their last key segment): `err`, `error.message`
+_ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|"
+                        r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
+# a stack's exception lines: Java's `Caused by: x.Y: msg`, a traceback's `pkg.Error: msg`
+_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$")
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
-_LEADER_DOTS = re.compile(r"\w\s*\.{4,}\s*[\w-]+\s*$")
+_LEADER_DOTS = re.compile(r"\w\s*\.{4,}\s*[\w-]+\s*$"
+                          # a flag padded to its column: `privileged instruction...0`, `(0=sup,1=usr).......0`,
+                          # `scratchpad portion of L3.........0 (0M)`
+                          r"|[^\s.]\s*\.{2,}\s*(?:0x)?[0-9a-f]{1,8}(?:\s*\(\w{1,8}\))?\s*$", re.I)
+# a flag whose label fills its column leaves one dot: `guaranteed instruction cache block touch.0`
+_ONE_DOT_FLAG = re.compile(r"^[A-Za-z][A-Za-z ]{30,}[A-Za-z]\.[01]$")
+# a dump's heading: a few words and a colon, nothing after (`special purpose registers:`)
+_HEADING = re.compile(r"^[A-Za-z][A-Za-z ]{2,60}:$")
+_NOT_HEADING = re.compile(r"error|fail|exception|fatal|panic|abort|cannot|can't|unable|denied|refused|invalid", re.I)
 _FIELD_LINE = re.compile(r"^[\w .()/-]{1,48}:\s*(?:0x[0-9a-f]+|[0-9a-f]{4,}|\d+)\s*$", re.I)
 _DUMP_LABEL = re.compile(r"^[A-Za-z][\w.()/-]*[:=]$")
-_DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*[,;]?$", re.I)
+_DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?:(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*"
+                         r"|[0-9a-f]{8}|[0-9a-f]{16})[,;]?$", re.I)  # a machine word may hold no digit: ffffffff
 
 # what a line says about where it stands in a failure (lower-case, searched in the message's head)
 _SYMPTOM = re.compile(
     r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
     r"(?:status|code|http/\d(?:\.\d)?|returned|responded|response|error)\W{0,3}5\d\d\b|\b50[234]\b|"
-    r"retry|retrying|retries|circuit|backoff|back-off|slow|latency|degraded|failed to (?:call|fetch|reach)",
+    r"circuit|slow|latency|degraded|failed to (?:call|fetch|reach)",
     re.I)
+# what a component does about a failure (a retry, a back-off): a symptom only when the line names no
+# cause (`connection refused; retrying in 1s (attempt 1/5)` is the refusal, said by the one refused)
+_REACTION = re.compile(r"retry|retrying|retries|backoff|back-off|trying again|giving up", re.I)
 _CAUSE = re.compile(
     r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
     r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
     r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
     r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
-    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check",
+    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
+    r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
+    r"lost connection",
+    re.I)
+# what a WARN must say to lead (it opens nothing): the cause's own failure, not a word of it
+# (`HikariPool-1 - Thread starvation...` names a pool, it states no failure)
+_WARN_CAUSE = re.compile(
+    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|"
+    r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
+    r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
+    r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
+    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable",
     re.I)
 CAUSE, NEUTRAL, SYMPTOM = 0, 1, 2
 _RANKS = ("cause", "neutral", "symptom")
@@ -88,8 +120,12 @@ def named_things(event: LogEvent) -> frozenset[str]:
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
     # hostile lines (their backtracking grows with a word's length)
-    text = _LONG_WORD.sub(" ", event.message[:HEAD_CHARS])
+    text = _LONG_WORD.sub(" ", said_by(event)[:HEAD_CHARS * 2])
     names: list[str] = []
+    for match in _HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
+        for host in (match.group(1), match.group(2)):
+            if host:
+                names.append(f"hp:{host.lower()}:{match.group(3)}")
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
@@ -134,6 +170,19 @@ def named_things(event: LogEvent) -> frozenset[str]:
     return frozenset(n for n in dict.fromkeys(names) if n != own and len(n) < 200)
 
 
+def said_by(event: LogEvent) -> str:
+    """What an error line says of its failure: its message, the error its structured fields carry
+    (`err=...`, `"error": {...}`, a destination: `upstream`, `redis`...), and the exception lines of
+    its stack (`Caused by: ...: Connection to db:5432 refused`, a traceback's last line)."""
+    parts = [event.message[:HEAD_CHARS]]
+    for key, value in event.fields.items():
+        if isinstance(value, str) and len(parts) < 12 and _ERROR_KEY.search(key):
+            parts.append(value[:HEAD_CHARS // 2])
+    if event.stack:
+        parts.extend(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
+    return "\n".join(parts)
+
+
 def words(event: LogEvent) -> frozenset[str]:
     """The words of an error's first line that may be another service's name (lower-case)."""
     head = _LONG_WORD.sub(" ", first_line(event.message)[:300].lower())
@@ -141,7 +190,13 @@ def words(event: LogEvent) -> frozenset[str]:
 
 
 def component(event: LogEvent) -> str:
-    return f"{COMPONENT}{event.service}@{event.host or ''}"
+    """The writer of a line: its service on its host; when the service was read from a logger
+    column (a class name: each line of one application's file names its own), the source it was
+    read from on its host."""
+    writer = event.service
+    if event.fields.get("logger") == writer and event.source:
+        writer = event.source.rsplit("@", 1)[0]
+    return f"{COMPONENT}{writer}@{event.host or ''}"
 
 
 def is_dump(message: str) -> bool:
@@ -150,20 +205,31 @@ def is_dump(message: str) -> bool:
     line = first_line(message).strip()
     if not line or len(line) > 400:
         return False
-    if _LEADER_DOTS.search(line) or _FIELD_LINE.match(line):
+    if _LEADER_DOTS.search(line) or _FIELD_LINE.match(line) or _ONE_DOT_FLAG.match(line):
+        return True
+    if _HEADING.match(line) and " " in line.strip() and not _NOT_HEADING.search(line):
         return True
     tokens = line.split()
     values = [t for t in tokens if not _DUMP_LABEL.match(t)]  # `RAX:` labels the value after it
     return len(tokens) >= 2 and bool(values) and sum(1 for t in values if _DUMP_VALUE.match(t)) * 2 > len(values)
 
 
+def states_cause(event: LogEvent) -> bool:
+    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
+    # the narrow words first: most WARNs state no failure, and are dismissed by one search
+    return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+
+
 def rank(event: LogEvent) -> int:
     """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
     after connection refused" is a caller's view of the refusal)."""
-    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400]) if t)
+    fields = [v[:400] for k, v in event.fields.items() if isinstance(v, str) and _ERROR_KEY.search(k)][:4]
+    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
     if _SYMPTOM.search(text):
         return SYMPTOM
-    return CAUSE if _CAUSE.search(text) else NEUTRAL
+    if _CAUSE.search(text):
+        return CAUSE
+    return SYMPTOM if _REACTION.search(text) else NEUTRAL
 
 
 @dataclass(frozen=True)
@@ -176,17 +242,24 @@ class Leader:
     time: str
     rank: int
     message: str
+    position: str = ""  # where the event was read (`source@offset`): a leading WARN is stored as context
 
     @classmethod
     def of(cls, event: LogEvent, pattern: str) -> "Leader":
         return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
-                   first_line(event.message)[:200])
+                   first_line(event.message)[:200], event.position or "")
 
-    def key(self) -> tuple[int, str, str]:
-        return (self.rank, self.time, self.event_id)
+    def key(self) -> tuple[int, str, str, int, str]:
+        """Earliest cause first; at the same instant (times a line did not write are inferred from
+        its neighbours') the one read first from the same source."""
+        source, _, offset = self.position.rpartition("@")
+        return (self.rank, self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
 
     def reason(self) -> str:
         """Why this event leads, in the reviewer's words (true when it was chosen)."""
+        if self.pattern.startswith(WARNED):
+            return ("the earliest line that states the cause: a warning written before the incident's errors,"
+                    " naming what they name (a warning opens nothing, it may lead)")
         if self.rank == CAUSE:
             return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
                     " a missing thing...); the incident's other errors came later or read as symptoms")
@@ -196,13 +269,15 @@ class Leader:
 
     def as_json(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
-                "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason()}
+                "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason(),
+                "position": self.position}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Leader":
         rank_name = data.get("rank", "neutral")
         return cls(data["event_id"], data["pattern"], data["service"], data["time"],
-                   _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""))
+                   _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
+                   data.get("position", ""))
 
 
 @dataclass

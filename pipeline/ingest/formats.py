@@ -42,6 +42,8 @@ from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.multiline import looks_timed
+from pipeline.ingest import prefixed
+from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
 from pipeline.ingest.timestamps import parse_time, read_any_time
@@ -167,6 +169,9 @@ class SourceParser:
         # every record opens with a header this source's layouts or formats read: a line without one
         # continues the record before it (`starts_record`)
         self.headed = False
+        # a file of several containers' prefixed lines (`api-1  | ...`, `[pod/p/c] ...`): each
+        # container's lines read by their own parser (pipeline/ingest/prefixed.py)
+        self.prefixes: Prefixes | None = None
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -178,6 +183,10 @@ class SourceParser:
                     break
         if self._learn_columns(lines):
             return "w3c"
+        if prefixed.share(lines) >= prefixed.SHARE:
+            self.format, self.share, self.sample_size = "prefixed", prefixed.share(lines), len(lines)
+            self.prefixes = Prefixes(lines + more, self._container_parser)
+            return self.format
         counts = {name: 0 for name in PARSERS}
         # indented lines continue records: they say nothing of the header (as a learnt layout's share)
         heads = [line for line in lines if not line[:1].isspace()] or lines
@@ -297,8 +306,20 @@ class SourceParser:
             return True
         return opens_record(self, line, _clean(line), parsers=PARSERS, order=_order, learning=FAST_PATH_SHARE >= 0)
 
+    def _container_parser(self, lines: list[str]) -> "SourceParser":
+        """A parser for one container's lines of a prefixed file, detected from them."""
+        parser = SourceParser()
+        parser.options = self.options
+        parser.detect(lines)
+        return parser
+
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
+        if self.prefixes is not None:
+            check_text(text)
+            record = self.prefixes.parse(_clean(text))
+            if record is not None:
+                return record
         record = self._parse(text)
         if record.stack and self.headed:
             second_line(record)  # java.util.logging: `LEVEL: message` on the header's next line

@@ -109,6 +109,11 @@ def split_first(text: str) -> tuple[str, str | None]:
     return first.rstrip("\r"), (rest if sep and rest.strip() else None)
 
 
+_KLOG = re.compile(r"([IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d{6}\s+\d+ ([\w.-]+:\d+)\] ")
+_BRACKET_LEVEL = re.compile(r"\[(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|PANIC)\] ")
+_KLOG_LEVELS = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
+
+
 def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=None,
                  scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
     """A text line's record: the level normalised (or guessed from its words when the header has
@@ -125,6 +130,18 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         pair = level_in_pairs(message)
         if pair is not None:
             level, scheme = pair[0], pair[1] or scheme
+    if level is None and message[:1] == "[":
+        # a bracketed level word opens the line (CoreDNS: `[ERROR] plugin/errors: ...`, `[INFO] ...`)
+        bracket = _BRACKET_LEVEL.match(message)
+        if bracket is not None:
+            level = bracket.group(1)
+    if level is None and message[:1] in "IWEF":
+        # a klog header (Kubernetes components: `I0602 17:00:03.551210  990 prober.go:107] msg`)
+        # writes the level as its first letter: read, not guessed from the words after it
+        klog = _KLOG.match(message)
+        if klog is not None:
+            level, message = _KLOG_LEVELS[klog.group(1)], message[klog.end():].strip() or message
+            fields = {**(fields or {}), "caller": klog.group(2)}
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,

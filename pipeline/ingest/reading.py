@@ -27,6 +27,7 @@ from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
 from pipeline.ingest import event_ids
 from pipeline.ingest.cri import StreamJoiner
+from pipeline.ingest.prefixed import PrefixJoiner
 from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
 from pipeline.ingest.levels import LEVELS
@@ -351,6 +352,8 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
     """What joins a source's lines into records: CRI lines by stream (ingest/cri.py), others as one."""
     if parser.format == "cri":
         return StreamJoiner()
+    if parser.prefixes is not None:  # several containers' prefixed lines: joined per container
+        return PrefixJoiner(parser.prefixes)
     return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed,
                            quoted=parser.csv is not None)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from pipeline.errors import UsageError
+from pipeline.errors import InvalidEvent, UsageError
 from pipeline.store import outage_rows
 
 GOALS = {"incidents_per_cause": 1.3, "merged": 0, "leader": 0.8, "healthy": 0, "bgl": 15}
@@ -56,15 +56,33 @@ def scenarios(folder: Path) -> list[Scenario]:
 
 
 def _reordered(lines: list[str]) -> list[int]:
-    """Line indexes with each service's lines together, services in reverse order of first line."""
+    """Line indexes with each service's records together, services in reverse order of first line:
+    the service of each record as the product reads it (a JSON field, a container prefix, a syslog
+    tag...), a record's continuation lines kept with it."""
+    from pipeline.config import Settings
+    from pipeline.ingest import prefixed
+    from pipeline.ingest.reading import Parsing, _starts_record, record_joiner
+
+    parser = Parsing(timezone=Settings.from_env(database_url=None).source_tz).parser(lines[:400])
+    if parser.prefixes is not None:  # containers' prefixed lines: each line's container (ingest/prefixed.py)
+        by: dict[str, list[int]] = {}
+        for index, text in enumerate(lines):
+            parts = prefixed.split(text)
+            by.setdefault(parts[1] if parts else "", []).append(index)
+        return [i for service in reversed(list(by)) for i in by[service]]
+    joiner = record_joiner(parser, _starts_record(parser))
+    records = [r for i, text in enumerate(lines) for r in joiner.feed(i, text + "\n")] + joiner.flush()
     order: dict[str, list[int]] = {}
-    for index, text in enumerate(lines):
+    for record in sorted(records, key=lambda r: r.position):
         try:
-            service = str(json.loads(text).get("service", ""))
-        except (ValueError, AttributeError):
+            service = parser.parse(record.text).service or ""
+        except (ValueError, OverflowError, InvalidEvent):
             service = ""
-        order.setdefault(service, []).append(index)
-    return [i for service in reversed(list(order)) for i in order[service]]
+        last = record.last_position if isinstance(record.last_position, int) else record.position
+        order.setdefault(service, []).extend(range(record.position, last + 1))
+    ordered = list(dict.fromkeys(i for service in reversed(list(order)) for i in order[service]))
+    seen = set(ordered)
+    return ordered + [i for i in range(len(lines)) if i not in seen]
 
 
 def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
@@ -89,12 +107,20 @@ def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
         try:
             ingest_file(engine, path)
             held = outage_rows.incident_events(engine.records)
-            line_of = {row["event_id"]: offsets.get(int(str(row["position"]).rsplit("@", 1)[-1])) for row in held}
+            line_of = {row["event_id"]: _line(offsets, row["position"]) for row in held}
             incident_of = {line_of[row["event_id"]]: row["incident_id"] for row in held}
             leaders = outage_rows.every_leader(engine.records)
         finally:
             engine.records.close()
-    return _score(scenario, incident_of, {i: (line_of.get(lead["event_id"]) if lead else None, lead) for i, lead in leaders.items()})
+    # a leader that opened nothing (a WARN stating the cause) is found by where it was read
+    return _score(scenario, incident_of, {i: (line_of.get(lead["event_id"]) or _line(offsets, lead.get("position"))
+                                              if lead else None, lead) for i, lead in leaders.items()})
+
+
+def _line(offsets: dict[int, int], position: Any) -> int | None:
+    """The scenario's 1-based line of a stored position (`source@offset`), None when unknown."""
+    tail = str(position or "").rsplit("@", 1)[-1]
+    return offsets.get(int(tail)) if tail.isdigit() else None
 
 
 def _score(scenario: Scenario, incident_of: dict[int | None, str],
