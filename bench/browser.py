@@ -273,8 +273,10 @@ def measure(page, wire: Wire, cdp, action) -> dict:
     last = next((i for i in finished if frames[i][0] >= ready), finished[-1] if finished else len(frames) - 1)
     frames, kinds = frames[:last + 1], kinds[:last + 1]
     ends = [t for (t, _), k in zip(frames, kinds) if k == "script_finished"]
-    busy = {k: (after[k] - before[k]) * 1000 for k in BROWSER_METRICS}
-    valid = all(v >= 0 for v in busy.values())  # a navigation may start the counters again
+    # a page load starts the counters again with its new document: then they count the load alone
+    reset = any(after[k] < before[k] for k in BROWSER_METRICS)
+    busy = {k: (after[k] - (0.0 if reset else before[k])) * 1000 for k in BROWSER_METRICS}
+    valid = True
     total = (ready - t0) * 1000
     return {
         "total": total,

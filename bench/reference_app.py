@@ -125,6 +125,9 @@ def decision() -> None:
                              key="ref_decision")
         st.markdown("**Fix proposal** `0123456789ab`")
         st.caption("Approving approves exactly this proposal (its hash is recorded with the decision)")
+        st.info("One approval opens the gate.", icon=":material/group:")
+        for i in range(4):
+            st.caption(f"Plan step {i + 1} is checked against the evidence.")
         st.text("\n".join(f"• step {i}: set maximum-pool-size from 10 to 20" for i in range(4)))
         st.code("--- a/application.yml\n+++ b/application.yml\n@@ -1 +1 @@\n-maximum-pool-size: 10\n"
                 "+maximum-pool-size: 20\n", language="diff", wrap_lines=True)
@@ -143,6 +146,7 @@ def analysis() -> None:
     badges.text("Analyst: offline")
     st.html("<div style='font-size:0.9rem'>confidence <b>82%</b></div>")
     st.text("The connection pool HikariPool-1 was exhausted: requests timed out after 30001 ms waiting for one.")
+    st.caption("The analyst named the category from the matched signatures.")
     st.markdown("**Findings**")
     st.dataframe(pd.DataFrame([{"finding": f"finding {i}", "events": "3", "value": f"value {i}", "seen in": "message",
                                 "from": "regex"} for i in range(6)]), hide_index=True, width="stretch",
@@ -171,6 +175,7 @@ def analysis() -> None:
     st.text("Raise the pool's size and find what holds connections.")
     st.text("\n".join(f"{i}. step {i} of the recommendation" for i in range(1, 6)))
     st.caption("risk critical · revision 0")
+    st.caption("Reviewer feedback this revision answers: none")
     st.expander("Related incidents")
     st.expander("Grouping: split or merge", icon=":material/call_split:")
 
@@ -243,13 +248,22 @@ def incident_page() -> None:
             history_tab()
     st.subheader("People")
     st.text("Nobody is on it.")
+    bar = st.container(horizontal=True)
+    bar.button("I'm on it", key="ref_assign", icon=":material/front_hand:")
+    bar.button("Unassign", key="ref_unassign", disabled=True)
     st.markdown("**Comments** (0)")
     with st.form("ref_comment_form", border=False):
         st.text_area("Add a comment", key="ref_comment")
+        st.caption("At most 4,000 characters.")
         st.form_submit_button("Comment", key="ref_comment_submit")
+
+
+def banner() -> None:
+    st.warning("Demo sign-in: anyone may act as anyone.", icon=":material/badge:")
 
 
 PAGES = [st.Page(inbox_page, title="Inbox", default=True), st.Page(incident_page, title="Incident", url_path="incident")]
 navigation = st.navigation(PAGES)
+banner()
 sidebar()
 navigation.run()
