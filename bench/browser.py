@@ -28,6 +28,17 @@ sends, decoded) and Chromium's own counters (CDP Performance.getMetrics):
   `layout` (Layout + RecalcStyle).
 Both pages' deltas are listed by element kind (`--parts`), so "the same parts" can be checked.
 
+What it found (5 Dec, 2 cores at load average 12-15, docs/BENCHMARKS.md): a page load's time is
+the browser's (its main thread 2-9 s busy, mostly JavaScript booting Streamlit's frontend for the
+new document, for product and reference alike; 0.4-0.9 s to the first message); the deltas are
+small (23-38 KB, 105-114 elements a load; a click's fragment sends 20-30 elements where the
+reference's whole rerun sends 114, the Vega-Lite spec's ~12 KB being the largest). The clicks
+that miss are the server's: approve is the graph's resume (review.approve 275-490 ms of Python
+at that load, LangGraph's checkpoint reads and writes; the first one in a process also imports
+the offline analyst, 0.5 s), and the incident page's 4 s live refresh often runs in a click's
+window (2-3 runs where the reference has 1). Identical code (product and before, but for Back)
+differed by up to 1.4x between its own runs at that load: read single ratios with that in mind.
+
 Goals (issue 38.4): every page load ≤ 1.5× its reference's load, every click ≤ 1.5× the
 reference's equivalent rerun, quiet and with one core hogged (`--hog`). `--before DIR` also serves
 DIR/app.py (an export of an older commit: `git archive COMMIT | tar -x -C DIR`) on the same data in
