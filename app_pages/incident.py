@@ -25,6 +25,7 @@ from workbench.state_editor import editor
 from workbench.literal import escape_markdown
 
 LIVE_SECONDS = 4
+INBOX_PAGE = "app_pages/inbox.py"
 TABS = ["Evidence", "History & time travel", "State", "Graph", "Audit trail"]
 
 workbench = session.workbench()
@@ -37,11 +38,12 @@ def _open(incident_id: str) -> None:
 
 def _back() -> None:
     """Callback of Back: forget the incident, so neither the URL nor the next visit reopens it, and
-    go to the inbox from the page's run (the run that follows has no incident: it would stop at the
-    picker before reaching the button, so the switch is asked for here and made at the page's top)."""
+    go to the inbox. The switch is made here, in the callback: the run it asks for is the inbox's,
+    and this page's script does not run first (switched from the page's top, the click cost a whole
+    run of app.py and its sidebar before the inbox's: bench/browser.py)."""
     st.session_state.pop("incident_current", None)
     st.query_params.pop("incident", None)
-    st.session_state["incident_going_back"] = True
+    st.switch_page(INBOX_PAGE)
 
 
 @st.fragment(run_every=timedelta(seconds=LIVE_SECONDS))
@@ -106,8 +108,6 @@ def picker(message: str | None = None) -> None:
     st.button("Open", key="incident_pick_open", on_click=lambda: _open(st.session_state["incident_pick"]))
 
 
-if st.session_state.pop("incident_going_back", False):
-    st.switch_page("app_pages/inbox.py")
 incident_id = st.query_params.get("incident") or st.session_state.get("incident_current")
 if not incident_id:
     picker()
