@@ -155,6 +155,7 @@ def prune_before(records: Records, cutoff: datetime) -> int:
                if r["status"] != "running" or not (r["owner"] and owner_alive(r["owner"]))]
         for backtest_id in old:
             conn.execute("DELETE FROM backtest_results WHERE backtest_id = $1", (backtest_id,))
+            conn.execute("DELETE FROM backtest_judgments WHERE backtest_id = $1", (backtest_id,))
             conn.execute("DELETE FROM backtests WHERE backtest_id = $1", (backtest_id,))
         return len(old)
 
