@@ -669,7 +669,8 @@ V17_OUTAGES = (
 # candidate's answers for one incident as A and B in a random order (`a_side` says which was A;
 # `named` when a script named the sides itself), chose one or `equal` with a reason, and may have
 # said the right category (`correction`). One judgment per (backtest, incident, reviewer): a second
-# replaces the first. Pruned with its backtest (store/backtests.py prune_before)
+# replaces the first. Pruned with its backtest (store/backtests.py prune_before). And the inbox's day
+# filter reads the log's own day, the incident's first error (store/views.py): an index on it
 def _v21_judgments(t: Types) -> tuple[str, ...]:
     return _statements(f"""
 CREATE TABLE backtest_judgments (
@@ -683,7 +684,8 @@ CREATE TABLE backtest_judgments (
     correction {t.text},
     judged_at {t.text} NOT NULL,
     PRIMARY KEY (backtest_id, incident_id, reviewer)
-)
+);
+CREATE INDEX incidents_first_seen ON incidents(first_seen)
 """)
 
 
@@ -738,7 +740,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(19, "reserved (session 42)", ()),
     Migration(20, "reserved (session 42)", ()),
     Migration(21, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
-                  " preferred for an incident, with the reason and the order the two were shown in",
+                  " preferred for an incident, with the reason and the order the two were shown in; the"
+                  " inbox's day filter by the log's own day",
               _v21_judgments),
 )
 
