@@ -22,6 +22,7 @@ from pipeline.review.policy import TWO, approvals_needed
 from pipeline.state import EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, TEMPLATE_PLACEHOLDER, IncidentState, LogEvent
 from pipeline.store import approvals as approvals_store
 from pipeline.store import inbox, members, views
+from pipeline.store.records import Records
 
 
 EVIDENCE_LIMIT = 500
@@ -39,7 +40,7 @@ def evidence_row(event: LogEvent) -> dict[str, Any]:
             "trace_id": event.trace_id, "event_id": event.event_id}
 
 
-def in_the_logs_words(records, rows: list[dict[str, Any]]) -> None:
+def in_the_logs_words(records: Records, rows: list[dict[str, Any]]) -> None:
     """Titles stored before titles were in the log's words (a template with the miner's `<NUM>`,
     `<TS>`, ... that reads as `…`) read as one stored today would: built again from the incident's
     opening event (incidents/correlation.py title). Only those rows pay a read; nothing is written."""
