@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from pipeline.state import CATEGORIES
+from pipeline.state import CATEGORIES, readable_title
 from workbench import session
 from workbench.literal import escape_markdown
 
@@ -50,7 +50,8 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
     if key not in st.session_state:  # the first this reviewer has not judged yet
         st.session_state[key] = next((i for i in pairs if i not in mine), next(iter(pairs)))
     incident_id = st.selectbox("Incident", list(pairs), key=key,
-                               format_func=lambda i: i + (" · judged by you" if i in mine else ""))
+                               format_func=lambda i: f"{i} · {readable_title(pairs[i]['title'] or '')[:80]}"
+                                                     + (" · judged by you" if i in mine else ""))
     orders = st.session_state.setdefault("backtests_pair_orders", {})
     a_side = orders.setdefault((backtest_id, incident_id), service.shown_order())
     pair = pairs[incident_id]

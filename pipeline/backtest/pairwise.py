@@ -26,7 +26,8 @@ def pairs(engine: Engine, backtest_id: str) -> list[dict[str, Any]]:
     for r in backtests.results(engine.records, backtest_id):  # BacktestNotFound is the caller's
         if r["skipped"] or r["old_category"] is None or r["new_category"] is None:
             continue
-        out.append({"incident_id": r["incident_id"], "checkpoint_id": r["checkpoint_id"], "outcome": r["outcome"],
+        out.append({"incident_id": r["incident_id"], "title": r["title"], "checkpoint_id": r["checkpoint_id"],
+                    "outcome": r["outcome"],
                     "human_category": r["human_category"], "human_edit": r["human_edit"],
                     "live": _side(r, "old"), "candidate": _side(r, "new")})
     return out
