@@ -138,3 +138,12 @@ def test_retention_removes_a_backtests_judgments_with_it(paused_engine, tmp_path
     prune(paused_engine, days=0)
     assert backtests.backtests(paused_engine.records) == []
     assert paused_engine.records.query("SELECT count(*) AS n FROM backtest_judgments")[0]["n"] == 0
+
+
+def test_a_secret_pasted_into_a_reason_is_masked_before_it_is_stored(paused_engine, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a8b7c6d5e")
+    ids, bt = backtested(paused_engine, tmp_path)
+    row = pairwise.judge(paused_engine, ANN, backtest_id=bt, incident_id=ids["approved"], a_side="live", choice="A",
+                         reason="the candidate was run with sk-test-4f9a8b7c6d5e, so ignore it")
+    [stored] = judgments.of_backtest(paused_engine.records, bt)
+    assert "sk-test-4f9a8b7c6d5e" not in row["reason"] + stored["reason"] and "ignore it" in stored["reason"]

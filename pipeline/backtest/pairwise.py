@@ -11,6 +11,7 @@ from typing import Any
 from pipeline.backtest.decisions import MAX_EVENTS, _event
 from pipeline.engine import Engine
 from pipeline.errors import UsageError
+from pipeline.redaction import redact
 from pipeline.review.identity import Actor
 from pipeline.state import CATEGORIES
 from pipeline.store import backtests, judgments
@@ -65,8 +66,9 @@ def judge(engine: Engine, actor: Actor, *, backtest_id: str, incident_id: str, a
     backtests.backtest(engine.records, backtest_id)  # BacktestNotFound
     if incident_id not in {p["incident_id"] for p in pairs(engine, backtest_id)}:
         raise UsageError(f"backtest {backtest_id} has no two answers of {incident_id} to compare")
+    # a pasted token or key never reaches the records (nor the export that carries the reason)
     return judgments.record(engine.records, backtest_id=backtest_id, incident_id=incident_id, reviewer=actor.id,
-                            a_side=a_side, choice=choice, reason=reason, correction=correction)
+                            a_side=a_side, choice=choice, reason=redact(reason), correction=correction)
 
 
 def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
