@@ -10,6 +10,7 @@ from langchain_core.runnables.graph import Graph as DrawableGraph
 from pydantic import BaseModel
 
 from pipeline.engine import Engine
+from pipeline.errors import StorageError
 from pipeline.engine.graph import thread_config
 from pipeline.engine.nodes import not_eligible_reason
 from pipeline.incidents import recurrence
@@ -21,7 +22,7 @@ from pipeline.review.history import checkpoint_id_of
 from pipeline.review.policy import TWO, approvals_needed
 from pipeline.state import EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, TEMPLATE_PLACEHOLDER, IncidentState, LogEvent
 from pipeline.store import approvals as approvals_store
-from pipeline.store import inbox, members, views
+from pipeline.store import incident_rows, inbox, members, views
 from pipeline.store.records import Records
 
 
@@ -43,17 +44,27 @@ def evidence_row(event: LogEvent) -> dict[str, Any]:
 def in_the_logs_words(records: Records, rows: list[dict[str, Any]]) -> None:
     """Titles stored before titles were in the log's words (a template with the miner's `<NUM>`,
     `<TS>`, ... that reads as `…`) read as one stored today would: built again from the incident's
-    opening event (incidents/correlation.py title). Only those rows pay a read; nothing is written."""
+    opening event (incidents/correlation.py title) and written back, so each is rebuilt once (only
+    while the stored title is still the old one; a store busy elsewhere leaves it for the next read)."""
+    titles = []
     for row in rows:
-        if TEMPLATE_PLACEHOLDER.search(str(row.get("title") or "")):
+        stored = str(row.get("title") or "")
+        if TEMPLATE_PLACEHOLDER.search(stored):
             first = records.events_of(row["incident_id"], limit=1)
             if first:
                 row["title"] = title_of(first[0])
+                titles.append((row["incident_id"], stored, row["title"]))
+    if titles:
+        try:
+            with records.transaction() as conn:
+                incident_rows.retitle(conn, titles)
+        except StorageError:
+            pass  # shown in the log's words all the same; written back by a later read
 
 
 class Reads:
     """What the reviewer's pages, the CLI's `list`/`show`/`audit` and the tests read; nothing here
-    changes an incident."""
+    changes an incident (but a title an earlier release stored as a template: in_the_logs_words)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
