@@ -9,6 +9,7 @@ from pipeline.services import backtests_of
 from workbench import session
 from workbench.literal import escape_markdown
 from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, runs_panel, start_form, summary
+from workbench.pairwise_view import pairwise_panel
 
 workbench = session.workbench()
 service = backtests_of(workbench.review)
@@ -65,6 +66,7 @@ if rep["changes"]:
                "longer) proposed.")
     for i, item in enumerate(rep["changes"]):
         disagreement(item, index=i, key="backtests_change")
+pairwise_panel(service, chosen, rep["pairwise"])
 if rep["skipped"]:
     with st.expander(f"Skipped ({len(rep['skipped'])})"):
         for sk in rep["skipped"]:

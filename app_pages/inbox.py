@@ -298,13 +298,13 @@ def _narrowing() -> dict:
                                  placeholder="any", persist_state="session")
             cells[1].selectbox("Service", services, key="inbox_service", on_change=_back_to_first_page,
                                format_func=lambda v: plain(v) or "any", persist_state="session")
-            # the index serves the day the incident was taken in, not its log's own time: the label says which
-            taken_in = ("the day the workbench took the incident in (UTC), which is not its log lines' own day "
-                        "when old logs are ingested")
-            cells[2].date_input("Ingested from", value=None, key="inbox_from", on_change=_back_to_first_page,
-                                help=taken_in, persist_state="session")
-            cells[3].date_input("Ingested to", value=None, key="inbox_to", on_change=_back_to_first_page,
-                                help=taken_in, persist_state="session")
+            # the log's own day (its first error's), not the day the workbench read it: the label says which
+            logged = ("the day of the incident's first error in its log (UTC), whenever the log was read: an old "
+                      "log ingested today is found under its own days")
+            cells[2].date_input("Logged from", value=None, key="inbox_from", on_change=_back_to_first_page,
+                                help=logged, persist_state="session")
+            cells[3].date_input("Logged to", value=None, key="inbox_to", on_change=_back_to_first_page,
+                                help=logged, persist_state="session")
             cells[4].selectbox("Sort", list(SORT_LABELS), key="inbox_sort", on_change=_back_to_first_page,
                                format_func=SORT_LABELS.get, persist_state="session")
             st.multiselect("Columns", COLUMNS, key="inbox_cols", format_func=COLUMN_LABELS.get, persist_state="session")

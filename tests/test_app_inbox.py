@@ -201,6 +201,7 @@ def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_ur
     severe = sorted({r["severity"] for r in rows})[0]
     assert not app.date_input and "inbox_sev" not in [m.key for m in app.multiselect]  # closed: not drawn
     _filters(app)
+    assert [d.label for d in app.date_input] == ["Logged from", "Logged to"]  # the log's day, and it says so
     app.multiselect(key="inbox_sev").select(severe).run()
     assert set(_listed(app)) == {r["incident_id"] for r in rows if r["severity"] == severe}
     app.selectbox(key="inbox_sort").select("events").run()
@@ -215,7 +216,9 @@ def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_ur
     service = rows[0]["service"]
     app.selectbox(key="inbox_service").select(service).run()
     assert set(_listed(app)) == {r["incident_id"] for r in rows if r["service"] == service and r["severity"] == severe}
-    opened = rows[0]["created_at"][:10]
+    logged = {r["first_seen"][:10] for r in rows}
+    assert len(logged) == 1 and logged != {rows[0]["created_at"][:10]}  # an old log: read days after it was written
+    opened = rows[0]["first_seen"][:10]  # the day filter is the log's own day, not the day the log was read
     _filters(app, False)  # closed again: the view stays as chosen, in the list and in the URL
     assert set(_listed(app)) == {r["incident_id"] for r in rows if r["service"] == service and r["severity"] == severe}
     assert _url(app) == url | {"service": service}
@@ -223,6 +226,10 @@ def test_severity_service_and_date_filters_sort_and_columns_are_a_view_in_the_ur
     assert not _listed(app) and app.multiselect(key="inbox_sev").value == []  # a link's filter opens it
     _reload(app, show="awaiting", **{"from": opened, "to": opened}, sort="severity", cols="title,status")
     assert len(_listed(app)) == len(rows)
+    read_on = rows[0]["created_at"][:10]
+    _reload(app, show="awaiting", **{"from": read_on, "to": read_on})
+    assert not _listed(app)  # logged days before it was read
+    _reload(app, show="awaiting", **{"from": opened, "to": opened}, sort="severity", cols="title,status")
     assert list(app.dataframe(key="inbox_table").proto.column_order) == ["incident_id", "title", "status"]
     assert app.selectbox(key="inbox_sort").value == "severity"
     assert f"from={opened}" in next(m.value for m in app.markdown if m.value.startswith("Link to this view"))

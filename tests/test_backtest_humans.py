@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.decisions import decision_cases
-from pipeline.backtest.report import DISAGREEING, report
+from pipeline.backtest.report import DISAGREEING, report, step_words
 from pipeline.backtest.run import run_backtest
 from pipeline.review.service import ReviewService
+from pipeline.store import backtests
 from tests.support import texts
 
 FEEDBACK = "Not a null reference: the payment gateway refused the connection (ECONNREFUSED)"
@@ -117,3 +118,17 @@ def test_the_chart_gives_each_outcome_a_whole_label():
                                   "changed_category": 2}})
     assert {bar.orientation for bar in fig.data} == {"h"}  # the words beside the bars, not cut under them
     assert fig.layout.yaxis.automargin is True
+
+
+def test_a_merged_incident_is_read_as_merged_by_who_merged_it_not_as_undecided(paused_engine):
+    review = ReviewService(paused_engine)
+    ids = paused_by_category(paused_engine)
+    merged, into = ids["unknown"], ids["db_pool_exhausted"]
+    review.merge(merged, into=into, reason="the same pool outage", reviewer="ann")
+    assert paused_engine.records.incident(merged)["status"] == "merged"
+    run = run_backtest(paused_engine, candidate_for(paused_engine), status="decided")
+    rep = report(paused_engine, run.backtest_id)
+    assert rep["by_outcome"]["merged"]["incidents"] == 1 and "pending" not in rep["by_outcome"]
+    [result] = [r for r in backtests.results(paused_engine.records, run.backtest_id) if r["incident_id"] == merged]
+    assert result["outcome"] == "merged" and result["human_category"] is None
+    assert step_words(result["human_decision"]) == [f"ann merged it into {into}: the same pool outage"]

@@ -220,6 +220,12 @@ def test_title_does_not_repeat_an_exception_already_in_the_message():
     ("Nov 28 10:00:01 disk quota exceeded on /var", "disk quota exceeded on /var"),
     ("[ERROR] plugin/kubernetes: Failed to watch", "[ERROR] plugin/kubernetes: Failed"),
     ("12345", "12345"),  # nothing but numbers: kept whole
+    # a tag naming a value the header carries (an address, a pid) says nothing; a tag of words does
+    ("[client 222.166.160.184] Directory index forbidden by rule: /var/www/html/", "Directory index forbidden"),
+    ("2026-01-01 10:00:00 [pid 4411] [client 10.1.2.3:5555] client denied by server configuration",
+     "client denied by server"),
+    ("[mod_jk] child 12 died", "[mod_jk] child 12 died"),
+    ("[client 10.1.2.3]", "[client 10.1.2.3]"),  # nothing but tags: kept whole
 ])
 def test_a_title_starts_where_the_lines_words_do(line, starts):
     """The inbox shows a title's first ~45 characters: a lead timestamp, pid or counter says nothing."""

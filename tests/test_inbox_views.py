@@ -342,3 +342,21 @@ def test_a_chosen_order_and_the_severity_and_date_filters_page_every_matching_ro
     assert every_page(records, sort=sort, opened_from="2026-11-29") == [[]]
     with pytest.raises(UsageError):
         views.inbox_page(records, sort="loudest")
+
+
+@BOTH_BACKENDS
+def test_the_day_filter_finds_an_old_log_under_its_own_days_not_the_day_it_was_read(records):
+    """Issue 38.4: a week-old log ingested today is found under the days its errors were logged."""
+    logged = T0 - timedelta(days=7)
+    events = [LogEvent(event_id=f"old{k}", time=logged + timedelta(days=k), level="ERROR", service="svc-old",
+                       exception=f"com.example.{_name(k).capitalize()}Failure", message=f"step {_name(k)} failed")
+              for k in range(3)]
+    records.clock.set(T0)
+    ids = Incidents(records).store_batch(events, cursor=None).incidents_new
+    assert len(ids) == 3
+    day = (logged + timedelta(days=1)).date().isoformat()
+    [[row]] = every_page(records, opened_from=day, opened_to=day)
+    assert row["incident_id"] in ids and row["first_seen"][:10] == day
+    since = every_page(records, opened_from=logged.date().isoformat())
+    assert sorted(r["incident_id"] for page in since for r in page) == sorted(ids)
+    assert every_page(records, opened_from=T0.date().isoformat()) == [[]]  # read today, logged before

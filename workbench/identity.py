@@ -30,7 +30,8 @@ COOKIE_DAYS = 30
 NAME_CHARS = 80  # a self-declared name: enough for "Firstname Lastname (team)", never a pasted page
 DEMO_BANNER = "Demo mode: names are self-declared, not verified"
 VERBS = {"approve": "decide", "reject": "decide", "revise": "decide", "edit": "edit", "replay": "replay or fork",
-         "fork": "replay or fork", "assign": "assign", "unassign": "assign", "comment": "comment"}
+         "fork": "replay or fork", "assign": "assign", "unassign": "assign", "comment": "comment",
+         "judge": "judge backtest answers"}
 
 
 _RUN_USER: dict[str, tuple[int, dict]] = {}  # session id -> (the run's cursors' id, st.user as a dict)

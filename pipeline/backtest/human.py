@@ -14,20 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 # the human outcomes a backtest is compared with
-OUTCOMES = ("approved_as_analysed", "approved_after_edits", "revised", "rejected", "expired", "pending", "failed")
+OUTCOMES = ("approved_as_analysed", "approved_after_edits", "revised", "rejected", "merged", "expired", "pending",
+            "failed")
 APPROVED = ("approved_as_analysed", "approved_after_edits", "revised")
 OUTCOME_WORDS = {
     "approved_as_analysed": "approved as analysed",
     "approved_after_edits": "approved after a person changed the analysis",
     "revised": "approved after a request for changes",
     "rejected": "rejected",
+    # a reviewer said it is the same problem as another incident: its events are that one's now, and
+    # it names no category of its own (the other's decision is the other's outcome)
+    "merged": "merged into another incident",
     "expired": "expired undecided",
     "pending": "not decided yet",
     "failed": "the run failed",
 }
 _ANALYSIS = ("rca.", "severity")
 # the audited actions that shape what was decided, in the order people take them
-STEP_ACTIONS = ("fork", "edit", "replay", "revise", "approve_partial", "approve", "reject", "expire")
+STEP_ACTIONS = ("fork", "edit", "replay", "revise", "merge", "approve_partial", "approve", "reject", "expire")
 _SETTING = ("fork", "edit", "approve")  # the actions by which a person sets analysis fields themselves
 _BEFORE_RCA = {"rag", "retrieval"}  # the step that ran them leaves the checkpoint whose next is rca
 
@@ -82,7 +86,8 @@ def human_steps(audit_rows: list[dict[str, Any]], points: AnalysisPoints | None 
         if row["action"] not in STEP_ACTIONS:
             continue
         ended = row.get("checkpoint_after")
-        if on_branch is not None and (ended not in on_branch or (points and points.start and ended <= points.start)):
+        unplaced = row["action"] == "merge"  # a regrouping ends on no checkpoint of its own: always counts
+        if on_branch is not None and not unplaced and (ended not in on_branch or (points and points.start and ended <= points.start)):
             continue
         before, after = row.get("before") or {}, row.get("after") or {}
         set_by_person = after.get("edited")  # what the person set; the rest was re-derived from it
@@ -92,8 +97,11 @@ def human_steps(audit_rows: list[dict[str, Any]], points: AnalysisPoints | None 
             names = set_by_person if isinstance(set_by_person, list) else list(after)
         fields = {name: {"from": before.get(name), "to": after.get(name)} for name in names
                   if name.startswith(_ANALYSIS) and name in after and before.get(name) != after.get(name)}
-        steps.append({"action": row["action"], "by": row["reviewer"], "at": row["at"], "note": row.get("note"),
-                      "fields": fields})
+        step = {"action": row["action"], "by": row["reviewer"], "at": row["at"], "note": row.get("note"),
+                "fields": fields}
+        if unplaced:  # which incident went where
+            step.update(into=after.get("merged_into"), merged=after.get("merged"))
+        steps.append(step)
     return steps
 
 
@@ -122,7 +130,7 @@ def human_outcome(row: dict[str, Any], audit_rows: list[dict[str, Any]],
     status = row["status"]
     if status in ("approved", "fix_proposed"):
         outcome = "approved_after_edits" if edits else "revised" if requests else "approved_as_analysed"
-    elif status in ("rejected", "expired", "failed"):
+    elif status in ("rejected", "merged", "expired", "failed"):
         outcome = status
     else:
         outcome = "pending"

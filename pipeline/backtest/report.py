@@ -4,9 +4,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from pipeline.backtest.human import APPROVED, OUTCOME_WORDS, OUTCOMES
+from pipeline.backtest.pairwise import tally
 from pipeline.engine import Engine
 from pipeline.state import grade
-from pipeline.store import backtests
+from pipeline.store import backtests, judgments
 
 
 def verdict(r: dict) -> str:
@@ -99,6 +100,8 @@ def report(engine: Engine, backtest_id: str) -> dict:
         "disagreements": disagreements,
         "changes": changes,
         "skipped": [{"incident_id": r["incident_id"], "why": r["skipped"]} for r in rows if r["skipped"]],
+        # reviewers' pairwise judgments of the two answers (backtest/pairwise.py)
+        "pairwise": tally(judgments.of_backtest(records, backtest_id)),
     }
 
 
@@ -140,6 +143,11 @@ def report_text(rep: dict) -> str:
     corr = rep["corrections"]
     lines += ["", f"reviewers' category corrections: candidate matches {len(corr['better'])}, repeats the corrected "
                   f"category {len(corr['same_mistake'])}, names a third {len(corr['worse'])}"]
+    pw = rep["pairwise"]
+    if pw["judgments"]:
+        lines += ["", f"pairwise review: {pw['judgments']} judgments of {pw['incidents']} incidents; candidate "
+                      f"preferred {pw['candidate_preferred']}, live preferred {pw['live_preferred']}, equal "
+                      f"{pw['equal']}; right category named {pw['corrections']}"]
     for key, title in (("disagreements", "Disagreements with the reviewers"),
                        ("changes", "Other changes from the live analysis")):
         if rep[key]:
@@ -169,6 +177,9 @@ def step_words(decision: dict | None) -> list[str]:
             out.append(f"{by} re-ran the analysis")
         elif action == "revise":
             out.append(f"{by} asked for changes" + (f": {step['note']}" if step.get("note") else ""))
+        elif action == "merge":
+            what = f"merged it into {step['into']}" if step.get("into") else f"merged {step.get('merged') or 'another'} into it"
+            out.append(f"{by} {what}" + (f": {step['note']}" if step.get("note") else ""))
         elif action == "approve_partial":
             out.append(f"{by} gave the first of two approvals")
         elif action == "approve":

@@ -10,6 +10,7 @@ redone on resume), releases the backtest and exits.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -20,12 +21,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.backtest import pairwise
 from pipeline.backtest.candidate import check_candidate
 from pipeline.backtest.report import report
 from pipeline.backtest.run import STATUS_CHOICES
 from pipeline.engine import Engine
 from pipeline.errors import Conflict, UsageError
-from pipeline.store import backtests
+from pipeline.review.identity import Actor
+from pipeline.store import backtests, judgments
 from pipeline.store.owners import owner_alive
 
 RUNS_DIR = "backtest-runs"  # under the data dir: each started worker's stderr, for its error
@@ -61,6 +64,25 @@ class BacktestService:
     def report(self, backtest_id: str) -> dict:
         """The report of one backtest (see pipeline/backtest/report.py)."""
         return report(self.engine, backtest_id)
+
+    def pairs(self, backtest_id: str) -> list[dict]:
+        """The incidents of a backtest a reviewer can judge pairwise (pipeline/backtest/pairwise.py)."""
+        return pairwise.pairs(self.engine, backtest_id)
+
+    def shown_order(self) -> str:
+        """Which answer to show as A (live or candidate), drawn at random."""
+        return pairwise.shown_order()
+
+    def judge(self, actor: Actor, **judgment) -> dict:
+        """Record a pairwise judgment (backtest_id, incident_id, a_side, choice, reason, correction)."""
+        return pairwise.judge(self.engine, actor, **judgment)
+
+    def judgments(self, backtest_id: str) -> list[dict]:
+        return judgments.of_backtest(self.engine.records, backtest_id)
+
+    def pairwise_cases(self, backtest_id: str) -> str:
+        """The judgments as labelled eval cases, JSONL (what `backtest --export ID` writes)."""
+        return "".join(json.dumps(c) + "\n" for c in pairwise.cases(self.engine, backtest_id)["cases"])
 
     def start(self, *, model: str | None = None, docs: str | None = None, settings_file: str | None = None,
               status: str = "decided", since_days: float | None = None, limit: int | None = None) -> None:

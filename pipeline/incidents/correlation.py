@@ -124,13 +124,30 @@ def _header_end(line: str) -> int:
     for pattern, placeholder in _MASKS:
         if placeholder in _HEADER_PLACEHOLDERS:
             work = pattern.sub(lambda m: "\0" * len(m.group()), work)
-    i = 0
-    while i < len(work) and (work[i] == "\0" or not work[i].isalnum()):
-        i += 1
+    i = _skip_blank(work, 0)
+    while i < len(work) and line[i - 1:i] == "[":
+        # a tag that names a value the header carries ("[client 10.0.0.7]", "[pid 4411]"): one word at
+        # most beside a masked number, address or id; "[alert]" and "[mod_jk]" say something, and stay
+        end = work.find("]", i, i + _TAG_CHARS)
+        inner = work[i:end]
+        if end < 0 or "\0" not in inner or len(_WORD.findall(inner.replace("\0", " "))) > 1:
+            break
+        i = _skip_blank(work, end + 1)
     if i >= len(work):
         return 0  # nothing but a header: keep the line whole
     while i > 0 and line[i - 1] in _OPENERS:  # "[alert]", "'customer_id'": from the bracket or quote
         i -= 1
+    return i
+
+
+_TAG_CHARS = 80
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _skip_blank(work: str, i: int) -> int:
+    """Past masked header values and punctuation, to the next letter or digit."""
+    while i < len(work) and (work[i] == "\0" or not work[i].isalnum()):
+        i += 1
     return i
 
 

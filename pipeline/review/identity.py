@@ -32,6 +32,7 @@ NEEDS: dict[str, str] = {
     "approve": "reviewer", "reject": "reviewer", "revise": "reviewer", "edit": "reviewer",
     "split": "reviewer", "merge": "reviewer",
     "assign": "reviewer", "unassign": "reviewer", "comment": "reviewer",
+    "judge": "reviewer",  # a pairwise judgment of a backtest (backtest/pairwise.py)
     "replay": "admin", "fork": "admin", "settings": "admin",
 }
 SYSTEM_ACTIONS = ("expire",)

@@ -10,17 +10,20 @@ from langchain_core.runnables.graph import Graph as DrawableGraph
 from pydantic import BaseModel
 
 from pipeline.engine import Engine
+from pipeline.errors import StorageError
 from pipeline.engine.graph import thread_config
 from pipeline.engine.nodes import not_eligible_reason
 from pipeline.incidents import recurrence
+from pipeline.incidents.correlation import title as title_of
 from pipeline.review import history
 from pipeline.review.audit import export_audit
 from pipeline.review.documents import show_document
 from pipeline.review.history import checkpoint_id_of
 from pipeline.review.policy import TWO, approvals_needed
-from pipeline.state import EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, IncidentState, LogEvent
+from pipeline.state import EDITABLE_FIELDS, MAX_REVISIONS, STATUSES, TEMPLATE_PLACEHOLDER, IncidentState, LogEvent
 from pipeline.store import approvals as approvals_store
-from pipeline.store import inbox, members, views
+from pipeline.store import incident_rows, inbox, members, views
+from pipeline.store.records import Records
 
 
 EVIDENCE_LIMIT = 500
@@ -38,9 +41,30 @@ def evidence_row(event: LogEvent) -> dict[str, Any]:
             "trace_id": event.trace_id, "event_id": event.event_id}
 
 
+def in_the_logs_words(records: Records, rows: list[dict[str, Any]]) -> None:
+    """Titles stored before titles were in the log's words (a template with the miner's `<NUM>`,
+    `<TS>`, ... that reads as `…`) read as one stored today would: built again from the incident's
+    opening event (incidents/correlation.py title) and written back, so each is rebuilt once (only
+    while the stored title is still the old one; a store busy elsewhere leaves it for the next read)."""
+    titles = []
+    for row in rows:
+        stored = str(row.get("title") or "")
+        if TEMPLATE_PLACEHOLDER.search(stored):
+            first = records.events_of(row["incident_id"], limit=1)
+            if first:
+                row["title"] = title_of(first[0])
+                titles.append((row["incident_id"], stored, row["title"]))
+    if titles:
+        try:
+            with records.transaction() as conn:
+                incident_rows.retitle(conn, titles)
+        except StorageError:
+            pass  # shown in the log's words all the same; written back by a later read
+
+
 class Reads:
     """What the reviewer's pages, the CLI's `list`/`show`/`audit` and the tests read; nothing here
-    changes an incident."""
+    changes an incident (but a title an earlier release stored as a template: in_the_logs_words)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
@@ -58,6 +82,7 @@ class Reads:
     def _with_approvals_and_recurrence(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows, each with its approvals so far and needed, and on how many recent days its
         patterns were seen (`days_seen`) and so `seen`: new, rare or frequent (incidents/recurrence.py)."""
+        in_the_logs_words(self.records, rows)
         given = approvals_store.approvals_of(self.records, rows)
         held = approvals_store.approved_in_part(self.records, [r["incident_id"] for r in rows])
         seen = members.days_seen(self.records, [r["incident_id"] for r in rows],
@@ -87,8 +112,10 @@ class Reads:
     def document(self, incident_id: str) -> dict[str, Any]:
         """The `show` document with who is on it, the approvals so far and needed, and the comments."""
         kb = self.engine.kb
-        return show_document(self.records, self.engine.settings, incident_id,
-                             doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+        doc = show_document(self.records, self.engine.settings, incident_id,
+                            doc_hints=lambda d: kb.by_id[d].fix_hints if d in kb.by_id else [])
+        in_the_logs_words(self.records, [doc])
+        return doc
 
     def inbox_page(self, *, status: str | list[str] | tuple[str, ...] | None = None, service: str | None = None,
                    search: str | None = None, after: str | None = None, limit: int = 50,

@@ -136,8 +136,10 @@ def owner_of(records: Records, backtest_id: str) -> str | None:
 
 
 def results(records: Records, backtest_id: str) -> list[dict[str, Any]]:
-    rows = records.query(f"SELECT {', '.join(RESULT_COLUMNS)}, created_at FROM backtest_results"
-                         " WHERE backtest_id = $1 ORDER BY incident_id", (backtest_id,))
+    # with the incident's title (None once retention removed it) for a reviewer choosing one
+    rows = records.query(f"SELECT {', '.join('r.' + c for c in RESULT_COLUMNS)}, r.created_at, i.title"
+                         " FROM backtest_results r LEFT JOIN incidents i ON i.incident_id = r.incident_id"
+                         " WHERE r.backtest_id = $1 ORDER BY r.incident_id", (backtest_id,))
     out = []
     for r in rows:
         row = dict(r)
@@ -155,6 +157,7 @@ def prune_before(records: Records, cutoff: datetime) -> int:
                if r["status"] != "running" or not (r["owner"] and owner_alive(r["owner"]))]
         for backtest_id in old:
             conn.execute("DELETE FROM backtest_results WHERE backtest_id = $1", (backtest_id,))
+            conn.execute("DELETE FROM backtest_judgments WHERE backtest_id = $1", (backtest_id,))
             conn.execute("DELETE FROM backtests WHERE backtest_id = $1", (backtest_id,))
         return len(old)
 

@@ -118,6 +118,13 @@ def insert_incident(conn: Connection, *, incident_id: str, fingerprint: str, tit
     )
 
 
+
+def retitle(conn: Connection, titles: list[tuple[str, str, str]]) -> None:
+    """(incident id, stored title, new title): each title replaced only while it is still the stored one."""
+    for incident_id, stored, new in titles:
+        conn.execute("UPDATE incidents SET title = $1 WHERE incident_id = $2 AND title = $3", (new, incident_id, stored))
+
+
 def save_cursor(conn: Connection, source: str, value: str, stamp: str) -> None:
     conn.execute(
         "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"

@@ -665,6 +665,30 @@ V17_OUTAGES = (
 )
 
 
+# issue 38.3: pairwise review of a backtest's results. A reviewer saw the live analyst's and the
+# candidate's answers for one incident as A and B in a random order (`a_side` says which was A;
+# `named` when a script named the sides itself), chose one or `equal` with a reason, and may have
+# said the right category (`correction`). One judgment per (backtest, incident, reviewer): a second
+# replaces the first. Pruned with its backtest (store/backtests.py prune_before). And the inbox's day
+# filter reads the log's own day, the incident's first error (store/views.py): an index on it
+def _v21_judgments(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE backtest_judgments (
+    backtest_id {t.text} NOT NULL,
+    incident_id {t.text} NOT NULL,
+    reviewer {t.text} NOT NULL,
+    a_side {t.text} NOT NULL,
+    choice {t.text} NOT NULL,
+    preferred {t.text} NOT NULL,
+    reason {t.text} NOT NULL,
+    correction {t.text},
+    judged_at {t.text} NOT NULL,
+    PRIMARY KEY (backtest_id, incident_id, reviewer)
+);
+CREATE INDEX incidents_first_seen ON incidents(first_seen)
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -710,6 +734,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "errors of one outage in one incident: members found by what they are (the names an"
                   " incident's errors wrote, a pattern that joined another's incident); the incident's leader",
               V17_OUTAGES),
+    # 18-20: numbers given to other helpers of session 42; empty here so this branch's store runs
+    # (the lead replaces them with those helpers' migrations at the merge)
+    Migration(18, "reserved (session 42)", ()),
+    Migration(19, "reserved (session 42)", ()),
+    Migration(20, "reserved (session 42)", ()),
+    Migration(21, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
+                  " preferred for an incident, with the reason and the order the two were shown in; the"
+                  " inbox's day filter by the log's own day",
+              _v21_judgments),
 )
 
 

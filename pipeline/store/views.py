@@ -67,7 +67,8 @@ def inbox_page(records: Records, *, statuses: Sequence[str] = (), service: str |
                opened_to: str | None = None, sort: str | None = None) -> Page:
     """One page of the inbox view the filters name, starting after `after` (a page's next_cursor);
     `assignee` narrows any view to one person's incidents, `severities` to those severities,
-    `opened_from`/`opened_to` (ISO dates, both included) to incidents opened on those days; `sort`
+    `opened_from`/`opened_to` (ISO dates, both included) to incidents whose first error was logged
+    on those days (the log's day, not the ingest day); `sort`
     (one of SORTS) replaces the view's own order (not a full-text search's: newest first)."""
     statuses = tuple(statuses or ())
     if sort is not None and sort not in SORTS:
@@ -120,15 +121,17 @@ SEARCH_BATCH = 200  # matches read per step once filters have dropped some (the 
 
 
 def _narrowing(p: Params, *, severities: Sequence[str], opened_from: str | None, opened_to: str | None) -> list[str]:
-    """The severity and opened-on filters as WHERE terms (dates compare as the stored ISO text)."""
+    """The severity and day filters as WHERE terms. The days are the log's own (UTC): the day of the
+    incident's first error (`first_seen`), not the day it was taken in, which for an old log read
+    today is today (issue 38.4). Dates compare as the stored ISO text (UTC, so it sorts as time)."""
     out = []
     if severities:
         out.append(f"severity IN ({p.each(tuple(severities))})")
     if opened_from:
-        out.append(f"created_at >= {p(str(opened_from)[:10])}")
+        out.append(f"first_seen >= {p(str(opened_from)[:10])}")
     if opened_to:
         day = date.fromisoformat(str(opened_to)[:10]) + timedelta(days=1)
-        out.append(f"created_at < {p(day.isoformat())}")
+        out.append(f"first_seen < {p(day.isoformat())}")
     return out
 
 

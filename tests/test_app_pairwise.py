@@ -1,0 +1,74 @@
+"""The Backtests page's pairwise review (AppTest from app.py): the two answers as A and B in the
+stored random order, a judgment refused without a choice or a reason, recorded with the order
+shown, counted, listed and downloadable as labelled cases."""
+from __future__ import annotations
+
+from pipeline.backtest.candidate import candidate_for
+from pipeline.backtest.pairwise import cases
+from pipeline.backtest.run import run_backtest
+from pipeline.store import judgments
+from tests.support import as_reviewer, said, texts
+from tests.test_backtest import decided, docs_without
+
+
+def open_review(app, paused_engine, tmp_path):
+    ids = decided(paused_engine)
+    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
+                       status="all")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    return ids, run.backtest_id
+
+
+def judge_button(app):
+    return next(b for b in app.button if b.label == "Record the judgment")
+
+
+def test_a_reviewer_judges_two_answers_shown_in_a_stored_random_order(app, paused_engine, tmp_path):
+    ids, bt = open_review(app, paused_engine, tmp_path)
+    assert judge_button(app).disabled  # no name yet: the button says how to act
+    as_reviewer(app, "ann")
+    assert not app.exception, [e.value for e in app.exception]
+    pick = app.selectbox(key=f"backtests_pair_pick_{bt}")
+    pick.set_value(ids["approved"]).run()
+    a_side = app.session_state["backtests_pair_orders"][(bt, ids["approved"])]
+    assert a_side in ("live", "candidate")
+    shown = texts(app)
+    assert "upstream_rate_limited" in shown and "unknown" in shown  # the live answer and the candidate's
+    # the order holds across reruns of the page
+    app.run()
+    assert app.session_state["backtests_pair_orders"][(bt, ids["approved"])] == a_side
+    # no choice, then no reason: refused in words, nothing stored
+    app.text_area(key="backtests_judge_reason").input("because")
+    judge_button(app).click().run()
+    assert "Choose A, B or equal." in said(app, "error")
+    app.radio(key="backtests_judge_choice").set_value("A")
+    app.text_area(key="backtests_judge_reason").input("   ")
+    judge_button(app).click().run()
+    assert "Say why: a judgment needs a reason." in said(app, "error")
+    assert judgments.of_backtest(paused_engine.records, bt) == []
+    app.radio(key="backtests_judge_choice").set_value("A")
+    app.text_area(key="backtests_judge_reason").input("A names what the log says")
+    judge_button(app).click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    [row] = judgments.of_backtest(paused_engine.records, bt)
+    assert (row["incident_id"], row["reviewer"], row["a_side"], row["choice"], row["preferred"]) == (
+        ids["approved"], "ann", a_side, "A", a_side)
+    words = {"live": "the live analyst's", "candidate": "the candidate's"}[a_side]
+    assert f"you preferred {words} answer" in said(app, "success")
+    metrics = {m.label: m.value for m in app.metric}
+    assert metrics["Judgments"] == "1"
+    assert metrics["Live preferred" if a_side == "live" else "Candidate preferred"] == "1"
+    # the next incident offered is one ann has not judged; the judgment is listed and downloadable
+    assert app.selectbox(key=f"backtests_pair_pick_{bt}").value != ids["approved"]
+    [download] = app.get("download_button")
+    assert download.proto.label == "Download as labelled eval cases (JSONL)"
+    [case] = cases(paused_engine, bt)["cases"]  # what the download serves
+    assert case["expected"] == "upstream_rate_limited" and case["judgment"]["reason"] == "A names what the log says"
+
+
+def test_the_page_says_so_when_no_incident_has_two_answers(app, paused_engine):
+    run_backtest(paused_engine, candidate_for(paused_engine), status="decided")  # nothing decided: no results
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "No incident of this backtest has both answers to compare." in said(app, "info")

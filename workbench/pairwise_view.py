@@ -1,0 +1,112 @@
+"""The Backtests page's pairwise review (issue 38.3): one incident's two answers, the live
+analyst's and the candidate's, as A and B in a random order the reviewer does not see until they
+have judged; the better one or `equal` with a required reason, and the right category when both
+are wrong. The counts, the judgments so far and their download as labelled eval cases."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pipeline.errors import IncidentIQError
+from pipeline.state import CATEGORIES, readable_title
+from workbench import session
+from workbench.literal import escape_markdown
+
+CHOICE_WORDS = {"A": "A is better", "B": "B is better", "equal": "equally good (or bad)"}
+SIDE_WORDS = {"live": "the live analyst's", "candidate": "the candidate's", "equal": "neither"}
+DONE_KEY = "backtests_judged_message"
+
+
+def _answer(title: str, side: dict) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{title}**")
+        conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
+        st.markdown(escape_markdown(f"{side['category'] or '-'}{conf}"))
+        if side["root_cause"]:
+            st.caption(escape_markdown(side["root_cause"][:600]))
+        st.caption("fix proposed" if side["fix_proposed"] else "no fix proposed")
+
+
+def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
+    """The pairwise review of one backtest."""
+    st.subheader("Pairwise review")
+    st.caption("Which answer is better for the incident? The two are shown as A and B in a random order; which "
+               "was the live analyst's is said once you have judged. Judging an incident again replaces your "
+               "earlier judgment of it.")
+    if done := st.session_state.pop(DONE_KEY, None):
+        st.success(escape_markdown(done))
+    cols = st.columns(4)
+    cols[0].metric("Judgments", counts["judgments"], help=f"of {counts['incidents']} incidents")
+    cols[1].metric("Candidate preferred", counts["candidate_preferred"])
+    cols[2].metric("Live preferred", counts["live_preferred"])
+    cols[3].metric("Equal", counts["equal"])
+    pairs = {p["incident_id"]: p for p in service.pairs(backtest_id)}
+    if not pairs:
+        st.info("No incident of this backtest has both answers to compare.")
+        return
+    who = session.actor()
+    mine = {r["incident_id"] for r in counts["rows"] if who is not None and r["reviewer"] == who.id}
+    key = f"backtests_pair_pick_{backtest_id}"
+    if key not in st.session_state:  # the first this reviewer has not judged yet
+        st.session_state[key] = next((i for i in pairs if i not in mine), next(iter(pairs)))
+    incident_id = st.selectbox("Incident", list(pairs), key=key,
+                               format_func=lambda i: f"{i} · {readable_title(pairs[i]['title'] or '')[:80]}"
+                                                     + (" · judged by you" if i in mine else ""))
+    orders = st.session_state.setdefault("backtests_pair_orders", {})
+    a_side = orders.setdefault((backtest_id, incident_id), service.shown_order())
+    pair = pairs[incident_id]
+    left, right = st.columns(2)
+    with left:
+        _answer("A", pair[a_side])
+    with right:
+        _answer("B", pair["candidate" if a_side == "live" else "live"])
+    blocked = session.blocked("judge")
+    with st.form(f"backtests_judge_{backtest_id}", clear_on_submit=False):
+        choice = st.radio("Which is better?", list(CHOICE_WORDS), format_func=CHOICE_WORDS.get, index=None,
+                          horizontal=True, key="backtests_judge_choice")
+        reason = st.text_area("Why (required)", key="backtests_judge_reason", max_chars=2000)
+        correction = st.selectbox("The right category, if both are wrong (optional)", ["", *CATEGORIES],
+                                  key="backtests_judge_category")
+        sent = st.form_submit_button("Record the judgment", disabled=blocked is not None, help=blocked)
+    if sent:
+        _record(service, who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
+                reason=reason, correction=correction)
+    _judged(service, backtest_id, counts)
+
+
+def _record(service, who, *, backtest_id: str, incident_id: str, a_side: str, choice: str | None, reason: str,
+            correction: str) -> None:
+    if choice is None:
+        st.error("Choose A, B or equal.")
+        return
+    if not reason.strip():
+        st.error("Say why: a judgment needs a reason.")
+        return
+    try:
+        row = service.judge(who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
+                            reason=reason, correction=correction or None)
+    except IncidentIQError as exc:
+        st.error(escape_markdown(exc.message))
+        return
+    # the next incident (the first not judged by this reviewer) is drawn afresh, in a new order, on
+    # a clean form; the counts above are redrawn with this judgment in them
+    for key in ("backtests_pair_orders", f"backtests_pair_pick_{backtest_id}", "backtests_judge_choice",
+                "backtests_judge_reason", "backtests_judge_category"):
+        st.session_state.pop(key, None)
+    st.session_state[DONE_KEY] = (f"Recorded for {incident_id}: you preferred {SIDE_WORDS[row['preferred']]} answer "
+                                  f"(A was {SIDE_WORDS[a_side]} answer).")
+    st.rerun()
+
+
+def _judged(service, backtest_id: str, counts: dict) -> None:
+    rows = service.judgments(backtest_id)
+    if not rows:
+        return
+    with st.expander(f"Judgments so far ({len(rows)})"):
+        st.dataframe(pd.DataFrame([{"incident": r["incident_id"], "reviewer": r["reviewer"],
+                                    "preferred": r["preferred"], "right category": r["correction"] or "",
+                                    "reason": r["reason"], "shown as A": r["a_side"], "when": r["judged_at"][:19]}
+                                   for r in rows]), hide_index=True, key=f"backtests_judgments_{backtest_id}")
+        st.download_button("Download as labelled eval cases (JSONL)", data=service.pairwise_cases(backtest_id),
+                           file_name=f"pairwise-{backtest_id}.jsonl", mime="application/jsonl",
+                           key=f"backtests_pairwise_download_{backtest_id}", icon=":material/download:")
