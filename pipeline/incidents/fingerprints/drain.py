@@ -8,6 +8,7 @@ drain3 release changes any of it, before the miner's ids quietly change.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Sequence
 
@@ -32,6 +33,34 @@ _KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
 # request's "GET): two messages that differ in one are different events, however alike the rest.
 # So are HTTP status codes, the only bare three-digit numbers the masks leave (200, 404).
 _ENUM_WORD = re.compile(r"^[\"'(\[]?[A-Z][A-Z0-9_]{2,}[,;:.)\]]?$|^[1-5][0-9][0-9][,;:.]?$")
+# A number inside a word the masks leave (IRQ11, [CPU0], alignment.....0, slot J13): two tokens that
+# differ only in their digit runs are one word with a variable number, by shape, wherever seen.
+# A bare number the masks leave is a word on purpose (an HTTP status code): it needs a letter.
+_DIGITS = re.compile(r"\d+")
+_WORD_AND_DIGIT = re.compile(r"(?=.*[A-Za-z]).*\d")
+
+
+def same_shape(t1: str, t2: str) -> bool:
+    """Two different tokens that are the same word but for their numbers (IRQ11, IRQ9)."""
+    shape = _shape(t1)
+    return shape is not None and shape == _shape(t2)
+
+
+@functools.lru_cache(maxsize=8192)
+def _shape(token: str) -> str | None:
+    """The token with each digit run as 0, or None when it holds no digit or no letter (tokens
+    repeat, so the answer is cached: the similarity is Drain's inner loop)."""
+    return _DIGITS.sub("0", token) if _WORD_AND_DIGIT.match(token) else None
+
+
+def _shape_prefix(t1: str, t2: str) -> str:
+    """What two same-shape tokens share before their first differing digit run (IRQ11, IRQ9 -> IRQ)."""
+    i = 0
+    while i < len(t1) and i < len(t2) and t1[i] == t2[i]:
+        i += 1
+    while i and t1[i - 1].isdigit():
+        i -= 1
+    return t1[:i]
 
 
 class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type information
@@ -71,7 +100,14 @@ class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type informati
             elif t1 == t2:
                 sim += 1
             elif t1.endswith(self.param_str) and t2.startswith(t1[:-len(self.param_str)]):
-                params += 1
+                # a kept key (user=<*>) is a parameter; a word whose number varies (IRQ<*>) is
+                # the same word when the token goes on with a number (IRQ5)
+                if _word_with_number(t1, t2, self.param_str):
+                    sim += 1
+                else:
+                    params += 1
+            elif (t1[0] == t2[0] or t1[0].isdigit()) and same_shape(t1, t2):  # (a cheap first sieve)
+                sim += 1
             elif _ENUM_WORD.match(t1) and _ENUM_WORD.match(t2):
                 return 0.0, 0
         if include_params:
@@ -86,14 +122,26 @@ class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type informati
     def create_template(self, seq1: Sequence[str], seq2: Sequence[str]) -> list[str]:
         out = list(seq2)
         for i, (t1, t2) in enumerate(zip(seq1, seq2)):
-            if t1 == t2 or t2 == self.param_str:
+            if t1 == t2 or t2 == self.param_str or _word_with_number(t2, t1, self.param_str):
                 continue
             key = _KEY_PREFIX.match(t2)
             if key and t1.startswith(key.group()):
                 out[i] = key.group() + self.param_str
+            elif same_shape(t1, t2) and (prefix := _shape_prefix(t1, t2)):
+                out[i] = prefix + self.param_str
             else:
                 out[i] = self.param_str
         return out
+
+
+def _word_with_number(template: str, token: str, param_str: str) -> bool:
+    """A template's word with a variable number (IRQ<*>, from IRQ11 and IRQ9) and a token that is
+    that word with a number (IRQ5). A kept key (user=<*>) is not such a word: its value is a parameter."""
+    if not template.endswith(param_str) or len(template) == len(param_str):
+        return False
+    prefix = len(template) - len(param_str)
+    return (len(token) > prefix and token[prefix].isdigit() and token.startswith(template[:prefix])
+            and not _KEY_PREFIX.match(template))
 
 
 def _dump_node(node: Node) -> dict[str, Any]:

@@ -56,10 +56,33 @@ _VARIABLE_TOKEN = re.compile(r"^(?:<[A-Z]+>|<\*>|[^\w<>])*(?:<[A-Z]+>|<\*>)(?:<[
                              r"|^[(\[{'\"]+[)\]}'\"]+[,;:.]?$")
 
 
-def _constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    """The template's constant words, in order: what joins clusters in the last pass."""
+# A key whose value is a placeholder ("user=<*>"): the key stays a constant word.
+_KEY = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
+
+
+def _legacy_constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The join key as states saved before session 42 wrote it (a word holding a placeholder was
+    a constant word): still looked up, so a template learnt now joins what it joined then."""
     return tuple(_PLACEHOLDER.sub(WILDCARD, t) for t in tokens if not _VARIABLE_TOKEN.match(t))
 
+
+def _constant_key(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The template's constant words, in order: what joins clusters in the last pass.
+
+    A word that holds a placeholder is a value, whatever letters it has around it (rdd_<NUM> and
+    broadcast_<NUM>_piece<NUM> fill the same slot: Drain's tree splits on them when they come
+    early, so only this pass joins them); a key keeps its name (user=<*>)."""
+    out = []
+    for token in tokens:
+        if _VARIABLE_TOKEN.match(token):
+            continue
+        if _PLACEHOLDER.search(token):
+            key = _KEY.match(token)
+            if key is None:
+                continue
+            token = key.group() + WILDCARD
+        out.append(token)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -167,6 +190,10 @@ class TemplateMiner:
                else None, _constant_key(cluster.log_template_tokens))
         other = self._by_key.get(key)
         if other is None:
+            legacy = _legacy_constant_key(cluster.log_template_tokens)
+            if legacy != key[1]:
+                other = self._by_key.get((None if legacy else key[0], legacy))
+        if other is None:
             self._by_key[key] = root
             self._key_changed[key] = self._tick
             return root
@@ -177,7 +204,7 @@ class TemplateMiner:
             self._changed[newer] = self._tick
             self._members.setdefault(older, [older]).extend(self._members.pop(newer, [newer]))
             root = older
-        if self._by_key[key] != root:
+        if self._by_key.get(key) != root:
             self._by_key[key] = root
             self._key_changed[key] = self._tick
         return root
