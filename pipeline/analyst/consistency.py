@@ -100,7 +100,7 @@ def uncontradicted_why(why: str, signatures: Sequence[str], matched: Sequence[st
     carried = frozenset().union(*(_sig_words(s) for s in matched))
     symptoms = [s.lower() for s in signatures if s not in matched and not s.startswith("re:") and len(s.split()) >= 2
                 and (_sig_words(s) - carried)
-                and not any(_word_start(w).search(lowered) for w in _sig_words(s) - carried)]
+                and not any(w in lowered and _word_start(w).search(lowered) for w in _sig_words(s) - carried)]
     if not symptoms:
         return why
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Za-z\"`'(])", why.strip())
