@@ -96,7 +96,8 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
-        words = words_of(text)
+        # no idea's word is a long number or an id: a burst's texts share one reading of their words
+        words = words_of(_IDS.sub("#", text))
         for idea in IDEAS:
             if idea.found_in(words):
                 label, n = out.get(idea.category, (idea.label, 0))
