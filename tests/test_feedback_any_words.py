@@ -58,6 +58,10 @@ PHRASINGS = [
     "memroy leak, the heap grows until it is out of memory",
     "Is this really a schema mismatch?",
     "category: disk_full",
+    # questions ask, they state nothing (issue 36.4): not a denial, not "not a code defect"
+    "Why is this not a code bug?",
+    "Why is this not a deadlock?",
+    "Is this not a timeout?",
 ]
 QUOTED = re.compile("\u201c([^\u201d]+)\u201d")
 

@@ -101,3 +101,26 @@ def test_the_revisions_panel_says_what_changed_in_the_analysis(engine, deadlock)
     line = analysis_change(service.revisions(deadlock)[0])
     assert "category db_deadlock → disk_full" in line and "confidence 0.88 → 0.3" in line
     assert "root cause rewritten" in line and "fix proposal withdrawn" in line
+
+
+@pytest.mark.parametrize("question", ["Why is this not a code bug?", "Is this not a code defect?",
+                                      "why isn't this a code bug", "Could it be that it is not a code issue?"])
+def test_a_question_about_a_code_defect_is_not_read_as_saying_it_is_none(engine, deadlock, question):
+    # issue 36.4: "Why is this not a code bug?" asks; it did not say "not a code defect", yet it was
+    # read as saying so, and the fix proposal and the code advice were dropped
+    service = ReviewService(engine)
+    before = state_of(engine, deadlock)
+    assert before.proposal is not None
+    service.revise(deadlock, reviewer="ann", feedback=question)
+    state = state_of(engine, deadlock)
+    assert not read_requests(engine.kb, [question]).not_code_defect
+    assert state.proposal is not None and state.proposal.hash == before.proposal.hash
+    assert "no code change" not in state.recommendation.action
+    assert not any(n.startswith("not a code defect, as a reviewer says") for n in state.rca.notes)
+
+
+def test_a_statement_after_a_question_still_counts(engine, deadlock):
+    service = ReviewService(engine)
+    service.revise(deadlock, reviewer="ann", feedback="Why was this flagged? It is not a code defect, a DBA held the lock.")
+    state = state_of(engine, deadlock)
+    assert state.proposal is None and "no code change" in state.recommendation.action

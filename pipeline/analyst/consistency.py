@@ -12,6 +12,7 @@ The rules (`problems` lists the ones a proposal breaks):
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Sequence
 
@@ -75,9 +76,16 @@ _COMMON = frozenset({"the", "a", "an", "to", "of", "by", "on", "at", "in", "is",
                      "exception", "connection", "connect", "re", "s", "d", "w", "n"})
 
 
-def _sig_words(signature: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)  # a doc's signatures, read for every incident it explains
+def _sig_words(signature: str) -> frozenset[str]:
     text = signature[3:] if signature.startswith("re:") else signature
-    return {w for w in re.findall(r"[a-z][a-z0-9]+|\d{2,}", re.sub(r"\\[a-zA-Z]", " ", text).lower())} - _COMMON
+    return frozenset({w for w in re.findall(r"[a-z][a-z0-9]+|\d{2,}", re.sub(r"\\[a-zA-Z]", " ", text).lower())}
+                     - _COMMON)
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_start(word: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(word)}")
 
 
 def uncontradicted_why(why: str, signatures: Sequence[str], matched: Sequence[str], evidence: str) -> str:
@@ -89,10 +97,10 @@ def uncontradicted_why(why: str, signatures: Sequence[str], matched: Sequence[st
     if not matched:
         return why
     lowered = evidence.lower()
-    carried = set().union(*(_sig_words(s) for s in matched))
+    carried = frozenset().union(*(_sig_words(s) for s in matched))
     symptoms = [s.lower() for s in signatures if s not in matched and not s.startswith("re:") and len(s.split()) >= 2
                 and (_sig_words(s) - carried)
-                and not any(re.search(rf"\b{re.escape(w)}", lowered) for w in _sig_words(s) - carried)]
+                and not any(w in lowered and _word_start(w).search(lowered) for w in _sig_words(s) - carried)]
     if not symptoms:
         return why
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Za-z\"`'(])", why.strip())

@@ -59,7 +59,7 @@ def _idea(category: str, label: str, *groups: str) -> Idea:
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
           "pool pooled", "connection connections conn conns",
-          "exhausted exhaustion exhaust acquire acquiring obtain checkout depleted"),
+          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509 ssl tls", "expired untrusted revoked"),
     _idea("dns_resolution", "a host name that does not resolve",
@@ -96,7 +96,8 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
-        words = words_of(text)
+        # no idea's word is a long number or an id: a burst's texts share one reading of their words
+        words = words_of(_IDS.sub("#", text))
         for idea in IDEAS:
             if idea.found_in(words):
                 label, n = out.get(idea.category, (idea.label, 0))
@@ -105,6 +106,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     return out
 
 
+_IDS = re.compile(r"0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,}", re.I)  # ids and long numbers
 _REGEX_SYNTAX = re.compile(r"\\[bBdDsSwW]|\(\?[:!=<]*|[\\^$()\[\]{}?*+|.]")
 
 
@@ -112,34 +114,54 @@ def categories_meant(kb: "KnowledgeBase", events: list[LogEvent]) -> dict[str, t
     """category -> (what the nearest signature says, how many distinct event texts mean it), for
     event texts within MEANING_SIMILARITY of a doc's signature or title and MEANING_MARGIN nearer
     to it than to any other category's; {} without the model."""
-    texts = _texts(events)
-    table = _signature_meanings(kb, kb.generation) if texts else None
-    rows = embed_meaning(texts) if table is not None else None
+    # a burst's lines differ in their ids and counts, which mean nothing: one vector per line shape
+    # (shared by the burst's lines and by later incidents of the same shape, embed_meaning's cache)
+    texts = tuple(dict.fromkeys(_IDS.sub("#", text) for text in _texts(events)))
+    return dict(_meant(kb, kb.generation, texts)) if texts else {}
+
+
+@functools.lru_cache(maxsize=256)
+def _meant(kb: "KnowledgeBase", generation: int, texts: tuple[str, ...]) -> tuple[tuple[str, tuple[str, int]], ...]:
+    """categories_meant's answer for these line shapes, once per docs generation."""
+    table = _signature_meanings(kb, generation)
+    rows = embed_meaning(list(texts)) if table is not None else None
     if table is None or rows is None:
-        return {}
-    matrix, categories, phrases = table
+        return ()
+    matrix, categories, phrases, starts = table
+    similarity = rows @ matrix.T  # (texts, phrases), the phrases grouped by category
+    # each category's nearest phrase per text, at once: the best and the runner-up category per text
+    per_category = np.maximum.reduceat(similarity, starts, axis=1)
+    order = np.argsort(-per_category, axis=1)[:, :2]
     out: dict[str, tuple[str, int]] = {}
-    for similarity in rows @ matrix.T:
-        best = int(np.argmax(similarity))
-        category = str(categories[best])
-        others = similarity[categories != category]
-        if similarity[best] < MEANING_SIMILARITY or (others.size and similarity[best] - others.max() < MEANING_MARGIN):
+    for n, row in enumerate(similarity):
+        first = int(order[n, 0])
+        best_score = float(per_category[n, first])
+        runner_up = float(per_category[n, order[n, 1]]) if per_category.shape[1] > 1 else float("-inf")
+        if best_score < MEANING_SIMILARITY or best_score - runner_up < MEANING_MARGIN:
             continue
-        label, n = out.get(category, (f"an error line meaning {phrases[best]!r} (similarity {similarity[best]:.2f})", 0))
-        out[category] = (label, n + 1)
-    return out
+        end = starts[first + 1] if first + 1 < len(starts) else len(phrases)
+        best = int(starts[first] + np.argmax(row[starts[first]:end]))
+        category = str(categories[first])
+        label, count = out.get(category, (f"an error line meaning {phrases[best]!r} (similarity {best_score:.2f})", 0))
+        out[category] = (label, count + 1)
+    return tuple(out.items())
 
 
 @functools.lru_cache(maxsize=4)
-def _signature_meanings(kb: "KnowledgeBase", generation: int) -> tuple[np.ndarray, np.ndarray, list[str]] | None:
-    """Every doc's signatures (a regex's plain words) and title as meaning vectors, with their
-    docs' categories, once per docs generation; None without the model."""
-    phrases, categories = [], []
+def _signature_meanings(kb: "KnowledgeBase", generation: int) -> tuple[np.ndarray, list[str], list[str], np.ndarray] | None:
+    """Every doc's signatures (a regex's plain words) and title as meaning vectors, grouped by their
+    docs' category (the categories in order, the phrases, and where each category's rows start), once
+    per docs generation; None without the model."""
+    rows: list[tuple[str, str]] = []
     for doc in kb.docs:
         for text in (*doc.signatures, doc.title):
             plain = " ".join(_REGEX_SYNTAX.sub(" ", text[3:]).split()) if text.startswith("re:") else text
             if len(plain) >= 4:
-                phrases.append(plain)
-                categories.append(doc.category)
-    matrix = embed_meaning(phrases) if phrases else None
-    return None if matrix is None else (matrix, np.array(categories), phrases)
+                rows.append((doc.category, plain))
+    rows.sort(key=lambda r: r[0])  # stable: each category's phrases keep the docs' order
+    matrix = embed_meaning([p for _, p in rows]) if rows else None
+    if matrix is None:
+        return None
+    categories = list(dict.fromkeys(c for c, _ in rows))
+    starts = np.array([next(i for i, (c, _) in enumerate(rows) if c == category) for category in categories])
+    return matrix, categories, [p for _, p in rows], starts

@@ -120,9 +120,27 @@ class OfflineAnalyst:
             return self._unknown(state, found, requested=category is not None, verdict=verdict)
         top = supports[0]
         runner_up = supports[1] if len(supports) > 1 else None
+        carrying = self._carrying(state, top)
+        # the cause's line first, its symptoms after (a full WAL disk, then every client refused):
+        # a category as well supported whose line came before the top's is the cause they follow
+        earlier = None if top.worded else _came_first(state, top, carrying, supports[1:])
+        if earlier is not None:
+            runner_up, top = top, earlier[0]
+            carrying = earlier[1]
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
-                                           coverage=self._coverage(state, top))
+                                           coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
+        decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
+        if earlier is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{top.category}'s line came first and {runner_up.category}'s after it (its symptom, "
+                         f"it seems): confidence stays at most {UNDECIDED_CONFIDENCE}")
+        elif not decisive:
+            # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
+            # line) is no failure: not decisive evidence, so no confident name on it
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"no problem event carries doc {top.doc.doc_id}'s signatures (only INFO/DEBUG lines do): "
+                         f"confidence stays at most {UNDECIDED_CONFIDENCE}")
         if top.worded:
             confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             notes = [f"named by the ideas of its cause in the events' words ({top.matched[0]}), no doc's signature: "
@@ -136,8 +154,12 @@ class OfflineAnalyst:
 
     @staticmethod
     def _coverage(state: IncidentState, support: Support) -> float:
-        per_event = [set(support.doc.matched_signatures(event_text(e))) for e in state.evidence]
-        return _error_coverage(state.evidence, per_event)
+        return _error_coverage(state.evidence, OfflineAnalyst._carrying(state, support))
+
+    @staticmethod
+    def _carrying(state: IncidentState, support: Support) -> list[set[str]]:
+        """Per event, the signatures of the support's doc it carries."""
+        return [set(support.doc.matched_signatures(event_text(e))) for e in state.evidence]
 
     def _adopted(self, state: IncidentState, own: Support, supports: list[Support], found, reading: Reading,
                  verdict: answers.Verdict, text: str) -> RCA:
@@ -322,6 +344,38 @@ class OfflineAnalyst:
 
 
 REQUESTED_UNSUPPORTED_CONFIDENCE = 0.3
+# below the default code-fix threshold: the evidence names a cause, but not decisively (its line only
+# in INFO lines, or another cause's line came first)
+UNDECIDED_CONFIDENCE = ideas.IDEA_CONFIDENCE
+# a cause whose line comes first is taken over a better-supported one after it when it is at least
+# this well supported against it (a lone earlier line of a weak signature is noise, not a cause)
+EARLIER_SHARE = 0.5
+
+
+def _problem(event: LogEvent) -> bool:
+    return event.level in ("ERROR", "FATAL", "WARN", None)
+
+
+def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
+                others: list[Support]) -> tuple[Support, list[set[str]]] | None:
+    """The support (and its per-event signatures) whose problem events all came strictly before
+    every problem event carrying the top's signatures (a chain: the cause, then its symptoms; two
+    failures interleaved are not one), at least EARLIER_SHARE as well supported and named by
+    signatures (not by ideas); None when no cause came first."""
+    times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    if not times:
+        return None
+    start = min(times)
+    best = None
+    for other in others:
+        if other.worded or other.score < EARLIER_SHARE * top.score:
+            continue
+        found = OfflineAnalyst._carrying(state, other)
+        first = [e.time for e, f in zip(state.evidence, found) if f and _problem(e)]
+        # a chain, not two failures at once: every line of the cause before any of its symptom's
+        if first and max(first) < start and (best is None or min(first) < best[2]):
+            best = (other, found, min(first))
+    return (best[0], best[1]) if best else None
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident
 _CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}

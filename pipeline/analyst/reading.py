@@ -49,11 +49,36 @@ class Reading:
         return bool(self.doc or self.not_words or self.cause or self.not_code_defect)
 
 
+# a question asks, it claims nothing: "Why is this not a code bug?" does not say it is not one (nor
+# does "Is this not a deadlock?" deny a deadlock). A sentence is a question when it ends with "?" or
+# opens as one does: a wh-word, or an auxiliary before its subject ("is this", "could it", "don't
+# you"; an imperative "Do not propose a fix" is no question)
+_SUBJECT = r"(?:this|it|that|there|these|those|we|you|they|i|he|she|the|a|an|our|your|its|any|anyone|someone)"
+_QUESTION_OPENING = re.compile(
+    r"^\W*(?:why|how|what|which|where|when|who|whose|whom"
+    r"|(?:is|isn'?t|are|aren'?t|was|wasn'?t|were|weren'?t|could|couldn'?t|can|can'?t|cannot|should|shouldn'?t|would|"
+    rf"wouldn'?t|does|doesn'?t|do|don'?t|did|didn'?t|has|hasn'?t|have|haven'?t|will|won'?t|shall|may|might)\s+{_SUBJECT})\b",
+    re.I)
+_SENTENCE = re.compile(r"[^.!?;\n]+[.!?;\n]*")
+
+
+def is_question(sentence: str) -> bool:
+    """Whether a sentence asks rather than states (it ends with "?" or opens as a question)."""
+    return sentence.rstrip().endswith("?") or bool(_QUESTION_OPENING.match(sentence))
+
+
+def statements(text: str) -> list[str]:
+    """The sentences of a text that state something (its questions left out)."""
+    return [s for s in _SENTENCE.findall(text or "") if s.strip() and not is_question(s)]
+
+
 def not_words(text: str) -> list[str]:
-    """The topics a text says the incident is not ("not a deadlock" → deadlock)."""
+    """The topics a text says the incident is not ("not a deadlock" → deadlock); a question says
+    nothing is not ("why is this not a deadlock?")."""
     words = []
+    stated = " ".join(statements(text))
     for pattern in (_NEGATED, _DROP):
-        for match in pattern.finditer(text or ""):
+        for match in pattern.finditer(stated):
             head = match.group("what").split()[0].lower()
             if head not in _FILLER and len(head) > 3 and head not in ("code", "software", "application"):
                 words.append(head)
@@ -61,7 +86,9 @@ def not_words(text: str) -> list[str]:
 
 
 def says_not_code_defect(text: str) -> bool:
-    return bool(_NOT_CODE.search(text or ""))
+    """Whether a text states that the incident is not a code defect; asking it ("Why is this not a
+    code bug?") states nothing."""
+    return any(_NOT_CODE.search(s) for s in statements(text))
 
 
 def stated_cause(text: str) -> str | None:

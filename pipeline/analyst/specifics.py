@@ -204,6 +204,8 @@ def _deepest(events: list[LogEvent]) -> Finding | None:
     """The innermost `Caused by:` of the first trace that has one, as a finding."""
     for event in events:
         for field, text in _texts(event):
+            if "Caused by:" not in text:
+                continue  # most texts have no cause chain: no regex pass over them
             lines = [m for m in re.finditer(r"^[ \t]*Caused by:[ \t]*(?P<what>[^\n]{4,300})", text[-16_000:], re.M)]
             if lines:
                 match = lines[-1]

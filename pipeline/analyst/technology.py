@@ -112,7 +112,17 @@ def _event_text(event: LogEvent) -> str:
 
 
 def shown_by(events: Iterable[LogEvent]) -> frozenset[str]:
-    """The technologies (runtimes and products: java, python, postgres, linux, ...) the events name."""
+    """The technologies (runtimes and products: java, python, postgres, linux, ...) the events name.
+
+    Read once per evidence list: an analysis asks it 2-3 times of the same events (its category's
+    support, by_analogy, the recommendation's and the fix's steps), and it was the largest part of
+    the analysis' CPU; the answer is kept by the events' identities (the events held with it, so
+    no id is reused while kept: events are not changed once normalised)."""
+    events = events if isinstance(events, list) else list(events)
+    key = tuple(map(id, events))
+    kept = _SHOWN.get(key)
+    if kept is not None:
+        return kept[1]
     found: set[str] = set()
     seen: set[str] = set()
     for event in events:
@@ -126,8 +136,29 @@ def shown_by(events: Iterable[LogEvent]) -> frozenset[str]:
         daemon = re.split(r"[\s(\[:]", (event.service or "").strip().lower(), maxsplit=1)[0]
         if daemon in _DAEMONS:
             found.add("linux")
-        found |= _named_in(text)
-    return frozenset(found)
+        found |= _named_in(_LONG_NUMBER.sub(_zeros, text))
+    shown = frozenset(found)
+    if len(_SHOWN) >= _SHOWN_KEPT:
+        _SHOWN.clear()
+    _SHOWN[key] = (tuple(events), shown)
+    return shown
+
+
+# shown_by's answers for the last few evidence lists, keyed by their events' identities (held, so
+# no id is reused while an answer is kept)
+_SHOWN: dict[tuple[int, ...], tuple[tuple[LogEvent, ...], frozenset[str]]] = {}
+_SHOWN_KEPT = 32
+
+
+# a burst's texts differ in their ids and counts: with every run of 3 or more digits written as
+# zeros (same length) they share one cache entry. No cue tells one digit from another in such a
+# run (a cue's own digits, `psycopg2`, `v8::`, `s3`, stand alone beside letters, and `\d` matches 0),
+# so each cue matches the masked text exactly where it matches the text
+_LONG_NUMBER = re.compile(r"\d{3,}")
+
+
+def _zeros(match: re.Match[str]) -> str:
+    return "0" * len(match.group())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -216,7 +247,8 @@ def evidence_stack(events: list[LogEvent]) -> frozenset[str]:
     kept = _STACKS.get(key)
     if kept is not None:
         return kept[1]
-    mentioned = named_technologies(_evidence_words(events))
+    # each distinct event text read once, its long numbers as zeros (a burst's texts share it)
+    mentioned = frozenset().union(*(named_technologies(_LONG_NUMBER.sub(_zeros, text)) for text in _event_words(events)))
     stack = shown_by(events) | {f"named:{name}" for name in mentioned}
     if len(_STACKS) >= _STACKS_KEPT:
         _STACKS.clear()
@@ -245,12 +277,6 @@ def own_steps(steps: Iterable[str], events: list[LogEvent]) -> list[str]:
     return [step for step in steps if not foreign_step(step, stack)]
 
 
-def _evidence_words(events: list[LogEvent]) -> str:
-    seen: set[str] = set()
-    parts = []
-    for event in events:
-        text = _event_text(event).lower()
-        if text not in seen:
-            seen.add(text)
-            parts.append(text)
-    return "\n".join(parts)
+def _event_words(events: list[LogEvent]) -> list[str]:
+    """The distinct lowered texts of the events (service, exception, message, trace, logger fields)."""
+    return list(dict.fromkeys(_event_text(event).lower() for event in events))

@@ -1,0 +1,51 @@
+"""Never confidently wrong on weak evidence (issue 36, item 2): a cause is named at or above the
+code-fix threshold only on decisive evidence. A doc's signature carried by INFO/DEBUG lines alone is
+no failure; and when one cause's line comes first and another's follow (a full WAL disk, then every
+client refused), the first is the cause and the analysis says it is not decisive."""
+from __future__ import annotations
+
+from pipeline.analyst.offline import UNDECIDED_CONFIDENCE, OfflineAnalyst
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import IncidentState
+
+THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+
+
+def _analysed(kb, rows: list[dict]) -> IncidentState:
+    events = [normalize(row, source="t", position=str(i)) for i, row in enumerate(rows)]
+    state = IncidentState(incident_id="decisive-1", service=events[-1].service, evidence=events)
+    state = state.model_copy(update={"similar_docs": find_similar(kb, events)})
+    return state.model_copy(update={"rca": OfflineAnalyst(kb).rca(state)})
+
+
+def test_the_cause_whose_line_came_first_is_named_not_its_symptoms(engine):
+    refused = ("could not connect to server: Connection refused\n\tIs the server running on host \"db-7\" (10.9.0.4) "
+               "and accepting\n\tTCP/IP connections on port 5432?")
+    rows = [{"_time": "2026-06-01T10:00:00Z", "service": "postgres", "host": "db-7", "level": "FATAL",
+             "message": "PANIC:  could not write to file \"pg_wal/xlogtemp.812\": No space left on device"}]
+    rows += [{"_time": f"2026-06-01T10:00:{10 + i}Z", "service": "billing", "host": "b-1", "level": "ERROR",
+              "exception": "psycopg2.OperationalError", "message": refused} for i in range(4)]
+    rca = _analysed(engine.kb, rows).rca
+    assert rca.category == "disk_full", (rca.category, rca.notes)
+    assert rca.confidence <= UNDECIDED_CONFIDENCE < THRESHOLD
+    assert any("came first" in n and "connection_refused" in n for n in rca.notes)
+
+
+def test_symptoms_alone_are_still_named_confidently(engine):
+    rows = [{"_time": f"2026-06-01T10:00:{10 + i}Z", "service": "billing", "host": "b-1", "level": "ERROR",
+             "exception": "psycopg2.OperationalError",
+             "message": "could not connect to server: Connection refused"} for i in range(4)]
+    rca = _analysed(engine.kb, rows).rca
+    assert rca.category == "connection_refused" and rca.confidence >= THRESHOLD
+
+
+def test_a_signature_only_in_info_lines_names_nothing_confidently(engine):
+    rows = [{"_time": "2026-06-01T10:00:00Z", "service": "exporter", "host": "e-1", "level": "INFO",
+             "message": "startup self-check: previous run ended with java.lang.OutOfMemoryError: Java heap space"},
+            {"_time": "2026-06-01T10:00:05Z", "service": "exporter", "host": "e-1", "level": "ERROR",
+             "message": "export 88 failed with status 3"},
+            {"_time": "2026-06-01T10:00:09Z", "service": "exporter", "host": "e-1", "level": "ERROR",
+             "message": "export 89 failed with status 3"}]
+    rca = _analysed(engine.kb, rows).rca
+    assert rca.category == "unknown" or rca.confidence < THRESHOLD, (rca.category, rca.confidence)
