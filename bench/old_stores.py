@@ -20,6 +20,8 @@ UNDO = {
          "ALTER TABLE incidents DROP COLUMN linked_to",
          "ALTER TABLE incidents DROP COLUMN link_kind", "ALTER TABLE incidents DROP COLUMN link_status"),
     17: ("DROP INDEX incident_members_member", "ALTER TABLE incidents DROP COLUMN leader"),
+    18: (),  # placeholder on branch s42-leases (another helper's 18 replaces it at the merge)
+    19: ("DROP TABLE source_leases", "DROP TABLE source_workers"),
 }
 
 

@@ -665,6 +665,28 @@ V17_OUTAGES = (
 )
 
 
+# issue 37.6: several processes share ingest, each source leased to one (store/source_leases.py):
+# a row per source (its holder, when the lease expires, and a generation the holder's cursor writes
+# must still find: a holder whose lease was taken over is refused), and a heartbeat per poller,
+# so each knows how many share the sources
+def _v19_source_leases(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE source_leases (
+    source {t.text} PRIMARY KEY,
+    holder {t.text},
+    generation INTEGER NOT NULL DEFAULT 0,
+    acquired_at {t.text},
+    renewed_at {t.text},
+    expires_at {t.text}
+);
+CREATE TABLE source_workers (
+    owner {t.text} PRIMARY KEY,
+    renewed_at {t.text} NOT NULL,
+    expires_at {t.text} NOT NULL
+)
+""")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -710,6 +732,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "errors of one outage in one incident: members found by what they are (the names an"
                   " incident's errors wrote, a pattern that joined another's incident); the incident's leader",
               V17_OUTAGES),
+    # placeholder on branch s42-leases: migration 18 is another helper's; the merge keeps theirs
+    Migration(18, "(reserved)", ()),
+    Migration(19, "several processes share ingest: a lease per source (holder, expiry, generation"
+                  " fencing its cursor) and a heartbeat per poller", _v19_source_leases),
 )
 
 
