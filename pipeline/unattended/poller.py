@@ -120,8 +120,7 @@ class Poller:
         self._housekeeper = lease.acquire(records, self.owner, source=self.label, ttl=self.lease_ttl)
         if self._housekeeper or records.postgres:
             # SQLite: the data dir's one working poller reads every source; PostgreSQL: each poller its share
-            self.held = source_leases.claim(records, self.owner, [s.name for s in self.sources],
-                                            ttl=self._source_ttl, share=records.postgres)
+            self.held = self._claim(self._source_ttl)
         if not self._housekeeper and not self.held:
             current = lease.holder(records)
             report = PollReport(source=self.label, standby=True, holder=current["owner"] if current else None)
@@ -173,7 +172,7 @@ class Poller:
         for report in reports:
             if report.source in self.held or report.error:  # what it read, or failed at
                 poll_record.record_poll(records, report)
-        total = _combined(self.label, reports) if len(self.sources) > 1 else reports[0]
+        total = poll_record.combined(self.label, reports) if len(self.sources) > 1 else reports[0]
         total.latency_ms = (time.monotonic() - started) * 1000
         delay = self.next_delay(total)
         if error:
@@ -181,12 +180,16 @@ class Poller:
             if self._housekeeper:
                 lease.acquire(records, self.owner, source=self.label, ttl=delay + self.lease_ttl)
             if self.held:
-                self.held = source_leases.claim(records, self.owner, [s.name for s in self.sources],
-                                                ttl=delay + self._source_ttl, share=records.postgres)
+                self.held = self._claim(delay + self._source_ttl)
         self._set_state("error" if error else "running", next_in=delay, error=total.error)
         if self._housekeeper:
             self._prune_now_and_then()
         return total, error
+
+    def _claim(self, ttl: float) -> dict[str, int]:
+        """Renew and balance this poller's sources (store/source_leases.py); the one it reads is kept."""
+        return source_leases.claim(self.engine.records, self.owner, [s.name for s in self.sources], ttl=ttl,
+                                   share=self.engine.records.postgres, keep=self._reading)
 
     @property
     def _source_ttl(self) -> float:
@@ -277,8 +280,7 @@ class Poller:
         if time.monotonic() - self._renewed_at > min(self.lease_ttl, self._source_ttl) / 3:
             if self._housekeeper and not lease.acquire(records, self.owner, source=self.label, ttl=self.lease_ttl):
                 return False  # taken over (we were thought dead): let the new owner work
-            self.held = source_leases.claim(records, self.owner, [s.name for s in self.sources],
-                                            ttl=self._source_ttl, share=records.postgres, keep=self._reading)
+            self.held = self._claim(self._source_ttl)
             self._renewed_at = time.monotonic()
         return self._reading is None or self._reading in self.held
 
@@ -418,20 +420,3 @@ class Poller:
         """Whether the background thread runs."""
         return self._thread is not None and self._thread.is_alive()
 
-
-def _combined(label: str, reports: list[PollReport]) -> PollReport:
-    """One poll's report over several sources: their counts summed, the backlog of all of them."""
-    total = PollReport(source=label)
-    for r in reports:
-        total.counts.add(r.counts)
-        for name in ("runs_started", "runs_resumed", "runs_merged", "repeats_counted", "runs_retried", "runs_failed",
-                     "announced", "escalated", "expired"):
-            setattr(total, name, getattr(total, name) + getattr(r, name))
-        for name in ("lines_behind", "bytes_behind"):
-            if getattr(r, name) is not None:
-                setattr(total, name, (getattr(total, name) or 0) + getattr(r, name))
-        if r.lag_seconds is not None:
-            total.lag_seconds = max(total.lag_seconds or 0.0, r.lag_seconds)
-        total.more = total.more or r.more
-        total.error = total.error or r.error
-    return total
