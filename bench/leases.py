@@ -97,13 +97,13 @@ def start_poller(work: Path, name: str, logs: list[Path], url: str, index: Path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPLUNK_", "INCIDENTIQ_"))}
     env.update(INCIDENTIQ_DATA_DIR=str(data), INCIDENTIQ_SOURCE=";".join(f"file:{log}" for log in logs),
                PYTHONPATH=str(ROOT), INCIDENTIQ_REPO_DIR=str(ROOT / "samples" / "pos-backend"),
-               INCIDENTIQ_DATABASE_URL=url, INCIDENTIQ_SOURCE_LEASE_SECONDS="5")
+               INCIDENTIQ_DATABASE_URL=url, INCIDENTIQ_SOURCE_LEASE_SECONDS="15")
     return subprocess.Popen([sys.executable, "-m", "pipeline", "poll", "--interval", "0.1"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def one_round(server: str, processes: int, count: int, index: Path) -> dict:
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    schema = f"leases_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(server, autocommit=True) as admin:
         admin.execute(f"CREATE SCHEMA {schema}")
     url = f"{server}?options=-csearch_path%3D{schema}"

@@ -237,3 +237,19 @@ def test_two_processes_split_four_sources_a_killed_ones_move_within_the_lease_an
     generations = {Path(h["source"][5:]).stem: h["generation"] for h in source_leases.holders(records)}
     assert sum(generations.values()) >= len(SOURCES) + 2 + 2  # taken at start, two split off, two after the kill
     assert not any(p.stderr and "Traceback" in (p.stderr.read() or "") for p in processes)
+
+
+@BOTH_BACKENDS
+def test_the_operations_status_says_which_poller_reads_each_source(engine, tmp_path):
+    from pipeline.operations.metrics import poller_status
+
+    logs = [tmp_path / f"{name}.jsonl" for name in SOURCES[:2]]
+    for name, log in zip(SOURCES, logs):
+        append(log, source_lines(name, 0, 20))
+    poller = Poller(engine, [FileSource(log, max_bytes=engine.settings.max_event_bytes) for log in logs], interval=0.05)
+    poller.poll_once()
+    status = {row["source"]: row for row in poller_status(engine.records)}
+    assert sorted(status) == sorted(f"file:{log}" for log in logs)
+    assert all(row["held_by"] == poller.owner and row["state"] == "running" for row in status.values())
+    poller.close()
+    assert all(row["held_by"] is None and row["state"] == "stopped" for row in poller_status(engine.records))

@@ -76,6 +76,7 @@ class Poller:
         self.held: dict[str, int] = {}  # the sources this poller holds, each with its lease's generation
         self._reading: str | None = None  # the source being read now
         self._housekeeper = False  # holds the data dir's lease: due work, escalation, pruning
+        self._claimed_at = 0.0
         self.state = "stopped"
         self.failures = 0  # consecutive failed polls, for the backoff
         self.restarts = 0  # times the supervisor restarted the loop after a bug ended it
@@ -118,10 +119,15 @@ class Poller:
         records = self.engine.records
         started = time.monotonic()
         self._housekeeper = lease.acquire(records, self.owner, source=self.label, ttl=self.lease_ttl)
-        if self._housekeeper or records.postgres:
-            # SQLite: the data dir's one working poller reads every source; PostgreSQL: each poller its share
+        if (self._housekeeper or records.postgres) and (
+                not self.held or time.monotonic() - self._claimed_at > self._source_ttl / 3):
+            # SQLite: the data dir's one working poller reads every source; PostgreSQL: each poller its
+            # share. Renewed every third of the lease (and while reading: _keep_going), not every poll
             self.held = self._claim(self._source_ttl)
-        if not self._housekeeper and not self.held:
+        if not self._housekeeper and (not self.held or not records.postgres):
+            if self.held:  # SQLite: another poller works the data dir, its sources with it
+                source_leases.release(records, self.owner)
+                self.held = {}
             current = lease.holder(records)
             report = PollReport(source=self.label, standby=True, holder=current["owner"] if current else None)
             self._set_state("standby", next_in=self.interval)
@@ -188,6 +194,7 @@ class Poller:
 
     def _claim(self, ttl: float) -> dict[str, int]:
         """Renew and balance this poller's sources (store/source_leases.py); the one it reads is kept."""
+        self._claimed_at = time.monotonic()
         return source_leases.claim(self.engine.records, self.owner, [s.name for s in self.sources], ttl=ttl,
                                    share=self.engine.records.postgres, keep=self._reading)
 
