@@ -353,8 +353,8 @@ class Settings(BaseSettings):
                           "several sources separated by `;` (e.g. `file:/var/log/a;file:/var/log/b`), each with its "
                           "own cursor, shared among the pollers on PostgreSQL")
     source_lease: float = setting("INCIDENTIQ_SOURCE_LEASE_SECONDS", "30", "PostgreSQL, several pollers: seconds a "
-                                  "poller holds a source without renewing it (it renews every poll and every third "
-                                  "of this while reading); a killed poller's sources move to the others within it",
+                                  "poller holds a source without renewing it (it renews every third of this); a killed "
+                                  "poller's sources move to the others within it (at once when it ran on the same host)",
                                   bounds=(1, 3600))
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
