@@ -70,7 +70,9 @@ else:
         return duration(now - datetime.fromisoformat(stamp)) + " ago" if stamp else "never"
 
     st.dataframe(pd.DataFrame([{
-        "source": s["source"], "state": s["state"], "last poll": ago(s.get("last_poll_at")),
+        "source": s["source"], "state": s["state"],
+        # which process reads it (host:pid): on PostgreSQL each source is leased to one poller
+        "held by": ":".join((s.get("held_by") or "").split(":")[:2]), "last poll": ago(s.get("last_poll_at")),
         # the backlog the last poll left: lines not read yet (blank where the source cannot say) and
         # the age of the oldest of them (for a file, at least this old)
         "lines behind": s.get("lines_behind"), "oldest unread (s)": _round(s.get("lag_seconds")),

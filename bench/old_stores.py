@@ -20,8 +20,9 @@ UNDO = {
          "ALTER TABLE incidents DROP COLUMN linked_to",
          "ALTER TABLE incidents DROP COLUMN link_kind", "ALTER TABLE incidents DROP COLUMN link_status"),
     17: ("DROP INDEX incident_members_member", "ALTER TABLE incidents DROP COLUMN leader"),
-    18: (), 19: (), 20: (),  # reserved for other helpers' migrations (session 42): the lead fills them in
-    21: ("DROP TABLE backtest_judgments", "DROP INDEX incidents_first_seen"),
+    18: ("DROP TABLE source_leases", "DROP TABLE source_workers"),
+    19: (),
+    20: ("DROP TABLE backtest_judgments", "DROP INDEX incidents_first_seen"),
 }
 
 

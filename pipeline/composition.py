@@ -58,6 +58,20 @@ def parsing_for(settings: Settings) -> Parsing:
                    on_learn=remember_in(lambda: open_records(settings), scrub=redact))
 
 
+def open_sources(spec: str, settings: Settings) -> list[Source]:
+    """The sources INCIDENTIQ_SOURCE lists: specs separated by `;` (a path holding `;` is one source:
+    the text is split only where every part is a spec), each named once."""
+    parts = [part.strip() for part in (spec or "").split(";")]
+    if len(parts) < 2 or not all(part in ("demo", "splunk") or part.startswith("file:") for part in parts if part):
+        return [open_source(spec, settings)]
+    sources: dict[str, Source] = {}
+    for part in parts:
+        if part:
+            source = open_source(part, settings)
+            sources.setdefault(source.name, source)
+    return list(sources.values())
+
+
 def open_source(spec: str, settings: Settings) -> Source:
     """The source for a spec: `demo`, `file:PATH` or `splunk`."""
     spec = (spec or "").strip()

@@ -346,9 +346,16 @@ class Settings(BaseSettings):
         "INCIDENTIQ_DATABASE_URL", None,
         "`postgresql://user:password@host:5432/db` (add `?options=-csearch_path%3Dname` for a schema of its own): "
         "checkpoints and records in PostgreSQL, shared by workbench and poller processes on many machines (one "
-        "poller works at a time; the knowledge index stays in the data dir); unset = SQLite files in the data dir. "
+        "poller works the incidents at a time, each source is leased to one of them; the knowledge index stays in the "
+        "data dir); unset = SQLite files in the data dir. "
         "Any other URL is refused. Its password is masked wherever text is shown or stored", parse=_database_url)
-    source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`")
+    source: str = setting("INCIDENTIQ_SOURCE", "demo", "`demo` (bundled sample stream), `file:PATH`, or `splunk`; "
+                          "several sources separated by `;` (e.g. `file:/var/log/a;file:/var/log/b`), each with its "
+                          "own cursor, shared among the pollers on PostgreSQL")
+    source_lease: float = setting("INCIDENTIQ_SOURCE_LEASE_SECONDS", "30", "PostgreSQL, several pollers: seconds a "
+                                  "poller holds a source without renewing it (it renews every third of this); a killed "
+                                  "poller's sources move to the others within it (at once when it ran on the same host)",
+                                  bounds=(1, 3600))
     poll_interval: float = setting("INCIDENTIQ_POLL_INTERVAL", "2", "seconds between polls of the log source",
                                    bounds=(0.05, 3600))
     poll_batch_lines: int = setting("INCIDENTIQ_POLL_BATCH_LINES", "100", "poller: most lines read from the "

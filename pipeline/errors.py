@@ -13,7 +13,8 @@
     │   ├── StaleInterrupt         the reviewer saw an older analysis
     │   ├── StaleProposal          the fix proposal changed since the reviewer saw it
     │   ├── NotAwaitingApproval
-    │   └── RevisionLimitReached
+    │   ├── RevisionLimitReached
+    │   └── LeaseLost              a source's lease was taken over: its old holder's write is refused
     ├── Refused                    who asks may not do that, or not now (CLI exit 3; audited)
     │   ├── NotPermitted           the actor's roles do not allow the action
     │   ├── SameApprover           the second approval came from the first approver
@@ -98,6 +99,15 @@ class BacktestNotFound(NotFound):
 
 class Conflict(IncidentIQError):
     exit_code = 3
+
+
+class LeaseLost(Conflict):
+    """Another poller took this source's lease (ours expired): the batch this one read is not
+    stored, the new holder reads it again from the cursor (store/source_leases.py)."""
+
+    def __init__(self, source: str):
+        super().__init__(f"the lease of source {source} was taken over by another poller")
+        self.source = source
 
 
 # a status in a message is said in words (the codes are for --json and the records)

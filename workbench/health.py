@@ -20,7 +20,7 @@ def light(workbench: Workbench, status: list[dict]) -> tuple[str, str, str]:
             return "red", "Poller not started", workbench.poller_error
         return "gray", "Poller off", "INCIDENTIQ_POLLER=off: showing what is in the data dir"
     # the poller's source name is canonical (a `file:` source names its absolute path)
-    row = next((r for r in status if r["source"] == workbench.poller.source.name), None)
+    row = next((r for r in status if r["source"] == workbench.poller.source.name), None)  # its first source
     if not workbench.poller.alive:
         return "red", "Poller stopped", (row or {}).get("last_error") or "the poller thread ended"
     if workbench.poller.restarts and (row is None or row["state"] != "running"):

@@ -24,14 +24,14 @@ def register(sub) -> None:
 def cmd_poll(args) -> int:
     from pipeline.errors import Conflict
     from pipeline.unattended.poller import Poller
-    from pipeline.composition import open_source
+    from pipeline.composition import open_sources
 
     from pipeline.config import within
 
     if args.interval is not None:  # the range INCIDENTIQ_POLL_INTERVAL has: inf or 1e300 never polls
         within("INCIDENTIQ_POLL_INTERVAL", args.interval, what="--interval")
     engine = engine_from_env()
-    poller = Poller(engine, open_source(engine.settings.source, engine.settings), args.interval)
+    poller = Poller(engine, open_sources(engine.settings.source, engine.settings), args.interval)
     if args.once:
         try:
             report = poller.poll_once()
@@ -43,7 +43,7 @@ def cmd_poll(args) -> int:
         return 0
     stop = threading.Event()
     _stop_on_signals(stop)
-    terminal.err(f"polling {poller.source.name} every {poller.interval:g}s into "
+    terminal.err(f"polling {poller.label} every {poller.interval:g}s into "
                      f"{engine.settings.data_dir} (Ctrl-C to stop)\n")
     poller.run_supervised(stop, on_report=_printer())
     terminal.err("stopped\n")

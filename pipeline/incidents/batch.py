@@ -86,7 +86,8 @@ class Incidents:
     def clock(self) -> Clock:
         return self.records.clock
 
-    def store_batch(self, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None) -> IngestCounts:
+    def store_batch(self, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None,
+                    fence: tuple[str, str, int] | None = None) -> IngestCounts:
         """Store events and dead letters and advance the source cursor in one transaction.
 
         Each event is stored once (by event_id); an event the opening rule picks joins the open
@@ -146,8 +147,10 @@ class Incidents:
                 rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times), stamp=stamp)
             gathered.update(joiner.finish())
             members.count(conn, gathered, day=stamp[:10])
-            if cursor is not None:
-                rows.save_cursor(conn, cursor[0], cursor[1], stamp)
+            if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
+                rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
+            elif fence is not None:
+                rows.check_fence(conn, fence)
         counts.incidents_updated -= counts.incidents_new
         return counts
 

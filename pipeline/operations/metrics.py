@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pipeline.store import lease
+from pipeline.store import lease, source_leases
 from pipeline.store import poller_rows as store
 from pipeline.store.poller_rows import COUNTERS
 from pipeline.store.owners import owner_alive
@@ -22,9 +22,11 @@ def poller_status(records: Records) -> list[dict]:
     """Per source: state (running / standby / error / stopped), last poll, lag, last error,
     counters and latency, with the pollers behind it (each `running`, `standby`, `error`,
     `stopped`, `crashed`, or `gone`: not live, its row left as it was). Sources polled most
-    recently first."""
+    recently first. `held_by`: the poller holding the source's lease (store/source_leases.py), if live."""
     stamp = records.clock.now()
     holder = lease.holder(records)
+    leases = {row["source"]: row for row in source_leases.holders(records)}
+    stats = store.source_stats(records)
     pollers: dict[str, list[dict]] = {}
     for p in store.pollers(records):
         p["live"] = (p["state"] not in ("stopped", "crashed") and parse_iso(p["stale_after"]) > stamp
@@ -34,8 +36,10 @@ def poller_status(records: Records) -> list[dict]:
             # lost machine) or its heartbeat is past due: it is not running, whatever the row says
             p["state"] = "gone"
         p["holds_lease"] = bool(holder and holder["live"] and holder["owner"] == p["owner"])
-        pollers.setdefault(p["source"], []).append(p)
-    stats = store.source_stats(records)
+        # a poller of several sources is named by them all (`a;b`): it is listed under each
+        label = p["source"]
+        for name in ([label] if label in stats or label in leases or ";" not in label else label.split(";")):
+            pollers.setdefault(name, []).append(p)
     result = []
     for source in sorted(set(stats) | set(pollers), key=lambda s: (stats.get(s, {}).get("last_poll_at") or ""),
                          reverse=True):
@@ -44,7 +48,9 @@ def poller_status(records: Records) -> list[dict]:
                                     "lag_seconds": None, "lines_behind": None, "bytes_behind": None,
                                     "last_error": None, "last_error_at": None}
         mine = pollers.get(source, [])
-        working = [p for p in mine if p["live"] and p["holds_lease"]]
+        leased = leases.get(source)
+        held_by = leased["holder"] if leased and leased["live"] else None
+        working = [p for p in mine if p["live"] and (p["owner"] == held_by if leased else p["holds_lease"])]
         if working:
             state = "error" if working[0]["state"] == "error" else "running"
         elif any(p["live"] and p["state"] == "standby" for p in mine):
@@ -64,6 +70,7 @@ def poller_status(records: Records) -> list[dict]:
             "next_poll_at": newest["next_poll_at"] if newest and newest["live"] else None,
             "latency_ms": row["last_latency_ms"],
             "lease": holder if holder and holder["source"] == source else None,
+            "held_by": held_by,
             "pollers": [{k: p[k] for k in ("owner", "state", "started_at", "heartbeat_at", "live", "holds_lease",
                                            "last_error", "last_error_at")}
                         for p in [p for p in mine if p["live"]] + [p for p in mine if not p["live"]][:RECENT_GONE]],

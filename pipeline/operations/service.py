@@ -7,7 +7,7 @@ from pathlib import Path
 from pipeline.engine import Engine
 from pipeline.operations import metrics
 from pipeline.unattended.poller import Poller
-from pipeline.composition import open_source
+from pipeline.composition import open_sources
 from pipeline.store import inbox, regrouping
 
 
@@ -23,9 +23,9 @@ class OperationsService:
         return Path(self.engine.settings.data_dir)
 
     def start_poller(self) -> Poller:
-        """Open the configured source and start its poller in a background thread."""
+        """Open the configured sources and start their poller in a background thread."""
         settings = self.engine.settings
-        poller = Poller(self.engine, open_source(settings.source, settings), settings.poll_interval)
+        poller = Poller(self.engine, open_sources(settings.source, settings), settings.poll_interval)
         poller.start()
         return poller
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from pipeline.clock import iso
+from pipeline.errors import LeaseLost
 from pipeline.state import LogEvent
 from pipeline.store import context_blocks, event_bodies
 from pipeline.store.sql import GREATEST, LEAST, Connection, Params, placeholders
@@ -118,19 +119,40 @@ def insert_incident(conn: Connection, *, incident_id: str, fingerprint: str, tit
     )
 
 
-
 def retitle(conn: Connection, titles: list[tuple[str, str, str]]) -> None:
     """(incident id, stored title, new title): each title replaced only while it is still the stored one."""
     for incident_id, stored, new in titles:
         conn.execute("UPDATE incidents SET title = $1 WHERE incident_id = $2 AND title = $3", (new, incident_id, stored))
 
 
-def save_cursor(conn: Connection, source: str, value: str, stamp: str) -> None:
-    conn.execute(
-        "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
-        " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        (source, value, stamp),
-    )
+def save_cursor(conn: Connection, source: str, value: str, stamp: str,
+                fence: tuple[str, str, int] | None = None) -> None:
+    """Advance a source's cursor; with a `fence` (source, holder, generation: store/source_leases.py)
+    only while that lease still names the holder at that generation, else LeaseLost (the caller's
+    transaction, the batch the cursor covers, rolls back)."""
+    if fence is None:
+        conn.execute(
+            "INSERT INTO cursors(source, value, updated_at) VALUES ($1,$2,$3)"
+            " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (source, value, stamp),
+        )
+        return
+    row = conn.execute(
+        "INSERT INTO cursors(source, value, updated_at) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM source_leases"
+        " WHERE source = $4 AND holder = $5 AND generation = $6)"
+        " ON CONFLICT(source) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at RETURNING source",
+        (source, value, stamp, *fence),
+    ).fetchone()
+    if row is None:
+        raise LeaseLost(fence[0])
+
+
+def check_fence(conn: Connection, fence: tuple[str, str, int]) -> None:
+    """LeaseLost unless the source's lease still names the holder at its generation (a batch that
+    moves no cursor is stored under its lease too)."""
+    if conn.execute("SELECT 1 FROM source_leases WHERE source = $1 AND holder = $2 AND generation = $3",
+                    fence).fetchone() is None:
+        raise LeaseLost(fence[0])
 
 
 def insert_dead_letter(conn: Connection, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:

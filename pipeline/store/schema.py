@@ -665,13 +665,35 @@ V17_OUTAGES = (
 )
 
 
+# issue 37.6: several processes share ingest, each source leased to one (store/source_leases.py):
+# a row per source (its holder, when the lease expires, and a generation the holder's cursor writes
+# must still find: a holder whose lease was taken over is refused), and a heartbeat per poller,
+# so each knows how many share the sources
+def _v18_source_leases(t: Types) -> tuple[str, ...]:
+    return _statements(f"""
+CREATE TABLE source_leases (
+    source {t.text} PRIMARY KEY,
+    holder {t.text},
+    generation INTEGER NOT NULL DEFAULT 0,
+    acquired_at {t.text},
+    renewed_at {t.text},
+    expires_at {t.text}
+);
+CREATE TABLE source_workers (
+    owner {t.text} PRIMARY KEY,
+    renewed_at {t.text} NOT NULL,
+    expires_at {t.text} NOT NULL
+)
+""")
+
+
 # issue 38.3: pairwise review of a backtest's results. A reviewer saw the live analyst's and the
 # candidate's answers for one incident as A and B in a random order (`a_side` says which was A;
 # `named` when a script named the sides itself), chose one or `equal` with a reason, and may have
 # said the right category (`correction`). One judgment per (backtest, incident, reviewer): a second
 # replaces the first. Pruned with its backtest (store/backtests.py prune_before). And the inbox's day
 # filter reads the log's own day, the incident's first error (store/views.py): an index on it
-def _v21_judgments(t: Types) -> tuple[str, ...]:
+def _v20_judgments(t: Types) -> tuple[str, ...]:
     return _statements(f"""
 CREATE TABLE backtest_judgments (
     backtest_id {t.text} NOT NULL,
@@ -734,15 +756,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "errors of one outage in one incident: members found by what they are (the names an"
                   " incident's errors wrote, a pattern that joined another's incident); the incident's leader",
               V17_OUTAGES),
-    # 18-20: numbers given to other helpers of session 42; empty here so this branch's store runs
-    # (the lead replaces them with those helpers' migrations at the merge)
-    Migration(18, "reserved (session 42)", ()),
+    Migration(18, "several processes share ingest: a lease per source (holder, expiry, generation"
+                  " fencing its cursor) and a heartbeat per poller", _v18_source_leases),
     Migration(19, "reserved (session 42)", ()),
-    Migration(20, "reserved (session 42)", ()),
-    Migration(21, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
+    Migration(20, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
                   " preferred for an incident, with the reason and the order the two were shown in; the"
                   " inbox's day filter by the log's own day",
-              _v21_judgments),
+              _v20_judgments),
 )
 
 

@@ -60,6 +60,24 @@ class PollReport:
                 "more": self.more, "error": self.error}
 
 
+def combined(label: str, reports: list[PollReport]) -> PollReport:
+    """One poll's report over several sources: their counts summed, the backlog of all of them."""
+    total = PollReport(source=label)
+    for r in reports:
+        total.counts.add(r.counts)
+        for name in ("runs_started", "runs_resumed", "runs_merged", "repeats_counted", "runs_retried", "runs_failed",
+                     "announced", "escalated", "expired"):
+            setattr(total, name, getattr(total, name) + getattr(r, name))
+        for name in ("lines_behind", "bytes_behind"):
+            if getattr(r, name) is not None:
+                setattr(total, name, (getattr(total, name) or 0) + getattr(r, name))
+        if r.lag_seconds is not None:
+            total.lag_seconds = max(total.lag_seconds or 0.0, r.lag_seconds)
+        total.more = total.more or r.more
+        total.error = total.error or r.error
+    return total
+
+
 def set_poller_state(records: Records, *, owner: str, source: str, state: str, stale_after: float,
                      next_poll_at: datetime | None = None, error: str | None = None) -> None:
     """Upsert one poller's state and heartbeat; it counts as gone `stale_after` seconds later."""

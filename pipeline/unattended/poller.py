@@ -2,8 +2,11 @@
 and advances every incident that needs work (new runs, cut-off runs, new evidence, retries).
 
 The web app runs it in a background thread (`start()` / `stop()`), the CLI in the foreground
-(`run_forever`). One poller works a data dir at a time (see lease.py); the others stand by and
-take over when it stops or dies. Its state, last error and counters are written to the records
+(`run_forever`). One poller works a data dir's incidents at a time (see lease.py); the others stand
+by and take over when it stops or dies. On PostgreSQL the sources are shared: each is leased to one
+poller (store/source_leases.py), so several processes read and store the configured sources
+side by side, each starting the first runs of the incidents its batches opened; on SQLite the one
+working poller reads them all, as before. Its state, last error and counters are written to the records
 store after every poll (poll_record.py; the Operations page reads them: operations/metrics.py),
 so a failing poller is visible, never silent.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
 import time
 import traceback
 from datetime import timedelta
@@ -19,13 +23,13 @@ from typing import Callable
 from pipeline.notifications import sender
 from pipeline.unattended.delivery import DeliveryWorker
 from pipeline.unattended import escalation
-from pipeline.store import due, lease
+from pipeline.store import due, lease, source_leases
 from pipeline.unattended import poll_record
 from pipeline.unattended import retention
 from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.engine.lost_runs import recover_lost_runs
-from pipeline.errors import IncidentIQError, StorageError
+from pipeline.errors import IncidentIQError, LeaseLost, StorageError
 from pipeline.review.related import RelatedIncidents
 from pipeline.unattended.poll_record import PollReport
 from pipeline.store.owners import process_owner
@@ -51,19 +55,28 @@ BATCH_GROWTH = 4
 class Poller:
     """Polls one source for one engine; see the module docstring."""
 
-    def __init__(self, engine: Engine, source: Source, interval: float | None = None, *,
+    def __init__(self, engine: Engine, source: Source | Sequence[Source], interval: float | None = None, *,
                  owner: str | None = None, max_backoff: float = MAX_BACKOFF_SECONDS,
-                 deliveries: DeliveryWorker | None = None):
+                 deliveries: DeliveryWorker | None = None, source_lease: float | None = None):
         self.engine = engine
         # webhooks are told on their own thread: a slow one never holds a poll (issue 25)
         self.deliveries = deliveries or DeliveryWorker(engine.records)
-        self.source = source
+        self.sources: list[Source] = list(source) if isinstance(source, Sequence) else [source]
+        if not self.sources:
+            raise ValueError("a poller needs a source")
+        self.source = self.sources[0]
+        self.label = ";".join(s.name for s in self.sources)  # its row in `pollers`
         self.interval = float(interval if interval is not None else engine.settings.poll_interval)
         self.owner = owner or process_owner()
         self.max_backoff = max_backoff
-        self.cursor_key = f"source:{source.name}"
-        # the source's own batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it), if it has one
-        self._batch_lines: int | None = getattr(source, "batch_lines", None)
+        self.cursor_key = f"source:{self.source.name}"
+        # seconds a source stays leased without renewal (PostgreSQL: INCIDENTIQ_SOURCE_LEASE_SECONDS)
+        self.source_lease = float(source_lease if source_lease is not None
+                                  else getattr(engine.settings, "source_lease", 30.0))
+        self.held: dict[str, int] = {}  # the sources this poller holds, each with its lease's generation
+        self._reading: str | None = None  # the source being read now
+        self._housekeeper = False  # holds the data dir's lease: due work, escalation, pruning
+        self._claimed_at = 0.0
         self.state = "stopped"
         self.failures = 0  # consecutive failed polls, for the backoff
         self.restarts = 0  # times the supervisor restarted the loop after a bug ended it
@@ -105,60 +118,116 @@ class Poller:
     def _poll(self) -> tuple[PollReport, IncidentIQError | None]:
         records = self.engine.records
         started = time.monotonic()
-        report = PollReport(source=self.source.name)
-        if not lease.acquire(records, self.owner, source=self.source.name, ttl=self.lease_ttl):
+        self._housekeeper = lease.acquire(records, self.owner, source=self.label, ttl=self.lease_ttl)
+        if (self._housekeeper or records.postgres) and (
+                not self.held or time.monotonic() - self._claimed_at > self._source_ttl / 3):
+            # SQLite: the data dir's one working poller reads every source; PostgreSQL: each poller its
+            # share. Renewed every third of the lease (and while reading: _keep_going), not every poll
+            self.held = self._claim(self._source_ttl)
+        if not self._housekeeper and (not self.held or not records.postgres):
+            if self.held:  # SQLite: another poller works the data dir, its sources with it
+                source_leases.release(records, self.owner)
+                self.held = {}
             current = lease.holder(records)
-            report.standby, report.holder = True, current["owner"] if current else None
+            report = PollReport(source=self.label, standby=True, holder=current["owner"] if current else None)
             self._set_state("standby", next_in=self.interval)
             return report, None
         self._renewed_at = time.monotonic()
+        reports: list[PollReport] = []
         error: IncidentIQError | None = None
         try:
-            self._read_and_store(report)
-            self._advance_incidents(report)
-            if self._keep_going():
-                # nobody decided: announce, escalate, expire; then wake the delivery thread (a
-                # failing or slow webhook is retried from the outbox there, never in the poll)
-                done = escalation.run(self.engine)
-                report.announced, report.escalated, report.expired = (
-                    len(done.announced), len(done.escalated), len(done.expired))
-                self.deliveries.wake()
+            if self._housekeeper:
+                recover_lost_runs(self.engine)
+            for source in self.sources:
+                if source.name not in self.held or not self._keep_going():
+                    continue
+                report = PollReport(source=source.name)
+                reports.append(report)
+                source_started = time.monotonic()
+                try:
+                    self._read_and_store(report, source)
+                except LeaseLost:
+                    self.held.pop(source.name, None)  # its new holder reads the batch again
+                except IncidentIQError as exc:
+                    # the source or the store failed: nothing is lost (the cursor did not move
+                    # past unstored events); record it where the operations page looks, and retry
+                    error = error or exc
+                    report.error = f"{type(exc).__name__}: {exc.message}"[:1000]
+                finally:
+                    self._reading = None
+                    report.latency_ms = (time.monotonic() - source_started) * 1000
+            if self._housekeeper:
+                if not reports:  # it holds no source: its work is told (not recorded) as the first source's
+                    reports.append(PollReport(source=self.source.name))
+                self._advance_incidents(reports[0], more=any(r.more for r in reports))
+                if self._keep_going():
+                    # nobody decided: announce, escalate, expire; then wake the delivery thread (a
+                    # failing or slow webhook is retried from the outbox there, never in the poll)
+                    done = escalation.run(self.engine)
+                    reports[0].announced, reports[0].escalated, reports[0].expired = (
+                        len(done.announced), len(done.escalated), len(done.expired))
+                    self.deliveries.wake()
         except IncidentIQError as exc:
-            # the source, the store or a run failed: nothing is lost (the cursor did not move
-            # past unstored events); record it where the operations page looks, and retry
-            error = exc
-            report.error = f"{type(exc).__name__}: {exc.message}"[:1000]
-        report.latency_ms = (time.monotonic() - started) * 1000
+            error = error or exc
+            if not reports:
+                reports.append(PollReport(source=self.source.name))
+            reports[-1].error = f"{type(exc).__name__}: {exc.message}"[:1000]
+        if not reports:  # every source it held was taken over before it read
+            reports.append(PollReport(source=self.source.name))
         self.failures = self.failures + 1 if error else 0
-        delay = self.next_delay(report)
-        poll_record.record_poll(records, report)
+        for report in reports:
+            if report.source in self.held or report.error:  # what it read, or failed at
+                poll_record.record_poll(records, report)
+        total = poll_record.combined(self.label, reports) if len(self.sources) > 1 else reports[0]
+        total.latency_ms = (time.monotonic() - started) * 1000
+        delay = self.next_delay(total)
         if error:
             # keep the lease through the backoff, so a standby does not take over only to fail alike
-            lease.acquire(records, self.owner, source=self.source.name, ttl=delay + self.lease_ttl)
-        self._set_state("error" if error else "running", next_in=delay, error=report.error)
-        self._prune_now_and_then()
-        return report, error
+            if self._housekeeper:
+                lease.acquire(records, self.owner, source=self.label, ttl=delay + self.lease_ttl)
+            if self.held:
+                self.held = self._claim(delay + self._source_ttl)
+        self._set_state("error" if error else "running", next_in=delay, error=total.error)
+        if self._housekeeper:
+            self._prune_now_and_then()
+        return total, error
 
-    def _read_and_store(self, report: PollReport) -> None:
+    def _claim(self, ttl: float) -> dict[str, int]:
+        """Renew and balance this poller's sources (store/source_leases.py); the one it reads is kept."""
+        self._claimed_at = time.monotonic()
+        return source_leases.claim(self.engine.records, self.owner, [s.name for s in self.sources], ttl=ttl,
+                                   share=self.engine.records.postgres, keep=self._reading)
+
+    @property
+    def _source_ttl(self) -> float:
+        """How long a source lease lasts: on SQLite the data dir's lease decides, and a source's
+        lease only fences; on PostgreSQL INCIDENTIQ_SOURCE_LEASE_SECONDS."""
+        return self.source_lease if self.engine.records.postgres else self.lease_ttl
+
+    def _read_and_store(self, report: PollReport, source: Source) -> None:
         """Read the source in batches of INCIDENTIQ_POLL_BATCH_LINES, at most INCIDENTIQ_POLL_MAX_LINES
         a poll (batches grow while the source has more ready: BATCH_GROWTH); after each stored batch
         the runs of the incidents it opened start, before the next batch is read, so a backlog being
-        read never keeps its first incidents from the reviewer."""
+        read never keeps its first incidents from the reviewer. The cursor is read and advanced
+        under the source's lease (a batch stored after it was taken over is refused: LeaseLost)."""
         settings = self.engine.settings
-        recover_lost_runs(self.engine)
-        cursor = self.engine.records.cursor(self.cursor_key)
+        self._reading = source.name
+        cursor_key = f"source:{source.name}"
+        cursor = self.engine.records.cursor(cursor_key)
         lines = 0
-        size = self._batch_lines
+        size: int | None = getattr(source, "batch_lines", None)
         largest = min(size * BATCH_GROWTH, max(settings.poll_max_lines, size)) if size else None
         while True:
             if size and largest:  # a source that sizes its batches (Source)
-                self.source.batch_lines = size  # type: ignore[attr-defined]  # not every Source has one
-            batch = self.source.read(cursor)
+                source.batch_lines = size  # type: ignore[attr-defined]  # not every Source has one
+            batch = source.read(cursor)
             size = min(2 * size, largest) if size and largest else size
             if batch.items or batch.cursor is not None:
+                fence = (source.name, self.owner, self.held[source.name])
                 # events, dead letters and the cursor that covers them: one transaction
                 counts = self.engine.incidents.store_batch(
-                    batch.items, cursor=(self.cursor_key, batch.cursor) if batch.cursor is not None else None)
+                    batch.items, cursor=(cursor_key, batch.cursor) if batch.cursor is not None else None,
+                    fence=fence)
                 report.counts.add(counts)
                 self._start_runs(report, sorted(counts.incidents_new))
             if batch.cursor is not None:
@@ -176,9 +245,9 @@ class Poller:
                 return
             self._advance(report, incident_id)
 
-    def _advance_incidents(self, report: PollReport) -> None:
+    def _advance_incidents(self, report: PollReport, *, more: bool) -> None:
         engine = self.engine
-        delay = engine.settings.merge_delay * (BEHIND_MERGE_DELAYS if report.more else 1)
+        delay = engine.settings.merge_delay * (BEHIND_MERGE_DELAYS if more else 1)
         # due work in bounded batches (store/due.py): the next batch is read once this one is worked
         for incident_id in due.due_incidents(engine.records, merge_delay=delay):
             if not self._keep_going():
@@ -208,16 +277,19 @@ class Poller:
             sys.stderr.write(f"evidence index not caught up: {exc.message}\n")
 
     def _keep_going(self) -> bool:
-        """Between batches and runs: stop when asked, and keep the lease fresh."""
+        """Between batches and runs: stop when asked, and keep the leases fresh (the data dir's, if
+        this poller holds it, and its sources': the one being read must still be ours)."""
         if self._stop.is_set():
             return False
-        if not lease.held(self.engine.records, self.owner):
+        records = self.engine.records
+        if self._housekeeper and not lease.held(records, self.owner):
             return False  # PostgreSQL dropped our session, and the lock with it: take it again next poll
-        if time.monotonic() - self._renewed_at > self.lease_ttl / 3:
-            if not lease.acquire(self.engine.records, self.owner, source=self.source.name, ttl=self.lease_ttl):
+        if time.monotonic() - self._renewed_at > min(self.lease_ttl, self._source_ttl) / 3:
+            if self._housekeeper and not lease.acquire(records, self.owner, source=self.label, ttl=self.lease_ttl):
                 return False  # taken over (we were thought dead): let the new owner work
+            self.held = self._claim(self._source_ttl)
             self._renewed_at = time.monotonic()
-        return True
+        return self._reading is None or self._reading in self.held
 
     def next_delay(self, report: PollReport) -> float:
         """Seconds until the next poll: at once when the source has more, backoff after errors."""
@@ -229,7 +301,7 @@ class Poller:
 
     def _set_state(self, state: str, *, next_in: float = 0.0, error: str | None = None) -> None:
         self.state = state
-        poll_record.set_poller_state(self.engine.records, owner=self.owner, source=self.source.name, state=state,
+        poll_record.set_poller_state(self.engine.records, owner=self.owner, source=self.label, state=state,
                                      stale_after=next_in + self.lease_ttl,
                                      next_poll_at=self.engine.records.clock.now() + timedelta(seconds=next_in), error=error)
 
@@ -267,7 +339,7 @@ class Poller:
             return self._poll()[0]
         except IncidentIQError as exc:
             self.failures += 1
-            report = PollReport(source=self.source.name, error=f"{type(exc).__name__}: {exc.message}"[:1000])
+            report = PollReport(source=self.label, error=f"{type(exc).__name__}: {exc.message}"[:1000])
             try:
                 self._set_state("error", next_in=self.next_delay(report), error=report.error)
             except IncidentIQError:
@@ -308,7 +380,7 @@ class Poller:
         error = f"{type(exc).__name__}: {exc}"[:1000] if crashed else None
         self.deliveries.stop()
         try:
-            lease.release(self.engine.records, self.owner)
+            self._release()
             self._set_state("crashed" if crashed else "stopped", error=error)
         except IncidentIQError:
             pass  # the store is unusable; the lease expires, or dies with this process
@@ -322,8 +394,15 @@ class Poller:
             sender.deliver_due(self.engine.records, deadline=self.deliveries.deadline,
                                keep_going=lambda: time.monotonic() < until)
         finally:
-            lease.release(self.engine.records, self.owner)
+            self._release()
         self._set_state("stopped")
+
+    def _release(self) -> None:
+        """Give back the data dir's lease and the sources: the others take them at their next poll."""
+        lease.release(self.engine.records, self.owner)
+        if self.held or self.engine.records.postgres:
+            source_leases.release(self.engine.records, self.owner)
+        self.held = {}
 
     # -- background thread (web app) -----------------------------------------------------
     def start(self) -> None:
@@ -332,7 +411,7 @@ class Poller:
             return
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self.run_supervised, args=(self._stop,),
-                                        name=f"incidentiq-poller-{self.source.name}", daemon=True)
+                                        name=f"incidentiq-poller-{self.label}", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = 30.0) -> bool:
@@ -347,3 +426,4 @@ class Poller:
     def alive(self) -> bool:
         """Whether the background thread runs."""
         return self._thread is not None and self._thread.is_alive()
+
