@@ -21,8 +21,7 @@ UNDO = {
          "ALTER TABLE incidents DROP COLUMN link_kind", "ALTER TABLE incidents DROP COLUMN link_status"),
     17: ("DROP INDEX incident_members_member", "ALTER TABLE incidents DROP COLUMN leader"),
     18: ("DROP TABLE source_leases", "DROP TABLE source_workers"),
-    19: (),
-    20: ("DROP TABLE backtest_judgments", "DROP INDEX incidents_first_seen"),
+    19: ("DROP TABLE backtest_judgments", "DROP INDEX incidents_first_seen"),
 }
 
 

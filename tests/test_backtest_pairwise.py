@@ -1,5 +1,5 @@
 """Pairwise review of a backtest (issue 38.3): a reviewer's judgment of the live and the candidate
-answer of one incident, stored in the records store (migration 20), counted in the report, listed
+answer of one incident, stored in the records store (migration 19), counted in the report, listed
 and exported as labelled eval cases, by the CLI too."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pairwise judgments of a backtest's results (migration 20): for one incident, which of the live
+"""Pairwise judgments of a backtest's results (migration 19): for one incident, which of the live
 analyst's answer and the candidate's a reviewer preferred, with the reason, the order the two were
 shown in, and the category the reviewer said was right, if any. One per (backtest, incident,
 reviewer): judging again replaces the reviewer's earlier judgment. Pruned with their backtest

@@ -693,7 +693,7 @@ CREATE TABLE source_workers (
 # said the right category (`correction`). One judgment per (backtest, incident, reviewer): a second
 # replaces the first. Pruned with its backtest (store/backtests.py prune_before). And the inbox's day
 # filter reads the log's own day, the incident's first error (store/views.py): an index on it
-def _v20_judgments(t: Types) -> tuple[str, ...]:
+def _v19_judgments(t: Types) -> tuple[str, ...]:
     return _statements(f"""
 CREATE TABLE backtest_judgments (
     backtest_id {t.text} NOT NULL,
@@ -758,11 +758,10 @@ MIGRATIONS: tuple[Migration, ...] = (
               V17_OUTAGES),
     Migration(18, "several processes share ingest: a lease per source (holder, expiry, generation"
                   " fencing its cursor) and a heartbeat per poller", _v18_source_leases),
-    Migration(19, "reserved (session 42)", ()),
-    Migration(20, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
+    Migration(19, "pairwise review of a backtest: which of the live and the candidate analysis a reviewer"
                   " preferred for an incident, with the reason and the order the two were shown in; the"
                   " inbox's day filter by the log's own day",
-              _v20_judgments),
+              _v19_judgments),
 )
 
 
