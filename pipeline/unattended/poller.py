@@ -75,6 +75,7 @@ class Poller:
                                   else getattr(engine.settings, "source_lease", 30.0))
         self.held: dict[str, int] = {}  # the sources this poller holds, each with its lease's generation
         self._reading: str | None = None  # the source being read now
+        self._batch_lines: dict[str, int | None] = {}  # each source's configured batch size, by name
         self._housekeeper = False  # holds the data dir's lease: due work, escalation, pruning
         self._claimed_at = 0.0
         self.state = "stopped"
@@ -215,7 +216,9 @@ class Poller:
         cursor_key = f"source:{source.name}"
         cursor = self.engine.records.cursor(cursor_key)
         lines = 0
-        size: int | None = getattr(source, "batch_lines", None)
+        # the source's configured batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it),
+        # noted on its first read: a batch grown while it was behind is not the next poll's start
+        size: int | None = self._batch_lines.setdefault(source.name, getattr(source, "batch_lines", None))
         largest = min(size * BATCH_GROWTH, max(settings.poll_max_lines, size)) if size else None
         while True:
             if size and largest:  # a source that sizes its batches (Source)
