@@ -50,6 +50,15 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _TOKEN = re.compile(r"[A-Za-z][\w.:/-]{0,127}")
 MIN_INFERRED_YEAR = 1990
 _CACHE_LIMIT = 64  # key sets remembered per source (a source writes a handful)
+
+
+def _remember(cache: dict | None, key: Any, value: dict) -> None:
+    """Keep a key set's roles in the source's cache, emptied when it holds _CACHE_LIMIT of them."""
+    if cache is None:
+        return
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
 _NESTING = 3  # levels of nested objects looked into
 # the closed vocabulary of level words a value alone may be read by (no single letters, no `log`)
 _LEVEL_WORDS = frozenset({"trace", "debug", "info", "information", "informational", "notice", "warn", "warning",
@@ -203,10 +212,7 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
         if free:
             roles[role] = free[0][2]
-    if cache is not None:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[memo_key] = roles
+    _remember(cache, memo_key, roles)
     return roles
 
 
@@ -337,10 +343,7 @@ def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> d
             return known
     nested = flat_view(record)
     paths = {role: nested[name][0] for role, name in infer(record, missing, None, nested=nested).items()}
-    if cache is not None:
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[memo_key] = paths
+    _remember(cache, memo_key, paths)
     return paths
 
 
