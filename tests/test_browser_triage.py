@@ -85,6 +85,7 @@ def test_the_triage_survives_a_visit_to_an_incident_and_back(page, site):
     settle(page)
     page.keyboard.press("Escape")
     choose(page, "Sort", "most severe first")
+    expect(page).to_have_url(re.compile(r"[?&]sort=severity"))  # the URL follows the run that drew it
     narrowed, chosen = showing(page), view(page)
     assert narrowed != everything, (narrowed, everything)
     assert chosen["service"] == service and chosen["sev"] == severity and chosen["sort"] == "severity", chosen
