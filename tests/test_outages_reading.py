@@ -13,7 +13,7 @@ from pipeline.incidents import outage
 from pipeline.ingest.reading import Parsing, record_joiner
 from pipeline.state import LogEvent
 from pipeline.unattended.file_ingest import ingest_file
-from pipeline.unattended.outage_bed import run, scenarios
+from pipeline.unattended.outage_bed import Scenario, _score, run, scenarios
 from tests.support import BOTH_BACKENDS
 
 OPEN = Path(__file__).resolve().parent / "data" / "outages" / "open"
@@ -158,3 +158,12 @@ def test_the_healthy_controls_of_the_new_scenarios_open_nothing_and_their_outage
         assert cause["incidents"] == 1 and cause["leader_right"], (name, cause)
     two = run(bed["s42_compose_two_failures_same_minute"])
     assert two["merged"] == [] and [c["incidents"] for c in two["causes"]] == [1, 1]
+
+
+def test_a_cause_split_evenly_is_scored_on_the_incident_holding_its_earliest_line_whatever_the_hash_order():
+    cause = {"name": "C1", "lines": [3, 4, 7, 8], "leader": 3}
+    scenario = Scenario("tie", Path("tie.log"), False, [cause])
+    leaders = {"INC-b": (3, None), "INC-a": (7, None)}
+    for held in ({3: "INC-b", 4: "INC-b", 7: "INC-a", 8: "INC-a"}, {3: "INC-b", 7: "INC-a", 8: "INC-a", 4: "INC-b"}):
+        scored = _score(scenario, dict(held), leaders)["causes"][0]
+        assert (scored["incidents"], scored["leader_line"], scored["leader_right"]) == (2, 3, True)

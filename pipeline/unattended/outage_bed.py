@@ -4,8 +4,8 @@ ingest into a fresh SQLite data dir, and scored:
 
 - incidents per cause: how many incidents hold the cause's error lines (1 is right);
 - purity: incidents holding lines of two causes (0 is right);
-- leader: whether the incident holding most of a cause's lines has the cause's leader line as its
-  leader;
+- leader: whether the incident holding most of a cause's lines (of a tie, the one holding the
+  earliest of them) has the cause's leader line as its leader;
 - healthy controls: incidents opened on a scenario without causes (0 is right).
 
 Each scenario is read twice: in the file's order, and with each service's lines together, the
@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import statistics
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -131,7 +132,10 @@ def _score(scenario: Scenario, incident_of: dict[int | None, str],
         held = [incident_of[line] for line in cause["lines"] if line in incident_of]
         for incident in held:
             owner.setdefault(incident, set()).add(cause["name"])
-        main = max(set(held), key=held.count) if held else None
+        # the incident holding most of its lines; of a tie, the one holding the earliest (a Counter keeps
+        # first-seen order: max over a set picked by string hash order, so the score changed from run to run)
+        counts = Counter(held)
+        main = max(counts, key=counts.__getitem__) if held else None
         leader_line = leaders.get(main, (None, None))[0] if main else None
         causes.append({"cause": cause["name"], "incidents": len(set(held)), "lines": len(cause["lines"]),
                        "unheld": len(cause["lines"]) - len(held), "leader_line": leader_line,
