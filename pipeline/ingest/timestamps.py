@@ -210,7 +210,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
                              r":(?P<ms>\d{1,3})", 7),
     TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
                          rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
-    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
+    # MySQL 5.x, InnoDB: `161209 14:18:50` or `161209  4:18:50` (yymmdd, the hour space-padded) and compact clocks
+    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>[01]\d)(?P<d>[0-3]\d) (?:(?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})"
+                            r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
     TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
     TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
@@ -247,6 +249,8 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
+        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`)
+            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"]}
         if g.get("clock") is not None:
             return with_today((int(g["h"]), int(g["mi"]), int(g["s"]), micro(g.get("f"))), TimeRules(tz, year, now))
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
