@@ -225,6 +225,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
+    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?[- T]{_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
@@ -256,6 +259,8 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
+        if month > 12 and g.get("mo") and int(g["d"]) <= 12:  # a day-first date in a month-first spelling
+            g, month = {**g, "d": g["mo"]}, int(g["d"])
         hour = int(g["h"])
         if g.get("ampm"):
             hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
