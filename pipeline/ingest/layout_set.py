@@ -195,8 +195,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     message = groups.get("message") or ""
     if level is None:
         lead = _LEAD_LEVEL.match(message)
-        word = lead and (lead["bracket"] or lead["joined"])
-        if word and normalize_level(word) is not None:
+        word = (lead["bracket"] or lead["joined"]) if lead is not None else None
+        if lead is not None and word and normalize_level(word) is not None:
             level = word
             if lead["joined"]:  # `UTC::@:[7770]:LOG:  msg`: the colon-joined prefix is the header's rest
                 groups["message"] = message[lead.end():]
