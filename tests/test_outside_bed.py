@@ -159,7 +159,7 @@ def test_a_bed_is_measured_through_the_reader_record_by_record(tmp_path):
 
 
 def test_the_integrations_material_reads_no_worse_than_when_its_reader_fixes_landed():
-    # session 43: 103 of its 115 records right (the tuned two thirds all, the untouched third 31/43);
+    # session 43: 109 of its 128 records right (the tuned two thirds all, 78/78; the untouched third 31/50);
     # a change that loses records on layouts the reader was not written for shows here
     right = records = 0
     for module in sorted(p for p in (BED / "integrations").iterdir() if p.is_dir()):
@@ -167,4 +167,4 @@ def test_the_integrations_material_reads_no_worse_than_when_its_reader_fixes_lan
         for log, expected in outside._fileset_logs(module):
             outside.measure_file(log, expected, figures)
         right, records = right + figures.right, records + figures.records
-    assert records >= 115 and right >= 103
+    assert records >= 128 and right >= 109
