@@ -82,3 +82,55 @@ def test_tomcat_month_day_comma_year_with_am_pm_is_read_in_the_sources_zone():
     assert parser.format == "learned" and parser.layout.time_shape == "month-day-comma-year"
     assert first.time == datetime(2009, 8, 29, 0, 3, 57, tzinfo=UTC)  # 12 AM is midnight
     assert last.time - first.time == timedelta(hours=13)
+
+
+# Spellings and layouts from Elastic integrations' pipeline tests (tests/data/outside/integrations,
+# its README: source, commits, Elastic License 2.0): each line with the instant its expected file gives.
+INTEGRATIONS = [
+    # MySQL 5.x error log: yymmdd and a clock with colons (read as 2009-12-16 before)
+    ("161209 14:18:50 [Warning] Using unique option prefix myisam-recover instead of myisam-recover-options",
+     datetime(2016, 12, 9, 14, 18, 50, tzinfo=UTC)),
+    # Snort's fast alert: month/day, a dash, the clock; no year (2021 given as the year)
+    ("05/30-19:09:10.917356  [**] [1:527:8] BAD-TRAFFIC same SRC/DST [**] {UDP} 0.0.0.0:68 -> 255.255.255.255:67",
+     datetime(2021, 5, 30, 19, 9, 10, 917356, tzinfo=UTC)),
+    # pfSense's syslog: a priority, the time, then `tag[pid]:` with no host
+    ("<29>Jul  3 21:42:57 openvpn[66026]: 10.170.120.149:37849 peer info: IV_PLAT=android",
+     datetime(2021, 7, 3, 21, 42, 57, tzinfo=UTC)),
+    # Vectra: a tag before a JSON object whose time is a quoted epoch
+    ('vectra_json_health -: {"type": "heartbeat_check", "result": "success", "vectra_timestamp": "1676367490"}',
+     datetime(2023, 2, 14, 9, 38, 10, tzinfo=UTC)),
+]
+
+
+def test_integrations_spellings_give_each_line_its_own_time():
+    for line, when in INTEGRATIONS:
+        assert parse_record(line, year=2021).time == when, line
+    assert read_any_time("30/05/2021 19:09:10") == datetime(2021, 5, 30, 19, 9, 10, tzinfo=UTC)  # day first where it must be
+
+
+def test_a_pipe_inside_key_value_messages_is_no_column_separator_and_a_joined_prefix_ends_in_its_level():
+    santa = [f"[2022-05-12T11:38:0{i}.923Z] I santad: action=EXEC|decision=ALLOW|reason=BINARY|pid={i}|path=/usr/x"
+             for i in range(3)]
+    parser = SourceParser()
+    parser.detect(santa)
+    record = parser.parse(santa[1])
+    assert record.time == datetime(2022, 5, 12, 11, 38, 1, 923000, tzinfo=UTC) and record.level_name == "INFO"
+    rds = ["2022-06-16 17:58:40 UTC::@:[7770]:LOG:  checkpoint starting: time",
+           '2019-03-10 03:54:59 UTC:10.0.0.123(52834):postgres@tstdb:[20175]:ERROR: column "wrong" does not exist']
+    parser = SourceParser()
+    parser.detect(rds)
+    first, second = (parser.parse(line) for line in rds)
+    assert (first.level_name, first.message) == ("INFO", "checkpoint starting: time")
+    assert (second.level_name, second.message) == ("ERROR", 'column "wrong" does not exist')
+
+
+def test_a_headerless_csv_with_its_date_and_clock_in_two_columns_reads_both():
+    dhcp = ["01,04/19/20,13:11:13,Stopped,,,", "00,04/19/20,12:43:06,Started,,,",
+            "30,09/20/21,09:16:15,DNS Update Request,172.28.43.169,host.test.com,,,0,6,,,,,,,,,0",
+            "31,09/20/21,09:18:00,DNS Update Failed,172.28.43.159,host2.test.com,,,0,6,,,,,,,,,10054",
+            "24,11/20/20,00:00:05,Database Cleanup Begin,,,,,0,6,,,,,,,,,0"]
+    parser = SourceParser(timezone="America/New_York")
+    parser.detect(dhcp)
+    records = [parser.parse(line) for line in dhcp]
+    assert records[0].time == datetime(2020, 4, 19, 17, 11, 13, tzinfo=UTC)
+    assert records[3].time == datetime(2021, 9, 20, 13, 18, 0, tzinfo=UTC) and records[3].message == "DNS Update Failed"

@@ -17,11 +17,12 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Iterable
 
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
-from pipeline.ingest.timestamps import dateutil_time, parse_time, read_any_time
+from pipeline.ingest.timestamps import at, dateutil_time, micro, parse_time, read_any_time
 
 MIN_COLUMNS = 6
 _SHORT_DATE = re.compile(r"\d{1,2}/\d{1,2}/\d{2}")  # `01/13/21`
@@ -79,6 +80,7 @@ class CsvColumns:
     message: int | None
     names: tuple[str, ...] | None = None
     date: int | None = None
+    order: str | None = None  # the strptime spelling of an unnamed date column (`_date_order`)
 
     @staticmethod
     def learn(lines: list[str], opts: ParseOptions) -> CsvColumns | None:
@@ -112,7 +114,14 @@ class CsvColumns:
                 return None
             return CsvColumns(width, time, None, CsvColumns._message(table, width, max(time, date) + 1), names, date)
         if time is None:
-            return None
+            # no header: a column of dates followed by one of clocks (`04/19/20,13:11:13`), told by their values
+            date = next((c for c in range(width - 1) if _date_order([values[c] for values in table]) is not None
+                         and sum(bool(_CLOCK_ONLY.fullmatch(values[c + 1].strip())) for values in table)
+                         >= SHARE * len(table)), None)
+            if date is None:
+                return None
+            order = _date_order([values[date] for values in table])
+            return CsvColumns(width, date + 1, None, CsvColumns._message(table, width, date + 2), None, date, order)
         level = column(lambda v: v.isalpha() and normalize_level(v) is not None)
         after = max(time, level if level is not None else -1) + 1
         return CsvColumns(width, time, level, CsvColumns._message(table, width, after), names)
@@ -132,10 +141,13 @@ class CsvColumns:
         if values is None or len(values) <= self.time or (self.names and tuple(v.strip() for v in values) == self.names):
             return None  # (the header row is read as the text it is)
         if self.date is not None:
-            if len(values) != self.width:
+            if len(values) != self.width and (self.order is None or len(values) <= self.time):
                 return None
             written = f"{values[self.date].strip()} {values[self.time].strip()}"
-            time = read_any_time(written, tz=opts.timezone) or dateutil_time(written, opts.timezone)
+            if self.order is not None:
+                time = _dated(values[self.date].strip(), values[self.time].strip(), self.order, opts)
+            else:
+                time = read_any_time(written, tz=opts.timezone) or dateutil_time(written, opts.timezone)
         else:
             time = _time(values[self.time], opts)
         if time is None:
@@ -153,6 +165,44 @@ class CsvColumns:
                              time=time, fields=fields)
         record.message = message.strip()  # the whole value: its lines are the message's, not a trace
         return record
+
+
+# the spellings of a date column without a header, month first before day first (as dateutil reads
+# an ambiguous date) and the year's place last: the first that reads (nearly) every value is the column's
+_DATE_ORDERS = ("%m/%d/%y", "%d/%m/%y", "%y/%m/%d", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%Y-%m-%d",
+                "%d.%m.%Y", "%d.%m.%y", "%m-%d-%Y", "%d-%m-%Y", "%m-%d-%y", "%d-%m-%y")
+_DATE_LIKE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?")
+
+
+def _date_order(values: list[str]) -> str | None:
+    """The strptime spelling (`_DATE_ORDERS`) every one of `values` but a tenth is a date in; None if none."""
+    values = [v.strip() for v in values]
+    if sum(bool(_DATE_LIKE.fullmatch(v)) for v in values) < SHARE * len(values):
+        return None
+    for order in _DATE_ORDERS:
+        read = 0
+        for v in values:
+            try:
+                datetime.strptime(v, order)
+                read += 1
+            except ValueError:
+                pass
+        if read >= SHARE * len(values):
+            return order
+    return None
+
+
+def _dated(day: str, clock: str, order: str, opts: ParseOptions):
+    """A date in `order` and a clock (`13:11:13`, `9:05:01.123`) → UTC, in the source's zone; None if not."""
+    m = _CLOCK.fullmatch(clock)
+    try:
+        if m is None:
+            return None
+        d = datetime.strptime(day, order)
+        return at(d.year, d.month, d.day, (int(m[1]), int(m[2]), int(m[3] or 0), micro(m[4])), opts.timezone)
+    except ValueError:
+        return None
 
 
 def _after(row: str, time: str) -> str:

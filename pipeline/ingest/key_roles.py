@@ -216,7 +216,8 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
     return roles
 
 
-_PAIR = re.compile(r"(?<![\w.])([A-Za-z_][\w.@-]*)(?:=|: ?)\"?([0-9][\w:.+-]*)")
+# a key (quoted or not: a JSON object inside a text line, `-: {"ts": "1676367490"}`), `=` or `:`, a value
+_PAIR = re.compile(r"(?<![\w.])([A-Za-z_][\w.@-]*)\"?(?:=|: ?)\"?([0-9][\w:.+-]*)")
 
 
 def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:

@@ -256,6 +256,17 @@ _COLUMN_RE = {
 _TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark"}
 
 
+def _timed(lines: list[str], sep: str | None) -> list[tuple[str, list[tuple[int, int]], tuple[int, int, str]]]:
+    """Each line whose tokens (cut at `sep`, else at blanks) show a time: (line, spans, where)."""
+    found = []
+    for line in lines:
+        spans = _tokens(line, sep)
+        hit = _find_time(line, spans)
+        if hit is not None:
+            found.append((line, spans, hit))
+    return found
+
+
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     """The layout most of `sample`'s lines share, or None when no timestamp leads them."""
     lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
@@ -263,12 +274,13 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     if len(lines) < 1:
         return None
     sep = _separator(lines)
-    found: list[tuple[str, list[tuple[int, int]], tuple[int, int, str]]] = []
-    for line in lines:
-        spans = _tokens(line, sep)
-        hit = _find_time(line, spans)
-        if hit is not None:
-            found.append((line, spans, hit))
+    found = _timed(lines, sep)
+    if sep is not None and len(found) < MIN_SHARE * len(lines):
+        # the `|`s were inside the message (`action=EXEC|decision=ALLOW|...`), not between header
+        # columns: the lines whose time their blank-cut tokens show say so
+        blank = _timed(lines, None)
+        if len(blank) > len(found):
+            sep, found = None, blank
     if not found:
         return None
     (start, width, shape), count = Counter(hit for _, _, hit in found).most_common(1)[0]

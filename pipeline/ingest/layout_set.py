@@ -164,6 +164,11 @@ def _writes_year(shape: str | None) -> bool:
     return known is None or any(g in known.regex for g in ("(?P<y>", "(?P<yy>", "(?P<epoch>"))
 
 
+# a level the layout has no column for, leading the message: `[Note] ...` (a level column on some
+# lines only), or ending a colon-joined prefix the layout took as text (`UTC:host(port):user@db:[pid]:LOG:  msg`)
+_LEAD_LEVEL = re.compile(r"\[(?P<bracket>[A-Za-z]{1,12})\]\s|\S*?:(?P<joined>[A-Z]{3,12}):\s+")
+
+
 def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
     """The record a line `m` matched holds (None when its time cannot be read)."""
     time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
@@ -187,6 +192,14 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         fields["component"] = named["component"]
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
+    message = groups.get("message") or ""
+    if level is None:
+        lead = _LEAD_LEVEL.match(message)
+        word = (lead["bracket"] or lead["joined"]) if lead is not None else None
+        if lead is not None and word and normalize_level(word) is not None:
+            level = word
+            if lead["joined"]:  # `UTC::@:[7770]:LOG:  msg`: the colon-joined prefix is the header's rest
+                groups["message"] = message[lead.end():]
     if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
         time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,

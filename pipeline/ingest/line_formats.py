@@ -214,6 +214,13 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+    # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
+    # remote logging, macOS): `<29>Jul  3 21:42:57 openvpn[66026]: msg`; the `tag[pid]:` right
+    # after the time is what tells it from a host
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
+               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
+               r" (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
+               scheme="syslog", service=("app",), fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
     # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),

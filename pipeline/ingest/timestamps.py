@@ -210,7 +210,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
                              r":(?P<ms>\d{1,3})", 7),
     TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
                          rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
-    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>\d{2})(?P<d>\d{2}) (?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})", 5),
+    # MySQL 5.x, InnoDB: `161209 14:18:50` or `161209  4:18:50` (yymmdd, the hour space-padded) and compact clocks
+    TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>[01]\d)(?P<d>[0-3]\d) (?:(?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})"
+                            r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
     TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
     TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
@@ -223,6 +225,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
+    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?[- T]{_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
@@ -247,11 +252,15 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
+        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`)
+            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"]}
         if g.get("clock") is not None:
             return with_today((int(g["h"]), int(g["mi"]), int(g["s"]), micro(g.get("f"))), TimeRules(tz, year, now))
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
+        if month > 12 and g.get("mo") and int(g["d"]) <= 12:  # a day-first date in a month-first spelling
+            g, month = {**g, "d": g["mo"]}, int(g["d"])
         hour = int(g["h"])
         if g.get("ampm"):
             hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
