@@ -14,8 +14,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import (answers, evidence_report, findings, fixes, ideas, operational, quotes, requested,
-                              specifics, technology)
+from pipeline.analyst import (answers, cause_side, evidence_report, findings, fixes, ideas, operational, quotes,
+                              requested, specifics, technology)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -127,7 +127,12 @@ class OfflineAnalyst:
         if earlier is not None:
             runner_up, top = top, earlier[0]
             carrying = earlier[1]
-        confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
+        # one trace carrying both, the runner-up's the deeper `Caused by`: the top is its symptom
+        inner = None if earlier is not None or top.worded else _cause_in_chain(state, top, supports[1:])
+        if inner is not None:
+            runner_up, top = top, inner
+            carrying = self._carrying(state, top)
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and inner is None else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
@@ -135,6 +140,16 @@ class OfflineAnalyst:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{top.category}'s line came first and {runner_up.category}'s after it (its symptom, "
                          f"it seems): confidence stays at most {UNDECIDED_CONFIDENCE}")
+        elif inner is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
+                         f"deeper cause: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
+                         f"sure, check whether {runner_up.category} stops once {top.category} is resolved")
+        elif runner_up is not None and _contested(state, top, runner_up, carrying):
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category} is nearly as well supported and its lines began before "
+                         f"{top.category}'s: which one led is open, so confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to be sure, check which failure the first affected requests show")
         elif not decisive:
             # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
             # line) is no failure: not decisive evidence, so no confident name on it
@@ -376,6 +391,19 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         if first and max(first) < start and (best is None or min(first) < best[2]):
             best = (other, found, min(first))
     return (best[0], best[1]) if best else None
+def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The best supported other category (by signatures) whose signatures sit deeper in a trace's
+    chain than the top's, in one problem event carrying both (pipeline/analyst/cause_side.py)."""
+    return next((o for o in others if not o.worded and cause_side.deeper(top.doc, o.doc, state.evidence)), None)
+
+
+def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> bool:
+    """The runner-up (by signatures) at least EARLIER_SHARE as well supported and its problem lines
+    begun before the top's: the evidence does not say which led."""
+    return (not top.worded and not runner_up.worded and runner_up.score >= EARLIER_SHARE * top.score
+            and cause_side.started_before(carrying, OfflineAnalyst._carrying(state, runner_up), state.evidence))
+
+
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident
 _CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}
