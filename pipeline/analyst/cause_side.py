@@ -10,7 +10,7 @@ Two readings of the events tell a cause from its symptom without any knowledge o
 - time: the runner-up's problem lines starting before the top's (interleaved, so not the clean
   chain `offline._came_first` takes over) leave open which one led.
 
-`deeper` finds the first; `started_before` the second. Both answer for the docs' signatures as
+`chains` and `deeper` find the first; `started_before` the second. Both answer for the docs' signatures as
 matched per event, so they hold for any stack and wording.
 """
 from __future__ import annotations
@@ -40,23 +40,27 @@ def segments(text: str) -> list[tuple[int, str]]:
             for n in range(len(cuts) - 1)]
 
 
-def _depths(doc: Doc, parts: list[tuple[int, str]]) -> list[int]:
-    return [depth for depth, part in parts if doc.matched_signatures(part)]
-
-
-def deeper(top: Doc, other: Doc, events: list[LogEvent]) -> LogEvent | None:
-    """The first problem event whose trace carries both docs' signatures with `other`'s deeper in
-    its chain than any of `top`'s (so `top` is what `other` caused), or None."""
+def chains(events: list[LogEvent]) -> list[list[tuple[int, str]]]:
+    """The problem events' texts that are chains (two parts or more), cut by `segments`."""
+    out = []
     for event in events:
-        if event.level not in ("ERROR", "FATAL", "WARN", None):
-            continue
-        parts = segments(event_text(event))
-        if len(parts) < 2:
-            continue
-        mine, theirs = _depths(top, parts), _depths(other, parts)
-        if mine and theirs and max(theirs) > max(mine):
-            return event
-    return None
+        if event.level in ("ERROR", "FATAL", "WARN", None):
+            text = event_text(event)
+            if ("Caused by:" in text or "nested exception is" in text or "---> " in text or "above exception" in text) \
+                    and len(parts := segments(text)) > 1:
+                out.append(parts)
+    return out
+
+
+def deeper(top: Doc, other: Doc, chained: list[list[tuple[int, str]]]) -> bool:
+    """Whether one chain (`chains`) carries both docs' signatures with `other`'s deeper than any of
+    `top`'s (so `top` is what `other` caused)."""
+    for parts in chained:
+        mine = [depth for depth, part in parts if top.matched_signatures(part)]
+        theirs = [depth for depth, part in parts if other.matched_signatures(part)] if mine else []
+        if theirs and max(theirs) > max(mine):
+            return True
+    return False
 
 
 def started_before(mine: list[set[str]], theirs: list[set[str]], events: list[LogEvent]) -> bool:

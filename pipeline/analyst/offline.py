@@ -394,7 +394,9 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
 def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
     """The best supported other category (by signatures) whose signatures sit deeper in a trace's
     chain than the top's, in one problem event carrying both (pipeline/analyst/cause_side.py)."""
-    return next((o for o in others if not o.worded and cause_side.deeper(top.doc, o.doc, state.evidence)), None)
+    others = [o for o in others if not o.worded]
+    chained = cause_side.chains(state.evidence) if others else []
+    return next((o for o in others if cause_side.deeper(top.doc, o.doc, chained)), None) if chained else None
 
 
 def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> bool:

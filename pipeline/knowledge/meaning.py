@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,15 @@ def available() -> bool:
     return load_model() is not None
 
 
+# ids and long numbers (hex ids, request ids, counts, times, ports): a text's meaning without them
+ID_SHAPES = re.compile(r"0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,}", re.I)
+
+
+def masked(text: str) -> str:
+    """The text with its ids and long numbers as `#` (ID_SHAPES)."""
+    return ID_SHAPES.sub("#", text)
+
+
 def embed_meaning(texts: list[str]) -> np.ndarray | None:
     """Rows L2-normalised (float32, 256 wide) for the texts, or None without the model.
     An empty text (or one of no known token) is a zero row."""
@@ -125,14 +135,18 @@ class MeaningEmbedder:
 
     @property
     def name(self) -> str:
-        return f"{MODEL_NAME}+hashed-{self.hashed.dim}" if available() else self.hashed.name
+        # `-masked`: the meaning of a text's shape (ids as `#`), a vector space of its own
+        return f"{MODEL_NAME}-masked+hashed-{self.hashed.dim}" if available() else self.hashed.name
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         return self.embed_array(texts).tolist()
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         hashed = self.hashed.embed_array(texts)
-        meaning = embed_meaning(texts)
+        # ids and long numbers mean nothing: the meaning of a text's shape, so a burst's queries and
+        # a recurring error's (the same words, other ids) are embedded once (embed_meaning's cache);
+        # the n-gram half keeps the exact tokens
+        meaning = embed_meaning([masked(text) for text in texts])
         if meaning is None:
             return hashed
         # both halves are unit rows (or zero): the whole is a unit row unless one half is zero
