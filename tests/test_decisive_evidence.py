@@ -75,3 +75,27 @@ def test_chain_depth_reads_java_and_python_chains():
                       "Traceback\nOuter: a")
     assert [d for d, _ in python] == [1, 0] and "Inner: c" in python[0][1]
     assert segments("no chain here") == [(0, "no chain here")]
+
+
+def test_a_runner_up_nearly_as_well_supported_or_begun_first_leaves_the_top_undecided(engine):
+    from pipeline.analyst.offline import Support, _contested
+    pool, refused = engine.kb.by_id["java-hikari-pool-exhausted"], engine.kb.by_id["java-connect-exception-refused"]
+    hikari = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
+    refusal = "java.net.ConnectException: Connection refused"
+
+    def contested(rows, top_score, runner_score):
+        events = [normalize(row, source="t", position=str(i)) for i, row in enumerate(rows)]
+        state = IncidentState(incident_id="contested-1", service="a", evidence=events)
+        top = Support(category="db_pool_exhausted", score=top_score, doc=pool, matched=(hikari,))
+        runner = Support(category="connection_refused", score=runner_score, doc=refused, matched=(refusal,))
+        return _contested(state, top, runner, OfflineAnalyst._carrying(state, top))
+
+    def row(second, message):
+        return {"_time": f"2026-06-01T10:00:{second:02d}Z", "service": "a", "level": "ERROR", "message": message}
+    together = [row(1, f"{hikari} {refusal}"), row(2, f"{hikari} {refusal}")]
+    assert "nearly as well" in contested(together, 4.0, 3.5)
+    assert contested(together, 4.0, 2.5) is None  # a clear margin decides
+    refusal_first = [row(1, refusal), row(2, hikari), row(3, refusal), row(4, hikari)]
+    assert "began before" in contested(refusal_first, 4.0, 2.5)
+    pool_first = [row(1, hikari), row(2, refusal), row(3, hikari)]
+    assert contested(pool_first, 4.0, 3.5) is None  # the top's lines came first: the cause

@@ -145,11 +145,11 @@ class OfflineAnalyst:
             notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
                          f"deeper cause: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
                          f"sure, check whether {runner_up.category} stops once {top.category} is resolved")
-        elif runner_up is not None and _contested(state, top, runner_up, carrying):
+        elif runner_up is not None and (why := _contested(state, top, runner_up, carrying)):
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
-            notes.append(f"{runner_up.category} is nearly as well supported and its lines began before "
-                         f"{top.category}'s: which one led is open, so confidence stays at most "
-                         f"{UNDECIDED_CONFIDENCE}; to be sure, check which failure the first affected requests show")
+            notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
+                         f"stays at most {UNDECIDED_CONFIDENCE}; to decide, check which failure the first affected "
+                         f"requests show ({top.category} or {runner_up.category})")
         elif not decisive:
             # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
             # line) is no failure: not decisive evidence, so no confident name on it
@@ -365,6 +365,9 @@ UNDECIDED_CONFIDENCE = ideas.IDEA_CONFIDENCE
 # a cause whose line comes first is taken over a better-supported one after it when it is at least
 # this well supported against it (a lone earlier line of a weak signature is noise, not a cause)
 EARLIER_SHARE = 0.5
+# a runner-up at least this well supported against the top, whose lines the top's did not precede,
+# leaves the top undecided (the notes' "nearly as well supported")
+NEAR_SHARE = 0.75
 
 
 def _problem(event: LogEvent) -> bool:
@@ -399,11 +402,19 @@ def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -
     return next((o for o in others if cause_side.deeper(top.doc, o.doc, chained)), None) if chained else None
 
 
-def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> bool:
-    """The runner-up (by signatures) at least EARLIER_SHARE as well supported and its problem lines
-    begun before the top's: the evidence does not say which led."""
-    return (not top.worded and not runner_up.worded and runner_up.score >= EARLIER_SHARE * top.score
-            and cause_side.started_before(carrying, OfflineAnalyst._carrying(state, runner_up), state.evidence))
+def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> str | None:
+    """Why the runner-up (by signatures) leaves the top undecided, or None: at least EARLIER_SHARE as
+    well supported with its problem lines begun before the top's, or at least NEAR_SHARE as well
+    supported without the top's lines begun first (a cause whose lines came first is the cause)."""
+    if top.worded or runner_up.worded or runner_up.score < EARLIER_SHARE * top.score:
+        return None
+    theirs = OfflineAnalyst._carrying(state, runner_up)
+    if cause_side.started_before(carrying, theirs, state.evidence):
+        return f"at least half as well supported and its lines began before {top.category}'s"
+    if runner_up.score >= NEAR_SHARE * top.score and not cause_side.started_before(theirs, carrying, state.evidence):
+        return f"nearly as well supported ({runner_up.score:.1f} against {top.score:.1f}) and {top.category}'s lines " \
+               f"did not come first"
+    return None
 
 
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
