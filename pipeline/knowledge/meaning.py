@@ -75,7 +75,9 @@ def available() -> bool:
 
 
 # ids and long numbers (hex ids, request ids, counts, times, ports): a text's meaning without them
-ID_SHAPES = re.compile(r"0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,}", re.I)
+# (each alternative starts at a hex digit or a digit: the leading test skips every other position
+# at once, twice as fast as the bare alternation, with the same matches)
+ID_SHAPES = re.compile(r"(?=[\da-f])(?:0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,})", re.I)
 
 
 def masked(text: str) -> str:
@@ -150,7 +152,12 @@ class MeaningEmbedder:
         if meaning is None:
             return hashed
         # both halves are unit rows (or zero): the whole is a unit row unless one half is zero
-        rows = np.hstack([np.float32((1 - MEANING_SHARE) ** 0.5) * hashed,
-                          np.float32(MEANING_SHARE ** 0.5) * meaning]).astype(np.float32)
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.where(norms == 0, 1.0, norms)
+        # (written into one array and normed by one einsum: a query is one row, numpy's per-call
+        # overhead is most of the cost)
+        width = hashed.shape[1]
+        rows = np.empty((hashed.shape[0], width + meaning.shape[1]), dtype=np.float32)
+        np.multiply(hashed, np.float32((1 - MEANING_SHARE) ** 0.5), out=rows[:, :width])
+        np.multiply(meaning, np.float32(MEANING_SHARE ** 0.5), out=rows[:, width:])
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+        norms[norms == 0] = 1.0
+        return rows / norms
