@@ -49,3 +49,53 @@ def test_a_signature_only_in_info_lines_names_nothing_confidently(engine):
              "message": "export 89 failed with status 3"}]
     rca = _analysed(engine.kb, rows).rca
     assert rca.category == "unknown" or rca.confidence < THRESHOLD, (rca.category, rca.confidence)
+
+
+def test_a_symptom_wrapping_its_cause_in_one_trace_is_not_named_confidently(engine):
+    # a pool's acquire timeout whose deepest `Caused by` is the database refusing: the refusal is the cause
+    stack = ("org.springframework.jdbc.CannotGetJdbcConnectionException: Failed to obtain JDBC Connection\n"
+             "Caused by: java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, "
+             "request timed out after 30000ms (total=0, active=0, idle=0, waiting=9)\n"
+             "Caused by: org.postgresql.util.PSQLException: Connection to db-9:5432 refused. Check that the hostname "
+             "and port are correct and that the postmaster is accepting TCP/IP connections.\n"
+             "Caused by: java.net.ConnectException: Connection refused")
+    rows = [{"_time": f"2026-06-01T10:00:0{i}Z", "service": "accounts", "host": "a-1", "level": "ERROR",
+             "message": "Failed to obtain JDBC Connection", "stack": stack} for i in range(2)]
+    rca = _analysed(engine.kb, rows).rca
+    assert rca.category == "connection_refused", (rca.category, rca.notes)
+    assert rca.confidence <= UNDECIDED_CONFIDENCE < THRESHOLD
+    assert any("deeper cause" in n and "db_pool_exhausted" in n for n in rca.notes)
+
+
+def test_chain_depth_reads_java_and_python_chains():
+    from pipeline.analyst.cause_side import segments
+    java = segments("Outer: a\n\tat x\nCaused by: Mid: b\nCaused by: Inner: c")
+    assert [d for d, _ in java] == [0, 1, 2] and java[2][1].startswith("Caused by: Inner")
+    python = segments("Traceback\nInner: c\n\nThe above exception was the direct cause of the following exception:\n\n"
+                      "Traceback\nOuter: a")
+    assert [d for d, _ in python] == [1, 0] and "Inner: c" in python[0][1]
+    assert segments("no chain here") == [(0, "no chain here")]
+
+
+def test_a_runner_up_nearly_as_well_supported_or_begun_first_leaves_the_top_undecided(engine):
+    from pipeline.analyst.offline import Support, _contested
+    pool, refused = engine.kb.by_id["java-hikari-pool-exhausted"], engine.kb.by_id["java-connect-exception-refused"]
+    hikari = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
+    refusal = "java.net.ConnectException: Connection refused"
+
+    def contested(rows, top_score, runner_score):
+        events = [normalize(row, source="t", position=str(i)) for i, row in enumerate(rows)]
+        state = IncidentState(incident_id="contested-1", service="a", evidence=events)
+        top = Support(category="db_pool_exhausted", score=top_score, doc=pool, matched=(hikari,))
+        runner = Support(category="connection_refused", score=runner_score, doc=refused, matched=(refusal,))
+        return _contested(state, top, runner, OfflineAnalyst._carrying(state, top))
+
+    def row(second, message):
+        return {"_time": f"2026-06-01T10:00:{second:02d}Z", "service": "a", "level": "ERROR", "message": message}
+    together = [row(1, f"{hikari} {refusal}"), row(2, f"{hikari} {refusal}")]
+    assert "nearly as well" in contested(together, 4.0, 3.5)
+    assert contested(together, 4.0, 2.5) is None  # a clear margin decides
+    refusal_first = [row(1, refusal), row(2, hikari), row(3, refusal), row(4, hikari)]
+    assert "began before" in contested(refusal_first, 4.0, 2.5)
+    pool_first = [row(1, hikari), row(2, refusal), row(3, hikari)]
+    assert contested(pool_first, 4.0, 3.5) is None  # the top's lines came first: the cause

@@ -44,10 +44,10 @@ def test_no_other_module_names_the_holdout_or_the_unseal():
 def test_the_committed_set_is_one_file_per_split_with_the_holdouts_sealed():
     assert sorted(p.name for p in EVAL_DIR.glob("*.jsonl")) == sorted(
         ["holdout-2026-11.jsonl", HOLDOUT_FILE_NAME, "outside-2026-12.jsonl", OUTSIDE_SEALED_FILE_NAME,
-         "outside2-2026-12.jsonl", "tune.jsonl"])
+         "outside2-2026-12.jsonl", "outside3-2026-12.jsonl", "tune.jsonl"])
     everything = load_cases(EVAL_DIR, split="all")
-    assert {c.split for c in everything} == {"tune", "holdout", "outside", "outside2"}
-    assert len(everything) == 61 + 62 + 60 + 74
+    assert {c.split for c in everything} == {"tune", "holdout", "outside", "outside2", "outside3"}
+    assert len(everything) == 61 + 62 + 60 + 74 + 43
     assert len({c.case_id for c in everything}) == len(everything)
     for split in SEALED_SPLITS:
         with pytest.raises(UsageError, match=f"sealed: only `python -m pipeline eval --split {split}` reads it"):

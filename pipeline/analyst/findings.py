@@ -9,6 +9,7 @@ evidence at all; a finding nothing in the evidence shows is not a finding.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -203,22 +204,53 @@ def extract(events: list[LogEvent]) -> list[Finding]:
     return _ranked(list(collector.found.values()))
 
 
+def _passes(rule: Rule, text: str, lowered: str | None) -> bool:
+    """Whether a rule's cheap tests (its needed text, one of its texts, its hint) pass on a text."""
+    if rule.needs:
+        if not rule.ignore_case:
+            if rule.needs not in text:
+                return False
+        elif lowered is not None and rule.needs not in lowered:
+            return False
+    if rule.any_of and lowered is not None and not any(part in lowered for part in rule.any_of):
+        return False
+    return rule.hint is None or bool(rule.hint.search(text))
+
+
+# A burst's texts differ in their numbers (ids, counts, times): the rules worth running on a text
+# are found once per shape, its ASCII digits as `0`. A rule whose cheap tests name no digit but as
+# `\d` or `0-9` passes on a text exactly when it passes on its shape; the others are tested on the
+# text itself (_DIGIT_FREE).
+_ZEROS = str.maketrans("123456789", "000000000")
+_SHAPE_CHARS = 4_000  # longer texts (traces) are rarely repeated: not kept
+
+
+def _digit_free(rule: Rule) -> bool:
+    tests = [rule.needs, *rule.any_of, (rule.hint.pattern.replace("0-9", "") if rule.hint is not None else "")]
+    return not any(ch.isdigit() for test in tests for ch in test)
+
+
+_DIGIT_FREE = tuple(_digit_free(rule) for rule in RULES)
+
+
+@functools.lru_cache(maxsize=2048)
+def _candidates(shape: str) -> tuple[bool, ...]:
+    """Per rule, whether it may match a text of this shape (always True for a rule not _DIGIT_FREE)."""
+    lowered = shape.lower() if shape.isascii() else None
+    return tuple(not free or _passes(rule, shape, lowered) for rule, free in zip(RULES, _DIGIT_FREE))
+
+
 def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
     if len(text) > 2 * SCAN_CHARS:
         text = text[:SCAN_CHARS] + "\0" * (len(text) - 2 * SCAN_CHARS) + text[-SCAN_CHARS:]  # offsets stay true
     # an ignore-case regex may match non-ASCII text its lowered literal is not in (the Kelvin sign
     # matches `k`): such text skips no ignore-case rule
     lowered = text.lower() if text.isascii() else None
-    for rule in RULES:
-        if rule.needs:
-            if not rule.ignore_case:
-                if rule.needs not in text:
-                    continue
-            elif lowered is not None and rule.needs not in lowered:
-                continue
-        if rule.any_of and lowered is not None and not any(part in lowered for part in rule.any_of):
+    maybe = _candidates(text.translate(_ZEROS)) if len(text) <= _SHAPE_CHARS else None
+    for n, rule in enumerate(RULES):
+        if maybe is not None and not maybe[n]:
             continue
-        if rule.hint is not None and not rule.hint.search(text):
+        if (maybe is None or not _DIGIT_FREE[n]) and not _passes(rule, text, lowered):
             continue
         for match in rule.pattern.finditer(text):
             host = match.groupdict().get("h")

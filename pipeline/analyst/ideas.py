@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pipeline.knowledge.meaning import embed_meaning
+from pipeline.knowledge.meaning import embed_meaning, masked
 from pipeline.state import LogEvent
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
-        words = words_of(_IDS.sub("#", text))
+        words = words_of(masked(text))
         for idea in IDEAS:
             if idea.found_in(words):
                 label, n = out.get(idea.category, (idea.label, 0))
@@ -106,7 +106,6 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     return out
 
 
-_IDS = re.compile(r"0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,}", re.I)  # ids and long numbers
 _REGEX_SYNTAX = re.compile(r"\\[bBdDsSwW]|\(\?[:!=<]*|[\\^$()\[\]{}?*+|.]")
 
 
@@ -116,7 +115,7 @@ def categories_meant(kb: "KnowledgeBase", events: list[LogEvent]) -> dict[str, t
     to it than to any other category's; {} without the model."""
     # a burst's lines differ in their ids and counts, which mean nothing: one vector per line shape
     # (shared by the burst's lines and by later incidents of the same shape, embed_meaning's cache)
-    texts = tuple(dict.fromkeys(_IDS.sub("#", text) for text in _texts(events)))
+    texts = tuple(dict.fromkeys(masked(text) for text in _texts(events)))
     return dict(_meant(kb, kb.generation, texts)) if texts else {}
 
 

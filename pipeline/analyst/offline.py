@@ -14,8 +14,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import (answers, evidence_report, findings, fixes, ideas, operational, quotes, requested,
-                              specifics, technology)
+from pipeline.analyst import (answers, cause_side, evidence_report, findings, fixes, ideas, operational, quotes,
+                              requested, specifics, technology)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -127,7 +127,12 @@ class OfflineAnalyst:
         if earlier is not None:
             runner_up, top = top, earlier[0]
             carrying = earlier[1]
-        confidence = calibrated_confidence(top.score, runner_up.score if runner_up else 0.0,
+        # one trace carrying both, the runner-up's the deeper `Caused by`: the top is its symptom
+        inner = None if earlier is not None or top.worded else _cause_in_chain(state, top, supports[1:])
+        if inner is not None:
+            runner_up, top = top, inner
+            carrying = self._carrying(state, top)
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and inner is None else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
@@ -135,6 +140,16 @@ class OfflineAnalyst:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{top.category}'s line came first and {runner_up.category}'s after it (its symptom, "
                          f"it seems): confidence stays at most {UNDECIDED_CONFIDENCE}")
+        elif inner is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
+                         f"deeper cause: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
+                         f"sure, check whether {runner_up.category} stops once {top.category} is resolved")
+        elif runner_up is not None and (why := _contested(state, top, runner_up, carrying)):
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
+                         f"stays at most {UNDECIDED_CONFIDENCE}; to decide, check which failure the first affected "
+                         f"requests show ({top.category} or {runner_up.category})")
         elif not decisive:
             # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
             # line) is no failure: not decisive evidence, so no confident name on it
@@ -350,6 +365,9 @@ UNDECIDED_CONFIDENCE = ideas.IDEA_CONFIDENCE
 # a cause whose line comes first is taken over a better-supported one after it when it is at least
 # this well supported against it (a lone earlier line of a weak signature is noise, not a cause)
 EARLIER_SHARE = 0.5
+# a runner-up at least this well supported against the top, whose lines the top's did not precede,
+# leaves the top undecided (the notes' "nearly as well supported")
+NEAR_SHARE = 0.75
 
 
 def _problem(event: LogEvent) -> bool:
@@ -376,6 +394,29 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         if first and max(first) < start and (best is None or min(first) < best[2]):
             best = (other, found, min(first))
     return (best[0], best[1]) if best else None
+def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The best supported other category (by signatures) whose signatures sit deeper in a trace's
+    chain than the top's, in one problem event carrying both (pipeline/analyst/cause_side.py)."""
+    others = [o for o in others if not o.worded]
+    chained = cause_side.chains(state.evidence) if others else []
+    return next((o for o in others if cause_side.deeper(top.doc, o.doc, chained)), None) if chained else None
+
+
+def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> str | None:
+    """Why the runner-up (by signatures) leaves the top undecided, or None: at least EARLIER_SHARE as
+    well supported with its problem lines begun before the top's, or at least NEAR_SHARE as well
+    supported without the top's lines begun first (a cause whose lines came first is the cause)."""
+    if top.worded or runner_up.worded or runner_up.score < EARLIER_SHARE * top.score:
+        return None
+    theirs = OfflineAnalyst._carrying(state, runner_up)
+    if cause_side.started_before(carrying, theirs, state.evidence):
+        return f"at least half as well supported and its lines began before {top.category}'s"
+    if runner_up.score >= NEAR_SHARE * top.score and not cause_side.started_before(theirs, carrying, state.evidence):
+        return f"nearly as well supported ({runner_up.score:.1f} against {top.score:.1f}) and {top.category}'s lines " \
+               f"did not come first"
+    return None
+
+
 # a category is named by its exact name (`db_pool_exhausted`): prose such as "the connection refused
 # errors are noise" must not re-categorise an incident
 _CATEGORY_WORDS = {c: re.compile(rf"(?<![\w]){re.escape(c)}(?![\w])", re.I) for c in CATEGORIES}

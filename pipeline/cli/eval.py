@@ -1,11 +1,11 @@
-"""`eval [--json] [--split tune|holdout|holdout2|outside|outside-sealed|outside2|all]`: the labelled incidents through the real pipeline.
+"""`eval [--json] [--split tune|holdout|holdout2|outside|outside-sealed|outside2|outside3|all]`: the labelled incidents through the real pipeline.
 
 Prints accuracy, graded accuracy, precision at the code-fix threshold, retrieval accuracy@3, unknown recall, the calibration gap, the key facts named and a
 per-category confusion table, and writes the figures to <data dir>/eval-latest.json (what the
 knowledge page shows); it never writes into the repository. `tune` is the default. `holdout` is the
 2026-11 hold-out file, as before the split into files; `holdout2` is the 2026-12 one, sealed;
-`outside` and `outside-sealed` are the open and sealed halves of the outside test bed, `outside2` the
-second outside bed (open). This command
+`outside` and `outside-sealed` are the open and sealed halves of the outside test bed, `outside2` and
+`outside3` the second and third outside beds (open). This command
 with `--split holdout2` or `--split outside-sealed` is the only code that unseals that split's file
 (pipeline.evaluation's docstring); `all` is every split but the sealed ones.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pipeline.cli import emit, path_arg
 
-SPLIT_CHOICES = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "outside2", "decisions",
+SPLIT_CHOICES = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "outside2", "outside3", "decisions",
                  "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
 
 
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--split", choices=SPLIT_CHOICES, default="tune",
                    help="tune (the tuning set, the default), holdout (the 2026-11 hold-out, contaminated), holdout2 "
                         "(the sealed 2026-12 hold-out: run it once per analyzer you mean to report), outside (the "
-                        "outside test bed's open half), outside-sealed (its sealed half, like holdout2), outside2 (the second outside bed, open) or all "
+                        "outside test bed's open half), outside-sealed (its sealed half, like holdout2), outside2 and outside3 (the second and third outside beds, open) or all "
                         "(every split but the sealed ones, reported per split)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N cases of the split (a quick check)")
     p.add_argument("--cases", type=path_arg, metavar="PATH",

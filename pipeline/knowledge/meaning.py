@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,17 @@ def available() -> bool:
     return load_model() is not None
 
 
+# ids and long numbers (hex ids, request ids, counts, times, ports): a text's meaning without them
+# (each alternative starts at a hex digit or a digit: the leading test skips every other position
+# at once, twice as fast as the bare alternation, with the same matches)
+ID_SHAPES = re.compile(r"(?=[\da-f])(?:0x[0-9a-f]+|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{4,})", re.I)
+
+
+def masked(text: str) -> str:
+    """The text with its ids and long numbers as `#` (ID_SHAPES)."""
+    return ID_SHAPES.sub("#", text)
+
+
 def embed_meaning(texts: list[str]) -> np.ndarray | None:
     """Rows L2-normalised (float32, 256 wide) for the texts, or None without the model.
     An empty text (or one of no known token) is a zero row."""
@@ -125,18 +137,27 @@ class MeaningEmbedder:
 
     @property
     def name(self) -> str:
-        return f"{MODEL_NAME}+hashed-{self.hashed.dim}" if available() else self.hashed.name
+        # `-masked`: the meaning of a text's shape (ids as `#`), a vector space of its own
+        return f"{MODEL_NAME}-masked+hashed-{self.hashed.dim}" if available() else self.hashed.name
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         return self.embed_array(texts).tolist()
 
     def embed_array(self, texts: list[str]) -> np.ndarray:
         hashed = self.hashed.embed_array(texts)
-        meaning = embed_meaning(texts)
+        # ids and long numbers mean nothing: the meaning of a text's shape, so a burst's queries and
+        # a recurring error's (the same words, other ids) are embedded once (embed_meaning's cache);
+        # the n-gram half keeps the exact tokens
+        meaning = embed_meaning([masked(text) for text in texts])
         if meaning is None:
             return hashed
         # both halves are unit rows (or zero): the whole is a unit row unless one half is zero
-        rows = np.hstack([np.float32((1 - MEANING_SHARE) ** 0.5) * hashed,
-                          np.float32(MEANING_SHARE ** 0.5) * meaning]).astype(np.float32)
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows / np.where(norms == 0, 1.0, norms)
+        # (written into one array and normed by one einsum: a query is one row, numpy's per-call
+        # overhead is most of the cost)
+        width = hashed.shape[1]
+        rows = np.empty((hashed.shape[0], width + meaning.shape[1]), dtype=np.float32)
+        np.multiply(hashed, np.float32((1 - MEANING_SHARE) ** 0.5), out=rows[:, :width])
+        np.multiply(meaning, np.float32(MEANING_SHARE ** 0.5), out=rows[:, width:])
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+        norms[norms == 0] = 1.0
+        return rows / norms

@@ -1,0 +1,73 @@
+"""Which of two supported causes is the cause and which its symptom (issue 36: honest confidence).
+
+A category reaches the code-fix threshold only when its evidence supports it over the runner-up.
+Two readings of the events tell a cause from its symptom without any knowledge of the wording:
+
+- the chain of one trace: an exception printed as another's `Caused by:` (or after "nested exception
+  is"), or printed before Python's "The above exception was the direct cause of the following
+  exception", is deeper than it: the deepest is the cause, the outer ones what it caused (a pool's
+  acquire timeout whose deepest cause is the database refusing its connections);
+- time: the runner-up's problem lines starting before the top's (interleaved, so not the clean
+  chain `offline._came_first` takes over) leave open which one led.
+
+`chains` and `deeper` find the first; `started_before` the second. Both answer for the docs' signatures as
+matched per event, so they hold for any stack and wording.
+"""
+from __future__ import annotations
+
+import re
+
+from pipeline.knowledge.index import Doc
+from pipeline.knowledge.retrieval import event_text
+from pipeline.state import LogEvent
+
+# an outer exception's text, then its cause's (Java, Spring's older messages, .NET's inner ones)
+_INWARD = re.compile(r"^[ \t]*Caused by:|nested exception is\b|^[ \t]*---> ", re.M)
+# the cause first, then the exception it caused (Python's chained tracebacks)
+_OUTWARD = re.compile(r"^The above exception was the direct cause of the following exception:|"
+                      r"^During handling of the above exception, another exception occurred:", re.M)
+
+
+def segments(text: str) -> list[tuple[int, str]]:
+    """The text cut at its chain markers, each part with its depth in the chain (0 the outermost)."""
+    marks = sorted([(m.start(), True) for m in _INWARD.finditer(text)]
+                   + [(m.start(), False) for m in _OUTWARD.finditer(text)])
+    if not marks:
+        return [(0, text)]
+    cuts = [0, *(p for p, _ in marks), len(text)]
+    inward = [i for _, i in marks]
+    return [(sum(inward[:n]) + sum(not i for i in inward[n:]), text[cuts[n]:cuts[n + 1]])
+            for n in range(len(cuts) - 1)]
+
+
+def chains(events: list[LogEvent]) -> list[list[tuple[int, str]]]:
+    """The problem events' texts that are chains (two parts or more), cut by `segments`."""
+    out = []
+    for event in events:
+        if event.level in ("ERROR", "FATAL", "WARN", None):
+            text = event_text(event)
+            if ("Caused by:" in text or "nested exception is" in text or "---> " in text or "above exception" in text) \
+                    and len(parts := segments(text)) > 1:
+                out.append(parts)
+    return out
+
+
+def deeper(top: Doc, other: Doc, chained: list[list[tuple[int, str]]]) -> bool:
+    """Whether one chain (`chains`) carries both docs' signatures with `other`'s deeper than any of
+    `top`'s (so `top` is what `other` caused)."""
+    for parts in chained:
+        mine = [depth for depth, part in parts if top.matched_signatures(part)]
+        theirs = [depth for depth, part in parts if other.matched_signatures(part)] if mine else []
+        if theirs and max(theirs) > max(mine):
+            return True
+    return False
+
+
+def started_before(mine: list[set[str]], theirs: list[set[str]], events: list[LogEvent]) -> bool:
+    """Whether the problem lines carrying `theirs` began strictly before those carrying `mine`
+    (per event, the signatures each carries: `offline.OfflineAnalyst._carrying`)."""
+    def first(carrying: list[set[str]]):
+        times = [e.time for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
+        return min(times) if times else None
+    a, b = first(mine), first(theirs)
+    return a is not None and b is not None and b < a
