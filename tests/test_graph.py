@@ -116,3 +116,24 @@ def test_graph_is_wired_as_the_architecture_draws_it(engine):
         ("approval", "code_fix", True), ("approval", "revise", True),
         ("approval", "__end__", True), ("revise", "rca", False), ("code_fix", "__end__", False),
     }
+
+
+def test_a_first_run_reads_no_snapshot_and_still_pauses(engine, tmp_path, monkeypatch):
+    # the runner reads a run's state once per step: a thread with no checkpoint is told by its
+    # newest checkpoint id, and the record is written from what the run returned (issue 37.4)
+    from pipeline.unattended.file_ingest import ingest_path
+
+    lines = tmp_path / "one.jsonl"
+    lines.write_text('{"_time":"2026-11-28T10:00:01Z","service":"checkout-api","host":"co-1","level":"ERROR",'
+                     '"message":"HikariPool-1 - Connection is not available, request timed out after 30000ms.",'
+                     '"exception":"java.sql.SQLTransientConnectionException"}\n')
+    reads = []
+    get_state = engine.graph.get_state
+    monkeypatch.setattr(engine.graph, "get_state", lambda *a, **k: reads.append(a) or get_state(*a, **k))
+    ingest_path(engine, lines)
+    [row] = engine.records.incidents()
+    assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] and row["pending_checkpoint_id"]
+    assert reads == []
+    snap = get_state(thread_config(row["incident_id"]))
+    assert snap.interrupts[0].id == row["pending_interrupt_id"]
+    assert snap.config["configurable"]["checkpoint_id"] == row["pending_checkpoint_id"]
