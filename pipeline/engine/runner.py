@@ -178,17 +178,18 @@ def _current(engine: Engine, incident_id: str, row: dict[str, Any]) -> StateSnap
     """The run's newest state, read once for the step and only as far as the step needs it. A
     thread with no checkpoint yet (an incident's first run) is told by one indexed read of its newest
     checkpoint id instead of a snapshot. A run paused at the very checkpoint its record was written
-    from (`pending_checkpoint_id`: nothing ran since) has its evidence channel read alone: new
-    evidence is merged or counted against it, and any other step reads the full snapshot."""
+    from (`pending_checkpoint_id`: nothing ran since) has that checkpoint's values read (and
+    checked) without LangGraph's snapshot around them: new evidence is merged or counted against
+    them. Any other step reads the full snapshot."""
     store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # the graph is compiled on our store
     newest = checkpoints.latest_checkpoint_id(store, incident_id)
     if newest is None:
         return _RunEnd(values={}, next=(), interrupts=(), config=thread_config(incident_id))
     if (row["status"] == "awaiting_approval" and row["pending_interrupt_id"] and row["pending_checkpoint_id"] == newest
             and row.get("link_kind") != "merged"):
-        evidence = checkpoints.channel_at(store, incident_id, newest, "evidence")
-        if evidence is not None:
-            return _RunEnd(values={"evidence": evidence}, next=("approval",),
+        values = checkpoints.values_at(store, incident_id, newest)
+        if values is not None:
+            return _RunEnd(values=values, next=("approval",),
                            interrupts=(Interrupt(value=None, id=row["pending_interrupt_id"]),),
                            config={"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
                                                     "checkpoint_id": newest}})

@@ -73,11 +73,3 @@ def check(found: _Found, *, incident_id: str | None = None) -> _Found:
             if not all(isinstance(i, Interrupt) and isinstance(i.id, str) for i in items):
                 raise InvalidCheckpoint(thread, checkpoint_id, INTERRUPT, "not an interrupt LangGraph wrote")
     return found
-
-
-def check_channel(thread: str, checkpoint_id: str | None, name: str, value: Any) -> Any:
-    """One channel's value as read, once it fits its field (as `check` does for a whole checkpoint)."""
-    reason = _fits(name, value)
-    if reason:
-        raise InvalidCheckpoint(thread, checkpoint_id, name, reason)
-    return value

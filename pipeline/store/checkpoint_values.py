@@ -238,21 +238,3 @@ def collect_garbage(serde: ValuesSerde, conn: sqlite3.Connection, thread_id: str
     gone = [(thread_id, h) for h in stored if h not in keep]
     conn.executemany("DELETE FROM checkpoint_values WHERE thread_id = ? AND hash = ?", gone)
     return len(gone)
-
-
-def stored_channel(serde: ValuesSerde, cur: sqlite3.Cursor, thread_id: str, checkpoint_id: str,
-                   channel: str) -> tuple[bool, Any]:
-    """(found, value) of one channel of one checkpoint of the thread, deserialising that value only
-    (a row of CHECKPOINT_TYPES: its other channels stay digests) or the whole row (older rows)."""
-    row = cur.execute("SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
-                      " AND checkpoint_id = ?", (thread_id, checkpoint_id)).fetchone()
-    if row is None:
-        return False, None
-    kind, blob = row
-    if kind not in CHECKPOINT_TYPES:
-        return True, (serde.loads_typed((kind, blob)).get("channel_values") or {}).get(channel)
-    stored = serde.stored_checkpoint(kind, blob)
-    value_hash = (stored.get("channel_refs") or {}).get(channel)
-    if value_hash is None:
-        return True, (stored.get("channel_values") or {}).get(channel)
-    return True, serde.stored_value(stored.get("values_thread", ""), value_hash)

@@ -289,17 +289,13 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-def channel_at(saver: CheckpointStore, thread_id: str, checkpoint_id: str, channel: str) -> Any:
-    """One channel's value in one checkpoint of the thread (None when the checkpoint is not there),
-    checked against the state like every read (InvalidCheckpoint), without deserialising the other
-    channels: the runner's merge decision needs a paused run's evidence only."""
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}}
-    if getattr(saver, "postgres", False) or not isinstance(saver.serde, ValuesSerde):
-        found = saver.get_tuple(config)  # checked as read
-        return (found.checkpoint.get("channel_values") or {}).get(channel) if found else None
-    with saver.cursor(transaction=False) as cur:  # the serializer fetches the value on this connection
-        found_row, value = checkpoint_values.stored_channel(saver.serde, cur, thread_id, checkpoint_id, channel)
-    return checked_values.check_channel(thread_id, checkpoint_id, channel, value) if found_row else None
+def values_at(saver: CheckpointStore, thread_id: str, checkpoint_id: str) -> dict[str, Any] | None:
+    """The channel values of one checkpoint of the thread, read and checked like every checkpoint
+    (InvalidCheckpoint), without LangGraph's snapshot around them (its tasks, pending writes
+    applied, next nodes); None when the checkpoint is not there."""
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": "",
+                                              "checkpoint_id": checkpoint_id}})
+    return dict(found.checkpoint.get("channel_values") or {}) if found is not None else None
 
 
 def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str, str | None]]:
