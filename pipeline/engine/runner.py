@@ -234,7 +234,7 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             engine.graph.update_state(cfg, {"evidence": Overwrite(merge_evidence([], events))}, as_node="intake")
             after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
     elif snap.next == ("approval",) and snap.interrupts:
-        # the evidence channel only (checked against the state when read): what the decision needs
+        # the held evidence, checked against the state when the checkpoint was read: no validation of the whole state
         held: list[LogEvent] = list(snap.values.get("evidence") or ())
         heads = engine.records.unmerged_heads(incident_id)
         # events already in the paused state are no news: re-running for them would pause twice
