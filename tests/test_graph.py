@@ -116,3 +116,37 @@ def test_graph_is_wired_as_the_architecture_draws_it(engine):
         ("approval", "code_fix", True), ("approval", "revise", True),
         ("approval", "__end__", True), ("revise", "rca", False), ("code_fix", "__end__", False),
     }
+
+
+def test_a_first_run_and_a_counted_repeat_read_no_snapshot(engine, tmp_path, monkeypatch):
+    # the runner reads a run's state once per step: a thread with no checkpoint is told by its
+    # newest checkpoint id, the record is written from what the run returned, and a repeat for the
+    # paused run is counted against the checkpoint its record names (issue 37.4)
+    from pipeline.unattended.file_ingest import ingest_path
+
+    line = ('{"_time":"2026-11-28T10:00:0%d","service":"checkout-api","host":"co-1","level":"ERROR",'
+            '"message":"HikariPool-1 - Connection is not available, request timed out after 3000%dms.",'
+            '"exception":"java.sql.SQLTransientConnectionException"}\n')
+    lines, repeat = tmp_path / "one.jsonl", tmp_path / "repeat.jsonl"
+    lines.write_text(line % (1, 0))
+    repeat.write_text(line % (2, 4))
+    from pipeline.config import Settings
+
+    growth = Settings.model_fields["reanalyse_growth"].get_default(call_default_factory=True)
+    engine.settings = engine.settings.model_copy(update={"reanalyse_growth": growth})  # conftest re-runs on any
+    reads = []
+    get_state = engine.graph.get_state
+    monkeypatch.setattr(engine.graph, "get_state", lambda *a, **k: reads.append(a) or get_state(*a, **k))
+    ingest_path(engine, lines)
+    [row] = engine.records.incidents()
+    assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] and row["pending_checkpoint_id"]
+    assert reads == []
+    snap = get_state(thread_config(row["incident_id"]))
+    assert snap.interrupts[0].id == row["pending_interrupt_id"]
+    assert snap.config["configurable"]["checkpoint_id"] == row["pending_checkpoint_id"]
+    ingest_path(engine, repeat)
+    [after] = engine.records.incidents()
+    assert after["event_count"] == 2 and after["status"] == "awaiting_approval"
+    assert (after["pending_interrupt_id"], after["pending_checkpoint_id"]) == (
+        row["pending_interrupt_id"], row["pending_checkpoint_id"])  # counted: the analysis stands
+    assert reads == []

@@ -42,6 +42,8 @@ class Engine:
         self._open_kb = open_kb
         self._kb = kb
         self._analyst: Analyst | None = None
+        self._deps: Deps | None = None
+        self._deps_settings: Settings | None = None
         self._lock = threading.Lock()
 
     @property
@@ -63,10 +65,17 @@ class Engine:
 
     @property
     def deps(self) -> Deps:
-        return Deps(records=self.records, kb=self.kb, analyst=self.analyst,
-                    code_fix_min_confidence=self.settings.code_fix_min_confidence,
-                    critical_services=self.settings.critical_services,
-                    repo_dir=self.settings.repo_dir)
+        """The nodes' context, built once and kept while the parts it is made of stay the same
+        (a test or a reload may swap the settings or the records store)."""
+        kb, analyst, settings = self.kb, self.analyst, self.settings
+        deps = self._deps
+        if (deps is None or deps.records is not self.records or deps.kb is not kb or deps.analyst is not analyst
+                or self._deps_settings is not settings):
+            deps = Deps(records=self.records, kb=kb, analyst=analyst,
+                        code_fix_min_confidence=settings.code_fix_min_confidence,
+                        critical_services=settings.critical_services, repo_dir=settings.repo_dir)
+            self._deps, self._deps_settings = deps, settings
+        return deps
 
     @property
     def checkpoint_path(self) -> Path:

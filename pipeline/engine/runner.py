@@ -147,7 +147,7 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             # audited now, before the run moves on from it
             audit_orphaned_changes(engine, incident_id)
         try:
-            snap = snapshot(engine, incident_id)
+            snap = _current(engine, incident_id, row)
         except InvalidCheckpoint as exc:  # one edited checkpoint fails its incident, not the poll
             record_failure(engine, incident_id, exc)
             return "idle"
@@ -174,7 +174,30 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
             engine.records.release(incident_id, owner)
 
 
-def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot, row: dict[str, Any]) -> str:
+def _current(engine: Engine, incident_id: str, row: dict[str, Any]) -> StateSnapshot | _RunEnd:
+    """The run's newest state, read once for the step and only as far as the step needs it. A
+    thread with no checkpoint yet (an incident's first run) is told by one indexed read of its newest
+    checkpoint id instead of a snapshot. A run paused at the very checkpoint its record was written
+    from (`pending_checkpoint_id`: nothing ran since) has that checkpoint's values read (and
+    checked) without LangGraph's snapshot around them: new evidence is merged or counted against
+    them. Any other step reads the full snapshot."""
+    store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # the graph is compiled on our store
+    newest = checkpoints.latest_checkpoint_id(store, incident_id)
+    if newest is None:
+        return _RunEnd(values={}, next=(), interrupts=(), config=thread_config(incident_id))
+    if (row["status"] == "awaiting_approval" and row["pending_interrupt_id"] and row["pending_checkpoint_id"] == newest
+            and row.get("link_kind") != "merged"):
+        values = checkpoints.values_at(store, incident_id, newest)
+        if values is not None:
+            return _RunEnd(values=values, next=("approval",),
+                           interrupts=(Interrupt(value=None, id=row["pending_interrupt_id"]),),
+                           config={"configurable": {"thread_id": incident_id, "checkpoint_ns": "",
+                                                    "checkpoint_id": newest}})
+    return snapshot(engine, incident_id)
+
+
+def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSnapshot | _RunEnd,
+                     row: dict[str, Any]) -> str:
     # Events count as merged once they are in the run's checkpointed input: a crash after that
     # resumes the run with them, a crash before it starts over from every stored event.
     cfg = thread_config(incident_id)
@@ -211,7 +234,8 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             engine.graph.update_state(cfg, {"evidence": Overwrite(merge_evidence([], events))}, as_node="intake")
             after = _run_end(engine, incident_id, engine.graph.invoke(None, cfg, context=engine.deps))
     elif snap.next == ("approval",) and snap.interrupts:
-        held = IncidentState.model_validate(snap.values).evidence
+        # the held evidence, checked against the state when the checkpoint was read: no validation of the whole state
+        held: list[LogEvent] = list(snap.values.get("evidence") or ())
         heads = engine.records.unmerged_heads(incident_id)
         # events already in the paused state are no news: re-running for them would pause twice
         known = {e.event_id for e in held}
@@ -253,7 +277,7 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
     return kind
 
 
-def _unfinished_regroup(engine: Engine, row: dict[str, Any], snap: StateSnapshot) -> str | None:
+def _unfinished_regroup(engine: Engine, row: dict[str, Any], snap: StateSnapshot | _RunEnd) -> str | None:
     """What a split or merge whose process died left for the paused run to do: `closed` (merged
     away: end it through the gate), `merged` (its analysis holds events that are another incident's
     now: redo it on its own), or None."""

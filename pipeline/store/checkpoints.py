@@ -289,6 +289,15 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     return rows[0][0] if rows else None
 
 
+def values_at(saver: CheckpointStore, thread_id: str, checkpoint_id: str) -> dict[str, Any] | None:
+    """The channel values of one checkpoint of the thread, read and checked like every checkpoint
+    (InvalidCheckpoint), without LangGraph's snapshot around them (its tasks, pending writes
+    applied, next nodes); None when the checkpoint is not there."""
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": "",
+                                              "checkpoint_id": checkpoint_id}})
+    return dict(found.checkpoint.get("channel_values") or {}) if found is not None else None
+
+
 def checkpoint_parents(saver: CheckpointStore, thread_id: str) -> list[tuple[str, str | None]]:
     """(checkpoint id, parent id) of every checkpoint of a thread, oldest first.
 
