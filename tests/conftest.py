@@ -3,6 +3,7 @@ and the workbench app on it. Plain helpers live in tests/support.py."""
 from __future__ import annotations
 
 import gc
+import json
 import os
 import shutil
 import subprocess
@@ -35,6 +36,17 @@ except ImportError:
     pass
 
 _INDEX_CACHE: dict[str, Path] = {}
+
+try:  # every AppTest scans all installed packages' metadata for Streamlit components, once per AppTest
+    # (about two thirds of an AppTest's first run here); the packages do not change during a test run,
+    # so the scan is done once per process, as `streamlit run` does it once per server
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner as _manifest_scanner
+
+    _manifest_scanner.scan_component_manifests = functools.cache(_manifest_scanner.scan_component_manifests)
+except ImportError:  # a Streamlit without v2 components
+    pass
 
 
 @pytest.fixture(autouse=True)
@@ -211,3 +223,24 @@ def model_engine(data_dir, stub, monkeypatch):
     yield eng
     eng.records.close()
     checkpoints.close_all()
+
+
+_DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (their seconds in tests/durations.json, tools/test_durations.py), so
+    the two workers, each taking whole files in this order (`--no-loadscope-reorder`), end together
+    instead of one running a late slow file alone. A file not listed counts as the median one; the
+    tests inside a file keep their order."""
+    try:
+        seconds = json.loads(_DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+    known = sorted(seconds.values())
+    median = known[len(known) // 2] if known else 0.0
+    rank = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        rank.setdefault(path, (-seconds.get(path, median), len(rank)))
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])
