@@ -20,6 +20,7 @@ and the store's next statement reconnects. Every session names its process in ap
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -103,6 +104,7 @@ class Connection:
         self.url = url
         self._pg = self._open()
         self._in_transaction = False
+        self._serial = False  # this transaction holds the writer lock (begin, serialize)
         self._trace: Callable[[str, Sequence[Any]], object] | None = None
 
     def _open(self, retry_for: float = 0.0) -> psycopg.Connection[AnyRow]:
@@ -136,19 +138,39 @@ class Connection:
             cur.executemany(sql, [tuple(p) for p in stored_rows(list(seq))])
             return Cursor(None, rowcount=cur.rowcount)
 
-    def begin(self) -> None:
-        """The writer transaction: BEGIN, then the store's advisory lock (SQLite's BEGIN IMMEDIATE)."""
+    def begin(self, *, serial: bool = True) -> None:
+        """The writer transaction: BEGIN, then the store's advisory lock (SQLite's BEGIN IMMEDIATE).
+        With `serial=False` the lock waits for `serialize()`: what comes before it runs beside
+        other writers (rows no other writer touches: a leased source's lines), what comes after
+        it, to the commit, one writer at a time."""
         def send() -> None:
             self._pg.execute("BEGIN")
-            try:
-                self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,))
-            except psycopg.Error:
-                if not self._pg.closed:
-                    self._pg.execute("ROLLBACK")
-                raise
+            if serial:
+                try:
+                    self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,))
+                except psycopg.Error:
+                    if not self._pg.closed:
+                        self._pg.execute("ROLLBACK")
+                    raise
             self._in_transaction = True
+            self._serial = serial
 
         self._run(send, resendable=True)
+
+    def serialize(self) -> None:
+        """Take the store's writer lock in this transaction (held to its end), if not yet held."""
+        if not self._serial:
+            self._run(lambda: self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,)),
+                      resendable=False)
+            self._serial = True
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Writes sent without waiting for each one's answer, all answered at the end (psycopg's
+        pipeline mode): one round trip for many statements. Only for statements whose results are
+        not read inside it (a cursor's rows are not there until it ends)."""
+        with self._pg.pipeline():
+            yield
 
     def commit(self) -> None:
         if self._pg.closed:
