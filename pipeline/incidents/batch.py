@@ -4,8 +4,11 @@ incident of its fingerprint, or opens a new one with its SLA deadline; a decided
 takes new events: the new one is linked to it as a recurrence (incidents/recurrence.py, CONTRACT §2).
 
 Fingerprints come from the template miner, whose state is read (when another process changed it)
-and written in the same transaction, under the store's writer lock. The rows themselves are the
-store's (pipeline/store/incident_rows.py); the decisions are made here.
+and written in the same transaction, under the store's writer lock. On PostgreSQL the lock is taken
+midway: a batch's dead letters and the lines that open nothing (its source's own rows) are written
+first, beside other pollers' batches, and the lock is held only for the miner, the incidents and the
+cursor (store/postgres.py). The rows themselves are the store's (pipeline/store/incident_rows.py);
+the decisions are made here.
 """
 from __future__ import annotations
 

@@ -5,8 +5,10 @@ operations.py, ...) and one schema (schema.py). Nothing here reads or changes a 
   are the server's own (no client-side placeholder parsing, so a `%` or `?` in a literal is text);
 - `begin()` (SQLite's BEGIN IMMEDIATE: the single writer correlation and claims rely on) is BEGIN
   and a transaction-level advisory lock on one fixed key per store, so writers serialise exactly
-  as on SQLite, across processes and machines; readers never wait (MVCC). Simple and correct; the
-  cost is that writes do not run in parallel, as on SQLite;
+  as on SQLite, across processes and machines; readers never wait (MVCC). A stored batch begins
+  without it (`begin(serial=False)`): it writes its own source's rows (context, dead letters)
+  beside other writers and takes the lock (`serialize()`) for what all sources share, to its commit;
+- `pipelined()` sends writes whose answers nobody reads in one round trip (psycopg's pipeline mode);
 - the schema version is a one-row schema_version table (SQLite keeps it in `PRAGMA user_version`).
 
 A tenant (a data dir's worth of records) is a schema: put `?options=-csearch_path%3Dname` in the URL.
