@@ -165,17 +165,19 @@ class Incidents:
                     joined.setdefault(took[0], []).append(iso(item.time))
                     gathered[(took[0], members.PATTERN, took[1])] += 1
                     gathered[(took[0], members.SERVICE, item.service)] += 1
-            gathered.update(joiner.finish())
-            with conn.pipelined():  # writes whose answers nobody reads: one round trip under the lock
+            # the writes, sent without waiting for each (PostgreSQL: a round trip for them all, and
+            # one for the leaders read and one for the fence, under the lock)
+            with conn.pipelined():
                 rows.insert_events(conn, new, stamp=stamp)
                 for incident, times in joined.items():
                     rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times),
                                       stamp=stamp)
+                gathered.update(joiner.finish())
                 members.count(conn, gathered, day=stamp[:10])
-            if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
-                rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
-            elif fence is not None:
-                rows.check_fence(conn, fence)
+                if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
+                    rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
+                elif fence is not None:
+                    rows.check_fence(conn, fence)
 
     @staticmethod
     def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:

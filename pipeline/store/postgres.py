@@ -86,11 +86,16 @@ class Cursor:
         self._cur = cur
         self.rowcount = cur.rowcount if cur is not None else rowcount
 
+    def _rows(self) -> bool:
+        """Whether the statement may have rows to read: it returned some, or its answer has not
+        come yet (pipelined: psycopg's fetch waits for it)."""
+        return self._cur is not None and (self._cur.description is not None or self._cur.pgresult is None)
+
     def fetchone(self) -> AnyRow | None:
-        return self._cur.fetchone() if self._cur is not None and self._cur.description else None
+        return self._cur.fetchone() if self._cur is not None and self._rows() else None
 
     def fetchall(self) -> list[AnyRow]:
-        return self._cur.fetchall() if self._cur is not None and self._cur.description else []
+        return self._cur.fetchall() if self._cur is not None and self._rows() else []
 
     def __iter__(self) -> Iterator[AnyRow]:
         return iter(self.fetchall())
@@ -168,9 +173,9 @@ class Connection:
 
     @contextlib.contextmanager
     def pipelined(self) -> Iterator[None]:
-        """Writes sent without waiting for each one's answer, all answered at the end (psycopg's
-        pipeline mode): one round trip for many statements. Only for statements whose results are
-        not read inside it (a cursor's rows are not there until it ends)."""
+        """Statements sent without waiting for each one's answer (psycopg's pipeline mode): writes
+        nobody reads go in one round trip, answered at the end; reading a statement's rows waits
+        for the answers sent so far."""
         with self._pg.pipeline():
             yield
 
