@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 
 from pipeline.clock import ManualClock
 from pipeline.errors import LeaseLost
+from pipeline.incidents.batch import Incidents
 from pipeline.ingest.events import DeadLetter
 from pipeline.sources.file import FileSource
 from pipeline.store import source_leases
@@ -105,6 +107,51 @@ def test_pollers_split_the_sources_by_their_heartbeats_and_a_stopped_ones_move_a
     assert {h["holder"] for h in source_leases.holders(records) if h["live"]} == {ann, cid}
     # on SQLite's one working poller there is no share: it takes every free source
     assert len(source_leases.claim(records, bob, SOURCES, ttl=30, share=False)) == 0
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_on_postgres_a_batch_stores_its_own_lines_while_another_writer_holds_the_lock(database_url, tmp_path):
+    """Two pollers store their sources side by side: a batch writes its dead letters and the lines
+    that open nothing before it waits for the writer lock (which it takes only for the miner, the
+    incidents and the cursor), and commits all of it, or none, when it has it."""
+    log = tmp_path / "a.jsonl"
+    lines = source_lines("a", 0, 120)
+    append(log, lines)
+    batch = FileSource(log, max_bytes=1 << 20).read(None)
+    incidents = Incidents(Records(database_url))
+    other, watcher = Records(database_url), Records(database_url)  # each a session of its own
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:  # another process's correlation, say
+        with other.transaction():
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert holding.wait(10)
+    storing = threading.Thread(target=incidents.store_batch, args=(batch.items,),
+                               kwargs={"cursor": ("source:a", batch.cursor)})
+    storing.start()
+    try:
+        ours = f"iiq:{os.getpid()}:%"
+        # waiting for the lock, its context block and dead letters already written (their tables' row locks)
+        waiting_with = ("SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_stat_activity AS a"
+                        " JOIN pg_locks AS l ON l.pid = a.pid AND l.granted AND l.mode = 'RowExclusiveLock'"
+                        " JOIN pg_class AS c ON c.oid = l.relation AND c.relkind = 'r'"
+                        " WHERE a.application_name LIKE $1 AND a.wait_event = 'advisory'")
+        tables = wait_for(lambda: watcher.query(waiting_with, (ours,))[0][0], timeout=10)
+        assert set(tables.split(",")) >= {"context_blocks", "context_ids", "dead_letters"}
+        assert watcher.cursor("source:a") is None  # nothing of it committed yet
+    finally:
+        release.set()
+        holder.join(10)
+        storing.join(10)
+        other.close()
+    assert watcher.cursor("source:a") == batch.cursor
+    assert_each_line_once(watcher, lines)
+    watcher.close()
+    incidents.records.close()
 
 
 def test_on_sqlite_the_one_working_poller_reads_every_listed_source(engine, tmp_path):

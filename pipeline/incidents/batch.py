@@ -4,8 +4,11 @@ incident of its fingerprint, or opens a new one with its SLA deadline; a decided
 takes new events: the new one is linked to it as a recurrence (incidents/recurrence.py, CONTRACT §2).
 
 Fingerprints come from the template miner, whose state is read (when another process changed it)
-and written in the same transaction, under the store's writer lock. The rows themselves are the
-store's (pipeline/store/incident_rows.py); the decisions are made here.
+and written in the same transaction, under the store's writer lock. On PostgreSQL the lock is taken
+midway: a batch's dead letters and the lines that open nothing (its source's own rows) are written
+first, beside other pollers' batches, and the lock is held only for the miner, the incidents and the
+cursor (store/postgres.py). The rows themselves are the store's (pipeline/store/incident_rows.py);
+the decisions are made here.
 """
 from __future__ import annotations
 
@@ -101,13 +104,19 @@ class Incidents:
         for i, item in enumerate(items):  # before anything keeps their text: rows, blocks, templates
             items[i], found = scrubbed(item, secrets)
             counts.redacted += found
-        with self.records.transaction() as conn, self._templates(conn, stamp) as miner:
+        # the source's own rows first, beside other writers (PostgreSQL: store/postgres.py begin):
+        # its dead letters and the lines that open nothing (most of a log: one context block).
+        # They are the source's alone (ids by source and position, the source leased to this
+        # process, the fence checked before the commit), so they need no writer lock; then, one
+        # writer at a time, what all sources share: the miner, the incidents, the cursor
+        with self.records.transaction(serial=False) as conn:
             content_ids = rows.has_content_ids(conn)
             events = [item for item in items if not isinstance(item, DeadLetter)]
             ids_of = ({id(e): self._ids_of(e, content_ids) for e in events} if content_ids
                       else {id(e): (e.event_id,) for e in events})  # what _ids_of answers then
             seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
-            fresh: list[tuple[LogEvent, tuple[str, list[str]] | None]] = []  # each with its fingerprints if it opens
+            opening: list[LogEvent] = []
+            context: list[LogEvent] = []
             for item in items:
                 if isinstance(item, DeadLetter):
                     counts.rejected += rows.insert_dead_letter(conn, source=item.source, position=item.position,
@@ -117,42 +126,58 @@ class Incidents:
                 if seen.intersection(ids):
                     continue  # seen before (or stored by an older version under its content's id)
                 seen.add(item.event_id)
-                fresh.append((item, self._fingerprints(miner, item, pre_miner=content_ids)
-                              if self.opening.opens(item) else None))
+                (opening if self.opening.opens(item) else context).append(item)
+            rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
+            warned = [item for item in context if self.opening.below_floor(item)]
+            conn.serialize()
+            self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
+                                  fence=fence)
+        counts.events += len(opening) + len(context)
+        counts.incidents_updated -= counts.incidents_new
+        return counts
+
+    def _correlate_batch(self, conn: Connection, opening: list[LogEvent], warned: list[LogEvent],
+                         counts: IngestCounts, stamp: str, *, pre_miner: bool, cursor: tuple[str, str] | None,
+                         fence: tuple[str, str, int] | None) -> None:
+        """The batch's serial part, under the writer lock: each opening event's patterns (the miner
+        learning from it), the incident it joins or opens, the counts, and the source's cursor.
+        `warned`: the batch's WARNs that open nothing (they may lead an outage it touches)."""
+        with self._templates(conn, stamp) as miner:
+            fresh = [(item, self._fingerprints(miner, item, pre_miner=pre_miner)) for item in opening]
             # the newest incident of every fingerprint the batch's opening events lead to, in one
             # lookup (not one an event); the incidents the batch opens are added as it opens them
-            fingerprints = list(dict.fromkeys(fp for _, keys in fresh if keys is not None for fp in keys[1]))
+            fingerprints = list(dict.fromkeys(fp for _, keys in fresh for fp in keys[1]))
             newest = rows.newest_by_fingerprint(conn, fingerprints)
             if fingerprints:  # and of the patterns that joined another pattern's incident (outage.py)
                 for fp, row in outage_rows.newest_joined_by_pattern(conn, fingerprints).items():
                     if fp not in newest or _prefer(row, newest[fp]):
                         newest[fp] = row
             joiner = Joiner(conn, burst_minutes=self.burst_minutes)
+            for item in warned:
+                joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             new: list[tuple[LogEvent, str | None]] = []
             joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
             gathered: Counter[tuple[str, str, str]] = Counter()  # its patterns and services, with counts
             for item, keys in fresh:
-                if keys is None and self.opening.below_floor(item):
-                    joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
-                took: tuple[str, str] | None = (self._correlate(conn, item, keys, newest, counts, stamp, joiner)
-                                                if keys is not None else None)
+                took = self._correlate(conn, item, keys, newest, counts, stamp, joiner)
                 new.append((item, took[0] if took else None))
                 if took is not None:
                     joined.setdefault(took[0], []).append(iso(item.time))
                     gathered[(took[0], members.PATTERN, took[1])] += 1
                     gathered[(took[0], members.SERVICE, item.service)] += 1
-            rows.insert_events(conn, new, stamp=stamp)
-            counts.events += len(new)
-            for incident, times in joined.items():
-                rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times), stamp=stamp)
-            gathered.update(joiner.finish())
-            members.count(conn, gathered, day=stamp[:10])
-            if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
-                rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
-            elif fence is not None:
-                rows.check_fence(conn, fence)
-        counts.incidents_updated -= counts.incidents_new
-        return counts
+            # the writes, sent without waiting for each (PostgreSQL: a round trip for them all, and
+            # one for the leaders read and one for the fence, under the lock)
+            with conn.pipelined():
+                rows.insert_events(conn, new, stamp=stamp)
+                for incident, times in joined.items():
+                    rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times),
+                                      stamp=stamp)
+                gathered.update(joiner.finish())
+                members.count(conn, gathered, day=stamp[:10])
+                if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
+                    rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
+                elif fence is not None:
+                    rows.check_fence(conn, fence)
 
     @staticmethod
     def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ from pipeline.clock import iso
 from pipeline.prevalidated import copied, hold_shared
 from pipeline.state import LogEvent
 from pipeline.store import event_bodies
-from pipeline.store.sql import Connection, Params, placeholders
+from pipeline.store.sql import Connection, Params, insert_rows, placeholders
 from pipeline.store.stored_text import stored_text
 
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
@@ -45,6 +45,8 @@ FRAMED = b"IQB2"  # a format-2 block's first bytes (a format-1 block is a zstand
 FRAME = 128  # events per body frame: on the 100k bench, frames of 128 took 1.02x one frame's bytes
 _HOUR = 13  # an ISO time's first 13 characters: its hour, so a key spans at most one
 _encode = json.JSONEncoder(ensure_ascii=False).encode
+KEY_COLUMNS = (("block_id", "bigint"), ("service", "text"), ("host", "text"), ("first_time", "text"), ("last_time", "text"))
+ID_COLUMNS = (("event_id", "text"), ("block_id", "bigint"))
 
 
 def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
@@ -67,10 +69,9 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
             span[0] = time
         elif time > span[1]:
             span[1] = time
-    conn.executemany("INSERT INTO context_keys(block_id, service, host, first_time, last_time)"
-                     " VALUES ($1, $2, $3, $4, $5)",
-                     [(block, service, host, first, last) for (service, host, _), (first, last) in spans.items()])
-    conn.executemany("INSERT INTO context_ids(event_id, block_id) VALUES ($1, $2)", [(e.event_id, block) for e in events])
+    insert_rows(conn, "context_keys", KEY_COLUMNS,
+                [(block, service, host, first, last) for (service, host, _), (first, last) in spans.items()])
+    insert_rows(conn, "context_ids", ID_COLUMNS, [(e.event_id, block) for e in events])
 
 
 def encode(keys: Sequence[tuple[str, str, str | None]], events: Sequence[LogEvent]) -> bytes:

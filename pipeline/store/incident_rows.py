@@ -14,7 +14,11 @@ from pipeline.clock import iso
 from pipeline.errors import LeaseLost
 from pipeline.state import LogEvent
 from pipeline.store import context_blocks, event_bodies
-from pipeline.store.sql import GREATEST, LEAST, Connection, Params, placeholders
+from pipeline.store.sql import GREATEST, LEAST, Connection, Params, insert_rows, placeholders
+
+EVENT_COLUMNS = (("event_id", "text"), ("incident_id", "text"), ("time", "text"), ("service", "text"),
+                 ("host", "text"), ("level", "text"), ("exception", "text"), ("message", "text"), ("body", "text"),
+                 ("source", "text"), ("position", "text"), ("stored_at", "text"))
 
 
 def has_event(conn: Connection, event_id: str) -> bool:
@@ -44,14 +48,10 @@ def insert_events(conn: Connection, events: list[tuple[LogEvent, str | None]], *
     events = [(event, incident_id) for event, incident_id in events if incident_id is not None]
     if not events:
         return
-    conn.executemany(
-        "INSERT INTO events(event_id, incident_id, time, service, host, level,"
-        " exception, message, body, source, position, stored_at)"
-        " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)",
-        [(event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
-          event.exception, event.message, event_bodies.body_of(event), event.source, event.position, stamp)
-         for event, incident_id in events],
-    )
+    insert_rows(conn, "events", EVENT_COLUMNS,
+                [(event.event_id, incident_id, iso(event.time), event.service, event.host, event.level,
+                  event.exception, event.message, event_bodies.body_of(event), event.source, event.position, stamp)
+                 for event, incident_id in events])
 
 
 def count_events(conn: Connection, incident_id: str, *, added: int, first: str, last: str, stamp: str) -> None:

@@ -5,8 +5,10 @@ operations.py, ...) and one schema (schema.py). Nothing here reads or changes a 
   are the server's own (no client-side placeholder parsing, so a `%` or `?` in a literal is text);
 - `begin()` (SQLite's BEGIN IMMEDIATE: the single writer correlation and claims rely on) is BEGIN
   and a transaction-level advisory lock on one fixed key per store, so writers serialise exactly
-  as on SQLite, across processes and machines; readers never wait (MVCC). Simple and correct; the
-  cost is that writes do not run in parallel, as on SQLite;
+  as on SQLite, across processes and machines; readers never wait (MVCC). A stored batch begins
+  without it (`begin(serial=False)`): it writes its own source's rows (context, dead letters)
+  beside other writers and takes the lock (`serialize()`) for what all sources share, to its commit;
+- `pipelined()` sends writes whose answers nobody reads in one round trip (psycopg's pipeline mode);
 - the schema version is a one-row schema_version table (SQLite keeps it in `PRAGMA user_version`).
 
 A tenant (a data dir's worth of records) is a schema: put `?options=-csearch_path%3Dname` in the URL.
@@ -20,6 +22,7 @@ and the store's next statement reconnects. Every session names its process in ap
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -83,11 +86,16 @@ class Cursor:
         self._cur = cur
         self.rowcount = cur.rowcount if cur is not None else rowcount
 
+    def _rows(self) -> bool:
+        """Whether the statement may have rows to read: it returned some, or its answer has not
+        come yet (pipelined: psycopg's fetch waits for it)."""
+        return self._cur is not None and (self._cur.description is not None or self._cur.pgresult is None)
+
     def fetchone(self) -> AnyRow | None:
-        return self._cur.fetchone() if self._cur is not None and self._cur.description else None
+        return self._cur.fetchone() if self._cur is not None and self._rows() else None
 
     def fetchall(self) -> list[AnyRow]:
-        return self._cur.fetchall() if self._cur is not None and self._cur.description else []
+        return self._cur.fetchall() if self._cur is not None and self._rows() else []
 
     def __iter__(self) -> Iterator[AnyRow]:
         return iter(self.fetchall())
@@ -103,6 +111,7 @@ class Connection:
         self.url = url
         self._pg = self._open()
         self._in_transaction = False
+        self._serial = False  # this transaction holds the writer lock (begin, serialize)
         self._trace: Callable[[str, Sequence[Any]], object] | None = None
 
     def _open(self, retry_for: float = 0.0) -> psycopg.Connection[AnyRow]:
@@ -136,19 +145,39 @@ class Connection:
             cur.executemany(sql, [tuple(p) for p in stored_rows(list(seq))])
             return Cursor(None, rowcount=cur.rowcount)
 
-    def begin(self) -> None:
-        """The writer transaction: BEGIN, then the store's advisory lock (SQLite's BEGIN IMMEDIATE)."""
+    def begin(self, *, serial: bool = True) -> None:
+        """The writer transaction: BEGIN, then the store's advisory lock (SQLite's BEGIN IMMEDIATE).
+        With `serial=False` the lock waits for `serialize()`: what comes before it runs beside
+        other writers (rows no other writer touches: a leased source's lines), what comes after
+        it, to the commit, one writer at a time."""
         def send() -> None:
             self._pg.execute("BEGIN")
-            try:
-                self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,))
-            except psycopg.Error:
-                if not self._pg.closed:
-                    self._pg.execute("ROLLBACK")
-                raise
+            if serial:
+                try:
+                    self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,))
+                except psycopg.Error:
+                    if not self._pg.closed:
+                        self._pg.execute("ROLLBACK")
+                    raise
             self._in_transaction = True
+            self._serial = serial
 
         self._run(send, resendable=True)
+
+    def serialize(self) -> None:
+        """Take the store's writer lock in this transaction (held to its end), if not yet held."""
+        if not self._serial:
+            self._run(lambda: self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,)),
+                      resendable=False)
+            self._serial = True
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[None]:
+        """Statements sent without waiting for each one's answer (psycopg's pipeline mode): writes
+        nobody reads go in one round trip, answered at the end; reading a statement's rows waits
+        for the answers sent so far."""
+        with self._pg.pipeline():
+            yield
 
     def commit(self) -> None:
         if self._pg.closed:

@@ -115,12 +115,14 @@ class Records:
             return self._conn
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Connection]:
-        """One writer transaction (SQLite's IMMEDIATE): writers serialise here, across threads and processes."""
+    def transaction(self, *, serial: bool = True) -> Iterator[Connection]:
+        """One writer transaction (SQLite's IMMEDIATE): writers serialise here, across threads and
+        processes. With `serial=False` (PostgreSQL) they serialise from `conn.serialize()` on: what
+        the transaction writes before it must be rows no other writer touches meanwhile."""
         with self._lock:
             conn = self.conn
             try:
-                conn.begin()
+                conn.begin(serial=serial)
                 try:
                     yield conn
                 except BaseException:

@@ -9,6 +9,7 @@ Values that do not number the statement's parameters exactly (more or fewer, or 
 bound by name to the statement as written, as before."""
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from functools import lru_cache
@@ -68,9 +69,17 @@ class Connection:
             return self.raw.executemany(text, rows)
         return self.raw.executemany(sql, (p if isinstance(p, dict) else _by_name(p) for p in rows))
 
-    def begin(self) -> None:
-        """The writer transaction: one at a time per file, across threads and processes."""
+    def begin(self, *, serial: bool = True) -> None:
+        """The writer transaction: one at a time per file, across threads and processes. SQLite
+        has one writer whatever `serial` says (postgres.Connection.begin), so it holds it from BEGIN."""
         self.raw.execute("BEGIN IMMEDIATE")
+
+    def serialize(self) -> None:
+        """Nothing to take: BEGIN IMMEDIATE made this transaction the file's one writer."""
+
+    def pipelined(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing to gather: SQLite's statements run in this process, no round trips (postgres.py)."""
+        return contextlib.nullcontext()
 
     def commit(self) -> None:
         self.raw.execute("COMMIT")
