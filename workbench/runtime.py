@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pipeline.config import Settings
 from pipeline.errors import IncidentIQError
-from pipeline.services import (KnowledgeService, OperationsService, Poller, ReviewService, Services, open_services,
-                               tune_garbage_collector)
+from pipeline.services import (KnowledgeService, OperationsService, Poller, ReviewService, Services,
+                               freeze_long_lived, open_services, release_frozen, tune_garbage_collector)
 
 OFF = ("off", "0", "false", "no")
 INDEX_AFTER_POLL_SECONDS = 30.0  # the index build waits for the poller's first poll, at most this long...
@@ -105,6 +105,7 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
         workbench.indexing = threading.Thread(target=_build_index, args=(workbench,), daemon=True,
                                               name="incidentiq-knowledge-index")
         workbench.indexing.start()
+    freeze_long_lived()  # the runtime lives as long as the process: out of every collection's pass
     return workbench
 
 
@@ -125,6 +126,8 @@ def _build_index(workbench: Workbench) -> None:
     except IncidentIQError as exc:  # the knowledge page's count shows the index is unusable
         workbench.index_error = exc.message
         log.warning("the knowledge index could not be built: %s", exc.message)
+        return
+    freeze_long_lived()  # Chroma's modules and the index's client live as long as the process too
 
 
 def stop_workbench(workbench: Workbench) -> None:
@@ -142,3 +145,4 @@ def stop_workbench(workbench: Workbench) -> None:
         workbench.indexing.join(60)
         workbench.indexing = None
     workbench.services.close()
+    release_frozen()  # what the runtime held may be garbage now: the collector sees it again
