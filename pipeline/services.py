@@ -45,6 +45,11 @@ class Services:
     def data_dir(self) -> Path:
         return Path(self.settings.data_dir)
 
+    def warm_up(self) -> None:
+        """Build what a reviewer's first action would otherwise build while they wait: the engine's
+        analyst (the first approval resumes the graph with it; the first run of the poller too)."""
+        self.review.engine.analyst  # noqa: B018 - built on first use, under the engine's lock
+
     def close(self) -> None:
         """Close the records store `open_services` opened (a PostgreSQL session, or the SQLite file):
         otherwise a released runtime's session stays open until the garbage collector finds it. The
