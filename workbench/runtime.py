@@ -133,7 +133,8 @@ def _warm_up(workbench: Workbench, build_index: bool) -> None:
         workbench.services.warm_up()
     except IncidentIQError as exc:  # the first run that needs it says why, as it did before
         log.warning("the analyst could not be built ahead of its first use: %s", exc.message)
-    freeze_long_lived()  # Chroma's modules, the index's client and the analyst live as long as the process
+    if not closing.is_set():  # a runtime stopping meanwhile releases what is frozen: freeze nothing after it
+        freeze_long_lived()  # Chroma's modules, the index's client and the analyst live as long as the process
 
 
 def stop_workbench(workbench: Workbench) -> None:
