@@ -26,7 +26,6 @@ FIRST_POLL_WAIT_SECONDS = 3.0
 # while no incident has come out of its first analysis (a fresh demo: none yet, or the first ones
 # still analysing): the first one to await a decision shows at once, not at the next 5 s refresh
 EMPTY_REFRESH_SECONDS = 1
-OPEN = ["analyzing", "awaiting_approval", "in_revision", "failed"]
 INCIDENT_PAGE = "app_pages/incident.py"
 # the widgets of "Filter, sort and columns", whose values are the view's
 NARROWING_KEYS = ("inbox_sev", "inbox_service", "inbox_from", "inbox_to", "inbox_sort", "inbox_cols")
@@ -94,8 +93,9 @@ def _assignee_filter() -> str:
     """Whose incidents to show: anyone's, mine, or one person's (the people on open incidents)."""
     me = session.actor()
     me_id = me.id if me else None
-    people = [r["assignee"] for r in workbench.review.inbox(status=OPEN, limit=200) if r.get("assignee")]
-    options = assignee_choices(me_id, people)
+    # the people on open incidents, one index read (not the first 200 open rows with their
+    # approvals, recurrence and titles, as before: 8-10 ms of each inbox run at load 11)
+    options = assignee_choices(me_id, workbench.review.assignees())
     chosen = st.session_state.get("inbox_assignee")
     if chosen not in options:
         if chosen and chosen != ANYONE:

@@ -38,6 +38,10 @@ at that load, LangGraph's checkpoint reads and writes; the first one in a proces
 the offline analyst, 0.5 s), and the incident page's 4 s live refresh often runs in a click's
 window (2-3 runs where the reference has 1). Identical code (product and before, but for Back)
 differed by up to 1.4x between its own runs at that load: read single ratios with that in mind.
+Later (session 43): most of every click's server time was not the page's run but Streamlit's full
+`gc.collect(2)` after it, over the runtime's ~250,000 long-lived objects (0.1-0.5 s a run at load
+5-12); the workbench freezes them since (pipeline/gc_tuning.py), and a click's server CPU (read from
+/proc) fell below the reference's.
 
 Goals (issue 38.4): every page load ≤ 1.5× its reference's load, every click ≤ 1.5× the
 reference's equivalent rerun, quiet and with one core hogged (`--hog`). `--before DIR` also serves

@@ -18,7 +18,7 @@ from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
 from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
-from pipeline.gc_tuning import tune_garbage_collector
+from pipeline.gc_tuning import freeze_long_lived, release_frozen, tune_garbage_collector
 from pipeline.incidents import recurrence
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.unattended.poller import Poller
@@ -30,7 +30,7 @@ from pipeline.review.service import ReviewService
 
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
-           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "BacktestService",
+           "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "freeze_long_lived", "release_frozen", "BacktestService",
            "backtests_of", "related_of", "RelatedIncidents"]
 
 
@@ -44,6 +44,11 @@ class Services:
     @property
     def data_dir(self) -> Path:
         return Path(self.settings.data_dir)
+
+    def warm_up(self) -> None:
+        """Build what a reviewer's first action would otherwise build while they wait: the engine's
+        analyst (the first approval resumes the graph with it; the first run of the poller too)."""
+        self.review.engine.analyst  # noqa: B018 - built on first use, under the engine's lock
 
     def close(self) -> None:
         """Close the records store `open_services` opened (a PostgreSQL session, or the SQLite file):

@@ -51,11 +51,13 @@ except ImportError:  # a Streamlit without v2 components
 
 @pytest.fixture(autouse=True)
 def _collector_pace():
-    """Every test starts at the collector's pace its worker started with: a workbench opened in
-    the test's process (AppTest) tunes it for the whole process (pipeline/gc_tuning.py)."""
+    """Every test starts at the collector's pace its worker started with, nothing frozen: a workbench
+    opened in the test's process (AppTest) tunes it for the whole process and freezes what it
+    opened (pipeline/gc_tuning.py)."""
     before = gc.get_threshold()
     yield
     gc.set_threshold(*before)
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

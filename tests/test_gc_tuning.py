@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+import weakref
 
 import pytest
 
-from pipeline.gc_tuning import YOUNGEST, tune_garbage_collector
+from pipeline.gc_tuning import YOUNGEST, freeze_long_lived, release_frozen, tune_garbage_collector
 from tests.support import ROOT
 
 
@@ -30,6 +31,27 @@ def test_a_process_that_chose_its_own_pace_keeps_it(chosen):
     gc.set_threshold(*chosen)
     tune_garbage_collector()
     assert gc.get_threshold() == chosen
+
+
+class _Node:
+    pass
+
+
+def test_what_lives_is_frozen_out_of_the_collections_and_what_comes_later_is_not():
+    kept = _Node()
+    kept.me = kept
+    try:
+        freeze_long_lived()
+        assert gc.get_freeze_count() > 0 and not any(o is kept for o in gc.get_objects())
+        later = _Node()
+        later.me = later  # allocated after the freeze: still the collector's
+        gone = weakref.ref(later)
+        del later
+        gc.collect()
+        assert gone() is None
+    finally:
+        release_frozen()
+    assert gc.get_freeze_count() == 0 and any(o is kept for o in gc.get_objects())
 
 
 def test_the_command_line_process_runs_at_the_tuned_pace():
@@ -54,5 +76,8 @@ def test_the_workbench_process_runs_at_the_tuned_pace(data_dir, monkeypatch):
         at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
         assert not at.exception, [e.value for e in at.exception]
         assert gc.get_threshold() == (YOUNGEST, 1, 10)
+        # the runtime's objects (modules, graph, knowledge base) are out of every collection's pass
+        assert gc.get_freeze_count() > 10_000
     finally:
         session._runtime.clear()
+    assert gc.get_freeze_count() == 0  # released with the runtime

@@ -127,6 +127,20 @@ def test_counts_follow_every_status_change(records):
 
 
 @BOTH_BACKENDS
+def test_the_assignee_filter_lists_the_people_on_open_incidents_only_once_each(records):
+    from pipeline.store import assignments, inbox
+
+    ids = seeded(records, n=14)
+    on = {ids[0]: "ann", ids[4]: "bob", ids[5]: "ann", ids[6]: "cy", ids[2]: "dee", ids[3]: "eve"}
+    for incident_id, who in on.items():
+        assignments.set_assignee(records, incident_id, who, audit={"incident_id": incident_id, "reviewer": who,
+                                                                  "action": "assign", "checkpoint_before": None,
+                                                                  "checkpoint_after": None})
+    # ids[2] and ids[3] are closed (their people are not offered); ids[4..6] analysing, failed, in revision
+    assert inbox.assignees(records) == ["ann", "bob", "cy"]
+
+
+@BOTH_BACKENDS
 def test_a_cursor_from_another_view_is_a_usage_error(records):
     seeded(records)
     cursor = views.inbox_page(records, statuses=("awaiting_approval",), limit=2).next_cursor

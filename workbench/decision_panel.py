@@ -88,17 +88,18 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
         with session.acting_on(acting, incident_id):
             if action == "approve":
                 doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id, note=inputs["note"],
-                                     expect_proposal=shown.get("proposal_hash") or "")
+                                     expect_proposal=shown.get("proposal_hash") or "", full=False)
             elif action == "reject":
                 doc = review.reject(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
-                                    reason=inputs["reason"])
+                                    reason=inputs["reason"], full=False)
             elif action == "revise":
                 doc = review.revise(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
-                                    feedback=inputs["feedback"])
+                                    feedback=inputs["feedback"], full=False)
             else:
                 effect = review.edit_effect(inputs["edits"])
                 doc = review.approve(incident_id, actor=reviewer, expect_interrupt=interrupt_id,
-                                     edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "")
+                                     edits=inputs["edits"], expect_proposal=shown.get("proposal_hash") or "",
+                                     full=False)
     except Conflict:
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
         return "warning", f"{label} not applied: {reason}"  # the reason in words: no status codes, no ids

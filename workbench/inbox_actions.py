@@ -125,9 +125,10 @@ def _confirmed(review: ReviewService, row: dict, proposal_hash: str | None) -> N
     try:
         if ask.get("action") == "approve":
             review.approve(incident_id, actor=who, expect_interrupt=row.get("pending_interrupt_id"),
-                           expect_proposal=proposal_hash or "")
+                           expect_proposal=proposal_hash or "", full=False)
         else:
-            review.reject(incident_id, actor=who, expect_interrupt=row.get("pending_interrupt_id"), reason=reason)
+            review.reject(incident_id, actor=who, expect_interrupt=row.get("pending_interrupt_id"), reason=reason,
+                          full=False)
     except IncidentIQError as exc:
         box.append(session.error_message(exc, doing=f"{label} of {incident_id}"))
         return
@@ -216,7 +217,8 @@ def _bulk(review: ReviewService, rows: dict[str, dict]) -> None:
         row = rows.get(incident_id) or {}
         try:
             if action == "Reject":
-                review.reject(incident_id, actor=who, reason=reason, expect_interrupt=row.get("pending_interrupt_id"))
+                review.reject(incident_id, actor=who, reason=reason, expect_interrupt=row.get("pending_interrupt_id"),
+                              full=False)
             else:
                 review.assign(incident_id, to=to, actor=who, note=reason)
         except IncidentIQError as exc:

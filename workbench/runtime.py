@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pipeline.config import Settings
 from pipeline.errors import IncidentIQError
-from pipeline.services import (KnowledgeService, OperationsService, Poller, ReviewService, Services, open_services,
-                               tune_garbage_collector)
+from pipeline.services import (KnowledgeService, OperationsService, Poller, ReviewService, Services,
+                               freeze_long_lived, open_services, release_frozen, tune_garbage_collector)
 
 OFF = ("off", "0", "false", "no")
 INDEX_AFTER_POLL_SECONDS = 30.0  # the index build waits for the poller's first poll, at most this long...
@@ -31,7 +31,7 @@ class Workbench:
     services: Services
     poller: Poller | None = None  # None when INCIDENTIQ_POLLER=off or the source could not open
     poller_error: str | None = None  # why the poller is not running, when it should be
-    indexing: threading.Thread | None = None  # the knowledge index's build, when it runs in the background
+    indexing: threading.Thread | None = None  # the warm-up: the knowledge index's build (in the background) and the analyst's
     index_error: str | None = None  # why that build failed (searches do not need it: see open_workbench)
     _closing: threading.Event = field(default_factory=threading.Event)
 
@@ -101,17 +101,20 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
             workbench.poller = services.operations.start_poller()
         except IncidentIQError as exc:
             workbench.poller_error = exc.message
-    if background:
-        workbench.indexing = threading.Thread(target=_build_index, args=(workbench,), daemon=True,
-                                              name="incidentiq-knowledge-index")
-        workbench.indexing.start()
+    # the index's build (when it runs in the background) and what a first approval would build
+    workbench.indexing = threading.Thread(target=_warm_up, args=(workbench, background), daemon=True,
+                                          name="incidentiq-warm-up")
+    workbench.indexing.start()
+    freeze_long_lived()  # the runtime lives as long as the process: out of every collection's pass
     return workbench
 
 
-def _build_index(workbench: Workbench) -> None:
-    """Sync the knowledge index a moment after the poller's first poll: Chroma's import and the
-    embedding hold the GIL for seconds (2.4 s at load 8 on 2 cores), not while the first incidents
-    are read, analysed and drawn in the inbox."""
+def _warm_up(workbench: Workbench, build_index: bool) -> None:
+    """A moment after the poller's first poll: sync the knowledge index (`build_index`: Chroma's
+    import and the embedding hold the GIL for seconds, 2.4 s at load 8 on 2 cores, not while the
+    first incidents are read, analysed and drawn in the inbox), then build what the first approval
+    would otherwise build while its reviewer waits (the analyst: 0.3-0.5 s at load 9-12), and
+    freeze it all out of the collector's passes with the rest of the runtime."""
     poller, closing = workbench.poller, workbench._closing
     if poller is not None:
         deadline = time.monotonic() + INDEX_AFTER_POLL_SECONDS
@@ -120,11 +123,18 @@ def _build_index(workbench: Workbench) -> None:
         closing.wait(INDEX_GRACE_SECONDS)
     if closing.is_set():
         return
+    if build_index:
+        try:
+            workbench.knowledge.kb.sync()
+        except IncidentIQError as exc:  # the knowledge page's count shows the index is unusable
+            workbench.index_error = exc.message
+            log.warning("the knowledge index could not be built: %s", exc.message)
     try:
-        workbench.knowledge.kb.sync()
-    except IncidentIQError as exc:  # the knowledge page's count shows the index is unusable
-        workbench.index_error = exc.message
-        log.warning("the knowledge index could not be built: %s", exc.message)
+        workbench.services.warm_up()
+    except IncidentIQError as exc:  # the first run that needs it says why, as it did before
+        log.warning("the analyst could not be built ahead of its first use: %s", exc.message)
+    if not closing.is_set():  # a runtime stopping meanwhile releases what is frozen: freeze nothing after it
+        freeze_long_lived()  # Chroma's modules, the index's client and the analyst live as long as the process
 
 
 def stop_workbench(workbench: Workbench) -> None:
@@ -142,3 +152,4 @@ def stop_workbench(workbench: Workbench) -> None:
         workbench.indexing.join(60)
         workbench.indexing = None
     workbench.services.close()
+    release_frozen()  # what the runtime held may be garbage now: the collector sees it again

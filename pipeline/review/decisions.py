@@ -26,25 +26,33 @@ class Decisions(Claims):
 
     def approve(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
                 expect_interrupt: str | None = None, note: str | None = None, edits: dict[str, Any] | None = None,
-                expect_proposal: str | None = None) -> dict[str, Any]:
+                expect_proposal: str | None = None, full: bool = True) -> dict[str, Any]:
         """Approve the pending analysis and its fix proposal (with `edits`: correct it first, audited as
         one change). The decision carries the proposal's hash; with `expect_proposal`, an approval of a
         proposal that is no longer the pending one is refused (StaleProposal, exit 3).
 
         Under the two-person rule the first approval is recorded as partial (the run stays paused
-        on the same interrupt) and the second, by another person, opens the gate with both."""
+        on the same interrupt) and the second, by another person, opens the gate with both.
+
+        Returns the incident as `incident` reads it, or with `full=False` its `document` (the
+        records store's: status, decision, fix, approvals), for a page that draws it again anyway."""
         with self._acting(incident_id, "approve", actor, reviewer) as who:
             if edits:
                 check_edit_fields(edits)
-            if expect_proposal is not None:
-                self._check_proposal(incident_id, expect_proposal)  # again under the claim in _decide
             row = self.records.incident(incident_id)
             if row["claim_owner"] and self._recover_dead_claim(incident_id):
                 row = self.records.incident(incident_id)
             needed = self.approvals_needed(row)
             if needed <= 1:
+                if expect_proposal is not None:
+                    # refused before the claim, from the record; checked again against the
+                    # checkpoint under the claim (_decide), with the state it reads there
+                    self._check_recorded_proposal(row, expect_proposal)
                 return self._decide(incident_id, action="approve", actor=who, note=note, expect=expect_interrupt,
-                                    edits=edits, set_status="analyzing", expect_proposal=expect_proposal)
+                                    edits=edits, set_status="analyzing", expect_proposal=expect_proposal,
+                                    full=full)
+            if expect_proposal is not None:
+                self._check_proposal(incident_id, expect_proposal)  # a partial approval never reads it again
             if who.auth == "cli" and who.via is not None:
                 # one operator acting --as ann, then --as bob, is one person approving twice
                 raise Refused(f"{incident_id}: a two-person approval must be given by the person ({who.id}"
@@ -57,7 +65,18 @@ class Decisions(Claims):
                 expect_interrupt = doc["pending"]["interrupt_id"]
                 row = self.records.incident(incident_id)
             return self._approve_in_turn(incident_id, row, who, expect=expect_interrupt, note=note,
-                                         needed=max(needed, self.approvals_needed(row)))
+                                         needed=max(needed, self.approvals_needed(row)), full=full)
+
+    def _check_recorded_proposal(self, row: dict[str, Any], expected: str) -> None:
+        """StaleProposal when the record's pending proposal (written with its interrupt from the same
+        checkpoint) is not the one the reviewer saw. A record that does not say (written before
+        records carried the proposal, or not paused) is left to the check under the claim."""
+        summary = row.get("summary") or {}
+        if row["status"] != "awaiting_approval" or "proposal" not in summary:
+            return
+        pending = (summary["proposal"] or {}).get("hash")
+        if expected != (pending or ""):
+            raise StaleProposal(row["incident_id"], expected, pending)
 
     def _check_proposal(self, incident_id: str, expected: str, state: IncidentState | None = None) -> str | None:
         """The pending proposal's hash, or StaleProposal when it is not the one the reviewer saw."""
@@ -70,7 +89,7 @@ class Decisions(Claims):
         return pending
 
     def _approve_in_turn(self, incident_id: str, row: dict[str, Any], who: Actor, *, expect: str | None,
-                         note: str | None, needed: int | None = None) -> dict[str, Any]:
+                         note: str | None, needed: int | None = None, full: bool = True) -> dict[str, Any]:
         expected = expect or row["pending_interrupt_id"]
         if expect is None and (row["status"] != "awaiting_approval" or not expected):
             raise NotAwaitingApproval(incident_id, row["status"])
@@ -89,31 +108,33 @@ class Decisions(Claims):
         if turn.kind == "lost":
             if row["claim_owner"] is None and self._recover_dead_claim(incident_id):
                 return self._approve_in_turn(incident_id, self.records.incident(incident_id), who, expect=expect,
-                                             note=note, needed=needed)
+                                             note=note, needed=needed, full=full)
             raise self._lost(incident_id, expect)
         if turn.kind == "same":
             raise SameApprover(incident_id, who.id)
         if turn.kind == "partial":
-            return self.incident(incident_id)
+            return self._read_back(incident_id, full)
         claim.approvals = turn.approvals
         return self._decide(incident_id, action="approve", actor=who, note=note, expect=expected,
-                            set_status="analyzing", claim=claim)
+                            set_status="analyzing", claim=claim, full=full)
 
     def reject(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-               reason: str, expect_interrupt: str | None = None) -> dict[str, Any]:
-        """Reject the pending analysis; the run ends without a fix (one reviewer suffices)."""
+               reason: str, expect_interrupt: str | None = None, full: bool = True) -> dict[str, Any]:
+        """Reject the pending analysis; the run ends without a fix (one reviewer suffices). `full` as
+        for `approve`."""
         with self._acting(incident_id, "reject", actor, reviewer) as who:
             reason = required(reason, "a reason for the rejection")
             return self._decide(incident_id, action="reject", actor=who, note=reason,
-                                expect=expect_interrupt, set_status="analyzing")
+                                expect=expect_interrupt, set_status="analyzing", full=full)
 
     def revise(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None,
-               feedback: str, expect_interrupt: str | None = None) -> dict[str, Any]:
-        """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS times)."""
+               feedback: str, expect_interrupt: str | None = None, full: bool = True) -> dict[str, Any]:
+        """Ask for changes: the recommendation is redone with the feedback (at most MAX_REVISIONS
+        times). `full` as for `approve`."""
         with self._acting(incident_id, "revise", actor, reviewer) as who:
             feedback = required(feedback, "feedback for the revision")
             return self._decide(incident_id, action="revise", actor=who, note=feedback,
-                                expect=expect_interrupt, set_status="in_revision")
+                                expect=expect_interrupt, set_status="in_revision", full=full)
 
     def expire(self, incident_id: str, *, expect_interrupt: str | None = None, why: str | None = None) -> dict[str, Any]:
         """Close a paused incident whose SLA and grace passed, through the gate, as `system`."""
@@ -122,7 +143,7 @@ class Decisions(Claims):
 
     def _decide(self, incident_id: str, *, action: Literal["approve", "reject", "revise", "expire"], actor: Actor, note: str | None, expect: str | None,
                 set_status: str, edits: dict[str, Any] | None = None, claim: Claim | None = None,
-                expect_proposal: str | None = None) -> dict[str, Any]:
+                expect_proposal: str | None = None, full: bool = True) -> dict[str, Any]:
         reviewer = actor
         row = self.records.incident(incident_id)
         if action == "revise" and row["revisions"] >= MAX_REVISIONS:
@@ -173,7 +194,12 @@ class Decisions(Claims):
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
             claim.close()
-        return self.incident(incident_id)
+        return self._read_back(incident_id, full)
+
+    def _read_back(self, incident_id: str, full: bool) -> dict[str, Any]:
+        """The incident after a decision: with its state and evidence (`incident`), or the records
+        store's document alone (no checkpoint read, no events)."""
+        return self.incident(incident_id) if full else self.document(incident_id)
 
     def edit(self, incident_id: str, *, actor: Actor | None = None, reviewer: str | None = None, edits: dict[str, Any],
              as_node: str | None = None, expect_interrupt: str | None = None) -> dict[str, Any]:

@@ -145,6 +145,10 @@ class Reads:
         """The services incidents were opened for, in name order."""
         return inbox.services(self.records)
 
+    def assignees(self) -> list[str]:
+        """The people on open incidents, in name order (the inbox's assignee filter)."""
+        return inbox.assignees(self.records)
+
     def overdue_count(self, at: datetime | None = None) -> int:
         """Open incidents past their SLA deadline."""
         return inbox.overdue_count(self.records, at)
