@@ -67,7 +67,10 @@ def load(system: Path) -> tuple[list[str], list[str]]:
 
 
 def parse_raw(system: Path) -> tuple[list[str], collections.Counter]:
-    return read_raw(next(system.glob("*.log")))
+    """What the reader takes out of the folder's raw log; nothing when the folder has only the CSV
+    (a transcribed sample: its raw-line cells print n/a)."""
+    raw = next(iter(sorted(system.glob("*.log"))), None)
+    return read_raw(raw) if raw is not None else ([], collections.Counter())
 
 
 def d3_bench(name: str, messages: list[str], truth: list[str]) -> float | None:

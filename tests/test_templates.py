@@ -84,6 +84,17 @@ def test_a_word_whose_number_varies_is_one_word(messages):
     assert _same(*messages), [mask(m) for m in messages]
 
 
+def test_a_one_segment_path_is_a_value_by_its_shape_even_where_the_tree_splits():
+    # two or more segments are masked (<PATH>); one segment (/index.html) is left to the miner, and
+    # as the second token it would split Drain's tree into a branch per value
+    assert _same("GET /index.html took 12ms", "GET /about.html took 3ms", "GET /favicon.ico took 1ms")
+    miner = TemplateMiner(None)
+    for m in ("GET /login took 3ms", "GET /logout took 4ms", "GET /l0gin2 took 5ms"):
+        template = miner.add(m).template
+    assert template == "GET /<*> took <DUR>"
+    assert not _same("GET /login took 3ms", "POST /login took 3ms")
+
+
 def test_ids_of_different_kinds_in_one_slot_are_one_event_but_the_words_around_them_still_count():
     # the id's word sits where Drain's tree splits (its second token), so only the last pass can
     # join them: a word holding a masked number is a value there, whatever its letters

@@ -21,6 +21,7 @@ OVERRIDDEN = {
     "get_seq_distance": ("self", "seq1", "seq2", "include_params"),
     "add_seq_to_prefix_tree": ("self", "root_node", "cluster"),
     "create_template": ("self", "seq1", "seq2"),
+    "has_numbers": ("s",),
 }
 DRAIN_ATTRIBUTES = ("id_to_cluster", "clusters_counter", "root_node", "log_cluster_depth", "max_node_depth",
                     "param_str")
@@ -38,6 +39,9 @@ _ENUM_WORD = re.compile(r"^[\"'(\[]?[A-Z][A-Z0-9_]{2,}[,;:.)\]]?$|^[1-5][0-9][0-
 # A bare number the masks leave is a word on purpose (an HTTP status code): it needs a letter.
 _DIGITS = re.compile(r"\d+")
 _WORD_AND_DIGIT = re.compile(r"(?=.*[A-Za-z]).*\d")
+# A path of one segment the masks leave (/index.html, /login; two or more segments are <PATH>):
+# two of them in one place are one variable, by shape, as a number inside a word is.
+_PATH_WORD = re.compile(r"/[\w.@%+=-]*\w[\w.@%+=-]*")
 
 
 def same_shape(t1: str, t2: str) -> bool:
@@ -48,13 +52,18 @@ def same_shape(t1: str, t2: str) -> bool:
 
 @functools.lru_cache(maxsize=8192)
 def _shape(token: str) -> str | None:
-    """The token with each digit run as 0, or None when it holds no digit or no letter (tokens
-    repeat, so the answer is cached: the similarity is Drain's inner loop)."""
+    """The token with each digit run as 0, "/" for a one-segment path, or None when it holds no
+    digit or no letter (tokens repeat, so the answer is cached: the similarity is Drain's inner loop)."""
+    if token[:1] == "/" and _PATH_WORD.fullmatch(token):
+        return "/"
     return _DIGITS.sub("0", token) if _WORD_AND_DIGIT.match(token) else None
 
 
 def _shape_prefix(t1: str, t2: str) -> str:
-    """What two same-shape tokens share before their first differing digit run (IRQ11, IRQ9 -> IRQ)."""
+    """What two same-shape tokens share before their first differing digit run (IRQ11, IRQ9 -> IRQ);
+    "/" for two paths (/login, /logout -> /: the whole segment is the variable)."""
+    if t1[:1] == "/" and _shape(t1) == "/":
+        return "/"
     i = 0
     while i < len(t1) and i < len(t2) and t1[i] == t2[i]:
         i += 1
@@ -114,6 +123,13 @@ class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type informati
             sim += params
         return sim / len(seq1), params
 
+    @staticmethod
+    def has_numbers(s: str) -> bool:
+        """Whether a token takes the tree's <*> branch (drain3: when it holds a digit). A one-segment
+        path is a variable by its shape too: an early one (GET /login, GET /about) must not split
+        the tree into a branch per value, where no similarity ever compares them."""
+        return any(char.isdigit() for char in s) or (s[:1] == "/" and _shape(s) == "/")
+
     def add_seq_to_prefix_tree(self, root_node: Node, cluster: LogCluster) -> None:
         super().add_seq_to_prefix_tree(root_node, cluster)
         if root_node is self.root_node:
@@ -140,6 +156,8 @@ def _word_with_number(template: str, token: str, param_str: str) -> bool:
     if not template.endswith(param_str) or len(template) == len(param_str):
         return False
     prefix = len(template) - len(param_str)
+    if prefix == 1 and template[0] == "/":  # a one-segment path's variable (/<*>)
+        return _shape(token) == "/"
     return (len(token) > prefix and token[prefix].isdigit() and token.startswith(template[:prefix])
             and not _KEY_PREFIX.match(template))
 
