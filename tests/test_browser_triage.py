@@ -84,7 +84,11 @@ def test_the_triage_survives_a_visit_to_an_incident_and_back(page, site):
     page.get_by_role("option").filter(has_text=severity).first.click()
     settle(page)
     page.keyboard.press("Escape")
-    choose(page, "Sort", "most severe first")
+    for _ in range(3):  # under CI's load a sort chosen right after the severity's run was seen dropped
+        choose(page, "Sort", "most severe first")  # (noted in session 43's closing note); what this test
+        if "sort=severity" in page.url:  # is about is what Back keeps, so the choice is made again
+            break
+        page.wait_for_timeout(1000)
     expect(page).to_have_url(re.compile(r"[?&]sort=severity"))  # the URL follows the run that drew it
     narrowed, chosen = showing(page), view(page)
     assert narrowed != everything, (narrowed, everything)
