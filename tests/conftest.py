@@ -232,7 +232,7 @@ _DURATIONS = Path(__file__).with_name("durations.json")
 
 def pytest_collection_modifyitems(config, items):
     """The longest files first (their seconds in tests/durations.json, tools/test_durations.py), so
-    the two workers, each taking whole files in this order (`--no-loadscope-reorder`), end together
+    the workers, each taking whole files in this order (`--no-loadscope-reorder`), end together
     instead of one running a late slow file alone. A file not listed counts as the median one; the
     tests inside a file keep their order."""
     try:
