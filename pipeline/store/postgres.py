@@ -291,8 +291,15 @@ class SessionLock:
         return True
 
     def drop(self) -> None:
+        """Give the lock up now: unlocked on the session, then the session closed. Closing alone
+        frees it only once the server's backend has ended, a moment later, so a standby polling at
+        once after a clean stop could still find it held (CI saw it, under load)."""
         if self._pg is not None:
-            self._pg.close()  # ending the session releases the lock
+            try:
+                self._pg.execute("SELECT pg_advisory_unlock_all()")
+            except psycopg.Error:
+                pass  # the session is gone already, and the lock with it
+            self._pg.close()
             self._pg = None
 
 
