@@ -42,6 +42,7 @@ from pipeline.store.stored_text import stored_params, stored_rows
 WRITER_LOCK_KEY = 0x49495152
 POLLER_LOCK_KEY = 0x49495150
 TENANT = "hashtext(current_schema())"
+WRITER_LOCK = f"SELECT pg_advisory_xact_lock($1, {TENANT})"  # held to the transaction's end
 
 RECONNECT_SECONDS = 10.0  # how long a lost connection is tried again (a restarting server)
 # statements that change nothing: sent again on a new connection when the old one dropped under them
@@ -154,7 +155,7 @@ class Connection:
             self._pg.execute("BEGIN")
             if serial:
                 try:
-                    self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,))
+                    self._pg.execute(WRITER_LOCK, (WRITER_LOCK_KEY,))
                 except psycopg.Error:
                     if not self._pg.closed:
                         self._pg.execute("ROLLBACK")
@@ -167,7 +168,7 @@ class Connection:
     def serialize(self) -> None:
         """Take the store's writer lock in this transaction (held to its end), if not yet held."""
         if not self._serial:
-            self._run(lambda: self._pg.execute(f"SELECT pg_advisory_xact_lock($1, {TENANT})", (WRITER_LOCK_KEY,)),
+            self._run(lambda: self._pg.execute(WRITER_LOCK, (WRITER_LOCK_KEY,)),
                       resendable=False)
             self._serial = True
 
