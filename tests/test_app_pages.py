@@ -154,6 +154,23 @@ def test_a_fresh_workbench_builds_its_knowledge_index_in_the_background(tmp_path
     assert index.count() == len(index.docs)
 
 
+def test_the_first_message_outside_ascii_finds_streamlits_emoji_catalog_loaded(data_dir):
+    """A message such as "Approval recorded … — …" makes Streamlit compile one regular expression over
+    every emoji (150-280 ms at load 6-8): the runtime's background warm-up does it, not a reviewer's click."""
+    import sys
+
+    from workbench import session
+    from workbench.runtime import open_workbench, stop_workbench
+
+    sys.modules.pop("streamlit.emojis", None)  # as in a process no message has needed it yet
+    workbench = open_workbench(data_dir=str(data_dir), source="demo", poller_mode="off", warm=session.warm_streamlit)
+    try:
+        workbench.indexing.join(30)
+    finally:
+        stop_workbench(workbench)
+    assert "streamlit.emojis" in sys.modules
+
+
 def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
     from workbench.health import light
     from workbench.runtime import open_workbench, stop_workbench
