@@ -41,6 +41,11 @@ class Workbench:
         return self.services.settings
 
     @property
+    def stopped(self) -> bool:
+        """`stop_workbench` has run on it (its cache entry released)."""
+        return self._closing.is_set()
+
+    @property
     def review(self) -> ReviewService:
         return self.services.review
 
