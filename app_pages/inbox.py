@@ -2,11 +2,13 @@
 
 The view (filter, search, assignee, page) is in the URL (?show=decided&q=checkout&page=2): a
 reload, a deep link and the browser's Back show the same view. A URL naming no view (the sidebar,
-"Back to the inbox") keeps the one this browser session had."""
+"Back to the inbox") keeps the one this browser session had, and so does a rerun carrying a URL this
+session wrote before its last one (the browser not yet at the last: a choice made during a run)."""
 from datetime import date, datetime, timezone
 from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import SEEN_HELP
@@ -28,6 +30,9 @@ FIRST_POLL_WAIT_SECONDS = 3.0
 EMPTY_REFRESH_SECONDS = 1
 INCIDENT_PAGE = "app_pages/incident.py"
 # the widgets of "Filter, sort and columns", whose values are the view's
+# the URLs this session wrote or took a view from, newest last: one of them on a rerun that is not the
+# browser's Back or Forward is a URL the browser had not yet replaced, not a link followed
+URLS_REMEMBERED = 50
 NARROWING_KEYS = ("inbox_sev", "inbox_service", "inbox_from", "inbox_to", "inbox_sort", "inbox_cols")
 
 workbench = session.workbench()
@@ -54,15 +59,35 @@ def _open_chosen() -> None:
     st.session_state["inbox_open"] = cursor()
 
 
+def _history_navigation() -> bool:
+    """This run is the browser's Back or Forward (Streamlit's rerun says so)."""
+    ctx = get_script_run_ctx()
+    return bool(ctx and ctx.is_history_navigation)
+
+
+def _remember_url(params: dict) -> None:
+    seen = st.session_state.setdefault("inbox_urls_seen", [])
+    if params in seen:
+        seen.remove(params)
+    seen.append(params)
+    del seen[:-URLS_REMEMBERED]
+
+
 def _view_from_url() -> None:
-    """Show the view the URL names when it is not the one this session drew last (a reload, a deep
-    link, Back or Forward): set into the widgets' keys before they are drawn."""
+    """Show the view the URL names when it is a navigation (a reload, a deep link, Back or Forward):
+    set into the widgets' keys before they are drawn.
+
+    The browser sends its URL with every rerun, and it takes this session's newest URL only when the
+    run that wrote it has reached it: a choice made meanwhile (a sort right after a severity, under
+    load) reruns with an older URL of this session's. That is no navigation, and the widgets keep the
+    choice: only Back and Forward (whose reruns say so) bring back a URL this session had."""
     params = {k: v for k, v in st.query_params.to_dict().items() if k in URL_PARAMS}
     found = view_from_url(params)
     if found is None:
         return
-    if params == st.session_state.get("inbox_url_written"):
-        return  # the URL this session wrote: the widgets already hold it (and maybe a newer choice)
+    if params in (st.session_state.get("inbox_urls_seen") or ()) and not _history_navigation():
+        return  # a URL this session wrote: the widgets already hold it or a newer choice
+    _remember_url(params)
     view, problems = found
     st.session_state["inbox_filter"] = view["show"]
     st.session_state["inbox_search"] = view["q"]
@@ -87,6 +112,7 @@ def _view_to_url(view: dict) -> None:
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     st.session_state["inbox_url_written"] = params
+    _remember_url(params)
 
 
 def _assignee_filter() -> str:

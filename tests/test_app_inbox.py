@@ -30,7 +30,23 @@ def _filters(at, open_: bool = True):
 
 
 def _reload(at, **params):
-    """The same session loading a URL (a reload, a pasted link, Back): the page's query string is that."""
+    """The same session navigating to a URL (Back, Forward, a link followed): the page's query string is
+    that, and the rerun is the browser's history navigation, as Back's and Forward's reruns say they are."""
+    from functools import partial
+    from unittest import mock
+
+    from streamlit.testing.v1 import local_script_runner
+
+    at.query_params.clear()
+    at.query_params.update(params)
+    with mock.patch.object(local_script_runner, "RerunData",
+                           partial(local_script_runner.RerunData, is_history_navigation=True)):
+        return at.run()
+
+
+def _late_rerun(at, **params):
+    """A rerun that carries a URL the browser has not yet replaced by this session's last write (a choice
+    made while the run before it was still on its way): not a navigation."""
     at.query_params.clear()
     at.query_params.update(params)
     return at.run()
@@ -120,6 +136,26 @@ def test_back_shows_the_view_the_url_had(app, paused_engine):
     _reload(app, show="awaiting")  # Back again: before "all"
     assert app.button_group(key="inbox_filter").value == "awaiting"
     assert _url(app) == {"show": "awaiting"}
+
+
+def test_a_choice_made_before_the_browser_has_the_last_runs_url_is_kept(app, paused_engine):
+    """Under load a reviewer picks a sort right after a severity: the sort's rerun (or the refresh after it)
+    may still carry the URL from before, which is no link followed: the choice and the URL stay."""
+    severe = sorted({r["severity"] for r in paused_engine.records.incidents(status="awaiting_approval")})[0]
+    _filters(app)
+    before = _url(app)
+    app.multiselect(key="inbox_sev").select(severe).run()
+    with_severity = _url(app)
+    app.selectbox(key="inbox_sort").select("events").run()
+    chosen, listed = _url(app), _listed(app)
+    assert chosen == with_severity | {"sort": "events"}
+    for late in (with_severity, before):  # the URL of the run before the last, or of the one before that
+        _late_rerun(app, **late)
+        assert app.selectbox(key="inbox_sort").value == "events" and app.multiselect(key="inbox_sev").value == [severe]
+        assert _url(app) == chosen and _listed(app) == listed
+    _reload(app, **with_severity)  # Back: the view before the sort
+    assert app.selectbox(key="inbox_sort").value == "" and app.multiselect(key="inbox_sev").value == [severe]
+    assert _url(app) == with_severity
 
 
 def test_the_page_is_in_the_url_and_a_link_to_page_two_shows_page_two(app, paused_engine, monkeypatch):

@@ -154,6 +154,41 @@ def test_a_fresh_workbench_builds_its_knowledge_index_in_the_background(tmp_path
     assert index.count() == len(index.docs)
 
 
+def test_the_first_message_outside_ascii_finds_streamlits_emoji_catalog_loaded(data_dir):
+    """A message such as "Approval recorded … — …" makes Streamlit compile one regular expression over
+    every emoji (150-280 ms at load 6-8): the runtime's background warm-up does it, not a reviewer's click."""
+    import sys
+
+    from workbench import session
+    from workbench.runtime import open_workbench, stop_workbench
+
+    sys.modules.pop("streamlit.emojis", None)  # as in a process no message has needed it yet
+    workbench = open_workbench(data_dir=str(data_dir), source="demo", poller_mode="off", warm=session.warm_streamlit)
+    try:
+        workbench.indexing.join(30)
+    finally:
+        stop_workbench(workbench)
+    assert "streamlit.emojis" in sys.modules
+
+
+def test_a_run_finds_the_runtime_without_the_caches_lookup_until_it_is_released(app):
+    """A page's run asks for the runtime about ten times: the cache's lookup (1-1.5 ms each under load)
+    is made once, and a released runtime (a new data dir, "Clear caches") is never handed out again."""
+    from unittest import mock
+
+    from workbench import session
+
+    first = session.workbench()
+    real, looked_up = session._runtime, []
+    with mock.patch.object(session, "_runtime", lambda *args: looked_up.append(args) or real(*args)):
+        assert all(session.workbench() is first for _ in range(20)) and not looked_up
+        real.clear()  # the menu's "Clear caches"
+        assert first.stopped
+        second = session.workbench()
+        assert second is not first and not second.stopped and len(looked_up) == 1
+        assert session.workbench() is second and len(looked_up) == 1
+
+
 def test_the_health_light_finds_a_relative_file_sources_status(data_dir, tmp_path, monkeypatch):
     from workbench.health import light
     from workbench.runtime import open_workbench, stop_workbench

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 from pipeline.config import Settings
@@ -38,6 +39,11 @@ class Workbench:
     @property
     def settings(self) -> Settings:
         return self.services.settings
+
+    @property
+    def stopped(self) -> bool:
+        """`stop_workbench` has run on it (its cache entry released)."""
+        return self._closing.is_set()
 
     @property
     def review(self) -> ReviewService:
@@ -72,7 +78,8 @@ def poller_enabled(mode: str) -> bool:
     return mode.strip().lower() not in OFF
 
 
-def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | None = None) -> Workbench:
+def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | None = None,
+                   warm: Callable[[], None] | None = None) -> Workbench:
     """Open the data dir's engine and review service and, unless disabled, start the poller.
 
     `auth` is the web app's sign-in mode (workbench/identity.py), which overrides INCIDENTIQ_AUTH:
@@ -86,6 +93,9 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
     the index (Chroma's import and, on a fresh data dir, every doc's embedding: seconds) is then built in
     the background once the poller's first poll is over, so a fresh demo's first incident is analysed
     and in the inbox without waiting for it. A remote embedder's index is synced first, as before.
+
+    `warm` (the web app's: what its first runs would otherwise load while a reviewer waits) runs in
+    the same background warm-up, after the analyst is built.
     """
     tune_garbage_collector()  # the workbench's process: its poller thread and reviewers' runs
     overrides = {"auth": auth} if auth else {}
@@ -102,14 +112,14 @@ def open_workbench(*, data_dir: str, source: str, poller_mode: str, auth: str | 
         except IncidentIQError as exc:
             workbench.poller_error = exc.message
     # the index's build (when it runs in the background) and what a first approval would build
-    workbench.indexing = threading.Thread(target=_warm_up, args=(workbench, background), daemon=True,
+    workbench.indexing = threading.Thread(target=_warm_up, args=(workbench, background, warm), daemon=True,
                                           name="incidentiq-warm-up")
     workbench.indexing.start()
     freeze_long_lived()  # the runtime lives as long as the process: out of every collection's pass
     return workbench
 
 
-def _warm_up(workbench: Workbench, build_index: bool) -> None:
+def _warm_up(workbench: Workbench, build_index: bool, warm: Callable[[], None] | None = None) -> None:
     """A moment after the poller's first poll: sync the knowledge index (`build_index`: Chroma's
     import and the embedding hold the GIL for seconds, 2.4 s at load 8 on 2 cores, not while the
     first incidents are read, analysed and drawn in the inbox), then build what the first approval
@@ -133,6 +143,11 @@ def _warm_up(workbench: Workbench, build_index: bool) -> None:
         workbench.services.warm_up()
     except IncidentIQError as exc:  # the first run that needs it says why, as it did before
         log.warning("the analyst could not be built ahead of its first use: %s", exc.message)
+    if warm is not None and not closing.is_set():
+        try:
+            warm()
+        except Exception:  # a warm-up is an optimisation: its failure is the first run's cost, not an error
+            log.warning("the web app's warm-up failed", exc_info=True)
     if not closing.is_set():  # a runtime stopping meanwhile releases what is frozen: freeze nothing after it
         freeze_long_lived()  # Chroma's modules, the index's client and the analyst live as long as the process
 

@@ -3,6 +3,7 @@ and showing our errors as messages (never a traceback)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 from typing import Iterator
@@ -19,17 +20,44 @@ REVIEWER_KEY = identity.NAME_KEY
 ACTING_KEY = "app_acting"
 
 
-@st.cache_resource(show_spinner="Opening the data dir…", max_entries=1, on_release=stop_workbench)
+def warm_streamlit() -> None:
+    """What Streamlit loads on the first run that needs it, loaded by the runtime's background warm-up
+    instead: the emoji catalog, whose one regular expression over every emoji is compiled by the first
+    message (st.success, st.warning, …) with a character outside ASCII in it ("Approval recorded …
+    — …"): 150-280 ms of one reviewer's click at load 6-8, once per process."""
+    import streamlit.emojis  # noqa: F401
+
+
+# the runtime `_runtime` last returned, under the settings it was asked for (with the working dir, which a
+# relative data dir is resolved against), until its cache entry is released: a page's run asks for the
+# runtime about ten times, and each of the cache's lookups (the path resolved, the arguments hashed) cost
+# 0.8-1.5 ms at load 9, 10-15 ms of every run, a pick in the History tab or a tab's click alike
+_current: dict[tuple, Workbench] = {}
+
+
+def _released(workbench: Workbench) -> None:
+    _current.clear()
+    stop_workbench(workbench)
+
+
+@st.cache_resource(show_spinner="Opening the data dir…", max_entries=1, on_release=_released)
 def _runtime(data_dir: str, source: str, poller_mode: str, auth: str) -> Workbench:
     # one runtime per process; a new data dir (tests) releases the old one and stops its poller
-    return open_workbench(data_dir=data_dir, source=source, poller_mode=poller_mode, auth=auth)
+    return open_workbench(data_dir=data_dir, source=source, poller_mode=poller_mode, auth=auth, warm=warm_streamlit)
 
 
 def workbench() -> Workbench:
     """The runtime of the configured data dir, created once per process."""
     # the sign-in mode is part of the settings: it decides the role of a person nobody maps
-    return _runtime(str(Path(config.raw("INCIDENTIQ_DATA_DIR")).resolve()), config.raw("INCIDENTIQ_SOURCE"),
-                    config.raw("INCIDENTIQ_POLLER") or "on", identity.mode())
+    asked = (config.raw("INCIDENTIQ_DATA_DIR"), config.raw("INCIDENTIQ_SOURCE"), config.raw("INCIDENTIQ_POLLER") or "on",
+             identity.mode(), os.getcwd())
+    known = _current.get(asked)
+    if known is not None and not known.stopped:  # released meanwhile (a new data dir, "Clear caches"): asked again
+        return known
+    got = _runtime(str(Path(asked[0]).resolve()), asked[1], asked[2], asked[3])
+    _current.clear()
+    _current[asked] = got
+    return got
 
 
 def keep_values(*keys: str) -> None:
