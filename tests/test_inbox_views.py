@@ -374,3 +374,24 @@ def test_the_day_filter_finds_an_old_log_under_its_own_days_not_the_day_it_was_r
     since = every_page(records, opened_from=logged.date().isoformat())
     assert sorted(r["incident_id"] for page in since for r in page) == sorted(ids)
     assert every_page(records, opened_from=T0.date().isoformat()) == [[]]  # read today, logged before
+
+
+def test_an_analysis_setting_the_category_writes_no_search_index_row_and_search_still_finds_it(tmp_path):
+    records = Records(tmp_path / "app.sqlite3", clock=ManualClock(T0))
+    with records.transaction() as conn:  # the substring index holds the newest 20, the word index the rest
+        conn.execute("UPDATE store_meta SET value = '20' WHERE key = 'search_recent'")
+    ids = seeded(records)
+    raw = records.conn.raw
+    before = raw.total_changes
+    records.update_incident(ids[3], category="svc-b-pool")  # the incident's row, and nothing else
+    assert raw.total_changes - before == 1
+    for k in (5, 50, 58):
+        records.update_incident(ids[k], category="svc-b-pool")
+    newest_first = sorted(records.incidents(), key=lambda r: (r["created_at"], r["incident_id"]), reverse=True)
+    found = [r["incident_id"] for page in every_page(records, search="svc-b") for r in page]
+    # by service or by category, newest first across pages, each once, in both parts of the index
+    assert found == [r["incident_id"] for r in newest_first if r["service"] == "svc-b" or r["category"] == "svc-b-pool"]
+    assert {ids[3], ids[5], ids[50], ids[58]} <= set(found)
+    # a category's substring among the newest only; its whole words (any case) among the older ones
+    assert [r["incident_id"] for page in every_page(records, search="b-poo") for r in page] == [ids[58], ids[50]]
+    assert [r["incident_id"] for page in every_page(records, search="B POOL") for r in page] == [ids[5], ids[3]]

@@ -195,6 +195,29 @@ def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
     assert chroma._vector_cache[1] is None and cached._vector_cache[1] is not None
 
 
+
+class ArrayCountingEmbedder(HashedNgramEmbedder):
+    def __init__(self):
+        super().__init__()
+        self.texts = 0
+
+    def embed_array(self, texts):
+        self.texts += len(texts)
+        return super().embed_array(texts)
+
+
+def test_a_fresh_index_searches_with_the_vectors_its_sync_embedded_not_the_docs_again(tmp_path):
+    kb = KnowledgeBase(index_dir=tmp_path / "idx", embedder=ArrayCountingEmbedder())
+    kb.sync()
+    assert kb.embedder.texts == len(kb.docs)
+    hits = kb.search("HikariPool-1 - Connection is not available, request timed out after 30000ms", k=3)
+    assert kb.embedder.texts == len(kb.docs) + 1  # the query alone
+    ids, kept = kb._vector_cache[1]
+    kb._vector_cache = None  # the vectors a search builds from the docs: the same, to the bit
+    assert kb.search("HikariPool-1 - Connection is not available, request timed out after 30000ms", k=3) == hits
+    assert kb._vector_cache[1][0] == ids and np.array_equal(kb._vector_cache[1][1], kept)
+
+
 def _tied(ours, theirs) -> bool:
     # equal scores may come in either order; anything else must agree
     return all(a == b or abs(sa - sb) < 1e-4 for (a, sa), (b, sb) in zip(ours, theirs))

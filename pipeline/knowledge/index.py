@@ -214,14 +214,22 @@ class KnowledgeBase:
         changed = [d for d in self.docs if indexed.get(d.doc_id) != d.content_hash]
         removed = [i for i in indexed if i not in self.by_id]
         batch = 16
+        # a local embedder's rows for every doc, when this sync embeds them all (a fresh index): the
+        # search's in-memory vectors are these rows (_vectors), kept instead of embedded again
+        generation, docs = self.generation, self.docs
+        embed_array = getattr(self.embedder, "embed_array", None) if self.searches_without_index else None
+        every: list | None = [] if embed_array is not None and len(changed) == len(docs) else None
         try:
             if removed:
                 self._collection.delete(ids=removed)
             for start in range(0, len(changed), batch):
                 chunk = changed[start:start + batch]
+                rows = embed_array([d.text for d in chunk]) if embed_array is not None and every is not None else None
+                if every is not None:
+                    every.append(rows)
                 self._collection.upsert(
                     ids=[d.doc_id for d in chunk],
-                    embeddings=self.embedder.embed([d.text for d in chunk]),
+                    embeddings=rows.tolist() if rows is not None else self.embedder.embed([d.text for d in chunk]),
                     documents=[d.text for d in chunk],
                     metadatas=[{"hash": d.content_hash, "category": d.category, "title": d.title} for d in chunk],
                 )
@@ -231,6 +239,10 @@ class KnowledgeBase:
             raise StorageError(f"knowledge index: {exc}") from exc
         if changed or removed:
             self._vector_cache = None  # the collection changed under the cached vectors
+        if every and [d.doc_id for d in changed] == [d.doc_id for d in docs]:
+            import numpy as np
+
+            self._vector_cache = (generation, _unit_rows([d.doc_id for d in docs], np.concatenate(every)))
         if progress and not changed:
             progress(1.0, "up to date")
         return SyncReport(embedded=[d.doc_id for d in changed], removed=removed,
@@ -277,10 +289,7 @@ class KnowledgeBase:
             docs = self.docs
             embed_array = getattr(self.embedder, "embed_array", None)
             rows = embed_array([d.text for d in docs]) if embed_array else self.embedder.embed([d.text for d in docs])
-            # through float32, as Chroma keeps them: the vectors it would give back
-            matrix = np.asarray(rows, dtype=np.float32).astype(np.float64)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            vectors = ([d.doc_id for d in docs], matrix / np.where(norms == 0, 1.0, norms))
+            vectors = _unit_rows([d.doc_id for d in docs], rows)
             self._vector_cache = (generation, vectors)
             return vectors
         try:
@@ -314,6 +323,16 @@ class KnowledgeBase:
         """Docs for the knowledge page."""
         return [{"doc_id": d.doc_id, "title": d.title, "category": d.category, "severity": d.severity,
                  "signatures": list(d.signatures), "systems": list(d.systems)} for d in self.docs]
+
+
+def _unit_rows(ids: list[str], rows) -> "tuple[list[str], object]":
+    """The in-memory search's vectors: the rows through float32, as Chroma keeps them (the vectors it
+    would give back), as float64 unit rows."""
+    import numpy as np
+
+    matrix = np.asarray(rows, dtype=np.float32).astype(np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return ids, matrix / np.where(norms == 0, 1.0, norms)
 
 
 def stats_json(kb: KnowledgeBase) -> str:

@@ -6,7 +6,7 @@
 | decided | closed statuses | most recently closed first | incidents_closed |
 | all | every incident | newest first | incidents_newest |
 | by service | one service (any status filter) | newest first | incidents_service |
-| search | the text in id, service, title or category (see search.py) | newest first | incidents_search_recent, incidents_search (FTS5) |
+| search | the text in id, service, title or category (see search.py) | newest first | incidents_search_recent, incidents_search (FTS5), incidents_category_search |
 
 A page ends with a cursor (the last row's sort key as JSON); the next page starts after it, so a
 page costs the same at row 50 as at row 500,000. Search uses the FTS5 tables when this SQLite
