@@ -18,6 +18,8 @@ nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +34,15 @@ HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on h
 MAX_NAMES = 24  # names kept of one event
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
+# names that tie errors of one service only (the service is part of the name): its operation family (the
+# first words of its masked line), an errno it failed with, an exception class it raised; they never tie
+# two errors that name different destinations or resources (`Candidate.ties`)
+FAMILY, ERRNO, CLASS = "fam:", "err:", "cls:"
+SAME_SERVICE = (FAMILY, ERRNO, CLASS)
+FAMILY_WORDS = 3
+# the kinds of name that tell two failures apart: an error naming one destination or resource is
+# not the same failure as one naming another (when neither names the other's)
+DISTINCT = ("hp:", "host:", "res:")
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
@@ -58,7 +69,25 @@ _HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w
 _ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|"
                         r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
 # a stack's exception lines: Java's `Caused by: x.Y: msg`, a traceback's `pkg.Error: msg`
-_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$")
+_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$"
+                          # a traceback's last line names its class qualified, whatever it ends in
+                          # (`psycopg2.errors.DiskFull: could not extend file ...`)
+                          r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
+# an errno a line failed with: its symbol (Node's and Go's `EMFILE`, `ECONNREFUSED`) or the C library's text
+# for it (`Too many open files`, PostgreSQL's %m), both read from the platform's own errno table
+_ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
+               if not os.strerror(n).lower().startswith("unknown error")}
+_ERRNO_CODES = frozenset(errno.errorcode.values()) - {"EPERM"}
+_ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
+_LOWER_WORD = re.compile(r"[a-z0-9]+")
+# each text filed under its first two words: a line's own word pairs say which texts can be in it
+_ERRNO_BY_PAIR: dict[tuple[str, ...], list[str]] = {}
+for _text in _ERRNO_TEXT:
+    _ERRNO_BY_PAIR.setdefault(tuple(_LOWER_WORD.findall(_text)[:2]), []).append(_text)
+_PLACEHOLDER = re.compile(r"<[A-Z]+>")
+_QUALIFIED_CLASS = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z][\w$]*)\b")
+_GENERIC_PACKAGE = re.compile(r"^(?:java\.lang|builtins|System|kotlin)\.")
+_FAMILY_WORD = re.compile(r"(?<![\w/.-])[^\W\d_][\w/.-]*")
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
@@ -166,8 +195,35 @@ def named_things(event: LogEvent) -> frozenset[str]:
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
+    names.extend(_same_service(event, text, chain))
     own = SERVICE_NAMED + event.service.lower()
     return frozenset(n for n in dict.fromkeys(names) if n != own and len(n) < 200)
+
+
+def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
+    """The names that tie errors of the event's service only: its operation family (the first
+    FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
+    raised (qualified, not a language's generic ones)."""
+    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
+
+    service = event.service.lower()
+    names = []
+    head = _PLACEHOLDER.sub(" ", template(first_line(event.message)[:HEAD_CHARS]))
+    # a route or method a line serves (`POST /api/v1/checkout failed: ...`) is every error of that
+    # operation, whatever broke: the family is in the words past it
+    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head) if "/" not in w and not w.isupper()][:FAMILY_WORDS]
+    if len(family) == FAMILY_WORDS:
+        names.append(f"{FAMILY}{service}|{' '.join(family).lower()}")
+    codes = {c for c in _ERRNO_CODE.findall(text) if c in _ERRNO_CODES}
+    lowered = text.lower()
+    words = _LOWER_WORD.findall(lowered)
+    for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
+        codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
+    names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
+    for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
+        if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
+            names.append(f"{CLASS}{service}|{cls}")
+    return names
 
 
 def said_by(event: LogEvent) -> str:
@@ -303,11 +359,30 @@ class Candidate:
         # a route is every error of the service that serves it ("POST /api/checkout failed: …"):
         # it ties a caller to that service, not two errors of one service
         own = event.service in self.services
-        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT) and not (own and n.startswith("path:")))
+        both = names & self.names
+        shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
-        return shared
+        if shared:
+            return shared
+        # one service's own ties (an operation family, an errno, an exception class) join its errors
+        # only when they name no different destinations or resources: two jobs of one scheduler that
+        # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
+        weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
+        return weak if weak and not self.distinct(names) else 0
+
+    def distinct(self, names: frozenset[str]) -> bool:
+        """Whether the event names a destination or resource of a kind the incident names too, and
+        none of the incident's of that kind."""
+        for kind in DISTINCT:
+            # a path is a place on the writer's storage, not a thing one failure names and another does not:
+            # two files of one full disk are one failure
+            mine = {n for n in names if n.startswith(kind) and "/" not in n}
+            theirs = {n for n in self.names if n.startswith(kind) and "/" not in n}
+            if mine and theirs and not mine & theirs:
+                return True
+        return False
 
 
 def _route(path: str) -> str | None:
