@@ -249,3 +249,61 @@ def test_sigkill_while_storing_an_outage_log_leaves_one_incident_per_outage_led_
     assert count(records, "SELECT count(*) FROM incidents WHERE pattern_count = 3 AND service_count = 3") == outages
     assert count(records, "SELECT coalesce(sum(event_count), 0) FROM incidents") == errors
     assert count(records, "SELECT count(*) FROM incidents WHERE leader LIKE '%refused%'") == outages
+
+
+def test_one_service_failing_with_one_errno_in_several_wordings_is_one_incident(engine):
+    """File descriptors run out: opens, connects and accepts fail EMFILE, each in its own words (one by
+    the C library's text for it); another service failing EMFILE at the same moment is not this one."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "uploads", "upload failed: EMFILE: too many open files, open '/srv/uploads/tmp/a.part'"),
+        _event(2, 0.5, "uploads", "metadata write failed: connect EMFILE 10.0.5.9:5432 - Local (undefined:undefined)"),
+        _event(3, 1.0, "uploads", "server error: accept EMFILE"),
+        _event(4, 1.5, "uploads", "could not open spool file: Too many open files"),
+        _event(5, 1.2, "thumbs", "resize failed: EMFILE: too many open files, open '/tmp/t.png'"),
+    ], cursor=None)
+    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-2", "ev-3", "ev-4"}), frozenset({"ev-5"})}
+
+
+def test_one_services_errors_in_the_same_words_naming_different_resources_stay_apart(engine):
+    """A scheduler's two jobs fail in the same seconds and the same words up to the job: the export's
+    bucket refuses the write, the mailer's login is rejected. Nothing named in common: two incidents."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "scheduler", 'job failed: job=nightly-export err="api error AccessDenied: Access Denied" bucket=acme-exports'),
+        _event(2, 1.0, "scheduler", 'job failed: job=invoice-mailer err="535 5.7.8 Username and Password not accepted"'),
+        _event(3, 9.0, "scheduler", 'job failed: job=nightly-export err="api error AccessDenied: Access Denied" bucket=acme-exports'),
+    ], cursor=None)
+    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-3"}), frozenset({"ev-2"})}
+
+
+def test_a_tracebacks_last_line_ties_the_error_to_the_failure_it_names(engine):
+    """The database's refusal to extend a file, and an API error whose traceback ends in the same file's
+    failure (a class not named ...Error): one incident, led by the database's line."""
+    api = LogEvent(event_id="ev-2", time=T0 + timedelta(seconds=1), service="api", host="h2", level="ERROR",
+                   message="POST /events failed", source="test", position="test@2",
+                   stack='Traceback (most recent call last):\n  File "/app/api/events.py", line 58, in create\n'
+                         '    cur.execute(INSERT)\npsycopg2.errors.DiskFull: could not extend file "base/16384/24612": '
+                         'No space left on device')
+    engine.incidents.store_batch([
+        _event(1, 0.0, "db", 'ERROR:  could not extend file "base/16384/24612": No space left on device'), api,
+    ], cursor=None)
+    (incident,) = _incidents(engine)
+    assert _events_of(engine, incident["incident_id"]) == {"ev-1", "ev-2"}
+    assert incident["leader"]["event_id"] == "ev-1"
+
+
+def test_lines_with_no_level_written_with_their_components_error_are_its_record(engine):
+    """A JVM's fatal-error banner on stdout: its lines carry no level; those that read as errors are one
+    record of the first, not an incident each."""
+    def banner(n: int, seconds: float, text: str) -> LogEvent:
+        event = _event(n, seconds, "search", text, level="ERROR")
+        event.fields["level_inferred"] = True
+        return event
+    engine.incidents.store_batch([
+        banner(1, 0.0, "# A fatal error has been detected by the Java Runtime Environment:"),
+        banner(2, 0.0, "# An error report file with more information is saved as:"),
+        banner(3, 0.5, "# If you would like to submit a bug report, please visit: the crash page"),
+    ], cursor=None)
+    (incident,) = _incidents(engine)
+    assert incident["event_count"] == 3 and incident["leader"]["event_id"] == "ev-1"

@@ -7,6 +7,9 @@ the same host:port, URL host or path, dotted or slashed resource name, quoted or
 resource, trace or request id, exception chain; or a service one of them names (the timeouts of
 `web` that say `orders-service` join the refusal `orders-service` logged). Two errors at the same
 moment that name nothing in common stay apart. The names are shapes, not words of any log.
+Errors of one service also tie by what identifies their failure (an errno, a qualified exception
+class, an operation family past any route: `SAME_SERVICE`), never when they name different
+destinations or resources (`Candidate.ties`).
 
 A line of a dump (`r24=0x… r25=0x…`, `i-fetch......0`, `address: 0x1f`) written by the same
 component (service and host) within FOLD_SECONDS of that component's error is part of that error's
