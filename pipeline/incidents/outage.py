@@ -158,6 +158,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         for host in (match.group(1), match.group(2)):
             if host:
                 names.append(f"hp:{host.lower()}:{match.group(3)}")
+        if not match.group(1)[0].isdigit():  # the host a service names, as for `db:5432`
+            names.append(SERVICE_NAMED + match.group(1).lower().split(".")[0])
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
