@@ -294,16 +294,21 @@ def test_a_tracebacks_last_line_ties_the_error_to_the_failure_it_names(engine):
 
 
 def test_lines_with_no_level_written_with_their_components_error_are_its_record(engine):
-    """A JVM's fatal-error banner on stdout: its lines carry no level; those that read as errors are one
-    record of the first, not an incident each."""
-    def banner(n: int, seconds: float, text: str) -> LogEvent:
+    """A JVM's fatal-error banner on stdout: its lines carry neither level nor time; those that read as
+    errors are one record of the first, not an incident each. Unlevelled lines with their own time
+    (sshd's, a Go program's) are lines of their own: they fold into nothing."""
+    def banner(n: int, seconds: float, text: str, *, own_time: bool = False) -> LogEvent:
         event = _event(n, seconds, "search", text, level="ERROR")
         event.fields["level_inferred"] = True
+        if not own_time:
+            event.fields["time_inferred"] = "the record before"
         return event
     engine.incidents.store_batch([
-        banner(1, 0.0, "# A fatal error has been detected by the Java Runtime Environment:"),
+        banner(1, 0.0, "# A fatal error has been detected by the Java Runtime Environment:", own_time=True),
         banner(2, 0.0, "# An error report file with more information is saved as:"),
-        banner(3, 0.5, "# If you would like to submit a bug report, please visit: the crash page"),
+        banner(3, 0.0, "# If you would like to submit a bug report, please visit: the crash page"),
+        banner(4, 0.5, "reindex worker failed to open segment file: permission denied", own_time=True),
     ], cursor=None)
-    (incident,) = _incidents(engine)
-    assert incident["event_count"] == 3 and incident["leader"]["event_id"] == "ev-1"
+    crash, other = _incidents(engine)
+    assert crash["event_count"] == 3 and crash["leader"]["event_id"] == "ev-1"
+    assert _events_of(engine, other["incident_id"]) == {"ev-4"}

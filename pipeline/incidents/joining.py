@@ -49,9 +49,9 @@ class Joiner:
     def find(self, event: LogEvent, fingerprint: str) -> tuple[str, str, str] | None:
         """The open incident an error joins though no incident of its pattern takes it, the
         pattern it counts toward and how it was found (FOLD or NAMES); None: it opens one."""
-        if outage.is_dump(event.message) or event.fields.get("level_inferred"):
-            # a dump's line, or a line with no level of its own written with its component's error (a
-            # banner's lines, an exit status): one record of that error
+        if outage.is_dump(event.message) or outage.is_part(event):
+            # a dump's line, or a line with neither level nor time of its own written with its
+            # component's error (a banner's lines, compose's exit line): one record of that error
             comp = outage.component(event)
             self._load([comp])
             fold = timedelta(seconds=outage.FOLD_SECONDS)

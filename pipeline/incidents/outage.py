@@ -275,6 +275,13 @@ def is_dump(message: str) -> bool:
     return len(tokens) >= 2 and bool(values) and sum(1 for t in values if _DUMP_VALUE.match(t)) * 2 > len(values)
 
 
+def is_part(event: LogEvent) -> bool:
+    """Whether a line carries neither a level nor a time of its own (both inferred: a banner's line
+    printed under another's header, compose's exit line): part of what its component wrote with it.
+    An unlevelled line with its own time (sshd's, a Go program's) is a line of its own."""
+    return bool(event.fields.get("level_inferred") and event.fields.get("time_inferred"))
+
+
 def states_cause(event: LogEvent) -> bool:
     """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
