@@ -78,9 +78,12 @@ _STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-
                           r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
 # an errno a line failed with: its symbol (Node's and Go's `EMFILE`, `ECONNREFUSED`) or the C library's text
 # for it (`Too many open files`, PostgreSQL's %m), both read from the platform's own errno table
+# (not EPERM and EINVAL: "operation not permitted" and "invalid argument" say a call was refused or
+# misused, not which resource failed)
+_VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
 _ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
-               if not os.strerror(n).lower().startswith("unknown error")}
-_ERRNO_CODES = frozenset(errno.errorcode.values()) - {"EPERM"}
+               if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
+_ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
 _ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
 _LOWER_WORD = re.compile(r"[a-z0-9]+")
 # each text filed under its first two words: a line's own word pairs say which texts can be in it
