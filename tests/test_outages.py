@@ -312,3 +312,47 @@ def test_lines_with_no_level_written_with_their_components_error_are_its_record(
     crash, other = _incidents(engine)
     assert crash["event_count"] == 3 and crash["leader"]["event_id"] == "ev-1"
     assert _events_of(engine, other["incident_id"]) == {"ev-4"}
+
+
+def test_a_warning_naming_the_errors_resource_before_them_leads_though_it_states_no_failure(engine):
+    """The first sign of a held lock is a warning that only waits for it; the errors that follow, in
+    the waiting service and in a job that needs the same lock, name it too: the warning leads, and
+    says why. A warning naming another lock, or written after the first error, leads nothing."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "accounts", "Waiting for lock ledger.schema_lock held by accounts-7f9c", level="WARN"),
+        _event(2, 0.5, "reports", "Waiting for lock ledger.report_lock held by reports-2", level="WARN"),
+        _event(3, 40.0, "accounts", "Could not acquire lock ledger.schema_lock within 30s"),
+        _event(4, 41.0, "migrator", "migration aborted: lock ledger.schema_lock is held"),
+        _event(5, 42.0, "accounts", "Waiting for lock ledger.schema_lock held by accounts-7f9c", level="WARN"),
+    ], cursor=None)
+    (incident,) = _incidents(engine)
+    assert _events_of(engine, incident["incident_id"]) == {"ev-3", "ev-4"}
+    leader = incident["leader"]
+    assert leader["event_id"] == "ev-1" and leader["position"] == "test@1"
+    assert "warning written before the incident's errors" in leader["reason"]
+
+
+def test_the_same_line_logged_as_a_warning_before_it_is_logged_as_an_error_leads(engine):
+    """A pooler logs its limit at WARN for a client, then at ERROR: the first warning is the
+    incident's first sign, though its words are not on the list of stated failures."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "pgbouncer", "C-0x55d1: (nodb)/(nouser)@10.0.3.14:50188 pooler error: max_client_conn reached",
+               level="WARN"),
+        _event(2, 1.0, "pgbouncer", "C-0x55d2: (nodb)/(nouser)@10.0.3.15:50201 pooler error: max_client_conn reached"),
+    ], cursor=None)
+    (incident,) = _incidents(engine)
+    assert incident["leader"]["event_id"] == "ev-1"
+
+
+def test_a_relays_refusal_and_the_senders_failure_naming_one_mail_address_are_one_incident(engine):
+    """A mail relay refuses a recipient; the sender fails naming the same address: one incident, led
+    by the refusal. A login failing at the same moment for another address is another incident."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "postfix", "NOQUEUE: reject: RCPT from notifier-2.internal[10.5.0.12]: 454 4.7.1 "
+                                  "<ana@example.org>: Relay access denied; from=<no-reply@shop.example>"),
+        _event(2, 0.2, "notifier", "notify.send_receipt: SMTPRecipientsRefused({'ana@example.org': (454, "
+                                   "b'4.7.1 <ana@example.org>: Relay access denied')})"),
+        _event(3, 0.4, "sso", "authentication failed for bob@corp.example: password expired"),
+    ], cursor=None)
+    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}

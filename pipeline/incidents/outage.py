@@ -4,7 +4,7 @@ dump, and which of an incident's errors is its leader.
 An error that would open an incident joins instead an open incident whose errors were written
 within the burst window of it (`INCIDENTIQ_BURST_MINUTES`) and that shares a *named thing* with it:
 the same host:port, URL host or path, dotted or slashed resource name, quoted or `key=value`
-resource, trace or request id, exception chain; or a service one of them names (the timeouts of
+resource, trace or request id, mail address, exception chain; or a service one of them names (the timeouts of
 `web` that say `orders-service` join the refusal `orders-service` logged). Two errors at the same
 moment that name nothing in common stay apart. The names are shapes, not words of any log.
 Errors of one service also tie by what identifies their failure (an errno, a qualified exception
@@ -56,6 +56,9 @@ _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)"
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)['"`]""")
 _KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
+# a mail address (`<ana@example.org>`, `'ana@example.org'`): the message or account a failure was about,
+# named alike by the sender that failed and the relay that refused it
+_MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++)(?![\w@-])")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
@@ -191,6 +194,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
     for match in _QUOTED.finditer(text_no_urls):
         if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
             names.append(f"res:{match.group(1).lower()}")
+    for match in _MAIL.finditer(text_no_urls):
+        address = match.group(1).rstrip(".").lower()
+        if address.rsplit(".", 1)[-1].isalpha():  # a domain, not `user@10.0.3.11` (a connection's peer)
+            names.append(f"id:{address}")
     for match in _KEY_VALUE.finditer(text):
         key, value = match.group(1), match.group(2).rstrip(".,;:")
         if _ID_KEY.search(key):
@@ -232,6 +239,14 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
         if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
             names.append(f"{CLASS}{service}|{cls}")
     return names
+
+
+def masked_line(event: LogEvent) -> str:
+    """An event's first line with its variable parts masked: the same line logged again, at any
+    level, reads the same."""
+    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
+
+    return template(first_line(event.message)[:HEAD_CHARS])
 
 
 def said_by(event: LogEvent) -> str:
