@@ -356,3 +356,17 @@ def test_a_relays_refusal_and_the_senders_failure_naming_one_mail_address_are_on
     ], cursor=None)
     by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
     assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_a_warning_with_a_known_signature_read_before_the_errors_it_would_join_leads_them(engine):
+    """The pooler's own warning of its limit is read before the client's error (its log came first):
+    it opened nothing, and would have joined the client's incident had it come after; it leads it."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "pgbouncer", "C-0x55d1: (nodb)/(nouser)@10.0.3.14:50188 pooler error: no more connections "
+                                    "allowed (max_client_conn)", level="WARN"),
+        _event(2, 1.0, "billing", 'invoice list failed: connection to server at "pgbouncer.billing.svc" (10.0.3.2), '
+                                  "port 6432 failed: FATAL:  no more connections allowed (max_client_conn)"),
+    ], cursor=None)
+    (incident,) = _incidents(engine)
+    assert _events_of(engine, incident["incident_id"]) == {"ev-2"}
+    assert incident["leader"]["event_id"] == "ev-1"

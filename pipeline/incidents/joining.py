@@ -37,15 +37,16 @@ class Joiner:
         self.best: dict[str, Leader] = {}  # incident -> the batch's best leader for it
         self.earliest: dict[tuple[str, str], str] = {}  # (incident, pattern) -> its earliest time in the batch
         self.opened: set[str] = set()
-        self.warnings: list[LogEvent] = []  # the batch's WARNs: may lead (their names are read when near an incident)
+        self.warnings: list[tuple[LogEvent, bool]] = []  # the batch's WARNs, signed or not: may lead
         self.lines: dict[str, set[str]] = {}  # incident -> the masked first lines of its errors in the batch
 
-    def warned(self, event: LogEvent) -> None:
+    def warned(self, event: LogEvent, *, signed: bool = False) -> None:
         """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
         possible leader of an incident it precedes (CONTRACT §2: a WARN never opens an incident by
-        itself, it may lead one; `_warned_leaders` says when)."""
+        itself, it may lead one; `_warned_leaders` says when). `signed`: it carries a known error
+        signature, so it joins an outage it is tied to, and found none open when it was read."""
         if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(event)
+            self.warnings.append((event, signed))
 
     def find(self, event: LogEvent, fingerprint: str) -> tuple[str, str, str] | None:
         """The open incident an error joins though no incident of its pattern takes it, the
@@ -124,7 +125,8 @@ class Joiner:
         service on the same host); or it is an earlier line of one of the incident's own errors (the
         same masked line: the errors' first one, logged at WARN before it was logged at ERROR); or
         it names the same destination or resource (host:port, URL host, resource name) as the
-        errors. Its rank is its own words': a warning of slowness leads only errors that are all
+        errors; or it carries a known error signature and is tied to them (the WARN that would have
+        joined the incident, had it been read after the incident's first error). Its rank is its own words': a warning of slowness leads only errors that are all
         symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
         read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
@@ -134,7 +136,7 @@ class Joiner:
             if candidate is None or first is None:
                 continue
             strong = {n for n in candidate.names if n.startswith(outage.DISTINCT)}
-            for event in self.warnings:
+            for event, signed in self.warnings:
                 if not (first - window <= event.time <= first):
                     continue
                 if id(event) not in read:  # its names, read once, only when it is near an incident
@@ -143,8 +145,8 @@ class Joiner:
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
-                        or states and (outage.component(event) in candidate.names
-                                       or candidate.ties(event, names, said))):
+                        or (states or signed) and (outage.component(event) in candidate.names and states
+                                                   or candidate.ties(event, names, said))):
                     continue
                 leader = Leader.of(event, outage.WARNED + correlation.fingerprint(event))
                 if leader.key() < self.best[incident].key():
