@@ -52,6 +52,14 @@ def test_compose_lines_are_read_per_container_a_trace_stays_one_record_across_an
     assert read[3][1].message.startswith("upstream timed out")  # nginx's own layout, not api's
 
 
+def test_a_crash_banner_and_composes_exit_line_are_one_incident_with_the_callers_refusals():
+    """A JVM's fatal-error banner on stdout (no level on any line), compose's `search-1 exited with
+    code 134` about that container (no bar: the container's own line all the same), and the API's
+    refused searches: one incident, led by the banner's first line."""
+    (cause,) = run({s.name: s for s in scenarios(OPEN)}["s44_jvm_sigsegv_stdout"])["causes"]
+    assert cause["incidents"] == 1 and cause["leader_right"], cause
+
+
 def test_kubectl_prefix_names_the_container_as_service_and_the_pod_as_host():
     text = ("[pod/cart-6b8d5c4f9-w7x2p/cart] {\"level\":50,\"time\":1748858533020,\"msg\":\"session read failed\"}\n"
             "[pod/session-7d4b9c5f8-h2kz9/session] 2025-06-02 10:02:12,510 ERROR [session.store] load failed\n"

@@ -239,8 +239,9 @@ class Incidents:
             return None  # a dump's line with no error to fold into says nothing on its own: context
         if self.opening.below_floor(event):
             # a WARN (one that carries a known error signature) joins its pattern's or its outage's
-            # incident, never opens one by itself; one stating the cause may lead (CONTRACT §2)
-            joiner.warned(event)
+            # incident, never opens one by itself; one stating the cause, or tied to an incident it
+            # would have joined had it been read after its first error, may lead (CONTRACT §2)
+            joiner.warned(event, signed=True)
             return None
         new_id = correlation.incident_id(fp, event.time)
         salt = 0

@@ -22,7 +22,7 @@ from pipeline.store.sql import Connection
 
 FOLD = "fold"  # a dump's line folded into its component's error
 NAMES = "names"  # joined by a named thing within the burst window
-MAX_WARNINGS = 10_000  # cause-side WARNs a batch keeps as possible leaders
+MAX_WARNINGS = 10_000  # WARNs a batch keeps as possible leaders
 
 
 class Joiner:
@@ -37,19 +37,23 @@ class Joiner:
         self.best: dict[str, Leader] = {}  # incident -> the batch's best leader for it
         self.earliest: dict[tuple[str, str], str] = {}  # (incident, pattern) -> its earliest time in the batch
         self.opened: set[str] = set()
-        self.warnings: list[tuple[LogEvent, frozenset[str], frozenset[str]]] = []  # cause-side WARNs: may lead
+        self.warnings: list[tuple[LogEvent, bool]] = []  # the batch's WARNs, signed or not: may lead
+        self.lines: dict[str, set[str]] = {}  # incident -> the masked first lines of its errors in the batch
 
-    def warned(self, event: LogEvent) -> None:
+    def warned(self, event: LogEvent, *, signed: bool = False) -> None:
         """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
-        possible leader when it states a cause (`outage.rank`) and names what an incident's errors
-        name (CONTRACT §2: a WARN never opens an incident by itself, it may lead one)."""
-        if len(self.warnings) < MAX_WARNINGS and outage.states_cause(event):
-            self.warnings.append((event, outage.named_things(event), outage.words(event)))
+        possible leader of an incident it precedes (CONTRACT §2: a WARN never opens an incident by
+        itself, it may lead one; `_warned_leaders` says when). `signed`: it carries a known error
+        signature, so it joins an outage it is tied to, and found none open when it was read."""
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append((event, signed))
 
     def find(self, event: LogEvent, fingerprint: str) -> tuple[str, str, str] | None:
         """The open incident an error joins though no incident of its pattern takes it, the
         pattern it counts toward and how it was found (FOLD or NAMES); None: it opens one."""
-        if outage.is_dump(event.message):
+        if outage.is_dump(event.message) or outage.is_part(event):
+            # a dump's line, or a line with neither level nor time of its own written with its
+            # component's error (a banner's lines, compose's exit line): one record of that error
             comp = outage.component(event)
             self._load([comp])
             fold = timedelta(seconds=outage.FOLD_SECONDS)
@@ -88,6 +92,8 @@ class Joiner:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
                 candidate.names.update(names)
+            if how != FOLD:
+                self.lines.setdefault(incident, set()).add(outage.masked_line(event))
         if candidate is not None:
             candidate.services.add(event.service)
             candidate.first, candidate.last = min(candidate.first, moment), max(candidate.last, moment)
@@ -113,19 +119,34 @@ class Joiner:
         return self.names
 
     def _warned_leaders(self) -> None:
-        """A cause-side WARN leads an incident the batch touched when it was written before the
-        incident's first error, within the burst window, and names what its errors name (or is
-        its errors' own component's: the same service on the same host)."""
+        """A WARN leads an incident the batch touched when it was written before the incident's
+        first error, within the burst window, and is the first sign of its cause: it states the
+        cause's own failure and names what the errors name (or is their own component's: the same
+        service on the same host); or it is an earlier line of one of the incident's own errors (the
+        same masked line: the errors' first one, logged at WARN before it was logged at ERROR); or
+        it names the same destination or resource (host:port, URL host, resource name) as the
+        errors; or it carries a known error signature and is tied to them (the WARN that would have
+        joined the incident, had it been read after the incident's first error). Its rank is its own words': a warning of slowness leads only errors that are all
+        symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
+        read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
         for incident in list(self.best):
             candidate = self.candidates.get(incident)
             first = parse_iso(candidate.first) if candidate is not None else None
             if candidate is None or first is None:
                 continue
-            for event, names, said in self.warnings:
+            strong = {n for n in candidate.names if n.startswith(outage.DISTINCT)}
+            for event, signed in self.warnings:
                 if not (first - window <= event.time <= first):
                     continue
-                if outage.component(event) not in candidate.names and not candidate.ties(event, names, said):
+                if id(event) not in read:  # its names, read once, only when it is near an incident
+                    read[id(event)] = (outage.named_things(event), outage.words(event), outage.states_cause(event),
+                                       outage.masked_line(event))
+                names, said, states, line = read[id(event)]
+                if not (line in self.lines.get(incident, ())
+                        or names & strong
+                        or (states or signed) and (outage.component(event) in candidate.names and states
+                                                   or candidate.ties(event, names, said))):
                     continue
                 leader = Leader.of(event, outage.WARNED + correlation.fingerprint(event))
                 if leader.key() < self.best[incident].key():

@@ -4,9 +4,12 @@ dump, and which of an incident's errors is its leader.
 An error that would open an incident joins instead an open incident whose errors were written
 within the burst window of it (`INCIDENTIQ_BURST_MINUTES`) and that shares a *named thing* with it:
 the same host:port, URL host or path, dotted or slashed resource name, quoted or `key=value`
-resource, trace or request id, exception chain; or a service one of them names (the timeouts of
+resource, trace or request id, mail address, exception chain; or a service one of them names (the timeouts of
 `web` that say `orders-service` join the refusal `orders-service` logged). Two errors at the same
 moment that name nothing in common stay apart. The names are shapes, not words of any log.
+Errors of one service also tie by what identifies their failure (an errno, a qualified exception
+class, an operation family past any route: `SAME_SERVICE`), never when they name different
+destinations or resources (`Candidate.ties`).
 
 A line of a dump (`r24=0x… r25=0x…`, `i-fetch......0`, `address: 0x1f`) written by the same
 component (service and host) within FOLD_SECONDS of that component's error is part of that error's
@@ -18,6 +21,8 @@ nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +37,15 @@ HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on h
 MAX_NAMES = 24  # names kept of one event
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
+# names that tie errors of one service only (the service is part of the name): its operation family (the
+# first words of its masked line), an errno it failed with, an exception class it raised; they never tie
+# two errors that name different destinations or resources (`Candidate.ties`)
+FAMILY, ERRNO, CLASS = "fam:", "err:", "cls:"
+SAME_SERVICE = (FAMILY, ERRNO, CLASS)
+FAMILY_WORDS = 3
+# the kinds of name that tell two failures apart: an error naming one destination or resource is
+# not the same failure as one naming another (when neither names the other's)
+DISTINCT = ("hp:", "host:", "res:")
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
@@ -42,6 +56,9 @@ _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)"
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)['"`]""")
 _KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
+# a mail address (`<ana@example.org>`, `'ana@example.org'`): the message or account a failure was about,
+# named alike by the sender that failed and the relay that refused it
+_MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++)(?![\w@-])")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
@@ -58,7 +75,28 @@ _HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w
 _ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|"
                         r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
 # a stack's exception lines: Java's `Caused by: x.Y: msg`, a traceback's `pkg.Error: msg`
-_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$")
+_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$"
+                          # a traceback's last line names its class qualified, whatever it ends in
+                          # (`psycopg2.errors.DiskFull: could not extend file ...`)
+                          r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
+# an errno a line failed with: its symbol (Node's and Go's `EMFILE`, `ECONNREFUSED`) or the C library's text
+# for it (`Too many open files`, PostgreSQL's %m), both read from the platform's own errno table
+# (not EPERM and EINVAL: "operation not permitted" and "invalid argument" say a call was refused or
+# misused, not which resource failed)
+_VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
+_ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
+               if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
+_ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
+_ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
+_LOWER_WORD = re.compile(r"[a-z0-9]+")
+# each text filed under its first two words: a line's own word pairs say which texts can be in it
+_ERRNO_BY_PAIR: dict[tuple[str, ...], list[str]] = {}
+for _text in _ERRNO_TEXT:
+    _ERRNO_BY_PAIR.setdefault(tuple(_LOWER_WORD.findall(_text)[:2]), []).append(_text)
+_PLACEHOLDER = re.compile(r"<[A-Z]+>")
+_QUALIFIED_CLASS = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z][\w$]*)\b")
+_GENERIC_PACKAGE = re.compile(r"^(?:java\.lang|builtins|System|kotlin)\.")
+_FAMILY_WORD = re.compile(r"(?<![\w/.-])[^\W\d_][\w/.-]*")
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
@@ -126,6 +164,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         for host in (match.group(1), match.group(2)):
             if host:
                 names.append(f"hp:{host.lower()}:{match.group(3)}")
+        if not match.group(1)[0].isdigit():  # the host a service names, as for `db:5432`
+            names.append(SERVICE_NAMED + match.group(1).lower().split(".")[0])
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
@@ -154,6 +194,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
     for match in _QUOTED.finditer(text_no_urls):
         if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
             names.append(f"res:{match.group(1).lower()}")
+    for match in _MAIL.finditer(text_no_urls):
+        address = match.group(1).rstrip(".").lower()
+        if address.rsplit(".", 1)[-1].isalpha():  # a domain, not `user@10.0.3.11` (a connection's peer)
+            names.append(f"id:{address}")
     for match in _KEY_VALUE.finditer(text):
         key, value = match.group(1), match.group(2).rstrip(".,;:")
         if _ID_KEY.search(key):
@@ -166,8 +210,43 @@ def named_things(event: LogEvent) -> frozenset[str]:
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
+    names.extend(_same_service(event, text, chain))
     own = SERVICE_NAMED + event.service.lower()
     return frozenset(n for n in dict.fromkeys(names) if n != own and len(n) < 200)
+
+
+def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
+    """The names that tie errors of the event's service only: its operation family (the first
+    FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
+    raised (qualified, not a language's generic ones)."""
+    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
+
+    service = event.service.lower()
+    names = []
+    head = _PLACEHOLDER.sub(" ", template(first_line(event.message)[:HEAD_CHARS]))
+    # a route or method a line serves (`POST /api/v1/checkout failed: ...`) is every error of that
+    # operation, whatever broke: the family is in the words past it
+    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head) if "/" not in w and not w.isupper()][:FAMILY_WORDS]
+    if len(family) == FAMILY_WORDS:
+        names.append(f"{FAMILY}{service}|{' '.join(family).lower()}")
+    codes = {c for c in _ERRNO_CODE.findall(text) if c in _ERRNO_CODES}
+    lowered = text.lower()
+    words = _LOWER_WORD.findall(lowered)
+    for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
+        codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
+    names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
+    for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
+        if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
+            names.append(f"{CLASS}{service}|{cls}")
+    return names
+
+
+def masked_line(event: LogEvent) -> str:
+    """An event's first line with its variable parts masked: the same line logged again, at any
+    level, reads the same."""
+    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
+
+    return template(first_line(event.message)[:HEAD_CHARS])
 
 
 def said_by(event: LogEvent) -> str:
@@ -212,6 +291,13 @@ def is_dump(message: str) -> bool:
     tokens = line.split()
     values = [t for t in tokens if not _DUMP_LABEL.match(t)]  # `RAX:` labels the value after it
     return len(tokens) >= 2 and bool(values) and sum(1 for t in values if _DUMP_VALUE.match(t)) * 2 > len(values)
+
+
+def is_part(event: LogEvent) -> bool:
+    """Whether a line carries neither a level nor a time of its own (both inferred: a banner's line
+    printed under another's header, compose's exit line): part of what its component wrote with it.
+    An unlevelled line with its own time (sshd's, a Go program's) is a line of its own."""
+    return bool(event.fields.get("level_inferred") and event.fields.get("time_inferred"))
 
 
 def states_cause(event: LogEvent) -> bool:
@@ -303,11 +389,30 @@ class Candidate:
         # a route is every error of the service that serves it ("POST /api/checkout failed: …"):
         # it ties a caller to that service, not two errors of one service
         own = event.service in self.services
-        shared = sum(1 for n in names & self.names if not n.startswith(COMPONENT) and not (own and n.startswith("path:")))
+        both = names & self.names
+        shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
-        return shared
+        if shared:
+            return shared
+        # one service's own ties (an operation family, an errno, an exception class) join its errors
+        # only when they name no different destinations or resources: two jobs of one scheduler that
+        # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
+        weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
+        return weak if weak and not self.distinct(names) else 0
+
+    def distinct(self, names: frozenset[str]) -> bool:
+        """Whether the event names a destination or resource of a kind the incident names too, and
+        none of the incident's of that kind."""
+        for kind in DISTINCT:
+            # a path is a place on the writer's storage, not a thing one failure names and another does not:
+            # two files of one full disk are one failure
+            mine = {n for n in names if n.startswith(kind) and "/" not in n}
+            theirs = {n for n in self.names if n.startswith(kind) and "/" not in n}
+            if mine and theirs and not mine & theirs:
+                return True
+        return False
 
 
 def _route(path: str) -> str | None:

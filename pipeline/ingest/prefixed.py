@@ -5,7 +5,8 @@ several containers' logs into one stream print it:
     nginx-1   | 2025/06/02 09:14:36 [error] 29#29: *1043 upstream timed out ...
     [pod/cart-6b8d5c4f9-w7x2p/cart] {"level":50,"time":1748858533020,"msg":"session read failed"}
 
-(`docker compose logs`/`up`: the service's container name padded to a column, ` | `; `kubectl logs
+(`docker compose logs`/`up`: the service's container name padded to a column, ` | `, and compose's own
+`<container> exited with code N` about it, a line of that container; `kubectl logs
 --prefix`: `[pod/<pod>/<container>] `). A file is read this way when most of its first lines carry
 such a prefix. Each container's lines are its own log: they are joined into records per container
 (a Java trace of `api-1` is one record, whatever `nginx-1` printed between its lines), and read by a
@@ -28,6 +29,8 @@ from pipeline.ingest.parsed import ParsedRecord
 # HealthApp's `time|component|pid|msg` are no prefix); kubectl --prefix: `[pod/<pod>/<container>] `
 _COMPOSE = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]{0,62}) +\|(?: (?P<text>.*)|$)", re.S)
 _KUBECTL = re.compile(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<name>[^/\]\s]{1,63})\](?: (?P<text>.*)|$)", re.S)
+# compose's own line about a container, written without the bar: `search-1 exited with code 134`
+_COMPOSE_STATUS = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]{0,62}) (?P<text>exited with code -?\d+)$")
 _REPLICA = re.compile(r"[-_]\d+$")
 SHARE = 0.6  # the share of a sample's lines that carry a prefix for the file to be read this way
 SAMPLE_LINES = 200
@@ -39,7 +42,7 @@ def split(line: str) -> tuple[str, str, str, str] | None:
     if m is not None:
         text = m["text"] or ""
         return line[:len(line) - len(text)], m["name"], m["pod"], text
-    m = _COMPOSE.match(line)
+    m = _COMPOSE.match(line) or _COMPOSE_STATUS.match(line)
     if m is not None:
         text = m["text"] or ""
         return line[:len(line) - len(text)], _REPLICA.sub("", m["name"]), m["name"], text
