@@ -336,6 +336,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
+        if role == "tag" and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
+            break  # one line's `word:` after several prose words is its message's, not a header tag
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
@@ -356,6 +358,16 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+_PROSE = re.compile(r'"?[A-Za-z][a-z]+"?,?')
+
+
+def _prose_before(row: tuple[str, list[tuple[int, int]]], after: int, k: int) -> int:
+    """How many of a line's columns from `after` to `after + k` are prose words (`Time`, `since`,
+    `"Cleanup",`), not header values (a host `dn7`, a date, a bracketed field)."""
+    line, spans = row
+    return sum(1 for s, e in spans[after:after + k] if _PROSE.fullmatch(line[s:e]))
 
 
 def _texty(values: list[str]) -> bool:

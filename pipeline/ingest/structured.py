@@ -208,7 +208,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
 
 # -- logfmt --------------------------------------------------------------------------------
 
-_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|[^\s]*))?')
+_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s]*))?')
 _LOGFMT_KEYS = {"msg", "message", "level", "lvl", "time", "ts", "t", "severity", "err", "error"}
 
 
@@ -224,11 +224,13 @@ def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
         key, value = m.group(1), m.group(2)
         if m.end() < len(text) and not text[m.end()].isspace():
             return None  # e.g. a quote opened and never closed
+        if key in pairs:  # a key written twice (auditd's `msg=audit(...): ... msg='...'`) keeps both
+            key = next(f"{key}_{n}" for n in range(2, len(pairs) + 3) if f"{key}_{n}" not in pairs)
         if value is None:
             pairs[key] = "true"  # a bare key is a flag
         else:
             keyed += 1
-            if value.startswith('"'):
+            if value[:1] in ('"', "'") and len(value) >= 2 and value[-1] == value[0]:
                 value = re.sub(r'\\(.)', lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
                                value[1:-1])
             pairs[key] = value
@@ -264,6 +266,10 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
     raw_time, level = found["time"], found["level"]
     message = found["message"] or ""
     time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    if raw_time is None and time is not None:
+        # the message key held only a stamp (auditd's `msg=audit(EPOCH:SERIAL):`): the time; the
+        # message is the same key written again, when the line has it
+        message = next((str(rest.pop(k)) for k in ("msg_2", "message_2") if k in rest), "")
     if time is None and raw_time is not None:
         time = key_roles.date_and_clock(raw_time, rest, opts)  # `date=2019-05-15 time=18:03:36`
     if raw_time is not None and time is None:
