@@ -1,0 +1,53 @@
+"""Columns the reader has not seen a layout for (issue 34, session 44): what makes a column a level or
+a time is what it holds, not a list of loggers; one line's prose is never its header; nothing lost."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipeline.ingest.reading import LogFile, Parsing
+
+
+def read(path: Path) -> list:
+    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing())
+    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
+    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
+    return items
+
+
+def test_a_level_word_before_a_bar_is_the_level_not_a_containers_name(tmp_path):
+    log = tmp_path / "audit.log"
+    log.write_text("INFO  | admin called QueueView.retryMessages[] at 15-04-2026 22:28:00,100 | qtp-43\n"
+                   "INFO  | guest called BrokerView.getBrokerName[] at 15-04-2026 22:28:00,215 | qtp-44\n"
+                   "WARN  | admin requested /admin/queues.jsp from 127.0.0.1 | qtp-45\n")
+    events = read(log)
+    assert len(events) == 3
+    assert [e.level for e in events] == ["INFO", "INFO", "WARN"]
+    assert "admin called QueueView.retryMessages[]" in events[0].message
+    assert all(e.service != "INFO" for e in events)
+
+
+def test_auditds_stamp_is_the_time_and_its_quoted_msg_the_message(tmp_path):
+    log = tmp_path / "audit.log"
+    log.write_text(
+        "type=ADD_GROUP msg=audit(1610903553.686:584): pid=2940 uid=0 auid=1000 ses=14 msg='op=adding group "
+        "to /etc/group id=1004 exe=\"/usr/sbin/groupadd\" hostname=ubuntu-bionic addr=127.0.0.1 terminal=pts/2 res=success'\n"
+        "type=USER_AUTH msg=audit(1610903558.178:595): pid=2954 uid=0 auid=1000 ses=14 msg='op=PAM:authentication "
+        "acct=\"root\" exe=\"/usr/bin/chfn\" hostname=ubuntu-bionic addr=127.0.0.1 terminal=pts/2 res=success'\n")
+    events = read(log)
+    assert [e.time for e in events] == [datetime(2021, 1, 17, 17, 12, 33, 686000, tzinfo=timezone.utc),
+                                        datetime(2021, 1, 17, 17, 12, 38, 178000, tzinfo=timezone.utc)]
+    assert all("time_inferred" not in e.fields for e in events)
+    assert events[0].message.startswith("op=adding group to /etc/group")
+
+
+def test_a_line_missing_a_header_column_keeps_its_prose_in_the_message(tmp_path):
+    log = tmp_path / "gc.log"
+    log.write_text(
+        '[2022-09-04T22:55:24.027+0000][208][info ][safepoint   ] Safepoint "Cleanup", Time since last: 4002353570 ns, Total: 139783 ns\n'
+        '[2022-09-04T22:55:25.029+0000][208][info ][safepoint   ] Safepoint "Cleanup", Time since last: 1000758133 ns, Total: 351310 ns\n'
+        '[2022-09-04T22:55:27.031+0000][208][safepoint   ] Safepoint "Cleanup", Time since last: 2002572298 ns, Total: 354573 ns\n')
+    events = read(log)
+    assert len(events) == 3
+    assert events[2].message.startswith('Safepoint "Cleanup", Time since last: 2002572298 ns')
+    assert events[2].time == datetime(2022, 9, 4, 22, 55, 27, 31000, tzinfo=timezone.utc)
