@@ -51,3 +51,13 @@ def test_a_line_missing_a_header_column_keeps_its_prose_in_the_message(tmp_path)
     assert len(events) == 3
     assert events[2].message.startswith('Safepoint "Cleanup", Time since last: 2002572298 ns')
     assert events[2].time == datetime(2022, 9, 4, 22, 55, 27, 31000, tzinfo=timezone.utc)
+
+
+def test_a_bracketed_level_word_opens_a_record_between_timed_lines(tmp_path):
+    log = tmp_path / "coredns.log"
+    log.write_text('[INFO] 172.17.0.1:42114 - 64820 "A IN host.example.com. udp 57 false 1232" NOERROR qr,aa,rd 66 0.0001s\n'
+                   '[INFO] 172.17.0.1:41393 - 54384 "A IN asdf.coma. udp 50 false 1232" NXDOMAIN qr,rd,ra 113 0.05s\n'
+                   '2019-03-06T08:55:28.903Z [INFO] 172.17.0.4:36413 - 21583 "A IN httpbin.org. udp 43 false 512" NXDOMAIN\n')
+    events = read(log)
+    assert len(events) == 3  # each line its own record: the second is not the first's continuation
+    assert all(e.level == "INFO" for e in events)
