@@ -61,3 +61,12 @@ def test_a_bracketed_level_word_opens_a_record_between_timed_lines(tmp_path):
     events = read(log)
     assert len(events) == 3  # each line its own record: the second is not the first's continuation
     assert all(e.level == "INFO" for e in events)
+
+
+def test_a_day_first_slashed_date_joined_to_its_clock_by_a_colon_is_the_time(tmp_path):
+    log = tmp_path / "ns.log"
+    log.write_text("<134> 27/06/2026:22:38:17  host-1.example.local 0-PPE-0 : default APPFW APPFW_X 124787067 0 :  "
+                   "198.51.100.10 Endpoint not found <blocked>\n")
+    (event,) = read(log)
+    assert event.time == datetime(2026, 6, 27, 22, 38, 17, tzinfo=timezone.utc)
+    assert "time_inferred" not in event.fields

@@ -226,8 +226,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
     # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
-    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be)
-    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?[- T]{_HMS}(?: ?{_ZONE})?", 5),
+    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be);
+    # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
 )
