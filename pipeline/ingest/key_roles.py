@@ -32,7 +32,7 @@ from typing import Any
 from datetime import datetime, timedelta, timezone
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, parse_time, read_any_time
+from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, leading_time, parse_time, read_any_time
 
 ROLES = ("time", "level", "message", "service", "host", "trace_id")
 _WORDS: dict[str, frozenset[str]] = {
@@ -297,6 +297,9 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
     head = message[:400]
     if not _YEAR.search(head):
         return None
+    opening = leading_time(head.lstrip(), tz=rules.timezone)  # the relayed line's own stamp opens its body
+    if opening is not None and opening.year >= MIN_INFERRED_YEAR:
+        return opening
     for m in _DATED_PAIR.finditer(head):
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).strip('"')

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
-from pipeline.ingest.timestamps import embedded_time, parse_time
+from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
 
@@ -178,7 +178,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
             if "level" in roles:
                 scheme = key_roles.level_scheme(".".join(roles["level"])) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
-    time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    time = read_written_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
     if time is None and isinstance(raw_time, str):
         time = key_roles.date_and_clock(raw_time, rest, opts)  # {"date": "2019-05-15", "time": "18:03:36"}
     if raw_time is not None and time is None:
@@ -265,7 +265,7 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
             scheme = key_roles.level_scheme(key) if role == "level" else scheme
     raw_time, level = found["time"], found["level"]
     message = found["message"] or ""
-    time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    time = read_written_time(raw_time, opts) if raw_time is not None else embedded_time(message)
     if raw_time is None and time is not None:
         # the message key held only a stamp (auditd's `msg=audit(EPOCH:SERIAL):`): the time; the
         # message is the same key written again, when the line has it

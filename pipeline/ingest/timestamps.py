@@ -256,7 +256,10 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
         if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`)
             g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"]}
         if g.get("clock") is not None:
-            return with_today((int(g["h"]), int(g["mi"]), int(g["s"]), micro(g.get("f"))), TimeRules(tz, year, now))
+            hour = int(g["h"])
+            if g.get("ampm"):
+                hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
+            return with_today((hour, int(g["mi"]), int(g["s"] or 0), micro(g.get("f"))), TimeRules(tz, year, now))
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
@@ -295,6 +298,45 @@ def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
         if m:
             return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
     return dateutil_time(text, tz)
+
+
+# The spellings that write a year, as prefixes: a time that opens a text (a relayed line's own stamp
+# after a syslog header), followed by a blank, a bracket or the end.
+_DATED_PREFIXES = tuple(re.compile(r"\[?" + spaced(s.regex) + r"(?=[\s\]]|$)") for s in TIME_SHAPES
+                        if "(?P<y>" in s.regex)
+
+
+def leading_time(text: str, *, tz: Any = timezone.utc) -> datetime | None:
+    """The time with its year that opens `text` (optionally in `[...]`), in any header spelling; else None."""
+    if not text[:1].isdigit() and not text[:1].isalpha() and text[:1] != "[":
+        return None
+    for regex in _DATED_PREFIXES:
+        m = regex.match(text)
+        if m is not None:
+            return time_from_groups(m.groupdict(), tz=tz)
+    return None
+
+
+def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
+    """A value a logger wrote under a key that names a time (a JSON field, a logfmt `ts=`): an epoch or
+    ISO 8601 (`parse_time`), else any header spelling (`read_any_time`: RFC 1123, ctime, Go's Stamp,
+    `dd/MM/yyyy`...), else a time of day alone (log4j2's ABSOLUTE, Go's Kitchen: on the day the source
+    is read, `with_today`). None when it is none of these."""
+    rules = rules or UTC_RULES
+    moment = parse_time(value, rules, epoch_unit=epoch_unit)
+    if moment is not None or not isinstance(value, str) or not CLOCK.search(value):
+        return moment
+    text = value.strip()
+    moment = read_any_time(text, tz=rules.timezone, year=rules.year, now=rules.now)
+    if moment is None:
+        m = SHAPE_RE["clock"].match(text) or _KITCHEN.fullmatch(text)
+        if m is not None:
+            moment = time_from_groups({**m.groupdict(), "clock": ""}, tz=rules.timezone, year=rules.year, now=rules.now)
+    return moment
+
+
+# Go's Kitchen layout (`3:04PM`): a 12-hour time of day without seconds
+_KITCHEN = re.compile(r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?P<s>)\s?(?P<ampm>[AaPp][Mm])")
 
 
 # auditd's record stamp, `msg=audit(1485893834.891:18877201):`: epoch seconds and a serial number
