@@ -22,14 +22,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, micro, offset_zone, parse_time, with_year
 from pipeline.ingest.key_roles import source_body_time
 
-_LEVEL_WORD = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT"
-               r"|ALERT|EMERG|PANIC|FINE|FINER|FINEST|CONFIG|VERBOSE"
-               r"|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|critical|crit|panic)")
+_LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
 
 
@@ -210,7 +208,7 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} |-+ )(?P<host>[\w.:-]+)"
+               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
                r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
@@ -226,7 +224,8 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"(?P<msg>--- .* ---)$", needs=" --- "),
     # Go's standard log: 2009/11/10 23:00:00 msg
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               r" (?:(?P<file>[\w./-]+\.go:\d+): )?(?P<msg>.*)$", fields=(("caller", "file"),)),
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +)?(?P<msg>.*)$", level="level",
+               fields=(("caller", "file"),)),
 )
 
 
