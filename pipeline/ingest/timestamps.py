@@ -187,7 +187,9 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
 
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
-_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
+# a zone: Z, an offset with minutes (+05:30, +0530), one of hours alone written right after the clock
+# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation
+_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|(?<=\d)[+-]\d{2}(?![\d:])|UTC|GMT|[A-Z]{3,4}T)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -209,7 +211,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("dash-colons", r"(?P<y>\d{4})(?P<mo>\d{2})(?P<d>\d{2})-(?P<h>\d{1,2}):(?P<mi>\d{1,2}):(?P<s>\d{1,2})"
                              r":(?P<ms>\d{1,3})", 7),
     TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
-                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
+                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}})|(?<=\d{{14}})(?P<ms>\d{{3}}))?(?: ?{_ZONE})?", 7),
     # MySQL 5.x, InnoDB: `161209 14:18:50` or `161209  4:18:50` (yymmdd, the hour space-padded) and compact clocks
     TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>[01]\d)(?P<d>[0-3]\d) (?:(?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})"
                             r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
@@ -230,12 +232,15 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
     TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
-    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
+    # epoch seconds (with a fraction or not), milliseconds, microseconds, nanoseconds: 2001-09 to 2033-05
+    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12}|1[0-9]{15}|1[0-9]{18})", 5),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
 # (never by `read_any_time`); its date is the day the source is read (`with_today`).
-CLOCK_SHAPE = TimeShape("clock", r"(?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?(?P<clock>)", 3)
+# Seconds or an AM/PM make it a clock (Go's Kitchen `3:04PM`, `1:02:03 AM`); `10:30` alone is not one.
+CLOCK_SHAPE = TimeShape("clock", r"(?=\d{1,2}:\d{2}(?::\d{2}|\s?[AaPp][Mm]))(?P<h>\d{1,2}):(?P<mi>\d{2})"
+                                 r"(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?(?: ?(?P<ampm>[AaPp][Mm]))?(?P<clock>)", 3)
 TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE)}
 
 
@@ -329,14 +334,10 @@ def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit:
     text = value.strip()
     moment = read_any_time(text, tz=rules.timezone, year=rules.year, now=rules.now)
     if moment is None:
-        m = SHAPE_RE["clock"].match(text) or _KITCHEN.fullmatch(text)
+        m = SHAPE_RE["clock"].match(text)
         if m is not None:
             moment = time_from_groups({**m.groupdict(), "clock": ""}, tz=rules.timezone, year=rules.year, now=rules.now)
     return moment
-
-
-# Go's Kitchen layout (`3:04PM`): a 12-hour time of day without seconds
-_KITCHEN = re.compile(r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?P<s>)\s?(?P<ampm>[AaPp][Mm])")
 
 
 # auditd's record stamp, `msg=audit(1485893834.891:18877201):`: epoch seconds and a serial number
