@@ -178,9 +178,11 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
             if "level" in roles:
                 scheme = key_roles.level_scheme(".".join(roles["level"])) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
-    time = read_written_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    time = (read_written_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit, clock_alone=False)
+            if raw_time is not None else None)
     if time is None and isinstance(raw_time, str):
         time = key_roles.date_and_clock(raw_time, rest, opts)  # {"date": "2019-05-15", "time": "18:03:36"}
+        time = time or read_written_time(raw_time, opts)  # a time of day alone: on the day it is read
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(value) for name, value in values.items()}
@@ -265,13 +267,14 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
             scheme = key_roles.level_scheme(key) if role == "level" else scheme
     raw_time, level = found["time"], found["level"]
     message = found["message"] or ""
-    time = read_written_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    time = read_written_time(raw_time, opts, clock_alone=False) if raw_time is not None else embedded_time(message)
     if raw_time is None and time is not None:
         # the message key held only a stamp (auditd's `msg=audit(EPOCH:SERIAL):`): the time; the
         # message is the same key written again, when the line has it
         message = next((str(rest.pop(k)) for k in ("msg_2", "message_2") if k in rest), "")
     if time is None and raw_time is not None:
         time = key_roles.date_and_clock(raw_time, rest, opts)  # `date=2019-05-15 time=18:03:36`
+        time = time or read_written_time(raw_time, opts)  # a time of day alone: on the day it is read
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     err = rest.get("err") or rest.get("error")

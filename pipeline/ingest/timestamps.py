@@ -188,8 +188,10 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # a zone: Z, an offset with minutes (+05:30, +0530), one of hours alone written right after the clock
-# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation
-_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|(?<=\d)[+-]\d{2}(?![\d:])|UTC|GMT|[A-Z]{3,4}T)"
+# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
+# followed by its zone's name (Go's Time.String: `+0000 UTC`)
+_ZONE_NAMES = "|".join(sorted((z for z in ZONE_ABBREVIATIONS if z != "Z"), key=len, reverse=True))
+_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|UTC|GMT|[A-Z]{{3,4}}T)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -322,18 +324,26 @@ def leading_time(text: str, *, tz: Any = timezone.utc) -> datetime | None:
     return None
 
 
-def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
+def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None,
+                      clock_alone: bool = True) -> datetime | None:
     """A value a logger wrote under a key that names a time (a JSON field, a logfmt `ts=`): an epoch or
     ISO 8601 (`parse_time`), else any header spelling (`read_any_time`: RFC 1123, ctime, Go's Stamp,
     `dd/MM/yyyy`...), else a time of day alone (log4j2's ABSOLUTE, Go's Kitchen: on the day the source
-    is read, `with_today`). None when it is none of these."""
+    is read, `with_today`; not with `clock_alone` False, for a caller that first looks for the date
+    in another key). None when it is none of these."""
     rules = rules or UTC_RULES
+    if isinstance(value, str) and len(value) in (14, 17) and value.isdigit():
+        # yyyyMMddHHmmss[SSS] (log4j2's COMPACT): no epoch of today is 14 or 17 digits long
+        m = SHAPE_RE["compact"].match(value)
+        moment = time_from_groups(m.groupdict(), tz=rules.timezone) if m else None
+        if moment is not None:
+            return moment
     moment = parse_time(value, rules, epoch_unit=epoch_unit)
     if moment is not None or not isinstance(value, str) or not CLOCK.search(value):
         return moment
     text = value.strip()
     moment = read_any_time(text, tz=rules.timezone, year=rules.year, now=rules.now)
-    if moment is None:
+    if moment is None and clock_alone:
         m = SHAPE_RE["clock"].match(text)
         if m is not None:
             moment = time_from_groups({**m.groupdict(), "clock": ""}, tz=rules.timezone, year=rules.year, now=rules.now)
