@@ -226,9 +226,14 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # the seconds optional
     TimeShape("day-mon-dashed", rf"(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
                                 rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
-    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
+    # RFC 822/1123 and log4j2's DATE: `06 Dec 2026 01:02:03,456`, `02 Jan 06 15:04 -0700` (a two-digit
+    # year, no seconds)
+    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}})| (?P<yy>\d{{2}}))? "
+                           rf"(?:{_HMS}|(?P<h2>\d{{1,2}}):(?P<mi2>\d{{2}})(?P<s2>))(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    # glog/klog's header without its level letter: `1206 01:02:03.456789` (MMdd, no year)
+    TimeShape("mmdd", rf"(?P<mo>[01]\d)(?P<d>[0-3]\d) {_HMS}", 4),
     # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
     # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be);
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
@@ -260,8 +265,8 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
-        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`)
-            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"]}
+        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`, day-month's `15:04`)
+            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"] or 0}
         if g.get("clock") is not None:
             hour = int(g["h"])
             if g.get("ampm"):
