@@ -102,3 +102,17 @@ def test_the_bed_reads_at_least_nine_in_ten_records_of_a_sample_of_its_files():
         outside.measure_file(log, log.with_name(log.name + ".expected.json"), figures)
         right, records = right + figures.right, records + figures.records
     assert records >= 40 and right >= 0.9 * records
+
+
+def test_a_source_whose_slashed_dates_put_the_day_first_reads_every_line_day_first(tmp_path):
+    # log4j2's US_MONTH_DAY_YEAR4_TIME is dd/MM/yyyy: 23/11 says so, and 06/12 is then the 6th of December
+    events = _events(tmp_path, "06/12/2026 01:02:03.456 INFO up\n23/11/2026 14:34:02.781 ERROR down\n"
+                               "09/03/2026 09:05:07.000 WARN slow\n")
+    assert [e.time.date().isoformat() for e in events] == ["2026-12-06", "2026-11-23", "2026-03-09"]
+
+
+def test_a_relays_year_less_second_gives_way_to_the_bodys_finer_clock_of_the_same_second(tmp_path):
+    events = _events(tmp_path, "<134>Dec  6 01:02:03 web-01 orders[42]: 01:02:03,456 INFO up\n"
+                               "<131>Dec  6 01:02:04 web-01 orders[42]: 01:02:04,120 ERROR down\n"
+                               "<131>Dec  6 01:02:05 web-01 orders[42]: 11:00:00,500 ERROR another clock\n")
+    assert [e.time.strftime("%H:%M:%S.%f") for e in events] == ["01:02:03.456000", "01:02:04.120000", "01:02:05.000000"]

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
+from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
@@ -273,6 +273,16 @@ def _timed(lines: list[str], sep: str | None) -> list[tuple[str, list[tuple[int,
     return found
 
 
+_SLASHED_PAIR = re.compile(r"\[?(\d{1,2})/(\d{1,2})/")
+
+
+def _day_first(texts: list[str]) -> bool:
+    """Whether a sample's slashed dates put the day first: some first number cannot be a month, and
+    no second one cannot be (then every line of the source is read day first, `06/12/2026` too)."""
+    pairs = [(int(m[1]), int(m[2])) for m in map(_SLASHED_PAIR.match, texts) if m]
+    return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
+
+
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     """The layout most of `sample`'s lines share, or None when no timestamp leads them."""
     lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
@@ -310,6 +320,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     after = start + width
     words = width
+    if shape == "month-day-slashed" and _day_first([line[s[start][0]:s[start + width - 1][1]] for line, s in rows]):
+        shape = DAY_FIRST_SHAPE.name
     if shape == "dateutil":  # the time's words (a `[...]` column of several is one column)
         line0, spans0 = rows[0][0], rows[0][1]
         words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, micro, offset_zone, parse_time, with_year
+from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
 from pipeline.ingest.key_roles import source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
@@ -73,7 +73,8 @@ class LineLayout:
             fields["time_raw"] = written
         elif time is not None and g.get("iso") is None and not g.get("date") and not g.get("year"):
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
-            time = source_body_time(g.get("msg") or "", opts, opts.key_roles) or time
+            body = g.get("msg") or ""
+            time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
         return text_record(self.format, (g.get("msg") or "").removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
                            host=g.get(self.host) if self.host else None, fields=fields)

@@ -248,7 +248,12 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
 # Seconds or an AM/PM make it a clock (Go's Kitchen `3:04PM`, `1:02:03 AM`); `10:30` alone is not one.
 CLOCK_SHAPE = TimeShape("clock", r"(?=\d{1,2}:\d{2}(?::\d{2}|\s?[AaPp][Mm]))(?P<h>\d{1,2}):(?P<mi>\d{2})"
                                  r"(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?(?: ?(?P<ampm>[AaPp][Mm]))?(?P<clock>)", 3)
-TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE)}
+# The slashed date with its day first (log4j2's US_MONTH_DAY_YEAR4_TIME is `dd/MM/yyyy`, whatever its
+# name says): never tried line by line (`month-day-slashed` reads such a line, day first only where
+# the month cannot be); a learnt layout takes it when its sample's lines say the day comes first.
+DAY_FIRST_SHAPE = TimeShape("day-month-slashed", next(s.regex for s in TIME_SHAPES if s.name == "month-day-slashed")
+                            .replace("(?P<mo>", "(?P<D>").replace("(?P<d>", "(?P<mo>").replace("(?P<D>", "(?P<d>"), 5)
+TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
 def spaced(regex: str) -> str:
@@ -256,7 +261,7 @@ def spaced(regex: str) -> str:
     return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
 
 
-SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE)}
+SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
 def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
@@ -326,6 +331,27 @@ def leading_time(text: str, *, tz: Any = timezone.utc) -> datetime | None:
         m = regex.match(text)
         if m is not None:
             return time_from_groups(m.groupdict(), tz=tz)
+    return None
+
+
+def finer_opening_time(text: str, header: datetime, *, tz: Any = timezone.utc) -> datetime | None:
+    """The time that opens `text` (a relayed line's body) in any spelling, even without a year or a
+    date, when it is the header's own second written finer (a fraction: `01:02:03.456` after a relay's
+    `Dec  6 01:02:03`); else None. What the body's stamp lacks (year, date) is the header's."""
+    if not (text[:1].isdigit() or text[:3].lower() in MONTHS):
+        return None
+    words = text.split(None, 4)[:4]
+    for n in range(len(words), 0, -1):
+        candidate = " ".join(words[:n])
+        if not any(c in candidate for c in ".,"):
+            continue
+        for shape in (*TIME_SHAPES, CLOCK_SHAPE):
+            m = SHAPE_RE[shape.name].match(candidate)
+            if m is not None:
+                moment = time_from_groups(m.groupdict(), tz=tz, year=header.year, now=header + timedelta(minutes=1))
+                if moment is not None and moment.microsecond and abs(moment - header) < timedelta(seconds=1):
+                    return moment
+                break
     return None
 
 
