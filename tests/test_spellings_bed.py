@@ -116,3 +116,9 @@ def test_a_relays_year_less_second_gives_way_to_the_bodys_finer_clock_of_the_sam
                                "<131>Dec  6 01:02:04 web-01 orders[42]: 01:02:04,120 ERROR down\n"
                                "<131>Dec  6 01:02:05 web-01 orders[42]: 11:00:00,500 ERROR another clock\n")
     assert [e.time.strftime("%H:%M:%S.%f") for e in events] == ["01:02:03.456000", "01:02:04.120000", "01:02:05.000000"]
+
+
+def test_serilogs_console_bracket_gives_the_time_of_day_and_the_level(tmp_path):
+    events = _events(tmp_path, "[01:02:03 INF] up\n[01:02:04 WRN] slow\n[01:02:05 ERR] down\n")
+    assert [(e.time.strftime("%H:%M:%S"), e.level) for e in events] == [
+        ("01:02:03", "INFO"), ("01:02:04", "WARN"), ("01:02:05", "ERROR")]

@@ -174,11 +174,12 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                         best = (i, n, score, shape.name)
                     break
     for i in range(min(MAX_LEAD_TOKENS, len(spans))) if best is None else ():
-        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`)
+        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`,
+        # Serilog's console: `[08:00:00 INF]`, a time of day alone)
         words = line[spans[i][0]:spans[i][1]].rstrip(":")
         words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
         for k in range(len(words) - 1, 0, -1):
-            shape_name = next((t.name for t in TIME_SHAPES if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE) if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
             if shape_name is not None:
                 return i, 1, shape_name + EXTRA
     if best is None:
