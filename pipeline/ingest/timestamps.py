@@ -14,7 +14,13 @@
   year and seconds optional (`09-Jan 19:54`, `31-Jul-2020 16:40:38.505`), HealthApp's unpadded
   `20171223-22:16:0:119`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
   of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
-  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`.
+  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`. The
+  shapes are built from shared parts (the zone `_ZONE`: Z, `+05:30`, `+0530`, `-07` right after the
+  clock, an offset with its name, UTC/GMT and abbreviations; the clock `_HMS`; month names), so a
+  part learnt once serves every date order; a learnt layout may read slashed dates day first
+  (`DAY_FIRST_SHAPE`, decided from its sample).
+- **Fields that name a time** (a JSON or logfmt key): `read_written_time`, the above in that order,
+  and a time of day alone (log4j2's ABSOLUTE, Go's Kitchen) dated the day the source is read.
 - **Zones**: a time without an offset is read in the source's zone (`TimeRules.timezone`,
   INCIDENTIQ_SOURCE_TZ; UTC unless the source names one, and always UTC for Splunk results and
   JSON events, whose `_time` Splunk writes with its offset).
