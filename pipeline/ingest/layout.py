@@ -70,7 +70,7 @@ def _strip(token: str) -> str:
     return token.strip("[]():,; ")
 
 
-_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\s*[\]>)]?:?$")
+_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?:?$")  # debug2: syslog's numbered debug levels
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -82,6 +82,12 @@ MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
 _LETTER_LEVELS = set("VDIWEFA")  # logcat / glog single-letter levels
 _EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
                  "context", "sev"}
+
+
+def _spells_levels(values: list[str]) -> bool:
+    """Whether three in four values are level words naming at least three different levels."""
+    known = [normalize_level(_strip(v)) for v in values if _is_level(v)]
+    return len(known) >= 0.75 * len(values) and len(set(known)) >= 3
 
 
 def _is_level(token: str) -> bool:
@@ -222,7 +228,10 @@ def _column_role(values: list[str], total: int) -> str:
     if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
         return "mark"  # a one-symbol column (redis's `* . - #`)
     # level words: few values (a level column rarely holds more than the eight a logger writes)
-    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
+    # (or three in four rows, when they spell at least three different levels: a name the list lacks
+    # among them does not make the column something else)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)
+                                                    or _spells_levels(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -247,7 +256,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12})\s*[\]>)]?:?",
+    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?)\s*[\]>)]?:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",

@@ -52,9 +52,9 @@ for _level, _names in {
 _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
                               for form in (name, name.upper(), name.capitalize())}
 
-# The level names of more than two letters as a regex alternation (longest first), in the spellings
+# The level names of more than two letters (syslog's and MongoDB's debug1..debug5 included) as a regex alternation (longest first), in the spellings
 # lines write them: the one list text layouts match a level column against
-LEVEL_WORD = "(?:" + "|".join(sorted((form for name in _NAMES if len(name) > 2 and name.isalpha() and name not in ("log", "all")
+LEVEL_WORD = "(?:" + "|".join(sorted((form for name in _NAMES if len(name) > 2 and name[:3].isalpha() and name not in ("log", "all")
                                       for form in (name, name.upper(), name.capitalize())), key=lambda w: (-len(w), w))) + ")"
 _OFFSET = re.compile(r"^([A-Za-z]{4,5})[+-]\d{1,2}$")
 _DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")

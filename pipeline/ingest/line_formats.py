@@ -160,10 +160,11 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
                scheme="syslog", service=("app",), host="host", nil="-",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
-    # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg. "[client 1.2.3.4] ..."
+    # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg (mod_php's module
+    # is empty: [:error]). "[client 1.2.3.4] ..."
     # stays in the message: Apache's own text refers to it.
     LineLayout("apache", r"^\[(?P<time>(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
-               r"(?:\.(?P<frac>\d+))? (?P<year>\d{4}))\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
+               r"(?:\.(?P<frac>\d+))? (?P<year>\d{4}))\] \[(?:(?P<module>[\w-]+)?:)?(?P<level>\w+)\]"
                r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
                level="level", fields=(("module", "module"), ("pid", "pid"), ("tid", "tid"))),
     LineLayout("nginx", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})) \[(?P<level>\w+)\] "
@@ -200,6 +201,16 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
     _log4j(rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?"
            rf"(?P<msg>.*)$"),
+    # fields joined by colons, not spaces: Python's `%(asctime)s:%(levelname)s:%(message)s`
+    # (2024-01-02 03:04:05,123:ERROR:msg) and `::`-joined headers that put a thread and the level
+    # before the time (Thread-7::ERROR::2024-01-02 03:04:05,123::module::42::logger::(func) msg);
+    # the module, line, logger and function the `::` header names after the time are fields
+    _log4j(rf"^{_L4J_DATE}:(?P<level>{_LEVEL_WORD}):(?P<msg>.*)$"),
+    LineLayout("log4j", rf"^(?:(?P<thread>[^\s:]+)::)?(?P<level>{_LEVEL_WORD})::{_L4J_DATE}::"
+               r"(?:(?P<module>[\w.$-]+)::(?P<line>\d+)::(?P<logger>[\w.$-]+)::\((?P<func>[^)]*)\) ?)?(?P<msg>.*)$",
+               level="level", service=("logger",), needs="::",
+               fields=(("thread", "thread"), ("module", "module"), ("line", "line"), ("logger", "logger"),
+                       ("function", "func"))),
     # Python's basicConfig: ERROR:name:msg (no time)
     LineLayout("log4j", rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", level="level",
                fields=(("logger", "logger"),)),
