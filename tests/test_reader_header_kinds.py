@@ -90,3 +90,65 @@ def test_numbered_debug_levels_and_a_word_no_list_holds_leave_the_level_column_a
     events = read(path)
     assert [e.level for e in events] == ["INFO", "DEBUG", "DEBUG", "INFO", "WARN", None, "ERROR", "DEBUG"]
     assert [e.message for e in events] == [f"step {i} of the rollout" for i in range(8)]
+
+
+def test_a_bracketed_level_after_a_slashed_stamp_wins_over_words_in_the_message(tmp_path):
+    path = tmp_path / "edge.log"
+    path.write_text("2020/02/03 04:05:06 [error] upstream said: fatal handshake alert\n"
+                    "2020/02/03 04:05:07 [warn] retrying after a critical timeout\n")
+    events = read(path)
+    assert [(e.time, e.level) for e in events] == [(utc(2020, 2, 3, 4, 5, 6), "ERROR"), (utc(2020, 2, 3, 4, 5, 7), "WARN")]
+    assert events[0].message == "upstream said: fatal handshake alert"
+
+
+def test_network_device_syslog_with_sequence_numbers_clock_marks_and_year_first_stamps(tmp_path):
+    path = tmp_path / "switch.log"
+    path.write_text("<187>88231: Jun  2 11:04:05.250: %LINK-3-UPDOWN: Interface Te1/0/4, changed state to down\n"
+                    "<189>88232: *Jun  2 11:04:07.001: %SYS-5-CONFIG_I: Configured from console by admin\n"
+                    "<190>88233: .Jun  2 11:04:09.900: %SEC-6-IPACCESSLOGS: list 12 permitted 10.9.9.9 1 packet\n"
+                    "<188>: 2019 Jun  2 13:04:11 CEST: %PLATFORM-4-TEMP: module 2 temperature high\n")
+    events = read(path)
+    assert [e.level for e in events] == ["ERROR", "INFO", "INFO", "WARN"]
+    assert [e.time.strftime("%m-%d %H:%M:%S") for e in events[:3]] == ["06-02 11:04:05", "06-02 11:04:07",
+                                                                       "06-02 11:04:09"]
+    assert events[3].time == utc(2019, 6, 2, 11, 4, 11)  # CEST is +02:00
+    assert events[1].message == "%SYS-5-CONFIG_I: Configured from console by admin"
+
+
+def test_syslog_with_a_space_after_the_priority_or_a_colon_after_the_clock(tmp_path):
+    path = tmp_path / "relay.log"
+    path.write_text("<11> Feb  9 08:00:01 gw1 pppd[77]: link went away\n"
+                    "<14>Feb 9 08:00:02: gw1 pppd[77]: link is back\n"
+                    "<12>Feb  9 08:00:03 gw1 pppd[77]: slow peer\n")
+    events = read(path)
+    assert [(e.time.strftime("%m-%d %H:%M:%S"), e.level, e.message) for e in events] == [
+        ("02-09 08:00:01", "ERROR", "link went away"), ("02-09 08:00:02", "INFO", "link is back"),
+        ("02-09 08:00:03", "WARN", "slow peer")]
+
+
+def test_a_json_body_under_a_year_less_syslog_header_gives_its_own_dated_time(tmp_path):
+    # the time key comes after a long value: the whole object is read, not its first characters
+    detail = "x" * 600
+    lines = [f'Apr {d} 09:00:0{d} node-7 sensor: {{"text": "probe {d} tripped {detail}", '
+             f'"eventTime": "2021-04-0{d}T09:00:0{d}.250Z", "sev": "Warning"}}\n' for d in (1, 2)]
+    path = tmp_path / "sensor.log"
+    path.write_text("".join(lines))
+    events = read(path)
+    assert [e.time for e in events] == [utc(2021, 4, 1, 9, 0, 1, 250000), utc(2021, 4, 2, 9, 0, 2, 250000)]
+
+
+def test_a_stamp_quoted_in_a_message_is_not_read_as_the_records_header(tmp_path):
+    # a parser's error quoting the line it could not read; its trace repeats the quote
+    quoted = "2019-07-08 01:02:03,004 TRACE Foo - bar"
+    path = tmp_path / "collector.log"
+    path.write_text(
+        "2019-07-08 09:00:00,100 INFO Loader - reading input\n"
+        f"2019-07-08 09:00:01,200 ERROR Loader - cannot parse line '{quoted}', reason : 'bad line {quoted}'\n"
+        f"org.example.ParseException: cannot parse line '{quoted}'\n"
+        + "".join(f"\tat org.example.Loader.step{i}(Loader.java:{i})\n" for i in range(20))
+        + f"Caused by: org.example.ParseException: bad line {quoted}\n"
+        + "".join(f"\tat org.example.Lexer.next{i}(Lexer.java:{i})\n" for i in range(20)))
+    events = read(path)
+    assert [(e.time, e.level) for e in events[:2]] == [(utc(2019, 7, 8, 9, 0, 0, 100000), "INFO"),
+                                                       (utc(2019, 7, 8, 9, 0, 1, 200000), "ERROR")]
+    assert events[1].message.startswith("Loader - cannot parse line")

@@ -481,7 +481,9 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             else:
                 parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
-            parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
+            # at most the leading columns a time is looked for among (a stamp quoted deep in a message
+            # is not the header's)
+            parts.append(rf"(?P<f0>(?:\S+\s+){{0,{MAX_LEAD_TOKENS - 1}}}?\S+)" if prefix and prefix[1] > 0 else "")
         elif sep is not None:
             parts.append(rf"(?P<f{n}>[^{re.escape(sep)}]*?)")
         else:
@@ -492,7 +494,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
         return "".join(parts[n] + (gaps[n] if n < last - 1 else "") for n in range(first, last))
 
     if prefix is not None and prefix[0] == 0:
-        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})?"
+        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})??"  # a line that opens with its time has no prefix
         head = parts[0] + joined(1, first_optional)
     else:
         head = joined(0, first_optional)

@@ -37,7 +37,7 @@ class LineLayout:
 
     format: str
     pattern: str
-    level: str | None = None  # the group holding the level as written
+    level: str | None = None  # the group holding the level as written (or `<group>_`, its second spelling)
     scheme: str | None = None  # how a numeric level reads (`pipeline.ingest.levels`)
     service: tuple[str, ...] = ()  # groups naming the service, first non-empty wins ("caller": a thread's Class@line)
     host: str | None = None
@@ -55,7 +55,7 @@ class LineLayout:
         g = m.groupdict()
         if self.nil is not None:
             g = {k: (None if v == self.nil else v) for k, v in g.items()}
-        level = g.get(self.level) if self.level else None
+        level = (g.get(self.level) or g.get(self.level + "_")) if self.level else None
         if self.known_level and normalize_level(level) is None:
             return None
         time, written = None, g.get("time")
@@ -156,7 +156,7 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 LINE_LAYOUTS: tuple[LineLayout, ...] = (
-    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>1 (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>\d{1,3} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
                r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
                scheme="syslog", service=("app",), host="host", nil="-",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
@@ -214,11 +214,19 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Python's basicConfig: ERROR:name:msg (no time)
     LineLayout("log4j", rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", level="level",
                fields=(("logger", "logger"),)),
-    # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg. The tag may carry a
+    # Network devices' syslog (Cisco IOS, NX-OS): `<189>1234: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: msg`:
+    # a sequence number, a clock mark (`*` never set, `.` not synced), a time with or without its year
+    # and zone, no host, and the `%FACILITY-SEVERITY-MNEMONIC:` message
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?(?P<seq>\d+)?: [*.]?(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2})"
+               r" +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: (?P<off>[A-Z]{2,5}))?):"
+               r" (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$", scheme="syslog", needs=": %",
+               fields=(("facility", "facility"), ("sequence", "seq"))),
+    # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg (a space after the
+    # priority and a colon after the clock as some relays write them). The tag may carry a
     # version, as old syslogd prints itself (`syslogd 1.4.1:`), or follow a `--` marker and a wider
     # gap (`host  -- root[2421]: ROOT LOGIN`)
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
-               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
+               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?:?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
                rf" (?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
                r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
@@ -227,16 +235,18 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
     # remote logging, macOS): `<29>Jul  3 21:42:57 openvpn[66026]: msg`; the `tag[pid]:` right
     # after the time is what tells it from a host
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               r" (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
+               r":? (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
     # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),
-    # Go's standard log: 2009/11/10 23:00:00 msg
+    # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
+    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +)?(?P<msg>.*)$", level="level",
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               r"(?P<msg>.*)$", level="level",
                fields=(("caller", "file"),)),
 )
 
