@@ -152,3 +152,4 @@ def test_a_stamp_quoted_in_a_message_is_not_read_as_the_records_header(tmp_path)
     assert [(e.time, e.level) for e in events[:2]] == [(utc(2019, 7, 8, 9, 0, 0, 100000), "INFO"),
                                                        (utc(2019, 7, 8, 9, 0, 1, 200000), "ERROR")]
     assert events[1].message.startswith("Loader - cannot parse line")
+    assert len(events) == 2 and "Caused by: org.example.ParseException" in (events[1].stack or "")
