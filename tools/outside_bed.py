@@ -22,7 +22,7 @@ non-JSON line) is not in the record's text (`"check_message": false` where the e
 is joined from parts of several lines, as CRI partial lines are). Whether a module is sealed is `bench.outside.sealed_by_seed`
 of its name (the team's own ten modules are always open); material from other projects than
 Filebeat is always sealed, but for projects taken open as a whole (`bench.outside.OPEN_PROJECTS`: Elastic
-integrations' packages l-z); the capture must agree (a mismatch is refused). For other projects the
+integrations' packages, a-z); the capture must agree (a mismatch is refused). For other projects the
 capture's `log` and `expected` also name the `repo` (both are usually the same spec or test file). Captures are not kept in the repository:
 the bed's files and README say where each came from.
 """

@@ -5,20 +5,24 @@ of its writer, with `#Software:`, `#Version:`, `#Date:` and `#Fields: date time 
 lines. `#Fields:` names the columns of every line after it, space-separated, `-` for an empty
 value. Such a line configures the source's columns (`Columns`); it is not an event. A record is
 read by its columns' names: `date` and `time` (W3C writes UTC) or a single `date-time`/`datetime`
-column are its time; the other columns' roles are told by their names and values as a JSON
+column are its time, and a `time` column alone (IIS's FTP log, `#Fields: time c-ip ...`) is a clock
+on the day the last `#Date:` directive gives (the next day when the clock is earlier than the
+directive's: the writer crossed midnight without a new header); the other columns' roles are told by their names and values as a JSON
 logger's keys are (`pipeline.ingest.key_roles`); each value is kept under its name in `fields`;
 the message is the line after the time columns.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from pipeline.ingest import key_roles
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, text_record
 from pipeline.ingest.timestamps import UTC_RULES, parse_time
 
 _DIRECTIVE = re.compile(r"^#(?P<name>[A-Za-z][\w-]*):\s?(?P<value>.*)$")
 _W3C_DIRECTIVES = frozenset({"Software", "Version", "Date", "Fields", "Remark", "Start-Date", "End-Date"})
+_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}(?:\.\d+)?")
 _TIME_COLUMNS = (("date", "time"), ("date-time",), ("datetime",))
 
 
@@ -37,6 +41,11 @@ class Columns:
     """The columns a `#Fields:` directive names."""
 
     names: tuple[str, ...]
+    opened: str | None = None  # the last `#Date:` directive's value: the day a clock-only `time` column is on
+
+    def dated(self, value: str) -> Columns:
+        """These columns on the day a `#Date:` directive's `value` gives."""
+        return replace(self, opened=value.strip() or None)
 
     @staticmethod
     def of(value: str) -> Columns | None:
@@ -55,11 +64,15 @@ class Columns:
             return None
         row = {name: (None if value == "-" else value) for name, value in zip(self.names, values)}
         lowered = {name.lower(): name for name in self.names}
-        stamp = " ".join(row[lowered[c]] or "" for c in self.time_columns())
+        columns = self.time_columns()
+        stamp = " ".join(row[lowered[c]] or "" for c in columns)
         time = parse_time(stamp, UTC_RULES) if stamp.strip() else None
+        if not columns and "time" in lowered:
+            columns = ("time",)
+            time = self._on_opened_day(row[lowered["time"]])
         if stamp.strip() and time is None:
             return None  # a line whose time columns hold no time is not one of these lines
-        taken = {lowered[c] for c in self.time_columns()}
+        taken = {lowered[c] for c in columns}
         message = " ".join(v for n, v in zip(self.names, values) if n not in taken)
         others = {n: v for n, v in row.items() if n not in taken and v is not None}
         roles = key_roles.infer(others, ("level", "service", "host", "trace_id"), opts.key_roles)
@@ -69,3 +82,13 @@ class Columns:
                              fields=dict(others))
         record.trace_id = others.get(roles.get("trace_id", ""))
         return record
+
+    def _on_opened_day(self, clock: str | None) -> datetime | None:
+        """A `time` column's clock on the day of the `#Date:` directive (None without one)."""
+        opened = parse_time(self.opened, UTC_RULES) if self.opened and clock else None
+        if opened is None or not _CLOCK.fullmatch(clock or ""):
+            return None
+        time = parse_time(f"{opened.date().isoformat()} {clock}", UTC_RULES)
+        if time is not None and time < opened.replace(microsecond=0) - timedelta(seconds=1):
+            time += timedelta(days=1)  # written after midnight under the same header
+        return time

@@ -252,6 +252,8 @@ class SourceParser:
             return False
         data = [line for line in lines if directive(line) is None]
         read = sum(columns.parse(line, self.options) is not None for line in data)
+        opened = next((d[1] for d in map(directive, lines) if d is not None and d[0] == "Date"), None)
+        columns = columns.dated(opened) if opened is not None else columns
         self.format, self.columns = "w3c", columns
         self.share, self.sample_size = (read / len(data) if data else 1.0), len(data)
         return True
@@ -269,8 +271,12 @@ class SourceParser:
             columns = Columns.of(value)
             if columns is None:
                 return False
+            if self.columns is not None and self.columns.opened:
+                columns = columns.dated(self.columns.opened)  # its `#Date:` came first
             self.format, self.columns = "w3c", columns
             return True
+        if name == "Date" and self.columns is not None:
+            self.columns = self.columns.dated(value)  # the day the next lines' clock-only `time` is on
         return self.columns is not None
 
     def _learn_footer(self, lines: list[str]) -> None:

@@ -19,7 +19,7 @@ from pipeline.ingest.directives import directive
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.multiline import MultilineJoiner, looks_timed
-from pipeline.ingest.parsed import ParsedRecord, split_first
+from pipeline.ingest.parsed import _BRACKET_LEVEL, ParsedRecord, split_first
 
 
 
@@ -65,6 +65,8 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
         return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
+    if first[:1] == "[" and _BRACKET_LEVEL.match(first) is not None:
+        return True  # a bracketed level word opens a record (CoreDNS's `[INFO] ...` between timed lines)
     if parser.set.layouts and parser.set.read(first) is not None:
         return True
     for name in order(parser.format):

@@ -26,13 +26,14 @@ record with the same keys is read with them at once.
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from datetime import datetime, timedelta, timezone
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, parse_time, read_any_time
+from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, leading_time, parse_time, read_any_time
 
 ROLES = ("time", "level", "message", "service", "host", "trace_id")
 _WORDS: dict[str, frozenset[str]] = {
@@ -293,10 +294,19 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
     syslog `Jan  3 13:45:36` before a firewall's `time="2007-01-03 14:48:06"`, HAProxy's
     `[20/Sep/2018:15:44:23.285]`): the first `key=value`/`key:value` pair whose key names a time and
     whose value writes a year and a clock, else the first `[...]` among the body's first 160
-    characters that does. None when the body writes no such time."""
+    characters that does; a body that is a JSON object (a program logging JSON through syslog) is
+    read whole for such a key, however long the values before it. None when the body writes no such
+    time."""
+    if message[:1] == "{" or message.lstrip()[:1] == "{":
+        moment = _json_body_time(message, rules)
+        if moment is not None:
+            return moment
     head = message[:400]
     if not _YEAR.search(head):
         return None
+    opening = leading_time(head.lstrip(), tz=rules.timezone)  # the relayed line's own stamp opens its body
+    if opening is not None and opening.year >= MIN_INFERRED_YEAR:
+        return opening
     for m in _DATED_PAIR.finditer(head):
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).strip('"')
@@ -308,6 +318,23 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
         value = m.group(1)
         if _YEAR.search(value) and CLOCK.search(value):
             moment = read_any_time(value, tz=rules.timezone)
+            if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                return moment
+    return None
+
+
+def _json_body_time(message: str, rules: TimeRules) -> datetime | None:
+    """The dated time a JSON object body writes under a key that names a time (top level)."""
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    for key, value in body.items():
+        if isinstance(value, str) and _YEAR.search(value) and CLOCK.search(value) \
+                and any(role == "time" for role, _ in _candidates(key)):
+            moment = parse_time(value, rules) or read_any_time(value, tz=rules.timezone)
             if moment is not None and moment.year >= MIN_INFERRED_YEAR:
                 return moment
     return None

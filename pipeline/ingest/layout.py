@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
+from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
@@ -70,7 +70,7 @@ def _strip(token: str) -> str:
     return token.strip("[]():,; ")
 
 
-_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\s*[\]>)]?:?$")
+_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?:?$")  # debug2: syslog's numbered debug levels
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -82,6 +82,12 @@ MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
 _LETTER_LEVELS = set("VDIWEFA")  # logcat / glog single-letter levels
 _EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
                  "context", "sev"}
+
+
+def _spells_levels(values: list[str]) -> bool:
+    """Whether three in four values are level words naming at least three different levels."""
+    known = [normalize_level(_strip(v)) for v in values if _is_level(v)]
+    return len(known) >= 0.75 * len(values) and len(set(known)) >= 3
 
 
 def _is_level(token: str) -> bool:
@@ -174,11 +180,12 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                         best = (i, n, score, shape.name)
                     break
     for i in range(min(MAX_LEAD_TOKENS, len(spans))) if best is None else ():
-        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`)
+        # a bracket holding the time and more (Ruby's Logger: `[2024-03-01T08:00:00.123456 #1234]`,
+        # Serilog's console: `[08:00:00 INF]`, a time of day alone)
         words = line[spans[i][0]:spans[i][1]].rstrip(":")
         words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
         for k in range(len(words) - 1, 0, -1):
-            shape_name = next((t.name for t in TIME_SHAPES if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE) if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
             if shape_name is not None:
                 return i, 1, shape_name + EXTRA
     if best is None:
@@ -193,10 +200,16 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                         n += 1
                     return i, n, "dateutil"
     if best is None:
-        # a time of day alone, as the line's first column (`08:00:05.123 [main] INFO ...`)
-        text = line[spans[0][0]:spans[0][1]].strip("[]()").rstrip(",;:") if spans else ""
-        if SHAPE_RE[CLOCK_SHAPE.name].match(text):
-            return 0, 1, CLOCK_SHAPE.name
+        # a time of day alone, as the line's first column (`08:00:05.123 [main] INFO ...`) or after a
+        # level word (`INFO  08:00:05,123 msg`); with its AM/PM column (`1:02:03 AM`)
+        first = 1 if len(spans) > 1 and _is_level(line[spans[0][0]:spans[0][1]]) else 0
+        for i in range(first + 1) if spans else ():
+            text = line[spans[i][0]:spans[i][1]].strip("[]()").rstrip(",;:")
+            if SHAPE_RE[CLOCK_SHAPE.name].match(text):
+                return i, 1, CLOCK_SHAPE.name
+            after = line[spans[i + 1][0]:spans[i + 1][1]].rstrip(",;:]") if i + 1 < len(spans) else ""
+            if after.upper() in ("AM", "PM") and SHAPE_RE[CLOCK_SHAPE.name].match(f"{text.lstrip('[(')} {after}"):
+                return i, 2, CLOCK_SHAPE.name
     return None if best is None else (best[0], best[1], best[3])
 
 
@@ -215,7 +228,10 @@ def _column_role(values: list[str], total: int) -> str:
     if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
         return "mark"  # a one-symbol column (redis's `* . - #`)
     # level words: few values (a level column rarely holds more than the eight a logger writes)
-    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)):
+    # (or three in four rows, when they spell at least three different levels: a name the list lacks
+    # among them does not make the column something else)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)
+                                                    or _spells_levels(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -240,7 +256,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12})\s*[\]>)]?:?",
+    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?)\s*[\]>)]?:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
@@ -265,6 +281,16 @@ def _timed(lines: list[str], sep: str | None) -> list[tuple[str, list[tuple[int,
         if hit is not None:
             found.append((line, spans, hit))
     return found
+
+
+_SLASHED_PAIR = re.compile(r"\[?(\d{1,2})/(\d{1,2})/")
+
+
+def _day_first(texts: list[str]) -> bool:
+    """Whether a sample's slashed dates put the day first: some first number cannot be a month, and
+    no second one cannot be (then every line of the source is read day first, `06/12/2026` too)."""
+    pairs = [(int(m[1]), int(m[2])) for m in map(_SLASHED_PAIR.match, texts) if m]
+    return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
@@ -304,6 +330,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     after = start + width
     words = width
+    if shape == "month-day-slashed" and _day_first([line[s[start][0]:s[start + width - 1][1]] for line, s in rows]):
+        shape = DAY_FIRST_SHAPE.name
     if shape == "dateutil":  # the time's words (a `[...]` column of several is one column)
         line0, spans0 = rows[0][0], rows[0][1]
         words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())
@@ -336,6 +364,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
+        if role == "tag" and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
+            break  # one line's `word:` after several prose words is its message's, not a header tag
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
@@ -356,6 +386,16 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+_PROSE = re.compile(r'"?[A-Za-z][a-z]+"?,?')
+
+
+def _prose_before(row: tuple[str, list[tuple[int, int]]], after: int, k: int) -> int:
+    """How many of a line's columns from `after` to `after + k` are prose words (`Time`, `since`,
+    `"Cleanup",`), not header values (a host `dn7`, a date, a bracketed field)."""
+    line, spans = row
+    return sum(1 for s, e in spans[after:after + k] if _PROSE.fullmatch(line[s:e]))
 
 
 def _texty(values: list[str]) -> bool:
@@ -441,7 +481,9 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             else:
                 parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":
-            parts.append(r"(?P<f0>(?:\S+\s+)*?\S+)" if prefix and prefix[1] > 0 else "")
+            # at most the leading columns a time is looked for among (a stamp quoted deep in a message
+            # is not the header's)
+            parts.append(rf"(?P<f0>(?:\S+\s+){{0,{MAX_LEAD_TOKENS - 1}}}?\S+)" if prefix and prefix[1] > 0 else "")
         elif sep is not None:
             parts.append(rf"(?P<f{n}>[^{re.escape(sep)}]*?)")
         else:
@@ -452,7 +494,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
         return "".join(parts[n] + (gaps[n] if n < last - 1 else "") for n in range(first, last))
 
     if prefix is not None and prefix[0] == 0:
-        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})?"
+        parts[0] = parts[0] and rf"(?:{parts[0]}{gap})??"  # a line that opens with its time has no prefix
         head = parts[0] + joined(1, first_optional)
     else:
         head = joined(0, first_optional)

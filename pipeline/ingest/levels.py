@@ -34,24 +34,29 @@ _BUNYAN: tuple[tuple[int, Level], ...] = ((60, "FATAL"), (50, "ERROR"), (40, "WA
 
 _NAMES: dict[str, Level] = {}
 for _level, _names in {
-    "DEBUG": ("debug", "dbg", "trace", "trc", "verbose", "verb", "vrb", "fine", "finer", "finest",
+    "DEBUG": ("debug", "dbg", "dbug", "trace", "trc", "trce", "verbose", "verb", "vrb", "fine", "finer", "finest",
               "all", "d", "v", "t", "debug1", "debug2", "debug3", "debug4", "debug5",
               "d1", "d2", "d3", "d4", "d5"),
     "INFO": ("info", "inf", "information", "informational", "notice", "note", "ntc", "config",
              "log", "i", "n"),
     "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
     "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure"),
-    "FATAL": ("fatal", "ftl", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
+    "FATAL": ("fatal", "ftl", "pnc", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
               "f", "a", "wtf", "assert", "dpanic"),
 }.items():
     for _name in _names:
         _NAMES[_name] = _level  # type: ignore[assignment]
-# Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5). Logcat's
+# dbug/trce: .NET's console formatter; pnc: zerolog's console writer (panic). Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5). Logcat's
 # "S" (silent) is never a record's level, so it stays unknown.
 # The names as lines write them (lower, UPPER, Capitalised): a header's level is looked up at once
 _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
                               for form in (name, name.upper(), name.capitalize())}
 
+# The level names of more than two letters (syslog's and MongoDB's debug1..debug5 included) as a regex alternation (longest first), in the spellings
+# lines write them: the one list text layouts match a level column against
+LEVEL_WORD = "(?:" + "|".join(sorted((form for name in _NAMES if len(name) > 2 and name[:3].isalpha() and name not in ("log", "all")
+                                      for form in (name, name.upper(), name.capitalize())), key=lambda w: (-len(w), w))) + ")"
+_OFFSET = re.compile(r"^([A-Za-z]{4,5})[+-]\d{1,2}$")
 _DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
 
 # Keyword inference for a line with no level: the most severe match wins. Word boundaries so
@@ -187,6 +192,10 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
     bare = _DECORATED.match(text)
     if bare is not None:
         return _NAMES.get(bare.group(1).lower())
+    # Go's slog writes a level between its names as the name below and the distance: INFO+2, ERROR+4, DEBUG-4
+    offset = _OFFSET.match(text)
+    if offset is not None:
+        return _NAMES.get(offset.group(1).lower())
     return None
 
 

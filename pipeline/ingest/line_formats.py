@@ -22,14 +22,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, micro, offset_zone, parse_time, with_year
+from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
 from pipeline.ingest.key_roles import source_body_time
 
-_LEVEL_WORD = (r"(?:TRACE|DEBUG|INFO|NOTICE|WARN(?:ING)?|ERROR|ERR|SEVERE|FATAL|CRITICAL|CRIT"
-               r"|ALERT|EMERG|PANIC|FINE|FINER|FINEST|CONFIG|VERBOSE"
-               r"|trace|debug|info|notice|warn(?:ing)?|error|err|fatal|critical|crit|panic)")
+_LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
 
 
@@ -39,7 +37,7 @@ class LineLayout:
 
     format: str
     pattern: str
-    level: str | None = None  # the group holding the level as written
+    level: str | None = None  # the group holding the level as written (or `<group>_`, its second spelling)
     scheme: str | None = None  # how a numeric level reads (`pipeline.ingest.levels`)
     service: tuple[str, ...] = ()  # groups naming the service, first non-empty wins ("caller": a thread's Class@line)
     host: str | None = None
@@ -57,7 +55,7 @@ class LineLayout:
         g = m.groupdict()
         if self.nil is not None:
             g = {k: (None if v == self.nil else v) for k, v in g.items()}
-        level = g.get(self.level) if self.level else None
+        level = (g.get(self.level) or g.get(self.level + "_")) if self.level else None
         if self.known_level and normalize_level(level) is None:
             return None
         time, written = None, g.get("time")
@@ -75,7 +73,8 @@ class LineLayout:
             fields["time_raw"] = written
         elif time is not None and g.get("iso") is None and not g.get("date") and not g.get("year"):
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
-            time = source_body_time(g.get("msg") or "", opts, opts.key_roles) or time
+            body = g.get("msg") or ""
+            time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
         return text_record(self.format, (g.get("msg") or "").removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
                            host=g.get(self.host) if self.host else None, fields=fields)
@@ -157,14 +156,15 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 LINE_LAYOUTS: tuple[LineLayout, ...] = (
-    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>1 (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>\d{1,3} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
                r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
                scheme="syslog", service=("app",), host="host", nil="-",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
-    # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg. "[client 1.2.3.4] ..."
+    # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg (mod_php's module
+    # is empty: [:error]). "[client 1.2.3.4] ..."
     # stays in the message: Apache's own text refers to it.
     LineLayout("apache", r"^\[(?P<time>(?:[A-Z][a-z]{2} )?(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
-               r"(?:\.(?P<frac>\d+))? (?P<year>\d{4}))\] \[(?:(?P<module>[\w-]+):)?(?P<level>\w+)\]"
+               r"(?:\.(?P<frac>\d+))? (?P<year>\d{4}))\] \[(?:(?P<module>[\w-]+)?:)?(?P<level>\w+)\]"
                r"(?: \[pid (?P<pid>\d+)(?::tid (?P<tid>\d+))?\])? ?(?P<msg>.*)$",
                level="level", fields=(("module", "module"), ("pid", "pid"), ("tid", "tid"))),
     LineLayout("nginx", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})) \[(?P<level>\w+)\] "
@@ -201,32 +201,53 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
     _log4j(rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?"
            rf"(?P<msg>.*)$"),
+    # fields joined by colons, not spaces: Python's `%(asctime)s:%(levelname)s:%(message)s`
+    # (2024-01-02 03:04:05,123:ERROR:msg) and `::`-joined headers that put a thread and the level
+    # before the time (Thread-7::ERROR::2024-01-02 03:04:05,123::module::42::logger::(func) msg);
+    # the module, line, logger and function the `::` header names after the time are fields
+    _log4j(rf"^{_L4J_DATE}:(?P<level>{_LEVEL_WORD}):(?P<msg>.*)$"),
+    LineLayout("log4j", rf"^(?:(?P<thread>[^\s:]+)::)?(?P<level>{_LEVEL_WORD})::{_L4J_DATE}::"
+               r"(?:(?P<module>[\w.$-]+)::(?P<line>\d+)::(?P<logger>[\w.$-]+)::\((?P<func>[^)]*)\) ?)?(?P<msg>.*)$",
+               level="level", service=("logger",), needs="::",
+               fields=(("thread", "thread"), ("module", "module"), ("line", "line"), ("logger", "logger"),
+                       ("function", "func"))),
     # Python's basicConfig: ERROR:name:msg (no time)
     LineLayout("log4j", rf"^(?P<level>{_LEVEL_WORD}):(?P<logger>[\w.]+):(?P<msg>.*)$", level="level",
                fields=(("logger", "logger"),)),
-    # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg. The tag may carry a
+    # Network devices' syslog (Cisco IOS, NX-OS): `<189>1234: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: msg`:
+    # a sequence number, a clock mark (`*` never set, `.` not synced), a time with or without its year
+    # and zone, no host, and the `%FACILITY-SEVERITY-MNEMONIC:` message
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?(?P<seq>\d+)?: [*.]?(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2})"
+               r" +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: (?P<off>[A-Z]{2,5}))?):"
+               r" (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$", scheme="syslog", needs=": %",
+               fields=(("facility", "facility"), ("sequence", "seq"))),
+    # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg (a space after the
+    # priority and a colon after the clock as some relays write them). The tag may carry a
     # version, as old syslogd prints itself (`syslogd 1.4.1:`), or follow a `--` marker and a wider
     # gap (`host  -- root[2421]: ROOT LOGIN`)
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
-               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?"
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
+               r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?:?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD} |-+ )(?P<host>[\w.:-]+)"
+               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
                r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
     # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
     # remote logging, macOS): `<29>Jul  3 21:42:57 openvpn[66026]: msg`; the `tag[pid]:` right
     # after the time is what tells it from a host
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?"
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               r" (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
+               r":? (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
     # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),
-    # Go's standard log: 2009/11/10 23:00:00 msg
+    # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
+    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               r" (?:(?P<file>[\w./-]+\.go:\d+): )?(?P<msg>.*)$", fields=(("caller", "file"),)),
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               r"(?P<msg>.*)$", level="level",
+               fields=(("caller", "file"),)),
 )
 
 

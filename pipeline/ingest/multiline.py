@@ -50,6 +50,7 @@ _INDENTED = re.compile(r"^[ \t]+\S")
 _JAVA_TRAILER = re.compile(
     r"^(?:at [\w$.<>/\[\]-]+\(.*\)$|\.\.\. \d+ (?:more|common frames omitted)$"
     r"|(?:Caused by|Suppressed|Wrapped by):\s)")
+_CHAINED = re.compile(r"^(?:Caused by|Suppressed|Wrapped by):\s")
 _EXCEPTION_LINE = re.compile(
     r"^(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)(?::\s.*)?$")
 _PY_TRACEBACK = "Traceback (most recent call last):"
@@ -200,6 +201,8 @@ class MultilineJoiner:
         if (stripped == _PY_TRACEBACK or goroutine
                 or (stripped[0] in "DT" and _PY_CHAIN.match(stripped))):  # "During...", "The above..."
             return True
+        if stripped[0] in "CSW" and _CHAINED.match(stripped):
+            return True  # a trace's `Caused by:` line, even one quoting a stamp that a layout would read
         if self._starts(line):
             return False
         if self._headed:

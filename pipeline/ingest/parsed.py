@@ -110,6 +110,7 @@ def split_first(text: str) -> tuple[str, str | None]:
 
 
 _KLOG = re.compile(r"([IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d{6}\s+\d+ ([\w.-]+:\d+)\] ")
+_BAR_LEVEL = re.compile(r"([A-Z]{3,8}) *\|")
 _BRACKET_LEVEL = re.compile(r"\[(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|PANIC)\] ")
 _KLOG_LEVELS = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
 
@@ -135,6 +136,11 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         bracket = _BRACKET_LEVEL.match(message)
         if bracket is not None:
             level = bracket.group(1)
+    if level is None and message[:1].isupper() and "|" in message[:12]:
+        # a level word as the first `|` column (ActiveMQ's audit log: `WARN  | admin requested ...`)
+        column = _BAR_LEVEL.match(message)
+        if column is not None and normalize_level(column.group(1)) is not None:
+            level = column.group(1)
     if level is None and message[:1] in "IWEF":
         # a klog header (Kubernetes components: `I0602 17:00:03.551210  990 prober.go:107] msg`)
         # writes the level as its first letter: read, not guessed from the words after it

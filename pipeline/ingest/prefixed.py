@@ -22,6 +22,7 @@ import re
 from typing import Any, Callable
 
 from pipeline.ingest.cri import StreamJoiner
+from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import MultilineJoiner, Record
 from pipeline.ingest.parsed import ParsedRecord
 
@@ -43,7 +44,9 @@ def split(line: str) -> tuple[str, str, str, str] | None:
         text = m["text"] or ""
         return line[:len(line) - len(text)], m["name"], m["pod"], text
     m = _COMPOSE.match(line) or _COMPOSE_STATUS.match(line)
-    if m is not None:
+    if m is not None and not (m["name"].isupper() and normalize_level(m["name"]) is not None):
+        # an upper-case level word before the bar is the line's level column (ActiveMQ's audit
+        # log: `INFO  | admin called ...`), not a container's name
         text = m["text"] or ""
         return line[:len(line) - len(text)], _REPLICA.sub("", m["name"]), m["name"], text
     return None

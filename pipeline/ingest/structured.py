@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
-from pipeline.ingest.timestamps import embedded_time, parse_time
+from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
 
@@ -178,9 +178,11 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
             if "level" in roles:
                 scheme = key_roles.level_scheme(".".join(roles["level"])) or scheme
     epoch_unit = "ms" if dialect in ("pino",) else "s" if dialect in ("zap", "gelf") else None
-    time = parse_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit) if raw_time is not None else None
+    time = (read_written_time(key_roles.time_value(raw_time), opts, epoch_unit=epoch_unit, clock_alone=False)
+            if raw_time is not None else None)
     if time is None and isinstance(raw_time, str):
         time = key_roles.date_and_clock(raw_time, rest, opts)  # {"date": "2019-05-15", "time": "18:03:36"}
+        time = time or read_written_time(raw_time, opts)  # a time of day alone: on the day it is read
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     values = {name: _as_text(value) for name, value in values.items()}
@@ -208,7 +210,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
 
 # -- logfmt --------------------------------------------------------------------------------
 
-_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|[^\s]*))?')
+_LOGFMT_PAIR = re.compile(r'\s*([^\s=]+)(?:=("(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[^\s]*))?')
 _LOGFMT_KEYS = {"msg", "message", "level", "lvl", "time", "ts", "t", "severity", "err", "error"}
 
 
@@ -224,11 +226,13 @@ def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
         key, value = m.group(1), m.group(2)
         if m.end() < len(text) and not text[m.end()].isspace():
             return None  # e.g. a quote opened and never closed
+        if key in pairs:  # a key written twice (auditd's `msg=audit(...): ... msg='...'`) keeps both
+            key = next(f"{key}_{n}" for n in range(2, len(pairs) + 3) if f"{key}_{n}" not in pairs)
         if value is None:
             pairs[key] = "true"  # a bare key is a flag
         else:
             keyed += 1
-            if value.startswith('"'):
+            if value[:1] in ('"', "'") and len(value) >= 2 and value[-1] == value[0]:
                 value = re.sub(r'\\(.)', lambda e: {"n": "\n", "t": "\t"}.get(e.group(1), e.group(1)),
                                value[1:-1])
             pairs[key] = value
@@ -263,9 +267,14 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
             scheme = key_roles.level_scheme(key) if role == "level" else scheme
     raw_time, level = found["time"], found["level"]
     message = found["message"] or ""
-    time = parse_time(raw_time, opts) if raw_time is not None else embedded_time(message)
+    time = read_written_time(raw_time, opts, clock_alone=False) if raw_time is not None else embedded_time(message)
+    if raw_time is None and time is not None:
+        # the message key held only a stamp (auditd's `msg=audit(EPOCH:SERIAL):`): the time; the
+        # message is the same key written again, when the line has it
+        message = next((str(rest.pop(k)) for k in ("msg_2", "message_2") if k in rest), "")
     if time is None and raw_time is not None:
         time = key_roles.date_and_clock(raw_time, rest, opts)  # `date=2019-05-15 time=18:03:36`
+        time = time or read_written_time(raw_time, opts)  # a time of day alone: on the day it is read
     if raw_time is not None and time is None:
         rest["time_raw"] = raw_time
     err = rest.get("err") or rest.get("error")

@@ -14,7 +14,13 @@
   year and seconds optional (`09-Jan 19:54`, `31-Jul-2020 16:40:38.505`), HealthApp's unpadded
   `20171223-22:16:0:119`, AM/PM clocks, zone abbreviations such as `CEST`); a spelling none
   of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
-  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`.
+  a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`. The
+  shapes are built from shared parts (the zone `_ZONE`: Z, `+05:30`, `+0530`, `-07` right after the
+  clock, an offset with its name, UTC/GMT and abbreviations; the clock `_HMS`; month names), so a
+  part learnt once serves every date order; a learnt layout may read slashed dates day first
+  (`DAY_FIRST_SHAPE`, decided from its sample).
+- **Fields that name a time** (a JSON or logfmt key): `read_written_time`, the above in that order,
+  and a time of day alone (log4j2's ABSOLUTE, Go's Kitchen) dated the day the source is read.
 - **Zones**: a time without an offset is read in the source's zone (`TimeRules.timezone`,
   INCIDENTIQ_SOURCE_TZ; UTC unless the source names one, and always UTC for Splunk results and
   JSON events, whose `_time` Splunk writes with its offset).
@@ -187,7 +193,11 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
 
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
-_ZONE = r"(?P<tz>Z|[+-]\d{2}:?\d{2}|UTC|GMT|[A-Z]{3,4}T)"
+# a zone: Z, an offset with minutes (+05:30, +0530), one of hours alone written right after the clock
+# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
+# followed by its zone's name (Go's Time.String: `+0000 UTC`)
+_ZONE_NAMES = "|".join(sorted((z for z in ZONE_ABBREVIATIONS if z != "Z"), key=len, reverse=True))
+_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|UTC|GMT|[A-Z]{{3,4}}T)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -209,7 +219,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("dash-colons", r"(?P<y>\d{4})(?P<mo>\d{2})(?P<d>\d{2})-(?P<h>\d{1,2}):(?P<mi>\d{1,2}):(?P<s>\d{1,2})"
                              r":(?P<ms>\d{1,3})", 7),
     TimeShape("compact", rf"(?P<y>\d{{4}})(?P<mo>\d{{2}})(?P<d>\d{{2}})[-T ]?(?P<h>\d{{2}}):?(?P<mi>\d{{2}}):?"
-                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
+                         rf"(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}})|(?<=\d{{14}})(?P<ms>\d{{3}}))?(?: ?{_ZONE})?", 7),
     # MySQL 5.x, InnoDB: `161209 14:18:50` or `161209  4:18:50` (yymmdd, the hour space-padded) and compact clocks
     TimeShape("yy-compact", r"(?P<yy>\d{2})(?P<mo>[01]\d)(?P<d>[0-3]\d) (?:(?P<h>\d{2})(?P<mi>\d{2})(?P<s>\d{2})"
                             r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
@@ -222,20 +232,34 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # the seconds optional
     TimeShape("day-mon-dashed", rf"(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
                                 rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
-    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 5),
+    # RFC 822/1123 and log4j2's DATE: `06 Dec 2026 01:02:03,456`, `02 Jan 06 15:04 -0700` (a two-digit
+    # year, no seconds)
+    TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}})| (?P<yy>\d{{2}}))? "
+                           rf"(?:{_HMS}|(?P<h2>\d{{1,2}}):(?P<mi2>\d{{2}})(?P<s2>))(?: ?{_ZONE})?", 5),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
+    # glog/klog's header without its level letter: `1206 01:02:03.456789` (MMdd, no year)
+    TimeShape("mmdd", rf"(?P<mo>[01]\d)(?P<d>[0-3]\d) {_HMS}", 4),
     # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
-    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be)
-    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?[- T]{_HMS}(?: ?{_ZONE})?", 5),
+    # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be);
+    # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
-    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12})", 5),
+    # epoch seconds (with a fraction or not), milliseconds, microseconds, nanoseconds: 2001-09 to 2033-05
+    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12}|1[0-9]{15}|1[0-9]{18})", 5),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
 # (never by `read_any_time`); its date is the day the source is read (`with_today`).
-CLOCK_SHAPE = TimeShape("clock", r"(?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?(?P<clock>)", 3)
-TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE)}
+# Seconds or an AM/PM make it a clock (Go's Kitchen `3:04PM`, `1:02:03 AM`); `10:30` alone is not one.
+CLOCK_SHAPE = TimeShape("clock", r"(?=\d{1,2}:\d{2}(?::\d{2}|\s?[AaPp][Mm]))(?P<h>\d{1,2}):(?P<mi>\d{2})"
+                                 r"(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?(?: ?(?P<ampm>[AaPp][Mm]))?(?P<clock>)", 3)
+# The slashed date with its day first (log4j2's US_MONTH_DAY_YEAR4_TIME is `dd/MM/yyyy`, whatever its
+# name says): never tried line by line (`month-day-slashed` reads such a line, day first only where
+# the month cannot be); a learnt layout takes it when its sample's lines say the day comes first.
+DAY_FIRST_SHAPE = TimeShape("day-month-slashed", next(s.regex for s in TIME_SHAPES if s.name == "month-day-slashed")
+                            .replace("(?P<mo>", "(?P<D>").replace("(?P<d>", "(?P<mo>").replace("(?P<D>", "(?P<d>"), 5)
+TIME_SHAPES_BY_NAME = {s.name: s for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
 def spaced(regex: str) -> str:
@@ -243,7 +267,7 @@ def spaced(regex: str) -> str:
     return regex.replace(" ?", r"\s*").replace(" ", r"\s+")
 
 
-SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE)}
+SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
 def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
@@ -252,10 +276,13 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
-        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`)
-            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"]}
+        if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`, day-month's `15:04`)
+            g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"] or 0}
         if g.get("clock") is not None:
-            return with_today((int(g["h"]), int(g["mi"]), int(g["s"]), micro(g.get("f"))), TimeRules(tz, year, now))
+            hour = int(g["h"])
+            if g.get("ampm"):
+                hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
+            return with_today((hour, int(g["mi"]), int(g["s"] or 0), micro(g.get("f"))), TimeRules(tz, year, now))
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
@@ -294,6 +321,70 @@ def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
         if m:
             return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
     return dateutil_time(text, tz)
+
+
+# The spellings that write a year, as prefixes: a time that opens a text (a relayed line's own stamp
+# after a syslog header), followed by a blank, a bracket or the end.
+_DATED_PREFIXES = tuple(re.compile(r"\[?" + spaced(s.regex) + r"(?=[\s\]]|$)") for s in TIME_SHAPES
+                        if "(?P<y>" in s.regex)
+
+
+def leading_time(text: str, *, tz: Any = timezone.utc) -> datetime | None:
+    """The time with its year that opens `text` (optionally in `[...]`), in any header spelling; else None."""
+    if not text[:1].isdigit() and not text[:1].isalpha() and text[:1] != "[":
+        return None
+    for regex in _DATED_PREFIXES:
+        m = regex.match(text)
+        if m is not None:
+            return time_from_groups(m.groupdict(), tz=tz)
+    return None
+
+
+def finer_opening_time(text: str, header: datetime, *, tz: Any = timezone.utc) -> datetime | None:
+    """The time that opens `text` (a relayed line's body) in any spelling, even without a year or a
+    date, when it is the header's own second written finer (a fraction: `01:02:03.456` after a relay's
+    `Dec  6 01:02:03`); else None. What the body's stamp lacks (year, date) is the header's."""
+    if not (text[:1].isdigit() or text[:3].lower() in MONTHS):
+        return None
+    words = text.split(None, 4)[:4]
+    for n in range(len(words), 0, -1):
+        candidate = " ".join(words[:n])
+        if not any(c in candidate for c in ".,"):
+            continue
+        for shape in (*TIME_SHAPES, CLOCK_SHAPE):
+            m = SHAPE_RE[shape.name].match(candidate)
+            if m is not None:
+                moment = time_from_groups(m.groupdict(), tz=tz, year=header.year, now=header + timedelta(minutes=1))
+                if moment is not None and moment.microsecond and abs(moment - header) < timedelta(seconds=1):
+                    return moment
+                break
+    return None
+
+
+def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None,
+                      clock_alone: bool = True) -> datetime | None:
+    """A value a logger wrote under a key that names a time (a JSON field, a logfmt `ts=`): an epoch or
+    ISO 8601 (`parse_time`), else any header spelling (`read_any_time`: RFC 1123, ctime, Go's Stamp,
+    `dd/MM/yyyy`...), else a time of day alone (log4j2's ABSOLUTE, Go's Kitchen: on the day the source
+    is read, `with_today`; not with `clock_alone` False, for a caller that first looks for the date
+    in another key). None when it is none of these."""
+    rules = rules or UTC_RULES
+    if isinstance(value, str) and len(value) in (14, 17) and value.isdigit():
+        # yyyyMMddHHmmss[SSS] (log4j2's COMPACT): no epoch of today is 14 or 17 digits long
+        m = SHAPE_RE["compact"].match(value)
+        moment = time_from_groups(m.groupdict(), tz=rules.timezone) if m else None
+        if moment is not None:
+            return moment
+    moment = parse_time(value, rules, epoch_unit=epoch_unit)
+    if moment is not None or not isinstance(value, str) or not CLOCK.search(value):
+        return moment
+    text = value.strip()
+    moment = read_any_time(text, tz=rules.timezone, year=rules.year, now=rules.now)
+    if moment is None and clock_alone:
+        m = SHAPE_RE["clock"].match(text)
+        if m is not None:
+            moment = time_from_groups({**m.groupdict(), "clock": ""}, tz=rules.timezone, year=rules.year, now=rules.now)
+    return moment
 
 
 # auditd's record stamp, `msg=audit(1485893834.891:18877201):`: epoch seconds and a serial number
