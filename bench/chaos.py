@@ -237,7 +237,9 @@ def _old_store(path: Path, version: int, incidents: int) -> None:
     t0 = ManualClock().now() - timedelta(days=1)
     old = Records(path, clock=ManualClock(t0), migrations=MIGRATIONS[:version])
     try:
-        events = [LogEvent(event_id=f"e{k}", time=t0 + timedelta(seconds=k), level="ERROR", service=f"svc-{k % 50}",
+        # one service's errors 350 s apart, beyond the burst window (5 min): the outage rules join
+        # one service's errors of one operation family within it, and these are meant as distinct
+        events = [LogEvent(event_id=f"e{k}", time=t0 + timedelta(seconds=7 * k), level="ERROR", service=f"svc-{k % 50}",
                            exception=f"com.example.Failure{k}", message=f"operation {k} failed on shard {k}")
                   for k in range(incidents)]
         with written_as_before_schema_11(old):  # today's store_batch, writing what that schema held
