@@ -93,7 +93,9 @@ _LOWER_WORD = re.compile(r"[a-z0-9]+")
 _ERRNO_BY_PAIR: dict[tuple[str, ...], list[str]] = {}
 for _text in _ERRNO_TEXT:
     _ERRNO_BY_PAIR.setdefault(tuple(_LOWER_WORD.findall(_text)[:2]), []).append(_text)
-_PLACEHOLDER = re.compile(r"<[A-Z]+>")
+# what a line's operation family leaves out: quoted values and mail addresses (a word holding a
+# digit is left out where the family is read)
+_VALUES = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]*\'(?!\w)|\S+@\S+')
 _QUALIFIED_CLASS = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z][\w$]*)\b")
 _GENERIC_PACKAGE = re.compile(r"^(?:java\.lang|builtins|System|kotlin)\.")
 _FAMILY_WORD = re.compile(r"(?<![\w/.-])[^\W\d_][\w/.-]*")
@@ -219,14 +221,15 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
     """The names that tie errors of the event's service only: its operation family (the first
     FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
     raised (qualified, not a language's generic ones)."""
-    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
-
     service = event.service.lower()
     names = []
-    head = _PLACEHOLDER.sub(" ", template(first_line(event.message)[:HEAD_CHARS]))
+    # the line's own words, values left out (quoted, an address, any word holding a digit), read
+    # without masking the line again: the miner masked it once already (issue 37.2)
+    head = _VALUES.sub(" ", first_line(event.message)[:HEAD_CHARS])
     # a route or method a line serves (`POST /api/v1/checkout failed: ...`) is every error of that
     # operation, whatever broke: the family is in the words past it
-    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head) if "/" not in w and not w.isupper()][:FAMILY_WORDS]
+    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head)
+              if "/" not in w and not w.isupper() and not any(c.isdigit() for c in w)][:FAMILY_WORDS]
     if len(family) == FAMILY_WORDS:
         names.append(f"{FAMILY}{service}|{' '.join(family).lower()}")
     codes = {c for c in _ERRNO_CODE.findall(text) if c in _ERRNO_CODES}
