@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import embed_meaning, masked
 from pipeline.state import LogEvent
 
@@ -36,6 +37,7 @@ IDEA_CONFIDENCE = 0.45  # below the default code-fix threshold: ideas name a cau
 # right category in 27 of 27 cases and no unknown case came that near; at 0.75 / 0.10, 1 wrong
 MEANING_SIMILARITY = 0.80
 MEANING_MARGIN = 0.10
+NEAR = 10  # words: a cause's ideas are said in one clause
 _CHARS = 2_000  # per event text: the cause is worded in the head of a line or trace
 
 
@@ -49,6 +51,19 @@ class Idea:
 
     def found_in(self, words: frozenset[str]) -> bool:
         return all(group & words for group in self.groups)
+
+    def found_near(self, tokens: tuple[str, ...]) -> bool:
+        """Every group's word within NEAR words of each other: one clause's idea, not words strewn
+        over a trace (`bean with name` ... `could not resolve placeholder` is no unresolved host)."""
+        if not self.found_in(frozenset(tokens)):
+            return False
+        hits = [(n, g) for n, t in enumerate(tokens) for g, group in enumerate(self.groups) if t in group]
+        last: dict[int, int] = {}
+        for n, g in hits:
+            last[g] = n
+            if len(last) == len(self.groups) and n - min(last.values()) < NEAR:
+                return True
+        return False
 
 
 def _idea(category: str, label: str, *groups: str) -> Idea:
@@ -68,11 +83,30 @@ IDEAS: tuple[Idea, ...] = (
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           "service upstream gateway request requests call calls response http 503 504 read command redis api"),
+    # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
+    # was refused`): the credentials' idea is read before the refusal's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency",
+          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl",
+          "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
+    # a payload its reader cannot decode: the verb of reading a format and what was read
+    _idea("serialization_error", "a payload that cannot be decoded",
+          "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
+          "parse parsing",
+          "body json payload response content value xml record message bytes"),
+    # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
+          "overflow overflowed exhausted exhaustion rejected",
+          "buffer executor thread threads descriptor descriptors handles"),
+    # a setting the code needs and cannot find: the configuration's word and its absence
+    _idea("config_missing", "a required setting not found",
+          "configuration config property placeholder variable",
+          "missing required unable unresolved undefined unset absent"),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
+_LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
 
 
 @functools.lru_cache(maxsize=2048)
@@ -81,14 +115,34 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(_CAMEL.sub(" ", text[:_CHARS]).lower()))
 
 
+@functools.lru_cache(maxsize=2048)
+def tokens_of(text: str) -> tuple[str, ...]:
+    """words_of in their order (for nearness)."""
+    # a URL or a path is one word however long: its host and path are not the clause's words
+    return tuple(_WORDS.findall(_CAMEL.sub(" ", _LOCATOR.sub(" url ", text[:_CHARS])).lower()))
+
+
 def _texts(events: list[LogEvent]) -> list[str]:
     # the problem events only: an INFO line's "request timeout set to 30s" states a setting
     seen: dict[str, None] = {}
     for event in events:
         if event.level not in (None, "WARN", "ERROR", "FATAL"):
             continue
-        seen.setdefault(" ".join(filter(None, (event.exception, event.message[:_CHARS]))))
+        seen.setdefault(" ".join(filter(None, (event.exception, event.message[:_CHARS], _thrown(event.stack)))))
     return list(seen)
+
+
+def _thrown(stack: str | None) -> str | None:
+    """A trace's exception lines (its head and each `Caused by:`), not its frames: the deepest
+    exception's words are the cause's, wherever the logger put the trace."""
+    if not stack:
+        return None
+    lines = [line for line in stack[:_CHARS * 4].splitlines() if line.strip() and not FRAME.match(line)]
+    # the head, each `Caused by:` and each line that opens with an exception class (a Python trace's
+    # last line); a traceback's source lines (`data = json.loads(body)`) are code, not what failed
+    thrown = [line for n, line in enumerate(lines) if (n == 0 and not line.startswith(" "))
+              or CAUSED_BY.match(line) or OPENS_WITH_CLASS.match(line.strip())]
+    return " ".join(thrown)[:_CHARS] or None
 
 
 def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
@@ -97,9 +151,13 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
-        words = words_of(masked(text))
+        tokens = tokens_of(masked(text))
         for idea in IDEAS:
-            if idea.found_in(words):
+            # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
+            # for a timeout), but name its category only when said together
+            if idea.found_in(frozenset(tokens)):
+                if not idea.found_near(tokens):
+                    break
                 label, n = out.get(idea.category, (idea.label, 0))
                 out[idea.category] = (label, n + 1)
                 break
