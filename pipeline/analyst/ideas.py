@@ -74,7 +74,9 @@ def _idea(category: str, label: str, *groups: str) -> Idea:
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
           "pool pooled", "connection connections conn conns",
-          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted"),
+          # waiting for a connection is acquiring one (`pool timed out while waiting for an open connection`);
+          # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
+          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509 ssl tls", "expired untrusted revoked"),
     _idea("dns_resolution", "a host name that does not resolve",
