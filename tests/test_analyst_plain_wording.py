@@ -38,6 +38,8 @@ def _rca(analyst, *raws):
      "upstream_auth_failure"),
     ("forecast parse failed: error decoding response body: expected value at line 1 column 1", "serialization_error"),
     ("fetch failed: BufferOverflowException: request buffer of the client pool has filled up", "resource_exhaustion"),
+    # a remedy naming the setting's key says it is missing
+    ("ReportClient failed: consider adding 'reports.api.base-url' to your application configuration", "config_missing"),
 ])
 def test_a_cause_in_a_libraries_plain_words_is_named_below_the_code_fix_line(analyst, line, category):
     rca = _rca(analyst, line, line)
@@ -77,3 +79,12 @@ def test_the_peer_a_context_line_announces_is_named_when_no_error_line_names_it(
     assert rca.category == "connection_refused"
     addresses = [f.value for f in rca.findings if f.kind == "address"]
     assert addresses == ["('10.8.0.21', 5672)"] and "10.8.0.21" in rca.root_cause
+
+
+def test_a_jdbc_connection_not_acquired_is_the_pools_and_a_refusal_behind_one_stays_a_refusal(analyst):
+    # a JDBC connection not acquired in time is a pool's (a DataSource is one), worded without "pool"
+    line = "GenericJDBCException: Unable to acquire JDBC Connection [acquisition timeout after 5000ms]"
+    assert _rca(analyst, line, line).category == "db_pool_exhausted"
+    line = ("CannotGetJdbcConnectionException: Failed to obtain JDBC Connection; nested exception is "
+            "java.net.ConnectException: Connection refused (Connection refused)")
+    assert _rca(analyst, line, line).category == "connection_refused"

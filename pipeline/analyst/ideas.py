@@ -73,7 +73,7 @@ def _idea(category: str, label: str, *groups: str) -> Idea:
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
-          "pool pooled", "connection connections conn conns",
+          "pool pooled jdbc datasource", "connection connections conn conns",
           # waiting for a connection is acquiring one (`pool timed out while waiting for an open connection`);
           # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
           "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
@@ -104,11 +104,15 @@ IDEAS: tuple[Idea, ...] = (
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
-          "missing required unable unresolved undefined unset absent"),
+          # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
+          "missing required unable unresolved undefined unset absent add adding"),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
+# a setting's key or a host (`quarkus.rest-client.pricing-api.url`, `kafka-2.kafka.svc`): lowercase and
+# dotted, one word; a class's name keeps its words (`tomcat.jdbc.pool.PoolExhaustedException`)
+_KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 
 
 @functools.lru_cache(maxsize=2048)
@@ -121,7 +125,7 @@ def words_of(text: str) -> frozenset[str]:
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    return tuple(_WORDS.findall(_CAMEL.sub(" ", _LOCATOR.sub(" url ", text[:_CHARS])).lower()))
+    return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text[:_CHARS]))).lower()))
 
 
 def _texts(events: list[LogEvent]) -> list[str]:
