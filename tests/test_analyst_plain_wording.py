@@ -88,3 +88,10 @@ def test_a_jdbc_connection_not_acquired_is_the_pools_and_a_refusal_behind_one_st
     line = ("CannotGetJdbcConnectionException: Failed to obtain JDBC Connection; nested exception is "
             "java.net.ConnectException: Connection refused (Connection refused)")
     assert _rca(analyst, line, line).category == "connection_refused"
+
+
+def test_a_python_socket_address_in_an_error_names_the_peer_not_the_local_side(analyst):
+    line = ("ConnectionRefusedError: [Errno 111] Connection refused: <socket.socket fd=9, "
+            "laddr=('10.8.1.4', 50522), raddr=('10.8.0.21', 5672)>")
+    rca = _rca(analyst, line, line)
+    assert [f.value for f in rca.findings if f.kind == "address"] == ["('10.8.0.21', 5672)"]

@@ -303,6 +303,13 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
         if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or _LOCAL_BEFORE.search(before):
             continue
         out.append(("address", text[start:m.end()], start))
+    if "('" in text:
+        # Python's socket address, the peer's (`raddr=('10.0.0.5', 5672)`, `connecting to ('db', 5432)`),
+        # never the local one (`laddr=(...)`)
+        for m in _SOCKET_TUPLE.finditer(text):
+            before = text[max(0, m.start() - 24):m.start()]
+            if re.search(r"(?:\braddr=|\bpeer(?:name)?[=:]?\s?|\bto\s)$", before):
+                out.append(("address", m.group(), m.start()))
     return tuple(out)
 
 
