@@ -38,6 +38,12 @@ def _rca(analyst, *raws):
      "upstream_auth_failure"),
     ("forecast parse failed: error decoding response body: expected value at line 1 column 1", "serialization_error"),
     ("fetch failed: BufferOverflowException: request buffer of the client pool has filled up", "resource_exhaustion"),
+    ("write failed: device has no space left", "disk_full"),
+    ("TLS handshake failed: certificate signed by unknown authority", "tls_certificate"),
+    ("consumer lag 120000 messages on topic orders, partition 3", "queue_backlog"),
+    ("Killed process 1234 (java), out of memory", "out_of_memory"),
+    ("optimistic lock failed: version mismatch on order 88", "concurrency_conflict"),
+    ("could not find environment variable STRIPE_KEY", "config_missing"),
     # a remedy naming the setting's key says it is missing
     ("ReportClient failed: consider adding 'reports.api.base-url' to your application configuration", "config_missing"),
 ])
@@ -95,3 +101,11 @@ def test_a_python_socket_address_in_an_error_names_the_peer_not_the_local_side(a
             "laddr=('10.8.1.4', 50522), raddr=('10.8.0.21', 5672)>")
     rca = _rca(analyst, line, line)
     assert [f.value for f in rca.findings if f.kind == "address"] == ["('10.8.0.21', 5672)"]
+
+
+def test_a_deadlock_or_a_table_is_a_databases_only_when_the_clause_says_so(analyst):
+    assert _rca(analyst, *["deadlock found while updating orders"] * 2).category == "db_deadlock"
+    assert _rca(analyst, *["schema mismatch: table orders has no column discount"] * 2).category == "db_schema_mismatch"
+    # a runtime's deadlock names no transaction or lock; a table without rows is no schema mismatch
+    assert _rca(analyst, *["fatal error: all goroutines are asleep - deadlock!"] * 2).category == "unknown"
+    assert _rca(analyst, *["users table has no rows for id 5"] * 2).category == "unknown"

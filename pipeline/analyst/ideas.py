@@ -78,7 +78,17 @@ IDEAS: tuple[Idea, ...] = (
           # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
           "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "certificate certificates cert certs x509 ssl tls", "expired untrusted revoked"),
+          "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification"),
+    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
+          "ssl tls", "expired untrusted revoked"),
+    # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
+    _idea("db_deadlock", "transactions deadlocked on each other's locks",
+          "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
+    _idea("db_schema_mismatch", "code and schema disagreeing",
+          "column columns table relation migration migrations schema",
+          "missing exist exists unknown undefined pending mismatch"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
@@ -101,11 +111,16 @@ IDEAS: tuple[Idea, ...] = (
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected",
           "buffer executor thread threads descriptor descriptors handles"),
+    _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume"),
+    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
+    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
+    _idea("queue_backlog", "consumers lagging behind their queue",
+          "lag lagging backlog", "consumer consumers queue topic partition messages"),
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
           # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
-          "missing required unable unresolved undefined unset absent add adding"),
+          "missing required unable unresolved undefined unset absent add adding find found"),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
