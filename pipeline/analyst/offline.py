@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from pipeline.analyst import (answers, cause_side, evidence_report, findings, fixes, ideas, operational, quotes,
-                              requested, specifics, technology)
+                              requested, specifics, subject, technology)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -150,6 +150,13 @@ class OfflineAnalyst:
             notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
                          f"stays at most {UNDECIDED_CONFIDENCE}; to decide, check which failure the first affected "
                          f"requests show ({top.category} or {runner_up.category})")
+        elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
+            # the signature's word is said of another category's object (a login refused, a token expired)
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"what doc {top.doc.doc_id}'s signature says is refused, expired, full or timed out is named "
+                         f"'{', '.join(said[1])}' ({said[0]}'s object, not {top.category}'s): confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, check whether the failure is {top.category} itself or "
+                         f"{said[0]}")
         elif not decisive:
             # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
             # line) is no failure: not decisive evidence, so no confident name on it

@@ -1,0 +1,71 @@
+"""What a cause's word is said of (issue 36): a signature's state word ("refused", "expired", "full",
+"timeout", "too many", "exceeded") names a category only when what is refused, expired, full or timed
+out is that category's object. "Connection refused: not authorised" refuses a login, "the token has
+expired" a credential, "Too many connections: worker limit" a server's workers, "lookup ... :53 ...
+timeout" a resolver: each line carries another category's signature, but its subject is another
+category's object.
+
+`foreign_subject` reads, in every problem event carrying the top category's signatures, the words
+said next to the signature's state word (within NEAR words, numbers left out: an address is not a
+clause's words); when each such event names there an object of one other category (SUBJECTS) the
+subject is contested and the name stays below the code-fix threshold (pipeline/analyst/offline.py),
+with what would decide between the two.
+"""
+from __future__ import annotations
+
+from pipeline.analyst.ideas import tokens_of
+from pipeline.state import LogEvent
+
+NEAR = 6  # words either side of the state word: one clause
+# the words of a failure's state: what happened to the subject
+STATE = frozenset("refused refuse refusing expired expire expires full exceeded exceed timeout timeouts timed "
+                  "deadline denied rejected exhausted many".split())
+# each category's objects: what it is that is refused, expired, full or timed out
+SUBJECTS: dict[str, frozenset[str]] = {c: frozenset(w.split()) for c, w in {
+    "upstream_auth_failure": "login logon username password passwords passwd credential credentials "
+                             "authentication authenticate authenticated unauthorized unauthorised authorised "
+                             "authorized authorization authorisation token tokens jwt sasl kerberos ticket",
+    "tls_certificate": "certificate certificates cert certs x509 ssl tls handshake",
+    "dns_resolution": "resolve resolver resolving resolution dns nameserver getaddrinfo",
+    "resource_exhaustion": "workers threads processes executor descriptors bulkhead semaphore fork",
+    "upstream_rate_limited": "throttled throttling ratelimit quota",
+    "disk_full": "disk tablespace filesystem",
+}.items()}
+
+
+def _state_words(signature: str) -> frozenset[str]:
+    text = signature[3:] if signature.startswith("re:") else signature
+    return frozenset(tokens_of(text)) & STATE
+
+
+def foreign_subject(category: str, events: list[LogEvent], carrying: list[set[str]],
+                    problem) -> tuple[str, tuple[str, ...]] | None:
+    """The other category (and its words) whose object every problem event carrying `category`'s
+    signatures names next to the signature's state word, or None when one of them names none (or
+    the category's own object is the only one said there)."""
+    own = SUBJECTS.get(category, frozenset())
+    common: dict[str, set[str]] | None = None
+    for event, found in zip(events, carrying):
+        if not found or not problem(event):
+            continue
+        states = frozenset().union(*(_state_words(s) for s in found))
+        if not states:
+            return None  # a signature without a state word names its object itself
+        text = " ".join(filter(None, (event.exception, event.message, event.stack)))
+        words = [t for t in tokens_of(text) if not t.isdigit()]
+        said: dict[str, set[str]] = {}
+        for n, word in enumerate(words):
+            if word in states:
+                near = set(words[max(0, n - NEAR):n + NEAR + 1]) - own
+                for other, objects in SUBJECTS.items():
+                    if other != category and near & objects:
+                        said.setdefault(other, set()).update(near & objects)
+        if not said:
+            return None
+        common = said if common is None else {c: common[c] | w for c, w in said.items() if c in common}
+        if not common:
+            return None
+    if not common:
+        return None
+    other = sorted(common)[0]
+    return other, tuple(sorted(common[other]))
