@@ -34,6 +34,8 @@ def _rca(analyst, *lines):
     ("java.net.ConnectException: Connection refused: login failed, invalid credentials", "connection_refused"),
     # what timed out is the resolver, not an upstream call
     ("dial udp 10.0.0.2:53: DNS resolver timeout: context deadline exceeded", "upstream_timeout"),
+    # the resolver's query timed out; the signature's deadline is the same statement's
+    ("resolver: query for api.partner.io timed out: context deadline exceeded", "upstream_timeout"),
 ])
 def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(analyst, line, named):
     rca = _rca(analyst, line, line)

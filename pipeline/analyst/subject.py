@@ -54,12 +54,15 @@ def foreign_subject(category: str, events: list[LogEvent], carrying: list[set[st
         text = " ".join(filter(None, (event.exception, event.message, event.stack)))
         words = [t for t in tokens_of(text) if not t.isdigit()]
         said: dict[str, set[str]] = {}
-        for n, word in enumerate(words):
-            if word in states:
-                near = set(words[max(0, n - NEAR):n + NEAR + 1]) - own
-                for other, objects in SUBJECTS.items():
-                    if other != category and near & objects:
-                        said.setdefault(other, set()).update(near & objects)
+        anchors = [n for n, word in enumerate(words) if word in states]
+        # a state said again in the clause is the same statement's ("X timed out: context deadline exceeded")
+        anchors += [n for n, word in enumerate(words) if word in STATE and n not in anchors
+                    and any(abs(n - a) <= NEAR for a in anchors)]
+        for n in anchors:
+            near = set(words[max(0, n - NEAR):n + NEAR + 1]) - own
+            for other, objects in SUBJECTS.items():
+                if other != category and near & objects:
+                    said.setdefault(other, set()).update(near & objects)
         if not said:
             return None
         common = said if common is None else {c: common[c] | w for c, w in said.items() if c in common}
