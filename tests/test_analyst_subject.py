@@ -51,3 +51,17 @@ def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(a
 def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst, line, category):
     rca = _rca(analyst, line, line)
     assert rca.category == category and rca.confidence >= THRESHOLD
+
+
+@pytest.mark.parametrize("line, category", [
+    ("java.sql.SQLException: ORA-01017: invalid username/password; logon denied", "upstream_auth_failure"),
+    ("order failed: 429 urn:ietf:params:acme:error:rateLimited: too many new orders recently", "upstream_rate_limited"),
+    ("BulkheadRejectedException: The bulkhead semaphore and queue are full and execution was rejected.",
+     "resource_exhaustion"),
+    ("IllegalStateException: Insufficient configured threads: required=264 < max=200 for QueuedThreadPool",
+     "resource_exhaustion"),
+])
+def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(analyst, line, category):
+    """Named by the ideas of their cause in any wording, never at the code-fix line."""
+    rca = _rca(analyst, line, line)
+    assert rca.category == category and rca.confidence < THRESHOLD

@@ -98,8 +98,13 @@ IDEAS: tuple[Idea, ...] = (
     # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
     # was refused`): the credentials' idea is read before the refusal's
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
-          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl",
+          # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
+          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
+          "login logon password",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
+    # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
+          "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -109,9 +114,9 @@ IDEAS: tuple[Idea, ...] = (
           "body json payload response content value xml record message bytes"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
-          "overflow overflowed exhausted exhaustion rejected",
-          "buffer executor thread threads descriptor descriptors handles"),
-    _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume"),
+          "overflow overflowed exhausted exhaustion rejected full insufficient",
+          "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
+    _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
     _idea("queue_backlog", "consumers lagging behind their queue",
