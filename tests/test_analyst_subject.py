@@ -36,6 +36,8 @@ def _rca(analyst, *lines):
     ("dial udp 10.0.0.2:53: DNS resolver timeout: context deadline exceeded", "upstream_timeout"),
     # the resolver's query timed out; the signature's deadline is the same statement's
     ("resolver: query for api.partner.io timed out: context deadline exceeded", "upstream_timeout"),
+    # what ran out of time is the wait for a lock, not a call
+    ("failed to acquire advisory lock \"migrations\": context deadline exceeded", "upstream_timeout"),
 ])
 def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(analyst, line, named):
     rca = _rca(analyst, line, line)
@@ -45,6 +47,9 @@ def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(a
 
 @pytest.mark.parametrize("line, category", [
     ("dial tcp 10.0.0.4:5432: connect: connection refused", "connection_refused"),
+    # the pool's own connection timed out; the workers said after its timeout setting are not what did
+    ("sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00",
+     "db_pool_exhausted"),
     ("Get \"https://api.partner.io/v1\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
      "upstream_timeout"),
 ])
