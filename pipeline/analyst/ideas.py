@@ -78,7 +78,8 @@ IDEAS: tuple[Idea, ...] = (
           # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
           "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification"),
+          "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
+          "validate validation"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "ssl tls", "expired untrusted revoked"),
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
@@ -116,6 +117,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected full insufficient",
           "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
+    # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
+    # MaxRequestWorkers`): its callers' timeouts are what it causes
+    _idea("resource_exhaustion", "a server's worker or process limit reached",
+          "reached", "max maximum limit", "children workers processes threads"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
@@ -126,6 +131,15 @@ IDEAS: tuple[Idea, ...] = (
           "configuration config property placeholder variable",
           # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
           "missing required unable unresolved undefined unset absent add adding find found"),
+    # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
+    # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
+    _idea("dependency_mismatch", "versions that do not fit together",
+          "version versions", "incompatible mismatch mismatched constraint constraints satisfy satisfies"),
+    # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
+    # a certificate's or a setting's validation is read by the ideas above)
+    _idea("data_integrity", "a record breaking its validation or a constraint",
+          "validation constraint constraints duplicate",
+          "failed fails violated violates violation required invalid key entry"),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
