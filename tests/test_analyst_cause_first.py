@@ -1,7 +1,7 @@
 """A confident name only for the deepest cause shown (issue 36, the sixth outside bed): a server's own
 worker limit reached before its callers' timeouts leaves the timeout undecided, a peer that crashed
 on a signal leaves its connection reset undecided; and the ideas name a version constraint not met
-and a record failing its validation, each below the code-fix line. Lines are this file's own."""
+a record failing its validation and a secret key missing, each below the code-fix line. Lines are this file's own."""
 from __future__ import annotations
 
 import pytest
@@ -60,7 +60,8 @@ def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(anal
     ("ERROR resolve: package left-pad 2.1.0 in the lockfile does not satisfy the version constraint ^3.0", "dependency_mismatch"),
     ("ERROR InvoiceForm validation failed: field `dueDate` is required", "data_integrity"),
     ("ERROR peer certificate validation failed for ldap.corp.example", "tls_certificate"),
+    ("ERROR boot aborted: MissingSigningKeyError raised by TokenService.start", "config_missing"),
 ])
-def test_the_ideas_name_a_version_constraint_and_a_records_validation_below_the_fix_line(analyst, line, category):
+def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(analyst, line, category):
     rca = _rca(analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD

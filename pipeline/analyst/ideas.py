@@ -131,6 +131,10 @@ IDEAS: tuple[Idea, ...] = (
           "configuration config property placeholder variable",
           # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
           "missing required unable unresolved undefined unset absent add adding find found"),
+    # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
+    # words: `MissingSigningKeyError`)
+    _idea("config_missing", "a required key or secret not set",
+          "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
     # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
     # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
     _idea("dependency_mismatch", "versions that do not fit together",
