@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import embed_meaning, masked
 from pipeline.state import LogEvent
 
@@ -36,6 +37,7 @@ IDEA_CONFIDENCE = 0.45  # below the default code-fix threshold: ideas name a cau
 # right category in 27 of 27 cases and no unknown case came that near; at 0.75 / 0.10, 1 wrong
 MEANING_SIMILARITY = 0.80
 MEANING_MARGIN = 0.10
+NEAR = 10  # words: a cause's ideas are said in one clause
 _CHARS = 2_000  # per event text: the cause is worded in the head of a line or trace
 
 
@@ -50,6 +52,19 @@ class Idea:
     def found_in(self, words: frozenset[str]) -> bool:
         return all(group & words for group in self.groups)
 
+    def found_near(self, tokens: tuple[str, ...]) -> bool:
+        """Every group's word within NEAR words of each other: one clause's idea, not words strewn
+        over a trace (`bean with name` ... `could not resolve placeholder` is no unresolved host)."""
+        if not self.found_in(frozenset(tokens)):
+            return False
+        hits = [(n, g) for n, t in enumerate(tokens) for g, group in enumerate(self.groups) if t in group]
+        last: dict[int, int] = {}
+        for n, g in hits:
+            last[g] = n
+            if len(last) == len(self.groups) and n - min(last.values()) < NEAR:
+                return True
+        return False
+
 
 def _idea(category: str, label: str, *groups: str) -> Idea:
     return Idea(category, tuple(frozenset(g.split()) for g in groups), label)
@@ -58,21 +73,84 @@ def _idea(category: str, label: str, *groups: str) -> Idea:
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
-          "pool pooled", "connection connections conn conns",
-          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted"),
+          "pool pooled jdbc datasource", "connection connections conn conns",
+          # waiting for a connection is acquiring one (`pool timed out while waiting for an open connection`);
+          # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
+          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "certificate certificates cert certs x509 ssl tls", "expired untrusted revoked"),
+          "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
+          "validate validation"),
+    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
+          "ssl tls", "expired untrusted revoked"),
+    # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
+    _idea("db_deadlock", "transactions deadlocked on each other's locks",
+          "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
+    _idea("db_schema_mismatch", "code and schema disagreeing",
+          "column columns table relation migration migrations schema",
+          "missing exist exists unknown undefined pending mismatch"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           "service upstream gateway request requests call calls response http 503 504 read command redis api"),
+    # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
+    # was refused`): the credentials' idea is read before the refusal's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency",
+          # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
+          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
+          "login logon password",
+          "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
+    # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
+          "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
+    # a payload its reader cannot decode: the verb of reading a format and what was read
+    _idea("serialization_error", "a payload that cannot be decoded",
+          "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
+          "parse parsing",
+          "body json payload response content value xml record message bytes"),
+    # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
+          "overflow overflowed exhausted exhaustion rejected full insufficient",
+          "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
+    # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
+    # MaxRequestWorkers`): its callers' timeouts are what it causes
+    _idea("resource_exhaustion", "a server's worker or process limit reached",
+          "reached", "max maximum limit", "children workers processes threads"),
+    _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
+    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
+    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
+    _idea("queue_backlog", "consumers lagging behind their queue",
+          "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # a setting the code needs and cannot find: the configuration's word and its absence
+    _idea("config_missing", "a required setting not found",
+          "configuration config property placeholder variable",
+          # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
+          "missing required unable unresolved undefined unset absent add adding find found"),
+    # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
+    # words: `MissingSigningKeyError`)
+    _idea("config_missing", "a required key or secret not set",
+          "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
+    # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
+    # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
+    _idea("dependency_mismatch", "versions that do not fit together",
+          "version versions", "incompatible mismatch mismatched constraint constraints satisfy satisfies"),
+    # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
+    # a certificate's or a setting's validation is read by the ideas above)
+    _idea("data_integrity", "a record breaking its validation or a constraint",
+          "validation constraint constraints duplicate",
+          "failed fails violated violates violation required invalid key entry"),
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
+_LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
+# a setting's key or a host (`quarkus.rest-client.pricing-api.url`, `kafka-2.kafka.svc`): lowercase and
+# dotted, one word; a class's name keeps its words (`tomcat.jdbc.pool.PoolExhaustedException`)
+_KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 
 
 @functools.lru_cache(maxsize=2048)
@@ -81,14 +159,34 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(_CAMEL.sub(" ", text[:_CHARS]).lower()))
 
 
+@functools.lru_cache(maxsize=2048)
+def tokens_of(text: str) -> tuple[str, ...]:
+    """words_of in their order (for nearness)."""
+    # a URL or a path is one word however long: its host and path are not the clause's words
+    return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text[:_CHARS]))).lower()))
+
+
 def _texts(events: list[LogEvent]) -> list[str]:
     # the problem events only: an INFO line's "request timeout set to 30s" states a setting
     seen: dict[str, None] = {}
     for event in events:
         if event.level not in (None, "WARN", "ERROR", "FATAL"):
             continue
-        seen.setdefault(" ".join(filter(None, (event.exception, event.message[:_CHARS]))))
+        seen.setdefault(" ".join(filter(None, (event.exception, event.message[:_CHARS], _thrown(event.stack)))))
     return list(seen)
+
+
+def _thrown(stack: str | None) -> str | None:
+    """A trace's exception lines (its head and each `Caused by:`), not its frames: the deepest
+    exception's words are the cause's, wherever the logger put the trace."""
+    if not stack:
+        return None
+    lines = [line for line in stack[:_CHARS * 4].splitlines() if line.strip() and not FRAME.match(line)]
+    # the head, each `Caused by:` and each line that opens with an exception class (a Python trace's
+    # last line); a traceback's source lines (`data = json.loads(body)`) are code, not what failed
+    thrown = [line for n, line in enumerate(lines) if (n == 0 and not line.startswith(" "))
+              or CAUSED_BY.match(line) or OPENS_WITH_CLASS.match(line.strip())]
+    return " ".join(thrown)[:_CHARS] or None
 
 
 def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
@@ -97,9 +195,13 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
-        words = words_of(masked(text))
+        tokens = tokens_of(masked(text))
         for idea in IDEAS:
-            if idea.found_in(words):
+            # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
+            # for a timeout), but name its category only when said together
+            if idea.found_in(frozenset(tokens)):
+                if not idea.found_near(tokens):
+                    break
                 label, n = out.get(idea.category, (idea.label, 0))
                 out[idea.category] = (label, n + 1)
                 break

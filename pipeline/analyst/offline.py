@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from pipeline.analyst import (answers, cause_side, evidence_report, findings, fixes, ideas, operational, quotes,
-                              requested, specifics, technology)
+                              requested, specifics, subject, technology)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -150,6 +150,28 @@ class OfflineAnalyst:
             notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
                          f"stays at most {UNDECIDED_CONFIDENCE}; to decide, check which failure the first affected "
                          f"requests show ({top.category} or {runner_up.category})")
+        elif (cause := _worded_first(state, top, supports, carrying)) is not None:
+            # a cause named by its ideas in a problem line before the top's first (a server's worker limit
+            # reached, then its callers' timeouts): the top may be its symptom
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{cause.category} ({cause.matched[0]}) is said in a problem line before {top.category}'s "
+                         f"first: {top.category} may be its symptom, so confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, check whether {top.category} stops once "
+                         f"{cause.category} is resolved")
+        elif (crash := _peer_crashed(state, top, carrying)) is not None:
+            # a connection reset while a process died on a crash signal: the reset is the crash's symptom,
+            # and a crash whose cause the events do not show is no category's
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"a process crashed ('{crash}') at or before {top.category}'s first line: the dependency "
+                         f"died mid-request, so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read "
+                         f"why it crashed (its core dump or error log)")
+        elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
+            # the signature's word is said of another category's object (a login refused, a token expired)
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"what doc {top.doc.doc_id}'s signature says is refused, expired, full or timed out is named "
+                         f"'{', '.join(said[1])}' ({said[0]}'s object, not {top.category}'s): confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, check whether the failure is {top.category} itself or "
+                         f"{said[0]}")
         elif not decisive:
             # a doc's signature only in INFO/DEBUG lines (a JVM flag naming OutOfMemoryError, a summary
             # line) is no failure: not decisive evidence, so no confident name on it
@@ -394,6 +416,42 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         if first and max(first) < start and (best is None or min(first) < best[2]):
             best = (other, found, min(first))
     return (best[0], best[1]) if best else None
+def _worded_first(state: IncidentState, top: Support, supports: list[Support],
+                  carrying: list[set[str]]) -> Support | None:
+    """The other category named by its ideas (no signature) in a problem event strictly before every
+    problem event carrying the top's signatures, or None."""
+    if top.worded:
+        return None
+    times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    others = [s for s in supports if s.worded and s.category != top.category]
+    if not times or not others:
+        return None
+    start = min(times)
+    earlier = [e for e in state.evidence if _problem(e) and e.time < start]
+    said = ideas.categories_worded(earlier) if earlier else {}
+    return next((s for s in others if s.category in said), None)
+
+
+# a process killed by a crash signal (a segfault, an abort, a bus error), not by a kill (SIGKILL, SIGTERM)
+_CRASH = re.compile(r"\b(?:signal (?:4|6|7|8|11)\b|SIG(?:SEGV|ABRT|BUS|ILL|FPE)\b|segmentation fault|segfault|"
+                    r"core dumped)", re.I)
+
+
+def _peer_crashed(state: IncidentState, top: Support, carrying: list[set[str]]) -> str | None:
+    """The crash (`_CRASH`) a problem line says at or before the first problem line carrying the top's
+    connection_refused signatures (a reset is what a crashed peer leaves), or None."""
+    if top.category != "connection_refused" or top.worded:
+        return None
+    times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    if not times:
+        return None
+    start = min(times)
+    for event in state.evidence:
+        if _problem(event) and event.time <= start and (m := _CRASH.search(event.message)):
+            return m.group(0)
+    return None
+
+
 def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
     """The best supported other category (by signatures) whose signatures sit deeper in a trace's
     chain than the top's, in one problem event carrying both (pipeline/analyst/cause_side.py)."""

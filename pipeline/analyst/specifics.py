@@ -39,6 +39,7 @@ _FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:
                     r"[\w.]+\((?:0x[0-9a-f]+|\{)|"
                     r"goroutine \d+|Traceback \(most recent call last\)|\^+\s*$|#\s*$|[-=*#~]{3,}\s*$)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
+FRAME, CAUSED_BY = _FRAME, _CAUSED_BY  # read by pipeline/analyst/ideas.py too
 # an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
 # before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
 _CLASS = re.compile(r"[A-Za-z0-9_$](?:Error|Exception|Fault|Failure|Timeout|Violation|Refused|Exhausted)\b|"
@@ -107,6 +108,7 @@ def _texts(event: LogEvent) -> list[tuple[str, str]]:
 
 _OPENS_WITH_CLASS = re.compile(r"^(?:[\w$]+(?:\.|::))*[A-Z][\w$]*(?:Error|Exception|Fault|Failure|Timeout|Violation)\b")
 # lines a database or runtime prints under its error to say which row or key (libpq's DETAIL)
+OPENS_WITH_CLASS = _OPENS_WITH_CLASS
 _DETAIL = re.compile(r"^\s*(?:DETAIL|Detail|HINT|Hint):\s")
 
 
@@ -218,7 +220,17 @@ def _deepest(events: list[LogEvent]) -> Finding | None:
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").lower())) - _STOP
+    # a plural is its singular: `max_connections=8` is the setting of "an open connection"
+    words = set(_WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").lower())) - _STOP
+    return {_singular(w) for w in words}
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 5:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
+        return word[:-1]
+    return word
 
 
 def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
@@ -245,6 +257,11 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
             if problem:
                 for kind, value, start in _shaped(text[:8_000]):
                     add(kind, value, event, field, start)
+            elif not any(k == "address" for k, _ in found):
+                # no problem line names the peer: the context line that says whom it connects to does
+                # (`connecting to ('10.8.0.21', 5672)` before `error=111 (Connection refused)`)
+                for value, start in _peers_announced(text[:2_000]):
+                    add("address", value, event, field, start)
             for value, start, flag, name, number in _settings_in(text[:8_000]):
                 if _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
@@ -286,6 +303,33 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
         if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or _LOCAL_BEFORE.search(before):
             continue
         out.append(("address", text[start:m.end()], start))
+    if "('" in text:
+        # Python's socket address, the peer's (`raddr=('10.0.0.5', 5672)`, `connecting to ('db', 5432)`),
+        # never the local one (`laddr=(...)`)
+        for m in _SOCKET_TUPLE.finditer(text):
+            before = text[max(0, m.start() - 24):m.start()]
+            if re.search(r"(?:\braddr=|\bpeer(?:name)?[=:]?\s?|\bto\s)$", before):
+                out.append(("address", m.group(), m.start()))
+    return tuple(out)
+
+
+_ANNOUNCED = re.compile(r"\b(?:connecting|connect|connection|dialing|dial|opening)\s+(?:to|with)\s+(?:\w+\s+)?"
+                       r"(?:at\s+)?[\[(<]?\s*['\"]?(?P<host>[A-Za-z0-9][\w.-]*)['\"]?(?::|\s*,\s*|\s+port\s+)"
+                       r"(?P<port>\d{2,5})\b", re.I)
+_SOCKET_TUPLE = re.compile(r"\(\s*'(?P<host>[\w.:-]+)'\s*,\s*(?P<port>\d{2,5})\s*\)")
+
+
+@functools.lru_cache(maxsize=1024)
+def _peers_announced(text: str) -> tuple[tuple[str, int], ...]:
+    """(value, start) of the peer a context line says it connects to: `connecting to db:5432`,
+    Python's socket address `('10.8.0.21', 5672)`; never a local address (`laddr=(...)`)."""
+    out = []
+    for m in _ANNOUNCED.finditer(text):
+        tuple_at = _SOCKET_TUPLE.match(text, m.start("host") - 2) if text[m.start("host") - 1:m.start("host")] == "'" else None
+        if tuple_at is not None:
+            out.append((tuple_at.group(), tuple_at.start()))
+        else:
+            out.append((text[m.start("host"):m.end("port")], m.start("host")))
     return tuple(out)
 
 

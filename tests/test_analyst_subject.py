@@ -1,0 +1,72 @@
+"""A cause's word counts only when it is said of the cause's object (issue 36, the fifth outside bed):
+a refusal of a login, a resolver's timeout, are not a refused connection nor an upstream's timeout,
+so another category's signature in such a line names nothing at or above the code-fix threshold;
+the same words said of the category's own object keep their confidence."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.analyst.offline import OfflineAnalyst
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.embeddings import HashedNgramEmbedder
+from pipeline.knowledge.index import KnowledgeBase
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import IncidentState
+
+THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+
+
+@pytest.fixture(scope="module")
+def analyst():
+    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
+
+
+def _rca(analyst, *lines):
+    events = [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": "ERROR", "service": "svc", "message": line},
+                        source="test", position=str(i)) for i, line in enumerate(lines)]
+    state = IncidentState(incident_id="INC-s", service="svc", evidence=events)
+    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
+    return analyst.rca(state)
+
+
+@pytest.mark.parametrize("line, named", [
+    # what is refused is a login, not a connection
+    ("java.net.ConnectException: Connection refused: login failed, invalid credentials", "connection_refused"),
+    # what timed out is the resolver, not an upstream call
+    ("dial udp 10.0.0.2:53: DNS resolver timeout: context deadline exceeded", "upstream_timeout"),
+    # the resolver's query timed out; the signature's deadline is the same statement's
+    ("resolver: query for api.partner.io timed out: context deadline exceeded", "upstream_timeout"),
+    # what ran out of time is the wait for a lock, not a call
+    ("failed to acquire advisory lock \"migrations\": context deadline exceeded", "upstream_timeout"),
+])
+def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(analyst, line, named):
+    rca = _rca(analyst, line, line)
+    assert rca.confidence < THRESHOLD
+    assert any("object" in note and "to decide" in note for note in rca.notes)
+
+
+@pytest.mark.parametrize("line, category", [
+    ("dial tcp 10.0.0.4:5432: connect: connection refused", "connection_refused"),
+    # the pool's own connection timed out; the workers said after its timeout setting are not what did
+    ("sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00",
+     "db_pool_exhausted"),
+    ("Get \"https://api.partner.io/v1\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+     "upstream_timeout"),
+])
+def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst, line, category):
+    rca = _rca(analyst, line, line)
+    assert rca.category == category and rca.confidence >= THRESHOLD
+
+
+@pytest.mark.parametrize("line, category", [
+    ("java.sql.SQLException: ORA-01017: invalid username/password; logon denied", "upstream_auth_failure"),
+    ("order failed: 429 urn:ietf:params:acme:error:rateLimited: too many new orders recently", "upstream_rate_limited"),
+    ("BulkheadRejectedException: The bulkhead semaphore and queue are full and execution was rejected.",
+     "resource_exhaustion"),
+    ("IllegalStateException: Insufficient configured threads: required=264 < max=200 for QueuedThreadPool",
+     "resource_exhaustion"),
+])
+def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(analyst, line, category):
+    """Named by the ideas of their cause in any wording, never at the code-fix line."""
+    rca = _rca(analyst, line, line)
+    assert rca.category == category and rca.confidence < THRESHOLD
