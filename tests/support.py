@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -624,3 +624,16 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+def read_log(path: Path, **parsing) -> list:
+    """The events the product's reader (`LogFile`, as `ingest` and the poller read) makes of a
+    finished file; asserts none of its lines became a dead letter."""
+    from pipeline.ingest.reading import LogFile, Parsing
+
+    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing(**parsing))
+    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
+    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
+    return items
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)

@@ -7,20 +7,8 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
-from pipeline.ingest.reading import LogFile, Parsing
-
-
-def read(path: Path, **parsing) -> list:
-    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing(**parsing))
-    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
-    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
-    return items
-
-
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=timezone.utc)
+from tests.support import read_log as read, utc
 
 
 def own_time(event) -> bool:

@@ -5,21 +5,8 @@ Read through the product's reader (`LogFile`, as `ingest` and the poller read); 
 written here in the manner of those loggers (no third-party text)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
 
-from pipeline.ingest.reading import LogFile, Parsing
-
-
-def read(path: Path) -> list:
-    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing())
-    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
-    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
-    return items
-
-
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=timezone.utc)
+from tests.support import read_log as read, utc
 
 
 def test_a_w3c_time_column_without_a_date_column_is_on_the_day_of_the_date_directive(tmp_path):

@@ -4,21 +4,8 @@ record its own time, level, service and message, whichever of the source's layou
 The lines are written here in the manner of the loggers named (no third-party text)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from pathlib import Path
 
-from pipeline.ingest.reading import LogFile, Parsing
-
-
-def read(path: Path) -> list:
-    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing())
-    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
-    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
-    return items
-
-
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=timezone.utc)
+from tests.support import read_log as read, utc
 
 
 def test_two_interleaved_layouts_are_each_read_with_their_own_header(tmp_path):

@@ -3,16 +3,8 @@ a time is what it holds, not a list of loggers; one line's prose is never its he
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from pathlib import Path
 
-from pipeline.ingest.reading import LogFile, Parsing
-
-
-def read(path: Path) -> list:
-    reader = LogFile(path, max_bytes=1 << 20, parsing=Parsing())
-    items = [item for item, _after in reader.scan(0, final=True, settled=True)]
-    assert all(hasattr(item, "event_id") for item in items), "no dead letters in these files"
-    return items
+from tests.support import read_log as read
 
 
 def test_a_level_word_before_a_bar_is_the_level_not_a_containers_name(tmp_path):
