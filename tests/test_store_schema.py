@@ -173,6 +173,23 @@ def test_an_older_store_marks_the_incidents_it_opened_already_overdue_as_backfil
     records.close()
 
 
+def test_an_older_store_counts_each_incidents_services_from_its_events(previous_release_dir):
+    # the incident of the fixture gets events of two services, a second incident events of one
+    with sqlite3.connect(previous_release_dir) as conn:
+        conn.execute("INSERT INTO incidents(incident_id, fingerprint, service, status, first_seen, last_seen,"
+                     " created_at, updated_at, sla_deadline) VALUES ('INC-20261128-0002', 'fp2', 'billing',"
+                     " 'awaiting_approval', '2026-11-28T08:00:00+00:00', '2026-11-28T08:00:00+00:00',"
+                     " '2026-11-28T10:00:01+00:00', '2026-11-28T10:00:01+00:00', '2026-11-29T08:00:00+00:00')")
+        conn.executemany(
+            "INSERT INTO events(event_id, incident_id, time, service, message, body, source, position, stored_at)"
+            " VALUES (?, ?, '2026-11-28T10:00:00+00:00', ?, 'refused', '{}', 'file', ?, '2026-11-28T10:00:00+00:00')",
+            [("e1", "INC-20261128-0001", "checkout", "1"), ("e2", "INC-20261128-0001", "payments", "2"),
+             ("e3", "INC-20261128-0001", "checkout", "3"), ("e4", "INC-20261128-0002", "billing", "4")])
+    records = Records(previous_release_dir)
+    assert [records.incident(i)["service_count"] for i in ("INC-20261128-0001", "INC-20261128-0002")] == [2, 1]
+    records.close()
+
+
 def test_a_new_migration_applies_once_to_a_data_dir_at_the_current_version(tmp_path):
     path = tmp_path / "app.sqlite3"
     old = Records(path)

@@ -641,6 +641,8 @@ CREATE TABLE pattern_days (
 ) {t.without_rowid};
 ALTER TABLE incidents ADD COLUMN pattern_count INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE incidents ADD COLUMN service_count INTEGER NOT NULL DEFAULT 1;
+-- only incidents of several services are rewritten (the default holds for the rest): on PostgreSQL
+-- every rewritten row updates every index, the trigram one too
 INSERT INTO incident_members(incident_id, kind, member, n)
     SELECT incident_id, 'pattern', fingerprint, event_count FROM incidents;
 INSERT INTO incident_members(incident_id, kind, member, n)
@@ -648,7 +650,8 @@ INSERT INTO incident_members(incident_id, kind, member, n)
     GROUP BY incident_id, service;
 UPDATE incidents SET service_count = (SELECT count(*) FROM incident_members AS m
     WHERE m.incident_id = incidents.incident_id AND m.kind = 'service')
-    WHERE incident_id IN (SELECT incident_id FROM incident_members WHERE kind = 'service');
+    WHERE incident_id IN (SELECT incident_id FROM incident_members WHERE kind = 'service'
+                          GROUP BY incident_id HAVING count(*) > 1);
 INSERT INTO pattern_days(pattern, day, n)
     SELECT fingerprint, substr(created_at, 1, 10), sum(event_count) FROM incidents
     GROUP BY fingerprint, substr(created_at, 1, 10)
