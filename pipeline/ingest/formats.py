@@ -135,6 +135,15 @@ _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
+def _levels_read(layout: Any, lines: list[str]) -> int:
+    """How many of `lines` `layout` reads a level word from (its level column's value)."""
+    from pipeline.ingest.layout import _is_letter_level, _is_level
+
+    group = layout.names["level"]
+    return sum(1 for m in map(layout.match, lines) if m is not None and m.group(group)
+               and (_is_level(m.group(group)) or _is_letter_level(m.group(group))))
+
+
 def _clean(text: str) -> str:
     if "\x1b" in text:  # an ANSI escape opens with ESC
         text = _ANSI.sub("", text)
@@ -191,6 +200,7 @@ class SourceParser:
         # indented lines continue records: they say nothing of the header (as a learnt layout's share)
         heads = [line for line in lines if not line[:1].isspace()] or lines
         timed: dict[str, set[str]] = {name: set() for name in PARSERS}  # the lines each reads with a time
+        levelled = {name: 0 for name in PARSERS}  # the lines each reads a written level from
         for line in heads:
             for name, parser in PARSERS.items():
                 try:
@@ -201,6 +211,7 @@ class SourceParser:
                     counts[name] += 1
                     if record.time is not None:
                         timed[name].add(line)
+                    levelled[name] += record.level is not None
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
@@ -213,13 +224,21 @@ class SourceParser:
                 read = sum(columns.parse(row, self.options) is not None for row in table)
                 if read / len(table) > self.share:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
-        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
+        # a known format that reads no level from the lines it reads may have read only the first
+        # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
+        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format]
+        if lines and (self.share < FAST_PATH_SHARE or levelless) and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import MIN_SHARE
             from pipeline.ingest.layout_set import learn_set
 
             layouts = learn_set(lines + more)
-            # a layout read from its header lines alone (under MIN_SHARE) only where no known format reads any
-            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share):
+            # a layout read from its header lines alone (under MIN_SHARE) only where no known format
+            # reads any; over a known format that reads no level, one that reads as much and a level
+            if self.share >= FAST_PATH_SHARE:
+                layouts = layouts if layouts and "level" in layouts[0].names and _levels_read(layouts[0], heads) \
+                    >= 0.9 * len(heads) and layouts[0].share >= self.share else []
+            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share) \
+                    or layouts and self.share >= FAST_PATH_SHARE:
                 self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
                 self.set = LayoutSet(layouts)
         if self.format == "text":

@@ -90,6 +90,12 @@ def _spells_levels(values: list[str]) -> bool:
     return len(known) >= 0.75 * len(values) and len(set(known)) >= 3
 
 
+def _is_letter_level(token: str) -> bool:
+    """A level written as its initial (glog's `I`, logcat's `W`), bare or decorated as any level
+    word is (`[W]`, `(E)`, `<I>`, `D:`)."""
+    return _strip(token) in _LETTER_LEVELS and bool(_LEVELISH.match(token))
+
+
 def _is_level(token: str) -> bool:
     bare = _strip(token)
     return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS) \
@@ -230,7 +236,7 @@ def _column_role(values: list[str], total: int) -> str:
     # level words: few values (a level column rarely holds more than the eight a logger writes)
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
-    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(_is_letter_level)
                                                     or _spells_levels(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
@@ -293,15 +299,45 @@ def _day_first(texts: list[str]) -> bool:
     return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
+_PRI = re.compile(r"<(\d{1,3})>")
+
+
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     """The layout most of `sample`'s lines share, or None when no timestamp leads them."""
     lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
     lines = [ln for ln in lines if not ln[:1].isspace()]  # continuation lines say nothing of the header
     if len(lines) < 1:
         return None
-    sep = _separator(lines)
+    pris = [_PRI.match(line) for line in lines]
+    if sum(1 for m in pris if m) >= 0.9 * len(lines):
+        # a syslog priority (RFC 3164 section 4.1.1) glued before whatever header the sender writes
+        # (`<134>2026/06/12 13:29:11.589 app[12]: ...`): the layout is learnt from what follows it,
+        # and the priority's severity is the level of a line whose header has none
+        layout = _learn([line[m.end():].lstrip() if m else line for line, m in zip(lines, pris)], None)
+        return _after_priority(layout) if layout is not None else None
+    layout = _learn(lines, None)
+    if layout is None and sum(1 for line in lines if line.count(",") >= 2) >= 0.9 * len(lines):
+        # comma-separated header columns (a CSV row without a header row); tried only where the
+        # blank-cut columns show no layout, since most messages hold commas
+        layout = _learn(lines, ",")
+    return layout
+
+
+def _after_priority(layout: Layout) -> Layout:
+    """`layout` behind an optional `<PRI>` (read by `learned_record` as the syslog severity)."""
+    def behind(pattern: str) -> str:
+        return r"^(?:<(?P<pri>\d{1,3})>\s*)?" + pattern.removeprefix("^")
+    layout.pattern, layout.loose = behind(layout.pattern), [behind(p) for p in layout.loose]
+    layout._regex, layout._loose = None, None
+    return layout
+
+
+def _learn(lines: list[str], sep: str | None) -> Layout | None:
+    """`learn` on non-blank header lines, their columns cut at `sep` (None: found from the lines)."""
+    forced = sep is not None
+    sep = sep if forced else _separator(lines)
     found = _timed(lines, sep)
-    if sep is not None and len(found) < MIN_SHARE * len(lines):
+    if sep is not None and not forced and len(found) < MIN_SHARE * len(lines):
         # the `|`s were inside the message (`action=EXEC|decision=ALLOW|...`), not between header
         # columns: the lines whose time their blank-cut tokens show say so
         blank = _timed(lines, None)

@@ -1,0 +1,73 @@
+"""Headers no known format and no earlier learnt layout covers (issue 34.3), read by the learnt
+layout's general rules: a level written as its initial in any decoration, a syslog `<PRI>` glued
+before another header, comma-separated header columns, a time column before ` | ` (no container
+name), a known format that reads only the first columns of a longer header, and a time that closes
+the line. The lines are written here in the manner of common loggers (no third-party text)."""
+from __future__ import annotations
+
+from tests.support import read_log as read, utc
+
+LEVELS = ["INFO", "WARN", "ERROR", "INFO", "DEBUG", "INFO"]
+MESSAGES = ["worker pool started size=4", "slow query took 812 ms on table orders",
+            "connection refused to db.internal:5432", "request completed in 12 ms",
+            "cache lookup key=user:7 hit=true", "checkpoint written to /var/lib/app/7.snap"]
+
+
+def _write(tmp_path, lines):
+    path = tmp_path / "app.log"
+    path.write_text("\n".join(lines) + "\n")
+    return read(path)
+
+
+def _read_right(events, *, second=0):
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2026, 5, 3, 12, 30, second + i), level, message)
+        for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    assert all("time_inferred" not in e.fields for e in events)
+
+
+def test_a_level_written_as_its_initial_in_brackets_or_with_a_colon(tmp_path):
+    for decorate in ("[{}]", "({})", "{}:"):
+        lines = [f"2026-05-03 12:30:0{i}.000 {decorate.format(level[0])} scheduler: {message}"
+                 for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+        _read_right(_write(tmp_path, lines))
+
+
+def test_a_syslog_priority_glued_before_a_header_of_another_layout_gives_the_level(tmp_path):
+    severity = {"DEBUG": 7, "INFO": 6, "WARN": 4, "ERROR": 3}
+    lines = [f"<{16 * 8 + severity[level]}>2026/05/03 12:30:0{i}.000 billing[{900 + i}]: {message}"
+             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    events = _write(tmp_path, lines)
+    _read_right(events)
+    assert events[0].fields["facility"] == 16
+
+
+def test_comma_separated_header_columns_with_a_comma_in_the_time(tmp_path):
+    lines = [f"2026-05-03 12:30:0{i},000,{level},db-pool,{message}"
+             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    _read_right(_write(tmp_path, lines))
+
+
+def test_an_epoch_before_a_bar_is_the_time_column_not_a_container(tmp_path):
+    start = utc(2026, 5, 3, 12, 30, 0).timestamp()
+    lines = [f"{start + i:.3f} | {level:<5} | auth | {message}" for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    _read_right(_write(tmp_path, lines))
+
+
+def test_a_known_date_prefix_followed_by_level_columns_reads_the_level(tmp_path):
+    # Go's standard logger prefix (`2026/05/03 12:30:00.000 `) before a header of the program's own
+    lines = [f"2026/05/03 12:30:0{i}.000 | {level:<5} | auth | {message}"
+             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    _read_right(_write(tmp_path, lines))
+
+
+def test_a_time_that_closes_the_line_after_a_level_and_the_message(tmp_path):
+    # messages of different lengths, so the time is at no one column
+    messages = ["pool started", "slow query took 812 ms on table orders", "connection refused",
+                "request completed in 12 ms", "cache miss", "checkpoint written to /var/lib/app/7.snap"]
+    lines = [f"{level:<5} auth: {message} @ 13/05/2026 12:30:1{i}.000"
+             for i, (level, message) in enumerate(zip(LEVELS, messages))]
+    events = _write(tmp_path, lines)
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2026, 5, 13, 12, 30, 10 + i), level, f"auth: {message}")
+        for i, (level, message) in enumerate(zip(LEVELS, messages))]
