@@ -71,3 +71,38 @@ def test_a_time_that_closes_the_line_after_a_level_and_the_message(tmp_path):
     assert [(e.time, e.level, e.message) for e in events] == [
         (utc(2026, 5, 13, 12, 30, 10 + i), level, f"auth: {message}")
         for i, (level, message) in enumerate(zip(LEVELS, messages))]
+
+
+def test_logcat_with_its_year_usec_zone_and_uid_modifiers_in_both_formats(tmp_path):
+    # `adb logcat -v threadtime|time` with `-v year,usec,zone,uid` (AOSP liblog's logprint): one
+    # file may hold several, as a device's captures appended to one another
+    lines = ["11-28 10:00:00.123  1234  1234 D Tag     : plain threadtime",
+             "11-28 10:00:01.456 I/Tag     (  190): plain time format",
+             "2022-11-28 10:00:02.171 +0000  1000  1885  3066 E App  : threadtime with year, zone and uid",
+             "2022-11-28 20:00:03.171997 +1000 W/App     ( 1080: 1179): time format with usec, zone and uid"]
+    events = _write(tmp_path, lines)
+    assert [(e.level, e.message, e.service) for e in events] == [
+        ("DEBUG", "plain threadtime", "Tag"), ("INFO", "plain time format", "Tag"),
+        ("ERROR", "threadtime with year, zone and uid", "App"), ("WARN", "time format with usec, zone and uid", "App")]
+    assert events[2].time == utc(2022, 11, 28, 10, 0, 2, 171000)
+    assert events[3].time == utc(2022, 11, 28, 10, 0, 3, 171997)
+    assert events[3].fields["uid"] == "1080" and events[3].fields["pid"] == "1179"
+
+
+def test_epochs_from_2000_on_and_fractions_finer_than_nanoseconds(tmp_path):
+    # nine-digit seconds (before September 2001) and twelve-digit milliseconds, and a fraction of
+    # twelve digits, as telegraf's and seqcli's parsers read them
+    lines = ["999999999 value=1", "999999999999 value=2", "1466004605.123456789123 value=3"]
+    events = _write(tmp_path, lines)
+    assert [e.time for e in events] == [utc(2001, 9, 9, 1, 46, 39), utc(2001, 9, 9, 1, 46, 39, 999000),
+                                       utc(2016, 6, 15, 15, 30, 5, 123457)]
+    assert all("time_inferred" not in e.fields for e in events)
+
+
+def test_a_stamp_with_the_year_before_the_months_name(tmp_path):
+    # Cisco NX-OS and other vendors' syslog: `2022 Oct 19 11:34:01` after the priority
+    lines = [f"<187>2022 Oct 19 11:34:0{i} switch-{i}: %ETHPORT-3-IF_DOWN: Interface Ethernet1/{i} is down"
+             for i in range(3)]
+    events = _write(tmp_path, lines)
+    assert [e.time for e in events] == [utc(2022, 10, 19, 11, 34, i) for i in range(3)]
+    assert {e.level for e in events} == {"ERROR"}

@@ -236,6 +236,8 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # year, no seconds)
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}})| (?P<yy>\d{{2}}))? "
                            rf"(?:{_HMS}|(?P<h2>\d{{1,2}}):(?P<mi2>\d{{2}})(?P<s2>))(?: ?{_ZONE})?", 5),
+    # the year first, then the month's name (Cisco NX-OS, vendor syslog stamps): `2022 Oct 19 11:34:01`
+    TimeShape("year-month-day", rf"(?P<y>\d{{4}}) (?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
     # glog/klog's header without its level letter: `1206 01:02:03.456789` (MMdd, no year)
@@ -245,8 +247,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
     TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
-    # epoch seconds (with a fraction or not), milliseconds, microseconds, nanoseconds: 2001-09 to 2033-05
-    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12}|1[0-9]{15}|1[0-9]{18})", 5),
+    # epoch seconds (with a fraction or not, to whatever digits a writer prints: telegraf's and Go's
+    # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
+    TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
+                       r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
