@@ -106,3 +106,18 @@ def test_a_stamp_with_the_year_before_the_months_name(tmp_path):
     events = _write(tmp_path, lines)
     assert [e.time for e in events] == [utc(2022, 10, 19, 11, 34, i) for i in range(3)]
     assert {e.level for e in events} == {"ERROR"}
+
+
+def test_an_aligned_key_value_block_whose_value_is_a_time_stays_in_its_record(tmp_path):
+    # a service printing its settings under one header line: `Started:` holds a time, yet the line
+    # is the block's, not a record of its own
+    lines = ["2024/02/16 06:05:19.400  2136  3688  service starting",
+             "2024/02/16 06:05:19.561  2136  5868  settings:",
+             "Started:            2024/02/16 06:05:19.548 (UTC-8:00)",
+             "Version:            15.50.5 (64-bit)",
+             "Account:            SYSTEM",
+             "2024/02/16 06:05:19.566  2136  3876  network is now connected"]
+    events = _write(tmp_path, lines)
+    assert len(events) == 3
+    body = events[1].message + "\n" + (events[1].stack or "")
+    assert "Started:            2024/02/16 06:05:19.548" in body and "Account:            SYSTEM" in body
