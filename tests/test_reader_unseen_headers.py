@@ -5,6 +5,8 @@ name), a known format that reads only the first columns of a longer header, and 
 the line. The lines are written here in the manner of common loggers (no third-party text)."""
 from __future__ import annotations
 
+import json
+
 from tests.support import read_log as read, utc
 
 LEVELS = ["INFO", "WARN", "ERROR", "INFO", "DEBUG", "INFO"]
@@ -121,3 +123,27 @@ def test_an_aligned_key_value_block_whose_value_is_a_time_stays_in_its_record(tm
     assert len(events) == 3
     body = events[1].message + "\n" + (events[1].stack or "")
     assert "Started:            2024/02/16 06:05:19.548" in body and "Account:            SYSTEM" in body
+
+
+def test_a_json_record_whose_message_key_no_name_says_is_the_text_rendered_from_its_values(tmp_path):
+    # Falco: `output` is rendered from the record's `priority` and `output_fields`; `rule` is a
+    # second text, the rule's name, which holds none of them
+    rows = [{"output": f"18:49:1{i}.000000000: Warning Shell spawned in container (user=root container_id=c{i}f00)",
+             "priority": "Warning", "rule": "Terminal shell in container", "time": f"2019-06-28T18:49:1{i}.000000000Z",
+             "output_fields": {"container.id": f"c{i}f00", "user.name": "root"}} for i in range(3)]
+    path = tmp_path / "falco.json"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    events = read(path)
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2019, 6, 28, 18, 49, 10 + i), "WARN", rows[i]["output"]) for i in range(3)]
+    assert events[0].fields["rule"] == "Terminal shell in container"
+
+
+def test_a_priority_before_version_0_is_not_read_as_rfc_5424(tmp_path):
+    # RFC 5424's VERSION is a non-zero digit and up to two more
+    formats = []
+    for version in ("1", "0"):
+        path = tmp_path / f"relay-{version}.log"
+        path.write_text(f"<34>{version} 2003-10-11T22:14:15.003Z mymachine su - ID47 - 'su root' failed\n")
+        formats += [e.fields["format"] for e in read(path)]
+    assert formats[0] == "syslog5424" and formats[1] != "syslog5424"

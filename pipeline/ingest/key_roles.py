@@ -181,6 +181,16 @@ def _by_value(role: str, value: Any) -> int | None:
     return None
 
 
+def _rendered(values: dict[str, Any], texts: list[str]) -> str | None:
+    """Of `texts` (keys of human text), the one holding the most of the other keys' values (words
+    of three characters or more, numbers), when it holds two or more and more than any other does
+    (one value met in a long text may be a coincidence: a `category` word in a description)."""
+    others = {str(v) for k, v in values.items() if k not in texts and not isinstance(v, (bool, dict, list))
+              and v is not None and len(str(v)) >= 3}
+    counts = sorted(((sum(1 for v in others if v in str(values[t])), t) for t in texts), reverse=True)
+    return counts[0][1] if counts and counts[0][0] >= 2 and (len(counts) == 1 or counts[0][0] > counts[1][0]) else None
+
+
 def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
           nested: dict[str, tuple[tuple[str, ...], Any]] | None = None) -> dict[str, str]:
     """The keys of `record` that hold each role in `missing` (none when no key fits), the answer
@@ -205,9 +215,12 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
                 if by_value is not None:
                     found.setdefault(role, []).append((by_value, position, name))
     if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
-        # several values of human text and no key naming the message: which one is, nothing says;
-        # the record is kept whole rather than one of them picked
-        found["message"] = [c for c in found["message"] if c[0] != 4]
+        # several values of human text and no key naming the message: the one a template rendered
+        # from the record's other values (Falco's `output` holds its `priority` word and its
+        # `output_fields`' values; its `rule` none) is; else nothing says, and the record is kept
+        # whole rather than one of them picked
+        rendered = _rendered(dict(items), [n for r, _p, n in found["message"] if r == 4])
+        found["message"] = [c for c in found["message"] if c[0] != 4 or c[2] == rendered]
     roles: dict[str, str] = {}
     for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
