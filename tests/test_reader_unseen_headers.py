@@ -147,3 +147,17 @@ def test_a_priority_before_version_0_is_not_read_as_rfc_5424(tmp_path):
         path.write_text(f"<34>{version} 2003-10-11T22:14:15.003Z mymachine su - ID47 - 'su root' failed\n")
         formats += [e.fields["format"] for e in read(path)]
     assert formats[0] == "syslog5424" and formats[1] != "syslog5424"
+
+
+def test_a_bracket_that_opens_with_the_level_then_the_time(tmp_path):
+    # Tornado's LogFormatter: `[%(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] %(message)s`
+    lines = [f"[{level[0]} 260503 12:30:0{i} web:{2200 + i}] {message}" for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    _read_right(_write(tmp_path, lines))
+
+
+def test_logfmt_pairs_whose_keys_no_name_list_holds_are_read_by_their_values(tmp_path):
+    # the time under `logged_at` in a header spelling, the level under Serilog's `@l`, the message
+    # under `body`: no logfmt key name says which is which
+    lines = [f'logged_at="03-May-2026 12:30:0{i}.000" @l={level.lower()} component=cache body="{message}" pid={90 + i}'
+             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    _read_right(_write(tmp_path, lines))

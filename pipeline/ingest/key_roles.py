@@ -101,8 +101,9 @@ def _candidates(name: str) -> list[tuple[str, int]]:
             out.append((role, 1))
     if "trace" in split and last in ("id", "trace"):
         out.append(("trace_id", 1 if len(split) > 1 else 0))
-    if not out and len(name) <= 3 and name.isalpha():
-        lower = name.lower()
+    bare = name.lstrip("@_")  # Serilog's CLEF marks its own keys: `@t`, `@l`, `@m`
+    if not out and len(bare) <= 3 and bare.isalpha():
+        lower = bare.lower()
         out += [(role, 2) for role, vocabulary in _WORDS.items()
                 if any(word.startswith(lower) and word != lower for word in vocabulary)]
     if "time" in (role for role, _ in out) and _NOT_AN_INSTANT & set(split):
@@ -121,15 +122,17 @@ def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool
         return False
     if role == "time":
         moment = parse_time(time_value(value))
+        if moment is None and isinstance(value, str) and len(value) <= 64 and CLOCK.search(value):
+            moment = read_any_time(value)  # a header spelling under a time's name (`date="Apr  5 14:52:31"`)
         return moment is not None and moment.year >= MIN_INFERRED_YEAR
     if role == "level":
         if isinstance(value, str) and len(value) > 12:
             return False
-        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 5)):
-            return False
+        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 8)):
+            return False  # a level name is short (`warning`, `critical`): a longer word is no level
         return normalize_level(value, scheme=level_scheme(name)) is not None
-    if role == "message":
-        return isinstance(value, str)
+    if role == "message":  # under a one-letter key, words (`@m`): a single token is another role's
+        return isinstance(value, str) and (not abbreviated or " " in value.strip())
     if role in ("service", "host"):
         return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
     if role == "trace_id":

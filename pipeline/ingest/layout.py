@@ -36,6 +36,7 @@ HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the oth
 MAX_LEAD_TOKENS = 12  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
 EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other words
+LEAD = "+lead"  # and the bracket opens with a level before the time
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -190,10 +191,13 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         # Serilog's console: `[08:00:00 INF]`, a time of day alone)
         words = line[spans[i][0]:spans[i][1]].rstrip(":")
         words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
-        for k in range(len(words) - 1, 0, -1):
-            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE) if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+        # or after the level that opens the bracket (Tornado's `[I 240301 08:00:00 web:2243]`)
+        lead = 1 if len(words) >= 3 and (_is_level(words[0]) or _is_letter_level(words[0])) else 0
+        for k in range(len(words) - 1 + lead, lead, -1):
+            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE)
+                               if SHAPE_RE[t.name].match(" ".join(words[lead:k]))), None)
             if shape_name is not None:
-                return i, 1, shape_name + EXTRA
+                return i, 1, shape_name + (LEAD if lead else "") + EXTRA
     if best is None:
         # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
         # the shortest run of leading columns with a clock that python-dateutil reads as a full date
@@ -495,6 +499,11 @@ def _names(roles: list[str]) -> dict[str, str]:
     return names
 
 
+def _bare(shape: str) -> str:
+    """A time shape's name without the marks of the bracket it shares."""
+    return shape.removesuffix(EXTRA).removesuffix(LEAD)
+
+
 def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
            prefix: tuple[int, int] | None = None, optional_from: int | None = None,
            tight: list[bool] | None = None, width: int = 1, trailer: list[str] | None = None) -> Layout | None:
@@ -510,9 +519,11 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             if shape == "dateutil":  # as many words as the sample's times take (a bracket holds several)
                 time_re = r"[^\s\])]+" + r"\s+[^\s\])]+" * (width - 1)
             else:
-                time_re = spaced(TIME_SHAPES_BY_NAME[shape.removesuffix(EXTRA)].regex)
+                time_re = spaced(TIME_SHAPES_BY_NAME[_bare(shape)].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
-            if shape.endswith(EXTRA):  # the bracket's other words are a column of their own
+            if shape.endswith(LEAD + EXTRA):  # the level before the time, the other words after it
+                parts.append(rf"[\[(](?P<f{n}l>[A-Za-z]{{1,12}})\s+(?P<time>{time_re})(?:\s+(?P<f{n}x>[^\])]*))?[\])]:?")
+            elif shape.endswith(EXTRA):  # the bracket's other words are a column of their own
                 parts.append(rf"[\[(](?P<time>{time_re})\s+(?P<f{n}x>[^\])]*)[\])]:?")
             else:
                 parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
@@ -555,7 +566,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     elif len(parts) > upto:
         head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
         loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
-    layout = Layout(pattern=pattern, time_shape=shape.removesuffix(EXTRA), columns=roles, separator=sep, names=_names(roles),
+    layout = Layout(pattern=pattern, time_shape=_bare(shape), columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
         layout.regex.pattern  # noqa: B018 - compiles it

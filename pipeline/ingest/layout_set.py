@@ -192,8 +192,9 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
         level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
         fields["component"] = named["component"]
-    if level is None:  # the words sharing the time's bracket (Serilog's `[08:00:00 INF]`) may be its level
-        level = next((v.strip() for k, v in groups.items() if k[-1:] == "x" and k[:1] == "f" and v
+    if level is None:  # the words sharing the time's bracket (Serilog's `[08:00:00 INF]`, Tornado's
+        # `[I 240301 08:00:00 web:2243]`) may be its level
+        level = next((v.strip() for k, v in groups.items() if k[-1:] in "xl" and k[:1] == "f" and v
                       and normalize_level(v.strip()) is not None), None)
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)

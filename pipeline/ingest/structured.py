@@ -261,8 +261,8 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
              "host": _take(rest, ("host", "hostname")), "trace_id": _take(rest, ("trace_id", "traceId", "traceID"))}
     scheme = None
     missing = tuple(role for role in key_roles.ROLES if found[role] is None)
-    if missing:  # the roles no known name held: told by the other keys' names and values
-        for role, key in key_roles.infer(rest, missing, opts.key_roles).items():
+    if missing:  # the roles no known name held: told by the other keys' names, else by their values alone
+        for role, key in key_roles.infer(rest, missing, opts.key_roles, nested=key_roles.flat_view(rest)).items():
             found[role] = rest.pop(key)
             scheme = key_roles.level_scheme(key) if role == "level" else scheme
     raw_time, level = found["time"], found["level"]
