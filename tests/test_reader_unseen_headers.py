@@ -21,6 +21,11 @@ def _write(tmp_path, lines):
     return read(path)
 
 
+def _lines(make):
+    """The test's six lines, each made from its index, level and message."""
+    return [make(i, level, message) for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+
+
 def _read_right(events, *, second=0):
     assert [(e.time, e.level, e.message) for e in events] == [
         (utc(2026, 5, 3, 12, 30, second + i), level, message)
@@ -30,36 +35,32 @@ def _read_right(events, *, second=0):
 
 def test_a_level_written_as_its_initial_in_brackets_or_with_a_colon(tmp_path):
     for decorate in ("[{}]", "({})", "{}:"):
-        lines = [f"2026-05-03 12:30:0{i}.000 {decorate.format(level[0])} scheduler: {message}"
-                 for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+        lines = _lines(lambda i, level, message: f"2026-05-03 12:30:0{i}.000 {decorate.format(level[0])} scheduler: {message}")
         _read_right(_write(tmp_path, lines))
 
 
 def test_a_syslog_priority_glued_before_a_header_of_another_layout_gives_the_level(tmp_path):
     severity = {"DEBUG": 7, "INFO": 6, "WARN": 4, "ERROR": 3}
-    lines = [f"<{16 * 8 + severity[level]}>2026/05/03 12:30:0{i}.000 billing[{900 + i}]: {message}"
-             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f"<{16 * 8 + severity[level]}>2026/05/03 12:30:0{i}.000 billing[{900 + i}]: {message}")
     events = _write(tmp_path, lines)
     _read_right(events)
     assert events[0].fields["facility"] == 16
 
 
 def test_comma_separated_header_columns_with_a_comma_in_the_time(tmp_path):
-    lines = [f"2026-05-03 12:30:0{i},000,{level},db-pool,{message}"
-             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f"2026-05-03 12:30:0{i},000,{level},db-pool,{message}")
     _read_right(_write(tmp_path, lines))
 
 
 def test_an_epoch_before_a_bar_is_the_time_column_not_a_container(tmp_path):
     start = utc(2026, 5, 3, 12, 30, 0).timestamp()
-    lines = [f"{start + i:.3f} | {level:<5} | auth | {message}" for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f"{start + i:.3f} | {level:<5} | auth | {message}")
     _read_right(_write(tmp_path, lines))
 
 
 def test_a_known_date_prefix_followed_by_level_columns_reads_the_level(tmp_path):
     # Go's standard logger prefix (`2026/05/03 12:30:00.000 `) before a header of the program's own
-    lines = [f"2026/05/03 12:30:0{i}.000 | {level:<5} | auth | {message}"
-             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f"2026/05/03 12:30:0{i}.000 | {level:<5} | auth | {message}")
     _read_right(_write(tmp_path, lines))
 
 
@@ -151,13 +152,12 @@ def test_a_priority_before_version_0_is_not_read_as_rfc_5424(tmp_path):
 
 def test_a_bracket_that_opens_with_the_level_then_the_time(tmp_path):
     # Tornado's LogFormatter: `[%(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] %(message)s`
-    lines = [f"[{level[0]} 260503 12:30:0{i} web:{2200 + i}] {message}" for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f"[{level[0]} 260503 12:30:0{i} web:{2200 + i}] {message}")
     _read_right(_write(tmp_path, lines))
 
 
 def test_logfmt_pairs_whose_keys_no_name_list_holds_are_read_by_their_values(tmp_path):
     # the time under `logged_at` in a header spelling, the level under Serilog's `@l`, the message
     # under `body`: no logfmt key name says which is which
-    lines = [f'logged_at="03-May-2026 12:30:0{i}.000" @l={level.lower()} component=cache body="{message}" pid={90 + i}'
-             for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+    lines = _lines(lambda i, level, message: f'logged_at="03-May-2026 12:30:0{i}.000" @l={level.lower()} component=cache body="{message}" pid={90 + i}')
     _read_right(_write(tmp_path, lines))
