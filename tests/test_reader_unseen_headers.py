@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support import read_log as read, utc
 
 LEVELS = ["INFO", "WARN", "ERROR", "INFO", "DEBUG", "INFO"]
@@ -39,29 +41,34 @@ def test_a_level_written_as_its_initial_in_brackets_or_with_a_colon(tmp_path):
         _read_right(_write(tmp_path, lines))
 
 
+_EPOCH = utc(2026, 5, 3, 12, 30, 0).timestamp()
+# (id, a line of the layout from its index, level and message): each a header no bed had
+HEADERS = [
+    # comma-cut columns, the time's fraction after a comma
+    ("comma-separated", lambda i, level, message: f"2026-05-03 12:30:0{i},000,{level},db-pool,{message}"),
+    # digits before ` | ` are a time column, not a compose container's name
+    ("epoch-before-bar", lambda i, level, message: f"{_EPOCH + i:.3f} | {level:<5} | auth | {message}"),
+    # Go's standard logger prefix before a header of the program's own: the known format reads no level
+    ("go-prefix-then-columns", lambda i, level, message: f"2026/05/03 12:30:0{i}.000 | {level:<5} | auth | {message}"),
+    # Tornado's LogFormatter: `[%(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] %(message)s`
+    ("level-then-time-bracket", lambda i, level, message: f"[{level[0]} 260503 12:30:0{i} web:{2200 + i}] {message}"),
+    # logfmt keys no name list holds: `logged_at` in a header spelling, Serilog's `@l`, `body`
+    ("logfmt-by-values", lambda i, level, message:
+        f'logged_at="03-May-2026 12:30:0{i}.000" @l={level.lower()} component=cache body="{message}" pid={90 + i}'),
+]
+
+
+@pytest.mark.parametrize("make", [m for _, m in HEADERS], ids=[n for n, _ in HEADERS])
+def test_a_header_no_bed_had_gives_each_line_its_time_level_and_message(tmp_path, make):
+    _read_right(_write(tmp_path, _lines(make)))
+
+
 def test_a_syslog_priority_glued_before_a_header_of_another_layout_gives_the_level(tmp_path):
     severity = {"DEBUG": 7, "INFO": 6, "WARN": 4, "ERROR": 3}
     lines = _lines(lambda i, level, message: f"<{16 * 8 + severity[level]}>2026/05/03 12:30:0{i}.000 billing[{900 + i}]: {message}")
     events = _write(tmp_path, lines)
     _read_right(events)
     assert events[0].fields["facility"] == 16
-
-
-def test_comma_separated_header_columns_with_a_comma_in_the_time(tmp_path):
-    lines = _lines(lambda i, level, message: f"2026-05-03 12:30:0{i},000,{level},db-pool,{message}")
-    _read_right(_write(tmp_path, lines))
-
-
-def test_an_epoch_before_a_bar_is_the_time_column_not_a_container(tmp_path):
-    start = utc(2026, 5, 3, 12, 30, 0).timestamp()
-    lines = _lines(lambda i, level, message: f"{start + i:.3f} | {level:<5} | auth | {message}")
-    _read_right(_write(tmp_path, lines))
-
-
-def test_a_known_date_prefix_followed_by_level_columns_reads_the_level(tmp_path):
-    # Go's standard logger prefix (`2026/05/03 12:30:00.000 `) before a header of the program's own
-    lines = _lines(lambda i, level, message: f"2026/05/03 12:30:0{i}.000 | {level:<5} | auth | {message}")
-    _read_right(_write(tmp_path, lines))
 
 
 def test_a_time_that_closes_the_line_after_a_level_and_the_message(tmp_path):
@@ -150,14 +157,28 @@ def test_a_priority_before_version_0_is_not_read_as_rfc_5424(tmp_path):
     assert formats[0] == "syslog5424" and formats[1] != "syslog5424"
 
 
-def test_a_bracket_that_opens_with_the_level_then_the_time(tmp_path):
-    # Tornado's LogFormatter: `[%(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] %(message)s`
-    lines = _lines(lambda i, level, message: f"[{level[0]} 260503 12:30:0{i} web:{2200 + i}] {message}")
-    _read_right(_write(tmp_path, lines))
+def test_go_unix_and_ruby_dates_and_rfc_850_read_their_zone_and_year(tmp_path):
+    # date(1)'s default and Go's UnixDate put the zone between the clock and the year; RubyDate an
+    # offset there; RFC 850 a weekday, a dashed two-digit year and a zone name
+    for stamp in ("Mon Jan  2 15:04:0{i} MST 2006", "Mon Jan 02 15:04:0{i} -0700 2006", "Monday, 02-Jan-06 15:04:0{i} MST"):
+        lines = [f"{stamp.format(i=i)} {level} {message}" for i, (level, message) in enumerate(zip(LEVELS, MESSAGES))]
+        events = _write(tmp_path, lines)
+        assert [(e.time, e.level) for e in events] == [(utc(2006, 1, 2, 22, 4, i), level) for i, level in enumerate(LEVELS)]
 
 
-def test_logfmt_pairs_whose_keys_no_name_list_holds_are_read_by_their_values(tmp_path):
-    # the time under `logged_at` in a header spelling, the level under Serilog's `@l`, the message
-    # under `body`: no logfmt key name says which is which
-    lines = _lines(lambda i, level, message: f'logged_at="03-May-2026 12:30:0{i}.000" @l={level.lower()} component=cache body="{message}" pid={90 + i}')
-    _read_right(_write(tmp_path, lines))
+def test_ltsv_labelled_tab_separated_fields(tmp_path):
+    # LTSV (ltsv.org, fluentd's ltsv parser): `label:value` fields cut by tabs
+    lines = _lines(lambda i, level, message: f"time:2026-05-03T12:30:0{i}Z\thost:web-1\tlevel:{level.lower()}\tmessage:{message}")
+    events = _write(tmp_path, lines)
+    _read_right(events)
+    assert {e.host for e in events} == {"web-1"}
+
+
+def test_a_closing_time_with_messages_of_one_length_is_still_no_header_column(tmp_path):
+    # every message of four words: the time sits at one column, yet the words before it are prose
+    messages = ["worker pool started now", "slow query on orders", "connection refused by db",
+                "request completed in time", "cache lookup missed key", "checkpoint written to disk"]
+    lines = [f"{level:<5} auth: {message} @ 13/05/2026 12:30:1{i}.000" for i, (level, message) in enumerate(zip(LEVELS, messages))]
+    events = _write(tmp_path, lines)
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2026, 5, 13, 12, 30, 10 + i), level, f"auth: {message}") for i, (level, message) in enumerate(zip(LEVELS, messages))]

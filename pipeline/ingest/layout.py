@@ -360,7 +360,8 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
     same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
     prefix: tuple[int, int] | None = None
-    if count < MIN_SHARE * len(lines) <= len(same_shape):
+    at_start = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
+    if (count < MIN_SHARE * len(lines) or _prose_columns(at_start, start) >= 2) and MIN_SHARE * len(lines) <= len(same_shape):
         # the time's spelling is constant but not its column (a varying prefix: "[pid] time", "pid:role time")
         starts = [hit[0] for _, _, hit in same_shape]
         prefix = (min(starts), max(starts))
@@ -436,6 +437,17 @@ def _prose_before(row: tuple[str, list[tuple[int, int]]], after: int, k: int) ->
     `"Cleanup",`), not header values (a host `dn7`, a date, a bracketed field)."""
     line, spans = row
     return sum(1 for s, e in spans[after:after + k] if _PROSE.fullmatch(line[s:e]))
+
+
+def _prose_columns(rows: list[tuple[str, list[tuple[int, int]]]], start: int) -> int:
+    """How many of the columns before the time hold prose: words that vary from line to line (a
+    message's, when the time closes lines whose messages happen to share a length)."""
+    count = 0
+    for j in range(start):
+        values = [line[s[j][0]:s[j][1]] for line, s in rows]
+        if values and len(set(values)) >= 0.5 * len(values) and sum(1 for v in values if _PROSE.fullmatch(v)) >= 0.6 * len(values):
+            count += 1
+    return count
 
 
 def _texty(values: list[str]) -> bool:

@@ -242,10 +242,31 @@ def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
     return pairs
 
 
-def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    if "=" not in text:
+_LTSV_LABEL = re.compile(r"[0-9A-Za-z_.-]+:")
+
+
+def parse_ltsv_pairs(text: str) -> dict[str, str] | None:
+    """LTSV's labelled fields (ltsv.org: `label:value` cut by tabs, as fluentd's ltsv parser reads
+    them), or None when the text is not wholly of them (at least three)."""
+    fields = text.strip("\r\n").split("\t")
+    if len(fields) < 3:
         return None
-    pairs = parse_logfmt_pairs(text)
+    pairs: dict[str, str] = {}
+    for field_text in fields:
+        label = _LTSV_LABEL.match(field_text)
+        if label is None:
+            return None
+        pairs.setdefault(label.group(0)[:-1], field_text[label.end():])
+    return pairs
+
+
+def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
+    """logfmt's `key=value` pairs, or LTSV's tab-cut `label:value` fields: one record of pairs."""
+    if "=" not in text and "\t" not in text:
+        return None
+    pairs = parse_logfmt_pairs(text) if "=" in text else None
+    if pairs is None and "\t" in text:
+        pairs = parse_ltsv_pairs(text)
     if pairs is None:
         return None
     if not (_LOGFMT_KEYS & set(pairs)):

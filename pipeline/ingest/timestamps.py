@@ -197,7 +197,7 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
 # followed by its zone's name (Go's Time.String: `+0000 UTC`)
 _ZONE_NAMES = "|".join(sorted((z for z in ZONE_ABBREVIATIONS if z != "Z"), key=len, reverse=True))
-_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|UTC|GMT|[A-Z]{{3,4}}T)"
+_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -225,12 +225,16 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
                             r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
     TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
     TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
+    # date(1)'s default and Go's UnixDate/RubyDate: the zone between the clock and the year
+    # (`Mon Jan  2 15:04:05 MST 2006`, `Mon Jan 02 15:04:05 -0700 2006`)
+    TimeShape("ctime-zoned", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} {_ZONE} (?P<y>\d{{4}})", 8),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
     # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`: a dashed day-month, the year and
-    # the seconds optional
-    TimeShape("day-mon-dashed", rf"(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
+    # the seconds optional; RFC 850 (Go's RFC850: `Monday, 02-Jan-06 15:04:05 MST`) with its weekday and
+    # two-digit year
+    TimeShape("day-mon-dashed", rf"(?:{_DOW} )?(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}})|-(?P<yy>\d{{2}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
                                 rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
     # RFC 822/1123 and log4j2's DATE: `06 Dec 2026 01:02:03,456`, `02 Jan 06 15:04 -0700` (a two-digit
     # year, no seconds)
