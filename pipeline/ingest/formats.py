@@ -41,6 +41,7 @@ from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
 from pipeline.ingest.line_formats import text_formats
+from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest import prefixed
 from pipeline.ingest.prefixed import Prefixes
@@ -135,6 +136,18 @@ _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
+def _level_led(message: str) -> bool:
+    """Whether a message's first three columns hold a level word or initial as a header writes one:
+    first, decorated or upper-case (`| INFO  | comp | msg`, `comp.Handler <E> msg`): then the known
+    format read only the start of a longer header."""
+    for n, token in enumerate(message[:80].split()[:3]):
+        bare = token.strip("[]()<>|:-")
+        if bare.isalpha() and (n == 0 or token != bare or bare.isupper()) and normalize_level(bare) is not None:
+            return True
+    return False
+
+
+
 def _levels_read(layout: Any, lines: list[str]) -> int:
     """How many of `lines` `layout` reads a level word from (its level column's value)."""
     from pipeline.ingest.layout import _is_letter_level, _is_level
@@ -201,6 +214,7 @@ class SourceParser:
         heads = [line for line in lines if not line[:1].isspace()] or lines
         timed: dict[str, set[str]] = {name: set() for name in PARSERS}  # the lines each reads with a time
         levelled = {name: 0 for name in PARSERS}  # the lines each reads a written level from
+        level_led = {name: 0 for name in PARSERS}  # its lines without one whose message opens with a level word
         for line in heads:
             for name, parser in PARSERS.items():
                 try:
@@ -212,6 +226,7 @@ class SourceParser:
                     if record.time is not None:
                         timed[name].add(line)
                     levelled[name] += record.level is not None
+                    level_led[name] += record.level is None and _level_led(record.message)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
@@ -226,7 +241,8 @@ class SourceParser:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         # a known format that reads no level from the lines it reads may have read only the first
         # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
-        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format]
+        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format] \
+            and level_led[self.format] >= 0.5 * counts[self.format]
         if lines and (self.share < FAST_PATH_SHARE or levelless) and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import MIN_SHARE
             from pipeline.ingest.layout_set import learn_set

@@ -65,14 +65,14 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
     object, a W3C directive, a Go `panic:` or the JVM's `Exception in thread "…"`; any other line
     continues the record before it. `parsers`, `order` and `learning` are the source parser's own
     (pipeline/ingest/formats.py passes them in: this module imports nothing of it)."""
+    if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
+            ("panic: ", "Exception in thread ")):
+        return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
     key = _ALIGNED_KEY.match(first)
     if key is not None and normalize_level(key[1]) is None and key[1].upper() not in _LEVEL_LABELS:
         return False  # `Start:      2024/02/16 06:05:19.548`: a property of the block the record prints
-    if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
-            ("panic: ", "Exception in thread ")):
-        return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if first[:1] == "[" and _BRACKET_LEVEL.match(first) is not None:
         return True  # a bracketed level word opens a record (CoreDNS's `[INFO] ...` between timed lines)
     if parser.set.layouts and parser.set.read(first) is not None:
