@@ -147,7 +147,6 @@ def _level_led(message: str) -> bool:
     return False
 
 
-
 def _levels_read(layout: Any, lines: list[str]) -> int:
     """How many of `lines` `layout` reads a level word from (its level column's value)."""
     from pipeline.ingest.layout import _is_letter_level, _is_level
