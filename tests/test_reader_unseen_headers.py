@@ -182,3 +182,37 @@ def test_a_closing_time_with_messages_of_one_length_is_still_no_header_column(tm
     events = _write(tmp_path, lines)
     assert [(e.time, e.level, e.message) for e in events] == [
         (utc(2026, 5, 13, 12, 30, 10 + i), level, f"auth: {message}") for i, (level, message) in enumerate(zip(LEVELS, messages))]
+
+
+TRACE = ["java.io.IOException: disk full", "\tat com.shop.db.Pool.take(Pool.java:88)", "Caused by: java.net.ConnectException: refused"]
+
+
+def _traced(lines, levels=LEVELS):
+    """The lines with a Java trace printed after each ERROR line (its first line unindented)."""
+    return [out for line, level in zip(lines, levels) for out in [line] + (TRACE if level == "ERROR" else [])]
+
+
+def test_a_logfmt_record_followed_by_a_trace_keeps_its_pairs_and_the_trace_as_its_stack(tmp_path):
+    lines = _lines(lambda i, level, message: f'ts=2026-05-03T12:30:0{i}Z level={level} msg="{message}" pid={90 + i}')
+    events = _write(tmp_path, _traced(lines))
+    _read_right(events)
+    assert events[2].stack.startswith("java.io.IOException: disk full") and events[2].exception
+
+
+def test_a_level_word_read_as_a_syslog_tag_is_the_level(tmp_path):
+    # `host WRN: msg`: a component that is an upper-case level word is the line's level
+    short = {"DEBUG": "DBG", "INFO": "INF", "WARN": "WRN", "ERROR": "ERR"}
+    lines = _lines(lambda i, level, message: f"May  3 12:30:0{i} web-1 {short[level]}: {message}")
+    events = _write(tmp_path, _traced(lines))
+    assert [(e.level, e.message) for e in events] == list(zip(LEVELS, MESSAGES))
+    assert not {e.service for e in events} & set(short.values())
+
+
+def test_a_levelless_known_prefix_yields_to_level_columns_when_traces_lower_its_share(tmp_path):
+    # Go's standard prefix, then `logger <LEVEL>`: with traces between, no reader reads 90% of the
+    # lines, and the known format reads as many as the layout does
+    levels = ["ERROR", "INFO", "ERROR", "WARN", "ERROR", "INFO"]
+    lines = [f"2026/05/03 12:30:0{i}.000 auth.Handler <{level}> {message}" for i, (level, message) in enumerate(zip(levels, MESSAGES))]
+    events = _write(tmp_path, _traced(lines, levels))
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2026, 5, 3, 12, 30, i), level, message) for i, (level, message) in enumerate(zip(levels, MESSAGES))]

@@ -249,11 +249,11 @@ class SourceParser:
             layouts = learn_set(lines + more)
             # a layout read from its header lines alone (under MIN_SHARE) only where no known format
             # reads any; over a known format that reads no level, one that reads as much and a level
-            if self.share >= FAST_PATH_SHARE:
-                layouts = layouts if layouts and "level" in layouts[0].names and _levels_read(layouts[0], heads) \
-                    >= 0.9 * len(heads) and layouts[0].share >= self.share else []
-            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share) \
-                    or layouts and self.share >= FAST_PATH_SHARE:
+            # from (nearly) every line that format reads
+            levels = levelless and bool(layouts) and "level" in layouts[0].names and layouts[0].share >= self.share \
+                and _levels_read(layouts[0], heads) >= 0.9 * self.share * len(heads)
+            if levels or layouts and self.share < FAST_PATH_SHARE and layouts[0].share > self.share \
+                    and (layouts[0].share >= MIN_SHARE or not self.share):
                 self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
                 self.set = LayoutSet(layouts)
         if self.format == "text":

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
-from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first
 from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -261,9 +261,11 @@ def parse_ltsv_pairs(text: str) -> dict[str, str] | None:
 
 
 def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    """logfmt's `key=value` pairs, or LTSV's tab-cut `label:value` fields: one record of pairs."""
+    """logfmt's `key=value` pairs, or LTSV's tab-cut `label:value` fields: one record of pairs (its
+    continuation lines, a trace printed after it, the stack)."""
     if "=" not in text and "\t" not in text:
         return None
+    text, after = split_first(text) if "\n" in text else (text, None)
     pairs = parse_logfmt_pairs(text) if "=" in text else None
     if pairs is None and "\t" in text:
         pairs = parse_ltsv_pairs(text)
@@ -305,5 +307,7 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
         message=message, format="logfmt", time=time, level=level,
         level_name=(normalize_level(level, scheme=scheme) if level is not None
                     else infer_level(message + " " + (err or ""))),
-        service=found["service"], host=found["host"], exception=_take(rest, ("exception", "error_type")),
-        stack=_take(rest, ("stack", "stacktrace")), trace_id=found["trace_id"], fields=rest)
+        service=found["service"], host=found["host"],
+        exception=_take(rest, ("exception", "error_type")) or (exception_in(after) if after else None),
+        stack=_take(rest, ("stack", "stacktrace")) or (after.strip("\n") if after else None),
+        trace_id=found["trace_id"], fields=rest)
