@@ -41,6 +41,7 @@ from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
 from pipeline.ingest.line_formats import text_formats
+from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest import prefixed
 from pipeline.ingest.prefixed import Prefixes
@@ -135,6 +136,26 @@ _FOOTER = re.compile(r" \(((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)\)$")
 _BARE_LOGGER = re.compile(r"^([A-Za-z_$][\w$]*(?:\[[^\]]*\])?): (?=\S)")
 
 
+def _level_led(message: str) -> bool:
+    """Whether a message's first three columns hold a level word or initial as a header writes one:
+    first, decorated or upper-case (`| INFO  | comp | msg`, `comp.Handler <E> msg`): then the known
+    format read only the start of a longer header."""
+    for n, token in enumerate(message[:80].split()[:3]):
+        bare = token.strip("[]()<>|:-")
+        if bare.isalpha() and (n == 0 or token != bare or bare.isupper()) and normalize_level(bare) is not None:
+            return True
+    return False
+
+
+def _levels_read(layout: Any, lines: list[str]) -> int:
+    """How many of `lines` `layout` reads a level word from (its level column's value)."""
+    from pipeline.ingest.layout import _is_letter_level, _is_level
+
+    group = layout.names["level"]
+    return sum(1 for m in map(layout.match, lines) if m is not None and m.group(group)
+               and (_is_level(m.group(group)) or _is_letter_level(m.group(group))))
+
+
 def _clean(text: str) -> str:
     if "\x1b" in text:  # an ANSI escape opens with ESC
         text = _ANSI.sub("", text)
@@ -191,6 +212,8 @@ class SourceParser:
         # indented lines continue records: they say nothing of the header (as a learnt layout's share)
         heads = [line for line in lines if not line[:1].isspace()] or lines
         timed: dict[str, set[str]] = {name: set() for name in PARSERS}  # the lines each reads with a time
+        levelled = {name: 0 for name in PARSERS}  # the lines each reads a written level from
+        level_led = {name: 0 for name in PARSERS}  # its lines without one whose message opens with a level word
         for line in heads:
             for name, parser in PARSERS.items():
                 try:
@@ -201,6 +224,8 @@ class SourceParser:
                     counts[name] += 1
                     if record.time is not None:
                         timed[name].add(line)
+                    levelled[name] += record.level is not None
+                    level_led[name] += record.level is None and _level_led(record.message)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
@@ -213,13 +238,22 @@ class SourceParser:
                 read = sum(columns.parse(row, self.options) is not None for row in table)
                 if read / len(table) > self.share:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
-        if lines and self.share < FAST_PATH_SHARE and self.format not in ("json", "logfmt", "custom", "csv"):
+        # a known format that reads no level from the lines it reads may have read only the first
+        # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
+        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format] \
+            and level_led[self.format] >= 0.5 * counts[self.format]
+        if lines and (self.share < FAST_PATH_SHARE or levelless) and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import MIN_SHARE
             from pipeline.ingest.layout_set import learn_set
 
             layouts = learn_set(lines + more)
-            # a layout read from its header lines alone (under MIN_SHARE) only where no known format reads any
-            if layouts and layouts[0].share > self.share and (layouts[0].share >= MIN_SHARE or not self.share):
+            # a layout read from its header lines alone (under MIN_SHARE) only where no known format
+            # reads any; over a known format that reads no level, one that reads as much and a level
+            # from (nearly) every line that format reads
+            levels = levelless and bool(layouts) and "level" in layouts[0].names and layouts[0].share >= self.share \
+                and _levels_read(layouts[0], heads) >= 0.9 * self.share * len(heads)
+            if levels or layouts and self.share < FAST_PATH_SHARE and layouts[0].share > self.share \
+                    and (layouts[0].share >= MIN_SHARE or not self.share):
                 self.format, self.layout, self.share = "learned", layouts[0], layouts[0].share
                 self.set = LayoutSet(layouts)
         if self.format == "text":

@@ -34,6 +34,11 @@ HEADED_FORMATS = frozenset(("learned", *text_formats()))
 HEADED_SHARE = 0.3
 # the second line of a java.util.logging record: `SEVERE: message` under the header
 _JUL_LEVEL = re.compile(r"^(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST|ERROR|WARN|DEBUG|TRACE|FATAL): (.*)")
+# a line of an aligned `Key:   value` listing (a record's block of properties: the key, a colon, the
+# value padded to a column), whatever its value; a header never pads after a word's colon
+# (PostgreSQL's prefix-less `LOG:  msg`, `DETAIL:  ...` are levels and labels of their own records)
+_ALIGNED_KEY = re.compile(r"^([A-Za-z][\w .-]{0,40}):[ \t]{2,}\S")
+_LEVEL_LABELS = frozenset(("LOG", "STATEMENT", "DETAIL", "HINT", "CONTEXT", "QUERY", "LOCATION"))
 _EARLY_CLOCK = re.compile(r"(?<!\d)\d{1,2}:\d{2}:\d{2}(?!\d)")
 # a line of a stack trace (Java, Python, Go) among a record's continuation lines
 _TRACE = re.compile(r"^\s*(?:at \S|File \"|goroutine \d|Traceback \(|Caused by: |\.\.\. \d+ more)", re.M)
@@ -65,6 +70,9 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
         return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
+    key = _ALIGNED_KEY.match(first)
+    if key is not None and normalize_level(key[1]) is None and key[1].upper() not in _LEVEL_LABELS:
+        return False  # `Start:      2024/02/16 06:05:19.548`: a property of the block the record prints
     if first[:1] == "[" and _BRACKET_LEVEL.match(first) is not None:
         return True  # a bracketed level word opens a record (CoreDNS's `[INFO] ...` between timed lines)
     if parser.set.layouts and parser.set.read(first) is not None:

@@ -101,8 +101,9 @@ def _candidates(name: str) -> list[tuple[str, int]]:
             out.append((role, 1))
     if "trace" in split and last in ("id", "trace"):
         out.append(("trace_id", 1 if len(split) > 1 else 0))
-    if not out and len(name) <= 3 and name.isalpha():
-        lower = name.lower()
+    bare = name.lstrip("@_")  # Serilog's CLEF marks its own keys: `@t`, `@l`, `@m`
+    if not out and len(bare) <= 3 and bare.isalpha():
+        lower = bare.lower()
         out += [(role, 2) for role, vocabulary in _WORDS.items()
                 if any(word.startswith(lower) and word != lower for word in vocabulary)]
     if "time" in (role for role, _ in out) and _NOT_AN_INSTANT & set(split):
@@ -121,15 +122,17 @@ def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool
         return False
     if role == "time":
         moment = parse_time(time_value(value))
+        if moment is None and isinstance(value, str) and len(value) <= 64 and CLOCK.search(value):
+            moment = read_any_time(value)  # a header spelling under a time's name (`date="Apr  5 14:52:31"`)
         return moment is not None and moment.year >= MIN_INFERRED_YEAR
     if role == "level":
         if isinstance(value, str) and len(value) > 12:
             return False
-        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 5)):
-            return False
+        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 8)):
+            return False  # a level name is short (`warning`, `critical`): a longer word is no level
         return normalize_level(value, scheme=level_scheme(name)) is not None
-    if role == "message":
-        return isinstance(value, str)
+    if role == "message":  # under a one-letter key, words (`@m`): a single token is another role's
+        return isinstance(value, str) and (not abbreviated or " " in value.strip())
     if role in ("service", "host"):
         return isinstance(value, str) and _TOKEN.fullmatch(value) is not None
     if role == "trace_id":
@@ -181,6 +184,16 @@ def _by_value(role: str, value: Any) -> int | None:
     return None
 
 
+def _rendered(values: dict[str, Any], texts: list[str]) -> str | None:
+    """Of `texts` (keys of human text), the one holding the most of the other keys' values (words
+    of three characters or more, numbers), when it holds two or more and more than any other does
+    (one value met in a long text may be a coincidence: a `category` word in a description)."""
+    others = {str(v) for k, v in values.items() if k not in texts and not isinstance(v, (bool, dict, list))
+              and v is not None and len(str(v)) >= 3}
+    counts = sorted(((sum(1 for v in others if v in str(values[t])), t) for t in texts), reverse=True)
+    return counts[0][1] if counts and counts[0][0] >= 2 and (len(counts) == 1 or counts[0][0] > counts[1][0]) else None
+
+
 def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
           nested: dict[str, tuple[tuple[str, ...], Any]] | None = None) -> dict[str, str]:
     """The keys of `record` that hold each role in `missing` (none when no key fits), the answer
@@ -205,9 +218,12 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
                 if by_value is not None:
                     found.setdefault(role, []).append((by_value, position, name))
     if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
-        # several values of human text and no key naming the message: which one is, nothing says;
-        # the record is kept whole rather than one of them picked
-        found["message"] = [c for c in found["message"] if c[0] != 4]
+        # several values of human text and no key naming the message: the one a template rendered
+        # from the record's other values (Falco's `output` holds its `priority` word and its
+        # `output_fields`' values; its `rule` none) is; else nothing says, and the record is kept
+        # whole rather than one of them picked
+        rendered = _rendered(dict(items), [n for r, _p, n in found["message"] if r == 4])
+        found["message"] = [c for c in found["message"] if c[0] != 4 or c[2] == rendered]
     roles: dict[str, str] = {}
     for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())

@@ -36,6 +36,7 @@ HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the oth
 MAX_LEAD_TOKENS = 12  # a timestamp is looked for among this many leading columns
 SAMPLE = 200
 EXTRA = "+extra"  # a time shape's mark: the time shares its bracket with other words
+LEAD = "+lead"  # and the bracket opens with a level before the time
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -88,6 +89,12 @@ def _spells_levels(values: list[str]) -> bool:
     """Whether three in four values are level words naming at least three different levels."""
     known = [normalize_level(_strip(v)) for v in values if _is_level(v)]
     return len(known) >= 0.75 * len(values) and len(set(known)) >= 3
+
+
+def _is_letter_level(token: str) -> bool:
+    """A level written as its initial (glog's `I`, logcat's `W`), bare or decorated as any level
+    word is (`[W]`, `(E)`, `<I>`, `D:`)."""
+    return _strip(token) in _LETTER_LEVELS and bool(_LEVELISH.match(token))
 
 
 def _is_level(token: str) -> bool:
@@ -184,10 +191,13 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         # Serilog's console: `[08:00:00 INF]`, a time of day alone)
         words = line[spans[i][0]:spans[i][1]].rstrip(":")
         words = words[1:-1].split() if words[:1] in "[(" and words[-1:] in "])" else []
-        for k in range(len(words) - 1, 0, -1):
-            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE) if SHAPE_RE[t.name].match(" ".join(words[:k]))), None)
+        # or after the level that opens the bracket (Tornado's `[I 240301 08:00:00 web:2243]`)
+        lead = 1 if len(words) >= 3 and (_is_level(words[0]) or _is_letter_level(words[0])) else 0
+        for k in range(len(words) - 1 + lead, lead, -1):
+            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE)
+                               if SHAPE_RE[t.name].match(" ".join(words[lead:k]))), None)
             if shape_name is not None:
-                return i, 1, shape_name + EXTRA
+                return i, 1, shape_name + (LEAD if lead else "") + EXTRA
     if best is None:
         # a spelling no shape knows ("12-Mar-2024 10:00:00", "Tuesday, 12 March 2024 10:00:00 PM"):
         # the shortest run of leading columns with a clock that python-dateutil reads as a full date
@@ -230,7 +240,7 @@ def _column_role(values: list[str], total: int) -> str:
     # level words: few values (a level column rarely holds more than the eight a logger writes)
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
-    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(lambda v: v in _LETTER_LEVELS)
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(_is_letter_level)
                                                     or _spells_levels(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
@@ -293,15 +303,45 @@ def _day_first(texts: list[str]) -> bool:
     return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
+_PRI = re.compile(r"<(\d{1,3})>")
+
+
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
     """The layout most of `sample`'s lines share, or None when no timestamp leads them."""
     lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
     lines = [ln for ln in lines if not ln[:1].isspace()]  # continuation lines say nothing of the header
     if len(lines) < 1:
         return None
-    sep = _separator(lines)
+    pris = [_PRI.match(line) for line in lines]
+    if sum(1 for m in pris if m) >= 0.9 * len(lines):
+        # a syslog priority (RFC 3164 section 4.1.1) glued before whatever header the sender writes
+        # (`<134>2026/06/12 13:29:11.589 app[12]: ...`): the layout is learnt from what follows it,
+        # and the priority's severity is the level of a line whose header has none
+        layout = _learn([line[m.end():].lstrip() if m else line for line, m in zip(lines, pris)], None)
+        return _after_priority(layout) if layout is not None else None
+    layout = _learn(lines, None)
+    if layout is None and sum(1 for line in lines if line.count(",") >= 2) >= 0.9 * len(lines):
+        # comma-separated header columns (a CSV row without a header row); tried only where the
+        # blank-cut columns show no layout, since most messages hold commas
+        layout = _learn(lines, ",")
+    return layout
+
+
+def _after_priority(layout: Layout) -> Layout:
+    """`layout` behind an optional `<PRI>` (read by `learned_record` as the syslog severity)."""
+    def behind(pattern: str) -> str:
+        return r"^(?:<(?P<pri>\d{1,3})>\s*)?" + pattern.removeprefix("^")
+    layout.pattern, layout.loose = behind(layout.pattern), [behind(p) for p in layout.loose]
+    layout._regex, layout._loose = None, None
+    return layout
+
+
+def _learn(lines: list[str], sep: str | None) -> Layout | None:
+    """`learn` on non-blank header lines, their columns cut at `sep` (None: found from the lines)."""
+    forced = sep is not None
+    sep = sep if forced else _separator(lines)
     found = _timed(lines, sep)
-    if sep is not None and len(found) < MIN_SHARE * len(lines):
+    if sep is not None and not forced and len(found) < MIN_SHARE * len(lines):
         # the `|`s were inside the message (`action=EXEC|decision=ALLOW|...`), not between header
         # columns: the lines whose time their blank-cut tokens show say so
         blank = _timed(lines, None)
@@ -320,7 +360,8 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
     same_shape = [(line, spans, hit) for line, spans, hit in found if hit[1:] == (width, shape)]
     prefix: tuple[int, int] | None = None
-    if count < MIN_SHARE * len(lines) <= len(same_shape):
+    at_start = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
+    if (count < MIN_SHARE * len(lines) or _prose_columns(at_start, start) >= 2) and MIN_SHARE * len(lines) <= len(same_shape):
         # the time's spelling is constant but not its column (a varying prefix: "[pid] time", "pid:role time")
         starts = [hit[0] for _, _, hit in same_shape]
         prefix = (min(starts), max(starts))
@@ -398,6 +439,17 @@ def _prose_before(row: tuple[str, list[tuple[int, int]]], after: int, k: int) ->
     return sum(1 for s, e in spans[after:after + k] if _PROSE.fullmatch(line[s:e]))
 
 
+def _prose_columns(rows: list[tuple[str, list[tuple[int, int]]]], start: int) -> int:
+    """How many of the columns before the time hold prose: words that vary from line to line (a
+    message's, when the time closes lines whose messages happen to share a length)."""
+    count = 0
+    for j in range(start):
+        values = [line[s[j][0]:s[j][1]] for line, s in rows]
+        if values and len(set(values)) >= 0.5 * len(values) and sum(1 for v in values if _PROSE.fullmatch(v)) >= 0.6 * len(values):
+            count += 1
+    return count
+
+
 def _texty(values: list[str]) -> bool:
     """Whether a column holds free text: most values have several words, and they vary."""
     if not values:
@@ -459,6 +511,11 @@ def _names(roles: list[str]) -> dict[str, str]:
     return names
 
 
+def _bare(shape: str) -> str:
+    """A time shape's name without the marks of the bracket it shares."""
+    return shape.removesuffix(EXTRA).removesuffix(LEAD)
+
+
 def _build(before: list[str], shape: str, header: list[str], sep: str | None, lines: list[str],
            prefix: tuple[int, int] | None = None, optional_from: int | None = None,
            tight: list[bool] | None = None, width: int = 1, trailer: list[str] | None = None) -> Layout | None:
@@ -474,9 +531,11 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             if shape == "dateutil":  # as many words as the sample's times take (a bracket holds several)
                 time_re = r"[^\s\])]+" + r"\s+[^\s\])]+" * (width - 1)
             else:
-                time_re = spaced(TIME_SHAPES_BY_NAME[shape.removesuffix(EXTRA)].regex)
+                time_re = spaced(TIME_SHAPES_BY_NAME[_bare(shape)].regex)
                 time_re = re.sub(r"\(\?P<\w+>", "(?:", time_re)
-            if shape.endswith(EXTRA):  # the bracket's other words are a column of their own
+            if shape.endswith(LEAD + EXTRA):  # the level before the time, the other words after it
+                parts.append(rf"[\[(](?P<f{n}l>[A-Za-z]{{1,12}})\s+(?P<time>{time_re})(?:\s+(?P<f{n}x>[^\])]*))?[\])]:?")
+            elif shape.endswith(EXTRA):  # the bracket's other words are a column of their own
                 parts.append(rf"[\[(](?P<time>{time_re})\s+(?P<f{n}x>[^\])]*)[\])]:?")
             else:
                 parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
@@ -519,7 +578,7 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
     elif len(parts) > upto:
         head_time = (parts[0] + joined(1, upto)) if prefix is not None and prefix[0] == 0 else joined(0, upto)
         loose.append("^" + head_time + rf"(?:{gaps[upto - 1]}(?P<message>.*))?$")
-    layout = Layout(pattern=pattern, time_shape=shape.removesuffix(EXTRA), columns=roles, separator=sep, names=_names(roles),
+    layout = Layout(pattern=pattern, time_shape=_bare(shape), columns=roles, separator=sep, names=_names(roles),
                     loose=loose)
     try:
         layout.regex.pattern  # noqa: B018 - compiles it

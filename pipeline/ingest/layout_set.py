@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable
 
-from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_level, _tokens, learn
+from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, learn
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
@@ -166,6 +166,8 @@ def _writes_year(shape: str | None) -> bool:
 
 # a level the layout has no column for, leading the message: `[Note] ...` (a level column on some
 # lines only), or ending a colon-joined prefix the layout took as text (`UTC:host(port):user@db:[pid]:LOG:  msg`)
+_OPENING_LEVEL = re.compile(r"(\S{1,14})\s+")
+_CLOSING = re.compile(r"\s+(?:@|at|-|\||,|on)$")  # what joins a message to the time after it
 _LEAD_LEVEL = re.compile(r"\[(?P<bracket>[A-Za-z]{1,12})\]\s|\S*?:(?P<joined>[A-Z]{3,12}):\s+")
 
 
@@ -190,12 +192,21 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
         level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
         fields["component"] = named["component"]
-    if level is None:  # the words sharing the time's bracket (Serilog's `[08:00:00 INF]`) may be its level
-        level = next((v.strip() for k, v in groups.items() if k[-1:] == "x" and k[:1] == "f" and v
+    if level is None:  # the words sharing the time's bracket (Serilog's `[08:00:00 INF]`, Tornado's
+        # `[I 240301 08:00:00 web:2243]`) may be its level
+        level = next((v.strip() for k, v in groups.items() if k[-1:] in "xl" and k[:1] == "f" and v
                       and normalize_level(v.strip()) is not None), None)
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
     message = groups.get("message") or ""
+    if layout.columns[:1] == ["prefix"] and not message.strip() and groups.get("f0"):
+        # the time closes the line (`ERROR comp: refused @ 18/07/2026 17:10:24`): the words before
+        # it are the record, its level when a level word opens them
+        message = groups["message"] = _CLOSING.sub("", groups["f0"])
+        opening = _OPENING_LEVEL.match(message)
+        if level is None and opening is not None and (_is_level(opening[1]) or _is_letter_level(opening[1])):
+            level, message = _strip(opening[1]), message[opening.end():]
+            groups["message"] = message
     if level is None:
         lead = _LEAD_LEVEL.match(message)
         word = (lead["bracket"] or lead["joined"]) if lead is not None else None
@@ -207,6 +218,13 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                          service=named.get("component"), host=named.get("host"), fields=fields)
+    if record.level is None and groups.get("pri"):
+        # the `<PRI>` before the header (layout.learn): its severity is the level of a line that
+        # writes none of its own (a Cisco `%FAC-2-MNEMONIC` in the body is more specific than the
+        # relay's priority)
+        record.level = int(groups["pri"]) % 8
+        record.level_name = normalize_level(record.level, scheme="syslog")
+        record.fields["facility"] = int(groups["pri"]) // 8
     if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
                                                                               "hint", "context", "log"):
         record.level_name = "INFO"  # MySQL's System, PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT lines

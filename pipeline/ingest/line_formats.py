@@ -154,9 +154,14 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
                       fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid")))
 
 
+# logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits, `zone`'s offset
+_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}|\d{6})"
+                r"(?: (?P<off>[+-]\d{4}))?)")
+
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 LINE_LAYOUTS: tuple[LineLayout, ...] = (
-    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>\d{1,3} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+    # RFC 5424: VERSION is NONZERO-DIGIT 0*2DIGIT (`<34>0 ...` is no RFC 5424 message)
+    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
                r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
                scheme="syslog", service=("app",), host="host", nil="-",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
@@ -179,10 +184,16 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # met it, so it is a field, not the service.
     LineLayout("bracket-time", r"^\[(?P<time>(?P<mo>\d{1,2})\.(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2}))\]"
                r" (?P<program>.+?) - (?P<msg>.*)$", fields=(("program", "program"),)),
-    # Android's threadtime: 11-28 10:00:00.123  123  456 E Tag: msg
-    LineLayout("logcat", r"^(?P<time>(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}))"
-               r" +(?P<pid>\d+) +(?P<tid>\d+) (?P<level>[VDIWEFA]) \s*(?P<tag>[^:]*?)\s*: (?P<msg>.*)$",
-               level="level", service=("tag",), fields=(("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
+    # Android's logcat, as AOSP's liblog `logprint` writes its formats: `threadtime`
+    # (11-28 10:00:00.123  123  456 E Tag: msg) and `time` (11-28 10:00:00.123 E/Tag(  123): msg), with
+    # the `-v` modifiers `year` (2022-11-28), `usec` (.123456), `zone` (+1000 after the clock) and `uid`
+    # (a uid before the pid: `1000  123  456 E`, `E/Tag( 1000:  123)`)
+    LineLayout("logcat", rf"^{_LOGCAT_TIME} +(?:(?P<uid>[\w-]+) +)??(?P<pid>\d+) +(?P<tid>\d+) (?P<level>[VDIWEFA])"
+               r" \s*(?P<tag>[^:]*?)\s*: (?P<msg>.*)$",
+               level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
+    LineLayout("logcat", rf"^{_LOGCAT_TIME} (?P<level>[VDIWEFA])/(?P<tag>[^(]*?)\s*\(\s*(?:(?P<uid>[\w-]+):\s*)?"
+               r"(?P<pid>\d+)\): (?P<msg>.*)$",
+               level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tag", "tag"))),
     # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
     _log4j(rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
            rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$", " ---"),

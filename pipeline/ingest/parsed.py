@@ -148,6 +148,11 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         if klog is not None:
             level, message = _KLOG_LEVELS[klog.group(1)], message[klog.end():].strip() or message
             fields = {**(fields or {}), "caller": klog.group(2)}
+    if level is None and isinstance(service, str) and service.isupper() and 3 <= len(service) <= 8 \
+            and normalize_level(service) is not None:
+        # a header's component that is an upper-case level word is the line's level, not a program
+        # (`Apr  4 09:57:48 host WRN: msg`, read as syslog's `host tag:`)
+        level, service = service, None
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,

@@ -33,6 +33,7 @@ _KUBECTL = re.compile(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<name>[^/\]\s]{1,63})
 # compose's own line about a container, written without the bar: `search-1 exited with code 134`
 _COMPOSE_STATUS = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]{0,62}) (?P<text>exited with code -?\d+)$")
 _REPLICA = re.compile(r"[-_]\d+$")
+_NUMERIC = re.compile(r"^[\d.:_-]+$")
 SHARE = 0.6  # the share of a sample's lines that carry a prefix for the file to be read this way
 SAMPLE_LINES = 200
 
@@ -44,9 +45,11 @@ def split(line: str) -> tuple[str, str, str, str] | None:
         text = m["text"] or ""
         return line[:len(line) - len(text)], m["name"], m["pod"], text
     m = _COMPOSE.match(line) or _COMPOSE_STATUS.match(line)
-    if m is not None and not (m["name"].isupper() and normalize_level(m["name"]) is not None):
+    if m is not None and not (m["name"].isupper() and normalize_level(m["name"]) is not None) \
+            and not _NUMERIC.match(m["name"]):
         # an upper-case level word before the bar is the line's level column (ActiveMQ's audit
-        # log: `INFO  | admin called ...`), not a container's name
+        # log: `INFO  | admin called ...`), not a container's name; nor are digits (an epoch
+        # `1782080517.589 | INFO | ...`): compose names containers after their services
         text = m["text"] or ""
         return line[:len(line) - len(text)], _REPLICA.sub("", m["name"]), m["name"], text
     return None

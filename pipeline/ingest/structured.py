@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable
 
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
-from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in
+from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first
 from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -242,10 +242,33 @@ def parse_logfmt_pairs(text: str) -> dict[str, str] | None:
     return pairs
 
 
-def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    if "=" not in text:
+_LTSV_LABEL = re.compile(r"[0-9A-Za-z_.-]+:")
+
+
+def parse_ltsv_pairs(text: str) -> dict[str, str] | None:
+    """LTSV's labelled fields (ltsv.org: `label:value` cut by tabs, as fluentd's ltsv parser reads
+    them), or None when the text is not wholly of them (at least three)."""
+    fields = text.strip("\r\n").split("\t")
+    if len(fields) < 3:
         return None
-    pairs = parse_logfmt_pairs(text)
+    pairs: dict[str, str] = {}
+    for field_text in fields:
+        label = _LTSV_LABEL.match(field_text)
+        if label is None:
+            return None
+        pairs.setdefault(label.group(0)[:-1], field_text[label.end():])
+    return pairs
+
+
+def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
+    """logfmt's `key=value` pairs, or LTSV's tab-cut `label:value` fields: one record of pairs (its
+    continuation lines, a trace printed after it, the stack)."""
+    if "=" not in text and "\t" not in text:
+        return None
+    text, after = split_first(text) if "\n" in text else (text, None)
+    pairs = parse_logfmt_pairs(text) if "=" in text else None
+    if pairs is None and "\t" in text:
+        pairs = parse_ltsv_pairs(text)
     if pairs is None:
         return None
     if not (_LOGFMT_KEYS & set(pairs)):
@@ -261,8 +284,8 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
              "host": _take(rest, ("host", "hostname")), "trace_id": _take(rest, ("trace_id", "traceId", "traceID"))}
     scheme = None
     missing = tuple(role for role in key_roles.ROLES if found[role] is None)
-    if missing:  # the roles no known name held: told by the other keys' names and values
-        for role, key in key_roles.infer(rest, missing, opts.key_roles).items():
+    if missing:  # the roles no known name held: told by the other keys' names, else by their values alone
+        for role, key in key_roles.infer(rest, missing, opts.key_roles, nested=key_roles.flat_view(rest)).items():
             found[role] = rest.pop(key)
             scheme = key_roles.level_scheme(key) if role == "level" else scheme
     raw_time, level = found["time"], found["level"]
@@ -284,5 +307,7 @@ def parse_logfmt(text: str, opts: ParseOptions) -> ParsedRecord | None:
         message=message, format="logfmt", time=time, level=level,
         level_name=(normalize_level(level, scheme=scheme) if level is not None
                     else infer_level(message + " " + (err or ""))),
-        service=found["service"], host=found["host"], exception=_take(rest, ("exception", "error_type")),
-        stack=_take(rest, ("stack", "stacktrace")), trace_id=found["trace_id"], fields=rest)
+        service=found["service"], host=found["host"],
+        exception=_take(rest, ("exception", "error_type")) or (exception_in(after) if after else None),
+        stack=_take(rest, ("stack", "stacktrace")) or (after.strip("\n") if after else None),
+        trace_id=found["trace_id"], fields=rest)

@@ -197,7 +197,7 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
 # followed by its zone's name (Go's Time.String: `+0000 UTC`)
 _ZONE_NAMES = "|".join(sorted((z for z in ZONE_ABBREVIATIONS if z != "Z"), key=len, reverse=True))
-_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|UTC|GMT|[A-Z]{{3,4}}T)"
+_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -225,17 +225,23 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
                             r"|(?P<h2>\d{1,2}):(?P<mi2>\d{2}):(?P<s2>\d{2}))", 5),
     TimeShape("yy-slashed", rf"(?P<yy>\d{{2}})/(?P<mo>\d{{2}})/(?P<d>\d{{2}}) {_HMS}", 5),
     TimeShape("clf", rf"(?P<d>\d{{1,2}})/(?P<mon>{_MON})/(?P<y>\d{{4}}):{_HMS}(?: ?{_ZONE})?", 7),
+    # date(1)'s default and Go's UnixDate/RubyDate: the zone between the clock and the year
+    # (`Mon Jan  2 15:04:05 MST 2006`, `Mon Jan 02 15:04:05 -0700 2006`)
+    TimeShape("ctime-zoned", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} {_ZONE} (?P<y>\d{{4}})", 8),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
     # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`: a dashed day-month, the year and
-    # the seconds optional
-    TimeShape("day-mon-dashed", rf"(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
+    # the seconds optional; RFC 850 (Go's RFC850: `Monday, 02-Jan-06 15:04:05 MST`) with its weekday and
+    # two-digit year
+    TimeShape("day-mon-dashed", rf"(?:{_DOW} )?(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}})|-(?P<yy>\d{{2}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
                                 rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
     # RFC 822/1123 and log4j2's DATE: `06 Dec 2026 01:02:03,456`, `02 Jan 06 15:04 -0700` (a two-digit
     # year, no seconds)
     TimeShape("day-month", rf"(?:{_DOW} )?(?P<d>\d{{1,2}}) (?P<mon>{_MON})(?: (?P<y>\d{{4}})| (?P<yy>\d{{2}}))? "
                            rf"(?:{_HMS}|(?P<h2>\d{{1,2}}):(?P<mi2>\d{{2}})(?P<s2>))(?: ?{_ZONE})?", 5),
+    # the year first, then the month's name (Cisco NX-OS, vendor syslog stamps): `2022 Oct 19 11:34:01`
+    TimeShape("year-month-day", rf"(?P<y>\d{{4}}) (?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("syslog", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}})(?: (?P<y>\d{{4}}))? {_HMS}(?: ?{_ZONE})?", 4),
     TimeShape("month-day", rf"(?P<mo>\d{{2}})-(?P<d>\d{{2}}) {_HMS}", 4),
     # glog/klog's header without its level letter: `1206 01:02:03.456789` (MMdd, no year)
@@ -245,8 +251,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
     TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
-    # epoch seconds (with a fraction or not), milliseconds, microseconds, nanoseconds: 2001-09 to 2033-05
-    TimeShape("epoch", r"(?P<epoch>1[0-9]{9}(?:\.\d{1,9})?|1[0-9]{12}|1[0-9]{15}|1[0-9]{18})", 5),
+    # epoch seconds (with a fraction or not, to whatever digits a writer prints: telegraf's and Go's
+    # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
+    TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
+                       r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
