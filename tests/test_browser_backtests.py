@@ -1,5 +1,5 @@
 """Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
-Open a backtest, read its chart's labels whole, open one of its disagreements, land on the
+Open a backtest, read its chart's labels and its figures' labels (at 1024 px) whole, open one of its disagreements, land on the
 incident's time travel at the checkpoint the backtest started from; a link to a checkpoint the
 incident does not have says so."""
 from __future__ import annotations
@@ -50,6 +50,15 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 for label in labels.all():
                     box = label.bounding_box()
                     assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], box
+                # at 1024 px with the sidebar open the summary's figures wrap, each label whole (five
+                # columns cut them: "Agreement, ca…", "Fix newly e…")
+                page.set_viewport_size({"width": 1024, "height": 768})
+                page.wait_for_timeout(500)
+                cut = page.get_by_test_id("stMetricLabel").evaluate_all(
+                    "labels => labels.filter(l => [l, ...l.querySelectorAll('*')].some("
+                    "e => e.scrollWidth > e.clientWidth + 1)).map(l => l.textContent)")
+                assert not cut, cut
+                page.set_viewport_size({"width": 1400, "height": 1400})
                 page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
                 expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
                 settle(page)
