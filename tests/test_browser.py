@@ -161,6 +161,14 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 expect(page.get_by_text("Storage")).to_be_visible(timeout=30_000)
                 settle(page)
                 shoot(page, "operations")
+                # at 1024 px with the sidebar open the figures wrap, each label whole (five equal columns
+                # cut "Awaiting approval")
+                page.set_viewport_size({"width": 1024, "height": 768})
+                page.wait_for_timeout(500)
+                cut = page.get_by_test_id("stMetricLabel").evaluate_all(
+                    "labels => labels.filter(l => [l, ...l.querySelectorAll('*')].some("
+                    "e => e.scrollWidth > e.clientWidth + 1)).map(l => l.textContent)")
+                assert not cut, cut
                 assert len(requests) > 20 and outside_loopback(requests) == []
         finally:
             browser.close()

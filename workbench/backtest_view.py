@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from workbench.figures import figure_row
 from workbench.literal import escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
@@ -32,9 +33,7 @@ def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
     st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {b['started_at'][:19]}"
                                + (f" · finished {b['finished_at'][:19]}" if b["finished_at"] else "")))
-    # a row that wraps, each figure as wide as its label: five equal columns cut the labels at 1024 px
-    # with the sidebar open ("Agreement, ca…")
-    row = st.container(horizontal=True, gap="large")
+    row = figure_row()
     row.metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected", width="content")
     row.metric("Category changed", s["category_changed"], width="content")
     row.metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved",
