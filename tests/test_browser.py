@@ -20,7 +20,7 @@ import re
 import pytest
 
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, cut_figure_labels, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -163,12 +163,7 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 shoot(page, "operations")
                 # at 1024 px with the sidebar open the figures wrap, each label whole (five equal columns
                 # cut "Awaiting approval")
-                page.set_viewport_size({"width": 1024, "height": 768})
-                page.wait_for_timeout(500)
-                cut = page.get_by_test_id("stMetricLabel").evaluate_all(
-                    "labels => labels.filter(l => [l, ...l.querySelectorAll('*')].some("
-                    "e => e.scrollWidth > e.clientWidth + 1)).map(l => l.textContent)")
-                assert not cut, cut
+                assert not (cut := cut_figure_labels(page)), cut
                 assert len(requests) > 20 and outside_loopback(requests) == []
         finally:
             browser.close()

@@ -12,7 +12,8 @@ import pytest
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.report import report
 from pipeline.backtest.run import run_backtest
-from tests.support import CHROMIUM, CHROMIUM_ARGS, artifacts_on_failure, settle, streamlit_app
+from tests.support import (CHROMIUM, CHROMIUM_ARGS, artifacts_on_failure, cut_figure_labels, settle,
+                           streamlit_app)
 from tests.test_backtest import decided, docs_without
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
@@ -52,12 +53,7 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                     assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], box
                 # at 1024 px with the sidebar open the summary's figures wrap, each label whole (five
                 # columns cut them: "Agreement, ca…", "Fix newly e…")
-                page.set_viewport_size({"width": 1024, "height": 768})
-                page.wait_for_timeout(500)
-                cut = page.get_by_test_id("stMetricLabel").evaluate_all(
-                    "labels => labels.filter(l => [l, ...l.querySelectorAll('*')].some("
-                    "e => e.scrollWidth > e.clientWidth + 1)).map(l => l.textContent)")
-                assert not cut, cut
+                assert not (cut := cut_figure_labels(page)), cut
                 page.set_viewport_size({"width": 1400, "height": 1400})
                 page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
                 expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
