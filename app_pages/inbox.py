@@ -103,7 +103,7 @@ def _view_from_url() -> None:
     # a link that narrows the view shows how (the filters' expander open), one that does not leaves it
     st.session_state["inbox_narrowing"] = bool(view["sev"] or view["service"] or view["from"] or view["to"]
                                                or view["sort"]) or bool(st.session_state.get("inbox_narrowing"))
-    st.session_state["inbox_url_problems"] = [f"The link's {p}: showing the default instead." for p in problems]
+    st.session_state["inbox_url_problems"] = [f"In the link, {p}: showing the default instead." for p in problems]
 
 
 def _view_to_url(view: dict) -> None:

@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 from workbench import session
+from workbench.figures import figure_row
 from workbench.inbox_view import duration
 from workbench.layout_words import layout_words
 from workbench.literal import escape_markdown, plain
@@ -40,21 +41,22 @@ span, bucket = WINDOWS[window]
 since = now - span
 
 counts = workbench.review.counts()
-tiles = st.columns(5)
-tiles[0].metric("Open incidents", sum(counts.get(s, 0) for s in ("analyzing", "awaiting_approval",
-                                                                  "in_revision", "failed")))
-tiles[1].metric("Awaiting approval", counts.get("awaiting_approval", 0))
-tiles[2].metric("SLA overdue", operations.overdue_count(now))
-tiles[3].metric("Failed runs", counts.get("failed", 0))
-tiles[4].metric("Dead letters", operations.dead_letter_count())
+tiles = figure_row()
+tiles.metric("Open incidents", sum(counts.get(s, 0) for s in ("analyzing", "awaiting_approval", "in_revision",
+                                                              "failed")), width="content")
+tiles.metric("Awaiting approval", counts.get("awaiting_approval", 0), width="content")
+tiles.metric("SLA overdue", operations.overdue_count(now), width="content")
+tiles.metric("Failed runs", counts.get("failed", 0), width="content")
+tiles.metric("Dead letters", operations.dead_letter_count(), width="content")
 
 st.subheader("Grouping funnel")
 funnel = operations.funnel(since)
-steps = st.columns(4)
-steps[0].metric("Lines read", funnel["lines"], help="log records stored or rejected (a stack trace is one record)")
-steps[1].metric("Incident events", funnel["events"], help="events that opened or joined an incident")
-steps[2].metric("Patterns", funnel["patterns"], help="the distinct patterns of those events")
-steps[3].metric("Incidents", funnel["incidents"], help="incidents opened")
+steps = figure_row()
+steps.metric("Lines read", funnel["lines"], help="log records stored or rejected (a stack trace is one record)",
+             width="content")
+steps.metric("Incident events", funnel["events"], help="events that opened or joined an incident", width="content")
+steps.metric("Patterns", funnel["patterns"], help="the distinct patterns of those events", width="content")
+steps.metric("Incidents", funnel["incidents"], help="incidents opened", width="content")
 ratio = funnel["dedup_ratio"]
 st.caption(f"Since {str(funnel['since'])[:10]} (UTC, whole days): lines → events → patterns → incidents"
            + (f"; dedup ratio {ratio:.1%} (incident events that opened no incident of their own)"
@@ -157,7 +159,8 @@ st.caption("Override a learnt layout with INCIDENTIQ_LOG_PATTERN (a regex with n
 
 st.subheader("Storage")
 sizes = operations.storage_sizes()
-cols = st.columns(len(sizes))
-for col, (name, size) in zip(cols, sizes.items()):
-    col.metric(name, f"{size / 1_048_576:.1f} MiB" if size >= 1_048_576 else f"{size / 1024:.0f} KiB")
+stores = figure_row()
+for name, size in sizes.items():
+    stores.metric(name, f"{size / 1_048_576:.1f} MiB" if size >= 1_048_576 else f"{size / 1024:.0f} KiB",
+                  width="content")
 st.text(f"In {operations.storage_location()}.")  # text: a URL or path is never markdown

@@ -610,6 +610,16 @@ def grid_column(page, name: str, timeout: float = 30.0) -> dict:
         page.wait_for_timeout(200)
 
 
+def cut_figure_labels(page, width: int = 1024, height: int = 768) -> list[str]:
+    """The figures' (st.metric) labels the page cuts short ("Agreement, ca…") at `width` px with the
+    sidebar open: an element of a label narrower than its text."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_timeout(500)
+    return page.get_by_test_id("stMetricLabel").evaluate_all(
+        "labels => labels.filter(l => [l, ...l.querySelectorAll('*')].some("
+        "e => e.scrollWidth > e.clientWidth + 1)).map(l => l.textContent)")
+
+
 # the end of a child script (after `records` and `cli` are imported): run the CLI, and hang for good
 # right after the approval's code_fix recorded its fix, before the checkpoint says so
 HANG_ONCE_THE_FIX_IS_RECORDED = r"""

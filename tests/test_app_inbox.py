@@ -186,8 +186,9 @@ def test_the_page_is_in_the_url_and_a_link_to_page_two_shows_page_two(app, pause
 
 
 @pytest.mark.parametrize("params, complaint", [
-    ({"show": "everything"}, "no filter named 'everything'"),
-    ({"show": "all", "page": "-3"}, "page '-3' is not a page number"),
+    # a sentence: "The link's no filter named …" read as broken English
+    ({"show": "everything"}, "In the link, there is no filter named 'everything' (the filters:"),
+    ({"show": "all", "page": "-3"}, "In the link, the page '-3' is not a page number: showing the default instead."),
     ({"assignee": "zed"}, "Nobody named 'zed' is on an open incident"),
     ({"service": "nope"}, "No incident comes from a service named 'nope': showing every service"),
     ({"show": "awaiting", "page": "999"}, "The link's page 999 is past the last page of this view: showing page 1"),

@@ -128,3 +128,18 @@ def test_confidence_colours_run_from_red_to_blue_never_red_when_high():
     scale = [confidence_color(c / 20) for c in range(21)]
     order = ["#d9534f", "#f0883e", "#4caf50", "#2b7bb9"]
     assert [order.index(c) for c in scale] == sorted(order.index(c) for c in scale)  # monotone
+
+
+def test_the_chart_says_how_each_checkpoint_was_made_in_a_reviewers_words():
+    """Its legend and its labels: "run started", "a node ran", "edited", "forked", "start", never LangGraph's
+    `input`, `loop`, `update` or `__start__`."""
+    tree = _tree(12, replays=1)
+    first, edited, forked = tree["nodes"][0], tree["nodes"][5], tree["nodes"][-1]
+    first.update(source="input", writes_by=["__start__"])
+    edited.update(source="update", writes_by=[])
+    forked.update(source="fork", writes_by=[])
+    spec = timeline_spec(tree)
+    legend = _layer(spec, "checkpoints")["encoding"]["color"]["scale"]["domain"]
+    said = set(legend) | {p["kind"] for p in _points(spec)} | {p["caption"].split(" · ")[1] for p in _points(spec)}
+    assert {"run started", "a node ran", "edited", "forked", "start"} <= said, said
+    assert not {"input", "loop", "update", "fork", "__start__"} & said, said

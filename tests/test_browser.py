@@ -20,7 +20,7 @@ import re
 import pytest
 
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, paused_ids, settle, streamlit_app
+from tests.support import CHROMIUM, CHROMIUM_ARGS, grid_column, ROOT, artifacts_on_failure, choose, cut_figure_labels, paused_ids, settle, streamlit_app
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -161,6 +161,9 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
                 expect(page.get_by_text("Storage")).to_be_visible(timeout=30_000)
                 settle(page)
                 shoot(page, "operations")
+                # at 1024 px with the sidebar open the figures wrap, each label whole (five equal columns
+                # cut "Awaiting approval")
+                assert not (cut := cut_figure_labels(page)), cut
                 assert len(requests) > 20 and outside_loopback(requests) == []
         finally:
             browser.close()

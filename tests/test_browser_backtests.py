@@ -1,5 +1,5 @@
 """Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
-Open a backtest, read its chart's labels whole, open one of its disagreements, land on the
+Open a backtest, read its chart's labels and its figures' labels (at 1024 px) whole, open one of its disagreements, land on the
 incident's time travel at the checkpoint the backtest started from; a link to a checkpoint the
 incident does not have says so."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.report import report
 from pipeline.backtest.run import run_backtest
-from tests.support import CHROMIUM, CHROMIUM_ARGS, artifacts_on_failure, settle, streamlit_app
+from tests.support import (CHROMIUM, CHROMIUM_ARGS, artifacts_on_failure, cut_figure_labels, settle,
+                           streamlit_app)
 from tests.test_backtest import decided, docs_without
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
@@ -50,6 +51,10 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 for label in labels.all():
                     box = label.bounding_box()
                     assert frame["x"] <= box["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], box
+                # at 1024 px with the sidebar open the summary's figures wrap, each label whole (five
+                # columns cut them: "Agreement, ca…", "Fix newly e…")
+                assert not (cut := cut_figure_labels(page)), cut
+                page.set_viewport_size({"width": 1400, "height": 1400})
                 page.get_by_role("button", name=re.compile("Time travel")).nth(index).click()
                 expect(page.get_by_role("heading", name=ids["approved"])).to_be_visible(timeout=30_000)
                 settle(page)

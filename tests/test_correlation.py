@@ -215,7 +215,9 @@ def test_title_does_not_repeat_an_exception_already_in_the_message():
 
 
 @pytest.mark.parametrize("line, starts", [
-    ("2026/11/28 10:00:01 [alert] 2211#0: *58 768 worker_connections are not enough", "[alert] 2211#0: *58 768 worker"),
+    # nginx's error log: the level tag, then the process's pid#tid and *connection, then the message
+    ("2026/11/28 10:00:01 [alert] 2211#0: *58 768 worker_connections are not enough", "768 worker_connections are"),
+    ("2026/11/28 10:00:01 [error] 31#31: open() \"/x\" failed (2: No such file)", "open() \"/x\" failed"),
     ("10:00:01.231 4242 0x7f3a 'cart' lock wait timeout exceeded", "'cart' lock wait timeout"),
     ("Nov 28 10:00:01 disk quota exceeded on /var", "disk quota exceeded on /var"),
     ("[ERROR] plugin/kubernetes: Failed to watch", "[ERROR] plugin/kubernetes: Failed"),
@@ -230,6 +232,23 @@ def test_title_does_not_repeat_an_exception_already_in_the_message():
 def test_a_title_starts_where_the_lines_words_do(line, starts):
     """The inbox shows a title's first ~45 characters: a lead timestamp, pid or counter says nothing."""
     assert title(event(line)).startswith(starts) and "<" + "NUM>" not in title(event(line))
+
+
+@pytest.mark.parametrize("line, exception, expected", [
+    # a JSON line the shipper cut off: the message key's words as far as they go, not `time":"2026…`
+    ('{"_time":"2026-11-28T12:20:41.503Z","service":"checkout-api","host":"checkout-api-7f9c6b8d94-mzqzw",'
+     '"level":"ERROR","logger":"com.example.ApiExceptionHandler","message":"POST /api/v1/checkout fai', None,
+     "POST /api/v1/checkout fai…"),
+    # a JSON record with no message key: its own pairs, without what the event already says
+    ('{"_time":"2026-11-28T08:21:17.250Z","service":"loyalty-service","host":"loyalty-7f5-r7gnt","level":"ERROR",'
+     '"exception":"AxiosError","path":"/v1/points/award","http_status":502}', "AxiosError",
+     "AxiosError: path=/v1/points/award http_status=502"),
+    ('{"ts": 1764300000, "msg": "db down", "attempt": 3}', None, "db down"),
+])
+def test_a_json_record_the_reader_could_not_take_apart_is_titled_by_its_words(line, exception, expected):
+    """The inbox's title of a line kept whole as its message (cut off, or with no message key) reads as
+    words, not quotes and braces."""
+    assert title(event(line, exception=exception)) == expected
 
 
 def test_title_is_short():

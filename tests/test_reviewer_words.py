@@ -33,7 +33,7 @@ def test_the_cli_shows_a_title_in_the_logs_words_not_the_miners_placeholders(eng
 def test_approve_is_not_offered_again_to_someone_who_already_approved(paused_engine, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from tests.support import APP, TIMEOUT, as_reviewer, by_category, choose_decision, open_incident
+    from tests.support import APP, TIMEOUT, as_reviewer, by_category, choose_decision, open_incident, said
     from workbench import session
 
     monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
@@ -48,6 +48,10 @@ def test_approve_is_not_offered_again_to_someone_who_already_approved(paused_eng
         interrupt = paused_engine.records.incident(incident)["pending_interrupt_id"]
         app.button(key=f"incident_{interrupt[:12]}_approve").click().run()
         assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"  # one of two
+        # said as the first of two, not "the incident is now awaiting approval" (as if nothing happened)
+        message = said(app, "success")
+        assert "Approval recorded for ann (1 of 2); a different person must approve" in message, message
+        assert "now awaiting approval" not in message
         app.run()
         assert not [b for b in app.button if b.key == f"incident_{interrupt[:12]}_approve"]
         assert "approved this analysis already" in " ".join(str(i.value) for i in app.info)

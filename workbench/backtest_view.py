@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from workbench.figures import figure_row
 from workbench.literal import escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
@@ -32,15 +33,16 @@ def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
     st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {b['started_at'][:19]}"
                                + (f" · finished {b['finished_at'][:19]}" if b["finished_at"] else "")))
-    cols = st.columns(5)
-    cols[0].metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected")
-    cols[1].metric("Category changed", s["category_changed"])
-    cols[2].metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved")
-    cols[3].metric("Agreement, candidate", _pct(s["candidate_agreement"]),
-                   delta=None if s["live_agreement"] is None or s["candidate_agreement"] is None
-                   else f"{(s['candidate_agreement'] - s['live_agreement']) * 100:+.0f} pts")
-    cols[4].metric("Fix newly eligible", s["newly_fix_eligible"],
-                   help=f"{s['fix_no_longer_eligible']} no longer eligible")
+    row = figure_row()
+    row.metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected", width="content")
+    row.metric("Category changed", s["category_changed"], width="content")
+    row.metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved",
+               width="content")
+    row.metric("Agreement, candidate", _pct(s["candidate_agreement"]), width="content",
+               delta=None if s["live_agreement"] is None or s["candidate_agreement"] is None
+               else f"{(s['candidate_agreement'] - s['live_agreement']) * 100:+.0f} pts")
+    row.metric("Fix newly eligible", s["newly_fix_eligible"], width="content",
+               help=f"{s['fix_no_longer_eligible']} no longer eligible")
     corr = rep["corrections"]
     if any(corr.values()):
         st.markdown(f"Where reviewers corrected the category: the candidate matches the correction on "

@@ -106,7 +106,15 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
     except IncidentIQError as exc:
         submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
-    said = f"{label} recorded for {reviewer.id}; the incident is now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."
+    if action in ("approve", "edit_approve") and doc["status"] == "awaiting_approval":
+        # the first of two approvals: the gate is still shut, and "now awaiting approval" would read
+        # as if the click had done nothing
+        given = len(doc.get("approvals") or ()) or 1
+        said = (f"{label} recorded for {reviewer.id} ({given} of {max(given, doc.get('approvals_needed') or 2)}); "
+                "a different person must approve to open the gate.")
+    else:
+        said = (f"{label} recorded for {reviewer.id}; the incident is now "
+                f"{status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}.")
     if action == "edit_approve":
         said += f" {effect['text']} before the approval."
     return "success", said

@@ -87,22 +87,23 @@ def status_text(status: str) -> str:
 
 def view_from_url(params: dict[str, str]) -> tuple[dict, list[str]] | None:
     """The view a URL names (a reload, a deep link, Back), or None when it names none: {show, q,
-    assignee, page}, each checked, with what was wrong with a bad value (it falls back to the default)."""
+    assignee, page}, each checked, with what was wrong with a bad value (it falls back to the default), each a
+    clause that follows "In the link, "."""
     if not any(params.get(k) is not None for k in URL_PARAMS):
         return None
     problems = []
     show = params.get("show") or DEFAULT_FILTER
     if show not in FILTERS:
-        problems.append(f"no filter named {show!r} (the filters: {', '.join(FILTERS)})")
+        problems.append(f"there is no filter named {show!r} (the filters: {', '.join(FILTERS)})")
         show = DEFAULT_FILTER
     raw_page = params.get("page") or "1"
     page = int(raw_page) if raw_page.isdigit() and 0 < len(raw_page) < 7 else 0
     if page < 1:
-        problems.append(f"page {raw_page!r} is not a page number")
+        problems.append(f"the page {raw_page!r} is not a page number")
         page = 1
     severities = [v for v in (params.get("sev") or "").split(",") if v]
     if set(severities) - set(SEVERITY_CHOICES):
-        problems.append(f"severity {params['sev']!r} is not among {', '.join(SEVERITY_CHOICES)}")
+        problems.append(f"the severity {params['sev']!r} is not among {', '.join(SEVERITY_CHOICES)}")
         severities = [v for v in severities if v in SEVERITY_CHOICES]
     dates = {}
     for name in ("from", "to"):
@@ -110,15 +111,15 @@ def view_from_url(params: dict[str, str]) -> tuple[dict, list[str]] | None:
         try:
             dates[name] = date.fromisoformat(raw).isoformat() if raw else None
         except ValueError:
-            problems.append(f"{name} date {raw!r} is not a date (YYYY-MM-DD)")
+            problems.append(f"the {name} date {raw!r} is not a date (YYYY-MM-DD)")
             dates[name] = None
     sort = params.get("sort") or ""
     if sort not in SORT_LABELS:
-        problems.append(f"no order named {sort!r} (the orders: {', '.join(o for o in SORT_LABELS if o)})")
+        problems.append(f"there is no order named {sort!r} (the orders: {', '.join(o for o in SORT_LABELS if o)})")
         sort = ""
     columns = url_columns(params.get("cols") or "")
     if params.get("cols") and not columns:
-        problems.append(f"no column among {params['cols']!r}")
+        problems.append(f"there is no column among {params['cols']!r}")
     return {"show": show, "q": (params.get("q") or "").strip(), "assignee": params.get("assignee") or None,
             "page": page, "sev": severities, "service": params.get("service") or None, "from": dates["from"],
             "to": dates["to"], "sort": sort, "cols": shown_columns(columns)}, problems

@@ -17,7 +17,12 @@ from __future__ import annotations
 from datetime import datetime
 
 
-SOURCE_COLORS = {"input": "#9e9e9e", "loop": "#4c78a8", "update": "#f58518", "fork": "#b279a2"}
+# how LangGraph says a checkpoint was made (its `source`), in a reviewer's words: the chart's legend and
+# a point no node wrote say these, never `input`, `loop` or `update`
+SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited", "fork": "forked"}
+SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
+                 SOURCE_WORDS["fork"]: "#b279a2"}
+_WRITER_WORDS = {"__start__": "start", "__input__": "start"}  # the run's input, written by no node of ours
 ABANDONED = "#c8c8c8"
 WIDTH_PX = 900  # the plot's width the label spacing is planned for (the narrowest layout, 1024 px)
 LABEL_PX = 84  # about the width of a node name such as "propose_fix" at the label font size
@@ -27,8 +32,8 @@ INITIAL_POINTS = 40  # with more checkpoints, the view opens on the newest ones 
 def label_of(entry: dict) -> str:
     """What a point says: the node(s) that wrote it, else how it was made."""
     if entry.get("writes_by"):
-        return "+".join(entry["writes_by"])
-    return entry.get("source") or "?"
+        return "+".join(_WRITER_WORDS.get(w, w) for w in entry["writes_by"])
+    return SOURCE_WORDS.get(entry.get("source") or "", entry.get("source") or "?")
 
 
 def checkpoint_numbers(tree: dict) -> dict[str, int]:
@@ -158,7 +163,8 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
         return value.isoformat() if isinstance(value, datetime) else value
 
     points = [{"checkpoint_id": e["checkpoint_id"], "x": at(e["checkpoint_id"]), "lane": names[lane[e["checkpoint_id"]]],
-               "kind": (e.get("source") or "loop") if e["checkpoint_id"] in live_ids else "abandoned",
+               "kind": SOURCE_WORDS.get(e.get("source") or "loop", e.get("source")) if e["checkpoint_id"] in live_ids
+               else "abandoned",
                "label": label_of(e) if e["checkpoint_id"] in labels else "",
                "below": labels.get(e["checkpoint_id"]) == "bottom center",
                "caption": checkpoint_caption(e, numbers.get(e["checkpoint_id"]))}
