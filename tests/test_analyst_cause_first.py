@@ -6,29 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.ingest.events import normalize
-from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import find_similar
-from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+from tests.support import THRESHOLD, offline_rca
 
 
-@pytest.fixture(scope="module")
-def analyst():
-    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
-
-
-def _rca(analyst, *lines):
+def _rca(offline_analyst, *lines):
     """Each line `LEVEL text`, one second apart."""
-    events = [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": line.split(" ", 1)[0], "service": "svc",
-                         "message": line.split(" ", 1)[1]}, source="test", position=str(i))
-              for i, line in enumerate(lines)]
-    state = IncidentState(incident_id="INC-c", service="svc", evidence=events)
-    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
-    return analyst.rca(state)
+    return offline_rca(offline_analyst, *lines, leveled=True)
 
 
 TIMEOUT = ("ERROR 2026/01/05 08:00:09 [error] 7#7: *310 upstream timed out (110: Connection timed out) while "
@@ -37,23 +20,23 @@ RESET = ("ERROR 2026/01/05 08:00:09 [error] 7#7: *311 recv() failed (104: Connec
          "reading response header from upstream, upstream: \"http://10.4.0.9:8080/report\"")
 
 
-def test_a_servers_worker_limit_reached_before_its_callers_timeout_leaves_the_timeout_undecided(analyst):
-    alone = _rca(analyst, TIMEOUT, TIMEOUT)
+def test_a_servers_worker_limit_reached_before_its_callers_timeout_leaves_the_timeout_undecided(offline_analyst):
+    alone = _rca(offline_analyst, TIMEOUT, TIMEOUT)
     assert alone.category == "upstream_timeout" and alone.confidence >= THRESHOLD
-    rca = _rca(analyst, "WARN AH00161: server reached MaxRequestWorkers setting, consider raising it",
+    rca = _rca(offline_analyst, "WARN AH00161: server reached MaxRequestWorkers setting, consider raising it",
                TIMEOUT, TIMEOUT)
     assert rca.confidence < THRESHOLD
     assert any("resource_exhaustion" in note and "symptom" in note for note in rca.notes)
 
 
-def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(analyst):
-    alone = _rca(analyst, RESET, RESET)
+def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(offline_analyst):
+    alone = _rca(offline_analyst, RESET, RESET)
     assert alone.category == "connection_refused" and alone.confidence >= THRESHOLD
-    rca = _rca(analyst, "WARN worker 4120 terminated by signal 6 (SIGABRT), core dumped", RESET, RESET)
+    rca = _rca(offline_analyst, "WARN worker 4120 terminated by signal 6 (SIGABRT), core dumped", RESET, RESET)
     assert rca.confidence < THRESHOLD
     assert any("crashed" in note for note in rca.notes)
     # a kill is no crash: a reset after SIGTERM keeps its name
-    assert _rca(analyst, "WARN worker 4120 terminated by signal 15 (SIGTERM)", RESET, RESET).confidence >= THRESHOLD
+    assert _rca(offline_analyst, "WARN worker 4120 terminated by signal 15 (SIGTERM)", RESET, RESET).confidence >= THRESHOLD
 
 
 @pytest.mark.parametrize("line, category", [
@@ -62,6 +45,6 @@ def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(anal
     ("ERROR peer certificate validation failed for ldap.corp.example", "tls_certificate"),
     ("ERROR boot aborted: MissingSigningKeyError raised by TokenService.start", "config_missing"),
 ])
-def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(analyst, line, category):
-    rca = _rca(analyst, line, line)
+def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(offline_analyst, line, category):
+    rca = _rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD

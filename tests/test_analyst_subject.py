@@ -6,27 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.ingest.events import normalize
-from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import find_similar
-from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
-
-
-@pytest.fixture(scope="module")
-def analyst():
-    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
-
-
-def _rca(analyst, *lines):
-    events = [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": "ERROR", "service": "svc", "message": line},
-                        source="test", position=str(i)) for i, line in enumerate(lines)]
-    state = IncidentState(incident_id="INC-s", service="svc", evidence=events)
-    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
-    return analyst.rca(state)
+from tests.support import THRESHOLD, offline_rca
 
 
 @pytest.mark.parametrize("line, named", [
@@ -39,8 +19,8 @@ def _rca(analyst, *lines):
     # what ran out of time is the wait for a lock, not a call
     ("failed to acquire advisory lock \"migrations\": context deadline exceeded", "upstream_timeout"),
 ])
-def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(analyst, line, named):
-    rca = _rca(analyst, line, line)
+def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(offline_analyst, line, named):
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.confidence < THRESHOLD
     assert any("object" in note and "to decide" in note for note in rca.notes)
 
@@ -53,8 +33,8 @@ def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(a
     ("Get \"https://api.partner.io/v1\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
      "upstream_timeout"),
 ])
-def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst, line, category):
-    rca = _rca(analyst, line, line)
+def test_the_same_words_said_of_the_categorys_own_object_stay_confident(offline_analyst, line, category):
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence >= THRESHOLD
 
 
@@ -66,7 +46,7 @@ def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst,
     ("IllegalStateException: Insufficient configured threads: required=264 < max=200 for QueuedThreadPool",
      "resource_exhaustion"),
 ])
-def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(analyst, line, category):
+def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(offline_analyst, line, category):
     """Named by the ideas of their cause in any wording, never at the code-fix line."""
-    rca = _rca(analyst, line, line)
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD
