@@ -48,3 +48,37 @@ def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(offl
 def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(offline_analyst, line, category):
     rca = _rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD
+
+
+GATEWAY_TIMEOUT = {"service": "gateway", "message": "upstream request timeout calling orders-api: context deadline "
+                                                    "exceeded (Client.Timeout exceeded while awaiting headers)"}
+REDIS_REFUSED = {"service": "cart", "message": "dial tcp 10.0.0.5:6379: connect: connection refused"}
+POOL_TIMEOUT = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
+
+
+@pytest.mark.parametrize("raws, cause", [
+    # the callee's heap logged after its caller's first timeout: the clocks of two services order nothing
+    ([GATEWAY_TIMEOUT, GATEWAY_TIMEOUT, {"service": "orders-api", "message": "java.lang.OutOfMemoryError: Java heap space"},
+      GATEWAY_TIMEOUT], "out_of_memory"),
+    # the cache's container OOM-killed amid its clients' refusals
+    ([REDIS_REFUSED, {"level": "WARN", "service": "kubelet", "message": "Container redis in pod redis-0 was OOMKilled "
+                                                                         "(exit code 137)"}, REDIS_REFUSED, REDIS_REFUSED],
+     "out_of_memory"),
+    # a setting left unset, read as null
+    ([{"message": "request failed", "stack": "java.lang.NullPointerException: Cannot invoke \"String.length()\" because "
+                                             "\"apiKey\" is null\n\tat com.acme.Client.sign(Client.java:40)"},
+      "Required environment variable PARTNER_API_KEY is not set"], "config_missing"),
+    # transactions stuck on a lock hold the pool's connections
+    ([POOL_TIMEOUT, "MySQLTransactionRollbackException: Deadlock found when trying to get lock; try restarting "
+                    "transaction", POOL_TIMEOUT, POOL_TIMEOUT], "db_deadlock"),
+])
+def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_below_the_fix_line(offline_analyst,
+                                                                                                  raws, cause):
+    rca = offline_rca(offline_analyst, *raws)
+    assert rca.category == cause and rca.confidence < THRESHOLD
+    assert any("what callers see" in note and "to be sure" in note for note in rca.notes)
+
+
+def test_a_callers_timeout_alone_keeps_its_name(offline_analyst):
+    rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, GATEWAY_TIMEOUT)
+    assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD

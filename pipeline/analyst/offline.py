@@ -132,7 +132,15 @@ class OfflineAnalyst:
         if inner is not None:
             runner_up, top = top, inner
             carrying = self._carrying(state, top)
-        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and inner is None else 0.0,
+        # a caller's failure beside the state of what it calls that produces it (cause_side.PRODUCED_BY)
+        origin = None if earlier is not None or inner is not None or top.worded else \
+            _origin_of(state, top, supports[1:])
+        if origin is not None:
+            runner_up, top = top, origin
+            carrying = self._carrying(state, top)
+        # a cause found behind the top (in its chain, or as the state producing it) is rated on its own
+        behind = inner is not None or origin is not None
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not behind else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
@@ -145,6 +153,12 @@ class OfflineAnalyst:
             notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
                          f"deeper cause: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
                          f"sure, check whether {runner_up.category} stops once {top.category} is resolved")
+        elif origin is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category} is what callers see when {top.category} holds in what they call, "
+                         f"and the events show both: {top.category} taken as the cause, confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to be sure, check whether {runner_up.category} stops once "
+                         f"{top.category} is resolved")
         elif runner_up is not None and (why := _contested(state, top, runner_up, carrying)):
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
@@ -458,6 +472,18 @@ def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -
     others = [o for o in others if not o.worded]
     chained = cause_side.chains(state.evidence) if others else []
     return next((o for o in others if cause_side.deeper(top.doc, o.doc, chained)), None) if chained else None
+
+
+def _origin_of(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The best supported other category (by signatures, in a problem event, at least EARLIER_SHARE as
+    well supported) whose state produces the top's failure in its callers (cause_side.PRODUCED_BY)."""
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
+    for other in others:
+        if other.worded or other.category not in produced_by or other.score < EARLIER_SHARE * top.score:
+            continue
+        if any(found and _problem(e) for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other))):
+            return other
+    return None
 
 
 def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> str | None:
