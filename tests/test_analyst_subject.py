@@ -18,6 +18,8 @@ from tests.support import THRESHOLD, offline_rca
     ("resolver: query for api.partner.io timed out: context deadline exceeded", "upstream_timeout"),
     # what ran out of time is the wait for a lock, not a call
     ("failed to acquire advisory lock \"migrations\": context deadline exceeded", "upstream_timeout"),
+    # ENOSPC from inotify_add_watch(2) is the watches' limit, said in a full disk's words
+    ("inotify_add_watch(/var/log/app): No space left on device: raise fs.inotify.max_user_watches", "disk_full"),
 ])
 def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(offline_analyst, line, named):
     rca = offline_rca(offline_analyst, line, line)
@@ -27,6 +29,7 @@ def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(o
 
 @pytest.mark.parametrize("line, category", [
     ("dial tcp 10.0.0.4:5432: connect: connection refused", "connection_refused"),
+    ("OSError: [Errno 28] No space left on device: '/data/exports/eod.csv'", "disk_full"),
     # the pool's own connection timed out; the workers said after its timeout setting are not what did
     ("sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00",
      "db_pool_exhausted"),
