@@ -54,23 +54,22 @@ GATEWAY_TIMEOUT = {"service": "gateway", "message": "upstream request timeout ca
                                                     "exceeded (Client.Timeout exceeded while awaiting headers)"}
 REDIS_REFUSED = {"service": "cart", "message": "dial tcp 10.0.0.5:6379: connect: connection refused"}
 POOL_TIMEOUT = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
+HEAP = {"service": "orders-api", "message": "java.lang.OutOfMemoryError: Java heap space"}
+OOM_KILLED = {"level": "WARN", "service": "kubelet", "message": "Container redis in pod redis-0 was OOMKilled (exit code 137)"}
+NULL_KEY = {"message": "request failed", "stack": "java.lang.NullPointerException: Cannot invoke \"String.length()\" "
+            "because \"apiKey\" is null\n\tat com.acme.Client.sign(Client.java:40)"}
+DEADLOCK = "MySQLTransactionRollbackException: Deadlock found when trying to get lock; try restarting transaction"
 
 
 @pytest.mark.parametrize("raws, cause", [
     # the callee's heap logged after its caller's first timeout: the clocks of two services order nothing
-    ([GATEWAY_TIMEOUT, GATEWAY_TIMEOUT, {"service": "orders-api", "message": "java.lang.OutOfMemoryError: Java heap space"},
-      GATEWAY_TIMEOUT], "out_of_memory"),
+    ([GATEWAY_TIMEOUT, GATEWAY_TIMEOUT, HEAP, GATEWAY_TIMEOUT], "out_of_memory"),
     # the cache's container OOM-killed amid its clients' refusals
-    ([REDIS_REFUSED, {"level": "WARN", "service": "kubelet", "message": "Container redis in pod redis-0 was OOMKilled "
-                                                                         "(exit code 137)"}, REDIS_REFUSED, REDIS_REFUSED],
-     "out_of_memory"),
+    ([REDIS_REFUSED, OOM_KILLED, REDIS_REFUSED, REDIS_REFUSED], "out_of_memory"),
     # a setting left unset, read as null
-    ([{"message": "request failed", "stack": "java.lang.NullPointerException: Cannot invoke \"String.length()\" because "
-                                             "\"apiKey\" is null\n\tat com.acme.Client.sign(Client.java:40)"},
-      "Required environment variable PARTNER_API_KEY is not set"], "config_missing"),
+    ([NULL_KEY, "Required environment variable PARTNER_API_KEY is not set"], "config_missing"),
     # transactions stuck on a lock hold the pool's connections
-    ([POOL_TIMEOUT, "MySQLTransactionRollbackException: Deadlock found when trying to get lock; try restarting "
-                    "transaction", POOL_TIMEOUT, POOL_TIMEOUT], "db_deadlock"),
+    ([POOL_TIMEOUT, DEADLOCK, POOL_TIMEOUT, POOL_TIMEOUT], "db_deadlock"),
 ])
 def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_below_the_fix_line(offline_analyst,
                                                                                                   raws, cause):

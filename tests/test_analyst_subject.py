@@ -53,3 +53,25 @@ def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(o
     """Named by the ideas of their cause in any wording, never at the code-fix line."""
     rca = offline_rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD
+
+
+PROBE_TIMEOUT = {"level": "WARN", "service": "kubelet",
+                 "message": "Readiness probe failed: Get \"http://10.2.0.7:8080/ready\": context deadline exceeded "
+                            "(Client.Timeout exceeded while awaiting headers)"}
+
+
+def test_a_platforms_probe_of_the_service_timing_out_is_inconclusive_not_a_timeout_to_fix(offline_analyst):
+    # the kubelet is the caller and the service the callee: it did not answer, no event says why
+    rca = offline_rca(offline_analyst, PROBE_TIMEOUT, PROBE_TIMEOUT)
+    assert rca.category == "unknown" and rca.root_cause.startswith("Inconclusive")
+    assert any("probes of the service itself" in note for note in rca.notes)
+    # the service's own call timing out is its upstream's timeout
+    own = {**PROBE_TIMEOUT, "level": "ERROR", "service": "svc",
+           "message": PROBE_TIMEOUT["message"].replace("Readiness probe failed", "inventory call failed")}
+    rca = offline_rca(offline_analyst, own, own)
+    assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD
+    # a probe that names why (the service's certificate expired) keeps that cause
+    expired = {**PROBE_TIMEOUT, "message": "Readiness probe failed: Get \"https://10.2.0.7:8443/ready\": x509: "
+               "certificate has expired or is not yet valid: current time 2026-01-05T08:00:00Z is after "
+               "2026-01-01T00:00:00Z"}
+    assert offline_rca(offline_analyst, expired, expired).category == "tls_certificate"

@@ -140,6 +140,12 @@ class OfflineAnalyst:
             carrying = self._carrying(state, top)
         # a cause found behind the top (in its chain, or as the state producing it) is rated on its own
         behind = inner is not None or origin is not None
+        if not (behind or earlier) and subject.probed_only(top.category, state.evidence, carrying, _problem):
+            # the platform's probe of the service timed out or was refused: the service did not answer, and
+            # no event says why (no category's object): inconclusive, with the evidence report
+            return self._unknown(state, found, verdict=verdict, why=(
+                f"only the platform's probes of the service itself carry {top.category}'s signatures "
+                f"(doc {top.doc.doc_id}): the service did not answer them, and no event says why"))
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not behind else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
@@ -325,13 +331,14 @@ class OfflineAnalyst:
                          verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False,
-                 verdict: answers.Verdict | None = None) -> RCA:
+                 verdict: answers.Verdict | None = None, why: str | None = None) -> RCA:
         """Inconclusive: the evidence report (pipeline/analyst/evidence_report.py) instead of a cause."""
         top = state.similar_docs[0] if state.similar_docs else None
         note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
                 if top else "no similar doc")
         if requested:
             note = "unknown as a reviewer asked; " + note
+        note = why or note
         errors, named = _specifics(state, None)
         found = _merged(found, errors, named)
         report = evidence_report.build(state.evidence, found, list(state.similar_docs), state.log_window)

@@ -16,6 +16,8 @@ failed" is contested).
 """
 from __future__ import annotations
 
+import re
+
 from pipeline.analyst.ideas import tokens_of
 from pipeline.state import LogEvent
 
@@ -106,3 +108,17 @@ def foreign_subject(category: str, events: list[LogEvent], carrying: list[set[st
         return None
     other = sorted(common)[0]
     return other, tuple(sorted(common[other]))
+
+
+# the kubelet's check of the container itself (pkg/kubelet/prober: "Readiness probe failed: ...", "Liveness
+# probe errored: ...", "Startup probe failed"): the probe is the caller and the service its callee, so the
+# probe's timeout or refusal says the service did not answer in time or was not listening, not why
+_PROBE = re.compile(r"\b(?:readiness|liveness|startup) probe\b", re.I)
+PROBED = frozenset({"upstream_timeout", "connection_refused"})
+
+
+def probed_only(category: str, events: list[LogEvent], carrying: list[set[str]], problem) -> bool:
+    """Whether every problem event carrying `category`'s signatures is a platform's probe of the service
+    itself, for a category that says only that the callee did not answer (PROBED)."""
+    lines = [e for e, found in zip(events, carrying) if found and problem(e)]
+    return category in PROBED and bool(lines) and all(_PROBE.search(e.message or "") for e in lines)
