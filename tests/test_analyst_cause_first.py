@@ -55,7 +55,8 @@ GATEWAY_TIMEOUT = {"service": "gateway", "message": "upstream request timeout ca
 REDIS_REFUSED = {"service": "cart", "message": "dial tcp 10.0.0.5:6379: connect: connection refused"}
 POOL_TIMEOUT = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
 HEAP = {"service": "orders-api", "message": "java.lang.OutOfMemoryError: Java heap space"}
-OOM_KILLED = {"level": "WARN", "service": "kubelet", "message": "Container redis in pod redis-0 was OOMKilled (exit code 137)"}
+OOM_KILLED = {"level": "WARN", "service": "kubelet",
+              "message": "Container redis in pod redis-0 was OOMKilled (exit code 137)"}
 NULL_KEY = {"message": "request failed", "stack": "java.lang.NullPointerException: Cannot invoke \"String.length()\" "
             "because \"apiKey\" is null\n\tat com.acme.Client.sign(Client.java:40)"}
 DEADLOCK = "MySQLTransactionRollbackException: Deadlock found when trying to get lock; try restarting transaction"
@@ -81,3 +82,12 @@ def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_be
 def test_a_callers_timeout_alone_keeps_its_name(offline_analyst):
     rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, GATEWAY_TIMEOUT)
     assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD
+
+
+def test_an_earlier_failure_that_cannot_produce_the_later_one_is_not_taken_for_its_cause(offline_analyst):
+    # a client's own HTTP pool full, then the API's 429s: a full pool does not rate-limit anyone
+    pool_full = {"level": "WARN", "message": "Connection pool is full, discarding connection: api.partner.io. "
+                                             "Connection pool size: 10"}
+    limited = "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://api.partner.io/v2/items"
+    rca = offline_rca(offline_analyst, pool_full, pool_full, limited, limited)
+    assert rca.category == "upstream_rate_limited"

@@ -421,15 +421,19 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
                 others: list[Support]) -> tuple[Support, list[set[str]]] | None:
     """The support (and its per-event signatures) whose problem events all came strictly before
     every problem event carrying the top's signatures (a chain: the cause, then its symptoms; two
-    failures interleaved are not one), at least EARLIER_SHARE as well supported and named by
-    signatures (not by ideas); None when no cause came first."""
+    failures interleaved are not one), at least EARLIER_SHARE as well supported, named by signatures
+    (not by ideas) and a state that produces the top's failure (cause_side.PRODUCED_BY); None when no
+    cause came first."""
     times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
     if not times:
         return None
     start = min(times)
     best = None
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
     for other in others:
-        if other.worded or other.score < EARLIER_SHARE * top.score:
+        # an earlier failure that cannot produce the top's (a client's HTTP pool full, then an API's 429s)
+        # is another failure, not its cause
+        if other.worded or other.score < EARLIER_SHARE * top.score or other.category not in produced_by:
             continue
         found = OfflineAnalyst._carrying(state, other)
         first = [e.time for e, f in zip(state.evidence, found) if f and _problem(e)]
