@@ -88,6 +88,7 @@ def test_an_earlier_failure_that_cannot_produce_the_later_one_is_not_taken_for_i
     # a client's own HTTP pool full, then the API's 429s: a full pool does not rate-limit anyone
     pool_full = {"level": "WARN", "message": "Connection pool is full, discarding connection: api.partner.io. "
                                              "Connection pool size: 10"}
-    limited = "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://api.partner.io/v2/items"
+    limited = ("requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: "
+               "https://api.partner.io/v2/items")
     rca = offline_rca(offline_analyst, pool_full, pool_full, limited, limited)
     assert rca.category == "upstream_rate_limited"
