@@ -92,3 +92,7 @@ def test_an_earlier_failure_that_cannot_produce_the_later_one_is_not_taken_for_i
                "https://api.partner.io/v2/items")
     rca = offline_rca(offline_analyst, pool_full, pool_full, limited, limited)
     assert rca.category == "upstream_rate_limited"
+    # a client's own setting left unset, then its connections refused: the server is not listening
+    unset = {"level": "WARN", "message": "environment variable REDIS_PASSWORD is not set; connecting without auth"}
+    refused = "redis.exceptions.ConnectionError: Error 111 connecting to redis:6379. Connection refused."
+    assert offline_rca(offline_analyst, unset, refused, refused).category == "connection_refused"

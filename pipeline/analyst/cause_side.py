@@ -36,11 +36,13 @@ _OUTWARD = re.compile(r"^The above exception was the direct cause of the followi
 # then OOM-killed) times its callers out and, once down, refuses them; a full disk stops the database its
 # clients then find refused; a drained pool, a deadlock or a backed-up queue hold a request past its
 # caller's deadline; a server out of file descriptors or workers refuses or stalls; a setting left unset
-# is read as null. Never the reverse: a timeout does not fill a disk.
+# is read as null (not a refusal: a client's own missing setting fails its login or its address, and
+# a server that cannot start for one shows its own failure). Never the reverse: a timeout does not
+# fill a disk.
 PRODUCED_BY: dict[str, frozenset[str]] = {
     "upstream_timeout": frozenset({"out_of_memory", "db_pool_exhausted", "db_deadlock", "resource_exhaustion",
                                    "disk_full", "queue_backlog"}),
-    "connection_refused": frozenset({"out_of_memory", "disk_full", "resource_exhaustion", "config_missing"}),
+    "connection_refused": frozenset({"out_of_memory", "disk_full", "resource_exhaustion"}),
     "null_reference": frozenset({"config_missing"}),
     # transactions waiting on locks hold their connections until the pool has none left
     "db_pool_exhausted": frozenset({"db_deadlock"}),
