@@ -71,12 +71,18 @@ DEADLOCK = "MySQLTransactionRollbackException: Deadlock found when trying to get
     ([NULL_KEY, "Required environment variable PARTNER_API_KEY is not set"], "config_missing"),
     # transactions stuck on a lock hold the pool's connections
     ([POOL_TIMEOUT, DEADLOCK, POOL_TIMEOUT, POOL_TIMEOUT], "db_deadlock"),
+    # a pool that cannot open connections has none to give: the database refusing them, then the queue's drops
+    ([*["Postgrex.Protocol (#PID<0.412.0>) failed to connect: ** (DBConnection.ConnectionError) tcp connect "
+        "(10.4.0.7:5432): connection refused - :econnrefused"] * 2,
+      *["** (DBConnection.ConnectionError) connection not available and request was dropped from queue after "
+        "2210ms."] * 4], "connection_refused"),
 ])
 def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_below_the_fix_line(offline_analyst,
                                                                                                   raws, cause):
     rca = offline_rca(offline_analyst, *raws)
     assert rca.category == cause and rca.confidence < THRESHOLD
-    assert any("what callers see" in note and "to be sure" in note for note in rca.notes)
+    # the notes say which is taken for the cause and why (what its callers see, or its lines first)
+    assert any("what callers see" in note or "came first" in note for note in rca.notes)
 
 
 def test_a_callers_timeout_alone_keeps_its_name(offline_analyst):

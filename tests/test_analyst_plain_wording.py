@@ -87,3 +87,26 @@ def test_a_deadlock_or_a_table_is_a_databases_only_when_the_clause_says_so(offli
     # a runtime's deadlock names no transaction or lock; a table without rows is no schema mismatch
     assert offline_rca(offline_analyst, *["fatal error: all goroutines are asleep - deadlock!"] * 2).category == "unknown"
     assert offline_rca(offline_analyst, *["users table has no rows for id 5"] * 2).category == "unknown"
+
+
+@pytest.mark.parametrize("raws, category", [
+    # RabbitMQ's alarm banner is the same for both resources (rabbit_alarm.erl): its first line says which
+    ([{"level": "INFO", "message": "Free disk space is insufficient. Free bytes: 20480000. Limit: 50000000"},
+      {"level": "WARN", "message": "disk resource limit alarm set on node 'rabbit@mq-1'.\n*** Publishers will be "
+                                   "blocked until this alarm clears ***"},
+      "publish to exchange 'invoices' timed out after 15000ms: connection blocked by broker"], "disk_full"),
+    ([{"level": "WARN", "message": "memory resource limit alarm set on node 'rabbit@mq-1'.\n*** Publishers will be "
+                                   "blocked until this alarm clears ***"},
+      "publish to exchange 'invoices' timed out after 15000ms: connection blocked by broker"], "queue_backlog"),
+    # ActiveMQ Artemis (ActiveMQServerLogger 222212)
+    (["AMQ222212: Disk Full! Blocking message production on address 'invoices'. Clients will report blocked."] * 2,
+     "disk_full"),
+    # the Ruby and Elixir pools' own checkout timeouts (Sequel's threaded pool, db_connection's queue)
+    (["Sequel::PoolTimeout: timeout: 5.0, elapsed: 5.002, database name: billing\n  /app/vendor/bundle/ruby/3.2.0/"
+      "gems/sequel-5.72.0/lib/sequel/connection_pool/threaded.rb:263:in `raise_pool_timeout'"] * 2, "db_pool_exhausted"),
+    (["** (DBConnection.ConnectionError) connection not available and request was dropped from queue after 3012ms."] * 2,
+     "db_pool_exhausted"),
+])
+def test_a_brokers_or_pools_own_string_names_its_resource(offline_analyst, raws, category):
+    rca = offline_rca(offline_analyst, *raws)
+    assert rca.category == category and rca.confidence >= THRESHOLD

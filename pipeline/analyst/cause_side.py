@@ -44,8 +44,11 @@ PRODUCED_BY: dict[str, frozenset[str]] = {
                                    "disk_full", "queue_backlog"}),
     "connection_refused": frozenset({"out_of_memory", "disk_full", "resource_exhaustion"}),
     "null_reference": frozenset({"config_missing"}),
-    # transactions waiting on locks hold their connections until the pool has none left
-    "db_pool_exhausted": frozenset({"db_deadlock"}),
+    # transactions waiting on locks hold their connections until the pool has none left; a pool that
+    # cannot open connections (the database refusing them, its name not resolving, its login failing)
+    # has none to give
+    "db_pool_exhausted": frozenset({"db_deadlock", "connection_refused", "dns_resolution",
+                                    "upstream_auth_failure"}),
 }
 
 
