@@ -106,7 +106,22 @@ def test_a_deadlock_or_a_table_is_a_databases_only_when_the_clause_says_so(offli
       "gems/sequel-5.72.0/lib/sequel/connection_pool/threaded.rb:263:in `raise_pool_timeout'"] * 2, "db_pool_exhausted"),
     (["** (DBConnection.ConnectionError) connection not available and request was dropped from queue after 3012ms."] * 2,
      "db_pool_exhausted"),
+    # mongoose's optimistic concurrency, Composer's platform check, Elixir's kernel and Jason's decode errors
+    (["VersionError: No matching document found for id \"5f1d0c2e9a\" version 3 modifiedPaths \"items\"\n"
+      "    at generateVersionError (/app/node_modules/mongoose/lib/model.js:4553:10)"] * 2, "concurrency_conflict"),
+    (["PHP Fatal error:  Uncaught RuntimeException: Composer detected issues in your platform: Your Composer "
+      "dependencies require a PHP version \">= 8.3.0\". You are running 8.2.12. in /srv/vendor/composer/"
+      "platform_check.php:24"] * 2, "dependency_mismatch"),
+    (["** (BadMapError) expected a map, got: nil\n    (shop 1.2.0) lib/shop/totals.ex:31: Shop.Totals.sum/1"] * 2,
+     "null_reference"),
+    (["** (Jason.DecodeError) unexpected byte at position 0: 0x3C (\"<\")"] * 2, "serialization_error"),
 ])
-def test_a_brokers_or_pools_own_string_names_its_resource(offline_analyst, raws, category):
+def test_a_librarys_own_string_names_its_cause(offline_analyst, raws, category):
     rca = offline_rca(offline_analyst, *raws)
     assert rca.category == category and rca.confidence >= THRESHOLD
+
+
+def test_a_queues_long_wait_as_horizon_words_it_is_a_backlog(offline_analyst):
+    # Laravel Horizon's LongWaitDetected notification
+    line = {"level": "WARN", "message": 'The "mail" queue on the "redis" connection has a wait time of 640 seconds.'}
+    assert offline_rca(offline_analyst, line, line).category == "queue_backlog"

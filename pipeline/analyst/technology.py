@@ -32,7 +32,7 @@ RUNTIME_OF = {
     **dict.fromkeys((
         "express", "axios", "undici", "typescript", "javascript", "npm", "yarn", "v8", "sequelize", "prisma",
         "typeorm", "knex", "pg", "ioredis", "amqplib", "mysql2", "body-parser", "envalid", "dotenv",
-        "aws-sdk-js-v3"), "node"),
+        "aws-sdk-js-v3", "mongoose"), "node"),
     **dict.fromkeys((
         "django", "flask", "fastapi", "requests", "urllib3", "httpx", "sqlalchemy", "psycopg", "psycopg_pool",
         "asyncpg", "celery", "gunicorn", "uwsgi", "pydantic", "boto3", "redis-py", "pika", "pandas", "alembic",
@@ -42,8 +42,8 @@ RUNTIME_OF = {
         "database-sql", "aws-sdk-go-v2"), "go"),
     **dict.fromkeys(("csharp", "sqlclient"), "dotnet"),
     **dict.fromkeys(("rails", "activerecord", "sequel", "puma", "sidekiq"), "ruby"),
-    **dict.fromkeys(("ecto", "dbconnection", "postgrex", "phoenix"), "elixir"),
-    **dict.fromkeys(("laravel",), "php"),
+    **dict.fromkeys(("ecto", "dbconnection", "postgrex", "phoenix", "jason", "poison"), "elixir"),
+    **dict.fromkeys(("laravel", "composer", "horizon"), "php"),
     **dict.fromkeys(("ingress-nginx",), "nginx"),
     **dict.fromkeys(("openssh", "sshd"), "linux"),
 }
