@@ -85,6 +85,18 @@ def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_be
     assert any("what callers see" in note or "came first" in note for note in rca.notes)
 
 
+def test_a_pool_drained_in_the_timing_out_service_itself_leaves_the_direction_undecided(offline_analyst):
+    # its calls to a slow dependency hold its connections, or its drained pool slows what it serves: either way
+    own_timeout = {**GATEWAY_TIMEOUT, "service": "api"}
+    rca = offline_rca(offline_analyst, own_timeout, {"service": "api", "message": POOL_TIMEOUT}, own_timeout)
+    assert rca.category in ("upstream_timeout", "db_pool_exhausted") and rca.confidence < THRESHOLD
+    assert any("same service" in note for note in rca.notes)
+    # said by the service it calls, the drained pool is the cause
+    rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, {"service": "orders-api", "message": POOL_TIMEOUT},
+                      GATEWAY_TIMEOUT)
+    assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
+
+
 def test_a_callers_timeout_alone_keeps_its_name(offline_analyst):
     rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, GATEWAY_TIMEOUT)
     assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD

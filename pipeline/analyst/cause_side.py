@@ -50,6 +50,12 @@ PRODUCED_BY: dict[str, frozenset[str]] = {
     "db_pool_exhausted": frozenset({"db_deadlock", "connection_refused", "dns_resolution",
                                     "upstream_auth_failure"}),
 }
+# ... states that a slow dependency can produce in its caller as well (its own pool held by connections
+# waiting on the slow call, its executor's threads blocked, its consumers lagging): the caller's timeout
+# is their symptom only when another service says them (the callee), not the timing-out service itself
+EITHER_WAY: dict[str, frozenset[str]] = {
+    "upstream_timeout": frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog"}),
+}
 
 
 def segments(text: str) -> list[tuple[int, str]]:

@@ -165,6 +165,12 @@ class OfflineAnalyst:
                          f"and the events show both: {top.category} taken as the cause, confidence stays at most "
                          f"{UNDECIDED_CONFIDENCE}; to be sure, check whether {runner_up.category} stops once "
                          f"{top.category} is resolved")
+        elif (both := _either_way(state, top, supports[1:])) is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{both.category} is said by the same service as {top.category}: either may have caused the "
+                         f"other (a slow dependency holds what waits on it), so confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, check which began first in that service: "
+                         f"{top.category} or {both.category}")
         elif runner_up is not None and (why := _contested(state, top, runner_up, carrying)):
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
@@ -489,10 +495,30 @@ def _origin_of(state: IncidentState, top: Support, others: list[Support]) -> Sup
     """The best supported other category (by signatures, in a problem event, at least EARLIER_SHARE as
     well supported) whose state produces the top's failure in its callers (cause_side.PRODUCED_BY)."""
     produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
+    either_way = cause_side.EITHER_WAY.get(top.category, frozenset())
+    callers = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found}
     for other in others:
         if other.worded or other.category not in produced_by or other.score < EARLIER_SHARE * top.score:
             continue
-        if any(found and _problem(e) for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other))):
+        said = [e for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if found and _problem(e)]
+        # a state a slow call also produces in its caller counts only when another service (the callee) says it
+        if said and (other.category not in either_way or any(e.service not in callers for e in said)):
+            return other
+    return None
+
+
+def _either_way(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The other category (by signatures, in a problem event, at least EARLIER_SHARE as well supported)
+    that the top's own service says and that could be its cause or its symptom alike, whichever of the
+    two is the top (cause_side.EITHER_WAY: a pool drained while calls to a slow dependency time out), or None."""
+    mine = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found and _problem(e)}
+    for other in others:
+        pair = other.category in cause_side.EITHER_WAY.get(top.category, frozenset()) or \
+            top.category in cause_side.EITHER_WAY.get(other.category, frozenset())
+        if other.worded or not pair or other.score < EARLIER_SHARE * top.score:
+            continue
+        if any(found and _problem(e) and e.service in mine
+               for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other))):
             return other
     return None
 
