@@ -163,6 +163,17 @@ def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
     return d
 
 
+@pytest.fixture(scope="session")
+def offline_analyst():
+    """The offline analyst on the bundled docs with the hashed n-gram embedder (no index on disk): the
+    analyst tests read its RCA of their own lines with support.offline_rca."""
+    from pipeline.analyst.offline import OfflineAnalyst
+    from pipeline.knowledge.embeddings import HashedNgramEmbedder
+    from pipeline.knowledge.index import KnowledgeBase
+
+    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
+
+
 @pytest.fixture
 def analyst_for():
     """How the `engine` fixture builds its analyst: None for the configured one (offline). A test

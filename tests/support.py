@@ -24,7 +24,9 @@ from pipeline.cli import main
 from pipeline.clock import ManualClock
 from pipeline.config import Settings
 from pipeline.engine.graph import thread_config
-from pipeline.state import IncidentState
+from pipeline.ingest.events import normalize
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import RCA, IncidentState, LogEvent
 
 if TYPE_CHECKING:  # streamlit loads only for the tests that drive the app
     from streamlit.testing.v1 import AppTest
@@ -647,3 +649,25 @@ def read_log(path: Path, **parsing) -> list:
 
 def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=timezone.utc)
+
+# the code-fix line: CODE_FIX_MIN_CONFIDENCE's default, which the analyst tests' confident names reach
+THRESHOLD = 0.5
+
+
+def analyst_events(*raws: str | dict, leveled: bool = False) -> list[LogEvent]:
+    """Events of service `svc`, one second apart: each raw a message at ERROR, a `LEVEL text` line with
+    `leveled`, or a dict of fields over those defaults."""
+    def fields(raw: str | dict) -> dict:
+        if isinstance(raw, dict):
+            return raw
+        level, message = raw.split(" ", 1) if leveled else ("ERROR", raw)
+        return {"level": level, "message": message}
+    return [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": "ERROR", "service": "svc", **fields(raw)},
+                      source="test", position=str(i)) for i, raw in enumerate(raws)]
+
+
+def offline_rca(analyst, *raws: str | dict, leveled: bool = False) -> RCA:
+    """The analyst's RCA of an incident of `analyst_events(*raws)` with its similar docs retrieved, as
+    the graph's retrieval node gives them (conftest's `offline_analyst` is the usual analyst)."""
+    state = IncidentState(incident_id="INC-t", service="svc", evidence=analyst_events(*raws, leveled=leveled))
+    return analyst.rca(state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)}))

@@ -6,29 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.ingest.events import normalize
-from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import find_similar
-from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+from tests.support import THRESHOLD, offline_rca
 
 
-@pytest.fixture(scope="module")
-def analyst():
-    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
-
-
-def _rca(analyst, *lines):
+def _rca(offline_analyst, *lines):
     """Each line `LEVEL text`, one second apart."""
-    events = [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": line.split(" ", 1)[0], "service": "svc",
-                         "message": line.split(" ", 1)[1]}, source="test", position=str(i))
-              for i, line in enumerate(lines)]
-    state = IncidentState(incident_id="INC-c", service="svc", evidence=events)
-    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
-    return analyst.rca(state)
+    return offline_rca(offline_analyst, *lines, leveled=True)
 
 
 TIMEOUT = ("ERROR 2026/01/05 08:00:09 [error] 7#7: *310 upstream timed out (110: Connection timed out) while "
@@ -37,23 +20,23 @@ RESET = ("ERROR 2026/01/05 08:00:09 [error] 7#7: *311 recv() failed (104: Connec
          "reading response header from upstream, upstream: \"http://10.4.0.9:8080/report\"")
 
 
-def test_a_servers_worker_limit_reached_before_its_callers_timeout_leaves_the_timeout_undecided(analyst):
-    alone = _rca(analyst, TIMEOUT, TIMEOUT)
+def test_a_servers_worker_limit_reached_before_its_callers_timeout_leaves_the_timeout_undecided(offline_analyst):
+    alone = _rca(offline_analyst, TIMEOUT, TIMEOUT)
     assert alone.category == "upstream_timeout" and alone.confidence >= THRESHOLD
-    rca = _rca(analyst, "WARN AH00161: server reached MaxRequestWorkers setting, consider raising it",
+    rca = _rca(offline_analyst, "WARN AH00161: server reached MaxRequestWorkers setting, consider raising it",
                TIMEOUT, TIMEOUT)
     assert rca.confidence < THRESHOLD
     assert any("resource_exhaustion" in note and "symptom" in note for note in rca.notes)
 
 
-def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(analyst):
-    alone = _rca(analyst, RESET, RESET)
+def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(offline_analyst):
+    alone = _rca(offline_analyst, RESET, RESET)
     assert alone.category == "connection_refused" and alone.confidence >= THRESHOLD
-    rca = _rca(analyst, "WARN worker 4120 terminated by signal 6 (SIGABRT), core dumped", RESET, RESET)
+    rca = _rca(offline_analyst, "WARN worker 4120 terminated by signal 6 (SIGABRT), core dumped", RESET, RESET)
     assert rca.confidence < THRESHOLD
     assert any("crashed" in note for note in rca.notes)
     # a kill is no crash: a reset after SIGTERM keeps its name
-    assert _rca(analyst, "WARN worker 4120 terminated by signal 15 (SIGTERM)", RESET, RESET).confidence >= THRESHOLD
+    assert _rca(offline_analyst, "WARN worker 4120 terminated by signal 15 (SIGTERM)", RESET, RESET).confidence >= THRESHOLD
 
 
 @pytest.mark.parametrize("line, category", [
@@ -62,6 +45,72 @@ def test_a_connection_reset_by_a_peer_that_crashed_on_a_signal_is_undecided(anal
     ("ERROR peer certificate validation failed for ldap.corp.example", "tls_certificate"),
     ("ERROR boot aborted: MissingSigningKeyError raised by TokenService.start", "config_missing"),
 ])
-def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(analyst, line, category):
-    rca = _rca(analyst, line, line)
+def test_the_ideas_name_a_version_constraint_a_records_validation_and_a_missing_key_below_the_fix_line(offline_analyst, line, category):
+    rca = _rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD
+
+
+GATEWAY_TIMEOUT = {"service": "gateway", "message": "upstream request timeout calling orders-api: context deadline "
+                                                    "exceeded (Client.Timeout exceeded while awaiting headers)"}
+REDIS_REFUSED = {"service": "cart", "message": "dial tcp 10.0.0.5:6379: connect: connection refused"}
+POOL_TIMEOUT = "HikariPool-1 - Connection is not available, request timed out after 30000ms."
+HEAP = {"service": "orders-api", "message": "java.lang.OutOfMemoryError: Java heap space"}
+OOM_KILLED = {"level": "WARN", "service": "kubelet",
+              "message": "Container redis in pod redis-0 was OOMKilled (exit code 137)"}
+NULL_KEY = {"message": "request failed", "stack": "java.lang.NullPointerException: Cannot invoke \"String.length()\" "
+            "because \"apiKey\" is null\n\tat com.acme.Client.sign(Client.java:40)"}
+DEADLOCK = "MySQLTransactionRollbackException: Deadlock found when trying to get lock; try restarting transaction"
+
+
+@pytest.mark.parametrize("raws, cause", [
+    # the callee's heap logged after its caller's first timeout: the clocks of two services order nothing
+    ([GATEWAY_TIMEOUT, GATEWAY_TIMEOUT, HEAP, GATEWAY_TIMEOUT], "out_of_memory"),
+    # the cache's container OOM-killed amid its clients' refusals
+    ([REDIS_REFUSED, OOM_KILLED, REDIS_REFUSED, REDIS_REFUSED], "out_of_memory"),
+    # a setting left unset, read as null
+    ([NULL_KEY, "Required environment variable PARTNER_API_KEY is not set"], "config_missing"),
+    # transactions stuck on a lock hold the pool's connections
+    ([POOL_TIMEOUT, DEADLOCK, POOL_TIMEOUT, POOL_TIMEOUT], "db_deadlock"),
+    # a pool that cannot open connections has none to give: the database refusing them, then the queue's drops
+    ([*["Postgrex.Protocol (#PID<0.412.0>) failed to connect: ** (DBConnection.ConnectionError) tcp connect "
+        "(10.4.0.7:5432): connection refused - :econnrefused"] * 2,
+      *["** (DBConnection.ConnectionError) connection not available and request was dropped from queue after "
+        "2210ms."] * 4], "connection_refused"),
+])
+def test_a_callers_failure_beside_the_state_that_produces_it_names_that_state_below_the_fix_line(offline_analyst,
+                                                                                                  raws, cause):
+    rca = offline_rca(offline_analyst, *raws)
+    assert rca.category == cause and rca.confidence < THRESHOLD
+    # the notes say which is taken for the cause and why (what its callers see, or its lines first)
+    assert any("what callers see" in note or "came first" in note for note in rca.notes)
+
+
+def test_a_pool_drained_in_the_timing_out_service_itself_leaves_the_direction_undecided(offline_analyst):
+    # its calls to a slow dependency hold its connections, or its drained pool slows what it serves: either way
+    own_timeout = {**GATEWAY_TIMEOUT, "service": "api"}
+    rca = offline_rca(offline_analyst, own_timeout, {"service": "api", "message": POOL_TIMEOUT}, own_timeout)
+    assert rca.category in ("upstream_timeout", "db_pool_exhausted") and rca.confidence < THRESHOLD
+    assert any("same service" in note for note in rca.notes)
+    # said by the service it calls, the drained pool is the cause
+    rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, {"service": "orders-api", "message": POOL_TIMEOUT},
+                      GATEWAY_TIMEOUT)
+    assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
+
+
+def test_a_callers_timeout_alone_keeps_its_name(offline_analyst):
+    rca = offline_rca(offline_analyst, GATEWAY_TIMEOUT, GATEWAY_TIMEOUT)
+    assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD
+
+
+def test_an_earlier_failure_that_cannot_produce_the_later_one_is_not_taken_for_its_cause(offline_analyst):
+    # a client's own HTTP pool full, then the API's 429s: a full pool does not rate-limit anyone
+    pool_full = {"level": "WARN", "message": "Connection pool is full, discarding connection: api.partner.io. "
+                                             "Connection pool size: 10"}
+    limited = ("requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: "
+               "https://api.partner.io/v2/items")
+    rca = offline_rca(offline_analyst, pool_full, pool_full, limited, limited)
+    assert rca.category == "upstream_rate_limited"
+    # a client's own setting left unset, then its connections refused: the server is not listening
+    unset = {"level": "WARN", "message": "environment variable REDIS_PASSWORD is not set; connecting without auth"}
+    refused = "redis.exceptions.ConnectionError: Error 111 connecting to redis:6379. Connection refused."
+    assert offline_rca(offline_analyst, unset, refused, refused).category == "connection_refused"

@@ -6,27 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.ingest.events import normalize
-from pipeline.knowledge.embeddings import HashedNgramEmbedder
-from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import find_similar
-from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
-
-
-@pytest.fixture(scope="module")
-def analyst():
-    return OfflineAnalyst(KnowledgeBase(index_dir=None, embedder=HashedNgramEmbedder()))
-
-
-def _rca(analyst, *lines):
-    events = [normalize({"time": f"2026-01-05T08:00:{i:02d}Z", "level": "ERROR", "service": "svc", "message": line},
-                        source="test", position=str(i)) for i, line in enumerate(lines)]
-    state = IncidentState(incident_id="INC-s", service="svc", evidence=events)
-    state = state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)})
-    return analyst.rca(state)
+from tests.support import THRESHOLD, offline_rca
 
 
 @pytest.mark.parametrize("line, named", [
@@ -38,23 +18,26 @@ def _rca(analyst, *lines):
     ("resolver: query for api.partner.io timed out: context deadline exceeded", "upstream_timeout"),
     # what ran out of time is the wait for a lock, not a call
     ("failed to acquire advisory lock \"migrations\": context deadline exceeded", "upstream_timeout"),
+    # ENOSPC from inotify_add_watch(2) is the watches' limit, said in a full disk's words
+    ("inotify_add_watch(/var/log/app): No space left on device: raise fs.inotify.max_user_watches", "disk_full"),
 ])
-def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(analyst, line, named):
-    rca = _rca(analyst, line, line)
+def test_a_signature_said_of_another_categorys_object_stays_below_the_fix_line(offline_analyst, line, named):
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.confidence < THRESHOLD
     assert any("object" in note and "to decide" in note for note in rca.notes)
 
 
 @pytest.mark.parametrize("line, category", [
     ("dial tcp 10.0.0.4:5432: connect: connection refused", "connection_refused"),
+    ("OSError: [Errno 28] No space left on device: '/data/exports/eod.csv'", "disk_full"),
     # the pool's own connection timed out; the workers said after its timeout setting are not what did
     ("sqlalchemy.exc.TimeoutError: QueuePool limit of size 5 overflow 10 reached, connection timed out, timeout 30.00",
      "db_pool_exhausted"),
     ("Get \"https://api.partner.io/v1\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
      "upstream_timeout"),
 ])
-def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst, line, category):
-    rca = _rca(analyst, line, line)
+def test_the_same_words_said_of_the_categorys_own_object_stay_confident(offline_analyst, line, category):
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence >= THRESHOLD
 
 
@@ -66,7 +49,29 @@ def test_the_same_words_said_of_the_categorys_own_object_stay_confident(analyst,
     ("IllegalStateException: Insufficient configured threads: required=264 < max=200 for QueuedThreadPool",
      "resource_exhaustion"),
 ])
-def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(analyst, line, category):
+def test_a_login_a_rate_limit_and_a_full_bulkhead_are_named_below_the_fix_line(offline_analyst, line, category):
     """Named by the ideas of their cause in any wording, never at the code-fix line."""
-    rca = _rca(analyst, line, line)
+    rca = offline_rca(offline_analyst, line, line)
     assert rca.category == category and rca.confidence < THRESHOLD
+
+
+PROBE_TIMEOUT = {"level": "WARN", "service": "kubelet",
+                 "message": "Readiness probe failed: Get \"http://10.2.0.7:8080/ready\": context deadline exceeded "
+                            "(Client.Timeout exceeded while awaiting headers)"}
+
+
+def test_a_platforms_probe_of_the_service_timing_out_is_inconclusive_not_a_timeout_to_fix(offline_analyst):
+    # the kubelet is the caller and the service the callee: it did not answer, no event says why
+    rca = offline_rca(offline_analyst, PROBE_TIMEOUT, PROBE_TIMEOUT)
+    assert rca.category == "unknown" and rca.root_cause.startswith("Inconclusive")
+    assert any("probes of the service itself" in note for note in rca.notes)
+    # the service's own call timing out is its upstream's timeout
+    own = {**PROBE_TIMEOUT, "level": "ERROR", "service": "svc",
+           "message": PROBE_TIMEOUT["message"].replace("Readiness probe failed", "inventory call failed")}
+    rca = offline_rca(offline_analyst, own, own)
+    assert rca.category == "upstream_timeout" and rca.confidence >= THRESHOLD
+    # a probe that names why (the service's certificate expired) keeps that cause
+    expired = {**PROBE_TIMEOUT, "message": "Readiness probe failed: Get \"https://10.2.0.7:8443/ready\": x509: "
+               "certificate has expired or is not yet valid: current time 2026-01-05T08:00:00Z is after "
+               "2026-01-01T00:00:00Z"}
+    assert offline_rca(offline_analyst, expired, expired).category == "tls_certificate"

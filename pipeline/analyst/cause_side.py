@@ -8,7 +8,11 @@ Two readings of the events tell a cause from its symptom without any knowledge o
   exception", is deeper than it: the deepest is the cause, the outer ones what it caused (a pool's
   acquire timeout whose deepest cause is the database refusing its connections);
 - time: the runner-up's problem lines starting before the top's (interleaved, so not the clean
-  chain `offline._came_first` takes over) leave open which one led.
+  chain `offline._came_first` takes over) leave open which one led;
+- how outages propagate (`PRODUCED_BY`): a caller's failure (a timeout, a refusal, a null read) beside
+  a state of what it calls that produces it (a process out of memory, a full disk, a drained pool, an
+  unset setting) is that state's symptom, whichever was logged first: two services' clocks and
+  buffers do not order a cause before what it caused.
 
 `chains` and `deeper` find the first; `started_before` the second. Both answer for the docs' signatures as
 matched per event, so they hold for any stack and wording.
@@ -26,6 +30,32 @@ _INWARD = re.compile(r"^[ \t]*Caused by:|nested exception is\b|^[ \t]*---> ", re
 # the cause first, then the exception it caused (Python's chained tracebacks)
 _OUTWARD = re.compile(r"^The above exception was the direct cause of the following exception:|"
                       r"^During handling of the above exception, another exception occurred:", re.M)
+
+
+# a caller's failure and the states of what it calls that produce it: a service out of memory (GC-bound,
+# then OOM-killed) times its callers out and, once down, refuses them; a full disk stops the database its
+# clients then find refused; a drained pool, a deadlock or a backed-up queue hold a request past its
+# caller's deadline; a server out of file descriptors or workers refuses or stalls; a setting left unset
+# is read as null (not a refusal: a client's own missing setting fails its login or its address, and
+# a server that cannot start for one shows its own failure). Never the reverse: a timeout does not
+# fill a disk.
+PRODUCED_BY: dict[str, frozenset[str]] = {
+    "upstream_timeout": frozenset({"out_of_memory", "db_pool_exhausted", "db_deadlock", "resource_exhaustion",
+                                   "disk_full", "queue_backlog"}),
+    "connection_refused": frozenset({"out_of_memory", "disk_full", "resource_exhaustion"}),
+    "null_reference": frozenset({"config_missing"}),
+    # transactions waiting on locks hold their connections until the pool has none left; a pool that
+    # cannot open connections (the database refusing them, its name not resolving, its login failing)
+    # has none to give
+    "db_pool_exhausted": frozenset({"db_deadlock", "connection_refused", "dns_resolution",
+                                    "upstream_auth_failure"}),
+}
+# ... states that a slow dependency can produce in its caller as well (its own pool held by connections
+# waiting on the slow call, its executor's threads blocked, its consumers lagging): the caller's timeout
+# is their symptom only when another service says them (the callee), not the timing-out service itself
+EITHER_WAY: dict[str, frozenset[str]] = {
+    "upstream_timeout": frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog"}),
+}
 
 
 def segments(text: str) -> list[tuple[int, str]]:

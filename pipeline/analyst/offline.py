@@ -132,7 +132,21 @@ class OfflineAnalyst:
         if inner is not None:
             runner_up, top = top, inner
             carrying = self._carrying(state, top)
-        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and inner is None else 0.0,
+        # a caller's failure beside the state of what it calls that produces it (cause_side.PRODUCED_BY)
+        origin = None if earlier is not None or inner is not None or top.worded else \
+            _origin_of(state, top, supports[1:])
+        if origin is not None:
+            runner_up, top = top, origin
+            carrying = self._carrying(state, top)
+        # a cause found behind the top (in its chain, or as the state producing it) is rated on its own
+        behind = inner is not None or origin is not None
+        if not (behind or earlier) and subject.probed_only(top.category, state.evidence, carrying, _problem):
+            # the platform's probe of the service timed out or was refused: the service did not answer, and
+            # no event says why (no category's object): inconclusive, with the evidence report
+            return self._unknown(state, found, verdict=verdict, why=(
+                f"only the platform's probes of the service itself carry {top.category}'s signatures "
+                f"(doc {top.doc.doc_id}): the service did not answer them, and no event says why"))
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not behind else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
@@ -145,6 +159,18 @@ class OfflineAnalyst:
             notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
                          f"deeper cause: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
                          f"sure, check whether {runner_up.category} stops once {top.category} is resolved")
+        elif origin is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category} is what callers see when {top.category} holds in what they call, "
+                         f"and the events show both: {top.category} taken as the cause, confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to be sure, check whether {runner_up.category} stops once "
+                         f"{top.category} is resolved")
+        elif (both := _either_way(state, top, supports[1:])) is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{both.category} is said by the same service as {top.category}: either may have caused the "
+                         f"other (a slow dependency holds what waits on it), so confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, check which began first in that service: "
+                         f"{top.category} or {both.category}")
         elif runner_up is not None and (why := _contested(state, top, runner_up, carrying)):
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{runner_up.category} is {why}: the evidence does not decide between them, so confidence "
@@ -311,13 +337,14 @@ class OfflineAnalyst:
                          verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False,
-                 verdict: answers.Verdict | None = None) -> RCA:
+                 verdict: answers.Verdict | None = None, why: str | None = None) -> RCA:
         """Inconclusive: the evidence report (pipeline/analyst/evidence_report.py) instead of a cause."""
         top = state.similar_docs[0] if state.similar_docs else None
         note = (f"closest doc {top.doc_id} (similarity {top.score:.2f}) has none of its signatures in the evidence"
                 if top else "no similar doc")
         if requested:
             note = "unknown as a reviewer asked; " + note
+        note = why or note
         errors, named = _specifics(state, None)
         found = _merged(found, errors, named)
         report = evidence_report.build(state.evidence, found, list(state.similar_docs), state.log_window)
@@ -400,15 +427,19 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
                 others: list[Support]) -> tuple[Support, list[set[str]]] | None:
     """The support (and its per-event signatures) whose problem events all came strictly before
     every problem event carrying the top's signatures (a chain: the cause, then its symptoms; two
-    failures interleaved are not one), at least EARLIER_SHARE as well supported and named by
-    signatures (not by ideas); None when no cause came first."""
+    failures interleaved are not one), at least EARLIER_SHARE as well supported, named by signatures
+    (not by ideas) and a state that produces the top's failure (cause_side.PRODUCED_BY); None when no
+    cause came first."""
     times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
     if not times:
         return None
     start = min(times)
     best = None
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
     for other in others:
-        if other.worded or other.score < EARLIER_SHARE * top.score:
+        # an earlier failure that cannot produce the top's (a client's HTTP pool full, then an API's 429s)
+        # is another failure, not its cause
+        if other.worded or other.score < EARLIER_SHARE * top.score or other.category not in produced_by:
             continue
         found = OfflineAnalyst._carrying(state, other)
         first = [e.time for e, f in zip(state.evidence, found) if f and _problem(e)]
@@ -458,6 +489,38 @@ def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -
     others = [o for o in others if not o.worded]
     chained = cause_side.chains(state.evidence) if others else []
     return next((o for o in others if cause_side.deeper(top.doc, o.doc, chained)), None) if chained else None
+
+
+def _origin_of(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The best supported other category (by signatures, in a problem event, at least EARLIER_SHARE as
+    well supported) whose state produces the top's failure in its callers (cause_side.PRODUCED_BY)."""
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
+    either_way = cause_side.EITHER_WAY.get(top.category, frozenset())
+    callers = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found}
+    for other in others:
+        if other.worded or other.category not in produced_by or other.score < EARLIER_SHARE * top.score:
+            continue
+        said = [e for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if found and _problem(e)]
+        # a state a slow call also produces in its caller counts only when another service (the callee) says it
+        if said and (other.category not in either_way or any(e.service not in callers for e in said)):
+            return other
+    return None
+
+
+def _either_way(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
+    """The other category (by signatures, in a problem event, at least EARLIER_SHARE as well supported)
+    that the top's own service says and that could be its cause or its symptom alike, whichever of the
+    two is the top (cause_side.EITHER_WAY: a pool drained while calls to a slow dependency time out), or None."""
+    mine = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found and _problem(e)}
+    for other in others:
+        pair = other.category in cause_side.EITHER_WAY.get(top.category, frozenset()) or \
+            top.category in cause_side.EITHER_WAY.get(other.category, frozenset())
+        if other.worded or not pair or other.score < EARLIER_SHARE * top.score:
+            continue
+        if any(found and _problem(e) and e.service in mine
+               for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other))):
+            return other
+    return None
 
 
 def _contested(state: IncidentState, top: Support, runner_up: Support, carrying: list[set[str]]) -> str | None:

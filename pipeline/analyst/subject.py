@@ -1,5 +1,5 @@
 """What a cause's word is said of (issue 36): a signature's state word ("refused", "expired", "full",
-"timeout", "too many", "exceeded") names a category only when what is refused, expired, full or timed
+"timeout", "too many", "exceeded", "left") names a category only when what is refused, expired, full or timed
 out is that category's object. "Connection refused: not authorised" refuses a login, "the token has
 expired" a credential, "Too many connections: worker limit" a server's workers, "lookup ... :53 ...
 timeout" a resolver: each line carries another category's signature, but its subject is another
@@ -16,13 +16,15 @@ failed" is contested).
 """
 from __future__ import annotations
 
+import re
+
 from pipeline.analyst.ideas import tokens_of
 from pipeline.state import LogEvent
 
 NEAR = 6  # words either side of the state word: one clause
 # the words of a failure's state: what happened to the subject
 STATE = frozenset("refused refuse refusing expired expire expires full exceeded exceed timeout timeouts timed "
-                  "deadline denied rejected exhausted many".split())
+                  "deadline denied rejected exhausted many left".split())
 # each category's objects: what it is that is refused, expired, full or timed out
 SUBJECTS: dict[str, frozenset[str]] = {c: frozenset(w.split()) for c, w in {
     "upstream_auth_failure": "login logon username password passwords passwd credential credentials "
@@ -30,7 +32,10 @@ SUBJECTS: dict[str, frozenset[str]] = {c: frozenset(w.split()) for c, w in {
                              "authorized authorization authorisation token tokens jwt sasl kerberos ticket",
     "tls_certificate": "certificate certificates cert certs x509 ssl tls handshake",
     "dns_resolution": "resolve resolver resolving resolution dns nameserver getaddrinfo",
-    "resource_exhaustion": "workers threads processes executor descriptors bulkhead semaphore fork",
+    # ... and the kernel tables whose calls fail with ENOSPC's "No space left on device" though no disk is
+    # full (inotify_add_watch(2), epoll_ctl(2), semget(2), add_key(2): a limit on watches, semaphores, keys)
+    "resource_exhaustion": "workers threads processes executor descriptors bulkhead semaphore semaphores fork "
+                           "inotify watch watches epoll semget keyring",
     "upstream_rate_limited": "throttled throttling ratelimit quota",
     "disk_full": "disk tablespace filesystem",
     "db_deadlock": "lock locks deadlock",  # a lock waited for, not a call (`acquire advisory lock: ... deadline`)
@@ -103,3 +108,17 @@ def foreign_subject(category: str, events: list[LogEvent], carrying: list[set[st
         return None
     other = sorted(common)[0]
     return other, tuple(sorted(common[other]))
+
+
+# the kubelet's check of the container itself (pkg/kubelet/prober: "Readiness probe failed: ...", "Liveness
+# probe errored: ...", "Startup probe failed"): the probe is the caller and the service its callee, so the
+# probe's timeout or refusal says the service did not answer in time or was not listening, not why
+_PROBE = re.compile(r"\b(?:readiness|liveness|startup) probe\b", re.I)
+PROBED = frozenset({"upstream_timeout", "connection_refused"})
+
+
+def probed_only(category: str, events: list[LogEvent], carrying: list[set[str]], problem) -> bool:
+    """Whether every problem event carrying `category`'s signatures is a platform's probe of the service
+    itself, for a category that says only that the callee did not answer (PROBED)."""
+    lines = [e for e, found in zip(events, carrying) if found and problem(e)]
+    return category in PROBED and bool(lines) and all(_PROBE.search(e.message or "") for e in lines)

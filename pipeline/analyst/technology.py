@@ -32,7 +32,7 @@ RUNTIME_OF = {
     **dict.fromkeys((
         "express", "axios", "undici", "typescript", "javascript", "npm", "yarn", "v8", "sequelize", "prisma",
         "typeorm", "knex", "pg", "ioredis", "amqplib", "mysql2", "body-parser", "envalid", "dotenv",
-        "aws-sdk-js-v3"), "node"),
+        "aws-sdk-js-v3", "mongoose"), "node"),
     **dict.fromkeys((
         "django", "flask", "fastapi", "requests", "urllib3", "httpx", "sqlalchemy", "psycopg", "psycopg_pool",
         "asyncpg", "celery", "gunicorn", "uwsgi", "pydantic", "boto3", "redis-py", "pika", "pandas", "alembic",
@@ -41,8 +41,9 @@ RUNTIME_OF = {
         "net/http", "pgx", "pgxpool", "go-redis", "viper", "envconfig", "encoding/json", "database/sql",
         "database-sql", "aws-sdk-go-v2"), "go"),
     **dict.fromkeys(("csharp", "sqlclient"), "dotnet"),
-    **dict.fromkeys(("rails",), "ruby"),
-    **dict.fromkeys(("laravel",), "php"),
+    **dict.fromkeys(("rails", "activerecord", "sequel", "puma", "sidekiq"), "ruby"),
+    **dict.fromkeys(("ecto", "dbconnection", "postgrex", "phoenix", "jason", "poison"), "elixir"),
+    **dict.fromkeys(("laravel", "composer", "horizon"), "php"),
     **dict.fromkeys(("ingress-nginx",), "nginx"),
     **dict.fromkeys(("openssh", "sshd"), "linux"),
 }
@@ -70,14 +71,17 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((tech, re.compile(pattern
     ("node", r"\bnode::|\bv8::|\[node\]|\bnpm ERR!|\bJavaScript heap\b"),
     ("node", r"\bCannot read propert(?:y|ies) of (?:undefined|null)\b|\bUnhandledPromiseRejection|\b(?:ioredis|axios|express)\b"),
     ("dotnet", r"\bSystem\.[A-Z]\w+(?:\.[A-Z]\w+)*Exception\b|\.cs:line \d+"),
-    ("ruby", r"\.rb:\d+:in\b|\bActiveRecord::"),
+    ("ruby", r"\.rb:\d+:in\b|\b(?:ActiveRecord|Sequel)::"),
+    # Elixir's raised form `** (DBConnection.ConnectionError) ...`, its pids `#PID<0.2231.0>`, .ex/.exs frames
+    ("elixir", r"\*\* \([A-Z]\w*(?:\.[A-Z]\w*)*\) |#PID<\d+\.\d+\.\d+>|\.exs?:\d+\b|\b(?:Postgrex|Ecto|DBConnection)\."),
     ("php", r"\bPHP (?:Fatal|Warning|Notice)\b|\.php(?: on line|:\d+)"),
     ("postgres", r"(?i)\b(?:postgres(?:ql)?|psql|pgbouncer|sqlstate|pg_\w+)\b|\bDETAIL:\s|violates (?:unique|foreign key|not-null|check) constraint"
                  r"|\bnode_modules/pg/|\b\d\dP\d\d\b"),  # node-postgres; a SQLSTATE class only PostgreSQL has
     ("mysql", r"(?i)\b(?:mysql|mariadb|innodb)\b|Deadlock found when trying to get lock|\bER_[A-Z_]+\b"),
     ("kafka", r"(?i)\bkafka\b|\[(?:Consumer|Producer) clientId="),
     ("redis", r"(?i)\bredis\b|\bMISCONF\b"),
-    ("rabbitmq", r"(?i)\b(?:rabbitmq|amqp)\b"),
+    ("rabbitmq", r"(?i)\b(?:rabbitmq|amqp)\b|\brabbit@[\w.-]+"),  # a node's default name is rabbit@host
+    ("artemis", r"\bAMQ\d{6}\b|\b[Aa]rtemis\b|\bARTEMIS\b"),  # ActiveMQ Artemis' logger codes: AMQ222212
     ("elasticsearch", r"(?i)\b(?:elasticsearch|opensearch)\b|_engine_exception\b|cluster_block_exception"),
     ("mongodb", r"(?i)\bmongo(?:db)?\b"),
     ("kubernetes", r"(?i)\b(?:kubernetes|kubelet|oomkilled|crashloopbackoff|configmap)\b|\.svc\.cluster\.local\b"),
