@@ -250,10 +250,12 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
                 **_deadline_change(engine, row, row["severity"]))
             return "counted"
         # the re-run's evidence keeps the first and the latest events (merge_evidence): of the unmerged
-        # ones only those ends are read, widened by the held events a filter below may drop
+        # ones only those ends are read, widened by the unmerged ones it holds already (the filter
+        # below drops them; none but after a crash between the run and its record)
+        held_unmerged = len(heads) - len(news)
         unmerged = engine.records.evidence_to_merge(
-            incident_id, repeats=EVIDENCE_TAIL, first=EVIDENCE_HEAD + len(known),
-            last=EVIDENCE_TAIL + len(known)) if news else []
+            incident_id, repeats=EVIDENCE_TAIL, first=EVIDENCE_HEAD + held_unmerged,
+            last=EVIDENCE_TAIL + held_unmerged) if news else []
         new = [e for e in unmerged if e.event_id not in known]
         merged_ids = [h[0] for h in heads]
         if new:
