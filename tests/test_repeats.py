@@ -156,3 +156,53 @@ def test_a_decision_racing_a_repeat_merge_has_one_winner_and_its_interrupt_stays
         assert engine.records.incident(incident)["status"] in ("fix_proposed", "approved")
         assert [a["action"] for a in engine.records.audit(incident)] == ["approve"]
     assert len(outcomes) >= 4
+
+
+@BOTH_BACKENDS
+@pytest.mark.parametrize("held_unmerged", [False, True], ids=["merged", "held-unmerged"])
+def test_a_burst_merge_reads_only_the_ends_of_its_evidence_and_keeps_the_same_sample(pool, monkeypatch, held_unmerged):
+    """A burst's incident holds hundreds of unmerged events when its growth re-runs the analysis: the
+    re-run's evidence is the first and latest of them (merge_evidence), ties of one time kept in the
+    order they were stored, and only those ends are built as events (not one per unmerged event).
+    `held-unmerged`: the analysed events were never marked merged (a crash between the run and its
+    record): they are read among the unmerged ones, and the sample is still the whole read's."""
+    from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL, merge_evidence
+    from pipeline.store import event_bodies
+
+    engine, incident, log = pool
+    seen, held = pending(engine, incident), state_of(engine, incident).evidence
+    with log.open("a") as out:  # 240 repeats, three to a second: ties at every time
+        for n in range(240):
+            out.write(json.dumps({**POOL, "message": POOL["message"].format(ms=31000 + n),
+                                  "_time": f"2026-11-28T11:{n // 180:02d}:{n // 3 % 60:02d}Z"}) + "\n")
+    if held_unmerged:
+        with engine.records.transaction() as conn:
+            conn.executemany("UPDATE events SET merged = 0 WHERE event_id = $1", [(e.event_id,) for e in held])
+    built: list[str] = []  # the events the merge built from its rows
+    event_of, to_merge = event_bodies.event_of, engine.records.evidence_to_merge
+
+    def counted(*args, **kwargs):
+        monkeypatch.setattr(event_bodies, "event_of", lambda row: built.append(row["event_id"]) or event_of(row))
+        try:
+            return to_merge(*args, **kwargs)
+        finally:
+            monkeypatch.setattr(event_bodies, "event_of", event_of)
+
+    monkeypatch.setattr(engine.records, "evidence_to_merge", counted)
+    _poll(engine, log)
+    assert pending(engine, incident) != seen, "240 repeats past 10 x 3 analysed re-run the analysis"
+    # the sample's ends (10 + 40) and the 40 latest repeats held back, not the 240 events
+    assert len(built) <= EVIDENCE_HEAD + 2 * EVIDENCE_TAIL + 2 * held_unmerged * len(held), f"{len(built)} built"
+    # what the whole read gave: every unmerged event in stored order (PostgreSQL: in no set order, so
+    # there the same times are the claim), sorted by time, sampled
+    known = {e.event_id for e in held}
+    stored = "event_id" if engine.records.postgres else "rowid"
+    order = [r["event_id"] for r in engine.records.query(
+        f"SELECT event_id FROM events WHERE incident_id = $1 ORDER BY {stored}", (incident,)) if r["event_id"] not in known]
+    events = {e.event_id: e for e in engine.records.events_of(incident)}
+    whole = sorted((events[i] for i in order), key=lambda e: e.time)
+    expected = merge_evidence(list(held), merge_evidence([], whole))
+    evidence = state_of(engine, incident).evidence
+    assert [e.time for e in evidence] == [e.time for e in expected]
+    if not engine.records.postgres:
+        assert [e.event_id for e in evidence] == [e.event_id for e in expected]

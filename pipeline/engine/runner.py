@@ -26,7 +26,7 @@ from pipeline.clock import iso, parse_iso
 from pipeline.redaction import redact
 from pipeline.store.owners import process_owner
 from pipeline.engine import repeats
-from pipeline.state import EVIDENCE_TAIL, ApprovalDecision, IncidentState, LogEvent, merge_evidence
+from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL, ApprovalDecision, IncidentState, LogEvent, merge_evidence
 
 MAX_ATTEMPTS = 5
 NEVER = "9999-12-31T00:00:00+00:00"  # next_attempt_at of a run given up on
@@ -249,7 +249,13 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
                 merged_event_ids=[h[0] for h in heads if h[0] in known], repeat_event_ids=[h[0] for h in news],
                 **_deadline_change(engine, row, row["severity"]))
             return "counted"
-        unmerged = engine.records.evidence_to_merge(incident_id, repeats=EVIDENCE_TAIL) if news else []
+        # the re-run's evidence keeps the first and the latest events (merge_evidence): of the unmerged
+        # ones only those ends are read, widened by the unmerged ones it holds already (the filter
+        # below drops them; none but after a crash between the run and its record)
+        held_unmerged = len(heads) - len(news)
+        unmerged = engine.records.evidence_to_merge(
+            incident_id, repeats=EVIDENCE_TAIL, first=EVIDENCE_HEAD + held_unmerged,
+            last=EVIDENCE_TAIL + held_unmerged) if news else []
         new = [e for e in unmerged if e.event_id not in known]
         merged_ids = [h[0] for h in heads]
         if new:

@@ -192,13 +192,26 @@ class Records:
                           " WHERE incident_id = $1 AND merged = 0", (incident_id,))
         return [(r["event_id"], r["service"], r["exception"], r["message"]) for r in rows]
 
-    def evidence_to_merge(self, incident_id: str, *, repeats: int) -> list[LogEvent]:
+    def evidence_to_merge(self, incident_id: str, *, repeats: int, first: int | None = None,
+                          last: int | None = None) -> list[LogEvent]:
         """The incident's unmerged events and the latest `repeats` of those counted as repeats
-        (merged = REPEAT), oldest first: what a re-run of its analysis adds to the evidence."""
+        (merged = REPEAT), oldest first: what a re-run of its analysis adds to the evidence. With
+        `first` and `last`, of the unmerged events only the `first` earliest and the `last` latest:
+        a sample's ends (state.merge_evidence) need no more, and a burst's incident holds hundreds."""
         cols = event_bodies.EVENT_COLUMNS
-        rows = [*self.query(f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = 0", (incident_id,)),
-                *self.query(f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = {REPEAT}"
-                            f" ORDER BY time DESC LIMIT {int(repeats)}", (incident_id,))]
+        unmerged = f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = 0"
+        if first is None or last is None:
+            rows = self.query(unmerged, (incident_id,))
+        else:
+            # events of one time in the order the whole read returns them (SQLite: as stored, off the
+            # (incident_id, merged) index), so the ends are the very events the whole read's sample keeps
+            tie = "event_id" if self.postgres else "rowid"
+            earliest = self.query(f"{unmerged} ORDER BY time, {tie} LIMIT {int(first)}", (incident_id,))
+            latest = self.query(f"{unmerged} ORDER BY time DESC, {tie} DESC LIMIT {int(last)}", (incident_id,))
+            taken = {r["event_id"] for r in earliest}
+            rows = [*earliest, *(r for r in reversed(latest) if r["event_id"] not in taken)]
+        rows = [*rows, *self.query(f"SELECT {cols} FROM events WHERE incident_id = $1 AND merged = {REPEAT}"
+                                   f" ORDER BY time DESC LIMIT {int(repeats)}", (incident_id,))]
         return sorted((event_bodies.event_of(r) for r in rows), key=lambda e: e.time)
 
     def mark_merged(self, event_ids: Iterable[str]) -> None:
