@@ -574,10 +574,12 @@ class Candidate:
         # only when they name no different destinations or resources: two jobs of one scheduler that
         # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
         weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
-        # or one burst of one writer: errors its process wrote within FOLD_SECONDS of each other (a
-        # shutdown's lines, an exception and the exit it caused) are one failure's
+        # or one burst of one writer: an error naming no cause of its own written within FOLD_SECONDS of
+        # its writer's error (a shutdown's lines, the exit an exception caused) says what came of that
+        # failure; one naming a cause (a refused connection, a full disk) is a failure of its own
         at = self.recent.get(component(event))
-        weak += int(at is not None and abs(event.time - at) <= timedelta(seconds=FOLD_SECONDS))
+        weak += int(at is not None and abs(event.time - at) <= timedelta(seconds=FOLD_SECONDS)
+                    and rank(event) != CAUSE)
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
