@@ -222,7 +222,8 @@ class Joiner:
         same masked line: the errors' first one, logged at WARN before it was logged at ERROR); or
         it names the same destination or resource (host:port, URL host, resource name) as the
         errors; or it carries a known error signature and is tied to them (the WARN that would have
-        joined the incident, had it been read after the incident's first error). Its rank is its own words': a warning of slowness leads only errors that are all
+        joined the incident, had it been read after the incident's first error); or it is the called
+        service's (`outage.side`: the incident's other errors name its writer, whose errors are there). Its rank is its own words': a warning of slowness leads only errors that are all
         symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
         read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
@@ -245,6 +246,9 @@ class Joiner:
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
+                        # the called service's own warning before its errors: its callers' errors name it
+                        or outage.component(event) in candidate.names
+                        and outage.side(event.service, candidate.names) == outage.CALLEE
                         or (states or signed) and (outage.component(event) in candidate.names and states
                                                    or candidate.ties(event, names, said))):
                     continue

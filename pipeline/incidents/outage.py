@@ -53,7 +53,8 @@ IS, OF, BY = "is:", "of:", "by:"
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
 # one pass, not one a character
-_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.]|:(?!\s|$))")
+# (a sentence's full stop may end it: `Error 111 connecting to broker:6379.`; a version's dot may not)
+_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?!\w|\.\w|:(?!\s|$))")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
@@ -436,6 +437,21 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
     return healed
 
 
+# a request its own caller gave up on, in the words libraries define for it: Go's `context.Canceled`
+# ("context canceled"), gRPC's status code Canceled, PostgreSQL's query_canceled (57014) "canceling statement
+# due to user request", nginx's 499 "client closed request"; not a deadline or a statement timeout (a failure)
+_CANCELLED = re.compile(r"\bcontext canceled\b|\bcode = Canceled\b|canceling statement due to user request|"
+                        r"client closed (?:the )?(?:request|connection)", re.I)
+_NOT_ONLY_CANCELLED = re.compile(r"deadline|timeout|timed out|refused|reset|denied|panic|fatal", re.I)
+
+
+def cancelled(event: LogEvent) -> bool:
+    """Whether an error says only that its request was cancelled by whoever made it (the user typed
+    on, the client went away): nothing failed, nothing to act on (`_CANCELLED`)."""
+    text = said_by(event)[:HEAD_CHARS]
+    return bool(_CANCELLED.search(text)) and not _NOT_ONLY_CANCELLED.search(text)
+
+
 def _destinations(event: LogEvent) -> frozenset[str]:
     """What a line names that a failure and its recovery both name: a host:port, a host, a resource,
     a service, an id."""
@@ -574,12 +590,13 @@ class Candidate:
         # only when they name no different destinations or resources: two jobs of one scheduler that
         # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
         weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
-        # or one burst of one writer: an error naming no cause of its own written within FOLD_SECONDS of
-        # its writer's error (a shutdown's lines, the exit an exception caused) says what came of that
-        # failure; one naming a cause (a refused connection, a full disk) is a failure of its own
+        # or one burst of one writer: an error naming neither a cause nor a symptom written within
+        # FOLD_SECONDS of its writer's error (a shutdown's lines, the exit an exception caused) says what
+        # came of that failure; one naming a cause (a refused connection, a full disk) or a symptom (a
+        # timeout of another call) is a failure of its own
         at = self.recent.get(component(event))
         weak += int(at is not None and abs(event.time - at) <= timedelta(seconds=FOLD_SECONDS)
-                    and rank(event) != CAUSE)
+                    and rank(event) == NEUTRAL)
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
