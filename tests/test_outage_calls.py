@@ -126,3 +126,35 @@ def test_the_s45_scenarios_are_one_incident_led_by_the_callee_or_none(name):
         (cause,) = result["causes"]
         assert (cause["incidents"], cause["unheld"], cause["leader_right"]) == (1, 0, True), (order, cause)
         assert result["merged"] == []
+
+
+def test_a_request_cancelled_by_its_caller_opens_nothing_and_a_deadline_does(engine):
+    """Go's context.Canceled, gRPC's Canceled, PostgreSQL's query_canceled: the user typed on, the
+    client went away; nothing failed. A deadline exceeded or a statement timeout is a failure."""
+    engine.incidents.store_batch([
+        _event(1, 1.0, "search", "search-1", "search failed", err="context canceled"),
+        _event(2, 1.1, "postgres", "db-1", "canceling statement due to user request"),
+        _event(3, 2.0, "search", "search-1", "rpc error: code = Canceled desc = context canceled"),
+    ], cursor=None)
+    assert _incidents(engine) == []
+    engine.incidents.store_batch([
+        _event(4, 9.0, "search", "search-1", "search failed", err="context deadline exceeded"),
+        _event(5, 9.5, "postgres", "db-1", "canceling statement due to statement timeout"),
+    ], cursor=None)
+    assert len(_incidents(engine)) == 2
+
+
+def test_the_called_services_own_warning_before_its_exit_leads_its_callers_refusals(engine):
+    """Redis warns that its append-only file is bad and exits; the worker and beat, which name it
+    (`broker:6379`, a sentence's full stop after the port), are refused: the warning leads."""
+    warning = _event(1, 0.0, "broker", "broker-1", "Bad file format reading the append only file appendonly.aof",
+                     level="WARN")
+    exited = _event(2, 0.1, "broker", "broker-1", "exited with code 1")
+    worker = _event(3, 1.0, "worker", "worker-1", "consumer: Cannot connect to redis://broker:6379/0: Error 111"
+                    " connecting to broker:6379. Connection refused.")
+    beat = _event(4, 5.0, "beat", "beat-1", "beat: Connection error: Error 111 connecting to broker:6379."
+                  " Connection refused.. Trying again in 2.0 seconds...")
+    engine.incidents.store_batch([warning, exited, worker, beat], cursor=None)
+    (outage,) = _incidents(engine)
+    assert _events_of(engine, outage["incident_id"]) == {"ev-2", "ev-3", "ev-4"}
+    assert outage["leader"]["event_id"] == "ev-1" and "a warning it wrote before its errors" in outage["leader"]["reason"]

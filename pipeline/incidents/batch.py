@@ -21,7 +21,8 @@ from typing import Any, Iterable, Iterator
 from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
-from pipeline.incidents.outage import BURST_MINUTES, cancelled, is_dump, recovered
+from pipeline.incidents.outage import BURST_MINUTES, is_dump
+from pipeline.incidents.recovery import cancelled, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
@@ -128,9 +129,9 @@ class Incidents:
                 seen.add(item.event_id)
                 (opening if self.opening.opens(item) else context).append(item)
             # an error its own writer says came back from within the burst window (a reconnect, a retry
-            # that succeeded) is context, not an incident (outage.recovered, CONTRACT §2);
+            # that succeeded) is context, not an incident (recovery.recovered, CONTRACT §2);
             healed = recovered(opening, context, self.burst_minutes)
-            # and one that says only that its request was cancelled by whoever made it (outage.cancelled)
+            # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
             healed.update(id(item) for item in opening if cancelled(item))
             if healed:
                 context.extend(item for item in opening if id(item) in healed)
