@@ -637,3 +637,15 @@ def read_log(path: Path, **parsing) -> list:
 
 def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=timezone.utc)
+
+
+def incidents_by_first_seen(engine) -> list[dict]:
+    """Every stored incident's row, its leader decoded, earliest first (the outage tests' view)."""
+    rows = engine.records.query("SELECT * FROM incidents ORDER BY first_seen")
+    return [dict(r, leader=json.loads(r["leader"]) if r["leader"] else None) for r in rows]
+
+
+def events_of(engine, incident_id: str) -> set[str]:
+    """The ids of the events an incident holds."""
+    return {r["event_id"] for r in engine.records.query("SELECT event_id FROM events WHERE incident_id = $1",
+                                                        (incident_id,))}

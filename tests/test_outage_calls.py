@@ -6,7 +6,6 @@ one error ties are one; an error its own writer says came back from (a reconnect
 worked) opens nothing. Each tie needs the window and a named thing."""
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 
 from pipeline.state import LogEvent
 from pipeline.unattended import outage_bed
-from tests.support import BOTH_BACKENDS, STORED_IDS
+from tests.support import BOTH_BACKENDS, STORED_IDS, events_of, incidents_by_first_seen
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 BED = Path(__file__).resolve().parent / "data" / "outages" / "open"
@@ -27,14 +26,6 @@ def _event(n: int, seconds: float, service: str, host: str, message: str, *, lev
                     fields=dict(fields))
 
 
-def _incidents(engine) -> list[dict]:
-    rows = engine.records.query("SELECT * FROM incidents ORDER BY first_seen")
-    return [dict(r, leader=json.loads(r["leader"]) if r["leader"] else None) for r in rows]
-
-
-def _events_of(engine, incident_id: str) -> set[str]:
-    return {r["event_id"] for r in engine.records.query("SELECT event_id FROM events WHERE incident_id = $1",
-                                                        (incident_id,))}
 
 
 def _billing_down(gap: float = 0.0) -> list[LogEvent]:
@@ -54,8 +45,8 @@ def _billing_down(gap: float = 0.0) -> list[LogEvent]:
 @BOTH_BACKENDS
 def test_callers_naming_the_failing_service_by_any_spelling_are_its_incident_led_by_its_first_error(engine):
     engine.incidents.store_batch(_billing_down(), cursor=None)
-    (outage,) = _incidents(engine)
-    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
     # the callers' refusals name a cause; billing's first error does not, and still leads: its side is the cause
     assert outage["leader"]["event_id"] == "ev-1" and outage["leader"]["service"] == "billing"
     assert "billing is the service the incident's other errors name" in outage["leader"]["reason"]
@@ -68,8 +59,8 @@ def test_the_callee_leads_when_its_callers_are_read_first(engine):
     engine.incidents.store_batch(down[:2], cursor=None)
     # billing's first error joins the callers' incident (they name it) and leads it though read last;
     # its second joins its first (one burst of one writer)
-    (outage,) = _incidents(engine)
-    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
     assert outage["leader"]["event_id"] == "ev-1" and outage["event_count"] == 4
 
 
@@ -78,16 +69,16 @@ def test_a_caller_naming_another_service_or_beyond_the_window_stays_apart(engine
     other = _event(3, 4.0, "cart", "cart-1", "request to http://ledger.shop.svc.cluster.local:8080/v1/quotes failed,"
                    " reason: connect ECONNREFUSED 172.20.0.9:8080")
     engine.incidents.store_batch([*down[:2], other], cursor=None)
-    assert len(_incidents(engine)) == 2  # ledger is not billing: nothing named in common
+    assert len(incidents_by_first_seen(engine)) == 2  # ledger is not billing: nothing named in common
     late = _billing_down(gap=3600.0)[3:]  # an hour later: beyond the burst window
     engine.incidents.store_batch(late, cursor=None)
-    assert len(_incidents(engine)) == 3
+    assert len(incidents_by_first_seen(engine)) == 3
     # an error naming both billing and ledger within the window joins one; incidents of earlier batches
     # (a reviewer may have seen them) are never merged by it
     engine.incidents.store_batch([_event(10, 6.0, "ops", "ops-1", "ledger and billing both failing: see"
                                          " ledger.shop.svc.cluster.local:8080 and billing.shop.svc.cluster.local:8080")],
                                  cursor=None)
-    assert len(_incidents(engine)) == 3 and sum(r["event_count"] for r in _incidents(engine)) == 5
+    assert len(incidents_by_first_seen(engine)) == 3 and sum(r["event_count"] for r in incidents_by_first_seen(engine)) == 5
 
 
 @BOTH_BACKENDS
@@ -103,7 +94,7 @@ def test_an_error_its_writer_says_came_back_from_opens_nothing_and_one_after_the
         _event(4, 3.0, "mailer", host, "Connected to smtp-backup:25", level="INFO"),
     ]
     engine.incidents.store_batch(events, cursor=None)
-    assert [r["service"] for r in _incidents(engine)] == ["mailer"]
+    assert [r["service"] for r in incidents_by_first_seen(engine)] == ["mailer"]
     stored = {r["event_id"] for r in engine.records.query(f"SELECT event_id FROM {STORED_IDS}")}
     assert stored == {"ev-1", "ev-2", "ev-3", "ev-4"}  # kept as context, not dropped
     # refused again after it came back, with no recovery after: an incident
@@ -111,7 +102,7 @@ def test_an_error_its_writer_says_came_back_from_opens_nothing_and_one_after_the
                    "redis-cache/10.0.7.4:6379")
     engine.incidents.store_batch([again, _event(6, 10.0, watchdog, host, "Reconnected to redis-cache:6379",
                                                 level="INFO")], cursor=None)
-    assert sorted(r["service"] for r in _incidents(engine)) == ["i.l.core.protocol.ConnectionWatchdog", "mailer"]
+    assert sorted(r["service"] for r in incidents_by_first_seen(engine)) == ["i.l.core.protocol.ConnectionWatchdog", "mailer"]
 
 
 @pytest.mark.parametrize("name", ["s45_compose_billing_boot_refused", "s45_k8s_redis_oom_callers",
@@ -136,12 +127,12 @@ def test_a_request_cancelled_by_its_caller_opens_nothing_and_a_deadline_does(eng
         _event(2, 1.1, "postgres", "db-1", "canceling statement due to user request"),
         _event(3, 2.0, "search", "search-1", "rpc error: code = Canceled desc = context canceled"),
     ], cursor=None)
-    assert _incidents(engine) == []
+    assert incidents_by_first_seen(engine) == []
     engine.incidents.store_batch([
         _event(4, 9.0, "search", "search-1", "search failed", err="context deadline exceeded"),
         _event(5, 9.5, "postgres", "db-1", "canceling statement due to statement timeout"),
     ], cursor=None)
-    assert len(_incidents(engine)) == 2
+    assert len(incidents_by_first_seen(engine)) == 2
 
 
 def test_the_called_services_own_warning_before_its_exit_leads_its_callers_refusals(engine):
@@ -155,6 +146,6 @@ def test_the_called_services_own_warning_before_its_exit_leads_its_callers_refus
     beat = _event(4, 5.0, "beat", "beat-1", "beat: Connection error: Error 111 connecting to broker:6379."
                   " Connection refused.. Trying again in 2.0 seconds...")
     engine.incidents.store_batch([warning, exited, worker, beat], cursor=None)
-    (outage,) = _incidents(engine)
-    assert _events_of(engine, outage["incident_id"]) == {"ev-2", "ev-3", "ev-4"}
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-2", "ev-3", "ev-4"}
     assert outage["leader"]["event_id"] == "ev-1" and "a warning it wrote before its errors" in outage["leader"]["reason"]
