@@ -534,12 +534,13 @@ class Candidate:
         # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
         weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
         # or one burst of one writer: an error naming neither a cause nor a symptom written within
-        # FOLD_SECONDS of its writer's error (a shutdown's lines, the exit an exception caused) says what
-        # came of that failure; one naming a cause (a refused connection, a full disk) or a symptom (a
-        # timeout of another call) is a failure of its own
-        at = self.recent.get(component(event))
-        weak += int(at is not None and abs(event.time - at) <= timedelta(seconds=FOLD_SECONDS)
-                    and rank(event) == NEUTRAL)
+        # FOLD_SECONDS of the incident's first error, its writer's error there (a shutdown's lines, the
+        # exit an exception caused), says what came of that failure; one naming a cause (a refused
+        # connection, a full disk) or a symptom (a timeout of another call) is a failure of its own, and
+        # so is one written later (a busy writer's stream of other errors is no burst of this one)
+        if component(event) in self.recent and rank(event) == NEUTRAL:
+            first = parse_iso(self.first)
+            weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
