@@ -14,8 +14,10 @@ from pipeline.state import LogEvent
 # a line saying a connection or an operation came back, in the words of success as clients log them
 # (Lettuce's `Reconnected to`, Celery's `Connected to`, `connection restored`, `succeeded after 3 attempts`,
 # `sent ... after 2 attempts`): done, not being tried (`Reconnecting`) nor failed (`disconnected`: no word)
-_RECOVERED = re.compile(r"\b(?:re)?(?:connected|established|restored|recovered|resumed|succeeded|successful(?:ly)?|sent)\b"
-                        r"|\bback (?:up|online)\b", re.I)
+# (a plain `sent` or `delivered` says it came back only after attempts: `1190 bytes sent` is a count)
+_RECOVERED = re.compile(r"\b(?:re)?(?:connected|established|restored|recovered|resumed|succeeded|successful(?:ly)?)\b"
+                        r"|\bback (?:up|online)\b"
+                        r"|\b(?:sent|delivered|done|completed)\b.{0,120}?\bafter \d+ (?:attempts|retries|tries)\b", re.I)
 _NOT_RECOVERED = re.compile(r"\b(?:not|no|never|cannot|can't|couldn't|unable|fail\w*|lost|refused|error|exception|"
                             r"timed? ?out|timeout)\b", re.I)
 _DESTINATION = (*DISTINCT, SERVICE_NAMED, "id:")
