@@ -30,11 +30,15 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
     on; an error after the last such line is not healed (a connection that failed again)."""
     if minutes <= 0 or not errors:
         return set()
+    writers = {component(event) for event in errors}
     back: dict[str, list[tuple[datetime, frozenset[str]]]] = {}
     for event in others:
+        writer = component(event)
+        if writer not in writers:
+            continue  # only the lines of a writer with an error in the batch are read
         head = first_line(event.message)[:300]
         if _RECOVERED.search(head) and not _NOT_RECOVERED.search(head):
-            back.setdefault(component(event), []).append((event.time, _destinations(event)))
+            back.setdefault(writer, []).append((event.time, _destinations(event)))
     if not back:
         return set()
     window = timedelta(minutes=minutes)
