@@ -42,6 +42,7 @@ class Joiner:
         self.warnings: list[tuple[LogEvent, bool]] = []  # the batch's WARNs, signed or not: may lead
         self.lines: dict[str, set[str]] = {}  # incident -> the masked first lines of its errors in the batch
         self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
+        self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
@@ -90,13 +91,19 @@ class Joiner:
         batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
         if self.minutes <= 0 or not self.mergeable(incident) or not outage.carries_error_fields(event):
             return
-        names, said = outage.named_things(event), outage.words(event)
+        names, said = self._named_things(event), outage.words(event)
         self._load(self._members(event, names, said))
         for candidate in list(self.candidates.values()):
             other = candidate.incident_id
             if other != incident and self.mergeable(other) and candidate.near(event.time, self.minutes) \
                     and candidate.ties(event, names, said):
                 self._merge(other, into=incident)
+
+    def _named_things(self, event: LogEvent) -> frozenset[str]:
+        """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
+        if self._last_named[0] is not event:
+            self._last_named = (event, outage.named_things(event))
+        return self._last_named[1]
 
     @staticmethod
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
@@ -152,7 +159,8 @@ class Joiner:
         # `get session failed`, carrying each time another `err` the pattern's template never sees)
         if opened or how is not None or first_of_pattern or outage.carries_error_fields(event):
             # a dump's line names its component only (its register names are no resource)
-            things = sorted(outage.named_things(event))[:outage.MAX_NAMES] if how != FOLD else []
+            named = self._named_things(event) if how != FOLD else frozenset()
+            things = sorted(named)[:outage.MAX_NAMES]
             names = [*things, outage.component(event), *outage.writer_names(event, things)]
             for name in names:
                 self.names[(incident, outage_rows.NAME, name)] += 1

@@ -58,12 +58,15 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
 # due to user request", nginx's 499 "client closed request"; not a deadline or a statement timeout (a failure)
 _CANCELLED = re.compile(r"\bcontext canceled\b|\bcode = Canceled\b|canceling statement due to user request|"
                         r"client closed (?:the )?(?:request|connection)", re.I)
+_CANCEL_WORD = re.compile(r"cancel|client closed", re.I)
 _NOT_ONLY_CANCELLED = re.compile(r"deadline|timeout|timed out|refused|reset|denied|panic|fatal", re.I)
 
 
 def cancelled(event: LogEvent) -> bool:
     """Whether an error says only that its request was cancelled by whoever made it (the user typed
     on, the client went away): nothing failed, nothing to act on (`_CANCELLED`)."""
+    if not any(_CANCEL_WORD.search(v[:HEAD_CHARS]) for v in (event.message, *event.fields.values()) if isinstance(v, str)):
+        return False  # most errors say no such word: their stacks are not read
     text = said_by(event)[:HEAD_CHARS]
     return bool(_CANCELLED.search(text)) and not _NOT_ONLY_CANCELLED.search(text)
 
