@@ -41,6 +41,7 @@ class Joiner:
         self.opened: set[str] = set()
         self.warnings: list[tuple[LogEvent, bool]] = []  # the batch's WARNs, signed or not: may lead
         self.lines: dict[str, set[str]] = {}  # incident -> the masked first lines of its errors in the batch
+        self.opened_at: dict[str, int] = {}  # an incident this batch opened -> the order it was opened in
         self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
         self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
@@ -80,10 +81,18 @@ class Joiner:
         best = max(tied)[2]
         # an error tied to two incidents this batch opened (nobody has seen them yet) makes them one: a
         # callee's first error opened one before its callers' errors named it, a caller's opened another
-        for _, _, other in tied:
-            if other != best and self.mergeable(best) and self.mergeable(other):
-                self._merge(other, into=best)
+        if self.mergeable(best):
+            best = self._merge_all([best, *(other for _, _, other in tied if other != best and self.mergeable(other))])
         return best, fingerprint, NAMES
+
+    def _merge_all(self, incidents: list[str]) -> str:
+        """Merge the batch's `incidents` into the one opened first (its earliest error, then the first
+        read: its title is the outage's first line); that one."""
+        kept = min(incidents, key=lambda i: (self.candidates[i].first, self.opened_at.get(i, 0)))
+        for other in incidents:
+            if other != kept:
+                self._merge(other, into=kept)
+        return kept
 
     def merge_tied(self, event: LogEvent, incident: str) -> None:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
@@ -93,11 +102,11 @@ class Joiner:
             return
         names, said = self._named_things(event), outage.words(event)
         self._load(self._members(event, names, said))
-        for candidate in list(self.candidates.values()):
-            other = candidate.incident_id
-            if other != incident and self.mergeable(other) and candidate.near(event.time, self.minutes) \
-                    and candidate.ties(event, names, said):
-                self._merge(other, into=incident)
+        tied = [c.incident_id for c in self.candidates.values()
+                if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
+                and c.ties(event, names, said)]
+        if tied:
+            self._merge_all([incident, *tied])
 
     def _named_things(self, event: LogEvent) -> frozenset[str]:
         """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
@@ -154,6 +163,7 @@ class Joiner:
         candidate = self.candidates.get(incident)
         if opened:
             self.opened.add(incident)
+            self.opened_at[incident] = len(self.opened_at)
             candidate = self.candidates[incident] = Candidate(incident, pattern, moment, moment, set(), set())
         # (and from a structured error whose pattern's first did not say what it says: one message,
         # `get session failed`, carrying each time another `err` the pattern's template never sees)
