@@ -671,3 +671,15 @@ def offline_rca(analyst, *raws: str | dict, leveled: bool = False) -> RCA:
     the graph's retrieval node gives them (conftest's `offline_analyst` is the usual analyst)."""
     state = IncidentState(incident_id="INC-t", service="svc", evidence=analyst_events(*raws, leveled=leveled))
     return analyst.rca(state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)}))
+
+
+def incidents_by_first_seen(engine) -> list[dict]:
+    """Every stored incident's row, its leader decoded, earliest first (the outage tests' view)."""
+    rows = engine.records.query("SELECT * FROM incidents ORDER BY first_seen")
+    return [dict(r, leader=json.loads(r["leader"]) if r["leader"] else None) for r in rows]
+
+
+def events_of(engine, incident_id: str) -> set[str]:
+    """The ids of the events an incident holds."""
+    return {r["event_id"] for r in engine.records.query("SELECT event_id FROM events WHERE incident_id = $1",
+                                                        (incident_id,))}

@@ -15,7 +15,7 @@ from pipeline.clock import iso
 from pipeline.incidents.batch import Incidents
 from pipeline.review.service import ReviewService
 from pipeline.state import LogEvent
-from tests.support import BOTH_BACKENDS, write_jsonl
+from tests.support import BOTH_BACKENDS, events_of, incidents_by_first_seen, write_jsonl
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,14 +39,6 @@ def _cascade() -> list[LogEvent]:
     ]
 
 
-def _incidents(engine) -> list[dict]:
-    rows = engine.records.query("SELECT * FROM incidents ORDER BY first_seen")
-    return [dict(r, leader=json.loads(r["leader"]) if r["leader"] else None) for r in rows]
-
-
-def _events_of(engine, incident_id: str) -> set[str]:
-    return {r["event_id"] for r in engine.records.query("SELECT event_id FROM events WHERE incident_id = $1",
-                                                        (incident_id,))}
 
 
 @BOTH_BACKENDS
@@ -55,12 +47,12 @@ def test_a_refusal_its_timeouts_and_503s_are_one_incident_led_by_the_refusal_rea
     # the callers' logs are read first, the failing service's last, in another batch
     engine.incidents.store_batch([e for e in cascade if e.service in ("gateway", "checkout", "billing")], cursor=None)
     engine.incidents.store_batch([e for e in cascade if e.service == "orders"], cursor=None)
-    outage, disk = sorted(_incidents(engine), key=lambda r: -r["event_count"])
-    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-5", "ev-6"}
+    outage, disk = sorted(incidents_by_first_seen(engine), key=lambda r: -r["event_count"])
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-5", "ev-6"}
     assert (outage["pattern_count"], outage["service_count"], outage["event_count"]) == (3, 3, 5)
     assert outage["leader"]["event_id"] == "ev-1" and outage["leader"]["service"] == "orders"
     assert outage["leader"]["rank"] == "cause" and "earliest error that names a cause" in outage["leader"]["reason"]
-    assert _events_of(engine, disk["incident_id"]) == {"ev-2"}  # same moment, nothing named in common
+    assert events_of(engine, disk["incident_id"]) == {"ev-2"}  # same moment, nothing named in common
     shown = engine.records.incident(outage["incident_id"])["leader"]
     assert shown["event_id"] == "ev-1"  # what `show --json` and the incident page read
 
@@ -75,9 +67,9 @@ def test_a_restarted_incident_step_keeps_joining_the_outage_and_its_patterns(eng
     again = Incidents(engine.records, opening=engine.incidents.opening, burst_minutes=5)
     later = _event(7, 200.0, "checkout", "Timeout calling orders: GET http://orders:8080/api/orders/99 exceeded 5000ms")
     again.store_batch([later], cursor=None)  # its pattern now leads to the outage's incident, whatever it names
-    outage = next(r for r in _incidents(engine) if "ev-1" in _events_of(engine, r["incident_id"]))
-    assert _events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-7"}
-    assert len(_incidents(engine)) == 2
+    outage = next(r for r in incidents_by_first_seen(engine) if "ev-1" in events_of(engine, r["incident_id"]))
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-3", "ev-4", "ev-7"}
+    assert len(incidents_by_first_seen(engine)) == 2
 
 
 @BOTH_BACKENDS
@@ -85,7 +77,7 @@ def test_an_error_naming_the_same_thing_after_the_burst_window_opens_its_own_inc
     engine.incidents.store_batch([_event(1, 0, "orders", "Connection to orders-db:5432 refused")], cursor=None)
     late = _event(2, 3600, "reports", "query on orders-db:5432 failed: connection reset by peer")
     engine.incidents.store_batch([late], cursor=None)  # an hour on: another failure, not this one's
-    assert len(_incidents(engine)) == 2
+    assert len(incidents_by_first_seen(engine)) == 2
 
 
 def test_names_a_process_owns_do_not_tie_two_services_failing_at_the_same_moment(engine):
@@ -96,7 +88,7 @@ def test_names_a_process_owns_do_not_tie_two_services_failing_at_the_same_moment
         _event(3, 1.0, "cart", "write /tmp/cache/index.bin: no space left on device", host="h1"),
         _event(4, 1.5, "search", "write /tmp/cache/index.bin failed: no space left on device", host="h2"),
     ], cursor=None)
-    assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 1, 1, 1]
+    assert sorted(r["event_count"] for r in incidents_by_first_seen(engine)) == [1, 1, 1, 1]
 
 
 def test_a_route_ties_a_caller_to_its_service_not_two_errors_of_that_service(engine):
@@ -105,7 +97,7 @@ def test_a_route_ties_a_caller_to_its_service_not_two_errors_of_that_service(eng
         _event(2, 2.0, "edge", "upstream timed out while reading response header, request: POST /api/v1/checkout"),
         _event(3, 30.0, "checkout", "POST /api/v1/checkout failed: Cannot invoke getLoyaltyTier() on null"),
     ], cursor=None)
-    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    by_events = {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)}
     assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
 
 
@@ -120,10 +112,10 @@ def test_the_lines_of_a_register_dump_are_one_incident_counted_as_its_first_line
                        host="h2")  # another host's dump line is not this dump's
     engine.incidents.store_batch(dump[:4], cursor=None)
     counts = engine.incidents.store_batch([*dump[4:], elsewhere], cursor=None)  # a dump cut by a batch's end
-    (crash,) = _incidents(engine)  # the other host's lone dump line opens nothing: it is context
+    (crash,) = incidents_by_first_seen(engine)  # the other host's lone dump line opens nothing: it is context
     assert (crash["event_count"], crash["pattern_count"]) == (7, 1)
     assert crash["leader"]["event_id"] == "ev-1"
-    assert counts.events == 4 and "ev-9" not in _events_of(engine, crash["incident_id"])
+    assert counts.events == 4 and "ev-9" not in events_of(engine, crash["incident_id"])
 
 
 def test_a_dump_line_with_no_error_to_fold_into_opens_nothing_whatever_its_level(engine):
@@ -149,7 +141,7 @@ def test_the_burst_window_is_a_setting_and_zero_keeps_each_pattern_apart(engine,
     incidents = open_incidents(Settings.from_env(data_dir=engine.settings.data_dir), engine.records)
     assert incidents.burst_minutes == 0
     incidents.store_batch(_cascade(), cursor=None)
-    assert len(_incidents(engine)) == 4  # refusal, timeouts, 503s, disk
+    assert len(incidents_by_first_seen(engine)) == 4  # refusal, timeouts, 503s, disk
 
 
 def test_ingest_of_an_outage_log_opens_one_incident_per_cause(engine, tmp_path):
@@ -158,7 +150,7 @@ def test_ingest_of_an_outage_log_opens_one_incident_per_cause(engine, tmp_path):
     lines = [{"time": iso(e.time), "level": e.level, "service": e.service, "host": e.host, "message": e.message}
              for e in _cascade()]
     ingest_path(engine, write_jsonl(tmp_path / "app.jsonl", lines))
-    assert sorted(r["event_count"] for r in _incidents(engine)) == [1, 5]
+    assert sorted(r["event_count"] for r in incidents_by_first_seen(engine)) == [1, 5]
 
 
 def test_the_outages_command_scores_the_open_bed_against_its_goals(tmp_path):
@@ -261,7 +253,7 @@ def test_one_service_failing_with_one_errno_in_several_wordings_is_one_incident(
         _event(4, 1.5, "uploads", "could not open spool file: Too many open files"),
         _event(5, 1.2, "thumbs", "resize failed: EMFILE: too many open files, open '/tmp/t.png'"),
     ], cursor=None)
-    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    by_events = {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)}
     assert by_events == {frozenset({"ev-1", "ev-2", "ev-3", "ev-4"}), frozenset({"ev-5"})}
 
 
@@ -273,7 +265,7 @@ def test_one_services_errors_in_the_same_words_naming_different_resources_stay_a
         _event(2, 1.0, "scheduler", 'job failed: job=invoice-mailer err="535 5.7.8 Username and Password not accepted"'),
         _event(3, 9.0, "scheduler", 'job failed: job=nightly-export err="api error AccessDenied: Access Denied" bucket=acme-exports'),
     ], cursor=None)
-    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    by_events = {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)}
     assert by_events == {frozenset({"ev-1", "ev-3"}), frozenset({"ev-2"})}
 
 
@@ -288,8 +280,8 @@ def test_a_tracebacks_last_line_ties_the_error_to_the_failure_it_names(engine):
     engine.incidents.store_batch([
         _event(1, 0.0, "db", 'ERROR:  could not extend file "base/16384/24612": No space left on device'), api,
     ], cursor=None)
-    (incident,) = _incidents(engine)
-    assert _events_of(engine, incident["incident_id"]) == {"ev-1", "ev-2"}
+    (incident,) = incidents_by_first_seen(engine)
+    assert events_of(engine, incident["incident_id"]) == {"ev-1", "ev-2"}
     assert incident["leader"]["event_id"] == "ev-1"
 
 
@@ -309,9 +301,9 @@ def test_lines_with_no_level_written_with_their_components_error_are_its_record(
         banner(3, 0.0, "# If you would like to submit a bug report, please visit: the crash page"),
         banner(4, 0.5, "reindex worker failed to open segment file: permission denied", own_time=True),
     ], cursor=None)
-    crash, other = _incidents(engine)
+    crash, other = incidents_by_first_seen(engine)
     assert crash["event_count"] == 3 and crash["leader"]["event_id"] == "ev-1"
-    assert _events_of(engine, other["incident_id"]) == {"ev-4"}
+    assert events_of(engine, other["incident_id"]) == {"ev-4"}
 
 
 def test_a_warning_naming_the_errors_resource_before_them_leads_though_it_states_no_failure(engine):
@@ -325,8 +317,8 @@ def test_a_warning_naming_the_errors_resource_before_them_leads_though_it_states
         _event(4, 41.0, "migrator", "migration aborted: lock ledger.schema_lock is held"),
         _event(5, 42.0, "accounts", "Waiting for lock ledger.schema_lock held by accounts-7f9c", level="WARN"),
     ], cursor=None)
-    (incident,) = _incidents(engine)
-    assert _events_of(engine, incident["incident_id"]) == {"ev-3", "ev-4"}
+    (incident,) = incidents_by_first_seen(engine)
+    assert events_of(engine, incident["incident_id"]) == {"ev-3", "ev-4"}
     leader = incident["leader"]
     assert leader["event_id"] == "ev-1" and leader["position"] == "test@1"
     assert "warning written before the incident's errors" in leader["reason"]
@@ -340,7 +332,7 @@ def test_the_same_line_logged_as_a_warning_before_it_is_logged_as_an_error_leads
                level="WARN"),
         _event(2, 1.0, "pgbouncer", "C-0x55d2: (nodb)/(nouser)@10.0.3.15:50201 pooler error: max_client_conn reached"),
     ], cursor=None)
-    (incident,) = _incidents(engine)
+    (incident,) = incidents_by_first_seen(engine)
     assert incident["leader"]["event_id"] == "ev-1"
 
 
@@ -354,7 +346,7 @@ def test_a_relays_refusal_and_the_senders_failure_naming_one_mail_address_are_on
                                    "b'4.7.1 <ana@example.org>: Relay access denied')})"),
         _event(3, 0.4, "sso", "authentication failed for bob@corp.example: password expired"),
     ], cursor=None)
-    by_events = {frozenset(_events_of(engine, r["incident_id"])) for r in _incidents(engine)}
+    by_events = {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)}
     assert by_events == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
 
 
@@ -367,6 +359,6 @@ def test_a_warning_with_a_known_signature_read_before_the_errors_it_would_join_l
         _event(2, 1.0, "billing", 'invoice list failed: connection to server at "pgbouncer.billing.svc" (10.0.3.2), '
                                   "port 6432 failed: FATAL:  no more connections allowed (max_client_conn)"),
     ], cursor=None)
-    (incident,) = _incidents(engine)
-    assert _events_of(engine, incident["incident_id"]) == {"ev-2"}
+    (incident,) = incidents_by_first_seen(engine)
+    assert events_of(engine, incident["incident_id"]) == {"ev-2"}
     assert incident["leader"]["event_id"] == "ev-1"

@@ -22,6 +22,7 @@ from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
+from pipeline.incidents.recovery import cancelled, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
@@ -127,6 +128,14 @@ class Incidents:
                     continue  # seen before (or stored by an older version under its content's id)
                 seen.add(item.event_id)
                 (opening if self.opening.opens(item) else context).append(item)
+            # an error its own writer says came back from within the burst window (a reconnect, a retry
+            # that succeeded) is context, not an incident (recovery.recovered, CONTRACT §2);
+            healed = recovered(opening, context, self.burst_minutes)
+            # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
+            healed.update(id(item) for item in opening if cancelled(item))
+            if healed:
+                context.extend(item for item in opening if id(item) in healed)
+                opening = [item for item in opening if id(item) not in healed]
             rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
             warned = [item for item in context if self.opening.below_floor(item)]
             conn.serialize()
@@ -155,16 +164,29 @@ class Incidents:
             joiner = Joiner(conn, burst_minutes=self.burst_minutes)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
+            took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []
+            opened: dict[str, dict[str, Any]] = {}  # the incidents the batch opens, written once it is read
+            for item, keys in fresh:
+                took_by.append((item, self._correlate(conn, item, keys, newest, counts, stamp, joiner, opened)))
+            # incidents the batch opened and then found to be one outage were merged (joining.py): each
+            # event counts where its incident went, and only the incidents that remain are written
             new: list[tuple[LogEvent, str | None]] = []
             joined: dict[str, list[str]] = {}  # incident -> the times of the events it gained
             gathered: Counter[tuple[str, str, str]] = Counter()  # its patterns and services, with counts
-            for item, keys in fresh:
-                took = self._correlate(conn, item, keys, newest, counts, stamp, joiner)
-                new.append((item, took[0] if took else None))
-                if took is not None:
-                    joined.setdefault(took[0], []).append(iso(item.time))
-                    gathered[(took[0], members.PATTERN, took[1])] += 1
-                    gathered[(took[0], members.SERVICE, item.service)] += 1
+            for item, took in took_by:
+                incident = joiner.resolve(took[0]) if took else None
+                new.append((item, incident))
+                if took is not None and incident is not None:
+                    joined.setdefault(incident, []).append(iso(item.time))
+                    gathered[(incident, members.PATTERN, took[1])] += 1
+                    gathered[(incident, members.SERVICE, item.service)] += 1
+            counts.incidents_new -= joiner.into.keys()
+            counts.incidents_updated = {joiner.resolve(i) for i in counts.incidents_updated}
+            for incident_id, row in opened.items():
+                if incident_id not in joiner.into:
+                    rows.insert_incident(conn, **row["incident"])
+                    if row["link"] is not None:
+                        rows.link_incident(conn, incident_id, **row["link"])
             # the writes, sent without waiting for each (PostgreSQL: a round trip for them all, and
             # one for the leaders read and one for the fence, under the lock)
             with conn.pipelined():
@@ -205,7 +227,7 @@ class Incidents:
 
     def _correlate(self, conn: Connection, event: LogEvent, keys: tuple[str, list[str]],
                    newest: dict[str, dict[str, Any]], counts: IngestCounts, stamp: str,
-                   joiner: Joiner) -> tuple[str, str] | None:
+                   joiner: Joiner, opened_here: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
         """The incident the event joins or opens and the pattern it counts toward there: the
         undecided incident of its pattern (recurrence.py); else an open incident of the same outage (a
         dump it is a line of, or an error naming what it names within the burst window: joining.py);
@@ -221,9 +243,10 @@ class Incidents:
         if row is not None:
             row = rows.merge_target(conn, row)  # a merged incident's events join the one it was merged into
             if recurrence.absorbs(row["status"]):
-                joined: str = row["incident_id"]
+                joined: str = joiner.resolve(row["incident_id"])
                 counts.incidents_updated.add(joined)
                 joiner.joined(event, joined, fp, how=None)
+                joiner.merge_tied(event, joined)
                 return joined, fp
             after = row  # decided: it never takes new evidence, a new incident recurs after it
         outage = joiner.find(event, fp)  # open incidents only: a decided one absorbs nothing
@@ -245,7 +268,7 @@ class Incidents:
             return None
         new_id = correlation.incident_id(fp, event.time)
         salt = 0
-        while rows.incident_exists(conn, new_id):
+        while new_id in opened_here or rows.incident_exists(conn, new_id):
             # an earlier incident of this fingerprint opened at the very same instant (a backfilled
             # host's log): derive another id rather than fail the whole batch
             salt += 1
@@ -253,13 +276,17 @@ class Incidents:
         opened = parse_iso(stamp)
         assert opened is not None  # the batch's own stamp
         deadline, backfilled = self.sla.due(first_seen=event.time, opened=opened, severity=DEFAULT_SEVERITY)
-        rows.insert_incident(conn, incident_id=new_id, fingerprint=fp, title=correlation.title(event),
-                             service=event.service, severity=DEFAULT_SEVERITY, first_seen=iso(event.time),
-                             stamp=stamp, sla_deadline=iso(deadline), backfilled=backfilled)
-        if after is not None:
-            rows.link_incident(conn, new_id, to=after["incident_id"], kind=recurrence.RECURRED, status=after["status"])
+        # written once the batch is read (`_correlate_batch`): the batch may merge it into another it opened
+        opened_here[new_id] = {
+            "incident": {"incident_id": new_id, "fingerprint": fp, "title": correlation.title(event),
+                         "service": event.service, "severity": DEFAULT_SEVERITY, "first_seen": iso(event.time),
+                         "stamp": stamp, "sla_deadline": iso(deadline), "backfilled": backfilled},
+            "link": None if after is None else {"to": after["incident_id"], "kind": recurrence.RECURRED,
+                                                "status": after["status"]}}
         counts.incidents_new.add(new_id)
         joiner.joined(event, new_id, fp, how=None, opened=True)
+        if after is not None:
+            joiner.linked.add(new_id)
         if fp not in newest or stamp >= newest[fp]["created_at"]:
             newest[fp] = {"incident_id": new_id, "status": "analyzing", "closed_at": None, "created_at": stamp,
                           "linked_to": None, "link_kind": None}

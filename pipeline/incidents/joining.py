@@ -10,6 +10,7 @@ restart reads it all back from the store.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -34,11 +35,16 @@ class Joiner:
         self.candidates: dict[str, Candidate] = {}  # open incidents read or touched in this batch
         self.asked: set[str] = set()  # members already looked up in this batch
         self.names: Counter[tuple[str, str, str]] = Counter()  # (incident, 'name', name) -> events
-        self.best: dict[str, Leader] = {}  # incident -> the batch's best leader for it
+        self.best: dict[str, dict[str, Leader]] = {}  # incident -> service -> the batch's best leader of it
         self.earliest: dict[tuple[str, str], str] = {}  # (incident, pattern) -> its earliest time in the batch
+        self.earliest_of: dict[tuple[str, str], str] = {}  # (incident, service) -> its earliest error in the batch
         self.opened: set[str] = set()
         self.warnings: list[tuple[LogEvent, bool]] = []  # the batch's WARNs, signed or not: may lead
         self.lines: dict[str, set[str]] = {}  # incident -> the masked first lines of its errors in the batch
+        self.opened_at: dict[str, int] = {}  # an incident this batch opened -> the order it was opened in
+        self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
+        self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
+        self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
         """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
@@ -64,30 +70,108 @@ class Joiner:
         if self.minutes <= 0:
             return None
         names, said = outage.named_things(event), outage.words(event)
-        self._load([*names, outage.SERVICE_NAMED + event.service.lower(), *said])
-        best: tuple[int, str, str] | None = None
+        self._load(self._members(event, names, said))
+        tied: list[tuple[int, str, str]] = []
         for candidate in self.candidates.values():
             ties = candidate.ties(event, names, said)
             if ties and candidate.near(event.time, self.minutes):
-                key = (ties, candidate.last, candidate.incident_id)
-                best = key if best is None or key > best else best
-        return (best[2], fingerprint, NAMES) if best is not None else None
+                tied.append((ties, candidate.last, candidate.incident_id))
+        if not tied:
+            return None
+        best = max(tied)[2]
+        # an error tied to two incidents this batch opened (nobody has seen them yet) makes them one: a
+        # callee's first error opened one before its callers' errors named it, a caller's opened another
+        if self.mergeable(best):
+            best = self._merge_all([best, *(other for _, _, other in tied if other != best and self.mergeable(other))])
+        return best, fingerprint, NAMES
+
+    def _merge_all(self, incidents: list[str]) -> str:
+        """Merge the batch's `incidents` into the one opened first (its earliest error, then the first
+        read: its title is the outage's first line); that one."""
+        kept = min(incidents, key=lambda i: (self.candidates[i].first, self.opened_at.get(i, 0)))
+        for other in incidents:
+            if other != kept:
+                self._merge(other, into=kept)
+        return kept
+
+    def merge_tied(self, event: LogEvent, incident: str) -> None:
+        """An error that joined its pattern's incident, which this batch opened, carrying a structured
+        error its pattern's template does not hold (`outage.carries_error_fields`): another incident the
+        batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
+        if self.minutes <= 0 or not self.mergeable(incident) or not outage.carries_error_fields(event):
+            return
+        names, said = self._named_things(event), outage.words(event)
+        self._load(self._members(event, names, said))
+        tied = [c.incident_id for c in self.candidates.values()
+                if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
+                and c.ties(event, names, said)]
+        if tied:
+            self._merge_all([incident, *tied])
+
+    def _named_things(self, event: LogEvent) -> frozenset[str]:
+        """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
+        if self._last_named[0] is not event:
+            self._last_named = (event, outage.named_things(event))
+        return self._last_named[1]
+
+    @staticmethod
+    def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
+        """What to look open incidents up by for an error: its names, words, and what it is called."""
+        return [*names, outage.SERVICE_NAMED + event.service.lower(), *said,
+                *(outage.SERVICE_NAMED + i for i in outage.identities(event)),
+                *(outage.IS + n[len(outage.SERVICE_NAMED):] for n in names if n.startswith(outage.SERVICE_NAMED))]
+
+    def mergeable(self, incident: str) -> bool:
+        """Whether `incident` may be merged with another by the batch: it opened in it, as no recurrence."""
+        return incident in self.opened and incident not in self.linked and incident not in self.into
+
+    def resolve(self, incident: str) -> str:
+        """The incident `incident` is now (itself, or the one the batch merged it into)."""
+        while incident in self.into:
+            incident = self.into[incident]
+        return incident
+
+    def _merge(self, loser: str, *, into: str) -> None:
+        """Make the batch's incident `loser` part of `into`: its names, services, window and leaders."""
+        self.into[loser] = into
+        self.opened.discard(loser)
+        gone, kept = self.candidates.pop(loser), self.candidates[into]
+        kept.names |= gone.names
+        kept.services |= gone.services
+        kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
+        for comp, at in gone.recent.items():
+            kept.recent[comp] = max(at, kept.recent.get(comp, at))
+        for leader in self.best.pop(loser, {}).values():
+            self._offer(into, leader)
+        for table in (self.earliest, self.earliest_of):
+            for pair in [k for k in table if k[0] == loser]:
+                moment = table.pop(pair)
+                moved = (into, pair[1])
+                table[moved] = min(moment, table.get(moved, moment))
+        self.lines.setdefault(into, set()).update(self.lines.pop(loser, set()))
+        for named in [k for k in self.names if k[0] == loser]:
+            self.names[(into, named[1], named[2])] += self.names.pop(named)
 
     def joined(self, event: LogEvent, incident: str, pattern: str, *, how: str | None, opened: bool = False) -> None:
         """An error joined (or opened) `incident`, counting toward `pattern`: its names are kept
         (from the error that opened it, joined it by a name or a fold, or is its pattern's first
         in the batch), its window widened, and it may lead."""
+        incident = self.resolve(incident)
         pair = (incident, pattern)
         first_of_pattern = pair not in self.earliest
         moment = iso(event.time)
         candidate = self.candidates.get(incident)
         if opened:
             self.opened.add(incident)
+            self.opened_at[incident] = len(self.opened_at)
             candidate = self.candidates[incident] = Candidate(incident, pattern, moment, moment, set(), set())
-        if opened or how is not None or first_of_pattern:
+        # (and from a structured error whose pattern's first did not say what it says: one message,
+        # `get session failed`, carrying each time another `err` the pattern's template never sees)
+        if opened or how is not None or first_of_pattern or outage.carries_error_fields(event):
             # a dump's line names its component only (its register names are no resource)
-            things = sorted(outage.named_things(event))[:outage.MAX_NAMES] if how != FOLD else []
-            names = [*things, outage.component(event)]
+            named = self._named_things(event) if how != FOLD else frozenset()
+            things = sorted(named)[:outage.MAX_NAMES]
+            names = [*things, outage.component(event), *outage.writer_names(event, things)]
             for name in names:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
@@ -95,28 +179,58 @@ class Joiner:
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(outage.masked_line(event))
         if candidate is not None:
+            comp = outage.component(event)
+            if comp not in candidate.recent or event.time > candidate.recent[comp]:
+                candidate.recent[comp] = event.time
             candidate.services.add(event.service)
             candidate.first, candidate.last = min(candidate.first, moment), max(candidate.last, moment)
         if how == FOLD:
             return  # a dump's line is its error's record, not a leader of its own
+        of_service = (incident, event.service)
+        if of_service not in self.earliest_of or moment < self.earliest_of[of_service]:
+            self.earliest_of[of_service] = moment
         if first_of_pattern or moment < self.earliest[pair]:
             self.earliest[pair] = moment
-            leader = Leader.of(event, pattern)
-            if incident not in self.best or leader.key() < self.best[incident].key():
-                self.best[incident] = leader
+            self._offer(incident, Leader.of(event, pattern))
 
     def finish(self) -> Counter[tuple[str, str, str]]:
         """Keep each touched incident's leader where the batch brought a better one; the names to
         count as members (the caller counts them with the batch's other members)."""
         self._warned_leaders()
         stored = outage_rows.leaders(self.conn, [i for i in self.best if i not in self.opened])
+        # incidents joined by their pattern, never looked up, that a leader of another service may lead
+        unread = [i for i, per_service in self.best.items() if i not in self.candidates
+                  and (len(per_service) > 1 or i not in stored or stored[i].get("service") not in per_service)]
+        read = outage_rows.names_of(self.conn, unread) if unread else {}
         chosen: dict[str, dict[str, Any]] = {}
-        for incident, leader in self.best.items():
+        added: dict[str, set[str]] = {}
+        for (incident, _, name) in self.names if unread else ():
+            added.setdefault(incident, set()).add(name)
+        for incident, per_service in self.best.items():
             before = stored.get(incident)
-            if before is None or leader.key() < Leader.from_json(before).key():
-                chosen[incident] = leader.as_json()
+            options = [*per_service.values(), *([Leader.from_json(before)] if before else [])]
+            if len({o.service for o in options}) == 1 and before is not None:
+                # one service's errors (most batches): its side is the same for each, as it was
+                best = replace(min(options, key=Leader.key), side=options[-1].side)
+            else:
+                candidate = self.candidates.get(incident)
+                names = candidate.names if candidate is not None else (
+                    read.get(incident, (set(), set()))[0] | added.get(incident, set()))
+                best = min(options, key=lambda leader: leader.ranked(names))
+                # the reviewer is told of the calls when they decided (a caller's error came first otherwise)
+                decided = best is not min(options, key=Leader.key)
+                best = replace(best, side=outage.CALLEE if decided else outage.BETWEEN)
+            if before is None or best.as_json() != before:
+                chosen[incident] = best.as_json()
         outage_rows.set_leaders(self.conn, chosen)
         return self.names
+
+    def _offer(self, incident: str, leader: Leader) -> None:
+        """Keep `leader` as its service's best in `incident` when it comes first (`Leader.key`)."""
+        per_service = self.best.setdefault(incident, {})
+        held = per_service.get(leader.service)
+        if held is None or leader.key() < held.key():
+            per_service[leader.service] = leader
 
     def _warned_leaders(self) -> None:
         """A WARN leads an incident the batch touched when it was written before the incident's
@@ -126,7 +240,8 @@ class Joiner:
         same masked line: the errors' first one, logged at WARN before it was logged at ERROR); or
         it names the same destination or resource (host:port, URL host, resource name) as the
         errors; or it carries a known error signature and is tied to them (the WARN that would have
-        joined the incident, had it been read after the incident's first error). Its rank is its own words': a warning of slowness leads only errors that are all
+        joined the incident, had it been read after the incident's first error); or it is the called
+        service's (`outage.side`: the incident's other errors name its writer, whose errors are there). Its rank is its own words': a warning of slowness leads only errors that are all
         symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
         read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
@@ -137,7 +252,11 @@ class Joiner:
                 continue
             strong = {n for n in candidate.names if n.startswith(outage.DISTINCT)}
             for event, signed in self.warnings:
-                if not (first - window <= event.time <= first):
+                # before the incident's first error, or its own service's first there (a callee's warning
+                # leads its errors, written after a caller's first)
+                own = self.earliest_of.get((incident, event.service))
+                until = max(first, parse_iso(own) or first) if own else first
+                if not (until - window <= event.time <= until):
                     continue
                 if id(event) not in read:  # its names, read once, only when it is near an incident
                     read[id(event)] = (outage.named_things(event), outage.words(event), outage.states_cause(event),
@@ -145,12 +264,13 @@ class Joiner:
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
+                        # the called service's own warning before its errors: its callers' errors name it
+                        or outage.component(event) in candidate.names
+                        and outage.side(event.service, candidate.names) == outage.CALLEE
                         or (states or signed) and (outage.component(event) in candidate.names and states
                                                    or candidate.ties(event, names, said))):
                     continue
-                leader = Leader.of(event, outage.WARNED + correlation.fingerprint(event))
-                if leader.key() < self.best[incident].key():
-                    self.best[incident] = leader
+                self._offer(incident, Leader.of(event, outage.WARNED + correlation.fingerprint(event)))
 
     def _load(self, members: list[str]) -> None:
         new = [m for m in dict.fromkeys(members) if m not in self.asked]

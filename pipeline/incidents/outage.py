@@ -24,7 +24,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,10 +47,14 @@ FAMILY_WORDS = 3
 # not the same failure as one naming another (when neither names the other's)
 DISTINCT = ("hp:", "host:", "res:")
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
+# what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
+# `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
+IS, OF, BY = "is:", "of:", "by:"
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
 # one pass, not one a character
-_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?![\w.]|:(?!\s|$))")
+# (a sentence's full stop may end it: `Error 111 connecting to broker:6379.`; a version's dot may not)
+_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?!\w|\.\w|:(?!\s|$))")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
@@ -63,6 +67,12 @@ _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|tas
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
 _INSTANCE = re.compile(r"[-_]\d+$")
+# a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
+# DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
+# no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
+_POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+_IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
+_NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
 _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
 _EXCEPTION = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z]\w*(?:Exception|Error))\b")
@@ -71,8 +81,19 @@ _HTTP_STATUS = range(100, 600)
 # a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
 _HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w.-]*)["']?(?: \(([\d.]+|[0-9a-f:]+)\))?,? port (\d{2,5})\b""",
                               re.I)
+# a host and its port as keyword arguments or fields: urllib3's `HTTPConnectionPool(host='billing', port=8080)`
+# (Python's repr of its arguments), logfmt's `host=db port=5432`
+_HOST_KW_PORT = re.compile(r"""\bhost\s*[=:]\s*["']?([A-Za-z0-9][\w.-]*)["']?[,;]?\s+port\s*[=:]\s*["']?(\d{2,5})\b""", re.I)
+# a gRPC method's full name, as the protocol spells it (`/{package}.{Service}/{Method}`,
+# grpc/doc/PROTOCOL-HTTP2.md): its package's first segment is the called service's name
+_GRPC_METHOD = re.compile(r"(?<![\w/.])/([a-z_][a-z0-9_]*)(?:\.[A-Za-z_]\w*)*\.[A-Z]\w*/[A-Z]\w*\b")
+# structured fields that name the service called (OpenTelemetry's semantic conventions: `peer.service`,
+# `rpc.service`, `server.address`, `net.peer.name`, `destination.address`)
+_PEER_KEY = re.compile(r"(?:^|[._])(?:peer\.service|rpc\.service|server\.address|net\.peer\.name|"
+                       r"destination\.(?:address|domain))$", re.I)
+_NAME_VALUE = re.compile(r"[A-Za-z][\w.-]{1,200}$")
 # structured fields that carry an error or where it went (their last key segment): `err`, `error.message`
-_ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|"
+_ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|method|"
                         r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
 # a stack's exception lines: Java's `Caused by: x.Y: msg`, a traceback's `pkg.Error: msg`
 _STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$"
@@ -167,14 +188,23 @@ def named_things(event: LogEvent) -> frozenset[str]:
             if host:
                 names.append(f"hp:{host.lower()}:{match.group(3)}")
         if not match.group(1)[0].isdigit():  # the host a service names, as for `db:5432`
-            names.append(SERVICE_NAMED + match.group(1).lower().split(".")[0])
+            names.extend(_service_named(match.group(1)))
+    for match in _HOST_KW_PORT.finditer(text):  # `HTTPConnectionPool(host='billing', port=8080)`
+        names.append(f"hp:{match.group(1).lower()}:{match.group(2)}")
+        if not match.group(1)[0].isdigit():
+            names.extend(_service_named(match.group(1)))
+    for match in _GRPC_METHOD.finditer(text):  # `/inventory.v1.Inventory/Reserve`
+        names.extend(_service_named(match.group(1)))
+    for key, value in event.fields.items():
+        if isinstance(value, str) and _PEER_KEY.search(key) and _NAME_VALUE.match(value) and not _IP.search(value):
+            names.extend(_service_named(value))
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
         host, port, path = match.group(1).lower(), match.group(2), match.group(3)
         names.append(f"hp:{host}:{port}" if port else f"host:{host}")
         if not host[0].isdigit() and not host.startswith("["):
-            names.append(SERVICE_NAMED + host.split(".")[0])
+            names.extend(_service_named(host))
         if path and (route := _route(path)):
             names.append(f"path:{route}")
     text_no_urls = _URL.sub(" ", text)
@@ -184,7 +214,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
             continue  # status:503, not a host
         names.append(f"hp:{host}:{port}")
         if not host[0].isdigit():
-            names.append(SERVICE_NAMED + host.split(".")[0])
+            names.extend(_service_named(host))
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
@@ -213,8 +243,77 @@ def named_things(event: LogEvent) -> frozenset[str]:
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
     names.extend(_same_service(event, text, chain))
-    own = SERVICE_NAMED + event.service.lower()
-    return frozenset(n for n in dict.fromkeys(names) if n != own and len(n) < 200)
+    # a writer naming itself (its own host:port, its pod's DNS name) names no other service
+    own = {SERVICE_NAMED + i for i in identities(event)}
+    return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
+
+
+def writer_names(event: LogEvent, things: list[str]) -> list[str]:
+    """The names an error adds to its incident about who wrote it and whom it named: `is:` each of
+    its writer's identities (a caller's error naming one ties to it), `of:service|identity`, and
+    `by:service|named` for each service it names (`side` reads them)."""
+    service = event.service.lower()
+    mine = identities(event)
+    return [*(IS + i for i in mine), *(f"{OF}{service}|{i}" for i in mine),
+            *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED))]
+
+
+CALLEE, BETWEEN, CALLER = 0, 1, 2
+_SIDES = ("callee", "between", "caller")
+
+
+def side(service: str, names: set[str] | frozenset[str]) -> int:
+    """Where a service stands among an incident's writers (by its names, `writer_names`): CALLEE when
+    another writer's error names it and its own errors name none of the others (the failing end of
+    the calls), CALLER when it names another and none names it, BETWEEN otherwise (both, or neither)."""
+    svc = service.lower()
+    of_me, by_me = f"{OF}{svc}|", f"{BY}{svc}|"
+    mine: set[str] = set()
+    others: set[str] = set()
+    for n in names:
+        if n.startswith(OF):
+            (mine if n.startswith(of_me) else others).add(n.split("|", 1)[1])
+    others -= mine  # two services on one host: the host is no other writer
+    named = calls = False
+    for n in names:
+        if n.startswith(BY):
+            target = n.split("|", 1)[1]
+            if n.startswith(by_me):
+                calls = calls or target in others
+            else:
+                named = named or target in mine
+    if named != calls:
+        return CALLEE if named else CALLER
+    return BETWEEN
+
+
+def bare(name: str) -> str:
+    """A service's or host's name without what one instance of it adds: a domain
+    (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
+    replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
+    label = name.lower().split(".")[0]
+    return _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+
+
+def _service_named(host: str) -> list[str]:
+    """The service names a host a line names stands for: its first label, and that label bare."""
+    label = host.lower().split(".")[0]
+    return list(dict.fromkeys((SERVICE_NAMED + label, SERVICE_NAMED + bare(label))))
+
+
+def identities(event: LogEvent) -> frozenset[str]:
+    """What others call the writer of a line (lower-case): its service and its host, each as written,
+    by its first label and bare (`bare`): the names a caller's error may name it by. A service read
+    from a logger column (a class name) is no such name; nor is an address."""
+    found: set[str] = set()
+    logger = event.fields.get("logger") == event.service
+    for raw, dotted in ((event.service, not logger), (event.host, True)):
+        if not raw or _IP.search(raw) or raw.lower() in _NOT_A_NAME:
+            continue
+        found.add(raw.lower())
+        if dotted:
+            found.update((raw.lower().split(".")[0], bare(raw)))
+    return frozenset(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME)
 
 
 def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
@@ -250,6 +349,12 @@ def masked_line(event: LogEvent) -> str:
     from pipeline.incidents.correlation import template  # correlation imports nothing of this module
 
     return template(first_line(event.message)[:HEAD_CHARS])
+
+
+def carries_error_fields(event: LogEvent) -> bool:
+    """Whether a line's structured fields carry its error or where it went (`said_by` reads them):
+    what its message's template does not hold."""
+    return any(isinstance(v, str) and _ERROR_KEY.search(k) for k, v in event.fields.items())
 
 
 def said_by(event: LogEvent) -> str:
@@ -332,6 +437,7 @@ class Leader:
     rank: int
     message: str
     position: str = ""  # where the event was read (`source@offset`): a leading WARN is stored as context
+    side: int = 1  # BETWEEN: where its service stands in the incident's calls (`side`), set when chosen
 
     @classmethod
     def of(cls, event: LogEvent, pattern: str) -> "Leader":
@@ -344,8 +450,23 @@ class Leader:
         source, _, offset = self.position.rpartition("@")
         return (self.rank, self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
 
+    def ranked(self, names: set[str] | frozenset[str]) -> tuple[Any, ...]:
+        """Its order among an incident's possible leaders (the incident's `names`): a caller's error
+        after every other (`side`: it names another writer of the incident, and none names it; what it
+        says is its view of the other's failure, however early it wrote it or whatever cause it names),
+        then `key`."""
+        return (side(self.service, names) == CALLER, *self.key())
+
     def reason(self) -> str:
         """Why this event leads, in the reviewer's words (true when it was chosen)."""
+        if self.side == CALLEE:  # set only when it decided: a caller's error came first by `key`
+            first = ("a warning it wrote before its errors, stating the cause" if self.pattern.startswith(WARNED)
+                     else "its earliest error")
+            return (f"{first}: {self.service} is the service the incident's other errors name (its callers failed"
+                    " calling it), so its side is the cause, whatever its callers' errors say or when they were written")
+        return self._reason()
+
+    def _reason(self) -> str:
         if self.pattern.startswith(WARNED):
             return ("the earliest line that states the cause: a warning written before the incident's errors,"
                     " naming what they name (a warning opens nothing, it may lead)")
@@ -359,14 +480,15 @@ class Leader:
     def as_json(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
                 "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason(),
-                "position": self.position}
+                "position": self.position, "side": _SIDES[self.side]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Leader":
         rank_name = data.get("rank", "neutral")
+        side_name = data.get("side", "between")
         return cls(data["event_id"], data["pattern"], data["service"], data["time"],
                    _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
-                   data.get("position", ""))
+                   data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN)
 
 
 @dataclass
@@ -379,6 +501,7 @@ class Candidate:
     last: str
     names: set[str]
     services: set[str]
+    recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
 
     def near(self, moment: datetime, minutes: float) -> bool:
         first, last = parse_iso(self.first), parse_iso(self.last)
@@ -397,12 +520,27 @@ class Candidate:
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
+        # a caller and its callee by any spelling of the callee's name: the caller's `redis-master:6379`,
+        # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
+        # host is `redis-master-0` or `billing-1` (`identities`), either way round
+        mine = identities(event)
+        shared += sum(1 for n in names if n.startswith(SERVICE_NAMED) and IS + n[len(SERVICE_NAMED):] in self.names
+                      and n[len(SERVICE_NAMED):] not in mine)
+        shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
         if shared:
             return shared
         # one service's own ties (an operation family, an errno, an exception class) join its errors
         # only when they name no different destinations or resources: two jobs of one scheduler that
         # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
         weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
+        # or one burst of one writer: an error naming neither a cause nor a symptom written within
+        # FOLD_SECONDS of the incident's first error, its writer's error there (a shutdown's lines, the
+        # exit an exception caused), says what came of that failure; one naming a cause (a refused
+        # connection, a full disk) or a symptom (a timeout of another call) is a failure of its own, and
+        # so is one written later (a busy writer's stream of other errors is no burst of this one)
+        if component(event) in self.recent and rank(event) == NEUTRAL:
+            first = parse_iso(self.first)
+            weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:

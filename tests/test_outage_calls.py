@@ -1,0 +1,151 @@
+"""One outage across its calls (issue 35.1): a caller's error naming the failing service by any
+spelling of its name (a cluster DNS name, a URL host, urllib3's `host='billing', port=8080`, a
+compose replica's or a pod's name) joins that service's errors within the burst window; the
+leader is the called side's earliest error, not a caller's; two incidents the batch opened that
+one error ties are one; an error its own writer says came back from (a reconnect, a retry that
+worked) opens nothing. Each tie needs the window and a named thing."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from pipeline.state import LogEvent
+from pipeline.unattended import outage_bed
+from tests.support import BOTH_BACKENDS, STORED_IDS, events_of, incidents_by_first_seen
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+BED = Path(__file__).resolve().parent / "data" / "outages" / "open"
+
+
+def _event(n: int, seconds: float, service: str, host: str, message: str, *, level: str = "ERROR",
+           **fields: str) -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=service, host=host,
+                    level=level, message=message, source=f"{service}.log", position=f"{service}.log@{n}",
+                    fields=dict(fields))
+
+
+
+
+def _billing_down(gap: float = 0.0) -> list[LogEvent]:
+    """billing's pod fails; its callers name it by its cluster DNS name and by urllib3's host/port."""
+    pod = "billing-7c9d5f6b8-q2xlm"
+    return [
+        _event(1, 1.0, "billing", pod, "Exception in worker process"),
+        _event(2, 1.2, "billing", pod, "Reason: Worker failed to boot."),
+        _event(3, 4.0 + gap, "cart", "cart-1", "request to http://billing.shop.svc.cluster.local:8080/v1/quotes failed,"
+               " reason: connect ECONNREFUSED 172.20.0.6:8080"),
+        _event(4, 5.0 + gap, "web", "web-5b7f9c4d8-zt8wn", "HTTPConnectionPool(host='billing', port=8080): Max retries"
+               " exceeded with url: /v1/invoices (Caused by NewConnectionError('Failed to establish a new connection:"
+               " [Errno 111] Connection refused'))"),
+    ]
+
+
+@BOTH_BACKENDS
+def test_callers_naming_the_failing_service_by_any_spelling_are_its_incident_led_by_its_first_error(engine):
+    engine.incidents.store_batch(_billing_down(), cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+    # the callers' refusals name a cause; billing's first error does not, and still leads: its side is the cause
+    assert outage["leader"]["event_id"] == "ev-1" and outage["leader"]["service"] == "billing"
+    assert "billing is the service the incident's other errors name" in outage["leader"]["reason"]
+
+
+@BOTH_BACKENDS
+def test_the_callee_leads_when_its_callers_are_read_first(engine):
+    down = _billing_down()
+    engine.incidents.store_batch(down[2:], cursor=None)  # the callers' logs first, in their own batch
+    engine.incidents.store_batch(down[:2], cursor=None)
+    # billing's first error joins the callers' incident (they name it) and leads it though read last;
+    # its second joins its first (one burst of one writer)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+    assert outage["leader"]["event_id"] == "ev-1" and outage["event_count"] == 4
+
+
+def test_a_caller_naming_another_service_or_beyond_the_window_stays_apart(engine):
+    down = _billing_down()
+    other = _event(3, 4.0, "cart", "cart-1", "request to http://ledger.shop.svc.cluster.local:8080/v1/quotes failed,"
+                   " reason: connect ECONNREFUSED 172.20.0.9:8080")
+    engine.incidents.store_batch([*down[:2], other], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2  # ledger is not billing: nothing named in common
+    late = _billing_down(gap=3600.0)[3:]  # an hour later: beyond the burst window
+    engine.incidents.store_batch(late, cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 3
+    # an error naming both billing and ledger within the window joins one; incidents of earlier batches
+    # (a reviewer may have seen them) are never merged by it
+    engine.incidents.store_batch([_event(10, 6.0, "ops", "ops-1", "ledger and billing both failing: see"
+                                         " ledger.shop.svc.cluster.local:8080 and billing.shop.svc.cluster.local:8080")],
+                                 cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 3 and sum(r["event_count"] for r in incidents_by_first_seen(engine)) == 5
+
+
+@BOTH_BACKENDS
+def test_an_error_its_writer_says_came_back_from_opens_nothing_and_one_after_the_last_recovery_does(engine):
+    host = "shop-1"
+    watchdog = "i.l.core.protocol.ConnectionWatchdog"
+    events = [
+        _event(1, 0.4, watchdog, host, "Cannot reconnect to [redis-cache:6379]: Connection refused: "
+               "redis-cache/10.0.7.4:6379"),
+        _event(2, 1.4, watchdog, host, "Reconnected to redis-cache/<unresolved>:6379", level="INFO"),
+        # a different destination came back: the mail relay's failure is still an incident
+        _event(3, 2.0, "mailer", host, "Could not send receipt for order 4411: Connection refused (mail-relay:25)"),
+        _event(4, 3.0, "mailer", host, "Connected to smtp-backup:25", level="INFO"),
+    ]
+    engine.incidents.store_batch(events, cursor=None)
+    assert [r["service"] for r in incidents_by_first_seen(engine)] == ["mailer"]
+    stored = {r["event_id"] for r in engine.records.query(f"SELECT event_id FROM {STORED_IDS}")}
+    assert stored == {"ev-1", "ev-2", "ev-3", "ev-4"}  # kept as context, not dropped
+    # refused again after it came back, with no recovery after: an incident
+    again = _event(5, 30.0, watchdog, host, "Cannot reconnect to [redis-cache:6379]: Connection refused: "
+                   "redis-cache/10.0.7.4:6379")
+    engine.incidents.store_batch([again, _event(6, 10.0, watchdog, host, "Reconnected to redis-cache:6379",
+                                                level="INFO")], cursor=None)
+    assert sorted(r["service"] for r in incidents_by_first_seen(engine)) == ["i.l.core.protocol.ConnectionWatchdog", "mailer"]
+
+
+@pytest.mark.parametrize("name", ["s45_compose_billing_boot_refused", "s45_k8s_redis_oom_callers",
+                                  "s45_healthy_reconnect_recovered"])
+def test_the_s45_scenarios_are_one_incident_led_by_the_callee_or_none(name):
+    (scenario,) = [s for s in outage_bed.scenarios(BED) if s.name == name]
+    for order in outage_bed.ORDERS:
+        result = outage_bed.run(scenario, order=order)
+        if scenario.healthy:
+            assert result["incidents"] == 0, order
+            continue
+        (cause,) = result["causes"]
+        assert (cause["incidents"], cause["unheld"], cause["leader_right"]) == (1, 0, True), (order, cause)
+        assert result["merged"] == []
+
+
+def test_a_request_cancelled_by_its_caller_opens_nothing_and_a_deadline_does(engine):
+    """Go's context.Canceled, gRPC's Canceled, PostgreSQL's query_canceled: the user typed on, the
+    client went away; nothing failed. A deadline exceeded or a statement timeout is a failure."""
+    engine.incidents.store_batch([
+        _event(1, 1.0, "search", "search-1", "search failed", err="context canceled"),
+        _event(2, 1.1, "postgres", "db-1", "canceling statement due to user request"),
+        _event(3, 2.0, "search", "search-1", "rpc error: code = Canceled desc = context canceled"),
+    ], cursor=None)
+    assert incidents_by_first_seen(engine) == []
+    engine.incidents.store_batch([
+        _event(4, 9.0, "search", "search-1", "search failed", err="context deadline exceeded"),
+        _event(5, 9.5, "postgres", "db-1", "canceling statement due to statement timeout"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_the_called_services_own_warning_before_its_exit_leads_its_callers_refusals(engine):
+    """Redis warns that its append-only file is bad and exits; the worker and beat, which name it
+    (`broker:6379`, a sentence's full stop after the port), are refused: the warning leads."""
+    warning = _event(1, 0.0, "broker", "broker-1", "Bad file format reading the append only file appendonly.aof",
+                     level="WARN")
+    exited = _event(2, 0.1, "broker", "broker-1", "exited with code 1")
+    worker = _event(3, 1.0, "worker", "worker-1", "consumer: Cannot connect to redis://broker:6379/0: Error 111"
+                    " connecting to broker:6379. Connection refused.")
+    beat = _event(4, 5.0, "beat", "beat-1", "beat: Connection error: Error 111 connecting to broker:6379."
+                  " Connection refused.. Trying again in 2.0 seconds...")
+    engine.incidents.store_batch([warning, exited, worker, beat], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-2", "ev-3", "ev-4"}
+    assert outage["leader"]["event_id"] == "ev-1" and "a warning it wrote before its errors" in outage["leader"]["reason"]
