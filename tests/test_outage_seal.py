@@ -34,3 +34,15 @@ def test_every_sealed_scenario_is_a_log_beside_the_causes_it_holds():
             taken |= lines
     assert sum(d["healthy"] for d in docs.values()) >= 2  # healthy controls
     assert any(len(d["causes"]) > 1 for d in docs.values())  # unrelated causes at the same moment
+
+
+# session 45's blind bed: the half never opened to a tuner (tests/data/outages/README.md)
+SEALED_S45 = ROOT / "tests" / "data" / "outages" / "sealed-s45"
+SEALED_S45_SHA256 = "bf4a3a5261d1bf0db4feb9652f09519579be1d30613f363019054217dc329796"
+
+
+def test_session_45s_sealed_half_is_pinned_and_each_scenario_is_a_log_beside_its_causes():
+    assert seal_digest(SEALED_S45) == SEALED_S45_SHA256
+    docs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(SEALED_S45.glob("*.json"))]
+    assert len(docs) == 21 and all(d["description"] and d["source"] for d in docs)
+    assert all(d["healthy"] is (not d["causes"]) for d in docs)
