@@ -18,7 +18,9 @@ MESSAGES = [f"{verb} failed for block blk_{n}77 on node-{n}" for n, verb in enum
 
 
 def _event(n: int, message: str) -> LogEvent:
-    return LogEvent(event_id=f"e{n:04d}", time=f"2026-11-28T10:{n // 60:02d}:{n % 60:02d}Z", level="ERROR",
+    # ten minutes apart: past the burst window, so each template is its own incident (one writer's
+    # errors seconds apart are one outage, incidents/outage.py)
+    return LogEvent(event_id=f"e{n:04d}", time=f"2026-11-28T{10 + n // 6:02d}:{n % 6 * 10:02d}:00Z", level="ERROR",
                     service="dfs", message=message)
 
 
