@@ -22,6 +22,8 @@ from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN
 from workbench.literal import escape_markdown, plain
 
 REFRESH_SECONDS = 5
+# how long what a key or a bulk action did stays above the table (unless a newer action's replaces it)
+ACTION_MESSAGE_SECONDS = 3 * REFRESH_SECONDS
 # a fresh data dir's first inbox waits this long at most for the poller's first poll, so it draws what
 # that poll found (a fresh demo's first incident) instead of an empty inbox and a refresh later
 FIRST_POLL_WAIT_SECONDS = 3.0
@@ -228,8 +230,9 @@ def _inbox() -> None:
     rows, next_cursor = result["rows"], result["next_cursor"]
     shown = st.session_state["inbox_shown_ids"] = [r["incident_id"] for r in rows]
     overdue = workbench.review.overdue_count(now)
-    # what a key or a bulk action did, above the table: also when it emptied the view
-    session.show_messages(ACTIONS_SCOPE)
+    # what a key or a bulk action did, above the table: also when it emptied the view, and through the
+    # refreshes of the next ACTION_MESSAGE_SECONDS (the first may come a moment after the decision's run)
+    session.show_messages(ACTIONS_SCOPE, keep_seconds=ACTION_MESSAGE_SECONDS)
 
     if not rows:
         st.info("No incidents here." if not search else "No incident matches this search.")

@@ -1,5 +1,7 @@
 """The inbox page through AppTest: what a reviewer sees first, how an incident is opened, and the
 view (filter, search, assignee, page) kept in the URL for a reload, a deep link and Back."""
+import time
+
 import pytest
 
 from pipeline.review.service import ReviewService
@@ -386,6 +388,33 @@ def test_a_keyed_decision_that_empties_the_view_still_says_it_was_recorded(app, 
     assert [a["reviewer"] for a in paused_engine.records.audit(target) if a["action"] == "approve"] == ["dana"]
     assert _listed(app) == []
     assert f"Approval of {target} recorded" in said(app, "success")
+
+
+def test_a_keyed_reject_that_empties_the_view_is_still_confirmed_after_the_inbox_refreshes(app, paused_engine,
+                                                                                              monkeypatch):
+    """The inbox refreshes itself every few seconds, the first refresh maybe a moment after the decision's
+    own run: the confirmation stays through the refreshes that follow (it was gone at the first one, before
+    the reviewer could read it), and goes once its time is up."""
+    import types
+
+    from app_pages.inbox import ACTION_MESSAGE_SECONDS
+    from workbench import session
+
+    target = paused_ids(paused_engine)[0]
+    as_reviewer(app, "dana")
+    app.text_input(key="inbox_search").input(target).run()
+    app.button(key="inbox_key_reject").click().run()
+    app.text_input(key="inbox_key_reason").input("a known flap, handled upstream").run()
+    app.button(key="inbox_key_yes").click().run()
+    assert paused_engine.records.incident(target)["status"] == "rejected" and _listed(app) == []
+    for _ in range(2):
+        app.run()  # the inbox's timed refresh
+        assert f"Rejection of {target} recorded for dana" in said(app, "success")
+        assert "No incident matches this search." in said(app, "info")
+    later = time.monotonic() + ACTION_MESSAGE_SECONDS + 1
+    monkeypatch.setattr(session, "time", types.SimpleNamespace(monotonic=lambda: later, sleep=time.sleep))
+    app.run()
+    assert "recorded" not in said(app, "success")
 
 
 def test_a_keyed_reject_confirmed_without_a_reason_stays_open_and_asks_for_one(app, paused_engine):

@@ -97,13 +97,25 @@ def message_box(scope: str) -> list:
     return st.session_state.setdefault("app_flash", {}).setdefault(scope, [])
 
 
-def show_messages(scope: str) -> None:
+def show_messages(scope: str, *, keep_seconds: float = 0.0) -> None:
     """Show the messages kept for `scope` and empty the list in place (an acting callback may
-    still hold it). Their text is escaped: it may quote data."""
+    still hold it). Their text is escaped: it may quote data.
+
+    With `keep_seconds`, the runs of the next `keep_seconds` show them again (unless newer ones came):
+    a page that refreshes on a timer (the inbox, every 5 s) would otherwise drop a decision's
+    confirmation at its next refresh, which may come a moment after the decision's own run."""
     from workbench.literal import escape_markdown
 
     box = message_box(scope)
     shown, box[:] = list(box), []
+    if keep_seconds > 0:
+        kept, now = st.session_state.setdefault("app_flash_kept", {}), time.monotonic()
+        if shown:
+            kept[scope] = (now, shown)
+        elif scope in kept and now - kept[scope][0] < keep_seconds:
+            shown = kept[scope][1]
+        else:
+            kept.pop(scope, None)
     for kind, text in shown:
         getattr(st, kind)(escape_markdown(text))
 
