@@ -201,3 +201,33 @@ def test_context_in_the_log_moves_the_page_to_the_lines_around_the_quoted_one(pa
     page.wait_for_timeout(1500)  # a scroll that is coming has come
     top = block.bounding_box()["y"]
     assert -5 <= top < 900 / 2, top  # in view, at the top (a fraction of a pixel above): not a screen below
+
+
+
+@pytest.mark.timeout(300)
+def test_a_keyed_reject_that_empties_the_view_stays_confirmed_past_the_next_refresh(page, site):
+    """`r`, a reason and Confirm on a view narrowed to one incident: the incident leaves the view, and the
+    page says the rejection was recorded, still after the inbox's next timed refresh (which came a moment
+    after the decision's run in a new user's walkthrough, and took the confirmation with it)."""
+    from playwright.sync_api import expect
+
+    from app_pages.inbox import ACTION_MESSAGE_SECONDS, REFRESH_SECONDS
+
+    assert ACTION_MESSAGE_SECONDS >= REFRESH_SECONDS + 8  # the slack this test's wait relies on
+    target = next(r for r in site["rows"] if not r["service"].startswith("checkout-api-"))["incident_id"]
+    page.context.add_cookies([{"name": "iiq_reviewer", "value": "ann", "url": site["url"]}])  # the sidebar's name
+    page.goto(f"{site['url']}/?show=awaiting&q={target}")
+    inbox_drawn(page)
+    page.locator("h1").first.click()  # the focus on the page, not in a text box
+    page.keyboard.press("r")
+    reason = page.get_by_label("Reason for the rejection")
+    expect(reason).to_be_visible(timeout=30_000)
+    reason.fill("a known flap, handled upstream")
+    page.keyboard.press("Tab")
+    settle(page)
+    page.get_by_role("button", name="Confirm reject").click()
+    recorded = page.get_by_text(f"Rejection of {target} recorded")
+    expect(recorded).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("No incident matches this search.")).to_be_visible(timeout=30_000)
+    page.wait_for_timeout((REFRESH_SECONDS + 1.5) * 1000)  # past the fragment's next refresh
+    expect(recorded).to_be_visible(timeout=1_000)
