@@ -28,7 +28,7 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert len(app.get("plotly_chart")) == 1
     said = texts(app)
     assert f"{ids['approved']} — changes a category reviewers approved" in said
-    assert "bob approved after editing rca.category unknown → connection_refused" in said
+    assert "bob approved after editing the category unknown → connection refused" in said
     assert "approved category: upstream_rate_limited" in said
     disagreements = [b for b in app.button if b.key.startswith("backtests_open_")]
     assert len(disagreements) == 2
