@@ -53,6 +53,15 @@ def test_without_backtests_the_page_says_how_to_run_one(app):
     assert "python -m pipeline backtest" in texts(app)
 
 
+def test_a_link_to_a_backtest_when_there_are_none_names_it(app):
+    app.switch_page("app_pages/backtests.py")
+    app.query_params["backtest"] = "nope"
+    app.run()
+    assert not app.exception
+    assert "In the link, there is no backtest named 'nope': there are no backtests here yet." in said(app, "warning")
+    assert "python -m pipeline backtest" in texts(app)  # still says how to run one
+
+
 def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_engine):
     from tests.support import INCIDENT_PAGE, said
 
