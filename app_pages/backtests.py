@@ -20,6 +20,9 @@ with st.expander("Start a backtest", expanded=not rows, icon=":material/science:
     start_form(service)
 runs_panel(service, rows)
 if not rows:
+    if st.query_params.get("backtest"):
+        st.warning(escape_markdown(f"In the link, there is no backtest named {st.query_params['backtest']!r}: "
+                                   "there are no backtests here yet."))
     st.info("No backtests yet. Start one above, or with `python -m pipeline backtest` (see `--help`): it "
             "re-analyses past incidents with a candidate analyst and never touches the live runs.")
     st.stop()

@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from pipeline.knowledge.retrieval import find_similar
+from pipeline.backtest.report import step_words
 from pipeline.backtest.service import BacktestService
 from pipeline.config import Settings
 from pipeline.composition import open_engine
@@ -31,7 +32,7 @@ from pipeline.review.service import ReviewService
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
            "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "freeze_long_lived", "release_frozen", "BacktestService",
-           "backtests_of", "related_of", "RelatedIncidents"]
+           "backtests_of", "related_of", "RelatedIncidents", "step_words"]
 
 
 @dataclass

@@ -28,7 +28,7 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert len(app.get("plotly_chart")) == 1
     said = texts(app)
     assert f"{ids['approved']} — changes a category reviewers approved" in said
-    assert "bob approved after editing rca.category unknown → connection_refused" in said
+    assert "bob approved after editing the category unknown → connection refused" in said
     assert "approved category: upstream_rate_limited" in said
     disagreements = [b for b in app.button if b.key.startswith("backtests_open_")]
     assert len(disagreements) == 2
@@ -51,6 +51,15 @@ def test_without_backtests_the_page_says_how_to_run_one(app):
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception
     assert "python -m pipeline backtest" in texts(app)
+
+
+def test_a_link_to_a_backtest_when_there_are_none_names_it(app):
+    app.switch_page("app_pages/backtests.py")
+    app.query_params["backtest"] = "nope"
+    app.run()
+    assert not app.exception
+    assert "In the link, there is no backtest named 'nope': there are no backtests here yet." in said(app, "warning")
+    assert "python -m pipeline backtest" in texts(app)  # still says how to run one
 
 
 def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_engine):

@@ -36,9 +36,28 @@ def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     diff = next(d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"])
     changed = dict(zip(diff["field"], diff["after"]))
-    assert changed["rca.category"] == "db_pool_exhausted"
+    assert changed["category"] == "db_pool_exhausted"
     assert changed["severity"] == "critical"
-    assert "recommendation.action" not in changed  # written by the next checkpoint, not this one
+    assert "recommended action" not in changed  # written by the next checkpoint, not this one
+
+
+def test_the_diff_of_an_approval_is_in_a_reviewers_words(app, paused_engine):
+    """The approval's checkpoint: each field by its word, none as "—", the approvals as who approved,
+    and no interrupt id (it means nothing to a reviewer): not `decision.approvals`, "null" and JSON."""
+    incident = _incident(paused_engine)
+    review = ReviewService(paused_engine)
+    review.approve(incident, reviewer="bob")
+    approved = next(h["checkpoint_id"] for h in review.history(incident, limit=100)
+                    if any(c["field"] == "decision.approvals" for c in review.checkpoint(incident, h["checkpoint_id"])["changes"]))
+    open_incident(app, incident)
+    _pick(app, incident, approved)
+    diff = next(d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"])
+    rows = {f: (b, a) for f, b, a in zip(diff["field"], diff["before"], diff["after"])}
+    assert rows["approvals"] == ("—", "bob (approved)")
+    assert rows["decided by"] == ("—", "bob")
+    assert not [f for f in rows if "." in f or "_" in f or "interrupt" in f]
+    assert "null" not in set(diff["before"]) | set(diff["after"])
+    assert f"({len(rows)} fields)" in texts(app)
 
 
 def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused_engine):
@@ -227,8 +246,8 @@ def test_any_two_checkpoints_can_be_compared(app, paused_engine):
     app.selectbox(key=f"incident_history_compare_{incident}").select(rca).run()
     frames = [d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"]]
     compared = dict(zip(frames[-1]["field"], frames[-1]["after"]))
-    assert "recommendation.action" in compared and "proposal.diff" in compared  # two steps apart, both shown
-    assert "rca.category" not in compared  # the same at both
+    assert "recommended action" in compared and "proposed diff" in compared  # two steps apart, both shown
+    assert "category" not in compared  # the same at both
     assert f"From checkpoint {rca[-8:]} to {fix[-8:]}" in texts(app)
 
 

@@ -54,7 +54,7 @@ def test_a_fork_that_corrected_the_category_is_the_forkers_correction_not_the_an
     assert row["outcome"] == "approved_after_edits" and row["verdict"] == "repeats_correction"
     assert row in rep["disagreements"]
     assert rep["corrections"]["same_mistake"] == [incident]
-    assert row["who_did_what"] == ["ann forked the run and set rca.category unknown → connection_refused",
+    assert row["who_did_what"] == ["ann forked the run and set the rca.category unknown → connection_refused",
                                    "bob approved"]
     assert row["human_edit"]["rca.category"]["by"] == "ann"
 
@@ -104,7 +104,9 @@ def test_the_page_says_who_forked_and_who_approved(app, paused_engine):
     assert not app.exception, [e.value for e in app.exception]
     said = texts(app)
     assert f"{forked} — repeats the category a reviewer corrected" in said
-    assert "ann forked the run and set rca.category unknown → connection_refused" in said
+    # in the audit's words, not the state's path
+    assert "ann forked the run and set the category unknown → connection refused" in said
+    assert "rca.category" not in said
     assert "approved as analysed" not in said and "revised by" not in said
     if paused_engine.records.incident(revised)["category"] != "null_reference":
         assert "Live analyst's answer, before the request for changes" in said

@@ -24,7 +24,11 @@ NODE_WORDS = {"intake": "the intake", "rag": "the doc search", "rca": "the root 
 FIELD_WORDS = {"rca.category": "category", "rca.root_cause": "root cause", "rca.confidence": "confidence",
                "recommendation.action": "recommended action", "recommendation.steps": "steps",
                "recommendation.risk": "risk", "assignee": "assignee", "status": "status",
-               "approvals": "approvals", "approvals_needed": "approvals needed"}
+               "approvals": "approvals", "approvals_needed": "approvals needed",
+               # the checkpoint state's paths (the History tab's diff) where the last name alone misleads
+               "decision.action": "decision", "decision.reviewer": "decided by", "decision.auth": "sign-in",
+               "proposal.diff": "proposed diff", "proposal.plan": "proposed plan", "fix.diff": "recorded fix's diff",
+               "fix.plan": "recorded fix's plan", "rca.evidence": "evidence cited", "evidence": "evidence events"}
 # recorded alongside a change, not changes a reviewer reads as one
 QUIET_FIELDS = {"unverified", "comments"}
 VALUE_CHARS = 60
@@ -33,6 +37,11 @@ _AS_NODE = re.compile(r"\bas_node=(\w+)")
 
 def node_words(node: str) -> str:
     return NODE_WORDS.get(node, node.replace("_", " "))
+
+
+def field_words(key: str) -> str:
+    """A recorded field's name as a reviewer reads it: its word, or its last name without underscores."""
+    return FIELD_WORDS.get(key, key.rsplit(".", 1)[-1].replace("_", " "))
 
 
 def value_words(value: Any) -> str:
@@ -57,7 +66,7 @@ def changes_words(before: dict | None, after: dict | None) -> list[str]:
     for key in dict.fromkeys([*before, *after]):
         if key in QUIET_FIELDS or before.get(key) == after.get(key):
             continue
-        name = FIELD_WORDS.get(key, key.rsplit(".", 1)[-1].replace("_", " "))
+        name = field_words(key)
         if key in before:
             out.append(f"{name} {value_words(before.get(key))} → {value_words(after.get(key))}")
         else:

@@ -7,6 +7,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from pipeline.services import step_words
+from workbench.audit_words import changes_words
 from workbench.figures import figure_row
 from workbench.literal import escape_markdown
 
@@ -125,7 +127,8 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None
         with human:
             st.markdown("**What people did**")
             st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
-            for line in item.get("who_did_what") or []:
+            # who did what in the audit's words ("set the category unknown → connection refused"), not the fields' paths
+            for line in step_words(item["human_decision"], changes_words):
                 st.caption(escape_markdown(line))
             if item["human_category"]:
                 st.caption(escape_markdown(f"approved category: {item['human_category']}"))

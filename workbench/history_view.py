@@ -10,6 +10,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
+from workbench.audit_words import field_words
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
@@ -98,10 +99,27 @@ def _as_text(value) -> str:
     return json.dumps(value, default=str)
 
 
+# the graph's own keys: they tell a reviewer nothing, so the diff leaves them out
+MACHINE_FIELDS = {"interrupt_id", "idempotency_key"}
+
+
+def _cell(field: str, value) -> str:
+    """A diff's value as a reviewer reads it: "—" for none, approvals as "bob (approved)", the rest as text."""
+    if value is None or value == [] or value == "":
+        return "—"
+    if field.rsplit(".", 1)[-1] == "approvals" and isinstance(value, list):
+        return ", ".join(f"{a.get('by') or a.get('name') or '?'} (approved)" if isinstance(a, dict) else _as_text(a)
+                         for a in value)
+    return _as_text(value)
+
+
 def changes_frame(changes: list[dict]) -> pd.DataFrame:
-    """A field-level diff as rows of text (values as JSON), for a dataframe."""
-    return pd.DataFrame([{"field": c["field"], "before": _as_text(c["before"]), "after": _as_text(c["after"])}
-                         for c in changes], columns=["field", "before", "after"])
+    """A field-level diff as rows of text, for a dataframe: each field by its reviewer's word (the
+    audit's), the graph's own keys left out."""
+    return pd.DataFrame([{"field": field_words(c["field"]), "before": _cell(c["field"], c["before"]),
+                          "after": _cell(c["field"], c["after"])}
+                         for c in changes if c["field"].rsplit(".", 1)[-1] not in MACHINE_FIELDS],
+                        columns=["field", "before", "after"])
 
 
 def _when(value) -> str:
@@ -294,10 +312,10 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
 
     detail = _checkpoint(review, where, incident_id, selected, version)
     entry = detail["checkpoint"]
-    st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(detail['changes'])} fields)")
-    if detail["changes"]:
-        st.dataframe(plain(changes_frame(detail["changes"])), hide_index=True, width="stretch",
-                     key="incident_history_diff")
+    changed = changes_frame(detail["changes"])
+    st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(changed)} fields)")
+    if len(changed):
+        st.dataframe(plain(changed), hide_index=True, width="stretch", key="incident_history_diff")
     else:
         st.caption("No field changed at this checkpoint.")
     if entry.get("trace"):
@@ -352,10 +370,10 @@ def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[
     if not other:
         return
     older, newer = sorted((other, selected))
-    changes = review.compare(incident_id, older, newer)["changes"]
+    changes = changes_frame(review.compare(incident_id, older, newer)["changes"])
     st.markdown(f"**From checkpoint {older[-8:]} to {newer[-8:]}** ({len(changes)} fields differ)")
-    if changes:
-        st.dataframe(plain(changes_frame(changes)), hide_index=True, width="stretch", key="incident_history_compare_diff")
+    if len(changes):
+        st.dataframe(plain(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
     else:
         st.caption("The two checkpoints hold the same state.")
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 from pipeline.backtest.human import APPROVED, OUTCOME_WORDS, OUTCOMES
 from pipeline.backtest.pairwise import tally
@@ -163,16 +164,26 @@ def report_text(rep: dict) -> str:
     return "\n".join(lines)
 
 
-def step_words(decision: dict | None) -> list[str]:
-    """Who did what, one sentence each: the steps of a result's human decision (backtest/human.py)."""
+def _recorded_changes(before: dict, after: dict) -> list[str]:
+    """"rca.category unknown → connection_refused": the fields by their recorded names (the CLI's report)."""
+    return [f"{name} {before.get(name) or '-'} → {after.get(name) or '-'}" for name in after]
+
+
+def step_words(decision: dict | None,
+               changes_words: Callable[[dict, dict], list[str]] = _recorded_changes) -> list[str]:
+    """Who did what, one sentence each: the steps of a result's human decision (backtest/human.py).
+    `changes_words` words a step's fields from their values before and after (the Backtests page
+    passes the audit's, which says "category unknown → connection refused")."""
     out = []
     for step in (decision or {}).get("steps") or []:
         by, action = step["by"], step["action"]
-        changed = ", ".join(f"{name} {c['from'] or '-'} → {c['to'] or '-'}" for name, c in step["fields"].items())
+        fields = step["fields"]
+        changed = ", ".join(changes_words({name: c["from"] for name, c in fields.items()},
+                                          {name: c["to"] for name, c in fields.items()}))
         if action == "fork":
-            out.append(f"{by} forked the run" + (f" and set {changed}" if changed else ""))
+            out.append(f"{by} forked the run" + (f" and set the {changed}" if changed else ""))
         elif action == "edit":
-            out.append(f"{by} edited {changed or 'the recommendation'}")
+            out.append(f"{by} edited the {changed or 'recommendation'}")
         elif action == "replay":
             out.append(f"{by} re-ran the analysis")
         elif action == "revise":
@@ -183,7 +194,7 @@ def step_words(decision: dict | None) -> list[str]:
         elif action == "approve_partial":
             out.append(f"{by} gave the first of two approvals")
         elif action == "approve":
-            out.append(f"{by} approved" + (f" after editing {changed}" if changed else ""))
+            out.append(f"{by} approved" + (f" after editing the {changed}" if changed else ""))
         elif action == "reject":
             out.append(f"{by} rejected" + (f": {step['note']}" if step.get("note") else ""))
         elif action == "expire":
