@@ -14,7 +14,7 @@ from pipeline.engine.nodes import fix_eligible, not_eligible_reason
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import find_similar
+from pipeline.knowledge.retrieval import cause_doc, find_similar
 from pipeline.state import IncidentState
 
 THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
@@ -108,6 +108,24 @@ def test_a_kafka_refusal_gets_no_other_stacks_advice(analyst, kb):
 ])
 def test_a_step_naming_only_technologies_the_evidence_does_not_show_is_another_stacks(step, foreign):
     assert foreign_step(step, evidence_stack(_events("receipts-worker", KAFKA))) is foreign
+
+
+def test_a_java_service_forked_to_another_category_gets_no_go_client_code_in_its_advice(analyst, kb):
+    """A reviewer forks a Java service's incident to upstream_timeout; no similar doc of that category
+    was retrieved, so the category's first doc (Go's net/http) is borrowed: its steps and hints that
+    name Go code (`http.Client`, `DialContext`, `context.WithTimeout`) stay out, its stack-neutral
+    steps stay."""
+    trace = "java.lang.IllegalStateException: order 7 not found\n\tat com.pos.orders.OrderService.get(OrderService.java:41)"
+    state = _analysed(analyst, kb, "orders-java", {"message": "java.lang.IllegalStateException: order 7 not found",
+                                                    "stack": trace})
+    forked = state.model_copy(update={"rca": state.rca.model_copy(update={"category": "upstream_timeout", "doc_ids": []}),
+                                      "similar_docs": []})
+    assert cause_doc(kb, forked).doc_id == "go-http-client-timeout"
+    steps = analyst.recommend(forked).steps
+    advice = " ".join([*steps, *analyst.fix_plan(forked)])
+    for go in ("http.Client", "DialContext", "context.WithTimeout"):
+        assert go not in advice
+    assert "Check the dependency's health and latency; add a fallback or circuit breaker." in steps
 
 
 def test_the_root_cause_names_the_events_specifics_before_the_docs_why(analyst, kb):

@@ -149,3 +149,23 @@ def test_the_called_services_own_warning_before_its_exit_leads_its_callers_refus
     (outage,) = incidents_by_first_seen(engine)
     assert events_of(engine, outage["incident_id"]) == {"ev-2", "ev-3", "ev-4"}
     assert outage["leader"]["event_id"] == "ev-1" and "a warning it wrote before its errors" in outage["leader"]["reason"]
+
+
+def test_a_process_id_or_field_label_before_a_colon_ties_nothing_a_bare_host_after_to_does(engine):
+    """gunicorn's `Worker (pid:24)`, HikariCP's `[size:50; busy:50]`, a class and its line are a
+    logger's labels with their values, not host:port: two unrelated crashes of one pid number stay
+    apart; a compose service named bare where a client writes its address (`Connection to db:5432`)
+    still ties its callers."""
+    engine.incidents.store_batch([
+        _event(1, 1.0, "reports", "reports-1", "[CRITICAL] WORKER TIMEOUT (pid:24)"),
+        _event(2, 2.0, "search", "search-1", "index merge aborted: shard 3 checksum mismatch (pid:24)"),
+        _event(3, 3.0, "ledger", "ledger-1", "Connection is not available, request timed out after 30000ms"
+               " [size:50; busy:50; idle:0; lastwait:30000] at LedgerRepo:450"),
+        _event(4, 4.0, "quotes", "quotes-1", "sync failed [size:50; busy:50] at QuoteRepo:450"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 4
+    engine.incidents.store_batch([
+        _event(5, 600.0, "orders", "orders-1", "org.postgresql.util.PSQLException: Connection to db:5432 refused."),
+        _event(6, 601.0, "billing", "billing-1", "charge failed: dial tcp db:5432: connect: connection refused"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 5

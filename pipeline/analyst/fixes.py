@@ -182,9 +182,12 @@ def _set_property(lines: list[str], key: str, value: str) -> tuple[list[str], in
 
 def own_hints(doc: Doc | None, stack: frozenset[str]) -> list[dict]:
     """The doc's fix hints less another stack's (a hint naming only technologies the evidence does
-    not show: pipeline/analyst/technology.py `foreign_step`, `stack` from `evidence_stack`)."""
-    return [hint for hint in (doc.fix_hints if doc else ())
-            if not foreign_step(f"{hint.get('hint') or ''} {hint.get('key') or ''}", stack)]
+    not show, or code of the doc's runtime when the evidence shows another: pipeline/analyst/technology.py
+    `foreign_step`, `stack` from `evidence_stack`)."""
+    if doc is None:
+        return []
+    return [hint for hint in doc.fix_hints
+            if not foreign_step(f"{hint.get('hint') or ''} {hint.get('key') or ''}", stack, doc.systems)]
 
 
 def foreign_fix(state: IncidentState, doc: Doc | None) -> str | None:

@@ -375,7 +375,7 @@ class OfflineAnalyst:
         else:
             cause = quotes.concrete_cause(rca.category, rca.findings) if rca else None
             # a borrowed doc's steps for another stack (SQLAlchemy advice for a Kafka client) are left out
-            steps = technology.own_steps(doc.remediation, state.evidence)
+            steps = technology.own_steps(doc.remediation, state.evidence, doc.systems)
             kind = operational_cause(rca, state.evidence)
             if kind:
                 # no code change fixes it: the runbook step first, naming the evidence's own entities

@@ -260,13 +260,26 @@ def evidence_stack(events: list[LogEvent]) -> frozenset[str]:
     return stack
 
 
+# a name in code a step tells the reader to use: a package's or type's member (`http.Client`,
+# `context.WithTimeout`, `Transport.ResponseHeaderTimeout`) or a CamelCase type or function
+# (`DialContext`, `RestTemplate`); it is of the runtime the step's doc was written for
+_CODE_NAME = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9_]*\.[A-Z]\w*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![\w-])")
+_RUNTIMES = frozenset(RUNTIME_OF.values())
+
+
 @functools.lru_cache(maxsize=4096)
-def foreign_step(step: str, stack: frozenset[str]) -> bool:
+def foreign_step(step: str, stack: frozenset[str], systems: tuple[str, ...] = ()) -> bool:
     """Whether a doc's step is another stack's (`stack` from `evidence_stack`): it names technologies
     (SQLAlchemy, redis-py, Celery) and none of them is one the evidence shows or names, nor a library
-    of a runtime it shows (issue 36.5: a borrowed doc never carries another stack's steps). A step
-    naming no technology is nobody's in particular and fits."""
+    of a runtime it shows (issue 36.5: a borrowed doc never carries another stack's steps); or it
+    names code (`http.Client`, `DialContext`) of a doc whose `systems` are of a runtime the evidence
+    does not show while it shows another (Go's client advice for a Java service). A step naming no
+    technology and no code is nobody's in particular and fits; so is one when the evidence shows
+    no runtime (nothing says which stack it is)."""
     named = named_technologies(step)
+    doc_runtimes = runtimes(systems) & _RUNTIMES
+    if doc_runtimes and not doc_runtimes & stack and _RUNTIMES & stack and _CODE_NAME.search(step):
+        return True
     # a runtime counts when the evidence shows it (its careful cues: "node -1" in a Kafka line is no
     # Node.js); a library when the evidence shows its runtime (a Spring key for a Java service) or
     # names it; a product (postgres, kafka) when the evidence shows or names it
@@ -275,10 +288,11 @@ def foreign_step(step: str, stack: frozenset[str]) -> bool:
         (name in stack or f"named:{name}" in stack or RUNTIME_OF.get(name, name) in stack) for name in named)
 
 
-def own_steps(steps: Iterable[str], events: list[LogEvent]) -> list[str]:
-    """The steps that are not another stack's (`foreign_step`), in their order."""
+def own_steps(steps: Iterable[str], events: list[LogEvent], systems: Iterable[str] = ()) -> list[str]:
+    """The steps (of a doc written for `systems`) that are not another stack's (`foreign_step`), in their order."""
     stack = evidence_stack(events)
-    return [step for step in steps if not foreign_step(step, stack)]
+    written_for = tuple(systems)
+    return [step for step in steps if not foreign_step(step, stack, written_for)]
 
 
 def _event_words(events: list[LogEvent]) -> list[str]:

@@ -46,6 +46,7 @@ FAMILY_WORDS = 3
 # the kinds of name that tell two failures apart: an error naming one destination or resource is
 # not the same failure as one naming another (when neither names the other's)
 DISTINCT = ("hp:", "host:", "res:")
+LABEL = "lbl:"  # a field label and its value a writer wrote (`pid:24`): ties that writer's errors only
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
 # what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
 # `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
@@ -177,6 +178,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
     """What an error line names that another line of the same failure may name too: `hp:`
     host:port, `host:` a URL's host, `path:` a URL or route path (its variable segments dropped),
     `file:` a file's path on the line's host,
+    `lbl:` a field label and its value (`pid:24`) of the line's writer,
     `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
@@ -212,6 +214,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
         host, port = match.group(1).lower(), int(match.group(2))
         if port in _HTTP_STATUS and "." not in host and not host.isdigit():
             continue  # status:503, not a host
+        if _is_label(host, text_no_urls[:match.start()]):
+            # `(pid:24)`, `[size:50; busy:50]`, `Manager:450`: a field or a line number, its writer's own
+            names.append(f"{LABEL}{component(event)}|{host}:{port}")
+            continue
         names.append(f"hp:{host}:{port}")
         if not host[0].isdigit():
             names.extend(_service_named(host))
@@ -293,6 +299,30 @@ def bare(name: str) -> str:
     replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
     label = name.lower().split(".")[0]
     return _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+
+
+# A one-label name (no dot, no dash: not an IP, not `localhost`) before `:digits` is as often a
+# logger's field label with its value (`Worker (pid:24)`, `[size:50; busy:50]`, `UID:1000`, a Java
+# class and its line `Manager:450`) as a bare host (a compose service's `db:5432`). It is read as a
+# host only where a line writes an address: the line's (or a field value's) start, in quotes (Envoy's
+# `"checkout:8080"` upstream column), or after the word that leads an address in the clients' own
+# errors (pgjdbc `Connection to db:5432 refused`, redis-py `connecting to redis:6379`, Go `dial tcp
+# db:5432`, `from flagd:8013`, `upstream: api:8080`, `addr=db:5432`): the last part of that word.
+_ADDRESS_LEAD = frozenset({"to", "from", "at", "via", "tcp", "udp", "connect", "connecting", "dial",
+                           "dialing", "reach", "reaching", "host", "hostname", "server", "upstream", "peer",
+                           "remote", "endpoint", "address", "addr", "backend", "target", "proxy", "broker"})
+_LAST_WORD = re.compile(r"([A-Za-z0-9]+)[^\w\n]*$")
+
+
+def _is_label(host: str, before: str) -> bool:
+    """Whether `host:port` read at the end of `before` is a field label and its value, not an address."""
+    if "." in host or "-" in host or host == "localhost" or host[0].isdigit():
+        return False  # a dotted or dash-separated hostname, an IP, localhost: an address anywhere
+    line = before[before.rfind("\n") + 1:][-80:]
+    if not line.strip() or line[-1:] in "\"'":
+        return False  # a line or field value that starts with it, a quoted address
+    last = _LAST_WORD.search(line)
+    return not (last and last.group(1).lower() in _ADDRESS_LEAD and line[last.end(1):].strip() in ("", ":", "=", ":="))
 
 
 def _service_named(host: str) -> list[str]:
