@@ -12,8 +12,8 @@ from pipeline.ingest.events import normalize
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import IncidentState
+from tests.support import THRESHOLD
 
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
 
 HADOOP = ("Task: attempt_1445144423722_0020_m_000002_0 - exited : java.net.NoRouteToHostException: No Route to "
           "Host from  MININT-FNANLI5/127.0.0.1 to msra-sa-41:9000 failed on socket timeout exception: "

@@ -8,8 +8,7 @@ from pipeline.analyst.offline import UNDECIDED_CONFIDENCE, OfflineAnalyst
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.retrieval import find_similar
 from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+from tests.support import THRESHOLD
 
 
 def _analysed(kb, rows: list[dict]) -> IncidentState:

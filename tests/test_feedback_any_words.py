@@ -17,9 +17,8 @@ from pipeline.analyst.reading import reranked_docs
 from pipeline.engine.nodes import fix_eligible, not_eligible_reason
 from pipeline.knowledge.retrieval import cause_doc, event_text, signature_matches
 from pipeline.state import IncidentState
-from tests.support import ROOT, make_settings, state_of
+from tests.support import ROOT, THRESHOLD, make_settings, state_of
 
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
 
 PHRASINGS = [
     "This is a lock wait timeout, not a deadlock",

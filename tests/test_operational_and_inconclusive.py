@@ -16,8 +16,7 @@ from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.knowledge.retrieval import cause_doc, find_similar
 from pipeline.state import IncidentState
-
-THRESHOLD = 0.5  # CODE_FIX_MIN_CONFIDENCE's default
+from tests.support import THRESHOLD
 
 
 @pytest.fixture(scope="module")
