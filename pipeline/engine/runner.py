@@ -137,6 +137,15 @@ def advance_run(engine: Engine, incident_id: str) -> str | None:
     row = engine.records.claim_run(incident_id, owner, max_attempts=MAX_ATTEMPTS)
     if row is None:
         return None
+    # the step reads the thread's newest checkpoint more than once (here, then LangGraph's
+    # update_state and invoke each again): its stored values are decoded once for all of them
+    with checkpoints.read_once(engine.graph.checkpointer):
+        return _advance_claimed_run(engine, incident_id, owner, row)
+
+
+def _advance_claimed_run(engine: Engine, incident_id: str, owner: str, row: dict[str, Any]) -> str:
+    """advance_run's step once the claim is taken; the claim is released with the record the step
+    writes, or here."""
     released = False
     try:
         if row["attempts"] >= MAX_ATTEMPTS:
@@ -263,8 +272,10 @@ def _advance_claimed(engine: Engine, incident_id: str, owner: str, snap: StateSn
             # new evidence re-runs the analysis: the pending interrupt is replaced by a new one
             # the record stops offering the old analysis first: a crash mid-merge leaves the
             # incident 'analyzing' (so the runner finishes it), never paused at a dead interrupt
+            # (its events are marked merged once, with the record after the run: a crash before
+            # that resumes the run and marks those its checkpointed evidence holds)
             engine.records.update_incident(incident_id, status="analyzing", pending_interrupt_id=None,
-                                           pending_checkpoint_id=None, merged_event_ids=merged_ids)
+                                           pending_checkpoint_id=None)
             # the reducer keeps the first and the latest events of the union: the same as of the
             # union with new's own first and latest, which is all the checkpointed write carries
             engine.graph.update_state(cfg, {"evidence": merge_evidence([], new)}, as_node="intake")

@@ -14,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from contextlib import contextmanager
 
 import ormsgpack
 import zstandard
 from collections import OrderedDict
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -113,6 +114,14 @@ class ValueCache:
                 self._packed.popitem(last=False)
         return kind, packed, value_hash
 
+    def remember(self, value: Any, kind: str, packed: bytes, value_hash: bytes) -> None:
+        """Take a value just read back from its stored row as serialized already: written again
+        unchanged (a checkpoint made from the one it was read from), it is not encoded again."""
+        with self._lock:
+            self._items[id(value)] = (value, kind, packed, value_hash)
+            if len(self._items) > self._entries:
+                self._items.popitem(last=False)
+
 
 class OwnAllowlistSerde(JsonPlusSerializer):
     """A JsonPlusSerializer whose msgpack allowlist is the one it was built with, whatever
@@ -137,9 +146,29 @@ class ValuesSerde(OwnAllowlistSerde):
     """The strict serializer (its allowlist our own, never widened by LangGraph), reading checkpoints and writes stored as digests from the values table through `fetch` (on
     the saver's connection); it writes as the strict serializer does."""
 
-    def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], **options: Any):
+    def __init__(self, *, fetch: Callable[[str, bytes], tuple[str, bytes]], cache: ValueCache | None = None,
+                 **options: Any):
         super().__init__(**options)
         self.fetch = fetch
+        self.cache = cache  # the store's serialized values: a value read within `read_once` is remembered there
+        self._once = threading.local()
+
+    @contextmanager
+    def read_once(self) -> Iterator[None]:
+        """Within it, this thread decodes each stored value once (by its thread and digest): one
+        step of a run reads its checkpoint more than once (the runner's read, then LangGraph's
+        `update_state` and `invoke` each read the newest checkpoint again), and the values they
+        share are the same rows. The objects are shared by those reads, so it spans one step whose
+        readers do not change what they read (LangGraph's channels and our reducers make new
+        values); outside it every read decodes afresh."""
+        outer = getattr(self._once, "memo", None)
+        if outer is None:
+            self._once.memo = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._once.memo = None
 
     def plain_loads(self, data: tuple[str, bytes]) -> Any:
         return super().loads_typed(data)
@@ -150,8 +179,16 @@ class ValuesSerde(OwnAllowlistSerde):
         return stored
 
     def stored_value(self, thread_id: str, value_hash: bytes) -> Any:
+        memo: dict[tuple[str, bytes], Any] | None = getattr(self._once, "memo", None)
+        if memo is not None and (thread_id, value_hash) in memo:
+            return memo[(thread_id, value_hash)]
         kind, blob = self.fetch(thread_id, value_hash)
-        return self.plain_loads((kind.removesuffix(PACKED), _inflate(blob, kind)))
+        value = self.plain_loads((kind.removesuffix(PACKED), _inflate(blob, kind)))
+        if memo is not None:
+            memo[(thread_id, value_hash)] = value
+            if self.cache is not None and kind.endswith(PACKED):  # stored as this release writes it
+                self.cache.remember(value, kind, blob, value_hash)
+        return value
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         kind, blob = data

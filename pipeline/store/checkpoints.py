@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import uuid
 from datetime import datetime, timedelta, timezone
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Collection, Iterator, Mapping, Sequence, cast
 
@@ -59,7 +59,8 @@ class CheckpointStore(LazyConnection, SqliteSaver):
         self.values = ValueCache()
         self.serde: ValuesSerde
         self._holding = threading.local()
-        serde = ValuesSerde(fetch=self._fetch_value, pickle_fallback=False, allowed_msgpack_modules=allowlist())
+        serde = ValuesSerde(fetch=self._fetch_value, cache=self.values, pickle_fallback=False,
+                            allowed_msgpack_modules=allowlist())
         super().__init__(None, serde=serde)  # type: ignore[arg-type]  # `conn` opens lazily (LazyConnection)
 
     def _open(self) -> sqlite3.Connection:
@@ -287,6 +288,13 @@ def latest_checkpoint_id(saver: CheckpointStore, thread_id: str) -> str | None:
     """
     rows = _rows(saver, _NEWEST, (thread_id,))
     return rows[0][0] if rows else None
+
+
+def read_once(saver: object) -> AbstractContextManager[None]:
+    """Within it, this thread decodes each stored value of the saver once (ValuesSerde.read_once);
+    a saver that stores values inline (PostgreSQL's) reads as always."""
+    serde = getattr(saver, "serde", None)
+    return serde.read_once() if isinstance(serde, ValuesSerde) else nullcontext()
 
 
 def values_at(saver: CheckpointStore, thread_id: str, checkpoint_id: str) -> dict[str, Any] | None:
