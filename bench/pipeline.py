@@ -15,7 +15,9 @@ the product's own work per incident (pipeline minus replay) <= 0.5x the bare gra
 time; the whole pipeline >= 0.6x the bare graph. Plus the checkpoint bytes per paused incident
 against the bare graph's per thread. With --split, one more pipeline run (not in the ratios)
 times its parts: storing the events, each node, the record writes around the runs, and the graph
-with its checkpoints.
+with its checkpoints. With --merges, only merges: each round's first runs, then --merge-lines more
+events into every paused incident, each merge re-running the analysis; CPU per merge against per
+first run, and the stored values the merges fetched and the events they marked merged (each once?).
 
 Issue 37.4's baseline: a bare graph of the product's shape carrying the same 19 channels as the
 product's state, each node returning the product's node's recorded output as plain values (JSON
@@ -23,7 +25,7 @@ dicts, no models), on the product's checkpoint store; the whole pipeline against
 process's, every thread) over the rounds, goal >= 0.8. With --hog, a second pass with one core
 kept busy by a pinned busy loop.
 
-    .venv/bin/python bench/pipeline.py [--incidents 500] [--rounds 5] [--split] [--hog]
+    .venv/bin/python bench/pipeline.py [--incidents 500] [--rounds 5] [--split] [--hog] [--merges [--merge-lines 50]]
 """
 from __future__ import annotations
 
@@ -63,13 +65,14 @@ KINDS = [
 ]
 
 
-def write_events(path: Path, incidents: int) -> None:
+def write_events(path: Path, incidents: int, *, per: int = 3, after: int = 0) -> None:
+    """`per` error lines for each of the incidents, the `after`th on (a later pass joins the same incidents)."""
     with path.open("w") as out:
         for k in range(incidents):
             exc, message = KINDS[k % len(KINDS)]
-            for j in range(3):
+            for j in range(after, after + per):
                 out.write(json.dumps({
-                    "_time": f"2026-11-28T{(k // 60) % 24:02d}:{k % 60:02d}:{j:02d}Z",
+                    "_time": f"2026-11-28T{(k // 60) % 24:02d}:{k % 60:02d}:{j % 60:02d}.{j:03d}Z",
                     "service": f"svc-{k}", "host": f"host-{k % 7}", "level": "ERROR",
                     "exception": exc or None, "message": f"{message} (job {1000 * k + j})"}) + "\n")
 
@@ -302,6 +305,76 @@ def run_carrying(work: Path, inputs: dict[str, dict], outputs: dict[tuple[str, s
     return elapsed
 
 
+def run_merges(work: Path, n: int, per: int) -> dict[str, float]:
+    """CPU seconds of n first runs, then of merging `per` more events into each paused incident
+    with every merge re-running the analysis (INCIDENTIQ_REANALYSE_GROWTH=1; the product's default
+    counts repeats instead), and what the merges read and wrote: stored checkpoint values fetched
+    (and how many of them more than once), events marked merged (and how many more than once)."""
+    from collections import Counter
+
+    from pipeline.store.records import Records
+
+    engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend",
+                                           reanalyse_growth=1.0))
+    write_events(work / "first.jsonl", n)
+    cpu = time.process_time()
+    ingest_path(engine, work / "first.jsonl")
+    first = time.process_time() - cpu
+    fetched: Counter[tuple[str, bytes]] = Counter()
+    marked: Counter[str] = Counter()
+    store = engine.graph.checkpointer
+    serde = getattr(store, "serde", None)
+    fetch = getattr(serde, "fetch", None)
+    if fetch is not None:  # the SQLite store's values table (PostgreSQL's keeps values inline)
+        def counting_fetch(thread_id: str, value_hash: bytes):
+            fetched[(thread_id, value_hash)] += 1
+            return fetch(thread_id, value_hash)
+        serde.fetch = counting_fetch  # type: ignore[union-attr]
+    update_incident, mark_merged = Records.update_incident, Records.mark_merged
+
+    def counting_update(self, incident_id, *, merged_event_ids=(), **values):
+        ids = list(merged_event_ids)
+        marked.update(ids)
+        return update_incident(self, incident_id, merged_event_ids=ids, **values)
+
+    def counting_mark(self, event_ids):
+        ids = list(event_ids)
+        marked.update(ids)
+        return mark_merged(self, ids)
+
+    Records.update_incident, Records.mark_merged = counting_update, counting_mark  # type: ignore[method-assign]
+    try:
+        write_events(work / "more.jsonl", n, per=per, after=10)
+        cpu = time.process_time()
+        ingest_path(engine, work / "more.jsonl")
+        merges = time.process_time() - cpu
+    finally:
+        Records.update_incident, Records.mark_merged = update_incident, mark_merged  # type: ignore[method-assign]
+    paused = len(engine.records.incidents(status="awaiting_approval"))
+    if paused != n:
+        raise SystemExit(f"error: after the merges {paused} of {n} incidents are paused")
+    return {"first": first, "merges": merges, "fetched": sum(fetched.values()),
+            "fetched_again": sum(c - 1 for c in fetched.values()), "marked": sum(marked.values()),
+            "marked_again": sum(c - 1 for c in marked.values())}
+
+
+def print_merges(args) -> None:
+    rows = []
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows.append(run_merges(Path(tmp), args.incidents, args.merge_lines))
+            checkpoints.close_all()
+    n = args.incidents
+    for r in rows:
+        print(f"merges     : {n} paused incidents, {args.merge_lines} more events each, every merge re-running:"
+              f" {r['merges'] / n * 1000:.1f} ms CPU per merge, first runs {r['first'] / n * 1000:.1f} ms"
+              f" (merge / first run {r['merges'] / r['first']:.2f}); stored values fetched"
+              f" {r['fetched'] / n:.1f} per merge ({r['fetched_again'] / n:.1f} again), events marked merged"
+              f" {r['marked']:.0f} ({r['marked_again']:.0f} again)")
+    print(f"             merge / first run by CPU over {len(rows)} rounds:"
+          f" {spread([r['merges'] / r['first'] for r in rows])}")
+
+
 # what --split times, by where it happens: the product's own work around and inside the run
 RECORD_CALLS = ("claim_run", "events_of", "mark_merged", "incident_fields", "update_incident")
 NODE_CALLS = ("intake", "retrieval", "rag", "rca", "recommend", "propose_fix", "approval")
@@ -491,10 +564,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--split", action="store_true", help="one more run that times the pipeline's parts")
     parser.add_argument("--hog", action="store_true", help="a second pass with a CPU hog on one core; both printed")
+    parser.add_argument("--merges", action="store_true",
+                        help="only time merges into paused incidents against their first runs (issue 37)")
+    parser.add_argument("--merge-lines", type=int, default=50, help="events merged into each incident (--merges)")
     args = parser.parse_args()
     # as the product's processes run (python -m pipeline, the workbench); the bare graph runs
     # in this process too, under the same setting
     tune_garbage_collector()
+    if args.merges:
+        print_merges(args)
+        return 0
     status = measure(args, "quiet")
     if status or not args.hog:
         return status
