@@ -65,3 +65,34 @@ def test_the_cause_is_read_and_its_near_miss_is_not(said, near_miss, category):
     assert category in ideas.categories_worded(analyst_events(said))
     assert not set(ideas.categories_worded(analyst_events(near_miss))) & {category, "null_reference", "db_deadlock",
                                                                           "concurrency_conflict"}
+
+
+def test_a_frame_of_another_language_is_a_file_and_line_not_a_host_and_port(offline_analyst):
+    line = {"message": "Could not check out a connection in 3.0 seconds (DB::PoolTimeout)",
+            "stack": "  from lib/db/src/db/pool.cr:224:9 in 'wait_for_available'\n"
+                     "  from src/orders/store.cr:57:5 in 'recent'"}
+    rca = offline_rca(offline_analyst, line, line)
+    assert not {f.value for f in rca.findings if f.kind == "host"} & {"pool.cr", "store.cr"}
+    assert "src/orders/store.cr:57" in {f.value for f in rca.findings if f.kind == "file_line"}
+    dart = {"message": "Unhandled exception:\nNull check operator used on a null value",
+            "stack": "#0      CartHandler._owner (package:shop_api/handlers/cart_handler.dart:61:20)"}
+    rca = offline_rca(offline_analyst, dart, dart)
+    assert "shop_api/handlers/cart_handler.dart:61" in rca.root_cause
+    # a header announcing what follows is quoted with it, not alone
+    assert "Unhandled exception: Null check operator used on a null value" in rca.root_cause
+
+
+def test_the_settings_the_error_points_at_are_named_first(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "db pool: initial_pool_size=4 max_idle_pool_size=8 "
+                                                   "max_pool_size=20 checkout_timeout=3.0"},
+                      "Could not check out a connection in 3.0 seconds (DB::PoolTimeout)",
+                      "Could not check out a connection in 3.0 seconds (DB::PoolTimeout)")
+    settings = [f.value for f in rca.findings if f.kind == "setting"]
+    assert settings[0] == "checkout_timeout=3.0" and "initial_pool_size=4" not in settings
+    # a connection string's `Key Name=value` is a setting too
+    rca = offline_rca(offline_analyst,
+                      {"level": "WARN", "message": "Connection string: Server=sql-7.internal;Database=orders;"
+                                                   "Max Pool Size=40;Connect Timeout=15"},
+                      "MySqlException: Connect Timeout expired. All pooled connections are in use.")
+    assert "Max Pool Size=40" in {f.value for f in rca.findings if f.kind == "setting"}
