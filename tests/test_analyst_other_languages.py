@@ -96,3 +96,14 @@ def test_the_settings_the_error_points_at_are_named_first(offline_analyst):
                                                    "Max Pool Size=40;Connect Timeout=15"},
                       "MySqlException: Connect Timeout expired. All pooled connections are in use.")
     assert "Max Pool Size=40" in {f.value for f in rca.findings if f.kind == "setting"}
+
+
+def test_a_line_announcing_what_follows_is_quoted_with_it_and_a_cc_file_is_no_host(offline_analyst):
+    r_error = "Error in `req_perform()`:\n! HTTP 429 Too Many Requests.\nBacktrace:\n  1. httr2::req_perform(req)"
+    rca = offline_rca(offline_analyst, r_error, r_error)
+    assert "HTTP 429 Too Many Requests" in rca.root_cause
+    dart_tls = ("HandshakeException: Handshake error in client (OS Error: \n\tCERTIFICATE_VERIFY_FAILED: "
+                "certificate has expired(handshake.cc:393))")
+    rca = offline_rca(offline_analyst, dart_tls, "POST https://api.vendor.example/v2/sync failed; will retry")
+    assert "certificate has expired" in rca.root_cause
+    assert "handshake.cc" not in {f.value for f in rca.findings if f.kind in ("host", "address")}

@@ -45,7 +45,10 @@ _NAME = r"[A-Za-z_][\w$]*"
 # a dotted host name or IPv4 address (a source file such as `points.js:31` is dropped when collected)
 # (anchored where a name starts: a regex that may start inside every word is quadratic on a long trace)
 _HOST = r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+"
-_SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|s)$")
+# (C++'s `.cc`, as BoringSSL's `handshake.cc:393` in every Dart TLS error, though `.cc` is a TLD too; not `.cr`,
+# `.rs` or `.pl`, whose hosts are common: a path's last segment is caught by `_in_path` instead)
+_SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|cc|cxx|hpp|s|dart|ex|exs|lua|jl|"
+                          r"erl|hs|zig|swift)$")
 _DOC_HOSTS = frozenset({"sqlalche.me"})  # "Background on this error at ..." links name no dependency
 # a URL after words like these is a hint to read (Hadoop's "For more details see: http://wiki...",
 # "Background on this error at:", "see https://..."), not the dependency that fails: its host and

@@ -147,6 +147,10 @@ def _statement(texts: tuple[tuple[str, str], ...]) -> tuple[str, int, int, str] 
                 end = start + len(line.rstrip())
                 if n + 1 < len(lines) and _DETAIL.match(lines[n + 1]):  # the row or key it is about
                     end = offset + len(lines[n + 1].rstrip())
+                elif stripped.endswith(":") and n + 1 < len(lines) and lines[n + 1].strip() and \
+                        not _FRAME.match(lines[n + 1]):
+                    # a line announcing what follows (R's "Error in `req_perform()`:", Dart's "(OS Error:"): with it
+                    end = offset + len(lines[n + 1].rstrip())
                 quoted = _without_hint(text[lead:end][:STATEMENT_CHARS])
                 best = (score, field, lead, lead + len(quoted), quoted)
     if best is None:
