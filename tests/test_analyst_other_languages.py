@@ -107,3 +107,12 @@ def test_a_line_announcing_what_follows_is_quoted_with_it_and_a_cc_file_is_no_ho
     rca = offline_rca(offline_analyst, dart_tls, "POST https://api.vendor.example/v2/sync failed; will retry")
     assert "certificate has expired" in rca.root_cause
     assert "handshake.cc" not in {f.value for f in rca.findings if f.kind in ("host", "address")}
+
+
+def test_a_connection_the_peer_closed_is_not_said_to_be_refused(offline_analyst):
+    line = ('2026/07/25 17:20:00 [error] 22#22: *88 upstream prematurely closed connection while reading response '
+            'header from upstream, client: 10.2.0.8, server: api.example.com, request: "GET /v1/pdf HTTP/1.1", '
+            'upstream: "http://10.9.0.7:5000/v1/pdf"')
+    rca = offline_rca(offline_analyst, line, line)
+    assert rca.category == "connection_refused"
+    assert "refused" not in rca.root_cause.split(". ")[0] and "closed by the peer" in rca.root_cause
