@@ -114,3 +114,25 @@ def test_an_earlier_failure_that_cannot_produce_the_later_one_is_not_taken_for_i
     unset = {"level": "WARN", "message": "environment variable REDIS_PASSWORD is not set; connecting without auth"}
     refused = "redis.exceptions.ConnectionError: Error 111 connecting to redis:6379. Connection refused."
     assert offline_rca(offline_analyst, unset, refused, refused).category == "connection_refused"
+
+
+HIKARI = "ERROR HikariPool-1 - Connection is not available, request timed out after 30000ms."
+READ_TIMEOUT = "ERROR java.net.SocketTimeoutException: Read timed out calling http://orders-api:8080/api/orders"
+
+
+def test_the_chain_of_causes_is_followed_to_its_first_link(offline_analyst):
+    # a name that does not resolve, then the pool with no connection to give, then its callers' timeouts:
+    # the pool is the timeouts' cause and the name the pool's, so the name is the cause (session 46: the
+    # walk stopped at the pool)
+    rca = _rca(offline_analyst, "ERROR java.net.UnknownHostException: pg-main.internal", HIKARI, TIMEOUT,
+               READ_TIMEOUT, READ_TIMEOUT, TIMEOUT)
+    assert rca.category == "dns_resolution" and rca.confidence < THRESHOLD
+
+
+def test_a_state_said_before_the_failure_it_produces_leaves_that_failure_undecided(offline_analyst):
+    alone = _rca(offline_analyst, HIKARI, HIKARI)
+    assert alone.category == "db_pool_exhausted" and alone.confidence >= THRESHOLD
+    # the name's one line, weaker than the pool's two, came first: the pool may be its symptom
+    rca = _rca(offline_analyst, "ERROR Temporary failure in name resolution for pg-main.internal", HIKARI, HIKARI)
+    assert rca.confidence < THRESHOLD
+    assert any("dns_resolution" in note and "symptom" in note for note in rca.notes)

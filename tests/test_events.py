@@ -115,8 +115,18 @@ def test_levels_are_normalised(raw, level):
 
 
 def test_unrecognised_level_is_none_and_original_kept():
-    e = event(level="verbose")
-    assert e.level is None and e.fields["level_raw"] == "verbose"
+    e = event(level="loudly")
+    assert e.level is None and e.fields["level_raw"] == "loudly"
+
+
+@pytest.mark.parametrize("raw, level", [
+    # .NET's and Serilog's names, java.util.logging's, syslog's and pino's numbers (CONTRACT §1), as the
+    # file readers map them: an `Information` line is no problem line
+    ("Information", "INFO"), ("Verbose", "DEBUG"), ("SEVERE", "ERROR"), ("FINE", "DEBUG"), ("Critical", "FATAL"),
+    (30, "INFO"), (50, "ERROR"),
+])
+def test_every_common_spelling_of_a_level_is_normalised_as_the_file_readers_do(raw, level):
+    assert event(level=raw).level == level
 
 
 def test_unknown_fields_are_kept_verbatim():

@@ -45,7 +45,10 @@ _NAME = r"[A-Za-z_][\w$]*"
 # a dotted host name or IPv4 address (a source file such as `points.js:31` is dropped when collected)
 # (anchored where a name starts: a regex that may start inside every word is quadratic on a long trace)
 _HOST = r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+"
-_SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|s)$")
+# (C++'s `.cc`, as BoringSSL's `handshake.cc:393` in every Dart TLS error, though `.cc` is a TLD too; not `.cr`,
+# `.rs` or `.pl`, whose hosts are common: a path's last segment is caught by `_in_path` instead)
+_SOURCE_FILE = re.compile(r"\.(?:java|kt|scala|js|mjs|cjs|ts|py|go|rb|cs|php|c|h|cpp|cc|cxx|hpp|s|dart|ex|exs|lua|jl|"
+                          r"erl|hs|zig|swift)$")
 _DOC_HOSTS = frozenset({"sqlalche.me"})  # "Background on this error at ..." links name no dependency
 # a URL after words like these is a hint to read (Hadoop's "For more details see: http://wiki...",
 # "Background on this error at:", "see https://..."), not the dependency that fails: its host and
@@ -130,7 +133,12 @@ FRAME_RULES = (
     # a path match starts only where a path token starts: otherwise a long run of path characters
     # is rescanned from each of its positions, quadratic in the line
     # (Node, Go, Ruby and Rails views in one scan of the text)
-    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts|go|rb|erb|haml|slim)):(\d+)"),
+    # (and as Dart, Elixir, Crystal, Lua, Swift, Rust, Julia, Erlang, Haskell, Zig and PHP print a frame: `path:line`)
+    re.compile(r"(?<![\w@./$-])([\w@./-]+\.(?:js|mjs|cjs|ts|go|rb|erb|haml|slim|dart|ex|exs|cr|lua|swift|rs|jl|erl|hs|"
+               r"zig|php)):(\d+)"),
+    # Perl's `at /srv/lib/Billing/Invoice.pm line 142.` and .NET's `in /src/Api/OrdersController.cs:line 57`
+    re.compile(r"\bat ((?<![\w@./$-])[\w@./-]+\.p[ml]) line (\d+)"),
+    re.compile(r"\bin ((?<![\w@./$-])[\w@./\\:-]+\.cs):line (\d+)"),
 )
 LIBRARY_PATH = re.compile(r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|node:internal|"
                            r"^internal/|pkg/mod/|/go/src/|^<")
@@ -254,8 +262,8 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             continue
         for match in rule.pattern.finditer(text):
             host = match.groupdict().get("h")
-            if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS):
-                continue  # `points.js:31` is a file and a line, not a host and a port
+            if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS or _in_path(text, match.start("h"))):
+                continue  # `points.js:31` (`lib/db/pool.cr:224`) is a file and a line, not a host and a port
             if host and _in_hint(text, match.start("h")):
                 continue  # a link to read, not the failing host
             for group, kind in rule.kinds.items():
@@ -271,6 +279,12 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
                 collector.add("file_line", f"{path}:{line}", event_id, field, start, match.end(match.lastindex))
     if field == "exception":
         collector.add("class", text, event_id, field, 0, len(text))
+
+
+def _in_path(text: str, host_start: int) -> bool:
+    """Whether the host starting at `host_start` is a path's last segment (`src/db/pool.cr`), not a URL's
+    host (after `//`) nor a host on its own."""
+    return host_start > 0 and text[host_start - 1] == "/" and text[max(0, host_start - 2):host_start] != "//"
 
 
 def _in_hint(text: str, host_start: int) -> bool:

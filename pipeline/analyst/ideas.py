@@ -76,17 +76,26 @@ IDEAS: tuple[Idea, ...] = (
           "pool pooled jdbc datasource", "connection connections conn conns",
           # waiting for a connection is acquiring one (`pool timed out while waiting for an open connection`);
           # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
-          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited"),
+          # ... or every one of them taken (`All pooled connections are in use`, `none available[busy:10]`)
+          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited "
+          "use busy"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "ssl tls", "expired untrusted revoked"),
+    # a chain whose issuer the peer does not trust (TLS's `unknown_ca` alert, `unable to get local issuer`)
+    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
+          "ssl tls handshake certificate cert x509", "ca issuer", "unknown untrusted invalid"),
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
+    # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
+    # because another writer changed it first
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "precondition conditional etag", "failed met unmet mismatch"),
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           "missing exist exists unknown undefined pending mismatch"),
@@ -101,7 +110,7 @@ IDEAS: tuple[Idea, ...] = (
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
           "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
-          "login logon password",
+          "login logon password publickey",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
@@ -112,7 +121,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("serialization_error", "a payload that cannot be decoded",
           "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
           "parse parsing",
-          "body json payload response content value xml record message bytes"),
+          # ... or what the reader expected of it (`parsing Number failed, expected Number, but encountered String`)
+          "body json payload response content value xml record message bytes expected encountered field struct type"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected full insufficient",
@@ -120,10 +130,13 @@ IDEAS: tuple[Idea, ...] = (
     # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
-          "reached", "max maximum limit", "children workers processes threads"),
+          "reached exceeded", "max maximum limit", "children workers processes threads"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
+    # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
+    _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
+          "size bytes vector heap gb mb kb"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
     # a setting the code needs and cannot find: the configuration's word and its absence
@@ -138,13 +151,49 @@ IDEAS: tuple[Idea, ...] = (
     # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
     # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
     _idea("dependency_mismatch", "versions that do not fit together",
-          "version versions", "incompatible mismatch mismatched constraint constraints satisfy satisfies"),
+          # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
+          "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
+          "satisfies solving"),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
           "validation constraint constraints duplicate",
           "failed fails violated violates violation required invalid key entry"),
+    # a member, method or index of a null read (`Null check operator used on a null value`, `attempt to index a
+    # nil value`, `Unexpectedly found nil while unwrapping`): after the constraint's idea, so a not-null
+    # constraint's `null value in column` stays data
+    _idea("null_reference", "a null read as an object",
+          "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
+          "properties attribute member unwrap unwrapping"),
+    # ... or an undefined value's (Perl's `Can't call method "x" on an undefined value`; not PHP's
+    # `Call to undefined method`, which names no value)
+    _idea("null_reference", "a null read as an object",
+          "undefined", "value object", "method property properties index"),
 )
+# the SQL standard's SQLSTATE codes (class 23, 28, 42, 53; PostgreSQL's appendix "PostgreSQL Error Codes" names
+# them, and DB2, Oracle's JDBC, MySQL and SQL Server print the same) that say one category whatever the server's
+# wording (`DB2 SQL Error: SQLCODE=-204, SQLSTATE=42704`). A code two categories share (40001: MySQL's and DB2's
+# deadlock, PostgreSQL's serialization failure; 57014: a statement timeout or a cancel) is left out.
+SQLSTATES: dict[str, tuple[str, str]] = {
+    "23000": ("data_integrity", "integrity constraint violation"),
+    "23502": ("data_integrity", "not-null violation"),
+    "23503": ("data_integrity", "foreign key violation"),
+    "23505": ("data_integrity", "unique violation"),
+    "23514": ("data_integrity", "check violation"),
+    "28000": ("upstream_auth_failure", "invalid authorization specification"),
+    "28P01": ("upstream_auth_failure", "invalid password"),
+    "40P01": ("db_deadlock", "deadlock detected"),
+    "55P03": ("db_deadlock", "lock not available"),
+    "42P01": ("db_schema_mismatch", "undefined table"),
+    "42703": ("db_schema_mismatch", "undefined column"),
+    "42704": ("db_schema_mismatch", "undefined object"),
+    "42S02": ("db_schema_mismatch", "base table or view not found"),
+    "42S22": ("db_schema_mismatch", "column not found"),
+    "53100": ("disk_full", "disk full"),
+    "53200": ("out_of_memory", "out of memory"),
+    "53300": ("db_pool_exhausted", "too many connections"),
+}
+_SQLSTATE = re.compile(r"\bSQLSTATE\b[\s:=\[(\"']*([0-9A-Z]{5})\b", re.I)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
@@ -153,17 +202,22 @@ _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:
 _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 
 
+# a verb said in two words is one idea (`Could not check out a connection`)
+_PHRASAL = re.compile(r"\bcheck(?:ed|ing)?[ -]out\b", re.I)
+
+
 @functools.lru_cache(maxsize=2048)
 def words_of(text: str) -> frozenset[str]:
     """The normalised words of a text: CamelCase and snake_case split, lowered."""
-    return frozenset(_WORDS.findall(_CAMEL.sub(" ", text[:_CHARS]).lower()))
+    return frozenset(_WORDS.findall(_CAMEL.sub(" ", _PHRASAL.sub("checkout", text[:_CHARS])).lower()))
 
 
 @functools.lru_cache(maxsize=2048)
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text[:_CHARS]))).lower()))
+    text = _PHRASAL.sub("checkout", text[:_CHARS])
+    return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text))).lower()))
 
 
 def _texts(events: list[LogEvent]) -> list[str]:
@@ -194,6 +248,13 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
     for text in _texts(events):
+        coded = next((SQLSTATES[m.group(1).upper()] for m in _SQLSTATE.finditer(text) if m.group(1).upper() in SQLSTATES),
+                     None)
+        if coded is not None:
+            # the server's own code says it, whatever its wording
+            label, n = out.get(coded[0], (f"SQLSTATE's {coded[1]}", 0))
+            out[coded[0]] = (label, n + 1)
+            continue
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
         tokens = tokens_of(masked(text))
         for idea in IDEAS:

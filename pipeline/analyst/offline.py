@@ -138,6 +138,13 @@ class OfflineAnalyst:
         if origin is not None:
             runner_up, top = top, origin
             carrying = self._carrying(state, top)
+        # ... and that cause's own cause when its lines came first in turn (a name that does not resolve,
+        # then a pool with no connection to give, then its callers' timeouts): the chain to its first link
+        if earlier is not None or origin is not None:
+            passed = {top.category, runner_up.category if runner_up else top.category}
+            while (before := _came_first(state, top, carrying, [s for s in supports if s.category not in passed])):
+                runner_up, (top, carrying) = top, before
+                passed.add(top.category)
         # a cause found behind the top (in its chain, or as the state producing it) is rated on its own
         behind = inner is not None or origin is not None
         if not (behind or earlier) and subject.probed_only(top.category, state.evidence, carrying, _problem):
@@ -184,6 +191,14 @@ class OfflineAnalyst:
                          f"first: {top.category} may be its symptom, so confidence stays at most "
                          f"{UNDECIDED_CONFIDENCE}; to decide, check whether {top.category} stops once "
                          f"{cause.category} is resolved")
+        elif (producer := _produced_before(state, top, supports, carrying)) is not None:
+            # a state that produces the top's failure said strictly before it, too weakly supported to be
+            # taken over it (EARLIER_SHARE): the top may be its symptom, so it is not named confidently
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{producer.category} (doc {producer.doc.doc_id}) is said in problem lines before every one "
+                         f"of {top.category}'s, and it produces {top.category}: {top.category} may be its symptom, "
+                         f"so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, check whether "
+                         f"{top.category} stops once {producer.category} is resolved")
         elif (crash := _peer_crashed(state, top, carrying)) is not None:
             # a connection reset while a process died on a crash signal: the reset is the crash's symptom,
             # and a crash whose cause the events do not show is no category's
@@ -461,6 +476,26 @@ def _worded_first(state: IncidentState, top: Support, supports: list[Support],
     earlier = [e for e in state.evidence if _problem(e) and e.time < start]
     said = ideas.categories_worded(earlier) if earlier else {}
     return next((s for s in others if s.category in said), None)
+
+
+def _produced_before(state: IncidentState, top: Support, supports: list[Support],
+                     carrying: list[set[str]]) -> Support | None:
+    """The other category (by signatures) that produces the top's failure (cause_side.PRODUCED_BY) and
+    whose problem lines all came strictly before the top's first, however weakly supported, or None."""
+    if top.worded:
+        return None
+    times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
+    if not times or not produced_by:
+        return None
+    start = min(times)
+    for other in supports:
+        if other.worded or other.category not in produced_by:
+            continue
+        first = [e.time for e, f in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if f and _problem(e)]
+        if first and max(first) < start:
+            return other
+    return None
 
 
 # a process killed by a crash signal (a segfault, an abort, a bus error), not by a kill (SIGKILL, SIGTERM)

@@ -142,6 +142,8 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
         said = " ".join(f.value for f in findings if f.kind == "error").lower()
         if "reset" in said and "refused" not in said:  # a reset is not a refusal: the peer accepted, then dropped
             return f"Connections to {_code(target)} are reset by the peer after they were accepted."
+        if "refused" not in said and re.search(r"\bclosed\b|broken pipe|hang ?up|\beof\b", said):
+            return f"Connections to {_code(target)} are closed by the peer after they were accepted, mid-request."
         return f"Connections to {_code(target)} are refused: nothing accepts connections there."
     if category == "dns_resolution" and host:
         return f"The host name {_code(host)} cannot be resolved."

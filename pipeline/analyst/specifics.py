@@ -88,6 +88,11 @@ _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bcl
 _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\w-]*(?:size|memory|limit|timeout|max)"
                       r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
                       r"(?![\w.])")
+# a connection string's `Key Name=value;` (ADO.NET's `Maximum Pool Size=50;Connect Timeout=15`): words with blanks
+_SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){1,3})=(?P<n>\d+(?:\.\d+)?))"
+                             r"(?=;|\s|$)")
+# a setting whose name says it bounds something (`max_pool_size`, `pool.limit`) is the one a limit reached names
+_BOUND = re.compile(r"max|limit|capacity|^-Xmx", re.I)
 _MEMORY_FLAG = re.compile(r"^-Xm[xs]|max[-_]?old[-_]?space|MaxRAM|memlimit|heap|mem", re.I)
 _MEMORY_WORDS = frozenset({"memory", "heap", "oom", "oomkilled", "rss"})
 _WORD = re.compile(r"[a-z]{4,}")
@@ -142,11 +147,20 @@ def _statement(texts: tuple[tuple[str, str], ...]) -> tuple[str, int, int, str] 
                 end = start + len(line.rstrip())
                 if n + 1 < len(lines) and _DETAIL.match(lines[n + 1]):  # the row or key it is about
                     end = offset + len(lines[n + 1].rstrip())
+                elif stripped.endswith(":") and n + 1 < len(lines) and lines[n + 1].strip() and \
+                        not _FRAME.match(lines[n + 1]):
+                    # a line announcing what follows (R's "Error in `req_perform()`:", Dart's "(OS Error:"): with it
+                    end = offset + len(lines[n + 1].rstrip())
                 quoted = _without_hint(text[lead:end][:STATEMENT_CHARS])
                 best = (score, field, lead, lead + len(quoted), quoted)
     if best is None:
         message = texts[0][1]
-        first = (message.splitlines() or [""])[0].strip()
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        first = lines[0] if lines else ""
+        if first.endswith(":") and len(lines) > 1 and not _FRAME.match(lines[1]):
+            # a header announcing what follows (Dart's `Unhandled exception:`): the statement is what it announces
+            end = message.find(lines[1], message.find(first) + len(first)) + len(lines[1])
+            first = message[message.find(first):end]
         return ("message", message.find(first), message.find(first) + len(first[:STATEMENT_CHARS]),
                 first[:STATEMENT_CHARS]) if first else None
     return best[1], best[2], best[3], best[4]
@@ -226,6 +240,8 @@ def _words(text: str) -> set[str]:
 
 
 def _singular(word: str) -> str:
+    if word.endswith("ed") and len(word) > 5:
+        return word[:-2]  # `pooled` connections are the pool's, a `limited` rate the limit's
     if word.endswith("ies") and len(word) > 5:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 4:
@@ -240,6 +256,10 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
     said_words = _words(said)
     problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
                        for n in re.findall(r"(?<![\w.])\d{2,}(?![\w])", e.message)}
+    # the values the problem lines say (`in 5.0 seconds`): a setting of that value is the one they hit
+    problem_values = {n for e in events if e.level in (*_PROBLEM, "WARN")
+                      for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", e.message) if len(n) >= 2}
+    rank: dict[str, int] = {}  # a setting's value -> how plainly the problem lines point at it
     # (kind, value) -> event ids and spans, as plain data until the few kept become Findings
     found: dict[tuple[FindingKind, str], tuple[dict[str, None], list[Span]]] = {}
 
@@ -265,10 +285,20 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
             for value, start, flag, name, number in _settings_in(text[:8_000]):
                 if _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
+                    named = _words(name or flag or "")
+                    said_value = bool(number) and re.sub(r"\s?[a-zA-Z%]+$", "", number or "") in problem_values
+                    # (a memory flag beside a memory error is its limit: _relevant_setting)
+                    said_value = said_value or bool(flag and _MEMORY_FLAG.search(flag))
+                    rank[value] = max(rank.get(value, 0), 2 * said_value + len(named & said_words)
+                                      + bool(_BOUND.search(name or flag or "")))
     out: list[Finding] = []
     for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
-        out += [Finding(kind=k, value=value, event_ids=list(ids), spans=spans)
-                for (k, value), (ids, spans) in found.items() if k == kind][:MAX_PER_KIND]
+        of_kind = [(value, ids, spans) for (k, value), (ids, spans) in found.items() if k == kind]
+        if kind == "setting":
+            # the settings the problem lines point at plainest first (their value said, their words shared, a bound)
+            of_kind.sort(key=lambda t: -rank.get(t[0], 0))
+        out += [Finding(kind=kind, value=value, event_ids=list(ids), spans=spans)
+                for value, ids, spans in of_kind[:MAX_PER_KIND]]
     return out
 
 
@@ -338,8 +368,10 @@ def _settings_in(text: str) -> tuple[tuple[str, int, str | None, str | None, str
     """(value, start, flag, name, number) of the `name=value` settings and flags in one text."""
     if not _SETTING_HINT.search(text):
         return ()
+    spaced = tuple((m.group("v"), m.start("v"), None, m.group("name").replace(" ", "_"), m.group("n"))
+                   for m in _SPACED_SETTING.finditer(text)) if ";" in text else ()
     return tuple((m.group("v"), m.start("v"), m.group("flag"), m.group("name"), m.group("n"))
-                 for m in _SETTING.finditer(text))
+                 for m in _SETTING.finditer(text)) + spaced
 
 
 def _relevant_setting(flag: str | None, name: str | None, number: str | None, said_words: set[str],

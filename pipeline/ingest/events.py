@@ -15,6 +15,7 @@ from typing import Any, Iterator
 
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError, UsageError
+from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.timestamps import MAX_YEAR, MIN_YEAR, parse_time
 from pipeline.state import LogEvent
 
@@ -254,7 +255,10 @@ def _parse_time(value: Any) -> datetime:
 def _parse_level(value: Any, rest: dict) -> str | None:
     if value is None:
         return None
-    level = _LEVELS.get(value.strip().upper()) if isinstance(value, str) else None
+    # every common spelling, as the file readers map it (CONTRACT §1 "Levels": .NET's and Serilog's
+    # `Information`, `Verbose`, java.util.logging's `SEVERE`, `FINE`); a word no list knows stays raw
+    # a number is a syslog severity (0-7) or a bunyan/pino level (10-60)
+    level = (_LEVELS.get(value.strip().upper()) if isinstance(value, str) else None) or normalize_level(value)
     if level is None:
         rest["level_raw"] = value  # keep what we could not map, for the reviewer
     return level

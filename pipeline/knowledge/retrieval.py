@@ -313,13 +313,21 @@ def severity_for(events: list[LogEvent], service: str, doc_severity: str | None,
 
 def cause_doc(kb: KnowledgeBase, state: IncidentState) -> Doc | None:
     """The doc the RCA's cause rests on: its first cited doc when that doc is of the RCA's category;
-    after a reviewer changed the category (edit, fork), the best retrieved doc of the new one, or none.
-    A recommendation or a fix drawn from a doc of another category would contradict the analysis."""
+    after a reviewer changed the category (edit, fork), the best retrieved doc of the new one written
+    for a technology the events show (a Java service's timeout gets the Java doc, not the category's
+    first, Go's), else the best retrieved or the category's first, or none. A recommendation or a fix
+    drawn from a doc of another category would contradict the analysis."""
+    from pipeline.analyst.technology import runtimes, shown_by  # the analyst's reading of the events' stack
+
     rca = state.rca
     if rca is None or rca.category == "unknown":
         return None
     cited = [kb.by_id[i] for i in rca.doc_ids if i in kb.by_id]
-    for doc in cited + [kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in kb.by_id]:
-        if doc.category == rca.category:
-            return doc
-    return next((d for d in kb.docs if d.category == rca.category), None)
+    own = next((doc for doc in cited if doc.category == rca.category), None)
+    if own is not None:
+        return own
+    retrieved = [kb.by_id[d.doc_id] for d in state.similar_docs if d.doc_id in kb.by_id]
+    candidates = list({d.doc_id: d for d in [*retrieved, *kb.docs] if d.category == rca.category}.values())
+    shown = shown_by(state.evidence)
+    return next((d for d in candidates if runtimes(d.systems) & shown),
+                candidates[0] if candidates else None)
