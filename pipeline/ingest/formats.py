@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Iterator
 from pipeline.errors import InvalidEvent
 from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
+from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
@@ -193,6 +194,9 @@ class SourceParser:
         # a file of several containers' prefixed lines (`api-1  | ...`, `[pod/p/c] ...`): each
         # container's lines read by their own parser (pipeline/ingest/prefixed.py)
         self.prefixes: Prefixes | None = None
+        # a CRI source's containers' own text (`<time> stdout F <text>`): read by a parser detected
+        # from those texts, as a file of that text alone would be
+        self.inner: SourceParser | None = None
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -227,6 +231,8 @@ class SourceParser:
                     levelled[name] += record.level is not None
                     level_led[name] += record.level is None and _level_led(record.message)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
+        if best == "json" and counts["cri"] >= counts["json"]:
+            best = "cri"  # Docker's json-file lines: a container runtime's envelope, read as CRI's
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
         self.sample_size = len(lines)
@@ -240,7 +246,10 @@ class SourceParser:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         # a known format that reads no level from the lines it reads may have read only the first
         # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
-        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format] \
+        if self.format == "cri":
+            # the runtime's envelope is fixed: what a level or header there is is in its containers' text
+            self.inner = self._container_parser(cri_texts(lines + more))
+        levelless = self.format in PARSERS and self.format != "cri" and levelled[self.format] < 0.5 * counts[self.format] \
             and level_led[self.format] >= 0.5 * counts[self.format]
         if lines and (self.share < FAST_PATH_SHARE or levelless) and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import MIN_SHARE
@@ -394,6 +403,10 @@ class SourceParser:
                 return record
         layout = self.layout if self.format == "learned" else None
         own = PARSERS.get(self.format or "")
+        if self.inner is not None:
+            record = parse_cri(text, self.options, inner_parse=self.inner.parse)
+            if record is not None:
+                return record
         if own is not None:  # the source's own known format first: layouts learnt later must not shadow it
             record = own(text, self.options)
             if record is not None:
