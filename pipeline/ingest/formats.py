@@ -48,7 +48,8 @@ from pipeline.ingest import prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
-from pipeline.ingest.timestamps import parse_time, read_any_time
+from pipeline.ingest.timestamps import leading_time, parse_time, read_any_time
+
 
 __all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
            "parse_learned",
@@ -268,6 +269,12 @@ class SourceParser:
         if self.format == "text":
             self._learn_blocks(lines + more)
         self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
+        if not self.headed and self.format == "text" and not self.set.layouts and self.block_key is None:
+            # no one layout reads the sample (its records write their dates in several spellings), yet
+            # they open with a dated time: a line without one continues the record before it
+            dated = sum(1 for line in heads if looks_timed(line) or leading_time(" ".join(line[:64].split())) is not None)
+
+            self.headed = dated >= 2 and dated >= HEADED_SHARE * len(heads)
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
@@ -413,7 +420,9 @@ class SourceParser:
                 return record
         if self.set.layouts:
             first, rest = split_first(text)
-            record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
+            # the layout that fits, its last one first; the next when a looser one cannot read its time
+            record = next((r for r in map(lambda found: self._learned(found, rest), self.set.fitting(first))
+                           if r is not None), None)
             if record is None and layout is not None:  # its level column holding another word
                 record = self._learned((layout, layout.match(first)), rest)
             if record is not None:
@@ -423,8 +432,10 @@ class SourceParser:
             if record is not None:
                 return record
         first, rest = split_first(text)  # a line no layout or format reads: its own layout (off: the baseline)
-        learnt = FAST_PATH_SHARE >= 0 and self.set.learn_line(first) is not None
-        record = self._learned(self.set.read(first) if learnt else None, rest)
+        learnt = self.set.learn_line(first) if FAST_PATH_SHARE >= 0 else None
+        record = self._learned(self.set.fit(learnt, first) if learnt is not None else None, rest)
+
+
         if record is None and layout is not None:
             record = self._learned((layout, layout.match_loose(first)), rest)
         return record or parse_text(text, self.options)

@@ -255,6 +255,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
+    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits,
+    # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
+    TimeShape("tai64n", r"@(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
@@ -278,12 +281,19 @@ def spaced(regex: str) -> str:
 SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
-def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
+_TAI64_UNIX = 2**62 + 10  # the TAI64 label of the Unix epoch's second (libtai's tai_unix)
+
+
+def time_from_groups(
+g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
                      now: datetime | None = None) -> datetime | None:
     """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
+        if g.get("tai"):
+            second = datetime.fromtimestamp(int(g["tai"], 16) - _TAI64_UNIX, tz=timezone.utc)
+            return second.replace(microsecond=int(g["tain"], 16) // 1000)
         if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`, day-month's `15:04`)
             g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"] or 0}
         if g.get("clock") is not None:
