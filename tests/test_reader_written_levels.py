@@ -79,3 +79,15 @@ def test_records_that_open_with_dates_in_several_spellings_keep_their_second_lin
     assert len(events) == 2
     assert [e.time for e in events] == [utc(2024, 11, 17, 10, 32, 29), utc(2024, 11, 18, 19, 21)]
     assert all("EXPLANATION:" in f"{e.message}\n{e.stack}" for e in events)
+
+
+def test_a_header_line_after_a_tab_is_a_record_of_its_own_and_a_traces_frames_still_continue(tmp_path):
+    events = _write(tmp_path, [
+        "2024/03/01 08:00:01 [ERROR] agent: failed to sync remote state",
+        "\tat agent.sync(state.go:12)",
+        "\t2024/03/01 08:00:05 [INFO] serf: EventMemberJoin: node-2 10.0.255.5",
+        "2024/03/01 08:00:06 [WARN] agent: check is now critical"])
+    assert [(e.time, e.level) for e in events] == [
+        (utc(2024, 3, 1, 8, 0, 1), "ERROR"), (utc(2024, 3, 1, 8, 0, 5), "INFO"), (utc(2024, 3, 1, 8, 0, 6), "WARN")]
+    assert events[0].stack.strip() == "at agent.sync(state.go:12)"
+    assert events[1].message == "serf: EventMemberJoin: node-2 10.0.255.5"

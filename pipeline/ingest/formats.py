@@ -400,6 +400,10 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
+        if text[:1] in " \t" and leading_time(text.lstrip(" \t")[:64]) is not None:
+            text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
+
+
         if self.columns is not None:
             record = self.columns.parse(text, self.options)
             if record is not None:
