@@ -91,3 +91,34 @@ def test_a_header_line_after_a_tab_is_a_record_of_its_own_and_a_traces_frames_st
         (utc(2024, 3, 1, 8, 0, 1), "ERROR"), (utc(2024, 3, 1, 8, 0, 5), "INFO"), (utc(2024, 3, 1, 8, 0, 6), "WARN")]
     assert events[0].stack.strip() == "at agent.sync(state.go:12)"
     assert events[1].message == "serf: EventMemberJoin: node-2 10.0.255.5"
+
+
+def test_dotnets_console_record_takes_its_message_from_the_padded_line_below_its_header(tmp_path):
+    """Microsoft.Extensions.Logging's console formatter: `level: Category[EventId]`, the message under it."""
+    events = _write(tmp_path, [
+        "info: Microsoft.Hosting.Lifetime[14]",
+        "      Now listening on: http://localhost:5000",
+        "warn: Microsoft.AspNetCore.HttpsPolicy.HttpsRedirectionMiddleware[3]",
+        "      Failed to determine the https port for redirect.",
+        "fail: Microsoft.AspNetCore.Server.Kestrel[13]",
+        "      Connection id \"0HMV\": An unhandled exception was thrown by the application.",
+        "      System.InvalidOperationException: the order service is down",
+        "         at Orders.Api.Program.Main()"])
+    assert [(e.level, e.service, e.message) for e in events] == [
+        ("INFO", "Microsoft.Hosting.Lifetime", "Now listening on: http://localhost:5000"),
+        ("WARN", "Microsoft.AspNetCore.HttpsPolicy.HttpsRedirectionMiddleware",
+         "Failed to determine the https port for redirect."),
+        ("ERROR", "Microsoft.AspNetCore.Server.Kestrel",
+         "Connection id \"0HMV\": An unhandled exception was thrown by the application.")]
+    assert events[2].exception == "System.InvalidOperationException"
+    assert all("level_inferred" not in e.fields for e in events)
+
+
+def test_a_stamp_alone_on_its_line_takes_its_message_from_the_next_line(tmp_path):
+    """Oracle's alert log writes each record's time on a line of its own."""
+    events = _write(tmp_path, ["2024-03-01T08:00:01.123456+00:00", "Starting ORACLE instance (normal)",
+                               "2024-03-01T08:00:02.123456+00:00",
+                               "ORA-00600: internal error code, arguments: [kcratr_nab_less_than_odr]"])
+    assert [(e.time, e.message) for e in events] == [
+        (utc(2024, 3, 1, 8, 0, 1, 123456), "Starting ORACLE instance (normal)"),
+        (utc(2024, 3, 1, 8, 0, 2, 123456), "ORA-00600: internal error code, arguments: [kcratr_nab_less_than_odr]")]

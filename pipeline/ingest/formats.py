@@ -40,7 +40,8 @@ from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
-from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
+from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
+
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import looks_timed
@@ -377,6 +378,8 @@ class SourceParser:
             if record is not None:
                 return record
         record = self._parse(text)
+        if record.stack:
+            message_below(record)
         if record.stack and self.headed:
             second_line(record)  # java.util.logging: `LEVEL: message` on the header's next line
             body_not_stack(record)  # an INFO record's SQL is its body, not a stack trace
