@@ -108,4 +108,4 @@ def test_docker_json_file_lines_are_read_as_the_container_text_they_carry(tmp_pa
     assert [(e.level, e.message) for e in events][:2] == [("ERROR", "payment failed"), ("INFO", "order placed")]
     assert events[0].stack.strip() == "at com.example.Orders.pay(Orders.java:12)"
     assert events[2].message == "a long line cut by the driver, its end" and len(events) == 3
-    assert events[0].time == datetime(2024, 3, 1, 8, 0, 1, 123000, tzinfo=timezone.utc)
+    assert events[0].time == datetime(2024, 3, 1, 8, 0, 1, 123456, tzinfo=timezone.utc)  # the runtime's

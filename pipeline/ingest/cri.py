@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
 from typing import Any, Callable
 
 from pipeline.ingest.multiline import MultilineJoiner, Record
@@ -30,8 +29,6 @@ from pipeline.ingest.timestamps import parse_time
 _DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
 LINE = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) "
                   r"(?P<stream>stdout|stderr) (?P<tag>[PF])(?: (?P<text>.*))?$", re.S)
-_AGREE = timedelta(days=1)  # a container's own time this far from the runtime's was misread
-
 
 def envelope(line: str) -> tuple[str, str, str, str] | None:
     """(runtime's time, stream, tag, container's text) of a CRI line or a Docker json-file line."""
@@ -77,8 +74,9 @@ def parse_cri(text: str, opts: ParseOptions, *, inner_parse: Callable[[str], Par
     if inner_parse is not None and content.strip():
         inner = inner_parse(content + ("\n" + rest if rest else ""))
         inner.format = "cri"
-        if inner.time is None or abs(inner.time - time) > _AGREE:
-            inner.time = time  # the text's own time, unless it was misread (a year it does not write)
+        # the runtime's time, as every reader of these logs takes it: the text's own may lack a year
+        # or a zone, and where it is right it is the same instant
+        inner.time = time
         inner.fields = {**inner.fields, "stream": stream}
         return inner
     if content.lstrip().startswith("{"):
