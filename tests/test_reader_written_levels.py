@@ -122,3 +122,14 @@ def test_a_stamp_alone_on_its_line_takes_its_message_from_the_next_line(tmp_path
     assert [(e.time, e.message) for e in events] == [
         (utc(2024, 3, 1, 8, 0, 1, 123456), "Starting ORACLE instance (normal)"),
         (utc(2024, 3, 1, 8, 0, 2, 123456), "ORA-00600: internal error code, arguments: [kcratr_nab_less_than_odr]")]
+
+
+def test_an_iso_ordinal_date_is_read_as_its_calendar_day(tmp_path):
+    """ISO 8601's `yyyy-ddd` (the year's day), in a colon-joined header and in a learnt one."""
+    events = _write(tmp_path, ["2012-025T10:22:40,672:DEBUG:cache warmed", "2014-333T16:56:38,344:WARN:disk at 91%"])
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2012, 1, 25, 10, 22, 40, 672000), "DEBUG", "cache warmed"),
+        (utc(2014, 11, 29, 16, 56, 38, 344000), "WARN", "disk at 91%")]
+    events = _write(tmp_path, ["2024-061T08:00:01.5Z web-1 payments: charge declined",
+                               "2024-061T08:00:02.5Z web-1 payments: charge accepted"])
+    assert [e.time for e in events] == [utc(2024, 3, 1, 8, 0, 1, 500000), utc(2024, 3, 1, 8, 0, 2, 500000)]

@@ -38,7 +38,8 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
+
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -212,6 +213,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
                          rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
+    # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
+    TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
+                             rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
     TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
@@ -301,6 +305,11 @@ g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
             if g.get("ampm"):
                 hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
             return with_today((hour, int(g["mi"]), int(g["s"] or 0), micro(g.get("f"))), TimeRules(tz, year, now))
+        if g.get("yd"):  # an ordinal date: the year's day
+            day = date(int(g["y"]), 1, 1) + timedelta(days=int(g["yd"]) - 1)
+            if day.year != int(g["y"]):
+                return None
+            g = {**g, "mo": str(day.month), "d": str(day.day)}
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
