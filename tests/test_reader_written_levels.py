@@ -133,3 +133,23 @@ def test_an_iso_ordinal_date_is_read_as_its_calendar_day(tmp_path):
     events = _write(tmp_path, ["2024-061T08:00:01.5Z web-1 payments: charge declined",
                                "2024-061T08:00:02.5Z web-1 payments: charge accepted"])
     assert [e.time for e in events] == [utc(2024, 3, 1, 8, 0, 1, 500000), utc(2024, 3, 1, 8, 0, 2, 500000)]
+
+
+def test_weblogics_angled_stamp_is_read_whole_not_as_a_year_and_a_clock(tmp_path):
+    """A spelling read by dateutil must write its month and day: `2019 11:37:16 AM` alone is not the first
+    of January; the column's `####<` and `>` decoration are not the time's."""
+    events = _write(tmp_path, [
+        "####<Mar 15, 2019 11:37:16 AM UTC> <Info> <Server> <host1> <AdminServer> <main> <<WLS Kernel>> <> <> "
+        "<1552649836123> <BEA-000365> <Server state changed to RUNNING.>",
+        "####<Mar 15, 2019 11:37:17 AM UTC> <Error> <Deployer> <host1> <AdminServer> <main> <<WLS Kernel>> <> <> "
+        "<1552649837123> <BEA-149205> <Failed to initialize the application.>"])
+    assert [(e.time, e.level) for e in events] == [(utc(2019, 3, 15, 11, 37, 16), "INFO"),
+                                                   (utc(2019, 3, 15, 11, 37, 17), "ERROR")]
+
+
+def test_a_month_first_slashed_date_with_a_two_digit_year(tmp_path):
+    """WebSphere's `[3/15/19 11:37:16:123 UTC]`: month, day, two-digit year, milliseconds after a colon."""
+    events = _write(tmp_path, ["[3/15/19 11:37:16:123 UTC] 00000001 WsServerImpl  I   WSVR0001I: Server open",
+                               "[3/15/19 11:37:17:456 UTC] 00000022 ServletWrappe E   SRVE0068E: An exception was thrown"])
+    assert [(e.time, e.level) for e in events] == [(utc(2019, 3, 15, 11, 37, 16, 123000), "INFO"),
+                                                   (utc(2019, 3, 15, 11, 37, 17, 456000), "ERROR")]

@@ -253,7 +253,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
     # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be);
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
-    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
+    # WebSphere's `[3/15/19 11:37:16:123 UTC]` (a two-digit year, month first)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}})|/(?P<yy>\d{{2}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
+
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     # epoch seconds (with a fraction or not, to whatever digits a writer prints: telegraf's and Go's
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
@@ -433,14 +435,19 @@ def dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
 
     if not CLOCK.search(text):
         return None  # a time of day is what makes a header's timestamp
+    text = text.strip("[]()<>#")  # a column's decoration (WebLogic's `####<Mar 15, 2019 11:37:16 AM UTC>`)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             moment = du.parse(text, fuzzy=False, default=datetime(1900, 1, 1))
+            # a full date writes its month and day: read with another default, they must not change
+            # (`2019 11:37:16 AM` is a year and a clock, not the first of January)
+            other = du.parse(text, fuzzy=False, default=datetime(1904, 2, 2))
     except (ValueError, OverflowError, TypeError, du.ParserError):
         return None
-    if moment.year == 1900:
+    if moment.year == 1900 or (moment.month, moment.day) != (other.month, other.day):
         return None
+
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=tz)
     try:
