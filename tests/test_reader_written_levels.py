@@ -153,3 +153,12 @@ def test_a_month_first_slashed_date_with_a_two_digit_year(tmp_path):
                                "[3/15/19 11:37:17:456 UTC] 00000022 ServletWrappe E   SRVE0068E: An exception was thrown"])
     assert [(e.time, e.level) for e in events] == [(utc(2019, 3, 15, 11, 37, 16, 123000), "INFO"),
                                                    (utc(2019, 3, 15, 11, 37, 17, 456000), "ERROR")]
+
+
+def test_a_space_padded_hour_and_a_level_word_in_the_prose_of_a_line_learnt_alone(tmp_path):
+    """SSSD writes `(2024-03-01  8:00:01):` (the hour padded with a blank); a layout learnt from that one
+    line does not take `debug` in `Starting with debug level` as its level column."""
+    events = _write(tmp_path, ["(2024-03-01  8:00:01): [sssd] [server_setup] (0x0400): Starting with debug level = 0x0070",
+                               "(Fri Mar  1 08:00:02 2024) [sssd[nss]] [nss_cmd_getpwnam] (0x0200): Running command [17]"])
+    assert [e.time for e in events] == [utc(2024, 3, 1, 8, 0, 1), utc(2024, 3, 1, 8, 0, 2)]
+    assert events[0].message == "Starting with debug level = 0x0070"

@@ -113,8 +113,8 @@ def message_below(record: ParsedRecord) -> None:
     with no message after it (Oracle's alert log: a stamp on a line of its own), or a level and a
     logger with its event id (.NET's console formatter: `info: Microsoft.Hosting.Lifetime[14]`, the
     message on the next line, padded)."""
-    if not record.stack or record.format in ("json", "logfmt"):
-        return
+    if not record.stack or record.format in ("json", "logfmt", "csv", "w3c"):
+        return  # a structured record's other lines are its values, not a message below a header
     if record.message.strip():
         named = _LEVEL_LOGGER.match(record.message)
         if named is None or normalize_level(named.group(1)) is None:

@@ -406,8 +406,8 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
-        if role == "tag" and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
-            break  # one line's `word:` after several prose words is its message's, not a header tag
+        if role in ("tag", "level") and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
+            break  # one line's `word:` or level word after several prose words is its message's, not the header's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:

@@ -210,8 +210,9 @@ class TimeShape:
 
 
 TIME_SHAPES: tuple[TimeShape, ...] = (
+    # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`)
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
-                         rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
+                         rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
     # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
