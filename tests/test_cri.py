@@ -79,3 +79,33 @@ def test_reads_cut_anywhere_lose_no_record_and_repeat_none(tmp_path):
     whole = sorted((e.position, e.message) for e in scan(path))
     for budget in (1, 2, 3):
         assert sorted((e.position, e.message) for e in read_in_batches(path, budget)) == whole
+
+
+def test_a_containers_logger_header_gives_the_level_and_message_not_the_runtimes_tag(tmp_path):
+    """The `F` tag is the runtime's, not FATAL: the level and message are the container's own header's."""
+    path = tmp_path / "pod.log"
+    path.write_text("2024-03-01T08:00:01.123456789Z stderr F 2024-03-01 08:00:01.123 ERROR [main] c.e.Orders - payment failed\n"
+                    "2024-03-01T08:00:01.223456789Z stderr F \tat com.example.Orders.pay(Orders.java:12)\n"
+                    "2024-03-01T08:00:02.123456789Z stdout F 2024-03-01 08:00:02.123 INFO [main] c.e.Orders - order placed\n"
+                    "2024-03-01T08:00:03.123456789Z stdout F 2024-03-01 08:00:03.001 WARN [main] c.e.Orders - slow reply\n")
+    events = scan(path)
+    assert [(e.level, e.message) for e in events] == [
+        ("ERROR", "payment failed"), ("INFO", "order placed"), ("WARN", "slow reply")]
+    assert events[0].stack.strip() == "at com.example.Orders.pay(Orders.java:12)"
+    assert events[0].fields["stream"] == "stderr" and "level_inferred" not in events[0].fields
+
+
+def test_docker_json_file_lines_are_read_as_the_container_text_they_carry(tmp_path):
+    """Docker's json-file driver: `log` is the container's line, joined per stream as CRI's are."""
+    path = tmp_path / "container-json.log"
+    path.write_text(
+        '{"log":"2024-03-01 08:00:01.123 ERROR [main] c.e.Orders - payment failed\\n","stream":"stderr","time":"2024-03-01T08:00:01.123456789Z"}\n'
+        '{"log":"2024-03-01 08:00:01.200 INFO [main] c.e.Orders - order placed\\n","stream":"stdout","time":"2024-03-01T08:00:01.200000000Z"}\n'
+        '{"log":"\\tat com.example.Orders.pay(Orders.java:12)\\n","stream":"stderr","time":"2024-03-01T08:00:01.223456789Z"}\n'
+        '{"log":"a long line cut by the driver, ","stream":"stdout","time":"2024-03-01T08:00:02.000000000Z"}\n'
+        '{"log":"its end\\n","stream":"stdout","time":"2024-03-01T08:00:02.000000001Z"}\n')
+    events = scan(path)
+    assert [(e.level, e.message) for e in events][:2] == [("ERROR", "payment failed"), ("INFO", "order placed")]
+    assert events[0].stack.strip() == "at com.example.Orders.pay(Orders.java:12)"
+    assert events[2].message == "a long line cut by the driver, its end" and len(events) == 3
+    assert events[0].time == datetime(2024, 3, 1, 8, 0, 1, 123456, tzinfo=timezone.utc)  # the runtime's

@@ -45,3 +45,21 @@ def test_a_hash_line_of_a_log_without_w3c_columns_stays_an_event(tmp_path):
     log = tmp_path / "app.log"
     log.write_text("2024-05-01 10:00:00 INFO start\n#Date: not a directive here\n")
     assert [e.message for e in events_of(log)][-1] == "#Date: not a directive here"
+
+
+def test_zeeks_header_names_its_tab_separated_columns_and_is_no_event(tmp_path):
+    """Zeek's (Bro's) ASCII logs: `#fields` names the columns, `ts` (epoch seconds) is the time, `-`
+    is unset; the header lines (`#separator`, `#types`, `#close`...) configure, they are not records."""
+    from tests.support import read_log, utc
+
+    path = tmp_path / "http.log"
+    path.write_text("#separator \\x09\n#set_separator\t,\n#empty_field\t(empty)\n#unset_field\t-\n#path\thttp\n"
+                    "#open\t2024-03-01-08-00-00\n#fields\tts\tuid\tid.orig_h\tmethod\thost\turi\tstatus_code\n"
+                    "#types\ttime\tstring\taddr\tstring\tstring\tstring\tcount\n"
+                    "1709280001.250000\tCwFs1P2\t192.0.2.76\tGET\tshop.example\t/cart\t200\n"
+                    "1709280002.500000\tCJxSUg\t192.0.2.76\tPOST\tshop.example\t-\t503\n"
+                    "#close\t2024-03-01-08-00-05\n")
+    events = read_log(path)
+    assert [e.time for e in events] == [utc(2024, 3, 1, 8, 0, 1, 250000), utc(2024, 3, 1, 8, 0, 2, 500000)]
+    assert events[0].fields["method"] == "GET" and events[1].fields["status_code"] == "503"
+    assert "uri" not in events[1].fields  # `-`: unset

@@ -15,28 +15,70 @@ logger or text line it is.
 """
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 from pipeline.ingest.multiline import MultilineJoiner, Record
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.timestamps import parse_time
 
+# Docker's json-file driver writes the same three things as one JSON object a line (moby's
+# daemon/logger/jsonfilelog: `{"log":"<text>\n","stream":"stderr","attrs":{...},"time":"<RFC 3339>"}`),
+# a line cut at 16 KiB without its `\n`: read as the CRI line it amounts to (`P` when the text lacks it)
+_DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
 LINE = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) "
                   r"(?P<stream>stdout|stderr) (?P<tag>[PF])(?: (?P<text>.*))?$", re.S)
 
-
-def parse_cri(text: str, opts: ParseOptions) -> ParsedRecord | None:
-    """One CRI record (module doc), or None when the text is not a CRI line."""
-    first, rest = split_first(text)
-    m = LINE.match(first)
-    if m is None:
+def envelope(line: str) -> tuple[str, str, str, str] | None:
+    """(runtime's time, stream, tag, container's text) of a CRI line or a Docker json-file line."""
+    m = LINE.match(line)
+    if m is not None:
+        return m["time"], m["stream"], m["tag"], m["text"] or ""
+    if line[:1] != "{" or '"log"' not in line[:16]:
         return None
-    time = parse_time(m["time"], opts)
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not obj.keys() <= _DOCKER_KEYS or not isinstance(obj.get("log"), str) \
+            or obj.get("stream") not in ("stdout", "stderr") or not isinstance(obj.get("time"), str):
+        return None
+    text = obj["log"]
+    whole = text.endswith("\n")
+    found = LINE.match(f"{obj['time']} {obj['stream']} F x")
+    if found is None:
+        return None
+    return obj["time"], obj["stream"], "F" if whole else "P", text[:-1].removesuffix("\r") if whole else text
+
+
+def texts(lines: list[str]) -> list[str]:
+    """The container's own text of each CRI (or Docker json-file) line among `lines`."""
+    return [found[3] for found in map(envelope, lines) if found is not None]
+
+
+def parse_cri(text: str, opts: ParseOptions, *, inner_parse: Callable[[str], ParsedRecord] | None = None
+              ) -> ParsedRecord | None:
+    """One CRI record (module doc), or None when the text is not a CRI line. `inner_parse` reads the
+    container's text (with its continuation lines) as the source's container writes it: a parser
+    detected from the containers' own lines, so a logger's header there gives the level and message."""
+    first, rest = split_first(text)
+    found = envelope(first)
+    if found is None:
+        return None
+    time = parse_time(found[0], opts)
     if time is None:
         return None
-    content = m["text"] or ""
+    stream, content = found[1], found[3]
     inner = None
+    if inner_parse is not None and content.strip():
+        inner = inner_parse(content + ("\n" + rest if rest else ""))
+        inner.format = "cri"
+        # the runtime's time, as every reader of these logs takes it: the text's own may lack a year
+        # or a zone, and where it is right it is the same instant
+        inner.time = time
+        inner.fields = {**inner.fields, "stream": stream}
+        return inner
     if content.lstrip().startswith("{"):
         from pipeline.ingest.structured import parse_json
 
@@ -44,11 +86,11 @@ def parse_cri(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if inner is not None:
         inner.format = "cri"
         inner.time = inner.time or time
-        inner.fields = {**inner.fields, "stream": m["stream"]}
+        inner.fields = {**inner.fields, "stream": stream}
         if rest:
             inner.stack = "\n".join(s for s in (inner.stack, rest.strip("\n")) if s)
         return inner
-    return text_record("cri", content, rest, time=time, fields={"stream": m["stream"]})
+    return text_record("cri", content, rest, time=time, fields={"stream": stream})
 
 
 MAX_HELD = 1_000  # records of other streams a stream's unfinished record may hold back
@@ -73,14 +115,14 @@ class StreamJoiner:
         return self._joiners[stream]
 
     def feed(self, position: Any, line: str) -> list[Record]:
-        m = LINE.match(line.rstrip("\r\n"))
-        if m is None:
+        found = envelope(line.rstrip("\r\n"))
+        if found is None:
             self._done += self._joiner("").feed(position, line)
             return self._release()
-        stream, text = m["stream"], m["text"] or ""
-        first, header, texts = self._parts.pop(stream, (position, f"{m['time']} {stream}", []))
+        time, stream, tag, text = found
+        first, header, texts = self._parts.pop(stream, (position, f"{time} {stream}", []))
         texts.append(text)
-        if m["tag"] == "P":
+        if tag == "P":
             self._parts[stream] = (first, header, texts)
             return self._release()
         self._done += self._records(stream, self._joiner(stream).feed((first, position, header), "".join(texts)))

@@ -22,17 +22,26 @@ from pipeline.ingest.timestamps import UTC_RULES, parse_time
 
 _DIRECTIVE = re.compile(r"^#(?P<name>[A-Za-z][\w-]*):\s?(?P<value>.*)$")
 _W3C_DIRECTIVES = frozenset({"Software", "Version", "Date", "Fields", "Remark", "Start-Date", "End-Date"})
+# Zeek's (Bro's) ASCII writer: `#separator \x09`, then `#fields<TAB>ts<TAB>uid…` and the other header
+# lines, the name and its value cut by the separator; its rows are tab-separated, `-` unset, `(empty)` empty
+_ZEEK_DIRECTIVE = re.compile(r"^#(?P<name>separator|set_separator|empty_field|unset_field|path|open|fields|types|close)"
+                             r"[\t ](?P<value>.*)$")
+_EMPTY = frozenset(("-", "(empty)"))
 _CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}(?:\.\d+)?")
-_TIME_COLUMNS = (("date", "time"), ("date-time",), ("datetime",))
+_TIME_COLUMNS = (("date", "time"), ("date-time",), ("datetime",), ("ts",))
 
 
 def directive(line: str) -> tuple[str, str] | None:
-    """(name, value) of a W3C directive line, or None when the line is not one."""
+    """(name, value) of a W3C or Zeek directive line (Zeek's `#fields` as `Fields`), or None when
+    the line is not one."""
     if not line.startswith("#"):
         return None
     m = _DIRECTIVE.match(line.rstrip())
     if m is None or m["name"] not in _W3C_DIRECTIVES:
-        return None
+        zeek = _ZEEK_DIRECTIVE.match(line.rstrip("\r\n"))
+        if zeek is None:
+            return None
+        return ("Fields" if zeek["name"] == "fields" else f"zeek-{zeek['name']}"), zeek["value"]
     return m["name"], m["value"]
 
 
@@ -42,6 +51,7 @@ class Columns:
 
     names: tuple[str, ...]
     opened: str | None = None  # the last `#Date:` directive's value: the day a clock-only `time` column is on
+    separator: str = " "  # W3C's; Zeek's rows are tab-separated
 
     def dated(self, value: str) -> Columns:
         """These columns on the day a `#Date:` directive's `value` gives."""
@@ -50,7 +60,7 @@ class Columns:
     @staticmethod
     def of(value: str) -> Columns | None:
         names = tuple(value.split())
-        return Columns(names) if names else None
+        return Columns(names, separator="\t" if "\t" in value else " ") if names else None
 
     def time_columns(self) -> tuple[str, ...]:
         lowered = tuple(n.lower() for n in self.names)
@@ -59,10 +69,11 @@ class Columns:
     def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
         """One line of these columns → a record, None when its values do not fill them."""
         first, _, rest = text.partition("\n")
-        values = first.rstrip("\r").split(" ")
+        values = first.rstrip("\r").split(self.separator)
         if len(values) != len(self.names) or not first.strip():
             return None
-        row = {name: (None if value == "-" else value) for name, value in zip(self.names, values)}
+        row = {name: (None if value in _EMPTY else value) for name, value in zip(self.names, values)}
+
         lowered = {name.lower(): name for name in self.names}
         columns = self.time_columns()
         stamp = " ".join(row[lowered[c]] or "" for c in columns)

@@ -36,10 +36,12 @@ from typing import Any, Callable, Iterable, Iterator
 from pipeline.errors import InvalidEvent
 from pipeline.ingest import key_roles
 from pipeline.ingest.cri import parse_cri
+from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
-from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, opens_record, second_line
+from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
+
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import looks_timed
@@ -47,7 +49,8 @@ from pipeline.ingest import prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
-from pipeline.ingest.timestamps import parse_time, read_any_time
+from pipeline.ingest.timestamps import leading_time, parse_time, read_any_time
+
 
 __all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
            "parse_learned",
@@ -193,6 +196,9 @@ class SourceParser:
         # a file of several containers' prefixed lines (`api-1  | ...`, `[pod/p/c] ...`): each
         # container's lines read by their own parser (pipeline/ingest/prefixed.py)
         self.prefixes: Prefixes | None = None
+        # a CRI source's containers' own text (`<time> stdout F <text>`): read by a parser detected
+        # from those texts, as a file of that text alone would be
+        self.inner: SourceParser | None = None
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -227,6 +233,8 @@ class SourceParser:
                     levelled[name] += record.level is not None
                     level_led[name] += record.level is None and _level_led(record.message)
         best = max(PARSERS, key=lambda name: counts[name])  # first in PARSERS wins a tie
+        if best == "json" and counts["cri"] >= counts["json"]:
+            best = "cri"  # Docker's json-file lines: a container runtime's envelope, read as CRI's
         self.format = best if counts[best] > 0 else "text"
         self.share = counts[best] / len(heads) if heads else 0.0
         self.sample_size = len(lines)
@@ -240,7 +248,10 @@ class SourceParser:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         # a known format that reads no level from the lines it reads may have read only the first
         # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
-        levelless = self.format in PARSERS and levelled[self.format] < 0.5 * counts[self.format] \
+        if self.format == "cri":
+            # the runtime's envelope is fixed: what a level or header there is is in its containers' text
+            self.inner = self._container_parser(cri_texts(lines + more))
+        levelless = self.format in PARSERS and self.format != "cri" and levelled[self.format] < 0.5 * counts[self.format] \
             and level_led[self.format] >= 0.5 * counts[self.format]
         if lines and (self.share < FAST_PATH_SHARE or levelless) and self.format not in ("json", "logfmt", "custom", "csv"):
             from pipeline.ingest.layout import MIN_SHARE
@@ -259,6 +270,12 @@ class SourceParser:
         if self.format == "text":
             self._learn_blocks(lines + more)
         self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
+        if not self.headed and self.format == "text" and not self.set.layouts and self.block_key is None:
+            # no one layout reads the sample (its records write their dates in several spellings), yet
+            # they open with a dated time: a line without one continues the record before it
+            dated = sum(1 for line in heads if looks_timed(line) or leading_time(" ".join(line[:64].split())) is not None)
+
+            self.headed = dated >= 2 and dated >= HEADED_SHARE * len(heads)
         self._learn_footer(lines)
         self._learn_logger_column(lines)
         return self.format
@@ -361,6 +378,8 @@ class SourceParser:
             if record is not None:
                 return record
         record = self._parse(text)
+        if record.stack:
+            message_below(record)
         if record.stack and self.headed:
             second_line(record)  # java.util.logging: `LEVEL: message` on the header's next line
             body_not_stack(record)  # an INFO record's SQL is its body, not a stack trace
@@ -384,6 +403,10 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
+        if text[:1] in " \t" and leading_time(text.lstrip(" \t")[:64]) is not None:
+            text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
+
+
         if self.columns is not None:
             record = self.columns.parse(text, self.options)
             if record is not None:
@@ -394,13 +417,19 @@ class SourceParser:
                 return record
         layout = self.layout if self.format == "learned" else None
         own = PARSERS.get(self.format or "")
+        if self.inner is not None:
+            record = parse_cri(text, self.options, inner_parse=self.inner.parse)
+            if record is not None:
+                return record
         if own is not None:  # the source's own known format first: layouts learnt later must not shadow it
             record = own(text, self.options)
             if record is not None:
                 return record
         if self.set.layouts:
             first, rest = split_first(text)
-            record = self._learned(self.set.read(first), rest)  # the layout that fits, its last one first
+            # the layout that fits, its last one first; the next when a looser one cannot read its time
+            record = next((r for r in map(lambda found: self._learned(found, rest), self.set.fitting(first))
+                           if r is not None), None)
             if record is None and layout is not None:  # its level column holding another word
                 record = self._learned((layout, layout.match(first)), rest)
             if record is not None:
@@ -410,8 +439,10 @@ class SourceParser:
             if record is not None:
                 return record
         first, rest = split_first(text)  # a line no layout or format reads: its own layout (off: the baseline)
-        learnt = FAST_PATH_SHARE >= 0 and self.set.learn_line(first) is not None
-        record = self._learned(self.set.read(first) if learnt else None, rest)
+        learnt = self.set.learn_line(first) if FAST_PATH_SHARE >= 0 else None
+        record = self._learned(self.set.fit(learnt, first) if learnt is not None else None, rest)
+
+
         if record is None and layout is not None:
             record = self._learned((layout, layout.match_loose(first)), rest)
         return record or parse_text(text, self.options)

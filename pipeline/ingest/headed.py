@@ -37,7 +37,10 @@ _JUL_LEVEL = re.compile(r"^(SEVERE|WARNING|INFO|CONFIG|FINE|FINER|FINEST|ERROR|W
 # a line of an aligned `Key:   value` listing (a record's block of properties: the key, a colon, the
 # value padded to a column), whatever its value; a header never pads after a word's colon
 # (PostgreSQL's prefix-less `LOG:  msg`, `DETAIL:  ...` are levels and labels of their own records)
-_ALIGNED_KEY = re.compile(r"^([A-Za-z][\w .-]{0,40}):[ \t]{2,}\S")
+# a level word and a logger with its event id, alone on a line (.NET's SimpleConsoleFormatter)
+_LEVEL_LOGGER = re.compile(r"^([A-Za-z]{3,8}): ([A-Za-z_][\w.`+<>-]*)\[(\d+)\]$")
+_ALIGNED_KEY = re.compile(
+r"^([A-Za-z][\w .-]{0,40}):[ \t]{2,}\S")
 _LEVEL_LABELS = frozenset(("LOG", "STATEMENT", "DETAIL", "HINT", "CONTEXT", "QUERY", "LOCATION"))
 _EARLY_CLOCK = re.compile(r"(?<!\d)\d{1,2}:\d{2}:\d{2}(?!\d)")
 # a line of a stack trace (Java, Python, Go) among a record's continuation lines
@@ -103,6 +106,24 @@ def second_line(record: ParsedRecord) -> None:
     record.message, record.stack = second.group(2).strip(), rest
     record.fields["source"] = source
     record.service = record.service or (source.split()[0] if source else None)
+
+
+def message_below(record: ParsedRecord) -> None:
+    """A first line that is a header alone takes its message from the record's next line: a header
+    with no message after it (Oracle's alert log: a stamp on a line of its own), or a level and a
+    logger with its event id (.NET's console formatter: `info: Microsoft.Hosting.Lifetime[14]`, the
+    message on the next line, padded)."""
+    if not record.stack or record.format in ("json", "logfmt", "csv", "w3c"):
+        return  # a structured record's other lines are its values, not a message below a header
+    if record.message.strip():
+        named = _LEVEL_LOGGER.match(record.message)
+        if named is None or normalize_level(named.group(1)) is None:
+            return
+        record.level, record.level_name = named.group(1), normalize_level(named.group(1))
+        record.service = record.service or named.group(2)
+        record.fields["logger"], record.fields["event_id"] = named.group(2), named.group(3)
+    message, rest = split_first(record.stack.strip("\n"))
+    record.message, record.stack = message.strip(), rest
 
 
 def body_not_stack(record: ParsedRecord) -> None:

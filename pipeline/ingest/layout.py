@@ -194,8 +194,9 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         # or after the level that opens the bracket (Tornado's `[I 240301 08:00:00 web:2243]`)
         lead = 1 if len(words) >= 3 and (_is_level(words[0]) or _is_letter_level(words[0])) else 0
         for k in range(len(words) - 1 + lead, lead, -1):
-            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE)
-                               if SHAPE_RE[t.name].match(" ".join(words[lead:k]))), None)
+            # a colon may close the time (Celery's `[2024-03-01 08:00:01,123: INFO/MainProcess]`)
+            stamp = " ".join(words[lead:k]).removesuffix(":")
+            shape_name = next((t.name for t in (*TIME_SHAPES, CLOCK_SHAPE) if SHAPE_RE[t.name].match(stamp)), None)
             if shape_name is not None:
                 return i, 1, shape_name + (LEAD if lead else "") + EXTRA
     if best is None:
@@ -405,8 +406,8 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
-        if role == "tag" and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
-            break  # one line's `word:` after several prose words is its message's, not a header tag
+        if role in ("tag", "level") and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
+            break  # one line's `word:` or level word after several prose words is its message's, not the header's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
@@ -536,7 +537,8 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             if shape.endswith(LEAD + EXTRA):  # the level before the time, the other words after it
                 parts.append(rf"[\[(](?P<f{n}l>[A-Za-z]{{1,12}})\s+(?P<time>{time_re})(?:\s+(?P<f{n}x>[^\])]*))?[\])]:?")
             elif shape.endswith(EXTRA):  # the bracket's other words are a column of their own
-                parts.append(rf"[\[(](?P<time>{time_re})\s+(?P<f{n}x>[^\])]*)[\])]:?")
+                parts.append(rf"[\[(](?P<time>{time_re}):?\s+(?P<f{n}x>[^\])]*)[\])]:?")
+
             else:
                 parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
         elif role == "prefix":

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
 
 from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, learn
 from pipeline.ingest.levels import normalize_level
@@ -81,9 +82,15 @@ def _level_ok(layout: Layout, m: re.Match[str]) -> bool:
     return known
 
 
+def _time_ok(layout: Layout, m: re.Match[str]) -> bool:
+    """A spelling no shape knows is any run of words to the layout's regex (dateutil reads it): the
+    words the line holds there must read as a time for the layout to fit it."""
+    return layout.time_shape != "dateutil" or layout.read_time(m["time"]) is not None
+
+
 def _fits(layout: Layout, line: str) -> bool:
     m = layout.match(line)
-    return m is not None and _level_ok(layout, m)
+    return m is not None and _level_ok(layout, m) and _time_ok(layout, m)
 
 
 class LayoutSet:
@@ -102,26 +109,40 @@ class LayoutSet:
 
     def read(self, first: str) -> tuple[Layout, re.Match[str]] | None:
         """The layout that fits `first` and its match, or None."""
+        return next(self.fitting(first), None)
+
+    def fitting(self, first: str) -> Iterator[tuple[Layout, re.Match[str]]]:
+        """Each layout that fits `first`, with its match, in the order `read` tries them: a caller
+        that cannot read the line's time with one (a looser layout matched it) goes on to the next."""
         layouts = self.layouts
         if not layouts:
-            return None
+            return
+        tried = set()
         # the source's own layout first (a later, looser one must not shadow it), then the last that fitted
         for n in (0, self._last) if self._last else (0,):
+            tried.add(n)
             m = layouts[n].match(first)
-            if m is not None and _level_ok(layouts[n], m):
+            if m is not None and _level_ok(layouts[n], m) and _time_ok(layouts[n], m):
                 self._touch(n)
-                return layouts[n], m
+                yield layouts[n], m
         for n, layout in enumerate(layouts):
-            if n == self._last or n == 0:
+            if n in tried:
                 continue
             m = layout.match(first)
-            if m is not None and _level_ok(layout, m):
+            if m is not None and _level_ok(layout, m) and _time_ok(layout, m):
                 self._last = n
                 self._touch(n)
-                return layout, m
-        return None
+                yield layout, m
+
+    @staticmethod
+    def fit(layout: Layout, first: str) -> tuple[Layout, re.Match[str]] | None:
+        """`layout` and its match of `first` when it fits it (its level column holding a level word)."""
+        m = layout.match(first)
+        return (layout, m) if m is not None and _level_ok(layout, m) and _time_ok(layout, m) else None
+
 
     def _touch(self, n: int) -> None:
+
         self._tick += 1
         self._used[n] = self._tick
 
@@ -161,7 +182,7 @@ def parse_learned(text: str, opts: ParseOptions, layout: Any) -> ParsedRecord | 
 def _writes_year(shape: str | None) -> bool:
     """Whether a time spelling writes the year (dateutil's and unknown ones are taken to)."""
     known = TIME_SHAPES_BY_NAME.get(shape or "")
-    return known is None or any(g in known.regex for g in ("(?P<y>", "(?P<yy>", "(?P<epoch>"))
+    return known is None or any(g in known.regex for g in ("(?P<y>", "(?P<yy>", "(?P<epoch>", "(?P<tai>"))
 
 
 # a level the layout has no column for, leading the message: `[Note] ...` (a level column on some
@@ -192,10 +213,22 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
         level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)
         fields["component"] = named["component"]
+    if level is None and "." in component:
+        # Monolog's `%channel%.%level_name%:` (PHP: Symfony, Laravel's `local.ERROR:`): the channel, then
+        # the level's name in capitals after its last dot
+        channel, _, word = component.rstrip(":").rpartition(".")
+        if channel and word.isupper() and normalize_level(word) is not None:
+            level, named["component"] = word, channel
+            fields["component"] = channel
     if level is None:  # the words sharing the time's bracket (Serilog's `[08:00:00 INF]`, Tornado's
         # `[I 240301 08:00:00 web:2243]`) may be its level
         level = next((v.strip() for k, v in groups.items() if k[-1:] in "xl" and k[:1] == "f" and v
                       and normalize_level(v.strip()) is not None), None)
+        extra = next((v.strip() for k, v in groups.items() if k[-1:] == "x" and k[:1] == "f" and v), "")
+        if level is None and "/" in extra and normalize_level(extra.split("/", 1)[0]) is not None:
+            # `LEVEL/process` (Celery's `[%(asctime)s: %(levelname)s/%(processName)s]`)
+            level, fields["process"] = extra.split("/", 1)
+
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
     message = groups.get("message") or ""

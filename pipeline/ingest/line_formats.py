@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
@@ -116,8 +116,14 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
 
 
 def _numeric_date(text: str) -> tuple[int, int, int]:
-    """`yyyy-mm-dd`, `yyyy/mm/dd`, `yy/mm/dd` or `yymmdd` → (year, month, day)."""
+    """`yyyy-mm-dd`, `yyyy/mm/dd`, `yy/mm/dd`, `yymmdd` or ISO 8601's ordinal `yyyy-ddd` → (year, month, day)."""
+    if len(text) == 8 and text[4] == "-":
+        day = date(int(text[:4]), 1, 1) + timedelta(days=int(text[5:]) - 1)
+        if day.year != int(text[:4]):
+            raise ValueError("not a day of the year")
+        return day.year, day.month, day.day
     if len(text) == 10:
+
         return int(text[:4]), int(text[5:7]), int(text[8:10])
     if len(text) == 8:
         return 2000 + int(text[:2]), int(text[3:5]), int(text[6:8])
@@ -143,7 +149,7 @@ class TextFormat:
 
 
 # log4j & co: a date, a level, then optional thread, logger and separators.
-_L4J_DATE = (r"(?P<time>(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6})[ T]"
+_L4J_DATE = (r"(?P<time>(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}|\d{6}|\d{4}-[0-3]\d\d(?=T))[ T]"
              r"(?P<hms>\d{2}:?\d{2}:?\d{2})(?:[.,](?P<frac>\d+))?(?P<off>Z|[+-]\d{2}:?\d{2})?)")
 
 

@@ -42,6 +42,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
+from pipeline.ingest.timestamps import leading_time
+
 MAX_LINES = 1_000
 MAX_CHARS = 256 * 1024
 FOLDED = "\t... {} more lines not kept (a record keeps its first {} lines, {} characters)"
@@ -197,7 +199,12 @@ class MultilineJoiner:
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
         if line[0] in " \t" and _INDENTED.match(line):
-            return True
+            # an indented line continues its record, but for one that opens with a dated stamp the
+            # source reads as a header (a record a program wrote with a leading tab); no frame of a
+            # trace does
+            return not ((stripped[0].isdigit() or stripped[0] == "[") and leading_time(stripped) is not None
+                        and self._starts(stripped))
+
         if (stripped == _PY_TRACEBACK or goroutine
                 or (stripped[0] in "DT" and _PY_CHAIN.match(stripped))):  # "During...", "The above..."
             return True

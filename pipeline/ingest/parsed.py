@@ -115,7 +115,20 @@ _BRACKET_LEVEL = re.compile(r"\[(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATA
 _KLOG_LEVELS = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
 
 
+def _bracketed_level(message: str) -> str | None:
+    """The first `[Level]` among a message's first eight columns (a word of letters, capitalised),
+    when a level name: written there by the header, not guessed."""
+    for token in message.split(None, 8)[:8]:
+
+        word = token.rstrip(":")
+        if word[:1] == "[" and word[-1:] == "]" and word[1:2].isupper() and 3 <= len(word) <= 14 \
+                and word[1:-1].isalpha() and normalize_level(word[1:-1]) is not None:
+            return word[1:-1]
+    return None
+
+
 def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=None,
+
                  scheme: str | None = None, service=None, host=None, fields=None) -> ParsedRecord:
     """A text line's record: the level normalised (or guessed from its words when the header has
     none), the exception its text names, the continuation lines as the stack, empty fields dropped."""
@@ -141,6 +154,10 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         column = _BAR_LEVEL.match(message)
         if column is not None and normalize_level(column.group(1)) is not None:
             level = column.group(1)
+    if level is None and "[" in message[:160]:
+        # a bracketed level word among the line's first columns, after a pid, a thread or a channel
+        # (gunicorn's `[17] [INFO] msg`, Ceph's `mon.0 10.0.0.4:6789/0 7 : audit [DBG] msg`)
+        level = _bracketed_level(message)
     if level is None and message[:1] in "IWEF":
         # a klog header (Kubernetes components: `I0602 17:00:03.551210  990 prober.go:107] msg`)
         # writes the level as its first letter: read, not guessed from the words after it

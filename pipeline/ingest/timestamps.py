@@ -38,7 +38,8 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import date, datetime, timedelta, timezone, tzinfo
+
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -209,9 +210,13 @@ class TimeShape:
 
 
 TIME_SHAPES: tuple[TimeShape, ...] = (
+    # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`)
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
-                         rf"(?P<h>\d{{2}})[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
+                         rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
+    # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
+    TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
+                             rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
     TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
@@ -249,12 +254,17 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # Snort's and Suricata's fast alerts: `05/30-19:09:10.917356` (no year), `10/05/2017-23:24:22.589000`;
     # US exports' `4/19/2020 1:11:13 PM` (month first, as dateutil reads it; day first where the month cannot be);
     # NetScaler's `27/06/2026:22:38:17` (the clock joined to the year by a colon, as the common log format does)
-    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
+    # WebSphere's `[3/15/19 11:37:16:123 UTC]` (a two-digit year, month first)
+    TimeShape("month-day-slashed", rf"(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})(?:/(?P<y>\d{{4}})|/(?P<yy>\d{{2}}))?(?:[- T]|(?<=\d{{4}}):){_HMS}(?: ?{_ZONE})?", 5),
+
     TimeShape("month-day-dotted", rf"(?P<mo>\d{{1,2}})\.(?P<d>\d{{1,2}}) {_HMS}", 4),
     # epoch seconds (with a fraction or not, to whatever digits a writer prints: telegraf's and Go's
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
+    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits,
+    # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
+    TimeShape("tai64n", r"@(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
@@ -278,12 +288,19 @@ def spaced(regex: str) -> str:
 SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
-def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
+_TAI64_UNIX = 2**62 + 10  # the TAI64 label of the Unix epoch's second (libtai's tai_unix)
+
+
+def time_from_groups(
+g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
                      now: datetime | None = None) -> datetime | None:
     """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
     try:
         if g.get("epoch"):
             return from_epoch(float(g["epoch"]))
+        if g.get("tai"):
+            second = datetime.fromtimestamp(int(g["tai"], 16) - _TAI64_UNIX, tz=timezone.utc)
+            return second.replace(microsecond=int(g["tain"], 16) // 1000)
         if g.get("h2"):  # the shape's second spelling of the clock (yy-compact's `14:18:50`, day-month's `15:04`)
             g = {**g, "h": g["h2"], "mi": g["mi2"], "s": g["s2"] or 0}
         if g.get("clock") is not None:
@@ -291,6 +308,11 @@ def time_from_groups(g: dict[str, Any], *, tz: Any = timezone.utc, year: int | N
             if g.get("ampm"):
                 hour = hour % 12 + (12 if g["ampm"].lower() == "pm" else 0)
             return with_today((hour, int(g["mi"]), int(g["s"] or 0), micro(g.get("f"))), TimeRules(tz, year, now))
+        if g.get("yd"):  # an ordinal date: the year's day
+            day = date(int(g["y"]), 1, 1) + timedelta(days=int(g["yd"]) - 1)
+            if day.year != int(g["y"]):
+                return None
+            g = {**g, "mo": str(day.month), "d": str(day.day)}
         month = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "")[:3].lower())
         if month is None:
             return None
@@ -414,14 +436,19 @@ def dateutil_time(text: str, tz: Any = timezone.utc) -> datetime | None:
 
     if not CLOCK.search(text):
         return None  # a time of day is what makes a header's timestamp
+    text = text.strip("[]()<>#")  # a column's decoration (WebLogic's `####<Mar 15, 2019 11:37:16 AM UTC>`)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             moment = du.parse(text, fuzzy=False, default=datetime(1900, 1, 1))
+            # a full date writes its month and day: read with another default, they must not change
+            # (`2019 11:37:16 AM` is a year and a clock, not the first of January)
+            other = du.parse(text, fuzzy=False, default=datetime(1904, 2, 2))
     except (ValueError, OverflowError, TypeError, du.ParserError):
         return None
-    if moment.year == 1900:
+    if moment.year == 1900 or (moment.month, moment.day) != (other.month, other.day):
         return None
+
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=tz)
     try:
