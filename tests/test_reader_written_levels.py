@@ -162,3 +162,10 @@ def test_a_space_padded_hour_and_a_level_word_in_the_prose_of_a_line_learnt_alon
                                "(Fri Mar  1 08:00:02 2024) [sssd[nss]] [nss_cmd_getpwnam] (0x0200): Running command [17]"])
     assert [e.time for e in events] == [utc(2024, 3, 1, 8, 0, 1), utc(2024, 3, 1, 8, 0, 2)]
     assert events[0].message == "Starting with debug level = 0x0070"
+
+
+def test_a_level_written_as_a_header_after_a_prefix_of_words_is_the_level(tmp_path):
+    """PostgreSQL's log_line_prefix may put the database, application and user before the level
+    (`%m [%p] %d %a %u `): a layout learnt from one such line still reads `LOG:` and `ERROR:` as its level."""
+    events = _write(tmp_path, ["2024-03-01 08:00:02.311 UTC [4121] shop psql alice ERROR:  relation \"orders\" does not exist"])
+    assert [(e.level, e.message) for e in events] == [("ERROR", 'relation "orders" does not exist')]

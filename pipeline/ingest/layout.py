@@ -406,8 +406,9 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
-        if role in ("tag", "level") and len(rows) == 1 and _prose_before(rows[0], after, k) > 1:
-            break  # one line's `word:` or level word after several prose words is its message's, not the header's
+        if (len(rows) == 1 and (role == "tag" or role == "level" and not _written_as_header(rows[0], after + k))
+                and _prose_before(rows[0], after, k) > 1):
+            break  # one line's `word:`, or a level word written as prose, after several prose words is its message's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
@@ -431,6 +432,14 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
 
 
 _PROSE = re.compile(r'"?[A-Za-z][a-z]+"?,?')
+
+
+def _written_as_header(row: tuple[str, list[tuple[int, int]]], j: int) -> bool:
+    """A level written as headers write it (`LOG:`, `ERROR`, `[warn]`), not as a word of prose (`debug level`):
+    after words of a header's own (a database, a user, an application name) it is still the header's level."""
+    line, spans = row
+    token = line[spans[j][0]:spans[j][1]]
+    return token.isupper() or token.endswith(":") or token[:1] in "[(<"
 
 
 def _prose_before(row: tuple[str, list[tuple[int, int]]], after: int, k: int) -> int:
