@@ -44,6 +44,7 @@ class Joiner:
         self.opened_at: dict[str, int] = {}  # an incident this batch opened -> the order it was opened in
         self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
         self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
+        self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
@@ -71,9 +72,10 @@ class Joiner:
             return None
         names, said = outage.named_things(event), outage.words(event)
         self._load(self._members(event, names, said))
+        wording = self._wording(event) if any(c.texts for c in self.candidates.values()) else None
         tied: list[tuple[int, str, str]] = []
         for candidate in self.candidates.values():
-            ties = candidate.ties(event, names, said)
+            ties = candidate.ties(event, names, said, wording)
             if ties and candidate.near(event.time, self.minutes):
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied:
@@ -108,6 +110,12 @@ class Joiner:
         if tied:
             self._merge_all([incident, *tied])
 
+    def _wording(self, event: LogEvent) -> outage.Wording:
+        """`outage.Wording` of an event, read once for `find` and `joined` both."""
+        if self._last_wording[0] is not event or self._last_wording[1] is None:
+            self._last_wording = (event, outage.Wording.of(event))
+        return self._last_wording[1]
+
     def _named_things(self, event: LogEvent) -> frozenset[str]:
         """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
         if self._last_named[0] is not event:
@@ -138,6 +146,8 @@ class Joiner:
         gone, kept = self.candidates.pop(loser), self.candidates[into]
         kept.names |= gone.names
         kept.services |= gone.services
+        kept.clauses |= gone.clauses
+        kept.texts |= gone.texts
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
@@ -176,6 +186,10 @@ class Joiner:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
                 candidate.names.update(names)
+                if how != FOLD and len(candidate.texts) < outage.MAX_WORDINGS:
+                    wording = self._wording(event)
+                    candidate.clauses.update(wording.clauses)
+                    candidate.texts.add(wording.text)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(outage.masked_line(event))
         if candidate is not None:

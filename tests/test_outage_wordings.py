@@ -1,0 +1,61 @@
+"""One outage by its words (issue 35.1, session 46): a server's error text that its clients relay word for
+word (PostgreSQL's `FATAL: sorry, too many clients already` inside pgjdbc's `PSQLException`, a
+pooler's `no more connections allowed` inside sqlx's error) ties the client's error to the server's
+incident though the client names no host; two failures in the same words that each name another
+destination stay apart; a logger's class name (`o.s.b.SpringApplication`) is no resource that tells
+one failure from another. The wordings are written here in the manner of those libraries."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pipeline.state import LogEvent
+from tests.support import events_of, incidents_by_first_seen
+
+T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def _event(n: int, seconds: float, service: str, host: str, message: str, *, level: str = "ERROR") -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=service, host=host,
+                    level=level, message=message, source=f"{service}.log", position=f"{service}.log@{n}")
+
+
+def _too_many_clients() -> list[LogEvent]:
+    return [
+        _event(1, 1.0, "postgres", "pg-main-0", "[48211] FATAL:  sorry, too many clients already"),
+        _event(2, 1.8, "orders-api", "orders-api-7c9f-x2k", "HikariPool-1 - Exception during pool initialization."
+               " org.postgresql.util.PSQLException: FATAL: sorry, too many clients already"),
+        _event(3, 2.1, "orders-api", "orders-api-7c9f-x2k", "o.s.b.SpringApplication : Application run failed"
+               " org.springframework.beans.factory.BeanCreationException: Error creating bean with name 'emf'"),
+        _event(4, 2.5, "reports", "reports-1", "psycopg2.OperationalError: connection to server at"
+               ' "pg-main.db.svc.cluster.local" (10.42.3.7), port 5432 failed: FATAL:  sorry, too many clients already'),
+    ]
+
+
+@pytest.mark.parametrize("order", ["server first", "callers first"])
+def test_a_servers_error_relayed_word_for_word_by_its_client_is_the_servers_incident(engine, order):
+    events = _too_many_clients()
+    if order == "callers first":
+        events = [events[3], events[1], events[2], events[0]]
+    engine.incidents.store_batch(events, cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    # Spring's `Application run failed` is the same writer's burst: its logger's class names no resource
+    # that would set it apart from the database the other caller names
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+    assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_the_same_words_naming_two_databases_are_two_failures(engine):
+    engine.incidents.store_batch([
+        _event(1, 1.0, "postgres", "pg-orders-0", "[481] FATAL:  sorry, too many clients already"),
+        _event(2, 1.5, "orders", "orders-1", "HikariPool-1 - Exception during pool initialization."
+               " org.postgresql.util.PSQLException: FATAL: sorry, too many clients already"),
+        _event(3, 2.0, "billing", "billing-1", "psycopg2.OperationalError: connection to server at"
+               ' "pg-billing.db.svc.cluster.local" (10.42.9.9), port 5432 failed: FATAL:  sorry, too many clients already'),
+        _event(4, 2.5, "ledger", "ledger-1", "psycopg2.OperationalError: connection to server at"
+               ' "pg-orders.db.svc.cluster.local" (10.42.3.7), port 5432 failed: FATAL:  sorry, too many clients already'),
+    ], cursor=None)
+    by_event = {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+    assert by_event["ev-2"] == by_event["ev-1"]  # the client that names no host: the server's words
+    assert by_event["ev-3"] != by_event["ev-1"]  # another database, in the same words
