@@ -59,3 +59,18 @@ def test_the_same_words_naming_two_databases_are_two_failures(engine):
     by_event = {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
     assert by_event["ev-2"] == by_event["ev-1"]  # the client that names no host: the server's words
     assert by_event["ev-3"] != by_event["ev-1"]  # another database, in the same words
+
+
+def test_a_server_writing_to_a_client_that_went_away_opens_nothing_and_a_lost_database_does(engine):
+    """Go's net.OpError (`write tcp local->remote: write: broken pipe`): a file server whose mobile
+    clients abandon downloads writes from its listening port to their ephemeral ports, nothing broke on
+    its side; a client whose own connection to its database breaks writes from an ephemeral port."""
+    engine.incidents.store_batch([
+        _event(1, 1.0, "files", "files-1", "write tcp 10.3.0.7:8080->10.3.0.2:41822: write: broken pipe"),
+        _event(2, 9.0, "files", "files-2", "write tcp 10.3.0.8:8080->10.3.0.2:42001: write: connection reset by peer"),
+    ], cursor=None)
+    assert incidents_by_first_seen(engine) == []
+    engine.incidents.store_batch([
+        _event(3, 20.0, "orders", "orders-1", "write tcp 10.0.0.5:53412->10.0.0.9:5432: write: broken pipe"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 1
