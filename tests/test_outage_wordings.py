@@ -74,3 +74,35 @@ def test_a_server_writing_to_a_client_that_went_away_opens_nothing_and_a_lost_da
         _event(3, 20.0, "orders", "orders-1", "write tcp 10.0.0.5:53412->10.0.0.9:5432: write: broken pipe"),
     ], cursor=None)
     assert len(incidents_by_first_seen(engine)) == 1
+
+
+def _full_disk() -> list[LogEvent]:
+    return [
+        _event(1, 1.0, "nginx", "upload-gw-1", '[crit] 27#27: *90012 pwrite() "/var/cache/nginx/client_temp/0000031188"'
+               ' failed (28: No space left on device), client: 10.4.0.9, host: "upload.example.com"'),
+        _event(2, 1.6, "file-svc", "upload-gw-1", "Error: ENOSPC: no space left on device, write\n"
+               "    at Object.writeSync (node:fs:927:3)\n    at SonicBoom.flushSync (/app/node_modules/sonic-boom/index.js:5)"),
+        _event(3, 2.4, "thumbnailer", "upload-gw-1", "OSError: [Errno 28] No space left on device: '/var/tmp/thumb-5h2k.webp'"),
+        _event(4, 2.5, "reports", "batch-7", "OSError: [Errno 28] No space left on device: '/var/tmp/report.csv'"),
+    ]
+
+
+def test_services_of_one_host_out_of_disk_are_one_incident(engine):
+    """nginx's `pwrite() ... failed (28: No space left on device)`, Node's `ENOSPC` (its stack frames
+    name code, no resource) and Python's `[Errno 28]`, written on one host, are that host's full disk;
+    a full disk on another host at the same moment is another failure."""
+    engine.incidents.store_batch(_full_disk(), cursor=None)
+    by_events = {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)}
+    assert by_events == {frozenset({"ev-1", "ev-2", "ev-3"}), frozenset({"ev-4"})}
+
+
+def test_the_500_a_service_answers_its_failed_request_with_is_that_failures_incident(engine):
+    """ASP.NET Core logs the database error, then the request's `responded 500`: one failure, not two."""
+    engine.incidents.store_batch([
+        _event(1, 1.0, "orders-net", "orders-net-1", "fail: Microsoft.EntityFrameworkCore.Database.Connection[20004]"
+               " An error occurred using the connection to database 'orders' on server 'sql-prod-01'."),
+        _event(2, 1.1, "orders-net", "orders-net-1", "HTTP GET /api/orders/recent responded 500 in 12.8 ms"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2"}
+    assert outage["leader"]["event_id"] == "ev-1"

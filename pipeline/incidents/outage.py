@@ -68,6 +68,7 @@ _MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
+_FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
 _INSTANCE = re.compile(r"[-_]\d+$")
 # a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
 # DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
@@ -112,6 +113,9 @@ _VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
 _ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
                if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
 _ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
+# errnos of a resource the host's services share (a filesystem full or over quota, the system's file table
+# full), not a process's own (EMFILE is one process's descriptors)
+HOST_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "ENFILE"})
 _ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
 _LOWER_WORD = re.compile(r"[a-z0-9]+")
 # each text filed under its first two words: a line's own word pairs say which texts can be in it
@@ -236,7 +240,9 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
             names.append(f"file:{event.host or ''}:{route}" if _FILE.search(route) else f"path:{route}")
-    for match in _DOTTED.finditer(text_no_urls):
+    # a stack frame's `at Object.writeSync (node:fs:927:3)`, `at com.shop.Repo.find(Repo.java:45)` names code, no
+    # resource a failure is about
+    for match in _DOTTED.finditer(_FRAME.sub(" ", text_no_urls)):
         token = match.group(1).rstrip(".").lower()
         if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
             names.append(f"res:{token}")
@@ -263,6 +269,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {SERVICE_NAMED + i for i in identities(event)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
+
+
+def values(names: set[str] | frozenset[str], kinds: tuple[str, ...]) -> set[str]:
+    """The values of `names` of the given kinds, without their kind (`res:ephemeral-storage` → `ephemeral-storage`)."""
+    return {n.split(":", 1)[1] for n in names if n.startswith(kinds)}
 
 
 def writer_names(event: LogEvent, things: list[str]) -> list[str]:
@@ -378,6 +389,9 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
     for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
         codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
     names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
+    if event.host and not _IP.search(event.host):
+        # a resource of the whole host (its disk, its file table): every service writing there meets it
+        names.extend(f"{ERRNO}@{event.host.lower()}|{code}" for code in sorted(codes & HOST_ERRNOS))
     for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
         if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
             names.append(f"{CLASS}{service}|{cls}")
@@ -490,6 +504,17 @@ def states_cause(event: LogEvent) -> bool:
     """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
     return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+
+
+_STATUS_5XX = re.compile(r"\b5\d\d\b")
+_NOT_ONLY_STATUS = re.compile(r"time[d ]?\s?out|timeout|deadline|upstream|circuit|slow|unavailable|refused|reset", re.I)
+
+
+def answered_5xx(event: LogEvent) -> bool:
+    """Whether an error says only that a request was answered with a 5xx status (no timeout, no cause)."""
+    head = first_line(event.message)[:400]
+    return (bool(_STATUS_5XX.search(head)) and rank(event) == SYMPTOM and not _NOT_ONLY_STATUS.search(head)
+            and not _CAUSE.search(head))
 
 
 def rank(event: LogEvent) -> int:
@@ -630,6 +655,11 @@ class Candidate:
         if component(event) in self.recent and rank(event) == NEUTRAL:
             first = parse_iso(self.first)
             weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
+        elif component(event) in self.recent and answered_5xx(event) and not any(n.startswith(ADDRESSES) for n in names):
+            # the 5xx its writer answered the failed request with, written just after that error (ASP.NET's
+            # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
+            since = event.time - self.recent[component(event)]
+            weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
