@@ -106,3 +106,21 @@ def test_the_500_a_service_answers_its_failed_request_with_is_that_failures_inci
     (outage,) = incidents_by_first_seen(engine)
     assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2"}
     assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_a_warning_naming_the_resource_the_errors_name_as_a_word_leads(engine):
+    """The kubelet starts reclaiming `resourceName="ephemeral-storage"`, then evicts search-api's pods
+    (`low on resource: ephemeral-storage`), the edge's callers fail and a new pod is rejected for the same
+    resource: the first warning leads."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "kubelet", "node-4", 'eviction_manager.go:366] "Eviction manager: attempting to reclaim"'
+               ' resourceName="ephemeral-storage"', level="WARN"),
+        _event(2, 0.1, "kubelet", "node-4", "Evicted pod search-api-6f8b9-2kq: The node was low on resource:"
+               " ephemeral-storage.", level="WARN"),
+        _event(3, 1.0, "web-bff", "web-bff-3", "upstream error: GET http://search-api.search.svc.cluster.local:8080"
+               "/v1/search: 503 Service Unavailable"),
+        _event(4, 4.0, "kubelet", "node-4", "Failed to admit a pod of search-api: The node was low on resource:"
+               " ephemeral-storage."),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["position"] == "kubelet.log@1"

@@ -278,6 +278,9 @@ class Joiner:
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
+                        # the resource it names, named by the errors as a word (`resourceName="ephemeral-storage"`
+                        # before `The node was low on resource: ephemeral-storage`)
+                        or outage.values(names, ("res:",)) & outage.values(candidate.names, ("res:", outage.SERVICE_NAMED))
                         # the called service's own warning before its errors: its callers' errors name it
                         or outage.component(event) in candidate.names
                         and outage.side(event.service, candidate.names) == outage.CALLEE
