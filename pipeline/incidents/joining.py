@@ -75,8 +75,10 @@ class Joiner:
         wording = self._wording(event) if any(c.texts for c in self.candidates.values()) else None
         tied: list[tuple[int, str, str]] = []
         for candidate in self.candidates.values():
+            if not candidate.near(event.time, self.minutes):
+                continue  # (first: the ties read what the errors said, the window is two comparisons)
             ties = candidate.ties(event, names, said, wording)
-            if ties and candidate.near(event.time, self.minutes):
+            if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied:
             return None
@@ -112,9 +114,11 @@ class Joiner:
 
     def _wording(self, event: LogEvent) -> outage.Wording:
         """`outage.Wording` of an event, read once for `find` and `joined` both."""
-        if self._last_wording[0] is not event or self._last_wording[1] is None:
-            self._last_wording = (event, outage.Wording.of(event))
-        return self._last_wording[1]
+        held, wording = self._last_wording
+        if held is not event or wording is None:
+            wording = outage.Wording.of(event)
+            self._last_wording = (event, wording)
+        return wording
 
     def _named_things(self, event: LogEvent) -> frozenset[str]:
         """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""

@@ -177,7 +177,7 @@ _WARN_CAUSE = re.compile(
 # as words (those holding a digit and level words left out), at least WORDING_WORDS of them
 WORDING_WORDS = 5
 WORDING_CHARS = 1_500
-MAX_WORDINGS = 256  # wordings and texts an incident keeps for one batch
+MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
 _LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
                           "notice", "severe", "level"})
