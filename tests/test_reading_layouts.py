@@ -296,3 +296,23 @@ def test_a_printed_json_body_continues_its_record_and_a_json_line_is_its_own(tmp
     events = read(path)
     assert [e.message for e in events] == ['config:\n{\n  "pool": 4\n}', "json line", "done"]
     assert events[1].level == "ERROR" and events[1].time == utc(2024, 3, 1, 8, 0, 1)
+
+
+def test_a_level_first_layout_interleaved_with_another_is_read_with_its_own_level_and_time(tmp_path):
+    # a Go program's standard `log` lines and, in the same stream, a Java server's log4j lines whose
+    # header writes the level and the thread before the time (`%-5level [%thread] %date %file:%line - `):
+    # an INFO that says a peer is `DOWN` stays INFO, a WARN that says operations `timed out` stays WARN
+    path = tmp_path / "mixed.log"
+    path.write_text(
+        "2026/11/14 16:20:01 writer: flushed 512 events in 38ms\n"
+        "2026/11/14 16:20:02 writer: flushed 498 events in 41ms\n"
+        "2026/11/14 16:20:02 api: GET /users/1182/feed 200 (21ms)\n"
+        "WARN  [Service Thread] 2026-11-14 16:20:03,877 GCInspector.java:282 - Old Generation GC in 9211ms\n"
+        "2026/11/14 16:20:04 writer: insert batch failed: no response received within timeout period\n"
+        "INFO  [GossipStage:1] 2026-11-14 16:20:05,310 Gossiper.java:1105 - InetAddress /10.4.1.22:7000 is now DOWN\n"
+        "WARN  [ScheduledTasks:1] 2026-11-14 16:20:06,118 MonitoringTask.java:173 - 41 operations timed out\n")
+    events = read(path)
+    assert [e.level for e in events][3:] == ["WARN", "ERROR", "INFO", "WARN"]
+    assert events[5].time == utc(2026, 11, 14, 16, 20, 5, 310_000)
+    assert events[5].message == "InetAddress /10.4.1.22:7000 is now DOWN"
+    assert "level_inferred" not in events[5].fields

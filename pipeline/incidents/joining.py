@@ -44,6 +44,7 @@ class Joiner:
         self.opened_at: dict[str, int] = {}  # an incident this batch opened -> the order it was opened in
         self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
         self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
+        self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
@@ -71,10 +72,13 @@ class Joiner:
             return None
         names, said = outage.named_things(event), outage.words(event)
         self._load(self._members(event, names, said))
+        wording = self._wording(event) if any(c.texts for c in self.candidates.values()) else None
         tied: list[tuple[int, str, str]] = []
         for candidate in self.candidates.values():
-            ties = candidate.ties(event, names, said)
-            if ties and candidate.near(event.time, self.minutes):
+            if not candidate.near(event.time, self.minutes):
+                continue  # (first: the ties read what the errors said, the window is two comparisons)
+            ties = candidate.ties(event, names, said, wording)
+            if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied:
             return None
@@ -108,6 +112,14 @@ class Joiner:
         if tied:
             self._merge_all([incident, *tied])
 
+    def _wording(self, event: LogEvent) -> outage.Wording:
+        """`outage.Wording` of an event, read once for `find` and `joined` both."""
+        held, wording = self._last_wording
+        if held is not event or wording is None:
+            wording = outage.Wording.of(event)
+            self._last_wording = (event, wording)
+        return wording
+
     def _named_things(self, event: LogEvent) -> frozenset[str]:
         """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
         if self._last_named[0] is not event:
@@ -138,6 +150,8 @@ class Joiner:
         gone, kept = self.candidates.pop(loser), self.candidates[into]
         kept.names |= gone.names
         kept.services |= gone.services
+        kept.clauses |= gone.clauses
+        kept.texts |= gone.texts
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
@@ -176,6 +190,10 @@ class Joiner:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
                 candidate.names.update(names)
+                if how != FOLD and len(candidate.texts) < outage.MAX_WORDINGS:
+                    wording = self._wording(event)
+                    candidate.clauses.update(wording.clauses)
+                    candidate.texts.add(wording.text)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(outage.masked_line(event))
         if candidate is not None:
@@ -264,6 +282,9 @@ class Joiner:
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
+                        # the resource it names, named by the errors as a word (`resourceName="ephemeral-storage"`
+                        # before `The node was low on resource: ephemeral-storage`)
+                        or outage.values(names, ("res:",)) & outage.values(candidate.names, ("res:", outage.SERVICE_NAMED))
                         # the called service's own warning before its errors: its callers' errors name it
                         or outage.component(event) in candidate.names
                         and outage.side(event.service, candidate.names) == outage.CALLEE

@@ -46,6 +46,7 @@ FAMILY_WORDS = 3
 # the kinds of name that tell two failures apart: an error naming one destination or resource is
 # not the same failure as one naming another (when neither names the other's)
 DISTINCT = ("hp:", "host:", "res:")
+ADDRESSES = ("hp:", "host:")  # where an error went: a host:port, a URL's host
 LABEL = "lbl:"  # a field label and its value a writer wrote (`pid:24`): ties that writer's errors only
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
 # what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
@@ -67,6 +68,7 @@ _MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
+_FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
 _INSTANCE = re.compile(r"[-_]\d+$")
 # a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
 # DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
@@ -76,7 +78,9 @@ _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
 _NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
 _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
-_EXCEPTION = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z]\w*(?:Exception|Error))\b")
+# a qualified class (a logger column's `o.s.b.SpringApplication`, `c.s.intake.OrderPublisher`, an exception):
+# lower-case packages, a capitalised last name; the class that logged or raised, no resource a failure is about
+_CLASS_NAME = re.compile(r"(?:[a-z_][\w]*\.)+[A-Z][A-Za-z0-9_$]*[a-z][A-Za-z0-9_$]*")
 _VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
 _HTTP_STATUS = range(100, 600)
 # a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
@@ -109,6 +113,9 @@ _VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
 _ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
                if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
 _ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
+# errnos of a resource the host's services share (a filesystem full or over quota, the system's file table
+# full), not a process's own (EMFILE is one process's descriptors)
+HOST_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "ENFILE"})
 _ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
 _LOWER_WORD = re.compile(r"[a-z0-9]+")
 # each text filed under its first two words: a line's own word pairs say which texts can be in it
@@ -166,6 +173,14 @@ _WARN_CAUSE = re.compile(
     r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
     r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable",
     re.I)
+# an error's own wording (`Wording`): the clause after its last `: ` (`sorry, too many clients already`),
+# as words (those holding a digit and level words left out), at least WORDING_WORDS of them
+WORDING_WORDS = 5
+WORDING_CHARS = 1_500
+MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
+_WORDING_TOKEN = re.compile(r"[a-z0-9]+")
+_LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
+                          "notice", "severe", "level"})
 CAUSE, NEUTRAL, SYMPTOM = 0, 1, 2
 _RANKS = ("cause", "neutral", "symptom")
 
@@ -225,9 +240,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
             names.append(f"file:{event.host or ''}:{route}" if _FILE.search(route) else f"path:{route}")
-    for match in _DOTTED.finditer(text_no_urls):
+    # a stack frame's `at Object.writeSync (node:fs:927:3)`, `at com.shop.Repo.find(Repo.java:45)` names code, no
+    # resource a failure is about
+    for match in _DOTTED.finditer(_FRAME.sub(" ", text_no_urls)):
         token = match.group(1).rstrip(".").lower()
-        if token.count(".") and len(token) >= 5 and not _EXCEPTION.fullmatch(match.group(1)):
+        if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
             names.append(f"res:{token}")
     for match in _QUOTED.finditer(text_no_urls):
         if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
@@ -252,6 +269,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {SERVICE_NAMED + i for i in identities(event)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
+
+
+def values(names: set[str] | frozenset[str], kinds: tuple[str, ...]) -> set[str]:
+    """The values of `names` of the given kinds, without their kind (`res:ephemeral-storage` → `ephemeral-storage`)."""
+    return {n.split(":", 1)[1] for n in names if n.startswith(kinds)}
 
 
 def writer_names(event: LogEvent, things: list[str]) -> list[str]:
@@ -367,6 +389,9 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
     for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
         codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
     names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
+    if event.host and not _IP.search(event.host):
+        # a resource of the whole host (its disk, its file table): every service writing there meets it
+        names.extend(f"{ERRNO}@{event.host.lower()}|{code}" for code in sorted(codes & HOST_ERRNOS))
     for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
         if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
             names.append(f"{CLASS}{service}|{cls}")
@@ -406,6 +431,43 @@ def words(event: LogEvent) -> frozenset[str]:
     return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
 
 
+@dataclass(frozen=True)
+class Wording:
+    """What an error says in its own words: `clauses`, the clause after the last `: ` of its first line
+    and of its error fields (the error a wrapped error ends with: Go's `op: op: cause`, Java's
+    `Exception: message`, PostgreSQL's `FATAL:  sorry, too many clients already`), and `text`, all it
+    says (`said_by`); both as words, those holding a digit and level words left out."""
+
+    clauses: frozenset[str]
+    text: str
+
+    @classmethod
+    def of(cls, event: LogEvent) -> "Wording":
+        heads = [first_line(event.message)[:HEAD_CHARS]]
+        heads += [first_line(v)[:HEAD_CHARS] for k, v in event.fields.items() if isinstance(v, str) and _ERROR_KEY.search(k)][:3]
+        clauses = set()
+        for head in heads:
+            clause = _as_words(head.rsplit(": ", 1)[-1])
+            if clause.count(" ") + 1 >= WORDING_WORDS and clause not in _ERRNO_WORDS:
+                clauses.add(clause)
+        return cls(frozenset(clauses), f" {_as_words(said_by(event)[:WORDING_CHARS])} ")
+
+    def relays(self, clauses: set[str], texts: set[str]) -> bool:
+        """Whether this error says one of an incident's errors' `clauses` word for word, or one of its
+        `texts` says this error's clause: a server's error its client relays, either way round."""
+        return any(f" {c} " in self.text for c in clauses) or any(f" {c} " in t for c in self.clauses for t in texts)
+
+
+def _as_words(text: str) -> str:
+    return " ".join(t for t in _WORDING_TOKEN.findall(_LONG_WORD.sub(" ", text).lower())
+                    if len(t) > 1 and not any(c.isdigit() for c in t) and t not in _LEVEL_WORDS)
+
+
+# the C library's text of an errno (`No space left on device`) is the platform's wording, said alike by
+# every program that meets it, no server's own message relayed
+_ERRNO_WORDS = frozenset(_as_words(os.strerror(n)) for n in errno.errorcode)
+
+
 def component(event: LogEvent) -> str:
     """The writer of a line: its service on its host; when the service was read from a logger
     column (a class name: each line of one application's file names its own), the source it was
@@ -442,6 +504,17 @@ def states_cause(event: LogEvent) -> bool:
     """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
     return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+
+
+_STATUS_5XX = re.compile(r"\b5\d\d\b")
+_NOT_ONLY_STATUS = re.compile(r"time[d ]?\s?out|timeout|deadline|upstream|circuit|slow|unavailable|refused|reset", re.I)
+
+
+def answered_5xx(event: LogEvent) -> bool:
+    """Whether an error says only that a request was answered with a 5xx status (no timeout, no cause)."""
+    head = first_line(event.message)[:400]
+    return (bool(_STATUS_5XX.search(head)) and rank(event) == SYMPTOM and not _NOT_ONLY_STATUS.search(head)
+            and not _CAUSE.search(head))
 
 
 def rank(event: LogEvent) -> int:
@@ -532,16 +605,21 @@ class Candidate:
     names: set[str]
     services: set[str]
     recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
+    # what its errors read in this batch said (`Wording`): their clauses and their texts
+    clauses: set[str] = field(default_factory=set)
+    texts: set[str] = field(default_factory=set)
 
     def near(self, moment: datetime, minutes: float) -> bool:
         first, last = parse_iso(self.first), parse_iso(self.last)
         window = timedelta(minutes=minutes)
         return first is not None and last is not None and first - window <= moment <= last + window
 
-    def ties(self, event: LogEvent, names: frozenset[str], said: frozenset[str]) -> int:
+    def ties(self, event: LogEvent, names: frozenset[str], said: frozenset[str],
+             wording: Wording | None = None) -> int:
         """How many named things tie the event to this incident (0: none): the things both named
         (a component is no such thing), a service of the incident the event names (or says as a
-        word), the event's service named by the incident's errors."""
+        word), the event's service named by the incident's errors, an error's wording one of the
+        incident's errors said (`Wording`: a server's error its client relays)."""
         # a route is every error of the service that serves it ("POST /api/checkout failed: …"):
         # it ties a caller to that service, not two errors of one service
         own = event.service in self.services
@@ -557,6 +635,12 @@ class Candidate:
         shared += sum(1 for n in names if n.startswith(SERVICE_NAMED) and IS + n[len(SERVICE_NAMED):] in self.names
                       and n[len(SERVICE_NAMED):] not in mine)
         shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
+        if not shared and wording is not None and not any(n.startswith(ADDRESSES) for n in names) \
+                and not self.distinct(names) and wording.relays(self.clauses, self.texts):
+            # the same failure in the same words (a callee's error text, relayed by a caller that names no
+            # address); an error that names where it went is tied by that address or not at all (two
+            # databases refusing alike are two failures)
+            shared = 1
         if shared:
             return shared
         # one service's own ties (an operation family, an errno, an exception class) join its errors
@@ -571,6 +655,11 @@ class Candidate:
         if component(event) in self.recent and rank(event) == NEUTRAL:
             first = parse_iso(self.first)
             weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
+        elif component(event) in self.recent and answered_5xx(event) and not any(n.startswith(ADDRESSES) for n in names):
+            # the 5xx its writer answered the failed request with, written just after that error (ASP.NET's
+            # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
+            since = event.time - self.recent[component(event)]
+            weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:

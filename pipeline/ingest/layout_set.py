@@ -151,7 +151,7 @@ class LayoutSet:
         if self.misses >= MAX_MISSES or len(first) < 10 or not _CLOCKISH.search(first, 0, 64):
             return None
         layout = learn([first])
-        if layout is None or layout.columns.index("time") > 1:
+        if layout is None or not _time_in_header(layout.columns):
             self.misses += 1  # a time deep in a line is in its message
             return None
         if len(self.layouts) >= MAX_LAYOUTS:
@@ -162,6 +162,18 @@ class LayoutSet:
         self._used.append(0)
         self.learnt += 1
         return layout
+
+
+# columns a header may write before its time: log4j's and Cassandra's `%-5level [%thread] %date ...`
+# (`INFO  [main] 2026-11-14 03:30:01,010 CassandraDaemon.java:719 - ...`); a message opens with neither
+_BEFORE_TIME = frozenset({"level", "thread"})
+
+
+def _time_in_header(columns: list[str]) -> bool:
+    """Whether a learnt layout's time is its header's: in its first two columns, or after only a level
+    and a thread (a time after other words is in the line's message)."""
+    at = columns.index("time")
+    return at <= 1 or at <= len(_BEFORE_TIME) and _BEFORE_TIME.issuperset(columns[:at])
 
 
 # -- one record read with a learnt layout ---------------------------------------------------------
