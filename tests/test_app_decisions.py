@@ -37,6 +37,8 @@ def test_no_decision_without_a_reviewer_name(app, paused_engine):
     open_incident(app, incident)
     assert app.button(key=_key(paused_engine, incident, "approve")).disabled
     assert "Enter your name in the sidebar" in texts(app)
+    # a narrow window starts with the sidebar closed: the prompt says how to open it
+    assert "Closed, it opens with » at the top left." in texts(app)
 
 
 def test_reject_needs_a_reason_then_ends_the_run(app, paused_engine):
