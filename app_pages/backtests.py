@@ -60,7 +60,12 @@ with right:
     st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
 
 st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
-if not rep["disagreements"]:
+if not rep["disagreements"] and not rep["confusion"]:
+    # nothing approved with a category: no agreement to claim (a green "names the category the reviewers
+    # approved" over no approval read as a pass)
+    st.info("No incident here was approved with a category yet, so there is nothing to agree or disagree with: "
+            "decide some incidents, or back-test the decided ones.")
+elif not rep["disagreements"]:
     st.success("The candidate names the category the reviewers approved wherever they approved one.")
 for i, item in enumerate(rep["disagreements"]):
     disagreement(item, index=i)

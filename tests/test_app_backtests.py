@@ -208,3 +208,13 @@ def test_a_backtest_started_on_the_page_shows_at_once_refuses_a_second_click_and
         for worker in workers:
             worker.kill()
             worker.wait()
+
+
+def test_a_backtest_of_undecided_incidents_claims_no_agreement(app, paused_engine):
+    """Nothing approved with a category: the page says there is nothing to agree with, not the green
+    "names the category the reviewers approved wherever they approved one" a reviewer reads as a pass."""
+    run_backtest(paused_engine, candidate_for(paused_engine), status="paused")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "No incident here was approved with a category yet" in said(app, "info")
+    assert "wherever they approved one" not in said(app, "success")
