@@ -105,7 +105,7 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     _fold(app, form, True)
     app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
     app.button(key=f"{form}_submit").click().run()
-    assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
+    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
     app.button(key="incident_confirm_yes").click().run()
     assert not app.exception
     assert ReviewService(paused_engine).tree(incident)["branches"] == 2
@@ -143,7 +143,7 @@ def test_the_folded_fork_form_draws_nothing_and_keeps_what_was_typed(app, paused
     _fold(app, form, True)
     assert app.number_input(key=confidence).value == 0.42
     app.button(key=f"{form}_submit").click().run()
-    assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)
+    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)
     app.button(key="incident_confirm_yes").click().run()
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
     assert confidence not in app.session_state  # done: the form starts afresh

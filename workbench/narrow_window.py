@@ -42,7 +42,7 @@ _HTML = """<style>
 
 
 def fit_narrow_windows() -> None:
-    """The style and script above, in a hidden container of the sidebar (no data goes into them)."""
+    """The style and script above, in a hidden container (no data goes into them)."""
     with st.container(key="narrow_window"):
         st.html("<style>.st-key-narrow_window{display:none}</style>" + _HTML % {"narrow": NARROW_PX},
                 unsafe_allow_javascript=True)
