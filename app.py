@@ -14,6 +14,7 @@ from pipeline.errors import IncidentIQError
 from workbench import identity, session
 from workbench.literal import escape_markdown
 from workbench.health import poller_light
+from workbench.narrow_window import fit_narrow_windows
 
 # a local image: a :material/...: page icon makes the browser fetch the favicon from a font CDN
 # About is the one menu item (.streamlit/config.toml: toolbarMode "minimal"); no help or bug-report links
@@ -48,6 +49,7 @@ try:
         st.divider()
         poller_light(workbench)
         st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")
+    fit_narrow_windows()  # a hidden element of the main area: the sidebar closed below 1430 px
     navigation.run()
 except IncidentIQError as exc:  # anything of ours a page did not handle: a message, not a traceback
     st.error(escape_markdown(exc.message))

@@ -8,7 +8,8 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
 from workbench.literal import escape_markdown
-from workbench.backtest_view import agreement_figure, confusion_frame, disagreement, runs_panel, start_form, summary
+from workbench.backtest_view import (agreement_figure, confusion_frame, disagreement, follow_started, runs_panel,
+                                     start_form, summary)
 from workbench.pairwise_view import pairwise_panel
 
 workbench = session.workbench()
@@ -27,6 +28,7 @@ if not rows:
             "re-analyses past incidents with a candidate analyst and never touches the live runs.")
     st.stop()
 by_id = {r["backtest_id"]: r for r in rows}
+follow_started(service, list(by_id))
 wanted = st.query_params.get("backtest")
 if wanted in by_id and st.session_state.get("backtests_pick") != wanted and "backtests_pick" not in st.session_state:
     st.session_state["backtests_pick"] = wanted
@@ -58,7 +60,12 @@ with right:
     st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
 
 st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
-if not rep["disagreements"]:
+if not rep["disagreements"] and not rep["confusion"]:
+    # nothing approved with a category: no agreement to claim (a green "names the category the reviewers
+    # approved" over no approval read as a pass)
+    st.info("No incident here was approved with a category yet, so there is nothing to agree or disagree with: "
+            "decide some incidents, or back-test the decided ones.")
+elif not rep["disagreements"]:
     st.success("The candidate names the category the reviewers approved wherever they approved one.")
 for i, item in enumerate(rep["disagreements"]):
     disagreement(item, index=i)

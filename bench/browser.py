@@ -325,7 +325,17 @@ def measure(page, wire: Wire, cdp, action) -> dict:
         "js": busy["ScriptDuration"] if valid else None,
         "layout": busy["LayoutDuration"] + busy["RecalcStyleDuration"] if valid else None,
         "parts": collections.Counter(k for k in kinds if k.startswith(("el.", "block."))),
+        # bytes on the wire by kind: which parts a click's KB (and the browser's work on them) are
+        "part_bytes": _bytes_by_kind(frames, kinds),
     }
+
+
+def _bytes_by_kind(frames: list[tuple[float, bytes]], kinds: list[str]) -> collections.Counter:
+    sizes: collections.Counter = collections.Counter()
+    for (_, payload), kind in zip(frames, kinds):
+        if kind.startswith(("el.", "block.")):
+            sizes[kind] += len(payload)
+    return sizes
 
 
 @dataclass
@@ -506,10 +516,12 @@ def print_tables(label: str, results: dict, start_rows: list[tuple], repeat: int
                   f"{_fmt(_p50(s, 'runs'), 5)} {_fmt(_p50(s, 'deltas'), 7)} {_fmt(_p50(s, 'kb'), 6, 1)} "
                   f"{_fmt(_p50(s, 'task'), 8)} {_fmt(_p50(s, 'js'), 6)} {_fmt(_p50(s, 'layout'), 7)}")
     if parts:
-        print(f"\n{label}: the parts each click sent (first repetition), reference / product")
+        print(f"\n{label}: the parts each click sent (first repetition), reference / product: count (KB)")
         for action in ACTIONS:
             a, b = ref[action][0]["parts"], now[action][0]["parts"]
+            ka, kb = ref[action][0]["part_bytes"], now[action][0]["part_bytes"]
             print(f"{action}: " + ", ".join(f"{k[k.index('.') + 1:]} {a.get(k, 0)}/{b.get(k, 0)}"
+                                          f" ({ka.get(k, 0) / 1024:.1f}/{kb.get(k, 0) / 1024:.1f})"
                                           for k in sorted(set(a) | set(b))))
 
 

@@ -9,7 +9,7 @@ from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.run import run_backtest
 from pipeline.review.service import ReviewService
 from pipeline.store import backtests
-from tests.support import said, texts, wait_for
+from tests.support import said, texts, unescape, wait_for
 from tests.test_backtest import decided, docs_without
 
 
@@ -79,6 +79,11 @@ def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_e
 
 
 # -- starting, following and cancelling a backtest from the page ----------------------------------
+def progress_texts(app) -> str:
+    return unescape("\n".join(p.proto.text for p in app.get("progress")))
+
+
+
 def start(app, *, kind: str, value: str = "", scope: str = "decided"):
     app.switch_page("app_pages/backtests.py").run()
     app.radio(key="backtests_kind").set_value(kind)
@@ -160,3 +165,56 @@ def test_a_link_to_a_backtest_that_is_not_there_says_so(app, paused_engine):
     assert not app.exception, [e.value for e in app.exception]
     assert "The link's backtest bt-gone is not one of the (at most 50 newest) backtests here: showing the newest." in said(app, "warning")
     assert app.selectbox(key="backtests_pick").value == run.backtest_id
+
+
+def test_a_backtest_started_on_the_page_shows_at_once_refuses_a_second_click_and_is_then_picked(
+        app, paused_engine, monkeypatch):
+    """A fresh worker loads the analyst for seconds before it claims the incidents: the page says it is
+    starting the moment Start is clicked (it said "progress shows below" over nothing, and a second click
+    started a second backtest), refuses the same start again meanwhile, and once the worker has claimed
+    its backtest shows that one, not the backtest picked before."""
+    import socket
+    import subprocess
+    import types
+
+    from pipeline.backtest import service as service_module
+    from pipeline.store.owners import _process_start
+
+    workers: list[subprocess.Popen] = []
+
+    def a_slow_worker(args, **kwargs):  # the worker still loading: a process that has claimed nothing
+        workers.append(subprocess.Popen(["sleep", "60"], **kwargs))
+        return workers[-1]
+
+    monkeypatch.setattr(service_module, "subprocess", types.SimpleNamespace(Popen=a_slow_worker,
+                                                                            DEVNULL=subprocess.DEVNULL))
+    backtests.create(paused_engine.records, backtest_id="bt-older", candidate="an older one", candidate_key="k0",
+                     selection=[], owner="")
+    try:
+        start(app, kind="live")
+        assert "Starting (--status decided): the worker is loading the analyst" in progress_texts(app)
+        assert app.selectbox(key="backtests_pick").value == "bt-older"
+        start(app, kind="live")
+        assert "this backtest is starting already" in said(app, "error") and len(workers) == 1
+        [worker] = workers
+        backtests.create(paused_engine.records, backtest_id="bt-started", candidate="the live analyst",
+                         candidate_key="k1", selection=[],
+                         owner=f"{socket.gethostname()}:{worker.pid}:{_process_start(worker.pid)}:test")
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
+        assert app.selectbox(key="backtests_pick").value == "bt-started"
+        assert "the worker is loading" not in progress_texts(app)
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait()
+
+
+def test_a_backtest_of_undecided_incidents_claims_no_agreement(app, paused_engine):
+    """Nothing approved with a category: the page says there is nothing to agree with, not the green
+    "names the category the reviewers approved wherever they approved one" a reviewer reads as a pass."""
+    run_backtest(paused_engine, candidate_for(paused_engine), status="paused")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert "No incident here was approved with a category yet" in said(app, "info")
+    assert "wherever they approved one" not in said(app, "success")

@@ -37,6 +37,8 @@ def test_no_decision_without_a_reviewer_name(app, paused_engine):
     open_incident(app, incident)
     assert app.button(key=_key(paused_engine, incident, "approve")).disabled
     assert "Enter your name in the sidebar" in texts(app)
+    # a narrow window starts with the sidebar closed: the prompt says how to open it
+    assert "Closed, it opens with » at the top left." in texts(app)
 
 
 def test_reject_needs_a_reason_then_ends_the_run(app, paused_engine):
@@ -210,8 +212,8 @@ def test_edit_and_approve_of_the_category_says_what_re_ran_and_marks_it_edited(a
     row = paused_engine.records.incident(incident)
     assert row["category"] == "db_deadlock" and "DEADLOCK" in row["summary"]["recommendation"]["action"]
     page = texts(app)
-    assert "alice edited and approved rca.category" in page  # the decision panel's provenance
-    assert "Edited by a person: rca.category (alice)" in page  # and the mark on the RCA
+    assert "alice edited and approved category" in page  # the decision panel's provenance, in the audit's words
+    assert "Edited by a person: category (alice)" in page  # and the mark on the RCA
 
 
 def test_a_state_edit_of_the_category_marks_only_what_the_person_set_as_human_edited(app, paused_engine):
@@ -226,6 +228,6 @@ def test_a_state_edit_of_the_category_marks_only_what_the_person_set_as_human_ed
     assert "rca.category lands as rca's output, so recommend and propose_fix re-run from it" in said(app, "success")
     assert paused_engine.records.incident(incident)["summary"]["recommendation"]["action"] != before
     page = texts(app)
-    assert "Edited by a person: rca.category (alice)" in page
+    assert "Edited by a person: category (alice)" in page
     # the recommendation was re-derived by the analyst, not written by alice
-    assert "recommendation.action (alice)" not in page and "alice edited rca.category at" in page
+    assert "recommended action (alice)" not in page and "alice edited category at" in page

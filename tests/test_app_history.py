@@ -105,7 +105,7 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     _fold(app, form, True)
     app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
     app.button(key=f"{form}_submit").click().run()
-    assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
+    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
     app.button(key="incident_confirm_yes").click().run()
     assert not app.exception
     assert ReviewService(paused_engine).tree(incident)["branches"] == 2
@@ -143,7 +143,7 @@ def test_the_folded_fork_form_draws_nothing_and_keeps_what_was_typed(app, paused
     _fold(app, form, True)
     assert app.number_input(key=confidence).value == 0.42
     app.button(key=f"{form}_submit").click().run()
-    assert "rca.confidence = 0.42" in "\n".join(c.value for c in app.code)
+    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)
     app.button(key="incident_confirm_yes").click().run()
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
     assert confidence not in app.session_state  # done: the form starts afresh
@@ -300,3 +300,15 @@ def test_the_pickers_number_a_checkpoint_as_the_charts_axis_does(app, paused_eng
     assert sorted(at.values()) == list(range(1, len(at) + 1))  # 1 for the first, one apart
     options = picker.options  # the picker's words, as drawn
     assert sorted(int(o.split(" · ")[0][1:]) for o in options) == sorted(at.values()), options
+
+
+def test_a_checkpoint_a_person_made_is_named_by_what_they_did_in_words():
+    """The History picker's captions: "by a human: gave a first approval", never the audit's code
+    ("approve_partial", "revise") a reviewer would have to know."""
+    from workbench.timeline import checkpoint_caption
+
+    for action, words in (("approve_partial", "gave a first approval"), ("revise", "asked for changes")):
+        caption = checkpoint_caption({"checkpoint_id": "1f0c-0000-4a2b-8c3d-74b58202", "human_action": action,
+                                      "writes_by": ["approval"], "created_at": "2026-11-28T07:17:33", "branch": 0,
+                                      "on_current_branch": True}, 7)
+        assert caption.endswith(f"by a human: {words}") and action not in caption, caption

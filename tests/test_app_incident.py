@@ -116,7 +116,9 @@ def test_request_changes_lists_every_request_and_what_each_revision_changed(app,
     assert "1. add a circuit breaker step" in "\n".join(t.value for t in app.text)
     diff = _frame(app, "field", "before", "after")
     assert list(diff.columns) == ["field", "before", "after"]
-    steps = diff[diff["field"] == "recommendation.steps"].iloc[0]
+    # the fields in the audit's words, as History's diff says them: no state path, no code name
+    assert not [f for f in diff["field"] if "." in f or "_" in f], list(diff["field"])
+    steps = diff[diff["field"] == "steps"].iloc[0]
     assert "add a circuit breaker step" in steps["after"] and "add a circuit breaker step" not in steps["before"]
 
 
@@ -131,8 +133,8 @@ def test_an_edit_marks_the_rca_human_edited_and_names_who(app, paused_engine):
     app.button(key=f"{form}_save").click().run()
     assert paused_engine.records.incident(incident)["confidence"] == 0.41
     said_here = texts(app)
-    assert "Edited by a person: rca.confidence (alice)" in said_here
-    assert "alice edited rca.confidence" in said_here  # the decision panel's provenance
+    assert "Edited by a person: confidence (alice)" in said_here  # the audit's word, not the state's path
+    assert "alice edited confidence" in said_here  # the decision panel's provenance
 
 
 def test_only_the_open_tab_is_computed_and_the_choice_is_kept(app, paused_engine):

@@ -7,7 +7,7 @@ import pytest
 from pipeline.composition import open_engine
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
-from tests.support import HIKARI, cli_json, make_settings, open_incident, texts, write_jsonl
+from tests.support import HIKARI, ROOT, cli_json, make_settings, open_incident, texts, write_jsonl
 
 
 @pytest.fixture
@@ -153,3 +153,29 @@ def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
         assert list(same.value["status"]) == ["awaiting approval", "rejected"]  # never awaiting_approval
     finally:
         session._runtime.clear()
+
+
+
+def test_the_same_error_from_another_service_comes_before_the_services_other_errors(data_dir, tmp_path, monkeypatch):
+    """The demo's inventory service (real-length lines): its deadlock, told by its driver in a long
+    traceback, and the database's own short "deadlock detected": that is the nearest. The service's
+    other errors (a DNS failure, a stale update, a missing attribute) share its framing, driver and
+    traceback words, not the error's: listed after it, if at all. A share of the union put the long
+    traceback far from the short line (nothing was listed) and the service's own DNS failure nearer."""
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    lines = [line for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines()
+             if '"level":"ERROR"' in line and ('"service":"inventory-service"' in line or '"service":"inventory-db"' in line)]
+    (tmp_path / "inventory.jsonl").write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tmp_path / "inventory.jsonl")
+    rows = engine.records.incidents()
+    deadlock = next(r["incident_id"] for r in rows if r["service"] == "inventory-service"
+                    and "DeadlockDetected" in engine.records.events_of(r["incident_id"], limit=1)[0].message)
+    [db] = [r["incident_id"] for r in rows if r["service"] == "inventory-db"]
+    from pipeline.services import related_of
+
+    related = related_of(ReviewService(engine))
+    related.catch_up(batches=None)
+    nearest = related.related(deadlock)["nearest"]
+    assert [r["incident_id"] for r in nearest][:1] == [db], [(r["service"], r["title"], r["similarity"]) for r in nearest]
+    engine.records.close()

@@ -4,8 +4,11 @@ analysis ran again"), never an action code, a graph node's name or a JSON blob. 
 JSON) keep the recorded values as they are."""
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+
+import pandas as pd
 
 ACTION_WORDS = {
     "approve": "approved", "approve_partial": "gave a first approval", "reject": "rejected",
@@ -97,3 +100,36 @@ def audit_sentence(row: dict) -> str:
         return f"{who} commented"
     changed = changes_words(row.get("before"), after)
     return f"{who} {verb}" + (f": {'; '.join(changed)}" if changed else "")
+
+
+def value_text(value) -> str:
+    """A recorded value whole, as text: a string as it is, a list of strings a line each, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)  # steps, doc ids: a line each
+    return json.dumps(value, default=str)
+
+
+# the graph's own keys: they tell a reviewer nothing, so the diff leaves them out
+MACHINE_FIELDS = {"interrupt_id", "idempotency_key"}
+
+
+def _cell(field: str, value) -> str:
+    """A diff's value as a reviewer reads it: "—" for none, approvals as "bob (approved)", the rest as text."""
+    if value is None or value == [] or value == "":
+        return "—"
+    if field.rsplit(".", 1)[-1] == "approvals" and isinstance(value, list):
+        return ", ".join(f"{a.get('by') or a.get('name') or '?'} (approved)" if isinstance(a, dict) else value_text(a)
+                         for a in value)
+    return value_text(value)
+
+
+def changes_frame(changes: list[dict]) -> pd.DataFrame:
+    """A field-level diff as rows of text, for a dataframe: each field by its reviewer's word (the
+    audit's), the graph's own keys left out. History's diff and the decision panel's revisions both
+    draw this one."""
+    return pd.DataFrame([{"field": field_words(c["field"]), "before": _cell(c["field"], c["before"]),
+                          "after": _cell(c["field"], c["after"])}
+                         for c in changes if c["field"].rsplit(".", 1)[-1] not in MACHINE_FIELDS],
+                        columns=["field", "before", "after"])

@@ -161,17 +161,36 @@ def start_form(service) -> None:
         return
     named = {"model": "model", "docs": "docs", "settings": "settings_file"}.get(kind)
     try:
-        service.start(**({named: value} if named else {}), status=status, since_days=days or None,
-                      limit=int(most) or None)
+        pid = service.start(**({named: value} if named else {}), status=status, since_days=days or None,
+                            limit=int(most) or None)
     except IncidentIQError as exc:
         st.error(escape_markdown(exc.message))
         return
-    st.success("Started: its progress shows below; it never touches the live runs.")
+    # the page follows it: once its worker has claimed it, the picker shows it (see follow_started)
+    st.session_state[STARTED] = pid
+    st.success("Started: its worker is loading; its progress shows below, and its report here once it has "
+               "claimed the incidents. It never touches the live runs.")
+
+
+STARTED = "backtests_started_pid"
+
+
+def follow_started(service, shown: list[str]) -> None:
+    """Once the worker this reviewer started has claimed its backtest, pick that backtest (before the
+    picker is drawn): the report shown is of the backtest just started, not the one picked before."""
+    pid = st.session_state.get(STARTED)
+    if pid is None:
+        return
+    backtest_id = service.launched(pid)
+    if backtest_id in shown:
+        st.session_state["backtests_pick"] = backtest_id
+        del st.session_state[STARTED]
 
 
 def _under_way(service, rows: list[dict]) -> tuple:
-    """What the page shows running: the backtests with a live worker, and the workers it started."""
-    return tuple(r["backtest_id"] for r in rows if r["working"]), service.starting()
+    """What the page shows running: the backtests with a live worker, and the workers it started
+    (those still loading among them)."""
+    return tuple(r["backtest_id"] for r in rows if r["working"]), service.starting(), len(service.pending())
 
 
 def _runs(service, drawn: tuple) -> None:
@@ -180,6 +199,12 @@ def _runs(service, drawn: tuple) -> None:
     rows = service.backtests()
     if _under_way(service, rows) != drawn:  # one started or ended since the page was drawn: all follow
         st.rerun()
+    for p in service.pending():
+        # a fresh worker loads the analyst before it claims the incidents: seconds on a busy machine,
+        # in which the page said nothing and a second click started a second backtest
+        with st.container(border=True):
+            st.progress(0.0, text=escape_markdown(f"Starting ({p['what']}): the worker is loading the analyst "
+                                                  f"({p['seconds']:.0f} s)…"))
     for r in rows:
         if r["status"] != "running":
             continue

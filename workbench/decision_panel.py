@@ -10,16 +10,15 @@ that still gets through.
 """
 from __future__ import annotations
 
-import json
 import threading
 
-import pandas as pd
 
 import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
 from workbench import session
+from workbench.audit_words import changes_frame
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -146,14 +145,14 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
     asked = [r.get("feedback") for r in revisions] or list(requests)
     st.text(plain("\n".join(f"{n}. {text}" for n, text in enumerate(asked, 1))))
     for rev in revisions:
-        with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(rev['changes'])} fields)",
+        # the fields in the audit's words, as History's diff says them (audit_words.changes_frame)
+        changed = changes_frame(rev["changes"])
+        with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(changed)} fields)",
                          expanded=rev is revisions[-1]):
             st.text(plain(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}"))
             st.text(plain(analysis_change(rev)))
-            if rev["changes"]:
-                st.dataframe(plain(pd.DataFrame([{"field": c["field"], "before": _text(c["before"]),
-                                                  "after": _text(c["after"])} for c in rev["changes"]])),
-                             hide_index=True, width="stretch", key=f"incident_revision_{rev['revision']}",
+            if not changed.empty:
+                st.dataframe(plain(changed), hide_index=True, width="stretch", key=f"incident_revision_{rev['revision']}",
                              column_config={"before": st.column_config.TextColumn(width="large"),
                                             "after": st.column_config.TextColumn(width="large")})
             else:
@@ -184,14 +183,6 @@ def analysis_change(rev: dict) -> str:
         return ("The analysis is unchanged: " + answer) if answer else \
             "The analysis is unchanged: only the recommendation was redone."
     return "The analysis changed: " + "; ".join(parts) + "." + (f" {answer}" if answer else "")
-
-
-def _text(value) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(str(v) for v in value)
-    return json.dumps(value, default=str)
 
 
 def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = None) -> None:

@@ -2,15 +2,13 @@
 and replay / fork from it after a confirmation naming the nodes that will run again."""
 from __future__ import annotations
 
-import json
 
-import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.audit_words import field_words
+from workbench.audit_words import changes_frame, field_words, value_text
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
@@ -93,35 +91,6 @@ def _duration(seconds: float | None) -> str:
     return f"ran in {seconds * 1000:.0f} ms" if seconds < 10 else f"ran in {seconds:.1f} s"
 
 
-def _as_text(value) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, default=str)
-
-
-# the graph's own keys: they tell a reviewer nothing, so the diff leaves them out
-MACHINE_FIELDS = {"interrupt_id", "idempotency_key"}
-
-
-def _cell(field: str, value) -> str:
-    """A diff's value as a reviewer reads it: "—" for none, approvals as "bob (approved)", the rest as text."""
-    if value is None or value == [] or value == "":
-        return "—"
-    if field.rsplit(".", 1)[-1] == "approvals" and isinstance(value, list):
-        return ", ".join(f"{a.get('by') or a.get('name') or '?'} (approved)" if isinstance(a, dict) else _as_text(a)
-                         for a in value)
-    return _as_text(value)
-
-
-def changes_frame(changes: list[dict]) -> pd.DataFrame:
-    """A field-level diff as rows of text, for a dataframe: each field by its reviewer's word (the
-    audit's), the graph's own keys left out."""
-    return pd.DataFrame([{"field": field_words(c["field"]), "before": _cell(c["field"], c["before"]),
-                          "after": _cell(c["field"], c["after"])}
-                         for c in changes if c["field"].rsplit(".", 1)[-1] not in MACHINE_FIELDS],
-                        columns=["field", "before", "after"])
-
-
 def _when(value) -> str:
     return str(value or "?")[:19].replace("T", " ")
 
@@ -166,7 +135,7 @@ def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -
     if plan.get("fork_effect"):
         text += " " + FORK_EFFECTS.get(plan["fork_effect"], "")
     if edits:
-        text += " With edits: " + "; ".join(f"{k} = {_as_text(v)}" for k, v in edits.items())
+        text += " With edits: " + "; ".join(f"{field_words(k)} = {value_text(v)}" for k, v in edits.items())
     text += " " + evidence_text(plan)
     for warning in plan.get("warnings") or []:
         if "newer events" not in warning:  # the evidence sentence above says it
@@ -397,7 +366,7 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
             st.warning(escape_markdown(plan_text(ask["action"], checkpoint_id, plan, None)), icon=":material/history:")
             if ask.get("edits"):
                 st.caption("With edits:")
-                st.code(plain("\n".join(f"{k} = {_as_text(v)}" for k, v in ask["edits"].items())), language=None,
+                st.code(plain("\n".join(f"{field_words(k)} = {value_text(v)}" for k, v in ask["edits"].items())), language=None,
                         wrap_lines=True)
             buttons = st.container(horizontal=True)
             buttons.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",

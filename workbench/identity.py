@@ -91,7 +91,8 @@ def blocked(settings: Settings, action: str) -> str | None:
         if not signed_in():
             return f"Sign in to {verb}."
     elif not typed_name():
-        return f"Enter your name in the sidebar to {verb}."
+        # a narrow window starts with the sidebar closed (workbench/narrow_window.py): say how to open it
+        return f"Enter your name in the sidebar to {verb}. Closed, it opens with » at the top left."
     elif len(typed_name()) > NAME_CHARS:
         return f"Your name is {len(typed_name())} characters long; shorten it to at most {NAME_CHARS} to {verb}."
     who = actor(settings)

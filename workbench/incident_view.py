@@ -17,7 +17,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.audit_words import audit_sentence, note_words
+from workbench.audit_words import audit_sentence, field_words, note_words
 from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
 
@@ -223,7 +223,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.caption(f"{edited['rca.category']} set the category by hand: the {found['confidence']:.0%} is the "
                    "analyst's confidence in its own answer, not in this category.")
     if human:
-        st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
+        st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     st.text(plain(found["root_cause"]))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
@@ -325,7 +325,7 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     human = sorted(f for f in edited or {} if f.startswith("recommendation."))
     if human:
         st.badge("human-edited", color="orange", icon=":material/edit:")
-        st.text("Edited by a person: " + ", ".join(f"{f} ({edited[f]})" for f in human))
+        st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     st.text(plain(rec["action"]))
     if rec.get("steps"):
         st.text(plain("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1))))

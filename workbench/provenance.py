@@ -6,6 +6,8 @@ analyst's own answer.
 """
 from __future__ import annotations
 
+from workbench.audit_words import field_words
+
 # a proposal is never said to have fixed anything: nothing is applied to any repository
 STATUS_WORDS = {
     "analyzing": "analysing",
@@ -80,5 +82,5 @@ def decision_lines(doc: dict, audit: list[dict]) -> list[str]:
         elif decision.get("action") == "approve":
             lines.append("No code fix was eligible: the approval records the analysis only.")
     for edit in edits(audit):
-        lines.append(f"{edit['by']} {edit['how']} {', '.join(edit['fields'])} at {edit['at']} UTC.")
+        lines.append(f"{edit['by']} {edit['how']} {', '.join(field_words(f) for f in edit['fields'])} at {edit['at']} UTC.")
     return lines

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from workbench.audit_words import ACTION_WORDS
+
 
 # how LangGraph says a checkpoint was made (its `source`), in a reviewer's words: the chart's legend and
 # a point no node wrote say these, never `input`, `loop` or `update`
@@ -55,7 +57,8 @@ def checkpoint_caption(entry: dict, number: int | None = None) -> str:
     elif entry.get("is_paused"):
         marks.append("paused")
     if entry.get("human_action"):
-        marks.append(f"by a human: {entry['human_action']}")
+        action = entry["human_action"]  # the audit's action code ("approve_partial"): said in its words
+        marks.append(f"by a human: {ACTION_WORDS.get(action, action.replace('_', ' '))}")
     when = str(entry.get("created_at") or "")[11:19]
     branch = f"branch {entry.get('branch', 0)}" + (" (live)" if entry.get("on_current_branch") else " (abandoned)")
     number = number if number is not None else entry.get("number")

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.backtest import pairwise
@@ -36,10 +36,14 @@ RUNS_DIR = "backtest-runs"  # under the data dir: each started worker's stderr, 
 
 @dataclass
 class Launch:
-    """A worker the page started: its process and where its stderr goes."""
+    """A worker the page started: its process, where its stderr goes, the arguments it was given, the
+    backtests there were when it started, and the backtest it runs once it has claimed one."""
     process: subprocess.Popen
     log: Path
     what: str
+    known: frozenset[str] = frozenset()
+    backtest_id: str | None = None
+    started: float = field(default_factory=time.monotonic)
 
     def failure(self) -> str | None:
         """The worker's error when it ended with one (not when it finished or was cancelled)."""
@@ -54,6 +58,7 @@ class BacktestService:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._launches: list[Launch] = []
+        self._ended: dict[int, str | None] = {}  # pid -> its backtest, of the workers that ended
         self._lock = threading.Lock()
 
     def backtests(self, *, limit: int = 50) -> list[dict]:
@@ -85,9 +90,11 @@ class BacktestService:
         return "".join(json.dumps(c) + "\n" for c in pairwise.cases(self.engine, backtest_id)["cases"])
 
     def start(self, *, model: str | None = None, docs: str | None = None, settings_file: str | None = None,
-              status: str = "decided", since_days: float | None = None, limit: int | None = None) -> None:
-        """Start a backtest in a worker process (the same command as an unfinished one resumes it).
-        A candidate that cannot run is refused here, before any process starts."""
+              status: str = "decided", since_days: float | None = None, limit: int | None = None) -> int:
+        """Start a backtest in a worker process (the same command as an unfinished one resumes it);
+        returns the worker's pid, which `launched` turns into its backtest once it has claimed one.
+        A candidate that cannot run is refused here, before any process starts, and so is a second
+        start of the same backtest while its worker is still loading (a second click)."""
         model, docs, settings_file = (v.strip() or None if isinstance(v, str) else v
                                       for v in (model, docs, settings_file))
         if status not in STATUS_CHOICES:
@@ -106,7 +113,11 @@ class BacktestService:
             args += ["--since", f"{since_days:g}d"]
         if limit is not None:
             args += ["--limit", str(int(limit))]
-        self._spawn(args, what=" ".join(args))
+        what = " ".join(args)
+        if any(p["what"] == what for p in self.pending()):
+            raise Conflict("this backtest is starting already: its worker is loading the analyst, and its "
+                           "progress shows once it has claimed the incidents")
+        return self._spawn(args, what=what)
 
     def resume(self, backtest_id: str) -> None:
         """Continue a stopped backtest (cancelled, or its worker died) in a worker process."""
@@ -116,7 +127,7 @@ class BacktestService:
         owner = backtests.owner_of(self.engine.records, backtest_id)
         if owner and owner_alive(owner):
             raise Conflict(f"backtest {backtest_id} is being run by another process")
-        self._spawn(["--resume", backtest_id], what=f"resume {backtest_id}")
+        self._spawn(["--resume", backtest_id], what=f"resume {backtest_id}", backtest_id=backtest_id)
 
     def cancel(self, backtest_id: str) -> bool:
         """Ask the worker of a backtest to stop (resumable); False when no worker on
@@ -133,14 +144,53 @@ class BacktestService:
         with self._lock:
             return sum(launch.process.poll() is None for launch in self._launches)
 
+    def pending(self) -> list[dict]:
+        """The workers this process started that are running but have not claimed a backtest yet (a
+        fresh Python process loads the analyst first: seconds on a busy machine), oldest first:
+        what each was asked (`what`) and for how many seconds it has been loading (`seconds`)."""
+        with self._lock:
+            running = [launch for launch in self._launches if launch.process.poll() is None]
+        out = []
+        for launch in running:
+            if self._claimed(launch) is None:
+                out.append({"what": launch.what, "seconds": time.monotonic() - launch.started})
+        return out
+
+    def launched(self, pid: int) -> str | None:
+        """The backtest the worker `start` returned the pid of runs, once it has claimed one."""
+        with self._lock:
+            launch = next((launch for launch in self._launches if launch.process.pid == pid), None)
+        return self._claimed(launch) if launch else self._ended.get(pid)
+
+    def _claimed(self, launch: Launch) -> str | None:
+        if launch.backtest_id is None:
+            with self._lock:
+                taken = {other.backtest_id for other in self._launches if other.backtest_id}
+            new = [r["backtest_id"] for r in self.backtests() if r["backtest_id"] not in launch.known | taken]
+            for backtest_id in new:
+                # its backtest is the new one whose owner token names its pid (host:pid:…) …
+                owner = backtests.owner_of(self.engine.records, backtest_id) or ""
+                if owner.split(":")[1:2] == [str(launch.process.pid)]:
+                    launch.backtest_id = backtest_id
+                    break
+            else:
+                # … or, once it has ended (a finished backtest has no owner), the oldest new one
+                if new and launch.process.poll() is not None:
+                    launch.backtest_id = new[-1]
+        return launch.backtest_id
+
     def failures(self) -> list[str]:
         """The errors of the workers this process started that ended with one, each said once."""
         with self._lock:
             ended = [launch for launch in self._launches if launch.process.poll() is not None]
+        for launch in ended:  # which backtest each ran, for `launched`, before it is let go
+            self._ended[launch.process.pid] = self._claimed(launch)
+        with self._lock:
             self._launches = [launch for launch in self._launches if launch not in ended]
         return [f"backtest ({launch.what}): {why}" for launch in ended if (why := launch.failure())]
 
-    def _spawn(self, args: list[str], *, what: str) -> None:
+    def _spawn(self, args: list[str], *, what: str, backtest_id: str | None = None) -> int:
+        known = frozenset(r["backtest_id"] for r in self.backtests())
         settings = self.engine.settings
         runs = Path(settings.data_dir) / RUNS_DIR
         runs.mkdir(parents=True, exist_ok=True)
@@ -160,7 +210,8 @@ class BacktestService:
         # collected while it runs)
         threading.Thread(target=process.wait, name=f"backtest-worker-{process.pid}", daemon=True).start()
         with self._lock:
-            self._launches.append(Launch(process=process, log=log, what=what))
+            self._launches.append(Launch(process=process, log=log, what=what, known=known, backtest_id=backtest_id))
+        return process.pid
 
 
 def _local_backtest_worker(owner: str | None) -> int | None:

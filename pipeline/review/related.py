@@ -24,7 +24,11 @@ CANDIDATES_PER_SHOWN = 6
 MIN_CANDIDATES = 30
 # below this share of weighted error words in common, an incident is not "near" (a neighbour by
 # the index alone: same framing, another error)
-MIN_NEAR = 0.3
+MIN_NEAR = 0.2
+# the service's own words (its request framing, its libraries, its tables) are read from this many of
+# its newest other incidents; a word in at least a third of them (and two) says the service, not the error
+SERVICE_SAMPLE = 20
+SERVICE_SHARE = 1 / 3
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
@@ -83,12 +87,44 @@ class RelatedIncidents:
             # an incident opened since reads its neighbours once the poller indexed them
             text = self.text_of(incident_id)
             pool = self.index.nearest(text, k=max(MIN_CANDIDATES, nearest * CANDIDATES_PER_SHOWN), exclude=incident_id)
-            for other, similarity in rank_by_error_words(text, [(i, self.text_of(i)) for i, _ in pool])[:nearest]:
+            ranked = rank_by_error_words(text, [(i, self.text_of(i)) for i, _ in pool],
+                                         siblings=self.siblings(incident_id))
+            for other, similarity in ranked[:nearest]:
                 try:
                     out["nearest"].append({**decided_row(self.records.incident(other)), "similarity": similarity})
                 except IncidentNotFound:  # gone since it was indexed
                     continue
         return out
+
+    def siblings(self, incident_id: str) -> dict[str, set[str]]:
+        """The error words of the incident's service's newest other incidents of other fingerprints (its
+        own recurrences would make the error's words its service's), by incident id: what
+        `rank_by_error_words` reads the service's own words from."""
+        row = self.records.incident_fields(incident_id, "service", "fingerprint")
+        if not row["service"]:
+            return {}
+        others = related_sql.same_service(self.records, row["service"], exclude=incident_id, limit=SERVICE_SAMPLE,
+                                          other_than=row["fingerprint"])
+        return {i: error_words(self.text_of(i)) for i in others}
+
+
+def framing_words(siblings: dict[str, set[str]], *, but: str | None = None) -> set[str]:
+    """The words one service tells its errors in, whichever error: its request framing ("POST
+    /api/v1/checkout failed"), libraries and tables. For an incident of another service, the words at
+    least a third (and two) of the service's incidents use; for one of the service's own (`but`), every
+    word another of its incidents uses too: two incidents of one service with different opening lines
+    are the same error only by words no third of them has."""
+    others = [words for i, words in siblings.items() if i != but]
+    counts: dict[str, int] = {}
+    for words in others:
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+    if but is not None and but in siblings:
+        return set(counts)
+    if len(others) < 2:
+        return set()
+    need = max(2, math.ceil(len(others) * SERVICE_SHARE))
+    return {w for w, n in counts.items() if n >= need}
 
 
 def error_words(text: str) -> set[str]:
@@ -105,12 +141,18 @@ def error_words(text: str) -> set[str]:
     return words
 
 
-def rank_by_error_words(text: str, candidates: list[tuple[str, str]]) -> list[tuple[str, float]]:
+def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
+                        siblings: dict[str, set[str]] | None = None) -> list[tuple[str, float]]:
     """The candidates (id, evidence text) whose errors are told in the same words as `text`'s, nearest
-    first, with their similarity in [0, 1]: the weighted share of error words in common, each word
-    weighted by how rare it is among the candidates (inverse document frequency). Words most of them
-    share (a service's request framing, "failed", "error") count little, the error's own words much;
-    below MIN_NEAR a candidate is left out."""
+    first, with their similarity in [0, 1]: the weighted words in common over the geometric mean of
+    each side's weighted words (a cosine of the two word sets, so a long trace is not far from a short
+    line of the same error merely for its length, as a share of the union made it), each word weighted
+    by how rare it is among the candidates (inverse document frequency: "failed", "error" count little).
+    The words of the incident's own service (`framing_words` of its `siblings`, the error words of its
+    service's other incidents by id) are left out of both sides: they say which service, not which
+    error. Below MIN_NEAR a candidate is left out."""
+    siblings = siblings or {}
+    framing = framing_words(siblings)
     mine = error_words(text)
     theirs = [(i, error_words(t)) for i, t in candidates]
     docs = [mine, *(w for _, w in theirs)]
@@ -121,8 +163,10 @@ def rank_by_error_words(text: str, candidates: list[tuple[str, str]]) -> list[tu
     weight = {w: math.log((len(docs) + 1) / (n + 0.5)) for w, n in frequency.items()}
     ranked = []
     for incident_id, words in theirs:
-        union = sum(weight[w] for w in mine | words)
-        score = sum(weight[w] for w in mine & words) / union if union else 0.0
+        left_out = framing_words(siblings, but=incident_id) if incident_id in siblings else framing
+        a, b = mine - left_out, words - left_out
+        scale = math.sqrt(sum(weight[w] for w in a) * sum(weight[w] for w in b))
+        score = sum(weight[w] for w in a & b) / scale if scale else 0.0
         if score >= MIN_NEAR:
             ranked.append((incident_id, round(score, 3)))
     return sorted(ranked, key=lambda pair: -pair[1])
