@@ -77,7 +77,7 @@ def _shape_prefix(t1: str, t2: str) -> str:
 
 class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type information
     """Drain that keeps a token's key when it generalises the value (user=a, user=b -> user=<*>),
-    never joins two upper-case names (ERROR, GET), and records each cluster's leaf path (`paths`)."""
+    never joins two names (ERROR, GET, WindowsUpdateAgent), and records each cluster's leaf path (`paths`)."""
 
     def __init__(self, **options: Any):
         super().__init__(**options)
