@@ -32,8 +32,11 @@ NODE_ATTRIBUTES = ("key_to_child_node", "cluster_ids")
 _KEY_PREFIX = re.compile(r"^[^\s=:<>]*[A-Za-z][^\s=:<>]*[=:]")
 # Upper-case words are names of states, protocols, verbs (ERROR, HTTPS, SOCKS5, GET, a quoted
 # request's "GET): two messages that differ in one are different events, however alike the rest.
-# So are HTTP status codes, the only bare three-digit numbers the masks leave (200, 404).
-_ENUM_WORD = re.compile(r"^[\"'(\[]?[A-Z][A-Z0-9_]{2,}[,;:.)\]]?$|^[1-5][0-9][0-9][,;:.]?$")
+# So are camel-case words, names of components, clients, classes (WindowsUpdateAgent, SPP: a
+# masked id beside them matches any other id, so only the name tells the two events apart), and
+# HTTP status codes, the only bare three-digit numbers the masks leave (200, 404).
+_ENUM_WORD = re.compile(r"^[\"'(\[]?[A-Z][A-Z0-9_]{2,}[,;:.)\]]?$|^[1-5][0-9][0-9][,;:.]?$"
+                        r"|^[\"'(\[]?(?=[A-Za-z]*[a-z][A-Z])[A-Za-z]+[,;:.)\]]?$")
 # A number inside a word the masks leave (IRQ11, [CPU0], alignment.....0, slot J13): two tokens that
 # differ only in their digit runs are one word with a variable number, by shape, wherever seen.
 # A bare number the masks leave is a word on purpose (an HTTP status code): it needs a letter.
@@ -74,7 +77,7 @@ def _shape_prefix(t1: str, t2: str) -> str:
 
 class KeyedDrain(Drain):  # type: ignore[misc]  # drain3 ships no type information
     """Drain that keeps a token's key when it generalises the value (user=a, user=b -> user=<*>),
-    never joins two upper-case names (ERROR, GET), and records each cluster's leaf path (`paths`)."""
+    never joins two names (ERROR, GET, WindowsUpdateAgent), and records each cluster's leaf path (`paths`)."""
 
     def __init__(self, **options: Any):
         super().__init__(**options)
