@@ -49,7 +49,7 @@ try:
         st.divider()
         poller_light(workbench)
         st.caption(f"Data dir: {escape_markdown(workbench.data_dir)}")
-    fit_narrow_windows()  # a hidden element of the main area: the sidebar closed below 1430 px
+    fit_narrow_windows()  # a hidden element of the main area: the sidebar closed below 1100 px
     navigation.run()
 except IncidentIQError as exc:  # anything of ours a page did not handle: a message, not a traceback
     st.error(escape_markdown(exc.message))

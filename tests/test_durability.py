@@ -31,7 +31,8 @@ def write_many_incidents(path: Path, incidents: int, per_incident: int = 3) -> i
     """Distinct fingerprints: each (service, message kind) is one incident. A variant word in the
     message does not make another one (the template miner generalises it), so past 25 incidents the
     service names take a round number. Nor do two incidents name a thing in common within minutes
-    (one outage would be one incident: CONTRACT §2): each disk-full names its own file."""
+    (one outage would be one incident: CONTRACT §2): each disk-full names its own file on its own host
+    (one host's full disk is one outage of every service writing there)."""
     lines = []
     for k in range(incidents):
         service = f"{SERVICES[k % len(SERVICES)]}-{k // 25}"
@@ -39,7 +40,7 @@ def write_many_incidents(path: Path, incidents: int, per_incident: int = 3) -> i
         for j in range(per_incident):
             message = template.format(n=1000 + j, i=k) + f" [op {'abcdefghijklmnopqrstuvwxyz'[k % 26]}{k // 26}x]"
             lines.append(json.dumps({"_time": f"2026-11-28T10:{k % 60:02d}:{j:02d}Z", "service": service,
-                                     "host": f"h{k % 3}", "level": "ERROR", "exception": exc, "message": message}))
+                                     "host": f"h{k}", "level": "ERROR", "exception": exc, "message": message}))
     path.write_text("\n".join(lines) + "\n")
     return len(lines)
 

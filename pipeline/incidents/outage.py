@@ -455,7 +455,13 @@ class Wording:
     def relays(self, clauses: set[str], texts: set[str]) -> bool:
         """Whether this error says one of an incident's errors' `clauses` word for word, or one of its
         `texts` says this error's clause: a server's error its client relays, either way round."""
-        return any(f" {c} " in self.text for c in clauses) or any(f" {c} " in t for c in self.clauses for t in texts)
+        # a relay says more than what it relays: the server's own line is its clause alone (PostgreSQL's
+        # `FATAL:  sorry, too many clients already`), the client's says it after its own words; two
+        # services writing the same whole line (two regions' copies of one program) relay nothing
+        alone = {t.strip() for t in texts}
+        mine = self.text.strip()
+        return (any(f" {c} " in self.text for c in clauses if c in alone and c != mine)
+                or (mine in self.clauses and any(f" {mine} " in t and t.strip() != mine for t in texts)))
 
 
 def _as_words(text: str) -> str:
