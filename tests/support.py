@@ -113,6 +113,11 @@ def make_settings(data_dir: Path, **overrides) -> Settings:
     return Settings.from_env(data_dir=data_dir, repo_dir=SAMPLE_REPO, **overrides)
 
 
+class ChaosFigures(UserWarning):
+    """The chaos suites' figures (tests/test_chaos.py, tests/test_chaos_surfaces.py), shown in the
+    warnings summary (pyproject's filterwarnings lets them through)."""
+
+
 # -- the CLI -------------------------------------------------------------------------------------
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
