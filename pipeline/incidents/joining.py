@@ -73,8 +73,12 @@ class Joiner:
         self._load(self._members(event, names, said))
         tied: list[tuple[int, str, str]] = []
         for candidate in self.candidates.values():
+            # the window first: it is cheap, and a batch holds many incidents out of it (a long log
+            # read in one batch: every open incident read so far), each costing `ties` its names
+            if not candidate.near(event.time, self.minutes):
+                continue
             ties = candidate.ties(event, names, said)
-            if ties and candidate.near(event.time, self.minutes):
+            if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied:
             return None
