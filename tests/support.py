@@ -133,8 +133,8 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 def cli_here(data_dir: Path | None, *args: str, cwd: Path | None = None, clean: bool = False,
              **env: str) -> subprocess.CompletedProcess:
-    """`python -m pipeline ARGS` as run_cli runs it (the data dir and the sample source tree set, or
-    `clean`: no INCIDENTIQ_/SPLUNK_/OPENAI_ setting but those given), through the CLI's entry point
+    """`python -m pipeline ARGS` as run_cli runs it (the data dir, if given, and the sample source tree
+    set; `clean`: no INCIDENTIQ_/SPLUNK_/OPENAI_ setting but those), through the CLI's entry point
     in this process: its exit code, stdout and stderr, the settings and the working directory set for
     the call only. A child process costs ~3 s of imports; use run_cli where the process itself is
     what is tested (its exit status, a kill, its log records on stderr)."""
@@ -145,7 +145,7 @@ def cli_here(data_dir: Path | None, *args: str, cwd: Path | None = None, clean: 
                 patch.delenv(name)
         if data_dir is not None:
             patch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
-        patch.setenv("INCIDENTIQ_REPO_DIR", str(SAMPLE_REPO))
+            patch.setenv("INCIDENTIQ_REPO_DIR", str(SAMPLE_REPO))
         for name, value in env.items():
             patch.setenv(name, value)
         if cwd is not None:
