@@ -5,6 +5,7 @@ other or from conftest."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import re
@@ -112,6 +113,11 @@ def make_settings(data_dir: Path, **overrides) -> Settings:
     return Settings.from_env(data_dir=data_dir, repo_dir=SAMPLE_REPO, **overrides)
 
 
+class ChaosFigures(UserWarning):
+    """The chaos suites' figures (tests/test_chaos.py, tests/test_chaos_surfaces.py), shown in the
+    warnings summary (pyproject's filterwarnings lets them through)."""
+
+
 # -- the CLI -------------------------------------------------------------------------------------
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -123,6 +129,33 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
         code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def cli_here(data_dir: Path | None, *args: str, cwd: Path | None = None, clean: bool = False,
+             **env: str) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` as run_cli runs it (the data dir, if given, and the sample source tree
+    set; `clean`: no INCIDENTIQ_/SPLUNK_/OPENAI_ setting but those), through the CLI's entry point
+    in this process: its exit code, stdout and stderr, the settings and the working directory set for
+    the call only. A child process costs ~3 s of imports; use run_cli where the process itself is
+    what is tested (its exit status, a kill, its log records on stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        if clean:
+            for name in [n for n in os.environ if n.startswith(("INCIDENTIQ_", "SPLUNK_", "OPENAI_"))]:
+                patch.delenv(name)
+        if data_dir is not None:
+            patch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+            patch.setenv("INCIDENTIQ_REPO_DIR", str(SAMPLE_REPO))
+        for name, value in env.items():
+            patch.setenv(name, value)
+        if cwd is not None:
+            patch.chdir(cwd)
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse refusing the arguments, as `python -m pipeline` would exit
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return subprocess.CompletedProcess(["python", "-m", "pipeline", *map(str, args)], code, out.getvalue(),
+                                       err.getvalue())
 
 
 def cli_json(capsys, *args: str):

@@ -20,7 +20,7 @@ from pipeline.backtest.run import run_backtest
 from pipeline.engine.graph import thread_config
 from pipeline.review.service import ReviewService
 from pipeline.store import backtests
-from tests.support import BOTH_BACKENDS, ROOT, SAMPLE_REPO, cli, cli_json, wait_for
+from tests.support import BOTH_BACKENDS, ROOT, SAMPLE_REPO, cli, cli_here, cli_json, wait_for
 
 DOCS = ROOT / "knowledge" / "docs"
 LIVE_TABLES = ("incidents", "audit", "fixes", "outbox", "approvals", "comments", "events", "incident_counts")
@@ -155,10 +155,10 @@ def test_a_backtest_killed_mid_run_resumes_without_duplicates(engine, data_dir, 
     assert 0 < cut < len(ids), "the kill came too late to test a resume"
     [row] = backtests.backtests(engine.records)
     assert row["status"] == "running" and row["done"] == cut
-    again = backtest_child(data_dir, "--limit", "60")  # the same command resumes it
-    out, err = again.communicate(timeout=240)
-    assert again.returncode == 0, err
-    rep = json.loads(out)
+    # the same command resumes it (run here: the killed run is what had to be a real process)
+    again = cli_here(data_dir, "backtest", "--limit", "60", "--json")
+    assert again.returncode == 0, again.stderr
+    rep = json.loads(again.stdout)
     assert rep["run"]["resumed"] and rep["run"]["backtest_id"] == row["backtest_id"]
     assert rep["run"]["already_done"] == cut and rep["run"]["analysed"] == len(ids) - cut
     counted = engine.records.query("SELECT incident_id, count(*) AS n FROM backtest_results GROUP BY incident_id")
@@ -168,9 +168,8 @@ def test_a_backtest_killed_mid_run_resumes_without_duplicates(engine, data_dir, 
 
 
 def cli_resume_refused(data_dir: Path, backtest_id: str) -> bool:
-    child = backtest_child(data_dir, "--resume", backtest_id)
-    _, err = child.communicate(timeout=120)
-    return child.returncode == 2 and "is done" in err
+    refused = cli_here(data_dir, "backtest", "--resume", backtest_id, "--json")
+    return refused.returncode == 2 and "is done" in refused.stderr
 
 
 def test_two_backtests_at_once_do_not_collide(engine, data_dir, tmp_path):

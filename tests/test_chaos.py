@@ -1,6 +1,8 @@
 """Chaos: real `python -m pipeline` processes SIGKILLed at random points and stores held
 locked by a second process, across ingest, poll, decisions, edits, replay and fork; then the invariants. Seeded
-and bounded (a dozen rounds, well under 2 minutes on 2 cores); the figures are reported as a warning."""
+and bounded (a dozen rounds, well under 2 minutes on 2 cores); the figures are reported as a warning.
+The surfaces added since (prune, migration, outbox, full disk, PostgreSQL session) are in
+tests/test_chaos_surfaces.py, a file of its own so that two workers share the chaos suite."""
 from __future__ import annotations
 
 import json
@@ -14,19 +16,13 @@ import time
 import warnings
 from pathlib import Path
 
-import pytest
-
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, STORED_IDS
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, STORED_IDS, ChaosFigures, cli_here
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
 
 ROUNDS = 12
 SEED = 20261128
-
-
-class ChaosFigures(UserWarning):
-    """The chaos suite's figures, shown in the warnings summary."""
 
 
 def start(data_dir: Path, *args: str, source: str | None = None) -> subprocess.Popen:
@@ -90,7 +86,9 @@ def lines_for(round_no: int) -> list[str]:
 
 
 def paused(data_dir: Path) -> list[dict]:
-    result = run(data_dir, "list", "--status", "awaiting_approval", "--json")
+    """The paused incidents, read between rounds (no child runs then) through the CLI's entry point in
+    this process: a lookup to choose the round's command, not a command under test."""
+    result = cli_here(data_dir, "list", "--status", "awaiting_approval", "--json")
     return json.loads(result.stdout) if result.returncode == 0 else []
 
 
@@ -122,7 +120,7 @@ def test_kills_and_locks_leave_every_invariant_intact(data_dir, database_url, tm
             elif choice == "edit":
                 args = ["edit", inc, "--reviewer", "chaos", "--set", f'recommendation.action="act {round_no}"']
             else:
-                rows = json.loads(run(data_dir, "history", inc, "--json").stdout)
+                rows = json.loads(cli_here(data_dir, "history", inc, "--json").stdout)  # a lookup too
                 target = next((r for r in rows if r.get("writes_by") == ["rca"]), None)
                 if target is not None:
                     args = [choice, inc, "--checkpoint", target["checkpoint_id"], "--reviewer", "chaos"]
@@ -194,71 +192,3 @@ def invariants(reader: Reader, good_lines: set[str], bad_lines: int) -> list[str
         if not any(inc == row["incident_id"] for inc, _ in decided):
             problems.append(f"{row['incident_id']} is {row['status']} without an audited decision")
     return problems
-
-
-# -- the surfaces added since (issue 25.4): one round each here, the loop in bench/chaos.py -----------
-
-def _bench_chaos():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_chaos", ROOT / "bench" / "chaos.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_chaos"] = module  # registered first: its dataclasses resolve their module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _closed(engine) -> Path:
-    """The paused engine's data dir, its stores closed (child processes take it from here)."""
-    from pipeline.store import checkpoints
-
-    engine.records.close()
-    checkpoints.close_all()
-    return Path(engine.settings.data_dir)
-
-
-def _report(fig) -> None:
-    warnings.warn(ChaosFigures(f"chaos: {fig.line()}"), stacklevel=2)
-    assert fig.violations == [], fig.violations
-
-
-def _sqlite_only(database_url) -> None:
-    if database_url is not None:
-        pytest.skip("a SQLite data dir's scenario (the PostgreSQL one is the session kill)")
-
-
-def test_sigkill_during_prune_loses_nothing(paused_engine, database_url, tmp_path):
-    # a backtest killed mid-run: tests/test_backtest.py; bench/chaos.py loops over it too
-    _sqlite_only(database_url)
-    _report(_bench_chaos().prune_scenario(tmp_path, 1, random.Random(SEED), paused=_closed(paused_engine)))
-
-
-def test_sigkill_during_a_migration_leaves_the_old_or_the_new_schema_whole(database_url, tmp_path):
-    _sqlite_only(database_url)
-    chaos = _bench_chaos()
-    _report(chaos.migration_scenario(tmp_path, 1, random.Random(SEED), incidents=3000))
-
-
-def test_sigkill_during_an_outbox_delivery_delivers_every_notification(paused_engine, database_url, tmp_path):
-    _sqlite_only(database_url)
-    chaos = _bench_chaos()
-    _report(chaos.outbox_scenario(tmp_path, 1, random.Random(SEED), paused=_closed(paused_engine)))
-
-
-def test_a_full_disk_stops_ingest_clearly_and_a_decision_completes_or_changes_nothing(paused_engine, database_url,
-                                                                                      tmp_path):
-    _sqlite_only(database_url)
-    fig = _bench_chaos().disk_full_scenario(tmp_path, 1, random.Random(SEED), lines=1500, free_kb=512,
-                                            paused=_closed(paused_engine))
-    if fig.skipped:
-        pytest.skip(fig.skipped)
-    _report(fig)
-
-
-def test_a_postgres_session_killed_during_ingest_loses_and_doubles_nothing(database_url, tmp_path):
-    if database_url is None:
-        pytest.skip("the PostgreSQL scenario")
-    fig = _bench_chaos().pg_session_scenario(tmp_path, 1, random.Random(SEED), lines=600)
-    if fig.skipped:
-        pytest.skip(fig.skipped)
-    _report(fig)

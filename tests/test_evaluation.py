@@ -16,7 +16,7 @@ from pipeline.errors import UsageError
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import AREAS, CATEGORIES, IncidentState, grade
-from tests.support import run_cli as cli
+from tests.support import cli_here as cli
 
 START = datetime(2026, 11, 28, 10, 0, tzinfo=timezone.utc)
 

@@ -1,9 +1,10 @@
-"""`python -m pipeline ingest | list | show | deadletters` per CONTRACT §5, and bad input end to end."""
+"""`python -m pipeline ingest | list | show | deadletters` per CONTRACT §5, and bad input end to end
+(through the CLI's entry point in this process; the exit codes and stderr from a real process)."""
 from __future__ import annotations
 
 import json
 
-from tests.support import FIXTURES, run_cli as cli, stored_bodies
+from tests.support import FIXTURES, cli_here as cli, run_cli, stored_bodies
 
 VALID = [
     {"_time": "2026-11-28T10:00:00Z", "service": "checkout-api", "level": "ERROR",
@@ -98,7 +99,7 @@ def test_list_filters_by_status(data_dir):
 
 
 def test_exit_codes_and_errors_on_stderr(tmp_path, data_dir):
-    missing = cli(data_dir, "show", "INC-20990101-abcdef", "--json")
+    missing = run_cli(data_dir, "show", "INC-20990101-abcdef", "--json")
     assert missing.returncode == 4 and missing.stdout == "" and "not found" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
     no_file = cli(data_dir, "ingest", str(tmp_path / "nope.jsonl"))

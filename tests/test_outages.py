@@ -6,8 +6,6 @@ are the store's, so a fresh incident step (a restarted process) reads them back.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from pipeline.clock import iso
 from pipeline.incidents.batch import Incidents
 from pipeline.review.service import ReviewService
 from pipeline.state import LogEvent
-from tests.support import BOTH_BACKENDS, events_of, incidents_by_first_seen, write_jsonl
+from tests.support import BOTH_BACKENDS, cli_here, events_of, incidents_by_first_seen, write_jsonl
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,9 +162,8 @@ def test_the_outages_command_scores_the_open_bed_against_its_goals(tmp_path):
     for path in bed.iterdir():
         (s44 if path.name.startswith("s44_") else worked).joinpath(path.name).symlink_to(path)
     for folder in (worked, s44):
-        result = subprocess.run([sys.executable, "-m", "pipeline", "outages", "--json", str(folder)], cwd=ROOT,
-                                capture_output=True, text=True, timeout=300,
-                                env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        # no setting of the user's (a scoring of the bed), through the CLI's entry point in this process
+        result = cli_here(None, "outages", "--json", folder, cwd=ROOT, clean=True, HOME=str(tmp_path))
         assert result.returncode in (0, 1), result.stderr
         for order in json.loads(result.stdout)["orders"].values():
             assert order["merged"] == 0
@@ -220,7 +217,7 @@ def test_sigkill_while_storing_an_outage_log_leaves_one_incident_per_outage_led_
     import sys
     import time
 
-    from tests.support import ROOT, count, run_cli
+    from tests.support import count, run_cli
 
     outages, log = 12, tmp_path / "outages.jsonl"
     errors = _outages_log(log, outages, context=1500)

@@ -17,8 +17,8 @@ from pipeline.errors import Conflict
 from pipeline.store.owners import process_owner
 from pipeline.review.service import ReviewService
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import (BOTH_BACKENDS, FIXTURES, HANG_ONCE_THE_FIX_IS_RECORDED, RACER, ROOT, by_category, child_env, cli, paused_ids, pending,
-                           run_child)
+from tests.support import (BOTH_BACKENDS, FIXTURES, HANG_ONCE_THE_FIX_IS_RECORDED, RACER, ROOT, by_category, child_env, cli, cli_here, paused_ids,
+                           pending, run_child)
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
@@ -176,7 +176,7 @@ def test_paused_incident_survives_sigkill_of_its_holder_and_is_approved_from_a_n
     assert done.returncode == 0, done.stderr
     assert engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(engine.records.fixes(inc)) == 1
-    again = run_child(data_dir, "approve", inc, "--reviewer", "cy")
+    again = cli_here(data_dir, "approve", inc, "--reviewer", "cy")  # a second approval, refused
     assert again.returncode == 3
     assert len(engine.records.fixes(inc)) == 1
     assert [(a["action"], a["reviewer"]) for a in engine.records.audit(inc)] == [("approve", "bob")]
@@ -191,7 +191,8 @@ def test_process_killed_inside_code_fix_leaves_one_fix_and_an_audited_decision(p
     assert paused_engine.records.incident(inc)["status"] == "analyzing"
     assert len(paused_engine.records.fixes(inc)) == 1
 
-    late = run_child(data_dir, "approve", inc, "--reviewer", "bob")
+    # the late approval from this process (the killed approver is the real process under test)
+    late = cli_here(data_dir, "approve", inc, "--reviewer", "bob")
     assert late.returncode == 3, late.stderr  # ann's approval stands; the run it started was finished
     row = paused_engine.records.incident(inc)
     assert row["status"] == "fix_proposed" and row["claim_owner"] is None

@@ -15,12 +15,18 @@ from pipeline import config
 from pipeline.backtest.candidate import candidate_for
 from pipeline.config import Settings
 from pipeline.errors import UsageError
-from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, SAMPLE_REPO
+from tests.support import BOTH_BACKENDS, FIXTURES, ROOT, SAMPLE_REPO, cli_here
 
 NBSP = "\u00a0"
 
 
 def run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`python -m pipeline ARGS` through its entry point in this process, in `cwd`, with `env` over a
+    clean set of settings (a child process costs ~3 s of imports; `run_child` is the process itself)."""
+    return cli_here(cwd / "data", *args, cwd=cwd, clean=True, **env)
+
+
+def run_child(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """`python -m pipeline ARGS` in a new process, in `cwd`, with `env` over a clean set of settings."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("INCIDENTIQ_", "SPLUNK_", "OPENAI_"))}
     base.update({"INCIDENTIQ_DATA_DIR": str(cwd / "data"), "INCIDENTIQ_REPO_DIR": str(SAMPLE_REPO),
@@ -44,6 +50,19 @@ def test_a_database_url_that_is_not_postgresql_is_refused_and_creates_no_store(t
     message = refused(run(tmp_path, *command, INCIDENTIQ_DATABASE_URL=url), "INCIDENTIQ_DATABASE_URL")
     assert "hunter2" not in message  # the URL's password (or path) is never shown
     assert list(tmp_path.iterdir()) == []  # no SQLite file in the working directory, no data dir
+
+
+@pytest.mark.parametrize("command, env, name", [
+    (["ingest", str(FIXTURES / "small.jsonl")], {"INCIDENTIQ_DATABASE_URL": "mysql://ann:hunter2@db/iq"},
+     "INCIDENTIQ_DATABASE_URL"),
+    (["poll", "--once"], {"INCIDENTIQ_SOURCE": "splunk", "SPLUNK_URL": "https://127.0.0.1:9",
+                          "SPLUNK_TOKEN": f"eyJhbGciOi{NBSP}Jsecret"}, "SPLUNK_TOKEN")])
+def test_a_refusal_is_the_process_exit_status_2_and_one_stderr_line(tmp_path, command, env, name):
+    """The cases above run the CLI's entry point in this process; here the real `python -m pipeline`
+    (its interpreter start, logging to the terminal, exit status) refuses end to end."""
+    message = refused(run_child(tmp_path, *command, **env), name)
+    assert "hunter2" not in message and "secret" not in message
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_token_with_a_pasted_non_breaking_space_is_refused_at_start_and_at_use(tmp_path, monkeypatch):
