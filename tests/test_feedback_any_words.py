@@ -15,7 +15,8 @@ from pipeline.analyst import ideas
 from pipeline.analyst.offline import OfflineAnalyst, requested_category
 from pipeline.analyst.reading import reranked_docs
 from pipeline.engine.nodes import fix_eligible, not_eligible_reason
-from pipeline.knowledge.retrieval import cause_doc, event_text, signature_matches
+from pipeline.analyst.cause_doc import cause_doc
+from pipeline.knowledge.retrieval import event_text, signature_matches
 from pipeline.state import IncidentState
 from tests.support import ROOT, THRESHOLD, make_settings, state_of
 

@@ -14,7 +14,8 @@ from pipeline.engine.nodes import fix_eligible, not_eligible_reason
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
 from pipeline.knowledge.index import KnowledgeBase
-from pipeline.knowledge.retrieval import cause_doc, find_similar
+from pipeline.analyst.cause_doc import cause_doc
+from pipeline.knowledge.retrieval import find_similar
 from pipeline.state import IncidentState
 from tests.support import THRESHOLD
 

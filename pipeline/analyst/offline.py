@@ -22,7 +22,8 @@ from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.requested import requested_steps
 from pipeline.knowledge.index import Doc, KnowledgeBase
-from pipeline.knowledge.retrieval import cause_doc, event_text, evidence_text, signature_matches
+from pipeline.analyst.cause_doc import cause_doc
+from pipeline.knowledge.retrieval import event_text, evidence_text, signature_matches
 from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation
 
 

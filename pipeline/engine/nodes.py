@@ -14,7 +14,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.knowledge.retrieval import cause_doc, find_similar, severity_for
+from pipeline.analyst.cause_doc import cause_doc
+from pipeline.knowledge.retrieval import find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
 from pipeline.analyst.reading import not_code_defect, reranked_docs
 from pipeline.errors import UsageError
