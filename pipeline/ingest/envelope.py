@@ -6,7 +6,7 @@ program's line under `message` (`log`, `MESSAGE`, `msg`). That line keeps its ow
 a level, a pid or thread, a logger, then the text, which may itself be logfmt or JSON. When the
 message opens with a header a reader knows (a known format, or a layout learnt from the other
 messages of the source: `SourceParser.envelope`, detected from the sample's messages as a file of
-them alone would be), it is read:
+them alone would be; a source none of whose sample's messages a header opens has none), it is read:
 
 - the message becomes the inner text; an inner `err`/`error`/`exception` pair's text follows it
   (`deliver failed: dial tcp …: connection refused`, as Go wraps an error), the pair kept too;
@@ -46,6 +46,11 @@ def _read_header(inner: ParsedRecord) -> bool:
     if inner.format == "text" or not inner.message.strip():
         return False
     return inner.time is not None or inner.level is not None
+
+
+def headed(message: str, parse: Callable[[str], ParsedRecord]) -> bool:
+    """Whether a known header opens `message` (read by `parse`)."""
+    return bool(_MAYBE_HEADED.match(message.lstrip())) and _read_header(parse(message))
 
 
 def read_message(record: ParsedRecord, parse: Callable[[str], ParsedRecord]) -> ParsedRecord:

@@ -377,8 +377,10 @@ class SourceParser:
         parser.detect(lines)
         return parser
 
-    def _message_parser(self, lines: list[str]) -> "SourceParser":
-        """A parser for the messages of an envelope source's records, detected from the sample's."""
+    def _message_parser(self, lines: list[str]) -> "SourceParser | None":
+        """A parser for the messages of an envelope source's records, detected from the sample's; None
+        when none of those opens with a header (the source's programs write none: each record is read
+        as before, at no cost)."""
         own = PARSERS[self.format or ""]
         messages = []
         for line in lines:
@@ -391,7 +393,8 @@ class SourceParser:
         parser = SourceParser()
         parser.options, parser.reads_envelopes = self.options, False
         parser.detect(messages)
-        return parser
+        headed = any(envelope.headed(message, parser.parse) for message in messages)
+        return parser if headed else None
 
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
