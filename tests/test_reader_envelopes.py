@@ -78,3 +78,19 @@ def test_a_header_no_known_format_reads_is_learnt_from_the_other_messages_of_the
     assert [(e.level, e.message) for e in events] == [
         ({"INF": "INFO", "WRN": "WARN", "ERR": "ERROR"}[lvl], f"stream {i} state changed")
         for i, lvl in enumerate(levels)]
+
+
+def test_stern_prefixed_lines_are_read_per_pod_and_container_each_rest_a_line_of_its_own(tmp_path):
+    # stern's default `<pod> <container> <message>`, and the pod alone (`--template '{{.PodName}} {{.Message}}'`)
+    path = tmp_path / "stern.log"
+    path.write_text(
+        'cart-6b8d5c4f9-w7x2p cart {"level":50,"time":1794627001000,"msg":"session read failed"}\n'
+        "etcd-0 etcd E1114 03:30:01.010123       1 leader.go:120] lost the leader election\n"
+        'cart-6b8d5c4f9-w7x2p cart {"level":30,"time":1794627002000,"msg":"ok"}\n'
+        "etcd-1 W1114 03:30:02.010123       1 raft.go:77] slow fdatasync took 1.2s\n")
+    events = read(path)
+    assert [(e.service, e.host, e.level, e.message) for e in events] == [
+        ("cart", "cart-6b8d5c4f9-w7x2p", "ERROR", "session read failed"),
+        ("etcd", "etcd-0", "ERROR", "lost the leader election"),
+        ("cart", "cart-6b8d5c4f9-w7x2p", "INFO", "ok"),
+        ("etcd", "etcd-1", "WARN", "slow fdatasync took 1.2s")]
