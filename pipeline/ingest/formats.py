@@ -39,6 +39,7 @@ from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
+from pipeline.ingest import envelope
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
 
@@ -199,6 +200,10 @@ class SourceParser:
         # a CRI source's containers' own text (`<time> stdout F <text>`): read by a parser detected
         # from those texts, as a file of that text alone would be
         self.inner: SourceParser | None = None
+        # a JSON or logfmt source's messages, each a program's whole line with its own header (a
+        # collector's envelope): read by a parser detected from the sample's messages (ingest/envelope.py)
+        self.envelope: SourceParser | None = None
+        self.reads_envelopes = True  # False for the parser of messages itself: one envelope deep
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -248,6 +253,8 @@ class SourceParser:
                     self.format, self.csv, self.share = "csv", columns, read / len(table)
         # a known format that reads no level from the lines it reads may have read only the first
         # columns of a longer header (Go's `2026/05/03 12:30:01 ` before `| INFO | comp | msg`)
+        if self.format in envelope.ENVELOPES and self.reads_envelopes:
+            self.envelope = self._message_parser(heads + more)
         if self.format == "cri":
             # the runtime's envelope is fixed: what a level or header there is is in its containers' text
             self.inner = self._container_parser(cri_texts(lines + more))
@@ -370,6 +377,25 @@ class SourceParser:
         parser.detect(lines)
         return parser
 
+    def _message_parser(self, lines: list[str]) -> "SourceParser | None":
+        """A parser for the messages of an envelope source's records, detected from the sample's; None
+        when none of those opens with a header (the source's programs write none: each record is read
+        as before, at no cost)."""
+        own = PARSERS[self.format or ""]
+        messages = []
+        for line in lines:
+            try:
+                record = own(line, self.options)
+            except (ValueError, OverflowError):
+                continue
+            if record is not None and record.message.strip():
+                messages.append(record.message)
+        parser = SourceParser()
+        parser.options, parser.reads_envelopes = self.options, False
+        parser.detect(messages)
+        headed = any(envelope.headed(message, parser.parse) for message in messages)
+        return parser if headed else None
+
     def parse(self, text: str) -> ParsedRecord:
         """One record → ParsedRecord; InvalidEvent only when the text is binary."""
         if self.prefixes is not None:
@@ -378,6 +404,8 @@ class SourceParser:
             if record is not None:
                 return record
         record = self._parse(text)
+        if self.envelope is not None:
+            record = envelope.read_message(record, self.envelope.parse)
         if record.stack:
             message_below(record)
         if record.stack and self.headed:

@@ -7,13 +7,15 @@ several containers' logs into one stream print it:
 
 (`docker compose logs`/`up`: the service's container name padded to a column, ` | `, and compose's own
 `<container> exited with code N` about it, a line of that container; `kubectl logs
---prefix`: `[pod/<pod>/<container>] `). A file is read this way when most of its first lines carry
+--prefix`: `[pod/<pod>/<container>] `; stern: `<pod> <container> ` or `<pod> `, where the text after
+them opens a record by itself). A file is read this way when most of its first lines carry
 such a prefix. Each container's lines are its own log: they are joined into records per container
 (a Java trace of `api-1` is one record, whatever `nginx-1` printed between its lines), and read by a
 parser chosen from that container's own lines (a Spring Boot header for `api-1`, nginx's error and
 access layouts for `nginx-1`), as a file of that container alone would be. The prefix names the
 record's service (compose: the container name without its replica number, `api-1` → `api`;
-kubectl: the container) and host (compose: the container; kubectl: the pod); a logger or service
+kubectl and stern: the container, or the pod without its ordinal or hash when stern names no container)
+and host (compose: the container; kubectl and stern: the pod); a logger or service
 the line itself names is kept as `fields.logger`.
 """
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Callable
 
 from pipeline.ingest.cri import StreamJoiner
 from pipeline.ingest.levels import normalize_level
-from pipeline.ingest.multiline import MultilineJoiner, Record
+from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
 from pipeline.ingest.parsed import ParsedRecord
 
 # compose: a container name, padding, ` | ` (at least one space before the bar: `a|b` tables and
@@ -32,6 +34,15 @@ _COMPOSE = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]{0,62}) +\|(?: (?P<text>.*)|$
 _KUBECTL = re.compile(r"^\[pod/(?P<pod>[^/\]\s]{1,253})/(?P<name>[^/\]\s]{1,63})\](?: (?P<text>.*)|$)", re.S)
 # compose's own line about a container, written without the bar: `search-1 exited with code 134`
 _COMPOSE_STATUS = re.compile(r"^(?P<name>[A-Za-z0-9][\w.-]{0,62}) (?P<text>exited with code -?\d+)$")
+# stern (stern/stern's default template `{{.PodName}} {{.ContainerName}} {{.Message}}`, or the pod alone,
+# `{{.PodName}} {{.Message}}`): Kubernetes names, a pod's holding a dash and a letter (no date); read so only where the text
+# after them opens a record by itself (a time, a level, a klog header, a JSON object): two words
+# before a line are no prefix otherwise
+_STERN = re.compile(r"^(?P<pod>(?=[\w.-]*[a-z])[a-z0-9][a-z0-9.]*-[a-z0-9.-]*[a-z0-9]) (?P<name>[a-z0-9][a-z0-9-]{0,62}) (?P<text>.*)$",
+                    re.S)
+_STERN_POD = re.compile(r"^(?P<pod>(?=[\w.-]*[a-z])[a-z0-9][a-z0-9.]*-[a-z0-9.-]*[a-z0-9]) (?P<text>.*)$", re.S)
+# what a pod's name adds to its workload's: a StatefulSet's ordinal, a Deployment's `-<hash>-<id>`
+_POD_SUFFIX = re.compile(r"-(?:\d+|[a-z0-9]{5,10}-[a-z0-9]{5})$")
 _REPLICA = re.compile(r"[-_]\d+$")
 _NUMERIC = re.compile(r"^[\d.:_-]+$")
 SHARE = 0.6  # the share of a sample's lines that carry a prefix for the file to be read this way
@@ -52,6 +63,12 @@ def split(line: str) -> tuple[str, str, str, str] | None:
         # `1782080517.589 | INFO | ...`): compose names containers after their services
         text = m["text"] or ""
         return line[:len(line) - len(text)], _REPLICA.sub("", m["name"]), m["name"], text
+    m = _STERN.match(line)
+    if m is not None and looks_like_record_start(m["text"]):
+        return line[:len(line) - len(m["text"])], m["name"], m["pod"], m["text"]
+    m = _STERN_POD.match(line)
+    if m is not None and looks_like_record_start(m["text"]):
+        return line[:len(line) - len(m["text"])], _POD_SUFFIX.sub("", m["pod"]), m["pod"], m["text"]
     return None
 
 

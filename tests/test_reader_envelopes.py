@@ -1,0 +1,96 @@
+"""A collector's envelope (issue 34/35): a JSON or logfmt record whose message is the line the program
+wrote, its own header included, is read as that line (CONTRACT §1). Read through the product's
+reader (`LogFile`, as `ingest` and the poller read). The lines are written here in the manner of
+common loggers and collectors (no third-party text)."""
+from __future__ import annotations
+
+import json
+
+from tests.support import read_log as read, utc
+
+
+def _envelopes(tmp_path, rows: list[dict], name: str = "collected.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return read(path)
+
+
+def test_a_spring_boot_header_inside_the_message_is_read_and_the_envelope_keeps_its_time_and_service(tmp_path):
+    rows = [{"time": f"2026-11-14T03:30:0{i}.010Z", "level": "error" if i == 1 else "info", "service": "orders",
+             "message": f"2026-11-14 04:30:0{i}.010 {'ERROR' if i == 1 else 'INFO '} 1 --- [nio-8080-exec-{i}] "
+                        f"o.s.web.servlet.DispatcherServlet        : request {i} handled"}
+            for i in range(3)]
+    rows.append({"time": "2026-11-14T03:30:05Z", "level": "info", "service": "orders",
+                 "message": "cache hit ratio=0.97 window=60s"})
+    events = _envelopes(tmp_path, rows)
+    assert [e.message for e in events] == ["request 0 handled", "request 1 handled", "request 2 handled",
+                                           "cache hit ratio=0.97 window=60s"]  # a plain message stays whole
+    first = events[1]
+    assert first.time == utc(2026, 11, 14, 3, 30, 1, 10_000)  # the envelope's time, not the program's
+    assert first.fields["message_time"].startswith("2026-11-14T04:30:01.010")
+    assert first.service == "orders" and first.level == "ERROR"
+    assert first.fields["logger"] == "o.s.web.servlet.DispatcherServlet"  # the class is no service name
+
+
+def test_an_envelope_without_a_level_takes_the_level_the_inner_header_writes_not_a_guess(tmp_path):
+    # Docker/Vector envelopes carry only the stream; "Failed" would guess ERROR, the header says INFO
+    rows = [{"time": "2026-11-14T03:30:01Z", "stream": "stderr", "service": "cache",
+             "message": "2026-11-14 03:30:01,004 INFO  [main] c.e.Warmup - Failed entries retried: 0"},
+            {"time": "2026-11-14T03:30:02Z", "stream": "stdout", "service": "cache",
+             "message": "2026-11-14 03:30:02,004 WARN  [main] c.e.Warmup - warm-up slower than usual"}]
+    events = _envelopes(tmp_path, rows)
+    assert [(e.level, e.message) for e in events] == [
+        ("INFO", "Failed entries retried: 0"), ("WARN", "warm-up slower than usual")]
+    assert not any(e.fields.get("level_inferred") for e in events)
+    assert events[0].fields["stream"] == "stderr"
+
+
+def test_an_inner_logfmt_line_gives_its_level_its_pairs_and_its_error_text(tmp_path):
+    rows = [{"time": "2026-11-14T03:30:01Z", "service": "relay",
+             "message": 'level=error ts=2026-11-14T03:30:01.1Z caller=client.go:88 msg="deliver failed" '
+                        'err="dial tcp 10.0.0.5:5432: connect: connection refused"'},
+            {"time": "2026-11-14T03:30:02Z", "service": "relay",
+             "message": 'level=info ts=2026-11-14T03:30:02.1Z caller=client.go:90 msg="delivered" attempts=2'}]
+    events = _envelopes(tmp_path, rows)
+    assert [(e.level, e.message) for e in events] == [
+        ("ERROR", "deliver failed: dial tcp 10.0.0.5:5432: connect: connection refused"), ("INFO", "delivered")]
+    assert events[0].fields["err"] == "dial tcp 10.0.0.5:5432: connect: connection refused"
+    assert events[0].fields["caller"] == "client.go:88" and events[1].fields["attempts"] == "2"
+    assert events[0].service == "relay"
+
+
+def test_a_json_logger_line_nested_as_the_envelope_message_is_read(tmp_path):
+    inner = {"level": 50, "time": 1794627001000, "msg": "enqueue failed", "err": "socket hang up", "reqId": "r-7"}
+    rows = [{"@timestamp": "2026-11-14T03:30:01Z", "kubernetes": {"pod_name": "api-5d9-x"}, "service": "api",
+             "log": json.dumps(inner)}]
+    (event,) = _envelopes(tmp_path, rows)
+    assert (event.level, event.message) == ("ERROR", "enqueue failed: socket hang up")
+    assert event.fields["reqId"] == "r-7" and event.time == utc(2026, 11, 14, 3, 30, 1)
+
+
+def test_a_header_no_known_format_reads_is_learnt_from_the_other_messages_of_the_source(tmp_path):
+    # a program's own header, `[pid] yyyy/mm/dd hh:mm:ss.ffffff [LVL] text`, in every message
+    levels = ["INF", "INF", "WRN", "ERR", "INF"]
+    rows = [{"time": f"2026-11-14T03:30:0{i}Z", "service": "broker",
+             "message": f"[1] 2026/11/14 03:30:0{i}.11320{i} [{lvl}] stream {i} state changed"}
+            for i, lvl in enumerate(levels)]
+    events = _envelopes(tmp_path, rows)
+    assert [(e.level, e.message) for e in events] == [
+        ({"INF": "INFO", "WRN": "WARN", "ERR": "ERROR"}[lvl], f"stream {i} state changed")
+        for i, lvl in enumerate(levels)]
+
+
+def test_stern_prefixed_lines_are_read_per_pod_and_container_each_rest_a_line_of_its_own(tmp_path):
+    # stern's default `<pod> <container> <message>`, and the pod alone (`--template '{{.PodName}} {{.Message}}'`)
+    path = tmp_path / "stern.log"
+    path.write_text(
+        'cart-6b8d5c4f9-w7x2p cart {"level":50,"time":1794627001000,"msg":"session read failed"}\n'
+        "etcd-0 etcd E1114 03:30:01.010123       1 leader.go:120] lost the leader election\n"
+        'cart-6b8d5c4f9-w7x2p cart {"level":30,"time":1794627002000,"msg":"ok"}\n'
+        "etcd-1 W1114 03:30:02.010123       1 raft.go:77] slow fdatasync took 1.2s\n")
+    events = read(path)
+    assert [(e.service, e.host, e.level, e.message) for e in events] == [
+        ("cart", "cart-6b8d5c4f9-w7x2p", "ERROR", "session read failed"),
+        ("etcd", "etcd-0", "ERROR", "lost the leader election"),
+        ("cart", "cart-6b8d5c4f9-w7x2p", "INFO", "ok"),
+        ("etcd", "etcd-1", "WARN", "slow fdatasync took 1.2s")]
