@@ -18,7 +18,7 @@ import streamlit as st
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame
+from workbench.audit_words import changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -115,7 +115,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
         said = (f"{label} recorded for {reviewer.id}; the incident is now "
                 f"{status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}.")
     if action == "edit_approve":
-        said += f" {effect['text']} before the approval."
+        said += f" {edit_effect_words(inputs['edits'], effect)}, before the approval."
     return "success", said
 
 

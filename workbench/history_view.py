@@ -8,7 +8,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame, field_words, value_text
+from workbench.audit_words import changes_frame, field_words, step_words, value_text
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
@@ -311,7 +311,7 @@ def node_runs(detail: dict) -> None:
     for run in runs:
         # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
         # output JSON were built and sent on every pick for nobody
-        box = st.expander(f"{run['node']} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
+        box = st.expander(f"{step_words(run['node'])} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
                           on_change="rerun")
         if not box.open:
             continue
