@@ -30,6 +30,9 @@ QUOTES_SHOWN = 8
 FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
 # px, summing to the analysis column at 1440 px (~540); "pool waiting" whole, the grid stretches them
 FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
+SIMILAR_ORDER = ("rests on", "doc", "score", "signatures")
+# px, within the same ~540: a doc id of 40 characters whole, the grid stretches them to the column
+SIMILAR_WIDTHS = {"rests on": 40, "doc": 290, "score": 80, "signatures": 55}
 
 
 def sla_basis(doc: dict, sla_from: str) -> str:
@@ -290,23 +293,26 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
         st.caption("none")
         return
     docs = docs_in_order(docs, matched)
-    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"] + (" ✓ matched" if d["doc_id"] in matched
-                                                                          else ""), "category": d["category"],
-                                "signatures": len(d.get("matched_signatures") or []), "title": d["title"]}
-                               for d in docs]),
-                 hide_index=True, width="stretch", key="incident_similar_table",
-                 column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
-                                                                         format="%.2f", color="auto", width="small"),
-                                "doc": st.column_config.TextColumn(width="medium"),
-                                "category": st.column_config.TextColumn(width="medium"),
-                                "signatures": st.column_config.NumberColumn(width="small",
-                                                                            help="signatures found in the evidence"),
-                                "title": st.column_config.TextColumn(width="large")})
+    # pixel widths within the analysis column (~540 px at 1440): "medium" and "large" columns (950 px)
+    # cut the doc's "✓ matched" and pushed the last column off the grid. The mark is a column of its
+    # own; the category and title are in "What the similar docs say" below
+    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"], "rests on": d["doc_id"] in matched,
+                                "signatures": len(d.get("matched_signatures") or [])} for d in docs]),
+                 hide_index=True, width="stretch", key="incident_similar_table", column_order=SIMILAR_ORDER,
+                 column_config={"rests on": st.column_config.CheckboxColumn("✓", width=SIMILAR_WIDTHS["rests on"],
+                                                                            help="the doc the analysis rests on"),
+                                "doc": st.column_config.TextColumn(width=SIMILAR_WIDTHS["doc"]),
+                                "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
+                                                                         format="%.2f", color="auto",
+                                                                         width=SIMILAR_WIDTHS["score"]),
+                                "signatures": st.column_config.NumberColumn("hits", width=SIMILAR_WIDTHS["signatures"],
+                                                                            help="the doc's signatures found in the "
+                                                                                 "evidence")})
     with st.expander("What the similar docs say"):
         chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
                               format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
         doc = docs[chosen]
-        st.text(doc["title"])
+        st.text(plain(f"{doc['title']} ({doc['category']})"))
         if doc.get("matched_signatures"):
             st.caption("Signatures found in the evidence")
             st.code("\n".join(doc["matched_signatures"]), language=None)
