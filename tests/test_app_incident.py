@@ -6,7 +6,7 @@ import re
 
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
+from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts, unescape
 from workbench.conflicts import what_changed
 
 
@@ -47,7 +47,7 @@ def test_the_title_is_the_first_events_words_not_the_template(app, paused_engine
     incident = _by_service(paused_engine, "checkout-api")
     assert "<NUM>" not in paused_engine.records.incident(incident)["title"]  # stored in the log's words
     open_incident(app, incident)
-    heading = _html(app)[0]
+    heading = next(h for h in _html(app) if "role='heading'" in h)  # the page's first html is the narrow-window style
     assert "HikariPool-1 - Connection is not available, request timed out after 30000ms." in heading
     assert "NUM" not in heading and "&lt;" not in heading
 
@@ -315,3 +315,32 @@ def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paus
     assert "what follows the root cause analysis ran again" in seen[other]
     for text in seen.values():
         assert "approve_partial" not in text and "as_node" not in text and "{" not in text, text
+
+
+def test_the_root_cause_shows_its_code_spans_as_code(app, paused_engine):
+    """The walkthrough read "`HikariPool-1` is exhausted" with its backticks: the analyst's markdown
+    was drawn as plain text. It is markdown, its code spans code and the rest escaped."""
+    incident = _by_service(paused_engine, "checkout-api")
+    doc = ReviewService(paused_engine).incident(incident)
+    assert doc["rca"]["root_cause"].startswith("`HikariPool-1` is exhausted")
+    open_incident(app, incident)
+    assert not [t.value for t in app.text if "`" in str(t.value)]  # no backtick shown as a character
+    cause = next(m.value for m in app.markdown if "is exhausted" in m.value)
+    assert cause.startswith("`HikariPool-1` is exhausted") and "\\`" not in cause, cause  # a code span
+    assert "for a connection\\. The first" in cause  # the prose around it escaped
+
+
+def test_the_recommendation_says_its_first_step_once(app, paused_engine):
+    """The recommendation repeated step 1 as the paragraph above the numbered steps (the analyst writes
+    the action as the cause, then step 1): the paragraph keeps the cause, the step is said once."""
+    incident = _by_service(paused_engine, "checkout-api")
+    doc = ReviewService(paused_engine).incident(incident)
+    first = doc["recommendation"]["steps"][0]
+    assert doc["recommendation"]["action"].endswith(first)
+    open_incident(app, incident)
+    # what the page says outside "What the similar docs say" (whose doc remediation may list the same step)
+    said_ = [unescape(m.value) for m in app.markdown] + [str(t.value) for t in app.text if not str(t.value).startswith("• ")]
+    assert sum(s.count(first[:60]) for s in said_) == 1, said_
+    assert any(s.startswith("`HikariPool-1` is exhausted; requests gave up") and first[:20] not in s for s in said_)
+    steps = next(m.value for m in app.markdown if m.value.startswith("1. "))
+    assert steps.splitlines()[1].startswith("2. ")  # a numbered list

@@ -6,6 +6,7 @@ or escaped before it reaches a markdown-rendering element.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -18,7 +19,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import audit_sentence, field_words, note_words
-from workbench.literal import escape_markdown, plain
+from workbench.literal import escape_markdown, plain, with_code_spans
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -227,7 +228,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
                    "analyst's confidence in its own answer, not in this category.")
     if human:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
-    st.text(plain(found["root_cause"]))
+    # markdown: the analyst quotes the log's words as `code spans`, shown as text they kept their backticks
+    st.markdown(with_code_spans(found["root_cause"]))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
@@ -322,6 +324,23 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
             st.text("\n".join(f"• {step}" for step in doc["remediation"]))
 
 
+_REVISION = re.compile(r"^\(revision \d+\)\s*$")
+
+
+def action_lead(action: str, steps: list[str]) -> str:
+    """What the recommended action says besides its first step: the analyst writes the action as the
+    cause followed by step 1, which the numbered steps show right below (each is said once). "" when
+    nothing is left but a revision number (the caption under the steps has it)."""
+    first = str(steps[0]).strip() if steps else ""
+    text = str(action).strip()
+    if not first or not text.endswith(first):
+        return text
+    lead = text[:-len(first)].rstrip()
+    if not lead or _REVISION.match(lead):
+        return ""
+    return lead + " see step 1 below." if lead.endswith(":") else lead
+
+
 def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     st.subheader("Recommendation")
     rec = doc.get("recommendation")
@@ -332,9 +351,13 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     if human:
         st.badge("human-edited", color="orange", icon=":material/edit:")
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
-    st.text(plain(rec["action"]))
+    lead = action_lead(rec["action"], rec.get("steps") or [])
+    if lead:
+        st.markdown(with_code_spans(lead))
     if rec.get("steps"):
-        st.text(plain("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1))))
+        # a numbered list of our own; each step's words escaped, its `code spans` shown as code
+        st.markdown("\n".join(f"{i}. {with_code_spans(' '.join(str(step).split()))}"
+                              for i, step in enumerate(rec["steps"], 1)))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")
