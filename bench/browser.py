@@ -215,11 +215,11 @@ def shown(*locators, attached: bool = False, timeout: float = 60.0) -> None:
 
 
 def pick(page) -> None:
-    """Choose an rca checkpoint in the picker, until its changes are drawn."""
+    """Choose a root cause analysis checkpoint in the picker, until its changes are drawn."""
     box = page.get_by_label("Checkpoint", exact=True).first
     box.click()
-    box.fill("· rca ·")
-    option = page.get_by_role("option").filter(has_text="· rca ·").first
+    box.fill("· root cause analysis ·")
+    option = page.get_by_role("option").filter(has_text="· root cause analysis ·").first
     short = re.search(r"· ([0-9a-f]{8})(?: · |$)", option.inner_text()).group(1)
     option.click()
     shown(page.get_by_text(f"Changes of checkpoint {short} against its parent"))

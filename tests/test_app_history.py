@@ -14,6 +14,10 @@ from workbench.timeline import HUMAN, PAUSED, timeline_spec
 
 APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
 
+# the graph's node names a reviewer should not need ("intake" and "approval" are words already)
+NODE_NAMES = re.compile(r"(?<![\w.])(?:rca|rag|retrieval|recommend|propose_fix|code_fix|revise|route|__start__|__input__)"
+                        r"(?![\w.])")
+
 
 def _incident(engine) -> str:
     return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == "checkout-api")
@@ -67,8 +71,9 @@ def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     app.button(key="incident_replay").click().run()
     confirm = said(app, "warning")
-    assert "runs again: recommend → propose_fix → approval" in confirm
-    assert "code_fix is not among them" in confirm
+    assert "runs again: recommendation → fix proposal → approval" in confirm  # steps in words, not node names
+    assert "The recorded fix is not among them" in confirm
+    assert not NODE_NAMES.search(confirm), confirm
     assert not [a for a in paused_engine.records.audit(incident) if a["action"] == "replay"]  # not yet
     app.button(key="incident_confirm_yes").click().run()
     assert not app.exception
@@ -312,11 +317,6 @@ def test_a_checkpoint_a_person_made_is_named_by_what_they_did_in_words():
                                       "writes_by": ["approval"], "created_at": "2026-11-28T07:17:33", "branch": 0,
                                       "on_current_branch": True}, 7)
         assert caption.endswith(f"by a human: {words}") and action not in caption, caption
-
-
-# the graph's node names a reviewer should not need ("intake" and "approval" are words already)
-NODE_NAMES = re.compile(r"(?<![\w.])(?:rca|rag|retrieval|recommend|propose_fix|code_fix|revise|route|__start__|__input__)"
-                        r"(?![\w.])")
 
 
 def test_the_timeline_picker_and_node_runs_say_each_step_in_a_reviewers_words(app, paused_engine):

@@ -222,7 +222,7 @@ def test_a_fork_that_edits_the_analysis_says_which_nodes_re_run(app, paused_engi
     app.selectbox(key=f"{form}_rca.category").select("db_deadlock")
     app.button(key=f"{form}_submit").click().run()
     confirm = said(app, "warning")
-    assert "runs again: recommend → propose_fix → approval" in confirm
+    assert "runs again: recommendation → fix proposal → approval" in confirm
     assert "the nodes after it re-run from it" in confirm
 
 

@@ -288,7 +288,7 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     choose(page, re.compile(r"^rca\.category"), "db_deadlock")
     button(page, "Fork from here…").click()
     settle(page)
-    expect(page.get_by_text("runs again: recommend → propose_fix → approval").first).to_be_visible()
+    expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()
     expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
     button(page, "Confirm fork").click()
     expect(page.get_by_text(re.compile(r"Fork from \w{8} done by carol"))).to_be_visible(timeout=60_000)
