@@ -109,7 +109,9 @@ def seed(data_dir: Path, *, incidents: int, real: int) -> list[str]:
                                            merge_delay=0.0))
     log = data_dir / "real.jsonl"
     log.write_text("".join(json.dumps({
-        "_time": f"2026-11-28T10:{k:02d}:0{i}Z", "service": f"checkout-{_name(k)}", "host": f"co-{i}",
+        # an hour apart: minutes apart, the outage correlation joined them all into one incident
+        "_time": f"2026-11-{28 - k // 24:02d}T{k % 24:02d}:00:0{i}Z", "service": f"checkout-{_name(k)}",
+        "host": f"co-{k}-{i}",
         "level": "ERROR", "exception": "java.sql.SQLTransientConnectionException",
         "message": f"HikariPool-1 - Connection is not available, request timed out after 3000{i}ms."}) + "\n"
         for k in range(real) for i in range(1, 4)))
@@ -215,11 +217,11 @@ def shown(*locators, attached: bool = False, timeout: float = 60.0) -> None:
 
 
 def pick(page) -> None:
-    """Choose an rca checkpoint in the picker, until its changes are drawn."""
+    """Choose a root cause analysis checkpoint in the picker, until its changes are drawn."""
     box = page.get_by_label("Checkpoint", exact=True).first
     box.click()
-    box.fill("· rca ·")
-    option = page.get_by_role("option").filter(has_text="· rca ·").first
+    # the product says the step in words; the reference page and an older commit (--before) say "rca"
+    option = page.get_by_role("option").filter(has_text=re.compile(r"· (?:root cause analysis|rca) ·")).first
     short = re.search(r"· ([0-9a-f]{8})(?: · |$)", option.inner_text()).group(1)
     option.click()
     shown(page.get_by_text(f"Changes of checkpoint {short} against its parent"))

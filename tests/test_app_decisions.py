@@ -1,6 +1,7 @@
 """Decisions through the incident page's widgets (AppTest): each one changes the records, and a
 decision on an analysis that changed since the page showed it is refused and explained."""
 import json
+import re
 
 from pipeline.review.service import ReviewService
 from pipeline.unattended.file_ingest import ingest_path
@@ -208,7 +209,8 @@ def test_edit_and_approve_of_the_category_says_what_re_ran_and_marks_it_edited(a
     assert not app.exception
     success = said(app, "success")
     assert "Edit-then-approve recorded for alice" in success
-    assert "recommend and propose_fix re-run from it before the approval" in success
+    assert ("The edit of category: it takes the place of the root cause analysis's answer, so the recommendation and "
+            "the fix proposal are done again from it, before the approval") in success, success
     row = paused_engine.records.incident(incident)
     assert row["category"] == "db_deadlock" and "DEADLOCK" in row["summary"]["recommendation"]["action"]
     page = texts(app)
@@ -225,7 +227,11 @@ def test_a_state_edit_of_the_category_marks_only_what_the_person_set_as_human_ed
     before = paused_engine.records.incident(incident)["summary"]["recommendation"]["action"]
     app.selectbox(key=f"{form}_rca.category").set_value("db_deadlock")
     app.button(key=f"{form}_save").click().run()
-    assert "rca.category lands as rca's output, so recommend and propose_fix re-run from it" in said(app, "success")
+    saved = said(app, "success")
+    # in the audit's words: no state path ("rca.category") and no node name ("rca", "propose_fix")
+    assert ("The edit of category: it takes the place of the root cause analysis's answer, so the recommendation "
+            "and the fix proposal are done again from it") in saved, saved
+    assert not re.search(r"rca|propose_fix|recommend\b|as_node|_", saved), saved
     assert paused_engine.records.incident(incident)["summary"]["recommendation"]["action"] != before
     page = texts(app)
     assert "Edited by a person: category (alice)" in page

@@ -18,7 +18,7 @@ def test_findings_show_their_event_counts_and_the_matched_doc_leads_the_similar_
     assert findings["events"].tolist() and all(str(n).isdigit() and int(n) > 0 for n in findings["events"])
     matched = paused_engine.records.incident(incident)["summary"]["rca"]["doc_ids"][0]
     docs = _frame(app, "score", "doc")
-    assert docs["doc"].iloc[0].startswith(matched) and "matched" in docs["doc"].iloc[0]
+    assert docs["doc"].iloc[0] == matched and docs["rests on"].tolist() == [True] + [False] * (len(docs) - 1)
     rest = docs["score"].iloc[1:].tolist()  # first because the analysis rests on it; the others best first
     assert rest == sorted(rest, reverse=True)
 
@@ -55,3 +55,21 @@ def test_a_quoted_line_jumps_to_its_context_in_the_log_window(app, paused_engine
     assert len(here) == 1 and here["trigger"].iloc[0] and first["text"].startswith(here["message"].iloc[0][:40])
     app.button(key="incident_context_close").click().run()
     assert not any(list(d.value.columns)[:1] == ["here"] for d in app.dataframe)
+
+
+def test_the_similar_docs_table_fits_the_analysis_column_with_its_mark(app, paused_engine):
+    """At 1440 px the "✓ matched" after the doc's id was cut and the last column was off the grid's
+    edge ("medium" and "large" columns, 950 px, in a ~540 px column): the mark is a column of its
+    own, and every column's width is in pixels within the analysis column."""
+    import json
+
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["service"] == "checkout-api")
+    open_incident(app, incident)
+    table = next(d for d in app.dataframe if list(d.value.columns)[:2] == ["score", "doc"])
+    config = json.loads(table.proto.columns)
+    shown = list(table.proto.column_order)
+    assert shown[0] == "rests on" and config["rests on"]["label"] == "✓", config
+    widths = {name: config.get(name, {}).get("width") for name in shown}
+    assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= 540, widths
+    assert not [d for d in table.value["doc"] if "✓" in d or "matched" in d]  # no mark cut at the cell's edge
+    assert max(len(d) for d in table.value["doc"]) * 7 <= widths["doc"]  # the ids whole (~7 px a character)

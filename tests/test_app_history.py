@@ -14,6 +14,10 @@ from workbench.timeline import HUMAN, PAUSED, timeline_spec
 
 APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
 
+# the graph's node names a reviewer should not need ("intake" and "approval" are words already)
+NODE_NAMES = re.compile(r"(?<![\w.])(?:rca|rag|retrieval|recommend|propose_fix|code_fix|revise|route|__start__|__input__)"
+                        r"(?![\w.])")
+
 
 def _incident(engine) -> str:
     return next(r["incident_id"] for r in engine.records.incidents() if r["service"] == "checkout-api")
@@ -67,8 +71,9 @@ def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     app.button(key="incident_replay").click().run()
     confirm = said(app, "warning")
-    assert "runs again: recommend → propose_fix → approval" in confirm
-    assert "code_fix is not among them" in confirm
+    assert "runs again: recommendation → fix proposal → approval" in confirm  # steps in words, not node names
+    assert "The recorded fix is not among them" in confirm
+    assert not NODE_NAMES.search(confirm), confirm
     assert not [a for a in paused_engine.records.audit(incident) if a["action"] == "replay"]  # not yet
     app.button(key="incident_confirm_yes").click().run()
     assert not app.exception
@@ -223,14 +228,14 @@ def test_a_checkpoint_shows_each_nodes_input_output_and_run_time(app, paused_eng
     open_incident(app, incident)
     rca = _written_by(paused_engine, incident, "rca")
     _pick(app, incident, rca["checkpoint_id"])
-    run = next(e for e in app.expander if e.label.startswith("rca · "))
-    assert re.fullmatch(r"rca · ran in \d+ ms", run.label), run.label
+    run = next(e for e in app.expander if e.label.startswith("root cause analysis · "))
+    assert re.fullmatch(r"root cause analysis · ran in \d+ ms", run.label), run.label
     assert not run.children  # folded: nothing drawn in it until opened
     _fold(app, "incident_run_rca", True)
-    run = next(e for e in app.expander if e.label.startswith("rca · "))
+    run = next(e for e in app.expander if e.label.startswith("root cause analysis · "))
     assert len(run.get("json")) == 1  # the output; the input (the whole state) only when asked for
     app.toggle(key="incident_run_input_rca").set_value(True).run()
-    run = next(e for e in app.expander if e.label.startswith("rca · "))
+    run = next(e for e in app.expander if e.label.startswith("root cause analysis · "))
     given, returned = [json.loads(j.proto.body) for j in run.get("json")]
     assert "rca" not in given or given["rca"] is None  # the input is the state before the node ran
     assert given["evidence"] and returned["rca"]["category"] == "db_pool_exhausted"
@@ -312,3 +317,22 @@ def test_a_checkpoint_a_person_made_is_named_by_what_they_did_in_words():
                                       "writes_by": ["approval"], "created_at": "2026-11-28T07:17:33", "branch": 0,
                                       "on_current_branch": True}, 7)
         assert caption.endswith(f"by a human: {words}") and action not in caption, caption
+
+
+def test_the_timeline_picker_and_node_runs_say_each_step_in_a_reviewers_words(app, paused_engine):
+    """The walkthrough read `propose_fix`, `rca` and `retrieval+rag` on the chart's points, in its hover
+    and in the picker: each step is said in the words History's audit uses (workbench.audit_words)."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
+    drawn = next(c for c in app.get("vega_lite_chart") if c.key == f"incident_timeline_{incident}").proto
+    points = next(layer for layer in json.loads(drawn.spec)["layer"] if layer.get("name") == "checkpoints")
+    labels = {p["label"] for p in points["data"]["values"]} - {""}
+    captions = [p["caption"] for p in points["data"]["values"]]
+    options = app.selectbox(key=f"incident_history_pick_{incident}").options
+    runs = [e.label for e in app.expander if " · ran in " in e.label]
+    assert {"root cause analysis", "fix proposal", "recommendation", "log window+doc search"} <= labels, labels
+    assert any(" · root cause analysis · " in o for o in options), options
+    assert runs == ["root cause analysis · " + runs[0].split(" · ", 1)[1]], runs
+    for text in [*labels, *captions, *options, *runs]:
+        assert not NODE_NAMES.search(text), text

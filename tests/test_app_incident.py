@@ -6,7 +6,7 @@ import re
 
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts
+from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts, unescape
 from workbench.conflicts import what_changed
 
 
@@ -48,7 +48,7 @@ def test_the_title_is_the_first_events_words_not_the_template(app, paused_engine
     incident = _by_service(paused_engine, "checkout-api")
     assert "<NUM>" not in paused_engine.records.incident(incident)["title"]  # stored in the log's words
     open_incident(app, incident)
-    heading = _html(app)[0]
+    heading = next(h for h in _html(app) if "role='heading'" in h)  # the page's first html is the narrow-window style
     assert "HikariPool-1 - Connection is not available, request timed out after 30000ms." in heading
     assert "NUM" not in heading and "&lt;" not in heading
 
@@ -223,7 +223,7 @@ def test_a_fork_that_edits_the_analysis_says_which_nodes_re_run(app, paused_engi
     app.selectbox(key=f"{form}_rca.category").select("db_deadlock")
     app.button(key=f"{form}_submit").click().run()
     confirm = said(app, "warning")
-    assert "runs again: recommend → propose_fix → approval" in confirm
+    assert "runs again: recommendation → fix proposal → approval" in confirm
     assert "the nodes after it re-run from it" in confirm
 
 
@@ -316,3 +316,52 @@ def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paus
     assert "what follows the root cause analysis ran again" in seen[other]
     for text in seen.values():
         assert "approve_partial" not in text and "as_node" not in text and "{" not in text, text
+
+
+def test_the_root_cause_shows_its_code_spans_as_code(app, paused_engine):
+    """The walkthrough read "`HikariPool-1` is exhausted" with its backticks: the analyst's markdown
+    was drawn as plain text. It is markdown, its code spans code and the rest escaped."""
+    incident = _by_service(paused_engine, "checkout-api")
+    doc = ReviewService(paused_engine).incident(incident)
+    assert doc["rca"]["root_cause"].startswith("`HikariPool-1` is exhausted")
+    open_incident(app, incident)
+    assert not [t.value for t in app.text if "`" in str(t.value)]  # no backtick shown as a character
+    cause = next(m.value for m in app.markdown if "is exhausted" in m.value)
+    assert cause.startswith("`HikariPool-1` is exhausted") and "\\`" not in cause, cause  # a code span
+    assert "for a connection\\. The first" in cause  # the prose around it escaped
+
+
+def test_the_recommendation_says_its_first_step_once(app, paused_engine):
+    """The recommendation repeated step 1 as the paragraph above the numbered steps (the analyst writes
+    the action as the cause, then step 1): the paragraph keeps the cause, the step is said once."""
+    incident = _by_service(paused_engine, "checkout-api")
+    doc = ReviewService(paused_engine).incident(incident)
+    first = doc["recommendation"]["steps"][0]
+    assert doc["recommendation"]["action"].endswith(first)
+    open_incident(app, incident)
+    # what the page says outside "What the similar docs say" (whose doc remediation may list the same step)
+    said_ = [unescape(m.value) for m in app.markdown] + [str(t.value) for t in app.text if not str(t.value).startswith("• ")]
+    assert sum(s.count(first[:60]) for s in said_) == 1, said_
+    assert any(s.startswith("`HikariPool-1` is exhausted; requests gave up") and first[:20] not in s for s in said_)
+    steps = next(m.value for m in app.markdown if m.value.startswith("1. "))
+    assert steps.splitlines()[1].startswith("2. ")  # a numbered list
+
+
+def test_approve_is_confirmed_before_the_page_redraws(app, paused_engine, monkeypatch):
+    """bench/browser.py: "Approval recorded" was drawn only when the whole rerun reached the panel
+    (the reference page draws it mid-run). The decision is stored, then its confirmation is drawn at
+    once (a toast from the click's callback), before the page reads and draws the incident again:
+    here the rerun stops at the header, and the reviewer has still been told."""
+    import streamlit as st
+
+    import workbench.incident_view
+
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    monkeypatch.setattr(workbench.incident_view, "header", lambda *a, **k: st.stop())
+    app.button(key=f"{_form(paused_engine, incident)}_approve").click().run()
+    assert paused_engine.records.incident(incident)["status"] == "fix_proposed"  # stored first
+    assert not said(app, "success")  # the panel was not reached
+    toast = [unescape(t.value) for t in app.toast]
+    assert toast == ["Approval recorded for alice; the incident is now approved — fix proposed (not applied)."], toast

@@ -134,10 +134,10 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(server, pa
 
                 page.get_by_role("tab", name="History & time travel").click()
                 settle(page)
-                choose(page, "Checkpoint", "· rca ·")
+                choose(page, "Checkpoint", "· root cause analysis ·")
                 button(page, "Replay from here…").filter(visible=True).click()
                 settle(page)
-                expect(page.get_by_text("code_fix is not among them")).to_be_visible()
+                expect(page.get_by_text("The recorded fix is not among them")).to_be_visible()
                 button(page, "Confirm replay").click()
                 expect(page.get_by_text("a new branch, now awaiting approval")).to_be_visible(
                     timeout=60_000)

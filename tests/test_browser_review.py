@@ -130,7 +130,7 @@ def test_the_timeline_opens_on_order_spacing_and_a_click_picks_a_point_two_compa
     shoot(page, "history-timeline")
     # a click on a point picks that checkpoint (the picker and its changes follow); a shift-click
     # on a second compares the two. The points are svg paths whose aria label holds the caption
-    point = chart.locator('g.mark-symbol path[aria-label*="· rca ·"]').first
+    point = chart.locator('g.mark-symbol path[aria-label*="· root cause analysis ·"]').first
     rca = re.search(r"· ([0-9a-f]{8})(?: · |$)", point.get_attribute("aria-label")).group(1)
     point.click(force=True)  # force: the ring or a marker may lie on top; they pick the same checkpoint
     expect(page.get_by_text(f"Changes of checkpoint {rca} against its parent")).to_be_visible(timeout=30_000)
@@ -198,7 +198,7 @@ def test_a_state_edit_saved_in_its_tab_redraws_the_analysis_and_the_panel_above(
     settle(page)
     page.get_by_label(re.compile(r"^rca\.confidence")).fill("0.41")
     button(page, "Save edits").click()
-    expect(page.get_by_text(re.compile(r"^Saved rca\.confidence as a new update checkpoint"))).to_be_visible(
+    expect(page.get_by_text(re.compile(r"^Saved as a new checkpoint .*The edit of confidence:"))).to_be_visible(
         timeout=60_000)
     # no waiting here: what the run that said "Saved" drew, before the live check's next look
     assert page.get_by_text("Edited by a person: confidence (erin)").count() == 1
@@ -245,7 +245,8 @@ def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says
     settle(page)
     choose(page, re.compile(r"^rca\.category"), "config_missing")
     button(page, "Save edits and approve").click()
-    expect(page.get_by_text("recommend and propose_fix re-run from it before the approval")).to_be_visible(
+    expect(page.get_by_text(re.compile("the recommendation and the fix proposal are done again from it, before the "
+                                       "approval"))).to_be_visible(
         timeout=60_000)
     settle(page)
     row = site["engine"].records.incident(incident)
@@ -287,7 +288,7 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     choose(page, re.compile(r"^rca\.category"), "db_deadlock")
     button(page, "Fork from here…").click()
     settle(page)
-    expect(page.get_by_text("runs again: recommend → propose_fix → approval").first).to_be_visible()
+    expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()
     expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
     button(page, "Confirm fork").click()
     expect(page.get_by_text(re.compile(r"Fork from \w{8} done by carol"))).to_be_visible(timeout=60_000)

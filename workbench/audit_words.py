@@ -20,10 +20,13 @@ ACTION_WORDS = {
 # what a refused action was, as a noun ("ann's approval was refused")
 REFUSED_WORDS = {"approve": "approval", "approve_partial": "approval", "reject": "rejection",
                  "revise": "request for changes", "assign": "assignment", "unassign": "unassignment"}
-# the graph's steps as a reviewer knows them (an unknown one reads as its name, without underscores)
-NODE_WORDS = {"intake": "the intake", "rag": "the doc search", "rca": "the root cause analysis",
-              "recommend": "the recommendation", "propose_fix": "the fix proposal",
-              "approval": "the approval", "code_fix": "the recorded fix"}
+# the graph's steps as a reviewer knows them, the one home of these words: the audit's notes, the
+# timeline's labels and hover, History's pickers and node runs, an edit's effect (an unknown step
+# reads as its name without underscores)
+NODE_WORDS = {"__start__": "start", "__input__": "start", "intake": "intake", "retrieval": "log window",
+              "rag": "doc search", "rca": "root cause analysis", "recommend": "recommendation",
+              "propose_fix": "fix proposal", "approval": "approval", "route": "routing", "code_fix": "recorded fix",
+              "revise": "revision"}
 FIELD_WORDS = {"rca.category": "category", "rca.root_cause": "root cause", "rca.confidence": "confidence",
                "recommendation.action": "recommended action", "recommendation.steps": "steps",
                "recommendation.risk": "risk", "assignee": "assignee", "status": "status",
@@ -38,8 +41,43 @@ VALUE_CHARS = 60
 _AS_NODE = re.compile(r"\bas_node=(\w+)")
 
 
+def step_words(node: str) -> str:
+    """A graph node as a reviewer names the step ("rca": "root cause analysis")."""
+    return NODE_WORDS.get(node, node.strip("_").replace("_", " "))
+
+
 def node_words(node: str) -> str:
-    return NODE_WORDS.get(node, node.replace("_", " "))
+    """A step in a sentence: "the root cause analysis"."""
+    return f"the {step_words(node)}"
+
+
+def steps_words(nodes) -> str:
+    """Steps in a sentence: "the recommendation, the fix proposal and the approval"."""
+    named = [node_words(n) for n in nodes]
+    return " and ".join(named) if len(named) <= 2 else ", ".join(named[:-1]) + " and " + named[-1]
+
+
+# what an edit of a paused run does (ReviewService.edit_effect's `effect`), said without a node's name
+_EFFECT_WORDS = {
+    "reruns_dependents": "it takes the place of {as_node}'s answer, so {nodes} {are} done again from it",
+    "keeps_recommendation": "it sets the analysis and the recommendation, which stays as edited; {nodes} {are} "
+                            "done again from it",
+    "as_is": "it lands before the steps that write those fields: {nodes} {are} done again and may "
+             "overwrite it",
+}
+
+
+def edit_effect_words(edits, effect: dict) -> str:
+    """An edit and what it made happen, in the audit's words: "The edit of category and confidence:
+    it takes the place of the root cause analysis's answer, so the recommendation and the fix
+    proposal are done again from it"."""
+    fields = [field_words(f) for f in edits]
+    named = " and ".join(fields) if len(fields) <= 2 else ", ".join(fields[:-1]) + " and " + fields[-1]
+    template = _EFFECT_WORDS.get(effect.get("effect") or "", _EFFECT_WORDS["reruns_dependents"])
+    reruns = list(effect.get("reruns") or [])
+    said = template.format(as_node=node_words(effect.get("as_node") or "rca"),
+                           nodes=steps_words(reruns) or "no step", are="are" if len(reruns) > 1 else "is")
+    return f"The edit of {named}: {said}"
 
 
 def field_words(key: str) -> str:

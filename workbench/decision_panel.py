@@ -18,7 +18,7 @@ import streamlit as st
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame
+from workbench.audit_words import changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -61,11 +61,15 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
               "reason": values.get(f"{form_key}_reason") or "",
               "feedback": values.get(f"{form_key}_feedback") or "",
               "edits": collect_edits(state or {}, key=f"{form_key}_field") if action == "edit_approve" else None}
-    # no Streamlit from here on
+    # no session state from here on (the toast below is drawn, not read)
     outcome = _decide(review, incident_id, action, shown=shown, reviewer=reviewer, inputs=inputs,
                       submitted=submitted, acting=acting)
     if outcome is not None:
         outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"))
+    if outcome is not None and outcome[0] == "success":
+        # drawn now, in the callback, with the decision already stored: the page's rerun (the incident
+        # read again, the analysis, the tabs) takes a while before the panel repeats it
+        st.toast(escape_markdown(outcome[1]), icon=":material/check_circle:")
 
 
 def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: Actor | None,
@@ -115,7 +119,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
         said = (f"{label} recorded for {reviewer.id}; the incident is now "
                 f"{status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}.")
     if action == "edit_approve":
-        said += f" {effect['text']} before the approval."
+        said += f" {edit_effect_words(inputs['edits'], effect)}, before the approval."
     return "success", said
 
 

@@ -113,8 +113,9 @@ def collect_edits(state: dict, *, key: str) -> dict:
 
 # -- the one edit form: the decision panel's Edit & approve, the State tab and a fork all use it ----
 
-WHAT_EDITS_DO = ("An edit of the analysis (rca.*, severity) re-runs recommend and propose_fix from it; an edit "
-                 "of the recommendation keeps it as edited and derives the fix proposal again.")
+WHAT_EDITS_DO = ("An edit of the analysis (its category, root cause, confidence or severity) redoes the "
+                 "recommendation and the fix proposal from it; an edit of the recommendation keeps it as edited and "
+                 "derives the fix proposal again.")
 AFTER = {
     "approve": "Edit & approve saves the edits as one audited change, re-runs what depends on them (as above) and "
                "approves at once: the approval is of the re-derived recommendation and fix proposal, and that "

@@ -8,7 +8,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame, field_words, value_text
+from workbench.audit_words import changes_frame, field_words, step_words, value_text
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
@@ -111,16 +111,16 @@ def evidence_text(plan: dict) -> str:
 
 FORK_EFFECTS = {
     "reruns_dependents": "The edit lands where its field is written, so the nodes after it re-run from it.",
-    "keeps_recommendation": "The edit sets the analysis and the recommendation: recommend does not re-run, the fix "
-                            "proposal is derived again.",
+    "keeps_recommendation": "The edit sets the analysis and the recommendation: the recommendation is not redone, "
+                            "the fix proposal is derived again.",
     "as_is": "The edit lands before the nodes that write those fields: they run again and may overwrite it.",
 }
 
 
 def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -> str:
-    """The confirmation: rerun or new branch, what will run again (and whether code_fix is among
-    it), which evidence the analysis will rest on, and what an edit makes re-run."""
-    nodes = " → ".join(plan["nodes"]) or "nothing"
+    """The confirmation: rerun or new branch, what will run again (and whether recording the fix is
+    among it), which evidence the analysis will rest on, and what an edit makes re-run."""
+    nodes = " → ".join(step_words(n) for n in plan["nodes"]) or "nothing"  # in words, not node names
     if plan.get("kind") == "rerun":
         head = f"{action.capitalize()} from the newest checkpoint {checkpoint_id[-8:]} is a re-run on the current branch"
     else:
@@ -128,9 +128,9 @@ def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -
                 "stays in the history as abandoned)")
     text = f"{head}; it runs again: {nodes}."
     if plan["includes_code_fix"]:
-        text += " code_fix IS among them: a fix proposal may be recorded again."
+        text += f" The {step_words('code_fix')} IS among them: a fix proposal may be recorded again."
     else:
-        text += " code_fix is not among them"
+        text += f" The {step_words('code_fix')} is not among them"
         text += ": the approval gate fires again and needs a new decision." if plan["pauses_at_approval"] else "."
     if plan.get("fork_effect"):
         text += " " + FORK_EFFECTS.get(plan["fork_effect"], "")
@@ -311,7 +311,7 @@ def node_runs(detail: dict) -> None:
     for run in runs:
         # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
         # output JSON were built and sent on every pick for nobody
-        box = st.expander(f"{run['node']} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
+        box = st.expander(f"{step_words(run['node'])} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
                           on_change="rerun")
         if not box.open:
             continue

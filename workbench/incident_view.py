@@ -6,6 +6,7 @@ or escaped before it reaches a markdown-rendering element.
 """
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pandas as pd
@@ -18,7 +19,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import audit_sentence, field_words, note_words
-from workbench.literal import escape_markdown, plain
+from workbench.literal import escape_markdown, plain, with_code_spans
 from workbench.provenance import status_words
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -30,6 +31,9 @@ QUOTES_SHOWN = 8
 FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
 # px, summing to the analysis column at 1440 px (~540); "pool waiting" whole, the grid stretches them
 FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
+SIMILAR_ORDER = ("rests on", "doc", "score", "signatures")
+# px, within the same ~540: a doc id of 40 characters whole, the grid stretches them to the column
+SIMILAR_WIDTHS = {"rests on": 40, "doc": 290, "score": 80, "signatures": 55}
 
 
 def sla_basis(doc: dict, sla_from: str) -> str:
@@ -224,7 +228,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
                    "analyst's confidence in its own answer, not in this category.")
     if human:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
-    st.text(plain(found["root_cause"]))
+    # markdown: the analyst quotes the log's words as `code spans`, shown as text they kept their backticks
+    st.markdown(with_code_spans(found["root_cause"]))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
@@ -290,23 +295,26 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
         st.caption("none")
         return
     docs = docs_in_order(docs, matched)
-    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"] + (" ✓ matched" if d["doc_id"] in matched
-                                                                          else ""), "category": d["category"],
-                                "signatures": len(d.get("matched_signatures") or []), "title": d["title"]}
-                               for d in docs]),
-                 hide_index=True, width="stretch", key="incident_similar_table",
-                 column_config={"score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
-                                                                         format="%.2f", color="auto", width="small"),
-                                "doc": st.column_config.TextColumn(width="medium"),
-                                "category": st.column_config.TextColumn(width="medium"),
-                                "signatures": st.column_config.NumberColumn(width="small",
-                                                                            help="signatures found in the evidence"),
-                                "title": st.column_config.TextColumn(width="large")})
+    # pixel widths within the analysis column (~540 px at 1440): "medium" and "large" columns (950 px)
+    # cut the doc's "✓ matched" and pushed the last column off the grid. The mark is a column of its
+    # own; the category and title are in "What the similar docs say" below
+    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"], "rests on": d["doc_id"] in matched,
+                                "signatures": len(d.get("matched_signatures") or [])} for d in docs]),
+                 hide_index=True, width="stretch", key="incident_similar_table", column_order=SIMILAR_ORDER,
+                 column_config={"rests on": st.column_config.CheckboxColumn("✓", width=SIMILAR_WIDTHS["rests on"],
+                                                                            help="the doc the analysis rests on"),
+                                "doc": st.column_config.TextColumn(width=SIMILAR_WIDTHS["doc"]),
+                                "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
+                                                                         format="%.2f", color="auto",
+                                                                         width=SIMILAR_WIDTHS["score"]),
+                                "signatures": st.column_config.NumberColumn("hits", width=SIMILAR_WIDTHS["signatures"],
+                                                                            help="the doc's signatures found in the "
+                                                                                 "evidence")})
     with st.expander("What the similar docs say"):
         chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
                               format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
         doc = docs[chosen]
-        st.text(doc["title"])
+        st.text(plain(f"{doc['title']} ({doc['category']})"))
         if doc.get("matched_signatures"):
             st.caption("Signatures found in the evidence")
             st.code("\n".join(doc["matched_signatures"]), language=None)
@@ -314,6 +322,23 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
         if doc.get("remediation"):
             st.caption("Remediation")
             st.text("\n".join(f"• {step}" for step in doc["remediation"]))
+
+
+_REVISION = re.compile(r"^\(revision \d+\)\s*$")
+
+
+def action_lead(action: str, steps: list[str]) -> str:
+    """What the recommended action says besides its first step: the analyst writes the action as the
+    cause followed by step 1, which the numbered steps show right below (each is said once). "" when
+    nothing is left but a revision number (the caption under the steps has it)."""
+    first = str(steps[0]).strip() if steps else ""
+    text = str(action).strip()
+    if not first or not text.endswith(first):
+        return text
+    lead = text[:-len(first)].rstrip()
+    if not lead or _REVISION.match(lead):
+        return ""
+    return lead + " see step 1 below." if lead.endswith(":") else lead
 
 
 def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
@@ -326,9 +351,13 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
     if human:
         st.badge("human-edited", color="orange", icon=":material/edit:")
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
-    st.text(plain(rec["action"]))
+    lead = action_lead(rec["action"], rec.get("steps") or [])
+    if lead:
+        st.markdown(with_code_spans(lead))
     if rec.get("steps"):
-        st.text(plain("\n".join(f"{i}. {step}" for i, step in enumerate(rec["steps"], 1))))
+        # a numbered list of our own; each step's words escaped, its `code spans` shown as code
+        st.markdown("\n".join(f"{i}. {with_code_spans(' '.join(str(step).split()))}"
+                              for i, step in enumerate(rec["steps"], 1)))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")

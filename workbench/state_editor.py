@@ -7,6 +7,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError, InvalidEdit
 from pipeline.services import ReviewService
 from workbench import session
+from workbench.audit_words import edit_effect_words
 from workbench.edit_form import collect_edits, edit_form, refusal
 
 SCOPE = "incident_state"
@@ -36,8 +37,9 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing="Saving the edits"))
         return
-    messages.append(("success", f"Saved {', '.join(edits)} as a new update checkpoint; {effect['text']} "
-                                f"(now at {(doc.get('head_checkpoint_id') or '')[-8:]}, in the history)."))
+    # in the audit's words: "rca.category lands as rca's output" named a state path and a node
+    messages.append(("success", f"Saved as a new checkpoint in the history "
+                                f"({(doc.get('head_checkpoint_id') or '')[-8:]}). {edit_effect_words(edits, effect)}."))
 
 
 def editor(review: ReviewService, doc: dict) -> None:

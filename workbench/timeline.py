@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workbench.audit_words import ACTION_WORDS
+from workbench.audit_words import ACTION_WORDS, step_words
 
 
 # how LangGraph says a checkpoint was made (its `source`), in a reviewer's words: the chart's legend and
@@ -24,17 +24,17 @@ from workbench.audit_words import ACTION_WORDS
 SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited", "fork": "forked"}
 SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
                  SOURCE_WORDS["fork"]: "#b279a2"}
-_WRITER_WORDS = {"__start__": "start", "__input__": "start"}  # the run's input, written by no node of ours
 ABANDONED = "#c8c8c8"
 WIDTH_PX = 900  # the plot's width the label spacing is planned for (the narrowest layout, 1024 px)
-LABEL_PX = 84  # about the width of a node name such as "propose_fix" at the label font size
+LABEL_PX = 120  # about the width of the longest label, "log window+doc search", at the label font size
 INITIAL_POINTS = 40  # with more checkpoints, the view opens on the newest ones (zoom out for all)
 
 
 def label_of(entry: dict) -> str:
-    """What a point says: the node(s) that wrote it, else how it was made."""
+    """What a point says: the step(s) that wrote it in a reviewer's words ("root cause analysis", never
+    `rca`), else how it was made."""
     if entry.get("writes_by"):
-        return "+".join(_WRITER_WORDS.get(w, w) for w in entry["writes_by"])
+        return "+".join(step_words(w) for w in entry["writes_by"])
     return SOURCE_WORDS.get(entry.get("source") or "", entry.get("source") or "?")
 
 
