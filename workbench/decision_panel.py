@@ -61,15 +61,11 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
               "reason": values.get(f"{form_key}_reason") or "",
               "feedback": values.get(f"{form_key}_feedback") or "",
               "edits": collect_edits(state or {}, key=f"{form_key}_field") if action == "edit_approve" else None}
-    # no session state from here on (the toast below is drawn, not read)
+    # no Streamlit from here on
     outcome = _decide(review, incident_id, action, shown=shown, reviewer=reviewer, inputs=inputs,
                       submitted=submitted, acting=acting)
     if outcome is not None:
         outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"))
-    if outcome is not None and outcome[0] == "success":
-        # drawn now, in the callback, with the decision already stored: the page's rerun (the incident
-        # read again, the analysis, the tabs) takes a while before the panel repeats it
-        st.toast(escape_markdown(outcome[1]), icon=":material/check_circle:")
 
 
 def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: Actor | None,
