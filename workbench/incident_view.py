@@ -21,6 +21,7 @@ from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import audit_sentence, field_words, note_words
 from workbench.literal import escape_markdown, plain, with_code_spans
 from workbench.provenance import status_words
+from workbench.similar_docs_view import similar_docs
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
                  "fix_proposed": "green", "approved": "gray", "rejected": "gray", "expired": "gray",
@@ -31,9 +32,6 @@ QUOTES_SHOWN = 8
 FINDINGS_ORDER = ("finding", "events", "value", "seen in", "from")
 # px, summing to the analysis column at 1440 px (~540); "pool waiting" whole, the grid stretches them
 FINDINGS_WIDTHS = {"finding": 110, "events": 55, "value": 200, "seen in": 80, "from": 75}
-SIMILAR_ORDER = ("rests on", "doc", "score", "signatures")
-# px, within the same ~540: a doc id of 40 characters whole, the grid stretches them to the column
-SIMILAR_WIDTHS = {"rests on": 40, "doc": 290, "score": 80, "signatures": 55}
 
 
 def sla_basis(doc: dict, sla_from: str) -> str:
@@ -280,48 +278,6 @@ def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None 
             st.html(marked_html(line["text"], line["strong"], line["light"]))
     if len(lines) > QUOTES_SHOWN:
         st.caption(f"{len(lines) - QUOTES_SHOWN} more distinct lines are in the Evidence tab.")
-
-
-def docs_in_order(docs: list[dict], matched: list[str]) -> list[dict]:
-    """The similar docs as the page lists them: the doc(s) the analysis rests on first, then by score."""
-    return sorted(docs, key=lambda d: (d["doc_id"] not in matched, matched.index(d["doc_id"]) if d["doc_id"] in matched
-                                       else 0, -d["score"]))
-
-
-def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
-    matched = list(matched or [])
-    st.markdown("**Similar error docs** (the one the analysis rests on first, then by retrieval similarity)")
-    if not docs:
-        st.caption("none")
-        return
-    docs = docs_in_order(docs, matched)
-    # pixel widths within the analysis column (~540 px at 1440): "medium" and "large" columns (950 px)
-    # cut the doc's "✓ matched" and pushed the last column off the grid. The mark is a column of its
-    # own; the category and title are in "What the similar docs say" below
-    st.dataframe(pd.DataFrame([{"score": d["score"], "doc": d["doc_id"], "rests on": d["doc_id"] in matched,
-                                "signatures": len(d.get("matched_signatures") or [])} for d in docs]),
-                 hide_index=True, width="stretch", key="incident_similar_table", column_order=SIMILAR_ORDER,
-                 column_config={"rests on": st.column_config.CheckboxColumn("✓", width=SIMILAR_WIDTHS["rests on"],
-                                                                            help="the doc the analysis rests on"),
-                                "doc": st.column_config.TextColumn(width=SIMILAR_WIDTHS["doc"]),
-                                "score": st.column_config.ProgressColumn("score", min_value=0.0, max_value=1.0,
-                                                                         format="%.2f", color="auto",
-                                                                         width=SIMILAR_WIDTHS["score"]),
-                                "signatures": st.column_config.NumberColumn("hits", width=SIMILAR_WIDTHS["signatures"],
-                                                                            help="the doc's signatures found in the "
-                                                                                 "evidence")})
-    with st.expander("What the similar docs say"):
-        chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
-                              format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
-        doc = docs[chosen]
-        st.text(plain(f"{doc['title']} ({doc['category']})"))
-        if doc.get("matched_signatures"):
-            st.caption("Signatures found in the evidence")
-            st.code("\n".join(doc["matched_signatures"]), language=None)
-        st.text(doc.get("root_cause") or "")
-        if doc.get("remediation"):
-            st.caption("Remediation")
-            st.text("\n".join(f"• {step}" for step in doc["remediation"]))
 
 
 _REVISION = re.compile(r"^\(revision \d+\)\s*$")
