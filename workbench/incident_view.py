@@ -19,7 +19,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      text_heading, with_stack)
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import audit_sentence, field_words, note_words
-from workbench.literal import escape_markdown, plain, with_code_spans
+from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
 from workbench.similar_docs_view import similar_docs
 
@@ -227,7 +227,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     if human:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     # markdown: the analyst quotes the log's words as `code spans`, shown as text they kept their backticks
-    st.markdown(with_code_spans(found["root_cause"]))
+    # as text: the log's words it quotes may hold backticks of their own, which must not style the page
+    st.text(plain(found["root_cause"]))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
@@ -309,11 +310,9 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     lead = action_lead(rec["action"], rec.get("steps") or [])
     if lead:
-        st.markdown(with_code_spans(lead))
+        st.text(plain(lead))
     if rec.get("steps"):
-        # a numbered list of our own; each step's words escaped, its `code spans` shown as code
-        st.markdown("\n".join(f"{i}. {with_code_spans(' '.join(str(step).split()))}"
-                              for i, step in enumerate(rec["steps"], 1)))
+        st.text(plain("\n".join(f"{i}. {' '.join(str(step).split())}" for i, step in enumerate(rec["steps"], 1))))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")

@@ -43,18 +43,6 @@ def escape_markdown(text: object) -> str:
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
-def with_code_spans(text: object) -> str:
-    """`text` for st.markdown with its `code spans` shown as code (the analyst writes a log's own
-    words so: `HikariPool-1`) and everything else escaped as `escape_markdown` does. Inside a code
-    span the renderer finds no link, image, emphasis or shortcode, so its words go in as they are
-    (with the invisible characters shown)."""
-    text, out, at = str(text), [], 0
-    for span in _CODE_SPAN.finditer(text):
-        out += [escape_markdown(text[at:span.start()]), f"`{visible(span.group(1))}`"]
-        at = span.end()
-    return "".join(out) + escape_markdown(text[at:])
-
-
 def plain_label(text: object, limit: int = 90) -> str:
     """One line of `text`, at most `limit` characters, safe in a widget or expander label or a help text."""
     one_line = " ".join(str(text).split())
