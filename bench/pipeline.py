@@ -30,6 +30,7 @@ kept busy by a pinned busy loop.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import operator
@@ -37,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, TypedDict
 
@@ -305,32 +307,22 @@ def run_carrying(work: Path, inputs: dict[str, dict], outputs: dict[tuple[str, s
     return elapsed
 
 
-def run_merges(work: Path, n: int, per: int) -> dict[str, float]:
-    """CPU seconds of n first runs, then of merging `per` more events into each paused incident
-    with every merge re-running the analysis (INCIDENTIQ_REANALYSE_GROWTH=1; the product's default
-    counts repeats instead), and what the merges read and wrote: stored checkpoint values fetched
-    (and how many of them more than once), events marked merged (and how many more than once)."""
-    from collections import Counter
-
+@contextlib.contextmanager
+def merge_work_counted(engine):
+    """While open: the stored checkpoint values fetched, by (thread, digest), and the events marked
+    merged, by id (both Counters), through the engine's SQLite value store (PostgreSQL keeps values
+    inline: nothing fetched) and the records' two ways of marking (tests/test_merge_cost.py reads them too)."""
     from pipeline.store.records import Records
 
-    engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend",
-                                           reanalyse_growth=1.0))
-    write_events(work / "first.jsonl", n)
-    cpu = time.process_time()
-    ingest_path(engine, work / "first.jsonl")
-    first = time.process_time() - cpu
     fetched: Counter[tuple[str, bytes]] = Counter()
     marked: Counter[str] = Counter()
-    store = engine.graph.checkpointer
-    serde = getattr(store, "serde", None)
+    serde = getattr(engine.graph.checkpointer, "serde", None)
     fetch = getattr(serde, "fetch", None)
-    if fetch is not None:  # the SQLite store's values table (PostgreSQL's keeps values inline)
-        def counting_fetch(thread_id: str, value_hash: bytes):
-            fetched[(thread_id, value_hash)] += 1
-            return fetch(thread_id, value_hash)
-        serde.fetch = counting_fetch  # type: ignore[union-attr]
     update_incident, mark_merged = Records.update_incident, Records.mark_merged
+
+    def counting_fetch(thread_id: str, value_hash: bytes):
+        fetched[(thread_id, value_hash)] += 1
+        return fetch(thread_id, value_hash)  # type: ignore[misc]
 
     def counting_update(self, incident_id, *, merged_event_ids=(), **values):
         ids = list(merged_event_ids)
@@ -342,14 +334,33 @@ def run_merges(work: Path, n: int, per: int) -> dict[str, float]:
         marked.update(ids)
         return mark_merged(self, ids)
 
+    if fetch is not None:
+        serde.fetch = counting_fetch  # type: ignore[union-attr]
     Records.update_incident, Records.mark_merged = counting_update, counting_mark  # type: ignore[method-assign]
     try:
+        yield fetched, marked
+    finally:
+        Records.update_incident, Records.mark_merged = update_incident, mark_merged  # type: ignore[method-assign]
+        if fetch is not None:
+            serde.fetch = fetch  # type: ignore[union-attr]
+
+
+def run_merges(work: Path, n: int, per: int) -> dict[str, float]:
+    """CPU seconds of n first runs, then of merging `per` more events into each paused incident
+    with every merge re-running the analysis (INCIDENTIQ_REANALYSE_GROWTH=1; the product's default
+    counts repeats instead), and what the merges read and wrote: stored checkpoint values fetched
+    (and how many of them more than once), events marked merged (and how many more than once)."""
+    engine = open_engine(Settings.from_env(data_dir=work / "data", repo_dir=ROOT / "samples" / "pos-backend",
+                                           reanalyse_growth=1.0))
+    write_events(work / "first.jsonl", n)
+    cpu = time.process_time()
+    ingest_path(engine, work / "first.jsonl")
+    first = time.process_time() - cpu
+    with merge_work_counted(engine) as (fetched, marked):
         write_events(work / "more.jsonl", n, per=per, after=10)
         cpu = time.process_time()
         ingest_path(engine, work / "more.jsonl")
         merges = time.process_time() - cpu
-    finally:
-        Records.update_incident, Records.mark_merged = update_incident, mark_merged  # type: ignore[method-assign]
     paused = len(engine.records.incidents(status="awaiting_approval"))
     if paused != n:
         raise SystemExit(f"error: after the merges {paused} of {n} incidents are paused")

@@ -5,10 +5,10 @@ record written after the run (a burst's merges were a third of the poller's time
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 from pipeline.engine import runner
 from pipeline.ingest.events import normalize
+from bench.pipeline import merge_work_counted  # the benchmark's own counting (bench/pipeline.py --merges)
 from tests.support import by_category, pending
 
 POOL = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
@@ -24,7 +24,7 @@ def _new_evidence(engine, count: int) -> None:
                                   for n, line in enumerate(lines)], cursor=None)
 
 
-def test_a_merge_decodes_the_paused_state_once_and_marks_each_event_once(paused_engine, monkeypatch):
+def test_a_merge_decodes_the_paused_state_once_and_marks_each_event_once(paused_engine):
     engine = paused_engine
     incident = by_category(engine, "db_pool_exhausted")
     before = pending(engine, incident)
@@ -32,33 +32,8 @@ def test_a_merge_decodes_the_paused_state_once_and_marks_each_event_once(paused_
     unmerged = [e.event_id for e in engine.records.events_of(incident, only_unmerged=True)]
     assert len(unmerged) == 5
 
-    fetch_calls: Counter[tuple[str, bytes]] = Counter()
-    serde = engine.graph.checkpointer.serde
-    fetch = serde.fetch
-
-    def counting_fetch(thread_id, value_hash):
-        fetch_calls[(thread_id, value_hash)] += 1
-        return fetch(thread_id, value_hash)
-
-    monkeypatch.setattr(serde, "fetch", counting_fetch)
-    marked: Counter[str] = Counter()
-    records = type(engine.records)
-    update_incident, mark_merged = records.update_incident, records.mark_merged
-
-    def counting_update(self, incident_id, *, merged_event_ids=(), **values):
-        ids = list(merged_event_ids)
-        marked.update(ids)
-        return update_incident(self, incident_id, merged_event_ids=ids, **values)
-
-    def counting_mark(self, event_ids):
-        ids = list(event_ids)
-        marked.update(ids)
-        return mark_merged(self, ids)
-
-    monkeypatch.setattr(records, "update_incident", counting_update)
-    monkeypatch.setattr(records, "mark_merged", counting_mark)
-
-    assert runner.advance_run(engine, incident) == "merged"
+    with merge_work_counted(engine) as (fetch_calls, marked):
+        assert runner.advance_run(engine, incident) == "merged"
 
     row = engine.records.incident(incident)
     assert row["status"] == "awaiting_approval" and row["pending_interrupt_id"] != before
