@@ -40,9 +40,6 @@ def escape_markdown(text: object) -> str:
     return _LINK_STARTS.sub(WORD_JOINER, _MARKDOWN_SPECIALS.sub(r"\\\1", visible(str(text))))
 
 
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-
-
 def plain_label(text: object, limit: int = 90) -> str:
     """One line of `text`, at most `limit` characters, safe in a widget or expander label or a help text."""
     one_line = " ".join(str(text).split())
