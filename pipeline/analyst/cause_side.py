@@ -50,6 +50,12 @@ PRODUCED_BY: dict[str, frozenset[str]] = {
     "db_pool_exhausted": frozenset({"db_deadlock", "connection_refused", "dns_resolution",
                                     "upstream_auth_failure"}),
 }
+# ... and failures that produce a caller's only when said first: a call retried against an endpoint that
+# refuses it, or whose name does not resolve, runs out its deadline (a refusal strictly before the timeouts
+# is their cause; after them it is the dependency, slow then down, refusing: their common symptom)
+PRODUCED_WHEN_FIRST: dict[str, frozenset[str]] = {
+    "upstream_timeout": frozenset({"connection_refused", "dns_resolution"}),
+}
 # ... states that a slow dependency can produce in its caller as well (its own pool held by connections
 # waiting on the slow call, its executor's threads blocked, its consumers lagging): the caller's timeout
 # is their symptom only when another service says them (the callee), not the timing-out service itself

@@ -48,6 +48,11 @@ class Idea:
     category: str
     groups: tuple[frozenset[str], ...]
     label: str
+    # what one event of the incident must say near together for this idea to count (the pool a bare
+    # `Pool#acquire` timed out on named a connection pool where it was set up), and words that, in the
+    # idea's own event, say it is another thing's (a thread pool's acquire is an executor's)
+    context: tuple[frozenset[str], ...] = ()
+    unless: frozenset[str] = frozenset()
 
     def found_in(self, words: frozenset[str]) -> bool:
         return all(group & words for group in self.groups)
@@ -66,8 +71,13 @@ class Idea:
         return False
 
 
-def _idea(category: str, label: str, *groups: str) -> Idea:
-    return Idea(category, tuple(frozenset(g.split()) for g in groups), label)
+def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "") -> Idea:
+    return Idea(category, tuple(frozenset(g.split()) for g in groups), label,
+                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()))
+
+
+# a database's own words: where a pool or a lock is a database's
+_DATABASE = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
 
 
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
@@ -79,6 +89,11 @@ IDEAS: tuple[Idea, ...] = (
           # ... or every one of them taken (`All pooled connections are in use`, `none available[busy:10]`)
           "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited "
           "use busy"),
+    # a pool's acquire timing out, the line naming no connection (`Pool#acquire(Duration) has been pending for
+    # more than the configured timeout`): a connection pool's when the incident names its pool a database's
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "pool", "acquire acquiring acquisition checkout exhausted depleted", "timeout timed pending waiting",
+          context=("pool", _DATABASE), unless="thread threads executor worker workers"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
@@ -90,6 +105,11 @@ IDEAS: tuple[Idea, ...] = (
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
+    # a lock a transaction waited for past its time (`A lock could not be obtained within the time requested`,
+    # `Lock wait timeout exceeded`): a database's, when the incident names one
+    _idea("db_deadlock", "a transaction waiting on another's lock past its time",
+          "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
+          context=(_DATABASE,)),
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
@@ -104,7 +124,8 @@ IDEAS: tuple[Idea, ...] = (
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
-          "service upstream gateway request requests call calls response http 503 504 read command redis api"),
+          # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
+          "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
     # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
     # was refused`): the credentials' idea is read before the refusal's
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
@@ -112,9 +133,19 @@ IDEAS: tuple[Idea, ...] = (
           "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
           "login logon password publickey",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
+    # a dependency answering forbidden to the token or access list presented (`Unexpected response code: 403
+    # (ACL not found)`)
+    _idea("upstream_auth_failure", "credentials rejected by a dependency",
+          "acl token tokens apikey", "401 403 forbidden unauthorized"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
+    # ... a request throttled and refused (`Throttling.User ... Request was denied due to user flow control`), or
+    # a request rate said too high (`Request rate is large`)
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
+          "throttled throttling throttle", "denied rejected refused exceeded request requests"),
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
+          "request requests", "rate", "large high exceeded"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -123,6 +154,11 @@ IDEAS: tuple[Idea, ...] = (
           "parse parsing",
           # ... or what the reader expected of it (`parsing Number failed, expected Number, but encountered String`)
           "body json payload response content value xml record message bytes expected encountered field struct type"),
+    # ... or a reader's type expected and another found (`Expected a string but was NULL at path $.sku`,
+    # `Expected BEGIN_OBJECT but was STRING`)
+    _idea("serialization_error", "a payload that cannot be decoded",
+          "expected", "but", "was got found encountered",
+          "string number object array boolean int integer long double token begin path"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected full insufficient",
@@ -137,6 +173,12 @@ IDEAS: tuple[Idea, ...] = (
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
           "size bytes vector heap gb mb kb"),
+    # C++'s failed allocation (`std::bad_alloc`), or a memory limit exceeded (`Container killed ... for exceeding
+    # memory limits`, `Memory limit exceeded`)
+    _idea("out_of_memory", "memory exhausted", "alloc", "bad"),
+    _idea("out_of_memory", "memory exhausted", "memory", "exceeding exceeded exceeds exceed", "limit limits"),
+    # after memory's: space not enough for a write (`Cannot reserve 1.00 MiB, not enough space`)
+    _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
     # a setting the code needs and cannot find: the configuration's word and its absence
@@ -144,6 +186,11 @@ IDEAS: tuple[Idea, ...] = (
           "configuration config property placeholder variable",
           # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
           "missing required unable unresolved undefined unset absent add adding find found"),
+    # a setting named and said not given (`The conn_id `x` isn't defined`, `No server certificate was specified`,
+    # `Path not set`); a script's `name 'x' is not defined` names a variable of code, not a setting
+    _idea("config_missing", "a required setting not found",
+          "conn setting settings option options parameter env environment certificate cert path",
+          "specified configured defined set", "not no isn never", unless="referenceerror nameerror"),
     # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
@@ -226,8 +273,23 @@ def _texts(events: list[LogEvent]) -> list[str]:
     for event in events:
         if event.level not in (None, "WARN", "ERROR", "FATAL"):
             continue
-        seen.setdefault(" ".join(filter(None, (event.exception, event.message[:_CHARS], _thrown(event.stack)))))
+        seen.setdefault(" ".join(filter(None, (event.exception, _unframed(event.message[:_CHARS * 4])[:_CHARS],
+                                               _thrown(event.stack)))))
     return list(seen)
+
+
+def event_text_of(event: LogEvent) -> str:
+    """An event's message without its trace's frames (any level: a context line names what the error's
+    pool or lock is)."""
+    return _unframed(event.message[:_CHARS * 4])[:_CHARS]
+
+
+def _unframed(message: str) -> str:
+    """A message less the frames of a trace it carries (`at org.apache.derby.impl.services.locks.
+    ConcurrentLockSet.lockObject`): a frame's class names the code that ran, not what failed."""
+    if "\n" not in message:
+        return message
+    return "\n".join(line for line in message.splitlines() if not FRAME.match(line))
 
 
 def _thrown(stack: str | None) -> str | None:
@@ -247,6 +309,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     """category -> (its idea's label, how many distinct event texts carry it), the first idea an
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
+    said: list[tuple[str, ...]] | None = None  # every event's tokens, read when an idea needs its context
     for text in _texts(events):
         coded = next((SQLSTATES[m.group(1).upper()] for m in _SQLSTATE.finditer(text) if m.group(1).upper() in SQLSTATES),
                      None)
@@ -261,6 +324,16 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
             # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
             # for a timeout), but name its category only when said together
             if idea.found_in(frozenset(tokens)):
+                if idea.context or idea.unless:
+                    # said of another thing here, or its subject named nowhere: not this idea's
+                    if idea.unless & frozenset(tokens) or \
+                            idea.unless & {a + b for a, b in zip(tokens, tokens[1:])}:  # a class's name, split
+                        continue
+                    if idea.context and said is None:
+                        said = [tokens_of(masked(event_text_of(e))) for e in events]
+                    if idea.context and not any(Idea(idea.category, idea.context, idea.label).found_near(t)
+                                                for t in said or ()):
+                        continue
                 if not idea.found_near(tokens):
                     break
                 label, n = out.get(idea.category, (idea.label, 0))

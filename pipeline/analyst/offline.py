@@ -99,7 +99,11 @@ class OfflineAnalyst:
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
         shown = technology.shown_by(state.evidence)
         text = evidence_text(state.evidence)  # the "why" reads it too (_rca)
-        supports = self._with_worded(state, category_support(self.kb, text, shown=shown), shown)
+        # a client that went away mid-answer (its ephemeral port the peer) says nothing failed on this side:
+        # its broken pipe or reset supports no category
+        gone = {e.event_id for e in state.evidence if subject.client_gone(e)}
+        told = evidence_text([e for e in state.evidence if e.event_id not in gone]) if gone else text
+        supports = self._with_worded(state, category_support(self.kb, told, shown=shown), shown)
         # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         verdict = answers.Verdict()
@@ -124,7 +128,10 @@ class OfflineAnalyst:
         carrying = self._carrying(state, top)
         # the cause's line first, its symptoms after (a full WAL disk, then every client refused):
         # a category as well supported whose line came before the top's is the cause they follow
-        earlier = None if top.worded else _came_first(state, top, carrying, supports[1:])
+        if top.worded:  # the events whose words carry its cause's ideas
+            carrying = [{top.matched[0]} if top.category in ideas.categories_worded([e]) else set()
+                        for e in state.evidence]
+        earlier = _came_first(state, top, carrying, supports[1:])
         if earlier is not None:
             runner_up, top = top, earlier[0]
             carrying = earlier[1]
@@ -451,7 +458,8 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         return None
     start = min(times)
     best = None
-    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
+    produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset()) | \
+        cause_side.PRODUCED_WHEN_FIRST.get(top.category, frozenset())
     for other in others:
         # an earlier failure that cannot produce the top's (a client's HTTP pool full, then an API's 429s)
         # is another failure, not its cause

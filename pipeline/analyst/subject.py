@@ -21,6 +21,7 @@ import re
 from pipeline.analyst.ideas import tokens_of
 from pipeline.state import LogEvent
 
+_HEAD = 2_000  # a line's head: where its error is said
 NEAR = 6  # words either side of the state word: one clause
 # the words of a failure's state: what happened to the subject
 STATE = frozenset("refused refuse refusing expired expire expires full exceeded exceed timeout timeouts timed "
@@ -122,3 +123,29 @@ def probed_only(category: str, events: list[LogEvent], carrying: list[set[str]],
     itself, for a category that says only that the callee did not answer (PROBED)."""
     lines = [e for e, found in zip(events, carrying) if found and problem(e)]
     return category in PROBED and bool(lines) and all(_PROBE.search(e.message or "") for e in lines)
+
+
+# a server's write to (or read from) a client that went away, as Go's net.OpError spells it: `op net
+# local->remote: err` (src/net/net.go), the local port a listening one, the remote one ephemeral (the
+# client's end, from the range Linux gives outgoing connections, net.ipv4.ip_local_port_range 32768-60999):
+# `write tcp 10.3.0.7:8080->10.3.0.2:41822: write: broken pipe`. Not a client's own call: its local port is
+# the ephemeral one (`write tcp 10.0.0.5:53412->10.0.0.9:5432: ... broken pipe` is a database lost)
+_PEER_GONE = re.compile(r"\b(?:write|read|readfrom) tcp[46]? \S+?:(\d{1,5})->\S+?:(\d{1,5}): (?:write|read|readfrom): "
+                        r"(?:broken pipe|connection reset by peer)\b")
+EPHEMERAL_PORTS = 32768
+
+
+def peer_gone(head: str) -> bool:
+    """Whether a line's head says only that the client it was answering went away (`_PEER_GONE`, every
+    connection it names): a download abandoned on a bad network, nothing refused or broken on this side."""
+    if "->" not in head:
+        return False
+    found = _PEER_GONE.findall(head)
+    return bool(found) and head.count("->") == len(found) \
+        and all(int(local) < EPHEMERAL_PORTS <= int(remote) for local, remote in found)
+
+
+def client_gone(event: LogEvent) -> bool:
+    """peer_gone of an event's first line."""
+    return peer_gone(event.message.split("\n", 1)[0][:_HEAD])
+

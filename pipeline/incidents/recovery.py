@@ -9,6 +9,7 @@ import re
 from datetime import datetime, timedelta
 
 from pipeline.incidents.outage import DISTINCT, HEAD_CHARS, SERVICE_NAMED, component, first_line, named_things, said_by
+from pipeline.analyst.subject import peer_gone
 from pipeline.state import LogEvent
 
 # a line saying a connection or an operation came back, in the words of success as clients log them
@@ -62,25 +63,10 @@ _CANCEL_WORD = re.compile(r"cancel|client closed", re.I)
 _NOT_ONLY_CANCELLED = re.compile(r"deadline|timeout|timed out|refused|reset|denied|panic|fatal", re.I)
 
 
-# a server's write to (or read from) a client that went away, as Go's net.OpError spells it: `op net
-# local->remote: err` (src/net/net.go), the local port a listening one, the remote one ephemeral (the
-# client's end, from the range Linux gives outgoing connections, net.ipv4.ip_local_port_range 32768-60999):
-# `write tcp 10.3.0.7:8080->10.3.0.2:41822: write: broken pipe`. Not a client's own call: its local port is
-# the ephemeral one (`write tcp 10.0.0.5:53412->10.0.0.9:5432: ... broken pipe` is a database lost)
-_PEER_GONE = re.compile(r"\b(?:write|read|readfrom) tcp[46]? \S+?:(\d{1,5})->\S+?:(\d{1,5}): (?:write|read|readfrom): "
-                        r"(?:broken pipe|connection reset by peer)\b")
-EPHEMERAL_PORTS = 32768
-
-
 def client_gone(event: LogEvent) -> bool:
     """Whether an error says only that the client it was answering went away (`_PEER_GONE`): a download
     abandoned on a bad network, nothing broken on this side."""
-    head = first_line(event.message)[:HEAD_CHARS]
-    if "->" not in head:
-        return False
-    found = _PEER_GONE.findall(head)
-    return bool(found) and head.count("->") == len(found) \
-        and all(int(local) < EPHEMERAL_PORTS <= int(remote) for local, remote in found)
+    return peer_gone(first_line(event.message)[:HEAD_CHARS])
 
 
 def cancelled(event: LogEvent) -> bool:

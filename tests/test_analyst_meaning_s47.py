@@ -1,0 +1,81 @@
+"""Causes in other libraries' words (issue 36, session 47's blind bed): the meaning of a line, not a
+doc's wording, names a category below the code-fix line; a trace's frames are code that ran, not what
+failed; a client that went away, or a server that serves no such service, names no cause; and a
+refusal said before the timeouts it leads to is their cause."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.analyst import ideas
+from tests.support import THRESHOLD, analyst_events, offline_rca
+
+
+@pytest.mark.parametrize("line, category", [
+    ("worker aborted: terminate called after throwing an instance of 'std::bad_alloc'", "out_of_memory"),
+    ("task 12 killed: exceeding memory limits (4.1 GB of 4 GB used)", "out_of_memory"),
+    ("segment write failed: not enough space to reserve 4.00 MiB", "disk_full"),
+    ("PutObject refused: request was throttled and denied, retry later", "upstream_rate_limited"),
+    ("backend answered: the request rate is too high for this account", "upstream_rate_limited"),
+    ("catalog watch failed: response code 403 for the ACL token presented", "upstream_auth_failure"),
+    ("feed item skipped: Expected BEGIN_OBJECT but was STRING at path $.items[2]", "serialization_error"),
+    ("startup failed: the setting `mail_relay` isn't defined", "config_missing"),
+    ("cannot serve HTTPS: no server certificate was specified for the listener", "config_missing"),
+    ("RpcException: Status(StatusCode=DeadlineExceeded) calling /stock.v1.Inventory/Reserve", "upstream_timeout"),
+])
+def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
+    rca = offline_rca(offline_analyst, line, line)
+    assert rca.category == category and rca.confidence < THRESHOLD
+
+
+@pytest.mark.parametrize("line", [
+    "NameError: name 'settings' is not defined",  # a script's variable, not a setting
+    "ReferenceError: env is not defined",
+])
+def test_code_that_names_an_undefined_variable_is_no_missing_setting(line):
+    assert "config_missing" not in ideas.categories_worded(analyst_events(line))
+
+
+def test_a_lock_wait_past_its_time_is_a_databases_when_the_incident_names_one(offline_analyst):
+    lock = "ERROR 40ZZ9: a lock could not be obtained within the time requested"
+    rca = offline_rca(offline_analyst, {"level": "INFO", "message": "embedded database opened at /srv/pos/data"}, lock)
+    assert rca.category == "db_deadlock" and rca.confidence < THRESHOLD
+    # a job scheduler's lock, no database named: not a deadlock of transactions
+    assert "db_deadlock" not in ideas.categories_worded(analyst_events("job lock could not be obtained in time"))
+
+
+def test_a_pools_acquire_timeout_is_a_connection_pools_when_the_incident_names_one(offline_analyst):
+    acquire = "POST /pay failed: PoolAcquireTimeoutException: acquire has been pending for more than the timeout"
+    rca = offline_rca(offline_analyst, {"level": "INFO", "message": "jdbc pool 'orders' started, maxSize=10"}, acquire)
+    assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
+    # a worker pool's acquire is an executor's
+    assert "db_pool_exhausted" not in ideas.categories_worded(analyst_events(
+        {"level": "INFO", "message": "jdbc pool 'orders' started"},
+        "worker pool acquire pending past its timeout: all worker threads busy"))
+
+
+def test_a_traces_frames_are_not_read_for_its_cause():
+    line = ("ERROR 40ZZ9: a record could not be read\n\tat org.example.locks.ConcurrentLockSet.lock(Unknown Source)\n"
+            "\tat org.example.store.OptimisticUpdate.apply(Unknown Source)")
+    assert "concurrency_conflict" not in ideas.categories_worded(analyst_events(line))
+
+
+def test_a_client_that_went_away_names_no_cause(offline_analyst):
+    rca = offline_rca(offline_analyst, {"level": "INFO", "message": "GET /files/big.tar 200 (client went away)"},
+                      "proxy: aborting with incomplete response: write tcp 10.1.0.4:443->203.0.113.7:51234: "
+                      "write: broken pipe")
+    assert rca.category == "unknown"
+
+
+def test_a_server_that_serves_no_such_service_is_not_called_a_version_skew(offline_analyst):
+    unknown_service = offline_rca(offline_analyst, "rpc error: code = Unimplemented desc = unknown service shop.v3.Cart")
+    assert unknown_service.category != "dependency_mismatch" or unknown_service.confidence < THRESHOLD
+    unknown_method = offline_rca(offline_analyst, "rpc error: code = Unimplemented desc = unknown method Checkout "
+                                                  "for service shop.v3.Cart")
+    assert unknown_method.category == "dependency_mismatch"
+
+
+def test_a_refusal_said_before_the_timeouts_is_their_cause(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "WARN", "message": "connect attempt 3 failed: Connection refused: kv-2.internal/10.9.0.12:11210"},
+                      "GetRequest failed: request timed out after 2500ms, retried 9 times (endpoint not available)")
+    assert rca.category == "connection_refused"
