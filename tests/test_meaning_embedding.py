@@ -94,7 +94,8 @@ def _offline_rca(*messages: str):
 def test_an_error_meaning_a_docs_signature_is_named_below_the_code_fix_threshold():
     from datetime import datetime, timezone
 
-    from pipeline.analyst.ideas import IDEA_CONFIDENCE, categories_meant
+    from pipeline.analyst.ideas import IDEA_CONFIDENCE
+    from pipeline.analyst.meant import categories_meant
     from pipeline.config import Settings
     from pipeline.state import LogEvent
 
