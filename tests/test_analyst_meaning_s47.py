@@ -79,3 +79,28 @@ def test_a_refusal_said_before_the_timeouts_is_their_cause(offline_analyst):
                       {"level": "WARN", "message": "connect attempt 3 failed: Connection refused: kv-2.internal/10.9.0.12:11210"},
                       "GetRequest failed: request timed out after 2500ms, retried 9 times (endpoint not available)")
     assert rca.category == "connection_refused"
+
+
+def test_a_connection_pool_counted_at_its_maximum_is_the_cause_of_the_timeouts_beside_it(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "db connection pool 'main' configured: min 2, max 30"},
+                      "GET /api/carts/12 failed: connection request timed out after 10s",
+                      {"level": "INFO", "message": "health: pool in use 30/30, waiting 14"})
+    assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
+
+
+@pytest.mark.parametrize("lines, category", [
+    (["enqueue failed: put rejected", {"level": "INFO", "message": "queue INVOICES depth 2000 maxdepth 2000"}],
+     "queue_backlog"),
+    (["request stalled", {"level": "INFO", "message": "worker pool busy 64/64"}], "resource_exhaustion"),
+    # a pool nobody calls a database's, and a size configured equal to its minimum, say nothing
+    (["request stalled", {"level": "INFO", "message": "object pool in use 8/8"}], None),
+    (["request stalled", {"level": "INFO", "message": "jdbc pool started: minSize=10 maxSize=10"}], None),
+])
+def test_a_resource_counted_at_its_maximum_is_its_categorys(lines, category):
+    from pipeline.analyst.capacity import categories_at_capacity
+    found = categories_at_capacity(analyst_events(*lines))
+    assert list(found) == ([category] if category else [])
+    # a healthy log's metrics line alone opens nothing and names nothing
+    assert categories_at_capacity(analyst_events(*[{**x, "level": "INFO"} if isinstance(x, dict) else
+                                                   {"level": "INFO", "message": x} for x in lines])) == {}

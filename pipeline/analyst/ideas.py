@@ -62,7 +62,7 @@ def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = ()
 
 
 # a database's own words: where a pool or a lock is a database's
-_DATABASE = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
+DATABASE_WORDS = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
 
 
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
@@ -78,7 +78,7 @@ IDEAS: tuple[Idea, ...] = (
     # more than the configured timeout`): a connection pool's when the incident names its pool a database's
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
           "pool", "acquire acquiring acquisition checkout exhausted depleted", "timeout timed pending waiting",
-          context=("pool", _DATABASE), unless="thread threads executor worker workers"),
+          context=("pool", DATABASE_WORDS), unless="thread threads executor worker workers"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
@@ -94,7 +94,7 @@ IDEAS: tuple[Idea, ...] = (
     # `Lock wait timeout exceeded`): a database's, when the incident names one
     _idea("db_deadlock", "a transaction waiting on another's lock past its time",
           "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
-          context=(_DATABASE,)),
+          context=(DATABASE_WORDS,)),
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused

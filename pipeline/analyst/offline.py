@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from pipeline.analyst import (answers, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
+from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, specifics, subject, technology)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
@@ -277,6 +277,9 @@ class OfflineAnalyst:
         worded = []
         found = {c: (f"the ideas of {label}", ideas.IDEA_SCORE) for c, (label, _) in
                  ideas.categories_worded(state.evidence).items()}
+        # ... or a resource counted at its maximum (pipeline/analyst/capacity.py), a little above an idea
+        found |= {c: (label, capacity.CAPACITY_SCORE) for c, (label, _) in
+                  capacity.categories_at_capacity(state.evidence).items()}
         if not supports and not found:  # meaning, the weakest signal, only where nothing else names one
             found = {c: (label, meant.MEANING_SCORE) for c, (label, _) in
                      meant.categories_meant(self.kb, state.evidence).items()}

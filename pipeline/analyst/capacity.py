@@ -1,0 +1,70 @@
+"""A resource at its capacity (issue 36.1): a line that counts what is taken of a bounded resource and
+its maximum, the two the same (`pool in use 50/50`, `acquired=20 idle=0 pending=57 maxSize=20`,
+`CURDEPTH(5000) MAXDEPTH(5000)`), says the resource has nothing left to give, whatever the library's
+words for the failure it causes. Which category it supports is the resource's: a worker, thread or
+executor limit a server's or client's own (resource_exhaustion), a pool a database's connection pool
+when the incident names one such (db_pool_exhausted), a queue's depth its consumers not keeping up
+(queue_backlog). Any level: a health check's or metrics' INFO line states the state; but only in an
+incident some problem line opened (a healthy pool at its size says nothing alone).
+
+Grounded in the line, weaker than a doc's signature: named capped below the code-fix threshold, as
+the ideas of a cause are (pipeline/analyst/ideas.py), and a little above an idea's support, since
+a measured state is what the failures it produces are said of (a connection request timing out
+beside its pool at its maximum is the pool's).
+"""
+from __future__ import annotations
+
+import re
+
+from pipeline.analyst.ideas import DATABASE_WORDS, IDEA_SCORE, Idea, event_text_of, tokens_of
+from pipeline.knowledge.meaning import masked
+from pipeline.state import LogEvent
+
+CAPACITY_SCORE = IDEA_SCORE + 0.1
+# what is taken of a resource: in use, active, busy, acquired, leased, checked out, its current depth
+_TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth)"
+_AT = re.compile(rf"\b{_TAKEN}\W{{0,3}}(\d+)\s*(?:/|of)\s*(\d+)\b|"
+                 rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax\w*\W{{0,3}}(\d+)\b", re.I)
+# the resource, by the words the line names it with: the first group that matches decides
+_RESOURCES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("resource_exhaustion", frozenset("thread threads worker workers executor process processes children "
+                                      "semaphore bulkhead".split())),
+    ("db_pool_exhausted", frozenset("pool pooled".split())),
+    ("queue_backlog", frozenset("queue queues depth curdepth maxdepth".split())),
+)
+_POOL = Idea("db_pool_exhausted", (frozenset({"pool", "pooled"}), frozenset(DATABASE_WORDS.split())), "")
+LABEL = {"resource_exhaustion": "a worker, thread or executor limit reached",
+         "db_pool_exhausted": "a connection pool with every connection taken",
+         "queue_backlog": "a queue at its maximum depth"}
+
+
+def _at_capacity(text: str) -> bool:
+    for m in _AT.finditer(text):
+        taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if int(taken) > 0 and taken == most:
+            return True
+    return False
+
+
+def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
+    """category -> (what is at its capacity, how many lines say so), for the lines counting a bounded
+    resource taken to its maximum; {} when no problem line opened the incident."""
+    if not any(e.level in (None, "WARN", "ERROR", "FATAL") for e in events):
+        return {}
+    texts = [event_text_of(e) for e in events]
+    out: dict[str, tuple[str, int]] = {}
+    said: list[tuple[str, ...]] | None = None
+    for text in dict.fromkeys(texts):
+        if not _at_capacity(text):
+            continue
+        words = frozenset(tokens_of(masked(text)))
+        category = next((c for c, names in _RESOURCES if names & words), None)
+        if category == "db_pool_exhausted":
+            # a pool is a database's when some line of the incident names it so (`jdbc pool`, `connection pool`)
+            said = said if said is not None else [tokens_of(masked(t)) for t in texts]
+            if not any(_POOL.found_near(t) for t in said):
+                category = None
+        if category is not None:
+            label, n = out.get(category, (LABEL[category], 0))
+            out[category] = (label, n + 1)
+    return out
