@@ -15,7 +15,7 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("task 12 killed: exceeding memory limits (4.1 GB of 4 GB used)", "out_of_memory"),
     ("segment write failed: not enough space to reserve 4.00 MiB", "disk_full"),
     ("PutObject refused: request was throttled and denied, retry later", "upstream_rate_limited"),
-    ("backend answered: the request rate is too high for this account", "upstream_rate_limited"),
+    ("backend answered: request rate exceeded for this account", "upstream_rate_limited"),
     ("catalog watch failed: response code 403 for the ACL token presented", "upstream_auth_failure"),
     ("feed item skipped: Expected BEGIN_OBJECT but was STRING at path $.items[2]", "serialization_error"),
     ("startup failed: the setting `mail_relay` isn't defined", "config_missing"),
@@ -30,6 +30,7 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 @pytest.mark.parametrize("line", [
     "NameError: name 'settings' is not defined",  # a script's variable, not a setting
     "ReferenceError: env is not defined",
+    "keepalive skipped: could not set socket option SO_KEEPALIVE",  # an option set by code, not a setting missing
 ])
 def test_code_that_names_an_undefined_variable_is_no_missing_setting(line):
     assert "config_missing" not in ideas.categories_worded(analyst_events(line))
@@ -104,3 +105,11 @@ def test_a_resource_counted_at_its_maximum_is_its_categorys(lines, category):
     # a healthy log's metrics line alone opens nothing and names nothing
     assert categories_at_capacity(analyst_events(*[{**x, "level": "INFO"} if isinstance(x, dict) else
                                                    {"level": "INFO", "message": x} for x in lines])) == {}
+
+
+def test_the_bound_a_resource_is_counted_at_is_the_setting_named(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "datasource 'orders' ready: minIdle=2, maxPoolSize=25"},
+                      "GET /orders/7 gave up after 5s",
+                      {"level": "INFO", "message": "datasource metrics: active 25/25, waiting 40"})
+    assert "maxPoolSize=25" in {f.value for f in rca.findings if f.kind == "setting"}

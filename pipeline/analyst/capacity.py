@@ -14,17 +14,12 @@ beside its pool at its maximum is the pool's).
 """
 from __future__ import annotations
 
-import re
-
+from pipeline.analyst.specifics import counted_at_max
 from pipeline.analyst.ideas import DATABASE_WORDS, IDEA_SCORE, Idea, event_text_of, tokens_of
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 
 CAPACITY_SCORE = IDEA_SCORE + 0.1
-# what is taken of a resource: in use, active, busy, acquired, leased, checked out, its current depth
-_TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth)"
-_AT = re.compile(rf"\b{_TAKEN}\W{{0,3}}(\d+)\s*(?:/|of)\s*(\d+)\b|"
-                 rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax\w*\W{{0,3}}(\d+)\b", re.I)
 # the resource, by the words the line names it with: the first group that matches decides
 _RESOURCES: tuple[tuple[str, frozenset[str]], ...] = (
     ("resource_exhaustion", frozenset("thread threads worker workers executor process processes children "
@@ -38,14 +33,6 @@ LABEL = {"resource_exhaustion": "a worker, thread or executor limit reached",
          "queue_backlog": "a queue at its maximum depth"}
 
 
-def _at_capacity(text: str) -> bool:
-    for m in _AT.finditer(text):
-        taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        if int(taken) > 0 and taken == most:
-            return True
-    return False
-
-
 def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     """category -> (what is at its capacity, how many lines say so), for the lines counting a bounded
     resource taken to its maximum; {} when no problem line opened the incident."""
@@ -55,7 +42,7 @@ def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]
     out: dict[str, tuple[str, int]] = {}
     said: list[tuple[str, ...]] | None = None
     for text in dict.fromkeys(texts):
-        if not _at_capacity(text):
+        if not counted_at_max(text):
             continue
         words = frozenset(tokens_of(masked(text)))
         category = next((c for c, names in _RESOURCES if names & words), None)

@@ -130,7 +130,7 @@ IDEAS: tuple[Idea, ...] = (
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "throttled throttling throttle", "denied rejected refused exceeded request requests"),
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
-          "request requests", "rate", "large high exceeded"),
+          "request requests", "rate", "large exceeded"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -163,7 +163,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("out_of_memory", "memory exhausted", "alloc", "bad"),
     _idea("out_of_memory", "memory exhausted", "memory", "exceeding exceeded exceeds exceed", "limit limits"),
     # after memory's: space not enough for a write (`Cannot reserve 1.00 MiB, not enough space`)
-    _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no"),
+    _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no",
+          unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
     # a setting the code needs and cannot find: the configuration's word and its absence
@@ -172,10 +173,10 @@ IDEAS: tuple[Idea, ...] = (
           # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
           "missing required unable unresolved undefined unset absent add adding find found"),
     # a setting named and said not given (`The conn_id `x` isn't defined`, `No server certificate was specified`,
-    # `Path not set`); a script's `name 'x' is not defined` names a variable of code, not a setting
+    # `Certificate path not configured`); a script's `name 'x' is not defined` names a variable of code, not a setting
     _idea("config_missing", "a required setting not found",
           "conn setting settings option options parameter env environment certificate cert path",
-          "specified configured defined set", "not no isn never", unless="referenceerror nameerror"),
+          "specified configured defined", "not no isn never", unless="referenceerror nameerror"),
     # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",

@@ -91,6 +91,23 @@ _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\
 # a connection string's `Key Name=value;` (ADO.NET's `Maximum Pool Size=50;Connect Timeout=15`): words with blanks
 _SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){1,3})=(?P<n>\d+(?:\.\d+)?))"
                              r"(?=;|\s|$)")
+# what is taken of a bounded resource, counted against its maximum (`pool in use 50/50`, `acquired=20 idle=0
+# maxSize=20`, `CURDEPTH(5000) MAXDEPTH(5000)`): read by pipeline/analyst/capacity.py too
+_TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth)"
+AT_MAX = re.compile(rf"\b{_TAKEN}\W{{0,3}}(\d+)\s*(?:/|of)\s*(\d+)\b|"
+                    rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax\w*\W{{0,3}}(\d+)\b", re.I)
+
+
+def counted_at_max(text: str) -> set[str]:
+    """The maxima a text counts a resource taken to (`in use 50/50` -> {"50"})."""
+    out = set()
+    for m in AT_MAX.finditer(text[:2_000]):
+        taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if int(taken) > 0 and taken == most:
+            out.add(most)
+    return out
+
+
 # a setting whose name says it bounds something (`max_pool_size`, `pool.limit`) is the one a limit reached names
 _BOUND = re.compile(r"max|limit|capacity|^-Xmx", re.I)
 _MEMORY_FLAG = re.compile(r"^-Xm[xs]|max[-_]?old[-_]?space|MaxRAM|memlimit|heap|mem", re.I)
@@ -259,6 +276,9 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
     # the values the problem lines say (`in 5.0 seconds`): a setting of that value is the one they hit
     problem_values = {n for e in events if e.level in (*_PROBLEM, "WARN")
                       for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", e.message) if len(n) >= 2}
+    # the maxima a line counts a resource taken to, at any level (a health check's `pool in use 50/50`): a bound
+    # of that value is the limit reached
+    at_max = {n for e in events for n in counted_at_max(e.message)}
     rank: dict[str, int] = {}  # a setting's value -> how plainly the problem lines point at it
     # (kind, value) -> event ids and spans, as plain data until the few kept become Findings
     found: dict[tuple[FindingKind, str], tuple[dict[str, None], list[Span]]] = {}
@@ -283,13 +303,14 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
                 for value, start in _peers_announced(text[:2_000]):
                     add("address", value, event, field, start)
             for value, start, flag, name, number in _settings_in(text[:8_000]):
-                if _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
+                reached = bool(name and number and _BOUND.search(name) and number.split()[0] in at_max)
+                if reached or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
                     named = _words(name or flag or "")
                     said_value = bool(number) and re.sub(r"\s?[a-zA-Z%]+$", "", number or "") in problem_values
                     # (a memory flag beside a memory error is its limit: _relevant_setting)
                     said_value = said_value or bool(flag and _MEMORY_FLAG.search(flag))
-                    rank[value] = max(rank.get(value, 0), 2 * said_value + len(named & said_words)
+                    rank[value] = max(rank.get(value, 0), 2 * (said_value or reached) + len(named & said_words)
                                       + bool(_BOUND.search(name or flag or "")))
     out: list[Finding] = []
     for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
