@@ -46,12 +46,13 @@ def test_the_committed_set_is_one_file_per_split_with_the_holdouts_sealed():
         ["holdout-2026-11.jsonl", HOLDOUT_FILE_NAME, "outside-2026-12.jsonl", OUTSIDE_SEALED_FILE_NAME,
          "outside2-2026-12.jsonl", "outside3-2026-12.jsonl", "outside4-2026-12.jsonl",
          "outside4-held-2026-12.jsonl", "outside5-2026-12.jsonl", "outside5-held-2026-12.jsonl",
-         "outside6-2026-12.jsonl", "outside6-held-2026-12.jsonl", "outside7-2026-12.jsonl", "tune.jsonl"])
+         "outside6-2026-12.jsonl", "outside6-held-2026-12.jsonl", "outside7-2026-12.jsonl",
+         "outside8-2026-12.jsonl", "tune.jsonl"])
     everything = load_cases(EVAL_DIR, split="all")
     assert {c.split for c in everything} == {"tune", "holdout", "outside", "outside2", "outside3", "outside4",
                                                "outside4-held", "outside5", "outside5-held", "outside6",
-                                               "outside6-held", "outside7"}
-    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44
+                                               "outside6-held", "outside7", "outside8"}
+    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44 + 48
     assert len({c.case_id for c in everything}) == len(everything)
     for split in SEALED_SPLITS:
         with pytest.raises(UsageError, match=f"sealed: only `python -m pipeline eval --split {split}` reads it"):
@@ -67,7 +68,8 @@ def test_the_outside_bed_records_its_sources_and_key_facts():
     rows = [json.loads(line) for name in ("outside-2026-12.jsonl", OUTSIDE_SEALED_FILE_NAME, "outside2-2026-12.jsonl",
                                                 "outside4-2026-12.jsonl", "outside4-held-2026-12.jsonl",
                                                 "outside5-2026-12.jsonl", "outside5-held-2026-12.jsonl",
-                                                "outside6-2026-12.jsonl", "outside6-held-2026-12.jsonl", "outside7-2026-12.jsonl")
+                                                "outside6-2026-12.jsonl", "outside6-held-2026-12.jsonl", "outside7-2026-12.jsonl",
+                                                "outside8-2026-12.jsonl")
             for line in (EVAL_DIR / name).read_text(encoding="utf-8").splitlines()]
     assert len(rows) >= 60
     for row in rows:
