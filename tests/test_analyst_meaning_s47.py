@@ -113,3 +113,22 @@ def test_the_bound_a_resource_is_counted_at_is_the_setting_named(offline_analyst
                       "GET /orders/7 gave up after 5s",
                       {"level": "INFO", "message": "datasource metrics: active 25/25, waiting 40"})
     assert "maxPoolSize=25" in {f.value for f in rca.findings if f.kind == "setting"}
+
+
+@pytest.mark.parametrize("line, category", [
+    ("sync aborted: the bearer token expired at 10:02:11Z", "upstream_auth_failure"),
+    ("SELECT failed: no such table: ledger_entries", "db_schema_mismatch"),
+    ("bootstrap failed: environment variable QUEUE_URL is not set", "config_missing"),
+    ("translate call failed: Quota exceeded for quota metric 'Requests per minute'", "upstream_rate_limited"),
+])
+def test_more_plain_wordings_name_their_cause(line, category):
+    assert list(ideas.categories_worded(analyst_events(line))) == [category]
+
+
+@pytest.mark.parametrize("line, not_named", [
+    ("render failed: SyntaxError: Invalid or unexpected token", "upstream_auth_failure"),
+    ("upload failed: Disk quota exceeded", "upstream_rate_limited"),
+    ("send failed: cannot publish, the topic's backlog quota exceeded", "upstream_rate_limited"),
+])
+def test_a_parsers_token_and_a_disks_quota_are_not_a_dependencys_refusal(line, not_named):
+    assert not_named not in ideas.categories_worded(analyst_events(line))

@@ -103,7 +103,8 @@ IDEAS: tuple[Idea, ...] = (
           "precondition conditional etag", "failed met unmet mismatch"),
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
-          "missing exist exists unknown undefined pending mismatch"),
+          # ... or SQLite's `no such table` / `no such column`
+          "missing exist exists unknown undefined pending mismatch such"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
@@ -118,6 +119,10 @@ IDEAS: tuple[Idea, ...] = (
           "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
           "login logon password publickey",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
+    # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
+    _idea("upstream_auth_failure", "credentials rejected by a dependency",
+          "token tokens jwt bearer", "expired revoked invalid rejected",
+          unless="unexpected syntax syntaxerror parse parsing json lexer"),
     # a dependency answering forbidden to the token or access list presented (`Unexpected response code: 403
     # (ACL not found)`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
@@ -131,6 +136,10 @@ IDEAS: tuple[Idea, ...] = (
           "throttled throttling throttle", "denied rejected refused exceeded request requests"),
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "request requests", "rate", "large exceeded"),
+    # ... or a quota of calls used up (`Quota exceeded for quota metric 'Read requests'`); not a quota of pods, of a
+    # topic's backlog or of a disk (EDQUOT): what the quota counts decides
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
+          "quota quotas", "exceeded exhausted", "request requests call calls rpm qps"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -177,6 +186,9 @@ IDEAS: tuple[Idea, ...] = (
     _idea("config_missing", "a required setting not found",
           "conn setting settings option options parameter env environment certificate cert path",
           "specified configured defined", "not no isn never", unless="referenceerror nameerror"),
+    # an environment variable said not set (`environment variable DATABASE_URL is not set`)
+    _idea("config_missing", "a required setting not found",
+          "env environment variable variables", "set", "not isn never"),
     # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
