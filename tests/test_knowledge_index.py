@@ -179,7 +179,8 @@ def test_signature_matching_follows_doc_support_for_every_doc():
                 expected.append((doc, support, tuple(found)))
         assert signature_matches(kb, text) == tuple(expected), text[:200]
         matched += bool(expected)
-    assert matched > len(texts) // 2
+    # not vacuous: many texts match (the outside beds' lines are in libraries' own words, most no doc's)
+    assert matched > len(texts) // 3
 
 
 def test_the_in_memory_vector_search_gives_chromas_answers(tmp_path):
