@@ -15,7 +15,7 @@ beside its pool at its maximum is the pool's).
 from __future__ import annotations
 
 from pipeline.analyst.specifics import counted_at_max
-from pipeline.analyst.ideas import DATABASE_WORDS, IDEA_SCORE, Idea, event_text_of, tokens_of
+from pipeline.analyst.ideas import DATABASE_WORDS, IDEA_SCORE, Idea, event_text_of, tokens_of, unframed_head
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 
@@ -38,12 +38,14 @@ def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]
     resource taken to its maximum; {} when no problem line opened the incident."""
     if not any(e.level in (None, "WARN", "ERROR", "FATAL") for e in events):
         return {}
+    # most incidents count nothing at its maximum: their lines are not read further
+    full = [text for text in dict.fromkeys(e.message for e in events) if counted_at_max(text)]
+    if not full:
+        return {}
     texts = [event_text_of(e) for e in events]
     out: dict[str, tuple[str, int]] = {}
     said: list[tuple[str, ...]] | None = None
-    for text in dict.fromkeys(texts):
-        if not counted_at_max(text):
-            continue
+    for text in dict.fromkeys(unframed_head(m) for m in full):
         words = frozenset(tokens_of(masked(text)))
         category = next((c for c, names in _RESOURCES if names & words), None)
         if category == "db_pool_exhausted":

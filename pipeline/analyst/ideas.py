@@ -279,9 +279,15 @@ def _texts(events: list[LogEvent]) -> list[str]:
 def event_text_of(event: LogEvent) -> str:
     """An event's message without its trace's frames (any level: a context line names what the error's
     pool or lock is)."""
-    return _unframed(event.message[:_CHARS * 4])[:_CHARS]
+    return unframed_head(event.message)
 
 
+def unframed_head(message: str) -> str:
+    """A message's head without its trace's frames."""
+    return _unframed(message[:_CHARS * 4])[:_CHARS]
+
+
+@functools.lru_cache(maxsize=2048)
 def _unframed(message: str) -> str:
     """A message less the frames of a trace it carries (`at org.apache.derby.impl.services.locks.
     ConcurrentLockSet.lockObject`): a frame's class names the code that ran, not what failed."""

@@ -98,14 +98,20 @@ AT_MAX = re.compile(rf"\b{_TAKEN}\W{{0,3}}(\d+)\s*(?:/|of)\s*(\d+)\b|"
                     rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax\w*\W{{0,3}}(\d+)\b", re.I)
 
 
-def counted_at_max(text: str) -> set[str]:
+_COUNTS = re.compile(r"\d\s*(?:/|of)\s*\d|max", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def counted_at_max(text: str) -> frozenset[str]:
     """The maxima a text counts a resource taken to (`in use 50/50` -> {"50"})."""
+    if not _COUNTS.search(text[:2_000]):
+        return frozenset()  # no two numbers a slash, "of" or a max apart: most lines
     out = set()
     for m in AT_MAX.finditer(text[:2_000]):
         taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if int(taken) > 0 and taken == most:
             out.add(most)
-    return out
+    return frozenset(out)
 
 
 # a setting whose name says it bounds something (`max_pool_size`, `pool.limit`) is the one a limit reached names

@@ -147,5 +147,6 @@ def peer_gone(head: str) -> bool:
 
 def client_gone(event: LogEvent) -> bool:
     """peer_gone of an event's first line."""
-    return peer_gone(event.message.split("\n", 1)[0][:_HEAD])
+    head = event.message[:_HEAD]
+    return "->" in head and peer_gone(head.split("\n", 1)[0])
 
