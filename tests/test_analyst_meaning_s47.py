@@ -132,3 +132,9 @@ def test_more_plain_wordings_name_their_cause(line, category):
 ])
 def test_a_parsers_token_and_a_disks_quota_are_not_a_dependencys_refusal(line, not_named):
     assert not_named not in ideas.categories_worded(analyst_events(line))
+
+
+def test_the_peer_a_context_line_names_by_its_url_is_named_with_its_scheme(offline_analyst):
+    rca = offline_rca(offline_analyst, {"level": "INFO", "message": "connecting amqps://mq-1.internal:5671 as svc-orders"},
+                      "login failed: authentication rejected for user svc-orders")
+    assert "amqps://mq-1.internal:5671" in {f.value for f in rca.findings if f.kind == "address"}

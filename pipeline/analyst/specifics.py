@@ -373,6 +373,9 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
 _ANNOUNCED = re.compile(r"\b(?:connecting|connect|connection|dialing|dial|opening)\s+(?:to|with)\s+(?:\w+\s+)?"
                        r"(?:at\s+)?[\[(<]?\s*['\"]?(?P<host>[A-Za-z0-9][\w.-]*)['\"]?(?::|\s*,\s*|\s+port\s+)"
                        r"(?P<port>\d{2,5})\b", re.I)
+# ... or names it by its URL (`connecting ldaps://dc02.corp.example:636 as ...`): the scheme says how it is reached
+_ANNOUNCED_URL = re.compile(r"\b(?:connecting|connect|dialing|dial|opening)\s+(?:to\s+)?"
+                           r"(?P<url>[a-z][\w+.-]*://[A-Za-z0-9][\w.-]*:\d{2,5})(?![\w.:])", re.I)
 _SOCKET_TUPLE = re.compile(r"\(\s*'(?P<host>[\w.:-]+)'\s*,\s*(?P<port>\d{2,5})\s*\)")
 
 
@@ -380,7 +383,7 @@ _SOCKET_TUPLE = re.compile(r"\(\s*'(?P<host>[\w.:-]+)'\s*,\s*(?P<port>\d{2,5})\s
 def _peers_announced(text: str) -> tuple[tuple[str, int], ...]:
     """(value, start) of the peer a context line says it connects to: `connecting to db:5432`,
     Python's socket address `('10.8.0.21', 5672)`; never a local address (`laddr=(...)`)."""
-    out = []
+    out = [(m.group("url"), m.start("url")) for m in _ANNOUNCED_URL.finditer(text)]
     for m in _ANNOUNCED.finditer(text):
         tuple_at = _SOCKET_TUPLE.match(text, m.start("host") - 2) if text[m.start("host") - 1:m.start("host")] == "'" else None
         if tuple_at is not None:
