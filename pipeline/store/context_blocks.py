@@ -37,7 +37,7 @@ from pipeline.clock import iso
 from pipeline.prevalidated import copied, hold_shared
 from pipeline.state import LogEvent
 from pipeline.store import event_bodies
-from pipeline.store.sql import POSTGRES, Connection, Params, insert_rows, placeholders
+from pipeline.store.sql import POSTGRES, Connection, Params, insert_rows
 from pipeline.store.stored_text import stored_text
 
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
@@ -97,17 +97,6 @@ def _framed(keys: list[list[Any]], entries: list[str]) -> bytes:
 # json.dumps(value, ensure_ascii=False, separators=(",", ":")), its encoder made once (json.dumps
 # makes one a call when given options: a tenth of encoding a block)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def stored_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
-    """Which of these ids are of context events stored in blocks."""
-    found: set[str] = set()
-    for start in range(0, len(event_ids), chunk):
-        some = event_ids[start:start + chunk]
-        rows = conn.execute(f"SELECT event_id FROM context_ids WHERE event_id IN ({placeholders(len(some))})",
-                            some).fetchall()
-        found.update(r["event_id"] for r in rows)
-    return found
 
 
 class Block:

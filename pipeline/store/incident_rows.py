@@ -178,8 +178,11 @@ def fence_held(sent: Cursor, fence: tuple[str, str, int]) -> None:
         raise LeaseLost(fence[0])
 
 
-# a dead letter stored unless the same line is stored at its place; a new line where others were
-# is `position#<n + 1>` (the rule of insert_dead_letter, decided by the database: no read first)
+# A rejected line is stored once: a re-read of the same line at the same place is no news (compared
+# as stored: a NUL shown as ␀), but a different line at an offset used before (the file was rewritten
+# or rotated under the same name) is, kept as `position#2`, `#3`... (positions are unique), decided
+# by the database, no read first; a range on (source, position), the unique index: '#' and the
+# digits after it sort below '~'.
 _DEAD_LETTER = (
     "INSERT INTO dead_letters(source, position, reason, raw, created_at)"
     " SELECT $1, CASE WHEN d.n = 0 THEN CAST($2 AS TEXT) ELSE CAST($2 AS TEXT) || '#' || (d.n + 1) END, $3, $4, $5"
@@ -189,30 +192,14 @@ _DEAD_LETTER = (
 
 
 def send_dead_letters(conn: Connection, letters: list[tuple[str, str, str, str]], *, stamp: str) -> list[Cursor]:
-    """Store these rejected lines ((source, position, reason, raw) each) as `insert_dead_letter`
-    does, each a statement whose answer is not waited for: `count_stored` reads how many were new."""
+    """Store these rejected lines ((source, position, reason, raw) each), each a statement whose
+    answer is not waited for: `count_stored` reads how many were new."""
     return [conn.execute(_DEAD_LETTER, (source, position, reason, raw, stamp, f"{position}#", f"{position}#~"))
             for source, position, reason, raw in letters]
 
 
 def count_stored(sent: list[Cursor]) -> int:
     return sum(1 for cursor in sent if cursor.fetchone() is not None)
-
-
-def insert_dead_letter(conn: Connection, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
-    """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
-    is no news, but a different line at an offset used before (the file was rewritten or rotated
-    under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
-    # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
-    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = $1"
-                        " AND (position = $2 OR (position > $3 AND position < $4))",
-                        (source, position, f"{position}#", f"{position}#~")).fetchall()
-    if any(r["raw"] == raw and r["reason"] == reason for r in rows):
-        return 0
-    stored_at = position if not rows else f"{position}#{len(rows) + 1}"
-    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES ($1,$2,$3,$4,$5)",
-                 (source, stored_at, reason, raw, stamp))
-    return 1
 
 
 def template_revision(conn: Connection) -> int:
