@@ -85,6 +85,7 @@ class Incidents:
         self._miner_revision: int | None = None
         self._miner_mark = 0  # the miner's mark when its changes were last saved or loaded
         self._rows_pending = False  # the state was read whole (before schema 11): its first save writes every row
+        self._content_ids: bool | None = None  # store_meta 'content_ids': written by a migration only, read once
 
     @property
     def clock(self) -> Clock:
@@ -97,7 +98,10 @@ class Incidents:
         Each event is stored once (by event_id); an event the opening rule picks joins the open
         incident of its fingerprint or opens a new one; other events are kept as context for log
         windows. The batch's writes are batched too: one lookup of the ids stored before, one
-        insert of the new events, one count update per incident."""
+        insert of the new events, one count update per incident. On PostgreSQL the transaction is
+        pipelined: it waits on the server for its reads alone (the ids and dead letters stored before;
+        the lock and the miner's revision; the incidents of the batch's patterns and its lease; the
+        leaders), its writes sent with them and with the COMMIT."""
         counts = IngestCounts()
         stamp = iso(self.clock.now())
         secrets = configured_secrets()
@@ -110,18 +114,20 @@ class Incidents:
         # They are the source's alone (ids by source and position, the source leased to this
         # process, the fence checked before the commit), so they need no writer lock; then, one
         # writer at a time, what all sources share: the miner, the incidents, the cursor
-        with self.records.transaction(serial=False) as conn:
-            content_ids = rows.has_content_ids(conn)
+        with self.records.transaction(serial=False, pipelined=True) as conn:
+            if self._content_ids is None:
+                self._content_ids = rows.has_content_ids(conn)
+            content_ids = self._content_ids
             events = [item for item in items if not isinstance(item, DeadLetter)]
             ids_of = ({id(e): self._ids_of(e, content_ids) for e in events} if content_ids
                       else {id(e): (e.event_id,) for e in events})  # what _ids_of answers then
             seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
             opening: list[LogEvent] = []
             context: list[LogEvent] = []
+            letters: list[tuple[str, str, str, str]] = []
             for item in items:
                 if isinstance(item, DeadLetter):
-                    counts.rejected += rows.insert_dead_letter(conn, source=item.source, position=item.position,
-                                                               reason=item.reason, raw=item.raw, stamp=stamp)
+                    letters.append((item.source, item.position, item.reason, item.raw))
                     continue
                 ids = ids_of[id(item)]
                 if seen.intersection(ids):
@@ -137,10 +143,12 @@ class Incidents:
                 context.extend(item for item in opening if id(item) in healed)
                 opening = [item for item in opening if id(item) not in healed]
             rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
+            stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
             warned = [item for item in context if self.opening.below_floor(item)]
             conn.serialize()
             self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
                                   fence=fence)
+            counts.rejected += rows.count_stored(stored_letters)
         counts.events += len(opening) + len(context)
         counts.incidents_updated -= counts.incidents_new
         return counts
@@ -155,12 +163,17 @@ class Incidents:
             fresh = [(item, self._fingerprints(miner, item, pre_miner=pre_miner)) for item in opening]
             # the newest incident of every fingerprint the batch's opening events lead to, in one
             # lookup (not one an event); the incidents the batch opens are added as it opens them
+            # (and of the patterns that joined another pattern's incident: outage.py), read with the
+            # lease's fence (held to the commit: no take of a lease passes the writer lock we hold)
             fingerprints = list(dict.fromkeys(fp for _, keys in fresh for fp in keys[1]))
-            newest = rows.newest_by_fingerprint(conn, fingerprints)
-            if fingerprints:  # and of the patterns that joined another pattern's incident (outage.py)
-                for fp, row in outage_rows.newest_joined_by_pattern(conn, fingerprints).items():
-                    if fp not in newest or _prefer(row, newest[fp]):
-                        newest[fp] = row
+            sent = rows.send_newest(conn, fingerprints), outage_rows.send_joined(conn, fingerprints)
+            held = rows.send_fence(conn, fence) if fence is not None else None
+            newest = rows.read_newest(sent[0])
+            for fp, row in outage_rows.read_joined(sent[1]).items():
+                if fp not in newest or _prefer(row, newest[fp]):
+                    newest[fp] = row
+            if held is not None and fence is not None:
+                rows.fence_held(held, fence)
             joiner = Joiner(conn, burst_minutes=self.burst_minutes)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
@@ -187,8 +200,8 @@ class Incidents:
                     rows.insert_incident(conn, **row["incident"])
                     if row["link"] is not None:
                         rows.link_incident(conn, incident_id, **row["link"])
-            # the writes, sent without waiting for each (PostgreSQL: a round trip for them all, and
-            # one for the leaders read and one for the fence, under the lock)
+            # the writes, sent without waiting for each (PostgreSQL: a round trip for the leaders read,
+            # and the rest go with the COMMIT)
             with conn.pipelined():
                 rows.insert_events(conn, new, stamp=stamp)
                 for incident, times in joined.items():
@@ -196,10 +209,8 @@ class Incidents:
                                       stamp=stamp)
                 gathered.update(joiner.finish())
                 members.count(conn, gathered, day=stamp[:10])
-                if cursor is not None:  # under the source's lease when the poller holds one (store/source_leases.py)
-                    rows.save_cursor(conn, cursor[0], cursor[1], stamp, fence=fence)
-                elif fence is not None:
-                    rows.check_fence(conn, fence)
+                if cursor is not None:  # under the source's lease, its fence read above (store/source_leases.py)
+                    rows.save_cursor(conn, cursor[0], cursor[1], stamp)
 
     @staticmethod
     def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:

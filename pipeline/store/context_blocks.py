@@ -37,7 +37,7 @@ from pipeline.clock import iso
 from pipeline.prevalidated import copied, hold_shared
 from pipeline.state import LogEvent
 from pipeline.store import event_bodies
-from pipeline.store.sql import Connection, Params, insert_rows, placeholders
+from pipeline.store.sql import POSTGRES, Connection, Params, insert_rows
 from pipeline.store.stored_text import stored_text
 
 LEVEL = 3  # zstandard's default: about 10x on log bodies at a fraction of the batch's time
@@ -47,6 +47,11 @@ _HOUR = 13  # an ISO time's first 13 characters: its hour, so a key spans at mos
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 KEY_COLUMNS = (("block_id", "bigint"), ("service", "text"), ("host", "text"), ("first_time", "text"), ("last_time", "text"))
 ID_COLUMNS = (("event_id", "text"), ("block_id", "bigint"))
+_ONE_STATEMENT = (  # PostgreSQL: a block, its keys and its ids
+    "WITH block AS (INSERT INTO context_blocks(events, body, stored_at) VALUES ($1, $2, $3) RETURNING id),"
+    " keys AS (INSERT INTO context_keys(block_id, service, host, first_time, last_time) SELECT block.id, k.* FROM"
+    " block, unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS k) INSERT INTO context_ids(event_id, block_id)"
+    " SELECT i.event_id, block.id FROM block, unnest($8::text[]) AS i(event_id)")
 
 
 def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
@@ -56,11 +61,7 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
     # the keys a window filters by, as the events' rows and context_keys hold them (no NUL)
     keys = [(iso(e.time), stored_text(e.service), e.host if e.host is None else stored_text(e.host)) for e in events]
     body = encode(keys, events)
-    row = conn.execute("INSERT INTO context_blocks(events, body, stored_at) VALUES ($1, $2, $3) RETURNING id",
-                       (len(events), body, stamp)).fetchone()
-    assert row is not None  # RETURNING gives the row inserted
-    block = row["id"]
-    spans: dict[tuple[str, str | None, str], list[str]] = {}
+    spans: dict[tuple[str, str | None, str], list[str]] = {}  # (service, host, hour): first and last time
     for time, service, host in keys:
         span = spans.get((service, host, time[:_HOUR]))
         if span is None:
@@ -69,6 +70,12 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
             span[0] = time
         elif time > span[1]:
             span[1] = time
+    if conn.dialect == POSTGRES:  # the block, its keys and ids in one statement, its id never read back
+        conn.execute(_ONE_STATEMENT, (len(events), body, stamp, *map(list, zip(*(k[:2] for k in spans))),
+                                      *map(list, zip(*spans.values())), [stored_text(e.event_id) for e in events]))
+        return
+    block = conn.execute("INSERT INTO context_blocks(events, body, stored_at) VALUES ($1, $2, $3) RETURNING id",
+                         (len(events), body, stamp)).fetchone()["id"]  # type: ignore[index]  # RETURNING: a row
     insert_rows(conn, "context_keys", KEY_COLUMNS,
                 [(block, service, host, first, last) for (service, host, _), (first, last) in spans.items()])
     insert_rows(conn, "context_ids", ID_COLUMNS, [(e.event_id, block) for e in events])
@@ -90,17 +97,6 @@ def _framed(keys: list[list[Any]], entries: list[str]) -> bytes:
 # json.dumps(value, ensure_ascii=False, separators=(",", ":")), its encoder made once (json.dumps
 # makes one a call when given options: a tenth of encoding a block)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-def stored_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
-    """Which of these ids are of context events stored in blocks."""
-    found: set[str] = set()
-    for start in range(0, len(event_ids), chunk):
-        some = event_ids[start:start + chunk]
-        rows = conn.execute(f"SELECT event_id FROM context_ids WHERE event_id IN ({placeholders(len(some))})",
-                            some).fetchall()
-        found.update(r["event_id"] for r in rows)
-    return found
 
 
 class Block:

@@ -14,7 +14,7 @@ from pipeline.clock import iso
 from pipeline.errors import LeaseLost
 from pipeline.state import LogEvent
 from pipeline.store import context_blocks, event_bodies
-from pipeline.store.sql import GREATEST, LEAST, Connection, Params, insert_rows, placeholders
+from pipeline.store.sql import GREATEST, LEAST, Connection, Cursor, Params, insert_rows, placeholders
 
 EVENT_COLUMNS = (("event_id", "text"), ("incident_id", "text"), ("time", "text"), ("service", "text"),
                  ("host", "text"), ("level", "text"), ("exception", "text"), ("message", "text"), ("body", "text"),
@@ -26,14 +26,16 @@ def has_event(conn: Connection, event_id: str) -> bool:
 
 
 def stored_event_ids(conn: Connection, event_ids: list[str], *, chunk: int = 500) -> set[str]:
-    """Which of these event ids are stored already, as rows or in context blocks (one query per
-    `chunk` ids and table)."""
-    found = context_blocks.stored_ids(conn, event_ids, chunk=chunk)
+    """Which of these event ids are stored already, as rows or in context blocks: one statement per
+    `chunk` ids for both tables, every chunk sent before any is read (in a pipelined transaction,
+    one round trip for them all)."""
+    sent = []
     for start in range(0, len(event_ids), chunk):
         some = event_ids[start:start + chunk]
-        rows = conn.execute(f"SELECT event_id FROM events WHERE event_id IN ({placeholders(len(some))})", some).fetchall()
-        found.update(r["event_id"] for r in rows)
-    return found
+        marks = placeholders(len(some))
+        sent.append(conn.execute(f"SELECT event_id FROM context_ids WHERE event_id IN ({marks})"
+                                 f" UNION ALL SELECT event_id FROM events WHERE event_id IN ({marks})", some))
+    return {r["event_id"] for cursor in sent for r in cursor.fetchall()}
 
 
 def has_content_ids(conn: Connection) -> bool:
@@ -67,16 +69,27 @@ def count_events(conn: Connection, incident_id: str, *, added: int, first: str, 
 def newest_by_fingerprint(conn: Connection, fingerprints: list[str], *, chunk: int = 500) -> dict[str, dict[str, Any]]:
     """Each of these fingerprints' newest incident (id, status, closed_at, created_at), by
     fingerprint; those with none are absent (one query per `chunk` fingerprints)."""
-    found: dict[str, dict[str, Any]] = {}
+    return read_newest(send_newest(conn, fingerprints, chunk=chunk))
+
+
+def send_newest(conn: Connection, fingerprints: list[str], *, chunk: int = 500) -> list[Cursor]:
+    """`newest_by_fingerprint`'s statements, sent (`read_newest` reads them): in a pipelined
+    transaction, other reads sent before the first is read share its round trip."""
+    sent = []
     for start in range(0, len(fingerprints), chunk):
         p = Params()
-        rows = conn.execute(
+        sent.append(conn.execute(
             "SELECT fingerprint, incident_id, status, closed_at, created_at, linked_to, link_kind FROM incidents AS i"
             f" WHERE fingerprint IN ({p.each(fingerprints[start:start + chunk])}) AND created_at ="
             " (SELECT MAX(created_at) FROM incidents AS newer WHERE newer.fingerprint = i.fingerprint)",
-            p,
-        ).fetchall()
-        for row in rows:
+            p))
+    return sent
+
+
+def read_newest(sent: list[Cursor]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for cursor in sent:
+        for row in cursor.fetchall():
             found.setdefault(row["fingerprint"], dict(row))
     return found
 
@@ -150,25 +163,43 @@ def save_cursor(conn: Connection, source: str, value: str, stamp: str,
 def check_fence(conn: Connection, fence: tuple[str, str, int]) -> None:
     """LeaseLost unless the source's lease still names the holder at its generation (a batch that
     moves no cursor is stored under its lease too)."""
-    if conn.execute("SELECT 1 FROM source_leases WHERE source = $1 AND holder = $2 AND generation = $3",
-                    fence).fetchone() is None:
+    fence_held(send_fence(conn, fence), fence)
+
+
+def send_fence(conn: Connection, fence: tuple[str, str, int]) -> Cursor:
+    """`check_fence`'s read, sent; `fence_held` reads it. Under the writer lock (which every take
+    of a lease holds: store/source_leases.py) its answer stands to the commit, so it may be read
+    with the batch's other reads, and the cursor then saved without a fence."""
+    return conn.execute("SELECT 1 FROM source_leases WHERE source = $1 AND holder = $2 AND generation = $3", fence)
+
+
+def fence_held(sent: Cursor, fence: tuple[str, str, int]) -> None:
+    if sent.fetchone() is None:
         raise LeaseLost(fence[0])
 
 
-def insert_dead_letter(conn: Connection, *, source: str, position: str, reason: str, raw: str, stamp: str) -> int:
-    """Store a rejected line once; 1 if it is new. A re-read of the same line at the same place
-    is no news, but a different line at an offset used before (the file was rewritten or rotated
-    under the same name) is, and is kept as `position#2`, `#3`... (positions are unique)."""
-    # a range on (source, position), the unique index: '#' and the digits after it sort below '~'
-    rows = conn.execute("SELECT position, raw, reason FROM dead_letters WHERE source = $1"
-                        " AND (position = $2 OR (position > $3 AND position < $4))",
-                        (source, position, f"{position}#", f"{position}#~")).fetchall()
-    if any(r["raw"] == raw and r["reason"] == reason for r in rows):
-        return 0
-    stored_at = position if not rows else f"{position}#{len(rows) + 1}"
-    conn.execute("INSERT INTO dead_letters(source, position, reason, raw, created_at) VALUES ($1,$2,$3,$4,$5)",
-                 (source, stored_at, reason, raw, stamp))
-    return 1
+# A rejected line is stored once: a re-read of the same line at the same place is no news (compared
+# as stored: a NUL shown as ␀), but a different line at an offset used before (the file was rewritten
+# or rotated under the same name) is, kept as `position#2`, `#3`... (positions are unique), decided
+# by the database, no read first; a range on (source, position), the unique index: '#' and the
+# digits after it sort below '~'.
+_DEAD_LETTER = (
+    "INSERT INTO dead_letters(source, position, reason, raw, created_at)"
+    " SELECT $1, CASE WHEN d.n = 0 THEN CAST($2 AS TEXT) ELSE CAST($2 AS TEXT) || '#' || (d.n + 1) END, $3, $4, $5"
+    " FROM (SELECT count(*) AS n, count(CASE WHEN raw = CAST($4 AS TEXT) AND reason = CAST($3 AS TEXT) THEN 1 END)"
+    " AS same FROM dead_letters WHERE source = $1 AND (position = $2 OR (position > $6 AND position < $7))) AS d"
+    " WHERE d.same = 0 RETURNING 1")
+
+
+def send_dead_letters(conn: Connection, letters: list[tuple[str, str, str, str]], *, stamp: str) -> list[Cursor]:
+    """Store these rejected lines ((source, position, reason, raw) each), each a statement whose
+    answer is not waited for: `count_stored` reads how many were new."""
+    return [conn.execute(_DEAD_LETTER, (source, position, reason, raw, stamp, f"{position}#", f"{position}#~"))
+            for source, position, reason, raw in letters]
+
+
+def count_stored(sent: list[Cursor]) -> int:
+    return sum(1 for cursor in sent if cursor.fetchone() is not None)
 
 
 def template_revision(conn: Connection) -> int:

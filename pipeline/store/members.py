@@ -12,7 +12,8 @@ from collections import Counter
 from typing import Iterable
 
 from pipeline.store.records import Records
-from pipeline.store.sql import Connection, Params
+from pipeline.store.sql import POSTGRES, Connection, Params
+from pipeline.store.stored_text import stored_text
 
 PATTERN, SERVICE = "pattern", "service"
 
@@ -22,14 +23,25 @@ def count(conn: Connection, members: Counter[tuple[str, str, str]], *, day: str)
     bring the touched incidents' pattern and service counts up to date."""
     if not members:
         return
-    conn.executemany(
-        "INSERT INTO incident_members(incident_id, kind, member, n) VALUES ($1,$2,$3,$4)"
-        " ON CONFLICT(incident_id, kind, member) DO UPDATE SET n = incident_members.n + excluded.n",
-        [(incident, kind, member, n) for (incident, kind, member), n in members.items()])
     patterns: Counter[str] = Counter()
     for (_, kind, member), n in members.items():
         if kind == PATTERN:
             patterns[member] += n
+    touched = list(dict.fromkeys(incident for incident, _, _ in members))
+    if conn.dialect == POSTGRES:  # a statement per table, its rows as arrays (sql.insert_rows), not one a row
+        stored: Counter[tuple[str, str, str]] = Counter()  # as stored (a NUL shown as ␀): each key once
+        for (incident, kind, member), n in members.items():
+            stored[(incident, kind, stored_text(member))] += n
+        conn.execute(_MEMBERS_PG, [list(column) for column in zip(*((*key, n) for key, n in stored.items()))])
+        conn.execute(_DAYS_PG, (list(patterns), day, list(patterns.values())))
+        conn.execute(f"UPDATE incidents AS i SET pattern_count = {_PATTERNS_OF}, service_count = {_SERVICES_OF}"
+                     f" WHERE i.incident_id = ANY($1::text[]) AND (i.pattern_count <> {_PATTERNS_OF}"
+                     f" OR i.service_count <> {_SERVICES_OF})", (touched,))
+        return
+    conn.executemany(
+        "INSERT INTO incident_members(incident_id, kind, member, n) VALUES ($1,$2,$3,$4)"
+        " ON CONFLICT(incident_id, kind, member) DO UPDATE SET n = incident_members.n + excluded.n",
+        [(incident, kind, member, n) for (incident, kind, member), n in members.items()])
     conn.executemany(
         "INSERT INTO pattern_days(pattern, day, n) VALUES ($1,$2,$3)"
         " ON CONFLICT(pattern, day) DO UPDATE SET n = pattern_days.n + excluded.n",
@@ -39,11 +51,19 @@ def count(conn: Connection, members: Counter[tuple[str, str, str]], *, day: str)
     conn.executemany(
         f"UPDATE incidents SET pattern_count = {_PATTERNS}, service_count = {_SERVICES}"
         f" WHERE incident_id = $1 AND (pattern_count <> {_PATTERNS} OR service_count <> {_SERVICES})",
-        [(incident,) for incident in dict.fromkeys(incident for incident, _, _ in members)])
+        [(incident,) for incident in touched])
 
 
 _PATTERNS = "(SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'pattern')"
 _SERVICES = "(SELECT count(*) FROM incident_members WHERE incident_id = $1 AND kind = 'service')"
+# PostgreSQL's: every key of a batch once (a Counter's), so no row is upserted twice in a statement
+_MEMBERS_PG = ("INSERT INTO incident_members(incident_id, kind, member, n) SELECT * FROM"
+               " unnest($1::text[], $2::text[], $3::text[], $4::int[]) ON CONFLICT(incident_id, kind, member)"
+               " DO UPDATE SET n = incident_members.n + excluded.n")
+_DAYS_PG = ("INSERT INTO pattern_days(pattern, day, n) SELECT p, $2::text, n FROM unnest($1::text[], $3::int[]) AS u(p, n)"
+            " ON CONFLICT(pattern, day) DO UPDATE SET n = pattern_days.n + excluded.n")
+_PATTERNS_OF = "(SELECT count(*) FROM incident_members AS m WHERE m.incident_id = i.incident_id AND m.kind = 'pattern')"
+_SERVICES_OF = "(SELECT count(*) FROM incident_members AS m WHERE m.incident_id = i.incident_id AND m.kind = 'service')"
 
 
 def days_seen(records: Records, incident_ids: Iterable[str], *, since: str) -> dict[str, int]:

@@ -9,7 +9,7 @@ import json
 from typing import Any, Sequence
 
 from pipeline.store.records import Records
-from pipeline.store.sql import Connection, Params
+from pipeline.store.sql import Connection, Cursor, Params
 
 NAME = "name"
 CHUNK = 500
@@ -50,16 +50,27 @@ def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[s
 def newest_joined_by_pattern(conn: Connection, patterns: Sequence[str]) -> dict[str, dict[str, Any]]:
     """For each pattern that joined an incident another pattern opened, the newest such incident
     (id, status, closed_at, created_at, link), as `incident_rows.newest_by_fingerprint` gives a pattern's own."""
-    found: dict[str, dict[str, Any]] = {}
+    return read_joined(send_joined(conn, patterns))
+
+
+def send_joined(conn: Connection, patterns: Sequence[str]) -> list[Cursor]:
+    """`newest_joined_by_pattern`'s statements, sent; `read_joined` reads them (as incident_rows.send_newest)."""
+    sent = []
     for start in range(0, len(patterns), CHUNK):
         p = Params()
-        rows = conn.execute(
+        sent.append(conn.execute(
             "SELECT m.member AS fingerprint, i.incident_id AS incident_id, i.status AS status,"
             " i.closed_at AS closed_at, i.created_at AS created_at, i.linked_to AS linked_to, i.link_kind AS link_kind"
             " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
             f" WHERE m.member IN ({p.each(patterns[start:start + CHUNK])}) AND m.kind = 'pattern'"
-            " AND i.fingerprint <> m.member", p).fetchall()
-        for row in rows:
+            " AND i.fingerprint <> m.member", p))
+    return sent
+
+
+def read_joined(sent: list[Cursor]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for cursor in sent:
+        for row in cursor.fetchall():
             known = found.get(row["fingerprint"])
             if known is None or row["created_at"] > known["created_at"]:
                 found[row["fingerprint"]] = dict(row)

@@ -9,6 +9,9 @@ operations.py, ...) and one schema (schema.py). Nothing here reads or changes a 
   without it (`begin(serial=False)`): it writes its own source's rows (context, dead letters)
   beside other writers and takes the lock (`serialize()`) for what all sources share, to its commit;
 - `pipelined()` sends writes whose answers nobody reads in one round trip (psycopg's pipeline mode);
+  a whole transaction may be pipelined (`begin(pipelined=True)`: a stored batch): BEGIN goes with
+  its first statement, its writes go with its next read, and its last writes with the COMMIT, so
+  it waits on the server only where it reads what it needs;
 - the schema version is a one-row schema_version table (SQLite keeps it in `PRAGMA user_version`).
 
 A tenant (a data dir's worth of records) is a schema: put `?options=-csearch_path%3Dname` in the URL.
@@ -113,6 +116,10 @@ class Connection:
         self._pg = self._open()
         self._in_transaction = False
         self._serial = False  # this transaction holds the writer lock (begin, serialize)
+        # a pipelined transaction (begin(pipelined=True)): its BEGIN waits for its first statement,
+        # and the pipeline it runs in is closed by its commit or rollback
+        self._pending_begin = False
+        self._pipe: contextlib.ExitStack | None = None
         self._trace: Callable[[str, Sequence[Any]], object] | None = None
 
     def _open(self, retry_for: float = 0.0) -> psycopg.Connection[AnyRow]:
@@ -136,21 +143,68 @@ class Connection:
         values = tuple(stored_params(params)) or None  # its text holds no NUL (store/stored_text.py)
         if self._trace is not None:
             self._trace(sql, values or ())
+        if self._pending_begin:
+            return self._run(lambda: self._first(sql, values), resendable=True)
         reads = sql.lstrip()[:6].upper().startswith(_READS)
         return self._run(lambda: Cursor(self._pg.execute(sql, values)), resendable=reads)
 
+    def _first(self, sql: str, values: tuple[Any, ...] | None) -> Cursor:
+        """A pipelined transaction's BEGIN and first statement, in one round trip; sent again on a
+        new session when the old one had dropped (nothing of a transaction that never reached
+        its commit applies)."""
+        self._pipe = contextlib.ExitStack()
+        try:
+            pipeline = self._pipe.enter_context(self._pg.pipeline())
+            self._pg.execute("BEGIN")
+            cur = self._pg.execute(sql, values)
+            pipeline.sync()
+        except BaseException:
+            self._close_pipe(quietly=True)
+            if not self._pg.closed:  # the statement failed, not the session: the transaction is begun
+                self._pending_begin, self._in_transaction = False, True
+            raise
+        self._pending_begin, self._in_transaction = False, True
+        return Cursor(cur)
+
+    def _flush_begin(self) -> None:
+        """A pipelined transaction's BEGIN, alone (what comes first is no plain statement)."""
+        self._pending_begin = False
+        self._run(lambda: self._pg.execute("BEGIN"), resendable=True)
+        self._in_transaction = True
+        self._pipe = contextlib.ExitStack()
+        self._pipe.enter_context(self._pg.pipeline())
+
+    def _close_pipe(self, *, quietly: bool = False) -> None:
+        """Leave the transaction's pipeline, its answers read (an error among them raised, unless
+        `quietly`: the transaction is failing already)."""
+        pipe, self._pipe = self._pipe, None
+        if pipe is None:
+            return
+        try:
+            pipe.close()
+        except psycopg.Error:
+            if not quietly:
+                raise
+
     def executemany(self, sql: str, seq: Iterable[Sequence[Any]]) -> Cursor:
+        if self._pending_begin:
+            self._flush_begin()
         if self._pg.closed:
             self._reconnect()
         with self._pg.cursor() as cur:
             cur.executemany(sql, [tuple(p) for p in stored_rows(list(seq))])
             return Cursor(None, rowcount=cur.rowcount)
 
-    def begin(self, *, serial: bool = True) -> None:
+    def begin(self, *, serial: bool = True, pipelined: bool = False) -> None:
         """The writer transaction: BEGIN, then the store's advisory lock (SQLite's BEGIN IMMEDIATE).
         With `serial=False` the lock waits for `serialize()`: what comes before it runs beside
         other writers (rows no other writer touches: a leased source's lines), what comes after
-        it, to the commit, one writer at a time."""
+        it, to the commit, one writer at a time. `pipelined` (with `serial=False`): the whole
+        transaction in pipeline mode (the module docstring); a statement's rowcount is then unknown."""
+        if pipelined and not serial:
+            self._pending_begin, self._serial = True, False
+            return
+
         def send() -> None:
             self._pg.execute("BEGIN")
             if serial:
@@ -167,6 +221,8 @@ class Connection:
 
     def serialize(self) -> None:
         """Take the store's writer lock in this transaction (held to its end), if not yet held."""
+        if self._pending_begin:
+            self._flush_begin()
         if not self._serial:
             self._run(lambda: self._pg.execute(WRITER_LOCK, (WRITER_LOCK_KEY,)),
                       resendable=False)
@@ -176,22 +232,44 @@ class Connection:
     def pipelined(self) -> Iterator[None]:
         """Statements sent without waiting for each one's answer (psycopg's pipeline mode): writes
         nobody reads go in one round trip, answered at the end; reading a statement's rows waits
-        for the answers sent so far."""
+        for the answers sent so far. Inside a pipelined transaction they are already."""
+        if self._pipe is not None or self._pending_begin:
+            yield
+            return
         with self._pg.pipeline():
             yield
 
     def commit(self) -> None:
+        if self._pending_begin:  # a pipelined transaction that sent nothing
+            self._pending_begin = False
+            return
         if self._pg.closed:
             self._reconnect()  # raises: the server rolled the transaction back
         self._in_transaction = False
-        self._pg.execute("COMMIT")
+        if self._pipe is None:
+            self._pg.execute("COMMIT")
+            return
+        try:
+            self._pg.execute("COMMIT")  # with the writes not yet answered: one round trip
+            self._close_pipe()
+        except psycopg.Error:
+            # a write failed (the pipeline skipped the COMMIT after it): the transaction ends here
+            self._close_pipe(quietly=True)
+            if not self._pg.closed:
+                self._pg.execute("ROLLBACK")
+            raise
 
     def rollback(self) -> None:
         self._in_transaction = False
+        if self._pending_begin:
+            self._pending_begin = False
+            return
+        self._close_pipe(quietly=True)
         if not self._pg.closed:  # else the server ended the session and its transaction with it
             self._pg.execute("ROLLBACK")
 
     def _reconnect(self) -> None:
+        self._pipe = None  # the old session's pipeline goes with it
         if self._in_transaction:
             self._in_transaction = False
             raise psycopg.OperationalError("the connection to the database was lost inside a transaction"
@@ -202,6 +280,8 @@ class Connection:
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """One value of a read (PostgreSQL's own statements: pg_locks, pg_stat_activity), reconnecting
         as execute does."""
+        if self._pending_begin:
+            self._flush_begin()
         return self._run(lambda: first_value(self._pg.execute(sql, tuple(params) or None).fetchone()), resendable=True)
 
     def schema_version(self) -> int:

@@ -115,14 +115,15 @@ class Records:
             return self._conn
 
     @contextlib.contextmanager
-    def transaction(self, *, serial: bool = True) -> Iterator[Connection]:
+    def transaction(self, *, serial: bool = True, pipelined: bool = False) -> Iterator[Connection]:
         """One writer transaction (SQLite's IMMEDIATE): writers serialise here, across threads and
         processes. With `serial=False` (PostgreSQL) they serialise from `conn.serialize()` on: what
-        the transaction writes before it must be rows no other writer touches meanwhile."""
+        the transaction writes before it must be rows no other writer touches meanwhile; with
+        `pipelined` too it waits on the server only for what it reads (postgres.Connection.begin)."""
         with self._lock:
             conn = self.conn
             try:
-                conn.begin(serial=serial)
+                conn.begin(serial=serial, pipelined=pipelined)
                 try:
                     yield conn
                 except BaseException:

@@ -69,9 +69,10 @@ class Connection:
             return self.raw.executemany(text, rows)
         return self.raw.executemany(sql, (p if isinstance(p, dict) else _by_name(p) for p in rows))
 
-    def begin(self, *, serial: bool = True) -> None:
+    def begin(self, *, serial: bool = True, pipelined: bool = False) -> None:
         """The writer transaction: one at a time per file, across threads and processes. SQLite
-        has one writer whatever `serial` says (postgres.Connection.begin), so it holds it from BEGIN."""
+        has one writer whatever `serial` says (postgres.Connection.begin), so it holds it from BEGIN;
+        `pipelined` saves round trips SQLite does not make."""
         self.raw.execute("BEGIN IMMEDIATE")
 
     def serialize(self) -> None:
