@@ -347,3 +347,12 @@ def test_a_link_to_an_unknown_incident_names_it_and_offers_the_others_by_their_t
     row = paused_engine.records.incidents()[0]
     options = list(pick.options)  # the id, its status and its title
     assert f"{row['incident_id']} · awaiting approval · {readable_title(row['title'])[:80]}" in options, options
+
+
+def test_the_analysis_names_its_category_in_words_as_the_edit_form_does(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    category = paused_engine.records.incident(incident)["category"]
+    assert "_" in category
+    open_incident(app, incident)
+    badges = [m.value for m in app.markdown if "badge[" in m.value and ":material/category:" in m.value]
+    assert badges and category.replace("_", " ") in badges[0] and category not in badges[0], badges
