@@ -9,6 +9,7 @@ from datetime import timedelta
 import streamlit as st
 
 from pipeline.errors import IncidentIQError, NotFound
+from pipeline.state import readable_title
 from workbench import session
 from workbench.decision_panel import panel
 from workbench.graph_view import graph_dot, graph_mermaid
@@ -19,7 +20,7 @@ from workbench.history_view import history
 from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
-from workbench.provenance import edited_by
+from workbench.provenance import edited_by, status_words
 from workbench.related_view import related
 from workbench.state_editor import editor
 from workbench.literal import escape_markdown
@@ -95,16 +96,20 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
                   if audit_rows else None, incident_id)
 
 
-def picker(message: str | None = None) -> None:
-    """Choose an incident when the page was opened without one (or with an unknown one)."""
+def picker(missing: str | None = None) -> None:
+    """Choose an incident when the page was opened without one (or with an unknown one, named)."""
+    st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
     st.title("Incident")
-    if message:
-        st.error(escape_markdown(message))
+    if missing:
+        st.error(escape_markdown(f"The link's incident {missing} was not found here (a mistyped id, another "
+                                 "installation's, or one pruned): choose one below, or go back to the inbox."))
     recent = review.inbox_page(limit=200)["rows"]
     if not recent:
         st.info("No incidents yet.")
         return
-    st.selectbox("Incident", [r["incident_id"] for r in recent], key="incident_pick")
+    titles = {r["incident_id"]: f"{r['incident_id']} · {status_words(r['status'])} · "
+                                f"{readable_title(r.get('title') or '')[:80]}" for r in recent}
+    st.selectbox("Incident", list(titles), key="incident_pick", format_func=titles.get)
     st.button("Open", key="incident_pick_open", on_click=lambda: _open(st.session_state["incident_pick"]))
 
 
@@ -115,9 +120,9 @@ if not incident_id:
 session.wait_while_acting(incident_id)  # a second click's run shows the first click's result
 try:
     doc = review.incident(incident_id)
-except NotFound as exc:
+except NotFound:
     st.session_state.pop("incident_current", None)
-    picker(exc.message)
+    picker(missing=incident_id)
     st.stop()
 except IncidentIQError as exc:
     st.error(escape_markdown(exc.message))

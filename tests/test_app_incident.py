@@ -6,6 +6,7 @@ import re
 
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
+from pipeline.state import readable_title
 from tests.support import as_reviewer, choose_decision, open_incident, open_tab, said, texts, unescape
 from workbench.conflicts import what_changed
 
@@ -332,3 +333,26 @@ def test_the_recommendation_says_its_first_step_once(app, paused_engine):
     assert any(s.startswith("`HikariPool-1` is exhausted; requests gave up") and first[:20] not in s for s in said_)
     steps = next(str(t.value) for t in app.text if str(t.value).startswith("1. "))
     assert steps.splitlines()[1].startswith("2. ")  # a numbered list
+
+
+def test_a_link_to_an_unknown_incident_names_it_and_offers_the_others_by_their_titles(app, paused_engine):
+    """The page said "incident INC-… not found" over a list of bare ids: a new user could neither tell
+    what went wrong with the link nor which incident to open instead."""
+    open_incident(app, "INC-20990101-ffffff")
+    [error] = [unescape(e.value) for e in app.error]
+    assert error.startswith("The link's incident INC-20990101-ffffff was not found here"), error
+    assert "go back to the inbox" in error
+    assert any(b.label == "Back to the inbox" for b in app.button)
+    pick = app.selectbox(key="incident_pick")
+    row = paused_engine.records.incidents()[0]
+    options = list(pick.options)  # the id, its status and its title
+    assert f"{row['incident_id']} · awaiting approval · {readable_title(row['title'])[:80]}" in options, options
+
+
+def test_the_analysis_names_its_category_in_words_as_the_edit_form_does(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    category = paused_engine.records.incident(incident)["category"]
+    assert "_" in category
+    open_incident(app, incident)
+    badges = [m.value for m in app.markdown if "badge[" in m.value and ":material/category:" in m.value]
+    assert badges and category.replace("_", " ") in badges[0] and category not in badges[0], badges

@@ -39,16 +39,16 @@ def test_a_reviewer_judges_two_answers_shown_in_a_stored_random_order(app, pause
     app.run()
     assert app.session_state["backtests_pair_orders"][(bt, ids["approved"])] == a_side
     # no choice, then no reason: refused in words, nothing stored
-    app.text_area(key="backtests_judge_reason").input("because")
+    app.text_area(key="backtests_judge_reason_0").input("because")
     judge_button(app).click().run()
     assert "Choose A, B or equal." in said(app, "error")
-    app.radio(key="backtests_judge_choice").set_value("A")
-    app.text_area(key="backtests_judge_reason").input("   ")
+    app.radio(key="backtests_judge_choice_0").set_value("A")
+    app.text_area(key="backtests_judge_reason_0").input("   ")
     judge_button(app).click().run()
     assert "Say why: a judgment needs a reason." in said(app, "error")
     assert judgments.of_backtest(paused_engine.records, bt) == []
-    app.radio(key="backtests_judge_choice").set_value("A")
-    app.text_area(key="backtests_judge_reason").input("A names what the log says")
+    app.radio(key="backtests_judge_choice_0").set_value("A")
+    app.text_area(key="backtests_judge_reason_0").input("A names what the log says")
     judge_button(app).click().run()
     assert not app.exception, [e.value for e in app.exception]
     [row] = judgments.of_backtest(paused_engine.records, bt)

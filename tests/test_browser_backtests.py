@@ -1,7 +1,7 @@
 """Real-browser journey of the Backtests page: `streamlit run app.py` driven by headless Chromium.
 Open a backtest, read its chart's labels and its figures' labels (at 1024 px) whole, open one of its disagreements, land on the
 incident's time travel at the checkpoint the backtest started from; a link to a checkpoint the
-incident does not have says so."""
+incident does not have says so; after a pairwise judgment the next pair opens on an empty form."""
 from __future__ import annotations
 
 import os
@@ -67,5 +67,39 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(paused_engine,
                 page.goto(f"{url}/incident?incident={ids['approved']}&checkpoint=not-a-checkpoint")
                 expect(page.get_by_text("The link's checkpoint not-a-checkpoint is not one of this incident's "
                                         "checkpoints: showing the newest.")).to_be_visible(timeout=60_000)
+        finally:
+            browser.close()
+
+
+def test_the_next_pair_opens_on_an_empty_form_after_a_judgment(paused_engine, tmp_path):
+    """After "Record the judgment" the next incident's two answers came with the last judgment's choice
+    and reason still filled in (the browser kept the widgets' values): one more click recorded them
+    again for an incident nobody had read. The next form is empty, and Record without a choice is refused."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from pipeline.store import judgments
+
+    decided(paused_engine)
+    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
+                       status="all")
+    with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1400})
+        page.context.add_cookies([{"name": "iiq_reviewer", "value": "ann", "url": url}])
+        try:
+            with artifacts_on_failure(page, "browser-pairwise"):
+                page.goto(f"{url}/backtests?backtest={run.backtest_id}")
+                expect(page.get_by_role("heading", name="Pairwise review")).to_be_visible(timeout=60_000)
+                settle(page)
+                page.get_by_text("equally good (or bad)").click()
+                page.get_by_label("Why (required)").fill("the same cause in other words")
+                page.get_by_role("button", name="Record the judgment").click()
+                expect(page.get_by_text(re.compile(r"^Recorded for INC-"))).to_be_visible(timeout=60_000)
+                settle(page)
+                expect(page.get_by_label("Why (required)")).to_have_value("")
+                expect(page.get_by_role("radio", name="equally good (or bad)")).not_to_be_checked()
+                page.get_by_role("button", name="Record the judgment").click()
+                expect(page.get_by_text("Choose A, B or equal.")).to_be_visible(timeout=60_000)
+                assert len(judgments.of_backtest(paused_engine.records, run.backtest_id)) == 1
         finally:
             browser.close()

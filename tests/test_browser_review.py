@@ -196,7 +196,7 @@ def test_a_state_edit_saved_in_its_tab_redraws_the_analysis_and_the_panel_above(
     incident = open_incident(page, site, "ledger-api", name="erin")
     page.get_by_role("tab", name="State").click()
     settle(page)
-    page.get_by_label(re.compile(r"^rca\.confidence")).fill("0.41")
+    page.get_by_label("Confidence (0 to 1)").first.fill("0.41")
     button(page, "Save edits").click()
     expect(page.get_by_text(re.compile(r"^Saved as a new checkpoint .*The edit of confidence:"))).to_be_visible(
         timeout=60_000)
@@ -243,7 +243,7 @@ def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says
     before = site["engine"].records.incident(incident)["summary"]["recommendation"]["action"]
     segment(page, "Edit").click()
     settle(page)
-    choose(page, re.compile(r"^rca\.category"), "config_missing")
+    choose(page, "Category", "config missing")
     button(page, "Save edits and approve").click()
     expect(page.get_by_text(re.compile("the recommendation and the fix proposal are done again from it, before the "
                                        "approval"))).to_be_visible(
@@ -285,7 +285,7 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     gate = review.incident(incident)["head_checkpoint_id"]
     choose(page, "Checkpoint", gate[-8:])
     page.get_by_test_id("stExpander").filter(has_text="Fork from here with edits").click()
-    choose(page, re.compile(r"^rca\.category"), "db_deadlock")
+    choose(page, "Category", "db deadlock")
     button(page, "Fork from here…").click()
     settle(page)
     expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()

@@ -243,3 +243,21 @@ def test_beyond_the_counted_span_the_lines_behind_are_estimated_as_the_span_move
         if not batch.more:
             break
     assert left == 0 and batch.lines_behind == 0
+
+
+def test_a_finished_files_unterminated_last_line_is_read_once_the_file_is_quiet(tmp_path):
+    """A copied log (Loghub's files end without a newline) kept its last line unread and the poller
+    "lagging" for ever: once nobody writes the file for `rotated_grace`, the line is read, once."""
+    import time
+
+    log = tmp_path / "app.jsonl"
+    write(log, line(1) + line(2).rstrip("\n"))
+    now = [time.time()]
+    src = FileSource(log, max_bytes=MAX, rotated_grace=30.0, clock=lambda: now[0])
+    got, cursor = drain(src, None)
+    assert numbers(got) == [1]  # just written: its writer may be mid-line
+    now[0] += 31
+    got, cursor = drain(src, cursor)
+    assert numbers(got) == [2]
+    batch = src.read(cursor)
+    assert batch.items == [] and not batch.lines_behind and not batch.bytes_behind

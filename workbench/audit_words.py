@@ -37,6 +37,17 @@ FIELD_WORDS = {"rca.category": "category", "rca.root_cause": "root cause", "rca.
                "fix.plan": "recorded fix's plan", "rca.evidence": "evidence cited", "evidence": "evidence events"}
 # recorded alongside a change, not changes a reviewer reads as one
 QUIET_FIELDS = {"unverified", "comments"}
+# what an audit sentence leaves out: the graph's and the store's own keys (ids, hashes, times, the
+# sign-in), markers of what the verb or the note already says (who decided, the decision, the fields
+# edited, the steps re-run), copies of another field and the analyst's working (its notes, the docs'
+# order); the exports keep them all
+SENTENCE_QUIET = QUIET_FIELDS | {"change_id", "edited", "reran", "revision_log", "revisions", "outcome",
+                                 "proposal_hash", "recommendation.feedback", "similar_docs", "rca.notes"}
+_QUIET_LEAVES = {"interrupt_id", "idempotency_key", "decided_at", "auth", "reviewer", "attempt", "hash",
+                 "proposal_hash", "approvals", "note", "action"}
+_QUIET_PARENTS = ("decision.", "proposal.")
+_CHECKPOINT_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-([0-9a-f]{4})([0-9a-f]{8})\b")
+_RERAN = re.compile(r"\bre-ran ((?:\w+)(?:, \w+)*)")
 VALUE_CHARS = 60
 _AS_NODE = re.compile(r"\bas_node=(\w+)")
 
@@ -100,12 +111,19 @@ def value_words(value: Any) -> str:
     return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS - 1] + "…"
 
 
+def _quiet(key: str) -> bool:
+    """A recorded key an audit sentence leaves out (SENTENCE_QUIET)."""
+    if key in SENTENCE_QUIET or key.startswith(("proposal.change.", "fix.")):  # the recorded fix: the page shows it
+        return True
+    return key.startswith(_QUIET_PARENTS) and key.rsplit(".", 1)[-1] in _QUIET_LEAVES
+
+
 def changes_words(before: dict | None, after: dict | None) -> list[str]:
     """"category upstream_rate_limited → db_deadlock" for each recorded value that changed."""
     before, after = before or {}, after or {}
     out = []
     for key in dict.fromkeys([*before, *after]):
-        if key in QUIET_FIELDS or before.get(key) == after.get(key):
+        if _quiet(key) or before.get(key) == after.get(key):
             continue
         name = field_words(key)
         if key in before:
@@ -120,7 +138,9 @@ def note_words(note: str | None) -> str:
     analysis ran again)."""
     if not note:
         return ""
-    return _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
+    note = _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
+    note = _RERAN.sub(lambda m: f"re-ran {steps_words(m.group(1).split(', '))}", note)
+    return _CHECKPOINT_ID.sub(lambda m: m.group(2), note)  # the 8 characters the "checkpoint after" column shows
 
 
 def audit_sentence(row: dict) -> str:

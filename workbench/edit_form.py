@@ -13,6 +13,7 @@ import streamlit as st
 from pydantic import BaseModel
 
 from pipeline.state import EDITABLE_FIELDS, IncidentState
+from workbench.audit_words import field_words
 
 
 @dataclass(frozen=True)
@@ -68,16 +69,32 @@ def editable_now(state: dict) -> list[FieldSpec]:
     return [s for s in field_specs() if "." not in s.name or isinstance(state.get(s.name.split(".")[0]), dict)]
 
 
+# a field's label in the form: its word, as the audit says it (never the state's path, `rca.category`)
+FORM_LABELS = {"rca.category": "Category", "rca.confidence": "Confidence (0 to 1)", "rca.evidence": "Evidence lines",
+               "recommendation.steps": "Recommended steps"}
+
+
+def form_label(spec: FieldSpec) -> str:
+    """The label of a field's widget: "Category", "Root cause", "Recommended action" …"""
+    return FORM_LABELS.get(spec.name) or field_words(spec.name).capitalize()
+
+
+def choice_words(choice: str) -> str:
+    """A choice as a reviewer reads it: "null reference" for `null_reference`."""
+    return str(choice).replace("_", " ")
+
+
 def render_fields(state: dict, *, key: str, persist_state: Literal["page", "session"] | None = None) -> None:
     """Widgets for every editable field, prefilled from `state` (read them with `collect_edits`);
     `persist_state="page"` keeps their values over runs that do not draw them (a folded expander)."""
     for spec in editable_now(state):
         value = current_value(state, spec.name)
         widget_key = f"{key}_{spec.name}"
-        label = f"{spec.name} — {spec.description}"
+        label = form_label(spec)
         if spec.kind == "choice":
             index = spec.choices.index(value) if value in spec.choices else 0
-            st.selectbox(label, spec.choices, index=index, key=widget_key, persist_state=persist_state)
+            st.selectbox(label, spec.choices, index=index, key=widget_key, format_func=choice_words,
+                         persist_state=persist_state)
         elif spec.kind == "number":
             st.number_input(label, min_value=spec.low, max_value=spec.high, step=0.05,
                             value=float(value if value is not None else spec.low or 0.0), key=widget_key,

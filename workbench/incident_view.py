@@ -215,7 +215,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.text(plain(f"⚠ {found['warning']}"))
     human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(found["category"], color="violet", icon=":material/category:")
+    badges.badge(found["category"].replace("_", " "), color="violet", icon=":material/category:")  # as the edit form says it
     if human:
         badges.badge("human-edited", color="orange", icon=":material/edit:")
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")

@@ -15,6 +15,7 @@ from workbench.literal import escape_markdown
 CHOICE_WORDS = {"A": "A is better", "B": "B is better", "equal": "equally good (or bad)"}
 SIDE_WORDS = {"live": "the live analyst's", "candidate": "the candidate's", "equal": "neither"}
 DONE_KEY = "backtests_judged_message"
+FORM_KEY = "backtests_judge_form"
 
 
 def _answer(title: str, side: dict) -> None:
@@ -61,12 +62,17 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
     with right:
         _answer("B", pair["candidate" if a_side == "live" else "live"])
     blocked = session.blocked("judge")
-    with st.form(f"backtests_judge_{backtest_id}", clear_on_submit=False):
+    # the form's widgets are numbered by the judgments recorded in this session: the browser keeps a
+    # widget's value while its key stays (even once the server forgot it), so the next incident's form
+    # would open with the last judgment's choice and reason, ready to be recorded again
+    form = st.session_state.get(FORM_KEY, 0)
+    with st.form(f"backtests_judge_{backtest_id}_{form}", clear_on_submit=False):
         choice = st.radio("Which is better?", list(CHOICE_WORDS), format_func=CHOICE_WORDS.get, index=None,
-                          horizontal=True, key="backtests_judge_choice")
-        reason = st.text_area("Why (required)", key="backtests_judge_reason", max_chars=2000)
+                          horizontal=True, key=f"backtests_judge_choice_{form}")
+        reason = st.text_area("Why (required)", key=f"backtests_judge_reason_{form}", max_chars=2000)
         correction = st.selectbox("The right category, if both are wrong (optional)", ["", *CATEGORIES],
-                                  key="backtests_judge_category")
+                                  key=f"backtests_judge_category_{form}",
+                                  format_func=lambda c: c.replace("_", " ") or "—")
         sent = st.form_submit_button("Record the judgment", disabled=blocked is not None, help=blocked)
     if sent:
         _record(service, who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
@@ -90,9 +96,11 @@ def _record(service, who, *, backtest_id: str, incident_id: str, a_side: str, ch
         return
     # the next incident (the first not judged by this reviewer) is drawn afresh, in a new order, on
     # a clean form; the counts above are redrawn with this judgment in them
-    for key in ("backtests_pair_orders", f"backtests_pair_pick_{backtest_id}", "backtests_judge_choice",
-                "backtests_judge_reason", "backtests_judge_category"):
+    form = st.session_state.get(FORM_KEY, 0)
+    for key in ("backtests_pair_orders", f"backtests_pair_pick_{backtest_id}", f"backtests_judge_choice_{form}",
+                f"backtests_judge_reason_{form}", f"backtests_judge_category_{form}"):
         st.session_state.pop(key, None)
+    st.session_state[FORM_KEY] = form + 1  # a new form, empty in the browser too
     st.session_state[DONE_KEY] = (f"Recorded for {incident_id}: you preferred {SIDE_WORDS[row['preferred']]} answer "
                                   f"(A was {SIDE_WORDS[a_side]} answer).")
     st.rerun()

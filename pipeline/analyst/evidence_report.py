@@ -248,6 +248,12 @@ def example_quotes(report: Report) -> list[Quote]:
     return out
 
 
+def _said_as(pattern: Pattern) -> str:
+    """A pattern in the log's own words: its first line (its template masks numbers and ids as `#`,
+    which a reviewer does not read: "Ledger seal mismatch on volume v#")."""
+    return _line(pattern.first_event) if pattern.first_event is not None else pattern.template
+
+
 def root_cause(report: Report) -> str:
     """The inconclusive root cause: what the events show, not a cause they do not."""
     head = "Inconclusive: no known cause is supported by the evidence."
@@ -259,8 +265,8 @@ def root_cause(report: Report) -> str:
     against = ""
     if report.baseline:
         against = (f" Against the {report.baseline} stored line(s) of the {report.baseline_minutes:g} minute(s) before: "
-                   + "; ".join([*(f"new in this source: \"{p.template[:100]}\" (×{p.count})" for p in new[:2]),
-                                *(f"rose from {p.before} to {p.count}: \"{p.template[:100]}\"" for p in risen[:2])]
+                   + "; ".join([*(f"new in this source: \"{_said_as(p)[:100]}\" (×{p.count})" for p in new[:2]),
+                                *(f"rose from {p.before} to {p.count}: \"{_said_as(p)[:100]}\"" for p in risen[:2])]
                                or ["no pattern is new and none rose"]) + ".")
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
@@ -273,7 +279,7 @@ def notes(report: Report) -> list[str]:
     """The report as the RCA's notes: each pattern with its count and first time, then each hypothesis."""
     out = [f"pattern ×{p.count} ({', '.join(p.services)}; first {p.first_event.time.isoformat(timespec='seconds')}"
            + (("; new in this source" if p.new else f"; {p.before} in the previous window") if report.baseline else "")
-           + f"): {p.template[:160]}" for p in report.patterns if p.first_event is not None]
+           + f"): {_said_as(p)[:160]}" for p in report.patterns if p.first_event is not None]
     for n, h in enumerate(report.hypotheses, 1):
         out.append(f"hypothesis {n}: {h.statement} Rests on events {', '.join(h.event_ids)}. Confirmed if "
                    f"{h.confirm}; refuted if {h.refute}.")

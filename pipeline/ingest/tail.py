@@ -7,9 +7,8 @@ hash of the file's first bytes. Between reads a file may
   seconds and no process holds it open for writing (`writers`; a logger that flushes partial
   lines may pause mid-line for minutes). A final read of a file whose last line is not finished
   waits (up to twice `settle`) for its writer to finish it, and then holds it back like the
-  poller's, for the next `ingest` to read whole. The poller never reads a live file's
-  unterminated last line; a rotated file's, once the file is finished and quiet for
-  `rotated_grace`;
+  poller's, for the next `ingest` to read whole. The poller reads a file's unterminated last
+  line (a live or a rotated file's) only once the file is finished and quiet for `rotated_grace`;
 - be truncated (smaller than the offset, or its first bytes changed): read again from 0;
 - be rotated (renamed, a new file created at its path): the old inode is found by a scan of
   its folder and finished first, then the new file is read from 0;
@@ -136,7 +135,11 @@ class Tailer:
                 if st.st_size > start:
                     capped_at = capped_at or st.st_mtime
                 continue
-            off, got, capped = self._read_file(Path(path), start, final=self.final,
+            # a live file quiet for `rotated_grace` with unread bytes is read as finished (its unterminated
+            # last line too, unless a process holds it open for writing): a copied or closed log that
+            # does not end in a newline kept its last line unread, and the poller lagging, for ever
+            finished = self.final or (st.st_size > start and self.clock() - st.st_mtime > self.rotated_grace)
+            off, got, capped = self._read_file(Path(path), start, final=finished,
                                                budget=self.batch_lines - len(items))
             items += got
             kept.append(_Entry(path, st.st_ino, off, _head(Path(path), off)))
