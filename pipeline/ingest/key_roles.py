@@ -112,8 +112,12 @@ def _candidates(name: str) -> list[tuple[str, int]]:
 
 
 def level_scheme(name: str) -> str | None:
-    """The number scheme a level key's name says: a priority is syslog's."""
-    return "syslog" if "priority" in words(name) else None
+    """The number scheme a level key's name says: a priority is syslog's, a severity number
+    OpenTelemetry's (`severityNumber`, `severity_number`: 1-24)."""
+    split = words(name)
+    if "priority" in split:
+        return "syslog"
+    return "otel" if split[-2:] == ["severity", "number"] else None
 
 
 def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool:

@@ -1,0 +1,61 @@
+"""Levels written in ways a reader met in other projects' parser tests (issue 34): a level word that
+opens a text line wins over the words after it; OpenTelemetry's SeverityNumber (1-24) and its stepped
+severity texts (`INFO2`); a JSON record with a level number between a scheme's steps and a level word
+under another key; a remembered level key that is empty on one record. The lines are written here in
+the manner of those loggers' documented formats (no third-party text)."""
+from __future__ import annotations
+
+from pipeline.ingest.levels import leading_level, normalize_level
+from tests.support import read_log as read
+
+
+def _write(tmp_path, lines: list[str]) -> list:
+    path = tmp_path / "app.log"
+    path.write_text("\n".join(lines) + "\n")
+    return read(path)
+
+
+def test_a_level_word_that_opens_a_line_is_its_level_not_the_words_after_it(tmp_path):
+    events = _write(tmp_path, [
+        "INFO request completed after a retry on error: timeout",
+        "WARN: connection error, retrying",
+        "Information: service started",
+        "dbg cache miss",
+        "WARNING:root:disk at 91%",
+    ])
+    assert [e.level for e in events] == ["INFO", "WARN", "INFO", "DEBUG", "WARN"]
+    assert all("level_inferred" not in e.fields for e in events)
+
+
+def test_prose_that_opens_with_a_level_like_word_is_not_read_as_a_level():
+    assert leading_level("Alert sent to the on-call engineer") is None
+    assert leading_level("trace id 4bf92f3577b34da6 attached") is None
+    assert leading_level("Log rotated") is None
+    assert leading_level("Alert: disk full") == "FATAL"
+
+
+def test_opentelemetry_severity_numbers_and_stepped_texts(tmp_path):
+    events = _write(tmp_path, [
+        '{"severityNumber": 1, "body": "a"}', '{"severityNumber": 13, "body": "b"}',
+        '{"severityNumber": "17", "body": "c"}', '{"severityNumber": 21, "body": "d"}',
+        '{"severityText": "INFO4", "body": "e"}', '{"severityText": "ERROR2", "body": "f"}',
+    ])
+    assert [e.level for e in events] == ["DEBUG", "WARN", "ERROR", "FATAL", "INFO", "ERROR"]
+    assert normalize_level(9, scheme="otel") == "INFO" and normalize_level(25, scheme="otel") is None
+
+
+def test_a_level_word_wins_over_a_number_between_the_steps_and_serilogs_own_level_over_a_property(tmp_path):
+    events = _write(tmp_path, [
+        '{"level": 35, "severity": "warn", "msg": "custom pino level"}',
+        '{"level": 30, "severity": "error", "msg": "a step of pino wins"}',
+        '{"@l": "Error", "level": 30, "msg": "serilog event with a level property"}',
+    ])
+    assert [e.level for e in events] == ["WARN", "INFO", "ERROR"]
+
+
+def test_a_remembered_level_key_empty_on_one_record_gives_way_to_another(tmp_path):
+    events = _write(tmp_path, [
+        '{"severityText": "Notice", "severityNumber": 9, "body": "a"}',
+        '{"severityText": "", "severityNumber": 17, "body": "b"}',
+    ])
+    assert [e.level for e in events] == ["INFO", "ERROR"]
