@@ -1,7 +1,8 @@
 """Levels written in ways a reader met in other projects' parser tests (issue 34): a level word that
 opens a text line wins over the words after it; OpenTelemetry's SeverityNumber (1-24) and its stepped
 severity texts (`INFO2`); a JSON record with a level number between a scheme's steps and a level word
-under another key; a remembered level key that is empty on one record. The lines are written here in
+under another key; a remembered level key that is empty on one record; a component colon-joined to
+its level; a line that opens with a dated time no layout reads; a TAI64N label without its `@`. The lines are written here in
 the manner of those loggers' documented formats (no third-party text)."""
 from __future__ import annotations
 
@@ -59,3 +60,27 @@ def test_a_remembered_level_key_empty_on_one_record_gives_way_to_another(tmp_pat
         '{"severityText": "", "severityNumber": 17, "body": "b"}',
     ])
     assert [e.level for e in events] == ["INFO", "ERROR"]
+
+
+def test_a_component_colon_joined_to_its_level_gives_the_level_and_the_component(tmp_path):
+    events = _write(tmp_path, [
+        "Bridge:info  2025-12-22 12:00:00: started",
+        "Bridge:warn  2025-12-22 12:00:01: queue full",
+        "Bridge:error  2025-12-22 12:00:02: failure",
+    ])
+    assert [(e.level, e.service) for e in events] == [("INFO", "Bridge"), ("WARN", "Bridge"), ("ERROR", "Bridge")]
+
+
+def test_a_line_opening_with_a_dated_time_no_layout_reads_is_a_record_of_its_own(tmp_path):
+    events = _write(tmp_path, [
+        "2020-01-01 18:11:00,000 WARN first",
+        "2020-01-01 18:11:01,000 WARN second",
+        "20200101T181102 WARN third, in basic ISO 8601",
+    ])
+    assert len(events) == 3 and "third" in events[2].message and "third" not in events[1].message
+
+
+def test_a_tai64n_label_without_its_at_sign_is_read_as_the_same_time(tmp_path):
+    events = _write(tmp_path, ["@4000000050d506482dbdf024 first", "4000000050d506482dbdf024 second"])
+    assert [e.message for e in events] == ["first", "second"]
+    assert events[0].time == events[1].time and "time_inferred" not in events[1].fields

@@ -170,6 +170,14 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         # a header's component that is an upper-case level word is the line's level, not a program
         # (`Apr  4 09:57:48 host WRN: msg`, read as syslog's `host tag:`)
         level, service = service, None
+    if level is None and isinstance(service, str) and service.count(":") == 1:
+        # a component colon-joined to its level, either way round (`Zigbee2MQTT:info`, Python's
+        # default `INFO:root`): the level is written there; the other part names the component
+        before, after = service.split(":")
+        for word, other in ((after, before), (before, after)):
+            if 3 <= len(word) <= 11 and word.isalpha() and other and normalize_level(word) is not None:
+                level, service = word, other
+                break
     if level is None and message[:1].isalpha():
         # a level word opens the line (`INFO: connected`, `WARN retrying`): written, not guessed
         # from the words after it (`INFO request failed with error` is an INFO line)

@@ -262,9 +262,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
-    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits,
+    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits
+    # (the `@` left out once the label is cut from its line, as logstash's date filter reads it too),
     # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
-    TimeShape("tai64n", r"@(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
+    TimeShape("tai64n", r"@?(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
