@@ -84,3 +84,14 @@ def test_a_tai64n_label_without_its_at_sign_is_read_as_the_same_time(tmp_path):
     events = _write(tmp_path, ["@4000000050d506482dbdf024 first", "4000000050d506482dbdf024 second"])
     assert [e.message for e in events] == ["first", "second"]
     assert events[0].time == events[1].time and "time_inferred" not in events[1].fields
+
+
+def test_a_bracketed_level_in_any_case_that_opens_a_line_is_its_level(tmp_path):
+    events = _write(tmp_path, ["[info] connection error, retried", "<warn> queue failing over", "[main] plain"])
+    assert [e.level for e in events][:2] == ["INFO", "WARN"]
+    assert leading_level("[main] failed") is None and leading_level("<html> body") is None
+
+
+def test_a_year_less_leap_day_is_read_in_the_latest_leap_year(tmp_path):
+    events = _write(tmp_path, ["Feb 28 23:59:59 host app: before", "Feb 29 01:15:43 host app: leap day"])
+    assert (events[1].time.month, events[1].time.day) == (2, 29) and "time_inferred" not in events[1].fields

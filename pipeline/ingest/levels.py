@@ -209,11 +209,12 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 
 
 # A level word that opens a line (`INFO: connected`, `WARN retrying`, `Information: started`, Python's
-# default `WARNING:root:msg`, a console writer's `dbg msg`): the word then a colon, or a blank or
-# the end. Taken as written when in upper case, or followed by a colon, or a three-letter
+# default `WARNING:root:msg`, a console writer's `dbg msg`, `[warn] msg`, `<error> msg`): the word then
+# a colon, or a blank or the end; in brackets, in any case. Taken as written when in upper case, or followed by a colon, or a three-letter
 # abbreviation in lower case (`inf`, `dbg`, `wrn`: no English word); a capitalised or lower-case
 # word before a blank is prose (`Alert sent`, `trace id`, `fine tuning`) and is not.
-_LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))")
+_LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
+_CLOSING = {"[": "]", "<": ">", "(": ")"}
 _NOT_LEADING = frozenset(("log", "all"))
 
 
@@ -222,6 +223,9 @@ def leading_level(text: str) -> Level | None:
     m = _LEADING.match(text)
     if m is None:
         return None
+    if m.group(3):  # decorated (`[warn]`, `<error>`, `(info)`): a level column in any case
+        word = m.group(4).lower()
+        return _NAMES.get(word) if _CLOSING[m.group(3)] == m.group(5) and word not in _NOT_LEADING else None
     word = m.group(1)
     lowered = word.lower()
     if lowered in _NOT_LEADING:

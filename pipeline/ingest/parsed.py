@@ -178,8 +178,8 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
             if 3 <= len(word) <= 11 and word.isalpha() and other and normalize_level(word) is not None:
                 level, service = word, other
                 break
-    if level is None and message[:1].isalpha():
-        # a level word opens the line (`INFO: connected`, `WARN retrying`): written, not guessed
+    if level is None and (message[:1].isalpha() or message[:1] in "[<("):
+        # a level word opens the line (`INFO: connected`, `WARN retrying`, `[warn] x`): written, not guessed
         # from the words after it (`INFO request failed with error` is an INFO line)
         level = leading_level(message)
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
