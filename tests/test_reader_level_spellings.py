@@ -30,7 +30,9 @@ def test_a_level_word_that_opens_a_line_is_its_level_not_the_words_after_it(tmp_
 
 def test_prose_that_opens_with_a_level_like_word_is_not_read_as_a_level():
     assert leading_level("Alert sent to the on-call engineer") is None
-    assert leading_level("trace id 4bf92f3577b34da6 attached") is None
+    assert leading_level("Notice that the cache was cold") is None
+    assert leading_level("info request failed, retrying") == "INFO"
+    assert leading_level("Warning disk almost full") == "WARN"
     assert leading_level("Log rotated") is None
     assert leading_level("Alert: disk full") == "FATAL"
 

@@ -210,12 +210,17 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 
 # A level word that opens a line (`INFO: connected`, `WARN retrying`, `Information: started`, Python's
 # default `WARNING:root:msg`, a console writer's `dbg msg`, `[warn] msg`, `<error> msg`): the word then
-# a colon, or a blank or the end; in brackets, in any case. Taken as written when in upper case, or followed by a colon, or a three-letter
-# abbreviation in lower case (`inf`, `dbg`, `wrn`: no English word); a capitalised or lower-case
-# word before a blank is prose (`Alert sent`, `trace id`, `fine tuning`) and is not.
+# a colon, or a blank or the end; in brackets, in any case. Taken as written when in upper case, or
+# followed by a colon, or one of the canonical names (`_CANONICAL`), or a three-letter abbreviation in
+# lower case (`inf`, `dbg`, `wrn`: no English word); another capitalised or lower-case word before a
+# blank is prose (`Alert sent`, `Notice that`, `fine tuning`) and is not.
 _LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
 _CLOSING = {"[": "]", "<": ">", "(": ")"}
 _NOT_LEADING = frozenset(("log", "all"))
+# the names every logger's level enum writes: in any case before a blank (`info request failed`,
+# `Warning disk almost full`); other level words (`Alert sent`, `Notice that`) only in upper case or
+# with a colon
+_CANONICAL = frozenset(("trace", "debug", "info", "warn", "warning", "error", "fatal"))
 
 
 def leading_level(text: str) -> Level | None:
@@ -230,7 +235,7 @@ def leading_level(text: str) -> Level | None:
     lowered = word.lower()
     if lowered in _NOT_LEADING:
         return None
-    if m.group(2) or word.isupper() or (len(word) == 3 and word.islower()):
+    if m.group(2) or word.isupper() or (len(word) == 3 and word.islower()) or lowered in _CANONICAL:
         return _NAMES.get(lowered)
     return None
 
