@@ -97,3 +97,12 @@ def test_a_bracketed_level_in_any_case_that_opens_a_line_is_its_level(tmp_path):
 def test_a_year_less_leap_day_is_read_in_the_latest_leap_year(tmp_path):
     events = _write(tmp_path, ["Feb 28 23:59:59 host app: before", "Feb 29 01:15:43 host app: leap day"])
     assert (events[1].time.month, events[1].time.day) == (2, 29) and "time_inferred" not in events[1].fields
+
+
+def test_an_opentelemetry_records_body_is_its_message_but_a_requests_json_body_is_not(tmp_path):
+    events = _write(tmp_path, [
+        '{"timeUnixNano": "1700000000000000000", "severityText": "WARN", "body": "throttled"}',
+        '{"time": "2024-01-01T00:00:01Z", "method": "POST", "body": "{\\"a\\": 1}", "path": "/y"}',
+    ])
+    assert (events[0].level, events[0].message) == ("WARN", "throttled")
+    assert events[1].message != '{"a": 1}'
