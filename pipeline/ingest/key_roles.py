@@ -4,7 +4,7 @@ service, host and trace id, told by the key's name and its value, for loggers no
 A key's name is cut into words (`__REALTIME_TIMESTAMP` → realtime, timestamp; `traceId` → trace,
 id; `log.level` → log, level); the last word says the role it may have (`…timestamp`, `…time`,
 `…date` a time; `…level`, `…severity`, `…priority` a level (a last word that says the value's
-form, `serviceName`, `severity_text`, gives way to the word before it); `…message`, `…msg` the message;
+form, `serviceName`, `severity_text`, gives way to the word before it); `…message`, `…msg`, `…body` (OpenTelemetry's log record) the message;
 `…service`, `…app`, `…component`, `…logger`, `…identifier` the service; `…host`, `…hostname` the
 host; `trace…id` the trace id); a key of one to three letters may abbreviate such a word (MongoDB's
 `t`, `s`, `c`). A name proposes, the value decides: a time must read as an instant after 1990 (ISO
@@ -39,7 +39,7 @@ ROLES = ("time", "level", "message", "service", "host", "trace_id")
 _WORDS: dict[str, frozenset[str]] = {
     "time": frozenset({"time", "timestamp", "ts", "date", "datetime", "at"}),
     "level": frozenset({"level", "severity", "lvl", "loglevel", "levelname", "priority", "sev"}),
-    "message": frozenset({"message", "msg", "text", "log"}),
+    "message": frozenset({"message", "msg", "text", "log", "body"}),
     "service": frozenset({"service", "app", "application", "component", "logger", "identifier", "program",
                           "module"}),
     "host": frozenset({"host", "hostname"}),
@@ -112,8 +112,12 @@ def _candidates(name: str) -> list[tuple[str, int]]:
 
 
 def level_scheme(name: str) -> str | None:
-    """The number scheme a level key's name says: a priority is syslog's."""
-    return "syslog" if "priority" in words(name) else None
+    """The number scheme a level key's name says: a priority is syslog's, a severity number
+    OpenTelemetry's (`severityNumber`, `severity_number`: 1-24)."""
+    split = words(name)
+    if "priority" in split:
+        return "syslog"
+    return "otel" if split[-2:] == ["severity", "number"] else None
 
 
 def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool:
@@ -132,6 +136,8 @@ def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool
             return False  # a level name is short (`warning`, `critical`): a longer word is no level
         return normalize_level(value, scheme=level_scheme(name)) is not None
     if role == "message":  # under a one-letter key, words (`@m`): a single token is another role's
+        if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and words(name)[-1:] == ["body"]:
+            return False  # a request's JSON body (`"body": "{\"a\":1}"`) is no log message
         return isinstance(value, str) and (not abbreviated or " " in value.strip())
     if role in ("service", "host"):
         return isinstance(value, str) and _TOKEN.fullmatch(value) is not None

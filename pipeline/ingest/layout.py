@@ -516,8 +516,11 @@ def _names(roles: list[str]) -> dict[str, str]:
     hosts = [i for i, r in enumerate(roles) if r == "host"]
     if hosts:
         names["host"] = f"f{hosts[-1]}"
-    elif comp is not None and roles[comp] == "tag" and comp > 0 and roles[comp - 1] in ("word", "logger", "other"):
-        names["host"] = f"f{comp - 1}"  # syslog: "host tag[pid]:"
+    elif comp is not None and roles[comp] == "tag" and comp > 0 and roles[comp - 1] in ("word", "logger", "other") \
+            and roles[comp - 2:comp - 1] in (["time"], []):
+        # syslog: "time host tag[pid]:", the host right after the time (vsftpd's `[pid 3] [jean] OK
+        # DOWNLOAD:` writes a status word there, after other columns: no host)
+        names["host"] = f"f{comp - 1}"
     return names
 
 

@@ -14,7 +14,8 @@ rather than guessing. `infer_level` answers None when neither a keyword nor what
 Numbers: a small number (0..7) is read as a syslog severity, since that is what GELF and syslog
 send; 10..60 as bunyan/pino (10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal), and
 values between those steps round down to the step below (pino custom levels, 35 -> INFO).
-Pass `scheme="syslog"` or `scheme="bunyan"` when the source's scheme is known.
+Pass `scheme="syslog"` or `scheme="bunyan"` when the source's scheme is known, `scheme="otel"` for
+OpenTelemetry's SeverityNumber (1-24, four steps a level: 1-4 trace, ..., 21-24 fatal).
 
 Syslog severities: 0 emerg, 1 alert, 2 crit → FATAL (the system or a component is down or
 about to be); 3 err → ERROR; 4 warning → WARN; 5 notice, 6 info → INFO; 7 debug → DEBUG.
@@ -57,6 +58,11 @@ _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
 LEVEL_WORD = "(?:" + "|".join(sorted((form for name in _NAMES if len(name) > 2 and name[:3].isalpha() and name not in ("log", "all")
                                       for form in (name, name.upper(), name.capitalize())), key=lambda w: (-len(w), w))) + ")"
 _OFFSET = re.compile(r"^([A-Za-z]{4,5})[+-]\d{1,2}$")
+# OpenTelemetry's severity texts for the steps within a level (`INFO2`, `ERROR3`, `TRACE4`: the
+# data model's SeverityNumber short names), and the like: a level name of three letters or more and one digit
+_STEPPED = re.compile(r"^([A-Za-z]{3,8})[1-9]$")
+# OpenTelemetry's SeverityNumber: 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20 ERROR, 21-24 FATAL
+_OTEL: tuple[Level, ...] = ("DEBUG", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 _DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
 
 # Keyword inference for a line with no level: the most severe match wins. Word boundaries so
@@ -196,6 +202,41 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
     offset = _OFFSET.match(text)
     if offset is not None:
         return _NAMES.get(offset.group(1).lower())
+    stepped = _STEPPED.match(text)
+    if stepped is not None:
+        return _NAMES.get(stepped.group(1).lower())
+    return None
+
+
+# A level word that opens a line (`INFO: connected`, `WARN retrying`, `Information: started`, Python's
+# default `WARNING:root:msg`, a console writer's `dbg msg`, `[warn] msg`, `<error> msg`): the word then
+# a colon, or a blank or the end; in brackets, in any case. Taken as written when in upper case, or
+# followed by a colon, or one of the canonical names (`_CANONICAL`), or a three-letter abbreviation in
+# lower case (`inf`, `dbg`, `wrn`: no English word); another capitalised or lower-case word before a
+# blank is prose (`Alert sent`, `Notice that`, `fine tuning`) and is not.
+_LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
+_CLOSING = {"[": "]", "<": ">", "(": ")"}
+_NOT_LEADING = frozenset(("log", "all"))
+# the names every logger's level enum writes: in any case before a blank (`info request failed`,
+# `Warning disk almost full`); other level words (`Alert sent`, `Notice that`) only in upper case or
+# with a colon
+_CANONICAL = frozenset(("trace", "debug", "info", "warn", "warning", "error", "fatal"))
+
+
+def leading_level(text: str) -> Level | None:
+    """The level a line's first word writes (see _LEADING), or None."""
+    m = _LEADING.match(text)
+    if m is None:
+        return None
+    if m.group(3):  # decorated (`[warn]`, `<error>`, `(info)`): a level column in any case
+        word = m.group(4).lower()
+        return _NAMES.get(word) if _CLOSING[m.group(3)] == m.group(5) and word not in _NOT_LEADING else None
+    word = m.group(1)
+    lowered = word.lower()
+    if lowered in _NOT_LEADING:
+        return None
+    if m.group(2) or word.isupper() or (len(word) == 3 and word.islower()) or lowered in _CANONICAL:
+        return _NAMES.get(lowered)
     return None
 
 
@@ -223,8 +264,10 @@ def at_least(level: Level | None, floor: Level) -> bool:
 
 
 def _from_number(number: int, scheme: str | None) -> Level | None:
-    if scheme not in (None, "syslog", "bunyan"):
-        raise ValueError(f"unknown level scheme: {scheme!r} (expected 'syslog' or 'bunyan')")
+    if scheme not in (None, "syslog", "bunyan", "otel"):
+        raise ValueError(f"unknown level scheme: {scheme!r} (expected 'syslog', 'bunyan' or 'otel')")
+    if scheme == "otel":
+        return _OTEL[(number - 1) // 4] if 1 <= number <= 24 else None
     if scheme == "syslog" or (scheme is None and 0 <= number <= 7):
         return _SYSLOG.get(number)
     if number < 10:

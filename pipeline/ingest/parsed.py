@@ -8,7 +8,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from pipeline.ingest.key_roles import level_in_pairs
-from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, normalize_level
+from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, leading_level, normalize_level
 from pipeline.ingest.timestamps import TimeRules, zone_named
 
 
@@ -170,6 +170,18 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         # a header's component that is an upper-case level word is the line's level, not a program
         # (`Apr  4 09:57:48 host WRN: msg`, read as syslog's `host tag:`)
         level, service = service, None
+    if level is None and isinstance(service, str) and service.count(":") == 1:
+        # a component colon-joined to its level, either way round (`Zigbee2MQTT:info`, Python's
+        # default `INFO:root`): the level is written there; the other part names the component
+        before, after = service.split(":")
+        for word, other in ((after, before), (before, after)):
+            if 3 <= len(word) <= 11 and word.isalpha() and other and normalize_level(word) is not None:
+                level, service = word, other
+                break
+    if level is None and (message[:1].isalpha() or message[:1] in "[<("):
+        # a level word opens the line (`INFO: connected`, `WARN retrying`, `[warn] x`): written, not guessed
+        # from the words after it (`INFO request failed with error` is an INFO line)
+        level = leading_level(message)
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,

@@ -15,14 +15,15 @@ from pipeline.ingest.timestamps import embedded_time, read_written_time
 # -- JSON ----------------------------------------------------------------------------------
 
 # Canonical field → names accepted, first match wins; a dotted name matches a literal key
-# ("log.level") or a nested object ({"log": {"level": ...}}).
+# ("log.level") or a nested object ({"log": {"level": ...}}). Serilog's `@l` is the logger's own level
+# (its `@`), before a `level` property the event may carry.
 _JSON_ALIASES: dict[str, tuple[str, ...]] = {
     "time": ("_time", "@timestamp", "timestamp", "time", "ts", "@t", "t", "date", "datetime"),
     "message": ("message", "msg", "@m", "_raw", "event", "short_message", "log", "text"),
     "service": ("service", "service.name", "app", "application", "Application", "_service", "_app",
                 "sourcetype"),
     "host": ("host", "hostname", "host.name", "host.hostname", "_host", "source_host"),
-    "level": ("level", "severity", "log_level", "log.level", "@l", "lvl", "loglevel",
+    "level": ("@l", "level", "severity", "log_level", "log.level", "lvl", "loglevel",
               "levelname", "severity_text", "_level"),
     "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
                   "_exception"),
@@ -129,6 +130,22 @@ def _error_parts(rest: dict) -> tuple[Any, Any, Any]:
     return (rest.pop("error.message") if "error.message" in rest else None), None, None
 
 
+def _level_value(rest: dict) -> Any:
+    """The level a record writes under a known name, taken out of `rest`: the first alias holding one,
+    except that a number between a scheme's steps (pino's custom `35`) gives way to a level written
+    as a word under another alias (`{"level": 35, "severity": "warn"}`: the word is what the writer
+    meant); the number then stays among the fields."""
+    names = [n for n in _JSON_ALIASES["level"] if n in rest]
+    first = rest[names[0]] if names else None
+    if len(names) > 1 and isinstance(first, (int, float)) and not isinstance(first, bool) \
+            and not (0 <= first <= 7 or (first % 10 == 0 and 10 <= first <= 60)):
+        for name in names[1:]:
+            value = rest[name]
+            if isinstance(value, str) and not value.strip().isdigit() and normalize_level(value) is not None:
+                return rest.pop(name)
+    return _take(rest, _JSON_ALIASES["level"])
+
+
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -159,7 +176,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         message = err_message
     elif err_message is not None:
         rest["error.message"] = err_message
-    level = _take(rest, _JSON_ALIASES["level"])
+    level = _level_value(rest)
     if level is None and dialect == "clef":
         level = "Information"  # CLEF: an event without @l is Information
     values = {name: _take(rest, _JSON_ALIASES[name], scalar=name != "stack")
@@ -172,6 +189,11 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         roles = key_roles.infer_paths(rest, missing, opts.key_roles)
         if roles:
             taken = {role: key_roles.pop_path(rest, path) for role, path in roles.items()}
+            empty = tuple(role for role, value in taken.items() if value is None or value == "")
+            if empty and rest:  # the remembered key is empty on this record (`"severityText": ""`): another may hold the role
+                again = key_roles.infer_paths(rest, empty, None)
+                roles = {**roles, **again}
+                taken.update({role: key_roles.pop_path(rest, path) for role, path in again.items()})
             raw_time, level, message = (taken.get("time", raw_time), taken.get("level", level),
                                         taken.get("message", message))
             values.update({name: taken[name] for name in ("service", "host", "trace_id") if name in taken})

@@ -26,7 +26,7 @@
   JSON events, whose `_time` Splunk writes with its offset).
 - **Years**: a time without a year (syslog, glog, logcat) takes `TimeRules.year`, or the current
   one, moved back a year when that would put it more than a day in the future (a December line
-  read in January).
+  read in January); a leap day (`Feb 29`) the latest leap year's that is not in the future.
 - **Range**: a time UTC cannot hold (year 1 at +14:00) is unreadable; one outside the years
   `MIN_YEAR`-`MAX_YEAR` is read, and each reader treats it as no time (CONTRACT §1).
 
@@ -35,6 +35,7 @@ raise ValueError for "not a date" and its subclass OutOfRange for "a date UTC ca
 """
 from __future__ import annotations
 
+import calendar
 import re
 import warnings
 from dataclasses import dataclass
@@ -131,9 +132,14 @@ def with_year(month: int, day: int, hms: tuple[int, int, int, int], rules: TimeR
     if rules.year is not None:
         return at(rules.year, month, day, hms, zone)
     now = rules.now or datetime.now(timezone.utc)
-    moment = at(now.year, month, day, hms, zone)
+    year = now.year
+    if (month, day) == (2, 29):  # a leap day: the latest leap year's, not an error in a common year
+        while not calendar.isleap(year) or at(year, month, day, hms, zone) > now + timedelta(days=1):
+            year -= 1
+        return at(year, month, day, hms, zone)
+    moment = at(year, month, day, hms, zone)
     if moment > now + timedelta(days=1):
-        moment = at(now.year - 1, month, day, hms, zone)
+        moment = at(year - 1, month, day, hms, zone)
     return moment
 
 
@@ -262,9 +268,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
-    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits,
+    # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits
+    # (the `@` left out once the label is cut from its line, as logstash's date filter reads it too),
     # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
-    TimeShape("tai64n", r"@(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
+    TimeShape("tai64n", r"@?(?P<tai>40000000[0-9a-fA-F]{8})(?P<tain>[0-9a-fA-F]{8})", 7),
 )
 # A time of day alone (logback's default `%d{HH:mm:ss.SSS}`, Elixir's Logger `08:00:05.123 [error]`):
 # a header's last resort, tried only when no shape above and no dateutil spelling leads the line
