@@ -439,6 +439,9 @@ def said_by(event: LogEvent) -> str:
     for key, value in event.fields.items():
         if isinstance(value, str) and len(parts) < 12 and _ERROR_KEY.search(key):
             parts.append(value[:HEAD_CHARS // 2])
+        elif isinstance(value, dict) and _ERROR_KEY.search(key):
+            # an error object's own fields (pino's `"err": {"url": "http://billing.payments:3000/charges"}`)
+            parts.extend(f"{k}={v[:HEAD_CHARS // 2]}" for k, v in list(value.items())[:6] if isinstance(v, str))
     if event.stack:
         parts.extend(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
     return "\n".join(parts)
