@@ -108,3 +108,18 @@ def test_a_kubelets_error_about_a_pod_and_its_callers_refused_are_one_incident_i
     assert _grouped(engine) == {frozenset({"ev-1", "ev-2", "ev-3"}), frozenset({"ev-4", "ev-5"})}
     (pull, partner) = incidents_by_first_seen(engine)
     assert pull["leader"]["event_id"] == "ev-1"
+
+
+def test_an_error_that_says_only_what_failed_leads_by_the_cause_its_traceback_ends_with(engine):
+    """psycopg's `UndefinedColumn` at the end of a traceback under `list invoices failed` is the cause, read
+    before another host's one-line `list invoices failed: ...UndefinedColumn: ...` five seconds later."""
+    trace = ('Traceback (most recent call last):\n  File "/app/invoices/repo.py", line 77, in list_for_customer\n'
+             '    cur.execute(SQL_LIST, (customer_id,))\npsycopg.errors.UndefinedColumn: column "tax_region" does not exist')
+    engine.incidents.store_batch([
+        _event(1, 4.0, "invoices", "invoices-1", "list invoices failed", stack=trace),
+        _event(2, 9.0, "invoices", "invoices-2", 'list invoices failed: psycopg.errors.UndefinedColumn: column'
+               ' "tax_region" does not exist'),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2"}
+    assert outage["leader"]["event_id"] == "ev-1"

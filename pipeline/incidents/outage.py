@@ -568,7 +568,15 @@ def rank(event: LogEvent) -> int:
         return SYMPTOM
     if _CAUSE.search(text):
         return CAUSE
-    return SYMPTOM if _REACTION.search(text) else NEUTRAL
+    if _REACTION.search(text):
+        return SYMPTOM
+    if event.stack and not event.exception:
+        # a line that says only what failed (`list invoices failed`) and whose traceback ends with why
+        # (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`): the stack's exception lines
+        raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
+        if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
+            return CAUSE
+    return NEUTRAL
 
 
 @dataclass(frozen=True)
