@@ -46,11 +46,11 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
         if writer not in writers:
             continue  # only the lines of a writer with an error in the batch are read
         head = _head(event.message)[:300]
-        if _NOT_RECOVERED.search(head):
+        if not (_RECOVERED.search(head) or (_LATER_ATTEMPT.search(head) and not _STILL_TRYING.search(head))) \
+                or _NOT_RECOVERED.search(head):
             continue
-        if _RECOVERED.search(head) or (_LATER_ATTEMPT.search(head) and not _STILL_TRYING.search(head)):
-            # what came back, and the operation it says worked (an attempt's error ties by it)
-            back.setdefault(writer, []).append((event.time, _destinations(event) | {_subject(head)}))
+        # what came back, and the operation it says worked (an attempt's error ties by it)
+        back.setdefault(writer, []).append((event.time, _destinations(event) | {_subject(head)}))
     if not back:
         return set()
     window = timedelta(minutes=minutes)
@@ -124,6 +124,8 @@ def not_there(event: LogEvent) -> bool:
     """Whether an error says only that the request it names asked for what is not there (`_REQUEST`):
     a client's 404 (a scanner, a stale link), nothing broken on this side."""
     text = event.message[:HEAD_CHARS]
+    if "No such file or directory" not in text and not _NO_ROUTE.search(text):
+        return False  # most errors say neither: their requests are not read
     requests = [m.group(1) for m in _REQUEST.finditer(text)]
     if not requests or _NOT_ONLY_MISSING.search(text):
         return False
@@ -143,15 +145,19 @@ def answered_missing(errors: list[LogEvent], others: list[LogEvent]) -> set[int]
     """The errors (by `id`) saying a thing is not found whose request an access log answered 404 or 410
     within `ANSWER_SECONDS` after, its path naming a value the error names (`sku=DISCONTINUED-1182`, then
     `GET /p/DISCONTINUED-1182 ... 404`): a client asked for what is not there, nothing to act on."""
+    missing = [e for e in errors if _SAYS_MISSING.search(first_line(e.message)[:HEAD_CHARS])]
+    if not missing:
+        return set()
     answers = [(event.time, m.group(1).lower()) for event in others
-               if (m := _ANSWERED_GONE.search(first_line(event.message)[:HEAD_CHARS]))]
+               if (" 404 " in event.message or " 410 " in event.message)
+               and (m := _ANSWERED_GONE.search(first_line(event.message)[:HEAD_CHARS]))]
     if not answers:
         return set()
     window = timedelta(seconds=ANSWER_SECONDS)
     found = set()
-    for event in errors:
+    for event in missing:
         head = first_line(event.message)[:HEAD_CHARS]
-        if not _SAYS_MISSING.search(head) or _NOT_ONLY_MISSING.search(head):
+        if _NOT_ONLY_MISSING.search(head):
             continue
         said = {n.split(":", 1)[1] for n in named_things(event) if n.startswith(("res:", "id:", "path:"))}
         said = {v for v in said if len(v) >= 6}
@@ -173,7 +179,7 @@ def cancelled(event: LogEvent) -> bool:
 
 def _head(message: str) -> str:
     """A message's first line, past a category header on a line of its own (`_CATEGORY_LINE`)."""
-    lines = [line for line in message.splitlines() if line.strip()]
+    lines = [line for line in message[:600].splitlines()[:3] if line.strip()]
     return lines[1].strip() if len(lines) > 1 and _CATEGORY_LINE.match(lines[0]) else first_line(message)
 
 
