@@ -22,7 +22,7 @@ from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
-from pipeline.incidents.recovery import cancelled, recovered
+from pipeline.incidents.recovery import answered_missing, cancelled, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
@@ -139,6 +139,7 @@ class Incidents:
             healed = recovered(opening, context, self.burst_minutes)
             # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
             healed.update(id(item) for item in opening if cancelled(item))
+            healed.update(answered_missing(opening, context))  # or asked for what is not there, answered 404
             if healed:
                 context.extend(item for item in opening if id(item) in healed)
                 opening = [item for item in opening if id(item) not in healed]

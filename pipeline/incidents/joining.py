@@ -152,6 +152,7 @@ class Joiner:
         kept.services |= gone.services
         kept.clauses |= gone.clauses
         kept.texts |= gone.texts
+        kept.relayed |= gone.relayed
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
@@ -194,6 +195,7 @@ class Joiner:
                     wording = self._wording(event)
                     candidate.clauses.update(wording.clauses)
                     candidate.texts.add(wording.text)
+                    candidate.relayed.update(wording.relayed)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(outage.masked_line(event))
         if candidate is not None:

@@ -60,11 +60,19 @@ _HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
-_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)['"`]""")
+# (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
+_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
 _KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
 # a mail address (`<ana@example.org>`, `'ana@example.org'`): the message or account a failure was about,
 # named alike by the sender that failed and the relay that refused it
 _MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++)(?![\w@-])")
+_HOST_KEY = re.compile(r"^(?:host|hostname|server_name|server\.address|peer)$", re.I)
+# a process id a writer's lines name with a space (uWSGI's `worker 3 (pid: 19, try: 1)`, `worker 3 (pid: 19) died`)
+_PID = re.compile(r"\bpid:\s+(\d+)\b", re.I)
+# klog's object references (`pod="ns/name"`, an Event's `object="ns/name"`): the pod a kubelet's or a
+# controller's line is about; it speaks for that pod's service
+_OBJECT_KEYS = frozenset({"pod", "object"})
+_OBJECT_REF = re.compile(r"\b(?:pod|object)=\\*\"([a-z0-9][\w.-]*)/([a-z0-9][\w.-]*)\\*\"")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
 _LONG_WORD = re.compile(r"\S{160,}")
@@ -176,6 +184,7 @@ _WARN_CAUSE = re.compile(
 # an error's own wording (`Wording`): the clause after its last `: ` (`sorry, too many clients already`),
 # as words (those holding a digit and level words left out), at least WORDING_WORDS of them
 WORDING_WORDS = 5
+RELAYED_WORDS = 8  # a clause two clients both relay, the server not in the log: longer, to be no common phrase
 WORDING_CHARS = 1_500
 MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
@@ -236,6 +245,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
         names.append(f"hp:{host}:{port}")
         if not host[0].isdigit():
             names.extend(_service_named(host))
+    names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
@@ -257,6 +267,14 @@ def named_things(event: LogEvent) -> frozenset[str]:
         key, value = match.group(1), match.group(2).rstrip(".,;:")
         if _ID_KEY.search(key):
             names.append(f"id:{value}")
+        elif _HOST_KEY.search(key) and "." in value and not _IP.search(value) and value.lower() != (event.host or "").lower():
+            # `host=api.partner.example`: the host a call went to, as a URL to it names it
+            names.append(f"host:{value.lower().rstrip('.')}")
+            names.extend(_service_named(value))
+        elif key.lower() in _OBJECT_KEYS and value.count("/") == 1:
+            # klog's object reference `pod="platform/notifications-6f9d7c-k2x8p"` (namespace/name): the line is
+            # about that pod, whose service its callers name (`notifications.platform.svc...`)
+            names.extend(_service_named(value.split("/")[1]))
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value):
             names.append(f"res:{value.lower()}")
     for match in _COMPOUND.finditer(text_no_urls):
@@ -281,7 +299,8 @@ def writer_names(event: LogEvent, things: list[str]) -> list[str]:
     its writer's identities (a caller's error naming one ties to it), `of:service|identity`, and
     `by:service|named` for each service it names (`side` reads them)."""
     service = event.service.lower()
-    mine = identities(event)
+    # a line about a pod (klog's `pod="ns/name"`) speaks for it: its callers are callers of this writer
+    mine = identities(event) | {bare(m.group(2)) for m in _OBJECT_REF.finditer(event.message[:HEAD_CHARS])}
     return [*(IS + i for i in mine), *(f"{OF}{service}|{i}" for i in mine),
             *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED))]
 
@@ -420,6 +439,9 @@ def said_by(event: LogEvent) -> str:
     for key, value in event.fields.items():
         if isinstance(value, str) and len(parts) < 12 and _ERROR_KEY.search(key):
             parts.append(value[:HEAD_CHARS // 2])
+        elif isinstance(value, dict) and _ERROR_KEY.search(key):
+            # an error object's own fields (pino's `"err": {"url": "http://billing.payments:3000/charges"}`)
+            parts.extend(f"{k}={v[:HEAD_CHARS // 2]}" for k, v in list(value.items())[:6] if isinstance(v, str))
     if event.stack:
         parts.extend(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
     return "\n".join(parts)
@@ -440,6 +462,10 @@ class Wording:
 
     clauses: frozenset[str]
     text: str
+    # the long clauses (RELAYED_WORDS or more) its message's lines and its stack's exception lines end with:
+    # a third party's words two clients relay alike (`No active warehouse selected in the current session...`
+    # after dbt's `000606 (57P03): ` and after the JDBC driver's `SnowflakeSQLException: `)
+    relayed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, event: LogEvent) -> "Wording":
@@ -450,9 +476,17 @@ class Wording:
             clause = _as_words(head.rsplit(": ", 1)[-1])
             if clause.count(" ") + 1 >= WORDING_WORDS and clause not in _ERRNO_WORDS:
                 clauses.add(clause)
-        return cls(frozenset(clauses), f" {_as_words(said_by(event)[:WORDING_CHARS])} ")
+        said = said_by(event)[:WORDING_CHARS]
+        relayed = set()
+        # (and a record's first continuation lines that are no frames: dbt's indented `000606 (57P03): ...`)
+        more = [ln for ln in (event.stack or "")[:HEAD_CHARS].splitlines()[:4] if not _FRAME.match(ln)]
+        for line in [ln for ln in [*said.splitlines(), *more] if ": " in ln][:16]:
+            clause = _as_words(line.rsplit(": ", 1)[-1])
+            if clause.count(" ") + 1 >= RELAYED_WORDS:
+                relayed.add(clause)
+        return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed))
 
-    def relays(self, clauses: set[str], texts: set[str]) -> bool:
+    def relays(self, clauses: set[str], texts: set[str], relayed: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether this error says one of an incident's errors' `clauses` word for word, or one of its
         `texts` says this error's clause: a server's error its client relays, either way round."""
         # a relay says more than what it relays: the server's own line is its clause alone (PostgreSQL's
@@ -461,7 +495,9 @@ class Wording:
         alone = {t.strip() for t in texts}
         mine = self.text.strip()
         return (any(f" {c} " in self.text for c in clauses if c in alone and c != mine)
-                or (mine in self.clauses and any(f" {mine} " in t and t.strip() != mine for t in texts)))
+                or (mine in self.clauses and any(f" {mine} " in t and t.strip() != mine for t in texts))
+                # or both relay a third party's long clause, each in its own words (not the same whole line)
+                or (bool(self.relayed & relayed) and mine not in alone))
 
 
 def _as_words(text: str) -> str:
@@ -532,7 +568,15 @@ def rank(event: LogEvent) -> int:
         return SYMPTOM
     if _CAUSE.search(text):
         return CAUSE
-    return SYMPTOM if _REACTION.search(text) else NEUTRAL
+    if _REACTION.search(text):
+        return SYMPTOM
+    if event.stack and not event.exception:
+        # a line that says only what failed (`list invoices failed`) and whose traceback ends with why
+        # (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`): the stack's exception lines
+        raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
+        if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
+            return CAUSE
+    return NEUTRAL
 
 
 @dataclass(frozen=True)
@@ -614,6 +658,7 @@ class Candidate:
     # what its errors read in this batch said (`Wording`): their clauses and their texts
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
+    relayed: set[str] = field(default_factory=set)
 
     def near(self, moment: datetime, minutes: float) -> bool:
         first, last = parse_iso(self.first), parse_iso(self.last)
@@ -642,7 +687,7 @@ class Candidate:
                       and n[len(SERVICE_NAMED):] not in mine)
         shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
         if not shared and wording is not None and not any(n.startswith(ADDRESSES) for n in names) \
-                and not self.distinct(names) and wording.relays(self.clauses, self.texts):
+                and not self.distinct(names) and wording.relays(self.clauses, self.texts, self.relayed):
             # the same failure in the same words (a callee's error text, relayed by a caller that names no
             # address); an error that names where it went is tied by that address or not at all (two
             # databases refusing alike are two failures)
