@@ -680,6 +680,13 @@ def read_log(path: Path, **parsing) -> list:
     return items
 
 
+def read_lines(tmp_path: Path, lines: list[str]) -> list:
+    """`read_log` of a file `app.log` holding `lines`, each ended by a newline."""
+    path = tmp_path / "app.log"
+    path.write_text("\n".join(lines) + "\n")
+    return read_log(path)
+
+
 def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=timezone.utc)
 

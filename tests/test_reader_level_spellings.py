@@ -7,13 +7,8 @@ the manner of those loggers' documented formats (no third-party text)."""
 from __future__ import annotations
 
 from pipeline.ingest.levels import leading_level, normalize_level
-from tests.support import read_log as read
+from tests.support import read_lines as _write
 
-
-def _write(tmp_path, lines: list[str]) -> list:
-    path = tmp_path / "app.log"
-    path.write_text("\n".join(lines) + "\n")
-    return read(path)
 
 
 def test_a_level_word_that_opens_a_line_is_its_level_not_the_words_after_it(tmp_path):

@@ -9,18 +9,12 @@ import json
 
 import pytest
 
-from tests.support import read_log as read, utc
+from tests.support import read_lines as _write, read_log as read, utc
 
 LEVELS = ["INFO", "WARN", "ERROR", "INFO", "DEBUG", "INFO"]
 MESSAGES = ["worker pool started size=4", "slow query took 812 ms on table orders",
             "connection refused to db.internal:5432", "request completed in 12 ms",
             "cache lookup key=user:7 hit=true", "checkpoint written to /var/lib/app/7.snap"]
-
-
-def _write(tmp_path, lines):
-    path = tmp_path / "app.log"
-    path.write_text("\n".join(lines) + "\n")
-    return read(path)
 
 
 def _lines(make):

@@ -4,13 +4,8 @@ TAI64N labels, a file whose lines write their dates in several spellings. The li
 in the manner of those loggers' documented formats (no third-party text)."""
 from __future__ import annotations
 
-from tests.support import read_log as read, utc
+from tests.support import read_lines as _write, utc
 
-
-def _write(tmp_path, lines: list[str]) -> list:
-    path = tmp_path / "app.log"
-    path.write_text("\n".join(lines) + "\n")
-    return read(path)
 
 
 def test_monologs_channel_dot_level_is_the_level_and_the_channel_the_service(tmp_path):
