@@ -9,7 +9,7 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from pipeline.incidents import outage
+from pipeline.incidents import leading, line_names, outage
 from pipeline.ingest.reading import Parsing, record_joiner
 from pipeline.state import LogEvent
 from pipeline.unattended.file_ingest import ingest_file
@@ -122,26 +122,26 @@ def test_a_warn_naming_nothing_the_errors_name_does_not_lead(engine):
 def test_errors_name_what_their_fields_and_their_stacks_exception_lines_name():
     go = _event(1, 0, "payments", "charge failed", err='Post "https://partner-gw.pay.example/v1/charge": dial tcp: '
                 'lookup partner-gw.pay.example on 10.96.0.10:53: i/o timeout', logger="payments")
-    assert {"res:partner-gw.pay.example", "hp:10.96.0.10:53"} <= outage.named_things(go)
+    assert {"res:partner-gw.pay.example", "hp:10.96.0.10:53"} <= line_names.named_things(go)
     py = LogEvent(event_id="p", time=T0, service="worker", level="ERROR", message="sync_inventory failed",
                   stack='Traceback (most recent call last):\n  File "/app/sync.py", line 41, in sync\n'
                         'psycopg2.OperationalError: connection to server at "db" (172.18.0.3), port 5432 failed: '
                         'Connection refused\n\tIs the server running on that host?')
-    assert {"hp:db:5432", "hp:172.18.0.3:5432"} <= outage.named_things(py)
+    assert {"hp:db:5432", "hp:172.18.0.3:5432"} <= line_names.named_things(py)
     java = LogEvent(event_id="j", time=T0, service="api", level="ERROR", message="GET /api/orders failed",
                     stack="org.x.CannotCreateTransactionException: no tx\n\tat org.x.Tx.begin(Tx.java:1)\n"
                           "Caused by: org.postgresql.util.PSQLException: Connection to db:5432 refused.")
-    assert "hp:db:5432" in outage.named_things(java)
+    assert "hp:db:5432" in line_names.named_things(java)
     plain = _event(2, 0, "indexer", "bulk index failed: dial tcp 10.0.4.2:9200: connect: connection refused")
-    assert "hp:10.0.4.2:9200" in outage.named_things(plain)
+    assert "hp:10.0.4.2:9200" in line_names.named_things(plain)
 
 
 def test_a_refusal_with_its_retry_plan_is_the_cause_a_bare_retry_a_symptom():
     said = _event(1, 0, "indexer", "bulk index failed: dial tcp 10.0.4.2:9200: connect: connection refused;"
                   " retrying in 1s (attempt 1/5)")
-    assert outage.rank(said) == outage.CAUSE
-    assert outage.rank(_event(2, 0, "indexer", "bulk index failed; retrying in 2s (attempt 2/5)")) == outage.SYMPTOM
-    assert outage.rank(_event(3, 0, "web", "GET /x timed out after connection refused")) == outage.SYMPTOM
+    assert leading.rank(said) == leading.CAUSE
+    assert leading.rank(_event(2, 0, "indexer", "bulk index failed; retrying in 2s (attempt 2/5)")) == leading.SYMPTOM
+    assert leading.rank(_event(3, 0, "web", "GET /x timed out after connection refused")) == leading.SYMPTOM
 
 
 def test_a_dumps_lines_are_read_by_their_shape_and_errors_are_not():

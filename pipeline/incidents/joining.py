@@ -1,6 +1,7 @@
-"""Outage correlation inside one stored batch (CONTRACT §2, the rules in `outage.py`): which open
-incident an error that no incident of its pattern takes joins, the names the batch's errors add
-to their incidents, and each touched incident's leader.
+"""Outage correlation inside one stored batch (CONTRACT §2, the rules in `outage.py`, the names
+in `line_names.py`, the leader in `leading.py`): which open incident an error that no incident of
+its pattern takes joins, the names the batch's errors add to their incidents, and each touched
+incident's leader.
 
 A joiner lives for one batch, inside the batch's transaction: what it reads (the open incidents
 holding a name, their names and services, their leaders) and what it writes (names as members,
@@ -15,8 +16,9 @@ from datetime import timedelta
 from typing import Any
 
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import correlation, outage
-from pipeline.incidents.outage import Candidate, Leader
+from pipeline.incidents import correlation, leading, line_names, outage
+from pipeline.incidents.leading import Leader
+from pipeline.incidents.outage import Candidate
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
 from pipeline.store.sql import Connection
@@ -61,7 +63,7 @@ class Joiner:
         if outage.is_dump(event.message) or outage.is_part(event):
             # a dump's line, or a line with neither level nor time of its own written with its
             # component's error (a banner's lines, compose's exit line): one record of that error
-            comp = outage.component(event)
+            comp = line_names.component(event)
             self._load([comp])
             fold = timedelta(seconds=outage.FOLD_SECONDS)
             for candidate in sorted(self.candidates.values(), key=lambda c: c.last, reverse=True):
@@ -70,7 +72,7 @@ class Joiner:
                     return candidate.incident_id, candidate.fingerprint, FOLD
         if self.minutes <= 0:
             return None
-        names, said = outage.named_things(event), outage.words(event)
+        names, said = line_names.named_things(event), line_names.words(event)
         self._load(self._members(event, names, said))
         wording = self._wording(event) if any(c.texts for c in self.candidates.values()) else None
         tied: list[tuple[int, str, str]] = []
@@ -100,11 +102,11 @@ class Joiner:
 
     def merge_tied(self, event: LogEvent, incident: str) -> None:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
-        error its pattern's template does not hold (`outage.carries_error_fields`): another incident the
+        error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
         batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
-        if self.minutes <= 0 or not self.mergeable(incident) or not outage.carries_error_fields(event):
+        if self.minutes <= 0 or not self.mergeable(incident) or not line_names.carries_error_fields(event):
             return
-        names, said = self._named_things(event), outage.words(event)
+        names, said = self._named_things(event), line_names.words(event)
         self._load(self._members(event, names, said))
         tied = [c.incident_id for c in self.candidates.values()
                 if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
@@ -121,17 +123,17 @@ class Joiner:
         return wording
 
     def _named_things(self, event: LogEvent) -> frozenset[str]:
-        """`outage.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
+        """`line_names.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
         if self._last_named[0] is not event:
-            self._last_named = (event, outage.named_things(event))
+            self._last_named = (event, line_names.named_things(event))
         return self._last_named[1]
 
     @staticmethod
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
         """What to look open incidents up by for an error: its names, words, and what it is called."""
-        return [*names, outage.SERVICE_NAMED + event.service.lower(), *said,
-                *(outage.SERVICE_NAMED + i for i in outage.identities(event)),
-                *(outage.IS + n[len(outage.SERVICE_NAMED):] for n in names if n.startswith(outage.SERVICE_NAMED))]
+        return [*names, line_names.SERVICE_NAMED + event.service.lower(), *said,
+                *(line_names.SERVICE_NAMED + i for i in line_names.identities(event)),
+                *(line_names.IS + n[len(line_names.SERVICE_NAMED):] for n in names if n.startswith(line_names.SERVICE_NAMED))]
 
     def mergeable(self, incident: str) -> bool:
         """Whether `incident` may be merged with another by the batch: it opened in it, as no recurrence."""
@@ -182,11 +184,11 @@ class Joiner:
             candidate = self.candidates[incident] = Candidate(incident, pattern, moment, moment, set(), set())
         # (and from a structured error whose pattern's first did not say what it says: one message,
         # `get session failed`, carrying each time another `err` the pattern's template never sees)
-        if opened or how is not None or first_of_pattern or outage.carries_error_fields(event):
+        if opened or how is not None or first_of_pattern or line_names.carries_error_fields(event):
             # a dump's line names its component only (its register names are no resource)
             named = self._named_things(event) if how != FOLD else frozenset()
-            things = sorted(named)[:outage.MAX_NAMES]
-            names = [*things, outage.component(event), *outage.writer_names(event, things)]
+            things = sorted(named)[:line_names.MAX_NAMES]
+            names = [*things, line_names.component(event), *line_names.writer_names(event, things)]
             for name in names:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
@@ -197,9 +199,9 @@ class Joiner:
                     candidate.texts.add(wording.text)
                     candidate.relayed.update(wording.relayed)
             if how != FOLD:
-                self.lines.setdefault(incident, set()).add(outage.masked_line(event))
+                self.lines.setdefault(incident, set()).add(line_names.masked_line(event))
         if candidate is not None:
-            comp = outage.component(event)
+            comp = line_names.component(event)
             if comp not in candidate.recent or event.time > candidate.recent[comp]:
                 candidate.recent[comp] = event.time
             candidate.services.add(event.service)
@@ -239,7 +241,7 @@ class Joiner:
                 best = min(options, key=lambda leader: leader.ranked(names))
                 # the reviewer is told of the calls when they decided (a caller's error came first otherwise)
                 decided = best is not min(options, key=Leader.key)
-                best = replace(best, side=outage.CALLEE if decided else outage.BETWEEN)
+                best = replace(best, side=leading.CALLEE if decided else leading.BETWEEN)
             if before is None or best.as_json() != before:
                 chosen[incident] = best.as_json()
         outage_rows.set_leaders(self.conn, chosen)
@@ -261,7 +263,7 @@ class Joiner:
         it names the same destination or resource (host:port, URL host, resource name) as the
         errors; or it carries a known error signature and is tied to them (the WARN that would have
         joined the incident, had it been read after the incident's first error); or it is the called
-        service's (`outage.side`: the incident's other errors name its writer, whose errors are there). Its rank is its own words': a warning of slowness leads only errors that are all
+        service's (`leading.side`: the incident's other errors name its writer, whose errors are there). Its rank is its own words': a warning of slowness leads only errors that are all
         symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
         read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
@@ -270,7 +272,7 @@ class Joiner:
             first = parse_iso(candidate.first) if candidate is not None else None
             if candidate is None or first is None:
                 continue
-            strong = {n for n in candidate.names if n.startswith(outage.DISTINCT)}
+            strong = {n for n in candidate.names if n.startswith(line_names.DISTINCT)}
             for event, signed in self.warnings:
                 # before the incident's first error, or its own service's first there (a callee's warning
                 # leads its errors, written after a caller's first)
@@ -279,21 +281,21 @@ class Joiner:
                 if not (until - window <= event.time <= until):
                     continue
                 if id(event) not in read:  # its names, read once, only when it is near an incident
-                    read[id(event)] = (outage.named_things(event), outage.words(event), outage.states_cause(event),
-                                       outage.masked_line(event))
+                    read[id(event)] = (line_names.named_things(event), line_names.words(event), leading.states_cause(event),
+                                       line_names.masked_line(event))
                 names, said, states, line = read[id(event)]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
                         # the resource it names, named by the errors as a word (`resourceName="ephemeral-storage"`
                         # before `The node was low on resource: ephemeral-storage`)
-                        or outage.values(names, ("res:",)) & outage.values(candidate.names, ("res:", outage.SERVICE_NAMED))
+                        or line_names.values(names, ("res:",)) & line_names.values(candidate.names, ("res:", line_names.SERVICE_NAMED))
                         # the called service's own warning before its errors: its callers' errors name it
-                        or outage.component(event) in candidate.names
-                        and outage.side(event.service, candidate.names) == outage.CALLEE
-                        or (states or signed) and (outage.component(event) in candidate.names and states
+                        or line_names.component(event) in candidate.names
+                        and leading.side(event.service, candidate.names) == leading.CALLEE
+                        or (states or signed) and (line_names.component(event) in candidate.names and states
                                                    or candidate.ties(event, names, said))):
                     continue
-                self._offer(incident, Leader.of(event, outage.WARNED + correlation.fingerprint(event)))
+                self._offer(incident, Leader.of(event, leading.WARNED + correlation.fingerprint(event)))
 
     def _load(self, members: list[str]) -> None:
         new = [m for m in dict.fromkeys(members) if m not in self.asked]

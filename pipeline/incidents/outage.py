@@ -1,23 +1,20 @@
-"""One outage, one incident (CONTRACT §2): what an error line names, whether it is one line of a
-dump, and which of an incident's errors is its leader.
+"""One outage, one incident (CONTRACT §2): what ties an error to an open incident of the same
+outage (`Candidate.ties`), and whether a line is one line of a dump.
 
 An error that would open an incident joins instead an open incident whose errors were written
-within the burst window of it (`INCIDENTIQ_BURST_MINUTES`) and that shares a *named thing* with it:
-the same host:port, URL host or path, dotted or slashed resource name, quoted or `key=value`
-resource, trace or request id, mail address, exception chain; or a service one of them names (the timeouts of
-`web` that say `orders-service` join the refusal `orders-service` logged). Two errors at the same
-moment that name nothing in common stay apart. The names are shapes, not words of any log.
-Errors of one service also tie by what identifies their failure (an errno, a qualified exception
-class, an operation family past any route: `SAME_SERVICE`), never when they name different
-destinations or resources (`Candidate.ties`).
+within the burst window of it (`INCIDENTIQ_BURST_MINUTES`) and that shares a *named thing* with it
+(`line_names.py`): the same host:port, URL host or path, resource, trace or request id, mail
+address, exception chain; or a service one of them names (the timeouts of `web` that say
+`orders-service` join the refusal `orders-service` logged). Two errors at the same moment that name
+nothing in common stay apart. Errors of one service also tie by what identifies their failure (an
+errno, a qualified exception class, an operation family past any route), never when they name
+different destinations or resources; and a server's error ties to the client relaying it in its
+own words (`Wording`).
 
 A line of a dump (`r24=0x… r25=0x…`, `i-fetch......0`, `address: 0x1f`) written by the same
 component (service and host) within FOLD_SECONDS of that component's error is part of that error's
 record: it joins the error's incident and counts toward its pattern, not one incident per line.
-
-The leader is the incident's earliest error on the cause side: an error that names a cause (a
-refusal, an exhausted pool, an expired certificate, a kill, no space...) before one that names
-nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest of its class.
+Which of an incident's errors leads it is `leading.py`'s to decide.
 """
 from __future__ import annotations
 
@@ -26,117 +23,17 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
-from pipeline.clock import iso, parse_iso
+from pipeline.clock import parse_iso
+from pipeline.incidents.leading import NEUTRAL, answered_5xx, rank
+from pipeline.incidents.line_names import (
+    ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
+    component, first_line, identities, said_by,
+)
 from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
 FOLD_SECONDS = 2.0  # a dump's lines are written together
-HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
-MAX_NAMES = 24  # names kept of one event
-COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
-SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
-# names that tie errors of one service only (the service is part of the name): its operation family (the
-# first words of its masked line), an errno it failed with, an exception class it raised; they never tie
-# two errors that name different destinations or resources (`Candidate.ties`)
-FAMILY, ERRNO, CLASS = "fam:", "err:", "cls:"
-SAME_SERVICE = (FAMILY, ERRNO, CLASS)
-FAMILY_WORDS = 3
-# the kinds of name that tell two failures apart: an error naming one destination or resource is
-# not the same failure as one naming another (when neither names the other's)
-DISTINCT = ("hp:", "host:", "res:")
-ADDRESSES = ("hp:", "host:")  # where an error went: a host:port, a URL's host
-LABEL = "lbl:"  # a field label and its value a writer wrote (`pid:24`): ties that writer's errors only
-WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
-# what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
-# `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
-IS, OF, BY = "is:", "of:", "by:"
-
-# possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
-# one pass, not one a character
-# (a sentence's full stop may end it: `Error 111 connecting to broker:6379.`; a version's dot may not)
-_HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?!\w|\.\w|:(?!\s|$))")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
-_PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
-_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
-# (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
-_QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
-_KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
-# a mail address (`<ana@example.org>`, `'ana@example.org'`): the message or account a failure was about,
-# named alike by the sender that failed and the relay that refused it
-_MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A-Za-z0-9-]++)++)(?![\w@-])")
-_HOST_KEY = re.compile(r"^(?:host|hostname|server_name|server\.address|peer)$", re.I)
-# a process id a writer's lines name with a space (uWSGI's `worker 3 (pid: 19, try: 1)`, `worker 3 (pid: 19) died`)
-_PID = re.compile(r"\bpid:\s+(\d+)\b", re.I)
-# klog's object references (`pod="ns/name"`, an Event's `object="ns/name"`): the pod a kubelet's or a
-# controller's line is about; it speaks for that pod's service
-_OBJECT_KEYS = frozenset({"pod", "object"})
-_OBJECT_REF = re.compile(r"\b(?:pod|object)=\\*\"([a-z0-9][\w.-]*)/([a-z0-9][\w.-]*)\\*\"")
-_ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
-_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
-_LONG_WORD = re.compile(r"\S{160,}")
-_FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
-_INSTANCE = re.compile(r"[-_]\d+$")
-# a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
-# DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
-# no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
-_POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
-_IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
-_NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
-_WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
-_CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
-# a qualified class (a logger column's `o.s.b.SpringApplication`, `c.s.intake.OrderPublisher`, an exception):
-# lower-case packages, a capitalised last name; the class that logged or raised, no resource a failure is about
-_CLASS_NAME = re.compile(r"(?:[a-z_][\w]*\.)+[A-Z][A-Za-z0-9_$]*[a-z][A-Za-z0-9_$]*")
-_VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
-_HTTP_STATUS = range(100, 600)
-# a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
-_HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w.-]*)["']?(?: \(([\d.]+|[0-9a-f:]+)\))?,? port (\d{2,5})\b""",
-                              re.I)
-# a host and its port as keyword arguments or fields: urllib3's `HTTPConnectionPool(host='billing', port=8080)`
-# (Python's repr of its arguments), logfmt's `host=db port=5432`
-_HOST_KW_PORT = re.compile(r"""\bhost\s*[=:]\s*["']?([A-Za-z0-9][\w.-]*)["']?[,;]?\s+port\s*[=:]\s*["']?(\d{2,5})\b""", re.I)
-# a gRPC method's full name, as the protocol spells it (`/{package}.{Service}/{Method}`,
-# grpc/doc/PROTOCOL-HTTP2.md): its package's first segment is the called service's name
-_GRPC_METHOD = re.compile(r"(?<![\w/.])/([a-z_][a-z0-9_]*)(?:\.[A-Za-z_]\w*)*\.[A-Z]\w*/[A-Z]\w*\b")
-# structured fields that name the service called (OpenTelemetry's semantic conventions: `peer.service`,
-# `rpc.service`, `server.address`, `net.peer.name`, `destination.address`)
-_PEER_KEY = re.compile(r"(?:^|[._])(?:peer\.service|rpc\.service|server\.address|net\.peer\.name|"
-                       r"destination\.(?:address|domain))$", re.I)
-_NAME_VALUE = re.compile(r"[A-Za-z][\w.-]{1,200}$")
-# structured fields that carry an error or where it went (their last key segment): `err`, `error.message`
-_ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|method|"
-                        r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
-# a stack's exception lines: Java's `Caused by: x.Y: msg`, a traceback's `pkg.Error: msg`
-_STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Exception|Error|Fault)\b:? .*$"
-                          # a traceback's last line names its class qualified, whatever it ends in
-                          # (`psycopg2.errors.DiskFull: could not extend file ...`)
-                          r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
-# an errno a line failed with: its symbol (Node's and Go's `EMFILE`, `ECONNREFUSED`) or the C library's text
-# for it (`Too many open files`, PostgreSQL's %m), both read from the platform's own errno table
-# (not EPERM and EINVAL: "operation not permitted" and "invalid argument" say a call was refused or
-# misused, not which resource failed)
-_VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
-_ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
-               if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
-_ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
-# errnos of a resource the host's services share (a filesystem full or over quota, the system's file table
-# full), not a process's own (EMFILE is one process's descriptors)
-HOST_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "ENFILE"})
-_ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
-_LOWER_WORD = re.compile(r"[a-z0-9]+")
-# each text filed under its first two words: a line's own word pairs say which texts can be in it
-_ERRNO_BY_PAIR: dict[tuple[str, ...], list[str]] = {}
-for _text in _ERRNO_TEXT:
-    _ERRNO_BY_PAIR.setdefault(tuple(_LOWER_WORD.findall(_text)[:2]), []).append(_text)
-# what a line's operation family leaves out: quoted values and mail addresses (a word holding a
-# digit is left out where the family is read)
-_VALUES = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]*\'(?!\w)|\S+@\S+')
-_QUALIFIED_CLASS = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z][\w$]*)\b")
-_GENERIC_PACKAGE = re.compile(r"^(?:java\.lang|builtins|System|kotlin)\.")
-_FAMILY_WORD = re.compile(r"(?<![\w/.-])[^\W\d_][\w/.-]*")
-_FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
@@ -154,33 +51,6 @@ _DUMP_LABEL = re.compile(r"^[A-Za-z][\w.()/-]*[:=]$")
 _DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?:(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]+(?:[:.](?:0x)?[0-9a-f]+)*"
                          r"|[0-9a-f]{8}|[0-9a-f]{16})[,;]?$", re.I)  # a machine word may hold no digit: ffffffff
 
-# what a line says about where it stands in a failure (lower-case, searched in the message's head)
-_SYMPTOM = re.compile(
-    r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
-    r"(?:status|code|http/\d(?:\.\d)?|returned|responded|response|error)\W{0,3}5\d\d\b|\b50[234]\b|"
-    r"circuit|slow|latency|degraded|failed to (?:call|fetch|reach)",
-    re.I)
-# what a component does about a failure (a retry, a back-off): a symptom only when the line names no
-# cause (`connection refused; retrying in 1s (attempt 1/5)` is the refusal, said by the one refused)
-_REACTION = re.compile(r"retry|retrying|retries|backoff|back-off|trying again|giving up", re.I)
-_CAUSE = re.compile(
-    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
-    r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
-    r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
-    r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
-    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
-    r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
-    r"lost connection",
-    re.I)
-# what a WARN must say to lead (it opens nothing): the cause's own failure, not a word of it
-# (`HikariPool-1 - Thread starvation...` names a pool, it states no failure)
-_WARN_CAUSE = re.compile(
-    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|"
-    r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
-    r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
-    r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
-    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable",
-    re.I)
 # an error's own wording (`Wording`): the clause after its last `: ` (`sorry, too many clients already`),
 # as words (those holding a digit and level words left out), at least WORDING_WORDS of them
 WORDING_WORDS = 5
@@ -190,267 +60,6 @@ MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one bat
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
 _LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
                           "notice", "severe", "level"})
-CAUSE, NEUTRAL, SYMPTOM = 0, 1, 2
-_RANKS = ("cause", "neutral", "symptom")
-
-
-def first_line(message: str) -> str:
-    return next((line for line in message.splitlines() if line.strip()), "")
-
-
-def named_things(event: LogEvent) -> frozenset[str]:
-    """What an error line names that another line of the same failure may name too: `hp:`
-    host:port, `host:` a URL's host, `path:` a URL or route path (its variable segments dropped),
-    `file:` a file's path on the line's host,
-    `lbl:` a field label and its value (`pid:24`) of the line's writer,
-    `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
-    chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
-    # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
-    # hostile lines (their backtracking grows with a word's length)
-    text = _LONG_WORD.sub(" ", said_by(event)[:HEAD_CHARS * 2])
-    names: list[str] = []
-    for match in _HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
-        for host in (match.group(1), match.group(2)):
-            if host:
-                names.append(f"hp:{host.lower()}:{match.group(3)}")
-        if not match.group(1)[0].isdigit():  # the host a service names, as for `db:5432`
-            names.extend(_service_named(match.group(1)))
-    for match in _HOST_KW_PORT.finditer(text):  # `HTTPConnectionPool(host='billing', port=8080)`
-        names.append(f"hp:{match.group(1).lower()}:{match.group(2)}")
-        if not match.group(1)[0].isdigit():
-            names.extend(_service_named(match.group(1)))
-    for match in _GRPC_METHOD.finditer(text):  # `/inventory.v1.Inventory/Reserve`
-        names.extend(_service_named(match.group(1)))
-    for key, value in event.fields.items():
-        if isinstance(value, str) and _PEER_KEY.search(key) and _NAME_VALUE.match(value) and not _IP.search(value):
-            names.extend(_service_named(value))
-    if event.trace_id:
-        names.append(f"id:{event.trace_id}")
-    for match in _URL.finditer(text):
-        host, port, path = match.group(1).lower(), match.group(2), match.group(3)
-        names.append(f"hp:{host}:{port}" if port else f"host:{host}")
-        if not host[0].isdigit() and not host.startswith("["):
-            names.extend(_service_named(host))
-        if path and (route := _route(path)):
-            names.append(f"path:{route}")
-    text_no_urls = _URL.sub(" ", text)
-    for match in _HOST_PORT.finditer(text_no_urls):
-        host, port = match.group(1).lower(), int(match.group(2))
-        if port in _HTTP_STATUS and "." not in host and not host.isdigit():
-            continue  # status:503, not a host
-        if _is_label(host, text_no_urls[:match.start()]):
-            # `(pid:24)`, `[size:50; busy:50]`, `Manager:450`: a field or a line number, its writer's own
-            names.append(f"{LABEL}{component(event)}|{host}:{port}")
-            continue
-        names.append(f"hp:{host}:{port}")
-        if not host[0].isdigit():
-            names.extend(_service_named(host))
-    names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
-    for match in _PATH.finditer(text_no_urls):
-        if route := _route(match.group(1)):
-            # a file (its last segment has an extension) is the host's own; a route is the service's
-            names.append(f"file:{event.host or ''}:{route}" if _FILE.search(route) else f"path:{route}")
-    # a stack frame's `at Object.writeSync (node:fs:927:3)`, `at com.shop.Repo.find(Repo.java:45)` names code, no
-    # resource a failure is about
-    for match in _DOTTED.finditer(_FRAME.sub(" ", text_no_urls)):
-        token = match.group(1).rstrip(".").lower()
-        if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
-            names.append(f"res:{token}")
-    for match in _QUOTED.finditer(text_no_urls):
-        if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
-            names.append(f"res:{match.group(1).lower()}")
-    for match in _MAIL.finditer(text_no_urls):
-        address = match.group(1).rstrip(".").lower()
-        if address.rsplit(".", 1)[-1].isalpha():  # a domain, not `user@10.0.3.11` (a connection's peer)
-            names.append(f"id:{address}")
-    for match in _KEY_VALUE.finditer(text):
-        key, value = match.group(1), match.group(2).rstrip(".,;:")
-        if _ID_KEY.search(key):
-            names.append(f"id:{value}")
-        elif _HOST_KEY.search(key) and "." in value and not _IP.search(value) and value.lower() != (event.host or "").lower():
-            # `host=api.partner.example`: the host a call went to, as a URL to it names it
-            names.append(f"host:{value.lower().rstrip('.')}")
-            names.extend(_service_named(value))
-        elif key.lower() in _OBJECT_KEYS and value.count("/") == 1:
-            # klog's object reference `pod="platform/notifications-6f9d7c-k2x8p"` (namespace/name): the line is
-            # about that pod, whose service its callers name (`notifications.platform.svc...`)
-            names.extend(_service_named(value.split("/")[1]))
-        elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value):
-            names.append(f"res:{value.lower()}")
-    for match in _COMPOUND.finditer(text_no_urls):
-        if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
-            names.append(SERVICE_NAMED + match.group(1).lower())
-    chain = _exception_chain(event)
-    if len(chain) >= 2:
-        names.append("exc:" + ">".join(chain))
-    names.extend(_same_service(event, text, chain))
-    # a writer naming itself (its own host:port, its pod's DNS name) names no other service
-    own = {SERVICE_NAMED + i for i in identities(event)}
-    return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
-
-
-def values(names: set[str] | frozenset[str], kinds: tuple[str, ...]) -> set[str]:
-    """The values of `names` of the given kinds, without their kind (`res:ephemeral-storage` → `ephemeral-storage`)."""
-    return {n.split(":", 1)[1] for n in names if n.startswith(kinds)}
-
-
-def writer_names(event: LogEvent, things: list[str]) -> list[str]:
-    """The names an error adds to its incident about who wrote it and whom it named: `is:` each of
-    its writer's identities (a caller's error naming one ties to it), `of:service|identity`, and
-    `by:service|named` for each service it names (`side` reads them)."""
-    service = event.service.lower()
-    # a line about a pod (klog's `pod="ns/name"`) speaks for it: its callers are callers of this writer
-    mine = identities(event) | {bare(m.group(2)) for m in _OBJECT_REF.finditer(event.message[:HEAD_CHARS])}
-    return [*(IS + i for i in mine), *(f"{OF}{service}|{i}" for i in mine),
-            *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED))]
-
-
-CALLEE, BETWEEN, CALLER = 0, 1, 2
-_SIDES = ("callee", "between", "caller")
-
-
-def side(service: str, names: set[str] | frozenset[str]) -> int:
-    """Where a service stands among an incident's writers (by its names, `writer_names`): CALLEE when
-    another writer's error names it and its own errors name none of the others (the failing end of
-    the calls), CALLER when it names another and none names it, BETWEEN otherwise (both, or neither)."""
-    svc = service.lower()
-    of_me, by_me = f"{OF}{svc}|", f"{BY}{svc}|"
-    mine: set[str] = set()
-    others: set[str] = set()
-    for n in names:
-        if n.startswith(OF):
-            (mine if n.startswith(of_me) else others).add(n.split("|", 1)[1])
-    others -= mine  # two services on one host: the host is no other writer
-    named = calls = False
-    for n in names:
-        if n.startswith(BY):
-            target = n.split("|", 1)[1]
-            if n.startswith(by_me):
-                calls = calls or target in others
-            else:
-                named = named or target in mine
-    if named != calls:
-        return CALLEE if named else CALLER
-    return BETWEEN
-
-
-def bare(name: str) -> str:
-    """A service's or host's name without what one instance of it adds: a domain
-    (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
-    replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
-    label = name.lower().split(".")[0]
-    return _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
-
-
-# A one-label name (no dot, no dash: not an IP, not `localhost`) before `:digits` is as often a
-# logger's field label with its value (`Worker (pid:24)`, `[size:50; busy:50]`, `UID:1000`, a Java
-# class and its line `Manager:450`) as a bare host (a compose service's `db:5432`). It is read as a
-# host only where a line writes an address: the line's (or a field value's) start, in quotes (Envoy's
-# `"checkout:8080"` upstream column), or after the word that leads an address in the clients' own
-# errors (pgjdbc `Connection to db:5432 refused`, redis-py `connecting to redis:6379`, Go `dial tcp
-# db:5432`, `from flagd:8013`, `upstream: api:8080`, `addr=db:5432`): the last part of that word.
-_ADDRESS_LEAD = frozenset({"to", "from", "at", "via", "tcp", "udp", "connect", "connecting", "dial",
-                           "dialing", "reach", "reaching", "host", "hostname", "server", "upstream", "peer",
-                           "remote", "endpoint", "address", "addr", "backend", "target", "proxy", "broker"})
-_LAST_WORD = re.compile(r"([A-Za-z0-9]+)[^\w\n]*$")
-
-
-def _is_label(host: str, before: str) -> bool:
-    """Whether `host:port` read at the end of `before` is a field label and its value, not an address."""
-    if "." in host or "-" in host or host == "localhost" or host[0].isdigit():
-        return False  # a dotted or dash-separated hostname, an IP, localhost: an address anywhere
-    line = before[before.rfind("\n") + 1:][-80:]
-    if not line.strip() or line[-1:] in "\"'":
-        return False  # a line or field value that starts with it, a quoted address
-    last = _LAST_WORD.search(line)
-    return not (last and last.group(1).lower() in _ADDRESS_LEAD and line[last.end(1):].strip() in ("", ":", "=", ":="))
-
-
-def _service_named(host: str) -> list[str]:
-    """The service names a host a line names stands for: its first label, and that label bare."""
-    label = host.lower().split(".")[0]
-    return list(dict.fromkeys((SERVICE_NAMED + label, SERVICE_NAMED + bare(label))))
-
-
-def identities(event: LogEvent) -> frozenset[str]:
-    """What others call the writer of a line (lower-case): its service and its host, each as written,
-    by its first label and bare (`bare`): the names a caller's error may name it by. A service read
-    from a logger column (a class name) is no such name; nor is an address."""
-    found: set[str] = set()
-    logger = event.fields.get("logger") == event.service
-    for raw, dotted in ((event.service, not logger), (event.host, True)):
-        if not raw or _IP.search(raw) or raw.lower() in _NOT_A_NAME:
-            continue
-        found.add(raw.lower())
-        if dotted:
-            found.update((raw.lower().split(".")[0], bare(raw)))
-    return frozenset(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME)
-
-
-def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
-    """The names that tie errors of the event's service only: its operation family (the first
-    FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
-    raised (qualified, not a language's generic ones)."""
-    service = event.service.lower()
-    names = []
-    # the line's own words, values left out (quoted, an address, any word holding a digit), read
-    # without masking the line again: the miner masked it once already (issue 37.2)
-    head = _VALUES.sub(" ", first_line(event.message)[:HEAD_CHARS])
-    # a route or method a line serves (`POST /api/v1/checkout failed: ...`) is every error of that
-    # operation, whatever broke: the family is in the words past it
-    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head)
-              if "/" not in w and not w.isupper() and not any(c.isdigit() for c in w)][:FAMILY_WORDS]
-    if len(family) == FAMILY_WORDS:
-        names.append(f"{FAMILY}{service}|{' '.join(family).lower()}")
-    codes = {c for c in _ERRNO_CODE.findall(text) if c in _ERRNO_CODES}
-    lowered = text.lower()
-    words = _LOWER_WORD.findall(lowered)
-    for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
-        codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
-    names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
-    if event.host and not _IP.search(event.host):
-        # a resource of the whole host (its disk, its file table): every service writing there meets it
-        names.extend(f"{ERRNO}@{event.host.lower()}|{code}" for code in sorted(codes & HOST_ERRNOS))
-    for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
-        if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
-            names.append(f"{CLASS}{service}|{cls}")
-    return names
-
-
-def masked_line(event: LogEvent) -> str:
-    """An event's first line with its variable parts masked: the same line logged again, at any
-    level, reads the same."""
-    from pipeline.incidents.correlation import template  # correlation imports nothing of this module
-
-    return template(first_line(event.message)[:HEAD_CHARS])
-
-
-def carries_error_fields(event: LogEvent) -> bool:
-    """Whether a line's structured fields carry its error or where it went (`said_by` reads them):
-    what its message's template does not hold."""
-    return any(isinstance(v, str) and _ERROR_KEY.search(k) for k, v in event.fields.items())
-
-
-def said_by(event: LogEvent) -> str:
-    """What an error line says of its failure: its message, the error its structured fields carry
-    (`err=...`, `"error": {...}`, a destination: `upstream`, `redis`...), and the exception lines of
-    its stack (`Caused by: ...: Connection to db:5432 refused`, a traceback's last line)."""
-    parts = [event.message[:HEAD_CHARS]]
-    for key, value in event.fields.items():
-        if isinstance(value, str) and len(parts) < 12 and _ERROR_KEY.search(key):
-            parts.append(value[:HEAD_CHARS // 2])
-        elif isinstance(value, dict) and _ERROR_KEY.search(key):
-            # an error object's own fields (pino's `"err": {"url": "http://billing.payments:3000/charges"}`)
-            parts.extend(f"{k}={v[:HEAD_CHARS // 2]}" for k, v in list(value.items())[:6] if isinstance(v, str))
-    if event.stack:
-        parts.extend(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
-    return "\n".join(parts)
-
-
-def words(event: LogEvent) -> frozenset[str]:
-    """The words of an error's first line that may be another service's name (lower-case)."""
-    head = _LONG_WORD.sub(" ", first_line(event.message)[:300].lower())
-    return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
 
 
 @dataclass(frozen=True)
@@ -470,7 +79,7 @@ class Wording:
     @classmethod
     def of(cls, event: LogEvent) -> "Wording":
         heads = [first_line(event.message)[:HEAD_CHARS]]
-        heads += [first_line(v)[:HEAD_CHARS] for k, v in event.fields.items() if isinstance(v, str) and _ERROR_KEY.search(k)][:3]
+        heads += [first_line(v)[:HEAD_CHARS] for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)][:3]
         clauses = set()
         for head in heads:
             clause = _as_words(head.rsplit(": ", 1)[-1])
@@ -479,7 +88,7 @@ class Wording:
         said = said_by(event)[:WORDING_CHARS]
         relayed = set()
         # (and a record's first continuation lines that are no frames: dbt's indented `000606 (57P03): ...`)
-        more = [ln for ln in (event.stack or "")[:HEAD_CHARS].splitlines()[:4] if not _FRAME.match(ln)]
+        more = [ln for ln in (event.stack or "")[:HEAD_CHARS].splitlines()[:4] if not FRAME.match(ln)]
         for line in [ln for ln in [*said.splitlines(), *more] if ": " in ln][:16]:
             clause = _as_words(line.rsplit(": ", 1)[-1])
             if clause.count(" ") + 1 >= RELAYED_WORDS:
@@ -501,7 +110,7 @@ class Wording:
 
 
 def _as_words(text: str) -> str:
-    return " ".join(t for t in _WORDING_TOKEN.findall(_LONG_WORD.sub(" ", text).lower())
+    return " ".join(t for t in _WORDING_TOKEN.findall(LONG_WORD.sub(" ", text).lower())
                     if len(t) > 1 and not any(c.isdigit() for c in t) and t not in _LEVEL_WORDS)
 
 
@@ -509,15 +118,6 @@ def _as_words(text: str) -> str:
 # every program that meets it, no server's own message relayed
 _ERRNO_WORDS = frozenset(_as_words(os.strerror(n)) for n in errno.errorcode)
 
-
-def component(event: LogEvent) -> str:
-    """The writer of a line: its service on its host; when the service was read from a logger
-    column (a class name: each line of one application's file names its own), the source it was
-    read from on its host."""
-    writer = event.service
-    if event.fields.get("logger") == writer and event.source:
-        writer = event.source.rsplit("@", 1)[0]
-    return f"{COMPONENT}{writer}@{event.host or ''}"
 
 
 def is_dump(message: str) -> bool:
@@ -541,107 +141,6 @@ def is_part(event: LogEvent) -> bool:
     An unlevelled line with its own time (sshd's, a Go program's) is a line of its own."""
     return bool(event.fields.get("level_inferred") and event.fields.get("time_inferred"))
 
-
-def states_cause(event: LogEvent) -> bool:
-    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
-    # the narrow words first: most WARNs state no failure, and are dismissed by one search
-    return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
-
-
-_STATUS_5XX = re.compile(r"\b5\d\d\b")
-_NOT_ONLY_STATUS = re.compile(r"time[d ]?\s?out|timeout|deadline|upstream|circuit|slow|unavailable|refused|reset", re.I)
-
-
-def answered_5xx(event: LogEvent) -> bool:
-    """Whether an error says only that a request was answered with a 5xx status (no timeout, no cause)."""
-    head = first_line(event.message)[:400]
-    return (bool(_STATUS_5XX.search(head)) and rank(event) == SYMPTOM and not _NOT_ONLY_STATUS.search(head)
-            and not _CAUSE.search(head))
-
-
-def rank(event: LogEvent) -> int:
-    """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
-    after connection refused" is a caller's view of the refusal)."""
-    fields = [v[:400] for k, v in event.fields.items() if isinstance(v, str) and _ERROR_KEY.search(k)][:4]
-    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
-    if _SYMPTOM.search(text):
-        return SYMPTOM
-    if _CAUSE.search(text):
-        return CAUSE
-    if _REACTION.search(text):
-        return SYMPTOM
-    if event.stack and not event.exception:
-        # a line that says only what failed (`list invoices failed`) and whose traceback ends with why
-        # (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`): the stack's exception lines
-        raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), _STACK_ERROR.finditer(event.stack[:20_000])))
-        if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
-            return CAUSE
-    return NEUTRAL
-
-
-@dataclass(frozen=True)
-class Leader:
-    """An incident's leader: the event, its pattern, and what it was chosen by."""
-
-    event_id: str
-    pattern: str
-    service: str
-    time: str
-    rank: int
-    message: str
-    position: str = ""  # where the event was read (`source@offset`): a leading WARN is stored as context
-    side: int = 1  # BETWEEN: where its service stands in the incident's calls (`side`), set when chosen
-
-    @classmethod
-    def of(cls, event: LogEvent, pattern: str) -> "Leader":
-        return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
-                   first_line(event.message)[:200], event.position or "")
-
-    def key(self) -> tuple[int, str, str, int, str]:
-        """Earliest cause first; at the same instant (times a line did not write are inferred from
-        its neighbours') the one read first from the same source."""
-        source, _, offset = self.position.rpartition("@")
-        return (self.rank, self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
-
-    def ranked(self, names: set[str] | frozenset[str]) -> tuple[Any, ...]:
-        """Its order among an incident's possible leaders (the incident's `names`): a caller's error
-        after every other (`side`: it names another writer of the incident, and none names it; what it
-        says is its view of the other's failure, however early it wrote it or whatever cause it names),
-        then `key`."""
-        return (side(self.service, names) == CALLER, *self.key())
-
-    def reason(self) -> str:
-        """Why this event leads, in the reviewer's words (true when it was chosen)."""
-        if self.side == CALLEE:  # set only when it decided: a caller's error came first by `key`
-            first = ("a warning it wrote before its errors, stating the cause" if self.pattern.startswith(WARNED)
-                     else "its earliest error")
-            return (f"{first}: {self.service} is the service the incident's other errors name (its callers failed"
-                    " calling it), so its side is the cause, whatever its callers' errors say or when they were written")
-        return self._reason()
-
-    def _reason(self) -> str:
-        if self.pattern.startswith(WARNED):
-            return ("the earliest line that states the cause: a warning written before the incident's errors,"
-                    " naming what they name (a warning opens nothing, it may lead)")
-        if self.rank == CAUSE:
-            return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
-                    " a missing thing...); the incident's other errors came later or read as symptoms")
-        if self.rank == NEUTRAL:
-            return ("the earliest error that is not a symptom; none of the incident's errors names a cause")
-        return "the earliest error; every error of the incident reads as a symptom (a timeout, a 5xx, a retry...)"
-
-    def as_json(self) -> dict[str, Any]:
-        return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
-                "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason(),
-                "position": self.position, "side": _SIDES[self.side]}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Leader":
-        rank_name = data.get("rank", "neutral")
-        side_name = data.get("side", "between")
-        return cls(data["event_id"], data["pattern"], data["service"], data["time"],
-                   _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
-                   data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN)
 
 
 @dataclass
@@ -725,15 +224,3 @@ class Candidate:
                 return True
         return False
 
-
-def _route(path: str) -> str | None:
-    """A path's fixed segments (ids and numbers dropped); None when fewer than two remain."""
-    segments = [s for s in path.rstrip(".:,;").strip("/").split("/") if s and not _VARIABLE.match(s)]
-    return "/" + "/".join(segments).lower() if len(segments) >= 2 else None
-
-
-def _exception_chain(event: LogEvent) -> list[str]:
-    chain = [event.exception] if event.exception else []
-    for text in (event.message[:HEAD_CHARS], (event.stack or "")[:20_000]):
-        chain.extend(_CAUSED_BY.findall(text))
-    return list(dict.fromkeys(c.strip() for c in chain if c and c.strip()))

@@ -1,14 +1,14 @@
 """Errors that are nothing to act on (CONTRACT §2): one its own writer says came back from within
 the burst window (a reconnect, a retry that worked), and one that says only that its request was
 cancelled by whoever made it. Both are kept as context, not opened as incidents; the names they are
-read by are outage.py's.
+read by are line_names.py's.
 """
 from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
 
-from pipeline.incidents.outage import DISTINCT, HEAD_CHARS, SERVICE_NAMED, component, first_line, named_things, said_by
+from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, SERVICE_NAMED, component, first_line, named_things, said_by
 from pipeline.analyst.subject import peer_gone
 from pipeline.state import LogEvent
 

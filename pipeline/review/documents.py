@@ -33,7 +33,7 @@ def incident_document(records: Records, incident_id: str) -> dict[str, Any]:
         **list_row(row),
         "first_seen": row["first_seen"], "last_seen": row["last_seen"], "closed_at": row["closed_at"],
         "revisions": row["revisions"], "last_error": row["last_error"],
-        # the earliest cause-side error of the outage and why it leads (incidents/outage.py)
+        # the earliest cause-side error of the outage and why it leads (incidents/leading.py)
         "leader": row.get("leader"),
         # stored since the analysis ran: repeats of what it holds are counted, not re-analysed
         "events_since_analysis": (max(0, row["event_count"] - row["analysed_events"])

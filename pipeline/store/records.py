@@ -492,6 +492,6 @@ def incident_row(conn: Connection, incident_id: str) -> dict[str, Any]:
 def _incident_dict(row: Row | dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     d["summary"] = summaries.parsed(d.get("summary"))
-    if isinstance(d.get("leader"), str):  # the earliest cause-side error and why (incidents/outage.py)
+    if isinstance(d.get("leader"), str):  # the earliest cause-side error and why (incidents/leading.py)
         d["leader"] = json.loads(d["leader"])
     return d

@@ -1,0 +1,180 @@
+"""Which of an incident's errors leads it (CONTRACT §2), and why, in the reviewer's words.
+
+The leader is the incident's earliest error on the cause side: an error that names a cause (a
+refusal, an exhausted pool, an expired certificate, a kill, no space...) before one that names
+nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest of its class. A
+caller's error (`side`: it names another writer of the incident, and none names it) comes after
+every other; a WARN that states the cause's own failure (`states_cause`) may lead, though it opens
+nothing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.clock import iso
+from pipeline.incidents.line_names import BY, ERROR_KEY, OF, STACK_ERROR, first_line
+from pipeline.state import LogEvent
+
+WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
+CAUSE, NEUTRAL, SYMPTOM = 0, 1, 2
+_RANKS = ("cause", "neutral", "symptom")
+CALLEE, BETWEEN, CALLER = 0, 1, 2
+_SIDES = ("callee", "between", "caller")
+
+# what a line says about where it stands in a failure (lower-case, searched in the message's head)
+_SYMPTOM = re.compile(
+    r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
+    r"(?:status|code|http/\d(?:\.\d)?|returned|responded|response|error)\W{0,3}5\d\d\b|\b50[234]\b|"
+    r"circuit|slow|latency|degraded|failed to (?:call|fetch|reach)",
+    re.I)
+# what a component does about a failure (a retry, a back-off): a symptom only when the line names no
+# cause (`connection refused; retrying in 1s (attempt 1/5)` is the refusal, said by the one refused)
+_REACTION = re.compile(r"retry|retrying|retries|backoff|back-off|trying again|giving up", re.I)
+_CAUSE = re.compile(
+    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
+    r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
+    r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
+    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
+    r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
+    r"lost connection",
+    re.I)
+# what a WARN must say to lead (it opens nothing): the cause's own failure, not a word of it
+# (`HikariPool-1 - Thread starvation...` names a pool, it states no failure)
+_WARN_CAUSE = re.compile(
+    r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|"
+    r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
+    r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
+    r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
+    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable",
+    re.I)
+
+
+def side(service: str, names: set[str] | frozenset[str]) -> int:
+    """Where a service stands among an incident's writers (by its names, `line_names.writer_names`): CALLEE when
+    another writer's error names it and its own errors name none of the others (the failing end of
+    the calls), CALLER when it names another and none names it, BETWEEN otherwise (both, or neither)."""
+    svc = service.lower()
+    of_me, by_me = f"{OF}{svc}|", f"{BY}{svc}|"
+    mine: set[str] = set()
+    others: set[str] = set()
+    for n in names:
+        if n.startswith(OF):
+            (mine if n.startswith(of_me) else others).add(n.split("|", 1)[1])
+    others -= mine  # two services on one host: the host is no other writer
+    named = calls = False
+    for n in names:
+        if n.startswith(BY):
+            target = n.split("|", 1)[1]
+            if n.startswith(by_me):
+                calls = calls or target in others
+            else:
+                named = named or target in mine
+    if named != calls:
+        return CALLEE if named else CALLER
+    return BETWEEN
+
+
+def states_cause(event: LogEvent) -> bool:
+    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
+    # the narrow words first: most WARNs state no failure, and are dismissed by one search
+    return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+
+
+_STATUS_5XX = re.compile(r"\b5\d\d\b")
+_NOT_ONLY_STATUS = re.compile(r"time[d ]?\s?out|timeout|deadline|upstream|circuit|slow|unavailable|refused|reset", re.I)
+
+
+def answered_5xx(event: LogEvent) -> bool:
+    """Whether an error says only that a request was answered with a 5xx status (no timeout, no cause)."""
+    head = first_line(event.message)[:400]
+    return (bool(_STATUS_5XX.search(head)) and rank(event) == SYMPTOM and not _NOT_ONLY_STATUS.search(head)
+            and not _CAUSE.search(head))
+
+
+def rank(event: LogEvent) -> int:
+    """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
+    after connection refused" is a caller's view of the refusal)."""
+    fields = [v[:400] for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)][:4]
+    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
+    if _SYMPTOM.search(text):
+        return SYMPTOM
+    if _CAUSE.search(text):
+        return CAUSE
+    if _REACTION.search(text):
+        return SYMPTOM
+    if event.stack and not event.exception:
+        # a line that says only what failed (`list invoices failed`) and whose traceback ends with why
+        # (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`): the stack's exception lines
+        raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), STACK_ERROR.finditer(event.stack[:20_000])))
+        if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
+            return CAUSE
+    return NEUTRAL
+
+
+@dataclass(frozen=True)
+class Leader:
+    """An incident's leader: the event, its pattern, and what it was chosen by."""
+
+    event_id: str
+    pattern: str
+    service: str
+    time: str
+    rank: int
+    message: str
+    position: str = ""  # where the event was read (`source@offset`): a leading WARN is stored as context
+    side: int = 1  # BETWEEN: where its service stands in the incident's calls (`side`), set when chosen
+
+    @classmethod
+    def of(cls, event: LogEvent, pattern: str) -> "Leader":
+        return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
+                   first_line(event.message)[:200], event.position or "")
+
+    def key(self) -> tuple[int, str, str, int, str]:
+        """Earliest cause first; at the same instant (times a line did not write are inferred from
+        its neighbours') the one read first from the same source."""
+        source, _, offset = self.position.rpartition("@")
+        return (self.rank, self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
+
+    def ranked(self, names: set[str] | frozenset[str]) -> tuple[Any, ...]:
+        """Its order among an incident's possible leaders (the incident's `names`): a caller's error
+        after every other (`side`: it names another writer of the incident, and none names it; what it
+        says is its view of the other's failure, however early it wrote it or whatever cause it names),
+        then `key`."""
+        return (side(self.service, names) == CALLER, *self.key())
+
+    def reason(self) -> str:
+        """Why this event leads, in the reviewer's words (true when it was chosen)."""
+        if self.side == CALLEE:  # set only when it decided: a caller's error came first by `key`
+            first = ("a warning it wrote before its errors, stating the cause" if self.pattern.startswith(WARNED)
+                     else "its earliest error")
+            return (f"{first}: {self.service} is the service the incident's other errors name (its callers failed"
+                    " calling it), so its side is the cause, whatever its callers' errors say or when they were written")
+        return self._reason()
+
+    def _reason(self) -> str:
+        if self.pattern.startswith(WARNED):
+            return ("the earliest line that states the cause: a warning written before the incident's errors,"
+                    " naming what they name (a warning opens nothing, it may lead)")
+        if self.rank == CAUSE:
+            return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
+                    " a missing thing...); the incident's other errors came later or read as symptoms")
+        if self.rank == NEUTRAL:
+            return ("the earliest error that is not a symptom; none of the incident's errors names a cause")
+        return "the earliest error; every error of the incident reads as a symptom (a timeout, a 5xx, a retry...)"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
+                "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason(),
+                "position": self.position, "side": _SIDES[self.side]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Leader":
+        rank_name = data.get("rank", "neutral")
+        side_name = data.get("side", "between")
+        return cls(data["event_id"], data["pattern"], data["service"], data["time"],
+                   _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
+                   data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN)
+
