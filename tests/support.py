@@ -359,6 +359,25 @@ def settle(page, timeout: float = 60) -> None:
     raise AssertionError("the app did not finish its run")
 
 
+def select_first_row(page, frame, opened: str, tries: int = 3) -> None:
+    """Click the first row's selection box of the data frame `frame` (a locator of its stDataFrame)
+    until the JS condition `opened` holds. The grid is a canvas: a click that lands while a busy
+    app is still laying it out selects nothing, so the box is measured again and clicked again."""
+    from playwright.sync_api import TimeoutError as NotYet
+
+    for attempt in range(tries):
+        settle(page)
+        frame.scroll_into_view_if_needed()
+        grid = frame.locator("canvas").first.bounding_box()
+        page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # below the 35 px header, in the box
+        try:
+            page.wait_for_function(opened, timeout=30_000)
+            return
+        except NotYet:
+            if attempt == tries - 1:
+                raise
+
+
 def wait_for(condition, timeout: float = 90.0, step: float = 0.05):
     """Poll `condition` until it returns something truthy (returned) or `timeout` seconds pass (AssertionError)."""
     deadline = time.monotonic() + timeout

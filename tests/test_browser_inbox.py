@@ -18,7 +18,7 @@ import pytest
 
 from pipeline.unattended import escalation
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, open_incident_options, settle
+from tests.support import CHROMIUM, FIXTURES, grid_column, browser_page, browser_site, open_incident_options, select_first_row, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -82,8 +82,7 @@ def test_back_from_an_incident_opened_by_a_row_lands_on_the_inbox(page, site):
 
     page.goto(site["url"])
     on_the_inbox(page, site)
-    grid = page.get_by_test_id("stDataFrame").locator("canvas").first.bounding_box()
-    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # the first row's selection box
+    select_first_row(page, page.get_by_test_id("stDataFrame").first, "() => location.search.includes('incident=')")
     expect(page.get_by_role("button", name=re.compile("Back to the inbox"))).to_be_visible(timeout=30_000)
     assert "incident=" in page.url
     back(page)

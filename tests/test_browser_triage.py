@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.support import CHROMIUM, FIXTURES, browser_page, browser_site, choose, open_incident_options, settle
+from tests.support import CHROMIUM, FIXTURES, browser_page, browser_site, choose, open_incident_options, select_first_row, settle
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -177,12 +177,7 @@ def test_a_related_incident_opens_from_its_row_in_nearest_by_evidence(page, site
     page.get_by_text("Related incidents").click()
     near = page.locator(f".st-key-incident_related_near_{mine['incident_id']}").get_by_test_id("stDataFrame")
     expect(near).to_be_visible(timeout=30_000)
-    settle(page)
-    near.scroll_into_view_if_needed()
-    grid = near.bounding_box()
-    page.mouse.click(grid["x"] + 16, grid["y"] + 35 + 17)  # the first row's selection box
-    page.wait_for_function(f"() => {json.dumps(sorted(twins))}.some(i => location.search.includes(i))",
-                           timeout=60_000)
+    select_first_row(page, near, f"() => {json.dumps(sorted(twins))}.some(i => location.search.includes(i))")
     opened = next(i for i in twins if i in page.url)
     expect(page.get_by_role("heading", name=opened)).to_be_visible(timeout=60_000)
 
