@@ -94,6 +94,9 @@ def test_a_connection_pool_counted_at_its_maximum_is_the_cause_of_the_timeouts_b
     (["enqueue failed: put rejected", {"level": "INFO", "message": "queue INVOICES depth 2000 maxdepth 2000"}],
      "queue_backlog"),
     (["request stalled", {"level": "INFO", "message": "worker pool busy 64/64"}], "resource_exhaustion"),
+    # a resource named inside a setting's compound word, in no library's spelling in particular
+    (["enqueue failed", {"level": "INFO", "message": "stats: CURRDEPTH(900) MAXDEPTH(900)"}], "queue_backlog"),
+    (["request stalled", {"level": "INFO", "message": "stats: workerthreads in use 32/32"}], "resource_exhaustion"),
     # a pool nobody calls a database's, and a size configured equal to its minimum, say nothing
     (["request stalled", {"level": "INFO", "message": "object pool in use 8/8"}], None),
     (["request stalled", {"level": "INFO", "message": "jdbc pool started: minSize=10 maxSize=10"}], None),

@@ -25,12 +25,18 @@ _RESOURCES: tuple[tuple[str, frozenset[str]], ...] = (
     ("resource_exhaustion", frozenset("thread threads worker workers executor process processes children "
                                       "semaphore bulkhead".split())),
     ("db_pool_exhausted", frozenset("pool pooled".split())),
-    ("queue_backlog", frozenset("queue queues depth curdepth maxdepth".split())),
+    ("queue_backlog", frozenset("queue queues depth".split())),
 )
 _POOL = Idea("db_pool_exhausted", (frozenset({"pool", "pooled"}), frozenset(DATABASE_WORDS.split())), "")
 LABEL = {"resource_exhaustion": "a worker, thread or executor limit reached",
          "db_pool_exhausted": "a connection pool with every connection taken",
          "queue_backlog": "a queue at its maximum depth"}
+
+
+def _names(words: frozenset[str], names: frozenset[str]) -> bool:
+    """Whether a word is one of `names` or a compound of one, as a setting's or metric's name joins
+    it to a qualifier (`CURDEPTH`, `maxDepth` read as two words already, `threadpool`, `poolsize`)."""
+    return bool(names & words) or any(w.startswith(n) or w.endswith(n) for w in words for n in names)
 
 
 def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
@@ -47,7 +53,7 @@ def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]
     said: list[tuple[str, ...]] | None = None
     for text in dict.fromkeys(unframed_head(m) for m in full):
         words = frozenset(tokens_of(masked(text)))
-        category = next((c for c, names in _RESOURCES if names & words), None)
+        category = next((c for c, names in _RESOURCES if _names(words, names)), None)
         if category == "db_pool_exhausted":
             # a pool is a database's when some line of the incident names it so (`jdbc pool`, `connection pool`)
             said = said if said is not None else [tokens_of(masked(t)) for t in texts]
