@@ -131,7 +131,7 @@ class Joiner:
     @staticmethod
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
         """What to look open incidents up by for an error: its names, words, and what it is called."""
-        return [*names, line_names.SERVICE_NAMED + event.service.lower(), *said,
+        return [*names, *outage.other_spelling(names), line_names.SERVICE_NAMED + event.service.lower(), *said,
                 *(line_names.SERVICE_NAMED + i for i in line_names.identities(event)),
                 *(line_names.IS + n[len(line_names.SERVICE_NAMED):] for n in names if n.startswith(line_names.SERVICE_NAMED))]
 

@@ -34,6 +34,10 @@ from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
 FOLD_SECONDS = 2.0  # a dump's lines are written together
+WRITER_SECONDS = 10.0  # one writer's errors of one failure: the error, what it answered, its giving up
+# what a failure names as its place: an address, a resource, an id (a route is its writer's own operation)
+PLACES = ("hp:", "host:", "res:", "id:")
+HOST, RESOURCE = "host:", "res:"
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
@@ -120,6 +124,13 @@ _ERRNO_WORDS = frozenset(_as_words(os.strerror(n)) for n in errno.errorcode)
 
 
 
+def other_spelling(names: frozenset[str] | set[str]) -> list[str]:
+    """Each dotted host or resource of `names` as the other kind (`res:shop.example` -> `host:shop.example`):
+    a host name read from a quoted or dotted word, or from a URL, is the same name."""
+    return [(HOST if n.startswith(RESOURCE) else RESOURCE) + n.split(":", 1)[1] for n in names
+            if n.startswith((HOST, RESOURCE)) and "." in n and "/" not in n]
+
+
 def is_dump(message: str) -> bool:
     """Whether a line reads as one line of a dump: mostly number or hex fields, a `label: 0x…`
     field, or a flag with a dotted leader."""
@@ -175,6 +186,9 @@ class Candidate:
         own = event.service in self.services
         both = names & self.names
         shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
+        # a host named as a resource by one line and as a URL's host by another (nginx's `server: shop.example`
+        # and `host: "shop.example"`, a checker's `https://shop.example/`) is one name
+        shared += sum(1 for n in other_spelling(names) if n in self.names)
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
@@ -210,6 +224,15 @@ class Candidate:
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]
             weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
+        at = self.recent.get(component(event))
+        if not weak and at is not None and abs(event.time - at) <= timedelta(seconds=WRITER_SECONDS) \
+                and not any(n.startswith(PLACES) and n not in self.names for n in names):
+            # and one burst of one writer at any rank: an error its writer wrote within WRITER_SECONDS of its
+            # latest error here (either side: a log read service by service), naming no place the incident's
+            # errors do not name (an address, a resource, an id), says more of that failure: its retries
+            # giving up, the 5xx it answered with, the job it aborted. One naming another place is a failure
+            # of its own (two jobs of one scheduler, a bucket and a mail server), and so is one written later
+            weak += 1
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:

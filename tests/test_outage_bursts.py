@@ -1,0 +1,58 @@
+"""One outage, one incident (issue 35.1, session 48): one writer's errors written within seconds of each
+other say more of one failure (its retries giving up, the 5xx it answered with) unless one names a place
+the other does not; a host named as a quoted resource by one line and as a URL's host by another is one
+name; a client's product and version (`"curl/8.5.0"`) names no place. The lines are written here."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from pipeline.incidents import line_names
+from pipeline.state import LogEvent
+from tests.support import events_of, incidents_by_first_seen
+
+T0 = datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc)
+
+
+def _event(n: int, seconds: float, service: str, host: str, message: str, *, level: str = "ERROR",
+           **fields: object) -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=service, host=host,
+                    level=level, message=message, source=f"{service}.log", position=f"{service}.log@{n}",
+                    fields=dict(fields))
+
+
+def _incident_of(engine) -> dict[str, str]:
+    return {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+
+
+def test_one_writers_errors_seconds_apart_are_one_incident_unless_one_names_another_place(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "sync-agent", "sync-agent-4", "push to ledger-store.internal:7001 failed: broken pipe"),
+        # the same writer giving up 6 s later, naming nothing: the same failure
+        _event(2, 6.0, "sync-agent", "sync-agent-4", "sync cycle abandoned after 5 attempts"),
+        # its answer to the request that failed, a status and nothing else
+        _event(3, 8.5, "sync-agent", "sync-agent-4", "request finished", status=502),
+        # the same writer naming another destination: a failure of its own
+        _event(4, 9.0, "sync-agent", "sync-agent-4", "upload to blobs.archive.internal:9443 rejected: quota"),
+        # and one much later is no burst of the first
+        _event(5, 200.0, "sync-agent", "sync-agent-4", "cleanup of spool directory aborted"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"] == of["ev-3"]
+    assert of["ev-4"] != of["ev-1"]
+    assert of["ev-5"] != of["ev-1"]
+
+
+def test_a_checkers_url_and_a_proxys_quoted_host_name_one_site(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "edge", "edge-3", '2026/12/06 09:00:00 [error] 12#12: *88 connect() failed (111: Connection'
+               ' refused) while connecting to upstream, client: 192.0.2.4, server: portal.acme.test, request: "GET /'
+               ' HTTP/1.1", upstream: "http://10.1.1.5:8080/", host: "portal.acme.test"'),
+        _event(2, 12.0, "synthetics", "probe-eu-1", "check home FAILED https://portal.acme.test/ answered 502"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+
+
+def test_a_clients_product_and_version_is_no_resource():
+    event = _event(1, 0.0, "edge", "edge-3", '192.0.2.4 - - "GET /a HTTP/1.1" 503 10 "-" "curl/8.5.0" agent=HTTPie/3.2.2')
+    assert not {n for n in line_names.named_things(event) if n.startswith("res:")}
