@@ -56,3 +56,24 @@ def test_a_checkers_url_and_a_proxys_quoted_host_name_one_site(engine):
 def test_a_clients_product_and_version_is_no_resource():
     event = _event(1, 0.0, "edge", "edge-3", '192.0.2.4 - - "GET /a HTTP/1.1" 503 10 "-" "curl/8.5.0" agent=HTTPie/3.2.2')
     assert not {n for n in line_names.named_things(event) if n.startswith("res:")}
+
+
+def test_a_spent_retry_budget_is_a_reaction_and_a_rate_limit_is_a_cause():
+    from pipeline.incidents.leading import CAUSE, SYMPTOM, rank
+
+    assert rank(_event(1, 0.0, "feeder", "feeder-1", "retry 5 exhausted for 40 items, dropping them")) == SYMPTOM
+    assert rank(_event(2, 0.0, "feeder", "feeder-1", "write refused by provider: request rate exceeded")) == CAUSE
+    assert rank(_event(3, 0.0, "feeder", "feeder-1", "bulk insert throttled by the store")) == CAUSE
+
+
+def test_the_warning_of_the_service_its_callers_name_leads_though_it_wrote_no_error(engine):
+    warning = _event(1, 0.0, "render", "render-1", "handler convert held the event loop for 3.2 s", level="WARN")
+    engine.incidents.store_batch([
+        warning,
+        _event(2, 1.0, "proxy", "proxy-1", 'upstream timed out while reading response header from upstream,'
+               ' upstream: "http://render.svc:8000/convert"'),
+        _event(3, 2.0, "studio", "studio-1", "socket closed", reason="ping timeout",
+               url="ws://render.tools.svc.cluster.local:8000/live"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"

@@ -35,7 +35,10 @@ _REACTION = re.compile(r"retry|retrying|retries|backoff|back-off|trying again|gi
 _CAUSE = re.compile(
     r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
     r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
-    r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
+    r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
+    r"(?:rate|limit|quota) exceeded|throttl|rate.?limit|"
     r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
