@@ -77,3 +77,13 @@ def test_the_warning_of_the_service_its_callers_name_leads_though_it_wrote_no_er
     ], cursor=None)
     (outage,) = incidents_by_first_seen(engine)
     assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_a_service_a_callers_error_says_as_a_word_joins_it_whichever_is_read_first(engine):
+    engine.incidents.store_batch([
+        # the caller's error, read first, says the callee's service as a word in its own layout
+        _event(1, 5.0, "balancer", "lb-2", "backend check failed target=ledger@swarm answered 503"),
+        _event(2, 1.0, "ledger", "ledger-1", "snapshot load failed: header magic does not match"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]

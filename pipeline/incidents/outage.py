@@ -192,6 +192,10 @@ class Candidate:
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
+        if not shared and event.service not in self.services and len(mine_said := _as_words(event.service)) >= 3:
+            # the event's service said as a word by one of the incident's errors (a proxy's `service=search@docker`
+            # before the search service's own error was read), as the event saying one of the incident's services is
+            shared += int(any(f" {mine_said} " in text for text in self.texts))
         # a caller and its callee by any spelling of the callee's name: the caller's `redis-master:6379`,
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round
