@@ -87,3 +87,12 @@ def test_a_service_a_callers_error_says_as_a_word_joins_it_whichever_is_read_fir
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] == of["ev-2"]
+
+
+def test_when_no_error_names_a_cause_the_earliest_leads_though_it_reads_as_a_symptom(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "relay", "relay-3", "publish to 'audit-log' timed out after 30 s"),
+        _event(2, 20.0, "intake", "intake-1", "intake paused: outbox for 'audit-log' full"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"
