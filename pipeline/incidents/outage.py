@@ -165,6 +165,7 @@ class Candidate:
     names: set[str]
     services: set[str]
     recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
+    since: dict[str, datetime] = field(default_factory=dict)  # writer -> its earliest error here, read in this batch
     # what its errors read in this batch said (`Wording`): their clauses and their texts
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
@@ -228,7 +229,11 @@ class Candidate:
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]
             weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
-        at = self.recent.get(component(event))
+        host = f"@{event.host}" if event.host and not event.host[0].isdigit() else None
+        # (its writer's errors here, or those of another service on its host: a proxy and the app behind it on
+        # one machine; between the first and the latest of them, so a log read service by service ties alike)
+        near = [(self.since.get(c, t), t) for c, t in self.recent.items() if c == component(event) or host and c.endswith(host)]
+        at = min((min(max(event.time, a), b) for a, b in near), key=lambda t: abs(event.time - t)) if near else None
         if not weak and at is not None and abs(event.time - at) <= timedelta(seconds=WRITER_SECONDS) \
                 and not any(n.startswith(PLACES) and n not in self.names for n in names):
             # and one burst of one writer at any rank: an error its writer wrote within WRITER_SECONDS of its
