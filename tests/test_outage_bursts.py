@@ -98,14 +98,14 @@ def test_when_no_error_names_a_cause_the_earliest_leads_though_it_reads_as_a_sym
     assert outage["leader"]["event_id"] == "ev-1"
 
 
-def test_two_services_on_one_host_erring_seconds_apart_are_one_incident_in_either_reading_order(engine):
+def test_one_writers_burst_ties_in_either_reading_order_and_a_cause_of_its_own_stays_apart(engine):
     engine.incidents.store_batch([
-        # the proxy's lines read first, the app's (on the same host, written first) after them
-        _event(1, 4.0, "frontproxy", "box-7", "connect() to unix:/srv/run/app.sock failed (11: try again)"),
-        _event(2, 18.0, "frontproxy", "box-7", "connect() to unix:/srv/run/app.sock failed (11: try again)"),
-        _event(3, 1.0, "shopapp", "box-7", "worker pool saturated, request dropped after 9 s"),
-        # another host's error at the same moment: no tie
-        _event(4, 2.0, "mailer", "box-9", "template render crashed for newsletter"),
+        # its later errors read first (a log read service by service), its first one after them
+        _event(1, 4.0, "shopapp", "box-7", "handler pool saturated, request dropped after 9 s"),
+        _event(2, 18.0, "shopapp", "box-7", "handler pool saturated, request dropped after 9 s"),
+        _event(3, 1.0, "shopapp", "box-7", "checkout render aborted"),
+        # the same writer naming a cause of its own a second later: a failure of its own
+        _event(4, 19.0, "shopapp", "box-7", "write /var/spool/shop/q.bin: no space left on device"),
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-3"] == of["ev-1"] == of["ev-2"]

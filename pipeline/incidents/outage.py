@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
-from pipeline.incidents.leading import NEUTRAL, answered_5xx, rank
+from pipeline.incidents.leading import CAUSE, NEUTRAL, answered_5xx, rank
 from pipeline.incidents.line_names import (
     ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
     component, first_line, identities, said_by,
@@ -229,18 +229,17 @@ class Candidate:
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]
             weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
-        host = f"@{event.host}" if event.host and not event.host[0].isdigit() else None
-        # (its writer's errors here, or those of another service on its host: a proxy and the app behind it on
-        # one machine; between the first and the latest of them, so a log read service by service ties alike)
-        near = [(self.since.get(c, t), t) for c, t in self.recent.items() if c == component(event) or host and c.endswith(host)]
-        at = min((min(max(event.time, a), b) for a, b in near), key=lambda t: abs(event.time - t)) if near else None
+        # (between its writer's first and latest errors here, so a log read service by service ties alike)
+        latest = self.recent.get(component(event))
+        at = None if latest is None else min(max(event.time, self.since.get(component(event), latest)), latest)
         if not weak and at is not None and abs(event.time - at) <= timedelta(seconds=WRITER_SECONDS) \
-                and not any(n.startswith(PLACES) and n not in self.names for n in names):
-            # and one burst of one writer at any rank: an error its writer wrote within WRITER_SECONDS of its
+                and not any(n.startswith(PLACES) and n not in self.names for n in names) and rank(event) != CAUSE:
+            # and one burst of one writer: an error naming no cause of its own, its writer's within WRITER_SECONDS of its
             # latest error here (either side: a log read service by service), naming no place the incident's
             # errors do not name (an address, a resource, an id), says more of that failure: its retries
-            # giving up, the 5xx it answered with, the job it aborted. One naming another place is a failure
-            # of its own (two jobs of one scheduler, a bucket and a mail server), and so is one written later
+            # giving up, the 5xx it answered with, the job it aborted. One naming another place or a cause (a pool
+            # timeout, then a full disk) is a failure of its own (two jobs of one scheduler, a bucket and a mail
+            # server), and so is one written later
             weak += 1
         return weak if weak and not self.distinct(names) else 0
 

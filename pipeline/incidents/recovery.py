@@ -7,6 +7,7 @@ are line_names.py's.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from datetime import datetime, timedelta
 
@@ -265,8 +266,13 @@ def handled(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
     evt_88120 already applied`)."""
     if not errors:
         return set()
+    second, after = timedelta(seconds=1), timedelta(seconds=HANDLED_SECONDS)
+    times = sorted(e.time for e in errors)
     answers = []
     for event in others:
+        at = bisect.bisect_left(times, event.time - after)  # only a line near an error is read
+        if at == len(times) or times[at] > event.time + second:
+            continue
         head = first_line(event.message)[:HEAD_CHARS]
         if _ALREADY.search(head) and not _NOT_RECOVERED.search(head.replace("already", "")):
             answers.append((event.time, _tokens(_everything(event))))
@@ -276,7 +282,6 @@ def handled(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
                 answers.append((event.time, segments))
     if not answers:
         return set()
-    second, after = timedelta(seconds=1), timedelta(seconds=HANDLED_SECONDS)
     found = set()
     for event in errors:
         # (an answer its log stamped to the whole second may read as up to a second before the error)
