@@ -158,8 +158,6 @@ class Joiner:
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
-        for comp, at in gone.since.items():
-            kept.since[comp] = min(at, kept.since.get(comp, at))
         for leader in self.best.pop(loser, {}).values():
             self._offer(into, leader)
         for table in (self.earliest, self.earliest_of):
@@ -206,8 +204,6 @@ class Joiner:
             comp = line_names.component(event)
             if comp not in candidate.recent or event.time > candidate.recent[comp]:
                 candidate.recent[comp] = event.time
-            if comp not in candidate.since or event.time < candidate.since[comp]:
-                candidate.since[comp] = event.time
             candidate.services.add(event.service)
             candidate.first, candidate.last = min(candidate.first, moment), max(candidate.last, moment)
         if how == FOLD:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
-from pipeline.incidents.leading import CAUSE, NEUTRAL, answered_5xx, rank
+from pipeline.incidents.leading import NEUTRAL, answered_5xx, rank
 from pipeline.incidents.line_names import (
     ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
     component, first_line, identities, said_by,
@@ -34,9 +34,6 @@ from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
 FOLD_SECONDS = 2.0  # a dump's lines are written together
-WRITER_SECONDS = 10.0  # one writer's errors of one failure: the error, what it answered, its giving up
-# what a failure names as its place: an address, a resource, an id (a route is its writer's own operation)
-PLACES = ("hp:", "host:", "res:", "id:")
 HOST, RESOURCE = "host:", "res:"
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
@@ -165,7 +162,6 @@ class Candidate:
     names: set[str]
     services: set[str]
     recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
-    since: dict[str, datetime] = field(default_factory=dict)  # writer -> its earliest error here, read in this batch
     # what its errors read in this batch said (`Wording`): their clauses and their texts
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
@@ -229,18 +225,6 @@ class Candidate:
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]
             weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
-        # (between its writer's first and latest errors here, so a log read service by service ties alike)
-        latest = self.recent.get(component(event))
-        at = None if latest is None else min(max(event.time, self.since.get(component(event), latest)), latest)
-        if not weak and at is not None and abs(event.time - at) <= timedelta(seconds=WRITER_SECONDS) \
-                and not any(n.startswith(PLACES) and n not in self.names for n in names) and rank(event) != CAUSE:
-            # and one burst of one writer: an error naming no cause of its own, its writer's within WRITER_SECONDS of its
-            # latest error here (either side: a log read service by service), naming no place the incident's
-            # errors do not name (an address, a resource, an id), says more of that failure: its retries
-            # giving up, the 5xx it answered with, the job it aborted. One naming another place or a cause (a pool
-            # timeout, then a full disk) is a failure of its own (two jobs of one scheduler, a bucket and a mail
-            # server), and so is one written later
-            weak += 1
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
