@@ -22,7 +22,7 @@ from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
-from pipeline.incidents.recovery import answered_missing, cancelled, recovered
+from pipeline.incidents.recovery import answered_missing, cancelled, handled, no_work, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
@@ -140,6 +140,10 @@ class Incidents:
             # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
             healed.update(id(item) for item in opening if cancelled(item))
             healed.update(answered_missing(opening, context))  # or asked for what is not there, answered 404
+            # or whose request its story says ended well (answered 2xx, done already), or whose run had nothing
+            # to do and ended normally
+            healed.update(handled(opening, context))
+            healed.update(no_work(opening, context, self.burst_minutes))
             if healed:
                 context.extend(item for item in opening if id(item) in healed)
                 opening = [item for item in opening if id(item) not in healed]

@@ -131,7 +131,7 @@ class Joiner:
     @staticmethod
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
         """What to look open incidents up by for an error: its names, words, and what it is called."""
-        return [*names, line_names.SERVICE_NAMED + event.service.lower(), *said,
+        return [*names, *outage.other_spelling(names), line_names.SERVICE_NAMED + event.service.lower(), *said,
                 *(line_names.SERVICE_NAMED + i for i in line_names.identities(event)),
                 *(line_names.IS + n[len(line_names.SERVICE_NAMED):] for n in names if n.startswith(line_names.SERVICE_NAMED))]
 
@@ -292,6 +292,9 @@ class Joiner:
                         # the called service's own warning before its errors: its callers' errors name it
                         or line_names.component(event) in candidate.names
                         and leading.side(event.service, candidate.names) == leading.CALLEE
+                        # the warning of a service the errors name (their calls to it failed) that wrote none of them
+                        or (incident, event.service) not in self.earliest_of
+                        and any(line_names.SERVICE_NAMED + i in candidate.names for i in line_names.identities(event))
                         or (states or signed) and (line_names.component(event) in candidate.names and states
                                                    or candidate.ties(event, names, said))):
                     continue

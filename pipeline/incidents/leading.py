@@ -1,8 +1,8 @@
 """Which of an incident's errors leads it (CONTRACT §2), and why, in the reviewer's words.
 
 The leader is the incident's earliest error on the cause side: an error that names a cause (a
-refusal, an exhausted pool, an expired certificate, a kill, no space...) before one that names
-nothing, before a symptom (a timeout, a 5xx, unavailable, a retry); the earliest of its class. A
+refusal, an exhausted pool, an expired certificate, a kill, no space...) before the others (one
+that names nothing, a symptom: a timeout, a 5xx, unavailable, a retry), the earliest of its class. A
 caller's error (`side`: it names another writer of the incident, and none names it) comes after
 every other; a WARN that states the cause's own failure (`states_cause`) may lead, though it opens
 nothing.
@@ -35,7 +35,10 @@ _REACTION = re.compile(r"retry|retrying|retries|backoff|back-off|trying again|gi
 _CAUSE = re.compile(
     r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
     r"expired|certificate|x509|handshake|denied|unauthori[sz]ed|forbidden|authentication failed|"
-    r"exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
+    r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
+    # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
+    r"(?:rate|limit|quota) exceeded|throttl|rate.?limit|"
     r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
@@ -133,10 +136,12 @@ class Leader:
                    first_line(event.message)[:200], event.position or "")
 
     def key(self) -> tuple[int, str, str, int, str]:
-        """Earliest cause first; at the same instant (times a line did not write are inferred from
-        its neighbours') the one read first from the same source."""
+        """Earliest cause first, then the earliest of the rest (a line naming no cause says no more of
+        where the failure began by naming no symptom either: `outbox full` after the publisher's
+        deadlines); at the same instant (times a line did not write are inferred from its neighbours')
+        the one read first from the same source."""
         source, _, offset = self.position.rpartition("@")
-        return (self.rank, self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
+        return (min(self.rank, NEUTRAL), self.time, source, int(offset) if offset.isdigit() else 0, self.event_id)
 
     def ranked(self, names: set[str] | frozenset[str]) -> tuple[Any, ...]:
         """Its order among an incident's possible leaders (the incident's `names`): a caller's error
@@ -162,8 +167,9 @@ class Leader:
             return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
                     " a missing thing...); the incident's other errors came later or read as symptoms")
         if self.rank == NEUTRAL:
-            return ("the earliest error that is not a symptom; none of the incident's errors names a cause")
-        return "the earliest error; every error of the incident reads as a symptom (a timeout, a 5xx, a retry...)"
+            return "the earliest error; none of the incident's errors names a cause"
+        return ("the earliest error, read as a symptom (a timeout, a 5xx, a retry...); none of the incident's errors"
+                " names a cause")
 
     def as_json(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,

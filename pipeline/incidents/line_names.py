@@ -45,6 +45,9 @@ _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)"
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
 # (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
+# a product and its version (RFC 9110's `product/version`: a user agent's `Mozilla/5.0`, `python-requests/2.31`):
+# what a client is, said alike by every request of every client of that kind, no place a failure is about
+_PRODUCT = re.compile(r"^[A-Za-z][\w.-]*/v?\d+(?:\.[\w-]+)*$")
 _KEY_VALUE = re.compile(r"\b([A-Za-z][\w.-]*+)=\"?([A-Za-z][\w.:/-]*+)")
 # a mail address (`<ana@example.org>`, `'ana@example.org'`): the message or account a failure was about,
 # named alike by the sender that failed and the relay that refused it
@@ -185,7 +188,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
             names.append(f"res:{token}")
     for match in _QUOTED.finditer(text_no_urls):
-        if any(c in match.group(1) for c in "-_.:/"):  # a name with parts, not a word in quotes
+        # a name with parts, not a word in quotes nor a client's product and version (`"okhttp/4.12.0"`)
+        if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)):
             names.append(f"res:{match.group(1).lower()}")
     for match in _MAIL.finditer(text_no_urls):
         address = match.group(1).rstrip(".").lower()
@@ -203,7 +207,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
             # klog's object reference `pod="platform/notifications-6f9d7c-k2x8p"` (namespace/name): the line is
             # about that pod, whose service its callers name (`notifications.platform.svc...`)
             names.extend(_service_named(value.split("/")[1]))
-        elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value):
+        elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
     for match in _COMPOUND.finditer(text_no_urls):
         if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own

@@ -34,6 +34,7 @@ from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
 FOLD_SECONDS = 2.0  # a dump's lines are written together
+HOST, RESOURCE = "host:", "res:"
 
 # a dump's line: fields of numbers and hex (`r24=0x1f r25=0x0`, `address: 0x1f`), or a flag with a
 # dotted leader (`i-fetch......0`)
@@ -120,6 +121,13 @@ _ERRNO_WORDS = frozenset(_as_words(os.strerror(n)) for n in errno.errorcode)
 
 
 
+def other_spelling(names: frozenset[str] | set[str]) -> list[str]:
+    """Each dotted host or resource of `names` as the other kind (`res:shop.example` -> `host:shop.example`):
+    a host name read from a quoted or dotted word, or from a URL, is the same name."""
+    return [(HOST if n.startswith(RESOURCE) else RESOURCE) + n.split(":", 1)[1] for n in names
+            if n.startswith((HOST, RESOURCE)) and "." in n and "/" not in n]
+
+
 def is_dump(message: str) -> bool:
     """Whether a line reads as one line of a dump: mostly number or hex fields, a `label: 0x…`
     field, or a flag with a dotted leader."""
@@ -175,9 +183,16 @@ class Candidate:
         own = event.service in self.services
         both = names & self.names
         shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
+        # a host named as a resource by one line and as a URL's host by another (nginx's `server: shop.example`
+        # and `host: "shop.example"`, a checker's `https://shop.example/`) is one name
+        shared += sum(1 for n in other_spelling(names) if n in self.names)
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
         shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
+        if not shared and event.service not in self.services and len(mine_said := _as_words(event.service)) >= 3:
+            # the event's service said as a word by one of the incident's errors (a proxy's `service=search@docker`
+            # before the search service's own error was read), as the event saying one of the incident's services is
+            shared += int(any(f" {mine_said} " in text for text in self.texts))
         # a caller and its callee by any spelling of the callee's name: the caller's `redis-master:6379`,
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round

@@ -1,13 +1,17 @@
 """Errors that are nothing to act on (CONTRACT §2): one its own writer says came back from within
-the burst window (a reconnect, a retry that worked), and one that says only that its request was
-cancelled by whoever made it. Both are kept as context, not opened as incidents; the names they are
-read by are line_names.py's.
+the burst window (a reconnect, a retry that worked), one that says only that its request was
+cancelled by whoever made it or refused for the client's own content, one whose request its story
+says ended well (answered 2xx, done already: `handled`), and a run's that had nothing to do and ended
+normally (`no_work`). All are kept as context, not opened as incidents; the names they are read by
+are line_names.py's.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from datetime import datetime, timedelta
 
+from pipeline.incidents.leading import NEUTRAL, rank
 from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, SERVICE_NAMED, component, first_line, named_things, said_by
 from pipeline.analyst.subject import peer_gone
 from pipeline.state import LogEvent
@@ -24,10 +28,14 @@ _NOT_RECOVERED = re.compile(r"\b(?:not|no|never|cannot|can't|couldn't|unable|fai
 _DESTINATION = (*DISTINCT, SERVICE_NAMED, "id:")
 # a retry its writer says worked, in other words than those: the operation done on a later attempt (`part 7 uploaded on attempt 2`,
 # `getItem succeeded after 2 attempts`), not one still being tried (`retrying after attempt 2`)
-_LATER_ATTEMPT = re.compile(r"\b(?:on|after) (?:attempt|try|retry) #?0*[2-9]\d*\b|\bafter 0*[2-9]\d* (?:attempts|retries|tries)\b", re.I)
+# (or its attempt's number in parentheses or as a field: `quote ok (attempt 2)`, `attempt=2`)
+_LATER_ATTEMPT = re.compile(r"\b(?:on|after) (?:attempt|try|retry) #?0*[2-9]\d*\b|\bafter 0*[2-9]\d* (?:attempts|retries|tries)\b"
+                            r"|\(\s*(?:attempt|try)\s*[#:=]?\s*0*[2-9]\d*\s*\)|\battempt[=:]\s*0*[2-9]\d*\b", re.I)
 _STILL_TRYING = re.compile(r"\bretrying\b|\bwill retry\b|\bretry in\b|\bback(?:ing)?[ -]?off\b", re.I)
 # an error that says it is one attempt of several (`failed (attempt 1/5)`, `throttled, will retry (1/3)`)
-_AN_ATTEMPT = re.compile(r"\battempt #?\d+\s*(?:/|of)\s*\d+|\bwill retry\b|\bretry(?:ing)?\b[^\n]{0,20}?\(?\d+\s*/\s*\d+", re.I)
+# (or numbers its attempt alone: `quote failed (attempt 1)`, `attempt=1`)
+_AN_ATTEMPT = re.compile(r"\battempt #?\d+\s*(?:/|of)\s*\d+|\bwill retry\b|\bretry(?:ing)?\b[^\n]{0,20}?\(?\d+\s*/\s*\d+"
+                         r"|\(\s*attempt\s*[#:=]?\s*\d+\s*\)|\battempt[=:]\s*\d+\b", re.I)
 # Microsoft.Extensions.Logging's console layout writes `info: Category[EventId]` on a line of its own,
 # the message indented on the next: the message is what the line says
 _CATEGORY_LINE = re.compile(r"^\s*(?:trce|dbug|info|warn|fail|crit): [\w.`+<>]+\[\d+\]\s*$")
@@ -155,7 +163,7 @@ def answered_missing(errors: list[LogEvent], others: list[LogEvent]) -> set[int]
 def cancelled(event: LogEvent) -> bool:
     """Whether an error says only that its request was cancelled by whoever made it (the user typed
     on, the client went away): nothing failed, nothing to act on (`_CANCELLED`, `client_gone`)."""
-    if client_gone(event) or client_aborted(event) or not_there(event):
+    if client_gone(event) or client_aborted(event) or not_there(event) or client_content(event):
         return True
     if not any(_CANCEL_WORD.search(v[:HEAD_CHARS]) for v in (event.message, *event.fields.values()) if isinstance(v, str)):
         return False  # most errors say no such word: their stacks are not read
@@ -180,3 +188,130 @@ def _destinations(event: LogEvent) -> frozenset[str]:
     """What a line names that a failure and its recovery both name: a host:port, a host, a resource,
     a service, an id."""
     return frozenset(n for n in named_things(event) if n.startswith(_DESTINATION))
+
+
+# --- what the failed request's own story says ended well (session 48)
+
+HANDLED_SECONDS = 10  # the seconds in which a request's story is told: its error, its answer, its conflict resolved
+# what an answer's status is written as: a field (`status`, `statusCode`, `status_code`, one level down:
+# pino's `res: {statusCode: 200}`), `status=200`, an access line's status after its request, or the
+# verb a framework answers with (Rails' `Completed 200 OK`, Phoenix's `Sent 200 in 48ms`)
+_STATUS_KEY = re.compile(r"^(?:status|statuscode|status_code|http\.status_code)$", re.I)
+_STATUS_TEXT = re.compile(r"\bstatus[=:]\s*\"?([1-5]\d\d)\b|HTTP/[\d.]+\"? ([1-5]\d\d)\b"
+                          r"|\b(?:Completed|Sent|responded|returned)\s+([1-5]\d\d)\b", re.I)
+_REQUEST_PATH = re.compile(r"\b(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\]? \"?(/[^\s\"?#]*)")
+_PATH_KEY = re.compile(r"^(?:path|url|uri|route|target|request_path|http\.target|url\.path)$", re.I)
+# what is no id of a request: a date or a time of day (a header both lines wrote), a version
+_TIME_LIKE = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d(?::\d\d)?(?:[.,]\d+)?|\d{1,2}/[A-Za-z]{3}/\d{4}")
+_TOKEN = re.compile(r"[A-Za-z0-9][\w-]*")
+# a thing its writer says was done already (an idempotent write that lost a race, a redelivered message)
+_ALREADY = re.compile(r"\balready (?:been )?(?:applied|processed|handled|done|completed|committed|acknowledged|consumed|"
+                      r"delivered|sent|recorded|seen)\b", re.I)
+# an answer the client's own content made (RFC 9110 15.5.21 422 Unprocessable Content; a 400 that says the
+# content was invalid): its input, nothing broken on this side
+_CLIENT_CONTENT = re.compile(r"validat|invalid", re.I)
+_NOT_CLIENTS = re.compile(r"time[d ]?\s?out|refused|unavailable|denied|exhausted|panic|fatal", re.I)
+
+
+def status_of(event: LogEvent) -> int | None:
+    """The HTTP status a line says its request was answered with, None when it says none."""
+    for key, value in event.fields.items():
+        for k, v in (value.items() if isinstance(value, dict) else [(key, value)]):
+            if _STATUS_KEY.match(str(k)) and str(v).isdigit() and 100 <= int(v) < 600:
+                return int(v)
+    match = _STATUS_TEXT.search(first_line(event.message)[:HEAD_CHARS])
+    return int(next(g for g in match.groups() if g)) if match else None
+
+
+def client_content(event: LogEvent) -> bool:
+    """Whether an error says its request was refused for the client's own content (`_CLIENT_CONTENT`)."""
+    status = status_of(event)
+    if status not in (400, 422):
+        return False
+    text = said_by(event)[:HEAD_CHARS]
+    return (status == 422 or bool(_CLIENT_CONTENT.search(text))) and not _NOT_CLIENTS.search(text)
+
+
+def _tokens(text: str, *, short: bool = False) -> set[str]:
+    """The words of a text that may be a request's id: holding a digit, three characters or more (two: `short`)."""
+    return {t.lower() for t in _TOKEN.findall(_TIME_LIKE.sub(" ", text))
+            if len(t) >= (2 if short else 3) and any(c.isdigit() for c in t)}
+
+
+def _everything(event: LogEvent) -> str:
+    """A line's message, its record's continuation lines and its fields' values (one level down), as text."""
+    parts = [event.message[:HEAD_CHARS], (event.stack or "")[:HEAD_CHARS]]
+    for value in list(event.fields.values())[:24]:
+        for v in (value.values() if isinstance(value, dict) else [value]):
+            if isinstance(v, (str, int)) and not isinstance(v, bool):
+                parts.append(str(v)[:400])
+    return "\n".join(parts)
+
+
+def _path_segments(event: LogEvent) -> set[str]:
+    """The id-like segments of the request path a line names (its request line, a `path`/`url` field)."""
+    paths = [m.group(1) for m in _REQUEST_PATH.finditer(first_line(event.message)[:HEAD_CHARS])]
+    for key, value in event.fields.items():
+        for k, v in (value.items() if isinstance(value, dict) else [(key, value)]):
+            if isinstance(v, str) and _PATH_KEY.match(str(k)):
+                paths.append(v.split("://", 1)[-1].partition("/")[2] if "://" in v else v)
+    return {s for p in paths for s in _tokens(p.replace("/", " ").replace(".", " "), short=True)}
+
+
+def handled(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
+    """The errors (by `id`) whose request its story says ended well, within HANDLED_SECONDS after it (a second
+    before, for a log that writes whole seconds), in a line that opens nothing naming an id the error names:
+    the request answered 2xx (its path holding the id: a cache miss served from the source, `product:1201`
+    then `GET /products/1201 200`), or the thing said to be done already (a duplicate key, then `event
+    evt_88120 already applied`)."""
+    if not errors:
+        return set()
+    second, after = timedelta(seconds=1), timedelta(seconds=HANDLED_SECONDS)
+    times = sorted(e.time for e in errors)
+    answers = []
+    for event in others:
+        at = bisect.bisect_left(times, event.time - after)  # only a line near an error is read
+        if at == len(times) or times[at] > event.time + second:
+            continue
+        head = first_line(event.message)[:HEAD_CHARS]
+        if _ALREADY.search(head) and not _NOT_RECOVERED.search(head.replace("already", "")):
+            answers.append((event.time, _tokens(_everything(event))))
+        elif "2" in head or event.fields:  # (most lines hold no 2xx: cheap tests first)
+            status = status_of(event)
+            if status is not None and 200 <= status < 300 and (segments := _path_segments(event)):
+                answers.append((event.time, segments))
+    if not answers:
+        return set()
+    found = set()
+    for event in errors:
+        # (an answer its log stamped to the whole second may read as up to a second before the error)
+        near = [ids for t, ids in answers
+                if event.time - (second if t.microsecond == 0 else timedelta(0)) <= t <= event.time + after]
+        if near and _tokens(_everything(event), short=True) & set().union(*near):
+            found.add(id(event))
+    return found
+
+
+# a run that had nothing to do, said at ERROR (`no rows to export`, `No pending payouts found`, `nothing to send`),
+# and its run ending normally (`finished`, `done`, `exit 0`; not a request's `Completed 200`)
+_NO_WORK = re.compile(r"\bnothing (?:left )?to \w+|\bno (?:\w+ ){0,3}?(?:\w+ found|\w+ to (?!host\b)\w+)\b", re.I)
+_RUN_DONE = re.compile(r"\b(?:finished|done|completed|performed|succeeded)\b|\bexit(?:ed)?(?: with)?(?: code| status)?[ :=]+0\b",
+                       re.I)
+_REQUEST_DONE = re.compile(r"\b(?:Completed|Sent|responded|returned)\s+[1-5]\d\d\b|\berrors?\b", re.I)
+
+
+def no_work(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> set[int]:
+    """The errors (by `id`) saying only that their run had nothing to do (`_NO_WORK`, no cause word), whose
+    writer then says, within the burst window, that its run ended normally (`_RUN_DONE`)."""
+    idle = [e for e in errors if _NO_WORK.search(_head(e.message)[:300]) and rank(e) == NEUTRAL]
+    if not idle or minutes <= 0:
+        return set()
+    writers = {component(e) for e in idle}
+    ends: dict[str, list[datetime]] = {}
+    for event in others:
+        head = _head(event.message)[:300]
+        if component(event) in writers and _RUN_DONE.search(head) and not _NOT_RECOVERED.search(head) \
+                and not _REQUEST_DONE.search(head):
+            ends.setdefault(component(event), []).append(event.time)
+    window = timedelta(minutes=minutes)
+    return {id(e) for e in idle if any(e.time <= t <= e.time + window for t in ends.get(component(e), ()))}
