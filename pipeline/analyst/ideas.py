@@ -101,10 +101,20 @@ IDEAS: tuple[Idea, ...] = (
     # because another writer changed it first
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "precondition conditional etag", "failed met unmet mismatch"),
+    # a commit or write refused because another transaction wrote the same data first (`txn aborted: conflicting
+    # writes on key 42`): not a merge's conflict of files
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
+          unless="merge merging rebase"),
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           # ... or SQLite's `no such table` / `no such column`
           "missing exist exists unknown undefined pending mismatch such"),
+    # ... or a query's column or table that the engine cannot find or resolve (`unable to resolve column "sku"`,
+    # `tables not found: orders_v3`): not a row or record looked up and absent
+    _idea("db_schema_mismatch", "code and schema disagreeing",
+          "column columns table tables relation relations collection collections", "not cannot unable",
+          "found find resolved resolve", unless="row rows record records entity entities document documents"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
@@ -112,11 +122,16 @@ IDEAS: tuple[Idea, ...] = (
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
           "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
+    # a remedy that asks for an environment variable to be set (`no key given: pass one or set
+    # the X env var`):
+    # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
+    _idea("config_missing", "a required setting not found", "set setting", "environment env"),
     # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
     # was refused`): the credentials' idea is read before the refusal's
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
-          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
+          "authentication authenticate authenticated unauthenticated unauthorized authorization credential "
+          "credentials sasl "
           "login logon password publickey",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
     # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
@@ -160,7 +175,8 @@ IDEAS: tuple[Idea, ...] = (
     # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
-          "reached exceeded", "max maximum limit", "children workers processes threads"),
+          # ... or a scheduler's task capacity (`scheduler queue capacity reached, 5000 tasks waiting`)
+          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
@@ -176,6 +192,9 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
+    _idea("queue_backlog", "consumers lagging behind their queue",
+          "drain draining drained", "not unable stalled stopped"),
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
