@@ -34,3 +34,9 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))
 
+
+def test_a_weak_signature_the_words_agree_with_outranks_another_categorys_ideas_alone(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      "push to https://tsdb.example:8428 failed (401 Unauthorized): bearer token rejected",
+                      {"level": "WARN", "message": "send buffer overflow: 300 samples dropped"})
+    assert rca.category == "upstream_auth_failure"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, specifics, subject, technology)
@@ -285,12 +285,17 @@ class OfflineAnalyst:
                      meant.categories_meant(self.kb, state.evidence).items()}
         for category, (label, score) in found.items():
             if category in have:
+                # a doc's lone weak signature and the ideas of its cause in the events' own words agree: the
+                # category is as well supported as the ideas alone would make it (never below an idea-only rival)
+                supports = [replace(s, score=score) if s.category == category and s.score < score else s
+                            for s in supports]
                 continue
             docs = list({d.doc_id: d for d in [*ranked, *self.kb.docs] if d.category == category}.values())
             docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
             if docs:
                 worded.append(Support(category=category, score=score, doc=docs[0], matched=(label,), worded=True))
-        return sorted(supports + worded, key=lambda s: (-s.score, s.category)) if worded else supports
+        # equally supported, a doc's signature ranks before the ideas alone
+        return sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
