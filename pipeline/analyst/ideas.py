@@ -363,3 +363,15 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
                 out[idea.category] = (label, n + 1)
                 break
     return out
+
+
+@functools.lru_cache(maxsize=2048)
+def category_of_line(text: str) -> str | None:
+    """The category the first idea whose words one line carries names, when said together (the
+    incident's context aside: the line that says the cause, not whether it holds)."""
+    tokens = tokens_of(masked(text))
+    words = frozenset(tokens)
+    for idea in IDEAS:
+        if idea.found_in(words) and not idea.unless & words:
+            return idea.category if idea.found_near(tokens) else None
+    return None

@@ -221,8 +221,8 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
         if found is None:
             continue
         field, start, end, line = found
-        if event.level == "WARN" and not _score(line):
-            continue  # a warning that says nothing failed is context, not a statement
+        if event.level == "WARN" and not _score(line) and not (telling is not None and telling(line)):
+            continue  # a warning that says nothing failed is context, not a statement (unless it says the cause)
         key = _template(line)
         if key in by_template:
             by_template[key][2].setdefault(event.event_id)
