@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.analyst import ideas
+from pipeline.analyst import ideas, specifics
 from tests.support import THRESHOLD, analyst_events, offline_rca
 
 
@@ -40,3 +40,23 @@ def test_a_weak_signature_the_words_agree_with_outranks_another_categorys_ideas_
                       "push to https://tsdb.example:8428 failed (401 Unauthorized): bearer token rejected",
                       {"level": "WARN", "message": "send buffer overflow: 300 samples dropped"})
     assert rca.category == "upstream_auth_failure"
+
+
+@pytest.mark.parametrize("line, maxima", [
+    ("pgx stats: total_conns=12 idle_conns=0 waiting=7", {"12"}),  # none free, callers waiting: 12 is all
+    ("pgx stats: total_conns=12 idle_conns=0 waiting=0", set()),  # none free but none waiting: it may grow
+    ("hikari.pool.active=30 hikari.pool.max.size=30", {"30"}),  # a bound named with a qualifier after `max`
+    ("volume /srv/spool 100% used (19.5G/19.5G)", {"19.5G"}),  # sizes with their unit
+])
+def test_a_resource_counted_at_its_maximum(line, maxima):
+    assert set(specifics.counted_at_max(line)) == maxima
+
+
+def test_a_pools_connections_none_free_with_callers_waiting_make_its_bare_timeouts_the_pools(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "pgx pool for postgres://orders-db:5432/orders opened: max_conns=12"},
+                      "GET /orders/77 -> 504: query timed out in connector",
+                      "GET /orders/78 -> 504: query timed out in connector",
+                      {"level": "INFO", "message": "pgx stats: total_conns=12 idle_conns=0 waiting=7"})
+    assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
+    assert "max_conns=12" in rca.root_cause  # the pool's size, the bound reached
