@@ -21,6 +21,8 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
      "upstream_auth_failure"),
     ("thumbnail job refused: task scheduler capacity reached (512 waiting)", "resource_exhaustion"),
     ("metrics shipper dropped 900 samples: the collector is not draining its inbox", "queue_backlog"),
+    ("GET /fx -> 502: the rates backend did not reply in 1500ms", "upstream_timeout"),
+    ("quote lookup failed: no response within 4 seconds from the tax backend", "upstream_timeout"),
 ])
 def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
     rca = offline_rca(offline_analyst, line)

@@ -122,6 +122,11 @@ IDEAS: tuple[Idea, ...] = (
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
           "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
+    # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
+    # the deadline`)
+    _idea("upstream_timeout", "a call to a dependency timing out",
+          "not", "answer answered respond responded reply replied", "within time in"),
+    _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
     # a remedy that asks for an environment variable to be set (`no key given: pass one or set
     # the X env var`):
     # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
