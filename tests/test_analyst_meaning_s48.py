@@ -32,6 +32,9 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 @pytest.mark.parametrize("line, category", [
     ("lookup failed: no record found in table customers for id 9", "db_schema_mismatch"),  # a row absent
     ("deploy: merge conflict in chart/values.yaml, commit aborted", "concurrency_conflict"),  # files, not data
+    ("MaxRetriesExceededError: cannot retry task reports.render again", "resource_exhaustion"),  # retries used up
+    ("task 7 exceeded its memory limit of 2 GB and was stopped", "resource_exhaustion"),  # memory's, not workers'
+    ("upgrade halted: node ip-10-0-3-4 is not draining, 3 pods left", "queue_backlog"),  # a node drain
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

@@ -181,7 +181,9 @@ IDEAS: tuple[Idea, ...] = (
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
           # ... or a scheduler's task capacity (`scheduler queue capacity reached, 5000 tasks waiting`)
-          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler"),
+          # (not a call's retries used up, nor a task's memory limit: out_of_memory's idea reads that)
+          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
+          unless="retries retry attempts attempt memory heap ram"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
@@ -199,7 +201,7 @@ IDEAS: tuple[Idea, ...] = (
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
     # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
     _idea("queue_backlog", "consumers lagging behind their queue",
-          "drain draining drained", "not unable stalled stopped"),
+          "draining", "not stalled stopped", unless="node nodes pod pods"),  # not a cluster's node drain
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
