@@ -35,6 +35,10 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
     ("MaxRetriesExceededError: cannot retry task reports.render again", "resource_exhaustion"),  # retries used up
     ("task 7 exceeded its memory limit of 2 GB and was stopped", "resource_exhaustion"),  # memory's, not workers'
     ("upgrade halted: node ip-10-0-3-4 is not draining, 3 pods left", "queue_backlog"),  # a node drain
+    ("ERROR: unable to resolve host ledger-table-2.prod", "db_schema_mismatch"),  # a host's name, not a table
+    ("401 Unauthorized: token expired; export a fresh one by setting the API_TOKEN env variable",
+     "config_missing"),  # a dependency refused what it was given: the remedy does not make it a missing setting
+    ("spawn failed: error setting environment for child process: E2BIG", "config_missing"),  # no variable asked for
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

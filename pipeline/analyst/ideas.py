@@ -114,7 +114,7 @@ IDEAS: tuple[Idea, ...] = (
     # `tables not found: orders_v3`): not a row or record looked up and absent
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table tables relation relations collection collections", "not cannot unable",
-          "found find resolved resolve", unless="row rows record records entity entities document documents"),
+          "found find resolved resolve", unless="row rows record records entity entities document documents host hostname"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
@@ -130,7 +130,9 @@ IDEAS: tuple[Idea, ...] = (
     # a remedy that asks for an environment variable to be set (`no key given: pass one or set
     # the X env var`):
     # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
-    _idea("config_missing", "a required setting not found", "set setting", "environment env"),
+    # ... unless a dependency is said to have rejected what it was given (a 401, a token refused or expired)
+    _idea("config_missing", "a required setting not found", "set setting", "environment env", "variable variables var",
+          unless="401 403 rejected denied refused unauthorized forbidden expired revoked"),
     # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
     # was refused`): the credentials' idea is read before the refusal's
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
