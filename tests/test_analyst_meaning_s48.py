@@ -23,6 +23,9 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("metrics shipper dropped 900 samples: the collector is not draining its inbox", "queue_backlog"),
     ("GET /fx -> 502: the rates backend did not reply in 1500ms", "upstream_timeout"),
     ("quote lookup failed: no response within 4 seconds from the tax backend", "upstream_timeout"),
+    ("decode of /v2/cart failed: invalid type: sequence, expected a map at line 3", "serialization_error"),
+    ("install aborted: conflicting peer dependency: chart-kit@4 wants ui-core@^2, found ui-core@3.1",
+     "dependency_mismatch"),
 ])
 def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
     rca = offline_rca(offline_analyst, line)
@@ -39,6 +42,9 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
     ("401 Unauthorized: token expired; export a fresh one by setting the API_TOKEN env variable",
      "config_missing"),  # a dependency refused what it was given: the remedy does not make it a missing setting
     ("spawn failed: error setting environment for child process: E2BIG", "config_missing"),  # no variable asked for
+    ("invalid type for setting max_workers: expected int", "serialization_error"),  # a setting's, not a payload's
+    ("container can't resolve dependencies of the MailService: argument at index [1] unknown",
+     "dependency_mismatch"),  # code's wiring, not packages' versions
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

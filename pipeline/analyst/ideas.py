@@ -175,6 +175,9 @@ IDEAS: tuple[Idea, ...] = (
     _idea("serialization_error", "a payload that cannot be decoded",
           "expected", "but", "was got found encountered",
           "string number object array boolean int integer long double token begin path"),
+    # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
+    _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
+          unless="setting settings config configuration option options env environment"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected full insufficient",
@@ -227,6 +230,9 @@ IDEAS: tuple[Idea, ...] = (
           # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
           "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
           "satisfies solving"),
+    # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
+    _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
+          "conflict conflicting conflicts tree peer"),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
