@@ -75,3 +75,16 @@ def test_a_pools_connections_none_free_with_callers_waiting_make_its_bare_timeou
                       {"level": "INFO", "message": "pgx stats: total_conns=12 idle_conns=0 waiting=7"})
     assert rca.category == "db_pool_exhausted" and rca.confidence < THRESHOLD
     assert "max_conns=12" in rca.root_cause  # the pool's size, the bound reached
+
+
+@pytest.mark.parametrize("line, function", [
+    ("TypeError: Cannot read properties of null (reading 'sku')\n    at async Basket.addLine (/srv/basket/lib/basket.js:88:14)"
+     "\n    at Router.handle (/srv/basket/lib/router.js:20:3)", "Basket.addLine"),
+    ('Traceback (most recent call last):\n  File "/srv/invoices/render.py", line 41, in render_totals\n'
+     "    total = order.lines[0].price\nAttributeError: 'NoneType' object has no attribute 'lines'", "render_totals"),
+    ("java.lang.NullPointerException: Cannot invoke \"String.trim()\" because \"name\" is null\n"
+     "\tat shop.billing.InvoiceWriter.header(InvoiceWriter.java:57)", "InvoiceWriter.header"),
+])
+def test_a_null_read_names_the_function_its_frame_runs(offline_analyst, line, function):
+    rca = offline_rca(offline_analyst, line)
+    assert rca.category == "null_reference" and f"in `{function}` at" in rca.root_cause

@@ -307,7 +307,7 @@ class OfflineAnalyst:
         errors, named = _specifics(state, doc, category)
         found = _merged(found, errors, named)
         quoted = quotes.quotes_for(state.evidence, found, doc)
-        cause = lead or quotes.concrete_cause(category, found)
+        cause = lead or quotes.concrete_cause(category, found, [event_text(e) for e in state.evidence])
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
         # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
         why = None
