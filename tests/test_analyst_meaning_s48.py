@@ -88,3 +88,11 @@ def test_a_pools_connections_none_free_with_callers_waiting_make_its_bare_timeou
 def test_a_null_read_names_the_function_its_frame_runs(offline_analyst, line, function):
     rca = offline_rca(offline_analyst, line)
     assert rca.category == "null_reference" and f"in `{function}` at" in rca.root_cause
+
+
+def test_the_sql_statement_a_database_error_ran_is_named(offline_analyst):
+    rca = offline_rca(offline_analyst, "ERROR: deadlock detected\nDETAIL: Process 71 waits for ShareLock on transaction 5; "
+                                       "blocked by process 72.\nHINT: See server log for query details.\n"
+                                       "CONTEXT: while updating tuple (0,7) in relation \"wallets\"\n"
+                                       "STATEMENT: UPDATE wallets SET credit = credit + 5 WHERE id = 9")
+    assert "UPDATE wallets SET credit = credit + 5 WHERE id = 9" in rca.root_cause

@@ -248,7 +248,26 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
     deepest = _deepest(events)
     if deepest is not None and not any(deepest.value in f.value for f in ranked):
         ranked.insert(0, deepest)
-    return ranked
+    ran = _statement_run(problems)
+    return ranked + [ran] if ran is not None and not any(ran.value in f.value for f in ranked) else ranked
+
+
+# the SQL a database error says it was running, on its own labelled line (`SQL: UPDATE ...`, `STATEMENT:  DELETE ...`,
+# `CONTEXT:  SQL statement "SELECT ..."`): which statement deadlocked or broke a constraint
+_RAN = re.compile(r"^[#\s]*(?:SQL|STATEMENT|QUERY|CONTEXT:\s+SQL statement)\s*:?\s*\"?(?P<v>(?:SELECT|INSERT|UPDATE|DELETE|"
+                  r"MERGE|WITH|CALL)\b[^\n\"]{4,160})", re.M | re.I)
+
+
+def _statement_run(events: list[LogEvent]) -> Finding | None:
+    """The first SQL statement a problem event's text labels as the one it ran, as a finding."""
+    for event in events:
+        for field, text in _texts(event):
+            if "\n" in text and (m := _RAN.search(text[:8_000])):
+                value = m.group("v").rstrip()
+                return Finding(kind="error", value=value, event_ids=[event.event_id],
+                               spans=[Span(event_id=event.event_id, field=field, start=m.start("v"),
+                                           end=m.start("v") + len(value))])
+    return None
 
 
 def _deepest(events: list[LogEvent]) -> Finding | None:
