@@ -112,7 +112,7 @@ def started_before(mine: list[set[str]], theirs: list[set[str]], events: list[Lo
 # the failures a caller sees of what it calls, and the callee's own failures said before them that are their
 # cause when the caller's lines name that callee: a server that failed (to start, or at its limit) refuses
 # whatever its failure was; its callers' timeouts are a state's it holds that stalls it (PRODUCED_BY)
-_CALLER_SIDE = ("connection_refused", "upstream_timeout")
+CALLER_SIDE = ("connection_refused", "upstream_timeout")
 
 
 def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
@@ -122,7 +122,7 @@ def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
     `carrying`), by a service or host other than theirs that their lines name (`upstream: .../php-fpm.sock`
     of service php-fpm, `http://search.svc:7700` of service search): the callee's own failure, which its
     callers' refusals or timeouts follow. None when the caller's lines name no such callee."""
-    if category not in _CALLER_SIDE:
+    if category not in CALLER_SIDE:
         return None
     mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
     if not mine:

@@ -486,6 +486,8 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
 def _callee_first(state: IncidentState, top: Support, carrying: list[set[str]],
                   others: list[Support]) -> tuple[Support, list[set[str]]] | None:
     """cause_side.callee_first over the other supports, each per event by its signatures or its ideas."""
+    if top.category not in cause_side.CALLER_SIDE or not others:
+        return None
     found = [[{o.matched[0]} if o.category in {**ideas.categories_worded([e]), **capacity.categories_at_capacity([e])}
               else set() for e in state.evidence] if o.worded else OfflineAnalyst._carrying(state, o) for o in others]
     n = cause_side.callee_first(state.evidence, top.category, [bool(c) for c in carrying],
