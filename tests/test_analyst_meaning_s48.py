@@ -23,6 +23,8 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("metrics shipper dropped 900 samples: the collector is not draining its inbox", "queue_backlog"),
     ("GET /fx -> 502: the rates backend did not reply in 1500ms", "upstream_timeout"),
     ("quote lookup failed: no response within 4 seconds from the tax backend", "upstream_timeout"),
+    ("translate call failed: got 429 from the glossary API, slow down", "upstream_rate_limited"),
+    ("ingest: 8000 files waiting, the indexers cannot keep up", "queue_backlog"),
     ("cart body rejected: invalid type: sequence, expected a map at line 3", "serialization_error"),
     ("install aborted: conflicting peer dependency: chart-kit@4 wants ui-core@^2, found ui-core@3.1",
      "dependency_mismatch"),

@@ -16,6 +16,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from pipeline.analyst import sqlstates
 from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
@@ -162,6 +163,9 @@ IDEAS: tuple[Idea, ...] = (
     # topic's backlog or of a disk (EDQUOT): what the quota counts decides
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "quota quotas", "exceeded exhausted", "request requests call calls rpm qps"),
+    # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "429",
+          "error status code http response returned received got answered failed"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -207,6 +211,8 @@ IDEAS: tuple[Idea, ...] = (
     # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
     _idea("queue_backlog", "consumers lagging behind their queue",
           "draining", "not stalled stopped", unless="node nodes pod pods"),  # not a cluster's node drain
+    # ... or its consumers said unable to keep up with it (`workers cannot keep up`)
+    _idea("queue_backlog", "consumers lagging behind their queue", "keep keeping", "up", "not cannot unable"),
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
@@ -249,30 +255,6 @@ IDEAS: tuple[Idea, ...] = (
     _idea("null_reference", "a null read as an object",
           "undefined", "value object", "method property properties index"),
 )
-# the SQL standard's SQLSTATE codes (class 23, 28, 42, 53; PostgreSQL's appendix "PostgreSQL Error Codes" names
-# them, and DB2, Oracle's JDBC, MySQL and SQL Server print the same) that say one category whatever the server's
-# wording (`DB2 SQL Error: SQLCODE=-204, SQLSTATE=42704`). A code two categories share (40001: MySQL's and DB2's
-# deadlock, PostgreSQL's serialization failure; 57014: a statement timeout or a cancel) is left out.
-SQLSTATES: dict[str, tuple[str, str]] = {
-    "23000": ("data_integrity", "integrity constraint violation"),
-    "23502": ("data_integrity", "not-null violation"),
-    "23503": ("data_integrity", "foreign key violation"),
-    "23505": ("data_integrity", "unique violation"),
-    "23514": ("data_integrity", "check violation"),
-    "28000": ("upstream_auth_failure", "invalid authorization specification"),
-    "28P01": ("upstream_auth_failure", "invalid password"),
-    "40P01": ("db_deadlock", "deadlock detected"),
-    "55P03": ("db_deadlock", "lock not available"),
-    "42P01": ("db_schema_mismatch", "undefined table"),
-    "42703": ("db_schema_mismatch", "undefined column"),
-    "42704": ("db_schema_mismatch", "undefined object"),
-    "42S02": ("db_schema_mismatch", "base table or view not found"),
-    "42S22": ("db_schema_mismatch", "column not found"),
-    "53100": ("disk_full", "disk full"),
-    "53200": ("out_of_memory", "out of memory"),
-    "53300": ("db_pool_exhausted", "too many connections"),
-}
-_SQLSTATE = re.compile(r"\bSQLSTATE\b[\s:=\[(\"']*([0-9A-Z]{5})\b", re.I)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
@@ -349,8 +331,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     said: list[tuple[str, ...]] | None = None  # every event's tokens, read when an idea needs its context
     for text in _texts(events):
-        coded = next((SQLSTATES[m.group(1).upper()] for m in _SQLSTATE.finditer(text) if m.group(1).upper() in SQLSTATES),
-                     None)
+        coded = sqlstates.coded(text)
         if coded is not None:
             # the server's own code says it, whatever its wording
             label, n = out.get(coded[0], (f"SQLSTATE's {coded[1]}", 0))
