@@ -37,6 +37,7 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 @pytest.mark.parametrize("line, category", [
     ("lookup failed: no record found in table customers for id 9", "db_schema_mismatch"),  # a row absent
     ("deploy: merge conflict in chart/values.yaml, commit aborted", "concurrency_conflict"),  # files, not data
+    ("lock conflict on row 12: transaction rolled back by the lock manager", "concurrency_conflict"),  # a lock wait
     ("MaxRetriesExceededError: cannot retry task reports.render again", "resource_exhaustion"),  # retries used up
     ("task 7 exceeded its memory limit of 2 GB and was stopped", "resource_exhaustion"),  # memory's, not workers'
     ("upgrade halted: node ip-10-0-3-4 is not draining, 3 pods left", "queue_backlog"),  # a node drain

@@ -106,7 +106,7 @@ IDEAS: tuple[Idea, ...] = (
     # writes on key 42`): not a merge's conflict of files
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
-          unless="merge merging rebase"),
+          unless="merge merging rebase lock locks"),  # (a lock's conflict is a wait's, not a lost race's)
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           # ... or SQLite's `no such table` / `no such column`
