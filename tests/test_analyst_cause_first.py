@@ -136,3 +136,30 @@ def test_a_state_said_before_the_failure_it_produces_leaves_that_failure_undecid
     rca = _rca(offline_analyst, "ERROR Temporary failure in name resolution for pg-main.internal", HIKARI, HIKARI)
     assert rca.confidence < THRESHOLD
     assert any("dns_resolution" in note and "symptom" in note for note in rca.notes)
+
+
+VERSION_SKEW = {"service": "ledgerd", "message": "ledgerd: on-disk format version 3 is incompatible with this release "
+                                                 "(version 4); run the upgrade tool"}
+
+
+def test_the_refused_callees_own_failure_said_first_is_the_refusals_cause(offline_analyst):
+    refused = {"service": "checkout", "message": "POST http://ledgerd.payments.internal:9400/v1/post failed: connect "
+                                                 "ECONNREFUSED 10.4.0.9:9400"}
+    rca = offline_rca(offline_analyst, VERSION_SKEW, refused)
+    assert rca.category == "dependency_mismatch" and rca.confidence < THRESHOLD
+    assert any("connection_refused" in note and "symptom" in note for note in rca.notes)
+    # a refusal of another host: the earlier failure is not what refused it
+    other = {**refused, "message": refused["message"].replace("ledgerd.", "fxrates.")}
+    assert offline_rca(offline_analyst, VERSION_SKEW, other).category == "connection_refused"
+
+
+def test_the_timed_out_callees_worker_limit_said_first_is_the_timeouts_cause_and_quoted(offline_analyst):
+    full = {"service": "uwsgi-reports", "level": "WARN",
+            "message": "listen queue full: reached the max workers limit (16), requests wait"}
+    timeout = {"service": "envoy", "message": "upstream request timeout: cluster=uwsgi-reports path=/reports/q3"}
+    rca = offline_rca(offline_analyst, full, timeout)
+    assert rca.category == "resource_exhaustion" and rca.confidence < THRESHOLD
+    assert "reached the max workers limit (16)" in rca.root_cause  # the warning that says the cause is quoted
+    # a timeout of another cluster: its own failure
+    other = {**timeout, "message": timeout["message"].replace("uwsgi-reports", "billing")}
+    assert offline_rca(offline_analyst, full, other).category == "upstream_timeout"

@@ -99,6 +99,13 @@ def test_the_technology_an_event_shows(service, message, shows):
     assert not ({"java", "python", "node", "go"} - {shows}) & shown  # and no other runtime
 
 
+def test_a_trace_in_an_error_field_shows_its_runtime():
+    event = normalize({"time": "2026-01-05T08:00:00Z", "level": "ERROR", "service": "billing", "message": "job crashed",
+                       "exc_info": 'Traceback (most recent call last):\n  File "/srv/billing/tasks.py", line 9, in run\n'
+                                   "ZeroDivisionError: division by zero"}, source="test", position="0")
+    assert "python" in technology.shown_by([event])
+
+
 def test_a_doc_fits_through_its_libraries_runtime():
     assert technology.doc_fits(("hikari", "spring"), frozenset({"java"}))
     assert not technology.doc_fits(("node", "axios"), frozenset({"java"}))

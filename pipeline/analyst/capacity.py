@@ -24,7 +24,8 @@ CAPACITY_SCORE = IDEA_SCORE + 0.1
 _RESOURCES: tuple[tuple[str, frozenset[str]], ...] = (
     ("resource_exhaustion", frozenset("thread threads worker workers executor process processes children "
                                       "semaphore bulkhead".split())),
-    ("db_pool_exhausted", frozenset("pool pooled".split())),
+    # ... a pool's, or its connections' counted (`conns busy=10/10`): a database's pool when the incident names one
+    ("db_pool_exhausted", frozenset("pool pooled connection connections conn conns".split())),
     ("queue_backlog", frozenset("queue queues depth".split())),
 )
 _POOL = Idea("db_pool_exhausted", (frozenset({"pool", "pooled"}), frozenset(DATABASE_WORDS.split())), "")

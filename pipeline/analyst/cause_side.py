@@ -107,3 +107,41 @@ def started_before(mine: list[set[str]], theirs: list[set[str]], events: list[Lo
         return min(times) if times else None
     a, b = first(mine), first(theirs)
     return a is not None and b is not None and b < a
+
+
+# the failures a caller sees of what it calls, and the callee's own failures said before them that are their
+# cause when the caller's lines name that callee: a server that failed (to start, or at its limit) refuses
+# whatever its failure was; its callers' timeouts are a state's it holds that stalls it (PRODUCED_BY)
+CALLER_SIDE = ("connection_refused", "upstream_timeout")
+
+
+def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
+                 others: list[tuple[str, list[bool]]]) -> int | None:
+    """The index of the first of `others` (each a category and, per event, whether it carries it) said
+    only in problem lines strictly before every problem line of the caller-side `category` (per event
+    `carrying`), by a service or host other than theirs that their lines name (`upstream: .../php-fpm.sock`
+    of service php-fpm, `http://search.svc:7700` of service search): the callee's own failure, which its
+    callers' refusals or timeouts follow. None when the caller's lines name no such callee."""
+    if category not in CALLER_SIDE:
+        return None
+    mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
+    if not mine:
+        return None
+    start, callers = min(e.time for e in mine), {e.service for e in mine}
+    said = " ".join(event_text(e) for e in mine).lower()
+    produced = PRODUCED_BY.get(category, frozenset()) | PRODUCED_WHEN_FIRST.get(category, frozenset())
+    for n, (other, found) in enumerate(others):
+        if other == category or (category != "connection_refused" and other not in produced):
+            continue
+        theirs = [e for e, f in zip(events, found) if f and e.level in ("ERROR", "FATAL", "WARN", None)]
+        if theirs and max(e.time for e in theirs) < start and any(
+                e.service not in callers and _named(e.service, said) or
+                e.host and e.host not in {c.host for c in mine} and _named(e.host, said) for e in theirs):
+            return n
+    return None
+
+
+def _named(name: str | None, text: str) -> bool:
+    """Whether every word of a service's or host's name (letters, 3 or more) starts a word of `text`."""
+    words = re.findall(r"[a-z]{3,}", (name or "").lower())
+    return bool(words) and all(re.search(rf"(?<![a-z]){w}", text) for w in words)

@@ -16,6 +16,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from pipeline.analyst import sqlstates
 from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
@@ -101,10 +102,20 @@ IDEAS: tuple[Idea, ...] = (
     # because another writer changed it first
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "precondition conditional etag", "failed met unmet mismatch"),
+    # a commit or write refused because another transaction wrote the same data first (`txn aborted: conflicting
+    # writes on key 42`): not a merge's conflict of files
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
+          unless="merge merging rebase lock locks"),  # (a lock's conflict is a wait's, not a lost race's)
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           # ... or SQLite's `no such table` / `no such column`
           "missing exist exists unknown undefined pending mismatch such"),
+    # ... or a query's column or table that the engine cannot find or resolve (`unable to resolve column "sku"`,
+    # `tables not found: orders_v3`): not a row or record looked up and absent
+    _idea("db_schema_mismatch", "code and schema disagreeing",
+          "column columns table tables relation relations collection collections", "not cannot unable",
+          "found find resolved resolve", unless="row rows record records entity entities document documents host hostname"),
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
@@ -112,11 +123,23 @@ IDEAS: tuple[Idea, ...] = (
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
           "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
+    # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
+    # the deadline`)
+    _idea("upstream_timeout", "a call to a dependency timing out",
+          "not", "answer answered respond responded reply replied", "within time in"),
+    _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
+    # a remedy that asks for an environment variable to be set (`no key given: pass one or set
+    # the X env var`):
+    # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
+    # ... unless a dependency is said to have rejected what it was given (a 401, a token refused or expired)
+    _idea("config_missing", "a required setting not found", "set setting", "environment env", "variable variables var",
+          unless="401 403 rejected denied refused unauthorized forbidden expired revoked"),
     # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
     # was refused`): the credentials' idea is read before the refusal's
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
-          "authentication authenticate authenticated unauthenticated unauthorized credential credentials sasl "
+          "authentication authenticate authenticated unauthenticated unauthorized authorization credential "
+          "credentials sasl "
           "login logon password publickey",
           "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
     # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
@@ -140,6 +163,9 @@ IDEAS: tuple[Idea, ...] = (
     # topic's backlog or of a disk (EDQUOT): what the quota counts decides
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "quota quotas", "exceeded exhausted", "request requests call calls rpm qps"),
+    # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "429",
+          "error status code http response returned received got answered failed"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
@@ -153,6 +179,9 @@ IDEAS: tuple[Idea, ...] = (
     _idea("serialization_error", "a payload that cannot be decoded",
           "expected", "but", "was got found encountered",
           "string number object array boolean int integer long double token begin path"),
+    # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
+    _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
+          unless="setting settings config configuration option options env environment"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
           "overflow overflowed exhausted exhaustion rejected full insufficient",
@@ -160,7 +189,10 @@ IDEAS: tuple[Idea, ...] = (
     # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
-          "reached exceeded", "max maximum limit", "children workers processes threads"),
+          # ... or a scheduler's task capacity (`scheduler queue capacity reached, 5000 tasks waiting`)
+          # (not a call's retries used up, nor a task's memory limit: out_of_memory's idea reads that)
+          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
+          unless="retries retry attempts attempt memory heap ram"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
@@ -176,6 +208,11 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
+    _idea("queue_backlog", "consumers lagging behind their queue",
+          "draining", "not stalled stopped", unless="node nodes pod pods"),  # not a cluster's node drain
+    # ... or its consumers said unable to keep up with it (`workers cannot keep up`)
+    _idea("queue_backlog", "consumers lagging behind their queue", "keep keeping", "up", "not cannot unable"),
     # a setting the code needs and cannot find: the configuration's word and its absence
     _idea("config_missing", "a required setting not found",
           "configuration config property placeholder variable",
@@ -199,6 +236,9 @@ IDEAS: tuple[Idea, ...] = (
           # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
           "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
           "satisfies solving"),
+    # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
+    _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
+          "conflict conflicting conflicts tree peer"),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
@@ -215,30 +255,6 @@ IDEAS: tuple[Idea, ...] = (
     _idea("null_reference", "a null read as an object",
           "undefined", "value object", "method property properties index"),
 )
-# the SQL standard's SQLSTATE codes (class 23, 28, 42, 53; PostgreSQL's appendix "PostgreSQL Error Codes" names
-# them, and DB2, Oracle's JDBC, MySQL and SQL Server print the same) that say one category whatever the server's
-# wording (`DB2 SQL Error: SQLCODE=-204, SQLSTATE=42704`). A code two categories share (40001: MySQL's and DB2's
-# deadlock, PostgreSQL's serialization failure; 57014: a statement timeout or a cancel) is left out.
-SQLSTATES: dict[str, tuple[str, str]] = {
-    "23000": ("data_integrity", "integrity constraint violation"),
-    "23502": ("data_integrity", "not-null violation"),
-    "23503": ("data_integrity", "foreign key violation"),
-    "23505": ("data_integrity", "unique violation"),
-    "23514": ("data_integrity", "check violation"),
-    "28000": ("upstream_auth_failure", "invalid authorization specification"),
-    "28P01": ("upstream_auth_failure", "invalid password"),
-    "40P01": ("db_deadlock", "deadlock detected"),
-    "55P03": ("db_deadlock", "lock not available"),
-    "42P01": ("db_schema_mismatch", "undefined table"),
-    "42703": ("db_schema_mismatch", "undefined column"),
-    "42704": ("db_schema_mismatch", "undefined object"),
-    "42S02": ("db_schema_mismatch", "base table or view not found"),
-    "42S22": ("db_schema_mismatch", "column not found"),
-    "53100": ("disk_full", "disk full"),
-    "53200": ("out_of_memory", "out of memory"),
-    "53300": ("db_pool_exhausted", "too many connections"),
-}
-_SQLSTATE = re.compile(r"\bSQLSTATE\b[\s:=\[(\"']*([0-9A-Z]{5})\b", re.I)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
@@ -315,8 +331,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     out: dict[str, tuple[str, int]] = {}
     said: list[tuple[str, ...]] | None = None  # every event's tokens, read when an idea needs its context
     for text in _texts(events):
-        coded = next((SQLSTATES[m.group(1).upper()] for m in _SQLSTATE.finditer(text) if m.group(1).upper() in SQLSTATES),
-                     None)
+        coded = sqlstates.coded(text)
         if coded is not None:
             # the server's own code says it, whatever its wording
             label, n = out.get(coded[0], (f"SQLSTATE's {coded[1]}", 0))
@@ -344,3 +359,15 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
                 out[idea.category] = (label, n + 1)
                 break
     return out
+
+
+@functools.lru_cache(maxsize=2048)
+def category_of_line(text: str) -> str | None:
+    """The category the first idea whose words one line carries names, when said together (the
+    incident's context aside: the line that says the cause, not whether it holds)."""
+    tokens = tokens_of(masked(text))
+    words = frozenset(tokens)
+    for idea in IDEAS:
+        if idea.found_in(words) and not idea.unless & words:
+            return idea.category if idea.found_near(tokens) else None
+    return None

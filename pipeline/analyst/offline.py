@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, specifics, subject, technology)
@@ -132,6 +132,9 @@ class OfflineAnalyst:
             carrying = [{top.matched[0]} if top.category in ideas.categories_worded([e]) else set()
                         for e in state.evidence]
         earlier = _came_first(state, top, carrying, supports[1:])
+        callee = None  # ... or the callee the caller's lines name said its own failure first (rated on its own)
+        if earlier is None and not top.worded:
+            earlier = callee = _callee_first(state, top, carrying, supports[1:])
         if earlier is not None:
             runner_up, top = top, earlier[0]
             carrying = earlier[1]
@@ -154,7 +157,7 @@ class OfflineAnalyst:
                 runner_up, (top, carrying) = top, before
                 passed.add(top.category)
         # a cause found behind the top (in its chain, or as the state producing it) is rated on its own
-        behind = inner is not None or origin is not None
+        behind = inner is not None or origin is not None or callee is not None
         if not (behind or earlier) and subject.probed_only(top.category, state.evidence, carrying, _problem):
             # the platform's probe of the service timed out or was refused: the service did not answer, and
             # no event says why (no category's object): inconclusive, with the evidence report
@@ -230,7 +233,8 @@ class OfflineAnalyst:
         if top.worded:
             confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             notes = [f"named by the ideas of its cause in the events' words ({top.matched[0]}), no doc's signature: "
-                     f"confidence stays at most {ideas.IDEA_CONFIDENCE}; doc {top.doc.doc_id} explains why"]
+                     f"confidence stays at most {ideas.IDEA_CONFIDENCE}; doc {top.doc.doc_id} explains why",
+                     *notes[1:2 if earlier is not None else 1]]  # ... and which line came first
         if runner_up:
             closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
@@ -285,20 +289,25 @@ class OfflineAnalyst:
                      meant.categories_meant(self.kb, state.evidence).items()}
         for category, (label, score) in found.items():
             if category in have:
+                # a doc's lone weak signature and the ideas of its cause in the events' own words agree: the
+                # category is as well supported as the ideas alone would make it (never below an idea-only rival)
+                supports = [replace(s, score=score) if s.category == category and s.score < score else s
+                            for s in supports]
                 continue
             docs = list({d.doc_id: d for d in [*ranked, *self.kb.docs] if d.category == category}.values())
             docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
             if docs:
                 worded.append(Support(category=category, score=score, doc=docs[0], matched=(label,), worded=True))
-        return sorted(supports + worded, key=lambda s: (-s.score, s.category)) if worded else supports
+        # equally supported, a doc's signature ranks before the ideas alone
+        return sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
              warning: str | None = None, lead: str | None = None, text: str | None = None) -> RCA:
-        errors, named = _specifics(state, doc)
+        errors, named = _specifics(state, doc, category)
         found = _merged(found, errors, named)
         quoted = quotes.quotes_for(state.evidence, found, doc)
-        cause = lead or quotes.concrete_cause(category, found)
+        cause = lead or quotes.concrete_cause(category, found, [event_text(e) for e in state.evidence])
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
         # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
         why = None
@@ -474,6 +483,18 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         if first and max(first) < start and (best is None or min(first) < best[2]):
             best = (other, found, min(first))
     return (best[0], best[1]) if best else None
+def _callee_first(state: IncidentState, top: Support, carrying: list[set[str]],
+                  others: list[Support]) -> tuple[Support, list[set[str]]] | None:
+    """cause_side.callee_first over the other supports, each per event by its signatures or its ideas."""
+    if top.category not in cause_side.CALLER_SIDE or not others:
+        return None
+    found = [[{o.matched[0]} if o.category in {**ideas.categories_worded([e]), **capacity.categories_at_capacity([e])}
+              else set() for e in state.evidence] if o.worded else OfflineAnalyst._carrying(state, o) for o in others]
+    n = cause_side.callee_first(state.evidence, top.category, [bool(c) for c in carrying],
+                                [(o.category, [bool(f) for f in c]) for o, c in zip(others, found)])
+    return None if n is None else (others[n], found[n])
+
+
 def _worded_first(state: IncidentState, top: Support, supports: list[Support],
                   carrying: list[set[str]]) -> Support | None:
     """The other category named by its ideas (no signature) in a problem event strictly before every
@@ -611,10 +632,12 @@ def _names(service: str, events: list[LogEvent]) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2)
 
 
-def _specifics(state: IncidentState, doc: Doc | None) -> tuple[list[Finding], list[Finding]]:
-    """The error statements (the line carrying the doc's signature ranked first) and the other
-    specifics of the evidence and its log window (pipeline/analyst/specifics.py)."""
-    telling = (lambda line: bool(doc.matched_signatures(line))) if doc is not None and doc.signatures else None
+def _specifics(state: IncidentState, doc: Doc | None, category: str | None = None) -> tuple[list[Finding], list[Finding]]:
+    """The error statements (the line carrying the doc's signature, or the ideas of the category's cause,
+    ranked first) and the other specifics of the evidence and its log window (pipeline/analyst/specifics.py)."""
+    signed = (lambda line: bool(doc.matched_signatures(line))) if doc is not None and doc.signatures else None
+    telling = (lambda line: bool(signed and signed(line)) or ideas.category_of_line(line) == category) \
+        if category else signed
     errors = specifics.statements(state.evidence, telling=telling)
     ids = {e.event_id for e in state.evidence}
     window = [e for e in state.log_window if e.event_id not in ids]

@@ -113,8 +113,29 @@ def _largest(findings: list[Finding], kind: str) -> str | None:
     return max(values, key=int) if values else first(findings, kind)
 
 
-def concrete_cause(category: str, findings: list[Finding]) -> str | None:
-    """One sentence naming what the evidence shows for the category, or None when it names nothing."""
+# the function a frame names beside its file and line: `at Cart.total (/srv/cart.js:12:5)` (V8),
+# `File "/srv/cart.py", line 12, in total` (CPython), `at shop.Cart.total(Cart.java:12)` (the JVM)
+_FRAME_FUNCTION = (r"\bat (?:async )?([\w$.<>]+) \({path}:{line}\b", r'File "{path}", line {line}, in ([\w<>]+)',
+                   r"\bat (?:[\w$]+\.)*?([\w$]+\.[\w$<>]+)\({file}:{line}\)")
+
+
+def frame_function(texts: list[str], where: str) -> str | None:
+    """The function the frame at `where` (`path:line`, a file_line finding) runs, as the trace names it."""
+    path, _, line = where.rpartition(":")
+    if not path or not line.isdigit():
+        return None
+    names = {"path": re.escape(path), "line": line, "file": re.escape(path.rsplit("/", 1)[-1])}
+    for text in texts:
+        if line in text:
+            for shape in _FRAME_FUNCTION:
+                if m := re.search(shape.format(**names), text):
+                    return m.group(1)
+    return None
+
+
+def concrete_cause(category: str, findings: list[Finding], texts: list[str] | None = None) -> str | None:
+    """One sentence naming what the evidence shows for the category, or None when it names nothing
+    (`texts`, the events' texts, name the function a frame runs)."""
     get = lambda kind: first(findings, kind)  # noqa: E731
     column, table, key, host, port = get("column"), get("table"), get("key"), get("host"), get("port")
     where = get("file_line")
@@ -154,7 +175,8 @@ def concrete_cause(category: str, findings: list[Finding]) -> str | None:
         return (f"Calls to {_code(target) or 'a dependency'} {what[category]}"
                 + (f" (HTTP {status})" if status else "") + ".")
     if category == "null_reference" and where:
-        return f"A null value is dereferenced at {_code(where)}."
+        function = frame_function(texts or [], where)
+        return "A null value is dereferenced" + (f" in {_code(function)}" if function else "") + f" at {_code(where)}."
     if category == "data_integrity" and get("constraint"):
         return f"Writes violate the constraint {_code(get('constraint'))}."
     if category == "concurrency_conflict" and table:

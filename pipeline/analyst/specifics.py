@@ -94,11 +94,17 @@ _SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Z
 # what is taken of a bounded resource, counted against its maximum (`pool in use 50/50`, `acquired=20 idle=0
 # maxSize=20`, `CURDEPTH(5000) MAXDEPTH(5000)`): read by pipeline/analyst/capacity.py too
 _TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth)"
-AT_MAX = re.compile(rf"\b{_TAKEN}\W{{0,3}}(\d+)\s*(?:/|of)\s*(\d+)\b|"
-                    rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax\w*\W{{0,3}}(\d+)\b", re.I)
+_AMOUNT = r"(\d+(?:\.\d+)?(?:[KMGTP]i?B?)?)"  # a count, or a size with its unit (`48.9G/48.9G`)
+AT_MAX = re.compile(rf"\b{_TAKEN}\W{{0,3}}{_AMOUNT}\s*(?:/|of)\s*{_AMOUNT}(?![\w.])|"
+                    rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax[\w.]*\W{{0,3}}(\d+)\b", re.I)
+# ... or none of it free while callers wait for it (`idle=0 waiting=12`): every one taken, its other counts the
+# maximum reached, whatever words the line has for it
+_NONE_FREE = re.compile(r"\b(?:idle|free|available)\w*\W{0,3}0\b(?!\.\d)", re.I)
+_WAITING = re.compile(r"\b(?:pending|waiting|waiters|queued)\w*\W{0,3}[1-9]\d*", re.I)
+_COUNT = re.compile(r"\b[A-Za-z_][\w.]*\W{1,2}(\d+)\b")
 
 
-_COUNTS = re.compile(r"\d\s*(?:/|of)\s*\d|max", re.I)
+_COUNTS = re.compile(r"\d(?:[KMGTP]i?B?)?\s*(?:/|of)\s*\d|max|idle|free|available", re.I)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -109,8 +115,11 @@ def counted_at_max(text: str) -> frozenset[str]:
     out = set()
     for m in AT_MAX.finditer(text[:2_000]):
         taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-        if int(taken) > 0 and taken == most:
+        if float(re.match(r"[\d.]+", taken).group()) > 0 and taken == most:  # type: ignore[union-attr]
             out.add(most)
+    if (free := _NONE_FREE.search(text[:2_000])) and (waiting := _WAITING.search(text[:2_000])):
+        out |= {m.group(1) for m in _COUNT.finditer(text[:2_000]) if m.group(1) != "0"
+                and not free.start() <= m.start(1) < free.end() and not waiting.start() <= m.start(1) < waiting.end()}
     return frozenset(out)
 
 
@@ -221,8 +230,11 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
         if found is None:
             continue
         field, start, end, line = found
-        if event.level == "WARN" and not _score(line):
-            continue  # a warning that says nothing failed is context, not a statement
+        if event.level == "WARN" and not _score(line) and not (telling is not None and telling(line)) \
+                and not counted_at_max(line):
+            # a warning that says nothing failed is context, not a statement (unless it says the cause, or counts
+            # a resource at its maximum)
+            continue
         key = _template(line)
         if key in by_template:
             by_template[key][2].setdefault(event.event_id)
@@ -236,7 +248,26 @@ def statements(events: list[LogEvent], *, telling: Callable[[str], bool] | None 
     deepest = _deepest(events)
     if deepest is not None and not any(deepest.value in f.value for f in ranked):
         ranked.insert(0, deepest)
-    return ranked
+    ran = _statement_run(problems)
+    return ranked + [ran] if ran is not None and not any(ran.value in f.value for f in ranked) else ranked
+
+
+# the SQL a database error says it was running, on its own labelled line (`SQL: UPDATE ...`, `STATEMENT:  DELETE ...`,
+# `CONTEXT:  SQL statement "SELECT ..."`): which statement deadlocked or broke a constraint
+_RAN = re.compile(r"^[#\s]*(?:SQL|STATEMENT|QUERY|CONTEXT:\s+SQL statement)\s*:?\s*\"?(?P<v>(?:SELECT|INSERT|UPDATE|DELETE|"
+                  r"MERGE|WITH|CALL)\b[^\n\"]{4,160})", re.M | re.I)
+
+
+def _statement_run(events: list[LogEvent]) -> Finding | None:
+    """The first SQL statement a problem event's text labels as the one it ran, as a finding."""
+    for event in events:
+        for field, text in _texts(event):
+            if "\n" in text and (m := _RAN.search(text[:8_000])):
+                value = m.group("v").rstrip()
+                return Finding(kind="error", value=value, event_ids=[event.event_id],
+                               spans=[Span(event_id=event.event_id, field=field, start=m.start("v"),
+                                           end=m.start("v") + len(value))])
+    return None
 
 
 def _deepest(events: list[LogEvent]) -> Finding | None:

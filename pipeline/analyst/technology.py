@@ -19,6 +19,7 @@ import re
 from typing import Iterable
 
 from pipeline.knowledge.index import Doc
+from pipeline.knowledge.retrieval import error_fields
 from pipeline.state import LogEvent
 
 # a library or framework in a doc's `systems` stands for the runtime it runs on, and the doc fits
@@ -112,6 +113,8 @@ def _event_text(event: LogEvent) -> str:
         value = (event.fields or {}).get(key)
         if isinstance(value, str):
             parts.append(value[:200])
+    # ... and the error fields the signatures read (a traceback under `exc_info` shows its runtime)
+    parts += [text[:_CHARS] for text in error_fields(event.fields)] if event.fields else []
     return "\n".join(p for p in parts if p)
 
 

@@ -35,7 +35,7 @@ def _field_key(key: str) -> str:
     return key.lower().replace("_", "").replace("-", "").replace(".", "")
 
 
-def _error_fields(fields: dict) -> list[str]:
+def error_fields(fields: dict) -> list[str]:
     parts = []
     for key, value in fields.items():
         if _field_key(key) not in ERROR_FIELDS:
@@ -69,7 +69,7 @@ def event_text(e: LogEvent) -> str:
         if short != e.exception:
             parts.append(f"{short}: {e.message.splitlines()[0]}")
     if e.fields:
-        parts += _error_fields(e.fields)
+        parts += error_fields(e.fields)
     if e.stack:
         parts.append(_stack_excerpt(e.stack))
     return "\n".join(p for p in parts if p)
@@ -96,7 +96,7 @@ def query_text(events: list[LogEvent], limit: int = 6) -> str:
     seen, lines = set(), []
     for e in events:
         first = e.message.splitlines()[0] if e.message else ""
-        fields = _error_fields(e.fields) if e.fields else []
+        fields = error_fields(e.fields) if e.fields else []
         for line in (e.exception, first, *fields, *(e.stack or "").splitlines()[:3]):
             if line and line not in seen:
                 seen.add(line)
