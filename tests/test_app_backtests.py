@@ -146,7 +146,7 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
     cut = result_count(paused_engine)
     total = backtests.backtest(paused_engine.records, running["backtest_id"])["total"]
     assert 3 <= cut < total, "the cancel came too late to test a resume"
-    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "running"
+    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "stopped"
     app.run()
     assert f"Stopped: {running['backtest_id']}" in texts(app)
     app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()

@@ -206,7 +206,7 @@ def _runs(service, drawn: tuple) -> None:
             st.progress(0.0, text=escape_markdown(f"Starting ({p['what']}): the worker is loading the analyst "
                                                   f"({p['seconds']:.0f} s)…"))
     for r in rows:
-        if r["status"] != "running":
+        if r["status"] not in ("running", "stopped"):
             continue
         text = f"{r['backtest_id']} · {r['candidate']}: {r['done']} of {r['total']} incidents"
         with st.container(border=True):
