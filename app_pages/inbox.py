@@ -248,7 +248,8 @@ def _inbox() -> None:
             column_config=_column_config())
         narrowed = any(narrowing[k] for k in ("sev", "service", "from", "to"))
         total = filter_count(counts, label) if not search and assignee == ANYONE and not narrowed else None
-        st.caption(f"{showing_text((page - 1) * PAGE_SIZE + 1, len(rows), total, label)} · "
+        first = (page - 1) * PAGE_SIZE + 1
+        st.caption(f"{showing_text(first, len(rows), total, label, more=next_cursor is not None)} · "
                    f"SLA overdue (open): {overdue} · escalated rows are amber and bold, other overdue rows red · "
                    f"select a row to open it · refreshes every {REFRESH_SECONDS}s")
 

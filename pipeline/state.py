@@ -101,6 +101,26 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: f"\u2039U+{ord(m.group()):04X}\u203a", text)
 
 
+# the service of a line whose source names none (an Apache error log's lines): a sentence never
+# names it as a service ("Investigate unknown", "came from unknown")
+UNNAMED_SERVICE = "unknown"
+UNNAMED_WRITER = "the program that wrote these lines"
+
+
+def names_service(service: str | None) -> bool:
+    return bool(service) and service != UNNAMED_SERVICE
+
+
+def service_or_writer(service: str | None) -> str:
+    """A service as a sentence names it: its name, or the program that wrote the lines when none is named."""
+    return service if service and names_service(service) else UNNAMED_WRITER
+
+
+def source_of(service: str | None) -> str:
+    """Where lines came from, as "came from …" says it: the service, or a source that names none."""
+    return service if service and names_service(service) else "a source that names no service"
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 

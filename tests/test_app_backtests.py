@@ -41,6 +41,18 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert app.selectbox(key=f"incident_history_pick_{ids['approved']}").value == row["checkpoint_id"]
 
 
+def test_a_candidate_that_agrees_as_often_as_the_live_analyst_shows_no_gain(app, paused_engine):
+    decided(paused_engine)
+    run_backtest(paused_engine, candidate_for(paused_engine))  # the live analyst again: the same agreement
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    [metric] = [m for m in app.metric if m.label == "Agreement, candidate"]
+    assert metric.value == {m.label: m.value for m in app.metric}["Agreement, live"]
+    # not "+0 pts" with a green up arrow
+    assert (metric.proto.delta, metric.proto.direction, metric.proto.color) == (
+        "no change", metric.proto.MetricDirection.NONE, metric.proto.MetricColor.GRAY)
+
+
 def run_report(engine, backtest_id):
     from pipeline.backtest.report import report
 
@@ -146,7 +158,7 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
     cut = result_count(paused_engine)
     total = backtests.backtest(paused_engine.records, running["backtest_id"])["total"]
     assert 3 <= cut < total, "the cancel came too late to test a resume"
-    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "running"
+    assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "stopped"
     app.run()
     assert f"Stopped: {running['backtest_id']}" in texts(app)
     app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()

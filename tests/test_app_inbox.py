@@ -110,6 +110,15 @@ def test_search_narrows_the_inbox_and_goes_into_the_url(app, paused_engine):
     assert len(listed) == 1
     assert paused_engine.records.incident(listed[0])["service"] == "loyalty-service"
     assert _url(app) == {"show": "awaiting", "q": "loyalty"}
+    # how many match, not a bare "Showing 1–1 ·"
+    assert _showing(app).startswith("Showing 1–1 of 1 that match · SLA overdue")
+
+
+def test_a_narrowed_view_with_more_pages_says_there_are_more():
+    from workbench.inbox_view import showing_text
+
+    assert showing_text(51, 50, None, "awaiting", more=True) == "Showing 51–100 of more than 100 that match"
+    assert showing_text(1, 3, 3, "awaiting") == "Showing 1–3 of 3 awaiting approval"
 
 
 def test_decided_filter_shows_closed_incidents_only(app, paused_engine):

@@ -293,6 +293,32 @@ def test_a_category_set_by_a_person_says_whose_confidence_the_number_is(app, pau
     assert "analyst's confidence in its own answer" in said_about[0]
 
 
+def test_the_audit_trail_wraps_its_sentences_in_rows_tall_enough_to_read_them(app, paused_engine):
+    """The "what happened" cells were cut at one line: a row taller than 64 px lets Streamlit wrap them."""
+    import json
+    import math
+
+    from pipeline.review.service import ReviewService
+
+    other = _by_service(paused_engine, "loyalty-service")
+    ReviewService(paused_engine).edit(other, reviewer="bob", edits={"rca.category": "db_deadlock"})
+    ReviewService(paused_engine).audit_refusal(other, "approve", None, "mallory", "not signed in, and the "
+                                               "approval came from a browser tab opened before the edit")
+    open_incident(app, other)
+    open_tab(app, other, "Audit trail")
+    table = next(d for d in app.dataframe if "what happened" in d.value.columns)
+    longest = max(len(t) for t in table.value["what happened"])
+    shortest = min(len(t) for t in table.value["what happened"])
+    assert 60 < shortest < longest  # more than one line of the column
+    # about 50 characters a line of a large (400 px) column, 20 px a line
+    assert table.proto.row_height > 64 and table.proto.row_height >= 20 * math.ceil(shortest / 50)
+    assert "large" in json.dumps(json.loads(table.proto.columns))
+    # an edit's sentence lists every field it changed: longer than a row, it reads in full below
+    [entry] = [e for e in app.expander if "longer than a row" in e.label]
+    assert any(longest_text in t.value for t in entry.text
+               for longest_text in [max(table.value["what happened"], key=len)])
+
+
 def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paused_engine):
     """No action codes (approve_partial), graph words (as_node=rca) or JSON blobs: who did what, what changed."""
     from pipeline.review.service import ReviewService

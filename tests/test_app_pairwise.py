@@ -9,12 +9,12 @@ from pipeline.backtest.run import run_backtest
 from pipeline.store import judgments
 from tests.support import as_reviewer, said, texts
 from tests.test_backtest import decided, docs_without
+from tests.test_backtest_pairwise import LACKING
 
 
 def open_review(app, paused_engine, tmp_path):
     ids = decided(paused_engine)
-    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
-                       status="all")
+    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, *LACKING)), status="all")
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception, [e.value for e in app.exception]
     return ids, run.backtest_id
@@ -72,3 +72,11 @@ def test_the_page_says_so_when_no_incident_has_two_answers(app, paused_engine):
     app.switch_page("app_pages/backtests.py").run()
     assert not app.exception, [e.value for e in app.exception]
     assert "No incident of this backtest has both answers to compare." in said(app, "info")
+
+
+def test_identical_answers_are_not_offered_and_the_page_says_they_count_as_equal(app, paused_engine, tmp_path):
+    ids, bt = open_review(app, paused_engine, tmp_path)
+    offered = app.selectbox(key=f"backtests_pair_pick_{bt}").options
+    assert len(offered) == 3 and not any(o.startswith(ids["edited"]) for o in offered)
+    assert "1 of the 4 incidents have identical answers" in texts(app)
+    assert {m.label: m.value for m in app.metric}["Identical answers"] == "1"

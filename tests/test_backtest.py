@@ -114,6 +114,31 @@ def test_the_cli_runs_lists_and_reports(paused_engine, capsys, tmp_path):
     assert cli(capsys, "backtest", "--docs", tmp_path / "missing")[0] == 2
 
 
+def test_a_stopped_backtest_reads_stopped_everywhere_and_resumes(paused_engine, capsys):
+    """Cancel (SIGINT, as Ctrl-C) lets the backtest go unfinished: the store, `--list` and the report
+    say `stopped`, not `running` with no worker; a worker that died holding it reads the same."""
+    import socket
+
+    decided(paused_engine)
+
+    def interrupt(_incident_id: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_backtest(paused_engine, candidate_for(paused_engine), progress=interrupt)
+    [row] = backtests.backtests(paused_engine.records)
+    assert (row["status"], row["done"], row["working"]) == ("stopped", 1, False)
+    assert " stopped " in cli(capsys, "backtest", "--list")[1]
+    assert report(paused_engine, row["backtest_id"])["backtest"]["status"] == "stopped"
+    run = run_backtest(paused_engine, candidate_for(paused_engine), resume=row["backtest_id"])
+    assert run.resumed and run.already_done == 1
+    assert backtests.backtest(paused_engine.records, row["backtest_id"])["status"] == "done"
+    # a worker killed while holding one (no release) leaves `running` stored with a dead owner
+    backtests.create(paused_engine.records, backtest_id="bt-killed", candidate="c", candidate_key="k",
+                     selection=[], owner=f"{socket.gethostname()}:999999999:0:dead")
+    assert backtests.backtest(paused_engine.records, "bt-killed")["status"] == "stopped"
+
+
 # -- durability and isolation with real processes -----------------------------------------------
 def many_decided(engine, tmp_path: Path, n: int) -> list[str]:
     """n incidents ingested and approved (the bench's event shapes)."""
@@ -154,7 +179,7 @@ def test_a_backtest_killed_mid_run_resumes_without_duplicates(engine, data_dir, 
     cut = result_count(engine)
     assert 0 < cut < len(ids), "the kill came too late to test a resume"
     [row] = backtests.backtests(engine.records)
-    assert row["status"] == "running" and row["done"] == cut
+    assert row["status"] == "stopped" and row["done"] == cut
     # the same command resumes it (run here: the killed run is what had to be a real process)
     again = cli_here(data_dir, "backtest", "--limit", "60", "--json")
     assert again.returncode == 0, again.stderr

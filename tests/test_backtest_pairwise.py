@@ -23,11 +23,15 @@ ANN = Actor(id="ann", name="Ann", roles=("reviewer",), auth="demo")
 BOB = Actor(id="bob", name="Bob", roles=("reviewer",), auth="demo")
 
 
+# a candidate without these docs answers three of the four incidents otherwise than the live
+# analyst; the edited one (`unknown` both times) gets identical answers
+LACKING = ("upstream_rate_limited", "db_pool_exhausted", "null_reference")
+
+
 def backtested(engine, tmp_path):
-    """The small fixture decided four ways, backtested with docs lacking upstream_rate_limited."""
+    """The small fixture decided four ways, backtested with docs lacking three categories."""
     ids = decided(engine)
-    run = run_backtest(engine, candidate_for(engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
-                       status="all")
+    run = run_backtest(engine, candidate_for(engine, docs=docs_without(tmp_path, *LACKING)), status="all")
     return ids, run.backtest_id
 
 
@@ -97,6 +101,30 @@ def test_the_report_counts_the_judgments_and_the_export_labels_them_with_the_cor
     assert all(c["split"] == "pairwise" and c["events"] and c["judgment"]["reason"] for c in out["cases"])
     rejected = next(p for p in pairwise.pairs(paused_engine, bt) if p["incident_id"] == ids["rejected"])
     assert (ids["rejected"] in by) == (rejected["live"]["category"] == rejected["candidate"]["category"])
+
+
+def test_identical_answers_are_not_for_judging_and_a_preference_between_them_counts_as_equal(paused_engine, capsys,
+                                                                                                tmp_path):
+    ids, bt = backtested(paused_engine, tmp_path)
+    same = ids["edited"]
+    assert [p["incident_id"] for p in pairwise.pairs(paused_engine, bt) if p["identical"]] == [same]
+    for a_side, choice in (("live", "A"), ("candidate", "B"), ("named", "candidate")):
+        with pytest.raises(UsageError, match="identical: neither can be better"):
+            pairwise.judge(paused_engine, ANN, backtest_id=bt, incident_id=same, a_side=a_side, choice=choice,
+                           reason="x")
+    pairwise.judge(paused_engine, BOB, backtest_id=bt, incident_id=same, a_side="live", choice="equal",
+                   reason="both miss it", correction="connection_refused")
+    # one recorded before such pairs were refused: A (the candidate's) preferred to the same answer
+    judgments.record(paused_engine.records, backtest_id=bt, incident_id=same, reviewer="ann", a_side="candidate",
+                     choice="A", reason="picked one")
+    rep = report(paused_engine, bt)
+    pw = rep["pairwise"]
+    assert (pw["candidate_preferred"], pw["live_preferred"], pw["equal"], pw["identical"]) == (0, 0, 2, 1)
+    assert "1 incidents with identical answers (equal, not for judging)" in report_text(rep)
+    assert cli_json(capsys, "backtest", "--judgments", bt)["candidate_preferred"] == 0
+    assert all(c["judgment"]["preferred"] == "equal" for c in pairwise.cases(paused_engine, bt)["cases"])
+    assert same not in {p["incident_id"] for p in cli_json(capsys, "backtest", "--pairs", bt)}
+    assert "1 incidents with identical answers are not listed" in cli(capsys, "backtest", "--pairs", bt)[1]
 
 
 def test_the_order_shown_is_random_over_many_draws():

@@ -79,9 +79,11 @@ def test_the_next_pair_opens_on_an_empty_form_after_a_judgment(paused_engine, tm
 
     from pipeline.store import judgments
 
+    from tests.test_backtest_pairwise import LACKING
+
     decided(paused_engine)
-    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, "upstream_rate_limited")),
-                       status="all")
+    # three incidents with two different answers: the one after the first judgment is another
+    run = run_backtest(paused_engine, candidate_for(paused_engine, docs=docs_without(tmp_path, *LACKING)), status="all")
     with streamlit_app(paused_engine.settings.data_dir, tmp_path) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM) if CHROMIUM.exists() else None, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1400})

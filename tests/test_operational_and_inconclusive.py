@@ -285,3 +285,21 @@ def test_the_why_leaves_out_a_symptom_of_its_doc_the_events_do_not_show(analyst,
     reset = _analysed(analyst, kb, "orders-py", "ConnectionResetError: [Errno 104] Connection reset by peer",
                       "ConnectionResetError: [Errno 104] Connection reset by peer")
     assert "Connection reset by peer" in reset.rca.root_cause.split("Why this happens:")[1]
+
+
+APACHE = ("[client 10.0.0.7] File does not exist: /var/www/html/shop/cart.php",
+          "[client 10.0.0.9] File does not exist: /var/www/html/shop/cart.php",
+          {"message": "mod_jk child workerEnv in error state 6", "level": "WARN"})
+
+
+@pytest.mark.parametrize("lines", [APACHE, (FULL,), UNKNOWN_A])
+def test_lines_whose_source_names_no_service_are_never_said_to_come_from_a_service_named_unknown(analyst, kb,
+                                                                                                lines):
+    """An Apache error log's lines carry no service (stored as `unknown`): no sentence names it as one."""
+    state = _analysed(analyst, kb, "unknown", *lines)
+    rca, rec = state.rca, state.recommendation
+    said = "\n".join([rca.root_cause, *rca.notes, rec.action, *rec.steps])
+    for wrong in ("from unknown", "Investigate unknown", "owners of unknown", "Handle unknown", "of unknown",
+                  "(unknown", "unknown's", "where unknown", "unknown was"):
+        assert wrong not in said, wrong
+    assert "a source that names no service" in said or "the program that wrote these lines" in said

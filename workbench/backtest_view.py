@@ -31,6 +31,17 @@ def _pct(value) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
+def agreement_delta(live: float | None, candidate: float | None) -> dict:
+    """The candidate's agreement against the live analyst's, in points: a gain up and green, a loss
+    down and red, and no change (as shown, to the point) neutral, with no arrow ("+0 pts" read as a gain)."""
+    if live is None or candidate is None:
+        return {"delta": None}
+    points = round((candidate - live) * 100)
+    if points == 0:
+        return {"delta": "no change", "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": f"{points:+d} pts"}
+
+
 def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
     st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {b['started_at'][:19]}"
@@ -41,8 +52,7 @@ def summary(rep: dict) -> None:
     row.metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved",
                width="content")
     row.metric("Agreement, candidate", _pct(s["candidate_agreement"]), width="content",
-               delta=None if s["live_agreement"] is None or s["candidate_agreement"] is None
-               else f"{(s['candidate_agreement'] - s['live_agreement']) * 100:+.0f} pts")
+               **agreement_delta(s["live_agreement"], s["candidate_agreement"]))
     row.metric("Fix newly eligible", s["newly_fix_eligible"], width="content",
                help=f"{s['fix_no_longer_eligible']} no longer eligible")
     corr = rep["corrections"]
@@ -206,7 +216,7 @@ def _runs(service, drawn: tuple) -> None:
             st.progress(0.0, text=escape_markdown(f"Starting ({p['what']}): the worker is loading the analyst "
                                                   f"({p['seconds']:.0f} s)…"))
     for r in rows:
-        if r["status"] != "running":
+        if r["status"] not in ("running", "stopped"):
             continue
         text = f"{r['backtest_id']} · {r['candidate']}: {r['done']} of {r['total']} incidents"
         with st.container(border=True):

@@ -75,10 +75,15 @@ def filter_label(name: str, counts: dict[str, int]) -> str:
     return f"{FILTER_LABELS[name]} ({filter_count(counts, name)})"
 
 
-def showing_text(first: int, shown: int, total: int | None, name: str) -> str:
-    """"Showing 1–50 of 120 awaiting approval"; without a total (a search, one assignee) "Showing 1–3"."""
-    span = f"{first}–{first + shown - 1}"
-    return f"Showing {span} of {total} {FILTER_LABELS[name].lower()}" if total is not None else f"Showing {span}"
+def showing_text(first: int, shown: int, total: int | None, name: str, *, more: bool = False) -> str:
+    """"Showing 1–50 of 120 awaiting approval"; a narrowed view (a search, one assignee, a severity…)
+    has no stored count: "Showing 1–3 of 3 that match" on its last page, else "Showing 1–50 of more
+    than 50 that match" (a bare "Showing 1–3" did not say how many matched)."""
+    last = first + shown - 1
+    span = f"{first}–{last}"
+    if total is not None:
+        return f"Showing {span} of {total} {FILTER_LABELS[name].lower()}"
+    return f"Showing {span} of {'more than ' if more else ''}{last} that match"
 
 
 def status_text(status: str) -> str:

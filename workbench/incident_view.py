@@ -341,6 +341,20 @@ def fix(doc: dict) -> None:
     proposal_view(recorded)
 
 
+WRAP_CHARS = 48  # what a line of a large (400 px) text column holds, with room to spare
+WRAP_LINE_PX, WRAP_MAX_LINES = 21, 6
+
+
+def wrapped_row_height(texts: list[str]) -> int | None:
+    """A table row tall enough for the longest text wrapped in a large column (a cell's text wraps
+    only in rows taller than 4 rem, 64 px); None (one line) when each fits on one line."""
+    longest = max((len(t) for t in texts), default=0)
+    if longest <= WRAP_CHARS:
+        return None
+    lines = min(-(-longest // WRAP_CHARS), WRAP_MAX_LINES)
+    return max(lines * WRAP_LINE_PX + 12, 70)
+
+
 def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) -> None:
     """Every human action on this incident, in sentences (who did what, what changed); the recorded
     values as they are in the exports (CSV or JSON)."""
@@ -350,8 +364,18 @@ def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) ->
     frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r),
                            "note": note_words(r.get("note")),
                            "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
+    # the sentences wrap in rows tall enough for the longest (they were cut at one line)
     st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table",
-                 column_config={"what happened": st.column_config.TextColumn(width="large")})
+                 row_height=wrapped_row_height([*frame["what happened"], *frame["note"]]),
+                 column_config={"what happened": st.column_config.TextColumn(width="large"),
+                                "note": st.column_config.TextColumn(width="large")})
+    # … and an entry longer than its row reads in full below (an edit lists every field it changed)
+    longer = [r for r in frame.itertuples(index=False) if max(len(r[1]), len(r[2])) > WRAP_CHARS * WRAP_MAX_LINES]
+    if longer:
+        with st.expander(f"{len(longer)} {'entry is' if len(longer) == 1 else 'entries are'} longer than a row: "
+                         "read in full"):
+            for at, what, note, _ in longer:
+                st.text(plain(f"{at}: {what}" + (f"\nNote: {note}" if note else "")))
     if exports:
         buttons = st.container(horizontal=True)
         for fmt, mime in (("csv", "text/csv"), ("json", "application/json")):

@@ -10,6 +10,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.state import CATEGORIES, readable_title
 from workbench import session
+from workbench.figures import figure_row
 from workbench.literal import escape_markdown
 
 CHOICE_WORDS = {"A": "A is better", "B": "B is better", "equal": "equally good (or bad)"}
@@ -36,14 +37,24 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
                "earlier judgment of it.")
     if done := st.session_state.pop(DONE_KEY, None):
         st.success(escape_markdown(done))
-    cols = st.columns(4)
-    cols[0].metric("Judgments", counts["judgments"], help=f"of {counts['incidents']} incidents")
-    cols[1].metric("Candidate preferred", counts["candidate_preferred"])
-    cols[2].metric("Live preferred", counts["live_preferred"])
-    cols[3].metric("Equal", counts["equal"])
-    pairs = {p["incident_id"]: p for p in service.pairs(backtest_id)}
+    row = figure_row()  # wraps at 1024 px, each label whole (five columns cut "Identical answers")
+    row.metric("Judgments", counts["judgments"], help=f"of {counts['incidents']} incidents", width="content")
+    row.metric("Candidate preferred", counts["candidate_preferred"], width="content")
+    row.metric("Live preferred", counts["live_preferred"], width="content")
+    row.metric("Equal", counts["equal"], help="judged equally good (or bad)", width="content")
+    row.metric("Identical answers", counts["identical"], width="content",
+               help="incidents where the live analyst and the candidate answered the same: counted as equal "
+                    "without a judgment, and not offered for one")
+    both = service.pairs(backtest_id)
+    pairs = {p["incident_id"]: p for p in both if not p["identical"]}
+    if len(pairs) < len(both):
+        st.caption(escape_markdown(f"{len(both) - len(pairs)} of the {len(both)} incidents have identical answers "
+                                   "(the same category, confidence, root cause and fix): there is nothing to "
+                                   "prefer, so they count as equal and are not offered for judgment."))
     if not pairs:
-        st.info("No incident of this backtest has both answers to compare.")
+        st.info("No incident of this backtest has two different answers to judge."
+                if both else "No incident of this backtest has both answers to compare.")
+        _judged(service, backtest_id, counts)
         return
     who = session.actor()
     mine = {r["incident_id"] for r in counts["rows"] if who is not None and r["reviewer"] == who.id}
@@ -107,7 +118,7 @@ def _record(service, who, *, backtest_id: str, incident_id: str, a_side: str, ch
 
 
 def _judged(service, backtest_id: str, counts: dict) -> None:
-    rows = service.judgments(backtest_id)
+    rows = counts["rows"]  # as counted: a preference between identical answers is `equal`
     if not rows:
         return
     with st.expander(f"Judgments so far ({len(rows)})"):

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
 from pipeline.analyst.specifics import statement_of
-from pipeline.state import ErrorDoc, Finding, LogEvent, Quote
+from pipeline.state import ErrorDoc, Finding, LogEvent, Quote, names_service, service_or_writer, source_of
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
 MAX_PATTERNS = 5
@@ -172,7 +172,7 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             statement=f"The dependency `{target}` the errors name is failing or unreachable.",
             event_ids=tuple(at.event_ids[:5]),
             confirm=f"its own logs, health and restarts for the incident's window show it failing, or a call "
-                    f"to `{target}` from where {events[0].service} runs fails",
+                    f"to `{target}` from where {service_or_writer(events[0].service)} runs fails",
             refute=f"calls to `{target}` from the same place succeed while these errors continue"))
     changed = [p for p in problems if p.new] if baseline else []
     risen = [p for p in problems if p.rose]
@@ -180,11 +180,11 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
         # a pattern the source never wrote before it: what changed is where it starts
         p, start = changed[0], changed[0].first_event
         out.append(Hypothesis(
-            statement=f"The new pattern \"{_line(start)[:120]}\" ({start.service}, first at "
+            statement=f"The new pattern \"{_line(start)[:120]}\" ({_tag(start.service)}, first at "
                       f"{start.time.isoformat(timespec='seconds')}; none in the {baseline} stored lines before) "
                       f"marks what changed.",
             event_ids=_ids(p.examples),
-            confirm=f"a deploy, config or dependency change of {start.service} just before "
+            confirm=f"a deploy, config or dependency change of {service_or_writer(start.service)} just before "
                     f"{start.time.isoformat(timespec='seconds')} introduced it",
             refute="the same pattern is in an earlier window of this source without the failures"))
     rising = risen[0].first_event if risen else None
@@ -199,12 +199,12 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
     if earliest is not None and earliest.first_event is not None and earliest not in changed[:1]:
         start = earliest.first_event
         later = [p for p in problems if p is not earliest]
-        statement = (f"The first error pattern, \"{_line(start)[:120]}\" ({start.service}, "
+        statement = (f"The first error pattern, \"{_line(start)[:120]}\" ({_tag(start.service)}, "
                      f"{start.time.isoformat(timespec='seconds')}), started it"
                      + (f"; the {len(later)} later pattern(s) follow from it." if later else "."))
         out.append(Hypothesis(
             statement=statement, event_ids=_ids(earliest.examples),
-            confirm=f"{start.service}'s logs, deploys and config changes just before "
+            confirm=f"the logs, deploys and config changes of {service_or_writer(start.service)} just before "
                     f"{start.time.isoformat(timespec='seconds')} show what changed",
             refute="the same pattern also appears, without the later ones, in an earlier healthy window"))
     raised = first(findings, "class")
@@ -270,14 +270,14 @@ def root_cause(report: Report) -> str:
                                or ["no pattern is new and none rose"]) + ".")
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
-            + f"; the first, \"{_line(start)[:120]}\", came from {start.service} at "
-            f"{start.time.isoformat(timespec='seconds')}. Services: {', '.join(report.services) or '-'}"
+            + f"; the first, \"{_line(start)[:120]}\", came from {source_of(start.service)} at "
+            f"{start.time.isoformat(timespec='seconds')}. Services: {_services(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
 
 
 def notes(report: Report) -> list[str]:
     """The report as the RCA's notes: each pattern with its count and first time, then each hypothesis."""
-    out = [f"pattern ×{p.count} ({', '.join(p.services)}; first {p.first_event.time.isoformat(timespec='seconds')}"
+    out = [f"pattern ×{p.count} ({_services(p.services) or '-'}; first {p.first_event.time.isoformat(timespec='seconds')}"
            + (("; new in this source" if p.new else f"; {p.before} in the previous window") if report.baseline else "")
            + f"): {_said_as(p)[:160]}" for p in report.patterns if p.first_event is not None]
     for n, h in enumerate(report.hypotheses, 1):
@@ -292,6 +292,18 @@ def steps(report: Report, service: str) -> list[str]:
            for n, h in enumerate(report.hypotheses, 1)]
     if any(e.trace_id for p in report.patterns for e in p.examples):
         out.append("Follow the trace ids of the example lines into the calling services.")
-    out.append(f"Escalate to the owners of {', '.join(report.services) or service} with these patterns and "
+    out.append(f"Escalate to the owners of {_services(report.services, unnamed=False) or service_or_writer(service)} with these patterns and "
                f"hypotheses if none is confirmed.")
     return out
+
+
+def _tag(service: str) -> str:
+    return service if names_service(service) else "no service named"
+
+
+def _services(services, *, unnamed: bool = True) -> str:
+    """The services named, and (`unnamed`) "none named" or "lines naming none" for lines that name none."""
+    named = [s for s in services if names_service(s)]
+    if not unnamed or len(named) == len(services):
+        return ", ".join(named)
+    return ", ".join([*named, "lines naming none"]) if named else "none named"

@@ -24,7 +24,7 @@ from pipeline.analyst.requested import requested_steps
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.analyst.cause_doc import cause_doc
 from pipeline.knowledge.retrieval import event_text, evidence_text, signature_matches
-from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation
+from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, service_or_writer
 
 
 @dataclass(frozen=True)
@@ -391,7 +391,7 @@ class OfflineAnalyst:
                    notes=[*(verdict.answers if verdict else []), note, *evidence_report.notes(report)])
 
     def recommend(self, state: IncidentState, *, feedback: str | None = None) -> Recommendation:
-        rca = state.rca
+        rca, service = state.rca, service_or_writer(state.service)  # "unknown" is no service's name
         doc = cause_doc(self.kb, state)
         if not_code_defect(state):
             # a reviewer said so (a request, or the root cause they wrote): no code advice at all
@@ -399,14 +399,14 @@ class OfflineAnalyst:
             steps = [f"Confirm the operational cause in the incident's time window: {cause}.",
                      "Restore the affected dependency or configuration, then watch these errors stop.",
                      "Record the incident as operational (not a code defect) with the evidence attached."]
-            action = f"Handle {state.service} operationally, no code change: {cause}."
+            action = f"Handle {service} operationally, no code change: {cause}."
         elif doc is None:
             # inconclusive: the steps are the evidence report's checks, naming its own patterns and hosts
             report = evidence_report.build(state.evidence, rca.findings if rca else [], list(state.similar_docs),
                                            state.log_window)
             steps = evidence_report.steps(report, state.service)
             lead = report.hypotheses[0].statement if report.hypotheses else "no hypothesis rests on these events"
-            action = f"Investigate {state.service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
+            action = f"Investigate {service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
         else:
             cause = quotes.concrete_cause(rca.category, rca.findings) if rca else None
             # a borrowed doc's steps for another stack (SQLAlchemy advice for a Kafka client) are left out
@@ -414,8 +414,8 @@ class OfflineAnalyst:
             kind = operational_cause(rca, state.evidence)
             if kind:
                 # no code change fixes it: the runbook step first, naming the evidence's own entities
-                steps = operational.runbook(kind, rca.findings if rca else [], state.service) + steps
-                action = f"Handle {state.service} operationally ({operational.KINDS[kind]}), no code change: " \
+                steps = operational.runbook(kind, rca.findings if rca else [], service) + steps
+                action = f"Handle {service} operationally ({operational.KINDS[kind]}), no code change: " \
                          f"{cause or steps[0]}"
             else:
                 steps = steps or [f"Check what the evidence names first: {cause or doc.title}."]

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 
 from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint
-from pipeline.state import Finding, FindingKind, LogEvent, Span
+from pipeline.state import Finding, FindingKind, LogEvent, Span, source_of
 
 STATEMENT_CHARS = 300  # of one quoted statement: enough for an exception and its message
 MAX_STATEMENTS = 2  # plus the deepest cause
@@ -455,7 +455,7 @@ def sentence(errors: list[Finding], others: list[Finding], events: list[LogEvent
     first = min((e for e in events if e.level in ("ERROR", "FATAL")), key=lambda e: e.time, default=None) or \
         min((e for e in events if e.level is None), key=lambda e: e.time, default=None)
     if first is not None:
-        parts.append(f"The first error came from {first.service} at {first.time.isoformat(timespec='seconds')}.")
+        parts.append(f"The first error came from {source_of(first.service)} at {first.time.isoformat(timespec='seconds')}.")
     total = len(events)
     for finding in errors:
         deepest = finding.spans and _is_caused_by(finding, events)

@@ -5,7 +5,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from pipeline.backtest.human import APPROVED, OUTCOME_WORDS, OUTCOMES
-from pipeline.backtest.pairwise import tally
+from pipeline.backtest.pairwise import identical_ids, tally
 from pipeline.engine import Engine
 from pipeline.state import grade
 from pipeline.store import backtests, judgments
@@ -102,7 +102,7 @@ def report(engine: Engine, backtest_id: str) -> dict:
         "changes": changes,
         "skipped": [{"incident_id": r["incident_id"], "why": r["skipped"]} for r in rows if r["skipped"]],
         # reviewers' pairwise judgments of the two answers (backtest/pairwise.py)
-        "pairwise": tally(judgments.of_backtest(records, backtest_id)),
+        "pairwise": tally(judgments.of_backtest(records, backtest_id), identical_ids(rows)),
     }
 
 
@@ -145,10 +145,11 @@ def report_text(rep: dict) -> str:
     lines += ["", f"reviewers' category corrections: candidate matches {len(corr['better'])}, repeats the corrected "
                   f"category {len(corr['same_mistake'])}, names a third {len(corr['worse'])}"]
     pw = rep["pairwise"]
-    if pw["judgments"]:
+    if pw["judgments"] or pw["identical"]:
         lines += ["", f"pairwise review: {pw['judgments']} judgments of {pw['incidents']} incidents; candidate "
                       f"preferred {pw['candidate_preferred']}, live preferred {pw['live_preferred']}, equal "
-                      f"{pw['equal']}; right category named {pw['corrections']}"]
+                      f"{pw['equal']}; right category named {pw['corrections']}; {pw['identical']} incidents "
+                      "with identical answers (equal, not for judging)"]
     for key, title in (("disagreements", "Disagreements with the reviewers"),
                        ("changes", "Other changes from the live analysis")):
         if rep[key]:

@@ -2,8 +2,8 @@
 cancelling and resuming one.
 
 A backtest the page starts is the CLI's own command, `python -m pipeline backtest`, in a child
-process: the same claim, the same resume (a cancelled or killed run stays `running` with no live
-worker, and the same command or `--resume ID` takes it over), and its work never holds the
+process: the same claim, the same resume (a cancelled or killed run is `stopped`, and the same
+command or `--resume ID` takes it over), and its work never holds the
 workbench's process (the analysis is CPU-bound Python). Cancelling sends the worker SIGINT, which
 the command answers as Ctrl-C: it stops at once (the incident in hand is not recorded, and is
 redone on resume), releases the backtest and exits.
@@ -63,7 +63,7 @@ class BacktestService:
 
     def backtests(self, *, limit: int = 50) -> list[dict]:
         """Backtests newest first: id, candidate, status, done/total, started/finished, and whether a
-        worker is on it now (`working`; a `running` one without is stopped and can be resumed)."""
+        worker is on it now (`working`, `running`; a `stopped` one can be resumed)."""
         return backtests.backtests(self.engine.records, limit=limit)
 
     def report(self, backtest_id: str) -> dict:
@@ -122,11 +122,10 @@ class BacktestService:
     def resume(self, backtest_id: str) -> None:
         """Continue a stopped backtest (cancelled, or its worker died) in a worker process."""
         row = backtests.backtest(self.engine.records, backtest_id)  # BacktestNotFound
-        if row["status"] != "running":
-            raise Conflict(f"backtest {backtest_id} is {row['status']}: nothing to resume")
-        owner = backtests.owner_of(self.engine.records, backtest_id)
-        if owner and owner_alive(owner):
+        if row["status"] == "running":  # a live worker holds it
             raise Conflict(f"backtest {backtest_id} is being run by another process")
+        if row["status"] != "stopped":
+            raise Conflict(f"backtest {backtest_id} is {row['status']}: nothing to resume")
         self._spawn(["--resume", backtest_id], what=f"resume {backtest_id}", backtest_id=backtest_id)
 
     def cancel(self, backtest_id: str) -> bool:

@@ -116,16 +116,16 @@ def _pairwise(engine, args) -> int:
     if args.pairs:
         backtests.backtest(engine.records, args.pairs)  # BacktestNotFound
         done = {(j["incident_id"], j["reviewer"]) for j in judgments.of_backtest(engine.records, args.pairs)}
-        shown = []
+        shown, identical = [], 0
         for pair in pairwise.pairs(engine, args.pairs):
+            if pair["identical"]:  # nothing to prefer: equal without a judgment
+                identical += 1
+                continue
             a_side = pairwise.shown_order()
             b_side = "candidate" if a_side == "live" else "live"
             shown.append({"incident_id": pair["incident_id"], "a_side": a_side, "A": pair[a_side], "B": pair[b_side],
                           "judged_by": sorted(who for inc, who in done if inc == pair["incident_id"])})
-        emit(args, shown, lambda rows: "\n".join(
-            f"{r['incident_id']}  A: {r['A']['category']}  B: {r['B']['category']}  (A is {r['a_side']})"
-            + (f"  judged by {', '.join(r['judged_by'])}" if r["judged_by"] else "") for r in rows)
-            or "no incident of this backtest has both answers")
+        emit(args, shown, lambda rows: _pairs_text(rows, identical))
         return 0
     if args.judge:
         if not args.incident:
@@ -158,9 +158,19 @@ def _pairwise(engine, args) -> int:
     return 0
 
 
+def _pairs_text(rows: list[dict], identical: int) -> str:
+    lines = [f"{r['incident_id']}  A: {r['A']['category']}  B: {r['B']['category']}  (A is {r['a_side']})"
+             + (f"  judged by {', '.join(r['judged_by'])}" if r["judged_by"] else "") for r in rows]
+    lines = lines or ["no incident of this backtest has two different answers to judge"]
+    if identical:
+        lines.append(f"{identical} incidents with identical answers are not listed (equal, nothing to judge)")
+    return "\n".join(lines)
+
+
 def report_of_judgments(engine, backtest_id: str) -> dict:
-    from pipeline.backtest.pairwise import tally
+    from pipeline.backtest.pairwise import identical_ids, tally
     from pipeline.store import backtests, judgments
 
     backtests.backtest(engine.records, backtest_id)  # BacktestNotFound
-    return tally(judgments.of_backtest(engine.records, backtest_id))
+    return tally(judgments.of_backtest(engine.records, backtest_id),
+                 identical_ids(backtests.results(engine.records, backtest_id)))

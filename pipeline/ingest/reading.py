@@ -33,7 +33,7 @@ from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser
 from pipeline.ingest.levels import LEVELS
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
 from pipeline.prevalidated import builder
-from pipeline.state import LogEvent
+from pipeline.state import UNNAMED_SERVICE, LogEvent
 
 Item = Union[LogEvent, DeadLetter]
 _CHUNK = 64 * 1024
@@ -104,7 +104,7 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
         fields["time_inferred"] = why
     # the first line (or the whole text) only when the parser found no message
     message = parsed.message.strip() or text.split("\n", 1)[0].strip() or text.strip()
-    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or "unknown",
+    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or UNNAMED_SERVICE,
                                   host=parsed.host, level=parsed.level_name, exception=parsed.exception,
                                   stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,
                                   source=source, position=position)

@@ -1,5 +1,7 @@
 """The backtests' SQL (migration 8): a backtest's row (candidate, selection, status) and one result
-row per incident it analysed. Results are keyed by (backtest, incident) and inserted with ON
+row per incident it analysed. A backtest is `running` while a worker holds it, `stopped` once its
+worker let it go unfinished (cancelled, Ctrl-C) or died (read as `stopped`: no live worker), and
+`done`; a stopped one is resumed by claiming it again. Results are keyed by (backtest, incident) and inserted with ON
 CONFLICT DO NOTHING, so a resumed or concurrent worker never writes an incident twice. Nothing here reads or
 writes an incident's live rows."""
 from __future__ import annotations
@@ -52,24 +54,28 @@ def create(records: Records, *, backtest_id: str, candidate: str, candidate_key:
                       iso(records.clock.now()), "running", owner))
 
 
+UNFINISHED = ("running", "stopped")
+
+
 def claim_unfinished(records: Records, *, candidate_key: str, owner: str, backtest_id: str | None = None) -> dict[str, Any] | None:
     """Take over an unfinished backtest (by id, or the newest of the same candidate and selection)
-    whose worker is gone; None when there is none free. Compare-and-set in one transaction, so
-    two workers never take the same one."""
+    whose worker is gone, `running` again; None when there is none free. Compare-and-set in one
+    transaction, so two workers never take the same one."""
     with records.transaction() as conn:
         if backtest_id is not None:
             rows = conn.execute("SELECT * FROM backtests WHERE backtest_id = $1", (backtest_id,)).fetchall()
             if not rows:
                 raise BacktestNotFound(backtest_id)
         else:
-            rows = conn.execute("SELECT * FROM backtests WHERE candidate_key = $1 AND status = 'running'"
-                                " ORDER BY started_at DESC", (candidate_key,)).fetchall()
+            rows = conn.execute("SELECT * FROM backtests WHERE candidate_key = $1 AND status IN ($2, $3)"
+                                " ORDER BY started_at DESC", (candidate_key, *UNFINISHED)).fetchall()
         for row in rows:
-            if row["status"] != "running":
+            if row["status"] not in UNFINISHED:
                 continue
             if row["owner"] and row["owner"] != owner and owner_alive(row["owner"]):
                 continue
-            conn.execute("UPDATE backtests SET owner = $1 WHERE backtest_id = $2", (owner, row["backtest_id"]))
+            conn.execute("UPDATE backtests SET owner = $1, status = 'running' WHERE backtest_id = $2",
+                         (owner, row["backtest_id"]))
             return _backtest(row)
         return None
 
@@ -96,9 +102,10 @@ def finish(records: Records, backtest_id: str, owner: str) -> None:
 
 
 def release(records: Records, backtest_id: str, owner: str) -> None:
-    """Let another worker resume it (an interrupted run that is still `running`)."""
+    """Let another worker resume it: an interrupted run is `stopped`, and says so to any reader."""
     with records.transaction() as conn:
-        conn.execute("UPDATE backtests SET owner = NULL WHERE backtest_id = $1 AND owner = $2", (backtest_id, owner))
+        conn.execute("UPDATE backtests SET owner = NULL, status = 'stopped' WHERE backtest_id = $1 AND owner = $2",
+                     (backtest_id, owner))
 
 
 def backtest(records: Records, backtest_id: str) -> dict[str, Any]:
@@ -106,6 +113,7 @@ def backtest(records: Records, backtest_id: str) -> dict[str, Any]:
     if not rows:
         raise BacktestNotFound(backtest_id)
     out = _backtest(rows[0])
+    out["status"] = _status(out["status"], out["owner"])
     out["done"] = records.query("SELECT count(*) AS n FROM backtest_results WHERE backtest_id = $1",
                                 (backtest_id,))[0]["n"]
     return out
@@ -121,7 +129,8 @@ def backtests(records: Records, *, limit: int = 50) -> list[dict[str, Any]]:
     for r in rows:
         row = dict(r)
         owner = row.pop("owner")
-        row["working"] = row["status"] == "running" and bool(owner) and owner_alive(owner)
+        row["status"] = _status(row["status"], owner)
+        row["working"] = row["status"] == "running"
         out.append(row)
     return out
 
@@ -160,6 +169,14 @@ def prune_before(records: Records, cutoff: datetime) -> int:
             conn.execute("DELETE FROM backtest_judgments WHERE backtest_id = $1", (backtest_id,))
             conn.execute("DELETE FROM backtests WHERE backtest_id = $1", (backtest_id,))
         return len(old)
+
+
+def _status(stored: str, owner: str | None) -> str:
+    """A backtest's status as a reader should see it: one still marked `running` whose worker died
+    without letting it go (killed) is stopped."""
+    if stored == "running" and not (owner and owner_alive(owner)):
+        return "stopped"
+    return stored
 
 
 def _backtest(row: Row) -> dict[str, Any]:
