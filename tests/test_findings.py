@@ -10,6 +10,7 @@ from pipeline.analyst.findings import extract, locate, named_in_request
 from pipeline.analyst.model import FindingAnswer, grounded_findings
 from pipeline.evaluation import load_cases
 from pipeline.ingest.events import normalize
+from pipeline.ingest.readable import readable_line
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.state import IncidentState
 from tests.support import ROOT, by_category, ingest_one, state_of
@@ -85,7 +86,8 @@ def test_the_demo_rcas_name_their_entities_and_quote_log_lines(engine):
         by_id = {e.event_id: e for e in state.evidence}
         for quote in rca.quotes:  # a quote is a line of the event it names, and its spans lie in it
             event = by_id[quote.event_id]
-            assert quote.text in (getattr(event, quote.field) if quote.field != "stack" else event.stack)
+            said = getattr(event, quote.field) if quote.field != "stack" else event.stack
+            assert quote.text in said or quote.text in readable_line(said)  # a JSON object's text: in its words
             assert all(0 <= s < e <= len(quote.text) for s, e in quote.spans)
 
 

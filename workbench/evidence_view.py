@@ -123,12 +123,14 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
         text = str(quote.get("text") or "")
         key = (quote.get("field"), text)
         spans = [tuple(s) for s in quote.get("spans") or []]
-        mine = strong.get((quote.get("event_id"), quote.get("field")), [])
+        event = by_id.get(quote.get("event_id")) or {}
+        # a JSON object's text is quoted in words (`status=502 path=/api`): its findings' spans lie in the raw line
+        raw = text in str(event.get(quote.get("field") or "message") or text)
+        mine = strong.get((quote.get("event_id"), quote.get("field")), []) if raw else []
         light = [s for s in spans if s not in mine]
         if key in seen:
             seen[key]["count"] += int(quote.get("count") or 1)
             continue
-        event = by_id.get(quote.get("event_id")) or {}
         seen[key] = {"text": text, "field": quote.get("field") or "message", "count": int(quote.get("count") or 1),
                      "event_id": quote.get("event_id"),
                      "strong": mine, "light": light, "time": str(event.get("time") or "")[:19].replace("T", " "),

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import MASK
+from pipeline.state import names_service
 
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
@@ -49,7 +50,8 @@ def header(doc: dict, *, sla_from: str = "opened") -> None:
     badges = st.container(horizontal=True, vertical_alignment="center")
     badges.badge(status_words(doc["status"], doc.get("fix") or doc.get("proposal")), color=STATUS_COLORS.get(doc["status"], "blue"))
     badges.badge(f"severity {doc['severity']}", color=SEVERITY_COLORS.get(doc["severity"], "gray"))
-    badges.text(plain(f"service {doc['service']}"))
+    # a source that names no service (an Apache error log) is said so, not "service unknown"
+    badges.text(plain(f"service {doc['service']}" if names_service(doc["service"]) else "no service named"))
     if doc.get("assignee"):
         badges.text(plain(f"on it: {doc['assignee']}"))
     now = datetime.now(timezone.utc)

@@ -24,6 +24,7 @@ from typing import Any, Protocol, Sequence
 from pipeline.analyst import quotes, requested
 from pipeline.analyst.requested import Meaning, Request
 from pipeline.analyst.technology import evidence_stack
+from pipeline.ingest.readable import readable_line
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.knowledge.retrieval import event_text
 from pipeline.state import LogEvent
@@ -56,7 +57,7 @@ def _clip(text: str, n: int = 160) -> str:
 
 def _line(event: LogEvent) -> str:
     text = event.message or event.exception or ""
-    return _clip(text.splitlines()[0] if text else "")
+    return _clip(readable_line(text.splitlines()[0], event.exception) if text else "")
 
 
 def quoted(events: list[LogEvent]) -> str:

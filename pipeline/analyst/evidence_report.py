@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
 from pipeline.analyst.specifics import statement_of
+from pipeline.ingest.readable import readable_line
 from pipeline.state import ErrorDoc, Finding, LogEvent, Quote, names_service, service_or_writer, source_of
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
@@ -54,6 +55,7 @@ class Hypothesis:
     event_ids: tuple[str, ...]
     confirm: str
     refute: str
+    rests_on: str = ""  # the cited events in words: "3 lines of checkout-api from 09:12:03" (set by `cited`)
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def _said(event: LogEvent) -> tuple[str, str]:
     """(field, line) of what an event says: its error statement (pipeline/analyst/specifics.py: the
     exception's line, not a banner such as `#` or `usage:` before it), else its first line."""
     found = statement_of(event)
-    return (found[0], " ".join(found[3].split())[:_LINE_CHARS]) if found else ("message", "")
+    return (found[0], " ".join(readable_line(found[3], event.exception).split())[:_LINE_CHARS]) if found \
+        else ("message", "")
 
 
 def _line(event: LogEvent) -> str:
@@ -146,13 +149,20 @@ def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDo
 
 def cited(hypotheses: list[Hypothesis], events: list[LogEvent]) -> list[Hypothesis]:
     """The hypotheses that cite events of this incident, each citing only those (the rest dropped)."""
-    ids = {e.event_id for e in events}
+    by_id = {e.event_id: e for e in events}
     out = []
     for h in hypotheses:
-        kept = tuple(i for i in h.event_ids if i in ids)
+        kept = tuple(i for i in h.event_ids if i in by_id)
         if kept:
-            out.append(Hypothesis(h.statement, kept, h.confirm, h.refute))
+            out.append(Hypothesis(h.statement, kept, h.confirm, h.refute, _in_words([by_id[i] for i in kept])))
     return out
+
+
+def _in_words(cited: list[LogEvent]) -> str:
+    """Events as a reviewer reads them, not their ids: how many lines, whose, from when."""
+    whose = _services(tuple(dict.fromkeys(e.service for e in cited if e.service)), unnamed=False) or "the source"
+    start = min(e.time for e in cited).strftime("%H:%M:%S")
+    return f"{len(cited)} line{'s' if len(cited) > 1 else ''} of {whose} from {start}"
 
 
 def _ids(pattern_events: list[LogEvent]) -> tuple[str, ...]:
@@ -281,7 +291,7 @@ def notes(report: Report) -> list[str]:
            + (("; new in this source" if p.new else f"; {p.before} in the previous window") if report.baseline else "")
            + f"): {_said_as(p)[:160]}" for p in report.patterns if p.first_event is not None]
     for n, h in enumerate(report.hypotheses, 1):
-        out.append(f"hypothesis {n}: {h.statement} Rests on events {', '.join(h.event_ids)}. Confirmed if "
+        out.append(f"hypothesis {n}: {h.statement} Rests on {h.rests_on or f'{len(h.event_ids)} line(s)'}. Confirmed if "
                    f"{h.confirm}; refuted if {h.refute}.")
     return out
 

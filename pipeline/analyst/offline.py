@@ -657,12 +657,12 @@ def _merged(found: list[Finding], errors: list[Finding], named: list[Finding]) -
 def _first_lines(events: list[LogEvent]) -> list[Quote]:
     out, seen = [], set()
     for event in events:
-        line = event.message.splitlines()[0][:200] if event.message else ""
+        line = quotes.first_words(event)
         key = quotes.line_template(line)
         if line and key not in seen:
             seen.add(key)
             out.append(Quote(event_id=event.event_id, field="message", text=line,
-                             count=sum(1 for e in events if quotes.line_template(e.message.splitlines()[0][:200]) == key)))
+                             count=sum(1 for e in events if quotes.line_template(quotes.first_words(e)) == key)))
         if len(out) >= 2:
             break
     return out

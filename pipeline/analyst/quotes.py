@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analyst.findings import event_texts, first
+from pipeline.ingest.readable import readable_line
 from pipeline.knowledge.index import Doc
 from pipeline.state import Finding, LogEvent, Quote
 
@@ -18,6 +19,11 @@ def line_template(line: str) -> str:
     """A line with its numbers and ids masked: two lines of a burst differ only there."""
     # two lines of a burst differ in ids, counts and times; a reviewer needs one of them
     return _VARIABLE.sub("#", line.strip())
+
+
+def first_words(event: LogEvent) -> str:
+    """An event's first line in words (a JSON object's text as its pairs), as a quote shows it."""
+    return readable_line(event.message.splitlines()[0], event.exception)[:200] if event.message else ""
 
 
 def _doc_spans(doc: Doc | None, line: str) -> list[list[int]]:
@@ -82,6 +88,8 @@ def quotes_for(events: list[LogEvent], findings: list[Finding], doc: Doc | None)
                     continue
                 lead = len(stripped) - len(stripped.lstrip())
                 shown = stripped.strip()[:QUOTE_CHARS]
+                if (words := readable_line(shown, event.exception)) != shown:  # a JSON object's text: its words
+                    shown, lead, spans = words[:QUOTE_CHARS], 0, _doc_spans(doc, words)
                 spans = sorted({(max(0, s - lead), min(len(shown), e - lead)) for s, e in spans if e - lead > 0})
                 found[key] = Quote(event_id=event.event_id, field=field, text=shown,
                                    spans=[[s, e] for s, e in spans if e > s])

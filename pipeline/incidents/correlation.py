@@ -9,14 +9,13 @@ the miner, which the store still matches so incidents opened then keep their evi
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
 from pipeline.incidents.fingerprints.masks import DIGIT, Step, apply_masks
-from pipeline.ingest.key_roles import infer
+from pipeline.ingest.readable import record_text, record_words
 from pipeline.ingest.levels import normalize_level
 from pipeline.state import LogEvent
 
@@ -170,7 +169,7 @@ def title(event: LogEvent) -> str:
     not its quotes and braces."""
     line = _first_line(event.message).strip()
     record = record_text(line)
-    text = _record_words(record, event) if record else line[_header_end(line):].strip()
+    text = record_words(record, event.exception) if record else line[_header_end(line):].strip()
     if event.exception:
         short = re.split(r"[.$:\\/]", event.exception.strip())[-1] or event.exception
         if short not in text.split(":")[0]:  # don't repeat "KeyError: KeyError ..."
@@ -178,54 +177,6 @@ def title(event: LogEvent) -> str:
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
 
 
-def record_text(line: str) -> dict[str, Any] | None:
-    """The scalar pairs of a line that is a JSON object's text, whole or cut off (a cut string value
-    is kept as far as it goes, marked "…"); None for any other line."""
-    if not line.startswith('{"'):
-        return None
-    decoder, out, i = json.JSONDecoder(), {}, 1
-    while True:
-        key = _JSON_KEY.match(line, i)
-        if not key:
-            break
-        name, i = json.loads(key.group(1)), key.end()
-        try:
-            value, i = decoder.raw_decode(line, i)
-        except ValueError:
-            cut = _CUT_STRING.match(line, i)
-            if cut:  # the line ends inside this value: what it says so far
-                out[name] = json.loads(cut.group(1) + '"') + "…" if cut.group(1) != '"' else "…"
-            break
-        if not isinstance(value, (dict, list)):
-            out[name] = value
-        comma = _JSON_COMMA.match(line, i)
-        if not comma:
-            break
-        i = comma.end()
-    return out or None
-
-
-_JSON_KEY = re.compile(r'\s*("(?:[^"\\]|\\.)*")\s*:\s*')
-_JSON_COMMA = re.compile(r"\s*,")
-_CUT_STRING = re.compile(r'("(?:[^"\\]|\\.)*?)\\?$')
-_EVENT_ROLES = ("time", "level", "service", "host", "trace_id")
-
-
-def _record_words(record: dict[str, Any], event: LogEvent) -> str:
-    """A JSON record's words: its message (the key the reader's key roles name), else its other
-    pairs as `key=value`, leaving out what the event already says (time, level, service, host, trace,
-    exception)."""
-    roles = infer(record, ("message", *_EVENT_ROLES), None)
-    message = record.get(roles["message"]) if "message" in roles else None
-    if isinstance(message, str) and message.strip():
-        return _LONE_SURROGATE.sub("\ufffd", _first_line(message).strip())
-    said = set(roles.values())
-    rest = [_LONE_SURROGATE.sub("\ufffd", f"{k}={v}") for k, v in record.items()
-            if k not in said and v not in (None, "") and str(v) != (event.exception or "")]
-    return " ".join(rest) or json.dumps(record)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a JSON escape such as \ud800 decodes to one: no UTF-8 has it
 
 
 def first_line(message: str) -> str:

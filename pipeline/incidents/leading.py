@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline.clock import iso
 from pipeline.incidents.line_names import BY, ERROR_KEY, OF, STACK_ERROR, first_line
+from pipeline.ingest.readable import readable_line
 from pipeline.state import LogEvent
 
 WARNED = "warn:"  # the pattern of a leader that is a WARN (it opened nothing): its masked line's fingerprint
@@ -133,7 +134,7 @@ class Leader:
     @classmethod
     def of(cls, event: LogEvent, pattern: str) -> "Leader":
         return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
-                   first_line(event.message)[:200], event.position or "")
+                   readable_line(first_line(event.message), event.exception)[:200], event.position or "")
 
     def key(self) -> tuple[int, str, str, int, str]:
         """Earliest cause first, then the earliest of the rest (a line naming no cause says no more of
