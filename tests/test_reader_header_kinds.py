@@ -140,3 +140,21 @@ def test_a_stamp_quoted_in_a_message_is_not_read_as_the_records_header(tmp_path)
                                                        (utc(2019, 7, 8, 9, 0, 1, 200000), "ERROR")]
     assert events[1].message.startswith("Loader - cannot parse line")
     assert len(events) == 2 and "Caused by: org.example.ParseException" in (events[1].stack or "")
+
+
+def test_syslog_with_a_wider_gap_an_address_after_the_host_or_an_empty_pid_keeps_its_header(tmp_path):
+    # an appliance's syslog: a blank run before the host, the sender's address after its name, a tag
+    # whose pid brackets are empty; the body's own dated stamp is the time, as under any year-less header
+    path = tmp_path / "appliance.log"
+    path.write_text("<30>Sep  4 10:11:12 dns-a.corp.example portal[]: 2023-09-04 08:11:12.120Z [ops]: session closed\n"
+                    "<30>Sep  4 10:11:13  dns-b.corp.example 192.0.2.15 named: 2023-09-04 08:11:13.500Z zone reload done\n"
+                    "<27>Sep  4 10:11:14 dns-a.corp.example 192.0.2.14 dhcpd: lease pool exhausted on net 7\n")
+    events = read(path)
+    assert [e.fields["format"] for e in events] == ["syslog"] * 3
+    assert [(e.host, e.service) for e in events] == [("dns-a.corp.example", "portal"), ("dns-b.corp.example", "named"),
+                                                      ("dns-a.corp.example", "dhcpd")]
+    assert [e.fields.get("address") for e in events] == [None, "192.0.2.15", "192.0.2.14"]
+    assert "pid" not in events[0].fields or events[0].fields["pid"] is None
+    assert events[1].message == "2023-09-04 08:11:13.500Z zone reload done"
+    assert events[1].time == utc(2023, 9, 4, 8, 11, 13, 500000)
+    assert events[2].level == "ERROR" and events[2].message == "lease pool exhausted on net 7"

@@ -239,16 +239,18 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r" (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$", scheme="syslog", needs=": %",
                fields=(("facility", "facility"), ("sequence", "seq"))),
     # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg (a space after the
-    # priority and a colon after the clock as some relays write them). The tag may carry a
-    # version, as old syslogd prints itself (`syslogd 1.4.1:`), or follow a `--` marker and a wider
-    # gap (`host  -- root[2421]: ROOT LOGIN`)
+    # priority and a colon after the clock as some relays write them, a wider gap before the host).
+    # The tag may carry a version, as old syslogd prints itself (`syslogd 1.4.1:`), follow a `--`
+    # marker and a wider gap (`host  -- root[2421]: ROOT LOGIN`), or the sender's address after its
+    # name (`host 10.1.2.3 tag:`, kept as `fields.address`); an empty `[]` is no pid
     LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?:?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" (?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
-               r"(?: +(?:-- )?(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]*)\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
+               rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
+               r"(?: +(?:(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-9a-fA-F]*) +)?(?:-- )?"
+               r"(?P<tag>(?P<app>[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
-               fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+               fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"), ("address", "addr"))),
     # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
     # remote logging, macOS): `<29>Jul  3 21:42:57 openvpn[66026]: msg`; the `tag[pid]:` right
     # after the time is what tells it from a host
