@@ -316,3 +316,24 @@ def test_a_level_first_layout_interleaved_with_another_is_read_with_its_own_leve
     assert events[5].time == utc(2026, 11, 14, 16, 20, 5, 310_000)
     assert events[5].message == "InetAddress /10.4.1.22:7000 is now DOWN"
     assert "level_inferred" not in events[5].fields
+
+
+def test_a_word_colon_after_a_free_status_word_is_the_messages_not_the_component(tmp_path):
+    # a job runner's `[job N] [schedule] STATUS ACTION: detail`: the action word after a status word is
+    # what the record says happened, not the program that wrote it; `host tag[pid]:` stays a header
+    path = tmp_path / "jobs.log"
+    path.write_text('2024-03-05 09:10:11 [job 7] START: source "/srv/a"\n'
+                    '2024-03-05 09:10:11 [job 7] [nightly] DONE COPY: source "/srv/a", 1200 files, 3.1 MB/s\n'
+                    '2024-03-05 09:10:12 [job 7] [nightly] FAILED VERIFY: source "/srv/b", checksum mismatch\n'
+                    '2024-03-05 09:10:15 [job 8] START: source "/srv/c"\n'
+                    '2024-03-05 09:10:16 [job 8] [weekly] DONE COPY: source "/srv/c", 80 files, 2.0 MB/s\n'
+                    '2024-03-05 09:10:19 [job 8] [weekly] DONE PRUNE: source "/srv/c", 4 snapshots\n')
+    events = read(path)
+    assert events[2].message == '[nightly] FAILED VERIFY: source "/srv/b", checksum mismatch'
+    assert events[2].fields["thread"] == "job 7" and events[2].time == utc(2024, 3, 5, 9, 10, 12)
+    assert not any(e.service in ("COPY", "VERIFY", "PRUNE", "START") for e in events)
+    syslog_like = tmp_path / "edge.log"
+    syslog_like.write_text("2024-03-05 09:10:11 edge cron[101]: job started\n"
+                           "2024-03-05 09:10:12 edge backupd[7]: copy done, 1200 files\n")
+    assert [(e.host, e.service, e.message) for e in read(syslog_like)] == [
+        ("edge", "cron", "job started"), ("edge", "backupd", "copy done, 1200 files")]

@@ -409,6 +409,9 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         if (len(rows) == 1 and (role == "tag" or role == "level" and not _written_as_header(rows[0], after + k))
                 and _prose_before(rows[0], after, k) > 1):
             break  # one line's `word:`, or a level word written as prose, after several prose words is its message's
+        if role == "tag" and k >= 2 and roles[k - 1] == "word" and roles[k - 2] != "level" \
+                and not _padded(rows, after + k - 1):
+            continue  # a `word:` right after a free word that is no host (vsftpd's `OK DOWNLOAD:`) is its message's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
