@@ -145,6 +145,24 @@ def test_a_csv_export_with_a_header_row_reads_its_named_date_and_time_columns(tm
     assert len(events) == 5  # the header row stays a line of its own: nothing is lost
 
 
+def test_csv_rows_between_banner_lines_and_unquoted_value_lines_are_still_read_as_csv(tmp_path):
+    # a desktop client's trace: month-first dashed dates, a banner line each session (no comma), and a
+    # value printed over lines without quotes; the rows keep their own times and columns
+    row = "{d},{t},{n},1f0,0,SYNC,engine.cpp({n}),0,0,{lvl},{msg},hr=0x8004{n}"
+    rows = [row.format(d="03-02-21", t=f"10:1{i}:0{i}.250", n=100 + i, lvl="ERR", msg=f"upload of part {i} refused")
+            for i in range(6)]
+    lines = (["==== session opened. Build=2.3.1 Started:2021-03-02-101000.000 PID=0x10"] + rows[:3]
+             + ["==== session opened. Build=2.3.1 Started:2021-03-02-101300.000 PID=0x11"] + rows[3:5]
+             + ["reply body:", "<ok/>"] + rows[5:])
+    path = tmp_path / "client-trace.log"
+    path.write_text("\n".join(lines) + "\n")
+    events = read(path)
+    csv_rows = [e for e in events if e.fields.get("format") == "csv"]
+    assert [e.time for e in csv_rows] == [utc(2021, 3, 2, 10, 10 + i, i, 250000) for i in range(6)]
+    assert all(own_time(e) for e in csv_rows)
+    assert csv_rows[2].message == "upload of part 2 refused" and csv_rows[2].fields["column_6"] == "SYNC"
+
+
 def test_a_key_value_body_without_a_header_level_gives_its_level(tmp_path):
     # a device relaying key=value records through syslog without a <PRI>: its `pri=` is the level
     path = tmp_path / "device.log"

@@ -1,8 +1,10 @@
 """Logs written as CSV rows (PostgreSQL's csvlog, exports of tables): one record a row, a quoted
 value spanning lines included.
 
-A source is CSV when its sample's rows (lines joined while a quote is open) all but a tenth read
-as CSV rows of one width of at least six columns, one column of which holds a time in each.
+A source is CSV when its sample's rows (lines joined while a quote is open) that write a comma, all
+but a tenth, read as CSV rows of one width of at least six columns, one column of which holds a time
+in each, and those rows are at least half the sample (a line without a comma, a session's banner or
+a value printed over lines without quotes, is read as the text it is).
 The columns' roles are told by their values over the sample: the first column whose values are
 times is the time, the first whose values are level words (`LOG`, `ERROR`, `FATAL`) the level,
 and the first after those whose values are mostly text with spaces, varying from row to row, the
@@ -87,8 +89,11 @@ class CsvColumns:
         """The sample's columns (module doc), or None when the sample is not CSV."""
         from pipeline.ingest.key_roles import _CLOCK_ONLY, _DATE_ONLY, _candidates
 
-        table = [values for values in map(split, rows(lines)) if values is not None]
-        if len(table) < 2 or len(table) < SHARE * len(rows(lines)):
+        # a line without a comma (a session's banner, a value printed over lines without quotes) is no
+        # row of the table: the rows that write one are, and they are most of the sample
+        written = [row for row in rows(lines) if "," in row]
+        table = [values for values in map(split, written) if values is not None]
+        if len(table) < 2 or len(table) < SHARE * len(written) or 2 * len(table) < len(rows(lines)):
             return None
         width = max(set(map(len, table)), key=[len(v) for v in table].count)
         names = tuple(v.strip() for v in table[0]) if len(table[0]) == width and _header(table[0], opts) else None
