@@ -142,6 +142,16 @@ def test_syslog_rfc5424():
         "'su root' failed")
 
 
+def test_syslog_rfc5424_structured_data_with_a_bare_bracket_in_a_quoted_value_and_no_msg():
+    # a firewall's export: its values quote a `]` without escaping it, and it writes no MSG after them
+    sd = '[fw@1 act:"Deny"; rule:"edge[v2] inbound"; src:"198.51.100.7"]'
+    r = _one(f"<134>1 2024-06-01T10:00:00Z edge-fw-2 FwLog 4410 - {sd}")
+    assert (r.format, r.host, r.service, r.fields["procid"]) == ("syslog5424", "edge-fw-2", "FwLog", "4410")
+    assert r.message == sd and r.fields["structured_data"] == sd
+    r = _one(f"<134>1 2024-06-01T10:00:01Z edge-fw-2 FwLog 4410 - {sd} rule matched")
+    assert (r.format, r.message) == ("syslog5424", "rule matched")
+
+
 def test_apache_error_log():
     r = _one("[Sun Dec 04 04:47:44 2005] [error] mod_jk child workerEnv in error state 6")
     assert (r.format, r.time, r.level_name, r.message) == (

@@ -46,6 +46,7 @@ class LineLayout:
     nil: str | None = None  # a value that means absent ("-" in RFC 5424)
     known_level: bool = False  # the level must be one `normalize_level` knows, else the line is not this layout
     keep_bad_date: bool = False  # a line whose date is no calendar date is still this layout (time kept raw)
+    bare: str | None = None  # the group that is the message of a line that writes none after its header
 
     def __post_init__(self):
         object.__setattr__(self, "regex", re.compile(self.pattern, re.S))
@@ -75,7 +76,8 @@ class LineLayout:
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
             body = g.get("msg") or ""
             time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
-        return text_record(self.format, (g.get("msg") or "").removeprefix("\ufeff"), rest, time=time, level=level,
+        message = g.get("msg") or (g.get(self.bare) if self.bare else None) or ""
+        return text_record(self.format, message.removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
                            host=g.get(self.host) if self.host else None, fields=fields)
 
@@ -166,10 +168,12 @@ _LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 LINE_LAYOUTS: tuple[LineLayout, ...] = (
-    # RFC 5424: VERSION is NONZERO-DIGIT 0*2DIGIT (`<34>0 ...` is no RFC 5424 message)
+    # RFC 5424: VERSION is NONZERO-DIGIT 0*2DIGIT (`<34>0 ...` is no RFC 5424 message); a `]` inside a
+    # quoted value does not close the structured data, escaped or not (firewalls write it bare); a line
+    # without a MSG says what it says in its structured data: that is its message
     LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
-               r" (?P<msgid>\S+) (?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<msg>.*))?$",
-               scheme="syslog", service=("app",), host="host", nil="-",
+               r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?: (?P<msg>.*))?$',
+               scheme="syslog", service=("app",), host="host", nil="-", bare="sd",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
     # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg (mod_php's module
     # is empty: [:error]). "[client 1.2.3.4] ..."
