@@ -163,6 +163,18 @@ def test_csv_rows_between_banner_lines_and_unquoted_value_lines_are_still_read_a
     assert csv_rows[2].message == "upload of part 2 refused" and csv_rows[2].fields["column_6"] == "SYNC"
 
 
+def test_a_csv_level_column_is_read_when_the_time_is_a_date_column_and_a_clock_column(tmp_path):
+    # no header, the date and the clock in two columns, then a module, a level word and the message
+    path = tmp_path / "agent.csv.log"
+    levels = ["ERR", "WRN", "INF", "ERR", "INF", "DBG"]
+    path.write_text("".join(f"11-0{i + 1}-22,07:0{i}:1{i}.500,{40 + i},SYNC,store.cpp({i}),{lvl},step {i} of the plan ran\n"
+                            for i, lvl in enumerate(levels)))
+    events = read(path)
+    assert [e.level for e in events] == ["ERROR", "WARN", "INFO", "ERROR", "INFO", "DEBUG"]
+    assert all("level_inferred" not in e.fields for e in events)
+    assert events[1].time == utc(2022, 11, 2, 7, 1, 11, 500000) and events[1].message == "step 1 of the plan ran"
+
+
 def test_a_key_value_body_without_a_header_level_gives_its_level(tmp_path):
     # a device relaying key=value records through syslog without a <PRI>: its `pri=` is the level
     path = tmp_path / "device.log"

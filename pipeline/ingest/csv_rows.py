@@ -111,13 +111,18 @@ class CsvColumns:
 
         time = column(lambda v: _time(v, opts))
         date = None
+
+        def levelled(after: int) -> tuple[int | None, int]:  # the level column from `after` on, and where the message may start
+            level = column(lambda v: v.isalpha() and normalize_level(v) is not None, after)
+            return level, max(after, level + 1 if level is not None else 0)
         if time is None and names:
             # a clock and a date in two named columns (`Date,Time`, as exports write them)
             time = named("time", lambda v: _CLOCK_ONLY.fullmatch(v.strip()))
             date = named("time", lambda v: _DATE_ONLY.fullmatch(v.strip()) or _SHORT_DATE.fullmatch(v.strip()))
             if time is None or date is None:
                 return None
-            return CsvColumns(width, time, None, CsvColumns._message(table, width, max(time, date) + 1), names, date)
+            level, after = levelled(max(time, date) + 1)
+            return CsvColumns(width, time, level, CsvColumns._message(table, width, after), names, date)
         if time is None:
             # no header: a column of dates followed by one of clocks (`04/19/20,13:11:13`), told by their values
             date = next((c for c in range(width - 1) if _date_order([values[c] for values in table]) is not None
@@ -126,7 +131,8 @@ class CsvColumns:
             if date is None:
                 return None
             order = _date_order([values[date] for values in table])
-            return CsvColumns(width, date + 1, None, CsvColumns._message(table, width, date + 2), None, date, order)
+            level, after = levelled(date + 2)
+            return CsvColumns(width, date + 1, level, CsvColumns._message(table, width, after), None, date, order)
         level = column(lambda v: v.isalpha() and normalize_level(v) is not None)
         after = max(time, level if level is not None else -1) + 1
         return CsvColumns(width, time, level, CsvColumns._message(table, width, after), names)
