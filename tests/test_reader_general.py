@@ -163,6 +163,26 @@ def test_csv_rows_between_banner_lines_and_unquoted_value_lines_are_still_read_a
     assert csv_rows[2].message == "upload of part 2 refused" and csv_rows[2].fields["column_6"] == "SYNC"
 
 
+def test_lines_without_a_comma_or_a_time_continue_the_csv_row_before_them(tmp_path):
+    # a client trace's row whose last value (a reply it received) was printed over lines without quotes;
+    # a session's banner line, with a time of its own (a key naming a time), stays a record of its own
+    row = "03-02-21,10:1{i}:0{i}.250,{n},1f0,0,NET,wire.cpp({n}),0,0,VRB,{msg},{extra}"
+    lines = ["==== session opened. Build=2.3.1 SessionTime:2021-03-02-101000.000 PID=0x10"]
+    lines += [row.format(i=i, n=100 + i, msg=f"frame {i} sent", extra=f"bytes={10 * i}") for i in range(4)]
+    lines[2] = row.format(i=1, n=101, msg="reply received", extra="body=HDR 2 LEN 40")
+    lines[3:3] = ["Session: 7a1", "", "<reply><code>0</code></reply>"]
+    lines += ["==== session opened. Build=2.3.1 SessionTime:2021-03-02-101500.000 PID=0x11"]
+    path = tmp_path / "client-net.log"
+    path.write_text("\n".join(lines) + "\n")
+    events = read(path)
+    assert len(events) == 6  # the banner, four rows, the second banner
+    reply = events[2]
+    assert reply.fields["format"] == "csv" and reply.time == utc(2021, 3, 2, 10, 11, 1, 250000)
+    assert reply.message.startswith("reply received")
+    assert "Session: 7a1" in (reply.stack or reply.message) and "<reply><code>0</code></reply>" in (reply.stack or reply.message)
+    assert events[-1].time == utc(2021, 3, 2, 10, 15) and events[-1].message.startswith("==== session opened")
+
+
 def test_a_csv_level_column_is_read_when_the_time_is_a_date_column_and_a_clock_column(tmp_path):
     # no header, the date and the clock in two columns, then a module, a level word and the message
     path = tmp_path / "agent.csv.log"

@@ -4,7 +4,9 @@ value spanning lines included.
 A source is CSV when its sample's rows (lines joined while a quote is open) that write a comma, all
 but a tenth, read as CSV rows of one width of at least six columns, one column of which holds a time
 in each, and those rows are at least half the sample (a line without a comma, a session's banner or
-a value printed over lines without quotes, is read as the text it is).
+a value printed over lines without quotes, is no row: one with a time of its own opens a record read
+as text, any other continues the row before it, `reading._starts_record`, and is that record's
+continuation lines).
 The columns' roles are told by their values over the sample: the first column whose values are
 times is the time, the first whose values are level words (`LOG`, `ERROR`, `FATAL`) the level,
 and the first after those whose values are mostly text with spaces, varying from row to row, the
@@ -148,7 +150,10 @@ class CsvColumns:
 
     def parse(self, text: str, opts: ParseOptions) -> ParsedRecord | None:
         """One row → a record; None when it is not a row of this width with a time."""
-        values = split(text)
+        values, rest = split(text), None
+        if values is None and "\n" in text:  # a row and the lines that continue it (no comma, no time of their own)
+            head, *more = rows(text.split("\n"))
+            values, rest, text = split(head), "\n".join(more) or None, head
         if values is None or len(values) <= self.time or (self.names and tuple(v.strip() for v in values) == self.names):
             return None  # (the header row is read as the text it is)
         if self.date is not None:
@@ -166,12 +171,12 @@ class CsvColumns:
         if len(values) != self.width:
             # a row of another width (a value with a comma left unquoted, a column more or less): its
             # time is still the row's own; the rest of the row, as written, is its message
-            return text_record("csv", _after(text, values[self.time]), None, time=time)
+            return text_record("csv", _after(text, values[self.time]), rest, time=time)
         taken = {self.time, self.level, self.message, self.date}
         fields = {(self.names[n] if self.names else f"column_{n + 1}"): v
                   for n, v in enumerate(values) if n not in taken and v != ""}
         message = values[self.message] if self.message is not None else _after(text, values[self.time])
-        record = text_record("csv", message.split("\n", 1)[0], None,
+        record = text_record("csv", message.split("\n", 1)[0], rest,
                              level=values[self.level] if self.level is not None and values[self.level] else None,
                              time=time, fields=fields)
         record.message = message.strip()  # the whole value: its lines are the message's, not a trace

@@ -30,6 +30,7 @@ from pipeline.ingest.cri import StreamJoiner
 from pipeline.ingest.prefixed import PrefixJoiner
 from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
+from pipeline.ingest.key_roles import time_in_pairs
 from pipeline.ingest.levels import LEVELS
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
 from pipeline.prevalidated import builder
@@ -354,7 +355,7 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
         return StreamJoiner()
     if parser.prefixes is not None:  # several containers' prefixed lines: joined per container
         return PrefixJoiner(parser.prefixes)
-    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed,
+    return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed or parser.csv is not None,
                            quoted=parser.csv is not None)
 
 
@@ -366,6 +367,11 @@ def _starts_record(parser: SourceParser):
     if parser.columns is not None:  # the columns the last `#Fields:` read so far named
         return lambda line: (looks_like_record_start(line) or line[:1] == "#"
                              or (parser.columns is not None and parser.columns.parse(line, parser.options) is not None))
+    if parser.csv is not None:
+        # a CSV source's rows open records, and so does a line with a time of its own (a session's
+        # banner); any other line continues the row before it (a value printed over lines unquoted)
+        options = parser.options
+        return lambda line: "," in line or looks_like_record_start(line) or time_in_pairs(line, options) is not None
     if parser.headed and parser.columns is None and parser.csv is None:  # a line without a header continues
         return parser.opens_record
     if parser.format == "learned" and parser.layout is not None:
