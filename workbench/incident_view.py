@@ -167,8 +167,9 @@ def evidence(doc: dict) -> None:
         if stacks:
             with st.expander(f"{title} ({len(stacks)} distinct)", expanded=stacks is own and len(stacks) == 1):
                 # options are plain text (not markdown), so log text may name them
-                chosen = st.selectbox("Stack trace of", range(len(stacks)), key=key,
-                                      format_func=lambda i, s=stacks: plain(_event_name(s[i])))
+                names = [plain(_event_name(e)) for e in stacks]
+                chosen: int = st.selectbox("Stack trace of", range(len(stacks)), key=key,
+                                           format_func=names.__getitem__) or 0
                 st.code(plain(stacks[chosen]["stack"]), language=None, wrap_lines=True)
 
 
