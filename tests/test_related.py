@@ -196,6 +196,12 @@ def test_an_error_of_another_http_status_or_errno_is_not_near_however_alike_its_
     ]
     ranked = [i for i, _ in rank_by_error_words(mine, candidates)]
     assert "bad-gateway" not in ranked and {"same-429", "no-code"} <= set(ranked)
+    # the demo's loyalty-service: its 429 lines carry the 502 it answered its caller as a field
+    # (`http_status=502`), and one line of that path without a message says only `http_status: 502`
+    demo = "AxiosError\nRequest failed with status code 429\nAxiosError: Request failed with status code 429\nhttp_status=502"
+    lone = ('AxiosError\n{"service":"loyalty-service","exception":"AxiosError","path":"/v1/points/award",'
+            '"http_status":502}\nAxiosError: path=/v1/points/award http_status=502\nhttp_status=502')
+    assert rank_by_error_words(demo + frame, [("lone-502", lone)]) == []
     disk = "OSError: [Errno 28] No space left on device: '/var/r/1.pdf'"
     others = [("perm", "OSError: [Errno 13] Permission denied: '/var/r/1.pdf'"),
               ("disk", "OSError: [Errno 28] No space left on device: '/tmp/x'")]

@@ -153,17 +153,25 @@ def error_words(text: str) -> set[str]:
     return words
 
 
+# an error field as the evidence text writes it, a line of its own: `http_status=502`
+_FIELD_LINE = re.compile(r"[\w.@-]+=\S*$")
+
+
 def error_kinds(text: str) -> dict[str, set[str]]:
     """The codes an incident's errors name, by kind (`http status`: {"429"}, `errno`, `sqlstate`), read
-    from its lines but the stack frames (as `error_words`)."""
-    kinds: dict[str, set[str]] = {}
+    from its lines but the stack frames (as `error_words`). A kind its errors' own words name is read
+    from them alone; its error fields (`http_status=502`, a line of its own) count only when they do
+    not: an axios "Request failed with status code 429" whose service answered its caller 502 is a 429."""
+    said: dict[str, set[str]] = {}
+    fields: dict[str, set[str]] = {}
     for line in text.splitlines():
         if not line.strip() or line[:1].isspace():
             continue
+        into = fields if _FIELD_LINE.match(line) else said
         for kind, pattern in _KINDS:
             for match in pattern.finditer(line):
-                kinds.setdefault(kind, set()).update(g.upper() for g in match.groups() if g)
-    return kinds
+                into.setdefault(kind, set()).update(g.upper() for g in match.groups() if g)
+    return {**fields, **said}
 
 
 def other_kind(mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
