@@ -73,3 +73,41 @@ def test_the_similar_docs_table_fits_the_analysis_column_with_its_mark(app, paus
     assert all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= 540, widths
     assert not [d for d in table.value["doc"] if "✓" in d or "matched" in d]  # no mark cut at the cell's edge
     assert max(len(d) for d in table.value["doc"]) * 7 <= widths["doc"]  # the ids whole (~7 px a character)
+
+
+def test_the_evidence_tab_shows_the_incidents_own_stack_traces_and_a_neighbours_only_as_context(
+        data_dir, tmp_path, monkeypatch):
+    """Issue 38.5: an incident whose events carry no trace was shown its log window's first trace, a
+    neighbouring incident's of the same host, as "Stack traces": now its own traces only, and the
+    window's other lines' traces under a heading that says they are context."""
+    from streamlit.testing.v1 import AppTest
+
+    from pipeline.composition import open_engine
+    from pipeline.unattended.file_ingest import ingest_path
+    from tests.support import APP, TIMEOUT, make_settings, open_tab, write_jsonl
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    trace = ("java.lang.IllegalStateException: ledger closed\n\tat com.shop.ledger.Ledger.post(Ledger.java:41)\n"
+             "\tat com.shop.ledger.Worker.run(Worker.java:12)")
+    events = [{"_time": f"2026-11-28T10:00:0{k}Z", "service": "card-terminal", "host": "till-7", "level": "ERROR",
+               "message": f"card declined by issuer: response code 51 for terminal T{k}"} for k in range(3)]
+    events += [{"_time": f"2026-11-28T10:00:0{k}Z", "service": "ledger-worker", "host": "till-7", "level": "ERROR",
+                "exception": "java.lang.IllegalStateException", "message": "ledger closed", "stack": trace}
+               for k in range(3, 6)]
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    ingest_path(engine, write_jsonl(tmp_path / "till.jsonl", events))
+    card = next(r["incident_id"] for r in engine.records.incidents() if r["service"] == "card-terminal")
+    window = ReviewService(engine).incident(card)["log_window"]
+    assert any(e.get("stack") for e in window)  # the neighbour's trace is in the card incident's window
+    engine.records.close()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    try:
+        open_tab(open_incident(at, card), card, "Evidence")
+        labels = [e.label for e in at.expander]
+        assert not [label for label in labels if label.startswith("Stack traces")], labels
+        context = [label for label in labels if label.startswith("Context: stack traces")]
+        assert context == ["Context: stack traces of the window's other lines, not this incident's events (1 distinct)"]
+    finally:
+        session._runtime.clear()

@@ -180,6 +180,26 @@ def test_timeline_draws_one_lane_per_branch_and_marks_paused_points(paused_engin
     assert len(layers[HUMAN]["data"]["values"]) >= 1
 
 
+def test_a_fork_is_drawn_apart_from_the_main_line_and_the_legend_says_how(paused_engine):
+    """Issue 38.6: a fork's branch was drawn as any branch, its first checkpoint orange as an edit of
+    the paused run, and the legend's "forked" colour was never used. Now the fork's first checkpoint is
+    "forked", its lane says "fork", the line from the checkpoint it left is dashed in the fork's colour,
+    and the legend's title says so."""
+    incident = _incident(paused_engine)
+    review = ReviewService(paused_engine)
+    review.fork(incident, checkpoint_id=_written_by(paused_engine, incident, "rca")["checkpoint_id"],
+                reviewer="alice", edits={"rca.category": "upstream_timeout"})
+    spec = timeline_spec(review.tree(incident))
+    layers = {layer.get("name"): layer for layer in spec["layer"]}
+    points = layers["checkpoints"]["data"]["values"]
+    forked = [p for p in points if p["kind"] == "forked"]
+    assert len(forked) == 1 and forked[0]["lane"] == "branch 1 · fork (live)", forked
+    assert {p["lane"] for p in points} == {"branch 0", "branch 1 · fork (live)"}
+    assert [e for e in layers["edges"]["data"]["values"] if e["fork"]] and \
+        layers["edges"]["encoding"]["color"]["condition"][0] == {"test": "datum.fork", "value": "#b279a2"}
+    assert "fork" in layers["checkpoints"]["encoding"]["color"]["title"]
+
+
 def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, paused_engine):
     """What a reviewer does on the chart: a click picks that checkpoint (its changes shown, the ring
     on it), a shift-click on a second compares the two."""

@@ -440,3 +440,34 @@ def test_a_keyed_reject_confirmed_without_a_reason_stays_open_and_asks_for_one(a
     assert [a["note"] or a.get("reason") for a in paused_engine.records.audit(listed[0]) if a["action"] == "reject"]
     assert paused_engine.records.incident(listed[0])["status"] != "awaiting_approval"
     assert "Give a reason" not in said(app, "error")
+
+
+def test_incidents_whose_titles_start_alike_are_told_apart_by_what_differs(data_dir, tmp_path, monkeypatch):
+    """Issue 38.3: sshd's pam_unix failures are one incident per template (Loghub's Linux log: without a
+    user, `user=root`, other users), by CONTRACT §2's grouping; their titles agreed in the 45 characters
+    the Title column shows. Each now says its remote host and user after its first words."""
+    from streamlit.testing.v1 import AppTest
+
+    from pipeline.composition import open_engine
+    from pipeline.unattended.file_ingest import ingest_path
+    from tests.support import APP, TIMEOUT, make_settings
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    head = "sshd(pam_unix)[{pid}]: authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost="
+    lines = [f"Jun 14 15:16:0{k} combo " + head.format(pid=19939 + k) + "218.188.2.4" for k in range(3)]
+    lines += [f"Jun 15 02:04:5{k} combo " + head.format(pid=20882 + k) + "220-135-151-1.hinet-ip.hinet.net  user=root"
+              for k in range(3)]
+    (tmp_path / "messages.log").write_text("\n".join(lines) + "\n")
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    ingest_path(engine, tmp_path / "messages.log")
+    engine.records.close()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    try:
+        titles = sorted(at.dataframe(key="inbox_table").value["title"])
+        assert len(titles) == 2 and len({t[:45] for t in titles}) == 2, titles
+        assert titles == ["authentication failure; … rhost=218.188.2.4",
+                          "authentication failure; … rhost=220-135-151-1.hinet-ip.hinet.net user=root"]
+    finally:
+        session._runtime.clear()

@@ -9,7 +9,7 @@ import pytest
 from pipeline.analyst import evidence_report
 from pipeline.analyst.evidence_report import Hypothesis, cited
 from pipeline.analyst.offline import OfflineAnalyst
-from pipeline.analyst.technology import evidence_stack, foreign_step
+from pipeline.analyst.technology import evidence_stack, foreign_step, shown_by
 from pipeline.engine.nodes import fix_eligible, not_eligible_reason
 from pipeline.ingest.events import normalize
 from pipeline.knowledge.embeddings import HashedNgramEmbedder
@@ -126,6 +126,22 @@ def test_a_java_service_forked_to_another_category_gets_no_go_client_code_in_its
     for go in ("http.Client", "DialContext", "context.WithTimeout"):
         assert go not in advice
     assert any("circuit breaker" in step for step in steps)  # the Java doc's own step
+
+
+def test_a_node_service_whose_lines_only_node_writes_forked_to_a_category_gets_nodes_advice(analyst, kb):
+    """Issue 38.1: the demo's loyalty-service logs `Unhandled promise rejection: [object Object]` (no
+    stack, no file): words and a stringified object only a JavaScript runtime writes. Forked from
+    inconclusive to upstream_timeout, its recommendation was Go's (`Post "https://..."`, the category's
+    first doc) and to out_of_memory Go's pprof: the events showed no technology the cues knew."""
+    line = {"message": "Unhandled promise rejection: [object Object]", "reason": {}, "pid": 7}
+    state = _analysed(analyst, kb, "loyalty-service", line, line)
+    assert "node" in shown_by(state.evidence)
+    for category in ("upstream_timeout", "out_of_memory"):
+        forked = state.model_copy(update={"rca": state.rca.model_copy(update={"category": category, "doc_ids": []})})
+        assert "node" in cause_doc(kb, forked).systems  # a doc written for Node (k8s' OOMKilled names it too)
+        advice = " ".join([analyst.recommend(forked).action, *analyst.recommend(forked).steps])
+        for go in ("Post \"https://", "pprof", "net/http"):
+            assert go not in advice
 
 
 def test_the_root_cause_names_the_events_specifics_before_the_docs_why(analyst, kb):

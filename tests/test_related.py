@@ -179,3 +179,30 @@ def test_the_same_error_from_another_service_comes_before_the_services_other_err
     nearest = related.related(deadlock)["nearest"]
     assert [r["incident_id"] for r in nearest][:1] == [db], [(r["service"], r["title"], r["similarity"]) for r in nearest]
     engine.records.close()
+
+
+def test_an_error_of_another_http_status_or_errno_is_not_near_however_alike_its_words():
+    """Issue 38.2: a partner's 429 and a 502 are told in the same axios words ("Request failed with
+    status code ..."), but they are different errors: the 502 is left out of the nearest, the 429 of
+    another service stays. Alike for another errno or SQLSTATE; a side naming no code is not judged."""
+    from pipeline.review.related import rank_by_error_words
+
+    frame = "\n    at settle (/srv/app/node_modules/axios/dist/node/axios.cjs:2019:12)"
+    mine = "AxiosError\nRequest failed with status code 429\nAxiosError: Request failed with status code 429" + frame
+    candidates = [
+        ("bad-gateway", "AxiosError\nRequest failed with status code 502\nAxiosError: Request failed with status code 502" + frame),
+        ("same-429", "AxiosError\nRequest failed with status code 429 from api.partner\nAxiosError: upstream_status=429" + frame),
+        ("no-code", "AxiosError\nRequest failed with status code\nAxiosError: Request failed" + frame),
+    ]
+    ranked = [i for i, _ in rank_by_error_words(mine, candidates)]
+    assert "bad-gateway" not in ranked and {"same-429", "no-code"} <= set(ranked)
+    # the demo's loyalty-service: its 429 lines carry the 502 it answered its caller as a field
+    # (`http_status=502`), and one line of that path without a message says only `http_status: 502`
+    demo = "AxiosError\nRequest failed with status code 429\nAxiosError: Request failed with status code 429\nhttp_status=502"
+    lone = ('AxiosError\n{"service":"loyalty-service","exception":"AxiosError","path":"/v1/points/award",'
+            '"http_status":502}\nAxiosError: path=/v1/points/award http_status=502\nhttp_status=502')
+    assert rank_by_error_words(demo + frame, [("lone-502", lone)]) == []
+    disk = "OSError: [Errno 28] No space left on device: '/var/r/1.pdf'"
+    others = [("perm", "OSError: [Errno 13] Permission denied: '/var/r/1.pdf'"),
+              ("disk", "OSError: [Errno 28] No space left on device: '/tmp/x'")]
+    assert [i for i, _ in rank_by_error_words(disk, others)] == ["disk"]

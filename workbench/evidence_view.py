@@ -54,15 +54,26 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
     return frame.sort_values("time", kind="stable").reset_index(drop=True)
 
 
-def with_stack(events: list[dict]) -> list[dict]:
-    """Events that carry a stack trace, oldest first, one per distinct trace text."""
-    seen, out = set(), []
+def with_stack(events: list[dict], *, but: frozenset[str] = frozenset()) -> list[dict]:
+    """Events that carry a stack trace, oldest first, one per distinct trace text (none of `but`'s)."""
+    seen, out = set(but), []
     for e in sorted(events, key=lambda e: str(e.get("time"))):
         stack = e.get("stack")
         if stack and stack not in seen:
             seen.add(stack)
             out.append(e)
     return out
+
+
+def stacks_of(log_window: list[dict], evidence: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The Evidence tab's stack traces: the incident's own events' (its triggering events), and apart
+    the traces only the window's other lines carry, which are context (issue 38.5: when the incident's
+    events carried none, a neighbouring incident's trace was shown as if it were this one's)."""
+    own = with_stack(evidence)
+    mine = {e["event_id"] for e in evidence}
+    neighbours = with_stack([e for e in log_window if e["event_id"] not in mine],
+                            but=frozenset(e["stack"] for e in own))
+    return own, neighbours
 
 
 def display_title(doc: dict) -> str:

@@ -17,7 +17,7 @@ from pipeline.state import names_service
 
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
-                                     text_heading, with_stack)
+                                     text_heading, stacks_of)
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import audit_sentence, field_words, note_words
 from workbench.literal import escape_markdown, plain
@@ -159,13 +159,18 @@ def evidence(doc: dict) -> None:
                  column_config={"trigger": st.column_config.CheckboxColumn("Trigger", help="this incident's own event",
                                                                            pinned=True),
                                 "message": st.column_config.TextColumn("Message", width="large")})
-    stacks = with_stack(doc.get("evidence") or []) or with_stack(doc.get("log_window") or [])
-    if stacks:
-        with st.expander(f"Stack traces ({len(stacks)} distinct)", expanded=len(stacks) == 1):
-            # options are plain text (not markdown), so log text may name them
-            chosen = st.selectbox("Stack trace of", range(len(stacks)), key="incident_stack_pick",
-                                  format_func=lambda i: plain(_event_name(stacks[i])))
-            st.code(plain(stacks[chosen]["stack"]), language=None, wrap_lines=True)
+    own, neighbours = stacks_of(doc.get("log_window") or [], doc.get("evidence") or [])
+    for stacks, title, key in (
+            (own, "Stack traces", "incident_stack_pick"),
+            (neighbours, "Context: stack traces of the window's other lines, not this incident's events",
+             "incident_context_stack_pick")):
+        if stacks:
+            with st.expander(f"{title} ({len(stacks)} distinct)", expanded=stacks is own and len(stacks) == 1):
+                # options are plain text (not markdown), so log text may name them
+                names = [plain(_event_name(e)) for e in stacks]
+                chosen: int = st.selectbox("Stack trace of", range(len(stacks)), key=key,
+                                           format_func=names.__getitem__) or 0
+                st.code(plain(stacks[chosen]["stack"]), language=None, wrap_lines=True)
 
 
 def leader(lead: dict | None) -> None:

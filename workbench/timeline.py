@@ -3,7 +3,8 @@ of checkpoints.
 
 Checkpoints are spaced one step apart by default (a run takes milliseconds: time spacing piles
 them up; it stays an option). The live branch is drawn in colour by how each checkpoint was
-made (input, loop, update, fork), abandoned branches in grey, the live head with its own
+made (input, loop, update, fork: a fork's first checkpoint; its lane says "fork" and a dashed line of
+its colour joins it to the checkpoint it left), abandoned branches in grey, the live head with its own
 marker. Labels are thinned so that no two overlap at the initial zoom (the newest checkpoints);
 the rest are in the hover text and appear as one zooms in (scroll over the chart; drag pans).
 
@@ -22,8 +23,12 @@ from workbench.audit_words import ACTION_WORDS, step_words
 # how LangGraph says a checkpoint was made (its `source`), in a reviewer's words: the chart's legend and
 # a point no node wrote say these, never `input`, `loop` or `update`
 SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited", "fork": "forked"}
+FORK_COLOR = "#b279a2"
 SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
-                 SOURCE_WORDS["fork"]: "#b279a2"}
+                 SOURCE_WORDS["fork"]: FORK_COLOR}
+# the legend says what the colours mean and how a fork is drawn: its first checkpoint "forked", on a lane
+# named "branch N · fork", joined to the checkpoint it came from by a dashed line of its colour
+LEGEND_TITLE = "How each checkpoint was made (a fork starts at \u201cforked\u201d, on its own lane, dashed from its parent)"
 ABANDONED = "#c8c8c8"
 WIDTH_PX = 900  # the plot's width the label spacing is planned for (the narrowest layout, 1024 px)
 LABEL_PX = 120  # about the width of the longest label, "log window+doc search", at the label font size
@@ -36,6 +41,15 @@ def label_of(entry: dict) -> str:
     if entry.get("writes_by"):
         return "+".join(step_words(w) for w in entry["writes_by"])
     return SOURCE_WORDS.get(entry.get("source") or "", entry.get("source") or "?")
+
+
+def kind_of(entry: dict) -> str:
+    """A live checkpoint's colour in the legend's words: how it was made; a fork's first checkpoint (the
+    person's changed analysis the branch starts from, an `update` LangGraph writes) is "forked", not
+    "edited" as an edit of the paused run is (issue 38.6: a fork looked like the main line)."""
+    if entry.get("human_action") == "fork" and entry.get("source") == "update":
+        return SOURCE_WORDS["fork"]
+    return SOURCE_WORDS.get(entry.get("source") or "loop", entry.get("source") or "?")
 
 
 def checkpoint_numbers(tree: dict) -> dict[str, int]:
@@ -159,22 +173,25 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
     # its own end is abandoned, so it is not labelled live too
     live_lane = lane[head] if head in x else max((lane[c] for c in x if c in live_ids), default=None)
     lanes = sorted(set(lane.values())) or [0]
-    names = {b: f"branch {b}" + (" (live)" if b == live_lane else "") for b in lanes}
+    # a fork's lane says so: its branch starts at a person's changed analysis (issue 38.6)
+    forks = {lane[e["checkpoint_id"]] for e in entries if e.get("human_action") == "fork"} - {0}
+    names = {b: f"branch {b}" + (" · fork" if b in forks else "") + (" (live)" if b == live_lane else "")
+             for b in lanes}
 
     def at(cid: str):
         value = x[cid]
         return value.isoformat() if isinstance(value, datetime) else value
 
     points = [{"checkpoint_id": e["checkpoint_id"], "x": at(e["checkpoint_id"]), "lane": names[lane[e["checkpoint_id"]]],
-               "kind": SOURCE_WORDS.get(e.get("source") or "loop", e.get("source")) if e["checkpoint_id"] in live_ids
-               else "abandoned",
+               "kind": kind_of(e) if e["checkpoint_id"] in live_ids else "abandoned",
                "label": label_of(e) if e["checkpoint_id"] in labels else "",
                "below": labels.get(e["checkpoint_id"]) == "bottom center",
                "caption": checkpoint_caption(e, numbers.get(e["checkpoint_id"]))}
               for e in entries]
     by_id = {p["checkpoint_id"]: p for p in points}
     edges = [{"x": at(parent), "x2": at(child), "lane": names[lane[parent]], "lane2": names[lane[child]],
-              "live": child in live_ids} for parent, child in tree.get("edges", []) if parent in x and child in x]
+              "live": child in live_ids, "fork": lane[parent] != lane[child] and lane[child] in forks}
+             for parent, child in tree.get("edges", []) if parent in x and child in x]
     time = spacing == "time"
     lo, hi = window or full
     pad = (hi - lo) * 0.02 + 0.001 if time else 0.5  # the end points whole, not cut in half by the frame
@@ -191,15 +208,18 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
         {"name": "edges", "data": {"values": edges},
          "mark": {"type": "rule", "strokeCap": "round", "clip": True},
          "encoding": {"x2": {"field": "x2"}, "y2": {"field": "lane2"}, "tooltip": None,
-                      "color": {"condition": {"test": "datum.live", "value": "#8a8a8a"}, "value": "#dddddd"},
+                      # where a fork leaves its parent's lane: the fork's colour, dashed
+                      "color": {"condition": [{"test": "datum.fork", "value": FORK_COLOR},
+                                              {"test": "datum.live", "value": "#8a8a8a"}], "value": "#dddddd"},
                       "strokeWidth": {"condition": {"test": "datum.live", "value": 2}, "value": 1},
-                      "strokeDash": {"condition": {"test": "datum.live", "value": [1, 0]}, "value": [2, 3]}}},
+                      "strokeDash": {"condition": [{"test": "datum.fork", "value": [5, 3]},
+                                                   {"test": "datum.live", "value": [1, 0]}], "value": [2, 3]}}},
         {"name": "checkpoints", "data": {"values": points},
          "params": [{"name": PICKED, "select": {"type": "point", "fields": ["checkpoint_id"], "on": "click"}},
                     {"name": "zoom", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
          "mark": {"type": "point", "filled": True, "stroke": "white", "strokeWidth": 1, "cursor": "pointer",
                   "clip": True},
-         "encoding": {"color": {"field": "kind", "type": "nominal", "title": None,
+         "encoding": {"color": {"field": "kind", "type": "nominal", "title": LEGEND_TITLE,
                                 "scale": {"domain": list(colors), "range": list(colors.values())},
                                 "legend": {"orient": "top", "direction": "horizontal"}},
                       "size": {"condition": {"test": abandoned, "value": 64}, "value": 121},

@@ -71,6 +71,10 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((tech, re.compile(pattern
     ("node", r"\bnode:[a-z_]+:\d+|[\w/-]\.(?:m?js|cjs)\b|\.ts:\d+:\d+|\bnode_modules\b|\bTCPConnectWrap\b|\bgetaddrinfo E[A-Z]+"),
     ("node", r"\bnode::|\bv8::|\[node\]|\bnpm ERR!|\bJavaScript heap\b"),
     ("node", r"\bCannot read propert(?:y|ies) of (?:undefined|null)\b|\bUnhandledPromiseRejection|\b(?:ioredis|axios|express)\b"),
+    # what only a JavaScript runtime writes: Node's words for a rejection nobody handled ("Unhandled
+    # promise rejection", its warning's text and the handler's usual log line) and JavaScript's default
+    # string of an object, `[object Object]` (a rejection logged with its reason concatenated)
+    ("node", r"(?i)\bunhandled promise rejection\b|\[object (?:Object|Promise|Error)\]"),
     ("dotnet", r"\bSystem\.[A-Z]\w+(?:\.[A-Z]\w+)*Exception\b|\.cs:line \d+"),
     ("ruby", r"\.rb:\d+:in\b|\b(?:ActiveRecord|Sequel)::"),
     # Elixir's raised form `** (DBConnection.ConnectionError) ...`, its pids `#PID<0.2231.0>`, .ex/.exs frames

@@ -30,6 +30,18 @@ MIN_NEAR = 0.2
 SERVICE_SAMPLE = 20
 SERVICE_SHARE = 1 / 3
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
+# the codes that say which error an error is, by kind: an HTTP status (`status code 429`, `http_status=502`,
+# `HTTP/1.1 503`, `502 Bad Gateway`), an errno (`[Errno 28]`, `errno=111`, `ECONNREFUSED`) and a SQLSTATE.
+# Two incidents that each name codes of one kind and share none are different errors, however alike their
+# words (an axios "Request failed with status code 429" is not a 502): left out of the nearest (issue 38.2)
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("http status", re.compile(r"(?i)(?<![a-z])(?:status(?:[ _-]?code)?|http(?:/\d(?:\.\d)?)?)[\"']?\s*[:= ]\s*[\"']?([1-5]\d\d)\b")),
+    ("http status", re.compile(r"\b([1-5]\d\d) (?:Unauthorized|Forbidden|Too Many Requests|Bad Gateway|Service Unavailable"
+                               r"|Gateway Timeout|Not Found|Internal Server Error|Bad Request|Conflict|Payment Required)\b")),
+    ("errno", re.compile(r"(?i)\[errno (\d+)\]|\berrno[\"']?\s*[:= ]\s*-?(\d+)\b")),
+    ("errno name", re.compile(r"\b(E(?:CONN\w+|TIMEDOUT|HOSTUNREACH|NETUNREACH|NOTFOUND|PIPE|ADDRINUSE|ACCES|NOENT|NOSPC|MFILE|AI_AGAIN))\b")),
+    ("sqlstate", re.compile(r"(?i)\bsqlstate\W{0,3}([0-9A-Z]{5})\b")),
+)
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
@@ -141,6 +153,33 @@ def error_words(text: str) -> set[str]:
     return words
 
 
+# an error field as the evidence text writes it, a line of its own: `http_status=502`
+_FIELD_LINE = re.compile(r"[\w.@-]+=\S*$")
+
+
+def error_kinds(text: str) -> dict[str, set[str]]:
+    """The codes an incident's errors name, by kind (`http status`: {"429"}, `errno`, `sqlstate`), read
+    from its lines but the stack frames (as `error_words`). A kind its errors' own words name is read
+    from them alone; its error fields (`http_status=502`, a line of its own) count only when they do
+    not: an axios "Request failed with status code 429" whose service answered its caller 502 is a 429."""
+    said: dict[str, set[str]] = {}
+    fields: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line[:1].isspace():
+            continue
+        into = fields if _FIELD_LINE.match(line) else said
+        for kind, pattern in _KINDS:
+            for match in pattern.finditer(line):
+                into.setdefault(kind, set()).update(g.upper() for g in match.groups() if g)
+    return {**fields, **said}
+
+
+def other_kind(mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
+    """Whether two incidents are errors of different kinds: some kind of code (an HTTP status, an errno,
+    a SQLSTATE) both name, and no code of that kind in common."""
+    return any(kind in theirs and not codes & theirs[kind] for kind, codes in mine.items())
+
+
 def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
                         siblings: dict[str, set[str]] | None = None) -> list[tuple[str, float]]:
     """The candidates (id, evidence text) whose errors are told in the same words as `text`'s, nearest
@@ -150,10 +189,13 @@ def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
     by how rare it is among the candidates (inverse document frequency: "failed", "error" count little).
     The words of the incident's own service (`framing_words` of its `siblings`, the error words of its
     service's other incidents by id) are left out of both sides: they say which service, not which
-    error. Below MIN_NEAR a candidate is left out."""
+    error. Below MIN_NEAR a candidate is left out, and so is one of another kind of error (`other_kind`:
+    a 502 beside a 429, another errno or SQLSTATE), whatever the words in common."""
     siblings = siblings or {}
     framing = framing_words(siblings)
     mine = error_words(text)
+    my_kinds = error_kinds(text)
+    candidates = [(i, t) for i, t in candidates if not other_kind(my_kinds, error_kinds(t))]
     theirs = [(i, error_words(t)) for i, t in candidates]
     docs = [mine, *(w for _, w in theirs)]
     frequency: dict[str, int] = {}
