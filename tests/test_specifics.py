@@ -119,3 +119,25 @@ def test_a_trace_kept_in_a_field_names_its_file_and_its_exception(analyst):
         "    to = order.buyer.address\nAttributeError: 'NoneType' object has no attribute 'address'")})
     assert "AttributeError: 'NoneType' object has no attribute 'address'" in state.rca.root_cause
     assert any(f.kind == "file_line" and f.value == "/srv/mailer/receipts.py:88" for f in state.rca.findings)
+
+
+def test_a_dotnet_inner_exception_is_the_deepest_cause_with_the_line_that_continues_it():
+    trace = ("System.Net.Http.HttpRequestException: The request to the ledger failed, see inner exception.\n"
+             " ---> System.IO.IOException: Unable to write data to the transport connection: lease lost\n"
+             "   LeaseExpired for partition ledger-7\n"
+             "   at System.Net.Sockets.NetworkStream.Write(Byte[] buffer)\n"
+             "   --- End of inner exception stack trace ---")
+    events = _events("ledger", trace)
+    ranked = specifics.statements(events)
+    assert ranked[0].value == ("System.IO.IOException: Unable to write data to the transport connection: lease lost\n"
+                               "   LeaseExpired for partition ledger-7")
+    span = ranked[0].spans[0]
+    assert events[0].message[span.start:span.end] == ranked[0].value
+
+
+def test_the_peer_a_context_line_goes_through_is_its_address(analyst):
+    state = _analysed(analyst, "uploads",
+                      {"level": "INFO", "message": "storing report r-77.pdf via https://blobs-2.store.internal:9000"},
+                      "PutObject failed: 503 SlowDown, the store answered no space left on device")
+    assert any("blobs-2.store.internal:9000" in f.value for f in state.rca.findings if f.kind == "address")
+    _quoted_where_found(state)

@@ -39,6 +39,8 @@ _FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:
                     r"[\w.]+\((?:0x[0-9a-f]+|\{)|"
                     r"goroutine \d+|Traceback \(most recent call last\)|\^+\s*$|#\s*$|[-=*#~]{3,}\s*$)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
+# a cause chain's inner link, Java's `Caused by:` or .NET's `--->`, and the line after it
+_INNER = re.compile(r"^[ \t]*(?:Caused by:|---> )[ \t]*(?P<what>[^\n]{4,300})(?:(?=\n(?P<more>[ \t]+\S[^\n]*)))?", re.M)
 FRAME, CAUSED_BY = _FRAME, _CAUSED_BY  # read by pipeline/analyst/ideas.py too
 # an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
 # before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
@@ -271,17 +273,22 @@ def _statement_run(events: list[LogEvent]) -> Finding | None:
 
 
 def _deepest(events: list[LogEvent]) -> Finding | None:
-    """The innermost `Caused by:` of the first trace that has one, as a finding."""
+    """The innermost `Caused by:` (or .NET's inner exception, `--->`) of the first trace that has one, as a
+    finding, with the line that continues its message (`   RemoteCertificateChainErrors for CN=…`), a frame
+    or another cause aside."""
     for event in events:
         for field, text in _texts(event):
-            if "Caused by:" not in text:
+            if "Caused by:" not in text and "---> " not in text:
                 continue  # most texts have no cause chain: no regex pass over them
-            lines = [m for m in re.finditer(r"^[ \t]*Caused by:[ \t]*(?P<what>[^\n]{4,300})", text[-16_000:], re.M)]
+            lines = [m for m in _INNER.finditer(text[-16_000:])]
             if lines:
                 match = lines[-1]
                 shift = max(0, len(text) - 16_000)
                 value = match.group("what").strip()
                 start = shift + match.start("what")
+                more = match.group("more")
+                if more and not _FRAME.match(more) and not _INNER.match(more) and len(value) + len(more) < 300:
+                    value = text[start:shift + match.start("more") + len(more.rstrip())]
                 return Finding(kind="error", value=value, event_ids=[event.event_id],
                                spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
     return None
@@ -405,7 +412,8 @@ _ANNOUNCED = re.compile(r"\b(?:connecting|connect|connection|dialing|dial|openin
                        r"(?:at\s+)?[\[(<]?\s*['\"]?(?P<host>[A-Za-z0-9][\w.-]*)['\"]?(?::|\s*,\s*|\s+port\s+)"
                        r"(?P<port>\d{2,5})\b", re.I)
 # ... or names it by its URL (`connecting ldaps://dc02.corp.example:636 as ...`): the scheme says how it is reached
-_ANNOUNCED_URL = re.compile(r"\b(?:connecting|connect|dialing|dial|opening)\s+(?:to\s+)?"
+# (or says it goes through it: `upload ... via http://minio-0.storage.internal:9000`)
+_ANNOUNCED_URL = re.compile(r"\b(?:(?:connecting|connect|dialing|dial|opening)\s+(?:to\s+)?|via\s+)"
                            r"(?P<url>[a-z][\w+.-]*://[A-Za-z0-9][\w.-]*:\d{2,5})(?![\w.:])", re.I)
 _SOCKET_TUPLE = re.compile(r"\(\s*'(?P<host>[\w.:-]+)'\s*,\s*(?P<port>\d{2,5})\s*\)")
 
