@@ -83,6 +83,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
+    # ... or the peer's certificate or its chain said invalid (`The remote certificate is invalid because of errors in
+    # the certificate chain`); not a setting's certificate left unspecified beside an `InvalidOperationException`
+    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
+          "certificate certificates cert certs x509", "invalid", "chain remote peer"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "ssl tls", "expired untrusted revoked"),
     # a chain whose issuer the peer does not trust (TLS's `unknown_ca` alert, `unable to get local issuer`)
@@ -107,6 +111,12 @@ IDEAS: tuple[Idea, ...] = (
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
           unless="merge merging rebase lock locks"),  # (a lock's conflict is a wait's, not a lost race's)
+    # a record, document or key said to exist already (`Document with the given id already exists`, a node with a
+    # unique property): a duplicate, read before the schema's "exist" (a table or column created twice is a
+    # migration's)
+    _idea("data_integrity", "a record breaking its validation or a constraint", "already", "exists exist existing",
+          "id ids key keys document documents doc row rows record records entry entries entity node nodes item items",
+          unless="table tables column columns relation relations migration migrations index"),
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           # ... or SQLite's `no such table` / `no such column`
@@ -126,7 +136,8 @@ IDEAS: tuple[Idea, ...] = (
     # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
     # the deadline`)
     _idea("upstream_timeout", "a call to a dependency timing out",
-          "not", "answer answered respond responded reply replied", "within time in"),
+          # ... or not to have completed within its timeout (`did not complete within the timeout`)
+          "not", "answer answered respond responded reply replied complete completed", "within time in"),
     _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
     # a remedy that asks for an environment variable to be set (`no key given: pass one or set
     # the X env var`):
@@ -179,6 +190,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("serialization_error", "a payload that cannot be decoded",
           "expected", "but", "was got found encountered",
           "string number object array boolean int integer long double token begin path"),
+    # ... or a format's value that cannot be converted to the type read (`The JSON value could not be converted to
+    # System.Decimal`)
+    _idea("serialization_error", "a payload that cannot be decoded", "json xml yaml protobuf avro msgpack",
+          "convert converted conversion", "not cannot unable failed"),
     # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
     _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
           unless="setting settings config configuration option options env environment"),
@@ -194,7 +209,8 @@ IDEAS: tuple[Idea, ...] = (
           "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
           unless="retries retry attempts attempt memory heap ram"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
-    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
+    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition storage drive drives",
+          "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
@@ -208,6 +224,10 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or a message queue said full (`Producer send queue is full`): not an executor's or a pool's queue of tasks
+    # (resource_exhaustion's, read above when it names them)
+    _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "full",
+          unless="executor thread threads pool worker workers task tasks accept backlog syn"),
     # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
     _idea("queue_backlog", "consumers lagging behind their queue",
           "draining", "not stalled stopped", unless="node nodes pod pods"),  # not a cluster's node drain
@@ -236,6 +256,10 @@ IDEAS: tuple[Idea, ...] = (
           # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
           "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
           "satisfies solving"),
+    # ... or a module or package the running code calls not there (`module Jason is not available`, `No module named
+    # 'x'`, `Cannot find module 'y'`): the release lacks a dependency the code was built against
+    _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages",
+          "available loaded found find named", "not no cannot unable"),
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
           "conflict conflicting conflicts tree peer"),

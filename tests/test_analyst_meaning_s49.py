@@ -1,0 +1,39 @@
+"""Causes in still other words (issue 36, session 49's blind bed): a record said to exist already, a
+certificate or its chain said invalid, a storage said full, a message queue said full, a format's value
+that cannot be converted, a module the release lacks and a call that did not complete within its timeout
+are each named by the meaning of the line, below the code-fix line; and the near misses of those words
+are not."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.analyst import ideas
+from tests.support import THRESHOLD, analyst_events, offline_rca
+
+
+@pytest.mark.parametrize("line, category", [
+    ("upsert refused: an entry with key 'plan-gold' already exists in the catalogue", "data_integrity"),
+    ("SchemaError.UniqueBroken: item 4410 already exists with attribute `email`", "data_integrity"),
+    ("handshake to payments-gw failed: the remote certificate is invalid (chain has an untimely link)",
+     "tls_certificate"),
+    ("HTTP 507 from the blob gateway: storage full, free some objects first", "disk_full"),
+    ("publish aborted: outbound message queue is full (2000 pending)", "queue_backlog"),
+    ("consumer fault: the XML value could not be converted to Int32 at /order/qty", "serialization_error"),
+    ("boot failed after release 2.3: module Poison is not available", "dependency_mismatch"),
+    ("render job: the quote lookup did not complete within 3s", "upstream_timeout"),
+])
+def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
+    rca = offline_rca(offline_analyst, line)
+    assert rca.category == category and rca.confidence < THRESHOLD
+
+
+@pytest.mark.parametrize("line, category", [
+    ("migration 0042 failed: table invoices already exists", "data_integrity"),  # a table made twice: a migration's
+    ("Unhandled exception. System.InvalidOperationException: Unable to start the HTTPS listener. No server "
+     "certificate was specified", "tls_certificate"),  # an exception's name is not the certificate said invalid
+    ("worker pool task queue is full: 300 tasks waiting", "queue_backlog"),  # a pool's tasks, not messages
+    ("listen socket accept queue full, SYNs dropped", "queue_backlog"),  # a kernel's accept queue
+    ("payload rejected: json field 'qty' is not an integer", "dependency_mismatch"),
+])
+def test_a_near_miss_is_not_that_cause(line, category):
+    assert category not in ideas.categories_worded(analyst_events(line))
