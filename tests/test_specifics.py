@@ -141,3 +141,28 @@ def test_the_peer_a_context_line_goes_through_is_its_address(analyst):
                       "PutObject failed: 503 SlowDown, the store answered no space left on device")
     assert any("blobs-2.store.internal:9000" in f.value for f in state.rca.findings if f.kind == "address")
     _quoted_where_found(state)
+
+
+def test_the_sql_statement_bracketed_after_a_database_error_is_named():
+    events = _events("stock", 'Uncaught exception LockWaitTimeout: "1205 Lock wait timeout exceeded; try restarting '
+                              'transaction" at /srv/app/src/Repository/StockRepository.php line 212 with a long tail of '
+                              'context that pushes the statement past the quoted line\'s length: request id 88f1, '
+                              'route reserve, attempt 1 of 1, user 4410, tenant eu-2, shard 7, pod stock-5c9 '
+                              "(UPDATE stock_holds SET qty = qty - 1 WHERE sku IN ('A-1', 'B-2'))")
+    said = [f.value for f in specifics.statements(events)]
+    assert "UPDATE stock_holds SET qty = qty - 1 WHERE sku IN ('A-1', 'B-2')" in said
+    assert specifics.statements(_events("notes", "save failed (update pending from another tab)"))[-1].value \
+        == "save failed (update pending from another tab)"  # prose in brackets is no statement
+
+
+def test_a_resource_run_out_names_its_bounds_and_the_count_at_its_maximum():
+    events = _events("ingest", {"level": "INFO", "message": "sender ready maxInflightBatches=64 lingerMs=5"},
+                     {"level": "INFO", "message": "sender stats: batches in_use=64/64 retries=0"},
+                     "publish failed: outbound message queue is full")
+    named = [f.value for f in specifics.extract(events, specifics.statements(events), bounded=True)
+             if f.kind == "setting"]
+    assert named[:2] == ["in_use=64/64", "maxInflightBatches=64"]
+    # not said to be a resource run out, and no count at its maximum: a bound the errors do not speak of is no finding
+    events = [events[0], events[2]]
+    assert "maxInflightBatches=64" in [f.value for f in specifics.extract(events, [], bounded=True)]
+    assert not [f for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]

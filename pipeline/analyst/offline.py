@@ -641,7 +641,7 @@ def _specifics(state: IncidentState, doc: Doc | None, category: str | None = Non
     errors = specifics.statements(state.evidence, telling=telling)
     ids = {e.event_id for e in state.evidence}
     window = [e for e in state.log_window if e.event_id not in ids]
-    return errors, specifics.extract([*state.evidence, *window], errors)
+    return errors, specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED)
 
 
 def _merged(found: list[Finding], errors: list[Finding], named: list[Finding]) -> list[Finding]:

@@ -260,16 +260,40 @@ _RAN = re.compile(r"^[#\s]*(?:SQL|STATEMENT|QUERY|CONTEXT:\s+SQL statement)\s*:?
                   r"MERGE|WITH|CALL)\b[^\n\"]{4,160})", re.M | re.I)
 
 
+# ... or puts in brackets after its error (`... try restarting transaction" at X.php line 56 (UPDATE stock SET ...)`,
+# Laravel's `(SQL: insert into ...)`): a statement's own shape, its keyword and the clause it needs
+_RAN_INLINE = re.compile(r"\((?:SQL:\s*)?(?P<v>(?:UPDATE\s+\S+\s+SET|INSERT\s+INTO|DELETE\s+FROM|SELECT\s[^()\n]{1,120}?\sFROM)"
+                         r"\s)", re.I)
+
+
 def _statement_run(events: list[LogEvent]) -> Finding | None:
     """The first SQL statement a problem event's text labels as the one it ran, as a finding."""
     for event in events:
         for field, text in _texts(event):
             if "\n" in text and (m := _RAN.search(text[:8_000])):
-                value = m.group("v").rstrip()
-                return Finding(kind="error", value=value, event_ids=[event.event_id],
-                               spans=[Span(event_id=event.event_id, field=field, start=m.start("v"),
-                                           end=m.start("v") + len(value))])
+                value, start = m.group("v").rstrip(), m.start("v")
+            elif "(" in text and (m := _RAN_INLINE.search(text[:8_000])):
+                start = m.start("v")
+                value = _bracketed(text, start)
+            else:
+                continue
+            return Finding(kind="error", value=value, event_ids=[event.event_id],
+                           spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
     return None
+
+
+def _bracketed(text: str, start: int) -> str:
+    """The text from `start` to the bracket that closes the one before it (a statement's own brackets kept), at most
+    200 characters."""
+    depth = 0
+    for n, char in enumerate(text[start:start + 200]):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                return text[start:start + n].rstrip()
+            depth -= 1
+    return text[start:start + 200].rstrip()
 
 
 def _deepest(events: list[LogEvent]) -> Finding | None:
@@ -310,9 +334,15 @@ def _singular(word: str) -> str:
     return word
 
 
-def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
+# the causes that are a bounded resource run out: any setting whose name says it bounds something is the limit
+# they reached (`maxTotal=20` before a pool's borrow timed out), and a count at its maximum says it was reached
+BOUNDED = frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog", "out_of_memory", "disk_full"})
+
+
+def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = False) -> list[Finding]:
     """The specifics besides the error statements (module docstring), at most a few per kind, those
-    the problem events name first."""
+    the problem events name first; with `bounded` (the cause is a resource run out, BOUNDED) every bound
+    named and the counts at their maximum too."""
     said = " ".join(f.value for f in errors)
     said_words = _words(said)
     problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
@@ -346,9 +376,15 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
                 # (`connecting to ('10.8.0.21', 5672)` before `error=111 (Connection refused)`)
                 for value, start in _peers_announced(text[:2_000]):
                     add("address", value, event, field, start)
+            if bounded:
+                for m in AT_MAX.finditer(text[:2_000]):
+                    if m.group(1) and m.group(1) == m.group(2) and float(re.match(r"[\d.]+", m.group(1)).group()) > 0:  # type: ignore[union-attr]
+                        add("setting", m.group(), event, field, m.start())
+                        rank[m.group()] = 5  # the count at its maximum: what the problem lines point at
             for value, start, flag, name, number in _settings_in(text[:8_000]):
                 reached = bool(name and number and _BOUND.search(name) and number.split()[0] in at_max)
-                if reached or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
+                # (a bound of a resource run out is named, ranked by its words like any other)
+                if reached or bounded and _BOUND.search(name or flag or "") or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
                     named = _words(name or flag or "")
                     said_value = bool(number) and re.sub(r"\s?[a-zA-Z%]+$", "", number or "") in problem_values
@@ -484,7 +520,7 @@ def _is_caused_by(finding: Finding, events: list[LogEvent]) -> bool:
     if event is None:
         return False
     text = dict(_texts(event)).get(span.field, "")
-    return bool(re.search(r"Caused by:[ \t]*$", text[:span.start]))
+    return bool(re.search(r"(?:Caused by:|---> )[ \t]*$", text[:span.start]))
 
 
 def summary(findings: list[Finding]) -> str | None:
