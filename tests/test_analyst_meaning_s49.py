@@ -37,3 +37,14 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))
+
+
+def test_versions_that_do_not_fit_together_name_the_versions_the_change_line_says(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "ledger 4.2.0 rolled out (deps: replaced msgpack-lite with msgpackr 1.10.1)"},
+                      "boot failed: module msgpack-lite is not available, took 1.2 s",
+                      {"level": "INFO", "message": "GET /health 200 in 2.4ms"})
+    assert rca.category == "dependency_mismatch"
+    named = [f.value for f in rca.findings if f.kind == "version"]
+    assert named == ["ledger 4.2.0", "msgpackr 1.10.1"]  # a time (`took 1.2 s`) is no version
+    assert "msgpackr 1.10.1" in rca.root_cause
