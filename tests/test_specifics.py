@@ -166,3 +166,10 @@ def test_a_resource_run_out_names_its_bounds_and_the_count_at_its_maximum():
     events = [events[0], events[2]]
     assert "maxInflightBatches=64" in [f.value for f in specifics.extract(events, [], bounded=True)]
     assert not [f for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]
+
+
+def test_a_flag_that_is_its_bounds_own_word_is_the_setting_a_timed_out_line_speaks_of():
+    events = _events("jobs", {"level": "INFO", "message": "queue worker started (--tries=3 --timeout=90)"},
+                     "ReportJob has run too long and may have timed out")
+    named = [f.value for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]
+    assert named == ["--timeout=90"]  # its value without the bracket closing round it; `--tries=3` is not a bound

@@ -87,8 +87,9 @@ _PEER_WORDS = ("to ", "connecting to ", "host ")
 _GRPC_HINT = re.compile(r"/[A-Z]")
 _SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]")
 _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
-_SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\w-]*(?:size|memory|limit|timeout|max)"
-                      r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
+# (a flag that is its bound's own word, `--timeout=60`, is one too; its value ends before a bracket closing round it)
+_SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?(?:[a-z][\w-]*)?(?:size|memory|limit|timeout|max)"
+                      r"[\w-]*=[^\s)\],;]+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
                       r"(?![\w.])")
 # a connection string's `Key Name=value;` (ADO.NET's `Maximum Pool Size=50;Connect Timeout=15`): words with blanks
 _SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){1,3})=(?P<n>\d+(?:\.\d+)?))"
@@ -321,6 +322,8 @@ def _deepest(events: list[LogEvent]) -> Finding | None:
 def _words(text: str) -> set[str]:
     # a plural is its singular: `max_connections=8` is the setting of "an open connection"
     words = set(_WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").lower())) - _STOP
+    if "timed" in words:
+        words.add("timeout")  # a call that timed out speaks of its timeout
     return {_singular(w) for w in words}
 
 
