@@ -304,3 +304,17 @@ def test_lines_whose_source_names_no_service_are_never_said_to_come_from_a_servi
                   "(unknown", "unknown's", "where unknown", "unknown was"):
         assert wrong not in said, wrong
     assert "a source that names no service" in said or "the program that wrote these lines" in said
+
+
+def test_a_change_logged_just_before_the_first_problem_is_a_hypothesis_to_check_first(analyst, kb):
+    change = {"message": "pricing-rules 7.4.1 deployed to eu-west by ci", "level": "INFO", "service": "deployer"}
+    errors = ["quote 5512 priced at 0.00 (expected > 0)", "quote 5513 priced at 0.00 (expected > 0)"]
+    state = _analysed(analyst, kb, "pricing", change, *errors)
+    assert state.rca.category == "unknown"
+    hypotheses = [n for n in state.rca.notes if n.startswith("hypothesis")]
+    assert hypotheses[0].startswith('hypothesis 1: The change "pricing-rules 7.4.1 deployed to eu-west by ci" (deployer,')
+    assert "Rests on 1 line of deployer from 08:00:00" in hypotheses[0]
+    assert "pricing-rules 7.4.1 deployed" in state.recommendation.steps[0]
+    # logged after the first problem, a change started nothing
+    later = _analysed(analyst, kb, "pricing", *errors, change)
+    assert not any("The change" in n for n in later.rca.notes)

@@ -184,6 +184,17 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             confirm=f"its own logs, health and restarts for the incident's window show it failing, or a call "
                     f"to `{target}` from where {service_or_writer(events[0].service)} runs fails",
             refute=f"calls to `{target}` from the same place succeed while these errors continue"))
+    change = _change_before(events, earliest)
+    if change is not None:
+        # a deploy, a rollout or a flag flipped just before the first problem: the likeliest cause of what
+        # started after it
+        at = change.time.isoformat(timespec='seconds')
+        out.append(Hypothesis(
+            statement=f"The change \"{_first_line(change)[:160]}\" ({_tag(change.service)}, {at}), logged before the "
+                      f"first problem, started it.",
+            event_ids=(change.event_id,),
+            confirm="undoing that change (a rollback, the flag or setting back) stops the errors",
+            refute="the errors began before it, or go on once it is undone"))
     changed = [p for p in problems if p.new] if baseline else []
     risen = [p for p in problems if p.rose]
     if changed and changed[0].first_event is not None:
@@ -237,9 +248,33 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             statement=f"It may be {doc.category} like doc {doc.doc_id} ({doc.title}), though none of its "
                       f"signatures is in the events.",
             event_ids=_ids(near[:5]),
-            confirm=f"a wider log window shows one of that doc's signatures ({'; '.join(doc.signatures[:2])})",
+            confirm="a wider log window shows one of that doc's signatures"
+                    + (f" ({'; '.join(doc.signatures[:2])})" if doc.signatures else ""),
             refute="a wider window shows none of them"))
     return out
+
+
+# a line saying something was changed: a deploy, a rollout or rollback, an upgrade, a flag or setting flipped
+_CHANGE = re.compile(r"\b(?:deploy(?:ed|ing|ment)|redeploy\w*|rolled\s+(?:out|back)|roll-?(?:out|back)|upgraded|downgraded|"
+                     r"bumped|migrated|(?:flag|config\w*|setting|feature)\b[^\n]{0,60}?\b(?:changed|enabled|disabled|"
+                     r"updated|reloaded|flipped|set\s+to))\b", re.I)
+CHANGE_REACH = timedelta(minutes=30)  # a change this long before the first problem is still "just before"
+
+
+def _change_before(events: list[LogEvent], earliest: Pattern | None) -> LogEvent | None:
+    """The last context line (not a problem) at or before the first problem, within CHANGE_REACH, that says a
+    change."""
+    if earliest is None or earliest.first_event is None or not _problem(earliest):
+        return None
+    start = earliest.first_event.time
+    said = [e for e in events if e.level not in (*_PROBLEM_LEVELS, None) and start - CHANGE_REACH <= e.time <= start
+            and _CHANGE.search(_first_line(e))]
+    return max(said, key=lambda e: e.time, default=None)
+
+
+def _first_line(event: LogEvent) -> str:
+    lines = readable_line(event.message, event.exception).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 # words too common in error lines to tie one to a doc
