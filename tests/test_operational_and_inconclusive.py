@@ -318,3 +318,12 @@ def test_a_change_logged_just_before_the_first_problem_is_a_hypothesis_to_check_
     # logged after the first problem, a change started nothing
     later = _analysed(analyst, kb, "pricing", *errors, change)
     assert not any("The change" in n for n in later.rca.notes)
+
+
+def test_lines_with_no_problem_are_not_called_errors_and_the_first_is_the_first_the_log_wrote(analyst, kb):
+    same_second = [{"message": line, "level": "INFO", "time": "2026-01-05T08:00:00Z"}
+                   for line in ("POST /basket/items", "basket 77 saved in 3ms", "Sent 201 in 5ms", "Sent 200 in 2ms")]
+    state = _analysed(analyst, kb, "basket", *same_second)
+    assert state.rca.category == "unknown"
+    assert "none of them an error or a warning; the first, \"POST /basket/items\"" in state.rca.root_cause
+    assert not any("error pattern" in n for n in state.rca.notes)

@@ -137,7 +137,10 @@ def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDo
     patterns = patterns_of(events)
     baseline, reach = against(patterns, events, list(window))
     problems = [p for p in patterns if _problem(p)] or patterns
-    earliest = min(problems, key=_started, default=None)
+    # the first in time, and of lines logged in the same second the first the log wrote
+    order = {e.event_id: n for n, e in enumerate(events)}
+    earliest = min(problems, key=lambda p: (_started(p), order.get(p.first_event.event_id, 0) if p.first_event else 0),
+                   default=None)
     services = tuple(dict.fromkeys(e.service for e in events if e.service))
     hosts = tuple(dict.fromkeys([e.host for e in events if e.host]
                                 + [f.value for f in findings if f.kind == "host"]))
@@ -220,7 +223,9 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
     if earliest is not None and earliest.first_event is not None and earliest not in changed[:1]:
         start = earliest.first_event
         later = [p for p in problems if p is not earliest]
-        statement = (f"The first error pattern, \"{_line(start)[:120]}\" ({_tag(start.service)}, "
+        # (with no line a warning or worse, it is the first pattern, not an error's)
+        statement = (f"The first {'error ' if _problem(earliest) else ''}pattern, \"{_line(start)[:120]}\" "
+                     f"({_tag(start.service)}, "
                      f"{start.time.isoformat(timespec='seconds')}), started it"
                      + (f"; the {len(later)} later pattern(s) follow from it." if later else "."))
         out.append(Hypothesis(
@@ -314,7 +319,8 @@ def root_cause(report: Report) -> str:
                                 *(f"rose from {p.before} to {p.count}: \"{_said_as(p)[:100]}\"" for p in risen[:2])]
                                or ["no pattern is new and none rose"]) + ".")
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
-            + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
+            + (f", {report.problem_count} of them errors or warnings" if report.problem_count
+               else ", none of them an error or a warning")
             + f"; the first, \"{_line(start)[:120]}\", came from {source_of(start.service)} at "
             f"{start.time.isoformat(timespec='seconds')}. Services: {_services(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
