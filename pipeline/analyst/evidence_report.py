@@ -191,9 +191,9 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
     if change is not None:
         # a deploy, a rollout or a flag flipped just before the first problem: the likeliest cause of what
         # started after it
-        at = change.time.isoformat(timespec='seconds')
+        when = change.time.isoformat(timespec='seconds')
         out.append(Hypothesis(
-            statement=f"The change \"{_first_line(change)[:160]}\" ({_tag(change.service)}, {at}), logged before the "
+            statement=f"The change \"{_first_line(change)[:160]}\" ({_tag(change.service)}, {when}), logged before the "
                       f"first problem, started it.",
             event_ids=(change.event_id,),
             confirm="undoing that change (a rollback, the flag or setting back) stops the errors",
