@@ -173,3 +173,9 @@ def test_a_flag_that_is_its_bounds_own_word_is_the_setting_a_timed_out_line_spea
                      "ReportJob has run too long and may have timed out")
     named = [f.value for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]
     assert named == ["--timeout=90"]  # its value without the bracket closing round it; `--tries=3` is not a bound
+
+
+def test_a_process_limit_set_by_ulimit_is_the_bound_a_resource_run_out_names():
+    events = _events("edge", {"level": "INFO", "message": "listener up on :8443, ulimit -n 4096"},
+                     "accept failed: EMFILE, too many open files")
+    assert "ulimit -n 4096" in [f.value for f in specifics.extract(events, specifics.statements(events), bounded=True)]

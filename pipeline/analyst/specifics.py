@@ -85,7 +85,9 @@ _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*")
 _EXPIRY_WORDS = ("after", "expir", "notafter", "valid")
 _PEER_WORDS = ("to ", "connecting to ", "host ")
 _GRPC_HINT = re.compile(r"/[A-Z]")
-_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]")
+_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]|\bulimit\b")
+# a process's own limits as the shell sets them (`ulimit -n 1024`: open files): a flag of a bound
+_ULIMIT = re.compile(r"\bulimit\s+-[a-zA-Z]\s+(?:\d+|unlimited)\b")
 _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
 # (a flag that is its bound's own word, `--timeout=60`, is one too; its value ends before a bracket closing round it)
 _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?(?:[a-z][\w-]*)?(?:size|memory|limit|timeout|max)"
@@ -478,8 +480,9 @@ def _settings_in(text: str) -> tuple[tuple[str, int, str | None, str | None, str
         return ()
     spaced = tuple((m.group("v"), m.start("v"), None, m.group("name").replace(" ", "_"), m.group("n"))
                    for m in _SPACED_SETTING.finditer(text)) if ";" in text else ()
+    limits = tuple((m.group(), m.start(), m.group(), None, None) for m in _ULIMIT.finditer(text)) if "ulimit" in text else ()
     return tuple((m.group("v"), m.start("v"), m.group("flag"), m.group("name"), m.group("n"))
-                 for m in _SETTING.finditer(text)) + spaced
+                 for m in _SETTING.finditer(text)) + spaced + limits
 
 
 def _relevant_setting(flag: str | None, name: str | None, number: str | None, said_words: set[str],
