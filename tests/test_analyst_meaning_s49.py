@@ -21,6 +21,15 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("consumer fault: the XML value could not be converted to Int32 at /order/qty", "serialization_error"),
     ("boot failed after release 2.3: module Poison is not available", "dependency_mismatch"),
     ("render job: the quote lookup did not complete within 3s", "upstream_timeout"),
+    ("commit failed: restart transaction: TxnRetryError: serializable read of key /ledger/9 pushed by a newer writer",
+     "concurrency_conflict"),
+    ("secrets fetch: GET https://kv.internal:8200/v1/app/db -> Code: 403. Errors: permission denied",
+     "upstream_auth_failure"),
+    ("rates poll failed: OSError: [Errno 111] Connect call failed ('10.4.0.9', 6379)", "connection_refused"),
+    ("billing-export.service: Failed with result 'oom-kill'.", "out_of_memory"),
+    ("cluster health: HEALTH_ERR 2 full osd(s)", "disk_full"),
+    ("(Repo.InsertError) constraint error when inserting struct: accounts_handle_index (unique_constraint)",
+     "data_integrity"),
 ])
 def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
     rca = offline_rca(offline_analyst, line)
@@ -34,6 +43,9 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
     ("worker pool task queue is full: 300 tasks waiting", "queue_backlog"),  # a pool's tasks, not messages
     ("listen socket accept queue full, SYNs dropped", "queue_backlog"),  # a kernel's accept queue
     ("payload rejected: json field 'qty' is not an integer", "dependency_mismatch"),
+    ("Deadlock found when trying to get lock; try restarting transaction", "concurrency_conflict"),  # a deadlock's
+    ("open /srv/keys/app.pem: permission denied", "upstream_auth_failure"),  # a file's EACCES: no dependency's 403
+    ("dial tcp 10.4.0.9:6379: connect call failed after timeout 5s", "connection_refused"),  # a connect timing out
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

@@ -93,6 +93,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("concurrency_conflict", "a concurrent update lost its race",
           "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
           unless="merge merging rebase lock locks"),  # (a lock's conflict is a wait's, not a lost race's)
+    # a transaction the database asks to be retried because a concurrent one wrote first (`restart transaction:
+    # TransactionRetryWithProtoRefreshError: WriteTooOldError`); a deadlock's "try restarting transaction" is read above
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "transaction transactions txn", "retry restart", "serializable serialization old pushed uncertainty"),
     # a record, document or key said to exist already (`Document with the given id already exists`, a node with a
     # unique property): a duplicate, read before the schema's "exist" (a table or column created twice is a
     # migration's)
@@ -143,6 +147,10 @@ IDEAS: tuple[Idea, ...] = (
     # (ACL not found)`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           "acl token tokens apikey", "401 403 forbidden unauthorized"),
+    # ... or a dependency's HTTP 403 saying the permission is denied (`Code: 403. Errors: * permission denied`): not a
+    # file's EACCES, which no status code names
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "403", "permission permissions access",
+          "denied"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
@@ -161,6 +169,9 @@ IDEAS: tuple[Idea, ...] = (
           "error status code http response returned received got answered failed"),
     _idea("connection_refused", "a connection refused",
           "refused refusing", "connection connections connect connecting"),
+    # ... or a socket's connect call said to have failed (asyncio's `Connect call failed ('10.0.0.7', 8080)`): after
+    # the name's, the certificate's and the timeout's ideas, which say why when they are there
+    _idea("connection_refused", "a connection refused", "connect", "call", "failed", unless="timeout timed deadline"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
     _idea("serialization_error", "a payload that cannot be decoded",
           "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
@@ -191,8 +202,9 @@ IDEAS: tuple[Idea, ...] = (
           "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
           unless="retries retry attempts attempt memory heap ram"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
-    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition storage drive drives",
-          "full"),
+    # (Ceph's object storage daemons are its disks: `HEALTH_ERR 1 full osd(s)`)
+    _idea("disk_full", "a device or volume with no space left",
+          "disk volume filesystem partition storage drive drives osd osds", "full"),
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
@@ -200,6 +212,8 @@ IDEAS: tuple[Idea, ...] = (
     # C++'s failed allocation (`std::bad_alloc`), or a memory limit exceeded (`Container killed ... for exceeding
     # memory limits`, `Memory limit exceeded`)
     _idea("out_of_memory", "memory exhausted", "alloc", "bad"),
+    # the kernel's OOM killer named (systemd's `Failed with result 'oom-kill'`, `oom_kill` in a cgroup's events)
+    _idea("out_of_memory", "memory exhausted", "oom", "kill killed killer"),
     _idea("out_of_memory", "memory exhausted", "memory", "exceeding exceeded exceeds exceed", "limit limits"),
     # after memory's: space not enough for a write (`Cannot reserve 1.00 MiB, not enough space`)
     _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no",
@@ -250,6 +264,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("data_integrity", "a record breaking its validation or a constraint",
           "validation constraint constraints duplicate",
           "failed fails violated violates violation required invalid key entry"),
+    # ... or a unique constraint or index said to have stopped a write (`constraint error when attempting to insert
+    # struct: users_email_index (unique_constraint)`)
+    _idea("data_integrity", "a record breaking its validation or a constraint", "unique uniqueness",
+          "constraint constraints index", "error insert inserting update updating"),
     # a member, method or index of a null read (`Null check operator used on a null value`, `attempt to index a
     # nil value`, `Unexpectedly found nil while unwrapping`): after the constraint's idea, so a not-null
     # constraint's `null value in column` stays data
