@@ -327,3 +327,13 @@ def test_lines_with_no_problem_are_not_called_errors_and_the_first_is_the_first_
     assert state.rca.category == "unknown"
     assert "none of them an error or a warning; the first, \"POST /basket/items\"" in state.rca.root_cause
     assert not any("error pattern" in n for n in state.rca.notes)
+
+
+def test_the_pattern_said_most_often_is_named_when_it_is_not_the_first(analyst, kb):
+    state = _analysed(analyst, kb, "ledger", "ledger sealing stalled for shard 3",
+                      "ledger checksum drifted on shard 4", "ledger checksum drifted on shard 9",
+                      "ledger checksum drifted on shard 12")
+    assert state.rca.category == "unknown"
+    assert 'the most frequent, "ledger checksum drifted on shard 4" (×3)' in state.rca.root_cause
+    one = _analysed(analyst, kb, "ledger", "ledger sealing stalled for shard 3", "ledger checksum drifted on shard 4")
+    assert "most frequent" not in one.rca.root_cause  # each said once: none is more frequent

@@ -318,11 +318,16 @@ def root_cause(report: Report) -> str:
                    + "; ".join([*(f"new in this source: \"{_said_as(p)[:100]}\" (×{p.count})" for p in new[:2]),
                                 *(f"rose from {p.before} to {p.count}: \"{_said_as(p)[:100]}\"" for p in risen[:2])]
                                or ["no pattern is new and none rose"]) + ".")
+    # the pattern said most often (of the problem ones, when there are any), when it is not the first
+    said = [p for p in report.patterns if _problem(p)] if report.problem_count else list(report.patterns)
+    most = max(said, key=lambda p: p.count, default=None)
+    often = f"; the most frequent, \"{_said_as(most)[:120]}\" (×{most.count})" \
+        if most is not None and most is not report.first and most.count > 1 else ""
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count
                else ", none of them an error or a warning")
             + f"; the first, \"{_line(start)[:120]}\", came from {source_of(start.service)} at "
-            f"{start.time.isoformat(timespec='seconds')}. Services: {_services(report.services) or '-'}"
+            f"{start.time.isoformat(timespec='seconds')}{often}. Services: {_services(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
 
 
