@@ -30,6 +30,12 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("cluster health: HEALTH_ERR 2 full osd(s)", "disk_full"),
     ("(Repo.InsertError) constraint error when inserting struct: accounts_handle_index (unique_constraint)",
      "data_integrity"),
+    ("** (exit) exited in: GenServer.call(Ledger.Gateway, {:post, 9}, 5000)\n    ** (EXIT) time out", "upstream_timeout"),
+    ("** (Repo.StaleEntryError) attempted to delete a stale struct: %Cart{}", "concurrency_conflict"),
+    ("(TransportError) non-existing domain for smtp.mailer.internal", "dns_resolution"),
+    ("-ERR 'Authorization Violation' for user 'ingest'", "upstream_auth_failure"),
+    ("spawn refused: too many processes (system_limit)", "resource_exhaustion"),
+    ("publish dropped: queue 'invoices' length 90000 exceeds its max-length", "queue_backlog"),
 ])
 def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
     rca = offline_rca(offline_analyst, line)
@@ -46,6 +52,9 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
     ("Deadlock found when trying to get lock; try restarting transaction", "concurrency_conflict"),  # a deadlock's
     ("open /srv/keys/app.pem: permission denied", "upstream_auth_failure"),  # a file's EACCES: no dependency's 403
     ("dial tcp 10.4.0.9:6379: connect call failed after timeout 5s", "connection_refused"),  # a connect timing out
+    ("Jobs\\Sync has been attempted too many times. (Queue\\MaxAttemptsExceededException)",
+     "queue_backlog"),  # a job's attempts used up, not a queue's length
+    ("stream ORDERS: message size 9 MB exceeds the maximum payload", "queue_backlog"),  # a message too large
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

@@ -83,7 +83,9 @@ IDEAS: tuple[Idea, ...] = (
           "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
           context=(DATABASE_WORDS,)),
     _idea("concurrency_conflict", "a concurrent update lost its race",
-          "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
+          # (or a stale struct's delete: `attempted to delete a stale struct`)
+          "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict "
+          "delete deleted"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
     # because another writer changed it first
     _idea("concurrency_conflict", "a concurrent update lost its race",
@@ -115,6 +117,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("dns_resolution", "a host name that does not resolve",
           "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
+    # ... or the domain said not to exist (Mint's `non-existing domain`, NXDOMAIN's own words)
+    _idea("dns_resolution", "a host name that does not resolve", "non nonexistent", "existing existent", "domain"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
@@ -138,7 +142,7 @@ IDEAS: tuple[Idea, ...] = (
           "authentication authenticate authenticated unauthenticated unauthorized authorization credential "
           "credentials sasl "
           "login logon password publickey",
-          "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
+          "failed failure fails invalid rejected refused denied incorrect wrong bad expired violation"),
     # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           "token tokens jwt bearer", "expired revoked invalid rejected",
@@ -201,6 +205,15 @@ IDEAS: tuple[Idea, ...] = (
           # (not a call's retries used up, nor a task's memory limit: out_of_memory's idea reads that)
           "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
           unless="retries retry attempts attempt memory heap ram"),
+    # ... or too many of them (`Too many processes (system_limit)`)
+    _idea("resource_exhaustion", "a server's worker or process limit reached", "too", "many",
+          "processes threads children workers"),
+    # a stream's or queue's length past its maximum (`queue length exceeds max-length, messages dropped`,
+    # `maximum messages exceeded for stream ORDERS`): a backlog its consumers did not take
+    # (not a job's attempts used up: Laravel's `Queue\MaxAttemptsExceededException`)
+    _idea("queue_backlog", "consumers lagging behind their queue", "queue queues stream streams",
+          "length messages msgs depth", "exceeded exceeds exceed reached",
+          unless="size bytes payload record attempts attempt retries retry tries"),
     _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
     # (Ceph's object storage daemons are its disks: `HEALTH_ERR 1 full osd(s)`)
     _idea("disk_full", "a device or volume with no space left",

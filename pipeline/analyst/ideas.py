@@ -35,21 +35,25 @@ _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:
 _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 
 
-# a verb said in two words is one idea (`Could not check out a connection`)
-_PHRASAL = re.compile(r"\bcheck(?:ed|ing)?[ -]out\b", re.I)
+# a verb said in two words is one idea (`Could not check out a connection`, Erlang's `** (EXIT) time out`)
+_PHRASAL = re.compile(r"\b(?:check(?:ed|ing)?|(time))[ -]out\b", re.I)
+
+
+def _joined(text: str) -> str:
+    return _PHRASAL.sub(lambda m: "timeout" if m.group(1) else "checkout", text)
 
 
 @functools.lru_cache(maxsize=2048)
 def words_of(text: str) -> frozenset[str]:
     """The normalised words of a text: CamelCase and snake_case split, lowered."""
-    return frozenset(_WORDS.findall(_CAMEL.sub(" ", _PHRASAL.sub("checkout", text[:_CHARS])).lower()))
+    return frozenset(_WORDS.findall(_CAMEL.sub(" ", _joined(text[:_CHARS])).lower()))
 
 
 @functools.lru_cache(maxsize=2048)
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    text = _PHRASAL.sub("checkout", text[:_CHARS])
+    text = _joined(text[:_CHARS])
     return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text))).lower()))
 
 
