@@ -179,3 +179,12 @@ def test_a_process_limit_set_by_ulimit_is_the_bound_a_resource_run_out_names():
     events = _events("edge", {"level": "INFO", "message": "listener up on :8443, ulimit -n 4096"},
                      "accept failed: EMFILE, too many open files")
     assert "ulimit -n 4096" in [f.value for f in specifics.extract(events, specifics.statements(events), bounded=True)]
+
+
+def test_the_end_of_an_inner_exceptions_trace_is_no_part_of_its_statement():
+    trace = ("System.InvalidOperationException: The ledger call failed.\n"
+             " ---> System.TimeoutException: The operation has timed out after 00:00:05.\n"
+             "   --- End of inner exception stack trace ---\n"
+             "   at Ledger.Client.Post()")
+    assert specifics.statements(_events("ledger", trace))[0].value == \
+        "System.TimeoutException: The operation has timed out after 00:00:05."

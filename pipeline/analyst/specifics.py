@@ -314,7 +314,8 @@ def _deepest(events: list[LogEvent]) -> Finding | None:
                 value = match.group("what").strip()
                 start = shift + match.start("what")
                 more = match.group("more")
-                if more and not _FRAME.match(more) and not _INNER.match(more) and len(value) + len(more) < 300:
+                if more and not _FRAME.match(more) and not _INNER.match(more) and not more.lstrip().startswith("---") \
+                        and len(value) + len(more) < 300:
                     value = text[start:shift + match.start("more") + len(more.rstrip())]
                 return Finding(kind="error", value=value, event_ids=[event.event_id],
                                spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
