@@ -320,3 +320,36 @@ def test_lines_whose_source_names_no_service_are_never_said_to_come_from_a_servi
                   "(unknown", "unknown's", "where unknown", "unknown was"):
         assert wrong not in said, wrong
     assert "a source that names no service" in said or "the program that wrote these lines" in said
+
+
+def test_a_change_logged_just_before_the_first_problem_is_a_hypothesis_to_check_first(analyst, kb):
+    change = {"message": "pricing-rules 7.4.1 deployed to eu-west by ci", "level": "INFO", "service": "deployer"}
+    errors = ["quote 5512 priced at 0.00 (expected > 0)", "quote 5513 priced at 0.00 (expected > 0)"]
+    state = _analysed(analyst, kb, "pricing", change, *errors)
+    assert state.rca.category == "unknown"
+    hypotheses = [n for n in state.rca.notes if n.startswith("hypothesis")]
+    assert hypotheses[0].startswith('hypothesis 1: The change "pricing-rules 7.4.1 deployed to eu-west by ci" (deployer,')
+    assert "Rests on 1 line of deployer from 08:00:00" in hypotheses[0]
+    assert "pricing-rules 7.4.1 deployed" in state.recommendation.steps[0]
+    # logged after the first problem, a change started nothing
+    later = _analysed(analyst, kb, "pricing", *errors, change)
+    assert not any("The change" in n for n in later.rca.notes)
+
+
+def test_lines_with_no_problem_are_not_called_errors_and_the_first_is_the_first_the_log_wrote(analyst, kb):
+    same_second = [{"message": line, "level": "INFO", "time": "2026-01-05T08:00:00Z"}
+                   for line in ("POST /basket/items", "basket 77 saved in 3ms", "Sent 201 in 5ms", "Sent 200 in 2ms")]
+    state = _analysed(analyst, kb, "basket", *same_second)
+    assert state.rca.category == "unknown"
+    assert "none of them an error or a warning; the first, \"POST /basket/items\"" in state.rca.root_cause
+    assert not any("error pattern" in n for n in state.rca.notes)
+
+
+def test_the_pattern_said_most_often_is_named_when_it_is_not_the_first(analyst, kb):
+    state = _analysed(analyst, kb, "ledger", "ledger sealing stalled for shard 3",
+                      "ledger checksum drifted on shard 4", "ledger checksum drifted on shard 9",
+                      "ledger checksum drifted on shard 12")
+    assert state.rca.category == "unknown"
+    assert 'the most frequent, "ledger checksum drifted on shard 4" (×3)' in state.rca.root_cause
+    one = _analysed(analyst, kb, "ledger", "ledger sealing stalled for shard 3", "ledger checksum drifted on shard 4")
+    assert "most frequent" not in one.rca.root_cause  # each said once: none is more frequent

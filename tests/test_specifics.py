@@ -119,3 +119,72 @@ def test_a_trace_kept_in_a_field_names_its_file_and_its_exception(analyst):
         "    to = order.buyer.address\nAttributeError: 'NoneType' object has no attribute 'address'")})
     assert "AttributeError: 'NoneType' object has no attribute 'address'" in state.rca.root_cause
     assert any(f.kind == "file_line" and f.value == "/srv/mailer/receipts.py:88" for f in state.rca.findings)
+
+
+def test_a_dotnet_inner_exception_is_the_deepest_cause_with_the_line_that_continues_it():
+    trace = ("System.Net.Http.HttpRequestException: The request to the ledger failed, see inner exception.\n"
+             " ---> System.IO.IOException: Unable to write data to the transport connection: lease lost\n"
+             "   LeaseExpired for partition ledger-7\n"
+             "   at System.Net.Sockets.NetworkStream.Write(Byte[] buffer)\n"
+             "   --- End of inner exception stack trace ---")
+    events = _events("ledger", trace)
+    ranked = specifics.statements(events)
+    assert ranked[0].value == ("System.IO.IOException: Unable to write data to the transport connection: lease lost\n"
+                               "   LeaseExpired for partition ledger-7")
+    span = ranked[0].spans[0]
+    assert events[0].message[span.start:span.end] == ranked[0].value
+
+
+def test_the_peer_a_context_line_goes_through_is_its_address(analyst):
+    state = _analysed(analyst, "uploads",
+                      {"level": "INFO", "message": "storing report r-77.pdf via https://blobs-2.store.internal:9000"},
+                      "PutObject failed: 503 SlowDown, the store answered no space left on device")
+    assert any("blobs-2.store.internal:9000" in f.value for f in state.rca.findings if f.kind == "address")
+    _quoted_where_found(state)
+
+
+def test_the_sql_statement_bracketed_after_a_database_error_is_named():
+    events = _events("stock", 'Uncaught exception LockWaitTimeout: "1205 Lock wait timeout exceeded; try restarting '
+                              'transaction" at /srv/app/src/Repository/StockRepository.php line 212 with a long tail of '
+                              'context that pushes the statement past the quoted line\'s length: request id 88f1, '
+                              'route reserve, attempt 1 of 1, user 4410, tenant eu-2, shard 7, pod stock-5c9 '
+                              "(UPDATE stock_holds SET qty = qty - 1 WHERE sku IN ('A-1', 'B-2'))")
+    said = [f.value for f in specifics.statements(events)]
+    assert "UPDATE stock_holds SET qty = qty - 1 WHERE sku IN ('A-1', 'B-2')" in said
+    assert specifics.statements(_events("notes", "save failed (update pending from another tab)"))[-1].value \
+        == "save failed (update pending from another tab)"  # prose in brackets is no statement
+
+
+def test_a_resource_run_out_names_its_bounds_and_the_count_at_its_maximum():
+    events = _events("ingest", {"level": "INFO", "message": "sender ready maxInflightBatches=64 lingerMs=5"},
+                     {"level": "INFO", "message": "sender stats: batches in_use=64/64 retries=0"},
+                     "publish failed: outbound message queue is full")
+    named = [f.value for f in specifics.extract(events, specifics.statements(events), bounded=True)
+             if f.kind == "setting"]
+    assert named[:2] == ["in_use=64/64", "maxInflightBatches=64"]
+    # not said to be a resource run out, and no count at its maximum: a bound the errors do not speak of is no finding
+    events = [events[0], events[2]]
+    assert "maxInflightBatches=64" in [f.value for f in specifics.extract(events, [], bounded=True)]
+    assert not [f for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]
+
+
+def test_a_flag_that_is_its_bounds_own_word_is_the_setting_a_timed_out_line_speaks_of():
+    events = _events("jobs", {"level": "INFO", "message": "queue worker started (--tries=3 --timeout=90)"},
+                     "ReportJob has run too long and may have timed out")
+    named = [f.value for f in specifics.extract(events, specifics.statements(events)) if f.kind == "setting"]
+    assert named == ["--timeout=90"]  # its value without the bracket closing round it; `--tries=3` is not a bound
+
+
+def test_a_process_limit_set_by_ulimit_is_the_bound_a_resource_run_out_names():
+    events = _events("edge", {"level": "INFO", "message": "listener up on :8443, ulimit -n 4096"},
+                     "accept failed: EMFILE, too many open files")
+    assert "ulimit -n 4096" in [f.value for f in specifics.extract(events, specifics.statements(events), bounded=True)]
+
+
+def test_the_end_of_an_inner_exceptions_trace_is_no_part_of_its_statement():
+    trace = ("System.InvalidOperationException: The ledger call failed.\n"
+             " ---> System.TimeoutException: The operation has timed out after 00:00:05.\n"
+             "   --- End of inner exception stack trace ---\n"
+             "   at Ledger.Client.Post()")
+    assert specifics.statements(_events("ledger", trace))[0].value == \
+        "System.TimeoutException: The operation has timed out after 00:00:05."

@@ -15,7 +15,8 @@ beside its pool at its maximum is the pool's).
 from __future__ import annotations
 
 from pipeline.analyst.specifics import counted_at_max
-from pipeline.analyst.ideas import DATABASE_WORDS, IDEA_SCORE, Idea, event_text_of, tokens_of, unframed_head
+from pipeline.analyst.cause_words import DATABASE_WORDS, Idea
+from pipeline.analyst.ideas import IDEA_SCORE, event_text_of, tokens_of, unframed_head
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 

@@ -137,7 +137,10 @@ def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDo
     patterns = patterns_of(events)
     baseline, reach = against(patterns, events, list(window))
     problems = [p for p in patterns if _problem(p)] or patterns
-    earliest = min(problems, key=_started, default=None)
+    # the first in time, and of lines logged in the same second the first the log wrote
+    order = {e.event_id: n for n, e in enumerate(events)}
+    earliest = min(problems, key=lambda p: (_started(p), order.get(p.first_event.event_id, 0) if p.first_event else 0),
+                   default=None)
     services = tuple(dict.fromkeys(e.service for e in events if e.service))
     hosts = tuple(dict.fromkeys([e.host for e in events if e.host]
                                 + [f.value for f in findings if f.kind == "host"]))
@@ -184,6 +187,17 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             confirm=f"its own logs, health and restarts for the incident's window show it failing, or a call "
                     f"to `{target}` from where {service_or_writer(events[0].service)} runs fails",
             refute=f"calls to `{target}` from the same place succeed while these errors continue"))
+    change = _change_before(events, earliest)
+    if change is not None:
+        # a deploy, a rollout or a flag flipped just before the first problem: the likeliest cause of what
+        # started after it
+        when = change.time.isoformat(timespec='seconds')
+        out.append(Hypothesis(
+            statement=f"The change \"{_first_line(change)[:160]}\" ({_tag(change.service)}, {when}), logged before the "
+                      f"first problem, started it.",
+            event_ids=(change.event_id,),
+            confirm="undoing that change (a rollback, the flag or setting back) stops the errors",
+            refute="the errors began before it, or go on once it is undone"))
     changed = [p for p in problems if p.new] if baseline else []
     risen = [p for p in problems if p.rose]
     if changed and changed[0].first_event is not None:
@@ -209,7 +223,9 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
     if earliest is not None and earliest.first_event is not None and earliest not in changed[:1]:
         start = earliest.first_event
         later = [p for p in problems if p is not earliest]
-        statement = (f"The first error pattern, \"{_line(start)[:120]}\" ({_tag(start.service)}, "
+        # (with no line a warning or worse, it is the first pattern, not an error's)
+        statement = (f"The first {'error ' if _problem(earliest) else ''}pattern, \"{_line(start)[:120]}\" "
+                     f"({_tag(start.service)}, "
                      f"{start.time.isoformat(timespec='seconds')}), started it"
                      + (f"; the {len(later)} later pattern(s) follow from it." if later else "."))
         out.append(Hypothesis(
@@ -237,9 +253,33 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
             statement=f"It may be {doc.category} like doc {doc.doc_id} ({doc.title}), though none of its "
                       f"signatures is in the events.",
             event_ids=_ids(near[:5]),
-            confirm=f"a wider log window shows one of that doc's signatures ({'; '.join(doc.signatures[:2])})",
+            confirm="a wider log window shows one of that doc's signatures"
+                    + (f" ({'; '.join(doc.signatures[:2])})" if doc.signatures else ""),
             refute="a wider window shows none of them"))
     return out
+
+
+# a line saying something was changed: a deploy, a rollout or rollback, an upgrade, a flag or setting flipped
+_CHANGE = re.compile(r"\b(?:deploy(?:ed|ing|ment)|redeploy\w*|rolled\s+(?:out|back)|roll-?(?:out|back)|upgraded|downgraded|"
+                     r"bumped|migrated|(?:flag|config\w*|setting|feature)\b[^\n]{0,60}?\b(?:changed|enabled|disabled|"
+                     r"updated|reloaded|flipped|set\s+to))\b", re.I)
+CHANGE_REACH = timedelta(minutes=30)  # a change this long before the first problem is still "just before"
+
+
+def _change_before(events: list[LogEvent], earliest: Pattern | None) -> LogEvent | None:
+    """The last context line (not a problem) at or before the first problem, within CHANGE_REACH, that says a
+    change."""
+    if earliest is None or earliest.first_event is None or not _problem(earliest):
+        return None
+    start = earliest.first_event.time
+    said = [e for e in events if e.level not in (*_PROBLEM_LEVELS, None) and start - CHANGE_REACH <= e.time <= start
+            and _CHANGE.search(_first_line(e))]
+    return max(said, key=lambda e: e.time, default=None)
+
+
+def _first_line(event: LogEvent) -> str:
+    lines = readable_line(event.message, event.exception).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 # words too common in error lines to tie one to a doc
@@ -278,10 +318,16 @@ def root_cause(report: Report) -> str:
                    + "; ".join([*(f"new in this source: \"{_said_as(p)[:100]}\" (×{p.count})" for p in new[:2]),
                                 *(f"rose from {p.before} to {p.count}: \"{_said_as(p)[:100]}\"" for p in risen[:2])]
                                or ["no pattern is new and none rose"]) + ".")
+    # the pattern said most often (of the problem ones, when there are any), when it is not the first
+    said = [p for p in report.patterns if _problem(p)] if report.problem_count else list(report.patterns)
+    most = max(said, key=lambda p: p.count, default=None)
+    often = f"; the most frequent, \"{_said_as(most)[:120]}\" (×{most.count})" \
+        if most is not None and most is not report.first and most.count > 1 else ""
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
-            + (f", {report.problem_count} of them errors or warnings" if report.problem_count else "")
+            + (f", {report.problem_count} of them errors or warnings" if report.problem_count
+               else ", none of them an error or a warning")
             + f"; the first, \"{_line(start)[:120]}\", came from {source_of(start.service)} at "
-            f"{start.time.isoformat(timespec='seconds')}. Services: {_services(report.services) or '-'}"
+            f"{start.time.isoformat(timespec='seconds')}{often}. Services: {_services(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
 
 

@@ -8,253 +8,25 @@ word, however the library phrases it (`Failed to acquire database connection - p
 category is named with its confidence capped below the code-fix threshold (IDEA_CONFIDENCE),
 and it adds nothing to a category a signature already supports.
 
-Meaning, a weaker signal still, is read in pipeline/analyst/meant.py.
+The ideas themselves, a table of words, are pipeline/analyst/cause_words.py. Meaning, a weaker signal still,
+is read in pipeline/analyst/meant.py.
 """
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from pipeline.analyst import sqlstates
+from pipeline.analyst.cause_words import IDEAS, Idea
 from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 
 IDEA_SCORE = 1.2  # a support score as the signatures' (pipeline/analyst/offline.py category_support)
 IDEA_CONFIDENCE = 0.45  # below the default code-fix threshold: ideas name a cause, never prove it
-NEAR = 10  # words: a cause's ideas are said in one clause
 _CHARS = 2_000  # per event text: the cause is worded in the head of a line or trace
 
 
-@dataclass(frozen=True)
-class Idea:
-    """The required ideas of one category's cause: every group needs one of its words in one event."""
-
-    category: str
-    groups: tuple[frozenset[str], ...]
-    label: str
-    # what one event of the incident must say near together for this idea to count (the pool a bare
-    # `Pool#acquire` timed out on named a connection pool where it was set up), and words that, in the
-    # idea's own event, say it is another thing's (a thread pool's acquire is an executor's)
-    context: tuple[frozenset[str], ...] = ()
-    unless: frozenset[str] = frozenset()
-
-    def found_in(self, words: frozenset[str]) -> bool:
-        return all(group & words for group in self.groups)
-
-    def found_near(self, tokens: tuple[str, ...]) -> bool:
-        """Every group's word within NEAR words of each other: one clause's idea, not words strewn
-        over a trace (`bean with name` ... `could not resolve placeholder` is no unresolved host)."""
-        if not self.found_in(frozenset(tokens)):
-            return False
-        hits = [(n, g) for n, t in enumerate(tokens) for g, group in enumerate(self.groups) if t in group]
-        last: dict[int, int] = {}
-        for n, g in hits:
-            last[g] = n
-            if len(last) == len(self.groups) and n - min(last.values()) < NEAR:
-                return True
-        return False
-
-
-def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "") -> Idea:
-    return Idea(category, tuple(frozenset(g.split()) for g in groups), label,
-                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()))
-
-
-# a database's own words: where a pool or a lock is a database's
-DATABASE_WORDS = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
-
-
-# the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
-IDEAS: tuple[Idea, ...] = (
-    _idea("db_pool_exhausted", "a connection pool with no connection to give",
-          "pool pooled jdbc datasource", "connection connections conn conns",
-          # waiting for a connection is acquiring one (`pool timed out while waiting for an open connection`);
-          # a read timing out on a pooled connection is not (urllib3's `HTTPConnectionPool(...): Read timed out`)
-          # ... or every one of them taken (`All pooled connections are in use`, `none available[busy:10]`)
-          "exhausted exhaustion exhaust acquire acquiring acquisition obtain checkout depleted wait waiting waited "
-          "use busy"),
-    # a pool's acquire timing out, the line naming no connection (`Pool#acquire(Duration) has been pending for
-    # more than the configured timeout`): a connection pool's when the incident names its pool a database's
-    _idea("db_pool_exhausted", "a connection pool with no connection to give",
-          "pool", "acquire acquiring acquisition checkout exhausted depleted", "timeout timed pending waiting",
-          context=("pool", DATABASE_WORDS), unless="thread threads executor worker workers"),
-    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
-          "validate validation"),
-    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "ssl tls", "expired untrusted revoked"),
-    # a chain whose issuer the peer does not trust (TLS's `unknown_ca` alert, `unable to get local issuer`)
-    _idea("tls_certificate", "a certificate expired, revoked or not trusted",
-          "ssl tls handshake certificate cert x509", "ca issuer", "unknown untrusted invalid"),
-    # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
-    _idea("db_deadlock", "transactions deadlocked on each other's locks",
-          "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
-    # a lock a transaction waited for past its time (`A lock could not be obtained within the time requested`,
-    # `Lock wait timeout exceeded`): a database's, when the incident names one
-    _idea("db_deadlock", "a transaction waiting on another's lock past its time",
-          "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
-          context=(DATABASE_WORDS,)),
-    _idea("concurrency_conflict", "a concurrent update lost its race",
-          "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict"),
-    # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
-    # because another writer changed it first
-    _idea("concurrency_conflict", "a concurrent update lost its race",
-          "precondition conditional etag", "failed met unmet mismatch"),
-    # a commit or write refused because another transaction wrote the same data first (`txn aborted: conflicting
-    # writes on key 42`): not a merge's conflict of files
-    _idea("concurrency_conflict", "a concurrent update lost its race",
-          "conflict conflicts conflicting", "write writes commit committing transaction transactions txn",
-          unless="merge merging rebase lock locks"),  # (a lock's conflict is a wait's, not a lost race's)
-    _idea("db_schema_mismatch", "code and schema disagreeing",
-          "column columns table relation migration migrations schema",
-          # ... or SQLite's `no such table` / `no such column`
-          "missing exist exists unknown undefined pending mismatch such"),
-    # ... or a query's column or table that the engine cannot find or resolve (`unable to resolve column "sku"`,
-    # `tables not found: orders_v3`): not a row or record looked up and absent
-    _idea("db_schema_mismatch", "code and schema disagreeing",
-          "column columns table tables relation relations collection collections", "not cannot unable",
-          "found find resolved resolve", unless="row rows record records entity entities document documents host hostname"),
-    _idea("dns_resolution", "a host name that does not resolve",
-          "resolve resolving resolution resolved unresolved nxdomain unknownhost lookup",
-          "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
-    _idea("upstream_timeout", "a call to a dependency timing out",
-          "timeout timed timedout deadline",
-          # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
-          "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
-    # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
-    # the deadline`)
-    _idea("upstream_timeout", "a call to a dependency timing out",
-          "not", "answer answered respond responded reply replied", "within time in"),
-    _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
-    # a remedy that asks for an environment variable to be set (`no key given: pass one or set
-    # the X env var`):
-    # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
-    # ... unless a dependency is said to have rejected what it was given (a 401, a token refused or expired)
-    _idea("config_missing", "a required setting not found", "set setting", "environment env", "variable variables var",
-          unless="401 403 rejected denied refused unauthorized forbidden expired revoked"),
-    # a login refused is a credential rejected, not a socket refused (RabbitMQ's `ACCESS_REFUSED - Login
-    # was refused`): the credentials' idea is read before the refusal's
-    _idea("upstream_auth_failure", "credentials rejected by a dependency",
-          # a login or password refused or expired (`ORA-01017: ... logon denied`, `password has expired`)
-          "authentication authenticate authenticated unauthenticated unauthorized authorization credential "
-          "credentials sasl "
-          "login logon password publickey",
-          "failed failure fails invalid rejected refused denied incorrect wrong bad expired"),
-    # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
-    _idea("upstream_auth_failure", "credentials rejected by a dependency",
-          "token tokens jwt bearer", "expired revoked invalid rejected",
-          unless="unexpected syntax syntaxerror parse parsing json lexer"),
-    # a dependency answering forbidden to the token or access list presented (`Unexpected response code: 403
-    # (ACL not found)`)
-    _idea("upstream_auth_failure", "credentials rejected by a dependency",
-          "acl token tokens apikey", "401 403 forbidden unauthorized"),
-    # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
-    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
-          "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
-    # ... a request throttled and refused (`Throttling.User ... Request was denied due to user flow control`), or
-    # a request rate said too high (`Request rate is large`)
-    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
-          "throttled throttling throttle", "denied rejected refused exceeded request requests"),
-    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
-          "request requests", "rate", "large exceeded"),
-    # ... or a quota of calls used up (`Quota exceeded for quota metric 'Read requests'`); not a quota of pods, of a
-    # topic's backlog or of a disk (EDQUOT): what the quota counts decides
-    _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
-          "quota quotas", "exceeded exhausted", "request requests call calls rpm qps"),
-    # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
-    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "429",
-          "error status code http response returned received got answered failed"),
-    _idea("connection_refused", "a connection refused",
-          "refused refusing", "connection connections connect connecting"),
-    # a payload its reader cannot decode: the verb of reading a format and what was read
-    _idea("serialization_error", "a payload that cannot be decoded",
-          "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
-          "parse parsing",
-          # ... or what the reader expected of it (`parsing Number failed, expected Number, but encountered String`)
-          "body json payload response content value xml record message bytes expected encountered field struct type"),
-    # ... or a reader's type expected and another found (`Expected a string but was NULL at path $.sku`,
-    # `Expected BEGIN_OBJECT but was STRING`)
-    _idea("serialization_error", "a payload that cannot be decoded",
-          "expected", "but", "was got found encountered",
-          "string number object array boolean int integer long double token begin path"),
-    # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
-    _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
-          unless="setting settings config configuration option options env environment"),
-    # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
-    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
-          "overflow overflowed exhausted exhaustion rejected full insufficient",
-          "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
-    # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
-    # MaxRequestWorkers`): its callers' timeouts are what it causes
-    _idea("resource_exhaustion", "a server's worker or process limit reached",
-          # ... or a scheduler's task capacity (`scheduler queue capacity reached, 5000 tasks waiting`)
-          # (not a call's retries used up, nor a task's memory limit: out_of_memory's idea reads that)
-          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
-          unless="retries retry attempts attempt memory heap ram"),
-    _idea("disk_full", "a device or volume with no space left", "space", "left device disk volume storage"),
-    _idea("disk_full", "a device or volume with no space left", "disk volume filesystem partition", "full"),
-    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
-    # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
-    _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
-          "size bytes vector heap gb mb kb"),
-    # C++'s failed allocation (`std::bad_alloc`), or a memory limit exceeded (`Container killed ... for exceeding
-    # memory limits`, `Memory limit exceeded`)
-    _idea("out_of_memory", "memory exhausted", "alloc", "bad"),
-    _idea("out_of_memory", "memory exhausted", "memory", "exceeding exceeded exceeds exceed", "limit limits"),
-    # after memory's: space not enough for a write (`Cannot reserve 1.00 MiB, not enough space`)
-    _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no",
-          unless="buffer buffers memory heap ram"),
-    _idea("queue_backlog", "consumers lagging behind their queue",
-          "lag lagging backlog", "consumer consumers queue topic partition messages"),
-    # ... or said not to drain what is sent to it (`dropped 4000 messages: the receiver is not draining`)
-    _idea("queue_backlog", "consumers lagging behind their queue",
-          "draining", "not stalled stopped", unless="node nodes pod pods"),  # not a cluster's node drain
-    # ... or its consumers said unable to keep up with it (`workers cannot keep up`)
-    _idea("queue_backlog", "consumers lagging behind their queue", "keep keeping", "up", "not cannot unable"),
-    # a setting the code needs and cannot find: the configuration's word and its absence
-    _idea("config_missing", "a required setting not found",
-          "configuration config property placeholder variable",
-          # "unable", "missing", or the remedy that says so: "by adding 'x.y.url' to your configuration"
-          "missing required unable unresolved undefined unset absent add adding find found"),
-    # a setting named and said not given (`The conn_id `x` isn't defined`, `No server certificate was specified`,
-    # `Certificate path not configured`); a script's `name 'x' is not defined` names a variable of code, not a setting
-    _idea("config_missing", "a required setting not found",
-          "conn setting settings option options parameter env environment certificate cert path",
-          "specified configured defined", "not no isn never", unless="referenceerror nameerror"),
-    # an environment variable said not set (`environment variable DATABASE_URL is not set`)
-    _idea("config_missing", "a required setting not found",
-          "env environment variable variables", "set", "not isn never"),
-    # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
-    # words: `MissingSigningKeyError`)
-    _idea("config_missing", "a required key or secret not set",
-          "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
-    # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
-    # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
-    _idea("dependency_mismatch", "versions that do not fit together",
-          # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
-          "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
-          "satisfies solving"),
-    # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
-    _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
-          "conflict conflicting conflicts tree peer"),
-    # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
-    # a certificate's or a setting's validation is read by the ideas above)
-    _idea("data_integrity", "a record breaking its validation or a constraint",
-          "validation constraint constraints duplicate",
-          "failed fails violated violates violation required invalid key entry"),
-    # a member, method or index of a null read (`Null check operator used on a null value`, `attempt to index a
-    # nil value`, `Unexpectedly found nil while unwrapping`): after the constraint's idea, so a not-null
-    # constraint's `null value in column` stays data
-    _idea("null_reference", "a null read as an object",
-          "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
-          "properties attribute member unwrap unwrapping"),
-    # ... or an undefined value's (Perl's `Can't call method "x" on an undefined value`; not PHP's
-    # `Call to undefined method`, which names no value)
-    _idea("null_reference", "a null read as an object",
-          "undefined", "value object", "method property properties index"),
-)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORDS = re.compile(r"[a-z0-9]+")
 _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:/[\w.{}:-]+){2,}")
@@ -263,21 +35,25 @@ _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:
 _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 
 
-# a verb said in two words is one idea (`Could not check out a connection`)
-_PHRASAL = re.compile(r"\bcheck(?:ed|ing)?[ -]out\b", re.I)
+# a verb said in two words is one idea (`Could not check out a connection`, Erlang's `** (EXIT) time out`)
+_PHRASAL = re.compile(r"\b(?:check(?:ed|ing)?|(time))[ -]out\b", re.I)
+
+
+def _joined(text: str) -> str:
+    return _PHRASAL.sub(lambda m: "timeout" if m.group(1) else "checkout", text)
 
 
 @functools.lru_cache(maxsize=2048)
 def words_of(text: str) -> frozenset[str]:
     """The normalised words of a text: CamelCase and snake_case split, lowered."""
-    return frozenset(_WORDS.findall(_CAMEL.sub(" ", _PHRASAL.sub("checkout", text[:_CHARS])).lower()))
+    return frozenset(_WORDS.findall(_CAMEL.sub(" ", _joined(text[:_CHARS])).lower()))
 
 
 @functools.lru_cache(maxsize=2048)
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    text = _PHRASAL.sub("checkout", text[:_CHARS])
+    text = _joined(text[:_CHARS])
     return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text))).lower()))
 
 

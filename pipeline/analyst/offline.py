@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
-                              requested, specifics, subject, technology)
+                              requested, specifics, subject, technology, versions)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -641,7 +641,9 @@ def _specifics(state: IncidentState, doc: Doc | None, category: str | None = Non
     errors = specifics.statements(state.evidence, telling=telling)
     ids = {e.event_id for e in state.evidence}
     window = [e for e in state.log_window if e.event_id not in ids]
-    return errors, specifics.extract([*state.evidence, *window], errors)
+    named = specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED)
+    # versions that do not fit together: the versions the events name, what was built and what runs
+    return errors, named + versions.named(state.evidence) if category == "dependency_mismatch" else named
 
 
 def _merged(found: list[Finding], errors: list[Finding], named: list[Finding]) -> list[Finding]:

@@ -39,6 +39,8 @@ _FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:
                     r"[\w.]+\((?:0x[0-9a-f]+|\{)|"
                     r"goroutine \d+|Traceback \(most recent call last\)|\^+\s*$|#\s*$|[-=*#~]{3,}\s*$)")
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
+# a cause chain's inner link, Java's `Caused by:` or .NET's `--->`, and the line after it
+_INNER = re.compile(r"^[ \t]*(?:Caused by:|---> )[ \t]*(?P<what>[^\n]{4,300})(?:(?=\n(?P<more>[ \t]+\S[^\n]*)))?", re.M)
 FRAME, CAUSED_BY = _FRAME, _CAUSED_BY  # read by pipeline/analyst/ideas.py too
 # an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
 # before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
@@ -83,10 +85,13 @@ _HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*")
 _EXPIRY_WORDS = ("after", "expir", "notafter", "valid")
 _PEER_WORDS = ("to ", "connecting to ", "host ")
 _GRPC_HINT = re.compile(r"/[A-Z]")
-_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]")
+_SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]|\bulimit\b")
+# a process's own limits as the shell sets them (`ulimit -n 1024`: open files): a flag of a bound
+_ULIMIT = re.compile(r"\bulimit\s+-[a-zA-Z]\s+(?:\d+|unlimited)\b")
 _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
-_SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?[a-z][\w-]*(?:size|memory|limit|timeout|max)"
-                      r"[\w-]*=\S+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
+# (a flag that is its bound's own word, `--timeout=60`, is one too; its value ends before a bracket closing round it)
+_SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?(?:[a-z][\w-]*)?(?:size|memory|limit|timeout|max)"
+                      r"[\w-]*=[^\s)\],;]+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
                       r"(?![\w.])")
 # a connection string's `Key Name=value;` (ADO.NET's `Maximum Pool Size=50;Connect Timeout=15`): words with blanks
 _SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){1,3})=(?P<n>\d+(?:\.\d+)?))"
@@ -258,30 +263,60 @@ _RAN = re.compile(r"^[#\s]*(?:SQL|STATEMENT|QUERY|CONTEXT:\s+SQL statement)\s*:?
                   r"MERGE|WITH|CALL)\b[^\n\"]{4,160})", re.M | re.I)
 
 
+# ... or puts in brackets after its error (`... try restarting transaction" at X.php line 56 (UPDATE stock SET ...)`,
+# Laravel's `(SQL: insert into ...)`): a statement's own shape, its keyword and the clause it needs
+_RAN_INLINE = re.compile(r"\((?:SQL:\s*)?(?P<v>(?:UPDATE\s+\S+\s+SET|INSERT\s+INTO|DELETE\s+FROM|SELECT\s[^()\n]{1,120}?\sFROM)"
+                         r"\s)", re.I)
+
+
 def _statement_run(events: list[LogEvent]) -> Finding | None:
     """The first SQL statement a problem event's text labels as the one it ran, as a finding."""
     for event in events:
         for field, text in _texts(event):
             if "\n" in text and (m := _RAN.search(text[:8_000])):
-                value = m.group("v").rstrip()
-                return Finding(kind="error", value=value, event_ids=[event.event_id],
-                               spans=[Span(event_id=event.event_id, field=field, start=m.start("v"),
-                                           end=m.start("v") + len(value))])
+                value, start = m.group("v").rstrip(), m.start("v")
+            elif "(" in text and (m := _RAN_INLINE.search(text[:8_000])):
+                start = m.start("v")
+                value = _bracketed(text, start)
+            else:
+                continue
+            return Finding(kind="error", value=value, event_ids=[event.event_id],
+                           spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
     return None
 
 
+def _bracketed(text: str, start: int) -> str:
+    """The text from `start` to the bracket that closes the one before it (a statement's own brackets kept), at most
+    200 characters."""
+    depth = 0
+    for n, char in enumerate(text[start:start + 200]):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            if depth == 0:
+                return text[start:start + n].rstrip()
+            depth -= 1
+    return text[start:start + 200].rstrip()
+
+
 def _deepest(events: list[LogEvent]) -> Finding | None:
-    """The innermost `Caused by:` of the first trace that has one, as a finding."""
+    """The innermost `Caused by:` (or .NET's inner exception, `--->`) of the first trace that has one, as a
+    finding, with the line that continues its message (`   RemoteCertificateChainErrors for CN=…`), a frame
+    or another cause aside."""
     for event in events:
         for field, text in _texts(event):
-            if "Caused by:" not in text:
+            if "Caused by:" not in text and "---> " not in text:
                 continue  # most texts have no cause chain: no regex pass over them
-            lines = [m for m in re.finditer(r"^[ \t]*Caused by:[ \t]*(?P<what>[^\n]{4,300})", text[-16_000:], re.M)]
+            lines = [m for m in _INNER.finditer(text[-16_000:])]
             if lines:
                 match = lines[-1]
                 shift = max(0, len(text) - 16_000)
                 value = match.group("what").strip()
                 start = shift + match.start("what")
+                more = match.group("more")
+                if more and not _FRAME.match(more) and not _INNER.match(more) and not more.lstrip().startswith("---") \
+                        and len(value) + len(more) < 300:
+                    value = text[start:shift + match.start("more") + len(more.rstrip())]
                 return Finding(kind="error", value=value, event_ids=[event.event_id],
                                spans=[Span(event_id=event.event_id, field=field, start=start, end=start + len(value))])
     return None
@@ -290,6 +325,8 @@ def _deepest(events: list[LogEvent]) -> Finding | None:
 def _words(text: str) -> set[str]:
     # a plural is its singular: `max_connections=8` is the setting of "an open connection"
     words = set(_WORD.findall(_CAMEL.sub(" ", text).replace("_", " ").replace("-", " ").lower())) - _STOP
+    if "timed" in words:
+        words.add("timeout")  # a call that timed out speaks of its timeout
     return {_singular(w) for w in words}
 
 
@@ -303,9 +340,15 @@ def _singular(word: str) -> str:
     return word
 
 
-def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
+# the causes that are a bounded resource run out: any setting whose name says it bounds something is the limit
+# they reached (`maxTotal=20` before a pool's borrow timed out), and a count at its maximum says it was reached
+BOUNDED = frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog", "out_of_memory", "disk_full"})
+
+
+def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = False) -> list[Finding]:
     """The specifics besides the error statements (module docstring), at most a few per kind, those
-    the problem events name first."""
+    the problem events name first; with `bounded` (the cause is a resource run out, BOUNDED) every bound
+    named and the counts at their maximum too."""
     said = " ".join(f.value for f in errors)
     said_words = _words(said)
     problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
@@ -339,9 +382,15 @@ def extract(events: list[LogEvent], errors: list[Finding]) -> list[Finding]:
                 # (`connecting to ('10.8.0.21', 5672)` before `error=111 (Connection refused)`)
                 for value, start in _peers_announced(text[:2_000]):
                     add("address", value, event, field, start)
+            if bounded:
+                for m in AT_MAX.finditer(text[:2_000]):
+                    if m.group(1) and m.group(1) == m.group(2) and float(re.match(r"[\d.]+", m.group(1)).group()) > 0:  # type: ignore[union-attr]
+                        add("setting", m.group(), event, field, m.start())
+                        rank[m.group()] = 5  # the count at its maximum: what the problem lines point at
             for value, start, flag, name, number in _settings_in(text[:8_000]):
                 reached = bool(name and number and _BOUND.search(name) and number.split()[0] in at_max)
-                if reached or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
+                # (a bound of a resource run out is named, ranked by its words like any other)
+                if reached or bounded and _BOUND.search(name or flag or "") or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
                     named = _words(name or flag or "")
                     said_value = bool(number) and re.sub(r"\s?[a-zA-Z%]+$", "", number or "") in problem_values
@@ -405,7 +454,8 @@ _ANNOUNCED = re.compile(r"\b(?:connecting|connect|connection|dialing|dial|openin
                        r"(?:at\s+)?[\[(<]?\s*['\"]?(?P<host>[A-Za-z0-9][\w.-]*)['\"]?(?::|\s*,\s*|\s+port\s+)"
                        r"(?P<port>\d{2,5})\b", re.I)
 # ... or names it by its URL (`connecting ldaps://dc02.corp.example:636 as ...`): the scheme says how it is reached
-_ANNOUNCED_URL = re.compile(r"\b(?:connecting|connect|dialing|dial|opening)\s+(?:to\s+)?"
+# (or says it goes through it: `upload ... via http://minio-0.storage.internal:9000`)
+_ANNOUNCED_URL = re.compile(r"\b(?:(?:connecting|connect|dialing|dial|opening)\s+(?:to\s+)?|via\s+)"
                            r"(?P<url>[a-z][\w+.-]*://[A-Za-z0-9][\w.-]*:\d{2,5})(?![\w.:])", re.I)
 _SOCKET_TUPLE = re.compile(r"\(\s*'(?P<host>[\w.:-]+)'\s*,\s*(?P<port>\d{2,5})\s*\)")
 
@@ -431,8 +481,9 @@ def _settings_in(text: str) -> tuple[tuple[str, int, str | None, str | None, str
         return ()
     spaced = tuple((m.group("v"), m.start("v"), None, m.group("name").replace(" ", "_"), m.group("n"))
                    for m in _SPACED_SETTING.finditer(text)) if ";" in text else ()
+    limits = tuple((m.group(), m.start(), m.group(), None, None) for m in _ULIMIT.finditer(text)) if "ulimit" in text else ()
     return tuple((m.group("v"), m.start("v"), m.group("flag"), m.group("name"), m.group("n"))
-                 for m in _SETTING.finditer(text)) + spaced
+                 for m in _SETTING.finditer(text)) + spaced + limits
 
 
 def _relevant_setting(flag: str | None, name: str | None, number: str | None, said_words: set[str],
@@ -476,7 +527,7 @@ def _is_caused_by(finding: Finding, events: list[LogEvent]) -> bool:
     if event is None:
         return False
     text = dict(_texts(event)).get(span.field, "")
-    return bool(re.search(r"Caused by:[ \t]*$", text[:span.start]))
+    return bool(re.search(r"(?:Caused by:|---> )[ \t]*$", text[:span.start]))
 
 
 def summary(findings: list[Finding]) -> str | None:
