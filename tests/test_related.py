@@ -181,6 +181,33 @@ def test_the_same_error_from_another_service_comes_before_the_services_other_err
     engine.records.close()
 
 
+def test_an_incident_whose_analysis_names_another_cause_is_not_near(data_dir, tmp_path, monkeypatch):
+    """The demo's inventory service: its DNS failure shares the deadlock's driver, wrapper class and request
+    framing (`sqlalchemy.exc.OperationalError: (psycopg2...)`, `POST /v1/...`), not its cause: the analyses
+    name a deadlock and a name that does not resolve, so the DNS failure is not offered as near the deadlock
+    (a walkthrough found it listed second, at 0.35). Incidents without a named cause are still compared by words."""
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    lines = [line for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines()
+             if '"level":"ERROR"' in line and ('"service":"inventory-service"' in line or '"service":"inventory-db"' in line)]
+    (tmp_path / "inventory.jsonl").write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tmp_path / "inventory.jsonl")
+    rows = engine.records.incidents()
+    deadlock = next(r for r in rows if r["service"] == "inventory-service"
+                    and "DeadlockDetected" in engine.records.events_of(r["incident_id"], limit=1)[0].message)
+    assert deadlock["category"] == "db_deadlock"
+    assert any(r["category"] == "dns_resolution" for r in rows)  # the service's other error, named
+    from pipeline.services import related_of
+
+    related = related_of(ReviewService(engine))
+    related.catch_up(batches=None)
+    nearest = related.related(deadlock["incident_id"])["nearest"]
+    assert nearest, "the database's own deadlock is near"
+    assert {r["category"] for r in nearest} <= {"db_deadlock", "unknown", None}, \
+        [(r["category"], r["title"], r["similarity"]) for r in nearest]
+    engine.records.close()
+
+
 def test_an_error_of_another_http_status_or_errno_is_not_near_however_alike_its_words():
     """Issue 38.2: a partner's 429 and a 502 are told in the same axios words ("Request failed with
     status code ..."), but they are different errors: the 502 is left out of the nearest, the 429 of

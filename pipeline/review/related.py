@@ -85,7 +85,9 @@ class RelatedIncidents:
     def related(self, incident_id: str, *, limit: int = 10, before: str | None = None,
                 nearest: int = 5) -> dict[str, Any]:
         """`same_fingerprint` (a page, newest first; `next` is the cursor of the next page) and
-        `nearest` by evidence, each row with status, category and the decision."""
+        `nearest` by evidence, each row with status, category and the decision. Of the nearest, one
+        whose analysis names another cause than this incident's (both named, neither `unknown`) is
+        another error, however alike the words its service tells its errors in: left out."""
         row = self.records.incident_fields(incident_id, "fingerprint")
         cursor = _cursor(self.records, before) if before else None
         ids = related_sql.same_fingerprint(self.records, row["fingerprint"], exclude=incident_id,
@@ -101,11 +103,18 @@ class RelatedIncidents:
             pool = self.index.nearest(text, k=max(MIN_CANDIDATES, nearest * CANDIDATES_PER_SHOWN), exclude=incident_id)
             ranked = rank_by_error_words(text, [(i, self.text_of(i)) for i, _ in pool],
                                          siblings=self.siblings(incident_id))
-            for other, similarity in ranked[:nearest]:
+            mine = _named(self.records.incident_fields(incident_id, "category")["category"])
+            for other, similarity in ranked:
+                if len(out["nearest"]) >= nearest:
+                    break
                 try:
-                    out["nearest"].append({**decided_row(self.records.incident(other)), "similarity": similarity})
+                    near = decided_row(self.records.incident(other))
                 except IncidentNotFound:  # gone since it was indexed
                     continue
+                theirs = _named(near["category"])
+                if mine and theirs and theirs != mine:
+                    continue  # the analyses name two causes (a deadlock, a DNS failure): another error
+                out["nearest"].append({**near, "similarity": similarity})
         return out
 
     def siblings(self, incident_id: str) -> dict[str, set[str]]:
@@ -212,6 +221,11 @@ def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
         if score >= MIN_NEAR:
             ranked.append((incident_id, round(score, 3)))
     return sorted(ranked, key=lambda pair: -pair[1])
+
+
+def _named(category: str | None) -> str | None:
+    """A cause an analysis names (a category, set by the analyst or a reviewer), or None for none known."""
+    return category if category and category != "unknown" else None
 
 
 def _cursor(records: Records, incident_id: str) -> tuple[str, str]:
