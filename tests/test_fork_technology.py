@@ -41,3 +41,33 @@ def test_a_line_of_axios_error_and_no_trace_shows_node():
            "exception": "AxiosError", "path": "/v1/points/award", "http_status": 502}
     event = _event(0, "loyalty-service", message=json.dumps(raw), exception="AxiosError")
     assert "node" in technology.shown_by([event])
+
+
+def test_a_java_services_fork_to_a_timeout_gets_the_java_doc_though_a_go_dependency_says_it_too(kb):
+    java = _event(0, "checkout-api", exception="org.springframework.web.client.ResourceAccessException",
+                  message='I/O error on POST request for "http://payments-gateway:8080/v1/payments": Read timed out',
+                  stack="Caused by: java.net.SocketTimeoutException: Read timed out\n\tat java.base/java.net.Socket"
+                        "InputStream.read(SocketInputStream.java:168)")
+    pool = _event(1, "checkout-api", exception="java.sql.SQLTransientConnectionException",
+                  message="HikariPool-1 - Connection is not available, request timed out after 30000ms.")
+    go = _event(2, "payments-gateway", message='psp authorize: Post "https://psp.example/v1/auth": context deadline '
+                                               "exceeded (Client.Timeout exceeded while awaiting headers)")
+    retrieved = [ErrorDoc(doc_id=d, title=d, category=kb.by_id[d].category, score=s)
+                 for d, s in (("java-hikari-pool-exhausted", 0.43), ("go-http-client-timeout", 0.45),
+                              ("java-socket-read-timeout", 0.55))]
+    state = IncidentState(incident_id="INC-t", service="checkout-api", evidence=[java, pool, go],
+                          similar_docs=retrieved)
+    forked = _forked(kb, state, "upstream_timeout")
+    assert cause_doc(kb, forked).doc_id == "java-socket-read-timeout"
+    steps = " ".join(OfflineAnalyst(kb).recommend(forked).steps)
+    assert not any(word in steps for word in GO_ADVICE), steps
+
+
+def test_a_fork_to_a_category_with_no_doc_for_the_runtime_says_its_advice_is_by_analogy(kb):
+    ruby = _event(0, "orders-rb", message="Net::ReadTimeout with #<TCPSocket:(closed)>",
+                  stack="/app/lib/pricing_client.rb:42:in `fetch'")
+    assert "ruby" in technology.shown_by([ruby])  # and no upstream_timeout doc is written for Ruby
+    forked = _forked(kb, IncidentState(incident_id="INC-t", service="orders-rb", evidence=[ruby]), "upstream_timeout")
+    rec = OfflineAnalyst(kb).recommend(forked)
+    assert rec.steps[0].startswith("By analogy: the evidence shows ruby") and rec.action.startswith("By analogy")
+    assert not any(word in " ".join(rec.steps) for word in GO_ADVICE)
