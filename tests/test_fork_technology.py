@@ -71,3 +71,14 @@ def test_a_fork_to_a_category_with_no_doc_for_the_runtime_says_its_advice_is_by_
     rec = OfflineAnalyst(kb).recommend(forked)
     assert rec.steps[0].startswith("By analogy: the evidence shows ruby") and rec.action.startswith("By analogy")
     assert not any(word in " ".join(rec.steps) for word in GO_ADVICE)
+
+
+def test_a_step_quotes_a_json_line_by_its_words():
+    line = json.dumps({"_time": "2026-11-28T08:21:17.250Z", "service": "loyalty-service", "level": "ERROR",
+                       "exception": "AxiosError", "path": "/v1/points/award", "http_status": 502})
+    event = _event(0, "loyalty-service", message=line, exception="AxiosError")
+    errors = specifics.statements([event])
+    assert errors and errors[0].value.startswith('{"')  # the finding is the event's own text (its span)
+    step = specifics.summary(errors)
+    assert '{"' not in step and "path=/v1/points/award http_status=502" in step
+    assert '{"' not in specifics.sentence(errors, [], [event])
