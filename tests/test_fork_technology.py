@@ -82,3 +82,24 @@ def test_a_step_quotes_a_json_line_by_its_words():
     step = specifics.summary(errors)
     assert '{"' not in step and "path=/v1/points/award http_status=502" in step
     assert '{"' not in specifics.sentence(errors, [], [event])
+
+
+def test_a_fork_to_another_category_has_a_root_cause_of_that_category_set_by_the_reviewer(paused_engine):
+    service = ReviewService(paused_engine)
+    inc = by_category(paused_engine, "db_pool_exhausted")
+    before = state_of(paused_engine, inc)
+    after_rca = next(h for h in service.history(inc, limit=200) if h["writes_by"] == ["rca"])["checkpoint_id"]
+    service.fork(inc, checkpoint_id=after_rca, reviewer="ann", edits={"rca.category": "upstream_timeout"})
+    rca = state_of(paused_engine, inc).rca
+    kb = paused_engine.kb
+    assert rca.category == "upstream_timeout" and rca.root_cause.startswith("Set by reviewer ann to upstream_timeout")
+    # the old category's paragraph is gone; the doc the analysis rests on (the ✓) is the new category's
+    old_why = kb.by_id[before.rca.doc_ids[0]].root_cause.split(".")[0]
+    assert old_why not in rca.root_cause
+    assert rca.doc_ids and kb.by_id[rca.doc_ids[0]].category == "upstream_timeout"
+    assert any("as set by reviewer ann" in n for n in rca.notes)
+    # still the reviewer's doing: the fork's audit entry and its update checkpoint name what they set
+    fork = next(a for a in paused_engine.records.audit(inc) if a["action"] == "fork")
+    assert fork["reviewer"] == "ann" and fork["after"]["edited"] == ["rca.category"]
+    made = next(h for h in service.history(inc, limit=200) if h["source"] == "update")
+    assert made["human_action"] == "fork"
