@@ -170,7 +170,7 @@ def check_consistent(kb, before: IncidentState, after: IncidentState, text: str)
         steps = [s for s in rec.steps if not s.startswith(("Reviewer request", "Runbook", "Restore", "Add an alert",
                                                              "Check the renewal", "If the use grows", "Confirm",
                                                              "Record the incident", "Check what the evidence",
-                                                             "Start from what the events name"))]
+                                                             "Start from what the events name", "By analogy"))]
         # the recommendation is the adopted doc's own (or the operational runbook)
         assert all(s in doc.remediation for s in steps), (text, rca.category, doc.doc_id, steps)
     if fix_eligible(after, THRESHOLD, kb):

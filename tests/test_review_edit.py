@@ -145,7 +145,10 @@ def test_an_edit_of_the_category_re_runs_recommend_and_propose_fix_from_it(pause
     # the recommendation is the deadlock one now, not the pool one the analysis first led to
     assert doc["recommendation"]["action"] != before["recommendation"]["action"]
     assert "DEADLOCK" in doc["recommendation"]["action"]
-    assert doc["proposal"]["hash"] != before["proposal"]["hash"]
+    # the analysis agrees with the category ann set: no event shows a deadlock, so it is said so, capped and
+    # never a fix (set as a request naming it sets it), not the pool's cause and proposal under a new name
+    assert doc["rca"]["root_cause"].startswith("Set by reviewer ann to db_deadlock; no event of this incident shows it")
+    assert doc["proposal"] is None and before["proposal"] is not None
 
 
 def test_edit_and_approve_of_the_category_approves_what_the_edit_re_derived(paused_engine):
@@ -159,9 +162,10 @@ def test_edit_and_approve_of_the_category_approves_what_the_edit_re_derived(paus
     assert approval["after"]["edited"] == ["rca.category"]
     assert approval["after"]["reran"] == ["recommend", "propose_fix"]
     recorded = paused_engine.records.fixes(inc)
-    # what is recorded is the proposal derived from the edited analysis, and the decision names it
+    # what is recorded is what the edited analysis derived, and the decision names it: no event shows a
+    # deadlock, so the category ann set proposes no fix (the pool's proposal is not approved under its name)
     assert doc["decision"]["proposal_hash"] == approval["after"]["proposal_hash"] != seen["proposal"]["hash"]
-    assert [f["proposal"]["hash"] for f in recorded] == [doc["decision"]["proposal_hash"]]
+    assert doc["decision"]["proposal_hash"] is None and doc["proposal"] is None and recorded == []
 
 
 def test_edit_and_approve_of_the_recommendation_keeps_it_as_edited(paused_engine):

@@ -22,7 +22,7 @@ from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.requested import requested_steps
 from pipeline.knowledge.index import Doc, KnowledgeBase
-from pipeline.analyst.cause_doc import cause_doc
+from pipeline.analyst.cause_doc import cause_doc, doc_for
 from pipeline.knowledge.retrieval import event_text, evidence_text, signature_matches
 from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, service_or_writer
 
@@ -339,35 +339,51 @@ class OfflineAnalyst:
                    doc_ids=[doc.doc_id] if doc else [], analyst=self.name, findings=found, quotes=quoted,
                    notes=notes, supported=supported, warning=warning)
 
+    def set_by_reviewer(self, state: IncidentState, category: str, reviewer: str) -> RCA:
+        """The analysis of a category a reviewer set (an edit, a fork), as a request naming it sets it
+        (`_requested`), credited to them: the root cause says who set it, then what the events say and
+        the new category's doc (cause_doc.doc_for), never the old category's paragraph."""
+        found = findings.extract(state.evidence)
+        if category == "unknown":
+            rca = self._unknown(state, found)
+            return rca.model_copy(update={
+                "root_cause": f"Set by reviewer {reviewer} to unknown. {rca.root_cause}",
+                "notes": [f"category unknown as set by reviewer {reviewer}", *rca.notes]})
+        shown = technology.shown_by(state.evidence)
+        text = evidence_text(state.evidence)
+        supports = self._with_worded(state, category_support(self.kb, text, shown=shown), shown)
+        return self._requested(state, category, supports, found, Reading(), answers.Verdict(), text, by=reviewer)
+
     def _requested(self, state: IncidentState, category: str, supports: list[Support], found,
-                   reading: Reading, verdict: answers.Verdict, text: str) -> RCA:
-        """The category a request names by its id (`disk_full`), set as an edit would set it: with its
-        own support when the evidence has it; otherwise capped low, not supported (never a fix), the
-        root cause saying that no event shows it and what the events say instead."""
+                   reading: Reading, verdict: answers.Verdict, text: str, *, by: str | None = None) -> RCA:
+        """The category a request names by its id (`disk_full`), or a reviewer `by` set (an edit), set
+        with its own support when the evidence has it, resting on its doc for the incident's technology
+        (cause_doc.doc_for); otherwise capped low, not supported (never a fix), the root cause saying
+        that no event shows it and what the events say instead."""
         own = next((s for s in supports if s.category == category), None)
+        doc = doc_for(self.kb, state, category)
+        how = f"as set by reviewer {by}" if by else "as a reviewer asked"
         if own is not None:
             others = [s for s in supports if s.category != category]
             confidence = calibrated_confidence(own.score, others[0].score if others else 0.0,
                                                coverage=self._coverage(state, own))
             if own.worded:
                 confidence = min(confidence, ideas.IDEA_CONFIDENCE)
-            note = f"category {category} as a reviewer asked; its doc {own.doc.doc_id} is supported by the evidence"
-            return self._rca(state, category=category, doc=own.doc, confidence=confidence, found=found,
-                             notes=[note], reading=reading, verdict=verdict, text=text)
-        shown = technology.shown_by(state.evidence)
-        docs = [self.kb.by_id[d.doc_id] for d in state.similar_docs if d.category == category and d.doc_id in self.kb.by_id]
-        docs = list({d.doc_id: d for d in [*docs, *(d for d in self.kb.docs if d.category == category)]}.values())
-        docs = [d for d in docs if technology.doc_fits(d.systems, shown)] or docs
+            note = f"category {category} {how}; its doc {(doc or own.doc).doc_id} is supported by the evidence"
+            rca = self._rca(state, category=category, doc=doc or own.doc, confidence=confidence, found=found,
+                            notes=[note], reading=reading, verdict=verdict, text=text)
+            return rca.model_copy(update={"root_cause": f"Set by reviewer {by} to {category}. {rca.root_cause}"}) \
+                if by else rca
         top = supports[0] if supports else None
         says = answers.resting_on(state.evidence, top)
         against = (f"the evidence supports {top.category} instead ({top.doc.doc_id}: {'; '.join(top.matched[:2])})"
                    if top else "no curated signature is in the evidence")
-        note = (f"category {category} as a reviewer asked; no signature of its docs is in the evidence ({against}), "
+        note = (f"category {category} {how}; no signature of its docs is in the evidence ({against}), "
                 f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")
         warning = f"set by a reviewer: no event of this incident shows {category}"
-        lead = (f"Set by a reviewer to {category}; no event of this incident shows it (none of its docs' signatures, "
-                f"none of the ideas of its cause): the events say {answers.quoted(says)}.")
-        return self._rca(state, category=category, doc=docs[0] if docs else None,
+        lead = (f"Set by {f'reviewer {by}' if by else 'a reviewer'} to {category}; no event of this incident shows it "
+                f"(none of its docs' signatures, none of the ideas of its cause): the events say {answers.quoted(says)}.")
+        return self._rca(state, category=category, doc=doc,
                          confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading,
                          verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
 
@@ -422,6 +438,12 @@ class OfflineAnalyst:
                 action = f"{cause} {steps[0]}" if cause else steps[0]
             where = specifics.summary(rca.findings) if rca else None
             steps = steps + [where] if where else steps
+            # no doc of the category is written for the evidence's technology (cause_doc.doc_for): the advice
+            # is another stack's, said so first, never silently (CONTRACT §3, by analogy)
+            if (analogy := by_analogy(state.evidence, doc)) is not None:
+                steps = [f"{analogy} Its steps are that stack's: apply what they mean with this service's own "
+                         f"client and settings.", *steps]
+                action = f"By analogy with doc {doc.doc_id} (written for {', '.join(doc.systems)}): {action}"
         revision = state.revisions + (1 if feedback else 0)
         requests = [*state.feedback] if feedback is None or feedback in state.feedback else [*state.feedback, feedback]
         if feedback:

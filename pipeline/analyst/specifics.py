@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 
 from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint
+from pipeline.ingest.readable import readable_line
 from pipeline.state import Finding, FindingKind, LogEvent, Span, source_of
 
 STATEMENT_CHARS = 300  # of one quoted statement: enough for an exception and its message
@@ -511,9 +512,9 @@ def sentence(errors: list[Finding], others: list[Finding], events: list[LogEvent
     for finding in errors:
         deepest = finding.spans and _is_caused_by(finding, events)
         if deepest:
-            parts.append(f"The deepest cause in the trace: `{finding.value}`.")
+            parts.append(f"The deepest cause in the trace: `{readable_line(finding.value)}`.")
         else:
-            parts.append(f"The events say: `{' '.join(finding.value.split())}` "
+            parts.append(f"The events say: `{' '.join(readable_line(finding.value).split())}` "
                          f"(in {len(finding.event_ids)} of {total} events).")
     named = [f"{f.kind} `{f.value}`" for f in others]
     if named:
@@ -534,7 +535,8 @@ def summary(findings: list[Finding]) -> str | None:
     """One recommendation step naming where to look first, from the ranked specifics."""
     wanted = ("address", "endpoint", "queue", "setting", "expiry", "subject", "path")
     named = [f"{f.kind} `{f.value}`" for kind in wanted for f in findings if f.kind == kind][:4]
-    errors = [f.value for f in findings if f.kind == "error"][:1]
+    # a line that is a JSON object's text is quoted by its words (pipeline/ingest/readable.py)
+    errors = [readable_line(f.value) for f in findings if f.kind == "error"][:1]
     if not named and not errors:
         return None
     return ("Start from what the events name: " + ", ".join(named)

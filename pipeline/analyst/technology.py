@@ -75,6 +75,9 @@ _CUES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((tech, re.compile(pattern
     # promise rejection", its warning's text and the handler's usual log line) and JavaScript's default
     # string of an object, `[object Object]` (a rejection logged with its reason concatenated)
     ("node", r"(?i)\bunhandled promise rejection\b|\[object (?:Object|Promise|Error)\]"),
+    # the error classes only JavaScript libraries raise: axios' `AxiosError` (a line logged with its class
+    # and no trace or message names no other cue), the Node MongoDB driver's, Sequelize's, Prisma's
+    ("node", r"\b(?:AxiosError|Mongo(?:Server|Network)Error|Sequelize[A-Z]\w*Error|PrismaClient[A-Z]\w*Error)\b"),
     ("dotnet", r"\bSystem\.[A-Z]\w+(?:\.[A-Z]\w+)*Exception\b|\.cs:line \d+"),
     ("ruby", r"\.rb:\d+:in\b|\b(?:ActiveRecord|Sequel)::"),
     # Elixir's raised form `** (DBConnection.ConnectionError) ...`, its pids `#PID<0.2231.0>`, .ex/.exs frames

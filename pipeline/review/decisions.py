@@ -163,7 +163,7 @@ class Decisions(Claims):
             if edits:
                 # the State tab's and a fork's rule: an edit of the analysis re-runs what depends on it
                 effect = history.edit_effect(edits, history.Flow.of(self.engine))
-                values = edited_values(state, edits)
+                values = edited_values(state, edits, kb=self.engine.kb, reviewer=reviewer.id)
                 interrupt_id, change_id = self._write_edit(incident_id, state, values, as_node=effect["as_node"],
                                                            reviewer=reviewer.id, fields=edits)
                 after_values = {"edited": list(edits), "change_id": change_id, "reran": effect["reruns"]}
@@ -221,7 +221,7 @@ class Decisions(Claims):
         try:
             snap = self._paused_snapshot(incident_id, claim.expected)
             state = IncidentState.model_validate(snap.values)
-            values = edited_values(state, edits)
+            values = edited_values(state, edits, kb=self.engine.kb, reviewer=reviewer.id)
             if all(getattr(state, k) == v for k, v in values.items()):
                 raise InvalidEdit("the edit changes nothing: every field already has that value",
                                   field=next(iter(edits)))

@@ -7,7 +7,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline import storable
+from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.errors import InvalidEdit, UsageError
+from pipeline.knowledge.index import KnowledgeBase
 from pipeline.state import EDITABLE_FIELDS, IncidentState
 
 # an edit lands as the output of one of these nodes: `recommend` keeps the gate where it is,
@@ -37,8 +39,31 @@ def _shown(field: str) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def edited_values(state: IncidentState, edits: dict[str, Any]) -> dict[str, Any]:
-    """The top-level state values after applying dotted edits, validated strictly by the state schema."""
+def edited_values(state: IncidentState, edits: dict[str, Any], *, kb: KnowledgeBase | None = None,
+                  reviewer: str | None = None) -> dict[str, Any]:
+    """The top-level state values after applying dotted edits, validated strictly by the state schema.
+    With the knowledge base, a category the edit changes comes with its own analysis (`category_set`)."""
+    values = _edited(state, edits)
+    return category_set(state, values, edits, kb=kb, reviewer=reviewer or "") if kb is not None else values
+
+
+def category_set(state: IncidentState, values: dict[str, Any], edits: dict[str, Any], *, kb: KnowledgeBase,
+                 reviewer: str) -> dict[str, Any]:
+    """A reviewer's new category with an analysis that agrees with it: the root cause says that reviewer
+    set it, then what the events say and the new category's doc, which the analysis now rests on (its
+    quotes, notes and confidence: OfflineAnalyst.set_by_reviewer), not the old category's paragraph;
+    every other `rca.*` field the reviewer set stays as they set it. Written in their edit's checkpoint,
+    so it stays theirs (the audit and the backtests read who did what), never the analyst's answer."""
+    rca = values.get("rca")
+    if "rca.category" not in edits or rca is None or state.rca is None or rca.category == state.rca.category:
+        return values
+    edited = state.model_copy(update=values)
+    redone = OfflineAnalyst(kb).set_by_reviewer(edited, rca.category, reviewer)
+    theirs = {f.partition(".")[2] for f in edits if f.startswith("rca.")}
+    return {**values, "rca": redone.model_copy(update={name: getattr(rca, name) for name in theirs})}
+
+
+def _edited(state: IncidentState, edits: dict[str, Any]) -> dict[str, Any]:
     check_edit_fields(edits)
     data = state.model_dump()
     for field, value in edits.items():

@@ -149,7 +149,8 @@ class TimeTravel(Claims):
         except ValidationError:
             raise InvalidEdit(f"checkpoint {checkpoint_id} holds no state yet to edit (it is the run's input);"
                               " fork from a later checkpoint", field=next(iter(edits))) from None
-        values = edited_values(state, edits)  # refused here: nothing is written for an invalid fork
+        # refused here: nothing is written for an invalid fork; a new category comes with its own analysis
+        values = edited_values(state, edits, kb=self.engine.kb, reviewer=reviewer.id)
         # an edit of the analysis re-runs what depends on it (recommend, propose_fix): see fork_as_node
         as_node, _ = history.fork_as_node(edits, history.Flow.of(self.engine), tuple(target.next))
         claim = self._claim_any(incident_id)
