@@ -30,8 +30,9 @@ _LIMIT_REACHED = (r"\breached (?:the |its )?(?:[\w-]+[ ._])?(?:max|maximum|limit
                   r"|\b(?:max\w*|limit) (?:reached|hit)\b")
 # a resource full (`1 full osd(s)`, `disk is full`), not a queue or buffer full behind a slow consumer (backpressure:
 # `outbox full` is what a failing publisher leaves) nor a whole text (`full error: {...}`)
-_FULL = (r"(?<!queue )(?<!queue is )(?<!buffer )(?<!buffer is )(?<!outbox )(?<!backlog )(?<!channel )\bfull\b"
-         r"(?! (?:error|message|details?|stack|trace|text|response|output|name|path|url|list|scan|sync|restart|backup)\b)")
+_FULL = r"\bfull\b(?! (?:error|message|details?|stack|trace|text|response|output|name|path|url|list|scan|sync|restart|backup)\b)"
+# (the queue-like thing full, said before it: `outbox full`, `outbox for 'audit-log' full`, `send buffer is full`)
+_BACKPRESSURE = re.compile(r"\b(?:queue|buffer|outbox|backlog|channel|inbox|mailbox)s?\b[^.;:\n]{0,40}?\bfull\b", re.I)
 # what a line says about where it stands in a failure (lower-case, searched in the message's head)
 _SYMPTOM = re.compile(
     r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
@@ -117,7 +118,7 @@ def rank(event: LogEvent) -> int:
     text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(text):
+    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM
