@@ -169,3 +169,57 @@ def test_a_process_id_or_field_label_before_a_colon_ties_nothing_a_bare_host_aft
         _event(6, 601.0, "billing", "billing-1", "charge failed: dial tcp db:5432: connect: connection refused"),
     ], cursor=None)
     assert len(incidents_by_first_seen(engine)) == 5
+
+
+def _one_incident(engine) -> set[str]:
+    (outage,) = incidents_by_first_seen(engine)
+    return events_of(engine, outage["incident_id"])
+
+
+def test_a_server_written_port_at_host_is_that_hosts_port(engine):
+    """Session 49: a license manager's clients write its server `28000@licsrv` (FlexNet's, RLM's spelling): the
+    license server's own exit on host `licsrv` and their checkouts are one outage; another server stays apart."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "vendord", "licsrv", "vendor daemon exited with status 7 (bad hostid)"),
+        _event(2, 4.0, "cad-node", "cad-3", "checkout of feature SOLVER failed: error -15 (server 28000@licsrv)"),
+        _event(3, 5.0, "cad-node", "cad-4", "checkout of feature MESHER failed: error -15 (server 28000@licsrv)"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}
+    engine.incidents.store_batch([
+        _event(4, 30.0, "cam-node", "cam-1", "token grant failed: error -96 (server 5053@tokensrv)"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_a_dotted_host_with_its_port_and_without_is_one_name(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "edge-lb", "lb-logs", 'POST https://rates.partner.test:443/v2/convert HTTP/1.1" 503'),
+        _event(2, 3.0, "treasury", "tr-1", "convert call failed: 503 Service Unavailable (rates.partner.test)"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_caller_saying_the_failing_services_name_in_words_is_its_incident(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "tax-engine", "tax-1", "panic: runtime error: index out of range [3] with length 3"),
+        _event(2, 2.0, "cart", "cart-2", "tax engine call failed: 502 Bad Gateway"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+    engine.incidents.store_batch([
+        # one word in common (`tax`) is no name said
+        _event(3, 40.0, "ledger", "ledger-1", "tax rounding check failed for batch 7"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_an_error_joining_its_pattern_carrying_another_incidents_trace_id_makes_them_one(engine):
+    """A gateway's 503 of one request (its trace id written as a JSON pair) joins its pattern's incident, and
+    the incident a backend opened for that same request is the same outage."""
+    trace_a, trace_b = "5be1a29cf7d04e0e8d1f4c2b9a7e6d30", "9c3f7a2e1b6d4f80a5e2c7d9b1f3e604"
+    engine.incidents.store_batch([
+        _event(1, 0.0, "gateway", "gw-1", '{"status":503,"path":"/v1/carts/41","trace_id":"%s"}' % trace_a),
+        _event(2, 1.0, "carts", "carts-1", f"load cart failed: pool timeout trace_id={trace_a}"),
+        _event(3, 2.0, "pricing", "pricing-1", f"quote failed: upstream reset trace_id={trace_b}"),
+        _event(4, 3.0, "gateway", "gw-1", '{"status":503,"path":"/v1/quotes/77","trace_id":"%s"}' % trace_b),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3", "ev-4"}

@@ -104,13 +104,20 @@ class Joiner:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
         error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
         batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
-        if self.minutes <= 0 or not self.mergeable(incident) or not line_names.carries_error_fields(event):
+        if self.minutes <= 0 or not self.mergeable(incident):
             return
+        fields = line_names.carries_error_fields(event)
+        if not fields and not line_names.may_carry_id(event):
+            return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
+        # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)
+        ids = {n for n in names if n.startswith(line_names.ID)}
+        if not fields and not ids:
+            return
         self._load(self._members(event, names, said))
         tied = [c.incident_id for c in self.candidates.values()
                 if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
-                and c.ties(event, names, said)]
+                and (ids & c.names if not fields else c.ties(event, names, said))]
         if tied:
             self._merge_all([incident, *tied])
 

@@ -55,12 +55,20 @@ _MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A
 _HOST_KEY = re.compile(r"^(?:host|hostname|server_name|server\.address|peer)$", re.I)
 # a process id a writer's lines name with a space (uWSGI's `worker 3 (pid: 19, try: 1)`, `worker 3 (pid: 19) died`)
 _PID = re.compile(r"\bpid:\s+(\d+)\b", re.I)
+# a server written `port@host`, as license managers' clients write theirs (FlexNet's and RLM's `27000@lic01`,
+# `LM_LICENSE_FILE=27000@lic01`): the host's port, as `lic01:27000` says it
+_PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
 # klog's object references (`pod="ns/name"`, an Event's `object="ns/name"`): the pod a kubelet's or a
 # controller's line is about; it speaks for that pod's service
 _OBJECT_KEYS = frozenset({"pod", "object"})
 _OBJECT_REF = re.compile(r"\b(?:pod|object)=\\*\"([a-z0-9][\w.-]*)/([a-z0-9][\w.-]*)\\*\"")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
-_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
+_ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id\"?\s*[=:]", re.I)
+# an id written as a JSON pair inside a message (`"trace_id":"7a1d0c2b..."`), as logfmt's `trace_id=7a1d0c2b...` writes it
+_JSON_ID = re.compile(r'"((?:trace|span|request|req|correlation|transaction)[_.-]?id)"\s*:\s*"([\w.:-]{6,128})"', re.I)
+ID = "id:"  # a trace or request id, a mail address: one request's or message's story
+# (a field's key is no name: logfmt's `trace_id=`, JSON's `"dur_ms":`)
+_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-]|\"?\s*=|\"\s*:)")
 LONG_WORD = re.compile(r"\S{160,}")
 FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
 _INSTANCE = re.compile(r"[-_]\d+$")
@@ -177,6 +185,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if not host[0].isdigit():
             names.extend(_service_named(host))
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
+    for match in _PORT_AT_HOST.finditer(text_no_urls):  # a license server's `27000@lic01`: lic01's port 27000
+        names.append(f"hp:{match.group(2).lower()}:{match.group(1)}")
+        if not match.group(2)[0].isdigit():
+            names.extend(_service_named(match.group(2)))
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
@@ -209,6 +221,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.extend(_service_named(value.split("/")[1]))
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
+    names.extend(f"id:{m.group(2)}" for m in _JSON_ID.finditer(text))
     for match in _COMPOUND.finditer(text_no_urls):
         if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
             names.append(SERVICE_NAMED + match.group(1).lower())
@@ -216,6 +229,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
     names.extend(_same_service(event, text, chain))
+    # a dotted host named with its port is the host a URL without one or a bare word names (`quotes.example.com:443`
+    # and `(quotes.example.com)`): one name written two ways
+    names.extend(f"host:{n[3:].rsplit(':', 1)[0]}" for n in list(names)
+                 if n.startswith("hp:") and "." in n and not n[3:].rsplit(":", 1)[0].replace(".", "").isdigit())
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {SERVICE_NAMED + i for i in identities(event)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
@@ -318,6 +335,13 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
         if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
             names.append(f"{CLASS}{service}|{cls}")
     return names
+
+
+def may_carry_id(event: LogEvent) -> bool:
+    """Whether a line may name a trace or request id (`named_things`' `id:`), by a cheap look: its trace id, a
+    field or a `key=` whose name ends as an id's does (`trace_id`, `request_id=`)."""
+    return bool(event.trace_id) or any(_ID_KEY.search(k) for k in event.fields) \
+        or bool(_ID_KEY_WRITTEN.search(event.message[:HEAD_CHARS]))
 
 
 def masked_line(event: LogEvent) -> str:

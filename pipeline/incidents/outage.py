@@ -193,6 +193,11 @@ class Candidate:
             # the event's service said as a word by one of the incident's errors (a proxy's `service=search@docker`
             # before the search service's own error was read), as the event saying one of the incident's services is
             shared += int(any(f" {mine_said} " in text for text in self.texts))
+        if not shared and (spoken := [w for o in others if " " in (w := _as_words(o))]):
+            # one of the incident's services said in words by the event (`shipping quote failed: 502` of the service
+            # `shipping-quote`), as a word names a one-word service: a name of two words or more, not one word
+            text = wording.text if wording is not None else f" {_as_words(said_by(event)[:WORDING_CHARS])} "
+            shared += int(any(f" {w} " in text for w in spoken))
         # a caller and its callee by any spelling of the callee's name: the caller's `redis-master:6379`,
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round
