@@ -223,3 +223,12 @@ def test_an_error_joining_its_pattern_carrying_another_incidents_trace_id_makes_
         _event(4, 3.0, "gateway", "gw-1", '{"status":503,"path":"/v1/quotes/77","trace_id":"%s"}' % trace_b),
     ], cursor=None)
     assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+
+
+def test_a_service_named_with_its_kind_suffix_is_the_service_a_url_names(engine):
+    """`ledger-svc` (the word saying it is a service) and `https://ledger.bank.test/...` name one service."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "scheduler", "sched", "service ledger-svc: task 9f2 stopped: CannotPullContainerError"),
+        _event(2, 6.0, "edge-lb", "lb-logs", '"GET https://ledger.bank.test/v1/balance HTTP/1.1" 503'),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}

@@ -156,3 +156,9 @@ def test_a_warning_that_a_server_reached_its_limit_leads_the_proxys_errors_namin
     ], cursor=None)
     (outage,) = incidents_by_first_seen(engine)
     assert outage["leader"]["position"] == "fcgi-runner.log@1"
+
+
+def test_a_limit_of_a_number_exceeded_names_a_cause(engine):
+    from pipeline.incidents.leading import CAUSE, rank
+
+    assert rank(_event(1, 0.0, "shipper", "sh-1", "push rejected: per-tenant stream limit of 5000 exceeded")) == CAUSE

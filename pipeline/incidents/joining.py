@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.clock import iso, parse_iso
 from pipeline.incidents import correlation, leading, line_names, outage
 from pipeline.incidents.leading import Leader
+from pipeline.incidents.name_spellings import may_carry_id
 from pipeline.incidents.outage import Candidate
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
@@ -107,7 +108,7 @@ class Joiner:
         if self.minutes <= 0 or not self.mergeable(incident):
             return
         fields = line_names.carries_error_fields(event)
-        if not fields and not line_names.may_carry_id(event):
+        if not fields and not may_carry_id(event, line_names.HEAD_CHARS):
             return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
         # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)

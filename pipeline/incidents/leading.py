@@ -48,7 +48,7 @@ _CAUSE = re.compile(
     # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
     r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
     # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
-    r"(?:rate|limit|quota) exceeded|throttl|rate.?limit|"
+    r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|rate.?limit|"
     r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"

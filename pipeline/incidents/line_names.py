@@ -15,6 +15,7 @@ import errno
 import os
 import re
 
+from pipeline.incidents import name_spellings as spellings
 from pipeline.state import LogEvent
 
 HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
@@ -55,17 +56,11 @@ _MAIL = re.compile(r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63}@[A-Za-z0-9-]++(?:\.[A
 _HOST_KEY = re.compile(r"^(?:host|hostname|server_name|server\.address|peer)$", re.I)
 # a process id a writer's lines name with a space (uWSGI's `worker 3 (pid: 19, try: 1)`, `worker 3 (pid: 19) died`)
 _PID = re.compile(r"\bpid:\s+(\d+)\b", re.I)
-# a server written `port@host`, as license managers' clients write theirs (FlexNet's and RLM's `27000@lic01`,
-# `LM_LICENSE_FILE=27000@lic01`): the host's port, as `lic01:27000` says it
-_PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
 # klog's object references (`pod="ns/name"`, an Event's `object="ns/name"`): the pod a kubelet's or a
 # controller's line is about; it speaks for that pod's service
 _OBJECT_KEYS = frozenset({"pod", "object"})
 _OBJECT_REF = re.compile(r"\b(?:pod|object)=\\*\"([a-z0-9][\w.-]*)/([a-z0-9][\w.-]*)\\*\"")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
-_ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id\"?\s*[=:]", re.I)
-# an id written as a JSON pair inside a message (`"trace_id":"7a1d0c2b..."`), as logfmt's `trace_id=7a1d0c2b...` writes it
-_JSON_ID = re.compile(r'"((?:trace|span|request|req|correlation|transaction)[_.-]?id)"\s*:\s*"([\w.:-]{6,128})"', re.I)
 ID = "id:"  # a trace or request id, a mail address: one request's or message's story
 # (a field's key is no name: logfmt's `trace_id=`, JSON's `"dur_ms":`)
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-]|\"?\s*=|\"\s*:)")
@@ -76,6 +71,7 @@ _INSTANCE = re.compile(r"[-_]\d+$")
 # DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
 # no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
 _POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+_KIND_SUFFIX = re.compile(r"[-_](?:svc|service)$")
 _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
 _NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
@@ -185,10 +181,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if not host[0].isdigit():
             names.extend(_service_named(host))
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
-    for match in _PORT_AT_HOST.finditer(text_no_urls):  # a license server's `27000@lic01`: lic01's port 27000
-        names.append(f"hp:{match.group(2).lower()}:{match.group(1)}")
-        if not match.group(2)[0].isdigit():
-            names.extend(_service_named(match.group(2)))
+    for host, port in spellings.ports_at_hosts(text_no_urls):  # a license server's `27000@lic01`
+        names.append(f"hp:{host}:{port}")
+        if not host[0].isdigit():
+            names.extend(_service_named(host))
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
@@ -201,7 +197,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.append(f"res:{token}")
     for match in _QUOTED.finditer(text_no_urls):
         # a name with parts, not a word in quotes nor a client's product and version (`"okhttp/4.12.0"`)
-        if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)):
+        if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)) \
+                and not spellings.is_json_key(text_no_urls, match.start(), match.end()):
             names.append(f"res:{match.group(1).lower()}")
     for match in _MAIL.finditer(text_no_urls):
         address = match.group(1).rstrip(".").lower()
@@ -221,10 +218,12 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.extend(_service_named(value.split("/")[1]))
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
-    names.extend(f"id:{m.group(2)}" for m in _JSON_ID.finditer(text))
+    names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
     for match in _COMPOUND.finditer(text_no_urls):
         if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
             names.append(SERVICE_NAMED + match.group(1).lower())
+            if _KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
+                names.append(SERVICE_NAMED + bare(match.group(1)))
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
@@ -259,7 +258,9 @@ def bare(name: str) -> str:
     (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
     replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
     label = name.lower().split(".")[0]
-    return _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+    plain = _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+    # (and the word that says it is a service, `quotes-svc`, `orders-service`: the service `quotes` a URL names)
+    return _KIND_SUFFIX.sub("", plain) if len(_KIND_SUFFIX.sub("", plain)) >= 3 else plain
 
 
 # A one-label name (no dot, no dash: not an IP, not `localhost`) before `:digits` is as often a
@@ -335,13 +336,6 @@ def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
         if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
             names.append(f"{CLASS}{service}|{cls}")
     return names
-
-
-def may_carry_id(event: LogEvent) -> bool:
-    """Whether a line may name a trace or request id (`named_things`' `id:`), by a cheap look: its trace id, a
-    field or a `key=` whose name ends as an id's does (`trace_id`, `request_id=`)."""
-    return bool(event.trace_id) or any(_ID_KEY.search(k) for k in event.fields) \
-        or bool(_ID_KEY_WRITTEN.search(event.message[:HEAD_CHARS]))
 
 
 def masked_line(event: LogEvent) -> str:

@@ -1,0 +1,43 @@
+"""Names written another way than `line_names.py` first reads them (CONTRACT §2, session 49): a server written
+`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a trace or request id written as a
+JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), and a JSON
+object's key in quotes (`{"dur_ms":`), which names nothing.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from pipeline.state import LogEvent
+
+_ID_WORD = r"(?:trace|span|request|req|correlation|transaction)[_.-]?id"
+# a server written `port@host`: the host's port, as `lic01:27000` says it
+_PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
+_ID_PAIR = re.compile(r"\b" + _ID_WORD + r"=\"?(\d[\w.:-]{5,127})", re.I)
+_JSON_ID = re.compile(r'"' + _ID_WORD + r'"\s*:\s*"([\w.:-]{6,128})"', re.I)
+# a field or a written key whose name ends as an id's does (`trace_id`, `request_id=`, `"trace_id":`)
+_ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
+_ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id\"?\s*[=:]", re.I)
+
+
+def ports_at_hosts(text: str) -> Iterator[tuple[str, str]]:
+    """Each (host, port) a text writes as `port@host`."""
+    for match in _PORT_AT_HOST.finditer(text):
+        yield match.group(2).lower(), match.group(1)
+
+
+def written_ids(text: str) -> list[str]:
+    """The trace or request ids a text writes as a JSON pair, or after `key=` opening with a digit."""
+    return [m.group(1) for pattern in (_JSON_ID, _ID_PAIR) for m in pattern.finditer(text)]
+
+
+def is_json_key(text: str, start: int, end: int) -> bool:
+    """Whether the quoted word at text[start:end] is a JSON object's key (`{"trace_id":`, `, "dur_ms":`)."""
+    return text[end:end + 2].lstrip()[:1] == ":" and text[max(0, start - 2):start].rstrip()[-1:] in ("{", ",")
+
+
+def may_carry_id(event: LogEvent, head: int) -> bool:
+    """Whether a line may name a trace or request id, by a cheap look: its trace id, a field or a written key
+    whose name ends as an id's does (the first `head` characters of its message)."""
+    return bool(event.trace_id) or any(_ID_KEY.search(k) for k in event.fields) \
+        or bool(_ID_KEY_WRITTEN.search(event.message[:head]))
