@@ -232,3 +232,19 @@ def test_a_service_named_with_its_kind_suffix_is_the_service_a_url_names(engine)
         _event(2, 6.0, "edge-lb", "lb-logs", '"GET https://ledger.bank.test/v1/balance HTTP/1.1" 503'),
     ], cursor=None)
     assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_qualified_table_and_its_own_name_are_one_name(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "scheduler", "sch-1", "flow=nightly_rollup step=load: run 88 ended in state FAILED"),
+        _event(2, 5.0, "exporter", "exp-1", "no rows for 2026-11-30 in lake.nightly_rollup, nothing exported"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_queue_named_in_a_field_of_its_own_ties_the_errors_naming_it(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "matching", "match-0", "no consumer polled recently", **{"task-queue-name": "invoice-render"}),
+        _event(2, 9.0, "history", "hist-2", "task expired before start", **{"task-queue-name": "invoice-render"}),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}

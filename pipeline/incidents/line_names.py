@@ -142,7 +142,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
     # hostile lines (their backtracking grows with a word's length)
-    text = LONG_WORD.sub(" ", said_by(event)[:HEAD_CHARS * 2])
+    text = LONG_WORD.sub(" ", "\n".join([said_by(event)[:HEAD_CHARS * 2], *spellings.named_fields(event)]))
     names: list[str] = []
     for match in _HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
         for host in (match.group(1), match.group(2)):
@@ -195,6 +195,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
         token = match.group(1).rstrip(".").lower()
         if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
             names.append(f"res:{token}")
+            names.extend(f"res:{short}" for short in spellings.unqualified(token))
     for match in _QUOTED.finditer(text_no_urls):
         # a name with parts, not a word in quotes nor a client's product and version (`"okhttp/4.12.0"`)
         if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)) \

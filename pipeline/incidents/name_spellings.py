@@ -1,7 +1,9 @@
 """Names written another way than `line_names.py` first reads them (CONTRACT §2, session 49): a server written
 `port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a trace or request id written as a
-JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), and a JSON
-object's key in quotes (`{"dur_ms":`), which names nothing.
+JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
+object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
+is the table `dag=daily_agg` names), and the name of where an error went written in a field of its own
+(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`).
 """
 from __future__ import annotations
 
@@ -10,6 +12,10 @@ from typing import Iterator
 
 from pipeline.state import LogEvent
 
+# a qualified name's last part, a compound word (`daily_agg`, `order-events`): a name of its own, not a common word
+_COMPOUND_LAST = re.compile(r"\.([a-z][a-z0-9]*[_-][a-z0-9][\w-]{2,})$")
+# structured fields that carry the name of where an error went: names, not what the error says
+_NAME_KEY = re.compile(r"(?:^|[._-])(?:topic|queue|database|db|bucket|table|index|stream)[._-]name$", re.I)
 _ID_WORD = r"(?:trace|span|request|req|correlation|transaction)[_.-]?id"
 # a server written `port@host`: the host's port, as `lic01:27000` says it
 _PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
@@ -41,3 +47,14 @@ def may_carry_id(event: LogEvent, head: int) -> bool:
     whose name ends as an id's does (the first `head` characters of its message)."""
     return bool(event.trace_id) or any(_ID_KEY.search(k) for k in event.fields) \
         or bool(_ID_KEY_WRITTEN.search(event.message[:head]))
+
+
+def unqualified(token: str) -> list[str]:
+    """A dotted resource's last part when it is a compound word (`warehouse.daily_agg` -> `daily_agg`)."""
+    match = _COMPOUND_LAST.search(token)
+    return [match.group(1)] if match else []
+
+
+def named_fields(event: LogEvent) -> list[str]:
+    """The values of a line's fields that name where its error went (`wf-task-queue-name=order-fulfillment`)."""
+    return [v[:200] for k, v in event.fields.items() if isinstance(v, str) and _NAME_KEY.search(k)][:4]
