@@ -248,3 +248,27 @@ def test_a_queue_named_in_a_field_of_its_own_ties_the_errors_naming_it(engine):
         _event(2, 9.0, "history", "hist-2", "task expired before start", **{"task-queue-name": "invoice-render"}),
     ], cursor=None)
     assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_backend_error_of_a_request_whose_gateway_503_joined_its_pattern_earlier_is_that_incident(engine):
+    """The gateway's log read first: its second 503 joins its pattern's incident, and keeps its trace id, so the
+    backend's error of that same request, read later, is the same outage."""
+    trace_a, trace_b = "0e4f1b2c3d5a69788a9b0c1d2e3f4a5b", "6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d"
+    engine.incidents.store_batch([
+        _event(1, 0.0, "gateway", "gw-1", '{"status":503,"path":"/v1/carts/41","trace_id":"%s"}' % trace_a),
+        _event(2, 3.0, "gateway", "gw-1", '{"status":503,"path":"/v1/quotes/77","trace_id":"%s"}' % trace_b),
+        _event(3, 2.0, "pricing", "pricing-1", f"quote failed: upstream reset trace_id={trace_b}"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}
+
+
+def test_a_writers_give_up_naming_the_reason_its_earlier_error_said_is_that_errors_incident(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "feed-sync", "fs-1", "push to https://partner.test/feeds failed: SSLError: certificate verify"
+               " failed: certificate has expired"),
+        _event(2, 10.0, "feed-sync", "fs-1", "giving up on batch 12 after 3 attempts (certificate has expired)"),
+        # another service giving the same reason met its own failure
+        _event(3, 11.0, "mailer", "mail-1", "giving up on message 9 after 3 attempts (certificate has expired)"),
+    ], cursor=None)
+    assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
+        == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
