@@ -114,3 +114,14 @@ def test_a_grpc_cancel_written_as_fields_opens_nothing(engine):
                method="/feed.Feed/List"),
     ], cursor=None)
     assert _opened(engine) == {frozenset({"ev-2"})}
+
+
+def test_minutes_of_failures_ended_by_a_reconnect_naming_nothing_are_an_outage_and_a_removed_api_opens(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "carts", "carts-3", "kv: write failed, connection refused; reconnecting"),
+        _event(2, 60.0, "carts", "carts-3", "kv: write failed, connection refused; reconnecting"),
+        _event(3, 65.0, "carts", "carts-3", "kv: reconnected", level="INFO"),
+        _event(4, 90.0, "deployer", "dep-1", "apiVersion batch/v1beta1 CronJob is deprecated and was removed in 1.25"),
+    ], cursor=None)
+    held = set().union(*_opened(engine))
+    assert "ev-1" in held and "ev-4" in held and "ev-2" not in held

@@ -107,8 +107,8 @@ class Joiner:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
         error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
         batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
-        if self.minutes <= 0 or not self.mergeable(incident):
-            return
+        if self.minutes <= 0 or not self.mergeable(incident) or len(self.opened) < 2:
+            return  # (nothing to merge with: the batch opened no other incident)
         fields = line_names.carries_error_fields(event)
         if not fields and not may_carry_id(event, line_names.HEAD_CHARS):
             return  # (most errors joining their pattern's incident: nothing more is read)

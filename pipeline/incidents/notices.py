@@ -23,7 +23,10 @@ _CACHE_MISS = re.compile(r"\bcache miss(?:es|ed)?\b|\bmiss(?:ed)? (?:in |from |t
                          r"\bnot (?:found )?in (?:the )?cache\b", re.I)
 # a word that says something failed besides the notice (a miss whose load failed opens)
 _FAILED = re.compile(r"fail|error|exception|refused|denied|timed? ?out|timeout|unavailable|unable|cannot|can't|"
-                     r"could not|abort|crash|panic|fatal|killed|exhausted|corrupt|lost|reset", re.I)
+                     r"could not|abort|crash|panic|fatal|killed|exhausted|corrupt|lost|reset|overload|"
+                     # a deprecation that says the thing is gone is a failure (`… is deprecated and was removed in 1.25`)
+                     r"\b(?:was|were|has been|have been|is|are) removed\b|\bno longer (?:supported|available|served)\b|"
+                     r"unsupported|not supported|rejected", re.I)
 
 
 def notice_only(event: LogEvent) -> bool:

@@ -69,6 +69,7 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
     if not back:
         return set()
     window = timedelta(minutes=minutes)
+    blip = min(window, timedelta(seconds=HANDLED_SECONDS))
     healed = set()
     for event in errors:
         after = back.get(component(event))
@@ -80,7 +81,10 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
             places = places | {_subject(head)}
         if _RECONNECTING.search(head):  # a reconnect it announced: its component's `reconnected` heals it
             places = places | {_RECONNECT}
-        if places and any(event.time <= t <= event.time + window and places & named for t, named in after):
+        # (a reconnect naming nothing heals only the error just before it, HANDLED_SECONDS: minutes of a
+        # client's failures ended by a `reconnected` are an outage its writer came back from, not a blip)
+        if places and any(event.time <= t <= event.time + (window if (places & named) - {_RECONNECT} else blip)
+                          and places & named for t, named in after):
             healed.add(id(event))
     return healed
 
