@@ -272,3 +272,12 @@ def test_a_writers_give_up_naming_the_reason_its_earlier_error_said_is_that_erro
     ], cursor=None)
     assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
         == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_a_status_constant_two_failures_both_say_names_no_service(engine):
+    """`DEADLINE_EXCEEDED` said by two services' unrelated errors is the status of each, no service they share."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "search", "search-1", "query failed: rpc error: code = DEADLINE_EXCEEDED from index shard"),
+        _event(2, 2.0, "billing", "billing-1", "charge failed: rpc error: code = DEADLINE_EXCEEDED from ledger"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2

@@ -72,6 +72,7 @@ _INSTANCE = re.compile(r"[-_]\d+$")
 # no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
 _POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 _KIND_SUFFIX = re.compile(r"[-_](?:svc|service)$")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
 _NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
@@ -221,7 +222,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.append(f"res:{value.lower()}")
     names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
     for match in _COMPOUND.finditer(text_no_urls):
-        if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
+        # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)
+        if not _INSTANCE.search(match.group(1)) and not _CONSTANT.fullmatch(match.group(1)):
             names.append(SERVICE_NAMED + match.group(1).lower())
             if _KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
                 names.append(SERVICE_NAMED + bare(match.group(1)))
