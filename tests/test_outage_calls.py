@@ -281,3 +281,16 @@ def test_a_status_constant_two_failures_both_say_names_no_service(engine):
         _event(2, 2.0, "billing", "billing-1", "charge failed: rpc error: code = DEADLINE_EXCEEDED from ledger"),
     ], cursor=None)
     assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_a_named_instance_host_backslash_instance_is_that_hosts_server(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "mssql", "dbhost07", "Error: 701, Severity: 17, State: 123. There is insufficient system memory"
+               " in resource pool 'default' to run this query."),
+        _event(2, 3.0, "billing-app", "bill-2", r"open connection failed: Data Source=DBHOST07\LEDGER;"
+               " Execution Timeout Expired"),
+        # a login's domain before its user names no server
+        _event(3, 4.0, "portal", "portal-1", r"Login failed for user 'DBHOST07\guest' on portal sign-in"),
+    ], cursor=None)
+    assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
+        == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}

@@ -182,10 +182,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if not host[0].isdigit():
             names.extend(_service_named(host))
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
-    for host, port in spellings.ports_at_hosts(text_no_urls):  # a license server's `27000@lic01`
-        names.append(f"hp:{host}:{port}")
-        if not host[0].isdigit():
-            names.extend(_service_named(host))
+    for host, port in spellings.addresses(text_no_urls):  # `27000@lic01`, `Data Source=SQLPROD01\ORDERS`
+        names.extend([*([f"hp:{host}:{port}"] if port else []), *(_service_named(host) if host[0].isalpha() else [])])
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's

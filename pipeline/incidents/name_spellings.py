@@ -1,5 +1,6 @@
 """Names written another way than `line_names.py` first reads them (CONTRACT §2, session 49): a server written
-`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a trace or request id written as a
+`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a SQL Server named instance
+written `host\\instance` after the word that leads a server (`Data Source=SQLPROD01\\ORDERS`, `server 'sql-01\\orders'`), a trace or request id written as a
 JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
 object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
 is the table `dag=daily_agg` names), and the name of where an error went written in a field of its own
@@ -19,6 +20,9 @@ _NAME_KEY = re.compile(r"(?:^|[._-])(?:topic|queue|database|db|bucket|table|inde
 _ID_WORD = r"(?:trace|span|request|req|correlation|transaction)[_.-]?id"
 # a server written `port@host`: the host's port, as `lic01:27000` says it
 _PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
+# a named instance after the word that leads a server (not a `DOMAIN\\user` login nor a Windows path)
+_HOST_INSTANCE = re.compile(r"\b(?:server|data source|instance|host)\s*[=:]?\s*['\"]?([A-Za-z][\w.-]{1,62})\\{1,2}[A-Za-z]\w*",
+                            re.I)
 _ID_PAIR = re.compile(r"\b" + _ID_WORD + r"=\"?(\d[\w.:-]{5,127})", re.I)
 _JSON_ID = re.compile(r'"' + _ID_WORD + r'"\s*:\s*"([\w.:-]{6,128})"', re.I)
 # a field or a written key whose name ends as an id's does (`trace_id`, `request_id=`, `"trace_id":`)
@@ -26,10 +30,12 @@ _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|tas
 _ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id\"?\s*[=:]", re.I)
 
 
-def ports_at_hosts(text: str) -> Iterator[tuple[str, str]]:
-    """Each (host, port) a text writes as `port@host`."""
+def addresses(text: str) -> Iterator[tuple[str, str]]:
+    """Each (host, port) a text writes as `port@host`, and each (host, "") of a named instance `host\\instance`."""
     for match in _PORT_AT_HOST.finditer(text):
         yield match.group(2).lower(), match.group(1)
+    for match in _HOST_INSTANCE.finditer(text):
+        yield match.group(1).lower(), ""
 
 
 def written_ids(text: str) -> list[str]:
