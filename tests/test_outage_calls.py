@@ -294,3 +294,13 @@ def test_a_named_instance_host_backslash_instance_is_that_hosts_server(engine):
     ], cursor=None)
     assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
         == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_a_host_and_its_address_as_java_writes_them_are_both_that_server(engine):
+    """`broker-2/10.4.0.12:9092` (InetSocketAddress) names the host `broker-2` and the address another client dials."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "ingest", "ingest-1", "Connection to node 2 (broker-2/10.4.0.12:9092) could not be established."),
+        _event(2, 2.0, "audit", "audit-1", "dial tcp 10.4.0.12:9092: connect: connection refused"),
+        _event(3, 3.0, "broker", "broker-2", "Fatal error during broker startup. Prepare to shutdown"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}

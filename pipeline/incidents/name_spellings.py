@@ -1,5 +1,6 @@
 """Names written another way than `line_names.py` first reads them (CONTRACT §2, session 49): a server written
-`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a SQL Server named instance
+`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a host and its address as Java's
+`InetSocketAddress` writes them (`kafka-1/10.0.0.5:9092`: the host's port and the IP's, one server), a SQL Server named instance
 written `host\\instance` after the word that leads a server (`Data Source=SQLPROD01\\ORDERS`, `server 'sql-01\\orders'`), a trace or request id written as a
 JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
 object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
@@ -23,6 +24,7 @@ _PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)
 # a named instance after the word that leads a server (not a `DOMAIN\\user` login nor a Windows path)
 _HOST_INSTANCE = re.compile(r"\b(?:server|data source|instance|host)\s*[=:]?\s*['\"]?([A-Za-z][\w.-]{1,62})\\{1,2}[A-Za-z]\w*",
                             re.I)
+_HOST_SLASH_IP = re.compile(r"(?<![\w.:/@-])([A-Za-z][\w-]*+(?:\.[\w-]++)*+)/((?:\d{1,3}\.){3}\d{1,3}):(\d{2,5})\b")
 _ID_PAIR = re.compile(r"\b" + _ID_WORD + r"=\"?(\d[\w.:-]{5,127})", re.I)
 _JSON_ID = re.compile(r'"' + _ID_WORD + r'"\s*:\s*"([\w.:-]{6,128})"', re.I)
 # a field or a written key whose name ends as an id's does (`trace_id`, `request_id=`, `"trace_id":`)
@@ -31,11 +33,15 @@ _ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction
 
 
 def addresses(text: str) -> Iterator[tuple[str, str]]:
-    """Each (host, port) a text writes as `port@host`, and each (host, "") of a named instance `host\\instance`."""
+    """Each (host, port) a text writes as `port@host` or `host/IP:port` (and the IP's), and each (host, "") of a
+    named instance `host\\instance`."""
     for match in _PORT_AT_HOST.finditer(text):
         yield match.group(2).lower(), match.group(1)
     for match in _HOST_INSTANCE.finditer(text):
         yield match.group(1).lower(), ""
+    for match in _HOST_SLASH_IP.finditer(text):  # `kafka-1/10.0.0.5:9092`: the host's port, the IP's port
+        yield match.group(1).lower(), match.group(3)
+        yield match.group(2), match.group(3)
 
 
 def written_ids(text: str) -> list[str]:
