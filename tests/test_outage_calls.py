@@ -169,3 +169,138 @@ def test_a_process_id_or_field_label_before_a_colon_ties_nothing_a_bare_host_aft
         _event(6, 601.0, "billing", "billing-1", "charge failed: dial tcp db:5432: connect: connection refused"),
     ], cursor=None)
     assert len(incidents_by_first_seen(engine)) == 5
+
+
+def _one_incident(engine) -> set[str]:
+    (outage,) = incidents_by_first_seen(engine)
+    return events_of(engine, outage["incident_id"])
+
+
+def test_a_server_written_port_at_host_is_that_hosts_port(engine):
+    """Session 49: a license manager's clients write its server `28000@licsrv` (FlexNet's, RLM's spelling): the
+    license server's own exit on host `licsrv` and their checkouts are one outage; another server stays apart."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "vendord", "licsrv", "vendor daemon exited with status 7 (bad hostid)"),
+        _event(2, 4.0, "cad-node", "cad-3", "checkout of feature SOLVER failed: error -15 (server 28000@licsrv)"),
+        _event(3, 5.0, "cad-node", "cad-4", "checkout of feature MESHER failed: error -15 (server 28000@licsrv)"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}
+    engine.incidents.store_batch([
+        _event(4, 30.0, "cam-node", "cam-1", "token grant failed: error -96 (server 5053@tokensrv)"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_a_dotted_host_with_its_port_and_without_is_one_name(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "edge-lb", "lb-logs", 'POST https://rates.partner.test:443/v2/convert HTTP/1.1" 503'),
+        _event(2, 3.0, "treasury", "tr-1", "convert call failed: 503 Service Unavailable (rates.partner.test)"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_caller_saying_the_failing_services_name_in_words_is_its_incident(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "tax-engine", "tax-1", "panic: runtime error: index out of range [3] with length 3"),
+        _event(2, 2.0, "cart", "cart-2", "tax engine call failed: 502 Bad Gateway"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+    engine.incidents.store_batch([
+        # one word in common (`tax`) is no name said
+        _event(3, 40.0, "ledger", "ledger-1", "tax rounding check failed for batch 7"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_an_error_joining_its_pattern_carrying_another_incidents_trace_id_makes_them_one(engine):
+    """A gateway's 503 of one request (its trace id written as a JSON pair) joins its pattern's incident, and
+    the incident a backend opened for that same request is the same outage."""
+    trace_a, trace_b = "5be1a29cf7d04e0e8d1f4c2b9a7e6d30", "9c3f7a2e1b6d4f80a5e2c7d9b1f3e604"
+    engine.incidents.store_batch([
+        _event(1, 0.0, "gateway", "gw-1", '{"status":503,"path":"/v1/carts/41","trace_id":"%s"}' % trace_a),
+        _event(2, 1.0, "carts", "carts-1", f"load cart failed: pool timeout trace_id={trace_a}"),
+        _event(3, 2.0, "pricing", "pricing-1", f"quote failed: upstream reset trace_id={trace_b}"),
+        _event(4, 3.0, "gateway", "gw-1", '{"status":503,"path":"/v1/quotes/77","trace_id":"%s"}' % trace_b),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+
+
+def test_a_service_named_with_its_kind_suffix_is_the_service_a_url_names(engine):
+    """`ledger-svc` (the word saying it is a service) and `https://ledger.bank.test/...` name one service."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "scheduler", "sched", "service ledger-svc: task 9f2 stopped: CannotPullContainerError"),
+        _event(2, 6.0, "edge-lb", "lb-logs", '"GET https://ledger.bank.test/v1/balance HTTP/1.1" 503'),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_qualified_table_and_its_own_name_are_one_name(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "scheduler", "sch-1", "flow=nightly_rollup step=load: run 88 ended in state FAILED"),
+        _event(2, 5.0, "exporter", "exp-1", "no rows for 2026-11-30 in lake.nightly_rollup, nothing exported"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_queue_named_in_a_field_of_its_own_ties_the_errors_naming_it(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "matching", "match-0", "no consumer polled recently", **{"task-queue-name": "invoice-render"}),
+        _event(2, 9.0, "history", "hist-2", "task expired before start", **{"task-queue-name": "invoice-render"}),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2"}
+
+
+def test_a_backend_error_of_a_request_whose_gateway_503_joined_its_pattern_earlier_is_that_incident(engine):
+    """The gateway's log read first: its second 503 joins its pattern's incident, and keeps its trace id, so the
+    backend's error of that same request, read later, is the same outage."""
+    trace_a, trace_b = "0e4f1b2c3d5a69788a9b0c1d2e3f4a5b", "6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d"
+    engine.incidents.store_batch([
+        _event(1, 0.0, "gateway", "gw-1", '{"status":503,"path":"/v1/carts/41","trace_id":"%s"}' % trace_a),
+        _event(2, 3.0, "gateway", "gw-1", '{"status":503,"path":"/v1/quotes/77","trace_id":"%s"}' % trace_b),
+        _event(3, 2.0, "pricing", "pricing-1", f"quote failed: upstream reset trace_id={trace_b}"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}
+
+
+def test_a_writers_give_up_naming_the_reason_its_earlier_error_said_is_that_errors_incident(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "feed-sync", "fs-1", "push to https://partner.test/feeds failed: SSLError: certificate verify"
+               " failed: certificate has expired"),
+        _event(2, 10.0, "feed-sync", "fs-1", "giving up on batch 12 after 3 attempts (certificate has expired)"),
+        # another service giving the same reason met its own failure
+        _event(3, 11.0, "mailer", "mail-1", "giving up on message 9 after 3 attempts (certificate has expired)"),
+    ], cursor=None)
+    assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
+        == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_a_status_constant_two_failures_both_say_names_no_service(engine):
+    """`DEADLINE_EXCEEDED` said by two services' unrelated errors is the status of each, no service they share."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "search", "search-1", "query failed: rpc error: code = DEADLINE_EXCEEDED from index shard"),
+        _event(2, 2.0, "billing", "billing-1", "charge failed: rpc error: code = DEADLINE_EXCEEDED from ledger"),
+    ], cursor=None)
+    assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_a_named_instance_host_backslash_instance_is_that_hosts_server(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "mssql", "dbhost07", "Error: 701, Severity: 17, State: 123. There is insufficient system memory"
+               " in resource pool 'default' to run this query."),
+        _event(2, 3.0, "billing-app", "bill-2", r"open connection failed: Data Source=DBHOST07\LEDGER;"
+               " Execution Timeout Expired"),
+        # a login's domain before its user names no server
+        _event(3, 4.0, "portal", "portal-1", r"Login failed for user 'DBHOST07\guest' on portal sign-in"),
+    ], cursor=None)
+    assert {frozenset(events_of(engine, r["incident_id"])) for r in incidents_by_first_seen(engine)} \
+        == {frozenset({"ev-1", "ev-2"}), frozenset({"ev-3"})}
+
+
+def test_a_host_and_its_address_as_java_writes_them_are_both_that_server(engine):
+    """`broker-2/10.4.0.12:9092` (InetSocketAddress) names the host `broker-2` and the address another client dials."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "ingest", "ingest-1", "Connection to node 2 (broker-2/10.4.0.12:9092) could not be established."),
+        _event(2, 2.0, "audit", "audit-1", "dial tcp 10.4.0.12:9092: connect: connection refused"),
+        _event(3, 3.0, "broker", "broker-2", "Fatal error during broker startup. Prepare to shutdown"),
+    ], cursor=None)
+    assert _one_incident(engine) == {"ev-1", "ev-2", "ev-3"}

@@ -69,3 +69,59 @@ def test_a_call_numbered_attempt_1_that_worked_at_attempt_2_opens_nothing(engine
         _event(2, 1.2, "fx", "fx-1", "convert ok EUR->GBP 0.85 (attempt 2)", level="INFO"),
     ], cursor=None)
     assert incidents_by_first_seen(engine) == []
+
+
+def test_a_notice_logged_at_error_opens_nothing_unless_it_also_says_something_broke(engine):
+    # session 49: a deprecation (a warnings category, `... is deprecated`) and a cache's miss say nothing failed
+    engine.incidents.store_batch([
+        _event(1, 0.0, "billing-etl", "etl-4", "/opt/app/lib/tables.py:88: DeprecationWarning: Table.iteritems is deprecated,"
+               " use Table.items", logger="py.warnings"),
+        _event(2, 2.0, "sdk-host", "sdk-1", "option legacyAuth was deprecated in 3.2 and will be removed"),
+        _event(3, 4.0, "quotes", "quotes-7", "cache miss on quote:55120, fetching from origin"),
+    ], cursor=None)
+    assert incidents_by_first_seen(engine) == []
+    engine.incidents.store_batch([
+        _event(4, 30.0, "quotes", "quotes-7", "cache miss on quote:55121, fetching from origin failed: connection refused"),
+    ], cursor=None)
+    assert _opened(engine) == {frozenset({"ev-4"})}
+
+
+def test_a_duplicate_its_writer_says_it_dropped_opens_nothing(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "ledger-db", "ldb-1", 'unique violation on "payments_dedup_key"', detail="key (k)=(pay77a1) exists"),
+        _event(2, 0.3, "payments", "pay-2", "duplicate request pay77a1 skipped, returning existing payment 4410",
+               level="INFO"),
+    ], cursor=None)
+    assert incidents_by_first_seen(engine) == []
+
+
+def test_a_reconnect_an_error_announced_heals_it_when_its_writer_says_reconnected(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "carts", "carts-3", "kv: write failed, broken pipe; reconnecting"),
+        _event(2, 0.4, "carts", "carts-3", "kv: reconnected to kv-main:7000", level="INFO"),
+        # another writer's reconnect heals nothing of this one's
+        _event(3, 5.0, "orders", "orders-3", "kv: write failed, broken pipe; reconnecting"),
+        _event(4, 5.2, "carts", "carts-3", "kv: reconnected to kv-main:7000", level="INFO"),
+    ], cursor=None)
+    assert _opened(engine) == {frozenset({"ev-3"})}
+
+
+def test_a_grpc_cancel_written_as_fields_opens_nothing(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "feed", "feed-1", "rpc failed", code="Canceled", desc="context canceled", method="/feed.Feed/List"),
+        # a deadline is a failure, however it is written
+        _event(2, 3.0, "feed", "feed-1", "rpc failed", code="DeadlineExceeded", desc="context deadline exceeded",
+               method="/feed.Feed/List"),
+    ], cursor=None)
+    assert _opened(engine) == {frozenset({"ev-2"})}
+
+
+def test_minutes_of_failures_ended_by_a_reconnect_naming_nothing_are_an_outage_and_a_removed_api_opens(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "carts", "carts-3", "kv: write failed, connection refused; reconnecting"),
+        _event(2, 60.0, "carts", "carts-3", "kv: write failed, connection refused; reconnecting"),
+        _event(3, 65.0, "carts", "carts-3", "kv: reconnected", level="INFO"),
+        _event(4, 90.0, "deployer", "dep-1", "apiVersion batch/v1beta1 CronJob is deprecated and was removed in 1.25"),
+    ], cursor=None)
+    held = set().union(*_opened(engine))
+    assert "ev-1" in held and "ev-4" in held and "ev-2" not in held

@@ -124,3 +124,41 @@ def test_a_warning_naming_the_resource_the_errors_name_as_a_word_leads(engine):
     ], cursor=None)
     (outage,) = incidents_by_first_seen(engine)
     assert outage["leader"]["position"] == "kubelet.log@1"
+
+
+@pytest.mark.parametrize("first", ["health: 1 full disk(s) under volume data.hot (DISK_FULL)",
+                                   "not enough free space on volume data.hot: 1200 bytes < 4096 reserved"])
+def test_a_resource_full_or_short_names_a_cause_and_leads_the_later_causes(engine, first):
+    """Session 49: `full` and `not enough` name a cause (a resource used up), as `no space` does."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "store-node", "sn-1", first),
+        _event(2, 0.5, "store-node", "sn-1", "flush to data.hot failed: connection refused by replica"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_an_outbox_full_behind_a_failing_publisher_names_no_cause_and_a_retry_budget_is_no_limit(engine):
+    from pipeline.incidents.leading import CAUSE, rank
+
+    assert rank(_event(1, 0.0, "api", "api-1", "order rejected: outbox full")) != CAUSE
+    assert rank(_event(2, 0.0, "job", "job-1", "step failed (reached max retries: 9)")) != CAUSE
+    assert rank(_event(3, 0.0, "fpm", "web-1", "[pool www] server reached pm.max_children setting (40)")) == CAUSE
+
+
+def test_a_warning_that_a_server_reached_its_limit_leads_the_proxys_errors_naming_it(engine):
+    """A process manager warns it reached its worker limit; the proxy on the same host then fails to hand
+    requests to its socket (`/run/fcgi/fcgi9-runner.sock`, its name said in words): the warning, written first, states the cause."""
+    engine.incidents.store_batch([
+        _event(1, 0.0, "fcgi-runner", "web-9", "runner reached max_workers (64), consider raising it", level="WARN"),
+        _event(2, 1.0, "proxy", "web-9", "connect() to unix:/run/fcgi/fcgi9-runner.sock failed (11: Resource temporarily"
+               " unavailable) while connecting to upstream"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["position"] == "fcgi-runner.log@1"
+
+
+def test_a_limit_of_a_number_exceeded_names_a_cause(engine):
+    from pipeline.incidents.leading import CAUSE, rank
+
+    assert rank(_event(1, 0.0, "shipper", "sh-1", "push rejected: per-tenant stream limit of 5000 exceeded")) == CAUSE

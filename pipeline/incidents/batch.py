@@ -22,6 +22,7 @@ from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
+from pipeline.incidents.notices import notice_only
 from pipeline.incidents.recovery import answered_missing, cancelled, handled, no_work, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
@@ -139,6 +140,7 @@ class Incidents:
             healed = recovered(opening, context, self.burst_minutes)
             # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
             healed.update(id(item) for item in opening if cancelled(item))
+            healed.update(id(item) for item in opening if notice_only(item))  # or says only a notice (notices.py)
             healed.update(answered_missing(opening, context))  # or asked for what is not there, answered 404
             # or whose request its story says ended well (answered 2xx, done already), or whose run had nothing
             # to do and ended normally

@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.clock import iso, parse_iso
 from pipeline.incidents import correlation, leading, line_names, outage
 from pipeline.incidents.leading import Leader
+from pipeline.incidents.name_spellings import may_carry_id
 from pipeline.incidents.outage import Candidate
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
@@ -26,6 +27,7 @@ from pipeline.store.sql import Connection
 FOLD = "fold"  # a dump's line folded into its component's error
 NAMES = "names"  # joined by a named thing within the burst window
 MAX_WARNINGS = 10_000  # WARNs a batch keeps as possible leaders
+MAX_IDS = 64  # trace or request ids an incident keeps of its pattern's later errors in one batch
 
 
 class Joiner:
@@ -48,6 +50,7 @@ class Joiner:
         self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
         self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
+        self.kept_ids: dict[str, int] = {}  # incident -> the ids its pattern-joined errors added in this batch
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
         """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
@@ -104,13 +107,20 @@ class Joiner:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
         error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
         batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
-        if self.minutes <= 0 or not self.mergeable(incident) or not line_names.carries_error_fields(event):
-            return
+        if self.minutes <= 0 or not self.mergeable(incident) or len(self.opened) < 2:
+            return  # (nothing to merge with: the batch opened no other incident)
+        fields = line_names.carries_error_fields(event)
+        if not fields and not may_carry_id(event, line_names.HEAD_CHARS):
+            return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
+        # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)
+        ids = {n for n in names if n.startswith(line_names.ID)}
+        if not fields and not ids:
+            return
         self._load(self._members(event, names, said))
         tied = [c.incident_id for c in self.candidates.values()
                 if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
-                and c.ties(event, names, said)]
+                and (ids & c.names if not fields else c.ties(event, names, said))]
         if tied:
             self._merge_all([incident, *tied])
 
@@ -155,6 +165,8 @@ class Joiner:
         kept.clauses |= gone.clauses
         kept.texts |= gone.texts
         kept.relayed |= gone.relayed
+        for service, texts in gone.own_texts.items():
+            kept.own_texts.setdefault(service, set()).update(texts)
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
@@ -198,8 +210,17 @@ class Joiner:
                     candidate.clauses.update(wording.clauses)
                     candidate.texts.add(wording.text)
                     candidate.relayed.update(wording.relayed)
+                    candidate.own_texts.setdefault(event.service, set()).add(wording.text)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(line_names.masked_line(event))
+        elif candidate is not None and self.kept_ids.get(incident, 0) < MAX_IDS \
+                and may_carry_id(event, line_names.HEAD_CHARS):
+            # a later error of its pattern carrying a trace or request id (no template holds one): the id is kept, so
+            # the error of that same request another service writes later ties to it (a few an incident a batch)
+            for name in [n for n in self._named_things(event) if n.startswith(line_names.ID)][:4]:
+                self.names[(incident, outage_rows.NAME, name)] += 1
+                candidate.names.add(name)
+                self.kept_ids[incident] = self.kept_ids.get(incident, 0) + 1
         if candidate is not None:
             comp = line_names.component(event)
             if comp not in candidate.recent or event.time > candidate.recent[comp]:

@@ -24,6 +24,15 @@ _RANKS = ("cause", "neutral", "symptom")
 CALLEE, BETWEEN, CALLER = 0, 1, 2
 _SIDES = ("callee", "between", "caller")
 
+# a limit reached, in the words servers log it (`reached pm.max_children`, `max connections reached`)
+# (a retry budget is no resource: `reached max retries: 9`)
+_LIMIT_REACHED = (r"\breached (?:the |its )?(?:[\w-]+[ ._])?(?:max|maximum|limit)(?![\w ]{0,12}(?:retr|attempt|tries))"
+                  r"|\b(?:max\w*|limit) (?:reached|hit)\b")
+# a resource full (`1 full osd(s)`, `disk is full`), not a queue or buffer full behind a slow consumer (backpressure:
+# `outbox full` is what a failing publisher leaves) nor a whole text (`full error: {...}`)
+_FULL = r"\bfull\b(?! (?:error|message|details?|stack|trace|text|response|output|name|path|url|list|scan|sync|restart|backup)\b)"
+# (the queue-like thing full, said before it: `outbox full`, `outbox for 'audit-log' full`, `send buffer is full`)
+_BACKPRESSURE = re.compile(r"\b(?:queue|buffer|outbox|backlog|channel|inbox|mailbox)s?\b[^.;:\n]{0,40}?\bfull\b", re.I)
 # what a line says about where it stands in a failure (lower-case, searched in the message's head)
 _SYMPTOM = re.compile(
     r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
@@ -39,11 +48,14 @@ _CAUSE = re.compile(
     # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
     r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
     # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
-    r"(?:rate|limit|quota) exceeded|throttl|rate.?limit|"
+    r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|rate.?limit|"
     r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
-    r"lost connection",
+    r"lost connection|"
+    # a resource full or short, a limit reached (session 49: `1 full osd(s)`, `not enough free space in mail queue`,
+    # `worker_connections are not enough`, `server reached pm.max_children setting`)
+    + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
     re.I)
 # what a WARN must say to lead (it opens nothing): the cause's own failure, not a word of it
 # (`HikariPool-1 - Thread starvation...` names a pool, it states no failure)
@@ -52,7 +64,8 @@ _WARN_CAUSE = re.compile(
     r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
     r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
-    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable",
+    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|"
+    + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
     re.I)
 
 
@@ -105,7 +118,7 @@ def rank(event: LogEvent) -> int:
     text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(text):
+    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM

@@ -15,6 +15,7 @@ import errno
 import os
 import re
 
+from pipeline.incidents import name_spellings as spellings
 from pipeline.state import LogEvent
 
 HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
@@ -60,7 +61,9 @@ _PID = re.compile(r"\bpid:\s+(\d+)\b", re.I)
 _OBJECT_KEYS = frozenset({"pod", "object"})
 _OBJECT_REF = re.compile(r"\b(?:pod|object)=\\*\"([a-z0-9][\w.-]*)/([a-z0-9][\w.-]*)\\*\"")
 _ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
-_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-])")
+ID = "id:"  # a trace or request id, a mail address: one request's or message's story
+# (a field's key is no name: logfmt's `trace_id=`, JSON's `"dur_ms":`)
+_COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-]|\"?\s*=|\"\s*:)")
 LONG_WORD = re.compile(r"\S{160,}")
 FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
 _INSTANCE = re.compile(r"[-_]\d+$")
@@ -68,6 +71,8 @@ _INSTANCE = re.compile(r"[-_]\d+$")
 # DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
 # no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
 _POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+_KIND_SUFFIX = re.compile(r"[-_](?:svc|service)$")
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
 _NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
@@ -138,7 +143,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
     # hostile lines (their backtracking grows with a word's length)
-    text = LONG_WORD.sub(" ", said_by(event)[:HEAD_CHARS * 2])
+    text = LONG_WORD.sub(" ", "\n".join([said_by(event)[:HEAD_CHARS * 2], *spellings.named_fields(event)]))
     names: list[str] = []
     for match in _HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
         for host in (match.group(1), match.group(2)):
@@ -177,6 +182,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if not host[0].isdigit():
             names.extend(_service_named(host))
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
+    for host, port in spellings.addresses(text_no_urls):  # `27000@lic01`, `Data Source=SQLPROD01\ORDERS`
+        names.extend([*([f"hp:{host}:{port}"] if port else []), *(_service_named(host) if host[0].isalpha() else [])])
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's
@@ -187,9 +194,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
         token = match.group(1).rstrip(".").lower()
         if token.count(".") and len(token) >= 5 and not _CLASS_NAME.fullmatch(match.group(1)):
             names.append(f"res:{token}")
+            names.extend(f"res:{short}" for short in spellings.unqualified(token))
     for match in _QUOTED.finditer(text_no_urls):
         # a name with parts, not a word in quotes nor a client's product and version (`"okhttp/4.12.0"`)
-        if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)):
+        if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)) \
+                and not spellings.is_json_key(text_no_urls, match.start(), match.end()):
             names.append(f"res:{match.group(1).lower()}")
     for match in _MAIL.finditer(text_no_urls):
         address = match.group(1).rstrip(".").lower()
@@ -209,13 +218,21 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.extend(_service_named(value.split("/")[1]))
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
+    names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
     for match in _COMPOUND.finditer(text_no_urls):
-        if not _INSTANCE.search(match.group(1)):  # `HikariPool-1`, `pool-2-thread-1`: a process's own
+        # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)
+        if not _INSTANCE.search(match.group(1)) and not _CONSTANT.fullmatch(match.group(1)):
             names.append(SERVICE_NAMED + match.group(1).lower())
+            if _KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
+                names.append(SERVICE_NAMED + bare(match.group(1)))
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
     names.extend(_same_service(event, text, chain))
+    # a dotted host named with its port is the host a URL without one or a bare word names (`quotes.example.com:443`
+    # and `(quotes.example.com)`): one name written two ways
+    names.extend(f"host:{n[3:].rsplit(':', 1)[0]}" for n in list(names)
+                 if n.startswith("hp:") and "." in n and not n[3:].rsplit(":", 1)[0].replace(".", "").isdigit())
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {SERVICE_NAMED + i for i in identities(event)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
@@ -242,7 +259,9 @@ def bare(name: str) -> str:
     (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
     replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
     label = name.lower().split(".")[0]
-    return _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+    plain = _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+    # (and the word that says it is a service, `quotes-svc`, `orders-service`: the service `quotes` a URL names)
+    return _KIND_SUFFIX.sub("", plain) if len(_KIND_SUFFIX.sub("", plain)) >= 3 else plain
 
 
 # A one-label name (no dot, no dash: not an IP, not `localhost`) before `:digits` is as often a

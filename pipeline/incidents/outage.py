@@ -58,6 +58,8 @@ WORDING_WORDS = 5
 RELAYED_WORDS = 8  # a clause two clients both relay, the server not in the log: longer, to be no common phrase
 WORDING_CHARS = 1_500
 MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
+REASON_WORDS = 3
+_REASON = re.compile(r"\(([^()\n]{6,200})\)\W{0,2}$")
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
 _LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
                           "notice", "severe", "level"})
@@ -76,6 +78,9 @@ class Wording:
     # a third party's words two clients relay alike (`No active warehouse selected in the current session...`
     # after dbt's `000606 (57P03): ` and after the JDBC driver's `SnowflakeSQLException: `)
     relayed: frozenset[str] = frozenset()
+    # the reason it gives in parentheses at its end (`giving up on batch 4471 after 3 attempts (certificate has
+    # expired)`), as words, REASON_WORDS or more: the error its writer met, said again
+    reason: str = ""
 
     @classmethod
     def of(cls, event: LogEvent) -> "Wording":
@@ -94,7 +99,10 @@ class Wording:
             clause = _as_words(line.rsplit(": ", 1)[-1])
             if clause.count(" ") + 1 >= RELAYED_WORDS:
                 relayed.add(clause)
-        return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed))
+        given = _REASON.search(heads[0])
+        reason = _as_words(given.group(1)) if given else ""
+        return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
+                   reason if reason.count(" ") + 1 >= REASON_WORDS else "")
 
     def relays(self, clauses: set[str], texts: set[str], relayed: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether this error says one of an incident's errors' `clauses` word for word, or one of its
@@ -166,6 +174,7 @@ class Candidate:
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
     relayed: set[str] = field(default_factory=set)
+    own_texts: dict[str, set[str]] = field(default_factory=dict)  # service -> its errors' texts read in this batch
 
     def near(self, moment: datetime, minutes: float) -> bool:
         first, last = parse_iso(self.first), parse_iso(self.last)
@@ -193,6 +202,11 @@ class Candidate:
             # the event's service said as a word by one of the incident's errors (a proxy's `service=search@docker`
             # before the search service's own error was read), as the event saying one of the incident's services is
             shared += int(any(f" {mine_said} " in text for text in self.texts))
+        if not shared and (spoken := [w for o in others if " " in (w := _as_words(o))]):
+            # one of the incident's services said in words by the event (`shipping quote failed: 502` of the service
+            # `shipping-quote`), as a word names a one-word service: a name of two words or more, not one word
+            text = wording.text if wording is not None else f" {_as_words(said_by(event)[:WORDING_CHARS])} "
+            shared += int(any(f" {w} " in text for w in spoken))
         # a caller and its callee by any spelling of the callee's name: the caller's `redis-master:6379`,
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round
@@ -212,6 +226,9 @@ class Candidate:
         # only when they name no different destinations or resources: two jobs of one scheduler that
         # fail in the same words, one writing a bucket and one logging in to a mail server, stay apart
         weak = sum(1 for n in both if n.startswith(SAME_SERVICE))
+        if wording is not None and wording.reason:
+            # the reason it gives is what an error of its own service here said (its retry's last error, given up on)
+            weak += int(any(f" {wording.reason} " in text for text in self.own_texts.get(event.service, ())))
         # or one burst of one writer: an error naming neither a cause nor a symptom written within
         # FOLD_SECONDS of the incident's first error, its writer's error there (a shutdown's lines, the
         # exit an exception caused), says what came of that failure; one naming a cause (a refused

@@ -32,6 +32,11 @@ _DESTINATION = (*DISTINCT, SERVICE_NAMED, "id:")
 _LATER_ATTEMPT = re.compile(r"\b(?:on|after) (?:attempt|try|retry) #?0*[2-9]\d*\b|\bafter 0*[2-9]\d* (?:attempts|retries|tries)\b"
                             r"|\(\s*(?:attempt|try)\s*[#:=]?\s*0*[2-9]\d*\s*\)|\battempt[=:]\s*0*[2-9]\d*\b", re.I)
 _STILL_TRYING = re.compile(r"\bretrying\b|\bwill retry\b|\bretry in\b|\bback(?:ing)?[ -]?off\b", re.I)
+# an error that says its client is reconnecting (redis-py's `Connection reset by peer. reconnecting`), healed by
+# its component's next `reconnected` (to wherever: the attempt it announced worked)
+_RECONNECTING = re.compile(r"\breconnecting\b", re.I)
+_RECONNECTED = re.compile(r"\breconnected\b", re.I)
+_RECONNECT = "op:reconnect"
 # an error that says it is one attempt of several (`failed (attempt 1/5)`, `throttled, will retry (1/3)`)
 # (or numbers its attempt alone: `quote failed (attempt 1)`, `attempt=1`)
 _AN_ATTEMPT = re.compile(r"\battempt #?\d+\s*(?:/|of)\s*\d+|\bwill retry\b|\bretry(?:ing)?\b[^\n]{0,20}?\(?\d+\s*/\s*\d+"
@@ -59,10 +64,12 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
                 or _NOT_RECOVERED.search(head):
             continue
         # what came back, and the operation it says worked (an attempt's error ties by it)
-        back.setdefault(writer, []).append((event.time, _destinations(event) | {_subject(head)}))
+        back.setdefault(writer, []).append((event.time, _destinations(event) | {_subject(head)}
+                                            | ({_RECONNECT} if _RECONNECTED.search(head) else set())))
     if not back:
         return set()
     window = timedelta(minutes=minutes)
+    blip = min(window, timedelta(seconds=HANDLED_SECONDS))
     healed = set()
     for event in errors:
         after = back.get(component(event))
@@ -72,7 +79,12 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
         head = _head(event.message)[:300]
         if _AN_ATTEMPT.search(head):  # an attempt of several: its operation, by its first word, came back
             places = places | {_subject(head)}
-        if places and any(event.time <= t <= event.time + window and places & named for t, named in after):
+        if _RECONNECTING.search(head):  # a reconnect it announced: its component's `reconnected` heals it
+            places = places | {_RECONNECT}
+        # (a reconnect naming nothing heals only the error just before it, HANDLED_SECONDS: minutes of a
+        # client's failures ended by a `reconnected` are an outage its writer came back from, not a blip)
+        if places and any(event.time <= t <= event.time + (window if (places & named) - {_RECONNECT} else blip)
+                          and places & named for t, named in after):
             healed.add(id(event))
     return healed
 
@@ -167,7 +179,8 @@ def cancelled(event: LogEvent) -> bool:
         return True
     if not any(_CANCEL_WORD.search(v[:HEAD_CHARS]) for v in (event.message, *event.fields.values()) if isinstance(v, str)):
         return False  # most errors say no such word: their stacks are not read
-    text = said_by(event)[:HEAD_CHARS]
+    # (and its fields: a gRPC status written apart, `msg="rpc error" code=Canceled desc="context canceled"`)
+    text = " ".join([said_by(event)[:HEAD_CHARS], *(v[:200] for v in event.fields.values() if isinstance(v, str))])
     return bool(_CANCELLED.search(text)) and not _NOT_ONLY_CANCELLED.search(text)
 
 
@@ -206,7 +219,11 @@ _TIME_LIKE = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d(?::\d\d)?(?:[.,]\d+)?|\d{
 _TOKEN = re.compile(r"[A-Za-z0-9][\w-]*")
 # a thing its writer says was done already (an idempotent write that lost a race, a redelivered message)
 _ALREADY = re.compile(r"\balready (?:been )?(?:applied|processed|handled|done|completed|committed|acknowledged|consumed|"
-                      r"delivered|sent|recorded|seen)\b", re.I)
+                      r"delivered|sent|recorded|seen)\b"
+                      # (or a duplicate its writer says it dropped: `duplicate submission c0ffee12 ignored, returning
+                      # existing order 8812`)
+                      r"|\bduplicate\b[^.;\n]{0,80}?\b(?:ignored|skipped|discarded|dropped)\b|\breturning (?:the )?existing\b",
+                      re.I)
 # an answer the client's own content made (RFC 9110 15.5.21 422 Unprocessable Content; a 400 that says the
 # content was invalid): its input, nothing broken on this side
 _CLIENT_CONTENT = re.compile(r"validat|invalid", re.I)

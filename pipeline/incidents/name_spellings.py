@@ -1,0 +1,72 @@
+"""Names written another way than `line_names.py` first reads them (CONTRACT §2, session 49): a server written
+`port@host` (license managers' clients: FlexNet's and RLM's `27000@lic01`), a host and its address as Java's
+`InetSocketAddress` writes them (`kafka-1/10.0.0.5:9092`: the host's port and the IP's, one server), a SQL Server named instance
+written `host\\instance` after the word that leads a server (`Data Source=SQLPROD01\\ORDERS`, `server 'sql-01\\orders'`), a trace or request id written as a
+JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
+object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
+is the table `dag=daily_agg` names), and the name of where an error went written in a field of its own
+(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from pipeline.state import LogEvent
+
+# a qualified name's last part, a compound word (`daily_agg`, `order-events`): a name of its own, not a common word
+_COMPOUND_LAST = re.compile(r"\.([a-z][a-z0-9]*[_-][a-z0-9][\w-]{2,})$")
+# structured fields that carry the name of where an error went: names, not what the error says
+_NAME_KEY = re.compile(r"(?:^|[._-])(?:topic|queue|database|db|bucket|table|index|stream)[._-]name$", re.I)
+_ID_WORD = r"(?:trace|span|request|req|correlation|transaction)[_.-]?id"
+# a server written `port@host`: the host's port, as `lic01:27000` says it
+_PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
+# a named instance after the word that leads a server (not a `DOMAIN\\user` login nor a Windows path)
+_HOST_INSTANCE = re.compile(r"\b(?:server|data source|instance|host)\s*[=:]?\s*['\"]?([A-Za-z][\w.-]{1,62})\\{1,2}[A-Za-z]\w*",
+                            re.I)
+_HOST_SLASH_IP = re.compile(r"(?<![\w.:/@-])([A-Za-z][\w-]*+(?:\.[\w-]++)*+)/((?:\d{1,3}\.){3}\d{1,3}):(\d{2,5})\b")
+_ID_PAIR = re.compile(r"\b" + _ID_WORD + r"=\"?(\d[\w.:-]{5,127})", re.I)
+_JSON_ID = re.compile(r'"' + _ID_WORD + r'"\s*:\s*"([\w.:-]{6,128})"', re.I)
+# a field or a written key whose name ends as an id's does (`trace_id`, `request_id=`, `"trace_id":`)
+_ID_KEY = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id$", re.I)
+_ID_KEY_WRITTEN = re.compile(r"(?:trace|span|request|req|correlation|transaction|job|task)[_.-]?id\"?\s*[=:]", re.I)
+
+
+def addresses(text: str) -> Iterator[tuple[str, str]]:
+    """Each (host, port) a text writes as `port@host` or `host/IP:port` (and the IP's), and each (host, "") of a
+    named instance `host\\instance`."""
+    for match in _PORT_AT_HOST.finditer(text):
+        yield match.group(2).lower(), match.group(1)
+    for match in _HOST_INSTANCE.finditer(text):
+        yield match.group(1).lower(), ""
+    for match in _HOST_SLASH_IP.finditer(text):  # `kafka-1/10.0.0.5:9092`: the host's port, the IP's port
+        yield match.group(1).lower(), match.group(3)
+        yield match.group(2), match.group(3)
+
+
+def written_ids(text: str) -> list[str]:
+    """The trace or request ids a text writes as a JSON pair, or after `key=` opening with a digit."""
+    return [m.group(1) for pattern in (_JSON_ID, _ID_PAIR) for m in pattern.finditer(text)]
+
+
+def is_json_key(text: str, start: int, end: int) -> bool:
+    """Whether the quoted word at text[start:end] is a JSON object's key (`{"trace_id":`, `, "dur_ms":`)."""
+    return text[end:end + 2].lstrip()[:1] == ":" and text[max(0, start - 2):start].rstrip()[-1:] in ("{", ",")
+
+
+def may_carry_id(event: LogEvent, head: int) -> bool:
+    """Whether a line may name a trace or request id, by a cheap look: its trace id, a field or a written key
+    whose name ends as an id's does (the first `head` characters of its message)."""
+    return bool(event.trace_id) or any(_ID_KEY.search(k) for k in event.fields) \
+        or bool(_ID_KEY_WRITTEN.search(event.message[:head]))
+
+
+def unqualified(token: str) -> list[str]:
+    """A dotted resource's last part when it is a compound word (`warehouse.daily_agg` -> `daily_agg`)."""
+    match = _COMPOUND_LAST.search(token)
+    return [match.group(1)] if match else []
+
+
+def named_fields(event: LogEvent) -> list[str]:
+    """The values of a line's fields that name where its error went (`wf-task-queue-name=order-fulfillment`)."""
+    return [v[:200] for k, v in event.fields.items() if isinstance(v, str) and _NAME_KEY.search(k)][:4]
