@@ -93,7 +93,7 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
     if tabs["Audit trail"].open:
         with tabs["Audit trail"]:
             audit(audit_rows, {fmt: review.export_audit(incident_id, fmt=fmt) for fmt in ("csv", "json")}
-                  if audit_rows else None, incident_id)
+                  if audit_rows else None, incident_id, doc.get("fix") or doc.get("proposal"))
 
 
 def picker(missing: str | None = None) -> None:

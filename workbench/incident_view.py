@@ -362,13 +362,13 @@ def wrapped_row_height(texts: list[str]) -> int | None:
     return max(lines * WRAP_LINE_PX + 12, 70)
 
 
-def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) -> None:
+def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, proposal: dict | None = None) -> None:
     """Every human action on this incident, in sentences (who did what, what changed); the recorded
     values as they are in the exports (CSV or JSON)."""
     if not rows:
         st.info("No human action yet.")
         return
-    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r),
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r, proposal),
                            "note": note_words(r.get("note")),
                            "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
     # the sentences wrap in rows tall enough for the longest (they were cut at one line)
