@@ -146,8 +146,10 @@ with main:
     rca(doc, code_fix_min_confidence=review.code_fix_min_confidence, edited=edited)
     recommendation(doc, edited=edited)
     fix(doc)
-    related(review, incident_id)  # same fingerprint and nearest by evidence (workbench/related_view.py)
     grouping(review, doc)  # split a pattern out, merge another incident in (workbench/grouping_view.py)
+# same fingerprint and nearest by evidence (workbench/related_view.py): the page's whole width, its
+# table's columns whole (in the left column the similarity and the decision were off to the right)
+related(review, incident_id)
 
 take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 tabs_view(incident_id, doc, audit_rows, incident_version(doc))
