@@ -260,3 +260,17 @@ def test_the_flags_of_a_backtest_command_read_as_words():
     assert flags_words("--status decided --settings /srv/c.toml") == "decided incidents, settings file /srv/c.toml"
     assert flags_words("backtest (--status all --since 7d --limit 3): exited 1") == \
         "backtest (both, opened in the last 7 days, at most 3 incidents): exited 1"
+
+
+def test_a_disagreement_says_what_each_sides_fix_proposal_says(app, paused_engine, tmp_path):
+    """A disagreement's sides said "fix proposed" / "no fix proposed" and cut the root cause at 300
+    characters: each now says its confidence against the threshold and its fix's file and plan, or why none."""
+    decided(paused_engine)
+    settings = tmp_path / "strict.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.99\n")
+    run_backtest(paused_engine, candidate_for(paused_engine, settings_file=settings), status="all")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    shown = texts(app)
+    assert "below the code-fix threshold 0.99" in shown and "No fix proposed: confidence" in shown, shown
+    assert "\nfix proposed\n" not in shown and "\nno fix proposed\n" not in shown

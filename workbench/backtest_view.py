@@ -149,10 +149,19 @@ def _side(title: str, category, confidence, root_cause, extra: str = "") -> None
     st.markdown(f"**{title}**")
     conf = "" if confidence is None else f" @ {confidence:.2f}"
     st.markdown(escape_markdown(f"{category or '-'}{conf}"))
-    if root_cause:
-        st.caption(escape_markdown(root_cause[:300]))
+    if root_cause:  # whole, wrapped (cut at 300 characters it ended mid-word)
+        st.caption(escape_markdown(root_cause))
     if extra:
         st.caption(escape_markdown(extra))
+
+
+def _fix(item: dict, side: str) -> str:
+    """One side's fix proposal in words (workbench.pairwise_view.fix_lines): its confidence against the
+    threshold, its file and plan, or why there is none; not "fix proposed" alone."""
+    from workbench.pairwise_view import fix_lines
+
+    return "\n\n".join(fix_lines({"fix_proposed": bool(item.get(f"{side}_proposal_hash")),
+                                    "fix": item.get(f"{side}_fix") or {}}))
 
 
 def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
@@ -170,11 +179,9 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None
         with old:
             # the analyst's answer before any person's edit, fork or request: what the candidate is compared with
             _side("Live analyst's answer" + (", before the request for changes" if asked else ""),
-                  item["old_category"], item["old_confidence"], item["old_root_cause"],
-                  "fix proposed" if item["old_proposal_hash"] else "no fix proposed")
+                  item["old_category"], item["old_confidence"], item["old_root_cause"], _fix(item, "old"))
         with new:
-            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
-                  "fix proposed" if item["new_proposal_hash"] else "no fix proposed")
+            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"], _fix(item, "new"))
         with human:
             st.markdown("**What people did**")
             st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
