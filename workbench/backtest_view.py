@@ -172,7 +172,7 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None
                       + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
         if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
-                       help=f"the incident at checkpoint {item['checkpoint_id']}, the one this backtest started from"):
+                       help="the incident's time travel at the checkpoint this backtest started from"):
             open_at_checkpoint(item["incident_id"], item["checkpoint_id"])
         old, new, human = st.columns(3)
         asked = any(s["action"] == "revise" for s in (item["human_decision"] or {}).get("steps") or [])
