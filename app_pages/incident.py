@@ -16,7 +16,7 @@ from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.grouping_view import grouping, links
 from workbench.backtest_view import take_checkpoint_link
 from workbench.bundle_warmup import warm_history_bundles
-from workbench.history_view import history
+from workbench.history_view import checkpoint_names, history
 from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
@@ -93,7 +93,8 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
     if tabs["Audit trail"].open:
         with tabs["Audit trail"]:
             audit(audit_rows, {fmt: review.export_audit(incident_id, fmt=fmt) for fmt in ("csv", "json")}
-                  if audit_rows else None, incident_id, doc.get("fix") or doc.get("proposal"))
+                  if audit_rows else None, incident_id, doc.get("fix") or doc.get("proposal"),
+                  checkpoint_names(review, incident_id, drawn) if audit_rows else None)
 
 
 def picker(missing: str | None = None) -> None:

@@ -393,3 +393,19 @@ def test_a_fork_is_said_as_who_forked_from_which_step_setting_what(app, paused_e
     done = said(app, "success")
     assert "alice forked from #5 root cause analysis, setting the category to upstream timeout: a new branch" in done, done
     assert "upstream_timeout" not in done
+
+
+def test_the_audit_names_each_checkpoint_as_history_does(app, paused_engine):
+    """33-audit: the audit's "checkpoint after" column and a fork's note said "1dc8ea…", "forked from
+    checkpoint 802402a0": each now names the checkpoint as the History chart does, "#5 root cause analysis"."""
+    incident = _incident(paused_engine)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    ReviewService(paused_engine).fork(incident, checkpoint_id=rca, reviewer="alice",
+                                      edits={"rca.category": "upstream_timeout"})
+    open_incident(app, incident)
+    open_tab(app, incident, "Audit trail")
+    table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+    [after] = list(table["checkpoint after"])
+    assert re.fullmatch(r"#\d+ [a-z ]+", after), after
+    [note] = list(table["note"])
+    assert "forked from checkpoint #5 root cause analysis" in note, note

@@ -193,14 +193,16 @@ def _same(proposal: dict | None, after: dict) -> dict | None:
     return proposal if proposal and (not hashed or not proposal.get("hash") or proposal["hash"] == hashed) else None
 
 
-def note_words(note: str | None) -> str:
+def note_words(note: str | None, names: dict[str, str] | None = None) -> str:
     """A recorded note, with the graph's words said plainly ("as_node=rca": what follows the root cause
-    analysis ran again)."""
+    analysis ran again) and a checkpoint as the audit's "checkpoint after" column names it (`names`:
+    id → "#5 root cause analysis", as the History chart numbers it; else its last 8 characters)."""
     if not note:
         return ""
     note = _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
     note = _RERAN.sub(lambda m: f"re-ran {steps_words(m.group(1).split(', '))}", note)
-    return _CHECKPOINT_ID.sub(lambda m: m.group(2), note)  # the 8 characters the "checkpoint after" column shows
+    named = names or {}
+    return _CHECKPOINT_ID.sub(lambda m: named.get(m.group(0)) or m.group(2), note)
 
 
 def audit_sentence(row: dict, proposal: dict | None = None) -> str:

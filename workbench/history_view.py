@@ -43,6 +43,14 @@ def _spec(_tree_read: dict, where: int, incident_id: str, limit: int, version: t
     return base_spec(_tree_read, spacing=spacing, collapse=collapse)
 
 
+def checkpoint_names(review: ReviewService, incident_id: str, version: tuple) -> dict[str, str]:
+    """Each of the newest checkpoints (History's window) by its number and step, "#5 root cause
+    analysis", as the chart names it: the audit's "checkpoint after" column and notes say these."""
+    tree = _tree(review, id(review), incident_id, HISTORY_WINDOW, version)  # the History tab's read, cached
+    numbers = checkpoint_numbers(tree)
+    return {e["checkpoint_id"]: checkpoint_name({**e, "number": numbers[e["checkpoint_id"]]}) for e in tree["nodes"]}
+
+
 def _pick_key(incident_id: str) -> str:
     return f"incident_history_pick_{incident_id}"
 
