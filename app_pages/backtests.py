@@ -8,8 +8,8 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
 from workbench.literal import escape_markdown
-from workbench.backtest_view import (agreement_figure, confusion_frame, disagreement, follow_started, runs_panel,
-                                     start_form, summary)
+from workbench.backtest_view import (agreement_figure, backtest_name, confusion_frame, disagreement, follow_started,
+                                     runs_panel, start_form, summary)
 from workbench.pairwise_view import pairwise_panel
 
 workbench = session.workbench()
@@ -36,8 +36,8 @@ elif wanted and wanted not in by_id and "backtests_pick" not in st.session_state
     st.warning(escape_markdown(f"The link's backtest {wanted} is not one of the (at most 50 newest) backtests "
                                "here: showing the newest."))
 chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick",
-                      format_func=lambda b: f"{b} · {by_id[b]['candidate']} · {by_id[b]['status']} "
-                                            f"{by_id[b]['done']}/{by_id[b]['total']} · {by_id[b]['started_at'][:16]}")
+                      format_func=lambda b: f"{backtest_name(by_id[b])} · {by_id[b]['status']} "
+                                            f"{by_id[b]['done']}/{by_id[b]['total']}")
 if st.query_params.get("backtest") != chosen:
     st.query_params["backtest"] = chosen
 try:

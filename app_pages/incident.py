@@ -16,7 +16,7 @@ from workbench.graph_view import graph_dot, graph_mermaid
 from workbench.grouping_view import grouping, links
 from workbench.backtest_view import take_checkpoint_link
 from workbench.bundle_warmup import warm_history_bundles
-from workbench.history_view import history
+from workbench.history_view import checkpoint_names, history
 from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
@@ -93,7 +93,8 @@ def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple)
     if tabs["Audit trail"].open:
         with tabs["Audit trail"]:
             audit(audit_rows, {fmt: review.export_audit(incident_id, fmt=fmt) for fmt in ("csv", "json")}
-                  if audit_rows else None, incident_id)
+                  if audit_rows else None, incident_id, doc.get("fix") or doc.get("proposal"),
+                  checkpoint_names(review, incident_id, drawn) if audit_rows else None)
 
 
 def picker(missing: str | None = None) -> None:
@@ -146,8 +147,10 @@ with main:
     rca(doc, code_fix_min_confidence=review.code_fix_min_confidence, edited=edited)
     recommendation(doc, edited=edited)
     fix(doc)
-    related(review, incident_id)  # same fingerprint and nearest by evidence (workbench/related_view.py)
     grouping(review, doc)  # split a pattern out, merge another incident in (workbench/grouping_view.py)
+# same fingerprint and nearest by evidence (workbench/related_view.py): the page's whole width, its
+# table's columns whole (in the left column the similarity and the decision were off to the right)
+related(review, incident_id)
 
 take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 tabs_view(incident_id, doc, audit_rows, incident_version(doc))

@@ -3,6 +3,7 @@ side by side, and the link to the incident's time travel at the checkpoint the b
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 from pipeline.backtest.candidate import candidate_for
@@ -160,7 +161,7 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
     assert 3 <= cut < total, "the cancel came too late to test a resume"
     assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "stopped"
     app.run()
-    assert f"Stopped: {running['backtest_id']}" in texts(app)
+    assert f"Stopped: {running['candidate']}, started " in texts(app)
     app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()
     assert not app.exception, [e.value for e in app.exception]
     wait_for(lambda: backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "done",
@@ -204,7 +205,7 @@ def test_a_backtest_started_on_the_page_shows_at_once_refuses_a_second_click_and
                      selection=[], owner="")
     try:
         start(app, kind="live")
-        assert "Starting (--status decided): the worker is loading the analyst" in progress_texts(app)
+        assert "Starting (decided incidents): the worker is loading the analyst" in progress_texts(app)
         assert app.selectbox(key="backtests_pick").value == "bt-older"
         start(app, kind="live")
         assert "this backtest is starting already" in said(app, "error") and len(workers) == 1
@@ -230,3 +231,46 @@ def test_a_backtest_of_undecided_incidents_claims_no_agreement(app, paused_engin
     assert not app.exception, [e.value for e in app.exception]
     assert "No incident here was approved with a category yet" in said(app, "info")
     assert "wherever they approved one" not in said(app, "success")
+
+
+def test_a_backtest_is_named_by_its_candidate_and_time_and_its_flags_are_said_in_words(app, paused_engine, monkeypatch):
+    """43-bt-done.png and 55-bt-model-after.png: the picker said "bt-834138d575ac · … · 2026-12-06T16:44",
+    a refused model "--model gpt-4o-mini: no endpoint…", and the days field "0.00": a backtest is its
+    candidate and start time as the workbench writes times, the command's flags are words, days whole."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    run = run_backtest(paused_engine, candidate_for(paused_engine))
+    start(app, kind="model", value="gpt-4o-mini")
+    refused = said(app, "error")
+    assert "model gpt-4o-mini: no endpoint" in refused and "--" not in refused, refused
+    picker = app.selectbox(key="backtests_pick")
+    assert picker.value == run.backtest_id
+    [option] = picker.options
+    assert run.backtest_id not in option and not re.search(r"\dT\d", option), option
+    assert option.startswith("the live analyst") and " UTC · done " in option, option
+    caption = next(c.value for c in app.caption if unescape(c.value).startswith("Candidate:"))
+    assert not re.search(r"\dT\d", unescape(caption)), caption
+    days = app.number_input(key="backtests_since")
+    assert days.value == 0 and isinstance(days.value, int)
+
+
+def test_the_flags_of_a_backtest_command_read_as_words():
+    from workbench.backtest_view import flags_words
+
+    assert flags_words("--status decided --settings /srv/c.toml") == "decided incidents, settings file /srv/c.toml"
+    assert flags_words("backtest (--status all --since 7d --limit 3): exited 1") == \
+        "backtest (both, opened in the last 7 days, at most 3 incidents): exited 1"
+
+
+def test_a_disagreement_says_what_each_sides_fix_proposal_says(app, paused_engine, tmp_path):
+    """A disagreement's sides said "fix proposed" / "no fix proposed" and cut the root cause at 300
+    characters: each now says its confidence against the threshold and its fix's file and plan, or why none."""
+    decided(paused_engine)
+    settings = tmp_path / "strict.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.99\n")
+    run_backtest(paused_engine, candidate_for(paused_engine, settings_file=settings), status="all")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    shown = texts(app)
+    assert "below the code-fix threshold 0.99" in shown and "No fix proposed: confidence" in shown, shown
+    assert "\nfix proposed\n" not in shown and "\nno fix proposed\n" not in shown

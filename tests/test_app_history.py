@@ -9,7 +9,7 @@ import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from pipeline.review.service import ReviewService
-from tests.support import as_reviewer, click_chart, open_incident, open_tab, said, texts
+from tests.support import as_reviewer, click_chart, open_incident, open_tab, said, texts, unescape
 from workbench.timeline import HUMAN, PAUSED, timeline_spec
 
 APP_FILE = Path(__file__).resolve().parent.parent / "app.py"
@@ -81,7 +81,7 @@ def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused
     assert tree["branches"] == 2
     assert [a["reviewer"] for a in paused_engine.records.audit(incident) if a["action"] == "replay"] == ["alice"]
     assert paused_engine.records.incident(incident)["status"] == "awaiting_approval"
-    assert "Replay from" in said(app, "success")
+    assert "alice replayed from #" in said(app, "success")
 
 
 def test_cancelling_a_replay_changes_nothing(app, paused_engine):
@@ -110,7 +110,7 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     _fold(app, form, True)
     app.number_input(key=f"{form}_rca.confidence").set_value(0.42)
     app.button(key=f"{form}_submit").click().run()
-    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
+    assert "the confidence to 42%" in "\n".join(c.value for c in app.code)  # shown as text, never markdown
     app.button(key="incident_confirm_yes").click().run()
     assert not app.exception
     assert ReviewService(paused_engine).tree(incident)["branches"] == 2
@@ -148,7 +148,7 @@ def test_the_folded_fork_form_draws_nothing_and_keeps_what_was_typed(app, paused
     _fold(app, form, True)
     assert app.number_input(key=confidence).value == 0.42
     app.button(key=f"{form}_submit").click().run()
-    assert "confidence = 0.42" in "\n".join(c.value for c in app.code)
+    assert "the confidence to 42%" in "\n".join(c.value for c in app.code)
     app.button(key="incident_confirm_yes").click().run()
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
     assert confidence not in app.session_state  # done: the form starts afresh
@@ -197,7 +197,7 @@ def test_a_fork_is_drawn_apart_from_the_main_line_and_the_legend_says_how(paused
     assert {p["lane"] for p in points} == {"branch 0", "branch 1 · fork (live)"}
     assert [e for e in layers["edges"]["data"]["values"] if e["fork"]] and \
         layers["edges"]["encoding"]["color"]["condition"][0] == {"test": "datum.fork", "value": "#b279a2"}
-    assert "fork" in layers["checkpoints"]["encoding"]["color"]["title"]
+    assert layers["checkpoints"]["encoding"]["color"]["title"] == "How each checkpoint was made"
 
 
 def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, paused_engine):
@@ -211,7 +211,7 @@ def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, p
     chart = f"incident_timeline_{incident}"
     click_chart(app, chart, {"picked": [{"checkpoint_id": rca}]})
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
-    assert f"Changes of checkpoint {rca[-8:]} against its parent" in texts(app)
+    assert "Changes at #5 root cause analysis against the checkpoint before it" in texts(app)
     drawn = next(c for c in app.get("vega_lite_chart") if c.key == chart).proto
     assert {"name": "selected"} in [layer.get("data") for layer in json.loads(drawn.spec)["layer"]]
     ring = next(d for d in drawn.datasets if d.name == "selected")  # the ring's point, sent as Arrow
@@ -220,7 +220,7 @@ def test_a_click_on_a_timeline_point_picks_it_and_a_second_click_compares(app, p
     click_chart(app, chart, {"picked": [{"checkpoint_id": rca}, {"checkpoint_id": fix}]})
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == rca
     assert app.selectbox(key=f"incident_history_compare_{incident}").value == fix
-    assert f"From checkpoint {rca[-8:]} to {fix[-8:]}" in texts(app)
+    assert "From #5 root cause analysis to #7 fix proposal" in texts(app)
 
 
 def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_engine):
@@ -273,7 +273,7 @@ def test_any_two_checkpoints_can_be_compared(app, paused_engine):
     compared = dict(zip(frames[-1]["field"], frames[-1]["after"]))
     assert "recommended action" in compared and "proposed diff" in compared  # two steps apart, both shown
     assert "category" not in compared  # the same at both
-    assert f"From checkpoint {rca[-8:]} to {fix[-8:]}" in texts(app)
+    assert "From #5 root cause analysis to #7 fix proposal" in texts(app)
 
 
 def test_a_checkpoint_link_opens_the_history_tab_at_that_checkpoint(app, paused_engine):
@@ -356,3 +356,56 @@ def test_the_timeline_picker_and_node_runs_say_each_step_in_a_reviewers_words(ap
     assert runs == ["root cause analysis · " + runs[0].split(" · ", 1)[1]], runs
     for text in [*labels, *captions, *options, *runs]:
         assert not NODE_NAMES.search(text), text
+
+
+def test_the_history_tab_names_checkpoints_and_steps_in_words_not_ids_or_node_names(app, paused_engine):
+    """The walkthrough read "Changes of checkpoint 71c8be82", "propose_fix: no code fix…" and "so
+    code_fix cannot run" (29-history.png): a checkpoint is named as the chart numbers it, with its
+    step, and the nodes' notes and the time-travel plan say each step in words."""
+    incident = _incident(paused_engine)
+    open_incident(app, incident)
+    fix = _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"]
+    _pick(app, incident, fix)
+    page = texts(app)
+    assert "Changes at #7 fix proposal against the checkpoint before it" in page, page
+    assert fix[-8:] not in page.replace(app.selectbox(key=f"incident_history_pick_{incident}").value, "")
+    notes = "\n".join(c.value for c in app.code)
+    assert "Fix proposal: " in notes and not NODE_NAMES.search(notes), notes
+    captions = [unescape(c.value) for c in app.caption]
+    plan = next(c for c in captions if "Evidence:" in c)
+    assert not NODE_NAMES.search(plan) and "1 events" not in plan, plan
+    assert "Runs again: the approval; the approval gate fires again" in plan, plan
+    assert any("A fork starts at" in c for c in captions)  # how a fork is drawn: under the chart, whole
+
+
+def test_a_fork_is_said_as_who_forked_from_which_step_setting_what(app, paused_engine):
+    """32-after-fork-history.png: "Fork from cf40a4e9 done by carol" and "category = upstream_timeout":
+    now "carol forked from #5 root cause analysis, setting the category to upstream timeout"."""
+    incident, form = _at_the_rca_checkpoint(app, paused_engine)
+    _fold(app, form, True)
+    app.selectbox(key=f"{form}_rca.category").set_value("upstream_timeout")
+    app.button(key=f"{form}_submit").click().run()
+    confirm = said(app, "warning")
+    assert "Fork from #5 root cause analysis starts a new branch" in confirm, confirm
+    assert "the category to upstream timeout" in "\n".join(c.value for c in app.code)
+    app.button(key="incident_confirm_yes").click().run()
+    assert not app.exception
+    done = said(app, "success")
+    assert "alice forked from #5 root cause analysis, setting the category to upstream timeout: a new branch" in done, done
+    assert "upstream_timeout" not in done
+
+
+def test_the_audit_names_each_checkpoint_as_history_does(app, paused_engine):
+    """33-audit: the audit's "checkpoint after" column and a fork's note said "1dc8ea…", "forked from
+    checkpoint 802402a0": each now names the checkpoint as the History chart does, "#5 root cause analysis"."""
+    incident = _incident(paused_engine)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    ReviewService(paused_engine).fork(incident, checkpoint_id=rca, reviewer="alice",
+                                      edits={"rca.category": "upstream_timeout"})
+    open_incident(app, incident)
+    open_tab(app, incident, "Audit trail")
+    table = next(d.value for d in app.dataframe if "what happened" in d.value.columns)
+    [after] = list(table["checkpoint after"])
+    assert re.fullmatch(r"#\d+ [a-z ]+", after), after
+    [note] = list(table["note"])
+    assert "forked from checkpoint #5 root cause analysis" in note, note

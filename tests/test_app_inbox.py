@@ -330,6 +330,7 @@ def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, pau
     app.multiselect(key="inbox_bulk_ids").select(ids[0]).select(ids[1]).run()
     app.text_area(key="inbox_bulk_reason").input("duplicates of the 10:00 outage").run()
     app.button(key="inbox_bulk_go").click().run()
+    app.button(key="inbox_bulk_yes").click().run()
     assert f"Rejected: {ids[0]}, {ids[1]}." in said(app, "success")
     for incident_id in ids[:2]:
         rejects = [a for a in paused_engine.records.audit(incident_id) if a["action"] == "reject"]
@@ -340,10 +341,31 @@ def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, pau
     app.text_input(key="inbox_bulk_to").input("erin").run()
     app.text_area(key="inbox_bulk_reason").input("erin owns checkout this week").run()
     app.button(key="inbox_bulk_go").click().run()
+    app.button(key="inbox_bulk_yes").click().run()
     for incident_id in ids[2:]:
         assigns = [a for a in paused_engine.records.audit(incident_id) if a["action"] == "assign"]
         assert [(a["reviewer"], a["note"]) for a in assigns] == [("dana", "erin owns checkout this week")]
         assert paused_engine.records.incident(incident_id)["assignee"] == "erin"
+
+
+def test_a_bulk_reject_asks_first_naming_how_many_and_which_and_cancel_rejects_nothing(app, paused_engine):
+    """34-bulk.png: "Select all" and one click rejected six incidents, a forked one among them, with no
+    confirmation, where the `r` key asks. Now the bulk button asks, naming how many and which."""
+    ids = paused_ids(paused_engine)
+    as_reviewer(app, "dana")
+    app.session_state["inbox_bulk_open"] = True
+    app.run()
+    app.multiselect(key="inbox_bulk_ids").select(ids[0]).select(ids[1]).run()
+    app.text_area(key="inbox_bulk_reason").input("noise during maintenance").run()
+    app.button(key="inbox_bulk_go").click().run()
+    assert all(paused_engine.records.incident(i)["status"] == "awaiting_approval" for i in ids[:2])  # not yet
+    question = said(app, "warning")
+    assert "Reject 2 incidents?" in question and ids[0] in question and ids[1] in question, question
+    assert "Reason: noise during maintenance" in question
+    app.button(key="inbox_bulk_no").click().run()
+    assert not [b for b in app.button if b.key == "inbox_bulk_yes"]
+    assert all(paused_engine.records.incident(i)["status"] == "awaiting_approval" for i in ids[:2])
+    assert all(not [a for a in paused_engine.records.audit(i) if a["action"] == "reject"] for i in ids[:2])
 
 
 def test_a_bulk_reject_without_a_reason_rejects_nothing(app, paused_engine):

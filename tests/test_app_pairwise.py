@@ -80,3 +80,45 @@ def test_identical_answers_are_not_offered_and_the_page_says_they_count_as_equal
     assert len(offered) == 3 and not any(o.startswith(ids["edited"]) for o in offered)
     assert "1 of the 4 incidents have identical answers" in texts(app)
     assert {m.label: m.value for m in app.metric}["Identical answers"] == "1"
+
+
+def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app, paused_engine, tmp_path):
+    """44-bt-report-2.png: the root causes cut mid-word ("Frequent triggers: a Pro") and the fix only as
+    "fix proposed" / "no fix proposed", so a candidate that only raised the code-fix threshold could not
+    be judged. Now each side's root cause is whole and its fix proposal says its confidence against the
+    threshold, the file its diff changes and its plan, or why there is none."""
+    from pipeline.backtest.pairwise import pairs
+    from tests.support import unescape
+
+    decided(paused_engine)
+    settings = tmp_path / "strict.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.99\n")
+    run = run_backtest(paused_engine, candidate_for(paused_engine, settings_file=settings), status="all")
+    only_fix = [p for p in pairs(paused_engine, run.backtest_id)
+                if p["live"]["fix_proposed"] and not p["candidate"]["fix_proposed"]]
+    assert only_fix, "the stricter threshold should take a fix away"
+    pair = only_fix[0]
+    as_reviewer(app, "ann")
+    app.switch_page("app_pages/backtests.py").run()
+    app.selectbox(key=f"backtests_pair_pick_{run.backtest_id}").set_value(pair["incident_id"]).run()
+    assert not app.exception, [e.value for e in app.exception]
+    shown = unescape("\n".join(c.value for c in app.caption))
+    assert pair["live"]["root_cause"] in shown  # whole
+    live_fix = pair["live"]["fix"]
+    assert live_fix["plan"] and live_fix["plan"][0] in shown
+    assert f"the code-fix threshold {live_fix['threshold']:.2f}" in shown
+    assert "below the code-fix threshold 0.99" in shown
+    assert "No fix proposed: confidence" in shown and "is below 0.99" in shown, shown
+
+
+def test_a_fix_proposal_is_said_with_its_file_plan_and_threshold():
+    from workbench.pairwise_view import fix_lines
+
+    proposed = {"fix_proposed": True, "fix": {"plan": ["Set maximum-pool-size 10 → 30"], "target_file": "app.yml",
+                                              "diff_lines": 2, "confidence": 0.91, "threshold": 0.5, "why_not": None}}
+    assert fix_lines(proposed) == ["Confidence 0.91, at or above the code-fix threshold 0.50.",
+                                   "Fix proposed: a diff of app.yml (2 lines changed).", "• Set maximum-pool-size 10 → 30"]
+    none = {"fix_proposed": False, "fix": {"plan": [], "confidence": 0.68, "threshold": 0.7,
+                                           "why_not": "no code fix: confidence 0.68 is below 0.70"}}
+    assert fix_lines(none) == ["Confidence 0.68, below the code-fix threshold 0.70.",
+                               "No fix proposed: confidence 0.68 is below 0.70."]

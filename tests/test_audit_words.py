@@ -39,7 +39,38 @@ EDIT = {
 
 
 def test_an_approval_says_who_approved_and_what_the_status_became():
-    assert audit_sentence(APPROVE) == "bob approved: status awaiting approval → fix proposed"
+    assert audit_sentence(APPROVE) == "bob approved: status awaiting approval → approved — fix proposed (not applied)"
+
+
+def test_the_audits_status_is_the_headers_words_for_a_plan_without_a_diff():
+    """33-audit-d82911.png: the audit said "→ fix proposed" where the header said "approved — plan
+    recorded, no diff": the same status reads the same in both (provenance.status_words)."""
+    from workbench.provenance import status_words
+
+    recorded = {"hash": "f163df9fd2ac8935", "plan": ["No diff: …"], "diff": ""}
+    said = audit_sentence(APPROVE, recorded)
+    assert said == f"bob approved: status awaiting approval → {status_words('fix_proposed', recorded)}", said
+    assert "plan recorded, no diff" in said
+    other = {"hash": "0000", "diff": ""}  # another branch's recorded fix: not this approval's
+    assert "fix proposed (not applied)" in audit_sentence(APPROVE, other)
+
+
+def test_a_fork_in_the_decision_panel_says_what_it_set_in_words():
+    """"carol forked with category at …" (32-after-fork): now who forked the run, setting what to what."""
+    from workbench.provenance import decision_lines
+
+    lines = decision_lines({}, [{**FORK, "reviewer": "carol", "at": "2026-12-06T16:42:17"}])
+    assert lines == ["carol forked the run, setting the category to connection refused, at 2026-12-06 16:42:17 UTC."]
+
+
+def test_the_decision_panel_names_the_analysis_by_its_time_and_revision_not_its_id():
+    """05-incident-top.png: "Deciding on analysis 0eb80220d934"."""
+    from workbench.decision_panel import analysis_words
+
+    doc = {"pending": {"interrupt_id": "0eb80220d934aaaa"}, "revisions": 0, "revisions_left": 2,
+           "head_created_at": "2026-12-06T16:42:17.123+00:00"}
+    assert analysis_words(doc) == "Deciding on the analysis of 2026-12-06 16:42:17 UTC (the analyst's first) · 2 revisions left"
+    assert analysis_words({**doc, "revisions": 1, "revisions_left": 1}).endswith("(revision 1) · 1 revision left")
 
 
 def test_a_fork_and_an_edit_say_the_category_change_in_words():

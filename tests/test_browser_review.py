@@ -131,14 +131,15 @@ def test_the_timeline_opens_on_order_spacing_and_a_click_picks_a_point_two_compa
     # a click on a point picks that checkpoint (the picker and its changes follow); a shift-click
     # on a second compares the two. The points are svg paths whose aria label holds the caption
     point = chart.locator('g.mark-symbol path[aria-label*="· root cause analysis ·"]').first
-    rca = re.search(r"· ([0-9a-f]{8})(?: · |$)", point.get_attribute("aria-label")).group(1)
+    rca = re.search(r"#(\d+) · ", point.get_attribute("aria-label")).group(1)  # its number, as the page names it
     point.click(force=True)  # force: the ring or a marker may lie on top; they pick the same checkpoint
-    expect(page.get_by_text(f"Changes of checkpoint {rca} against its parent")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(f"Changes at #{rca} root cause analysis against the checkpoint before it")
+           ).to_be_visible(timeout=30_000)
     settle(page)
     other = chart.locator('g.mark-symbol path[aria-label*="· intake ·"]').first
-    intake = re.search(r"· ([0-9a-f]{8})(?: · |$)", other.get_attribute("aria-label")).group(1)
+    intake = re.search(r"#(\d+) · ", other.get_attribute("aria-label")).group(1)
     other.click(force=True, modifiers=["Shift"])
-    expect(page.get_by_text(f"From checkpoint {intake} to {rca}")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(f"From #{intake} intake to #{rca} root cause analysis")).to_be_visible(timeout=30_000)
 
 
 @pytest.mark.timeout(120)
@@ -291,10 +292,12 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()
     expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
     button(page, "Confirm fork").click()
-    expect(page.get_by_text(re.compile(r"Fork from \w{8} done by carol"))).to_be_visible(timeout=60_000)
+    expect(page.get_by_text(re.compile(r"carol forked from #\d+ [a-z ]+, setting the category to db deadlock"))
+           ).to_be_visible(timeout=60_000)
     settle(page)
     doc = review.incident(incident)
     assert doc["rca"]["category"] == "db_deadlock" and "DEADLOCK" in doc["recommendation"]["action"]
     # the whole page followed the fork, not just the timeline: the RCA and the panel say who changed it
-    expect(page.get_by_text(re.compile(r"carol forked with category at")).first).to_be_visible()
-    expect(page.get_by_text(f"Deciding on analysis {doc['pending']['interrupt_id'][:12]}")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"carol forked the run, setting the category to db deadlock, at")).first
+           ).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Deciding on the analysis of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"))).to_be_visible()

@@ -220,7 +220,9 @@ def test_title_does_not_repeat_an_exception_already_in_the_message():
     ("2026/11/28 10:00:01 [error] 31#31: open() \"/x\" failed (2: No such file)", "open() \"/x\" failed"),
     ("10:00:01.231 4242 0x7f3a 'cart' lock wait timeout exceeded", "'cart' lock wait timeout"),
     ("Nov 28 10:00:01 disk quota exceeded on /var", "disk quota exceeded on /var"),
-    ("[ERROR] plugin/kubernetes: Failed to watch", "[ERROR] plugin/kubernetes: Failed"),
+    # a leading level in brackets is the event's level, not the title's first word (walkthrough s49)
+    ("[ERROR] plugin/kubernetes: Failed to watch", "plugin/kubernetes: Failed"),
+    ("2026-11-28T10:00:01Z [warn] upstream is slow", "upstream is slow"),
     ("12345", "12345"),  # nothing but numbers: kept whole
     # a tag naming a value the header carries (an address, a pid) says nothing; a tag of words does
     ("[client 222.166.160.184] Directory index forbidden by rule: /var/www/html/", "Directory index forbidden"),

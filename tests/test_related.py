@@ -2,6 +2,8 @@
 with how it was decided, in `show --json` and on the incident page."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pipeline.composition import open_engine
@@ -151,6 +153,12 @@ def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
         open_incident(at, approved)
         same = at.dataframe(key=f"incident_related_same_{approved}")
         assert list(same.value["status"]) == ["awaiting approval", "rejected"]  # never awaiting_approval
+        # 15-related-scrolled.png: the table squeezed into the left column, "when" as ISO text; now the
+        # page's width, what a reviewer compares first beside the title, times as the page writes them
+        assert not [d for col in at.columns for d in col.dataframe if d.key == same.key]  # not in a column
+        assert list(same.value.columns)[:2] == ["incident", "title"]
+        assert set(same.value["decision"]) <= {"", "approved", "rejected"}
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", w) for w in same.value["when"]), list(same.value["when"])
     finally:
         session._runtime.clear()
 

@@ -35,6 +35,26 @@ FIELD_WORDS = {"rca.category": "category", "rca.root_cause": "root cause", "rca.
                "decision.action": "decision", "decision.reviewer": "decided by", "decision.auth": "sign-in",
                "proposal.diff": "proposed diff", "proposal.plan": "proposed plan", "fix.diff": "recorded fix's diff",
                "fix.plan": "recorded fix's plan", "rca.evidence": "evidence cited", "evidence": "evidence events"}
+# a proposal is never said to have fixed anything: nothing is applied to any repository
+STATUS_WORDS = {
+    "analyzing": "analysing",
+    "awaiting_approval": "awaiting approval",
+    "in_revision": "in revision — re-analysing with the request",
+    "fix_proposed": "approved — fix proposed (not applied)",
+    "approved": "approved — no code fix proposed",
+    "rejected": "rejected",
+    "expired": "expired — no decision before the SLA and grace",
+    "failed": "failed — the poller retries it",
+    "merged": "merged into another incident",
+}
+def status_words(status: str, proposal: dict | None = None) -> str:
+    """The status as a reviewer reads it; an approved proposal whose plan has no diff is not said
+    to propose a fix (`proposal`: the recorded fix or the proposal, when known)."""
+    if status == "fix_proposed" and proposal is not None and not proposal.get("diff"):
+        return "approved — plan recorded, no diff (nothing to apply)"
+    return STATUS_WORDS.get(status, status.replace("_", " "))
+
+
 # recorded alongside a change, not changes a reviewer reads as one
 QUIET_FIELDS = {"unverified", "comments"}
 # what an audit sentence leaves out: the graph's and the store's own keys (ids, hashes, times, the
@@ -55,6 +75,35 @@ _AS_NODE = re.compile(r"\bas_node=(\w+)")
 def step_words(node: str) -> str:
     """A graph node as a reviewer names the step ("rca": "root cause analysis")."""
     return NODE_WORDS.get(node, node.strip("_").replace("_", " "))
+
+
+# the graph's node names that read as code, not words, in a sentence the engine wrote ("code_fix cannot
+# run", "propose_fix: no code fix"): said as steps wherever the workbench shows such a sentence
+_NODE_CODE = re.compile(r"(?<![\w.=/-])(rca|rag|retrieval|recommend|propose_fix|code_fix|__start__|__input__)(?![\w.=/-])")
+_TRACE_NODE = re.compile(r"^([a-z_]+): ")
+
+
+def steps_in_text(text: str) -> str:
+    """A sentence the engine wrote with the graph's node names in it, each said as its step
+    ("so code_fix cannot run" → "so the recorded fix cannot run")."""
+    return _NODE_CODE.sub(lambda m: node_words(m.group(1)), text or "")
+
+
+def trace_words(line: str) -> str:
+    """A node's note ("propose_fix: no code fix: no known cause") led by its step in words ("Fix
+    proposal: no code fix: no known cause"), node names inside it said as steps too."""
+    m = _TRACE_NODE.match(line or "")
+    if m and m.group(1) in NODE_WORDS:
+        line = step_words(m.group(1)).capitalize() + ": " + line[m.end():]
+    return steps_in_text(line)
+
+
+def setting_words(edits: dict, *, whole: bool = False) -> str:
+    """What an edit or fork set, in words: "the category to upstream timeout and the confidence to 42%"
+    (`whole`: each value in full, as a confirmation shows it)."""
+    said = [f"the {field_words(k)} to {value_text(v) if whole and isinstance(v, str) and len(v) > VALUE_CHARS else value_words(v)}"
+            for k, v in (edits or {}).items()]
+    return " and ".join(said) if len(said) <= 2 else ", ".join(said[:-1]) + " and " + said[-1]
 
 
 def node_words(node: str) -> str:
@@ -118,14 +167,19 @@ def _quiet(key: str) -> bool:
     return key.startswith(_QUIET_PARENTS) and key.rsplit(".", 1)[-1] in _QUIET_LEAVES
 
 
-def changes_words(before: dict | None, after: dict | None) -> list[str]:
-    """"category upstream_rate_limited → db_deadlock" for each recorded value that changed."""
+def changes_words(before: dict | None, after: dict | None, proposal: dict | None = None) -> list[str]:
+    """"category upstream_rate_limited → db_deadlock" for each recorded value that changed; a status in
+    the header's words (`proposal`: the incident's recorded fix, for "plan recorded, no diff")."""
     before, after = before or {}, after or {}
     out = []
     for key in dict.fromkeys([*before, *after]):
         if _quiet(key) or before.get(key) == after.get(key):
             continue
         name = field_words(key)
+        if key == "status":
+            said = [status_words(str(v), _same(proposal, after)) for v in (before.get(key), after.get(key)) if v]
+            out.append(f"{name} {' → '.join(said)}" if key in before else f"{name} {said[-1]}")
+            continue
         if key in before:
             out.append(f"{name} {value_words(before.get(key))} → {value_words(after.get(key))}")
         else:
@@ -133,18 +187,27 @@ def changes_words(before: dict | None, after: dict | None) -> list[str]:
     return out
 
 
-def note_words(note: str | None) -> str:
+def _same(proposal: dict | None, after: dict) -> dict | None:
+    """The recorded fix, when it is the one this entry approved (same hash, or no hash to compare)."""
+    hashed = after.get("proposal_hash") or after.get("decision.proposal_hash")
+    return proposal if proposal and (not hashed or not proposal.get("hash") or proposal["hash"] == hashed) else None
+
+
+def note_words(note: str | None, names: dict[str, str] | None = None) -> str:
     """A recorded note, with the graph's words said plainly ("as_node=rca": what follows the root cause
-    analysis ran again)."""
+    analysis ran again) and a checkpoint as the audit's "checkpoint after" column names it (`names`:
+    id → "#5 root cause analysis", as the History chart numbers it; else its last 8 characters)."""
     if not note:
         return ""
     note = _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
     note = _RERAN.sub(lambda m: f"re-ran {steps_words(m.group(1).split(', '))}", note)
-    return _CHECKPOINT_ID.sub(lambda m: m.group(2), note)  # the 8 characters the "checkpoint after" column shows
+    named = names or {}
+    return _CHECKPOINT_ID.sub(lambda m: named.get(m.group(0)) or m.group(2), note)
 
 
-def audit_sentence(row: dict) -> str:
-    """One audit row as a sentence: who did what, and what changed."""
+def audit_sentence(row: dict, proposal: dict | None = None) -> str:
+    """One audit row as a sentence: who did what, and what changed (a status in the header's words;
+    `proposal`: the incident's recorded fix, when known)."""
     who, action = row.get("reviewer") or "someone", str(row.get("action") or "")
     if action.startswith("refused:"):
         asked = action.split(":", 1)[1]
@@ -156,7 +219,7 @@ def audit_sentence(row: dict) -> str:
         verb = f"gave approval {len(after.get('approvals') or []) or 1} of {after['approvals_needed']}"
     if action == "comment":
         return f"{who} commented"
-    changed = changes_words(row.get("before"), after)
+    changed = changes_words(row.get("before"), after, proposal)
     return f"{who} {verb}" + (f": {'; '.join(changed)}" if changed else "")
 
 

@@ -2,6 +2,8 @@
 the link from a disagreement to the incident's time travel at the checkpoint the backtest used."""
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -27,6 +29,45 @@ VERDICT_WORDS = {
 }
 
 
+_VALUE = r"[^\s()]+?(?=$|\s|\)|:\s|:$|,)"
+_FLAG = re.compile(rf"--(status|model|docs|settings|since|limit|resume) ({_VALUE})")
+_FLAGS = re.compile(rf"--(?:status|model|docs|settings|since|limit|resume) {_VALUE}(?: --(?:status|model|docs|settings|"
+                    rf"since|limit|resume) {_VALUE})*")
+
+
+def when_words(value) -> str:
+    """A stored time as the rest of the workbench writes it: "2026-12-06 16:44:38 UTC", never ISO's T."""
+    text = str(value or "")[:19].replace("T", " ")
+    return f"{text} UTC" if text else "?"
+
+
+def backtest_name(row: dict) -> str:
+    """A backtest as a reviewer tells it apart: its candidate and when it started ("settings
+    cand.toml (offline analyzer), started 2026-12-06 16:44:38 UTC"), never its id."""
+    return f"{row['candidate']}, started {when_words(row.get('started_at'))}"
+
+
+def _flag_words(flag: str, value: str) -> str:
+    if flag == "status":
+        return SCOPES.get(value, value)
+    if flag == "since":
+        days = value.removesuffix("d")
+        return f"opened in the last {days} day{'' if days == '1' else 's'}"
+    if flag == "limit":
+        return f"at most {value} incidents"
+    return {"model": "model {}", "docs": "docs folder {}", "settings": "settings file {}",
+            "resume": "resuming {}"}[flag].format(value)
+
+
+def flags_words(text: str) -> str:
+    """The backtest command's flags said in words ("--status decided --settings c.toml" → "decided
+    incidents, settings file c.toml"; "--model gpt-4o-mini: no endpoint" → "model gpt-4o-mini: …")."""
+    def run(m: re.Match) -> str:
+        return ", ".join(_flag_words(f, v) for f, v in _FLAG.findall(m.group(0)))
+    text = re.sub(r"\bresume bt-\w+", "resuming a stopped backtest", text or "")
+    return _FLAGS.sub(run, text)
+
+
 def _pct(value) -> str:
     return "-" if value is None else f"{value:.0%}"
 
@@ -44,8 +85,8 @@ def agreement_delta(live: float | None, candidate: float | None) -> dict:
 
 def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
-    st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {b['started_at'][:19]}"
-                               + (f" · finished {b['finished_at'][:19]}" if b["finished_at"] else "")))
+    st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {when_words(b['started_at'])}"
+                               + (f" · finished {when_words(b['finished_at'])}" if b["finished_at"] else "")))
     row = figure_row()
     row.metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected", width="content")
     row.metric("Category changed", s["category_changed"], width="content")
@@ -108,10 +149,19 @@ def _side(title: str, category, confidence, root_cause, extra: str = "") -> None
     st.markdown(f"**{title}**")
     conf = "" if confidence is None else f" @ {confidence:.2f}"
     st.markdown(escape_markdown(f"{category or '-'}{conf}"))
-    if root_cause:
-        st.caption(escape_markdown(root_cause[:300]))
+    if root_cause:  # whole, wrapped (cut at 300 characters it ended mid-word)
+        st.caption(escape_markdown(root_cause))
     if extra:
         st.caption(escape_markdown(extra))
+
+
+def _fix(item: dict, side: str) -> str:
+    """One side's fix proposal in words (workbench.pairwise_view.fix_lines): its confidence against the
+    threshold, its file and plan, or why there is none; not "fix proposed" alone."""
+    from workbench.pairwise_view import fix_lines
+
+    return "\n\n".join(fix_lines({"fix_proposed": bool(item.get(f"{side}_proposal_hash")),
+                                    "fix": item.get(f"{side}_fix") or {}}))
 
 
 def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
@@ -122,18 +172,16 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None
                       + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
         if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
-                       help=f"the incident at checkpoint {item['checkpoint_id']}, the one this backtest started from"):
+                       help="the incident's time travel at the checkpoint this backtest started from"):
             open_at_checkpoint(item["incident_id"], item["checkpoint_id"])
         old, new, human = st.columns(3)
         asked = any(s["action"] == "revise" for s in (item["human_decision"] or {}).get("steps") or [])
         with old:
             # the analyst's answer before any person's edit, fork or request: what the candidate is compared with
             _side("Live analyst's answer" + (", before the request for changes" if asked else ""),
-                  item["old_category"], item["old_confidence"], item["old_root_cause"],
-                  "fix proposed" if item["old_proposal_hash"] else "no fix proposed")
+                  item["old_category"], item["old_confidence"], item["old_root_cause"], _fix(item, "old"))
         with new:
-            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
-                  "fix proposed" if item["new_proposal_hash"] else "no fix proposed")
+            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"], _fix(item, "new"))
         with human:
             st.markdown("**What people did**")
             st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
@@ -159,8 +207,8 @@ def start_form(service) -> None:
                               placeholder="gpt-4o-mini · /srv/docs-next · candidate.toml with CODE_FIX_MIN_CONFIDENCE = 0.7")
         scope, since, limit = st.columns(3)
         status = scope.selectbox("Incidents", list(SCOPES), format_func=lambda s: SCOPES[s], key="backtests_scope")
-        days = since.number_input("Opened in the last … days (0: any time)", min_value=0.0, value=0.0, step=1.0,
-                                  key="backtests_since")
+        days = since.number_input("Opened in the last … days (0: any time)", min_value=0, value=0, step=1,
+                                  key="backtests_since")  # whole days: a float field showed "0.00"
         most = limit.number_input("At most … incidents, oldest first (0: all)", min_value=0, value=0, step=1,
                                   key="backtests_limit")
         submitted = st.form_submit_button("Start the backtest", icon=":material/play_arrow:")
@@ -174,7 +222,7 @@ def start_form(service) -> None:
         pid = service.start(**({named: value} if named else {}), status=status, since_days=days or None,
                             limit=int(most) or None)
     except IncidentIQError as exc:
-        st.error(escape_markdown(exc.message))
+        st.error(escape_markdown(flags_words(exc.message)))
         return
     # the page follows it: once its worker has claimed it, the picker shows it (see follow_started)
     st.session_state[STARTED] = pid
@@ -205,7 +253,7 @@ def _under_way(service, rows: list[dict]) -> tuple:
 
 def _runs(service, drawn: tuple) -> None:
     for why in service.failures():
-        st.error(escape_markdown(why))
+        st.error(escape_markdown(flags_words(why)))
     rows = service.backtests()
     if _under_way(service, rows) != drawn:  # one started or ended since the page was drawn: all follow
         st.rerun()
@@ -213,12 +261,12 @@ def _runs(service, drawn: tuple) -> None:
         # a fresh worker loads the analyst before it claims the incidents: seconds on a busy machine,
         # in which the page said nothing and a second click started a second backtest
         with st.container(border=True):
-            st.progress(0.0, text=escape_markdown(f"Starting ({p['what']}): the worker is loading the analyst "
+            st.progress(0.0, text=escape_markdown(f"Starting ({flags_words(p['what'])}): the worker is loading the analyst "
                                                   f"({p['seconds']:.0f} s)…"))
     for r in rows:
         if r["status"] not in ("running", "stopped"):
             continue
-        text = f"{r['backtest_id']} · {r['candidate']}: {r['done']} of {r['total']} incidents"
+        text = f"{backtest_name(r)}: {r['done']} of {r['total']} incidents"
         with st.container(border=True):
             bar, act = st.columns([4, 1])
             if r["working"]:
@@ -226,7 +274,7 @@ def _runs(service, drawn: tuple) -> None:
                 if act.button("Cancel", key=f"backtests_cancel_{r['backtest_id']}", icon=":material/stop:",
                               help="stop now; the results so far are kept, and Resume does the rest (the incident in hand again)"):
                     if service.cancel(r["backtest_id"]):
-                        st.toast(f"Stopping {r['backtest_id']}")
+                        st.toast(escape_markdown(f"Stopping the backtest of {backtest_name(r)}"))
             else:
                 bar.markdown(escape_markdown(f"Stopped: {text}. The results so far are kept."))
                 if act.button("Resume", key=f"backtests_resume_{r['backtest_id']}", icon=":material/play_arrow:",
@@ -234,7 +282,7 @@ def _runs(service, drawn: tuple) -> None:
                     try:
                         service.resume(r["backtest_id"])
                     except IncidentIQError as exc:
-                        st.error(escape_markdown(exc.message))
+                        st.error(escape_markdown(flags_words(exc.message)))
                     else:
                         st.rerun()
 

@@ -185,6 +185,16 @@ def analysis_change(rev: dict) -> str:
     return "The analysis changed: " + "; ".join(parts) + "." + (f" {answer}" if answer else "")
 
 
+def analysis_words(doc: dict) -> str:
+    """Which analysis the decision is on, in words: "Deciding on the analysis of 2026-12-06 16:42:17 UTC
+    (revision 1) · 1 revision left", never the interrupt's id."""
+    done, left = int(doc.get("revisions") or 0), int(doc.get("revisions_left") or 0)
+    when = str(doc.get("head_created_at") or "")[:19].replace("T", " ")
+    which = f"the analysis of {when} UTC" if when else "this analysis"
+    which += f" (revision {done})" if done else " (the analyst's first)"
+    return f"Deciding on {which} · {left} revision{'' if left == 1 else 's'} left"
+
+
 def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = None) -> None:
     """The panel: while paused at the approval gate, the four decisions (the fix proposal beside
     Approve); otherwise what was decided, by whom and why."""
@@ -201,7 +211,7 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     form_key = f"incident_{interrupt_id[:12]}"
     blocked = session.blocked("approve")
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
-    st.caption(f"Deciding on analysis {interrupt_id[:12]} · {doc.get('revisions_left', 0)} revision(s) left")
+    st.caption(escape_markdown(analysis_words(doc)))
     in_tab = outcome[2] if outcome and len(outcome) > 3 and outcome[3] == interrupt_id else None
     if outcome and not in_tab:
         _message(outcome)  # about an earlier analysis (a revision's result, a conflict): above the tabs

@@ -8,12 +8,14 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame, field_words, step_words, value_text
+from workbench.audit_words import (changes_frame, setting_words, step_words, steps_in_text, steps_words,
+                                   trace_words)
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
-from workbench.timeline import PICKED, base_spec, checkpoint_caption, checkpoint_numbers, with_selection
+from workbench.timeline import (FORK_NOTE, PICKED, base_spec, checkpoint_caption, checkpoint_name, checkpoint_numbers,
+                                with_selection)
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
@@ -39,6 +41,14 @@ def _checkpoint(_review: ReviewService, where: int, incident_id: str, checkpoint
 def _spec(_tree_read: dict, where: int, incident_id: str, limit: int, version: tuple, spacing: str,
           collapse: bool) -> dict:
     return base_spec(_tree_read, spacing=spacing, collapse=collapse)
+
+
+def checkpoint_names(review: ReviewService, incident_id: str, version: tuple) -> dict[str, str]:
+    """Each of the newest checkpoints (History's window) by its number and step, "#5 root cause
+    analysis", as the chart names it: the audit's "checkpoint after" column and notes say these."""
+    tree = _tree(review, id(review), incident_id, HISTORY_WINDOW, version)  # the History tab's read, cached
+    numbers = checkpoint_numbers(tree)
+    return {e["checkpoint_id"]: checkpoint_name({**e, "number": numbers[e["checkpoint_id"]]}) for e in tree["nodes"]}
 
 
 def _pick_key(incident_id: str) -> str:
@@ -95,6 +105,19 @@ def _when(value) -> str:
     return str(value or "?")[:19].replace("T", " ")
 
 
+def _events(count) -> str:
+    return f"{count} event" if count == 1 else f"{count} events"
+
+
+def reason_words(plan: dict) -> str:
+    """Why (or why not) the checkpoint can be run again, with the steps in words: the engine's sentence
+    names its nodes ("so code_fix cannot run")."""
+    if plan.get("allowed") and plan.get("pauses_at_approval") and not plan.get("includes_code_fix"):
+        return (f"Runs again: {steps_words(plan.get('nodes') or [])}; the approval gate fires again, so no fix is "
+                "recorded without a new approval")
+    return steps_in_text(str(plan.get("reason") or ""))
+
+
 def evidence_text(plan: dict) -> str:
     """Which evidence the branch is analysed on, against what the incident has now."""
     basis = plan.get("evidence") or {}
@@ -102,7 +125,7 @@ def evidence_text(plan: dict) -> str:
     if plan.get("with_current_evidence"):
         return (f"Evidence: all {now.get('events')} events the incident has now (newest {_when(now.get('newest_event_at'))} "
                 "UTC) are merged in first, so the whole analysis re-runs on them.")
-    text = (f"Evidence: {then.get('events')} events up to {_when(then.get('newest_event_at'))} UTC (as at this "
+    text = (f"Evidence: {_events(then.get('events'))} up to {_when(then.get('newest_event_at'))} UTC (as at this "
             f"checkpoint); the incident now has {now.get('events')}")
     if basis.get("newer_evidence"):
         return text + f", {basis.get('newer_events')} of them newer: the branch will not see those."
@@ -117,14 +140,15 @@ FORK_EFFECTS = {
 }
 
 
-def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -> str:
+def plan_text(action: str, named: str, plan: dict, edits: dict | None) -> str:
     """The confirmation: rerun or new branch, what will run again (and whether recording the fix is
-    among it), which evidence the analysis will rest on, and what an edit makes re-run."""
+    among it), which evidence the analysis will rest on, and what an edit makes re-run. `named`: the
+    checkpoint as the chart numbers it ("#5 root cause analysis")."""
     nodes = " → ".join(step_words(n) for n in plan["nodes"]) or "nothing"  # in words, not node names
     if plan.get("kind") == "rerun":
-        head = f"{action.capitalize()} from the newest checkpoint {checkpoint_id[-8:]} is a re-run on the current branch"
+        head = f"{action.capitalize()} from the newest checkpoint, {named}, is a re-run on the current branch"
     else:
-        head = (f"{action.capitalize()} from checkpoint {checkpoint_id[-8:]} starts a new branch (the current one "
+        head = (f"{action.capitalize()} from {named} starts a new branch (the current one "
                 "stays in the history as abandoned)")
     text = f"{head}; it runs again: {nodes}."
     if plan["includes_code_fix"]:
@@ -135,11 +159,11 @@ def plan_text(action: str, checkpoint_id: str, plan: dict, edits: dict | None) -
     if plan.get("fork_effect"):
         text += " " + FORK_EFFECTS.get(plan["fork_effect"], "")
     if edits:
-        text += " With edits: " + "; ".join(f"{field_words(k)} = {value_text(v)}" for k, v in edits.items())
+        text += f" It sets {setting_words(edits, whole=True)}."
     text += " " + evidence_text(plan)
     for warning in plan.get("warnings") or []:
         if "newer events" not in warning:  # the evidence sentence above says it
-            text += f" Note: {warning}."
+            text += f" Note: {steps_in_text(warning)}."
     return text
 
 
@@ -193,11 +217,20 @@ def _confirmed(review: ReviewService) -> None:
             del st.session_state[name]
     if doc.get("head_checkpoint_id"):
         picks[incident_id] = doc["head_checkpoint_id"]  # the timeline then selects the new head
+    messages.append(("success", done_words(reviewer.id, ask, doc)))
+
+
+def done_words(who: str, ask: dict, doc: dict) -> str:
+    """What a confirmed replay or fork did, in a sentence: "carol forked from #5 root cause analysis,
+    setting the category to upstream timeout: a new branch, now awaiting approval"."""
+    did = {"replay": "re-ran" if ask.get("kind") == "rerun" else "replayed", "fork": "forked"}[ask["action"]]
+    text = f"{who} {did} from {ask.get('named') or 'the checkpoint'}"
+    if ask.get("edits"):
+        text += f", setting {setting_words(ask['edits'])}"
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
     if ask.get("with_current_evidence"):
-        what += f" on the current evidence ({doc.get('event_count')} events)"
-    messages.append(("success", f"{action} from {checkpoint_id[-8:]} done by {reviewer.id}: {what}, "
-                                f"now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."))
+        what += f" on the current evidence ({_events(doc.get('event_count'))})"
+    return f"{text}: {what}, now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."
 
 
 def _widen(window_key: str, window: int) -> None:
@@ -273,7 +306,7 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
                + ". Scroll over the chart to zoom, drag to pan, double-click to reset; click a point to pick it "
                "(shift-click a second to compare), or pick a checkpoint below. ◆ live head, ◇ paused at "
-               "approval, ★ human action.")
+               "approval, ★ human action. " + FORK_NOTE)
     if tree["total"] > len(entries):
         st.button(f"Show {HISTORY_WINDOW} older", key="incident_history_older", on_click=_widen,
                   args=(window_key, window + HISTORY_WINDOW))
@@ -282,15 +315,17 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     detail = _checkpoint(review, where, incident_id, selected, version)
     entry = detail["checkpoint"]
     changed = changes_frame(detail["changes"])
-    st.markdown(f"**Changes of checkpoint {selected[-8:]} against its parent** ({len(changed)} fields)")
+    named = {cid: checkpoint_name(e) for cid, e in by_id.items()}
+    st.markdown(f"**Changes at {escape_markdown(named[selected])} against the checkpoint before it** "
+                f"({len(changed)} fields)")
     if len(changed):
         st.dataframe(plain(changed), hide_index=True, width="stretch", key="incident_history_diff")
     else:
         st.caption("No field changed at this checkpoint.")
     if entry.get("trace"):
         st.caption("What the nodes noted")
-        st.code(plain("\n".join(entry["trace"])), language=None, wrap_lines=True)
-    node_runs(detail)
+        st.code(plain("\n".join(trace_words(line) for line in entry["trace"])), language=None, wrap_lines=True)
+    node_runs(detail, named)
     compare(review, incident_id, selected, by_id)
     # asked for: the whole state (tens of KB of JSON) was drawn, folded away, on every pick and tab click
     if st.toggle("Show the state at this checkpoint (JSON)", key=f"incident_history_state_{incident_id}"):
@@ -298,10 +333,10 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     # a link, not a code block: one element on every pick instead of two and the code block's bundle
     st.markdown(f"[Link to this checkpoint]({checkpoint_link(incident_id, selected, st.context.url)}) "
                 "(opens this tab at it; copy it to share)")
-    _time_travel(review, incident_id, selected, detail["state"], detail["plan"])
+    _time_travel(review, incident_id, selected, named[selected], detail["state"], detail["plan"])
 
 
-def node_runs(detail: dict) -> None:
+def node_runs(detail: dict, named: dict[str, str] | None = None) -> None:
     """Each node that wrote the checkpoint: its run time, its input (the state it was given) and its
     output (the update it returned)."""
     runs = detail.get("runs") or []
@@ -318,7 +353,8 @@ def node_runs(detail: dict) -> None:
         with box:
             given, returned = st.columns(2)
             with given:
-                st.caption(f"Input: the state at checkpoint {str(run['input_checkpoint_id'])[-8:]}")
+                given_at = (named or {}).get(str(run["input_checkpoint_id"])) or "the checkpoint before it"
+                st.caption(escape_markdown(f"Input: the state at {given_at}"))
                 # asked for: the whole state (log window and all) would be sent on every pick
                 if st.toggle("Show the input", key=f"incident_run_input_{run['node']}"):
                     st.json(plain(detail.get("input") or {}), expanded=1)
@@ -340,17 +376,19 @@ def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[
         return
     older, newer = sorted((other, selected))
     changes = changes_frame(review.compare(incident_id, older, newer)["changes"])
-    st.markdown(f"**From checkpoint {older[-8:]} to {newer[-8:]}** ({len(changes)} fields differ)")
+    st.markdown(f"**From {escape_markdown(checkpoint_name(by_id[older]))} to "
+                f"{escape_markdown(checkpoint_name(by_id[newer]))}** ({len(changes)} fields differ)")
     if len(changes):
         st.dataframe(plain(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
     else:
         st.caption("The two checkpoints hold the same state.")
 
 
-def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, state: dict, plan: dict) -> None:
+def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, named: str, state: dict,
+                 plan: dict) -> None:
     st.markdown("**Time travel**")
     if not plan["allowed"]:
-        st.info(plan["reason"])
+        st.info(escape_markdown(reason_words(plan)))
         if plan.get("suggested_checkpoint"):
             st.button("Select the gate checkpoint before it", key="incident_pick_suggested", on_click=_select,
                       args=(incident_id, plan["suggested_checkpoint"]))
@@ -359,15 +397,14 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
     if ask and ask["incident_id"] == incident_id and ask["checkpoint_id"] == checkpoint_id:
         if ask.get("edits"):  # a fork's plan depends on what it edits (upstream edits re-run recommend)
             plan = review.rerun_plan(incident_id, checkpoint_id, edits=ask["edits"])
-        ask["label"], ask["kind"] = plan.get("label"), plan.get("kind")
+        ask["label"], ask["kind"], ask["named"] = plan.get("label"), plan.get("kind"), named
         with st.container(border=True):
             # the plan as escaped text and the edits (which may quote log text) as code: never
             # markdown, whose links and remote images would be live in a confirmation
-            st.warning(escape_markdown(plan_text(ask["action"], checkpoint_id, plan, None)), icon=":material/history:")
+            st.warning(escape_markdown(plan_text(ask["action"], named, plan, None)), icon=":material/history:")
             if ask.get("edits"):
-                st.caption("With edits:")
-                st.code(plain("\n".join(f"{field_words(k)} = {value_text(v)}" for k, v in ask["edits"].items())), language=None,
-                        wrap_lines=True)
+                st.caption("It sets:")  # as text, never markdown: a root cause may quote log text
+                st.code(plain(setting_words(ask["edits"], whole=True)), language=None, wrap_lines=True)
             buttons = st.container(horizontal=True)
             buttons.button(f"Confirm {ask['action']}", type="primary", key="incident_confirm_yes",
                            on_click=_confirmed, args=(review,))
@@ -380,7 +417,7 @@ def _time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, st
     blocked = session.blocked("replay")
     if blocked:
         st.caption(blocked)
-    st.caption(plan["reason"] + ". " + evidence_text(plan))
+    st.caption(escape_markdown(reason_words(plan) + ". " + evidence_text(plan)))
     st.button("Re-run from here…" if plan.get("kind") == "rerun" else "Replay from here…", key="incident_replay",
               disabled=bool(blocked), on_click=_ask, args=("replay", incident_id, checkpoint_id, None, None),
               help="from the newest checkpoint: a re-run on the current branch; from an older one: a new branch")

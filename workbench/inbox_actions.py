@@ -22,6 +22,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import COMMENT_LIMIT, ReviewService
 from workbench import session
+from workbench.literal import escape_markdown
 
 SCOPE = "inbox_actions"
 CONFIRM_KEY = "inbox_key_confirm"
@@ -197,12 +198,18 @@ def keyboard(review: ReviewService, rows: list[dict]) -> None:
         buttons.button("Cancel", key="inbox_key_cancel", on_click=_cancel)
 
 
-def _bulk(review: ReviewService, rows: dict[str, dict]) -> None:
+BULK_CONFIRM_KEY = "inbox_bulk_confirm"
+
+
+def _bulk_ask() -> None:
+    """The bulk button: checks what the action needs, then asks for a confirmation naming how many
+    incidents and which (as the `r` key does for one): one click rejected six, a forked one among them."""
     chosen = list(st.session_state.get("inbox_bulk_ids") or [])
     action = st.session_state.get("inbox_bulk_action") or "Reject"
     reason = (st.session_state.get("inbox_bulk_reason") or "").strip()
     to = (st.session_state.get("inbox_bulk_to") or "").strip()
     box, who = session.message_box(SCOPE), session.actor()
+    st.session_state.pop(BULK_CONFIRM_KEY, None)
     if who is None:
         box.append(("error", f"{action} not sent: sign in or enter your name in the sidebar first."))
         return
@@ -211,6 +218,34 @@ def _bulk(review: ReviewService, rows: dict[str, dict]) -> None:
         return
     if action == "Assign" and not to:
         box.append(("error", "Assign not sent: say who to assign."))
+        return
+    if chosen:
+        st.session_state[BULK_CONFIRM_KEY] = {"action": action, "ids": chosen, "reason": reason, "to": to}
+
+
+def _bulk_cancel() -> None:
+    st.session_state.pop(BULK_CONFIRM_KEY, None)
+
+
+def bulk_question(ask: dict, rows: dict[str, dict]) -> str:
+    """The confirmation's question: how many, which (id and title), and what it does."""
+    count = len(ask["ids"])
+    named = "; ".join(f"{i} ({' '.join(str((rows.get(i) or {}).get('title') or '').split())[:60]})" for i in ask["ids"])
+    if ask["action"] == "Reject":
+        head = f"Reject {count} incident{'s' if count != 1 else ''}? Their runs end without a fix."
+    else:
+        head = f"Assign {count} incident{'s' if count != 1 else ''} to {ask['to']}?"
+    return f"{head} {named}. Reason: {ask['reason']}"
+
+
+def _bulk(review: ReviewService, rows: dict[str, dict]) -> None:
+    ask = st.session_state.pop(BULK_CONFIRM_KEY, None)
+    if not ask:
+        return  # a second click: the first one acts
+    chosen, action, reason, to = ask["ids"], ask["action"], ask["reason"], ask["to"]
+    box, who = session.message_box(SCOPE), session.actor()
+    if who is None:
+        box.append(("error", f"{action} not sent: sign in or enter your name in the sidebar first."))
         return
     done, refused = [], []
     for incident_id in chosen:
@@ -257,5 +292,15 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
         blocked = session.blocked("reject" if action == "Reject" else "assign")
         if blocked:
             st.caption(blocked)
-        st.button(f"{action} {len(chosen)} incident{'s' if len(chosen) != 1 else ''}", key="inbox_bulk_go",
-                  disabled=bool(blocked) or not chosen, on_click=_bulk, args=(review, by_id))
+        st.button(f"{action} {len(chosen)} incident{'s' if len(chosen) != 1 else ''}…", key="inbox_bulk_go",
+                  disabled=bool(blocked) or not chosen, on_click=_bulk_ask)
+        ask = st.session_state.get(BULK_CONFIRM_KEY)
+        if ask and (ask["ids"] != chosen or ask["action"] != action):
+            st.session_state.pop(BULK_CONFIRM_KEY, None)  # the picks changed since: asked again with the new ones
+        elif ask:
+            with st.container(border=True, key="inbox_bulk_confirm_box"):
+                st.warning(escape_markdown(bulk_question(ask, by_id)))
+                buttons = st.container(horizontal=True)
+                buttons.button(f"Confirm: {ask['action'].lower()} {len(ask['ids'])}", type="primary",
+                               key="inbox_bulk_yes", disabled=bool(blocked), on_click=_bulk, args=(review, by_id))
+                buttons.button("Cancel", key="inbox_bulk_no", on_click=_bulk_cancel)

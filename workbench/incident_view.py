@@ -362,15 +362,18 @@ def wrapped_row_height(texts: list[str]) -> int | None:
     return max(lines * WRAP_LINE_PX + 12, 70)
 
 
-def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str) -> None:
+def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, proposal: dict | None = None,
+          names: dict[str, str] | None = None) -> None:
     """Every human action on this incident, in sentences (who did what, what changed); the recorded
     values as they are in the exports (CSV or JSON)."""
     if not rows:
         st.info("No human action yet.")
         return
-    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r),
-                           "note": note_words(r.get("note")),
-                           "checkpoint after": (r.get("checkpoint_after") or "")[-8:]} for r in rows])
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r, proposal),
+                           "note": note_words(r.get("note"), names),
+                           # as History names it ("#5 root cause analysis"), else its last 8 characters
+                           "checkpoint after": (names or {}).get(r.get("checkpoint_after") or "")
+                           or (r.get("checkpoint_after") or "")[-8:]} for r in rows])
     # the sentences wrap in rows tall enough for the longest (they were cut at one line)
     st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table",
                  row_height=wrapped_row_height([*frame["what happened"], *frame["note"]]),

@@ -19,14 +19,34 @@ DONE_KEY = "backtests_judged_message"
 FORM_KEY = "backtests_judge_form"
 
 
+def fix_lines(side: dict) -> list[str]:
+    """A side's fix proposal as a reviewer judges it: the confidence against the code-fix threshold,
+    the file its diff changes (or that it has none), and its plan; or why there is none. "fix
+    proposed" alone could not tell a candidate that only changes the fix from the live analyst."""
+    fix = side.get("fix") or {}
+    lines = []
+    if fix.get("confidence") is not None and fix.get("threshold") is not None:
+        above = "at or above" if fix["confidence"] >= fix["threshold"] else "below"
+        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}.")
+    if not side["fix_proposed"]:
+        why = str(fix.get("why_not") or "").removeprefix("no code fix: ")
+        return [*lines, "No fix proposed" + (f": {why}." if why else ".")]
+    if fix.get("target_file"):
+        lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
+    else:
+        lines.append("Fix proposed: a plan, no diff." if fix else "Fix proposed.")
+    return lines + [f"• {step}" for step in fix.get("plan") or []]
+
+
 def _answer(title: str, side: dict) -> None:
     with st.container(border=True):
         st.markdown(f"**{title}**")
         conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
         st.markdown(escape_markdown(f"{side['category'] or '-'}{conf}"))
-        if side["root_cause"]:
-            st.caption(escape_markdown(side["root_cause"][:600]))
-        st.caption("fix proposed" if side["fix_proposed"] else "no fix proposed")
+        if side["root_cause"]:  # whole, wrapped: cut at 600 characters it ended mid-word ("a Pro")
+            st.caption(escape_markdown(side["root_cause"]))
+        st.markdown("**Fix proposal**")
+        st.caption(escape_markdown("\n\n".join(fix_lines(side))))
 
 
 def pairwise_panel(service, backtest_id: str, counts: dict) -> None:

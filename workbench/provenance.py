@@ -6,30 +6,10 @@ analyst's own answer.
 """
 from __future__ import annotations
 
-from workbench.audit_words import field_words
+from workbench.audit_words import STATUS_WORDS, field_words, setting_words, status_words  # noqa: F401  (re-exported)
 
-# a proposal is never said to have fixed anything: nothing is applied to any repository
-STATUS_WORDS = {
-    "analyzing": "analysing",
-    "awaiting_approval": "awaiting approval",
-    "in_revision": "in revision — re-analysing with the request",
-    "fix_proposed": "approved — fix proposed (not applied)",
-    "approved": "approved — no code fix proposed",
-    "rejected": "rejected",
-    "expired": "expired — no decision before the SLA and grace",
-    "failed": "failed — the poller retries it",
-    "merged": "merged into another incident",
-}
-EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "forked with"}
+EDITING_ACTIONS = {"edit": "edited", "approve": "edited and approved", "fork": "forked the run"}
 _NOT_FIELDS = {"status", "change_id", "edited", "reran", "approvals", "proposal_hash", "approvals_needed"}
-
-
-def status_words(status: str, proposal: dict | None = None) -> str:
-    """The status as a reviewer reads it; an approved proposal whose plan has no diff is not said
-    to propose a fix (`proposal`: the recorded fix or the proposal, when known)."""
-    if status == "fix_proposed" and proposal is not None and not proposal.get("diff"):
-        return "approved — plan recorded, no diff (nothing to apply)"
-    return STATUS_WORDS.get(status, status.replace("_", " "))
 
 
 def _edited(row: dict) -> list[str]:
@@ -49,7 +29,8 @@ def edits(audit: list[dict]) -> list[dict]:
         fields = _edited(row)
         if fields:
             out.append({"by": row["reviewer"], "at": str(row.get("at") or "")[:19].replace("T", " "),
-                        "how": EDITING_ACTIONS[row["action"]], "fields": fields})
+                        "how": EDITING_ACTIONS[row["action"]], "fields": fields,
+                        "values": {f: (row.get("after") or {})[f] for f in fields if f in (row.get("after") or {})}})
     return out
 
 
@@ -82,5 +63,9 @@ def decision_lines(doc: dict, audit: list[dict]) -> list[str]:
         elif decision.get("action") == "approve":
             lines.append("No code fix was eligible: the approval records the analysis only.")
     for edit in edits(audit):
+        if edit["how"] == EDITING_ACTIONS["fork"]:  # "carol forked the run, setting the category to upstream timeout"
+            set_to = setting_words(edit["values"]) if edit["values"] else ", ".join(field_words(f) for f in edit["fields"])
+            lines.append(f"{edit['by']} forked the run, setting {set_to}, at {edit['at']} UTC.")
+            continue
         lines.append(f"{edit['by']} {edit['how']} {', '.join(field_words(f) for f in edit['fields'])} at {edit['at']} UTC.")
     return lines

@@ -10,21 +10,31 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
+from workbench.audit_words import ACTION_WORDS
 from workbench.inbox_view import status_text
 from workbench.literal import escape_markdown, plain
 
 PAGE = 10
 
 
+def when_words(value) -> str:
+    """A stored time as the rest of the page writes it ("2026-12-06 16:28 UTC"), never ISO's T."""
+    text = str(value or "")[:16].replace("T", " ")
+    return f"{text} UTC" if text else ""
+
+
 def _frame(rows: list[dict]) -> pd.DataFrame:
+    """A row per related incident, what a reviewer compares first (how near, what was decided) left,
+    beside its title: in the page's left column the similarity and the decision were off to the right."""
     return pd.DataFrame([{
-        "incident": r["incident_id"], "title": r.get("title") or "", "status": status_text(r["status"]),
-        "category": r["category"] or "",
-        "decided by": ", ".join(r["decided_by"]), "decision": r["decision"] or "",
+        "incident": r["incident_id"],
+        **({"similarity": r["similarity"]} if "similarity" in r else {}),
+        "title": r.get("title") or "", "status": status_text(r["status"]),
+        "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
+        "decided by": ", ".join(r["decided_by"]),
+        "when": when_words(r["decided_at"] or r["created_at"]),
         "rejection reason / fix approved": r["rejection_reason"] or (
             (r["fix"]["target_file"] or r["fix"]["hash"][:12]) if r["fix"] and r["fix"].get("hash") else ""),
-        "when": (r["decided_at"] or r["created_at"] or "")[:16],
-        **({"similarity": r["similarity"]} if "similarity" in r else {}),
     } for r in rows])
 
 
@@ -39,9 +49,12 @@ def _table(rows: list[dict], key: str) -> None:
     ids = [r["incident_id"] for r in rows]
     st.dataframe(plain(_frame(rows)), hide_index=True, key=key, on_select=functools.partial(_follow, key, ids),
                  selection_mode="single-row",
-                 column_config={"title": st.column_config.TextColumn("title", width="medium"),
+                 width="stretch",
+                 column_config={"incident": st.column_config.TextColumn("incident", width="small"),
+                                "title": st.column_config.TextColumn("title", width="medium"),
+                                "when": st.column_config.TextColumn("when", width="small"),
                                 "similarity": st.column_config.NumberColumn(
-                                    "similarity", format="%.2f",
+                                    "similarity", format="%.2f", width="small",
                                     help="the share of this incident's error words the other's errors use too, "
                                          "rare words counting most")})
 

@@ -26,9 +26,13 @@ SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited"
 FORK_COLOR = "#b279a2"
 SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
                  SOURCE_WORDS["fork"]: FORK_COLOR}
-# the legend says what the colours mean and how a fork is drawn: its first checkpoint "forked", on a lane
-# named "branch N · fork", joined to the checkpoint it came from by a dashed line of its colour
-LEGEND_TITLE = "How each checkpoint was made (a fork starts at \u201cforked\u201d, on its own lane, dashed from its parent)"
+# the legend says what the colours mean; how a fork is drawn (its first checkpoint "forked", on a lane
+# named "branch N · fork", joined to the checkpoint it came from by a dashed line of its colour) is the
+# caption under the chart: in the legend's title it was cut to "How each checkpoint was m…" at 1440 px
+LEGEND_TITLE = "How each checkpoint was made"
+FORK_NOTE = ("A fork starts at \u201cforked\u201d on a lane of its own, joined by a dashed line to the checkpoint "
+             "it was forked from.")
+LEGEND_TITLE_PX = 260  # the title's room: Vega-Lite's default (180 px) cut even the short title at its font
 ABANDONED = "#c8c8c8"
 WIDTH_PX = 900  # the plot's width the label spacing is planned for (the narrowest layout, 1024 px)
 LABEL_PX = 120  # about the width of the longest label, "log window+doc search", at the label font size
@@ -60,6 +64,12 @@ def checkpoint_numbers(tree: dict) -> dict[str, int]:
     nodes = sorted(tree.get("nodes") or [], key=lambda e: e["checkpoint_id"])
     first = max(0, int(tree.get("total") or len(nodes)) - len(nodes)) + 1
     return {e["checkpoint_id"]: first + i for i, e in enumerate(nodes)}
+
+
+def checkpoint_name(entry: dict) -> str:
+    """A checkpoint as the chart and the pickers number it, with its step: "#5 root cause analysis"."""
+    number = entry.get("number")
+    return f"#{number} {label_of(entry)}" if number is not None else label_of(entry)
 
 
 def checkpoint_caption(entry: dict, number: int | None = None) -> str:
@@ -221,7 +231,8 @@ def base_spec(tree: dict, *, spacing: str = "order", collapse: bool = False) -> 
                   "clip": True},
          "encoding": {"color": {"field": "kind", "type": "nominal", "title": LEGEND_TITLE,
                                 "scale": {"domain": list(colors), "range": list(colors.values())},
-                                "legend": {"orient": "top", "direction": "horizontal"}},
+                                "legend": {"orient": "top", "direction": "horizontal",
+                                           "titleLimit": LEGEND_TITLE_PX}},
                       "size": {"condition": {"test": abandoned, "value": 64}, "value": 121},
                       "opacity": {"condition": {"test": abandoned, "value": 0.6}, "value": 1}}},
     ]

@@ -35,7 +35,8 @@ def pairs(engine: Engine, backtest_id: str) -> list[dict[str, Any]]:
         out.append({"incident_id": r["incident_id"], "title": r["title"], "checkpoint_id": r["checkpoint_id"],
                     "outcome": r["outcome"],
                     "human_category": r["human_category"], "human_edit": r["human_edit"],
-                    "live": _side(r, "old"), "candidate": _side(r, "new"), "identical": _identical(r)})
+                    "live": {**_side(r, "old"), "fix": r.get("old_fix") or {}},
+                    "candidate": {**_side(r, "new"), "fix": r.get("new_fix") or {}}, "identical": _identical(r)})
     return out
 
 

@@ -116,13 +116,27 @@ def analyse(engine: Engine, candidate: Candidate, incident_id: str) -> dict:
         result.update(old_category=old.rca.category if old.rca else None,
                       old_confidence=old.rca.confidence if old.rca else None,
                       old_root_cause=old.rca.root_cause if old.rca else None,
-                      old_proposal_hash=old.proposal.hash if old.proposal else None)
+                      old_proposal_hash=old.proposal.hash if old.proposal else None,
+                      old_fix=fix_said(old, engine.settings.code_fix_min_confidence, engine.kb))
     new = analyse_state(state, candidate)
     result.update(new_category=new.rca.category if new.rca else None,
                   new_confidence=new.rca.confidence if new.rca else None,
                   new_root_cause=new.rca.root_cause if new.rca else None,
-                  new_proposal_hash=new.proposal.hash if new.proposal else None)
+                  new_proposal_hash=new.proposal.hash if new.proposal else None,
+                  new_fix=fix_said(new, candidate.deps.code_fix_min_confidence, candidate.deps.kb))
     return result
+
+
+def fix_said(state: IncidentState, threshold: float, kb) -> dict:
+    """What an analysis' fix proposal says, for a reviewer comparing two (the pairwise review): its
+    plan, the file its diff changes and how many lines, the confidence against the code-fix
+    threshold, and why there is none."""
+    proposal = state.proposal
+    diff = (proposal.diff if proposal else None) or ""
+    changed = sum(1 for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+    return {"plan": list(proposal.plan) if proposal else [], "target_file": proposal.target_file if proposal else None,
+            "diff_lines": changed, "confidence": state.rca.confidence if state.rca else None, "threshold": threshold,
+            "why_not": None if proposal else (nodes.not_eligible_reason(state, threshold, kb) or None)}
 
 
 def analyse_state(state: IncidentState, candidate: Candidate) -> IncidentState:

@@ -139,9 +139,9 @@ def _header_end(line: str) -> int:
         return 0  # nothing but a header: keep the line whole
     while i > 0 and line[i - 1] in _OPENERS:  # "[alert]", "'customer_id'": from the bracket or quote
         i -= 1
-    tagged = _LEVEL_TAG_AND_IDS.match(line, i)
+    tagged = _LEVEL_TAG_AND_IDS.match(line, i) or _LEVEL_TAG.match(line, i)
     if tagged and normalize_level(tagged.group(1)) and tagged.end() < len(line):
-        return tagged.end()  # the level is the event's; the message starts after the ids
+        return tagged.end()  # the level is the event's ("[ERROR] plugin/…"); the message starts after it
     return i
 
 
@@ -159,6 +159,9 @@ def _skip_blank(work: str, i: int) -> int:
 # nginx's error log (ngx_log_error_core): "[level] PID#TID: " then "*CONNECTION " before the message;
 # after a level tag, the process's numbers say nothing ("[alert] 29#29: *1592139 1024 worker_connections…")
 _LEVEL_TAG_AND_IDS = re.compile(r"\[([A-Za-z]+)\]\s+\d+#\d+:\s*(?:\*\d+\s+)?")
+# a leading level in brackets ("[ERROR] plugin/kubernetes: …", CoreDNS) is the event's level, not its title's
+# first word: a title never starts with it (a word that is no level, "[mod_jk]", stays)
+_LEVEL_TAG = re.compile(r"\[([A-Za-z]+)\]\s*")
 
 
 def title(event: LogEvent) -> str:

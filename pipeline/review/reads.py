@@ -171,6 +171,7 @@ class Reads:
         doc["revisions_left"] = MAX_REVISIONS - (state.revisions if state else 0)
         doc["editable_fields"] = dict(EDITABLE_FIELDS)
         doc["head_checkpoint_id"] = checkpoint_id_of(snap) if snap.values else None
+        doc["head_created_at"] = snap.created_at if snap.values else None  # when the analysis paused
         doc["fix_ineligible_reason"] = (not_eligible_reason(state, self.code_fix_min_confidence, self.engine.kb)
                                         or None) if state else None
         return doc

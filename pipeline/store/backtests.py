@@ -18,8 +18,8 @@ from pipeline.store.sql import Params, Row, placeholders
 
 RESULT_COLUMNS = ("incident_id", "checkpoint_id", "outcome", "human_decision", "human_edit", "human_category",
                   "old_category", "new_category", "old_confidence", "new_confidence", "old_root_cause",
-                  "new_root_cause", "old_proposal_hash", "new_proposal_hash", "skipped")
-_JSON_COLUMNS = ("human_decision", "human_edit")
+                  "new_root_cause", "old_proposal_hash", "new_proposal_hash", "skipped", "old_fix", "new_fix")
+_JSON_COLUMNS = ("human_decision", "human_edit", "old_fix", "new_fix")
 
 
 def select_incidents(records: Records, *, statuses: Iterable[str], since: datetime | None,

@@ -753,6 +753,14 @@ V20_SEARCH = (
 )
 
 
+# the pairwise review shows what each side's fix proposal says (its plan, the file its diff changes, the
+# confidence against the threshold, or why there is none): a hash told a reviewer only "fix proposed"
+V21_BACKTEST_FIXES = (
+    "ALTER TABLE backtest_results ADD COLUMN old_fix TEXT",
+    "ALTER TABLE backtest_results ADD COLUMN new_fix TEXT",
+)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -808,6 +816,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(20, "an incident's category searched off an index of its own, not rewritten into the search"
                   " indexes when its analysis sets it", V20_CATEGORY_INDEX, optional=V20_SEARCH,
               optional_needs="fts5", postgres=()),
+    Migration(21, "a backtest result's two fix proposals as a reviewer reads them: plan, file, diff size,"
+                  " confidence against the threshold, or why none", V21_BACKTEST_FIXES),
 )
 
 
