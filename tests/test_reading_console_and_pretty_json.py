@@ -1,0 +1,34 @@
+"""Console loggers' tab columns, one-letter JSON keys and pretty-printed JSON records (issue 34,
+session 49): what a column or a key holds says its role, not the logger's name."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pipeline.ingest.multiline import MultilineJoiner
+from tests.support import read_log as read
+
+
+def test_a_pretty_printed_json_record_is_one_event(tmp_path):
+    log = tmp_path / "pretty.log"
+    log.write_text('{\n  "level": "error",\n  "time": "2025-03-02T08:15:00Z",\n  "msg": "upload failed",\n'
+                   '  "parts": [\n    {"n": 1, "ok": true},\n    {"n": 2, "ok": false}\n  ]\n}\n'
+                   '{\n  "level": "info",\n  "time": "2025-03-02T08:15:05Z",\n  "msg": "upload retried"\n}\n')
+    events = read(log)
+    assert [e.message for e in events] == ["upload failed", "upload retried"]
+    assert [e.level for e in events] == ["ERROR", "INFO"]
+    assert events[0].time == datetime(2025, 3, 2, 8, 15, tzinfo=timezone.utc)
+
+
+def test_a_json_document_left_open_is_cut_at_the_records_cap():
+    joiner = MultilineJoiner(max_lines=5)
+    records = list(joiner.join(enumerate(["{", '  "a": 1,', '  "b": {', '    "c": 2,', '    "d": 3,',
+                                           "2025-03-02 08:15:00 INFO next"])))
+    assert len(records) == 2 and records[1].text.endswith("INFO next")
+
+
+def test_a_brace_line_after_a_log_line_still_continues_it(tmp_path):
+    log = tmp_path / "app.log"
+    log.write_text("2025-03-02 08:15:00 INFO request body:\n{\n  \"a\": 1\n}\n2025-03-02 08:15:01 INFO done\n"
+                   "2025-03-02 08:15:02 INFO request body:\n{\n  \"a\": 2\n}\n")
+    events = read(log)
+    assert len(events) == 3 and '"a": 1' in events[0].message + (events[0].stack or "")
