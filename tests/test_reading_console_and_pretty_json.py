@@ -8,6 +8,15 @@ from pipeline.ingest.multiline import MultilineJoiner
 from tests.support import read_log as read
 
 
+def test_a_one_letter_message_key_holds_a_single_word(tmp_path):
+    log = tmp_path / "dev.log"
+    log.write_text('{"L":"warn","T":"2025-03-02T08:15:00Z","N":"api","M":"draining"}\n'
+                   '{"L":"info","T":"2025-03-02T08:15:01Z","N":"api","M":"stopped"}\n')
+    events = read(log)
+    assert [e.message for e in events] == ["draining", "stopped"]
+    assert [e.level for e in events] == ["WARN", "INFO"]
+
+
 def test_a_pretty_printed_json_record_is_one_event(tmp_path):
     log = tmp_path / "pretty.log"
     log.write_text('{\n  "level": "error",\n  "time": "2025-03-02T08:15:00Z",\n  "msg": "upload failed",\n'
