@@ -8,6 +8,28 @@ from pipeline.ingest.multiline import MultilineJoiner
 from tests.support import read_log as read
 
 
+def test_a_trailing_json_column_is_the_records_fields_not_its_message(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text("2025-03-02T08:15:00.000Z\tINFO\tworker\tjobs/run.go:88\tbatch queued\t{\"batch\": 17}\n"
+                   "2025-03-02T08:15:02.500Z\tWARN\tworker\tjobs/run.go:95\tbatch slow\t{\"batch\": 17, \"ms\": 2400}\n"
+                   "2025-03-02T08:15:04.000Z\tERROR\tstore\tjobs/save.go:12\tsave refused\t{\"table\": \"runs\"}\n")
+    events = read(log)
+    assert [e.message for e in events] == ["batch queued", "batch slow", "save refused"]
+    assert [e.level for e in events] == ["INFO", "WARN", "ERROR"]
+    assert events[1].fields["ms"] == 2400 and events[2].fields["table"] == "runs"
+    assert events[0].time == datetime(2025, 3, 2, 8, 15, tzinfo=timezone.utc)
+
+
+def test_a_json_column_only_some_lines_write_is_cut_from_their_message(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text("2025-03-02T08:15:00.000Z\tINFO\tjobs/run.go:88\tbatch queued\t{\"batch\": 17}\n"
+                   "2025-03-02T08:15:01.000Z\tDEBUG\tjobs/run.go:90\tpolling\n"
+                   "2025-03-02T08:15:02.000Z\tINFO\tjobs/run.go:91\tbatch done\t{\"batch\": 17}\n")
+    events = read(log)
+    assert [e.message for e in events] == ["batch queued", "polling", "batch done"]
+    assert events[2].fields["batch"] == 17
+
+
 def test_a_one_letter_message_key_holds_a_single_word(tmp_path):
     log = tmp_path / "dev.log"
     log.write_text('{"L":"warn","T":"2025-03-02T08:15:00Z","N":"api","M":"draining"}\n'
