@@ -30,6 +30,12 @@ def test_a_json_column_only_some_lines_write_is_cut_from_their_message(tmp_path)
     assert events[2].fields["batch"] == 17
 
 
+def test_a_level_word_in_the_second_tab_column_is_the_level(tmp_path):
+    log = tmp_path / "console.log"
+    log.write_text("17\twarn\tcache\tevicting entries\n18\tinfo\tcache\tcache warm\n")
+    assert [e.level for e in read(log)] == ["WARN", "INFO"]
+
+
 def test_a_one_letter_message_key_holds_a_single_word(tmp_path):
     log = tmp_path / "dev.log"
     log.write_text('{"L":"warn","T":"2025-03-02T08:15:00Z","N":"api","M":"draining"}\n'

@@ -154,6 +154,13 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         column = _BAR_LEVEL.match(message)
         if column is not None and normalize_level(column.group(1)) is not None:
             level = column.group(1)
+    if level is None and "\t" in message[:40]:
+        # a console logger's tab columns: a level word as the column after one token (zap's console
+        # encoder: `<time>\t<level>\t<logger>\t<message>`, its time in a spelling no layout reads)
+        columns = message.split("\t", 2)
+        if len(columns) == 3 and columns[0] and " " not in columns[0] and columns[1].isalpha() \
+                and 3 <= len(columns[1]) <= 11 and normalize_level(columns[1]) is not None:
+            level = columns[1]
     if level is None and "[" in message[:160]:
         # a bracketed level word among the line's first columns, after a pid, a thread or a channel
         # (gunicorn's `[17] [INFO] msg`, Ceph's `mon.0 10.0.0.4:6789/0 7 : audit [DBG] msg`)
