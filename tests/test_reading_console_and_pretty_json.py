@@ -69,3 +69,31 @@ def test_a_brace_line_after_a_log_line_still_continues_it(tmp_path):
                    "2025-03-02 08:15:02 INFO request body:\n{\n  \"a\": 2\n}\n")
     events = read(log)
     assert len(events) == 3 and '"a": 1' in events[0].message + (events[0].stack or "")
+
+
+def test_a_level_in_four_capitals_joined_to_its_bracketed_time(tmp_path):
+    log = tmp_path / "text.log"
+    log.write_text("DEBU[2025-03-02T08:15:00+01:00] cache primed                                 keys=120\n"
+                   "ERRO[2025-03-02T08:15:03+01:00] sync aborted                                 peer=b\n"
+                   "TRAC[2025-03-02T08:15:04+01:00] heartbeat\n")
+    events = read(log)
+    assert [e.level for e in events] == ["DEBUG", "ERROR", "DEBUG"]
+    assert events[1].time == datetime(2025, 3, 2, 7, 15, 3, tzinfo=timezone.utc)
+    assert events[1].message.startswith("sync aborted") and "peer=b" in events[1].message
+
+
+def test_a_level_in_four_capitals_joined_to_the_seconds_since_start(tmp_path):
+    log = tmp_path / "tty.log"
+    log.write_text("PANI[0031] queue lost\nFATA[0032] giving up\nINFO[0001] listening\n")
+    events = read(log)
+    assert [e.level for e in events] == ["FATAL", "FATAL", "INFO"]
+    assert [e.message for e in events] == ["queue lost", "giving up", "listening"]
+
+
+def test_a_header_level_cut_to_four_capitals_is_the_level(tmp_path):
+    log = tmp_path / "daemon.log"
+    log.write_text("2025-03-02 08:15:00,100 INFO daemon started\n2025-03-02 08:15:01,200 TRAC polling socket\n"
+                   "2025-03-02 08:15:02,300 ERRO child exited unexpectedly\n")
+    events = read(log)
+    assert [e.level for e in events] == ["INFO", "DEBUG", "ERROR"]
+    assert events[1].message == "polling socket"
