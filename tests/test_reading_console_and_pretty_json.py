@@ -97,3 +97,12 @@ def test_a_header_level_cut_to_four_capitals_is_the_level(tmp_path):
     events = read(log)
     assert [e.level for e in events] == ["INFO", "DEBUG", "ERROR"]
     assert events[1].message == "polling socket"
+
+
+def test_a_level_number_of_no_scheme_gives_way_to_a_key_named_as_a_level(tmp_path):
+    log = tmp_path / "app.json"
+    log.write_text('{"message":"quota reached","level":300,"level_name":"WARNING","datetime":"2025-03-02T08:15:00+00:00"}\n'
+                   '{"message":"mail sent","level":250,"level_name":"NOTICE","datetime":"2025-03-02T08:15:01+00:00"}\n')
+    events = read(log)
+    assert [e.level for e in events] == ["WARN", "INFO"]
+    assert events[0].fields["level"] == 300

@@ -112,6 +112,11 @@ def _candidates(name: str) -> list[tuple[str, int]]:
     return out
 
 
+def proposes(name: str, role: str) -> bool:
+    """Whether a key's name, whole or by its last word, proposes `role` (`level_name`: a level)."""
+    return any(r == role and rank < 2 for r, rank in _candidates(name))
+
+
 def level_scheme(name: str) -> str | None:
     """The number scheme a level key's name says: a priority is syslog's, a severity number
     OpenTelemetry's (`severityNumber`, `severity_number`: 1-24)."""

@@ -132,14 +132,18 @@ def _error_parts(rest: dict) -> tuple[Any, Any, Any]:
 
 def _level_value(rest: dict) -> Any:
     """The level a record writes under a known name, taken out of `rest`: the first alias holding one,
-    except that a number between a scheme's steps (pino's custom `35`) gives way to a level written
-    as a word under another alias (`{"level": 35, "severity": "warn"}`: the word is what the writer
-    meant); the number then stays among the fields."""
+    except that a number between a scheme's steps (pino's custom `35`, Monolog's 200) gives way to a
+    level written as a word under another alias or key named as a level (`{"level": 35, "severity":
+    "warn"}`, `{"level": 200, "level_name": "INFO"}`: the word is what the writer meant); the number
+    then stays among the fields."""
     names = [n for n in _JSON_ALIASES["level"] if n in rest]
     first = rest[names[0]] if names else None
-    if len(names) > 1 and isinstance(first, (int, float)) and not isinstance(first, bool) \
+    if names and isinstance(first, (int, float)) and not isinstance(first, bool) \
             and not (0 <= first <= 7 or (first % 10 == 0 and 10 <= first <= 60)):
-        for name in names[1:]:
+        # another key named as a level, by an alias or by its words (Monolog's `level_name` beside its
+        # `level` of 100-600)
+        others = [n for n in rest if n not in names and key_roles.proposes(n, "level")]
+        for name in names[1:] + others:
             value = rest[name]
             if isinstance(value, str) and not value.strip().isdigit() and normalize_level(value) is not None:
                 return rest.pop(name)
