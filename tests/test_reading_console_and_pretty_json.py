@@ -106,3 +106,24 @@ def test_a_level_number_of_no_scheme_gives_way_to_a_key_named_as_a_level(tmp_pat
     events = read(log)
     assert [e.level for e in events] == ["WARN", "INFO"]
     assert events[0].fields["level"] == 300
+
+
+def test_an_epoch_too_large_for_the_dialects_unit_is_read_by_its_magnitude(tmp_path):
+    log = tmp_path / "zap.json"
+    log.write_text('{"level":"info","ts":1740903300250000000,"caller":"q/w.go:3","msg":"nanos"}\n'
+                   '{"level":"info","ts":1740903301500,"caller":"q/w.go:4","msg":"millis"}\n'
+                   '{"level":"info","ts":1740903302.75,"caller":"q/w.go:5","msg":"seconds"}\n')
+    events = read(log)
+    assert [e.time for e in events] == [datetime(2025, 3, 2, 8, 15, 0, 250000, tzinfo=timezone.utc),
+                                        datetime(2025, 3, 2, 8, 15, 1, 500000, tzinfo=timezone.utc),
+                                        datetime(2025, 3, 2, 8, 15, 2, 750000, tzinfo=timezone.utc)]
+
+
+def test_go_time_string_with_its_monotonic_clock_is_read_under_a_time_key(tmp_path):
+    log = tmp_path / "app.log"
+    log.write_text('time="2025-03-02 09:15:00.25 +0100 CET m=+12.500000001" level=info msg="tick"\n'
+                   'time="2025-03-02 09:15:01 +0100 CET m=+13.5" level=info msg="tock"\n')
+    events = read(log)
+    assert [e.time for e in events] == [datetime(2025, 3, 2, 8, 15, 0, 250000, tzinfo=timezone.utc),
+                                        datetime(2025, 3, 2, 8, 15, 1, tzinfo=timezone.utc)]
+    assert all("time_inferred" not in e.fields for e in events)
