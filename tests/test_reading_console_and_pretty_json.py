@@ -127,3 +127,15 @@ def test_go_time_string_with_its_monotonic_clock_is_read_under_a_time_key(tmp_pa
     assert [e.time for e in events] == [datetime(2025, 3, 2, 8, 15, 0, 250000, tzinfo=timezone.utc),
                                         datetime(2025, 3, 2, 8, 15, 1, tzinfo=timezone.utc)]
     assert all("time_inferred" not in e.fields for e in events)
+
+
+def test_a_level_between_slogs_names_is_written_not_guessed(tmp_path):
+    log = tmp_path / "go.log"
+    log.write_text("2025/03/02 08:15:00 INFO+2 cache resized size=64\n2025/03/02 08:15:01 WARN-1 queue long n=9\n")
+    events = read(log)
+    assert [e.level for e in events] == ["INFO", "WARN"]
+    assert [e.message for e in events] == ["cache resized size=64", "queue long n=9"]
+    assert all(not e.fields.get("level_inferred") for e in events)
+    bare = tmp_path / "bare.log"
+    bare.write_text("INFO+1 cache resized size=64\nINFO+1 cache resized size=128\n")
+    assert [e.level for e in read(bare)] == ["INFO", "INFO"]

@@ -220,7 +220,7 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 # followed by a colon, or one of the canonical names (`_CANONICAL`), or a three-letter abbreviation in
 # lower case (`inf`, `dbg`, `wrn`: no English word); another capitalised or lower-case word before a
 # blank is prose (`Alert sent`, `Notice that`, `fine tuning`) and is not.
-_LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
+_LEADING = re.compile(r"([A-Za-z]{3,13})(?:[+-]\d{1,2}(?=\s|$))?(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
 _CLOSING = {"[": "]", "<": ">", "(": ")"}
 _NOT_LEADING = frozenset(("log", "all"))
 # the names every logger's level enum writes: in any case before a blank (`info request failed`,

@@ -270,9 +270,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),
     # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
-    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg)
+    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg), slog's between its names too
+    # (`INFO+2`, `DEBUG-4`: the level below and the distance, as log/slog's default handler writes)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
                r"(?P<msg>.*)$", level="level",
                fields=(("caller", "file"),)),
 )
