@@ -139,3 +139,29 @@ def test_a_level_between_slogs_names_is_written_not_guessed(tmp_path):
     bare = tmp_path / "bare.log"
     bare.write_text("INFO+1 cache resized size=64\nINFO+1 cache resized size=128\n")
     assert [e.level for e in read(bare)] == ["INFO", "INFO"]
+
+
+def test_a_json_record_cut_off_by_its_shipper_keeps_what_it_wrote_before_the_cut(tmp_path):
+    """A shipper's line limit cut an ERROR record inside its message: its time, level, service and host
+    were written before the cut and are the event's; the message goes as far as it was written, and the
+    event says it was cut. It was read as a plain line, its service unnamed and its title the raw JSON."""
+    log = tmp_path / "app.jsonl"
+    log.write_text('{"ts":"2025-04-01T10:00:00Z","app":"billing-api","host":"billing-1","severity":"INFO","text":"invoice run started"}\n'
+                   '{"ts":"2025-04-01T10:00:05Z","app":"billing-api","host":"billing-1","severity":"ERROR","text":"PUT /v2/invoices/88 fail\n'
+                   '{"ts":"2025-04-01T10:00:09Z","app":"billing-api","host":"billing-1","severity":"INFO","text":"invoice run done"}\n')
+    events = read(log)
+    assert len(events) == 3
+    cut = events[1]
+    assert (cut.service, cut.host, cut.level) == ("billing-api", "billing-1", "ERROR")
+    assert cut.time == datetime(2025, 4, 1, 10, 0, 5, tzinfo=timezone.utc)
+    assert cut.message.startswith("PUT /v2/invoices/88 fail") and "{" not in cut.message
+    assert cut.fields.get("truncated") is True
+
+
+def test_a_whole_object_that_does_not_parse_or_a_lone_pair_is_no_cut_record(tmp_path):
+    from pipeline.ingest.structured import cut_record
+
+    assert cut_record('{"ts":"2025-04-01T10:00:05Z","level":"ERROR","msg":"bad" oops}') is None  # whole, malformed
+    assert cut_record('{"msg":"only this') is None  # one pair says too little
+    assert cut_record('{"ts":"2025-04-01T10:00:05Z","msg":"half a') == {"ts": "2025-04-01T10:00:05Z", "msg": "half a…",
+                                                                        "truncated": True}

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first
+from pipeline.ingest.readable import record_text
 from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -150,6 +151,21 @@ def _level_value(rest: dict) -> Any:
     return _take(rest, _JSON_ALIASES["level"])
 
 
+def cut_record(text: str) -> dict[str, Any] | None:
+    """A JSON object's text cut off before its end (a shipper's line limit): the pairs written before the
+    cut, a cut string kept as far as it goes ("…"), marked `truncated`; None for anything else (a whole
+    object that does not parse is not cut, and one pair says too little to be a record)."""
+    if not text.startswith('{"') or text.endswith("}") or "\n" in text:
+        return None  # a shipper cuts one line; a record of several lines is not one cut
+    try:
+        record = record_text(text)
+    except ValueError:  # a cut string that does not decode (a raw control character in it)
+        return None
+    if record is None or len(record) < 2:
+        return None
+    return {**record, "truncated": True}
+
+
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     stripped = text.strip()
     if not stripped.startswith("{"):
@@ -159,7 +175,9 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     try:
         obj = json.loads(stripped)
     except (json.JSONDecodeError, RecursionError):
-        return None
+        obj = cut_record(stripped)
+        if obj is None:
+            return None
     if not isinstance(obj, dict):
         return None
     dialect = next((name for name, test in _DIALECTS if test(obj)), "json")
