@@ -9,8 +9,9 @@ form, `serviceName`, `severity_text`, gives way to the word before it); `…mess
 host; `trace…id` the trace id); a key of one to three letters may abbreviate such a word (MongoDB's
 `t`, `s`, `c`). A name proposes, the value decides: a time must read as an instant after 1990 (ISO
 8601, epoch s/ms/µs/ns by magnitude, as a string or number, or MongoDB's `{"$date": …}`), a level
-must be a level name or number (a `priority` is a syslog severity, 0-7), a message text, a service
-or host one short token. Words that make a number a duration or a clock since boot (`monotonic`,
+must be a level name or number (a `priority` is a syslog severity, 0-7), a message text (under a
+one-letter key words, or one word where no value of words offers itself), a service or host one
+short token. Words that make a number a duration or a clock since boot (`monotonic`,
 `elapsed`, `duration`, `took`, `uptime`, `response`, `latency`) never name a time.
 
 Nested objects are looked into (`{"id": {"time": …}}` offers `id.time`, up to three levels), a
@@ -109,6 +110,11 @@ def _candidates(name: str) -> list[tuple[str, int]]:
     if "time" in (role for role, _ in out) and _NOT_AN_INSTANT & set(split):
         out = [(role, rank) for role, rank in out if role != "time"]
     return out
+
+
+def proposes(name: str, role: str) -> bool:
+    """Whether a key's name, whole or by its last word, proposes `role` (`level_name`: a level)."""
+    return any(r == role and rank < 2 for r, rank in _candidates(name))
 
 
 def level_scheme(name: str) -> str | None:
@@ -223,6 +229,13 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
                 by_value = _by_value(role, value)
                 if by_value is not None:
                     found.setdefault(role, []).append((by_value, position, name))
+    if "message" in missing and "message" not in found:
+        # no value of words: a one-letter key that abbreviates the message (zap's development keys
+        # `M`, Serilog's `@m`) holds it even as one word (`"M": "hello"`)
+        initials = [(2, position, n) for position, (n, v) in enumerate(items) if len(n.lstrip("@_")) == 1
+                    and isinstance(v, str) and v.strip() and ("message", 2) in _candidates(n)]
+        if initials:  # the first one no other role takes (`L` is the level's)
+            found["message"] = initials
     if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
         # several values of human text and no key naming the message: the one a template rendered
         # from the record's other values (Falco's `output` holds its `priority` word and its

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any, Iterable, Iterator
 
 
+from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, learn
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
@@ -259,6 +260,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
             level = word
             if lead["joined"]:  # `UTC::@:[7770]:LOG:  msg`: the colon-joined prefix is the header's rest
                 groups["message"] = message[lead.end():]
+    if groups.get("message", "").endswith("}") and (layout.separator == "\t" or "\t{" in groups["message"]):
+        groups["message"] = split_fields_column(groups["message"], fields)  # zap's console `{"k": v}` column
     if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
         time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,

@@ -53,10 +53,16 @@ for _level, _names in {
 _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
                               for form in (name, name.upper(), name.capitalize())}
 
+# a level name cut to a column four capitals wide (Go's logrus text formatter: `ERRO`, `DEBU`, `TRAC`,
+# `FATA`, `PANI`; supervisord's `TRAC`, `ERRO`): the cut of an enum's own names only, and only as
+# written, in capitals
+CUT_LEVELS: dict[str, Level] = {name[:4].upper(): _NAMES[name] for name in ("trace", "debug", "error", "fatal", "panic")}
 # The level names of more than two letters (syslog's and MongoDB's debug1..debug5 included) as a regex alternation (longest first), in the spellings
 # lines write them: the one list text layouts match a level column against
-LEVEL_WORD = "(?:" + "|".join(sorted((form for name in _NAMES if len(name) > 2 and name[:3].isalpha() and name not in ("log", "all")
-                                      for form in (name, name.upper(), name.capitalize())), key=lambda w: (-len(w), w))) + ")"
+LEVEL_WORD = "(?:" + "|".join(sorted({form for name in _NAMES if len(name) > 2 and name[:3].isalpha() and name not in ("log", "all")
+                                      for form in (name, name.upper(), name.capitalize())} | set(CUT_LEVELS),
+                                     key=lambda w: (-len(w), w))) + ")"
+_SPELLED.update(CUT_LEVELS)
 _OFFSET = re.compile(r"^([A-Za-z]{4,5})[+-]\d{1,2}$")
 # OpenTelemetry's severity texts for the steps within a level (`INFO2`, `ERROR3`, `TRACE4`: the
 # data model's SeverityNumber short names), and the like: a level name of three letters or more and one digit
@@ -214,7 +220,7 @@ def normalize_level(value: object, *, scheme: str | None = None) -> Level | None
 # followed by a colon, or one of the canonical names (`_CANONICAL`), or a three-letter abbreviation in
 # lower case (`inf`, `dbg`, `wrn`: no English word); another capitalised or lower-case word before a
 # blank is prose (`Alert sent`, `Notice that`, `fine tuning`) and is not.
-_LEADING = re.compile(r"([A-Za-z]{3,13})(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
+_LEADING = re.compile(r"([A-Za-z]{3,13})(?:[+-]\d{1,2}(?=\s|$))?(?:(:)|(?=\s|$))|([\[<(])([A-Za-z]{3,13})([\]>)]):?(?=\s|$)")
 _CLOSING = {"[": "]", "<": ">", "(": ")"}
 _NOT_LEADING = frozenset(("log", "all"))
 # the names every logger's level enum writes: in any case before a blank (`info request failed`,
@@ -236,7 +242,7 @@ def leading_level(text: str) -> Level | None:
     if lowered in _NOT_LEADING:
         return None
     if m.group(2) or word.isupper() or (len(word) == 3 and word.islower()) or lowered in _CANONICAL:
-        return _NAMES.get(lowered)
+        return _NAMES.get(lowered) or CUT_LEVELS.get(word)
     return None
 
 

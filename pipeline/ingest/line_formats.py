@@ -194,6 +194,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # met it, so it is a field, not the service.
     LineLayout("bracket-time", r"^\[(?P<time>(?P<mo>\d{1,2})\.(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2}))\]"
                r" (?P<program>.+?) - (?P<msg>.*)$", fields=(("program", "program"),)),
+    # a level in four capitals joined to its bracketed time (Go's logrus text formatter with full
+    # timestamps: `ERRO[2024-05-01T10:00:02-07:00] failed     err=x`; the pairs stay in the message)
+    LineLayout("bracket-time", r"^(?P<level>[A-Z]{4})\[(?P<time>(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?"
+               r"(?:Z|[+-]\d{2}:?\d{2})?))\] +(?P<msg>.*)$", level="level", known_level=True, needs="]"),
     # Android's logcat, as AOSP's liblog `logprint` writes its formats: `threadtime`
     # (11-28 10:00:00.123  123  456 E Tag: msg) and `time` (11-28 10:00:00.123 E/Tag(  123): msg), with
     # the `-v` modifiers `year` (2022-11-28), `usec` (.123456), `zone` (+1000 after the clock) and `uid`
@@ -266,9 +270,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),
     # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
-    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg)
+    # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg), slog's between its names too
+    # (`INFO+2`, `DEBUG-4`: the level below and the distance, as log/slog's default handler writes)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
                r"(?P<msg>.*)$", level="level",
                fields=(("caller", "file"),)),
 )

@@ -27,6 +27,9 @@ indented. With `headed`, the source's every record opens with its header (`start
 any other line continues the record before it (MySQL's slow log: a `# User@Host:` line opens each
 query's block). With `quoted` (CSV), a line continues its record while a double quote the record
 opened is open (a quoted value spanning lines), unless it opens with a timestamp. JSON lines are never joined: each is a record, and nothing joins to one.
+A record that opens with a `{` line alone (a pretty-printed JSON document: the first line of the
+source, or one after another such document) takes every line up to the one that closes its brace,
+whatever they look like (an indented one-line object among its values), and then nothing more.
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -86,6 +89,16 @@ def _is_json(line: str) -> bool:
     return stripped.startswith("{") and stripped.endswith("}")
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(line: str) -> int:
+    """How many braces and brackets a line of a pretty-printed JSON document opens, less those it
+    closes (outside its strings)."""
+    bare = _STRING.sub("", line) if '"' in line else line
+    return bare.count("{") + bare.count("[") - bare.count("}") - bare.count("]")
+
+
 class Record(NamedTuple):
     """A complete record: where its first line was, its lines joined by \\n, their count (the
     lines it covers, those folded into its last line included), where its last line was."""
@@ -119,6 +132,7 @@ class MultilineJoiner:
         self._blanks: list[str] = []
         self._json = False
         self._state = "plain"  # plain | traceback | traceback-frames | goroutine
+        self._depth = 0  # a pretty-printed JSON document's open braces and brackets
 
     @property
     def pending_position(self) -> Any:
@@ -182,6 +196,7 @@ class MultilineJoiner:
         self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
         self._state = "plain"
         self._open_quote = False
+        self._depth = 1 if stripped == "{" else 0
 
     def _emit(self) -> Record:
         text = "\n".join(self._lines)
@@ -196,6 +211,8 @@ class MultilineJoiner:
     def _continues(self, line: str, stripped: str, goroutine: bool) -> bool:
         if self._quoted and self._open_quote and not looks_like_record_start(line):
             return True
+        if self._depth > 0:  # inside a pretty-printed JSON document (one never closed: up to the cap)
+            return len(self._lines) + self._folded < self._max_lines
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
         if line[0] in " \t" and _INDENTED.match(line):
@@ -221,6 +238,10 @@ class MultilineJoiner:
         return self._state == "goroutine"
 
     def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
+        if self._depth > 0 and len(self._lines) + self._folded > 1:
+            self._depth = max(0, self._depth + json_depth(stripped))
+            self._json = self._depth == 0  # the document is closed: nothing joins it
+            return
         if self._quoted and '"' in line:
             self._open_quote ^= line.count('"') % 2 == 1
         if stripped == _PY_TRACEBACK:

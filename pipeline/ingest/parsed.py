@@ -8,7 +8,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from pipeline.ingest.key_roles import level_in_pairs
-from pipeline.ingest.levels import JVM_FLAG, Level, infer_level, leading_level, normalize_level
+from pipeline.ingest.levels import CUT_LEVELS, JVM_FLAG, Level, infer_level, leading_level, normalize_level
 from pipeline.ingest.timestamps import TimeRules, zone_named
 
 
@@ -110,6 +110,7 @@ def split_first(text: str) -> tuple[str, str | None]:
 
 
 _KLOG = re.compile(r"([IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d{6}\s+\d+ ([\w.-]+:\d+)\] ")
+_JOINED_LEVEL = re.compile(r"([A-Z]{4})\[\d{1,9}\] +(?=\S)")
 _BAR_LEVEL = re.compile(r"([A-Z]{3,8}) *\|")
 _BRACKET_LEVEL = re.compile(r"\[(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|PANIC)\] ")
 _KLOG_LEVELS = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
@@ -154,6 +155,19 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         column = _BAR_LEVEL.match(message)
         if column is not None and normalize_level(column.group(1)) is not None:
             level = column.group(1)
+    if level is None and message[4:5] == "[" and message[:4].isupper():
+        # a level in four capitals joined to the seconds since the program started (logrus's text
+        # formatter: `WARN[0012] msg`): the level, and the message after the bracket
+        joined = _JOINED_LEVEL.match(message)
+        if joined is not None and (joined.group(1) in CUT_LEVELS or joined.group(1) in ("INFO", "WARN")):
+            level, message = joined.group(1), message[joined.end():]
+    if level is None and "\t" in message[:40]:
+        # a console logger's tab columns: a level word as the column after one token (zap's console
+        # encoder: `<time>\t<level>\t<logger>\t<message>`, its time in a spelling no layout reads)
+        columns = message.split("\t", 2)
+        if len(columns) == 3 and columns[0] and " " not in columns[0] and columns[1].isalpha() \
+                and 3 <= len(columns[1]) <= 11 and normalize_level(columns[1]) is not None:
+            level = columns[1]
     if level is None and "[" in message[:160]:
         # a bracketed level word among the line's first columns, after a pid, a thread or a channel
         # (gunicorn's `[17] [INFO] msg`, Ceph's `mon.0 10.0.0.4:6789/0 7 : audit [DBG] msg`)

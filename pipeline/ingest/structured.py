@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable
 from pipeline.ingest import key_roles
 from pipeline.ingest.levels import infer_level, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first
+from pipeline.ingest.readable import record_text
 from pipeline.ingest.timestamps import embedded_time, read_written_time
 
 # -- JSON ----------------------------------------------------------------------------------
@@ -132,18 +133,37 @@ def _error_parts(rest: dict) -> tuple[Any, Any, Any]:
 
 def _level_value(rest: dict) -> Any:
     """The level a record writes under a known name, taken out of `rest`: the first alias holding one,
-    except that a number between a scheme's steps (pino's custom `35`) gives way to a level written
-    as a word under another alias (`{"level": 35, "severity": "warn"}`: the word is what the writer
-    meant); the number then stays among the fields."""
+    except that a number between a scheme's steps (pino's custom `35`, Monolog's 200) gives way to a
+    level written as a word under another alias or key named as a level (`{"level": 35, "severity":
+    "warn"}`, `{"level": 200, "level_name": "INFO"}`: the word is what the writer meant); the number
+    then stays among the fields."""
     names = [n for n in _JSON_ALIASES["level"] if n in rest]
     first = rest[names[0]] if names else None
-    if len(names) > 1 and isinstance(first, (int, float)) and not isinstance(first, bool) \
+    if names and isinstance(first, (int, float)) and not isinstance(first, bool) \
             and not (0 <= first <= 7 or (first % 10 == 0 and 10 <= first <= 60)):
-        for name in names[1:]:
+        # another key named as a level, by an alias or by its words (Monolog's `level_name` beside its
+        # `level` of 100-600)
+        others = [n for n in rest if n not in names and key_roles.proposes(n, "level")]
+        for name in names[1:] + others:
             value = rest[name]
             if isinstance(value, str) and not value.strip().isdigit() and normalize_level(value) is not None:
                 return rest.pop(name)
     return _take(rest, _JSON_ALIASES["level"])
+
+
+def cut_record(text: str) -> dict[str, Any] | None:
+    """A JSON object's text cut off before its end (a shipper's line limit): the pairs written before the
+    cut, a cut string kept as far as it goes ("…"), marked `truncated`; None for anything else (a whole
+    object that does not parse is not cut, and one pair says too little to be a record)."""
+    if not text.startswith('{"') or text.endswith("}") or "\n" in text:
+        return None  # a shipper cuts one line; a record of several lines is not one cut
+    try:
+        record = record_text(text)
+    except ValueError:  # a cut string that does not decode (a raw control character in it)
+        return None
+    if record is None or len(record) < 2:
+        return None
+    return {**record, "truncated": True}
 
 
 def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
@@ -155,7 +175,9 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
     try:
         obj = json.loads(stripped)
     except (json.JSONDecodeError, RecursionError):
-        return None
+        obj = cut_record(stripped)
+        if obj is None:
+            return None
     if not isinstance(obj, dict):
         return None
     dialect = next((name for name, test in _DIALECTS if test(obj)), "json")

@@ -154,10 +154,16 @@ def with_today(hms: tuple[int, int, int, int], rules: TimeRules = UTC_RULES) -> 
     return moment
 
 
+_TOO_LARGE = {"s": 1e11, "ms": 1e14, "us": 1e17}  # an epoch this large in that unit is past the year 5000
+
+
 def from_epoch(number: float, unit: str | None = None) -> datetime | None:
     """An epoch number → UTC; its unit by magnitude unless given (module doc). None when out of range."""
-    unit = unit or ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
-                    else "ms" if abs(number) >= 1e11 else "s")
+    if unit is None or abs(number) >= _TOO_LARGE.get(unit, 1e300):
+        # by magnitude; a unit a dialect assumes gives way to it when the number is too large for that
+        # unit (zap's `ts` in epoch nanoseconds or milliseconds, its encoder configured so)
+        unit = ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
+                else "ms" if abs(number) >= 1e11 else "s")
     try:
         return datetime.fromtimestamp(number / _EPOCH_DIVISOR[unit], tz=timezone.utc)
     except (ValueError, OverflowError, OSError):
@@ -398,6 +404,9 @@ def finer_opening_time(text: str, header: datetime, *, tz: Any = timezone.utc) -
     return None
 
 
+_MONOTONIC = re.compile(r" m=[+-]\d+(?:\.\d+)?$")
+
+
 def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None,
                       clock_alone: bool = True) -> datetime | None:
     """A value a logger wrote under a key that names a time (a JSON field, a logfmt `ts=`): an epoch or
@@ -406,6 +415,8 @@ def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit:
     is read, `with_today`; not with `clock_alone` False, for a caller that first looks for the date
     in another key). None when it is none of these."""
     rules = rules or UTC_RULES
+    if isinstance(value, str) and " m=" in value:
+        value = _MONOTONIC.sub("", value)  # Go's time.String(): `… -0700 PDT m=+0.000123`, the monotonic clock
     if isinstance(value, str) and len(value) in (14, 17) and value.isdigit():
         # yyyyMMddHHmmss[SSS] (log4j2's COMPACT): no epoch of today is 14 or 17 digits long
         m = SHAPE_RE["compact"].match(value)
