@@ -164,36 +164,9 @@ def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
 
 
 
-def test_the_same_error_from_another_service_comes_before_the_services_other_errors(data_dir, tmp_path, monkeypatch):
-    """The demo's inventory service (real-length lines): its deadlock, told by its driver in a long
-    traceback, and the database's own short "deadlock detected": that is the nearest. The service's
-    other errors (a DNS failure, a stale update, a missing attribute) share its framing, driver and
-    traceback words, not the error's: listed after it, if at all. A share of the union put the long
-    traceback far from the short line (nothing was listed) and the service's own DNS failure nearer."""
-    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
-    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
-    lines = [line for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines()
-             if '"level":"ERROR"' in line and ('"service":"inventory-service"' in line or '"service":"inventory-db"' in line)]
-    (tmp_path / "inventory.jsonl").write_text("\n".join(lines) + "\n")
-    ingest_path(engine, tmp_path / "inventory.jsonl")
-    rows = engine.records.incidents()
-    deadlock = next(r["incident_id"] for r in rows if r["service"] == "inventory-service"
-                    and "DeadlockDetected" in engine.records.events_of(r["incident_id"], limit=1)[0].message)
-    [db] = [r["incident_id"] for r in rows if r["service"] == "inventory-db"]
-    from pipeline.services import related_of
-
-    related = related_of(ReviewService(engine))
-    related.catch_up(batches=None)
-    nearest = related.related(deadlock)["nearest"]
-    assert [r["incident_id"] for r in nearest][:1] == [db], [(r["service"], r["title"], r["similarity"]) for r in nearest]
-    engine.records.close()
-
-
-def test_an_incident_whose_analysis_names_another_cause_is_not_near(data_dir, tmp_path, monkeypatch):
-    """The demo's inventory service: its DNS failure shares the deadlock's driver, wrapper class and request
-    framing (`sqlalchemy.exc.OperationalError: (psycopg2...)`, `POST /v1/...`), not its cause: the analyses
-    name a deadlock and a name that does not resolve, so the DNS failure is not offered as near the deadlock
-    (a walkthrough found it listed second, at 0.35). Incidents without a named cause are still compared by words."""
+def _inventory_day(data_dir, tmp_path, monkeypatch):
+    """The demo's inventory service and database, their ERROR lines alone, ingested and indexed: the engine,
+    the incidents, the service's deadlock incident and the related-incidents service."""
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
     engine = open_engine(make_settings(data_dir, reopen_minutes=0))
     lines = [line for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines()
@@ -203,12 +176,34 @@ def test_an_incident_whose_analysis_names_another_cause_is_not_near(data_dir, tm
     rows = engine.records.incidents()
     deadlock = next(r for r in rows if r["service"] == "inventory-service"
                     and "DeadlockDetected" in engine.records.events_of(r["incident_id"], limit=1)[0].message)
-    assert deadlock["category"] == "db_deadlock"
-    assert any(r["category"] == "dns_resolution" for r in rows)  # the service's other error, named
     from pipeline.services import related_of
 
     related = related_of(ReviewService(engine))
     related.catch_up(batches=None)
+    return engine, rows, deadlock, related
+
+
+def test_the_same_error_from_another_service_comes_before_the_services_other_errors(data_dir, tmp_path, monkeypatch):
+    """The demo's inventory service (real-length lines): its deadlock, told by its driver in a long
+    traceback, and the database's own short "deadlock detected": that is the nearest. The service's
+    other errors (a DNS failure, a stale update, a missing attribute) share its framing, driver and
+    traceback words, not the error's: listed after it, if at all. A share of the union put the long
+    traceback far from the short line (nothing was listed) and the service's own DNS failure nearer."""
+    engine, rows, deadlock, related = _inventory_day(data_dir, tmp_path, monkeypatch)
+    [db] = [r["incident_id"] for r in rows if r["service"] == "inventory-db"]
+    nearest = related.related(deadlock["incident_id"])["nearest"]
+    assert [r["incident_id"] for r in nearest][:1] == [db], [(r["service"], r["title"], r["similarity"]) for r in nearest]
+    engine.records.close()
+
+
+def test_an_incident_whose_analysis_names_another_cause_is_not_near(data_dir, tmp_path, monkeypatch):
+    """The demo's inventory service: its DNS failure shares the deadlock's driver, wrapper class and request
+    framing (`sqlalchemy.exc.OperationalError: (psycopg2...)`, `POST /v1/...`), not its cause: the analyses
+    name a deadlock and a name that does not resolve, so the DNS failure is not offered as near the deadlock
+    (a walkthrough found it listed second, at 0.35). Incidents without a named cause are still compared by words."""
+    engine, rows, deadlock, related = _inventory_day(data_dir, tmp_path, monkeypatch)
+    assert deadlock["category"] == "db_deadlock"
+    assert any(r["category"] == "dns_resolution" for r in rows)  # the service's other error, named
     nearest = related.related(deadlock["incident_id"])["nearest"]
     assert nearest, "the database's own deadlock is near"
     assert {r["category"] for r in nearest} <= {"db_deadlock", "unknown", None}, \
