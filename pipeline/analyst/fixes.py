@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.analyst.null_expression import null_expression
 from pipeline.analyst.consistency import contradicted_hint
 from pipeline.analyst.findings import FRAME_RULES, LIBRARY_PATH
 from pipeline.analyst.technology import evidence_stack, foreign_step
@@ -144,14 +145,17 @@ def _diff(repo: Path, path: Path, before: list[str], after: list[str]) -> str:
     return "".join(difflib.unified_diff(before, after, fromfile=f"a/{rel}", tofile=f"b/{rel}"))
 
 
-def _null_guard(lines: list[str], line_no: int, suffix: str) -> list[str] | None:
+def _null_guard(lines: list[str], line_no: int, suffix: str, said: list[str] | None = None) -> list[str] | None:
+    """The lines with a guard before `line_no`: of the expression the errors name as null (`said`: the
+    helpful NPE's call or variable, the attribute read from None or undefined), else of the line's first
+    receiver."""
     if not 1 <= line_no <= len(lines):
         return None
     target = lines[line_no - 1]
     indent = target[: len(target) - len(target.lstrip())]
     comment = _COMMENT.get(suffix, "//")
     receiver = re.search(r"([A-Za-z_][\w]*)\s*(?:\?\.|\.|\[|->)", target.strip())
-    name = receiver.group(1) if receiver else None
+    name = null_expression(said or (), target) or (receiver.group(1) if receiver else None)
     if name in (None, "self", "this", "return", "await"):
         guard = [f"{indent}{comment} IncidentIQ: a value dereferenced on the next line can be null here; guard it\n"]
     elif suffix == ".py":
@@ -308,7 +312,7 @@ def _first_change(state: IncidentState, doc: Doc | None, repo_dir: Path,
                     if path is None:
                         continue
                     before = path.read_text(encoding="utf-8").splitlines(keepends=True)
-                    after = _null_guard(before, ref.line, path.suffix)
+                    after = _null_guard(before, ref.line, path.suffix, [e.message for e in state.evidence])
                     if after:
                         rel = path.relative_to(repo_dir).as_posix()
                         change = {"kind": "null_guard", "file": rel, "line": ref.line, "ref": f"{ref.path}:{ref.line}",
