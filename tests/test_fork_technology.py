@@ -92,7 +92,7 @@ def test_a_fork_to_another_category_has_a_root_cause_of_that_category_set_by_the
     service.fork(inc, checkpoint_id=after_rca, reviewer="ann", edits={"rca.category": "upstream_timeout"})
     rca = state_of(paused_engine, inc).rca
     kb = paused_engine.kb
-    assert rca.category == "upstream_timeout" and rca.root_cause.startswith("Set by reviewer ann to upstream_timeout")
+    assert rca.category == "upstream_timeout" and rca.root_cause.startswith("Set by reviewer ann to upstream timeout")
     # the old category's paragraph is gone; the doc the analysis rests on (the ✓) is the new category's
     old_why = kb.by_id[before.rca.doc_ids[0]].root_cause.split(".")[0]
     assert old_why not in rca.root_cause

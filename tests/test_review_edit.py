@@ -147,7 +147,7 @@ def test_an_edit_of_the_category_re_runs_recommend_and_propose_fix_from_it(pause
     assert "DEADLOCK" in doc["recommendation"]["action"]
     # the analysis agrees with the category ann set: no event shows a deadlock, so it is said so, capped and
     # never a fix (set as a request naming it sets it), not the pool's cause and proposal under a new name
-    assert doc["rca"]["root_cause"].startswith("Set by reviewer ann to db_deadlock; no event of this incident shows it")
+    assert doc["rca"]["root_cause"].startswith("Set by reviewer ann to db deadlock; no event of this incident shows it")
     assert doc["proposal"] is None and before["proposal"] is not None
 
 

@@ -372,7 +372,7 @@ class OfflineAnalyst:
             note = f"category {category} {how}; its doc {(doc or own.doc).doc_id} is supported by the evidence"
             rca = self._rca(state, category=category, doc=doc or own.doc, confidence=confidence, found=found,
                             notes=[note], reading=reading, verdict=verdict, text=text)
-            return rca.model_copy(update={"root_cause": f"Set by reviewer {by} to {category}. {rca.root_cause}"}) \
+            return rca.model_copy(update={"root_cause": f"Set by reviewer {by} to {_words(category)}. {rca.root_cause}"}) \
                 if by else rca
         top = supports[0] if supports else None
         says = answers.resting_on(state.evidence, top)
@@ -380,8 +380,8 @@ class OfflineAnalyst:
                    if top else "no curated signature is in the evidence")
         note = (f"category {category} {how}; no signature of its docs is in the evidence ({against}), "
                 f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")
-        warning = f"set by a reviewer: no event of this incident shows {category}"
-        lead = (f"Set by {f'reviewer {by}' if by else 'a reviewer'} to {category}; no event of this incident shows it "
+        warning = f"set by a reviewer: no event of this incident shows {_words(category)}"
+        lead = (f"Set by {f'reviewer {by}' if by else 'a reviewer'} to {_words(category)}; no event of this incident shows it "
                 f"(none of its docs' signatures, none of the ideas of its cause): the events say {answers.quoted(says)}.")
         return self._rca(state, category=category, doc=doc,
                          confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading,
@@ -690,3 +690,8 @@ def _first_lines(events: list[LogEvent]) -> list[Quote]:
         if len(out) >= 2:
             break
     return out
+
+
+def _words(category: str) -> str:
+    """A category as a reviewer reads it in a sentence (`upstream timeout`, not `upstream_timeout`)."""
+    return category.replace("_", " ")
