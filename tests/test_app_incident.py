@@ -286,11 +286,12 @@ def test_a_category_set_by_a_person_says_whose_confidence_the_number_is(app, pau
     from pipeline.review.service import ReviewService
 
     incident = _by_service(paused_engine, "checkout-api")
-    ReviewService(paused_engine).edit(incident, reviewer="ann", edits={"rca.category": "db_deadlock"})
+    # a category the events support (a timeout): the analyst scored it for her (edits.category_set)
+    ReviewService(paused_engine).edit(incident, reviewer="ann", edits={"rca.category": "upstream_timeout"})
     open_incident(app, incident)
     said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
     assert said_about and said_about[0].startswith("ann set the category by hand"), said_about
-    assert "analyst's confidence in its own answer" in said_about[0]
+    assert "the analyst's confidence in it from the events" in said_about[0], said_about
 
 
 def test_the_audit_trail_wraps_its_sentences_in_rows_tall_enough_to_read_them(app, paused_engine):
@@ -382,3 +383,17 @@ def test_the_analysis_names_its_category_in_words_as_the_edit_form_does(app, pau
     open_incident(app, incident)
     badges = [m.value for m in app.markdown if "badge[" in m.value and ":material/category:" in m.value]
     assert badges and category.replace("_", " ") in badges[0] and category not in badges[0], badges
+
+
+def test_after_a_fork_the_panel_says_whose_analysis_it_is_and_that_its_confidence_is_capped(app, paused_engine):
+    """a-node-top.png: carol's fork read "the analysis of … (the analyst's first)", and its 30% (capped: no
+    event shows her category) "the analyst's confidence in its own answer"."""
+    incident = _by_service(paused_engine, "checkout-api")
+    ReviewService(paused_engine).fork(incident, checkpoint_id=_rca_checkpoint(paused_engine, incident),
+                                      reviewer="carol", edits={"rca.category": "db_deadlock"})
+    open_incident(app, incident)
+    deciding = [unescape(c.value) for c in app.caption if "Deciding on" in c.value]
+    assert deciding and "(forked by carol)" in deciding[0] and "analyst's first" not in deciding[0], deciding
+    said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
+    assert said_about and "capped at" in said_about[0], said_about
+    assert "its own answer" not in said_about[0]

@@ -23,7 +23,7 @@ from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_view import proposal_view
-from workbench.provenance import decision_lines, status_words
+from workbench.provenance import decision_lines, edits, status_words
 
 _SUBMITTING = threading.Lock()
 LABELS = {"approve": "Approval", "reject": "Rejection", "revise": "Request for changes",
@@ -185,13 +185,21 @@ def analysis_change(rev: dict) -> str:
     return "The analysis changed: " + "; ".join(parts) + "." + (f" {answer}" if answer else "")
 
 
-def analysis_words(doc: dict) -> str:
+def analysis_words(doc: dict, audit_rows: list[dict] | None = None) -> str:
     """Which analysis the decision is on, in words: "Deciding on the analysis of 2026-12-06 16:42:17 UTC
-    (revision 1) · 1 revision left", never the interrupt's id."""
+    (revision 1) · 1 revision left", never the interrupt's id; before any revision, whose it is: the
+    analyst's first, or the person's who forked the run or edited it (a walkthrough read "the analyst's
+    first" on carol's fork)."""
     done, left = int(doc.get("revisions") or 0), int(doc.get("revisions_left") or 0)
     when = str(doc.get("head_created_at") or "")[:19].replace("T", " ")
     which = f"the analysis of {when} UTC" if when else "this analysis"
-    which += f" (revision {done})" if done else " (the analyst's first)"
+    person = next((e for e in reversed(edits(audit_rows or [])) if e["how"] in ("forked the run", "edited")), None)
+    if done:
+        which += f" (revision {done})"
+    elif person:
+        which += f" ({'forked' if person['how'] == 'forked the run' else 'edited'} by {person['by']})"
+    else:
+        which += " (the analyst's first)"
     return f"Deciding on {which} · {left} revision{'' if left == 1 else 's'} left"
 
 
@@ -211,7 +219,7 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     form_key = f"incident_{interrupt_id[:12]}"
     blocked = session.blocked("approve")
     done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
-    st.caption(escape_markdown(analysis_words(doc)))
+    st.caption(escape_markdown(analysis_words(doc, audit_rows)))
     in_tab = outcome[2] if outcome and len(outcome) > 3 and outcome[3] == interrupt_id else None
     if outcome and not in_tab:
         _message(outcome)  # about an earlier analysis (a revision's result, a conflict): above the tabs

@@ -208,6 +208,21 @@ def confidence_bar(confidence: float, threshold: float) -> str:
             f"<span style='color:#777;font-size:0.8rem'>code fix from {threshold:.2f}</span></div>")
 
 
+def hand_set_confidence_words(found: dict, who: str) -> str:
+    """What the confidence is when a person set the category: capped, when no event of the incident
+    shows their category (a walkthrough read "the analyst's confidence in its own answer" on a fork's
+    30% cap); the analyst's confidence in their category when it scored it (edits.category_set);
+    otherwise the analyst's in its own answer."""
+    pct = f"{found['confidence']:.0%}"
+    if found.get("supported") is False:
+        return (f"{who} set the category by hand and no event of this incident shows it: "
+                f"the confidence is capped at {pct}.")
+    if any(f"as set by reviewer {who}" in str(note) for note in found.get("notes") or []):
+        return f"{who} set the category by hand: the {pct} is the analyst's confidence in it from the events."
+    return (f"{who} set the category by hand: the {pct} is the analyst's confidence in its own answer, "
+            "not in this category.")
+
+
 def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | None = None) -> None:
     """Category, root cause and confidence; the concrete findings; the log lines the analysis rests
     on with the findings highlighted; the similar docs. `edited` marks fields a person changed."""
@@ -228,9 +243,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
     st.html(confidence_bar(found["confidence"], code_fix_min_confidence))
     if "rca.category" in edited and "rca.confidence" not in edited:
-        # the number is the analyst's, for the category it named: a person's category is not scored
-        st.caption(f"{edited['rca.category']} set the category by hand: the {found['confidence']:.0%} is the "
-                   "analyst's confidence in its own answer, not in this category.")
+        st.caption(hand_set_confidence_words(found, edited["rca.category"]))
     if human:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     # markdown: the analyst quotes the log's words as `code spans`, shown as text they kept their backticks
