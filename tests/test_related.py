@@ -236,3 +236,23 @@ def test_an_error_of_another_http_status_or_errno_is_not_near_however_alike_its_
     others = [("perm", "OSError: [Errno 13] Permission denied: '/var/r/1.pdf'"),
               ("disk", "OSError: [Errno 28] No space left on device: '/tmp/x'")]
     assert [i for i, _ in rank_by_error_words(disk, others)] == ["disk"]
+
+
+def test_the_related_table_shows_ids_and_times_whole_and_no_column_empty_in_every_row(monkeypatch):
+    """d-related-deadlock.png: the id read "INC-202611", the time "2026-12-06", and "decision",
+    "decided by" and "rejection reason / fix" were empty for the one undecided row."""
+    from workbench import related_view
+
+    row = {"incident_id": "INC-20261128-c890ef", "similarity": 0.42, "title": "deadlock detected",
+           "status": "awaiting_approval", "decision": None, "category": "db_deadlock", "decided_by": [],
+           "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00", "rejection_reason": None, "fix": None}
+    shown: dict = {}
+    monkeypatch.setattr(related_view.st, "dataframe", lambda frame, **kw: shown.update(frame=frame, **kw))
+    related_view._table([row], "k")
+    assert list(shown["frame"].columns) == ["incident", "similarity", "title", "status", "category", "when"]
+    config = shown["column_config"]
+    for column, text in (("incident", row["incident_id"]), ("when", "2026-12-06 16:28 UTC")):
+        width = config[column]["width"] if isinstance(config[column], dict) else config[column].width
+        assert isinstance(width, int) and width >= 8 * len(text), (column, width)
+    decided = {**row, "decision": "approve", "decided_by": ["bob"]}
+    assert "decided by" in related_view._frame([row, decided]).columns

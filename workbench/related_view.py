@@ -23,9 +23,22 @@ def when_words(value) -> str:
     return f"{text} UTC" if text else ""
 
 
+# what a related incident may not have yet (no decision): a column empty in every row is dropped
+_OPTIONAL = ("decision", "decided by", "rejection reason / fix approved")
+# pixel widths the incident's id ("INC-20261128-c890ef") and the time ("2026-12-06 16:28 UTC") fit in
+# (a walkthrough read "INC-202611" and "2026-12-06" at 1440 px)
+WIDTHS = {"incident": 170, "similarity": 80, "when": 170}
+
+
 def _frame(rows: list[dict]) -> pd.DataFrame:
     """A row per related incident, what a reviewer compares first (how near, what was decided) left,
-    beside its title: in the page's left column the similarity and the decision were off to the right."""
+    beside its title: in the page's left column the similarity and the decision were off to the right.
+    A column no row has a value in (no related incident decided yet) is left out."""
+    frame = _full_frame(rows)
+    return frame.drop(columns=[c for c in _OPTIONAL if c in frame.columns and not frame[c].astype(bool).any()])
+
+
+def _full_frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{
         "incident": r["incident_id"],
         **({"similarity": r["similarity"]} if "similarity" in r else {}),
@@ -50,11 +63,11 @@ def _table(rows: list[dict], key: str) -> None:
     st.dataframe(plain(_frame(rows)), hide_index=True, key=key, on_select=functools.partial(_follow, key, ids),
                  selection_mode="single-row",
                  width="stretch",
-                 column_config={"incident": st.column_config.TextColumn("incident", width="small"),
+                 column_config={"incident": st.column_config.TextColumn("incident", width=WIDTHS["incident"]),
                                 "title": st.column_config.TextColumn("title", width="medium"),
-                                "when": st.column_config.TextColumn("when", width="small"),
+                                "when": st.column_config.TextColumn("when", width=WIDTHS["when"]),
                                 "similarity": st.column_config.NumberColumn(
-                                    "similarity", format="%.2f", width="small",
+                                    "similarity", format="%.2f", width=WIDTHS["similarity"],
                                     help="the share of this incident's error words the other's errors use too, "
                                          "rare words counting most")})
 
