@@ -304,17 +304,20 @@ def test_the_audit_trail_wraps_its_sentences_in_rows_tall_enough_to_read_them(ap
     other = _by_service(paused_engine, "loyalty-service")
     ReviewService(paused_engine).edit(other, reviewer="bob", edits={"rca.category": "db_deadlock"})
     ReviewService(paused_engine).audit_refusal(other, "approve", None, "mallory", "not signed in, and the "
-                                               "approval came from a browser tab opened before the edit")
+                                               "approval came from a browser tab opened before the edit, " * 4)
     open_incident(app, other)
     open_tab(app, other, "Audit trail")
     table = next(d for d in app.dataframe if "what happened" in d.value.columns)
     longest = max(len(t) for t in table.value["what happened"])
     shortest = min(len(t) for t in table.value["what happened"])
     assert 60 < shortest < longest  # more than one line of the column
-    # about 50 characters a line of a large (400 px) column, 20 px a line
-    assert table.proto.row_height > 64 and table.proto.row_height >= 20 * math.ceil(shortest / 50)
-    assert "large" in json.dumps(json.loads(table.proto.columns))
-    # an edit's sentence lists every field it changed: longer than a row, it reads in full below
+    # about 43 characters a line of the 360 px column, 20 px a line
+    assert table.proto.row_height > 64 and table.proto.row_height >= 20 * math.ceil(shortest / 43)
+    # b-audit-java.png: "checkpoint after" was clipped at the right edge (400 + 400 px text columns):
+    # the four columns fit the page's 980 px at 1440
+    widths = {name: c["width"] for name, c in json.loads(table.proto.columns).items() if "width" in c}
+    assert len(widths) == 4 and all(isinstance(w, int) for w in widths.values()) and sum(widths.values()) <= 960, widths
+    # a sentence longer than six lines of its column reads in full below
     [entry] = [e for e in app.expander if "longer than a row" in e.label]
     assert any(longest_text in t.value for t in entry.text
                for longest_text in [max(table.value["what happened"], key=len)])
@@ -340,7 +343,8 @@ def test_the_audit_trail_reads_as_sentences_and_exports_as_csv_or_json(app, paus
         assert not {"before", "after", "action"} & set(table.columns)
         assert {b.label for b in app.get("download_button")} == {"Download audit (CSV)", "Download audit (JSON)"}
     assert seen[critical].startswith("ann gave approval 1 of 2"), seen[critical]
-    assert f"bob edited the analysis: category {before.replace('_', ' ')} → db deadlock" in seen[other], seen[other]
+    said = f"bob edited the analysis, setting the category to db deadlock (was {before.replace('_', ' ')})"
+    assert said in seen[other], seen[other]
     assert "what follows the root cause analysis ran again" in seen[other]
     for text in seen.values():
         assert "approve_partial" not in text and "as_node" not in text and "{" not in text, text

@@ -75,8 +75,8 @@ def test_the_decision_panel_names_the_analysis_by_its_time_and_revision_not_its_
 
 def test_a_fork_and_an_edit_say_the_category_change_in_words():
     fork, edit = audit_sentence(FORK), audit_sentence(EDIT)
-    assert fork == "ann forked the run: category unknown → connection refused", fork
-    assert edit == "ann edited the analysis: category null reference → data integrity", edit
+    assert fork == "ann forked the run, setting the category to connection refused (was unknown)", fork
+    assert edit == "ann edited the analysis, setting the category to data integrity (was null reference)", edit
     for text in (fork, edit):
         assert "rca." not in text and "change id" not in text and "reran" not in text and "hash" not in text
 
@@ -87,3 +87,26 @@ def test_a_forks_note_names_the_steps_and_the_checkpoint_as_the_table_does():
     assert note.startswith("forked from checkpoint 802402a0: re-ran the recommendation, the fix proposal and the "
                            "approval"), note
     assert "propose_fix" not in note and "1f1f1603" not in note
+
+
+def test_a_fork_says_what_the_reviewer_set_not_every_field_the_analysis_redid():
+    """b-audit-java.png: "doc ids none → node-axios-timeout; supported True → False; warning none → …"."""
+    row = {"action": "fork", "reviewer": "carol",
+           "before": {"rca.category": "unknown", "rca.confidence": 0.16, "rca.doc_ids": [], "rca.supported": True,
+                      "rca.warning": None, "rca.root_cause": "Inconclusive: no known cause."},
+           "after": {"rca.category": "upstream_timeout", "rca.confidence": 0.3, "rca.doc_ids": ["node-axios-timeout"],
+                     "rca.supported": False, "rca.warning": "set by a reviewer: no event shows upstream timeout",
+                     "rca.root_cause": "Set by reviewer carol to upstream_timeout.", "edited": ["rca.category"]}}
+    said = audit_sentence(row)
+    assert said == ("carol forked the run, setting the category to upstream timeout (was unknown); no event of "
+                    "the incident shows it, so its confidence is capped at 30%"), said
+    assert audit_sentence({**row, "after": {**row["after"], "rca.supported": True, "rca.confidence": 0.49}}) == (
+        "carol forked the run, setting the category to upstream timeout (was unknown); the analysis was redone "
+        "for it (confidence 49%)")
+
+
+def test_a_notes_recorded_time_is_written_as_the_page_writes_times():
+    """b-c890ef-audit.png: "rests on 50 events up to 2026-11-28T12:22:25.456614+00:00"."""
+    note = note_words("forked from checkpoint 1f1f1603-d04d-6116-8003-014d802402a0: re-ran approval [this "
+                      "checkpoint's analysis rests on 50 events up to 2026-11-28T12:22:25.456614+00:00]")
+    assert "up to 2026-11-28 12:22:25 UTC]" in note and "T12" not in note, note

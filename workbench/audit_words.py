@@ -70,6 +70,8 @@ _CHECKPOINT_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 _RERAN = re.compile(r"\bre-ran ((?:\w+)(?:, \w+)*)")
 VALUE_CHARS = 60
 _AS_NODE = re.compile(r"\bas_node=(\w+)")
+# a recorded ISO time in a note ("2026-11-28T12:22:25.456614+00:00"): said as the page writes times
+_ISO_TIME = re.compile(r"\b(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.\d+)?(?:Z|[+-]00:?00)?")
 
 
 def step_words(node: str) -> str:
@@ -202,6 +204,8 @@ def note_words(note: str | None, names: dict[str, str] | None = None) -> str:
     note = _AS_NODE.sub(lambda m: f"what follows {node_words(m.group(1))} ran again", note)
     note = _RERAN.sub(lambda m: f"re-ran {steps_words(m.group(1).split(', '))}", note)
     named = names or {}
+    note = _ISO_TIME.sub(lambda m: f"{m.group(1)} {m.group(2)}" + (" UTC" if m.group(0)[19:].lstrip(".0123456789") else ""),
+                         note)
     return _CHECKPOINT_ID.sub(lambda m: named.get(m.group(0)) or m.group(2), note)
 
 
@@ -219,8 +223,30 @@ def audit_sentence(row: dict, proposal: dict | None = None) -> str:
         verb = f"gave approval {len(after.get('approvals') or []) or 1} of {after['approvals_needed']}"
     if action == "comment":
         return f"{who} commented"
+    if action in ("fork", "edit") and after.get("edited"):
+        return _setting_sentence(who, verb, row.get("before") or {}, after)
     changed = changes_words(row.get("before"), after, proposal)
     return f"{who} {verb}" + (f": {'; '.join(changed)}" if changed else "")
+
+
+def _setting_sentence(who: str, verb: str, before: dict, after: dict) -> str:
+    """A fork or an edit as what the person set, not every field the analysis redid for it: "carol
+    forked the run, setting the category to upstream timeout (was unknown); no event of the incident
+    shows it, so its confidence is capped at 30%" (a walkthrough read "doc ids none →
+    node-axios-timeout; supported True → False")."""
+    theirs = [f for f in after["edited"] if f in after]
+    said = f"{who} {verb}" + (f", setting {setting_words({f: after[f] for f in theirs})}" if theirs else "")
+    if len(theirs) == 1 and theirs[0] in before and not isinstance(after[theirs[0]], (list, dict)):
+        said += f" (was {value_words(before[theirs[0]])})"
+    redone = "rca.category" in theirs
+    if redone and after.get("rca.supported") is False and "rca.supported" not in theirs:
+        capped = f", so its confidence is capped at {value_words(after['rca.confidence'])}" \
+            if "rca.confidence" in after and "rca.confidence" not in theirs else ""
+        said += f"; no event of the incident shows it{capped}"
+    elif redone and "rca.confidence" in after and "rca.confidence" not in theirs and \
+            before.get("rca.confidence") != after["rca.confidence"]:
+        said += f"; the analysis was redone for it (confidence {value_words(after['rca.confidence'])})"
+    return said
 
 
 def value_text(value) -> str:

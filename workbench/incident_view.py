@@ -365,13 +365,24 @@ WRAP_CHARS = 48  # what a line of a large (400 px) text column holds, with room 
 WRAP_LINE_PX, WRAP_MAX_LINES = 21, 6
 
 
-def wrapped_row_height(texts: list[str]) -> int | None:
-    """A table row tall enough for the longest text wrapped in a large column (a cell's text wraps
-    only in rows taller than 4 rem, 64 px); None (one line) when each fits on one line."""
+# the audit's columns in pixels: they fit the page's width at 1440 px, so "checkpoint after" is
+# not clipped at the right edge (a walkthrough read "#10 fix…"); the texts wrap in the two wide ones
+AUDIT_WIDTHS = {"at": 145, "what happened": 360, "note": 280, "checkpoint after": 155}
+
+
+def wrap_chars(px: int) -> int:
+    """What a line of a text column `px` wide holds, as WRAP_CHARS of 400 px, with room to spare."""
+    return WRAP_CHARS * px // 400
+
+
+def wrapped_row_height(texts: list[str], chars: int = WRAP_CHARS) -> int | None:
+    """A table row tall enough for the longest text wrapped in a column of `chars` a line (a large
+    one's by default; a cell's text wraps only in rows taller than 4 rem, 64 px); None (one line)
+    when each fits on one line."""
     longest = max((len(t) for t in texts), default=0)
-    if longest <= WRAP_CHARS:
+    if longest <= chars:
         return None
-    lines = min(-(-longest // WRAP_CHARS), WRAP_MAX_LINES)
+    lines = min(-(-longest // chars), WRAP_MAX_LINES)
     return max(lines * WRAP_LINE_PX + 12, 70)
 
 
@@ -388,12 +399,15 @@ def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, pr
                            "checkpoint after": (names or {}).get(r.get("checkpoint_after") or "")
                            or (r.get("checkpoint_after") or "")[-8:]} for r in rows])
     # the sentences wrap in rows tall enough for the longest (they were cut at one line)
+    what_chars, note_chars = wrap_chars(AUDIT_WIDTHS["what happened"]), wrap_chars(AUDIT_WIDTHS["note"])
+    heights = [wrapped_row_height(list(frame["what happened"]), what_chars),
+               wrapped_row_height(list(frame["note"]), note_chars)]
     st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_audit_table",
-                 row_height=wrapped_row_height([*frame["what happened"], *frame["note"]]),
-                 column_config={"what happened": st.column_config.TextColumn(width="large"),
-                                "note": st.column_config.TextColumn(width="large")})
+                 row_height=max((h for h in heights if h), default=None),
+                 column_config={name: st.column_config.TextColumn(width=px) for name, px in AUDIT_WIDTHS.items()})
     # … and an entry longer than its row reads in full below (an edit lists every field it changed)
-    longer = [r for r in frame.itertuples(index=False) if max(len(r[1]), len(r[2])) > WRAP_CHARS * WRAP_MAX_LINES]
+    longer = [r for r in frame.itertuples(index=False)
+              if len(r[1]) > what_chars * WRAP_MAX_LINES or len(r[2]) > note_chars * WRAP_MAX_LINES]
     if longer:
         with st.expander(f"{len(longer)} {'entry is' if len(longer) == 1 else 'entries are'} longer than a row: "
                          "read in full"):
