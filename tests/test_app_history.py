@@ -409,3 +409,15 @@ def test_the_audit_names_each_checkpoint_as_history_does(app, paused_engine):
     assert re.fullmatch(r"#\d+ [a-z ]+", after), after
     [note] = list(table["note"])
     assert "forked from checkpoint #5 root cause analysis" in note, note
+
+
+def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_is_a_sentence():
+    """b-c890ef-history.png: "approval · ran in 173.1 s" was the wait for a reviewer, and "the run had ended
+    at this checkpoint: …" began in lower case."""
+    from workbench.history_view import _duration, reason_words
+
+    assert _duration(173.1, "approval") == "waited 2 min 53 s for a reviewer"
+    assert _duration(3725, "approval") == "waited 1 h 2 min for a reviewer"
+    assert _duration(0.004, "rca") == "ran in 4 ms"
+    reason = reason_words({"allowed": False, "reason": "the run had ended at this checkpoint: there is nothing to run again"})
+    assert reason.startswith("The run had ended at this checkpoint"), reason

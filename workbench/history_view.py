@@ -95,10 +95,26 @@ def checkpoint_link(incident_id: str, checkpoint_id: str, base_url: str = "") ->
     return f"{page}?{urlencode({'incident': incident_id, 'checkpoint': checkpoint_id})}"
 
 
-def _duration(seconds: float | None) -> str:
+def _duration(seconds: float | None, node: str = "") -> str:
+    """How long a node ran; for the approval gate, how long it waited for a reviewer (a walkthrough
+    read "approval · ran in 173.1 s": that was the wait, not run time)."""
     if seconds is None:
-        return "run time unknown"
+        return "wait unknown" if node == "approval" else "run time unknown"
+    if node == "approval":
+        return f"waited {wait_words(seconds)} for a reviewer"
     return f"ran in {seconds * 1000:.0f} ms" if seconds < 10 else f"ran in {seconds:.1f} s"
+
+
+def wait_words(seconds: float) -> str:
+    """A wait as a person says it: "2 min 53 s", "1 h 5 min", "4 s"."""
+    whole = int(round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    return f"{secs} s"
 
 
 def _when(value) -> str:
@@ -115,7 +131,8 @@ def reason_words(plan: dict) -> str:
     if plan.get("allowed") and plan.get("pauses_at_approval") and not plan.get("includes_code_fix"):
         return (f"Runs again: {steps_words(plan.get('nodes') or [])}; the approval gate fires again, so no fix is "
                 "recorded without a new approval")
-    return steps_in_text(str(plan.get("reason") or ""))
+    said = steps_in_text(str(plan.get("reason") or ""))
+    return said[:1].upper() + said[1:]  # a sentence ("the run had ended at this checkpoint: …" began lower-case)
 
 
 def evidence_text(plan: dict) -> str:
@@ -346,7 +363,7 @@ def node_runs(detail: dict, named: dict[str, str] | None = None) -> None:
     for run in runs:
         # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
         # output JSON were built and sent on every pick for nobody
-        box = st.expander(f"{step_words(run['node'])} · {_duration(run['seconds'])}", key=f"incident_run_{run['node']}",
+        box = st.expander(f"{step_words(run['node'])} · {_duration(run['seconds'], run['node'])}", key=f"incident_run_{run['node']}",
                           on_change="rerun")
         if not box.open:
             continue
