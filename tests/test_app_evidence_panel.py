@@ -111,3 +111,14 @@ def test_the_evidence_tab_shows_the_incidents_own_stack_traces_and_a_neighbours_
         assert context == ["Context: stack traces of the window's other lines, not this incident's events (1 distinct)"]
     finally:
         session._runtime.clear()
+
+
+def test_a_findings_value_that_is_a_json_line_reads_by_its_words():
+    """a-node-top.png: the Node incident's "error" finding showed `{"_time":"2026-11-28T08:21:17.2…`."""
+    from workbench.evidence_view import findings_frame
+
+    line = ('{"_time":"2026-11-28T08:21:17.2Z","service":"loyalty-service","level":"error",'
+            '"exception":"AxiosError","message":"timeout of 5000ms exceeded"}')
+    frame = findings_frame({"findings": [{"kind": "error", "value": line, "event_ids": ["e1"]},
+                                         {"kind": "class", "value": "AxiosError", "event_ids": ["e1"]}]})
+    assert list(frame["value"]) == ["timeout of 5000ms exceeded", "AxiosError"], list(frame["value"])

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
+from pipeline.ingest.readable import readable_line
 from pipeline.state import TEMPLATE_PLACEHOLDER, readable_title, visible
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
@@ -164,7 +165,8 @@ def quoted_lines(rca: dict, events: list[dict]) -> list[dict]:
 
 def findings_frame(rca: dict) -> pd.DataFrame:
     """The RCA's concrete findings as rows of text: what, the value, how many events show it, where."""
-    rows = [{"finding": str(f.get("kind") or "").replace("_", " "), "value": str(f.get("value") or ""),
+    # a value that is a JSON line (a Node log's whole record as its error) by its words, not its braces
+    rows = [{"finding": str(f.get("kind") or "").replace("_", " "), "value": readable_line(str(f.get("value") or "")),
              # text: a count of events, always shown (a number column drew blank cells here)
              "events": str(len(f.get("event_ids") or [])),
              "seen in": ", ".join(sorted({s.get("field") or "message" for s in f.get("spans") or []})) or "—",
