@@ -110,4 +110,3 @@ def test_a_notes_recorded_time_is_written_as_the_page_writes_times():
     note = note_words("forked from checkpoint 1f1f1603-d04d-6116-8003-014d802402a0: re-ran approval [this "
                       "checkpoint's analysis rests on 50 events up to 2026-11-28T12:22:25.456614+00:00]")
     assert "up to 2026-11-28 12:22:25 UTC]" in note and "T12" not in note, note
-
