@@ -280,3 +280,14 @@ def changes_frame(changes: list[dict]) -> pd.DataFrame:
                           "after": _cell(c["field"], c["after"])}
                          for c in changes if c["field"].rsplit(".", 1)[-1] not in MACHINE_FIELDS],
                         columns=["field", "before", "after"])
+
+
+# the audit's columns in pixels: they fit the page's width at 1440 px, so "checkpoint after" is
+# not clipped at the right edge (a walkthrough read "#10 fix…"); the texts wrap in the two wide ones
+WRAP_CHARS = 48  # what a line of a large (400 px) text column holds, with room to spare
+AUDIT_WIDTHS = {"at": 145, "what happened": 360, "note": 280, "checkpoint after": 155}
+
+
+def wrap_chars(px: int) -> int:
+    """What a line of a text column `px` wide holds, as WRAP_CHARS of 400 px, with room to spare."""
+    return WRAP_CHARS * px // 400

@@ -19,9 +19,9 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, stacks_of)
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.audit_words import audit_sentence, field_words, note_words
+from workbench.audit_words import AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, field_words, note_words, wrap_chars
 from workbench.literal import escape_markdown, plain
-from workbench.provenance import status_words
+from workbench.provenance import hand_set_confidence_words, status_words
 from workbench.similar_docs_view import similar_docs
 
 STATUS_COLORS = {"awaiting_approval": "orange", "in_revision": "violet", "analyzing": "blue", "failed": "red",
@@ -208,21 +208,6 @@ def confidence_bar(confidence: float, threshold: float) -> str:
             f"<span style='color:#777;font-size:0.8rem'>code fix from {threshold:.2f}</span></div>")
 
 
-def hand_set_confidence_words(found: dict, who: str) -> str:
-    """What the confidence is when a person set the category: capped, when no event of the incident
-    shows their category (a walkthrough read "the analyst's confidence in its own answer" on a fork's
-    30% cap); the analyst's confidence in their category when it scored it (edits.category_set);
-    otherwise the analyst's in its own answer."""
-    pct = f"{found['confidence']:.0%}"
-    if found.get("supported") is False:
-        return (f"{who} set the category by hand and no event of this incident shows it: "
-                f"the confidence is capped at {pct}.")
-    if any(f"as set by reviewer {who}" in str(note) for note in found.get("notes") or []):
-        return f"{who} set the category by hand: the {pct} is the analyst's confidence in it from the events."
-    return (f"{who} set the category by hand: the {pct} is the analyst's confidence in its own answer, "
-            "not in this category.")
-
-
 def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | None = None) -> None:
     """Category, root cause and confidence; the concrete findings; the log lines the analysis rests
     on with the findings highlighted; the similar docs. `edited` marks fields a person changed."""
@@ -361,18 +346,7 @@ def fix(doc: dict) -> None:
     proposal_view(recorded)
 
 
-WRAP_CHARS = 48  # what a line of a large (400 px) text column holds, with room to spare
 WRAP_LINE_PX, WRAP_MAX_LINES = 21, 6
-
-
-# the audit's columns in pixels: they fit the page's width at 1440 px, so "checkpoint after" is
-# not clipped at the right edge (a walkthrough read "#10 fix…"); the texts wrap in the two wide ones
-AUDIT_WIDTHS = {"at": 145, "what happened": 360, "note": 280, "checkpoint after": 155}
-
-
-def wrap_chars(px: int) -> int:
-    """What a line of a text column `px` wide holds, as WRAP_CHARS of 400 px, with room to spare."""
-    return WRAP_CHARS * px // 400
 
 
 def wrapped_row_height(texts: list[str], chars: int = WRAP_CHARS) -> int | None:

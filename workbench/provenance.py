@@ -69,3 +69,18 @@ def decision_lines(doc: dict, audit: list[dict]) -> list[str]:
             continue
         lines.append(f"{edit['by']} {edit['how']} {', '.join(field_words(f) for f in edit['fields'])} at {edit['at']} UTC.")
     return lines
+
+
+def hand_set_confidence_words(found: dict, who: str) -> str:
+    """What the confidence is when a person set the category: capped, when no event of the incident
+    shows their category (a walkthrough read "the analyst's confidence in its own answer" on a fork's
+    30% cap); the analyst's confidence in their category when it scored it (edits.category_set);
+    otherwise the analyst's in its own answer."""
+    pct = f"{found['confidence']:.0%}"
+    if found.get("supported") is False:
+        return (f"{who} set the category by hand and no event of this incident shows it: "
+                f"the confidence is capped at {pct}.")
+    if any(f"as set by reviewer {who}" in str(note) for note in found.get("notes") or []):
+        return f"{who} set the category by hand: the {pct} is the analyst's confidence in it from the events."
+    return (f"{who} set the category by hand: the {pct} is the analyst's confidence in its own answer, "
+            "not in this category.")
