@@ -419,5 +419,6 @@ def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_i
     assert _duration(173.1, "approval") == "waited 2 min 53 s for a reviewer"
     assert _duration(3725, "approval") == "waited 1 h 2 min for a reviewer"
     assert _duration(0.004, "rca") == "ran in 4 ms"
+    assert _duration(0.004, "approval") == "ran in 4 ms"  # it did not pause
     reason = reason_words({"allowed": False, "reason": "the run had ended at this checkpoint: there is nothing to run again"})
     assert reason.startswith("The run had ended at this checkpoint"), reason

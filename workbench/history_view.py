@@ -100,7 +100,7 @@ def _duration(seconds: float | None, node: str = "") -> str:
     read "approval · ran in 173.1 s": that was the wait, not run time)."""
     if seconds is None:
         return "wait unknown" if node == "approval" else "run time unknown"
-    if node == "approval":
+    if node == "approval" and seconds >= 1:  # under a second: it did not pause (no reviewer to wait for)
         return f"waited {wait_words(seconds)} for a reviewer"
     return f"ran in {seconds * 1000:.0f} ms" if seconds < 10 else f"ran in {seconds:.1f} s"
 
