@@ -20,6 +20,7 @@ from pipeline.config import Settings
 from pipeline.composition import open_engine
 from pipeline.evaluation import latest_report
 from pipeline.gc_tuning import freeze_long_lived, release_frozen, tune_garbage_collector
+from pipeline.ingest.readable import readable_line
 from pipeline.incidents import recurrence
 from pipeline.knowledge.service import KnowledgeService
 from pipeline.unattended.poller import Poller
@@ -32,7 +33,7 @@ from pipeline.review.service import ReviewService
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
            "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "freeze_long_lived", "release_frozen", "BacktestService",
-           "backtests_of", "related_of", "RelatedIncidents", "step_words"]
+           "backtests_of", "related_of", "RelatedIncidents", "step_words", "readable_line"]
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from pipeline.ingest.readable import readable_line
+from pipeline.services import readable_line
 from pipeline.state import TEMPLATE_PLACEHOLDER, readable_title, visible
 
 EVIDENCE_COLUMNS = ("trigger", "time", "host", "level", "service", "message", "exception", "trace_id")
