@@ -83,3 +83,22 @@ def test_pruning_shrinks_the_checkpoint_file(paused_engine):
     size_before = path.stat().st_size
     prune(engine, days=0)
     assert path.stat().st_size < size_before
+
+
+@BOTH_BACKENDS
+def test_daily_pattern_counts_go_only_past_the_recurrence_window(paused_engine):
+    """new / rare / frequent counts the last 30 days: older daily counts are pruned, the window's kept."""
+    from datetime import timedelta
+
+    from pipeline.incidents import recurrence
+
+    records = paused_engine.records
+    today = records.clock.now().date()
+    first_in_window = recurrence.window_start(records.clock.now())
+    old = (today - timedelta(days=recurrence.WINDOW_DAYS + 5)).isoformat()
+    with records.transaction() as conn:
+        for day in (old, first_in_window):
+            conn.execute("INSERT INTO pattern_days(pattern, day, n) VALUES ($1, $2, $3)", ("p-old-and-kept", day, 3))
+    report = prune(paused_engine, days=0)  # a retention shorter than the window keeps the window's days
+    days = [r["day"] for r in records.query("SELECT day FROM pattern_days WHERE pattern = $1", ("p-old-and-kept",))]
+    assert report.pattern_days_removed >= 1 and days == [first_in_window]

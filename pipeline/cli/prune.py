@@ -21,6 +21,6 @@ def cmd_prune(args) -> int:
     report = prune(engine_from_env(sync_knowledge=False), days=args.days).as_json()
     emit(args, report, lambda r: (f"{r['incidents_compacted']} incidents compacted: {r['checkpoints_removed']} checkpoints"
                                   f" and {r['events_removed']} event bodies removed, {r['context_events_removed']}"
-                                  " old context events" + (f"; in use, left for later: {', '.join(r['skipped'])}"
+                                  f" old context events, {r['pattern_days_removed']} old daily pattern counts" + (f"; in use, left for later: {', '.join(r['skipped'])}"
                                                            if r["skipped"] else "")))
     return 0

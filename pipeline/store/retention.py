@@ -46,6 +46,12 @@ def drop_context_events(records: Records, before: datetime) -> int:
         return rows + context_blocks.drop_before(conn, iso(before))
 
 
+def drop_pattern_days(records: Records, before_day: str) -> int:
+    """Delete the daily pattern counts of days before `before_day` (an ISO date)."""
+    with records.transaction() as conn:
+        return conn.execute("DELETE FROM pattern_days WHERE day < $1", (before_day,)).rowcount
+
+
 def pruned_at(records: Records, incident_id: str) -> str | None:
     rows = records.query("SELECT pruned_at FROM incidents WHERE incident_id = $1", (incident_id,))
     return rows[0]["pruned_at"] if rows else None

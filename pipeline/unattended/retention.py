@@ -13,6 +13,8 @@ INCIDENTIQ_RETENTION_DAYS ago (default 30) is compacted, once:
   stays. Events that belong to no incident (context for log windows) go once
   they are older than the same number of days, and so do notifications delivered that long ago
   and backtests started that long ago (their results with them; a backtest writes no checkpoint).
+  The daily pattern counts (new / rare / frequent, the funnel) go once older than both that many
+  days and the recurrence window (incidents/recurrence.py), so they grow with days, not forever.
 Paused and open incidents are never touched. Asking for a removed checkpoint (history, replay,
 fork) is refused as not found (exit 4) with the date of the compaction. Afterwards both files
 give the freed pages back (incremental vacuum). `python -m pipeline prune` runs it; the poller
@@ -25,6 +27,7 @@ from datetime import timedelta
 from typing import cast
 
 from pipeline.engine import Engine
+from pipeline.incidents import recurrence
 from pipeline.state import CLOSED_STATUSES, EVIDENCE_HEAD, EVIDENCE_TAIL
 from pipeline.store import backtests, checkpoints, outbox, retention
 from pipeline.store.owners import process_owner
@@ -39,11 +42,13 @@ class PruneReport:
     context_events_removed: int = 0
     skipped: list[str] = field(default_factory=list)  # in use by a replay or fork right now
     backtests_removed: int = 0
+    pattern_days_removed: int = 0
 
     def as_json(self) -> dict:
         return {"incidents_compacted": len(self.incidents), "checkpoints_removed": self.checkpoints_removed,
                 "events_removed": self.events_removed, "context_events_removed": self.context_events_removed,
-                "skipped": self.skipped, "backtests_removed": self.backtests_removed}
+                "skipped": self.skipped, "backtests_removed": self.backtests_removed,
+                "pattern_days_removed": self.pattern_days_removed}
 
 
 def kept_checkpoints(rows: list[dict]) -> set[str]:
@@ -92,6 +97,9 @@ def prune(engine: Engine, *, days: float | None = None, limit: int | None = None
     outbox.prune_delivered(records, cutoff)  # notifications delivered before the cutoff
     # backtests started before the cutoff, with their results (they never wrote a checkpoint)
     report.backtests_removed = backtests.prune_before(records, cutoff)
+    # daily pattern counts older than the recurrence window and the retention both
+    report.pattern_days_removed = retention.drop_pattern_days(
+        records, min(cutoff.date().isoformat(), recurrence.window_start(records.clock.now())))
     if report.checkpoints_removed:
         checkpoints.shrink_file(saver, full=full_vacuum)
     if report.events_removed or report.context_events_removed:
