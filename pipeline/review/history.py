@@ -18,7 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
-from pipeline.store import checkpoints, retention
+from pipeline.store import checkpoints, regrouping, retention
 from pipeline.engine.graph import NODE_NAMES, IncidentGraph, thread_config
 
 GATE = "approval"
@@ -387,11 +387,17 @@ def evidence_basis(engine: Engine, incident_id: str, snap: StateSnapshot) -> dic
     now_newest = row.get("last_seen")
     later = [e for e in engine.records.events_of(incident_id)
              if newest is None or e.time > newest] if events or row["event_count"] else []
+    moved = regrouping.moved_elsewhere(engine.records, incident_id, (e.event_id for e in events))
     return {
         "at_checkpoint": {"events": len(events), "newest_event_at": newest.isoformat() if newest else None},
         "now": {"events": row["event_count"], "newest_event_at": now_newest},
         "newer_evidence": bool(later),
         "newer_events": len(later),
+        # events of the checkpoint a split (or merge) has since given to another incident: a branch
+        # from it is analysed without them (review/time_travel.py)
+        "moved_out": len(moved),
+        "moved_to": sorted(set(moved.values())),
+        "moved_ids": sorted(moved),
     }
 
 
@@ -402,8 +408,9 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
     nxt = tuple(snap.next)
     start = nxt
     fork_effect = None
-    if with_current_evidence and nxt:
-        start = flow.static.get("intake", ())  # the merged evidence lands as intake's output
+    basis = evidence_basis(engine, incident_id, snap)
+    if (with_current_evidence or (basis["moved_out"] and not edits)) and nxt:
+        start = flow.static.get("intake", ())  # the evidence as it is now lands as intake's output
     elif edits:
         as_node, fork_effect = fork_as_node(edits, flow, nxt)
         if as_node is not None and fork_effect != "as_is":
@@ -424,7 +431,7 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
         # from the newest checkpoint the run continues on its branch; from an older one it branches
         "kind": "rerun" if rerun else "branch",
         "label": "re-run on the current branch" if rerun else f"new branch from checkpoint {cid}",
-        "evidence": evidence_basis(engine, incident_id, snap),
+        "evidence": basis,
         "with_current_evidence": bool(with_current_evidence),
         "fork_effect": fork_effect,
         "warnings": [],
@@ -437,7 +444,11 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
     else:
         plan["reason"] = ("re-runs " + ", ".join(nodes) + "; the approval gate fires again, so code_fix cannot run "
                           "without a new approval")
-    basis = plan["evidence"]
+    if basis["moved_out"]:
+        plan["warnings"].append(
+            f"{basis['moved_out']} of this checkpoint's {basis['at_checkpoint']['events']} events now belong to "
+            f"{', '.join(basis['moved_to'])} (split or merged since): the branch "
+            + ("leaves them out of its evidence" if edits else "is analysed again without them"))
     if basis["newer_evidence"] and not with_current_evidence:
         plan["warnings"].append(
             f"this checkpoint's analysis rests on {basis['at_checkpoint']['events']} events up to "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph.types import StateSnapshot
+from langgraph.types import Overwrite, StateSnapshot
 from pydantic import ValidationError
 
 from pipeline.engine import changes
@@ -17,7 +17,7 @@ from pipeline.review.claims import Claims
 from pipeline.review.edits import check_edit_fields, edited_values
 from pipeline.review.history import state_json
 from pipeline.review.identity import Actor
-from pipeline.state import IncidentState
+from pipeline.state import IncidentState, LogEvent, merge_evidence
 from pipeline.store import checkpoints
 
 
@@ -120,7 +120,12 @@ class TimeTravel(Claims):
                     + "".join(f" [{w}]" for w in plan["warnings"]))
             with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
                 start = target.config
-                if with_current_evidence:
+                moved = set(plan["evidence"]["moved_ids"])
+                if moved:  # a split took some of the checkpoint's events away: past the reducer, as a split does
+                    current = self.records.events_of(incident_id) if with_current_evidence else []
+                    start = self.graph.update_state(target.config, {"evidence": _without(target, moved, current)},
+                                                    as_node="intake")
+                elif with_current_evidence:
                     events = self.records.events_of(incident_id)
                     start = self.graph.update_state(target.config, {"evidence": events}, as_node="intake")
                 self.graph.invoke(None, start, context=self.engine.deps)
@@ -164,6 +169,9 @@ class TimeTravel(Claims):
             with self._audited_on_failure(claim, action="fork", reviewer=reviewer, before=before, **audit):
                 change_cfg, change_id = changes.change_config(target.config, action="fork", reviewer=reviewer.id,
                                                               fields=edits)
+                moved = set(plan["evidence"]["moved_ids"])
+                if moved:  # the edited analysis stands; the evidence loses what a split took away
+                    values = {**values, "evidence": _without(target, moved)}
                 fork_cfg = self.graph.update_state(change_cfg, values, as_node=as_node)
                 self.graph.invoke(None, fork_cfg, context=self.engine.deps)
             self._require_paused(incident_id)
@@ -184,3 +192,10 @@ class TimeTravel(Claims):
             hint = f" (e.g. checkpoint {plan['suggested_checkpoint']})" if plan["suggested_checkpoint"] else ""
             raise UsageError(f"cannot re-run from {checkpoint_id}: {plan['reason']}{hint}")
         return target, plan
+
+
+def _without(target: StateSnapshot, moved: set[str], current: list[LogEvent] | None = None) -> Overwrite:
+    """The checkpoint's evidence without the events that now belong to another incident (and with
+    the incident's `current` events), as the state's sample, replacing what the reducer would merge."""
+    kept = [e for e in (target.values or {}).get("evidence") or [] if e.event_id not in moved]
+    return Overwrite(merge_evidence([], kept + list(current or [])))

@@ -27,6 +27,18 @@ def linked_from(records: Records, incident_id: str) -> list[dict[str, Any]]:
              "text": f"{r['incident_id']} {_FROM_WORDS.get(r['link_kind'], 'is linked to it')}"} for r in rows]
 
 
+def moved_elsewhere(records: Records, incident_id: str, event_ids: Iterable[str]) -> dict[str, str]:
+    """Of `event_ids`, those that now belong to another incident (a split moved them out, or this
+    incident was merged into another), each with the incident that holds it."""
+    ids = list(dict.fromkeys(event_ids))
+    if not ids:
+        return {}
+    p = Params()
+    rows = records.query(f"SELECT event_id, incident_id FROM events WHERE event_id IN ({p.each(ids)})"
+                         f" AND incident_id IS NOT NULL AND incident_id <> {p(incident_id)}", p)
+    return {r["event_id"]: r["incident_id"] for r in rows}
+
+
 def move_events(conn: Connection, event_ids: Iterable[str], *, to: str) -> None:
     """The events become `to`'s, news to its analysis (merged = 0) until its run takes them."""
     conn.executemany("UPDATE events SET incident_id = $1, merged = 0 WHERE event_id = $2",
