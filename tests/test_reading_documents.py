@@ -59,6 +59,11 @@ def test_a_text_log_keeps_its_dashed_and_angled_lines_as_text(tmp_path):
     assert events[-1].level == "ERROR"
     opened = read_lines(tmp_path, ["<ERROR> disk full", "<INFO> recovered"])  # a tag with text after it
     assert len(opened) == 2
+    # a `---` line opening a text log is a YAML document only while its lines are YAML's
+    banner = read_lines(tmp_path, ["---", "2026-01-02 03:04:05 INFO start", "2026-01-02 03:04:06 ERROR failed"])
+    assert [e.message for e in banner][-2:] == ["start", "failed"] and banner[-1].level == "ERROR"
+    tagged = read_lines(tmp_path, ["<Configuration>", "2026-01-02 03:04:05 INFO start", "2026-01-02 03:04:06 ERROR failed"])
+    assert [e.message for e in tagged][-2:] == ["start", "failed"]
 
 
 def test_an_instant_of_seconds_and_nanos_is_one_epoch():

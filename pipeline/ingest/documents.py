@@ -29,6 +29,8 @@ from pipeline.ingest.structured import record_from_object
 XML_OPENER = re.compile(r'^<[A-Za-z_][\w.:-]*(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|\'[^\']*\'))*\s*>?$')
 YAML_START = "---"
 YAML_END = "..."
+# a line a YAML mapping writes: `key:` (then a blank or the end), an indented one, a `- item`, a comment, its end
+YAML_LINE = re.compile(r"""^(?:[A-Za-z_"'][^:\s]*:(?:\s|$)|[ \t]|- |#|\.\.\.$)""")
 _PREFIX = re.compile(r"(</?)[A-Za-z_][\w.-]*:(?=[A-Za-z_])")  # `<log4j:event` without its namespace declared
 _PREFIXED_ATTRIBUTE = re.compile(r"(\s)xmlns(?::[\w.-]+)?\s*=\s*(?:\"[^\"]*\"|'[^']*')")
 _TAG = re.compile(r"<(/?)(?=[A-Za-z_/])|/>")

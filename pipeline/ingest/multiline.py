@@ -34,7 +34,9 @@ So does a multi-line XML element or YAML document that opens the source or follo
 document (pipeline/ingest/documents.py: log4j2's XmlLayout and YamlLayout): a line that is an
 element's opening tag alone (`<Event timeMillis="…"`, its attributes possibly going on over the next
 lines) takes every line up to the one that closes that element; a `---` line takes every line up to
-the next `---` or `...` line (the `...` one included).
+the next `---` or `...` line (the `...` one included) while they are lines a YAML mapping writes
+(`key: value`, indented, `- item`, a `#` comment); an element ends early at an unindented line that
+opens with a dated time (a text log whose first line was a tag alone).
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -50,7 +52,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
-from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_START, xml_depth
+from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
 from pipeline.ingest.timestamps import leading_time
 
 MAX_LINES = 1_000
@@ -228,8 +230,10 @@ class MultilineJoiner:
         if self._quoted and self._open_quote and not looks_like_record_start(line):
             return True
         if self._depth > 0 or self._document == "yaml":  # inside a multi-line document (one never closed: up to the cap)
-            if self._document == "yaml" and stripped == YAML_START and line == YAML_START:
-                return False  # the next YAML document
+            if self._document == "yaml" and (line == YAML_START or not YAML_LINE.match(line)):
+                return False  # the next YAML document, or a line no YAML mapping writes: the document ended
+            if self._document == "xml" and stripped[0] != "<" and line[0] not in " \t" and leading_time(stripped):
+                return False  # a dated record's line: the element was never closed (a text log opened by a tag)
             return len(self._lines) + self._folded < self._max_lines
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
