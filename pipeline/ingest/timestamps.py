@@ -16,7 +16,9 @@
   of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
   a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`. The
   shapes are built from shared parts (the zone `_ZONE`: Z, `+05:30`, `+0530`, `-07` right after the
-  clock, an offset with its name, UTC/GMT and abbreviations; the clock `_HMS`; month names), so a
+  clock, an offset with its name before or after it, seconds and their fraction in an offset, UTC/GMT
+  and the abbreviations that name one offset, the ambiguous ones (`CST`, `IST`) read as no zone; the
+  clock `_HMS`; month names), so a
   part learnt once serves every date order; a learnt layout may read slashed dates day first
   (`DAY_FIRST_SHAPE`, decided from its sample).
 - **Fields that name a time** (a JSON or logfmt key): `read_written_time`, the above in that order,
