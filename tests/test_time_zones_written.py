@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.ingest.timestamps import offset_zone, parse_time, read_any_time
+from pipeline.ingest.timestamps import leading_time, offset_zone, parse_time, read_any_time
 from tests.support import read_lines, utc
 
 UTC = timezone.utc
@@ -42,6 +42,12 @@ def test_an_ambiguous_zone_name_is_not_guessed_the_sources_zone_reads_it(name):
     assert read_any_time(f"2023-01-01 13:00:00 {name}", tz=paris) == datetime(2023, 1, 1, 12, tzinfo=UTC)
     # the offset written beside it is read
     assert read_any_time(f"2023-01-01 13:00:00 {name} +0530") == datetime(2023, 1, 1, 7, 30, tzinfo=UTC)
+
+
+def test_a_level_word_before_a_number_is_no_zone_name():
+    # the stamp opening a line is 10:00 UTC, not 10:00 at -12:34 with its level lost
+    assert leading_time("2024-01-01 10:00:00 INFO -1234 retries left") == datetime(2024, 1, 1, 10, tzinfo=UTC)
+    assert leading_time("2024-01-01 10:00:00 EST -0500 retries left") == datetime(2024, 1, 1, 15, tzinfo=UTC)
 
 
 def test_an_offset_of_sixty_minutes_or_seconds_is_no_offset():

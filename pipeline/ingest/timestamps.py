@@ -231,7 +231,8 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # offset may write seconds and their fraction (`+01:49:03`, `+020030.099000`, as Python's %z does)
 _ZONE_NAMES = "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if z != "Z"), key=len, reverse=True))
 _OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6})?)?)"
-_ZONE = (rf"(?P<tz>Z|(?:[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])"
+_NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
+_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])"
          rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
