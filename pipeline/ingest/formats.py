@@ -39,6 +39,7 @@ from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
+from pipeline.ingest.documents import parse_document
 from pipeline.ingest import envelope
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
@@ -435,6 +436,10 @@ class SourceParser:
             text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
 
 
+        if text[0] in "<-" and "\n" in text:  # an XML element or a YAML document spanning lines (multiline.py)
+            record = parse_document(text, self.options)
+            if record is not None:
+                return record
         if self.columns is not None:
             record = self.columns.parse(text, self.options)
             if record is not None:

@@ -74,9 +74,27 @@ def words(name: str) -> list[str]:
     return [w.lower() for part in re.split(r"[^A-Za-z0-9]+", name) for w in _CAMEL.findall(part)]
 
 
+def seconds_and_nanos(value: Any) -> float | None:
+    """An instant written as its epoch second and the nanosecond within it, two integers (log4j2's
+    `{"epochSecond": …, "nanoOfSecond": …}`, protobuf's `{"seconds": …, "nanos": …}`) → epoch seconds."""
+    if not (isinstance(value, dict) and len(value) == 2):
+        return None
+    (a, first), (b, second) = value.items()
+    named = {"nanos" if "nano" in w or "nanos" in w else "seconds" if w[-1:] in (["second"], ["seconds"]) else "": v
+             for w, v in ((words(a), first), (words(b), second))}
+    seconds, nanos = named.get("seconds"), named.get("nanos")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seconds, nanos)):
+        return None
+    return seconds + nanos / 1e9 if 0 <= nanos < 10**9 else None  # type: ignore[operator]
+
+
 def time_value(value: Any) -> Any:
     """A time as a JSON logger may wrap it: MongoDB's extended JSON `{"$date": …}` (an ISO string,
-    epoch milliseconds, or `{"$numberLong": "…"}`) → what it wraps."""
+    epoch milliseconds, or `{"$numberLong": "…"}`), an epoch second and its nanosecond
+    (`seconds_and_nanos`) → what it wraps."""
+    pair = seconds_and_nanos(value)
+    if pair is not None:
+        return pair
     while isinstance(value, dict) and len(value) == 1:
         (key, inner), = value.items()
         if key not in ("$date", "$numberLong"):
@@ -161,7 +179,9 @@ def flat_view(record: dict) -> dict[str, tuple[tuple[str, ...], Any]]:
         path, obj = queue.pop(0)
         for key, value in obj.items():
             where = path + (str(key),)
-            if isinstance(value, dict) and not (len(value) == 1 and next(iter(value)) in ("$date", "$numberLong")):
+            if isinstance(value, dict) and seconds_and_nanos(value) is not None:
+                value = seconds_and_nanos(value)  # one instant, not two numbers
+            elif isinstance(value, dict) and not (len(value) == 1 and next(iter(value)) in ("$date", "$numberLong")):
                 if len(where) < _NESTING:
                     queue.append((where, value))
                 continue

@@ -30,6 +30,13 @@ opened is open (a quoted value spanning lines), unless it opens with a timestamp
 A record that opens with a `{` line alone (a pretty-printed JSON document: the first line of the
 source, or one after another such document) takes every line up to the one that closes its brace,
 whatever they look like (an indented one-line object among its values), and then nothing more.
+So does a multi-line XML element or YAML document that opens the source or follows another such
+document (pipeline/ingest/documents.py: log4j2's XmlLayout and YamlLayout): a line that is an
+element's opening tag alone (`<Event timeMillis="…"`, its attributes possibly going on over the next
+lines) takes every line up to the one that closes that element; a `---` line takes every line up to
+the next `---` or `...` line (the `...` one included) while they are lines a YAML mapping writes
+(`key: value`, indented, `- item`, a `#` comment); an element ends early at an unindented line that
+opens with a dated time (a text log whose first line was a tag alone).
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -45,6 +52,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
+from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
 from pipeline.ingest.timestamps import leading_time
 
 MAX_LINES = 1_000
@@ -133,6 +141,8 @@ class MultilineJoiner:
         self._json = False
         self._state = "plain"  # plain | traceback | traceback-frames | goroutine
         self._depth = 0  # a pretty-printed JSON document's open braces and brackets
+        self._document = ""  # "xml" or "yaml" inside such a multi-line document (an XML one: `_depth` its open elements)
+        self._documents = True  # the next record may be an XML or YAML document: none seen yet, or the last was one
 
     @property
     def pending_position(self) -> Any:
@@ -197,6 +207,14 @@ class MultilineJoiner:
         self._state = "plain"
         self._open_quote = False
         self._depth = 1 if stripped == "{" else 0
+        self._document = ""
+        if self._documents and stripped[0] == "<" and XML_OPENER.match(stripped):
+            self._depth = xml_depth(stripped)
+            self._document = "xml" if self._depth > 0 else ""
+        elif self._documents and line == YAML_START:
+            self._document = "yaml"
+        # a document opens the source or follows one; after any other record, these shapes are text
+        self._documents = bool(self._document) or self._depth > 0
 
     def _emit(self) -> Record:
         text = "\n".join(self._lines)
@@ -211,7 +229,11 @@ class MultilineJoiner:
     def _continues(self, line: str, stripped: str, goroutine: bool) -> bool:
         if self._quoted and self._open_quote and not looks_like_record_start(line):
             return True
-        if self._depth > 0:  # inside a pretty-printed JSON document (one never closed: up to the cap)
+        if self._depth > 0 or self._document == "yaml":  # inside a multi-line document (one never closed: up to the cap)
+            if self._document == "yaml" and (line == YAML_START or not YAML_LINE.match(line)):
+                return False  # the next YAML document, or a line no YAML mapping writes: the document ended
+            if self._document == "xml" and stripped[0] != "<" and line[0] not in " \t" and leading_time(stripped):
+                return False  # a dated record's line: the element was never closed (a text log opened by a tag)
             return len(self._lines) + self._folded < self._max_lines
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False
@@ -238,6 +260,16 @@ class MultilineJoiner:
         return self._state == "goroutine"
 
     def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
+        if self._document:
+            if len(self._lines) + self._folded > 1:
+                if self._document == "xml":
+                    self._depth = max(0, self._depth + xml_depth(stripped))
+                    closed = self._depth == 0
+                else:
+                    closed = line == YAML_END
+                self._json = closed  # the document is closed: nothing joins it
+                self._document = "" if closed else self._document
+            return
         if self._depth > 0 and len(self._lines) + self._folded > 1:
             self._depth = max(0, self._depth + json_depth(stripped))
             self._json = self._depth == 0  # the document is closed: nothing joins it

@@ -180,6 +180,12 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
             return None
     if not isinstance(obj, dict):
         return None
+    return record_from_object(obj, opts)
+
+
+def record_from_object(obj: dict[str, Any], opts: ParseOptions, *, format: str = "json") -> ParsedRecord:
+    """One logger's record as an object (a JSON line, or an XML or YAML document read into one:
+    pipeline/ingest/documents.py) → ParsedRecord: each key's role by its name, else by its values."""
     dialect = next((name for name, test in _DIALECTS if test(obj)), "json")
     rest = dict(obj)
     rest.pop("@version", None) if dialect == "logstash" else None
@@ -247,7 +253,7 @@ def parse_json(text: str, opts: ParseOptions) -> ParsedRecord | None:
         level_name = infer_level(message_text)
     exception = values["exception"] or (exception_in(stack) if stack else None)
     rest["dialect"] = dialect
-    return ParsedRecord(message=message_text, format="json", time=time, level=level,
+    return ParsedRecord(message=message_text, format=format, time=time, level=level,
                         level_name=level_name, service=values["service"], host=values["host"],
                         exception=exception, stack=stack, trace_id=values["trace_id"], fields=rest)
 

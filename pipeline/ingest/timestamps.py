@@ -16,7 +16,9 @@
   of them knows is read by python-dateutil when it holds a clock (`read_any_time`). A time inside
   a field's value, auditd's `msg=audit(1485893834.891:123):`, is read by `embedded_time`. The
   shapes are built from shared parts (the zone `_ZONE`: Z, `+05:30`, `+0530`, `-07` right after the
-  clock, an offset with its name, UTC/GMT and abbreviations; the clock `_HMS`; month names), so a
+  clock, an offset with its name before or after it, seconds and their fraction in an offset, UTC/GMT
+  and the abbreviations that name one offset, the ambiguous ones (`CST`, `IST`) read as no zone; the
+  clock `_HMS`; month names), so a
   part learnt once serves every date order; a learnt layout may read slashed dates day first
   (`DAY_FIRST_SHAPE`, decided from its sample).
 - **Fields that name a time** (a JSON or logfmt key): `read_written_time`, the above in that order,
@@ -50,10 +52,18 @@ MIN_YEAR, MAX_YEAR = 1970, 2999
 
 MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-# Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table).
-ZONE_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
-                      "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "EST": -5, "EDT": -4,
-                      "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "HST": -10, "AKST": -9}
+# Zone abbreviations a header may carry (dateutil knows only UTC/GMT/local ones without a table): the
+# well-known ones that name one offset wherever they are written (CONTRACT §1).
+ZONE_ABBREVIATIONS = {"UTC": 0, "GMT": 0, "UT": 0, "Z": 0, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "MET": 1,
+                      "MEST": 2, "EET": 2, "EEST": 3, "MSK": 3, "WAT": 1, "CAT": 2, "EAT": 3, "SAST": 2, "PKT": 5,
+                      "HKT": 8, "SGT": 8, "AWST": 8, "JST": 9, "KST": 9, "ACST": 9.5, "ACDT": 10.5, "AEST": 10,
+                      "AEDT": 11, "NZST": 12, "NZDT": 13, "NST": -3.5, "NDT": -2.5, "EST": -5, "EDT": -4,
+                      "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7, "AKST": -9, "AKDT": -8, "HST": -10}
+# Abbreviations that name several zones (IST: India +05:30, Ireland +01:00, Israel +02:00; CST: US Central
+# -06:00, China +08:00, Cuba -05:00; BST: British +01:00, Bangladesh +06:00; AST: Atlantic -04:00,
+# Arabia +03:00; GST, SST, ADT, CDT's Cuba...): read as a zone written, but not guessed: the time is read in
+# the source's zone, as one without a zone is; an offset written beside the name (`CST -0600`) is read.
+AMBIGUOUS_ZONES = frozenset({"IST", "CST", "BST", "AST", "GST", "SST", "ECT"})
 _EPOCH_DIVISOR = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
@@ -82,18 +92,26 @@ def zone_named(name: str | tzinfo | None) -> tzinfo:
 
 
 def offset_zone(text: str | None) -> timezone | None:
-    """A written offset (`+01:00`, `-0530`, `+01`) or zone abbreviation (`CEST`) → timezone; None
-    when the text is neither; ValueError for an offset of 24 hours or more."""
+    """A written offset (`+01:00`, `-0530`, `+01`, with seconds and their fraction: `+01:49:03`,
+    `+020030.099000`) or zone abbreviation (`CEST`; an ambiguous one, `CST`, is None) → timezone, the
+    offset where both are written (`EST -0500`, `+0200 CEST`); None when the text is neither;
+    ValueError for an offset of 24 hours or more."""
     if not text:
         return None
+    if " " in text:  # an offset and a name, either first: the offset says it
+        text = next((part for part in text.split() if part[0] in "+-"), text.split()[0])
     if text in ZONE_ABBREVIATIONS:
         return timezone(timedelta(hours=ZONE_ABBREVIATIONS[text]))
     if text[0] in "+-":
-        digits = text[1:].replace(":", "")
-        hours, minutes = int(digits[:2]), int(digits[2:4] or 0)
+        whole, _, fraction = text[1:].partition(".")
+        digits = whole.replace(":", "")
+        hours, minutes, seconds = int(digits[:2]), int(digits[2:4] or 0), int(digits[4:6] or 0)
         if hours >= 24:
             raise OutOfRange("offset out of range")
-        return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes))
+        if minutes >= 60 or seconds >= 60:
+            raise ValueError("not an offset")
+        return timezone((1 if text[0] == "+" else -1) * timedelta(hours=hours, minutes=minutes, seconds=seconds,
+                                                                  microseconds=micro(fraction)))
     return None
 
 
@@ -172,7 +190,7 @@ def from_epoch(number: float, unit: str | None = None) -> datetime | None:
 
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?")
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-                  r"\s?(Z|[+-]\d{2}(?::?\d{2})?)?$")
+                  r"\s?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$")
 
 
 def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
@@ -209,8 +227,13 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # a zone: Z, an offset with minutes (+05:30, +0530), one of hours alone written right after the clock
 # (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
 # followed by its zone's name (Go's Time.String: `+0000 UTC`)
-_ZONE_NAMES = "|".join(sorted((z for z in ZONE_ABBREVIATIONS if z != "Z"), key=len, reverse=True))
-_ZONE = rf"(?P<tz>Z|[+-]\d{{2}}:?\d{{2}}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)"
+# (`+0000 UTC`); a name may be followed by its offset (`EST -0500`, any name: the offset is read); an
+# offset may write seconds and their fraction (`+01:49:03`, `+020030.099000`, as Python's %z does)
+_ZONE_NAMES = "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if z != "Z"), key=len, reverse=True))
+_OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6})?)?)"
+_NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
+_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])"
+         rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -222,9 +245,11 @@ class TimeShape:
 
 
 TIME_SHAPES: tuple[TimeShape, ...] = (
-    # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`)
+    # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`); the clock
+    # may be dashed after the date's blank or `T` (`2018-06-09 01-02-03`, both separators dashes)
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
-                         rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))[:.](?P<mi>\d{{2}})[:.](?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
+                         rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
+                         rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
     # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
