@@ -61,17 +61,31 @@ def _stack_excerpt(stack: str) -> str:
 
 def event_text(e: LogEvent) -> str:
     """The text of one event that signatures are matched against."""
-    parts = [e.exception or "", e.message]
-    if e.exception and not e.message.startswith(e.exception):
+    # read several times per analysis (rag, rca's supports and quotes, recommend, propose_fix) and
+    # again by a merge's re-run: worked out once per content, keyed by everything it reads (the
+    # error fields, not the whole fields dict: the text holds only those); a long message or trace
+    # is not kept (the cache's memory stays within a few MB)
+    fields = tuple(error_fields(e.fields)) if e.fields else ()
+    if len(e.message) + len(e.stack or "") > CACHED_TEXT_CHARS:
+        return _event_text.__wrapped__(e.exception, e.message, fields, e.stack)
+    return _event_text(e.exception, e.message, fields, e.stack)
+
+
+CACHED_TEXT_CHARS = 4_000  # an event's message and trace up to this long have their text cached
+
+
+@lru_cache(maxsize=1024)
+def _event_text(exception: str | None, message: str, fields: tuple[str, ...], stack: str | None) -> str:
+    parts = [exception or "", message]
+    if exception and not message.startswith(exception):
         # loggers split "ExcClass: text" into two fields; signatures are written as printed
-        short = e.exception.rsplit(".", 1)[-1]
-        parts.append(f"{e.exception}: {e.message.splitlines()[0]}")
-        if short != e.exception:
-            parts.append(f"{short}: {e.message.splitlines()[0]}")
-    if e.fields:
-        parts += error_fields(e.fields)
-    if e.stack:
-        parts.append(_stack_excerpt(e.stack))
+        short = exception.rsplit(".", 1)[-1]
+        parts.append(f"{exception}: {message.splitlines()[0]}")
+        if short != exception:
+            parts.append(f"{short}: {message.splitlines()[0]}")
+    parts += fields
+    if stack:
+        parts.append(_stack_excerpt(stack))
     return "\n".join(p for p in parts if p)
 
 
