@@ -28,7 +28,7 @@ ERROR_FIELDS = frozenset({
 })
 STACK_HEAD = 2500
 STACK_TAIL = 1500
-TRIGRAM_TEST_CHARS = 2_000  # evidence up to this long skips docs by trigram (see _signature_matches)
+TRIGRAM_TEST_CHARS = 2_000  # evidence whose distinct line shapes are up to this long skips docs by trigram (_shape_trigrams)
 
 
 def _field_key(key: str) -> str:
@@ -208,8 +208,7 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
     # doc_support's rules over every doc, with each signature's lowered text, required literal and
     # weight worked out once per docs generation (this runs once per incident, over every signature)
     lowered = text.lower()
-    # a long text has most trigrams and costs more to split than the doc test saves
-    trigrams = {lowered[i:i + 3] for i in range(len(lowered) - 2)} if len(lowered) <= TRIGRAM_TEST_CHARS else None
+    trigrams = _shape_trigrams(lowered)
     found = []
     for doc, heads, checks in _signature_checks(kb, generation):
         if heads is not None and trigrams is not None and heads.isdisjoint(trigrams):
@@ -231,6 +230,20 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
         if matched:
             found.append((doc, total, tuple(matched)))
     return tuple(found)
+
+
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+
+
+def _shape_trigrams(lowered: str) -> set[str] | None:
+    """The trigrams of the text's distinct lines with their digits as `0` (the doc test's heads are
+    read the same way: a text a signature requires is in the evidence only if its shape is in the
+    evidence's), or None when those lines are too long to be worth splitting (most trigrams are there).
+    A burst's lines that differ in their numbers (a merge's 50 events) are one shape: tested once."""
+    shapes = "\n".join(dict.fromkeys(lowered.translate(_DIGITS_AS_ZERO).split("\n")))
+    if len(shapes) > TRIGRAM_TEST_CHARS:
+        return None
+    return {shapes[i:i + 3] for i in range(len(shapes) - 2)}
 
 
 # (signature, required text or None, regex or None, a literal's weight, alternative texts or None)
@@ -267,8 +280,11 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
     for doc, planned in plans:
         # a signature with alternatives adds a trigram of each: the doc passes when one is present
         required = [_required_texts(check) for check in planned]
-        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)) for texts in required for needle in texts)
-                 if all(texts and all(len(n) >= 3 for n in texts) for texts in required) else None)
+        # read as the evidence's trigrams are (_shape_trigrams: digits as `0`, lines one by one: a
+        # text across lines has no head)
+        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)).translate(_DIGITS_AS_ZERO)
+                           for texts in required for needle in texts)
+                 if all(texts and all(len(n) >= 3 and "\n" not in n for n in texts) for texts in required) else None)
         result.append((doc, heads, planned))
     return tuple(result)
 
