@@ -31,7 +31,8 @@ STACK_TAIL = 1500
 TRIGRAM_TEST_CHARS = 2_000  # evidence whose distinct line shapes are up to this long skips docs by trigram (_shape_trigrams)
 
 
-def _field_key(key: str) -> str:
+@lru_cache(maxsize=4096)
+def _field_key(key: str) -> str:  # a log's few field names, asked for every event's text
     return key.lower().replace("_", "").replace("-", "").replace(".", "")
 
 
