@@ -105,7 +105,10 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     """category -> (its idea's label, how many distinct event texts carry it), the first idea an
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
-    said: list[tuple[str, ...]] | None = None  # every event's tokens, read when an idea needs its context
+    said: list[tuple[str, ...]] = []  # every event's tokens, read when an idea needs its context
+    # a burst's texts differ in their ids and numbers only: texts of one masked reading decide alike
+    # (the context read is the incident's, the same for each), so each reading is decided once
+    decided: dict[tuple[str, ...], Idea | None] = {}
     for text in _texts(events):
         coded = sqlstates.coded(text)
         if coded is not None:
@@ -115,26 +118,36 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
             continue
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
         tokens = tokens_of(masked(text))
-        for idea in IDEAS:
-            # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
-            # for a timeout), but name its category only when said together
-            if idea.found_in(frozenset(tokens)):
-                if idea.context or idea.unless:
-                    # said of another thing here, or its subject named nowhere: not this idea's
-                    if idea.unless & frozenset(tokens) or \
-                            idea.unless & {a + b for a, b in zip(tokens, tokens[1:])}:  # a class's name, split
-                        continue
-                    if idea.context and said is None:
-                        said = [tokens_of(masked(event_text_of(e))) for e in events]
-                    if idea.context and not any(Idea(idea.category, idea.context, idea.label).found_near(t)
-                                                for t in said or ()):
-                        continue
-                if not idea.found_near(tokens):
-                    break
-                label, n = out.get(idea.category, (idea.label, 0))
-                out[idea.category] = (label, n + 1)
-                break
+        if tokens in decided:
+            idea = decided[tokens]
+        else:
+            idea = decided[tokens] = _idea_of(tokens, events, said)
+        if idea is not None:
+            label, n = out.get(idea.category, (idea.label, 0))
+            out[idea.category] = (label, n + 1)
     return out
+
+
+def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[str, ...]]) -> Idea | None:
+    """The idea one text's tokens name (categories_worded's reading), or None; `said` is filled with
+    every event's tokens the first time an idea needs the incident's context."""
+    words = frozenset(tokens)  # once per text, not once per idea tested on it
+    for idea in IDEAS:
+        # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
+        # for a timeout), but name its category only when said together
+        if idea.found_in(words):
+            if idea.context or idea.unless:
+                # said of another thing here, or its subject named nowhere: not this idea's
+                if idea.unless & words or \
+                        idea.unless & {a + b for a, b in zip(tokens, tokens[1:])}:  # a class's name, split
+                    continue
+                if idea.context and not said:
+                    said += [tokens_of(masked(event_text_of(e))) for e in events]
+                if idea.context and not any(Idea(idea.category, idea.context, idea.label).found_near(t)
+                                            for t in said):
+                    continue
+            return idea if idea.found_near(tokens) else None
+    return None
 
 
 @functools.lru_cache(maxsize=2048)

@@ -18,6 +18,8 @@ from pipeline.state import CATEGORIES, SEVERITIES, ErrorDoc
 
 DEFAULT_DOCS_DIR = Path(__file__).resolve().parents[2] / "knowledge" / "docs"
 VECTOR_CACHE_MAX_DOCS = 5_000  # above this, queries go through Chroma's index
+MATCH_CACHE_CHARS = 4_000  # texts up to this long have a doc's matched signatures kept (Doc._matched)
+MATCH_CACHE_TEXTS = 64  # per doc: an analysis holds at most 50 events (state.EVIDENCE_HEAD + EVIDENCE_TAIL)
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.S)
 
 
@@ -37,6 +39,9 @@ class Doc:
     body: str
     path: str
     patterns: tuple[re.Pattern | None, ...] = field(repr=False, default=())  # None: a literal
+    # matched_signatures' answers for event-sized texts, this doc's own: a reloaded doc is a new
+    # Doc with an empty one (the analysis asks again about the same events, rca and the nodes after it)
+    _matched: dict[str, tuple[str, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -53,7 +58,16 @@ class Doc:
         Literal signatures are substring tests on the lowered text (pass `lowered` when checking
         many docs against one text); only `re:` signatures run a regex.
         """
-        lowered = evidence_text.lower() if lowered is None else lowered
+        if lowered is None and len(evidence_text) <= MATCH_CACHE_CHARS:
+            found = self._matched.get(evidence_text)
+            if found is None:
+                if len(self._matched) >= MATCH_CACHE_TEXTS:
+                    self._matched.clear()  # a bound, not an LRU: one analysis asks about a few texts
+                found = self._matched[evidence_text] = tuple(self._find(evidence_text, evidence_text.lower()))
+            return list(found)
+        return self._find(evidence_text, evidence_text.lower() if lowered is None else lowered)
+
+    def _find(self, evidence_text: str, lowered: str) -> list[str]:
         found = []
         for sig, pat in zip(self.signatures, self.patterns):
             if pat is None:

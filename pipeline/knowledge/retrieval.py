@@ -28,10 +28,11 @@ ERROR_FIELDS = frozenset({
 })
 STACK_HEAD = 2500
 STACK_TAIL = 1500
-TRIGRAM_TEST_CHARS = 2_000  # evidence up to this long skips docs by trigram (see _signature_matches)
+TRIGRAM_TEST_CHARS = 2_000  # evidence whose distinct line shapes are up to this long skips docs by trigram (_shape_trigrams)
 
 
-def _field_key(key: str) -> str:
+@lru_cache(maxsize=4096)
+def _field_key(key: str) -> str:  # a log's few field names, asked for every event's text
     return key.lower().replace("_", "").replace("-", "").replace(".", "")
 
 
@@ -61,17 +62,31 @@ def _stack_excerpt(stack: str) -> str:
 
 def event_text(e: LogEvent) -> str:
     """The text of one event that signatures are matched against."""
-    parts = [e.exception or "", e.message]
-    if e.exception and not e.message.startswith(e.exception):
+    # read several times per analysis (rag, rca's supports and quotes, recommend, propose_fix) and
+    # again by a merge's re-run: worked out once per content, keyed by everything it reads (the
+    # error fields, not the whole fields dict: the text holds only those); a long message or trace
+    # is not kept (the cache's memory stays within a few MB)
+    fields = tuple(error_fields(e.fields)) if e.fields else ()
+    if len(e.message) + len(e.stack or "") > CACHED_TEXT_CHARS:
+        return _event_text.__wrapped__(e.exception, e.message, fields, e.stack)
+    return _event_text(e.exception, e.message, fields, e.stack)
+
+
+CACHED_TEXT_CHARS = 4_000  # an event's message and trace up to this long have their text cached
+
+
+@lru_cache(maxsize=1024)
+def _event_text(exception: str | None, message: str, fields: tuple[str, ...], stack: str | None) -> str:
+    parts = [exception or "", message]
+    if exception and not message.startswith(exception):
         # loggers split "ExcClass: text" into two fields; signatures are written as printed
-        short = e.exception.rsplit(".", 1)[-1]
-        parts.append(f"{e.exception}: {e.message.splitlines()[0]}")
-        if short != e.exception:
-            parts.append(f"{short}: {e.message.splitlines()[0]}")
-    if e.fields:
-        parts += error_fields(e.fields)
-    if e.stack:
-        parts.append(_stack_excerpt(e.stack))
+        short = exception.rsplit(".", 1)[-1]
+        parts.append(f"{exception}: {message.splitlines()[0]}")
+        if short != exception:
+            parts.append(f"{short}: {message.splitlines()[0]}")
+    parts += fields
+    if stack:
+        parts.append(_stack_excerpt(stack))
     return "\n".join(p for p in parts if p)
 
 
@@ -194,8 +209,7 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
     # doc_support's rules over every doc, with each signature's lowered text, required literal and
     # weight worked out once per docs generation (this runs once per incident, over every signature)
     lowered = text.lower()
-    # a long text has most trigrams and costs more to split than the doc test saves
-    trigrams = {lowered[i:i + 3] for i in range(len(lowered) - 2)} if len(lowered) <= TRIGRAM_TEST_CHARS else None
+    trigrams = _shape_trigrams(lowered)
     found = []
     for doc, heads, checks in _signature_checks(kb, generation):
         if heads is not None and trigrams is not None and heads.isdisjoint(trigrams):
@@ -217,6 +231,20 @@ def _signature_matches(kb: KnowledgeBase, generation: int,
         if matched:
             found.append((doc, total, tuple(matched)))
     return tuple(found)
+
+
+_DIGITS_AS_ZERO = str.maketrans("123456789", "000000000")
+
+
+def _shape_trigrams(lowered: str) -> set[str] | None:
+    """The trigrams of the text's distinct lines with their digits as `0` (the doc test's heads are
+    read the same way: a text a signature requires is in the evidence only if its shape is in the
+    evidence's), or None when those lines are too long to be worth splitting (most trigrams are there).
+    A burst's lines that differ in their numbers (a merge's 50 events) are one shape: tested once."""
+    shapes = "\n".join(dict.fromkeys(lowered.translate(_DIGITS_AS_ZERO).split("\n")))
+    if len(shapes) > TRIGRAM_TEST_CHARS:
+        return None
+    return {shapes[i:i + 3] for i in range(len(shapes) - 2)}
 
 
 # (signature, required text or None, regex or None, a literal's weight, alternative texts or None)
@@ -253,8 +281,11 @@ def _signature_checks(kb: KnowledgeBase, generation: int) -> tuple:
     for doc, planned in plans:
         # a signature with alternatives adds a trigram of each: the doc passes when one is present
         required = [_required_texts(check) for check in planned]
-        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)) for texts in required for needle in texts)
-                 if all(texts and all(len(n) >= 3 for n in texts) for texts in required) else None)
+        # read as the evidence's trigrams are (_shape_trigrams: digits as `0`, lines one by one: a
+        # text across lines has no head)
+        heads = (frozenset(min(_trigrams(needle), key=lambda t: (common[t], t)).translate(_DIGITS_AS_ZERO)
+                           for texts in required for needle in texts)
+                 if all(texts and all(len(n) >= 3 and "\n" not in n for n in texts) for texts in required) else None)
         result.append((doc, heads, planned))
     return tuple(result)
 
