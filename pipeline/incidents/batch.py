@@ -141,9 +141,10 @@ class Incidents:
             self._content_ids = rows.has_content_ids(conn)
         content_ids = self._content_ids
         events = [item for item in items if not isinstance(item, DeadLetter)]
-        ids_of = ({id(e): self._ids_of(e, content_ids) for e in events} if content_ids
-                  else {id(e): (e.event_id,) for e in events})  # what _ids_of answers then
-        seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
+        # each event's ids (_ids_of): in a store that never held content ids, its own id alone
+        ids_of = {id(e): self._ids_of(e, content_ids) for e in events} if content_ids else None
+        seen = rows.stored_event_ids(conn, list(dict.fromkeys(
+            (i for ids in ids_of.values() for i in ids) if ids_of is not None else (e.event_id for e in events))))
         opening: list[LogEvent] = []
         context: list[LogEvent] = []
         letters: list[tuple[str, str, str, str]] = []
@@ -151,8 +152,7 @@ class Incidents:
             if isinstance(item, DeadLetter):
                 letters.append((item.source, item.position, item.reason, item.raw))
                 continue
-            ids = ids_of[id(item)]
-            if seen.intersection(ids):
+            if item.event_id in seen if ids_of is None else seen.intersection(ids_of[id(item)]):
                 continue  # seen before (or stored by an older version under its content's id)
             seen.add(item.event_id)
             (opening if self.opening.opens(item) else context).append(item)
