@@ -119,6 +119,26 @@ def scrub(text: str, secrets: list[str] | None = None) -> tuple[str, int]:
     return text, found + masked[0]
 
 
+# texts seen lately to hold no needle (an event's parts but its message: what lines repeat), at
+# most _CLEAN_MAX of at most _CLEAN_CHARS characters each, forgotten all at once when full
+_CLEAN: set[str] = set()
+_CLEAN_MAX = 4096
+_CLEAN_CHARS = 256
+
+
+def _clean(text: str) -> bool:
+    """Whether `text` holds no needle (case-insensitive), remembered for a short text."""
+    if text in _CLEAN:
+        return True
+    if _holds(text.lower(), _NEEDLES):
+        return False
+    if len(text) <= _CLEAN_CHARS:
+        if len(_CLEAN) >= _CLEAN_MAX:
+            _CLEAN.clear()
+        _CLEAN.add(text)
+    return True
+
+
 def _holds(low: str, needles: tuple[str, ...]) -> bool:
     for needle in needles:  # a plain loop: a generator in any() cost 3x on the ingest path
         if needle in low:
@@ -137,7 +157,10 @@ def scrubbed(item: LogEvent | DeadLetter, secrets: list[str]) -> tuple[LogEvent 
     texts = {name: value for name in ("message", "service", "host", "exception", "stack", "trace_id")
              if (value := getattr(item, name))}
     # one look at the whole event (its texts, its extra fields' names and flat values): most hold no
-    # secret. Every secret-named key holds a needle, so a key that masks its value is seen too.
+    # secret. Every secret-named key holds a needle, so a key that masks its value is seen too. The
+    # message is looked at whole; the rest, which lines repeat (service, host, logger, thread, the
+    # fields' names), once while `_clean` remembers it (no needle holds a newline: looking at each
+    # part finds what looking at them joined finds)
     parts, flat = list(texts.values()), True
     for key, value in item.fields.items():
         parts.append(str(key))
@@ -145,8 +168,10 @@ def scrubbed(item: LogEvent | DeadLetter, secrets: list[str]) -> tuple[LogEvent 
             parts.append(value)
         elif isinstance(value, (dict, list)):
             flat = False
-    probe = "\n".join(parts)
-    if flat and not _holds(probe.lower(), _NEEDLES) and not any(s in probe for s in secrets):
+    message = texts.get("message")
+    if (flat and not (message and _holds(message.lower(), _NEEDLES))
+            and all(map(_clean, parts[1:] if message else parts))
+            and not (secrets and any(s in "\n".join(parts) for s in secrets))):
         return item, 0
     update, found = {}, 0
     for name, value in texts.items():

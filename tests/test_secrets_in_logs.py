@@ -149,3 +149,34 @@ def test_each_shape_is_masked_and_counted(shape, monkeypatch):
 ])
 def test_ordinary_lines_are_left_alone(line):
     assert scrub(line, []) == (line, 0)
+
+
+def test_a_secret_in_a_part_lines_repeat_is_masked_on_every_line_whatever_was_seen_clean_before(monkeypatch):
+    """An event's parts but its message (service, host, its fields) are looked at once while
+    remembered clean (redaction._clean): a part holding a secret is never remembered, a clean one
+    does not hide a secret in another part or in the message, and forgetting them all changes nothing."""
+    from datetime import datetime, timezone
+
+    from pipeline import redaction
+    from pipeline.state import LogEvent
+
+    def event(n: int, **kw) -> LogEvent:
+        values = dict(event_id=f"e{n}", time=datetime(2026, 11, 28, tzinfo=timezone.utc), service="checkout",
+                      host="shop-1", message=f"request {n} served", fields={"thread": "main", "logger": "c.s.Api"})
+        values.update(kw)
+        return LogEvent(**values)
+
+    monkeypatch.setattr(redaction, "_CLEAN_MAX", 3)  # forgotten every few parts
+    seen_clean = [redaction.scrubbed(event(n), [])[1] for n in range(5)]
+    assert seen_clean == [0] * 5
+    leaky = {"thread": "main", "logger": "c.s.Api", "url": "postgres://app:hunter22@db:5432/shop"}
+    for n in range(3):  # the same part on line after line: masked each time
+        clean, found = redaction.scrubbed(event(10 + n, fields=leaky), [])
+        assert found == 1 and "hunter22" not in json.dumps(clean.fields)
+    clean, found = redaction.scrubbed(event(20, message="login with password=hunter22 failed"), [])
+    assert found == 1 and "hunter22" not in clean.message  # its other parts were seen clean
+    clean, found = redaction.scrubbed(event(21, host="token=abcd1234efgh"), [])
+    assert found == 1 and "abcd1234efgh" not in str(clean.host)
+    # a configured secret anywhere, in a part remembered clean or not
+    clean, found = redaction.scrubbed(event(22, service="checkout-s3cr3tvalue"), ["s3cr3tvalue"])
+    assert found == 1 and "s3cr3tvalue" not in clean.service

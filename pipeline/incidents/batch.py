@@ -16,7 +16,7 @@ import contextlib
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
@@ -103,6 +103,28 @@ class Incidents:
         pipelined: it waits on the server for its reads alone (the ids and dead letters stored before;
         the lock and the miner's revision; the incidents of the batch's patterns and its lease; the
         leaders), its writes sent with them and with the COMMIT."""
+        return self.store_batches([(items, cursor)], fence=fence)
+
+    def store_batches(self, batches: Sequence[tuple[Iterable[LogEvent | DeadLetter], tuple[str, str] | None]], *,
+                      fence: tuple[str, str, int] | None = None) -> IngestCounts:
+        """Store several batches (each with the cursor that covers it) in one transaction, each
+        decided as `store_batch` decides it alone (what heals an error, what opens or joins what),
+        in order: a final read (`ingest`) commits thousands of lines at a time, not 500."""
+        counts = IngestCounts()
+        try:
+            with self.records.transaction(serial=False, pipelined=True) as conn:
+                for items, cursor in batches:
+                    counts.add(self._store(conn, items, cursor=cursor, fence=fence))
+        except BaseException:
+            # rolled back: what the miner learned from the batches before the failing one is not
+            # saved (nor, when the commit failed, from any), so it is read again
+            self._miner, self._miner_revision = None, None
+            raise
+        return counts
+
+    def _store(self, conn: Connection, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None,
+               fence: tuple[str, str, int] | None) -> IngestCounts:
+        """One batch, inside the caller's transaction (`store_batch`)."""
         counts = IngestCounts()
         stamp = iso(self.clock.now())
         secrets = configured_secrets()
@@ -115,47 +137,46 @@ class Incidents:
         # They are the source's alone (ids by source and position, the source leased to this
         # process, the fence checked before the commit), so they need no writer lock; then, one
         # writer at a time, what all sources share: the miner, the incidents, the cursor
-        with self.records.transaction(serial=False, pipelined=True) as conn:
-            if self._content_ids is None:
-                self._content_ids = rows.has_content_ids(conn)
-            content_ids = self._content_ids
-            events = [item for item in items if not isinstance(item, DeadLetter)]
-            ids_of = ({id(e): self._ids_of(e, content_ids) for e in events} if content_ids
-                      else {id(e): (e.event_id,) for e in events})  # what _ids_of answers then
-            seen = rows.stored_event_ids(conn, list(dict.fromkeys(i for ids in ids_of.values() for i in ids)))
-            opening: list[LogEvent] = []
-            context: list[LogEvent] = []
-            letters: list[tuple[str, str, str, str]] = []
-            for item in items:
-                if isinstance(item, DeadLetter):
-                    letters.append((item.source, item.position, item.reason, item.raw))
-                    continue
-                ids = ids_of[id(item)]
-                if seen.intersection(ids):
-                    continue  # seen before (or stored by an older version under its content's id)
-                seen.add(item.event_id)
-                (opening if self.opening.opens(item) else context).append(item)
-            # an error its own writer says came back from within the burst window (a reconnect, a retry
-            # that succeeded) is context, not an incident (recovery.recovered, CONTRACT §2);
-            healed = recovered(opening, context, self.burst_minutes)
-            # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
-            healed.update(id(item) for item in opening if cancelled(item))
-            healed.update(id(item) for item in opening if notice_only(item))  # or says only a notice (notices.py)
-            healed.update(answered_missing(opening, context))  # or asked for what is not there, answered 404
-            # or whose request its story says ended well (answered 2xx, done already), or whose run had nothing
-            # to do and ended normally
-            healed.update(handled(opening, context))
-            healed.update(no_work(opening, context, self.burst_minutes))
-            if healed:
-                context.extend(item for item in opening if id(item) in healed)
-                opening = [item for item in opening if id(item) not in healed]
-            rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
-            stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
-            warned = [item for item in context if self.opening.below_floor(item)]
-            conn.serialize()
-            self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
-                                  fence=fence)
-            counts.rejected += rows.count_stored(stored_letters)
+        if self._content_ids is None:
+            self._content_ids = rows.has_content_ids(conn)
+        content_ids = self._content_ids
+        events = [item for item in items if not isinstance(item, DeadLetter)]
+        # each event's ids (_ids_of): in a store that never held content ids, its own id alone
+        ids_of = {id(e): self._ids_of(e, content_ids) for e in events} if content_ids else None
+        seen = rows.stored_event_ids(conn, list(dict.fromkeys(
+            (i for ids in ids_of.values() for i in ids) if ids_of is not None else (e.event_id for e in events))))
+        opening: list[LogEvent] = []
+        context: list[LogEvent] = []
+        letters: list[tuple[str, str, str, str]] = []
+        for item in items:
+            if isinstance(item, DeadLetter):
+                letters.append((item.source, item.position, item.reason, item.raw))
+                continue
+            if item.event_id in seen if ids_of is None else seen.intersection(ids_of[id(item)]):
+                continue  # seen before (or stored by an older version under its content's id)
+            seen.add(item.event_id)
+            (opening if self.opening.opens(item) else context).append(item)
+        # an error its own writer says came back from within the burst window (a reconnect, a retry
+        # that succeeded) is context, not an incident (recovery.recovered, CONTRACT §2);
+        healed = recovered(opening, context, self.burst_minutes)
+        # and one that says only that its request was cancelled by whoever made it (recovery.cancelled)
+        healed.update(id(item) for item in opening if cancelled(item))
+        healed.update(id(item) for item in opening if notice_only(item))  # or says only a notice (notices.py)
+        healed.update(answered_missing(opening, context))  # or asked for what is not there, answered 404
+        # or whose request its story says ended well (answered 2xx, done already), or whose run had nothing
+        # to do and ended normally
+        healed.update(handled(opening, context))
+        healed.update(no_work(opening, context, self.burst_minutes))
+        if healed:
+            context.extend(item for item in opening if id(item) in healed)
+            opening = [item for item in opening if id(item) not in healed]
+        rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
+        stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
+        warned = [item for item in context if self.opening.below_floor(item)]
+        conn.serialize()
+        self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
+                              fence=fence)
+        counts.rejected += rows.count_stored(stored_letters)
         counts.events += len(opening) + len(context)
         counts.incidents_updated -= counts.incidents_new
         return counts

@@ -58,8 +58,16 @@ def insert(conn: Connection, events: Sequence[LogEvent], *, stamp: str) -> None:
     """Store these context events as one block (with its keys and the events' ids)."""
     if not events:
         return
-    # the keys a window filters by, as the events' rows and context_keys hold them (no NUL)
-    keys = [(iso(e.time), stored_text(e.service), e.host if e.host is None else stored_text(e.host)) for e in events]
+    # the keys a window filters by, as the events' rows and context_keys hold them (no NUL); a
+    # batch's lines share their seconds: each time written once (equal times, whatever their offset,
+    # are one instant and one UTC text)
+    times: dict[datetime, str] = {}
+    keys = []
+    for e in events:
+        time = times.get(e.time)
+        if time is None:
+            time = times[e.time] = iso(e.time)
+        keys.append((time, stored_text(e.service), e.host if e.host is None else stored_text(e.host)))
     body = encode(keys, events)
     spans: dict[tuple[str, str | None, str], list[str]] = {}  # (service, host, hour): first and last time
     for time, service, host in keys:
