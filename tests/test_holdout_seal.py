@@ -52,7 +52,7 @@ def test_the_committed_set_is_one_file_per_split_with_the_holdouts_sealed():
     assert {c.split for c in everything} == {"tune", "holdout", "outside", "outside2", "outside3", "outside4",
                                                "outside4-held", "outside5", "outside5-held", "outside6",
                                                "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11"}
-    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44 + 48 + 48 + 48
+    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44 + 48 + 48 + 48 + 66
     assert len({c.case_id for c in everything}) == len(everything)
     for split in SEALED_SPLITS:
         with pytest.raises(UsageError, match=f"sealed: only `python -m pipeline eval --split {split}` reads it"):
