@@ -21,6 +21,9 @@ class Idea:
     # idea's own event, say it is another thing's (a thread pool's acquire is an executor's)
     context: tuple[frozenset[str], ...] = ()
     unless: frozenset[str] = frozenset()
+    # the incident must say a version changed (a deploy, an upgrade, a build against: versions.changed), as code
+    # built against one version of a library and run against another is only a mismatch beside that change
+    changed: bool = False
 
     def found_in(self, words: frozenset[str]) -> bool:
         return all(group & words for group in self.groups)
@@ -39,9 +42,10 @@ class Idea:
         return False
 
 
-def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "") -> Idea:
+def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "",
+          changed: bool = False) -> Idea:
     return Idea(category, tuple(frozenset(g.split()) for g in groups), label,
-                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()))
+                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()), changed)
 
 
 # a database's own words: where a pool or a lock is a database's
@@ -191,6 +195,10 @@ IDEAS: tuple[Idea, ...] = (
     # System.Decimal`)
     _idea("serialization_error", "a payload that cannot be decoded", "json xml yaml protobuf avro msgpack",
           "convert converted conversion", "not cannot unable failed"),
+    # ... or a value its reader has no variant or field for, naming what it expected (`unknown variant `X`, expected one
+    # of ...`, `unknown field `y`, expected ...`)
+    _idea("serialization_error", "a payload that cannot be decoded", "unknown", "variant variants field fields enum",
+          "expected expecting"),
     # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
     _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
           unless="setting settings config configuration option options env environment"),
@@ -272,6 +280,16 @@ IDEAS: tuple[Idea, ...] = (
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
           "conflict conflicting conflicts tree peer"),
+    # ... or code built against one version of a library calling what the version it runs with lacks (`NoSuchMethodError`,
+    # `Method not found`, `NoClassDefFoundError`), declaring what that version's interface no longer matches (`must be
+    # compatible with`), or a library of another version than it was built against not loading (`Could not load
+    # file or assembly`): a mismatch only beside a line saying a version changed
+    _idea("dependency_mismatch", "versions that do not fit together", "method methods field class def",
+          "no not missing", "found such", changed=True),
+    _idea("dependency_mismatch", "versions that do not fit together", "compatible incompatible",
+          "must declaration signature interface", changed=True),
+    _idea("dependency_mismatch", "versions that do not fit together", "load loaded loading",
+          "assembly assemblies library libraries", changed=True),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
@@ -287,6 +305,11 @@ IDEAS: tuple[Idea, ...] = (
     _idea("null_reference", "a null read as an object",
           "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
           "properties attribute member unwrap unwrapping"),
+    # ... or a property or field read before anything set it (Kotlin's `lateinit property x has not been initialized`,
+    # `UninitializedPropertyAccessException`): not a setting's, which config_missing's ideas read
+    _idea("null_reference", "a null read as an object", "property properties field fields member members lateinit",
+          "initialized initialised uninitialized uninitialised", "not before uninitialized uninitialised lateinit",
+          unless="configuration config setting settings option options env environment"),
     # ... or an undefined value's (Perl's `Can't call method "x" on an undefined value`; not PHP's
     # `Call to undefined method`, which names no value)
     _idea("null_reference", "a null read as an object",

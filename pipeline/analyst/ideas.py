@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
-from pipeline.analyst import sqlstates
+from pipeline.analyst import sqlstates, versions
 from pipeline.analyst.cause_words import IDEAS, Idea
 from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
@@ -49,11 +49,15 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(_CAMEL.sub(" ", _joined(text[:_CHARS])).lower()))
 
 
+# a position in a text read (`at line 1 column 92`, `line: 3, column: 7`): a parser's, never a table's column
+_POSITION = re.compile(r"\b(?:line|row)\W{0,2}\d+\W{0,3}col(?:umn)?\W{0,2}\d+|\bcol(?:umn)?\W{0,2}\d+\b", re.I)
+
+
 @functools.lru_cache(maxsize=2048)
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    text = _joined(text[:_CHARS])
+    text = _POSITION.sub(" position ", _joined(text[:_CHARS]))
     return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text))).lower()))
 
 
@@ -106,6 +110,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     event's words carry deciding that event (the most specific)."""
     out: dict[str, tuple[str, int]] = {}
     said: list[tuple[str, ...]] | None = None  # every event's tokens, read when an idea needs its context
+    changed: bool | None = None  # whether a line says a version changed, read when an idea needs it
     for text in _texts(events):
         coded = sqlstates.coded(text)
         if coded is not None:
@@ -119,6 +124,10 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
             # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
             # for a timeout), but name its category only when said together
             if idea.found_in(frozenset(tokens)):
+                if idea.changed:
+                    changed = versions.changed(events) if changed is None else changed
+                    if not changed:
+                        continue
                 if idea.context or idea.unless:
                     # said of another thing here, or its subject named nowhere: not this idea's
                     if idea.unless & frozenset(tokens) or \

@@ -149,6 +149,10 @@ class OfflineAnalyst:
         if origin is not None:
             runner_up, top = top, origin
             carrying = self._carrying(state, top)
+        elif earlier is None and inner is None and (behind_state := _state_behind(state, top, carrying, supports[1:])):
+            # ... or that state named by its ideas or counted at its capacity in the callee (no signature)
+            runner_up, (origin, carrying) = top, behind_state
+            top = origin
         # ... and that cause's own cause when its lines came first in turn (a name that does not resolve,
         # then a pool with no connection to give, then its callers' timeouts): the chain to its first link
         if earlier is not None or origin is not None:
@@ -515,6 +519,21 @@ def _callee_first(state: IncidentState, top: Support, carrying: list[set[str]],
     n = cause_side.callee_first(state.evidence, top.category, [bool(c) for c in carrying],
                                 [(o.category, [bool(f) for f in c]) for o, c in zip(others, found)])
     return None if n is None else (others[n], found[n])
+
+
+def _state_behind(state: IncidentState, top: Support, carrying: list[set[str]],
+                  others: list[Support]) -> tuple[Support, list[set[str]]] | None:
+    """cause_side.state_behind over the supports named without a signature, each per event by its ideas or its
+    lines at capacity."""
+    worded = [o for o in others if o.worded]
+    if top.worded or top.category not in cause_side.CALLER_SIDE or not worded:
+        return None
+    found = [[{o.matched[0]} if said else set() for e, said in zip(state.evidence, [
+        o.category in ideas.categories_worded([e]) or at for e, at in
+        zip(state.evidence, capacity.lines_at_capacity(state.evidence, o.category))])] for o in worded]
+    n = cause_side.state_behind(state.evidence, top.category, [bool(c) for c in carrying],
+                                [(o.category, [bool(f) for f in c]) for o, c in zip(worded, found)])
+    return None if n is None else (worded[n], found[n])
 
 
 def _worded_first(state: IncidentState, top: Support, supports: list[Support],

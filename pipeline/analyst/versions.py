@@ -13,7 +13,8 @@ MAX_VERSIONS = 2
 # size: `in 2.4s`, `1.2GB` have a unit after them)
 _VERSIONED = re.compile(r"(?<![\w.@/-])(?P<v>[A-Za-z][\w.-]*[A-Za-z0-9](?: |@|==|:)v?\d+\.\d+(?:\.\d+){0,2})(?![\w.%])")
 _CHANGE = re.compile(r"\b(?:deploy\w*|upgrad\w*|downgrad\w*|bump\w*|swap\w*|built|compiled|install\w*|pinned|"
-                     r"rolled|rollout|against|replaced|switched)\b", re.I)
+                     r"rolled|rollout|against|replaced|switched|updat\w*)\b", re.I)
+_NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+){0,2}(?![\w%])")
 # words before a number that are no library's name (`took 1.2`, `version 2.3`, `returned 0.00`)
 _NOT_A_NAME = frozenset("version release build in at after took for to than of is was by from with returned ratio "
                         "rate score avg mean p99 p95 load at top".split())
@@ -35,3 +36,9 @@ def named(events: list[LogEvent]) -> list[Finding]:
             if len(out) >= MAX_VERSIONS:
                 return list(out.values())
     return list(out.values())
+
+
+def changed(events: list[LogEvent]) -> bool:
+    """Whether a line says a version changed: a change's word (a deploy, an upgrade, a build against) and a version
+    number (`2.9.1`, `v3.0`) in one line, at any level (a deploy's INFO line says it)."""
+    return any(_CHANGE.search(text) and _NUMBER.search(text) for text in (e.message[:2_000] for e in events))
