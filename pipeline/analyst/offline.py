@@ -682,7 +682,8 @@ def _specifics(state: IncidentState, doc: Doc | None, category: str | None = Non
     errors = specifics.statements(state.evidence, telling=telling)
     ids = {e.event_id for e in state.evidence}
     window = [e for e in state.log_window if e.event_id not in ids]
-    named = specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED)
+    named = specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED,
+                              doc_text=f"{doc.root_cause} {' '.join(doc.remediation)}" if doc is not None else "")
     # versions that do not fit together: the versions the events name, what was built and what runs
     return errors, named + versions.named(state.evidence) if category == "dependency_mismatch" else named
 

@@ -11,7 +11,11 @@ from pipeline.state import Finding, LogEvent, Span
 MAX_VERSIONS = 2
 # a name and its version: `poison 5.0`, `requests==2.31.0`, `lodash@4.17.21`, `spark 3.5.0` (not a time or a
 # size: `in 2.4s`, `1.2GB` have a unit after them)
-_VERSIONED = re.compile(r"(?<![\w.@/-])(?P<v>[A-Za-z][\w.-]*[A-Za-z0-9](?: |@|==|:)v?\d+\.\d+(?:\.\d+){0,2})(?![\w.%])")
+# ... or a change of it, its old version and its new (`psr/log (1.1.4 => 3.0.0)`, `Newtonsoft.Json 13.0.3 -> 12.0.3`)
+_V = r"v?\d+\.\d+(?:\.\d+){0,2}"
+_VERSIONED = re.compile(rf"(?<![\w.@/-])(?P<v>[A-Za-z][\w./-]*[A-Za-z0-9] \({_V}\s*(?:=>|->|\u2192)\s*{_V}\)|"
+                        rf"[A-Za-z][\w./-]*[A-Za-z0-9] {_V}\s*(?:=>|->|\u2192)\s*{_V}(?![\w.%])|"
+                        rf"[A-Za-z][\w.-]*[A-Za-z0-9](?: |@|==|:){_V})(?![\w.%])")
 _CHANGE = re.compile(r"\b(?:deploy\w*|upgrad\w*|downgrad\w*|bump\w*|swap\w*|built|compiled|install\w*|pinned|"
                      r"rolled|rollout|against|replaced|switched|updat\w*)\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+){0,2}(?![\w%])")
@@ -27,7 +31,7 @@ def named(events: list[LogEvent]) -> list[Finding]:
     out: dict[str, Finding] = {}
     for event in ranked:
         for m in _VERSIONED.finditer(event.message[:2_000]):
-            name = re.split(r" |@|==|:", m.group("v"))[0]
+            name = re.split(r" |@|==|:|\(", m.group("v"))[0]
             if name.lower() in _NOT_A_NAME or m.group("v") in out:
                 continue
             out[m.group("v")] = Finding(kind="version", value=m.group("v"), event_ids=[event.event_id],
