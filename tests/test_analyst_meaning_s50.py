@@ -19,6 +19,14 @@ from tests.support import THRESHOLD, analyst_events, offline_rca
     ("request failed: UninitializedPropertyAccessException: lateinit property mailer has not been initialized",
      "null_reference"),
     ("handler crashed: field 'auditSink' was read before it was initialized", "null_reference"),
+    # a broker or server unable to validate the user it was given (its credentials)
+    ("session closed: the broker could not validate user 'billing-bot' from 10.1.2.3", "upstream_auth_failure"),
+    # access to a requested resource, or for a user, denied by what was called
+    ("upload failed: requested access to the bucket resource is denied", "upstream_auth_failure"),
+    # a quota of things (pods, volumes, CPUs) used up, not of calls
+    ("create rejected: exceeded quota ns-batch-quota, used: cpu=64, limited: cpu=64", "resource_exhaustion"),
+    # a setting a configuration's validation says must not be empty
+    ("startup aborted: settings.yaml is invalid: smtp.relay must not be empty (configuration check)", "config_missing"),
 ])
 def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst, line, category):
     rca = offline_rca(offline_analyst, line)
@@ -51,6 +59,11 @@ def test_code_built_against_another_version_is_a_dependency_mismatch(offline_ana
     ("startup: configuration property 'smtp.host' has not been initialized", "null_reference"),
     # an unknown variant in a request's route, or unknown field of a form a user filled in, expects nothing
     ("router: unknown variant of the route /v2/ping", "serialization_error"),
+    ("signup refused: could not validate user input: email is malformed", "upstream_auth_failure"),  # data, not a login
+    ("Access to the path '/srv/reports/q3.csv' is denied.", "upstream_auth_failure"),  # a file's, no dependency's
+    ("Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute'", "resource_exhaustion"),
+    ("write failed: disk quota exceeded on /home", "resource_exhaustion"),  # a disk's quota: its space
+    ("order 42 rejected: field qty must not be empty", "config_missing"),  # a record's field, no configuration's
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))

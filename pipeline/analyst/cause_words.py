@@ -159,6 +159,15 @@ IDEAS: tuple[Idea, ...] = (
     # file's EACCES, which no status code names
     _idea("upstream_auth_failure", "credentials rejected by a dependency", "403", "permission permissions access",
           "denied"),
+    # ... or the user it was given, that a broker or server could not validate (`Unable to validate user ... Username:
+    # orders`): not a user's input validated
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "user username users",
+          "validate validated verify verified", "unable cannot failed not",
+          unless="input inputs field fields form payload email data"),
+    # ... or access said denied to a resource, a repository or a user requested (`requested access to the resource is
+    # denied`, `Access denied for user`): not a file's or a path's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "denied",
+          "requested resource resources user repository registry", unless="path file files directory folder"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
@@ -168,6 +177,11 @@ IDEAS: tuple[Idea, ...] = (
           "throttled throttling throttle", "denied rejected refused exceeded request requests"),
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "request requests", "rate", "large exceeded"),
+    # a quota of things (pods, CPUs, volumes) used up (`exceeded quota: team-quota, used: pods=40, limited: pods=40`):
+    # not a quota of calls (rate-limited, read below), nor a disk's (its space)
+    _idea("resource_exhaustion", "a quota of resources used up", "quota quotas", "exceeded exhausted",
+          "pods pod cpu cpus memory volumes used limited forbidden",
+          unless="call calls rpm qps rate ratelimit api metric minute second per day disk storage space bytes inodes"),
     # ... or a quota of calls used up (`Quota exceeded for quota metric 'Read requests'`); not a quota of pods, of a
     # topic's backlog or of a disk (EDQUOT): what the quota counts decides
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
@@ -267,6 +281,10 @@ IDEAS: tuple[Idea, ...] = (
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
           "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
+    # a setting a configuration's validation says must not be null or empty (`config.yml has an error: db.url must not
+    # be null`): not a record's field
+    _idea("config_missing", "a required setting not found", "configuration config settings yml yaml properties",
+          "must", "null empty blank", unless="record records row rows order orders request payload body"),
     # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
     # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
     _idea("dependency_mismatch", "versions that do not fit together",
