@@ -63,3 +63,15 @@ def test_a_listening_address_is_no_dependency():
     assert not any(f.value.startswith("0.0.0.0") for f in found if f.kind in ("host", "address"))
     report = evidence_report.build(events, found, [], [])
     assert not any("0.0.0.0" in h.statement for h in report.hypotheses)
+
+
+def test_a_context_line_naming_by_key_what_the_error_speaks_of_is_named(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "uploader ready bucket=media-eu-7 parts=8"},
+                      "PutObject failed: SlowDown: please reduce your request rate for this bucket")
+    assert "bucket=media-eu-7 parts=8" in rca.root_cause
+    # ... a key the errors do not speak of is no specific of theirs
+    rca = offline_rca(offline_analyst,
+                      {"level": "INFO", "message": "uploader ready region=eu-west-3 parts=8"},
+                      "PutObject failed: SlowDown: please reduce your request rate for this bucket")
+    assert "region=eu-west-3" not in rca.root_cause

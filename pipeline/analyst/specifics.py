@@ -60,6 +60,23 @@ _LINE_WORDS = re.compile(r"[a-z]+")
 _CERTIFICATE = re.compile(r"certificate|\bcert\b|x509|\btls\b|\bssl\b", re.I)
 
 
+# `key=value` pairs in a run (`table=orders wcu=400`): the key a word, the value up to a blank or a separator
+_PAIRS = re.compile(r"(?<![\w.\-/])[A-Za-z][\w.-]*=[^\s,;=\"'()\[\]{}]+(?:[ \t]+[A-Za-z][\w.-]*=[^\s,;=\"'()\[\]{}]+)*")
+_PAIR_KEY = re.compile(r"([A-Za-z][\w.-]*)=")
+
+
+def _keyed_runs(text: str, said_words: set[str]) -> list[tuple[str, int]]:
+    """(value, start) of each run of `key=value` pairs in a text from its first pair whose key (a word of four
+    letters or more, not a stop word) the error statements say."""
+    out = []
+    for m in _PAIRS.finditer(text):
+        for key in _PAIR_KEY.finditer(m.group()):
+            if _words(key.group(1)) & said_words and len(key.group(1)) >= 4:
+                out.append((m.group()[key.start():], m.start() + key.start()))
+                break
+    return out
+
+
 def _counting_line(text: str) -> str | None:
     """The first line of a text that counts a resource at its maximum (counted_at_max), stripped, or None."""
     if not counted_at_max(text):
@@ -398,6 +415,12 @@ def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = Fa
                 for kind, value, start in _shaped(text[:2_000]):
                     if kind in ("expiry", "subject"):
                         add(kind, value, event, field, start)
+            if not problem and "=" in text:
+                # a context line naming by key what the errors speak of (`table=orders-2026 wcu=400` beside a table's
+                # throughput exceeded): that pair and the pairs after it
+                for value, start in _keyed_runs(text[:2_000], said_words):
+                    add("setting", value, event, field, start)
+                    rank[value] = max(rank.get(value, 0), 1)
             if not problem and not any(k == "address" for k, _ in found):
                 # no problem line names the peer: the context line that says whom it connects to does
                 # (`connecting to ('10.8.0.21', 5672)` before `error=111 (Connection refused)`)
