@@ -14,7 +14,11 @@ its span, ranked (the deepest cause first).
 - `queue`: a queue, topic, stream or partition named with a dotted or dashed name.
 - `setting`: a `name=value` (or `name -> value`, a JVM or CLI flag) anywhere in the window whose
   name shares a word with the error statements, or whose number the problem lines repeat (a limit
-  reached), or a memory flag when the statements are about memory.
+  reached), or a memory flag when the statements are about memory, or whose name the cause's doc
+  writes (`ip_local_port_range`); a context line's run of `key=value` pairs from a key the error
+  statements say (`table=orders wcu=400`); for a resource run out, the count at its maximum, or the
+  line counting none free while callers wait, whole.
+- a certificate's expiry and subject said in a context line count when the errors speak of a certificate.
 - `path`: a shared library (`libvips.so.42`) or a version-stamped migration file a problem line names.
 
 `sentence` turns them into the root cause's words; `summary` into the recommendation's step.
