@@ -115,3 +115,16 @@ def test_a_process_oom_killed_before_refusals_of_another_named_peer_is_not_their
                "message": "dial tcp fx-rates.internal:9400: connect: connection refused"}
     assert offline_rca(offline_analyst, oom, refused, {**refused, "time": "2026-01-05T08:00:05Z"}).category \
         == "connection_refused"
+
+
+def test_a_peer_closing_accepted_connections_mid_request_is_not_named_confidently(offline_analyst):
+    line = ("2027/01/05 08:00:00 [error] 7#7: *88 upstream prematurely closed connection while reading response header "
+            "from upstream, client: 10.0.0.9, server: shop, request: \"GET /cart HTTP/1.1\", upstream: "
+            "\"http://10.2.0.5:7000/cart\"")
+    rca = offline_rca(offline_analyst, line, line.replace("*88", "*91"))
+    assert rca.confidence < THRESHOLD
+    assert any("mid-request" in note for note in rca.notes)
+    # ... while a refusal is a refusal, named as before
+    refused = ("2027/01/05 08:00:00 [error] 7#7: *88 connect() failed (111: Connection refused) while connecting to "
+               "upstream, client: 10.0.0.9, server: shop, request: \"GET /cart HTTP/1.1\", upstream: \"http://10.2.0.5:7000/cart\"")
+    assert offline_rca(offline_analyst, refused, refused.replace("*88", "*91")).confidence >= THRESHOLD

@@ -221,6 +221,13 @@ class OfflineAnalyst:
             notes.append(f"a process crashed ('{crash}') at or before {top.category}'s first line: the dependency "
                          f"died mid-request, so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read "
                          f"why it crashed (its core dump or error log)")
+        elif (closed := _closed_mid_request(state, top, carrying)) is not None:
+            # a peer that accepted the connection and closed it mid-request: not a refusal, and why it closed (a crash,
+            # a restart, a timeout of its own) is not in the events
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"every line carrying {top.category}'s signatures says the peer closed an accepted connection "
+                         f"mid-request ('{closed}'), none that it refused one: why it closed is not in the events, so "
+                         f"confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read the peer's own log for that time")
         elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
             # the signature's word is said of another category's object (a login refused, a token expired)
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
@@ -590,6 +597,26 @@ def _peer_crashed(state: IncidentState, top: Support, carrying: list[set[str]]) 
         if _problem(event) and event.time <= start and (m := _CRASH.search(event.message)):
             return m.group(0)
     return None
+
+
+# a peer closing a connection it had accepted (`upstream prematurely closed connection`, `server closed the connection
+# unexpectedly`, an EOF mid-response), and the words of a connection refused or never made
+_CLOSED = re.compile(r"\bprematurely closed\b|\bclosed (?:the )?connection (?:unexpectedly|prematurely)|"
+                     r"\bunexpected(?:ly)? (?:eof|end of (?:file|stream))\b|\bremote (?:end )?closed\b", re.I)
+_NOT_MADE = re.compile(r"refused|unreachable|no route|connect\(\) failed|ECONNREFUSED|connect failed|cannot connect|"
+                       r"could not connect|failed to connect|timed? ?out", re.I)
+
+
+def _closed_mid_request(state: IncidentState, top: Support, carrying: list[set[str]]) -> str | None:
+    """The words of a peer closing an accepted connection, when every problem line carrying the top's
+    connection_refused signatures says so and none says a connection was refused or never made; else None."""
+    if top.category != "connection_refused" or top.worded:
+        return None
+    lines = [event_text(e) for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    said = [m.group() for text in lines if (m := _CLOSED.search(text))]
+    if not lines or len(said) < len(lines) or any(_NOT_MADE.search(text) for text in lines):
+        return None
+    return said[0]
 
 
 def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
