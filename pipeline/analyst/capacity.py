@@ -30,6 +30,10 @@ _RESOURCES: tuple[tuple[str, frozenset[str]], ...] = (
     ("queue_backlog", frozenset("queue queues depth".split())),
 )
 _POOL = Idea("db_pool_exhausted", (frozenset({"pool", "pooled"}), frozenset(DATABASE_WORDS.split())), "")
+# ... or a line taking a database's connection or client from it (`failed to get db client: timed out waiting for a
+# slot`): what the pool gives is the database's
+_TAKEN = Idea("db_pool_exhausted", (frozenset("get getting got acquire acquiring obtain obtaining checkout".split()),
+                                    frozenset(DATABASE_WORDS.split())), "")
 LABEL = {"resource_exhaustion": "a worker, thread or executor limit reached",
          "db_pool_exhausted": "a connection pool with every connection taken",
          "queue_backlog": "a queue at its maximum depth"}
@@ -44,6 +48,18 @@ def _names(words: frozenset[str], names: frozenset[str]) -> bool:
 def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     """category -> (what is at its capacity, how many lines say so), for the lines counting a bounded
     resource taken to its maximum; {} when no problem line opened the incident."""
+    return {c: (label, len(texts)) for c, (label, texts) in _at_capacity(events).items()}
+
+
+def lines_at_capacity(events: list[LogEvent], category: str) -> list[bool]:
+    """Per event, whether its line counts the category's resource at its maximum (read in the whole incident's
+    context, as categories_at_capacity reads it)."""
+    texts = _at_capacity(events).get(category, ("", frozenset()))[1]
+    return [bool(texts) and unframed_head(e.message) in texts for e in events]
+
+
+def _at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, frozenset[str]]]:
+    """category -> (what is at its capacity, the line heads that say so)."""
     if not any(e.level in (None, "WARN", "ERROR", "FATAL") for e in events):
         return {}
     # most incidents count nothing at its maximum: their lines are not read further
@@ -51,7 +67,7 @@ def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]
     if not full:
         return {}
     texts = [event_text_of(e) for e in events]
-    out: dict[str, tuple[str, int]] = {}
+    out: dict[str, tuple[str, frozenset[str]]] = {}
     said: list[tuple[str, ...]] | None = None
     for text in dict.fromkeys(unframed_head(m) for m in full):
         words = frozenset(tokens_of(masked(text)))
@@ -59,9 +75,9 @@ def categories_at_capacity(events: list[LogEvent]) -> dict[str, tuple[str, int]]
         if category == "db_pool_exhausted":
             # a pool is a database's when some line of the incident names it so (`jdbc pool`, `connection pool`)
             said = said if said is not None else [tokens_of(masked(t)) for t in texts]
-            if not any(_POOL.found_near(t) for t in said):
+            if not any(_POOL.found_near(t) or _TAKEN.found_near(t) for t in said):
                 category = None
         if category is not None:
-            label, n = out.get(category, (LABEL[category], 0))
-            out[category] = (label, n + 1)
+            label, lines = out.get(category, (LABEL[category], frozenset()))
+            out[category] = (label, lines | {text})
     return out

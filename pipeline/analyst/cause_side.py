@@ -145,3 +145,36 @@ def _named(name: str | None, text: str) -> bool:
     """Whether every word of a service's or host's name (letters, 3 or more) starts a word of `text`."""
     words = re.findall(r"[a-z]{3,}", (name or "").lower())
     return bool(words) and all(re.search(rf"(?<![a-z]){w}", text) for w in words)
+
+
+def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
+                 others: list[tuple[str, list[bool]]]) -> int | None:
+    """The index of the first of `others` (a state named by the ideas of its cause or counted at its capacity,
+    no signature: each a category and, per event, whether it says it) that produces the caller-side `category`
+    (PRODUCED_BY), said in problem lines only by services other than the callers' (the callee's own state, not
+    the caller's), and either named in the callers' lines (`http://quotes:8080/...` of service quotes: their
+    clocks do not order it) or, when those lines name no peer at all, said strictly before every one of them
+    (a process OOM-killed, then its callers refused). None otherwise: a caller's own pool or memory is not what
+    it calls, and a caller naming another peer (`cluster=billing`) fails on that one."""
+    if category not in CALLER_SIDE:
+        return None
+    mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
+    if not mine:
+        return None
+    start, callers = min(e.time for e in mine), {e.service for e in mine}
+    said = " ".join(event_text(e) for e in mine).lower()
+    for n, (other, found) in enumerate(others):
+        if other not in PRODUCED_BY.get(category, frozenset()):
+            continue
+        theirs = [e for e, f in zip(events, found) if f and e.level in ("ERROR", "FATAL", "WARN", None)]
+        if not theirs or any(e.service in callers for e in theirs):
+            continue
+        if any(_named(e.service, said) for e in theirs) or \
+                (max(e.time for e in theirs) < start and not _PEER.search(said)):
+            return n
+    return None
+
+
+# a peer a line names: a URL, a host:port, or a cluster, upstream, host or server said by key
+_PEER = re.compile(r"\w://|\b[a-z][\w.-]*:\d{2,5}\b|\b\d{1,3}(?:\.\d{1,3}){3}:\d{2,5}\b|\b(?:cluster|upstream|host|server|service|peer|addr|address)"
+                   r"\s*[=:]\s*[\w\[]", re.I)

@@ -21,6 +21,9 @@ class Idea:
     # idea's own event, say it is another thing's (a thread pool's acquire is an executor's)
     context: tuple[frozenset[str], ...] = ()
     unless: frozenset[str] = frozenset()
+    # the incident must say a version changed (a deploy, an upgrade, a build against: versions.changed), as code
+    # built against one version of a library and run against another is only a mismatch beside that change
+    changed: bool = False
 
     def found_in(self, words: frozenset[str]) -> bool:
         # isdisjoint answers without building the intersection (the reading tests every idea on every text)
@@ -40,9 +43,10 @@ class Idea:
         return False
 
 
-def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "") -> Idea:
+def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = (), unless: str = "",
+          changed: bool = False) -> Idea:
     return Idea(category, tuple(frozenset(g.split()) for g in groups), label,
-                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()))
+                tuple(frozenset(g.split()) for g in context), frozenset(unless.split()), changed)
 
 
 # a database's own words: where a pool or a lock is a database's
@@ -156,6 +160,15 @@ IDEAS: tuple[Idea, ...] = (
     # file's EACCES, which no status code names
     _idea("upstream_auth_failure", "credentials rejected by a dependency", "403", "permission permissions access",
           "denied"),
+    # ... or the user it was given, that a broker or server could not validate (`Unable to validate user ... Username:
+    # orders`): not a user's input validated
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "user username users",
+          "validate validated verify verified", "unable cannot failed not",
+          unless="input inputs field fields form payload email data"),
+    # ... or access said denied to a resource, a repository or a user requested (`requested access to the resource is
+    # denied`, `Access denied for user`): not a file's or a path's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "denied",
+          "requested resource resources user repository registry", unless="path file files directory folder"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
@@ -165,6 +178,11 @@ IDEAS: tuple[Idea, ...] = (
           "throttled throttling throttle", "denied rejected refused exceeded request requests"),
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "request requests", "rate", "large exceeded"),
+    # a quota of things (pods, CPUs, volumes) used up (`exceeded quota: team-quota, used: pods=40, limited: pods=40`):
+    # not a quota of calls (rate-limited, read below), nor a disk's (its space)
+    _idea("resource_exhaustion", "a quota of resources used up", "quota quotas", "exceeded exhausted",
+          "pods pod cpu cpus memory volumes used limited forbidden",
+          unless="call calls rpm qps rate ratelimit api metric minute second per day disk storage space bytes inodes"),
     # ... or a quota of calls used up (`Quota exceeded for quota metric 'Read requests'`); not a quota of pods, of a
     # topic's backlog or of a disk (EDQUOT): what the quota counts decides
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
@@ -192,6 +210,10 @@ IDEAS: tuple[Idea, ...] = (
     # System.Decimal`)
     _idea("serialization_error", "a payload that cannot be decoded", "json xml yaml protobuf avro msgpack",
           "convert converted conversion", "not cannot unable failed"),
+    # ... or a value its reader has no variant or field for, naming what it expected (`unknown variant `X`, expected one
+    # of ...`, `unknown field `y`, expected ...`)
+    _idea("serialization_error", "a payload that cannot be decoded", "unknown", "variant variants field fields enum",
+          "expected expecting"),
     # ... or a type said invalid where another was expected (`invalid type: map, expected a sequence`), not a setting's
     _idea("serialization_error", "a payload that cannot be decoded", "invalid", "type", "expected",
           unless="setting settings config configuration option options env environment"),
@@ -260,6 +282,10 @@ IDEAS: tuple[Idea, ...] = (
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
           "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
+    # a setting a configuration's validation says must not be null or empty (`config.yml has an error: db.url must not
+    # be null`): not a record's field
+    _idea("config_missing", "a required setting not found", "configuration config settings yml yaml properties",
+          "must", "null empty blank", unless="record records row rows order orders request payload body"),
     # versions that do not fit together (`locked provider ... 4.67.0 does not match configured version
     # constraint`, `incompatible version`): a lock file or a dependency's pin against what is required
     _idea("dependency_mismatch", "versions that do not fit together",
@@ -273,6 +299,16 @@ IDEAS: tuple[Idea, ...] = (
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
           "conflict conflicting conflicts tree peer"),
+    # ... or code built against one version of a library calling what the version it runs with lacks (`NoSuchMethodError`,
+    # `Method not found`, `NoClassDefFoundError`), declaring what that version's interface no longer matches (`must be
+    # compatible with`), or a library of another version than it was built against not loading (`Could not load
+    # file or assembly`): a mismatch only beside a line saying a version changed
+    _idea("dependency_mismatch", "versions that do not fit together", "method methods field class def",
+          "no not missing", "found such", changed=True),
+    _idea("dependency_mismatch", "versions that do not fit together", "compatible incompatible",
+          "must declaration signature interface", changed=True),
+    _idea("dependency_mismatch", "versions that do not fit together", "load loaded loading",
+          "assembly assemblies library libraries", changed=True),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
@@ -288,6 +324,11 @@ IDEAS: tuple[Idea, ...] = (
     _idea("null_reference", "a null read as an object",
           "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
           "properties attribute member unwrap unwrapping"),
+    # ... or a property or field read before anything set it (Kotlin's `lateinit property x has not been initialized`,
+    # `UninitializedPropertyAccessException`): not a setting's, which config_missing's ideas read
+    _idea("null_reference", "a null read as an object", "property properties field fields member members lateinit",
+          "initialized initialised uninitialized uninitialised", "not before uninitialized uninitialised lateinit",
+          unless="configuration config setting settings option options env environment"),
     # ... or an undefined value's (Perl's `Can't call method "x" on an undefined value`; not PHP's
     # `Call to undefined method`, which names no value)
     _idea("null_reference", "a null read as an object",

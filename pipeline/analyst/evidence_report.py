@@ -70,6 +70,7 @@ class Report:
     problem_count: int = 0
     baseline: int = 0  # stored events of the source before the incident (the log window's)
     baseline_minutes: float = 0.0  # how far back they reach
+    last: LogEvent | None = None  # the last line the log wrote, when not of the first's pattern: how it ended
 
 
 def _said(event: LogEvent) -> tuple[str, str]:
@@ -145,9 +146,14 @@ def build(events: list[LogEvent], findings: list[Finding], similar: list[ErrorDo
     hosts = tuple(dict.fromkeys([e.host for e in events if e.host]
                                 + [f.value for f in findings if f.kind == "host"]))
     hypotheses = cited(_hypotheses(events, problems, earliest, findings, similar, baseline=baseline), events)
+    last = max(enumerate(events), key=lambda t: (t[1].time, t[0]))[1] if events else None
+    if last is not None and earliest is not None and earliest.first_event is not None and \
+            (not _line(last) or _line(last) == _line(earliest.first_event)):
+        last = None
     return Report(patterns=tuple(patterns[:MAX_PATTERNS]), first=earliest, services=services, hosts=hosts,
                   hypotheses=tuple(hypotheses[:MAX_HYPOTHESES]), total=len(events), pattern_count=len(patterns),
-                  problem_count=sum(1 for p in patterns if _problem(p)), baseline=baseline, baseline_minutes=reach)
+                  problem_count=sum(1 for p in patterns if _problem(p)), baseline=baseline, baseline_minutes=reach,
+                  last=last)
 
 
 def cited(hypotheses: list[Hypothesis], events: list[LogEvent]) -> list[Hypothesis]:
@@ -260,8 +266,10 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
 
 
 # a line saying something was changed: a deploy, a rollout or rollback, an upgrade, a flag or setting flipped
+# ... or a process told to stop (`received SIGTERM, draining ...`, `Stopping container api`): its callers' resets follow
 _CHANGE = re.compile(r"\b(?:deploy(?:ed|ing|ment)|redeploy\w*|rolled\s+(?:out|back)|roll-?(?:out|back)|upgraded|downgraded|"
-                     r"bumped|migrated|(?:flag|config\w*|setting|feature)\b[^\n]{0,60}?\b(?:changed|enabled|disabled|"
+                     r"bumped|migrated|SIG(?:TERM|INT|QUIT)|(?:stopping|killing)\s+container|shutting\s+down|draining|"
+                     r"(?:flag|config\w*|setting|feature)\b[^\n]{0,60}?\b(?:changed|enabled|disabled|"
                      r"updated|reloaded|flipped|set\s+to))\b", re.I)
 CHANGE_REACH = timedelta(minutes=30)  # a change this long before the first problem is still "just before"
 
@@ -272,9 +280,9 @@ def _change_before(events: list[LogEvent], earliest: Pattern | None) -> LogEvent
     if earliest is None or earliest.first_event is None or not _problem(earliest):
         return None
     start = earliest.first_event.time
-    said = [e for e in events if e.level not in (*_PROBLEM_LEVELS, None) and start - CHANGE_REACH <= e.time <= start
-            and _CHANGE.search(_first_line(e))]
-    return max(said, key=lambda e: e.time, default=None)
+    said = [(e.time, n, e) for n, e in enumerate(events) if e.level not in (*_PROBLEM_LEVELS, None)
+            and start - CHANGE_REACH <= e.time <= start and _CHANGE.search(_first_line(e))]
+    return max(said, key=lambda t: t[:2])[2] if said else None  # (the last the log wrote, of one second)
 
 
 def _first_line(event: LogEvent) -> str:
@@ -323,6 +331,8 @@ def root_cause(report: Report) -> str:
     most = max(said, key=lambda p: p.count, default=None)
     often = f"; the most frequent, \"{_said_as(most)[:120]}\" (×{most.count})" \
         if most is not None and most is not report.first and most.count > 1 else ""
+    if report.last is not None and (most is None or _line(report.last) != _said_as(most)):
+        often += f"; the last, \"{_line(report.last)[:120]}\", at {report.last.time.isoformat(timespec='seconds')}"
     return (f"{head} {report.total} events in {report.pattern_count} pattern(s)"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count
                else ", none of them an error or a warning")

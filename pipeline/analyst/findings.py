@@ -171,6 +171,10 @@ def event_texts(event: LogEvent) -> list[tuple[str, str]]:
     return texts
 
 
+# the address a server binds to listen on every interface: never a peer it calls
+_UNSPECIFIED = frozenset({"0.0.0.0", "::", "[::]"})
+
+
 class _Collector:
     def __init__(self) -> None:
         self.found: dict[tuple[str, str], Finding] = {}
@@ -264,6 +268,8 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
             host = match.groupdict().get("h")
             if host and (_SOURCE_FILE.search(host) or host in _DOC_HOSTS or _in_path(text, match.start("h"))):
                 continue  # `points.js:31` (`lib/db/pool.cr:224`) is a file and a line, not a host and a port
+            if host in _UNSPECIFIED:
+                continue  # `0.0.0.0:8080`: where a server listens, its port no peer's either
             if host and _in_hint(text, match.start("h")):
                 continue  # a link to read, not the failing host
             for group, kind in rule.kinds.items():

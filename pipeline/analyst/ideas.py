@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 
-from pipeline.analyst import sqlstates
+from pipeline.analyst import sqlstates, versions
 from pipeline.analyst.cause_words import IDEAS, Idea
 from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
@@ -49,11 +49,15 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(_CAMEL.sub(" ", _joined(text[:_CHARS])).lower()))
 
 
+# a position in a text read (`at line 1 column 92`, `line: 3, column: 7`): a parser's, never a table's column
+_POSITION = re.compile(r"\b(?:line|row)\W{0,2}\d+\W{0,3}col(?:umn)?\W{0,2}\d+|\bcol(?:umn)?\W{0,2}\d+\b", re.I)
+
+
 @functools.lru_cache(maxsize=2048)
 def tokens_of(text: str) -> tuple[str, ...]:
     """words_of in their order (for nearness)."""
     # a URL or a path is one word however long: its host and path are not the clause's words
-    text = _joined(text[:_CHARS])
+    text = _POSITION.sub(" position ", _joined(text[:_CHARS]))
     return tuple(_WORDS.findall(_CAMEL.sub(" ", _KEY.sub(" key ", _LOCATOR.sub(" url ", text))).lower()))
 
 
@@ -109,6 +113,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
     # a burst's texts differ in their ids and numbers only: texts of one masked reading decide alike
     # (the context read is the incident's, the same for each), so each reading is decided once
     decided: dict[tuple[str, ...], Idea | None] = {}
+    changed: list[bool] = []  # whether a line says a version changed, read once when an idea needs it
     for text in _texts(events):
         coded = sqlstates.coded(text)
         if coded is not None:
@@ -121,21 +126,28 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
         if tokens in decided:
             idea = decided[tokens]
         else:
-            idea = decided[tokens] = _idea_of(tokens, events, said)
+            idea = decided[tokens] = _idea_of(tokens, events, said, changed)
         if idea is not None:
             label, n = out.get(idea.category, (idea.label, 0))
             out[idea.category] = (label, n + 1)
     return out
 
 
-def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[str, ...]]) -> Idea | None:
+def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[str, ...]],
+             changed: list[bool]) -> Idea | None:
     """The idea one text's tokens name (categories_worded's reading), or None; `said` is filled with
-    every event's tokens the first time an idea needs the incident's context."""
+    every event's tokens the first time an idea needs the incident's context, `changed` with whether
+    a line says a version changed the first time an idea needs that."""
     words = frozenset(tokens)  # once per text, not once per idea tested on it
     for idea in IDEAS:
         # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
         # for a timeout), but name its category only when said together
         if idea.found_in(words):
+            if idea.changed:
+                if not changed:
+                    changed.append(versions.changed(events))
+                if not changed[0]:
+                    continue
             if idea.context or idea.unless:
                 # said of another thing here, or its subject named nowhere: not this idea's
                 if idea.unless & words or \

@@ -149,6 +149,10 @@ class OfflineAnalyst:
         if origin is not None:
             runner_up, top = top, origin
             carrying = self._carrying(state, top)
+        elif earlier is None and inner is None and (behind_state := _state_behind(state, top, carrying, supports[1:])):
+            # ... or that state named by its ideas or counted at its capacity in the callee (no signature)
+            runner_up, (origin, carrying) = top, behind_state
+            top = origin
         # ... and that cause's own cause when its lines came first in turn (a name that does not resolve,
         # then a pool with no connection to give, then its callers' timeouts): the chain to its first link
         if earlier is not None or origin is not None:
@@ -217,6 +221,13 @@ class OfflineAnalyst:
             notes.append(f"a process crashed ('{crash}') at or before {top.category}'s first line: the dependency "
                          f"died mid-request, so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read "
                          f"why it crashed (its core dump or error log)")
+        elif (closed := _closed_mid_request(state, top, carrying)) is not None:
+            # a peer that accepted the connection and closed it mid-request: not a refusal, and why it closed (a crash,
+            # a restart, a timeout of its own) is not in the events
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"every line carrying {top.category}'s signatures says the peer closed an accepted connection "
+                         f"mid-request ('{closed}'), none that it refused one: why it closed is not in the events, so "
+                         f"confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read the peer's own log for that time")
         elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
             # the signature's word is said of another category's object (a login refused, a token expired)
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
@@ -517,6 +528,21 @@ def _callee_first(state: IncidentState, top: Support, carrying: list[set[str]],
     return None if n is None else (others[n], found[n])
 
 
+def _state_behind(state: IncidentState, top: Support, carrying: list[set[str]],
+                  others: list[Support]) -> tuple[Support, list[set[str]]] | None:
+    """cause_side.state_behind over the supports named without a signature, each per event by its ideas or its
+    lines at capacity."""
+    worded = [o for o in others if o.worded]
+    if top.worded or top.category not in cause_side.CALLER_SIDE or not worded:
+        return None
+    found = [[{o.matched[0]} if said else set() for e, said in zip(state.evidence, [
+        o.category in ideas.categories_worded([e]) or at for e, at in
+        zip(state.evidence, capacity.lines_at_capacity(state.evidence, o.category))])] for o in worded]
+    n = cause_side.state_behind(state.evidence, top.category, [bool(c) for c in carrying],
+                                [(o.category, [bool(f) for f in c]) for o, c in zip(worded, found)])
+    return None if n is None else (worded[n], found[n])
+
+
 def _worded_first(state: IncidentState, top: Support, supports: list[Support],
                   carrying: list[set[str]]) -> Support | None:
     """The other category named by its ideas (no signature) in a problem event strictly before every
@@ -571,6 +597,26 @@ def _peer_crashed(state: IncidentState, top: Support, carrying: list[set[str]]) 
         if _problem(event) and event.time <= start and (m := _CRASH.search(event.message)):
             return m.group(0)
     return None
+
+
+# a peer closing a connection it had accepted (`upstream prematurely closed connection`, `server closed the connection
+# unexpectedly`, an EOF mid-response), and the words of a connection refused or never made
+_CLOSED = re.compile(r"\bprematurely closed\b|\bclosed (?:the )?connection (?:unexpectedly|prematurely)|"
+                     r"\bunexpected(?:ly)? (?:eof|end of (?:file|stream))\b|\bremote (?:end )?closed\b", re.I)
+_NOT_MADE = re.compile(r"refused|unreachable|no route|connect\(\) failed|ECONNREFUSED|connect failed|cannot connect|"
+                       r"could not connect|failed to connect|timed? ?out", re.I)
+
+
+def _closed_mid_request(state: IncidentState, top: Support, carrying: list[set[str]]) -> str | None:
+    """The words of a peer closing an accepted connection, when every problem line carrying the top's
+    connection_refused signatures says so and none says a connection was refused or never made; else None."""
+    if top.category != "connection_refused" or top.worded:
+        return None
+    lines = [event_text(e) for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    said = [m.group() for text in lines if (m := _CLOSED.search(text))]
+    if not lines or len(said) < len(lines) or any(_NOT_MADE.search(text) for text in lines):
+        return None
+    return said[0]
 
 
 def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
@@ -663,7 +709,8 @@ def _specifics(state: IncidentState, doc: Doc | None, category: str | None = Non
     errors = specifics.statements(state.evidence, telling=telling)
     ids = {e.event_id for e in state.evidence}
     window = [e for e in state.log_window if e.event_id not in ids]
-    named = specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED)
+    named = specifics.extract([*state.evidence, *window], errors, bounded=category in specifics.BOUNDED,
+                              doc_text=f"{doc.root_cause} {' '.join(doc.remediation)}" if doc is not None else "")
     # versions that do not fit together: the versions the events name, what was built and what runs
     return errors, named + versions.named(state.evidence) if category == "dependency_mismatch" else named
 

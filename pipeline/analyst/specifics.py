@@ -14,7 +14,11 @@ its span, ranked (the deepest cause first).
 - `queue`: a queue, topic, stream or partition named with a dotted or dashed name.
 - `setting`: a `name=value` (or `name -> value`, a JVM or CLI flag) anywhere in the window whose
   name shares a word with the error statements, or whose number the problem lines repeat (a limit
-  reached), or a memory flag when the statements are about memory.
+  reached), or a memory flag when the statements are about memory, or whose name the cause's doc
+  writes (`ip_local_port_range`); a context line's run of `key=value` pairs from a key the error
+  statements say (`table=orders wcu=400`); for a resource run out, the count at its maximum, or the
+  line counting none free while callers wait, whole.
+- a certificate's expiry and subject said in a context line count when the errors speak of a certificate.
 - `path`: a shared library (`libvips.so.42`) or a version-stamped migration file a problem line names.
 
 `sentence` turns them into the root cause's words; `summary` into the recommendation's step.
@@ -57,6 +61,33 @@ _ERROR_PHRASES = ("timed out", "can't", "could not", "couldn't", "not found", "n
 _LINE_WORDS = re.compile(r"[a-z]+")
 
 
+_CERTIFICATE = re.compile(r"certificate|\bcert\b|x509|\btls\b|\bssl\b", re.I)
+
+
+# `key=value` pairs in a run (`table=orders wcu=400`): the key a word, the value up to a blank or a separator
+_PAIRS = re.compile(r"(?<![\w.\-/])[A-Za-z][\w.-]*=[^\s,;=\"'()\[\]{}]+(?:[ \t]+[A-Za-z][\w.-]*=[^\s,;=\"'()\[\]{}]+)*")
+_PAIR_KEY = re.compile(r"([A-Za-z][\w.-]*)=")
+
+
+def _keyed_runs(text: str, said_words: set[str]) -> list[tuple[str, int]]:
+    """(value, start) of each run of `key=value` pairs in a text from its first pair whose key (a word of four
+    letters or more, not a stop word) the error statements say."""
+    out = []
+    for m in _PAIRS.finditer(text):
+        for key in _PAIR_KEY.finditer(m.group()):
+            if _words(key.group(1)) & said_words and len(key.group(1)) >= 4:
+                out.append((m.group()[key.start():], m.start() + key.start()))
+                break
+    return out
+
+
+def _counting_line(text: str) -> str | None:
+    """The first line of a text that counts a resource at its maximum (counted_at_max), stripped, or None."""
+    if not counted_at_max(text):
+        return None
+    return next((line.strip()[:STATEMENT_CHARS] for line in text[:2_000].splitlines() if counted_at_max(line)), None)
+
+
 def _says_failure(line: str) -> bool:
     lowered = line.lower()
     return not _ERROR_WORDS.isdisjoint(_LINE_WORDS.findall(lowered)) or any(p in lowered for p in _ERROR_PHRASES)
@@ -92,14 +123,14 @@ _ULIMIT = re.compile(r"\bulimit\s+-[a-zA-Z]\s+(?:\d+|unlimited)\b")
 _LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
 # (a flag that is its bound's own word, `--timeout=60`, is one too; its value ends before a bracket closing round it)
 _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?(?:[a-z][\w-]*)?(?:size|memory|limit|timeout|max)"
-                      r"[\w-]*=[^\s)\],;]+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?\s?[a-zA-Z%]{0,3}))"
+                      r"[\w-]*=[^\s)\],;]+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?(?:=?[ \t]\d+(?=[)\],;]|$))?\s?[a-zA-Z%]{0,3}))"
                       r"(?![\w.])")
 # a connection string's `Key Name=value;` (ADO.NET's `Maximum Pool Size=50;Connect Timeout=15`): words with blanks
 _SPACED_SETTING = re.compile(r"(?:(?<=;)|(?<=^)|(?<=\s))(?P<v>(?P<name>[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+){1,3})=(?P<n>\d+(?:\.\d+)?))"
                              r"(?=;|\s|$)")
 # what is taken of a bounded resource, counted against its maximum (`pool in use 50/50`, `acquired=20 idle=0
 # maxSize=20`, `CURDEPTH(5000) MAXDEPTH(5000)`): read by pipeline/analyst/capacity.py too
-_TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth)"
+_TAKEN = r"(?:in[ _-]?use|active|busy|used|acquired|leased|borrowed|checked[ _-]?out|cur\w*depth|depth|open(?:ed)?\s+[a-z]+)"
 _AMOUNT = r"(\d+(?:\.\d+)?(?:[KMGTP]i?B?)?)"  # a count, or a size with its unit (`48.9G/48.9G`)
 AT_MAX = re.compile(rf"\b{_TAKEN}\W{{0,3}}{_AMOUNT}\s*(?:/|of)\s*{_AMOUNT}(?![\w.])|"
                     rf"\b{_TAKEN}\W{{0,3}}(\d+)\b[^\n]{{0,80}}?\bmax[\w.]*\W{{0,3}}(\d+)\b", re.I)
@@ -153,6 +184,7 @@ _OPENS_WITH_CLASS = re.compile(r"^(?:[\w$]+(?:\.|::))*[A-Z][\w$]*(?:Error|Except
 # lines a database or runtime prints under its error to say which row or key (libpq's DETAIL)
 OPENS_WITH_CLASS = _OPENS_WITH_CLASS
 _DETAIL = re.compile(r"^\s*(?:DETAIL|Detail|HINT|Hint):\s")
+_PANIC = re.compile(r"^\s*(?:panic|fatal error): \S")
 
 
 def _score(line: str) -> int:
@@ -160,7 +192,9 @@ def _score(line: str) -> int:
     stack frame, a banner or a near-empty line."""
     if _FRAME.match(line) or len(line.strip()) < 8:
         return 0
-    return 3 * bool(_CLASS.search(line)) + 2 * _says_failure(line) + bool(_OPENS_WITH_CLASS.match(line))
+    # a runtime's panic heading (`panic: runtime error: ...`) says what failed; the signal line under it, how it died
+    return 3 * bool(_CLASS.search(line) or _PANIC.match(line)) + 2 * _says_failure(line) + \
+        bool(_OPENS_WITH_CLASS.match(line) or _PANIC.match(line))
 
 
 def statement_of(event: LogEvent) -> tuple[str, int, int, str] | None:
@@ -346,12 +380,15 @@ def _singular(word: str) -> str:
 BOUNDED = frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog", "out_of_memory", "disk_full"})
 
 
-def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = False) -> list[Finding]:
+def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = False, doc_text: str = "") -> list[Finding]:
     """The specifics besides the error statements (module docstring), at most a few per kind, those
     the problem events name first; with `bounded` (the cause is a resource run out, BOUNDED) every bound
-    named and the counts at their maximum too."""
+    named and the lines counting a resource at its maximum too; a setting whose name the cause's doc
+    (`doc_text`) writes is the one it speaks of."""
     said = " ".join(f.value for f in errors)
     said_words = _words(said)
+    # a certificate the errors speak of: a context line's expiry and subject are that certificate's
+    of_certificate = bool(_CERTIFICATE.search(said))
     problem_numbers = {n for e in events if e.level in (*_PROBLEM, "WARN")
                        for n in re.findall(r"(?<![\w.])\d{2,}(?![\w])", e.message)}
     # the values the problem lines say (`in 5.0 seconds`): a setting of that value is the one they hit
@@ -378,18 +415,36 @@ def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = Fa
             if problem:
                 for kind, value, start in _shaped(text[:8_000]):
                     add(kind, value, event, field, start)
-            elif not any(k == "address" for k, _ in found):
+            elif of_certificate and _CERTIFICATE.search(text[:2_000]):
+                for kind, value, start in _shaped(text[:2_000]):
+                    if kind in ("expiry", "subject"):
+                        add(kind, value, event, field, start)
+            if not problem and "=" in text:
+                # a context line naming by key what the errors speak of (`table=orders-2026 wcu=400` beside a table's
+                # throughput exceeded): that pair and the pairs after it
+                for value, start in _keyed_runs(text[:2_000], said_words):
+                    add("setting", value, event, field, start)
+                    rank[value] = max(rank.get(value, 0), 1)
+            if not problem and not any(k == "address" for k, _ in found):
                 # no problem line names the peer: the context line that says whom it connects to does
                 # (`connecting to ('10.8.0.21', 5672)` before `error=111 (Connection refused)`)
                 for value, start in _peers_announced(text[:2_000]):
                     add("address", value, event, field, start)
             if bounded:
+                counted = False
                 for m in AT_MAX.finditer(text[:2_000]):
                     if m.group(1) and m.group(1) == m.group(2) and float(re.match(r"[\d.]+", m.group(1)).group()) > 0:  # type: ignore[union-attr]
                         add("setting", m.group(), event, field, m.start())
                         rank[m.group()] = 5  # the count at its maximum: what the problem lines point at
+                        counted = True
+                if not counted and (line := _counting_line(text)) is not None:
+                    # none free while callers wait (`size: 16, available: 0, waiting: 57`): the line, every count it gives
+                    add("setting", line, event, field, text.find(line))
+                    rank[line] = 5
             for value, start, flag, name, number in _settings_in(text[:8_000]):
                 reached = bool(name and number and _BOUND.search(name) and number.split()[0] in at_max)
+                # (or the setting the cause's doc speaks of: `ip_local_port_range` beside ports run out)
+                reached = reached or bool(doc_text and name and "_" in name and name.rsplit(".", 1)[-1] in doc_text)
                 # (a bound of a resource run out is named, ranked by its words like any other)
                 if reached or bounded and _BOUND.search(name or flag or "") or _relevant_setting(flag, name, number, said_words, problem_numbers, not problem):
                     add("setting", value, event, field, start)
@@ -425,8 +480,11 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
             out.append((kind, m.group("v").rstrip(".,;:"), m.start("v")))
     if any(w in lowered for w in _EXPIRY_WORDS):
         for m in _DATE_AT.finditer(text):
-            if _EXPIRY_BEFORE.search(text[max(0, m.start() - 40):m.start()]):
-                out.append(("expiry", m.group(), m.start()))
+            if (lead := _EXPIRY_BEFORE.search(text[max(0, m.start() - 40):m.start()])):
+                # written as a key's value (`notAfter=2027-01-01T00:00:00Z`): quoted with its key, as the tool printed it
+                keyed = re.search(r"[A-Za-z]\w*=$", lead.group())
+                at = m.start() - (len(lead.group()) - keyed.start()) if keyed else m.start()
+                out.append(("expiry", text[at:m.end()], at))
     for m in _PORT.finditer(text):
         start = m.start()
         while start > 0 and m.start() - start < 255 and text[start - 1] in _HOST_CHARS:
