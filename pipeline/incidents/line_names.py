@@ -43,7 +43,8 @@ IS, OF, BY = "is:", "of:", "by:"
 _HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?!\w|\.\w|:(?!\s|$))")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
-_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
+# (a dotted word called, `Servlet.service()`, `Thread.start0(`, is a method: code, no resource)
+_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@(-])")
 # (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
 # a product and its version (RFC 9110's `product/version`: a user agent's `Mozilla/5.0`, `python-requests/2.31`):
