@@ -73,3 +73,60 @@ def test_a_read_only_store_leads_the_errors_that_wrap_it_and_a_called_method_doe
     (outage,) = incidents_by_first_seen(engine)
     assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2", "ev-3", "ev-4"}
     assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_a_servers_error_ending_in_an_errno_is_relayed_by_the_operation_that_met_it(engine):
+    # the server's line ends with the platform's errno text (said alike by every program, no wording of its own);
+    # the operation before it is the server's own words, which its client's exception field says again
+    server = 'could not extend temporary segment "/pgsql_tmp.4711" by 8192 bytes: No space left on device'
+    engine.incidents.store_batch([
+        _event(1, 1.0, "pg-reports", "pg-reports-0", server),
+        _event(2, 1.2, "reports-api", "reports-api-1", "query failed",
+               exception=f"psycopg.errors.DiskFull: {server}"),
+        # another program meeting the same errno on another host, in its own operation's words, is another failure
+        _event(3, 1.4, "backup", "backup-0", "write of /srv/backup/2026-12-02.tar failed: No space left on device"),
+    ], cursor=None)
+    by_event = {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+    assert by_event["ev-2"] == by_event["ev-1"]
+    assert by_event["ev-3"] != by_event["ev-1"]
+
+
+def test_clients_quoting_a_servers_short_message_are_one_incident_and_a_quoted_word_pair_is_not(engine):
+    # the database is not in the log: its clients say its message, one quoting it, one after its code, one in a
+    # tuple; three words that name a cause, fewer than a clause needs
+    engine.incidents.store_batch([
+        _event(1, 1.0, "inventory", "inventory-1", "HikariPool-1 - Exception during pool initialization.",
+               stack='java.sql.SQLNonTransientConnectionException: Data source rejected establishment of connection,'
+                     '  message from server: "Too many connections"\n\tat com.example.Db.open(Db.java:12)\n'),
+        _event(2, 1.5, "storefront", "storefront-0", "SQLSTATE[HY000] [1040] Too many connections (Connection: mysql,"
+               " SQL: select * from products limit 1)"),
+        _event(3, 2.0, "pricing", "pricing-0", "giving up after 3 attempts: (1040, 'Too many connections')"),
+        # a quoted pair of words naming a cause is no server's message: `"Connection refused"` of another client
+        _event(4, 2.5, "mailer", "mailer-0", 'send failed: "Connection refused"'),
+        _event(5, 3.0, "billing", "billing-0", 'charge failed: upstream said "Connection refused" again'),
+    ], cursor=None)
+    by_event = {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+    assert by_event["ev-1"] == by_event["ev-2"] == by_event["ev-3"]
+    assert len({by_event["ev-1"], by_event["ev-4"], by_event["ev-5"]}) == 3
+
+
+def test_one_writers_errors_naming_its_own_numbered_pool_are_one_incident_and_its_own_host_ties_nothing(engine):
+    engine.incidents.store_batch([
+        _event(1, 1.0, "inventory", "inventory-7c9d5f6b8-q2xlm", "HikariPool-1 - Exception during pool initialization."),
+        # eleven seconds later (no burst), no word in common but the pool its requests wait on
+        _event(2, 12.0, "inventory", "inventory-7c9d5f6b8-q2xlm", "Servlet.service() threw exception",
+               stack="java.sql.SQLTransientConnectionException: HikariPool-1 - Connection is not available, request"
+                     " timed out after 10004ms.\n\tat com.zaxxer.hikari.pool.HikariPool.getConnection(HikariPool.java:1)\n"),
+        # a writer whose header writes its own host on every line: two unrelated errors of it stay apart
+        _event(3, 20.0, "kernel", "node-7", "node-7 kernel: nfs: server filer-a not responding, still trying"),
+        _event(4, 40.0, "kernel", "node-7", "node-7 kernel: EDAC MC0: 1 CE memory read error on DIMM_A1"),
+    ], cursor=None)
+    by_event = {e: i["incident_id"] for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+    assert by_event["ev-1"] == by_event["ev-2"]
+    assert by_event["ev-3"] != by_event["ev-4"]
+    # another writer naming a pool of the same name is its own process's pool
+    engine.incidents.store_batch([
+        _event(5, 13.0, "billing", "billing-1", "HikariPool-1 - Exception during pool initialization."),
+    ], cursor=None)
+    assert {i["incident_id"] for i in incidents_by_first_seen(engine) if "ev-5" in events_of(engine, i["incident_id"])} \
+        != {by_event["ev-1"]}

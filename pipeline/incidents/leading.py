@@ -115,6 +115,11 @@ def answered_5xx(event: LogEvent) -> bool:
             and not _CAUSE.search(head))
 
 
+def names_cause(text: str) -> bool:
+    """Whether a text names a cause and no symptom (a refusal, a limit reached, `Too many connections`)."""
+    return bool(_CAUSE.search(text)) and not _SYMPTOM.search(text)
+
+
 def rank(event: LogEvent) -> int:
     """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
     after connection refused" is a caller's view of the refusal)."""
