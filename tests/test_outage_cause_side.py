@@ -130,3 +130,14 @@ def test_one_writers_errors_naming_its_own_numbered_pool_are_one_incident_and_it
     ], cursor=None)
     assert {i["incident_id"] for i in incidents_by_first_seen(engine) if "ev-5" in events_of(engine, i["incident_id"])} \
         != {by_event["ev-1"]}
+
+
+def test_a_run_skipped_because_the_previous_one_still_holds_its_lock_opens_nothing(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "digest", "jobs-01", "previous run still holds /run/lock/digest.lock, skipping"),
+        _event(2, 60.0, "reindex", "jobs-01", "Skipping run: another instance is still running"),
+        # a skip that says what broke is a failure
+        _event(3, 90.0, "export", "jobs-02", "disk still full, skipping write of /srv/export/day.csv"),
+    ], cursor=None)
+    held = {e for i in incidents_by_first_seen(engine) for e in events_of(engine, i["incident_id"])}
+    assert held == {"ev-3"}

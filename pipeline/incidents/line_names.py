@@ -214,13 +214,14 @@ def named_things(event: LogEvent) -> frozenset[str]:
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
     names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
+    own_names: frozenset[str] = frozenset()
     for match in _COMPOUND.finditer(text_no_urls):
         # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)
         if _INSTANCE.search(match.group(1)):
             # a process's own numbered thing (its pool `HikariPool-1`, an instance it names; not its own host's name,
             # which its header may write on every line) ties its writer's errors naming it: the pool's initialisation
             # refused, then its requests timed out
-            if match.group(1).lower() not in identities(event):
+            if match.group(1).lower() not in (own_names := own_names or identities(event)):
                 names.append(f"{LABEL}{component(event)}|{match.group(1).lower()}")
         elif not _CONSTANT.fullmatch(match.group(1)):
             names.append(SERVICE_NAMED + match.group(1).lower())

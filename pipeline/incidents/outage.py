@@ -118,8 +118,10 @@ class Wording:
                 relayed.add(clause)
         given = _REASON.search(heads[0])
         reason = _as_words(given.group(1)) if given else ""
-        quoted = {words for m in _QUOTED_TEXT.finditer(said) if names_cause(m.group(2))
-                  and (words := _as_words(m.group(2))).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS}
+        # (a JSON record's quoted keys and values are most quotes: the words are counted before the cause is read)
+        quoted = {words for m in _QUOTED_TEXT.finditer(said) if m.group(2).count(" ") + 1 >= QUOTED_WORDS
+                  and (words := _as_words(m.group(2))).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
+                  and names_cause(m.group(2))}
         return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
                    reason if reason.count(" ") + 1 >= REASON_WORDS else "", frozenset(quoted))
 
