@@ -63,7 +63,7 @@ _REASON = re.compile(r"\(([^()\n]{6,200})\)\W{0,2}$")
 # a server's message its client quotes (Connector/J's `message from server: "Too many connections"`, PyMySQL's
 # `(1040, 'Too many connections')`): QUOTED_WORDS or more words in quotes that name a cause
 QUOTED_WORDS = 3
-_QUOTED_TEXT = re.compile(r"""(?<![\w\\])(["'])([A-Za-z][^"'\n]{6,160}?)\1(?!\w)""")
+_QUOTED_TEXT = re.compile(r"""(?<![\w\\])(?:"([A-Za-z][^"'\n]{6,160})"|'([A-Za-z][^"'\n]{6,160})')(?!\w)""")
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
 _LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
                           "notice", "severe", "level"})
@@ -119,9 +119,9 @@ class Wording:
         given = _REASON.search(heads[0])
         reason = _as_words(given.group(1)) if given else ""
         # (a JSON record's quoted keys and values are most quotes: the words are counted before the cause is read)
-        quoted = {words for m in _QUOTED_TEXT.finditer(said) if m.group(2).count(" ") + 1 >= QUOTED_WORDS
-                  and (words := _as_words(m.group(2))).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
-                  and names_cause(m.group(2))}
+        quoted = {words for m in _QUOTED_TEXT.finditer(said) if (q := m.group(1) or m.group(2)).count(" ") + 1 >= QUOTED_WORDS
+                  and (words := _as_words(q)).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
+                  and names_cause(q)}
         return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
                    reason if reason.count(" ") + 1 >= REASON_WORDS else "", frozenset(quoted))
 
