@@ -165,6 +165,7 @@ class Joiner:
         kept.clauses |= gone.clauses
         kept.texts |= gone.texts
         kept.relayed |= gone.relayed
+        kept.quoted |= gone.quoted
         for service, texts in gone.own_texts.items():
             kept.own_texts.setdefault(service, set()).update(texts)
         kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
@@ -210,6 +211,7 @@ class Joiner:
                     candidate.clauses.update(wording.clauses)
                     candidate.texts.add(wording.text)
                     candidate.relayed.update(wording.relayed)
+                    candidate.quoted.update(wording.quoted)
                     candidate.own_texts.setdefault(event.service, set()).add(wording.text)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(line_names.masked_line(event))

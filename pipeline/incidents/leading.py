@@ -53,6 +53,10 @@ _CAUSE = re.compile(
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
     r"lost connection|"
+    # a store that takes no writes (MySQL's `--read-only option`, Redis's `READONLY`, a disk remounted read-only), a
+    # lock another holder keeps (`Could not acquire change log lock. Currently locked by …`, a file `locked by another
+    # process`), a device failing its I/O (`blk_update_request: I/O error`, EIO's `Input/output error`)
+    r"read[- ]?only|\blocked by\b|\bi/o error|input/output error|"
     # a resource full or short, a limit reached (session 49: `1 full osd(s)`, `not enough free space in mail queue`,
     # `worker_connections are not enough`, `server reached pm.max_children setting`)
     + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
@@ -111,6 +115,11 @@ def answered_5xx(event: LogEvent) -> bool:
             and not _CAUSE.search(head))
 
 
+def names_cause(text: str) -> bool:
+    """Whether a text names a cause and no symptom (a refusal, a limit reached, `Too many connections`)."""
+    return bool(_CAUSE.search(text)) and not _SYMPTOM.search(text)
+
+
 def rank(event: LogEvent) -> int:
     """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
     after connection refused" is a caller's view of the refusal)."""
@@ -122,9 +131,11 @@ def rank(event: LogEvent) -> int:
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM
-    if event.stack and not event.exception:
-        # a line that says only what failed (`list invoices failed`) and whose traceback ends with why
-        # (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`): the stack's exception lines
+    if event.stack:
+        # a line that says only what failed (`list invoices failed`, `Application run failed`) and whose traceback
+        # ends with why (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`, a Java stack's `Caused by:
+        # …LockException: Could not acquire change log lock`; its exception's class alone says no more): the stack's
+        # exception lines
         raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), STACK_ERROR.finditer(event.stack[:20_000])))
         if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
             return CAUSE

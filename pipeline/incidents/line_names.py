@@ -43,7 +43,8 @@ IS, OF, BY = "is:", "of:", "by:"
 _HOST_PORT = re.compile(r"(?<![\w.:/@-])((?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*+(?:\.[\w-]++)*+):(\d{2,5})(?!\w|\.\w|:(?!\s|$))")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://(?:[^\s@/]+@)?([^\s/:?#'\"<>]+)(?::(\d{1,5}))?(/[^\s?#'\"<>]*)?", re.I)
 _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)")
-_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@-])")
+# (a dotted word called, `Servlet.service()`, `Thread.start0(`, is a method: code, no resource)
+_DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@(-])")
 # (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
 # a product and its version (RFC 9110's `product/version`: a user agent's `Mozilla/5.0`, `python-requests/2.31`):
@@ -82,12 +83,6 @@ _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
 _CLASS_NAME = re.compile(r"(?:[a-z_][\w]*\.)+[A-Z][A-Za-z0-9_$]*[a-z][A-Za-z0-9_$]*")
 _VARIABLE = re.compile(r"^(?:\d+|[0-9a-f]{8,}|[0-9a-f-]{36}|\{[^}]*\}|:\w+)$", re.I)
 _HTTP_STATUS = range(100, 600)
-# a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
-_HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w.-]*)["']?(?: \(([\d.]+|[0-9a-f:]+)\))?,? port (\d{2,5})\b""",
-                              re.I)
-# a host and its port as keyword arguments or fields: urllib3's `HTTPConnectionPool(host='billing', port=8080)`
-# (Python's repr of its arguments), logfmt's `host=db port=5432`
-_HOST_KW_PORT = re.compile(r"""\bhost\s*[=:]\s*["']?([A-Za-z0-9][\w.-]*)["']?[,;]?\s+port\s*[=:]\s*["']?(\d{2,5})\b""", re.I)
 # a gRPC method's full name, as the protocol spells it (`/{package}.{Service}/{Method}`,
 # grpc/doc/PROTOCOL-HTTP2.md): its package's first segment is the called service's name
 _GRPC_METHOD = re.compile(r"(?<![\w/.])/([a-z_][a-z0-9_]*)(?:\.[A-Za-z_]\w*)*\.[A-Z]\w*/[A-Z]\w*\b")
@@ -145,13 +140,13 @@ def named_things(event: LogEvent) -> frozenset[str]:
     # hostile lines (their backtracking grows with a word's length)
     text = LONG_WORD.sub(" ", "\n".join([said_by(event)[:HEAD_CHARS * 2], *spellings.named_fields(event)]))
     names: list[str] = []
-    for match in _HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
+    for match in spellings.HOST_COMMA_PORT.finditer(text):  # `server at "db" (172.18.0.3), port 5432`
         for host in (match.group(1), match.group(2)):
             if host:
                 names.append(f"hp:{host.lower()}:{match.group(3)}")
         if not match.group(1)[0].isdigit():  # the host a service names, as for `db:5432`
             names.extend(_service_named(match.group(1)))
-    for match in _HOST_KW_PORT.finditer(text):  # `HTTPConnectionPool(host='billing', port=8080)`
+    for match in spellings.HOST_KW_PORT.finditer(text):  # `HTTPConnectionPool(host='billing', port=8080)`
         names.append(f"hp:{match.group(1).lower()}:{match.group(2)}")
         if not match.group(1)[0].isdigit():
             names.extend(_service_named(match.group(1)))
@@ -219,9 +214,16 @@ def named_things(event: LogEvent) -> frozenset[str]:
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
     names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
+    own_names: frozenset[str] = frozenset()
     for match in _COMPOUND.finditer(text_no_urls):
         # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)
-        if not _INSTANCE.search(match.group(1)) and not _CONSTANT.fullmatch(match.group(1)):
+        if _INSTANCE.search(match.group(1)):
+            # a process's own numbered thing (its pool `HikariPool-1`, an instance it names; not its own host's name,
+            # which its header may write on every line) ties its writer's errors naming it: the pool's initialisation
+            # refused, then its requests timed out
+            if match.group(1).lower() not in (own_names := own_names or identities(event)):
+                names.append(f"{LABEL}{component(event)}|{match.group(1).lower()}")
+        elif not _CONSTANT.fullmatch(match.group(1)):
             names.append(SERVICE_NAMED + match.group(1).lower())
             if _KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
                 names.append(SERVICE_NAMED + bare(match.group(1)))

@@ -5,7 +5,8 @@ written `host\\instance` after the word that leads a server (`Data Source=SQLPRO
 JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
 object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
 is the table `dag=daily_agg` names), and the name of where an error went written in a field of its own
-(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`).
+(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`), and a host and its port written apart (`server at "db"
+(172.18.0.3), port 5432`, urllib3's `HTTPConnectionPool(host='billing', port=8080)`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ _COMPOUND_LAST = re.compile(r"\.([a-z][a-z0-9]*[_-][a-z0-9][\w-]{2,})$")
 # structured fields that carry the name of where an error went: names, not what the error says
 _NAME_KEY = re.compile(r"(?:^|[._-])(?:topic|queue|database|db|bucket|table|index|stream)[._-]name$", re.I)
 _ID_WORD = r"(?:trace|span|request|req|correlation|transaction)[_.-]?id"
+# a host and its port written apart: `server at "db" (172.18.0.3), port 5432`, `host db port 5432`
+HOST_COMMA_PORT = re.compile(r"""\b(?:host|server)(?: at)? ["']?([A-Za-z0-9][\w.-]*)["']?(?: \(([\d.]+|[0-9a-f:]+)\))?,? port (\d{2,5})\b""",
+                             re.I)
+# a host and its port as keyword arguments or fields: urllib3's `HTTPConnectionPool(host='billing', port=8080)`
+# (Python's repr of its arguments), logfmt's `host=db port=5432`
+HOST_KW_PORT = re.compile(r"""\bhost\s*[=:]\s*["']?([A-Za-z0-9][\w.-]*)["']?[,;]?\s+port\s*[=:]\s*["']?(\d{2,5})\b""", re.I)
 # a server written `port@host`: the host's port, as `lic01:27000` says it
 _PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)*+)(?![\w@-])")
 # a named instance after the word that leads a server (not a `DOMAIN\\user` login nor a Windows path)

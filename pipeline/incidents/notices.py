@@ -2,7 +2,8 @@
 (Python's warnings categories, `FutureWarning: DataFrame.applymap has been deprecated`, through
 `py.warnings` at whatever level its handler was given) says a call will stop working one day, not
 that it failed; a cache's miss (`cache miss for key user:88121, loading from db`) is the normal path of
-a cache, the value read from its source. Either is kept as context, unless the line also says
+a cache, the value read from its source; a scheduled run skipped because the previous one still holds its
+lock or is already running (session 50) leaves the work to that run. Each is kept as context, unless the line also says
 something broke (a cause or a symptom, `leading.rank`, or a failure word: `cache miss ... failed to
 load: connection refused` opens).
 """
@@ -21,6 +22,11 @@ _DEPRECATION = re.compile(r"\b(?:Pending)?DeprecationWarning\b|\bFutureWarning\b
 # a cache's miss, said as such (`cache miss`, `missed the cache`, `not in cache`)
 _CACHE_MISS = re.compile(r"\bcache miss(?:es|ed)?\b|\bmiss(?:ed)? (?:in |from |the )?(?:the )?cache\b|"
                          r"\bnot (?:found )?in (?:the )?cache\b", re.I)
+# a run skipped because another is still at the work (a scheduler's overlap: `previous run still holds
+# /run/lock/digest.lock, skipping`, `job already running, skipped`): the earlier run does the work
+_SKIPPED_OVERLAP = re.compile(r"\b(?:still|already)\b[^;\n]{0,80}?\bskip(?:ping|ped|s)?\b|"
+                              r"\bskip(?:ping|ped|s)?\b[^;\n]{0,80}?\b(?:still|already) (?:running|in progress|active|held)\b",
+                              re.I)
 # a word that says something failed besides the notice (a miss whose load failed opens)
 _FAILED = re.compile(r"fail|error|exception|refused|denied|timed? ?out|timeout|unavailable|unable|cannot|can't|"
                      r"could not|abort|crash|panic|fatal|killed|exhausted|corrupt|lost|reset|overload|"
@@ -30,9 +36,10 @@ _FAILED = re.compile(r"fail|error|exception|refused|denied|timed? ?out|timeout|u
 
 
 def notice_only(event: LogEvent) -> bool:
-    """Whether an error says only a notice (`_DEPRECATION`, `_CACHE_MISS`): nothing failed, nothing to act on."""
+    """Whether an error says only a notice (`_DEPRECATION`, `_CACHE_MISS`, `_SKIPPED_OVERLAP`): nothing failed, nothing
+    to act on."""
     head = first_line(event.message)[:HEAD_CHARS]
-    if not (_DEPRECATION.search(head) or _CACHE_MISS.search(head)):
+    if not (_DEPRECATION.search(head) or _CACHE_MISS.search(head) or _SKIPPED_OVERLAP.search(head)):
         return False  # (most errors say neither: nothing more is read)
     said = " ".join(t for t in (event.exception or "", head, (event.stack or "")[:HEAD_CHARS]) if t)
     # the warning's category is its name, not a failure word (`FutureWarning`, `DeprecationWarning`)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
-from pipeline.incidents.leading import NEUTRAL, answered_5xx, rank
+from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, rank
 from pipeline.incidents.line_names import (
     ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
     component, first_line, identities, said_by,
@@ -60,6 +60,10 @@ WORDING_CHARS = 1_500
 MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
 REASON_WORDS = 3
 _REASON = re.compile(r"\(([^()\n]{6,200})\)\W{0,2}$")
+# a server's message its client quotes (Connector/J's `message from server: "Too many connections"`, PyMySQL's
+# `(1040, 'Too many connections')`): QUOTED_WORDS or more words in quotes that name a cause
+QUOTED_WORDS = 3
+_QUOTED_TEXT = re.compile(r"""(?<![\w\\])(?:"([A-Za-z][^"'\n]{6,160})"|'([A-Za-z][^"'\n]{6,160})')(?!\w)""")
 _WORDING_TOKEN = re.compile(r"[a-z0-9]+")
 _LEVEL_WORDS = frozenset({"error", "err", "warn", "warning", "info", "debug", "trace", "fatal", "critical", "crit",
                           "notice", "severe", "level"})
@@ -81,17 +85,30 @@ class Wording:
     # the reason it gives in parentheses at its end (`giving up on batch 4471 after 3 attempts (certificate has
     # expired)`), as words, REASON_WORDS or more: the error its writer met, said again
     reason: str = ""
+    # the server's messages it quotes, as words (`too many connections`): QUOTED_WORDS or more, naming a cause
+    quoted: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, event: LogEvent) -> "Wording":
         heads = [first_line(event.message)[:HEAD_CHARS]]
         heads += [first_line(v)[:HEAD_CHARS] for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)][:3]
+        # an exception written with its message in its own field (a JSON record's `"exception": "psycopg.errors.DiskFull:
+        # could not resize …"` under `"event": "query failed"`) says the failure as a stack's last line does
+        raised = first_line(event.exception or "")[:HEAD_CHARS] if ": " in (event.exception or "") else ""
+        heads += [raised] if raised else []
         clauses = set()
         for head in heads:
-            clause = _as_words(head.rsplit(": ", 1)[-1])
+            parts = head.rsplit(": ", 2)
+            clause = _as_words(parts[-1])
+            if clause in _ERRNO_WORDS and len(parts) > 1:
+                # the platform's text of an errno is no one's own words: the clause is the operation that met it and
+                # the errno together (`could not resize shared memory segment … to … bytes: No space left on device`)
+                clause = _as_words(": ".join(parts[-2:]))
             if clause.count(" ") + 1 >= WORDING_WORDS and clause not in _ERRNO_WORDS:
                 clauses.add(clause)
         said = said_by(event)[:WORDING_CHARS]
+        if raised and raised not in said:
+            said = f"{said}\n{raised}"
         relayed = set()
         # (and a record's first continuation lines that are no frames: dbt's indented `000606 (57P03): ...`)
         more = [ln for ln in (event.stack or "")[:HEAD_CHARS].splitlines()[:4] if not FRAME.match(ln)]
@@ -101,10 +118,15 @@ class Wording:
                 relayed.add(clause)
         given = _REASON.search(heads[0])
         reason = _as_words(given.group(1)) if given else ""
+        # (a JSON record's quoted keys and values are most quotes: the words are counted before the cause is read)
+        quoted = {words for m in _QUOTED_TEXT.finditer(said) if (q := m.group(1) or m.group(2)).count(" ") + 1 >= QUOTED_WORDS
+                  and (words := _as_words(q)).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
+                  and names_cause(q)}
         return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
-                   reason if reason.count(" ") + 1 >= REASON_WORDS else "")
+                   reason if reason.count(" ") + 1 >= REASON_WORDS else "", frozenset(quoted))
 
-    def relays(self, clauses: set[str], texts: set[str], relayed: set[str] | frozenset[str] = frozenset()) -> bool:
+    def relays(self, clauses: set[str], texts: set[str], relayed: set[str] | frozenset[str] = frozenset(),
+               quoted: set[str] | frozenset[str] = frozenset()) -> bool:
         """Whether this error says one of an incident's errors' `clauses` word for word, or one of its
         `texts` says this error's clause: a server's error its client relays, either way round."""
         # a relay says more than what it relays: the server's own line is its clause alone (PostgreSQL's
@@ -115,7 +137,11 @@ class Wording:
         return (any(f" {c} " in self.text for c in clauses if c in alone and c != mine)
                 or (mine in self.clauses and any(f" {mine} " in t and t.strip() != mine for t in texts))
                 # or both relay a third party's long clause, each in its own words (not the same whole line)
-                or (bool(self.relayed & relayed) and mine not in alone))
+                or (bool(self.relayed & relayed) and mine not in alone)
+                # or one quotes a server's message that names a cause (`"Too many connections"`) and the other says it,
+                # quoted or not (Laravel's `[1040] Too many connections (Connection: mysql, …)`), in its own words
+                or (mine not in alone and (any(f" {q} " in t for q in self.quoted for t in texts)
+                                           or any(f" {q} " in self.text for q in quoted))))
 
 
 def _as_words(text: str) -> str:
@@ -174,6 +200,7 @@ class Candidate:
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
     relayed: set[str] = field(default_factory=set)
+    quoted: set[str] = field(default_factory=set)
     own_texts: dict[str, set[str]] = field(default_factory=dict)  # service -> its errors' texts read in this batch
 
     def near(self, moment: datetime, minutes: float) -> bool:
@@ -215,7 +242,7 @@ class Candidate:
                       and n[len(SERVICE_NAMED):] not in mine)
         shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
         if not shared and wording is not None and not any(n.startswith(ADDRESSES) for n in names) \
-                and not self.distinct(names) and wording.relays(self.clauses, self.texts, self.relayed):
+                and not self.distinct(names) and wording.relays(self.clauses, self.texts, self.relayed, self.quoted):
             # the same failure in the same words (a callee's error text, relayed by a caller that names no
             # address); an error that names where it went is tied by that address or not at all (two
             # databases refusing alike are two failures)
