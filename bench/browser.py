@@ -219,12 +219,19 @@ def shown(*locators, attached: bool = False, timeout: float = 60.0) -> None:
 def pick(page) -> None:
     """Choose a root cause analysis checkpoint in the picker, until its changes are drawn."""
     box = page.get_by_label("Checkpoint", exact=True).first
+    # a box cut by the window's bottom edge: clicked there, it is scrolled into view and its list does
+    # not open (Chromium 1440x1000, the product's picker after session 49's legend); scrolled first, it does
+    box.scroll_into_view_if_needed()
     box.click()
     # the product says the step in words; the reference page and an older commit (--before) say "rca"
     option = page.get_by_role("option").filter(has_text=re.compile(r"· (?:root cause analysis|rca) ·")).first
-    short = re.search(r"· ([0-9a-f]{8})(?: · |$)", option.inner_text()).group(1)
+    text = option.inner_text()
+    short = re.search(r"· ([0-9a-f]{8})(?: · |$)", text).group(1)
+    number = text.split(" · ", 1)[0]  # "#5", as the chart's axis numbers it
     option.click()
-    shown(page.get_by_text(f"Changes of checkpoint {short} against its parent"))
+    # the product names the checkpoint by its number and step ("Changes at #5 root cause analysis
+    # against the checkpoint before it", session 49); the reference and older commits by its id
+    shown(page.get_by_text(re.compile(rf"Changes (?:at {re.escape(number)} |of checkpoint {short} )")))
 
 
 def timed(fn) -> float:
