@@ -61,25 +61,6 @@ def follow(incident_id: str, drawn: tuple) -> None:
 
 
 @st.fragment
-def decision(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple) -> None:
-    """The decision panel, a fragment: a decision (approve, reject, request changes, edit) reruns this
-    first, so its confirmation is drawn (a small message, shown at once) before the whole page is
-    drawn again for what the decision changed (the header's status, the people, the audit). As the
-    whole page's one run, the browser showed the confirmation only once it had drawn the page's
-    hundred-odd parts again (approve 2.2× a plain page's rerun, bench/browser.py)."""
-    session.wait_while_acting(incident_id)
-    changed = incident_version(review.document(incident_id)) != drawn
-    if changed:  # decided from here (or elsewhere) since the page was drawn: the panel as it is now
-        doc, audit_rows = review.incident(incident_id), read_audit(review, incident_id)
-    with st.container(border=True):
-        st.subheader("Decision")
-        panel(review, doc, audit_rows=audit_rows)
-    if changed:  # then the rest of the page, once the panel is on its way (a rerun drops what was not sent)
-        session.wait_until_sent()
-        st.rerun(scope="app")
-
-
-@st.fragment
 def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple) -> None:
     """The tabs, tracked (only the open one runs, the choice kept per incident across reruns) and a
     fragment: a tab click reruns and redraws only this, not the header, the analysis and the
@@ -159,7 +140,9 @@ audit_rows = read_audit(review, incident_id)  # cached until an entry is added
 edited = edited_by(audit_rows)
 main, side = st.columns([5, 4], gap="medium")
 with side:
-    decision(incident_id, doc, audit_rows, incident_version(doc))
+    with st.container(border=True):
+        st.subheader("Decision")
+        panel(review, doc, audit_rows=audit_rows)
 with main:
     rca(doc, code_fix_min_confidence=review.code_fix_min_confidence, edited=edited)
     recommendation(doc, edited=edited)

@@ -125,25 +125,6 @@ def error_message(exc: IncidentIQError, *, doing: str) -> tuple[str, str]:
     return ("warning" if isinstance(exc, Conflict) else "error"), f"{doing} failed: {exc.message}"
 
 
-def wait_until_sent(timeout: float = 0.2) -> None:
-    """Until what this run drew so far has left for the browser (at most `timeout` seconds). A run
-    that asks for another right after (st.rerun) loses what was not sent yet: Streamlit empties the
-    session's queue when the next run starts. Under AppTest, or should Streamlit's session keep its
-    queue elsewhere, there is nothing to wait for: the next run draws it all again anyway."""
-    try:
-        from streamlit.runtime import Runtime
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-        info = Runtime.instance()._session_mgr.get_active_session_info(ctx.session_id) if ctx else None
-        queue = info.session._browser_queue if info else None
-    except Exception:  # noqa: BLE001 - no runtime (AppTest) or its internals moved: do not wait
-        return
-    deadline = time.monotonic() + timeout
-    while queue is not None and not queue.is_empty() and time.monotonic() < deadline:
-        time.sleep(0.002)
-
-
 def acting_registry() -> dict:
     """Incidents this browser session is acting on right now (get it before acting)."""
     return st.session_state.setdefault(ACTING_KEY, {})
