@@ -86,7 +86,13 @@ def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_e
     assert not app.exception, [e.value for e in app.exception]
     assert app.session_state[f"incident_tab_{incident}"] == "History & time travel"
     assert ("The link's checkpoint 1f0c0ffe-0000-6000-8000-000000000000 is not one of this incident's checkpoints: "
-            "showing the newest.") in said(app, "warning")
+            "the History & time travel tab below shows the newest.") in said(app, "warning")
+    # said where the link lands, above the header, not ~3,500 px down in the tab (issue 38.4)
+    order = [node for node in app.main if getattr(node, "type", None) in ("alert", "metric")
+             or type(node).__name__ in ("Warning", "Metric")]
+    kinds = [type(node).__name__ for node in order]
+    assert "Warning" in kinds and kinds.index("Warning") < kinds.index("Metric"), kinds
+    assert said(app, "warning").count("1f0c0ffe") == 1  # once
     newest = max(r["checkpoint_id"] for r in ReviewService(paused_engine).tree(incident)["nodes"])
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == newest
 

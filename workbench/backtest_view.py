@@ -135,14 +135,21 @@ def open_at_checkpoint(incident_id: str, checkpoint_id: str | None) -> None:
     st.switch_page(INCIDENT_PAGE, query_params=params)
 
 
-def take_checkpoint_link(incident_id: str) -> None:
-    """On the incident page: a `?checkpoint=` link opens the time-travel tab with it selected."""
+def take_checkpoint_link(incident_id: str, review=None) -> None:
+    """On the incident page: a `?checkpoint=` link opens the time-travel tab with it selected. Given
+    the `review` service, a checkpoint the incident does not have is said here, where the link lands
+    (the top of the page), not only in the History tab a screen or more below."""
     checkpoint_id = st.query_params.get("checkpoint")
     if not checkpoint_id:
         return
-    st.session_state.setdefault("incident_history_next_pick", {})[incident_id] = checkpoint_id
     st.session_state[f"incident_tab_{incident_id}"] = HISTORY_TAB
     del st.query_params["checkpoint"]
+    if review is not None and checkpoint_id not in {n["checkpoint_id"] for n in review.tree(incident_id)["nodes"]}:
+        st.warning(escape_markdown(f"The link's checkpoint {checkpoint_id} is not one of this incident's "
+                                   "checkpoints: the History & time travel tab below shows the newest."),
+                   icon=":material/link_off:")
+        return
+    st.session_state.setdefault("incident_history_next_pick", {})[incident_id] = checkpoint_id
 
 
 def _side(title: str, category, confidence, root_cause, extra: str = "") -> None:
