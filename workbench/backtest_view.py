@@ -83,12 +83,20 @@ def agreement_delta(live: float | None, candidate: float | None) -> dict:
     return {"delta": f"{points:+d} pts"}
 
 
+def incidents_figure(b: dict, s: dict) -> str:
+    """Analysed of selected: "7/7" for a backtest that stopped at 7 of its 28 read as all done, so
+    one that has not reached every selected incident says how far it got: "7 of 28 (stopped)"."""
+    if b.get("total") and b["total"] > s["incidents"]:
+        return f"{s['incidents']} of {b['total']} ({b['status']})"
+    return f"{s['analysed']}/{s['incidents']}"
+
+
 def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
     st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {when_words(b['started_at'])}"
                                + (f" · finished {when_words(b['finished_at'])}" if b["finished_at"] else "")))
     row = figure_row()
-    row.metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected", width="content")
+    row.metric("Incidents", incidents_figure(b, s), help="analysed / selected", width="content")
     row.metric("Category changed", s["category_changed"], width="content")
     row.metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved",
                width="content")
