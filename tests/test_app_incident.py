@@ -414,3 +414,19 @@ def test_a_sampled_analysis_of_every_event_reads_as_done_not_as_missing_work():
     assert sample_words(doc) == "all analysed, 50 quoted as a sample"
     assert sample_words({**doc, "last_seen": "2026-11-28T11:30:00Z"}) is None  # newer events it never saw
     assert sample_words({**doc, "events_since_analysis": 12}) is None
+
+
+def test_a_replay_is_a_persons_rerun_not_an_edit_nor_the_analysts_first(app, paused_engine, tmp_path):
+    """72-1024-history.png: a replay on the current evidence was drawn as an orange "edited" point and
+    the panel then said "(the analyst's first)" though bob had re-run it (issue 38.7)."""
+    from workbench.timeline import RERUN, SOURCE_WORDS, kind_of
+
+    incident = _by_service(paused_engine, "checkout-api")
+    review = ReviewService(paused_engine)
+    head = paused_engine.records.incident(incident)["pending_checkpoint_id"]
+    review.replay(incident, checkpoint_id=head, reviewer="bob", with_current_evidence=True)
+    kinds = {kind_of(n) for n in review.tree(incident)["nodes"] if n.get("human_action") == "replay"}
+    assert RERUN in kinds and SOURCE_WORDS["update"] not in kinds, kinds
+    open_incident(app, incident)
+    deciding = [unescape(c.value) for c in app.caption if "Deciding on" in c.value]
+    assert deciding and "(re-run by bob)" in deciding[0] and "analyst's first" not in deciding[0], deciding

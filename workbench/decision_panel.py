@@ -201,8 +201,12 @@ def analysis_words(doc: dict, audit_rows: list[dict] | None = None) -> str:
     when = str(doc.get("head_created_at") or "")[:19].replace("T", " ")
     which = f"the analysis of {when} UTC" if when else "this analysis"
     person = next((e for e in reversed(edits(audit_rows or [])) if e["how"] in ("forked the run", "edited")), None)
+    # the newest of a re-run and an edit made it: a person's replay is theirs, not "the analyst's first"
+    rerun = next((r for r in reversed(audit_rows or []) if r.get("action") in ("replay", "fork", "edit")), None)
     if done:
         which += f" (revision {done})"
+    elif rerun is not None and rerun["action"] == "replay":
+        which += f" (re-run by {rerun['reviewer']})"
     elif person:
         which += f" ({'forked' if person['how'] == 'forked the run' else 'edited'} by {person['by']})"
     else:
