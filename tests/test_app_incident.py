@@ -406,7 +406,7 @@ def test_after_a_fork_the_panel_says_whose_analysis_it_is_and_that_its_confidenc
 def test_a_sampled_analysis_of_every_event_reads_as_done_not_as_missing_work():
     """After a replay on all 62 events the state quotes 50 (first 10, latest 40): "50 of 62" read as
     work left undone (issue 38.1); an older checkpoint's analysis still says what it rests on."""
-    from workbench.incident_view import sample_words
+    from workbench.event_counts import sample_words
 
     times = [f"2026-11-28T10:{m:02d}:00+00:00" for m in range(50)]
     doc = {"event_count": 62, "events_since_analysis": 0, "last_seen": "2026-11-28T10:49:00Z",

@@ -18,7 +18,7 @@ import streamlit as st
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame, edit_effect_words
+from workbench.audit_words import categories_in_text, category_words, changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -172,7 +172,7 @@ def analysis_change(rev: dict) -> str:
     before, after = rev["before"].get("rca") or {}, rev["after"].get("rca") or {}
     parts = []
     if before.get("category") != after.get("category"):
-        parts.append(f"category {before.get('category')} → {after.get('category')}")
+        parts.append(f"category {category_words(before.get('category'))} → {category_words(after.get('category'))}")
     if before.get("confidence") != after.get("confidence"):
         parts.append(f"confidence {before.get('confidence')} → {after.get('confidence')}")
     if before.get("doc_ids") != after.get("doc_ids"):
@@ -186,6 +186,7 @@ def analysis_change(rev: dict) -> str:
     # the analyst's answer to this request (pipeline/analyst/answers.py): why it changed, or why not
     prefix = f"Reviewer request {rev.get('revision')} ("
     answer = next((n.split("\u201d): ", 1)[-1] for n in after.get("notes") or [] if n.startswith(prefix)), None)
+    answer = categories_in_text(answer) if answer else answer  # "the category db deadlock stands", not its code
     if not parts:
         return ("The analysis is unchanged: " + answer) if answer else \
             "The analysis is unchanged: only the recommendation was redone."
