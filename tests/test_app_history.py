@@ -40,7 +40,7 @@ def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     diff = next(d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"])
     changed = dict(zip(diff["field"], diff["after"]))
-    assert changed["category"] == "db_pool_exhausted"
+    assert changed["category"] == "db pool exhausted"  # in words, as the incident page says it (issue 38.8)
     assert changed["severity"] == "critical"
     assert "recommended action" not in changed  # written by the next checkpoint, not this one
 
