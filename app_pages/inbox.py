@@ -240,6 +240,7 @@ def _inbox() -> None:
         if cursor() not in shown:
             set_cursor(shown[0])
         frame = plain(inbox_frame(rows, now))
+        confirm_slot = st.container()  # a key's confirmation (a / r): above the table, where the reviewer looks
         st.dataframe(
             # the chosen row (j / k, the box below) tinted blue where it is read: the keys' cursor
             highlight_overdue(frame, chosen=shown.index(cursor())),
@@ -265,7 +266,7 @@ def _inbox() -> None:
                       on_change=picked, args=(box,),
                       help="j / k move it, Enter opens it, a / r approve / reject it after a confirmation")
         bar.button("Open", key="inbox_open_button", on_click=_open_chosen)
-        keyboard(workbench.review, rows)
+        keyboard(workbench.review, rows, where=confirm_slot)
         bulk_actions(workbench.review, rows)
     # inline code, not st.code: a code block loads the browser's 1.5 MB syntax highlighter on every
     # inbox load (urlencode leaves no backtick or markup in it)

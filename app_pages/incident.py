@@ -133,6 +133,8 @@ if st.query_params.get("incident") != incident_id:
     st.query_params["incident"] = incident_id
 
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
+# a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there; a bad one is said here
+take_checkpoint_link(incident_id, review)
 follow(incident_id, incident_version(doc))
 header(doc, sla_from=workbench.settings.sla_from)
 links(doc)  # recurred after, split out of, merged into (workbench/grouping_view.py)
@@ -152,7 +154,6 @@ with main:
 # table's columns whole (in the left column the similarity and the decision were off to the right)
 related(review, incident_id)
 
-take_checkpoint_link(incident_id)  # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there
 tabs_view(incident_id, doc, audit_rows, incident_version(doc))
 
 people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)

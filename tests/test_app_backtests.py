@@ -86,7 +86,13 @@ def test_a_link_to_a_checkpoint_the_incident_does_not_have_says_so(app, paused_e
     assert not app.exception, [e.value for e in app.exception]
     assert app.session_state[f"incident_tab_{incident}"] == "History & time travel"
     assert ("The link's checkpoint 1f0c0ffe-0000-6000-8000-000000000000 is not one of this incident's checkpoints: "
-            "showing the newest.") in said(app, "warning")
+            "the History & time travel tab below shows the newest.") in said(app, "warning")
+    # said where the link lands, above the header, not ~3,500 px down in the tab (issue 38.4)
+    order = [node for node in app.main if getattr(node, "type", None) in ("alert", "metric")
+             or type(node).__name__ in ("Warning", "Metric")]
+    kinds = [type(node).__name__ for node in order]
+    assert "Warning" in kinds and kinds.index("Warning") < kinds.index("Metric"), kinds
+    assert said(app, "warning").count("1f0c0ffe") == 1  # once
     newest = max(r["checkpoint_id"] for r in ReviewService(paused_engine).tree(incident)["nodes"])
     assert app.selectbox(key=f"incident_history_pick_{incident}").value == newest
 
@@ -162,6 +168,8 @@ def test_a_backtest_cancelled_on_the_page_stops_and_resumes_without_duplicates(a
     assert backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "stopped"
     app.run()
     assert f"Stopped: {running['candidate']}, started " in texts(app)
+    # not "7/7" for a backtest that stopped at 7 of 28 (issue 38.5)
+    assert {m.label: m.value for m in app.metric}["Incidents"] == f"{cut} of {total} (stopped)"
     app.button(key=f"backtests_resume_{running['backtest_id']}").click().run()
     assert not app.exception, [e.value for e in app.exception]
     wait_for(lambda: backtests.backtest(paused_engine.records, running["backtest_id"])["status"] == "done",
@@ -274,3 +282,10 @@ def test_a_disagreement_says_what_each_sides_fix_proposal_says(app, paused_engin
     shown = texts(app)
     assert "below the code-fix threshold 0.99" in shown and "No fix proposed: confidence" in shown, shown
     assert "\nfix proposed\n" not in shown and "\nno fix proposed\n" not in shown
+
+
+def test_a_backtest_that_stopped_part_way_says_how_far_it_got():
+    from workbench.backtest_view import incidents_figure
+
+    assert incidents_figure({"total": 28, "status": "stopped"}, {"incidents": 7, "analysed": 7}) == "7 of 28 (stopped)"
+    assert incidents_figure({"total": 4, "status": "done"}, {"incidents": 4, "analysed": 4}) == "4/4"

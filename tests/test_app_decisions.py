@@ -237,3 +237,26 @@ def test_a_state_edit_of_the_category_marks_only_what_the_person_set_as_human_ed
     assert "Edited by a person: category (alice)" in page
     # the recommendation was re-derived by the analyst, not written by alice
     assert "recommended action (alice)" not in page and "alice edited category at" in page
+
+
+def test_a_second_reviewer_in_the_same_browser_can_give_the_second_approval(app, paused_engine, monkeypatch):
+    """After ann's approval 1 of 2, changing "Your name" to bob left Approve disabled with ann's
+    message until a reload (issue 38.3): the submitted mark is the reviewer's, not the browser's."""
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_TWO_PERSON", "critical")
+    session._runtime.clear()  # the app's engine is built again with the rule
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents() if r["severity"] == "critical")
+    key = _key(paused_engine, incident, "approve")
+    as_reviewer(app, "ann")
+    open_incident(app, incident)
+    app.button(key=key).click().run()
+    assert "(1 of 2)" in said(app, "success")
+    as_reviewer(app, "bob")
+    assert not app.button(key=key).disabled
+    assert "Your decision on this analysis was submitted." not in said(app, "info")
+    assert not any("for ann" in s for s in said(app, "success"))
+    app.button(key=key).click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert paused_engine.records.incident(incident)["status"] != "awaiting_approval"
+    assert "Approval recorded for bob" in said(app, "success")

@@ -40,7 +40,7 @@ def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused
     _pick(app, incident, _written_by(paused_engine, incident, "rca")["checkpoint_id"])
     diff = next(d.value for d in app.dataframe if list(d.value.columns) == ["field", "before", "after"])
     changed = dict(zip(diff["field"], diff["after"]))
-    assert changed["category"] == "db_pool_exhausted"
+    assert changed["category"] == "db pool exhausted"  # in words, as the incident page says it (issue 38.8)
     assert changed["severity"] == "critical"
     assert "recommended action" not in changed  # written by the next checkpoint, not this one
 
@@ -422,3 +422,16 @@ def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_i
     assert _duration(0.004, "approval") == "ran in 4 ms"  # it did not pause
     reason = reason_words({"allowed": False, "reason": "the run had ended at this checkpoint: there is nothing to run again"})
     assert reason.startswith("The run had ended at this checkpoint"), reason
+
+
+def test_a_checkpoint_on_a_sample_of_all_the_events_says_so_in_words():
+    """"Evidence: 50 events … the incident now has 62: nothing newer" contradicted the header after a
+    replay on all the evidence (issue 38.1): a full sample with nothing newer is all of them, quoted."""
+    from workbench.history_view import evidence_text
+
+    plan = {"evidence": {"at_checkpoint": {"events": 50, "newest_event_at": "2026-11-28T10:49:00+00:00"},
+                         "now": {"events": 62}, "newer_evidence": False, "newer_events": 0}}
+    text = evidence_text(plan)
+    assert "all 62 events" in text and "sample of 50" in text and "now has 62" not in text
+    older = {"evidence": {**plan["evidence"], "at_checkpoint": {"events": 3, "newest_event_at": "x"}}}
+    assert "3 events up to" in evidence_text(older)

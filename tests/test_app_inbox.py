@@ -493,3 +493,14 @@ def test_incidents_whose_titles_start_alike_are_told_apart_by_what_differs(data_
                           "authentication failure; … rhost=220-135-151-1.hinet-ip.hinet.net user=root"]
     finally:
         session._runtime.clear()
+
+
+def test_a_key_confirmation_is_drawn_above_the_table_where_the_reviewer_is_looking(app, paused_engine):
+    """28-30: pressing r drew "Reject …?" below a 27-row table, off-screen (issue 38.10)."""
+    as_reviewer(app, "dana")
+    app.button(key="inbox_key_reject").click().run()
+    assert "Reject " in said(app, "warning")
+    order = [type(node).__name__ for node in app.main
+             if type(node).__name__ in ("Warning", "Dataframe") and (type(node).__name__ == "Dataframe"
+                                                                    or "Reject " in str(node.value))]
+    assert order[:2] == ["Warning", "Dataframe"], order

@@ -401,3 +401,32 @@ def test_after_a_fork_the_panel_says_whose_analysis_it_is_and_that_its_confidenc
     said_about = [c.value for c in app.caption if "set the category by hand" in c.value]
     assert said_about and "capped at" in said_about[0], said_about
     assert "its own answer" not in said_about[0]
+
+
+def test_a_sampled_analysis_of_every_event_reads_as_done_not_as_missing_work():
+    """After a replay on all 62 events the state quotes 50 (first 10, latest 40): "50 of 62" read as
+    work left undone (issue 38.1); an older checkpoint's analysis still says what it rests on."""
+    from workbench.event_counts import sample_words
+
+    times = [f"2026-11-28T10:{m:02d}:00+00:00" for m in range(50)]
+    doc = {"event_count": 62, "events_since_analysis": 0, "last_seen": "2026-11-28T10:49:00Z",
+           "state": {"evidence": [{"time": t} for t in times]}}
+    assert sample_words(doc) == "all analysed, 50 quoted as a sample"
+    assert sample_words({**doc, "last_seen": "2026-11-28T11:30:00Z"}) is None  # newer events it never saw
+    assert sample_words({**doc, "events_since_analysis": 12}) is None
+
+
+def test_a_replay_is_a_persons_rerun_not_an_edit_nor_the_analysts_first(app, paused_engine, tmp_path):
+    """72-1024-history.png: a replay on the current evidence was drawn as an orange "edited" point and
+    the panel then said "(the analyst's first)" though bob had re-run it (issue 38.7)."""
+    from workbench.timeline import RERUN, SOURCE_WORDS, kind_of
+
+    incident = _by_service(paused_engine, "checkout-api")
+    review = ReviewService(paused_engine)
+    head = paused_engine.records.incident(incident)["pending_checkpoint_id"]
+    review.replay(incident, checkpoint_id=head, reviewer="bob", with_current_evidence=True)
+    kinds = {kind_of(n) for n in review.tree(incident)["nodes"] if n.get("human_action") == "replay"}
+    assert RERUN in kinds and SOURCE_WORDS["update"] not in kinds, kinds
+    open_incident(app, incident)
+    deciding = [unescape(c.value) for c in app.caption if "Deciding on" in c.value]
+    assert deciding and "(re-run by bob)" in deciding[0] and "analyst's first" not in deciding[0], deciding

@@ -106,9 +106,18 @@ def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app
     assert pair["live"]["root_cause"] in shown  # whole
     live_fix = pair["live"]["fix"]
     assert live_fix["plan"] and live_fix["plan"][0] in shown
-    assert f"the code-fix threshold {live_fix['threshold']:.2f}" in shown
-    assert "below the code-fix threshold 0.99" in shown
-    assert "No fix proposed: confidence" in shown and "is below 0.99" in shown, shown
+    # blind (issue 38.2): each side's own threshold (0.70 against 0.99) told which was the candidate
+    captions = [c.value for c in app.caption]
+    start = next(i for i, c in enumerate(captions) if c.startswith("Which answer is better"))
+    shown = unescape("\n".join(captions[start:]))
+    assert "0.99" not in shown and f"{live_fix['threshold']:.2f}" not in shown, shown
+    assert "its code-fix threshold" in shown
+    assert "No fix proposed: confidence" in shown and "is below its code-fix threshold" in shown, shown
+    # once judged, the thresholds are said
+    app.radio(key="backtests_judge_choice_0").set_value("A")
+    app.text_area(key="backtests_judge_reason_0").input("the fix")
+    judge_button(app).click().run()
+    assert "code-fix thresholds: A" in said(app, "success") and "0.99" in said(app, "success")
 
 
 def test_a_fix_proposal_is_said_with_its_file_plan_and_threshold():
@@ -122,3 +131,5 @@ def test_a_fix_proposal_is_said_with_its_file_plan_and_threshold():
                                            "why_not": "no code fix: confidence 0.68 is below 0.70"}}
     assert fix_lines(none) == ["Confidence 0.68, below the code-fix threshold 0.70.",
                                "No fix proposed: confidence 0.68 is below 0.70."]
+    assert fix_lines(none, threshold=False) == ["Confidence 0.68, below its code-fix threshold.",
+                                                "No fix proposed: confidence 0.68 is below its code-fix threshold."]

@@ -110,3 +110,17 @@ def test_a_notes_recorded_time_is_written_as_the_page_writes_times():
     note = note_words("forked from checkpoint 1f1f1603-d04d-6116-8003-014d802402a0: re-ran approval [this "
                       "checkpoint's analysis rests on 50 events up to 2026-11-28T12:22:25.456614+00:00]")
     assert "up to 2026-11-28 12:22:25 UTC]" in note and "T12" not in note, note
+
+
+def test_categories_findings_and_confidences_are_said_in_words_not_codes():
+    """Issue 38.8: History's "Root cause analysis: connection_refused @ 0.95", the diff's findings as a
+    JSON blob with event ids, and "the category db_deadlock stands" in a revision note."""
+    from workbench.audit_words import changes_frame, note_words, trace_words
+
+    assert trace_words("rca: connection_refused @ 0.95") == "Root cause analysis: connection refused, confidence 95%"
+    frame = changes_frame([
+        {"field": "rca.category", "before": None, "after": "db_schema_mismatch"},
+        {"field": "rca.findings", "before": None, "after": [
+            {"kind": "error", "value": "java.net.ConnectException: Connection refused", "event_ids": ["a1", "b2"]}]}])
+    assert list(frame["after"]) == ["db schema mismatch", "error: java.net.ConnectException: Connection refused (2 events)"]
+    assert note_words("agreed; the category db_deadlock stands") == "agreed; the category db deadlock stands"

@@ -395,3 +395,17 @@ def test_an_analysis_setting_the_category_writes_no_search_index_row_and_search_
     # a category's substring among the newest only; its whole words (any case) among the older ones
     assert [r["incident_id"] for page in every_page(records, search="b-poo") for r in page] == [ids[58], ids[50]]
     assert [r["incident_id"] for page in every_page(records, search="B POOL") for r in page] == [ids[5], ids[3]]
+
+
+def test_the_inbox_says_the_category_in_words_as_the_incident_page_does():
+    """Issue 38.8: the inbox's Category column showed `db_schema_mismatch`, the incident page "db schema mismatch"."""
+    from datetime import datetime, timezone
+
+    from workbench.inbox_view import inbox_frame
+
+    row = {"incident_id": "INC-1", "service": "checkout-api", "severity": "high", "category": "db_schema_mismatch",
+           "confidence": 0.9, "event_count": 3, "created_at": "2026-11-28T10:00:00+00:00", "status": "awaiting_approval",
+           "sla_deadline": "2026-11-28T14:00:00+00:00", "title": "BadSqlGrammarException", "assignee": None, "escalated_at": None,
+           "backfilled": False}
+    frame = inbox_frame([row], datetime(2026, 11, 28, 11, tzinfo=timezone.utc))
+    assert list(frame["category"]) == ["db schema mismatch"]

@@ -158,7 +158,10 @@ def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
         assert not [d for col in at.columns for d in col.dataframe if d.key == same.key]  # not in a column
         assert list(same.value.columns)[:2] == ["incident", "title"]
         assert set(same.value["decision"]) <= {"", "approved", "rejected"}
-        assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", w) for w in same.value["when"]), list(same.value["when"])
+        # the log's time, labelled, as the header's "First seen": not when it was ingested (issue 38.9)
+        when = same.value["first seen (log, UTC)"]
+        logged = [engine.records.incident(i)["first_seen"][:16].replace("T", " ") for i in same.value["incident"]]
+        assert list(when) == logged and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", w) for w in when), list(when)
     finally:
         session._runtime.clear()
 
@@ -245,13 +248,16 @@ def test_the_related_table_shows_ids_and_times_whole_and_no_column_empty_in_ever
 
     row = {"incident_id": "INC-20261128-c890ef", "similarity": 0.42, "title": "deadlock detected",
            "status": "awaiting_approval", "decision": None, "category": "db_deadlock", "decided_by": [],
-           "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00", "rejection_reason": None, "fix": None}
+           "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00", "first_seen": "2026-11-28T09:14:00+00:00",
+           "rejection_reason": None, "fix": None}
     shown: dict = {}
     monkeypatch.setattr(related_view.st, "dataframe", lambda frame, **kw: shown.update(frame=frame, **kw))
     related_view._table([row], "k")
-    assert list(shown["frame"].columns) == ["incident", "similarity", "title", "status", "category", "when"]
+    when = "first seen (log, UTC)"  # the log's time, labelled, not when it was ingested (issue 38.9)
+    assert list(shown["frame"].columns) == ["incident", "similarity", "title", "status", "category", when]
+    assert list(shown["frame"][when]) == ["2026-11-28 09:14"]
     config = shown["column_config"]
-    for column, text in (("incident", row["incident_id"]), ("when", "2026-12-06 16:28 UTC")):
+    for column, text in (("incident", row["incident_id"]), (when, "2026-11-28 09:14")):
         width = config[column]["width"] if isinstance(config[column], dict) else config[column].width
         assert isinstance(width, int) and width >= 8 * len(text), (column, width)
     decided = {**row, "decision": "approve", "decided_by": ["bob"]}

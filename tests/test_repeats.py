@@ -206,3 +206,18 @@ def test_a_burst_merge_reads_only_the_ends_of_its_evidence_and_keeps_the_same_sa
     assert [e.time for e in evidence] == [e.time for e in expected]
     if not engine.records.postgres:
         assert [e.event_id for e in evidence] == [e.event_id for e in expected]
+
+
+def test_a_replay_with_current_evidence_leaves_nothing_arrived_since(pool, capsys):
+    """Counted repeats are analysed by a replay on all the evidence: afterwards the record (the
+    header, `show`) no longer says they "arrived since the analysis" (issue 38.1)."""
+    engine, incident, log = pool
+    _lines(log, POOL["message"], POOL["message"], POOL["message"])
+    _poll(engine, log)
+    review = ReviewService(engine)
+    assert review.document(incident)["events_since_analysis"] == 3
+    head = engine.records.incident(incident)["pending_checkpoint_id"]
+    review.replay(incident, checkpoint_id=head, reviewer="ann", with_current_evidence=True)
+    assert review.document(incident)["events_since_analysis"] == 0
+    code, out, _ = cli(capsys, "show", incident)
+    assert code == 0 and "arrived since" not in out

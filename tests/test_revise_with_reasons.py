@@ -99,7 +99,8 @@ def test_the_revisions_panel_says_what_changed_in_the_analysis(engine, deadlock)
     service = ReviewService(engine)
     service.revise(deadlock, reviewer="ann", feedback="It is disk_full, the volume ran out of space")
     line = analysis_change(service.revisions(deadlock)[0])
-    assert "category db_deadlock → disk_full" in line and "confidence 0.88 → 0.3" in line
+    assert "category db deadlock → disk full" in line and "confidence 0.88 → 0.3" in line  # words (issue 38.8)
+    assert "db_deadlock" not in line and "disk_full" not in line
     assert "root cause rewritten" in line and "fix proposal withdrawn" in line
 
 

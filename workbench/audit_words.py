@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline.state import CATEGORIES
+
 ACTION_WORDS = {
     "approve": "approved", "approve_partial": "gave a first approval", "reject": "rejected",
     "revise": "asked for changes", "edit": "edited the analysis", "fork": "forked the run",
@@ -91,13 +93,33 @@ def steps_in_text(text: str) -> str:
     return _NODE_CODE.sub(lambda m: node_words(m.group(1)), text or "")
 
 
+# a category's code in a sentence the engine wrote ("the category db_deadlock stands"): said as the
+# incident page says it ("db deadlock"); codes without an underscore are words already
+_CATEGORY_CODE = re.compile(r"\b(" + "|".join(sorted((c for c in CATEGORIES if "_" in c), key=len, reverse=True))
+                            + r")\b")
+_AT_CONFIDENCE = re.compile(r" @ (0(?:\.\d+)?|1(?:\.0+)?)\b")
+
+
+def category_words(code: str | None) -> str:
+    """A category as the incident page says it: "db_schema_mismatch" → "db schema mismatch"."""
+    return (code or "").replace("_", " ")
+
+
+def categories_in_text(text: str) -> str:
+    """A sentence with the categories' codes in it, each said in words."""
+    return _CATEGORY_CODE.sub(lambda m: category_words(m.group(1)), text or "")
+
+
 def trace_words(line: str) -> str:
     """A node's note ("propose_fix: no code fix: no known cause") led by its step in words ("Fix
-    proposal: no code fix: no known cause"), node names inside it said as steps too."""
+    proposal: no code fix: no known cause"), node names inside it said as steps too, and a category
+    with its confidence in words ("rca: connection_refused @ 0.95" → "Root cause analysis: connection
+    refused, confidence 95%")."""
     m = _TRACE_NODE.match(line or "")
     if m and m.group(1) in NODE_WORDS:
         line = step_words(m.group(1)).capitalize() + ": " + line[m.end():]
-    return steps_in_text(line)
+    line = _AT_CONFIDENCE.sub(lambda c: f", confidence {float(c.group(1)):.0%}", line)
+    return categories_in_text(steps_in_text(line))
 
 
 def setting_words(edits: dict, *, whole: bool = False) -> str:
@@ -206,7 +228,7 @@ def note_words(note: str | None, names: dict[str, str] | None = None) -> str:
     named = names or {}
     note = _ISO_TIME.sub(lambda m: f"{m.group(1)} {m.group(2)}" + (" UTC" if m.group(0)[19:].lstrip(".0123456789") else ""),
                          note)
-    return _CHECKPOINT_ID.sub(lambda m: named.get(m.group(0)) or m.group(2), note)
+    return categories_in_text(_CHECKPOINT_ID.sub(lambda m: named.get(m.group(0)) or m.group(2), note))
 
 
 def audit_sentence(row: dict, proposal: dict | None = None) -> str:
@@ -269,7 +291,20 @@ def _cell(field: str, value) -> str:
     if field.rsplit(".", 1)[-1] == "approvals" and isinstance(value, list):
         return ", ".join(f"{a.get('by') or a.get('name') or '?'} (approved)" if isinstance(a, dict) else value_text(a)
                          for a in value)
+    if field.rsplit(".", 1)[-1] == "category" and isinstance(value, str):
+        return category_words(value)
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return "\n".join(_item_text(v) for v in value)  # findings: a line each, not a JSON blob with ids
     return value_text(value)
+
+
+def _item_text(item: dict) -> str:
+    """One recorded item (a finding) as a line: its texts joined, its id lists as counts
+    ({"kind": "error", "value": "…", "event_ids": [3 ids]} → "error: … (3 events)")."""
+    said = [str(v) for v in item.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    counts = [f"{len(v)} {k.removesuffix('_ids')}{'' if len(v) == 1 else 's'}" for k, v in item.items()
+              if isinstance(v, list) and k.endswith("_ids")]
+    return ": ".join(said) + (f" ({', '.join(counts)})" if counts else "")
 
 
 def changes_frame(changes: list[dict]) -> pd.DataFrame:

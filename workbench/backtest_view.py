@@ -83,12 +83,20 @@ def agreement_delta(live: float | None, candidate: float | None) -> dict:
     return {"delta": f"{points:+d} pts"}
 
 
+def incidents_figure(b: dict, s: dict) -> str:
+    """Analysed of selected: "7/7" for a backtest that stopped at 7 of its 28 read as all done, so
+    one that has not reached every selected incident says how far it got: "7 of 28 (stopped)"."""
+    if b.get("total") and b["total"] > s["incidents"]:
+        return f"{s['incidents']} of {b['total']} ({b['status']})"
+    return f"{s['analysed']}/{s['incidents']}"
+
+
 def summary(rep: dict) -> None:
     b, s = rep["backtest"], rep["summary"]
     st.caption(escape_markdown(f"Candidate: {b['candidate']} · {b['status']} · started {when_words(b['started_at'])}"
                                + (f" · finished {when_words(b['finished_at'])}" if b["finished_at"] else "")))
     row = figure_row()
-    row.metric("Incidents", f"{s['analysed']}/{s['incidents']}", help="analysed / selected", width="content")
+    row.metric("Incidents", incidents_figure(b, s), help="analysed / selected", width="content")
     row.metric("Category changed", s["category_changed"], width="content")
     row.metric("Agreement, live", _pct(s["live_agreement"]), help="with the category reviewers approved",
                width="content")
@@ -135,14 +143,21 @@ def open_at_checkpoint(incident_id: str, checkpoint_id: str | None) -> None:
     st.switch_page(INCIDENT_PAGE, query_params=params)
 
 
-def take_checkpoint_link(incident_id: str) -> None:
-    """On the incident page: a `?checkpoint=` link opens the time-travel tab with it selected."""
+def take_checkpoint_link(incident_id: str, review=None) -> None:
+    """On the incident page: a `?checkpoint=` link opens the time-travel tab with it selected. Given
+    the `review` service, a checkpoint the incident does not have is said here, where the link lands
+    (the top of the page), not only in the History tab a screen or more below."""
     checkpoint_id = st.query_params.get("checkpoint")
     if not checkpoint_id:
         return
-    st.session_state.setdefault("incident_history_next_pick", {})[incident_id] = checkpoint_id
     st.session_state[f"incident_tab_{incident_id}"] = HISTORY_TAB
     del st.query_params["checkpoint"]
+    if review is not None and checkpoint_id not in {n["checkpoint_id"] for n in review.tree(incident_id)["nodes"]}:
+        st.warning(escape_markdown(f"The link's checkpoint {checkpoint_id} is not one of this incident's "
+                                   "checkpoints: the History & time travel tab below shows the newest."),
+                   icon=":material/link_off:")
+        return
+    st.session_state.setdefault("incident_history_next_pick", {})[incident_id] = checkpoint_id
 
 
 def _side(title: str, category, confidence, root_cause, extra: str = "") -> None:

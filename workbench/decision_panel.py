@@ -18,7 +18,7 @@ import streamlit as st
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
 from workbench import session
-from workbench.audit_words import changes_frame, edit_effect_words
+from workbench.audit_words import categories_in_text, category_words, changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -65,7 +65,13 @@ def decide(review: ReviewService, incident_id: str, action: str, state: dict | N
     outcome = _decide(review, incident_id, action, shown=shown, reviewer=reviewer, inputs=inputs,
                       submitted=submitted, acting=acting)
     if outcome is not None:
-        outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"))
+        outcomes[incident_id] = (*outcome, action, shown.get("interrupt_id"), reviewer.id if reviewer else None)
+
+
+def _submitted_key(interrupt_id: str, reviewer: Actor | None) -> str:
+    """A submission is a reviewer's: another name typed in the same browser (the second of two
+    approvals) may still decide on the same analysis."""
+    return f"{interrupt_id}:{reviewer.id if reviewer else ''}"
 
 
 def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict, reviewer: Actor | None,
@@ -79,10 +85,11 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
         return "error", f"{label} not sent: sign in or enter your name in the sidebar first."
     if action == "edit_approve" and not inputs["edits"]:
         return "error", "Edit-then-approve not sent: no field was changed. Change a field, or use Approve."
+    mark = _submitted_key(interrupt_id, reviewer)
     with _SUBMITTING:
-        if interrupt_id in submitted:
+        if mark in submitted:
             return None  # a second click on the same analysis: the first one's message stays
-        submitted[interrupt_id] = action
+        submitted[mark] = action
     try:
         with session.acting_on(acting, incident_id):
             if action == "approve":
@@ -103,7 +110,7 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
         reason = what_changed(shown, review.incident(incident_id), review.audit(incident_id))
         return "warning", f"{label} not applied: {reason}"  # the reason in words: no status codes, no ids
     except IncidentIQError as exc:
-        submitted.pop(interrupt_id, None)  # nothing was decided: the reviewer may correct and retry
+        submitted.pop(mark, None)  # nothing was decided: the reviewer may correct and retry
         return "error", f"{label} not sent: {exc.message}"
     if action in ("approve", "edit_approve") and doc["status"] == "awaiting_approval":
         # the first of two approvals: the gate is still shut, and "now awaiting approval" would read
@@ -165,7 +172,7 @@ def analysis_change(rev: dict) -> str:
     before, after = rev["before"].get("rca") or {}, rev["after"].get("rca") or {}
     parts = []
     if before.get("category") != after.get("category"):
-        parts.append(f"category {before.get('category')} → {after.get('category')}")
+        parts.append(f"category {category_words(before.get('category'))} → {category_words(after.get('category'))}")
     if before.get("confidence") != after.get("confidence"):
         parts.append(f"confidence {before.get('confidence')} → {after.get('confidence')}")
     if before.get("doc_ids") != after.get("doc_ids"):
@@ -179,6 +186,7 @@ def analysis_change(rev: dict) -> str:
     # the analyst's answer to this request (pipeline/analyst/answers.py): why it changed, or why not
     prefix = f"Reviewer request {rev.get('revision')} ("
     answer = next((n.split("\u201d): ", 1)[-1] for n in after.get("notes") or [] if n.startswith(prefix)), None)
+    answer = categories_in_text(answer) if answer else answer  # "the category db deadlock stands", not its code
     if not parts:
         return ("The analysis is unchanged: " + answer) if answer else \
             "The analysis is unchanged: only the recommendation was redone."
@@ -194,8 +202,12 @@ def analysis_words(doc: dict, audit_rows: list[dict] | None = None) -> str:
     when = str(doc.get("head_created_at") or "")[:19].replace("T", " ")
     which = f"the analysis of {when} UTC" if when else "this analysis"
     person = next((e for e in reversed(edits(audit_rows or [])) if e["how"] in ("forked the run", "edited")), None)
+    # the newest of a re-run and an edit made it: a person's replay is theirs, not "the analyst's first"
+    rerun = next((r for r in reversed(audit_rows or []) if r.get("action") in ("replay", "fork", "edit")), None)
     if done:
         which += f" (revision {done})"
+    elif rerun is not None and rerun["action"] == "replay":
+        which += f" (re-run by {rerun['reviewer']})"
     elif person:
         which += f" ({'forked' if person['how'] == 'forked the run' else 'edited'} by {person['by']})"
     else:
@@ -218,7 +230,10 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     interrupt_id = pending["interrupt_id"]
     form_key = f"incident_{interrupt_id[:12]}"
     blocked = session.blocked("approve")
-    done = st.session_state.get("incident_submitted", {}).get(interrupt_id)
+    who = session.actor()
+    done = st.session_state.get("incident_submitted", {}).get(_submitted_key(interrupt_id, who))
+    if outcome and len(outcome) > 4 and outcome[3] == interrupt_id and (who.id if who else None) != outcome[4]:
+        outcome = None  # another reviewer's message about this analysis: not this one's to read
     st.caption(escape_markdown(analysis_words(doc, audit_rows)))
     in_tab = outcome[2] if outcome and len(outcome) > 3 and outcome[3] == interrupt_id else None
     if outcome and not in_tab:
@@ -230,7 +245,6 @@ def panel(review: ReviewService, doc: dict, *, audit_rows: list[dict] | None = N
     if doc.get("approvals"):
         st.text(plain("Approved so far by " + ", ".join(str(a.get("by")) for a in doc["approvals"])
                       + f" ({len(doc['approvals'])} of {doc.get('approvals_needed', 1)})"))
-    who = session.actor()
     if (doc.get("approvals_needed") or 1) > 1 and (doc.get("approvals_limit") or (who and who.auth == "demo")):
         from pipeline.services import UNVERIFIED_LIMIT
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
+from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL
 from workbench import session
 from workbench.audit_words import (changes_frame, setting_words, step_words, steps_in_text, steps_words,
                                    trace_words)
@@ -142,6 +143,11 @@ def evidence_text(plan: dict) -> str:
     if plan.get("with_current_evidence"):
         return (f"Evidence: all {now.get('events')} events the incident has now (newest {_when(now.get('newest_event_at'))} "
                 "UTC) are merged in first, so the whole analysis re-runs on them.")
+    if not basis.get("newer_evidence") and then.get("events") == EVIDENCE_HEAD + EVIDENCE_TAIL < (now.get("events") or 0):
+        # the state keeps the first and the latest events (pipeline.state.merge_evidence): a sample, not work left
+        return (f"Evidence: all {now.get('events')} events the incident has, up to {_when(then.get('newest_event_at'))} "
+                f"UTC; the analysis quotes a sample of {then.get('events')} (the first {EVIDENCE_HEAD} and the latest "
+                f"{EVIDENCE_TAIL}): nothing newer.")
     text = (f"Evidence: {_events(then.get('events'))} up to {_when(then.get('newest_event_at'))} UTC (as at this "
             f"checkpoint); the incident now has {now.get('events')}")
     if basis.get("newer_evidence"):

@@ -159,8 +159,9 @@ def _pressed() -> None:
     apply_presses((st.session_state.get(LISTENER_KEY) or {}).get("presses"))
 
 
-def keyboard(review: ReviewService, rows: list[dict]) -> None:
-    """The hidden key buttons, the listener, and the confirmation an a / r key asks for."""
+def keyboard(review: ReviewService, rows: list[dict], where=None) -> None:
+    """The hidden key buttons, the listener, and the confirmation an a / r key asks for, drawn in
+    `where` (a container above the table: below a long table it was off-screen)."""
     keys = st.container(key="inbox_keys")
     keys.button("next row (j)", key=KEYS["j"], on_click=_move, args=(1,))
     keys.button("previous row (k)", key=KEYS["k"], on_click=_move, args=(-1,))
@@ -175,7 +176,7 @@ def keyboard(review: ReviewService, rows: list[dict]) -> None:
     if not ask or ask["incident_id"] not in by_id:
         return
     row = by_id[ask["incident_id"]]
-    with st.container(border=True, key="inbox_confirm"):
+    with (where if where is not None else st).container(border=True, key="inbox_confirm"):
         if row["status"] != "awaiting_approval":
             st.info(f"{row['incident_id']} is not awaiting a decision.")
             st.button("Close", key="inbox_key_cancel", on_click=_cancel)

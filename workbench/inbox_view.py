@@ -282,7 +282,7 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "incident_id": r["incident_id"],
         "service": r["service"],
         "severity": r["severity"],
-        "category": r["category"] or "",
+        "category": (r["category"] or "").replace("_", " "),  # in words, as the incident page says it
         "confidence": r["confidence"],
         "events": r["event_count"],
         "extent": extent_text(r),

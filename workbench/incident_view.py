@@ -18,6 +18,7 @@ from pipeline.state import names_service
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, findings_frame, marked_html, quoted_lines,
                                      text_heading, stacks_of)
+from workbench.event_counts import events_metric
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, field_words, note_words, wrap_chars
 from workbench.literal import escape_markdown, plain
@@ -56,26 +57,7 @@ def header(doc: dict, *, sla_from: str = "opened") -> None:
         badges.text(plain(f"on it: {doc['assignee']}"))
     now = datetime.now(timezone.utc)
     cols = st.columns(4)
-    since = doc.get("events_since_analysis")
-    if doc.get("state") and since:
-        # new evidence that repeats what the analysis holds is counted, not re-analysed: the header
-        # says how much arrived since, rather than a total the analysis never saw
-        cols[0].metric("Events", doc["event_count"], delta=f"{since} events arrived since the analysis",
-                       delta_color="off",
-                       help=f"{since} event(s) arrived since the analysis; those repeating what it holds do not "
-                            "re-run it (new kinds of event do). Replay with the current evidence (History & time "
-                            "travel) to analyse them all.")
-    elif doc.get("state") and (analysed := len(doc["state"].get("evidence") or [])) != doc["event_count"]:
-        # a replay from an older checkpoint rests on the events it saw: the quoted lines' ×n count
-        # those, so the header says both rather than a total the evidence below never shows
-        # the events the analysis read, not work left undone: the total first, what it read as its basis
-        cols[0].metric("Events", doc["event_count"], delta=f"analysis based on {analysed} of them",
-                       delta_color="off", delta_arrow="off",
-                       help=f"The analysis rests on {analysed} of the {doc['event_count']} events stored (those "
-                            "it saw when it ran): nothing is waiting to be done. Replay with the current evidence (History & "
-                            "time travel) to analyse from them all.")
-    else:
-        cols[0].metric("Events", doc["event_count"])
+    events_metric(cols[0], doc)
     cols[1].metric("First seen (UTC)", _clock(doc.get("first_seen")), help=_short_time(doc.get("first_seen")))
     cols[2].metric("Last seen (UTC)", _clock(doc.get("last_seen")), help=_short_time(doc.get("last_seen")))
     sla = sla_text(doc, now)  # "2h 3m left", "5m late" or "decided": the number fits a narrow column

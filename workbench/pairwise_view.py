@@ -19,17 +19,22 @@ DONE_KEY = "backtests_judged_message"
 FORM_KEY = "backtests_judge_form"
 
 
-def fix_lines(side: dict) -> list[str]:
+def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
     """A side's fix proposal as a reviewer judges it: the confidence against the code-fix threshold,
     the file its diff changes (or that it has none), and its plan; or why there is none. "fix
-    proposed" alone could not tell a candidate that only changes the fix from the live analyst."""
+    proposed" alone could not tell a candidate that only changes the fix from the live analyst.
+    `threshold` False (the two sides' thresholds differ): the threshold is not named, since a side's
+    own number would tell which side is the candidate before the judgment."""
     fix = side.get("fix") or {}
     lines = []
     if fix.get("confidence") is not None and fix.get("threshold") is not None:
         above = "at or above" if fix["confidence"] >= fix["threshold"] else "below"
-        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}.")
+        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}."
+                     if threshold else f"Confidence {fix['confidence']:.2f}, {above} its code-fix threshold.")
     if not side["fix_proposed"]:
         why = str(fix.get("why_not") or "").removeprefix("no code fix: ")
+        if not threshold and fix.get("threshold") is not None:
+            why = why.replace(f"{fix['threshold']:.2f}", "its code-fix threshold")
         return [*lines, "No fix proposed" + (f": {why}." if why else ".")]
     if fix.get("target_file"):
         lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
@@ -38,7 +43,12 @@ def fix_lines(side: dict) -> list[str]:
     return lines + [f"• {step}" for step in fix.get("plan") or []]
 
 
-def _answer(title: str, side: dict) -> None:
+def same_threshold(pair: dict) -> bool:
+    """Whether both answers were made with the same code-fix threshold (naming it then tells nothing)."""
+    return (pair["live"].get("fix") or {}).get("threshold") == (pair["candidate"].get("fix") or {}).get("threshold")
+
+
+def _answer(title: str, side: dict, *, threshold: bool) -> None:
     with st.container(border=True):
         st.markdown(f"**{title}**")
         conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
@@ -46,7 +56,7 @@ def _answer(title: str, side: dict) -> None:
         if side["root_cause"]:  # whole, wrapped: cut at 600 characters it ended mid-word ("a Pro")
             st.caption(escape_markdown(side["root_cause"]))
         st.markdown("**Fix proposal**")
-        st.caption(escape_markdown("\n\n".join(fix_lines(side))))
+        st.caption(escape_markdown("\n\n".join(fix_lines(side, threshold=threshold))))
 
 
 def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
@@ -88,10 +98,11 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
     a_side = orders.setdefault((backtest_id, incident_id), service.shown_order())
     pair = pairs[incident_id]
     left, right = st.columns(2)
+    shared = same_threshold(pair)  # blind: a threshold of one side's own would tell which it is
     with left:
-        _answer("A", pair[a_side])
+        _answer("A", pair[a_side], threshold=shared)
     with right:
-        _answer("B", pair["candidate" if a_side == "live" else "live"])
+        _answer("B", pair["candidate" if a_side == "live" else "live"], threshold=shared)
     blocked = session.blocked("judge")
     # the form's widgets are numbered by the judgments recorded in this session: the browser keeps a
     # widget's value while its key stays (even once the server forgot it), so the next incident's form
@@ -107,12 +118,12 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
         sent = st.form_submit_button("Record the judgment", disabled=blocked is not None, help=blocked)
     if sent:
         _record(service, who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
-                reason=reason, correction=correction)
+                reason=reason, correction=correction, pair=pair)
     _judged(service, backtest_id, counts)
 
 
 def _record(service, who, *, backtest_id: str, incident_id: str, a_side: str, choice: str | None, reason: str,
-            correction: str) -> None:
+            correction: str, pair: dict) -> None:
     if choice is None:
         st.error("Choose A, B or equal.")
         return
@@ -133,8 +144,17 @@ def _record(service, who, *, backtest_id: str, incident_id: str, a_side: str, ch
         st.session_state.pop(key, None)
     st.session_state[FORM_KEY] = form + 1  # a new form, empty in the browser too
     st.session_state[DONE_KEY] = (f"Recorded for {incident_id}: you preferred {SIDE_WORDS[row['preferred']]} answer "
-                                  f"(A was {SIDE_WORDS[a_side]} answer).")
+                                  f"(A was {SIDE_WORDS[a_side]} answer{_thresholds(pair, a_side)}).")
     st.rerun()
+
+
+def _thresholds(pair: dict, a_side: str) -> str:
+    """After the judgment, the code-fix thresholds the blind view left unnamed (when they differed)."""
+    if same_threshold(pair):
+        return ""
+    b_side = "candidate" if a_side == "live" else "live"
+    a, b = ((pair[s].get("fix") or {}).get("threshold") for s in (a_side, b_side))
+    return f"; code-fix thresholds: A {a:.2f}, B {b:.2f}" if a is not None and b is not None else ""
 
 
 def _judged(service, backtest_id: str, counts: dict) -> None:

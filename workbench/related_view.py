@@ -23,11 +23,13 @@ def when_words(value) -> str:
     return f"{text} UTC" if text else ""
 
 
+# the log's time, as the header's "First seen (UTC)" and the evidence say it: not when it was opened here
+WHEN = "first seen (log, UTC)"
 # what a related incident may not have yet (no decision): a column empty in every row is dropped
 _OPTIONAL = ("decision", "decided by", "rejection reason / fix approved")
 # pixel widths the incident's id ("INC-20261128-c890ef") and the time ("2026-12-06 16:28 UTC") fit in
 # (a walkthrough read "INC-202611" and "2026-12-06" at 1440 px)
-WIDTHS = {"incident": 170, "similarity": 80, "when": 170}
+WIDTHS = {"incident": 170, "similarity": 80, WHEN: 170}
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -45,7 +47,7 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
         "title": r.get("title") or "", "status": status_text(r["status"]),
         "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
         "decided by": ", ".join(r["decided_by"]),
-        "when": when_words(r["decided_at"] or r["created_at"]),
+        WHEN: when_words(r.get("first_seen") or r["created_at"]).removesuffix(" UTC"),
         "rejection reason / fix approved": r["rejection_reason"] or (
             (r["fix"]["target_file"] or r["fix"]["hash"][:12]) if r["fix"] and r["fix"].get("hash") else ""),
     } for r in rows])
@@ -65,7 +67,8 @@ def _table(rows: list[dict], key: str) -> None:
                  width="stretch",
                  column_config={"incident": st.column_config.TextColumn("incident", width=WIDTHS["incident"]),
                                 "title": st.column_config.TextColumn("title", width="medium"),
-                                "when": st.column_config.TextColumn("when", width=WIDTHS["when"]),
+                                WHEN: st.column_config.TextColumn(WHEN, width=WIDTHS[WHEN],
+                                                                  help="when its first event was logged"),
                                 "similarity": st.column_config.NumberColumn(
                                     "similarity", format="%.2f", width=WIDTHS["similarity"],
                                     help="the share of this incident's error words the other's errors use too, "

@@ -23,9 +23,10 @@ from workbench.audit_words import ACTION_WORDS, step_words
 # how LangGraph says a checkpoint was made (its `source`), in a reviewer's words: the chart's legend and
 # a point no node wrote say these, never `input`, `loop` or `update`
 SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited", "fork": "forked"}
+RERUN = "re-run by a person"  # a replay's own checkpoint (the current evidence merged in): not an edit
 FORK_COLOR = "#b279a2"
 SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
-                 SOURCE_WORDS["fork"]: FORK_COLOR}
+                 SOURCE_WORDS["fork"]: FORK_COLOR, RERUN: "#72b7b2"}
 # the legend says what the colours mean; how a fork is drawn (its first checkpoint "forked", on a lane
 # named "branch N · fork", joined to the checkpoint it came from by a dashed line of its colour) is the
 # caption under the chart: in the legend's title it was cut to "How each checkpoint was m…" at 1440 px
@@ -53,6 +54,8 @@ def kind_of(entry: dict) -> str:
     "edited" as an edit of the paused run is (issue 38.6: a fork looked like the main line)."""
     if entry.get("human_action") == "fork" and entry.get("source") == "update":
         return SOURCE_WORDS["fork"]
+    if entry.get("human_action") == "replay" and entry.get("source") == "update":
+        return RERUN  # a replay with the current evidence writes it: a person re-ran, nobody edited
     return SOURCE_WORDS.get(entry.get("source") or "loop", entry.get("source") or "?")
 
 

@@ -240,6 +240,7 @@ def decided_row(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "incident_id": row["incident_id"], "status": row["status"], "category": row.get("category"),
         "service": row.get("service"), "title": row.get("title"), "created_at": row["created_at"],
+        "first_seen": row.get("first_seen"),  # the log's time (created_at is when it was opened here)
         "decision": decision.get("action"),
         "decided_by": [a.get("by") for a in decision.get("approvals") or []] or (
             [decision["reviewer"]] if decision.get("reviewer") else []),

@@ -118,6 +118,8 @@ class TimeTravel(Claims):
             note = (f"{plan['label']}: re-ran {', '.join(plan['nodes'])}"
                     + ("; with the current evidence" if with_current_evidence else "")
                     + "".join(f" [{w}]" for w in plan["warnings"]))
+            # on the current evidence every stored event is in the run: none is left "arrived since"
+            analysed: dict[str, Any] = {}
             with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
                 start = target.config
                 moved = set(plan["evidence"]["moved_ids"])
@@ -128,9 +130,10 @@ class TimeTravel(Claims):
                 elif with_current_evidence:
                     events = self.records.events_of(incident_id)
                     start = self.graph.update_state(target.config, {"evidence": events}, as_node="intake")
+                    analysed = {"merged_event_ids": [e.event_id for e in events], "analysed": True}
                 self.graph.invoke(None, start, context=self.engine.deps)
             self._require_paused(incident_id)
-            claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note)
+            claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note, **analysed)
         finally:
             claim.close()
         return self.incident(incident_id)
