@@ -20,6 +20,7 @@ matched per event, so they hold for any stack and wording.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from pipeline.knowledge.index import Doc
 from pipeline.knowledge.retrieval import event_text
@@ -122,13 +123,10 @@ def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
     `carrying`), by a service or host other than theirs that their lines name (`upstream: .../php-fpm.sock`
     of service php-fpm, `http://search.svc:7700` of service search): the callee's own failure, which its
     callers' refusals or timeouts follow. None when the caller's lines name no such callee."""
-    if category not in CALLER_SIDE:
+    caller = _caller_lines(events, category, carrying)
+    if caller is None:
         return None
-    mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
-    if not mine:
-        return None
-    start, callers = min(e.time for e in mine), {e.service for e in mine}
-    said = " ".join(event_text(e) for e in mine).lower()
+    mine, start, callers, said = caller
     produced = PRODUCED_BY.get(category, frozenset()) | PRODUCED_WHEN_FIRST.get(category, frozenset())
     for n, (other, found) in enumerate(others):
         if other == category or (category != "connection_refused" and other not in produced):
@@ -139,6 +137,19 @@ def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
                 e.host and e.host not in {c.host for c in mine} and _named(e.host, said) for e in theirs):
             return n
     return None
+
+
+def _caller_lines(events: list[LogEvent], category: str, carrying: list[bool]
+                  ) -> tuple[list[LogEvent], datetime, set[str | None], str] | None:
+    """The caller side's problem lines of a caller-side `category` (per event `carrying`), their first
+    time, their services and their text (lowercase), or None when the category is not a caller's or
+    no problem line carries it."""
+    if category not in CALLER_SIDE:
+        return None
+    mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
+    if not mine:
+        return None
+    return mine, min(e.time for e in mine), {e.service for e in mine}, " ".join(event_text(e) for e in mine).lower()
 
 
 def _named(name: str | None, text: str) -> bool:
@@ -156,13 +167,10 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
     clocks do not order it) or, when those lines name no peer at all, said strictly before every one of them
     (a process OOM-killed, then its callers refused). None otherwise: a caller's own pool or memory is not what
     it calls, and a caller naming another peer (`cluster=billing`) fails on that one."""
-    if category not in CALLER_SIDE:
+    caller = _caller_lines(events, category, carrying)
+    if caller is None:
         return None
-    mine = [e for e, found in zip(events, carrying) if found and e.level in ("ERROR", "FATAL", "WARN", None)]
-    if not mine:
-        return None
-    start, callers = min(e.time for e in mine), {e.service for e in mine}
-    said = " ".join(event_text(e) for e in mine).lower()
+    mine, start, callers, said = caller
     for n, (other, found) in enumerate(others):
         if other not in PRODUCED_BY.get(category, frozenset()):
             continue
