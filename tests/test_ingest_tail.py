@@ -260,3 +260,20 @@ def test_the_poller_does_not_cut_a_rotated_files_line_while_its_writer_still_hol
             writer.wait()
     after = source.read(during.cursor)
     assert [e.message for e in after.items] == ["payment declined for order 2"]
+
+
+def test_an_empty_folder_is_a_source_with_nothing_to_read_yet_and_a_missing_one_an_error(tmp_path):
+    """A folder source its writers have not written into yet is healthy (the poller waits); a path that
+    does not exist is the error."""
+    import pytest
+
+    from pipeline.errors import SourceError
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    tail = Tailer(folder, max_bytes=1_000_000).read(None)
+    assert (tail.items, tail.cursor, tail.more) == ([], None, False)
+    (folder / "app.log").write_text("2026-12-01T09:00:00Z ERROR first line\n")
+    assert len(Tailer(folder, max_bytes=1_000_000, final=True).read(None).items) == 1
+    with pytest.raises(SourceError, match="no such file or folder"):
+        Tailer(tmp_path / "missing", max_bytes=1_000_000).read(None)

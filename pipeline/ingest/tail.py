@@ -91,6 +91,8 @@ class Tailer:
         entries = _load(cursor, self.path)
         live = self._live_files()
         if not live and not entries:
+            if self.path.is_dir():  # a folder its writers have not written a log into yet: nothing to read
+                return Tail(items=[], cursor=None, more=False, lag_seconds=0.0)
             raise SourceError(f"no such file or folder: {self.path}")
         items: list[Item] = []
         kept: list[_Entry] = []
