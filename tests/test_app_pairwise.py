@@ -89,6 +89,7 @@ def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app
     threshold, the file its diff changes and its plan, or why there is none."""
     from pipeline.backtest.pairwise import pairs
     from tests.support import unescape
+    from workbench.literal import analysis_text
 
     decided(paused_engine)
     settings = tmp_path / "strict.toml"
@@ -103,9 +104,10 @@ def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app
     app.selectbox(key=f"backtests_pair_pick_{run.backtest_id}").set_value(pair["incident_id"]).run()
     assert not app.exception, [e.value for e in app.exception]
     shown = unescape("\n".join(c.value for c in app.caption))
-    assert pair["live"]["root_cause"] in shown  # whole
+    # whole, as the incident page shows it: the analyst's code-span backticks dropped
+    assert analysis_text(pair["live"]["root_cause"]) in shown
     live_fix = pair["live"]["fix"]
-    assert live_fix["plan"] and live_fix["plan"][0] in shown
+    assert live_fix["plan"] and analysis_text(live_fix["plan"][0]) in shown
     # blind (issue 38.2): each side's own threshold (0.70 against 0.99) told which was the candidate
     captions = [c.value for c in app.caption]
     start = next(i for i, c in enumerate(captions) if c.startswith("Which answer is better"))

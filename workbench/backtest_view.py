@@ -12,7 +12,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import step_words
 from workbench.audit_words import changes_words
 from workbench.figures import figure_row
-from workbench.literal import escape_markdown
+from workbench.literal import analysis_text, escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
 HISTORY_TAB = "History & time travel"
@@ -165,7 +165,7 @@ def _side(title: str, category, confidence, root_cause, extra: str = "") -> None
     conf = "" if confidence is None else f" @ {confidence:.2f}"
     st.markdown(escape_markdown(f"{category or '-'}{conf}"))
     if root_cause:  # whole, wrapped (cut at 300 characters it ended mid-word)
-        st.caption(escape_markdown(root_cause))
+        st.caption(escape_markdown(analysis_text(root_cause)))
     if extra:
         st.caption(escape_markdown(extra))
 

@@ -11,7 +11,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.state import CATEGORIES, readable_title
 from workbench import session
 from workbench.figures import figure_row
-from workbench.literal import escape_markdown
+from workbench.literal import analysis_text, escape_markdown
 
 CHOICE_WORDS = {"A": "A is better", "B": "B is better", "equal": "equally good (or bad)"}
 SIDE_WORDS = {"live": "the live analyst's", "candidate": "the candidate's", "equal": "neither"}
@@ -40,7 +40,7 @@ def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
         lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
     else:
         lines.append("Fix proposed: a plan, no diff." if fix else "Fix proposed.")
-    return lines + [f"• {step}" for step in fix.get("plan") or []]
+    return lines + [f"• {analysis_text(step)}" for step in fix.get("plan") or []]
 
 
 def same_threshold(pair: dict) -> bool:
@@ -54,7 +54,7 @@ def _answer(title: str, side: dict, *, threshold: bool) -> None:
         conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
         st.markdown(escape_markdown(f"{side['category'] or '-'}{conf}"))
         if side["root_cause"]:  # whole, wrapped: cut at 600 characters it ended mid-word ("a Pro")
-            st.caption(escape_markdown(side["root_cause"]))
+            st.caption(escape_markdown(analysis_text(side["root_cause"])))
         st.markdown("**Fix proposal**")
         st.caption(escape_markdown("\n\n".join(fix_lines(side, threshold=threshold))))
 
