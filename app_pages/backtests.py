@@ -8,8 +8,8 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
 from workbench.literal import escape_markdown
-from workbench.backtest_view import (agreement_figure, backtest_name, confusion_frame, disagreement, follow_started,
-                                     runs_panel, start_form, summary)
+from workbench.backtest_view import (agreement_figure, backtest_name, confusion_frame, difference_words, disagreement,
+                                     follow_started, runs_panel, start_form, summary)
 from workbench.pairwise_view import pairwise_panel
 
 workbench = session.workbench()
@@ -75,7 +75,7 @@ if rep["changes"]:
                "approved: a category they corrected to, a rejected or undecided incident, a code fix newly (or no "
                "longer) proposed.")
     for i, item in enumerate(rep["changes"]):
-        disagreement(item, index=i, key="backtests_change")
+        disagreement(item, index=i, key="backtests_change", heading=difference_words(item))
 pairwise_panel(service, chosen, rep["pairwise"])
 if rep["skipped"]:
     with st.expander(f"Skipped ({len(rep['skipped'])})"):

@@ -10,7 +10,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import step_words
-from workbench.audit_words import changes_words
+from workbench.audit_words import category_words, changes_words
 from workbench.figures import figure_row
 from workbench.literal import analysis_text, escape_markdown
 
@@ -179,12 +179,29 @@ def _fix(item: dict, side: str) -> str:
                                     "fix": item.get(f"{side}_fix") or {}}))
 
 
-def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
-    """One result side by side: the live analyst's own answer, the candidate's, and who did what."""
+def difference_words(item: dict) -> str:
+    """What the candidate's answer changes against the live analyst's, in words ("names X where the
+    live analyst named Y; proposes no code fix where the live analysis did"): an "other change" is
+    headed by its difference, not by a verdict such as "same as the live analysis"."""
+    said = []
+    if item["old_category"] != item["new_category"]:
+        said.append(f"names {category_words(item['new_category']) or 'no category'} where the live analyst named "
+                    f"{category_words(item['old_category']) or 'none'}")
+    if item["newly_fix_eligible"]:
+        said.append("proposes a code fix where the live analysis proposed none")
+    if item.get("fix_no_longer_eligible"):
+        said.append("proposes no code fix where the live analysis proposed one")
+    return "; ".join(said) or "no difference"
+
+
+def disagreement(item: dict, *, index: int, key: str = "backtests_open", heading: str | None = None) -> None:
+    """One result side by side: the live analyst's own answer, the candidate's, and who did what;
+    headed by how it stands to the reviewers, or by `heading` (an other change: what differs)."""
     with st.container(border=True):
         head, link = st.columns([4, 1])
-        head.markdown(escape_markdown(f"{item['incident_id']} — {VERDICT_WORDS.get(item['verdict'], item['verdict'])}")
-                      + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
+        said = heading or VERDICT_WORDS.get(item["verdict"], item["verdict"]) + (
+            " · code fix newly eligible" if item["newly_fix_eligible"] else "")
+        head.markdown(escape_markdown(f"{item['incident_id']} — {said}"))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
         if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
                        help="the incident's time travel at the checkpoint this backtest started from"):
