@@ -25,12 +25,16 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert metrics["Incidents"] == "4/4" and metrics["Category changed"] == "1"
     assert metrics["Agreement, live"] == "50%" and metrics["Agreement, candidate"] == "0%"
     [confusion] = [d.value for d in app.dataframe]
-    assert confusion.loc["upstream_rate_limited", "unknown"] == 1
+    # the categories in the reviewer's words, as the incident page says them (the report's JSON keeps codes)
+    assert confusion.loc["upstream rate limited", "unknown"] == 1
+    assert not [c for c in [*confusion.index, *confusion.columns] if "_" in c]
     assert len(app.get("plotly_chart")) == 1
     said = texts(app)
     assert f"{ids['approved']} — changes a category reviewers approved" in said
     assert "bob approved after editing the category unknown → connection refused" in said
-    assert "approved category: upstream_rate_limited" in said
+    assert "approved category: upstream rate limited" in said
+    assert "upstream_rate_limited" not in said
+    assert "upstream_rate_limited" in {r["human_category"] for r in run_report(paused_engine, run.backtest_id)}  # codes kept
     disagreements = [b for b in app.button if b.key.startswith("backtests_open_")]
     assert len(disagreements) == 2
     row = next(r for r in run_report(paused_engine, run.backtest_id) if r["incident_id"] == ids["approved"])

@@ -34,7 +34,8 @@ def test_a_reviewer_judges_two_answers_shown_in_a_stored_random_order(app, pause
     a_side = app.session_state["backtests_pair_orders"][(bt, ids["approved"])]
     assert a_side in ("live", "candidate")
     shown = texts(app)
-    assert "upstream_rate_limited" in shown and "unknown" in shown  # the live answer and the candidate's
+    # the live answer and the candidate's, each category in the reviewer's words
+    assert "upstream rate limited" in shown and "unknown" in shown and "upstream_rate_limited" not in shown
     # the order holds across reruns of the page
     app.run()
     assert app.session_state["backtests_pair_orders"][(bt, ids["approved"])] == a_side

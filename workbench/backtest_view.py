@@ -112,12 +112,13 @@ def summary(rep: dict) -> None:
 
 
 def confusion_frame(confusion: dict[str, dict[str, int]]) -> pd.DataFrame:
-    """Approved category (rows) against the candidate's (columns), counts."""
+    """Approved category (rows) against the candidate's (columns), counts; each category in the
+    reviewer's words, as the incident page says it (the report's JSON keeps the codes)."""
     if not confusion:
         return pd.DataFrame()
     named = sorted({c for row in confusion.values() for c in row})
     return pd.DataFrame([[confusion[h].get(n, 0) for n in named] for h in sorted(confusion)],
-                        index=sorted(confusion), columns=named)
+                        index=[category_words(h) for h in sorted(confusion)], columns=[category_words(n) for n in named])
 
 
 def agreement_figure(by_outcome: dict) -> go.Figure:
@@ -163,7 +164,7 @@ def take_checkpoint_link(incident_id: str, review=None) -> None:
 def _side(title: str, category, confidence, root_cause, extra: str = "") -> None:
     st.markdown(f"**{title}**")
     conf = "" if confidence is None else f" @ {confidence:.2f}"
-    st.markdown(escape_markdown(f"{category or '-'}{conf}"))
+    st.markdown(escape_markdown(f"{category_words(category) or '-'}{conf}"))
     if root_cause:  # whole, wrapped (cut at 300 characters it ended mid-word)
         st.caption(escape_markdown(analysis_text(root_cause)))
     if extra:
@@ -221,7 +222,7 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open", heading
             for line in step_words(item["human_decision"], changes_words):
                 st.caption(escape_markdown(line))
             if item["human_category"]:
-                st.caption(escape_markdown(f"approved category: {item['human_category']}"))
+                st.caption(escape_markdown(f"approved category: {category_words(item['human_category'])}"))
 
 
 SCOPES = {"decided": "decided incidents", "paused": "incidents waiting at the gate", "all": "both"}

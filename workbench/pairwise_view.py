@@ -10,6 +10,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.state import CATEGORIES, readable_title
 from workbench import session
+from workbench.audit_words import category_words
 from workbench.figures import figure_row
 from workbench.literal import analysis_text, escape_markdown
 
@@ -52,7 +53,7 @@ def _answer(title: str, side: dict, *, threshold: bool) -> None:
     with st.container(border=True):
         st.markdown(f"**{title}**")
         conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
-        st.markdown(escape_markdown(f"{side['category'] or '-'}{conf}"))
+        st.markdown(escape_markdown(f"{category_words(side['category']) or '-'}{conf}"))
         if side["root_cause"]:  # whole, wrapped: cut at 600 characters it ended mid-word ("a Pro")
             st.caption(escape_markdown(analysis_text(side["root_cause"])))
         st.markdown("**Fix proposal**")
@@ -114,7 +115,7 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
         reason = st.text_area("Why (required)", key=f"backtests_judge_reason_{form}", max_chars=2000)
         correction = st.selectbox("The right category, if both are wrong (optional)", ["", *CATEGORIES],
                                   key=f"backtests_judge_category_{form}",
-                                  format_func=lambda c: c.replace("_", " ") or "—")
+                                  format_func=lambda c: category_words(c) or "—")
         sent = st.form_submit_button("Record the judgment", disabled=blocked is not None, help=blocked)
     if sent:
         _record(service, who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
@@ -163,7 +164,7 @@ def _judged(service, backtest_id: str, counts: dict) -> None:
         return
     with st.expander(f"Judgments so far ({len(rows)})"):
         st.dataframe(pd.DataFrame([{"incident": r["incident_id"], "reviewer": r["reviewer"],
-                                    "preferred": r["preferred"], "right category": r["correction"] or "",
+                                    "preferred": r["preferred"], "right category": category_words(r["correction"]),
                                     "reason": r["reason"], "shown as A": r["a_side"], "when": r["judged_at"][:19]}
                                    for r in rows]), hide_index=True, key=f"backtests_judgments_{backtest_id}")
         st.download_button("Download as labelled eval cases (JSONL)", data=service.pairwise_cases(backtest_id),
