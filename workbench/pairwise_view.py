@@ -24,18 +24,19 @@ def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
     """A side's fix proposal as a reviewer judges it: the confidence against the code-fix threshold,
     the file its diff changes (or that it has none), and its plan; or why there is none. "fix
     proposed" alone could not tell a candidate that only changes the fix from the live analyst.
-    `threshold` False (the two sides' thresholds differ): the threshold is not named, since a side's
-    own number would tell which side is the candidate before the judgment."""
+    `threshold` False (the two sides' thresholds differ): the threshold is not said at all, neither its
+    number nor whether a side's confidence is above or below its own: one answer's "below its threshold"
+    beside the other's "at or above" at the same confidence told which side ran with the stricter
+    setting, the candidate, before the judgment. What each side proposes is said either way."""
     fix = side.get("fix") or {}
     lines = []
-    if fix.get("confidence") is not None and fix.get("threshold") is not None:
+    if threshold and fix.get("confidence") is not None and fix.get("threshold") is not None:
         above = "at or above" if fix["confidence"] >= fix["threshold"] else "below"
-        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}."
-                     if threshold else f"Confidence {fix['confidence']:.2f}, {above} its code-fix threshold.")
+        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}.")
     if not side["fix_proposed"]:
         why = str(fix.get("why_not") or "").removeprefix("no code fix: ")
-        if not threshold and fix.get("threshold") is not None:
-            why = why.replace(f"{fix['threshold']:.2f}", "its code-fix threshold")
+        if not threshold and fix.get("threshold") is not None and f"{fix['threshold']:.2f}" in why:
+            why = ""  # the reason is the side's own threshold: saying it would tell the side
         return [*lines, "No fix proposed" + (f": {why}." if why else ".")]
     if fix.get("target_file"):
         lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
