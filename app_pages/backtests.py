@@ -8,8 +8,8 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import backtests_of
 from workbench import session
 from workbench.literal import escape_markdown
-from workbench.backtest_view import (agreement_figure, backtest_name, confusion_frame, disagreement, follow_started,
-                                     runs_panel, start_form, summary)
+from workbench.backtest_view import (agreement_figure, backtest_name, confusion_frame, difference_words, disagreement,
+                                     follow_started, runs_panel, start_form, summary)
 from workbench.pairwise_view import pairwise_panel
 
 workbench = session.workbench()
@@ -46,38 +46,43 @@ except IncidentIQError as exc:
     st.error(exc.message)
     st.stop()
 
-summary(rep)
-left, right = st.columns(2)
-with left:
-    st.subheader("Approved category → candidate")
-    frame = confusion_frame(rep["confusion"])
-    if frame.empty:
-        st.caption("No incident here was approved with a category.")
-    else:
-        st.dataframe(frame, key="backtests_confusion")
-with right:
-    st.subheader("By human outcome")
-    st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
+# the pairwise review is blind: the report names each incident's live and candidate answers, so it
+# is a tab of its own, with nothing above its panel but the backtest it reviews
+report_tab, pairwise_tab = st.tabs(["Report", "Pairwise review (blind)"])
+with report_tab:
+    summary(rep)
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Approved category → candidate")
+        frame = confusion_frame(rep["confusion"])
+        if frame.empty:
+            st.caption("No incident here was approved with a category.")
+        else:
+            st.dataframe(frame, key="backtests_confusion")
+    with right:
+        st.subheader("By human outcome")
+        st.plotly_chart(agreement_figure(rep["by_outcome"]), key="backtests_chart")
 
-st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
-if not rep["disagreements"] and not rep["confusion"]:
-    # nothing approved with a category: no agreement to claim (a green "names the category the reviewers
-    # approved" over no approval read as a pass)
-    st.info("No incident here was approved with a category yet, so there is nothing to agree or disagree with: "
-            "decide some incidents, or back-test the decided ones.")
-elif not rep["disagreements"]:
-    st.success("The candidate names the category the reviewers approved wherever they approved one.")
-for i, item in enumerate(rep["disagreements"]):
-    disagreement(item, index=i)
-if rep["changes"]:
-    st.subheader(f"Other changes from the live analysis ({len(rep['changes'])})")
-    st.caption("The candidate differs from the live analyst's answer here without going against what reviewers "
-               "approved: a category they corrected to, a rejected or undecided incident, a code fix newly (or no "
-               "longer) proposed.")
-    for i, item in enumerate(rep["changes"]):
-        disagreement(item, index=i, key="backtests_change")
-pairwise_panel(service, chosen, rep["pairwise"])
-if rep["skipped"]:
-    with st.expander(f"Skipped ({len(rep['skipped'])})"):
-        for sk in rep["skipped"]:
-            st.text(f"{sk['incident_id']}: {sk['why']}")
+    st.subheader(f"Disagreements with the reviewers ({len(rep['disagreements'])})")
+    if not rep["disagreements"] and not rep["confusion"]:
+        # nothing approved with a category: no agreement to claim (a green "names the category the reviewers
+        # approved" over no approval read as a pass)
+        st.info("No incident here was approved with a category yet, so there is nothing to agree or disagree with: "
+                "decide some incidents, or back-test the decided ones.")
+    elif not rep["disagreements"]:
+        st.success("The candidate names the category the reviewers approved wherever they approved one.")
+    for i, item in enumerate(rep["disagreements"]):
+        disagreement(item, index=i)
+    if rep["changes"]:
+        st.subheader(f"Other changes from the live analysis ({len(rep['changes'])})")
+        st.caption("The candidate differs from the live analyst's answer here without going against what reviewers "
+                   "approved: a category they corrected to, a rejected or undecided incident, a code fix newly (or no "
+                   "longer) proposed.")
+        for i, item in enumerate(rep["changes"]):
+            disagreement(item, index=i, key="backtests_change", heading=difference_words(item))
+    if rep["skipped"]:
+        with st.expander(f"Skipped ({len(rep['skipped'])})"):
+            for sk in rep["skipped"]:
+                st.text(f"{sk['incident_id']}: {sk['why']}")
+with pairwise_tab:
+    pairwise_panel(service, chosen, rep["pairwise"])

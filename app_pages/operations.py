@@ -16,6 +16,9 @@ WINDOWS = {"last hour": (timedelta(hours=1), "minute"), "last 24 hours": (timede
            "last 7 days": (timedelta(days=7), "hour")}
 FREQ = {"minute": "min", "hour": "h"}
 DEAD_LETTERS_SHOWN = 500
+# what a table shows where a value is not known (a source that cannot say its backlog, a poll not yet
+# timed): nothing, rather than Streamlit's "None"
+NOT_KNOWN = ""
 
 workbench = session.workbench()
 
@@ -81,7 +84,7 @@ else:
         "latency (ms)": _round(s.get("latency_ms")), "polls": s.get("polls"),
         "errors": s.get("errors"), "events read": s.get("events_read"), "dead letters": s.get("dead_letters"),
         "last error": s.get("last_error") or "", "last error at": (s.get("last_error_at") or "")[:19],
-    } for s in status]), hide_index=True, width="stretch", key="operations_pollers",
+    } for s in status]), hide_index=True, width="stretch", key="operations_pollers", placeholder=NOT_KNOWN,
         column_config={"lines behind": st.column_config.NumberColumn("lines behind", format="%d")})
 
 left, right = st.columns(2)
@@ -135,7 +138,7 @@ if not dead:
 else:
     st.dataframe(plain(pd.DataFrame([{"at": d["created_at"][:19], "source": d["source"], "position": d["position"],
                                       "reason": d["reason"], "line": d["raw"][:500]} for d in dead])),
-                 hide_index=True, width="stretch", key="operations_dead_letters",
+                 hide_index=True, width="stretch", key="operations_dead_letters", placeholder=NOT_KNOWN,
                  column_config={"line": st.column_config.TextColumn("line", width="large")})
     st.caption(f"The first {min(len(dead), DEAD_LETTERS_SHOWN)} rejected lines, oldest first.")
 
@@ -154,7 +157,7 @@ for item in layouts:
                                             key=f"operations_pattern_{item['source']}"):
             st.code(plain(lay["pattern"]), language=None)
         st.dataframe(plain(pd.DataFrame([{"field": k, "value": str(v)} for k, v in lay.get("fields", {}).items()])),
-                     hide_index=True, width="stretch", key=f"operations_layout_{item['source']}")
+                     hide_index=True, width="stretch", key=f"operations_layout_{item['source']}", placeholder=NOT_KNOWN)
 st.caption("Override a learnt layout with INCIDENTIQ_LOG_PATTERN (a regex with named groups).")
 
 st.subheader("Storage")

@@ -25,12 +25,16 @@ def test_the_page_shows_a_backtest_and_opens_a_disagreement_at_its_checkpoint(ap
     assert metrics["Incidents"] == "4/4" and metrics["Category changed"] == "1"
     assert metrics["Agreement, live"] == "50%" and metrics["Agreement, candidate"] == "0%"
     [confusion] = [d.value for d in app.dataframe]
-    assert confusion.loc["upstream_rate_limited", "unknown"] == 1
+    # the categories in the reviewer's words, as the incident page says them (the report's JSON keeps codes)
+    assert confusion.loc["upstream rate limited", "unknown"] == 1
+    assert not [c for c in [*confusion.index, *confusion.columns] if "_" in c]
     assert len(app.get("plotly_chart")) == 1
     said = texts(app)
     assert f"{ids['approved']} — changes a category reviewers approved" in said
     assert "bob approved after editing the category unknown → connection refused" in said
-    assert "approved category: upstream_rate_limited" in said
+    assert "approved category: upstream rate limited" in said
+    assert "upstream_rate_limited" not in said
+    assert "upstream_rate_limited" in {r["human_category"] for r in run_report(paused_engine, run.backtest_id)}  # codes kept
     disagreements = [b for b in app.button if b.key.startswith("backtests_open_")]
     assert len(disagreements) == 2
     row = next(r for r in run_report(paused_engine, run.backtest_id) if r["incident_id"] == ids["approved"])
@@ -289,3 +293,20 @@ def test_a_backtest_that_stopped_part_way_says_how_far_it_got():
 
     assert incidents_figure({"total": 28, "status": "stopped"}, {"incidents": 7, "analysed": 7}) == "7 of 28 (stopped)"
     assert incidents_figure({"total": 4, "status": "done"}, {"incidents": 4, "analysed": 4}) == "4/4"
+
+
+def test_other_changes_are_headed_by_what_differs_not_by_same_as_live(app, paused_engine, tmp_path):
+    """A candidate that only raised the code-fix threshold: its other changes were headed "same as the
+    live analysis" (or "agrees with the reviewers") with nothing saying the fix proposal went away."""
+    decided(paused_engine)
+    settings = tmp_path / "strict.toml"
+    settings.write_text("CODE_FIX_MIN_CONFIDENCE = 0.99\n")
+    run = run_backtest(paused_engine, candidate_for(paused_engine, settings_file=settings), status="all")
+    app.switch_page("app_pages/backtests.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    against = {r["incident_id"] for r in run_report(paused_engine, run.backtest_id)}  # headed by the verdict
+    heads = [unescape(m.value) for m in app.markdown if re.match(r"INC-\S+ — ", unescape(m.value))
+             and unescape(m.value).split(" — ")[0] not in against]
+    assert heads, "the other changes list something"
+    assert all(h.endswith("proposes no code fix where the live analysis proposed one") for h in heads), heads
+    assert not [h for h in heads if "same as the live analysis" in h or "agrees" in h or "repeats" in h], heads

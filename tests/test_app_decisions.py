@@ -260,3 +260,32 @@ def test_a_second_reviewer_in_the_same_browser_can_give_the_second_approval(app,
     assert not app.exception, [e.value for e in app.exception]
     assert paused_engine.records.incident(incident)["status"] != "awaiting_approval"
     assert "Approval recorded for bob" in said(app, "success")
+
+
+def test_approve_says_beside_the_button_how_many_events_arrived_since_the_analysis(app, paused_engine, tmp_path):
+    """Events stored after the analysis the reviewer reads are not in it: the header counted them,
+    the approve control said nothing (issue 38)."""
+    from pipeline.unattended.file_ingest import ingest_file
+    from tests.support import write_jsonl
+
+    incident = _by_service(paused_engine, "checkout-api")
+    line = {"service": "checkout-api", "host": "co-1", "level": "ERROR",
+            "exception": "java.sql.SQLTransientConnectionException",
+            "message": "HikariPool-1 - Connection is not available, request timed out after 30000ms."}
+    ingest_file(paused_engine, write_jsonl(tmp_path / "later.jsonl", [
+        {**line, "_time": f"2026-11-28T11:00:0{i}Z"} for i in range(4)]))  # stored, not analysed
+    since = ReviewService(paused_engine).document(incident)["events_since_analysis"]
+    assert since == 4
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    warned = said(app, "warning")
+    assert "4 events arrived since this analysis" in warned and "without them" in warned, warned
+    choose_decision(app, paused_engine, incident, "Edit")
+    assert "4 events arrived since this analysis" in said(app, "warning")
+
+
+def test_approve_gives_no_arrived_since_warning_when_none_arrived(app, paused_engine):
+    incident = _by_service(paused_engine, "checkout-api")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    assert "arrived since" not in said(app, "warning")

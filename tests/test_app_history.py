@@ -435,3 +435,31 @@ def test_a_checkpoint_on_a_sample_of_all_the_events_says_so_in_words():
     assert "all 62 events" in text and "sample of 50" in text and "now has 62" not in text
     older = {"evidence": {**plan["evidence"], "at_checkpoint": {"events": 3, "newest_event_at": "x"}}}
     assert "3 events up to" in evidence_text(older)
+
+
+def test_the_pollers_evidence_merge_is_drawn_as_evidence_added_not_as_a_persons_edit(app, paused_engine, tmp_path):
+    """New events merged into the paused analysis by the run that stored them: drawn orange as "edited"
+    (a person's edit), and its node said "ran in 33.7 s", the wait for those events (issue 38)."""
+    from pipeline.unattended.file_ingest import ingest_path
+    from tests.support import write_jsonl
+    from workbench.timeline import EVIDENCE_ADDED, SOURCE_WORDS
+
+    incident = _incident(paused_engine)
+    ingest_path(paused_engine, write_jsonl(tmp_path / "more.jsonl", [
+        {"_time": f"2026-11-28T12:00:0{i}Z", "service": "checkout-api", "host": "co-9", "level": "ERROR",
+         "exception": "java.sql.SQLTransientConnectionException",
+         "message": f"HikariPool-1 - Connection is not available, request timed out after 3000{i}ms."}
+        for i in range(6)]))  # a new host's events: merged, and the analysis re-runs
+    merged = next(n for n in ReviewService(paused_engine).tree(incident)["nodes"] if n["source"] == "update")
+    assert merged["human_action"] is None  # nobody acted
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    drawn = next(c for c in app.get("vega_lite_chart") if c.key == f"incident_timeline_{incident}").proto
+    points = next(layer for layer in json.loads(drawn.spec)["layer"] if layer.get("name") == "checkpoints")
+    point = next(p for p in points["data"]["values"] if p["checkpoint_id"] == merged["checkpoint_id"])
+    assert point["kind"] == EVIDENCE_ADDED and point["kind"] != SOURCE_WORDS["update"], point
+    assert "evidence added" in point["caption"], point["caption"]
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    picker.select(next(o for o in picker.options if merged["checkpoint_id"][-8:] in o)).run()
+    runs = [unescape(e.label) for e in app.expander if e.label.startswith(("evidence", "log window", "intake"))]
+    assert runs and all("ran in" not in r for r in runs) and EVIDENCE_ADDED in runs[0], runs

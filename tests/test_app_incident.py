@@ -361,7 +361,7 @@ def test_the_recommendation_says_its_first_step_once(app, paused_engine):
     # what the page says outside "What the similar docs say" (whose doc remediation may list the same step)
     said_ = [unescape(m.value) for m in app.markdown] + [str(t.value) for t in app.text if not str(t.value).startswith("• ")]
     assert sum(s.count(first[:60]) for s in said_) == 1, said_
-    assert any(s.startswith("`HikariPool-1` is exhausted; requests gave up") and first[:20] not in s for s in said_)
+    assert any(s.startswith("HikariPool-1 is exhausted; requests gave up") and first[:20] not in s for s in said_)
     steps = next(str(t.value) for t in app.text if str(t.value).startswith("1. "))
     assert steps.splitlines()[1].startswith("2. ")  # a numbered list
 

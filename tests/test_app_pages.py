@@ -270,3 +270,23 @@ def test_operations_says_a_learnt_layout_in_words_not_as_a_regex(app, paused_eng
     assert not [c for c in app.code if "(?P<" in c.value]  # the regex only when asked for
     app.toggle(key=f"operations_pattern_file:{log}").set_value(True).run()
     assert [c for c in app.code if "(?P<" in c.value or "(?" in c.value]
+
+
+def test_operations_leaves_a_value_not_known_blank_not_none(app, paused_engine, tmp_path):
+    """A source whose poll failed (its file missing) cannot say its backlog, lag or latency: the values
+    not known showed as "None" in the pollers table."""
+    from pipeline.sources.file import FileSource
+    from pipeline.unattended.poller import Poller
+
+    from pipeline.errors import SourceError
+
+    try:
+        Poller(paused_engine, FileSource(tmp_path / "not-there.log", max_bytes=1_000_000), interval=0.05).poll_once()
+    except SourceError:
+        pass  # recorded as the source's error, as the poller's loop records it
+    app.switch_page("app_pages/operations.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    [pollers] = [d for d in app.dataframe if "lines behind" in d.value.columns]
+    assert pollers.value.isna().any().any(), pollers.value  # some value is not known here
+    for table in app.dataframe:  # every table of the page: a missing value is left blank
+        assert table.proto.HasField("placeholder") and table.proto.placeholder == "", table.proto.placeholder

@@ -7,7 +7,7 @@ from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.pairwise import cases
 from pipeline.backtest.run import run_backtest
 from pipeline.store import judgments
-from tests.support import as_reviewer, said, texts
+from tests.support import as_reviewer, said, texts, unescape
 from tests.test_backtest import decided, docs_without
 from tests.test_backtest_pairwise import LACKING
 
@@ -34,7 +34,8 @@ def test_a_reviewer_judges_two_answers_shown_in_a_stored_random_order(app, pause
     a_side = app.session_state["backtests_pair_orders"][(bt, ids["approved"])]
     assert a_side in ("live", "candidate")
     shown = texts(app)
-    assert "upstream_rate_limited" in shown and "unknown" in shown  # the live answer and the candidate's
+    # the live answer and the candidate's, each category in the reviewer's words
+    assert "upstream rate limited" in shown and "unknown" in shown and "upstream_rate_limited" not in shown
     # the order holds across reruns of the page
     app.run()
     assert app.session_state["backtests_pair_orders"][(bt, ids["approved"])] == a_side
@@ -89,6 +90,7 @@ def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app
     threshold, the file its diff changes and its plan, or why there is none."""
     from pipeline.backtest.pairwise import pairs
     from tests.support import unescape
+    from workbench.literal import analysis_text
 
     decided(paused_engine)
     settings = tmp_path / "strict.toml"
@@ -103,16 +105,18 @@ def test_each_side_shows_its_whole_root_cause_and_what_its_fix_proposal_says(app
     app.selectbox(key=f"backtests_pair_pick_{run.backtest_id}").set_value(pair["incident_id"]).run()
     assert not app.exception, [e.value for e in app.exception]
     shown = unescape("\n".join(c.value for c in app.caption))
-    assert pair["live"]["root_cause"] in shown  # whole
+    # whole, as the incident page shows it: the analyst's code-span backticks dropped
+    assert analysis_text(pair["live"]["root_cause"]) in shown
     live_fix = pair["live"]["fix"]
-    assert live_fix["plan"] and live_fix["plan"][0] in shown
+    assert live_fix["plan"] and analysis_text(live_fix["plan"][0]) in shown
     # blind (issue 38.2): each side's own threshold (0.70 against 0.99) told which was the candidate
     captions = [c.value for c in app.caption]
     start = next(i for i, c in enumerate(captions) if c.startswith("Which answer is better"))
     shown = unescape("\n".join(captions[start:]))
     assert "0.99" not in shown and f"{live_fix['threshold']:.2f}" not in shown, shown
-    assert "its code-fix threshold" in shown
-    assert "No fix proposed: confidence" in shown and "is below its code-fix threshold" in shown, shown
+    # nor whether a side is above or below its own threshold: "below" beside "at or above" told the side
+    assert "threshold" not in shown and "below" not in shown and "above" not in shown, shown
+    assert "No fix proposed." in shown and "Fix proposed: " in shown, shown
     # once judged, the thresholds are said
     app.radio(key="backtests_judge_choice_0").set_value("A")
     app.text_area(key="backtests_judge_reason_0").input("the fix")
@@ -131,5 +135,26 @@ def test_a_fix_proposal_is_said_with_its_file_plan_and_threshold():
                                            "why_not": "no code fix: confidence 0.68 is below 0.70"}}
     assert fix_lines(none) == ["Confidence 0.68, below the code-fix threshold 0.70.",
                                "No fix proposed: confidence 0.68 is below 0.70."]
-    assert fix_lines(none, threshold=False) == ["Confidence 0.68, below its code-fix threshold.",
-                                                "No fix proposed: confidence 0.68 is below its code-fix threshold."]
+    # blind (the thresholds differ): nothing says a side is above or below its own threshold
+    assert fix_lines(none, threshold=False) == ["No fix proposed."]
+    assert fix_lines(proposed, threshold=False) == ["Fix proposed: a diff of app.yml (2 lines changed).",
+                                                    "• Set maximum-pool-size 10 → 30"]
+    other = {"fix_proposed": False, "fix": {"plan": [], "confidence": 0.9, "threshold": 0.7,
+                                            "why_not": "no code fix: no known cause"}}
+    assert fix_lines(other, threshold=False) == ["No fix proposed: no known cause."]  # a reason of its own stays
+
+
+def test_nothing_above_the_pairwise_panel_says_which_answer_is_whose(app, paused_engine, tmp_path):
+    """The report's cards name each incident's "Live analyst's answer" and "Candidate" and were drawn
+    right above the blind panel, for the same incidents: the panel is a tab of its own now."""
+    ids, bt = open_review(app, paused_engine, tmp_path)
+    cards = [m for m in app.markdown if m.value in ("**Live analyst's answer**", "**Candidate**")]
+    assert cards, "the report shows its side-by-side cards"
+    tabs = {t.label: t for t in app.tabs}
+    report, blind = tabs["Report"], tabs["Pairwise review (blind)"]
+    in_report = [m for m in report.markdown if m.value in ("**Live analyst's answer**", "**Candidate**")]
+    assert len(in_report) == len(cards)  # every card is in the report's tab, none beside the panel
+    said_blind = unescape("\n".join(str(e.value) for kind in ("markdown", "caption", "text", "info")
+                                    for e in getattr(blind, kind)))
+    assert "Live analyst's answer" not in said_blind and "**Candidate**" not in said_blind
+    assert app.selectbox(key=f"backtests_pair_pick_{bt}") in list(blind.selectbox)

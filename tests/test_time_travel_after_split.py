@@ -2,10 +2,14 @@
 does not bring back the events the split gave to another incident (the branch says so)."""
 from __future__ import annotations
 
+from datetime import timedelta
+
+from pipeline.clock import iso
 from pipeline.review.service import ReviewService
 from pipeline.store import checkpoints, regrouping
-from tests.support import BOTH_BACKENDS, pending, state_of
-from tests.test_split_merge import _services_analysed, _two_incidents
+from pipeline.unattended.file_ingest import ingest_file
+from tests.support import BOTH_BACKENDS, pending, state_of, write_jsonl
+from tests.test_split_merge import T0, _services_analysed, _two_incidents
 
 
 def _merged_then_split(engine, tmp_path) -> tuple[str, str, str]:
@@ -49,3 +53,27 @@ def test_a_fork_from_before_a_split_keeps_the_edit_and_leaves_the_split_events_o
     state = state_of(engine, refusal)
     assert {e.service for e in state.evidence} == {"orders-api"}
     assert state.rca.category == "connection_refused"
+
+
+@BOTH_BACKENDS
+def test_a_replay_on_the_current_evidence_from_before_a_split_analyses_what_arrived_since(engine, tmp_path):
+    """Replaying "with current evidence" from a checkpoint taken before a split: the events stored for
+    the incident since the split are analysed (none left "arrived since"), the split's stay out."""
+    refusal, merged_gate, split_id = _merged_then_split(engine, tmp_path)
+    later = [{"_time": iso(T0 + timedelta(minutes=5, seconds=i)), "service": "orders-api", "level": "ERROR",
+              "message": "Connection refused: connect to inventory-db:5432 failed"} for i in range(3)]
+    ingest_file(engine, write_jsonl(tmp_path / "later.jsonl", later))  # stored, not yet analysed
+    new_ids = {e.event_id for e in engine.records.events_of(refusal, only_unmerged=True)}
+    assert len(new_ids) == 3
+    service = ReviewService(engine)
+    assert service.document(refusal)["events_since_analysis"] == 3
+    moved_ids = {e.event_id for e in engine.records.events_of(split_id)}
+
+    service.replay(refusal, checkpoint_id=merged_gate, reviewer="carol", with_current_evidence=True)
+    assert not engine.records.events_of(refusal, only_unmerged=True)  # every stored event analysed
+    assert service.document(refusal)["events_since_analysis"] == 0
+    evidence = {e.event_id for e in state_of(engine, refusal).evidence}
+    assert _services_analysed(engine, refusal) == {"orders-api"}
+    assert not evidence & moved_ids  # the split's events stay out
+    assert max(e.time for e in state_of(engine, refusal).evidence) == max(e.time for e in engine.records.events_of(refusal))
+    assert {e.service for e in state_of(engine, split_id).evidence} == {"gateway"}

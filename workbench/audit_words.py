@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline.state import CATEGORIES
+from workbench.literal import analysis_text
 
 ACTION_WORDS = {
     "approve": "approved", "approve_partial": "gave a first approval", "reject": "rejected",
@@ -180,7 +181,9 @@ def value_words(value: Any) -> str:
         return ", ".join(f"{k} {value_words(v)}" for k, v in value.items())
     if isinstance(value, float):
         return f"{value:.0%}" if 0 <= value <= 1 else f"{value:g}"
-    text = str(value).replace("_", " ") if isinstance(value, str) and re.fullmatch(r"[a-z_]+", str(value)) else str(value)
+    # an analysis's text as the incident page shows it (no code-span backticks), then cut
+    text = str(value).replace("_", " ") if isinstance(value, str) and re.fullmatch(r"[a-z_]+", str(value)) \
+        else analysis_text(value)
     return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS - 1] + "…"
 
 
@@ -295,6 +298,8 @@ def _cell(field: str, value) -> str:
         return category_words(value)
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "\n".join(_item_text(v) for v in value)  # findings: a line each, not a JSON blob with ids
+    if field.split(".", 1)[0] in ("rca", "recommendation", "proposal"):
+        return analysis_text(value_text(value))  # as the incident page shows it: no code-span backticks
     return value_text(value)
 
 

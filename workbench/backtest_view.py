@@ -10,9 +10,9 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import step_words
-from workbench.audit_words import changes_words
+from workbench.audit_words import category_words, changes_words
 from workbench.figures import figure_row
-from workbench.literal import escape_markdown
+from workbench.literal import analysis_text, escape_markdown
 
 INCIDENT_PAGE = "app_pages/incident.py"
 HISTORY_TAB = "History & time travel"
@@ -112,12 +112,13 @@ def summary(rep: dict) -> None:
 
 
 def confusion_frame(confusion: dict[str, dict[str, int]]) -> pd.DataFrame:
-    """Approved category (rows) against the candidate's (columns), counts."""
+    """Approved category (rows) against the candidate's (columns), counts; each category in the
+    reviewer's words, as the incident page says it (the report's JSON keeps the codes)."""
     if not confusion:
         return pd.DataFrame()
     named = sorted({c for row in confusion.values() for c in row})
     return pd.DataFrame([[confusion[h].get(n, 0) for n in named] for h in sorted(confusion)],
-                        index=sorted(confusion), columns=named)
+                        index=[category_words(h) for h in sorted(confusion)], columns=[category_words(n) for n in named])
 
 
 def agreement_figure(by_outcome: dict) -> go.Figure:
@@ -163,9 +164,9 @@ def take_checkpoint_link(incident_id: str, review=None) -> None:
 def _side(title: str, category, confidence, root_cause, extra: str = "") -> None:
     st.markdown(f"**{title}**")
     conf = "" if confidence is None else f" @ {confidence:.2f}"
-    st.markdown(escape_markdown(f"{category or '-'}{conf}"))
+    st.markdown(escape_markdown(f"{category_words(category) or '-'}{conf}"))
     if root_cause:  # whole, wrapped (cut at 300 characters it ended mid-word)
-        st.caption(escape_markdown(root_cause))
+        st.caption(escape_markdown(analysis_text(root_cause)))
     if extra:
         st.caption(escape_markdown(extra))
 
@@ -179,12 +180,29 @@ def _fix(item: dict, side: str) -> str:
                                     "fix": item.get(f"{side}_fix") or {}}))
 
 
-def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None:
-    """One result side by side: the live analyst's own answer, the candidate's, and who did what."""
+def difference_words(item: dict) -> str:
+    """What the candidate's answer changes against the live analyst's, in words ("names X where the
+    live analyst named Y; proposes no code fix where the live analysis did"): an "other change" is
+    headed by its difference, not by a verdict such as "same as the live analysis"."""
+    said = []
+    if item["old_category"] != item["new_category"]:
+        said.append(f"names {category_words(item['new_category']) or 'no category'} where the live analyst named "
+                    f"{category_words(item['old_category']) or 'none'}")
+    if item["newly_fix_eligible"]:
+        said.append("proposes a code fix where the live analysis proposed none")
+    if item.get("fix_no_longer_eligible"):
+        said.append("proposes no code fix where the live analysis proposed one")
+    return "; ".join(said) or "no difference"
+
+
+def disagreement(item: dict, *, index: int, key: str = "backtests_open", heading: str | None = None) -> None:
+    """One result side by side: the live analyst's own answer, the candidate's, and who did what;
+    headed by how it stands to the reviewers, or by `heading` (an other change: what differs)."""
     with st.container(border=True):
         head, link = st.columns([4, 1])
-        head.markdown(escape_markdown(f"{item['incident_id']} — {VERDICT_WORDS.get(item['verdict'], item['verdict'])}")
-                      + (" · code fix newly eligible" if item["newly_fix_eligible"] else ""))
+        said = heading or VERDICT_WORDS.get(item["verdict"], item["verdict"]) + (
+            " · code fix newly eligible" if item["newly_fix_eligible"] else "")
+        head.markdown(escape_markdown(f"{item['incident_id']} — {said}"))
         # switched in the page's run, not a callback: a callback cannot name the page by its path
         if link.button("Time travel", key=f"{key}_{index}", icon=":material/history:",
                        help="the incident's time travel at the checkpoint this backtest started from"):
@@ -204,7 +222,7 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open") -> None
             for line in step_words(item["human_decision"], changes_words):
                 st.caption(escape_markdown(line))
             if item["human_category"]:
-                st.caption(escape_markdown(f"approved category: {item['human_category']}"))
+                st.caption(escape_markdown(f"approved category: {category_words(item['human_category'])}"))
 
 
 SCOPES = {"decided": "decided incidents", "paused": "incidents waiting at the gate", "all": "both"}

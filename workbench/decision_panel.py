@@ -21,6 +21,7 @@ from workbench import session
 from workbench.audit_words import categories_in_text, category_words, changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
 from workbench.edit_form import collect_edits, edit_form
+from workbench.event_counts import approval_warning
 from workbench.literal import escape_markdown, plain
 from workbench.incident_view import proposal_view
 from workbench.provenance import decision_lines, edits, status_words
@@ -281,6 +282,8 @@ def _approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) ->
         st.info(f"You ({me.id}) approved this analysis already: a different person must give the next approval.",
                 icon=":material/how_to_reg:")
         return
+    if warning := approval_warning(doc):  # the header's "arrived since", said where the decision is made
+        st.warning(warning, icon=":material/schedule:")
     with st.form(f"{form_key}_approve_form", border=False):
         st.text_input("Note (optional)", key=f"{form_key}_note")
         st.form_submit_button("Approve", type="primary", disabled=disabled, key=f"{form_key}_approve",
@@ -307,6 +310,8 @@ def _revise(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> 
 
 
 def _edit_approve(review: ReviewService, doc: dict, form_key: str, disabled: bool) -> None:
+    if warning := approval_warning(doc):
+        st.warning(warning, icon=":material/schedule:")
     edit_form(doc.get("state") or {}, key=f"{form_key}_field", mode="approve",
               submit_label="Save edits and approve", on_submit=decide,
               args=(review, doc["incident_id"], "edit_approve", doc.get("state"), form_key), disabled=disabled,

@@ -37,6 +37,18 @@ def events_metric(where, doc: dict) -> None:
         where.metric("Events", doc["event_count"])
 
 
+def approval_warning(doc: dict) -> str | None:
+    """What an approval beside the header's "N events arrived since the analysis" should know: those
+    events are not in the analysis it approves, and how to bring them in; None when none arrived."""
+    since = doc.get("events_since_analysis")
+    if not doc.get("state") or not since:
+        return None
+    events = "1 event" if since == 1 else f"{since} events"
+    return (f"{events} arrived since this analysis; approving approves it without "
+            f"{'it' if since == 1 else 'them'}. To have them analysed first, replay with the current "
+            "evidence (History & time travel).")
+
+
 def sample_words(doc: dict) -> str | None:
     """ "all analysed, 50 quoted" when the analysis read every stored event (none arrived since, its
     evidence reaches the newest) but the state keeps only its first and latest events; else None."""

@@ -15,8 +15,8 @@ from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.incident_reads import redraw_page_if_changed
 from workbench.provenance import status_words
-from workbench.timeline import (FORK_NOTE, PICKED, base_spec, checkpoint_caption, checkpoint_name, checkpoint_numbers,
-                                with_selection)
+from workbench.timeline import (EVIDENCE_ADDED, FORK_NOTE, PICKED, base_spec, checkpoint_caption, checkpoint_name,
+                                checkpoint_numbers, evidence_added, with_selection)
 
 SCOPE = "incident_history"
 HISTORY_WINDOW = 100  # checkpoints the timeline shows at first
@@ -366,11 +366,15 @@ def node_runs(detail: dict, named: dict[str, str] | None = None) -> None:
     if not runs:
         return
     st.markdown("**Nodes at this checkpoint**")
+    # the poller's merge of new evidence: no node ran; the time since the checkpoint before it was the
+    # wait for those events, not a run time
+    added = evidence_added(detail.get("checkpoint") or {})
     for run in runs:
         # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
         # output JSON were built and sent on every pick for nobody
-        box = st.expander(f"{step_words(run['node'])} · {_duration(run['seconds'], run['node'])}", key=f"incident_run_{run['node']}",
-                          on_change="rerun")
+        said = (f"{EVIDENCE_ADDED} (as {step_words(run['node'])}'s output; no node ran)" if added
+                else f"{step_words(run['node'])} · {_duration(run['seconds'], run['node'])}")
+        box = st.expander(said, key=f"incident_run_{run['node']}", on_change="rerun")
         if not box.open:
             continue
         with box:

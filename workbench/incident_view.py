@@ -21,7 +21,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
 from workbench.event_counts import events_metric
 from workbench.inbox_view import is_escalated, sla_text
 from workbench.audit_words import AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, field_words, note_words, wrap_chars
-from workbench.literal import escape_markdown, plain
+from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.provenance import hand_set_confidence_words, status_words
 from workbench.similar_docs_view import similar_docs
 
@@ -213,14 +213,14 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.caption(hand_set_confidence_words(found, edited["rca.category"]))
     if human:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
-    # markdown: the analyst quotes the log's words as `code spans`, shown as text they kept their backticks
-    # as text: the log's words it quotes may hold backticks of their own, which must not style the page
-    st.text(plain(found["root_cause"]))
+    # as text: the log's words it quotes may hold markup of their own, which must not style the page;
+    # the backticks of the analyst's `code spans` dropped (analysis_text), shown as text they read as stray
+    st.text(plain(analysis_text(found["root_cause"])))
     findings(found)
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
         st.caption("Analyst notes")
-        st.text(plain("\n".join(f"• {note}" for note in found["notes"])))
+        st.text(plain(analysis_text("\n".join(f"• {note}" for note in found["notes"]))))
     similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
 
 
@@ -297,9 +297,10 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
         st.text("Edited by a person: " + ", ".join(f"{field_words(f)} ({edited[f]})" for f in human))
     lead = action_lead(rec["action"], rec.get("steps") or [])
     if lead:
-        st.text(plain(lead))
+        st.text(plain(analysis_text(lead)))
     if rec.get("steps"):
-        st.text(plain("\n".join(f"{i}. {' '.join(str(step).split())}" for i, step in enumerate(rec["steps"], 1))))
+        st.text(plain(analysis_text("\n".join(f"{i}. {' '.join(str(step).split())}"
+                                               for i, step in enumerate(rec["steps"], 1)))))
     st.caption(f"risk {rec.get('risk')} · revision {rec.get('revision', 0)}")
     if rec.get("feedback"):
         st.caption("Reviewer feedback this revision answers")
@@ -309,7 +310,7 @@ def recommendation(doc: dict, *, edited: dict[str, str] | None = None) -> None:
 def proposal_view(proposal: dict) -> None:
     """A fix proposal: its plan, its diff rendered as a diff and the file it changes."""
     if proposal.get("plan"):
-        st.text(plain("\n".join(f"• {step}" for step in proposal["plan"])))
+        st.text(plain(analysis_text("\n".join(f"• {step}" for step in proposal["plan"]))))
     if proposal.get("diff"):
         st.caption(escape_markdown(f"Proposed change to {proposal.get('target_file') or 'the code'}"))
         st.code(plain(proposal["diff"]), language="diff", wrap_lines=True)

@@ -67,3 +67,16 @@ def plain(value: T) -> T:
     else:
         out = value
     return out
+
+
+# a Markdown code span: the analyst quotes the log's words so (`HikariPool-1`), whatever the model
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)([^\n]*?[^`\s][^\n]*?)(?<!`)\1(?!`)")
+
+
+def analysis_text(text: object) -> str:
+    """An analysis's text (root cause, recommended action and steps, notes) as the reviewer reads it
+    wherever it is shown: the backticks that mark the log's words as code spans dropped (they are
+    markup, shown as text they read as stray characters), everything else as written. Then shown
+    through `plain` or `escape_markdown` like any text the workbench did not write, so the log's
+    words never style the page."""
+    return _CODE_SPAN.sub(r"\2", str(text))

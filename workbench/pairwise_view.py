@@ -10,8 +10,9 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.state import CATEGORIES, readable_title
 from workbench import session
+from workbench.audit_words import category_words
 from workbench.figures import figure_row
-from workbench.literal import escape_markdown
+from workbench.literal import analysis_text, escape_markdown
 
 CHOICE_WORDS = {"A": "A is better", "B": "B is better", "equal": "equally good (or bad)"}
 SIDE_WORDS = {"live": "the live analyst's", "candidate": "the candidate's", "equal": "neither"}
@@ -23,24 +24,25 @@ def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
     """A side's fix proposal as a reviewer judges it: the confidence against the code-fix threshold,
     the file its diff changes (or that it has none), and its plan; or why there is none. "fix
     proposed" alone could not tell a candidate that only changes the fix from the live analyst.
-    `threshold` False (the two sides' thresholds differ): the threshold is not named, since a side's
-    own number would tell which side is the candidate before the judgment."""
+    `threshold` False (the two sides' thresholds differ): the threshold is not said at all, neither its
+    number nor whether a side's confidence is above or below its own: one answer's "below its threshold"
+    beside the other's "at or above" at the same confidence told which side ran with the stricter
+    setting, the candidate, before the judgment. What each side proposes is said either way."""
     fix = side.get("fix") or {}
     lines = []
-    if fix.get("confidence") is not None and fix.get("threshold") is not None:
+    if threshold and fix.get("confidence") is not None and fix.get("threshold") is not None:
         above = "at or above" if fix["confidence"] >= fix["threshold"] else "below"
-        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}."
-                     if threshold else f"Confidence {fix['confidence']:.2f}, {above} its code-fix threshold.")
+        lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}.")
     if not side["fix_proposed"]:
         why = str(fix.get("why_not") or "").removeprefix("no code fix: ")
-        if not threshold and fix.get("threshold") is not None:
-            why = why.replace(f"{fix['threshold']:.2f}", "its code-fix threshold")
+        if not threshold and fix.get("threshold") is not None and f"{fix['threshold']:.2f}" in why:
+            why = ""  # the reason is the side's own threshold: saying it would tell the side
         return [*lines, "No fix proposed" + (f": {why}." if why else ".")]
     if fix.get("target_file"):
         lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
     else:
         lines.append("Fix proposed: a plan, no diff." if fix else "Fix proposed.")
-    return lines + [f"• {step}" for step in fix.get("plan") or []]
+    return lines + [f"• {analysis_text(step)}" for step in fix.get("plan") or []]
 
 
 def same_threshold(pair: dict) -> bool:
@@ -52,9 +54,9 @@ def _answer(title: str, side: dict, *, threshold: bool) -> None:
     with st.container(border=True):
         st.markdown(f"**{title}**")
         conf = "" if side["confidence"] is None else f" @ {side['confidence']:.2f}"
-        st.markdown(escape_markdown(f"{side['category'] or '-'}{conf}"))
+        st.markdown(escape_markdown(f"{category_words(side['category']) or '-'}{conf}"))
         if side["root_cause"]:  # whole, wrapped: cut at 600 characters it ended mid-word ("a Pro")
-            st.caption(escape_markdown(side["root_cause"]))
+            st.caption(escape_markdown(analysis_text(side["root_cause"])))
         st.markdown("**Fix proposal**")
         st.caption(escape_markdown("\n\n".join(fix_lines(side, threshold=threshold))))
 
@@ -114,7 +116,7 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
         reason = st.text_area("Why (required)", key=f"backtests_judge_reason_{form}", max_chars=2000)
         correction = st.selectbox("The right category, if both are wrong (optional)", ["", *CATEGORIES],
                                   key=f"backtests_judge_category_{form}",
-                                  format_func=lambda c: c.replace("_", " ") or "—")
+                                  format_func=lambda c: category_words(c) or "—")
         sent = st.form_submit_button("Record the judgment", disabled=blocked is not None, help=blocked)
     if sent:
         _record(service, who, backtest_id=backtest_id, incident_id=incident_id, a_side=a_side, choice=choice,
@@ -163,7 +165,7 @@ def _judged(service, backtest_id: str, counts: dict) -> None:
         return
     with st.expander(f"Judgments so far ({len(rows)})"):
         st.dataframe(pd.DataFrame([{"incident": r["incident_id"], "reviewer": r["reviewer"],
-                                    "preferred": r["preferred"], "right category": r["correction"] or "",
+                                    "preferred": r["preferred"], "right category": category_words(r["correction"]),
                                     "reason": r["reason"], "shown as A": r["a_side"], "when": r["judged_at"][:19]}
                                    for r in rows]), hide_index=True, key=f"backtests_judgments_{backtest_id}")
         st.download_button("Download as labelled eval cases (JSONL)", data=service.pairwise_cases(backtest_id),

@@ -24,9 +24,12 @@ from workbench.audit_words import ACTION_WORDS, step_words
 # a point no node wrote say these, never `input`, `loop` or `update`
 SOURCE_WORDS = {"input": "run started", "loop": "a node ran", "update": "edited", "fork": "forked"}
 RERUN = "re-run by a person"  # a replay's own checkpoint (the current evidence merged in): not an edit
+# new events merged into a paused analysis by the run that stores them (the poller's), as intake's
+# output: nobody edited anything, and no node ran for the time since the checkpoint before it
+EVIDENCE_ADDED = "evidence added by the poller"
 FORK_COLOR = "#b279a2"
 SOURCE_COLORS = {SOURCE_WORDS["input"]: "#9e9e9e", SOURCE_WORDS["loop"]: "#4c78a8", SOURCE_WORDS["update"]: "#f58518",
-                 SOURCE_WORDS["fork"]: FORK_COLOR, RERUN: "#72b7b2"}
+                 SOURCE_WORDS["fork"]: FORK_COLOR, RERUN: "#72b7b2", EVIDENCE_ADDED: "#54a24b"}
 # the legend says what the colours mean; how a fork is drawn (its first checkpoint "forked", on a lane
 # named "branch N · fork", joined to the checkpoint it came from by a dashed line of its colour) is the
 # caption under the chart: in the legend's title it was cut to "How each checkpoint was m…" at 1440 px
@@ -40,9 +43,17 @@ LABEL_PX = 120  # about the width of the longest label, "log window+doc search",
 INITIAL_POINTS = 40  # with more checkpoints, the view opens on the newest ones (zoom out for all)
 
 
+def evidence_added(entry: dict) -> bool:
+    """Whether the checkpoint is new evidence merged in by the poller's run: an update written as
+    intake's output that no person's action made (a person's replay, split or merge is in the audit)."""
+    return entry.get("source") == "update" and not entry.get("human_action") and entry.get("writes_by") == ["intake"]
+
+
 def label_of(entry: dict) -> str:
     """What a point says: the step(s) that wrote it in a reviewer's words ("root cause analysis", never
     `rca`), else how it was made."""
+    if evidence_added(entry):
+        return "evidence added"
     if entry.get("writes_by"):
         return "+".join(step_words(w) for w in entry["writes_by"])
     return SOURCE_WORDS.get(entry.get("source") or "", entry.get("source") or "?")
@@ -56,6 +67,8 @@ def kind_of(entry: dict) -> str:
         return SOURCE_WORDS["fork"]
     if entry.get("human_action") == "replay" and entry.get("source") == "update":
         return RERUN  # a replay with the current evidence writes it: a person re-ran, nobody edited
+    if evidence_added(entry):
+        return EVIDENCE_ADDED
     return SOURCE_WORDS.get(entry.get("source") or "loop", entry.get("source") or "?")
 
 

@@ -67,7 +67,8 @@ def report(engine: Engine, backtest_id: str) -> dict:
     verdicts = Counter(r["verdict"] for r in rows)
     keep = ("incident_id", "checkpoint_id", "outcome", "verdict", "old_category", "new_category", "human_category",
             "old_confidence", "new_confidence", "old_root_cause", "new_root_cause", "old_proposal_hash",
-            "new_proposal_hash", "human_decision", "human_edit", "newly_fix_eligible", "outcome_words", "who_did_what",
+            "new_proposal_hash", "human_decision", "human_edit", "newly_fix_eligible", "fix_no_longer_eligible",
+            "outcome_words", "who_did_what",
             "old_fix", "new_fix")
     disagreements = [{k: r[k] for k in keep} for r in analysed if r["verdict"] in DISAGREEING]
     # where the candidate differs from the live analysis without going against the reviewers

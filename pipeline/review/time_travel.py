@@ -123,14 +123,16 @@ class TimeTravel(Claims):
             with self._audited_on_failure(claim, action="replay", reviewer=reviewer, before=before, note=note):
                 start = target.config
                 moved = set(plan["evidence"]["moved_ids"])
+                # the incident's stored events now (read once): a split's events belong to another
+                # incident and are not among them; all of them are in the run, so all are analysed
+                current = self.records.events_of(incident_id) if with_current_evidence else []
+                if with_current_evidence:
+                    analysed = {"merged_event_ids": [e.event_id for e in current], "analysed": True}
                 if moved:  # a split took some of the checkpoint's events away: past the reducer, as a split does
-                    current = self.records.events_of(incident_id) if with_current_evidence else []
                     start = self.graph.update_state(target.config, {"evidence": _without(target, moved, current)},
                                                     as_node="intake")
                 elif with_current_evidence:
-                    events = self.records.events_of(incident_id)
-                    start = self.graph.update_state(target.config, {"evidence": events}, as_node="intake")
-                    analysed = {"merged_event_ids": [e.event_id for e in events], "analysed": True}
+                    start = self.graph.update_state(target.config, {"evidence": current}, as_node="intake")
                 self.graph.invoke(None, start, context=self.engine.deps)
             self._require_paused(incident_id)
             claim.finish(action="replay", reviewer=reviewer, before=before, closed_at=None, note=note, **analysed)
