@@ -27,7 +27,13 @@ _SIDES = ("callee", "between", "caller")
 # a limit reached, in the words servers log it (`reached pm.max_children`, `max connections reached`)
 # (a retry budget is no resource: `reached max retries: 9`)
 _LIMIT_REACHED = (r"\breached (?:the |its )?(?:[\w-]+[ ._])?(?:max|maximum|limit)(?![\w ]{0,12}(?:retr|attempt|tries))"
-                  r"|\b(?:max\w*|limit) (?:reached|hit)\b")
+                  r"|\b(?:max\w*|limit) (?:reached|hit)\b"
+                  # a count at its ceiling, said as the count (Redis's `max number of clients reached`), not a retry budget
+                  r"|\bmax(?:imum)? number of (?!retr|attempt|tries)\w+ (?:reached|exceeded)\b")
+# memory run out, of any kind (`out of memory`, PostgreSQL's lock table's `out of shared memory`, `out of direct memory`)
+_OUT_OF_MEMORY = r"out of (?:[\w-]+ )?memory"
+# a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
+_THROTTLED = r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|too ?many ?requests"
 # a resource full (`1 full osd(s)`, `disk is full`), not a queue or buffer full behind a slow consumer (backpressure:
 # `outbox full` is what a failing publisher leaves) nor a whole text (`full error: {...}`)
 _FULL = r"\bfull\b(?! (?:error|message|details?|stack|trace|text|response|output|name|path|url|list|scan|sync|restart|backup)\b)"
@@ -48,8 +54,8 @@ _CAUSE = re.compile(
     # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
     r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
     # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
-    r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|rate.?limit|"
-    r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
+    + _THROTTLED + r"|rate.?limit|" + _OUT_OF_MEMORY + r"|outofmemory|\boom|"
+    r"killed|no space|disk full|quota|segfault|segmentation|panic|"
     r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
     r"lost connection|"
@@ -66,7 +72,9 @@ _CAUSE = re.compile(
 _WARN_CAUSE = re.compile(
     r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|"
     r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
-    r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
+    r"too many (?:connections|clients|open files)|" + _OUT_OF_MEMORY + r"|outofmemory|\boom|killed|no space|disk full|"
+    # a provider's limit said by the one it throttles (botocore's `Retry needed … (ThrottlingException from kms…)`)
+    + _THROTTLED + r"|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
     r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|"
     + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
@@ -118,6 +126,15 @@ def answered_5xx(event: LogEvent) -> bool:
 def names_cause(text: str) -> bool:
     """Whether a text names a cause and no symptom (a refusal, a limit reached, `Too many connections`)."""
     return bool(_CAUSE.search(text)) and not _SYMPTOM.search(text)
+
+
+def names_failure(text: str) -> bool:
+    """Whether a text names a cause or a symptom (`database space exceeded`, `connection refused`, `deadline exceeded`)."""
+    return bool(_CAUSE.search(text) or _SYMPTOM.search(text) or _EXCEEDED.search(text))
+
+
+# a quantity past what it may be (etcd's `database space exceeded`, `memory limit exceeded`)
+_EXCEEDED = re.compile(r"\bexceed(?:ed|s)\b", re.I)
 
 
 def rank(event: LogEvent) -> int:
