@@ -57,6 +57,17 @@ def test_a_line_below_warn_that_states_no_failure_leads_nothing(engine):
     assert outage["leader"]["event_id"] == "ev-2"
 
 
+def test_a_line_below_warn_naming_a_certificate_states_no_failure(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "gw", "gw-1", "reloaded TLS certificate for api.partner.example (not after 2027-02-12)",
+               level="INFO"),
+        _event(2, 40.0, "sync", "sync-1", "fetch https://api.partner.example/v3/catalog: tls: failed to verify"
+               " certificate: x509: certificate signed by unknown authority"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-2"
+
+
 def test_oom_is_a_word_not_part_of_room():
     assert not states_cause(_event(1, 0, "chat", "chat-1", "JOINED room:lobby in 212us", level="INFO"))
     assert rank(_event(1, 0, "chat", "chat-1", "booking failed for room 12")) == NEUTRAL
@@ -128,3 +139,28 @@ def test_an_error_value_relayed_whole_with_its_packages_prefixes_ties_the_client
     by_event = _by_event(engine)
     assert by_event["ev-1"] == by_event["ev-2"] == by_event["ev-3"]
     assert by_event["ev-4"] != by_event["ev-1"] and by_event["ev-5"] != by_event["ev-1"]
+
+
+def test_a_warning_writing_a_measure_past_the_limit_beside_it_leads_the_errors_of_what_it_names(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "chat", "chat-1", "[warning] Chat.Limiter message_queue_len=4120 (threshold 1000)", level="WARN"),
+        _event(2, 6.0, "chat", "chat-1", "GenServer #PID<0.4411.0> terminating ** (stop) exited in:"
+               " GenServer.call(Chat.Limiter, {:check, 8}, 5000) ** (EXIT) time out"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"
+    over = _event(3, 0, "web", "web-1", "request queue saturated: inflight 400 (limit 400)", level="WARN")
+    assert rank(over) == CAUSE and states_cause(over)
+    # a measure under its limit states nothing
+    assert not states_cause(_event(3, 0, "chat", "chat-1", "Chat.Limiter message_queue_len=40 (threshold 1000)",
+                                   level="WARN"))
+
+
+def test_a_thing_not_configured_is_a_cause_and_a_line_below_warn_saying_so_leads(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "keys", "keys-1", "loaded data key kid=dk-10 (previous kid=dk-09 not configured)", level="INFO"),
+        _event(2, 5.0, "keys", "keys-1", "detokenize failed for token tok_88a1",
+               exception="javax.crypto.AEADBadTagException"),
+    ], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"

@@ -56,7 +56,7 @@ _CAUSE = re.compile(
     # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
     + _THROTTLED + r"|rate.?limit|" + _OUT_OF_MEMORY + r"|outofmemory|\boom|"
     r"killed|no space|disk full|quota|segfault|segmentation|panic|"
-    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
+    r"fatal|crash|corrupt|deadlock|not found|no such|missing|not configured|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
     r"lost connection|"
     # a store that takes no writes (MySQL's `--read-only option`, Redis's `READONLY`, a disk remounted read-only), a
@@ -76,7 +76,7 @@ _WARN_CAUSE = re.compile(
     # a provider's limit said by the one it throttles (botocore's `Retry needed … (ThrottlingException from kms…)`)
     + _THROTTLED + r"|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
-    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|"
+    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|not configured|"
     + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
     re.I)
 
@@ -107,9 +107,31 @@ def side(service: str, names: set[str] | frozenset[str]) -> int:
 
 
 def states_cause(event: LogEvent) -> bool:
-    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
+    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable, a measure past the limit it
+    writes beside it...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
-    return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+    head = first_line(event.message)[:400]
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
+
+
+# a measure written beside the limit it is held to (`message_queue_len=4120 (threshold 1000)`, `inflight 400 (limit 400)`)
+_BESIDE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)\s*\(\s*(?:threshold|limit|max(?:imum)?)\s*[:=]?\s*(\d+(?:\.\d+)?)\s*\)", re.I)
+
+
+def over_limit(text: str) -> bool:
+    """Whether a text writes a measure at or past the limit it writes beside it."""
+    return any(float(value) >= float(limit) for value, limit in _BESIDE_LIMIT.findall(text[:400]))
+
+
+# what names a thing a failure may be about, not a failure (`reloaded TLS certificate for api.example`): a WARN saying it
+# may lead, a line below WARN must say more
+_THING = re.compile(r"certificate|x509", re.I)
+
+
+def states_failure(event: LogEvent) -> bool:
+    """Whether a line below WARN states a cause's own failure (`states_cause`), in more than the name of a thing."""
+    head = _THING.sub(" ", first_line(event.message)[:400])
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
 
 
 _STATUS_5XX = re.compile(r"\b5\d\d\b")
@@ -144,7 +166,7 @@ def rank(event: LogEvent) -> int:
     text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)):
+    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM
