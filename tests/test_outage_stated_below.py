@@ -164,3 +164,20 @@ def test_a_thing_not_configured_is_a_cause_and_a_line_below_warn_saying_so_leads
     ], cursor=None)
     (outage,) = incidents_by_first_seen(engine)
     assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_a_servers_message_a_client_writes_in_an_error_field_of_its_own_ties_a_client_relaying_it(engine):
+    engine.incidents.store_batch([
+        _event(1, 1.0, "sessions", "sessions-1", "session lookup failed",
+               fields={"addr": "cache-a:6379", "err": "ERR max number of clients reached"}),
+        _event(2, 9.0, "web", "web-1", "Login failed: SessionClient::Unavailable (session service returned 503: ERR max"
+               " number of clients reached) request_id=9c2a41"),
+        # a field naming no cause ties nothing
+        _event(3, 9.5, "counter", "counter-1", "increment failed",
+               fields={"err": "ERR value is not an integer or out of range"}),
+        _event(4, 9.8, "billing", "billing-1", "Charge failed: CounterClient::Error (counter returned 500: ERR"
+               " value is not an integer or out of range)"),
+    ], cursor=None)
+    by_event = _by_event(engine)
+    assert by_event["ev-2"] == by_event["ev-1"]
+    assert by_event["ev-4"] != by_event["ev-1"]

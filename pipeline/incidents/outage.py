@@ -125,6 +125,11 @@ class Wording:
         quoted = {words for m in _QUOTED_TEXT.finditer(said) if (q := m.group(1) or m.group(2)).count(" ") + 1 >= QUOTED_WORDS
                   and (words := _as_words(q)).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
                   and names_cause(q)}
+        # and an error field whose whole value names a cause: the server's message its client wrote in a field of its own
+        # (`"err": "ERR max number of clients reached"`), as a quote of it
+        quoted.update(words for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)
+                      and (words := _as_words(first_line(v)[:HEAD_CHARS])).count(" ") + 1 >= QUOTED_WORDS
+                      and words not in _ERRNO_WORDS and names_cause(first_line(v)[:HEAD_CHARS]))
         return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
                    reason if reason.count(" ") + 1 >= REASON_WORDS else "", frozenset(quoted))
 
