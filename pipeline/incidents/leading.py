@@ -120,7 +120,7 @@ _BESIDE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)\s*\(\s*(?:threshold|limit|max(?:imu
 
 def over_limit(text: str) -> bool:
     """Whether a text writes a measure at or past the limit it writes beside it."""
-    return any(float(value) >= float(limit) for value, limit in _BESIDE_LIMIT.findall(text[:400]))
+    return "(" in text and any(float(value) >= float(limit) for value, limit in _BESIDE_LIMIT.findall(text[:400]))
 
 
 # what names a thing a failure may be about, not a failure (`reloaded TLS certificate for api.example`): a WARN saying it
@@ -128,9 +128,21 @@ def over_limit(text: str) -> bool:
 _THING = re.compile(r"certificate|x509", re.I)
 
 
+# a piece of text every stated failure holds (every branch of _WARN_CAUSE, or of `over_limit`, but a thing's name):
+# `_WARN_CAUSE` tries each of its branches at each character, too slow for every INFO line of a log
+_STATED_STEMS = ("refused", "unreachable", "no route", "reset by peer", "resol", "unknown host", "expired", "handshake fail",
+                 "denied", "authentication failed", "exhausted", "many", "memory", "oom", "killed", "no space", "full",
+                 "exceeded", "throttl", "leak", "established", "connect", "lost", "is down", "available", "not configured",
+                 "not enough", "reached", "limit", "max", "hit", "threshold")
+
+
 def states_failure(event: LogEvent) -> bool:
     """Whether a line below WARN states a cause's own failure (`states_cause`), in more than the name of a thing."""
-    head = _THING.sub(" ", first_line(event.message)[:400])
+    head = first_line(event.message)[:400]
+    lowered = head.lower()
+    if not any(stem in lowered for stem in _STATED_STEMS):
+        return False  # (most of a log is below WARN and states nothing: a few substring tests dismiss it)
+    head = _THING.sub(" ", head)
     return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
 
 
