@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from pipeline.clock import Clock, iso, parse_iso
 from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
+from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
 from pipeline.incidents.notices import notice_only
 from pipeline.incidents.recovery import answered_missing, cancelled, handled, no_work, recovered
@@ -172,7 +173,10 @@ class Incidents:
             opening = [item for item in opening if id(item) not in healed]
         rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
         stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
-        warned = [item for item in context if self.opening.below_floor(item)]
+        # the WARNs, and the lines below them that state a cause's own failure (an INFO `Failed authentication with
+        # /10.7.3.21`, a kernel line with no level): each may lead an outage it precedes, as a WARN may
+        warned = [item for item in context if self.opening.below_floor(item)
+                  or self.opening.beneath_warning(item) and states_failure(item)]
         conn.serialize()
         self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
                               fence=fence)

@@ -27,7 +27,13 @@ _SIDES = ("callee", "between", "caller")
 # a limit reached, in the words servers log it (`reached pm.max_children`, `max connections reached`)
 # (a retry budget is no resource: `reached max retries: 9`)
 _LIMIT_REACHED = (r"\breached (?:the |its )?(?:[\w-]+[ ._])?(?:max|maximum|limit)(?![\w ]{0,12}(?:retr|attempt|tries))"
-                  r"|\b(?:max\w*|limit) (?:reached|hit)\b")
+                  r"|\b(?:max\w*|limit) (?:reached|hit)\b"
+                  # a count at its ceiling, said as the count (Redis's `max number of clients reached`), not a retry budget
+                  r"|\bmax(?:imum)? number of (?!retr|attempt|tries)\w+ (?:reached|exceeded)\b")
+# memory run out, of any kind (`out of memory`, PostgreSQL's lock table's `out of shared memory`, `out of direct memory`)
+_OUT_OF_MEMORY = r"out of (?:[\w-]+ )?memory"
+# a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
+_THROTTLED = r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|too ?many ?requests"
 # a resource full (`1 full osd(s)`, `disk is full`), not a queue or buffer full behind a slow consumer (backpressure:
 # `outbox full` is what a failing publisher leaves) nor a whole text (`full error: {...}`)
 _FULL = r"\bfull\b(?! (?:error|message|details?|stack|trace|text|response|output|name|path|url|list|scan|sync|restart|backup)\b)"
@@ -48,9 +54,9 @@ _CAUSE = re.compile(
     # (a retry budget spent is a reaction, not a resource: `retry 3 exhausted`, `retries exhausted`)
     r"(?<!retry )(?<!retries )(?<!attempts )(?<!\d )exhausted|pool|too many (?:connections|clients|open files)|max(?:imum)? connections|"
     # a limit or a rate a provider enforces (`Rate exceeded`, `limit exceeded`, `throttled`)
-    r"(?:rate|limit|quota)(?: of [\w.,]+)? exceeded|throttl|rate.?limit|"
-    r"out of memory|outofmemory|oom|killed|no space|disk full|quota|segfault|segmentation|panic|"
-    r"fatal|crash|corrupt|deadlock|not found|no such|missing|undefined|invalid|parity|machine check|"
+    + _THROTTLED + r"|rate.?limit|" + _OUT_OF_MEMORY + r"|outofmemory|\boom|"
+    r"killed|no space|disk full|quota|segfault|segmentation|panic|"
+    r"fatal|crash|corrupt|deadlock|not found|no such|missing|not configured|undefined|invalid|parity|machine check|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to) connect|(?:connection|broker|node) lost|"
     r"lost connection|"
     # a store that takes no writes (MySQL's `--read-only option`, Redis's `READONLY`, a disk remounted read-only), a
@@ -66,9 +72,11 @@ _CAUSE = re.compile(
 _WARN_CAUSE = re.compile(
     r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|"
     r"expired|certificate|x509|handshake fail|denied|authentication failed|exhausted|"
-    r"too many (?:connections|clients|open files)|out of memory|outofmemory|oom|killed|no space|disk full|"
+    r"too many (?:connections|clients|open files)|" + _OUT_OF_MEMORY + r"|outofmemory|\boom|killed|no space|disk full|"
+    # a provider's limit said by the one it throttles (botocore's `Retry needed … (ThrottlingException from kms…)`)
+    + _THROTTLED + r"|"
     r"leak|could not be established|(?:could not|cannot|can't|unable to|failed to) connect|"
-    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|"
+    r"(?:connection|broker|node) lost|lost connection|is down|not available|unavailable|not configured|"
     + _FULL + r"|\bnot enough\b|" + _LIMIT_REACHED,
     re.I)
 
@@ -99,9 +107,43 @@ def side(service: str, names: set[str] | frozenset[str]) -> int:
 
 
 def states_cause(event: LogEvent) -> bool:
-    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable...)."""
+    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable, a measure past the limit it
+    writes beside it...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
-    return bool(_WARN_CAUSE.search(first_line(event.message)[:400])) and rank(event) == CAUSE
+    head = first_line(event.message)[:400]
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
+
+
+# a measure written beside the limit it is held to (`message_queue_len=4120 (threshold 1000)`, `inflight 400 (limit 400)`)
+_BESIDE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)\s*\(\s*(?:threshold|limit|max(?:imum)?)\s*[:=]?\s*(\d+(?:\.\d+)?)\s*\)", re.I)
+
+
+def over_limit(text: str) -> bool:
+    """Whether a text writes a measure at or past the limit it writes beside it."""
+    return "(" in text and any(float(value) >= float(limit) for value, limit in _BESIDE_LIMIT.findall(text[:400]))
+
+
+# what names a thing a failure may be about, not a failure (`reloaded TLS certificate for api.example`): a WARN saying it
+# may lead, a line below WARN must say more
+_THING = re.compile(r"certificate|x509", re.I)
+
+
+# a piece of text every stated failure holds (every branch of _WARN_CAUSE, or of `over_limit`, but a thing's name):
+# `_WARN_CAUSE` tries each of its branches at each character, too slow for every INFO line of a log
+_STATED_STEMS = ("refused", "unreachable", "no route", "reset by peer", "resol", "unknown host", "expired", "handshake fail",
+                 "denied", "authentication failed", "exhausted", "many", "memory", "oom", "killed", "no space", "full",
+                 "exceeded", "throttl", "leak", "established", "connect", "lost", "is down", "available", "not configured",
+                 "not enough", "reached", "limit", "max", "hit", "threshold")
+
+
+def states_failure(event: LogEvent) -> bool:
+    """Whether a line below WARN states a cause's own failure (`states_cause`), in more than the name of a thing."""
+    head = first_line(event.message)[:400]
+    lowered = head.lower()
+    if not any(stem in lowered for stem in _STATED_STEMS):
+        return False  # (most of a log is below WARN and states nothing: a few substring tests dismiss it)
+    head = _THING.sub(" ", head)
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
 
 
 _STATUS_5XX = re.compile(r"\b5\d\d\b")
@@ -120,6 +162,15 @@ def names_cause(text: str) -> bool:
     return bool(_CAUSE.search(text)) and not _SYMPTOM.search(text)
 
 
+def names_failure(text: str) -> bool:
+    """Whether a text names a cause or a symptom (`database space exceeded`, `connection refused`, `deadline exceeded`)."""
+    return bool(_CAUSE.search(text) or _SYMPTOM.search(text) or _EXCEEDED.search(text))
+
+
+# a quantity past what it may be (etcd's `database space exceeded`, `memory limit exceeded`)
+_EXCEEDED = re.compile(r"\bexceed(?:ed|s)\b", re.I)
+
+
 def rank(event: LogEvent) -> int:
     """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
     after connection refused" is a caller's view of the refusal)."""
@@ -127,7 +178,7 @@ def rank(event: LogEvent) -> int:
     text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)):
+    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM

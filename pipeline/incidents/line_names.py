@@ -132,9 +132,8 @@ def first_line(message: str) -> str:
 def named_things(event: LogEvent) -> frozenset[str]:
     """What an error line names that another line of the same failure may name too: `hp:`
     host:port, `host:` a URL's host, `path:` a URL or route path (its variable segments dropped),
-    `file:` a file's path on the line's host,
-    `lbl:` a field label and its value (`pid:24`) of the line's writer,
-    `res:` a dotted, quoted or key=value resource, `id:` a trace or request id, `exc:` an exception
+    `file:` a file's path on the line's host, `lbl:` a field label and its value (`pid:24`) of the line's writer,
+    `res:` a dotted, quoted or key=value resource, `id:` a trace or request id (or one request by method and path), `exc:` an exception
     chain (two classes or more), `svc:` a service the line names (a host, a compound word)."""
     # no named thing is a word of hundreds of characters; cutting them bounds the regexes' work on
     # hostile lines (their backtracking grows with a word's length)
@@ -214,6 +213,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
         elif any(c in value for c in "-_.:/") and not _VARIABLE.match(value) and not _PRODUCT.match(value):
             names.append(f"res:{value.lower()}")
     names.extend(f"id:{i}" for i in spellings.written_ids(text))  # `"trace_id":"7a1d..."`, `trace_id=9c3f...`
+    names.extend(f"id:{r}" for r in spellings.requests(text))  # `GET /products/912`: one request, at each hop
     own_names: frozenset[str] = frozenset()
     for match in _COMPOUND.finditer(text_no_urls):
         # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)

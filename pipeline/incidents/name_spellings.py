@@ -77,3 +77,22 @@ def unqualified(token: str) -> list[str]:
 def named_fields(event: LogEvent) -> list[str]:
     """The values of a line's fields that name where its error went (`wf-task-queue-name=order-fulfillment`)."""
     return [v[:200] for k, v in event.fields.items() if isinstance(v, str) and _NAME_KEY.search(k)][:4]
+
+
+# one request as each hop writes it: its method and its path, the path holding an id (`GET /products/912` in a front
+# door's access line and in the service's own `GET /products/912 failed`): that request's story, as a request id is
+_REQUEST = re.compile(r"\b(GET|HEAD|POST|PUT|PATCH|DELETE)\s+(/[^\s?#\"'<>]{1,200})")
+# a path segment that is an id: a number, or a word holding two digits or more (`912`, `c-881`, `u-4401`), not a version (`v2`)
+_ID_SEGMENT = re.compile(r"^(?!v\d+$)(?=(?:\D*\d){2})[\w.~-]+$|^\d+$", re.I)
+
+
+def requests(text: str) -> Iterator[str]:
+    """The requests a text names by method and a path holding an id (`GET /products/912`), as `METHOD /path`."""
+    for match in _REQUEST.finditer(text):
+        path = match.group(2).rstrip(".:,;)")
+        segments = [s for s in path.split("/") if s]
+        if segments and any(_ID_SEGMENT.match(s) for s in segments) and not _FILE_NAME.search(path):
+            yield f"{match.group(1)} {path.lower()}"
+
+
+_FILE_NAME = re.compile(r"\.[A-Za-z][\w]{0,7}$")  # a file served (`/static/main.3f1c.css`): no one request's story

@@ -42,5 +42,10 @@ def notice_only(event: LogEvent) -> bool:
     if not (_DEPRECATION.search(head) or _CACHE_MISS.search(head) or _SKIPPED_OVERLAP.search(head)):
         return False  # (most errors say neither: nothing more is read)
     said = " ".join(t for t in (event.exception or "", head, (event.stack or "")[:HEAD_CHARS]) if t)
-    # the warning's category is its name, not a failure word (`FutureWarning`, `DeprecationWarning`)
-    return rank(event) == NEUTRAL and not _FAILED.search(re.sub(r"\w*Warning\b", " ", said))
+    # the warning's category is its name, not a failure word (`FutureWarning`, `DeprecationWarning`, Rails'
+    # `DEPRECATION WARNING`), and so is a level its header writes (Ruby's `E, [...] ERROR -- :`, an `ERROR:` tag)
+    return rank(event) == NEUTRAL and not _FAILED.search(_HEADER_LEVEL.sub(" ", re.sub(r"\w*Warning\b", " ", said, flags=re.I)))
+
+
+# a level written in capitals, as a header writes it (a failure word in the message is written in its own case)
+_HEADER_LEVEL = re.compile(r"\b(?:ERROR|ERR|FATAL|CRIT(?:ICAL)?|SEVERE|ALERT|EMERG)\b")

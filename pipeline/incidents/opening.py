@@ -55,6 +55,12 @@ class OpeningRule:
         event never opens an incident by itself (CONTRACT §2)."""
         return event.level is not None and event.level == self._below
 
+    def beneath_warning(self, event: LogEvent) -> bool:
+        """Whether the event's level is lower than the one just below the floor, or it has none (an INFO
+        or a DEBUG, by default): it opens nothing, and leads only when it states the cause (CONTRACT §2)."""
+        level = event.level
+        return level is None or (self._below is not None and LEVELS.index(level) < LEVELS.index(self._below))
+
     def opens(self, event: LogEvent) -> bool:
         """Whether the event opens (or joins) an incident."""
         level = event.level

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
-from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, rank
+from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
 from pipeline.incidents.line_names import (
     ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
     component, first_line, identities, said_by,
@@ -116,12 +116,20 @@ class Wording:
             clause = _as_words(line.rsplit(": ", 1)[-1])
             if clause.count(" ") + 1 >= RELAYED_WORDS:
                 relayed.add(clause)
+        # an error value of one library relayed whole, its package chain and all (etcd's `etcdserver: mvcc: database space
+        # exceeded` in the API server's, a controller's and kubectl's words): a third party's words, however short
+        relayed.update(chain for text in (said, *heads) for chain in _chains(text))
         given = _REASON.search(heads[0])
         reason = _as_words(given.group(1)) if given else ""
         # (a JSON record's quoted keys and values are most quotes: the words are counted before the cause is read)
         quoted = {words for m in _QUOTED_TEXT.finditer(said) if (q := m.group(1) or m.group(2)).count(" ") + 1 >= QUOTED_WORDS
                   and (words := _as_words(q)).count(" ") + 1 >= QUOTED_WORDS and words not in _ERRNO_WORDS
                   and names_cause(q)}
+        # and an error field whose whole value names a cause: the server's message its client wrote in a field of its own
+        # (`"err": "ERR max number of clients reached"`), as a quote of it
+        quoted.update(words for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)
+                      and (words := _as_words(first_line(v)[:HEAD_CHARS])).count(" ") + 1 >= QUOTED_WORDS
+                      and words not in _ERRNO_WORDS and names_cause(first_line(v)[:HEAD_CHARS]))
         return cls(frozenset(clauses), f" {_as_words(said)} ", frozenset(relayed),
                    reason if reason.count(" ") + 1 >= REASON_WORDS else "", frozenset(quoted))
 
@@ -142,6 +150,29 @@ class Wording:
                 # quoted or not (Laravel's `[1040] Too many connections (Connection: mysql, …)`), in its own words
                 or (mine not in alone and (any(f" {q} " in t for q in self.quoted for t in texts)
                                            or any(f" {q} " in self.text for q in quoted))))
+
+
+# a wrapped error written as its packages' prefixes (Go's `pkg: subpkg: message`): two lower-case one-word prefixes or
+# more, then its message
+_PREFIX_CHAIN = re.compile(r"(?<![\w.-])((?:[a-z][a-z0-9_]{1,30}: ){2,}[A-Za-z][^:\n\"'\\{}()\[\]]{3,160})")
+
+
+def _chains(text: str) -> list[str]:
+    """The prefixed error chains a text says (`_PREFIX_CHAIN`), as words: WORDING_WORDS or more, two prefixes that are no
+    level word, its message naming a cause or a symptom (`leading.rank`'s words)."""
+    found = []
+    for match in _PREFIX_CHAIN.finditer(text[:WORDING_CHARS]):
+        *prefixes, message = match.group(1).split(": ")
+        prefixes = [p for p in prefixes if p not in _LEVEL_WORDS]
+        if not names_failure(message):
+            continue
+        # (where a chain begins is not written: `Failed to update lock: etcdserver: mvcc: …`, each suffix of two prefixes
+        # or more is said)
+        for start in range(len(prefixes) - 1):
+            words = _as_words(": ".join([*prefixes[start:], message]))
+            if words.count(" ") + 1 >= WORDING_WORDS:
+                found.append(words)
+    return found
 
 
 def _as_words(text: str) -> str:
