@@ -80,6 +80,6 @@ def learn_delimited(lines: list[str]) -> Layout | None:
                rf"{sep}{q}(?P<message>.*?){q}\s*$")
     layout = Layout(pattern=pattern, time_shape=shape, columns=["time", "level"], separator=d,
                     names={"level": "f1"}, sample_size=len(lines))
-    layout.share = sum(1 for line in lines if layout.match(line) and layout.read_time(layout.match(line)["time"])
-                       ) / len(lines)
+    matches = [layout.match(line) for line in lines]
+    layout.share = sum(1 for m in matches if m is not None and layout.read_time(m["time"]) is not None) / len(lines)
     return layout if layout.share >= MIN_SHARE else None
