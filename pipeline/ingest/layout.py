@@ -304,7 +304,7 @@ def _day_first(texts: list[str]) -> bool:
     return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
-_PRI = re.compile(r"<(\d{1,3})>")
+_PRI = re.compile(r"<(\d{1,3})>:?")  # Cisco devices write a colon after it: `<166>:2018-06-27T12:17:46Z: %ASA-...`
 
 
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
@@ -339,7 +339,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
 def _after_priority(layout: Layout) -> Layout:
     """`layout` behind an optional `<PRI>` (read by `learned_record` as the syslog severity)."""
     def behind(pattern: str) -> str:
-        return r"^(?:<(?P<pri>\d{1,3})>\s*)?" + pattern.removeprefix("^")
+        return r"^(?:<(?P<pri>\d{1,3})>:?\s*)?" + pattern.removeprefix("^")
     layout.pattern, layout.loose = behind(layout.pattern), [behind(p) for p in layout.loose]
     layout._regex, layout._loose = None, None
     return layout
