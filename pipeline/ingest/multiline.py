@@ -244,6 +244,8 @@ class MultilineJoiner:
             return not ((stripped[0].isdigit() or stripped[0] == "[") and leading_time(stripped) is not None
                         and self._starts(stripped))
 
+        if stripped == _PY_TRACEBACK and self._state in ("goroutine", "traceback-closed"):
+            return False  # a new report after a whole one (a Go dump, a traceback its exception line closed)
         if (stripped == _PY_TRACEBACK or goroutine
                 or (stripped[0] in "DT" and _PY_CHAIN.match(stripped))):  # "During...", "The above..."
             return True
@@ -253,10 +255,10 @@ class MultilineJoiner:
             return False
         if self._headed:
             return True
-        if _JAVA_TRAILER.match(stripped) or _EXCEPTION_LINE.match(stripped):
-            return True
         if self._state == "traceback-frames" and _PY_FINAL.match(stripped):
             return True  # the exception line that closes a traceback
+        if _JAVA_TRAILER.match(stripped) or (_EXCEPTION_LINE.match(stripped) and self._state != "traceback-closed"):
+            return True  # (a JVM's exception line after a closed Python traceback is another program's report)
         return self._state == "goroutine"
 
     def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
@@ -276,9 +278,13 @@ class MultilineJoiner:
             return
         if self._quoted and '"' in line:
             self._open_quote ^= line.count('"') % 2 == 1
-        if stripped == _PY_TRACEBACK:
+        if stripped.endswith(_PY_TRACEBACK):  # alone, or closing a logger's header (`logger.exception`)
             self._state = "traceback"
         elif goroutine:
             self._state = "goroutine"
         elif self._state in ("traceback", "traceback-frames"):
-            self._state = "traceback-frames" if line[0] in " \t" and _INDENTED.match(line) else "plain"
+            indented = line[0] in " \t" and _INDENTED.match(line)
+            self._state = "traceback-frames" if indented else (
+                "traceback-closed" if self._state == "traceback-frames" and _PY_FINAL.match(stripped) else "plain")
+        elif self._state == "traceback-closed":
+            self._state = "plain"  # (a chain's "During handling..." line: the next traceback is the same report's)
