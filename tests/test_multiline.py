@@ -133,3 +133,14 @@ def test_a_report_after_a_whole_trace_is_a_record_of_its_own():
                "During handling of the above exception, another exception occurred:", "",
                "Traceback (most recent call last):", '  File "/app/y.py", line 3, in f', "ValueError: v"]
     assert [r.lines for r in MultilineJoiner().join(enumerate(chained))] == [10]
+
+
+def test_the_lines_under_a_time_written_alone_are_its_records():
+    """Oracle's alert log: each record's time on a line of its own, its message on the lines under it
+    (Ops Agent's oracledb_alert test); a line with a header of its own still opens a record."""
+    lines = ["2021-12-21T10:19:47.339827-05:00", "Thread 1 opened at log sequence 1",
+             "Current log# 1 seq# 1 mem# 0: /u01/oracle/oradata/DB19C/redo01.log",
+             "2021-12-21T10:19:48.339827-05:00", "Starting background process MMON",
+             "2021-12-21 10:19:49 INFO another writer's line", "its own line"]
+    records = list(MultilineJoiner().join(enumerate(lines)))
+    assert [(r.position, r.lines) for r in records] == [(0, 3), (3, 2), (5, 1), (6, 1)]

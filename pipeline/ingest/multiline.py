@@ -53,7 +53,7 @@ import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
-from pipeline.ingest.timestamps import leading_time
+from pipeline.ingest.timestamps import SHAPE_RE, TIME_SHAPES, leading_time
 
 MAX_LINES = 1_000
 MAX_CHARS = 256 * 1024
@@ -85,6 +85,15 @@ def looks_timed(line: str) -> bool:
     """Whether a line opens with a timestamp or a syslog priority (the default guess without its
     level words: `SEVERE: msg` under a java.util.logging header line is no record of its own)."""
     return bool(_TIMED.match(line))
+
+
+MAX_TIME_ALONE = 48  # characters: the longest spelling of a time and its zone
+
+
+def time_alone(stripped: str) -> bool:
+    """Whether a line is a timestamp and nothing else (Oracle's alert log writes each record's time on
+    a line of its own, the message on the lines under it)."""
+    return bool(_TIMED.match(stripped)) and any(SHAPE_RE[shape.name].match(stripped) for shape in TIME_SHAPES)
 
 
 def looks_like_record_start(line: str) -> bool:
@@ -204,7 +213,7 @@ class MultilineJoiner:
         self._folded = 0
         self._blanks = []
         self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
-        self._state = "plain"
+        self._state = "time-alone" if len(stripped) <= MAX_TIME_ALONE and time_alone(stripped) else "plain"
         self._open_quote = False
         self._depth = 1 if stripped == "{" else 0
         self._document = ""
@@ -251,6 +260,8 @@ class MultilineJoiner:
             return True
         if stripped[0] in "CSW" and _CHAINED.match(stripped):
             return True  # a trace's `Caused by:` line, even one quoting a stamp that a layout would read
+        if self._state == "time-alone" and not looks_like_record_start(line) and leading_time(stripped) is None:
+            return True  # the lines under a time written on a line of its own are its record's
         if self._starts(line):
             return False
         if self._headed:
