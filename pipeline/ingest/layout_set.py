@@ -205,6 +205,9 @@ _CLOSING = re.compile(r"\s+(?:@|at|-|\||,|on)$")  # what joins a message to the 
 _LEAD_LEVEL = re.compile(r"\[(?P<bracket>[A-Za-z]{1,12})\]\s|\S*?:(?P<joined>[A-Z]{3,12}):\s+")
 
 
+_BRACKET_WORDS = re.compile(r"[\s|,;]+")
+
+
 def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
     """The record a line `m` matched holds (None when its time cannot be read)."""
     time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
@@ -238,6 +241,9 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         level = next((v.strip() for k, v in groups.items() if k[-1:] in "xl" and k[:1] == "f" and v
                       and normalize_level(v.strip()) is not None), None)
         extra = next((v.strip() for k, v in groups.items() if k[-1:] == "x" and k[:1] == "f" and v), "")
+        if level is None:  # or one of them, a level word in capitals among `|`-cut columns
+            # (dd-trace-dotnet's `[2000-01-01 04:00:00.000 +00:00 | DD_TRACE_DOTNET | INF]`)
+            level = next((w for w in _BRACKET_WORDS.split(extra) if w.isupper() and normalize_level(w) is not None), None)
         if level is None and "/" in extra and normalize_level(extra.split("/", 1)[0]) is not None:
             # `LEVEL/process` (Celery's `[%(asctime)s: %(levelname)s/%(processName)s]`)
             level, fields["process"] = extra.split("/", 1)
