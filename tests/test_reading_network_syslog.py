@@ -27,3 +27,11 @@ def test_a_colon_after_the_priority_is_not_the_times(tmp_path):
     assert [e.time for e in events] == [datetime(2018, 6, 27, 12, 17, 46, tzinfo=timezone.utc),
                                         datetime(2019, 3, 11, 13, 42, 44, tzinfo=timezone.utc)]
     assert events[0].message.startswith("%ASA-6-110002: Failed") and "time_inferred" not in events[0].fields
+
+
+def test_a_learnt_header_ends_before_a_cisco_mnemonic(tmp_path):
+    """A relay that writes the time and then the device's message (no host, no tag): the
+    `%FAC-SEV-MNEMONIC:` and the `Label:` after it are the message's, not header columns."""
+    events = _events(tmp_path, ["2024-01-05T05:45:16Z   %FTD-1-430003: EventPriority: Low, SrcIP: 10.40.1.16"])
+    assert events[0].message == "%FTD-1-430003: EventPriority: Low, SrcIP: 10.40.1.16"
+    assert events[0].time == datetime(2024, 1, 5, 5, 45, 16, tzinfo=timezone.utc)
