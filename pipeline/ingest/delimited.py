@@ -12,15 +12,18 @@ Blanks alone are a delimiter only between quoted columns (a blank-cut header is 
 A column may be quoted (`'` or `"`, only where it needs it: a quoted message may span lines); the
 quotes are not the value's.
 
-`learn_delimited(lines)` is the layout most of the lines share, or None; `layout.learn` falls back on
-it where the blank- or separator-cut columns give no layout, or one without a level.
+`learn_delimited(lines)` is the layout most of the lines share, or None; `learn(sample)` is
+`layout.learn`'s layout, or this one where the blank- or separator-cut columns give no layout, or one
+without a level (the learnt layouts' callers use it: `layout_set`, `reading`).
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Iterable
 
-from pipeline.ingest.layout import MIN_SHARE, Layout, _is_level
+from pipeline.ingest.layout import MIN_SHARE, SAMPLE, Layout, _is_level
+from pipeline.ingest.layout import learn as learn_columns
 from pipeline.ingest.timestamps import TIME_SHAPES, spaced
 
 _QUOTES = "'\""
@@ -83,3 +86,15 @@ def learn_delimited(lines: list[str]) -> Layout | None:
     matches = [layout.match(line) for line in lines]
     layout.share = sum(1 for m in matches if m is not None and layout.read_time(m["time"]) is not None) / len(lines)
     return layout if layout.share >= MIN_SHARE else None
+
+
+def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
+    """The layout of `sample`: `layout.learn`'s, or the delimited one where that gives none or none
+    with a level (a level the delimiter around it tells, which the blank-cut columns miss)."""
+    lines = [ln.rstrip("\r\n") for ln in sample if ln.strip()][:limit]
+    layout = learn_columns(lines, limit=limit)
+    if layout is None or "level" not in layout.names:
+        delimited = learn_delimited([ln for ln in lines if not ln[:1].isspace()])
+        if delimited is not None and (layout is None or delimited.share >= layout.share):
+            return delimited
+    return layout

@@ -328,14 +328,6 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
         # comma-separated header columns (a CSV row without a header row); tried only where the
         # blank-cut columns show no layout, since most messages hold commas
         layout = _learn(lines, ",")
-    if layout is None or "level" not in layout.names:
-        # a header of delimited columns (`time;level;message`, quoted or not): its level is told by
-        # the delimiter around it, which the blank-cut columns miss
-        from pipeline.ingest.delimited import learn_delimited
-
-        delimited = learn_delimited(lines)
-        if delimited is not None and (layout is None or delimited.share >= layout.share):
-            return delimited
     return layout
 
 

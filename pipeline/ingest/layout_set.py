@@ -22,7 +22,8 @@ from typing import Any, Iterable, Iterator
 
 
 from pipeline.ingest.console_fields import split_fields_column
-from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, learn
+from pipeline.ingest.delimited import learn
+from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
