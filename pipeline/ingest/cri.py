@@ -123,7 +123,7 @@ class StreamJoiner:
         time, stream, tag, text = found
         # parts and lines join within one writer's stream: a Docker json-file part never ends with a
         # CRI line of the same stream name (a file holding both is two writers)
-        key = stream if LINE.match(line) else f"json {stream}"
+        key = f"json {stream}" if line[:1] == "{" else stream
         first, header, texts = self._parts.pop(key, (position, f"{time} {stream}", []))
         texts.append(text)
         if tag == "P":
