@@ -109,3 +109,17 @@ def test_docker_json_file_lines_are_read_as_the_container_text_they_carry(tmp_pa
     assert events[0].stack.strip() == "at com.example.Orders.pay(Orders.java:12)"
     assert events[2].message == "a long line cut by the driver, its end" and len(events) == 3
     assert events[0].time == datetime(2024, 3, 1, 8, 0, 1, 123456, tzinfo=timezone.utc)  # the runtime's
+
+
+def test_a_json_file_part_is_not_ended_by_a_cri_line_and_a_tag_may_carry_more_after_a_colon(tmp_path):
+    """Two writers in one file (Docker's json-file and the CRI format) join their parts each within its
+    own stream; the kubelet reads a tag `P:TAG1:TAG2` as `P` (kubernetes' logs_test.go cases)."""
+    path = tmp_path / "mixed.log"
+    path.write_text(
+        '{"log":"docker stdout test log","stream":"stdout","time":"2016-10-20T18:39:20.57606443Z"}\n'
+        "2016-10-20T18:39:20.57606443Z stdout F cri stdout test log\n"
+        "2016-10-20T18:39:21.57606443Z stdout P:TAG1:TAG2 cri partial, \n"
+        "2016-10-20T18:39:21.57606443Z stdout F:TAG1 its end\n")
+    events = scan(path)
+    assert [e.message for e in events] == ["docker stdout test log", "cri stdout test log", "cri partial, its end"]
+    assert all(e.fields.get("format") == "cri" for e in events)

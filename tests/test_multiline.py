@@ -112,3 +112,35 @@ def test_a_record_past_its_character_cap_folds_too():
     (record,) = joiner.join(enumerate(lines))
     assert record.lines == 5 and record.text.endswith("3 more lines not kept (a record keeps its first 1000 lines,"
                                                       " 100 characters)")
+
+
+def test_a_report_after_a_whole_trace_is_a_record_of_its_own():
+    """A Go panic's dump, then a Python traceback with no header, then a logger's line that ends with
+    `Traceback (most recent call last):` and the traceback its exception line closes, then a JVM's
+    exception (Ops Agent's language_exceptions test): four records, where a chained traceback stays one."""
+    lines = ["2019/01/15 07:48:05 http: panic serving [::1]:54143: test panic", "goroutine 24 [running]:",
+             "main.doPanic(0x12f0ea0)", "\t/src/httppanic.go:8 +0x39",
+             "Traceback (most recent call last):", '  File "/app/x.py", line 5, in get', "    raise Exception('spam')",
+             "Exception: ('spam',)",
+             "2023-07-09 00:00:00,000 ERROR    some_app prefix: Traceback (most recent call last):",
+             '  File "/app/x.py", line 5, in get', "    raise Exception('spam')", "Exception: ('spam',)",
+             "java.lang.RuntimeException: boom", "\tat com.example.A.b(A.java:1)"]
+    records = list(MultilineJoiner().join(enumerate(lines)))
+    assert [r.position for r in records] == [0, 4, 8, 12]
+    assert records[2].text.endswith("Exception: ('spam',)") and records[3].text.endswith("(A.java:1)")
+    chained = ["2023-07-09 00:00:01,000 ERROR failed", "Traceback (most recent call last):",
+               '  File "/app/y.py", line 1, in f', "KeyError: 'k'", "",
+               "During handling of the above exception, another exception occurred:", "",
+               "Traceback (most recent call last):", '  File "/app/y.py", line 3, in f', "ValueError: v"]
+    assert [r.lines for r in MultilineJoiner().join(enumerate(chained))] == [10]
+
+
+def test_the_lines_under_a_time_written_alone_are_its_records():
+    """Oracle's alert log: each record's time on a line of its own, its message on the lines under it
+    (Ops Agent's oracledb_alert test); a line with a header of its own still opens a record."""
+    lines = ["2021-12-21T10:19:47.339827-05:00", "Thread 1 opened at log sequence 1",
+             "Current log# 1 seq# 1 mem# 0: /u01/oracle/oradata/DB19C/redo01.log",
+             "2021-12-21T10:19:48.339827-05:00", "Starting background process MMON",
+             "2021-12-21 10:19:49 INFO another writer's line", "its own line"]
+    records = list(MultilineJoiner().join(enumerate(lines)))
+    assert [(r.position, r.lines) for r in records] == [(0, 3), (3, 2), (5, 1), (6, 1)]

@@ -337,3 +337,15 @@ def test_a_word_colon_after_a_free_status_word_is_the_messages_not_the_component
                            "2024-03-05 09:10:12 edge backupd[7]: copy done, 1200 files\n")
     assert [(e.host, e.service, e.message) for e in read(syslog_like)] == [
         ("edge", "cron", "job started"), ("edge", "backupd", "copy done, 1200 files")]
+
+
+def test_a_level_word_among_the_times_bracket_columns_is_the_level(tmp_path):
+    """dd-trace-dotnet's simple text formatter: `[time | service | INF] message | exception`; the
+    level is the capitalised level word among the bracket's `|`-cut columns, not one guessed from
+    the word `Exception` in the message."""
+    path = tmp_path / "tracer.log"
+    path.write_text("[2000-01-01 04:00:00.000 +00:00 | DD_TRACE_DOTNET | INF] This is log number 1 | System.Exception: boom\n"
+                    "[2000-01-01 04:00:01.000 +00:00 | DD_TRACE_DOTNET | WRN] Slow flush\n")
+    events = read(path)
+    assert [e.level for e in events] == ["INFO", "WARN"]
+    assert events[0].message.startswith("This is log number 1") and events[0].time == utc(2000, 1, 1, 4, 0, 0)

@@ -28,7 +28,8 @@ from pipeline.ingest.timestamps import parse_time
 # a line cut at 16 KiB without its `\n`: read as the CRI line it amounts to (`P` when the text lacks it)
 _DOCKER_KEYS = frozenset(("log", "stream", "time", "attrs"))
 LINE = re.compile(r"^(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) "
-                  r"(?P<stream>stdout|stderr) (?P<tag>[PF])(?: (?P<text>.*))?$", re.S)
+                  r"(?P<stream>stdout|stderr) (?P<tag>[PF])(?::\S*)?(?: (?P<text>.*))?$", re.S)
+# the tag may carry more, colon-separated, after `P`/`F` (the kubelet reads `P:TAG1:TAG2` as `P`)
 
 def envelope(line: str) -> tuple[str, str, str, str] | None:
     """(runtime's time, stream, tag, container's text) of a CRI line or a Docker json-file line."""
@@ -120,12 +121,15 @@ class StreamJoiner:
             self._done += self._joiner("").feed(position, line)
             return self._release()
         time, stream, tag, text = found
-        first, header, texts = self._parts.pop(stream, (position, f"{time} {stream}", []))
+        # parts and lines join within one writer's stream: a Docker json-file part never ends with a
+        # CRI line of the same stream name (a file holding both is two writers)
+        key = f"json {stream}" if line[:1] == "{" else stream
+        first, header, texts = self._parts.pop(key, (position, f"{time} {stream}", []))
         texts.append(text)
         if tag == "P":
-            self._parts[stream] = (first, header, texts)
+            self._parts[key] = (first, header, texts)
             return self._release()
-        self._done += self._records(stream, self._joiner(stream).feed((first, position, header), "".join(texts)))
+        self._done += self._records(key, self._joiner(key).feed((first, position, header), "".join(texts)))
         return self._release()
 
     def flush(self) -> list[Record]:

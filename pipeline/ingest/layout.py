@@ -77,6 +77,7 @@ _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
 _HOST = re.compile(r"^[A-Za-z0-9][\w.:/-]*[A-Za-z0-9]$")
 _WORD = re.compile(r"^[A-Za-z_][\w.$-]*$")
+_MNEMONIC = re.compile(r"^%[A-Z][A-Z0-9_]*-(?:[A-Z0-9_]+-)?\d-[A-Z0-9_]+:?$")  # Cisco's %ASA-6-110002:
 _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
 # Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
 MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
@@ -236,6 +237,8 @@ def _column_role(values: list[str], total: int) -> str:
         return sum(1 for v in values if test(v)) >= 0.9 * len(values)
     if most(lambda v: v in _SEP):
         return "sep"
+    if most(lambda v: bool(_MNEMONIC.match(v))):
+        return "mnemonic"  # a network device's `%FACILITY-SEVERITY-MNEMONIC:`: the message opens with it
     if distinct <= 4 and most(lambda v: len(v) == 1 and not v.isalnum()):
         return "mark"  # a one-symbol column (redis's `* . - #`)
     # level words: few values (a level column rarely holds more than the eight a logger writes)
@@ -304,7 +307,7 @@ def _day_first(texts: list[str]) -> bool:
     return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
-_PRI = re.compile(r"<(\d{1,3})>")
+_PRI = re.compile(r"<(\d{1,3})>:?")  # Cisco devices write a colon after it: `<166>:2018-06-27T12:17:46Z: %ASA-...`
 
 
 def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
@@ -331,7 +334,7 @@ def learn(sample: Iterable[str], *, limit: int = SAMPLE) -> Layout | None:
 def _after_priority(layout: Layout) -> Layout:
     """`layout` behind an optional `<PRI>` (read by `learned_record` as the syslog severity)."""
     def behind(pattern: str) -> str:
-        return r"^(?:<(?P<pri>\d{1,3})>\s*)?" + pattern.removeprefix("^")
+        return r"^(?:<(?P<pri>\d{1,3})>:?\s*)?" + pattern.removeprefix("^")
     layout.pattern, layout.loose = behind(layout.pattern), [behind(p) for p in layout.loose]
     layout._regex, layout._loose = None, None
     return layout
@@ -406,6 +409,8 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     # and separator columns that follow it; after a `tag:` the message starts
     end = 0
     for k, role in enumerate(roles):
+        if role == "mnemonic":
+            break
         if (len(rows) == 1 and (role == "tag" or role == "level" and not _written_as_header(rows[0], after + k))
                 and _prose_before(rows[0], after, k) > 1):
             break  # one line's `word:`, or a level word written as prose, after several prose words is its message's

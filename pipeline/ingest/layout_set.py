@@ -22,7 +22,8 @@ from typing import Any, Iterable, Iterator
 
 
 from pipeline.ingest.console_fields import split_fields_column
-from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, learn
+from pipeline.ingest.delimited import learn
+from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
@@ -205,6 +206,9 @@ _CLOSING = re.compile(r"\s+(?:@|at|-|\||,|on)$")  # what joins a message to the 
 _LEAD_LEVEL = re.compile(r"\[(?P<bracket>[A-Za-z]{1,12})\]\s|\S*?:(?P<joined>[A-Z]{3,12}):\s+")
 
 
+_BRACKET_WORDS = re.compile(r"[\s|,;]+")
+
+
 def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
     """The record a line `m` matched holds (None when its time cannot be read)."""
     time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
@@ -238,6 +242,9 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         level = next((v.strip() for k, v in groups.items() if k[-1:] in "xl" and k[:1] == "f" and v
                       and normalize_level(v.strip()) is not None), None)
         extra = next((v.strip() for k, v in groups.items() if k[-1:] == "x" and k[:1] == "f" and v), "")
+        if level is None:  # or one of them, a level word in capitals among `|`-cut columns
+            # (dd-trace-dotnet's `[2000-01-01 04:00:00.000 +00:00 | DD_TRACE_DOTNET | INF]`)
+            level = next((w for w in _BRACKET_WORDS.split(extra) if w.isupper() and normalize_level(w) is not None), None)
         if level is None and "/" in extra and normalize_level(extra.split("/", 1)[0]) is not None:
             # `LEVEL/process` (Celery's `[%(asctime)s: %(levelname)s/%(processName)s]`)
             level, fields["process"] = extra.split("/", 1)

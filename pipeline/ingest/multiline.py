@@ -53,7 +53,7 @@ import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
-from pipeline.ingest.timestamps import leading_time
+from pipeline.ingest.timestamps import SHAPE_RE, TIME_SHAPES, leading_time
 
 MAX_LINES = 1_000
 MAX_CHARS = 256 * 1024
@@ -85,6 +85,15 @@ def looks_timed(line: str) -> bool:
     """Whether a line opens with a timestamp or a syslog priority (the default guess without its
     level words: `SEVERE: msg` under a java.util.logging header line is no record of its own)."""
     return bool(_TIMED.match(line))
+
+
+MAX_TIME_ALONE = 48  # characters: the longest spelling of a time and its zone
+
+
+def time_alone(stripped: str) -> bool:
+    """Whether a line is a timestamp and nothing else (Oracle's alert log writes each record's time on
+    a line of its own, the message on the lines under it)."""
+    return bool(_TIMED.match(stripped)) and any(SHAPE_RE[shape.name].match(stripped) for shape in TIME_SHAPES)
 
 
 def looks_like_record_start(line: str) -> bool:
@@ -204,7 +213,7 @@ class MultilineJoiner:
         self._folded = 0
         self._blanks = []
         self._json = stripped[0] == "{" and stripped[-1] == "}"  # _is_json(line)
-        self._state = "plain"
+        self._state = "time-alone" if len(stripped) <= MAX_TIME_ALONE and time_alone(stripped) else "plain"
         self._open_quote = False
         self._depth = 1 if stripped == "{" else 0
         self._document = ""
@@ -244,19 +253,23 @@ class MultilineJoiner:
             return not ((stripped[0].isdigit() or stripped[0] == "[") and leading_time(stripped) is not None
                         and self._starts(stripped))
 
+        if stripped == _PY_TRACEBACK and self._state in ("goroutine", "traceback-closed"):
+            return False  # a new report after a whole one (a Go dump, a traceback its exception line closed)
         if (stripped == _PY_TRACEBACK or goroutine
                 or (stripped[0] in "DT" and _PY_CHAIN.match(stripped))):  # "During...", "The above..."
             return True
         if stripped[0] in "CSW" and _CHAINED.match(stripped):
             return True  # a trace's `Caused by:` line, even one quoting a stamp that a layout would read
+        if self._state == "time-alone" and not looks_like_record_start(line) and leading_time(stripped) is None:
+            return True  # the lines under a time written on a line of its own are its record's
         if self._starts(line):
             return False
         if self._headed:
             return True
-        if _JAVA_TRAILER.match(stripped) or _EXCEPTION_LINE.match(stripped):
-            return True
         if self._state == "traceback-frames" and _PY_FINAL.match(stripped):
             return True  # the exception line that closes a traceback
+        if _JAVA_TRAILER.match(stripped) or (_EXCEPTION_LINE.match(stripped) and self._state != "traceback-closed"):
+            return True  # (a JVM's exception line after a closed Python traceback is another program's report)
         return self._state == "goroutine"
 
     def _advance(self, line: str, stripped: str, goroutine: bool) -> None:
@@ -276,9 +289,13 @@ class MultilineJoiner:
             return
         if self._quoted and '"' in line:
             self._open_quote ^= line.count('"') % 2 == 1
-        if stripped == _PY_TRACEBACK:
+        if stripped.endswith(_PY_TRACEBACK):  # alone, or closing a logger's header (`logger.exception`)
             self._state = "traceback"
         elif goroutine:
             self._state = "goroutine"
         elif self._state in ("traceback", "traceback-frames"):
-            self._state = "traceback-frames" if line[0] in " \t" and _INDENTED.match(line) else "plain"
+            indented = line[0] in " \t" and _INDENTED.match(line)
+            self._state = "traceback-frames" if indented else (
+                "traceback-closed" if self._state == "traceback-frames" and _PY_FINAL.match(stripped) else "plain")
+        elif self._state == "traceback-closed":
+            self._state = "plain"  # (a chain's "During handling..." line: the next traceback is the same report's)

@@ -60,7 +60,7 @@ class Parsing:
     def parser(self, sample: list[str] | None = None) -> SourceParser:
         """A parser for one source; its format detected from `sample` unless fixed."""
         if self.format == "learned":
-            from pipeline.ingest.layout import learn
+            from pipeline.ingest.delimited import learn
 
             parser = SourceParser(timezone=self.timezone, pattern=self.pattern)
             layout = learn(sample or [])
