@@ -30,3 +30,32 @@ def test_a_cause_in_other_words_is_named_below_the_code_fix_line(offline_analyst
 ])
 def test_a_near_miss_is_not_that_cause(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))
+
+
+def _nginx_timeout(at: str, upstream: str) -> dict:
+    return {"service": "edge", "time": f"2026-01-05T08:00:{at}Z", "level": "ERROR",
+            "message": f"2026/01/05 08:00:{at} [error] 31#31: *8812 upstream timed out (110: Connection timed out) while "
+                       f"reading response header from upstream, client: 10.0.0.7, server: shop, request: \"GET /cart "
+                       f"HTTP/1.1\", upstream: \"{upstream}\""}
+
+
+def _limit(at: str) -> dict:
+    return {"service": "app-fpm", "time": f"2026-01-05T08:00:{at}Z", "level": "WARN",
+            "message": "[pool www] server reached pm.max_children setting (24), consider raising it"}
+
+
+def test_a_callees_limit_said_first_is_the_cause_of_timeouts_naming_their_upstream_by_address_only(offline_analyst):
+    # the callers name their upstream by an address alone (no service's name) and their own server beside their
+    # client: the worker limit another service said first (and again while it held) is what they time out on
+    rca = offline_rca(offline_analyst, _limit("01"), _nginx_timeout("02", "fastcgi://127.0.0.1:9000"), _limit("20"))
+    assert rca.category == "resource_exhaustion" and rca.confidence < THRESHOLD
+
+
+@pytest.mark.parametrize("events", [
+    # the callers name another peer by its name: their timeouts are that peer's
+    (_limit("01"), _nginx_timeout("02", "http://billing.internal:8080")),
+    # the limit said only after the callers' first timeout: not what started them
+    (_nginx_timeout("02", "fastcgi://127.0.0.1:9000"), _limit("05")),
+])
+def test_a_callees_limit_is_not_taken_when_the_callers_name_another_peer_or_it_came_after(offline_analyst, events):
+    assert offline_rca(offline_analyst, *events).category == "upstream_timeout"

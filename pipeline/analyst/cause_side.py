@@ -164,8 +164,9 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
     no signature: each a category and, per event, whether it says it) that produces the caller-side `category`
     (PRODUCED_BY), said in problem lines only by services other than the callers' (the callee's own state, not
     the caller's), and either named in the callers' lines (`http://quotes:8080/...` of service quotes: their
-    clocks do not order it) or, when those lines name no peer at all, said strictly before every one of them
-    (a process OOM-killed, then its callers refused). None otherwise: a caller's own pool or memory is not what
+    clocks do not order it) or, when those lines name no peer by its name (an address alone names none), said
+    before every one of them (a process OOM-killed, then its callers refused; a worker limit reached, then its
+    callers' timeouts while it is said again). None otherwise: a caller's own pool or memory is not what
     it calls, and a caller naming another peer (`cluster=billing`) fails on that one."""
     caller = _caller_lines(events, category, carrying)
     if caller is None:
@@ -177,10 +178,24 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
         theirs = [e for e, f in zip(events, found) if f and e.level in ("ERROR", "FATAL", "WARN", None)]
         if not theirs or any(e.service in callers for e in theirs):
             continue
+        # (a state holds while it is said again: its first line before the callers' first is what they failed in)
         if any(_named(e.service, said) for e in theirs) or \
-                (max(e.time for e in theirs) < start and not _PEER.search(said)):
+                (min(e.time for e in theirs) < start and not _PEER.search(unnamed_peers_out(said))):
             return n
     return None
+
+
+# a peer named by its address alone (an IP literal, loopback, a socket) names no service: it may be the one that
+# said the state; and the server a line names beside its client is the line's writer itself (nginx's `client:
+# 10.0.0.7, server: shop`), not a peer it calls
+_ADDRESS_ONLY = re.compile(r"\b[a-z][\w+.-]*://(?:\d{1,3}(?:\.\d{1,3}){3}|localhost\b|\[[0-9a-f:]+\]|unix:)[^\s\"',]*"
+                           r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I)
+_OWN_SERVER = re.compile(r"\bclient\s*[=:]\s*[^,\s]+,?\s+server\s*[=:]\s*[^,\s]+", re.I)
+
+
+def unnamed_peers_out(text: str) -> str:
+    """A text less the peers it names by an address alone and the server it names beside its client."""
+    return _ADDRESS_ONLY.sub(" ", _OWN_SERVER.sub(" ", text))
 
 
 # a peer a line names: a URL, a host:port, or a cluster, upstream, host or server said by key
