@@ -59,3 +59,30 @@ def test_a_callees_limit_said_first_is_the_cause_of_timeouts_naming_their_upstre
 ])
 def test_a_callees_limit_is_not_taken_when_the_callers_name_another_peer_or_it_came_after(offline_analyst, events):
     assert offline_rca(offline_analyst, *events).category == "upstream_timeout"
+
+
+def _job(at: str, level: str, text: str, service: str = "worker") -> dict:
+    return {"service": service, "time": f"2026-01-05T08:00:{at}Z", "level": level, "message": text}
+
+
+def test_a_job_retried_and_then_done_is_no_cause(offline_analyst):
+    rca = offline_rca(offline_analyst,
+                      _job("01", "WARN", "class=ExportJob jid=4f2e9c81ab07 Faraday::TimeoutError: Net::ReadTimeout; retry 1 in 12s"),
+                      _job("14", "INFO", "class=ExportJob jid=4f2e9c81ab07 start"),
+                      _job("16", "INFO", "class=ExportJob jid=4f2e9c81ab07 elapsed=1.2 done"))
+    assert rca.category == "unknown"
+
+
+@pytest.mark.parametrize("events", [
+    # another job done: the failed one was not
+    (_job("01", "WARN", "class=ExportJob jid=4f2e9c81ab07 Net::ReadTimeout; retry 1 in 12s"),
+     _job("16", "INFO", "class=ExportJob jid=77aa01bc93de elapsed=1.2 done")),
+    # its retries are over: nothing was tried again
+    (_job("01", "ERROR", "class=ExportJob jid=4f2e9c81ab07 Net::ReadTimeout; retries exhausted, moved to the dead set"),
+     _job("16", "INFO", "class=ExportJob jid=4f2e9c81ab07 elapsed=1.2 done")),
+    # the same thread, not the same job (a thread's id is reused by the next job)
+    (_job("01", "WARN", "tid=ab12cd34ef class=ExportJob Net::ReadTimeout; retry 1 in 12s"),
+     _job("16", "INFO", "tid=ab12cd34ef class=OtherJob elapsed=1.2 done")),
+])
+def test_a_retried_job_not_shown_done_still_names_its_cause(offline_analyst, events):
+    assert offline_rca(offline_analyst, *events).category == "upstream_timeout"

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
-                              requested, specifics, subject, technology, versions)
+                              requested, retried, specifics, subject, technology, versions)
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -102,8 +102,12 @@ class OfflineAnalyst:
         # a client that went away mid-answer (its ephemeral port the peer) says nothing failed on this side:
         # its broken pipe or reset supports no category
         gone = {e.event_id for e in state.evidence if subject.client_gone(e)}
+        # ... and a job its writer retried and then did supports none either (pipeline/analyst/retried.py)
+        gone |= retried.retried_and_done(state.evidence)
         told = evidence_text([e for e in state.evidence if e.event_id not in gone]) if gone else text
-        supports = self._with_worded(state, category_support(self.kb, told, shown=shown), shown)
+        kept = state.model_copy(update={"evidence": [e for e in state.evidence if e.event_id not in gone]}) \
+            if gone else state
+        supports = self._with_worded(kept, category_support(self.kb, told, shown=shown), shown)
         # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         verdict = answers.Verdict()
