@@ -86,3 +86,49 @@ def test_a_job_retried_and_then_done_is_no_cause(offline_analyst):
 ])
 def test_a_retried_job_not_shown_done_still_names_its_cause(offline_analyst, events):
     assert offline_rca(offline_analyst, *events).category == "upstream_timeout"
+
+
+def _window_rca(analyst, evidence: list[dict], window: list[dict]):
+    from pipeline.knowledge.retrieval import find_similar
+    from pipeline.state import IncidentState
+    events = analyst_events(*evidence, *window)
+    state = IncidentState(incident_id="INC-t", service="edge", evidence=events[:len(evidence)], log_window=events)
+    return analyst.rca(state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)}))
+
+
+def _proxy_refused(at: str) -> dict:
+    return {"service": "edge", "time": f"2026-01-05T08:00:{at}Z", "level": "ERROR",
+            "message": f"2026/01/05 08:00:{at} [error] 7#7: *3301 upstream timed out (110: Connection timed out) while "
+                       "reading response header from upstream, client: 10.2.0.4, server: thumbs, request: \"GET /t/9 "
+                       "HTTP/1.1\", upstream: \"fastcgi://unix:/run/thumbs-fpm.sock:\""}
+
+
+def _callee_limit(at: str, service: str) -> dict:
+    return {"service": service, "time": f"2026-01-05T08:00:{at}Z", "level": "WARN",
+            "message": "[pool thumbs] server reached max_children setting (16), consider raising it"}
+
+
+def test_the_callees_own_line_in_the_window_is_read_beside_its_callers(offline_analyst):
+    # the incident holds the proxy's timeouts only; the service its lines name said its worker limit first, in the
+    # window retrieval brought
+    rca = _window_rca(offline_analyst, [_proxy_refused("02"), _proxy_refused("04")], [_callee_limit("01", "thumbs-fpm")])
+    assert rca.category == "resource_exhaustion" and rca.confidence < THRESHOLD
+
+
+def test_a_window_line_of_a_service_the_callers_do_not_name_is_not_read(offline_analyst):
+    rca = _window_rca(offline_analyst, [_proxy_refused("02"), _proxy_refused("04")], [_callee_limit("01", "billing-fpm")])
+    assert rca.category == "upstream_timeout"
+
+
+def test_a_pool_drained_after_its_logins_began_failing_is_not_named_confidently(offline_analyst):
+    # the logins failing began before the pool had no connection to give, and go on between its timeouts: the
+    # drained pool may be their symptom (a state holds while it is said again), so it is not named confidently
+    login = {"service": "pg", "level": "ERROR", "message": 'FATAL:  password authentication failed for user "svc_orders"'}
+    pool = {"service": "orders", "level": "ERROR",
+            "message": "HikariPool-1 - Connection is not available, request timed out after 30000ms "
+                       "(total=0, active=0, idle=0, waiting=5)"}
+    start = {"service": "orders", "level": "ERROR", "message": "HikariPool-1 - Exception during pool initialization."}
+    rca = offline_rca(offline_analyst, {**login, "time": "2026-01-05T08:00:01Z"}, {**start, "time": "2026-01-05T08:00:02Z"},
+                      {**pool, "time": "2026-01-05T08:00:03Z"}, {**login, "time": "2026-01-05T08:00:05Z"},
+                      {**pool, "time": "2026-01-05T08:00:07Z"})
+    assert rca.confidence < THRESHOLD

@@ -152,6 +152,11 @@ def _caller_lines(events: list[LogEvent], category: str, carrying: list[bool]
     return mine, min(e.time for e in mine), {e.service for e in mine}, " ".join(event_text(e) for e in mine).lower()
 
 
+def named(name: str | None, text: str) -> bool:
+    """Whether a service's or host's name is named in `text` (lowercase), as `callee_first` reads it."""
+    return _named(name, text)
+
+
 def _named(name: str | None, text: str) -> bool:
     """Whether every word of a service's or host's name (letters, 3 or more) starts a word of `text`."""
     words = re.findall(r"[a-z]{3,}", (name or "").lower())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, retried, specifics, subject, technology, versions)
+from pipeline.analyst.callee_lines import callee_lines
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -94,6 +95,9 @@ class OfflineAnalyst:
         self.kb = kb
 
     def rca(self, state: IncidentState) -> RCA:
+        # the callee's own problem lines the log window holds beside its callers' (pipeline/analyst/callee_lines.py)
+        if extra := callee_lines(state):
+            state = state.model_copy(update={"evidence": sorted([*state.evidence, *extra], key=lambda e: e.time)})
         extracted = findings.extract(state.evidence)
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
@@ -211,11 +215,11 @@ class OfflineAnalyst:
                          f"{UNDECIDED_CONFIDENCE}; to decide, check whether {top.category} stops once "
                          f"{cause.category} is resolved")
         elif (producer := _produced_before(state, top, supports, carrying)) is not None:
-            # a state that produces the top's failure said strictly before it, too weakly supported to be
+            # a state that produces the top's failure first said before it, too weakly supported to be
             # taken over it (EARLIER_SHARE): the top may be its symptom, so it is not named confidently
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
-            notes.append(f"{producer.category} (doc {producer.doc.doc_id}) is said in problem lines before every one "
-                         f"of {top.category}'s, and it produces {top.category}: {top.category} may be its symptom, "
+            notes.append(f"{producer.category} (doc {producer.doc.doc_id}) is said in problem lines from before the "
+                         f"first of {top.category}'s, and it produces {top.category}: {top.category} may be its symptom, "
                          f"so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, check whether "
                          f"{top.category} stops once {producer.category} is resolved")
         elif (crash := _peer_crashed(state, top, carrying)) is not None:
@@ -566,7 +570,8 @@ def _worded_first(state: IncidentState, top: Support, supports: list[Support],
 def _produced_before(state: IncidentState, top: Support, supports: list[Support],
                      carrying: list[set[str]]) -> Support | None:
     """The other category (by signatures) that produces the top's failure (cause_side.PRODUCED_BY) and
-    whose problem lines all came strictly before the top's first, however weakly supported, or None."""
+    whose problem lines began strictly before the top's first (a state holds while it is said again), however
+    weakly supported, or None."""
     if top.worded:
         return None
     times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
@@ -578,7 +583,7 @@ def _produced_before(state: IncidentState, top: Support, supports: list[Support]
         if other.worded or other.category not in produced_by:
             continue
         first = [e.time for e, f in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if f and _problem(e)]
-        if first and max(first) < start:
+        if first and min(first) < start:
             return other
     return None
 
