@@ -132,3 +132,33 @@ def test_a_pool_drained_after_its_logins_began_failing_is_not_named_confidently(
                       {**pool, "time": "2026-01-05T08:00:03Z"}, {**login, "time": "2026-01-05T08:00:05Z"},
                       {**pool, "time": "2026-01-05T08:00:07Z"})
     assert rca.confidence < THRESHOLD
+
+
+def _refused(at: str) -> dict:
+    return {"service": "orders", "time": f"2026-01-05T08:00:{at}Z", "level": "ERROR",
+            "message": 'pricing call failed: Post "http://pricing.internal:7000/quote": dial tcp 10.4.0.3:7000: '
+                       "connect: connection refused"}
+
+
+def _callee_error(at: str) -> dict:
+    return {"service": "pricing", "time": f"2026-01-05T08:00:{at}Z", "level": "ERROR",
+            "message": "Startup aborted: could not open /srv/pricing/tables/zones.bin"}
+
+
+def test_a_refusal_of_a_callee_that_failed_first_is_not_named_confidently(offline_analyst):
+    # the service the callers' refusals name logged its own failure (no category's) before them: the refusal is what
+    # its failure left, not why it failed
+    rca = offline_rca(offline_analyst, _callee_error("01"), _refused("03"), _refused("05"), _refused("08"))
+    assert rca.category == "connection_refused" and rca.confidence < THRESHOLD
+
+
+def test_a_refusal_whose_callee_failed_only_after_it_keeps_its_confidence(offline_analyst):
+    assert offline_rca(offline_analyst, _refused("03"), _refused("05"), _refused("08"),
+                       _callee_error("09")).confidence >= THRESHOLD
+
+
+def test_a_refusal_said_first_by_the_named_service_itself_is_a_fellow_callers_not_its_failure(offline_analyst):
+    # the named service was refused too (by what it calls), before its callers: no failure of its own to defer to
+    refused_too = {"service": "pricing", "time": "2026-01-05T08:00:01Z", "level": "ERROR",
+                   "message": "rates load failed: Error 111 connecting to rates-db:5432. Connection refused."}
+    assert offline_rca(offline_analyst, refused_too, _refused("03"), _refused("05"), _refused("08")).confidence >= THRESHOLD

@@ -139,6 +139,20 @@ def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
     return None
 
 
+def callee_failed_first(events: list[LogEvent], category: str, carrying: list[bool],
+                        saying: list[bool]) -> LogEvent | None:
+    """The first error (ERROR or FATAL, said) of a service other than the callers' that the caller-side `category`'s
+    lines (per event `carrying`) name, said strictly before every one of them and not itself saying the category (per
+    event `saying`: a fellow caller refused too), whatever else it says: the callee failed first, so what its callers
+    see of it (a refusal, a timeout) is what its failure left, not why it failed. None otherwise."""
+    caller = _caller_lines(events, category, carrying)
+    if caller is None:
+        return None
+    _, start, callers, said = caller
+    return next((e for e, says in zip(events, saying) if not says and e.time < start and e.level in ("ERROR", "FATAL")
+                 and e.service not in callers and _named(e.service, said)), None)
+
+
 def _caller_lines(events: list[LogEvent], category: str, carrying: list[bool]
                   ) -> tuple[list[LogEvent], datetime, set[str | None], str] | None:
     """The caller side's problem lines of a caller-side `category` (per event `carrying`), their first

@@ -236,6 +236,17 @@ class OfflineAnalyst:
             notes.append(f"every line carrying {top.category}'s signatures says the peer closed an accepted connection "
                          f"mid-request ('{closed}'), none that it refused one: why it closed is not in the events, so "
                          f"confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read the peer's own log for that time")
+        elif not top.worded and (failed := cause_side.callee_failed_first(
+                state.evidence, top.category, [bool(c) for c in carrying],
+                [bool(c) or ideas.category_of_line(event_text(e)) == top.category
+                 for e, c in zip(state.evidence, carrying)])) is not None:
+            # the callee the callers' lines name failed first, in words no category reads: what its callers see of it
+            # is what its failure left, and why it failed is that error's, not theirs
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{failed.service}, which the lines carrying {top.category}'s signatures name, logged its own "
+                         f"error before them ('{failed.message.splitlines()[0][:160]}'): {top.category} is what its "
+                         f"failure left, so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read why "
+                         f"{failed.service} failed")
         elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
             # the signature's word is said of another category's object (a login refused, a token expired)
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
