@@ -120,13 +120,14 @@ def build_analyst(settings: Settings, kb: KnowledgeBase, *, clock: Clock) -> Ana
 
 def open_engine(settings: Settings | None = None, *, analyst_for: AnalystFor | None = None,
                 docs_dir: Path | None = None, sync_knowledge: bool = True,
-                clock: Clock | None = None) -> Engine:
+                clock: Clock | None = None, kb: KnowledgeBase | None = None) -> Engine:
     """Open (creating if needed) the stores of a data dir and compile the graph.
 
     `analyst_for(settings, kb)` builds the engine's analyst (default: `build_analyst` on the
     engine's clock). `clock` is the engine's time (`engine.records.clock`; default: the system clock). With
     `sync_knowledge` the knowledge index is opened and brought up to date now; without, it opens
-    (unsynced) when first used. `docs_dir`: the knowledge docs (default: the shipped knowledge/docs)."""
+    (unsynced) when first used. `docs_dir`: the knowledge docs (default: the shipped knowledge/docs). `kb`: a
+    knowledge base already open to use instead (the outage bed's many data dirs share one)."""
     from pipeline.engine import Engine
     from pipeline.engine.graph import build_graph
     from pipeline.knowledge.embeddings import embedder_from_setting
@@ -143,7 +144,8 @@ def open_engine(settings: Settings | None = None, *, analyst_for: AnalystFor | N
         return KnowledgeBase(index_dir=data_dir / "knowledge-index", embedder=embedder, docs_dir=docs)
 
     # the docs' signatures are parsed from the docs; Chroma stays closed until a search needs it
-    kb = open_kb() if settings.open_signatures or sync_knowledge else None
+    if kb is None and (settings.open_signatures or sync_knowledge):
+        kb = open_kb()
     signatures = tuple(s for doc in kb.docs for s in doc.signatures) if settings.open_signatures and kb else ()
     graph = build_graph(checkpoints.saver_for(settings.database_url or data_dir / "checkpoints.sqlite"))
     if analyst_for is None:

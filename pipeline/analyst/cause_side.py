@@ -139,6 +139,20 @@ def callee_first(events: list[LogEvent], category: str, carrying: list[bool],
     return None
 
 
+def callee_failed_first(events: list[LogEvent], category: str, carrying: list[bool],
+                        saying: list[bool]) -> LogEvent | None:
+    """The first error (ERROR or FATAL, said) of a service other than the callers' that the caller-side `category`'s
+    lines (per event `carrying`) name, said strictly before every one of them and not itself saying the category (per
+    event `saying`: a fellow caller refused too), whatever else it says: the callee failed first, so what its callers
+    see of it (a refusal, a timeout) is what its failure left, not why it failed. None otherwise."""
+    caller = _caller_lines(events, category, carrying)
+    if caller is None:
+        return None
+    _, start, callers, said = caller
+    return next((e for e, says in zip(events, saying) if not says and e.time < start and e.level in ("ERROR", "FATAL")
+                 and e.service not in callers and _named(e.service, said)), None)
+
+
 def _caller_lines(events: list[LogEvent], category: str, carrying: list[bool]
                   ) -> tuple[list[LogEvent], datetime, set[str | None], str] | None:
     """The caller side's problem lines of a caller-side `category` (per event `carrying`), their first
@@ -150,6 +164,11 @@ def _caller_lines(events: list[LogEvent], category: str, carrying: list[bool]
     if not mine:
         return None
     return mine, min(e.time for e in mine), {e.service for e in mine}, " ".join(event_text(e) for e in mine).lower()
+
+
+def named(name: str | None, text: str) -> bool:
+    """Whether a service's or host's name is named in `text` (lowercase), as `callee_first` reads it."""
+    return _named(name, text)
 
 
 def _named(name: str | None, text: str) -> bool:
@@ -164,8 +183,9 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
     no signature: each a category and, per event, whether it says it) that produces the caller-side `category`
     (PRODUCED_BY), said in problem lines only by services other than the callers' (the callee's own state, not
     the caller's), and either named in the callers' lines (`http://quotes:8080/...` of service quotes: their
-    clocks do not order it) or, when those lines name no peer at all, said strictly before every one of them
-    (a process OOM-killed, then its callers refused). None otherwise: a caller's own pool or memory is not what
+    clocks do not order it) or, when those lines name no peer by its name (an address alone names none), said
+    before every one of them (a process OOM-killed, then its callers refused; a worker limit reached, then its
+    callers' timeouts while it is said again). None otherwise: a caller's own pool or memory is not what
     it calls, and a caller naming another peer (`cluster=billing`) fails on that one."""
     caller = _caller_lines(events, category, carrying)
     if caller is None:
@@ -177,10 +197,24 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
         theirs = [e for e, f in zip(events, found) if f and e.level in ("ERROR", "FATAL", "WARN", None)]
         if not theirs or any(e.service in callers for e in theirs):
             continue
+        # (a state holds while it is said again: its first line before the callers' first is what they failed in)
         if any(_named(e.service, said) for e in theirs) or \
-                (max(e.time for e in theirs) < start and not _PEER.search(said)):
+                (min(e.time for e in theirs) < start and not _PEER.search(unnamed_peers_out(said))):
             return n
     return None
+
+
+# a peer named by its address alone (an IP literal, loopback, a socket) names no service: it may be the one that
+# said the state; and the server a line names beside its client is the line's writer itself (nginx's `client:
+# 10.0.0.7, server: shop`), not a peer it calls
+_ADDRESS_ONLY = re.compile(r"\b[a-z][\w+.-]*://(?:\d{1,3}(?:\.\d{1,3}){3}|localhost\b|\[[0-9a-f:]+\]|unix:)[^\s\"',]*"
+                           r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{2,5})?\b", re.I)
+_OWN_SERVER = re.compile(r"\bclient\s*[=:]\s*[^,\s]+,?\s+server\s*[=:]\s*[^,\s]+", re.I)
+
+
+def unnamed_peers_out(text: str) -> str:
+    """A text less the peers it names by an address alone and the server it names beside its client."""
+    return _ADDRESS_ONLY.sub(" ", _OWN_SERVER.sub(" ", text))
 
 
 # a peer a line names: a URL, a host:port, or a cluster, upstream, host or server said by key

@@ -294,7 +294,7 @@ IDEAS: tuple[Idea, ...] = (
           "satisfies solving"),
     # ... or a module or package the running code calls not there (`module Jason is not available`, `No module named
     # 'x'`, `Cannot find module 'y'`): the release lacks a dependency the code was built against
-    _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages",
+    _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages gem gems",
           "available loaded found find named", "not no cannot unable"),
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
@@ -309,6 +309,11 @@ IDEAS: tuple[Idea, ...] = (
           "must declaration signature interface", changed=True),
     _idea("dependency_mismatch", "versions that do not fit together", "load loaded loading",
           "assembly assemblies library libraries", changed=True),
+    # a settings object's own validation failing (.NET's `OptionsValidationException: DataAnnotation validation failed
+    # for 'MailOptions' members: 'Server' ... is required`): its configuration left out or wrong, not a record's data
+    _idea("config_missing", "a required setting not found", "option options setting settings configuration config",
+          "validation validate validated", "failed fails required invalid missing",
+          unless="record records row rows request requests payload body input form entity order orders"),
     # data that breaks the model's own rules: a record failing its validation or a constraint (the last:
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",

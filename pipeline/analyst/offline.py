@@ -15,7 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
-                              requested, specifics, subject, technology, versions)
+                              requested, retried, specifics, subject, technology, versions)
+from pipeline.analyst.callee_lines import callee_lines
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -94,6 +95,9 @@ class OfflineAnalyst:
         self.kb = kb
 
     def rca(self, state: IncidentState) -> RCA:
+        # the callee's own problem lines the log window holds beside its callers' (pipeline/analyst/callee_lines.py)
+        if extra := callee_lines(state):
+            state = state.model_copy(update={"evidence": sorted([*state.evidence, *extra], key=lambda e: e.time)})
         extracted = findings.extract(state.evidence)
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]
         found = asked + [f for f in extracted if (f.kind, f.value) not in {(a.kind, a.value) for a in asked}]
@@ -102,8 +106,12 @@ class OfflineAnalyst:
         # a client that went away mid-answer (its ephemeral port the peer) says nothing failed on this side:
         # its broken pipe or reset supports no category
         gone = {e.event_id for e in state.evidence if subject.client_gone(e)}
+        # ... and a job its writer retried and then did supports none either (pipeline/analyst/retried.py)
+        gone |= retried.retried_and_done(state.evidence)
         told = evidence_text([e for e in state.evidence if e.event_id not in gone]) if gone else text
-        supports = self._with_worded(state, category_support(self.kb, told, shown=shown), shown)
+        kept = state.model_copy(update={"evidence": [e for e in state.evidence if e.event_id not in gone]}) \
+            if gone else state
+        supports = self._with_worded(kept, category_support(self.kb, told, shown=shown), shown)
         # the reviewer's requests, each weighed against the evidence (pipeline/analyst/answers.py)
         reading = read_requests(self.kb, state.feedback) if state.feedback else Reading()
         verdict = answers.Verdict()
@@ -207,11 +215,11 @@ class OfflineAnalyst:
                          f"{UNDECIDED_CONFIDENCE}; to decide, check whether {top.category} stops once "
                          f"{cause.category} is resolved")
         elif (producer := _produced_before(state, top, supports, carrying)) is not None:
-            # a state that produces the top's failure said strictly before it, too weakly supported to be
+            # a state that produces the top's failure first said before it, too weakly supported to be
             # taken over it (EARLIER_SHARE): the top may be its symptom, so it is not named confidently
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
-            notes.append(f"{producer.category} (doc {producer.doc.doc_id}) is said in problem lines before every one "
-                         f"of {top.category}'s, and it produces {top.category}: {top.category} may be its symptom, "
+            notes.append(f"{producer.category} (doc {producer.doc.doc_id}) is said in problem lines from before the "
+                         f"first of {top.category}'s, and it produces {top.category}: {top.category} may be its symptom, "
                          f"so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, check whether "
                          f"{top.category} stops once {producer.category} is resolved")
         elif (crash := _peer_crashed(state, top, carrying)) is not None:
@@ -228,6 +236,17 @@ class OfflineAnalyst:
             notes.append(f"every line carrying {top.category}'s signatures says the peer closed an accepted connection "
                          f"mid-request ('{closed}'), none that it refused one: why it closed is not in the events, so "
                          f"confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read the peer's own log for that time")
+        elif not top.worded and (failed := cause_side.callee_failed_first(
+                state.evidence, top.category, [bool(c) for c in carrying],
+                [bool(c) or ideas.category_of_line(event_text(e)) == top.category
+                 for e, c in zip(state.evidence, carrying)])) is not None:
+            # the callee the callers' lines name failed first, in words no category reads: what its callers see of it
+            # is what its failure left, and why it failed is that error's, not theirs
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{failed.service}, which the lines carrying {top.category}'s signatures name, logged its own "
+                         f"error before them ('{failed.message.splitlines()[0][:160]}'): {top.category} is what its "
+                         f"failure left, so confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read why "
+                         f"{failed.service} failed")
         elif (said := subject.foreign_subject(top.category, state.evidence, carrying, _problem)) is not None:
             # the signature's word is said of another category's object (a login refused, a token expired)
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
@@ -562,7 +581,8 @@ def _worded_first(state: IncidentState, top: Support, supports: list[Support],
 def _produced_before(state: IncidentState, top: Support, supports: list[Support],
                      carrying: list[set[str]]) -> Support | None:
     """The other category (by signatures) that produces the top's failure (cause_side.PRODUCED_BY) and
-    whose problem lines all came strictly before the top's first, however weakly supported, or None."""
+    whose problem lines began strictly before the top's first (a state holds while it is said again), however
+    weakly supported, or None."""
     if top.worded:
         return None
     times = [e.time for e, found in zip(state.evidence, carrying) if found and _problem(e)]
@@ -574,7 +594,7 @@ def _produced_before(state: IncidentState, top: Support, supports: list[Support]
         if other.worded or other.category not in produced_by:
             continue
         first = [e.time for e, f in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if f and _problem(e)]
-        if first and max(first) < start:
+        if first and min(first) < start:
             return other
     return None
 

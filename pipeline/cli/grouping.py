@@ -18,6 +18,12 @@ def register(sub) -> None:
     p.add_argument("folders", nargs="*", type=path_arg, metavar="FOLDER",
                    help="folders of scenarios (<name>.json beside its log); default: tests/data/outages/open")
     p.add_argument("--loghub", type=path_arg, metavar="DIR", help="also count each Loghub system's incidents")
+    p.add_argument("--analyse", action="store_true",
+                   help="also run each cause's incident through the pipeline with the offline analyst (file order)"
+                        " and score its category against --labels (unattended/outage_analysis.py)")
+    p.add_argument("--labels", type=path_arg, metavar="PATH",
+                   help="the causes' categories, {\"<folder>/<scenario>\": {\"<cause>\": {\"category\": ...}}};"
+                        " default: tests/data/outages/categories.json")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_outages)
 
@@ -25,10 +31,14 @@ def register(sub) -> None:
 def cmd_outages(args) -> int:
     from pathlib import Path
 
-    from pipeline.unattended.outage_bed import measure, text
+    from pipeline.unattended import outage_analysis, outage_bed
 
     folders = args.folders or [Path(__file__).resolve().parents[2] / "tests" / "data" / "outages" / "open"]
-    emit(args, measure(folders, loghub=args.loghub), text)
+    if args.analyse or args.labels:
+        emit(args, outage_analysis.measure(folders, labels=args.labels or outage_analysis.LABELS, loghub=args.loghub),
+             outage_analysis.text)
+    else:
+        emit(args, outage_bed.measure(folders, loghub=args.loghub), outage_bed.text)
     return 0
 
 

@@ -19,9 +19,10 @@ import json
 import statistics
 import tempfile
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InvalidEvent, UsageError
 from pipeline.store import outage_rows
@@ -86,8 +87,20 @@ def _reordered(lines: list[str]) -> list[int]:
     return ordered + [i for i in range(len(lines)) if i not in seen]
 
 
-def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
-    """Ingest one scenario in `order` into a fresh data dir; its incidents and how they score."""
+@dataclass(frozen=True)
+class Ingested:
+    """A scenario read into a fresh data dir: its engine (open while the `ingested` block runs), the
+    incident holding each of its 1-based lines, and each incident's leader (its line, the leader row)."""
+    engine: Any
+    incident_of: dict[int | None, str]
+    leaders: dict[str, tuple[int | None, dict[str, Any] | None]]
+
+
+@contextmanager
+def ingested(scenario: Scenario, *, order: str = "file", analyst_for: Any = None,
+             kb: Any = None) -> Iterator[Ingested]:
+    """Ingest one scenario in `order` into a fresh data dir, as `ingest` reads a file; the engine is
+    closed when the block ends. `analyst_for` and `kb` are open_engine's (pipeline/composition.py)."""
     from pipeline.composition import open_engine
     from pipeline.config import Settings
     from pipeline.unattended.file_ingest import ingest_file
@@ -104,18 +117,25 @@ def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
                 offsets[position] = index + 1
                 out.write(data)
                 position += len(data)
-        engine = open_engine(Settings.from_env(data_dir=Path(tmp) / "data", database_url=None), sync_knowledge=False)
+        engine = open_engine(Settings.from_env(data_dir=Path(tmp) / "data", database_url=None), sync_knowledge=False,
+                             analyst_for=analyst_for, kb=kb)
         try:
             ingest_file(engine, path)
             held = outage_rows.incident_events(engine.records)
             line_of = {row["event_id"]: _line(offsets, row["position"]) for row in held}
             incident_of = {line_of[row["event_id"]]: row["incident_id"] for row in held}
-            leaders = outage_rows.every_leader(engine.records)
+            # a leader that opened nothing (a WARN stating the cause) is found by where it was read
+            leaders = {i: (line_of.get(lead["event_id"]) or _line(offsets, lead.get("position")) if lead else None, lead)
+                       for i, lead in outage_rows.every_leader(engine.records).items()}
+            yield Ingested(engine, incident_of, leaders)
         finally:
             engine.records.close()
-    # a leader that opened nothing (a WARN stating the cause) is found by where it was read
-    return _score(scenario, incident_of, {i: (line_of.get(lead["event_id"]) or _line(offsets, lead.get("position"))
-                                              if lead else None, lead) for i, lead in leaders.items()})
+
+
+def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
+    """Ingest one scenario in `order` into a fresh data dir; its incidents and how they score."""
+    with ingested(scenario, order=order) as fed:
+        return _score(scenario, fed.incident_of, fed.leaders)
 
 
 def _line(offsets: dict[int, int], position: Any) -> int | None:
@@ -137,7 +157,7 @@ def _score(scenario: Scenario, incident_of: dict[int | None, str],
         counts = Counter(held)
         main = max(counts, key=counts.__getitem__) if held else None
         leader_line = leaders.get(main, (None, None))[0] if main else None
-        causes.append({"cause": cause["name"], "incidents": len(set(held)), "lines": len(cause["lines"]),
+        causes.append({"cause": cause["name"], "incident": main, "incidents": len(set(held)), "lines": len(cause["lines"]),
                        "unheld": len(cause["lines"]) - len(held), "leader_line": leader_line,
                        "leader_expected": cause["leader"], "leader_right": leader_line == cause["leader"],
                        "leader_reason": (leaders.get(main, (None, None))[1] or {}).get("reason") if main else None})
@@ -163,11 +183,14 @@ def loghub_counts(folder: Path) -> dict[str, int]:
     return counts
 
 
-def measure(folders: Iterable[Path], *, loghub: Path | None = None) -> dict[str, Any]:
+def measure(folders: Iterable[Path], *, loghub: Path | None = None,
+            file_run: Callable[[Path, Scenario], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Every scenario of the folders in both orders, the totals against the goals, and (`loghub`)
-    each Loghub system's incident count."""
-    beds = [s for folder in folders for s in scenarios(folder)]
-    results = {order: [run(s, order=order) for s in beds] for order in ORDERS}
+    each Loghub system's incident count. `file_run(folder, scenario)` reads a scenario in the file's
+    order instead of `run` (outage_analysis.py: `run`'s score and the analyses beside it)."""
+    beds = [(Path(folder), s) for folder in folders for s in scenarios(folder)]
+    results = {order: [file_run(folder, s) if file_run and order == "file" else run(s, order=order)
+                       for folder, s in beds] for order in ORDERS}
     summary: dict[str, Any] = {"scenarios": results, "goals": GOALS, "orders": {}}
     for order, rows in results.items():
         single = [c["incidents"] for r in rows if len(r["causes"]) == 1 for c in r["causes"]]
