@@ -19,6 +19,7 @@ from pipeline.clock import iso, parse_iso
 from pipeline.incidents import correlation, leading, line_names, outage
 from pipeline.incidents.leading import Leader
 from pipeline.incidents.name_spellings import may_carry_id
+from pipeline.incidents.open_candidates import OpenCandidates
 from pipeline.incidents.outage import Candidate
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
@@ -36,7 +37,8 @@ class Joiner:
     def __init__(self, conn: Connection, *, burst_minutes: float):
         self.conn = conn
         self.minutes = burst_minutes
-        self.candidates: dict[str, Candidate] = {}  # open incidents read or touched in this batch
+        self.candidates = OpenCandidates()  # open incidents read or touched in this batch
+        self.worded = False  # whether one of them holds what an error said (`Wording`): once so, always
         self.asked: set[str] = set()  # members already looked up in this batch
         self.names: Counter[tuple[str, str, str]] = Counter()  # (incident, 'name', name) -> events
         self.best: dict[str, dict[str, Leader]] = {}  # incident -> service -> the batch's best leader of it
@@ -69,7 +71,7 @@ class Joiner:
             comp = line_names.component(event)
             self._load([comp])
             fold = timedelta(seconds=outage.FOLD_SECONDS)
-            for candidate in sorted(self.candidates.values(), key=lambda c: c.last, reverse=True):
+            for candidate in self.candidates.latest_within(event.time, outage.FOLD_SECONDS):
                 last = parse_iso(candidate.last)
                 if comp in candidate.names and last is not None and abs(event.time - last) <= fold:
                     return candidate.incident_id, candidate.fingerprint, FOLD
@@ -77,11 +79,9 @@ class Joiner:
             return None
         names, said = line_names.named_things(event), line_names.words(event)
         self._load(self._members(event, names, said))
-        wording = self._wording(event) if any(c.texts for c in self.candidates.values()) else None
+        wording = self._wording(event) if self.worded else None
         tied: list[tuple[int, str, str]] = []
-        for candidate in self.candidates.values():
-            if not candidate.near(event.time, self.minutes):
-                continue  # (first: the ties read what the errors said, the window is two comparisons)
+        for candidate in self.candidates.near(event.time, self.minutes):
             ties = candidate.ties(event, names, said, wording)
             if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
@@ -118,8 +118,8 @@ class Joiner:
         if not fields and not ids:
             return
         self._load(self._members(event, names, said))
-        tied = [c.incident_id for c in self.candidates.values()
-                if c.incident_id != incident and self.mergeable(c.incident_id) and c.near(event.time, self.minutes)
+        tied = [c.incident_id for c in self.candidates.near(event.time, self.minutes)
+                if c.incident_id != incident and self.mergeable(c.incident_id)
                 and (ids & c.names if not fields else c.ties(event, names, said))]
         if tied:
             self._merge_all([incident, *tied])
@@ -168,7 +168,7 @@ class Joiner:
         kept.quoted |= gone.quoted
         for service, texts in gone.own_texts.items():
             kept.own_texts.setdefault(service, set()).update(texts)
-        kept.first, kept.last = min(kept.first, gone.first), max(kept.last, gone.last)
+        self.candidates.span(kept, min(kept.first, gone.first), max(kept.last, gone.last))
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
         for leader in self.best.pop(loser, {}).values():
@@ -194,7 +194,7 @@ class Joiner:
         if opened:
             self.opened.add(incident)
             self.opened_at[incident] = len(self.opened_at)
-            candidate = self.candidates[incident] = Candidate(incident, pattern, moment, moment, set(), set())
+            candidate = self.candidates.add(Candidate(incident, pattern, moment, moment, set(), set()))
         # (and from a structured error whose pattern's first did not say what it says: one message,
         # `get session failed`, carrying each time another `err` the pattern's template never sees)
         if opened or how is not None or first_of_pattern or line_names.carries_error_fields(event):
@@ -210,6 +210,7 @@ class Joiner:
                     wording = self._wording(event)
                     candidate.clauses.update(wording.clauses)
                     candidate.texts.add(wording.text)
+                    self.worded = True
                     candidate.relayed.update(wording.relayed)
                     candidate.quoted.update(wording.quoted)
                     candidate.own_texts.setdefault(event.service, set()).add(wording.text)
@@ -228,7 +229,7 @@ class Joiner:
             if comp not in candidate.recent or event.time > candidate.recent[comp]:
                 candidate.recent[comp] = event.time
             candidate.services.add(event.service)
-            candidate.first, candidate.last = min(candidate.first, moment), max(candidate.last, moment)
+            self.candidates.span(candidate, min(candidate.first, moment), max(candidate.last, moment))
         if how == FOLD:
             return  # a dump's line is its error's record, not a leader of its own
         of_service = (incident, event.service)
@@ -332,5 +333,5 @@ class Joiner:
         unknown = [i for i in found if i not in self.candidates]
         for incident, (names, services) in outage_rows.names_of(self.conn, unknown).items():
             row = found[incident]
-            self.candidates[incident] = Candidate(incident, row["fingerprint"], row["first_seen"], row["last_seen"],
-                                                  names, services)
+            self.candidates.add(Candidate(incident, row["fingerprint"], row["first_seen"], row["last_seen"],
+                                          names, services))

@@ -233,9 +233,24 @@ class Candidate:
     relayed: set[str] = field(default_factory=set)
     quoted: set[str] = field(default_factory=set)
     own_texts: dict[str, set[str]] = field(default_factory=dict)  # service -> its errors' texts read in this batch
+    # `first` and `last` as times, each parsed once when it changes (not once for each error compared with it)
+    _first_at: tuple[str, datetime | None] | None = field(default=None, repr=False, compare=False)
+    _last_at: tuple[str, datetime | None] | None = field(default=None, repr=False, compare=False)
+
+    def first_at(self) -> datetime | None:
+        """The time of its first error (None: none kept)."""
+        if self._first_at is None or self._first_at[0] is not self.first:
+            self._first_at = (self.first, parse_iso(self.first))
+        return self._first_at[1]
+
+    def last_at(self) -> datetime | None:
+        """The time of its last error (None: none kept)."""
+        if self._last_at is None or self._last_at[0] is not self.last:
+            self._last_at = (self.last, parse_iso(self.last))
+        return self._last_at[1]
 
     def near(self, moment: datetime, minutes: float) -> bool:
-        first, last = parse_iso(self.first), parse_iso(self.last)
+        first, last = self.first_at(), self.last_at()
         window = timedelta(minutes=minutes)
         return first is not None and last is not None and first - window <= moment <= last + window
 
@@ -293,7 +308,7 @@ class Candidate:
         # connection, a full disk) or a symptom (a timeout of another call) is a failure of its own, and
         # so is one written later (a busy writer's stream of other errors is no burst of this one)
         if component(event) in self.recent and rank(event) == NEUTRAL:
-            first = parse_iso(self.first)
+            first = self.first_at()
             weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
         elif component(event) in self.recent and answered_5xx(event) and not any(n.startswith(ADDRESSES) for n in names):
             # the 5xx its writer answered the failed request with, written just after that error (ASP.NET's
