@@ -64,13 +64,14 @@ def measure(n: int, apart: float) -> dict[str, float | None]:
                 for start in range(0, n, 2000):
                     Incidents(records, burst_minutes=5.0).store_batch(events[start:start + 2000], cursor=None)
                 cpu = time.process_time() - cpu
+                incidents = records.query("SELECT count(*) AS n FROM incidents")[0]["n"]
             finally:
                 records.close()
     finally:
         batch.Joiner, joining.parse_iso, outage.parse_iso = saved
     counts = [getattr(getattr(j, "candidates", None), "compared", None) for j in joiners]
     compared = sum(counts) / n if counts and None not in counts else None
-    return {"cpu_ms": 1000 * cpu / n, "compared": compared, "parsed": parsed[0] / n}
+    return {"cpu_ms": 1000 * cpu / n, "compared": compared, "parsed": parsed[0] / n, "incidents": incidents}
 
 
 def main() -> int:

@@ -7,13 +7,11 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta, timezone
 
+from bench.joining import measure  # the benchmark's own counting (bench/joining.py)
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import batch, joining, outage
-from pipeline.incidents.batch import Incidents
+from pipeline.incidents import outage
 from pipeline.incidents.open_candidates import OpenCandidates
 from pipeline.incidents.outage import Candidate
-from pipeline.state import LogEvent
-from pipeline.store.records import Records
 
 T0 = datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc)
 
@@ -78,47 +76,12 @@ def test_an_incident_with_a_time_of_no_zone_is_still_compared_as_before():
     assert kept.near(T0, 5.0) == [zoned]
 
 
-def _errors(n: int, seconds_apart: float) -> list[LogEvent]:
-    """n errors of 50 services, each its own incident (no two name the same thing)."""
-    return [LogEvent(event_id=f"e{k}", time=T0 + timedelta(seconds=seconds_apart * k), level="ERROR",
-                     service=f"svc-{k % 50}", exception=f"com.example.Failure{k}",
-                     message=f"operation {k} failed on shard {k}") for k in range(n)]
-
-
-def _work_per_error(tmp_path, monkeypatch, n: int) -> tuple[float, float]:
-    """(window comparisons, times parsed) per error, storing n errors of n incidents in batches of 2,000."""
-    joiners: list[joining.Joiner] = []
-    parsed = [0]
-
-    class Counted(joining.Joiner):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            joiners.append(self)
-
-    def counted_parse(text):
-        parsed[0] += 1
-        return parse_iso(text)
-
-    monkeypatch.setattr(batch, "Joiner", Counted)
-    monkeypatch.setattr(joining, "parse_iso", counted_parse)
-    monkeypatch.setattr(outage, "parse_iso", counted_parse)
-    records = Records(tmp_path / f"{n}.sqlite3")
-    try:
-        errors = _errors(n, 61.0)  # about five errors in a five-minute window
-        for start in range(0, n, 2000):
-            Incidents(records, burst_minutes=5.0).store_batch(errors[start:start + 2000], cursor=None)
-        assert records.query("SELECT count(*) AS n FROM incidents")[0]["n"] == n
-    finally:
-        records.close()
-    compared = sum(getattr(j.candidates, "compared", 0) for j in joiners)
-    return compared / n, parsed[0] / n
-
-
-def test_the_work_per_error_does_not_grow_with_the_incidents_read(tmp_path, monkeypatch):
+def test_the_work_per_error_does_not_grow_with_the_incidents_read():
     # before: each error was compared with every incident the batch read (about 150 at 300, 1,500 at 3,000),
-    # parsing two times each
-    small = _work_per_error(tmp_path, monkeypatch, 300)
-    large = _work_per_error(tmp_path, monkeypatch, 3000)
-    assert large[1] <= 1.5 * small[1] + 1, (small, large)  # times parsed
-    assert 0 < large[0] <= 1.5 * small[0] + 1, (small, large)  # window comparisons
-    assert large[0] <= 12, large  # the incidents active within the window of it, not those read
+    # parsing two times each. The benchmark's own counting (bench/joining.py), about five errors in a
+    # five-minute window
+    small, large = measure(300, 61.0), measure(3000, 61.0)
+    assert (small["incidents"], large["incidents"]) == (300, 3000)  # each error its own incident
+    assert large["parsed"] <= 1.5 * small["parsed"] + 1, (small, large)  # times parsed
+    assert 0 < large["compared"] <= 1.5 * small["compared"] + 1, (small, large)  # window comparisons
+    assert large["compared"] <= 12, large  # the incidents active within the window of it, not those read
