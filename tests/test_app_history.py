@@ -463,3 +463,22 @@ def test_the_pollers_evidence_merge_is_drawn_as_evidence_added_not_as_a_persons_
     picker.select(next(o for o in picker.options if merged["checkpoint_id"][-8:] in o)).run()
     runs = [unescape(e.label) for e in app.expander if e.label.startswith(("evidence", "log window", "intake"))]
     assert runs and all("ran in" not in r for r in runs) and EVIDENCE_ADDED in runs[0], runs
+
+
+def test_a_forks_first_checkpoint_says_a_person_wrote_it_not_how_long_a_node_ran(app, paused_engine):
+    """A walkthrough (session 51): a fork's first checkpoint read "root cause analysis · ran in 533.3 s", the
+    time since the checkpoint it forked from; no node ran, a person's fork wrote it."""
+    incident = _incident(paused_engine)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
+    ReviewService(paused_engine).fork(incident, checkpoint_id=rca, reviewer="alice",
+                                      edits={"rca.category": "upstream_timeout"})
+    written = [n for n in ReviewService(paused_engine).tree(incident)["nodes"]
+               if n["source"] == "update" and n["human_action"]]
+    assert written, "the fork's first checkpoint is a person's update"
+    open_incident(app, incident)
+    open_tab(app, incident, "History & time travel")
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    picker.select(next(o for o in picker.options if written[0]["checkpoint_id"][-8:] in o)).run()
+    runs = [unescape(e.label) for e in app.expander if e.label.startswith(("root cause", "recommendation"))]
+    assert runs and all("ran in" not in r for r in runs), runs
+    assert "no node ran" in runs[0], runs

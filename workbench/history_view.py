@@ -9,7 +9,7 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL
 from workbench import session
-from workbench.audit_words import (changes_frame, setting_words, step_words, steps_in_text, steps_words,
+from workbench.audit_words import (ACTION_WORDS, changes_frame, setting_words, step_words, steps_in_text, steps_words,
                                    trace_words)
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
@@ -368,11 +368,17 @@ def node_runs(detail: dict, named: dict[str, str] | None = None) -> None:
     st.markdown("**Nodes at this checkpoint**")
     # the poller's merge of new evidence: no node ran; the time since the checkpoint before it was the
     # wait for those events, not a run time
-    added = evidence_added(detail.get("checkpoint") or {})
+    entry = detail.get("checkpoint") or {}
+    added = evidence_added(entry)
+    # a person's edit or fork writes the checkpoint as a step's output: no node ran, and the time since
+    # the checkpoint before it was the wait (a walkthrough read a fork's "ran in 533.3 s")
+    by_person = entry.get("source") == "update" and entry.get("human_action")
     for run in runs:
         # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
         # output JSON were built and sent on every pick for nobody
         said = (f"{EVIDENCE_ADDED} (as {step_words(run['node'])}'s output; no node ran)" if added
+                else f"{step_words(run['node'])} · written when a person "
+                     f"{ACTION_WORDS.get(by_person, by_person)} (no node ran)" if by_person
                 else f"{step_words(run['node'])} · {_duration(run['seconds'], run['node'])}")
         box = st.expander(said, key=f"incident_run_{run['node']}", on_change="rerun")
         if not box.open:
