@@ -108,6 +108,8 @@ def test_the_next_pair_opens_on_an_empty_form_after_a_judgment(site):
     try:
         with artifacts_on_failure(page, "browser-pairwise"):
             page.goto(f"{url}/backtests?backtest={run.backtest_id}")
+            # the pairwise review is a tab of its own (blind: the report names whose answer is whose)
+            page.get_by_role("tab", name="Pairwise review (blind)").click(timeout=60_000)
             expect(page.get_by_role("heading", name="Pairwise review")).to_be_visible(timeout=60_000)
             settle(page)
             page.get_by_text("equally good (or bad)").click()
