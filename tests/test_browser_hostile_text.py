@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -30,6 +31,7 @@ HOSTILE = ("**BOLDMARK** _EMMARK_ [LINKMARK](https://evil.example/l) ![IMGMARK](
            "https://evil.example/auto www.evil.example mail@evil.example :smile: :material/home:")
 NAME = "**BOLDMARK** [LINKMARK](https://evil.example/n) :red[REDMARK] $x$ www.evil.example"  # ≤ 80 characters
 LOOPBACK = ("127.0.0.1", "localhost")
+NOT_LOOPBACK = re.compile(r"^(?![a-z][a-z0-9+.-]*://(127\.0\.0\.1|localhost)(:\d+)?([/?#]|$))", re.IGNORECASE)
 
 # what the current view shows that markup made of the hostile text
 RENDERED_JS = """(marks) => {
@@ -111,7 +113,9 @@ def test_no_page_renders_log_or_people_text_as_markup_or_fetches_from_it(site):
 
     found: dict[str, list[str]] = {}
     with browser_page(site["browser"], "hostile-text") as page:
-        page.route("**/*", only_loopback)
+        # only requests to another host are routed (a loopback one goes on without a round trip to
+        # this process); the handler checks the host again all the same
+        page.route(NOT_LOOPBACK, only_loopback)
         page.goto(site["url"])
         settle(page)
         page.get_by_label("Your name", exact=True).fill(NAME)
