@@ -253,3 +253,21 @@ def test_the_demos_kafka_refusal_gets_no_fix_proposal_of_another_stack(demo):
     assert "no fix hint" in detail and "kafka" in detail
     advice = " ".join([state.recommendation.action, *state.recommendation.steps])
     assert "SQLAlchemy" not in advice and "redis-py" not in advice
+
+
+def test_a_claim_naming_a_source_file_no_event_names_is_not_agreed_with(demo, analyst):
+    """A walkthrough (session 51): "The NPE is in the points calculator, look at PointsCalculator.java" on a
+    null dereference whose trace names only points.js was answered "agreed, the evidence shows it"."""
+    kb, states = demo
+    state = next(s for s in states if s.rca.category == "null_reference")
+    after = revised(kb, analyst, state, "The NPE is in the points calculator, look at PointsCalculator.java "
+                                        "and check for a null tier")
+    assert after.rca.category == "null_reference"
+    answer = answer_of(after)
+    assert "agreed" not in answer and "no event names PointsCalculator.java" in answer, answer
+    named = next(s for s in states if s.rca.category == "null_reference")
+    file_in_events = next((w for e in named.evidence for w in re.findall(r"[\w-]+\.(?:js|py|java|go|ts)\b",
+                                                                       e.stack or e.message or "")), None)
+    if file_in_events:  # a file the events do name is agreed with
+        again = revised(kb, analyst, state, f"The NPE is in {file_in_events}")
+        assert "no event names" not in answer_of(again), answer_of(again)

@@ -8,7 +8,8 @@ and returns what the analysis does with them; pipeline/analyst/offline.py builds
   adopted: the analysis rests on that category's support, its confidence calibrated from it;
 - a claim of the category the analysis already names is agreed with, unless it is about a topic
   of that category the analysis' doc is not about and no event carries (a lock wait timeout when
-  the events say `deadlock detected`): then the events that say otherwise are quoted;
+  the events say `deadlock detected`): then the events that say otherwise are quoted; nor when it
+  names a source file no event names (`PointsCalculator.java` when the trace says `points.js`);
 - a claim no event supports is not adopted: the analysis stays, and the answer says what is
   missing and what the events say instead;
 - a denial ("not X") the events contradict (they carry its words, or the analysis' doc is about
@@ -17,6 +18,7 @@ and returns what the analysis does with them; pipeline/analyst/offline.py builds
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
@@ -169,6 +171,10 @@ def _claim(kb: KnowledgeBase, events: list[LogEvent], claim: Meaning, now: Suppo
         if topic:
             return (f"{said}: the category {now.category} stands, but no event says {topic}: the events say "
                     f"{quoted(resting_on(events, now))} (doc {now.doc.doc_id}), which is what the analysis rests on")
+        unnamed = code_places_not_named(claim.text, events)
+        if unnamed:
+            return (f"{said}: the category {now.category} stands, but no event names {', '.join(unnamed)}: the "
+                    f"events say {quoted(resting_on(events, now))}")
         return f"{said}: agreed, the evidence shows it: {quoted(resting_on(events, now))}"
     if claim.category in verdict.excluded:
         verdict.excluded.discard(claim.category)  # the newest word wins
@@ -196,3 +202,18 @@ def _topic_not_carried(kb: KnowledgeBase, events: list[LogEvent], claim: Meaning
     if not topic or requested.carrying(events, Meaning(text=claim.text, stems=tuple(topic))):
         return None
     return claim.words(tuple(topic))
+
+
+# a place in code a reviewer may name: a source file (with its folders, if written)
+_CODE_PLACE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[A-Za-z_$][\w$-]*\.(?:java|kt|kts|scala|groovy|py|js|mjs|cjs|ts|"
+                         r"tsx|jsx|go|rb|cs|fs|vb|php|rs|c|cc|cpp|h|hpp|swift|m|ex|exs|erl|clj|dart|lua)\b")
+
+
+def code_places_not_named(text: str, events: list[LogEvent]) -> list[str]:
+    """The source files a request names that no event of the incident names (a claim that the NPE is in
+    `PointsCalculator.java` when the trace says `points.js` is not agreed with)."""
+    said = dict.fromkeys(m.group(0) for m in _CODE_PLACE.finditer(text))
+    if not said:
+        return []
+    seen = "\n".join(event_text(e) for e in events).lower()
+    return [p for p in said if p.rsplit("/", 1)[-1].lower() not in seen]
