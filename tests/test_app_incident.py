@@ -430,3 +430,14 @@ def test_a_replay_is_a_persons_rerun_not_an_edit_nor_the_analysts_first(app, pau
     open_incident(app, incident)
     deciding = [unescape(c.value) for c in app.caption if "Deciding on" in c.value]
     assert deciding and "(re-run by bob)" in deciding[0] and "analyst's first" not in deciding[0], deciding
+
+
+def test_the_analysts_notes_say_categories_in_words(app, paused_engine):
+    """A walkthrough (session 51): the answer to a request for changes read "the category null_reference
+    stands" under Analyst notes, the code where the page says categories in words."""
+    incident = _by_service(paused_engine, "loyalty-service")
+    ReviewService(paused_engine).revise(incident, reviewer="bob", feedback="this is db pool exhaustion")
+    open_incident(app, incident)
+    shown = "\n".join(t.value for t in app.text)
+    assert "Reviewer request 1" in shown, shown
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", shown.split("Reviewer request 1", 1)[1].split("\n")[0]), shown

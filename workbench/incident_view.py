@@ -20,7 +20,8 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      text_heading, stacks_of)
 from workbench.event_counts import events_metric
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.audit_words import AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, field_words, note_words, wrap_chars
+from workbench.audit_words import (AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, categories_in_text, field_words, note_words,
+                                   wrap_chars)
 from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.provenance import hand_set_confidence_words, status_words
 from workbench.similar_docs_view import similar_docs
@@ -220,7 +221,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
     quoted_evidence(found, doc.get("evidence") or [], incident_id=doc["incident_id"])
     if found.get("notes"):
         st.caption("Analyst notes")
-        st.text(plain(analysis_text("\n".join(f"• {note}" for note in found["notes"]))))
+        # categories in words, as everywhere on the page ("which is upstream rate limited", not its code)
+        st.text(plain(categories_in_text(analysis_text("\n".join(f"• {note}" for note in found["notes"])))))
     similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
 
 
