@@ -38,14 +38,21 @@ def _texts(events: list[LogEvent]) -> list[str]:
 
 def operational_cause(rca: RCA | None, events: list[LogEvent]) -> str | None:
     """The kind of operational cause (a key of KINDS) an analysis names, or None for a code cause."""
-    if rca is None or rca.category == "unknown":
+    if rca is None:
         return None
-    text = "\n".join(_texts(events))
+    return operational_kind(rca.category, "\n".join(_texts(events)))
+
+
+def operational_kind(category: str | None, text: str) -> str | None:
+    """The kind of operational cause of a category given what the events say (`text`), or None.
+    The two-person rule asks it of a record, whose text is the analysis's quoted evidence."""
+    if category in (None, "unknown"):
+        return None
     if _says(_NETWORK_POLICY, text):
         return "network_policy"
-    if rca.category in OPERATIONAL_CATEGORIES:
-        return OPERATIONAL_CATEGORIES[rca.category]
-    if rca.category == "out_of_memory" and _says(_OOM_KILL, text):
+    if category in OPERATIONAL_CATEGORIES:
+        return OPERATIONAL_CATEGORIES[category]
+    if category == "out_of_memory" and _says(_OOM_KILL, text):
         return "oom_kill"
     return None
 

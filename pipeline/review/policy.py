@@ -6,8 +6,9 @@ matches, else one. Maker-checker is the norm where a fix touches production.
 
 `changes_files` means the fix proposal would change files. Until the proposal is computed before
 the gate, it is read from what makes one: the RCA is eligible for code_fix (a known category,
-confident enough, severity not low) and the matched doc carries fix hints (a diff or a
-set_property change); a record that already holds a proposal answers by its diff.
+confident enough, supported, severity not low, not an operational cause such as a host name that
+does not resolve or a full volume, whose answer is a runbook) and the matched doc carries fix hints
+(a diff or a set_property change); a record that already holds a proposal answers by its diff.
 
 The rule is decided on the analysis as the analyst made it: before a person replaces an analysis
 (an edit, Edit & approve, a fork, a replay, a request for changes), the approvals it needed are
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from pipeline.analyst.operational import operational_kind
 from pipeline.config import Settings
 
 TWO = 2
@@ -52,9 +54,12 @@ def proposal_changes_files(incident: dict[str, Any], settings: Settings, *, doc_
     if isinstance(proposal, dict):  # computed before the gate: its diff says it
         return bool(proposal.get("diff"))
     rca = summary.get("rca") or {}
-    eligible = (rca.get("category") not in (None, "unknown")
+    # the same conditions as the gate's (engine/nodes.py fix_eligible) that a record can answer:
+    # an unsupported analysis or an operational cause (a runbook, no code change) proposes no fix
+    eligible = (rca.get("category") not in (None, "unknown") and rca.get("supported", True) is not False
                 and float(rca.get("confidence") or 0.0) >= settings.code_fix_min_confidence
-                and incident.get("severity") != "low")
+                and incident.get("severity") != "low"
+                and operational_kind(rca.get("category"), "\n".join(map(str, rca.get("evidence") or []))) is None)
     if not eligible:
         return False
     doc_ids = rca.get("doc_ids") or []
