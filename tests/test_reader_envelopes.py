@@ -94,3 +94,20 @@ def test_stern_prefixed_lines_are_read_per_pod_and_container_each_rest_a_line_of
         ("etcd", "etcd-0", "ERROR", "lost the leader election"),
         ("cart", "cart-6b8d5c4f9-w7x2p", "INFO", "ok"),
         ("etcd", "etcd-1", "WARN", "slow fdatasync took 1.2s")]
+
+
+def test_a_compose_prefix_before_an_empty_line_is_a_line_of_its_own_not_the_end_of_the_read(tmp_path):
+    # `docker compose logs` writes a service's empty output line as its prefix alone (a database's
+    # init script prints blank lines): the read goes on, every line kept
+    path = tmp_path / "compose.log"
+    path.write_text(
+        "db-1   | The files belonging to this database system will be owned by user \"postgres\".\n"
+        "db-1   | \n"
+        "db-1   | 2026-12-07 10:00:00.001 UTC [1] LOG:  starting PostgreSQL 16.4\n"
+        "api-1  | 2026-12-07T10:00:01.100Z ERROR connect ECONNREFUSED 10.0.0.5:5432\n"
+        "api-1  | \n"
+        "api-1  | 2026-12-07T10:00:02.200Z INFO listening on :8080\n")
+    events = read(path)
+    assert any(e.level == "ERROR" and "ECONNREFUSED 10.0.0.5:5432" in e.message for e in events)
+    assert any("listening on :8080" in e.message for e in events)
+    assert {e.service for e in events if e.message.strip()} == {"db", "api"}

@@ -436,7 +436,7 @@ class SourceParser:
             text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
 
 
-        if text[0] in "<-" and "\n" in text:  # an XML element or a YAML document spanning lines (multiline.py)
+        if text[:1] in ("<", "-") and "\n" in text:  # an XML element or a YAML document spanning lines (multiline.py)
             record = parse_document(text, self.options)
             if record is not None:
                 return record
