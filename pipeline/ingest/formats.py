@@ -154,11 +154,11 @@ def _level_led(message: str) -> bool:
 
 def _levels_read(layout: Any, lines: list[str]) -> int:
     """How many of `lines` `layout` reads a level word from (its level column's value)."""
-    from pipeline.ingest.layout import _is_letter_level, _is_level
+    from pipeline.ingest.layout import column_value_is_level
 
     group = layout.names["level"]
     return sum(1 for m in map(layout.match, lines) if m is not None and m.group(group)
-               and (_is_level(m.group(group)) or _is_letter_level(m.group(group))))
+               and column_value_is_level(m.group(group)))
 
 
 def _clean(text: str) -> str:
