@@ -95,3 +95,34 @@ def test_an_erlang_report_header_is_one_record_with_its_level_and_body(tmp_path)
     assert "Last message in was" in (events[1].stack or "")
     assert events[2].message.startswith("closing AMQP connection")
     assert events[0].message.startswith("application: mnesia")
+
+
+def test_a_column_of_angle_bracketed_syslog_severities_is_the_level(tmp_path):
+    # the kernel's and systemd's `<6>` severity prefix, written after a time
+    events = read_lines(tmp_path, _lines(["<6>", "<7>", "<4>", "<6>", "<3>", "<2>"]))
+    assert [e.level for e in events] == ["INFO", "DEBUG", "WARN", "INFO", "ERROR", "FATAL"]
+    assert events[0].message == "server listening on :8080"
+    # `<3>` on every line is a tag, not a log of errors only
+    events = read_lines(tmp_path, [f"2024-03-01 08:00:0{i} <3> request {i} done" for i in range(6)])
+    assert all(e.level is None for e in events)
+
+
+def test_a_bracket_that_holds_time_level_and_module_is_one_header_column(tmp_path):
+    # Rust's env_logger: `[time LEVEL module] msg`; the bracket closes after the module, not the time
+    events = read_lines(tmp_path, [
+        "[2024-03-01T08:00:00Z INFO  my_app] server started",
+        "[2024-03-01T08:00:01Z DEBUG my_app::db] loaded routes",
+        "[2024-03-01T08:00:03Z ERROR my_app::net] upstream closed"])
+    assert [(e.level, e.message) for e in events] == [
+        ("INFO", "server started"), ("DEBUG", "loaded routes"), ("ERROR", "upstream closed")]
+    assert events[1].time == utc(2024, 3, 1, 8, 0, 1)
+
+
+def test_a_level_cut_joined_to_a_bracketed_stamp_is_the_level(tmp_path):
+    # log15's terminal format: `DBUG[03-01|08:00:01] msg`
+    events = read_lines(tmp_path, [
+        "INFO[03-01|08:00:00] server started                 port=8080",
+        "DBUG[03-01|08:00:01] loaded routes                  n=12",
+        "EROR[03-01|08:00:03] upstream closed                err=EOF"])
+    assert [e.level for e in events] == ["INFO", "DEBUG", "ERROR"]
+    assert events[1].message.startswith("loaded routes")

@@ -136,6 +136,21 @@ def _level_vocabulary(values: list[str]) -> bool:
     return known > 0 and None not in levels and len(levels) >= 2
 
 
+_SEVERITY = re.compile(r"^<([0-7])>:?$")
+
+
+def _severity_column(values: list[str]) -> bool:
+    """Whether a column is a syslog severity in angle brackets (`<6>`, the kernel's and systemd's
+    `SyslogLevelPrefix` before a message): every value `<0>`..`<7>`, and, as for initials, two or
+    more different ones or one alone only when it is INFO or lower (`<5>`-`<7>`): a column of `<3>`
+    on every line is a tag, not a log of errors only."""
+    found = [_SEVERITY.match(v) for v in values]
+    if not values or not all(found):
+        return False
+    numbers = {int(m[1]) for m in found if m}
+    return len(numbers) >= 2 or min(numbers) >= 5
+
+
 def column_level(value: str) -> Level | None:
     """A level column's value as a level: any spelling `normalize_level` knows, or a cut of a level's
     name (the column is a level column: its position says so, `_column_role`)."""
@@ -301,7 +316,8 @@ def _column_role(values: list[str], total: int) -> str:
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
     if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or _letter_column(values)
-                                                    or _spells_levels(values) or _level_vocabulary(values)):
+                                                    or _spells_levels(values) or _level_vocabulary(values)
+                                                    or _severity_column(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -326,7 +342,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"=*[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?)\s*[\]>)]?=*:?",
+    "level": r"=*[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\s*[\]>)]?=*:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
