@@ -126,3 +126,14 @@ def test_a_level_cut_joined_to_a_bracketed_stamp_is_the_level(tmp_path):
         "EROR[03-01|08:00:03] upstream closed                err=EOF"])
     assert [e.level for e in events] == ["INFO", "DEBUG", "ERROR"]
     assert events[1].message.startswith("loaded routes")
+
+
+def test_one_erlang_report_that_opens_the_file_heads_all_the_lines_below_it(tmp_path):
+    events = read_lines(tmp_path, [
+        "=ERROR REPORT==== 12-Mar-2019::10:00:01.123456 ===",
+        "** Generic server x terminating",
+        "** Reason: badarg",
+        "** State: {state, undefined}"])
+    assert len(events) == 1
+    assert (events[0].time, events[0].level) == (utc(2019, 3, 12, 10, 0, 1, 123456), "ERROR")
+    assert events[0].message == "** Generic server x terminating" and "badarg" in (events[0].stack or "")

@@ -277,7 +277,10 @@ class SourceParser:
                 self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
-        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
+        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE or (
+            # a learnt header that opens the sample heads the lines below it however many they are
+            # (`layout.learn`: one Erlang/OTP report and its body)
+            self.format == "learned" and self.set.read(next((h for h in heads if h.strip()), "")) is not None)
         if not self.headed and self.format == "text" and not self.set.layouts and self.block_key is None:
             # no one layout reads the sample (its records write their dates in several spellings), yet
             # they open with a dated time: a line without one continues the record before it

@@ -431,8 +431,12 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         # records of several lines whose first holds the header (java.util.logging's `Dec 30, 2020
         # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling,
         # or follows only a level column (Erlang/OTP's `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
-        if not ((start == 0 or _level_leads(found, start, width, shape)) and count >= min(2, total - 1)
-                and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
+        lead = start > 0 and _level_leads(found, start, width, shape)
+        # (such a header that opens the file, with no other time in it but its own headers', heads
+        # the lines below it however many they are: one report and its body)
+        opening = lead and found[0][0] == lines[0]
+        if not ((start == 0 or lead) and count >= 0.9 * len(found)
+                and (opening or count >= min(2, total - 1) and count >= HEADED_SHARE * total)):
             return None
         lines = [line for line, _, hit in found if hit == (start, width, shape)]
         found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
@@ -515,13 +519,15 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
 
 def _level_leads(found, start: int, width: int, shape: str) -> bool:
     """Whether the columns before the time, on the lines that put it at `start`, are a level column
-    and words that do not change from line to line (a header's fixed text): then the time is still
-    the header's, though not its first column."""
+    and words that do not change from line to line and are no prose (a header's fixed text,
+    `REPORT====`, not `ERROR happened at <time>`): then the time is still the header's, though not
+    its first column."""
     rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
     if not 1 <= start <= 3 or not rows:
         return False
     roles = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
-    fixed = [len({line[s[j][0]:s[j][1]] for line, s in rows}) == 1 for j in range(start)]
+    fixed = [len({line[s[j][0]:s[j][1]] for line, s in rows}) == 1
+             and not _PROSE.fullmatch(rows[0][0][rows[0][1][j][0]:rows[0][1][j][1]]) for j in range(start)]
     return "level" in roles and all(r == "level" or f for r, f in zip(roles, fixed))
 
 
