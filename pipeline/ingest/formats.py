@@ -154,11 +154,11 @@ def _level_led(message: str) -> bool:
 
 def _levels_read(layout: Any, lines: list[str]) -> int:
     """How many of `lines` `layout` reads a level word from (its level column's value)."""
-    from pipeline.ingest.layout import _is_letter_level, _is_level
+    from pipeline.ingest.layout import column_value_is_level
 
     group = layout.names["level"]
     return sum(1 for m in map(layout.match, lines) if m is not None and m.group(group)
-               and (_is_level(m.group(group)) or _is_letter_level(m.group(group))))
+               and column_value_is_level(m.group(group)))
 
 
 def _clean(text: str) -> str:
@@ -277,7 +277,10 @@ class SourceParser:
                 self.set = LayoutSet(layouts)
         if self.format == "text":
             self._learn_blocks(lines + more)
-        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE
+        self.headed = headed_share(self, lines, timed.get(self.format, set())) >= HEADED_SHARE or (
+            # a learnt header that opens the sample heads the lines below it however many they are
+            # (`layout.learn`: one Erlang/OTP report and its body)
+            self.format == "learned" and self.set.read(next((h for h in heads if h.strip()), "")) is not None)
         if not self.headed and self.format == "text" and not self.set.layouts and self.block_key is None:
             # no one layout reads the sample (its records write their dates in several spellings), yet
             # they open with a dated time: a line without one continues the record before it

@@ -112,12 +112,15 @@ def second_line(record: ParsedRecord) -> None:
 
 def message_below(record: ParsedRecord) -> None:
     """A first line that is a header alone takes its message from the record's next line: a header
-    with no message after it (Oracle's alert log: a stamp on a line of its own), or a level and a
+    with no message after it (Oracle's alert log: a stamp on a line of its own; a rule of punctuation
+    after the stamp, Erlang/OTP's `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`), or a level and a
     logger with its event id (.NET's console formatter: `info: Microsoft.Hosting.Lifetime[14]`, the
     message on the next line, padded)."""
     if not record.stack or record.format in ("json", "logfmt", "csv", "w3c"):
         return  # a structured record's other lines are its values, not a message below a header
-    if record.message.strip():
+    if not any(c.isalnum() for c in record.message):
+        pass  # a header's rest of punctuation alone (Erlang/OTP's closing `===`) is no message
+    elif record.message.strip():
         named = _LEVEL_LOGGER.match(record.message)
         if named is None or normalize_level(named.group(1)) is None:
             return

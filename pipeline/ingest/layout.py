@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
@@ -68,10 +68,12 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return token.strip("[]():,; ")
+    return token.strip("[]():,;= ")
 
 
-_LEVELISH = re.compile(r"^[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?:?$")  # debug2: syslog's numbered debug levels
+# debug2: syslog's numbered debug levels; `=ERROR`: a run of `=` rules a header off (Erlang's
+# `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
+_LEVELISH = re.compile(r"^=*[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?=*:?$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -81,7 +83,7 @@ _MNEMONIC = re.compile(r"^%[A-Z][A-Z0-9_]*-(?:[A-Z0-9_]+-)?\d-[A-Z0-9_]+:?$")  #
 _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
 # Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
 MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
-_LETTER_LEVELS = set("VDIWEFA")  # logcat / glog single-letter levels
+_LETTER_LEVELS = set("VDIWEFACT")  # logcat / glog single-letter levels, a level name's initial (C critical, T trace)
 _EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
                  "context", "sev"}
 
@@ -90,6 +92,75 @@ def _spells_levels(values: list[str]) -> bool:
     """Whether three in four values are level words naming at least three different levels."""
     known = [normalize_level(_strip(v)) for v in values if _is_level(v)]
     return len(known) >= 0.75 * len(values) and len(set(known)) >= 3
+
+
+def _letter_column(values: list[str]) -> bool:
+    """Whether a column of one-letter values is a level column (glog's `I`, Python's `%(levelname).1s`,
+    a console writer's `i`/`w`/`e`), by the evidence of all its lines, since a column of letters may
+    be something else (a CRI tag `P`/`F`, a stream `O`/`E`, a thread or shard letter):
+    - every value is a level's initial (V D I W E F A C T), decorated as a level word is, and all in
+      one case: a value no level starts with (`P`, `O`, `B`) makes the column something else;
+    - two or more different letters, or one letter alone only when it is INFO or lower (a file
+      whose every line is `F` or `E` is a tag's column, not a log of fatal lines only); a single
+      line (a layout learnt from one line while reading) has no column to judge: an initial in
+      capitals is read there, as before."""
+    if not values or not all(_LEVELISH.match(v) for v in values):
+        return False
+    bare = {_strip(v) for v in values}
+    if not all(len(b) == 1 and b.upper() in _LETTER_LEVELS for b in bare):
+        return False
+    if not (all(b.isupper() for b in bare) or all(b.islower() for b in bare)):
+        return False
+    if len(bare) >= 2:
+        return True
+    if len(values) == 1:
+        return next(iter(bare)).isupper()  # one line (a layout learnt while reading) shows no column: its capital initial is read
+    level = normalize_level(next(iter(bare)))
+    return level is not None and LEVELS.index(level) <= LEVELS.index("INFO")
+
+
+def _level_vocabulary(values: list[str]) -> bool:
+    """Whether a column's values are a small vocabulary of levels written in the logger's own cuts
+    (`FATL`, `EROR`, `WRNG` beside `INFO`): every value a level word or an abbreviation of one
+    (`levels.abbreviated_level`), in one case, at least two different levels, and at least one of
+    them a level word any logger writes, so that a column of short words that merely happen to
+    cut a level's name (`war`, `dug`) is not taken."""
+    bare = [_strip(v) for v in values]
+    if not bare or not all(_LEVELISH.match(v) for v in values):
+        return False
+    if not (all(b.isupper() for b in bare) or all(b.islower() for b in bare)):
+        return False
+    read = [normalize_level(b) if len(b) > 1 else None for b in bare]
+    known = sum(1 for r in read if r is not None)
+    levels = {r or abbreviated_level(b) for r, b in zip(read, bare)}
+    return known > 0 and None not in levels and len(levels) >= 2
+
+
+_SEVERITY = re.compile(r"^<([0-7])>:?$")
+
+
+def _severity_column(values: list[str]) -> bool:
+    """Whether a column is a syslog severity in angle brackets (`<6>`, the kernel's and systemd's
+    `SyslogLevelPrefix` before a message): every value `<0>`..`<7>`, and, as for initials, two or
+    more different ones or one alone only when it is INFO or lower (`<5>`-`<7>`): a column of `<3>`
+    on every line is a tag, not a log of errors only."""
+    found = [_SEVERITY.match(v) for v in values]
+    if not values or not all(found):
+        return False
+    numbers = {int(m[1]) for m in found if m}
+    return len(numbers) >= 2 or min(numbers) >= 5
+
+
+def column_level(value: str) -> Level | None:
+    """A level column's value as a level: any spelling `normalize_level` knows, or a cut of a level's
+    name (the column is a level column: its position says so, `_column_role`)."""
+    return normalize_level(value) or abbreviated_level(value)
+
+
+def column_value_is_level(value: str) -> bool:
+    """Whether a level column's value (as its group captured it) reads as a level: a level word, a
+    cut of one (`FATL`), an initial in either case or a one-symbol mark."""
+    return value in MARK_LEVELS or value.upper() in _LETTER_LEVELS or _is_level(value) or column_level(value) is not None
 
 
 def _is_letter_level(token: str) -> bool:
@@ -244,8 +315,9 @@ def _column_role(values: list[str], total: int) -> str:
     # level words: few values (a level column rarely holds more than the eight a logger writes)
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
-    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or most(_is_letter_level)
-                                                    or _spells_levels(values)):
+    if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or _letter_column(values)
+                                                    or _spells_levels(values) or _level_vocabulary(values)
+                                                    or _severity_column(values)):
         return "level"
     if most(lambda v: bool(_PID.match(v))):
         return "pid"
@@ -270,7 +342,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?)\s*[\]>)]?:?",
+    "level": r"=*[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\s*[\]>)]?=*:?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
@@ -357,8 +429,14 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     total = len(lines)
     if len(found) < MIN_SHARE * total:
         # records of several lines whose first holds the header (java.util.logging's `Dec 30, 2020
-        # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling
-        if not (start == 0 and count >= min(2, total - 1) and count >= HEADED_SHARE * total and count >= 0.9 * len(found)):
+        # 11:30:40 AM org.x.Y method` + `SEVERE: message`): the time opens the line, in one spelling,
+        # or follows only a level column (Erlang/OTP's `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
+        lead = start > 0 and _level_leads(found, start, width, shape)
+        # (such a header that opens the file, with no other time in it but its own headers', heads
+        # the lines below it however many they are: one report and its body)
+        opening = lead and found[0][0] == lines[0]
+        if not ((start == 0 or lead) and count >= 0.9 * len(found)
+                and (opening or count >= min(2, total - 1) and count >= HEADED_SHARE * total)):
             return None
         lines = [line for line, _, hit in found if hit == (start, width, shape)]
         found = [(line, spans, hit) for line, spans, hit in found if hit == (start, width, shape)]
@@ -437,6 +515,20 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+def _level_leads(found, start: int, width: int, shape: str) -> bool:
+    """Whether the columns before the time, on the lines that put it at `start`, are a level column
+    and words that do not change from line to line and are no prose (a header's fixed text,
+    `REPORT====`, not `ERROR happened at <time>`): then the time is still the header's, though not
+    its first column."""
+    rows = [(line, spans) for line, spans, hit in found if hit == (start, width, shape)]
+    if not 1 <= start <= 3 or not rows:
+        return False
+    roles = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
+    fixed = [len({line[s[j][0]:s[j][1]] for line, s in rows}) == 1
+             and not _PROSE.fullmatch(rows[0][0][rows[0][1][j][0]:rows[0][1][j][1]]) for j in range(start)]
+    return "level" in roles and all(r == "level" or f for r, f in zip(roles, fixed))
 
 
 _PROSE = re.compile(r'"?[A-Za-z][a-z]+"?,?')

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator
 
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
-from pipeline.ingest.layout import _LETTER_LEVELS, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens
+from pipeline.ingest.layout import MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
@@ -78,7 +78,9 @@ def _level_ok(layout: Layout, m: re.Match[str]) -> bool:
         return True
     known = _LEVEL_WORDS.get(value)
     if known is None:
-        known = value in MARK_LEVELS or value in _LETTER_LEVELS or _is_level(value)
+        # a level column's value: a level word, a cut of one (`FATL`) or an initial in either case
+        # (the column was taken for a level by all the sample's lines, `layout._column_role`)
+        known = column_value_is_level(value)
         if len(_LEVEL_WORDS) < 4096:
             _LEVEL_WORDS[value] = known
     return known
@@ -280,6 +282,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         record.level = int(groups["pri"]) % 8
         record.level_name = normalize_level(record.level, scheme="syslog")
         record.fields["facility"] = int(groups["pri"]) // 8
+    if level is not None and record.level_name is None and level == named.get("level"):
+        record.level_name = column_level(level)  # a level column's cut of a level name (`FATL`, `EROR`)
     if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
                                                                               "hint", "context", "log"):
         record.level_name = "INFO"  # MySQL's System, PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT lines

@@ -43,11 +43,12 @@ for _level, _names in {
     "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
     "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure"),
     "FATAL": ("fatal", "ftl", "pnc", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
-              "f", "a", "wtf", "assert", "dpanic"),
+              "f", "a", "c", "wtf", "assert", "dpanic"),
 }.items():
     for _name in _names:
         _NAMES[_name] = _level  # type: ignore[assignment]
-# dbug/trce: .NET's console formatter; pnc: zerolog's console writer (panic). Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5). Logcat's
+# dbug/trce: .NET's console formatter; pnc: zerolog's console writer (panic). Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5),
+# a level name's initial (Python's `%(levelname).1s`: C for CRITICAL, T for TRACE). Logcat's
 # "S" (silent) is never a record's level, so it stays unknown.
 # The names as lines write them (lower, UPPER, Capitalised): a header's level is looked up at once
 _SPELLED: dict[str, Level] = {form: level for name, level in _NAMES.items()
@@ -227,6 +228,32 @@ _NOT_LEADING = frozenset(("log", "all"))
 # `Warning disk almost full`); other level words (`Alert sent`, `Notice that`) only in upper case or
 # with a colon
 _CANONICAL = frozenset(("trace", "debug", "info", "warn", "warning", "error", "fatal"))
+
+
+# The level names an abbreviation is cut from (`abbreviated_level`), each with its level
+_FULL_NAMES: tuple[tuple[str, Level], ...] = (
+    ("trace", "DEBUG"), ("verbose", "DEBUG"), ("debug", "DEBUG"), ("info", "INFO"), ("notice", "INFO"),
+    ("warning", "WARN"), ("error", "ERROR"), ("critical", "FATAL"), ("fatal", "FATAL"), ("panic", "FATAL"),
+    ("emergency", "FATAL"), ("alert", "FATAL"))
+_ABBREVIATION = re.compile(r"^(?:[A-Z]{3,5}|[a-z]{3,5})$")
+
+
+def _subsequence(short: str, name: str) -> bool:
+    letters = iter(name)
+    return all(c in letters for c in short)
+
+
+def abbreviated_level(token: str) -> Level | None:
+    """The level a column's abbreviation of a level name writes (`FATL`, `EROR`, `WRNG`, `NTC`, `EMRG`,
+    `dbg`): three to five letters in one case, the name's first letter and then some of its others
+    in their order; None when it is no such cut or cuts names of different levels. Read only where
+    the column is already known to hold levels (a learnt layout's level column, `layout.py`): as a
+    word of prose, `CAT` or `war` would pass (the rule is a shape, not a list of spellings)."""
+    if not _ABBREVIATION.match(token):
+        return None
+    short = token.lower()
+    found = {level for name, level in _FULL_NAMES if name[0] == short[0] and _subsequence(short, name)}
+    return found.pop() if len(found) == 1 else None
 
 
 def leading_level(text: str) -> Level | None:

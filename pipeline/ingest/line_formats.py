@@ -224,7 +224,9 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     _log4j(rf"^{_L4J_DATE} +- +(?P<logger>[\w.$-]+) +- +(?P<level>{_LEVEL_WORD}) +- (?P<msg>.*)$", " - "),
     # Python: 2024-01-02 03:04:05,123 ERROR name: msg  /  [2024-01-02 03:04:05,123] ERROR in x: msg
     # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
-    _log4j(rf"^\[?{_L4J_DATE}\]? +\[?(?P<level>{_LEVEL_WORD})\]?:? +(?:\[(?P<thread>[^\]]*)\] +)?"
+    # (a bracket opened before the date or the level closes right after it: `[time LEVEL module] msg`,
+    # Rust's env_logger, is one bracket of header columns, which a learnt layout reads)
+    _log4j(rf"^(?P<ob>\[)?{_L4J_DATE}(?(ob)\]) +(?P<lb>\[)?(?P<level>{_LEVEL_WORD})(?(lb)\]):? +(?:\[(?P<thread>[^\]]*)\] +)?"
            rf"(?P<msg>.*)$"),
     # fields joined by colons, not spaces: Python's `%(asctime)s:%(levelname)s:%(message)s`
     # (2024-01-02 03:04:05,123:ERROR:msg) and `::`-joined headers that put a thread and the level

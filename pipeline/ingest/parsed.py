@@ -110,7 +110,7 @@ def split_first(text: str) -> tuple[str, str | None]:
 
 
 _KLOG = re.compile(r"([IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d{6}\s+\d+ ([\w.-]+:\d+)\] ")
-_JOINED_LEVEL = re.compile(r"([A-Z]{4})\[\d{1,9}\] +(?=\S)")
+_JOINED_LEVEL = re.compile(r"([A-Z]{4})\[(?:\d{1,9}|[\d:.|/ -]{5,40})\] +(?=\S)")
 _BAR_LEVEL = re.compile(r"([A-Z]{3,8}) *\|")
 _BRACKET_LEVEL = re.compile(r"\[(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|PANIC)\] ")
 _KLOG_LEVELS = {"I": "INFO", "W": "WARN", "E": "ERROR", "F": "FATAL"}
@@ -157,9 +157,11 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
             level = column.group(1)
     if level is None and message[4:5] == "[" and message[:4].isupper():
         # a level in four capitals joined to the seconds since the program started (logrus's text
-        # formatter: `WARN[0012] msg`): the level, and the message after the bracket
+        # formatter: `WARN[0012] msg`), or to a stamp of digits and punctuation (log15's terminal
+        # format: `DBUG[03-01|08:00:01] msg`): the level, and the message after the bracket; any
+        # four-capital level name, or cut of one, as a level column writes it
         joined = _JOINED_LEVEL.match(message)
-        if joined is not None and (joined.group(1) in CUT_LEVELS or joined.group(1) in ("INFO", "WARN")):
+        if joined is not None and (joined.group(1) in CUT_LEVELS or normalize_level(joined.group(1)) is not None):
             level, message = joined.group(1), message[joined.end():]
     if level is None and "\t" in message[:40]:
         # a console logger's tab columns: a level word as the column after one token (zap's console

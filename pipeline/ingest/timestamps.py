@@ -273,10 +273,11 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
-    # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`: a dashed day-month, the year and
+    # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`, Erlang/OTP's `12-Mar-2019::10:00:00`
+    # (a double colon between date and time): a dashed day-month, the year and
     # the seconds optional; RFC 850 (Go's RFC850: `Monday, 02-Jan-06 15:04:05 MST`) with its weekday and
     # two-digit year
-    TimeShape("day-mon-dashed", rf"(?:{_DOW} )?(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}})|-(?P<yy>\d{{2}}))?[ :](?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
+    TimeShape("day-mon-dashed", rf"(?:{_DOW} )?(?P<d>\d{{1,2}})-(?P<mon>{_MON})(?:-(?P<y>\d{{4}})|-(?P<yy>\d{{2}}))?(?:[ :]|::)(?P<h>\d{{1,2}}):(?P<mi>\d{{2}})"
                                 rf"(?::(?P<s>\d{{2}})(?:[.,](?P<f>\d{{1,9}}))?)?(?: ?{_ZONE})?", 5),
     # RFC 822/1123 and log4j2's DATE: `06 Dec 2026 01:02:03,456`, `02 Jan 06 15:04 -0700` (a two-digit
     # year, no seconds)
