@@ -26,10 +26,9 @@ from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
 from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
-from pipeline.incidents.line_names import (
-    ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
-    component, first_line, identities, said_by,
-)
+from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
+from pipeline.incidents.same_service import SAME_SERVICE
+from pipeline.incidents.writers import CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
 from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
@@ -264,7 +263,8 @@ class Candidate:
         # it ties a caller to that service, not two errors of one service
         own = event.service in self.services
         both = names & self.names
-        shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
+        shared = sum(1 for n in both if not n.startswith((COMPONENT, CLIENT_NAMED, *SAME_SERVICE))
+                     and not (own and n.startswith("path:")))
         # a host named as a resource by one line and as a URL's host by another (nginx's `server: shop.example`
         # and `host: "shop.example"`, a checker's `https://shop.example/`) is one name
         shared += sum(1 for n in other_spelling(names) if n in self.names)
@@ -284,6 +284,10 @@ class Candidate:
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round
         mine = identities(event)
+        # a server's error naming the client it served, and that client's error, either way round: one failure told
+        # by both ends (a deadlock the database reports and its client relays)
+        shared += int(any(CLIENT_NAMED + i in self.names for i in {event.service.lower(), *mine}))
+        shared += sum(1 for n in names if n.startswith(CLIENT_NAMED) and IS + n[len(CLIENT_NAMED):] in self.names)
         shared += sum(1 for n in names if n.startswith(SERVICE_NAMED) and IS + n[len(SERVICE_NAMED):] in self.names
                       and n[len(SERVICE_NAMED):] not in mine)
         shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
@@ -315,6 +319,12 @@ class Candidate:
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]
             weak += int(timedelta(0) <= since <= timedelta(seconds=FOLD_SECONDS))
+        if not weak and (at := self.recent.get(process(event) or "")) is not None \
+                and all(n.startswith((COMPONENT, LABEL, *SAME_SERVICE)) for n in names):
+            # or the same process (its header's pid) saying, within FOLD_SECONDS of its error here, what came of it in a
+            # line naming nothing of its own (klogind's `Kerberos authentication failed` after its `Authentication failed
+            # from <peer>: Permission denied in replay cache code`): one failure told in two lines, however it is worded
+            weak += int(abs(event.time - at) <= timedelta(seconds=FOLD_SECONDS))
         return weak if weak and not self.distinct(names) else 0
 
     def distinct(self, names: frozenset[str]) -> bool:
