@@ -75,3 +75,40 @@ def test_another_process_or_a_later_line_is_not_that_failures_line(engine, pid, 
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+def _proxy(n: int, seconds: float, message: str) -> LogEvent:
+    return _event(n, seconds, "nginx", "lb-1", message)
+
+
+NO_LIVE = ("2025/03/13 02:10:06 [error] 29#29: *1035 no live upstreams while connecting to upstream, client: 203.0.113.14,"
+           " server: shop.example, request: \"GET / HTTP/1.1\", upstream: \"http://shop_backend/\"")
+ANSWERED = '198.51.100.22 - - [13/Mar/2025:02:10:10 +0000] "POST /checkout HTTP/1.1" 502 157 "-" "Mozilla/5.0" rt=0.000'
+
+
+def test_a_writers_5xx_answer_joins_the_one_incident_its_own_error_is_in_seconds_later(engine):
+    engine.incidents.store_batch([_proxy(1, 0.0, NO_LIVE), _proxy(2, 4.0, ANSWERED)], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+
+
+def test_a_writers_5xx_answer_joins_neither_when_its_errors_are_in_two_incidents(engine):
+    engine.incidents.store_batch([
+        _proxy(1, 0.0, NO_LIVE),
+        _proxy(2, 1.0, "2025/03/13 02:10:07 [crit] 29#29: *1036 open() \"/var/cache/nginx/a.tmp\" failed (28: No space"
+               " left on device)"),
+        _proxy(3, 5.0, ANSWERED),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
+    assert of["ev-3"] not in (of["ev-1"], of["ev-2"])
+
+
+def test_a_processs_line_naming_a_peer_by_its_address_is_a_failure_of_its_own(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "sshd", "bastion", "Invalid user webmaster from 173.234.31.186", pid="24200"),
+        _event(2, 1.0, "sshd", "bastion", "Failed password for invalid user webmaster from 173.234.31.186 port 38926 ssh2",
+               pid="24200"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]

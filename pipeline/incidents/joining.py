@@ -81,10 +81,14 @@ class Joiner:
         self._load(self._members(event, names, said))
         wording = self._wording(event) if self.worded else None
         tied: list[tuple[int, str, str]] = []
-        for candidate in self.candidates.near(event.time, self.minutes):
+        near = list(self.candidates.near(event.time, self.minutes))
+        for candidate in near:
             ties = candidate.ties(event, names, said, wording)
             if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
+        if not tied and (only := outage.same_process_incident(event, names, near)
+                         or outage.answering_writers_incident(event, names, near)) is not None:
+            tied.append((1, only.last, only.incident_id))
         if not tied:
             return None
         best = max(tied)[2]
