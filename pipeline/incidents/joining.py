@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import correlation, leading, line_names, outage
+from pipeline.incidents import correlation, leading, line_names, outage, writers
 from pipeline.incidents.leading import Leader
 from pipeline.incidents.name_spellings import may_carry_id
 from pipeline.incidents.open_candidates import OpenCandidates
@@ -68,7 +68,7 @@ class Joiner:
         if outage.is_dump(event.message) or outage.is_part(event):
             # a dump's line, or a line with neither level nor time of its own written with its
             # component's error (a banner's lines, compose's exit line): one record of that error
-            comp = line_names.component(event)
+            comp = writers.component(event)
             self._load([comp])
             fold = timedelta(seconds=outage.FOLD_SECONDS)
             for candidate in self.candidates.latest_within(event.time, outage.FOLD_SECONDS):
@@ -81,10 +81,14 @@ class Joiner:
         self._load(self._members(event, names, said))
         wording = self._wording(event) if self.worded else None
         tied: list[tuple[int, str, str]] = []
-        for candidate in self.candidates.near(event.time, self.minutes):
+        near = list(self.candidates.near(event.time, self.minutes))
+        for candidate in near:
             ties = candidate.ties(event, names, said, wording)
             if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
+        if not tied and (only := outage.same_process_incident(event, names, near)
+                         or outage.answering_writers_incident(event, names, near)) is not None:
+            tied.append((1, only.last, only.incident_id))
         if not tied:
             return None
         best = max(tied)[2]
@@ -141,9 +145,11 @@ class Joiner:
     @staticmethod
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
         """What to look open incidents up by for an error: its names, words, and what it is called."""
-        return [*names, *outage.other_spelling(names), line_names.SERVICE_NAMED + event.service.lower(), *said,
-                *(line_names.SERVICE_NAMED + i for i in line_names.identities(event)),
-                *(line_names.IS + n[len(line_names.SERVICE_NAMED):] for n in names if n.startswith(line_names.SERVICE_NAMED))]
+        return [*names, *outage.other_spelling(names), writers.SERVICE_NAMED + event.service.lower(), *said,
+                *(writers.SERVICE_NAMED + i for i in writers.identities(event)),
+                *(writers.IS + n[len(writers.SERVICE_NAMED):] for n in names if n.startswith(writers.SERVICE_NAMED)),
+                writers.CLIENT_NAMED + event.service.lower(), *(writers.CLIENT_NAMED + i for i in writers.identities(event)),
+                *(writers.IS + n[len(writers.CLIENT_NAMED):] for n in names if n.startswith(writers.CLIENT_NAMED))]
 
     def mergeable(self, incident: str) -> bool:
         """Whether `incident` may be merged with another by the batch: it opened in it, as no recurrence."""
@@ -201,7 +207,7 @@ class Joiner:
             # a dump's line names its component only (its register names are no resource)
             named = self._named_things(event) if how != FOLD else frozenset()
             things = sorted(named)[:line_names.MAX_NAMES]
-            names = [*things, line_names.component(event), *line_names.writer_names(event, things)]
+            names = [*things, writers.component(event), *line_names.writer_names(event, things)]
             for name in names:
                 self.names[(incident, outage_rows.NAME, name)] += 1
             if candidate is not None:
@@ -225,9 +231,10 @@ class Joiner:
                 candidate.names.add(name)
                 self.kept_ids[incident] = self.kept_ids.get(incident, 0) + 1
         if candidate is not None:
-            comp = line_names.component(event)
-            if comp not in candidate.recent or event.time > candidate.recent[comp]:
-                candidate.recent[comp] = event.time
+            comp = writers.component(event)
+            for writer in (comp, writers.process(event)):
+                if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
+                    candidate.recent[writer] = event.time
             candidate.services.add(event.service)
             self.candidates.span(candidate, min(candidate.first, moment), max(candidate.last, moment))
         if how == FOLD:
@@ -312,14 +319,14 @@ class Joiner:
                         or names & strong
                         # the resource it names, named by the errors as a word (`resourceName="ephemeral-storage"`
                         # before `The node was low on resource: ephemeral-storage`)
-                        or line_names.values(names, ("res:",)) & line_names.values(candidate.names, ("res:", line_names.SERVICE_NAMED))
+                        or line_names.values(names, ("res:",)) & line_names.values(candidate.names, ("res:", writers.SERVICE_NAMED))
                         # the called service's own warning before its errors: its callers' errors name it
-                        or line_names.component(event) in candidate.names
+                        or writers.component(event) in candidate.names
                         and leading.side(event.service, candidate.names) == leading.CALLEE
                         # the warning of a service the errors name (their calls to it failed) that wrote none of them
                         or (incident, event.service) not in self.earliest_of
-                        and any(line_names.SERVICE_NAMED + i in candidate.names for i in line_names.identities(event))
-                        or (states or signed) and (line_names.component(event) in candidate.names and states
+                        and any(writers.SERVICE_NAMED + i in candidate.names for i in writers.identities(event))
+                        or (states or signed) and (writers.component(event) in candidate.names and states
                                                    or candidate.ties(event, names, said))):
                     continue
                 self._offer(incident, Leader.of(event, leading.WARNED + correlation.fingerprint(event)))

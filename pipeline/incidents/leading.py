@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.clock import iso
-from pipeline.incidents.line_names import BY, ERROR_KEY, OF, STACK_ERROR, first_line
+from pipeline.incidents.line_names import ERROR_KEY, STACK_ERROR, first_line
+from pipeline.incidents.writers import BY, OF
 from pipeline.ingest.readable import readable_line
 from pipeline.state import LogEvent
 

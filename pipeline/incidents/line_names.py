@@ -5,37 +5,29 @@ A line names the same host:port, URL host or path, dotted or slashed resource na
 `key=value` resource, trace or request id, mail address or exception chain another line of the same
 failure names, or a service (a host, a compound word). The names are shapes, not words of any log.
 Errors of one service also tie by what identifies their failure (an errno, a qualified exception
-class, an operation family past any route: `SAME_SERVICE`). Its writer is its component (service and
-host, `component`) and what others call it (`identities`, `writer_names`: where it stands is
-`leading.side`'s to read); what it says of its failure is `said_by`.
+class, an operation family past any route: `same_service.py`). Its writer is its component (service and
+host) and what others call it (`writers.py`); the names it adds to its incident about who wrote it and whom
+it named are `writer_names` (where it stands is `leading.side`'s to read); what it says of its failure is `said_by`.
 """
 from __future__ import annotations
 
-import errno
-import os
 import re
 
 from pipeline.incidents import name_spellings as spellings
+from pipeline.incidents.same_service import same_service_names
+from pipeline.incidents.writers import (
+    BY, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, identities, service_named as _service_named,
+)
+from pipeline.incidents.writers import IP_OR_ADDRESS as _IP
 from pipeline.state import LogEvent
 
 HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
 MAX_NAMES = 24  # names kept of one event
-COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
-SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
-# names that tie errors of one service only (the service is part of the name): its operation family (the
-# first words of its masked line), an errno it failed with, an exception class it raised; they never tie
-# two errors that name different destinations or resources (`outage.Candidate.ties`)
-FAMILY, ERRNO, CLASS = "fam:", "err:", "cls:"
-SAME_SERVICE = (FAMILY, ERRNO, CLASS)
-FAMILY_WORDS = 3
 # the kinds of name that tell two failures apart: an error naming one destination or resource is
 # not the same failure as one naming another (when neither names the other's)
 DISTINCT = ("hp:", "host:", "res:")
 ADDRESSES = ("hp:", "host:")  # where an error went: a host:port, a URL's host
 LABEL = "lbl:"  # a field label and its value a writer wrote (`pid:24`): ties that writer's errors only
-# what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
-# `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
-IS, OF, BY = "is:", "of:", "by:"
 
 # possessive quantifiers (`*+`): a failed match gives nothing back, so a long hostile word costs
 # one pass, not one a character
@@ -67,15 +59,7 @@ ID = "id:"  # a trace or request id, a mail address: one request's or message's 
 _COMPOUND = re.compile(r"(?<![\w.-])([A-Za-z][A-Za-z0-9]*+(?:[-_][A-Za-z0-9]++)++)(?![\w-]|\"?\s*=|\"\s*:)")
 LONG_WORD = re.compile(r"\S{160,}")
 FRAME = re.compile(r"(?m)^[ \t]+at [^\n]*")  # a stack frame (Java, JavaScript, .NET)
-_INSTANCE = re.compile(r"[-_]\d+$")
-# a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
-# DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
-# no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
-_POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
-_KIND_SUFFIX = re.compile(r"[-_](?:svc|service)$")
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_IP = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
-_NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 _WORD = re.compile(r"[A-Za-z][\w.-]{2,}")
 _CAUSED_BY = re.compile(r"(?:^|\n)\s*Caused by:\s*([\w.$]+)")
 # a qualified class (a logger column's `o.s.b.SpringApplication`, `c.s.intake.OrderPublisher`, an exception):
@@ -91,6 +75,9 @@ _GRPC_METHOD = re.compile(r"(?<![\w/.])/([a-z_][a-z0-9_]*)(?:\.[A-Za-z_]\w*)*\.[
 _PEER_KEY = re.compile(r"(?:^|[._])(?:peer\.service|rpc\.service|server\.address|net\.peer\.name|"
                        r"destination\.(?:address|domain))$", re.I)
 _NAME_VALUE = re.compile(r"[A-Za-z][\w.-]{1,200}$")
+# structured fields a server writes naming the client application it served (PostgreSQL's `application_name`, MySQL's
+# `program_name` connection attribute, MongoDB's `appName`, a generic `client_app`)
+_CLIENT_KEY = re.compile(r"(?:^|[._])(?:application_?name|app_?name|program_name|client_?app(?:lication)?)$", re.I)
 # structured fields that carry an error or where it went (their last key segment): `err`, `error.message`
 ERROR_KEY = re.compile(r"(?:^|[._])(?:err|error|errors|exception|cause|reason|detail|upstream|url|uri|peer|remote|method|"
                         r"address|addr|endpoint|target|server|broker|redis|database|db|topic|queue)(?:\.message)?$", re.I)
@@ -99,29 +86,6 @@ STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z
                           # a traceback's last line names its class qualified, whatever it ends in
                           # (`psycopg2.errors.DiskFull: could not extend file ...`)
                           r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
-# an errno a line failed with: its symbol (Node's and Go's `EMFILE`, `ECONNREFUSED`) or the C library's text
-# for it (`Too many open files`, PostgreSQL's %m), both read from the platform's own errno table
-# (not EPERM and EINVAL: "operation not permitted" and "invalid argument" say a call was refused or
-# misused, not which resource failed)
-_VAGUE_ERRNOS = frozenset({"EPERM", "EINVAL"})
-_ERRNO_TEXT = {os.strerror(n).lower(): name for n, name in sorted(errno.errorcode.items())
-               if name not in _VAGUE_ERRNOS and not os.strerror(n).lower().startswith("unknown error")}
-_ERRNO_CODES = frozenset(errno.errorcode.values()) - _VAGUE_ERRNOS
-# errnos of a resource the host's services share (a filesystem full or over quota, the system's file table
-# full), not a process's own (EMFILE is one process's descriptors)
-HOST_ERRNOS = frozenset({"ENOSPC", "EDQUOT", "ENFILE"})
-_ERRNO_CODE = re.compile(r"\b(E[A-Z0-9]{2,15})\b")
-_LOWER_WORD = re.compile(r"[a-z0-9]+")
-# each text filed under its first two words: a line's own word pairs say which texts can be in it
-_ERRNO_BY_PAIR: dict[tuple[str, ...], list[str]] = {}
-for _text in _ERRNO_TEXT:
-    _ERRNO_BY_PAIR.setdefault(tuple(_LOWER_WORD.findall(_text)[:2]), []).append(_text)
-# what a line's operation family leaves out: quoted values and mail addresses (a word holding a
-# digit is left out where the family is read)
-_VALUES = re.compile(r'"[^"\n]*"|(?<!\w)\'[^\'\n]*\'(?!\w)|\S+@\S+')
-_QUALIFIED_CLASS = re.compile(r"\b((?:[a-z_][\w]*\.)+[A-Z][\w$]*)\b")
-_GENERIC_PACKAGE = re.compile(r"^(?:java\.lang|builtins|System|kotlin)\.")
-_FAMILY_WORD = re.compile(r"(?<![\w/.-])[^\W\d_][\w/.-]*")
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 
@@ -154,6 +118,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
     for key, value in event.fields.items():
         if isinstance(value, str) and _PEER_KEY.search(key) and _NAME_VALUE.match(value) and not _IP.search(value):
             names.extend(_service_named(value))
+        elif isinstance(value, str) and _CLIENT_KEY.search(key) and _NAME_VALUE.match(value) and not _IP.search(value):
+            names.extend(dict.fromkeys((CLIENT_NAMED + value.lower(), CLIENT_NAMED + bare(value))))
     if event.trace_id:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
@@ -217,7 +183,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
     own_names: frozenset[str] = frozenset()
     for match in _COMPOUND.finditer(text_no_urls):
         # (`HikariPool-1`: a process's own; `DEADLINE_EXCEEDED`: a status every failure of its kind says)
-        if _INSTANCE.search(match.group(1)):
+        if INSTANCE.search(match.group(1)):
             # a process's own numbered thing (its pool `HikariPool-1`, an instance it names; not its own host's name,
             # which its header may write on every line) ties its writer's errors naming it: the pool's initialisation
             # refused, then its requests timed out
@@ -225,12 +191,12 @@ def named_things(event: LogEvent) -> frozenset[str]:
                 names.append(f"{LABEL}{component(event)}|{match.group(1).lower()}")
         elif not _CONSTANT.fullmatch(match.group(1)):
             names.append(SERVICE_NAMED + match.group(1).lower())
-            if _KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
+            if KIND_SUFFIX.search(match.group(1)):  # `quotes-svc`: the service `quotes`
                 names.append(SERVICE_NAMED + bare(match.group(1)))
     chain = _exception_chain(event)
     if len(chain) >= 2:
         names.append("exc:" + ">".join(chain))
-    names.extend(_same_service(event, text, chain))
+    names.extend(same_service_names(event, first_line(event.message)[:HEAD_CHARS], text, chain))
     # a dotted host named with its port is the host a URL without one or a bare word names (`quotes.example.com:443`
     # and `(quotes.example.com)`): one name written two ways
     names.extend(f"host:{n[3:].rsplit(':', 1)[0]}" for n in list(names)
@@ -253,17 +219,9 @@ def writer_names(event: LogEvent, things: list[str]) -> list[str]:
     # a line about a pod (klog's `pod="ns/name"`) speaks for it: its callers are callers of this writer
     mine = identities(event) | {bare(m.group(2)) for m in _OBJECT_REF.finditer(event.message[:HEAD_CHARS])}
     return [*(IS + i for i in mine), *(f"{OF}{service}|{i}" for i in mine),
-            *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED))]
-
-
-def bare(name: str) -> str:
-    """A service's or host's name without what one instance of it adds: a domain
-    (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
-    replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
-    label = name.lower().split(".")[0]
-    plain = _INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
-    # (and the word that says it is a service, `quotes-svc`, `orders-service`: the service `quotes` a URL names)
-    return _KIND_SUFFIX.sub("", plain) if len(_KIND_SUFFIX.sub("", plain)) >= 3 else plain
+            *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED)),
+            # (the client a server says it served calls that server)
+            *(f"{BY}{n[len(CLIENT_NAMED):]}|{service}" for n in things if n.startswith(CLIENT_NAMED))]
 
 
 # A one-label name (no dot, no dash: not an IP, not `localhost`) before `:digits` is as often a
@@ -288,57 +246,6 @@ def _is_label(host: str, before: str) -> bool:
         return False  # a line or field value that starts with it, a quoted address
     last = _LAST_WORD.search(line)
     return not (last and last.group(1).lower() in _ADDRESS_LEAD and line[last.end(1):].strip() in ("", ":", "=", ":="))
-
-
-def _service_named(host: str) -> list[str]:
-    """The service names a host a line names stands for: its first label, and that label bare."""
-    label = host.lower().split(".")[0]
-    return list(dict.fromkeys((SERVICE_NAMED + label, SERVICE_NAMED + bare(label))))
-
-
-def identities(event: LogEvent) -> frozenset[str]:
-    """What others call the writer of a line (lower-case): its service and its host, each as written,
-    by its first label and bare (`bare`): the names a caller's error may name it by. A service read
-    from a logger column (a class name) is no such name; nor is an address."""
-    found: set[str] = set()
-    logger = event.fields.get("logger") == event.service
-    for raw, dotted in ((event.service, not logger), (event.host, True)):
-        if not raw or _IP.search(raw) or raw.lower() in _NOT_A_NAME:
-            continue
-        found.add(raw.lower())
-        if dotted:
-            found.update((raw.lower().split(".")[0], bare(raw)))
-    return frozenset(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME)
-
-
-def _same_service(event: LogEvent, text: str, chain: list[str]) -> list[str]:
-    """The names that tie errors of the event's service only: its operation family (the first
-    FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
-    raised (qualified, not a language's generic ones)."""
-    service = event.service.lower()
-    names = []
-    # the line's own words, values left out (quoted, an address, any word holding a digit), read
-    # without masking the line again: the miner masked it once already (issue 37.2)
-    head = _VALUES.sub(" ", first_line(event.message)[:HEAD_CHARS])
-    # a route or method a line serves (`POST /api/v1/checkout failed: ...`) is every error of that
-    # operation, whatever broke: the family is in the words past it
-    family = [w.rstrip(".:,;") for w in _FAMILY_WORD.findall(head)
-              if "/" not in w and not w.isupper() and not any(c.isdigit() for c in w)][:FAMILY_WORDS]
-    if len(family) == FAMILY_WORDS:
-        names.append(f"{FAMILY}{service}|{' '.join(family).lower()}")
-    codes = {c for c in _ERRNO_CODE.findall(text) if c in _ERRNO_CODES}
-    lowered = text.lower()
-    words = _LOWER_WORD.findall(lowered)
-    for pair in {*zip(words, words[1:]), *((w,) for w in words)} & _ERRNO_BY_PAIR.keys():
-        codes.update(_ERRNO_TEXT[t] for t in _ERRNO_BY_PAIR[pair] if t in lowered)
-    names.extend(f"{ERRNO}{service}|{code}" for code in sorted(codes))
-    if event.host and not _IP.search(event.host):
-        # a resource of the whole host (its disk, its file table): every service writing there meets it
-        names.extend(f"{ERRNO}@{event.host.lower()}|{code}" for code in sorted(codes & HOST_ERRNOS))
-    for cls in {*chain, *_QUALIFIED_CLASS.findall(text)}:
-        if "." in cls and not _GENERIC_PACKAGE.match(cls) and cls.rsplit(".", 1)[-1][:1].isupper():
-            names.append(f"{CLASS}{service}|{cls}")
-    return names
 
 
 def masked_line(event: LogEvent) -> str:
@@ -375,16 +282,6 @@ def words(event: LogEvent) -> frozenset[str]:
     """The words of an error's first line that may be another service's name (lower-case)."""
     head = LONG_WORD.sub(" ", first_line(event.message)[:300].lower())
     return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
-
-
-def component(event: LogEvent) -> str:
-    """The writer of a line: its service on its host; when the service was read from a logger
-    column (a class name: each line of one application's file names its own), the source it was
-    read from on its host."""
-    writer = event.service
-    if event.fields.get("logger") == writer and event.source:
-        writer = event.source.rsplit("@", 1)[0]
-    return f"{COMPONENT}{writer}@{event.host or ''}"
 
 
 def _route(path: str) -> str | None:

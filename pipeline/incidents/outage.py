@@ -26,10 +26,9 @@ from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
 from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
-from pipeline.incidents.line_names import (
-    ADDRESSES, COMPONENT, DISTINCT, ERROR_KEY, FRAME, HEAD_CHARS, IS, LONG_WORD, SAME_SERVICE, SERVICE_NAMED,
-    component, first_line, identities, said_by,
-)
+from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
+from pipeline.incidents.same_service import SAME_SERVICE
+from pipeline.incidents.writers import CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
 from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
@@ -55,6 +54,10 @@ _DUMP_VALUE = re.compile(r"^(?:[\w.()/-]+[=:])?(?:(?=[\w:.+-]*\d)(?:0x)?[0-9a-f]
 # an error's own wording (`Wording`): the clause after its last `: ` (`sorry, too many clients already`),
 # as words (those holding a digit and level words left out), at least WORDING_WORDS of them
 WORDING_WORDS = 5
+# a peer's IP address (v4; v6 compressed with `::` or in its eight groups, so a clock's `12:30:45` is none), which no named
+# thing holds without a port
+_PEER_ADDRESS = re.compile(r"(?<![\w.:])(?:(?:\d{1,3}\.){3}\d{1,3}|(?:[0-9a-f]{1,4}:)*:(?::?[0-9a-f]{1,4})+"
+                           r"|[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){7})(?![\w.:])", re.I)
 RELAYED_WORDS = 8  # a clause two clients both relay, the server not in the log: longer, to be no common phrase
 WORDING_CHARS = 1_500
 MAX_WORDINGS = 64  # the texts (and their clauses) an incident keeps for one batch
@@ -193,6 +196,34 @@ def other_spelling(names: frozenset[str] | set[str]) -> list[str]:
             if n.startswith((HOST, RESOURCE)) and "." in n and "/" not in n]
 
 
+def answering_writers_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
+    """The one open incident holding an error its writer wrote within the burst window, for a line of that writer
+    saying only that it answered a request with a 5xx and naming no address (an access log's `"POST /checkout" 502`
+    a few seconds after its `no live upstreams`): the failure it answered with is that one. None when its writer's
+    errors are in two incidents or more (which one it answered is not said) or in none."""
+    if not answered_5xx(event) or any(n.startswith(ADDRESSES) for n in names):
+        return None
+    writer = component(event)
+    held = [c for c in near if writer in c.recent and c.recent[writer] <= event.time]
+    return held[0] if len(held) == 1 and not held[0].distinct(names) else None
+
+
+def same_process_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
+    """The one open incident holding an error the event's process (its header's pid on the same service and host) wrote
+    within FOLD_SECONDS before it, for a line naming nothing of its own (no address, resource, id or service, no peer's
+    IP): what came of that failure, however it is worded (klogind's `Kerberos authentication failed` after its
+    `Authentication failed from <peer>: Permission denied in replay cache code`). None when the process's errors are in
+    two incidents or more (which one it concludes is not said: it merges none) or in none; a line naming a peer by its
+    address (sshd's `Failed password for root from 203.0.113.9 port 4711`) is about that peer, a failure of its own."""
+    writer = process(event)
+    if writer is None or not all(n.startswith((COMPONENT, LABEL, *SAME_SERVICE)) for n in names) \
+            or _PEER_ADDRESS.search(first_line(event.message)[:HEAD_CHARS]):
+        return None
+    fold = timedelta(seconds=FOLD_SECONDS)
+    held = [c for c in near if writer in c.recent and timedelta(0) <= event.time - c.recent[writer] <= fold]
+    return held[0] if len(held) == 1 else None
+
+
 def is_dump(message: str) -> bool:
     """Whether a line reads as one line of a dump: mostly number or hex fields, a `label: 0x…`
     field, or a flag with a dotted leader."""
@@ -264,7 +295,8 @@ class Candidate:
         # it ties a caller to that service, not two errors of one service
         own = event.service in self.services
         both = names & self.names
-        shared = sum(1 for n in both if not n.startswith((COMPONENT, *SAME_SERVICE)) and not (own and n.startswith("path:")))
+        shared = sum(1 for n in both if not n.startswith((COMPONENT, CLIENT_NAMED, *SAME_SERVICE))
+                     and not (own and n.startswith("path:")))
         # a host named as a resource by one line and as a URL's host by another (nginx's `server: shop.example`
         # and `host: "shop.example"`, a checker's `https://shop.example/`) is one name
         shared += sum(1 for n in other_spelling(names) if n in self.names)
@@ -284,6 +316,10 @@ class Candidate:
         # `http://billing:8080/...` or `billing.shop.svc.cluster.local` names the writer whose service or
         # host is `redis-master-0` or `billing-1` (`identities`), either way round
         mine = identities(event)
+        # a server's error naming the client it served, and that client's error, either way round: one failure told
+        # by both ends (a deadlock the database reports and its client relays)
+        shared += int(any(CLIENT_NAMED + i in self.names for i in {event.service.lower(), *mine}))
+        shared += sum(1 for n in names if n.startswith(CLIENT_NAMED) and IS + n[len(CLIENT_NAMED):] in self.names)
         shared += sum(1 for n in names if n.startswith(SERVICE_NAMED) and IS + n[len(SERVICE_NAMED):] in self.names
                       and n[len(SERVICE_NAMED):] not in mine)
         shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))

@@ -12,7 +12,8 @@ import re
 from datetime import datetime, timedelta
 
 from pipeline.incidents.leading import NEUTRAL, rank
-from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, SERVICE_NAMED, component, first_line, named_things, said_by
+from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, first_line, named_things, said_by
+from pipeline.incidents.writers import SERVICE_NAMED, component
 from pipeline.analyst.subject import peer_gone
 from pipeline.state import LogEvent
 

@@ -1,0 +1,75 @@
+"""Who wrote an error line and what others call it (CONTRACT §2): its component (service and host,
+`component`), the names a caller's error may name it by (`identities`: its service and host as written, by
+their first label, and bare of what one instance adds), and the service names a host a line names stands for
+(`service_named`). `line_names.py` reads what a line names; this module, whom a name can be.
+"""
+from __future__ import annotations
+
+import re
+
+from pipeline.state import LogEvent
+
+SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
+# the client a server's line says it served (PostgreSQL's `application_name`, MySQL's `program_name`): that client's
+# errors of the same moment are the same failure told from the other end, and the client is its caller
+CLIENT_NAMED = "cli:"
+COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
+# what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
+# `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
+IS, OF, BY = "is:", "of:", "by:"
+INSTANCE = re.compile(r"[-_]\d+$")
+# a Kubernetes pod's generated suffix: a ReplicaSet's hash and the pod's own five characters, or a
+# DaemonSet's or Job's five, in the alphabet the API server encodes them with (`SafeEncodeString`:
+# no vowels, no 0, 1 or 3): `billing-7c9d5f6b8-q2xlm` is a pod of `billing`
+_POD_SUFFIX = re.compile(r"(?:-[bcdfghjklmnpqrstvwxz2456789]{6,10})?-[bcdfghjklmnpqrstvwxz2456789]{5}$")
+KIND_SUFFIX = re.compile(r"[-_](?:svc|service)$")
+_NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
+# an IP address, or a name holding a port: an address, no one's name
+IP_OR_ADDRESS = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
+
+
+def component(event: LogEvent) -> str:
+    """The writer of a line: its service on its host; when the service was read from a logger
+    column (a class name: each line of one application's file names its own), the source it was
+    read from on its host."""
+    writer = event.service
+    if event.fields.get("logger") == writer and event.source:
+        writer = event.source.rsplit("@", 1)[0]
+    return f"{COMPONENT}{writer}@{event.host or ''}"
+
+
+def process(event: LogEvent) -> str | None:
+    """The process that wrote a line, when its header says its id (syslog's `klogind[19272]:`): its component and pid."""
+    pid = event.fields.get("pid")
+    return f"{component(event)}#{pid}" if isinstance(pid, (str, int)) and str(pid).strip() else None
+
+
+def identities(event: LogEvent) -> frozenset[str]:
+    """What others call the writer of a line (lower-case): its service and its host, each as written,
+    by its first label and bare (`bare`): the names a caller's error may name it by. A service read
+    from a logger column (a class name) is no such name; nor is an address."""
+    found: set[str] = set()
+    logger = event.fields.get("logger") == event.service
+    for raw, dotted in ((event.service, not logger), (event.host, True)):
+        if not raw or IP_OR_ADDRESS.search(raw) or raw.lower() in _NOT_A_NAME:
+            continue
+        found.add(raw.lower())
+        if dotted:
+            found.update((raw.lower().split(".")[0], bare(raw)))
+    return frozenset(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME)
+
+
+def bare(name: str) -> str:
+    """A service's or host's name without what one instance of it adds: a domain
+    (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
+    replica's or ordinal's number (compose's `billing-1`, a StatefulSet's `redis-master-0`)."""
+    label = name.lower().split(".")[0]
+    plain = INSTANCE.sub("", _POD_SUFFIX.sub("", label)) or label
+    # (and the word that says it is a service, `quotes-svc`, `orders-service`: the service `quotes` a URL names)
+    return KIND_SUFFIX.sub("", plain) if len(KIND_SUFFIX.sub("", plain)) >= 3 else plain
+
+
+def service_named(host: str) -> list[str]:
+    """The service names a host a line names stands for: its first label, and that label bare."""
+    label = host.lower().split(".")[0]
+    return list(dict.fromkeys((SERVICE_NAMED + label, SERVICE_NAMED + bare(label))))
