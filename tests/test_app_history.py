@@ -414,7 +414,8 @@ def test_the_audit_names_each_checkpoint_as_history_does(app, paused_engine):
 def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_is_a_sentence():
     """b-c890ef-history.png: "approval · ran in 173.1 s" was the wait for a reviewer, and "the run had ended
     at this checkpoint: …" began in lower case."""
-    from workbench.history_view import _duration, reason_words
+    from workbench.checkpoint_view import _duration
+    from workbench.time_travel_view import reason_words
 
     assert _duration(173.1, "approval") == "waited 2 min 53 s for a reviewer"
     assert _duration(3725, "approval") == "waited 1 h 2 min for a reviewer"
@@ -427,7 +428,7 @@ def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_i
 def test_a_checkpoint_on_a_sample_of_all_the_events_says_so_in_words():
     """"Evidence: 50 events … the incident now has 62: nothing newer" contradicted the header after a
     replay on all the evidence (issue 38.1): a full sample with nothing newer is all of them, quoted."""
-    from workbench.history_view import evidence_text
+    from workbench.time_travel_view import evidence_text
 
     plan = {"evidence": {"at_checkpoint": {"events": 50, "newest_event_at": "2026-11-28T10:49:00+00:00"},
                          "now": {"events": 62}, "newer_evidence": False, "newer_events": 0}}

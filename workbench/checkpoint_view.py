@@ -1,0 +1,105 @@
+"""One checkpoint on the History tab: what changed at it, the nodes that wrote it (how long each ran,
+its input and output), and its diff against any other checkpoint."""
+from __future__ import annotations
+
+import streamlit as st
+
+from pipeline.services import ReviewService
+from workbench.audit_words import ACTION_WORDS, changes_frame, step_words
+from workbench.literal import escape_markdown, plain
+from workbench.timeline import EVIDENCE_ADDED, checkpoint_caption, checkpoint_name, evidence_added
+
+
+def compare_key(incident_id: str) -> str:
+    return f"incident_history_compare_{incident_id}"
+
+
+def changes_at(detail: dict, named: str) -> None:
+    """What the checkpoint `named` ("#5 root cause analysis") changed against the checkpoint before it."""
+    changed = changes_frame(detail["changes"])
+    st.markdown(f"**Changes at {escape_markdown(named)} against the checkpoint before it** "
+                f"({len(changed)} fields)")
+    if len(changed):
+        st.dataframe(plain(changed), hide_index=True, width="stretch", key="incident_history_diff")
+    else:
+        st.caption("No field changed at this checkpoint.")
+
+
+def _duration(seconds: float | None, node: str = "") -> str:
+    """How long a node ran; for the approval gate, how long it waited for a reviewer (a walkthrough
+    read "approval · ran in 173.1 s": that was the wait, not run time)."""
+    if seconds is None:
+        return "wait unknown" if node == "approval" else "run time unknown"
+    if node == "approval" and seconds >= 1:  # under a second: it did not pause (no reviewer to wait for)
+        return f"waited {wait_words(seconds)} for a reviewer"
+    return f"ran in {seconds * 1000:.0f} ms" if seconds < 10 else f"ran in {seconds:.1f} s"
+
+
+def wait_words(seconds: float) -> str:
+    """A wait as a person says it: "2 min 53 s", "1 h 5 min", "4 s"."""
+    whole = int(round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    return f"{secs} s"
+
+
+def node_runs(detail: dict, named: dict[str, str] | None = None) -> None:
+    """Each node that wrote the checkpoint: its run time, its input (the state it was given) and its
+    output (the update it returned)."""
+    runs = detail.get("runs") or []
+    if not runs:
+        return
+    st.markdown("**Nodes at this checkpoint**")
+    # the poller's merge of new evidence: no node ran; the time since the checkpoint before it was the
+    # wait for those events, not a run time
+    entry = detail.get("checkpoint") or {}
+    added = evidence_added(entry)
+    # a person's edit or fork writes the checkpoint as a step's output: no node ran, and the time since
+    # the checkpoint before it was the wait (a walkthrough read a fork's "ran in 533.3 s")
+    by_person = entry.get("source") == "update" and entry.get("human_action")
+    for run in runs:
+        # drawn only while open (opening one reruns this fragment): folded, its columns, toggle and
+        # output JSON were built and sent on every pick for nobody
+        said = (f"{EVIDENCE_ADDED} (as {step_words(run['node'])}'s output; no node ran)" if added
+                else f"{step_words(run['node'])} · written when a person "
+                     f"{ACTION_WORDS.get(by_person, by_person)} (no node ran)" if by_person
+                else f"{step_words(run['node'])} · {_duration(run['seconds'], run['node'])}")
+        box = st.expander(said, key=f"incident_run_{run['node']}", on_change="rerun")
+        if not box.open:
+            continue
+        with box:
+            given, returned = st.columns(2)
+            with given:
+                given_at = (named or {}).get(str(run["input_checkpoint_id"])) or "the checkpoint before it"
+                st.caption(escape_markdown(f"Input: the state at {given_at}"))
+                # asked for: the whole state (log window and all) would be sent on every pick
+                if st.toggle("Show the input", key=f"incident_run_input_{run['node']}"):
+                    st.json(plain(detail.get("input") or {}), expanded=1)
+            with returned:
+                st.caption("Output: the update it returned")
+                st.json(plain(run["output"] or {}), expanded=1)
+
+
+def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[str, dict]) -> None:
+    """A diff between the selected checkpoint and any other (picked here, or shift-clicked on the timeline)."""
+    key = compare_key(incident_id)
+    options = [""] + [cid for cid in by_id if cid != selected]
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = ""
+    other = st.selectbox("Compare with checkpoint", options, key=key,
+                         format_func=lambda cid: checkpoint_caption(by_id[cid]) if cid else "— none —",
+                         help="any checkpoint, on any branch; or shift-click a second point on the timeline")
+    if not other:
+        return
+    older, newer = sorted((other, selected))
+    changes = changes_frame(review.compare(incident_id, older, newer)["changes"])
+    st.markdown(f"**From {escape_markdown(checkpoint_name(by_id[older]))} to "
+                f"{escape_markdown(checkpoint_name(by_id[newer]))}** ({len(changes)} fields differ)")
+    if len(changes):
+        st.dataframe(plain(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
+    else:
+        st.caption("The two checkpoints hold the same state.")
