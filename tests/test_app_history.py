@@ -45,6 +45,19 @@ def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused
     assert "recommended action" not in changed  # written by the next checkpoint, not this one
 
 
+def test_a_fix_proposal_checkpoint_that_changed_nothing_says_what_it_wrote(app, paused_engine):
+    """Walkthrough s51: a fix proposal checkpoint read "(0 fields)" as if its step had done nothing; it
+    wrote the proposal (here none: no known cause), the same as the checkpoint before it held."""
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents()
+                    if not (ReviewService(paused_engine).document(r["incident_id"]).get("proposal")))
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"])
+    page = texts(app)
+    assert "0 fields" not in page
+    assert "(no field changed)" in page
+    assert "The fix proposal step wrote the proposal: none, as the checkpoint before it held." in page, page
+
+
 def test_the_diff_of_an_approval_is_in_a_reviewers_words(app, paused_engine):
     """The approval's checkpoint: each field by its word, none as "—", the approvals as who approved,
     and no interrupt id (it means nothing to a reviewer): not `decision.approvals`, "null" and JSON."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pipeline.services import ReviewService
-from workbench.audit_words import ACTION_WORDS, changes_frame, step_words
+from workbench.audit_words import ACTION_WORDS, MACHINE_FIELDS, changes_frame, field_words, step_words, value_text
 from workbench.literal import escape_markdown, plain
 from workbench.timeline import EVIDENCE_ADDED, checkpoint_caption, checkpoint_name, evidence_added
 
@@ -15,14 +15,47 @@ def compare_key(incident_id: str) -> str:
 
 
 def changes_at(detail: dict, named: str) -> None:
-    """What the checkpoint `named` ("#5 root cause analysis") changed against the checkpoint before it."""
+    """What the checkpoint `named` ("#5 root cause analysis") changed against the checkpoint before it;
+    where it changed nothing, what its step wrote all the same (a fix proposal step that proposed no
+    fix, or the same one again, read "0 fields" as if it had done nothing)."""
     changed = changes_frame(detail["changes"])
-    st.markdown(f"**Changes at {escape_markdown(named)} against the checkpoint before it** "
-                f"({len(changed)} fields)")
+    count = f"{len(changed)} field{'' if len(changed) == 1 else 's'} changed" if len(changed) else "no field changed"
+    st.markdown(f"**Changes at {escape_markdown(named)} against the checkpoint before it** ({count})")
     if len(changed):
         st.dataframe(plain(changed), hide_index=True, width="stretch", key="incident_history_diff")
-    else:
-        st.caption("No field changed at this checkpoint.")
+        return
+    wrote = unchanged_writes(detail)
+    st.caption(escape_markdown(f"{wrote[:1].upper()}{wrote[1:]}, as the checkpoint before it held." if wrote else
+                               "Nothing was written at this checkpoint."))
+
+
+# the state's own record of what each step did: "What the nodes noted" shows it
+_NOTES = "events"
+
+
+def short_value(value) -> str:
+    """A written value in a few words: "none", a text's first line, a record's first text."""
+    if isinstance(value, dict):
+        value = next((v for v in value.values() if isinstance(v, str) and v.strip()
+                      or isinstance(v, list) and v and all(isinstance(i, str) for i in v)), None)
+    if isinstance(value, list) and value and all(isinstance(i, str) for i in value):
+        value = value[0]
+    if value is None or value == [] or value == "":
+        return "none"
+    text = " ".join(value_text(value).split())
+    return text if len(text) <= 90 else text[:89] + "…"
+
+
+def unchanged_writes(detail: dict) -> str:
+    """What the steps of a checkpoint that changed no field wrote, in words ("fix proposal wrote the
+    fix proposal: none"); empty when they returned nothing."""
+    said = []
+    for run in detail.get("runs") or []:
+        fields = [(k, v) for k, v in (run.get("output") or {}).items() if k != _NOTES and k not in MACHINE_FIELDS]
+        if fields:
+            said.append(f"the {step_words(run['node'])} step wrote " + "; ".join(
+                f"the {field_words(k)}: {short_value(v)}" for k, v in fields))
+    return "; ".join(said)
 
 
 def _duration(seconds: float | None, node: str = "") -> str:
