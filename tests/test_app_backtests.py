@@ -259,7 +259,8 @@ def test_a_backtest_is_named_by_its_candidate_and_time_and_its_flags_are_said_in
     assert picker.value == run.backtest_id
     [option] = picker.options
     assert run.backtest_id not in option and not re.search(r"\dT\d", option), option
-    assert option.startswith("the live analyst") and " UTC · done " in option, option
+    # its name only: where it is (running 2/6, done) goes stale in a browser's picker (walkthrough s51)
+    assert option.startswith("the live analyst") and option.endswith(" UTC") and "done" not in option, option
     caption = next(c.value for c in app.caption if unescape(c.value).startswith("Candidate:"))
     assert not re.search(r"\dT\d", unescape(caption)), caption
     days = app.number_input(key="backtests_since")
