@@ -74,7 +74,7 @@ def test_the_diff_of_an_approval_is_in_a_reviewers_words(app, paused_engine):
     assert rows["decided by"] == ("—", "bob")
     assert not [f for f in rows if "." in f or "_" in f or "interrupt" in f]
     assert "null" not in set(diff["before"]) | set(diff["after"])
-    assert f"({len(rows)} fields)" in texts(app)
+    assert f"({len(rows)} fields changed)" in texts(app)
 
 
 def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused_engine):
