@@ -35,9 +35,10 @@ if wanted in by_id and st.session_state.get("backtests_pick") != wanted and "bac
 elif wanted and wanted not in by_id and "backtests_pick" not in st.session_state:
     st.warning(escape_markdown(f"The link's backtest {wanted} is not one of the (at most 50 newest) backtests "
                                "here: showing the newest."))
-chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick",
-                      format_func=lambda b: f"{backtest_name(by_id[b])} · {by_id[b]['status']} "
-                                            f"{by_id[b]['done']}/{by_id[b]['total']}")
+# named by what does not change (candidate, start): a keyed selectbox's browser keeps the label it was
+# picked with, so a label with the progress read "running 2/6" after the backtest finished; where it
+# is now is the caption and figures under it, drawn afresh each run
+chosen = st.selectbox("Backtest", list(by_id), key="backtests_pick", format_func=lambda b: backtest_name(by_id[b]))
 if st.query_params.get("backtest") != chosen:
     st.query_params["backtest"] = chosen
 try:

@@ -45,6 +45,19 @@ def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused
     assert "recommended action" not in changed  # written by the next checkpoint, not this one
 
 
+def test_a_fix_proposal_checkpoint_that_changed_nothing_says_what_it_wrote(app, paused_engine):
+    """Walkthrough s51: a fix proposal checkpoint read "(0 fields)" as if its step had done nothing; it
+    wrote the proposal (here none: no known cause), the same as the checkpoint before it held."""
+    incident = next(r["incident_id"] for r in paused_engine.records.incidents()
+                    if not (ReviewService(paused_engine).document(r["incident_id"]).get("proposal")))
+    open_incident(app, incident)
+    _pick(app, incident, _written_by(paused_engine, incident, "propose_fix")["checkpoint_id"])
+    page = texts(app)
+    assert "0 fields" not in page
+    assert "(no field changed)" in page
+    assert "The fix proposal step wrote the proposal: none, as the checkpoint before it held." in page, page
+
+
 def test_the_diff_of_an_approval_is_in_a_reviewers_words(app, paused_engine):
     """The approval's checkpoint: each field by its word, none as "—", the approvals as who approved,
     and no interrupt id (it means nothing to a reviewer): not `decision.approvals`, "null" and JSON."""
@@ -61,7 +74,7 @@ def test_the_diff_of_an_approval_is_in_a_reviewers_words(app, paused_engine):
     assert rows["decided by"] == ("—", "bob")
     assert not [f for f in rows if "." in f or "_" in f or "interrupt" in f]
     assert "null" not in set(diff["before"]) | set(diff["after"])
-    assert f"({len(rows)} fields)" in texts(app)
+    assert f"({len(rows)} fields changed)" in texts(app)
 
 
 def test_replay_asks_for_confirmation_naming_the_nodes_then_branches(app, paused_engine):
@@ -414,7 +427,8 @@ def test_the_audit_names_each_checkpoint_as_history_does(app, paused_engine):
 def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_is_a_sentence():
     """b-c890ef-history.png: "approval · ran in 173.1 s" was the wait for a reviewer, and "the run had ended
     at this checkpoint: …" began in lower case."""
-    from workbench.history_view import _duration, reason_words
+    from workbench.checkpoint_view import _duration
+    from workbench.time_travel_view import reason_words
 
     assert _duration(173.1, "approval") == "waited 2 min 53 s for a reviewer"
     assert _duration(3725, "approval") == "waited 1 h 2 min for a reviewer"
@@ -427,7 +441,7 @@ def test_the_approval_gate_says_how_long_it_waited_for_a_reviewer_and_a_reason_i
 def test_a_checkpoint_on_a_sample_of_all_the_events_says_so_in_words():
     """"Evidence: 50 events … the incident now has 62: nothing newer" contradicted the header after a
     replay on all the evidence (issue 38.1): a full sample with nothing newer is all of them, quoted."""
-    from workbench.history_view import evidence_text
+    from workbench.time_travel_view import evidence_text
 
     plan = {"evidence": {"at_checkpoint": {"events": 50, "newest_event_at": "2026-11-28T10:49:00+00:00"},
                          "now": {"events": 62}, "newer_evidence": False, "newer_events": 0}}

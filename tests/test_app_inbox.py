@@ -331,7 +331,10 @@ def test_bulk_reject_and_assign_with_a_reason_record_one_audit_row_each(app, pau
     app.text_area(key="inbox_bulk_reason").input("duplicates of the 10:00 outage").run()
     app.button(key="inbox_bulk_go").click().run()
     app.button(key="inbox_bulk_yes").click().run()
-    assert f"Rejected: {ids[0]}, {ids[1]}." in said(app, "success")
+    assert f"Rejected 2 incidents: {ids[0]}, {ids[1]}." in said(app, "success")
+    # the picks cleared, nothing reads as if 0 were rejected (walkthrough s51: "Reject 0 incidents…")
+    assert not [b.label for b in app.button if " 0 incidents" in b.label]
+    assert app.button(key="inbox_bulk_go").label == "Reject… (pick incidents above)"
     for incident_id in ids[:2]:
         rejects = [a for a in paused_engine.records.audit(incident_id) if a["action"] == "reject"]
         assert [(a["reviewer"], a["note"]) for a in rejects] == [("dana", "duplicates of the 10:00 outage")]

@@ -261,8 +261,9 @@ def _bulk(review: ReviewService, rows: dict[str, dict]) -> None:
             refused.append(f"{incident_id} ({exc.message})")
             continue
         done.append(incident_id)
-    verb = "Rejected" if action == "Reject" else f"Assigned to {to}"
-    if done:
+    if done:  # how many it did, then which: the button below, its picks cleared, reads no count
+        many = f"{len(done)} incident{'s' if len(done) != 1 else ''}"
+        verb = f"Rejected {many}" if action == "Reject" else f"Assigned {many} to {to}"
         box.append(("success", f"{verb}: {', '.join(done)}."))
         st.session_state["inbox_bulk_ids"] = []
     if refused:
@@ -293,7 +294,10 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
         blocked = session.blocked("reject" if action == "Reject" else "assign")
         if blocked:
             st.caption(blocked)
-        st.button(f"{action} {len(chosen)} incident{'s' if len(chosen) != 1 else ''}…", key="inbox_bulk_go",
+        # no picks (as after a bulk action, which clears them): "Reject 0 incidents…" read as what was done
+        label = f"{action} {len(chosen)} incident{'s' if len(chosen) != 1 else ''}…" if chosen else \
+            f"{action}… (pick incidents above)"
+        st.button(label, key="inbox_bulk_go",
                   disabled=bool(blocked) or not chosen, on_click=_bulk_ask)
         ask = st.session_state.get(BULK_CONFIRM_KEY)
         if ask and (ask["ids"] != chosen or ask["action"] != action):

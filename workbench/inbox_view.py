@@ -227,16 +227,24 @@ def told_apart(titles: list[str]) -> list[str]:
     out = list(titles)
     for members in groups.values():
         words = [titles[n].split() for n in members]
-        if len(members) < 2 or len({tuple(w) for w in words}) < 2:
-            continue
-        same = 0
-        while all(len(w) > same for w in words) and len({w[same] for w in words}) == 1:
-            same += 1
         for n, own in zip(members, words):
+            # told from the title most like it: a member that differs earlier (`tty=:0` among three
+            # `tty=NODEVssh`) left the others' words after the group's common start cut off in view
+            same = max((_same_start(own, other) for other in words if other != own), default=None)
+            if same is None:
+                continue  # alone, or alike to the end
             lead = " ".join(own[:min(same, 2)])
             rest = " ".join(own[same:]) or "(nothing after)"
             out[n] = f"{lead} … {rest}" if same > 2 else f"{lead} {rest}"
     return out
+
+
+def _same_start(one: list[str], other: list[str]) -> int:
+    """How many first words two titles share."""
+    same = 0
+    while same < min(len(one), len(other)) and one[same] == other[same]:
+        same += 1
+    return same
 
 
 def title_text(row: dict) -> str:

@@ -14,12 +14,13 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
+from pipeline.incidents import titles
 from pipeline.incidents.fingerprints.masks import DIGIT, Step, apply_masks
 from pipeline.ingest.readable import record_text, record_words
 from pipeline.ingest.levels import normalize_level
 from pipeline.state import LogEvent
 
-TITLE_CHARS = 120
+TITLE_CHARS = titles.TITLE_CHARS
 # Only the head of a message is templated: it carries the meaning, and it bounds the regex
 # work on a 256 KiB line of hostile input.
 TEMPLATE_CHARS = 2_000
@@ -173,11 +174,26 @@ def title(event: LogEvent) -> str:
     line = _first_line(event.message).strip()
     record = record_text(line)
     text = record_words(record, event.exception) if record else line[_header_end(line):].strip()
+    # the words that tell it from another incident in view (pipeline/incidents/titles.py)
+    text = titles.empty_fields_dropped(text)
+    text = titles.said_after_colon(text, more=_said_next(event, line),
+                                   service="" if event.exception else event.service)
+    text = titles.failure_first(text)
     if event.exception:
         short = re.split(r"[.$:\\/]", event.exception.strip())[-1] or event.exception
         if short not in text.split(":")[0]:  # don't repeat "KeyError: KeyError ..."
             text = f"{short}: {text}"
-    return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+    return titles.bounded(text, TITLE_CHARS)
+
+
+def _said_next(event: LogEvent, first: str) -> str:
+    """What a message's first line was followed by: its next line, or its stack's first."""
+    rest = event.message.split(first, 1)[1] if first and first in event.message else ""
+    for text in (rest, event.stack or ""):
+        following = _first_line(text).strip()
+        if following:
+            return following
+    return ""
 
 
 

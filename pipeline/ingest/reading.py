@@ -34,7 +34,8 @@ from pipeline.ingest.key_roles import time_in_pairs
 from pipeline.ingest.levels import LEVELS
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
 from pipeline.prevalidated import builder
-from pipeline.state import UNNAMED_SERVICE, LogEvent
+from pipeline.ingest.source_name import service_of_source
+from pipeline.state import LogEvent
 
 Item = Union[LogEvent, DeadLetter]
 _CHUNK = 64 * 1024
@@ -105,7 +106,7 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
         fields["time_inferred"] = why
     # the first line (or the whole text) only when the parser found no message
     message = parsed.message.strip() or text.split("\n", 1)[0].strip() or text.strip()
-    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or UNNAMED_SERVICE,
+    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or service_of_source(source),
                                   host=parsed.host, level=parsed.level_name, exception=parsed.exception,
                                   stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,
                                   source=source, position=position)

@@ -1,0 +1,65 @@
+"""An incident's title in a bounded length, its words chosen so that what tells it from another
+incident is in view: the failure before the context that wraps it, no field that says nothing.
+
+Each rule holds for lines nobody has seen because it is about the form of a line, not its words:
+- a `key=` with no value says nothing (`logname= uid=0 … ruser= rhost=…`), so it is left out;
+- an exception named inside a longer line (`Task: … exited : java.net.NoRouteToHostException: No Route to
+  Host from …`) is the failure, and what wraps it is its context: the title starts at the exception's
+  own message and keeps the context after it while there is room; a chain repeating the same exception
+  later is not said twice;
+- a line that ends at a colon (`Unexpected Exception:`) promised what follows it: the exception, the
+  message's next line or the stack's first says it; when the writer logged nothing after it, the title says
+  which part of the program wrote it (`… in NIOServerCnxn`), not a colon over nothing;
+- the template miner's placeholders (`<NUM>`, `<TS>`, `<HEX>`) never reach a title;
+- a title longer than the bound is cut at a word, not inside an address."""
+from __future__ import annotations
+
+import re
+
+from pipeline.state import TEMPLATE_PLACEHOLDER, names_service
+
+TITLE_CHARS = 120
+
+_EMPTY_FIELD = re.compile(r"(?<![^\s;,(\[])[A-Za-z_][\w.-]*=(?=[\s;,)\]]|$)")
+# a dotted (Java, .NET, Python module) or bare CamelCase exception or error type, then its message
+_NAMED_EXCEPTION = re.compile(r"(?<![\w.$])((?:[A-Za-z_]\w*[.$])*([A-Z]\w*(?:Exception|Error|Fault|Failure)))\s*:\s*")
+
+
+def empty_fields_dropped(text: str) -> str:
+    """`text` without its `key=` fields that hold no value."""
+    return " ".join(_EMPTY_FIELD.sub("", text).split())
+
+
+def failure_first(text: str) -> str:
+    """A line that names an exception after some context: the exception and its own message first,
+    the context after it ("NoRouteToHostException: No Route to Host … · Task: attempt_… exited")."""
+    found = _NAMED_EXCEPTION.search(text)
+    if found is None or found.start() == 0:
+        return text
+    qualified, short = found.group(1), found.group(2)
+    rest = text[found.end():]
+    again = rest.find(qualified)  # a chain saying the same exception again
+    own = (rest[:again] if again > 0 else rest).strip().rstrip(":;,-").strip()
+    context = text[:found.start()].strip().rstrip(":;,-").strip()
+    said = f"{short}: {own}" if own else short
+    return f"{said} · {context}" if context else said
+
+
+def said_after_colon(text: str, *, more: str, service: str) -> str:
+    """A text ending at a colon, completed by what followed it (`more`), or by who wrote it."""
+    if not text.endswith(":"):
+        return text
+    head = text[:-1].rstrip()
+    if more:
+        return f"{head}: {more}"
+    return f"{head} in {service}" if names_service(service) else head
+
+
+def bounded(text: str, limit: int = TITLE_CHARS) -> str:
+    """`text` without placeholders, cut at a word to at most `limit` characters (with `…`)."""
+    text = " ".join(TEMPLATE_PLACEHOLDER.sub("…", text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= limit // 2 else cut).rstrip(" ,;:-·") + "…"
