@@ -37,6 +37,7 @@ from tests.support import THRESHOLD, analyst_events
     # a thread pool starved, or a server's clients at their maximum
     ("request handling delayed: likely thread pool starvation", "resource_exhaustion"),
     ("cache unavailable: max number of clients reached", "resource_exhaustion"),
+    ("edge-3 kernel: conntrack: table full, dropping packet", "resource_exhaustion"),
 ])
 def test_a_cause_in_other_words_is_named(line, category):
     assert category in ideas.categories_worded(analyst_events(line))
@@ -53,6 +54,8 @@ def test_a_cause_in_other_words_is_named(line, category):
     ("could not acquire lock on file /var/run/app.pid: lock held by pid 811 still", "db_deadlock"),
     # a field of a record said invalid is its data's, not a setting's
     ("order 77 rejected: invalid value for field 'quantity'", "config_missing"),
+    # a database's table full is its storage's, not a kernel's bound
+    ("insert failed: The table 'events' is full", "resource_exhaustion"),
     # .NET's InvalidOperationException thrown by a token handler says no token invalid
     ("JwtBearerHandler: System.InvalidOperationException: Unable to obtain configuration from the issuer",
      "upstream_auth_failure"),
@@ -113,3 +116,15 @@ def test_a_technology_written_as_a_file_is_no_source_file_a_request_names():
                             "    at award (/srv/app/lib/loyalty.js:41:17)")
     assert code_places_not_named("the null is in our Node.js service, in loyalty.js", events) == []
     assert code_places_not_named("it is node.js code: look at Rewards.java", events) == ["Rewards.java"]
+
+
+@pytest.mark.parametrize("fields", [
+    {"exc": "botocore.exceptions.ClientError: AccessDenied: Access Denied (status 403)"},
+    {"err.message": "s3: AccessDenied: Access Denied"},
+])
+def test_an_errors_text_under_a_short_key_is_read_with_its_line(fields):
+    from pipeline.knowledge.retrieval import event_text
+
+    event = analyst_events({"message": "upload failed", **fields})[0]
+    assert "AccessDenied" in event_text(event)
+

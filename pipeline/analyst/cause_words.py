@@ -253,6 +253,10 @@ IDEAS: tuple[Idea, ...] = (
           # (or starved of them: `This could be caused by thread pool starvation`)
           "overflow overflowed exhausted exhaustion rejected full insufficient starvation starved",
           "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
+    # ... or a kernel's table full, its packets dropped (`nf_conntrack: table full, dropping packet`, `neighbour table
+    # overflow`): a host's bound on tracked connections or neighbours, not a database's table
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached", "table", "full overflow",
+          "dropping dropped drop packet packets"),
     # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
