@@ -10,7 +10,8 @@ A service's own warnings before its first error are read the same way (`own_warn
 (`This could be caused by thread pool starvation`, `connection blocked: low on memory`) before its errors began is
 grouped apart from them (a warning opens no incident), yet it is where their cause is said. Only a warning (a level
 said, WARN) counts, and only one said before that service's first problem line of the evidence: an earlier error is
-another incident's, and what it said after its errors began is no sign of their start.
+another incident's, and what it said after its errors began is no sign of their start. The analyst keeps only those
+that name some cause (offline.py): the others are the service's ordinary lines, the evidence report's baseline.
 """
 from __future__ import annotations
 

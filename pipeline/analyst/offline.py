@@ -99,7 +99,10 @@ class OfflineAnalyst:
         # ... and a service's own warnings before its first error (the state it said of itself, grouped apart), read
         # for what its calls' failures (a timeout, a refusal) or nothing yet names: a failure that names its own
         # cause by a doc's signature (a pool with no connection to give) is not recast by an earlier warning
-        own = own_warnings(state)
+        # (only a warning that names some cause, by a signature, the ideas of one or a count at its limit: the others
+        # are the service's ordinary lines, the evidence report's baseline)
+        own = [e for e in own_warnings(state) if ideas.categories_worded([e]) or capacity.categories_at_capacity([e])
+               or category_support(self.kb, event_text(e))]
         if own and (signed := category_support(self.kb, evidence_text(state.evidence))) and \
                 signed[0].category not in cause_side.CALLER_SIDE:
             own = []
