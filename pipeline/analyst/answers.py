@@ -25,7 +25,7 @@ from typing import Any, Protocol, Sequence
 
 from pipeline.analyst import quotes, requested
 from pipeline.analyst.requested import Meaning, Request
-from pipeline.analyst.technology import evidence_stack
+from pipeline.analyst.technology import evidence_stack, named_technologies
 from pipeline.ingest.readable import readable_line
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.knowledge.retrieval import event_text
@@ -212,7 +212,9 @@ _CODE_PLACE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[A-Za-z_$][\w$-]*\.(?:java|k
 def code_places_not_named(text: str, events: list[LogEvent]) -> list[str]:
     """The source files a request names that no event of the incident names (a claim that the NPE is in
     `PointsCalculator.java` when the trace says `points.js` is not agreed with)."""
-    said = dict.fromkeys(m.group(0) for m in _CODE_PLACE.finditer(text))
+    # a technology written as a file (`node.js`, `socket.io`'s kin) is the claim's own technology word, no source file
+    techs = named_technologies(text)
+    said = dict.fromkeys(m.group(0) for m in _CODE_PLACE.finditer(text) if m.group(0).lower() not in techs)
     if not said:
         return []
     seen = "\n".join(event_text(e) for e in events).lower()

@@ -5,8 +5,17 @@ minutes). The analyst reads, beside the evidence, the window's problem lines of 
 lines name in their own words (every word of its name starting a word of theirs: cause_side's reading) and that
 no evidence line comes from, said no later than the evidence's last problem line: what the callee said of itself
 while its callers failed. The cause-side readings (offline.py) then decide whether its state is their cause.
+
+A service's own warnings before its first error are read the same way (`own_warnings`): a state it said of itself
+(`This could be caused by thread pool starvation`, `connection blocked: low on memory`) before its errors began is
+grouped apart from them (a warning opens no incident), yet it is where their cause is said. Only a warning (a level
+said, WARN) counts, and only one said before that service's first problem line of the evidence: an earlier error is
+another incident's, and what it said after its errors began is no sign of their start. The analyst keeps only those
+that name some cause (offline.py): the others are the service's ordinary lines, the evidence report's baseline.
 """
 from __future__ import annotations
+
+from datetime import datetime
 
 from pipeline.analyst import cause_side
 from pipeline.knowledge.retrieval import event_text
@@ -39,3 +48,18 @@ def callee_lines(state: IncidentState) -> list[LogEvent]:
             if len(found) >= LIMIT:
                 break
     return found
+
+
+def own_warnings(state: IncidentState) -> list[LogEvent]:
+    """The window's warnings of the evidence's own services said before each one's first problem line of the
+    evidence (module docstring), oldest first."""
+    if not state.log_window:
+        return []
+    first: dict[str, datetime] = {}
+    for event in state.evidence:
+        if event.level in (*_PROBLEM, None) and (event.service not in first or event.time < first[event.service]):
+            first[event.service] = event.time
+    own = {e.event_id for e in state.evidence}
+    found = [e for e in sorted(state.log_window, key=lambda e: e.time)
+             if e.event_id not in own and e.level == "WARN" and e.service in first and e.time < first[e.service]]
+    return found[:LIMIT]

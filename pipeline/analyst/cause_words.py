@@ -87,10 +87,21 @@ IDEAS: tuple[Idea, ...] = (
     _idea("db_deadlock", "a transaction waiting on another's lock past its time",
           "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
           context=(DATABASE_WORDS,)),
+    # ... or said held by another holder, or still waited for (`Could not obtain lock ... Lock held since 06:41 by
+    # kc-1`, `process 2211 still waiting for AccessExclusiveLock`): a database's, when the incident names one
+    _idea("db_deadlock", "a transaction waiting on another's lock past its time",
+          "lock locks locked", "obtain obtained acquire acquired wait waiting", "held holding still",
+          context=(DATABASE_WORDS,), unless="thread threads mutex file"),
     _idea("concurrency_conflict", "a concurrent update lost its race",
           # (or a stale struct's delete: `attempted to delete a stale struct`)
           "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict "
           "delete deleted"),
+    # a message's lease lost before its consumer settled it (`MessageLockLostError: the lock on the message has expired`,
+    # `The receipt handle has expired`): another consumer is handed it, so its work runs twice; not a certificate's or a
+    # token's expiry (their ideas name those)
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "lock lease receipt visibility", "expired lost", "message messages handle",
+          unless="certificate cert token password credentials"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
     # because another writer changed it first
     _idea("concurrency_conflict", "a concurrent update lost its race",
@@ -124,10 +135,16 @@ IDEAS: tuple[Idea, ...] = (
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
     # ... or the domain said not to exist (Mint's `non-existing domain`, NXDOMAIN's own words)
     _idea("dns_resolution", "a host name that does not resolve", "non nonexistent", "existing existent", "domain"),
+    # a flag's, option's or setting's value said invalid (`invalid value "30sec" for flag -read-timeout`): its configuration
+    # is wrong, whatever the setting is named (so before the timeout's words)
+    _idea("config_missing", "a required setting not found", "invalid bad illegal", "value values",
+          "flag flags option options argument arguments parameter parameters setting settings env environment"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
-          "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api"),
+          "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api "
+          # ... or a remote invocation's (`GetOperation invocation failed to complete due to operation-heartbeat-timeout`)
+          "invocation invoke"),
     # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
     # the deadline`)
     _idea("upstream_timeout", "a call to a dependency timing out",
@@ -151,7 +168,8 @@ IDEAS: tuple[Idea, ...] = (
     # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           "token tokens jwt bearer", "expired revoked invalid rejected",
-          unless="unexpected syntax syntaxerror parse parsing json lexer"),
+          # (nor .NET's `InvalidOperationException` thrown by a token's handler: an operation said invalid)
+          unless="unexpected syntax syntaxerror parse parsing json lexer operation"),
     # a dependency answering forbidden to the token or access list presented (`Unexpected response code: 403
     # (ACL not found)`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
@@ -187,6 +205,19 @@ IDEAS: tuple[Idea, ...] = (
     # topic's backlog or of a disk (EDQUOT): what the quota counts decides
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "quota quotas", "exceeded exhausted", "request requests call calls rpm qps"),
+    # ... or any other quota said exceeded (`403 Quota exceeded: Your project exceeded quota for concurrent queries`):
+    # after the quotas of resources (pods, CPUs) above; a disk's or a file system's quota (EDQUOT) is no dependency's,
+    # nor a topic's backlog quota (a broker's: its consumers lag, queue_backlog's idea reads it)
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "quota quotas", "exceeded exhausted",
+          unless="disk disks storage space bytes inodes file files filesystem volume volumes pods pod cpu cpus memory "
+                 "backlog lag topic topics subscription queue queues"),
+    # ... or a per-tenant limit said exceeded (`per-user series limit of 150000 exceeded`): a tenant's quota at the
+    # dependency, not a pool's or a process's own limit
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "per",
+          "user users tenant tenants account accounts project projects org organization customer",
+          "limit limits", "exceeded exceeds", unless="connection connections conn conns memory heap disk"),
+    # ... or too many calls said (HTTP's `Too Many Requests`, gRPC's GOAWAY `too_many_pings`)
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "too", "many", "requests pings calls"),
     # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "429",
           "error status code http response returned received got answered failed"),
@@ -219,14 +250,21 @@ IDEAS: tuple[Idea, ...] = (
           unless="setting settings config configuration option options env environment"),
     # a bounded buffer, executor or descriptor table full: a client's own limit, not a database pool
     _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached",
-          "overflow overflowed exhausted exhaustion rejected full insufficient",
+          # (or starved of them: `This could be caused by thread pool starvation`)
+          "overflow overflowed exhausted exhaustion rejected full insufficient starvation starved",
           "buffer executor thread threads descriptor descriptors handles bulkhead semaphore"),
+    # ... or a kernel's table full, its packets dropped (`nf_conntrack: table full, dropping packet`, `neighbour table
+    # overflow`): a host's bound on tracked connections or neighbours, not a database's table
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached", "table", "full overflow",
+          "dropping dropped drop packet packets"),
     # a server's own worker or process limit reached (`server reached pm.max_children setting`, `reached
     # MaxRequestWorkers`): its callers' timeouts are what it causes
     _idea("resource_exhaustion", "a server's worker or process limit reached",
           # ... or a scheduler's task capacity (`scheduler queue capacity reached, 5000 tasks waiting`)
           # (not a call's retries used up, nor a task's memory limit: out_of_memory's idea reads that)
-          "reached exceeded", "max maximum limit capacity", "children workers processes threads task tasks scheduler",
+          "reached exceeded", "max maximum limit capacity",
+          # ... or its clients' (Redis' `ERR max number of clients reached`)
+          "children workers processes threads task tasks scheduler clients",
           unless="retries retry attempts attempt memory heap ram"),
     # ... or too many of them (`Too many processes (system_limit)`)
     _idea("resource_exhaustion", "a server's worker or process limit reached", "too", "many",
@@ -241,7 +279,8 @@ IDEAS: tuple[Idea, ...] = (
     # (Ceph's object storage daemons are its disks: `HEALTH_ERR 1 full osd(s)`)
     _idea("disk_full", "a device or volume with no space left",
           "disk volume filesystem partition storage drive drives osd osds", "full"),
-    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom"),
+    # (or said low: RabbitMQ's `connection blocked: low on memory`)
+    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom low"),
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
           "size bytes vector heap gb mb kb"),
@@ -251,6 +290,9 @@ IDEAS: tuple[Idea, ...] = (
     # the kernel's OOM killer named (systemd's `Failed with result 'oom-kill'`, `oom_kill` in a cgroup's events)
     _idea("out_of_memory", "memory exhausted", "oom", "kill killed killer"),
     _idea("out_of_memory", "memory exhausted", "memory", "exceeding exceeded exceeds exceed", "limit limits"),
+    # ... or a store's space said exceeded (etcd's `mvcc: database space exceeded`), not an address space's
+    _idea("disk_full", "a device or volume with no space left", "space", "exceeded exhausted",
+          unless="address memory heap buffer buffers"),
     # after memory's: space not enough for a write (`Cannot reserve 1.00 MiB, not enough space`)
     _idea("disk_full", "a device or volume with no space left", "space", "enough insufficient", "not no",
           unless="buffer buffers memory heap ram"),

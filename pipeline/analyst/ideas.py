@@ -139,9 +139,13 @@ def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[s
     every event's tokens the first time an idea needs the incident's context, `changed` with whether
     a line says a version changed the first time an idea needs that."""
     words = frozenset(tokens)  # once per text, not once per idea tested on it
+    deciding: str | None = None  # the category whose idea's words the text carries, not said together
     for idea in IDEAS:
         # a more specific idea's words anywhere in the text decide it (a pool's trace is not read
-        # for a timeout), but name its category only when said together
+        # for a timeout), but name its category only when said together; the category's later ideas are
+        # still read (a memory limit exceeded, its allocation's words further on): they name that one alone
+        if deciding is not None and idea.category != deciding:
+            continue
         if idea.found_in(words):
             if idea.changed:
                 if not changed:
@@ -158,7 +162,9 @@ def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[s
                 if idea.context and not any(Idea(idea.category, idea.context, idea.label).found_near(t)
                                             for t in said):
                     continue
-            return idea if idea.found_near(tokens) else None
+            if idea.found_near(tokens):
+                return idea
+            deciding = idea.category
     return None
 
 
@@ -168,7 +174,12 @@ def category_of_line(text: str) -> str | None:
     incident's context aside: the line that says the cause, not whether it holds)."""
     tokens = tokens_of(masked(text))
     words = frozenset(tokens)
+    deciding: str | None = None
     for idea in IDEAS:
+        if deciding is not None and idea.category != deciding:
+            continue
         if idea.found_in(words) and not idea.unless & words:
-            return idea.category if idea.found_near(tokens) else None
+            if idea.found_near(tokens):
+                return idea.category
+            deciding = idea.category
     return None

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, retried, specifics, subject, technology, versions)
-from pipeline.analyst.callee_lines import callee_lines
+from pipeline.analyst.callee_lines import callee_lines, own_warnings
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
@@ -96,7 +96,18 @@ class OfflineAnalyst:
 
     def rca(self, state: IncidentState) -> RCA:
         # the callee's own problem lines the log window holds beside its callers' (pipeline/analyst/callee_lines.py)
-        if extra := callee_lines(state):
+        # ... and a service's own warnings before its first error (the state it said of itself, grouped apart), read
+        # for what its calls' failures (a timeout, a refusal) or nothing yet names: a failure that names its own
+        # cause by a doc's signature (a pool with no connection to give) is not recast by an earlier warning
+        # (only a warning that names some cause, by a signature, the ideas of one or a count at its limit: the others
+        # are the service's ordinary lines, the evidence report's baseline)
+        own = [e for e in own_warnings(state) if ideas.categories_worded([e]) or capacity.categories_at_capacity([e])
+               or category_support(self.kb, event_text(e))]
+        if own and (signed := category_support(self.kb, evidence_text(state.evidence))) and \
+                signed[0].category not in cause_side.CALLER_SIDE:
+            own = []
+        extra = list({e.event_id: e for e in [*callee_lines(state), *own]}.values())
+        if extra:
             state = state.model_copy(update={"evidence": sorted([*state.evidence, *extra], key=lambda e: e.time)})
         extracted = findings.extract(state.evidence)
         asked = [f for text in state.feedback for f in findings.named_in_request(text)]

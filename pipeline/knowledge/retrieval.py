@@ -21,8 +21,9 @@ from pipeline.state import SEVERITIES, ErrorDoc, LogEvent
 # Structured fields loggers put the error in: Go's zap/logrus `error`, pino's `err`, ECS
 # `error.message`, SDK `Code`/`statusCode`, Kubernetes events' `reason`. Keys compare without
 # case, `_`, `-` or `.`; other fields (ids, paths, durations) would only add noise.
+# (the error's own text under a short key: `exc` as the structured ingest reads it, logfmt's dotted `err.message`)
 ERROR_FIELDS = frozenset({
-    "error", "err", "errors", "errormessage", "errmsg", "errormsg", "cause", "rootcause", "reason",
+    "error", "err", "errors", "errormessage", "errmessage", "exc", "errmsg", "errormsg", "cause", "rootcause", "reason",
     "detail", "details", "description", "code", "errorcode", "sqlstate", "errno", "status", "statuscode",
     "httpstatus", "httpstatuscode", "exitcode", "signal", "exceptionmessage", "excinfo", "failure",
 })
