@@ -47,7 +47,8 @@ def in_the_logs_words(shown: str, message: str, exception: str | None, service: 
 def test_the_inbox_of_real_logs_lists_distinct_problems_in_the_logs_words(loghub_app, engine):
     rows = {r["incident_id"]: r for r in engine.records.incidents(status="awaiting_approval")}
     frame = loghub_app.dataframe(key="inbox_table").value
-    assert set(frame["incident_id"]) == set(rows) and len(rows) >= 10
+    # several problems, not one per line nor all in one (sshd's later lines of one attack join its incident)
+    assert set(frame["incident_id"]) == set(rows) and len(rows) >= 6
     titles = dict(zip(frame["incident_id"], frame["title"]))
     for incident_id, shown in titles.items():
         assert not TEMPLATE_PLACEHOLDER.search(shown) and "…" not in shown.removesuffix("…"), shown
