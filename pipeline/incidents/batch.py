@@ -206,7 +206,10 @@ class Incidents:
                     newest[fp] = row
             if held is not None and fence is not None:
                 rows.fence_held(held, fence)
-            joiner = Joiner(conn, burst_minutes=self.burst_minutes)
+            times = [iso(item.time) for item, _ in fresh]  # (stored times: UTC, so the text sorts as the time)
+            joiner = Joiner(conn, burst_minutes=self.burst_minutes,
+                            span=(min(times), max(times)) if times else None,
+                            unbounded=[row["incident_id"] for row in newest.values()])
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []

@@ -10,10 +10,11 @@ restart reads it all back from the store.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import replace
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Iterable
 
 from pipeline.clock import iso, parse_iso
 from pipeline.incidents import correlation, leading, line_names, outage, writers
@@ -34,8 +35,20 @@ MAX_IDS = 64  # trace or request ids an incident keeps of its pattern's later er
 class Joiner:
     """One batch's outage correlation (see the module doc)."""
 
-    def __init__(self, conn: Connection, *, burst_minutes: float):
+    def __init__(self, conn: Connection, *, burst_minutes: float, leaders: dict[str, str | None] | None = None,
+                 span: tuple[str, str] | None = None, unbounded: Iterable[str] = ()):
         self.conn = conn
+        # the stored incidents read are those whose window can hold an error of the batch (`span`: its
+        # first and last error's times): last seen at most a burst window (or a fold's reach) before the
+        # first, first seen at most that after the last; `unbounded`: incidents the batch's errors join
+        # by their pattern, whose windows the batch widens, read whatever their times (as every one was)
+        reach = timedelta(minutes=max(burst_minutes, 0.0), seconds=outage.FOLD_SECONDS)
+        self.window = (iso(datetime.fromisoformat(span[0]) - reach), iso(datetime.fromisoformat(span[1]) + reach)) \
+            if span is not None else None
+        self.unbounded = set(unbounded)
+        # incident -> its stored leader (JSON text; None: it has none), as the batch read its incidents:
+        # `finish` reads only the others' (under the writer lock, nothing else changes them meanwhile)
+        self.stored_leaders = dict(leaders or {})
         self.minutes = burst_minutes
         self.candidates = OpenCandidates()  # open incidents read or touched in this batch
         self.worded = False  # whether one of them holds what an error said (`Wording`): once so, always
@@ -197,6 +210,13 @@ class Joiner:
         first_of_pattern = pair not in self.earliest
         moment = iso(event.time)
         candidate = self.candidates.get(incident)
+        if candidate is None and not opened and self.window is not None and incident not in self.unbounded:
+            # an incident its pattern's error joins that the batch's reads bounded by time left out (one
+            # another incident of the pattern was merged into): read as it would have been unbounded
+            self.unbounded.add(incident)
+            self._read(outage_rows.open_incidents_holding(self.conn, sorted(self.asked), OPEN_STATUSES,
+                                                          only=[incident]) if self.asked else {})
+            candidate = self.candidates.get(incident)
         if opened:
             self.opened.add(incident)
             self.opened_at[incident] = len(self.opened_at)
@@ -250,7 +270,9 @@ class Joiner:
         """Keep each touched incident's leader where the batch brought a better one; the names to
         count as members (the caller counts them with the batch's other members)."""
         self._warned_leaders()
-        stored = outage_rows.leaders(self.conn, [i for i in self.best if i not in self.opened])
+        touched = [i for i in self.best if i not in self.opened]
+        stored = outage_rows.leaders(self.conn, [i for i in touched if i not in self.stored_leaders])
+        stored.update((i, json.loads(text)) for i in touched if (text := self.stored_leaders.get(i)) is not None)
         # incidents joined by their pattern, never looked up, that a leader of another service may lead
         unread = [i for i, per_service in self.best.items() if i not in self.candidates
                   and (len(per_service) > 1 or i not in stored or stored[i].get("service") not in per_service)]
@@ -336,7 +358,11 @@ class Joiner:
         if not new:
             return
         self.asked.update(new)
-        found = outage_rows.open_incidents_holding(self.conn, new, OPEN_STATUSES)
+        self._read(outage_rows.open_incidents_holding(self.conn, new, OPEN_STATUSES, window=self.window,
+                                                      unbounded=sorted(self.unbounded)))
+
+    def _read(self, found: dict[str, dict[str, Any]]) -> None:
+        """The open incidents found by a member, with their names and services, as candidates."""
         unknown = [i for i in found if i not in self.candidates]
         for incident, (names, services) in outage_rows.names_of(self.conn, unknown).items():
             row = found[incident]

@@ -15,18 +15,37 @@ NAME = "name"
 CHUNK = 500
 
 
-def open_incidents_holding(conn: Connection, members: Sequence[str], statuses: Sequence[str]) -> dict[str, dict[str, Any]]:
+def open_incidents_holding(conn: Connection, members: Sequence[str], statuses: Sequence[str], *,
+                           window: tuple[str, str] | None = None, unbounded: Sequence[str] = (),
+                           only: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """The incidents of `statuses` holding any of `members` as a name or a service: id -> the
-    incident's opening fingerprint, first and last seen."""
+    incident's opening fingerprint, first and last seen. With `window` (two stored times, which sort
+    as text sorts), only those last seen at or after its start and first seen at or before its end
+    (migration 22's index on last_seen), and the `unbounded` ones whatever their times; with `only`,
+    only those incidents."""
     found: dict[str, dict[str, Any]] = {}
+    columns = ("i.incident_id AS incident_id, i.fingerprint AS fingerprint, i.first_seen AS first_seen,"
+               " i.last_seen AS last_seen")
     for start in range(0, len(members), CHUNK):
         p = Params()
-        rows = conn.execute(
-            "SELECT DISTINCT i.incident_id AS incident_id, i.fingerprint AS fingerprint, i.first_seen AS first_seen,"
-            " i.last_seen AS last_seen"
-            " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
-            f" WHERE m.member IN ({p.each(members[start:start + CHUNK])}) AND m.kind IN ('name', 'service')"
-            f" AND i.status IN ({p.each(statuses)})", p).fetchall()
+        if window is not None and only is None:
+            # the incidents of the window first (off the index on last_seen: those active around the
+            # batch, however many the store holds), each then checked for a member (its primary key);
+            # `status || ''` keeps SQLite's planner (no statistics) from scanning every open incident
+            # off a status index instead
+            held = f" OR i.incident_id IN ({p.each(unbounded)})" if unbounded else ""
+            sql = (f"SELECT {columns} FROM incidents AS i"
+                   f" WHERE (i.last_seen >= {p(window[0])} AND i.first_seen <= {p(window[1])}{held})"
+                   f" AND i.status || '' IN ({p.each(statuses)}) AND EXISTS (SELECT 1 FROM incident_members AS m"
+                   " WHERE m.incident_id = i.incident_id AND m.kind IN ('name', 'service')"
+                   f" AND m.member IN ({p.each(members[start:start + CHUNK])}))")
+        else:
+            only_these = f" AND i.incident_id IN ({p.each(only)})" if only is not None else ""
+            sql = (f"SELECT DISTINCT {columns}"
+                   " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
+                   f" WHERE m.member IN ({p.each(members[start:start + CHUNK])}) AND m.kind IN ('name', 'service')"
+                   f" AND i.status IN ({p.each(statuses)}){only_these}")
+        rows = conn.execute(sql, p).fetchall()
         for row in rows:
             found[row["incident_id"]] = dict(row)
     return found
@@ -49,7 +68,7 @@ def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[s
 
 def newest_joined_by_pattern(conn: Connection, patterns: Sequence[str]) -> dict[str, dict[str, Any]]:
     """For each pattern that joined an incident another pattern opened, the newest such incident
-    (id, status, closed_at, created_at, link), as `incident_rows.newest_by_fingerprint` gives a pattern's own."""
+    (id, status, closed_at, created_at, link, leader), as `incident_rows.newest_by_fingerprint` gives a pattern's own."""
     return read_joined(send_joined(conn, patterns))
 
 
@@ -60,8 +79,8 @@ def send_joined(conn: Connection, patterns: Sequence[str]) -> list[Cursor]:
         p = Params()
         sent.append(conn.execute(
             "SELECT m.member AS fingerprint, i.incident_id AS incident_id, i.status AS status,"
-            " i.closed_at AS closed_at, i.created_at AS created_at, i.linked_to AS linked_to, i.link_kind AS link_kind"
-            " FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
+            " i.closed_at AS closed_at, i.created_at AS created_at, i.linked_to AS linked_to, i.link_kind AS link_kind,"
+            " i.leader AS leader FROM incident_members AS m JOIN incidents AS i ON i.incident_id = m.incident_id"
             f" WHERE m.member IN ({p.each(patterns[start:start + CHUNK])}) AND m.kind = 'pattern'"
             " AND i.fingerprint <> m.member", p))
     return sent

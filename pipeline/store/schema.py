@@ -761,6 +761,12 @@ V21_BACKTEST_FIXES = (
 )
 
 
+# issue 37: a batch's outage joiner reads the open incidents holding a name its errors name only when
+# their window can hold one of its errors (incidents/joining.py): the incidents active around its
+# time, found off this index, not every incident the store ever opened holding that name
+V22_LAST_SEEN = ("CREATE INDEX incidents_last_seen ON incidents(last_seen)",)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the schema before versioning: records, operations and the poller lease", _v1_schema),
     # events are identified by position now; a data dir that holds events has them under content
@@ -818,6 +824,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               optional_needs="fts5", postgres=()),
     Migration(21, "a backtest result's two fix proposals as a reviewer reads them: plan, file, diff size,"
                   " confidence against the threshold, or why none", V21_BACKTEST_FIXES),
+    Migration(22, "the open incidents an error may join found by their last error's time, so a batch reads"
+                  " those active around it, not every one holding a name it names", V22_LAST_SEEN),
 )
 
 
