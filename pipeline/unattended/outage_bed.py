@@ -108,7 +108,10 @@ def ingested(scenario: Scenario, *, order: str = "file", analyst_for: Any = None
     raw = scenario.log.read_text(encoding="utf-8").splitlines()
     fed = list(range(len(raw))) if order == "file" else _reordered(raw)
     with tempfile.TemporaryDirectory(prefix="outages-") as tmp:
-        path = Path(tmp) / scenario.log.name
+        # fed under a neutral name: a service the layout leaves unnamed is named by the file's name
+        # (ingest/source_name.py), and a scenario's name says its cause
+        (Path(tmp) / "logs").mkdir()
+        path = Path(tmp) / "logs" / f"log{scenario.log.suffix}"
         offsets: dict[int, int] = {}  # byte offset in the fed file -> 1-based line of the scenario
         position = 0
         with open(path, "wb") as out:
