@@ -194,7 +194,7 @@ def test_every_phrasing_on_every_demo_incident_is_adopted_consistently_or_answer
 
 def test_a_lock_wait_timeout_claimed_on_a_deadlock_is_answered_with_the_deadlock_lines(demo, analyst):
     kb, states = demo
-    state = by_service_and_category(states, "inventory-service", "db_deadlock")
+    state = by_service_and_category(states, "inventory-db", "db_deadlock")
     after = revised(kb, analyst, state, "a lock wait timeout, not a deadlock")
     assert after.rca.category == "db_deadlock" and after.rca.doc_ids == state.rca.doc_ids
     answer = answer_of(after)
