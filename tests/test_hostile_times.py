@@ -12,7 +12,8 @@ import pytest
 from pipeline.operations.metrics import poller_status
 from pipeline.unattended.poller import Poller
 from pipeline.sources.file import FileSource
-from tests.support import STORED_IDS, run_cli as cli, stored_bodies
+from pipeline.unattended.file_ingest import ingest_path
+from tests.support import STORED_IDS, stored_bodies
 
 HOSTILE = ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "2026-11-28T10:00:00+25:00",
            "0001-01-01T00:00:00.5-00:01")
@@ -54,14 +55,14 @@ def hostile_file(path: Path, layout: str) -> list[str]:
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_a_file_with_hostile_times_stores_every_line_and_a_rerun_adds_nothing(tmp_path, data_dir, layout):
+def test_a_file_with_hostile_times_stores_every_line_and_a_rerun_adds_nothing(tmp_path, engine, layout):
+    # in the test's process, through what `python -m pipeline ingest` runs (the command itself runs in
+    # tests/test_ingest_cli.py and the durability tests)
     source = tmp_path / f"hostile.{layout}"
     lines = hostile_file(source, layout)
-    first = cli(data_dir, "ingest", str(source), "--json")
-    assert first.returncode == 0, first.stderr
-    counts = json.loads(first.stdout)
+    counts = ingest_path(engine, source).as_json()
     assert counts["events"] + counts["rejected"] == len(lines), counts  # every line accounted for
-    bodies = stored_bodies(data_dir)
+    bodies = stored_bodies(engine.settings.data_dir)
     assert len(bodies) == counts["events"]
     hostile = [b for b in bodies if b["fields"].get("time_inferred")]
     # each hostile time is read as no time: inferred from the line before, what it said kept
@@ -70,9 +71,8 @@ def test_a_file_with_hostile_times_stores_every_line_and_a_rerun_adds_nothing(tm
         assert body["fields"]["time_raw"], body
         assert 1970 <= int(body["time"][:4]) <= 2999
     assert all(b["fields"].get("format") == layout for b in bodies), {b["fields"].get("format") for b in bodies}
-    again = cli(data_dir, "ingest", str(source), "--json")
-    assert again.returncode == 0, again.stderr
-    assert json.loads(again.stdout) == {"events": 0, "rejected": 0, "incidents_new": 0, "incidents_updated": 0}
+    assert ingest_path(engine, source).as_json() == {"events": 0, "rejected": 0, "incidents_new": 0,
+                                                      "incidents_updated": 0}
 
 
 def test_the_poller_keeps_polling_past_hostile_times_and_stores_lines_appended_later(engine, tmp_path):
