@@ -112,3 +112,41 @@ def test_a_processs_line_naming_a_peer_by_its_address_is_a_failure_of_its_own(en
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+def _go(n: int, seconds: float, message: str, host: str = "indexer-1") -> LogEvent:
+    return _event(n, seconds, "indexer", host, message)
+
+
+REFUSED = "bulk index failed: dial tcp 10.0.4.2:9200: connect: connection refused; retrying in 1s (attempt 1/5)"
+GAVE_UP = "giving up after 5 attempts: dial tcp 10.0.4.2:9200: connect: connection refused"
+
+
+def test_a_writers_line_naming_nothing_just_after_its_last_error_is_that_failures_end(engine):
+    # (session 53) the exit a retrying program writes in the second its last attempt failed, 15 s after its first
+    engine.incidents.store_batch([_go(1, 0.0, REFUSED), _go(2, 15.0, GAVE_UP), _go(3, 15.2, "exit status 1")],
+                                 cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"] == of["ev-3"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["event_id"] == "ev-1"
+
+
+@pytest.mark.parametrize("seconds, host, message", [
+    (20.0, "indexer-1", "exit status 1"),  # written later: no conclusion of that failure
+    (15.2, "indexer-2", "exit status 1"),  # another writer's
+    (15.2, "indexer-1", "flush failed: connection to cache:6379 timed out"),  # a failure of its own
+])
+def test_a_later_another_writers_or_a_failure_naming_line_is_not_that_failures_end(engine, seconds, host, message):
+    engine.incidents.store_batch([_go(1, 0.0, REFUSED), _go(2, 15.0, GAVE_UP), _go(3, seconds, message, host)],
+                                 cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-3"] != of["ev-1"]
+
+
+def test_a_writers_line_naming_nothing_joins_neither_when_its_errors_just_before_are_in_two_incidents(engine):
+    other = "TLS handshake with api.partner.example:443 failed: x509: certificate has expired or is not yet valid"
+    engine.incidents.store_batch([_go(1, 0.0, GAVE_UP), _go(2, 0.5, other), _go(3, 10.0, GAVE_UP), _go(4, 10.5, other),
+                                  _go(5, 11.0, "exit status 1")], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
+    assert of["ev-5"] not in (of["ev-1"], of["ev-2"])
