@@ -150,3 +150,33 @@ def test_a_writers_line_naming_nothing_joins_neither_when_its_errors_just_before
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
     assert of["ev-5"] not in (of["ev-1"], of["ev-2"])
+
+
+def _relay(n: int, seconds: float, client: str, address: str) -> LogEvent:
+    return _event(n, seconds, "postfix", "mx-relay-1", f"NOQUEUE: reject: MAIL from {client}[{address}]: 452 4.3.1"
+                  f" Insufficient system storage; proto=ESMTP helo=<{client.split('.')[0]}>")
+
+
+HELPDESK = ('production.ERROR: Expected response code "250" but got code "452", with message "452 4.3.1 Insufficient'
+            ' system storage".')
+
+
+@pytest.mark.parametrize("relay_first", [True, False])
+def test_a_relays_later_refusal_naming_a_client_ties_that_clients_error_led_by_the_relay(engine, relay_first):
+    # (session 53) Postfix names the client it refused as `name[address]`, each refusal another client: the pattern's
+    # later error names the client whose own error of it is read before or after
+    relay = [_relay(1, 0.0, "notifier-2.internal", "10.3.1.22"), _relay(3, 6.0, "helpdesk-1.internal", "10.3.4.8")]
+    client = [_event(2, 4.0, "helpdesk", "helpdesk-1", HELPDESK)]
+    engine.incidents.store_batch(relay + client if relay_first else client + relay, cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"] == of["ev-3"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["service"] == "postfix"
+
+
+@pytest.mark.parametrize("named", ["notifier-2.internal", "unknown"])
+def test_a_relays_refusals_naming_other_clients_or_none_do_not_take_a_clients_error(engine, named):
+    engine.incidents.store_batch([_relay(1, 0.0, named, "10.3.1.22"), _relay(3, 6.0, named, "10.3.1.23"),
+                                  _event(2, 4.0, "helpdesk", "helpdesk-1", HELPDESK)], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-3"] != of["ev-2"]
+
