@@ -180,3 +180,26 @@ def test_a_relays_refusals_naming_other_clients_or_none_do_not_take_a_clients_er
     of = _incident_of(engine)
     assert of["ev-1"] == of["ev-3"] != of["ev-2"]
 
+
+
+def _solr(n: int, seconds: float, logger: str, message: str, exception: str) -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=logger, host=None, level="ERROR",
+                    message=message, source="solr.log", position=f"solr.log@{n}", exception=exception, fields={})
+
+
+ZK = "Cannot talk to ZooKeeper - Updates are disabled."
+
+
+@pytest.mark.parametrize("second, raised, one", [
+    ("org.apache.solr.common.SolrException", "org.apache.solr.common.SolrException", True),
+    ("org.apache.solr.common.SolrException", "org.apache.lucene.index.CorruptIndexException", False),
+])
+def test_a_class_read_as_the_service_is_the_files_application_for_its_own_ties(engine, second, raised, one):
+    # (session 53) a layout's column holding a logger's class (`o.a.s.h.RequestHandlerBase`) is no service: two classes of
+    # one file raising one exception class are one application's failure; another exception class is not tied by it
+    engine.incidents.store_batch([
+        _solr(1, 0.0, "o.a.s.h.RequestHandlerBase", f"org.apache.solr.common.SolrException: {ZK}", second),
+        _solr(2, 0.01, "o.a.s.s.HttpSolrCall", f"null:{raised}: index segments_9 is corrupt", raised),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert (of["ev-1"] == of["ev-2"]) is one
