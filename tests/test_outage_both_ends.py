@@ -203,3 +203,21 @@ def test_a_class_read_as_the_service_is_the_files_application_for_its_own_ties(e
     ], cursor=None)
     of = _incident_of(engine)
     assert (of["ev-1"] == of["ev-2"]) is one
+
+
+def _django(n: int, seconds: float, message: str) -> LogEvent:
+    return _event(n, seconds, "account-svc", "account-svc-0", message)
+
+
+NOTIFY = ("send email verification failed: HTTPConnectionPool(host='notifications', port=80): Max retries exceeded with"
+          " url: /v1/send (Caused by NewConnectionError('Failed to establish a new connection: [Errno 111] Connection"
+          " refused'))")
+
+
+@pytest.mark.parametrize("answer", ["Internal Server Error: /api/signup", "Bad Gateway: /api/signup"])
+def test_a_writers_5xx_said_by_its_reason_phrase_joins_the_incident_its_error_is_in(engine, answer):
+    # (session 53) Django logs a request it answered 500 as `Internal Server Error: /path`, no number: a 5xx all the same
+    engine.incidents.store_batch([_django(1, 0.0, NOTIFY), _django(2, 21.0, answer)], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["event_id"] == "ev-1"
