@@ -126,7 +126,9 @@ class Joiner:
     def merge_tied(self, event: LogEvent, incident: str) -> None:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
         error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
-        batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
+        batch opened that it is tied to (as `find` ties) is the same outage, merged into it; so is one whose writer
+        it names (session 53: a relay's refusal naming the client whose error opened that incident), or that holds
+        a trace or request id it carries."""
         if self.minutes <= 0 or not self.mergeable(incident) or len(self.opened) < 2:
             return  # (nothing to merge with: the batch opened no other incident)
         fields = line_names.carries_error_fields(event)
