@@ -112,3 +112,112 @@ def test_a_processs_line_naming_a_peer_by_its_address_is_a_failure_of_its_own(en
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+def _go(n: int, seconds: float, message: str, host: str = "indexer-1") -> LogEvent:
+    return _event(n, seconds, "indexer", host, message)
+
+
+REFUSED = "bulk index failed: dial tcp 10.0.4.2:9200: connect: connection refused; retrying in 1s (attempt 1/5)"
+GAVE_UP = "giving up after 5 attempts: dial tcp 10.0.4.2:9200: connect: connection refused"
+
+
+def test_a_writers_line_naming_nothing_just_after_its_last_error_is_that_failures_end(engine):
+    # (session 53) the exit a retrying program writes in the second its last attempt failed, 15 s after its first
+    engine.incidents.store_batch([_go(1, 0.0, REFUSED), _go(2, 15.0, GAVE_UP), _go(3, 15.2, "exit status 1")],
+                                 cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"] == of["ev-3"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["event_id"] == "ev-1"
+
+
+@pytest.mark.parametrize("seconds, host, message", [
+    (20.0, "indexer-1", "exit status 1"),  # written later: no conclusion of that failure
+    (15.2, "indexer-2", "exit status 1"),  # another writer's
+    (15.2, "indexer-1", "flush failed: connection to cache:6379 timed out"),  # a failure of its own
+])
+def test_a_later_another_writers_or_a_failure_naming_line_is_not_that_failures_end(engine, seconds, host, message):
+    engine.incidents.store_batch([_go(1, 0.0, REFUSED), _go(2, 15.0, GAVE_UP), _go(3, seconds, message, host)],
+                                 cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-3"] != of["ev-1"]
+
+
+def test_a_writers_line_naming_nothing_joins_neither_when_its_errors_just_before_are_in_two_incidents(engine):
+    other = "TLS handshake with api.partner.example:443 failed: x509: certificate has expired or is not yet valid"
+    engine.incidents.store_batch([_go(1, 0.0, GAVE_UP), _go(2, 0.5, other), _go(3, 10.0, GAVE_UP), _go(4, 10.5, other),
+                                  _go(5, 11.0, "exit status 1")], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
+    assert of["ev-5"] not in (of["ev-1"], of["ev-2"])
+
+
+def _relay(n: int, seconds: float, client: str, address: str) -> LogEvent:
+    return _event(n, seconds, "postfix", "mx-relay-1", f"NOQUEUE: reject: MAIL from {client}[{address}]: 452 4.3.1"
+                  f" Insufficient system storage; proto=ESMTP helo=<{client.split('.')[0]}>")
+
+
+HELPDESK = ('production.ERROR: Expected response code "250" but got code "452", with message "452 4.3.1 Insufficient'
+            ' system storage".')
+
+
+@pytest.mark.parametrize("relay_first", [True, False])
+def test_a_relays_later_refusal_naming_a_client_ties_that_clients_error_led_by_the_relay(engine, relay_first):
+    # (session 53) Postfix names the client it refused as `name[address]`, each refusal another client: the pattern's
+    # later error names the client whose own error of it is read before or after
+    relay = [_relay(1, 0.0, "notifier-2.internal", "10.3.1.22"), _relay(3, 6.0, "helpdesk-1.internal", "10.3.4.8")]
+    client = [_event(2, 4.0, "helpdesk", "helpdesk-1", HELPDESK)]
+    engine.incidents.store_batch(relay + client if relay_first else client + relay, cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"] == of["ev-3"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["service"] == "postfix"
+
+
+@pytest.mark.parametrize("named", ["notifier-2.internal", "unknown"])
+def test_a_relays_refusals_naming_other_clients_or_none_do_not_take_a_clients_error(engine, named):
+    engine.incidents.store_batch([_relay(1, 0.0, named, "10.3.1.22"), _relay(3, 6.0, named, "10.3.1.23"),
+                                  _event(2, 4.0, "helpdesk", "helpdesk-1", HELPDESK)], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-3"] != of["ev-2"]
+
+
+
+def _solr(n: int, seconds: float, logger: str, message: str, exception: str) -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=logger, host=None, level="ERROR",
+                    message=message, source="solr.log", position=f"solr.log@{n}", exception=exception, fields={})
+
+
+ZK = "Cannot talk to ZooKeeper - Updates are disabled."
+
+
+@pytest.mark.parametrize("second, raised, one", [
+    ("org.apache.solr.common.SolrException", "org.apache.solr.common.SolrException", True),
+    ("org.apache.solr.common.SolrException", "org.apache.lucene.index.CorruptIndexException", False),
+])
+def test_a_class_read_as_the_service_is_the_files_application_for_its_own_ties(engine, second, raised, one):
+    # (session 53) a layout's column holding a logger's class (`o.a.s.h.RequestHandlerBase`) is no service: two classes of
+    # one file raising one exception class are one application's failure; another exception class is not tied by it
+    engine.incidents.store_batch([
+        _solr(1, 0.0, "o.a.s.h.RequestHandlerBase", f"org.apache.solr.common.SolrException: {ZK}", second),
+        _solr(2, 0.01, "o.a.s.s.HttpSolrCall", f"null:{raised}: index segments_9 is corrupt", raised),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert (of["ev-1"] == of["ev-2"]) is one
+
+
+def _django(n: int, seconds: float, message: str) -> LogEvent:
+    return _event(n, seconds, "account-svc", "account-svc-0", message)
+
+
+NOTIFY = ("send email verification failed: HTTPConnectionPool(host='notifications', port=80): Max retries exceeded with"
+          " url: /v1/send (Caused by NewConnectionError('Failed to establish a new connection: [Errno 111] Connection"
+          " refused'))")
+
+
+@pytest.mark.parametrize("answer", ["Internal Server Error: /api/signup", "Bad Gateway: /api/signup"])
+def test_a_writers_5xx_said_by_its_reason_phrase_joins_the_incident_its_error_is_in(engine, answer):
+    # (session 53) Django logs a request it answered 500 as `Internal Server Error: /path`, no number: a 5xx all the same
+    engine.incidents.store_batch([_django(1, 0.0, NOTIFY), _django(2, 21.0, answer)], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+    assert incidents_by_first_seen(engine)[0]["leader"]["event_id"] == "ev-1"

@@ -76,6 +76,18 @@ def test_a_server_writing_to_a_client_that_went_away_opens_nothing_and_a_lost_da
     assert len(incidents_by_first_seen(engine)) == 1
 
 
+@pytest.mark.parametrize("message, opens", [
+    ("http: TLS handshake error from 10.0.0.12:40122: EOF", False),  # a probe closed its handshake
+    ("http: TLS handshake error from 10.0.1.19:51840: read: connection reset by peer", False),
+    ("http: TLS handshake error from 10.0.0.12:40122: remote error: tls: bad certificate", True),  # a reason
+    ("http: TLS handshake error from 10.0.0.12:443: EOF", True),  # not a client's ephemeral port
+])
+def test_a_clients_tls_handshake_it_closed_opens_nothing(engine, message, opens):
+    # (session 53) Go's net/http logs a handshake's error with the client's address: the client's EOF is its going away
+    engine.incidents.store_batch([_event(1, 1.0, "api", "api-1", message)], cursor=None)
+    assert bool(incidents_by_first_seen(engine)) is opens
+
+
 def _full_disk() -> list[LogEvent]:
     return [
         _event(1, 1.0, "nginx", "upload-gw-1", '[crit] 27#27: *90012 pwrite() "/var/cache/nginx/client_temp/0000031188"'

@@ -30,6 +30,7 @@ FOLD = "fold"  # a dump's line folded into its component's error
 NAMES = "names"  # joined by a named thing within the burst window
 MAX_WARNINGS = 10_000  # WARNs a batch keeps as possible leaders
 MAX_IDS = 64  # trace or request ids an incident keeps of its pattern's later errors in one batch
+MAX_LATER = 64  # later errors of its pattern an incident reads for the writers they name, in one batch
 
 
 class Joiner:
@@ -66,6 +67,7 @@ class Joiner:
         self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
         self.kept_ids: dict[str, int] = {}  # incident -> the ids its pattern-joined errors added in this batch
+        self.read_later: dict[str, int] = {}  # incident -> its pattern-joined errors read for writers named, this batch
 
     def warned(self, event: LogEvent, *, signed: bool = False) -> None:
         """A WARN (one level below the opening floor) that opens nothing: kept for this batch as a
@@ -100,6 +102,7 @@ class Joiner:
             if ties:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied and (only := outage.same_process_incident(event, names, near)
+                         or outage.concluding_writers_incident(event, names, near)
                          or outage.answering_writers_incident(event, names, near)) is not None:
             tied.append((1, only.last, only.incident_id))
         if not tied:
@@ -123,23 +126,36 @@ class Joiner:
     def merge_tied(self, event: LogEvent, incident: str) -> None:
         """An error that joined its pattern's incident, which this batch opened, carrying a structured
         error its pattern's template does not hold (`line_names.carries_error_fields`): another incident the
-        batch opened that it is tied to (as `find` ties) is the same outage, merged into it."""
+        batch opened that it is tied to (as `find` ties) is the same outage, merged into it; so is one whose writer
+        it names (session 53: a relay's refusal naming the client whose error opened that incident), or that holds
+        a trace or request id it carries."""
         if self.minutes <= 0 or not self.mergeable(incident) or len(self.opened) < 2:
             return  # (nothing to merge with: the batch opened no other incident)
         fields = line_names.carries_error_fields(event)
-        if not fields and not may_carry_id(event, line_names.HEAD_CHARS):
+        read = self._last_named[0] is event  # (`joined` read what it names: a later error naming writers)
+        if not fields and not read and not may_carry_id(event, line_names.HEAD_CHARS):
             return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
         # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)
         ids = {n for n in names if n.startswith(line_names.ID)}
-        if not fields and not ids:
+        # (or a writer it names, another incident's: a relay's refusal of that client, and the client's error of it)
+        called = {writers.IS + n.split(":", 1)[1] for n in names if n.startswith((writers.SERVICE_NAMED, writers.CLIENT_NAMED))} \
+            - {writers.IS + i for i in writers.identities(event)}
+        if not fields and not ids and not called:
             return
         self._load(self._members(event, names, said))
         tied = [c.incident_id for c in self.candidates.near(event.time, self.minutes)
                 if c.incident_id != incident and self.mergeable(c.incident_id)
-                and (ids & c.names if not fields else c.ties(event, names, said))]
+                and (c.ties(event, names, said) if fields else bool(ids & c.names or called & c.names))]
         if tied:
             self._merge_all([incident, *tied])
+
+    def _served(self, event: LogEvent, held: set[str]) -> list[str]:
+        """The writers a later error of a pattern names (a service it called, a client it served) that its incident does
+        not name yet (a few)."""
+        mine = {writers.SERVICE_NAMED + i for i in writers.identities(event)}
+        return [n for n in self._named_things(event) if n.startswith((writers.SERVICE_NAMED, writers.CLIENT_NAMED))
+                and n not in held and n not in mine][:4]
 
     def _wording(self, event: LogEvent) -> outage.Wording:
         """`outage.Wording` of an event, read once for `find` and `joined` both."""
@@ -242,14 +258,24 @@ class Joiner:
                     candidate.own_texts.setdefault(event.service, set()).add(wording.text)
             if how != FOLD:
                 self.lines.setdefault(incident, set()).add(line_names.masked_line(event))
-        elif candidate is not None and self.kept_ids.get(incident, 0) < MAX_IDS \
-                and may_carry_id(event, line_names.HEAD_CHARS):
-            # a later error of its pattern carrying a trace or request id (no template holds one): the id is kept, so
-            # the error of that same request another service writes later ties to it (a few an incident a batch)
-            for name in [n for n in self._named_things(event) if n.startswith(line_names.ID)][:4]:
-                self.names[(incident, outage_rows.NAME, name)] += 1
-                candidate.names.add(name)
-                self.kept_ids[incident] = self.kept_ids.get(incident, 0) + 1
+        elif candidate is not None:
+            if self.kept_ids.get(incident, 0) < MAX_IDS and may_carry_id(event, line_names.HEAD_CHARS):
+                # a later error of its pattern carrying a trace or request id (no template holds one): the id is kept, so
+                # the error of that same request another service writes later ties to it (a few an incident a batch)
+                for name in [n for n in self._named_things(event) if n.startswith(line_names.ID)][:4]:
+                    self.names[(incident, outage_rows.NAME, name)] += 1
+                    candidate.names.add(name)
+                    self.kept_ids[incident] = self.kept_ids.get(incident, 0) + 1
+            if self.read_later.get(incident, 0) < MAX_LATER:
+                # (session 53) a later error of its pattern naming a writer its first did not (a mail relay's `reject: MAIL
+                # from helpdesk-1.internal[…]`, each time another client it refused): that writer is named by the
+                # incident, so the error it writes of that refusal, read after, ties to it (a few reads an incident a batch)
+                self.read_later[incident] = self.read_later.get(incident, 0) + 1
+                served = self._served(event, candidate.names)
+                # (and who called whom: `leading.side` reads it)
+                for name in [*served, *(n for n in line_names.writer_names(event, served) if n.startswith(writers.BY))]:
+                    self.names[(incident, outage_rows.NAME, name)] += 1
+                    candidate.names.add(name)
         if candidate is not None:
             comp = writers.component(event)
             for writer in (comp, writers.process(event)):

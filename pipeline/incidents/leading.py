@@ -42,7 +42,7 @@ _FULL = r"\bfull\b(?! (?:error|message|details?|stack|trace|text|response|output
 _BACKPRESSURE = re.compile(r"\b(?:queue|buffer|outbox|backlog|channel|inbox|mailbox)s?\b[^.;:\n]{0,40}?\bfull\b", re.I)
 # what a line says about where it stands in a failure (lower-case, searched in the message's head)
 _SYMPTOM = re.compile(
-    r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|upstream|"
+    r"time[d ]?\s?out|timeout|deadline exceeded|unavailable|bad gateway|internal server error|upstream|"
     r"(?:status|code|http/\d(?:\.\d)?|returned|responded|response|error)\W{0,3}5\d\d\b|\b50[234]\b|"
     r"circuit|slow|latency|degraded|failed to (?:call|fetch|reach)",
     re.I)
@@ -147,7 +147,8 @@ def states_failure(event: LogEvent) -> bool:
     return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
 
 
-_STATUS_5XX = re.compile(r"\b5\d\d\b")
+# (or its reason phrase alone, RFC 9110 15.6: Django's `Internal Server Error: /api/signup`, session 53)
+_STATUS_5XX = re.compile(r"\b5\d\d\b|\bInternal Server Error\b|\bBad Gateway\b", re.I)
 _NOT_ONLY_STATUS = re.compile(r"time[d ]?\s?out|timeout|deadline|upstream|circuit|slow|unavailable|refused|reset", re.I)
 
 

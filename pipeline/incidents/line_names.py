@@ -144,6 +144,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
     for host, port in spellings.addresses(text_no_urls):  # `27000@lic01`, `Data Source=SQLPROD01\ORDERS`
         names.extend([*([f"hp:{host}:{port}"] if port else []), *(_service_named(host) if host[0].isalpha() else [])])
+    for host in spellings.clients(text_no_urls):  # `MAIL from helpdesk-1.internal[10.3.4.8]`: the client it served
+        names.extend(dict.fromkeys((CLIENT_NAMED + host, CLIENT_NAMED + bare(host))))
     for match in _PATH.finditer(text_no_urls):
         if route := _route(match.group(1)):
             # a file (its last segment has an extension) is the host's own; a route is the service's

@@ -5,7 +5,8 @@ written `host\\instance` after the word that leads a server (`Data Source=SQLPRO
 JSON pair inside a message (`"trace_id":"7a1d..."`) or opening with a digit (`trace_id=9c3f...`), a JSON
 object's key in quotes (`{"dur_ms":`), which names nothing, a qualified resource's own name (`warehouse.daily_agg`
 is the table `dag=daily_agg` names), and the name of where an error went written in a field of its own
-(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`), and a host and its port written apart (`server at "db"
+(Temporal's `wf-task-queue-name`, `topic_name`, `db.name`), a client a server names with its address in brackets
+(session 53: Postfix's `reject: MAIL from helpdesk-1.internal[10.3.4.8]`), and a host and its port written apart (`server at "db"
 (172.18.0.3), port 5432`, urllib3's `HTTPConnectionPool(host='billing', port=8080)`).
 """
 from __future__ import annotations
@@ -32,6 +33,9 @@ _PORT_AT_HOST = re.compile(r"(?<![\w.@-])(\d{2,5})@([A-Za-z][\w-]*+(?:\.[\w-]++)
 _HOST_INSTANCE = re.compile(r"\b(?:server|data source|instance|host)\s*[=:]?\s*['\"]?([A-Za-z][\w.-]{1,62})\\{1,2}[A-Za-z]\w*",
                             re.I)
 _HOST_SLASH_IP = re.compile(r"(?<![\w.:/@-])([A-Za-z][\w-]*+(?:\.[\w-]++)*+)/((?:\d{1,3}\.){3}\d{1,3}):(\d{2,5})\b")
+# a peer written as its name and its address in brackets, as mail servers write the client they served (Postfix's
+# `reject: MAIL from helpdesk-1.internal[10.3.4.8]`, `connect from app-2.corp[10.0.0.7]`): a dotted name, not `unknown`
+_HOST_BRACKET_IP = re.compile(r"(?<![\w.:/@-])([A-Za-z][\w-]*+(?:\.[\w-]++)++)\[(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9a-fA-F:]{2,39})\]")
 _ID_PAIR = re.compile(r"\b" + _ID_WORD + r"=\"?(\d[\w.:-]{5,127})", re.I)
 _JSON_ID = re.compile(r'"' + _ID_WORD + r'"\s*:\s*"([\w.:-]{6,128})"', re.I)
 # a field or a written key whose name ends as an id's does (`trace_id`, `request_id=`, `"trace_id":`)
@@ -49,6 +53,12 @@ def addresses(text: str) -> Iterator[tuple[str, str]]:
     for match in _HOST_SLASH_IP.finditer(text):  # `kafka-1/10.0.0.5:9092`: the host's port, the IP's port
         yield match.group(1).lower(), match.group(3)
         yield match.group(2), match.group(3)
+
+
+def clients(text: str) -> list[str]:
+    """The hosts a text names as a peer it served, written with their address in brackets (`helpdesk-1.internal[10.3.4.8]`):
+    each host's first label (the client that connected, not a service called)."""
+    return [m.group(1).lower().split(".")[0] for m in _HOST_BRACKET_IP.finditer(text)]
 
 
 def written_ids(text: str) -> list[str]:

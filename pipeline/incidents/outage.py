@@ -224,6 +224,24 @@ def same_process_incident(event: LogEvent, names: frozenset[str], near: list["Ca
     return held[0] if len(held) == 1 else None
 
 
+def concluding_writers_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
+    """The one open incident holding an error the event's writer (its component: service and host) wrote within
+    FOLD_SECONDS before it, for a line naming neither a cause nor a symptom (`leading.rank`) and nothing of its own (no
+    address, resource, id or service, no peer's IP): what came of that failure, said by the one that failed (a Go
+    program's `exit status 1` in the second its `giving up after 5 attempts: … connection refused` was written), as a
+    process's line is its process's (`same_process_incident`). Anchored on the writer's latest error, not the incident's
+    first: a retrying writer concludes after its last attempt. None when the writer's errors just before are in two
+    incidents or more (which failure it concludes is not said: it merges none) or in none; a line saying a cause or a
+    symptom is a failure of its own."""
+    if rank(event) != NEUTRAL or not all(n.startswith((COMPONENT, LABEL, *SAME_SERVICE)) for n in names) \
+            or _PEER_ADDRESS.search(first_line(event.message)[:HEAD_CHARS]):
+        return None
+    writer = component(event)
+    fold = timedelta(seconds=FOLD_SECONDS)
+    held = [c for c in near if writer in c.recent and timedelta(0) <= event.time - c.recent[writer] <= fold]
+    return held[0] if len(held) == 1 else None
+
+
 def is_dump(message: str) -> bool:
     """Whether a line reads as one line of a dump: mostly number or hex fields, a `label: 0x…`
     field, or a flag with a dotted leader."""

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from pipeline.incidents.leading import NEUTRAL, rank
 from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, first_line, named_things, said_by
 from pipeline.incidents.writers import SERVICE_NAMED, component
-from pipeline.analyst.subject import peer_gone
+from pipeline.analyst.subject import EPHEMERAL_PORTS, peer_gone
 from pipeline.state import LogEvent
 
 # a line saying a connection or an operation came back, in the words of success as clients log them
@@ -99,10 +99,21 @@ _CANCEL_WORD = re.compile(r"cancel|client closed", re.I)
 _NOT_ONLY_CANCELLED = re.compile(r"deadline|timeout|timed out|refused|reset|denied|panic|fatal", re.I)
 
 
+# (session 53) a server's TLS handshake with a client that the client closed before it ended: Go's net/http
+# `http: TLS handshake error from 10.0.0.12:40122: EOF` (server.go logs the handshake's error with the remote address),
+# or the peer's reset; a load balancer's TCP probe, a scanner. A handshake that failed for a reason (`tls: bad
+# certificate`, `remote error: …`, a timeout) is none
+_HANDSHAKE_GONE = re.compile(r"\bhandshake (?:error|failed) from \[?[\w.:-]+?\]?:(\d{1,5}): "
+                             r"(?:EOF|(?:read: )?connection reset by peer)\s*$", re.I)
+
+
 def client_gone(event: LogEvent) -> bool:
     """Whether an error says only that the client it was answering went away (`_PEER_GONE`): a download
-    abandoned on a bad network, nothing broken on this side."""
-    return peer_gone(first_line(event.message)[:HEAD_CHARS])
+    abandoned on a bad network, nothing broken on this side; or a client that closed its TLS handshake
+    (`_HANDSHAKE_GONE`) from an ephemeral port."""
+    head = first_line(event.message)[:HEAD_CHARS]
+    handshake = _HANDSHAKE_GONE.search(head) if "andshake" in head else None
+    return peer_gone(head) or (handshake is not None and int(handshake.group(1)) >= EPHEMERAL_PORTS)
 
 
 # Node's http server fails a request whose client closed its connection before the request was read with

@@ -9,7 +9,7 @@ import errno
 import os
 import re
 
-from pipeline.incidents.writers import IP_OR_ADDRESS
+from pipeline.incidents.writers import IP_OR_ADDRESS, writer_service
 from pipeline.state import LogEvent
 
 # names that tie errors of one service only (the service is part of the name): its operation family (the
@@ -47,7 +47,8 @@ def same_service_names(event: LogEvent, head: str, text: str, chain: list[str]) 
     """The names that tie errors of the event's service only: its operation family (the first
     FAMILY_WORDS words of its masked first line), the errnos it names, the exception classes it
     raised (qualified, not a language's generic ones)."""
-    service = event.service.lower()
+    # (session 53: a logger's class is no service: the file's application is, `writers.writer_service`)
+    service = writer_service(event).lower()
     names = []
     # the line's own words, values left out (quoted, an address, any word holding a digit), read
     # without masking the line again: the miner masked it once already (issue 37.2)

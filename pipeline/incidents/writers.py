@@ -28,14 +28,23 @@ _NOT_A_NAME = frozenset({"", "unknown", "localhost", "-"})
 IP_OR_ADDRESS = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$|:")
 
 
-def component(event: LogEvent) -> str:
-    """The writer of a line: its service on its host; when the service was read from a logger
-    column (a class name: each line of one application's file names its own), the source it was
-    read from on its host."""
+# a qualified class (lower-case packages, a capitalised name: `o.a.s.h.RequestHandlerBase`, `c.s.intake.OrderPublisher`)
+_CLASS = re.compile(r"(?:[a-z_][\w]*\.)+[A-Z][\w$]*")
+
+
+def writer_service(event: LogEvent) -> str:
+    """The service that wrote a line: its service; when that was read from a logger column (a class name: each line of
+    one application's file names its own; session 53: or a column a layout read as the service whose value is a
+    qualified class, Solr's `o.a.s.h.RequestHandlerBase`), the source it was read from."""
     writer = event.service
-    if event.fields.get("logger") == writer and event.source:
+    if event.source and (event.fields.get("logger") == writer or _CLASS.fullmatch(writer or "")):
         writer = event.source.rsplit("@", 1)[0]
-    return f"{COMPONENT}{writer}@{event.host or ''}"
+    return writer
+
+
+def component(event: LogEvent) -> str:
+    """The writer of a line: its service (`writer_service`) on its host."""
+    return f"{COMPONENT}{writer_service(event)}@{event.host or ''}"
 
 
 def process(event: LogEvent) -> str | None:
