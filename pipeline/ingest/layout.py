@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
-from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
+from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
@@ -240,6 +240,11 @@ class Layout:
         return {"time": groups.get("time"), **named, **rest, "message": groups.get("message", "")}
 
 
+# spellings of digits alone whose order another shape reads otherwise: a match that is no calendar date
+# (`03/19/26` as yy/MM/dd) gives way to the next shape (MM/dd/yy)
+_ORDERED_DIGITS = frozenset(("yy-slashed", "yy-compact"))
+
+
 def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] | None:
     """(first column, column count, shape) of the best timestamp among the leading columns."""
     best: tuple[int, int, int, str] | None = None
@@ -253,7 +258,8 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                 text = text[1:]
             text = text.rstrip("]):")
             for shape in TIME_SHAPES:
-                if SHAPE_RE[shape.name].match(text):
+                found = SHAPE_RE[shape.name].match(text)
+                if found and (shape.name not in _ORDERED_DIGITS or time_from_groups(found.groupdict()) is not None):
                     score = shape.score
                     if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
