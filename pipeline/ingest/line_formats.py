@@ -25,7 +25,7 @@ from datetime import date, datetime, timedelta
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
-from pipeline.ingest.key_roles import source_body_time
+from pipeline.ingest.key_roles import finer_body_time, source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
@@ -76,6 +76,9 @@ class LineLayout:
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
             body = g.get("msg") or ""
             time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
+        elif time is not None and not time.microsecond:  # a stamp to the second, its body's time-named key finer
+            # the whole header line (a column may hold the key) and the lines below it
+            time = finer_body_time(m.string, rest, time, opts, opts.key_roles) or time
         message = g.get("msg") or (g.get(self.bare) if self.bare else None) or ""
         return text_record(self.format, message.removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
