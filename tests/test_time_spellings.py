@@ -188,6 +188,9 @@ def test_a_date_and_a_clock_in_two_pairs_are_one_time_and_a_level_name_written_w
     records = [parser.parse(line) for line in relayed]
     assert [(r.time, r.level_name) for r in records] == [(datetime(2010, 8, 19, 9, 52, tzinfo=UTC), "INFO"),
                                                          (datetime(2010, 8, 19, 10, 7, 59, tzinfo=UTC), "WARN")]
+    # a date alone with no clock pair after it leaves the later pairs to be read
+    alone = parse_record('Aug 19 09:51:11 gw app: date=2010-08-19 devid=FGT60 timestamp="2010-08-19 09:52:01" msg="x"')
+    assert alone.time == datetime(2010, 8, 19, 9, 52, 1, tzinfo=UTC)
 
 
 def test_a_relayed_rfc5424_header_dates_a_year_less_syslog_header():

@@ -314,7 +314,7 @@ def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:
     if "=" not in text and ":" not in text:
         return None
     pairs = _PAIR.finditer(text[:4096])
-    for m in pairs:
+    for m in pairs:  # (a date alone reads on in the same pairs for its clock: the first time is returned)
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).rstrip(".:;,")
             moment = parse_time(value, rules)
@@ -412,12 +412,12 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
     opening = leading_time(_RELAYED_VERSION.sub("", body, 1), tz=rules.timezone)
     if opening is not None and opening.year >= MIN_INFERRED_YEAR:
         return opening
-    pairs = _DATED_PAIR.finditer(head)
-    for m in pairs:
+    pairs = list(_DATED_PAIR.finditer(head))
+    for n, m in enumerate(pairs):
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).strip('"')
             if _DATE_ONLY.fullmatch(value):  # a date alone, its clock a later pair's (`date=… time=…`)
-                moment = with_later_clock(value, pairs, rules)
+                moment = with_later_clock(value, pairs[n + 1:], rules)
                 if moment is not None and moment.year >= MIN_INFERRED_YEAR:
                     return moment
             elif _YEAR.search(value) and CLOCK.search(value):
