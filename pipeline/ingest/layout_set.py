@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any, Iterable, Iterator
 
 
+from pipeline.ingest.code_location import code_location
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
 from pipeline.ingest.layout import MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
@@ -222,6 +223,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
     for role in ("pid", "thread"):
         fields[role] = named.get(role)
+    if named.get("caller"):  # the code location a caller column writes, without its brackets
+        fields["caller"] = code_location(named["caller"]) or named["caller"]
     if not named.get("component") and named.get("thread"):
         caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
         named["component"] = caller.group(1) if caller else None
