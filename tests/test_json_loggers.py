@@ -94,3 +94,18 @@ def test_a_key_set_seen_once_is_remembered_for_the_source():
     assert parser.parse(line.format(n=1)).level_name == "WARN"
     assert parser.options.key_roles == remembered  # the second record found its roles there
     assert SourceParser().options.key_roles == {}  # another source starts with none
+
+
+def test_a_key_that_held_a_role_holds_it_again_in_a_new_key_set():
+    # zap's short keys (go.uber.org/zap's zapcore encoder tests): a record with added context keys is
+    # a new key set, and its one-word `M` keeps the message over `T`'s words (a time before 1990)
+    parser = SourceParser()
+    parser.parse('{"L":"info","T":0,"N":"main","C":"foo.go:42","M":"hello","S":"fake-stack"}')
+    record = parser.parse('{"L":"info","T":"1970-01-01 00:00:00 +0000 UTC","N":"main","C":"foo.go:42",'
+                          '"M":"hello","extra":"1s","S":"fake-stack"}')
+    assert (record.message, record.level_name) == ("hello", "INFO")
+    # what held a role is taken again only where its value can hold it: a request's JSON body is no message
+    parser = SourceParser()
+    parser.parse('{"ts":"2024-01-01T00:00:00Z","severity":"WARN","body":"throttled"}')
+    assert parser.parse('{"ts":"2024-01-01T00:00:01Z","severity":"INFO","body":"{\\"a\\": 1}","path":"/x"}'
+                        ).message != '{"a": 1}'

@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from pipeline.ingest.formats import SourceParser, parse_record
+from pipeline.ingest.reading import LogFile
 from pipeline.ingest.timestamps import read_any_time
 
 UTC = timezone.utc
@@ -134,3 +135,70 @@ def test_a_headerless_csv_with_its_date_and_clock_in_two_columns_reads_both():
     records = [parser.parse(line) for line in dhcp]
     assert records[0].time == datetime(2020, 4, 19, 17, 11, 13, tzinfo=UTC)
     assert records[3].time == datetime(2021, 9, 20, 13, 18, 0, tzinfo=UTC) and records[3].message == "DNS Update Failed"
+
+
+# Spellings and pairs from the Elastic integrations part of the outside bed (tests/data/outside/integrations,
+# ELv2: its README), and lines written here in the same vendors' layouts
+def test_a_date_written_with_colons_is_read_in_a_header_and_after_a_relay():
+    assert read_any_time("2023:04:28-00:00:01") == datetime(2023, 4, 28, 0, 0, 1, tzinfo=UTC)  # Sophos UTM
+    assert read_any_time("2023:04:28 00:00:01") == datetime(2023, 4, 28, 0, 0, 1, tzinfo=UTC)  # EXIF's spelling
+    assert read_any_time("2023:13:28 00:00:01") is None
+    utm = ["2023:04:28-00:00:01 sophos-test-vm1 named[7442]: trust-anchor-telemetry '_test-1/IN' from 89.160.20.129",
+           "2023:04:28-02:03:58 sophos-test-vm1 named[7442]: clients-per-query increased to 15"]
+    parser = SourceParser()
+    parser.detect(utm)
+    assert [parser.parse(line).time for line in utm] == [datetime(2023, 4, 28, 0, 0, 1, tzinfo=UTC),
+                                                         datetime(2023, 4, 28, 2, 3, 58, tzinfo=UTC)]
+
+
+def test_digits_that_are_no_date_in_one_order_are_read_in_the_next():
+    assert read_any_time("03/19/26 14:55:47") == datetime(2026, 3, 19, 14, 55, 47, tzinfo=UTC)  # not yy/MM/dd
+    assert read_any_time("17/06/09 20:10:40") == datetime(2017, 6, 9, 20, 10, 40, tzinfo=UTC)  # Spark's yy/MM/dd
+
+
+def test_a_header_to_the_second_takes_its_records_finer_time_of_the_same_second(tmp_path):
+    # IBM MQ's AMQERR log: the header's stamp, then `Time(…)` with milliseconds, on the line or below it
+    log = tmp_path / "AMQERR01.LOG"
+    log.write_text(
+        "03/19/26 14:55:47 - Process(460.1) User(root) Program(crtmqm) Host(6bfb28d6779a) Time(2026-03-19T14:55:47.163Z)"
+        " AMQ8001I: IBM MQ queue manager 'QM1' created.\n"
+        "10/13/22 06:13:07 - Process(6437.52) User(mqm) Program(amqrmppa)\n"
+        "                    VRMF(9.2.1.0) QMgr(QM1)\n"
+        "                    Time(2022-10-13T06:13:07.215Z)\n"
+        "AMQ9999E: Channel 'CLIENT.CONN' to host '1.2.3.4' ended abnormally.\n"
+        "10/13/22 06:13:09 - Process(6437.52) User(mqm) Program(amqrmppa) Time(2022-10-13T06:13:01.500Z)\n")
+    times = [item.time for item, _ in LogFile(log, max_bytes=1 << 20).scan(0, final=True, settled=True)]
+    assert times == [datetime(2026, 3, 19, 14, 55, 47, 163000, tzinfo=UTC),
+                     datetime(2022, 10, 13, 6, 13, 7, 215000, tzinfo=UTC),
+                     datetime(2022, 10, 13, 6, 13, 9, tzinfo=UTC)]  # another second is not the header's
+
+
+def test_a_date_and_a_clock_in_two_pairs_are_one_time_and_a_level_name_written_whole_is_the_level():
+    fortimail = ("<190>date=2023-02-06,time=19:10:00.391,device_id=FEVM02TM23000064,log_id=0700001767,type=kevent,"
+                 "subtype=config,pri=information, user=admin,msg=\"Added 'Test_copy' to 'log setting'\"")
+    record = parse_record(fortimail)
+    assert (record.time, record.level_name) == (datetime(2023, 2, 6, 19, 10, 0, 391000, tzinfo=UTC), "INFO")
+    # a relay's year-less header before the device's own `date=` and `time=` pairs
+    relayed = ["Aug 19 09:51:11 192.0.2.254 local0.info date=2010-08-19 time=09:52:00 devid=FGT60 type=event "
+               "subtype=admin pri=information user=admin action=login status=success msg=\"User admin login\"",
+               "Aug 19 10:07:11 192.0.2.254 local0.info date=2010-08-19 time=10:07:59 devid=FGT60 type=event "
+               "subtype=admin pri=warning user=admin action=logout status=success msg=\"GUI session timeout\""]
+    parser = SourceParser()
+    parser.detect(relayed)
+    records = [parser.parse(line) for line in relayed]
+    assert [(r.time, r.level_name) for r in records] == [(datetime(2010, 8, 19, 9, 52, tzinfo=UTC), "INFO"),
+                                                         (datetime(2010, 8, 19, 10, 7, 59, tzinfo=UTC), "WARN")]
+    # a date alone with no clock pair after it leaves the later pairs to be read
+    alone = parse_record('Aug 19 09:51:11 gw app: date=2010-08-19 devid=FGT60 timestamp="2010-08-19 09:52:01" msg="x"')
+    assert alone.time == datetime(2010, 8, 19, 9, 52, 1, tzinfo=UTC)
+
+
+def test_a_relayed_rfc5424_header_dates_a_year_less_syslog_header():
+    pulse = ["Oct 19 09:11:09 pcs-node0 1 2021-10-19T09:11:09+02:00 10.5.2.3 PulseSecure: - - - 2021-10-19 09:11:09"
+             " - pcs-node0 - [127.0.0.1] System()[] - No new virus signature list available",
+             "Oct 19 09:18:34 pcs-node0 1 2021-10-19T09:18:34+02:00 10.5.2.3 PulseSecure: - - - 2021-10-19 09:18:34"
+             " - pcs-node0 - [127.0.0.1] System()[] - Integrity Checker Tool: Periodic Scan Started!"]
+    parser = SourceParser(timezone="Europe/Berlin")
+    parser.detect(pulse)
+    assert [parser.parse(line).time for line in pulse] == [datetime(2021, 10, 19, 7, 11, 9, tzinfo=UTC),
+                                                          datetime(2021, 10, 19, 7, 18, 34, tzinfo=UTC)]

@@ -33,7 +33,7 @@ from typing import Any
 
 from datetime import datetime, timedelta, timezone
 
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import LEVEL_NAMES, normalize_level
 from pipeline.ingest.timestamps import CLOCK, TimeRules, from_epoch, leading_time, parse_time, read_any_time
 
 ROLES = ("time", "level", "message", "service", "host", "trace_id")
@@ -154,10 +154,13 @@ def fits(role: str, name: str, value: Any, *, abbreviated: bool = False) -> bool
             moment = read_any_time(value)  # a header spelling under a time's name (`date="Apr  5 14:52:31"`)
         return moment is not None and moment.year >= MIN_INFERRED_YEAR
     if role == "level":
-        if isinstance(value, str) and len(value) > 12:
+        if isinstance(value, str) and len(value) > 12 and value.lower() not in LEVEL_NAMES:
             return False
-        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and len(value) <= 8)):
-            return False  # a level name is short (`warning`, `critical`): a longer word is no level
+        if abbreviated and not (isinstance(value, int) or (isinstance(value, str) and (
+                len(value) <= 8 or value.lower() in LEVEL_NAMES))):
+            # a level name is short (`warning`, `critical`) or one written whole (FortiGate's
+            # `pri=information`, syslog's `informational`, `emergency`): a longer word is no level
+            return False
         return normalize_level(value, scheme=level_scheme(name)) is not None
     if role == "message":  # under a one-letter key, words (`@m`): a single token is another role's
         if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and words(name)[-1:] == ["body"]:
@@ -226,12 +229,30 @@ def _rendered(values: dict[str, Any], texts: list[str]) -> str | None:
     return counts[0][1] if counts and counts[0][0] >= 2 and (len(counts) == 1 or counts[0][0] > counts[1][0]) else None
 
 
+_HELD = ("held-roles",)  # the source's cache entry: {role: the keys that held it in its earlier records}
+
+
+def _held(cache: dict | None) -> dict[str, list[str]] | None:
+    if cache is None:
+        return None
+    held = cache.get(_HELD)
+    if held is None:
+        held = cache[_HELD] = {}
+    return held
+
+
 def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
-          nested: dict[str, tuple[tuple[str, ...], Any]] | None = None) -> dict[str, str]:
+          nested: dict[str, tuple[tuple[str, ...], Any]] | None = None,
+          held: dict[str, list[str]] | None = None) -> dict[str, str]:
     """The keys of `record` that hold each role in `missing` (none when no key fits), the answer
     remembered in `cache` by the record's key set. With `nested` (`flat_view(record)`), dotted names
-    of nested values are candidates too, and values alone may propose a role (module doc)."""
+    of nested values are candidates too, and values alone may propose a role (module doc). A key
+    that held a role in an earlier record of the source (`held`, kept in `cache`) holds it again in
+    a new key set where its value can (a logger adding context keys to some records: zap's
+    `{"L":…,"T":…,"M":"hello","extra":…}` keeps `M` as the message)."""
     memo_key = (tuple(record) if nested is None else tuple(nested), missing)
+    if held is None:
+        held = _held(cache)
     if cache is not None:
         known = cache.get(memo_key)
         if known is not None:
@@ -263,11 +284,21 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
         # whole rather than one of them picked
         rendered = _rendered(dict(items), [n for r, _p, n in found["message"] if r == 4])
         found["message"] = [c for c in found["message"] if c[0] != 4 or c[2] == rendered]
+    if held:
+        for position, (name, value) in enumerate(items):
+            for role in missing:
+                if name in held.get(role, ()) and fits(role, name, value):  # as a whole name: `M` one word too
+                    found.setdefault(role, []).append((-1, position, name))
     roles: dict[str, str] = {}
     for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
         if free:
             roles[role] = free[0][2]
+    if held is not None:
+        for role, name in roles.items():
+            keys = held.setdefault(role, [])
+            if name not in keys and len(keys) < 8:
+                keys.append(name)
     _remember(cache, memo_key, roles)
     return roles
 
@@ -282,12 +313,27 @@ def time_in_pairs(text: str, rules: TimeRules | None = None) -> Any:
     None; what a text line with no header time may still write."""
     if "=" not in text and ":" not in text:
         return None
-    for m in _PAIR.finditer(text[:4096]):
+    pairs = _PAIR.finditer(text[:4096])
+    for m in pairs:  # (a date alone reads on in the same pairs for its clock: the first time is returned)
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).rstrip(".:;,")
             moment = parse_time(value, rules)
             if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                if _DATE_ONLY.fullmatch(value):
+                    # a date alone, its clock in a later pair (FortiGate's and FortiMail's
+                    # `date=2023-02-06,time=19:10:00.391`, whatever separates the pairs)
+                    moment = with_later_clock(value, pairs, rules or TimeRules()) or moment
                 return moment
+    return None
+
+
+def with_later_clock(date_value: str, later: Any, rules: TimeRules) -> datetime | None:
+    """A date written alone in one pair and its clock in a later one whose key names a time (`later`:
+    the pairs' matches after it, key and value groups): the one time they write, else None."""
+    for pair in later:
+        clock = pair.group(2).strip('"').rstrip(".:;,")
+        if _CLOCK_ONLY.fullmatch(clock) and any(role == "time" for role, _ in _candidates(pair.group(1))):
+            return read_any_time(f"{date_value} {clock}", tz=rules.timezone)
     return None
 
 
@@ -339,6 +385,7 @@ def date_and_clock(clock: Any, rest: dict, rules: TimeRules) -> datetime | None:
     return None
 
 
+_RELAYED_VERSION = re.compile(r"^[1-9] (?=\d{4}-\d\d-\d\dT)")
 _DATED_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]*)[=:]\s?("[^"]{8,40}"|[^\s;,"]{8,40})')
 _DATED_BRACKET = re.compile(r"\[([^\[\]]{10,40})\]")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
@@ -359,13 +406,21 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
     head = message[:400]
     if not _YEAR.search(head):
         return None
-    opening = leading_time(head.lstrip(), tz=rules.timezone)  # the relayed line's own stamp opens its body
+    body = head.lstrip()
+    # the relayed line's own stamp opens its body, after its RFC 5424 version when the relayed header
+    # is one without its priority (`Oct 19 09:11:09 host 1 2021-10-19T09:11:09+02:00 10.5.2.3 app: …`)
+    opening = leading_time(_RELAYED_VERSION.sub("", body, 1), tz=rules.timezone)
     if opening is not None and opening.year >= MIN_INFERRED_YEAR:
         return opening
-    for m in _DATED_PAIR.finditer(head):
+    pairs = list(_DATED_PAIR.finditer(head))
+    for n, m in enumerate(pairs):
         if any(role == "time" for role, _ in _candidates(m.group(1))):
             value = m.group(2).strip('"')
-            if _YEAR.search(value) and CLOCK.search(value):
+            if _DATE_ONLY.fullmatch(value):  # a date alone, its clock a later pair's (`date=… time=…`)
+                moment = with_later_clock(value, pairs[n + 1:], rules)
+                if moment is not None and moment.year >= MIN_INFERRED_YEAR:
+                    return moment
+            elif _YEAR.search(value) and CLOCK.search(value):
                 moment = parse_time(value, rules) or read_any_time(value, tz=rules.timezone)
                 if moment is not None and moment.year >= MIN_INFERRED_YEAR:
                     return moment
@@ -415,6 +470,40 @@ def source_body_time(message: str, rules: TimeRules, cache: dict | None) -> date
     return moment
 
 
+# a key naming a time and its value, written `key=value`, `key: value` or `Key(value)` (IBM MQ's `Time(…)`)
+_TIMED_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]*)(?:[=:]\s?|\()("[^"]{10,40}"|[^\s;,"()]{10,40})')
+_FINE_CLOCK = re.compile(r"\d:\d\d[.,]\d")
+_FINER_STATE = ("finer-body",)  # the source's cache entry: [records looked at, bodies with a finer time]
+
+
+def finer_body_time(line: str, rest: str | None, header: datetime, rules: TimeRules,
+                    cache: dict | None) -> datetime | None:
+    """The header's own second written finer by a time its record names under a time's key (IBM MQ's
+    `03/19/26 14:55:47 - … Time(2026-03-19T14:55:47.163Z)`, on the header's line or a continuation
+    line; a relay's `ts=…` with its milliseconds):
+    that time when it has a fraction and falls within the header's second; else None. Learnt once per
+    source (`cache`): when none of its first DATED_SAMPLE bodies wrote one, later ones are not read."""
+    state = cache.get(_FINER_STATE) if cache is not None else None
+    if state is None:
+        state = [0, 0]
+        if cache is not None:
+            cache[_FINER_STATE] = state
+    if state[0] >= DATED_SAMPLE and not state[1]:
+        return None
+    state[0] += 1
+    head = f"{line[:1000]}\n{rest[:600]}" if rest else line[:1000]  # the header's line and the lines below it
+    if _FINE_CLOCK.search(head) is None:
+        return None
+    for m in _TIMED_PAIR.finditer(head):
+        if any(role == "time" for role, _ in _candidates(m.group(1))):
+            value = m.group(2).strip('"')
+            moment = parse_time(value, rules) or read_any_time(value, tz=rules.timezone)
+            if moment is not None and moment.microsecond and header <= moment < header + timedelta(seconds=1):
+                state[1] += 1
+                return moment
+    return None
+
+
 def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> dict[str, tuple[str, ...]]:
     """`infer` over `record` and its nested objects (`flat_view`), as the path of keys each role's
     value is at; remembered in `cache` by the record's top-level keys (the next record with them is
@@ -425,7 +514,7 @@ def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> d
         if known is not None:
             return known
     nested = flat_view(record)
-    paths = {role: nested[name][0] for role, name in infer(record, missing, None, nested=nested).items()}
+    paths = {role: nested[name][0] for role, name in infer(record, missing, None, nested=nested, held=_held(cache)).items()}
     _remember(cache, memo_key, paths)
     return paths
 

@@ -8,8 +8,9 @@ and which header fields are the time, the level, the component, the host and the
 - it splits the header into columns (space-, `|`- or `,`-separated; a `[...]` or `(...)` group is one
   column) and reads each column's statistics over the sample: one whose values are level words and
   take few values is the level; digits are a pid/thread; a dotted or `name[pid]:` token is the
-  logger/component; a column of host-like names with many values is the host; `-`, `---`, `:` are
-  separators;
+  logger/component; a column of source locations (`CassandraDaemon.java:687`, `(Foo.java:42)`) is the
+  code location (`caller`), never the component; a column of host-like names with many values is the
+  host; `-`, `---`, `:` are separators;
 - the header ends after the last column that is a time, a level or a `tag:`, plus the pid, thread,
   logger and separator columns that follow it on (nearly) every line.
 
@@ -28,8 +29,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
+from pipeline.ingest.code_location import is_code_location
 from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
-from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced
+from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
 HEADED_SHARE = 0.3  # or this share, when the time opens those lines and the others continue records
@@ -240,6 +242,11 @@ class Layout:
         return {"time": groups.get("time"), **named, **rest, "message": groups.get("message", "")}
 
 
+# spellings of digits alone whose order another shape reads otherwise: a match that is no calendar date
+# (`03/19/26` as yy/MM/dd) gives way to the next shape (MM/dd/yy)
+_ORDERED_DIGITS = frozenset(("yy-slashed", "yy-compact"))
+
+
 def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] | None:
     """(first column, column count, shape) of the best timestamp among the leading columns."""
     best: tuple[int, int, int, str] | None = None
@@ -253,7 +260,8 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
                 text = text[1:]
             text = text.rstrip("]):")
             for shape in TIME_SHAPES:
-                if SHAPE_RE[shape.name].match(text):
+                found = SHAPE_RE[shape.name].match(text)
+                if found and (shape.name not in _ORDERED_DIGITS or time_from_groups(found.groupdict()) is not None):
                     score = shape.score
                     if best is None or score > best[2] or (score == best[2] and i == best[0] and n > best[1]):
                         best = (i, n, score, shape.name)
@@ -323,6 +331,8 @@ def _column_role(values: list[str], total: int) -> str:
         return "pid"
     if most(lambda v: bool(_TAG.match(v))):
         return "tag"
+    if most(is_code_location):
+        return "caller"  # a source location (`CassandraDaemon.java:687`, `(Foo.java:42)`): where, never who
     if most(lambda v: v.startswith("[") and v.rstrip(":").endswith("]")):
         inner = [v.rstrip(":")[1:-1].strip() for v in values]
         if sum(1 for v in inner if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)+", v)) >= 0.9 * len(inner):
@@ -353,9 +363,10 @@ _COLUMN_RE = {
     "host": r"(?P<{g}>\S+)",
     "sep": r"(?:-{1,3}|:|\||::|-->|=>|>)",
     "mark": r"(?P<{g}>[^\w\s])",
+    "caller": r"[\[({<]?(?P<{g}>[^\s\[\](){}<>]+?)[\])}>]?:?",
     "other": r"(?P<{g}>\[[^\]]*\]|\S+)",
 }
-_TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark"}
+_TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark", "caller"}
 
 
 def _timed(lines: list[str], sep: str | None) -> list[tuple[str, list[tuple[int, int]], tuple[int, int, str]]]:
@@ -594,7 +605,7 @@ def _names(roles: list[str]) -> dict[str, str]:
     """Which column (f<N>) is the level, component, host, pid and thread."""
     names: dict[str, str] = {}
     level = roles.index("level") if "level" in roles else None
-    for role in ("level", "pid", "thread"):
+    for role in ("level", "pid", "thread", "caller"):
         if role in roles:
             names[role] = f"f{roles.index(role)}"
     if "level" not in names and "mark" in roles:

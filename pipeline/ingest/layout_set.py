@@ -21,13 +21,14 @@ from collections import Counter
 from typing import Any, Iterable, Iterator
 
 
+from pipeline.ingest.code_location import code_location
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
 from pipeline.ingest.layout import MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.key_roles import source_body_time
+from pipeline.ingest.key_roles import finer_body_time, source_body_time
 from pipeline.ingest.timestamps import TIME_SHAPES_BY_NAME
 
 MAX_LAYOUTS = 6
@@ -222,6 +223,8 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     fields: dict[str, Any] = {k: v for k, v in groups.items() if k not in taken}
     for role in ("pid", "thread"):
         fields[role] = named.get(role)
+    if named.get("caller"):  # the code location a caller column writes, without its brackets
+        fields["caller"] = code_location(named["caller"]) or named["caller"]
     if not named.get("component") and named.get("thread"):
         caller = _CALLER.search(named["thread"])  # a Java caller, "Class@line"
         named["component"] = caller.group(1) if caller else None
@@ -273,6 +276,9 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         groups["message"] = split_fields_column(groups["message"], fields)  # zap's console `{"k": v}` column
     if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
         time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
+    elif time is not None and not time.microsecond:  # a stamp to the second, its body's time-named key finer
+        # the whole header line (a column may hold the key) and the lines below it
+        time = finer_body_time(m.string, rest, time, opts, opts.key_roles) or time
     record = text_record("learned", groups.get("message") or "", rest, time=time, level=level,
                          service=named.get("component"), host=named.get("host"), fields=fields)
     if record.level is None and groups.get("pri"):

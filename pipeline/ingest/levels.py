@@ -47,6 +47,7 @@ for _level, _names in {
 }.items():
     for _name in _names:
         _NAMES[_name] = _level  # type: ignore[assignment]
+LEVEL_NAMES = frozenset(_NAMES)  # every level name, in lower case
 # dbug/trce: .NET's console formatter; pnc: zerolog's console writer (panic). Single letters: glog/klog (I W E F), logcat (V D I W E F A), MongoDB (F E W I D1-D5),
 # a level name's initial (Python's `%(levelname).1s`: C for CRITICAL, T for TRACE). Logcat's
 # "S" (silent) is never a record's level, so it stays unknown.

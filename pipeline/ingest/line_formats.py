@@ -22,12 +22,14 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from pipeline.ingest.code_location import LOCATION
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
-from pipeline.ingest.key_roles import source_body_time
+from pipeline.ingest.key_roles import finer_body_time, source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
+_LOCATION = LOCATION.replace("(?P<loc>", "(?:", 1)  # a source location, `Foo.java:42` (code_location)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
 
 
@@ -76,6 +78,9 @@ class LineLayout:
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
             body = g.get("msg") or ""
             time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
+        elif time is not None and not time.microsecond:  # a stamp to the second, its body's time-named key finer
+            # the whole header line (a column may hold the key) and the lines below it
+            time = finer_body_time(m.string, rest, time, opts, opts.key_roles) or time
         message = g.get("msg") or (g.get(self.bare) if self.bare else None) or ""
         return text_record(self.format, message.removeprefix("\ufeff"), rest, time=time, level=level,
                            scheme=self.scheme, service=self._service(g) if self.service else None,
@@ -159,7 +164,7 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
     """A log4j-family row: the level, thread, logger and pid it names; the service its app, else its
     logger, else the class a thread column ends with (ZooKeeper's `[...:FastLeaderElection@774]`)."""
     return LineLayout("log4j", pattern, level="level", service=("app", "logger", "caller"), needs=needs,
-                      fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid")))
+                      fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid"), ("caller", "file")))
 
 
 # logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits, `zone`'s offset
@@ -226,8 +231,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Kafka: [2018-10-17 12:04:41,718] INFO [GroupMetadataManager brokerId=10] msg (logger)
     # (a bracket opened before the date or the level closes right after it: `[time LEVEL module] msg`,
     # Rust's env_logger, is one bracket of header columns, which a learnt layout reads)
+    # a source location after them is the caller's, not the message's (Python's `%(filename)s:%(lineno)d`,
+    # log4j's `(%F:%L)`, zap's console caller padded with blanks)
     _log4j(rf"^(?P<ob>\[)?{_L4J_DATE}(?(ob)\]) +(?P<lb>\[)?(?P<level>{_LEVEL_WORD})(?(lb)\]):? +(?:\[(?P<thread>[^\]]*)\] +)?"
-           rf"(?P<msg>.*)$"),
+           rf"(?:[\[({{]?(?P<file>{_LOCATION})[\])}}]?:?(?: +-)? +)?(?P<msg>.*)$"),
     # fields joined by colons, not spaces: Python's `%(asctime)s:%(levelname)s:%(message)s`
     # (2024-01-02 03:04:05,123:ERROR:msg) and `::`-joined headers that put a thread and the level
     # before the time (Thread-7::ERROR::2024-01-02 03:04:05,123::module::42::logger::(func) msg);

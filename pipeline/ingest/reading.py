@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, Union
 from pipeline import storable
 from pipeline.errors import InvalidEvent, SourceError
 from pipeline.ingest import event_ids
+from pipeline.ingest.code_location import code_location
 from pipeline.ingest.cri import StreamJoiner
 from pipeline.ingest.prefixed import PrefixJoiner
 from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
@@ -106,8 +107,16 @@ def event_from_record(parsed: ParsedRecord, *, text: str, source: str, position:
         fields["time_inferred"] = why
     # the first line (or the whole text) only when the parser found no message
     message = parsed.message.strip() or text.split("\n", 1)[0].strip() or text.strip()
-    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=parsed.service or service_of_source(source),
-                                  host=parsed.host, level=parsed.level_name, exception=parsed.exception,
+    service, host = parsed.service, parsed.host
+    # a source location (`foo.go:42`) says where in the code a line was written, never who wrote it
+    if service is not None and ":" in service and (location := code_location(service)) is not None:
+        fields.setdefault("caller", location)
+        service = None
+    if host is not None and ":" in host and (location := code_location(host)) is not None:
+        fields.setdefault("caller", location)
+        host = None
+    values: dict[str, Any] = dict(event_id=event_id, time=time, message=message, service=service or service_of_source(source),
+                                  host=host, level=parsed.level_name, exception=parsed.exception,
                                   stack=parsed.stack, trace_id=parsed.trace_id, fields=fields,
                                   source=source, position=position)
     if _as_validated(values):

@@ -255,6 +255,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
                              rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
     TimeShape("slashed", rf"(?P<y>\d{{4}})/(?P<mo>\d{{1,2}})/(?P<d>\d{{1,2}})[ T:-]{_HMS}(?: ?{_ZONE})?", 7),
+    # the date's fields joined by colons, as EXIF's `DateTimeOriginal` writes it (`2023:04:28 00:00:01`) and
+    # Sophos UTM its header (`2023:04:28-00:00:01`, a dash before the clock)
+    TimeShape("colon-dated", rf"(?P<y>\d{{4}}):(?P<mo>[01]\d):(?P<d>[0-3]\d)[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     # HealthApp: 20171223-22:16:0:119, every field unpadded, milliseconds after a colon
@@ -388,7 +391,11 @@ def read_any_time(text: str, *, tz: Any = timezone.utc, year: int | None = None,
     for shape in TIME_SHAPES:
         m = SHAPE_RE[shape.name].match(text)
         if m:
-            return time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+            moment = time_from_groups(m.groupdict(), tz=tz, year=year, now=now)
+            if moment is not None:
+                return moment
+            # digits that spell no date in this order may in the next (`03/19/26` is no yy/MM/dd,
+            # but it is MM/dd/yy)
     return dateutil_time(text, tz)
 
 
