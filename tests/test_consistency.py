@@ -5,6 +5,8 @@ size), no proposal for what a reviewer called not a code defect; and each propos
 rules (tests/test_fix_proposals.proposal_problems), checked on the same runs."""
 from __future__ import annotations
 
+import pytest
+
 from pipeline.analyst.consistency import contradicted_hint, problems
 from pipeline.engine.graph import thread_config
 from pipeline.evaluation import EVAL_DIR, load_cases, run_case
@@ -57,11 +59,15 @@ def test_every_demo_incident_is_consistent(engine):
     assert config.proposal.diff is None and config.proposal.plan[0].startswith("No diff:")
 
 
-def test_every_eval_case_is_consistent(engine):
+PARTS = 4  # ~800 cases: a quarter a test, so no one test runs minutes on a loaded machine
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_every_eval_case_is_consistent(engine, part):
     cases = load_cases(EVAL_DIR, split="all")
     assert len(cases) > 100  # tune, the 2026-11 hold-out and the outside bed's open half: no sealed split is read here
     assert len([c for c in cases if c.split == "tune"]) >= 50
-    for case in cases:
+    for case in cases[part::PARTS]:
         run_case(engine, case)
         state = IncidentState.model_validate(engine.graph.get_state(thread_config(case.case_id)).values)
         assert _problems(state) == [], (case.case_id, state.rca.category)
