@@ -8,7 +8,7 @@ import pytest
 from pipeline.errors import InvalidEdit
 from pipeline.review.service import ReviewService
 from tests.support import FIXTURES, paused_ids
-from tests.support import run_cli as cli
+from tests.support import cli_here as cli
 
 
 def one_line_refusal(result, code: int = 2) -> str:

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.support import BOTH_BACKENDS, HANG_ONCE_THE_FIX_IS_RECORDED, ROOT, by_category, child_env, run_child
+from tests.support import BOTH_BACKENDS, HANG_ONCE_THE_FIX_IS_RECORDED, ROOT, by_category, child_env, cli_here
 
 # durability and concurrency hold on either store
 pytestmark = BOTH_BACKENDS
@@ -44,7 +44,8 @@ def test_an_approval_killed_after_its_fix_was_recorded_stands_and_is_audited(pau
     os.kill(approver.pid, signal.SIGKILL)
     approver.wait(timeout=30)
 
-    late = run_child(data_dir, "approve", inc, "--reviewer", "bob")
+    # the late approval from this process (the killed approver is the real process under test)
+    late = cli_here(data_dir, "approve", inc, "--reviewer", "bob")
     assert late.returncode == 3, late.stderr  # ann's approval stands
     assert paused_engine.records.incident(inc)["status"] == "fix_proposed"
     assert len(paused_engine.records.fixes(inc)) == 1

@@ -55,11 +55,11 @@ TABLE_END = "<!-- end of the settings table -->\n"
 def test_the_docs_settings_tables_are_the_ones_the_declarations_generate():
     """Each setting is declared once (pipeline/config.py): the tables of docs/REFERENCE.md and CONTRACT §6
     are that declaration's `python -m pipeline settings --markdown`, not a copy that drifts."""
-    import subprocess
-    import sys
+    from tests.support import cli_here
 
-    generated = subprocess.run([sys.executable, "-m", "pipeline", "settings", "--markdown"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=60, check=True).stdout
+    done = cli_here(None, "settings", "--markdown")  # the command's output, printed in this process
+    assert done.returncode == 0, done.stderr
+    generated = done.stdout
     for doc in (ROOT / "docs" / "REFERENCE.md", ROOT / "docs" / "CONTRACT.md"):
         text = doc.read_text()
         assert text.count(TABLE_START) == 1 and text.count(TABLE_END) == 1, doc.name

@@ -5,7 +5,7 @@ import json
 
 from pipeline.composition import open_records
 from pipeline.ingest.events import MAX_FIELD_DEPTH, DeadLetter, read_jsonl
-from tests.support import BOTH_BACKENDS, make_settings, run_cli as cli
+from tests.support import BOTH_BACKENDS, cli_here as cli, make_settings
 
 GOOD = {"_time": "2026-11-28T10:00:00Z", "level": "ERROR", "service": "checkout-api",
         "message": "NullPointerException at CartService.total(CartService.java:88)"}

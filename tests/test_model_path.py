@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -25,7 +22,7 @@ from pipeline.composition import open_engine
 from pipeline.errors import AnalystError, RuntimeFailure
 from pipeline.analyst.model import MODEL_ERRORS, ModelAnalyst, RCAAnswer, analyst_error
 from tests.openai_stub import Reply
-from tests.support import HIKARI, KEY, RECOMMENDATION, ROOT, ingest_one, make_settings, state_of, write_jsonl
+from tests.support import HIKARI, KEY, RECOMMENDATION, cli_here, ingest_one, make_settings, state_of, write_jsonl
 
 def test_configured_model_is_the_analyst(model_engine):
     assert isinstance(model_engine.analyst, ModelAnalyst)
@@ -66,10 +63,12 @@ def test_unknown_answer_keeps_low_confidence_and_no_doc(model_engine, stub, tmp_
 
 
 def show_json(data_dir: Path, incident_id: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "INCIDENTIQ_MODEL", "OPENAI_BASE_URL")}
-    env["INCIDENTIQ_DATA_DIR"] = str(data_dir)
-    out = subprocess.run([sys.executable, "-m", "pipeline", "show", incident_id, "--json"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=120)
+    """`show --json` without the model's settings, through the CLI's entry point in this process: what
+    is read is the stored incident, not anything of a process."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("OPENAI_API_KEY", "INCIDENTIQ_MODEL", "OPENAI_BASE_URL"):
+            patch.delenv(name, raising=False)
+        out = cli_here(data_dir, "show", incident_id, "--json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -14,7 +14,7 @@ from pipeline.incidents.opening import OpeningRule
 from pipeline.ingest.reading import LogFile
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
-from tests.support import LOGHUB, LOGHUB_SYSTEMS, run_cli
+from tests.support import LOGHUB, LOGHUB_SYSTEMS, cli_here
 
 SYSTEMS = LOGHUB_SYSTEMS
 
@@ -49,7 +49,7 @@ def test_a_plain_text_log_is_stored_whole_and_opens_one_incident_per_error_templ
 
 @pytest.mark.usefixtures("needs_loghub")
 def test_the_grouping_command_meets_the_ga_goal_on_the_shared_systems(data_dir):
-    result = run_cli(data_dir, "grouping", str(LOGHUB), "--json")
+    result = cli_here(data_dir, "grouping", str(LOGHUB), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert {r["system"] for r in summary["systems"]} == set(SYSTEMS)
@@ -66,7 +66,7 @@ def test_the_grouping_command_meets_the_ga_goal_on_the_shared_systems(data_dir):
 
 
 def test_the_grouping_command_refuses_a_folder_without_labelled_logs(tmp_path, data_dir):
-    result = run_cli(data_dir, "grouping", str(tmp_path))
+    result = cli_here(data_dir, "grouping", str(tmp_path))
     assert result.returncode == 2 and "structured CSV" in result.stderr
 
 

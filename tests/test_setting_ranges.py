@@ -51,11 +51,8 @@ def test_the_cli_exits_2_with_one_line(name, value, tmp_path):
 
 
 def _cli_with(tmp_path, name, value):
-    import os
-    import subprocess
-    import sys
+    # the CLI's entry point in this process with the one setting changed: the exit code and the one-line
+    # refusal are main's; no process property is tested (tests/test_settings_refusals.py runs a child)
+    from tests.support import cli_here
 
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "INCIDENTIQ_DATA_DIR": str(tmp_path / "data"), name: value}
-    return subprocess.run([sys.executable, "-m", "pipeline", "list"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return cli_here(tmp_path / "data", "list", **{name: value})
