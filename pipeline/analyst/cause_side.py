@@ -56,6 +56,9 @@ PRODUCED_BY: dict[str, frozenset[str]] = {
 # is their cause; after them it is the dependency, slow then down, refusing: their common symptom)
 PRODUCED_WHEN_FIRST: dict[str, frozenset[str]] = {
     "upstream_timeout": frozenset({"connection_refused", "dns_resolution"}),
+    # ... and a client's own outbound queue backs up (a producer's batches expire undelivered) when its broker
+    # cannot be reached: the refusal said first is why nothing was delivered
+    "queue_backlog": frozenset({"connection_refused", "dns_resolution"}),
 }
 # ... states that a slow dependency can produce in its caller as well (its own pool held by connections
 # waiting on the slow call, its executor's threads blocked, its consumers lagging): the caller's timeout

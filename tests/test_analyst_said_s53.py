@@ -1,0 +1,88 @@
+"""What the whole log says beside the incident's errors (issue 36, end to end, session 53): the warning the
+grouping found leading an incident (another writer's: a client library's logger, not the failing service's) is
+read as the service's own warnings are; a producer's outbound backlog follows its broker refused when the refusal
+is said first; and a status answered (a 403's exception class) whose line says another cause in its words (a rate
+limit exceeded) is that cause's, not the status's."""
+from __future__ import annotations
+
+import json
+
+from pipeline.analyst.callee_lines import LEADS
+from pipeline.engine.nodes import leading_warning
+from pipeline.errors import IncidentNotFound
+from pipeline.knowledge.retrieval import find_similar
+from pipeline.state import IncidentState
+from tests.support import THRESHOLD, analyst_events, offline_rca
+
+# apache/kafka clients/src/main/java/org/apache/kafka/clients/NetworkClient.java (WARN, the client's network
+# thread's logger) and ProducerBatch's expiry, logged by the sending service's listener
+_BROKER = ("[Producer clientId=orders-producer] Connection to node 1 (kafka-0.kafka-headless.prod.svc/10.244.2.9:9092) "
+           "could not be established. Node may not be available.")
+_EXPIRED = ("Exception thrown when sending a message with key='4711' to topic orders.placed:\n"
+            "org.apache.kafka.common.errors.TimeoutException: Expiring 12 record(s) for orders.placed-0:120001 ms has "
+            "passed since batch creation")
+
+
+def _expiring(analyst, window: list[dict], *, leads: bool = False):
+    errors = [{"service": "o.s.k.support.LoggingProducerListener", "time": f"2026-01-05T08:02:0{n}Z", "level": "ERROR",
+               "message": _EXPIRED} for n in (4, 6)]
+    events = analyst_events(*errors, *window)
+    if leads:  # as retrieval marks the incident's leading warning
+        events = [*events[:2], *(e.model_copy(update={"fields": {LEADS: True}}) for e in events[2:])]
+    state = IncidentState(incident_id="INC-t", service=errors[0]["service"], evidence=events[:2], log_window=events)
+    return analyst.rca(state.model_copy(update={"similar_docs": find_similar(analyst.kb, state.evidence)}))
+
+
+def _broker_warning() -> dict:
+    return {"service": "org.apache.kafka.clients.NetworkClient", "time": "2026-01-05T08:00:04Z", "level": "WARN",
+            "message": _BROKER}
+
+
+def test_the_incidents_leading_warning_of_another_writer_is_read_and_its_refusal_said_first_is_the_cause(
+        offline_analyst):
+    # alone, the expiring batches named a backlog confidently (0.62 on the outage bed)
+    alone = _expiring(offline_analyst, [])
+    assert alone.category == "queue_backlog" and alone.confidence >= THRESHOLD
+    led = _expiring(offline_analyst, [_broker_warning()], leads=True)
+    assert led.category == "connection_refused" and led.confidence < THRESHOLD, (led.category, led.notes)
+    # another writer's warning the grouping did not find leading the incident is not the service's own: not read
+    other = _expiring(offline_analyst, [_broker_warning()])
+    assert (other.category, other.confidence) == (alone.category, alone.confidence)
+
+
+class _Records:
+    def __init__(self, leader):
+        self.leader = leader
+
+    def incident_fields(self, incident_id, *columns):
+        if self.leader is IncidentNotFound:
+            raise IncidentNotFound(incident_id)
+        return {"leader": self.leader}
+
+
+def test_retrieval_marks_the_incidents_leading_warning_only():
+    warned = {"event_id": "e1", "pattern": "warn:abc", "service": "NetworkClient", "time": "2026-01-05T08:00:04+00:00",
+              "message": _BROKER, "position": "log@10", "rank": 0}
+    lead = leading_warning(_Records(json.dumps(warned)), "INC-1")
+    assert lead is not None and lead.level == "WARN" and lead.fields == {LEADS: True}
+    assert (lead.event_id, lead.service, lead.message) == ("e1", "NetworkClient", _BROKER)
+    # an error leading (it is in the evidence), no leader, or no such incident: nothing added
+    assert leading_warning(_Records(json.dumps({**warned, "pattern": "abc"})), "INC-1") is None
+    assert leading_warning(_Records(None), "INC-1") is None
+    assert leading_warning(_Records(IncidentNotFound), "INC-1") is None
+
+
+# Spring's WebClientResponseException ("403 Forbidden from GET <uri>") with GitHub's own body for a rate limit
+_FORBIDDEN = ("GET https://api.github.com/repos/acme/payments/pulls failed\norg.springframework.web.reactive.function."
+              "client.WebClientResponseException$Forbidden: 403 Forbidden from GET https://api.github.com/repos/acme/"
+              "payments/pulls, body={\"message\":\"API rate limit exceeded for installation ID 31804455.\"}")
+
+
+def test_a_forbidden_answer_saying_a_rate_limit_is_the_rate_limit_not_confidently(offline_analyst):
+    rca = offline_rca(offline_analyst, _FORBIDDEN, _FORBIDDEN.replace("payments", "web"))
+    assert rca.category == "upstream_rate_limited" and rca.confidence < THRESHOLD, (rca.category, rca.notes)
+    assert any("how the failure was answered" in note for note in rca.notes)
+    # the same answer saying its credentials are bad stays the login's
+    bad = offline_rca(offline_analyst, _FORBIDDEN.replace("API rate limit exceeded for installation ID 31804455.",
+                                                          "Bad credentials"))
+    assert bad.category == "upstream_auth_failure"
