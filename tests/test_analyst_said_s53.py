@@ -86,3 +86,21 @@ def test_a_forbidden_answer_saying_a_rate_limit_is_the_rate_limit_not_confidentl
     bad = offline_rca(offline_analyst, _FORBIDDEN.replace("API rate limit exceeded for installation ID 31804455.",
                                                           "Bad credentials"))
     assert bad.category == "upstream_auth_failure"
+
+
+# HikariCP's acquire timeout with its pool's counts (HikariPool.java logPoolState's `(total=, active=, idle=,
+# waiting=)`), and PostgreSQL's own login failure for the pool's user
+_POOL = "HikariPool-1 - Connection is not available, request timed out after 30000ms (total={n}, active={n}, idle=0, waiting=8)"
+_LOGIN = 'FATAL:  password authentication failed for user "v-ledger-q8Zx1"'
+
+
+def test_a_pool_that_never_opened_a_connection_is_what_keeps_it_from_opening_them(offline_analyst):
+    def rca(n):
+        return offline_rca(offline_analyst, {"service": "postgres", "message": _LOGIN},
+                           *({"service": "ledger", "message": _POOL.format(n=n)} for _ in range(3)),
+                           {"service": "postgres", "message": _LOGIN})
+    # no connection open at all: the login failing is why, though the pool's lines outnumber it
+    empty = rca(0)
+    assert empty.category == "upstream_auth_failure" and empty.confidence < THRESHOLD, (empty.category, empty.notes)
+    # a pool full of connections in use was drained by demand: still the pool's (capped: a login failed before it)
+    assert rca(10).category == "db_pool_exhausted"

@@ -68,6 +68,18 @@ EITHER_WAY: dict[str, frozenset[str]] = {
 }
 
 
+# a pool counting no connection open at all when it fails to give one (HikariCP's `(total=0, active=0, idle=0,
+# waiting=8)`, a pool's `size: 0`): demand did not drain it, it could not open any
+_NONE_OPEN = re.compile(r"\b(?:total|size|open|opened|connections)\s*[=:]\s*0\b(?![.\d])|"
+                        r"\bactive\s*[=:]\s*0\b\W{1,3}idle\s*[=:]\s*0\b", re.I)
+
+
+def none_open(texts: list[str]) -> bool:
+    """Whether every one of a pool's failing lines counts no connection open at all (`_NONE_OPEN`): what stops it
+    opening them (the database refusing, its name, its login: PRODUCED_BY) is their cause however often it is said."""
+    return bool(texts) and all(_NONE_OPEN.search(t) for t in texts)
+
+
 def segments(text: str) -> list[tuple[int, str]]:
     """The text cut at its chain markers, each part with its depth in the chain (0 the outermost)."""
     marks = sorted([(m.start(), True) for m in _INWARD.finditer(text)]

@@ -699,9 +699,14 @@ def _origin_of(state: IncidentState, top: Support, others: list[Support]) -> Sup
     well supported) whose state produces the top's failure in its callers (cause_side.PRODUCED_BY)."""
     produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
     either_way = cause_side.EITHER_WAY.get(top.category, frozenset())
-    callers = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found}
+    carrying = OfflineAnalyst._carrying(state, top)
+    callers = {e.service for e, found in zip(state.evidence, carrying) if found}
+    # a pool that never opened a connection was not drained by demand: what keeps it from opening them is taken
+    # however weakly it is supported against the pool's many lines
+    share = 0.0 if top.category == "db_pool_exhausted" and cause_side.none_open(
+        [event_text(e) for e, found in zip(state.evidence, carrying) if found and _problem(e)]) else EARLIER_SHARE
     for other in others:
-        if other.worded or other.category not in produced_by or other.score < EARLIER_SHARE * top.score:
+        if other.worded or other.category not in produced_by or other.score < share * top.score:
             continue
         said = [e for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if found and _problem(e)]
         # a state a slow call also produces in its caller counts only when another service (the callee) says it
