@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from pipeline.analyst import ideas
 from pipeline.analyst.callee_lines import LEADS
 from pipeline.engine.nodes import leading_warning
 from pipeline.errors import IncidentNotFound
@@ -104,3 +107,16 @@ def test_a_pool_that_never_opened_a_connection_is_what_keeps_it_from_opening_the
     assert empty.category == "upstream_auth_failure" and empty.confidence < THRESHOLD, (empty.category, empty.notes)
     # a pool full of connections in use was drained by demand: still the pool's (capped: a login failed before it)
     assert rca(10).category == "db_pool_exhausted"
+
+
+@pytest.mark.parametrize("line, named", [
+    # a data file the service was given to load, missing (postfix's dict_open, ClamAV's cli_loaddbdir)
+    ("postfix/smtpd[20114]: fatal: open database /etc/postfix/sasl_passwd.db: No such file or directory", True),
+    ("LibClamAV Error: cli_loaddbdir: No supported database files found in /var/lib/clamav", True),
+    # a table missing is the schema's, a database file locked is no file missing, a page's file is no database's
+    ("sqlite3.OperationalError: no such table: users (database file app.db)", False),
+    ("database file is locked: not written", False),
+    ('open() "/var/www/html/favicon.ico" failed (2: No such file or directory)', False),
+])
+def test_a_data_file_the_service_loads_said_missing_is_its_configuration(line, named):
+    assert ("config_missing" in ideas.categories_worded(analyst_events(line))) is named

@@ -320,6 +320,11 @@ IDEAS: tuple[Idea, ...] = (
     # an environment variable said not set (`environment variable DATABASE_URL is not set`)
     _idea("config_missing", "a required setting not found",
           "env environment variable variables", "set", "not isn never"),
+    # a data file the service was given to load said missing (postfix's `fatal: open database /etc/postfix/sasl_passwd.db:
+    # No such file or directory`, ClamAV's `cli_loaddbdir: No supported database files found in /var/lib/clamav`): not a
+    # table's or a column's (the schema's), nor a database file locked
+    _idea("config_missing", "a file the service needs not found", "database databases", "file files",
+          "no not missing", unless="table tables column columns locked lock"),
     # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
