@@ -120,3 +120,10 @@ def test_a_pool_that_never_opened_a_connection_is_what_keeps_it_from_opening_the
 ])
 def test_a_data_file_the_service_loads_said_missing_is_its_configuration(line, named):
     assert ("config_missing" in ideas.categories_worded(analyst_events(line))) is named
+
+
+def test_a_servers_handling_of_a_request_timing_out_is_a_timeout():
+    # kube-apiserver's filters (staging/src/k8s.io/apiserver/pkg/server/filters: `timeout or abort while handling`)
+    line = 'E1014 12:00:00.701882 1 wrap.go:54] timeout or abort while handling: method=LIST URI="/api/v1/secrets?limit=500"'
+    assert "upstream_timeout" in ideas.categories_worded(analyst_events(line))
+    assert "upstream_timeout" not in ideas.categories_worded(analyst_events("error while handling: payload invalid"))

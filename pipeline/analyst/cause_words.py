@@ -143,6 +143,8 @@ IDEAS: tuple[Idea, ...] = (
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
           "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api "
+          # ... or a server's handling of one (kube-apiserver's `timeout or abort while handling: method=LIST URI=...`)
+          "handling "
           # ... or a remote invocation's (`GetOperation invocation failed to complete due to operation-heartbeat-timeout`)
           "invocation invoke"),
     # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
