@@ -127,3 +127,15 @@ def test_a_servers_handling_of_a_request_timing_out_is_a_timeout():
     line = 'E1014 12:00:00.701882 1 wrap.go:54] timeout or abort while handling: method=LIST URI="/api/v1/secrets?limit=500"'
     assert "upstream_timeout" in ideas.categories_worded(analyst_events(line))
     assert "upstream_timeout" not in ideas.categories_worded(analyst_events("error while handling: payload invalid"))
+
+
+@pytest.mark.parametrize("line, named", [
+    # AWS's service error (its `AccessDeniedException` with the service's own message), as ECS passes it on
+    ("unable to retrieve secret from asm: AccessDeniedException: Access to KMS is not allowed", True),
+    ("access to the requested bucket is not permitted for this role", True),
+    # a file's permission, an HTTP method, a browser origin: no dependency refusing credentials
+    ("open /var/data/app.db: access to the file is not allowed", False),
+    ("405: access with method DELETE not allowed", False),
+])
+def test_access_to_a_dependency_said_not_allowed_is_its_credentials(line, named):
+    assert ("upstream_auth_failure" in ideas.categories_worded(analyst_events(line))) is named

@@ -189,6 +189,10 @@ IDEAS: tuple[Idea, ...] = (
     # denied`, `Access denied for user`): not a file's or a path's
     _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "denied",
           "requested resource resources user repository registry", unless="path file files directory folder"),
+    # ... or access to a dependency said not allowed (AWS's `AccessDeniedException: Access to KMS is not allowed`): not a
+    # file's, nor an HTTP method's or a browser origin's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "not", "allowed permitted",
+          unless="path file files directory folder method origin cors"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
