@@ -139,3 +139,14 @@ def test_a_servers_handling_of_a_request_timing_out_is_a_timeout():
 ])
 def test_access_to_a_dependency_said_not_allowed_is_its_credentials(line, named):
     assert ("upstream_auth_failure" in ideas.categories_worded(analyst_events(line))) is named
+
+
+def test_a_server_saying_its_client_reset_the_connection_names_no_cause(offline_analyst):
+    # PostgreSQL's pqcomm.c (`could not receive data from client: %m`): the client it served went away (a rollout)
+    gone = offline_rca(offline_analyst, "LOG:  could not receive data from client: Connection reset by peer",
+                       "LOG:  unexpected EOF on client connection with an open transaction")
+    assert gone.category == "unknown", (gone.category, gone.notes)
+    # a client's own call reset by the server it called is a failure on its side
+    lost = offline_rca(offline_analyst, "psycopg2.OperationalError: could not receive data from server: Connection "
+                                        "reset by peer")
+    assert lost.category == "connection_refused"
