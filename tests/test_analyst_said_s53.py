@@ -150,3 +150,13 @@ def test_a_server_saying_its_client_reset_the_connection_names_no_cause(offline_
     lost = offline_rca(offline_analyst, "psycopg2.OperationalError: could not receive data from server: Connection "
                                         "reset by peer")
     assert lost.category == "connection_refused"
+
+
+@pytest.mark.parametrize("line, named", [
+    ("PUT /v1/carts/77 failed: 412 Precondition Failed (etag mismatch)", True),
+    # gRPC's FAILED_PRECONDITION (a status for any state the call finds otherwise: Temporal's no poller)
+    ("query getStatus failed: io.grpc.StatusRuntimeException: FAILED_PRECONDITION: no poller seen for task queue "
+     "recently, worker may be down", False),
+])
+def test_a_grpc_failed_precondition_is_no_lost_race(line, named):
+    assert ("concurrency_conflict" in ideas.categories_worded(analyst_events(line))) is named

@@ -104,8 +104,10 @@ IDEAS: tuple[Idea, ...] = (
           unless="certificate cert token password credentials"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
     # because another writer changed it first
+    # (not gRPC's FAILED_PRECONDITION, a status for any state the call needs and finds otherwise: `no poller seen for
+    # task queue`)
     _idea("concurrency_conflict", "a concurrent update lost its race",
-          "precondition conditional etag", "failed met unmet mismatch"),
+          "precondition conditional etag", "failed met unmet mismatch", unless="grpc"),
     # a commit or write refused because another transaction wrote the same data first (`txn aborted: conflicting
     # writes on key 42`): not a merge's conflict of files
     _idea("concurrency_conflict", "a concurrent update lost its race",
