@@ -220,3 +220,8 @@ def test_a_host_the_error_names_itself_beats_an_address_seen_only_in_another_lin
     assert ranked[0].event_ids == [events[0].event_id]
     assert _addresses(events)[0] == "api.github.test"
     assert _addresses(_events("app", "could not connect for host db-2: timeout expired"))[0] == "db-2"
+    # ... the same host's port another line writes keeps the port; a key's documentation link is none
+    events = _events("pay", 'POST https://api.pay.test/v2/charges failed: {"documentation_url":"https://docs.pay.test/x"}',
+                     {"level": "ERROR", "service": "proxy", "message": "handshake with api.pay.test:443 failed"},
+                     {"level": "ERROR", "service": "proxy", "message": "upstream cache.svc:6379 slow"})
+    assert _addresses(events) == ["api.pay.test:443", "cache.svc:6379"]

@@ -467,8 +467,13 @@ def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = Fa
     for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
         of_kind = [(value, ids, spans) for (k, value), (ids, spans) in found.items() if k == kind]
         if kind == "address":
-            # an address the error statements' own events name first (stable: problem lines, then time, after)
-            of_kind.sort(key=lambda t: stated.isdisjoint(t[1]))
+            # an address the error statements' own events name first (stable: problem lines, then time, after);
+            # a host they name without a port gives way to its host and port another line writes (the same peer)
+            bare = {value for value, _, _ in of_kind if ":" not in value}
+            ported = {value.rsplit(":", 1)[0] for value, _, _ in of_kind if ":" in value}
+            named = {value for value, ids, _ in of_kind if not stated.isdisjoint(ids)}
+            of_kind = [t for t in of_kind if t[0] not in ported]
+            of_kind.sort(key=lambda t: stated.isdisjoint(t[1]) and t[0].rsplit(":", 1)[0] not in (bare & named))
         if kind == "setting":
             # the settings the problem lines point at plainest first (their value said, their words shared, a bound)
             of_kind.sort(key=lambda t: -rank.get(t[0], 0))
@@ -527,6 +532,9 @@ _URL_HOST = re.compile(r"\bhttps?://(?P<host>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-
                        r"\b(?:for|to) host\s+[`\"']?(?P<named>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*)(?![\w.-]|:\d)", re.I)
 
 
+_DOC_KEY = re.compile(r"\b\w*(?:documentation|docs?|help|info)[_-]?(?:url|uri|link|href)[\"']?\s*[:=]\s*[\"']?https?://$", re.I)
+
+
 @functools.lru_cache(maxsize=1024)
 def _hosts_named(text: str) -> tuple[tuple[str, int], ...]:
     """(value, start) of the hosts a problem text names as called without a port (_URL_HOST), not a link to read,
@@ -537,8 +545,8 @@ def _hosts_named(text: str) -> tuple[tuple[str, int], ...]:
     for m in _URL_HOST.finditer(text):
         group = "host" if m.group("host") else "named"
         start = m.start(group)
-        if _in_hint(text, start) or served_or_client(text, start, None):
-            continue
+        if _in_hint(text, start) or served_or_client(text, start, None) or _DOC_KEY.search(text, max(0, start - 40), start):
+            continue  # (or a key's link to read: GitHub's `"documentation_url":"https://docs.github.com/..."`)
         out.append((m.group(group), start))
     return tuple(out)
 
