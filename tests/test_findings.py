@@ -185,3 +185,11 @@ def test_a_reviewer_request_names_entities():
     found = named_in_request("the column is loyalty_tier, and the table is `order_lines`")
     assert [(f.kind, f.value, f.source) for f in found] == [("column", "loyalty_tier", "reviewer"),
                                                              ("table", "order_lines", "reviewer")]
+
+
+def test_a_client_or_own_side_host_and_port_is_no_finding():
+    def found(text, kind):
+        return values(extract(events({"message": text})), kind)
+    assert found("Too many parts (300). (from 10.220.5.17:48812) (in query: INSERT)", "port") == []
+    assert found('10.91.7.7:51122 - "POST /api/v1/query HTTP/1.1" 500', "host") == []
+    assert found("dial tcp 10.0.0.5:50051: connect: connection refused", "port") == ["50051"]

@@ -188,3 +188,40 @@ def test_the_end_of_an_inner_exceptions_trace_is_no_part_of_its_statement():
              "   at Ledger.Client.Post()")
     assert specifics.statements(_events("ledger", trace))[0].value == \
         "System.TimeoutException: The operation has timed out after 00:00:05."
+
+
+def _addresses(events):
+    return [f.value for f in specifics.extract(events, specifics.statements(events)) if f.kind == "address"]
+
+
+def test_the_client_side_of_an_access_line_or_an_ephemeral_port_is_no_peer():
+    # an access line's first address is its client's, the host its request names the writer's own listener
+    alb = ('https 2027-05-01T10:00:00Z app/quotes-alb/50dc 203.0.113.9:5521 - -1 -1 -1 503 - 210 336 '
+           '"GET https://quotes.example.test:443/v1/quote?zip=1 HTTP/1.1" "Mozilla/5.0"')
+    assert _addresses(_events("alb", alb)) == []
+    assert _addresses(_events("api", 'INFO [uvicorn.access] 10.91.7.7:51122 - "POST /api/v1/query HTTP/1.1" 500')) == []
+    # a source named by its word, or an ephemeral port no word says is called: the client's
+    assert _addresses(_events("ch", "Code: 252. Too many parts (300). (from 10.220.5.17:48812) (in query: INSERT)")) == []
+    assert _addresses(_events("lb", "backend 10.4.0.9:45120 sent an invalid response")) == []
+    # ... but a port at or above 32768 the line says it calls is a listener (gRPC's 50051), and an upstream
+    # after the request of an error line is the peer
+    assert _addresses(_events("api", "dial tcp 10.0.0.5:50051: connect: connection refused")) == ["10.0.0.5:50051"]
+    nginx = ('connect() failed (111: Connection refused) while connecting to upstream, client: 198.51.100.7, '
+             'server: ws.example.test, request: "GET /socket HTTP/1.1", upstream: "http://10.90.2.11:8088/socket"')
+    assert _addresses(_events("nginx", nginx)) == ["10.90.2.11:8088"]
+
+
+def test_a_host_the_error_names_itself_beats_an_address_seen_only_in_another_line():
+    events = _events("integrations",
+                     "GET https://api.github.test/repos/acme/pulls failed: 403 Forbidden, API rate limit exceeded",
+                     {"level": "ERROR", "service": "worker",
+                      "message": "503 Server Error: Service Unavailable for url: http://integrations.svc:8080/x"})
+    ranked = specifics.statements(events)
+    assert ranked[0].event_ids == [events[0].event_id]
+    assert _addresses(events)[0] == "api.github.test"
+    assert _addresses(_events("app", "could not connect for host db-2: timeout expired"))[0] == "db-2"
+    # ... the same host's port another line writes keeps the port; a key's documentation link is none
+    events = _events("pay", 'POST https://api.pay.test/v2/charges failed: {"documentation_url":"https://docs.pay.test/x"}',
+                     {"level": "ERROR", "service": "proxy", "message": "handshake with api.pay.test:443 failed"},
+                     {"level": "ERROR", "service": "proxy", "message": "upstream cache.svc:6379 slow"})
+    assert _addresses(events) == ["api.pay.test:443", "cache.svc:6379"]

@@ -21,6 +21,9 @@ from pipeline.analyst import cause_side
 from pipeline.knowledge.retrieval import event_text
 from pipeline.state import IncidentState, LogEvent
 
+# a window event that is the incident's own leading warning (the grouping's: incidents/leading.py), whichever writer
+# said it (retrieval marks it: engine/nodes.py `leading_warning`)
+LEADS = "incidentiq.leads"
 _PROBLEM = ("ERROR", "FATAL", "WARN")  # a level said, not guessed: an unlevelled window line is anyone's
 LIMIT = 20  # the callee's lines read: its first ones say when its state began
 
@@ -60,6 +63,10 @@ def own_warnings(state: IncidentState) -> list[LogEvent]:
         if event.level in (*_PROBLEM, None) and (event.service not in first or event.time < first[event.service]):
             first[event.service] = event.time
     own = {e.event_id for e in state.evidence}
+    start = min(first.values(), default=None)
     found = [e for e in sorted(state.log_window, key=lambda e: e.time)
-             if e.event_id not in own and e.level == "WARN" and e.service in first and e.time < first[e.service]]
+             if e.event_id not in own and e.level == "WARN" and (
+                 e.service in first and e.time < first[e.service] or
+                 # ... and the incident's leading warning, another writer's, said before its first problem line
+                 e.fields.get(LEADS) is True and start is not None and e.time < start)]
     return found[:LIMIT]

@@ -56,6 +56,9 @@ PRODUCED_BY: dict[str, frozenset[str]] = {
 # is their cause; after them it is the dependency, slow then down, refusing: their common symptom)
 PRODUCED_WHEN_FIRST: dict[str, frozenset[str]] = {
     "upstream_timeout": frozenset({"connection_refused", "dns_resolution"}),
+    # ... and a client's own outbound queue backs up (a producer's batches expire undelivered) when its broker
+    # cannot be reached: the refusal said first is why nothing was delivered
+    "queue_backlog": frozenset({"connection_refused", "dns_resolution"}),
 }
 # ... states that a slow dependency can produce in its caller as well (its own pool held by connections
 # waiting on the slow call, its executor's threads blocked, its consumers lagging): the caller's timeout
@@ -63,6 +66,18 @@ PRODUCED_WHEN_FIRST: dict[str, frozenset[str]] = {
 EITHER_WAY: dict[str, frozenset[str]] = {
     "upstream_timeout": frozenset({"db_pool_exhausted", "resource_exhaustion", "queue_backlog"}),
 }
+
+
+# a pool counting no connection open at all when it fails to give one (HikariCP's `(total=0, active=0, idle=0,
+# waiting=8)`, a pool's `size: 0`): demand did not drain it, it could not open any
+_NONE_OPEN = re.compile(r"\b(?:total|size|open|opened|connections)\s*[=:]\s*0\b(?![.\d])|"
+                        r"\bactive\s*[=:]\s*0\b\W{1,3}idle\s*[=:]\s*0\b", re.I)
+
+
+def none_open(texts: list[str]) -> bool:
+    """Whether every one of a pool's failing lines counts no connection open at all (`_NONE_OPEN`): what stops it
+    opening them (the database refusing, its name, its login: PRODUCED_BY) is their cause however often it is said."""
+    return bool(texts) and all(_NONE_OPEN.search(t) for t in texts)
 
 
 def segments(text: str) -> list[tuple[int, str]]:

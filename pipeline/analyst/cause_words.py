@@ -104,8 +104,10 @@ IDEAS: tuple[Idea, ...] = (
           unless="certificate cert token password credentials"),
     # a write guarded by what the writer last read (HTTP 412 on an `If-Match` ETag, a conditional put) refused
     # because another writer changed it first
+    # (not gRPC's FAILED_PRECONDITION, a status for any state the call needs and finds otherwise: `no poller seen for
+    # task queue`)
     _idea("concurrency_conflict", "a concurrent update lost its race",
-          "precondition conditional etag", "failed met unmet mismatch"),
+          "precondition conditional etag", "failed met unmet mismatch", unless="grpc"),
     # a commit or write refused because another transaction wrote the same data first (`txn aborted: conflicting
     # writes on key 42`): not a merge's conflict of files
     _idea("concurrency_conflict", "a concurrent update lost its race",
@@ -143,6 +145,8 @@ IDEAS: tuple[Idea, ...] = (
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
           "service upstream gateway request requests call calls calling rpc response http 503 504 read command redis api "
+          # ... or a server's handling of one (kube-apiserver's `timeout or abort while handling: method=LIST URI=...`)
+          "handling "
           # ... or a remote invocation's (`GetOperation invocation failed to complete due to operation-heartbeat-timeout`)
           "invocation invoke"),
     # ... or said not to have answered in its time (`the quote service did not respond within 3s`, `no reply within
@@ -187,6 +191,10 @@ IDEAS: tuple[Idea, ...] = (
     # denied`, `Access denied for user`): not a file's or a path's
     _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "denied",
           "requested resource resources user repository registry", unless="path file files directory folder"),
+    # ... or access to a dependency said not allowed (AWS's `AccessDeniedException: Access to KMS is not allowed`): not a
+    # file's, nor an HTTP method's or a browser origin's
+    _idea("upstream_auth_failure", "credentials rejected by a dependency", "access", "not", "allowed permitted",
+          unless="path file files directory folder method origin cors"),
     # a dependency limiting the rate of calls (`urn:ietf:params:acme:error:rateLimited`, `Rate exceeded`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls",
           "rate ratelimit ratelimited throttled throttling", "limit limited limiting exceeded"),
@@ -320,6 +328,11 @@ IDEAS: tuple[Idea, ...] = (
     # an environment variable said not set (`environment variable DATABASE_URL is not set`)
     _idea("config_missing", "a required setting not found",
           "env environment variable variables", "set", "not isn never"),
+    # a data file the service was given to load said missing (postfix's `fatal: open database /etc/postfix/sasl_passwd.db:
+    # No such file or directory`, ClamAV's `cli_loaddbdir: No supported database files found in /var/lib/clamav`): not a
+    # table's or a column's (the schema's), nor a database file locked
+    _idea("config_missing", "a file the service needs not found", "database databases", "file files",
+          "no not missing", unless="table tables column columns locked lock"),
     # a secret the code needs left unset: an encryption, signing or API key missing (a class's name keeps its
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",

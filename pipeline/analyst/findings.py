@@ -173,6 +173,42 @@ def event_texts(event: LogEvent) -> list[tuple[str, str]]:
 
 # the address a server binds to listen on every interface: never a peer it calls
 _UNSPECIFIED = frozenset({"0.0.0.0", "::", "[::]"})
+# The peer of a failing call is the party the call was made TO. A host and port is the writer's own side, not a
+# peer, when the words just before it say so (a source or client field, a local address, where it listens:
+# `(from 10.2.0.7:48812)`, `client: 1.2.3.4`, `listening on :8080`), when its port is an ephemeral one (at or above
+# 32768: a client's, no listener's) and no word before it says it is called (`to`, `dial tcp`, `upstream`), or when
+# the line is an access line (a quoted `"GET /x HTTP/1.1"`) and it is the line's first address, before the request
+# (the client's field: combined log, ALB, uvicorn's access log), or the host the request itself names (the
+# writer's own listener).
+LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:[ _]?addr(?:ess)?)?|\bladdr|\bsrc|\bsource(?:[ _]?addr(?:ess)?)?|"
+                          r"\bclient(?:[ _]?(?:addr(?:ess)?|ip))?|\blisten(?:ing)?(?:\s+on)?|\bbind(?:ing)?(?:\s+to)?|"
+                          r"\bbound\s+to|\bserving\s+on)[=:\s/(\"']*$", re.I)
+PEER_BEFORE = re.compile(r"(?:\bto|\bupstream|\bdial(?:ing)?(?:\s+tcp\d?)?|\bconnect(?:ing)?|\bserver|\bhost|\btarget|"
+                         r"\bremote(?:[ _]?addr(?:ess)?)?|\braddr|\bpeer|\bdest(?:ination)?|\bon)[=:\s/(\"'\[]*$", re.I)
+EPHEMERAL = 32768  # Linux's ephemeral range starts here (ip_local_port_range 32768-60999)
+_REQUEST_LINE = re.compile(r"\"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) \S+ HTTP/\d(?:\.\d)?\"")
+_AN_ADDRESS = re.compile(r"(?<![\w.:-])(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w-]*(?:\.[\w-]+)+):\d{2,5}\b")
+
+
+def served_or_client(text: str, host_start: int, port: str | None) -> bool:
+    """Whether the host (and port) at `host_start` is the writer's own side or its client's, no peer it calls
+    (see LOCAL_BEFORE above)."""
+    before = text[max(0, host_start - 24):host_start]
+    if LOCAL_BEFORE.search(before):
+        return True
+    if port is not None and port.isdigit() and int(port) >= EPHEMERAL and not PEER_BEFORE.search(before):
+        return True
+    if '" ' not in text and not text.rstrip().endswith('"'):
+        return False  # no quoted request line: no access line (most lines)
+    request = _REQUEST_LINE.search(text)
+    if request is None:
+        return False
+    if request.start() <= host_start < request.end():
+        return True  # the host the request names: the one the writer serves
+    if host_start < request.start() and not PEER_BEFORE.search(before):
+        first = _AN_ADDRESS.search(text, 0, request.start())
+        return first is not None and first.start() == host_start
+    return False
 
 
 class _Collector:
@@ -272,6 +308,8 @@ def _scan(collector: _Collector, event_id: str, field: str, text: str) -> None:
                 continue  # `0.0.0.0:8080`: where a server listens, its port no peer's either
             if host and _in_hint(text, match.start("h")):
                 continue  # a link to read, not the failing host
+            if host and served_or_client(text, match.start("h"), match.groupdict().get("p")):
+                continue  # the client's or the writer's own side of a call, not the peer it calls
             for group, kind in rule.kinds.items():
                 if match.group(group) is not None:
                     collector.add(kind, match.group(group), event_id, field, match.start(group), match.end(group))

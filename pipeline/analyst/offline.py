@@ -103,9 +103,12 @@ class OfflineAnalyst:
         # are the service's ordinary lines, the evidence report's baseline)
         own = [e for e in own_warnings(state) if ideas.categories_worded([e]) or capacity.categories_at_capacity([e])
                or category_support(self.kb, event_text(e))]
+        # ... or a state its warnings name that produces the failure when said first (a producer's batches expiring
+        # after it warned its broker could not be reached: cause_side.PRODUCED_WHEN_FIRST)
         if own and (signed := category_support(self.kb, evidence_text(state.evidence))) and \
                 signed[0].category not in cause_side.CALLER_SIDE:
-            own = []
+            first = cause_side.PRODUCED_WHEN_FIRST.get(signed[0].category, frozenset())
+            own = [e for e in own if first & {s.category for s in category_support(self.kb, event_text(e))}]
         extra = list({e.event_id: e for e in [*callee_lines(state), *own]}.values())
         if extra:
             state = state.model_copy(update={"evidence": sorted([*state.evidence, *extra], key=lambda e: e.time)})
@@ -162,6 +165,15 @@ class OfflineAnalyst:
         if inner is not None:
             runner_up, top = top, inner
             carrying = self._carrying(state, top)
+        # ... or the top's signature is how the failure was answered (a 403, its status's exception class) and the
+        # words of every line carrying it say another category's cause, whose signatures they carry too (the body's
+        # "API rate limit exceeded"): the words say why
+        said_why = None if earlier is not None or inner is not None or top.worded else \
+            _said_why(state, top, carrying, supports[1:])
+        if said_why is not None:
+            runner_up, top = top, said_why
+            carrying = self._carrying(state, top)
+            inner = said_why  # rated on its own, as a deeper cause is
         # a caller's failure beside the state of what it calls that produces it (cause_side.PRODUCED_BY)
         origin = None if earlier is not None or inner is not None or top.worded else \
             _origin_of(state, top, supports[1:])
@@ -195,6 +207,12 @@ class OfflineAnalyst:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{top.category}'s line came first and {runner_up.category}'s after it (its symptom, "
                          f"it seems): confidence stays at most {UNDECIDED_CONFIDENCE}")
+        elif said_why is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"the lines carrying {runner_up.category}'s signatures say in their words {top.category}'s "
+                         f"cause, whose signatures they carry too: {runner_up.category}'s is how the failure was "
+                         f"answered, {top.category} why; confidence stays at most {UNDECIDED_CONFIDENCE}; to be "
+                         f"sure, read the dependency's own reason for refusing")
         elif inner is not None and runner_up is not None:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{runner_up.category}'s error and {top.category}'s are one trace, {top.category}'s the "
@@ -546,6 +564,24 @@ def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
         if first and max(first) < start and (best is None or min(first) < best[2]):
             best = (other, found, min(first))
     return (best[0], best[1]) if best else None
+def _said_why(state: IncidentState, top: Support, carrying: list[set[str]], others: list[Support]) -> Support | None:
+    """The other category (by signatures) whose cause the words of every problem line carrying the top's signatures
+    say (ideas.category_of_line, the line's own reading), each line carrying that category's signatures too and none
+    saying the top's cause in words, or None."""
+    lines = [n for n, (e, found) in enumerate(zip(state.evidence, carrying)) if found and _problem(e)]
+    if not lines:
+        return None
+    meant = {ideas.category_of_line(event_text(state.evidence[n])) for n in lines}
+    if len(meant) != 1 or (said := next(iter(meant))) in (None, top.category):
+        return None
+    for other in others:
+        if other.worded or other.category != said:
+            continue
+        theirs = OfflineAnalyst._carrying(state, other)
+        return other if all(theirs[n] for n in lines) else None
+    return None
+
+
 def _callee_first(state: IncidentState, top: Support, carrying: list[set[str]],
                   others: list[Support]) -> tuple[Support, list[set[str]]] | None:
     """cause_side.callee_first over the other supports, each per event by its signatures or its ideas."""
@@ -663,9 +699,14 @@ def _origin_of(state: IncidentState, top: Support, others: list[Support]) -> Sup
     well supported) whose state produces the top's failure in its callers (cause_side.PRODUCED_BY)."""
     produced_by = cause_side.PRODUCED_BY.get(top.category, frozenset())
     either_way = cause_side.EITHER_WAY.get(top.category, frozenset())
-    callers = {e.service for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, top)) if found}
+    carrying = OfflineAnalyst._carrying(state, top)
+    callers = {e.service for e, found in zip(state.evidence, carrying) if found}
+    # a pool that never opened a connection was not drained by demand: what keeps it from opening them is taken
+    # however weakly it is supported against the pool's many lines
+    share = 0.0 if top.category == "db_pool_exhausted" and cause_side.none_open(
+        [event_text(e) for e, found in zip(state.evidence, carrying) if found and _problem(e)]) else EARLIER_SHARE
     for other in others:
-        if other.worded or other.category not in produced_by or other.score < EARLIER_SHARE * top.score:
+        if other.worded or other.category not in produced_by or other.score < share * top.score:
             continue
         said = [e for e, found in zip(state.evidence, OfflineAnalyst._carrying(state, other)) if found and _problem(e)]
         # a state a slow call also produces in its caller counts only when another service (the callee) says it

@@ -6,8 +6,10 @@ its span, ranked (the deepest cause first).
   signal or an error word; the later of equally telling lines, since a traceback ends with its
   exception), never a stack frame. The deepest `Caused by:` of a trace ranks first, then the line
   that carries the cause's signature (`telling`), then the first error's line.
-- `address`: a host and port the events connect to (the local side of `a->b` or `from a` is not
-  a peer: an ephemeral port is no listener).
+- `address`: a host and port the events connect to, by its role (findings.served_or_client: the local side of
+  `a->b`, `from a`, a `client:` field, an access line's client and the host its request names, an ephemeral port
+  no word says is called, are no peer); those the error statements' own events name first, and a host those
+  events name without a port (a URL's, "for host X") when they name no host and port.
 - `endpoint`: a URL with its path, `METHOD /path`, or a gRPC `package.Service/Method`.
 - `expiry` and `subject`: a certificate's expiry (the date after "is after", "expired on",
   `notAfter=`, "valid until" ...) and its `CN=`.
@@ -29,7 +31,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint
+from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint, served_or_client
 from pipeline.ingest.readable import readable_line
 from pipeline.state import Finding, FindingKind, LogEvent, Span, source_of
 
@@ -120,7 +122,6 @@ _GRPC_HINT = re.compile(r"/[A-Z]")
 _SETTING_HINT = re.compile(r"(?:=|->|:\s)\s?\d|-X|--[a-z]|\bulimit\b")
 # a process's own limits as the shell sets them (`ulimit -n 1024`: open files): a flag of a bound
 _ULIMIT = re.compile(r"\bulimit\s+-[a-zA-Z]\s+(?:\d+|unlimited)\b")
-_LOCAL_BEFORE = re.compile(r"(?:\bfrom|\blocal(?:\s+address)?|\bladdr|\bsrc|\bclient)[=:\s/]*$", re.I)
 # (a flag that is its bound's own word, `--timeout=60`, is one too; its value ends before a bracket closing round it)
 _SETTING = re.compile(r"(?<![\w.-])(?P<v>(?P<flag>-X[\w:+-]+(?:=\S+)?|--?(?:[a-z][\w-]*)?(?:size|memory|limit|timeout|max)"
                       r"[\w-]*=[^\s)\],;]+)|(?P<name>[A-Za-z][\w.-]*[A-Za-z0-9])(?:\s?(?:=|->)\s?|:\s)(?P<n>\d+(?:\.\d+)?(?:=?[ \t]\d+(?=[)\],;]|$))?\s?[a-zA-Z%]{0,3}))"
@@ -409,12 +410,20 @@ def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = Fa
                 spans.append(Span(event_id=event.event_id, field=field, start=start, end=start + len(value)))
 
     problem_first = sorted(events, key=lambda e: (e.level not in (*_PROBLEM, "WARN"), e.time))
+    # the events the error statements are quoted from: a peer their own text names beats one seen only elsewhere
+    stated = {i for f in errors for i in f.event_ids}
     for event in problem_first:
         problem = event.level in (*_PROBLEM, "WARN")
         for field, text in _texts(event):
             if problem:
-                for kind, value, start in _shaped(text[:8_000]):
+                shaped = _shaped(text[:8_000])
+                for kind, value, start in shaped:
                     add(kind, value, event, field, start)
+                if event.event_id in stated and not any(k == "address" for k, _, _ in shaped):
+                    # the error's own text names its peer by a host without a port (`GET https://api.github.com/...
+                    # failed`, `for host db-2`): that host is the address
+                    for value, start in _hosts_named(text[:8_000]):
+                        add("address", value, event, field, start)
             elif of_certificate and _CERTIFICATE.search(text[:2_000]):
                 for kind, value, start in _shaped(text[:2_000]):
                     if kind in ("expiry", "subject"):
@@ -457,6 +466,14 @@ def extract(events: list[LogEvent], errors: list[Finding], *, bounded: bool = Fa
     out: list[Finding] = []
     for kind in ("address", "endpoint", "expiry", "subject", "queue", "setting", "path"):
         of_kind = [(value, ids, spans) for (k, value), (ids, spans) in found.items() if k == kind]
+        if kind == "address":
+            # an address the error statements' own events name first (stable: problem lines, then time, after);
+            # a host they name without a port gives way to its host and port another line writes (the same peer)
+            bare = {value for value, _, _ in of_kind if ":" not in value}
+            ported = {value.rsplit(":", 1)[0] for value, _, _ in of_kind if ":" in value}
+            named = {value for value, ids, _ in of_kind if not stated.isdisjoint(ids)}
+            of_kind = [t for t in of_kind if t[0] not in ported]
+            of_kind.sort(key=lambda t: stated.isdisjoint(t[1]) and t[0].rsplit(":", 1)[0] not in (bare & named))
         if kind == "setting":
             # the settings the problem lines point at plainest first (their value said, their words shared, a bound)
             of_kind.sort(key=lambda t: -rank.get(t[0], 0))
@@ -496,8 +513,8 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
         before = text[max(0, start - 24):start]
         if "." not in host.group() and not before.endswith(_PEER_WORDS):
             continue  # `level:20`, `line:42`: a bare word is a host only where the line says it is the peer
-        if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or _LOCAL_BEFORE.search(before):
-            continue
+        if _SOURCE_FILE.search(host.group()) or _in_hint(text, start) or served_or_client(text, start, m.group(1)):
+            continue  # (a client's or the writer's own side: findings.served_or_client)
         out.append(("address", text[start:m.end()], start))
     if "('" in text:
         # Python's socket address, the peer's (`raddr=('10.0.0.5', 5672)`, `connecting to ('db', 5432)`),
@@ -506,6 +523,31 @@ def _shaped(text: str) -> tuple[tuple[FindingKind, str, int], ...]:
             before = text[max(0, m.start() - 24):m.start()]
             if re.search(r"(?:\braddr=|\bpeer(?:name)?[=:]?\s?|\bto\s)$", before):
                 out.append(("address", m.group(), m.start()))
+    return tuple(out)
+
+
+# a host the text names as the one called, without a port: a URL's (`https://api.github.com/repos/...`), or after
+# "for host" / "to host" (`could not connect to host db-2`)
+_URL_HOST = re.compile(r"\bhttps?://(?P<host>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+)(?![\w.-]|:\d)|"
+                       r"\b(?:for|to) host\s+[`\"']?(?P<named>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*)(?![\w.-]|:\d)", re.I)
+
+
+_DOC_KEY = re.compile(r"\b\w*(?:documentation|docs?|help|info)[_-]?(?:url|uri|link|href)[\"']?\s*[:=]\s*[\"']?https?://$", re.I)
+
+
+@functools.lru_cache(maxsize=1024)
+def _hosts_named(text: str) -> tuple[tuple[str, int], ...]:
+    """(value, start) of the hosts a problem text names as called without a port (_URL_HOST), not a link to read,
+    nor the writer's own (an access line's request) or its client's side."""
+    if "://" not in text and "host" not in text.lower():
+        return ()
+    out = []
+    for m in _URL_HOST.finditer(text):
+        group = "host" if m.group("host") else "named"
+        start = m.start(group)
+        if _in_hint(text, start) or served_or_client(text, start, None) or _DOC_KEY.search(text, max(0, start - 40), start):
+            continue  # (or a key's link to read: GitHub's `"documentation_url":"https://docs.github.com/..."`)
+        out.append((m.group(group), start))
     return tuple(out)
 
 

@@ -145,8 +145,16 @@ def peer_gone(head: str) -> bool:
         and all(int(local) < EPHEMERAL_PORTS <= int(remote) for local, remote in found)
 
 
+# ... or a server saying so of its client in words (PostgreSQL's pqcomm.c `could not receive data from client: %m`, `unexpected
+# EOF on client connection`; `client closed the connection`): the one that reset or closed is the client it served
+_CLIENT_WENT = re.compile(r"\b(?:from|to) (?:the )?client(?: connection)?: (?:connection reset by peer|broken pipe)\b|"
+                         r"\bunexpected EOF on client connection\b", re.I)
+
+
 def client_gone(event: LogEvent) -> bool:
-    """peer_gone of an event's first line."""
+    """peer_gone of an event's first line, or its first line saying its client reset or closed the connection
+    (`_CLIENT_WENT`)."""
     head = event.message[:_HEAD]
-    return "->" in head and peer_gone(head.split("\n", 1)[0])
+    first = head.split("\n", 1)[0]
+    return "->" in head and peer_gone(first) or bool(_CLIENT_WENT.search(first))
 

@@ -6,6 +6,7 @@ proposal is computed before the gate (`propose_fix`, pure) and recorded after it
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -14,16 +15,19 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from pipeline.analyst.callee_lines import LEADS
 from pipeline.analyst.cause_doc import cause_doc
+from pipeline.clock import parse_iso
+from pipeline.incidents.leading import WARNED
 from pipeline.knowledge.retrieval import find_similar, severity_for
 from pipeline.analyst.protocol import Analyst
 from pipeline.analyst.reading import not_code_defect, reranked_docs
-from pipeline.errors import UsageError
+from pipeline.errors import IncidentNotFound, UsageError
 from pipeline.analyst.fixes import facts_of, foreign_fix, propose
 from pipeline.analyst.operational import KINDS, operational_cause
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
-from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, NodeEvent, Revision,
+from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, LogEvent, NodeEvent, Revision,
                            window_excerpt)
 
 WINDOW_BEFORE = timedelta(minutes=5)
@@ -63,7 +67,27 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     window = runtime.context.records.log_window(service=state.service, start=start, end=end,
                                                 hosts={e.host for e in state.evidence if e.host}, limit=LOG_WINDOW_LIMIT)
     window = [window_excerpt(e) for e in window]
+    # the warning the incident's grouping found leading it (it opened nothing, so no evidence holds it), though
+    # another writer's (a client library's logger, beside the service's own): where its errors' cause is said
+    lead = leading_warning(runtime.context.records, state.incident_id)
+    if lead is not None and lead.event_id not in {e.event_id for e in [*state.evidence, *window]}:
+        window = sorted([lead, *window], key=lambda e: e.time)
     return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
+
+
+def leading_warning(records: Records, incident_id: str) -> LogEvent | None:
+    """The incident's stored leader when it is a warning (incidents/leading.py WARNED), as a window event marked
+    LEADS (pipeline/analyst/callee_lines.py), or None."""
+    try:
+        leader = records.incident_fields(incident_id, "leader").get("leader")
+    except IncidentNotFound:
+        return None
+    lead = json.loads(leader) if isinstance(leader, str) and leader else None
+    if not isinstance(lead, dict) or not str(lead.get("pattern", "")).startswith(WARNED) or not lead.get("time"):
+        return None
+    return LogEvent(event_id=lead["event_id"], time=parse_iso(lead["time"]), message=lead.get("message") or "",
+                    service=lead.get("service") or "unknown", level="WARN", position=lead.get("position") or "",
+                    fields={LEADS: True})
 
 
 def rag(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
