@@ -85,7 +85,10 @@ def leading_warning(records: Records, incident_id: str) -> LogEvent | None:
     lead = json.loads(leader) if isinstance(leader, str) and leader else None
     if not isinstance(lead, dict) or not str(lead.get("pattern", "")).startswith(WARNED) or not lead.get("time"):
         return None
-    return LogEvent(event_id=lead["event_id"], time=parse_iso(lead["time"]), message=lead.get("message") or "",
+    when = parse_iso(lead["time"])
+    if when is None:  # a leader stored without a readable time: no place in the window
+        return None
+    return LogEvent(event_id=lead["event_id"], time=when, message=lead.get("message") or "",
                     service=lead.get("service") or "unknown", level="WARN", position=lead.get("position") or "",
                     fields={LEADS: True})
 
