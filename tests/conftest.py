@@ -31,7 +31,7 @@ os.environ.pop("INCIDENTIQ_NOTIFY_URLS", None)
 
 try:  # browser assertions wait for the app's run, not Playwright's 5 s default: a run here can take longer on a busy machine
     from playwright.sync_api import expect as _expect
-    _expect.set_options(timeout=20_000)
+    _expect.set_options(timeout=60_000)
 except ImportError:
     pass
 
