@@ -60,7 +60,8 @@ class _Records:
     def incident_fields(self, incident_id, *columns):
         if self.leader is IncidentNotFound:
             raise IncidentNotFound(incident_id)
-        return {"leader": self.leader}
+        # as the records store gives it: the stored JSON decoded (Records.incident_fields)
+        return {"leader": json.loads(self.leader) if isinstance(self.leader, str) else self.leader}
 
 
 def test_retrieval_marks_the_incidents_leading_warning_only():

@@ -6,7 +6,6 @@ proposal is computed before the gate (`propose_fix`, pure) and recorded after it
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -79,10 +78,9 @@ def leading_warning(records: Records, incident_id: str) -> LogEvent | None:
     """The incident's stored leader when it is a warning (incidents/leading.py WARNED), as a window event marked
     LEADS (pipeline/analyst/callee_lines.py), or None."""
     try:
-        leader = records.incident_fields(incident_id, "leader").get("leader")
+        lead = records.incident_fields(incident_id, "leader").get("leader")
     except IncidentNotFound:
         return None
-    lead = json.loads(leader) if isinstance(leader, str) and leader else None
     if not isinstance(lead, dict) or not str(lead.get("pattern", "")).startswith(WARNED) or not lead.get("time"):
         return None
     when = parse_iso(lead["time"])

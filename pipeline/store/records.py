@@ -280,7 +280,10 @@ class Records:
         rows = self.query(f"SELECT {', '.join(columns)} FROM incidents WHERE incident_id = $1", (incident_id,))
         if not rows:
             raise IncidentNotFound(incident_id)
-        return dict(rows[0])
+        fields = dict(rows[0])
+        if isinstance(fields.get("leader"), str):  # as `incident` gives it (_incident_dict)
+            fields["leader"] = json.loads(fields["leader"])
+        return fields
 
     def incidents(self, *, status: str | Iterable[str] | None = None, search: str | None = None,
                   order: str = "newest", limit: int | None = None, offset: int = 0,
