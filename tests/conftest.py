@@ -49,6 +49,19 @@ except ImportError:  # a Streamlit without v2 components
     pass
 
 
+try:  # AppTest compiles every page script anew on each run (a fresh ScriptCache a run: about a quarter of
+    # a page run's CPU here, most of it rewriting the script's tree for magic), where `streamlit run`
+    # compiles each script once per server; no test edits the scripts, so one cache per process
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache as _ScriptCache
+    from streamlit.testing.v1 import app_test as _app_test
+    from streamlit.testing.v1 import local_script_runner as _local_script_runner
+
+    _SCRIPTS = _ScriptCache()
+    _app_test.ScriptCache = _local_script_runner.ScriptCache = lambda: _SCRIPTS  # type: ignore[assignment,misc]
+except ImportError:  # another Streamlit's layout: each run compiles, as before
+    pass
+
+
 @pytest.fixture(autouse=True)
 def _collector_pace():
     """Every test starts at the collector's pace its worker started with, nothing frozen: a workbench
