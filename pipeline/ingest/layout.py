@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.code_location import is_code_location
+from pipeline.ingest.key_roles import LEVEL_KEYS
 from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
@@ -70,12 +71,19 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return token.strip("[]():,;= ")
+    return _KEYED.sub("", token.strip("[](){}:,;=! ")).strip('"')
+
+
+# a level column may name itself: `level:INFO`, `[severity=warn]` (a key naming a level, `=` or `:`)
+_KEY = "(?:" + "|".join(sorted(LEVEL_KEYS, key=lambda k: (-len(k), k))) + ')[=:]"?'
+_KEYED = re.compile(r"^(?i:" + _KEY + ")")
 
 
 # debug2: syslog's numbered debug levels; `=ERROR`: a run of `=` rules a header off (Erlang's
 # `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
-_LEVELISH = re.compile(r"^=*[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?=*:?$")
+# a level decorated as loggers write it: in brackets of any kind (`[W]`, `<warn>`, `{WARN}`), or
+# followed by a colon or an exclamation mark (`WARN:`, Telegraf's `W!`)
+_LEVELISH = re.compile(r"^=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -352,7 +360,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"=*[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\s*[\]>)]?=*:?",
+    "level": r"=*[\[<({]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}]?=*[:!]?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",

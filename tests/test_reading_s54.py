@@ -1,0 +1,152 @@
+"""Layouts and level columns read by their shape (issue 34, session 54): Android logcat's formats
+without a date (`brief`, `process`, `thread`), with the message below its header (`long`) or with
+seconds since 1970 (`epoch`); a network device's `%FAC-SEV-MNEMONIC:` line from its own buffer, after
+its host column, or behind a relay's syslog header; and a level column decorated as loggers write
+it (`{WARN}`, Telegraf's `W!`) or naming itself (`level:INFO`, `[severity=warn]`). Every line here
+was written for these tests in the manner of the formats named (no third-party text), with near
+misses that must stay unread."""
+from __future__ import annotations
+
+from pipeline.ingest.levels import normalize_level
+from tests.support import read_lines, utc
+
+
+def test_logcat_brief_lines_read_their_priority_tag_and_pid_without_a_time(tmp_path):
+    events = read_lines(tmp_path, [
+        "I/PlaybackSvc( 4410): queue restored with 18 tracks",
+        "D/ExoCodec ( 4410): decoder flushed after seek",
+        "W/PlaybackSvc( 4410): audio focus lost, pausing",
+        "E/Downloader(13807): chunk 7 failed: HTTP 503",
+        "A/libfoo  ( 4410): assertion failed in mixer.c",
+    ])
+    assert [e.level for e in events] == ["INFO", "DEBUG", "WARN", "ERROR", "FATAL"]
+    assert [e.service for e in events][:4] == ["PlaybackSvc", "ExoCodec", "PlaybackSvc", "Downloader"]
+    assert events[3].message == "chunk 7 failed: HTTP 503" and events[3].fields["pid"] == "13807"
+    assert all(e.fields.get("time_inferred") for e in events)  # brief writes no time: none is made up
+
+
+def test_logcat_process_and_thread_lines(tmp_path):
+    events = read_lines(tmp_path, [
+        "I( 2201) Wi-Fi scan returned 14 networks  (WifiScanner)",
+        "W( 2201) scan throttled by the foreground app  (WifiScanner)",
+        "E( 3090) GPS fix lost after 120 s  (LocationSvc)",
+    ])
+    assert [(e.level, e.service, e.message) for e in events] == [
+        ("INFO", "WifiScanner", "Wi-Fi scan returned 14 networks"),
+        ("WARN", "WifiScanner", "scan throttled by the foreground app"),
+        ("ERROR", "LocationSvc", "GPS fix lost after 120 s")]
+    events = read_lines(tmp_path, ["V( 2201: 2230) sensor hub woke", "E( 2201: 2231) sensor hub timed out"])
+    assert [(e.level, e.fields.get("tid"), e.message) for e in events] == [
+        ("DEBUG", "2230", "sensor hub woke"), ("ERROR", "2231", "sensor hub timed out")]
+
+
+def test_logcat_long_takes_the_message_from_below_its_header(tmp_path):
+    events = read_lines(tmp_path, [
+        "[ 2025-02-11 07:45:01.250  1402: 1455 W/BatteryStats ]",
+        "wakelock held for 600000 ms by sync adapter",
+        "",
+        "[ 2025-02-11 07:45:02.004  5120: 5120 E/PhotoEditor ]",
+        "Render failed",
+        "java.lang.OutOfMemoryError: Failed to allocate 48 MB",
+        "\tat org.example.photo.Render.run(Render.java:88)",
+        "",
+        "[ 02-11 07:45:03.777  1000: 1402: 1460 I/BatteryStats ]",
+        "charging resumed",
+        "",
+    ])
+    assert [(e.level, e.service) for e in events] == [("WARN", "BatteryStats"), ("ERROR", "PhotoEditor"),
+                                                      ("INFO", "BatteryStats")]
+    assert events[0].time == utc(2025, 2, 11, 7, 45, 1, 250000)
+    assert events[0].message == "wakelock held for 600000 ms by sync adapter"
+    assert events[1].message == "Render failed" and "OutOfMemoryError" in (events[1].stack or "")
+    assert events[2].message == "charging resumed" and events[2].fields["uid"] == "1000"
+
+
+def test_logcat_epoch_seconds_are_the_time_and_monotonic_seconds_are_not(tmp_path):
+    events = read_lines(tmp_path, [
+        "1739260001.250  1402  1455 W BatteryStats: wakelock held too long",
+        "1739260002.004  5120  5120 E PhotoEditor: render failed",
+    ])
+    assert events[0].time == utc(2025, 2, 11, 7, 46, 41, 250000) and events[0].level == "WARN"
+    assert events[1].message == "render failed" and events[1].service == "PhotoEditor"
+
+
+def test_prose_shaped_like_a_logcat_tag_stays_prose(tmp_path):
+    # `I/O error(5):` is a sentence, not priority I of a tag `O error`
+    events = read_lines(tmp_path, ["I/O error(5): retrying the read", "E( a note in brackets", "F(x) = 12"])
+    assert [e.fields.get("format") for e in events] == ["text"] * 3
+    assert all(e.service != "O" and "tag" not in e.fields for e in events)
+
+
+def test_a_device_message_code_from_its_own_buffer_after_a_host_or_behind_a_relay(tmp_path):
+    # the device's buffer: a clock mark and the time, no priority or sequence number
+    events = read_lines(tmp_path, [
+        ".Sep  9 03:14:15.926: %OSPFV3-5-ADJCHG: Process 7, Nbr 10.9.9.9 on Vlan20 from LOADING to FULL",
+        "*Sep  9 03:14:16.001: %STACKMGR-4-SWITCH_REMOVED: Switch 2 has been removed from the stack",
+    ])
+    assert [e.level for e in events] == ["INFO", "WARN"]
+    assert events[0].time.replace(year=2000) == utc(2000, 9, 9, 3, 14, 15, 926000)
+    assert events[1].message.startswith("%STACKMGR-4-SWITCH_REMOVED:")
+    # the host column before the code, with the year first or after the day
+    events = read_lines(tmp_path, [
+        "2025 Sep  9 03:14:15 spine-2 %VPC-2-PEER_KEEP_ALIVE_RECV_FAIL: peer keep-alive receive has failed",
+        "2025 Sep  9 03:14:19 spine-2 %VPC-6-PEER_KEEP_ALIVE_RECV_SUCCESS: peer keep-alive receive is back",
+    ])
+    assert [(e.level, e.host, e.time) for e in events] == [
+        ("FATAL", "spine-2", utc(2025, 9, 9, 3, 14, 15)), ("INFO", "spine-2", utc(2025, 9, 9, 3, 14, 19))]
+    assert events[0].message.startswith("%VPC-2-PEER_KEEP_ALIVE_RECV_FAIL:")
+    # the code's severity is the line's level, not that of the relay's priority (local6.notice here)
+    events = read_lines(tmp_path, ["<181>Sep  9 2025 03:14:15 edge-fw1: %PIX-3-733100: Object drop rate exceeded"])
+    assert (events[0].host, events[0].level, events[0].time) == ("edge-fw1", "ERROR", utc(2025, 9, 9, 3, 14, 15))
+    # a relay's RFC 3164 header, then the device's numbered line with its own clock
+    events = read_lines(tmp_path, [
+        "Sep  9 03:14:16 172.16.4.1 88412: Sep  9 03:14:15.880 CEST: %SW_MATM-4-MACFLAP_NOTIF: Host 0011.2233.4455 flapping",
+    ])
+    assert events[0].host == "172.16.4.1" and events[0].level == "WARN"
+    assert events[0].message.startswith("%SW_MATM-4-MACFLAP_NOTIF: Host")
+    assert events[0].time.microsecond == 880000
+
+
+def test_a_percent_in_a_syslog_message_is_no_device_code(tmp_path):
+    events = read_lines(tmp_path, ["Sep  9 03:14:15 build-7 cron[881]: %s placeholder left in job 12",
+                                   "Sep  9 03:14:16 build-7 cron[881]: 100% of jobs done"])
+    assert [(e.service, e.host) for e in events] == [("cron", "build-7"), ("cron", "build-7")]
+
+
+_WORDS = ["index loaded in 40 ms", "replica lag at 2 s", "segment merge aborted", "snapshot taken", "cache probe"]
+
+
+def _column(values: list[str], before_time: bool = False) -> list[str]:
+    stamp = "2025-09-09T03:14:1{i}.500Z"
+    return [(f"{v} {stamp.format(i=i)} {m}" if before_time else f"{stamp.format(i=i)} {v} {m}")
+            for i, (v, m) in enumerate(zip(values, _WORDS))]
+
+
+def test_a_level_column_in_braces_or_with_an_exclamation_mark(tmp_path):
+    for column in (["{info}", "{warn}", "{error}", "{info}", "{debug}"], ["I!", "W!", "E!", "I!", "D!"]):
+        for before in (False, True):
+            events = read_lines(tmp_path, _column(column, before))
+            assert [e.level for e in events] == ["INFO", "WARN", "ERROR", "INFO", "DEBUG"], (column, before)
+            assert events[2].message == "segment merge aborted"
+    assert normalize_level("{WARN}") == "WARN" and normalize_level("E!") == "ERROR"
+
+
+def test_a_level_column_that_names_itself(tmp_path):
+    for column in (["level:info", "level:warn", "level:error", "level:info", "level:debug"],
+                   ["[severity=INFO]", "[severity=WARNING]", "[severity=ERROR]", "[severity=INFO]", "[severity=DEBUG]"],
+                   ['lvl="info"', 'lvl="warn"', 'lvl="error"', 'lvl="info"', 'lvl="debug"']):
+        events = read_lines(tmp_path, _column(column))
+        assert [e.level for e in events] == ["INFO", "WARN", "ERROR", "INFO", "DEBUG"], column
+        assert events[3].message == "snapshot taken" and events[3].host is None
+
+
+def test_columns_near_a_level_column_stay_what_they_are(tmp_path):
+    # words with an exclamation mark that are no levels, and a key that names no level
+    events = read_lines(tmp_path, _column(["Go!", "Stop!", "Go!", "Wait!", "Go!"]))
+    assert all(e.level is None or e.fields.get("level_inferred") for e in events)
+    events = read_lines(tmp_path, _column(["mode:fast", "mode:slow", "mode:fast", "mode:slow", "mode:fast"]))
+    assert [e.level for e in events] == [None, None, "ERROR", None, None]  # only the guess from `aborted`
+    # a host whose name starts like a level key is still the host
+    events = read_lines(tmp_path, ["Sep  9 03:14:15 leveldb-3 compactd[77]: compaction done",
+                                   "Sep  9 03:14:16 leveldb-3 compactd[77]: compaction started"])
+    assert [e.host for e in events] == ["leveldb-3", "leveldb-3"]
