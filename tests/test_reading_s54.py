@@ -150,3 +150,56 @@ def test_columns_near_a_level_column_stay_what_they_are(tmp_path):
     events = read_lines(tmp_path, ["Sep  9 03:14:15 leveldb-3 compactd[77]: compaction done",
                                    "Sep  9 03:14:16 leveldb-3 compactd[77]: compaction started"])
     assert [e.host for e in events] == ["leveldb-3", "leveldb-3"]
+
+
+def test_a_syslog_frame_may_open_with_its_octet_count(tmp_path):
+    events = read_lines(tmp_path, [
+        "74 <13>1 2025-09-09T03:14:15.250Z ci-3 runner 4410 - - job 88 picked up",
+        "70 <11>1 2025-09-09T03:14:16Z ci-3 runner 4410 - - job 88 lost its lease",
+    ])
+    assert [(e.service, e.host, e.level, e.message) for e in events] == [
+        ("runner", "ci-3", "INFO", "job 88 picked up"), ("runner", "ci-3", "ERROR", "job 88 lost its lease")]
+    events = read_lines(tmp_path, ["52 <28>Sep  9 03:14:15 nas-2 smartd[512]: sector count rising"])
+    assert (events[0].service, events[0].host, events[0].level) == ("smartd", "nas-2", "WARN")
+
+
+def test_a_level_joined_to_the_thread_its_bracket_names(tmp_path):
+    events = read_lines(tmp_path, [
+        "[07:01:10] [Tick-Loop/INFO]: world saved in 212 ms",
+        "[07:01:11] [Net-IO #2/WARN]: client 17 sent an oversized packet",
+        "[07:01:12] [Tick-Loop/ERROR]: entity 991 update threw",
+    ])
+    assert [(e.level, e.fields.get("thread"), e.message) for e in events] == [
+        ("INFO", "Tick-Loop", "world saved in 212 ms"), ("WARN", "Net-IO #2", "client 17 sent an oversized packet"),
+        ("ERROR", "Tick-Loop", "entity 991 update threw")]
+    # a path in brackets is no level
+    events = read_lines(tmp_path, ["2025-09-09 03:14:15 [api/v1] cache primed",
+                                   "2025-09-09 03:14:16 [api/v2] cache primed"])
+    assert [e.level for e in events] == [None, None]
+
+
+def test_a_zone_after_an_iso_time_is_the_times_not_a_host(tmp_path):
+    events = read_lines(tmp_path, ["2025-09-09T03:14:15.500 CEST INFO indexer: batch 4 committed",
+                                   "2025-09-09T03:14:16.500 CEST ERROR indexer: batch 5 rejected"])
+    assert [e.time for e in events] == [utc(2025, 9, 9, 1, 14, 15, 500000), utc(2025, 9, 9, 1, 14, 16, 500000)]
+    assert [e.host for e in events] == [None, None] and [e.level for e in events] == ["INFO", "ERROR"]
+
+
+def test_an_underscore_between_the_date_and_the_clock(tmp_path):
+    # a shell script's `date +%F_%T`
+    events = read_lines(tmp_path, ["2025-09-09_03:14:15 backup: started", "2025-09-09_03:14:59 backup: failed, disk full"])
+    assert [e.time for e in events] == [utc(2025, 9, 9, 3, 14, 15), utc(2025, 9, 9, 3, 14, 59)]
+
+
+def test_dmesg_decoded_facility_and_level_columns(tmp_path):
+    events = read_lines(tmp_path, [
+        "kern  :notice: [    0.412000] random: crng init done",
+        "kern  :warn  : [    3.100500] thermal: CPU0 throttled",
+        "user  :err   : [   42.000001] watchdogd: ping missed",
+        "kern  :crit  : [   60.250000] EDAC: uncorrectable memory error",
+    ])
+    assert [e.level for e in events] == ["INFO", "WARN", "ERROR", "FATAL"]
+    assert events[1].message == "thermal: CPU0 throttled" and events[2].fields["facility"] == "user"
+    # a colon-joined pair that is no facility and severity stays text
+    events = read_lines(tmp_path, ["note  :todo  : rotate the keys"])
+    assert events[0].fields.get("format") == "text"

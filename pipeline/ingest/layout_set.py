@@ -253,6 +253,16 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         if level is None and "/" in extra and normalize_level(extra.split("/", 1)[0]) is not None:
             # `LEVEL/process` (Celery's `[%(asctime)s: %(levelname)s/%(processName)s]`)
             level, fields["process"] = extra.split("/", 1)
+    if level is None and "/" in (named.get("thread") or ""):
+        # a level joined by `/` to the thread its bracket names, after it or before it (log4j2's
+        # `[%t/%level]`: `[Server thread/WARN]`; `[INFO/MainProcess]`)
+        thread = named["thread"]
+        before, _, after = thread.rpartition("/")
+        first, _, others = thread.partition("/")
+        if before and after.isalpha() and normalize_level(after) is not None:
+            level, fields["thread"] = after, before
+        elif others and first.isalpha() and normalize_level(first) is not None:
+            level, fields["thread"] = first, others
 
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)

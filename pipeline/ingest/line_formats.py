@@ -25,11 +25,13 @@ from datetime import date, datetime, timedelta, timezone
 from pipeline.ingest.code_location import LOCATION
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
+from pipeline.ingest.timestamps import AMBIGUOUS_ZONES, MONTHS, ZONE_ABBREVIATIONS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
 from pipeline.ingest.key_roles import LEVEL_KEYS, finer_body_time, source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
 _LEVEL_KEY = "(?i:" + "|".join(sorted(LEVEL_KEYS)) + ")"  # a key naming a level (`level:INFO` is no host)
+# a zone's abbreviation after a time is the time's (`2024-04-02T10:11:12.345 CEST INFO msg`), no host
+_ZONE_WORD = "(?:" + "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if len(z) > 1), key=len, reverse=True)) + ")"
 _LOCATION = LOCATION.replace("(?P<loc>", "(?:", 1)  # a source location, `Foo.java:42` (code_location)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
 
@@ -187,7 +189,8 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # RFC 5424: VERSION is NONZERO-DIGIT 0*2DIGIT (`<34>0 ...` is no RFC 5424 message); a `]` inside a
     # quoted value does not close the structured data, escaped or not (firewalls write it bare); a line
     # without a MSG says what it says in its structured data: that is its message
-    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+    # (over TCP a frame may open with its length in octets, RFC 6587: `87 <14>1 2024-...`)
+    LineLayout("syslog5424", r"^(?:\d{1,5} )?<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
                r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?: (?P<msg>.*))?$',
                scheme="syslog", service=("app",), host="host", nil="-", bare="sd",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
@@ -297,11 +300,12 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # priority and a colon after the clock as some relays write them, a wider gap before the host).
     # The tag may carry a version, as old syslogd prints itself (`syslogd 1.4.1:`), follow a `--`
     # marker and a wider gap (`host  -- root[2421]: ROOT LOGIN`), or the sender's address after its
-    # name (`host 10.1.2.3 tag:`, kept as `fields.address`); an empty `[]` is no pid
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
+    # name (`host 10.1.2.3 tag:`, kept as `fields.address`); an empty `[]` is no pid; a frame's octet count
+    # before the priority (RFC 6587, as for RFC 5424)
+    LineLayout("syslog", r"^(?:(?:\d{1,5} )?<(?P<pri>\d{1,3})> ?)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?:?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ |{_LEVEL_KEY}[=:])(?P<host>[\w.:-]+)"
+               rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ |{_LEVEL_KEY}[=:]|{_ZONE_WORD} )(?P<host>[\w.:-]+)"
                r"(?: +(?:(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-9a-fA-F]*) +)?(?:-- )?"
                r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
@@ -313,6 +317,12 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
                r":? (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+    # the kernel's ring buffer as `dmesg --decode` prints it: the syslog facility and severity
+    # names as two padded columns, then the seconds since boot (no time) and the message
+    # (`kern  :warn  : [    1.204411] ACPI: msg`)
+    LineLayout("syslog", r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+               r"(?P<level>emerg|alert|crit|err|warn|notice|info|debug) *: (?:\[ *(?P<uptime>\d+\.\d+)\] )?(?P<msg>.*)$",
+               level="level", needs=":", fields=(("facility", "fac"), ("uptime", "uptime"))),
     # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),

@@ -246,8 +246,9 @@ class TimeShape:
 
 TIME_SHAPES: tuple[TimeShape, ...] = (
     # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`); the clock
-    # may be dashed after the date's blank or `T` (`2018-06-09 01-02-03`, both separators dashes)
-    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
+    # may be dashed after the date's blank or `T` (`2018-06-09 01-02-03`, both separators dashes); an underscore
+    # may join the date to its clock, as a shell's `date +%F_%T` writes it (`2018-06-09_01:02:03`)
+    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:])|_(?=\d\d:))"
                          rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
                          rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
