@@ -203,3 +203,48 @@ def test_dmesg_decoded_facility_and_level_columns(tmp_path):
     # a colon-joined pair that is no facility and severity stays text
     events = read_lines(tmp_path, ["note  :todo  : rotate the keys"])
     assert events[0].fields.get("format") == "text"
+
+
+def test_level_words_a_level_column_writes_beside_level_names(tmp_path):
+    # Apple's unified log: Default (its notice level) and Fault beside Info, Error, Debug
+    events = read_lines(tmp_path, [
+        "2025-09-09 03:14:15.100000+0200 0x2f10     Default     0x0      311    0    backupd: snapshot created",
+        "2025-09-09 03:14:16.200000+0200 0x2f11     Fault       0x0      311    0    backupd: volume vanished",
+        "2025-09-09 03:14:17.300000+0200 0x2f12     Info        0x0      402    0    mdworker: index pass done",
+        "2025-09-09 03:14:18.400000+0200 0x2f13     Error       0x0      402    0    mdworker: file unreadable",
+        "2025-09-09 03:14:19.500000+0200 0x2f14     Default     0x0      311    0    backupd: idle",
+    ])
+    assert [e.level for e in events] == ["INFO", "ERROR", "INFO", "ERROR", "INFO"]
+    # loguru's SUCCESS, between INFO and WARNING
+    events = read_lines(tmp_path, [f"2025-09-09 03:14:1{i}.000 | {lv:<8} | jobs.run:main:{i} - step {i}"
+                                   for i, lv in enumerate(["INFO", "SUCCESS", "WARNING", "ERROR"])])
+    assert [e.level for e in events] == ["INFO", "INFO", "WARN", "ERROR"]
+
+
+def test_a_column_of_default_alone_is_no_level(tmp_path):
+    # a namespace or profile column that always says `default`
+    events = read_lines(tmp_path, [f"2025-09-09T03:14:1{i}Z default web-{i} request {i} served" for i in range(5)])
+    assert all(e.level is None or e.fields.get("level_inferred") for e in events)
+
+
+def test_an_empty_name_closed_by_the_headers_colon_is_not_the_messages(tmp_path):
+    # Ruby's Logger without a progname: `SEVERITY -- : message`
+    events = read_lines(tmp_path, [
+        "I, [2025-09-09T03:14:15.100200 #77]  INFO -- : mailer queue drained",
+        "E, [2025-09-09T03:14:16.100200 #77] ERROR -- : SMTP relay refused the message",
+        "I, [2025-09-09T03:14:17.100200 #77]  INFO -- : mailer idle",
+    ])
+    assert [e.message for e in events] == ["mailer queue drained", "SMTP relay refused the message", "mailer idle"]
+
+
+def test_rfc5424_with_its_message_glued_to_the_structured_data_and_a_lower_case_stamp(tmp_path):
+    events = read_lines(tmp_path, [
+        '<86>1 2025-09-09T03:14:15.250Z vault-2 authd 61 LOGIN [req@4 id="a1"][peer@4 ip="10.1.1.1"]token renewed',
+        "<83>1 2025-09-09t03:14:16.5z vault-2 authd 61 - - token store sealed",
+    ])
+    assert [(e.service, e.host, e.level, e.message) for e in events] == [
+        ("authd", "vault-2", "INFO", "token renewed"), ("authd", "vault-2", "ERROR", "token store sealed")]
+    assert events[1].time == utc(2025, 9, 9, 3, 14, 16, 500000) and not events[1].fields.get("time_inferred")
+    # a NILVALUE structured data is still followed by its space: `-msg` is no message after `-`
+    events = read_lines(tmp_path, ["<86>1 2025-09-09T03:14:15Z vault-2 authd 61 - -token renewed"])
+    assert events[0].fields.get("format") != "syslog5424" or events[0].message != "token renewed"

@@ -94,8 +94,14 @@ _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
 # Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
 MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
 _LETTER_LEVELS = set("VDIWEFACT")  # logcat / glog single-letter levels, a level name's initial (C critical, T trace)
-_EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
-                 "context", "sev"}
+# words a level column writes beside level words that name no level elsewhere: MySQL's System,
+# PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT, Apple's unified log's Default (its notice level) and
+# loguru's SUCCESS (between INFO and WARNING): read as INFO in such a column only (COLUMN_INFO). The
+# last two make no column a level column by themselves (a column of `default` is a namespace or a
+# profile): only beside level words (`_column_role`)
+COLUMN_INFO = frozenset({"system", "statement", "detail", "hint", "context", "log", "default", "success"})
+_BESIDE_LEVELS = frozenset({"default", "success"})
+_EXTRA_LEVELS = {"information", "notice", "note", "sev"} | (COLUMN_INFO - _BESIDE_LEVELS)
 
 
 def _spells_levels(values: list[str]) -> bool:
@@ -332,6 +338,8 @@ def _column_role(values: list[str], total: int) -> str:
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
     if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or _letter_column(values)
+                                                    or (most(lambda v: _is_level(v) or _strip(v).lower() in _BESIDE_LEVELS)
+                                                        and any(map(_is_level, values)))
                                                     or _spells_levels(values) or _level_vocabulary(values)
                                                     or _severity_column(values)):
         return "level"

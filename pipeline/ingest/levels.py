@@ -41,7 +41,7 @@ for _level, _names in {
     "INFO": ("info", "inf", "information", "informational", "notice", "note", "ntc", "config",
              "log", "i", "n"),
     "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
-    "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure"),
+    "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure", "fault"),
     "FATAL": ("fatal", "ftl", "pnc", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
               "f", "a", "c", "wtf", "assert", "dpanic"),
 }.items():

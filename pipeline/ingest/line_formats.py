@@ -191,7 +191,7 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # without a MSG says what it says in its structured data: that is its message
     # (over TCP a frame may open with its length in octets, RFC 6587: `87 <14>1 2024-...`)
     LineLayout("syslog5424", r"^(?:\d{1,5} )?<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
-               r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?: (?P<msg>.*))?$',
+               r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?:(?: |(?<=\]))(?P<msg>.*))?$',
                scheme="syslog", service=("app",), host="host", nil="-", bare="sd",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
     # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg (mod_php's module

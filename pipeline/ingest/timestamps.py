@@ -189,8 +189,9 @@ def from_epoch(number: float, unit: str | None = None) -> datetime | None:
 
 
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-                  r"\s?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$")
+# (RFC 3339 lets the `T` and the `Z` be written in lower case: `2024-04-02t10:11:13.5z`)
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+                  r"\s?([Zz]|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$")
 
 
 def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
@@ -214,7 +215,7 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
             return in_utc(datetime.fromisoformat(text), zone)
         y, mo, d, h, mi, s, frac, off = m.groups()
         # an offset of 24 h or more (+25:00) is no offset at all: OutOfRange
-        written = (timezone.utc if off == "Z" else offset_zone(off)) if off else None
+        written = (timezone.utc if off in ("Z", "z") else offset_zone(off)) if off else None
         return at(int(y), int(mo), int(d), (int(h), int(mi), int(s or 0), micro(frac)), written or zone)
     except ValueError:
         return None
