@@ -248,3 +248,41 @@ def test_rfc5424_with_its_message_glued_to_the_structured_data_and_a_lower_case_
     # a NILVALUE structured data is still followed by its space: `-msg` is no message after `-`
     events = read_lines(tmp_path, ["<86>1 2025-09-09T03:14:15Z vault-2 authd 61 - -token renewed"])
     assert events[0].fields.get("format") != "syslog5424" or events[0].message != "token renewed"
+
+
+def test_numbered_blocks_of_key_value_lines_are_one_record_each(tmp_path):
+    # a tool printing each record as a numbered block, its description below its keys
+    events = read_lines(tmp_path, [
+        "Record[0]:",
+        "  Channel: Setup",
+        "  Origin: UpdateAgent",
+        "  Date: 2025-09-09T03:14:15.250",
+        "  Level: Warning",
+        "  Computer: kiosk-12",
+        "  Description:",
+        "Update 7 was deferred: the battery is below 40%.",
+        "",
+        "Record[1]:",
+        "  Channel: Setup",
+        "  Origin: UpdateAgent",
+        "  Date: 2025-09-09T03:20:00.000",
+        "  Level: Error",
+        "  Computer: kiosk-12",
+        "  Description:",
+        "Update 7 failed to install.",
+        "The package signature did not verify.",
+        "",
+    ])
+    assert [(e.time, e.level, e.host, e.message) for e in events] == [
+        (utc(2025, 9, 9, 3, 14, 15, 250000), "WARN", "kiosk-12", "Update 7 was deferred: the battery is below 40%."),
+        (utc(2025, 9, 9, 3, 20), "ERROR", "kiosk-12",
+         "Update 7 failed to install. The package signature did not verify.")]
+    assert events[1].fields["Origin"] == "UpdateAgent" and events[1].fields["block"] == "Record[1]"
+
+
+def test_a_numbered_line_without_key_value_lines_opens_no_block(tmp_path):
+    events = read_lines(tmp_path, ["Step[1]:", "copy the files", "Step[2]:", "restart the service"])
+    assert [e.fields.get("format") for e in events] == ["text"] * 4
+    events = read_lines(tmp_path, ["2025-09-09 03:14:15 INFO queue opened", "Item[3]:",
+                                   "  size: 12", "  owner: batch", "2025-09-09 03:14:16 INFO queue closed"])
+    assert "block" not in [e.fields.get("format") for e in events]

@@ -43,7 +43,7 @@ _WORDS: dict[str, frozenset[str]] = {
     "message": frozenset({"message", "msg", "text", "log", "body"}),
     "service": frozenset({"service", "app", "application", "component", "logger", "identifier", "program",
                           "module"}),
-    "host": frozenset({"host", "hostname"}),
+    "host": frozenset({"host", "hostname", "computer"}),  # Windows events name their host `Computer`
 }
 LEVEL_KEYS = _WORDS["level"]  # the keys that name a level (a header column may write one: `level:INFO`)
 _NOT_AN_INSTANT = frozenset({"monotonic", "elapsed", "duration", "took", "uptime", "response", "latency", "boot",
