@@ -40,6 +40,18 @@ def test_logcat_process_and_thread_lines(tmp_path):
         ("DEBUG", "2230", "sensor hub woke"), ("ERROR", "2231", "sensor hub timed out")]
 
 
+def test_logcat_tag_lines(tmp_path):
+    events = read_lines(tmp_path, ["I/PlaybackSvc: queue restored", "W/ExoCodec   : frame dropped",
+                                   "E/Downloader : chunk 9 failed"])
+    assert [(e.level, e.service, e.message) for e in events] == [
+        ("INFO", "PlaybackSvc", "queue restored"), ("WARN", "ExoCodec", "frame dropped"),
+        ("ERROR", "Downloader", "chunk 9 failed")]
+    # prose with a slash after a capital: no priority and tag
+    events = read_lines(tmp_path, ["I/O: the disk returned a short read", "A/B test: variant 2 wins",
+                                   "W/o retries: giving up"])
+    assert [e.fields.get("format") for e in events] == ["text"] * 3
+
+
 def test_logcat_long_takes_the_message_from_below_its_header(tmp_path):
     events = read_lines(tmp_path, [
         "[ 2025-02-11 07:45:01.250  1402: 1455 W/BatteryStats ]",

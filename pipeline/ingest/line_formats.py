@@ -234,6 +234,9 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("logcat", r"^(?P<level>[VDIWEFA])\(\s*(?:(?P<uid>[\w-]+):\s*(?=\d+:))?(?P<pid>\d+)(?::\s*(?P<tid>\d+))?\)"
                r" (?P<msg>.*?)(?:  \((?P<tag>[^()\s][^()]*)\))?$", needs="(",
                level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
+    # `tag` (E/Tag    : msg): a tag of two characters or more, so that `I/O: failed` is prose
+    LineLayout("logcat", r"^(?P<level>[VDIWEFA])/(?P<tag>[A-Za-z][\w.$-]+) *: (?P<msg>.*)$", needs="/",
+               level="level", service=("tag",), fields=(("tag", "tag"),)),
     # `long`: the header alone in brackets, the message on the lines below it, a blank line after
     # (`[ 11-28 10:00:00.123  123:  456 E/Tag ]`)
     LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>\d+) "
