@@ -81,6 +81,10 @@ def test_logcat_epoch_seconds_are_the_time_and_monotonic_seconds_are_not(tmp_pat
     ])
     assert events[0].time == utc(2025, 2, 11, 7, 46, 41, 250000) and events[0].level == "WARN"
     assert events[1].message == "render failed" and events[1].service == "PhotoEditor"
+    # `-v nsec`: nine digits of the second
+    events = read_lines(tmp_path, ["02-11 07:45:01.250123456  1402  1455 I BatteryStats: charging",
+                                   "02-11 07:45:02.004000001  1402  1455 W BatteryStats: hot"])
+    assert [e.time.microsecond for e in events] == [250123, 4000] and events[1].level == "WARN"
 
 
 def test_prose_shaped_like_a_logcat_tag_stays_prose(tmp_path):

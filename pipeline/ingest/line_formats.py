@@ -175,10 +175,10 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
                       fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid"), ("caller", "file")))
 
 
-# logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits, `zone`'s offset,
+# logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits (`nsec`'s nine), `zone`'s offset,
 # or `epoch`'s seconds since 1970 (nine or ten digits: `monotonic`'s seconds since boot are no time)
-_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}|\d{6})"
-                r"(?: (?P<off>[+-]\d{4}))?|(?P<epoch>\d{9,10}\.(?:\d{3}|\d{6})))")
+_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{9}|\d{6}|\d{3})"
+                r"(?: (?P<off>[+-]\d{4}))?|(?P<epoch>\d{9,10}\.(?:\d{9}|\d{6}|\d{3})))")
 # logcat's priority letters and its tag as `-v brief`, `time` and `long` write it (`W/Tag` padded to
 # eight columns); its pid column with the `uid` modifier's uid before it (`( 1000:  123)`)
 _LOGCAT_TAG = r"(?P<level>[VDIWEFA])/(?P<tag>[^\s(\]]+)"  # a tag of one word (`I/O error(5):` is prose)
