@@ -47,7 +47,7 @@ from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, m
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.multiline import looks_timed
-from pipeline.ingest import prefixed
+from pipeline.ingest import named_blocks, prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
@@ -188,6 +188,7 @@ class SourceParser:
         self.sample_size = 0
         self.columns: Columns | None = None  # the columns a W3C `#Fields:` directive named (format "w3c")
         self.block_key: str | None = None  # the `# Key:` line that opens each record of a block layout
+        self.named_blocks = False  # records as numbered blocks of `Key: value` lines (pipeline/ingest/named_blocks.py)
         self.csv: CsvColumns | None = None  # a CSV source's columns (format "csv")
         # the learnt layouts each line is tried with (pipeline/ingest/layout_set.py): the file's own
         # (`layout`, first), the others its sample showed and those its later lines taught
@@ -216,6 +217,10 @@ class SourceParser:
                     break
         if self._learn_columns(lines):
             return "w3c"
+        if named_blocks.learn(lines):
+            self.format, self.named_blocks, self.headed = "text", True, True
+            self.share, self.sample_size = 1.0, len(lines)
+            return self.format
         if prefixed.share(lines) >= prefixed.SHARE:
             self.format, self.share, self.sample_size = "prefixed", prefixed.share(lines), len(lines)
             self.prefixes = Prefixes(lines + more, self._container_parser)
@@ -407,6 +412,11 @@ class SourceParser:
             record = self.prefixes.parse(_clean(text))
             if record is not None:
                 return record
+        if self.named_blocks:
+            check_text(text)
+            block = named_blocks.block_record(_clean(text), self.options)
+            if block is not None:
+                return block
         record = self._parse(text)
         if self.envelope is not None:
             record = envelope.read_message(record, self.envelope.parse)

@@ -43,8 +43,9 @@ _WORDS: dict[str, frozenset[str]] = {
     "message": frozenset({"message", "msg", "text", "log", "body"}),
     "service": frozenset({"service", "app", "application", "component", "logger", "identifier", "program",
                           "module"}),
-    "host": frozenset({"host", "hostname"}),
+    "host": frozenset({"host", "hostname", "computer"}),  # Windows events name their host `Computer`
 }
+LEVEL_KEYS = _WORDS["level"]  # the keys that name a level (a header column may write one: `level:INFO`)
 _NOT_AN_INSTANT = frozenset({"monotonic", "elapsed", "duration", "took", "uptime", "response", "latency", "boot",
                              "offset", "delta", "spent", "ttl", "timeout"})
 _FORM = frozenset({"name", "text", "number", "value", "string", "str"})  # words saying a value's form, not its role
@@ -519,7 +520,8 @@ def infer_paths(record: dict, missing: tuple[str, ...], cache: dict | None) -> d
     return paths
 
 
-_LEVEL_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]{0,30})=("?)([A-Za-z0-9]{1,13})\2(?=[\s,;|]|$)')
+# (a pair may close a bracket it opened: `[severity=info]`)
+_LEVEL_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]{0,30})=("?)([A-Za-z0-9]{1,13})\2(?=[\s,;|\])}]|$)')
 _LEVEL_STEMS = tuple(sorted({w[:3] for w in _WORDS["level"]} - {"log"}))
 # a cheap first look: a level word's first three letters, then at most nine letters, then `=`
 _LEVEL_HINT = re.compile("(?:" + "|".join(sorted({w[:3] for w in _WORDS["level"]} - {"log"})) + ')[a-z]{0,9}"?=',

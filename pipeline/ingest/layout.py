@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable
 
 from pipeline.ingest.code_location import is_code_location
+from pipeline.ingest.key_roles import LEVEL_KEYS
 from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
@@ -70,12 +71,19 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return token.strip("[]():,;= ")
+    return _KEYED.sub("", token.strip("[](){}:,;=! ")).strip('"')
+
+
+# a level column may name itself: `level:INFO`, `[severity=warn]` (a key naming a level, `=` or `:`)
+_KEY = "(?:" + "|".join(sorted(LEVEL_KEYS, key=lambda k: (-len(k), k))) + ')[=:]"?'
+_KEYED = re.compile(r"^(?i:" + _KEY + ")")
 
 
 # debug2: syslog's numbered debug levels; `=ERROR`: a run of `=` rules a header off (Erlang's
 # `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
-_LEVELISH = re.compile(r"^=*[\[<(]?\s*[A-Za-z]{1,12}\d?\s*[\]>)]?=*:?$")
+# a level decorated as loggers write it: in brackets of any kind (`[W]`, `<warn>`, `{WARN}`), or
+# followed by a colon or an exclamation mark (`WARN:`, Telegraf's `W!`)
+_LEVELISH = re.compile(r"^=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -86,8 +94,14 @@ _SEP = {"-", "--", "---", ":", "|", "::", "-->", "=>", ">"}
 # Redis writes its level as one symbol: . debug, - verbose, * notice, # warning
 MARK_LEVELS = {".": "DEBUG", "-": "DEBUG", "*": "INFO", "#": "WARN"}
 _LETTER_LEVELS = set("VDIWEFACT")  # logcat / glog single-letter levels, a level name's initial (C critical, T trace)
-_EXTRA_LEVELS = {"system", "information", "notice", "note", "log", "statement", "detail", "hint",
-                 "context", "sev"}
+# words a level column writes beside level words that name no level elsewhere: MySQL's System,
+# PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT, Apple's unified log's Default (its notice level) and
+# loguru's SUCCESS (between INFO and WARNING): read as INFO in such a column only (COLUMN_INFO). The
+# last two make no column a level column by themselves (a column of `default` is a namespace or a
+# profile): only beside level words (`_column_role`)
+COLUMN_INFO = frozenset({"system", "statement", "detail", "hint", "context", "log", "default", "success"})
+_BESIDE_LEVELS = frozenset({"default", "success"})
+_EXTRA_LEVELS = {"information", "notice", "note", "sev"} | (COLUMN_INFO - _BESIDE_LEVELS)
 
 
 def _spells_levels(values: list[str]) -> bool:
@@ -324,6 +338,8 @@ def _column_role(values: list[str], total: int) -> str:
     # (or three in four rows, when they spell at least three different levels: a name the list lacks
     # among them does not make the column something else)
     if (few or distinct <= 8) and share >= 0.9 and (most(_is_level) or _letter_column(values)
+                                                    or (most(lambda v: _is_level(v) or _strip(v).lower() in _BESIDE_LEVELS)
+                                                        and any(map(_is_level, values)))
                                                     or _spells_levels(values) or _level_vocabulary(values)
                                                     or _severity_column(values)):
         return "level"
@@ -352,7 +368,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"=*[\[<(]?\s*(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\s*[\]>)]?=*:?",
+    "level": r"=*[\[<({]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}]?=*[:!]?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator
 from pipeline.ingest.code_location import code_location
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
-from pipeline.ingest.layout import MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
+from pipeline.ingest.layout import COLUMN_INFO, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
@@ -253,10 +253,24 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         if level is None and "/" in extra and normalize_level(extra.split("/", 1)[0]) is not None:
             # `LEVEL/process` (Celery's `[%(asctime)s: %(levelname)s/%(processName)s]`)
             level, fields["process"] = extra.split("/", 1)
+    if level is None and "/" in (named.get("thread") or ""):
+        # a level joined by `/` to the thread its bracket names, after it or before it (log4j2's
+        # `[%t/%level]`: `[Server thread/WARN]`; `[INFO/MainProcess]`)
+        thread = named["thread"]
+        before, _, after = thread.rpartition("/")
+        first, _, others = thread.partition("/")
+        if before and after.isalpha() and normalize_level(after) is not None:
+            level, fields["thread"] = after, before
+        elif others and first.isalpha() and normalize_level(first) is not None:
+            level, fields["thread"] = first, others
 
     if level is not None and len(level) == 1 and not level.isalnum():
         level = MARK_LEVELS.get(level, level)
     message = groups.get("message") or ""
+    if message[:2] == ": " and layout.columns[-1:] == ["sep"]:
+        # an empty name the header closes with its colon (Ruby's Logger without a progname:
+        # `INFO -- : msg`): the colon is the header's, not the message's
+        message = groups["message"] = message[2:]
     if layout.columns[:1] == ["prefix"] and not message.strip() and groups.get("f0"):
         # the time closes the line (`ERROR comp: refused @ 18/07/2026 17:10:24`): the words before
         # it are the record, its level when a level word opens them
@@ -290,7 +304,6 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         record.fields["facility"] = int(groups["pri"]) // 8
     if level is not None and record.level_name is None and level == named.get("level"):
         record.level_name = column_level(level)  # a level column's cut of a level name (`FATL`, `EROR`)
-    if level is not None and record.level_name is None and level.lower() in ("system", "statement", "detail",
-                                                                              "hint", "context", "log"):
+    if level is not None and record.level_name is None and level.lower() in COLUMN_INFO:
         record.level_name = "INFO"  # MySQL's System, PostgreSQL's LOG/STATEMENT/DETAIL/HINT/CONTEXT lines
     return record

@@ -41,7 +41,7 @@ for _level, _names in {
     "INFO": ("info", "inf", "information", "informational", "notice", "note", "ntc", "config",
              "log", "i", "n"),
     "WARN": ("warn", "warning", "wrn", "wrng", "w", "attention"),
-    "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure"),
+    "ERROR": ("error", "err", "eror", "e", "severe", "fail", "failure", "fault"),
     "FATAL": ("fatal", "ftl", "pnc", "critical", "crit", "crt", "panic", "emerg", "emergency", "alert",
               "f", "a", "c", "wtf", "assert", "dpanic"),
 }.items():
@@ -71,7 +71,7 @@ _OFFSET = re.compile(r"^([A-Za-z]{4,5})[+-]\d{1,2}$")
 _STEPPED = re.compile(r"^([A-Za-z]{3,8})[1-9]$")
 # OpenTelemetry's SeverityNumber: 1-4 TRACE, 5-8 DEBUG, 9-12 INFO, 13-16 WARN, 17-20 ERROR, 21-24 FATAL
 _OTEL: tuple[Level, ...] = ("DEBUG", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
-_DECORATED = re.compile(r"^\s*[<\[(]?\s*([A-Za-z]+)\s*[>\])]?\s*:?\s*$")
+_DECORATED = re.compile(r"^\s*[<\[({]?\s*([A-Za-z]+)\s*[>\])}]?\s*[:!]?\s*$")  # `[ERROR]`, `{warn}`, `E!`
 
 # Keyword inference for a line with no level: the most severe match wins. Word boundaries so
 # "errorless" or "terror" do not count; "0 errors" and "no error" still do (a line that talks

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from pipeline.ingest.code_location import LOCATION
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.timestamps import MONTHS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
-from pipeline.ingest.key_roles import finer_body_time, source_body_time
+from pipeline.ingest.timestamps import AMBIGUOUS_ZONES, MONTHS, ZONE_ABBREVIATIONS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
+from pipeline.ingest.key_roles import LEVEL_KEYS, finer_body_time, source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
+_LEVEL_KEY = "(?i:" + "|".join(sorted(LEVEL_KEYS)) + ")"  # a key naming a level (`level:INFO` is no host)
+# a zone's abbreviation after a time is the time's (`2024-04-02T10:11:12.345 CEST INFO msg`), no host
+_ZONE_WORD = "(?:" + "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if len(z) > 1), key=len, reverse=True)) + ")"
 _LOCATION = LOCATION.replace("(?P<loc>", "(?:", 1)  # a source location, `Foo.java:42` (code_location)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
 
@@ -74,7 +77,8 @@ class LineLayout:
         fields = {name: g.get(group) for name, group in self.fields}
         if time is None and written:
             fields["time_raw"] = written
-        elif time is not None and g.get("iso") is None and not g.get("date") and not g.get("year"):
+        elif time is not None and g.get("iso") is None and not g.get("date") and not g.get("year") \
+                and not g.get("year_"):
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
             body = g.get("msg") or ""
             time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
@@ -103,6 +107,9 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
     ValueError when the date is not a calendar date."""
     if g.get("iso") is not None:
         return parse_time(g["iso"], opts)
+    if g.get("epoch") is not None:  # seconds since 1970 and their fraction (logcat's `-v epoch`)
+        seconds, _, fraction = g["epoch"].partition(".")
+        return datetime.fromtimestamp(int(seconds), timezone.utc).replace(microsecond=micro(fraction))
     digits = g["hms"].replace(":", "")
     hms = int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), micro(g.get("frac"))
     year: int | None
@@ -112,7 +119,8 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
         named = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "").lower())
         if named is None:
             raise ValueError("not a month")
-        year, month, day = (int(g["year"]) if g.get("year") else None), named, int(g["day"])
+        written = g.get("year") or g.get("year_")  # a year before the month or after the day
+        year, month, day = (int(written) if written else None), named, int(g["day"])
     try:
         if year is None:
             return with_year(month, day, hms, opts)
@@ -167,17 +175,23 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
                       fields=(("thread", "thread"), ("logger", "logger"), ("pid", "pid"), ("caller", "file")))
 
 
-# logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits, `zone`'s offset
-_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{3}|\d{6})"
-                r"(?: (?P<off>[+-]\d{4}))?)")
+# logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits (`nsec`'s nine), `zone`'s offset,
+# or `epoch`'s seconds since 1970 (nine or ten digits: `monotonic`'s seconds since boot are no time)
+_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{9}|\d{6}|\d{3})"
+                r"(?: (?P<off>[+-]\d{4}))?|(?P<epoch>\d{9,10}\.(?:\d{9}|\d{6}|\d{3})))")
+# logcat's priority letters and its tag as `-v brief`, `time` and `long` write it (`W/Tag` padded to
+# eight columns); its pid column with the `uid` modifier's uid before it (`( 1000:  123)`)
+_LOGCAT_TAG = r"(?P<level>[VDIWEFA])/(?P<tag>[^\s(\]]+)"  # a tag of one word (`I/O error(5):` is prose)
+_LOGCAT_PID = r"\(\s*(?:(?P<uid>[\w-]+):\s*)?(?P<pid>\d+)\)"
 
 # Order: most specific first; it breaks ties in detection and orders the line-by-line fallback.
 LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # RFC 5424: VERSION is NONZERO-DIGIT 0*2DIGIT (`<34>0 ...` is no RFC 5424 message); a `]` inside a
     # quoted value does not close the structured data, escaped or not (firewalls write it bare); a line
     # without a MSG says what it says in its structured data: that is its message
-    LineLayout("syslog5424", r"^<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
-               r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?: (?P<msg>.*))?$',
+    # (over TCP a frame may open with its length in octets, RFC 6587: `87 <14>1 2024-...`)
+    LineLayout("syslog5424", r"^(?:\d{1,5} )?<(?P<pri>\d{1,3})>[1-9]\d{0,2} (?P<time>(?P<iso>\S+)) (?P<host>\S+) (?P<app>\S+) (?P<procid>\S+)"
+               r' (?P<msgid>\S+) (?P<sd>-|(?:\[(?>[^\]\\"]+|\\.|"(?:[^"\\]|\\.)*"|")*\])+)(?:(?: |(?<=\]))(?P<msg>.*))?$',
                scheme="syslog", service=("app",), host="host", nil="-", bare="sd",
                fields=(("facility", "facility"), ("procid", "procid"), ("msgid", "msgid"), ("structured_data", "sd"))),
     # [Sun Dec 04 04:47:44 2005] [error] msg; 2.4: [...] [mod:level] [pid 1:tid 2] msg (mod_php's module
@@ -213,6 +227,21 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     LineLayout("logcat", rf"^{_LOGCAT_TIME} (?P<level>[VDIWEFA])/(?P<tag>[^(]*?)\s*\(\s*(?:(?P<uid>[\w-]+):\s*)?"
                r"(?P<pid>\d+)\): (?P<msg>.*)$",
                level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tag", "tag"))),
+    # the formats without a time: `brief` (E/Tag( 123): msg), `process` (E( 123) msg  (Tag)) and
+    # `thread` (E( 123:  456) msg): a priority letter joined to its tag or its bracketed pid
+    LineLayout("logcat", rf"^{_LOGCAT_TAG} *{_LOGCAT_PID}: (?P<msg>.*)$", needs="(",
+               level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tag", "tag"))),
+    LineLayout("logcat", r"^(?P<level>[VDIWEFA])\(\s*(?:(?P<uid>[\w-]+):\s*(?=\d+:))?(?P<pid>\d+)(?::\s*(?P<tid>\d+))?\)"
+               r" (?P<msg>.*?)(?:  \((?P<tag>[^()\s][^()]*)\))?$", needs="(",
+               level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
+    # `tag` (E/Tag    : msg): a tag of two characters or more, so that `I/O: failed` is prose
+    LineLayout("logcat", r"^(?P<level>[VDIWEFA])/(?P<tag>[A-Za-z][\w.$-]+) *: (?P<msg>.*)$", needs="/",
+               level="level", service=("tag",), fields=(("tag", "tag"),)),
+    # `long`: the header alone in brackets, the message on the lines below it, a blank line after
+    # (`[ 11-28 10:00:00.123  123:  456 E/Tag ]`)
+    LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>\d+) "
+               rf"{_LOGCAT_TAG} *\]$", needs="[ ",
+               level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
     # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
     _log4j(rf"^{_L4J_DATE} +(?P<level>{_LEVEL_WORD}) +(?P<pid>\d+) +--- +(?:\[(?P<app>[^\]]*)\] +)?"
            rf"\[\s*(?P<thread>[^\]]*?)\s*\] +(?P<logger>\S+) +: (?P<msg>.*)$", " ---"),
@@ -250,20 +279,36 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                fields=(("logger", "logger"),)),
     # Network devices' syslog (Cisco IOS, NX-OS): `<189>1234: *Mar  1 18:46:11.123: %LINK-3-UPDOWN: msg`:
     # a sequence number, a clock mark (`*` never set, `.` not synced), a time with or without its year
-    # and zone, no host, and the `%FACILITY-SEVERITY-MNEMONIC:` message
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?(?P<seq>\d+)?: [*.]?(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2})"
+    # and zone, no host, and the `%FACILITY-SEVERITY-MNEMONIC:` message; as the device's own buffer
+    # (`show logging`) or console writes it, without the priority and sequence (`*Mar  1 18:46:11.123: %...`)
+    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})>)?(?:(?P<seq>\d+)?: )?[*.]?(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2})"
                r" +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: (?P<off>[A-Z]{2,5}))?):"
                r" (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$", scheme="syslog", needs=": %",
                fields=(("facility", "facility"), ("sequence", "seq"))),
+    # the same message code after a host column: a device that names itself (NX-OS's `2024 Apr  2
+    # 10:11:12 leaf-3 %ETHPORT-5-IF_UP: msg`, `Apr  2 2024 10:11:12 fw-1: %FTD-6-...:`). The code's
+    # severity is the level: a priority before it is the relay's (a facility's default severity)
+    LineLayout("syslog", r"^(?:<\d{1,3}> ?)?(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2})"
+               r"(?: (?P<year_>\d{4}))? (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?(?: (?P<off>[A-Z]{2,5}))?)"
+               r" (?P<host>[A-Za-z0-9][\w.:-]*?):? (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$",
+               scheme="syslog", needs=" %", host="host"),
+    # a relay's RFC 3164 header naming the sender before the device's own numbered line (`Apr  2
+    # 10:11:12 10.0.0.1 2211: Apr  2 10:11:12.345 UTC: %LINK-3-UPDOWN: msg`): the device's clock is
+    # the record's time, the relay's host its host
+    LineLayout("syslog", r"^(?:<\d{1,3}> ?)?[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2} (?P<host>[\w.:-]+) (?P<seq>\d+): [*.]?"
+               r"(?P<time>(?:(?P<year>\d{4}) )?(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})"
+               r"(?:\.(?P<frac>\d+))?(?: (?P<off>[A-Z]{2,5}))?): (?P<msg>%[A-Z][\w-]*-\d-\w+:.*)$",
+               scheme="syslog", needs=": %", host="host", fields=(("sequence", "seq"),)),
     # RFC 3164 and its ISO-timestamp variant: Jun 14 15:16:01 host tag[pid]: msg (a space after the
     # priority and a colon after the clock as some relays write them, a wider gap before the host).
     # The tag may carry a version, as old syslogd prints itself (`syslogd 1.4.1:`), follow a `--`
     # marker and a wider gap (`host  -- root[2421]: ROOT LOGIN`), or the sender's address after its
-    # name (`host 10.1.2.3 tag:`, kept as `fields.address`); an empty `[]` is no pid
-    LineLayout("syslog", r"^(?:<(?P<pri>\d{1,3})> ?)?"
+    # name (`host 10.1.2.3 tag:`, kept as `fields.address`); an empty `[]` is no pid; a frame's octet count
+    # before the priority (RFC 6587, as for RFC 5424)
+    LineLayout("syslog", r"^(?:(?:\d{1,5} )?<(?P<pri>\d{1,3})> ?)?"
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?:?"
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
-               rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ )(?P<host>[\w.:-]+)"
+               rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ |{_LEVEL_KEY}[=:]|{_ZONE_WORD} )(?P<host>[\w.:-]+)"
                r"(?: +(?:(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-9a-fA-F]*) +)?(?:-- )?"
                r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
@@ -275,6 +320,12 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
                r":? (?P<tag>(?P<app>[^\s\[:]+)\[(?P<pid>\d+)\]):(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"))),
+    # the kernel's ring buffer as `dmesg --decode` prints it: the syslog facility and severity
+    # names as two padded columns, then the seconds since boot (no time) and the message
+    # (`kern  :warn  : [    1.204411] ACPI: msg`)
+    LineLayout("syslog", r"^(?P<fac>kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+               r"(?P<level>emerg|alert|crit|err|warn|notice|info|debug) *: (?:\[ *(?P<uptime>\d+\.\d+)\] )?(?P<msg>.*)$",
+               level="level", needs=":", fields=(("facility", "fac"), ("uptime", "uptime"))),
     # BSD and macOS syslogd's own lines name no host: `Apr  4 03:39:57 --- last message repeated 1 time ---`
     LineLayout("syslog", r"^(?P<time>(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<hms>\d{2}:\d{2}:\d{2})) "
                r"(?P<msg>--- .* ---)$", needs=" --- "),

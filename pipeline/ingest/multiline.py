@@ -72,7 +72,7 @@ _PY_CHAIN = re.compile(r"^(?:During handling of the above exception, another exc
 _PY_FINAL = re.compile(r"^[A-Za-z_][\w.]*(?::\s.*|:)?$")
 _GOROUTINE = re.compile(r"^goroutine \d+ \[[^\]]*\]:$")
 _HEAD = re.compile(
-    r"^(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{4}/\d{2}/\d{2} \d{2}:\d{2}|\d{2}/\d{2}/\d{2} \d{2}:\d{2}"
+    r"^(?:\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}|\d{4}/\d{2}/\d{2} \d{2}:\d{2}|\d{2}/\d{2}/\d{2} \d{2}:\d{2}"
     r"|\d{6} \d{6}|<\d{1,3}>|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\[[^\]]*\d{2}:\d{2}:\d{2}"
     r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d+ "
     r"|(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b[:\s\]])")

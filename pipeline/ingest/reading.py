@@ -34,6 +34,7 @@ from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser
 from pipeline.ingest.key_roles import time_in_pairs
 from pipeline.ingest.levels import LEVELS
 from pipeline.ingest.multiline import MultilineJoiner, Record, looks_like_record_start
+from pipeline.ingest.named_blocks import OPENER
 from pipeline.prevalidated import builder
 from pipeline.ingest.source_name import service_of_source
 from pipeline.state import LogEvent
@@ -371,6 +372,8 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
 
 def _starts_record(parser: SourceParser):
     """A line opens a record when the source's own format parses it (or the default guess says so)."""
+    if parser.named_blocks:  # numbered blocks of `Key: value` lines: a block's numbered line opens each
+        return lambda line: OPENER.match(line) is not None
     if parser.block_key is not None:  # records of keyed blocks: the block's first key opens each
         opening = f"# {parser.block_key}:"
         return lambda line: line.startswith(opening)

@@ -189,8 +189,9 @@ def from_epoch(number: float, unit: str | None = None) -> datetime | None:
 
 
 _NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
-                  r"\s?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$")
+# (RFC 3339 lets the `T` and the `Z` be written in lower case: `2024-04-02t10:11:13.5z`)
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+                  r"\s?([Zz]|[+-]\d{2}(?::?\d{2}(?::?\d{2}(?:\.\d{1,6})?)?)?)?$")
 
 
 def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | None = None) -> datetime | None:
@@ -214,7 +215,7 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
             return in_utc(datetime.fromisoformat(text), zone)
         y, mo, d, h, mi, s, frac, off = m.groups()
         # an offset of 24 h or more (+25:00) is no offset at all: OutOfRange
-        written = (timezone.utc if off == "Z" else offset_zone(off)) if off else None
+        written = (timezone.utc if off in ("Z", "z") else offset_zone(off)) if off else None
         return at(int(y), int(mo), int(d), (int(h), int(mi), int(s or 0), micro(frac)), written or zone)
     except ValueError:
         return None
@@ -246,8 +247,9 @@ class TimeShape:
 
 TIME_SHAPES: tuple[TimeShape, ...] = (
     # the hour may be space-padded after a blank (MariaDB's and SSSD's `2021-07-06  7:29:32`); the clock
-    # may be dashed after the date's blank or `T` (`2018-06-09 01-02-03`, both separators dashes)
-    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:]))"
+    # may be dashed after the date's blank or `T` (`2018-06-09 01-02-03`, both separators dashes); an underscore
+    # may join the date to its clock, as a shell's `date +%F_%T` writes it (`2018-06-09_01:02:03`)
+    TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:])|_(?=\d\d:))"
                          rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
                          rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
                          rf"(?: ?{_ZONE})?", 7),
