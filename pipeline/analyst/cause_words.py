@@ -53,6 +53,13 @@ def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = ()
 DATABASE_WORDS = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
 
 
+# a data store's own words, without a connection's (a line saying `connection` names no store): the store a pool's
+# words belong to when the line does not say `connection` (Jedis' `Could not get a resource since the pool is
+# exhausted`, Agroal's `java.sql.SQLException: Sorry, acquisition timeout!`)
+STORE_WORDS = ("jdbc odbc r2dbc datasource database databases db sql transaction redis jedis lettuce mongo mongodb "
+               "memcached cassandra postgres postgresql mysql")
+
+
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
@@ -67,6 +74,23 @@ IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
           "pool", "acquire acquiring acquisition checkout exhausted depleted", "timeout timed pending waiting",
           context=("pool", DATABASE_WORDS), unless="thread threads executor worker workers"),
+    # a data store's pool said exhausted or timed out, the line naming no acquire (`redis: connection pool timeout`,
+    # `Could not get a resource since the pool is exhausted`): the store's pool when a line names the store by it;
+    # not an HTTP client's pool reading a response late (urllib3's `HTTPConnectionPool(...): Read timed out`)
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "pool", "exhausted depleted exhaustion timeout",
+          context=("pool", STORE_WORDS), unless="thread threads executor worker workers http https read write socket"),
+    # an acquisition of a connection from a store's driver timing out, no pool said (`java.sql.SQLException: Sorry,
+    # acquisition timeout!`): what is acquired from a SQL driver is a connection; not a lock's or a permit's acquire
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "acquisition acquire acquiring", "timeout timed", "jdbc odbc r2dbc datasource sql",
+          unless="lock locks mutex semaphore permit permits token tokens thread threads"),
+    # ... or a wait to be handed a connection timing out, the driver naming its store (the MongoDB driver's `Timed out
+    # after 120000 ms while waiting for a connection to server db-1:27017`): waiting *for a connection* is the pool's
+    # queue; waiting *to connect* is a dial (another idea)
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "waiting wait waited", "connection", "timed timeout",
+          context=(STORE_WORDS,), unless="establish established connect connecting handshake response reply"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
@@ -79,6 +103,13 @@ IDEAS: tuple[Idea, ...] = (
     # a chain whose issuer the peer does not trust (TLS's `unknown_ca` alert, `unable to get local issuer`)
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "ssl tls handshake certificate cert x509", "ca issuer", "unknown untrusted invalid"),
+    # a handshake whose protocol version the two sides do not share (JSSE's `The server selected protocol version TLS10
+    # is not accepted by client preferences [TLS13, TLS12]`, Go's `tls: server selected unsupported protocol version
+    # 301`, OpenSSL's `tlsv1 alert protocol version`): TLS failing, said by a TLS word; not another protocol's version
+    # (an MCP server's `server selected unsupported protocol version "2099-01-01"`)
+    _idea("tls_certificate", "a TLS handshake failing on its protocol version",
+          "tls ssl tlsv1 tls10 tls11 tls12 tls13 sslv3 handshake", "protocol", "version versions",
+          unless="mcp http2 grpc"),
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
@@ -141,6 +172,18 @@ IDEAS: tuple[Idea, ...] = (
     # is wrong, whatever the setting is named (so before the timeout's words)
     _idea("config_missing", "a required setting not found", "invalid bad illegal", "value values",
           "flag flags option options argument arguments parameter parameters setting settings env environment"),
+    # a request or task that outlived the time limit its server or worker pool set, the worker killed for it
+    # (gunicorn's `WORKER TIMEOUT (pid:24)`, unicorn's `worker=0 PID:123 timeout (61s > 60s), killing`, uWSGI's
+    # `HARAKIRI ON WORKER 3`): the work waited past its time, on a dependency as a rule; not a worker's start or
+    # heartbeat waited for
+    _idea("upstream_timeout", "a request outlived its worker's time limit",
+          "worker workers harakiri", "timeout harakiri",
+          unless="heartbeat heartbeats startup boot booting ready spawn spawning register registration"),
+    # ... or a task's or script's time limit said exceeded (Celery's `Hard time limit (120s) exceeded for
+    # tasks.render[id]`, PHP's `Maximum execution time of 30 seconds exceeded`): not a rate's limit, a CPU's
+    _idea("upstream_timeout", "a request outlived its worker's time limit",
+          "time", "limit execution", "exceeded exceeds",
+          unless="rate ratelimit quota cpu throttled throttling"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)

@@ -18,7 +18,7 @@ import re
 
 from pipeline.analyst import sqlstates, versions
 from pipeline.analyst.cause_words import IDEAS, Idea
-from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
+from pipeline.analyst.specifics import CAUSED_BY, FRAME, INNER, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 
@@ -122,15 +122,31 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
             out[coded[0]] = (label, n + 1)
             continue
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
-        tokens = tokens_of(masked(text))
-        if tokens in decided:
-            idea = decided[tokens]
-        else:
-            idea = decided[tokens] = _idea_of(tokens, events, said, changed)
+        # ... the deepest link of a cause chain read first (`Failed to obtain JDBC Connection` / `Caused by: ... protocol
+        # version TLS10 is not accepted`): the wrapper's words say what failed, the deepest cause's why; the whole text
+        # when the deepest link names no idea
+        idea = None
+        for tokens in _readings(text):
+            if tokens not in decided:
+                decided[tokens] = _idea_of(tokens, events, said, changed)
+            if (idea := decided[tokens]) is not None:
+                break
         if idea is not None:
             label, n = out.get(idea.category, (idea.label, 0))
             out[idea.category] = (label, n + 1)
     return out
+
+
+def _readings(text: str) -> list[tuple[str, ...]]:
+    """A text's tokens to read for an idea, in order: its cause chain's deepest link (Java's `Caused by:`, .NET's
+    `--->`, with the line continuing it) when it has one, then the whole text."""
+    whole = tokens_of(masked(text))
+    links = list(INNER.finditer(text))
+    if not links:
+        return [whole]
+    inner = links[-1]
+    deepest = tokens_of(masked(" ".join(filter(None, (inner.group("what"), inner.group("more"))))))
+    return [deepest, whole] if deepest and deepest != whole else [whole]
 
 
 def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[str, ...]],

@@ -358,7 +358,8 @@ class OfflineAnalyst:
             if docs:
                 worded.append(Support(category=category, score=score, doc=docs[0], matched=(label,), worded=True))
         # equally supported, a doc's signature ranks before the ideas alone
-        return sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
+        ranked_supports = sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
+        return _first_said_first(state.evidence, ranked_supports)
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
@@ -537,6 +538,23 @@ NEAR_SHARE = 0.75
 
 def _problem(event: LogEvent) -> bool:
     return event.level in ("ERROR", "FATAL", "WARN", None)
+
+
+def _first_said_first(events: list[LogEvent], supports: list[Support]) -> list[Support]:
+    """`supports` with the ideas-only ones tied at the top score ordered by the error events saying each, most first,
+    then by the first of them (the cause's line first, its symptoms after: a TLS handshake refused at start-up and
+    again under a request's `Failed to obtain JDBC Connection`), not by their names; a warning is context (`upstream
+    slow ... (timeout 10s)` before a body that cannot be decoded), not an error saying a cause; the rest as they are."""
+    tied = [s for s in supports if s.worded and supports[0].worded and s.score == supports[0].score]
+    if len(tied) < 2:
+        return supports
+    errors = [e for e in events if e.level in ("ERROR", "FATAL", None)]
+    said = [set(ideas.categories_worded([e])) for e in errors]
+
+    def order(support: Support) -> tuple[int, int]:
+        at = [n for n, found in enumerate(said) if support.category in found]
+        return -len(at), at[0] if at else len(errors)
+    return sorted(tied, key=order) + supports[len(tied):]
 
 
 def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],
