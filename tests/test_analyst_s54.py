@@ -72,10 +72,11 @@ def test_a_pool_that_is_not_a_stores_is_not_named_pool_exhaustion(offline_analys
     # celery/celery celery/worker/request.py @00ffdd69 (BSD-3-Clause): `error('Hard time limit (%ss) exceeded for
     # %s[%s]', timeout, self.name, self.id)`
     "Hard time limit (300s) exceeded for billing.tasks.export_ledger[9c1d-22]",
-    # defunkt/unicorn lib/unicorn/http_server.rb (Ruby/GPL): `"worker=#{worker.nr} PID:#{worker.pid} timeout (#{diff}s >
-    # #{@timeout}s), killing"`
+    # defunkt/unicorn lib/unicorn/http_server.rb @6802a50b (Ruby's licence or GPL): `"worker=#{worker.nr}
+    # PID:#{worker.pid} timeout (#{diff}s > #{@timeout}s), killing"`
     "worker=3 PID:5120 timeout (61s > 60s), killing",
-    # php/php-src Zend/zend_execute_API.c (PHP-3.01): `"Maximum execution time of " ZEND_LONG_FMT " second%s exceeded"`
+    # php/php-src Zend/zend_execute_API.c @9d33692c (PHP-3.01): `"Maximum execution time of " ZEND_LONG_FMT " second%s
+    # exceeded"`
     "PHP Fatal error:  Maximum execution time of 30 seconds exceeded in /srv/app/src/Export.php on line 212",
 ])
 def test_a_worker_killed_for_its_time_limit_is_named_a_timeout(offline_analyst, line):
@@ -110,7 +111,8 @@ def test_a_rate_limit_said_with_time_stays_a_rate_limit(offline_analyst):
     # golang/go src/crypto/tls/handshake_client.go @ab02c2e0 (BSD-3-Clause): `fmt.Errorf("tls: server selected
     # unsupported protocol version %x", serverHello.vers)`
     'Post "https://ledger.partner.example/v1/entries": tls: server selected unsupported protocol version 302',
-    # OpenSSL's alert text as CPython's ssl module reports it (openssl/openssl, Apache-2.0)
+    # OpenSSL's reason string for alert 70 (openssl/openssl ssl/ssl_err.c, Apache-2.0) as CPython's ssl module reports
+    # it (the form pip's `[SSL: TLSV1_ALERT_PROTOCOL_VERSION] tlsv1 alert protocol version` shows in public issues)
     "ssl.SSLError: [SSL: TLSV1_ALERT_PROTOCOL_VERSION] tlsv1 alert protocol version (_ssl.c:1006)",
 ])
 def test_a_tls_protocol_version_refused_is_named_tls(offline_analyst, line):
@@ -168,3 +170,85 @@ def test_of_two_causes_in_words_the_one_more_errors_say_leads(offline_analyst):
                       "sync failed: GET https://rates.example/v2 status=200: error decoding response body: expected "
                       "value at line 1 column 1")
     assert rca.category == "serialization_error"
+
+
+# --- a connection's opening timing out; a memory breaker ----------------------------------------------------------
+
+@pytest.mark.parametrize("line, category", [
+    # the JDK's ConnectException for ETIMEDOUT: its message is the C library's strerror (glibc's `Connection timed
+    # out`), as openjdk/jdk's src/java.base/unix/native/libnet reports it (GPL-2.0 with Classpath exception)
+    ("quote fetch failed: java.net.ConnectException: Connection timed out", "upstream_timeout"),
+    # elastic/elasticsearch server/src/main/java/org/elasticsearch/indices/breaker/HierarchyCircuitBreakerService.java
+    # @cc8c7d07 (SSPL/Elastic-2.0, quoted as a fact): `"[parent] Data too large, data for [" ... "], which is larger
+    # than the limit of ["`
+    ("search failed: CircuitBreakingException: [parent] Data too large, data for [<http_request>] would be "
+     "[1073741824/1gb], which is larger than the limit of [1020054732/972.7mb]", "out_of_memory"),
+])
+def test_more_library_families_are_named(offline_analyst, line, category):
+    assert category in ideas.categories_worded(analyst_events(line))
+    assert _named(offline_analyst, line).category == category
+
+
+@pytest.mark.parametrize("line, category", [
+    # an idle connection closed for its age is no dependency timing out
+    ("closing idle connection to 10.0.0.8:5432 after keepalive timeout", "upstream_timeout"),
+    # a connection and a timeout said apart are not a connection's opening timed out: a publish blocked, a refusal
+    ("publish to exchange 'ledger' timed out after 15000ms: connection blocked by broker", "upstream_timeout"),
+    ("pymongo.errors.ServerSelectionTimeoutError: ledger-db-0:27017: [Errno 111] Connection refused, Timeout: 30s",
+     "upstream_timeout"),
+    # a connect said to have failed, no reason given (boto/botocore botocore/exceptions.py @7661c836, Apache-2.0:
+    # EndpointConnectionError's `'Could not connect to the endpoint URL: "{endpoint_url}"'`), names no cause: the reason
+    # is elsewhere (a TNS alias, a name, a refusal), so no idea reads it as a refusal
+    ("load aborted: cannot connect to LEDGER_RO", "connection_refused"),
+    ('upload failed: botocore.exceptions.EndpointConnectionError: Could not connect to the endpoint URL: '
+     '"https://sqs.eu-central-1.amazonaws.com/"', "connection_refused"),
+    # resilience4j/resilience4j resilience4j-circuitbreaker/.../CallNotPermittedException.java @b75366b7 (Apache-2.0):
+    # `"CircuitBreaker '%s' is %s and does not permit further calls"`: a call breaker open says no memory
+    ("pricing call rejected: CircuitBreaker 'pricing' is OPEN and does not permit further calls", "out_of_memory"),
+])
+def test_their_near_misses_are_not_named_so(line, category):
+    assert category not in ideas.categories_worded(analyst_events(line))
+
+
+def test_of_two_causes_in_words_a_state_said_first_that_produces_the_other_leads(offline_analyst):
+    """A starved thread pool said in a warning, then the service's calls timing out: the starvation produces the
+    timeouts (cause_side.PRODUCED_BY), and was said first, so it leads though fewer errors say it; confidence low."""
+    rca = offline_rca(offline_analyst,
+                      {"level": "WARN", "message": "scheduler lagging 2.4s: probable thread pool starvation"},
+                      "quote lookup failed: call to quotes-api timed out after 30s",
+                      "quote lookup failed: call to quotes-api timed out after 30s")
+    assert rca.category == "resource_exhaustion"
+    assert rca.confidence < THRESHOLD
+
+
+# --- a lack of threads said as `not enough`; a queue's latency past its bound ---------------------------------------
+
+def test_not_enough_free_threads_is_a_thread_pool_used_up_not_a_timeout(offline_analyst):
+    """The .NET Framework's `net_needmorethreads` resource string (System.dll's strings, microsoft/referencesource,
+    MIT): `There were not enough free threads in the ThreadPool to complete the operation.` Its `not ... complete ... in`
+    read as a call that did not complete in its time was a timeout's; `not enough` says a lack, not a wait."""
+    line = ("GET /quotes failed: System.InvalidOperationException: There were not enough free threads in the ThreadPool "
+            "to complete the operation.")
+    assert set(ideas.categories_worded(analyst_events(line))) == {"resource_exhaustion"}
+    assert _named(offline_analyst, line).category == "resource_exhaustion"
+
+
+@pytest.mark.parametrize("line, category", [
+    # a queue's latency past its bound (a monitor's wording of Sidekiq's `Sidekiq::Queue#latency`, SQS's age of the
+    # oldest message as CloudWatch names it): work waits in it longer than allowed
+    ("sidekiq queue 'mailers' latency 1843s exceeds threshold 300s", "queue_backlog"),
+    ("alarm: ApproximateAgeOfOldestMessage for queue invoices-dlq exceeded 3600 seconds", "queue_backlog"),
+])
+def test_a_queues_latency_past_its_bound_is_a_backlog(line, category):
+    assert category in ideas.categories_worded(analyst_events(line))
+
+
+@pytest.mark.parametrize("line, category", [
+    # a call that did not complete in its time is still a timeout; memory not enough is memory's
+    ("the pricing service did not respond in 30s", "resource_exhaustion"),
+    ("not enough memory to allocate the sort buffer", "resource_exhaustion"),
+    # an executor's queue waiting is an executor's, not consumers lagging
+    ("executor queue latency 12s exceeds 5s: all 64 threads busy", "queue_backlog"),
+])
+def test_their_near_misses_are_not_named_so_either(line, category):
+    assert category not in ideas.categories_worded(analyst_events(line))

@@ -196,8 +196,14 @@ IDEAS: tuple[Idea, ...] = (
     # the deadline`)
     _idea("upstream_timeout", "a call to a dependency timing out",
           # ... or not to have completed within its timeout (`did not complete within the timeout`)
-          "not", "answer answered respond responded reply replied complete completed", "within time in"),
+          "not", "answer answered respond responded reply replied complete completed", "within time in",
+          unless="enough"),  # ... not a lack said (`not enough free threads in the ThreadPool to complete`)
     _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
+    # a connection's opening timing out (the JDK's `java.net.ConnectException: Connection timed out`, libpq's `...
+    # failed: Connection timed out`: pipeline/analyst/ideas.py reads the words one after the other as `connecttimeout`):
+    # the dependency did not answer the dial in time; not an idle, pooled or leased connection closed for its age
+    _idea("upstream_timeout", "a call to a dependency timing out", "connecttimeout",
+          unless="idle keepalive pool pooled lease leased"),
     # a remedy that asks for an environment variable to be set (`no key given: pass one or set
     # the X env var`):
     # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
@@ -323,6 +329,11 @@ IDEAS: tuple[Idea, ...] = (
     # a stream's or queue's length past its maximum (`queue length exceeds max-length, messages dropped`,
     # `maximum messages exceeded for stream ORDERS`): a backlog its consumers did not take
     # (not a job's attempts used up: Laravel's `Queue\MaxAttemptsExceededException`)
+    # not enough of a process's own bounded things free (.NET's `There were not enough free threads in the ThreadPool to
+    # complete the operation`): its threads, handles or ports used up; not memory's or a disk's (their ideas)
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached", "not", "enough",
+          "thread threads threadpool worker workers descriptor descriptors handles sockets ports",
+          unless="memory heap disk space"),
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues stream streams",
           "length messages msgs depth", "exceeded exceeds exceed reached",
           unless="size bytes payload record attempts attempt retries retry tries"),
@@ -332,6 +343,10 @@ IDEAS: tuple[Idea, ...] = (
           "disk volume filesystem partition storage drive drives osd osds", "full"),
     # (or said low: RabbitMQ's `connection blocked: low on memory`)
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom low"),
+    # a memory circuit breaker tripped (Elasticsearch's `CircuitBreakingException: [parent] Data too large, data for
+    # [<http_request>] would be [...], which is larger than the limit of [...]`): the heap's budget refused the request;
+    # not a call circuit breaker opened (resilience4j's `CircuitBreaker 'x' is OPEN`), which says no size
+    _idea("out_of_memory", "memory exhausted", "breaker breaking", "data", "large larger"),
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
           "size bytes vector heap gb mb kb"),
@@ -349,6 +364,10 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or a queue's latency or its oldest message's age said past its bound (Sidekiq's queue `latency`, SQS's age of
+    # the oldest message): work waits in it longer than allowed; not an executor's queue (resource_exhaustion's)
+    _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "latency age",
+          "exceeds exceeded exceed above", unless="executor thread threads"),
     # ... or a message queue said full (`Producer send queue is full`): not an executor's or a pool's queue of tasks
     # (resource_exhaustion's, read above when it names them)
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "full",

@@ -39,7 +39,14 @@ _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 _PHRASAL = re.compile(r"\b(?:check(?:ed|ing)?|(time))[ -]out\b", re.I)
 
 
+# ... and a connection said to have timed out, the words one after the other (the JDK's `Connection timed out`,
+# `connect timed out`) is one idea, `connecttimeout`: not a connection and a timeout said apart in one line (`publish
+# timed out: connection blocked by broker`, `Connection refused, Timeout: 30s`)
+_CONNECT_TIMEOUT = re.compile(r"\bconnect(?:ion)?[ -]+(?:timed[ -]+out|time[ -]?out)\b", re.I)
+
+
 def _joined(text: str) -> str:
+    text = _CONNECT_TIMEOUT.sub(lambda m: f"{m.group(0)} connecttimeout", text)  # the words kept for the other ideas
     return _PHRASAL.sub(lambda m: "timeout" if m.group(1) else "checkout", text)
 
 
@@ -67,7 +74,7 @@ def _texts(events: list[LogEvent]) -> list[str]:
     for event in events:
         if event.level not in (None, "WARN", "ERROR", "FATAL"):
             continue
-        seen.setdefault(" ".join(filter(None, (event.exception, _unframed(event.message[:_CHARS * 4])[:_CHARS],
+        seen.setdefault("\n".join(filter(None, (event.exception, _unframed(event.message[:_CHARS * 4])[:_CHARS],
                                                _thrown(event.stack)))))
     return list(seen)
 
@@ -102,7 +109,7 @@ def _thrown(stack: str | None) -> str | None:
     # last line); a traceback's source lines (`data = json.loads(body)`) are code, not what failed
     thrown = [line for n, line in enumerate(lines) if (n == 0 and not line.startswith(" "))
               or CAUSED_BY.match(line) or OPENS_WITH_CLASS.match(line.strip())]
-    return " ".join(thrown)[:_CHARS] or None
+    return "\n".join(thrown)[:_CHARS] or None  # a line each: a `Caused by:` still opens its line (_readings)
 
 
 def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
