@@ -252,3 +252,31 @@ def test_a_queues_latency_past_its_bound_is_a_backlog(line, category):
 ])
 def test_their_near_misses_are_not_named_so_either(line, category):
     assert category not in ideas.categories_worded(analyst_events(line))
+
+
+# --- a native library the program links against not there ------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # glibc's dynamic loader, elf/dl-load.c (LGPL-2.1): `cannot open shared object file`, after `error while loading
+    # shared libraries: <name>:` (the form found in many public issue threads)
+    "/srv/bin/exporter: error while loading shared libraries: libssl.so.1.1: cannot open shared object file: No such "
+    "file or directory",
+    # ... as Python's import of an extension reports it
+    "ImportError: libgomp.so.1: cannot open shared object file: No such file or directory",
+    # openjdk's java/lang/ClassLoader.java (GPL-2.0 with Classpath exception): `throw new UnsatisfiedLinkError("no " +
+    # name + " in java.library.path")`
+    "java.lang.UnsatisfiedLinkError: no rocksdbjni in java.library.path",
+])
+def test_a_native_library_not_there_is_a_dependency_the_release_lacks(offline_analyst, line):
+    assert "dependency_mismatch" in ideas.categories_worded(analyst_events(line))
+    rca = _named(offline_analyst, line)
+    assert rca.category == "dependency_mismatch"
+    assert rca.confidence <= ideas.IDEA_CONFIDENCE
+
+
+@pytest.mark.parametrize("line", [
+    "shm_open failed: cannot open shared memory segment /pg_shm_81",
+    "could not load shared config file /etc/app/shared.yaml: no such file",
+])
+def test_shared_memory_or_a_shared_file_is_no_native_library(line):
+    assert "dependency_mismatch" not in ideas.categories_worded(analyst_events(line))

@@ -413,6 +413,13 @@ IDEAS: tuple[Idea, ...] = (
     # 'x'`, `Cannot find module 'y'`): the release lacks a dependency the code was built against
     _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages gem gems",
           "available loaded found find named", "not no cannot unable"),
+    # ... or a native library the program links against not there (the dynamic loader's `error while loading shared
+    # libraries: libssl.so.1.1: cannot open shared object file`, the JVM's `UnsatisfiedLinkError: no netty_epoll in
+    # java.library.path`): the image lacks a system library the code was built against, as a module not found; not
+    # shared memory, a shared file or a link on a page
+    _idea("dependency_mismatch", "versions that do not fit together", "shared", "object objects library libraries",
+          "cannot open loading load", unless="memory segment"),
+    _idea("dependency_mismatch", "versions that do not fit together", "unsatisfied", "link"),
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
           "conflict conflicting conflicts tree peer"),
