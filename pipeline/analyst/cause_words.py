@@ -53,6 +53,13 @@ def _idea(category: str, label: str, *groups: str, context: tuple[str, ...] = ()
 DATABASE_WORDS = "connection connections conn conns jdbc odbc r2dbc datasource database db sql transaction"
 
 
+# a data store's own words, without a connection's (a line saying `connection` names no store): the store a pool's
+# words belong to when the line does not say `connection` (Jedis' `Could not get a resource since the pool is
+# exhausted`, Agroal's `java.sql.SQLException: Sorry, acquisition timeout!`)
+STORE_WORDS = ("jdbc odbc r2dbc datasource database databases db sql transaction redis jedis lettuce mongo mongodb "
+               "memcached cassandra postgres postgresql mysql")
+
+
 # the most specific first: a pool's acquire timeout is pool exhaustion before it is a timeout
 IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
@@ -67,6 +74,23 @@ IDEAS: tuple[Idea, ...] = (
     _idea("db_pool_exhausted", "a connection pool with no connection to give",
           "pool", "acquire acquiring acquisition checkout exhausted depleted", "timeout timed pending waiting",
           context=("pool", DATABASE_WORDS), unless="thread threads executor worker workers"),
+    # a data store's pool said exhausted or timed out, the line naming no acquire (`redis: connection pool timeout`,
+    # `Could not get a resource since the pool is exhausted`): the store's pool when a line names the store by it;
+    # not an HTTP client's pool reading a response late (urllib3's `HTTPConnectionPool(...): Read timed out`)
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "pool", "exhausted depleted exhaustion timeout",
+          context=("pool", STORE_WORDS), unless="thread threads executor worker workers http https read write socket"),
+    # an acquisition of a connection from a store's driver timing out, no pool said (`java.sql.SQLException: Sorry,
+    # acquisition timeout!`): what is acquired from a SQL driver is a connection; not a lock's or a permit's acquire
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "acquisition acquire acquiring", "timeout timed", "jdbc odbc r2dbc datasource sql",
+          unless="lock locks mutex semaphore permit permits token tokens thread threads"),
+    # ... or a wait to be handed a connection timing out, the driver naming its store (the MongoDB driver's `Timed out
+    # after 120000 ms while waiting for a connection to server db-1:27017`): waiting *for a connection* is the pool's
+    # queue; waiting *to connect* is a dial (another idea)
+    _idea("db_pool_exhausted", "a connection pool with no connection to give",
+          "waiting wait waited", "connection", "timed timeout",
+          context=(STORE_WORDS,), unless="establish established connect connecting handshake response reply"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
           "validate validation"),
@@ -79,6 +103,13 @@ IDEAS: tuple[Idea, ...] = (
     # a chain whose issuer the peer does not trust (TLS's `unknown_ca` alert, `unable to get local issuer`)
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "ssl tls handshake certificate cert x509", "ca issuer", "unknown untrusted invalid"),
+    # a handshake whose protocol version the two sides do not share (JSSE's `The server selected protocol version TLS10
+    # is not accepted by client preferences [TLS13, TLS12]`, Go's `tls: server selected unsupported protocol version
+    # 301`, OpenSSL's `tlsv1 alert protocol version`): TLS failing, said by a TLS word; not another protocol's version
+    # (an MCP server's `server selected unsupported protocol version "2099-01-01"`)
+    _idea("tls_certificate", "a TLS handshake failing on its protocol version",
+          "tls ssl tlsv1 tls10 tls11 tls12 tls13 sslv3 handshake", "protocol", "version versions",
+          unless="mcp http2 grpc"),
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
@@ -141,6 +172,18 @@ IDEAS: tuple[Idea, ...] = (
     # is wrong, whatever the setting is named (so before the timeout's words)
     _idea("config_missing", "a required setting not found", "invalid bad illegal", "value values",
           "flag flags option options argument arguments parameter parameters setting settings env environment"),
+    # a request or task that outlived the time limit its server or worker pool set, the worker killed for it
+    # (gunicorn's `WORKER TIMEOUT (pid:24)`, unicorn's `worker=0 PID:123 timeout (61s > 60s), killing`, uWSGI's
+    # `HARAKIRI ON WORKER 3`): the work waited past its time, on a dependency as a rule; not a worker's start or
+    # heartbeat waited for
+    _idea("upstream_timeout", "a request outlived its worker's time limit",
+          "worker workers harakiri", "timeout harakiri",
+          unless="heartbeat heartbeats startup boot booting ready spawn spawning register registration"),
+    # ... or a task's or script's time limit said exceeded (Celery's `Hard time limit (120s) exceeded for
+    # tasks.render[id]`, PHP's `Maximum execution time of 30 seconds exceeded`): not a rate's limit, a CPU's
+    _idea("upstream_timeout", "a request outlived its worker's time limit",
+          "time", "limit execution", "exceeded exceeds",
+          unless="rate ratelimit quota cpu throttled throttling"),
     _idea("upstream_timeout", "a call to a dependency timing out",
           "timeout timed timedout deadline",
           # ... or a remote procedure's (gRPC's `DeadlineExceeded` calling a method)
@@ -153,8 +196,14 @@ IDEAS: tuple[Idea, ...] = (
     # the deadline`)
     _idea("upstream_timeout", "a call to a dependency timing out",
           # ... or not to have completed within its timeout (`did not complete within the timeout`)
-          "not", "answer answered respond responded reply replied complete completed", "within time in"),
+          "not", "answer answered respond responded reply replied complete completed", "within time in",
+          unless="enough"),  # ... not a lack said (`not enough free threads in the ThreadPool to complete`)
     _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
+    # a connection's opening timing out (the JDK's `java.net.ConnectException: Connection timed out`, libpq's `...
+    # failed: Connection timed out`: pipeline/analyst/ideas.py reads the words one after the other as `connecttimeout`):
+    # the dependency did not answer the dial in time; not an idle, pooled or leased connection closed for its age
+    _idea("upstream_timeout", "a call to a dependency timing out", "connecttimeout",
+          unless="idle keepalive pool pooled lease leased"),
     # a remedy that asks for an environment variable to be set (`no key given: pass one or set
     # the X env var`):
     # the setting is missing, even when what needs it is a login (so before the credentials' ideas)
@@ -280,6 +329,11 @@ IDEAS: tuple[Idea, ...] = (
     # a stream's or queue's length past its maximum (`queue length exceeds max-length, messages dropped`,
     # `maximum messages exceeded for stream ORDERS`): a backlog its consumers did not take
     # (not a job's attempts used up: Laravel's `Queue\MaxAttemptsExceededException`)
+    # not enough of a process's own bounded things free (.NET's `There were not enough free threads in the ThreadPool to
+    # complete the operation`): its threads, handles or ports used up; not memory's or a disk's (their ideas)
+    _idea("resource_exhaustion", "a buffer, executor or descriptor limit reached", "not", "enough",
+          "thread threads threadpool worker workers descriptor descriptors handles sockets ports",
+          unless="memory heap disk space"),
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues stream streams",
           "length messages msgs depth", "exceeded exceeds exceed reached",
           unless="size bytes payload record attempts attempt retries retry tries"),
@@ -289,6 +343,10 @@ IDEAS: tuple[Idea, ...] = (
           "disk volume filesystem partition storage drive drives osd osds", "full"),
     # (or said low: RabbitMQ's `connection blocked: low on memory`)
     _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom low"),
+    # a memory circuit breaker tripped (Elasticsearch's `CircuitBreakingException: [parent] Data too large, data for
+    # [<http_request>] would be [...], which is larger than the limit of [...]`): the heap's budget refused the request;
+    # not a call circuit breaker opened (resilience4j's `CircuitBreaker 'x' is OPEN`), which says no size
+    _idea("out_of_memory", "memory exhausted", "breaker breaking", "data", "large larger"),
     # an allocation of a stated size refused (`cannot allocate vector of size 11.8 Gb`, `failed to allocate 4096 bytes`)
     _idea("out_of_memory", "memory exhausted", "allocate allocation", "cannot unable failed failure",
           "size bytes vector heap gb mb kb"),
@@ -306,6 +364,10 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or a queue's latency or its oldest message's age said past its bound (Sidekiq's queue `latency`, SQS's age of
+    # the oldest message): work waits in it longer than allowed; not an executor's queue (resource_exhaustion's)
+    _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "latency age",
+          "exceeds exceeded exceed above", unless="executor thread threads"),
     # ... or a message queue said full (`Producer send queue is full`): not an executor's or a pool's queue of tasks
     # (resource_exhaustion's, read above when it names them)
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "full",
@@ -351,6 +413,13 @@ IDEAS: tuple[Idea, ...] = (
     # 'x'`, `Cannot find module 'y'`): the release lacks a dependency the code was built against
     _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages gem gems",
           "available loaded found find named", "not no cannot unable"),
+    # ... or a native library the program links against not there (the dynamic loader's `error while loading shared
+    # libraries: libssl.so.1.1: cannot open shared object file`, the JVM's `UnsatisfiedLinkError: no netty_epoll in
+    # java.library.path`): the image lacks a system library the code was built against, as a module not found; not
+    # shared memory, a shared file or a link on a page
+    _idea("dependency_mismatch", "versions that do not fit together", "shared", "object objects library libraries",
+          "cannot open loading load", unless="memory segment"),
+    _idea("dependency_mismatch", "versions that do not fit together", "unsatisfied", "link"),
     # ... or packages' requirements of each other in conflict (`conflicting peer dependency`, `dependency tree`)
     _idea("dependency_mismatch", "versions that do not fit together", "dependency dependencies",
           "conflict conflicting conflicts tree peer"),

@@ -18,7 +18,7 @@ import re
 
 from pipeline.analyst import sqlstates, versions
 from pipeline.analyst.cause_words import IDEAS, Idea
-from pipeline.analyst.specifics import CAUSED_BY, FRAME, OPENS_WITH_CLASS
+from pipeline.analyst.specifics import CAUSED_BY, FRAME, INNER, OPENS_WITH_CLASS
 from pipeline.knowledge.meaning import masked
 from pipeline.state import LogEvent
 
@@ -39,7 +39,14 @@ _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 _PHRASAL = re.compile(r"\b(?:check(?:ed|ing)?|(time))[ -]out\b", re.I)
 
 
+# ... and a connection said to have timed out, the words one after the other (the JDK's `Connection timed out`,
+# `connect timed out`) is one idea, `connecttimeout`: not a connection and a timeout said apart in one line (`publish
+# timed out: connection blocked by broker`, `Connection refused, Timeout: 30s`)
+_CONNECT_TIMEOUT = re.compile(r"\bconnect(?:ion)?[ -]+(?:timed[ -]+out|time[ -]?out)\b", re.I)
+
+
 def _joined(text: str) -> str:
+    text = _CONNECT_TIMEOUT.sub(lambda m: f"{m.group(0)} connecttimeout", text)  # the words kept for the other ideas
     return _PHRASAL.sub(lambda m: "timeout" if m.group(1) else "checkout", text)
 
 
@@ -67,7 +74,7 @@ def _texts(events: list[LogEvent]) -> list[str]:
     for event in events:
         if event.level not in (None, "WARN", "ERROR", "FATAL"):
             continue
-        seen.setdefault(" ".join(filter(None, (event.exception, _unframed(event.message[:_CHARS * 4])[:_CHARS],
+        seen.setdefault("\n".join(filter(None, (event.exception, _unframed(event.message[:_CHARS * 4])[:_CHARS],
                                                _thrown(event.stack)))))
     return list(seen)
 
@@ -102,7 +109,7 @@ def _thrown(stack: str | None) -> str | None:
     # last line); a traceback's source lines (`data = json.loads(body)`) are code, not what failed
     thrown = [line for n, line in enumerate(lines) if (n == 0 and not line.startswith(" "))
               or CAUSED_BY.match(line) or OPENS_WITH_CLASS.match(line.strip())]
-    return " ".join(thrown)[:_CHARS] or None
+    return "\n".join(thrown)[:_CHARS] or None  # a line each: a `Caused by:` still opens its line (_readings)
 
 
 def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
@@ -122,15 +129,31 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
             out[coded[0]] = (label, n + 1)
             continue
         # no idea's word is a long number or an id: a burst's texts share one reading of their words
-        tokens = tokens_of(masked(text))
-        if tokens in decided:
-            idea = decided[tokens]
-        else:
-            idea = decided[tokens] = _idea_of(tokens, events, said, changed)
+        # ... the deepest link of a cause chain read first (`Failed to obtain JDBC Connection` / `Caused by: ... protocol
+        # version TLS10 is not accepted`): the wrapper's words say what failed, the deepest cause's why; the whole text
+        # when the deepest link names no idea
+        idea = None
+        for tokens in _readings(text):
+            if tokens not in decided:
+                decided[tokens] = _idea_of(tokens, events, said, changed)
+            if (idea := decided[tokens]) is not None:
+                break
         if idea is not None:
             label, n = out.get(idea.category, (idea.label, 0))
             out[idea.category] = (label, n + 1)
     return out
+
+
+def _readings(text: str) -> list[tuple[str, ...]]:
+    """A text's tokens to read for an idea, in order: its cause chain's deepest link (Java's `Caused by:`, .NET's
+    `--->`, with the line continuing it) when it has one, then the whole text."""
+    whole = tokens_of(masked(text))
+    links = list(INNER.finditer(text))
+    if not links:
+        return [whole]
+    inner = links[-1]
+    deepest = tokens_of(masked(" ".join(filter(None, (inner.group("what"), inner.group("more"))))))
+    return [deepest, whole] if deepest and deepest != whole else [whole]
 
 
 def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[str, ...]],

@@ -358,7 +358,8 @@ class OfflineAnalyst:
             if docs:
                 worded.append(Support(category=category, score=score, doc=docs[0], matched=(label,), worded=True))
         # equally supported, a doc's signature ranks before the ideas alone
-        return sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
+        ranked_supports = sorted(supports + worded, key=lambda s: (-s.score, s.worded, s.category))
+        return _first_said_first(state.evidence, ranked_supports)
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
@@ -537,6 +538,34 @@ NEAR_SHARE = 0.75
 
 def _problem(event: LogEvent) -> bool:
     return event.level in ("ERROR", "FATAL", "WARN", None)
+
+
+def _first_said_first(events: list[LogEvent], supports: list[Support]) -> list[Support]:
+    """`supports` with the ideas-only ones tied at the top score ordered by what the events say of them, not by their
+    names: a state that produces another's failure (cause_side.PRODUCED_BY: a thread pool starved, then calls timing
+    out) leads it when its first problem line came strictly before the other's, a warning included (the state a service
+    said of itself); otherwise the one more error events say leads, then the one an error said first (a TLS handshake
+    refused at start-up and again under a request's `Failed to obtain JDBC Connection`); a warning alone is context
+    (`upstream slow ... (timeout 10s)` before a body that cannot be decoded). The rest as they are."""
+    tied = [s for s in supports if s.worded and supports[0].worded and s.score == supports[0].score]
+    if len(tied) < 2:
+        return supports
+    problems = [e for e in events if _problem(e)]
+    said = [set(ideas.categories_worded([e])) for e in problems]
+    errors = [found for e, found in zip(problems, said) if e.level in ("ERROR", "FATAL", None)]
+
+    def first(category: str) -> int:
+        return next((n for n, found in enumerate(said) if category in found), len(said))
+
+    def produces(support: Support) -> bool:  # ... another tied category's failure, said strictly before it
+        return any(support.category in cause_side.PRODUCED_BY.get(o.category, frozenset()) |
+                   cause_side.PRODUCED_WHEN_FIRST.get(o.category, frozenset()) and
+                   first(support.category) < first(o.category) for o in tied if o is not support)
+
+    def order(support: Support) -> tuple[bool, int, int]:
+        at = [n for n, found in enumerate(errors) if support.category in found]
+        return not produces(support), -len(at), at[0] if at else len(errors)
+    return sorted(tied, key=order) + supports[len(tied):]
 
 
 def _came_first(state: IncidentState, top: Support, carrying: list[set[str]],

@@ -48,7 +48,7 @@ _FRAME = re.compile(r"^\s*(?:at\s+\S+[(\s]|File \"|\.\.\. \d+ more|[\w/.-]+\.(?:
 _CAUSED_BY = re.compile(r"^\s*Caused by:\s*")
 # a cause chain's inner link, Java's `Caused by:` or .NET's `--->`, and the line after it
 _INNER = re.compile(r"^[ \t]*(?:Caused by:|---> )[ \t]*(?P<what>[^\n]{4,300})(?:(?=\n(?P<more>[ \t]+\S[^\n]*)))?", re.M)
-FRAME, CAUSED_BY = _FRAME, _CAUSED_BY  # read by pipeline/analyst/ideas.py too
+FRAME, CAUSED_BY, INNER = _FRAME, _CAUSED_BY, _INNER  # read by pipeline/analyst/ideas.py too
 # an error class's name (`LinkageError`, `PoolTimeout`, `UniqueViolation`), a signal, a status code
 # before a colon (`DEADLINE_EXCEEDED:`): only whether a line holds one matters, so no name is spanned
 _CLASS = re.compile(r"[A-Za-z0-9_$](?:Error|Exception|Fault|Failure|Timeout|Violation|Refused|Exhausted)\b|"
