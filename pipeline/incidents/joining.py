@@ -103,7 +103,8 @@ class Joiner:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied and (only := outage.same_process_incident(event, names, near)
                          or outage.concluding_writers_incident(event, names, near)
-                         or outage.answering_writers_incident(event, names, near)) is not None:
+                         or outage.answering_writers_incident(event, names, near)
+                         or outage.same_machine_incident(event, names, near)) is not None:
             tied.append((1, only.last, only.incident_id))
         if not tied:
             return None
