@@ -136,3 +136,34 @@ def test_a_symptom_naming_the_service_it_called_is_tied_by_that_service_not_by_t
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+# --- a JSON object's text written without a space -------------------------------------------------------------------
+
+def test_a_json_text_without_spaces_names_what_its_pairs_name():
+    # (longer than a word any name is read from: without its pairs, nothing of it would be)
+    event = _event(1, 0.0, "edge-cache", "pop-lis", '{"ts":"2026-12-07T03:00:00Z","verb":"POST","path":"/basket/checkout",'
+                   '"upstream":"shop-origin.example.net","code":502,"cache_state":"BYPASS","bytes_out":0,"ttfb_ms":12,"edge_node":"lis-edge-04"}')
+    names = line_names.named_things(event)
+    assert "path:/basket/checkout" in names
+    assert "res:shop-origin.example.net" in names
+
+
+def test_a_json_text_edge_answer_joins_the_origins_failure_of_that_route(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "shop", "shop-2", "POST /basket/checkout failed: response header block larger than the proxy buffer, 502"),
+        _event(2, 0.4, "edge-cache", "pop-lis", '{"ts":"2026-12-07T03:00:00Z","verb":"POST","path":"/basket/checkout",'
+               '"upstream":"shop-origin.example.net","code":502,"cache_state":"BYPASS","bytes_out":0,"ttfb_ms":12,"edge_node":"lis-edge-04"}'),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+
+
+def test_a_json_text_edge_answer_of_another_route_stays_apart(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "shop", "shop-2", "POST /basket/checkout failed: response header block larger than the proxy buffer, 502"),
+        _event(2, 0.4, "edge-cache", "pop-lis", '{"ts":"2026-12-07T03:00:00Z","verb":"GET","path":"/media/banners",'
+               '"upstream":"shop-origin.example.net","code":502,"cache_state":"MISS","bytes_out":0,"ttfb_ms":12,"edge_node":"lis-edge-04"}'),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]

@@ -19,6 +19,7 @@ from pipeline.incidents.writers import (
     BY, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, host_address, identities, service_named as _service_named,
 )
 from pipeline.incidents.writers import IP_OR_ADDRESS as _IP
+from pipeline.ingest.readable import record_text
 from pipeline.state import LogEvent
 
 HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
@@ -279,6 +280,10 @@ def said_by(event: LogEvent) -> str:
     (`err=...`, `"error": {...}`, a destination: `upstream`, `redis`...), and the exception lines of
     its stack (`Caused by: ...: Connection to db:5432 refused`, a traceback's last line)."""
     parts = [event.message[:HEAD_CHARS]]
+    if event.message.startswith('{"') and (record := record_text(first_line(event.message)[:HEAD_CHARS])):
+        # a JSON object's text the reader could not take apart (no message key, cut off): its pairs as `key=value` words,
+        # which a text written without a space (`{"url":"/account/orders","origin":"origin.acme.com",…}`) is not
+        parts.append(" ".join(f"{k}={v}" for k, v in list(record.items())[:24] if isinstance(v, (str, int, float))))
     for key, value in event.fields.items():
         if isinstance(value, str) and len(parts) < 12 and ERROR_KEY.search(key):
             parts.append(value[:HEAD_CHARS // 2])
