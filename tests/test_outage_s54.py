@@ -167,3 +167,34 @@ def test_a_json_text_edge_answer_of_another_route_stays_apart(engine):
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+def test_the_machines_failure_read_after_the_symptom_beside_it_joins_it(engine):
+    # the job's log is read before the kernel's: its timeout opened an incident, and the failure it suffered joins it
+    engine.incidents.store_batch([
+        _event(2, 8.0, "rollup", "db-host-7", "nightly rollup aborted: statement timeout after 30s"),
+        _event(1, 0.0, "kernel", "db-host-7", _DISK),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+    (outage,) = incidents_by_first_seen(engine)
+    assert outage["leader"]["event_id"] == "ev-1"
+
+
+def test_a_failure_read_after_a_symptom_naming_its_destination_on_that_machine_stays_apart(engine):
+    engine.incidents.store_batch([
+        _event(2, 8.0, "rollup", "db-host-7", "rollup query to warehouse-db:5432 aborted: statement timeout after 30s"),
+        _event(1, 0.0, "kernel", "db-host-7", _DISK),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
+
+
+def test_a_failure_written_after_the_symptom_it_is_read_after_stays_apart(engine):
+    # a symptom is what a failure already underway causes: the disk's reset a minute after the job's timeout caused none
+    engine.incidents.store_batch([
+        _event(2, 8.0, "rollup", "db-host-7", "nightly rollup aborted: statement timeout after 30s"),
+        _event(1, 68.0, "kernel", "db-host-7", _DISK),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]

@@ -207,6 +207,8 @@ class Joiner:
         self.candidates.span(kept, min(kept.first, gone.first), max(kept.last, gone.last))
         for comp, at in gone.recent.items():
             kept.recent[comp] = max(at, kept.recent.get(comp, at))
+        for comp, at in gone.symptoms.items():
+            kept.symptoms[comp] = max(at, kept.symptoms.get(comp, at))
         for leader in self.best.pop(loser, {}).values():
             self._offer(into, leader)
         for table in (self.earliest, self.earliest_of):
@@ -279,6 +281,10 @@ class Joiner:
                     candidate.names.add(name)
         if candidate is not None:
             comp = writers.component(event)
+            if comp not in candidate.recent and how != FOLD and outage.nameless_symptom(event, self._named_things(event)):
+                candidate.symptoms[comp] = event.time  # (a machine's symptom: `outage.same_machine_incident`)
+            elif comp in candidate.symptoms and event.time > candidate.symptoms[comp]:
+                candidate.symptoms[comp] = event.time
             for writer in (comp, writers.process(event)):
                 if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
                     candidate.recent[writer] = event.time

@@ -244,19 +244,32 @@ def concluding_writers_incident(event: LogEvent, names: frozenset[str], near: li
 
 def same_machine_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
     """The one open incident holding an error another service wrote on the event's host (its machine: a node, a VM)
-    within the burst window, for a symptom (a timeout, `unavailable`, a 5xx) that names no host:port, URL host or
-    service: what a failing machine does to the programs on it (a disk controller's reset, then a job's `statement
-    timeout` beside it; nginx's `connect() to unix:/…/puma.sock failed (11: Resource temporarily unavailable)` beside the
-    app server it fronts). None when the machine's other errors are in two incidents or more (which failure it suffers
-    is not said) or in none, when the line says a cause of its own, or when it names where it went (it is tied by that
-    address or service, or not at all)."""
+    within the burst window, when the event is a symptom (a timeout, `unavailable`, a 5xx) that names no host:port, URL
+    host or service (`nameless_symptom`), or, read the other way round, when that service's first error there was such a
+    symptom written after the event: what a failing machine does to the programs on it (a disk controller's reset, then
+    a job's `statement timeout` beside it; nginx's `connect() to unix:/…/puma.sock failed (11: Resource temporarily
+    unavailable)` beside the app server it fronts). None when the machine's other errors are in two incidents or more
+    (which failure it suffers is not said) or in none, or when neither line is such a symptom: a line stating a cause
+    of its own, or naming where it went (tied by that address or service, or not at all), is no machine's symptom."""
     host = (event.host or "").lower()
-    if not host or host in _NOT_A_HOST or rank(event) != SYMPTOM \
-            or any(n.startswith((*ADDRESSES, SERVICE_NAMED)) for n in names):
-        return None  # (a symptom naming where it went is tied by that address or that service, or not at all)
+    if not host or host in _NOT_A_HOST:
+        return None
     service = event.service.lower()
     held = [c for c in near if any(_on_host(w, host) and not _of_service(w, service) for w in c.recent)]
-    return held[0] if len(held) == 1 else None
+    if len(held) != 1:
+        return None
+    only = held[0]
+    if nameless_symptom(event, names):
+        return only
+    # (read the other way round: the machine's symptom came first in the reading, its failure after it)
+    return only if any(_on_host(w, host) and not _of_service(w, service) and event.time <= at
+                       for w, at in only.symptoms.items()) else None
+
+
+def nameless_symptom(event: LogEvent, names: frozenset[str]) -> bool:
+    """Whether an error is a symptom (`leading.rank`) naming no host:port, URL host or service: one a machine's failure
+    may cause in any program on it (`same_machine_incident`)."""
+    return rank(event) == SYMPTOM and not any(n.startswith((*ADDRESSES, SERVICE_NAMED)) for n in names)
 
 
 _NOT_A_HOST = frozenset({"-", "localhost", "unknown", "none", "null"})
@@ -305,6 +318,8 @@ class Candidate:
     names: set[str]
     services: set[str]
     recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
+    # writer -> its latest error here, for a writer whose first error here in this batch was a `nameless_symptom`
+    symptoms: dict[str, datetime] = field(default_factory=dict)
     # what its errors read in this batch said (`Wording`): their clauses and their texts
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
