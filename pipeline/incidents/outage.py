@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
-from pipeline.incidents.leading import NEUTRAL, SYMPTOM, answered_5xx, names_cause, names_failure, rank
+from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
 from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
 from pipeline.incidents.same_service import SAME_SERVICE
 from pipeline.incidents.writers import CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
@@ -240,48 +240,6 @@ def concluding_writers_incident(event: LogEvent, names: frozenset[str], near: li
     fold = timedelta(seconds=FOLD_SECONDS)
     held = [c for c in near if writer in c.recent and timedelta(0) <= event.time - c.recent[writer] <= fold]
     return held[0] if len(held) == 1 else None
-
-
-def same_machine_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
-    """The one open incident holding an error another service wrote on the event's host (its machine: a node, a VM)
-    within the burst window, when the event is a symptom (a timeout, `unavailable`, a 5xx) that names no host:port, URL
-    host or service (`nameless_symptom`), or, read the other way round, when that service's first error there was such a
-    symptom written after the event: what a failing machine does to the programs on it (a disk controller's reset, then
-    a job's `statement timeout` beside it; nginx's `connect() to unix:/…/puma.sock failed (11: Resource temporarily
-    unavailable)` beside the app server it fronts). None when the machine's other errors are in two incidents or more
-    (which failure it suffers is not said) or in none, or when neither line is such a symptom: a line stating a cause
-    of its own, or naming where it went (tied by that address or service, or not at all), is no machine's symptom."""
-    host = (event.host or "").lower()
-    if not host or host in _NOT_A_HOST:
-        return None
-    service = event.service.lower()
-    held = [c for c in near if any(_on_host(w, host) and not _of_service(w, service) for w in c.recent)]
-    if len(held) != 1:
-        return None
-    only = held[0]
-    if nameless_symptom(event, names):
-        return only
-    # (read the other way round: the machine's symptom came first in the reading, its failure after it)
-    return only if any(_on_host(w, host) and not _of_service(w, service) and event.time <= at
-                       for w, at in only.symptoms.items()) else None
-
-
-def nameless_symptom(event: LogEvent, names: frozenset[str]) -> bool:
-    """Whether an error is a symptom (`leading.rank`) naming no host:port, URL host or service: one a machine's failure
-    may cause in any program on it (`same_machine_incident`)."""
-    return rank(event) == SYMPTOM and not any(n.startswith((*ADDRESSES, SERVICE_NAMED)) for n in names)
-
-
-_NOT_A_HOST = frozenset({"-", "localhost", "unknown", "none", "null"})
-
-
-def _on_host(writer: str, host: str) -> bool:
-    """Whether a writer (`@service@host`, or a process `@service@host#pid`) wrote on `host`."""
-    return writer.split("#", 1)[0].rsplit("@", 1)[-1].lower() == host
-
-
-def _of_service(writer: str, service: str) -> bool:
-    return writer.split("#", 1)[0].rsplit("@", 1)[0][len(COMPONENT):].lower() == service
 
 
 def is_dump(message: str) -> bool:
