@@ -6,6 +6,7 @@ their first label, and bare of what one instance adds), and the service names a 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pipeline.state import LogEvent
 
@@ -76,6 +77,7 @@ _DASHED_IP = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})(?:\.|$)", 
 _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 
 
+@lru_cache(maxsize=4096)  # (asked for each writer compared with each open incident: a log has few hosts)
 def host_address(host: str) -> str | None:
     """The IPv4 address a host is written as (`10.0.12.41`) or spells in dashes (`ip-10-0-12-41`); None otherwise."""
     host = host.strip().lower()
