@@ -198,3 +198,13 @@ def test_a_failure_written_after_the_symptom_it_is_read_after_stays_apart(engine
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] != of["ev-2"]
+
+
+def test_a_url_in_brackets_names_its_route_without_the_closing_bracket():
+    bracketed = _event(1, 0.0, "quotes", "quotes-1", "lookup timed out after 10s (https://fx.example.net/v2/rates)")
+    bare = _event(2, 0.0, "ledger", "ledger-1", "GET https://fx.example.net/v2/rates failed: 503")
+    assert "path:/v2/rates" in line_names.named_things(bracketed)
+    assert "path:/v2/rates" in line_names.named_things(bare)
+    # a bracket the path opened itself stays
+    own = _event(3, 0.0, "docs", "docs-1", "GET https://wiki.example.net/wiki/Foo_(bar) failed: 503")
+    assert "path:/wiki/foo_(bar)" in line_names.named_things(own)

@@ -301,9 +301,16 @@ def words(event: LogEvent) -> frozenset[str]:
     return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
 
 
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
 def _route(path: str) -> str | None:
     """A path's fixed segments (ids and numbers dropped); None when fewer than two remain."""
-    segments = [s for s in path.rstrip(".:,;").strip("/").split("/") if s and not _VARIABLE.match(s)]
+    path = path.rstrip(".:,;")
+    while path[-1:] in _CLOSERS and path.count(_CLOSERS[path[-1]]) < path.count(path[-1]):
+        # the bracket that closed around a URL (`… (https://geo.example/v1/geocode)`), not the path's own
+        path = path[:-1].rstrip(".:,;")
+    segments = [s for s in path.strip("/").split("/") if s and not _VARIABLE.match(s)]
     return "/" + "/".join(segments).lower() if len(segments) >= 2 else None
 
 
