@@ -208,3 +208,34 @@ def test_a_url_in_brackets_names_its_route_without_the_closing_bracket():
     # a bracket the path opened itself stays
     own = _event(3, 0.0, "docs", "docs-1", "GET https://wiki.example.net/wiki/Foo_(bar) failed: 503")
     assert "path:/wiki/foo_(bar)" in line_names.named_things(own)
+
+
+# --- one writer, one failure underway --------------------------------------------------------------------------------
+
+def test_a_writers_later_symptom_naming_nowhere_joins_the_one_incident_its_errors_are_in(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "invoicer", "inv-2", "render template invoice.v3 failed: font bundle missing at /opt/fonts/noto.tgz"),
+        _event(2, 40.0, "invoicer", "inv-2", "closing batch for December aborted: deadline exceeded"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]
+
+
+def test_a_writers_later_symptom_with_its_errors_in_two_incidents_joins_neither(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "invoicer", "inv-2", "render template invoice.v3 failed: font bundle missing at /opt/fonts/noto.tgz"),
+        _event(2, 5.0, "invoicer", "inv-2", "spool write refused: permission denied on /var/spool/invoicer"),
+        _event(3, 40.0, "invoicer", "inv-2", "closing batch for December aborted: deadline exceeded"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
+    assert of["ev-3"] not in (of["ev-1"], of["ev-2"])
+
+
+def test_a_writers_later_symptom_naming_where_it_went_is_tied_by_that_or_not_at_all(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "invoicer", "inv-2", "render template invoice.v3 failed: font bundle missing at /opt/fonts/noto.tgz"),
+        _event(2, 40.0, "invoicer", "inv-2", "POST https://mail-relay.example.org:8025/send timed out after 30s"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] != of["ev-2"]
