@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import correlation, leading, line_names, outage, writers
+from pipeline.incidents import correlation, leading, line_names, machines, outage, writers
 from pipeline.incidents.leading import Leader
 from pipeline.incidents.name_spellings import may_carry_id
 from pipeline.incidents.open_candidates import OpenCandidates
@@ -103,7 +103,8 @@ class Joiner:
                 tied.append((ties, candidate.last, candidate.incident_id))
         if not tied and (only := outage.same_process_incident(event, names, near)
                          or outage.concluding_writers_incident(event, names, near)
-                         or outage.answering_writers_incident(event, names, near)) is not None:
+                         or outage.answering_writers_incident(event, names, near)
+                         or machines.same_machine_incident(event, names, near)) is not None:
             tied.append((1, only.last, only.incident_id))
         if not tied:
             return None
@@ -204,8 +205,8 @@ class Joiner:
         for service, texts in gone.own_texts.items():
             kept.own_texts.setdefault(service, set()).update(texts)
         self.candidates.span(kept, min(kept.first, gone.first), max(kept.last, gone.last))
-        for comp, at in gone.recent.items():
-            kept.recent[comp] = max(at, kept.recent.get(comp, at))
+        for times, theirs in ((kept.recent, gone.recent), (kept.symptoms, gone.symptoms)):
+            times.update({comp: max(at, times.get(comp, at)) for comp, at in theirs.items()})
         for leader in self.best.pop(loser, {}).values():
             self._offer(into, leader)
         for table in (self.earliest, self.earliest_of):
@@ -278,6 +279,8 @@ class Joiner:
                     candidate.names.add(name)
         if candidate is not None:
             comp = writers.component(event)
+            if how != FOLD:  # (a machine's symptom: `machines.same_machine_incident`)
+                machines.note(candidate, comp, event, lambda: self._named_things(event))
             for writer in (comp, writers.process(event)):
                 if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
                     candidate.recent[writer] = event.time

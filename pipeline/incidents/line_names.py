@@ -16,9 +16,10 @@ import re
 from pipeline.incidents import name_spellings as spellings
 from pipeline.incidents.same_service import same_service_names
 from pipeline.incidents.writers import (
-    BY, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, identities, service_named as _service_named,
+    BY, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, host_address, identities, service_named as _service_named,
 )
 from pipeline.incidents.writers import IP_OR_ADDRESS as _IP
+from pipeline.ingest.readable import record_text
 from pipeline.state import LogEvent
 
 HEAD_CHARS = 2_000  # names are read from a message's head (bounds the work on hostile lines)
@@ -86,6 +87,7 @@ STACK_ERROR = re.compile(r"(?m)^\s*(?:Caused by:\s*)?(?:[A-Za-z_$][\w$]*\.)*[A-Z
                           # a traceback's last line names its class qualified, whatever it ends in
                           # (`psycopg2.errors.DiskFull: could not extend file ...`)
                           r"|^(?:[a-z_][\w]*\.)+[A-Z][\w]*: .*$")
+_UNIX_SOCKET = re.compile(r":(/[^\s:?#'\"<>]+)")  # the socket's path after `unix:` in a URL
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 
@@ -124,9 +126,16 @@ def named_things(event: LogEvent) -> frozenset[str]:
         names.append(f"id:{event.trace_id}")
     for match in _URL.finditer(text):
         host, port, path = match.group(1).lower(), match.group(2), match.group(3)
+        if host == "unix" and not port and (socket := _UNIX_SOCKET.match(text, match.end(1))):
+            # a Unix socket written as a URL (nginx's `http://unix:/app/tmp/sockets/puma.sock:/stores/88`): a file on the
+            # writer's host, no host called `unix`
+            names.append(f"file:{event.host or ''}:{socket.group(1).lower()}")
+            continue
         names.append(f"hp:{host}:{port}" if port else f"host:{host}")
         if not host[0].isdigit() and not host.startswith("["):
             names.extend(_service_named(host))
+        elif port and host_address(host):
+            names.append(SERVICE_NAMED + host)  # the machine at that address: a writer whose host it is (`ip-10-0-12-41`)
         if path and (route := _route(path)):
             names.append(f"path:{route}")
     text_no_urls = _URL.sub(" ", text)
@@ -141,6 +150,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
         names.append(f"hp:{host}:{port}")
         if not host[0].isdigit():
             names.extend(_service_named(host))
+        elif host_address(host):
+            names.append(SERVICE_NAMED + host)
     names.extend(f"{LABEL}{component(event)}|pid:{m.group(1)}" for m in _PID.finditer(text_no_urls))
     for host, port in spellings.addresses(text_no_urls):  # `27000@lic01`, `Data Source=SQLPROD01\ORDERS`
         names.extend([*([f"hp:{host}:{port}"] if port else []), *(_service_named(host) if host[0].isalpha() else [])])
@@ -269,6 +280,10 @@ def said_by(event: LogEvent) -> str:
     (`err=...`, `"error": {...}`, a destination: `upstream`, `redis`...), and the exception lines of
     its stack (`Caused by: ...: Connection to db:5432 refused`, a traceback's last line)."""
     parts = [event.message[:HEAD_CHARS]]
+    if event.message.startswith('{"') and (record := record_text(first_line(event.message)[:HEAD_CHARS])):
+        # a JSON object's text the reader could not take apart (no message key, cut off): its pairs as `key=value` words,
+        # which a text written without a space (`{"url":"/account/orders","origin":"origin.acme.com",…}`) is not
+        parts.append(" ".join(f"{k}={v}" for k, v in list(record.items())[:24] if isinstance(v, (str, int, float))))
     for key, value in event.fields.items():
         if isinstance(value, str) and len(parts) < 12 and ERROR_KEY.search(key):
             parts.append(value[:HEAD_CHARS // 2])
@@ -286,9 +301,16 @@ def words(event: LogEvent) -> frozenset[str]:
     return frozenset(w.rstrip(".:") for w in _WORD.findall(head)) - {event.service.lower()}
 
 
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
 def _route(path: str) -> str | None:
     """A path's fixed segments (ids and numbers dropped); None when fewer than two remain."""
-    segments = [s for s in path.rstrip(".:,;").strip("/").split("/") if s and not _VARIABLE.match(s)]
+    path = path.rstrip(".:,;")
+    while path[-1:] in _CLOSERS and path.count(_CLOSERS[path[-1]]) < path.count(path[-1]):
+        # the bracket that closed around a URL (`… (https://geo.example/v1/geocode)`), not the path's own
+        path = path[:-1].rstrip(".:,;")
+    segments = [s for s in path.strip("/").split("/") if s and not _VARIABLE.match(s)]
     return "/" + "/".join(segments).lower() if len(segments) >= 2 else None
 
 

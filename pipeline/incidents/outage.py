@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 
 from pipeline.clock import parse_iso
 from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
+from pipeline.incidents.machines import nameless_symptom
 from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
 from pipeline.incidents.same_service import SAME_SERVICE
 from pipeline.incidents.writers import CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
@@ -199,9 +200,11 @@ def other_spelling(names: frozenset[str] | set[str]) -> list[str]:
 def answering_writers_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
     """The one open incident holding an error its writer wrote within the burst window, for a line of that writer
     saying only that it answered a request with a 5xx and naming no address (an access log's `"POST /checkout" 502`
-    a few seconds after its `no live upstreams`): the failure it answered with is that one. None when its writer's
-    errors are in two incidents or more (which one it answered is not said) or in none."""
-    if not answered_5xx(event) or any(n.startswith(ADDRESSES) for n in names):
+    a few seconds after its `no live upstreams`): the failure it answered with is that one; session 54: or any symptom
+    of it naming no host:port, URL host or service (`machines.nameless_symptom`: a shipping job's `label creation
+    failed: auth unavailable` after its token requests failed). None when its writer's errors are in two incidents or
+    more (which one it suffers is not said) or in none."""
+    if any(n.startswith(ADDRESSES) for n in names) or not (answered_5xx(event) or nameless_symptom(event, names)):
         return None
     writer = component(event)
     held = [c for c in near if writer in c.recent and c.recent[writer] <= event.time]
@@ -276,6 +279,8 @@ class Candidate:
     names: set[str]
     services: set[str]
     recent: dict[str, datetime] = field(default_factory=dict)  # writer -> its latest error here, read in this batch
+    # writer -> its latest error here, for a writer whose first error here in this batch was a `nameless_symptom`
+    symptoms: dict[str, datetime] = field(default_factory=dict)
     # what its errors read in this batch said (`Wording`): their clauses and their texts
     clauses: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)

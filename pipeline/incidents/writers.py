@@ -6,6 +6,7 @@ their first label, and bare of what one instance adds), and the service names a 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pipeline.state import LogEvent
 
@@ -56,7 +57,8 @@ def process(event: LogEvent) -> str | None:
 def identities(event: LogEvent) -> frozenset[str]:
     """What others call the writer of a line (lower-case): its service and its host, each as written,
     by its first label and bare (`bare`): the names a caller's error may name it by. A service read
-    from a logger column (a class name) is no such name; nor is an address."""
+    from a logger column (a class name) is no such name; nor is an address. Its host's IPv4 address, when
+    the host is written as one or spells one (`host_address`), is how a caller dialling it names it."""
     found: set[str] = set()
     logger = event.fields.get("logger") == event.service
     for raw, dotted in ((event.service, not logger), (event.host, True)):
@@ -65,7 +67,24 @@ def identities(event: LogEvent) -> frozenset[str]:
         found.add(raw.lower())
         if dotted:
             found.update((raw.lower().split(".")[0], bare(raw)))
-    return frozenset(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME)
+    address = host_address(event.host or "")
+    return frozenset({*(n for n in found if len(n) >= 2 and n not in _NOT_A_NAME), *([address] if address else [])})
+
+
+# a host named by its IPv4 address in dashes, as a cloud's private DNS name spells it (EC2's `ip-10-0-12-41`,
+# `ip-10-0-12-41.eu-west-1.compute.internal`): the machine at that address
+_DASHED_IP = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})(?:\.|$)", re.I)
+_IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
+
+
+@lru_cache(maxsize=4096)  # (asked for each writer compared with each open incident: a log has few hosts)
+def host_address(host: str) -> str | None:
+    """The IPv4 address a host is written as (`10.0.12.41`) or spells in dashes (`ip-10-0-12-41`); None otherwise."""
+    host = host.strip().lower()
+    if _IPV4.match(host):
+        return host
+    match = _DASHED_IP.match(host)
+    return ".".join(match.groups()) if match and all(int(part) <= 255 for part in match.groups()) else None
 
 
 def bare(name: str) -> str:
