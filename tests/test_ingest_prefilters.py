@@ -1,0 +1,86 @@
+"""The literal pre-tests that spare a regex search on the ingest path decide exactly what the search
+alone decided (issue 37.3): each is compared with the check as it was before it, on lines written
+here (not from the beds: other systems, other wording), near misses included."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from pipeline.incidents import leading
+from pipeline.incidents.leading import CAUSE, states_failure
+from pipeline.incidents.line_names import first_line
+from pipeline.state import LogEvent
+
+T = datetime(2026, 12, 7, 9, 0, tzinfo=timezone.utc)
+
+
+def _event(message: str, level: str | None = "INFO") -> LogEvent:
+    return LogEvent(event_id="e1", time=T, message=message, service="ledger-sync", level=level)
+
+
+def _states_failure_before(event: LogEvent) -> bool:
+    """`states_failure` before the narrower stems: the wide stems, then the search."""
+    head = first_line(event.message)[:400]
+    lowered = head.lower()
+    if not any(stem in lowered for stem in leading._STATED_STEMS):
+        return False
+    head = leading._THING.sub(" ", head)
+    return bool(leading._WARN_CAUSE.search(head) or leading.over_limit(head)) and leading.rank(event) == CAUSE
+
+
+STATING = [
+    "ledger-sync could not connect to 10.4.2.9:5432",
+    "Unable to connect to settlement store",
+    "CANNOT CONNECT to tile cache",
+    "replica feed: connection lost",
+    "lost connection to quorum peer 3",
+    "spool volume /var/spool/fax disk full",
+    "worker 7: out of shared memory",
+    "Rate exceeded for table invoices",
+    "max open streams reached on gateway",
+    "reached the max_streams limit",
+    "inflight 400 (limit 400)",
+    "queue depth 90 (threshold 50) for tiles",
+    "DNS: could not resolve tiles.internal",
+    "TLS handshake failed with 10.0.0.7",
+    "x509: certificate has expired for mail relay",
+    "session could not be established with vault",
+    "permission denied writing /srv/tiles",
+    "pool exhausted after 30s",
+    "too many open files in tile renderer",
+    "ldap is down since 08:12",
+    "not enough replicas to serve writes",
+    "Verbindung zu ſtore refused",  # a long s: not ASCII, so the wide stems alone decide
+    "Zugriff verweigert: denied für Benutzer Jörg",
+]
+NEAR_MISSES = [
+    "Connecting to ResourceManager at node-3:8032",
+    "MemoryStore started with capacity 2.1 GB",
+    "max heap set to 4g",
+    "connected to broker tiles-1",
+    "session established with vault",
+    "cache: 30 whitelisted hosts",
+    "limits loaded from /etc/tiles.conf",
+    "threshold set to 50 (default)",
+    "available workers: 8",
+    "Verbindung zu Server hergestellt (max 5)",
+    "reloaded certificate for api.tiles.example",
+]
+
+
+@pytest.mark.parametrize("message", STATING + NEAR_MISSES)
+@pytest.mark.parametrize("level", ["INFO", None])
+def test_states_failure_decides_as_the_search_alone(message, level):
+    event = _event(message, level)
+    assert states_failure(event) == _states_failure_before(event)
+
+
+def test_the_narrow_stems_spare_the_near_misses_and_keep_the_failures():
+    # each near miss passes the wide stems (it used to be searched) but none of the narrow ones
+    for message in NEAR_MISSES[:-2]:
+        lowered = message.lower()
+        assert any(stem in lowered for stem in leading._STATED_STEMS), message
+        assert not any(stem in lowered for stem in leading._FAILURE_STEMS), message
+        assert not states_failure(_event(message))
+    assert sum(states_failure(_event(m)) for m in STATING) >= len(STATING) // 2
