@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from pipeline.incidents import leading
+from pipeline.incidents import leading, recovery
 from pipeline.incidents.leading import CAUSE, states_failure
 from pipeline.incidents.line_names import first_line
 from pipeline.state import LogEvent
@@ -84,3 +84,36 @@ def test_the_narrow_stems_spare_the_near_misses_and_keep_the_failures():
         assert not any(stem in lowered for stem in leading._FAILURE_STEMS), message
         assert not states_failure(_event(message))
     assert sum(states_failure(_event(m)) for m in STATING) >= len(STATING) // 2
+
+
+def _says_back(head: str) -> bool:
+    """The searches `recovery.recovered` runs on a line of an erring writer: whether it says it came back."""
+    return bool(recovery._RECOVERED.search(head)
+                or (recovery._LATER_ATTEMPT.search(head) and not recovery._STILL_TRYING.search(head)))
+
+
+BACK = [
+    "tile cache reconnected to 10.0.0.7",
+    "Session RE-ESTABLISHED with vault",
+    "feed restored after failover",
+    "upload of part 7 done after 3 retries",
+    "getQuote ok on attempt 2",
+    "quote ok (try 3)",
+    "attempt=4 ok",
+    "mail relay back online",
+    "Auftrag übermittelt after 2 attempts",  # not ASCII: searched as before
+]
+NOT_BACK = [
+    "tile renderer started",
+    "retrying in 5s",
+    "cache warmed: 30 entries",
+    "Backend pool sized to 8",
+    "drained 4 sockets",
+]
+
+
+@pytest.mark.parametrize("head", BACK + NOT_BACK)
+def test_recovered_stems_hold_wherever_its_searches_match(head):
+    spared = head.isascii() and not recovery._holds(head.lower(), recovery._BACK_STEMS)
+    assert not (spared and _says_back(head))
+    assert _says_back(head) == (head in BACK)
