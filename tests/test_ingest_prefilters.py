@@ -117,3 +117,28 @@ def test_recovered_stems_hold_wherever_its_searches_match(head):
     spared = head.isascii() and not recovery._holds(head.lower(), recovery._BACK_STEMS)
     assert not (spared and _says_back(head))
     assert _says_back(head) == (head in BACK)
+
+
+NOTICES = [
+    "PendingDeprecationWarning: the tiles API will change",
+    "render() is deprecated and will be removed",
+    "FutureWarning: Series.swapaxes",
+    "cache misses for tile 4/5/6, loading from store",
+    "missed the cache for invoice 88",
+    "quote not found in cache",
+    "nightly export still running, skipping this run",
+    "skipped: previous compaction already in progress",
+    "caché miss für Kachel 4",  # not ASCII: searched as before
+]
+NOT_NOTICES = ["tile render failed", "cached 30 tiles", "skipper thread started", "deprecation budget 5"]
+
+
+@pytest.mark.parametrize("head", NOTICES + NOT_NOTICES)
+def test_notice_words_hold_wherever_a_notice_search_matches(head):
+    from pipeline.incidents import notices
+
+    searched = bool(notices._DEPRECATION.search(head) or notices._CACHE_MISS.search(head)
+                    or notices._SKIPPED_OVERLAP.search(head))
+    spared = head.isascii() and not any(word in head.lower() for word in notices._NOTICE_WORDS)
+    assert not (spared and searched)
+    assert searched == (head in NOTICES[:-1])
