@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.incidents import leading, recovery
 from pipeline.incidents.leading import CAUSE, states_failure
-from pipeline.incidents.line_names import first_line
+from pipeline.incidents.line_names import HEAD_CHARS, first_line
 from pipeline.state import LogEvent
 
 T = datetime(2026, 12, 7, 9, 0, tzinfo=timezone.utc)
@@ -142,3 +142,41 @@ def test_notice_words_hold_wherever_a_notice_search_matches(head):
     spared = head.isascii() and not any(word in head.lower() for word in notices._NOTICE_WORDS)
     assert not (spared and searched)
     assert searched == (head in NOTICES[:-1])
+
+
+def _status_before(event: LogEvent) -> int | None:
+    """`recovery.status_of` searched without its word gates."""
+    for key, value in event.fields.items():
+        for k, v in (value.items() if isinstance(value, dict) else [(key, value)]):
+            if recovery._STATUS_KEY.match(str(k)) and str(v).isdigit() and 100 <= int(v) < 600:
+                return int(v)
+    match = recovery._STATUS_TEXT.search(first_line(event.message)[:HEAD_CHARS])
+    return int(next(g for g in match.groups() if g)) if match else None
+
+
+STATUSES = [
+    ("tile GET answered status=503", {}),
+    ('"GET /tiles/4 HTTP/1.1" 200 512', {}),
+    ("Completed 204 No Content in 3ms", {}),
+    ("proxy returned 502 for /quote", {}),
+    ("render failed", {"Status_Code": "500"}),
+    ("render failed", {"http": {"status_code": "404"}}),
+    ("render failed", {"stätus": "500"}),  # a name not ASCII: matched as before
+    ("render failed", {"state": "500", "statusline": "200"}),
+    ("sent 3 tiles", {}),
+    ("tile cache warm", {"pid": "500"}),
+]
+
+
+@pytest.mark.parametrize("message,fields", STATUSES)
+def test_status_of_reads_what_its_searches_alone_read(message, fields):
+    event = LogEvent(event_id="e1", time=T, message=message, service="tiles", level="ERROR", fields=fields)
+    assert recovery.status_of(event) == _status_before(event)
+
+
+@pytest.mark.parametrize("head", ["order 8812 already been applied", "duplicate submission c0ffee ignored",
+                                  "returning the existing order 8812", "ALREADY SEEN event 5", "order applied",
+                                  "replayed 3 duplicates"])
+def test_already_words_hold_wherever_already_matches(head):
+    spared = head.isascii() and not recovery._holds(head.lower(), recovery._ALREADY_WORDS)
+    assert not (spared and recovery._ALREADY.search(head))
