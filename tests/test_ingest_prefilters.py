@@ -180,3 +180,56 @@ def test_status_of_reads_what_its_searches_alone_read(message, fields):
 def test_already_words_hold_wherever_already_matches(head):
     spared = head.isascii() and not recovery._holds(head.lower(), recovery._ALREADY_WORDS)
     assert not (spared and recovery._ALREADY.search(head))
+
+
+def _scrubbed_before(item: LogEvent, secrets: list[str]):
+    """`redaction.scrubbed` of an event as it was: its parts gathered, then the one look."""
+    from pipeline import redaction
+
+    texts = {name: value for name in ("message", "service", "host", "exception", "stack", "trace_id")
+             if (value := getattr(item, name))}
+    parts, flat = list(texts.values()), True
+    for key, value in item.fields.items():
+        parts.append(str(key))
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, (dict, list)):
+            flat = False
+    message = texts.get("message")
+    if (flat and not (message and redaction._holds(message.lower(), redaction._NEEDLES))
+            and all(map(redaction._clean, parts[1:] if message else parts))
+            and not (secrets and any(s in "\n".join(parts) for s in secrets))):
+        return item, 0
+    return redaction._scrubbed_event(item, secrets)
+
+
+SCRUB_CASES = [
+    dict(message="tile 4/5/6 rendered"),
+    dict(message="fetch https://ops:hunter22@tiles.example/v1 failed"),
+    dict(message="tile rendered", host="token=abcd1234efgh"),
+    dict(message="tile rendered", service="tiles-s3cr3tvalue"),
+    dict(message="tile rendered", fields={"thread": "render-3", "pid": 42}),
+    dict(message="tile rendered", fields={"api_key": "abcd1234efgh5678"}),
+    dict(message="tile rendered", fields={"passwd": "x"}),
+    dict(message="tile rendered", fields={"ctx": {"password": "hunter22"}}),
+    dict(message="tile rendered", fields={"list": ["Bearer abcdefgh12345678"]}),
+    dict(message="tile rendered", fields={"note": "Authorization: Basic dXNlcjpwYXNz"}),
+    dict(message="tile rendered", stack="\tat Tiles.render\nCaused by: token=abcd1234efgh"),
+    dict(message="tile rendered", exception="AuthError", trace_id="eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlX2hlcmU"),
+    dict(message="", fields={"x": "s3cr3tvalue"}),
+    dict(message="tile rendered", fields={"empty": "", "n": None}),
+    dict(message="split secret", host="s3cr3t", fields={"value": "value"}),  # a secret across two parts joined
+]
+
+
+@pytest.mark.parametrize("case", SCRUB_CASES)
+@pytest.mark.parametrize("secrets", [[], ["s3cr3tvalue"], ["s3cr3t\nvalue"]])
+def test_scrubbed_masks_what_it_masked_before(case, secrets):
+    from pipeline.redaction import scrubbed
+
+    event = LogEvent(event_id="e1", time=T, level="ERROR", **{"service": "tiles", **case})
+    new, n_new = scrubbed(event, secrets)
+    old, n_old = _scrubbed_before(event, secrets)
+    assert n_new == n_old
+    assert new.model_dump() == old.model_dump()
+    assert (new is event) == (old is event)
