@@ -104,7 +104,10 @@ def test_keyword_guess_skipping_patterns_without_their_words_is_the_reference_gu
     texts = ["all good", "Connection refused", "request timed out", "TimeOut waiting", "KeyError: 'x'",
              "kernel panic - not syncing", "oom-killer invoked", "Retrying in 5s", "DEPRECATED api", "trace id 5",
              "could not open", "can't connect", "-XX:+ExitOnOutOfMemoryError set", "segmentation fault (core dumped)",
-             "ſevere trouble", "\u212aernel panic", "caf\u00e9 failed", "FailedPrecondition", "errorless terror", ""]
+             "ſevere trouble", "\u212aernel panic", "caf\u00e9 failed", "FailedPrecondition", "errorless terror", "",
+             # the time words spelled out (issue 37.3): a lifetime or a response time is no timeout
+             "tunnel lifetime 00:12, 400 bytes sent", "response time 20ms", "Time Out reading socket", "probe TIMEDOUT",
+             "session Timed Out", "timeouts: 0", "overtime paid", "time  out (two spaces)"]
     for text in texts:
         assert infer_level(text) == infer_level_reference(text), text
         assert infer_level(text, default="INFO") == infer_level_reference(text, default="INFO"), text

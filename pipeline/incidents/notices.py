@@ -27,6 +27,10 @@ _CACHE_MISS = re.compile(r"\bcache miss(?:es|ed)?\b|\bmiss(?:ed)? (?:in |from |t
 _SKIPPED_OVERLAP = re.compile(r"\b(?:still|already)\b[^;\n]{0,80}?\bskip(?:ping|ped|s)?\b|"
                               r"\bskip(?:ping|ped|s)?\b[^;\n]{0,80}?\b(?:still|already) (?:running|in progress|active|held)\b",
                               re.I)
+# every match of `_DEPRECATION`, `_CACHE_MISS` or `_SKIPPED_OVERLAP`, lower-cased, holds one of `deprecat`, `futurewarning`,
+# `cache` or `skip` (`_NOTICE_WORDS`): an ASCII head (where lower-casing is what re.I compares) holding none is not
+# searched (issue 37.3: three searches of every error line of a log)
+_NOTICE_WORDS = ("deprecat", "futurewarning", "cache", "skip")
 # a word that says something failed besides the notice (a miss whose load failed opens)
 _FAILED = re.compile(r"fail|error|exception|refused|denied|timed? ?out|timeout|unavailable|unable|cannot|can't|"
                      r"could not|abort|crash|panic|fatal|killed|exhausted|corrupt|lost|reset|overload|"
@@ -39,6 +43,13 @@ def notice_only(event: LogEvent) -> bool:
     """Whether an error says only a notice (`_DEPRECATION`, `_CACHE_MISS`, `_SKIPPED_OVERLAP`): nothing failed, nothing
     to act on."""
     head = first_line(event.message)[:HEAD_CHARS]
+    if head.isascii():
+        lowered = head.lower()
+        for word in _NOTICE_WORDS:
+            if word in lowered:
+                break
+        else:
+            return False  # none of the words a match of the three needs: not searched
     if not (_DEPRECATION.search(head) or _CACHE_MISS.search(head) or _SKIPPED_OVERLAP.search(head)):
         return False  # (most errors say neither: nothing more is read)
     said = " ".join(t for t in (event.exception or "", head, (event.stack or "")[:HEAD_CHARS]) if t)

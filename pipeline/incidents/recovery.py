@@ -32,6 +32,10 @@ _DESTINATION = (*DISTINCT, SERVICE_NAMED, "id:")
 # (or its attempt's number in parentheses or as a field: `quote ok (attempt 2)`, `attempt=2`)
 _LATER_ATTEMPT = re.compile(r"\b(?:on|after) (?:attempt|try|retry) #?0*[2-9]\d*\b|\bafter 0*[2-9]\d* (?:attempts|retries|tries)\b"
                             r"|\(\s*(?:attempt|try)\s*[#:=]?\s*0*[2-9]\d*\s*\)|\battempt[=:]\s*0*[2-9]\d*\b", re.I)
+# a piece of text every match of `_RECOVERED` or `_LATER_ATTEMPT` holds, lower-cased (`try`: `retry`; `after `: `after 3
+# retries`): a line holding none is neither searched (exact on ASCII text, where lower-casing is what re.I compares)
+_BACK_STEMS = ("connected", "established", "restored", "recovered", "resumed", "succeeded", "successful", "back ",
+               "after ", "attempt", "try")
 _STILL_TRYING = re.compile(r"\bretrying\b|\bwill retry\b|\bretry in\b|\bback(?:ing)?[ -]?off\b", re.I)
 # an error that says its client is reconnecting (redis-py's `Connection reset by peer. reconnecting`), healed by
 # its component's next `reconnected` (to wherever: the attempt it announced worked)
@@ -61,6 +65,8 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
         if writer not in writers:
             continue  # only the lines of a writer with an error in the batch are read
         head = _head(event.message)[:300]
+        if head.isascii() and not _holds(head.lower(), _BACK_STEMS):
+            continue  # neither search can match (most of a writer's lines): spared
         if not (_RECOVERED.search(head) or (_LATER_ATTEMPT.search(head) and not _STILL_TRYING.search(head))) \
                 or _NOT_RECOVERED.search(head):
             continue
@@ -224,6 +230,9 @@ HANDLED_SECONDS = 10  # the seconds in which a request's story is told: its erro
 _STATUS_KEY = re.compile(r"^(?:status|statuscode|status_code|http\.status_code)$", re.I)
 _STATUS_TEXT = re.compile(r"\bstatus[=:]\s*\"?([1-5]\d\d)\b|HTTP/[\d.]+\"? ([1-5]\d\d)\b"
                           r"|\b(?:Completed|Sent|responded|returned)\s+([1-5]\d\d)\b", re.I)
+# what every match of `_STATUS_KEY` (`status`) or `_STATUS_TEXT` holds, lower-cased: a name or an ASCII head (where
+# lower-casing is what re.I compares) holding none is not matched (issue 37.3: every error line, and every line near one)
+_STATUS_WORDS = ("status", "http/", "completed", "sent", "responded", "returned")
 _REQUEST_PATH = re.compile(r"\b(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\]? \"?(/[^\s\"?#]*)")
 _PATH_KEY = re.compile(r"^(?:path|url|uri|route|target|request_path|http\.target|url\.path)$", re.I)
 # what is no id of a request: a date or a time of day (a header both lines wrote), a version
@@ -236,6 +245,7 @@ _ALREADY = re.compile(r"\balready (?:been )?(?:applied|processed|handled|done|co
                       # existing order 8812`)
                       r"|\bduplicate\b[^.;\n]{0,80}?\b(?:ignored|skipped|discarded|dropped)\b|\breturning (?:the )?existing\b",
                       re.I)
+_ALREADY_WORDS = ("already ", "duplicate", "returning ")
 # an answer the client's own content made (RFC 9110 15.5.21 422 Unprocessable Content; a 400 that says the
 # content was invalid): its input, nothing broken on this side
 _CLIENT_CONTENT = re.compile(r"validat|invalid", re.I)
@@ -246,9 +256,14 @@ def status_of(event: LogEvent) -> int | None:
     """The HTTP status a line says its request was answered with, None when it says none."""
     for key, value in event.fields.items():
         for k, v in (value.items() if isinstance(value, dict) else [(key, value)]):
-            if _STATUS_KEY.match(str(k)) and str(v).isdigit() and 100 <= int(v) < 600:
+            name = str(k)
+            if (not name.isascii() or "status" in name.lower()) and _STATUS_KEY.match(name) \
+                    and str(v).isdigit() and 100 <= int(v) < 600:
                 return int(v)
-    match = _STATUS_TEXT.search(first_line(event.message)[:HEAD_CHARS])
+    head = first_line(event.message)[:HEAD_CHARS]
+    if head.isascii() and not _holds(head.lower(), _STATUS_WORDS):
+        return None  # no match of `_STATUS_TEXT` can be there: not searched
+    match = _STATUS_TEXT.search(head)
     return int(next(g for g in match.groups() if g)) if match else None
 
 
@@ -303,7 +318,9 @@ def handled(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
         if at == len(times) or times[at] > event.time + second:
             continue
         head = first_line(event.message)[:HEAD_CHARS]
-        if _ALREADY.search(head) and not _NOT_RECOVERED.search(head.replace("already", "")):
+        # (an ASCII head holding none of the words every match of `_ALREADY` holds is not searched)
+        if (not head.isascii() or _holds(head.lower(), _ALREADY_WORDS)) and _ALREADY.search(head) \
+                and not _NOT_RECOVERED.search(head.replace("already", "")):
             answers.append((event.time, _tokens(_everything(event))))
         elif "2" in head or event.fields:  # (most lines hold no 2xx: cheap tests first)
             status = status_of(event)
@@ -344,3 +361,10 @@ def no_work(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> s
             ends.setdefault(component(event), []).append(event.time)
     window = timedelta(minutes=minutes)
     return {id(e) for e in idle if any(e.time <= t <= e.time + window for t in ends.get(component(e), ()))}
+
+
+def _holds(lowered: str, stems: tuple[str, ...]) -> bool:
+    for stem in stems:  # a plain loop: any() over a generator costs half as much again
+        if stem in lowered:
+            return True
+    return False

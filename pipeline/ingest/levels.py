@@ -164,8 +164,10 @@ _KEYWORDS: tuple[tuple[Level, _Search], ...] = (
 _WORDS: tuple[tuple[str, ...], ...] = (
     ("fatal", "panic", "emerg", "crit", "segfault", "segmentation fault", "core dumped",
      "out of memory", "oom"),
-    ("err", "exception", "fail", "severe", "denied", "refused", "unreachable", "time", "abort",
-     "cannot", "can't", "could", "unable to", "traceback"),
+    # (`timed? ?out|timeout` spelled out: `time` alone let through every line that says a lifetime or a
+    # response time, a Proxifier log's every line, each then searched)
+    ("err", "exception", "fail", "severe", "denied", "refused", "unreachable", "timeout", "timed out",
+     "time out", "timedout", "abort", "cannot", "can't", "could", "unable to", "traceback"),
     ("no", "n't", "exit", "down", "dead", "zero", "never", "cannot", *sorted(_BROKEN)),
     ("warn", "deprecated", "retr", "degraded"),
     ("debug", "trace"),
