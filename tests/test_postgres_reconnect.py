@@ -74,28 +74,63 @@ def test_a_transaction_cut_by_the_server_fails_whole_and_the_next_one_works(data
         records.close()
 
 
-# a real `python -m pipeline poll`, which appends each working poll's start and end (time.time())
-# to a file: the probe that says when this process worked
+# a real `python -m pipeline poll` whose probe appends [what, start, end] (time.time()) for each step of
+# the work that only one process may do at a time, stamped around that step alone (not the whole
+# poll: on PostgreSQL one poller may read a source while another, holding the data dir's lock and
+# no source, does the housekeeping, and that is no overlap):
+# - "source:<name>": a read of the source that stored under its lease; a read whose batch was refused
+#   (LeaseLost: its lease was taken over) or failed counts up to the end of its last stored batch,
+#   as nothing after that was stored (the counts below check nothing was stored twice)
+# - "housekeeping": each of recovering lost runs, advancing due incidents, escalating, pruning,
+#   whatever its outcome (a step cut by a dropped session must still be over before another
+#   process's begins: a standby waits out the grace of lease.py before it takes the lock)
 PROBED_POLLER = r"""
-import json, sys, time
-import pipeline
+import json, sys, threading, time
 from pipeline.cli import main
+from pipeline.incidents.batch import Incidents
+from pipeline.unattended import escalation, poller
 from pipeline.unattended.poller import Poller
 
 worked = open(sys.argv[1], "a", buffering=1)
-poll = Poller._poll
+stored = threading.local()  # when the read in progress last stored a batch
 
-def probed(self):
-    start = time.time()
-    report, error = poll(self)
-    # a poll whose sessions were killed under it fails: its lock went with its session, so the
-    # standby may start while the failing poll unwinds, storing nothing (its session is gone);
-    # what never overlaps is polls that worked (the counts below check nothing was doubled)
-    if not report.standby and error is None:
-        worked.write(json.dumps([start, time.time()]) + "\n")
-    return report, error
+def note(what, start, end):
+    worked.write(json.dumps([what, start, end]) + "\n")
 
-Poller._poll = probed
+store_batch = Incidents.store_batch
+
+def probed_store(self, *args, **kwargs):
+    counts = store_batch(self, *args, **kwargs)
+    stored.at = time.time()
+    return counts
+
+read_and_store = Poller._read_and_store
+
+def probed_read(self, report, source):
+    stored.at, start = None, time.time()
+    try:
+        read_and_store(self, report, source)
+    except BaseException:
+        if stored.at is not None:
+            note("source:" + source.name, start, stored.at)
+        raise
+    note("source:" + source.name, start, time.time())
+
+def housekeeping(step):
+    def probed(*args, **kwargs):
+        start = time.time()
+        try:
+            return step(*args, **kwargs)
+        finally:
+            note("housekeeping", start, time.time())
+    return probed
+
+Incidents.store_batch = probed_store
+Poller._read_and_store = probed_read
+poller.recover_lost_runs = housekeeping(poller.recover_lost_runs)
+Poller._advance_incidents = housekeeping(Poller._advance_incidents)
+escalation.run = housekeeping(escalation.run)
+Poller._prune_now_and_then = housekeeping(Poller._prune_now_and_then)
 sys.exit(main(["poll", "--interval", "0.2"]))
 """
 
@@ -105,8 +140,21 @@ def start_poller(data_dir: Path, log: Path, url: str, worked: Path) -> subproces
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def working_polls(path: Path) -> list[tuple[float, float]]:
+def steps(path: Path) -> list[tuple[str, float, float]]:
+    """What the probe of one poller noted: (what, start, end) of each step only one process may do."""
     return [tuple(json.loads(line)) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def overlaps(by_process: dict[str, list[tuple[str, float, float]]]) -> list[str]:
+    """Each step of one process that began before another process's step of the same kind ended."""
+    found = []
+    for what in sorted({step[0] for noted in by_process.values() for step in noted}):
+        ended: dict[str, float] = {}  # each process's latest end so far, the steps taken in order of start
+        for start, end, who in sorted((s, e, who) for who, noted in by_process.items() for w, s, e in noted if w == what):
+            found += [f"{what}: {other} until {until}, {who} from {start}"
+                      for other, until in ended.items() if other != who and until > start]
+            ended[who] = max(end, ended.get(who, end))
+    return found
 
 
 @pytest.mark.timeout(300)
@@ -136,7 +184,7 @@ def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(d
         with log.open("a") as f:
             f.write(lines(30, 15))
         wait_for(lambda: events() == 45)
-        assert working_polls(worked[1]) == []
+        assert steps(worked[1]) == []  # b neither read nor kept house
         # every session of both drops, as a restart does; both come back, one works
         terminate(a.pid), terminate(b.pid)
         with log.open("a") as f:
@@ -149,10 +197,9 @@ def test_pollers_whose_sessions_drop_reconnect_and_never_work_at_the_same_time(d
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 p.wait(timeout=60)
-    polls = sorted([(s, e, "a") for s, e in working_polls(worked[0])] + [(s, e, "b") for s, e in working_polls(worked[1])])
-    assert polls
-    for (_, end, who), (start, _, other) in zip(polls, polls[1:]):
-        assert who == other or end <= start, f"{who} worked until {end}, {other} from {start}"
+    noted = {"a": steps(worked[0]), "b": steps(worked[1])}
+    assert {what.split(":")[0] for what, _, _ in noted["a"]} == {"source", "housekeeping"}, noted["a"][:5]
+    assert overlaps(noted) == []
     assert records.query(f"SELECT count(*) FROM {STORED_IDS}")[0][0] == 60
     assert records.query(f"SELECT count(DISTINCT event_id) FROM {STORED_IDS}")[0][0] == 60
     fingerprints = [r["fingerprint"] for r in records.incidents()]

@@ -142,3 +142,39 @@ def test_a_cli_command_closes_the_records_session_it_opened(database_url, data_d
         assert records_sessions() == before
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_standby_gives_an_owner_that_dropped_again_the_whole_grace_not_what_is_left_of_an_old_one(database_url,
+                                                                                                   monkeypatch):
+    """The grace a standby gives an owner whose lock went with its sessions counts from when it last
+    found it gone: an owner that came back (took its lock again) and drops again later is not taken
+    over at once on the strength of the first drop, long ago (it may be in the middle of a step)."""
+    from types import SimpleNamespace
+
+    now = [1000.0]
+    monkeypatch.setattr(lease, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    a, b = "host-a:1:1:a", "host-b:2:2:b"  # another host's owners: alive, and never a session of ours
+    records = Records(database_url)
+
+    def drop_sessions_of(owner: str) -> None:  # a restart ends the owner's lock session
+        lease._sessions[(records.path, owner)].drop()
+
+    try:
+        assert lease.acquire(records, a, source="demo", ttl=300)
+        drop_sessions_of(a)
+        assert not lease.acquire(records, b, source="demo", ttl=300)  # a may be mid-step: the grace starts
+        assert lease.acquire(records, a, source="demo", ttl=300)  # a comes back, takes its lock again
+        now[0] += 60
+        assert not lease.acquire(records, b, source="demo", ttl=300)  # a holds it
+        drop_sessions_of(a)  # the next restart, a minute later
+        assert not lease.acquire(records, b, source="demo", ttl=300)  # a new grace, not the old one's end
+        now[0] += lease.TAKEOVER_GRACE_SECONDS / 2
+        assert not lease.acquire(records, b, source="demo", ttl=300)
+        now[0] += lease.TAKEOVER_GRACE_SECONDS
+        assert lease.acquire(records, b, source="demo", ttl=300)  # gone for the whole grace: taken over
+        assert lease.holder(records)["owner"] == b
+    finally:
+        lease.close_sessions()
+        lease._gone_since.clear()
+        records.close()

@@ -11,7 +11,8 @@ A free lock is not enough to take over from another owner whose row has not expi
 may have dropped its sessions (a restart) while it is in the middle of a step. It is taken over
 once that owner's process is gone (on this host: its pid), or has had no session on the server for
 TAKEOVER_GRACE_SECONDS (on another host: it died; a live one reconnects at its next statement and
-takes its lock back), and the holder checks its session before every step (`held`), so it stops
+takes its lock back; counted from when a standby first finds it so since the lock was last
+held: a drop seen before it took its lock again is over), and the holder checks its session before every step (`held`), so it stops
 as soon as it lost the lock to someone else.
 """
 from __future__ import annotations
@@ -48,6 +49,9 @@ def acquire(records: Records, owner: str, *, source: str, ttl: float) -> bool:
     """Take or renew the lease for `owner`; False while another live owner holds it."""
     stamp = records.clock.now()
     if records.postgres and not _holds_session_lock(records, owner):
+        # someone holds the lock (its owner came back, or another took it): a drop seen before
+        # now is over, and the grace of the next one starts when that one is seen
+        _forget_gone(records)
         return False
     with records.transaction() as conn:
         row = conn.execute("SELECT owner, expires_at, acquired_at FROM poller_lease WHERE scope = $1",
@@ -95,7 +99,18 @@ def _may_still_work(conn: postgres.Connection, records: Records, previous: str) 
         _gone_since.pop(key, None)
         return True
     first = _gone_since.setdefault(key, time.monotonic())
-    return time.monotonic() - first < TAKEOVER_GRACE_SECONDS
+    if time.monotonic() - first < TAKEOVER_GRACE_SECONDS:
+        return True
+    _gone_since.pop(key, None)  # taken over: a later drop of it has a grace of its own
+    return False
+
+
+def _forget_gone(records: Records) -> None:
+    """The lock is held: every owner seen gone on this database was seen so before it was taken
+    again, so its grace no longer runs (kept, a drop long after would end at once: the standby
+    took over from a poller in the middle of a step, its first drop a minute old)."""
+    for key in [k for k in _gone_since if k[0] == records.path]:
+        _gone_since.pop(key, None)
 
 
 def release(records: Records, owner: str) -> None:
