@@ -94,3 +94,48 @@ def test_an_upstreams_timeout_error_stays_an_upstream_timeout(offline_analyst):
     rca = offline_rca(offline_analyst, "ReadTimeoutError: call to rates-api timed out after 4000ms",
                       "GET /rates 504 after 4000ms")
     assert rca.category == "upstream_timeout"
+
+
+@pytest.mark.parametrize("line,category", [
+    ("no free connections left in pool 'ledger-rw' (16/16 in use)", "db_pool_exhausted"),
+    ("batch commit failed: two transactions blocked each other on table stock; one rolled back", "db_deadlock"),
+    ("fraud scorer took too long to respond (>12s), request abandoned", "upstream_timeout"),
+    ("GET https://tax.example/v1/rates exceeded its 8s deadline", "upstream_timeout"),
+    ("hit the request limit of the translation API (500/min), backing off", "upstream_rate_limited"),
+    ("render worker died: HeapSpaceExhausted while merging 40k rows", "out_of_memory"),
+    ("required setting LEDGER_URL is empty", "config_missing"),
+    ("NullRefError: order.customer is null in ReceiptBuilder", "null_reference"),
+])
+def test_more_plain_wording_names_its_cause(offline_analyst, line, category):
+    assert category in ideas.categories_worded(analyst_events(line))
+    rca = offline_rca(offline_analyst, line)
+    assert rca.category == category
+    assert rca.confidence <= ideas.IDEA_CONFIDENCE
+
+
+@pytest.mark.parametrize("line,category", [
+    # a setting of no idle timeout is no pool with none to give
+    ("connection pool 'ledger' started with no idle timeout configured", "db_pool_exhausted"),
+    # a header too long is a request refused for its size, not a slow answer
+    ("400 Bad Request: request header too long, response not sent", "upstream_timeout"),
+    # a request's size limit is no rate limit
+    ("upload rejected: request body size limit exceeded (10 MB)", "upstream_rate_limited"),
+    # an optional setting left empty, its default taken
+    ("optional setting CACHE_TTL is empty, using default 60s", "config_missing"),
+])
+def test_more_plain_near_misses_are_not_named(offline_analyst, line, category):
+    events = analyst_events("WARN " + line, leveled=True)
+    assert category not in ideas.categories_worded(events)
+    rca = offline_rca(offline_analyst, "WARN " + line, leveled=True)
+    assert rca.category != category or rca.confidence < THRESHOLD
+
+
+def test_a_deadline_run_out_on_an_acquire_is_not_a_calls_timeout():
+    # near miss: the deadline ran out while acquiring (a pool's or a lock's wait), not while a dependency answered
+    worded = ideas.categories_worded(analyst_events("reserve seat: semaphore acquire: deadline exceeded after 2s"))
+    assert "upstream_timeout" not in worded
+
+
+def test_a_deadline_beside_a_refused_dial_is_the_refusal():
+    line = "inventory probe: deadline exceeded; last error: dial 10.3.3.9:7000: connection refused"
+    assert ideas.categories_worded(analyst_events(line)) == {"connection_refused": ("a connection refused", 1)}

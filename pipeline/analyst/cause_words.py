@@ -115,6 +115,9 @@ IDEAS: tuple[Idea, ...] = (
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
+    # ... said as transactions blocking each other (`two transactions blocked each other on orders`)
+    _idea("db_deadlock", "transactions deadlocked on each other's locks", "transaction transactions txn txns",
+          "blocked blocking block waiting waited", "each", "other"),
     # a lock a transaction waited for past its time (`A lock could not be obtained within the time requested`,
     # `Lock wait timeout exceeded`): a database's, when the incident names one
     _idea("db_deadlock", "a transaction waiting on another's lock past its time",
@@ -212,6 +215,11 @@ IDEAS: tuple[Idea, ...] = (
           "not", "answer answered respond responded reply replied complete completed", "within time in",
           unless="enough"),  # ... not a lack said (`not enough free threads in the ThreadPool to complete`)
     _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
+    # ... or said to have taken too long to answer (`the gateway took too long to respond`), or past its deadline
+    # (`GET .../rates exceeded 10s deadline`: read after the refusal's ideas, below)
+    _idea("upstream_timeout", "a call to a dependency timing out", "too", "long",
+          "respond responded response reply replied answer answered",
+          unless="header headers line lines name field value size bytes body payload url uri"),  # a thing too long
     # a connection's opening timing out (the JDK's `java.net.ConnectException: Connection timed out`, libpq's `...
     # failed: Connection timed out`: pipeline/analyst/ideas.py reads the words one after the other as `connecttimeout`):
     # the dependency did not answer the dial in time; not an idle, pooled or leased connection closed for its age
@@ -288,6 +296,11 @@ IDEAS: tuple[Idea, ...] = (
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "per",
           "user users tenant tenants account accounts project projects org organization customer",
           "limit limits", "exceeded exceeds", unless="connection connections conn conns memory heap disk"),
+    # ... or a dependency's limit of requests said hit (`hit the request limit of the geocoding API`): not a request's
+    # size limit (a payload too large) nor a pool's or a process's own
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "request requests call calls",
+          "limit limits", "hit reached exceeded",
+          unless="size bytes body payload length header headers connection connections memory heap"),
     # ... or too many calls said (HTTP's `Too Many Requests`, gRPC's GOAWAY `too_many_pings`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "too", "many", "requests pings calls"),
     # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
@@ -306,6 +319,11 @@ IDEAS: tuple[Idea, ...] = (
     _idea("connection_refused", "a connection refused", "unreachable",
           "host network service server destination endpoint broker node peer", unless="code statement"),
     _idea("connection_refused", "a connection refused", "no", "route", "host"),
+    # a call past its deadline, said in words (`GET .../rates exceeded its 8s deadline`): after the refusal's ideas (a
+    # deadline run out while the dial was refused is the refusal's), and not an acquire's deadline (a pool's or a
+    # lock's wait: `pgxpool acquire: context deadline exceeded`)
+    _idea("upstream_timeout", "a call to a dependency timing out", "deadline", "exceeded exceeds passed missed",
+          unless="acquire acquiring acquisition checkout lock locks"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
     _idea("serialization_error", "a payload that cannot be decoded",
           "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
@@ -365,7 +383,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("disk_full", "a device or volume with no space left",
           "disk volume filesystem partition storage drive drives osd osds", "full"),
     # (or said low: RabbitMQ's `connection blocked: low on memory`)
-    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom low"),
+    # (or the heap said exhausted: `HeapSpaceExhausted`)
+    _idea("out_of_memory", "memory exhausted", "memory heap", "out exhausted insufficient allocate oom low"),
     # a memory circuit breaker tripped (Elasticsearch's `CircuitBreakingException: [parent] Data too large, data for
     # [<http_request>] would be [...], which is larger than the limit of [...]`): the heap's budget refused the request;
     # not a call circuit breaker opened (resilience4j's `CircuitBreaker 'x' is OPEN`), which says no size
@@ -410,6 +429,9 @@ IDEAS: tuple[Idea, ...] = (
     _idea("config_missing", "a required setting not found",
           "conn setting settings option options parameter env environment certificate cert path",
           "specified configured defined", "not no isn never", unless="referenceerror nameerror"),
+    # ... or a setting said required and empty or missing (`required setting PAYMENTS_URL is empty`)
+    _idea("config_missing", "a required setting not found", "setting settings", "empty blank unset missing required",
+          unless="optional default defaults defaulting fallback"),  # (an optional one, its default taken, is fine)
     # an environment variable said not set (`environment variable DATABASE_URL is not set`)
     _idea("config_missing", "a required setting not found",
           "env environment variable variables", "set", "not isn never"),
@@ -491,7 +513,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("null_reference", "a null read as an object",
           "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
           # (or said unexpected where a value was read: `unexpected null: shippingAddress on order 912`)
-          "properties attribute member unwrap unwrapping unexpected"),
+          # (or a null reference said by its name: `NullRefError: customer.address is null`)
+          "properties attribute member unwrap unwrapping unexpected reference ref"),
     # ... or a property or field read before anything set it (Kotlin's `lateinit property x has not been initialized`,
     # `UninitializedPropertyAccessException`): not a setting's, which config_missing's ideas read
     _idea("null_reference", "a null read as an object", "property properties field fields member members lateinit",

@@ -46,11 +46,13 @@ _CONNECT_TIMEOUT = re.compile(r"\bconnect(?:ion)?[ -]+(?:timed[ -]+out|time[ -]?
 
 
 # a few ideas said in several words by people writing their own messages, each read as the one word the ideas name
-# (the words kept beside it for the other ideas): a supply `ran out of` is exhausted; what is `no longer valid` or
+# (the words kept beside it for the other ideas): a supply `ran out of`, or with `no free` one, is exhausted; what is `no longer valid` or
 # `not valid` is invalid; a `self-signed` certificate is one no authority signed; an `unknown host` (`UnknownHostError`,
 # curl's `Unknown host`) is a name that did not resolve
 _SAID_AS = (
     (re.compile(r"\b(?:ran|run|runs|running)[ -]+out[ -]+of\b", re.I), "exhausted"),
+    # ... as is one with none free, idle or spare (`no free connections left`, `NoIdleConnection`)
+    (re.compile(r"\bno[ _-]?(?:free|idle|spare)\b(?![ _-]?time)", re.I), "exhausted"),  # not a setting's `no idle timeout`
     (re.compile(r"\b(?:no[ -]+longer|not)[ -]+valid\b", re.I), "invalid"),
     (re.compile(r"\bself[ -]?signed\b", re.I), "selfsigned"),
     (re.compile(r"\bunknown[ _-]?host(?![ _-]?keys?\b)", re.I), "unknownhost"),
