@@ -139,3 +139,16 @@ def test_a_deadline_run_out_on_an_acquire_is_not_a_calls_timeout():
 def test_a_deadline_beside_a_refused_dial_is_the_refusal():
     line = "inventory probe: deadline exceeded; last error: dial 10.3.3.9:7000: connection refused"
     assert ideas.categories_worded(analyst_events(line)) == {"connection_refused": ("a connection refused", 1)}
+
+
+def test_a_consumer_put_out_of_its_group_is_a_backlog():
+    line = "billing consumer evicted from group ledger-cg: handler took 9 min per batch, over the poll limit"
+    assert "queue_backlog" in ideas.categories_worded(analyst_events(line))
+    # near miss: a consumer that left its group on its own shutdown
+    assert "queue_backlog" not in ideas.categories_worded(
+        analyst_events("consumer removed from group ledger-cg during graceful shutdown"))
+
+
+def test_a_servers_own_worker_limit_is_no_dependencys_request_limit():
+    line = "gateway reached its limit of 64 worker threads, new requests are parked"
+    assert "upstream_rate_limited" not in ideas.categories_worded(analyst_events(line))

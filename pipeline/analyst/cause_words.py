@@ -300,7 +300,9 @@ IDEAS: tuple[Idea, ...] = (
     # size limit (a payload too large) nor a pool's or a process's own
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "request requests call calls",
           "limit limits", "hit reached exceeded",
-          unless="size bytes body payload length header headers connection connections memory heap"),
+          # (nor a server's own worker limit its requests wait on: `reached the max workers limit (16), requests wait`)
+          unless="size bytes body payload length header headers connection connections memory heap worker workers "
+                 "thread threads process processes children clients queue"),
     # ... or too many calls said (HTTP's `Too Many Requests`, gRPC's GOAWAY `too_many_pings`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "too", "many", "requests pings calls"),
     # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
@@ -406,6 +408,11 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or a consumer put out of its group for processing too slowly (`consumer kicked from group: processing exceeded
+    # max.poll.interval.ms`): its partitions' messages wait meanwhile; not one that left on its own shutdown
+    _idea("queue_backlog", "consumers lagging behind their queue", "consumer consumers member members",
+          "kicked removed evicted expelled fenced", "group groups",
+          unless="shutdown shutting close closing closed stopped stopping graceful"),
     # ... or a queue's latency or its oldest message's age said past its bound (Sidekiq's queue `latency`, SQS's age of
     # the oldest message): work waits in it longer than allowed; not an executor's queue (resource_exhaustion's)
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "latency age",
