@@ -152,3 +152,16 @@ def test_a_consumer_put_out_of_its_group_is_a_backlog():
 def test_a_servers_own_worker_limit_is_no_dependencys_request_limit():
     line = "gateway reached its limit of 64 worker threads, new requests are parked"
     assert "upstream_rate_limited" not in ideas.categories_worded(analyst_events(line))
+
+
+@pytest.mark.parametrize("line,category", [
+    ("rates-api didn't answer within 5s, request dropped", "upstream_timeout"),
+    ("can't resolve host reports-db.internal", "dns_resolution"),
+])
+def test_a_negation_in_a_contraction_is_read_as_not(line, category):
+    assert category in ideas.categories_worded(analyst_events(line))
+
+
+def test_a_contraction_alone_names_nothing():
+    # near miss: a negation with no cause's idea beside it
+    assert ideas.categories_worded(analyst_events("export didn't finish: user cancelled it")) == {}

@@ -48,7 +48,7 @@ _CONNECT_TIMEOUT = re.compile(r"\bconnect(?:ion)?[ -]+(?:timed[ -]+out|time[ -]?
 # a few ideas said in several words by people writing their own messages, each read as the one word the ideas name
 # (the words kept beside it for the other ideas): a supply `ran out of`, or with `no free` one, is exhausted; what is `no longer valid` or
 # `not valid` is invalid; a `self-signed` certificate is one no authority signed; an `unknown host` (`UnknownHostError`,
-# curl's `Unknown host`) is a name that did not resolve
+# curl's `Unknown host`) is a name that did not resolve; `didn't` and `can't` are `not`
 _SAID_AS = (
     (re.compile(r"\b(?:ran|run|runs|running)[ -]+out[ -]+of\b", re.I), "exhausted"),
     # ... as is one with none free, idle or spare (`no free connections left`, `NoIdleConnection`)
@@ -56,6 +56,8 @@ _SAID_AS = (
     (re.compile(r"\b(?:no[ -]+longer|not)[ -]+valid\b", re.I), "invalid"),
     (re.compile(r"\bself[ -]?signed\b", re.I), "selfsigned"),
     (re.compile(r"\bunknown[ _-]?host(?![ _-]?keys?\b)", re.I), "unknownhost"),
+    # a negation said in a contraction (`didn't respond`, `couldn't connect`, `can't resolve`) is `not`
+    (re.compile(r"\b(?:did|does|do|could|can|would|was|were|is|are|has|have|wo)n[’']t\b|\bcan[’']t\b", re.I), "not"),
 )
 
 
