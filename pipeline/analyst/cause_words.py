@@ -93,7 +93,9 @@ IDEAS: tuple[Idea, ...] = (
           context=(STORE_WORDS,), unless="establish established connect connecting handshake response reply"),
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
           "certificate certificates cert certs x509", "expired untrusted revoked authority verify verification "
-          "validate validation"),
+          # ... or signed by itself, or issued for another name (`self-signed certificate in chain`, `certificate
+          # hostname mismatch`: pipeline/analyst/ideas.py reads `self-signed` as one word)
+          "validate validation selfsigned mismatch mismatched"),
     # ... or the peer's certificate or its chain said invalid (`The remote certificate is invalid because of errors in
     # the certificate chain`); not a setting's certificate left unspecified beside an `InvalidOperationException`
     _idea("tls_certificate", "a certificate expired, revoked or not trusted",
@@ -113,11 +115,14 @@ IDEAS: tuple[Idea, ...] = (
     # transactions waiting on each other's locks (a goroutine deadlock names no transaction or lock)
     _idea("db_deadlock", "transactions deadlocked on each other's locks",
           "deadlock deadlocked deadlocks", "found detected transaction transactions lock locks victim update updating"),
+    # ... said as transactions blocking each other (`two transactions blocked each other on orders`)
+    _idea("db_deadlock", "transactions deadlocked on each other's locks", "transaction transactions txn txns",
+          "blocked blocking block waiting waited", "each", "other"),
     # a lock a transaction waited for past its time (`A lock could not be obtained within the time requested`,
     # `Lock wait timeout exceeded`): a database's, when the incident names one
     _idea("db_deadlock", "a transaction waiting on another's lock past its time",
-          "lock locks", "obtained obtain acquire acquired granted wait waiting", "time timeout timed",
-          context=(DATABASE_WORDS,)),
+          "lock locks", "obtained obtain acquire acquired acquisition acquiring granted wait waiting",
+          "time timeout timed", context=(DATABASE_WORDS,)),
     # ... or said held by another holder, or still waited for (`Could not obtain lock ... Lock held since 06:41 by
     # kc-1`, `process 2211 still waiting for AccessExclusiveLock`): a database's, when the incident names one
     _idea("db_deadlock", "a transaction waiting on another's lock past its time",
@@ -127,6 +132,10 @@ IDEAS: tuple[Idea, ...] = (
           # (or a stale struct's delete: `attempted to delete a stale struct`)
           "optimistic stale concurrent concurrently", "lock locking update updated modification modified version conflict "
           "delete deleted"),
+    # a record said changed by another writer since it was read (`record changed by another user`, `Row was updated
+    # or deleted by another transaction`): the write that followed lost the race
+    _idea("concurrency_conflict", "a concurrent update lost its race",
+          "changed modified updated deleted edited", "by", "another", unless="config configuration setting settings"),
     # a message's lease lost before its consumer settled it (`MessageLockLostError: the lock on the message has expired`,
     # `The receipt handle has expired`): another consumer is handed it, so its work runs twice; not a certificate's or a
     # token's expiry (their ideas name those)
@@ -157,7 +166,10 @@ IDEAS: tuple[Idea, ...] = (
     _idea("db_schema_mismatch", "code and schema disagreeing",
           "column columns table relation migration migrations schema",
           # ... or SQLite's `no such table` / `no such column`
-          "missing exist exists unknown undefined pending mismatch such"),
+          "missing exist exists unknown undefined pending mismatch such",
+          # (not a payload's schema its reader decodes against: an Avro or Protobuf record's schema id unknown)
+          unless="decode decoding decoder deserialize deserializing deserialization deserializer unmarshal "
+                 "unmarshaling avro protobuf registry"),
     # ... or a query's column or table that the engine cannot find or resolve (`unable to resolve column "sku"`,
     # `tables not found: orders_v3`): not a row or record looked up and absent
     _idea("db_schema_mismatch", "code and schema disagreeing",
@@ -168,10 +180,14 @@ IDEAS: tuple[Idea, ...] = (
           "host hostname dns domain name", "not unable failed failure cannot unknown nxdomain error no"),
     # ... or the domain said not to exist (Mint's `non-existing domain`, NXDOMAIN's own words)
     _idea("dns_resolution", "a host name that does not resolve", "non nonexistent", "existing existent", "domain"),
+    # ... or the host said unknown, in one word or two (`UnknownHostError: kafka-2.svc`, `Unknown host db-3`: ideas.py
+    # reads them as `unknownhost`); not SSH's unknown host key
+    _idea("dns_resolution", "a host name that does not resolve", "unknownhost", unless="key keys fingerprint ssh"),
     # a flag's, option's or setting's value said invalid (`invalid value "30sec" for flag -read-timeout`): its configuration
     # is wrong, whatever the setting is named (so before the timeout's words)
     _idea("config_missing", "a required setting not found", "invalid bad illegal", "value values",
-          "flag flags option options argument arguments parameter parameters setting settings env environment"),
+          "flag flags option options argument arguments parameter parameters setting settings env environment "
+          "config configuration"),
     # a request or task that outlived the time limit its server or worker pool set, the worker killed for it
     # (gunicorn's `WORKER TIMEOUT (pid:24)`, unicorn's `worker=0 PID:123 timeout (61s > 60s), killing`, uWSGI's
     # `HARAKIRI ON WORKER 3`): the work waited past its time, on a dependency as a rule; not a worker's start or
@@ -199,6 +215,11 @@ IDEAS: tuple[Idea, ...] = (
           "not", "answer answered respond responded reply replied complete completed", "within time in",
           unless="enough"),  # ... not a lack said (`not enough free threads in the ThreadPool to complete`)
     _idea("upstream_timeout", "a call to a dependency timing out", "no", "response reply answer", "within"),
+    # ... or said to have taken too long to answer (`the gateway took too long to respond`), or past its deadline
+    # (`GET .../rates exceeded 10s deadline`: read after the refusal's ideas, below)
+    _idea("upstream_timeout", "a call to a dependency timing out", "too", "long",
+          "respond responded response reply replied answer answered",
+          unless="header headers line lines name field value size bytes body payload url uri"),  # a thing too long
     # a connection's opening timing out (the JDK's `java.net.ConnectException: Connection timed out`, libpq's `...
     # failed: Connection timed out`: pipeline/analyst/ideas.py reads the words one after the other as `connecttimeout`):
     # the dependency did not answer the dial in time; not an idle, pooled or leased connection closed for its age
@@ -217,7 +238,9 @@ IDEAS: tuple[Idea, ...] = (
           "authentication authenticate authenticated unauthenticated unauthorized authorization credential "
           "credentials sasl "
           "login logon password publickey",
-          "failed failure fails invalid rejected refused denied incorrect wrong bad expired violation"),
+          "failed failure fails invalid rejected refused denied incorrect wrong bad expired violation",
+          # (not an end user who entered a wrong password: their login, not a dependency's credentials)
+          unless="entered typed"),
     # a bearer token or JWT expired, revoked or refused (not a parser's `Unexpected token`)
     _idea("upstream_auth_failure", "credentials rejected by a dependency",
           "token tokens jwt bearer", "expired revoked invalid rejected",
@@ -273,6 +296,13 @@ IDEAS: tuple[Idea, ...] = (
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "per",
           "user users tenant tenants account accounts project projects org organization customer",
           "limit limits", "exceeded exceeds", unless="connection connections conn conns memory heap disk"),
+    # ... or a dependency's limit of requests said hit (`hit the request limit of the geocoding API`): not a request's
+    # size limit (a payload too large) nor a pool's or a process's own
+    _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "request requests call calls",
+          "limit limits", "hit reached exceeded",
+          # (nor a server's own worker limit its requests wait on: `reached the max workers limit (16), requests wait`)
+          unless="size bytes body payload length header headers connection connections memory heap worker workers "
+                 "thread threads process processes children clients queue"),
     # ... or too many calls said (HTTP's `Too Many Requests`, gRPC's GOAWAY `too_many_pings`)
     _idea("upstream_rate_limited", "a dependency limiting the rate of calls", "too", "many", "requests pings calls"),
     # ... or HTTP's own status for it, said as a status (`got 429 from the API`), whatever words follow
@@ -283,6 +313,19 @@ IDEAS: tuple[Idea, ...] = (
     # ... or a socket's connect call said to have failed (asyncio's `Connect call failed ('10.0.0.7', 8080)`): after
     # the name's, the certificate's and the timeout's ideas, which say why when they are there
     _idea("connection_refused", "a connection refused", "connect", "call", "failed", unless="timeout timed deadline"),
+    # ... or a dependency said not to accept connections, or unreachable, or without a route to it (`ledger is not
+    # accepting connections`, `ServiceUnreachableException`, EHOSTUNREACH's `no route to host`): not a line of code
+    # said unreachable
+    _idea("connection_refused", "a connection refused", "not no", "accepting accept accepts",
+          "connection connections connect"),
+    _idea("connection_refused", "a connection refused", "unreachable",
+          "host network service server destination endpoint broker node peer", unless="code statement"),
+    _idea("connection_refused", "a connection refused", "no", "route", "host"),
+    # a call past its deadline, said in words (`GET .../rates exceeded its 8s deadline`): after the refusal's ideas (a
+    # deadline run out while the dial was refused is the refusal's), and not an acquire's deadline (a pool's or a
+    # lock's wait: `pgxpool acquire: context deadline exceeded`)
+    _idea("upstream_timeout", "a call to a dependency timing out", "deadline", "exceeded exceeds passed missed",
+          unless="acquire acquiring acquisition checkout lock locks"),
     # a payload its reader cannot decode: the verb of reading a format and what was read
     _idea("serialization_error", "a payload that cannot be decoded",
           "decode decoding deserialize deserializing deserialization unmarshal unmarshaling unmarshalling "
@@ -342,7 +385,8 @@ IDEAS: tuple[Idea, ...] = (
     _idea("disk_full", "a device or volume with no space left",
           "disk volume filesystem partition storage drive drives osd osds", "full"),
     # (or said low: RabbitMQ's `connection blocked: low on memory`)
-    _idea("out_of_memory", "memory exhausted", "memory", "out exhausted insufficient allocate oom low"),
+    # (or the heap said exhausted: `HeapSpaceExhausted`)
+    _idea("out_of_memory", "memory exhausted", "memory heap", "out exhausted insufficient allocate oom low"),
     # a memory circuit breaker tripped (Elasticsearch's `CircuitBreakingException: [parent] Data too large, data for
     # [<http_request>] would be [...], which is larger than the limit of [...]`): the heap's budget refused the request;
     # not a call circuit breaker opened (resilience4j's `CircuitBreaker 'x' is OPEN`), which says no size
@@ -364,6 +408,11 @@ IDEAS: tuple[Idea, ...] = (
           unless="buffer buffers memory heap ram"),
     _idea("queue_backlog", "consumers lagging behind their queue",
           "lag lagging backlog", "consumer consumers queue topic partition messages"),
+    # ... or a consumer put out of its group for processing too slowly (`consumer kicked from group: processing exceeded
+    # max.poll.interval.ms`): its partitions' messages wait meanwhile; not one that left on its own shutdown
+    _idea("queue_backlog", "consumers lagging behind their queue", "consumer consumers member members",
+          "kicked removed evicted expelled fenced", "group groups",
+          unless="shutdown shutting close closing closed stopped stopping graceful"),
     # ... or a queue's latency or its oldest message's age said past its bound (Sidekiq's queue `latency`, SQS's age of
     # the oldest message): work waits in it longer than allowed; not an executor's queue (resource_exhaustion's)
     _idea("queue_backlog", "consumers lagging behind their queue", "queue queues", "latency age",
@@ -387,6 +436,9 @@ IDEAS: tuple[Idea, ...] = (
     _idea("config_missing", "a required setting not found",
           "conn setting settings option options parameter env environment certificate cert path",
           "specified configured defined", "not no isn never", unless="referenceerror nameerror"),
+    # ... or a setting said required and empty or missing (`required setting PAYMENTS_URL is empty`)
+    _idea("config_missing", "a required setting not found", "setting settings", "empty blank unset missing required",
+          unless="optional default defaults defaulting fallback"),  # (an optional one, its default taken, is fine)
     # an environment variable said not set (`environment variable DATABASE_URL is not set`)
     _idea("config_missing", "a required setting not found",
           "env environment variable variables", "set", "not isn never"),
@@ -399,6 +451,9 @@ IDEAS: tuple[Idea, ...] = (
     # words: `MissingSigningKeyError`)
     _idea("config_missing", "a required key or secret not set",
           "encryption signing secret api app jwt", "key keys secret", "missing unset absent empty"),
+    # ... or a secret said not found or not set where it is kept (`Secret JWT_SECRET not found in secret store`)
+    _idea("config_missing", "a required key or secret not set", "secret secrets", "not no",
+          "found set provided defined present given"),
     # a setting a configuration's validation says must not be null or empty (`config.yml has an error: db.url must not
     # be null`): not a record's field
     _idea("config_missing", "a required setting not found", "configuration config settings yml yaml properties",
@@ -409,6 +464,14 @@ IDEAS: tuple[Idea, ...] = (
           # ... or a resolver finding none (`no available releases match the given constraints`, `version solving failed`)
           "version versions release releases", "incompatible mismatch mismatched constraint constraints satisfy "
           "satisfies solving"),
+    # ... or a version needed and another found (`this version of grpcio needs protobuf>=4.21, found 3.20`), or a
+    # version said no longer supported by what it calls (`API version v1 no longer supported`): not a protocol's
+    # version (a handshake's: the TLS ideas read those), nor one deprecated
+    _idea("dependency_mismatch", "versions that do not fit together", "version versions", "needs requires require need",
+          "found installed got have has"),
+    _idea("dependency_mismatch", "versions that do not fit together", "version versions",
+          # (a deprecation is a warning of a future removal, not a version refused now)
+          "supported unsupported", "no not longer unsupported", unless="protocol deprecated deprecation future"),
     # ... or a module or package the running code calls not there (`module Jason is not available`, `No module named
     # 'x'`, `Cannot find module 'y'`): the release lacks a dependency the code was built against
     _idea("dependency_mismatch", "versions that do not fit together", "module modules package packages gem gems",
@@ -442,7 +505,11 @@ IDEAS: tuple[Idea, ...] = (
     # a certificate's or a setting's validation is read by the ideas above)
     _idea("data_integrity", "a record breaking its validation or a constraint",
           "validation constraint constraints duplicate",
-          "failed fails violated violates violation required invalid key entry"),
+          # (or a constraint named by its kind rejecting a row: `NOT NULL constraint on shipments.address_id`)
+          "failed fails violated violates violation required invalid key entry null unique foreign rejected"),
+    # ... or a row a delete or update would orphan, said still referenced (`cannot delete customer 88: still referenced
+    # by invoices.customer_id`)
+    _idea("data_integrity", "a record breaking its validation or a constraint", "still", "referenced"),
     # ... or a unique constraint or index said to have stopped a write (`constraint error when attempting to insert
     # struct: users_email_index (unique_constraint)`)
     _idea("data_integrity", "a record breaking its validation or a constraint", "unique uniqueness",
@@ -452,7 +519,9 @@ IDEAS: tuple[Idea, ...] = (
     # constraint's `null value in column` stays data
     _idea("null_reference", "a null read as an object",
           "null nil none nonetype nullptr", "operator method index dereference dereferencing pointer property "
-          "properties attribute member unwrap unwrapping"),
+          # (or said unexpected where a value was read: `unexpected null: shippingAddress on order 912`)
+          # (or a null reference said by its name: `NullRefError: customer.address is null`)
+          "properties attribute member unwrap unwrapping unexpected reference ref"),
     # ... or a property or field read before anything set it (Kotlin's `lateinit property x has not been initialized`,
     # `UninitializedPropertyAccessException`): not a setting's, which config_missing's ideas read
     _idea("null_reference", "a null read as an object", "property properties field fields member members lateinit",

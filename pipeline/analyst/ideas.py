@@ -45,8 +45,26 @@ _PHRASAL = re.compile(r"\b(?:check(?:ed|ing)?|(time))[ -]out\b", re.I)
 _CONNECT_TIMEOUT = re.compile(r"\bconnect(?:ion)?[ -]+(?:timed[ -]+out|time[ -]?out)\b", re.I)
 
 
+# a few ideas said in several words by people writing their own messages, each read as the one word the ideas name
+# (the words kept beside it for the other ideas): a supply `ran out of`, or with `no free` one, is exhausted; what is `no longer valid` or
+# `not valid` is invalid; a `self-signed` certificate is one no authority signed; an `unknown host` (`UnknownHostError`,
+# curl's `Unknown host`) is a name that did not resolve; `didn't` and `can't` are `not`
+_SAID_AS = (
+    (re.compile(r"\b(?:ran|run|runs|running)[ -]+out[ -]+of\b", re.I), "exhausted"),
+    # ... as is one with none free, idle or spare (`no free connections left`, `NoIdleConnection`)
+    (re.compile(r"\bno[ _-]?(?:free|idle|spare)\b(?![ _-]?time)", re.I), "exhausted"),  # not a setting's `no idle timeout`
+    (re.compile(r"\b(?:no[ -]+longer|not)[ -]+valid\b", re.I), "invalid"),
+    (re.compile(r"\bself[ -]?signed\b", re.I), "selfsigned"),
+    (re.compile(r"\bunknown[ _-]?host(?![ _-]?keys?\b)", re.I), "unknownhost"),
+    # a negation said in a contraction (`didn't respond`, `couldn't connect`, `can't resolve`) is `not`
+    (re.compile(r"\b(?:did|does|do|could|can|would|was|were|is|are|has|have|wo)n[’']t\b|\bcan[’']t\b", re.I), "not"),
+)
+
+
 def _joined(text: str) -> str:
     text = _CONNECT_TIMEOUT.sub(lambda m: f"{m.group(0)} connecttimeout", text)  # the words kept for the other ideas
+    for said, word in _SAID_AS:
+        text = said.sub(rf"\g<0> {word} ", text)
     return _PHRASAL.sub(lambda m: "timeout" if m.group(1) else "checkout", text)
 
 

@@ -604,8 +604,16 @@ def _said_why(state: IncidentState, top: Support, carrying: list[set[str]], othe
     if len(meant) != 1 or (said := next(iter(meant))) in (None, top.category):
         return None
     for other in others:
-        if other.worded or other.category != said:
+        if other.category != said:
             continue
+        if other.worded:
+            # ... or said by its ideas alone when the top is a caller's failure that state produces (a pool's checkout
+            # that timed out, `PoolTimeoutError: connection checkout ... timed out`: the class's words are a pool's, the
+            # timeout is how its acquire failed); named by the ideas, so at most ideas.IDEA_CONFIDENCE
+            if top.category not in cause_side.CALLER_SIDE or \
+                    said not in cause_side.PRODUCED_BY.get(top.category, frozenset()):
+                return None
+            return other if all(said in ideas.categories_worded([state.evidence[n]]) for n in lines) else None
         theirs = OfflineAnalyst._carrying(state, other)
         return other if all(theirs[n] for n in lines) else None
     return None
