@@ -6,18 +6,27 @@ round: the machine's failure read after the symptom joins the symptom's incident
 was such a symptom (`note`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from datetime import datetime
+from typing import Callable, Protocol, TypeVar
 
 from pipeline.incidents.leading import SYMPTOM, rank
 from pipeline.incidents.line_names import ADDRESSES
 from pipeline.incidents.writers import COMPONENT, SERVICE_NAMED
 from pipeline.state import LogEvent
 
-if TYPE_CHECKING:
-    from pipeline.incidents.outage import Candidate
+
+class Held(Protocol):
+    """What this module reads of an open incident (`outage.Candidate`, which imports this module):
+    its writers' latest errors, and those whose first error here was a nameless symptom."""
+
+    recent: dict[str, datetime]
+    symptoms: dict[str, datetime]
 
 
-def same_machine_incident(event: LogEvent, names: frozenset[str], near: list["Candidate"]) -> "Candidate | None":
+Candidate = TypeVar("Candidate", bound=Held)
+
+
+def same_machine_incident(event: LogEvent, names: frozenset[str], near: list[Candidate]) -> Candidate | None:
     """The one open incident holding an error another service wrote on the event's host (its machine: a node, a VM)
     within the burst window, when the event is a symptom (a timeout, `unavailable`, a 5xx) that names no host:port, URL
     host or service (`nameless_symptom`), or, read the other way round, when that service's first error there was such a
@@ -59,7 +68,7 @@ def _of_service(writer: str, service: str) -> bool:
     return writer.split("#", 1)[0].rsplit("@", 1)[0][len(COMPONENT):].lower() == service
 
 
-def note(candidate: "Candidate", writer: str, event: LogEvent, names: Callable[[], frozenset[str]]) -> None:
+def note(candidate: Held, writer: str, event: LogEvent, names: Callable[[], frozenset[str]]) -> None:
     """Keep in `candidate.symptoms` a writer (its component) whose first error in the incident, read in this batch, is
     a `nameless_symptom` (`names`: the event's named things, read only then), with its latest error's time."""
     if writer not in candidate.recent and nameless_symptom(event, names()):
