@@ -33,7 +33,10 @@ def site(tmp_path_factory):
         for region in ("eu", "us", "ap"):
             for line in (FIXTURES / "small.jsonl").read_text().splitlines():
                 event = json.loads(line)
-                out.write(json.dumps({**event, "service": f"{event['service']}-{region}"}) + "\n")
+                # each region its own machines: one host's programs failing together are one failure
+                # (CONTRACT §2, one machine one failure), three regions' copies are three
+                out.write(json.dumps({**event, "service": f"{event['service']}-{region}",
+                                      "host": f"{event['host']}-{region}"}) + "\n")
     with browser_site(work, log) as site:
         assert len(site["rows"]) >= 7, site["rows"]
         from pipeline.review.service import ReviewService
