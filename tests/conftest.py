@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import types
 import uuid
 from pathlib import Path
 
@@ -202,28 +203,27 @@ def engine(request, data_dir, monkeypatch, analyst_for, database_url, tmp_path_f
     from pipeline.composition import open_engine
 
     monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
-    paused = "paused_engine" in request.fixturenames and _paused_copy(data_dir, analyst_for, database_url, monkeypatch, tmp_path_factory)
+    if "paused_engine" in request.fixturenames:
+        _paused_copy(data_dir, analyst_for, database_url, monkeypatch, tmp_path_factory)
     eng = open_engine(make_settings(data_dir), analyst_for=analyst_for)
-    _PAUSED_ALREADY[id(eng)] = paused
     yield eng
-    _PAUSED_ALREADY.pop(id(eng), None)
     eng.records.close()
     checkpoints.close_all()
 
 
 _PAUSED_DIRS: dict[tuple, Path] = {}
-_PAUSED_ALREADY: dict[int, bool] = {}
 
 
-def _paused_copy(data_dir: Path, analyst_for, database_url, monkeypatch, tmp_path_factory) -> bool:
+def _paused_copy(data_dir: Path, analyst_for, database_url, monkeypatch, tmp_path_factory) -> None:
     """Fill `data_dir` with a copy of a data dir where tests/fixtures/small.jsonl was ingested and its
     incidents paused at approval, built once per worker for each set of INCIDENTIQ_* settings: about
     400 tests start from it, and ingesting and analysing it for each cost each test half a second.
     Only where the result can only be the same: the offline analyst on SQLite, nothing of the product
     patched by a fixture before the engine opens (the event times are the fixture's own, so the copy's
-    incidents are as old as a fresh ingest's). False where it cannot (the test ingests as before)."""
+    incidents are as old as a fresh ingest's). Elsewhere the data dir is left empty and
+    `paused_engine` ingests as before."""
     if analyst_for is not None or database_url is not None or any(map(_of_the_product, monkeypatch._setattr)):
-        return False
+        return
     from pipeline.composition import open_engine
     from pipeline.unattended.file_ingest import ingest_path
 
@@ -240,12 +240,11 @@ def _paused_copy(data_dir: Path, analyst_for, database_url, monkeypatch, tmp_pat
             checkpoints.close_all()
         _PAUSED_DIRS[key] = built
     shutil.copytree(_PAUSED_DIRS[key], data_dir, dirs_exist_ok=True)
-    return True
 
 
 def _of_the_product(patched: tuple) -> bool:
     target = patched[0]
-    module = getattr(target, "__name__", "") if isinstance(target, type(os)) else getattr(target, "__module__", "")
+    module = getattr(target, "__name__", "") if isinstance(target, types.ModuleType) else getattr(target, "__module__", "")
     return (module or "").split(".")[0] in ("pipeline", "workbench", "app_pages", "app")
 
 
@@ -254,7 +253,7 @@ def paused_engine(engine):
     """An engine with the incidents of tests/fixtures/small.jsonl paused at approval."""
     from pipeline.unattended.file_ingest import ingest_path
 
-    if not _PAUSED_ALREADY.get(id(engine)):
+    if not engine.records.incidents():  # not started from the copy (`_paused_copy`)
         ingest_path(engine, FIXTURES / "small.jsonl")
     return engine
 

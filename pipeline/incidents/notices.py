@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.incidents.leading import NEUTRAL, rank
+from pipeline.incidents.leading import NEUTRAL, holds_any, rank
 from pipeline.incidents.line_names import HEAD_CHARS, first_line
 from pipeline.state import LogEvent
 
@@ -43,13 +43,8 @@ def notice_only(event: LogEvent) -> bool:
     """Whether an error says only a notice (`_DEPRECATION`, `_CACHE_MISS`, `_SKIPPED_OVERLAP`): nothing failed, nothing
     to act on."""
     head = first_line(event.message)[:HEAD_CHARS]
-    if head.isascii():
-        lowered = head.lower()
-        for word in _NOTICE_WORDS:
-            if word in lowered:
-                break
-        else:
-            return False  # none of the words a match of the three needs: not searched
+    if head.isascii() and not holds_any(head.lower(), _NOTICE_WORDS):
+        return False  # none of the words a match of the three needs: not searched
     if not (_DEPRECATION.search(head) or _CACHE_MISS.search(head) or _SKIPPED_OVERLAP.search(head)):
         return False  # (most errors say neither: nothing more is read)
     said = " ".join(t for t in (event.exception or "", head, (event.stack or "")[:HEAD_CHARS]) if t)

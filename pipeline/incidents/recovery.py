@@ -11,7 +11,7 @@ import bisect
 import re
 from datetime import datetime, timedelta
 
-from pipeline.incidents.leading import NEUTRAL, rank
+from pipeline.incidents.leading import NEUTRAL, holds_any, rank
 from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, first_line, named_things, said_by
 from pipeline.incidents.writers import SERVICE_NAMED, component
 from pipeline.analyst.subject import EPHEMERAL_PORTS, peer_gone
@@ -65,7 +65,7 @@ def recovered(errors: list[LogEvent], others: list[LogEvent], minutes: float) ->
         if writer not in writers:
             continue  # only the lines of a writer with an error in the batch are read
         head = _head(event.message)[:300]
-        if head.isascii() and not _holds(head.lower(), _BACK_STEMS):
+        if head.isascii() and not holds_any(head.lower(), _BACK_STEMS):
             continue  # neither search can match (most of a writer's lines): spared
         if not (_RECOVERED.search(head) or (_LATER_ATTEMPT.search(head) and not _STILL_TRYING.search(head))) \
                 or _NOT_RECOVERED.search(head):
@@ -261,7 +261,7 @@ def status_of(event: LogEvent) -> int | None:
                     and str(v).isdigit() and 100 <= int(v) < 600:
                 return int(v)
     head = first_line(event.message)[:HEAD_CHARS]
-    if head.isascii() and not _holds(head.lower(), _STATUS_WORDS):
+    if head.isascii() and not holds_any(head.lower(), _STATUS_WORDS):
         return None  # no match of `_STATUS_TEXT` can be there: not searched
     match = _STATUS_TEXT.search(head)
     return int(next(g for g in match.groups() if g)) if match else None
@@ -319,7 +319,7 @@ def handled(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
             continue
         head = first_line(event.message)[:HEAD_CHARS]
         # (an ASCII head holding none of the words every match of `_ALREADY` holds is not searched)
-        if (not head.isascii() or _holds(head.lower(), _ALREADY_WORDS)) and _ALREADY.search(head) \
+        if (not head.isascii() or holds_any(head.lower(), _ALREADY_WORDS)) and _ALREADY.search(head) \
                 and not _NOT_RECOVERED.search(head.replace("already", "")):
             answers.append((event.time, _tokens(_everything(event))))
         elif "2" in head or event.fields:  # (most lines hold no 2xx: cheap tests first)
@@ -361,10 +361,3 @@ def no_work(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> s
             ends.setdefault(component(event), []).append(event.time)
     window = timedelta(minutes=minutes)
     return {id(e) for e in idle if any(e.time <= t <= e.time + window for t in ends.get(component(e), ()))}
-
-
-def _holds(lowered: str, stems: tuple[str, ...]) -> bool:
-    for stem in stems:  # a plain loop: any() over a generator costs half as much again
-        if stem in lowered:
-            return True
-    return False
