@@ -112,7 +112,7 @@ def states_cause(event: LogEvent) -> bool:
     writes beside it...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
     head = first_line(event.message)[:400]
-    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and leader_rank(event) == CAUSE
 
 
 # a measure written beside the limit it is held to (`message_queue_len=4120 (threshold 1000)`, `inflight 400 (limit 400)`)
@@ -168,7 +168,7 @@ def states_failure(event: LogEvent) -> bool:
             and not holds_any(lowered, _FAILURE_STEMS) and not ("(" in head and holds_any(lowered, _BESIDE_WORDS))):
         return False  # no branch of `_WARN_CAUSE` nor `over_limit` can match: spare the search
     head = _THING.sub(" ", head)
-    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and rank(event) == CAUSE
+    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and leader_rank(event) == CAUSE
 
 
 # (or its reason phrase alone, RFC 9110 15.6: Django's `Internal Server Error: /api/signup`, session 53)
@@ -200,11 +200,35 @@ _EXCEEDED = re.compile(r"\bexceed(?:ed|s)\b", re.I)
 def rank(event: LogEvent) -> int:
     """CAUSE, NEUTRAL or SYMPTOM, by what the line says (a symptom's wording wins: "timed out
     after connection refused" is a caller's view of the refusal)."""
+    return _rank(event, _said(event), leader=False)
+
+
+def leader_rank(event: LogEvent) -> int:
+    """`rank` as a leader is ranked (the grouping rules read `rank`, unchanged): by what the line states, not by the
+    names of its fields (`internal_log_rate_limit=true`, `"pool_size": 20` name a field; a value says what happened),
+    and a line that says only what failed speaks through the first line of the trace it carries, whatever its class is
+    called (`WebClientResponseException$Forbidden: 403 Forbidden … rate limit exceeded`)."""
+    return _rank(event, _FIELD_NAME.sub(" ", _said(event)), leader=True)
+
+
+# a field's name, not what it holds: a `key=` of a logfmt or query string, a JSON object's `"key":`
+_FIELD_NAME = re.compile(r"\b[A-Za-z_][\w.-]*(?==)|\"[A-Za-z_][\w.-]*\"(?=\s*:)")
+
+
+# a denial said by the status that answered it (401, 403: as a 5xx is a symptom's), `wrong status code '403'`
+_DENIED_STATUS = re.compile(r"(?:status|code|returned|responded|response|http/\d(?:\.\d)?)\W{0,3}40[13]\b", re.I)
+
+
+def _said(event: LogEvent) -> str:
+    """What a line says: its exception, its first line and its error fields."""
     fields = [v[:400] for k, v in event.fields.items() if isinstance(v, str) and ERROR_KEY.search(k)][:4]
-    text = " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
+    return " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
+
+
+def _rank(event: LogEvent, text: str, *, leader: bool) -> int:
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text):
+    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text) or leader and _DENIED_STATUS.search(text):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM
@@ -212,8 +236,11 @@ def rank(event: LogEvent) -> int:
         # a line that says only what failed (`list invoices failed`, `Application run failed`) and whose traceback
         # ends with why (`psycopg.errors.UndefinedColumn: column "tax_region" does not exist`, a Java stack's `Caused by:
         # …LockException: Could not acquire change log lock`; its exception's class alone says no more): the stack's
-        # exception lines
-        raised = " ".join(m.group(0)[:400] for _, m in zip(range(8), STACK_ERROR.finditer(event.stack[:20_000])))
+        # exception lines (as a leader, and the trace's first line, which states its exception whatever its class is named)
+        lines = [m.group(0)[:400] for _, m in zip(range(8), STACK_ERROR.finditer(event.stack[:20_000]))]
+        if leader:
+            lines.append(first_line(event.stack[:2_000])[:400])
+        raised = " ".join(lines)
         if _CAUSE.search(raised) and not _SYMPTOM.search(raised):
             return CAUSE
     return NEUTRAL
@@ -234,7 +261,7 @@ class Leader:
 
     @classmethod
     def of(cls, event: LogEvent, pattern: str) -> "Leader":
-        return cls(event.event_id, pattern, event.service, iso(event.time), rank(event),
+        return cls(event.event_id, pattern, event.service, iso(event.time), leader_rank(event),
                    readable_line(first_line(event.message), event.exception)[:200], event.position or "")
 
     def key(self) -> tuple[int, str, str, int, str]:
