@@ -107,3 +107,35 @@ def test_a_clients_field_named_for_a_limit_does_not_lead_the_servers_earlier_lin
     leaders = [Leader.of(client, "p-client"), Leader.of(server, "p-server")]
     assert min(leaders, key=Leader.key).event_id == "ev-1"
     assert rank(client) == CAUSE  # (what the grouping rules read is unchanged)
+
+
+@pytest.mark.parametrize("message", [
+    "Worker (pid:31) was sent SIGKILL! Perhaps out of memory?",
+    "worker 2 (pid: 88) died, killed by signal 9 :( trying respawn ...",
+    "Process 'render-worker-1' pid:5120 exited with 'signal 9 (SIGKILL)'",
+])
+def test_a_signal_its_writer_sent_its_worker_and_a_guess_asked_state_no_cause(message):
+    # a supervisor's reaction to why (its worker's timeout, a harakiri, a time limit: its line before says it)
+    assert leader_rank(_event(1, 0, "app", "app-1", message)) != CAUSE
+
+
+@pytest.mark.parametrize("message", [
+    "Out of memory: Killed process 4242 (java) total-vm:8123456kB, anon-rss:4012345kB",
+    "Worker (pid:31) was sent SIGKILL: out of memory",
+    "Container killed by YARN for exceeding physical memory limits",
+    'container "api" terminated, reason: OOMKilled, exit code 137',
+])
+def test_near_miss_a_kill_that_says_why_still_names_the_cause(message):
+    assert leader_rank(_event(1, 0, "app", "app-1", message)) == CAUSE
+
+
+def test_a_workers_timeout_leads_the_kill_its_supervisor_logs_with_it(engine):
+    # one writer, one instant: the timeout first, then the kill it caused (with a guess at another cause)
+    engine.incidents.store_batch([
+        _event(1, 31.0, "reports", "reports-1", "WORKER TIMEOUT (pid:41)", level="FATAL"),
+        _event(2, 31.0, "reports", "reports-1", "Worker (pid:41) was sent SIGKILL! Perhaps out of memory?"),
+        _event(3, 62.0, "reports", "reports-1", "WORKER TIMEOUT (pid:42)", level="FATAL"),
+        _event(4, 62.0, "reports", "reports-1", "Worker (pid:42) was sent SIGKILL! Perhaps out of memory?"),
+    ], cursor=None)
+    leaders = [i["leader"]["event_id"] for i in incidents_by_first_seen(engine)]
+    assert leaders and leaders[0] == "ev-1"

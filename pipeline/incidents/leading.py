@@ -5,7 +5,9 @@ refusal, an exhausted pool, an expired certificate, a kill, no space...) before 
 that names nothing, a symptom: a timeout, a 5xx, unavailable, a retry), the earliest of its class. A
 caller's error (`side`: it names another writer of the incident, and none names it) comes after
 every other; a WARN that states the cause's own failure (`states_cause`) may lead, though it opens
-nothing.
+nothing. A leader's words are read by `leader_rank` (what it states: no field's name, a signal sent to a worker or a
+guess asked; its trace's first line; a 401/403 answered), the grouping rules' by `rank`: choosing a leader never
+changes what is grouped.
 """
 from __future__ import annotations
 
@@ -208,7 +210,7 @@ def leader_rank(event: LogEvent) -> int:
     names of its fields (`internal_log_rate_limit=true`, `"pool_size": 20` name a field; a value says what happened),
     and a line that says only what failed speaks through the first line of the trace it carries, whatever its class is
     called (`WebClientResponseException$Forbidden: 403 Forbidden … rate limit exceeded`)."""
-    return _rank(event, _FIELD_NAME.sub(" ", _said(event)), leader=True)
+    return _rank(event, _UNSTATED.sub(" ", _FIELD_NAME.sub(" ", _said(event))), leader=True)
 
 
 # a field's name, not what it holds: a `key=` of a logfmt or query string, a JSON object's `"key":`
@@ -217,6 +219,13 @@ _FIELD_NAME = re.compile(r"\b[A-Za-z_][\w.-]*(?==)|\"[A-Za-z_][\w.-]*\"(?=\s*:)"
 
 # a denial said by the status that answered it (401, 403: as a 5xx is a symptom's), `wrong status code '403'`
 _DENIED_STATUS = re.compile(r"(?:status|code|returned|responded|response|http/\d(?:\.\d)?)\W{0,3}40[13]\b", re.I)
+
+
+# what a line says that states no cause of its own: a signal its writer sent its worker (`was sent SIGKILL`, `killed by
+# signal 9`, `exited with 'signal 9 (SIGKILL)'`: a supervisor's reaction to why, which its line before says: a worker
+# timeout, a harakiri, a time limit) and a guess asked as a question (gunicorn's `Perhaps out of memory?`)
+_UNSTATED = re.compile(r"\b(?:was |were )?(?:sent|killed by|terminated by|exited with)\s+'?(?:signal\s*\d+|SIG[A-Z]+)"
+                       r"(?:\s*\(SIG[A-Z]+\))?'?|\b(?:perhaps|maybe|possibly|probably)\b[^.!?\n]{0,80}\?", re.I)
 
 
 def _said(event: LogEvent) -> str:
