@@ -14,6 +14,10 @@ SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
 # the client a server's line says it served (PostgreSQL's `application_name`, MySQL's `program_name`): that client's
 # errors of the same moment are the same failure told from the other end, and the client is its caller
 CLIENT_NAMED = "cli:"
+# (session 55) a service a line's code names as the one it calls, by its client class (`c.r.p.GeoIndexClient`): it ties
+# the line to that service's writer as a service it names does, but says no more of where the line's request went (a
+# symptom naming only this is still a nameless one: machines.py, outage.py)
+CALLS = "calls:"
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 # what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
 # `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
