@@ -3,13 +3,14 @@
 caller's error to that service's errors within the burst window, either read first, as a service the line names does;
 it names no address, so a symptom naming only it is still one naming nowhere it went. Near misses: a framework's or a
 protocol's client (`HttpClient`, `WebClient`, `RestClient`), a client of another service, a class that merely has
-`Client` inside its name (`NettyClientHandler`), the caller's own service, and two causes at the same moment."""
+`Client` inside its name (`NettyClientHandler`), the caller's own service, and two causes at the same moment. And a node
+named at its address (`chat@10.0.3.4`) is called by that address, as `ip-10-0-12-41` is."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 from pipeline.incidents.line_names import named_things
-from pipeline.incidents.writers import CALLS, SERVICE_NAMED
+from pipeline.incidents.writers import CALLS, SERVICE_NAMED, host_address
 from pipeline.state import LogEvent
 from tests.support import events_of, incidents_by_first_seen
 
@@ -87,3 +88,21 @@ def test_a_client_class_beyond_the_burst_window_stays_apart(engine):
     late[1] = _event(2, 3600.0, "pricing", "pricing-net-1", late[1].message)
     engine.incidents.store_batch(late, cursor=None)
     assert len(incidents_by_first_seen(engine)) == 2
+
+
+def test_a_node_named_at_its_address_is_called_by_that_address():
+    """Erlang and RabbitMQ name a node `name@host`: a host written `chat@10.0.3.4` is the machine at 10.0.3.4, so a
+    proxy's upstream `10.0.3.4:4000` names that writer; another address, or a name at a name, does not."""
+    assert host_address("chat@10.0.3.4") == "10.0.3.4" and host_address("rabbit@10.4.0.7") == "10.4.0.7"
+    assert host_address("rabbit@rabbitmq-0") is None and host_address("ops@db-7") is None
+
+
+def test_a_proxys_upstream_address_joins_the_node_at_it_and_not_another(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "chat", "chat@10.0.3.4", "GenServer #PID<0.4411.0> terminating"),
+        _event(2, 0.3, "envoy", "mobile-gw-1", '"POST /api/messages HTTP/1.1" 500 - 0 64 5012 - "-" "10.0.3.4:4000"'),
+        _event(3, 0.5, "envoy", "edge-gw-1", '"GET /api/rooms HTTP/1.1" 503 - 0 64 12 - "-" "10.0.3.9:4000"'),
+    ], cursor=None)
+    first, other = incidents_by_first_seen(engine)
+    assert events_of(engine, first["incident_id"]) == {"ev-1", "ev-2"}
+    assert events_of(engine, other["incident_id"]) == {"ev-3"}

@@ -84,7 +84,8 @@ _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 @lru_cache(maxsize=4096)  # (asked for each writer compared with each open incident: a log has few hosts)
 def host_address(host: str) -> str | None:
     """The IPv4 address a host is written as (`10.0.12.41`) or spells in dashes (`ip-10-0-12-41`); None otherwise."""
-    host = host.strip().lower()
+    # (an Erlang node's name, `chat@10.0.3.4`, RabbitMQ's `rabbit@10.4.0.7`: a node name at its host, session 55)
+    host = host.strip().lower().rpartition("@")[2]
     if _IPV4.match(host):
         return host
     match = _DASHED_IP.match(host)
