@@ -106,3 +106,20 @@ def test_a_proxys_upstream_address_joins_the_node_at_it_and_not_another(engine):
     first, other = incidents_by_first_seen(engine)
     assert events_of(engine, first["incident_id"]) == {"ev-1", "ev-2"}
     assert events_of(engine, other["incident_id"]) == {"ev-3"}
+
+
+def test_the_client_class_that_wrote_the_line_names_its_service_too(engine):
+    """A logger column holding the client class (`c.r.p.GeoIndexClient : nearest() failed`) says whom the line's call
+    went to as the message would; a controller's class (`c.r.p.PlanController`) names nobody."""
+    server = _event(1, 0.0, "geo-index", "geo-index-0", "transport: Got too many pings from the client, closing the connection.")
+    client = LogEvent(event_id="ev-2", time=T0 + timedelta(seconds=0.2), service="route-planner", host="route-planner-1",
+                      level="ERROR", message="nearest() failed: io.grpc.StatusRuntimeException: UNAVAILABLE: Connection"
+                      " closed after GOAWAY", source="planner.log", position="planner.log@2",
+                      fields={"logger": "c.r.p.GeoIndexClient"})
+    controller = LogEvent(event_id="ev-3", time=T0 + timedelta(seconds=0.3), service="route-planner",
+                          host="route-planner-1", level="ERROR", message="plan request failed, returning 503",
+                          source="planner.log", position="planner.log@3", fields={"logger": "c.r.p.PlanController"})
+    assert CALLS + "geo-index" in named_things(client) and not {n for n in named_things(controller) if n.startswith(CALLS)}
+    engine.incidents.store_batch([server, client], cursor=None)
+    (outage,) = incidents_by_first_seen(engine)
+    assert events_of(engine, outage["incident_id"]) == {"ev-1", "ev-2"} and outage["leader"]["event_id"] == "ev-1"

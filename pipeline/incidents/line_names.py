@@ -122,7 +122,8 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.extend(_service_named(match.group(1)))
     for match in _GRPC_METHOD.finditer(text):  # `/inventory.v1.Inventory/Reserve`
         names.extend(_service_named(match.group(1)))
-    for match in _CLIENT_CLASS.finditer(text):  # `c.r.p.GeoIndexClient`: the service `geo-index` (session 55)
+    logger = event.fields.get("logger")  # (the class that wrote the line, a logger column's, says it as well)
+    for match in _CLIENT_CLASS.finditer(f"{text}\n{logger}" if isinstance(logger, str) else text):  # (session 55)
         called = _WORD_START.sub("-", match.group(1)).lower()
         names.extend(dict.fromkeys((CALLS + called, CALLS + bare(called))))
     for key, value in event.fields.items():
