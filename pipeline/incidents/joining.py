@@ -176,8 +176,8 @@ class Joiner:
     def _members(event: LogEvent, names: frozenset[str], said: frozenset[str]) -> list[str]:
         """What to look open incidents up by for an error: its names, words, and what it is called."""
         return [*names, *outage.other_spelling(names), writers.SERVICE_NAMED + event.service.lower(), *said,
-                *(writers.SERVICE_NAMED + i for i in writers.identities(event)),
-                *(writers.IS + n[len(writers.SERVICE_NAMED):] for n in names if n.startswith(writers.SERVICE_NAMED)),
+                *(p + i for i in writers.identities(event) for p in (writers.SERVICE_NAMED, writers.CALLS)),
+                *(writers.IS + n.split(":", 1)[1] for n in names if n.startswith((writers.SERVICE_NAMED, writers.CALLS))),
                 writers.CLIENT_NAMED + event.service.lower(), *(writers.CLIENT_NAMED + i for i in writers.identities(event)),
                 *(writers.IS + n[len(writers.CLIENT_NAMED):] for n in names if n.startswith(writers.CLIENT_NAMED))]
 

@@ -16,7 +16,7 @@ import re
 from pipeline.incidents import name_spellings as spellings
 from pipeline.incidents.same_service import same_service_names
 from pipeline.incidents.writers import (
-    BY, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, host_address, identities, service_named as _service_named,
+    BY, CALLS, CLIENT_NAMED, INSTANCE, IS, KIND_SUFFIX, OF, SERVICE_NAMED, bare, component, host_address, identities, service_named as _service_named,
 )
 from pipeline.incidents.writers import IP_OR_ADDRESS as _IP
 from pipeline.ingest.readable import record_text
@@ -75,6 +75,11 @@ _GRPC_METHOD = re.compile(r"(?<![\w/.])/([a-z_][a-z0-9_]*)(?:\.[A-Za-z_]\w*)*\.[
 # `rpc.service`, `server.address`, `net.peer.name`, `destination.address`)
 _PEER_KEY = re.compile(r"(?:^|[._])(?:peer\.service|rpc\.service|server\.address|net\.peer\.name|"
                        r"destination\.(?:address|domain))$", re.I)
+# a class named after the service it calls (`GeoIndexClient`, .NET's typed `InventoryClient`, a generated
+# `PaymentsServiceClient`): its words before `Client`, hyphenated, are that service's name (`bare` drops `-service`); a
+# one-word name of four letters or fewer (`HttpClient`, `RestClient`, `WebClient`) is a protocol's or a framework's client
+_CLIENT_CLASS = re.compile(r"(?<![A-Za-z0-9])((?:[A-Z][a-z0-9]+){2,}|[A-Z][a-z0-9]{4,})Client\b")
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _NAME_VALUE = re.compile(r"[A-Za-z][\w.-]{1,200}$")
 # structured fields a server writes naming the client application it served (PostgreSQL's `application_name`, MySQL's
 # `program_name` connection attribute, MongoDB's `appName`, a generic `client_app`)
@@ -117,6 +122,10 @@ def named_things(event: LogEvent) -> frozenset[str]:
             names.extend(_service_named(match.group(1)))
     for match in _GRPC_METHOD.finditer(text):  # `/inventory.v1.Inventory/Reserve`
         names.extend(_service_named(match.group(1)))
+    logger = event.fields.get("logger")  # (the class that wrote the line, a logger column's, says it as well)
+    for match in _CLIENT_CLASS.finditer(f"{text}\n{logger}" if isinstance(logger, str) else text):  # (session 55)
+        called = _WORD_START.sub("-", match.group(1)).lower()
+        names.extend(dict.fromkeys((CALLS + called, CALLS + bare(called))))
     for key, value in event.fields.items():
         if isinstance(value, str) and _PEER_KEY.search(key) and _NAME_VALUE.match(value) and not _IP.search(value):
             names.extend(_service_named(value))
@@ -215,7 +224,7 @@ def named_things(event: LogEvent) -> frozenset[str]:
     names.extend(f"host:{n[3:].rsplit(':', 1)[0]}" for n in list(names)
                  if n.startswith("hp:") and "." in n and not n[3:].rsplit(":", 1)[0].replace(".", "").isdigit())
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
-    own = {SERVICE_NAMED + i for i in identities(event)}
+    own = {p + i for i in identities(event) for p in (SERVICE_NAMED, CALLS)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
 
 
@@ -232,7 +241,7 @@ def writer_names(event: LogEvent, things: list[str]) -> list[str]:
     # a line about a pod (klog's `pod="ns/name"`) speaks for it: its callers are callers of this writer
     mine = identities(event) | {bare(m.group(2)) for m in _OBJECT_REF.finditer(event.message[:HEAD_CHARS])}
     return [*(IS + i for i in mine), *(f"{OF}{service}|{i}" for i in mine),
-            *(f"{BY}{service}|{n[len(SERVICE_NAMED):]}" for n in things if n.startswith(SERVICE_NAMED)),
+            *(f"{BY}{service}|{n.split(':', 1)[1]}" for n in things if n.startswith((SERVICE_NAMED, CALLS))),
             # (the client a server says it served calls that server)
             *(f"{BY}{n[len(CLIENT_NAMED):]}|{service}" for n in things if n.startswith(CLIENT_NAMED))]
 

@@ -29,7 +29,7 @@ from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names
 from pipeline.incidents.machines import nameless_symptom
 from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
 from pipeline.incidents.same_service import SAME_SERVICE
-from pipeline.incidents.writers import CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
+from pipeline.incidents.writers import CALLS, CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
 from pipeline.state import LogEvent
 
 BURST_MINUTES = 5.0  # INCIDENTIQ_BURST_MINUTES's default
@@ -325,7 +325,8 @@ class Candidate:
         shared += sum(1 for n in other_spelling(names) if n in self.names)
         others = {s.lower() for s in self.services if s not in (event.service, "unknown")}
         shared += len((said | {n[len(SERVICE_NAMED):] for n in names if n.startswith(SERVICE_NAMED)}) & others)
-        shared += int(event.service != "unknown" and SERVICE_NAMED + event.service.lower() in self.names)
+        shared += int(event.service != "unknown"
+                      and any(k + event.service.lower() in self.names for k in (SERVICE_NAMED, CALLS)))
         if not shared and event.service not in self.services and len(mine_said := _as_words(event.service)) >= 3:
             # the event's service said as a word by one of the incident's errors (a proxy's `service=search@docker`
             # before the search service's own error was read), as the event saying one of the incident's services is
@@ -343,9 +344,10 @@ class Candidate:
         # by both ends (a deadlock the database reports and its client relays)
         shared += int(any(CLIENT_NAMED + i in self.names for i in {event.service.lower(), *mine}))
         shared += sum(1 for n in names if n.startswith(CLIENT_NAMED) and IS + n[len(CLIENT_NAMED):] in self.names)
-        shared += sum(1 for n in names if n.startswith(SERVICE_NAMED) and IS + n[len(SERVICE_NAMED):] in self.names
-                      and n[len(SERVICE_NAMED):] not in mine)
-        shared += int(any(SERVICE_NAMED + i in self.names for i in mine if i != event.service.lower()))
+        shared += sum(1 for n in names if n.startswith((SERVICE_NAMED, CALLS)) and IS + n.split(":", 1)[1] in self.names
+                      and n.split(":", 1)[1] not in mine)
+        shared += int(any(k + i in self.names for i in mine if i != event.service.lower()
+                          for k in (SERVICE_NAMED, CALLS)))
         if not shared and wording is not None and not any(n.startswith(ADDRESSES) for n in names) \
                 and not self.distinct(names) and wording.relays(self.clauses, self.texts, self.relayed, self.quoted):
             # the same failure in the same words (a callee's error text, relayed by a caller that names no

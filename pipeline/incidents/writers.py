@@ -14,6 +14,10 @@ SERVICE_NAMED = "svc:"  # a service a line names (a host or a compound word)
 # the client a server's line says it served (PostgreSQL's `application_name`, MySQL's `program_name`): that client's
 # errors of the same moment are the same failure told from the other end, and the client is its caller
 CLIENT_NAMED = "cli:"
+# (session 55) a service a line's code names as the one it calls, by its client class (`c.r.p.GeoIndexClient`): it ties
+# the line to that service's writer as a service it names does, but says no more of where the line's request went (a
+# symptom naming only this is still a nameless one: machines.py, outage.py)
+CALLS = "calls:"
 COMPONENT = "@"  # a component's name (service@host): only dumps fold by it
 # what the incident's writers are called (`identities`): `is:<identity>` ties a caller naming one of them;
 # `of:<service>|<identity>` and `by:<service>|<named>` say which service is called by which (the leader's side)
@@ -80,7 +84,8 @@ _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
 @lru_cache(maxsize=4096)  # (asked for each writer compared with each open incident: a log has few hosts)
 def host_address(host: str) -> str | None:
     """The IPv4 address a host is written as (`10.0.12.41`) or spells in dashes (`ip-10-0-12-41`); None otherwise."""
-    host = host.strip().lower()
+    # (an Erlang node's name, `chat@10.0.3.4`, RabbitMQ's `rabbit@10.4.0.7`: a node name at its host, session 55)
+    host = host.strip().lower().rpartition("@")[2]
     if _IPV4.match(host):
         return host
     match = _DASHED_IP.match(host)
