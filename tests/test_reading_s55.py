@@ -120,3 +120,14 @@ def test_an_epoch_of_whole_digits_is_read_exactly_not_through_a_float():
     assert parse_time(1793480398.5) == datetime(2026, 10, 31, 20, 59, 58, 500000, tzinfo=UTC)  # a float as before
     assert from_epoch(1793480398, "s") == datetime(2026, 10, 31, 20, 59, 58, tzinfo=UTC)
     assert from_epoch(10**30) is None
+
+
+def test_a_relayed_stamp_with_a_two_digit_year_is_the_records_own_time():
+    lines = ["<134>Dec  6 01:02:03 web-01 orders[4242]: 06 Dec 26 01:02 UTC INFO Started",
+             "<132>Mar  9 09:05:07 web-01 orders[4242]: 09 Mar 26 02:05 -0700 WARN Pool in use"]
+    assert _times(lines) == [datetime(2026, 12, 6, 1, 2, tzinfo=UTC), datetime(2026, 3, 9, 9, 5, tzinfo=UTC)]
+    # near misses: numbers that open a body without a clock after them, or a clock alone, are no stamp
+    # (the header's time stays)
+    others = ["<134>Dec  6 01:02:03 web-01 orders[4242]: 12 Dec 26 items left",
+              "<134>Dec  6 01:02:03 web-01 orders[4242]: 1:02AM INFO Started"]
+    assert _times(others) == [datetime(2026, 12, 6, 1, 2, 3, tzinfo=UTC)] * 2
