@@ -128,7 +128,7 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
     hms = int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), micro(g.get("frac"))
     year: int | None
     if g.get("date"):
-        year, month, day = _numeric_date(in_order(g["date"], opts.date_order, alone=True))
+        year, month, day = _numeric_date(g["date"] if opts.date_order is None else in_order(g["date"], opts.date_order, alone=True))
     else:
         named = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "").lower())
         if named is None:
