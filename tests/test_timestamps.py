@@ -16,9 +16,11 @@ from tests.test_sources_splunk import T0, TOKEN, Clock, FakeSplunk, source_for
 UTC = timezone.utc
 MOMENT = datetime(2026, 11, 28, 10, 1, 2, 123000, tzinfo=UTC)
 EPOCH_S = MOMENT.timestamp()
+# the moment in whole nanoseconds, as a writer's integer (not the float `EPOCH_S * 1e9`, 0.19 µs short)
+EPOCH_NS = int(MOMENT.replace(microsecond=0).timestamp()) * 10**9 + MOMENT.microsecond * 1000
 
 
-@pytest.mark.parametrize("value", [EPOCH_S, round(EPOCH_S * 1e3), round(EPOCH_S * 1e6), round(EPOCH_S * 1e9),
+@pytest.mark.parametrize("value", [EPOCH_S, round(EPOCH_S * 1e3), round(EPOCH_S * 1e6), EPOCH_NS,
                                    str(round(EPOCH_S * 1e3)), f"{EPOCH_S:.3f}"])
 def test_an_epoch_is_the_same_moment_in_a_file_a_json_event_and_a_learnt_layout(value):
     line = json.dumps({"time": value, "level": "error", "msg": "boom"})

@@ -29,6 +29,7 @@ rest is kept as the record's `stack`, and an exception type found there fills `e
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Iterator
@@ -40,7 +41,7 @@ from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
 from pipeline.ingest.documents import parse_document
-from pipeline.ingest import envelope
+from pipeline.ingest import date_order, envelope
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
 
@@ -215,6 +216,10 @@ class SourceParser:
                 (lines if len(lines) < limit else more).append(_clean(line))
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
+        order = date_order.sample_order(lines + more)
+        if order != self.options.date_order:
+            # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads
+            self.options = replace(self.options, date_order=order)
         if self._learn_columns(lines):
             return "w3c"
         if named_blocks.learn(lines):

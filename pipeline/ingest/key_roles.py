@@ -390,6 +390,9 @@ _RELAYED_VERSION = re.compile(r"^[1-9] (?=\d{4}-\d\d-\d\dT)")
 _DATED_PAIR = re.compile(r'(?<![\w.])([A-Za-z_][\w.-]*)[=:]\s?("[^"]{8,40}"|[^\s;,"]{8,40})')
 _DATED_BRACKET = re.compile(r"\[([^\[\]]{10,40})\]")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# a stamp opening the body that writes its year in two digits, before its clock: RFC 822's `06 Dec 26 01:02`
+# (Go's RFC822/RFC822Z), a slashed `06/12/26 01:02:03`
+_SHORT_YEAR_OPENING = re.compile(r"\[?\d{1,2}[ /](?:[A-Z][a-z]{2}|\d{1,2})[ /]\d{2} +\d{1,2}:\d\d")
 
 
 def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
@@ -405,7 +408,7 @@ def dated_body_time(message: str, rules: TimeRules) -> datetime | None:
         if moment is not None:
             return moment
     head = message[:400]
-    if not _YEAR.search(head):
+    if not _YEAR.search(head) and not _SHORT_YEAR_OPENING.match(head.lstrip()):
         return None
     body = head.lstrip()
     # the relayed line's own stamp opens its body, after its RFC 5424 version when the relayed header

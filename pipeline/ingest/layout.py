@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable
 from pipeline.ingest.code_location import is_code_location
 from pipeline.ingest.key_roles import LEVEL_KEYS
 from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
+from pipeline.ingest import date_order
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
 MIN_SHARE = 0.6  # a layout must read this share of the sample (with its own time) to be used
@@ -406,6 +407,17 @@ def _day_first(texts: list[str]) -> bool:
     return any(a > 12 for a, _ in pairs) and all(b <= 12 for _, b in pairs)
 
 
+_TWO_DIGIT_TRIPLE = re.compile(r"\[?(\d\d)/(\d\d)/(\d\d)(?!\d)")
+_ORDER_SHAPES = {"mdy": "month-day-slashed", "dmy": DAY_FIRST_SHAPE.name}
+
+
+def _two_digit_order(texts: list[str]) -> str:
+    """The shape of a sample's `nn/nn/nn` dates: yy/MM/dd, MM/dd/yy or dd/MM/yy as their numbers
+    together say (`date_order.decide`); yy/MM/dd where they cannot tell."""
+    triples = [m.groups() for m in map(_TWO_DIGIT_TRIPLE.match, texts) if m]
+    return _ORDER_SHAPES.get(date_order.decide(triples) or "", "yy-slashed")
+
+
 _PRI = re.compile(r"<(\d{1,3})>:?")  # Cisco devices write a colon after it: `<166>:2018-06-27T12:17:46Z: %ASA-...`
 
 
@@ -482,6 +494,8 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     words = width
     if shape == "month-day-slashed" and _day_first([line[s[start][0]:s[start + width - 1][1]] for line, s in rows]):
         shape = DAY_FIRST_SHAPE.name
+    elif shape == "yy-slashed":
+        shape = _two_digit_order([line[s[start][0]:s[start + width - 1][1]] for line, s in rows])
     if shape == "dateutil":  # the time's words (a `[...]` column of several is one column)
         line0, spans0 = rows[0][0], rows[0][1]
         words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
 from pipeline.ingest.code_location import LOCATION
+from pipeline.ingest.date_order import in_order
 from pipeline.ingest.levels import LEVEL_WORD, normalize_level
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
-from pipeline.ingest.timestamps import AMBIGUOUS_ZONES, MONTHS, ZONE_ABBREVIATIONS, OutOfRange, at, finer_opening_time, micro, offset_zone, parse_time, with_year
+from pipeline.ingest.timestamps import AMBIGUOUS_ZONES, MONTHS, ZONE_ABBREVIATIONS, OutOfRange, agreeing_opening_time, at, finer_opening_time, micro, offset_zone, parse_time, with_year
 from pipeline.ingest.key_roles import LEVEL_KEYS, finer_body_time, source_body_time
 
 _LEVEL_WORD = LEVEL_WORD  # every name of `levels` (log4j, JUL, syslog, Erlang, .NET, zerolog...)
@@ -34,6 +35,14 @@ _LEVEL_KEY = "(?i:" + "|".join(sorted(LEVEL_KEYS)) + ")"  # a key naming a level
 _ZONE_WORD = "(?:" + "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if len(z) > 1), key=len, reverse=True)) + ")"
 _LOCATION = LOCATION.replace("(?P<loc>", "(?:", 1)  # a source location, `Foo.java:42` (code_location)
 _CALLER = re.compile(r"([A-Za-z_][\w$]*)@\d+$")  # a Java caller at the end of a thread column, "Class@line"
+
+
+def _same_days(dated: datetime, header: datetime) -> bool:
+    """Whether a body's dated time is within a day of its year-less header's month, day and clock."""
+    try:
+        return abs(dated - header.replace(year=dated.year)) <= timedelta(days=1)
+    except ValueError:  # the header's leap day in a year without one
+        return True
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,12 @@ class LineLayout:
                 and not g.get("year_"):
             # a stamp without a year (a relay's syslog header) gives way to the body's own dated time
             body = g.get("msg") or ""
-            time = source_body_time(body, opts, opts.key_roles) or finer_opening_time(body, time, tz=opts.timezone) or time
+            dated = source_body_time(body, opts, opts.key_roles)
+            if dated is not None and not _same_days(dated, time):
+                # the body's date read in one order of its fields (`06/12/2026`: June 12) where the
+                # header's month and day say another (`Dec  6`): the order that agrees, if one does
+                dated = agreeing_opening_time(body, time, tz=opts.timezone) or dated
+            time = dated or finer_opening_time(body, time, tz=opts.timezone) or time
         elif time is not None and not time.microsecond:  # a stamp to the second, its body's time-named key finer
             # the whole header line (a column may hold the key) and the lines below it
             time = finer_body_time(m.string, rest, time, opts, opts.key_roles) or time
@@ -114,7 +128,7 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
     hms = int(digits[0:2]), int(digits[2:4]), int(digits[4:6]), micro(g.get("frac"))
     year: int | None
     if g.get("date"):
-        year, month, day = _numeric_date(g["date"])
+        year, month, day = _numeric_date(g["date"] if opts.date_order is None else in_order(g["date"], opts.date_order, alone=True))
     else:
         named = int(g["mo"]) if g.get("mo") else MONTHS.get((g.get("mon") or "").lower())
         if named is None:

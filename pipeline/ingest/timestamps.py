@@ -46,6 +46,8 @@ from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from pipeline.ingest.date_order import in_order
+
 # Times outside these years are clock or parser garbage, and arithmetic on them (log windows,
 # SLA deadlines) overflows datetime.
 MIN_YEAR, MAX_YEAR = 1970, 2999
@@ -79,6 +81,9 @@ class TimeRules:
     timezone: tzinfo = timezone.utc
     year: int | None = None
     now: datetime | None = None
+    # the order the source writes a slashed date of numbers in (`dmy`, `mdy`, `ymd`), learnt from its
+    # sample (pipeline/ingest/date_order.py); None: each date as its spelling reads it
+    date_order: str | None = None
 
 
 UTC_RULES = TimeRules()
@@ -175,7 +180,7 @@ def with_today(hms: tuple[int, int, int, int], rules: TimeRules = UTC_RULES) -> 
 _TOO_LARGE = {"s": 1e11, "ms": 1e14, "us": 1e17}  # an epoch this large in that unit is past the year 5000
 
 
-def from_epoch(number: float, unit: str | None = None) -> datetime | None:
+def from_epoch(number: float | int, unit: str | None = None) -> datetime | None:
     """An epoch number → UTC; its unit by magnitude unless given (module doc). None when out of range."""
     if unit is None or abs(number) >= _TOO_LARGE.get(unit, 1e300):
         # by magnitude; a unit a dialect assumes gives way to it when the number is too large for that
@@ -183,6 +188,10 @@ def from_epoch(number: float, unit: str | None = None) -> datetime | None:
         unit = ("ns" if abs(number) >= 1e17 else "us" if abs(number) >= 1e14
                 else "ms" if abs(number) >= 1e11 else "s")
     try:
+        if isinstance(number, int) and unit != "s":  # whole digits: exact, where a float keeps ~16 of 19
+            whole, part = divmod(number, int(_EPOCH_DIVISOR[unit]))
+            return datetime.fromtimestamp(whole, tz=timezone.utc) + timedelta(
+                microseconds=part * 1_000_000 // int(_EPOCH_DIVISOR[unit]))
         return datetime.fromtimestamp(number / _EPOCH_DIVISOR[unit], tz=timezone.utc)
     except (ValueError, OverflowError, OSError):
         return None
@@ -201,11 +210,16 @@ def parse_time(value: Any, rules: TimeRules | None = None, *, epoch_unit: str | 
     if isinstance(value, str):
         text = value.strip()
         if _NUMBER.fullmatch(text):
-            return from_epoch(float(text), epoch_unit)  # Splunk and logfmt write epochs as text
+            return from_epoch(_number(text), epoch_unit)  # Splunk and logfmt write epochs as text
         return _iso(text, (rules or UTC_RULES).timezone)
     if isinstance(value, (int, float)):
-        return from_epoch(float(value), epoch_unit)
+        return from_epoch(value, epoch_unit)
     return None
+
+
+def _number(text: str) -> int | float:
+    """An epoch written as text: whole digits as an int (read exactly), else a float."""
+    return int(text) if text.lstrip("+-").isdigit() else float(text)
 
 
 def _iso(text: str, zone: tzinfo) -> datetime | None:
@@ -341,7 +355,7 @@ g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
     """The groups of a TIME_SHAPES match → an aware UTC datetime (None when not a real date)."""
     try:
         if g.get("epoch"):
-            return from_epoch(float(g["epoch"]))
+            return from_epoch(_number(g["epoch"]))
         if g.get("tai"):
             second = datetime.fromtimestamp(int(g["tai"], 16) - _TAI64_UNIX, tz=timezone.utc)
             return second.replace(microsecond=int(g["tain"], 16) // 1000)
@@ -418,24 +432,58 @@ def leading_time(text: str, *, tz: Any = timezone.utc) -> datetime | None:
     return None
 
 
+
+
 def finer_opening_time(text: str, header: datetime, *, tz: Any = timezone.utc) -> datetime | None:
     """The time that opens `text` (a relayed line's body) in any spelling, even without a year or a
     date, when it is the header's own second written finer (a fraction: `01:02:03.456` after a relay's
-    `Dec  6 01:02:03`); else None. What the body's stamp lacks (year, date) is the header's."""
+    `Dec  6 01:02:03`; or digits alone, epoch milliseconds to nanoseconds, `20261206010203456`); else
+    None. What the body's stamp lacks (year, date) is the header's."""
+    return _opening_near(text, header, tz=tz, finer=True)
+
+
+def agreeing_opening_time(text: str, header: datetime, *, tz: Any = timezone.utc) -> datetime | None:
+    """The time that opens `text` read in the order of its date's fields that puts it within the
+    header's second (a relay's `Dec  6 01:02:03` before `06/12/2026 01:02:03.456`: day first, as the
+    header's month and day say, where a slashed date alone cannot tell); else None."""
+    return _opening_near(text, header, tz=tz, finer=False)
+
+
+_NEAR_SHAPES = (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)
+
+
+def _same_second(moment: datetime, header: datetime) -> bool:
+    """Whether `moment` falls within `header`'s second, the header's year (a guess where it writes
+    none) aside."""
+    try:
+        return abs(moment - header.replace(year=moment.year)) < timedelta(seconds=1)
+    except ValueError:  # a leap day in a year without one
+        return False
+
+
+def _opening_near(text: str, header: datetime, *, tz: Any, finer: bool) -> datetime | None:
+    """The first reading of `text`'s opening words (up to four), in every spelling that matches them,
+    that falls within `header`'s second (and, with `finer`, writes a fraction of it)."""
     if not (text[:1].isdigit() or text[:3].lower() in MONTHS):
         return None
     words = text.split(None, 4)[:4]
     for n in range(len(words), 0, -1):
         candidate = " ".join(words[:n])
-        if not any(c in candidate for c in ".,"):
+        if finer and "." not in candidate and "," not in candidate and not (
+                # or digits alone, long enough to write a fraction: epoch milliseconds and finer, log4j2's COMPACT
+                len(candidate) >= 13 and candidate.isdigit()):
             continue
-        for shape in (*TIME_SHAPES, CLOCK_SHAPE):
+        matched = False
+        for shape in _NEAR_SHAPES:
             m = SHAPE_RE[shape.name].match(candidate)
-            if m is not None:
-                moment = time_from_groups(m.groupdict(), tz=tz, year=header.year, now=header + timedelta(minutes=1))
-                if moment is not None and moment.microsecond and abs(moment - header) < timedelta(seconds=1):
-                    return moment
-                break
+            if m is None:
+                continue
+            matched = True
+            moment = time_from_groups(m.groupdict(), tz=tz, year=header.year, now=header + timedelta(minutes=1))
+            if moment is not None and (moment.microsecond or not finer) and _same_second(moment, header):
+                return moment
+        if matched:  # the words a time is spelt in; fewer of them are no better reading
+            break
     return None
 
 
@@ -450,6 +498,8 @@ def read_written_time(value: Any, rules: TimeRules | None = None, *, epoch_unit:
     is read, `with_today`; not with `clock_alone` False, for a caller that first looks for the date
     in another key). None when it is none of these."""
     rules = rules or UTC_RULES
+    if isinstance(value, str) and rules.date_order is not None:
+        value = in_order(value, rules.date_order)  # `06/12/2026` in the order the source's dates show
     if isinstance(value, str) and " m=" in value:
         value = _MONOTONIC.sub("", value)  # Go's time.String(): `… -0700 PDT m=+0.000123`, the monotonic clock
     if isinstance(value, str) and len(value) in (14, 17) and value.isdigit():

@@ -1,0 +1,84 @@
+"""The order a source writes a date of numbers in, `06/12/26` or `06/12/2026`, learnt from its sample.
+
+A slashed date of numbers alone does not say which is the day: `06/12/2026` is June 12 (MM/dd/yyyy,
+the US order dateutil and `TIME_SHAPES` read first) or December 6 (dd/MM/yyyy, log4j2's
+`US_MONTH_DAY_YEAR4_TIME`, whatever its name says); `06/12/26` is also yy/MM/dd. One line cannot
+tell, but a source's lines together can: the order in which every date of the sample is a calendar
+date, and, of those, the one whose years differ least (a log spans days, not years: `23/11/26`,
+`31/10/26`, `17/08/26` are dd/MM/yy of one year, not yy/MM/dd of three). Where the sample cannot tell
+(every date reads in two orders with as few years) there is no order, and each date is read as its
+spelling reads it. The order is decided once per source (`SourceParser.detect`, `TimeRules.date_order`)
+and a learnt layout's time column (`layout.py`); each reader of a date then rewrites the date in that
+order as ISO 8601 (`in_order`) before it reads it: a JSON or logfmt value (`read_written_time`), a
+known header's date (`line_formats.header_time`).
+"""
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Iterable
+
+# a slashed date of numbers and the clock after it (a blank or `T` between), anywhere in a sample line
+_IN_LINE = re.compile(r"(?<![\d/.:])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})[ T]\d{1,2}:\d\d")
+# one that opens a value or a header column (an opening bracket or quote before it); or a date alone
+_OPENING = re.compile(r"([\[\"(]?)(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?=[ T]\d{1,2}:\d\d)")
+_DATE_ALONE = re.compile(r"()(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})$")
+# each order: the places of the year, the month and the day among the three numbers
+ORDERS = {"ymd": (0, 1, 2), "mdy": (2, 0, 1), "dmy": (2, 1, 0)}
+SAMPLE = 200  # sample lines looked at
+
+
+def _year(number: str) -> int:
+    return int(number) if len(number) == 4 else 2000 + int(number)
+
+
+def decide(triples: list[tuple[str, str, str]]) -> str | None:
+    """The order (`ymd`, `mdy` or `dmy`) of a source's dates, given as their three numbers as written;
+    None where they do not tell (module doc). yy/MM/dd only where every year has two digits."""
+    best: list[tuple[int, str]] = []
+    for name, (y, mo, d) in ORDERS.items():
+        if name == "ymd" and any(len(t[2]) == 4 for t in triples):
+            continue
+        try:
+            years = {_year(t[y]) for t in triples if date(_year(t[y]), int(t[mo]), int(t[d]))}
+        except ValueError:  # not a calendar date in this order
+            continue
+        best.append((len(years), name))
+    if not triples or not best:
+        return None
+    fewest = min(count for count, _ in best)
+    winners = [name for count, name in best if count == fewest]
+    return winners[0] if len(winners) == 1 else None
+
+
+def sample_order(lines: Iterable[str]) -> str | None:
+    """The order of the slashed dates a source's sample lines write (the first in each line)."""
+    triples = []
+    for n, line in enumerate(lines):
+        if n >= SAMPLE:
+            break
+        if "/" in line:
+            m = _IN_LINE.search(line, 0, 400)
+            if m is not None:
+                triples.append((m[1], m[2], m[3]))
+    return decide(triples)
+
+
+def in_order(text: str, order: str | None, *, alone: bool = False) -> str:
+    """`text` with the slashed date that opens it (before its clock; or, `alone`, the date that is the
+    whole text) written as ISO 8601's `yyyy-MM-dd` in `order`; `text` itself without an order, without
+    such a date, or where the date is none in that order."""
+    if order is None or "/" not in text[:12]:
+        return text
+    m = (_DATE_ALONE if alone else _OPENING).match(text)
+    if m is None:
+        return text
+    numbers = (m[2], m[3], m[4])
+    y, mo, d = ORDERS[order]
+    if order == "ymd" and len(numbers[2]) == 4:
+        return text
+    try:
+        day = date(_year(numbers[y]), int(numbers[mo]), int(numbers[d]))
+    except ValueError:
+        return text
+    return f"{m[1]}{day.isoformat()}{text[m.end():]}"
