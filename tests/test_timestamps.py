@@ -124,3 +124,28 @@ def test_an_nginx_line_with_an_impossible_date_keeps_it_as_time_raw():
 def test_a_date_alone_is_its_midnight_in_the_sources_zone_as_a_json_event_reads_it(line):
     assert parse_record(line, timezone="Europe/Berlin").time == datetime(2026, 11, 27, 23, tzinfo=UTC)
     assert normalize({"_time": "2026-11-28", "message": "x"}).time == datetime(2026, 11, 28, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("line, expected", [
+    # a twelve-hour clock after an ISO date: PM is the afternoon, not the service
+    ("2024-03-01 8:00:00 PM ERROR billing payment failed", datetime(2024, 3, 1, 20, tzinfo=UTC)),
+    ("2024-03-01 12:05:00 AM ERROR billing payment failed", datetime(2024, 3, 1, 0, 5, tzinfo=UTC)),
+    # a dotted date of numbers is day first, with a two-digit year too
+    ("01.03.24 08:00:00 ERROR billing payment failed", datetime(2024, 3, 1, 8, tzinfo=UTC)),
+    ("1.3.2024 08:00:00 ERROR billing payment failed", datetime(2024, 3, 1, 8, tzinfo=UTC)),
+    # the CJK date, its fields marked 年 月 日
+    ("2024年03月01日 08:00:00 ERROR billing payment failed", datetime(2024, 3, 1, 8, tzinfo=UTC)),
+])
+def test_twelve_hour_dotted_and_cjk_dates_are_read_as_their_writers_mean(line, expected):
+    record = parse_record(line)
+    assert record.time == expected
+    assert record.level == "ERROR" and record.message == "billing payment failed"
+
+
+@pytest.mark.parametrize("line, message", [
+    ("2024-03-01 08:00:00 AMQP connection lost", "AMQP connection lost"),  # a word starting AM is a word
+    ("2024-03-01 08:00:00 PMS sync started", "PMS sync started"),
+])
+def test_a_word_that_starts_like_am_or_pm_stays_in_the_message(line, message):
+    record = parse_record(line)
+    assert record.time == datetime(2024, 3, 1, 8, tzinfo=UTC) and record.message == message

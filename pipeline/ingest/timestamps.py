@@ -266,7 +266,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:])|_(?=\d\d:))"
                          rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
                          rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
-                         rf"(?: ?{_ZONE})?", 7),
+                         rf"(?: (?P<ampm>[AaPp][Mm])(?!\w))?(?: ?{_ZONE})?", 7),
     # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
                              rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
@@ -275,7 +275,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # Sophos UTM its header (`2023:04:28-00:00:01`, a dash before the clock)
     TimeShape("colon-dated", rf"(?P<y>\d{{4}}):(?P<mo>[01]\d):(?P<d>[0-3]\d)[ T-]{_HMS}(?: ?{_ZONE})?", 7),
     TimeShape("dotted", rf"(?P<y>\d{{4}})\.(?P<mo>\d{{2}})\.(?P<d>\d{{2}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
-    TimeShape("day-dotted", rf"(?P<d>\d{{2}})\.(?P<mo>\d{{2}})\.(?P<y>\d{{4}})[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    # a dotted date of numbers is day first, as the countries that write it do (`01.03.2024`, `1.3.24`)
+    TimeShape("day-dotted", rf"(?P<d>\d{{1,2}})\.(?P<mo>\d{{1,2}})\.(?:(?P<y>\d{{4}})|(?P<yy>\d{{2}}))[ T-]{_HMS}(?: ?{_ZONE})?", 7),
+    # the CJK date, its fields marked by 年 (year), 月 (month) and 日 (day): `2024年03月01日 08:00:00`
+    TimeShape("cjk", rf"(?P<y>\d{{4}})年(?P<mo>\d{{1,2}})月(?P<d>\d{{1,2}})日 ?{_HMS}(?: ?{_ZONE})?", 7),
     # HealthApp: 20171223-22:16:0:119, every field unpadded, milliseconds after a colon
     TimeShape("dash-colons", r"(?P<y>\d{4})(?P<mo>\d{2})(?P<d>\d{2})-(?P<h>\d{1,2}):(?P<mi>\d{1,2}):(?P<s>\d{1,2})"
                              r":(?P<ms>\d{1,3})", 7),
