@@ -140,6 +140,40 @@ def test_the_nearest_by_evidence_share_the_error_not_the_service(data_dir, tmp_p
 
 
 
+def test_a_service_whose_incidents_are_all_one_error_finds_them_near_each_other(data_dir, tmp_path, monkeypatch):
+    """Walkthrough s55 on Loghub's Linux log: sshd's `authentication failure; ... rhost=H user=U` opened an
+    incident on each of three days (another template each: a user named or not, an address or a host
+    name), and none listed the others as near: each of the service's other incidents was read as its
+    framing, whose words were left out, so the error's own words were left out with them (as was gdm's
+    same failure). Incidents whose analyses name this incident's cause are its error again, not its
+    service's other errors: the two other days and gdm's failure are the nearest."""
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    failure = "authentication failure; logname= uid=0 euid=0 tty={tty} ruser= rhost={host}{user}"
+    days = {"Jun 14": ("10.7.1.4", ""), "Jun 15": ("c220-135.example.net", "  user=root"),
+            "Jun 17": ("10.46.2.253", "  user=guest")}
+    lines = [f"{day} 15:16:0{k} combo sshd(pam_unix)[{1990 + k}]: "
+             + failure.format(tty="NODEVssh", host=host, user=user)
+             for day, (host, user) in days.items() for k in range(3)]
+    lines += [f"Jul 11 11:33:0{k} combo gdm(pam_unix)[2803]: " + failure.format(tty=":0", host="", user="")
+              for k in range(3)]
+    (tmp_path / "secure.log").write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tmp_path / "secure.log")
+    rows = engine.records.incidents()
+    sshd = sorted(r["incident_id"] for r in rows if r["service"] == "sshd(pam_unix)")
+    gdm = [r["incident_id"] for r in rows if r["service"] == "gdm(pam_unix)"]
+    assert len(sshd) == 3 and len(gdm) == 1, [(r["service"], r["title"]) for r in rows]
+    assert len({r["category"] for r in rows}) == 1, {r["category"] for r in rows}  # one cause named
+    from pipeline.services import related_of
+
+    related = related_of(ReviewService(engine))
+    related.catch_up(batches=None)
+    for mine in sshd:
+        nearest = {r["incident_id"] for r in related.related(mine)["nearest"]}
+        assert nearest == (set(sshd) - {mine}) | set(gdm), (mine, nearest)
+    engine.records.close()
+
+
 def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
