@@ -6,7 +6,8 @@ Each rule holds for lines nobody has seen because it is about the form of a line
 - an exception named inside a longer line (`Task: … exited : java.net.NoRouteToHostException: No Route to
   Host from …`) is the failure, and what wraps it is its context: the title starts at the exception's
   own message and keeps the context after it while there is room; a chain repeating the same exception
-  later is not said twice;
+  later is not said twice; one inside a bracket the context opened (`… [root cause: X: msg]`) says its
+  message up to the bracket's close, and the context is said without the bracket;
 - a line that ends at a colon (`Unexpected Exception:`) promised what follows it: the exception, the
   message's next line or the stack's first says it; when the writer logged nothing after it, the title says
   which part of the program wrote it (`… in NIOServerCnxn`), not a colon over nothing;
@@ -37,12 +38,32 @@ def failure_first(text: str) -> str:
     if found is None or found.start() == 0:
         return text
     qualified, short = found.group(1), found.group(2)
-    rest = text[found.end():]
+    before, rest = text[:found.start()], text[found.end():]
+    opened = _open_bracket(before)
+    if opened is not None:  # named inside a bracket the context opened (`[root cause: X: msg] …`)
+        close = rest.find(_CLOSERS[before[opened]])
+        after = rest[close + 1:] if close >= 0 else ""
+        rest = rest[:close] if close >= 0 else rest
+        before = f"{before[:opened].rstrip()} {after.strip()}"
     again = rest.find(qualified)  # a chain saying the same exception again
     own = (rest[:again] if again > 0 else rest).strip().rstrip(":;,-").strip()
-    context = text[:found.start()].strip().rstrip(":;,-").strip()
+    context = before.strip().rstrip(":;,-").strip()
     said = f"{short}: {own}" if own else short
     return f"{said} · {context}" if context else said
+
+
+_CLOSERS = {"[": "]", "(": ")", "{": "}"}
+
+
+def _open_bracket(text: str) -> int | None:
+    """Where the last bracket `text` opens and does not close is, if any."""
+    stack: list[int] = []
+    for i, char in enumerate(text):
+        if char in _CLOSERS:
+            stack.append(i)
+        elif char in _CLOSERS.values() and stack and _CLOSERS[text[stack[-1]]] == char:
+            stack.pop()
+    return stack[-1] if stack else None
 
 
 def said_after_colon(text: str, *, more: str, service: str) -> str:
