@@ -42,6 +42,12 @@ def event(message: str, *, service: str = "gateway", exception: str | None = Non
      "GatewayException: SocketReadException: connection reset by peer · GET /v2/cart failed: upstream read failed"),
     ("sync aborted (reason: LockTimeoutError: lock held by job 7) after 3 tries", "sync", None, None,
      "LockTimeoutError: lock held by job 7 · sync aborted after 3 tries"),
+    # where the line was written (a source file's path and line, `pkg/…/watch.go:88:`) says nothing of what
+    # failed: left out, so the first words are the failure's (walkthrough s55: the demo's coredns title read
+    # `plugin/kubernetes: pkg/mod/k8s.io/client-go@v` in the inbox's 45 characters); an address stays
+    ("[ERROR] plugin/dns: vendor/acme.dev/watch@v1.2.0/cache/watch.go:88: Failed to sync *v2.Zone: dial tcp "
+     "db.example.com:5432: i/o timeout", "dns", None, None,
+     "plugin/dns: Failed to sync *v2.Zone: dial tcp db.example.com:5432: i/o timeout"),
     # a line that starts with its exception is as it was
     ("TimeoutError: read timed out after 30s", "billing", "TimeoutError", None, "TimeoutError: read timed out after 30s"),
     # no placeholder of the template miner reaches a title

@@ -2,7 +2,8 @@
 incident is in view: the failure before the context that wraps it, no field that says nothing.
 
 Each rule holds for lines nobody has seen because it is about the form of a line, not its words:
-- a `key=` with no value says nothing (`logname= uid=0 … ruser= rhost=…`), so it is left out;
+- a `key=` with no value says nothing (`logname= uid=0 … ruser= rhost=…`), so it is left out, and so is
+  a source file's path and line before a colon (`pkg/…/reflector.go:229: Failed to watch …`): where, not what;
 - an exception named inside a longer line (`Task: … exited : java.net.NoRouteToHostException: No Route to
   Host from …`) is the failure, and what wraps it is its context: the title starts at the exception's
   own message and keeps the context after it while there is room; a chain repeating the same exception
@@ -22,13 +23,18 @@ from pipeline.state import TEMPLATE_PLACEHOLDER, names_service
 TITLE_CHARS = 120
 
 _EMPTY_FIELD = re.compile(r"(?<![^\s;,(\[])[A-Za-z_][\w.-]*=(?=[\s;,)\]]|$)")
+# a source file's path and line said before a colon (klog's `pkg/mod/k8s.io/…/reflector.go:229: Failed to …`):
+# a path (a `/` in it, no `://`), a file name with an extension of letters, its line (and column), a colon;
+# an address (`db.example.com:5432:`) has no path, a URL its `://`
+_SOURCE_LOCATION = re.compile(r"(?<!\S)(?![^\s]*://)[\w.@+~-]*/[\w.@+~/-]*\.[A-Za-z]{1,6}:\d+(?::\d+)?:(?=\s)")
 # a dotted (Java, .NET, Python module) or bare CamelCase exception or error type, then its message
 _NAMED_EXCEPTION = re.compile(r"(?<![\w.$])((?:[A-Za-z_]\w*[.$])*([A-Z]\w*(?:Exception|Error|Fault|Failure)))\s*:\s*")
 
 
 def empty_fields_dropped(text: str) -> str:
-    """`text` without its `key=` fields that hold no value."""
-    return " ".join(_EMPTY_FIELD.sub("", text).split())
+    """`text` without its `key=` fields that hold no value, nor the source locations it names before a
+    colon (`pkg/mod/…/reflector.go:229:`): where the line was written, not what failed."""
+    return " ".join(_SOURCE_LOCATION.sub("", _EMPTY_FIELD.sub("", text)).split())
 
 
 def failure_first(text: str) -> str:
