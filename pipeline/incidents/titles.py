@@ -8,7 +8,8 @@ Each rule holds for lines nobody has seen because it is about the form of a line
   Host from …`) is the failure, and what wraps it is its context: the title starts at the exception's
   own message and keeps the context after it while there is room; a chain repeating the same exception
   later is not said twice; one inside a bracket the context opened (`… [root cause: X: msg]`) says its
-  message up to the bracket's close, and the context is said without the bracket;
+  message up to the bracket's close, and the context is said without the bracket; a line wrapping the message
+  its stack gives its exception (`POST /v2/… failed: 'NoneType' object has no …`) says that message first;
 - a line that ends at a colon (`Unexpected Exception:`) promised what follows it: the exception, the
   message's next line or the stack's first says it; when the writer logged nothing after it, the title says
   which part of the program wrote it (`… in NIOServerCnxn`), not a colon over nothing;
@@ -70,6 +71,27 @@ def _open_bracket(text: str) -> int | None:
         elif char in _CLOSERS.values() and stack and _CLOSERS[text[stack[-1]]] == char:
             stack.pop()
     return stack[-1] if stack else None
+
+
+def own_message_first(text: str, *, exception: str | None, stack: str | None) -> str:
+    """A line that wraps its exception's own message in what was being done (`POST /v2/… failed: <message>`):
+    the message the stack gives the exception (its `Name: message` line, the first for Java, the last for
+    Python) is the failure, said first, and the rest of the line after it as its context."""
+    if not exception or not stack:
+        return text
+    names = {exception.strip(), re.split(r"[.$:\\/]", exception.strip())[-1]}
+    own = next((line.split(":", 1)[1].strip() for line in stack.splitlines()
+                if ":" in line and line.split(":", 1)[0].strip() in names), "")
+    at = text.find(own) if len(own) >= 8 else -1
+    if at <= 0:
+        return text
+    before = text[:at].rstrip().removesuffix(":").rstrip()
+    for name in names:  # the line saying the exception's name before its message says nothing more
+        before = before.removesuffix(name).rstrip()
+    if not before.rstrip(":;,-").strip():
+        return text
+    context = f"{before} {text[at + len(own):]}".strip().rstrip(":;,-").strip()
+    return f"{own} · {context}"
 
 
 def said_after_colon(text: str, *, more: str, service: str) -> str:
