@@ -295,3 +295,29 @@ def test_the_related_table_shows_ids_and_times_whole_and_no_column_empty_in_ever
         assert isinstance(width, int) and width >= 8 * len(text), (column, width)
     decided = {**row, "decision": "approve", "decided_by": ["bob"]}
     assert "decided by" in related_view._frame([row, decided]).columns
+
+
+def test_related_titles_alike_in_view_are_told_apart_as_the_inbox_tells_them(monkeypatch):
+    """Walkthrough s55 on Loghub's Linux log: the nearest of an sshd authentication failure were the same
+    failure on three other days, and their titles read alike in the table's title column
+    ("authentication failure; uid=0 euid=" three times). Titles alike that far are said by what tells them
+    apart, as in the inbox (workbench/inbox_view.told_apart)."""
+    from workbench import related_view
+
+    def row(n: int, title: str) -> dict:
+        return {"incident_id": f"INC-20260614-00000{n}", "similarity": 0.9 - n / 10, "title": title,
+                "status": "awaiting_approval", "decision": None, "category": "upstream_auth_failure", "decided_by": [],
+                "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00", "first_seen": "2026-06-14T15:16:00+00:00",
+                "rejection_reason": None, "fix": None}
+
+    lead = "authentication failure; uid=0 euid=0 tty=NODEVssh"
+    rows = [row(1, f"{lead} rhost=10.7.1.4"), row(2, f"{lead} rhost=c220-135.example.net user=root"),
+            row(3, "deadlock detected")]
+    shown: dict = {}
+    monkeypatch.setattr(related_view.st, "dataframe", lambda frame, **kw: shown.update(frame=frame, **kw))
+    related_view._table(rows, "k")
+    titles = list(shown["frame"]["title"])
+    assert titles[2] == "deadlock detected"
+    # the column showed 35 characters at 1440 px ("authentication failure; uid=0 euid="): they differ within them
+    assert titles[0][:35] != titles[1][:35], titles
+    assert titles[0].endswith("rhost=10.7.1.4") and titles[1].endswith("user=root"), titles
