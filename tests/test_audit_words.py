@@ -124,3 +124,16 @@ def test_categories_findings_and_confidences_are_said_in_words_not_codes():
             {"kind": "error", "value": "java.net.ConnectException: Connection refused", "event_ids": ["a1", "b2"]}]}])
     assert list(frame["after"]) == ["db schema mismatch", "error: java.net.ConnectException: Connection refused (2 events)"]
     assert note_words("agreed; the category db_deadlock stands") == "agreed; the category db deadlock stands"
+
+
+
+def test_the_history_diff_says_a_decision_and_its_time_in_words():
+    """Walkthrough s55: History's "Changes at #11 approval" read `decision approve` and `decided at
+    2026-12-07T11:05:17.482396Z`, an action code and a raw ISO time where the audit says "approved" and
+    "2026-12-07 11:05:17 UTC"."""
+    from workbench.audit_words import changes_frame
+
+    frame = changes_frame([{"field": "decision.action", "before": None, "after": "approve"},
+                           {"field": "decision.decided_at", "before": None, "after": "2026-12-07T11:05:17.482396Z"},
+                           {"field": "decision.note", "before": None, "after": "at 2026-12-07T11:05 we agreed"}])
+    assert list(frame["after"]) == ["approved", "2026-12-07 11:05:17 UTC", "at 2026-12-07T11:05 we agreed"]
