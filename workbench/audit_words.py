@@ -241,7 +241,7 @@ def audit_sentence(row: dict, proposal: dict | None = None) -> str:
     if action.startswith("refused:"):
         asked = action.split(":", 1)[1]
         what = REFUSED_WORDS.get(asked, asked.replace("_", " "))
-        return f"{who}'s {what} was refused" + (f": {row['note']}" if row.get("note") else "")
+        return f"{who}'s {what} was refused" + (f": {row['note'].strip()}" if (row.get("note") or "").strip() else "")
     verb = ACTION_WORDS.get(action, action.replace("_", " "))
     after = row.get("after") or {}
     if action == "approve_partial" and after.get("approvals_needed"):
