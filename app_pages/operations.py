@@ -150,7 +150,7 @@ for item in layouts:
     lay = item["layout"]
     with st.expander(escape_markdown(f"{item['source']} — {item['format']} ({lay.get('why', '')})")):  # a file's name
         st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
-                   f" learnt {item['learned_at'][:19]}.")
+                   f" learnt {item['learned_at'][:19].replace('T', ' ')} UTC.")  # as the page writes times
         st.text(plain(layout_words(lay)))  # text: the example's values are the log's words, never markdown
         st.text(plain(lay.get("line", "")))  # text: a log line is never markdown
         if lay.get("pattern") and st.toggle("Show it as a pattern (for INCIDENTIQ_LOG_PATTERN)",

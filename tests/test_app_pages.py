@@ -267,6 +267,9 @@ def test_operations_says_a_learnt_layout_in_words_not_as_a_regex(app, paused_eng
     assert said and said[0].startswith("Each line: the time") and said[0].endswith("then the message."), said
     assert "the process id (4242), the level (WARN), the logger (pay.Ledger), which names the service" in said[0]
     assert "mark" not in said[0]
+    # when it was learnt as the page writes times (walkthrough s55 read "learnt 2026-12-07T10:57:19")
+    learnt = [c.value for c in app.caption if "learnt" in c.value]
+    assert learnt and re.search(r"learnt \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.$", learnt[0]), learnt
     assert not [c for c in app.code if "(?P<" in c.value]  # the regex only when asked for
     app.toggle(key=f"operations_pattern_file:{log}").set_value(True).run()
     assert [c for c in app.code if "(?P<" in c.value or "(?" in c.value]

@@ -124,3 +124,35 @@ def test_categories_findings_and_confidences_are_said_in_words_not_codes():
             {"kind": "error", "value": "java.net.ConnectException: Connection refused", "event_ids": ["a1", "b2"]}]}])
     assert list(frame["after"]) == ["db schema mismatch", "error: java.net.ConnectException: Connection refused (2 events)"]
     assert note_words("agreed; the category db_deadlock stands") == "agreed; the category db deadlock stands"
+
+
+
+def test_the_history_diff_says_a_decision_and_its_time_in_words():
+    """Walkthrough s55: History's "Changes at #11 approval" read `decision approve` and `decided at
+    2026-12-07T11:05:17.482396Z`, an action code and a raw ISO time where the audit says "approved" and
+    "2026-12-07 11:05:17 UTC"."""
+    from workbench.audit_words import changes_frame
+
+    frame = changes_frame([{"field": "decision.action", "before": None, "after": "approve"},
+                           {"field": "decision.decided_at", "before": None, "after": "2026-12-07T11:05:17.482396Z"},
+                           {"field": "decision.note", "before": None, "after": "at 2026-12-07T11:05 we agreed"}])
+    assert list(frame["after"]) == ["approved", "2026-12-07 11:05:17 UTC", "at 2026-12-07T11:05 we agreed"]
+
+
+
+def test_a_refused_action_says_why_once_in_the_audit_table(monkeypatch):
+    """Walkthrough s55: a refused approval's reason filled "what happened" ("ann's approval was refused: …")
+    and "note" again, word for word, in every refused row."""
+    from workbench import incident_view
+
+    why = "INC-20261128-6898db: a two-person approval must be given by the person (ann signed in)"
+    rows = [{"at": "2026-12-07T11:05:30+00:00", "reviewer": "ann", "action": "refused:approve", "note": why,
+             "checkpoint_after": None},
+            {"at": "2026-12-07T11:06:30+00:00", "reviewer": "bob", "action": "reject", "note": "a known flap",
+             "checkpoint_after": None}]
+    shown: dict = {}
+    monkeypatch.setattr(incident_view.st, "dataframe", lambda frame, **kw: shown.update(frame=frame, **kw))
+    incident_view.audit(rows, None, "INC-20261128-6898db")
+    frame = shown["frame"]
+    assert why in frame["what happened"][0] and frame["note"][0] == "", list(frame["note"])
+    assert frame["note"][1] == "a known flap"

@@ -140,6 +140,40 @@ def test_the_nearest_by_evidence_share_the_error_not_the_service(data_dir, tmp_p
 
 
 
+def test_a_service_whose_incidents_are_all_one_error_finds_them_near_each_other(data_dir, tmp_path, monkeypatch):
+    """Walkthrough s55 on Loghub's Linux log: sshd's `authentication failure; ... rhost=H user=U` opened an
+    incident on each of three days (another template each: a user named or not, an address or a host
+    name), and none listed the others as near: each of the service's other incidents was read as its
+    framing, whose words were left out, so the error's own words were left out with them (as was gdm's
+    same failure). Incidents whose analyses name this incident's cause are its error again, not its
+    service's other errors: the two other days and gdm's failure are the nearest."""
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    failure = "authentication failure; logname= uid=0 euid=0 tty={tty} ruser= rhost={host}{user}"
+    days = {"Jun 14": ("10.7.1.4", ""), "Jun 15": ("c220-135.example.net", "  user=root"),
+            "Jun 17": ("10.46.2.253", "  user=guest")}
+    lines = [f"{day} 15:16:0{k} combo sshd(pam_unix)[{1990 + k}]: "
+             + failure.format(tty="NODEVssh", host=host, user=user)
+             for day, (host, user) in days.items() for k in range(3)]
+    lines += [f"Jul 11 11:33:0{k} combo gdm(pam_unix)[2803]: " + failure.format(tty=":0", host="", user="")
+              for k in range(3)]
+    (tmp_path / "secure.log").write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tmp_path / "secure.log")
+    rows = engine.records.incidents()
+    sshd = sorted(r["incident_id"] for r in rows if r["service"] == "sshd(pam_unix)")
+    gdm = [r["incident_id"] for r in rows if r["service"] == "gdm(pam_unix)"]
+    assert len(sshd) == 3 and len(gdm) == 1, [(r["service"], r["title"]) for r in rows]
+    assert len({r["category"] for r in rows}) == 1, {r["category"] for r in rows}  # one cause named
+    from pipeline.services import related_of
+
+    related = related_of(ReviewService(engine))
+    related.catch_up(batches=None)
+    for mine in sshd:
+        nearest = {r["incident_id"] for r in related.related(mine)["nearest"]}
+        assert nearest == (set(sshd) - {mine}) | set(gdm), (mine, nearest)
+    engine.records.close()
+
+
 def test_related_rows_say_their_status_in_words(recurring, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -261,3 +295,29 @@ def test_the_related_table_shows_ids_and_times_whole_and_no_column_empty_in_ever
         assert isinstance(width, int) and width >= 8 * len(text), (column, width)
     decided = {**row, "decision": "approve", "decided_by": ["bob"]}
     assert "decided by" in related_view._frame([row, decided]).columns
+
+
+def test_related_titles_alike_in_view_are_told_apart_as_the_inbox_tells_them(monkeypatch):
+    """Walkthrough s55 on Loghub's Linux log: the nearest of an sshd authentication failure were the same
+    failure on three other days, and their titles read alike in the table's title column
+    ("authentication failure; uid=0 euid=" three times). Titles alike that far are said by what tells them
+    apart, as in the inbox (workbench/inbox_view.told_apart)."""
+    from workbench import related_view
+
+    def row(n: int, title: str) -> dict:
+        return {"incident_id": f"INC-20260614-00000{n}", "similarity": 0.9 - n / 10, "title": title,
+                "status": "awaiting_approval", "decision": None, "category": "upstream_auth_failure", "decided_by": [],
+                "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00", "first_seen": "2026-06-14T15:16:00+00:00",
+                "rejection_reason": None, "fix": None}
+
+    lead = "authentication failure; uid=0 euid=0 tty=NODEVssh"
+    rows = [row(1, f"{lead} rhost=10.7.1.4"), row(2, f"{lead} rhost=c220-135.example.net user=root"),
+            row(3, "deadlock detected")]
+    shown: dict = {}
+    monkeypatch.setattr(related_view.st, "dataframe", lambda frame, **kw: shown.update(frame=frame, **kw))
+    related_view._table(rows, "k")
+    titles = list(shown["frame"]["title"])
+    assert titles[2] == "deadlock detected"
+    # the column showed ~32 characters at 1440 px ("authentication failure; … rhost=2"): they differ within 25
+    assert titles[0][:25] != titles[1][:25], titles
+    assert titles[0].endswith("rhost=10.7.1.4") and titles[1].endswith("user=root"), titles

@@ -241,7 +241,7 @@ def audit_sentence(row: dict, proposal: dict | None = None) -> str:
     if action.startswith("refused:"):
         asked = action.split(":", 1)[1]
         what = REFUSED_WORDS.get(asked, asked.replace("_", " "))
-        return f"{who}'s {what} was refused" + (f": {row['note']}" if row.get("note") else "")
+        return f"{who}'s {what} was refused" + (f": {row['note'].strip()}" if (row.get("note") or "").strip() else "")
     verb = ACTION_WORDS.get(action, action.replace("_", " "))
     after = row.get("after") or {}
     if action == "approve_partial" and after.get("approvals_needed"):
@@ -296,6 +296,10 @@ def _cell(field: str, value) -> str:
                          for a in value)
     if field.rsplit(".", 1)[-1] == "category" and isinstance(value, str):
         return category_words(value)
+    if field == "decision.action" and value in ACTION_WORDS:
+        return ACTION_WORDS[value]  # "approved", as the audit says it: not the action's code
+    if isinstance(value, str) and _ISO_TIME.fullmatch(value):
+        return note_words(value)  # a recorded time, as the page writes it ("2026-12-07 11:05:17 UTC")
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "\n".join(_item_text(v) for v in value)  # findings: a line each, not a JSON blob with ids
     if field.split(".", 1)[0] in ("rca", "recommendation", "proposal"):

@@ -215,11 +215,12 @@ def extent_text(row: dict) -> str:
 TITLE_IN_VIEW = 45
 
 
-def told_apart(titles: list[str]) -> list[str]:
+def told_apart(titles: list[str], *, lead_words: int = 2) -> list[str]:
     """The page's titles, each that shares its first TITLE_IN_VIEW characters with another's said by
     what tells it from them (issue 38.3): its first words, then `…` and its own words from the first
     word where the alike titles differ (`authentication failure; … rhost=218.188.2.4 user=guest`), the
-    values the log's lines wrote. A title no other shares that far, or one alike to the end, is kept."""
+    values the log's lines wrote. A title no other shares that far, or one alike to the end, is kept.
+    `lead_words`: how many first words are kept before the `…` (a narrower column keeps fewer)."""
     groups: dict[str, list[int]] = {}
     for n, title in enumerate(titles):
         if len(title) > TITLE_IN_VIEW:
@@ -233,9 +234,9 @@ def told_apart(titles: list[str]) -> list[str]:
             same = max((_same_start(own, other) for other in words if other != own), default=None)
             if same is None:
                 continue  # alone, or alike to the end
-            lead = " ".join(own[:min(same, 2)])
+            lead = " ".join(own[:min(same, lead_words)])
             rest = " ".join(own[same:]) or "(nothing after)"
-            out[n] = f"{lead} … {rest}" if same > 2 else f"{lead} {rest}"
+            out[n] = f"{lead} … {rest}" if same > lead_words else f"{lead} {rest}"
     return out
 
 

@@ -352,8 +352,10 @@ def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, pr
     if not rows:
         st.info("No human action yet.")
         return
-    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "), "what happened": audit_sentence(r, proposal),
-                           "note": note_words(r.get("note"), names),
+    frame = pd.DataFrame([{"at": str(r["at"])[:19].replace("T", " "),
+                           "what happened": (said := audit_sentence(r, proposal)),
+                           # a note the sentence says already (a refusal's reason) is not said twice
+                           "note": "" if (r.get("note") or "").strip() in said else note_words(r.get("note"), names),
                            # as History names it ("#5 root cause analysis"), else its last 8 characters
                            "checkpoint after": (names or {}).get(r.get("checkpoint_after") or "")
                            or (r.get("checkpoint_after") or "")[-8:]} for r in rows])

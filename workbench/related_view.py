@@ -11,7 +11,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
 from workbench.audit_words import ACTION_WORDS
-from workbench.inbox_view import status_text
+from workbench.inbox_view import status_text, told_apart
 from workbench.literal import escape_markdown, plain
 
 PAGE = 10
@@ -41,16 +41,19 @@ def _frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _full_frame(rows: list[dict]) -> pd.DataFrame:
+    # titles alike in the column's first characters (one error on several days) said by what tells them
+    # apart, as the inbox says them; the column shows ~30 characters at 1440 px, so one first word leads
+    titles = told_apart([r.get("title") or "" for r in rows], lead_words=1)
     return pd.DataFrame([{
         "incident": r["incident_id"],
         **({"similarity": r["similarity"]} if "similarity" in r else {}),
-        "title": r.get("title") or "", "status": status_text(r["status"]),
+        "title": title, "status": status_text(r["status"]),
         "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
         "decided by": ", ".join(r["decided_by"]),
         WHEN: when_words(r.get("first_seen") or r["created_at"]).removesuffix(" UTC"),
         "rejection reason / fix approved": r["rejection_reason"] or (
             (r["fix"]["target_file"] or r["fix"]["hash"][:12]) if r["fix"] and r["fix"].get("hash") else ""),
-    } for r in rows])
+    } for r, title in zip(rows, titles)])
 
 
 def _follow(key: str, ids: list[str]) -> None:

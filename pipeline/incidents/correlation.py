@@ -178,6 +178,7 @@ def title(event: LogEvent) -> str:
     text = titles.empty_fields_dropped(text)
     text = titles.said_after_colon(text, more=_said_next(event, line),
                                    service="" if event.exception else event.service)
+    text = titles.own_message_first(text, exception=event.exception, stack=event.stack)
     text = titles.failure_first(text)
     if event.exception:
         short = re.split(r"[.$:\\/]", event.exception.strip())[-1] or event.exception

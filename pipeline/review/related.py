@@ -118,14 +118,19 @@ class RelatedIncidents:
         return out
 
     def siblings(self, incident_id: str) -> dict[str, set[str]]:
-        """The error words of the incident's service's newest other incidents of other fingerprints (its
-        own recurrences would make the error's words its service's), by incident id: what
-        `rank_by_error_words` reads the service's own words from."""
-        row = self.records.incident_fields(incident_id, "service", "fingerprint")
+        """The error words of the incident's service's newest other incidents of other errors, by incident
+        id: what `rank_by_error_words` reads the service's own words from. Its own recurrences would make
+        the error's words its service's, so the same fingerprint is left out, and so is an incident whose
+        analysis names this one's cause: the same error told by another template (a user named or not, an
+        address or a host name), whose words are the error's, not the service's."""
+        row = self.records.incident_fields(incident_id, "service", "fingerprint", "category")
         if not row["service"]:
             return {}
         others = related_sql.same_service(self.records, row["service"], exclude=incident_id, limit=SERVICE_SAMPLE,
                                           other_than=row["fingerprint"])
+        mine = _named(row["category"])
+        if mine:
+            others = [i for i in others if _named(self.records.incident_fields(i, "category")["category"]) != mine]
         return {i: error_words(self.text_of(i)) for i in others}
 
 
