@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
 
+import pytest
+
 from pipeline.analyst.callee_lines import NAMED_MAX, callee_lines, named_callees
 from pipeline.engine import nodes
 from pipeline.errors import IncidentNotFound
@@ -80,3 +82,40 @@ def test_without_a_named_callee_the_window_is_the_services_and_hosts_as_before()
     state = IncidentState(incident_id="INC-1", service="billing", evidence=_CALLERS)
     window = nodes.retrieval(state, SimpleNamespace(context=SimpleNamespace(records=records)))["log_window"]
     assert {e.event_id for e in window} == {"e1", "e2"} and records.asked == ["billing"]
+
+
+# The machine's own state (session 55): a state named by the ideas of its cause (no signature), said first by another
+# writer on the very host a caller's line was written on, is behind their timeouts whatever peer each names (a
+# kernel's connection-tracking table full, then every process on that node timing out on its calls); said on another
+# host, after the callers' first line, or by a caller itself, the timeout stays named (cause_side.state_behind).
+_TABLE_FULL = "kernel: nf_conntrack: nf_conntrack: table full, dropping packet"
+_GO_TIMEOUT = ('carrier rates failed: Get "http://rates.shipping.svc:8080/v1/rates": dial tcp 10.100.9.3:8080: '
+               "i/o timeout (Client.Timeout exceeded while awaiting headers)")
+
+
+def _node_rca(offline_analyst, state_line: dict):
+    from pipeline.knowledge.retrieval import find_similar
+    from tests.support import analyst_events
+
+    callers = [{"service": "quotes", "host": "node-1", "level": "ERROR", "message": _GO_TIMEOUT,
+                "time": f"2026-01-05T08:00:1{n}Z"} for n in (2, 5, 8)]
+    events = sorted(analyst_events(state_line, *callers), key=lambda e: e.time)
+    state = IncidentState(incident_id="INC-t", service="quotes", evidence=events)
+    return offline_analyst.rca(state.model_copy(update={"similar_docs": find_similar(offline_analyst.kb, events)}))
+
+
+def test_a_state_said_first_on_the_callers_own_host_is_behind_their_timeouts(offline_analyst):
+    kernel = {"service": "kernel", "host": "node-1", "level": "ERROR", "message": _TABLE_FULL, "time": "2026-01-05T08:00:03Z"}
+    rca = _node_rca(offline_analyst, kernel)
+    assert rca.category == "resource_exhaustion" and rca.confidence <= 0.45
+
+
+@pytest.mark.parametrize("change", [
+    {"host": "node-2"},                     # another machine's table: the callers name their own peers
+    {"time": "2026-01-05T08:00:14Z"},      # said after the callers' first timeout
+    {"service": "quotes"},                  # the caller's own words, not another writer's state
+])
+def test_near_misses_of_the_machines_own_state_leave_the_timeout_named(offline_analyst, change):
+    kernel = {"service": "kernel", "host": "node-1", "level": "ERROR", "message": _TABLE_FULL,
+              "time": "2026-01-05T08:00:03Z", **change}
+    assert _node_rca(offline_analyst, kernel).category == "upstream_timeout"
