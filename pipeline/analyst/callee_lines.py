@@ -53,23 +53,6 @@ def callee_lines(state: IncidentState) -> list[LogEvent]:
     return found
 
 
-NAMED_MAX = 5  # the services named that are fetched: more is a line listing a fleet, not a callee
-
-
-def named_callees(evidence: list[LogEvent], services: list[str]) -> list[tuple[str, datetime]]:
-    """Of `services` (those some incident was opened for), the ones the evidence's problem lines name in their words
-    (as callee_lines reads them) that no evidence line comes from, each with the evidence's last problem line's time:
-    retrieval fetches their lines up to then, wherever they were grouped and whichever host wrote them."""
-    problems = [e for e in evidence if e.level in (*_PROBLEM, None)]
-    if not problems:
-        return []
-    own = {e.service for e in evidence}
-    said = " ".join(event_text(e) for e in problems).lower()
-    last = max(e.time for e in problems)
-    named = [s for s in services if s and s not in own and cause_side.named(s, said)]
-    return [(s, last) for s in named[:NAMED_MAX]]
-
-
 def own_warnings(state: IncidentState) -> list[LogEvent]:
     """The window's warnings of the evidence's own services said before each one's first problem line of the
     evidence (module docstring), oldest first."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from pipeline.analyst.callee_lines import LEADS, named_callees
+from pipeline.analyst.callee_lines import LEADS
 from pipeline.analyst.cause_doc import cause_doc
 from pipeline.clock import parse_iso
 from pipeline.incidents.leading import WARNED
@@ -25,7 +25,6 @@ from pipeline.errors import IncidentNotFound, UsageError
 from pipeline.analyst.fixes import facts_of, foreign_fix, propose
 from pipeline.analyst.operational import KINDS, operational_cause
 from pipeline.knowledge.index import KnowledgeBase
-from pipeline.store.inbox import services as incident_services
 from pipeline.store.records import Records
 from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, LogEvent, NodeEvent, Revision,
                            window_excerpt)
@@ -33,7 +32,6 @@ from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, Incide
 WINDOW_BEFORE = timedelta(minutes=5)
 WINDOW_AFTER = timedelta(minutes=2)
 LOG_WINDOW_LIMIT = 40
-CALLEE_LIMIT = 20  # a named callee's lines fetched: its first ones say when its state began (callee_lines.LIMIT)
 
 
 @dataclass(frozen=True)
@@ -67,14 +65,7 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     end = max(e.time for e in state.evidence) + WINDOW_AFTER
     window = runtime.context.records.log_window(service=state.service, start=start, end=end,
                                                 hosts={e.host for e in state.evidence if e.host}, limit=LOG_WINDOW_LIMIT)
-    # ... and the problem lines of the services the evidence's problem lines name (the callee's own failure, grouped
-    # into its own incident and on its own host, so in neither half of that window; issue 36: the callee's lines
-    # read only where it shared a host with its callers): said up to the evidence's last problem line
-    seen = {e.event_id for e in window}
-    for service, last in named_callees(state.evidence, incident_services(runtime.context.records)):
-        window += [e for e in runtime.context.records.log_window(service=service, start=start, end=last,
-                                                                  limit=CALLEE_LIMIT) if e.event_id not in seen]
-    window = [window_excerpt(e) for e in sorted(window, key=lambda e: e.time)]
+    window = [window_excerpt(e) for e in window]
     # the warning the incident's grouping found leading it (it opened nothing, so no evidence holds it), though
     # another writer's (a client library's logger, beside the service's own): where its errors' cause is said
     lead = leading_warning(runtime.context.records, state.incident_id)
