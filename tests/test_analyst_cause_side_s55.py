@@ -1,7 +1,8 @@
 """Causes read on the cause side (issue 36, session 55): a state said first on the callers' own host is behind their
 failures whatever peers they name (cause_side.state_behind); a refusal whose every line states a reason that is no
 refusal or close is not named confidently (offline._reason_stated); a snake_case field's name is not read as the
-line's words (ideas._FIELD_NAME). Each with its near misses. Lines are this file's own."""
+line's words (ideas._FIELD_NAME); a length past its stated threshold counts its resource at its bound
+(specifics.counted_at_max). Each with its near misses. Lines are this file's own."""
 from __future__ import annotations
 
 import pytest
@@ -86,3 +87,33 @@ def test_a_fields_name_is_not_read_as_the_lines_words(line, category):
     from pipeline.analyst.ideas import category_of_line
 
     assert category_of_line(line) == category
+
+
+# A measured length past its stated threshold (session 55): `message_queue_len=4120 (threshold 1000)` counts a queue
+# past its bound as `CURDEPTH(5000) MAXDEPTH(5000)` counts one at it (specifics.counted_at_max, capacity.py), so a
+# mailbox grown past its threshold before its callers time out is named, capped. Below its threshold, or a bound
+# that is no length, depth or size (`timeout 30 (limit 60)`), counts nothing.
+@pytest.mark.parametrize("text, counted", [
+    ("[warning] Chat.RateLimiter message_queue_len=4120 (threshold 1000)", {"1000"}),
+    ("outbox queue depth: 912 (limit 500)", {"500"}),
+    ("[warning] Chat.RateLimiter message_queue_len=412 (threshold 1000)", set()),
+    ("call timeout 30 (limit 60)", set()),
+])
+def test_a_length_past_its_stated_threshold_is_counted_at_its_bound(text, counted):
+    from pipeline.analyst.specifics import counted_at_max
+
+    assert counted_at_max(text) == counted
+
+
+_CALL = ("GenServer #PID<0.4411.0> terminating\n** (stop) exited in: GenServer.call(Chat.RateLimiter, {:check, "
+         "\"user:88121\"}, 5000)\n    ** (EXIT) time out")
+
+
+def test_a_mailbox_past_its_threshold_before_the_calls_time_out_is_the_backlog(offline_analyst):
+    from tests.support import THRESHOLD, offline_rca
+
+    past = {"level": "WARN", "message": "Chat.RateLimiter message_queue_len=4120 (threshold 1000)"}
+    rca = offline_rca(offline_analyst, past, _CALL, _CALL)
+    assert rca.category == "queue_backlog" and rca.confidence < THRESHOLD
+    below = {"level": "WARN", "message": "Chat.RateLimiter message_queue_len=412 (threshold 1000)"}
+    assert offline_rca(offline_analyst, below, _CALL, _CALL).category != "queue_backlog"
