@@ -200,8 +200,10 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
     the caller's), and either named in the callers' lines (`http://quotes:8080/...` of service quotes: their
     clocks do not order it) or, when those lines name no peer by its name (an address alone names none), said
     before every one of them (a process OOM-killed, then its callers refused; a worker limit reached, then its
-    callers' timeouts while it is said again). None otherwise: a caller's own pool or memory is not what
-    it calls, and a caller naming another peer (`cluster=billing`) fails on that one."""
+    callers' timeouts while it is said again), or said before every one of them on a host a caller's line was written
+    on (the machine's own state, whatever peers they name: a kernel's table full, then the node's calls timing out;
+    session 55). None otherwise: a caller's own pool or memory is not what it calls, and a caller naming another peer
+    (`cluster=billing`) from another machine fails on that one."""
     caller = _caller_lines(events, category, carrying)
     if caller is None:
         return None
@@ -213,10 +215,18 @@ def state_behind(events: list[LogEvent], category: str, carrying: list[bool],
         if not theirs or any(e.service in callers for e in theirs):
             continue
         # (a state holds while it is said again: its first line before the callers' first is what they failed in)
-        if any(_named(e.service, said) for e in theirs) or \
-                (min(e.time for e in theirs) < start and not _PEER.search(unnamed_peers_out(said))):
+        # (or, said on the very host a caller wrote from, whatever peers they name: the machine's own state)
+        if any(_named(e.service, said) for e in theirs) or min(e.time for e in theirs) < start and (
+                not _PEER.search(unnamed_peers_out(said)) or _on_their_host(theirs, mine)):
             return n
     return None
+
+
+def _on_their_host(theirs: list[LogEvent], mine: list[LogEvent]) -> bool:
+    """Whether another writer said the state on the very host a caller's line was written on (the machine's own state,
+    a kernel's connection-tracking table full, is what every process on it calls through, whatever peer each names)."""
+    hosts = {e.host for e in mine if e.host}
+    return any(e.host in hosts for e in theirs if e.host)
 
 
 # a peer named by its address alone (an IP literal, loopback, a socket) names no service: it may be the one that

@@ -33,6 +33,10 @@ _LOCATOR = re.compile(r"\b[a-z][\w+.-]*://[^\s\"'<>)\]]+|(?<![\w./])/?[\w.-]+(?:
 # a setting's key or a host (`quarkus.rest-client.pricing-api.url`, `kafka-2.kafka.svc`): lowercase and
 # dotted, one word; a class's name keeps its words (`tomcat.jdbc.pool.PoolExhaustedException`)
 _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
+# ... and, read for the ideas of a cause, a snake_case field's name before its value (`internal_log_rate_limit=true`,
+# `retry_after_ms=500`): the name of what the line reports, not words it says (its value is read; a count's key still
+# names its resource where a line counting one is read: capacity.py)
+_FIELD_NAME = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?==)")
 
 
 # a verb said in two words is one idea (`Could not check out a connection`, Erlang's `** (EXIT) time out`)
@@ -165,7 +169,7 @@ def categories_worded(events: list[LogEvent]) -> dict[str, tuple[str, int]]:
 def _readings(text: str) -> list[tuple[str, ...]]:
     """A text's tokens to read for an idea, in order: its cause chain's deepest link (Java's `Caused by:`, .NET's
     `--->`, with the line continuing it) when it has one, then the whole text."""
-    whole = tokens_of(masked(text))
+    whole = tokens_of(masked(_FIELD_NAME.sub(" key ", text)))
     links = list(INNER.finditer(text))
     if not links:
         return [whole]
@@ -213,7 +217,7 @@ def _idea_of(tokens: tuple[str, ...], events: list[LogEvent], said: list[tuple[s
 def category_of_line(text: str) -> str | None:
     """The category the first idea whose words one line carries names, when said together (the
     incident's context aside: the line that says the cause, not whether it holds)."""
-    tokens = tokens_of(masked(text))
+    tokens = tokens_of(masked(_FIELD_NAME.sub(" key ", text)))
     words = frozenset(tokens)
     deciding: str | None = None
     for idea in IDEAS:

@@ -265,6 +265,13 @@ class OfflineAnalyst:
             notes.append(f"every line carrying {top.category}'s signatures says the peer closed an accepted connection "
                          f"mid-request ('{closed}'), none that it refused one: why it closed is not in the events, so "
                          f"confidence stays at most {UNDECIDED_CONFIDENCE}; to decide, read the peer's own log for that time")
+        elif (reason := _reason_stated(state, top, carrying)) is not None:
+            # a line that says why its connection failed, in words of no refusal or close (Envoy's `reset reason:
+            # overflow`, its own circuit breaker): the refusal's words around it are the proxy's generic ones
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"every line carrying {top.category}'s signatures states its reason ('{reason}'), which says "
+                         f"no connection was refused or closed by the peer, so confidence stays at most "
+                         f"{UNDECIDED_CONFIDENCE}; to decide, read what '{reason}' means for that component")
         elif not top.worded and (failed := cause_side.callee_failed_first(
                 state.evidence, top.category, [bool(c) for c in carrying],
                 [bool(c) or ideas.category_of_line(event_text(e)) == top.category
@@ -709,6 +716,24 @@ _CLOSED = re.compile(r"\bprematurely closed\b|\bclosed (?:the )?connection (?:un
                      r"\bunexpected(?:ly)? (?:eof|end of (?:file|stream))\b|\bremote (?:end )?closed\b", re.I)
 _NOT_MADE = re.compile(r"refused|unreachable|no route|connect\(\) failed|ECONNREFUSED|connect failed|cannot connect|"
                        r"could not connect|failed to connect|timed? ?out", re.I)
+
+
+# a reason a line states for its failure (`reset reason: overflow`, `reason=overflow`), and the words of a reason that
+# is a refusal or a peer's close (`connection failure`, `connection termination`, `remote reset`)
+_REASON = re.compile(r"\breason\s*[:=]\s*\"?([a-z][\w ./-]{1,40}?)(?=[\"'.,;)\]]|\s+[\w.-]+[:=]|$)", re.I | re.M)
+_PEER_REASON = re.compile(r"refus|reset|clos|terminat|connect|eof|unreachable|fail|time|abort|route", re.I)
+
+
+def _reason_stated(state: IncidentState, top: Support, carrying: list[set[str]]) -> str | None:
+    """The reason every problem line carrying the top's connection_refused signatures states for its failure, when
+    none of those reasons is a refusal or a close (`reset reason: overflow`); else None."""
+    if top.category != "connection_refused" or top.worded:
+        return None
+    lines = [event_text(e) for e, found in zip(state.evidence, carrying) if found and _problem(e)]
+    reasons = [m.group(1).strip() for text in lines if (m := _REASON.search(text))]
+    if not lines or len(reasons) < len(lines) or any(_PEER_REASON.search(r) for r in reasons):
+        return None
+    return reasons[0]
 
 
 def _closed_mid_request(state: IncidentState, top: Support, carrying: list[set[str]]) -> str | None:

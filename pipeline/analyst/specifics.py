@@ -142,7 +142,11 @@ _WAITING = re.compile(r"\b(?:pending|waiting|waiters|queued)\w*\W{0,3}[1-9]\d*",
 _COUNT = re.compile(r"\b[A-Za-z_][\w.]*\W{1,2}(\d+)\b")
 
 
-_COUNTS = re.compile(r"\d(?:[KMGTP]i?B?)?\s*(?:/|of)\s*\d|max|idle|free|available", re.I)
+# ... or a measured length, depth or size said beside its threshold or limit and past it (`message_queue_len=4120
+# (threshold 1000)`, `queue depth: 912 (limit 500)`): the bound crossed
+_PAST_BOUND = re.compile(r"\b(?:[a-z][\w.]*[_.-])?(?:len|length|depth|size|count|backlog|pending)\W{1,3}(\d+)\s*"
+                         r"\(\s*(?:threshold|limit|max(?:imum)?)\W{1,3}(\d+)\s*\)", re.I)
+_COUNTS = re.compile(r"\d(?:[KMGTP]i?B?)?\s*(?:/|of)\s*\d|max|idle|free|available|threshold|limit", re.I)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -155,6 +159,7 @@ def counted_at_max(text: str) -> frozenset[str]:
         taken, most = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if float(re.match(r"[\d.]+", taken).group()) > 0 and taken == most:  # type: ignore[union-attr]
             out.add(most)
+    out |= {bound for taken, bound in _PAST_BOUND.findall(text[:2_000]) if int(taken) >= int(bound) > 0}
     if (free := _NONE_FREE.search(text[:2_000])) and (waiting := _WAITING.search(text[:2_000])):
         out |= {m.group(1) for m in _COUNT.finditer(text[:2_000]) if m.group(1) != "0"
                 and not free.start() <= m.start(1) < free.end() and not waiting.start() <= m.start(1) < waiting.end()}
