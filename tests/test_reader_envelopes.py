@@ -111,3 +111,80 @@ def test_a_compose_prefix_before_an_empty_line_is_a_line_of_its_own_not_the_end_
     assert any(e.level == "ERROR" and "ECONNREFUSED 10.0.0.5:5432" in e.message for e in events)
     assert any("listening on :8080" in e.message for e in events)
     assert {e.service for e in events if e.message.strip()} == {"db", "api"}
+
+
+# -- session 55: the inner line read by the same line reader a plain line is ------------------------
+
+def _export(rows: list[tuple[str | None, str]]) -> list[dict]:
+    """A cloud logging export: its own time, service and host, a level or none, the program's line."""
+    return [{"time": f"2026-11-14T03:30:{i:02d}Z", "service": "shop", "host": "vm-1",
+             **({"level": level} if level else {}), "message": line} for i, (level, line) in enumerate(rows)]
+
+
+def test_a_syslog_header_inside_an_export_is_read_and_its_tag_kept_as_the_logger(tmp_path):
+    rows = _export([(None, "Nov 14 03:29:58 app-1 kernel: Out of memory: Killed process 1234 (java)"),
+                    (None, "Nov 14 03:29:59 app-1 sshd[812]: Accepted publickey for deploy from 10.0.0.9")])
+    first, second = _envelopes(tmp_path, rows)
+    assert (first.message, second.message) == ("Out of memory: Killed process 1234 (java)",
+                                               "Accepted publickey for deploy from 10.0.0.9")
+    assert first.time == utc(2026, 11, 14, 3, 30, 0)  # the envelope's time; the program's kept beside it
+    assert first.fields["message_time"].endswith("11-14T03:29:58+00:00")
+    assert (first.service, first.host, first.fields["logger"]) == ("shop", "vm-1", "kernel")
+
+
+def test_every_header_of_a_mixed_export_is_read_by_the_reader_that_reads_it_in_a_plain_file(tmp_path):
+    lines = ["2026-11-14 03:30:01,123 ERROR [main] c.e.Orders - connection refused to db:5432",
+             "E1114 03:30:02.123456       1 reflector.go:123] failed to list pods: timeout",
+             'time="2026-11-14T03:30:03Z" level=error msg="cannot reach upstream"',
+             "[2026-11-14T03:30:04Z] WARN disk almost full on /var",
+             "Nov 14 03:30:05 app-1 kernel: nfs: server filer-01 not responding, still trying"]
+    events = _envelopes(tmp_path, [{"time": f"2026-11-14T03:30:0{i}Z", "stream": "stderr", "log": line}
+                                   for i, line in enumerate(lines)])
+    assert [e.message for e in events] == [
+        "connection refused to db:5432", "failed to list pods: timeout", "cannot reach upstream",
+        "disk almost full on /var", "nfs: server filer-01 not responding, still trying"]
+    # a stream is no level: each line's own level is the record's
+    assert [e.level for e in events[:4]] == ["ERROR", "ERROR", "ERROR", "WARN"]
+    assert {e.fields["stream"] for e in events} == {"stderr"}
+
+
+def test_a_level_word_opening_a_message_is_its_level_only_where_the_envelope_writes_none(tmp_path):
+    rows = _export([(None, "2026-11-14 03:30:00,001 INFO [main] c.e.Boot - started"),
+                    (None, "error: disk quota exceeded for user bob"),
+                    ("info", "warning: the setting cache.size is deprecated")])
+    _, quota, setting = _envelopes(tmp_path, rows)
+    assert (quota.level, quota.message) == ("ERROR", "error: disk quota exceeded for user bob")  # no word lost
+    assert not quota.fields.get("level_inferred")
+    assert (setting.level, setting.message) == ("INFO", "warning: the setting cache.size is deprecated")
+
+
+def test_near_misses_a_message_opening_with_a_number_or_a_time_in_its_prose_keeps_every_word(tmp_path):
+    near = ["12:30 is when the nightly backup runs",
+            "2024 was the year the cluster moved",
+            "1710295801 is the epoch the import stopped at",
+            "404 Not Found: /favicon.ico",
+            "3 retries left before giving up on db:5432",
+            'Started GET "/users/7" for 10.0.0.1 at 2026-11-14 03:30:01 +0000',
+            "Mar 13 was the day the cluster failed",
+            "15 Mar 2024 is the deadline for the migration"]
+    rows = _export([(None, "2026-11-14 03:30:00,001 INFO [main] c.e.Boot - started")] + [(None, m) for m in near])
+    events = _envelopes(tmp_path, rows)
+    assert [e.message for e in events[1:]] == near
+    assert all(e.time.minute == 30 and "message_time" not in e.fields for e in events[1:])
+
+
+def test_a_multi_line_message_whose_first_word_is_a_level_stays_as_written_under_the_envelopes_level(tmp_path):
+    panic = ("panic: runtime error: invalid memory address or nil pointer dereference\n\n"
+             "goroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d")
+    rows = _export([(None, "2026-11-14 03:30:00,001 INFO [main] c.e.Boot - started"), ("error", panic)])
+    _, event = _envelopes(tmp_path, rows)
+    assert event.level == "ERROR" and event.message == panic
+
+
+
+def test_a_stamp_alone_on_the_messages_first_line_gives_the_message_of_the_line_below(tmp_path):
+    # Oracle's alert log writes each stamp on a line of its own; a collector ships stamp and text as one
+    rows = _export([("error", f"2026-11-14T03:30:0{i}.200000Z\nARC1: Error 19809 Creating archive log file to '+FRA'")
+                    for i in range(3)])
+    events = _envelopes(tmp_path, rows)
+    assert [e.message for e in events] == ["ARC1: Error 19809 Creating archive log file to '+FRA'"] * 3

@@ -52,7 +52,7 @@ from pipeline.ingest import named_blocks, prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
-from pipeline.ingest.timestamps import leading_time, parse_time, read_any_time
+from pipeline.ingest.timestamps import CLOCK, leading_time, parse_time, read_any_time
 
 
 __all__ = ["FORMATS", "LEARN_LINES", "PARSERS", "ParseOptions", "ParsedRecord", "SourceParser", "check_text",
@@ -207,6 +207,10 @@ class SourceParser:
         # collector's envelope): read by a parser detected from the sample's messages (ingest/envelope.py)
         self.envelope: SourceParser | None = None
         self.reads_envelopes = True  # False for the parser of messages itself: one envelope deep
+        # whether a line no layout or format reads teaches the set a layout from an epoch number alone (a
+        # file's line); an envelope's message only from a time written with a clock (`hh:mm`): one
+        # program's line among many, a number opening it may be its prose (a count, `1710295801 is…`)
+        self.learns_numbers = True
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -405,7 +409,7 @@ class SourceParser:
             if record is not None and record.message.strip():
                 messages.append(record.message)
         parser = SourceParser()
-        parser.options, parser.reads_envelopes = self.options, False
+        parser.options, parser.reads_envelopes, parser.learns_numbers = self.options, False, False
         parser.detect(messages)
         headed = any(envelope.headed(message, parser.parse) for message in messages)
         return parser if headed else None
@@ -490,7 +494,8 @@ class SourceParser:
             if record is not None:
                 return record
         first, rest = split_first(text)  # a line no layout or format reads: its own layout (off: the baseline)
-        learnt = self.set.learn_line(first) if FAST_PATH_SHARE >= 0 else None
+        learns = FAST_PATH_SHARE >= 0 and (self.learns_numbers or CLOCK.search(first, 0, 64) is not None)
+        learnt = self.set.learn_line(first) if learns else None
         record = self._learned(self.set.fit(learnt, first) if learnt is not None else None, rest)
 
 
