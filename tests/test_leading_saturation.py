@@ -39,6 +39,7 @@ def _event(n: int, seconds: float, service: str, host: str, message: str, **more
     "stop-the-world pause 9211ms > 500ms",  # a duration past a stated one
     "usage 4079121408 exceeds limit of 4080218931",
     "backlog 1024 (max 1024)",  # a measure beside its limit (as before)
+    "used_memory:1073741824 maxmemory:1073741824",  # a field named for a use, one for its bound
 ])
 def test_a_quantity_at_or_past_its_bound_is_stated(text):
     assert saturated(text)
@@ -48,6 +49,7 @@ def test_a_quantity_at_or_past_its_bound_is_stated(text):
     "container c_32 current usage: 2.2 GB of 6 GB physical memory used",  # below its bound
     "heap 1.1GiB/4GiB used after young collection",
     "memory at 71% of limit after report 8801",
+    "used_memory:1073741 maxmemory:1073741824",
     "pool busy: 4 of 50 connections",
     "Free space is at 150GB of 200GB total",  # plenty left
     "backfill: 0 of 120 partitions remaining",  # a count left is work to do, not a resource

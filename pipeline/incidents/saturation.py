@@ -43,7 +43,7 @@ _NUM = r"(?<![\w.:/-])" + _MEASURE
 _PAIR = re.compile(_NUM + r"\]?\s*(?:/|\bof\b|\bout of\b)\s*(?:\[\s*)?" + _MEASURE, re.I)
 _COMPARED = re.compile(_NUM + r"\s+(?:>=?|≥)\s+" + _MEASURE, re.I)
 # a use, a bound, what is left (a word a line sets beside its numbers; a field's name counts: `used=`, `"limit":`)
-_USE = r"used|usage|in use|busy|consumed|allocated|occupied|utili[sz]\w*|full|reserved"
+_USE = r"used\w*|usage\w*|in use|busy|consumed|allocated|occupied|utili[sz]\w*|full|reserved"
 _BOUND = r"limit\w*|max\w*|capacity|quota|threshold|allowed|ceiling|watermark"
 _LEFT = r"free|available|remaining|left"
 _USE_WORD = re.compile(r"\b(?:" + _USE + r")\b", re.I)
