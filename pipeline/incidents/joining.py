@@ -377,7 +377,8 @@ class Joiner:
                         # the warning of a service the errors name (their calls to it failed) that wrote none of them
                         or (incident, event.service) not in self.earliest_of
                         and any(writers.SERVICE_NAMED + i in candidate.names for i in writers.identities(event))
-                        or (states or signed) and (writers.component(event) in candidate.names and states
+                        or (states or signed) and ((writers.component(event) in candidate.names
+                                                    or writers.host_named(event, candidate.names)) and states
                                                    or candidate.ties(event, names, said))):
                     continue
                 self._offer(incident, Leader.of(event, leading.WARNED + correlation.fingerprint(event)))

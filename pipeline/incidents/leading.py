@@ -17,6 +17,7 @@ from typing import Any
 
 from pipeline.clock import iso
 from pipeline.incidents.line_names import ERROR_KEY, STACK_ERROR, first_line
+from pipeline.incidents.saturation import over_limit, saturated
 from pipeline.incidents.writers import BY, OF
 from pipeline.ingest.readable import readable_line
 from pipeline.state import LogEvent
@@ -110,20 +111,11 @@ def side(service: str, names: set[str] | frozenset[str]) -> int:
 
 
 def states_cause(event: LogEvent) -> bool:
-    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable, a measure past the limit it
-    writes beside it...)."""
+    """Whether a WARN states a cause's own failure (a refusal, a leak, a broker unreachable, a measured quantity at or
+    past the bound it names: `saturation.saturated`...)."""
     # the narrow words first: most WARNs state no failure, and are dismissed by one search
     head = first_line(event.message)[:400]
-    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and leader_rank(event) == CAUSE
-
-
-# a measure written beside the limit it is held to (`message_queue_len=4120 (threshold 1000)`, `inflight 400 (limit 400)`)
-_BESIDE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)\s*\(\s*(?:threshold|limit|max(?:imum)?)\s*[:=]?\s*(\d+(?:\.\d+)?)\s*\)", re.I)
-
-
-def over_limit(text: str) -> bool:
-    """Whether a text writes a measure at or past the limit it writes beside it."""
-    return "(" in text and any(float(value) >= float(limit) for value, limit in _BESIDE_LIMIT.findall(text[:400]))
+    return bool(_WARN_CAUSE.search(head) or saturated(head)) and leader_rank(event) == CAUSE
 
 
 # what names a thing a failure may be about, not a failure (`reloaded TLS certificate for api.example`): a WARN saying it
@@ -131,12 +123,12 @@ def over_limit(text: str) -> bool:
 _THING = re.compile(r"certificate|x509", re.I)
 
 
-# a piece of text every stated failure holds (every branch of _WARN_CAUSE, or of `over_limit`, but a thing's name):
+# a piece of text every stated failure holds (every branch of _WARN_CAUSE, but a thing's name; `saturated` has its own):
 # `_WARN_CAUSE` tries each of its branches at each character, too slow for every INFO line of a log
 _STATED_STEMS = ("refused", "unreachable", "no route", "reset by peer", "resol", "unknown host", "expired", "handshake fail",
                  "denied", "authentication failed", "exhausted", "many", "memory", "oom", "killed", "no space", "full",
                  "exceeded", "throttl", "leak", "established", "connect", "lost", "is down", "available", "not configured",
-                 "not enough", "reached", "limit", "max", "hit", "threshold")
+                 "not enough", "reached", "limit", "max", "hit")
 
 
 # narrower pieces, one of which every match of a `_WARN_CAUSE` branch holds as written (`t connect`: could not,
@@ -149,7 +141,6 @@ _FAILURE_STEMS = ("refused", "unreachable", "no route", "reset by peer", "resol"
                   "oom", "killed", "no space", "full", "exceeded", "throttl", "leak", "be established", "t connect",
                   "o connect", "lost", "is down", "not available", "unavailable", "not configured", "not enough",
                   "reached", " hit")
-_BESIDE_WORDS = ("threshold", "limit", "max")  # what `_BESIDE_LIMIT` needs beside a `(` (`over_limit`)
 
 
 def holds_any(lowered: str, stems: tuple[str, ...]) -> bool:
@@ -164,13 +155,13 @@ def states_failure(event: LogEvent) -> bool:
     """Whether a line below WARN states a cause's own failure (`states_cause`), in more than the name of a thing."""
     head = first_line(event.message)[:400]
     lowered = head.lower()
-    if not holds_any(lowered, _STATED_STEMS):
-        return False  # (most of a log is below WARN and states nothing: a few substring tests dismiss it)
-    if (head.isascii() and "certificate" not in lowered and "x509" not in lowered
-            and not holds_any(lowered, _FAILURE_STEMS) and not ("(" in head and holds_any(lowered, _BESIDE_WORDS))):
-        return False  # no branch of `_WARN_CAUSE` nor `over_limit` can match: spare the search
+    if not holds_any(lowered, _STATED_STEMS) or (head.isascii() and "certificate" not in lowered and "x509" not in lowered
+                                                 and not holds_any(lowered, _FAILURE_STEMS)):
+        # (most of a log is below WARN and states nothing: a few substring tests dismiss it) no branch of `_WARN_CAUSE`
+        # can match: spare its search; `saturated` dismisses most lines by a few substring tests of its own
+        return saturated(head, lowered) and leader_rank(event) == CAUSE
     head = _THING.sub(" ", head)
-    return bool(_WARN_CAUSE.search(head) or over_limit(head)) and leader_rank(event) == CAUSE
+    return bool(_WARN_CAUSE.search(head) or saturated(head)) and leader_rank(event) == CAUSE
 
 
 # (or its reason phrase alone, RFC 9110 15.6: Django's `Internal Server Error: /api/signup`, session 53)
@@ -210,7 +201,8 @@ def leader_rank(event: LogEvent) -> int:
     names of its fields (`internal_log_rate_limit=true`, `"pool_size": 20` name a field; a value says what happened),
     and a line that says only what failed speaks through the first line of the trace it carries, whatever its class is
     called (`WebClientResponseException$Forbidden: 403 Forbidden … rate limit exceeded`)."""
-    return _rank(event, _UNSTATED.sub(" ", _FIELD_NAME.sub(" ", _said(event))), leader=True)
+    said = _UNSTATED.sub(" ", _said(event))
+    return _rank(event, _FIELD_NAME.sub(" ", said), leader=True, measured=said)
 
 
 # a field's name, not what it holds: a `key=` of a logfmt or query string, a JSON object's `"key":`
@@ -234,10 +226,14 @@ def _said(event: LogEvent) -> str:
     return " ".join(t for t in (event.exception or "", first_line(event.message)[:400], *fields) if t)
 
 
-def _rank(event: LogEvent, text: str, *, leader: bool) -> int:
+def _rank(event: LogEvent, text: str, *, leader: bool, measured: str = "") -> int:
     if _SYMPTOM.search(text):
         return SYMPTOM
     if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text) or leader and _DENIED_STATUS.search(text):
+        return CAUSE
+    # as a leader, a quantity at or past the bound it names (a field's name may say which is which: `used=`, `"max":`),
+    # not a queue's or a buffer's behind a slow consumer
+    if leader and saturated(_BACKPRESSURE.sub(" ", measured)):
         return CAUSE
     if _REACTION.search(text):
         return SYMPTOM

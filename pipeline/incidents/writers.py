@@ -106,3 +106,22 @@ def service_named(host: str) -> list[str]:
     """The service names a host a line names stands for: its first label, and that label bare."""
     label = host.lower().split(".")[0]
     return list(dict.fromkeys((SERVICE_NAMED + label, SERVICE_NAMED + bare(label))))
+
+
+def host_named(event: LogEvent, names: set[str] | frozenset[str]) -> bool:
+    """Whether `names` (an incident's) name the machine a line was written on (session 55): a host:port's, a URL's or a
+    dotted name's host that is its host, or whose first label is its host's (an executor lost `on wn-17.hadoop.lan`
+    names the node manager's host `wn-17`)."""
+    host = (event.host or "").lower()
+    if host in _NOT_A_NAME or ":" in host:
+        return False
+    label = host if _IPV4.match(host) else host.split(".")[0]
+    for name in names:
+        kind, _, value = name.partition(":")
+        if kind == "hp":
+            value = value.rsplit(":", 1)[0]
+        elif kind not in ("host", "res") or kind == "res" and "." not in value:
+            continue
+        if value == host or value == label or not _IPV4.match(value) and value.split(".")[0] == label:
+            return True
+    return False
