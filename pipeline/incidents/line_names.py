@@ -96,6 +96,14 @@ _UNIX_SOCKET = re.compile(r":(/[^\s:?#'\"<>]+)")  # the socket's path after `uni
 _FILE = re.compile(r"/[^/]*[A-Za-z0-9]\.[A-Za-z][\w]{0,7}$")
 
 
+def holds_any(lowered: str, stems: tuple[str, ...]) -> bool:
+    """Whether `lowered` holds one of `stems`: the cheap test before a search, on the incident rules' hot path."""
+    for stem in stems:  # a plain loop: any() over a generator cost half as much again, on most context lines
+        if stem in lowered:
+            return True
+    return False
+
+
 def first_line(message: str) -> str:
     return next((line for line in message.splitlines() if line.strip()), "")
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from pipeline.incidents.leading import NEUTRAL, holds_any, rank
-from pipeline.incidents.line_names import HEAD_CHARS, first_line
+from pipeline.incidents.leading import NEUTRAL, rank
+from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any
 from pipeline.state import LogEvent
 
 # what a deprecation is written as: Python's warning categories (the `warnings` module's names), and the

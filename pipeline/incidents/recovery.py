@@ -11,8 +11,8 @@ import bisect
 import re
 from datetime import datetime, timedelta
 
-from pipeline.incidents.leading import NEUTRAL, holds_any, rank
-from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, first_line, named_things, said_by
+from pipeline.incidents.leading import NEUTRAL, rank
+from pipeline.incidents.line_names import DISTINCT, HEAD_CHARS, first_line, holds_any, named_things, said_by
 from pipeline.incidents.writers import SERVICE_NAMED, component
 from pipeline.analyst.subject import EPHEMERAL_PORTS, peer_gone
 from pipeline.state import LogEvent

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.incidents.line_names import holds_any
+
 _NEAR = 0.9  # a size or a count this close to its bound is at it
 _FEW = 0.1  # what is left of a bound at or below this share of it says the bound is reached
 
@@ -82,12 +84,8 @@ def saturated(text: str, lowered: str | None = None) -> bool:
     lower-cased, when the caller has it (the cheap test is run on it: most lines hold none of `_STEMS`)."""
     text = text[:600]
     lowered = text.lower() if lowered is None else lowered
-    for stem in _STEMS:  # (a plain loop: the cheapest test, on a hot path: `leading.states_failure` reads every line)
-        if stem in lowered:
-            break
-    else:
-        return False
-    if not _DIGIT.search(text):
+    # (the cheapest test first, on a hot path: `leading.states_failure` reads every line)
+    if not holds_any(lowered, _STEMS) or not _DIGIT.search(text):
         return False
     return over_limit(text) and not _TRIES.search(text) or any(_clause_saturated(clause) for clause in _CLAUSE.split(text)
                                                                if _DIGIT.search(clause))
@@ -143,7 +141,7 @@ def _near(clause: str, start: int, end: int, word: re.Pattern[str]) -> bool:
     word said of this measure, not of another: `usage report 12/12: 40% used` says `used` of the 40%)."""
     before = clause[max(0, start - _NEAR_CHARS):start]
     after = clause[end:end + _NEAR_CHARS]
-    found = [m for m in word.finditer(before)]
+    found = list(word.finditer(before))
     if found and not any(c.isdigit() for c in before[found[-1].end():]):
         return True
     first = word.search(after)
