@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from pipeline.analyst import (answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
+from pipeline.analyst import (abstain, answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
                               requested, retried, specifics, subject, technology, versions)
 from pipeline.analyst.callee_lines import callee_lines, own_warnings
 from pipeline.analyst.consistency import uncontradicted_why
@@ -199,7 +199,17 @@ class OfflineAnalyst:
             return self._unknown(state, found, verdict=verdict, why=(
                 f"only the platform's probes of the service itself carry {top.category}'s signatures "
                 f"(doc {top.doc.doc_id}): the service did not answer them, and no event says why"))
-        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not behind else 0.0,
+        # the lines naming the top say they are not its cause, or only guess it (pipeline/analyst/abstain.py): a cause
+        # said before them is taken, capped; with none, no category is named, the evidence report instead
+        guessed = None
+        if not (behind or earlier or top.worded):
+            taken, why = _unstated(state, top, supports, carrying)
+            if why is not None and taken is None:
+                return self._unknown(state, found, verdict=verdict, why=why)
+            if taken is not None:
+                runner_up, top, guessed = top, taken, why
+                carrying = _carrying_any(state, top)
+        confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not (behind or guessed) else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
         notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
@@ -277,7 +287,13 @@ class OfflineAnalyst:
                 [bool(c) or ideas.category_of_line(event_text(e)) == top.category
                  for e, c in zip(state.evidence, carrying)])) is not None:
             # the callee the callers' lines name failed first, in words no category reads: what its callers see of it
-            # is what its failure left, and why it failed is that error's, not theirs
+            # is what its failure left, and why it failed is that error's, not theirs; when that error names the file
+            # it could not use, it states its cause, one no category reads: inconclusive, citing it
+            if (path := abstain.file_named(event_text(failed))) is not None:
+                return self._unknown(state, found, verdict=verdict, why=(
+                    f"{failed.service}, which the lines carrying {top.category}'s signatures name, failed first on a "
+                    f"file of its own ('{path}': '{failed.message.splitlines()[0][:160]}'): {top.category} is what "
+                    f"its failure left, and what it says of that file no category reads"))
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"{failed.service}, which the lines carrying {top.category}'s signatures name, logged its own "
                          f"error before them ('{failed.message.splitlines()[0][:160]}'): {top.category} is what its "
@@ -301,6 +317,10 @@ class OfflineAnalyst:
             notes = [f"named by the ideas of its cause in the events' words ({top.matched[0]}), no doc's signature: "
                      f"confidence stays at most {ideas.IDEA_CONFIDENCE}; doc {top.doc.doc_id} explains why",
                      *notes[1:2 if earlier is not None else 1]]  # ... and which line came first
+        if guessed is not None and runner_up is not None:
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{runner_up.category}'s lines {guessed}; {top.category} is said in a problem line before "
+                         f"them: taken as the cause, confidence stays at most {UNDECIDED_CONFIDENCE}")
         if runner_up:
             closeness = "nearly as well" if runner_up.score >= 0.75 * top.score else "less well"
             notes.append(f"also consistent with {runner_up.category} ({closeness} supported: "
@@ -746,6 +766,42 @@ def _closed_mid_request(state: IncidentState, top: Support, carrying: list[set[s
     if not lines or len(said) < len(lines) or any(_NOT_MADE.search(text) for text in lines):
         return None
     return said[0]
+
+
+def _unstated(state: IncidentState, top: Support, supports: list[Support],
+              carrying: list[set[str]]) -> tuple[Support | None, str | None]:
+    """Whether the problem lines naming the top (by signatures) do not state its cause: a refusal's lines that say
+    the peer closed an accepted connection, or state a reason that is no refusal (`reset reason: overflow`), or
+    lines that only guess it (`Perhaps out of memory?`: abstain.hedged). Then (the cause said before them, by its
+    ideas or signatures, or None; why, in words); (None, None) when they state it."""
+    lines = [(e, f) for e, f in zip(state.evidence, carrying) if f and _problem(e)]
+    if not lines:
+        return None, None
+    why = None
+    if (closed := _closed_mid_request(state, top, carrying)) is not None:
+        why = f"say the peer closed an accepted connection mid-request ('{closed}'), none that it refused one"
+    elif (reason := _reason_stated(state, top, carrying)) is not None:
+        why = f"state their reason ('{reason}'), which is no refusal nor a close by the peer"
+    elif all(abstain.hedged(event_text(e), abstain.spans_of(event_text(e), sorted(f))) for e, f in lines):
+        why = f"only guess it ('{event_text(lines[0][0])[:120]}': a hedge, no statement)"
+    if why is None:
+        return None, None
+    first = next(i for i, (e, f) in enumerate(zip(state.evidence, carrying)) if f and _problem(e))
+    for other in supports:  # the evidence is in time order, a line's file order kept within a second
+        if other.category == top.category:
+            continue
+        if any(f and _problem(e) for e, f in zip(state.evidence[:first], _carrying_any(state, other)[:first])):
+            return other, why
+    return None, f"every line carrying {top.category}'s signatures (doc {top.doc.doc_id}) {why}: why it failed is " \
+                 f"not in the events"
+
+
+def _carrying_any(state: IncidentState, support: Support) -> list[set[str]]:
+    """Per event, what names the support's category in it: its doc's signatures, or its cause's ideas (worded)."""
+    if support.worded:
+        return [{support.matched[0]} if support.category in ideas.categories_worded([e]) else set()
+                for e in state.evidence]
+    return OfflineAnalyst._carrying(state, support)
 
 
 def _cause_in_chain(state: IncidentState, top: Support, others: list[Support]) -> Support | None:
