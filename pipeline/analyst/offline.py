@@ -203,7 +203,7 @@ class OfflineAnalyst:
         # said before them is taken, capped; with none, no category is named, the evidence report instead
         guessed = None
         if not (behind or earlier or top.worded):
-            taken, why = _unstated(state, top, supports, carrying)
+            taken, why = _unstated(self.kb, state, top, supports, carrying)
             if why is not None and taken is None:
                 return self._unknown(state, found, verdict=verdict, why=why)
             if taken is not None:
@@ -768,12 +768,13 @@ def _closed_mid_request(state: IncidentState, top: Support, carrying: list[set[s
     return said[0]
 
 
-def _unstated(state: IncidentState, top: Support, supports: list[Support],
+def _unstated(kb: KnowledgeBase, state: IncidentState, top: Support, supports: list[Support],
               carrying: list[set[str]]) -> tuple[Support | None, str | None]:
     """Whether the problem lines naming the top (by signatures) do not state its cause: a refusal's lines that say
     the peer closed an accepted connection, or state a reason that is no refusal (`reset reason: overflow`), or
-    lines that only guess it (`Perhaps out of memory?`: abstain.hedged). Then (the cause said before them, by its
-    ideas or signatures, or None; why, in words); (None, None) when they state it."""
+    lines that only guess it (`Perhaps out of memory?`: abstain.hedged, of every problem line any of its category's
+    docs names). Then (the cause said before them, by its ideas or signatures, or None; why, in words); (None, None)
+    when they state it."""
     lines = [(e, f) for e, f in zip(state.evidence, carrying) if f and _problem(e)]
     if not lines:
         return None, None
@@ -782,7 +783,7 @@ def _unstated(state: IncidentState, top: Support, supports: list[Support],
         why = f"say the peer closed an accepted connection mid-request ('{closed}'), none that it refused one"
     elif (reason := _reason_stated(state, top, carrying)) is not None:
         why = f"state their reason ('{reason}'), which is no refusal nor a close by the peer"
-    elif all(abstain.hedged(event_text(e), abstain.spans_of(event_text(e), sorted(f))) for e, f in lines):
+    elif all(abstain.hedged(text, abstain.spans_of(text, sigs)) for text, sigs in _naming(kb, state, top.category)):
         why = f"only guess it ('{event_text(lines[0][0])[:120]}': a hedge, no statement)"
     if why is None:
         return None, None
@@ -794,6 +795,19 @@ def _unstated(state: IncidentState, top: Support, supports: list[Support],
             return other, why
     return None, f"every line carrying {top.category}'s signatures (doc {top.doc.doc_id}) {why}: why it failed is " \
                  f"not in the events"
+
+
+def _naming(kb: KnowledgeBase, state: IncidentState, category: str) -> list[tuple[str, list[str]]]:
+    """Each problem event's text that any of the category's docs' signatures name, with those signatures (a
+    kernel's OOM kill names out_of_memory by another doc than the one on top)."""
+    named = []
+    for event in state.evidence:
+        if _problem(event):
+            text = event_text(event)
+            sigs = [sig for doc, _, found in signature_matches(kb, text) if doc.category == category for sig in found]
+            if sigs:
+                named.append((text, sigs))
+    return named
 
 
 def _carrying_any(state: IncidentState, support: Support) -> list[set[str]]:
