@@ -40,6 +40,7 @@ def test_a_kill_inside_the_hedged_match_is_part_of_the_guess():
     ('10.0.0.4 - - "GET /api/cart/41 HTTP/1.1" 503', None),
     ("panic at /src/app/main.go:42: index out of range", None),
     ("fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 [chan receive]:\n\t/src/app/main.go:42", None),
+    ('Traceback (most recent call last):\n  File "/srv/app/boot.py", line 9, in <module>\nOSError: [Errno 30] Read-only file system: \'/var/lib/app/x.db\'', "/var/lib/app/x.db"),
 ])
 def test_a_file_the_failing_line_names(line, path):
     assert file_named(line) == path

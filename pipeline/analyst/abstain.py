@@ -42,16 +42,19 @@ _METHOD_BEFORE = re.compile(r"\b(?:GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS)\s+$")
 
 
 def file_named(text: str) -> str | None:
-    """The absolute file path a failing line's first line names as its operation's object (`open /var/lib/x.db: …`,
+    """The absolute file path a failing line's statements (not its trace's indented frames) name as its operation's object (`open /var/lib/x.db: …`,
     `No such file or directory: '/usr/share/x'`), or None: a unix socket (`unix:/run/x.sock`), a URL's path
     (`http://h:8080/api/x`) and a request's (`GET /api/x HTTP/1.1`) are peers and requests, not files."""
-    line = text.splitlines()[0] if text else ""  # the error statement, not a trace's frames
-    for m in _PATH.finditer(line):
-        before = line[:m.start()]
-        if _METHOD_BEFORE.search(before) or re.search(r"unix:$|https?:/?$|://[^\s]*$", before) or \
-                re.match(r":\d+", line[m.end():]):  # a source file's line (`/app/main.go:42`) is code, not a file used
+    for line in text.splitlines():
+        if line[:1].isspace():  # a trace's frame (`\tat …`, `  File "…", line 3`, `\t/app/main.go:42`), not a statement
             continue
-        return m.group(1)
+        for m in _PATH.finditer(line):
+            before, after = line[:m.start()], line[m.end():]
+            # a source file's line (`/app/main.go:42`, `"/app/x.py", line 3`) is code, not a file used
+            if _METHOD_BEFORE.search(before) or re.search(r"unix:$|https?:/?$|://[^\s]*$", before) or \
+                    re.match(r":\d+|\"?, line \d+", after):
+                continue
+            return m.group(1)
     return None
 
 
