@@ -92,3 +92,18 @@ def test_a_close_that_is_no_refusal_names_none(offline_analyst, lines, category)
     from tests.support import offline_rca
 
     assert offline_rca(offline_analyst, *lines).category == category
+
+
+@pytest.mark.parametrize("line, category", [
+    # a hash's keys and a field left null are what a line reports, not words it says: no nil indexed
+    ('Retrying failed action {:status=>403, :action=>["index", {:_id=>nil, :_index=>"logs-1"}]}', None),
+    ('lookup failed {"index": "users", "parent": null}', None),
+    # near misses: a null read as an object, said in words
+    ("attempt to index a nil value (field 'config')", "null_reference"),
+    ("NoMethodError: undefined method `name' for nil:NilClass", "null_reference"),
+    ("TypeError: Cannot read properties of null (reading 'id')", "null_reference"),
+])
+def test_a_hashs_keys_and_a_null_field_are_not_a_null_read(line, category):
+    from pipeline.analyst.ideas import category_of_line
+
+    assert category_of_line(line) == category

@@ -36,7 +36,11 @@ _KEY = re.compile(r"(?<![\w.-])[a-z][a-z0-9_-]*(?:\.[a-z0-9_-]+){2,}(?![\w.-])")
 # ... and, read for the ideas of a cause, a snake_case field's name before its value (`internal_log_rate_limit=true`,
 # `retry_after_ms=500`): the name of what the line reports, not words it says (its value is read; a count's key still
 # names its resource where a line counting one is read: capacity.py)
-_FIELD_NAME = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?==)")
+# ... and a key of a hash written with an arrow (Ruby's `:_index=>"logs"`, `"type"=>"x"`, whatever its case; session 56:
+# a bulk action's `{:_id=>nil, :_index=>…}` is no nil indexed)
+# ... and a key's value that is a null (`:_id=>nil,`, `"parent": null}`, `owner=None)`): an empty field, not a null read
+_FIELD_NAME = re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?==)|(?<![\w])[:\"']?_?[A-Za-z]\w*[\"']?(?=\s*=>)|"
+                         r"(?<=[=:>])\s*(?:nil|null|None)(?=\s*(?:[,}\])]|$))")
 
 
 # a verb said in two words is one idea (`Could not check out a connection`, Erlang's `** (EXIT) time out`)
