@@ -18,7 +18,10 @@ from pipeline.analyst.abstain import file_named, hedged, spans_of
     ("Worker (pid:7) was sent SIGKILL", [r"re:was sent SIGKILL"], False),
     ("MemoryError: out of memory", ["out of memory"], False),
     ("could not connect: Connection refused. Is the server running on port 5432?", ["Connection refused"], False),
+    ('failed: Connection refused Is the server running on host "db" and accepting connections on port 5432?',
+     ["Connection refused"], False),
     ("Perhaps retrying helps. Out of memory in worker 3", ["Out of memory"], False),
+    ("could not connect, maybe the server is down: Connection refused", ["Connection refused"], False),
 ])
 def test_a_cause_the_writer_only_guesses_is_hedged(line, signatures, guessed):
     # the first row's kill is part of no hedged match of its own there: a kill stated beside a guessed cause

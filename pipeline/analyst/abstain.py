@@ -4,7 +4,7 @@ The offline analyzer names a category from the lines carrying its signatures or 
 of those lines say, in their own words, that they are not that cause, or only guess it:
 
 - a line that *guesses* its cause (`was sent SIGKILL! Perhaps out of memory?`): the writer's hedge, a question
-  or "perhaps/maybe/possibly" before the words, is no statement of the cause (`hedged`);
+  mark right after the words or "perhaps/maybe/possibly" before them, is no statement of the cause (`hedged`);
 - a callee that failed first on a file of its own (`open /prometheus/wal/…: read-only file system`,
   `No such file or directory: '/usr/share/GeoIP/…'`): its callers' refusals or timeouts are what that failure
   left, and the file it could not use is the cause on its side, in words no category reads (`file_named`).
@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import re
 
-# a hedge: "perhaps", "maybe", "possibly", "probably", "might be" said before the matched words in the same clause
-_HEDGE_BEFORE = re.compile(r"\b(?:perhaps|maybe|possibly|probably|might be|may be)\b[^.!;\n]*$", re.I)
-# ... or a question mark closing the clause that holds them
-_QUESTION_AFTER = re.compile(r"^[^.!;\n?]*\?")
+# a hedge: "perhaps", "maybe", "possibly", "probably", "might be" said before the matched words in the same clause (a
+# comma or colon ends one: `maybe the server is down: Connection refused` states the refusal)
+_HEDGE_BEFORE = re.compile(r"\b(?:perhaps|maybe|possibly|probably|might be|may be)\b[^.!;:,\n]*$", re.I)
+# ... or a question mark right after them (`disk full?`); a question later in the line asks something else (libpq's
+# `Connection refused Is the server running on host "db" … on port 5432?`, flattened to one line, states the refusal)
+_QUESTION_AFTER = re.compile(r"^\s*\?")
 
 
 def hedged(text: str, spans: list[tuple[int, int]]) -> bool:
     """Whether every span of `text` (the matched words of a signature) sits in a clause its writer hedged (a hedge
-    word before or in it, in the same clause, or a question mark closing that clause) or inside a hedged span;
-    no spans, no hedge."""
+    word before or in it, in the same clause, or a question mark right after it) or inside a hedged span; no
+    spans, no hedge."""
     def one(start: int, end: int) -> bool:
         return bool(_HEDGE_BEFORE.search(text[:end]) or _QUESTION_AFTER.match(text[end:])
                     or text[start:end].rstrip().endswith("?"))
