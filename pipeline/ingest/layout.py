@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 
 from pipeline.ingest.code_location import is_code_location
 from pipeline.ingest.key_roles import LEVEL_KEYS
-from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
+from pipeline.ingest.levels import COLUMN_INFO, LEVELS, Level, abbreviated_level, normalize_level
 from pipeline.ingest import date_order
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
@@ -100,7 +100,6 @@ _LETTER_LEVELS = set("VDIWEFACT")  # logcat / glog single-letter levels, a level
 # loguru's SUCCESS (between INFO and WARNING): read as INFO in such a column only (COLUMN_INFO). The
 # last two make no column a level column by themselves (a column of `default` is a namespace or a
 # profile): only beside level words (`_column_role`)
-COLUMN_INFO = frozenset({"system", "statement", "detail", "hint", "context", "log", "default", "success"})
 _BESIDE_LEVELS = frozenset({"default", "success"})
 _EXTRA_LEVELS = {"information", "notice", "note", "sev"} | (COLUMN_INFO - _BESIDE_LEVELS)
 
