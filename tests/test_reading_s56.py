@@ -43,3 +43,29 @@ def test_a_learnt_layouts_columns_after_such_a_level_are_the_message():
 def test_a_syslog_messages_prefix_before_its_level_is_kept_as_a_field():
     record = next(parse_lines(["Feb  1 21:48:31 db1 postgres[9076]: [3-1] LOG:  database system is ready"], now=NOW))
     assert (record.level_name, record.message, record.fields.get("prefix")) == ("INFO", "database system is ready", "[3-1]")
+
+
+def test_a_word_and_colon_after_a_colon_closed_level_is_the_messages_first_word():
+    lines = ["2018-05-04 03:06:18.360 UTC [3184] LOG:  duration: 3.1 ms  statement: SELECT 1",
+             "2018-05-04 03:06:19.360 UTC [3184] LOG:  connection received: host=[local]",
+             "2018-05-04 03:06:20.360 UTC [3185] LOG:  duration: 2.0 ms  statement: SELECT 2"]
+    assert [r.message[:11] for r in parse_lines(lines, now=NOW)] == ["duration: 3", "connection ", "duration: 2"]
+    # near miss: a level without its colon keeps the component column after it
+    plain = [f"2018-05-04 03:06:{10 + n}.360 UTC [3184] INFO sshd: accepted key {n}" for n in range(3)]
+    assert {r.service for r in parse_lines(plain, now=NOW)} == {"sshd"}
+
+
+def test_a_colon_closed_levels_component_column_stays_where_many_lines_show_few_values():
+    lines = [f"2018-05-04 03:06:{n:02d}.360 UTC [31{n % 3}] INFO: {('main', 'pool')[n % 2]}: request {n} done"
+             for n in range(24)]
+    assert {r.service for r in parse_lines(lines, now=NOW)} == {"main", "pool"}
+
+
+@pytest.mark.parametrize("line, hour", [
+    ("2022-12-23 09:53:43.862 -03 [790081] LOG: started", 12),  # an offset of hours alone as a column of its own
+    ("2022-12-23 09:53:43.862-03 [790081] LOG: started", 12),  # glued, as before
+    ("2022-12-23 09:53:43.862 -15.5 degrees at the probe", 9),  # near miss: a number in the message
+    ("2022-12-23 09:53:43.862 -150 retries left", 9),  # near miss: three digits are no offset
+])
+def test_an_offset_of_hours_alone_after_a_blank_is_the_times_zone(line, hour):
+    assert next(parse_lines([line], now=NOW)).time.hour == hour

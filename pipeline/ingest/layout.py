@@ -525,7 +525,7 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         roles.append("other" if role == "level" and "level" in roles else role)  # a header has one level
     # the header ends after the last anchor (a level or a `tag:`), then takes the pid, thread, logger
     # and separator columns that follow it; after a `tag:` the message starts
-    end = 0
+    end, closed = 0, False
     for k, role in enumerate(roles):
         if role == "mnemonic":
             break
@@ -535,12 +535,17 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         if role == "tag" and k >= 2 and roles[k - 1] == "word" and roles[k - 2] != "level" \
                 and not _padded(rows, after + k - 1):
             continue  # a `word:` right after a free word that is no host (vsftpd's `OK DOWNLOAD:`) is its message's
+        if role == "tag" and k >= 1 and roles[k - 1] == "level" and _colon_closed(rows, after + k - 1) \
+                and not _component_column(rows, after + k):
+            closed = True
+            break  # `LOG:  duration: 3 ms`: a level closed by its colon ends the header; the `word:` is the message's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
+                closed = role == "level" and _colon_closed(rows, after + k)
                 break  # one line tells no header column from a message's `word:`: the first anchor ends it
     k = end
-    if not (end and roles[end - 1] == "tag"):
+    if not (end and roles[end - 1] == "tag") and not closed:
         while k < len(roles) and roles[k] in _TRAILING:
             if roles[k] == "word" and (k > end or not _padded(rows, after + k)):
                 break  # a free word joins the header only as a padded (fixed-width) column
@@ -555,6 +560,21 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+COMPONENT_EVIDENCE = 20  # lines it takes to tell a component column from a message's first `word:`
+
+
+def _colon_closed(rows, j: int) -> bool:
+    """Whether column j (a level) is closed by a colon on every line (`LOG:`, `ERROR:`)."""
+    return all(line[s[j][0]:s[j][1]].endswith(":") for line, s in rows if len(s) > j)
+
+
+def _component_column(rows, j: int) -> bool:
+    """Whether column j takes few values over enough lines to be a component's (`main:`, `sshd:`),
+    not the first `word:` of messages (`duration:`, `connection received:`)."""
+    values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j]
+    return len(values) >= COMPONENT_EVIDENCE and len(set(values)) <= max(3, len(values) // 10)
 
 
 def _level_leads(found, start: int, width: int, shape: str) -> bool:
