@@ -69,3 +69,12 @@ def test_a_colon_closed_levels_component_column_stays_where_many_lines_show_few_
 ])
 def test_an_offset_of_hours_alone_after_a_blank_is_the_times_zone(line, hour):
     assert next(parse_lines([line], now=NOW)).time.hour == hour
+
+
+def test_a_column_word_in_lower_case_is_no_level_for_a_layout_learnt_on_capitals():
+    lines = ["2020-05-21 17:53:05.307 UTC [5ec6bfff.1] [1] LOG:  starting",
+             "2020-05-21 17:53:06.307 UTC [5ec6bfff.1] [1] LOG:  listening on 5432",
+             "2022-07-22 06:13:13.389 UTC [1] LOG:  database system is ready to accept connections"]
+    assert list(parse_lines(lines, now=NOW))[2].message == "database system is ready to accept connections"
+    # near miss: the same word in capitals in a level column is INFO
+    assert next(parse_lines(["2020-05-21 17:53:05.307 UTC [1] [2] SYSTEM:  x"], now=NOW)).level_name == "INFO"

@@ -187,8 +187,9 @@ def _is_letter_level(token: str) -> bool:
 
 def _is_level(token: str) -> bool:
     bare = _strip(token)
-    return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS) \
-        and len(bare) > 1
+    return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS
+                                            and not (bare.islower() and bare in COLUMN_INFO)) and len(bare) > 1
+    # (a column word in lower case, `system`, `log`, `detail`, is prose: its writers write it `LOG`, `[System]`)
 
 
 # -- the layout --------------------------------------------------------------------------------
