@@ -80,3 +80,14 @@ def test_a_column_word_in_lower_case_is_no_level_for_a_layout_learnt_on_capitals
     assert list(parse_lines(lines, now=NOW))[-1].message == "database system is ready to accept connections"
     # near miss: the same word in capitals in a level column is INFO
     assert next(parse_lines(["2020-05-21 17:53:05.307 UTC [1] [2] SYSTEM:  x"], now=NOW)).level_name == "INFO"
+
+
+@pytest.mark.parametrize("line, message", [
+    # zap's development encoder: `T` abbreviates the time (and holds words), `M` the message, one word
+    ('{"L":"info","T":"2020-01-01 00:00:00 +0000 UTC","N":"main","C":"foo.go:42","M":"hello","S":"stack"}', "hello"),
+    ('{"L":"info","T":1577836800,"N":"main","M":"hello"}', "hello"),  # an epoch time, as before
+    # near miss: a value of words under a key naming the message wins over a one-letter key
+    ('{"L":"info","T":1577836800,"M":"x","msg":"cache warmed up"}', "cache warmed up"),
+])
+def test_a_one_letter_message_key_holds_the_message_when_the_times_value_is_words(line, message):
+    assert next(parse_lines([line], now=NOW)).message == message
