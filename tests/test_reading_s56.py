@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.ingest.formats import parse_lines
 from pipeline.ingest.levels import prefixed_level
+from tests.support import read_log
 
 UTC = timezone.utc
 NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
@@ -91,3 +92,14 @@ def test_a_column_word_in_lower_case_is_no_level_for_a_layout_learnt_on_capitals
 ])
 def test_a_one_letter_message_key_holds_the_message_when_the_times_value_is_words(line, message):
     assert next(parse_lines([line], now=NOW)).message == message
+
+
+def test_a_line_with_a_level_after_header_columns_opens_a_record_in_a_headed_source(tmp_path):
+    log = tmp_path / "postgresql.log"
+    log.write_text("2024-10-04 06:38:27.001 UTC [2569016]: [1-1] db=,user= LOG: checkpoint starting: time\n"
+                   "2024-10-04 06:38:27.501 UTC [2569016]: [2-1] db=,user= LOG: checkpoint complete\n"
+                   "2024-10-04 06:38:28.808 UTC [2569017]: [1-1] db=,user= LOG: automatic vacuum of table t\n"
+                   "pages: 0 removed, 14 remain\n"
+                   "user=[unknown],db=[unknown],app=[unknown],client=[local] LOG: connection received: host=[local]\n"
+                   "tuples: 0 removed, 107 remain: CPU: user: 0.00 s\n")  # near miss: a `word:` line continues
+    assert [e.message.split("\n")[0][:19] for e in read_log(log)][2:] == ["automatic vacuum of", "connection received"]
