@@ -103,3 +103,13 @@ def test_a_line_with_a_level_after_header_columns_opens_a_record_in_a_headed_sou
                    "user=[unknown],db=[unknown],app=[unknown],client=[local] LOG: connection received: host=[local]\n"
                    "tuples: 0 removed, 107 remain: CPU: user: 0.00 s\n")  # near miss: a `word:` line continues
     assert [e.message.split("\n")[0][:19] for e in read_log(log)][2:] == ["automatic vacuum of", "connection received"]
+
+
+@pytest.mark.parametrize("line, message", [
+    # zap's console encoder: its last tab column, a JSON object, is the record's fields
+    ('2020-01-01 00:00:00 +0000 UTC\tinfo\tmain@foo.go:42\thello\t{"extra": "1s", "extras": ["1m0s"]}', "hello"),
+    # near miss: a last column in braces that is the message's text stays the message
+    ("2020-01-01 00:00:00 +0000 UTC\tinfo\tmain@foo.go:42\t{retrying in 5s}", "{retrying in 5s}"),
+])
+def test_a_tab_layouts_last_column_of_json_is_fields_not_the_message(line, message):
+    assert next(parse_lines([line], now=NOW)).message == message

@@ -23,6 +23,7 @@ python-dateutil's parser, which is then used for every line of that source.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -505,6 +506,9 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     if sep is not None:
         # every cut but the last bounds a header column: the message is what follows the last one
         cuts = min(len(s) for _, s in rows) - 1
+        last = [line[s[-1][0]:s[-1][1]].strip() for line, s in rows]
+        if cuts > after and sum(1 for v in last if _json_object(v)) >= 0.9 * len(last):
+            cuts -= 1  # a last column of JSON objects is the record's fields (zap's console encoder): the message is before it
         header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
         # the message is the column of free text; columns of single tokens after it (ActiveMQ's
@@ -619,6 +623,16 @@ def _prose_columns(rows: list[tuple[str, list[tuple[int, int]]]], start: int) ->
         if values and len(set(values)) >= 0.5 * len(values) and sum(1 for v in values if _PROSE.fullmatch(v)) >= 0.6 * len(values):
             count += 1
     return count
+
+
+def _json_object(value: str) -> bool:
+    """Whether a column's value is a JSON object (`{"k": v}`), not text in braces."""
+    if value[:1] != "{" or value[-1:] != "}":
+        return False
+    try:
+        return isinstance(json.loads(value), dict)
+    except ValueError:
+        return False
 
 
 def _texty(values: list[str]) -> bool:
