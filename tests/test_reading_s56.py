@@ -26,6 +26,9 @@ NOW = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
     ("[12] PATH: /usr/bin", None, None),  # near miss: a word in capitals that names no level
     ("[12] Error: retrying", None, None),  # near miss: a capitalised word is the message's
     ("[12] ERROR:", None, None),  # near miss: nothing after it
+    ("Status: ERROR: disk full", None, None),  # near miss: a label's colon is no header value
+    ('"how": "alert-log \'ORA-19815: WARNING: db_recovery_file_dest_size', None, None),  # near miss: quoted words
+    ("==> WARNING: It is highly recommended", "WARN", "It is highly recommended"),  # a marker column (Consul's)
 ])
 def test_a_level_closed_by_a_colon_after_header_columns_is_the_lines_level(text, level, message):
     found = prefixed_level(text)

@@ -325,12 +325,21 @@ _PROSE_WORD = re.compile(r"[A-Za-z][a-z]*[,.;!?]?")
 PREFIX_COLUMNS = 6
 
 
+def _header_value(token: str) -> bool:
+    """Whether a column before a level is a header's value: it holds a digit, a bracket, `=` or `@`, or a
+    colon inside it (`UTC:host`), and no quote (`"how":`, a quoted word, is a document's or prose's)."""
+    bare = token.rstrip(":-")
+    if '"' in token or "'" in token or _PROSE_WORD.fullmatch(bare):
+        return False
+    return any(c.isdigit() or c in "[]()=@:" for c in bare)
+
+
 def prefixed_level(text: str) -> tuple[str, Level, int] | None:
     """(word, level, where the message starts) for a level written after a header's other columns:
     an upper-case level word closed by a colon (`[1127]: [8-1] db=app,user=bob LOG:  duration: …`,
     `:[18762]:LOG:`), among a line's first PREFIX_COLUMNS columns, every column before it a header's
-    value (a number, a bracket, a `key=value`, an address: each holds a digit, a bracket or `=@:`),
-    none a word of prose (`Connection lost ERROR: …` is prose before a level word, no header). The
+    value (a number, a bracket, a `key=value`, an address: `_header_value`), none a word of prose
+    (`Connection lost ERROR: …` is prose before a level word, no header). The
     column words a level column writes (`COLUMN_INFO`: `LOG`) are INFO in that position. None
     when the line writes no such level."""
     head = text[:240]
@@ -342,8 +351,7 @@ def prefixed_level(text: str) -> tuple[str, Level, int] | None:
         before = head[:m.start()].split()
         if not before or len(before) >= PREFIX_COLUMNS:
             return None
-        if any(_PROSE_WORD.fullmatch(token) or not any(c.isdigit() or c in "[]()=@:-" for c in token)
-               for token in before):
+        if not all(_header_value(token) for token in before):
             return None
         return word, level, m.end()
     return None
