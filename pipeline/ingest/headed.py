@@ -16,7 +16,7 @@ import re
 from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from pipeline.ingest.directives import directive
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import normalize_level, prefixed_level
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.multiline import MultilineJoiner, looks_timed
 from pipeline.ingest.parsed import _BRACKET_LEVEL, ParsedRecord, split_first
@@ -79,6 +79,8 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
         return False  # `Start:      2024/02/16 06:05:19.548`: a property of the block the record prints
     if first[:1] == "[" and _BRACKET_LEVEL.match(first) is not None:
         return True  # a bracketed level word opens a record (CoreDNS's `[INFO] ...` between timed lines)
+    if ":" in first[:240] and not first[:1].isspace() and prefixed_level(first) is not None:
+        return True  # a level in capitals after a header's columns (`user=[unknown],db=x LOG:  msg`) opens one
     if parser.set.layouts and parser.set.read(first) is not None:
         return True
     for name in order(parser.format):

@@ -271,13 +271,14 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
                 by_value = _by_value(role, value)
                 if by_value is not None:
                     found.setdefault(role, []).append((by_value, position, name))
-    if "message" in missing and "message" not in found:
-        # no value of words: a one-letter key that abbreviates the message (zap's development keys
-        # `M`, Serilog's `@m`) holds it even as one word (`"M": "hello"`)
-        initials = [(2, position, n) for position, (n, v) in enumerate(items) if len(n.lstrip("@_")) == 1
-                    and isinstance(v, str) and v.strip() and ("message", 2) in _candidates(n)]
-        if initials:  # the first one no other role takes (`L` is the level's)
-            found["message"] = initials
+    # a one-letter key that abbreviates the message (zap's development keys `M`, Serilog's `@m`) holds
+    # it even as one word (`"M": "hello"`), where no value of words is free for it (zap's `T` holds
+    # words, `2020-01-01 00:00:00 +0000 UTC`, but the time's)
+    initials = [(2, position, n) for position, (n, v) in enumerate(items) if len(n.lstrip("@_")) == 1
+                and isinstance(v, str) and v.strip() and ("message", 2) in _candidates(n)] \
+        if "message" in missing else []
+    if initials and "message" not in found:
+        found["message"] = initials  # the first one no other role takes (`L` is the level's)
     if "message" in found and sum(1 for r, _p, _n in found["message"] if r == 4) > 1:
         # several values of human text and no key naming the message: the one a template rendered
         # from the record's other values (Falco's `output` holds its `priority` word and its
@@ -293,6 +294,8 @@ def infer(record: dict, missing: tuple[str, ...], cache: dict | None, *,
     roles: dict[str, str] = {}
     for role in missing:  # one key holds one role: the roles in `missing` order take their best free key
         free = sorted(c for c in found.get(role, ()) if c[2] not in roles.values())
+        if not free and role == "message":
+            free = [c for c in initials if c[2] not in roles.values()]
         if free:
             roles[role] = free[0][2]
     if held is not None:

@@ -23,6 +23,7 @@ python-dateutil's parser, which is then used for every line of that source.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 from pipeline.ingest.code_location import is_code_location
 from pipeline.ingest.key_roles import LEVEL_KEYS
-from pipeline.ingest.levels import LEVELS, Level, abbreviated_level, normalize_level
+from pipeline.ingest.levels import COLUMN_INFO, LEVELS, Level, abbreviated_level, normalize_level
 from pipeline.ingest import date_order
 from pipeline.ingest.timestamps import CLOCK, CLOCK_SHAPE, DAY_FIRST_SHAPE, SHAPE_RE, TIME_SHAPES, TIME_SHAPES_BY_NAME, dateutil_time, read_shape, spaced, time_from_groups
 
@@ -100,7 +101,6 @@ _LETTER_LEVELS = set("VDIWEFACT")  # logcat / glog single-letter levels, a level
 # loguru's SUCCESS (between INFO and WARNING): read as INFO in such a column only (COLUMN_INFO). The
 # last two make no column a level column by themselves (a column of `default` is a namespace or a
 # profile): only beside level words (`_column_role`)
-COLUMN_INFO = frozenset({"system", "statement", "detail", "hint", "context", "log", "default", "success"})
 _BESIDE_LEVELS = frozenset({"default", "success"})
 _EXTRA_LEVELS = {"information", "notice", "note", "sev"} | (COLUMN_INFO - _BESIDE_LEVELS)
 
@@ -188,8 +188,9 @@ def _is_letter_level(token: str) -> bool:
 
 def _is_level(token: str) -> bool:
     bare = _strip(token)
-    return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS) \
-        and len(bare) > 1
+    return bool(_LEVELISH.match(token)) and (normalize_level(bare) is not None or bare.lower() in _EXTRA_LEVELS
+                                            and not (bare.islower() and bare in COLUMN_INFO)) and len(bare) > 1
+    # (a column word in lower case, `system`, `log`, `detail`, is prose: its writers write it `LOG`, `[System]`)
 
 
 # -- the layout --------------------------------------------------------------------------------
@@ -505,6 +506,9 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     if sep is not None:
         # every cut but the last bounds a header column: the message is what follows the last one
         cuts = min(len(s) for _, s in rows) - 1
+        last = [line[s[-1][0]:s[-1][1]].strip() for line, s in rows]
+        if cuts > after and sum(1 for v in last if _json_object(v)) >= 0.9 * len(last):
+            cuts -= 1  # a last column of JSON objects is the record's fields (zap's console encoder): the message is before it
         header = [_column_role([line[s[j][0]:s[j][1]].strip() for line, s in rows], len(rows))
                   for j in range(after, cuts)]
         # the message is the column of free text; columns of single tokens after it (ActiveMQ's
@@ -526,7 +530,7 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         roles.append("other" if role == "level" and "level" in roles else role)  # a header has one level
     # the header ends after the last anchor (a level or a `tag:`), then takes the pid, thread, logger
     # and separator columns that follow it; after a `tag:` the message starts
-    end = 0
+    end, closed = 0, False
     for k, role in enumerate(roles):
         if role == "mnemonic":
             break
@@ -536,12 +540,17 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         if role == "tag" and k >= 2 and roles[k - 1] == "word" and roles[k - 2] != "level" \
                 and not _padded(rows, after + k - 1):
             continue  # a `word:` right after a free word that is no host (vsftpd's `OK DOWNLOAD:`) is its message's
+        if role == "tag" and k >= 1 and roles[k - 1] == "level" and _colon_closed(rows, after + k - 1) \
+                and not _component_column(rows, after + k):
+            closed = True
+            break  # `LOG:  duration: 3 ms`: a level closed by its colon ends the header; the `word:` is the message's
         if role in ("level", "tag"):
             end = k + 1
             if len(rows) == 1:
+                closed = role == "level" and _colon_closed(rows, after + k)
                 break  # one line tells no header column from a message's `word:`: the first anchor ends it
     k = end
-    if not (end and roles[end - 1] == "tag"):
+    if not (end and roles[end - 1] == "tag") and not closed:
         while k < len(roles) and roles[k] in _TRAILING:
             if roles[k] == "word" and (k > end or not _padded(rows, after + k)):
                 break  # a free word joins the header only as a padded (fixed-width) column
@@ -556,6 +565,21 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
     tight = [_tight(rows, j) for j in ends] if prefix is None else None
     return _scaled(_build(before, shape, header, sep, lines, prefix, optional_from=end, tight=tight, width=words),
                    total)
+
+
+COMPONENT_EVIDENCE = 20  # lines it takes to tell a component column from a message's first `word:`
+
+
+def _colon_closed(rows, j: int) -> bool:
+    """Whether column j (a level) is closed by a colon on every line (`LOG:`, `ERROR:`)."""
+    return all(line[s[j][0]:s[j][1]].endswith(":") for line, s in rows if len(s) > j)
+
+
+def _component_column(rows, j: int) -> bool:
+    """Whether column j takes few values over enough lines to be a component's (`main:`, `sshd:`),
+    not the first `word:` of messages (`duration:`, `connection received:`)."""
+    values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j]
+    return len(values) >= COMPONENT_EVIDENCE and len(set(values)) <= max(3, len(values) // 10)
 
 
 def _level_leads(found, start: int, width: int, shape: str) -> bool:
@@ -599,6 +623,16 @@ def _prose_columns(rows: list[tuple[str, list[tuple[int, int]]]], start: int) ->
         if values and len(set(values)) >= 0.5 * len(values) and sum(1 for v in values if _PROSE.fullmatch(v)) >= 0.6 * len(values):
             count += 1
     return count
+
+
+def _json_object(value: str) -> bool:
+    """Whether a column's value is a JSON object (`{"k": v}`), not text in braces."""
+    if value[:1] != "{" or value[-1:] != "}":
+        return False
+    try:
+        return isinstance(json.loads(value), dict)
+    except ValueError:
+        return False
 
 
 def _texty(values: list[str]) -> bool:

@@ -25,7 +25,7 @@ from pipeline.ingest.code_location import code_location
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
 from pipeline.ingest.layout import COLUMN_INFO, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
-from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.levels import normalize_level, prefixed_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.key_roles import finer_body_time, source_body_time
@@ -279,6 +279,19 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
         if level is None and opening is not None and (_is_level(opening[1]) or _is_letter_level(opening[1])):
             level, message = _strip(opening[1]), message[opening.end():]
             groups["message"] = message
+    if level is None and ":" in m.string[m.end("time"):m.end("time") + 240]:
+        # a level in capitals closed by a colon after the header's other columns, which the layout
+        # took as columns of their own (`UTC:host(port):user@db:[pid]:LOG:  duration: …`): the level,
+        # and the columns after it are the message's (`duration:` is no component)
+        after = m.end("time") + len(m.string[m.end("time"):]) - len(m.string[m.end("time"):].lstrip(" :-,"))
+        found = prefixed_level(m.string[after:])
+        if found is not None:
+            level, cut = found[0], after + found[2]
+            for role, group in layout.names.items():
+                if role in ("component", "host") and m.end(group) > cut - len(level) - 1:  # holds or follows it
+                    named[role] = None
+                    fields.pop(role, None)
+            message = groups["message"] = m.string[cut:].strip()
     if level is None:
         lead = _LEAD_LEVEL.match(message)
         word = (lead["bracket"] or lead["joined"]) if lead is not None else None

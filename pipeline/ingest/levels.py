@@ -312,3 +312,46 @@ def _from_number(number: int, scheme: str | None) -> Level | None:
         if number >= step:
             return level if number < 100 else None
     return None
+
+
+# A level column's words that name no level elsewhere (MySQL's `System`, PostgreSQL's LOG/STATEMENT/
+# DETAIL/HINT/CONTEXT, Apple's `Default`, loguru's `SUCCESS`): INFO where a header's position says
+# they are its level (a learnt layout's level column, `prefixed_level`)
+COLUMN_INFO = frozenset({"system", "statement", "detail", "hint", "context", "log", "default", "success"})
+# a level word in capitals closed by a colon: its own column, or joined by `:` or `-` to the column
+# before it (`…:[18762]:LOG:`, `UTC-5eefe116.22f4-LOG:`)
+_PREFIXED = re.compile(r"(?:(?<=\s)|(?<=[:-]))([A-Z]{3,9}):(?=\s+\S)")
+_PROSE_WORD = re.compile(r"[A-Za-z][a-z]*[,.;!?]?")
+PREFIX_COLUMNS = 6
+
+
+def _header_value(token: str) -> bool:
+    """Whether a column before a level is a header's value: it holds a digit, a bracket, `=` or `@`, or a
+    colon inside it (`UTC:host`), and no quote (`"how":`, a quoted word, is a document's or prose's)."""
+    bare = token.rstrip(":-")
+    if '"' in token or "'" in token or _PROSE_WORD.fullmatch(bare):
+        return False
+    return any(c.isdigit() or c in "[]()=@:" for c in bare)
+
+
+def prefixed_level(text: str) -> tuple[str, Level, int] | None:
+    """(word, level, where the message starts) for a level written after a header's other columns:
+    an upper-case level word closed by a colon (`[1127]: [8-1] db=app,user=bob LOG:  duration: …`,
+    `:[18762]:LOG:`), among a line's first PREFIX_COLUMNS columns, every column before it a header's
+    value (a number, a bracket, a `key=value`, an address: `_header_value`), none a word of prose
+    (`Connection lost ERROR: …` is prose before a level word, no header). The
+    column words a level column writes (`COLUMN_INFO`: `LOG`) are INFO in that position. None
+    when the line writes no such level."""
+    head = text[:240]
+    for m in _PREFIXED.finditer(head):
+        word = m.group(1)
+        level = normalize_level(word) or ("INFO" if word.lower() in COLUMN_INFO else None)
+        if level is None:
+            continue
+        before = head[:m.start()].split()
+        if not before or len(before) >= PREFIX_COLUMNS:
+            return None
+        if not all(_header_value(token) for token in before):
+            return None
+        return word, level, m.end()
+    return None

@@ -8,7 +8,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from pipeline.ingest.key_roles import level_in_pairs
-from pipeline.ingest.levels import CUT_LEVELS, JVM_FLAG, Level, infer_level, leading_level, normalize_level
+from pipeline.ingest.levels import CUT_LEVELS, JVM_FLAG, Level, infer_level, leading_level, normalize_level, prefixed_level
 from pipeline.ingest.timestamps import TimeRules, zone_named
 
 
@@ -194,11 +194,20 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
             if 3 <= len(word) <= 11 and word.isalpha() and other and normalize_level(word) is not None:
                 level, service = word, other
                 break
+    named = None
+    if level is None and ":" in message[:240]:
+        # a level word in capitals closed by a colon after a header's other columns (PostgreSQL's
+        # `log_line_prefix`: `[1127]: [8-1] db=app,user=bob LOG:  msg`): the level, the message after it
+        found = prefixed_level(message)
+        if found is not None:
+            level, named = found[0], found[1]
+            fields = {**(fields or {}), "prefix": message[:found[2] - len(found[0]) - 1].rstrip(" :-") or None}
+            message = message[found[2]:].strip()
     if level is None and (message[:1].isalpha() or message[:1] in "[<("):
         # a level word opens the line (`INFO: connected`, `WARN retrying`, `[warn] x`): written, not guessed
         # from the words after it (`INFO request failed with error` is an INFO line)
         level = leading_level(message)
-    level_name = normalize_level(level, scheme=scheme) if level is not None else None
+    level_name = named or (normalize_level(level, scheme=scheme) if level is not None else None)
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,
         # even one no scheme knows (kept raw for the reviewer), wins over keywords

@@ -240,14 +240,15 @@ def _iso(text: str, zone: tzinfo) -> datetime | None:
 _MON = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 # a zone: Z, an offset with minutes (+05:30, +0530), one of hours alone written right after the clock
-# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`), UTC/GMT or an abbreviation; an offset may be
+# (log4j2's ISO8601_OFFSET_DATE_TIME_HH: `,781-07`) or after a blank as a column of its own (PostgreSQL's
+# `%m` in a zone without a name: `09:53:43.862 -03 [pid]`), UTC/GMT or an abbreviation; an offset may be
 # followed by its zone's name (Go's Time.String: `+0000 UTC`)
 # (`+0000 UTC`); a name may be followed by its offset (`EST -0500`, any name: the offset is read); an
 # offset may write seconds and their fraction (`+01:49:03`, `+020030.099000`, as Python's %z does)
 _ZONE_NAMES = "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if z != "Z"), key=len, reverse=True))
 _OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6})?)?)"
 _NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
-_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])"
+_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
          rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
