@@ -126,3 +126,13 @@ def test_a_retry_its_writer_or_a_caller_quoting_the_error_announced_and_then_sai
 ])
 def test_an_error_opens_when_no_retry_was_announced_or_the_retry_did_not_work(lines):
     assert "ev-1" not in _healed(retry_worked, lines, 5.0)
+
+
+@pytest.mark.parametrize(("answered_at", "healed"), [(30.2, True), (55.0, False)])
+def test_a_retry_announced_with_its_delay_may_work_that_late_and_no_later(answered_at, healed):
+    lines = [
+        _event(1, 0.0, "inventory", "inv-1", "registry fetch failed: Connection refused"),
+        _event(2, 0.01, "inventory", "inv-1", "unable to refresh its cache! will be retried in 30 seconds"),
+        _event(3, answered_at, "inventory", "inv-1", "registration status: 204", level="INFO"),
+    ]
+    assert (_healed(retry_worked, lines, 5.0) == {"ev-1", "ev-2"}) is healed

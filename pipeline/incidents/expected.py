@@ -160,6 +160,7 @@ def retry_worked(errors: list[LogEvent], others: list[LogEvent], minutes: float)
     if not errors or minutes <= 0:
         return set()
     announced: dict[str, list[tuple[datetime, str, timedelta]]] = {}
+    tried: dict[tuple[str, str], list[datetime]] = {}  # the announcements by writer and operation (first word)
     worked: dict[str, list[datetime]] = {}
     context = {id(event) for event in others}
     for event in (*others, *errors):  # (a caller's retry logged at WARN is among the errors: it may join one)
@@ -169,6 +170,7 @@ def retry_worked(errors: list[LogEvent], others: list[LogEvent], minutes: float)
         if (_RETRY_ANNOUNCED.search(said) or _AN_ATTEMPT.search(said)) and not _NOT_PLANNED_RETRY.search(said):
             announced.setdefault(writer, []).append((event.time, " ".join(_WORD.findall(said.lower())),
                                                      min(_delay(said), timedelta(minutes=minutes))))
+            tried.setdefault((writer, _subject(head)), []).append(event.time)
         elif id(event) in context and ((_RECOVERED.search(head) and not _NOT_RECOVERED.search(head))
                                        or ((status := status_of(event)) is not None and 200 <= status < 300)):
             worked.setdefault(writer, []).append(event.time)
@@ -188,8 +190,12 @@ def retry_worked(errors: list[LogEvent], others: list[LogEvent], minutes: float)
                    if event.time <= t <= event.time + soon and (who == writer or quoted and quoted in text)]
         success = min((t for who, by in retries for t in worked.get(who, ()) if event.time < t <= by + blip),
                       default=None)
+        # (not when its operation, by its first word, is failed or announced as retried again after that: `putItem
+        # still retrying` after another operation's success)
         if success is not None and not any(success < t <= success + window
-                                           for t in again.get((writer, _subject(head)), ())):
+                                           for t in again.get((writer, _subject(head)), ())) \
+                and not any(success < t <= success + window for who, _ in retries
+                            for t in tried.get((who, _subject(head)), ())):
             found.add(id(event))
     return found
 
