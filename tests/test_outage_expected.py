@@ -136,3 +136,21 @@ def test_a_retry_announced_with_its_delay_may_work_that_late_and_no_later(answer
         _event(3, answered_at, "inventory", "inv-1", "registration status: 204", level="INFO"),
     ]
     assert (_healed(retry_worked, lines, 5.0) == {"ev-1", "ev-2"}) is healed
+
+
+@pytest.mark.parametrize("line", [
+    "The operation will be retried after 0ms.", "Retrying in 5s", "control falling back to seed hosts", "tx retry attempt=1",
+    "upload failed (attempt 1/5)", "Application presence exited: :stopped", "Shutting down on SIGTERM", "draining node-3",
+    "worker terminated by signal=TERM",
+])
+def test_the_stems_that_spare_a_search_are_held_by_every_line_it_matches(line):
+    """The literal pre-tests (issue 37.3) decide what the searches alone decided, on lines they match."""
+    from pipeline.incidents import expected
+    from pipeline.incidents.recovery import _AN_ATTEMPT
+    from pipeline.incidents.line_names import holds_any
+    lowered = line.lower()
+    if expected._RETRY_ANNOUNCED.search(line) or _AN_ATTEMPT.search(line):
+        assert holds_any(lowered, expected._RETRY_STEMS)
+    if expected._STOPPING.search(line):
+        assert holds_any(lowered, expected._STOP_STEMS)
+    assert expected._RETRY_ANNOUNCED.search(line) or _AN_ATTEMPT.search(line) or expected._STOPPING.search(line)

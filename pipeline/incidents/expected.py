@@ -7,13 +7,14 @@ recovery.py's are; the names they are read by are line_names.py's.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from datetime import datetime, timedelta
 
 from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.analyst.subject import client_gone as client_went
-from pipeline.incidents.line_names import HEAD_CHARS, first_line, named_things
-from pipeline.incidents.recovery import (HANDLED_SECONDS, _AN_ATTEMPT, _NOT_RECOVERED, _RECOVERED, _head,
+from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, named_things
+from pipeline.incidents.recovery import (_BACK_STEMS, HANDLED_SECONDS, _AN_ATTEMPT, _NOT_RECOVERED, _RECOVERED, _head,
                                          _subject, status_of)
 from pipeline.incidents.writers import component
 from pipeline.state import LogEvent
@@ -95,6 +96,8 @@ _STOPPING = re.compile(r"\b(?:stopp(?:ed|ing)|shutting down|shut down|exit(?:ed|
 # ... not a crash, a kill or a failed exit (`exited with code 1`, `status=1/FAILURE`, `killed`, `OOM`)
 _NOT_PLANNED = re.compile(r"crash|kill|\boom|out of memory|panic|fatal|fail|error|abort|abnormal|segfault|unexpected|"
                           r"core dumped|(?:code|status)[=: ]+\"?-?[1-9]|SIG(?:KILL|SEGV|ABRT|BUS)", re.I)
+# a piece of text every match of `_STOPPING` holds, lower-cased
+_STOP_STEMS = ("stopp", "shut", "exit", "termin", "sigterm", "drain")
 STOP_SECONDS = 10  # the seconds after a planned stop in which its peers' lost connections are its own
 
 
@@ -110,7 +113,8 @@ def planned_stop(errors: list[LogEvent], others: list[LogEvent], minutes: float)
     for event in others:
         head = first_line(event.message)[:300]
         host = event.host or ""
-        if len(host) >= 4 and _STOPPING.search(head) and not _NOT_PLANNED.search(head):
+        if len(host) >= 4 and (not head.isascii() or holds_any(head.lower(), _STOP_STEMS)) \
+                and _STOPPING.search(head) and not _NOT_PLANNED.search(head):
             stops.setdefault(host, []).append(event.time)
     if not stops:
         return set()
@@ -145,6 +149,8 @@ def planned_stop(errors: list[LogEvent], others: list[LogEvent], minutes: float)
 # `falling back to initial contact points`), in the error's own line or a line of its writer just after it ...
 _RETRY_ANNOUNCED = re.compile(r"\bwill be retried\b|\bretrying\b|\bwill retry\b|\bretry in\b|\bfall(?:ing|s)? back\b", re.I)
 ANNOUNCE_SECONDS = 2
+# a piece of text every match of `_RETRY_ANNOUNCED` or recovery's `_AN_ATTEMPT` holds, lower-cased
+_RETRY_STEMS = ("retr", "fall", "attempt")
 # ... not a retry given up on (`retrying failed`, `giving up`, `exhausted`)
 _NOT_PLANNED_RETRY = re.compile(r"giv(?:e|ing) up|exhausted|abort|fatal", re.I)
 
@@ -163,20 +169,29 @@ def retry_worked(errors: list[LogEvent], others: list[LogEvent], minutes: float)
     tried: dict[tuple[str, str], list[datetime]] = {}  # the announcements by writer and operation (first word)
     worked: dict[str, list[datetime]] = {}
     context = {id(event) for event in others}
+    window, soon, blip = timedelta(minutes=minutes), timedelta(seconds=ANNOUNCE_SECONDS), timedelta(seconds=HANDLED_SECONDS)
+    times = sorted(e.time for e in errors)
     for event in (*others, *errors):  # (a caller's retry logged at WARN is among the errors: it may join one)
-        writer = component(event)
+        at = bisect.bisect_right(times, event.time)
+        if at == 0 or event.time - times[at - 1] > window:
+            continue  # no error at or before it within the burst window: nothing it could say worked (most lines)
         head = _head(event.message)[:300]
-        said = " ".join([head, *(f"{k}={v}" for k, v in event.fields.items() if isinstance(v, (str, int)))])[:600]
-        if (_RETRY_ANNOUNCED.search(said) or _AN_ATTEMPT.search(said)) and not _NOT_PLANNED_RETRY.search(said):
+        lowered = head.lower() if head.isascii() else None  # (an ASCII head holding no stem is not searched)
+        fields = [f"{k}={v}" for k, v in event.fields.items() if isinstance(v, (str, int))]
+        said = " ".join([head, *fields])[:600]
+        if (lowered is None or fields or holds_any(lowered, _RETRY_STEMS)) \
+                and (_RETRY_ANNOUNCED.search(said) or _AN_ATTEMPT.search(said)) and not _NOT_PLANNED_RETRY.search(said):
+            writer = component(event)
             announced.setdefault(writer, []).append((event.time, " ".join(_WORD.findall(said.lower())),
-                                                     min(_delay(said), timedelta(minutes=minutes))))
+                                                     min(_delay(said), window)))
             tried.setdefault((writer, _subject(head)), []).append(event.time)
-        elif id(event) in context and ((_RECOVERED.search(head) and not _NOT_RECOVERED.search(head))
-                                       or ((status := status_of(event)) is not None and 200 <= status < 300)):
-            worked.setdefault(writer, []).append(event.time)
+        elif id(event) in context and (
+                (lowered is None or holds_any(lowered, _BACK_STEMS)) and _RECOVERED.search(head)
+                and not _NOT_RECOVERED.search(head)
+                or (status := status_of(event)) is not None and 200 <= status < 300):
+            worked.setdefault(component(event), []).append(event.time)
     if not worked:
         return set()
-    window, soon, blip = timedelta(minutes=minutes), timedelta(seconds=ANNOUNCE_SECONDS), timedelta(seconds=HANDLED_SECONDS)
     again: dict[tuple[str, str], list[datetime]] = {}
     for event in errors:
         again.setdefault((component(event), _subject(_head(event.message))), []).append(event.time)
