@@ -23,7 +23,7 @@ from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
-from pipeline.incidents.expected import answered_4xx, clients_own, planned_stop, retry_worked
+from pipeline.incidents.expected import expected
 from pipeline.incidents.notices import notice_only
 from pipeline.incidents.recovery import answered_missing, cancelled, handled, no_work, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
@@ -169,12 +169,7 @@ class Incidents:
         # to do and ended normally
         healed.update(handled(opening, context))
         healed.update(no_work(opening, context, self.burst_minutes))
-        # or is its client's (a reset said in words, credentials refused from an ephemeral port; the request
-        # answered 4xx), or a peer's planned stop that completed (expected.py, session 56)
-        healed.update(id(item) for item in opening if clients_own(item))
-        healed.update(answered_4xx(opening, context))
-        healed.update(planned_stop(opening, context, self.burst_minutes))
-        healed.update(retry_worked(opening, context, self.burst_minutes))  # or a retry announced that worked
+        healed.update(expected(opening, context, self.burst_minutes))  # or is a healthy system's (expected.py)
         if healed:
             context.extend(item for item in opening if id(item) in healed)
             opening = [item for item in opening if id(item) not in healed]

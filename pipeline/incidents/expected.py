@@ -1,9 +1,9 @@
 """Errors the log itself shows are a healthy system's (CONTRACT §2, session 56): a server's failure that is
-its client's (the client reset or closed the connection, said in words; the credentials a client gave from an
-ephemeral port refused), an error whose request the server answered 4xx on a path it names (the client's own
-request refused: throttled, unauthorised), and a lost connection to a host that announced its own graceful
-stop just before and wrote again after (a planned restart that completed). All are kept as context, as
-recovery.py's are; the names they are read by are line_names.py's.
+its client's (the client reset or closed the connection, said in words), an error whose request the server
+answered 4xx on a path it names (the client's own request refused: throttled, unauthorised), a lost connection to a
+host that announced its own graceful stop just before and wrote again after (a planned restart that completed), and
+a retry announced that then worked. All are kept as context, as recovery.py's are; the names they are read by are
+line_names.py's.
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import bisect
 import re
 from datetime import datetime, timedelta
 
-from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.analyst.subject import client_gone as client_went
 from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, named_things
 from pipeline.incidents.recovery import (_BACK_STEMS, HANDLED_SECONDS, _AN_ATTEMPT, _NOT_RECOVERED, _RECOVERED, _head,
@@ -19,29 +18,19 @@ from pipeline.incidents.recovery import (_BACK_STEMS, HANDLED_SECONDS, _AN_ATTEM
 from pipeline.incidents.writers import component
 from pipeline.state import LogEvent
 
-# a credential a client gave, refused by the server it gave it to (sshd's `Failed password for root from
-# 218.92.0.112 port 40622 ssh2`, `authentication failure`, `login failed`, `access denied`) ...
-_CREDENTIAL_REFUSED = re.compile(
-    r"\b(?:(?:failed|invalid|wrong|incorrect|bad) (?:password|passphrase|credentials?|login|user(?:name)?|publickey)"
-    r"|authentication (?:failed|failure|error)|login (?:failed|incorrect)|access denied)\b", re.I)
-# ... from where the client connected: its address and a port of the ephemeral range (RFC 6335), the client's own
-# end of the connection (`from 10.0.0.9 port 51022`, `from 10.0.0.9:51022`); a port below it is a server's
-_FROM_PORT = re.compile(r"\bfrom \[?[\w.:-]+?\]?(?: port |:)(\d{1,5})\b")
-_NOT_ONLY_CLIENTS = re.compile(r"time[d ]?\s?out|unavailable|exhausted|panic|unreachable|no route", re.I)
+def expected(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> set[int]:
+    """The errors (by `id`) the log shows a healthy system wrote: its client's (`clients_own`), a request answered
+    4xx (`answered_4xx`), a peer lost to a planned stop that completed (`planned_stop`), a retry announced that
+    worked (`retry_worked`). `others`: the lines that open nothing; `minutes`: the burst window."""
+    found = {id(event) for event in errors if clients_own(event)}
+    return found | answered_4xx(errors, others) | planned_stop(errors, others, minutes) | retry_worked(errors, others, minutes)
 
 
 def clients_own(event: LogEvent) -> bool:
-    """Whether a server's error is its client's: the client reset or closed the connection, in words
-    (PostgreSQL's `could not receive data from client: Connection reset by peer`: analyst/subject.py), or the
-    client's credentials were refused (`_CREDENTIAL_REFUSED`) and it came from an ephemeral port (`_FROM_PORT`,
-    every address the line names)."""
-    if client_went(event):
-        return True
-    head = first_line(event.message)[:HEAD_CHARS]
-    if not _CREDENTIAL_REFUSED.search(head) or _NOT_ONLY_CLIENTS.search(head):
-        return False
-    ports = [int(p) for p in _FROM_PORT.findall(head)]
-    return bool(ports) and all(p >= EPHEMERAL_PORTS for p in ports)
+    """Whether a server's error is its client's: the client reset or closed the connection, said in words
+    (PostgreSQL's `could not receive data from client: Connection reset by peer`, `unexpected EOF on client
+    connection`: analyst/subject.py's `client_gone`, which the analyst reads as naming no cause)."""
+    return client_went(event)
 
 
 # an access log's line answering a request (`"GET /products?page=120 HTTP/1.1" 429 32`): a 4xx is the client's
