@@ -18,6 +18,7 @@ from pipeline.incidents.recovery import (_BACK_STEMS, HANDLED_SECONDS, _AN_ATTEM
 from pipeline.incidents.writers import component
 from pipeline.state import LogEvent
 
+
 def expected(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> set[int]:
     """The errors (by `id`) the log shows a healthy system wrote: its client's (`clients_own`), a request answered
     4xx (`answered_4xx`), a peer lost to a planned stop that completed (`planned_stop`), a retry announced that
@@ -64,10 +65,14 @@ def answered_4xx(errors: list[LogEvent], others: list[LogEvent]) -> set[int]:
     if not any(400 <= status < 500 for _, _, status in answers):
         return set()
     window = timedelta(seconds=ANSWER_SECONDS)
+    answers.sort(key=lambda answer: answer[0])
+    times = [t for t, _, _ in answers]
     found = set()
     for event in errors:
-        if _NOT_ONLY_REFUSED.search(first_line(event.message)[:HEAD_CHARS]):
-            continue
+        at = bisect.bisect_left(times, event.time)
+        if at == len(times) or times[at] > event.time + window \
+                or _NOT_ONLY_REFUSED.search(first_line(event.message)[:HEAD_CHARS]):
+            continue  # no answer in the seconds after it (most errors: their names are not read), or a failure of its own
         paths = _paths(event)
         said = {n.split(":", 1)[1].lower() for n in named_things(event) if n.startswith(("res:", "id:", "path:"))}
         said = {v for v in said if len(v) >= 6}
