@@ -23,6 +23,7 @@ from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
+from pipeline.incidents.expected import expected
 from pipeline.incidents.notices import notice_only
 from pipeline.incidents.recovery import answered_missing, cancelled, handled, no_work, recovered
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
@@ -168,6 +169,7 @@ class Incidents:
         # to do and ended normally
         healed.update(handled(opening, context))
         healed.update(no_work(opening, context, self.burst_minutes))
+        healed.update(expected(opening, context, self.burst_minutes))  # or is a healthy system's (expected.py)
         if healed:
             context.extend(item for item in opening if id(item) in healed)
             opening = [item for item in opening if id(item) not in healed]
