@@ -40,6 +40,8 @@ _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)"
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@(-])")
 # (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
+# an IPv4 address alone in quotes (`server on '10.20.1.77'`)
+_QUOTED_IP = re.compile(r"""(?<![\w.])['"`]((?:\d{1,3}\.){3}\d{1,3})['"`]""")
 # a product and its version (RFC 9110's `product/version`: a user agent's `Mozilla/5.0`, `python-requests/2.31`):
 # what a client is, said alike by every request of every client of that kind, no place a failure is about
 _PRODUCT = re.compile(r"^[A-Za-z][\w.-]*/v?\d+(?:\.[\w-]+)*$")
@@ -190,6 +192,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)) \
                 and not spellings.is_json_key(text_no_urls, match.start(), match.end()):
             names.append(f"res:{match.group(1).lower()}")
+    for match in _QUOTED_IP.finditer(text_no_urls):
+        # (session 56) a server's IPv4 address alone in quotes (MySQL's `Can't connect to MySQL server on '10.20.1.77'`):
+        # the machine at that address, as `10.20.1.77:3306` names it
+        if host_address(match.group(1)) and not match.group(1).startswith(("0.", "127.")):
+            names.append(SERVICE_NAMED + match.group(1))
     for match in _MAIL.finditer(text_no_urls):
         address = match.group(1).rstrip(".").lower()
         if address.rsplit(".", 1)[-1].isalpha():  # a domain, not `user@10.0.3.11` (a connection's peer)
