@@ -95,3 +95,27 @@ def test_two_names_on_the_port_keep_an_address_apart(engine):
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-3"] not in (of["ev-1"], of["ev-2"])
+
+
+@pytest.mark.parametrize("line, went", [
+    # a server's access line naming the client it answered (an IPv4 address on an ephemeral port): nowhere it went
+    ('INFO:     10.31.2.7:50418 - "PUT /v2/blobs HTTP/1.1" 500 Internal Server Error', False),
+    # near misses: a server's port (below the ephemeral range), a client's socket beside where it went (Go's net.OpError)
+    ('upstream 10.31.2.7:8443 answered "PUT /v2/blobs HTTP/1.1" 502', True),
+    ("write tcp 10.31.2.9:50418->10.31.2.7:5432: write: broken pipe", True),
+    # a named host on a high port is a server's (a name is never a client's socket)
+    ("GET http://blob-store:50418/v2 failed: 503", True),
+])
+def test_a_clients_own_socket_says_nowhere_an_error_went(line, went):
+    names = line_names.named_things(_event(1, 0, "blobs", "blobs-1", line))
+    assert line_names.went_to(names) is went
+    assert line_names.went_to(names, services=True) is went
+
+
+def test_a_5xx_answered_to_a_client_at_its_socket_joins_its_writers_failure(engine):
+    engine.incidents.store_batch([
+        _event(1, 0.0, "blobs", "blobs-1", "blob put failed: quota of bucket tenant-77 exhausted (2048 of 2048 objects)"),
+        _event(2, 0.2, "blobs", "blobs-1", 'INFO:     10.31.2.7:50418 - "PUT /v2/blobs HTTP/1.1" 500 Internal Server Error'),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-1"] == of["ev-2"]

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
+from pipeline.analyst.subject import EPHEMERAL_PORTS as EPHEMERAL
 from pipeline.incidents.writers import service_named
 
 _IPV4 = re.compile(r"^(?:\d{1,3}\.){3}\d{1,3}$")
-EPHEMERAL = 32768  # ports from here on are a client's own (Linux's and IANA's ranges both start at or above it)
 MAX_ADDRESSES = 4  # addresses of one port added to an error naming its host (a service's few replicas)
 MAX_PORTS = 4_096  # ports a batch keeps (bounds the book on a hostile log)
 # every machine's own (a loopback) or none (a server's wildcard listen address, `server: 0.0.0.0:443`): no one host's

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.incidents import name_spellings as spellings
 from pipeline.incidents.same_service import same_service_names
 from pipeline.incidents.writers import (
@@ -241,6 +242,17 @@ def named_things(event: LogEvent) -> frozenset[str]:
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {p + i for i in identities(event) for p in (SERVICE_NAMED, CALLS)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
+
+
+def went_to(names: set[str] | frozenset[str], *, services: bool = False) -> bool:
+    """Whether an error's names say where it went: a host:port or URL host (`services`: or a service), not a client's
+    own socket, an IPv4 address on an ephemeral port (session 56: the peer a server answered, uvicorn's `10.30.1.2:51122
+    - "POST /v1/media HTTP/1.1" 500`, and that address as a machine)."""
+    clients = {host for n in names if n.startswith("hp:") for host, _, port in [n[3:].rpartition(":")]
+               if port.isdigit() and int(port) >= EPHEMERAL_PORTS and host_address(host)}
+    kinds = (*ADDRESSES, SERVICE_NAMED) if services else ADDRESSES
+    return any(n.startswith(kinds) and n.split(":", 1)[1].rpartition(":")[0 if n.startswith("hp:") else 2] not in clients
+               for n in names)
 
 
 def values(names: set[str] | frozenset[str], kinds: tuple[str, ...]) -> set[str]:
