@@ -45,6 +45,9 @@ def test_a_port_named_with_one_host_names_that_host_by_its_address(first, last, 
 @pytest.mark.parametrize("lines", [
     # near misses: two names on the port (which one the address is, the log does not say)
     ("dial ledger-db:27123 refused", "dial audit-db:27123 refused", "monitor to 10.9.4.2:27123 closed"),
+    # a line naming a host without a port beside the address it dialled names a second host on the port
+    ('charge failed: Post "http://pay.pay.svc/charge": dial tcp 10.9.4.7:27123: connect: refused',
+     "dial ledger-db:27123 refused", "monitor to 10.9.4.2:27123 closed"),
     # another port; a client's ephemeral port; `localhost`, every machine's own
     ("dial ledger-db:27123 refused", "monitor to 10.9.4.2:27124 closed"),
     ("reset by ledger-db:41822", "write to 10.9.4.2:41822 failed"),

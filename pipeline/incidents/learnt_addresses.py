@@ -31,6 +31,7 @@ class AddressBook:
 
     def __init__(self) -> None:
         self.named: dict[str, set[str]] = {}  # port -> host names written with it
+        self.beside: dict[str, set[str]] = {}  # port -> host names a line wrote, without a port, beside an address on it
         self.addresses: dict[str, set[str]] = {}  # port -> IPv4 addresses written with it
 
     def spelt(self, names: frozenset[str]) -> frozenset[str]:
@@ -41,13 +42,20 @@ class AddressBook:
                  if port.isdigit() and int(port) < EPHEMERAL and port not in _EVERY_HOSTS and host not in _NO_NAME]
         if not pairs:
             return names
+        # a host the line names without a port beside an address it dialled (Go's `Post "http://payments.svc/charge":
+        # dial tcp 10.0.3.88:8080: …`; or a front door's virtual host, a DNS query's name): maybe a name on that port,
+        # so the port has no one name any more; never a name the port is learnt to be
+        dialled = {port for host, port in pairs if _IPV4.match(host)}
+        for n in names:
+            if n.startswith("host:") and not _IPV4.match(n[5:]):
+                for port in dialled:
+                    self._keep(self.beside, port, n[5:])
         for host, port in pairs:
-            if port in self.named or port in self.addresses or len(self.named) + len(self.addresses) < MAX_PORTS:
-                (self.addresses if _IPV4.match(host) else self.named).setdefault(port, set()).add(host)
+            self._keep(self.addresses if _IPV4.match(host) else self.named, port, host)
         added: list[str] = []
         for host, port in pairs:
             hosts = self.named.get(port, set())
-            if len(hosts) != 1:
+            if len(hosts) != 1 or not self.beside.get(port, set()) <= hosts:
                 continue  # (no name, or two: which host an address is, the log does not say)
             (name,) = hosts
             if _IPV4.match(host):
@@ -55,3 +63,7 @@ class AddressBook:
             else:
                 added.extend(f"hp:{a}:{port}" for a in sorted(self.addresses.get(port, ()))[:MAX_ADDRESSES])
         return names | frozenset(added) if added else names
+
+    def _keep(self, table: dict[str, set[str]], port: str, host: str) -> None:
+        if port in table or len(self.named) + len(self.beside) + len(self.addresses) < MAX_PORTS:
+            table.setdefault(port, set()).add(host)
