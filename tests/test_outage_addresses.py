@@ -122,3 +122,22 @@ def test_a_5xx_answered_to_a_client_at_its_socket_joins_its_writers_failure(engi
     ], cursor=None)
     of = _incident_of(engine)
     assert of["ev-1"] == of["ev-2"]
+
+
+_SHUN = "HostGroups_Manager: Shunning server 10.20.4.71:3306 with 5 errors/sec. Shunning for 10 seconds"
+_LOST = "reports.sql: query failed: (2013, 'Lost connection to MySQL server during query (timed out)')"
+
+
+@pytest.mark.parametrize("address, one", [("10.20.4.71", True), ("10.20.4.72", False)])
+def test_a_patterns_later_error_naming_a_machines_address_merges_the_incident_naming_it(engine, address, one):
+    # the proxy shuns the database by its address; the app's first lost query names nothing, its later one names the
+    # server's address in quotes: one machine, one outage (near miss: another address merges nothing)
+    engine.incidents.store_batch([
+        _event(1, 0.0, "sqlproxy", "sqlproxy-1", _SHUN),
+        _event(2, 1.0, "reports", "reports-3", _LOST),
+        _event(3, 19.0, "reports", "reports-1",
+               f"reports.sql: query failed: (2003, \"Can't connect to MySQL server on '{address}' (timed out)\")"),
+    ], cursor=None)
+    of = _incident_of(engine)
+    assert of["ev-2"] == of["ev-3"]
+    assert (of["ev-1"] == of["ev-3"]) is one

@@ -138,8 +138,8 @@ class Joiner:
         if not fields and not read and not may_carry_id(event, line_names.HEAD_CHARS):
             return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
-        # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)
-        ids = {n for n in names if n.startswith(line_names.ID)}
+        # (or a trace or request id, which no template holds, or a machine by its address: one story, another incident's)
+        ids = {n for n in names if n.startswith(line_names.ID) or writers.names_address(n)}
         # (or a writer it names, another incident's: a relay's refusal of that client, and the client's error of it)
         called = {writers.IS + n.split(":", 1)[1] for n in names if n.startswith((writers.SERVICE_NAMED, writers.CLIENT_NAMED))} \
             - {writers.IS + i for i in writers.identities(event)}
