@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable
 
 from pipeline.clock import iso, parse_iso
-from pipeline.incidents import correlation, leading, line_names, machines, outage, writers
+from pipeline.incidents import correlation, leading, learnt_addresses, line_names, machines, outage, writers
 from pipeline.incidents.leading import Leader
 from pipeline.incidents.name_spellings import may_carry_id
 from pipeline.incidents.open_candidates import OpenCandidates
@@ -64,6 +64,7 @@ class Joiner:
         self.opened_at: dict[str, int] = {}  # an incident this batch opened -> the order it was opened in
         self.into: dict[str, str] = {}  # an incident this batch opened -> the one it was merged into
         self._last_named: tuple[LogEvent | None, frozenset[str]] = (None, frozenset())
+        self.book = learnt_addresses.AddressBook()  # the ports this batch's errors named with one host name (`learnt_addresses`)
         self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
         self.kept_ids: dict[str, int] = {}  # incident -> the ids its pattern-joined errors added in this batch
@@ -92,7 +93,7 @@ class Joiner:
                     return candidate.incident_id, candidate.fingerprint, FOLD
         if self.minutes <= 0:
             return None
-        names, said = line_names.named_things(event), line_names.words(event)
+        names, said = self._named_things(event), line_names.words(event)
         self._load(self._members(event, names, said))
         wording = self._wording(event) if self.worded else None
         tied: list[tuple[int, str, str]] = []
@@ -137,8 +138,8 @@ class Joiner:
         if not fields and not read and not may_carry_id(event, line_names.HEAD_CHARS):
             return  # (most errors joining their pattern's incident: nothing more is read)
         names, said = self._named_things(event), line_names.words(event)
-        # (or a trace or request id, which no template holds: one request's story, told by another incident's errors)
-        ids = {n for n in names if n.startswith(line_names.ID)}
+        # (or a trace or request id, which no template holds, or a machine by its address: one story, another incident's)
+        ids = {n for n in names if n.startswith(line_names.ID) or writers.names_address(n)}
         # (or a writer it names, another incident's: a relay's refusal of that client, and the client's error of it)
         called = {writers.IS + n.split(":", 1)[1] for n in names if n.startswith((writers.SERVICE_NAMED, writers.CLIENT_NAMED))} \
             - {writers.IS + i for i in writers.identities(event)}
@@ -162,14 +163,13 @@ class Joiner:
         """`outage.Wording` of an event, read once for `find` and `joined` both."""
         held, wording = self._last_wording
         if held is not event or wording is None:
-            wording = outage.Wording.of(event)
-            self._last_wording = (event, wording)
+            self._last_wording = (event, wording := outage.Wording.of(event))
         return wording
 
     def _named_things(self, event: LogEvent) -> frozenset[str]:
-        """`line_names.named_things` of an event, read once for the event `joined` and `merge_tied` both read."""
+        """`line_names.named_things` of an event and the batch's learnt spellings (`learnt_addresses`), read once."""
         if self._last_named[0] is not event:
-            self._last_named = (event, line_names.named_things(event))
+            self._last_named = (event, self.book.spelt(line_names.named_things(event)))
         return self._last_named[1]
 
     @staticmethod

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.incidents import name_spellings as spellings
 from pipeline.incidents.same_service import same_service_names
 from pipeline.incidents.writers import (
@@ -40,6 +41,8 @@ _PATH = re.compile(r"(?=/)(?<![\w.:/~@-])(/[A-Za-z_][\w.-]*+(?:/[\w.{}:-]++)++)"
 _DOTTED = re.compile(r"(?<![\w./@:-])([A-Za-z_][\w-]*+(?:\.[A-Za-z_][\w-]*+)++)(?![\w/@(-])")
 # (a quote escaped inside a quoted value, klog's `err="... \\"registry.io/app:v1\\": ..."`, quotes it too)
 _QUOTED = re.compile(r"""['"`]([A-Za-z][\w.:/-]*+)\\*['"`]""")
+# an IPv4 address alone in quotes (`server on '10.20.1.77'`)
+_QUOTED_IP = re.compile(r"""(?<![\w.])['"`]((?:\d{1,3}\.){3}\d{1,3})['"`]""")
 # a product and its version (RFC 9110's `product/version`: a user agent's `Mozilla/5.0`, `python-requests/2.31`):
 # what a client is, said alike by every request of every client of that kind, no place a failure is about
 _PRODUCT = re.compile(r"^[A-Za-z][\w.-]*/v?\d+(?:\.[\w-]+)*$")
@@ -190,6 +193,11 @@ def named_things(event: LogEvent) -> frozenset[str]:
         if any(c in match.group(1) for c in "-_.:/") and not _PRODUCT.match(match.group(1)) \
                 and not spellings.is_json_key(text_no_urls, match.start(), match.end()):
             names.append(f"res:{match.group(1).lower()}")
+    for match in _QUOTED_IP.finditer(text_no_urls):
+        # (session 56) a server's IPv4 address alone in quotes (MySQL's `Can't connect to MySQL server on '10.20.1.77'`):
+        # the machine at that address, as `10.20.1.77:3306` names it
+        if host_address(match.group(1)) and not match.group(1).startswith(("0.", "127.")):
+            names.append(SERVICE_NAMED + match.group(1))
     for match in _MAIL.finditer(text_no_urls):
         address = match.group(1).rstrip(".").lower()
         if address.rsplit(".", 1)[-1].isalpha():  # a domain, not `user@10.0.3.11` (a connection's peer)
@@ -234,6 +242,17 @@ def named_things(event: LogEvent) -> frozenset[str]:
     # a writer naming itself (its own host:port, its pod's DNS name) names no other service
     own = {p + i for i in identities(event) for p in (SERVICE_NAMED, CALLS)}
     return frozenset(n for n in dict.fromkeys(names) if n not in own and len(n) < 200)
+
+
+def went_to(names: set[str] | frozenset[str], *, services: bool = False) -> bool:
+    """Whether an error's names say where it went: a host:port or URL host (`services`: or a service), not a client's
+    own socket, an IPv4 address on an ephemeral port (session 56: the peer a server answered, uvicorn's `10.30.1.2:51122
+    - "POST /v1/media HTTP/1.1" 500`, and that address as a machine)."""
+    clients = {host for n in names if n.startswith("hp:") for host, _, port in [n[3:].rpartition(":")]
+               if port.isdigit() and int(port) >= EPHEMERAL_PORTS and host_address(host)}
+    kinds = (*ADDRESSES, SERVICE_NAMED) if services else ADDRESSES
+    return any(n.startswith(kinds) and n.split(":", 1)[1].rpartition(":")[0 if n.startswith("hp:") else 2] not in clients
+               for n in names)
 
 
 def values(names: set[str] | frozenset[str], kinds: tuple[str, ...]) -> set[str]:

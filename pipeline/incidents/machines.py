@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Callable, Protocol, TypeVar
 
 from pipeline.incidents.leading import SYMPTOM, rank
-from pipeline.incidents.line_names import ADDRESSES
-from pipeline.incidents.writers import COMPONENT, SERVICE_NAMED
+from pipeline.incidents.line_names import went_to
+from pipeline.incidents.writers import COMPONENT
 from pipeline.state import LogEvent
 
 
@@ -53,7 +53,7 @@ def same_machine_incident(event: LogEvent, names: frozenset[str], near: list[Can
 def nameless_symptom(event: LogEvent, names: frozenset[str]) -> bool:
     """Whether an error is a symptom (`leading.rank`) naming no host:port, URL host or service: one a machine's failure
     may cause in any program on it (`same_machine_incident`)."""
-    return rank(event) == SYMPTOM and not any(n.startswith((*ADDRESSES, SERVICE_NAMED)) for n in names)
+    return rank(event) == SYMPTOM and not went_to(names, services=True)
 
 
 _NOT_A_HOST = frozenset({"-", "localhost", "unknown", "none", "null"})

@@ -27,7 +27,8 @@ from datetime import datetime, timedelta
 from pipeline.clock import parse_iso
 from pipeline.incidents.leading import NEUTRAL, answered_5xx, names_cause, names_failure, rank
 from pipeline.incidents.machines import nameless_symptom
-from pipeline.incidents.line_names import ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line, said_by
+from pipeline.incidents.line_names import (ADDRESSES, DISTINCT, LABEL, ERROR_KEY, FRAME, HEAD_CHARS, LONG_WORD, first_line,
+                                          said_by, went_to)
 from pipeline.incidents.same_service import SAME_SERVICE
 from pipeline.incidents.writers import CALLS, CLIENT_NAMED, COMPONENT, IS, SERVICE_NAMED, component, identities, process
 from pipeline.state import LogEvent
@@ -204,7 +205,7 @@ def answering_writers_incident(event: LogEvent, names: frozenset[str], near: lis
     of it naming no host:port, URL host or service (`machines.nameless_symptom`: a shipping job's `label creation
     failed: auth unavailable` after its token requests failed). None when its writer's errors are in two incidents or
     more (which one it suffers is not said) or in none."""
-    if any(n.startswith(ADDRESSES) for n in names) or not (answered_5xx(event) or nameless_symptom(event, names)):
+    if went_to(names) or not (answered_5xx(event) or nameless_symptom(event, names)):
         return None
     writer = component(event)
     held = [c for c in near if writer in c.recent and c.recent[writer] <= event.time]
@@ -371,7 +372,7 @@ class Candidate:
         if component(event) in self.recent and rank(event) == NEUTRAL:
             first = self.first_at()
             weak += int(first is not None and abs(event.time - first) <= timedelta(seconds=FOLD_SECONDS))
-        elif component(event) in self.recent and answered_5xx(event) and not any(n.startswith(ADDRESSES) for n in names):
+        elif component(event) in self.recent and answered_5xx(event) and not went_to(names):
             # the 5xx its writer answered the failed request with, written just after that error (ASP.NET's
             # `HTTP GET /api/orders responded 500 in 12.8 ms`, Rails' `Completed 500 Internal Server Error`)
             since = event.time - self.recent[component(event)]

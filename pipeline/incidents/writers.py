@@ -92,6 +92,12 @@ def host_address(host: str) -> str | None:
     return ".".join(match.groups()) if match and all(int(part) <= 255 for part in match.groups()) else None
 
 
+def names_address(name: str) -> bool:
+    """Whether a name is a machine named by its IPv4 address (`svc:10.20.1.77`, session 56): one machine, as specific as a
+    request's id (a pattern's later error naming it ties to another incident of the batch naming it)."""
+    return name.startswith(SERVICE_NAMED) and host_address(name[len(SERVICE_NAMED):]) is not None
+
+
 def bare(name: str) -> str:
     """A service's or host's name without what one instance of it adds: a domain
     (`redis-master.cache.svc.cluster.local`), a pod's generated suffix (`billing-7c9d5f6b8-q2xlm`), a
