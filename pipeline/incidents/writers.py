@@ -125,3 +125,21 @@ def host_named(event: LogEvent, names: set[str] | frozenset[str]) -> bool:
         if value == host or value == label or not _IPV4.match(value) and value.split(".")[0] == label:
             return True
     return False
+
+
+# a server's program named by its project's name and what it is (`etcdserver: request timed out` is etcd's, `mysqld`
+# MySQL's): a program's name, not a word of a sentence
+_DAEMON_SUFFIXES = ("server", "d")
+
+
+def named_writer(event: LogEvent, names: set[str] | frozenset[str], texts: set[str] | frozenset[str]) -> bool:
+    """Whether an incident's errors name the writer of a line: a service their calls named (`names`), or its service's
+    one-word name said in their words (`texts`: lower-case words, each set in spaces) as its server program's
+    (`etcdserver: mvcc: database space exceeded`, relayed by the API server from etcd): the writer they relay.
+    The name said as a plain word is no such tie (`worker` in `unable to start worker`), nor a name under 4 letters."""
+    if any(SERVICE_NAMED + i in names for i in identities(event)):
+        return True
+    name = bare(event.service)
+    if len(name) < 4 or not name.isalpha() or name in _NOT_A_NAME:
+        return False
+    return any(f" {name}{suffix} " in text for suffix in _DAEMON_SUFFIXES for text in texts)
