@@ -1,5 +1,5 @@
-"""The leader (CONTRACT §2, session 56): a warning leads an incident whose errors relay its writer's own words under its
-server program's name (`<name>server:`, `<name>d:`), the writer having written none of the errors. Every line here is
+"""The leader (CONTRACT §2, session 56): a warning leads an incident whose errors say its writer's one-word service name,
+as a word or as its server program's (`<name>server:`, `<name>d:`), the writer having written none of the errors. Every line here is
 written for these tests (no bed's words)."""
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ def _warning(service: str, host: str = "node-4") -> LogEvent:
 
 
 @pytest.mark.parametrize(("service", "texts", "named"), [
-    # the errors relay the writer's server program: its name and `server` or `d` as one word
+    # the errors say the writer: its name as a word, or its server program's, its name and `server` or `d` as one word
+    ("kvstore", {" client error org kvstore action search failed "}, True),
     ("kvstore", {" proxy got an error kvstoreserver request timed out "}, True),
     ("quill", {" sync failed quilld lease revoked "}, True),
     ("kvstore-0", {" write rejected kvstoreserver quota reached "}, True),  # an ordinal is one instance of it
-    # near misses: the name as a plain word, inside a longer word, another suffix, or too short to be a program's name
-    ("worker", {" unable to start worker config key missing "}, False),
+    # near misses: the name inside a longer word, another suffix, too short to be a program's name, two words
+    ("worker", {" workers pool drained "}, False),
     ("kvstore", {" kvstoreservers list empty "}, False),
     ("kvstore", {" kvstoreclient closed "}, False),
     ("db", {" dbd connection lost "}, False),
