@@ -374,9 +374,9 @@ class Joiner:
                         # the called service's own warning before its errors: its callers' errors name it
                         or writers.component(event) in candidate.names
                         and leading.side(event.service, candidate.names) == leading.CALLEE
-                        # the warning of a service the errors name (their calls to it failed) that wrote none of them
+                        # the warning of a service the errors name (their calls to it failed, or relay it) that wrote none of them
                         or (incident, event.service) not in self.earliest_of
-                        and any(writers.SERVICE_NAMED + i in candidate.names for i in writers.identities(event))
+                        and writers.named_writer(event, candidate.names, candidate.texts)
                         or (states or signed) and ((writers.component(event) in candidate.names
                                                     or writers.host_named(event, candidate.names)) and states
                                                    or candidate.ties(event, names, said))):

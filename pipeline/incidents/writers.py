@@ -131,3 +131,22 @@ def host_named(event: LogEvent, names: set[str] | frozenset[str]) -> bool:
         if value == host or value == label or not _IPV4.match(value) and value.split(".")[0] == label:
             return True
     return False
+
+
+# the name a writer's service is said by in an error's words: as a word (a client's `org.elasticsearch.action…` says
+# the search server's), or as its server program's, its name and what it is (`etcdserver: request timed out` is etcd's,
+# `mysqld` MySQL's)
+_PROGRAM_SUFFIXES = ("", "server", "d")
+
+
+def named_writer(event: LogEvent, names: set[str] | frozenset[str], texts: set[str] | frozenset[str]) -> bool:
+    """Whether an incident's errors name the writer of a line: a service their calls named (`names`), or its service's
+    one-word name said in their words (`texts`: lower-case words, each set in spaces), alone or as its server program's
+    (`etcdserver: mvcc: database space exceeded`, relayed by the API server from etcd): the writer they relay or call.
+    A name inside a longer word (`workers`, `kvstoreclient`), of two words or more, or under 4 letters ties nothing."""
+    if any(SERVICE_NAMED + i in names for i in identities(event)):
+        return True
+    name = bare(event.service)
+    if len(name) < 4 or not name.isalpha() or name in _NOT_A_NAME:
+        return False
+    return any(f" {name}{suffix} " in text for suffix in _PROGRAM_SUFFIXES for text in texts)
