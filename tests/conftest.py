@@ -16,8 +16,8 @@ import pytest
 
 from pipeline.store import checkpoints
 from tests.openai_stub import OpenAIStub
-from tests.support import (APP, FIXTURES, KEY, LOGHUB, PG_SERVER, RECOMMENDATION, TIMEOUT, careful_analyst,
-                           make_settings, missing, postgres_answers)
+from tests.support import (APP, FAILED_TEST, FIXTURES, KEY, LOGHUB, PG_SERVER, RECOMMENDATION, TIMEOUT,
+                           careful_analyst, make_settings, missing, postgres_answers)
 
 # tests never reach a real model endpoint or Splunk unless a test sets them itself
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "INCIDENTIQ_MODEL", "SPLUNK_URL", "SPLUNK_TOKEN"):
@@ -161,19 +161,25 @@ def needs_loghub() -> Path:
     return LOGHUB
 
 
-@pytest.fixture
-def data_dir(tmp_path, tmp_path_factory, database_url) -> Path:
-    """A temp data dir whose knowledge index is copied from one built once per session."""
-    d = tmp_path / "data"
+@pytest.fixture(scope="session")
+def knowledge_index(tmp_path_factory) -> Path:
+    """The knowledge index engines open, built once per session (with the offline embedder engines
+    use, so its collection is already built); a data dir takes a copy of it."""
     if "index" not in _INDEX_CACHE:
         from pipeline.knowledge.embeddings import embedder_from_setting
         from pipeline.knowledge.index import KnowledgeBase
 
         base = tmp_path_factory.mktemp("kb") / "knowledge-index"
-        # the offline embedder engines use, so their collection is already built
         KnowledgeBase(index_dir=base, embedder=embedder_from_setting("offline")).sync()
         _INDEX_CACHE["index"] = base
-    shutil.copytree(_INDEX_CACHE["index"], d / "knowledge-index")
+    return _INDEX_CACHE["index"]
+
+
+@pytest.fixture
+def data_dir(tmp_path, knowledge_index, database_url) -> Path:
+    """A temp data dir whose knowledge index is copied from one built once per session."""
+    d = tmp_path / "data"
+    shutil.copytree(knowledge_index, d / "knowledge-index")
     return d
 
 
@@ -292,6 +298,16 @@ def model_engine(data_dir, stub, monkeypatch):
     yield eng
     eng.records.close()
     checkpoints.close_all()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed setup or call is marked on the item (support.FAILED_TEST), for a page fixture's
+    teardown to take its post-mortem screenshot (support.browser_page) only then."""
+    report = yield
+    if report.failed and report.when in ("setup", "call"):
+        item.stash[FAILED_TEST] = True
+    return report
 
 
 _DURATIONS = Path(__file__).with_name("durations.json")

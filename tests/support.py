@@ -487,15 +487,24 @@ def browser_site(work_dir: Path, log: Path = None, *, opened_at: datetime | None
         checkpoints.close_all()
 
 
+# set on a test's item when its setup or call failed (tests/conftest.py's pytest_runtest_makereport)
+FAILED_TEST = pytest.StashKey[bool]()
+
+
 @contextlib.contextmanager
-def browser_page(browser, name: str, viewport: dict | None = None):
-    """A page of the shared browser; its last state is test-artifacts/<name>.png (a failure's post-mortem)."""
+def browser_page(browser, name: str, viewport: dict | None = None, request: pytest.FixtureRequest | None = None):
+    """A page of the shared browser; when the block raises, or the test of `request` (a page fixture's)
+    failed, its last state is test-artifacts/<name>.png (a failure's post-mortem). A passing test takes
+    no screenshot: a full-page one of a long page costs about a second on a loaded machine."""
     page = browser.new_page(viewport=viewport or {"width": 1440, "height": 1000})
+    failed = True
     try:
         yield page
+        failed = request is not None and request.node.stash.get(FAILED_TEST, False)
     finally:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        if failed:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         page.close()
 
 

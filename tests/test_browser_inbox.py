@@ -55,7 +55,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture
 def page(site, request):
-    with browser_page(site["browser"], f"inbox-{request.node.name}") as page:
+    with browser_page(site["browser"], f"inbox-{request.node.name}", request=request) as page:
         yield page
 
 

@@ -36,7 +36,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture
 def page(site, request):
-    with browser_page(site["browser"], f"review-{request.node.name}") as page:
+    with browser_page(site["browser"], f"review-{request.node.name}", request=request) as page:
         yield page
 
 

@@ -48,7 +48,7 @@ def site(tmp_path_factory):
 
 @pytest.fixture
 def page(site, request):
-    with browser_page(site["browser"], f"triage-{request.node.name}") as page:
+    with browser_page(site["browser"], f"triage-{request.node.name}", request=request) as page:
         yield page
 
 

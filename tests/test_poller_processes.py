@@ -90,18 +90,25 @@ def records_of(polled: tuple[Path, str | None]) -> Records:
     return Records(url or data_dir / "app.sqlite3")
 
 
-@pytest.fixture
-def oracle(data_dir, tmp_path):
-    """An engine on SQLite files of its own (with the same knowledge index), whatever the backend."""
+@pytest.fixture(scope="module")
+def oracle(knowledge_index, tmp_path_factory) -> dict:
+    """What the day's log (write_day) stores when ingested once without interruptions, by an engine on
+    SQLite files of its own: the same for both backends' runs, so found once for the module."""
     from pipeline.composition import open_engine
     from pipeline.store import checkpoints
 
-    d = tmp_path / "oracle"
-    shutil.copytree(data_dir / "knowledge-index", d / "knowledge-index")
+    d = tmp_path_factory.mktemp("oracle")
+    shutil.copytree(knowledge_index, d / "knowledge-index")
+    write_day(d / "day.jsonl")
     eng = open_engine(make_settings(d, database_url=None), sync_knowledge=False)
-    yield eng
-    eng.records.close()
-    checkpoints.saver_for(d / "checkpoints.sqlite").close()
+    try:
+        ingested = ingest_path(eng, d / "day.jsonl").as_json()
+        return {"ingested": ingested,
+                "ids": {r["event_id"] for r in eng.records.query(f"SELECT event_id FROM {STORED_IDS}")},
+                "incidents": {r["incident_id"]: r["event_count"] for r in eng.records.incidents()}}
+    finally:
+        eng.records.close()
+        checkpoints.saver_for(d / "checkpoints.sqlite").close()
 
 
 @pytest.mark.timeout(120)
@@ -151,9 +158,8 @@ def test_two_poller_processes_one_works_one_waits_and_takes_over_on_a_clean_stop
 def test_sigkill_at_random_points_loses_nothing_and_pauses_every_incident_once(oracle, polled_dir, tmp_path):
     log = tmp_path / "day.jsonl"
     write_day(log)
-    ingested = ingest_path(oracle, log).as_json()  # the same input, ingested once without interruptions
-    expected_ids = {r["event_id"] for r in oracle.records.query(f"SELECT event_id FROM {STORED_IDS}")}
-    expected_incidents = {r["incident_id"]: r["event_count"] for r in oracle.records.incidents()}
+    # the same input, ingested once without interruptions
+    ingested, expected_ids, expected_incidents = oracle["ingested"], oracle["ids"], oracle["incidents"]
     assert ingested["incidents_new"] == 30 and ingested["rejected"] == 3 and len(expected_ids) > 500
 
     env = poll_env(polled_dir[0], log, polled_dir[1])
