@@ -568,7 +568,6 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
 
 
 COMPONENT_EVIDENCE = 20  # lines it takes to tell a component column from a message's first `word:`
-CONSTANT_EVIDENCE = 5  # ... or to call one word on every line a component's
 
 
 def _colon_closed(rows, j: int) -> bool:
@@ -580,8 +579,6 @@ def _component_column(rows, j: int) -> bool:
     """Whether column j takes few values over enough lines to be a component's (`main:`, `sshd:`),
     not the first `word:` of messages (`duration:`, `connection received:`)."""
     values = [line[s[j][0]:s[j][1]] for line, s in rows if len(s) > j]
-    if len(values) >= CONSTANT_EVIDENCE and len(set(values)) == 1:  # one name on every line (`scheduler:`)
-        return True
     return len(values) >= COMPONENT_EVIDENCE and len(set(values)) <= max(3, len(values) // 10)
 
 
