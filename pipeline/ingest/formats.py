@@ -200,6 +200,9 @@ class SourceParser:
         # a file of several containers' prefixed lines (`api-1  | ...`, `[pod/p/c] ...`): each
         # container's lines read by their own parser (pipeline/ingest/prefixed.py)
         self.prefixes: Prefixes | None = None
+        # ... mixed with another writer's own lines (fewer than prefixed.SHARE carry a prefix): those lines'
+        # parser, detected from them alone
+        self.rest: SourceParser | None = None
         # a CRI source's containers' own text (`<time> stdout F <text>`): read by a parser detected
         # from those texts, as a file of that text alone would be
         self.inner: SourceParser | None = None
@@ -233,6 +236,11 @@ class SourceParser:
         if prefixed.share(lines) >= prefixed.SHARE:
             self.format, self.share, self.sample_size = "prefixed", prefixed.share(lines), len(lines)
             self.prefixes = Prefixes(lines + more, self._container_parser)
+            return self.format
+        if prefixed.mixed(lines):
+            self.format, self.share, self.sample_size = "prefixed", prefixed.share(lines), len(lines)
+            self.prefixes = Prefixes(lines + more, self._container_parser)
+            self.rest = self._container_parser([line for line in lines + more if prefixed.split(line) is None])
             return self.format
         counts = {name: 0 for name in PARSERS}
         # indented lines continue records: they say nothing of the header (as a learnt layout's share)
@@ -421,6 +429,8 @@ class SourceParser:
             record = self.prefixes.parse(_clean(text))
             if record is not None:
                 return record
+            if self.rest is not None:  # a mixed file's line of the other writer's
+                return self.rest.parse(text)
         if self.named_blocks:
             check_text(text)
             block = named_blocks.block_record(_clean(text), self.options)

@@ -46,6 +46,11 @@ _POD_SUFFIX = re.compile(r"-(?:\d+|[a-z0-9]{5,10}-[a-z0-9]{5})$")
 _REPLICA = re.compile(r"[-_]\d+$")
 _NUMERIC = re.compile(r"^[\d.:_-]+$")
 SHARE = 0.6  # the share of a sample's lines that carry a prefix for the file to be read this way
+# ... or, below it, a file where containers' prefixed lines are mixed with another writer's own (a CI job's
+# trace beside `docker compose up`, a host's syslog beside `kubectl logs --prefix`): each prefixed line is
+# its container's, the other lines are read as a file of them alone would be (`SourceParser.rest`)
+MIXED_SHARE = 0.2
+MIXED_LINES = 5  # ... when at least this many sampled lines carry a prefix
 SAMPLE_LINES = 200
 
 
@@ -76,6 +81,14 @@ def share(lines: list[str]) -> float:
     """The share of non-blank `lines` that carry a container prefix."""
     seen = [line for line in lines if line.strip()][:SAMPLE_LINES]
     return sum(1 for line in seen if split(line.rstrip("\r\n")) is not None) / len(seen) if seen else 0.0
+
+
+def mixed(lines: list[str]) -> bool:
+    """Whether `lines` mix containers' prefixed lines (a share of MIXED_SHARE to SHARE, MIXED_LINES or more)
+    with another writer's own."""
+    seen = [line for line in lines if line.strip()][:SAMPLE_LINES]
+    count = sum(1 for line in seen if split(line.rstrip("\r\n")) is not None)
+    return count >= MIXED_LINES and MIXED_SHARE <= count / len(seen) < SHARE
 
 
 class Prefixes:
@@ -123,10 +136,13 @@ class PrefixJoiner(StreamJoiner):
     stream per container prefix. A record comes out as its first line with its prefix and its
     continuation lines without theirs."""
 
-    def __init__(self, prefixes: Prefixes | None = None, starts: Callable[[str], bool] | None = None):
+    def __init__(self, prefixes: Prefixes | None = None, starts: Callable[[str], bool] | None = None,
+                 rest: MultilineJoiner | None = None):
         super().__init__()
         self._prefixes = prefixes
         self._starts = starts
+        if rest is not None:  # a mixed file's unprefixed lines: joined as their own writer's file would be
+            self._joiners[""] = rest
 
     def _joiner(self, stream: str) -> MultilineJoiner:
         if stream not in self._joiners:

@@ -365,7 +365,8 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
     if parser.format == "cri":
         return StreamJoiner()
     if parser.prefixes is not None:  # several containers' prefixed lines: joined per container
-        return PrefixJoiner(parser.prefixes)
+        rest = parser.rest
+        return PrefixJoiner(parser.prefixes, rest=None if rest is None else record_joiner(rest, _starts_record(rest)))
     return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed or parser.csv is not None,
                            quoted=parser.csv is not None)
 
