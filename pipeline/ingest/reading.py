@@ -365,8 +365,9 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
     if parser.format == "cri":
         return StreamJoiner()
     if parser.prefixes is not None:  # several containers' prefixed lines: joined per container
-        rest = parser.rest
-        return PrefixJoiner(parser.prefixes, rest=None if rest is None else record_joiner(rest, _starts_record(rest)))
+        rest = None if parser.rest is None else record_joiner(parser.rest, _starts_record(parser.rest))
+        # a mixed file's other lines joined as their own file's would be (CRI's own streams aside: line by line)
+        return PrefixJoiner(parser.prefixes, rest=rest if isinstance(rest, MultilineJoiner) else None)
     return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed or parser.csv is not None,
                            quoted=parser.csv is not None)
 
