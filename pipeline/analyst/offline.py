@@ -783,7 +783,8 @@ def _unstated(kb: KnowledgeBase, state: IncidentState, top: Support, supports: l
         why = f"say the peer closed an accepted connection mid-request ('{closed}'), none that it refused one"
     elif (reason := _reason_stated(state, top, carrying)) is not None:
         why = f"state their reason ('{reason}'), which is no refusal nor a close by the peer"
-    elif all(abstain.hedged(text, abstain.spans_of(text, sigs)) for text, sigs in _naming(kb, state, top.category)):
+    elif (named := _naming(kb, state, top.category)) and all(abstain.hedged(text, abstain.spans_of(text, sigs))
+                                                             for text, sigs in named):
         why = f"only guess it ('{event_text(lines[0][0])[:120]}': a hedge, no statement)"
     if why is None:
         return None, None

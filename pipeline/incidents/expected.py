@@ -138,7 +138,6 @@ def planned_stop(errors: list[LogEvent], others: list[LogEvent], minutes: float)
     return found
 
 
-
 # a retry or a fallback its writer announces (`The operation will be retried after 0ms`, `retrying`, `will retry`,
 # `falling back to initial contact points`), in the error's own line or a line of its writer just after it ...
 _RETRY_ANNOUNCED = re.compile(r"\bwill be retried\b|\bretrying\b|\bwill retry\b|\bretry in\b|\bfall(?:ing|s)? back\b", re.I)
@@ -223,6 +222,8 @@ def _delay(text: str) -> timedelta:
     scale = 0.001 if unit.startswith("m") and unit not in ("m", "min", "mins", "minute", "minutes") else \
         60.0 if unit.startswith("m") else 1.0
     return timedelta(seconds=float(match.group(1)) * scale)
+
+
 _LEVEL_WORDS = {"error", "err", "fatal", "fail", "panic", "critical", "severe", "warn", "warning", "info", "log"}
 
 
