@@ -12,7 +12,9 @@ What counts as right, per expected record (the record that starts at the expecte
   (the other parser dropped it) to the second; where the line writes no year (`year_written` false),
   month, day and time of day; where it writes no date (`date_written` false), the time of day.
 - level: our level (DEBUG/INFO/WARN/ERROR/FATAL) equals the expected level mapped by the same
-  `normalize_level`; a record whose expected level is absent or maps to none is not counted.
+  `normalize_level`; a record whose expected level is absent or maps to none is not counted, nor is
+  one whose file names a `level_scale` that is no log level's (a CEF severity 0-10 says how bad a
+  security event is, not DEBUG to FATAL: `10` is not bunyan's trace).
 - message: after folding whitespace, the expected message is contained in ours (message and stack),
   also when leading `[tag]` columns are left out of both (MySQL's `[MY-010116] [Server]`, which
   Filebeat keeps in the message and our reader takes as fields); or, where the expected message is
@@ -139,7 +141,10 @@ def _expected(path: Path) -> tuple[str | None, list[dict]]:
     """(zone, records) of an expected file: ours, or the team's Filebeat-shaped ones (`@timestamp`...)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, dict):
-        return data.get("timezone"), data["records"]
+        records = data["records"]
+        if data.get("level_scale") is not None:  # severities on another scale than log levels: not counted
+            records = [{k: v for k, v in r.items() if k != "level"} for r in records]
+        return data.get("timezone"), records
     log = path.with_name(path.name.removesuffix("-expected.json")).read_bytes()
     starts = [0] + [i + 1 for i, b in enumerate(log) if b == 10]
     zone = next((e["event.timezone"] for e in data if e.get("event.timezone")), None)

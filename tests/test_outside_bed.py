@@ -161,6 +161,21 @@ def test_a_bed_is_measured_through_the_reader_record_by_record(tmp_path):
     assert "demo/app" in outside.human(data) and "< 80%" in outside.human(data)
 
 
+def test_severities_on_another_scale_are_not_counted_as_levels(tmp_path):
+    # CEF writes a security event's severity 0-10 where a level would be; its `10` is not bunyan's
+    # trace, so a bed that marks its `level_scale` counts time and message only
+    module = tmp_path / "cef" / "app" / "log"
+    module.mkdir(parents=True)
+    line = "2021-04-19T01:58:20Z host CEF:0|security|threatmanager|1.0|100|worm stopped|10|src=10.0.0.1"
+    (module / "app.log").write_text(line + "\n", encoding="utf-8")
+    record = {"offset": 0, "line": 0, "time": "2021-04-19T01:58:20Z", "level": "10"}
+    for scale, counted in ((None, 1), ("cef", 0)):
+        expected = {"timezone": None, "records": [record]} | ({"level_scale": scale} if scale else {})
+        (module / "app.log.expected.json").write_text(json.dumps(expected))
+        [row] = outside.report(root=tmp_path, seen=tmp_path / "none")["modules"]
+        assert row["counted"]["level"] == counted
+
+
 def test_the_integrations_material_reads_no_worse_than_when_its_reader_fixes_landed():
     # session 43: 109 of its 128 records right (the tuned two thirds all, 78/78; the untouched third 31/50);
     # a change that loses records on layouts the reader was not written for shows here
