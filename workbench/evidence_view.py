@@ -51,8 +51,8 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
         "exception": e.get("exception") or "",
         "trace_id": e.get("trace_id") or "",
     } for event_id, e in events.items()]
-    frame = pd.DataFrame.from_records(rows, columns=list(EVIDENCE_COLUMNS))
-    return frame.sort_values("time", kind="stable").reset_index(drop=True)
+    rows.sort(key=lambda r: r["time"])  # stable, as pandas' sort_values(kind="stable") was, at half the cost
+    return pd.DataFrame.from_records(rows, columns=list(EVIDENCE_COLUMNS))
 
 
 def with_stack(events: list[dict], *, but: frozenset[str] = frozenset()) -> list[dict]:
