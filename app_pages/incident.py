@@ -17,7 +17,7 @@ from workbench.grouping_view import grouping, links
 from workbench.backtest_view import take_checkpoint_link
 from workbench.bundle_warmup import warm_history_bundles
 from workbench.history_view import checkpoint_names, history
-from workbench.incident_reads import audit_rows as read_audit, incident_version, redraw_page_if_changed
+from workbench.incident_reads import PageRun, audit_rows as read_audit, incident_version, redraw_page_if_changed
 from workbench.incident_view import audit, evidence, fix, header, rca, recommendation
 from workbench.people_view import people
 from workbench.provenance import edited_by, status_words
@@ -48,9 +48,10 @@ def _back() -> None:
 
 
 @st.fragment(run_every=timedelta(seconds=LIVE_SECONDS))
-def follow(incident_id: str, drawn: tuple) -> None:
-    """Redraw the page when the incident changed since it was drawn (records store only: cheap)."""
-    if incident_id in session.acting_registry():
+def follow(incident_id: str, drawn: tuple, page: PageRun) -> None:
+    """Redraw the page when the incident changed since it was drawn (records store only: cheap); not
+    on the page's own run, which has just read it."""
+    if page.fresh() or incident_id in session.acting_registry():
         return  # this session's own action is running; its result redraws the page
     try:
         now = incident_version(review.document(incident_id))
@@ -61,13 +62,15 @@ def follow(incident_id: str, drawn: tuple) -> None:
 
 
 @st.fragment
-def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple) -> None:
+def tabs_view(incident_id: str, doc: dict, audit_rows: list[dict], drawn: tuple, page: PageRun) -> None:
     """The tabs, tracked (only the open one runs, the choice kept per incident across reruns) and a
     fragment: a tab click reruns and redraws only this, not the header, the analysis and the
     decision panel above. When the incident changed since the page was drawn (a state edit or a
-    replay made in a tab, or a change made elsewhere) the whole page reruns instead."""
+    replay made in a tab, or a change made elsewhere) the whole page reruns instead; the page's own
+    run, which has just read it, does not ask again."""
     session.wait_while_acting(incident_id)
-    redraw_page_if_changed(review, incident_id, drawn)
+    if not page.fresh():
+        redraw_page_if_changed(review, incident_id, drawn)
     tabs = dict(zip(TABS, st.tabs(TABS, key=f"incident_tab_{incident_id}", on_change="rerun")))
     if tabs["Evidence"].open:
         with tabs["Evidence"]:
@@ -135,7 +138,7 @@ if st.query_params.get("incident") != incident_id:
 st.button("Back to the inbox", icon=":material/arrow_back:", key="incident_back", type="tertiary", on_click=_back)
 # a link to a checkpoint (?checkpoint=, the Backtests page) opens time travel there; a bad one is said here
 take_checkpoint_link(incident_id, review)
-follow(incident_id, incident_version(doc))
+follow(incident_id, incident_version(doc), PageRun())
 header(doc, sla_from=workbench.settings.sla_from)
 links(doc)  # recurred after, split out of, merged into (workbench/grouping_view.py)
 audit_rows = read_audit(review, incident_id)  # cached until an entry is added
@@ -154,7 +157,7 @@ with main:
 # table's columns whole (in the left column the similarity and the decision were off to the right)
 related(review, incident_id)
 
-tabs_view(incident_id, doc, audit_rows, incident_version(doc))
+tabs_view(incident_id, doc, audit_rows, incident_version(doc), PageRun())
 
 people(review, doc)  # who is on it, the approvals so far, and the comments (workbench/people_view.py)
 warm_history_bundles()  # the timeline's JavaScript, loaded while the reviewer reads (workbench/bundle_warmup.py)

@@ -32,11 +32,9 @@ def evidence_ids(log_window: list[dict], evidence: list[dict]) -> list[str]:
     return order
 
 
-def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame:
-    """The log window around the incident, oldest first; `trigger` marks the incident's own events.
-
-    Triggering events missing from the window (it is bounded) are added so none is hidden.
-    """
+def evidence_rows(log_window: list[dict], evidence: list[dict]) -> list[dict]:
+    """The log window around the incident as rows, oldest first; `trigger` marks the incident's own
+    events. Triggering events missing from the window (it is bounded) are added so none is hidden."""
     triggers = {e["event_id"] for e in evidence}
     events = {e["event_id"]: e for e in log_window}
     for e in evidence:
@@ -51,8 +49,14 @@ def evidence_frame(log_window: list[dict], evidence: list[dict]) -> pd.DataFrame
         "exception": e.get("exception") or "",
         "trace_id": e.get("trace_id") or "",
     } for event_id, e in events.items()]
-    frame = pd.DataFrame.from_records(rows, columns=list(EVIDENCE_COLUMNS))
-    return frame.sort_values("time", kind="stable").reset_index(drop=True)
+    rows.sort(key=lambda r: r["time"])  # stable, as pandas' sort_values(kind="stable") was, at half the cost
+    return rows
+
+
+def evidence_frame(log_window: list[dict], evidence: list[dict], rows: list[dict] | None = None) -> pd.DataFrame:
+    """`evidence_rows` as a table (of `rows` when given: they were read already)."""
+    return pd.DataFrame.from_records(evidence_rows(log_window, evidence) if rows is None else rows,
+                                     columns=list(EVIDENCE_COLUMNS))
 
 
 def with_stack(events: list[dict], *, but: frozenset[str] = frozenset()) -> list[dict]:

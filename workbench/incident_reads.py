@@ -28,6 +28,21 @@ def audit_rows(review: ReviewService, incident_id: str) -> list[dict]:
     return _audit(review, id(review), incident_id, review.audit_mark(incident_id))
 
 
+class PageRun:
+    """Given to a fragment of the incident page with the version the page drew. Fresh on the call
+    the page's own run makes: that run read the incident a moment before, so checking the version
+    again there is the same read twice (two of every click's reruns' reads, approve's too). A
+    fragment's own reruns (its timer, a click in it) are made with the same arguments, this same
+    object, no longer fresh: they check."""
+
+    def __init__(self) -> None:
+        self._fresh = True
+
+    def fresh(self) -> bool:
+        fresh, self._fresh = self._fresh, False
+        return fresh
+
+
 def redraw_page_if_changed(review: ReviewService, incident_id: str, drawn: tuple) -> tuple:
     """In a fragment of the incident page (the tabs, the history): the incident's version now, and a
     rerun of the whole page when it is not `drawn`, the version the page was drawn at. A fragment

@@ -56,10 +56,17 @@ def plain(value: T) -> T:
     if isinstance(value, str):
         out = visible(value)
     elif isinstance(value, pd.DataFrame):
-        out = value.copy()
+        # a copy (copy-on-write: the read frame never changes) whose text columns are mapped only
+        # where a cell changes: mapping every column cost ~5 ms a table of any size (pandas' string
+        # arrays), three tables on every run of the incident page (bench/approve_rerun.py)
+        out = value.copy(deep=False)
         for column in out.columns:
-            if pd.api.types.is_object_dtype(out[column]) or pd.api.types.is_string_dtype(out[column]):
-                out[column] = out[column].map(plain)
+            series = out[column]
+            if not (pd.api.types.is_object_dtype(series) or pd.api.types.is_string_dtype(series)):
+                continue
+            cells = series.tolist()
+            if any(shown is not cell and shown != cell for shown, cell in zip(map(plain, cells), cells)):
+                out[column] = series.map(plain)
     elif isinstance(value, dict):
         out = {plain(k): plain(v) for k, v in value.items()}
     elif isinstance(value, (list, tuple)):

@@ -49,8 +49,11 @@ def _runtime(data_dir: str, source: str, poller_mode: str, auth: str) -> Workben
 def workbench() -> Workbench:
     """The runtime of the configured data dir, created once per process."""
     # the sign-in mode is part of the settings: it decides the role of a person nobody maps
-    asked = (config.raw("INCIDENTIQ_DATA_DIR"), config.raw("INCIDENTIQ_SOURCE"), config.raw("INCIDENTIQ_POLLER") or "on",
-             identity.mode(), os.getcwd())
+    data_dir = config.raw("INCIDENTIQ_DATA_DIR")
+    # the working dir only for a relative data dir (the default ./data): os.getcwd() lets go of the
+    # interpreter lock, and a page's run asks about ten times, each a wait for it back under load
+    asked = (data_dir, config.raw("INCIDENTIQ_SOURCE"), config.raw("INCIDENTIQ_POLLER") or "on",
+             identity.mode(), "" if data_dir and os.path.isabs(data_dir) else os.getcwd())
     known = _current.get(asked)
     if known is not None and not known.stopped:  # released meanwhile (a new data dir, "Clear caches"): asked again
         return known

@@ -188,8 +188,12 @@ class Decisions(Claims):
                 # durability "sync": the decision's checkpoint is committed before code_fix records
                 # a fix. With LangGraph's default ("async") a loaded machine could record the fix
                 # while the decision was still being written, and a kill then lost the decision
-                # (a later reviewer approved again, and the first approval was never audited)
-                self.graph.invoke(Command(resume=decision.model_dump(mode="json")), thread_config(incident_id),
+                # (a later reviewer approved again, and the first approval was never audited).
+                # One saving thread: with "sync" every save is waited for before the next step, so
+                # LangGraph's default pool (a new thread per save, 2-3 a decision) only added thread
+                # starts and hand-offs, each a wait for a core on a loaded machine (bench/approve_rerun.py)
+                self.graph.invoke(Command(resume=decision.model_dump(mode="json")),
+                                  {**thread_config(incident_id), "max_concurrency": 1},
                                   context=self.engine.deps, durability="sync")
             claim.finish(action=action, reviewer=reviewer, before=snap, note=note, after_values=after_values)
         finally:
