@@ -41,8 +41,8 @@ def _snapshot(directory) -> dict:
 # 0.768 -> 0.764 since an inconclusive analysis's confidence is capped at 0.25, issue 36.3)
 TUNE_FIGURES = {"cases": 61, "right": 61, "accuracy": 1.0, "graded": 1.0,
                 "grades": {"100": 61, "65": 0, "35": 0, "0": 0}, "precision_at_fix_threshold": 1.0,
-                "named_at_fix_threshold": 54, "accuracy_at_3": 1.0, "accuracy_at_3_cases": 56,
-                "unknown_recall": 1.0, "unknown_precision": 1.0, "unknown_cases": 5, "confidence_right": 0.764,
+                "named_at_fix_threshold": 46, "accuracy_at_3": 1.0, "accuracy_at_3_cases": 56,
+                "unknown_recall": 1.0, "unknown_precision": 1.0, "unknown_cases": 5, "confidence_right": 0.738,
                 "confidence_wrong": None, "calibration_gap": None, "wrong_named": 0,
                 "wrong_named_max_confidence": None, "wrong_named_above_fix_threshold": 0,
                 "key_facts": None, "key_facts_checked": 0, "healthy": 0, "healthy_opened": 0}  # tune has no facts
@@ -273,8 +273,9 @@ def test_401_from_a_dependency_is_an_auth_failure_not_a_rate_limit(analyst):
 
 
 def test_confidence_is_lower_when_two_categories_are_nearly_tied(analyst):
-    alone = rca(analyst, {"message": "write failed: [Errno 28] No space left on device"})
-    contested = rca(analyst, {"message": "write failed: [Errno 28] No space left on device"},
+    # (each said twice: a lone line is capped below the code-fix threshold, pipeline/analyst/earned.py)
+    alone = rca(analyst, *[{"message": "write failed: [Errno 28] No space left on device"}] * 2)
+    contested = rca(analyst, *[{"message": "write failed: [Errno 28] No space left on device"}] * 2,
                     {"message": "container receipt-writer terminated: reason OOMKilled, exit code 137"})
     assert alone.category == "disk_full" and contested.category in ("disk_full", "out_of_memory")
     assert contested.confidence < alone.confidence
@@ -284,8 +285,8 @@ def test_confidence_is_lower_when_two_categories_are_nearly_tied(analyst):
 
 def test_thin_support_gets_less_confidence_than_strong_support(analyst):
     thin = rca(analyst, {"message": "upload failed", "error": "EPIPE"})
-    strong = rca(analyst, {"message": "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
-                           "exception": "java.sql.SQLTransientConnectionException"})
+    strong = rca(analyst, *[{"message": "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
+                             "exception": "java.sql.SQLTransientConnectionException"}] * 2)
     assert thin.confidence < 0.6 < strong.confidence
 
 

@@ -47,7 +47,9 @@ def _bed(tmp_path: Path) -> tuple[Path, Path]:
     _scenario(folder, "healthy", [
         _record(0, "INFO", "web", "GET / 200 3ms"),
         _record(1, "ERROR", "web", "OSError: [Errno 28] No space left on device: '/tmp/upload-7.part'"),
-        _record(2, "INFO", "web", "GET / 200 2ms"),
+        # said again: a lone line is named below the code-fix threshold (pipeline/analyst/earned.py)
+        _record(2, "ERROR", "web", "OSError: [Errno 28] No space left on device: '/tmp/upload-8.part'"),
+        _record(3, "INFO", "web", "GET / 200 2ms"),
     ], [])
     labels = tmp_path / "labels.json"
     labels.write_text(json.dumps({"tiny/refused": {"C1": {"category": "connection_refused"}},

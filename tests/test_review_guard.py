@@ -126,10 +126,11 @@ ROUNDS = 15
 @pytest.mark.timeout(300)
 def test_two_processes_approving_the_same_incident_at_once_one_wins_every_round(engine, data_dir, tmp_path):
     events = tmp_path / "pools.jsonl"
+    # each incident two lines at different times: a lone line is capped below the code-fix threshold (earned.py)
     events.write_text("".join(json.dumps({
-        "_time": f"2026-11-28T11:{i:02d}:00Z", "service": f"billing-{i:02d}", "host": f"b-{i}", "level": "ERROR",
+        "_time": f"2026-11-28T11:{i:02d}:{s:02d}Z", "service": f"billing-{i:02d}", "host": f"b-{i}", "level": "ERROR",
         "message": "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
-        "exception": "java.sql.SQLTransientConnectionException"}) + "\n" for i in range(ROUNDS)))
+        "exception": "java.sql.SQLTransientConnectionException"}) + "\n" for i in range(ROUNDS) for s in (0, 20)))
     ingest_path(engine, events)
     incidents = paused_ids(engine)
     assert len(incidents) == ROUNDS

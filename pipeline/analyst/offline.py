@@ -14,8 +14,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from pipeline.analyst import (abstain, answers, capacity, cause_side, evidence_report, findings, fixes, ideas, meant, operational, quotes,
-                              requested, retried, specifics, subject, technology, versions)
+from pipeline.analyst import (abstain, answers, capacity, cause_side, earned, evidence_report, findings, fixes, ideas, meant,
+                              operational, quotes, requested, retried, specifics, subject, technology, versions)
 from pipeline.analyst.callee_lines import callee_lines, own_warnings
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
@@ -312,6 +312,13 @@ class OfflineAnalyst:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
             notes.append(f"no problem event carries doc {top.doc.doc_id}'s signatures (only INFO/DEBUG lines do): "
                          f"confidence stays at most {UNDECIDED_CONFIDENCE}")
+        if not top.worded and confidence > UNDECIDED_CONFIDENCE and (why := earned.unearned(
+                top.category, state.evidence, carrying,
+                [(s.category, OfflineAnalyst._carrying(state, s)) for s in supports if not s.worded])) is not None:
+            # a name reaches the code-fix threshold only on a decisive line, a second independent one agreeing and no
+            # line stating another cause (pipeline/analyst/earned.py)
+            confidence = min(confidence, UNDECIDED_CONFIDENCE)
+            notes.append(f"{why}: confidence stays at most {UNDECIDED_CONFIDENCE}, below the code-fix threshold")
         if top.worded:
             confidence = min(confidence, ideas.IDEA_CONFIDENCE)
             notes = [f"named by the ideas of its cause in the events' words ({top.matched[0]}), no doc's signature: "
