@@ -113,3 +113,12 @@ def test_logcat_long_with_a_thread_in_hex_and_a_four_digit_fraction(tmp_path):
     assert [(e.level, e.service, e.message, e.fields.get("tid")) for e in events] == [
         ("DEBUG", "dtag", "debug message", "0x1ef"), ("WARN", "wtag", "warning message", "0x21c")]
     assert events[1].time.microsecond == 752400
+
+
+def test_the_slot_finder_is_the_label_pattern_at_a_fraction_of_its_cost():
+    from pipeline.ingest import companion_lines
+
+    for line in [f"{PG} ERROR:  boom", "x ERROR:", "ERROR: x", " _AB: x", " ABC:x", "a ABCDEFGHIJKLM: x",
+                 "[1]:LOG:  x", "a-WARNING:\tq", " AB: CD: x", " ABC ABC: x", "12:00:01 host FATAL:"]:
+        found = companion_lines._LABEL.search(line, 0, companion_lines.LABEL_REACH)
+        assert companion_lines.label(line) == (found and (found.start(1), found.group(1))), line

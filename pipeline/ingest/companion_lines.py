@@ -29,9 +29,22 @@ _WORD = re.compile(r"([A-Z][A-Z_]{2,11}):(?=\s|$)")  # the slot's word where the
 
 
 def label(line: str) -> tuple[int, str] | None:
-    """(where the level slot's word starts, the word) for a line that writes one, else None."""
-    found = _LABEL.search(line, 0, LABEL_REACH)
-    return (found.start(1), found.group(1)) if found is not None else None
+    """(where the level slot's word starts, the word) for a line that writes one, else None: the
+    first `_LABEL` among its first LABEL_REACH characters, found from the colons that a blank or the
+    line's end follows (a search of the pattern costs five to ten times as much, once a record)."""
+    end = min(len(line), LABEL_REACH)
+    colon = line.find(":", 0, end)
+    while colon != -1:
+        after = line[colon + 1:colon + 2]
+        if not after or after.isspace():
+            start = colon
+            while start > 0 and ("A" <= line[start - 1] <= "Z" or line[start - 1] == "_"):
+                start -= 1
+            if 3 <= colon - start <= 12 and line[start] != "_" and start > 0 and (
+                    line[start - 1].isspace() or line[start - 1] in ":]-"):
+                return start, line[start:colon]
+        colon = line.find(":", colon + 1, end)
+    return None
 
 
 def label_counts(lines: Iterable[str]) -> dict[str, list[int]]:
