@@ -267,7 +267,8 @@ class MultilineJoiner:
             return True  # a trace's `Caused by:` line, even one quoting a stamp that a layout would read
         if self._state == "time-alone" and not looks_like_record_start(line) and leading_time(stripped) is None:
             return True  # the lines under a time written on a line of its own are its record's
-        if self._header is None:  # once a record: its first line up to a level's slot (companion_lines)
+        if self._header is None and line[:13] == self._lines[0][:13]:  # the same second at least (the
+            # shortest dated time, `081109 203615`), then once a record: its first line up to a level's slot
             first = self._lines[0]
             self._header = companion_lines.header(first, self._labels) if looks_timed(first) else ""
         if self._header and companion_lines.continues(self._header, line, self._labels):
