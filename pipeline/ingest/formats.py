@@ -47,6 +47,7 @@ from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, m
 
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
+from pipeline.ingest.companion_lines import label_counts
 from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest import named_blocks, prefixed
 from pipeline.ingest.prefixed import Prefixes
@@ -214,6 +215,7 @@ class SourceParser:
         # file's line); an envelope's message only from a time written with a clock (`hh:mm`): one
         # program's line among many, a number opening it may be its prose (a count, `1710295801 is…`)
         self.learns_numbers = True
+        self.label_counts: dict[str, list[int]] = {}  # its level slot's words (ingest/companion_lines.py)
 
     def detect(self, sample: Iterable[str], *, limit: int = SAMPLE_LINES) -> str:
         """Pick the format that parses most of the first `limit` non-blank records; remember it."""
@@ -224,6 +226,7 @@ class SourceParser:
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
         order = date_order.sample_order(lines + more)
+        self.label_counts = label_counts(lines + more)  # which slot words open records (companion lines)
         if order != self.options.date_order:
             # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads
             self.options = replace(self.options, date_order=order)

@@ -231,6 +231,11 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
     if named.get("component"):
         fields["component"] = named["component"]
     level = named.get("level")
+    host = named.get("host") or ""
+    if level is None and host.isupper() and 3 <= len(host) <= 9 and normalize_level(host) is not None:
+        # a level word in capitals where the layout's other lines write a host (Python's `time LEVEL
+        # logger: msg` beside `time host program[pid]: msg` in one file): the level; no host is one
+        level, named["host"] = host, None
     component = named.get("component") or ""
     if level is None and "/" in component and normalize_level(component.split("/", 1)[0]) is not None:
         level, named["component"] = component.split("/", 1)  # "warning/PluginNotificationTask:" (Icinga)

@@ -191,7 +191,7 @@ def _log4j(pattern: str, needs: str | None = None) -> LineLayout:
 
 # logcat's time: its date with the `year` modifier's year or none, `usec`'s six digits (`nsec`'s nine), `zone`'s offset,
 # or `epoch`'s seconds since 1970 (nine or ten digits: `monotonic`'s seconds since boot are no time)
-_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{9}|\d{6}|\d{3})"
+_LOGCAT_TIME = (r"(?P<time>(?:(?P<year>\d{4})-)?(?P<mo>\d{2})-(?P<day>\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})\.(?P<frac>\d{9}|\d{6}|\d{3,4})"
                 r"(?: (?P<off>[+-]\d{4}))?|(?P<epoch>\d{9,10}\.(?:\d{9}|\d{6}|\d{3})))")
 # logcat's priority letters and its tag as `-v brief`, `time` and `long` write it (`W/Tag` padded to
 # eight columns); its pid column with the `uid` modifier's uid before it (`( 1000:  123)`)
@@ -253,7 +253,8 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                level="level", service=("tag",), fields=(("tag", "tag"),)),
     # `long`: the header alone in brackets, the message on the lines below it, a blank line after
     # (`[ 11-28 10:00:00.123  123:  456 E/Tag ]`)
-    LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>\d+) "
+    # (ddmlib writes the thread in hex, `495:0x1ef`, and a fraction of four digits)
+    LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>0x[0-9a-f]+|\d+) "
                rf"{_LOGCAT_TAG} *\]$", needs="[ ",
                level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
     # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg

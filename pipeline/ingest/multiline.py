@@ -52,6 +52,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
+from pipeline.ingest import companion_lines
 from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
 from pipeline.ingest.timestamps import SHAPE_RE, TIME_SHAPES, leading_time
 
@@ -131,8 +132,11 @@ class MultilineJoiner:
 
     def __init__(self, *, starts_record: Callable[[str], bool] | None = None,
                  max_lines: int = MAX_LINES, max_chars: int = MAX_CHARS, headed: bool = False,
-                 quoted: bool = False):
+                 quoted: bool = False, labels: dict[str, list[int]] | None = None):
         self._starts = starts_record or looks_like_record_start
+        # the source's level-slot words with how often each opened a new header (companion_lines)
+        self._labels = labels
+        self._header: str | None = None  # the held record's header up to its level slot, once asked
         # CSV: a line continues its record while a double quote the record opened is still open
         self._quoted = quoted
         self._open_quote = False
@@ -208,6 +212,7 @@ class MultilineJoiner:
 
     def _start(self, position: Any, line: str, stripped: str) -> None:
         self._lines = [line]
+        self._header = None
         self._first = self._last = position
         self._chars = len(line)
         self._folded = 0
@@ -262,6 +267,12 @@ class MultilineJoiner:
             return True  # a trace's `Caused by:` line, even one quoting a stamp that a layout would read
         if self._state == "time-alone" and not looks_like_record_start(line) and leading_time(stripped) is None:
             return True  # the lines under a time written on a line of its own are its record's
+        if self._header is None and line[:13] == self._lines[0][:13]:  # the same second at least (the
+            # shortest dated time, `081109 203615`), then once a record: its first line up to a level's slot
+            first = self._lines[0]
+            self._header = companion_lines.header(first, self._labels) if looks_timed(first) else ""
+        if self._header and companion_lines.continues(self._header, line, self._labels):
+            return True  # the same header, a label that is no level: the record's companion line
         if self._starts(line):
             return False
         if self._headed:

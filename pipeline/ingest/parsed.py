@@ -10,6 +10,7 @@ from typing import Any
 from pipeline.ingest.key_roles import level_in_pairs
 from pipeline.ingest.levels import CUT_LEVELS, JVM_FLAG, Level, infer_level, leading_level, normalize_level, prefixed_level
 from pipeline.ingest.timestamps import TimeRules, zone_named
+from pipeline.ingest.program_tags import program_tag
 
 
 @dataclass
@@ -134,6 +135,11 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
     """A text line's record: the level normalised (or guessed from its words when the header has
     none), the exception its text names, the continuation lines as the stack, empty fields dropped."""
     message = message.strip()
+    if not service and message[:1].isalnum() and "]: " in message[:140]:
+        tag = program_tag(message)  # `host program[pid]: msg` after another layout's header (ingest/program_tags.py)
+        if tag is not None and not (fields or {}).get("pid"):
+            host, service, message = host or tag[0], tag[1], tag[3]
+            fields = {**(fields or {}), "pid": tag[2]}
     if level is None and ("%" in message or (isinstance(service, str) and service[:1] == "%")):
         # a Cisco-style message code writes its syslog severity: `%ASA-6-302013:`, `%LINK-3-UPDOWN:`
         # (in the message, or read as a syslog tag)

@@ -146,7 +146,9 @@ class PrefixJoiner(StreamJoiner):
 
     def _joiner(self, stream: str) -> MultilineJoiner:
         if stream not in self._joiners:
-            self._joiners[stream] = MultilineJoiner(starts_record=self._starts) if self._starts else MultilineJoiner()
+            # the container's parser's level-slot words (companion lines: ingest/companion_lines.py)
+            labels = getattr(self._prefixes._parsers.get(stream) if self._prefixes else None, "label_counts", None)
+            self._joiners[stream] = MultilineJoiner(starts_record=self._starts, labels=labels)
         return self._joiners[stream]
 
     def feed(self, position: Any, line: str) -> list[Record]:

@@ -369,7 +369,7 @@ def record_joiner(parser: SourceParser, starts: Callable[[str], bool]) -> Multil
         # a mixed file's other lines joined as their own file's would be (CRI's own streams aside: line by line)
         return PrefixJoiner(parser.prefixes, rest=rest if isinstance(rest, MultilineJoiner) else None)
     return MultilineJoiner(starts_record=starts, headed=parser.block_key is not None or parser.headed or parser.csv is not None,
-                           quoted=parser.csv is not None)
+                           quoted=parser.csv is not None, labels=parser.label_counts)
 
 
 def _starts_record(parser: SourceParser):
