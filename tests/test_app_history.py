@@ -244,10 +244,10 @@ def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_en
     rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
     _pick(app, incident, rca)
     before = app.selectbox(key=f"incident_history_pick_{incident}").options
-    assert "on 1 branch(es)" in " ".join(c.value for c in app.caption)
+    assert "on 1 branch." in " ".join(c.value for c in app.caption)
     ReviewService(paused_engine).replay(incident, checkpoint_id=rca, reviewer="bob")
     app.run()
-    assert "on 2 branch(es)" in " ".join(c.value for c in app.caption)
+    assert "on 2 branches." in " ".join(c.value for c in app.caption)
     after = app.selectbox(key=f"incident_history_pick_{incident}").options
     assert len(after) > len(before)
     assert any("waiting for approval" in o for o in after if o not in before)  # the new branch's gate

@@ -149,7 +149,8 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
                        selection_mode=PICKED, width="stretch")
     hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
     shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
-    st.caption(f"{shown} checkpoints on {tree['branches']} branch(es)"
+    branches = f"{tree['branches']} branch" + ("" if tree["branches"] == 1 else "es")
+    st.caption(f"{shown} checkpoints on {branches}"
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
                + ". Scroll over the chart to zoom, drag to pan, double-click to reset; click a point to pick it "
                "(shift-click a second to compare), or pick a checkpoint below. ◆ live head, ◇ paused at "
