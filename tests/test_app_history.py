@@ -128,6 +128,8 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     assert not app.exception
     assert ReviewService(paused_engine).tree(incident)["branches"] == 2
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
+    # walkthrough s57 (35-after-fork.png): the confirmation was drawn atop the tab, the page at its bottom
+    assert [unescape(t.value) for t in app.toast] == [said(app, "success")], [t.value for t in app.toast]
     fork = [a for a in paused_engine.records.audit(incident) if a["action"] == "fork"]
     assert fork and fork[0]["after"]["rca.confidence"] == 0.42
 

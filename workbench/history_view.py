@@ -103,7 +103,7 @@ def history(review: ReviewService, incident_id: str, drawn: tuple) -> None:
 
 
 def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
-    session.show_messages(SCOPE)
+    session.show_messages(SCOPE, toast=True)  # a fork's or replay's result, wherever the page sits
     window_key = f"incident_history_window_{incident_id}"
     window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
     where = id(review)
