@@ -257,6 +257,14 @@ def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says
     expect(page.get_by_text("human-edited").first).to_be_visible()
 
 
+def _option(review: ReviewService, incident: str, checkpoint_id: str) -> str:
+    """What the History picker's option of a checkpoint starts with: its number as the chart numbers it
+    (the options name no id)."""
+    from workbench.timeline import checkpoint_numbers
+
+    return f"#{checkpoint_numbers(review.tree(incident))[checkpoint_id]} · "
+
+
 @pytest.mark.timeout(240)
 def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its_edit_changes(page, site,
                                                                                                 tmp_path):
@@ -274,7 +282,7 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     open_incident(page, site, "checkout-api", name="carol")
     page.get_by_role("tab", name="History & time travel").click()
     settle(page)
-    choose(page, "Checkpoint", first_rca["checkpoint_id"][-8:])
+    choose(page, "Checkpoint", _option(review, incident, first_rca["checkpoint_id"]))
     button(page, "Replay from here…").filter(visible=True).click()
     settle(page)
     expect(page.get_by_text("the branch will not see those").first).to_be_visible()
@@ -284,7 +292,7 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     assert review.tree(incident)["branches"] == 2
 
     gate = review.incident(incident)["head_checkpoint_id"]
-    choose(page, "Checkpoint", gate[-8:])
+    choose(page, "Checkpoint", _option(review, incident, gate))
     page.get_by_test_id("stExpander").filter(has_text="Fork from here with edits").click()
     choose(page, "Category", "db deadlock")
     button(page, "Fork from here…").click()
