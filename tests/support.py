@@ -399,6 +399,11 @@ def poller_env(data_dir: Path, log: Path, database_url: str) -> dict:
     return env
 
 
+def alert(page, text):
+    """In the browser: a message box's (success, error, …) text, not the toast that says it again."""
+    return page.get_by_test_id(re.compile(r"^stAlertContent")).get_by_text(text)
+
+
 def choose(page, label, text: str) -> None:
     """In the browser: pick the option containing `text` in the selectbox labelled `label` (a string,
     matched exactly, or a pattern); typing filters the list."""

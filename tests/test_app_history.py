@@ -30,8 +30,7 @@ def _written_by(engine, incident_id: str, node: str) -> dict:
 def _pick(at, incident_id: str, checkpoint_id: str):
     open_tab(at, incident_id, "History & time travel")
     picker = at.selectbox(key=f"incident_history_pick_{incident_id}")
-    option = next(o for o in picker.options if checkpoint_id[-8:] in o)
-    return picker.select(option).run()
+    return picker.select(checkpoint_id).run()  # by its value: the options name no id
 
 
 def test_selecting_a_checkpoint_shows_its_changes_against_its_parent(app, paused_engine):
@@ -128,6 +127,8 @@ def test_fork_with_an_edit_runs_a_branch_from_the_edited_state(app, paused_engin
     assert not app.exception
     assert ReviewService(paused_engine).tree(incident)["branches"] == 2
     assert paused_engine.records.incident(incident)["confidence"] == 0.42
+    # walkthrough s57 (35-after-fork.png): the confirmation was drawn atop the tab, the page at its bottom
+    assert [unescape(t.value) for t in app.toast] == [said(app, "success")], [t.value for t in app.toast]
     fork = [a for a in paused_engine.records.audit(incident) if a["action"] == "fork"]
     assert fork and fork[0]["after"]["rca.confidence"] == 0.42
 
@@ -244,10 +245,10 @@ def test_the_open_timeline_shows_a_branch_someone_else_made_since(app, paused_en
     rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]
     _pick(app, incident, rca)
     before = app.selectbox(key=f"incident_history_pick_{incident}").options
-    assert "on 1 branch(es)" in " ".join(c.value for c in app.caption)
+    assert "on 1 branch." in " ".join(c.value for c in app.caption)
     ReviewService(paused_engine).replay(incident, checkpoint_id=rca, reviewer="bob")
     app.run()
-    assert "on 2 branch(es)" in " ".join(c.value for c in app.caption)
+    assert "on 2 branches." in " ".join(c.value for c in app.caption)
     after = app.selectbox(key=f"incident_history_pick_{incident}").options
     assert len(after) > len(before)
     assert any("waiting for approval" in o for o in after if o not in before)  # the new branch's gate
@@ -381,7 +382,12 @@ def test_the_history_tab_names_checkpoints_and_steps_in_words_not_ids_or_node_na
     _pick(app, incident, fix)
     page = texts(app)
     assert "Changes at #7 fix proposal against the checkpoint before it" in page, page
-    assert fix[-8:] not in page.replace(app.selectbox(key=f"incident_history_pick_{incident}").value, "")
+    # walkthrough s57: the pickers ended each option with a hex id ("… · branch 0 (live) · bff8a694"); the
+    # number, step and time name a checkpoint, its id is beside its link alone, to copy
+    picker = app.selectbox(key=f"incident_history_pick_{incident}")
+    assert not [o for o in picker.options if re.search(r"\b[0-9a-f]{8}\b", o)], picker.options
+    link = next(m.value for m in app.markdown if "Link to this checkpoint" in m.value)
+    assert fix[-8:] not in page.replace(link, "") and f"`{fix}`" in link
     notes = "\n".join(c.value for c in app.code)
     assert "Fix proposal: " in notes and not NODE_NAMES.search(notes), notes
     captions = [unescape(c.value) for c in app.caption]
@@ -474,7 +480,7 @@ def test_the_pollers_evidence_merge_is_drawn_as_evidence_added_not_as_a_persons_
     assert point["kind"] == EVIDENCE_ADDED and point["kind"] != SOURCE_WORDS["update"], point
     assert "evidence added" in point["caption"], point["caption"]
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
-    picker.select(next(o for o in picker.options if merged["checkpoint_id"][-8:] in o)).run()
+    picker.select(merged["checkpoint_id"]).run()
     runs = [unescape(e.label) for e in app.expander if e.label.startswith(("evidence", "log window", "intake"))]
     assert runs and all("ran in" not in r for r in runs) and EVIDENCE_ADDED in runs[0], runs
 
@@ -492,7 +498,7 @@ def test_a_forks_first_checkpoint_says_a_person_wrote_it_not_how_long_a_node_ran
     open_incident(app, incident)
     open_tab(app, incident, "History & time travel")
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
-    picker.select(next(o for o in picker.options if written[0]["checkpoint_id"][-8:] in o)).run()
+    picker.select(written[0]["checkpoint_id"]).run()
     runs = [unescape(e.label) for e in app.expander if e.label.startswith(("root cause", "recommendation"))]
     assert runs and all("ran in" not in r for r in runs), runs
     assert "no node ran" in runs[0], runs

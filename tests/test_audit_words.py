@@ -156,3 +156,26 @@ def test_a_refused_action_says_why_once_in_the_audit_table(monkeypatch):
     frame = shown["frame"]
     assert why in frame["what happened"][0] and frame["note"][0] == "", list(frame["note"])
     assert frame["note"][1] == "a known flap"
+
+
+def test_analysis_text_says_categories_and_docs_in_a_reviewers_words_and_quotes_without_their_event_hash():
+    """Walkthrough s57: a revised root cause ended "…(18 events say so), which is dns_resolution."; fix
+    plans (the incident page, the backtest report, the blind pairwise cards) said "the fix hints of doc
+    mysql-lock-wait-timeout (db_deadlock) apply to no file"; History's diff showed a quote as
+    "90770f48aecb323516a3b502: message: GET /v1/stock/…", the event's hash first."""
+    from workbench.audit_words import changes_frame
+    from workbench.literal import analysis_text
+    from workbench.pairwise_view import fix_lines
+
+    assert analysis_text("the events say so (18 events say so), which is dns_resolution.").endswith(
+        "which is dns resolution.")
+    plan = "No diff: the fix hints of doc mysql-lock-wait-timeout (db_deadlock) apply to no file of the source tree."
+    said = analysis_text(plan)
+    assert "mysql-lock-wait-timeout" not in said and "db_deadlock" not in said
+    assert "\u201cMySQL 1205: Lock wait timeout exceeded\u201d (db deadlock)" in said
+    assert "doc no-such-doc" in analysis_text("doc no-such-doc")  # an id no shipped doc has stays
+    card = "\n".join(fix_lines({"fix_proposed": True, "fix": {"plan": [plan]}}))
+    assert "mysql-lock-wait-timeout" not in card and "Lock wait timeout exceeded" in card
+    frame = changes_frame([{"field": "rca.quotes", "before": None, "after": [
+        {"event_id": "90770f48aecb323516a3b502", "field": "message", "text": "GET /v1/stock/428 failed"}]}])
+    assert list(frame["after"]) == ["message: GET /v1/stock/428 failed"]

@@ -20,7 +20,8 @@ import re
 import pytest
 
 from pipeline.unattended.file_ingest import ingest_path
-from tests.support import CHROMIUM, ROOT, artifacts_on_failure, browser_site, choose, cut_figure_labels, grid_column, paused_ids, settle
+from tests.support import (CHROMIUM, ROOT, alert, artifacts_on_failure, browser_site, choose, cut_figure_labels, grid_column,
+                           paused_ids, settle)
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 HOSTILE = "<script>document.write(document.cookie)</script> see [docs](http://evil.example/phish)"
@@ -216,7 +217,9 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(site):
             expect(approve).to_have_count(1, timeout=60_000)
             expect(approve).to_be_enabled(timeout=60_000)
             approve.dblclick()  # a double click sends one decision
-            expect(page.get_by_text("Approval recorded for alice")).to_be_visible(timeout=60_000)
+            expect(alert(page, "Approval recorded for alice")).to_be_visible(timeout=60_000)
+            # walkthrough s57 (14-approve.png): the page sat mid-way, the message above the viewport: a toast too
+            expect(page.get_by_test_id("stToastText").get_by_text("Approval recorded for alice")).to_be_in_viewport()
             settle(page)
             expect(page.get_by_text("Fix proposal", exact=True)).to_be_visible()
             expect(page.get_by_text("approved — fix proposed (not applied)", exact=True).first).to_be_visible()
@@ -235,7 +238,7 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(site):
             settle(page)
             expect(page.get_by_text("The recorded fix is not among them")).to_be_visible()
             button(page, "Confirm replay").click()
-            expect(page.get_by_text("a new branch, now awaiting approval")).to_be_visible(
+            expect(alert(page, "a new branch, now awaiting approval")).to_be_visible(
                 timeout=60_000)
             settle(page)
             expect(page.locator("text=branch 1").first).to_be_attached()

@@ -16,8 +16,10 @@ import pytest
 from pipeline.backtest.candidate import candidate_for
 from pipeline.backtest.report import report
 from pipeline.backtest.run import run_backtest
+from pipeline.review.service import ReviewService
 from tests.support import CHROMIUM, artifacts_on_failure, browser_site, cut_figure_labels, settle
 from tests.test_backtest import decided, docs_without
+from workbench.timeline import checkpoint_numbers
 
 if not CHROMIUM.exists() and not os.environ.get("CI"):
     pytest.skip("needs Debian's chromium at /usr/bin/chromium", allow_module_level=True)
@@ -81,7 +83,8 @@ def test_a_disagreement_opens_the_incident_at_the_checkpoint_used(site):
             expect(page.get_by_role("tab", name="History & time travel")).to_have_attribute(
                 "aria-selected", "true")
             expect(page.get_by_role("combobox", name="Checkpoint", exact=True)).to_have_value(
-                re.compile(re.escape(checkpoint[-8:])), timeout=30_000)
+                re.compile("^" + re.escape(f"#{checkpoint_numbers(ReviewService(site['engine']).tree(ids['approved']))[checkpoint]} · ")),
+                timeout=30_000)  # the options name a checkpoint by its number (no id)
             assert "checkpoint=" not in page.url and f"incident={ids['approved']}" in page.url
             # a link naming a checkpoint the incident does not have says so where it lands (the top of
             # the page: 51b-bad-checkpoint-msg.png found it ~3,500 px down, in the tab), then shows the newest

@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.unattended.file_ingest import ingest_path
 from pipeline.review.service import ReviewService
-from tests.support import CHROMIUM, ROOT, browser_page, browser_site, choose, settle
+from tests.support import CHROMIUM, ROOT, alert, browser_page, browser_site, choose, settle
 
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 
@@ -97,7 +97,7 @@ def test_a_refused_reject_keeps_the_reviewer_on_the_reject_tab(page, site):
     settle(page)
     # still on Reject (its reason field there), the error beside it, not back on Approve
     expect(reject).to_have_attribute("aria-checked", "true")
-    expect(page.get_by_text("a reason for the rejection is required")).to_be_visible()
+    expect(alert(page, "a reason for the rejection is required")).to_be_visible()
     expect(page.get_by_label("Reason", exact=True)).to_be_visible()
     assert button(page, "Approve").count() == 0
     assert site["engine"].records.incident(site["ids"]["promo-engine"])["status"] == "awaiting_approval"
@@ -218,7 +218,7 @@ def test_request_changes_shows_what_the_re_analysis_changed_then_approve(page, s
     settle(page)
     page.get_by_label("Feedback", exact=True).fill("the promo rule table is missing: check the deploy")
     button(page, "Request changes (2 left)").click()
-    expect(page.get_by_text("Request for changes recorded for alice")).to_be_visible(timeout=60_000)
+    expect(alert(page, "Request for changes recorded for alice")).to_be_visible(timeout=60_000)
     settle(page)
     assert site["engine"].records.incident(incident)["revisions"] == 1
     segment(page, "Changes").click()  # the new analysis opens on Approve
@@ -232,7 +232,7 @@ def test_request_changes_shows_what_the_re_analysis_changed_then_approve(page, s
     segment(page, "Approve").click()
     settle(page)
     button(page, "Approve").click()
-    expect(page.get_by_text("Approval recorded for alice")).to_be_visible(timeout=60_000)
+    expect(alert(page, "Approval recorded for alice")).to_be_visible(timeout=60_000)
     assert site["engine"].records.incident(incident)["status"] in ("approved", "fix_proposed")
 
 
@@ -246,7 +246,7 @@ def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says
     settle(page)
     choose(page, "Category", "config missing")
     button(page, "Save edits and approve").click()
-    expect(page.get_by_text(re.compile("the recommendation and the fix proposal are done again from it, before the "
+    expect(alert(page, re.compile("the recommendation and the fix proposal are done again from it, before the "
                                        "approval"))).to_be_visible(
         timeout=60_000)
     settle(page)
@@ -255,6 +255,14 @@ def test_edit_and_approve_of_the_category_re_derives_the_recommendation_and_says
     # the decision panel's provenance and the mark on the RCA
     expect(page.get_by_text(re.compile(r"dana edited and approved category at"))).to_be_visible()
     expect(page.get_by_text("human-edited").first).to_be_visible()
+
+
+def _option(review: ReviewService, incident: str, checkpoint_id: str) -> str:
+    """What the History picker's option of a checkpoint starts with: its number as the chart numbers it
+    (the options name no id)."""
+    from workbench.timeline import checkpoint_numbers
+
+    return f"#{checkpoint_numbers(review.tree(incident))[checkpoint_id]} · "
 
 
 @pytest.mark.timeout(240)
@@ -274,17 +282,17 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     open_incident(page, site, "checkout-api", name="carol")
     page.get_by_role("tab", name="History & time travel").click()
     settle(page)
-    choose(page, "Checkpoint", first_rca["checkpoint_id"][-8:])
+    choose(page, "Checkpoint", _option(review, incident, first_rca["checkpoint_id"]))
     button(page, "Replay from here…").filter(visible=True).click()
     settle(page)
     expect(page.get_by_text("the branch will not see those").first).to_be_visible()
     button(page, f"Replay with current evidence ({events} events)").click()
-    expect(page.get_by_text(f"on the current evidence ({events} events)")).to_be_visible(timeout=60_000)
+    expect(alert(page, f"on the current evidence ({events} events)")).to_be_visible(timeout=60_000)
     settle(page)
     assert review.tree(incident)["branches"] == 2
 
     gate = review.incident(incident)["head_checkpoint_id"]
-    choose(page, "Checkpoint", gate[-8:])
+    choose(page, "Checkpoint", _option(review, incident, gate))
     page.get_by_test_id("stExpander").filter(has_text="Fork from here with edits").click()
     choose(page, "Category", "db deadlock")
     button(page, "Fork from here…").click()
@@ -292,8 +300,10 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()
     expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
     button(page, "Confirm fork").click()
-    expect(page.get_by_text(re.compile(r"carol forked from #\d+ [a-z ]+, setting the category to db deadlock"))
+    expect(alert(page, re.compile(r"carol forked from #\d+ [a-z ]+, setting the category to db deadlock"))
            ).to_be_visible(timeout=60_000)
+    # walkthrough s57 (35-after-fork.png): the page sat at its bottom, the message atop the tab: a toast too
+    expect(page.get_by_test_id("stToastText").get_by_text(re.compile(r"carol forked from #\d+"))).to_be_in_viewport()
     settle(page)
     doc = review.incident(incident)
     assert doc["rca"]["category"] == "db_deadlock" and "DEADLOCK" in doc["recommendation"]["action"]

@@ -103,3 +103,28 @@ def test_a_fork_to_another_category_has_a_root_cause_of_that_category_set_by_the
     assert fork["reviewer"] == "ann" and fork["after"]["edited"] == ["rca.category"]
     made = next(h for h in service.history(inc, limit=200) if h["source"] == "update")
     assert made["human_action"] == "fork"
+
+
+def test_a_fork_to_a_category_no_event_shows_says_the_reviewer_set_it_and_quotes_the_events_not_its_doc(kb):
+    """Walkthrough s57 (36-audit.png): the demo's psycopg DNS failure forked to upstream_timeout read "Why this
+    happens: nginx forwarded a request to a backend … proxy_read_timeout" and "Read the upstream address and
+    request URI … find the slow backend", false of a Python service that never resolved its database's name.
+    The root cause says who set it and what the events say, no paragraph of the category's doc; the
+    recommendation asks to confirm it on the incident's own lines first."""
+    from tests.support import ROOT
+
+    lines = [json.loads(line) for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines()
+             if "could not translate host name" in line][:3]
+    events = [normalize(raw, source="test", position=str(i)) for i, raw in enumerate(lines)]
+    state = IncidentState(incident_id="INC-t", service="inventory-service", evidence=events)
+    analysed = state.model_copy(update={"rca": OfflineAnalyst(kb).rca(state), "severity": "high"})
+    assert analysed.rca.category == "dns_resolution"
+    rca = OfflineAnalyst(kb).set_by_reviewer(analysed, "upstream_timeout", "carol")
+    assert not rca.supported and rca.root_cause.startswith("Set by reviewer carol to upstream timeout")
+    assert "could not translate host name" in rca.root_cause, rca.root_cause  # the events' own words
+    assert "Why this happens" not in rca.root_cause and "nginx" not in rca.root_cause, rca.root_cause
+    forked = analysed.model_copy(update={"rca": rca})
+    rec = OfflineAnalyst(kb).recommend(forked)
+    assert rec.action.startswith("Confirm upstream timeout first: a reviewer set it"), rec.action
+    assert "could not translate host name" in rec.steps[0]
+    assert "If it is confirmed: " in rec.action and not rec.action.startswith("Read the upstream address")

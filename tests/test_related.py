@@ -321,3 +321,48 @@ def test_related_titles_alike_in_view_are_told_apart_as_the_inbox_tells_them(mon
     # the column showed ~32 characters at 1440 px ("authentication failure; … rhost=2"): they differ within 25
     assert titles[0][:25] != titles[1][:25], titles
     assert titles[0].endswith("rhost=10.7.1.4") and titles[1].endswith("user=root"), titles
+
+
+def test_incidents_analysed_as_the_same_cause_are_near_though_their_words_differ(data_dir, tmp_path, monkeypatch):
+    """Walkthrough s57 (51-related.png): the demo's three null dereferences (checkout-api's Java NPE,
+    loyalty-service's Node TypeError, inventory-service's Python AttributeError) share no rare error word,
+    so "Nearest by evidence" was empty on every one of them, with nothing to follow. Each now lists the
+    other two, saying why ("same cause: null reference"), a row to select; the same services' other
+    errors (inventory's DNS failure, loyalty's 429s) are still not offered."""
+    from streamlit.testing.v1 import AppTest
+
+    from pipeline.services import related_of
+    from tests.support import APP, TIMEOUT
+    from workbench import session
+
+    monkeypatch.setenv("INCIDENTIQ_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("INCIDENTIQ_POLLER", "off")
+    engine = open_engine(make_settings(data_dir, reopen_minutes=0))
+    wanted = ("NullPointerException", "reading 'profile'", "'NoneType' object has no attribute",
+              "could not translate host name", "status code 429")
+    lines, seen = [], {}
+    for line in (ROOT / "samples" / "pos-day.jsonl").read_text().splitlines():
+        mark = next((w for w in wanted if w in line), None)
+        if mark and '"level":"ERROR"' in line and seen.get(mark, 0) < 4:
+            seen[mark] = seen.get(mark, 0) + 1
+            lines.append(line)
+    (tmp_path / "day.jsonl").write_text("\n".join(lines) + "\n")
+    ingest_path(engine, tmp_path / "day.jsonl")
+    rows = engine.records.incidents()
+    nulls = sorted(r["incident_id"] for r in rows if r["category"] == "null_reference")
+    assert len(nulls) == 3, [(r["service"], r["category"], r["title"]) for r in rows]
+    related = related_of(ReviewService(engine))
+    related.catch_up(batches=None)
+    for mine in nulls:
+        nearest = related.related(mine)["nearest"]
+        assert {r["incident_id"] for r in nearest} == set(nulls) - {mine}, [(r["title"], r["category"]) for r in nearest]
+        assert {r["near_by"] for r in nearest} == {"cause"}
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    try:
+        open_incident(at, nulls[0])
+        near = at.dataframe(key=f"incident_related_near_{nulls[0]}").value
+        assert set(near["incident"]) == set(nulls[1:])
+        assert set(near["near by"]) == {"same cause: null reference"}
+    finally:
+        session._runtime.clear()
+        engine.records.close()

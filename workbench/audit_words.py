@@ -10,8 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline.state import CATEGORIES
-from workbench.literal import analysis_text
+from workbench.literal import analysis_text, categories_in_text  # noqa: F401 (said from here too)
 
 ACTION_WORDS = {
     "approve": "approved", "approve_partial": "gave a first approval", "reject": "rejected",
@@ -94,21 +93,12 @@ def steps_in_text(text: str) -> str:
     return _NODE_CODE.sub(lambda m: node_words(m.group(1)), text or "")
 
 
-# a category's code in a sentence the engine wrote ("the category db_deadlock stands"): said as the
-# incident page says it ("db deadlock"); codes without an underscore are words already
-_CATEGORY_CODE = re.compile(r"\b(" + "|".join(sorted((c for c in CATEGORIES if "_" in c), key=len, reverse=True))
-                            + r")\b")
 _AT_CONFIDENCE = re.compile(r" @ (0(?:\.\d+)?|1(?:\.0+)?)\b")
 
 
 def category_words(code: str | None) -> str:
     """A category as the incident page says it: "db_schema_mismatch" → "db schema mismatch"."""
     return (code or "").replace("_", " ")
-
-
-def categories_in_text(text: str) -> str:
-    """A sentence with the categories' codes in it, each said in words."""
-    return _CATEGORY_CODE.sub(lambda m: category_words(m.group(1)), text or "")
 
 
 def trace_words(line: str) -> str:
@@ -308,9 +298,11 @@ def _cell(field: str, value) -> str:
 
 
 def _item_text(item: dict) -> str:
-    """One recorded item (a finding) as a line: its texts joined, its id lists as counts
-    ({"kind": "error", "value": "…", "event_ids": [3 ids]} → "error: … (3 events)")."""
-    said = [str(v) for v in item.values() if isinstance(v, (str, int, float)) and not isinstance(v, bool)]
+    """One recorded item (a finding, a quote) as a line: its texts joined, its id lists as counts
+    ({"kind": "error", "value": "…", "event_ids": [3 ids]} → "error: … (3 events)"), an id of one
+    (a quote's `event_id`) left out."""
+    said = [str(v) for k, v in item.items() if isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            and not str(k).endswith("_id")]  # a quote's event hash is no reviewer's word (walkthrough s57)
     counts = [f"{len(v)} {k.removesuffix('_ids')}{'' if len(v) == 1 else 's'}" for k, v in item.items()
               if isinstance(v, list) and k.endswith("_ids")]
     return ": ".join(said) + (f" ({', '.join(counts)})" if counts else "")

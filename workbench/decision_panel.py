@@ -129,6 +129,12 @@ def _decide(review: ReviewService, incident_id: str, action: str, *, shown: dict
 
 def _message(outcome) -> None:
     getattr(st, outcome[0])(escape_markdown(outcome[1]))
+    toasted = st.session_state.setdefault("incident_outcome_toasted", {})
+    if not any(seen is outcome for seen in toasted.values()):
+        # the decision's result once as a toast too, in view wherever the page sits (walkthrough s57:
+        # after Approve the shorter page sat mid-way, its confirmation above the viewport)
+        toasted[outcome[1]] = outcome
+        st.toast(escape_markdown(outcome[1]), icon=session.TOAST_ICONS.get(outcome[0]))
 
 
 def decided(doc: dict, audit_rows: list[dict]) -> None:

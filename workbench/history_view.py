@@ -103,7 +103,7 @@ def history(review: ReviewService, incident_id: str, drawn: tuple) -> None:
 
 
 def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
-    session.show_messages(SCOPE)
+    session.show_messages(SCOPE, toast=True)  # a fork's or replay's result, wherever the page sits
     window_key = f"incident_history_window_{incident_id}"
     window = int(st.session_state.get(window_key) or HISTORY_WINDOW)
     where = id(review)
@@ -149,7 +149,8 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
                        selection_mode=PICKED, width="stretch")
     hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
     shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
-    st.caption(f"{shown} checkpoints on {tree['branches']} branch(es)"
+    branches = f"{tree['branches']} branch" + ("" if tree["branches"] == 1 else "es")
+    st.caption(f"{shown} checkpoints on {branches}"
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
                + ". Scroll over the chart to zoom, drag to pan, double-click to reset; click a point to pick it "
                "(shift-click a second to compare), or pick a checkpoint below. ◆ live head, ◇ paused at "
@@ -173,7 +174,7 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
         st.json(plain(detail["state"]), expanded=1)
     # a link, not a code block: one element on every pick instead of two and the code block's bundle
     st.markdown(f"[Link to this checkpoint]({checkpoint_link(incident_id, selected, st.context.url)}) "
-                "(opens this tab at it; copy it to share)")
+                f"(opens this tab at it; copy it to share) · its id `{selected}`")
     time_travel(review, incident_id, selected, named[selected], detail["state"], detail["plan"])
 
 

@@ -200,6 +200,9 @@ def keyboard(review: ReviewService, rows: list[dict], where=None) -> None:
 
 
 BULK_CONFIRM_KEY = "inbox_bulk_confirm"
+# why a bulk action was not sent: drawn under its button, by the Reason box (walkthrough s57: above the
+# table, the page scrolled away from where the reviewer typed)
+BULK_SCOPE = "inbox_bulk"
 
 
 def _bulk_ask() -> None:
@@ -209,7 +212,7 @@ def _bulk_ask() -> None:
     action = st.session_state.get("inbox_bulk_action") or "Reject"
     reason = (st.session_state.get("inbox_bulk_reason") or "").strip()
     to = (st.session_state.get("inbox_bulk_to") or "").strip()
-    box, who = session.message_box(SCOPE), session.actor()
+    box, who = session.message_box(BULK_SCOPE), session.actor()
     st.session_state.pop(BULK_CONFIRM_KEY, None)
     if who is None:
         box.append(("error", f"{action} not sent: sign in or enter your name in the sidebar first."))
@@ -299,6 +302,7 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
             f"{action}… (pick incidents above)"
         st.button(label, key="inbox_bulk_go",
                   disabled=bool(blocked) or not chosen, on_click=_bulk_ask)
+        session.show_messages(BULK_SCOPE)
         ask = st.session_state.get(BULK_CONFIRM_KEY)
         if ask and (ask["ids"] != chosen or ask["action"] != action):
             st.session_state.pop(BULK_CONFIRM_KEY, None)  # the picks changed since: asked again with the new ones

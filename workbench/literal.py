@@ -17,12 +17,13 @@ st.json, tables (a DataFrame's text cells) and the escaped HTML of evidence_view
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, TypeVar
 
 import pandas as pd
 
-from pipeline.state import visible
+from pipeline.state import CATEGORIES, visible
 
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
 WORD_JOINER = "\u2060"
@@ -80,10 +81,45 @@ def plain(value: T) -> T:
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)([^\n]*?[^`\s][^\n]*?)(?<!`)\1(?!`)")
 
 
+# a category's code in a sentence the engine wrote ("which is dns_resolution"): said as the page says
+# it ("dns resolution"); codes without an underscore are words already
+_CATEGORY_CODE = re.compile(r"\b(" + "|".join(sorted((c for c in CATEGORIES if "_" in c), key=len, reverse=True))
+                            + r")\b")
+# a knowledge doc named by its id in the analyst's sentences ("the fix hints of doc mysql-lock-wait-timeout")
+_DOC_ID = re.compile(r"\bdoc ([a-z0-9][a-z0-9-]*[a-z0-9])\b")
+
+
+def categories_in_text(text: str) -> str:
+    """A sentence with the categories' codes in it, each said in words."""
+    return _CATEGORY_CODE.sub(lambda m: m.group(1).replace("_", " "), text or "")
+
+
+@functools.lru_cache(maxsize=1)
+def doc_titles() -> dict[str, str]:
+    """The shipped knowledge docs' titles by id (read once: the docs the page's analyses cite)."""
+    from pipeline.knowledge.index import load_docs
+
+    try:
+        return {d.doc_id: d.title for d in load_docs()}
+    except Exception:  # a docs folder that does not parse: the ids stay as written
+        return {}
+
+
+def docs_in_text(text: str) -> str:
+    """A sentence naming knowledge docs by id, each named by its title instead ("the doc “MySQL 1205:
+    Lock wait timeout exceeded”"); an id no shipped doc has stays as written."""
+    if "doc " not in text:
+        return text
+    titles = doc_titles()
+    return _DOC_ID.sub(lambda m: f"the doc \u201c{titles[m.group(1)]}\u201d" if m.group(1) in titles
+                       else m.group(0), text)
+
+
 def analysis_text(text: object) -> str:
     """An analysis's text (root cause, recommended action and steps, notes) as the reviewer reads it
     wherever it is shown: the backticks that mark the log's words as code spans dropped (they are
-    markup, shown as text they read as stray characters), everything else as written. Then shown
-    through `plain` or `escape_markdown` like any text the workbench did not write, so the log's
-    words never style the page."""
-    return _CODE_SPAN.sub(r"\2", str(text))
+    markup, shown as text they read as stray characters), the categories' codes said in words and the
+    knowledge docs named by their titles (walkthrough s57: "which is dns_resolution.", "doc
+    mysql-lock-wait-timeout (db_deadlock)"), everything else as written. Then shown through `plain` or
+    `escape_markdown` like any text the workbench did not write, so the log's words never style the page."""
+    return categories_in_text(docs_in_text(_CODE_SPAN.sub(r"\2", str(text))))

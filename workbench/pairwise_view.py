@@ -34,7 +34,7 @@ def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
         above = "at or above" if fix["confidence"] >= fix["threshold"] else "below"
         lines.append(f"Confidence {fix['confidence']:.2f}, {above} the code-fix threshold {fix['threshold']:.2f}.")
     if not side["fix_proposed"]:
-        why = str(fix.get("why_not") or "").removeprefix("no code fix: ")
+        why = analysis_text(str(fix.get("why_not") or "").removeprefix("no code fix: "))
         if not threshold and fix.get("threshold") is not None and f"{fix['threshold']:.2f}" in why:
             why = ""  # the reason is the side's own threshold: saying it would tell the side
         return [*lines, "No fix proposed" + (f": {why}." if why else ".")]

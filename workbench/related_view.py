@@ -29,7 +29,7 @@ WHEN = "first seen (log, UTC)"
 _OPTIONAL = ("decision", "decided by", "rejection reason / fix approved")
 # pixel widths the incident's id ("INC-20261128-c890ef") and the time ("2026-12-06 16:28 UTC") fit in
 # (a walkthrough read "INC-202611" and "2026-12-06" at 1440 px)
-WIDTHS = {"incident": 170, "similarity": 80, WHEN: 170}
+WIDTHS = {"incident": 170, "similarity": 80, WHEN: 170, "near by": 150}
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -47,6 +47,7 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{
         "incident": r["incident_id"],
         **({"similarity": r["similarity"]} if "similarity" in r else {}),
+        **({"near by": _near_by(r)} if "near_by" in r else {}),
         "title": title, "status": status_text(r["status"]),
         "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
         "decided by": ", ".join(r["decided_by"]),
@@ -54,6 +55,13 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
         "rejection reason / fix approved": r["rejection_reason"] or (
             (r["fix"]["target_file"] or r["fix"]["hash"][:12]) if r["fix"] and r["fix"].get("hash") else ""),
     } for r, title in zip(rows, titles)])
+
+
+def _near_by(row: dict) -> str:
+    """Why a row is near: its errors' words, or an analysis naming the same cause (its category in words)."""
+    if row["near_by"] == "cause":
+        return f"same cause: {str(row['category'] or '').replace('_', ' ')}"
+    return "same error words"
 
 
 def _follow(key: str, ids: list[str]) -> None:
@@ -70,6 +78,9 @@ def _table(rows: list[dict], key: str) -> None:
                  width="stretch",
                  column_config={"incident": st.column_config.TextColumn("incident", width=WIDTHS["incident"]),
                                 "title": st.column_config.TextColumn("title", width="medium"),
+                                "near by": st.column_config.TextColumn(
+                                    "near by", width=WIDTHS["near by"],
+                                    help="the same error words, or an analysis naming the same cause"),
                                 WHEN: st.column_config.TextColumn(WHEN, width=WIDTHS[WHEN],
                                                                   help="when its first event was logged"),
                                 "similarity": st.column_config.NumberColumn(
@@ -101,10 +112,10 @@ def related(review: ReviewService, incident_id: str) -> None:
         if len(cursors) > 1 and newer.button("Newer", key=f"incident_related_newer_{incident_id}"):
             cursors.pop()
             st.rerun()
-        st.markdown("**Nearest by evidence** (other incidents whose errors are told in the same words; "
-                    "select a row to open it)")
+        st.markdown("**Nearest by evidence** (other incidents whose errors are told in the same words, then "
+                    "those whose analysis names the same cause; select a row to open it)")
         if found["nearest"]:
             _table(found["nearest"], f"incident_related_near_{incident_id}")
         else:
-            st.caption("No past incident's evidence is near this one's (the poller indexes an incident's "
-                       "evidence once it has read what its source had).")
+            st.caption("No other incident's errors are told in the same words or analysed as the same cause "
+                       "(the poller indexes an incident's evidence once it has read what its source had).")

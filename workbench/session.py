@@ -100,17 +100,27 @@ def message_box(scope: str) -> list:
     return st.session_state.setdefault("app_flash", {}).setdefault(scope, [])
 
 
-def show_messages(scope: str, *, keep_seconds: float = 0.0) -> None:
+TOAST_ICONS = {"success": ":material/check_circle:", "info": ":material/info:", "warning": ":material/warning:",
+               "error": ":material/error:"}
+
+
+def show_messages(scope: str, *, keep_seconds: float = 0.0, toast: bool = False) -> None:
     """Show the messages kept for `scope` and empty the list in place (an acting callback may
     still hold it). Their text is escaped: it may quote data.
 
     With `keep_seconds`, the runs of the next `keep_seconds` show them again (unless newer ones came):
     a page that refreshes on a timer (the inbox, every 5 s) would otherwise drop a decision's
-    confirmation at its next refresh, which may come a moment after the decision's own run."""
+    confirmation at its next refresh, which may come a moment after the decision's own run.
+
+    With `toast`, each new message is also a toast, in view wherever the page is scrolled (walkthrough
+    s57: a fork's confirmation was drawn at the top of its tab while the page sat at its bottom)."""
     from workbench.literal import escape_markdown
 
     box = message_box(scope)
     shown, box[:] = list(box), []
+    if toast:
+        for kind, text in shown:
+            st.toast(escape_markdown(text), icon=TOAST_ICONS.get(kind))
     if keep_seconds > 0:
         kept, now = st.session_state.setdefault("app_flash_kept", {}), time.monotonic()
         if shown:

@@ -90,7 +90,7 @@ def checkpoint_name(entry: dict) -> str:
 
 def checkpoint_caption(entry: dict, number: int | None = None) -> str:
     """One line naming a checkpoint for pickers and the chart's hover: its number (as on the chart's
-    axis), writer, time, branch and markers."""
+    axis), writer, time, branch and markers; not its id."""
     marks = []
     if entry.get("is_pending"):
         marks.append("waiting for approval")
@@ -103,8 +103,8 @@ def checkpoint_caption(entry: dict, number: int | None = None) -> str:
     branch = f"branch {entry.get('branch', 0)}" + (" (live)" if entry.get("on_current_branch") else " (abandoned)")
     number = number if number is not None else entry.get("number")
     name = f"#{number}" if number is not None else f"step {entry.get('step')}"
-    return (f"{name} · {label_of(entry)} · {when} · {branch} · {entry['checkpoint_id'][-8:]}"
-            + (f" · {' '.join(marks)}" if marks else ""))
+    # no hex id (walkthrough s57): the number, step and time name it; its id is beside its link, to copy
+    return f"{name} · {label_of(entry)} · {when} · {branch}" + (f" · {' '.join(marks)}" if marks else "")
 
 
 def _x(entries: list[dict], spacing: str, numbers: dict[str, int]) -> dict[str, object]:

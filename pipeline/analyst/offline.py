@@ -397,7 +397,8 @@ class OfflineAnalyst:
 
     def _rca(self, state: IncidentState, *, category: str, doc, confidence: float, found, notes,
              reading: Reading | None = None, verdict: answers.Verdict | None = None, supported: bool = True,
-             warning: str | None = None, lead: str | None = None, text: str | None = None) -> RCA:
+             warning: str | None = None, lead: str | None = None, text: str | None = None,
+             explain: bool = True) -> RCA:
         errors, named = _specifics(state, doc, category)
         found = _merged(found, errors, named)
         quoted = quotes.quotes_for(state.evidence, found, doc)
@@ -405,7 +406,7 @@ class OfflineAnalyst:
         # what the events name first; the doc is the "why this happens" paragraph, not the cause
         # ... less its sentences about a symptom the events do not show (a reset, for a refusal)
         why = None
-        if doc and doc.root_cause:
+        if doc and doc.root_cause and explain:
             text = text if text is not None else evidence_text(state.evidence)
             why = "Why this happens: " + uncontradicted_why(doc.root_cause.strip(), doc.signatures,
                                                             doc.matched_signatures(text), text)
@@ -477,9 +478,12 @@ class OfflineAnalyst:
         warning = f"set by a reviewer: no event of this incident shows {_words(category)}"
         lead = (f"Set by {f'reviewer {by}' if by else 'a reviewer'} to {_words(category)}; no event of this incident shows it "
                 f"(none of its docs' signatures, none of the ideas of its cause): the events say {answers.quoted(says)}.")
+        # no "why this happens" from the category's doc: no event shows the category, so its paragraph
+        # (nginx's proxy timeout, for a Python service's DNS failure forked to upstream_timeout) would be
+        # false of this incident; the lead says who set it and quotes what the events say (walkthrough s57)
         return self._rca(state, category=category, doc=doc,
                          confidence=REQUESTED_UNSUPPORTED_CONFIDENCE, found=found, notes=[note], reading=reading,
-                         verdict=verdict, supported=False, warning=warning, lead=lead, text=text)
+                         verdict=verdict, supported=False, warning=warning, lead=lead, text=text, explain=False)
 
     def _unknown(self, state: IncidentState, found, *, requested: bool = False,
                  verdict: answers.Verdict | None = None, why: str | None = None) -> RCA:
@@ -530,6 +534,13 @@ class OfflineAnalyst:
             else:
                 steps = steps or [f"Check what the evidence names first: {cause or doc.title}."]
                 action = f"{cause} {steps[0]}" if cause else steps[0]
+            if rca and not rca.supported and (rca.warning or "").startswith("set by a reviewer"):
+                # a category a reviewer set that no event shows: confirm it on the incident's own lines first;
+                # its doc's advice (another stack's symptoms, maybe) only if it is confirmed (walkthrough s57)
+                said = f": they say \u201c{rca.quotes[0].text[:160]}\u201d" if rca.quotes else ""
+                check = (f"Confirm {_words(rca.category)} first: a reviewer set it and no event of this incident "
+                         f"shows it{said}.")
+                steps, action = [check, *steps], f"{check} If it is confirmed: {action}"
             where = specifics.summary(rca.findings) if rca else None
             steps = steps + [where] if where else steps
             # no doc of the category is written for the evidence's technology (cause_doc.doc_for): the advice

@@ -114,8 +114,32 @@ class RelatedIncidents:
                 theirs = _named(near["category"])
                 if mine and theirs and theirs != mine:
                     continue  # the analyses name two causes (a deadlock, a DNS failure): another error
-                out["nearest"].append({**near, "similarity": similarity})
+                out["nearest"].append({**near, "similarity": similarity, "near_by": "words"})
+            if mine and len(out["nearest"]) < nearest:
+                out["nearest"] += self.same_cause(incident_id, text, mine, row["fingerprint"],
+                                                  listed={r["incident_id"] for r in out["nearest"]},
+                                                  limit=nearest - len(out["nearest"]))
         return out
+
+    def same_cause(self, incident_id: str, text: str, category: str, fingerprint: str | None, *,
+                   listed: set[str], limit: int) -> list[dict[str, Any]]:
+        """Other incidents whose analysis names this one's cause (walkthrough s57: a Java NPE, a Node
+        TypeError and a Python AttributeError, all `null_reference`, share no rare error word, so none was
+        near the others): of other fingerprints (those are listed above them), the words of their errors
+        in common first, then the newest. Read off the records alone, so listed before any poll indexed
+        the evidence; each row says it is near by its cause (`near_by`: "cause")."""
+        ids = [i for i in related_sql.same_category(self.records, category, exclude=incident_id,
+                                                    limit=MIN_CANDIDATES, other_than=fingerprint) if i not in listed]
+        scores = dict(rank_by_error_words(text, [(i, self.text_of(i)) for i in ids[:limit * 3]],
+                                          floor=0.0))
+        rows = []
+        for other in sorted(ids, key=lambda i: -scores.get(i, 0.0))[:limit]:
+            try:
+                rows.append({**decided_row(self.records.incident(other)), "similarity": scores.get(other, 0.0),
+                             "near_by": "cause"})
+            except IncidentNotFound:  # deleted meanwhile
+                continue
+        return rows
 
     def siblings(self, incident_id: str) -> dict[str, set[str]]:
         """The error words of the incident's service's newest other incidents of other errors, by incident
@@ -194,8 +218,8 @@ def other_kind(mine: dict[str, set[str]], theirs: dict[str, set[str]]) -> bool:
     return any(kind in theirs and not codes & theirs[kind] for kind, codes in mine.items())
 
 
-def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
-                        siblings: dict[str, set[str]] | None = None) -> list[tuple[str, float]]:
+def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *, siblings: dict[str, set[str]] | None = None,
+                        floor: float = MIN_NEAR) -> list[tuple[str, float]]:
     """The candidates (id, evidence text) whose errors are told in the same words as `text`'s, nearest
     first, with their similarity in [0, 1]: the weighted words in common over the geometric mean of
     each side's weighted words (a cosine of the two word sets, so a long trace is not far from a short
@@ -203,7 +227,7 @@ def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
     by how rare it is among the candidates (inverse document frequency: "failed", "error" count little).
     The words of the incident's own service (`framing_words` of its `siblings`, the error words of its
     service's other incidents by id) are left out of both sides: they say which service, not which
-    error. Below MIN_NEAR a candidate is left out, and so is one of another kind of error (`other_kind`:
+    error. Below `floor` (MIN_NEAR) a candidate is left out, and so is one of another kind of error (`other_kind`:
     a 502 beside a 429, another errno or SQLSTATE), whatever the words in common."""
     siblings = siblings or {}
     framing = framing_words(siblings)
@@ -223,7 +247,7 @@ def rank_by_error_words(text: str, candidates: list[tuple[str, str]], *,
         a, b = mine - left_out, words - left_out
         scale = math.sqrt(sum(weight[w] for w in a) * sum(weight[w] for w in b))
         score = sum(weight[w] for w in a & b) / scale if scale else 0.0
-        if score >= MIN_NEAR:
+        if score >= floor:
             ranked.append((incident_id, round(score, 3)))
     return sorted(ranked, key=lambda pair: -pair[1])
 

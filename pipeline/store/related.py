@@ -33,6 +33,17 @@ def same_service(records: Records, service: str, *, exclude: str, limit: int, ot
     return [r["incident_id"] for r in records.query(sql, p)]
 
 
+def same_category(records: Records, category: str, *, exclude: str, limit: int, other_than: str | None) -> list[str]:
+    """Incident ids whose analysis names `category`, of another fingerprint than `other_than`, newest
+    first (off `incidents_category`), `exclude` left out."""
+    p = Params()
+    sql = f"SELECT incident_id FROM incidents WHERE category = {p(category)} AND incident_id <> {p(exclude)}"
+    if other_than:
+        sql += f" AND fingerprint <> {p(other_than)}"
+    sql += f" ORDER BY created_at DESC, incident_id DESC LIMIT {p(int(limit))}"
+    return [r["incident_id"] for r in records.query(sql, p)]
+
+
 def created_after(records: Records, after: tuple[str, str] | None, *, limit: int) -> list[tuple[str, str]]:
     """(incident id, created_at) of incidents created after `after`, oldest first (the index's catch-up)."""
     p = Params()
