@@ -233,12 +233,15 @@ def pick(page) -> None:
     # the product says the step in words; the reference page and an older commit (--before) say "rca"
     option = page.get_by_role("option").filter(has_text=re.compile(r"· (?:root cause analysis|rca) ·")).first
     text = option.inner_text()
-    short = re.search(r"· ([0-9a-f]{8})(?: · |$)", text).group(1)
+    # an older commit's picker (--before) and the reference page end with the checkpoint's short id; the
+    # product's, since session 57, with its branch (the id is beside its link, to copy)
+    short = re.search(r"· ([0-9a-f]{8})(?: · |$)", text)
     number = text.split(" · ", 1)[0]  # "#5", as the chart's axis numbers it
     option.click()
     # the product names the checkpoint by its number and step ("Changes at #5 root cause analysis
     # against the checkpoint before it", session 49); the reference and older commits by its id
-    shown(page.get_by_text(re.compile(rf"Changes (?:at {re.escape(number)} |of checkpoint {short} )")))
+    by_id = f"|of checkpoint {short.group(1)} " if short else ""
+    shown(page.get_by_text(re.compile(rf"Changes (?:at {re.escape(number)} {by_id})")))
 
 
 def timed(fn) -> float:
