@@ -144,3 +144,22 @@ def test_a_time_from_another_clock_is_no_pause_and_no_span():
     assert settler.offer([event(0)], "c1", more=True, final=False) == []
     assert settler.offer([event(-86400 * 23)], "c2", more=True, final=False) == []  # a time of day read on another date
     assert settler.offer([event(10)], "c3", more=True, final=False) == []
+
+
+def test_the_outages_command_reads_the_bed_as_a_live_tail_with_batch_lines_and_prints_it(tmp_path):
+    from tests.support import cli_here
+
+    folder = tmp_path / "bed"
+    folder.mkdir()
+    for name in STREAMED[:2]:
+        spec = ROOT / "tests" / "data" / "outages" / f"{name}.json"
+        folder.joinpath(spec.name).symlink_to(spec)
+        log = spec.parent / json.loads(spec.read_text())["log"]
+        folder.joinpath(log.name).symlink_to(log)
+    whole = cli_here(None, "outages", "--json", folder, cwd=ROOT, clean=True, HOME=str(tmp_path))
+    tail = cli_here(None, "outages", "--json", "--batch-lines", "5", folder, cwd=ROOT, clean=True, HOME=str(tmp_path))
+    assert whole.returncode in (0, 1) and tail.returncode in (0, 1), tail.stderr
+    assert json.loads(tail.stdout)["batch_lines"] == 5 and json.loads(whole.stdout)["batch_lines"] is None
+    assert json.loads(tail.stdout)["orders"] == json.loads(whole.stdout)["orders"]
+    printed = cli_here(None, "outages", "--batch-lines", "5", folder, cwd=ROOT, clean=True, HOME=str(tmp_path))
+    assert "5 lines a batch (settle window 30 s)" in printed.stdout

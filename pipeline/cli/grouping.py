@@ -41,6 +41,8 @@ def cmd_outages(args) -> int:
     folders = args.folders or [Path(__file__).resolve().parents[2] / "tests" / "data" / "outages" / "open"]
     if args.batch_lines is not None and args.batch_lines < 1:
         raise UsageError("--batch-lines: at least 1")
+    if args.batch_lines is not None and (args.analyse or args.labels):
+        raise UsageError("--batch-lines measures grouping alone: not with --analyse or --labels")
     if args.analyse or args.labels:
         emit(args, outage_analysis.measure(folders, labels=args.labels or outage_analysis.LABELS, loghub=args.loghub),
              outage_analysis.text)

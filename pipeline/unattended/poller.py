@@ -219,7 +219,9 @@ class Poller:
         cursor = stored = self.engine.records.cursor(cursor_key)
         # lines read before and held until their burst settles (INCIDENTIQ_SETTLE_SECONDS): read on after
         # them while the stored cursor is the one they follow, else they are read again from it
-        settler = self._settlers.setdefault(source.name, settler_for(settings.settle_seconds))
+        # (a tail's: a file source's, `settles`; by its own clock)
+        settler = self._settlers.setdefault(source.name, settler_for(settings.settle_seconds, clock=source.clock)
+                                            if getattr(source, "settles", False) else None)
         cursor = settler.follow(stored) if settler is not None else cursor
         lines = 0
         # the source's configured batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it),

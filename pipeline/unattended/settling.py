@@ -121,11 +121,14 @@ class Settler:
         return batch
 
 
-def settler_for(settle_seconds: float, *, log_clock: bool = False) -> Settler | None:
-    """The settle window INCIDENTIQ_SETTLE_SECONDS asks for (None: 0, every read decided as read).
-    `log_clock`: no time passes but the log's own (a finished file read as if live: live_read.py)."""
+def settler_for(settle_seconds: float, *, log_clock: bool = False,
+                clock: Callable[[], float] = time.time) -> Settler | None:
+    """The settle window INCIDENTIQ_SETTLE_SECONDS asks for (None: 0, every read decided as read), by
+    `clock` (the source's: epoch seconds). `log_clock`: no time passes but the log's own (a finished
+    file read as if live: live_read.py)."""
     if not settle_seconds:
         return None
     if log_clock:
         return Settler(quiet=settle_seconds, longest=4 * settle_seconds, cap=CAP_LINES, clock=lambda: 0.0, utc=None)
-    return Settler(quiet=settle_seconds, longest=4 * settle_seconds, cap=CAP_LINES)
+    return Settler(quiet=settle_seconds, longest=4 * settle_seconds, cap=CAP_LINES, clock=clock,
+                   utc=lambda: datetime.fromtimestamp(clock(), timezone.utc))
