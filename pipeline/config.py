@@ -361,6 +361,12 @@ class Settings(BaseSettings):
     poll_batch_lines: int = setting("INCIDENTIQ_POLL_BATCH_LINES", "100", "poller: most lines read from the "
                                     "source at a time; the runs of the incidents a batch opens start before the "
                                     "next batch is read", kind=int, bounds=(1, 100000))
+    settle_seconds: float = setting("INCIDENTIQ_SETTLE_SECONDS", "30", "poller: lines read are decided (stored, "
+                                    "opening and joining incidents) once their burst has settled: the log went "
+                                    "quiet this many seconds (of log time, or of the poller's clock when nothing new "
+                                    "comes), or after 4x this long, or 500 lines; a log read a few lines at a time "
+                                    "opens the incidents it opens read whole (0: each batch decided as read)",
+                                    bounds=(0, 3600))
     poll_max_lines: int = setting("INCIDENTIQ_POLL_MAX_LINES", "10000", "poller: most lines read in one poll; "
                                   "then the rest of its due work (merges, retries, revisions) runs, and the next "
                                   "poll starts at once", kind=int, bounds=(1, 10000000))

@@ -33,6 +33,7 @@ def test_poll_once_json_reports_the_lines_and_bytes_left_behind_the_bounded_read
     monkeypatch.setenv("INCIDENTIQ_SOURCE", f"file:{log}")
     monkeypatch.setenv("INCIDENTIQ_POLL_BATCH_LINES", "2")
     monkeypatch.setenv("INCIDENTIQ_POLL_MAX_LINES", "2")
+    monkeypatch.setenv("INCIDENTIQ_SETTLE_SECONDS", "0")  # each read decided as read: the bounded read alone
     first = cli_json(capsys, "poll", "--once")
     rest = len("".join(error_line(k) for k in range(2, 5)).encode())
     assert (first["events"], first["more"], first["lines_behind"], first["bytes_behind"]) == (2, True, 3, rest)
@@ -64,6 +65,8 @@ class Recording:
 
 
 def test_a_batchs_incidents_are_analysed_before_the_next_batch_is_read(engine, log):
+    # each read decided as read (INCIDENTIQ_SETTLE_SECONDS=0; with the settle window, once the burst settled)
+    engine.settings = engine.settings.model_copy(update={"settle_seconds": 0})
     source = Recording(engine, log)
     report = Poller(engine, source, interval=0.05).poll_once()
     assert (report.counts.events, report.runs_started, report.lines_behind) == (5, 5, 0)
@@ -98,7 +101,9 @@ def test_a_backlog_is_stored_in_batches_that_grow_while_more_is_ready(engine, tm
     # issue 37.2: a burst of 2,000 lines/s was stored 100 lines a transaction; while the source says
     # more is ready each batch doubles (to 4x the source's, INCIDENTIQ_POLL_BATCH_LINES), and a poll that finds
     # the source caught up starts again from the configured size
-    engine.settings = engine.settings.model_copy(update={"poll_max_lines": 10_000})
+    # (each read stored as read, INCIDENTIQ_SETTLE_SECONDS=0: the settle window would hold an unpaused log's
+    # reads together up to its span, test_settling.py)
+    engine.settings = engine.settings.model_copy(update={"poll_max_lines": 10_000, "settle_seconds": 0})
     path = tmp_path / "app.jsonl"
     info = '{{"_time": "2026-11-28T10:{m:02d}:{s:02d}Z", "service": "svc", "level": "INFO", "message": "ok {n}"}}\n'
 

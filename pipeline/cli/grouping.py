@@ -24,6 +24,10 @@ def register(sub) -> None:
     p.add_argument("--labels", type=path_arg, metavar="PATH",
                    help="the causes' categories, {\"<folder>/<scenario>\": {\"<cause>\": {\"category\": ...}}};"
                         " default: tests/data/outages/categories.json")
+    p.add_argument("--batch-lines", type=int, metavar="N",
+                   help="read each scenario as the poller reads a live tail delivering N lines at a time (each"
+                        " batch stored as it stores one, the runs of its new incidents started before the next;"
+                        " INCIDENTIQ_SETTLE_SECONDS's settle window applies); default: read whole, as `ingest` reads")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_outages)
 
@@ -31,14 +35,19 @@ def register(sub) -> None:
 def cmd_outages(args) -> int:
     from pathlib import Path
 
+    from pipeline.errors import UsageError
     from pipeline.unattended import outage_analysis, outage_bed
 
     folders = args.folders or [Path(__file__).resolve().parents[2] / "tests" / "data" / "outages" / "open"]
+    if args.batch_lines is not None and args.batch_lines < 1:
+        raise UsageError("--batch-lines: at least 1")
+    if args.batch_lines is not None and (args.analyse or args.labels):
+        raise UsageError("--batch-lines measures grouping alone: not with --analyse or --labels")
     if args.analyse or args.labels:
         emit(args, outage_analysis.measure(folders, labels=args.labels or outage_analysis.LABELS, loghub=args.loghub),
              outage_analysis.text)
     else:
-        emit(args, outage_bed.measure(folders, loghub=args.loghub), outage_bed.text)
+        emit(args, outage_bed.measure(folders, loghub=args.loghub, batch_lines=args.batch_lines), outage_bed.text)
     return 0
 
 

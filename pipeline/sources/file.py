@@ -33,6 +33,8 @@ class FileSource:
     """Tails a log file in any format the reader reads, or a folder's log files (`*.log`, `*.jsonl`,
     `*.json`)."""
 
+    settles = True  # a tail: the poller holds its reads until their burst settles (unattended/settling.py)
+
     def __init__(self, path: Path, *, max_bytes: int, batch_lines: int = BATCH_LINES,
                  rotated_grace: float = ROTATED_GRACE_SECONDS, clock: Callable[[], float] = time.time,
                  parsing: Parsing | None = None, settle: float = SETTLE_SECONDS):

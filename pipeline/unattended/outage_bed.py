@@ -98,8 +98,9 @@ class Ingested:
 
 @contextmanager
 def ingested(scenario: Scenario, *, order: str = "file", analyst_for: Any = None,
-             kb: Any = None) -> Iterator[Ingested]:
-    """Ingest one scenario in `order` into a fresh data dir, as `ingest` reads a file; the engine is
+             kb: Any = None, batch_lines: int | None = None) -> Iterator[Ingested]:
+    """Ingest one scenario in `order` into a fresh data dir, as `ingest` reads a file (`batch_lines`: as
+    the poller reads a live tail delivering that many lines at a time, live_read.py); the engine is
     closed when the block ends. `analyst_for` and `kb` are open_engine's (pipeline/composition.py)."""
     from pipeline.composition import open_engine
     from pipeline.config import Settings
@@ -123,7 +124,12 @@ def ingested(scenario: Scenario, *, order: str = "file", analyst_for: Any = None
         engine = open_engine(Settings.from_env(data_dir=Path(tmp) / "data", database_url=None), sync_knowledge=False,
                              analyst_for=analyst_for, kb=kb)
         try:
-            ingest_file(engine, path)
+            if batch_lines is None:
+                ingest_file(engine, path)
+            else:
+                from pipeline.unattended.live_read import read_live
+
+                read_live(engine, path, batch_lines=batch_lines)
             held = outage_rows.incident_events(engine.records)
             line_of = {row["event_id"]: _line(offsets, row["position"]) for row in held}
             incident_of = {line_of[row["event_id"]]: row["incident_id"] for row in held}
@@ -135,10 +141,31 @@ def ingested(scenario: Scenario, *, order: str = "file", analyst_for: Any = None
             engine.records.close()
 
 
-def run(scenario: Scenario, *, order: str = "file") -> dict[str, Any]:
+def run(scenario: Scenario, *, order: str = "file", batch_lines: int | None = None) -> dict[str, Any]:
     """Ingest one scenario in `order` into a fresh data dir; its incidents and how they score."""
-    with ingested(scenario, order=order) as fed:
+    with ingested(scenario, order=order, batch_lines=batch_lines, **_offline(batch_lines)) as fed:
         return _score(scenario, fed.incident_of, fed.leaders)
+
+
+def _offline(batch_lines: int | None) -> dict[str, Any]:
+    """A live read starts each new incident's run, with the offline analyst (nothing is asked of a model)
+    and one knowledge base for every scenario's data dir (its docs embedded once)."""
+    if batch_lines is None:
+        return {}
+    if "kb" not in _SHARED:
+        from pipeline.config import Settings
+        from pipeline.knowledge.embeddings import embedder_from_setting
+        from pipeline.knowledge.index import KnowledgeBase
+
+        settings = Settings.from_env(database_url=None)
+        _SHARED["kb"] = KnowledgeBase(index_dir=None, embedder=embedder_from_setting(settings.embeddings,
+                                                                                     base_url=settings.base_url))
+    from pipeline.analyst.offline import OfflineAnalyst
+
+    return {"analyst_for": lambda _settings, kb: OfflineAnalyst(kb), "kb": _SHARED["kb"]}
+
+
+_SHARED: dict[str, Any] = {}
 
 
 def _line(offsets: dict[int, int], position: Any) -> int | None:
@@ -187,14 +214,20 @@ def loghub_counts(folder: Path) -> dict[str, int]:
 
 
 def measure(folders: Iterable[Path], *, loghub: Path | None = None,
-            file_run: Callable[[Path, Scenario], dict[str, Any]] | None = None) -> dict[str, Any]:
+            file_run: Callable[[Path, Scenario], dict[str, Any]] | None = None,
+            batch_lines: int | None = None) -> dict[str, Any]:
     """Every scenario of the folders in both orders, the totals against the goals, and (`loghub`)
     each Loghub system's incident count. `file_run(folder, scenario)` reads a scenario in the file's
-    order instead of `run` (outage_analysis.py: `run`'s score and the analyses beside it)."""
+    order instead of `run` (outage_analysis.py: `run`'s score and the analyses beside it). `batch_lines`:
+    each scenario read as a live tail delivering that many lines at a time (live_read.py)."""
     beds = [(Path(folder), s) for folder in folders for s in scenarios(folder)]
-    results = {order: [file_run(folder, s) if file_run and order == "file" else run(s, order=order)
+    results = {order: [file_run(folder, s) if file_run and order == "file" else run(s, order=order, batch_lines=batch_lines)
                        for folder, s in beds] for order in ORDERS}
-    summary: dict[str, Any] = {"scenarios": results, "goals": GOALS, "orders": {}}
+    summary: dict[str, Any] = {"scenarios": results, "goals": GOALS, "orders": {}, "batch_lines": batch_lines}
+    if batch_lines is not None:
+        from pipeline.config import Settings
+
+        summary["settle_seconds"] = Settings.from_env(database_url=None).settle_seconds
     for order, rows in results.items():
         single = [c["incidents"] for r in rows if len(r["causes"]) == 1 for c in r["causes"]]
         every = [c for r in rows for c in r["causes"]]
@@ -219,6 +252,9 @@ def _met(o: dict[str, Any]) -> bool:
 def text(summary: dict[str, Any]) -> str:
     """The report `python -m pipeline outages` and bench/outages.py print."""
     lines = []
+    if summary.get("batch_lines"):
+        lines.append(f"each scenario read as a live tail, {summary['batch_lines']} lines a batch (settle window"
+                     f" {summary.get('settle_seconds', 0):g} s)")
     for order, rows in summary["scenarios"].items():
         lines.append(f"read in {order} order:")
         lines.append(f"  {'scenario':<30}{'cause':<8}{'lines':>6}{'incidents':>10}{'leader':>8}")

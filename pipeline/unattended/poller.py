@@ -26,6 +26,7 @@ from pipeline.unattended import escalation
 from pipeline.store import due, lease, source_leases
 from pipeline.unattended import poll_record
 from pipeline.unattended import retention
+from pipeline.unattended.settling import Settler, settler_for
 from pipeline.engine import runner
 from pipeline.engine import Engine
 from pipeline.engine.lost_runs import recover_lost_runs
@@ -76,6 +77,7 @@ class Poller:
         self.held: dict[str, int] = {}  # the sources this poller holds, each with its lease's generation
         self._reading: str | None = None  # the source being read now
         self._batch_lines: dict[str, int | None] = {}  # each source's configured batch size, by name
+        self._settlers: dict[str, Settler | None] = {}  # each source's held lines (settling.py), by name
         self._housekeeper = False  # holds the data dir's lease: due work, escalation, pruning
         self._claimed_at = 0.0
         self.state = "stopped"
@@ -214,7 +216,13 @@ class Poller:
         settings = self.engine.settings
         self._reading = source.name
         cursor_key = f"source:{source.name}"
-        cursor = self.engine.records.cursor(cursor_key)
+        cursor = stored = self.engine.records.cursor(cursor_key)
+        # lines read before and held until their burst settles (INCIDENTIQ_SETTLE_SECONDS): read on after
+        # them while the stored cursor is the one they follow, else they are read again from it
+        # (a tail's: a file source's, `settles`; by its own clock)
+        settler = self._settlers.setdefault(source.name, settler_for(settings.settle_seconds, clock=source.clock)
+                                            if getattr(source, "settles", False) else None)
+        cursor = settler.follow(stored) if settler is not None else cursor
         lines = 0
         # the source's configured batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it),
         # noted on its first read: a batch grown while it was behind is not the next poll's start
@@ -225,12 +233,15 @@ class Poller:
                 source.batch_lines = size  # type: ignore[attr-defined]  # not every Source has one
             batch = source.read(cursor)
             size = min(2 * size, largest) if size and largest else size
-            if batch.items or batch.cursor is not None:
+            for items, covered in (settler.offer(batch.items, batch.cursor, more=batch.more, final=False, base=stored)
+                                   if settler is not None else [(batch.items, batch.cursor)]):
+                if not items and covered is None:
+                    continue
                 fence = (source.name, self.owner, self.held[source.name])
                 # events, dead letters and the cursor that covers them: one transaction
                 counts = self.engine.incidents.store_batch(
-                    batch.items, cursor=(cursor_key, batch.cursor) if batch.cursor is not None else None,
-                    fence=fence)
+                    items, cursor=(cursor_key, covered) if covered is not None else None, fence=fence)
+                stored = covered if covered is not None else stored
                 report.counts.add(counts)
                 self._start_runs(report, sorted(counts.incidents_new))
             if batch.cursor is not None:
