@@ -19,7 +19,7 @@ import pytest
 
 from pipeline.errors import UnknownIdentity
 from pipeline.review.service import ReviewService
-from tests.support import (CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, free_port, process, settle,
+from tests.support import (alert, CHROMIUM, CHROMIUM_ARGS, ROOT, artifacts_on_failure, free_port, process, settle,
                            streamlit_app, wait_http)
 
 NODE = shutil.which("node") or "/usr/bin/node"
@@ -129,7 +129,8 @@ def test_sign_in_decide_sign_out_and_a_viewer_cannot_decide(signin, paused_engin
             approve.click()
             settle(page)
             # a name is shown literally: an e-mail carries a WORD JOINER after its @ (no mailto link)
-            expect(page.get_by_text(re.compile("Approval recorded for ann@\u2060?example\\.com"))).to_be_visible(
+            # the message box, not the toast that says it again (session 57)
+            expect(alert(page, re.compile("Approval recorded for ann@\u2060?example\\.com"))).to_be_visible(
                 timeout=60_000)
             expect(page.get_by_text(re.compile(r"Approved by ann@example\.com \(oidc\)"))).to_be_visible()
             decided = [(a["reviewer"], a["auth"]) for a in paused_engine.records.audit(first) if a["action"] == "approve"]
