@@ -25,19 +25,19 @@ def same_fingerprint(records: Records, fingerprint: str, *, exclude: str, limit:
 def same_service(records: Records, service: str, *, exclude: str, limit: int, other_than: str | None) -> list[str]:
     """Incident ids of one service but of another fingerprint than `other_than`, newest first (off
     `incidents_service`), `exclude` left out."""
-    p = Params()
-    sql = f"SELECT incident_id FROM incidents WHERE service = {p(service)} AND incident_id <> {p(exclude)}"
-    if other_than:
-        sql += f" AND fingerprint <> {p(other_than)}"
-    sql += f" ORDER BY created_at DESC, incident_id DESC LIMIT {p(int(limit))}"
-    return [r["incident_id"] for r in records.query(sql, p)]
+    return _same(records, "service", service, exclude=exclude, limit=limit, other_than=other_than)
 
 
 def same_category(records: Records, category: str, *, exclude: str, limit: int, other_than: str | None) -> list[str]:
     """Incident ids whose analysis names `category`, of another fingerprint than `other_than`, newest
     first (off `incidents_category`), `exclude` left out."""
+    return _same(records, "category", category, exclude=exclude, limit=limit, other_than=other_than)
+
+
+def _same(records: Records, column: str, value: str, *, exclude: str, limit: int, other_than: str | None) -> list[str]:
+    """Incident ids whose `column` (one of ours, never a caller's text) is `value`: see the two above."""
     p = Params()
-    sql = f"SELECT incident_id FROM incidents WHERE category = {p(category)} AND incident_id <> {p(exclude)}"
+    sql = f"SELECT incident_id FROM incidents WHERE {column} = {p(value)} AND incident_id <> {p(exclude)}"
     if other_than:
         sql += f" AND fingerprint <> {p(other_than)}"
     sql += f" ORDER BY created_at DESC, incident_id DESC LIMIT {p(int(limit))}"
