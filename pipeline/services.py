@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from pipeline.knowledge.index import load_docs
 from pipeline.knowledge.retrieval import find_similar
 from pipeline.backtest.report import step_words
 from pipeline.backtest.service import BacktestService
@@ -101,3 +102,9 @@ def related_of(review: ReviewService) -> RelatedIncidents:
 
 # what the inbox's Seen column means (new / rare / frequent): one text, from the thresholds' one home
 SEEN_HELP = recurrence.help_text()
+
+
+def knowledge_doc_titles() -> dict[str, str]:
+    """The shipped knowledge docs' titles by id (the pages name a doc by its title: workbench/literal.py)."""
+    return {d.doc_id: d.title for d in load_docs()}
+

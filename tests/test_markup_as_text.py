@@ -26,7 +26,7 @@ def test_the_fork_confirmation_shows_edited_values_as_text(app, paused_engine):
                       if h["writes_by"] == ["rca"])["checkpoint_id"]
     open_tab(app, incident, "History & time travel")  # only the open tab is computed
     picker = app.selectbox(key=f"incident_history_pick_{incident}")
-    picker.select(next(o for o in picker.options if checkpoint[-8:] in o)).run()
+    picker.select(checkpoint).run()  # by its value: the options name no id (session 57)
     form = f"incident_fork_{checkpoint[-12:]}"
     app.session_state[f"{form}_open"] = True  # the fork form is drawn while its expander is open
     app.run()

@@ -97,10 +97,10 @@ def categories_in_text(text: str) -> str:
 @functools.lru_cache(maxsize=1)
 def doc_titles() -> dict[str, str]:
     """The shipped knowledge docs' titles by id (read once: the docs the page's analyses cite)."""
-    from pipeline.knowledge.index import load_docs
+    from pipeline import services
 
     try:
-        return {d.doc_id: d.title for d in load_docs()}
+        return services.knowledge_doc_titles()
     except Exception:  # a docs folder that does not parse: the ids stay as written
         return {}
 

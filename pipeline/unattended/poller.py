@@ -220,8 +220,9 @@ class Poller:
         # lines read before and held until their burst settles (INCIDENTIQ_SETTLE_SECONDS): read on after
         # them while the stored cursor is the one they follow, else they are read again from it
         # (a tail's: a file source's, `settles`; by its own clock)
-        settler = self._settlers.setdefault(source.name, settler_for(settings.settle_seconds, clock=source.clock)
-                                            if getattr(source, "settles", False) else None)
+        settles = getattr(source, "settles", False)  # a file source: it has a clock too
+        settler = self._settlers.setdefault(source.name, settler_for(
+            settings.settle_seconds, clock=source.clock) if settles else None)  # type: ignore[attr-defined]
         cursor = settler.follow(stored) if settler is not None else cursor
         lines = 0
         # the source's configured batch size (INCIDENTIQ_POLL_BATCH_LINES as composition.py opens it),
