@@ -179,3 +179,30 @@ def test_analysis_text_says_categories_and_docs_in_a_reviewers_words_and_quotes_
     frame = changes_frame([{"field": "rca.quotes", "before": None, "after": [
         {"event_id": "90770f48aecb323516a3b502", "field": "message", "text": "GET /v1/stock/428 failed"}]}])
     assert list(frame["after"]) == ["message: GET /v1/stock/428 failed"]
+
+
+def test_a_quote_that_spans_two_lines_loses_its_backticks_and_no_other_pair_is_made():
+    """Walkthrough s58: the demo's first incident quoted a PostgreSQL error with its "\\n  Position: 78"
+    line; the code-span reader skipped that span and paired the wrong backticks, so half the root cause
+    read "`org.postgresql… endpoint POST /api/v1/checkout`"."""
+    from workbench.literal import analysis_text
+
+    text = ("The deepest cause in the trace: `PSQLException: ERROR: column \"gift_card_id\" does not exist\n"
+            "  Position: 78`. They name endpoint `POST /api/v1/checkout`.")
+    said = analysis_text(text)
+    assert "`" not in said, said
+    assert said.startswith("The deepest cause in the trace: PSQLException: ERROR: column") and "Position: 78." in said
+    assert said.endswith("They name endpoint POST /api/v1/checkout.")
+    # a paragraph break still ends a span: a lone backtick before one stays as written
+    assert analysis_text("a ` b\n\nc `d`") == "a ` b\n\nc d"
+
+
+def test_a_doc_the_analyst_names_with_its_title_is_titled_once():
+    """Walkthrough s58: "matches the doc “Postgres: column ... (SQLSTATE 42703)”: Postgres: column ...
+    (SQLSTATE 42703) (1 signatures found)": the analyst's note already gives the title after the id."""
+    from workbench.literal import analysis_text, doc_titles
+
+    doc_id, title = next(iter(doc_titles().items()))
+    said = analysis_text(f"matches doc {doc_id}: {title} (1 signatures found)")
+    assert said == f"matches the doc \u201c{title}\u201d (1 signature found)", said
+    assert analysis_text(f"matches doc {doc_id}: {title} (2 signatures found)").endswith("(2 signatures found)")

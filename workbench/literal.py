@@ -77,8 +77,11 @@ def plain(value: T) -> T:
     return out
 
 
-# a Markdown code span: the analyst quotes the log's words so (`HikariPool-1`), whatever the model
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)([^\n]*?[^`\s][^\n]*?)(?<!`)\1(?!`)")
+# a Markdown code span: the analyst quotes the log's words so (`HikariPool-1`), whatever the model; as in
+# CommonMark a span goes on over a line break (a quoted trace line's "\n  Position: 78", walkthrough s58:
+# skipped, the wrong backticks were paired), not over a blank line (a paragraph's end)
+_SPAN_CHAR = r"(?:[^\n]|\n(?![ \t]*(?:\n|$)))"
+_CODE_SPAN = re.compile(rf"(?<!`)(`+)(?!`)(?=\s*[^`\s])({_SPAN_CHAR}+?)(?<!`)\1(?!`)")
 
 
 # a category's code in a sentence the engine wrote ("which is dns_resolution"): said as the page says
@@ -87,6 +90,8 @@ _CATEGORY_CODE = re.compile(r"\b(" + "|".join(sorted((c for c in CATEGORIES if "
                             + r")\b")
 # a knowledge doc named by its id in the analyst's sentences ("the fix hints of doc mysql-lock-wait-timeout")
 _DOC_ID = re.compile(r"\bdoc ([a-z0-9][a-z0-9-]*[a-z0-9])\b")
+# the analyst's "(1 signatures found)" after a doc it names
+_ONE_SIGNATURE = re.compile(r"\b1 signatures found\b")
 
 
 def categories_in_text(text: str) -> str:
@@ -111,8 +116,16 @@ def docs_in_text(text: str) -> str:
     if "doc " not in text:
         return text
     titles = doc_titles()
-    return _DOC_ID.sub(lambda m: f"the doc \u201c{titles[m.group(1)]}\u201d" if m.group(1) in titles
-                       else m.group(0), text)
+    out, at = [], 0
+    for m in _DOC_ID.finditer(text):
+        title = titles.get(m.group(1))
+        if title is None or m.start() < at:
+            continue
+        out.append(text[at:m.start()] + f"the doc \u201c{title}\u201d")
+        at = m.end()
+        if text.startswith(f": {title}", at):  # the analyst's own "doc <id>: <title>": titled once (walkthrough s58)
+            at += len(title) + 2
+    return _ONE_SIGNATURE.sub("1 signature found", "".join(out) + text[at:])
 
 
 def analysis_text(text: object) -> str:
