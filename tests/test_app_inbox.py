@@ -462,7 +462,7 @@ def test_a_keyed_reject_confirmed_without_a_reason_stays_open_and_asks_for_one(a
     app.button(key="inbox_key_yes").click().run()  # no reason typed
     assert "Give a reason for the rejection" in said(app, "error")
     assert "failed" not in said(app, "error") + said(app, "warning")
-    assert f"Reject {listed[0]}?" in said(app, "warning")  # the confirmation is still open
+    assert f"Reject {listed[0]} \u201c" in said(app, "warning")  # the confirmation is still open
     assert paused_engine.records.incident(listed[0])["status"] == "awaiting_approval"
     app.text_input(key="inbox_key_reason").input("a known flaky pool, fixed upstream").run()
     app.button(key="inbox_key_yes").click().run()
@@ -511,3 +511,29 @@ def test_a_key_confirmation_is_drawn_above_the_table_where_the_reviewer_is_looki
              if type(node).__name__ in ("Warning", "Dataframe") and (type(node).__name__ == "Dataframe"
                                                                     or "Reject " in str(node.value))]
     assert order[:2] == ["Warning", "Dataframe"], order
+
+
+def test_a_keyed_decision_and_the_bulk_picker_name_each_incident_by_its_title_and_analysis(app, paused_engine):
+    """Walkthrough s58: `a` asked "Approve INC-…-ef2bd9 and its fix proposal 9ae559ffb2b5?" and the bulk
+    picker listed bare ids: what is approved, or picked, was told by an id alone."""
+    from pipeline.state import readable_title
+    from workbench.audit_words import category_words
+
+    listed = _listed(app)
+    as_reviewer(app, "dana")
+    row = paused_engine.records.incident(listed[0])
+    title = readable_title(row["title"])[:40]
+    app.button(key="inbox_key_approve").click().run()
+    question = said(app, "warning")
+    assert title in question and category_words(row["category"]) in question, question
+    assert f"confidence {round(row['confidence'] * 100)}%" in question, question
+    app.button(key="inbox_key_cancel").click().run()
+    app.button(key="inbox_key_reject").click().run()
+    assert title in said(app, "warning")
+    app.button(key="inbox_key_cancel").click().run()
+    app.session_state["inbox_bulk_open"] = True
+    app.run()
+    options = app.multiselect(key="inbox_bulk_ids").options
+    assert any(o.startswith(listed[0]) and title in o for o in options), options
+    app.multiselect(key="inbox_bulk_ids").select(listed[0]).run()  # picked by id, shown with its title
+    assert app.multiselect(key="inbox_bulk_ids").value == [listed[0]]

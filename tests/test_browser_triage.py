@@ -229,7 +229,7 @@ def test_a_keyed_reject_that_empties_the_view_stays_confirmed_past_the_next_refr
     page.keyboard.press("r")
     reason = page.get_by_label("Reason for the rejection")
     expect(reason).to_be_visible(timeout=30_000)
-    expect(page.get_by_text(f"Reject {target}?")).to_be_visible(timeout=1_000)  # the key asks about the target
+    expect(page.get_by_text(f"Reject {target} \u201c")).to_be_visible(timeout=1_000)  # the key asks about the target
     reason.fill("a known flap, handled upstream")
     page.keyboard.press("Tab")
     settle(page)

@@ -21,7 +21,9 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import COMMENT_LIMIT, ReviewService
+from pipeline.state import readable_title
 from workbench import session
+from workbench.audit_words import category_words
 from workbench.literal import escape_markdown
 
 SCOPE = "inbox_actions"
@@ -58,6 +60,18 @@ export default function (component) {
   });
 }
 """
+def incident_words(row: dict, limit: int = 60) -> str:
+    """An incident as a question about it names it: its id, its title and what its analysis says
+    ("INC-… “AxiosError: Request failed with status code 429” (upstream rate limited, confidence 95%)");
+    an id alone told a reviewer approving by key, or picking for a bulk action, nothing (walkthrough s58)."""
+    title = " ".join(readable_title(row.get("title") or "").split())
+    title = title if len(title) <= limit else title[:limit - 1] + "…"
+    said = [category_words(row.get("category"))] if row.get("category") else []
+    if row.get("confidence") is not None:
+        said.append(f"confidence {round(float(row['confidence']) * 100)}%")
+    return f"{row['incident_id']} \u201c{title}\u201d" + (f" ({', '.join(said)})" if said else "")
+
+
 _listener = st.components.v2.component("iiq_inbox_keys", js=_LISTENER_JS % (json.dumps(list(KEYS)), PRESSES_KEPT))
 
 
@@ -183,10 +197,10 @@ def keyboard(review: ReviewService, rows: list[dict], where=None) -> None:
             return
         proposal = (review.document(row["incident_id"]).get("proposal") or {}).get("hash")
         if ask["action"] == "approve":
-            st.warning(f"Approve {row['incident_id']}"
-                       + (f" and its fix proposal {proposal[:12]}" if proposal else "") + "?")
+            st.warning(escape_markdown(f"Approve {incident_words(row)}"
+                                       + (f" and its fix proposal {proposal[:12]}" if proposal else "") + "?"))
         else:
-            st.warning(f"Reject {row['incident_id']}? The run ends without a fix.")
+            st.warning(escape_markdown(f"Reject {incident_words(row)}? The run ends without a fix."))
             st.text_input("Reason for the rejection", key="inbox_key_reason", max_chars=COMMENT_LIMIT)
             if st.session_state.get(REASON_MISSING_KEY):
                 st.error("Give a reason for the rejection: it is recorded with the incident.")
@@ -234,7 +248,7 @@ def _bulk_cancel() -> None:
 def bulk_question(ask: dict, rows: dict[str, dict]) -> str:
     """The confirmation's question: how many, which (id and title), and what it does."""
     count = len(ask["ids"])
-    named = "; ".join(f"{i} ({' '.join(str((rows.get(i) or {}).get('title') or '').split())[:60]})" for i in ask["ids"])
+    named = "; ".join(incident_words(rows.get(i) or {"incident_id": i}) for i in ask["ids"])
     if ask["action"] == "Reject":
         head = f"Reject {count} incident{'s' if count != 1 else ''}? Their runs end without a fix."
     else:
@@ -287,7 +301,8 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
     if not box.open:
         return
     with box:
-        chosen = st.multiselect("Incidents", list(by_id), key="inbox_bulk_ids", placeholder="pick from this page")
+        chosen = st.multiselect("Incidents", list(by_id), key="inbox_bulk_ids", placeholder="pick from this page",
+                                format_func=lambda i: incident_words(by_id[i]) if i in by_id else i)
         action = st.segmented_control("Action", ["Reject", "Assign"], key="inbox_bulk_action", default="Reject",
                                       required=True)
         if action == "Assign":
