@@ -225,7 +225,11 @@ def test_a_fork_that_edits_the_analysis_says_which_nodes_re_run(app, paused_engi
     app.button(key=f"{form}_submit").click().run()
     confirm = said(app, "warning")
     assert "runs again: recommendation → fix proposal → approval" in confirm
-    assert "the nodes after it re-run from it" in confirm
+    assert "the steps after it run again from it" in confirm
+    # the form and its confirmation name steps, never nodes (walkthrough s58: "the confirmation names the nodes")
+    from workbench.edit_form import AFTER
+
+    assert "node" not in confirm and "node" not in AFTER["fork"]
 
 
 def test_the_three_editors_are_one_form_with_the_same_words(app, paused_engine):

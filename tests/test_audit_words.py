@@ -206,3 +206,17 @@ def test_a_doc_the_analyst_names_with_its_title_is_titled_once():
     said = analysis_text(f"matches doc {doc_id}: {title} (1 signatures found)")
     assert said == f"matches the doc \u201c{title}\u201d (1 signature found)", said
     assert analysis_text(f"matches doc {doc_id}: {title} (2 signatures found)").endswith("(2 signatures found)")
+
+
+def test_history_says_what_an_unchanged_step_wrote_with_its_docs_titled():
+    """Walkthrough s58: "Changes at #12 fix proposal … The fix proposal step wrote the proposal: No diff: no
+    machine-applicable fix hint of doc go-envconfig-required-key-missing applies …", a doc by its id where the
+    incident page names it by its title."""
+    from workbench.checkpoint_view import unchanged_writes
+    from workbench.literal import doc_titles
+
+    doc_id, title = next(iter(doc_titles().items()))
+    detail = {"runs": [{"node": "propose_fix", "output": {"proposal": {
+        "plan": [f"No diff: no fix hint of doc {doc_id} applies to `Orders.java:46`"]}}}]}
+    said = unchanged_writes(detail)
+    assert doc_id not in said and title[:20] in said and "`" not in said, said

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pipeline.services import ReviewService
 from workbench.audit_words import ACTION_WORDS, MACHINE_FIELDS, changes_frame, field_words, step_words, value_text
-from workbench.literal import escape_markdown, plain
+from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.timeline import EVIDENCE_ADDED, checkpoint_caption, checkpoint_name, evidence_added
 
 
@@ -42,7 +42,8 @@ def short_value(value) -> str:
         value = value[0]
     if value is None or value == [] or value == "":
         return "none"
-    text = " ".join(value_text(value).split())
+    # as the incident page says it: docs by their titles, no code-span backticks (walkthrough s58)
+    text = " ".join(analysis_text(value_text(value)).split())
     return text if len(text) <= 90 else text[:89] + "…"
 
 

@@ -141,7 +141,7 @@ AFTER = {
             "on it (as above); the incident then waits for approval again with the new analysis and proposal to "
             "review. The edited fields are marked human-edited.",
     "fork": "Fork applies the edits at that checkpoint on a new branch (the current one stays in the history as "
-            "abandoned), re-runs what depends on them (the confirmation names the nodes) and runs it to the "
+            "abandoned), re-runs what depends on them (the confirmation names the steps) and runs it to the "
             "approval gate, which needs a new decision.",
 }
 

@@ -59,7 +59,7 @@ def evidence_text(plan: dict) -> str:
 
 
 FORK_EFFECTS = {
-    "reruns_dependents": "The edit lands where its field is written, so the nodes after it re-run from it.",
+    "reruns_dependents": "The edit lands where its field is written, so the steps after it run again from it.",
     "keeps_recommendation": "The edit sets the analysis and the recommendation: the recommendation is not redone, "
                             "the fix proposal is derived again.",
     "as_is": "The edit lands before the nodes that write those fields: they run again and may overwrite it.",
