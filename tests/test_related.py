@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pandas as pd
 import pytest
 
 from pipeline.composition import open_engine
@@ -366,3 +367,18 @@ def test_incidents_analysed_as_the_same_cause_are_near_though_their_words_differ
     finally:
         session._runtime.clear()
         engine.records.close()
+
+
+def test_a_row_near_by_its_cause_shows_no_similarity(monkeypatch):
+    """Walkthrough s58: a row listed because its analysis names the same cause read "similarity 0.00", as if
+    measured and found unlike; it was not measured by its words at all."""
+    from workbench import related_view
+
+    base = {"title": "deadlock detected", "status": "awaiting_approval", "decision": None, "category": "db_deadlock",
+            "decided_by": [], "decided_at": None, "created_at": "2026-12-06T16:28:03+00:00",
+            "first_seen": "2026-11-28T09:14:00+00:00", "rejection_reason": None, "fix": None}
+    rows = [{**base, "incident_id": "INC-20261128-000001", "similarity": 0.62, "near_by": "words"},
+            {**base, "incident_id": "INC-20261128-000002", "similarity": 0.0, "near_by": "cause"}]
+    frame = related_view._frame(rows)
+    assert frame["similarity"][0] == 0.62 and pd.isna(frame["similarity"][1]), list(frame["similarity"])
+    assert list(frame["near by"]) == ["same error words", "same cause: db deadlock"]

@@ -46,7 +46,8 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
     titles = told_apart([r.get("title") or "" for r in rows], lead_words=1)
     return pd.DataFrame([{
         "incident": r["incident_id"],
-        **({"similarity": r["similarity"]} if "similarity" in r else {}),
+        # a row near by its cause was not measured by its words: no similarity, not "0.00" (walkthrough s58)
+        **({"similarity": None if r.get("near_by") == "cause" else r["similarity"]} if "similarity" in r else {}),
         **({"near by": _near_by(r)} if "near_by" in r else {}),
         "title": title, "status": status_text(r["status"]),
         "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
