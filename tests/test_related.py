@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
 import pytest
 
 from pipeline.composition import open_engine
@@ -89,7 +88,7 @@ def test_the_incident_page_shows_related_incidents(recurring, monkeypatch, tmp_p
     try:
         open_incident(at, now)
         # the page never indexes evidence: until a poll has, the nearest are not offered
-        assert not [d for d in at.dataframe if "similarity" in d.value.columns]
+        assert not [d for d in at.dataframe if "near by" in d.value.columns]
         assert not list((engine.settings.data_dir / "evidence-index").glob("cursor-*.json"))
         _idle_poll(engine, tmp_path)
         open_incident(at, now)
@@ -98,7 +97,8 @@ def test_the_incident_page_shows_related_incidents(recurring, monkeypatch, tmp_p
         same = frames[0]
         assert list(same["incident"]) == [rejected, approved]
         assert "known noise during the failover drill" in set(same["rejection reason / fix approved"])
-        assert "similarity" in frames[1].columns and frames[1].iloc[0]["similarity"] > 0.9
+        near = frames[1].iloc[0]["near by"]
+        assert near.startswith("same error words (") and float(near[-5:-1]) > 0.9, near
         assert "Same fingerprint" in texts(at)
     finally:
         session._runtime.clear()
@@ -380,5 +380,5 @@ def test_a_row_near_by_its_cause_shows_no_similarity(monkeypatch):
     rows = [{**base, "incident_id": "INC-20261128-000001", "similarity": 0.62, "near_by": "words"},
             {**base, "incident_id": "INC-20261128-000002", "similarity": 0.0, "near_by": "cause"}]
     frame = related_view._frame(rows)
-    assert frame["similarity"][0] == 0.62 and pd.isna(frame["similarity"][1]), list(frame["similarity"])
-    assert list(frame["near by"]) == ["same error words", "same cause: db deadlock"]
+    assert "similarity" not in frame.columns
+    assert list(frame["near by"]) == ["same error words (0.62)", "same cause: db deadlock"]

@@ -29,7 +29,7 @@ WHEN = "first seen (log, UTC)"
 _OPTIONAL = ("decision", "decided by", "rejection reason / fix approved")
 # pixel widths the incident's id ("INC-20261128-c890ef") and the time ("2026-12-06 16:28 UTC") fit in
 # (a walkthrough read "INC-202611" and "2026-12-06" at 1440 px)
-WIDTHS = {"incident": 170, "similarity": 80, WHEN: 170, "near by": 150}
+WIDTHS = {"incident": 170, "similarity": 80, WHEN: 140, "near by": 190}
 
 
 def _frame(rows: list[dict]) -> pd.DataFrame:
@@ -46,9 +46,10 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
     titles = told_apart([r.get("title") or "" for r in rows], lead_words=1)
     return pd.DataFrame([{
         "incident": r["incident_id"],
-        # a row near by its cause was not measured by its words: no similarity, not "0.00" (walkthrough s58)
-        **({"similarity": None if r.get("near_by") == "cause" else r["similarity"]} if "similarity" in r else {}),
-        **({"near by": _near_by(r)} if "near_by" in r else {}),
+        # said with how near, in one column: a row near by its cause was not measured by its words, and its
+        # similarity read "0.00", as if measured and found unlike (walkthrough s58; one column fewer fits 1440 px)
+        **({"near by": _near_by(r)} if "near_by" in r else {"similarity": r["similarity"]} if "similarity" in r
+           else {}),
         "title": title, "status": status_text(r["status"]),
         "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
         "decided by": ", ".join(r["decided_by"]),
@@ -62,7 +63,7 @@ def _near_by(row: dict) -> str:
     """Why a row is near: its errors' words, or an analysis naming the same cause (its category in words)."""
     if row["near_by"] == "cause":
         return f"same cause: {str(row['category'] or '').replace('_', ' ')}"
-    return "same error words"
+    return f"same error words ({row['similarity']:.2f})" if row.get("similarity") is not None else "same error words"
 
 
 def _follow(key: str, ids: list[str]) -> None:
@@ -81,7 +82,9 @@ def _table(rows: list[dict], key: str) -> None:
                                 "title": st.column_config.TextColumn("title", width="medium"),
                                 "near by": st.column_config.TextColumn(
                                     "near by", width=WIDTHS["near by"],
-                                    help="the same error words, or an analysis naming the same cause"),
+                                    help="the same error words (with the share of this incident's error words the "
+                                         "other's errors use too, rare words counting most), or an analysis naming "
+                                         "the same cause"),
                                 WHEN: st.column_config.TextColumn(WHEN, width=WIDTHS[WHEN],
                                                                   help="when its first event was logged"),
                                 "similarity": st.column_config.NumberColumn(
