@@ -341,3 +341,31 @@ def test_cancel_on_the_page_stops_a_backtest_whose_candidate_is_slow(app, paused
     app.run()
     assert f"Stopped: {running['candidate']}, started " in texts(app)
     assert f"backtests_resume_{running['backtest_id']}" in [b.key for b in app.button]
+
+
+def _card(item: dict) -> None:
+    from workbench.backtest_view import disagreement
+
+    disagreement(item, index=0)
+
+
+def test_a_candidate_that_answers_as_the_live_analyst_did_is_not_printed_twice():
+    """Walkthrough s58 (28-backtest-report.png): "repeats the category a reviewer corrected" printed the live
+    analyst's root cause and fix proposal, then the candidate's, word for word the same."""
+    from streamlit.testing.v1 import AppTest
+
+    cause = "The required setting PSP_MERCHANT_ID is missing or empty where the service starts."
+    side = {"category": "config_missing", "confidence": 0.95, "root_cause": cause, "proposal_hash": None,
+            "fix": {"plan": ["Add the missing environment variable"]}}
+    item = {"incident_id": "INC-20261128-996c76", "verdict": "repeats_correction", "newly_fix_eligible": False,
+            "checkpoint_id": "c1", "human_decision": {"steps": []}, "outcome_words": "approved after a person "
+            "changed the analysis", "outcome": "approved_after_change", "human_category": "dependency_mismatch",
+            **{f"old_{k}": v for k, v in side.items()}, **{f"new_{k}": v for k, v in side.items()}}
+    at = AppTest.from_function(_card, args=(item,), default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = unescape(texts(at))
+    assert shown.count(cause) == 1 and shown.count("No fix proposed") == 1, shown
+    assert "same answer as the live analyst's" in shown
+    changed = {**item, "new_root_cause": "Another cause."}
+    shown = unescape(texts(AppTest.from_function(_card, args=(changed,), default_timeout=30).run()))
+    assert cause in shown and "Another cause." in shown and "same answer" not in shown

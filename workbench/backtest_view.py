@@ -180,6 +180,12 @@ def _fix(item: dict, side: str) -> str:
                                     "fix": item.get(f"{side}_fix") or {}}))
 
 
+def _same_answer(item: dict) -> bool:
+    """The candidate answered as the live analyst did: the same category, confidence, root cause and fix."""
+    return (item["old_category"] == item["new_category"] and item["old_confidence"] == item["new_confidence"]
+            and item["old_root_cause"] == item["new_root_cause"] and _fix(item, "old") == _fix(item, "new"))
+
+
 def difference_words(item: dict) -> str:
     """What the candidate's answer changes against the live analyst's, in words ("names X where the
     live analyst named Y; proposes no code fix where the live analysis did"): an "other change" is
@@ -214,7 +220,12 @@ def disagreement(item: dict, *, index: int, key: str = "backtests_open", heading
             _side("Live analyst's answer" + (", before the request for changes" if asked else ""),
                   item["old_category"], item["old_confidence"], item["old_root_cause"], _fix(item, "old"))
         with new:
-            _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"], _fix(item, "new"))
+            if _same_answer(item):  # printed twice, word for word, it read as two answers to compare (walkthrough s58)
+                _side("Candidate", item["new_category"], item["new_confidence"], None,
+                      "The same answer as the live analyst's: the same root cause and fix proposal.")
+            else:
+                _side("Candidate", item["new_category"], item["new_confidence"], item["new_root_cause"],
+                      _fix(item, "new"))
         with human:
             st.markdown("**What people did**")
             st.markdown(escape_markdown(item.get("outcome_words") or item["outcome"].replace("_", " ")))
