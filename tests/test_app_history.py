@@ -350,7 +350,13 @@ def test_a_checkpoint_a_person_made_is_named_by_what_they_did_in_words():
         caption = checkpoint_caption({"checkpoint_id": "1f0c-0000-4a2b-8c3d-74b58202", "human_action": action,
                                       "writes_by": ["approval"], "created_at": "2026-11-28T07:17:33", "branch": 0,
                                       "on_current_branch": True}, 7)
-        assert caption.endswith(f"by a human: {words}") and action not in caption, caption
+        assert caption.endswith(f" · a person {words}") and action not in caption, caption
+    # paused at the gate after a request for changes: two marks, not "waiting for approval by a human: asked for
+    # changes" (walkthrough s58), which read as waiting for the changes
+    caption = checkpoint_caption({"checkpoint_id": "1f0c-0000-4a2b-8c3d-74b58203", "human_action": "revise",
+                                  "is_pending": True, "writes_by": ["propose_fix"], "created_at": "2026-11-28T07:18:00",
+                                  "branch": 0, "on_current_branch": True}, 12)
+    assert caption.endswith(" · waiting for approval · a person asked for changes"), caption
 
 
 def test_the_timeline_picker_and_node_runs_say_each_step_in_a_reviewers_words(app, paused_engine):

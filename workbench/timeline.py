@@ -98,13 +98,15 @@ def checkpoint_caption(entry: dict, number: int | None = None) -> str:
         marks.append("paused")
     if entry.get("human_action"):
         action = entry["human_action"]  # the audit's action code ("approve_partial"): said in its words
-        marks.append(f"by a human: {ACTION_WORDS.get(action, action.replace('_', ' '))}")
+        marks.append(f"a person {ACTION_WORDS.get(action, action.replace('_', ' '))}")
     when = str(entry.get("created_at") or "")[11:19]
     branch = f"branch {entry.get('branch', 0)}" + (" (live)" if entry.get("on_current_branch") else " (abandoned)")
     number = number if number is not None else entry.get("number")
     name = f"#{number}" if number is not None else f"step {entry.get('step')}"
     # no hex id (walkthrough s57): the number, step and time name it; its id is beside its link, to copy
-    return f"{name} · {label_of(entry)} · {when} · {branch}" + (f" · {' '.join(marks)}" if marks else "")
+    # each mark its own part: "waiting for approval by a human: asked for changes" read as waiting for the
+    # changes (walkthrough s58)
+    return " · ".join([name, label_of(entry), when, branch, *marks])
 
 
 def _x(entries: list[dict], spacing: str, numbers: dict[str, int]) -> dict[str, object]:
