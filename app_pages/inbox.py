@@ -17,8 +17,8 @@ from workbench.inbox_actions import (SCOPE as ACTIONS_SCOPE, bulk_actions, curso
                                      set_cursor)
 from workbench.inbox_view import (ANYONE, BACKFILLED_MARK, COLUMN_LABELS, COLUMN_PX, COLUMNS, DEFAULT_FILTER, FILTERS,
                                   PAGE_SIZE, SEVERITY_CHOICES, SORT_LABELS, URL_PARAMS, assignee_choices, filter_count,
-                                  filter_label, highlight_overdue, inbox_frame, shown_columns, showing_text,
-                                  view_from_url, view_to_url)
+                                  filter_label, highlight_overdue, inbox_frame, nothing_shown, reversed_days,
+                                  shown_columns, showing_text, view_from_url, view_to_url)
 from workbench.literal import escape_markdown, plain
 
 REFRESH_SECONDS = 5
@@ -225,6 +225,8 @@ def _inbox() -> None:
     _view_to_url({"show": label, "q": search, "assignee": query["assignee"], "page": page, **narrowing})
     for problem in st.session_state.get("inbox_url_problems") or []:
         st.warning(escape_markdown(problem))
+    if reversed_days(narrowing):
+        st.warning(reversed_days(narrowing))
 
     result = workbench.review.inbox_page(**query, after=cursors[page - 1], limit=PAGE_SIZE)
     rows, next_cursor = result["rows"], result["next_cursor"]
@@ -235,7 +237,7 @@ def _inbox() -> None:
     session.show_messages(ACTIONS_SCOPE, keep_seconds=ACTION_MESSAGE_SECONDS)
 
     if not rows:
-        st.info("No incidents here." if not search else "No incident matches this search.")
+        st.info(nothing_shown(search, narrowing, query["assignee"] is not None))
     else:
         if cursor() not in shown:
             set_cursor(shown[0])

@@ -537,3 +537,16 @@ def test_a_keyed_decision_and_the_bulk_picker_name_each_incident_by_its_title_an
     assert any(o.startswith(listed[0]) and title in o for o in options), options
     app.multiselect(key="inbox_bulk_ids").select(listed[0]).run()  # picked by id, shown with its title
     assert app.multiselect(key="inbox_bulk_ids").value == [listed[0]]
+
+
+def test_a_view_its_filters_empty_says_which_filters_and_a_reversed_range_is_named(app, paused_engine):
+    """Walkthrough s58: `from=2026-12-07` (the day the log was read, not logged) and a range from the 29th to
+    the 27th both said "No incidents here." over an inbox of 26: as if there were none."""
+    _reload(app, show="all", **{"from": "2030-01-01"})
+    shown = said(app, "info")
+    assert "No incidents here" not in shown and "Filter, sort and columns" in shown, shown
+    assert "log's own day" in shown, shown
+    _reload(app, show="all", **{"from": "2026-11-29", "to": "2026-11-27"})
+    assert "Logged from 2026-11-29 is after Logged to 2026-11-27" in said(app, "warning"), said(app, "warning")
+    _reload(app, show="all")
+    assert "No incidents" not in said(app, "info")

@@ -327,3 +327,29 @@ def highlight_overdue(frame: pd.DataFrame, chosen: int | None = None):
     if not tints:
         return frame
     return frame.style.apply(lambda row: [tints[row.name]] * len(row), axis=1, subset=pd.IndexSlice[list(tints), :])
+
+
+def reversed_days(narrowing: dict) -> str | None:
+    """A "Logged from" after the "Logged to": no day is in between, said (it showed an empty inbox)."""
+    start, end = narrowing.get("from"), narrowing.get("to")
+    if start and end and start > end:
+        return f"Logged from {start} is after Logged to {end}: no day is in between, so no incident is shown."
+    return None
+
+
+def nothing_shown(search: str, narrowing: dict, assignee_narrowed: bool) -> str:
+    """What an empty view says: which choices left it empty, not "No incidents here." over an inbox full
+    of them (walkthrough s58: a day the log was read, not logged, emptied it without a word of why)."""
+    narrowed = [name for name, key in (("severity", "sev"), ("service", "service")) if narrowing.get(key)]
+    if narrowing.get("from") or narrowing.get("to"):
+        narrowed.append("days logged (the log's own day of the incident's first error, not the day it was read)")
+    if assignee_narrowed:
+        narrowed.append("assignee")
+    if search:
+        narrowed.insert(0, "search")
+    if not narrowed:
+        return "No incidents here."
+    if narrowed == ["search"]:
+        return "No incident matches this search."
+    return ("No incident matches the " + ", ".join(narrowed) + " chosen: widen them (under “Filter, sort and "
+            "columns”, or the search and assignee above) to see more.")
