@@ -342,7 +342,7 @@ def nothing_shown(search: str, narrowing: dict, assignee_narrowed: bool) -> str:
     of them (walkthrough s58: a day the log was read, not logged, emptied it without a word of why)."""
     narrowed = [name for name, key in (("severity", "sev"), ("service", "service")) if narrowing.get(key)]
     if narrowing.get("from") or narrowing.get("to"):
-        narrowed.append("days logged (the log's own day of the incident's first error, not the day it was read)")
+        narrowed.append("days logged")
     if assignee_narrowed:
         narrowed.append("assignee")
     if search:
@@ -351,5 +351,7 @@ def nothing_shown(search: str, narrowing: dict, assignee_narrowed: bool) -> str:
         return "No incidents here."
     if narrowed == ["search"]:
         return "No incident matches this search."
+    days = (" The days are the log's own day of each incident's first error, not the day it was read."
+            if "days logged" in narrowed else "")
     return ("No incident matches the " + ", ".join(narrowed) + " chosen: widen them (under “Filter, sort and "
-            "columns”, or the search and assignee above) to see more.")
+            "columns”, or the search and assignee above) to see more." + days)
