@@ -88,3 +88,16 @@ def test_a_symptom_of_the_cause_is_no_other_cause(offline_analyst):
     rca = offline_rca(offline_analyst, _at(1, oom, "reports"), _at(4, oom, "reports"), _at(6, oom, "reports"),
                       _at(8, "call to reports failed: read timeout"))
     assert rca.category == "out_of_memory" and rca.confidence >= THRESHOLD, (rca.confidence, rca.notes)
+
+
+# session 58: agreement across a category's docs
+def test_lines_of_one_category_agree_whichever_of_its_docs_they_carry(offline_analyst):
+    # a database server out of connection slots, then a pool with none to give: two docs of one category agree
+    slots = _at(3, "FATAL: sorry, too many clients already", "orders")
+    hikari = _at(9, "HikariPool-1 - Connection is not available, request timed out after 30000ms.", "orders")
+    rca = offline_rca(offline_analyst, slots, hikari)
+    assert rca.category == "db_pool_exhausted" and rca.confidence >= THRESHOLD, (rca.confidence, rca.notes)
+    # near miss: the pool's line alone
+    alone = offline_rca(offline_analyst, hikari)
+    assert alone.category == "db_pool_exhausted" and alone.confidence <= UNDECIDED_CONFIDENCE < THRESHOLD
+    assert any("no second, independent line agrees" in n for n in alone.notes), alone.notes

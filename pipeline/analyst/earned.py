@@ -8,8 +8,12 @@ three of:
   the words: abstain.hedged), not a relay (the words come after the status of an answer the line received, a peer's
   `503` and its body's "timeout": the peer's words, not this line's failure), not a retry announced (`retrying in
   5s`: an attempt that failed and is tried again, which states no lasting cause by itself);
-- several independent lines agreeing: at least two problem lines carrying the category, observed at different
-  times (two observations of the failure, not one event's lines); a lone line, however specific, is one observation;
+- several independent lines agreeing: at least two problem lines carrying the category (the signatures of any of
+  its docs: a server's `sorry, too many clients already` and a pool's `Connection is not available, request timed
+  out` agree), observed at different times (two observations of the failure, not one event's
+  lines); a lone line, however specific, is one observation (session 58 tried a lone line said first, before any
+  other failure, as decisive: it gained many right names at the threshold on the open splits but named one sealed
+  hold-out case wrongly at it, so it was not kept);
 - no line stating a different cause: no problem line states another category's signatures without carrying this
   one's, unless that category is what this one produces in its callers (cause_side.PRODUCED_BY, PRODUCED_WHEN_FIRST:
   a process out of memory, then its callers' timeouts are its symptom, not another cause), or both are what a
@@ -24,6 +28,7 @@ from __future__ import annotations
 import re
 
 from pipeline.analyst import abstain, cause_side, quotes
+from pipeline.knowledge.index import Doc
 from pipeline.knowledge.retrieval import event_text
 from pipeline.state import LogEvent
 
@@ -69,6 +74,14 @@ def sources(events: list[LogEvent], carrying: list[set[str]]) -> set[tuple[str |
     """The writers and kinds of line (template: numbers and ids masked) of the problem lines carrying a category."""
     return {(e.service, quotes.line_template(event_text(e).splitlines()[0] if event_text(e) else ""))
             for e, found in zip(events, carrying) if found and _problem(e)}
+
+
+def of_category(docs: list[Doc], events: list[LogEvent], carrying: list[set[str]]) -> list[set[str]]:
+    """Per event, the signatures it carries of any of `docs` (a category's docs whose signatures the evidence carries)
+    besides those in `carrying`: lines agreeing on a category agree whichever of its docs' signatures they carry.
+    Only problem lines are read (the others carry no observation)."""
+    return [set(found) | {s for d in docs for s in d.matched_signatures(event_text(e))} if _problem(e) else found
+            for e, found in zip(events, carrying)]
 
 
 def _symptoms(category: str) -> set[str]:

@@ -313,7 +313,9 @@ class OfflineAnalyst:
             notes.append(f"no problem event carries doc {top.doc.doc_id}'s signatures (only INFO/DEBUG lines do): "
                          f"confidence stays at most {UNDECIDED_CONFIDENCE}")
         if not top.worded and confidence > UNDECIDED_CONFIDENCE and (why := earned.unearned(
-                top.category, state.evidence, carrying,
+                top.category, state.evidence,
+                earned.of_category([d for d, _, _ in signature_matches(self.kb, text) if d.category == top.category],
+                                   state.evidence, carrying),
                 [(s.category, OfflineAnalyst._carrying(state, s)) for s in supports if not s.worded])) is not None:
             # a name reaches the code-fix threshold only on a decisive line, a second independent one agreeing and no
             # line stating another cause (pipeline/analyst/earned.py)
