@@ -102,6 +102,18 @@ def test_network_device_syslog_with_sequence_numbers_clock_marks_and_year_first_
     assert events[1].message == "%SYS-5-CONFIG_I: Configured from console by admin"
 
 
+def test_a_zone_written_after_a_year_less_device_time_is_that_times_zone(tmp_path):
+    # a device buffer's `Mon dd hh:mm:ss.fff ZONE:` without a year: the abbreviation still names the
+    # offset (EST is -05:00, CET +01:00), as it does when the year is written
+    path = tmp_path / "switch.log"
+    path.write_text("000101: Mar  3 09:15:00.125 EST: %LINK-3-UPDOWN: Interface Gi1/0/2, changed state to down\n"
+                    "000102: Mar  3 15:16:01.500 CET: %SYS-5-CONFIG_I: Configured from console by admin\n")
+    events = read(path)
+    assert [e.time.strftime("%m-%d %H:%M:%S.%f") for e in events] == ["03-03 14:15:00.125000",
+                                                                      "03-03 14:16:01.500000"]
+    assert all("time_inferred" not in e.fields for e in events)
+
+
 def test_syslog_with_a_space_after_the_priority_or_a_colon_after_the_clock(tmp_path):
     path = tmp_path / "relay.log"
     path.write_text("<11> Feb  9 08:00:01 gw1 pppd[77]: link went away\n"

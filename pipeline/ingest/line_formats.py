@@ -135,11 +135,12 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
             raise ValueError("not a month")
         written = g.get("year") or g.get("year_")  # a year before the month or after the day
         year, month, day = (int(written) if written else None), named, int(g["day"])
+    off = g.get("off")
+    zone = offset_zone(off) if off else None  # a zone written beside a year-less time is still its zone
     try:
         if year is None:
-            return with_year(month, day, hms, opts)
-        off = g.get("off")
-        return at(year, month, day, hms, (offset_zone(off) if off else None) or opts.timezone)
+            return with_year(month, day, hms, opts, zone)
+        return at(year, month, day, hms, zone or opts.timezone)
     except OutOfRange:
         return None
 
