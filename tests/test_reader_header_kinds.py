@@ -49,6 +49,20 @@ def test_a_stamp_joined_to_its_level_by_colons_gives_time_and_level(tmp_path):
         (utc(2021, 5, 6, 7, 9, 10, 202000), "ERROR", "export to the bucket timed out")]
 
 
+def test_a_colon_joined_level_padded_to_its_column_width_is_still_the_level(tmp_path):
+    # a formatter that pads the level to five characters before the colon (`INFO :`, `WARN :`,
+    # `ERROR:`), lines of one file mixing widths
+    path = tmp_path / "server.log"
+    path.write_text("2021-05-06 07:08:09.101:INFO :svc.Boot:main: listening on 8080\n"
+                    "2021-05-06 07:08:10.202:WARN :svc.Pool:main: pool nearly full\n"
+                    "2021-05-06 07:08:11.303:ERROR:svc.Pool:main: pool exhausted\n")
+    events = read(path)
+    assert [(e.time, e.level) for e in events] == [(utc(2021, 5, 6, 7, 8, 9, 101000), "INFO"),
+                                                   (utc(2021, 5, 6, 7, 8, 10, 202000), "WARN"),
+                                                   (utc(2021, 5, 6, 7, 8, 11, 303000), "ERROR")]
+    assert events[1].message.endswith("pool nearly full") and "07:08" not in events[1].message
+
+
 def test_a_thread_level_time_header_joined_by_double_colons_reads_and_keeps_its_trace(tmp_path):
     # format='%(threadName)s::%(levelname)s::%(asctime)s::%(module)s::%(lineno)d::%(name)s::(%(funcName)s) %(message)s'
     path = tmp_path / "agent.log"
