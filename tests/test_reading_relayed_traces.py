@@ -55,14 +55,3 @@ def test_an_unindented_ruby_backtrace_under_its_message_is_the_records_stack():
              "I, [2026-03-01T10:15:31.000000 #41]  INFO -- : next order"]
     records = [r for n, line in enumerate(lines) for r in joiner.feed(n, line)] + joiner.flush()
     assert [r.lines for r in records] == [4, 1]
-
-
-def test_a_relayed_programs_own_dated_line_keeps_the_relays_host(tmp_path):
-    # a syslog relay's `Mon dd hh:mm:ss host tag[pid]:` before the program's own dated log4j line: the
-    # program's time and level are the record's, the relay names the host and the program
-    path = tmp_path / "messages"
-    path.write_text("Mar  1 10:15:30 app-2 orders[311]: 2026-03-01 10:15:30,123 ERROR [main] checkout failed\n"
-                    "Mar  1 10:15:31 app-2 orders[311]: 2026-03-01 10:15:31,456 INFO [main] cart 8 paid\n")
-    events = read(path)
-    assert [(e.level, e.host, e.service) for e in events] == [("ERROR", "app-2", "orders"), ("INFO", "app-2", "orders")]
-    assert events[0].time.isoformat() == "2026-03-01T10:15:30.123000+00:00"

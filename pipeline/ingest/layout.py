@@ -383,9 +383,7 @@ _COLUMN_RE = {
     "mark": r"(?P<{g}>[^\w\s])",
     "caller": r"[\[({<]?(?P<{g}>[^\s\[\](){}<>]+?)[\])}>]?:?",
     "other": r"(?P<{g}>\[[^\]]*\]|\S+)",
-    "rclock": r"(?P<{g}>\S+)",
 }
-_RELAY_CLOCK = re.compile(r"\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?")
 _TRAILING = {"pid", "thread", "logger", "blogger", "sep", "tag", "paren", "word", "mark", "caller"}
 
 
@@ -503,11 +501,6 @@ def _learn(lines: list[str], sep: str | None) -> Layout | None:
         line0, spans0 = rows[0][0], rows[0][1]
         words = len(line0[spans0[start][0]:spans0[start + width - 1][1]].strip("[]()").split())
     before = [_column_role([line[s[j][0]:s[j][1]] for line, s in rows], len(rows)) for j in range(start)]
-    if sep is None and prefix is None and len(before) >= 4 and all(
-            _RELAY_CLOCK.fullmatch(line[s[2][0]:s[2][1]]) for line, s in rows):
-        # a relay's syslog time (`Mar  1 10:15:30 host tag[pid]: <the program's own dated line>`): the
-        # program's time is the record's; the relay's clock marks the column after it as the host
-        before[2] = "rclock"
     if prefix is not None:
         before = ["prefix"]
     if sep is not None:
@@ -699,7 +692,7 @@ def _names(roles: list[str]) -> dict[str, str]:
     if hosts:
         names["host"] = f"f{hosts[-1]}"
     elif comp is not None and roles[comp] == "tag" and comp > 0 and roles[comp - 1] in ("word", "logger", "other") \
-            and roles[comp - 2:comp - 1] in (["time"], ["rclock"], []):
+            and roles[comp - 2:comp - 1] in (["time"], []):
         # syslog: "time host tag[pid]:", the host right after the time (vsftpd's `[pid 3] [jean] OK
         # DOWNLOAD:` writes a status word there, after other columns: no host)
         names["host"] = f"f{comp - 1}"
