@@ -22,9 +22,8 @@ A line continues the record before it when it is:
 - a blank line followed by a continuation (blank lines that nothing follows are dropped);
 - a program's report relayed through syslog one line a message: a line repeating the record's first
   line's syslog `host tag[pid]: ` whose text is a trace's frame or trailer (tab-indented, or the tab
-  written as rsyslog's `#011`) or a Ruby frame; it is kept without the repeated header (an exception
-  line opens a record that its frames then join; text indented with blanks is the kernel's own next
-  record, not a continuation).
+  written as rsyslog's `#011`), a Ruby frame or an exception line; it is kept without the repeated
+  header (text indented with blanks is the kernel's own next record, not a continuation).
 
 A line that starts a record (by default: one that opens with a timestamp, a syslog priority, a
 glog header, a bracketed time or a level word; or a `starts_record` predicate, such as a
@@ -293,10 +292,10 @@ class MultilineJoiner:
             self._header = companion_lines.header(first, self._labels) if looks_timed(first) else ""
         if self._header and companion_lines.continues(self._header, line, self._labels):
             return True  # the same header, a label that is no level: the record's companion line
-        if self._relayed is None and _relay_hint(line):  # once a record: does its first line open with a syslog header
+        if self._relayed is None:  # once a record: does its first line open with a syslog header
             head = _RELAYED.match(self._lines[0])
             self._relayed = head["who"] if head is not None else ""
-        if self._relayed and self._relayed in line[:200] and _relay_hint(line):
+        if self._relayed and self._relayed in line[:200]:
             relayed = _RELAYED.match(line)
             if relayed is not None and relayed["who"] == self._relayed and _relayed_continuation(line[relayed.end():]):
                 body = line[relayed.end():]
@@ -342,29 +341,13 @@ class MultilineJoiner:
             self._state = "plain"  # (a chain's "During handling..." line: the next traceback is the same report's)
 
 
-def _relay_hint(line: str) -> bool:
-    """A cheap first test of whether a line may be a relayed continuation (`_relayed_continuation`):
-    the text after the first `: ` opens with a tab (or `#011`), `at `, `Caused by:`, `Suppressed:`,
-    `Wrapped by:`, `...`, or a Ruby frame's path (`/app/x.rb:3:in ...`, `from ...`)."""
-    colon = line.find(": ", 15, 200)
-    if colon < 0:
-        return False
-    first = line[colon + 2:colon + 3]
-    return first in ("\t", "#", ".", "/") or (first in ("a", "C", "S", "W", "f")
-                                               and _TRAILER_START.match(line, colon + 2) is not None)
-
-
-_TRAILER_START = re.compile(r"at |Caused by: |Suppressed: |Wrapped by: |from [^\s:]+:\d+:in ")
-
-
 def _relayed_continuation(body: str) -> bool:
     """Whether a relayed syslog line's text continues the report before it: a trace's frame or
     trailer (a JVM's tab-indented `at` frame, a tab written as rsyslog's `#011`, `Caused by:`, a Ruby
-    frame). An exception line opens a record of its own (its frames then join it). Text indented
-    with blanks is not a continuation: the kernel indents lines that are records of their own
-    (`kernel:  BIOS-e820: ...`)."""
+    frame) or an exception line. Text indented with blanks is not: the kernel indents lines that are
+    records of their own (`kernel:  BIOS-e820: ...`)."""
     if not body.strip():
         return False
     if body[0] == "\t" or body.startswith("#011"):
         return True
-    return bool(_JAVA_TRAILER.match(body) or _RUBY_FRAME.match(body))
+    return bool(_JAVA_TRAILER.match(body) or _RUBY_FRAME.match(body) or _EXCEPTION_LINE.match(body))
