@@ -11,19 +11,14 @@ A line continues the record before it when it is:
 
 - indented (a Java ``\\tat ...`` frame, a Python frame, any indented detail);
 - a Java frame or trailer without indentation: ``at x.Y(Z.java:1)``, ``... 12 more``,
-  ``... 3 common frames omitted``, ``Caused by: ...``, ``Suppressed: ...``; a Ruby backtrace frame
-  without indentation: ``/app/x.rb:3:in `foo'``;
+  ``... 3 common frames omitted``, ``Caused by: ...``, ``Suppressed: ...``;
 - an exception line right after a log line (``java.lang.IllegalStateException: boom``);
 - a Python traceback: ``Traceback (most recent call last):``, its frames, and the unindented
   ``ValueError: ...`` line that closes it; chained tracebacks ("During handling of the above
   exception..." / "The above exception was the direct cause...") stay in the same record;
 - a Go panic's dump: ``goroutine 1 [running]:`` and every line after it up to the next line
   that starts a record (Go prints function names unindented);
-- a blank line followed by a continuation (blank lines that nothing follows are dropped);
-- a program's report relayed through syslog one line a message: a line repeating the record's first
-  line's syslog `host tag[pid]: ` whose text is a trace's frame or trailer (tab-indented, or the tab
-  written as rsyslog's `#011`), a Ruby frame or an exception line; it is kept without the repeated
-  header (text indented with blanks is the kernel's own next record, not a continuation).
+- a blank line followed by a continuation (blank lines that nothing follows are dropped).
 
 A line that starts a record (by default: one that opens with a timestamp, a syslog priority, a
 glog header, a bracketed time or a level word; or a `starts_record` predicate, such as a
@@ -70,10 +65,6 @@ _JAVA_TRAILER = re.compile(
     r"^(?:at [\w$.<>/\[\]-]+\(.*\)$|\.\.\. \d+ (?:more|common frames omitted)$"
     r"|(?:Caused by|Suppressed|Wrapped by):\s)")
 _CHAINED = re.compile(r"^(?:Caused by|Suppressed|Wrapped by):\s")
-# a Ruby backtrace frame as a logger writes `exception.backtrace` under its message, unindented
-# (`/app/models/order.rb:42:in `save!'`, Ruby 3.4's `app.rb:7:in 'Integer#/'`, `from` before it as the
-# interpreter prints an uncaught one)
-_RUBY_FRAME = re.compile(r"^(?:from )?[^\s:]+:\d+:in [`'].*'$")
 _EXCEPTION_LINE = re.compile(
     r"^(?:[a-zA-Z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error|Throwable|Fault)(?::\s.*)?$")
 _PY_TRACEBACK = "Traceback (most recent call last):"
@@ -89,12 +80,6 @@ _HEAD = re.compile(
 
 
 _TIMED = re.compile(_HEAD.pattern.split("|(?:TRACE|DEBUG", 1)[0] + ")")  # _HEAD without its level words
-# a syslog header (BSD or RFC 3339 time, host, `tag[pid]:`): a program's multi-line output relayed one
-# line a message repeats it on every line, the text after it the program's line (rsyslog writes a
-# control character as `#` and its octal code: a tab is `#011`)
-_RELAYED = re.compile(r"^(?:<\d{1,3}>)?(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?"
-                      r"|\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?) +"
-                      r"(?P<who>\S+ [^\s:\[]+(?:\[\d+\])?: )")
 
 
 def looks_timed(line: str) -> bool:
@@ -152,8 +137,6 @@ class MultilineJoiner:
         # the source's level-slot words with how often each opened a new header (companion_lines)
         self._labels = labels
         self._header: str | None = None  # the held record's header up to its level slot, once asked
-        self._relayed: str | None = None  # the held record's syslog `host tag[pid]: `, once asked ("" for none)
-        self._cut: str | None = None  # the continuation line as kept: without the syslog header it repeats
         # CSV: a line continues its record while a double quote the record opened is still open
         self._quoted = quoted
         self._open_quote = False
@@ -204,7 +187,7 @@ class MultilineJoiner:
             else:
                 self._lines.extend(self._blanks)
                 self._blanks = []
-                self._lines.append(line if self._cut is None else self._cut)
+                self._lines.append(line)
                 self._chars += len(line) + 1
                 self._last = position
             self._advance(line, stripped, goroutine)
@@ -230,7 +213,6 @@ class MultilineJoiner:
     def _start(self, position: Any, line: str, stripped: str) -> None:
         self._lines = [line]
         self._header = None
-        self._relayed = None
         self._first = self._last = position
         self._chars = len(line)
         self._folded = 0
@@ -259,7 +241,6 @@ class MultilineJoiner:
         return record
 
     def _continues(self, line: str, stripped: str, goroutine: bool) -> bool:
-        self._cut = None
         if self._quoted and self._open_quote and not looks_like_record_start(line):
             return True
         if self._depth > 0 or self._document == "yaml":  # inside a multi-line document (one never closed: up to the cap)
@@ -292,23 +273,13 @@ class MultilineJoiner:
             self._header = companion_lines.header(first, self._labels) if looks_timed(first) else ""
         if self._header and companion_lines.continues(self._header, line, self._labels):
             return True  # the same header, a label that is no level: the record's companion line
-        if self._relayed is None:  # once a record: does its first line open with a syslog header
-            head = _RELAYED.match(self._lines[0])
-            self._relayed = head["who"] if head is not None else ""
-        if self._relayed and self._relayed in line[:200]:
-            relayed = _RELAYED.match(line)
-            if relayed is not None and relayed["who"] == self._relayed and _relayed_continuation(line[relayed.end():]):
-                body = line[relayed.end():]
-                self._cut = "\t" + body[4:] if body.startswith("#011") else body
-                return True  # the same program's next line of one report (a trace relayed line by line)
         if self._starts(line):
             return False
         if self._headed:
             return True
         if self._state == "traceback-frames" and _PY_FINAL.match(stripped):
             return True  # the exception line that closes a traceback
-        if _JAVA_TRAILER.match(stripped) or _RUBY_FRAME.match(stripped) \
-                or (_EXCEPTION_LINE.match(stripped) and self._state != "traceback-closed"):
+        if _JAVA_TRAILER.match(stripped) or (_EXCEPTION_LINE.match(stripped) and self._state != "traceback-closed"):
             return True  # (a JVM's exception line after a closed Python traceback is another program's report)
         return self._state == "goroutine"
 
@@ -339,15 +310,3 @@ class MultilineJoiner:
                 "traceback-closed" if self._state == "traceback-frames" and _PY_FINAL.match(stripped) else "plain")
         elif self._state == "traceback-closed":
             self._state = "plain"  # (a chain's "During handling..." line: the next traceback is the same report's)
-
-
-def _relayed_continuation(body: str) -> bool:
-    """Whether a relayed syslog line's text continues the report before it: a trace's frame or
-    trailer (a JVM's tab-indented `at` frame, a tab written as rsyslog's `#011`, `Caused by:`, a Ruby
-    frame) or an exception line. Text indented with blanks is not: the kernel indents lines that are
-    records of their own (`kernel:  BIOS-e820: ...`)."""
-    if not body.strip():
-        return False
-    if body[0] == "\t" or body.startswith("#011"):
-        return True
-    return bool(_JAVA_TRAILER.match(body) or _RUBY_FRAME.match(body) or _EXCEPTION_LINE.match(body))
