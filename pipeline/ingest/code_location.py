@@ -2,7 +2,7 @@
 
 Loggers write the file and line that logged a record (zap's `caller`, logrus's `file`, Go's log
 `Lshortfile`, log4j's `%F:%L` as Cassandra writes it, Python's `%(filename)s:%(lineno)d`, glog/klog's
-`file.go:123]`, log4j's `(File.java:123)`; Python's and loguru's `module:function:line`): a file name with a source extension, optionally after a
+`file.go:123]`, log4j's `(File.java:123)`): a file name with a source extension, optionally after a
 path, then `:line` or `:line:col`, possibly in brackets, parentheses or braces, possibly followed by
 the colon that closes a header. Such a token is the record's code location (`fields.caller`): one
 program's lines name as many locations as it has log calls, so it is never the service or the host.
@@ -20,10 +20,7 @@ _EXTENSIONS = ("java|kt|kts|scala|groovy|clj|go|py|pyx|rb|erb|php|js|mjs|cjs|jsx
                "c|h|cc|cpp|cxx|hpp|hh|hxx|m|mm|swift|rs|ex|exs|erl|hrl|lua|pl|pm|sh|dart|zig|nim|ml|hs|"
                "coffee|vue|svelte")
 _LOCATION = re.compile(
-    rf"(?P<loc>(?:[A-Za-z]:)?(?:[\w.@~+-]*[/\\])*[\w$@+-]+(?:\.[\w$@+-]+)*\.(?:{_EXTENSIONS}):\d{{1,7}}(?::\d{{1,5}})?"
-    # or a module, its function and the line, as Python's loggers write them (`%(name)s:%(funcName)s:%(lineno)d`,
-    # loguru's default `{name}:{function}:{line}`: `app.jobs:run:42`, `__main__:<module>:7`)
-    r"|[A-Za-z_][\w.]*:(?:<\w+>|[A-Za-z_]\w*):\d{1,7})",
+    rf"(?P<loc>(?:[A-Za-z]:)?(?:[\w.@~+-]*[/\\])*[\w$@+-]+(?:\.[\w$@+-]+)*\.(?:{_EXTENSIONS}):\d{{1,7}}(?::\d{{1,5}})?)",
     re.IGNORECASE)
 LOCATION = _LOCATION.pattern  # for a header's pattern: its `loc` group, to be renamed
 _WRAPPED = re.compile(rf"^[\[({{<]?{_LOCATION.pattern}[\])}}>]?:?$", re.IGNORECASE)

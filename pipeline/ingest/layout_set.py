@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any, Iterable, Iterator
 
 
-from pipeline.ingest.code_location import LOCATION, code_location
+from pipeline.ingest.code_location import code_location
 from pipeline.ingest.console_fields import split_fields_column
 from pipeline.ingest.delimited import learn
 from pipeline.ingest.layout import COLUMN_INFO, MARK_LEVELS, Layout, _is_letter_level, _is_level, _strip, _tokens, column_level, column_value_is_level
@@ -206,7 +206,6 @@ def _writes_year(shape: str | None) -> bool:
 # lines only), or ending a colon-joined prefix the layout took as text (`UTC:host(port):user@db:[pid]:LOG:  msg`)
 _OPENING_LEVEL = re.compile(r"(\S{1,14})\s+")
 _CLOSING = re.compile(r"\s+(?:@|at|-|\||,|on)$")  # what joins a message to the time after it
-_LEAD_CALLER = re.compile(LOCATION + r" +- +", re.IGNORECASE)  # `app.jobs:run:42 - msg`, `Foo.java:42 - msg`
 _LEAD_LEVEL = re.compile(r"\[(?P<bracket>[A-Za-z]{1,12})\]\s|\S*?:(?P<joined>[A-Z]{3,12}):\s+")
 
 
@@ -307,11 +306,6 @@ def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: Par
                 groups["message"] = message[lead.end():]
     if groups.get("message", "").endswith("}") and (layout.separator == "\t" or "\t{" in groups["message"]):
         groups["message"] = split_fields_column(groups["message"], fields)  # zap's console `{"k": v}` column
-    if "caller" not in fields and (lead_caller := _LEAD_CALLER.match(groups.get("message") or "")):
-        # the last `|`-cut column opens with the code location and a dash (loguru's default
-        # `time | level | module:function:line - message`): the location is the header's, not the message's
-        fields["caller"] = lead_caller["loc"]
-        groups["message"] = groups["message"][lead_caller.end():]
     if not _writes_year(layout.time_shape):  # a stamp without a year gives way to the body's dated time
         time = source_body_time(groups.get("message") or "", opts, opts.key_roles) or time
     elif time is not None and not time.microsecond:  # a stamp to the second, its body's time-named key finer
