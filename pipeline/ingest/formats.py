@@ -50,7 +50,6 @@ from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.companion_lines import label_counts
 from pipeline.ingest.multiline import looks_timed
 from pipeline.ingest import named_blocks, prefixed
-from pipeline.ingest.json_body import read_json_body
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
 from pipeline.ingest.structured import parse_json, parse_logfmt
@@ -443,8 +442,6 @@ class SourceParser:
         record = self._parse(text)
         if self.envelope is not None:
             record = envelope.read_message(record, self.envelope.parse)
-        if record.message[-1:] == "}":
-            record = read_json_body(record, self.options)  # a JSON logger's record after another header
         if record.stack:
             message_below(record)
         if record.stack and self.headed:
