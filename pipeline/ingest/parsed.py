@@ -140,24 +140,6 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         if tag is not None and not (fields or {}).get("pid"):
             host, service, message = host or tag[0], tag[1], tag[3]
             fields = {**(fields or {}), "pid": tag[2]}
-    body_level = None
-    if message[-1:] == "}" and len(message) <= MAX_JSON_BODY and (message[:1] == "{" or " {" in message[:200]):
-        # a JSON logger's record after another layout's header (an app writing JSON to syslog) or
-        # after a few words that prefix it (a container tool's `pod container `, a shipper's tag):
-        # its keys' roles give the level and the message; the words before it are `fields.prefix`
-        lead = _JSON_LEAD.match(message)
-        body = _json_body(message[lead.end():]) if lead is not None else None
-        if body is not None and lead is not None and lead.end():
-            body.fields["prefix"] = message[:lead.end()].strip()
-        if body is not None:
-            level = level if level is not None else body.level
-            body_level = body.level_name if level is body.level else None
-            message = body.message or message
-            service = service or body.service
-            fields = {**body.fields, **(fields or {})}
-            fields.pop("dialect", None)
-            if body.stack and not rest:
-                rest = body.stack
     if level is None and ("%" in message or (isinstance(service, str) and service[:1] == "%")):
         # a Cisco-style message code writes its syslog severity: `%ASA-6-302013:`, `%LINK-3-UPDOWN:`
         # (in the message, or read as a syslog tag)
@@ -231,7 +213,7 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
         # a level word opens the line (`INFO: connected`, `WARN retrying`, `[warn] x`): written, not guessed
         # from the words after it (`INFO request failed with error` is an INFO line)
         level = leading_level(message)
-    level_name = named or body_level or (normalize_level(level, scheme=scheme) if level is not None else None)
+    level_name = named or (normalize_level(level, scheme=scheme) if level is not None else None)
     if level is None:
         # only a line whose header carries no level is guessed from its words: a header's level,
         # even one no scheme knows (kept raw for the reviewer), wins over keywords
@@ -241,20 +223,3 @@ def text_record(fmt: str, message: str, rest: str | None, *, time=None, level=No
                         service=service or None, host=host or None, exception=exception,
                         stack=rest.strip("\n") if rest else None,
                         fields={k: v for k, v in (fields or {}).items() if v is not None})
-
-
-MAX_JSON_BODY = 64_000  # a longer body is left as the text it is
-_JSON_LEAD = re.compile(r"(?:[^\s{}\"]+ ){0,3}(?=\{)")  # up to three words before the object
-
-
-def _json_body(text: str) -> ParsedRecord | None:
-    """A JSON logger's record written as a line's message (text_record), or None when the text is
-    no JSON object or writes no level a scale knows (an event's payload, a request body: kept as the
-    text it is)."""
-    from pipeline.ingest.structured import parse_json  # structured reads through this module
-
-    try:
-        body = parse_json(text, ParseOptions())
-    except (ValueError, TypeError, RecursionError):
-        return None
-    return body if body is not None and body.level is not None and body.level_name is not None else None
