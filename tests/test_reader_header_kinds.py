@@ -49,6 +49,20 @@ def test_a_stamp_joined_to_its_level_by_colons_gives_time_and_level(tmp_path):
         (utc(2021, 5, 6, 7, 9, 10, 202000), "ERROR", "export to the bucket timed out")]
 
 
+def test_a_colon_joined_level_padded_to_its_column_width_is_still_the_level(tmp_path):
+    # a formatter that pads the level to five characters before the colon (`INFO :`, `WARN :`,
+    # `ERROR:`), lines of one file mixing widths
+    path = tmp_path / "server.log"
+    path.write_text("2021-05-06 07:08:09.101:INFO :svc.Boot:main: listening on 8080\n"
+                    "2021-05-06 07:08:10.202:WARN :svc.Pool:main: pool nearly full\n"
+                    "2021-05-06 07:08:11.303:ERROR:svc.Pool:main: pool exhausted\n")
+    events = read(path)
+    assert [(e.time, e.level) for e in events] == [(utc(2021, 5, 6, 7, 8, 9, 101000), "INFO"),
+                                                   (utc(2021, 5, 6, 7, 8, 10, 202000), "WARN"),
+                                                   (utc(2021, 5, 6, 7, 8, 11, 303000), "ERROR")]
+    assert events[1].message.endswith("pool nearly full") and "07:08" not in events[1].message
+
+
 def test_a_thread_level_time_header_joined_by_double_colons_reads_and_keeps_its_trace(tmp_path):
     # format='%(threadName)s::%(levelname)s::%(asctime)s::%(module)s::%(lineno)d::%(name)s::(%(funcName)s) %(message)s'
     path = tmp_path / "agent.log"
@@ -100,6 +114,18 @@ def test_network_device_syslog_with_sequence_numbers_clock_marks_and_year_first_
                                                                        "06-02 11:04:09"]
     assert events[3].time == utc(2019, 6, 2, 11, 4, 11)  # CEST is +02:00
     assert events[1].message == "%SYS-5-CONFIG_I: Configured from console by admin"
+
+
+def test_a_zone_written_after_a_year_less_device_time_is_that_times_zone(tmp_path):
+    # a device buffer's `Mon dd hh:mm:ss.fff ZONE:` without a year: the abbreviation still names the
+    # offset (EST is -05:00, CET +01:00), as it does when the year is written
+    path = tmp_path / "switch.log"
+    path.write_text("000101: Mar  3 09:15:00.125 EST: %LINK-3-UPDOWN: Interface Gi1/0/2, changed state to down\n"
+                    "000102: Mar  3 15:16:01.500 CET: %SYS-5-CONFIG_I: Configured from console by admin\n")
+    events = read(path)
+    assert [e.time.strftime("%m-%d %H:%M:%S.%f") for e in events] == ["03-03 14:15:00.125000",
+                                                                      "03-03 14:16:01.500000"]
+    assert all("time_inferred" not in e.fields for e in events)
 
 
 def test_syslog_with_a_space_after_the_priority_or_a_colon_after_the_clock(tmp_path):

@@ -135,11 +135,12 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
             raise ValueError("not a month")
         written = g.get("year") or g.get("year_")  # a year before the month or after the day
         year, month, day = (int(written) if written else None), named, int(g["day"])
+    off = g.get("off")
+    zone = offset_zone(off) if off else None  # a zone written beside a year-less time is still its zone
     try:
         if year is None:
-            return with_year(month, day, hms, opts)
-        off = g.get("off")
-        return at(year, month, day, hms, (offset_zone(off) if off else None) or opts.timezone)
+            return with_year(month, day, hms, opts, zone)
+        return at(year, month, day, hms, zone or opts.timezone)
     except OutOfRange:
         return None
 
@@ -283,7 +284,7 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # (2024-01-02 03:04:05,123:ERROR:msg) and `::`-joined headers that put a thread and the level
     # before the time (Thread-7::ERROR::2024-01-02 03:04:05,123::module::42::logger::(func) msg);
     # the module, line, logger and function the `::` header names after the time are fields
-    _log4j(rf"^{_L4J_DATE}:(?P<level>{_LEVEL_WORD}):(?P<msg>.*)$"),
+    _log4j(rf"^{_L4J_DATE}:(?P<level>{_LEVEL_WORD}) *:(?P<msg>.*)$"),  # a level padded to its column's width (`INFO :`)
     LineLayout("log4j", rf"^(?:(?P<thread>[^\s:]+)::)?(?P<level>{_LEVEL_WORD})::{_L4J_DATE}::"
                r"(?:(?P<module>[\w.$-]+)::(?P<line>\d+)::(?P<logger>[\w.$-]+)::\((?P<func>[^)]*)\) ?)?(?P<msg>.*)$",
                level="level", service=("logger",), needs="::",
