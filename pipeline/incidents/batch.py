@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, iso, parse_iso
-from pipeline.incidents import correlation, recurrence
+from pipeline.incidents import correlation, neighbours, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
@@ -212,6 +212,7 @@ class Incidents:
             joiner = Joiner(conn, burst_minutes=self.burst_minutes,
                             span=(min(times), max(times)) if times else None,
                             unbounded=[row["incident_id"] for row in newest.values()])
+            neighbours.read(joiner)  # what earlier batches stored around this one: as if read with it (neighbours.py)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []
