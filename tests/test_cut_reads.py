@@ -26,7 +26,7 @@ Dec 10 07:51:20 gate sshd[4326]: error: Received disconnect from 203.0.113.9: 3:
 """
 MAPPING = """\
 Dec 10 06:55:46 gate sshd[200]: reverse mapping checking getaddrinfo for host.example [198.51.100.7] failed - POSSIBLE BREAK-IN ATTEMPT!
-Dec 10 06:55:46 gate sshd[200]: pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=198.51.100.7 
+Dec 10 06:55:46 gate sshd[200]: pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=198.51.100.7
 Dec 10 06:56:10 gate sshd[203]: Connection closed by 198.51.100.8 [preauth]
 Dec 10 06:57:31 gate sshd[227]: pam_unix(sshd:auth): authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=198.51.100.20  user=root
 Dec 10 06:57:33 gate sshd[227]: Connection closed by 198.51.100.20 [preauth]
@@ -36,6 +36,20 @@ WHOLE = {
     "sessions": [("Failed password for invalid user support", 4, 2, 1), ("Invalid user support", 2, 1, 1)],
     "mapping": [("reverse mapping checking getaddrinfo", 3, 3, 1)],
 }
+
+
+# a pool's WARN, read in a batch before the errors it causes (nginx timing out on its socket 30 s later): it leads
+POOL = [
+    ("05:12:17", "info", "php-fpm", "GET /healthz 200 0.8ms"),
+    ("05:12:30", "warn", "php-fpm", "[pool www] server reached pm.max_children setting (8), consider raising it"),
+    ("05:12:40", "info", "php-fpm", "GET /healthz 200 0.9ms"),
+    ("05:13:00", "error", "nginx", "upstream timed out (110: Connection timed out) while reading response header from"
+     ' upstream, client: 192.0.2.10, server: shop.example, request: "GET /cart HTTP/1.1",'
+     ' upstream: "fastcgi://unix:/run/php/php-fpm.sock:"'),
+    ("05:13:01", "error", "nginx", "upstream timed out (110: Connection timed out) while reading response header from"
+     ' upstream, client: 192.0.2.11, server: shop.example, request: "GET /checkout HTTP/1.1",'
+     ' upstream: "fastcgi://unix:/run/php/php-fpm.sock:"'),
+]
 
 
 @pytest.fixture
@@ -88,3 +102,24 @@ def test_reading_the_neighbours_back_stores_nothing_twice_and_a_reread_adds_noth
     (row,) = engine.records.query("SELECT count(*) AS n, count(DISTINCT event_id) AS d FROM events"
                                   " WHERE incident_id IS NOT NULL")
     assert row["n"] == row["d"] == sum(events for _, events, _, _ in before) == 6
+
+
+@BOTH_BACKENDS
+@pytest.mark.parametrize("batch_lines", [None, 1, 2])
+def test_a_warning_read_in_a_batch_before_the_errors_still_leads_them(no_window, engine, tmp_path, batch_lines):
+    import json
+
+    from pipeline.store import outage_rows
+    from pipeline.unattended.file_ingest import ingest_file
+
+    path = tmp_path / "logs" / "app.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"time": f"2026-10-14T{at}.000+00:00", "level": level, "service": service,
+                                        "host": "web-1", "message": message}) + "\n"
+                            for at, level, service, message in POOL), encoding="utf-8")
+    if batch_lines is None:
+        ingest_file(engine, path)
+    else:
+        read_live(engine, path, batch_lines=batch_lines, runs=False)
+    (leader,) = outage_rows.every_leader(engine.records).values()
+    assert leader is not None and leader["service"] == "php-fpm" and "pm.max_children" in leader["message"]

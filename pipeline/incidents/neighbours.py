@@ -16,10 +16,11 @@ decided incident is none of them (it absorbs nothing).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import timedelta
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from pipeline.incidents import line_names, machines, outage, writers
-from pipeline.state import OPEN_STATUSES
+from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
 
 if TYPE_CHECKING:
@@ -27,13 +28,26 @@ if TYPE_CHECKING:
 
 MAX_INCIDENTS = 64  # open incidents a batch reads as neighbours (the latest active)
 MAX_ERRORS = 256  # their errors it reads back (the latest in the window)
+MAX_WARNINGS = 64  # the WARNs before its first error it reads back (the latest)
 
 
-def read(joiner: "Joiner") -> int:
-    """Keep on `joiner` what the errors earlier batches stored around its batch said (see the module doc); how many
-    were read."""
+def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: Callable[[LogEvent], bool] | None = None,
+         had: Sequence[LogEvent] = ()) -> int:
+    """Keep on `joiner` what the errors earlier batches stored around its batch said (see the module doc), and (with
+    `warned`, what picks a WARN that may lead) the lines that opened nothing written within the burst window before
+    its first error by its errors' services or on their hosts, that `warned` picks, as its own WARNs (`had`: the
+    batch's own, kept already); how many errors were read."""
     if joiner.window is None or joiner.minutes <= 0:
         return 0
+    if warned is not None and errors_of_batch:
+        first = min(e.time for e in errors_of_batch)
+        own = {e.event_id for e in had}
+        for event in outage_rows.recent_context(
+                joiner.conn, services=sorted({e.service for e in errors_of_batch}),
+                hosts=sorted({e.host for e in errors_of_batch if e.host}), start=first - timedelta(minutes=joiner.minutes),
+                end=first, limit=MAX_WARNINGS, keep=warned):
+            if event.event_id not in own:
+                joiner.warned(event)
     near, errors = outage_rows.recent_errors(joiner.conn, joiner.window, OPEN_STATUSES, incidents=MAX_INCIDENTS,
                                              events=MAX_ERRORS, also=sorted(joiner.unbounded))
     joiner._read({i: row for i, row in near.items() if i not in joiner.candidates})
@@ -58,7 +72,7 @@ def read(joiner: "Joiner") -> int:
                 candidate.own_texts.setdefault(event.service, set()).add(wording.text)
                 joiner.worded = True
         if not dump:
-            machines.note(candidate, comp, event, lambda: names)
+            machines.note(candidate, comp, event, lambda named=names: named)
         for writer in (comp, writers.process(event)):
             if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
                 candidate.recent[writer] = event.time

@@ -6,10 +6,11 @@ another pattern's incident, and each incident's leader (a JSON column of `incide
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from datetime import datetime
+from typing import Any, Callable, Sequence
 
 from pipeline.state import LogEvent
-from pipeline.store import event_bodies
+from pipeline.store import context_blocks, event_bodies
 from pipeline.store.records import Records
 from pipeline.store.sql import Connection, Cursor, Params
 
@@ -86,6 +87,19 @@ def recent_errors(conn: Connection, window: tuple[str, str], statuses: Sequence[
         f" AND time >= {p(window[0])} AND time <= {p(window[1])} AND incident_id || '' IN ({p.each(list(near))})"
         f" ORDER BY time DESC, event_id LIMIT {p(events)}", p).fetchall()
     return near, [(event_bodies.event_of(row), row["incident_id"]) for row in reversed(rows)]
+
+
+def recent_context(conn: Connection, *, services: Sequence[str], hosts: Sequence[str], start: datetime,
+                   end: datetime, limit: int, keep: Callable[[LogEvent], bool]) -> list[LogEvent]:
+    """The context events (lines that opened nothing, stored in blocks) of these services or hosts written from
+    `start` to `end` that `keep` takes, the latest `limit` of them, oldest first."""
+    found: dict[str, tuple[str, LogEvent]] = {}  # by event id: a line of a service on one of the hosts is read once
+    for service in services:
+        for at, block, index in context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end):
+            if (event_id := block.id_at(index)) not in found:
+                found[event_id] = (at, block.event(index))
+    kept = sorted(((at, e) for at, e in found.values() if keep(e)), key=lambda pair: pair[0])
+    return [e for _, e in kept[-limit:]] if limit else []
 
 
 def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[set[str], set[str]]]:
