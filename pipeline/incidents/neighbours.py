@@ -17,6 +17,7 @@ decided incident is none of them (it absorbs nothing).
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from pipeline.incidents import line_names, machines, outage, writers
@@ -27,8 +28,9 @@ if TYPE_CHECKING:
     from pipeline.incidents.joining import Joiner
 
 MAX_INCIDENTS = 64  # open incidents a batch reads as neighbours (the latest active)
-MAX_ERRORS = 256  # their errors it reads back (the latest in the window)
-MAX_WARNINGS = 64  # the WARNs before its first error it reads back (the latest)
+MAX_ERRORS = 64  # their errors it reads back (the latest in the window)
+MAX_WARNINGS = 16  # the WARNs before its first error it reads back (the latest, of the latest SCAN_LINES lines)
+SCAN_LINES = 128
 
 
 def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: Callable[[LogEvent], bool] | None = None,
@@ -45,7 +47,7 @@ def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: 
         for event in outage_rows.recent_context(
                 joiner.conn, services=sorted({e.service for e in errors_of_batch}),
                 hosts=sorted({e.host for e in errors_of_batch if e.host}), start=first - timedelta(minutes=joiner.minutes),
-                end=first, limit=MAX_WARNINGS, keep=warned):
+                end=first, limit=MAX_WARNINGS, scan=SCAN_LINES, keep=warned):
             if event.event_id not in own:
                 joiner.warned(event)
     near, errors = outage_rows.recent_errors(joiner.conn, joiner.window, OPEN_STATUSES, incidents=MAX_INCIDENTS,
@@ -56,12 +58,12 @@ def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: 
         candidate = joiner.candidates.get(incident)
         if candidate is None:
             continue
-        names = joiner._named_things(event)  # (the ports it wrote with a host name are learnt, as the batch's own)
         comp = writers.component(event)
         dump = outage.is_dump(event.message) or outage.is_part(event)
         line = line_names.masked_line(event)
         if not dump and (incident, line) not in seen:
             seen.add((incident, line))
+            joiner._named_things(event)  # (the ports it wrote with a host name are learnt, as the batch's own)
             joiner.lines.setdefault(incident, set()).add(line)
             if len(candidate.texts) < outage.MAX_WORDINGS:
                 wording = joiner._wording(event)
@@ -72,7 +74,7 @@ def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: 
                 candidate.own_texts.setdefault(event.service, set()).add(wording.text)
                 joiner.worded = True
         if not dump:
-            machines.note(candidate, comp, event, lambda named=names: named)
+            machines.note(candidate, comp, event, partial(joiner._named_things, event))
         for writer in (comp, writers.process(event)):
             if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
                 candidate.recent[writer] = event.time

@@ -90,16 +90,17 @@ def recent_errors(conn: Connection, window: tuple[str, str], statuses: Sequence[
 
 
 def recent_context(conn: Connection, *, services: Sequence[str], hosts: Sequence[str], start: datetime,
-                   end: datetime, limit: int, keep: Callable[[LogEvent], bool]) -> list[LogEvent]:
+                   end: datetime, limit: int, scan: int, keep: Callable[[LogEvent], bool]) -> list[LogEvent]:
     """The context events (lines that opened nothing, stored in blocks) of these services or hosts written from
-    `start` to `end` that `keep` takes, the latest `limit` of them, oldest first."""
-    found: dict[str, tuple[str, LogEvent]] = {}  # by event id: a line of a service on one of the hosts is read once
+    `start` to `end` that `keep` takes, of the latest `scan`, the latest `limit`, oldest first."""
+    found: dict[str, tuple[str, Any, int]] = {}  # by event id: a line of a service on one of the hosts is read once
     for service in services:
         for at, block, index in context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end):
-            if (event_id := block.id_at(index)) not in found:
-                found[event_id] = (at, block.event(index))
-    kept = sorted(((at, e) for at, e in found.values() if keep(e)), key=lambda pair: pair[0])
-    return [e for _, e in kept[-limit:]] if limit else []
+            found.setdefault(block.id_at(index), (at, block, index))
+    # only the latest `scan` are built (a dense log's window holds thousands of lines), the latest `limit` kept
+    latest = sorted(found.values(), key=lambda held: held[0])[-scan:] if scan else []
+    kept = [event for event in (block.event(index) for _, block, index in latest) if keep(event)]
+    return kept[-limit:] if limit else []
 
 
 def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[set[str], set[str]]]:
