@@ -208,7 +208,7 @@ class Incidents:
             joiner = Joiner(conn, burst_minutes=self.burst_minutes,
                             span=(min(times), max(times)) if times else None,
                             unbounded=[row["incident_id"] for row in newest.values()])
-            neighbours.read(joiner, opening, warned=self._warns, had=warned)  # earlier batches' lines around it (neighbours.py)
+            neighbours.read(joiner)  # what earlier batches stored around this one: as if read with it (neighbours.py)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []
@@ -234,9 +234,8 @@ class Incidents:
                     rows.insert_incident(conn, **row["incident"])
                     if row["link"] is not None:
                         rows.link_incident(conn, incident_id, **row["link"])
-            # the writes, sent without waiting for each (PostgreSQL: a round trip for the leaders read,
-            # and the rest go with the COMMIT)
-            with conn.pipelined():
+            neighbours.warnings(joiner, opening, warned=self._warns, had=warned)  # WARNs stored before what it opened
+            with conn.pipelined():  # the writes, not waiting for each (PostgreSQL: one round trip for the leaders read)
                 rows.insert_events(conn, new, stamp=stamp)
                 for incident, times in joined.items():
                     rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times),

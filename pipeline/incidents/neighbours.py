@@ -20,7 +20,7 @@ from datetime import timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from pipeline.incidents import line_names, machines, outage, writers
+from pipeline.incidents import joining, line_names, machines, outage, writers
 from pipeline.state import OPEN_STATUSES, LogEvent
 from pipeline.store import outage_rows
 
@@ -33,26 +33,36 @@ MAX_WARNINGS = 16  # the WARNs before its first error it reads back (the latest,
 SCAN_LINES = 128
 
 
-def read(joiner: "Joiner", errors_of_batch: Sequence[LogEvent] = (), *, warned: Callable[[LogEvent], bool] | None = None,
-         had: Sequence[LogEvent] = ()) -> int:
-    """Keep on `joiner` what the errors earlier batches stored around its batch said (see the module doc), and (with
-    `warned`, what picks a WARN that may lead) the lines that opened nothing written within the burst window before
-    its first error by its errors' services or on their hosts, that `warned` picks, as its own WARNs (`had`: the
-    batch's own, kept already); how many errors were read."""
+def warnings(joiner: "Joiner", errors_of_batch: Sequence[LogEvent], *, warned: Callable[[LogEvent], bool],
+             had: Sequence[LogEvent] = ()) -> None:
+    """For a batch that opened an incident: the lines that opened nothing written within the burst window before its
+    first error by its errors' services or on their hosts that `warned` picks (a WARN, or a line below one stating a
+    failure), kept as its own WARNs are (`had`: the batch's own, kept already): each may lead what it opened."""
+    if not joiner.opened or joiner.minutes <= 0 or not errors_of_batch:
+        return
+    first = min(e.time for e in errors_of_batch)
+    own = {e.event_id for e in had}
+    for event in outage_rows.recent_context(
+            joiner.conn, services=sorted({e.service for e in errors_of_batch}),
+            hosts=sorted({e.host for e in errors_of_batch if e.host}), start=first - timedelta(minutes=joiner.minutes),
+            end=first, limit=MAX_WARNINGS, scan=SCAN_LINES, keep=warned):
+        if event.event_id not in own:
+            joiner.warned(event)
+
+
+def read(joiner: "Joiner") -> int:
+    """Keep on `joiner` what the errors earlier batches stored around its batch said (see the module doc); how many
+    were read."""
     if joiner.window is None or joiner.minutes <= 0:
         return 0
-    if warned is not None and errors_of_batch:
-        first = min(e.time for e in errors_of_batch)
-        own = {e.event_id for e in had}
-        for event in outage_rows.recent_context(
-                joiner.conn, services=sorted({e.service for e in errors_of_batch}),
-                hosts=sorted({e.host for e in errors_of_batch if e.host}), start=first - timedelta(minutes=joiner.minutes),
-                end=first, limit=MAX_WARNINGS, scan=SCAN_LINES, keep=warned):
-            if event.event_id not in own:
-                joiner.warned(event)
     near, errors = outage_rows.recent_errors(joiner.conn, joiner.window, OPEN_STATUSES, incidents=MAX_INCIDENTS,
                                              events=MAX_ERRORS, also=sorted(joiner.unbounded))
-    joiner._read({i: row for i, row in near.items() if i not in joiner.candidates})
+    fresh = {i: row for i, row in near.items() if i not in joiner.candidates}
+    joiner._read(fresh)
+    for incident in fresh.keys() & joiner.unbounded:
+        # one its pattern's errors join, read for what they say and who wrote them; what the later ones name (ids, writers
+        # served) is read as before, only of an incident an error's names found (`Joiner.joined`): not once a batch
+        joiner.kept_ids[incident], joiner.read_later[incident] = joining.MAX_IDS, joining.MAX_LATER
     seen: set[tuple[str, str]] = set()  # (incident, masked line): what one pattern said is kept once, as a batch keeps it
     for event, incident in errors:
         candidate = joiner.candidates.get(incident)
