@@ -74,7 +74,7 @@ from pipeline.state import CATEGORIES, GRADES, IncidentState, grade
 EVAL_DIR = Path(__file__).resolve().parents[1] / "knowledge" / "eval"
 REPORT_NAME = "eval-latest.json"  # under the data dir
 SPLITS = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "outside2", "outside3", "outside4", "outside4-held",
-          "outside5", "outside5-held", "outside6", "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "decisions")
+          "outside5", "outside5-held", "outside6", "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "outside13", "decisions")
 SPLIT_CHOICES = (*SPLITS, "all")
 SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated)", "holdout2": "hold-out 2026-12",
                 "outside": "outside test bed, open half", "outside-sealed": "outside test bed, sealed half",
@@ -92,8 +92,9 @@ SPLIT_TITLES = {"tune": "tuning set", "holdout": "hold-out 2026-11 (contaminated
                 "outside10": "tenth outside bed (2026-12, blind: opened half, halved by category; Elixir, PHP, Swift, Haskell, Rust, .NET, Go and others)",
                 "outside11": "eleventh outside bed (2026-12, blind: opened half, halved by category; Rust, Elixir, PHP, Ruby, .NET, Go, Kotlin, cloud SDKs, brokers)",
                 "outside12": "twelfth outside bed (2026-12, blind: opened half, other libraries' error strings)",
+                "outside13": "thirteenth outside bed (2026-12, blind: opened whole after its measures; libraries' own error strings, traps)",
                 "decisions": "the reviewers' corrections (eval --from-decisions)"}
-DETAILED_SPLITS = ("tune", "outside", "outside2", "outside3", "outside4", "outside5", "outside6", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "decisions")  # per-case rows; every hold-out stays aggregate-only
+DETAILED_SPLITS = ("tune", "outside", "outside2", "outside3", "outside4", "outside5", "outside6", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "outside13", "decisions")  # per-case rows; every hold-out stays aggregate-only
 SEALED_SPLIT = "holdout2"
 HOLDOUT_FILE_NAME = "holdout-2026-12.jsonl"  # the sealed file, wherever an eval dir holds it
 HOLDOUT_SHA256 = "08c9cf3c742e6919067f1f0566aced2efea6734c568b54254b2eb43edb5757e9"

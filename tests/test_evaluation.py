@@ -140,7 +140,7 @@ def test_the_command_offers_every_split():
     assert eval_cli.SPLIT_CHOICES == SPLIT_CHOICES == ("tune", "holdout", "holdout2", "outside", "outside-sealed",
                                                        "outside2", "outside3", "outside4", "outside4-held",
                                                        "outside5", "outside5-held", "outside6", "outside6-held",
-                                                       "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "decisions", "all")
+                                                       "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "outside13", "decisions", "all")
 
 
 def test_holdouts_stay_aggregate_only_in_every_output(eval_dir, tmp_path):

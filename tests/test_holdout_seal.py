@@ -47,12 +47,12 @@ def test_the_committed_set_is_one_file_per_split_with_the_holdouts_sealed():
          "outside2-2026-12.jsonl", "outside3-2026-12.jsonl", "outside4-2026-12.jsonl",
          "outside4-held-2026-12.jsonl", "outside5-2026-12.jsonl", "outside5-held-2026-12.jsonl",
          "outside6-2026-12.jsonl", "outside6-held-2026-12.jsonl", "outside7-2026-12.jsonl",
-         "outside8-2026-12.jsonl", "outside9-2026-12.jsonl", "outside10-2026-12.jsonl", "outside11-2026-12.jsonl", "outside12-2026-12.jsonl", "tune.jsonl"])
+         "outside8-2026-12.jsonl", "outside9-2026-12.jsonl", "outside10-2026-12.jsonl", "outside11-2026-12.jsonl", "outside12-2026-12.jsonl", "outside13-2026-12.jsonl", "tune.jsonl"])
     everything = load_cases(EVAL_DIR, split="all")
     assert {c.split for c in everything} == {"tune", "holdout", "outside", "outside2", "outside3", "outside4",
                                                "outside4-held", "outside5", "outside5-held", "outside6",
-                                               "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12"}
-    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44 + 48 + 48 + 48 + 66 + 73
+                                               "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "outside13"}
+    assert len(everything) == 61 + 62 + 60 + 74 + 43 + 35 + 17 + 33 + 17 + 45 + 37 + 44 + 48 + 48 + 48 + 66 + 73 + 45
     assert len({c.case_id for c in everything}) == len(everything)
     for split in SEALED_SPLITS:
         with pytest.raises(UsageError, match=f"sealed: only `python -m pipeline eval --split {split}` reads it"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pipeline.cli import emit, path_arg
 
 SPLIT_CHOICES = ("tune", "holdout", "holdout2", "outside", "outside-sealed", "outside2", "outside3", "outside4",
-                 "outside4-held", "outside5", "outside5-held", "outside6", "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "decisions",
+                 "outside4-held", "outside5", "outside5-held", "outside6", "outside6-held", "outside7", "outside8", "outside9", "outside10", "outside11", "outside12", "outside13", "decisions",
                  "all")  # pipeline.evaluation.SPLIT_CHOICES, kept light
 
 
