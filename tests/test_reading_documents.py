@@ -71,3 +71,84 @@ def test_an_instant_of_seconds_and_nanos_is_one_epoch():
     assert seconds_and_nanos({"seconds": 1700000000, "nanos": 5}) == 1700000000 + 5e-9
     assert seconds_and_nanos({"seconds": 1700000000, "count": 5}) is None
     assert seconds_and_nanos({"seconds": "x", "nanos": 5}) is None
+
+
+# -- any logger writing each record as one XML element (issue 34) --------------------------------------
+# Lines written here in the manner of Zend/Laminas' Xml formatter, log4j 1's XMLLayout behind its file's
+# prolog, log4net's XmlLayout and java.util.logging's XMLFormatter; no file of those projects is copied.
+
+def test_one_xml_element_a_line_is_read_by_its_child_elements(tmp_path):
+    lines = ["<entry><timestamp>2025-06-01T08:30:00+02:00</timestamp><message>cache warmed</message>"
+             "<priority>6</priority><priorityName>INFO</priorityName></entry>",
+             "",
+             "<entry><timestamp>2025-06-01T08:31:00+02:00</timestamp><message>quota exceeded</message>"
+             "<priority>3</priority><priorityName>ERR</priorityName><extra><user>7</user></extra></entry>"]
+    events = read_lines(tmp_path, lines)
+    assert [(e.message, e.level) for e in events] == [("cache warmed", "INFO"), ("quota exceeded", "ERROR")]
+    assert events[1].time == utc(2025, 6, 1, 6, 31)
+    assert events[1].fields["format"] == "xml"
+
+
+def test_xml_events_after_a_declaration_and_a_comment_are_read_with_their_throwable_as_the_stack(tmp_path):
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', "<!--", "  ~ written by the test", "  -->",
+             '<log4j:event logger="shop.Cart" timestamp="1750000000500" level="ERROR" thread="worker-2">',
+             "<log4j:message><![CDATA[checkout aborted]]></log4j:message>",
+             "<log4j:throwable><![CDATA[java.lang.IllegalStateException: empty cart",
+             "\tat shop.Cart.checkout(Cart.java:88)",
+             "]]></log4j:throwable>",
+             "</log4j:event>",
+             "",
+             '<log4j:event logger="shop.Cart" timestamp="1750000001000" level="INFO" thread="worker-2">',
+             "<log4j:message><![CDATA[cart emptied]]></log4j:message>",
+             "</log4j:event>"]
+    events = read_lines(tmp_path, lines)
+    aborted, emptied = events[-2:]
+    assert (aborted.message, aborted.level, aborted.service) == ("checkout aborted", "ERROR", "shop.Cart")
+    assert aborted.time == utc(2025, 6, 15, 15, 6, 40, 500_000)
+    assert aborted.stack is not None and "Cart.java:88" in aborted.stack
+    assert aborted.exception == "java.lang.IllegalStateException"
+    assert aborted.fields["thread"] == "worker-2"
+    assert (emptied.message, emptied.level) == ("cart emptied", "INFO")
+    assert len(events) == 4  # the declaration and the comment stay what they are: text records
+
+
+def test_an_element_whose_message_goes_over_lines_is_one_record(tmp_path):
+    lines = ['<log4net:event logger="Api.Orders" timestamp="2025-06-01T10:00:00.5+00:00" level="WARN" thread="9">'
+             "<log4net:message>slow query",
+             "took 2.5 s</log4net:message></log4net:event>",
+             '<log4net:event logger="Api.Orders" timestamp="2025-06-01T10:00:01+00:00" level="ERROR" thread="9">'
+             "<log4net:message>order lost</log4net:message><log4net:exception>System.IO.IOException: pipe closed",
+             "   at Api.Orders.Save()</log4net:exception></log4net:event>"]
+    events = read_lines(tmp_path, lines)
+    assert [e.message for e in events] == ["slow query\ntook 2.5 s", "order lost"]
+    assert [e.level for e in events] == ["WARN", "ERROR"]
+    assert events[1].stack is not None and "Api.Orders.Save" in events[1].stack
+    assert events[1].exception == "System.IO.IOException"
+    assert events[0].time == utc(2025, 6, 1, 10, 0, 0, 500_000)
+
+
+def test_records_inside_a_wrapping_element_are_one_event_each(tmp_path):
+    record = ["<record>", "  <date>2025-06-01T10:00:00.250Z</date>", "  <millis>1748772000250</millis>",
+              "  <logger>db.Pool</logger>", "  <level>SEVERE</level>", "  <thread>12</thread>",
+              "  <message>no connection left</message>", "</record>"]
+    second = [line.replace("SEVERE", "INFO").replace("no connection left", "pool grown") for line in record]
+    lines = ['<?xml version="1.0" encoding="UTF-8" standalone="no"?>', '<!DOCTYPE log SYSTEM "logger.dtd">',
+             "<log>", *record, *second, "</log>"]
+    events = read_lines(tmp_path, lines)
+    read = [e for e in events if e.fields.get("format") == "xml"]
+    assert [(e.message, e.level, e.service) for e in read] == [("no connection left", "ERROR", "db.Pool"),
+                                                               ("pool grown", "INFO", "db.Pool")]
+    assert read[0].time == utc(2025, 6, 1, 10, 0, 0, 250_000)
+    # nothing lost: the prolog's two lines, the wrapper's two tags and the two records are six events
+    assert len(events) == 6 and [e.message for e in events][2] == "<log>" and events[-1].message == "</log>"
+    again = read_lines(tmp_path, lines)  # the same file read again gives the same events
+    assert [e.event_id for e in again] == [e.event_id for e in events]
+
+
+def test_lines_that_only_look_like_xml_stay_text(tmp_path):
+    lines = ["<entry><message>unbalanced</msg></entry>",  # does not parse
+             "<entry><message>&undeclared; entity</message></entry>",  # an entity nothing declares
+             "<b>bold</b>"]  # parses, but holds no fields
+    events = read_lines(tmp_path, lines)
+    assert [e.message for e in events] == lines
+    assert all(e.fields["format"] != "xml" for e in events)

@@ -12,7 +12,13 @@ own attributes and children (a tag repeated is a list); a value that is an integ
 (`timeMillis="1493121664118"`, not `0012`) is that number, as JSON would write it. A YAML document's mapping is taken as it is,
 its dates and times written back as ISO 8601 text (YAML reads `2017-04-25T12:01:04Z` as a datetime).
 Anything else (an element that does not parse, a document that is not a mapping) is None: the caller
-reads the text as it would any other record.
+reads the text as it would any other record. So is an element over `MAX_XML_CHARS` or one that names a
+DOCTYPE or ENTITY (nothing is expanded or fetched).
+
+Any logger writing each record as one element is read this way (issue 34): an element whole on one line
+(Zend/Laminas' Xml formatter, `one_line_element`), an opening tag with a child after it on its line
+(log4net's XmlLayout, `XML_HEAD`), records inside a bare wrapping tag (java.util.logging's `<log>`,
+`wraps_records`); the fields' roles are `record_from_object`'s, as a JSON record's.
 """
 from __future__ import annotations
 
@@ -31,9 +37,37 @@ YAML_START = "---"
 YAML_END = "..."
 # a line a YAML mapping writes: `key:` (then a blank or the end), an indented one, a `- item`, a comment, its end
 YAML_LINE = re.compile(r"""^(?:[A-Za-z_"'][^:\s]*:(?:\s|$)|[ \t]|- |#|\.\.\.$)""")
+# an opening tag followed on its line by a child element or CDATA (log4net's `<log4net:event …><log4net:message>`
+# whose message goes on over the next lines); `<ERROR> text` is none
+XML_HEAD = re.compile(r'^<[A-Za-z_][\w.:-]*(?:\s+[\w.:-]+\s*=\s*(?:"[^"]*"|\'[^\']*\'))*\s*><(?:[A-Za-z_]|!\[CDATA\[)')
+# an opening tag with no attribute but namespaces (`<log>`, `<Events xmlns="…">`): it may wrap a file's records
+_BARE_OPENER = re.compile(r'^<[A-Za-z_][\w.:-]*(?:\s+xmlns(?::[\w.-]+)?\s*=\s*(?:"[^"]*"|\'[^\']*\'))*\s*>$')
+# an element whole on one line, closed by its own tag (`<logEntry><timestamp>…</logEntry>`)
+_ONE_LINE = re.compile(r"^<([A-Za-z_][\w.:-]*)[\s>].*</\1\s*>$", re.S)
+MAX_XML_CHARS = 1 << 20  # an element longer than this is not parsed (the joiner caps a record well below it)
 _PREFIX = re.compile(r"(</?)[A-Za-z_][\w.-]*:(?=[A-Za-z_])")  # `<log4j:event` without its namespace declared
 _PREFIXED_ATTRIBUTE = re.compile(r"(\s)xmlns(?::[\w.-]+)?\s*=\s*(?:\"[^\"]*\"|'[^']*')")
 _TAG = re.compile(r"<(/?)(?=[A-Za-z_/])|/>")
+
+
+def one_line_element(line: str) -> bool:
+    """Whether a line (stripped) is one element, opened and closed by its own tag: a cheap look first."""
+    return line[-1:] == ">" and line[1:2].isalpha() and _ONE_LINE.match(line) is not None
+
+
+def opens_element(line: str) -> bool:
+    """Whether a line (stripped) opens an XML element that goes on over the next lines (module doc)."""
+    return (XML_OPENER.match(line) is not None or XML_HEAD.match(line) is not None) and xml_depth(line) > 0
+
+
+def wraps_records(first: str, line: str) -> bool:
+    """Whether `first`, a document's only line so far, is a wrapper around records rather than one:
+    a bare opening tag (`<log>`) whose next line, not indented, opens an element of its own or is one
+    holding children (java.util.logging's `<log>` then `<record>`; log4j2's `<Events>` then `<Event …>`)."""
+    if line[:1] != "<" or not _BARE_OPENER.match(first.strip()):
+        return False
+    stripped = line.rstrip()
+    return opens_element(stripped) or (one_line_element(stripped) and len(_TAG.findall(stripped)) > 2)
 
 
 def xml_depth(line: str) -> int:
@@ -73,6 +107,8 @@ def _element(node: ET.Element) -> Any:
 
 def xml_object(text: str) -> dict[str, Any] | None:
     """An XML element's text → a dict (module doc); None when it does not parse or holds nothing."""
+    if len(text) > MAX_XML_CHARS or "<!DOCTYPE" in text or "<!ENTITY" in text:
+        return None  # bounded; no declared entities (nothing expands, nothing is fetched)
     try:
         root = ET.fromstring(text)
     except ET.ParseError:
@@ -110,7 +146,8 @@ def parse_document(text: str, opts: ParseOptions) -> ParsedRecord | None:
     if text.startswith(YAML_START) and text[3:4] in ("\n", "\r", " ", ""):
         obj = yaml_object(text)
         kind = "yaml"
-    elif text.startswith("<") and text.rstrip().endswith(">") and XML_OPENER.match(text.split("\n", 1)[0].rstrip()):
+    elif text.startswith("<") and text.rstrip().endswith(">") and (opens_element(text.split("\n", 1)[0].rstrip())
+                                                                   or one_line_element(text.rstrip())):
         obj = xml_object(text)
         kind = "xml"
     else:

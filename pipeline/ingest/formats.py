@@ -40,7 +40,7 @@ from pipeline.ingest.cri import parse_cri
 from pipeline.ingest.cri import texts as cri_texts
 from pipeline.ingest.csv_rows import CsvColumns, rows
 from pipeline.ingest.directives import Columns, directive
-from pipeline.ingest.documents import parse_document
+from pipeline.ingest.documents import one_line_element, parse_document
 from pipeline.ingest import date_order, envelope
 from pipeline.ingest.layout_set import LayoutSet, learned_record, parse_learned
 from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, message_below, opens_record, second_line
@@ -471,7 +471,7 @@ class SourceParser:
             text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
 
 
-        if text[:1] in ("<", "-") and "\n" in text:  # an XML element or a YAML document spanning lines (multiline.py)
+        if text[:1] in ("<", "-") and ("\n" in text or one_line_element(text)):  # an XML element (multiline.py) or a YAML document
             record = parse_document(text, self.options)
             if record is not None:
                 return record

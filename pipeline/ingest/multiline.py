@@ -36,7 +36,10 @@ element's opening tag alone (`<Event timeMillis="…"`, its attributes possibly 
 lines) takes every line up to the one that closes that element; a `---` line takes every line up to
 the next `---` or `...` line (the `...` one included) while they are lines a YAML mapping writes
 (`key: value`, indented, `- item`, a `#` comment); an element ends early at an unindented line that
-opens with a dated time (a text log whose first line was a tag alone).
+opens with a dated time (a text log whose first line was a tag alone). An opening tag followed on
+its line by a child or CDATA (log4net's `<log4net:event …><log4net:message>…`) opens such an element
+too; an XML declaration, `<!DOCTYPE>`, comment or element whole on its line keeps documents possible;
+a bare `<log>` whose next unindented line opens an element is a wrapper, a record of its own.
 
 The last record is held back, since the next line may continue it: it comes out when a line
 starts a new record, or on `flush()`. A tailer of a growing file keeps the held-back part by
@@ -53,7 +56,8 @@ import re
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from pipeline.ingest import companion_lines
-from pipeline.ingest.documents import XML_OPENER, YAML_END, YAML_LINE, YAML_START, xml_depth
+from pipeline.ingest.documents import (YAML_END, YAML_LINE, YAML_START, one_line_element, opens_element,
+                                      wraps_records, xml_depth)
 from pipeline.ingest.timestamps import SHAPE_RE, TIME_SHAPES, leading_time
 
 MAX_LINES = 1_000
@@ -222,13 +226,16 @@ class MultilineJoiner:
         self._open_quote = False
         self._depth = 1 if stripped == "{" else 0
         self._document = ""
-        if self._documents and stripped[0] == "<" and XML_OPENER.match(stripped):
+        if self._documents and stripped[0] == "<" and opens_element(stripped):
             self._depth = xml_depth(stripped)
-            self._document = "xml" if self._depth > 0 else ""
+            self._document = "xml"
         elif self._documents and line == YAML_START:
             self._document = "yaml"
-        # a document opens the source or follows one; after any other record, these shapes are text
-        self._documents = bool(self._document) or self._depth > 0
+        # a document opens the source or follows one (or an XML prolog does: `<?xml …?>`, a `<!-- … -->`
+        # comment, a `<!DOCTYPE …>`, or an element whole on its line); after any other record, these shapes are text
+        self._documents = (bool(self._document) or self._depth > 0
+                           or (self._documents and stripped[0] == "<" and (stripped[1:2] in ("?", "!")
+                                                                          or one_line_element(stripped))))
 
     def _emit(self) -> Record:
         text = "\n".join(self._lines)
@@ -248,6 +255,8 @@ class MultilineJoiner:
                 return False  # the next YAML document, or a line no YAML mapping writes: the document ended
             if self._document == "xml" and stripped[0] != "<" and line[0] not in " \t" and leading_time(stripped):
                 return False  # a dated record's line: the element was never closed (a text log opened by a tag)
+            if self._document == "xml" and len(self._lines) == 1 and wraps_records(self._lines[0], line):
+                return False  # `<log>` around the file's records: a record of its own, each record inside one
             return len(self._lines) + self._folded < self._max_lines
         if self._json or (stripped[0] == "{" and stripped[-1] == "}"):
             return False

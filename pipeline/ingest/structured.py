@@ -29,7 +29,7 @@ _JSON_ALIASES: dict[str, tuple[str, ...]] = {
     "exception": ("exception", "exception_type", "error.type", "exc_type", "error.kind",
                   "_exception"),
     "stack": ("stack", "stacktrace", "stack_trace", "error.stack", "error.stack_trace", "@x",
-              "exc_info", "full_message", "err.stack", "error_stack"),
+              "exc_info", "full_message", "err.stack", "error_stack", "throwable"),
     "trace_id": ("trace_id", "traceId", "trace.id", "@tr", "traceID", "dd.trace_id", "_trace_id"),
 }
 # Keys whose presence says which logger wrote the line; they steer level and time reading.
@@ -246,6 +246,8 @@ def record_from_object(obj: dict[str, Any], opts: ParseOptions, *, format: str =
         rest = {(k[1:] if k.startswith("_") and k[1:] not in rest else k): v for k, v in rest.items()}
     message_text = _as_text(message) or ""
     stack = values["stack"]
+    if stack is None and values["exception"] is not None and "\n" in values["exception"].strip():
+        stack, values["exception"] = values["exception"], None  # the exception written whole (its trace): the stack
     if dialect == "gelf" and stack is not None and stack.strip() == message_text.strip():
         stack = None  # full_message often repeats short_message
     level_name = normalize_level(level, scheme=scheme) if level is not None else None
