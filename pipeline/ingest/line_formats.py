@@ -136,8 +136,8 @@ def header_time(g: dict, opts: ParseOptions) -> datetime | None:
         written = g.get("year") or g.get("year_")  # a year before the month or after the day
         year, month, day = (int(written) if written else None), named, int(g["day"])
     off = g.get("off")
-    zone = offset_zone(off) if off else None  # a zone written beside a year-less time is still its zone
     try:
+        zone = offset_zone(off) if off else None  # a zone written beside a year-less time is still its zone
         if year is None:
             return with_year(month, day, hms, opts, zone)
         return at(year, month, day, hms, zone or opts.timezone)
