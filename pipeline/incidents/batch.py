@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, iso, parse_iso
-from pipeline.incidents import correlation, neighbours, recurrence
+from pipeline.incidents import correlation, recurrence
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
@@ -175,9 +175,13 @@ class Incidents:
             opening = [item for item in opening if id(item) not in healed]
         rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
         stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
-        warned = [item for item in context if self._warns(item)]
+        # the WARNs, and the lines below them that state a cause's own failure (an INFO `Failed authentication with
+        # /10.7.3.21`, a kernel line with no level): each may lead an outage it precedes, as a WARN may
+        warned = [item for item in context if self.opening.below_floor(item)
+                  or self.opening.beneath_warning(item) and states_failure(item)]
         conn.serialize()
-        self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor, fence=fence)
+        self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
+                              fence=fence)
         counts.rejected += rows.count_stored(stored_letters)
         counts.events += len(opening) + len(context)
         counts.incidents_updated -= counts.incidents_new
@@ -208,7 +212,6 @@ class Incidents:
             joiner = Joiner(conn, burst_minutes=self.burst_minutes,
                             span=(min(times), max(times)) if times else None,
                             unbounded=[row["incident_id"] for row in newest.values()])
-            neighbours.read(joiner)  # what earlier batches stored around this one: as if read with it (neighbours.py)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []
@@ -234,8 +237,9 @@ class Incidents:
                     rows.insert_incident(conn, **row["incident"])
                     if row["link"] is not None:
                         rows.link_incident(conn, incident_id, **row["link"])
-            neighbours.warnings(joiner, opening, warned=self._warns, had=warned)  # WARNs stored before what it opened
-            with conn.pipelined():  # the writes, not waiting for each (PostgreSQL: one round trip for the leaders read)
+            # the writes, sent without waiting for each (PostgreSQL: a round trip for the leaders read,
+            # and the rest go with the COMMIT)
+            with conn.pipelined():
                 rows.insert_events(conn, new, stamp=stamp)
                 for incident, times in joined.items():
                     rows.count_events(conn, incident, added=len(times), first=min(times), last=max(times),
@@ -244,10 +248,6 @@ class Incidents:
                 members.count(conn, gathered, day=stamp[:10])
                 if cursor is not None:  # under the source's lease, its fence read above (store/source_leases.py)
                     rows.save_cursor(conn, cursor[0], cursor[1], stamp)
-
-    def _warns(self, item: LogEvent) -> bool:
-        """Whether a line that opened nothing may lead an outage it precedes: a WARN, or one below stating a failure."""
-        return self.opening.below_floor(item) or self.opening.beneath_warning(item) and states_failure(item)
 
     @staticmethod
     def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:
