@@ -508,3 +508,28 @@ def test_a_forks_first_checkpoint_says_a_person_wrote_it_not_how_long_a_node_ran
     runs = [unescape(e.label) for e in app.expander if e.label.startswith(("root cause", "recommendation"))]
     assert runs and all("ran in" not in r for r in runs), runs
     assert "no node ran" in runs[0], runs
+
+
+def test_a_replay_names_what_people_did_after_its_checkpoint_that_it_will_not_carry_over(app, paused_engine):
+    """Walkthrough s58: mira set the severity in the State tab (an edit of the paused state), then a
+    "Replay from here" at the root cause checkpoint dropped her edit, its confirmation saying only that
+    "the current one stays in the history as abandoned". It now names who did what after that checkpoint."""
+    incident = _incident(paused_engine)
+    review = ReviewService(paused_engine)
+    rca = _written_by(paused_engine, incident, "rca")["checkpoint_id"]  # the analyst's, before the edit
+    review.edit(incident, reviewer="mira", edits={"severity": "high"})
+    review.revise(incident, reviewer="omar", feedback="check the pool size first")
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    _pick(app, incident, rca)
+    app.button(key="incident_replay").click().run()
+    confirm = said(app, "warning")
+    assert "mira's edit: severity critical → high will not be carried over" in confirm, confirm
+    assert "omar's request for changes" in confirm and "check the pool size first" in confirm, confirm
+    assert not NODE_NAMES.search(confirm), confirm
+    # from the newest checkpoint (a re-run on the current branch) nothing is left behind
+    newest = review.tree(incident)["current"][0]
+    app.button(key="incident_confirm_no").click().run()
+    _pick(app, incident, newest)
+    app.button(key="incident_replay").click().run()
+    assert "will not be carried over" not in said(app, "warning")

@@ -391,6 +391,28 @@ def test_a_bulk_reject_without_a_reason_rejects_nothing(app, paused_engine):
     assert any("give a reason" in e.value for e in bulk.error), [e.value for e in app.error]
 
 
+def test_a_bulk_reject_without_a_reason_says_why_under_its_button_through_the_refreshes(app, paused_engine):
+    """Walkthrough s58: Reject clicked with an empty Reason box sent nothing and seemed to say nothing: the
+    message was drawn once, and the inbox's refresh (every few seconds) drew the box again without it. It
+    stays under the button until the reviewer types a reason or clicks again."""
+    ids = paused_ids(paused_engine)
+    as_reviewer(app, "dana")
+    app.session_state["inbox_bulk_open"] = True
+    app.run()
+    app.multiselect(key="inbox_bulk_ids").select(ids[0]).select(ids[1]).run()
+    app.button(key="inbox_bulk_go").click().run()
+    app.run()  # the inbox's refresh, a moment after the click
+    [bulk] = [e for e in app.expander if e.label == "Act on several incidents"]
+    assert any("give a reason" in e.value for e in bulk.error), [e.value for e in app.error]
+    assert not [b for b in app.button if b.key == "inbox_bulk_yes"]
+    assert all(paused_engine.records.incident(i)["status"] == "awaiting_approval" for i in ids[:2])
+    assert all(not [a for a in paused_engine.records.audit(i) if a["action"] == "reject"] for i in ids[:2])
+    app.text_area(key="inbox_bulk_reason").input("noise during maintenance").run()  # a reason: the error goes
+    app.button(key="inbox_bulk_go").click().run()
+    assert "give a reason" not in said(app, "error")
+    assert "Reject 2 incidents?" in said(app, "warning")
+
+
 def test_keys_move_the_chosen_row_open_it_and_approve_after_a_confirmation(app, paused_engine):
     """j / k / Enter / a / r click hidden buttons (a keydown listener on the page's document)."""
     listed = _listed(app)

@@ -31,3 +31,21 @@ def test_corrections_are_exported_and_measured(paused_engine, capsys):
     # the offline analyzer still says what the reviewers corrected: the team's own figures show it
     assert figures["cases"] == 2 and figures["accuracy"] == 0.0
     assert {m["expected"] for m in report["misses"]} == {"connection_refused", "unknown"}
+
+
+def test_a_rejection_whose_reason_keeps_the_cause_is_skipped_not_labelled_unknown(paused_engine, capsys):
+    """Walkthrough s58: a rejection of the named cause with "not our bug, the vendor rotated it" (the cause
+    right, the fault someone else's) became a case expecting `unknown`; it says nothing against the
+    analysis, so it is skipped and said so with its reason. A reason denying the incident stays a label."""
+    from pipeline.review.service import ReviewService
+
+    ids = decided(paused_engine)
+    pool = ReviewService(paused_engine).document(ids["paused"])
+    ReviewService(paused_engine).reject(ids["paused"], reviewer="mira", reason="not our bug, the vendor rotated it")
+    out = cli_json(capsys, "eval", "--from-decisions", "--since", "1d")
+    assert out["by_expected"] == {"connection_refused": 1, "unknown": 1}, out  # the fixture's rejection kept
+    [skip] = out["skipped"]
+    assert skip["incident_id"] == ids["paused"] and "not our bug, the vendor rotated it" in skip["why"]
+    assert "mira" in skip["why"] and pool["category"] in skip["why"]
+    text = cli(capsys, "eval", "--from-decisions", "--since", "1d")[1]
+    assert "1 skipped:" in text and ids["paused"] in text, text

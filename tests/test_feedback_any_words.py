@@ -271,3 +271,15 @@ def test_a_claim_naming_a_source_file_no_event_names_is_not_agreed_with(demo, an
     if file_in_events:  # a file the events do name is agreed with
         again = revised(kb, analyst, state, f"The NPE is in {file_in_events}")
         assert "no event names" not in answer_of(again), answer_of(again)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("a test fixture, not an outage", ["outage"]),  # read "n outage" (the article "a" matched first): nothing
+    ("not any timeout here", ["timeout"]),
+    ("not a deadlock", ["deadlock"]),
+    ("not our bug, the vendor rotated it", []),  # whose it is, not what it is
+])
+def test_what_a_reviewer_says_it_is_not_is_read_after_any_article(text, words):
+    from pipeline.analyst.reading import not_words
+
+    assert not_words(text) == words

@@ -175,6 +175,6 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     # a link, not a code block: one element on every pick instead of two and the code block's bundle
     st.markdown(f"[Link to this checkpoint]({checkpoint_link(incident_id, selected, st.context.url)}) "
                 f"(opens this tab at it; copy it to share) · its id `{selected}`")
-    time_travel(review, incident_id, selected, named[selected], detail["state"], detail["plan"])
+    time_travel(review, incident_id, selected, named[selected], detail["state"], detail["plan"], tree)
 
 

@@ -215,8 +215,15 @@ def keyboard(review: ReviewService, rows: list[dict], where=None) -> None:
 
 BULK_CONFIRM_KEY = "inbox_bulk_confirm"
 # why a bulk action was not sent: drawn under its button, by the Reason box (walkthrough s57: above the
-# table, the page scrolled away from where the reviewer typed)
+# table, the page scrolled away from where the reviewer typed); kept through the inbox's refreshes
+# (walkthrough s58: drawn once, the next refresh a moment later drew the box without it) until the
+# reviewer types a reason, changes the action or clicks again
 BULK_SCOPE = "inbox_bulk"
+BULK_MESSAGE_SECONDS = 60.0
+
+
+def _bulk_forget() -> None:
+    session.forget_messages(BULK_SCOPE)
 
 
 def _bulk_ask() -> None:
@@ -228,6 +235,7 @@ def _bulk_ask() -> None:
     to = (st.session_state.get("inbox_bulk_to") or "").strip()
     box, who = session.message_box(BULK_SCOPE), session.actor()
     st.session_state.pop(BULK_CONFIRM_KEY, None)
+    _bulk_forget()
     if who is None:
         box.append(("error", f"{action} not sent: sign in or enter your name in the sidebar first."))
         return
@@ -304,10 +312,10 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
         chosen = st.multiselect("Incidents", list(by_id), key="inbox_bulk_ids", placeholder="pick from this page",
                                 format_func=lambda i: incident_words(by_id[i]) if i in by_id else i)
         action = st.segmented_control("Action", ["Reject", "Assign"], key="inbox_bulk_action", default="Reject",
-                                      required=True)
+                                      required=True, on_change=_bulk_forget)
         if action == "Assign":
-            st.text_input("Assign to", key="inbox_bulk_to", max_chars=200)
-        st.text_area("Reason", key="inbox_bulk_reason", max_chars=COMMENT_LIMIT,
+            st.text_input("Assign to", key="inbox_bulk_to", max_chars=200, on_change=_bulk_forget)
+        st.text_area("Reason", key="inbox_bulk_reason", max_chars=COMMENT_LIMIT, on_change=_bulk_forget,
                      help="recorded in each incident's audit trail")
         blocked = session.blocked("reject" if action == "Reject" else "assign")
         if blocked:
@@ -317,7 +325,7 @@ def bulk_actions(review: ReviewService, rows: list[dict]) -> None:
             f"{action}… (pick incidents above)"
         st.button(label, key="inbox_bulk_go",
                   disabled=bool(blocked) or not chosen, on_click=_bulk_ask)
-        session.show_messages(BULK_SCOPE)
+        session.show_messages(BULK_SCOPE, keep_seconds=BULK_MESSAGE_SECONDS)
         ask = st.session_state.get(BULK_CONFIRM_KEY)
         if ask and (ask["ids"] != chosen or ask["action"] != action):
             st.session_state.pop(BULK_CONFIRM_KEY, None)  # the picks changed since: asked again with the new ones

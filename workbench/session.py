@@ -133,6 +133,11 @@ def show_messages(scope: str, *, keep_seconds: float = 0.0, toast: bool = False)
         getattr(st, kind)(escape_markdown(text))
 
 
+def forget_messages(scope: str) -> None:
+    """Drop what `show_messages(scope, keep_seconds=...)` keeps showing (what it said no longer holds)."""
+    st.session_state.get("app_flash_kept", {}).pop(scope, None)
+
+
 def error_message(exc: IncidentIQError, *, doing: str) -> tuple[str, str]:
     """One of our errors as a message: conflicts as warnings, the rest as errors."""
     return ("warning" if isinstance(exc, Conflict) else "error"), f"{doing} failed: {exc.message}"

@@ -8,7 +8,8 @@ from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL
 from workbench import session
-from workbench.audit_words import setting_words, step_words, steps_in_text, steps_words
+from workbench.audit_words import (REFUSED_WORDS, changes_words, note_words, setting_words, step_words, steps_in_text,
+                                   steps_words)
 from workbench.edit_form import collect_edits, edit_form
 from workbench.literal import escape_markdown, plain
 from workbench.provenance import status_words
@@ -64,6 +65,49 @@ FORK_EFFECTS = {
                             "the fix proposal is derived again.",
     "as_is": "The edit lands before the nodes that write those fields: they run again and may overwrite it.",
 }
+
+
+# what a person did that a branch from an earlier checkpoint leaves behind, as a noun ("mira's edit");
+# the rest of the audit (assignments, comments, SLA marks) is about the incident, not its run's state
+LEFT_BEHIND_NOUNS = {"edit": "edit", "fork": "fork", "revise": "request for changes", "replay": "replay",
+                     "approve_partial": "first approval"}
+
+
+def left_behind(audit: list[dict], current: list[str], parents: dict[str, str | None],
+                checkpoint_id: str) -> list[str]:
+    """What people did on the current branch after `checkpoint_id` (or after where its branch left the
+    current one), in reviewer words, oldest first: a new branch from it does not carry these over
+    (walkthrough s58: a replay silently dropped a colleague's severity edit). `audit`: the incident's
+    audit rows; `current`: the current branch's checkpoint ids; `parents`: checkpoint id → parent id."""
+    on_current, anchor, seen = set(current), checkpoint_id, set()
+    while anchor not in on_current and parents.get(anchor) and anchor not in seen:  # where its branch left
+        seen.add(anchor)
+        anchor = parents[anchor] or anchor
+    out = []
+    for row in audit:
+        after_id, action = row.get("checkpoint_after"), str(row.get("action") or "")
+        if action not in LEFT_BEHIND_NOUNS or after_id not in on_current or not after_id > anchor:
+            continue
+        before, after = row.get("before") or {}, row.get("after") or {}
+        theirs = [f for f in after.get("edited") or [] if f in after]
+        if theirs:  # what the person set, not every field the analysis redid for it
+            what = "; ".join(changes_words({f: before[f] for f in theirs if f in before}, {f: after[f] for f in theirs}))
+        elif action == "revise":
+            asked = after.get("recommendation.feedback") or row.get("note") or ""
+            what = f"“{note_words(str(asked[-1] if isinstance(asked, list) and asked else asked)).strip()}”" if asked else ""
+        else:
+            what = ""
+        noun = LEFT_BEHIND_NOUNS.get(action) or REFUSED_WORDS.get(action, action.replace("_", " "))
+        out.append(f"{row.get('reviewer') or 'someone'}'s {noun}" + (f": {what}" if what else ""))
+    return out
+
+
+def left_behind_text(items: list[str]) -> str:
+    """The confirmation's sentence on what a new branch leaves behind (empty: nothing)."""
+    if not items:
+        return ""
+    return ("What people did after this checkpoint stays on the branch it abandons: "
+            + "; ".join(f"{item} will not be carried over" for item in items) + ".")
 
 
 def plan_text(action: str, named: str, plan: dict, edits: dict | None) -> str:
@@ -169,7 +213,9 @@ def _select(incident_id: str, checkpoint_id: str) -> None:
 
 
 def time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, named: str, state: dict,
-                 plan: dict) -> None:
+                plan: dict, tree: dict | None = None) -> None:
+    """Replay / fork from the checkpoint after a confirmation. `tree`: the History tab's read of the
+    checkpoints (review.tree), for what a new branch leaves behind."""
     st.markdown("**Time travel**")
     if not plan["allowed"]:
         st.info(escape_markdown(reason_words(plan)))
@@ -185,7 +231,13 @@ def time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, nam
         with st.container(border=True):
             # the plan as escaped text and the edits (which may quote log text) as code: never
             # markdown, whose links and remote images would be live in a confirmation
-            st.warning(escape_markdown(plan_text(ask["action"], named, plan, None)), icon=":material/history:")
+            text = plan_text(ask["action"], named, plan, None)
+            if plan.get("kind") != "rerun" and tree:
+                parents = {n["checkpoint_id"]: n.get("parent_checkpoint_id") for n in tree.get("nodes") or []}
+                left = left_behind_text(left_behind(review.audit(incident_id), tree.get("current") or [], parents,
+                                                    checkpoint_id))
+                text += (" " + left) if left else ""
+            st.warning(escape_markdown(text), icon=":material/history:")
             if ask.get("edits"):
                 st.caption("It sets:")  # as text, never markdown: a root cause may quote log text
                 st.code(plain(setting_words(ask["edits"], whole=True)), language=None, wrap_lines=True)

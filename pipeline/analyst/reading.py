@@ -19,7 +19,8 @@ from pipeline.state import ErrorDoc, IncidentState
 # the least similarity (hashed n-grams) at which a reviewer's description names a doc; below it
 # their words are taken as a request about the wording only
 MIN_SIMILARITY = 0.3
-_NEGATED = re.compile(r"\b(?:not|isn't|is not|wasn't|no longer)\s+(?:a|an|the|any)?\s*(?P<what>[\w-]+(?:\s+[\w-]+)?)",
+# the article whole ("not an outage" read "n outage" when "a" matched first)
+_NEGATED = re.compile(r"\b(?:not|isn't|is not|wasn't|no longer)\s+(?:(?:a|an|the|any)\b)?\s*(?P<what>[\w-]+(?:\s+[\w-]+)?)",
                       re.I)
 _DROP = re.compile(r"\b(?:drop|remove|delete|without)\s+(?:the|any|all)?\s*(?P<what>[\w-]+)\s+(?:wording|words?|"
                    r"mentions?|talk|language)", re.I)

@@ -2,8 +2,11 @@
 after a person changed its category or root cause (an edit, Edit & approve, or a fork), or after a
 request for changes that moved the category away from the analyst's answer, labelled with the
 category approved; an incident
-rejected with a reason, labelled `unknown` (the reviewer said the named cause is not supported;
-the category they rejected is kept as `rejected_category`). Same JSONL shape as knowledge/eval,
+rejected with a reason that denies the analysis ("not an outage", "not a deadlock") or names another
+cause, labelled `unknown` (the category they rejected is kept as `rejected_category`). A rejection
+whose reason does neither ("not our bug, the vendor rotated the cert": the cause right, the fault
+someone else's) is no label: it is skipped, and said in `skipped` with why. The reason is read as a
+request for changes is (pipeline/analyst/reading.py). Same JSONL shape as knowledge/eval,
 split `decisions`, written under the data dir (never into the repository)."""
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 
 from typing import cast
 
+from pipeline.analyst.reading import read_requests
 from pipeline.backtest.human import analysis_points, human_outcome
 from pipeline.backtest.run import state_at
 from pipeline.engine import Engine
@@ -23,8 +27,9 @@ DECISIONS_FILE = "eval-decisions.jsonl"
 MAX_EVENTS = 12
 
 
-def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dict]:
-    """The eval cases of the reviewers' corrections, oldest decision first."""
+def decision_cases(engine: Engine, *, since: datetime | None = None, skipped: list[dict] | None = None) -> list[dict]:
+    """The eval cases of the reviewers' corrections, oldest decision first. `skipped`, when given, gets
+    the decisions read and not made cases for a reason a reviewer would want said (incident_id, why)."""
     cases = []
     store = cast(checkpoints.CheckpointStore, engine.graph.checkpointer)  # ours, as the composition root compiles it
     for incident_id in backtests.decided_incidents(engine.records, since=since):
@@ -49,6 +54,12 @@ def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dic
                                                 "how": "revise"}},
                      "requests": decision["requests"]}
         elif human["outcome"] == "rejected" and decision.get("note"):
+            why = _no_label(engine, row.get("category"), decision["note"])
+            if why:
+                if skipped is not None:
+                    skipped.append({"incident_id": row["incident_id"], "why": f"rejected by "
+                                    f"{decision.get('reviewer')}: “{decision['note']}”: {why}"})
+                continue
             expected = "unknown"
             note = f"rejected by {decision.get('reviewer')}: {decision['note']}"
             extra = {"rejected_category": row["category"]}
@@ -61,6 +72,21 @@ def decision_cases(engine: Engine, *, since: datetime | None = None) -> list[dic
                       "note": note, "incident_id": row["incident_id"], "decided_at": decision.get("at"),
                       **extra, "events": events})
     return cases
+
+
+def _no_label(engine: Engine, category: str | None, reason: str) -> str | None:
+    """Why a rejection's reason is no label, or None when it is one: it says the incident is not what
+    it was named (any denial) or names another cause (a doc of another category, or a cause stated in
+    words no doc of the rejected category matches). The reason is read as a request for changes is."""
+    reading = read_requests(engine.kb, [reason])
+    if reading.not_words:
+        return None
+    if reading.doc is not None and reading.doc.category != category:
+        return None
+    if reading.cause and (reading.doc is None or reading.doc.category != category):
+        return None
+    return (f"the reason neither denies {category or 'the named cause'} nor names another cause, so the "
+            "case would say nothing of the analysis")
 
 
 def _approvers(decision: dict) -> str:

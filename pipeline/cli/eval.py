@@ -72,14 +72,17 @@ def _from_decisions(args, settings) -> int:
     from pipeline.cli.backtest import parse_since
 
     engine = engine_from_env(sync_knowledge=False)
-    cases = decision_cases(engine, since=parse_since(args.since, engine.records.clock.now()))
+    skipped: list[dict] = []
+    cases = decision_cases(engine, since=parse_since(args.since, engine.records.clock.now()), skipped=skipped)
     path = write_cases(cases, settings.data_dir / DECISIONS_FILE)
     by: dict[str, int] = {}
     for c in cases:
         by[c["expected"]] = by.get(c["expected"], 0) + 1
-    emit(args, {"written": str(path), "cases": len(cases), "by_expected": by},
+    emit(args, {"written": str(path), "cases": len(cases), "by_expected": by, "skipped": skipped},
          lambda r: f"{r['cases']} cases from reviewers' decisions written to {r['written']}"
-                   + "".join(f"\n  {k}: {v}" for k, v in sorted(r["by_expected"].items())))
+                   + "".join(f"\n  {k}: {v}" for k, v in sorted(r["by_expected"].items()))
+                   + (f"\n{len(r['skipped'])} skipped:" if r["skipped"] else "")
+                   + "".join(f"\n  {s['incident_id']}: {s['why']}" for s in r["skipped"]))
     return 0
 
 
