@@ -170,7 +170,7 @@ def test_an_incident_no_cause_fits_gets_an_evidence_report(analyst, kb):
     rca = state.rca
     assert rca.category == "unknown" and rca.confidence <= evidence_report.INCONCLUSIVE_CONFIDENCE
     assert rca.root_cause.startswith("Inconclusive:")
-    assert "3 events in 2 pattern(s), 2 of them errors or warnings" in rca.root_cause
+    assert "3 events in 2 patterns, 2 of them errors or warnings" in rca.root_cause
     assert "the first, \"Widget frobnication stalled for batch 7781 on shelf-3\", came from shelf-service" in rca.root_cause
     assert any(n.startswith("pattern ×2 (shelf-service; first 2026-01-05T08:00:00") for n in rca.notes)
     hypotheses = [n for n in rca.notes if n.startswith("hypothesis")]
@@ -248,7 +248,7 @@ def test_the_evidence_report_says_which_patterns_are_new_and_which_rose_against_
     state = _report_state(analyst, kb, evidence, [*before, *evidence])
     rca = state.rca
     assert rca.category == "unknown" and rca.root_cause.startswith("Inconclusive:")
-    assert "Against the 4 stored line(s) of the 1.7 minute(s) before" in rca.root_cause
+    assert "Against the 4 stored lines of the 1.7 minutes before" in rca.root_cause
     assert 'new in this source: "Ledger seal mismatch on volume v0" (×3)' in rca.root_cause  # the log's words, not v#
     assert 'rose from 2 to 6: "Spool sweep deferred 10 jobs on rack-2"' in rca.root_cause
     hypotheses = [n for n in rca.notes if n.startswith("hypothesis")]
