@@ -477,6 +477,23 @@ def test_a_keyed_reject_that_empties_the_view_is_still_confirmed_after_the_inbox
     assert "recorded" not in said(app, "success")
 
 
+def test_after_a_keyed_decision_the_chosen_row_is_the_one_after_it(app, paused_engine):
+    """Walkthrough s58: after `r` on the second row the chosen row jumped back to the first (a critical
+    two-approval incident); a reviewer working down the list expects the row after the decided one."""
+    listed = _listed(app)
+    assert len(listed) >= 3
+    as_reviewer(app, "dana")
+    app.button(key="inbox_key_down").click().run()
+    assert _chosen(app).value == listed[1]
+    app.button(key="inbox_key_reject").click().run()
+    app.text_input(key="inbox_key_reason").input("a known flap, handled upstream").run()
+    app.button(key="inbox_key_yes").click().run()
+    assert paused_engine.records.incident(listed[1])["status"] == "rejected"
+    assert _chosen(app).value == listed[2]
+    app.run()  # the inbox's timed refresh keeps it
+    assert _chosen(app).value == listed[2]
+
+
 def test_a_keyed_reject_confirmed_without_a_reason_stays_open_and_asks_for_one(app, paused_engine):
     listed = _listed(app)
     as_reviewer(app, "dana")

@@ -148,6 +148,17 @@ def _confirmed(review: ReviewService, row: dict, proposal_hash: str | None) -> N
         box.append(session.error_message(exc, doing=f"{label} of {incident_id}"))
         return
     box.append(("success", f"{label} of {incident_id} recorded for {who.id}."))
+    _step_past(incident_id)
+
+
+def _step_past(incident_id: str) -> None:
+    """A decided row leaves the view: the chosen row becomes the one after it (the one before, at the
+    end), as a reviewer working down the list expects, not the first row."""
+    shown = st.session_state.get("inbox_shown_ids") or []
+    if incident_id in shown:
+        at = shown.index(incident_id)
+        rest = shown[at + 1:] or shown[:at][-1:]
+        set_cursor(rest[0] if rest else None)
 
 
 def apply_presses(presses: dict | None) -> None:
