@@ -60,6 +60,8 @@ export default function (component) {
   });
 }
 """
+
+
 def incident_words(row: dict, limit: int = 60) -> str:
     """An incident as a question about it names it: its id, its title and what its analysis says
     ("INC-… “AxiosError: Request failed with status code 429” (upstream rate limited, confidence 95%)");

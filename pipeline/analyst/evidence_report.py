@@ -342,11 +342,11 @@ def root_cause(report: Report) -> str:
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
 
 
-
 def _count(n: float, noun: str) -> str:
     """`n noun` said as a sentence says it: "1 event", "3 events", "1.5 minutes"."""
-    said = str(n) if float(n).is_integer() and abs(n) < 1e15 else f"{n:g}"
-    return f"{said.removesuffix('.0')} {noun}" + ("" if n == 1 else "s")
+    said = f"{n:g}" if isinstance(n, float) else str(n)  # a float's minutes as written (1.7, 2), a count whole
+    return f"{said} {noun}" + ("" if n == 1 else "s")
+
 
 def notes(report: Report) -> list[str]:
     """The report as the RCA's notes: each pattern with its count and first time, then each hypothesis."""

@@ -79,11 +79,8 @@ def _no_label(engine: Engine, category: str | None, reason: str) -> str | None:
     it was named (any denial) or names another cause (a doc of another category, or a cause stated in
     words no doc of the rejected category matches). The reason is read as a request for changes is."""
     reading = read_requests(engine.kb, [reason])
-    if reading.not_words:
-        return None
-    if reading.doc is not None and reading.doc.category != category:
-        return None
-    if reading.cause and (reading.doc is None or reading.doc.category != category):
+    names_another = reading.doc.category != category if reading.doc is not None else bool(reading.cause)
+    if reading.not_words or names_another:
         return None
     return (f"the reason neither denies {category or 'the named cause'} nor names another cause, so the "
             "case would say nothing of the analysis")
