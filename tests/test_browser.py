@@ -217,9 +217,12 @@ def test_reviewer_opens_approves_and_replays_an_incident_in_a_browser(site):
             expect(approve).to_have_count(1, timeout=60_000)
             expect(approve).to_be_enabled(timeout=60_000)
             approve.dblclick()  # a double click sends one decision
+            # walkthrough s57 (14-approve.png): the page sat mid-way, the message above the viewport: a toast too.
+            # The toast first: it goes after a few seconds, and waiting for the message box before it could
+            # outlast it on a busy machine (a fresh-clone CI run of session 58 saw it gone)
+            expect(page.get_by_test_id("stToastText").get_by_text("Approval recorded for alice")).to_be_in_viewport(
+                timeout=60_000)
             expect(alert(page, "Approval recorded for alice")).to_be_visible(timeout=60_000)
-            # walkthrough s57 (14-approve.png): the page sat mid-way, the message above the viewport: a toast too
-            expect(page.get_by_test_id("stToastText").get_by_text("Approval recorded for alice")).to_be_in_viewport()
             settle(page)
             expect(page.get_by_text("Fix proposal", exact=True)).to_be_visible()
             expect(page.get_by_text("approved — fix proposed (not applied)", exact=True).first).to_be_visible()

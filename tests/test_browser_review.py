@@ -300,10 +300,12 @@ def test_replay_warns_of_newer_evidence_and_uses_it_then_a_fork_re_runs_what_its
     expect(page.get_by_text("runs again: recommendation → fix proposal → approval").first).to_be_visible()
     expect(page.get_by_text("The edit lands where its field is written").first).to_be_visible()
     button(page, "Confirm fork").click()
+    # walkthrough s57 (35-after-fork.png): the page sat at its bottom, the message atop the tab: a toast too
+    # (first: it goes after a few seconds, the message box stays)
+    expect(page.get_by_test_id("stToastText").get_by_text(re.compile(r"carol forked from #\d+"))).to_be_in_viewport(
+        timeout=60_000)
     expect(alert(page, re.compile(r"carol forked from #\d+ [a-z ]+, setting the category to db deadlock"))
            ).to_be_visible(timeout=60_000)
-    # walkthrough s57 (35-after-fork.png): the page sat at its bottom, the message atop the tab: a toast too
-    expect(page.get_by_test_id("stToastText").get_by_text(re.compile(r"carol forked from #\d+"))).to_be_in_viewport()
     settle(page)
     doc = review.incident(incident)
     assert doc["rca"]["category"] == "db_deadlock" and "DEADLOCK" in doc["recommendation"]["action"]
