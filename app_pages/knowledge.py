@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from pipeline.state import counted
 from workbench import session
 from workbench.eval_view import HEADLINES, NO_REPORT, confusion_figure, split_title
 from workbench.literal import escape_markdown
@@ -67,7 +68,7 @@ if st.button("Re-index", key="knowledge_reindex"):
         st.error(escape_markdown(exc.message))
     else:
         bar.progress(1.0, text="done")
-        st.success(f"{len(report.embedded)} docs embedded, {len(report.removed)} removed, "
+        st.success(f"{counted(len(report.embedded), 'doc')} embedded, {len(report.removed)} removed, "
                    f"{report.unchanged} unchanged.")
 
 st.subheader("Latest evaluation")
@@ -79,7 +80,7 @@ else:
     splits = report.get("splits") or {}
     for name, figures in splits.items():
         ran = f" · run {figures['generated_at']}" if figures.get("generated_at") else ""
-        st.markdown(f"**{split_title(name, figures)}** · {figures.get('cases', '?')} cases{ran}")
+        st.markdown(f"**{split_title(name, figures)}** · {counted(figures['cases'], 'case') if isinstance(figures.get('cases'), int) else '? cases'}{ran}")
         cols = st.columns(len(HEADLINES))
         for col, (field, label) in zip(cols, HEADLINES):
             value = figures.get(field)

@@ -6,7 +6,7 @@ from datetime import date, datetime, timedelta
 
 import pandas as pd
 
-from pipeline.state import CLOSED_STATUSES
+from pipeline.state import CLOSED_STATUSES, counted
 from workbench.evidence_view import display_title
 
 # filter -> statuses; the first is the default view (incidents waiting for a human). The filter's
@@ -206,15 +206,11 @@ def sla_text(row: dict, now: datetime) -> str:
     return f"{BACKFILLED_MARK} {text}" if row.get("backfilled") else text
 
 
-def _counted(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def extent_text(row: dict) -> str:
     """How far an incident reaches: "2 patterns · 1 service · 14 events"."""
-    return " · ".join((_counted(int(row.get("pattern_count") or 1), "pattern"),
-                       _counted(int(row.get("service_count") or 1), "service"),
-                       _counted(int(row["event_count"]), "event")))
+    return " · ".join((counted(int(row.get("pattern_count") or 1), "pattern"),
+                       counted(int(row.get("service_count") or 1), "service"),
+                       counted(int(row["event_count"]), "event")))
 
 
 # about the characters of a title the Title column keeps in view (TITLE_PX): two titles alike that far
@@ -273,7 +269,7 @@ def approvals_text(row: dict) -> str:
     if row["status"] in CLOSED_STATUSES or (needed <= 1 and not given):
         return ""
     names = ", ".join(a.get("by") or "?" for a in given)
-    return f"{len(given)} of {needed} approvals" + (f": {names}" if names else "")
+    return f"{len(given)} of {counted(needed, 'approval')}" + (f": {names}" if names else "")
 
 
 def assignee_text(row: dict) -> str:

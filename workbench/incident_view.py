@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import MASK
-from pipeline.state import names_service
+from pipeline.state import counted, names_service
 
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, evidence_rows, findings_frame, marked_html, quoted_lines,
@@ -136,8 +136,8 @@ def evidence(doc: dict) -> None:
     # counted over the rows' text: pandas' str.count cost ~1 ms a column on every run of the page
     masked = sum(str(row[c]).count(MASK) for row in rows for c in ("host", "service", "message", "exception"))
     triggering = sum(row["trigger"] for row in rows)
-    st.caption(f"{triggering} triggering events (ticked) in a window of {len(frame)} log lines"
-               + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
+    st.caption(f"{counted(triggering, 'triggering event')} (ticked) in a window of {counted(len(frame), 'log line')}"
+               + (f" · {counted(masked, 'secret')} shown as {MASK}" if masked else ""))
     # no Styler: tinting the rows cost ~0.3 s of every rerun with this tab open (pandas renders
     # each cell's style); the ticked Trigger column says the same
     st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_evidence_table",
@@ -248,7 +248,9 @@ def findings(found: dict) -> None:
                                 "from": st.column_config.TextColumn(width=FINDINGS_WIDTHS["from"],
                                                                     help="where the analyst found it")})
     if found.get("dropped_findings"):
-        st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
+        dropped = found["dropped_findings"]
+        st.caption(f"{counted(dropped, 'finding')} the analyst named {'was' if dropped == 1 else 'were'} dropped: no log line "
+                   f"shows {'it' if dropped == 1 else 'them'}.")
 
 
 def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None = None) -> None:

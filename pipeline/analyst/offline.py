@@ -25,7 +25,7 @@ from pipeline.analyst.requested import requested_steps
 from pipeline.knowledge.index import Doc, KnowledgeBase
 from pipeline.analyst.cause_doc import cause_doc, doc_for
 from pipeline.knowledge.retrieval import event_text, evidence_text, signature_matches
-from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, service_or_writer
+from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, counted, service_or_writer
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ class OfflineAnalyst:
                 carrying = _carrying_any(state, top)
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not (behind or guessed) else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
-        notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
+        notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({counted(len(top.matched), 'signature')} found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
         if earlier is not None:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)

@@ -1,0 +1,52 @@
+"""Walkthrough s59 (issue 38, "words a reviewer should not need"): counts said as a sentence says
+them through the one helper, analyst notes that name what matched in words (never a regex), the
+paused state as labelled fields, and no internal ids in what the pages say."""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from pipeline.state import counted
+from tests.support import ROOT, offline_rca
+
+
+def test_counted_says_one_thing_and_many_things():
+    assert counted(1, "signature") == "1 signature"
+    assert counted(3, "signature") == "3 signatures"
+    assert counted(0, "finding") == "0 findings"
+    assert counted(2, "branch", "branches") == "2 branches"
+    assert counted(1.5, "minute") == "1.5 minutes"
+
+
+def test_the_analysts_note_says_1_signature_found(offline_analyst):
+    """Defect 2: the offline analyst's first note read "(1 signatures found)"."""
+    rca = offline_rca(offline_analyst, "java.net.ConnectException: Connection refused")
+    assert rca.notes[0].endswith("(1 signature found)"), rca.notes
+    rca = offline_rca(offline_analyst, "ENOSPC: no space left on device, write '/var/lib/app/cache.bin'")
+    assert rca.notes[0].endswith("(2 signatures found)"), rca.notes
+
+
+# reviewer-facing modules: the pages, the workbench's parts, and the analyst's and the review's sentences
+SAID_BY = [*ROOT.glob("app_pages/*.py"), ROOT / "app.py", *ROOT.glob("workbench/*.py"), *ROOT.glob("pipeline/analyst/*.py"),
+           *ROOT.glob("pipeline/review/*.py"), ROOT / "pipeline/engine/nodes.py", ROOT / "pipeline/cli/review.py"]
+HAND_PLURAL = re.compile(r"[a-z]\((?:s|es)\)")
+
+
+def _strings(path):
+    """The string literals of a module (f-strings' literal parts too), docstrings left out."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
+@pytest.mark.parametrize("path", SAID_BY, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_reviewer_facing_text_counts_with_a_hand_made_plural(path):
+    """Defect 2: "secret(s)", "finding(s)", "event(s)", "revision(s)": a count goes through `counted`."""
+    found = [(line, text) for line, text in _strings(path) if HAND_PLURAL.search(text) and "http(s)" not in text]
+    assert not found, found
