@@ -50,3 +50,39 @@ def test_no_reviewer_facing_text_counts_with_a_hand_made_plural(path):
     """Defect 2: "secret(s)", "finding(s)", "event(s)", "revision(s)": a count goes through `counted`."""
     found = [(line, text) for line, text in _strings(path) if HAND_PLURAL.search(text) and "http(s)" not in text]
     assert not found, found
+
+
+REGEX_SYNTAX = re.compile(r"\bre:|\(\?[a-z]+\)|\\[dswb]|\[\^|\]\+|\.\*")
+
+
+def test_a_category_a_reviewer_set_is_noted_with_what_matched_in_words_never_a_regex(offline_analyst):
+    """Defect 3: after a reviewer set the category (an edit, a fork), the note naming what the evidence
+    supports instead quoted the doc's raw signatures ("re:could not connect to server: Connection
+    refused"); it says what they matched in the events, and names the doc so the page titles it."""
+    from pipeline.knowledge.retrieval import find_similar
+    from pipeline.state import IncidentState
+    from tests.support import analyst_events
+    from workbench.literal import analysis_text
+
+    line = "psycopg2.OperationalError: could not connect to server: Connection refused"
+    state = IncidentState(incident_id="INC-t", service="svc", evidence=analyst_events(line, line))
+    state = state.model_copy(update={"similar_docs": find_similar(offline_analyst.kb, state.evidence)})
+    rca = offline_analyst.set_by_reviewer(state, "dns_resolution", "ann")
+    notes = "\n".join(rca.notes)
+    assert "could not connect to server: Connection refused" in notes, notes
+    assert not REGEX_SYNTAX.search(notes), notes
+    shown = analysis_text(notes)
+    assert "the doc \u201c" in shown and "python-connection-refused" not in shown, shown
+
+
+@pytest.mark.parametrize("signature, evidence, said", [
+    (r"re:could not connect to server: Connection refused", "x: could not connect to server: Connection refused", "could not connect to server: Connection refused"),
+    (r"re:dial tcp [\d.:\[\]a-f]+: connect: connection refused", "dial tcp 10.0.3.9:6379: connect: connection refused", "dial tcp 10.0.3.9:6379: connect: connection refused"),
+    (r"re:dial tcp [\d.:\[\]a-f]+: connect: connection refused", "", "dial tcp …: connect: connection refused"),
+    (r"re:(?i)(read|write) tcp [^ ]+: broken pipe", "", "read/write tcp …: broken pipe"),
+    ("No space left on device", "ENOSPC", "No space left on device"),
+])
+def test_a_signature_is_said_by_what_it_matched_or_its_words(signature, evidence, said):
+    from pipeline.services import signature_words
+
+    assert signature_words(signature, evidence) == said

@@ -226,7 +226,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.caption("Analyst notes")
         # categories in words, as everywhere on the page ("which is upstream rate limited", not its code)
         st.text(plain(categories_in_text(analysis_text("\n".join(f"• {note}" for note in found["notes"])))))
-    similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
+    similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [],
+                 evidence="\n".join(str(line) for line in found.get("evidence") or []))
 
 
 def findings(found: dict) -> None:

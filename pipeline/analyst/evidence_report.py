@@ -18,6 +18,7 @@ from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
 from pipeline.analyst.specifics import statement_of
 from pipeline.ingest.readable import readable_line
+from pipeline.knowledge.index import signature_words
 from pipeline.state import ErrorDoc, Finding, LogEvent, Quote, counted, names_service, service_or_writer, source_of
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
@@ -261,7 +262,7 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
                       f"signatures is in the events.",
             event_ids=_ids(near[:5]),
             confirm="a wider log window shows one of that doc's signatures"
-                    + (f" ({'; '.join(doc.signatures[:2])})" if doc.signatures else ""),
+                    + (f" ({'; '.join(signature_words(s) for s in doc.signatures[:2])})" if doc.signatures else ""),
             refute="a wider window shows none of them"))
     return out
 
