@@ -86,3 +86,28 @@ def test_a_signature_is_said_by_what_it_matched_or_its_words(signature, evidence
     from pipeline.services import signature_words
 
     assert signature_words(signature, evidence) == said
+
+
+def test_the_state_tab_shows_the_paused_state_as_labelled_fields_and_its_json_behind_an_expander(app, paused_engine):
+    """Defect 4: the State tab was the paused state's raw JSON (`rca.doc_ids`, `awaiting_approval`, node
+    names); it is read as labelled fields in the reviewer's words now, the JSON one click away."""
+    from tests.support import open_incident, open_tab, texts
+    from workbench.state_view import RAW_LABEL
+
+    row = next(r for r in paused_engine.records.incidents() if r["service"] == "inventory-service")
+    open_incident(app, row["incident_id"])
+    open_tab(app, row["incident_id"], "State")
+    raw = next(e for e in app.expander if e.label == RAW_LABEL)
+    assert len(raw.get("json")) == len(app.get("json")) == 1  # the JSON only behind the expander
+    said = texts(app)
+    state = paused_engine.records.incident(row["incident_id"])["summary"]
+    category = row["category"].replace("_", " ")
+    assert f"Category: {category}" in said and f"Confidence: {row['confidence']:.0%}" in said, said
+    for label in ("Root cause", "Analyst notes", "Steps that ran", "Steps"):
+        assert label in [c.value for c in app.caption], label
+    assert "Root cause analysis: " in said  # the steps in words, not "rca: …"
+    tab = next(t for t in app.tabs if t.label == "State")
+    outside = "\n".join(str(e.value) for kind in ("text", "caption", "markdown") for e in tab.get(kind))
+    internal = re.findall(r"\b(?:rca|rag|propose_fix|awaiting_approval|doc_ids|root_cause)\b|\bre:|\b[a-z]+_[a-z_]+\b", outside)
+    assert not internal, internal
+    assert state["recommendation"]["action"][:40] in said

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.services import signature_words
+from workbench.audit_words import category_words
 from workbench.literal import plain
 
 SIMILAR_ORDER = ("rests on", "doc", "score", "signatures")  # px below: a 40-character doc id whole
@@ -44,7 +45,7 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None, evidence
         chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
                               format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
         doc = docs[chosen]
-        st.text(plain(f"{doc['title']} ({doc['category']})"))
+        st.text(plain(f"{doc['title']} ({category_words(doc['category'])})"))
         if doc.get("matched_signatures"):
             st.caption("Signatures found in the evidence")
             st.code("\n".join(dict.fromkeys(signature_words(s, evidence) for s in doc["matched_signatures"])), language=None)

@@ -1,4 +1,4 @@
-"""The state editor: the current state as JSON, and the one edit form (workbench.edit_form) for a
+"""The state editor: the current state in words (workbench.state_view, its JSON behind an expander), and the one edit form (workbench.edit_form) for a
 paused incident; saving writes an `update` checkpoint that the history then shows."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pipeline.services import ReviewService
 from workbench import session
 from workbench.audit_words import edit_effect_words
 from workbench.edit_form import collect_edits, edit_form, refusal
+from workbench.state_view import readable_state
 
 SCOPE = "incident_state"
 
@@ -52,7 +53,7 @@ def editor(review: ReviewService, doc: dict) -> None:
     left, right = st.columns([1, 1])
     with left:
         st.caption("Current state (newest checkpoint)")
-        st.json(state, expanded=1)
+        readable_state(state)
     with right:
         if doc["status"] != "awaiting_approval" or not pending:
             st.info("The state can be edited while the incident awaits approval. To change a past state, "
