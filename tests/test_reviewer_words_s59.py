@@ -111,3 +111,36 @@ def test_the_state_tab_shows_the_paused_state_as_labelled_fields_and_its_json_be
     internal = re.findall(r"\b(?:rca|rag|propose_fix|awaiting_approval|doc_ids|root_cause)\b|\bre:|\b[a-z]+_[a-z_]+\b", outside)
     assert not internal, internal
     assert state["recommendation"]["action"][:40] in said
+
+
+HEX_RUN = re.compile(r"\b[0-9a-f]{8,}\b")
+
+
+def test_a_saved_edit_names_its_checkpoint_as_history_does_and_history_shows_no_hash(app, paused_engine):
+    """Defect 5: "Saved as a new checkpoint in the history (9c1f03e2)" named the checkpoint by its id's
+    hex digits, and History's diff showed the proposal's 64-digit hash before and after; the message
+    names it as History's chart does ("#7 …"), and the diff leaves the hash out (its plan and diff say
+    what changed)."""
+    from tests.support import as_reviewer, open_incident, open_tab, said
+
+    row = next(r for r in paused_engine.records.incidents() if r["service"] == "inventory-service")
+    incident = row["incident_id"]
+    as_reviewer(app, "alice")
+    open_incident(app, incident)
+    open_tab(app, incident, "State")
+    form = f"incident_state_{paused_engine.records.incident(incident)['pending_interrupt_id'][:12]}"
+    app.selectbox(key=f"{form}_rca.category").set_value("upstream_timeout")
+    app.button(key=f"{form}_save").click().run()
+    message = said(app, "success")
+    assert re.search(r"Saved as a new checkpoint in the history, #\d+ ", message), message
+    assert not HEX_RUN.search(message), message
+    open_tab(app, incident, "History & time travel")
+    cells = [str(v) for d in app.dataframe for col in d.value.columns for v in d.value[col]]
+    assert not [c for c in cells if HEX_RUN.search(c)], [c for c in cells if HEX_RUN.search(c)]
+
+
+def test_a_steps_note_is_said_without_its_hash():
+    from workbench.audit_words import trace_words
+
+    assert trace_words("propose_fix: no diff · 7e2178976152") == "Fix proposal: no diff"
+    assert trace_words("code_fix: attempt 1 · 7e2178976152 (already recorded)") == "Recorded fix: attempt 1 (already recorded)"

@@ -7,6 +7,7 @@ from datetime import date, datetime, timedelta
 import pandas as pd
 
 from pipeline.state import CLOSED_STATUSES, counted
+from workbench.audit_words import category_words
 from workbench.evidence_view import display_title
 
 # filter -> statuses; the first is the default view (incidents waiting for a human). The filter's
@@ -294,7 +295,7 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "incident_id": r["incident_id"],
         "service": r["service"],
         "severity": r["severity"],
-        "category": (r["category"] or "").replace("_", " "),  # in words, as the incident page says it
+        "category": category_words(r["category"]),  # in words, as the incident page says it
         "confidence": r["confidence"],
         "events": r["event_count"],
         "extent": extent_text(r),

@@ -20,7 +20,7 @@ from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_fr
                                      text_heading, stacks_of)
 from workbench.event_counts import events_metric
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.audit_words import (AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, categories_in_text, field_words, note_words,
+from workbench.audit_words import (AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, categories_in_text, category_words, field_words, note_words,
                                    wrap_chars)
 from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.provenance import hand_set_confidence_words, status_words
@@ -208,7 +208,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.text(plain(f"⚠ {found['warning']}"))
     human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(found["category"].replace("_", " "), color="violet", icon=":material/category:")  # as the edit form says it
+    badges.badge(category_words(found["category"]), color="violet", icon=":material/category:")  # as the edit form says it
     if human:
         badges.badge("human-edited", color="orange", icon=":material/edit:")
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
@@ -362,9 +362,10 @@ def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, pr
                            "what happened": (said := audit_sentence(r, proposal)),
                            # a note the sentence says already (a refusal's reason) is not said twice
                            "note": "" if (r.get("note") or "").strip() in said else note_words(r.get("note"), names),
-                           # as History names it ("#5 root cause analysis"), else its last 8 characters
+                           # as History names it ("#5 root cause analysis"); one older than History's
+                           # window is said so, never by its id's hex digits
                            "checkpoint after": (names or {}).get(r.get("checkpoint_after") or "")
-                           or (r.get("checkpoint_after") or "")[-8:]} for r in rows])
+                           or ("an earlier one" if r.get("checkpoint_after") else "")} for r in rows])
     # the sentences wrap in rows tall enough for the longest (they were cut at one line)
     what_chars, note_chars = wrap_chars(AUDIT_WIDTHS["what happened"]), wrap_chars(AUDIT_WIDTHS["note"])
     heights = [wrapped_row_height(list(frame["what happened"]), what_chars),
