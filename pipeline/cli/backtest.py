@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from pipeline.cli import emit, path_arg, terminal
 from pipeline.cli.identity import identity_args
+from pipeline.state import counted
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([dhm])$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -163,7 +164,8 @@ def _pairs_text(rows: list[dict], identical: int) -> str:
              + (f"  judged by {', '.join(r['judged_by'])}" if r["judged_by"] else "") for r in rows]
     lines = lines or ["no incident of this backtest has two different answers to judge"]
     if identical:
-        lines.append(f"{identical} incidents with identical answers are not listed (equal, nothing to judge)")
+        lines.append(f"{counted(identical, 'incident')} with identical answers {'is' if identical == 1 else 'are'} not listed "
+                     "(equal, nothing to judge)")
     return "\n".join(lines)
 
 
