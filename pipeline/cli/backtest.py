@@ -145,7 +145,7 @@ def _pairwise(engine, args) -> int:
         rep = report_of_judgments(engine, args.judgments)
         emit(args, rep, lambda r: "\n".join(
             [f"candidate preferred {r['candidate_preferred']}, live preferred {r['live_preferred']}, "
-             f"equal {r['equal']} ({r['judgments']} judgments of {r['incidents']} incidents)"]
+             f"equal {r['equal']} ({counted(r['judgments'], 'judgment')} of {counted(r['incidents'], 'incident')})"]
             + [f"  {j['incident_id']}  {j['reviewer']}: {j['preferred']}"
                + (f", right category {j['correction']}" if j["correction"] else "") + f" — {j['reason']}"
                for j in r["rows"]]))
