@@ -283,7 +283,7 @@ def _column_config() -> dict:
     return {
         "incident_id": text("Incident", pinned=True, width=px["incident_id"]),
         "title": text("Title", width=px["title"]),
-        "status": text("Status", help="escalated: past its SLA deadline, and the people to tell were told"),
+        "status": text("Status", width=px["status"], help="escalated: past its SLA deadline, and the people to tell were told"),
         "severity": text("Severity", width=px["severity"]),
         "category": text("Category", width=px["category"]),
         "confidence": st.column_config.ProgressColumn("Conf.", min_value=0.0, max_value=1.0, format="%.2f",

@@ -6,7 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
+from pipeline.state import counted
+from pipeline.services import signature_words
 from workbench import session
+from workbench.audit_words import category_words
 from workbench.eval_view import HEADLINES, NO_REPORT, confusion_figure, split_title
 from workbench.literal import escape_markdown
 
@@ -21,11 +24,12 @@ cols[1].metric("Indexed", knowledge.indexed_count())
 cols[2].metric("Categories covered", len({d["category"] for d in docs}))
 
 st.subheader("Error docs")
-frame = pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"], "severity": d["severity"],
+frame = pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": category_words(d["category"]), "severity": d["severity"],
                        "signatures": " · ".join(d["signatures"]), "systems": ", ".join(d["systems"])} for d in docs])
-category = st.selectbox("Category", ["all", *sorted({d["category"] for d in docs})], key="knowledge_category")
+category = st.selectbox("Category", ["all", *sorted({d["category"] for d in docs})], key="knowledge_category",
+                        format_func=category_words)
 if category != "all":
-    frame = frame[frame["category"] == category]
+    frame = frame[frame["category"] == category_words(category)]
 st.dataframe(frame, hide_index=True, width="stretch", key="knowledge_docs",
              column_config={"signatures": st.column_config.TextColumn("signatures", width="large")})
 
@@ -43,15 +47,16 @@ if query.strip():
         left, right = st.columns(2)
         with left:
             st.caption("Nearest docs by embedding similarity alone")
-            st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": d["category"],
+            st.dataframe(pd.DataFrame([{"doc": d["doc_id"], "title": d["title"], "category": category_words(d["category"]),
                                         "similarity": d["similarity"]} for d in nearest]),
                          hide_index=True, width="stretch", key="knowledge_nearest",
                          column_config={"similarity": st.column_config.ProgressColumn(
                              "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
         with right:
-            st.caption("What the rag node retrieves for this text (similarity + signatures found)")
-            st.dataframe(pd.DataFrame([{"doc": d.doc_id, "category": d.category, "similarity": d.score,
-                                        "signatures found": " · ".join(d.matched_signatures)} for d in ranked]),
+            st.caption("What the analysis's doc search retrieves for this text (similarity + signatures found)")
+            st.dataframe(pd.DataFrame([{"doc": d.doc_id, "category": category_words(d.category), "similarity": d.score,
+                                        "signatures found": " · ".join(signature_words(s, query) for s in d.matched_signatures)}
+                                       for d in ranked]),
                          hide_index=True, width="stretch", key="knowledge_ranked",
                          column_config={"similarity": st.column_config.ProgressColumn(
                              "similarity", min_value=0.0, max_value=1.0, format="%.2f")})
@@ -67,7 +72,7 @@ if st.button("Re-index", key="knowledge_reindex"):
         st.error(escape_markdown(exc.message))
     else:
         bar.progress(1.0, text="done")
-        st.success(f"{len(report.embedded)} docs embedded, {len(report.removed)} removed, "
+        st.success(f"{counted(len(report.embedded), 'doc')} embedded, {len(report.removed)} removed, "
                    f"{report.unchanged} unchanged.")
 
 st.subheader("Latest evaluation")
@@ -79,7 +84,7 @@ else:
     splits = report.get("splits") or {}
     for name, figures in splits.items():
         ran = f" · run {figures['generated_at']}" if figures.get("generated_at") else ""
-        st.markdown(f"**{split_title(name, figures)}** · {figures.get('cases', '?')} cases{ran}")
+        st.markdown(f"**{split_title(name, figures)}** · {counted(figures['cases'], 'case') if isinstance(figures.get('cases'), int) else '? cases'}{ran}")
         cols = st.columns(len(HEADLINES))
         for col, (field, label) in zip(cols, HEADLINES):
             value = figures.get(field)

@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+from pipeline.state import counted
 from workbench import session
 from workbench.figures import figure_row
 from workbench.inbox_view import duration
@@ -149,7 +150,7 @@ if not layouts:
 for item in layouts:
     lay = item["layout"]
     with st.expander(escape_markdown(f"{item['source']} — {item['format']} ({lay.get('why', '')})")):  # a file's name
-        st.caption(f"Reads {lay.get('share', 0):.0%} of the first {lay.get('sample_size', 0)} lines;"
+        st.caption(f"Reads {lay.get('share', 0):.0%} of the first {counted(lay.get('sample_size', 0), 'line')};"
                    f" learnt {item['learned_at'][:19].replace('T', ' ')} UTC.")  # as the page writes times
         st.text(plain(layout_words(lay)))  # text: the example's values are the log's words, never markdown
         st.text(plain(lay.get("line", "")))  # text: a log line is never markdown

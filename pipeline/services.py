@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from pipeline.knowledge.index import load_docs
+from pipeline.knowledge.index import load_docs, signature_words
 from pipeline.knowledge.retrieval import find_similar
 from pipeline.backtest.report import step_words
 from pipeline.backtest.service import BacktestService
@@ -34,7 +34,7 @@ from pipeline.review.service import ReviewService
 # pages build their Actor here: from st.user's claims (oidc) or the typed demo name
 __all__ = ["Services", "COMMENT_LIMIT", "UNVERIFIED_LIMIT", "open_services", "Poller", "ReviewService", "OperationsService", "KnowledgeService",
            "Actor", "ROLES", "actor_from_claims", "demo_actor", "tune_garbage_collector", "freeze_long_lived", "release_frozen", "BacktestService",
-           "backtests_of", "related_of", "RelatedIncidents", "step_words", "readable_line"]
+           "backtests_of", "related_of", "RelatedIncidents", "step_words", "readable_line", "signature_words"]
 
 
 @dataclass

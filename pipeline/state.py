@@ -116,6 +116,14 @@ def service_or_writer(service: str | None) -> str:
     return service if service and names_service(service) else UNNAMED_WRITER
 
 
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """`n noun` said as a sentence says it: "1 event", "3 events", "1.5 minutes", "2 branches" (`plural`:
+    a noun's other than noun + "s"). The one helper for a count a person reads (the analyst's notes and
+    evidence report, the workbench's pages, the CLI), never a hand-made plural ("1 signatures", "finding(s)")."""
+    said = f"{n:g}" if isinstance(n, float) else str(n)  # a float's minutes as written (1.7, 2), a count whole
+    return f"{said} {noun if n == 1 else plural or noun + 's'}"
+
+
 def source_of(service: str | None) -> str:
     """Where lines came from, as "came from …" says it: the service, or a source that names none."""
     return service if service and names_service(service) else "a source that names no service"

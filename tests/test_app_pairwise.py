@@ -79,7 +79,7 @@ def test_identical_answers_are_not_offered_and_the_page_says_they_count_as_equal
     ids, bt = open_review(app, paused_engine, tmp_path)
     offered = app.selectbox(key=f"backtests_pair_pick_{bt}").options
     assert len(offered) == 3 and not any(o.startswith(ids["edited"]) for o in offered)
-    assert "1 of the 4 incidents have identical answers" in texts(app)
+    assert "1 of the 4 incidents has identical answers" in texts(app)
     assert {m.label: m.value for m in app.metric}["Identical answers"] == "1"
 
 

@@ -120,11 +120,11 @@ def test_identical_answers_are_not_for_judging_and_a_preference_between_them_cou
     rep = report(paused_engine, bt)
     pw = rep["pairwise"]
     assert (pw["candidate_preferred"], pw["live_preferred"], pw["equal"], pw["identical"]) == (0, 0, 2, 1)
-    assert "1 incidents with identical answers (equal, not for judging)" in report_text(rep)
+    assert "1 incident with identical answers (equal, not for judging)" in report_text(rep)
     assert cli_json(capsys, "backtest", "--judgments", bt)["candidate_preferred"] == 0
     assert all(c["judgment"]["preferred"] == "equal" for c in pairwise.cases(paused_engine, bt)["cases"])
     assert same not in {p["incident_id"] for p in cli_json(capsys, "backtest", "--pairs", bt)}
-    assert "1 incidents with identical answers are not listed" in cli(capsys, "backtest", "--pairs", bt)[1]
+    assert "1 incident with identical answers is not listed" in cli(capsys, "backtest", "--pairs", bt)[1]
 
 
 def test_the_order_shown_is_random_over_many_draws():

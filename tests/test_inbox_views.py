@@ -409,3 +409,22 @@ def test_the_inbox_says_the_category_in_words_as_the_incident_page_does():
            "backfilled": False}
     frame = inbox_frame([row], datetime(2026, 11, 28, 11, tzinfo=timezone.utc))
     assert list(frame["category"]) == ["db schema mismatch"]
+
+
+def test_every_default_column_has_its_width_and_they_fit_a_1024_px_window_with_its_scrollbars():
+    """Issue 38 (walkthrough s59, defect 1): at 1024 px the Decided and All views' Status column sized
+    itself to "approved · no code fix", and the SLA went out of view (the table scrolled sideways by
+    19 px). Every default column has its width now, no status is said longer than "awaiting approval"
+    (the Status width holds that), and the row's box and the columns fit the table at 1024 px: the
+    narrow margins, the table's border and two 10 px scrollbars (the page's and the table's) taken off;
+    and at 1440 px beside the open sidebar."""
+    from pipeline.state import STATUSES
+    from workbench.inbox_view import COLUMN_PX, DEFAULT_COLUMNS, DEFAULT_GRID_PX, status_text
+    from workbench.narrow_window import NARROW_MARGIN_PX, NARROW_PX
+
+    assert set(DEFAULT_COLUMNS) - {"confidence"} <= set(COLUMN_PX)
+    longest = max([*(status_text(s) for s in STATUSES), "escalated"], key=len)
+    assert len(longest) <= len("awaiting approval"), longest
+    assert 1024 < NARROW_PX  # the sidebar starts closed there
+    assert DEFAULT_GRID_PX <= 1024 - 2 * NARROW_MARGIN_PX - 2 - 2 * 10, DEFAULT_GRID_PX
+    assert DEFAULT_GRID_PX <= 1440 - 300 - 2 * 80 - 2 - 2 * 10, DEFAULT_GRID_PX  # the sidebar open, 5 rem margins

@@ -93,6 +93,7 @@ def steps_in_text(text: str) -> str:
     return _NODE_CODE.sub(lambda m: node_words(m.group(1)), text or "")
 
 
+_TRACE_HASH = re.compile(r" · [0-9a-f]{8,}\b")
 _AT_CONFIDENCE = re.compile(r" @ (0(?:\.\d+)?|1(?:\.0+)?)\b")
 
 
@@ -105,12 +106,13 @@ def trace_words(line: str) -> str:
     """A node's note ("propose_fix: no code fix: no known cause") led by its step in words ("Fix
     proposal: no code fix: no known cause"), node names inside it said as steps too, and a category
     with its confidence in words ("rca: connection_refused @ 0.95" → "Root cause analysis: connection
-    refused, confidence 95%")."""
+    refused, confidence 95%"); the hash a step's note ends with ("no diff · 7e2178976152") left out: the
+    decision panel shows the proposal's beside Approve, where it is compared."""
     m = _TRACE_NODE.match(line or "")
     if m and m.group(1) in NODE_WORDS:
         line = step_words(m.group(1)).capitalize() + ": " + line[m.end():]
     line = _AT_CONFIDENCE.sub(lambda c: f", confidence {float(c.group(1)):.0%}", line)
-    return categories_in_text(steps_in_text(line))
+    return categories_in_text(steps_in_text(_TRACE_HASH.sub("", line)))
 
 
 def setting_words(edits: dict, *, whole: bool = False) -> str:
@@ -273,8 +275,9 @@ def value_text(value) -> str:
     return json.dumps(value, default=str)
 
 
-# the graph's own keys: they tell a reviewer nothing, so the diff leaves them out
-MACHINE_FIELDS = {"interrupt_id", "idempotency_key"}
+# the graph's own keys: they tell a reviewer nothing, so the diff leaves them out (a proposal's hash
+# changes with its plan and diff, which the diff shows in words: its 64 hex digits said nothing more)
+MACHINE_FIELDS = {"interrupt_id", "idempotency_key", "hash"}
 
 
 def _cell(field: str, value) -> str:

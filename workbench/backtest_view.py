@@ -10,6 +10,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import step_words
+from pipeline.state import counted
 from workbench.audit_words import category_words, changes_words
 from workbench.figures import figure_row
 from workbench.literal import analysis_text, escape_markdown
@@ -52,9 +53,9 @@ def _flag_words(flag: str, value: str) -> str:
         return SCOPES.get(value, value)
     if flag == "since":
         days = value.removesuffix("d")
-        return f"opened in the last {days} day{'' if days == '1' else 's'}"
+        return f"opened in the last {counted(int(days), 'day') if days.isdigit() else days + ' days'}"
     if flag == "limit":
-        return f"at most {value} incidents"
+        return f"at most {counted(int(value), 'incident') if str(value).isdigit() else str(value) + ' incidents'}"
     return {"model": "model {}", "docs": "docs folder {}", "settings": "settings file {}",
             "resume": "resuming {}"}[flag].format(value)
 
@@ -310,7 +311,7 @@ def _runs(service, drawn: tuple) -> None:
     for r in rows:
         if r["status"] not in ("running", "stopped"):
             continue
-        text = f"{backtest_name(r)}: {r['done']} of {r['total']} incidents"
+        text = f"{backtest_name(r)}: {r['done']} of {counted(r['total'], 'incident')}"
         with st.container(border=True):
             bar, act = st.columns([4, 1])
             if r["working"]:

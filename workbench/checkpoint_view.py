@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pipeline.services import ReviewService
+from pipeline.state import counted
 from workbench.audit_words import ACTION_WORDS, MACHINE_FIELDS, changes_frame, field_words, step_words, value_text
 from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.timeline import EVIDENCE_ADDED, checkpoint_caption, checkpoint_name, evidence_added
@@ -132,7 +133,8 @@ def compare(review: ReviewService, incident_id: str, selected: str, by_id: dict[
     older, newer = sorted((other, selected))
     changes = changes_frame(review.compare(incident_id, older, newer)["changes"])
     st.markdown(f"**From {escape_markdown(checkpoint_name(by_id[older]))} to "
-                f"{escape_markdown(checkpoint_name(by_id[newer]))}** ({len(changes)} fields differ)")
+                f"{escape_markdown(checkpoint_name(by_id[newer]))}** ({counted(len(changes), 'field')} "
+                + ("differs)" if len(changes) == 1 else "differ)"))
     if len(changes):
         st.dataframe(plain(changes), hide_index=True, width="stretch", key="incident_history_compare_diff")
     else:

@@ -17,6 +17,7 @@ import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import Actor, ReviewService
+from pipeline.state import counted
 from workbench import session
 from workbench.audit_words import categories_in_text, category_words, changes_frame, edit_effect_words
 from workbench.conflicts import shown_marker, what_changed
@@ -161,7 +162,7 @@ def revisions_view(revisions: list[dict], requests: list) -> None:
     for rev in revisions:
         # the fields in the audit's words, as History's diff says them (audit_words.changes_frame)
         changed = changes_frame(rev["changes"])
-        with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({len(changed)} fields)",
+        with st.expander(f"Revision {rev['revision']}: what the re-analysis changed ({counted(len(changed), 'field')})",
                          expanded=rev is revisions[-1]):
             st.text(plain(f"Asked by {rev.get('reviewer') or '?'}: {rev.get('feedback') or ''}"))
             st.text(plain(analysis_change(rev)))

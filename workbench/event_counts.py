@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL
+from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL, counted
 
 
 def events_metric(where, doc: dict) -> None:
@@ -13,9 +13,9 @@ def events_metric(where, doc: dict) -> None:
     if doc.get("state") and since:
         # new evidence that repeats what the analysis holds is counted, not re-analysed: the header
         # says how much arrived since, rather than a total the analysis never saw
-        where.metric("Events", doc["event_count"], delta=f"{since} events arrived since the analysis",
+        where.metric("Events", doc["event_count"], delta=f"{counted(since, 'event')} arrived since the analysis",
                      delta_color="off",
-                     help=f"{since} event(s) arrived since the analysis; those repeating what it holds do not "
+                     help=f"{counted(since, 'event')} arrived since the analysis; those repeating what it holds do not "
                         "re-run it (new kinds of event do). Replay with the current evidence (History & time "
                         "travel) to analyse them all.")
     elif doc.get("state") and (sample := sample_words(doc)):
@@ -30,7 +30,7 @@ def events_metric(where, doc: dict) -> None:
         # the events the analysis read, not work left undone: the total first, what it read as its basis
         where.metric("Events", doc["event_count"], delta=f"analysis based on {analysed} of them",
                      delta_color="off", delta_arrow="off",
-                     help=f"The analysis rests on {analysed} of the {doc['event_count']} events stored (those "
+                     help=f"The analysis rests on {analysed} of the {counted(doc['event_count'], 'event')} stored (those "
                         "it saw when it ran): nothing is waiting to be done. Replay with the current evidence (History & "
                         "time travel) to analyse from them all.")
     else:
@@ -43,8 +43,7 @@ def approval_warning(doc: dict) -> str | None:
     since = doc.get("events_since_analysis")
     if not doc.get("state") or not since:
         return None
-    events = "1 event" if since == 1 else f"{since} events"
-    return (f"{events} arrived since this analysis; approving approves it without "
+    return (f"{counted(since, 'event')} arrived since this analysis; approving approves it without "
             f"{'it' if since == 1 else 'them'}. To have them analysed first, replay with the current "
             "evidence (History & time travel).")
 

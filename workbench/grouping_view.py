@@ -8,7 +8,7 @@ import streamlit as st
 
 from pipeline.errors import Conflict, IncidentIQError
 from pipeline.services import ReviewService
-from pipeline.state import readable_title
+from pipeline.state import counted, readable_title
 from workbench import session
 from workbench.literal import escape_markdown
 
@@ -88,7 +88,7 @@ def grouping(review: ReviewService, doc: dict) -> None:
         if patterns:
             with st.form(_key(incident_id, "split_form"), border=False):
                 st.selectbox("Pattern to split out", [p["pattern"] for p in patterns], key=_key(incident_id, "split_choice"),
-                             format_func=lambda p: next(f"{x['events']} events · {x['example'][:80]}"
+                             format_func=lambda p: next(f"{counted(x['events'], 'event')} · {x['example'][:80]}"
                                                         for x in patterns if x["pattern"] == p))
                 st.text_input("Reason for the split", key=_key(incident_id, "split_reason"), placeholder="why it is another problem")
                 st.form_submit_button("Split out", disabled=bool(blocked), key=_key(incident_id, "split"),

@@ -8,6 +8,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
+from pipeline.state import counted
 from workbench import session
 from workbench.audit_words import trace_words
 from workbench.checkpoint_view import changes_at, compare, compare_key, node_runs
@@ -148,9 +149,9 @@ def _history(review: ReviewService, incident_id: str, version: tuple) -> None:
     st.vega_lite_chart(with_selection(base, selected), key=_chart_key(incident_id), on_select="rerun",
                        selection_mode=PICKED, width="stretch")
     hidden = sum(1 for e in entries if not e.get("on_current_branch")) if collapse else 0
-    shown = f"the newest {len(entries)} of {tree['total']}" if tree["total"] > len(entries) else f"{len(entries)}"
-    branches = f"{tree['branches']} branch" + ("" if tree["branches"] == 1 else "es")
-    st.caption(f"{shown} checkpoints on {branches}"
+    shown = (f"the newest {len(entries)} of {counted(tree['total'], 'checkpoint')}" if tree["total"] > len(entries)
+             else counted(len(entries), "checkpoint"))
+    st.caption(f"{shown} on {counted(tree['branches'], 'branch', 'branches')}"
                + (f", {hidden} on abandoned branches hidden" if hidden else "")
                + ". Scroll over the chart to zoom, drag to pan, double-click to reset; click a point to pick it "
                "(shift-click a second to compare), or pick a checkpoint below. ◆ live head, ◇ paused at "

@@ -6,7 +6,8 @@ from datetime import date, datetime, timedelta
 
 import pandas as pd
 
-from pipeline.state import CLOSED_STATUSES
+from pipeline.state import CLOSED_STATUSES, counted
+from workbench.audit_words import category_words
 from workbench.evidence_view import display_title
 
 # filter -> statuses; the first is the default view (incidents waiting for a human). The filter's
@@ -32,18 +33,25 @@ COLUMNS = ("incident_id", "title", "status", "severity", "category", "confidence
 # sideways, at 1440 px with the sidebar open (tests/test_browser_inbox.py measures it); the rest are
 # one choice away and a chosen set is kept in the URL (&cols=)
 DEFAULT_COLUMNS = ("incident_id", "title", "status", "severity", "category", "confidence", "sla")
-# the columns' widths in pixels (Status sizes to its texts: "awaiting approval", "approved · fix
-# proposed"), summing with the row's selection box to less than the ~980 px the table has at 1440 px
-# with the sidebar open; the Title's 300 keep about 45 characters of a log line in view
-COLUMN_PX = {"incident_id": 140, "title": 300, "severity": 60, "category": 150, "confidence": 56, "sla": 100,
-             "service": 170, "people": 190, "extent": 220, "seen": 70, "events": 60, "age": 60}
+# the columns' widths in pixels, each holding its longest text as the grid draws it (Source Sans 14 px,
+# bold on the chosen and escalated rows, after an 8 px padding: "awaiting approval", "medium",
+# "dependency mismatch", "↺ 23h 59m late"), Status too (sized to its rows' texts, the Decided and All
+# views' "approved · no code fix" pushed the SLA out of view at 1024 px). With the row's selection box
+# (ROW_MARKER_PX) they sum to DEFAULT_GRID_PX: within the table's width at 1024 px with the page's and
+# the table's scrollbars drawn (the sidebar closed and the margins narrow there: narrow_window), and
+# at 1440 px with the sidebar open (1440 - 300 - 2 × 80 px margins - a 2 px border - 2 × 10 = 958 px); the Title's 300 keep about 45 characters in view
+COLUMN_PX = {"incident_id": 140, "title": 300, "status": 122, "severity": 60, "category": 148, "confidence": 56,
+             "sla": 100, "service": 170, "people": 190, "extent": 220, "seen": 70, "events": 60, "age": 60}
+ROW_MARKER_PX = 32
+DEFAULT_GRID_PX = ROW_MARKER_PX + sum(COLUMN_PX[c] for c in DEFAULT_COLUMNS)
 TITLE_PX = COLUMN_PX["title"]
 # columns of earlier releases a saved view (an old bookmark's &cols=) may still name: what shows them now
 RENAMED_COLUMNS = {"approvals": "people", "assignee": "people"}
-# a status in the inbox's words: short (the Status column sizes to the longest, and the Decided and
-# All views fit at 1440 px with it), and never "fixed" for a proposal (nothing is applied)
+# a status in the inbox's words: none longer than "awaiting approval", which the Status column's width
+# holds (a longer one, "approved · no code fix", cut the SLA at 1024 px in the Decided and All views),
+# and never "fixed" for a proposal (nothing is applied)
 STATUS_SHORT = {"awaiting_approval": "awaiting approval", "in_revision": "in revision",
-                "fix_proposed": "fix proposed", "approved": "approved · no code fix"}
+                "fix_proposed": "fix proposed", "approved": "approved · no fix"}
 # the view's URL query parameters: ?show=decided&q=checkout&assignee=ann&page=2, and the narrowing,
 # order and columns a reviewer chose (&sev=critical,high&service=checkout-api&from=2026-11-28
 # &to=2026-11-29&sort=severity&cols=incident_id,title,status): a bookmarked URL is a saved view
@@ -199,15 +207,11 @@ def sla_text(row: dict, now: datetime) -> str:
     return f"{BACKFILLED_MARK} {text}" if row.get("backfilled") else text
 
 
-def _counted(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def extent_text(row: dict) -> str:
     """How far an incident reaches: "2 patterns · 1 service · 14 events"."""
-    return " · ".join((_counted(int(row.get("pattern_count") or 1), "pattern"),
-                       _counted(int(row.get("service_count") or 1), "service"),
-                       _counted(int(row["event_count"]), "event")))
+    return " · ".join((counted(int(row.get("pattern_count") or 1), "pattern"),
+                       counted(int(row.get("service_count") or 1), "service"),
+                       counted(int(row["event_count"]), "event")))
 
 
 # about the characters of a title the Title column keeps in view (TITLE_PX): two titles alike that far
@@ -266,7 +270,7 @@ def approvals_text(row: dict) -> str:
     if row["status"] in CLOSED_STATUSES or (needed <= 1 and not given):
         return ""
     names = ", ".join(a.get("by") or "?" for a in given)
-    return f"{len(given)} of {needed} approvals" + (f": {names}" if names else "")
+    return f"{len(given)} of {counted(needed, 'approval')}" + (f": {names}" if names else "")
 
 
 def assignee_text(row: dict) -> str:
@@ -291,7 +295,7 @@ def inbox_frame(rows: list[dict], now: datetime) -> pd.DataFrame:
         "incident_id": r["incident_id"],
         "service": r["service"],
         "severity": r["severity"],
-        "category": (r["category"] or "").replace("_", " "),  # in words, as the incident page says it
+        "category": category_words(r["category"]),  # in words, as the incident page says it
         "confidence": r["confidence"],
         "events": r["event_count"],
         "extent": extent_text(r),

@@ -13,14 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import MASK
-from pipeline.state import names_service
+from pipeline.state import counted, names_service
 
 from workbench.evidence_view import (CONTEXT_LINES, EVIDENCE_COLUMNS, context_frame, display_title, evidence_frame,
                                      evidence_ids, evidence_rows, findings_frame, marked_html, quoted_lines,
                                      text_heading, stacks_of)
 from workbench.event_counts import events_metric
 from workbench.inbox_view import is_escalated, sla_text
-from workbench.audit_words import (AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, categories_in_text, field_words, note_words,
+from workbench.audit_words import (AUDIT_WIDTHS, WRAP_CHARS, audit_sentence, categories_in_text, category_words, field_words, note_words,
                                    wrap_chars)
 from workbench.literal import analysis_text, escape_markdown, plain
 from workbench.provenance import hand_set_confidence_words, status_words
@@ -136,8 +136,8 @@ def evidence(doc: dict) -> None:
     # counted over the rows' text: pandas' str.count cost ~1 ms a column on every run of the page
     masked = sum(str(row[c]).count(MASK) for row in rows for c in ("host", "service", "message", "exception"))
     triggering = sum(row["trigger"] for row in rows)
-    st.caption(f"{triggering} triggering events (ticked) in a window of {len(frame)} log lines"
-               + (f" · {masked} secret(s) shown as {MASK}" if masked else ""))
+    st.caption(f"{counted(triggering, 'triggering event')} (ticked) in a window of {counted(len(frame), 'log line')}"
+               + (f" · {counted(masked, 'secret')} shown as {MASK}" if masked else ""))
     # no Styler: tinting the rows cost ~0.3 s of every rerun with this tab open (pandas renders
     # each cell's style); the ticked Trigger column says the same
     st.dataframe(plain(frame), hide_index=True, width="stretch", key="incident_evidence_table",
@@ -208,7 +208,7 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.text(plain(f"⚠ {found['warning']}"))
     human = sorted(f for f in edited if f.startswith("rca.") or f == "severity")
     badges = st.container(horizontal=True, vertical_alignment="center")
-    badges.badge(found["category"].replace("_", " "), color="violet", icon=":material/category:")  # as the edit form says it
+    badges.badge(category_words(found["category"]), color="violet", icon=":material/category:")  # as the edit form says it
     if human:
         badges.badge("human-edited", color="orange", icon=":material/edit:")
     badges.text(f"Analyst: {found.get('analyst') or 'offline'}")
@@ -226,7 +226,8 @@ def rca(doc: dict, *, code_fix_min_confidence: float, edited: dict[str, str] | N
         st.caption("Analyst notes")
         # categories in words, as everywhere on the page ("which is upstream rate limited", not its code)
         st.text(plain(categories_in_text(analysis_text("\n".join(f"• {note}" for note in found["notes"])))))
-    similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [])
+    similar_docs(doc.get("similar_docs") or [], matched=found.get("doc_ids") or [],
+                 evidence="\n".join(str(line) for line in found.get("evidence") or []))
 
 
 def findings(found: dict) -> None:
@@ -248,7 +249,9 @@ def findings(found: dict) -> None:
                                 "from": st.column_config.TextColumn(width=FINDINGS_WIDTHS["from"],
                                                                     help="where the analyst found it")})
     if found.get("dropped_findings"):
-        st.caption(f"{found['dropped_findings']} finding(s) the analyst named were dropped: no log line shows them.")
+        dropped = found["dropped_findings"]
+        st.caption(f"{counted(dropped, 'finding')} the analyst named {'was' if dropped == 1 else 'were'} dropped: no log line "
+                   f"shows {'it' if dropped == 1 else 'them'}.")
 
 
 def quoted_evidence(found: dict, events: list[dict], *, incident_id: str | None = None) -> None:
@@ -359,9 +362,10 @@ def audit(rows: list[dict], exports: dict[str, str] | None, incident_id: str, pr
                            "what happened": (said := audit_sentence(r, proposal)),
                            # a note the sentence says already (a refusal's reason) is not said twice
                            "note": "" if (r.get("note") or "").strip() in said else note_words(r.get("note"), names),
-                           # as History names it ("#5 root cause analysis"), else its last 8 characters
+                           # as History names it ("#5 root cause analysis"); one older than History's
+                           # window is said so, never by its id's hex digits
                            "checkpoint after": (names or {}).get(r.get("checkpoint_after") or "")
-                           or (r.get("checkpoint_after") or "")[-8:]} for r in rows])
+                           or ("an earlier one" if r.get("checkpoint_after") else "")} for r in rows])
     # the sentences wrap in rows tall enough for the longest (they were cut at one line)
     what_chars, note_chars = wrap_chars(AUDIT_WIDTHS["what happened"]), wrap_chars(AUDIT_WIDTHS["note"])
     heights = [wrapped_row_height(list(frame["what happened"]), what_chars),

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pipeline.errors import IncidentIQError
-from pipeline.state import CATEGORIES, readable_title
+from pipeline.state import CATEGORIES, counted, readable_title
 from workbench import session
 from workbench.audit_words import category_words
 from workbench.figures import figure_row
@@ -39,7 +39,7 @@ def fix_lines(side: dict, *, threshold: bool = True) -> list[str]:
             why = ""  # the reason is the side's own threshold: saying it would tell the side
         return [*lines, "No fix proposed" + (f": {why}." if why else ".")]
     if fix.get("target_file"):
-        lines.append(f"Fix proposed: a diff of {fix['target_file']} ({fix.get('diff_lines', 0)} lines changed).")
+        lines.append(f"Fix proposed: a diff of {fix['target_file']} ({counted(fix.get('diff_lines', 0), 'line')} changed).")
     else:
         lines.append("Fix proposed: a plan, no diff." if fix else "Fix proposed.")
     return lines + [f"• {analysis_text(step)}" for step in fix.get("plan") or []]
@@ -70,7 +70,7 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
     if done := st.session_state.pop(DONE_KEY, None):
         st.success(escape_markdown(done))
     row = figure_row()  # wraps at 1024 px, each label whole (five columns cut "Identical answers")
-    row.metric("Judgments", counts["judgments"], help=f"of {counts['incidents']} incidents", width="content")
+    row.metric("Judgments", counts["judgments"], help=f"of {counted(counts['incidents'], 'incident')}", width="content")
     row.metric("Candidate preferred", counts["candidate_preferred"], width="content")
     row.metric("Live preferred", counts["live_preferred"], width="content")
     row.metric("Equal", counts["equal"], help="judged equally good (or bad)", width="content")
@@ -80,7 +80,8 @@ def pairwise_panel(service, backtest_id: str, counts: dict) -> None:
     both = service.pairs(backtest_id)
     pairs = {p["incident_id"]: p for p in both if not p["identical"]}
     if len(pairs) < len(both):
-        st.caption(escape_markdown(f"{len(both) - len(pairs)} of the {len(both)} incidents have identical answers "
+        identical = len(both) - len(pairs)
+        st.caption(escape_markdown(f"{identical} of the {counted(len(both), 'incident')} {'has' if identical == 1 else 'have'} identical answers "
                                    "(the same category, confidence, root cause and fix): there is nothing to "
                                    "prefer, so they count as equal and are not offered for judgment."))
     if not pairs:

@@ -10,7 +10,7 @@ import streamlit as st
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
 from pipeline.services import COMMENT_LIMIT
-from pipeline.state import CLOSED_STATUSES
+from pipeline.state import CLOSED_STATUSES, counted
 from workbench import session
 from workbench.literal import plain
 
@@ -54,7 +54,7 @@ def approvals_line(doc: dict) -> str | None:
         return f"Needs {needed} approvals from different people." if needed > 1 and doc.get("pending") else None
     names = ", ".join(f"{a.get('by')} ({a.get('auth') or '?'}) at {_stamp(a.get('at'))}" for a in given)
     if doc.get("pending") and len(given) < needed:
-        return f"{len(given)} of {needed} approvals: {names}. A different person must approve to open the gate."
+        return f"{len(given)} of {counted(needed, 'approval')}: {names}. A different person must approve to open the gate."
     return f"Approved by {names}."
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService, related_of
-from workbench.audit_words import ACTION_WORDS
+from workbench.audit_words import ACTION_WORDS, category_words
 from workbench.inbox_view import status_text, told_apart
 from workbench.literal import escape_markdown, plain
 
@@ -51,7 +51,7 @@ def _full_frame(rows: list[dict]) -> pd.DataFrame:
         **({"near by": _near_by(r)} if "near_by" in r else {"similarity": r["similarity"]} if "similarity" in r
            else {}),
         "title": title, "status": status_text(r["status"]),
-        "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": str(r["category"] or "").replace("_", " "),
+        "decision": ACTION_WORDS.get(str(r["decision"] or ""), str(r["decision"] or "").replace("_", " ")), "category": category_words(r["category"]),
         "decided by": ", ".join(r["decided_by"]),
         WHEN: when_words(r.get("first_seen") or r["created_at"]).removesuffix(" UTC"),
         "rejection reason / fix approved": r["rejection_reason"] or (

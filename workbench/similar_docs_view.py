@@ -5,6 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from pipeline.services import signature_words
+from workbench.audit_words import category_words
 from workbench.literal import plain
 
 SIMILAR_ORDER = ("rests on", "doc", "score", "signatures")  # px below: a 40-character doc id whole
@@ -17,7 +19,9 @@ def docs_in_order(docs: list[dict], matched: list[str]) -> list[dict]:
                                        else 0, -d["score"]))
 
 
-def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
+def similar_docs(docs: list[dict], *, matched: list[str] | None = None, evidence: str = "") -> None:
+    """The similar docs table and what each says; `evidence`: the lines the analysis quotes, where a
+    regex signature's words are read (signature_words), never its pattern."""
     matched = list(matched or [])
     st.markdown("**Similar error docs** (the one the analysis rests on first, then by retrieval similarity)")
     if not docs:
@@ -41,10 +45,10 @@ def similar_docs(docs: list[dict], *, matched: list[str] | None = None) -> None:
         chosen = st.selectbox("Doc", range(len(docs)), key="incident_doc_pick",
                               format_func=lambda i: f"{docs[i]['doc_id']} · {docs[i]['score']:.2f}")
         doc = docs[chosen]
-        st.text(plain(f"{doc['title']} ({doc['category']})"))
+        st.text(plain(f"{doc['title']} ({category_words(doc['category'])})"))
         if doc.get("matched_signatures"):
             st.caption("Signatures found in the evidence")
-            st.code("\n".join(doc["matched_signatures"]), language=None)
+            st.code("\n".join(dict.fromkeys(signature_words(s, evidence) for s in doc["matched_signatures"])), language=None)
         st.text(doc.get("root_cause") or "")
         if doc.get("remediation"):
             st.caption("Remediation")

@@ -1,4 +1,4 @@
-"""The state editor: the current state as JSON, and the one edit form (workbench.edit_form) for a
+"""The state editor: the current state in words (workbench.state_view, its JSON behind an expander), and the one edit form (workbench.edit_form) for a
 paused incident; saving writes an `update` checkpoint that the history then shows."""
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from pipeline.services import ReviewService
 from workbench import session
 from workbench.audit_words import edit_effect_words
 from workbench.edit_form import collect_edits, edit_form, refusal
+from workbench.state_view import readable_state
+from workbench.timeline import checkpoint_name, checkpoint_numbers
 
 SCOPE = "incident_state"
 
@@ -37,9 +39,20 @@ def _save(review: ReviewService, incident_id: str, interrupt_id: str, state: dic
     except IncidentIQError as exc:
         messages.append(session.error_message(exc, doing="Saving the edits"))
         return
-    # in the audit's words: "rca.category lands as rca's output" named a state path and a node
-    messages.append(("success", f"Saved as a new checkpoint in the history "
-                                f"({(doc.get('head_checkpoint_id') or '')[-8:]}). {edit_effect_words(edits, effect)}."))
+    # in the audit's words: "rca.category lands as rca's output" named a state path and a node; the
+    # checkpoint as History names it ("#7 root cause analysis"), not its id's last hex digits
+    messages.append(("success", f"Saved as a new checkpoint in the history, "
+                                f"{_newest_name(review, incident_id, doc.get('head_checkpoint_id'))}. "
+                                f"{edit_effect_words(edits, effect)}."))
+
+
+def _newest_name(review: ReviewService, incident_id: str, checkpoint_id: str | None) -> str:
+    """The incident's newest checkpoint (the edit's) as History's chart and pickers name it: "#7 …"."""
+    tree = review.tree(incident_id, limit=1)
+    entry = next((e for e in tree["nodes"] if e["checkpoint_id"] == checkpoint_id), None)
+    if entry is None:
+        return "the newest"
+    return checkpoint_name({**entry, "number": checkpoint_numbers(tree)[entry["checkpoint_id"]]})
 
 
 def editor(review: ReviewService, doc: dict) -> None:
@@ -52,7 +65,7 @@ def editor(review: ReviewService, doc: dict) -> None:
     left, right = st.columns([1, 1])
     with left:
         st.caption("Current state (newest checkpoint)")
-        st.json(state, expanded=1)
+        readable_state(state)
     with right:
         if doc["status"] != "awaiting_approval" or not pending:
             st.info("The state can be edited while the incident awaits approval. To change a past state, "

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pipeline.errors import IncidentIQError
 from pipeline.services import ReviewService
-from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL
+from pipeline.state import EVIDENCE_HEAD, EVIDENCE_TAIL, counted
 from workbench import session
 from workbench.audit_words import (REFUSED_WORDS, changes_words, note_words, setting_words, step_words, steps_in_text,
                                    steps_words)
@@ -24,10 +24,6 @@ def pick_key(incident_id: str) -> str:
 
 def _when(value) -> str:
     return str(value or "?")[:19].replace("T", " ")
-
-
-def _events(count) -> str:
-    return f"{count} event" if count == 1 else f"{count} events"
 
 
 def reason_words(plan: dict) -> str:
@@ -52,7 +48,7 @@ def evidence_text(plan: dict) -> str:
         return (f"Evidence: all {now.get('events')} events the incident has, up to {_when(then.get('newest_event_at'))} "
                 f"UTC; the analysis quotes a sample of {then.get('events')} (the first {EVIDENCE_HEAD} and the latest "
                 f"{EVIDENCE_TAIL}): nothing newer.")
-    text = (f"Evidence: {_events(then.get('events'))} up to {_when(then.get('newest_event_at'))} UTC (as at this "
+    text = (f"Evidence: {counted(then.get('events') or 0, 'event')} up to {_when(then.get('newest_event_at'))} UTC (as at this "
             f"checkpoint); the incident now has {now.get('events')}")
     if basis.get("newer_evidence"):
         return text + f", {basis.get('newer_events')} of them newer: the branch will not see those."
@@ -199,7 +195,7 @@ def done_words(who: str, ask: dict, doc: dict) -> str:
         text += f", setting {setting_words(ask['edits'])}"
     what = "a re-run on the current branch" if ask.get("kind") == "rerun" else "a new branch"
     if ask.get("with_current_evidence"):
-        what += f" on the current evidence ({_events(doc.get('event_count'))})"
+        what += f" on the current evidence ({counted(doc.get('event_count') or 0, 'event')})"
     return f"{text}: {what}, now {status_words(doc['status'], doc.get('fix') or doc.get('proposal'))}."
 
 
@@ -246,7 +242,7 @@ def time_travel(review: ReviewService, incident_id: str, checkpoint_id: str, nam
                            on_click=_confirmed, args=(review,))
             basis = plan.get("evidence") or {}
             if ask["action"] == "replay" and basis.get("newer_evidence"):
-                buttons.button(f"Replay with current evidence ({basis['now']['events']} events)",
+                buttons.button(f"Replay with current evidence ({counted(basis['now']['events'], 'event')})",
                                key="incident_confirm_current", on_click=_current_evidence, args=(review,))
             buttons.button("Cancel", key="incident_confirm_no", on_click=_cancel)
         return

@@ -18,7 +18,8 @@ from pipeline.analyst.findings import first
 from pipeline.analyst.quotes import line_template
 from pipeline.analyst.specifics import statement_of
 from pipeline.ingest.readable import readable_line
-from pipeline.state import ErrorDoc, Finding, LogEvent, Quote, names_service, service_or_writer, source_of
+from pipeline.knowledge.index import signature_words
+from pipeline.state import ErrorDoc, Finding, LogEvent, Quote, counted, names_service, service_or_writer, source_of
 
 EXAMPLES = 3  # lines per pattern, as Grafana Sift shows
 MAX_PATTERNS = 5
@@ -233,7 +234,7 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
         statement = (f"The first {'error ' if _problem(earliest) else ''}pattern, \"{_line(start)[:120]}\" "
                      f"({_tag(start.service)}, "
                      f"{start.time.isoformat(timespec='seconds')}), started it"
-                     + (f"; the {_count(len(later), 'later pattern')} {'follows' if len(later) == 1 else 'follow'} from it."
+                     + (f"; the {counted(len(later), 'later pattern')} {'follows' if len(later) == 1 else 'follow'} from it."
                         if later else "."))
         out.append(Hypothesis(
             statement=statement, event_ids=_ids(earliest.examples),
@@ -261,7 +262,7 @@ def _hypotheses(events: list[LogEvent], problems: list[Pattern], earliest: Patte
                       f"signatures is in the events.",
             event_ids=_ids(near[:5]),
             confirm="a wider log window shows one of that doc's signatures"
-                    + (f" ({'; '.join(doc.signatures[:2])})" if doc.signatures else ""),
+                    + (f" ({'; '.join(signature_words(s) for s in doc.signatures[:2])})" if doc.signatures else ""),
             refute="a wider window shows none of them"))
     return out
 
@@ -323,7 +324,7 @@ def root_cause(report: Report) -> str:
     risen = [p for p in report.patterns if p.rose]
     against = ""
     if report.baseline:
-        against = (f" Against the {_count(report.baseline, 'stored line')} of the {_count(report.baseline_minutes, 'minute')} before: "
+        against = (f" Against the {counted(report.baseline, 'stored line')} of the {counted(report.baseline_minutes, 'minute')} before: "
                    + "; ".join([*(f"new in this source: \"{_said_as(p)[:100]}\" (×{p.count})" for p in new[:2]),
                                 *(f"rose from {p.before} to {p.count}: \"{_said_as(p)[:100]}\"" for p in risen[:2])]
                                or ["no pattern is new and none rose"]) + ".")
@@ -334,18 +335,12 @@ def root_cause(report: Report) -> str:
         if most is not None and most is not report.first and most.count > 1 else ""
     if report.last is not None and (most is None or _line(report.last) != _said_as(most)):
         often += f"; the last, \"{_line(report.last)[:120]}\", at {report.last.time.isoformat(timespec='seconds')}"
-    return (f"{head} {_count(report.total, 'event')} in {_count(report.pattern_count, 'pattern')}"
+    return (f"{head} {counted(report.total, 'event')} in {counted(report.pattern_count, 'pattern')}"
             + (f", {report.problem_count} of them errors or warnings" if report.problem_count
                else ", none of them an error or a warning")
             + f"; the first, \"{_line(start)[:120]}\", came from {source_of(start.service)} at "
             f"{start.time.isoformat(timespec='seconds')}{often}. Services: {_services(report.services) or '-'}"
             + (f"; hosts: {', '.join(report.hosts[:5])}." if report.hosts else ".") + against)
-
-
-def _count(n: float, noun: str) -> str:
-    """`n noun` said as a sentence says it: "1 event", "3 events", "1.5 minutes"."""
-    said = f"{n:g}" if isinstance(n, float) else str(n)  # a float's minutes as written (1.7, 2), a count whole
-    return f"{said} {noun}" + ("" if n == 1 else "s")
 
 
 def notes(report: Report) -> list[str]:
@@ -354,7 +349,7 @@ def notes(report: Report) -> list[str]:
            + (("; new in this source" if p.new else f"; {p.before} in the previous window") if report.baseline else "")
            + f"): {_said_as(p)[:160]}" for p in report.patterns if p.first_event is not None]
     for n, h in enumerate(report.hypotheses, 1):
-        out.append(f"hypothesis {n}: {h.statement} Rests on {h.rests_on or _count(len(h.event_ids), 'line')}. Confirmed if "
+        out.append(f"hypothesis {n}: {h.statement} Rests on {h.rests_on or counted(len(h.event_ids), 'line')}. Confirmed if "
                    f"{h.confirm}; refuted if {h.refute}.")
     return out
 

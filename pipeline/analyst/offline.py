@@ -22,10 +22,16 @@ from pipeline.analyst.operational import operational_cause
 from pipeline.analyst.technology import ANALOGY_CONFIDENCE, by_analogy
 from pipeline.analyst.reading import Reading, not_code_defect, read_requests, without_sentences
 from pipeline.analyst.requested import requested_steps
-from pipeline.knowledge.index import Doc, KnowledgeBase
+from pipeline.knowledge.index import Doc, KnowledgeBase, signature_words
 from pipeline.analyst.cause_doc import cause_doc, doc_for
 from pipeline.knowledge.retrieval import event_text, evidence_text, signature_matches
-from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, service_or_writer
+from pipeline.state import CATEGORIES, RCA, Finding, IncidentState, LogEvent, Quote, Recommendation, counted, service_or_writer
+
+
+def _said(signatures, text: str) -> str:
+    """Matched signatures in a note, as the reviewer reads them: what each matched in the evidence, never a
+    regex (signature_words), each said once."""
+    return "; ".join(dict.fromkeys(signature_words(s, text) for s in signatures))
 
 
 @dataclass(frozen=True)
@@ -211,7 +217,7 @@ class OfflineAnalyst:
                 carrying = _carrying_any(state, top)
         confidence = calibrated_confidence(top.score, runner_up.score if runner_up and not (behind or guessed) else 0.0,
                                            coverage=_error_coverage(state.evidence, carrying))
-        notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({len(top.matched)} signatures found)"]
+        notes = [f"matches doc {top.doc.doc_id}: {top.doc.title} ({counted(len(top.matched), 'signature')} found)"]
         decisive = top.worded or any(found and _problem(e) for e, found in zip(state.evidence, carrying))
         if earlier is not None:
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
@@ -249,7 +255,7 @@ class OfflineAnalyst:
             # a cause named by its ideas in a problem line before the top's first (a server's worker limit
             # reached, then its callers' timeouts): the top may be its symptom
             confidence = min(confidence, UNDECIDED_CONFIDENCE)
-            notes.append(f"{cause.category} ({cause.matched[0]}) is said in a problem line before {top.category}'s "
+            notes.append(f"{cause.category} ({signature_words(cause.matched[0], text)}) is said in a problem line before {top.category}'s "
                          f"first: {top.category} may be its symptom, so confidence stays at most "
                          f"{UNDECIDED_CONFIDENCE}; to decide, check whether {top.category} stops once "
                          f"{cause.category} is resolved")
@@ -354,7 +360,7 @@ class OfflineAnalyst:
         # a category the evidence supports less well than another is taken at no margin, and said so
         runner_up = min(others[0].score, own.score) if others else 0.0
         confidence = calibrated_confidence(own.score, runner_up, coverage=self._coverage(state, own))
-        basis = f"doc {own.doc.doc_id}'s signatures in the events ({'; '.join(own.matched[:2])})"
+        basis = f"doc {own.doc.doc_id}'s signatures in the events ({_said(own.matched[:2], text)})"
         if others and others[0].score > own.score:
             basis += (f", though the evidence supports {others[0].category} better "
                       f"({others[0].score:.1f} against {own.score:.1f})")
@@ -473,7 +479,7 @@ class OfflineAnalyst:
                 if by else rca
         top = supports[0] if supports else None
         says = answers.resting_on(state.evidence, top)
-        against = (f"the evidence supports {top.category} instead ({top.doc.doc_id}: {'; '.join(top.matched[:2])})"
+        against = (f"the evidence supports {top.category} instead (doc {top.doc.doc_id}: {_said(top.matched[:2], text)})"
                    if top else "no curated signature is in the evidence")
         note = (f"category {category} {how}; no signature of its docs is in the evidence ({against}), "
                 f"so confidence stays at most {REQUESTED_UNSUPPORTED_CONFIDENCE}")

@@ -8,7 +8,7 @@ import re
 from pipeline.analyst.findings import event_texts, first
 from pipeline.ingest.readable import readable_line
 from pipeline.knowledge.index import Doc
-from pipeline.state import Finding, LogEvent, Quote
+from pipeline.state import Finding, LogEvent, Quote, counted
 
 MAX_QUOTES = 4
 QUOTE_CHARS = 400
@@ -109,7 +109,7 @@ def _is_frame(line: str) -> bool:
 
 def quote_text(quote: Quote, total: int) -> str:
     """A quote as one evidence line: the log line, and how many events carry it."""
-    return f"{quote.text}  (in {quote.count} of {total} events)"
+    return f"{quote.text}  (in {quote.count} of {counted(total, 'event')})"
 
 
 def _code(value: str | None) -> str:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from pipeline.analyst.findings import _HINT_BEFORE, _SOURCE_FILE, _in_hint, served_or_client
 from pipeline.ingest.readable import readable_line
-from pipeline.state import Finding, FindingKind, LogEvent, Span, source_of
+from pipeline.state import Finding, FindingKind, LogEvent, Span, counted, source_of
 
 STATEMENT_CHARS = 300  # of one quoted statement: enough for an exception and its message
 MAX_STATEMENTS = 2  # plus the deepest cause
@@ -620,7 +620,7 @@ def sentence(errors: list[Finding], others: list[Finding], events: list[LogEvent
             parts.append(f"The deepest cause in the trace: `{readable_line(finding.value)}`.")
         else:
             parts.append(f"The events say: `{' '.join(readable_line(finding.value).split())}` "
-                         f"(in {len(finding.event_ids)} of {total} events).")
+                         f"(in {len(finding.event_ids)} of {counted(total, 'event')}).")
     named = [f"{f.kind} `{f.value}`" for f in others]
     if named:
         parts.append(f"They name {', '.join(named)}.")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pipeline.backtest.human import APPROVED, OUTCOME_WORDS, OUTCOMES
 from pipeline.backtest.pairwise import identical_ids, tally
 from pipeline.engine import Engine
-from pipeline.state import grade
+from pipeline.state import counted, grade
 from pipeline.store import backtests, judgments
 
 
@@ -148,9 +148,9 @@ def report_text(rep: dict) -> str:
                   f"category {len(corr['same_mistake'])}, names a third {len(corr['worse'])}"]
     pw = rep["pairwise"]
     if pw["judgments"] or pw["identical"]:
-        lines += ["", f"pairwise review: {pw['judgments']} judgments of {pw['incidents']} incidents; candidate "
+        lines += ["", f"pairwise review: {counted(pw['judgments'], 'judgment')} of {counted(pw['incidents'], 'incident')}; candidate "
                       f"preferred {pw['candidate_preferred']}, live preferred {pw['live_preferred']}, equal "
-                      f"{pw['equal']}; right category named {pw['corrections']}; {pw['identical']} incidents "
+                      f"{pw['equal']}; right category named {pw['corrections']}; {counted(pw['identical'], 'incident')} "
                       "with identical answers (equal, not for judging)"]
     for key, title in (("disagreements", "Disagreements with the reviewers"),
                        ("changes", "Other changes from the live analysis")):

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 from pipeline.cli import emit, path_arg, terminal
 from pipeline.cli.identity import identity_args
+from pipeline.state import counted
 
 _SINCE = re.compile(r"^(\d+(?:\.\d+)?)([dhm])$")
 _UNITS = {"d": "days", "h": "hours", "m": "minutes"}
@@ -144,7 +145,7 @@ def _pairwise(engine, args) -> int:
         rep = report_of_judgments(engine, args.judgments)
         emit(args, rep, lambda r: "\n".join(
             [f"candidate preferred {r['candidate_preferred']}, live preferred {r['live_preferred']}, "
-             f"equal {r['equal']} ({r['judgments']} judgments of {r['incidents']} incidents)"]
+             f"equal {r['equal']} ({counted(r['judgments'], 'judgment')} of {counted(r['incidents'], 'incident')})"]
             + [f"  {j['incident_id']}  {j['reviewer']}: {j['preferred']}"
                + (f", right category {j['correction']}" if j["correction"] else "") + f" — {j['reason']}"
                for j in r["rows"]]))
@@ -163,7 +164,8 @@ def _pairs_text(rows: list[dict], identical: int) -> str:
              + (f"  judged by {', '.join(r['judged_by'])}" if r["judged_by"] else "") for r in rows]
     lines = lines or ["no incident of this backtest has two different answers to judge"]
     if identical:
-        lines.append(f"{identical} incidents with identical answers are not listed (equal, nothing to judge)")
+        lines.append(f"{counted(identical, 'incident')} with identical answers {'is' if identical == 1 else 'are'} not listed "
+                     "(equal, nothing to judge)")
     return "\n".join(lines)
 
 

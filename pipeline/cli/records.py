@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env, path_arg, records_from_env
 from pipeline.cli.progress import INDEX_BAR, count_lines, progress_bar, progress_shown
-from pipeline.state import STATUS_ALIASES, STATUSES, readable_title, status_named
+from pipeline.state import STATUS_ALIASES, STATUSES, counted, readable_title, status_named
 
 
 def register(sub) -> None:
@@ -112,7 +112,7 @@ def _doc_hints(doc_id: str) -> list:
 
 
 def _show_text(d) -> str:
-    lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({d['event_count']} events)",
+    lines = [f"{d['incident_id']}  {d['status']}  {d['severity']}  {d['service']}  ({counted(d['event_count'], 'event')})",
              f"  {readable_title(d['title'])}"]  # "Column … not found": the miner's <STR> is not a word
     if d.get("events_since_analysis"):
         lines.append(f"  {d['events_since_analysis']} events arrived since the analysis")
@@ -127,7 +127,7 @@ def _show_text(d) -> str:
         lines.append(f"  {d['rca']['root_cause']}")
         if d["rca"].get("findings"):
             lines.append("Findings:")
-            lines += [f"  {f['kind']}: {f['value']}  ({len(f['event_ids'])} events"
+            lines += [f"  {f['kind']}: {f['value']}  ({counted(len(f['event_ids']), 'event')}"
                       + (", named by a reviewer" if f.get("source") == "reviewer" else "") + ")"
                       for f in d["rca"]["findings"]]
         lines.append("Evidence:")

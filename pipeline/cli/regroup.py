@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pipeline.cli import emit, engine_from_env
 from pipeline.cli.identity import acting, identity_args
+from pipeline.state import counted
 
 
 def register(sub) -> None:
@@ -45,7 +46,7 @@ def _service():
 
 
 def _state(doc) -> str:
-    line = f"{doc['incident_id']}: {doc['status']} ({doc['event_count']} events)"
+    line = f"{doc['incident_id']}: {doc['status']} ({counted(doc['event_count'], 'event')})"
     if doc.get("pending"):
         line += f" (pending interrupt {doc['pending']['interrupt_id']})"
     if doc.get("link"):

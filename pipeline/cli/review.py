@@ -7,6 +7,7 @@ local operator `cli:<os user>`, optionally `--as` a named person (`--reviewer` i
 from __future__ import annotations
 
 from pipeline.review.audit import FORMATS
+from pipeline.state import counted
 from pipeline.cli import emit, engine_from_env, parse_set, terminal
 from pipeline.cli.identity import acting, identity_args
 
@@ -123,7 +124,7 @@ def cmd_revise(args) -> int:
     with acting(service, args, "revise") as actor:
         doc = service.revise(args.incident_id, actor=actor, feedback=args.feedback,
                              expect_interrupt=args.expect_interrupt)
-    emit(args, doc, lambda d: _outcome_text(d) + f"; {d['revisions_left']} revision(s) left")
+    emit(args, doc, lambda d: _outcome_text(d) + f"; {counted(d['revisions_left'], 'revision')} left")
     return 0
 
 

@@ -27,7 +27,7 @@ from pipeline.analyst.operational import KINDS, operational_cause
 from pipeline.knowledge.index import KnowledgeBase
 from pipeline.store.records import Records
 from pipeline.state import (MAX_REVISIONS, ApprovalDecision, FixProposal, IncidentState, LogEvent, NodeEvent, Revision,
-                           window_excerpt)
+                           counted, window_excerpt)
 
 WINDOW_BEFORE = timedelta(minutes=5)
 WINDOW_AFTER = timedelta(minutes=2)
@@ -71,7 +71,7 @@ def retrieval(state: IncidentState, runtime: Runtime[Deps]) -> dict[str, Any]:
     lead = leading_warning(runtime.context.records, state.incident_id)
     if lead is not None and lead.event_id not in {e.event_id for e in [*state.evidence, *window]}:
         window = sorted([lead, *window], key=lambda e: e.time)
-    return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{len(window)} events in window")]}
+    return {"log_window": window, "events": [NodeEvent(node="retrieval", detail=f"{counted(len(window), 'event')} in window")]}
 
 
 def leading_warning(records: Records, incident_id: str) -> LogEvent | None:

@@ -96,6 +96,36 @@ def _pattern(signature: str) -> re.Pattern | None:
     return re.compile(signature[3:], re.I) if signature.startswith("re:") else None
 
 
+SAID_CHARS = 80
+# a regex's syntax, said as the words it stands for: flags and anchors dropped, any run of characters
+# (a class, \d+, .*) as "…", a group's alternatives as "a/b", escapes as the character
+_REGEX_SYNTAX = ((re.compile(r"\(\?[a-zA-Z]+\)|\(\?[:=!]|\\[bBAZ]|[\^$]"), ""),
+                 (re.compile(r"(?:\[(?:\\.|[^\]])*\]|\\[dDwWsS]|\.)(?:[+*?]|\{\d*,?\d*\})?\??"), "…"),
+                 (re.compile(r"\{\d*,?\d*\}|(?<!\\)[?*+]"), ""),
+                 (re.compile(r"(?<!\\)\|"), "/"),
+                 (re.compile(r"(?<!\\)[()]"), ""),
+                 (re.compile(r"\\(.)"), r"\1"),
+                 (re.compile(r"…(?:\s*…)+"), "…"))
+
+
+def signature_words(signature: str, text: str = "") -> str:
+    """A doc's signature as a reviewer reads it: a literal one as written; a regex (`re:`) by the words it
+    matched in `text` (the evidence it was found in: "could not connect to server: Connection refused"),
+    else by its literal words with `…` where it takes any characters ("dial tcp …: connect: connection
+    refused"); never the pattern's syntax."""
+    pattern = _pattern(signature)
+    if pattern is None:
+        return signature
+    found = pattern.search(text or "")
+    if found is not None and found.group(0).strip():
+        said = " ".join(found.group(0).split())
+        return said if len(said) <= SAID_CHARS else said[:SAID_CHARS - 1].rstrip() + "…"
+    said = signature[3:]
+    for syntax, words in _REGEX_SYNTAX:
+        said = syntax.sub(words, said)
+    return " ".join(said.split()) or "a pattern of the doc"
+
+
 def parse_doc(path: Path) -> Doc:
     """Parse one markdown doc with YAML front matter; a clear UsageError when malformed."""
     text = path.read_text(encoding="utf-8")

@@ -18,6 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from pipeline.engine import Engine
 from pipeline.errors import CheckpointNotFound
+from pipeline.state import counted
 from pipeline.store import checkpoints, regrouping, retention
 from pipeline.engine.graph import NODE_NAMES, IncidentGraph, thread_config
 
@@ -446,13 +447,13 @@ def rerun_plan(engine: Engine, incident_id: str, snap: StateSnapshot, line: Line
                           "without a new approval")
     if basis["moved_out"]:
         plan["warnings"].append(
-            f"{basis['moved_out']} of this checkpoint's {basis['at_checkpoint']['events']} events now belong to "
+            f"{basis['moved_out']} of this checkpoint's {counted(basis['at_checkpoint']['events'], 'event')} now belong to "
             f"{', '.join(basis['moved_to'])} (split or merged since): the branch "
             + ("leaves them out of its evidence" if edits else "is analysed again without them"))
     if basis["newer_evidence"] and not with_current_evidence:
         plan["warnings"].append(
-            f"this checkpoint's analysis rests on {basis['at_checkpoint']['events']} events up to "
-            f"{basis['at_checkpoint']['newest_event_at']}; the incident has {basis['newer_events']} newer events "
+            f"this checkpoint's analysis rests on {counted(basis['at_checkpoint']['events'], 'event')} up to "
+            f"{basis['at_checkpoint']['newest_event_at']}; the incident has {counted(basis['newer_events'], 'newer event')} "
             f"({basis['now']['events']} in all): the branch will not see them unless replayed with the current evidence")
     if fork_effect == "keeps_recommendation":
         plan["warnings"].append("the edit sets both the analysis and the recommendation: recommend does not re-run, "
