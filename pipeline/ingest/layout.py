@@ -726,8 +726,8 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             elif shape.endswith(EXTRA):  # the bracket's other words are a column of their own
                 parts.append(rf"[\[(](?P<time>{time_re}):?\s+(?P<f{n}x>[^\])]*)[\])]:?")
 
-            else:
-                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+            else:  # a comma, colon or semicolon may close the time (`Fri May 05 08:46:44.257 2017; Created.`)
+                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:;]?")
         elif role == "prefix":
             # at most the leading columns a time is looked for among (a stamp quoted deep in a message
             # is not the header's)
