@@ -323,6 +323,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
+    # a Windows FILETIME (LDAP's and Active Directory's `lastLogon`, `pwdLastSet`: 100-ns ticks since
+    # 1601-01-01 UTC) as eighteen digits, 2000-01 to 2033-05: no epoch unit writes these numbers in
+    # those years (nanoseconds of 1974-1976), so they are no other time
+    TimeShape("filetime", r"(?P<filetime>1(?:2[6-9]|3[0-6])[0-9]{15})", 5),
     # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits
     # (the `@` left out once the label is cut from its line, as logstash's date filter reads it too),
     # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
@@ -350,6 +354,7 @@ def spaced(regex: str) -> str:
 SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
+_FILETIME_UNIX = 116_444_736_000_000_000  # the FILETIME of the Unix epoch (1601 to 1970 in 100-ns ticks)
 _TAI64_UNIX = 2**62 + 10  # the TAI64 label of the Unix epoch's second (libtai's tai_unix)
 
 
@@ -360,6 +365,9 @@ g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
     try:
         if g.get("epoch"):
             return from_epoch(_number(g["epoch"]))
+        if g.get("filetime"):
+            ticks = int(g["filetime"]) - _FILETIME_UNIX
+            return datetime.fromtimestamp(ticks // 10_000_000, tz=timezone.utc).replace(microsecond=ticks % 10_000_000 // 10)
         if g.get("tai"):
             second = datetime.fromtimestamp(int(g["tai"], 16) - _TAI64_UNIX, tz=timezone.utc)
             return second.replace(microsecond=int(g["tain"], 16) // 1000)

@@ -1,0 +1,39 @@
+"""Session 59's readings of layouts nobody here has written (issue 34), each with a near miss that
+must not be read so: a time closed by a semicolon; a Windows FILETIME opening the line."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from pipeline.ingest.timestamps import read_any_time
+from tests.support import read_lines, utc
+
+
+def test_a_time_closed_by_a_semicolon_is_the_records_time(tmp_path):
+    # date(1)'s order with a fraction, the message after `; ` (tailviewer's weekday-first fixture)
+    events = read_lines(tmp_path, ["Fri May 05 08:46:44.257 2017; Created.", "Fri May 05 08:46:45.001 2017; Opened."])
+    assert [e.time for e in events] == [utc(2017, 5, 5, 8, 46, 44, 257000), utc(2017, 5, 5, 8, 46, 45, 1000)]
+    assert [e.message for e in events] == ["Created.", "Opened."]
+    assert all("time_inferred" not in e.fields for e in events)
+
+
+def test_a_semicolon_inside_a_word_after_a_year_is_no_time(tmp_path):
+    # the year must close its column: `2017x;` is no year, the line no record of that time
+    events = read_lines(tmp_path, ["Fri May 05 08:46:44.257 2017x; Created."])
+    assert events[0].time != utc(2017, 5, 5, 8, 46, 44, 257000)
+
+
+def test_a_windows_filetime_opening_lines_is_their_time(tmp_path):
+    # LDAP's and Active Directory's 100-ns ticks since 1601 (gravwell's timegrinder reads them)
+    events = read_lines(tmp_path, ["132862922580000000 ldap lastLogon alice",
+                                   "131562761990000000 ldap pwdLastSet bob"])
+    assert [e.time for e in events] == [utc(2022, 1, 10, 12, 44, 18), utc(2017, 11, 27, 17, 9, 59)]
+    assert events[0].message == "ldap lastLogon alice"
+    assert read_any_time("132862922580000001") == datetime(2022, 1, 10, 12, 44, 18, 0, tzinfo=timezone.utc)
+
+
+def test_eighteen_digits_outside_filetimes_years_are_no_time():
+    # ticks of 1999 or 2034, and epoch nanoseconds' own 18 digits, are not read as a FILETIME
+    assert read_any_time("125000000000000000") is None  # 1997 in ticks
+    assert read_any_time("137000000000000000") is None  # 2035 in ticks
+    assert read_any_time("13286292258000000") is None  # seventeen digits
+    assert read_any_time("960000000000000000") == datetime(2000, 6, 3, 2, 40, tzinfo=timezone.utc)  # epoch ns
