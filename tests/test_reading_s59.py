@@ -37,3 +37,24 @@ def test_eighteen_digits_outside_filetimes_years_are_no_time():
     assert read_any_time("137000000000000000") is None  # 2035 in ticks
     assert read_any_time("13286292258000000") is None  # seventeen digits
     assert read_any_time("960000000000000000") == datetime(2000, 6, 3, 2, 40, tzinfo=timezone.utc)  # epoch ns
+
+
+ZEEK = "CQsz7E4Wiy30uCtBR3 199.58.81.140 37358 198.46.205.70 9998 data_before_established\t- F bro"
+
+
+def test_an_indented_line_opening_with_the_sources_epoch_stamp_is_a_record(tmp_path):
+    # Zeek/Bro lines whose first column is epoch seconds with a fraction, one printed after blanks
+    events = read_lines(tmp_path, [f"1511802599.453396 {ZEEK}", f" 1511802600.100000 {ZEEK}",
+                                   f"\t   1511802601.250000 {ZEEK}"])
+    assert [e.time for e in events] == [utc(2017, 11, 27, 17, 9, 59, 453396), utc(2017, 11, 27, 17, 10, 0, 100000),
+                                        utc(2017, 11, 27, 17, 10, 1, 250000)]
+    assert all("time_inferred" not in e.fields for e in events)
+
+
+def test_an_indented_number_under_a_dated_record_continues_it(tmp_path):
+    # a count, or an epoch in a source whose header is no epoch, is a detail line of the record before
+    events = read_lines(tmp_path, ["2024-03-01 10:00:00,000 ERROR app - batch failed, ids:",
+                                   "    1511802600.100000 rows skipped",
+                                   "    1511802600 rows read",
+                                   "2024-03-01 10:00:01,000 INFO app - next"])
+    assert len(events) == 2 and "rows skipped" in events[0].stack and "rows read" in events[0].stack

@@ -48,7 +48,7 @@ from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, m
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.companion_lines import label_counts
-from pipeline.ingest.multiline import looks_timed
+from pipeline.ingest.multiline import looks_timed, opens_with_stamp
 from pipeline.ingest import named_blocks, prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
@@ -467,7 +467,7 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
-        if text[:1] in " \t" and leading_time(text.lstrip(" \t")[:64]) is not None:
+        if text[:1] in " \t" and opens_with_stamp(text.lstrip(" \t")):
             text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
 
 
