@@ -58,3 +58,22 @@ def test_an_indented_number_under_a_dated_record_continues_it(tmp_path):
                                    "    1511802600 rows read",
                                    "2024-03-01 10:00:01,000 INFO app - next"])
     assert len(events) == 2 and "rows skipped" in events[0].stack and "rows read" in events[0].stack
+
+
+def test_a_word_after_an_iso_time_with_no_syslog_tag_is_the_message_not_a_host(tmp_path):
+    # a console's lines stamped with an ISO time (.NET Aspire's console logs): no `tag:` follows
+    # the first word, so nothing says it is a host
+    events = read_lines(tmp_path, ["2024-08-19T06:10:01.000Z Hello world 2", "2024-08-19T06:10:02.000Z Hello world 3"])
+    assert [e.message for e in events] == ["Hello world 2", "Hello world 3"]
+    assert [e.host for e in events] == [None, None]
+    assert events[0].time == utc(2024, 8, 19, 6, 10, 1)
+
+
+def test_rsyslogs_iso_lines_with_a_tag_keep_their_host_and_program(tmp_path):
+    events = read_lines(tmp_path, ["2024-08-19T06:10:01.000Z web-1 sshd[42]: Accepted publickey for alice",
+                                   "2024-08-19T06:10:02.000Z web-1 CRON[43]: (root) CMD (run-parts)"])
+    assert [(e.host, e.service, e.message) for e in events] == [
+        ("web-1", "sshd", "Accepted publickey for alice"), ("web-1", "CRON", "(root) CMD (run-parts)")]
+    # the classic stamp keeps its host without a tag (`Mar  7 04:02:16 avas some text`), as before
+    bsd = read_lines(tmp_path, ["Mar  7 04:02:16 avas last message repeated 2 times"])
+    assert bsd[0].host == "avas"

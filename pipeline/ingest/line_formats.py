@@ -326,7 +326,7 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
                rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ |{_LEVEL_KEY}[=:]|{_ZONE_WORD} )(?P<host>[\w.:-]+)"
                r"(?: +(?:(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-9a-fA-F]*) +)?(?:-- )?"
-               r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
+               r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?(iso)(?(tag)|(?!)))(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"), ("address", "addr"))),
     # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
