@@ -77,3 +77,36 @@ def test_rsyslogs_iso_lines_with_a_tag_keep_their_host_and_program(tmp_path):
     # the classic stamp keeps its host without a tag (`Mar  7 04:02:16 avas some text`), as before
     bsd = read_lines(tmp_path, ["Mar  7 04:02:16 avas last message repeated 2 times"])
     assert bsd[0].host == "avas"
+
+
+def test_a_date_of_numbers_either_order_reads_is_read_nearest_the_sources_plain_dates(tmp_path):
+    # a mixed file (robotframework's log-line parser): its ISO and month-named dates say July 2, so
+    # `02-07-2025` is July 2, as a person reading the file would take it
+    events = read_lines(tmp_path, ["[2025-07-02 13:45:01,234] INFO     main.api     Starting up",
+                                   '[02/Jul/2025:13:45:04 +0000] "GET /health HTTP/1.1" 200 42',
+                                   "2025-07-02 13:45:05 ERROR    user.auth         Invalid login",
+                                   "02-07-2025 13:45:10 ERROR    http.client       Timeout while contacting"])
+    assert events[3].time == utc(2025, 7, 2, 13, 45, 10)
+    assert events[3].message == "Timeout while contacting"
+
+
+def test_the_same_numbers_among_dates_of_another_month_are_read_month_first(tmp_path):
+    # the evidence decides, not a habit: among lines of 2025-02-07, `02-07-2025` is February 7
+    events = read_lines(tmp_path, ["[2025-02-07 13:45:01,234] INFO     main.api     Starting up",
+                                   "2025-02-07 13:45:05 ERROR    user.auth         Invalid login",
+                                   "02-07-2025 13:45:10 ERROR    http.client       Timeout while contacting"])
+    assert events[2].time == utc(2025, 2, 7, 13, 45, 10)
+
+
+def test_the_order_of_slashed_and_dashed_dates_is_decided_apart_and_only_on_evidence():
+    from datetime import date
+
+    from pipeline.ingest.date_order import decide, sample_order
+
+    lines = ["nginx 2022/01/10 12:44:18", "10/01/2022 12:44:04,12345", "1-10-2022 12:44:04.12345"]
+    assert sample_order(lines) == "dmy" and sample_order(lines, "-") == "mdy"
+    # without a date written plainly, a date both orders read stays undecided (as before)
+    assert sample_order(["10/01/2022 12:44:04 a", "11/02/2022 12:44:04 b"]) is None
+    # a number over 12 still decides before any nearness does
+    assert decide([("13", "01", "2022")], [date(2022, 1, 1)]) == "dmy"
+    assert decide([("01", "13", "2022")], [date(2022, 12, 31)]) == "mdy"

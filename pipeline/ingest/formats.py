@@ -226,10 +226,12 @@ class SourceParser:
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
         order = date_order.sample_order(lines + more)
+        dashed = date_order.sample_order(lines + more, "-")
         self.label_counts = label_counts(lines + more)  # which slot words open records (companion lines)
-        if order != self.options.date_order:
-            # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads
-            self.options = replace(self.options, date_order=order)
+        if order != self.options.date_order or dashed != self.options.dash_order:
+            # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads;
+            # and of its dashed ones (`02-07-2025`), each apart: a writer may use both in two orders
+            self.options = replace(self.options, date_order=order, dash_order=dashed)
         if self._learn_columns(lines):
             return "w3c"
         if named_blocks.learn(lines):

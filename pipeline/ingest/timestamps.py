@@ -84,6 +84,8 @@ class TimeRules:
     # the order the source writes a slashed date of numbers in (`dmy`, `mdy`, `ymd`), learnt from its
     # sample (pipeline/ingest/date_order.py); None: each date as its spelling reads it
     date_order: str | None = None
+    # the same for a date of numbers cut by dashes with a four-digit year (`02-07-2025`)
+    dash_order: str | None = None
 
 
 UTC_RULES = TimeRules()
