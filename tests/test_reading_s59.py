@@ -110,3 +110,16 @@ def test_the_order_of_slashed_and_dashed_dates_is_decided_apart_and_only_on_evid
     # a number over 12 still decides before any nearness does
     assert decide([("13", "01", "2022")], [date(2022, 1, 1)]) == "dmy"
     assert decide([("01", "13", "2022")], [date(2022, 12, 31)]) == "mdy"
+
+
+def test_a_logcat_long_header_padded_wider_is_still_a_header(tmp_path):
+    events = read_lines(tmp_path, ["[     1517266949.472     5755:601     I/Tag     ]", "started", "",
+                                   "[ 1517266950.001 5755:601 E/Tag ]", "failed"])
+    assert [(e.time, e.level, e.service, e.message) for e in events] == [
+        (utc(2018, 1, 29, 23, 2, 29, 472000), "INFO", "Tag", "started"),
+        (utc(2018, 1, 29, 23, 2, 30, 1000), "ERROR", "Tag", "failed")]
+
+
+def test_a_bracketed_line_with_a_padded_word_that_is_no_priority_is_no_logcat_header(tmp_path):
+    events = read_lines(tmp_path, ["[     1517266949.472     5755:601     Info/Tag     ]"])
+    assert events[0].level != "INFO" or events[0].service != "Tag"

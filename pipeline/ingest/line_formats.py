@@ -255,7 +255,8 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # `long`: the header alone in brackets, the message on the lines below it, a blank line after
     # (`[ 11-28 10:00:00.123  123:  456 E/Tag ]`)
     # (ddmlib writes the thread in hex, `495:0x1ef`, and a fraction of four digits)
-    LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>0x[0-9a-f]+|\d+) "
+    # (the columns padded wider by other readers' writers: `[     1517266949.472     5755:601     I/Tag     ]`)
+    LineLayout("logcat", rf"^\[ +{_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>0x[0-9a-f]+|\d+) +"
                rf"{_LOGCAT_TAG} *\]$", needs="[ ",
                level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
     # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
