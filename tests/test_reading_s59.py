@@ -123,3 +123,18 @@ def test_a_logcat_long_header_padded_wider_is_still_a_header(tmp_path):
 def test_a_bracketed_line_with_a_padded_word_that_is_no_priority_is_no_logcat_header(tmp_path):
     events = read_lines(tmp_path, ["[     1517266949.472     5755:601     Info/Tag     ]"])
     assert events[0].level != "INFO" or events[0].service != "Tag"
+
+
+def test_javascripts_date_string_is_read_with_its_gmt_offset(tmp_path):
+    # Node's and browsers' `String(new Date())`: the year before the clock, the offset after `GMT`
+    events = read_lines(tmp_path, [
+        "Thu Nov 24 2016 12:00:00 GMT+0100 (Central European Standard Time) INFO job started",
+        "Thu Nov 24 2016 12:00:05 GMT+0100 (Central European Standard Time) ERROR job failed"])
+    assert [e.time for e in events] == [utc(2016, 11, 24, 11, 0, 0), utc(2016, 11, 24, 11, 0, 5)]
+    assert [e.message for e in events] == ["job started", "job failed"] and events[1].level == "ERROR"
+
+
+def test_a_year_before_a_clock_without_gmts_offset_is_read_as_before(tmp_path):
+    # no `GMT±hhmm`: the source's zone, the word after the clock the message's
+    events = read_lines(tmp_path, ["Thu Nov 24 2016 12:00:00 GMTX job started"])
+    assert events[0].time == utc(2016, 11, 24, 12, 0, 0)

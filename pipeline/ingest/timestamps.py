@@ -296,6 +296,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # (`Mon Jan  2 15:04:05 MST 2006`, `Mon Jan 02 15:04:05 -0700 2006`)
     TimeShape("ctime-zoned", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} {_ZONE} (?P<y>\d{{4}})", 8),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
+    # JavaScript's Date.toString() (Node's and browsers' consoles): the year before the clock, the offset
+    # written after `GMT` (`Thu Nov 24 2016 12:00:00 GMT+0100 (Central European Standard Time)`; the zone's
+    # name in brackets is a column of its own)
+    TimeShape("js-date", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) (?P<y>\d{{4}}) {_HMS} (?:GMT|UTC)(?P<tz>[+-]\d{{4}})", 8),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
     # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`, Erlang/OTP's `12-Mar-2019::10:00:00`
