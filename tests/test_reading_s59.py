@@ -138,3 +138,19 @@ def test_a_year_before_a_clock_without_gmts_offset_is_read_as_before(tmp_path):
     # no `GMT±hhmm`: the source's zone, the word after the clock the message's
     events = read_lines(tmp_path, ["Thu Nov 24 2016 12:00:00 GMTX job started"])
     assert events[0].time == utc(2016, 11, 24, 12, 0, 0)
+
+
+def test_a_cef_event_without_a_syslog_header_is_a_record_of_its_own(tmp_path):
+    events = read_lines(tmp_path, [
+        "Sep 19 08:26:10 host CEF:0|security|threatmanager|1.0|100|worm stopped|10|src=10.0.0.1",
+        "CEF:0|security|threatmanager|1.0|100|detected a worm|10|src=10.0.0.2 act=blocked",
+        "Sep 19 08:26:12 host CEF:0|security|threatmanager|1.0|100|worm stopped|10|src=10.0.0.3"])
+    assert len(events) == 3 and "detected a worm" in events[1].message
+
+
+def test_a_line_naming_cef_without_its_header_continues_the_record(tmp_path):
+    events = read_lines(tmp_path, [
+        "Sep 19 08:26:10 host collector[12]: parse failed for the line below",
+        "CEF:0 header expected, got garbage",
+        "Sep 19 08:26:12 host collector[12]: next"])
+    assert len(events) == 2 and "header expected" in (events[0].stack or events[0].message)
