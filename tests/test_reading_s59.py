@@ -154,3 +154,17 @@ def test_a_line_naming_cef_without_its_header_continues_the_record(tmp_path):
         "CEF:0 header expected, got garbage",
         "Sep 19 08:26:12 host collector[12]: next"])
     assert len(events) == 2 and "header expected" in (events[0].stack or events[0].message)
+
+
+def test_a_lower_case_word_opening_a_go_log_message_stays_the_messages(tmp_path):
+    # Go's standard log writes no level: `error` opening the message is its first word
+    events = read_lines(tmp_path, ["2023/04/28 07:28:46 error encoding and sending metric family: write tcp: wsasend:",
+                                   "2023/04/28 07:28:47 starting exporter"])
+    assert events[0].message.startswith("error encoding and sending metric family")
+
+
+def test_go_log_levels_in_capitals_or_with_a_colon_are_still_levels(tmp_path):
+    events = read_lines(tmp_path, ["2023/04/28 07:28:46 ERROR encoding failed", "2023/04/28 07:28:47 warn: slow scrape",
+                                   "2023/04/28 07:28:48 INFO+2 notice"])
+    assert [(e.level, e.message) for e in events] == [("ERROR", "encoding failed"), ("WARN", "slow scrape"),
+                                                       ("INFO", "notice")]

@@ -349,8 +349,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
     # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg), slog's between its names too
     # (`INFO+2`, `DEBUG-4`: the level below and the distance, as log/slog's default handler writes)
+    # a level word bare is in capitals (slog's); in lower case it needs its colon (`error: x`), since Go's
+    # log writes no level and a message may open with the word (`error encoding metric family: …`)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?)(?::|(?<=[A-Z0-9])) +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
                r"(?P<msg>.*)$", level="level",
                fields=(("caller", "file"),)),
 )
