@@ -168,3 +168,20 @@ def test_go_log_levels_in_capitals_or_with_a_colon_are_still_levels(tmp_path):
                                    "2023/04/28 07:28:48 INFO+2 notice"])
     assert [(e.level, e.message) for e in events] == [("ERROR", "encoding failed"), ("WARN", "slow scrape"),
                                                        ("INFO", "notice")]
+
+
+def test_kibanas_display_time_is_read(tmp_path):
+    # a log copied out of Kibana's Discover: `MMM D, YYYY @ HH:mm:ss.SSS`
+    events = read_lines(tmp_path, ["Mar 1, 2024 @ 10:00:00.123 ERROR payment timed out",
+                                   "Mar 1, 2024 @ 10:00:01.456 INFO retry scheduled"])
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2024, 3, 1, 10, 0, 0, 123000), "ERROR", "payment timed out"),
+        (utc(2024, 3, 1, 10, 0, 1, 456000), "INFO", "retry scheduled")]
+
+
+def test_an_at_sign_elsewhere_is_no_part_of_the_shape():
+    from pipeline.ingest.timestamps import SHAPE_RE
+
+    assert SHAPE_RE["month-day-comma-year"].match("Mar 1, 2024 @@ 10:00:00") is None
+    assert SHAPE_RE["month-day-comma-year"].match("Mar 1, 2024 10:00:00 @") is None
+    assert read_any_time("Mar 1, 2024 @ 25:00:00") is None

@@ -300,8 +300,9 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # written after `GMT` (`Thu Nov 24 2016 12:00:00 GMT+0100 (Central European Standard Time)`; the zone's
     # name in brackets is a column of its own)
     TimeShape("js-date", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) (?P<y>\d{{4}}) {_HMS} (?:GMT|UTC)(?P<tz>[+-]\d{{4}})", 8),
-    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
-    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
+    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM;
+    # Kibana's display format, what a log copied out of Discover writes: `Mar 1, 2024 @ 10:00:00.123`
+    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) (?:@ )?{_HMS}(?: ?{_ZONE})?", 7),
     # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`, Erlang/OTP's `12-Mar-2019::10:00:00`
     # (a double colon between date and time): a dashed day-month, the year and
     # the seconds optional; RFC 850 (Go's RFC850: `Monday, 02-Jan-06 15:04:05 MST`) with its weekday and
