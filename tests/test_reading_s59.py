@@ -185,3 +185,18 @@ def test_an_at_sign_elsewhere_is_no_part_of_the_shape():
     assert SHAPE_RE["month-day-comma-year"].match("Mar 1, 2024 @@ 10:00:00") is None
     assert SHAPE_RE["month-day-comma-year"].match("Mar 1, 2024 10:00:00 @") is None
     assert read_any_time("Mar 1, 2024 @ 25:00:00") is None
+
+
+def test_a_clock_with_its_am_pm_then_a_level_gives_the_level(tmp_path):
+    # a time of day with AM/PM as .NET's `h:mm:ss tt` writes it, the level column after it
+    words = ["ERROR", "INFO", "WARN", "INFO"]
+    events = read_lines(tmp_path, [f"{h}:00:0{i} {ap} {words[i]} job {i} ran" for i, (h, ap)
+                                   in enumerate([("12", "AM"), ("1", "PM"), ("11", "AM"), ("3", "PM")])])
+    assert [(e.level, e.message) for e in events] == [("ERROR", "job 0 ran"), ("INFO", "job 1 ran"),
+                                                      ("WARN", "job 2 ran"), ("INFO", "job 3 ran")]
+    assert [e.time.hour for e in events] == [0, 13, 11, 15]
+
+
+def test_a_word_am_after_a_clock_is_the_messages_when_it_is_no_am_pm(tmp_path):
+    events = read_lines(tmp_path, ["10:00:00 ERROR AM radio lost", "10:00:01 INFO AM radio back"])
+    assert [(e.level, e.message) for e in events] == [("ERROR", "AM radio lost"), ("INFO", "AM radio back")]

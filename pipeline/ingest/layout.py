@@ -312,11 +312,12 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         first = 1 if len(spans) > 1 and _is_level(line[spans[0][0]:spans[0][1]]) else 0
         for i in range(first + 1) if spans else ():
             text = line[spans[i][0]:spans[i][1]].strip("[]()").rstrip(",;:")
-            if SHAPE_RE[CLOCK_SHAPE.name].match(text):
-                return i, 1, CLOCK_SHAPE.name
             after = line[spans[i + 1][0]:spans[i + 1][1]].rstrip(",;:]") if i + 1 < len(spans) else ""
+            # its AM/PM column first: a clock alone would leave it a column of its own before the level
             if after.upper() in ("AM", "PM") and SHAPE_RE[CLOCK_SHAPE.name].match(f"{text.lstrip('[(')} {after}"):
                 return i, 2, CLOCK_SHAPE.name
+            if SHAPE_RE[CLOCK_SHAPE.name].match(text):
+                return i, 1, CLOCK_SHAPE.name
     return None if best is None else (best[0], best[1], best[3])
 
 
