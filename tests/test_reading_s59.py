@@ -200,3 +200,18 @@ def test_a_clock_with_its_am_pm_then_a_level_gives_the_level(tmp_path):
 def test_a_word_am_after_a_clock_is_the_messages_when_it_is_no_am_pm(tmp_path):
     events = read_lines(tmp_path, ["10:00:00 ERROR AM radio lost", "10:00:01 INFO AM radio back"])
     assert [(e.level, e.message) for e in events] == [("ERROR", "AM radio lost"), ("INFO", "AM radio back")]
+
+
+def test_javas_zoned_date_time_with_its_region_is_read_by_its_offset(tmp_path):
+    # ZonedDateTime.toString(): the offset, then the region in brackets
+    events = read_lines(tmp_path, ["2024-03-01T10:00:00.123-05:00[America/New_York] INFO job done",
+                                   "2024-03-01T10:00:01.123-05:00[America/New_York] ERROR job failed"])
+    assert [(e.time, e.level, e.message) for e in events] == [
+        (utc(2024, 3, 1, 15, 0, 0, 123000), "INFO", "job done"), (utc(2024, 3, 1, 15, 0, 1, 123000), "ERROR", "job failed")]
+
+
+def test_a_bracketed_word_glued_to_a_time_is_no_region():
+    from pipeline.ingest.timestamps import SHAPE_RE
+
+    assert SHAPE_RE["iso8601"].match("2024-03-01T10:00:00Z[main]") is None
+    assert SHAPE_RE["iso8601"].match("2024-03-01T10:00:00[Europe/Paris]") is None  # a region needs its offset

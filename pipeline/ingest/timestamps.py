@@ -252,6 +252,10 @@ _OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6
 _NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
 _ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
          rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
+# the zone's region in brackets after its offset, as Java's ZonedDateTime prints it
+# (`2024-03-01T10:00:00.123-05:00[America/New_York]`, `…Z[UTC]`): the offset says the instant
+# (an IANA `Area/City` name, or UTC/GMT: `Z[main]` is a thread glued to its time, no region)
+_REGION = r"(?:\[(?:[A-Z][A-Za-z_+-]*/[A-Za-z_+-]+(?:/[A-Za-z_+-]+)?|UTC|GMT|UT)\]?)?"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -269,7 +273,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:])|_(?=\d\d:))"
                          rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
                          rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
-                         rf"(?: (?P<ampm>[AaPp][Mm])(?!\w))?(?: ?{_ZONE})?", 7),
+                         rf"(?: (?P<ampm>[AaPp][Mm])(?!\w))?(?: ?{_ZONE}{_REGION})?", 7),
     # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
                              rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
