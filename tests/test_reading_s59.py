@@ -215,3 +215,19 @@ def test_a_bracketed_word_glued_to_a_time_is_no_region():
 
     assert SHAPE_RE["iso8601"].match("2024-03-01T10:00:00Z[main]") is None
     assert SHAPE_RE["iso8601"].match("2024-03-01T10:00:00[Europe/Paris]") is None  # a region needs its offset
+
+
+def test_a_level_between_asterisks_is_the_level_column(tmp_path):
+    # Apache Sling's and Adobe Experience Manager's error.log: `*ERROR* [thread] logger message`
+    words = ["ERROR", "INFO", "WARN", "INFO", "DEBUG"]
+    events = read_lines(tmp_path, [f"01.03.2024 10:00:0{i}.123 *{words[i]}* [qtp123-4{i}] com.day.cq.Foo{i} step {i} ran"
+                                   for i in range(5)])
+    assert [e.level for e in events] == ["ERROR", "INFO", "WARN", "INFO", "DEBUG"]
+    assert events[1].message == "step 1 ran" and events[1].time == utc(2024, 3, 1, 10, 0, 1, 123000)
+
+
+def test_a_word_between_asterisks_that_names_no_level_is_the_messages(tmp_path):
+    events = read_lines(tmp_path, [f"2024-03-01 10:00:0{i} *{w}* step {i} ran" for i, w in
+                                   enumerate(["important", "urgent", "note", "todo"])])
+    assert [e.level for e in events] == [None, None, None, None]
+    assert events[0].message == "*important* step 0 ran"

@@ -73,7 +73,7 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return _KEYED.sub("", token.strip("[](){}:,;=! ")).strip('"')
+    return _KEYED.sub("", token.strip("[](){}:,;=!* ")).strip('"')
 
 
 # a level column may name itself: `level:INFO`, `[severity=warn]` (a key naming a level, `=` or `:`)
@@ -85,7 +85,8 @@ _KEYED = re.compile(r"^(?i:" + _KEY + ")")
 # `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
 # a level decorated as loggers write it: in brackets of any kind (`[W]`, `<warn>`, `{WARN}`), or
 # followed by a colon or an exclamation mark (`WARN:`, Telegraf's `W!`)
-_LEVELISH = re.compile(r"^=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?$")
+# or between asterisks, as Apache Sling and Adobe Experience Manager write it (`*ERROR*`, `*INFO*`)
+_LEVELISH = re.compile(r"^(?:=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?|\*[A-Za-z]{1,12}\*)$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -371,7 +372,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"=*[\[<({]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}]?=*[:!]?",
+    "level": r"=*[\[<({*]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}*]?=*[:!]?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
