@@ -231,3 +231,23 @@ def test_a_word_between_asterisks_that_names_no_level_is_the_messages(tmp_path):
                                    enumerate(["important", "urgent", "note", "todo"])])
     assert [e.level for e in events] == [None, None, None, None]
     assert events[0].message == "*important* step 0 ran"
+
+
+def test_a_javascript_date_string_as_a_json_value_is_the_time(tmp_path):
+    events = read_lines(tmp_path, [
+        '{"timestamp": "Fri Mar 01 2024 10:00:00 GMT+0100 (Central European Standard Time)", "level": "error", "message": "boom"}'])
+    assert events[0].time == utc(2024, 3, 1, 9, 0, 0) and events[0].message == "boom"
+
+
+def test_cloud_loggings_text_payload_is_the_message(tmp_path):
+    # Google Cloud Logging's LogEntry as exported: the text a program wrote is `textPayload`
+    events = read_lines(tmp_path, ['{"severity": "ERROR", "textPayload": "db connection refused", '
+                                   '"timestamp": "2024-03-01T10:00:00.123Z", "logName": "projects/p/logs/app"}'])
+    assert (events[0].level, events[0].message) == ("ERROR", "db connection refused")
+
+
+def test_a_payload_that_is_no_text_is_not_the_message(tmp_path):
+    # a request's payload beside the message key stays a field
+    events = read_lines(tmp_path, ['{"time": "2024-03-01T10:00:00Z", "level": "info", "msg": "request in", '
+                                   '"requestPayload": "{\\"id\\": 1}"}'])
+    assert events[0].message == "request in"

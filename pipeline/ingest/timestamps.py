@@ -302,8 +302,8 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
     # JavaScript's Date.toString() (Node's and browsers' consoles): the year before the clock, the offset
     # written after `GMT` (`Thu Nov 24 2016 12:00:00 GMT+0100 (Central European Standard Time)`; the zone's
-    # name in brackets is a column of its own)
-    TimeShape("js-date", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) (?P<y>\d{{4}}) {_HMS} (?:GMT|UTC)(?P<tz>[+-]\d{{4}})", 8),
+    # name in brackets is part of a value's time, a column of its own in a line's header)
+    TimeShape("js-date", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) (?P<y>\d{{4}}) {_HMS} (?:GMT|UTC)(?P<tz>[+-]\d{{4}})(?: \([A-Z][A-Za-z .-]*\)?)?", 8),
     # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM;
     # Kibana's display format, what a log copied out of Discover writes: `Mar 1, 2024 @ 10:00:00.123`
     TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) (?:@ )?{_HMS}(?: ?{_ZONE})?", 7),
