@@ -251,3 +251,19 @@ def test_a_payload_that_is_no_text_is_not_the_message(tmp_path):
     events = read_lines(tmp_path, ['{"time": "2024-03-01T10:00:00Z", "level": "info", "msg": "request in", '
                                    '"requestPayload": "{\\"id\\": 1}"}'])
     assert events[0].message == "request in"
+
+
+def test_db2s_offset_in_minutes_after_its_microseconds_is_read(tmp_path):
+    # IBM Db2's db2diag.log: `2024-03-01-10.00.00.123456+060` (the offset in minutes)
+    events = read_lines(tmp_path, ["2024-03-01-10.00.00.123456+060 I12345F678          LEVEL: Error",
+                                   "PID     : 1234                 TID : 5678          PROC : db2sysc 0", "",
+                                   "2024-03-01-10.00.01.123456-330 I12346F678          LEVEL: Warning"])
+    assert [e.time for e in events] == [utc(2024, 3, 1, 9, 0, 0, 123456), utc(2024, 3, 1, 15, 30, 1, 123456)]
+    assert [e.level for e in events] == ["ERROR", "WARN"]
+
+
+def test_three_digits_after_a_shorter_fraction_are_no_offset():
+    from pipeline.ingest.timestamps import SHAPE_RE
+
+    assert SHAPE_RE["iso8601"].match("2024-03-01-10.00.00.123+060") is None
+    assert SHAPE_RE["iso8601"].match("2024-03-01-10.00.00.123456+0600") is not None  # an offset of hours and minutes

@@ -112,6 +112,8 @@ def offset_zone(text: str | None) -> timezone | None:
     if text[0] in "+-":
         whole, _, fraction = text[1:].partition(".")
         digits = whole.replace(":", "")
+        if len(digits) == 3:  # minutes (Db2's `+060`): no writer spells hours and a minute digit
+            digits = f"{int(digits) // 60:02d}{int(digits) % 60:02d}"
         hours, minutes, seconds = int(digits[:2]), int(digits[2:4] or 0), int(digits[4:6] or 0)
         if hours >= 24:
             raise OutOfRange("offset out of range")
@@ -250,7 +252,9 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 _ZONE_NAMES = "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if z != "Z"), key=len, reverse=True))
 _OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6})?)?)"
 _NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
-_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
+# (and IBM Db2's offset in minutes after its microseconds, db2diag.log's `2024-03-01-10.00.00.123456+060`)
+_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=[.,]\d{{6}})[+-]\d{{3}}(?![\d:])"
+         rf"|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
          rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
 # the zone's region in brackets after its offset, as Java's ZonedDateTime prints it
 # (`2024-03-01T10:00:00.123-05:00[America/New_York]`, `…Z[UTC]`): the offset says the instant
