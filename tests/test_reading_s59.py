@@ -267,3 +267,15 @@ def test_three_digits_after_a_shorter_fraction_are_no_offset():
 
     assert SHAPE_RE["iso8601"].match("2024-03-01-10.00.00.123+060") is None
     assert SHAPE_RE["iso8601"].match("2024-03-01-10.00.00.123456+0600") is not None  # an offset of hours and minutes
+
+
+def test_a_slashed_date_after_its_weekday_is_read_in_the_order_that_falls_on_it(tmp_path):
+    # 1 March 2024 was a Friday, 3 January a Wednesday: a person reads `Fri 01/03/2024` day first
+    events = read_lines(tmp_path, ["Fri 01/03/2024 10:00:00 INFO job done", "Fri 01/03/2024 10:00:05 ERROR job failed"])
+    assert [e.time for e in events] == [utc(2024, 3, 1, 10, 0, 0), utc(2024, 3, 1, 10, 0, 5)]
+
+
+def test_a_weekday_that_fits_the_month_first_reading_or_neither_keeps_month_first(tmp_path):
+    assert read_lines(tmp_path, ["Wed 01/03/2024 10:00:00 INFO job done"])[0].time == utc(2024, 1, 3, 10, 0, 0)
+    # 4 March 2024 was a Monday and 3 April a Wednesday: `Thu` fits neither, so it says nothing
+    assert read_lines(tmp_path, ["Thu 03/04/2024 10:00:00 INFO job done"])[0].time == utc(2024, 3, 4, 10, 0, 0)

@@ -21,7 +21,11 @@ from typing import Iterable, Iterator
 # a slashed date of numbers and the clock after it (a blank or `T` between), anywhere in a sample line
 _IN_LINE = re.compile(r"(?<![\d/.:])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})[ T]\d{1,2}:\d\d")
 # one that opens a value or a header column (an opening bracket or quote before it); or a date alone
-_OPENING = re.compile(r"([\[\"(]?)(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?=[ T]\d{1,2}:\d\d)")
+# (its weekday may open it: `Fri 01/03/2024 10:00:00`, as Windows' `date /t` writes it)
+_OPENING = re.compile(r"([\[\"(]?(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? )?)(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?=[ T]\d{1,2}:\d\d)")
+# a slashed date after its weekday: the order whose date falls on that day is the one its writer meant
+_WEEKDAY_DATE = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? (\d{1,2})/(\d{1,2})/(\d{4})\b")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # the same date cut by dashes, its year of four digits (`02-07-2025 13:45:10`: `05-4-7` is no date)
 _DASHED_IN_LINE = re.compile(r"(?<![\d/.:-])(\d{1,2})-(\d{1,2})-(\d{4})[ T]\d{1,2}:\d\d")
 _DASHED_OPENING = re.compile(r"([\[\"(]?)(\d{1,2})-(\d{1,2})-(\d{4})(?=[ T]\d{1,2}:\d\d)")
@@ -83,7 +87,20 @@ def sample_order(lines: Iterable[str], sep: str = "/") -> str | None:
             if m is not None:
                 triples.append((m[1], m[2], m[3]))
         known.extend(_plain_dates(line[:400]))
+        if sep == "/":
+            known.extend(_weekday_dates(line[:400]))
     return decide(triples, known) if triples else None
+
+
+def _weekday_dates(text: str) -> Iterator[date]:
+    """A slashed date written after its weekday (`Fri 01/03/2024`) in the one order, month or day
+    first, in which it falls on that weekday: a date as plain as a year-first one."""
+    for m in _WEEKDAY_DATE.finditer(text):
+        day_of_week = _WEEKDAYS.index(m[1].lower())
+        fits = [day for first, second in ((m[2], m[3]), (m[3], m[2]))
+                for day in _date_of(m[4], first, second) if day.weekday() == day_of_week]
+        if len(fits) == 1:
+            yield fits[0]
 
 
 def _plain_dates(text: str) -> Iterator[date]:
