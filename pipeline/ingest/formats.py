@@ -48,7 +48,7 @@ from pipeline.ingest.headed import HEADED_SHARE, body_not_stack, headed_share, m
 from pipeline.ingest.line_formats import text_formats
 from pipeline.ingest.levels import normalize_level
 from pipeline.ingest.companion_lines import label_counts
-from pipeline.ingest.multiline import looks_timed
+from pipeline.ingest.multiline import looks_timed, opens_with_stamp
 from pipeline.ingest import named_blocks, prefixed
 from pipeline.ingest.prefixed import Prefixes
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, exception_in, split_first, text_record
@@ -226,10 +226,12 @@ class SourceParser:
                 if len(lines) + len(more) >= max(limit, LEARN_LINES):
                     break
         order = date_order.sample_order(lines + more)
+        dashed = date_order.sample_order(lines + more, "-")
         self.label_counts = label_counts(lines + more)  # which slot words open records (companion lines)
-        if order != self.options.date_order:
-            # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads
-            self.options = replace(self.options, date_order=order)
+        if order != self.options.date_order or dashed != self.options.dash_order:
+            # the order of the sample's slashed dates (`23/11/26`: day first), for every date it reads;
+            # and of its dashed ones (`02-07-2025`), each apart: a writer may use both in two orders
+            self.options = replace(self.options, date_order=order, dash_order=dashed)
         if self._learn_columns(lines):
             return "w3c"
         if named_blocks.learn(lines):
@@ -467,7 +469,7 @@ class SourceParser:
     def _parse(self, text: str) -> ParsedRecord:
         check_text(text)
         text = _clean(text)
-        if text[:1] in " \t" and leading_time(text.lstrip(" \t")[:64]) is not None:
+        if text[:1] in " \t" and opens_with_stamp(text.lstrip(" \t")):
             text = text.lstrip(" \t")  # a header after a tab (multiline: such a line opens a record)
 
 

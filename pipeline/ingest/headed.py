@@ -43,6 +43,8 @@ _LEVEL_LOGGER = re.compile(r"^([A-Za-z]{3,8}): ([A-Za-z_][\w.`+<>-]*)\[(\d+)\]$"
 _ALIGNED_KEY = re.compile(
 r"^([A-Za-z][\w .-]{0,40}):[ \t]{2,}\S")
 _LEVEL_LABELS = frozenset(("LOG", "STATEMENT", "DETAIL", "HINT", "CONTEXT", "QUERY", "LOCATION"))
+# a CEF or LEEF event's header, `CEF:0|Vendor|Product|…` / `LEEF:2.0|Vendor|…`, opening the line
+_EVENT_FORMAT = re.compile(r"(?:CEF:\d{1,2}|LEEF:\d(?:\.\d)?)\|[^|]*\|[^|]*\|")
 _EARLY_CLOCK = re.compile(r"(?<!\d)\d{1,2}:\d{2}:\d{2}(?!\d)")
 # a line of a stack trace (Java, Python, Go) among a record's continuation lines
 _TRACE = re.compile(r"^\s*(?:at \S|File \"|goroutine \d|Traceback \(|Caused by: |\.\.\. \d+ more)", re.M)
@@ -72,6 +74,8 @@ def opens_record(parser: SourceParser, line: str, first: str, *, parsers: Mappin
     if looks_timed(line) or (line[:1] == "{" and line.rstrip()[-1:] == "}") or line.startswith(
             ("panic: ", "Exception in thread ")):
         return True  # JSON, a Go panic, the JVM's report of an uncaught exception: records of their own
+    if line[:1] in "CL" and _EVENT_FORMAT.match(first) is not None:
+        return True  # ArcSight's CEF and IBM's LEEF write one event a line by their own header (`CEF:0|…`)
     if line[:1] == "#" and directive(line) is not None:
         return True  # a W3C directive's shape: a line of its own (`consume_directive`)
     key = _ALIGNED_KEY.match(first)

@@ -112,6 +112,8 @@ def _candidates(name: str) -> list[tuple[str, int]]:
         return []
     if len(split) > 1 and split[-1] in _FORM and any(split[-2] in v for v in _WORDS.values()):
         split = split[:-1]  # `serviceName`, `hostName`, OpenTelemetry's `severity_text`: the word before says
+    if len(split) == 2 and split[1] == "payload" and split[0] in ("text", "string", "str"):
+        split = ["text"]  # a payload written as text is the message (Cloud Logging's `textPayload`)
     last = split[-1]
     out: list[tuple[str, int]] = []
     for role, vocabulary in _WORDS.items():

@@ -73,7 +73,7 @@ def _separator(lines: list[str]) -> str | None:
 
 
 def _strip(token: str) -> str:
-    return _KEYED.sub("", token.strip("[](){}:,;=! ")).strip('"')
+    return _KEYED.sub("", token.strip("[](){}:,;=!* ")).strip('"')
 
 
 # a level column may name itself: `level:INFO`, `[severity=warn]` (a key naming a level, `=` or `:`)
@@ -85,7 +85,8 @@ _KEYED = re.compile(r"^(?i:" + _KEY + ")")
 # `=ERROR REPORT==== 12-Mar-2019::10:00:00 ===`)
 # a level decorated as loggers write it: in brackets of any kind (`[W]`, `<warn>`, `{WARN}`), or
 # followed by a colon or an exclamation mark (`WARN:`, Telegraf's `W!`)
-_LEVELISH = re.compile(r"^=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?$")
+# or between asterisks, as Apache Sling and Adobe Experience Manager write it (`*ERROR*`, `*INFO*`)
+_LEVELISH = re.compile(r"^(?:=*[\[<({]?\s*(?i:" + _KEY + r")?[A-Za-z]{1,12}\d?\"?\s*[\]>)}]?=*[:!]?|\*[A-Za-z]{1,12}\*)$")
 _PID = re.compile(r"^[\[(]?\d{1,10}(?:[:#/]\d{1,10})?[\])]?:?$")
 _LOGGER = re.compile(r"^[A-Za-z_$][\w$-]*(?:[.:/][\w$<>\[\]/-]+)+:?$")
 _TAG = re.compile(r"^[A-Za-z_/][\w./()@-]*(?:\[[^\]]*\])?:$")
@@ -312,11 +313,12 @@ def _find_time(line: str, spans: list[tuple[int, int]]) -> tuple[int, int, str] 
         first = 1 if len(spans) > 1 and _is_level(line[spans[0][0]:spans[0][1]]) else 0
         for i in range(first + 1) if spans else ():
             text = line[spans[i][0]:spans[i][1]].strip("[]()").rstrip(",;:")
-            if SHAPE_RE[CLOCK_SHAPE.name].match(text):
-                return i, 1, CLOCK_SHAPE.name
             after = line[spans[i + 1][0]:spans[i + 1][1]].rstrip(",;:]") if i + 1 < len(spans) else ""
+            # its AM/PM column first: a clock alone would leave it a column of its own before the level
             if after.upper() in ("AM", "PM") and SHAPE_RE[CLOCK_SHAPE.name].match(f"{text.lstrip('[(')} {after}"):
                 return i, 2, CLOCK_SHAPE.name
+            if SHAPE_RE[CLOCK_SHAPE.name].match(text):
+                return i, 1, CLOCK_SHAPE.name
     return None if best is None else (best[0], best[1], best[3])
 
 
@@ -370,7 +372,7 @@ def _column_role(values: list[str], total: int) -> str:
 
 
 _COLUMN_RE = {
-    "level": r"=*[\[<({]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}]?=*[:!]?",
+    "level": r"=*[\[<({*]?\s*(?i:" + _KEY + r")?(?P<{g}>[A-Za-z]{1,12}\d?|(?<=<)[0-7](?=>))\"?\s*[\]>)}*]?=*[:!]?",
     "pid": r"[\[(]?(?P<{g}>\d+(?:[:#/]\d+)?)[\])]?:?",
     "tag": r"(?P<{g}>[^\s\[:]+)(?:\[(?P<{g}p>[^\]]*)\])?:",
     "thread": r"\[\s*(?P<{g}>(?:[^\]\[]|\[[^\]\[]*\])*?)\s*\]:?",
@@ -726,8 +728,8 @@ def _build(before: list[str], shape: str, header: list[str], sep: str | None, li
             elif shape.endswith(EXTRA):  # the bracket's other words are a column of their own
                 parts.append(rf"[\[(](?P<time>{time_re}):?\s+(?P<f{n}x>[^\])]*)[\])]:?")
 
-            else:
-                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:]?")
+            else:  # a comma, colon or semicolon may close the time (`Fri May 05 08:46:44.257 2017; Created.`)
+                parts.append(rf"[\[(]?(?P<time>{time_re})[\])]?[,:;]?")
         elif role == "prefix":
             # at most the leading columns a time is looked for among (a stamp quoted deep in a message
             # is not the header's)

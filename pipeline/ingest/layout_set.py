@@ -29,7 +29,8 @@ from pipeline.ingest.levels import normalize_level, prefixed_level
 from pipeline.ingest.line_formats import _CALLER
 from pipeline.ingest.parsed import ParsedRecord, ParseOptions, split_first, text_record
 from pipeline.ingest.key_roles import finer_body_time, source_body_time
-from pipeline.ingest.timestamps import TIME_SHAPES_BY_NAME
+from pipeline.ingest.date_order import in_order
+from pipeline.ingest.timestamps import TIME_SHAPES_BY_NAME, read_any_time
 
 MAX_LAYOUTS = 6
 MAX_MISSES = 200
@@ -214,7 +215,13 @@ _BRACKET_WORDS = re.compile(r"[\s|,;]+")
 
 def learned_record(layout: Layout, m: re.Match[str], rest: str | None, opts: ParseOptions) -> ParsedRecord | None:
     """The record a line `m` matched holds (None when its time cannot be read)."""
-    time = layout.read_time(m["time"], tz=opts.timezone, year=opts.year, now=opts.now)
+    written = m["time"]
+    ordered = in_order(written, opts.date_order)
+    ordered = in_order(ordered, opts.dash_order, dashed=True) if ordered == written else ordered
+    if ordered != written:  # a date of numbers in the order the source's sample shows (date_order.py)
+        time = read_any_time(ordered, tz=opts.timezone, year=opts.year, now=opts.now)
+    else:
+        time = layout.read_time(written, tz=opts.timezone, year=opts.year, now=opts.now)
     if time is None:
         return None
     groups = {k: v for k, v in m.groupdict().items() if v is not None}

@@ -255,7 +255,8 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # `long`: the header alone in brackets, the message on the lines below it, a blank line after
     # (`[ 11-28 10:00:00.123  123:  456 E/Tag ]`)
     # (ddmlib writes the thread in hex, `495:0x1ef`, and a fraction of four digits)
-    LineLayout("logcat", rf"^\[ {_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>0x[0-9a-f]+|\d+) "
+    # (the columns padded wider by other readers' writers: `[     1517266949.472     5755:601     I/Tag     ]`)
+    LineLayout("logcat", rf"^\[ +{_LOGCAT_TIME} +(?:(?P<uid>[\w-]+): *(?=\d+: *\d+ ))?(?P<pid>\d+): *(?P<tid>0x[0-9a-f]+|\d+) +"
                rf"{_LOGCAT_TAG} *\]$", needs="[ ",
                level="level", service=("tag",), fields=(("uid", "uid"), ("pid", "pid"), ("tid", "tid"), ("tag", "tag"))),
     # Spring Boot's default: 2024-01-02 03:04:05.123  INFO 4711 --- [app] [  thread] o.a.c.Logger  : msg
@@ -326,7 +327,7 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
                r"|(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?))"
                rf" +(?!\d+ |[A-Z] |{_LEVEL_WORD}:? |-+ |{_LEVEL_KEY}[=:]|{_ZONE_WORD} )(?P<host>[\w.:-]+)"
                r"(?: +(?:(?P<addr>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]*:[0-9a-fA-F]*) +)?(?:-- )?"
-               r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?: (?P<msg>.*)|$)",
+               r"(?P<tag>(?P<app>(?!%)[^\s\[:]+)(?:\[(?P<pid>[^\]]+)?\])?)(?: v?\d+(?:\.\d+)+)?:)?(?(iso)(?(tag)|(?!)))(?: (?P<msg>.*)|$)",
                scheme="syslog", service=("app",), host="host",
                fields=(("facility", "facility"), ("pid", "pid"), ("tag", "tag"), ("address", "addr"))),
     # RFC 3164 as a local program hands it to syslogd, before the relay adds a host (pfSense/BSD
@@ -348,8 +349,10 @@ LINE_LAYOUTS: tuple[LineLayout, ...] = (
     # Go's standard log: 2009/11/10 23:00:00 msg; a level word after it, bare or in brackets (nginx's
     # error log without its pid#tid: 2009/11/10 23:00:00 [error] msg), slog's between its names too
     # (`INFO+2`, `DEBUG-4`: the level below and the distance, as log/slog's default handler writes)
+    # a level word bare is in capitals (slog's); in lower case it needs its colon (`error: x`), since Go's
+    # log writes no level and a message may open with the word (`error encoding metric family: …`)
     LineLayout("golog", r"^(?P<time>(?P<date>\d{4}/\d{2}/\d{2}) (?P<hms>\d{2}:\d{2}:\d{2})(?:\.(?P<frac>\d+))?)"
-               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?):? +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
+               rf" (?:(?P<file>[\w./-]+\.go:\d+): )?(?:(?P<level>{_LEVEL_WORD}(?:[+-]\d{{1,2}})?)(?::|(?<=[A-Z0-9])) +|\[(?P<level_>{_LEVEL_WORD})\] +)?"
                r"(?P<msg>.*)$", level="level",
                fields=(("caller", "file"),)),
 )

@@ -65,6 +65,8 @@ MAX_CHARS = 256 * 1024
 FOLDED = "\t... {} more lines not kept (a record keeps its first {} lines, {} characters)"
 
 _INDENTED = re.compile(r"^[ \t]+\S")
+# epoch seconds of 2000-2033 with their fraction, then a blank: a stamp, where a bare number may be a count
+_EPOCH_FIRST = re.compile(r"(?:1[0-9]{9}|9[5-9][0-9]{7})\.\d{1,9}\s")
 _JAVA_TRAILER = re.compile(
     r"^(?:at [\w$.<>/\[\]-]+\(.*\)$|\.\.\. \d+ (?:more|common frames omitted)$"
     r"|(?:Caused by|Suppressed|Wrapped by):\s)")
@@ -99,6 +101,12 @@ def time_alone(stripped: str) -> bool:
     """Whether a line is a timestamp and nothing else (Oracle's alert log writes each record's time on
     a line of its own, the message on the lines under it)."""
     return bool(_TIMED.match(stripped)) and any(SHAPE_RE[shape.name].match(stripped) for shape in TIME_SHAPES)
+
+
+def opens_with_stamp(stripped: str) -> bool:
+    """Whether a line (its indentation cut off) opens with a time that writes its date: a dated stamp
+    in any header spelling, or epoch seconds with their fraction (`1511802599.453396 `, Zeek/Bro)."""
+    return leading_time(stripped[:64]) is not None or _EPOCH_FIRST.match(stripped) is not None
 
 
 def looks_like_record_start(line: str) -> bool:
@@ -262,10 +270,13 @@ class MultilineJoiner:
             return False
         if line[0] in " \t" and _INDENTED.match(line):
             # an indented line continues its record, but for one that opens with a dated stamp the
-            # source reads as a header (a record a program wrote with a leading tab); no frame of a
-            # trace does
-            return not ((stripped[0].isdigit() or stripped[0] == "[") and leading_time(stripped) is not None
-                        and self._starts(stripped))
+            # source reads as a header (a record a program wrote with a leading tab), or with epoch
+            # seconds and their fraction where the record before opens so too (a Zeek/Bro line after
+            # blanks); no frame of a trace does
+            return not ((stripped[0].isdigit() or stripped[0] == "[") and self._starts(stripped)
+                        and (leading_time(stripped[:64]) is not None
+                             or (_EPOCH_FIRST.match(stripped) is not None
+                                 and _EPOCH_FIRST.match(self._lines[0].lstrip(" \t")) is not None)))
 
         if stripped == _PY_TRACEBACK and self._state in ("goroutine", "traceback-closed"):
             return False  # a new report after a whole one (a Go dump, a traceback its exception line closed)

@@ -84,6 +84,8 @@ class TimeRules:
     # the order the source writes a slashed date of numbers in (`dmy`, `mdy`, `ymd`), learnt from its
     # sample (pipeline/ingest/date_order.py); None: each date as its spelling reads it
     date_order: str | None = None
+    # the same for a date of numbers cut by dashes with a four-digit year (`02-07-2025`)
+    dash_order: str | None = None
 
 
 UTC_RULES = TimeRules()
@@ -110,6 +112,8 @@ def offset_zone(text: str | None) -> timezone | None:
     if text[0] in "+-":
         whole, _, fraction = text[1:].partition(".")
         digits = whole.replace(":", "")
+        if len(digits) == 3:  # minutes (Db2's `+060`): no writer spells hours and a minute digit
+            digits = f"{int(digits) // 60:02d}{int(digits) % 60:02d}"
         hours, minutes, seconds = int(digits[:2]), int(digits[2:4] or 0), int(digits[4:6] or 0)
         if hours >= 24:
             raise OutOfRange("offset out of range")
@@ -248,8 +252,14 @@ _DOW = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?"
 _ZONE_NAMES = "|".join(sorted((z for z in (*ZONE_ABBREVIATIONS, *AMBIGUOUS_ZONES) if z != "Z"), key=len, reverse=True))
 _OFFSET = r"[+-]\d{2}(?::\d{2}(?::\d{2}(?:\.\d{1,6})?)?|\d{2}(?:\d{2}(?:\.\d{1,6})?)?)"
 _NOT_A_ZONE = r"(?!(?:INFO|WARN|ERROR|ERR|DEBUG|TRACE|FATAL|CRIT|ALERT|EMERG|NOTE)\b)"  # a level before a number
-_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
+# (and IBM Db2's offset in minutes after its microseconds, db2diag.log's `2024-03-01-10.00.00.123456+060`)
+_ZONE = (rf"(?P<tz>Z|(?:{_NOT_A_ZONE}[A-Z]{{2,5}} )?{_OFFSET}(?: (?:{_ZONE_NAMES})\b)?|(?<=[.,]\d{{6}})[+-]\d{{3}}(?![\d:])"
+         rf"|(?<=\d)[+-]\d{{2}}(?![\d:])|(?<=\d\s)[+-]\d{{2}}(?=\s|$)"
          rf"|(?:{_ZONE_NAMES})\b|[A-Z]{{3,4}}T)")
+# the zone's region in brackets after its offset, as Java's ZonedDateTime prints it
+# (`2024-03-01T10:00:00.123-05:00[America/New_York]`, `…Z[UTC]`): the offset says the instant
+# (an IANA `Area/City` name, or UTC/GMT: `Z[main]` is a thread glued to its time, no region)
+_REGION = r"(?:\[(?:[A-Z][A-Za-z_+-]*/[A-Za-z_+-]+(?:/[A-Za-z_+-]+)?|UTC|GMT|UT)\]?)?"
 _HMS = r"(?P<h>\d{1,2}):(?P<mi>\d{2}):(?P<s>\d{2})(?:[.,:](?P<f>\d{1,9}))?(?: (?P<ampm>[AaPp][Mm]))?"
 
 
@@ -267,7 +277,7 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     TimeShape("iso8601", rf"(?P<y>\d{{4}})-(?P<mo>\d{{2}})-(?P<d>\d{{2}})(?:T| |-(?=\d\d[.:])|_(?=\d\d:))"
                          rf"(?P<h>\d{{2}}|(?<=\s)\d(?=:))(?:[:.]|(?<=[\sT]\d\d)-(?=\d\d-\d\d(?![\d:])))(?P<mi>\d{{2}})"
                          rf"(?:[:.]|(?<=-\d\d)-)(?P<s>\d{{2}})(?:[.,:](?P<f>\d{{1,9}}))?"
-                         rf"(?: (?P<ampm>[AaPp][Mm])(?!\w))?(?: ?{_ZONE})?", 7),
+                         rf"(?: (?P<ampm>[AaPp][Mm])(?!\w))?(?: ?{_ZONE}{_REGION})?", 7),
     # ISO 8601's ordinal date, the day of the year (`2012-025T10:22:40,672`)
     TimeShape("iso-ordinal", rf"(?P<y>\d{{4}})-(?P<yd>[0-3]\d{{2}})(?:T| )(?P<h>\d{{2}}):(?P<mi>\d{{2}}):(?P<s>\d{{2}})"
                              rf"(?:[.,](?P<f>\d{{1,9}}))?(?: ?{_ZONE})?", 7),
@@ -294,8 +304,13 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # (`Mon Jan  2 15:04:05 MST 2006`, `Mon Jan 02 15:04:05 -0700 2006`)
     TimeShape("ctime-zoned", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} {_ZONE} (?P<y>\d{{4}})", 8),
     TimeShape("ctime", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) {_HMS} (?P<y>\d{{4}})(?: ?{_ZONE})?", 7),
-    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM
-    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) {_HMS}(?: ?{_ZONE})?", 7),
+    # JavaScript's Date.toString() (Node's and browsers' consoles): the year before the clock, the offset
+    # written after `GMT` (`Thu Nov 24 2016 12:00:00 GMT+0100 (Central European Standard Time)`; the zone's
+    # name in brackets is part of a value's time, a column of its own in a line's header)
+    TimeShape("js-date", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}) (?P<y>\d{{4}}) {_HMS} (?:GMT|UTC)(?P<tz>[+-]\d{{4}})(?: \([A-Z][A-Za-z .-]*\)?)?", 8),
+    # Tomcat <= 7 (java.util.logging's SimpleFormatter), Elasticsearch's CATALINA_DATESTAMP: Dec 30, 2020 11:30:40 AM;
+    # Kibana's display format, what a log copied out of Discover writes: `Mar 1, 2024 @ 10:00:00.123`
+    TimeShape("month-day-comma-year", rf"(?:{_DOW} )?(?P<mon>{_MON}) (?P<d>\d{{1,2}}), (?P<y>\d{{4}}) (?:@ )?{_HMS}(?: ?{_ZONE})?", 7),
     # Bacula's `09-Jan 19:54`, Tomcat 8+'s `31-Jul-2020 16:40:38.505`, Erlang/OTP's `12-Mar-2019::10:00:00`
     # (a double colon between date and time): a dashed day-month, the year and
     # the seconds optional; RFC 850 (Go's RFC850: `Monday, 02-Jan-06 15:04:05 MST`) with its weekday and
@@ -323,6 +338,10 @@ TIME_SHAPES: tuple[TimeShape, ...] = (
     # parsers take more than nine), milliseconds, microseconds, nanoseconds: 2000-01 to 2033-05
     TimeShape("epoch", r"(?P<epoch>(?:1[0-9]{9}|9[5-9][0-9]{7})(?:\.\d{1,18})?|1[0-9]{12}|9[5-9][0-9]{10}"
                        r"|1[0-9]{15}|9[5-9][0-9]{13}|1[0-9]{18}|9[5-9][0-9]{16})", 5),
+    # a Windows FILETIME (LDAP's and Active Directory's `lastLogon`, `pwdLastSet`: 100-ns ticks since
+    # 1601-01-01 UTC) as eighteen digits, 2000-01 to 2033-05: no epoch unit writes these numbers in
+    # those years (nanoseconds of 1974-1976), so they are no other time
+    TimeShape("filetime", r"(?P<filetime>1(?:2[6-9]|3[0-6])[0-9]{15})", 5),
     # a TAI64N label, as daemontools' multilog, runit's svlogd and s6-log write it: `@` and 24 hex digits
     # (the `@` left out once the label is cut from its line, as logstash's date filter reads it too),
     # the TAI64 second (2^62 + 10 + the Unix second, libtai's tai_unix) and the nanosecond
@@ -350,6 +369,7 @@ def spaced(regex: str) -> str:
 SHAPE_RE = {s.name: re.compile(spaced(s.regex) + r"$") for s in (*TIME_SHAPES, CLOCK_SHAPE, DAY_FIRST_SHAPE)}
 
 
+_FILETIME_UNIX = 116_444_736_000_000_000  # the FILETIME of the Unix epoch (1601 to 1970 in 100-ns ticks)
 _TAI64_UNIX = 2**62 + 10  # the TAI64 label of the Unix epoch's second (libtai's tai_unix)
 
 
@@ -360,6 +380,9 @@ g: dict[str, Any], *, tz: Any = timezone.utc, year: int | None = None,
     try:
         if g.get("epoch"):
             return from_epoch(_number(g["epoch"]))
+        if g.get("filetime"):
+            ticks = int(g["filetime"]) - _FILETIME_UNIX
+            return datetime.fromtimestamp(ticks // 10_000_000, tz=timezone.utc).replace(microsecond=ticks % 10_000_000 // 10)
         if g.get("tai"):
             second = datetime.fromtimestamp(int(g["tai"], 16) - _TAI64_UNIX, tz=timezone.utc)
             return second.replace(microsecond=int(g["tain"], 16) // 1000)
