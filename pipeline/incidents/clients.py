@@ -155,7 +155,7 @@ def client_left(event: LogEvent) -> bool:
     a session or a socket: `_A_CLIENT`), naming no host:port or URL host it went to itself (a WebSocket this side
     opened to another service and lost is its own failure)."""
     head = first_line(event.message)[:HEAD_CHARS]
-    text = "\n".join((head, event.exception or "", (event.stack or "")[:400]))
+    text = "\n".join((event.message[:600], event.exception or "", (event.stack or "")[:400]))
     if not _CLIENT_LEFT.search(text) or _NOT_ONLY_LEFT.search(head):
         return False
     if "ClientAbortException" not in text and not _A_CLIENT.search(head):

@@ -1,0 +1,150 @@
+"""A healthy service's errors about its clients open nothing (issue 35, session 59; pipeline/incidents/clients.py): a
+request answered 4xx at once (the client's input, card or token), a stranger on the internet failing a handshake or a
+login, a client that went away, a start that raced its dependency and came good. And their near misses, which open,
+with a real outage beside the noise that still opens one incident. The lines are written here in the manner of Spring,
+FastAPI/uvicorn, Go's net/http, nginx, OpenSSH, Tomcat, socket.io and psycopg2, not copied from any bed."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from pipeline.incidents.clients import answered_own_4xx, client_left, start_resolved, stranger
+from pipeline.state import LogEvent
+from tests.support import events_of, incidents_by_first_seen
+
+T0 = datetime(2026, 11, 3, 14, 20, 0, 120_000, tzinfo=timezone.utc)
+
+
+def _event(n: int, seconds: float, service: str, host: str, message: str, *, level: str = "ERROR",
+           **fields: object) -> LogEvent:
+    return LogEvent(event_id=f"ev-{n}", time=T0 + timedelta(seconds=seconds), service=service, host=host,
+                    level=level, message=message, source=f"{service}.log", position=f"{service}.log@{n}",
+                    fields=dict(fields))
+
+
+def _split(lines: list[LogEvent]) -> tuple[list[LogEvent], list[LogEvent]]:
+    return [e for e in lines if e.level == "ERROR"], [e for e in lines if e.level != "ERROR"]
+
+
+def _healed(found: set[int], lines: list[LogEvent]) -> set[str]:
+    return {e.event_id for e in lines if id(e) in found}
+
+
+def test_an_error_its_own_writer_answered_4xx_at_once_opens_nothing():
+    lines = [
+        _event(1, 0.0, "accounts", "acc-1", "c.e.a.web.SignupController : signup rejected for user_id=77120: email must"
+               " be a well-formed email address"),
+        _event(2, 0.01, "accounts", "acc-1", "c.e.a.web.RequestLog : POST /api/signup 400 4ms", level="INFO"),
+        _event(3, 20.0, "payments", "pay-1", "charge failed for customer=cus_Q81x order=ord_5512: Your card was declined."),
+        _event(4, 20.02, "payments", "pay-1", "POST /v1/charges 402 210ms", level="INFO"),
+        # an API's error and the edge's 401 of its request (the error names no path: the answer that follows is its own)
+        _event(5, 40.0, "api", "api-2", "c.a.api.security.JwtFilter : token rejected"),
+        _event(6, 40.01, "nginx", "edge-1", '198.51.100.8 - - [03/Nov/2026:14:20:40 +0000] "GET /api/inbox HTTP/1.1" 401'
+               ' 63 "-" "Mozilla/5.0"', level="INFO"),
+    ]
+    errors, others = _split(lines)
+    assert _healed(answered_own_4xx(errors, others, 5.0), lines) == {"ev-1", "ev-3", "ev-5"}
+
+
+@pytest.mark.parametrize("lines", [
+    # a 5xx in the same second; a failure of this side answered 4xx (a timeout); an answer two seconds late
+    [_event(1, 0.0, "accounts", "acc-1", "signup rejected for user_id=77120: email taken"),
+     _event(2, 0.2, "accounts", "acc-1", "POST /api/signup 400 4ms", level="INFO"),
+     _event(3, 0.3, "accounts", "acc-1", "POST /api/login 503 2ms", level="INFO")],
+    [_event(1, 0.0, "api", "api-1", "token introspection timed out after 2000ms"),
+     _event(2, 0.1, "api", "api-1", "GET /api/me 401 2003ms", level="INFO")],
+    [_event(1, 0.0, "accounts", "acc-1", "signup rejected for user_id=77120: email taken"),
+     _event(2, 2.5, "accounts", "acc-1", "POST /api/signup 400 4ms", level="INFO")],
+    # one request's failure does not recur: every webhook's signature failing, answered 400 once, is an outage
+    [_event(1, 0.0, "hooks", "hooks-1", "webhook signature verification failed: no signatures found matching the payload"),
+     _event(2, 0.1, "hooks", "hooks-1", "POST /hooks/psp 400 3ms", level="INFO"),
+     _event(3, 14.0, "hooks", "hooks-2", "webhook signature verification failed: no signatures found matching the payload"),
+     _event(4, 29.0, "hooks", "hooks-1", "webhook signature verification failed: no signatures found matching the payload")],
+])
+def test_an_error_answered_4xx_opens_when_this_side_failed_or_it_recurs_unanswered(lines):
+    errors, others = _split(lines)
+    assert answered_own_4xx(errors, others, 5.0) == set()
+
+
+def test_a_strangers_handshake_or_login_opens_nothing_and_a_private_clients_or_an_expired_certificate_opens():
+    lines = [
+        _event(1, 0.0, "gateway", "gw-1", "http: TLS handshake error from 185.220.101.34:51872: tls: client offered"
+               " only unsupported versions: [302 301]"),
+        _event(2, 9.0, "nginx", "edge-1", "*18240 SSL_do_handshake() failed (SSL: error:0A000102:SSL routines::unsupported"
+               " protocol) while SSL handshaking, client: 167.94.138.120, server: 0.0.0.0:443"),
+        _event(3, 12.0, "sshd", "bastion-2", "sshd[4410]: Failed password for invalid user oracle from 80.94.92.41 port"
+               " 50122 ssh2"),
+        # near misses: the same refusal met by a client inside the network (then the service refuses its own: an outage),
+        # the server's certificate expired, a private client alone
+        _event(4, 20.0, "gateway", "gw-2", "http: TLS handshake error from 45.155.205.233:40122: remote error: tls: bad"
+               " certificate"),
+        _event(5, 21.0, "gateway", "gw-2", "http: TLS handshake error from 10.0.4.11:41822: remote error: tls: bad"
+               " certificate"),
+        _event(6, 30.0, "gateway", "gw-1", "http: TLS handshake error from 92.118.39.7:40550: remote error: tls: expired"
+               " certificate"),
+        _event(7, 40.0, "sshd", "bastion-3", "sshd[4420]: Failed password for deploy from 10.0.0.15 port 50190 ssh2"),
+    ]
+    assert _healed(stranger(lines), lines) == {"ev-1", "ev-2", "ev-3"}
+    # a guessed password beside a colleague's failing the same way on the same server: both the server's to look at
+    lines.append(_event(8, 41.0, "sshd", "bastion-2", "sshd[4421]: Failed password for deploy from 10.0.0.16 port 50191 ssh2"))
+    assert _healed(stranger(lines), lines) == {"ev-1", "ev-2"}
+
+
+@pytest.mark.parametrize(("message", "left"), [
+    ("Servlet.service() for servlet [dispatcherServlet] threw exception\norg.apache.catalina.connector."
+     "ClientAbortException: java.io.IOException: Broken pipe", True),
+    ("websocket closed abnormally code=1006 user_id=4412 session=ws-99812", True),
+    ("socket.io client 9fK2xQ disconnected: ping timeout", True),
+    # near misses: a socket this side opened to another service and lost; a client's connection refused
+    ("websocket to ws://quotes:9001/stream closed code=1006", False),
+    ("redis client connection refused: dial tcp 10.0.2.4:6379", False),
+])
+def test_a_client_that_went_away_opens_nothing(message, left):
+    assert client_left(_event(1, 0.0, "chat", "chat-0", message)) is left
+
+
+def test_a_start_that_raced_its_dependency_and_came_good_opens_nothing_and_one_that_fails_again_opens():
+    lines = [
+        _event(1, 0.0, "reports", "reports-0", "psycopg2.OperationalError: could not connect to server: Connection refused"),
+        _event(2, 4.0, "reports", "reports-0", "Database is ready, migrations up to date", level="INFO"),
+        _event(3, 0.0, "notifier", "notifier-1", "failed to connect to amqp://rabbitmq:5672: connection refused"),
+        _event(4, 3.0, "notifier", "notifier-1", "connected to amqp://rabbitmq:5672", level="INFO"),
+        _event(5, 50.0, "notifier", "notifier-1", "publish failed: channel closed"),
+        # a start that came good too late, and one with no word that it came up
+        _event(6, 0.0, "search", "search-0", "failed to connect to es:9200: connection refused"),
+        _event(7, 45.0, "search", "search-0", "Started SearchApplication in 3.1 seconds", level="INFO"),
+        _event(8, 0.0, "mailer", "mailer-0", "could not connect to smtp:25: connection refused"),
+        _event(9, 2.0, "mailer", "mailer-0", "queue size 0", level="INFO"),
+    ]
+    errors, others = _split(lines)
+    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1"}
+
+
+def test_healthy_noise_opens_nothing_and_the_outage_beside_it_still_opens_one_incident(engine):
+    noise = [
+        _event(1, 0.0, "orders", "orders-2", "orders.api: bad quantity for user 5512: invalid literal for int() with"
+               " base 10: 'two'"),
+        _event(2, 0.01, "orders", "orders-2", 'INFO:     10.2.0.14:51234 - "POST /orders HTTP/1.1" 422 Unprocessable'
+               " Entity", level="INFO"),
+        _event(3, 3.0, "gateway", "gw-1", "http: TLS handshake error from 162.142.125.10:33816: tls: no cipher suite"
+               " supported by both client and server"),
+        _event(4, 6.0, "push", "push-1", "socket.io client 7hQ1 disconnected: ping timeout"),
+        _event(5, 8.0, "notifier", "notifier-1", "failed to connect to amqp://rabbitmq:5672: connection refused"),
+        _event(6, 10.0, "notifier", "notifier-1", "connected to amqp://rabbitmq:5672", level="INFO"),
+    ]
+    engine.incidents.store_batch(noise, cursor=None)
+    assert incidents_by_first_seen(engine) == []
+    # the database goes away: its callers' refusals and the 500 they answer are one incident, noise or not
+    outage = [
+        _event(11, 60.0, "billing", "billing-1", "failed to connect to postgres://db:5432/billing: dial tcp 10.0.3.9:5432:"
+               " connect: connection refused"),
+        _event(12, 60.2, "billing", "billing-1", "POST /invoices 500 3ms"),
+        _event(13, 61.0, "gateway", "gw-1", "http: TLS handshake error from 71.6.199.23:41002: EOF"),
+        _event(14, 62.0, "billing", "billing-1", "failed to connect to postgres://db:5432/billing: dial tcp 10.0.3.9:5432:"
+               " connect: connection refused"),
+        _event(15, 62.1, "billing", "billing-1", "POST /invoices 400 1ms", level="INFO"),
+    ]
+    engine.incidents.store_batch(outage, cursor=None)
+    rows = incidents_by_first_seen(engine)
+    assert [sorted(events_of(engine, r["incident_id"])) for r in rows] == [["ev-11", "ev-12", "ev-14"]]
