@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from pipeline.incidents.clients import answered_own_4xx, client_left, start_resolved, stranger
+from pipeline.incidents.clients import answered_own_4xx, client_left, same_call_later, start_resolved, stranger
 from pipeline.state import LogEvent
 from tests.support import events_of, incidents_by_first_seen
 
@@ -119,6 +119,48 @@ def test_a_start_that_raced_its_dependency_and_came_good_opens_nothing_and_one_t
     ]
     errors, others = _split(lines)
     assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1"}
+
+
+def test_the_process_serving_a_stranger_writes_its_connections_other_lines_and_they_open_nothing():
+    lines = [
+        _event(1, 0.0, "sshd", "bastion-2", "reverse mapping checking getaddrinfo for dsl-77.example.net [80.94.92.41]"
+               " failed - POSSIBLE BREAK-IN ATTEMPT!", pid=4410),
+        _event(2, 1.0, "sshd", "bastion-2", "Invalid user oracle from 80.94.92.41", pid=4410),
+        _event(3, 3.0, "sshd", "bastion-2", "Failed password for invalid user oracle from 80.94.92.41 port 50122 ssh2",
+               pid=4410),
+        _event(4, 4.0, "sshd", "bastion-2", "fatal: Read from socket failed: Connection reset by peer [preauth]", pid=4410),
+        # another process, and the same process long after or naming a resource of this side's
+        _event(5, 4.0, "sshd", "bastion-2", "error: Bind to port 22 on 0.0.0.0 failed: Address already in use.", pid=1),
+        _event(6, 60.0, "sshd", "bastion-2", "fatal: Read from socket failed: Connection reset by peer", pid=4410),
+        _event(7, 5.0, "sshd", "bastion-2", "error: fork: Cannot allocate memory: out of memory", pid=4410),
+    ]
+    assert _healed(stranger(lines), lines) == {"ev-1", "ev-2", "ev-3", "ev-4"}
+
+
+def test_a_dependency_that_says_it_is_ready_after_its_clients_refusal_heals_it():
+    lines = [
+        _event(1, 0.0, "api", "api-0", "sqlalchemy.exc.OperationalError: connection to server at \"db\" (172.20.0.3),"
+               " port 5432 failed: Connection refused"),
+        _event(2, 2.0, "db", "db", "LOG:  database system is ready to accept connections", level="INFO"),
+        # a dependency nobody named saying so heals nothing
+        _event(3, 0.0, "worker", "worker-0", "failed to connect to cache-7:6379: connection refused"),
+    ]
+    errors, others = _split(lines)
+    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1"}
+
+
+def test_the_same_call_answered_2xx_later_heals_it_and_another_call_or_a_route_without_an_id_does_not():
+    lines = [
+        _event(1, 0.0, "checkout", "co-1", "fetch stock failed: GET http://inventory:8080/v1/stock/sku-4412 returned 503"),
+        _event(2, 1.5, "checkout", "co-1", "GET http://inventory:8080/v1/stock/sku-4412 -> 200 in 42ms", level="INFO"),
+        _event(3, 5.0, "checkout", "co-1", "fetch stock failed: GET http://inventory:8080/v1/stock/sku-9001 returned 503"),
+        _event(4, 6.0, "checkout", "co-1", "GET http://inventory:8080/v1/stock/sku-1234 -> 200 in 40ms", level="INFO"),
+        _event(5, 8.0, "checkout", "co-1", "GET /healthz failed: 503"),
+        _event(6, 9.0, "checkout", "co-1", "GET /healthz 200 1ms", level="INFO"),
+        _event(7, 9.5, "checkout", "co-1", "GET http://inventory:8080/v1/stock/sku-9001 -> 503 in 40ms", level="INFO"),
+    ]
+    errors, others = _split(lines)
+    assert _healed(same_call_later(errors, others, 5.0), lines) == {"ev-1"}
 
 
 def test_healthy_noise_opens_nothing_and_the_outage_beside_it_still_opens_one_incident(engine):

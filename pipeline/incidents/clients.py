@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, masked_line, named_things
 from pipeline.incidents.recovery import status_of
-from pipeline.incidents.writers import component
+from pipeline.incidents.writers import component, named_writer, process
 from pipeline.state import LogEvent
 
 # a failure of this side, whatever else the line says: the request was not refused for what the client sent
@@ -107,6 +107,7 @@ _PRESENTED = re.compile(r"handshak|\bssl\b|\btls\b|password|invalid user|authent
                         r"certificate|\bpreauth\b", re.I)
 # a state of this side's own certificate (the server's expired or revoked one is its outage, whoever meets it)
 _OUR_CERTIFICATE = re.compile(r"expired|revoked|not yet valid", re.I)
+CONNECTION_SECONDS = 10  # a stranger's connection: its lines are written within seconds of each other
 _STRANGER_STEMS = ("handshak", "ssl", "tls", "password", "invalid user", "authenticat", "credential", "login",
                    "certificate", "preauth")
 
@@ -130,7 +131,24 @@ def stranger(errors: list[LogEvent]) -> set[int]:
             continue
         candidates.append((event, _said(head), address.is_global))
     inside = {(component(e), said) for e, said, public in candidates if not public}
-    return {id(e) for e, said, public in candidates if public and (component(e), said) not in inside}
+    found = {id(e) for e, said, public in candidates if public and (component(e), said) not in inside}
+    if not found:
+        return found
+    # (the process that served the stranger writes its other lines of that connection too, before and after: sshd's
+    # `reverse mapping … POSSIBLE BREAK-IN ATTEMPT!`, `input_userauth_request: invalid user …`, `Connection reset by
+    # peer [preauth]`; theirs as well, when they name nowhere this side went and no failure of its own resources)
+    served: dict[str, list[datetime]] = {}
+    for event in errors:
+        if id(event) in found and (pid := process(event)) is not None:
+            served.setdefault(pid, []).append(event.time)
+    near = timedelta(seconds=CONNECTION_SECONDS)
+    for event in errors:
+        pid = process(event)
+        if pid in served and id(event) not in found and any(abs(event.time - t) <= near for t in served[pid]) \
+                and not _NOT_ONLY_LEFT.search(first_line(event.message)[:HEAD_CHARS]) \
+                and not any(n.startswith(("hp:", "host:")) for n in named_things(event)):
+            found.add(id(event))
+    return found
 
 
 def _said(head: str) -> str:
@@ -176,33 +194,70 @@ UP_SECONDS = 30  # a start that races its dependency comes good within seconds
 
 
 def start_resolved(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> set[int]:
-    """The errors (by `id`) saying their writer could not reach a dependency (`_CANNOT_REACH`) that its component then
-    says within `UP_SECONDS` it is up (`_UP` in a line that opens nothing: `Database is ready`, `Application startup
-    complete`, `connected to amqp://…`), with no error of that component after the line within the burst window: a
-    start that raced its dependency and came good. A component that errs again after saying so is failing."""
+    """The errors (by `id`) saying their writer could not reach a dependency (`_CANNOT_REACH`) that then says within
+    `UP_SECONDS` it is up (`_UP` in a line that opens nothing): the error's own component (`Database is ready`,
+    `Application startup complete`, `connected to amqp://…`) or the dependency the error names, by what it is called
+    (PostgreSQL's `database system is ready to accept connections` after its client's refusal naming `db`), with no
+    error of the error's component after the line within the burst window: a start that raced its dependency and came
+    good. A component that errs again after saying so is failing."""
     if not errors or minutes <= 0:
         return set()
     racing = [e for e in errors if _CANNOT_REACH.search(first_line(e.message)[:HEAD_CHARS] + "\n" + (e.stack or "")[:600])]
     if not racing:
         return set()
-    writers = {component(e) for e in racing}
-    up: dict[str, list[datetime]] = {}
+    first, last = min(e.time for e in racing), max(e.time for e in racing)
+    soon, window = timedelta(seconds=UP_SECONDS), timedelta(minutes=minutes)
+    up: list[tuple[datetime, LogEvent]] = []
     for event in others:
-        writer = component(event)
-        if writer in writers:
+        if first < event.time <= last + soon:
             head = first_line(event.message)[:300]
             if _UP.search(head) and not _NOT_UP.search(head):
-                up.setdefault(writer, []).append(event.time)
+                up.append((event.time, event))
     if not up:
         return set()
     failed: dict[str, list[datetime]] = {}
     for event in errors:
         failed.setdefault(component(event), []).append(event.time)
-    soon, window = timedelta(seconds=UP_SECONDS), timedelta(minutes=minutes)
     found = set()
     for event in racing:
-        writer = component(event)
-        back = min((t for t in up.get(writer, ()) if event.time < t <= event.time + soon), default=None)
+        writer, names = component(event), named_things(event)
+        back = min((t for t, line in up if event.time < t <= event.time + soon
+                    and (component(line) == writer or named_writer(line, names, frozenset()))), default=None)
         if back is not None and not any(back < t <= back + window for t in failed[writer]):
             found.add(id(event))
+    return found
+
+
+# the call an error names (`GET http://inventory:8080/v1/stock/sku-4412 returned 503`) and a line answering that same
+# call 2xx (`GET http://inventory:8080/v1/stock/sku-4412 -> 200 in 42ms`, `… returned 200`, `… status=200`)
+_CALL = re.compile(r"\b(GET|HEAD|POST|PUT|PATCH|DELETE) \"?((?:https?://)?[\w.:-]*/[^\s\"?]*\d[^\s\"?]*)")
+_ANSWERED_2XX = re.compile(r"^\"?[^\n]{0,24}?\b2\d\d\b")
+
+
+def same_call_later(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> set[int]:
+    """The errors (by `id`) naming a call by its method and a path holding an id (`_CALL`) that a line of the same
+    component, opening nothing, says answered 2xx later within the burst window (the status within a few words after
+    the call): the same call, tried again, worked. The call must hold an id: a route every request takes
+    (`GET /health`) answered 200 says nothing of the one that failed."""
+    if not errors or minutes <= 0:
+        return set()
+    calls: dict[tuple[str, str, str], list[LogEvent]] = {}
+    for event in errors:
+        head = first_line(event.message)[:HEAD_CHARS]
+        for match in _CALL.finditer(head) if "/" in head else ():
+            calls.setdefault((component(event), match.group(1), match.group(2).lower()), []).append(event)
+    if not calls:
+        return set()
+    window = timedelta(minutes=minutes)
+    found: set[int] = set()
+    writers = {writer for writer, _, _ in calls}
+    for event in others:
+        writer = component(event)
+        if writer not in writers:
+            continue
+        head = first_line(event.message)[:HEAD_CHARS]
+        for match in _CALL.finditer(head) if "/" in head else ():
+            failed = calls.get((writer, match.group(1), match.group(2).lower()))
+            if failed and _ANSWERED_2XX.match(head[match.end():]) and not _NOT_UP.search(head):
+                found.update(id(e) for e in failed if e.time < event.time <= e.time + window)
     return found
