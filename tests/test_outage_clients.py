@@ -96,7 +96,17 @@ def test_a_strangers_handshake_or_login_opens_nothing_and_a_private_clients_or_a
      "ClientAbortException: java.io.IOException: Broken pipe", True),
     ("websocket closed abnormally code=1006 user_id=4412 session=ws-99812", True),
     ("socket.io client 9fK2xQ disconnected: ping timeout", True),
-    # near misses: a socket this side opened to another service and lost; a client's connection refused
+    # a server answering a client's socket (an ephemeral port) that went: Python's socketserver, a chat server's peer
+    ("Exception occurred during processing of request from ('10.4.0.21', 51234)\nTraceback (most recent call last):\n"
+     "BrokenPipeError: [Errno 32] Broken pipe", True),
+    ("client 10.9.1.4:60122 disconnected: ping timeout", True),
+    ('10.2.0.14 - - [03/Nov/2026:14:20:00 +0000] "GET /search?q=boots HTTP/1.1" 499 0 "-" "Mozilla/5.0"', True),
+    ('10.2.0.14 - - [03/Nov/2026:14:20:00 +0000] "GET /search?q=boots HTTP/1.1" 502 0 "-" "Mozilla/5.0"', False),
+    # near misses: a socket this side opened to another service and lost; a client's connection refused; a request
+    # whose server lost its database; a broken pipe to a server's port
+    ("Exception occurred during processing of request from ('10.4.0.21', 51234): psycopg2.OperationalError: server"
+     " closed the connection unexpectedly", False),
+    ("write to peer 10.4.0.9:9042 failed: broken pipe", False),
     ("websocket to ws://quotes:9001/stream closed code=1006", False),
     ("redis client connection refused: dial tcp 10.0.2.4:6379", False),
 ])
@@ -108,6 +118,9 @@ def test_a_start_that_raced_its_dependency_and_came_good_opens_nothing_and_one_t
     lines = [
         _event(1, 0.0, "reports", "reports-0", "psycopg2.OperationalError: could not connect to server: Connection refused"),
         _event(2, 4.0, "reports", "reports-0", "Database is ready, migrations up to date", level="INFO"),
+        _event(10, 0.0, "sessions", "sessions-0", "[ioredis] Unhandled error event: Error: connect ECONNREFUSED"
+               " 10.96.8.3:6379"),
+        _event(11, 1.5, "sessions", "sessions-0", "redis client ready", level="INFO"),
         _event(3, 0.0, "notifier", "notifier-1", "failed to connect to amqp://rabbitmq:5672: connection refused"),
         _event(4, 3.0, "notifier", "notifier-1", "connected to amqp://rabbitmq:5672", level="INFO"),
         _event(5, 50.0, "notifier", "notifier-1", "publish failed: channel closed"),
@@ -118,7 +131,7 @@ def test_a_start_that_raced_its_dependency_and_came_good_opens_nothing_and_one_t
         _event(9, 2.0, "mailer", "mailer-0", "queue size 0", level="INFO"),
     ]
     errors, others = _split(lines)
-    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1"}
+    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1", "ev-10"}
 
 
 def test_the_process_serving_a_stranger_writes_its_connections_other_lines_and_they_open_nothing():
@@ -190,3 +203,4 @@ def test_healthy_noise_opens_nothing_and_the_outage_beside_it_still_opens_one_in
     engine.incidents.store_batch(outage, cursor=None)
     rows = incidents_by_first_seen(engine)
     assert [sorted(events_of(engine, r["incident_id"])) for r in rows] == [["ev-11", "ev-12", "ev-14"]]
+

@@ -22,6 +22,7 @@ import ipaddress
 import re
 from datetime import datetime, timedelta
 
+from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, masked_line, named_things
 from pipeline.incidents.recovery import status_of
 from pipeline.incidents.writers import component, named_writer, process
@@ -53,9 +54,11 @@ def answered_own_4xx(errors: list[LogEvent], others: list[LogEvent], minutes: fl
     """The errors (by `id`) answered 4xx (not 408: the server gave up waiting) within `OWN_ANSWER_SECONDS` after, by
     a line of the error's own component (`POST /api/signup 400 4ms` after `signup rejected: email must be …`), or by
     any line answering a request then (an edge's access line, `"GET /api/me HTTP/1.1" 401`) when the error names no
-    path, host:port or URL host of its own; never when a request was answered 5xx in that second, nor when the error
-    says a failure of this side (`_OUR_FAILURE`). Unlike expected.answered_4xx, the error need not name the path: the
-    answer that follows it at once is its request's."""
+    path, host:port or URL host of its own or names the path answered (`Not Found: /wp-login.php`, then its 404);
+    never when a request was answered 5xx in that second, nor when the error says a failure of this side
+    (`_OUR_FAILURE`), nor when the same words of its service are said again within the burst window unanswered (one
+    request's failure does not recur). Unlike expected.answered_4xx, the error need not name the path: the answer
+    that follows it at once is its request's."""
     answers: list[tuple[datetime, str, int, str | None]] = []
     window = timedelta(seconds=OWN_ANSWER_SECONDS)
     times = sorted(e.time for e in errors)
@@ -168,17 +171,38 @@ _NOT_ONLY_LEFT = re.compile(r"refused|unavailable|exhausted|no space|upstream|ba
                             re.I)
 
 
+# a client's own socket a server names (`from ('10.0.0.5', 51234)`, `client 10.0.0.5:51234`, `peer=10.0.0.5:51234`):
+# an address on a port of the ephemeral range, the one a client's connection comes from ...
+_CLIENT_SOCKET = re.compile(r"\b(?:from|client|peer|remote(?:_addr)?)\W{0,3}\(?'?\[?((?:\d{1,3}\.){3}\d{1,3})\]?'?"
+                            r"(?:[:,]\s*|\s+port\s+)(\d{4,5})\b", re.I)
+# ... and its connection gone while being answered (EPIPE, ECONNRESET, an EOF)
+_SOCKET_GONE = re.compile(r"broken pipe|connection reset by peer|\bEPIPE\b|\bECONNRESET\b|unexpected EOF", re.I)
+
+
 def client_left(event: LogEvent) -> bool:
     """Whether a server's error says only that the client it served went away (`_CLIENT_LEFT`, of a client, a user,
     a session or a socket: `_A_CLIENT`), naming no host:port or URL host it went to itself (a WebSocket this side
     opened to another service and lost is its own failure)."""
     head = first_line(event.message)[:HEAD_CHARS]
     text = "\n".join((event.message[:600], event.exception or "", (event.stack or "")[:400]))
+    if "499" in head and _answer(event)[0] == 499:
+        return True  # (nginx's 499, `client closed request`: an answer to no one, whatever level a collector gave it)
+    socket = _CLIENT_SOCKET.search(head)
+    if socket is not None and int(socket.group(2)) >= EPHEMERAL_PORTS and _SOCKET_GONE.search(text) \
+            and not _NOT_ONLY_LEFT.search(text):
+        return True  # (a server answering a request from a client's socket, which went: Python's BrokenPipeError)
     if not _CLIENT_LEFT.search(text) or _NOT_ONLY_LEFT.search(head):
         return False
     if "ClientAbortException" not in text and not _A_CLIENT.search(head):
         return False
-    return not any(n.startswith(("hp:", "host:")) for n in named_things(event))
+    # (a client's own socket, an address on an ephemeral port, says nowhere this side went)
+    return not any(n.startswith("host:") or n.startswith("hp:") and not _ephemeral(n) for n in named_things(event))
+
+
+def _ephemeral(name: str) -> bool:
+    """Whether a host:port name's port is of the ephemeral range (a client's own socket)."""
+    port = name.rpartition(":")[2]
+    return port.isdigit() and int(port) >= EPHEMERAL_PORTS
 
 
 # a failure to reach a dependency (the start raced it) ...
@@ -186,7 +210,7 @@ _CANNOT_REACH = re.compile(r"connection refused|could not connect|couldn't conne
                            r"cannot connect|can't connect|not (?:yet )?ready|no such host|name or service not known|"
                            r"ECONNREFUSED|server selection timed out|is the server running", re.I)
 # ... and its writer saying then that it is up: ready, started, listening, connected, its startup complete
-_UP = re.compile(r"\b(?:is|are|now) ready\b|\bready to (?:accept|serve|handle)\b|\bstartup complete\b|\bstarted\b|"
+_UP = re.compile(r"\bready\b(?!\s*[:=]\s*(?:false|0)\b)|\bstartup complete\b|\bstarted\b|"
                  r"\blistening (?:on|at)\b|\baccepting connections\b|\b(?:re)?connected to\b|\bconnection established\b",
                  re.I)
 _NOT_UP = re.compile(r"\bnot\b|\bfail|\berror|\bunable\b|\bcannot\b|\bdisconnected\b|\bstopp|\blost\b|exception", re.I)
@@ -261,3 +285,4 @@ def same_call_later(errors: list[LogEvent], others: list[LogEvent], minutes: flo
             if failed and _ANSWERED_2XX.match(head[match.end():]) and not _NOT_UP.search(head):
                 found.update(id(e) for e in failed if e.time < event.time <= e.time + window)
     return found
+
