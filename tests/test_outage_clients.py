@@ -204,3 +204,21 @@ def test_healthy_noise_opens_nothing_and_the_outage_beside_it_still_opens_one_in
     rows = incidents_by_first_seen(engine)
     assert [sorted(events_of(engine, r["incident_id"])) for r in rows] == [["ev-11", "ev-12", "ev-14"]]
 
+
+
+@pytest.mark.parametrize("text", ["connection refused", "Could not connect to server", "couldn't connect", "failed to connect",
+                                  "unable to connect", "cannot connect", "can't connect", "broker not ready",
+                                  "not yet ready", "no such host", "Name or service not known", "ECONNREFUSED",
+                                  "server selection timed out", "Is the server running on host"])
+def test_the_stems_that_spare_a_dependency_search_are_held_by_every_line_it_matches(text):
+    from pipeline.incidents.clients import _reaching
+
+    assert _reaching(text)
+
+
+@pytest.mark.parametrize("message", ["org.apache.catalina.connector.ClientAbortException: java.io.IOException",
+                                     "ws session 8f2a1c closed with code 1001", "close code 1006 for user 12",
+                                     "websocket abnormal closure user=4", "socket going away session=9",
+                                     "client 7 disconnected: ping timeout"])
+def test_the_stems_that_spare_a_client_search_are_held_by_every_line_it_matches(message):
+    assert client_left(_event(1, 0.0, "live", "live-0", message))

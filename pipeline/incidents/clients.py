@@ -179,14 +179,21 @@ _CLIENT_SOCKET = re.compile(r"\b(?:from|client|peer|remote(?:_addr)?)\W{0,3}\(?'
 _SOCKET_GONE = re.compile(r"broken pipe|connection reset by peer|\bEPIPE\b|\bECONNRESET\b|unexpected EOF", re.I)
 
 
+# a piece of text every match of `_CLIENT_LEFT` or `_SOCKET_GONE` holds, lower-cased
+_LEFT_STEMS = ("clientabort", "100", "abnormal closure", "going away", "ping timeout", "broken pipe", "reset by peer",
+               "epipe", "econnreset", "unexpected eof")
+
+
 def client_left(event: LogEvent) -> bool:
     """Whether a server's error says only that the client it served went away (`_CLIENT_LEFT`, of a client, a user,
     a session or a socket: `_A_CLIENT`), naming no host:port or URL host it went to itself (a WebSocket this side
     opened to another service and lost is its own failure)."""
     head = first_line(event.message)[:HEAD_CHARS]
-    text = "\n".join((event.message[:600], event.exception or "", (event.stack or "")[:400]))
     if "499" in head and _answer(event)[0] == 499:
         return True  # (nginx's 499, `client closed request`: an answer to no one, whatever level a collector gave it)
+    text = "\n".join((event.message[:600], event.exception or "", (event.stack or "")[:400]))
+    if text.isascii() and not holds_any(text.lower(), _LEFT_STEMS):
+        return False  # (most errors: no search of theirs can match)
     socket = _CLIENT_SOCKET.search(head)
     if socket is not None and int(socket.group(2)) >= EPHEMERAL_PORTS and _SOCKET_GONE.search(text) \
             and not _NOT_ONLY_LEFT.search(text):
@@ -214,6 +221,15 @@ _UP = re.compile(r"\bready\b(?!\s*[:=]\s*(?:false|0)\b)|\bstartup complete\b|\bs
                  r"\blistening (?:on|at)\b|\baccepting connections\b|\b(?:re)?connected to\b|\bconnection established\b",
                  re.I)
 _NOT_UP = re.compile(r"\bnot\b|\bfail|\berror|\bunable\b|\bcannot\b|\bdisconnected\b|\bstopp|\blost\b|exception", re.I)
+# a piece of text every match of `_CANNOT_REACH` holds, lower-cased
+_REACH_STEMS = ("refused", "connect", "ready", "no such host", "name or service", "timed out", "server running")
+
+
+def _reaching(text: str) -> bool:
+    """Whether a text says its writer could not reach a dependency (`_CANNOT_REACH`)."""
+    return (not text.isascii() or holds_any(text.lower(), _REACH_STEMS)) and _CANNOT_REACH.search(text) is not None
+
+
 UP_SECONDS = 30  # a start that races its dependency comes good within seconds
 
 
@@ -226,7 +242,7 @@ def start_resolved(errors: list[LogEvent], others: list[LogEvent], minutes: floa
     good. A component that errs again after saying so is failing."""
     if not errors or minutes <= 0:
         return set()
-    racing = [e for e in errors if _CANNOT_REACH.search(first_line(e.message)[:HEAD_CHARS] + "\n" + (e.stack or "")[:600])]
+    racing = [e for e in errors if _reaching(first_line(e.message)[:HEAD_CHARS] + "\n" + (e.stack or "")[:600])]
     if not racing:
         return set()
     first, last = min(e.time for e in racing), max(e.time for e in racing)
