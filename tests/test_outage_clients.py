@@ -222,3 +222,20 @@ def test_the_stems_that_spare_a_dependency_search_are_held_by_every_line_it_matc
                                      "client 7 disconnected: ping timeout"])
 def test_the_stems_that_spare_a_client_search_are_held_by_every_line_it_matches(message):
     assert client_left(_event(1, 0.0, "live", "live-0", message))
+
+
+def test_a_line_saying_its_writer_is_up_heals_only_a_failure_to_reach_the_place_it_names():
+    lines = [
+        _event(1, 0.0, "mailer", "mail-0", "Could not send receipt for order 4411: Connection refused (mail-relay:25)"),
+        _event(2, 3.0, "mailer", "mail-0", "Connected to smtp-backup:25", level="INFO"),
+        _event(3, 0.0, "feed", "feed-0", "failed to connect to kafka-1:9092: connection refused"),
+        _event(4, 3.0, "feed", "feed-0", "connected to kafka-1:9092", level="INFO"),
+    ]
+    errors, others = _split(lines)
+    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-3"}
+
+
+def test_a_strangers_login_the_platform_refused_this_side_is_this_sides_failure():
+    line = _event(1, 0.0, "klogind", "combo", "Authentication failed from 163.27.187.39 (163.27.187.39): Permission"
+                  " denied in replay cache code")
+    assert stranger([line]) == set()

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from pipeline.analyst.subject import EPHEMERAL_PORTS
 from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, masked_line, named_things
 from pipeline.incidents.recovery import status_of
-from pipeline.incidents.writers import component, named_writer, process
+from pipeline.incidents.writers import SERVICE_NAMED, component, named_writer, process
 from pipeline.state import LogEvent
 
 # a failure of this side, whatever else the line says: the request was not refused for what the client sent
@@ -109,7 +109,8 @@ _CLIENT_ADDRESS = re.compile(r"\b(?:from|client:?|rhost=|remote_?addr[=:]|remote
 _PRESENTED = re.compile(r"handshak|\bssl\b|\btls\b|password|invalid user|authenticat|credential|\blogin\b|"
                         r"certificate|\bpreauth\b", re.I)
 # a state of this side's own certificate (the server's expired or revoked one is its outage, whoever meets it)
-_OUR_CERTIFICATE = re.compile(r"expired|revoked|not yet valid", re.I)
+# (or the platform refusing this side's own process: EACCES's text, `Permission denied in replay cache code`)
+_THIS_SIDES = re.compile(r"expired|revoked|not yet valid|permission denied", re.I)
 CONNECTION_SECONDS = 10  # a stranger's connection: its lines are written within seconds of each other
 _STRANGER_STEMS = ("handshak", "ssl", "tls", "password", "invalid user", "authenticat", "credential", "login",
                    "certificate", "preauth")
@@ -118,15 +119,16 @@ _STRANGER_STEMS = ("handshak", "ssl", "tls", "password", "invalid user", "authen
 def stranger(errors: list[LogEvent]) -> set[int]:
     """The errors (by `id`) saying that a client on the public internet (`_CLIENT_ADDRESS`, a global address) failed
     a handshake or a login (`_PRESENTED`): a scanner probing the TLS port, a password guessed at sshd. Not when the
-    error says a failure of this side or its certificate's state (expired, revoked), nor when a client of a private
-    address fails in the same words in the batch (then the service refuses its own clients: an outage)."""
+    error says a failure of this side, its certificate's state (expired, revoked) or the platform denying its own
+    process (`Permission denied`), nor when a client of a private address fails in the same words on the same
+    component in the batch (then the service refuses its own clients: an outage)."""
     candidates: list[tuple[LogEvent, str, bool]] = []
     for event in errors:
         head = first_line(event.message)[:HEAD_CHARS]
         if head.isascii() and not holds_any(head.lower(), _STRANGER_STEMS):
             continue  # (most errors: their addresses are not read)
         match = _CLIENT_ADDRESS.search(head)
-        if match is None or not _PRESENTED.search(head) or _OUR_FAILURE.search(head) or _OUR_CERTIFICATE.search(head):
+        if match is None or not _PRESENTED.search(head) or _OUR_FAILURE.search(head) or _THIS_SIDES.search(head):
             continue
         try:
             address = ipaddress.ip_address(match.group(1))
@@ -262,10 +264,18 @@ def start_resolved(errors: list[LogEvent], others: list[LogEvent], minutes: floa
     for event in racing:
         writer, names = component(event), named_things(event)
         back = min((t for t, line in up if event.time < t <= event.time + soon
-                    and (component(line) == writer or named_writer(line, names, frozenset()))), default=None)
+                    and (component(line) == writer and _same_place(names, named_things(line))
+                         or named_writer(line, names, frozenset()))), default=None)
         if back is not None and not any(back < t <= back + window for t in failed[writer]):
             found.add(id(event))
     return found
+
+
+def _same_place(failed: frozenset[str], up: frozenset[str]) -> bool:
+    """Whether a line saying its writer is up speaks of where its error failed to go: it names no place, or one the
+    error names (`Connected to smtp-backup:25` says nothing of the `mail-relay:25` that refused)."""
+    places = {n for n in up if n.startswith(("hp:", "host:", SERVICE_NAMED))}
+    return not places or bool(places & failed)
 
 
 # the call an error names (`GET http://inventory:8080/v1/stock/sku-4412 returned 503`) and a line answering that same
