@@ -209,7 +209,10 @@ def test_healthy_noise_opens_nothing_and_the_outage_beside_it_still_opens_one_in
 @pytest.mark.parametrize("text", ["connection refused", "Could not connect to server", "couldn't connect", "failed to connect",
                                   "unable to connect", "cannot connect", "can't connect", "broker not ready",
                                   "not yet ready", "no such host", "Name or service not known", "ECONNREFUSED",
-                                  "server selection timed out", "Is the server running on host"])
+                                  "server selection timed out", "Is the server running on host",
+                                  "Connection to node -1 (kafka-0/10.0.0.4:9092) could not be established",
+                                  "upstream connect error or disconnect/reset before headers. reset reason: connection"
+                                  " failure", "dial tcp 10.0.0.4:5432: connect: no route to host"])
 def test_the_stems_that_spare_a_dependency_search_are_held_by_every_line_it_matches(text):
     from pipeline.incidents.clients import _reaching
 
@@ -239,3 +242,12 @@ def test_a_strangers_login_the_platform_refused_this_side_is_this_sides_failure(
     line = _event(1, 0.0, "klogind", "combo", "Authentication failed from 163.27.187.39 (163.27.187.39): Permission"
                   " denied in replay cache code")
     assert stranger([line]) == set()
+
+
+@pytest.mark.parametrize("up", ["consumer group member is now healthy", "grpc server up and running",
+                                "Serving securely on [::]:10250", "Started ApiApplication in 4.2 seconds"])
+def test_a_start_says_it_came_up_in_the_words_servers_use(up):
+    lines = [_event(1, 0.0, "api", "api-0", "Connection to node -1 (10.0.0.4:9092) could not be established."),
+             _event(2, 5.0, "api", "api-0", up, level="INFO")]
+    errors, others = _split(lines)
+    assert _healed(start_resolved(errors, others, 5.0), lines) == {"ev-1"}

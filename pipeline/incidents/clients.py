@@ -217,14 +217,17 @@ def _ephemeral(name: str) -> bool:
 # a failure to reach a dependency (the start raced it) ...
 _CANNOT_REACH = re.compile(r"connection refused|could not connect|couldn't connect|failed to connect|unable to connect|"
                            r"cannot connect|can't connect|not (?:yet )?ready|no such host|name or service not known|"
-                           r"ECONNREFUSED|server selection timed out|is the server running", re.I)
+                           r"ECONNREFUSED|server selection timed out|is the server running|could not be established|"
+                           r"connection failure|no route to host", re.I)
 # ... and its writer saying then that it is up: ready, started, listening, connected, its startup complete
 _UP = re.compile(r"\bready\b(?!\s*[:=]\s*(?:false|0)\b)|\bstartup complete\b|\bstarted\b|"
-                 r"\blistening (?:on|at)\b|\baccepting connections\b|\b(?:re)?connected to\b|\bconnection established\b",
+                 r"\blistening (?:on|at)\b|\baccepting connections\b|\b(?:re)?connected to\b|\bconnection established\b|"
+                 r"\b(?:is|now|became|back) healthy\b|\bup and running\b|\bserving\b[^\n]{0,20}?\b(?:on|at)\b",
                  re.I)
 _NOT_UP = re.compile(r"\bnot\b|\bfail|\berror|\bunable\b|\bcannot\b|\bdisconnected\b|\bstopp|\blost\b|exception", re.I)
 # a piece of text every match of `_CANNOT_REACH` holds, lower-cased
-_REACH_STEMS = ("refused", "connect", "ready", "no such host", "name or service", "timed out", "server running")
+_REACH_STEMS = ("refused", "connect", "ready", "no such host", "name or service", "timed out", "server running",
+                "established", "no route")
 
 
 def _reaching(text: str) -> bool:
