@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from pipeline.analyst import (abstain, answers, capacity, cause_side, earned, evidence_report, findings, fixes, ideas, meant,
-                              operational, quotes, requested, retried, specifics, subject, technology, versions)
+                              operational, quotes, requested, retried, specifics, subject, technology, theirs, versions)
 from pipeline.analyst.callee_lines import callee_lines, own_warnings
 from pipeline.analyst.consistency import uncontradicted_why
 from pipeline.analyst.operational import operational_cause
@@ -530,7 +530,7 @@ class OfflineAnalyst:
             lead = report.hypotheses[0].statement if report.hypotheses else "no hypothesis rests on these events"
             action = f"Investigate {service} (inconclusive): first check whether {lead[0].lower()}{lead[1:]}"
         else:
-            cause = quotes.concrete_cause(rca.category, rca.findings) if rca else None
+            cause = _stated_cause(rca)
             # a borrowed doc's steps for another stack (SQLAlchemy advice for a Kafka client) are left out
             steps = technology.own_steps(doc.remediation, state.evidence, doc.systems)
             kind = operational_cause(rca, state.evidence)
@@ -968,6 +968,23 @@ def _first_lines(events: list[LogEvent]) -> list[Quote]:
         if len(out) >= 2:
             break
     return out
+
+
+def _stated_cause(rca: RCA | None) -> str | None:
+    """The cause the recommendation's action leads with: a reviewer's written root cause when they wrote one; for a
+    category a reviewer set, what the evidence names of that category (never the generic sentence of the events'
+    exception, which states the analyst's cause, not theirs), else that they set it; otherwise the evidence's
+    concrete cause (issue 36: a recommendation follows the person's cause)."""
+    if rca is None:
+        return None
+    written = theirs.written_cause(rca)
+    if written is not None:
+        return written
+    cause = quotes.concrete_cause(rca.category, rca.findings)
+    who = theirs.set_by(rca)
+    if who is not None and (cause is None or cause == quotes.where_it_fails(rca.findings)):
+        return f"Reviewer {who} set the cause to {_words(rca.category)}."
+    return cause
 
 
 def _words(category: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
+from pipeline.analyst import theirs
 from pipeline.analyst.findings import first
 from pipeline.state import RCA, Finding, LogEvent
 
@@ -40,7 +41,9 @@ def operational_cause(rca: RCA | None, events: list[LogEvent]) -> str | None:
     """The kind of operational cause (a key of KINDS) an analysis names, or None for a code cause."""
     if rca is None:
         return None
-    return operational_kind(rca.category, "\n".join(_texts(events)))
+    # a root cause a reviewer wrote is read with the events: their "killed at its 512Mi limit" is their cause
+    said = [rca.root_cause] if theirs.written_by(rca) is not None else []
+    return operational_kind(rca.category, "\n".join([*_texts(events), *said]))
 
 
 def operational_kind(category: str | None, text: str) -> str | None:

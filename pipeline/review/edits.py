@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline import storable
+from pipeline.analyst import theirs
 from pipeline.analyst.offline import OfflineAnalyst
 from pipeline.errors import InvalidEdit, UsageError
 from pipeline.knowledge.index import KnowledgeBase
@@ -42,9 +43,15 @@ def _shown(field: str) -> str:
 def edited_values(state: IncidentState, edits: dict[str, Any], *, kb: KnowledgeBase | None = None,
                   reviewer: str | None = None) -> dict[str, Any]:
     """The top-level state values after applying dotted edits, validated strictly by the state schema.
-    With the knowledge base, a category the edit changes comes with its own analysis (`category_set`)."""
+    With the knowledge base, a category the edit changes comes with its own analysis (`category_set`); a root
+    cause the edit writes is marked as the reviewer's (`theirs.written_note`), so the recommendation leads with it."""
     values = _edited(state, edits)
-    return category_set(state, values, edits, kb=kb, reviewer=reviewer or "") if kb is not None else values
+    values = category_set(state, values, edits, kb=kb, reviewer=reviewer or "") if kb is not None else values
+    rca = values.get("rca")
+    if "rca.root_cause" in edits and rca is not None and (state.rca is None or rca.root_cause != state.rca.root_cause):
+        # their cause, marked so that what is derived from it (recommend, propose_fix) follows it (issue 36)
+        values = {**values, "rca": theirs.with_written_note(rca, reviewer or "")}
+    return values
 
 
 def category_set(state: IncidentState, values: dict[str, Any], edits: dict[str, Any], *, kb: KnowledgeBase,
