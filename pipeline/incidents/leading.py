@@ -6,8 +6,8 @@ that names nothing, a symptom: a timeout, a 5xx, unavailable, a retry), the earl
 caller's error (`side`: it names another writer of the incident, and none names it) comes after
 every other; a WARN that states the cause's own failure (`states_cause`) may lead, though it opens
 nothing. A leader's words are read by `leader_rank` (what it states: no field's name, a signal sent to a worker or a
-guess asked; its trace's first line; a 401/403 answered), the grouping rules' by `rank`: choosing a leader never
-changes what is grouped.
+guess asked, no thing's or level's name, `HikariPool-1`, `certificate`, `FATAL:`; its trace's first line; a 401/403
+answered), the grouping rules' by `rank`: choosing a leader never changes what is grouped.
 """
 from __future__ import annotations
 
@@ -221,7 +221,9 @@ def _said(event: LogEvent) -> str:
 def _rank(event: LogEvent, text: str, *, leader: bool, measured: str = "") -> int:
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text) or leader and _DENIED_STATUS.search(text):
+    # as a leader, a thing's or a level's name is no cause (`HikariPool-1`, a `certificate`, `dns`, `FATAL:`)
+    causal = _BACKPRESSURE.sub(" ", _unnamed(text) if leader else text)
+    if _CAUSE.search(causal) or over_limit(text) or leader and _DENIED_STATUS.search(text):
         return CAUSE
     # as a leader, a quantity at or past the bound it names (a field's name may say which is which: `used=`, `"max":`),
     # not a queue's or a buffer's behind a slow consumer
@@ -310,3 +312,13 @@ class Leader:
                    _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
                    data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN)
 
+
+# what names a thing or a level, not a failure (as a leader): a pool's or its thread's name (`HikariPool-1`,
+# `pool-3-thread-7`, `HTTPConnectionPool`, `pooler`), a certificate, x509, DNS (a failure of one is said by other words:
+# `expired`, `exhausted`, `could not resolve`, `no such host`), a level written in the text (`FATAL:`, `[fatal]`)
+_NAMED = re.compile(r"(?i:\w*pool\w*|certificate|x509|\bdns\b)|\b(?:FATAL|PANIC|CRITICAL)(?=:|\])|\[(?i:fatal)\]")
+
+
+def _unnamed(text: str) -> str:
+    """`text` with the names of things and levels (`_NAMED`) blanked, each by as many spaces (positions kept)."""
+    return _NAMED.sub(lambda m: " " * len(m.group(0)), text)
