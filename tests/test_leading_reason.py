@@ -1,7 +1,7 @@
 """Why a line leads, said to the reviewer in plain words (issue 35, session 59): the reason quotes the clause that
 placed the leader (`stated`: the cause or the symptom it names, or its stack's exception line), and says whether that
-is what is wrong at its writer's own end or what a call it made met (a refusal: the cause is at the end it called),
-or only what happened to a call (a timeout, a 5xx). Wordings written here in the manner of Node's V8, PostgreSQL's
+says what is wrong, what a connection to another end met (a refusal: the cause is at that end), or only how a call
+fared (a timeout, a 5xx). Wordings written here in the manner of Node's V8, PostgreSQL's
 JDBC driver and server, Go's net package, HikariCP and psycopg, not copied from a bed."""
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def _leader(engine, events: list[LogEvent]) -> dict:
     return outage["leader"]
 
 
-def test_a_failure_at_the_writers_own_end_is_said_to_be_so_and_quoted(engine):
+def test_a_stated_failure_is_said_to_say_what_is_wrong_and_quoted(engine):
     leader = _leader(engine, [
         _event(1, 1.0, "search", "search-7c9f-2kq", "FATAL ERROR: Reached heap limit Allocation failed - JavaScript"
                " heap out of memory"),
@@ -57,10 +57,10 @@ def test_a_failure_at_the_writers_own_end_is_said_to_be_so_and_quoted(engine):
                " http://search:7700/indexes/products/search failed, reason: connect ECONNREFUSED 10.4.2.17:7700"),
     ])
     assert leader["event_id"] == "ev-1" and leader["said"] == "Reached heap limit Allocation failed"
-    assert "names a cause ('Reached heap limit Allocation failed'): what is wrong at its own end" in leader["reason"]
+    assert "names a cause ('Reached heap limit Allocation failed'): it says what is wrong" in leader["reason"]
 
 
-def test_a_refusal_a_caller_met_is_said_to_point_at_the_end_it_called(engine):
+def test_a_refusal_a_caller_met_is_said_to_point_at_the_other_end(engine):
     leader = _leader(engine, [
         _event(1, 1.0, "orders", "orders-1", "org.postgresql.util.PSQLException: Connection to orders-db:5432 refused."
                " Check that the hostname and port are correct and that the postmaster is accepting TCP/IP connections."),
@@ -70,8 +70,8 @@ def test_a_refusal_a_caller_met_is_said_to_point_at_the_end_it_called(engine):
                " Check that the hostname and port are correct and that the postmaster is accepting TCP/IP connections."),
     ])
     assert leader["event_id"] == "ev-1" and leader["rank"] == "cause"
-    assert ("names a cause ('Connection to orders-db:5432 refused'), said of a call it made: the cause is at the end it"
-            " called") in leader["reason"]
+    assert ("names a cause ('Connection to orders-db:5432 refused'), said of a connection to another end (a refusal, a"
+            " reset, a name not resolved): the cause is at that end") in leader["reason"]
 
 
 def test_a_warning_stating_the_cause_is_quoted_as_the_first_sign(engine):
@@ -86,13 +86,13 @@ def test_a_warning_stating_the_cause_is_quoted_as_the_first_sign(engine):
                                        " cause ('No space left on device')")
 
 
-def test_a_symptom_leading_is_quoted_and_said_to_be_only_what_happened_to_a_call(engine):
+def test_a_symptom_leading_is_quoted_and_said_to_say_only_how_a_call_fared(engine):
     leader = _leader(engine, [
         _event(1, 1.0, "web", "web-1", "GET /cart failed: upstream cart-api responded 503 (request_id=4c1d)"),
         _event(2, 2.0, "web", "web-1", "GET /cart failed: upstream cart-api responded 503 (request_id=4c1e)"),
     ])
     assert leader["event_id"] == "ev-1" and leader["rank"] == "symptom"
-    assert ("read as a symptom ('upstream cart-api responded 503'): it says only what happened to a call"
+    assert ("read as a symptom ('upstream cart-api responded 503'): it says how a call or a service fared"
             in leader["reason"])
 
 
@@ -101,5 +101,5 @@ def test_a_leader_stored_before_its_words_were_kept_still_gives_a_reason():
            "message": "Connection to orders-db:5432 refused", "rank": "cause", "reason": "", "position": "o@1",
            "side": "between"}
     lead = Leader.from_json(old)
-    assert lead.said == "" and lead.reason().startswith("the earliest error that names a cause: what is wrong")
+    assert lead.said == "" and lead.reason().startswith("the earliest error that names a cause: it says what is wrong")
     assert Leader.from_json(lead.as_json()) == lead

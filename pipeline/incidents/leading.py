@@ -8,7 +8,8 @@ every other; a WARN that states the cause's own failure (`states_cause`) may lea
 nothing. A leader's words are read by `leader_rank` (what it states: no field's name, a signal sent to a worker or a
 guess asked, no thing's or level's name, `HikariPool-1`, `certificate`, `FATAL:`; its trace's first line; a 401/403
 answered), the grouping rules' by `rank`: choosing a leader never changes what is grouped. Its reason quotes the clause
-that placed it (`stated`) and says whether it is what is wrong at its writer's end or what a call it made met.
+that placed it (`stated`) and says whether it says what is wrong, what a connection to another end met or only how a
+call fared.
 """
 from __future__ import annotations
 
@@ -311,12 +312,13 @@ class Leader:
 
     def reason(self) -> str:
         """Why this event leads, in the reviewer's words (true when it was chosen): what its line says (`said`), and
-        whether that is what is wrong at its writer's own end or what a call it made met."""
+        whether that says what is wrong, what a connection to another end met (the cause is at that end) or only how a
+        call fared."""
         if self.side == CALLEE:  # set only when it decided: a caller's error came first by `key`
             first = ("a warning it wrote before its errors" if self.pattern.startswith(WARNED) else "its earliest error")
             return (f"{first}{self._quoted()}: {self.service} is the service the incident's other errors name (their"
                     " calls to it failed), so its side is the cause and its line leads theirs, even those written"
-                    " earlier: they say what happened to their calls")
+                    " earlier: they say how their calls to it fared")
         return self._reason()
 
     def _quoted(self) -> str:
@@ -330,17 +332,17 @@ class Leader:
                     " nothing, but the errors that followed name what it names")
         if self.rank == CAUSE:
             if self.said and _CALL_WORDS.search(self.said) and not _CAUSE.search(_CALL_WORDS.sub(" ", self.said)):
-                return (f"the earliest error that names a cause{quoted}, said of a call it made: the cause is at the"
-                        " end it called; the incident's other errors came later or say only what happened to their"
-                        " calls (a timeout, a 5xx, a retry)")
-            return (f"the earliest error that names a cause{quoted}: what is wrong at its own end, not only what"
-                    " happened to a call; the incident's other errors came later or say only what happened to their"
-                    " calls (a timeout, a 5xx, a retry)")
+                return (f"the earliest error that names a cause{quoted}, said of a connection to another end (a"
+                        " refusal, a reset, a name not resolved): the cause is at that end; the incident's other errors"
+                        " came later or say only how their calls fared (a timeout, a 5xx, a retry)")
+            return (f"the earliest error that names a cause{quoted}: it says what is wrong, not only how a call fared;"
+                    " the incident's other errors came later or say only how their calls fared (a timeout, a 5xx,"
+                    " a retry)")
         if self.rank == NEUTRAL:
             return ("the earliest error; none of the incident's errors names a cause (they say that something failed,"
                     " not what), so the first of them leads")
-        return (f"the earliest error, read as a symptom{quoted}: it says only what happened to a call (a timeout, a"
-                " 5xx, a retry); none of the incident's errors names a cause")
+        return (f"the earliest error, read as a symptom{quoted}: it says how a call or a service fared (a timeout, a"
+                " 5xx, unavailable, slow, a retry), not what went wrong; none of the incident's errors names a cause")
 
     def as_json(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
@@ -357,10 +359,10 @@ class Leader:
                    str(data.get("said") or ""))
 
 
-# a cause said as what a call met (a refusal, a reset, a name not resolved, a connection that could not be made): the
-# reason says the cause is at the end it called
+# a cause said as what a connection to another end met (a refusal, a reset, a name not resolved, a connection that could
+# not be made), whichever end wrote it: the reason says the cause is at that other end
 _CALL_WORDS = re.compile(r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
-                         r"handshake|could not be established|(?:could not|cannot|can't|unable to) connect|"
+                         r"could not be established|(?:could not|cannot|can't|unable to) connect|"
                          r"(?:connection|broker|node) lost|lost connection", re.I)
 # what names a thing or a level, not a failure (as a leader): a pool's or its thread's name (`HikariPool-1`,
 # `pool-3-thread-7`, `HTTPConnectionPool`, `pooler`), a certificate, x509, DNS (a failure of one is said by other words:
