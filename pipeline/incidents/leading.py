@@ -6,8 +6,10 @@ that names nothing, a symptom: a timeout, a 5xx, unavailable, a retry), the earl
 caller's error (`side`: it names another writer of the incident, and none names it) comes after
 every other; a WARN that states the cause's own failure (`states_cause`) may lead, though it opens
 nothing. A leader's words are read by `leader_rank` (what it states: no field's name, a signal sent to a worker or a
-guess asked; its trace's first line; a 401/403 answered), the grouping rules' by `rank`: choosing a leader never
-changes what is grouped.
+guess asked, no thing's or level's name, `HikariPool-1`, `certificate`, `FATAL:`; its trace's first line; a 401/403
+answered), the grouping rules' by `rank`: choosing a leader never changes what is grouped. Its reason quotes the clause
+that placed it (`stated`) and says whether it says what is wrong, what a connection to another end met or only how a
+call fared.
 """
 from __future__ import annotations
 
@@ -197,6 +199,34 @@ def leader_rank(event: LogEvent) -> int:
     return _rank(event, _FIELD_NAME.sub(" ", said), leader=True, measured=said)
 
 
+def stated(event: LogEvent) -> str:
+    """The clause that places a line as a leader (`leader_rank`'s reading: the symptom or the cause it names, the cause
+    its stack's exception lines name), as written, for its reason to quote; '' when it names neither."""
+    text = _FIELD_NAME.sub(" ", _UNSTATED.sub(" ", _said(event)))
+    # (each found where `_rank` finds it, a thing's or a level's name and a backpressure blanked, positions kept; a
+    # severity's word, `FATAL ERROR`, says less than the failure stated beside it)
+    causes = list(_CAUSE.finditer(_BACKPRESSURE.sub(lambda m: " " * len(m.group(0)), _unnamed(text))))
+    found = (_SYMPTOM.search(text) or next((m for m in causes if not _SEVERITY.fullmatch(m.group(0))), None)
+             or (causes[0] if causes else None) or _DENIED_STATUS.search(text))
+    if found is None and event.stack and not _REACTION.search(text):
+        # (the stack's exception line that names it, whole: `psycopg.errors.UndefinedColumn: column "x" does not exist`)
+        raised = [m.group(0).strip()[:400] for _, m in zip(range(8), STACK_ERROR.finditer(event.stack[:20_000]))]
+        if not any(_SYMPTOM.search(line) for line in raised):
+            return next((" ".join(line.split())[:80] for line in raised if _CAUSE.search(line)), "")
+    return "" if found is None else _clause(text, found.start(), found.end())
+
+
+# where a clause ends: a colon, a semicolon or a full stop before a space, a comma, a bracket, a new line, ` - `
+_CLAUSE_END = re.compile(r"[:;.,](?:\s|$)|[()\[\]{}\n]|\s-\s")
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    """The clause a match is part of (`Connection to orders-db:5432 refused`), as written, at most 80 characters."""
+    begin = max((m.end() for m in _CLAUSE_END.finditer(text, max(0, start - 60), start)), default=max(0, start - 60))
+    stop = next((m.start() for m in _CLAUSE_END.finditer(text, end, end + 60)), min(len(text), end + 60))
+    return " ".join(text[begin:stop].split()).strip(" \t\"'`")[:80]
+
+
 # a field's name, not what it holds: a `key=` of a logfmt or query string, a JSON object's `"key":`
 _FIELD_NAME = re.compile(r"\b[A-Za-z_][\w.-]*(?==)|\"[A-Za-z_][\w.-]*\"(?=\s*:)")
 
@@ -221,7 +251,9 @@ def _said(event: LogEvent) -> str:
 def _rank(event: LogEvent, text: str, *, leader: bool, measured: str = "") -> int:
     if _SYMPTOM.search(text):
         return SYMPTOM
-    if _CAUSE.search(_BACKPRESSURE.sub(" ", text)) or over_limit(text) or leader and _DENIED_STATUS.search(text):
+    # as a leader, a thing's or a level's name is no cause (`HikariPool-1`, a `certificate`, `dns`, `FATAL:`)
+    causal = _BACKPRESSURE.sub(" ", _unnamed(text) if leader else text)
+    if _CAUSE.search(causal) or over_limit(text) or leader and _DENIED_STATUS.search(text):
         return CAUSE
     # as a leader, a quantity at or past the bound it names (a field's name may say which is which: `used=`, `"max":`),
     # not a queue's or a buffer's behind a slow consumer
@@ -255,11 +287,13 @@ class Leader:
     message: str
     position: str = ""  # where the event was read (`source@offset`): a leading WARN is stored as context
     side: int = 1  # BETWEEN: where its service stands in the incident's calls (`side`), set when chosen
+    said: str = ""  # the words that placed it (`stated`: the cause or the symptom it names), quoted by its reason
 
     @classmethod
     def of(cls, event: LogEvent, pattern: str) -> "Leader":
         return cls(event.event_id, pattern, event.service, iso(event.time), leader_rank(event),
-                   readable_line(first_line(event.message), event.exception)[:200], event.position or "")
+                   readable_line(first_line(event.message), event.exception)[:200], event.position or "",
+                   said=stated(event))
 
     def key(self) -> tuple[int, str, str, int, str]:
         """Earliest cause first, then the earliest of the rest (a line naming no cause says no more of
@@ -277,30 +311,43 @@ class Leader:
         return (side(self.service, names) == CALLER, *self.key())
 
     def reason(self) -> str:
-        """Why this event leads, in the reviewer's words (true when it was chosen)."""
+        """Why this event leads, in the reviewer's words (true when it was chosen): what its line says (`said`), and
+        whether that says what is wrong, what a connection to another end met (the cause is at that end) or only how a
+        call fared."""
         if self.side == CALLEE:  # set only when it decided: a caller's error came first by `key`
-            first = ("a warning it wrote before its errors, stating the cause" if self.pattern.startswith(WARNED)
-                     else "its earliest error")
-            return (f"{first}: {self.service} is the service the incident's other errors name (its callers failed"
-                    " calling it), so its side is the cause, whatever its callers' errors say or when they were written")
+            first = ("a warning it wrote before its errors" if self.pattern.startswith(WARNED) else "its earliest error")
+            return (f"{first}{self._quoted()}: {self.service} is the service the incident's other errors name (their"
+                    " calls to it failed), so its side is the cause and its line leads theirs, even those written"
+                    " earlier: they say how their calls to it fared")
         return self._reason()
 
+    def _quoted(self) -> str:
+        return f" ('{self.said}')" if self.said else ""
+
     def _reason(self) -> str:
+        quoted = self._quoted()
         if self.pattern.startswith(WARNED):
-            return ("the earliest line that states the cause: a warning written before the incident's errors,"
-                    " naming what they name (a warning opens nothing, it may lead)")
+            what = "stating the cause" if self.rank == CAUSE else "about the same thing its errors name"
+            return (f"the first sign: a warning written before the incident's errors, {what}{quoted}; a warning opens"
+                    " nothing, but the errors that followed name what it names")
         if self.rank == CAUSE:
-            return ("the earliest error that names a cause (a refusal, an exhausted resource, an expiry, a kill,"
-                    " a missing thing...); the incident's other errors came later or read as symptoms")
+            if self.said and _CALL_WORDS.search(self.said) and not _CAUSE.search(_CALL_WORDS.sub(" ", self.said)):
+                return (f"the earliest error that names a cause{quoted}, said of a connection to another end (a"
+                        " refusal, a reset, a name not resolved): the cause is at that end; the incident's other errors"
+                        " came later or say only how their calls fared (a timeout, a 5xx, a retry)")
+            return (f"the earliest error that names a cause{quoted}: it says what is wrong, not only how a call fared;"
+                    " the incident's other errors came later or say only how their calls fared (a timeout, a 5xx,"
+                    " a retry)")
         if self.rank == NEUTRAL:
-            return "the earliest error; none of the incident's errors names a cause"
-        return ("the earliest error, read as a symptom (a timeout, a 5xx, a retry...); none of the incident's errors"
-                " names a cause")
+            return ("the earliest error; none of the incident's errors names a cause (they say that something failed,"
+                    " not what), so the first of them leads")
+        return (f"the earliest error, read as a symptom{quoted}: it says how a call or a service fared (a timeout, a"
+                " 5xx, unavailable, slow, a retry), not what went wrong; none of the incident's errors names a cause")
 
     def as_json(self) -> dict[str, Any]:
         return {"event_id": self.event_id, "pattern": self.pattern, "service": self.service, "time": self.time,
                 "message": self.message, "rank": _RANKS[self.rank], "reason": self.reason(),
-                "position": self.position, "side": _SIDES[self.side]}
+                "position": self.position, "side": _SIDES[self.side], "said": self.said}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Leader":
@@ -308,5 +355,23 @@ class Leader:
         side_name = data.get("side", "between")
         return cls(data["event_id"], data["pattern"], data["service"], data["time"],
                    _RANKS.index(rank_name) if rank_name in _RANKS else NEUTRAL, data.get("message", ""),
-                   data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN)
+                   data.get("position", ""), _SIDES.index(side_name) if side_name in _SIDES else BETWEEN,
+                   str(data.get("said") or ""))
 
+
+# a cause said as what a connection to another end met (a refusal, a reset, a name not resolved, a connection that could
+# not be made), whichever end wrote it: the reason says the cause is at that other end
+_CALL_WORDS = re.compile(r"refused|unreachable|no route|reset by peer|could not resolve|unknown host|name resolution|dns|"
+                         r"could not be established|(?:could not|cannot|can't|unable to) connect|"
+                         r"(?:connection|broker|node) lost|lost connection", re.I)
+# what names a thing or a level, not a failure (as a leader): a pool's or its thread's name (`HikariPool-1`,
+# `pool-3-thread-7`, `HTTPConnectionPool`, `pooler`), a certificate, x509, DNS (a failure of one is said by other words:
+# `expired`, `exhausted`, `could not resolve`, `no such host`), a level written in the text (`FATAL:`, `[fatal]`)
+_NAMED = re.compile(r"(?i:\w*pool\w*|certificate|x509|\bdns\b)|\b(?:FATAL|PANIC|CRITICAL)(?=:|\])|\[(?i:fatal)\]")
+# a severity's word, which says less than a failure stated beside it (`FATAL ERROR: Reached heap limit`)
+_SEVERITY = re.compile(r"fatal|panic|crash", re.I)
+
+
+def _unnamed(text: str) -> str:
+    """`text` with the names of things and levels (`_NAMED`) blanked, each by as many spaces (positions kept)."""
+    return _NAMED.sub(lambda m: " " * len(m.group(0)), text)
