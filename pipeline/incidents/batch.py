@@ -80,7 +80,7 @@ class Incidents:
         the lock and the miner's revision; the incidents of the batch's patterns and its lease; the
         leaders), its writes sent with them and with the COMMIT. A source's batch (a cursor or a fence
         names it) starts from what its recent batches joined (carried.py)."""
-        source = cursor[0] if cursor is not None else fence[0] if fence is not None else None
+        source = fence[0] if fence is not None else cursor[0] if cursor is not None else None
         return self.store_batches([(items, cursor)], fence=fence, carry=source)
 
     def store_batches(self, batches: Sequence[tuple[Iterable[LogEvent | DeadLetter], tuple[str, str] | None]], *,
