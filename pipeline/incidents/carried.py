@@ -121,6 +121,10 @@ def kept(joiner: "Joiner", carried: Carried, latest: datetime | None) -> Carried
     alive = sorted(alive, key=lambda c: c.last)[-MAX_INCIDENTS:]
     order = {c.incident_id: n for n, c in enumerate(joiner.candidates.values())}
     alive.sort(key=lambda c: order[c.incident_id])
+    for candidate in alive:  # who wrote its errors when: only the window's writers tie anything (a long storm's are many)
+        for times in (candidate.recent, candidate.symptoms):
+            for writer in [w for w, at in times.items() if at.utcoffset() is None or at + window < latest]:
+                del times[writer]
     ids = {c.incident_id for c in alive}
     warnings = [(e, signed) for e, signed in joiner.warnings
                 if e.time.utcoffset() is not None and e.time + window >= latest][-MAX_WARNINGS:]
