@@ -14,6 +14,7 @@ import pytest
 from pipeline.incidents.batch import Incidents
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
+from tests.support import BOTH_BACKENDS
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
@@ -57,6 +58,7 @@ import sys
 from pathlib import Path
 from pipeline.incidents.batch import Incidents
 from pipeline.store.records import Records
+from tests.support import BOTH_BACKENDS
 from tests.test_carried import LEARNT, PROCESS, SOURCE
 batches = {"learnt-address": LEARNT, "same-process": PROCESS}[sys.argv[2]]
 Incidents(Records(Path(sys.argv[1]))).store_batch(batches[1], cursor=(SOURCE, "2"))
@@ -99,3 +101,13 @@ def test_ingests_batches_and_batches_of_no_source_hold_no_memory(tmp_path):
     incidents.store_batch(LEARNT[0], cursor=None)
     incidents.store_batch(LEARNT[1], cursor=None)
     assert len(_incidents(records)) == 2
+
+
+@BOTH_BACKENDS
+def test_a_source_read_in_two_batches_joins_across_the_cut_on_both_stores(engine):
+    # which remembered incidents are still open is read with the batch's first reads (pipelined on PostgreSQL)
+    engine.incidents.store_batch(LEARNT[0], cursor=(SOURCE, "1"))
+    engine.incidents.store_batch(PROCESS[0], cursor=(SOURCE, "2"))
+    engine.incidents.store_batch([*LEARNT[1], *PROCESS[1]], cursor=(SOURCE, "3"))
+    held = {row["incident_id"]: len(engine.records.events_of(row["incident_id"])) for row in engine.records.incidents()}
+    assert sorted(held.values()) == [2, 2]
