@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.incidents.batch import Incidents
+from pipeline.ingest.tail import Tailer
 from pipeline.state import LogEvent
 from pipeline.store.records import Records
 from tests.support import BOTH_BACKENDS
@@ -57,6 +58,7 @@ RESTARTED = """
 import sys
 from pathlib import Path
 from pipeline.incidents.batch import Incidents
+from pipeline.ingest.tail import Tailer
 from pipeline.store.records import Records
 from tests.support import BOTH_BACKENDS
 from tests.test_carried import LEARNT, PROCESS, SOURCE
@@ -111,3 +113,17 @@ def test_a_source_read_in_two_batches_joins_across_the_cut_on_both_stores(engine
     engine.incidents.store_batch([*LEARNT[1], *PROCESS[1]], cursor=(SOURCE, "3"))
     held = {row["incident_id"]: len(engine.records.events_of(row["incident_id"])) for row in engine.records.incidents()}
     assert sorted(held.values()) == [2, 2]
+
+
+def test_a_line_without_a_time_read_first_by_a_later_read_takes_the_record_before_it_not_the_files_first(tmp_path):
+    # read whole, a record without a time takes the previous record's; a live read that stops before it went on with
+    # the file's first time (a JVM crash banner's lines, two seconds apart read whole, came eight seconds apart)
+    log = tmp_path / "app.jsonl"
+    log.write_text('{"time": "2026-12-01T10:00:00Z", "level": "INFO", "service": "search", "message": "started"}\n'
+                   '{"time": "2026-12-01T10:00:09Z", "level": "ERROR", "service": "search", "message": "fatal error"}\n'
+                   '{"level": "ERROR", "service": "search", "message": "error report saved as hs_err_pid7.log"}\n')
+    tailer = Tailer(log, max_bytes=65536, final=True, batch_lines=2)
+    first = tailer.read(None)
+    assert [e.message for e in first.items] == ["started", "fatal error"]
+    (late,) = tailer.read(first.cursor).items
+    assert late.time == T0 + timedelta(seconds=9) and late.fields.get("time_inferred")

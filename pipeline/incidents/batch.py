@@ -29,7 +29,7 @@ from pipeline.incidents.recovery import answered_missing, cancelled, handled, no
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
-from pipeline.ingest.reading import content_id_of
+from pipeline.ingest.events import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.redaction import configured_secrets, scrubbed
 from pipeline.state import OPEN_STATUSES, LogEvent
