@@ -178,7 +178,7 @@ class LogFile:
         self._parser_key: str | None = None
         self._first_time: tuple[datetime, str] | None = None  # the first time a line of the file writes
         self.resume = 0  # where the last scan says the next read starts
-        self._time_at: tuple[int, Any] | None = None  # (offset, the previous record's time there): `_went_on`
+        self._time_at: tuple[str, int, Any] | None = None  # (file, offset, the previous record's time there): `_went_on`
 
     def identity(self) -> str:
         """The file's identity (see pipeline/ingest/event_ids.py)."""
@@ -236,7 +236,8 @@ class LogFile:
         starts = _starts_record(parser)
         joiner = record_joiner(parser, starts)
         source = str(self.path)
-        state: dict = {"last_time": self._time_at[1] if self._time_at and self._time_at[0] == start else None}
+        state: dict = {"last_time": self._time_at[2] if self._time_at and self._time_at[:2] == (file_id, start) else None,
+                       "file": file_id}
         self.resume = start
         try:
             file = open(self.path, "rb")
@@ -289,19 +290,19 @@ class LogFile:
             pending = joiner.pending_position
             if pending is not None and joiner.pending_can_grow and (partial or not (final or settled)):
                 self.resume = pending[0]  # the held-back record is read again, whole, next time
-                self._time_at = (self.resume, state["last_time"])
+                self._time_at = (file_id, self.resume, state["last_time"])
                 return
             for record, after in _cut_points(joiner.flush(), offset):
                 if not parser.consume_directive(record.text):
                     yield self._event(record, parser, file_id, source, state), after
             self.resume = offset
-            self._time_at = (offset, state["last_time"])
+            self._time_at = (file_id, offset, state["last_time"])
 
     def _went_on(self, item: Item, after: int | None, state: dict) -> tuple[Item, int | None]:
         """`item` and `after`, the time a line without one takes where a read stops after it kept (the previous
         record's): the next read from there goes on with it, so where a live read cut the log changes no line's time."""
         if after is not None:
-            self._time_at = (after, state["last_time"])
+            self._time_at = (state["file"], after, state["last_time"])
         return item, after
 
     def _event(self, record: Record, parser: SourceParser, file_id: str, source: str, state: dict) -> Item:
