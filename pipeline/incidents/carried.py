@@ -52,7 +52,11 @@ class Carried:
     lines: dict[str, set[str]] = field(default_factory=dict)  # incident -> its errors' masked first lines
     earliest_of: dict[tuple[str, str], str] = field(default_factory=dict)  # (incident, service) -> its first error
     warnings: list[tuple[LogEvent, bool]] = field(default_factory=list)
+    warnings_read: dict[str, tuple[frozenset[str], frozenset[str], bool, str]] = field(default_factory=dict)  # read once
     book: learnt_addresses.AddressBook | None = None
+    # incident -> the ids and the later errors' writers its pattern's errors added (`Joiner.kept_ids`, `read_later`):
+    # their caps hold while the incident is remembered, as within one batch, not again in each batch
+    read: dict[str, tuple[int, int]] = field(default_factory=dict)
     primed: bool = False
 
 
@@ -97,7 +101,10 @@ def seed(joiner: "Joiner", carried: Carried, sent: list[Cursor], *, sources: Abs
             joiner.worded = joiner.worded or bool(candidate.texts)
     joiner.lines.update((i, lines) for i, lines in carried.lines.items() if i in still)
     joiner.earliest_of.update((k, v) for k, v in carried.earliest_of.items() if k[0] in still)
+    for incident, (ids, later) in carried.read.items():
+        joiner.kept_ids[incident], joiner.read_later[incident] = ids, later
     joiner.warnings.extend(carried.warnings)
+    joiner.warnings_read.update(carried.warnings_read)
     if carried.book is not None:
         joiner.book = carried.book
     if not carried.primed and joiner.window is not None and joiner.minutes > 0:
@@ -130,6 +137,10 @@ def kept(joiner: "Joiner", carried: Carried, latest: datetime | None) -> Carried
                 if e.time.utcoffset() is not None and e.time + window >= latest][-MAX_WARNINGS:]
     return Carried(candidates=alive, lines={i: joiner.lines[i] for i in ids if i in joiner.lines},
                    earliest_of={k: v for k, v in joiner.earliest_of.items() if k[0] in ids}, warnings=warnings,
+                   read={i: (joiner.kept_ids.get(i, 0), joiner.read_later.get(i, 0)) for i in ids
+                         if i in joiner.kept_ids or i in joiner.read_later},
+                   warnings_read={e.event_id: joiner.warnings_read[e.event_id] for e, _ in warnings
+                                  if e.event_id in joiner.warnings_read},
                    book=joiner.book if alive else None, primed=carried.primed)
 
 
