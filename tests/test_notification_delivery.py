@@ -92,11 +92,13 @@ class Failing:
 
 
 def _lines(suffix: str) -> str:
-    """small.jsonl's records with every service renamed: new fingerprints, so new incidents."""
+    """small.jsonl's records with every service and host renamed: new fingerprints on other machines, so new
+    incidents (the same services' copies on the same hosts at the same times are one outage, as read whole)."""
     out = []
     for line in (FIXTURES / "small.jsonl").read_text().splitlines():
         record = json.loads(line)
         record["service"] = f"{record['service']}{suffix}"
+        record["host"] = f"{record['host']}{suffix}"
         out.append(json.dumps(record))
     return "\n".join(out) + "\n"
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from pipeline.clock import Clock, iso, parse_iso
-from pipeline.incidents import correlation, recurrence
+from pipeline.incidents import carried, correlation, recurrence
+from pipeline.incidents.counts import IngestCounts as IngestCounts  # (imported from here by the drivers)
 from pipeline.incidents.joining import Joiner
 from pipeline.incidents.leading import states_failure
 from pipeline.incidents.outage import BURST_MINUTES, is_dump
@@ -29,7 +29,7 @@ from pipeline.incidents.recovery import answered_missing, cancelled, handled, no
 from pipeline.incidents.opening import DEFAULT_RULE, OpeningRule
 from pipeline.incidents.sla import DEFAULT_SEVERITY, SlaPolicy
 from pipeline.ingest.events import DeadLetter
-from pipeline.ingest.reading import content_id_of
+from pipeline.ingest.events import content_id_of
 from pipeline.incidents.fingerprints.miner import TemplateMiner
 from pipeline.redaction import configured_secrets, scrubbed
 from pipeline.state import OPEN_STATUSES, LogEvent
@@ -39,33 +39,6 @@ from pipeline.store.records import Records
 from pipeline.store.sql import Connection
 
 REOPEN_MINUTES = 30.0
-
-
-@dataclass
-class IngestCounts:
-    """What one store call added (CONTRACT §5 `ingest --json`)."""
-
-    events: int = 0
-    rejected: int = 0
-    redacted: int = 0  # secrets masked in the lines read (pipeline/redaction.py), stored or not
-    incidents_new: set[str] = field(default_factory=set)
-    incidents_updated: set[str] = field(default_factory=set)
-
-    def add(self, other: "IngestCounts") -> None:
-        self.events += other.events
-        self.rejected += other.rejected
-        self.redacted += other.redacted
-        self.incidents_new |= other.incidents_new
-        self.incidents_updated |= other.incidents_updated - self.incidents_new
-
-    def as_json(self) -> dict[str, Any]:
-        counts = {
-            "events": self.events,
-            "rejected": self.rejected,
-            "incidents_new": len(self.incidents_new),
-            "incidents_updated": len(self.incidents_updated - self.incidents_new),
-        }
-        return {**counts, "redacted": self.redacted} if self.redacted else counts
 
 
 class Incidents:
@@ -89,6 +62,7 @@ class Incidents:
         self._miner_mark = 0  # the miner's mark when its changes were last saved or loaded
         self._rows_pending = False  # the state was read whole (before schema 11): its first save writes every row
         self._content_ids: bool | None = None  # store_meta 'content_ids': written by a migration only, read once
+        self.memory = carried.Memory()  # what each source's recent batches joined (carried.py)
 
     @property
     def clock(self) -> Clock:
@@ -104,28 +78,37 @@ class Incidents:
         insert of the new events, one count update per incident. On PostgreSQL the transaction is
         pipelined: it waits on the server for its reads alone (the ids and dead letters stored before;
         the lock and the miner's revision; the incidents of the batch's patterns and its lease; the
-        leaders), its writes sent with them and with the COMMIT."""
-        return self.store_batches([(items, cursor)], fence=fence)
+        leaders), its writes sent with them and with the COMMIT. A source's batch (a cursor or a fence
+        names it) starts from what its recent batches joined (carried.py)."""
+        source = fence[0] if fence is not None else cursor[0] if cursor is not None else None
+        return self.store_batches([(items, cursor)], fence=fence, carry=source)
 
     def store_batches(self, batches: Sequence[tuple[Iterable[LogEvent | DeadLetter], tuple[str, str] | None]], *,
-                      fence: tuple[str, str, int] | None = None) -> IngestCounts:
+                      fence: tuple[str, str, int] | None = None, carry: str | None = None) -> IngestCounts:
         """Store several batches (each with the cursor that covers it) in one transaction, each
         decided as `store_batch` decides it alone (what heals an error, what opens or joins what),
-        in order: a final read (`ingest`) commits thousands of lines at a time, not 500."""
+        in order: a final read (`ingest`) commits thousands of lines at a time, not 500. `carry`: the
+        source whose memory the batches start from and keep (carried.py); without it, they hold none
+        and the memory of their cursors' sources is forgotten."""
         counts = IngestCounts()
+        if carry is None:
+            self.memory.forget([cursor[0] for _, cursor in batches if cursor is not None])
         try:
             with self.records.transaction(serial=False, pipelined=True) as conn:
                 for items, cursor in batches:
-                    counts.add(self._store(conn, items, cursor=cursor, fence=fence))
+                    counts.add(self._store(conn, items, cursor=cursor, fence=fence, carry=carry))
         except BaseException:
             # rolled back: what the miner learned from the batches before the failing one is not
-            # saved (nor, when the commit failed, from any), so it is read again
+            # saved (nor, when the commit failed, from any), so it is read again; and what the batches
+            # joined is forgotten, read back from the store by the next
             self._miner, self._miner_revision = None, None
+            self.memory.pending.clear()
             raise
+        self.memory.committed()
         return counts
 
     def _store(self, conn: Connection, items: Iterable[LogEvent | DeadLetter], *, cursor: tuple[str, str] | None,
-               fence: tuple[str, str, int] | None) -> IngestCounts:
+               fence: tuple[str, str, int] | None, carry: str | None) -> IngestCounts:
         """One batch, inside the caller's transaction (`store_batch`)."""
         counts = IngestCounts()
         stamp = iso(self.clock.now())
@@ -175,13 +158,11 @@ class Incidents:
             opening = [item for item in opening if id(item) not in healed]
         rows.insert_events(conn, [(item, None) for item in context], stamp=stamp)
         stored_letters = rows.send_dead_letters(conn, letters, stamp=stamp)  # read once answered
-        # the WARNs, and the lines below them that state a cause's own failure (an INFO `Failed authentication with
-        # /10.7.3.21`, a kernel line with no level): each may lead an outage it precedes, as a WARN may
-        warned = [item for item in context if self.opening.below_floor(item)
-                  or self.opening.beneath_warning(item) and states_failure(item)]
+        # the WARNs, and the lines below them stating a failure: each may lead an outage it precedes (`_warns`)
+        warned = [item for item in context if self._warns(item)]
         conn.serialize()
         self._correlate_batch(conn, opening, warned, counts, stamp, pre_miner=content_ids, cursor=cursor,
-                              fence=fence)
+                              fence=fence, carry=carry)
         counts.rejected += rows.count_stored(stored_letters)
         counts.events += len(opening) + len(context)
         counts.incidents_updated -= counts.incidents_new
@@ -189,7 +170,7 @@ class Incidents:
 
     def _correlate_batch(self, conn: Connection, opening: list[LogEvent], warned: list[LogEvent],
                          counts: IngestCounts, stamp: str, *, pre_miner: bool, cursor: tuple[str, str] | None,
-                         fence: tuple[str, str, int] | None) -> None:
+                         fence: tuple[str, str, int] | None, carry: str | None) -> None:
         """The batch's serial part, under the writer lock: each opening event's patterns (the miner
         learning from it), the incident it joins or opens, the counts, and the source's cursor.
         `warned`: the batch's WARNs that open nothing (they may lead an outage it touches)."""
@@ -202,6 +183,8 @@ class Incidents:
             fingerprints = list(dict.fromkeys(fp for _, keys in fresh for fp in keys[1]))
             sent = rows.send_newest(conn, fingerprints), outage_rows.send_joined(conn, fingerprints)
             held = rows.send_fence(conn, fence) if fence is not None else None
+            memory = self.memory.take(carry) if carry is not None else None
+            still = carried.send_open(conn, memory) if memory is not None and memory.candidates else []
             newest = rows.read_newest(sent[0])
             for fp, row in outage_rows.read_joined(sent[1]).items():
                 if fp not in newest or _prefer(row, newest[fp]):
@@ -212,6 +195,9 @@ class Incidents:
             joiner = Joiner(conn, burst_minutes=self.burst_minutes,
                             span=(min(times), max(times)) if times else None,
                             unbounded=[row["incident_id"] for row in newest.values()])
+            if memory is not None:  # what the source's recent batches joined, as if read with this one
+                memory = carried.seed(joiner, memory, still, sources={e.source for e in (*opening, *warned)},
+                                      warns=self._warns, errors=opening)
             for item in warned:
                 joiner.warned(item)  # a WARN opens nothing; one stating the cause may lead (CONTRACT §2)
             took_by: list[tuple[LogEvent, tuple[str, str] | None]] = []
@@ -248,6 +234,14 @@ class Incidents:
                 members.count(conn, gathered, day=stamp[:10])
                 if cursor is not None:  # under the source's lease, its fence read above (store/source_leases.py)
                     rows.save_cursor(conn, cursor[0], cursor[1], stamp)
+            if memory is not None and carry is not None:  # kept once the transaction commits
+                self.memory.pending[carry] = carried.kept(
+                    joiner, memory, max((e.time for e in (*opening, *warned)), default=None))
+
+    def _warns(self, item: LogEvent) -> bool:
+        """Whether a line that opened nothing may lead an outage it precedes: a WARN, or one below it stating a
+        cause's own failure (an INFO `Failed authentication with /10.7.3.21`, a kernel line with no level)."""
+        return self.opening.below_floor(item) or self.opening.beneath_warning(item) and states_failure(item)
 
     @staticmethod
     def _ids_of(event: LogEvent, content_ids: bool) -> tuple[str, ...]:

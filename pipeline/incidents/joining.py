@@ -39,10 +39,9 @@ class Joiner:
     def __init__(self, conn: Connection, *, burst_minutes: float, leaders: dict[str, str | None] | None = None,
                  span: tuple[str, str] | None = None, unbounded: Iterable[str] = ()):
         self.conn = conn
-        # the stored incidents read are those whose window can hold an error of the batch (`span`: its
-        # first and last error's times): last seen at most a burst window (or a fold's reach) before the
-        # first, first seen at most that after the last; `unbounded`: incidents the batch's errors join
-        # by their pattern, whose windows the batch widens, read whatever their times (as every one was)
+        # the stored incidents read are those whose window can hold an error of the batch (`span`: its first and last
+        # error's times): last seen at most a burst window (or a fold's reach) before the first, first seen at most that
+        # after the last; `unbounded`: those its errors join by their pattern (windows it widens), read whatever their times
         reach = timedelta(minutes=max(burst_minutes, 0.0), seconds=outage.FOLD_SECONDS)
         self.window = (iso(datetime.fromisoformat(span[0]) - reach), iso(datetime.fromisoformat(span[1]) + reach)) \
             if span is not None else None
@@ -67,6 +66,7 @@ class Joiner:
         self.book = learnt_addresses.AddressBook()  # the ports this batch's errors named with one host name (`learnt_addresses`)
         self._last_wording: tuple[LogEvent | None, outage.Wording | None] = (None, None)
         self.linked: set[str] = set()  # incidents this batch opened as recurrences of decided ones: never merged
+        self.warnings_read: dict[str, tuple[frozenset[str], frozenset[str], bool, str]] = {}  # a WARN's, by event id
         self.kept_ids: dict[str, int] = {}  # incident -> the ids its pattern-joined errors added in this batch
         self.read_later: dict[str, int] = {}  # incident -> its pattern-joined errors read for writers named, this batch
 
@@ -348,7 +348,7 @@ class Joiner:
         service's (`leading.side`: the incident's other errors name its writer, whose errors are there). Its rank is its own words': a warning of slowness leads only errors that are all
         symptoms."""
         window = timedelta(minutes=max(self.minutes, 0.0))
-        read: dict[int, tuple[frozenset[str], frozenset[str], bool, str]] = {}
+        read = self.warnings_read  # (a source's next batch is handed them with its WARNs: carried.py)
         for incident in list(self.best):
             candidate = self.candidates.get(incident)
             first = parse_iso(candidate.first) if candidate is not None else None
@@ -362,10 +362,10 @@ class Joiner:
                 until = max(first, parse_iso(own) or first) if own else first
                 if not (until - window <= event.time <= until):
                     continue
-                if id(event) not in read:  # its names, read once, only when it is near an incident
-                    read[id(event)] = (line_names.named_things(event), line_names.words(event), leading.states_cause(event),
+                if event.event_id not in read:  # its names, read once, only when it is near an incident
+                    read[event.event_id] = (line_names.named_things(event), line_names.words(event), leading.states_cause(event),
                                        line_names.masked_line(event))
-                names, said, states, line = read[id(event)]
+                names, said, states, line = read[event.event_id]
                 if not (line in self.lines.get(incident, ())
                         or names & strong
                         # the resource it names, named by the errors as a word (`resourceName="ephemeral-storage"`

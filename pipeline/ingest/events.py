@@ -318,3 +318,14 @@ def _json_type(value: Any) -> str:
 def _show(value: Any) -> str:
     shown = repr(value)  # repr keeps the reason on one line whatever the value holds
     return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def content_id_of(text: str) -> str | None:
+    """The content id older versions gave a JSON line (None for any other line)."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        return normalize(json.loads(stripped)).event_id
+    except (InvalidEvent, ValueError, RecursionError, TypeError, AttributeError):
+        return None

@@ -7,8 +7,8 @@ writes (`formats`: detected from the file's first lines, or fixed by INCIDENTIQ_
 becomes a LogEvent whose id is its position (`identity`). A record that no format knows is still
 an event: its text is the message and its level a keyword guess.
 
-A record without a time takes the time of the record before it in the file (or, for the first
-one read, the file's modification time), and says so in `fields["time_inferred"]`; a time it held
+A record without a time takes the time of the record before it in the file, also across reads (or,
+for the first one read, the file's first time or modification time), and says so in `fields["time_inferred"]`; a time it held
 that could not be read is kept as `fields["time_raw"]`.
 
 The last record of a read is held back while its file may still be growing (its continuation
@@ -17,7 +17,6 @@ releases it once the read is `final` (ingest) or the file has been quiet for `se
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,7 +28,7 @@ from pipeline.ingest import event_ids
 from pipeline.ingest.code_location import code_location
 from pipeline.ingest.cri import StreamJoiner
 from pipeline.ingest.prefixed import PrefixJoiner
-from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt, normalize
+from pipeline.ingest.events import MAX_YEAR, MIN_YEAR, DeadLetter, _excerpt
 from pipeline.ingest.formats import FORMATS, PARSERS, ParsedRecord, SourceParser, decode_line
 from pipeline.ingest.key_roles import time_in_pairs
 from pipeline.ingest.levels import LEVELS
@@ -159,17 +158,6 @@ def _as_validated(values: dict) -> bool:
 _construct = builder(LogEvent)
 
 
-def content_id_of(text: str) -> str | None:
-    """The content id older versions gave a JSON line (None for any other line)."""
-    stripped = text.strip()
-    if not stripped.startswith("{"):
-        return None
-    try:
-        return normalize(json.loads(stripped)).event_id
-    except (InvalidEvent, ValueError, RecursionError, TypeError, AttributeError):
-        return None
-
-
 @dataclass
 class FileRead:
     """What one read of a file delivered and where the next read resumes."""
@@ -190,6 +178,7 @@ class LogFile:
         self._parser_key: str | None = None
         self._first_time: tuple[datetime, str] | None = None  # the first time a line of the file writes
         self.resume = 0  # where the last scan says the next read starts
+        self._time_at: tuple[str, int, Any] | None = None  # (file, offset, the previous record's time there): `_went_on`
 
     def identity(self) -> str:
         """The file's identity (see pipeline/ingest/event_ids.py)."""
@@ -247,7 +236,8 @@ class LogFile:
         starts = _starts_record(parser)
         joiner = record_joiner(parser, starts)
         source = str(self.path)
-        state: dict = {"last_time": None}
+        state: dict = {"last_time": self._time_at[2] if self._time_at and self._time_at[:2] == (file_id, start) else None,
+                       "file": file_id}
         self.resume = start
         try:
             file = open(self.path, "rb")
@@ -289,22 +279,31 @@ class LogFile:
                             for record, after in (_cut_points(records, end) if len(records) > 1 else
                                                   ((records[0], end if records[0].last_position[0] < end else None),)):
                                 if record.text[:1] != "#" or not parser.consume_directive(record.text):
-                                    yield self._event(record, parser, file_id, source, state), after
+                                    yield self._went_on(self._event(record, parser, file_id, source, state), after, state)
                         continue
                 # a refused line ends the record before it: what follows is not its continuation
                 for record, after in _cut_points(joiner.flush(), line_start):
                     if not parser.consume_directive(record.text):
-                        yield self._event(record, parser, file_id, source, state), after
+                        yield self._went_on(self._event(record, parser, file_id, source, state), after, state)
                 joiner = record_joiner(parser, starts)
-                yield dead, offset
+                yield self._went_on(dead, offset, state)
             pending = joiner.pending_position
             if pending is not None and joiner.pending_can_grow and (partial or not (final or settled)):
                 self.resume = pending[0]  # the held-back record is read again, whole, next time
+                self._time_at = (file_id, self.resume, state["last_time"])
                 return
             for record, after in _cut_points(joiner.flush(), offset):
                 if not parser.consume_directive(record.text):
                     yield self._event(record, parser, file_id, source, state), after
             self.resume = offset
+            self._time_at = (file_id, offset, state["last_time"])
+
+    def _went_on(self, item: Item, after: int | None, state: dict) -> tuple[Item, int | None]:
+        """`item` and `after`, the time a line without one takes where a read stops after it kept (the previous
+        record's): the next read from there goes on with it, so where a live read cut the log changes no line's time."""
+        if after is not None:
+            self._time_at = (state["file"], after, state["last_time"])
+        return item, after
 
     def _event(self, record: Record, parser: SourceParser, file_id: str, source: str, state: dict) -> Item:
         offset, first_line = record.position

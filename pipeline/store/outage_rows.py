@@ -6,8 +6,11 @@ another pattern's incident, and each incident's leader (a JSON column of `incide
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from datetime import datetime
+from typing import Any, Callable, Sequence
 
+from pipeline.state import LogEvent
+from pipeline.store import context_blocks, event_bodies
 from pipeline.store.records import Records
 from pipeline.store.sql import Connection, Cursor, Params
 
@@ -49,6 +52,64 @@ def open_incidents_holding(conn: Connection, members: Sequence[str], statuses: S
         for row in rows:
             found[row["incident_id"]] = dict(row)
     return found
+
+
+def send_open(conn: Connection, incident_ids: Sequence[str], statuses: Sequence[str]) -> list[Cursor]:
+    """Which of these incidents are of `statuses` (open), sent; `read_open` reads them: the incidents a source's
+    memory holds (incidents/carried.py), each maybe decided or merged by a reviewer since (its primary key)."""
+    sent = []
+    for start in range(0, len(incident_ids), CHUNK):
+        p = Params()
+        sent.append(conn.execute(f"SELECT incident_id FROM incidents WHERE incident_id IN"
+                                 f" ({p.each(incident_ids[start:start + CHUNK])}) AND status IN ({p.each(statuses)})", p))
+    return sent
+
+
+def read_open(sent: list[Cursor]) -> set[str]:
+    return {row["incident_id"] for cursor in sent for row in cursor.fetchall()}
+
+
+def recent_errors(conn: Connection, window: tuple[str, str], statuses: Sequence[str], *, sources: Sequence[str],
+                  incidents: int, events: int) -> tuple[dict[str, dict[str, Any]], list[tuple[LogEvent, str]]]:
+    """The open incidents (of `statuses`) whose errors were written within `window` (two stored times), the
+    `incidents` last seen latest, and their errors read from `sources` stored with a time in the window, the latest
+    `events` (oldest first, each with its incident): what a source's earlier batches decided, read back when no
+    memory of them is held (a restart: incidents/carried.py). The errors are read off the index on (service, time),
+    so a long incident's older events are never scanned."""
+    p = Params()
+    near = {row["incident_id"]: dict(row) for row in conn.execute(
+        "SELECT incident_id, fingerprint, first_seen, last_seen FROM incidents"
+        f" WHERE last_seen >= {p(window[0])} AND first_seen <= {p(window[1])} AND status || '' IN ({p.each(statuses)})"
+        f" ORDER BY last_seen DESC, incident_id LIMIT {p(incidents)}", p).fetchall()}
+    if not near or not sources:
+        return near, []
+    p = Params()
+    services = [r["member"] for r in conn.execute(
+        "SELECT DISTINCT member FROM incident_members WHERE kind = 'service'"
+        f" AND incident_id IN ({p.each(list(near))})", p).fetchall()]
+    if not services:
+        return near, []
+    p = Params()
+    # (`incident_id || ''`: the (service, time) index, not the incident's, is the one read)
+    rows = conn.execute(
+        f"SELECT {event_bodies.EVENT_COLUMNS}, incident_id FROM events WHERE service IN ({p.each(services)})"
+        f" AND time >= {p(window[0])} AND time <= {p(window[1])} AND incident_id || '' IN ({p.each(list(near))})"
+        f" AND source IN ({p.each(sources)}) ORDER BY time DESC, event_id LIMIT {p(events)}", p).fetchall()
+    return near, [(event_bodies.event_of(row), row["incident_id"]) for row in reversed(rows)]
+
+
+def recent_context(conn: Connection, *, services: Sequence[str], hosts: Sequence[str], start: datetime,
+                   end: datetime, limit: int, scan: int, keep: Callable[[LogEvent], bool]) -> list[LogEvent]:
+    """The context events (lines that opened nothing, stored in blocks) of these services or hosts written from
+    `start` to `end` that `keep` takes, of the latest `scan`, the latest `limit`, oldest first."""
+    found: dict[str, tuple[str, Any, int]] = {}  # by event id: a line of a service on one of the hosts is read once
+    for service in services:
+        for at, block, index in context_blocks.window(conn, service=service, hosts=hosts, start=start, end=end):
+            found.setdefault(block.id_at(index), (at, block, index))
+    # only the latest `scan` are built (a dense log's window holds thousands of lines), the latest `limit` kept
+    latest = sorted(found.values(), key=lambda held: held[0])[-scan:] if scan else []
+    kept = [event for event in (block.event(index) for _, block, index in latest) if keep(event)]
+    return kept[-limit:] if limit else []
 
 
 def names_of(conn: Connection, incident_ids: Sequence[str]) -> dict[str, tuple[set[str], set[str]]]:

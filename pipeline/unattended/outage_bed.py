@@ -195,18 +195,24 @@ def _score(scenario: Scenario, incident_of: dict[int | None, str],
             "merged": sorted(i for i, names in owner.items() if len(names) > 1)}
 
 
-def loghub_counts(folder: Path) -> dict[str, int]:
-    """Incidents each Loghub system's raw log (`<system>/*.log`) opens in a fresh data dir."""
+def loghub_counts(folder: Path, *, batch_lines: int | None = None) -> dict[str, int]:
+    """Incidents each Loghub system's raw log (`<system>/*.log`) opens in a fresh data dir (`batch_lines`: read as a
+    live tail delivering that many lines at a time, its incidents not run, live_read.py)."""
     from pipeline.composition import open_engine
     from pipeline.config import Settings
     from pipeline.unattended.file_ingest import ingest_file
+    from pipeline.unattended.live_read import read_live
 
     counts = {}
     for system in sorted(p for p in Path(folder).iterdir() if p.is_dir() and list(p.glob("*.log"))):
         with tempfile.TemporaryDirectory(prefix="outages-") as tmp:
             engine = open_engine(Settings.from_env(data_dir=Path(tmp), database_url=None), sync_knowledge=False)
             try:
-                ingest_file(engine, sorted(system.glob("*.log"))[0])
+                log = sorted(system.glob("*.log"))[0]
+                if batch_lines is None:
+                    ingest_file(engine, log)
+                else:
+                    read_live(engine, log, batch_lines=batch_lines, runs=False)
                 counts[system.name] = len(outage_rows.every_leader(engine.records))
             finally:
                 engine.records.close()
@@ -238,7 +244,7 @@ def measure(folders: Iterable[Path], *, loghub: Path | None = None,
             "healthy_incidents": sum(r["incidents"] for r in rows if r["healthy"]),
             "causes": len(every), "single_cause_outages": len(single)}
     if loghub is not None:
-        summary["loghub"] = loghub_counts(loghub)
+        summary["loghub"] = loghub_counts(loghub, batch_lines=batch_lines)
     summary["goals_met"] = all(_met(o) for o in summary["orders"].values()) and (
         "BGL" not in summary.get("loghub", {}) or summary["loghub"]["BGL"] <= GOALS["bgl"])
     return summary
