@@ -105,10 +105,9 @@ def test_a_writers_5xx_answer_joins_neither_when_its_errors_are_in_two_incidents
 
 
 def test_a_processs_line_naming_a_peer_by_its_address_is_a_failure_of_its_own(engine):
-    # (a peer inside the network: a stranger's failed login on the internet opens nothing, session 59, clients.py)
     engine.incidents.store_batch([
-        _event(1, 0.0, "sshd", "bastion", "Invalid user webmaster from 10.20.31.186", pid="24200"),
-        _event(2, 1.0, "sshd", "bastion", "Failed password for invalid user webmaster from 10.20.31.186 port 38926 ssh2",
+        _event(1, 0.0, "sshd", "bastion", "Invalid user webmaster from 173.234.31.186", pid="24200"),
+        _event(2, 1.0, "sshd", "bastion", "Failed password for invalid user webmaster from 173.234.31.186 port 38926 ssh2",
                pid="24200"),
     ], cursor=None)
     of = _incident_of(engine)

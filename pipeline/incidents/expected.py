@@ -12,7 +12,6 @@ import re
 from datetime import datetime, timedelta
 
 from pipeline.analyst.subject import client_gone as client_went
-from pipeline.incidents.clients import answered_own_4xx, client_left, same_call_later, start_resolved, stranger
 from pipeline.incidents.line_names import HEAD_CHARS, first_line, holds_any, named_things
 from pipeline.incidents.recovery import (_BACK_STEMS, HANDLED_SECONDS, _AN_ATTEMPT, _NOT_RECOVERED, _RECOVERED, _head,
                                          _subject, status_of)
@@ -24,11 +23,8 @@ def expected(errors: list[LogEvent], others: list[LogEvent], minutes: float) -> 
     """The errors (by `id`) the log shows a healthy system wrote: its client's (`clients_own`), a request answered
     4xx (`answered_4xx`), a peer lost to a planned stop that completed (`planned_stop`), a retry announced that
     worked (`retry_worked`). `others`: the lines that open nothing; `minutes`: the burst window."""
-    found = {id(event) for event in errors if clients_own(event) or client_left(event)}
-    # (session 59: a client's request answered 4xx at once, a stranger's handshake or login, a start that came good)
-    return found | answered_4xx(errors, others) | planned_stop(errors, others, minutes) \
-        | retry_worked(errors, others, minutes) | answered_own_4xx(errors, others, minutes) | stranger(errors) \
-        | start_resolved(errors, others, minutes) | same_call_later(errors, others, minutes)
+    found = {id(event) for event in errors if clients_own(event)}
+    return found | answered_4xx(errors, others) | planned_stop(errors, others, minutes) | retry_worked(errors, others, minutes)
 
 
 def clients_own(event: LogEvent) -> bool:
