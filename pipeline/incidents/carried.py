@@ -175,9 +175,7 @@ def _read_back(joiner: "Joiner", sources: AbstractSet[str], warns: Callable[[Log
                 joiner.worded = True
         if not dump:
             machines.note(candidate, comp, event, partial(joiner._named_things, event))
-        for writer in (comp, writers.process(event)):
-            if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
-                candidate.recent[writer] = event.time
+        candidate.wrote(comp, event)
         key, moment = (incident, event.service), iso(event.time)
         joiner.earliest_of[key] = min(joiner.earliest_of.get(key, moment), moment)
         candidate.services.add(event.service)

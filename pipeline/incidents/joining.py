@@ -281,9 +281,7 @@ class Joiner:
             comp = writers.component(event)
             if how != FOLD:  # (a machine's symptom: `machines.same_machine_incident`)
                 machines.note(candidate, comp, event, lambda: self._named_things(event))
-            for writer in (comp, writers.process(event)):
-                if writer is not None and (writer not in candidate.recent or event.time > candidate.recent[writer]):
-                    candidate.recent[writer] = event.time
+            candidate.wrote(comp, event)
             candidate.services.add(event.service)
             self.candidates.span(candidate, min(candidate.first, moment), max(candidate.last, moment))
         if how == FOLD:

@@ -292,6 +292,12 @@ class Candidate:
     _first_at: tuple[str, datetime | None] | None = field(default=None, repr=False, compare=False)
     _last_at: tuple[str, datetime | None] | None = field(default=None, repr=False, compare=False)
 
+    def wrote(self, comp: str | None, event: LogEvent) -> None:
+        """`event`'s component and process wrote one of its errors at its time (the latest is kept)."""
+        for writer in (comp, process(event)):
+            if writer is not None and (writer not in self.recent or event.time > self.recent[writer]):
+                self.recent[writer] = event.time
+
     def first_at(self) -> datetime | None:
         """The time of its first error (None: none kept)."""
         if self._first_at is None or self._first_at[0] is not self.first:
